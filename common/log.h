@@ -1,0 +1,31 @@
+/* Logging that never exits: every helper returns -1 so callers can write
+ * `return gp_err("...")`. Messages start with "gpuprof: ". Inside slurmstepd the
+ * plugin redirects them to Slurm's log through gp_log_set_sink(). */
+#ifndef GP_LOG_H
+#define GP_LOG_H
+
+#include <stdarg.h>
+
+enum gp_log_level {
+	GP_LOG_ERROR = 0,
+	GP_LOG_WARN = 1,
+	GP_LOG_INFO = 2,
+	GP_LOG_DEBUG = 3,
+};
+
+typedef void (*gp_log_sink_fn)(int level, const char *msg);
+
+/* Replace the default sink (stderr). NULL restores it. Not thread-safe: call once at start. */
+void gp_log_set_sink(gp_log_sink_fn fn);
+/* Messages above this level are dropped; GPUPROF_DEBUG=1 raises it to GP_LOG_DEBUG. */
+void gp_log_set_level(int level);
+int gp_log_level(void);
+
+int gp_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+int gp_err_errno(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+int gp_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void gp_info(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void gp_debug(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void gp_vlog(int level, const char *fmt, va_list ap);
+
+#endif

@@ -1,0 +1,177 @@
+/* Parser for the mode grammar (see modes.h) and the text checks every option shares. */
+#include "config.h"
+#include "modes.h"
+
+#include <stdio.h>
+#include <string.h>
+
+static const struct {
+	const char *word;
+	unsigned bits;
+	const char *help;
+} mode_words[] = {
+	{"timing", GP_MODE_TIMING, "wall/CPU time, peak RSS, step times (always on)"},
+	{"nvtx", GP_MODE_NVTX, "NVTX ranges and marks on the timeline"},
+	{"cuda", GP_MODE_CUDA, "CUDA kernels, memcpy, memset, synchronisation (CUPTI)"},
+	{"mem", GP_MODE_MEM, "device allocations and frees with call stacks"},
+	{"gpu", GP_MODE_GPU, "NVML sampling: utilisation, memory, power, clocks"},
+	{"all", GP_MODES_ALL, "all of the above"},
+	{"none", GP_MODE_NONE, "no profiling for this job or step"},
+	{"help", GP_MODE_HELP, "print this list and submit nothing"},
+};
+
+const char *gp_modes_help(void)
+{
+	static char buf[1024];
+	size_t off = 0;
+	if (buf[0])
+		return buf;
+	for (size_t i = 0; i < sizeof(mode_words) / sizeof(mode_words[0]); i++)
+		off += (size_t)snprintf(buf + off, sizeof(buf) - off, "  %-7s %s\n",
+					mode_words[i].word, mode_words[i].help);
+	return buf;
+}
+
+void gp_text_escape(const char *s, size_t n, char *dst, size_t cap)
+{
+	size_t o = 0;
+	if (cap == 0)
+		return;
+	for (size_t i = 0; i < n && o + 5 < cap; i++) {
+		unsigned char c = (unsigned char)s[i];
+		if (c >= 0x20 && c < 0x7f)
+			dst[o++] = (char)c;
+		else
+			o += (size_t)snprintf(dst + o, cap - o, "\\x%02x", c);
+	}
+	dst[o] = '\0';
+}
+
+/* Length of the UTF-8 sequence at p, or 0 if it is not well-formed. */
+static size_t utf8_seq_len(const unsigned char *p)
+{
+	if (p[0] < 0x80)
+		return 1;
+	if (p[0] >= 0xc2 && p[0] <= 0xdf)
+		return (p[1] & 0xc0) == 0x80 ? 2 : 0;
+	if (p[0] >= 0xe0 && p[0] <= 0xef) {
+		if ((p[1] & 0xc0) != 0x80 || (p[2] & 0xc0) != 0x80)
+			return 0;
+		if (p[0] == 0xe0 && p[1] < 0xa0)
+			return 0; /* overlong */
+		if (p[0] == 0xed && p[1] >= 0xa0)
+			return 0; /* surrogate */
+		return 3;
+	}
+	if (p[0] >= 0xf0 && p[0] <= 0xf4) {
+		if ((p[1] & 0xc0) != 0x80 || (p[2] & 0xc0) != 0x80 || (p[3] & 0xc0) != 0x80)
+			return 0;
+		if ((p[0] == 0xf0 && p[1] < 0x90) || (p[0] == 0xf4 && p[1] >= 0x90))
+			return 0;
+		return 4;
+	}
+	return 0;
+}
+
+int gp_text_check(const char *s, size_t maxlen, char *err, size_t errlen)
+{
+	size_t n = strnlen(s, maxlen + 1);
+	if (n > maxlen) {
+		snprintf(err, errlen, "value is longer than %zu bytes", maxlen);
+		return -1;
+	}
+	for (size_t i = 0; i < n;) {
+		const unsigned char *p = (const unsigned char *)s + i;
+		if (*p < 0x20 || *p == 0x7f) {
+			snprintf(err, errlen, "control character \\x%02x at position %zu", *p, i + 1);
+			return -1;
+		}
+		size_t l = utf8_seq_len(p);
+		if (l == 0) {
+			snprintf(err, errlen, "value is not valid UTF-8 at position %zu", i + 1);
+			return -1;
+		}
+		i += l;
+	}
+	return 0;
+}
+
+int gp_modes_parse(const char *s, unsigned *modes, char *err, size_t errlen)
+{
+	char why[128];
+	unsigned acc = 0;
+	unsigned standalone = 0; /* none/help seen */
+	size_t ntok = 0;
+
+	if (!s) {
+		snprintf(err, errlen, "missing value (modes: %s)", GP_MODES_WORDS);
+		return -1;
+	}
+	if (gp_text_check(s, GP_MODES_MAXLEN, why, sizeof(why)) < 0) {
+		snprintf(err, errlen, "%s (modes: %s)", why, GP_MODES_WORDS);
+		return -1;
+	}
+	if (*s == '\0') {
+		snprintf(err, errlen, "empty value (modes: %s)", GP_MODES_WORDS);
+		return -1;
+	}
+	for (const char *p = s;; p++) {
+		const char *tok = p;
+		size_t len = strcspn(p, ",");
+		unsigned bits = 0;
+		ntok++;
+		if (len == 0) {
+			snprintf(err, errlen, "empty mode at position %zu (modes: %s)",
+				 (size_t)(tok - s) + 1, GP_MODES_WORDS);
+			return -1;
+		}
+		for (size_t i = 0; i < sizeof(mode_words) / sizeof(mode_words[0]); i++) {
+			if (strlen(mode_words[i].word) == len && !strncmp(mode_words[i].word, tok, len))
+				bits = mode_words[i].bits;
+		}
+		if (!bits) {
+			char esc[GP_MODES_MAXLEN * 4 + 1];
+			gp_text_escape(tok, len, esc, sizeof(esc));
+			snprintf(err, errlen, "unknown mode '%s' at position %zu (modes: %s)", esc,
+				 (size_t)(tok - s) + 1, GP_MODES_WORDS);
+			return -1;
+		}
+		if (bits & (GP_MODE_NONE | GP_MODE_HELP))
+			standalone |= bits;
+		acc |= bits;
+		p += len;
+		if (*p == '\0')
+			break;
+	}
+	if (standalone && ntok > 1) {
+		snprintf(err, errlen, "'%s' cannot be combined with other modes (modes: %s)",
+			 (standalone & GP_MODE_HELP) ? "help" : "none", GP_MODES_WORDS);
+		return -1;
+	}
+	if (!standalone)
+		acc |= GP_MODE_TIMING;
+	*modes = acc;
+	return 0;
+}
+
+int gp_modes_format(unsigned modes, char *buf, size_t len)
+{
+	static const char *names[] = {"timing", "nvtx", "cuda", "mem", "gpu"};
+	size_t off = 0;
+	int total = 0;
+	if (len)
+		buf[0] = '\0';
+	if (modes & GP_MODE_NONE)
+		return snprintf(buf, len, "none");
+	if (modes & GP_MODE_HELP)
+		return snprintf(buf, len, "help");
+	for (unsigned i = 0; i < 5; i++) {
+		if (!(modes & (1u << i)))
+			continue;
+		int n = snprintf(buf + off, off < len ? len - off : 0, "%s%s", total ? "," : "",
+				 names[i]);
+		total += n;
+		off = (size_t)total < len ? (size_t)total : len;
+	}
+	return total;
+}

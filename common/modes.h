@@ -1,0 +1,36 @@
+/* The mode grammar shared by --gpuprof, GPUPROF_MODES, gpuprof run and the site config:
+ *   MODES := WORD (',' WORD)*    WORD := timing|nvtx|cuda|mem|gpu|all|none|help
+ * `timing` is always on; `none` switches profiling off and stands alone; `help` asks for
+ * the list and stands alone. */
+#ifndef GP_MODES_H
+#define GP_MODES_H
+
+#include <stddef.h>
+
+enum {
+	GP_MODE_TIMING = 1u << 0,
+	GP_MODE_NVTX = 1u << 1,
+	GP_MODE_CUDA = 1u << 2,
+	GP_MODE_MEM = 1u << 3,
+	GP_MODE_GPU = 1u << 4,
+	GP_MODE_NONE = 1u << 6, /* profiling off */
+	GP_MODE_HELP = 1u << 7, /* print the modes, submit nothing */
+};
+#define GP_MODES_ALL (GP_MODE_TIMING | GP_MODE_NVTX | GP_MODE_CUDA | GP_MODE_MEM | GP_MODE_GPU)
+#define GP_MODES_MAXLEN 256
+#define GP_MODES_WORDS "timing,nvtx,cuda,mem,gpu,all,none,help"
+
+/* Parse s into *modes. On error returns -1, leaves *modes untouched and writes a message
+ * naming the bad token, its 1-based position and the accepted words into err. */
+int gp_modes_parse(const char *s, unsigned *modes, char *err, size_t errlen);
+/* "timing,nvtx,mem" (or "none"); returns the length snprintf would. */
+int gp_modes_format(unsigned modes, char *buf, size_t len);
+/* One line per mode, for --gpuprof=help and `gpuprof run --modes=help`. */
+const char *gp_modes_help(void);
+/* Does the argument hold only printable ASCII/valid UTF-8 within maxlen? Writes the
+ * reason into err. Shared by every option parser. */
+int gp_text_check(const char *s, size_t maxlen, char *err, size_t errlen);
+/* Copy s into dst (cap bytes) with non-printable bytes escaped as \xNN, for messages. */
+void gp_text_escape(const char *s, size_t n, char *dst, size_t cap);
+
+#endif

@@ -1,0 +1,180 @@
+/* Path templates and link-safe directory/file creation (see path.h). */
+#include "config.h"
+#include "path.h"
+#include "modes.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static const char tmpl_escapes[] = "juxsntr%";
+
+int gp_tmpl_check(const char *tmpl, char *err, size_t errlen)
+{
+	char why[128];
+	if (!tmpl || !*tmpl) {
+		snprintf(err, errlen, "empty directory");
+		return -1;
+	}
+	if (gp_text_check(tmpl, 1024, why, sizeof(why)) < 0) {
+		snprintf(err, errlen, "%s", why);
+		return -1;
+	}
+	for (const char *p = tmpl; *p; p++) {
+		if (*p != '%')
+			continue;
+		if (!p[1]) {
+			snprintf(err, errlen, "trailing '%%' (escapes: %%j %%u %%x %%s %%n %%t %%r %%%%)");
+			return -1;
+		}
+		if (!strchr(tmpl_escapes, p[1])) {
+			char esc[8];
+			gp_text_escape(p + 1, 1, esc, sizeof(esc));
+			snprintf(err, errlen,
+				 "unknown escape '%%%s' at position %zu (escapes: %%j %%u %%x %%s %%n "
+				 "%%t %%r %%%%)",
+				 esc, (size_t)(p - tmpl) + 1);
+			return -1;
+		}
+		p++;
+	}
+	return 0;
+}
+
+int gp_tmpl_expand(const char *tmpl, const gp_tmpl_vars_t *v, char *out, size_t outlen)
+{
+	size_t o = 0;
+	if (outlen == 0)
+		return -1;
+	for (const char *p = tmpl; *p; p++) {
+		const char *val = NULL;
+		char c[2] = {*p, 0};
+		if (*p == '%') {
+			p++;
+			switch (*p) {
+			case 'j': val = v->job; break;
+			case 'u': val = v->user; break;
+			case 'x': val = v->name; break;
+			case 's': val = v->step; break;
+			case 'n': val = v->node; break;
+			case 't': val = v->task; break;
+			case 'r': val = v->rank; break;
+			case '%': val = "%"; break;
+			default: errno = EINVAL; return -1;
+			}
+			if (!val)
+				val = "unknown";
+			for (const char *q = val; *q; q++) {
+				if (o + 1 >= outlen)
+					return errno = ENAMETOOLONG, -1;
+				out[o++] = (*q == '/') ? '_' : *q;
+			}
+			continue;
+		}
+		if (o + 1 >= outlen)
+			return errno = ENAMETOOLONG, -1;
+		out[o++] = c[0];
+	}
+	out[o] = '\0';
+	return 0;
+}
+
+int gp_mkdir_p(const char *path, mode_t mode)
+{
+	char buf[4096];
+	int dfd;
+	char *save = NULL;
+
+	if (strlen(path) >= sizeof(buf))
+		return errno = ENAMETOOLONG, -1;
+	strcpy(buf, path);
+	dfd = open(path[0] == '/' ? "/" : ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dfd < 0)
+		return -1;
+	for (char *comp = strtok_r(buf, "/", &save); comp; comp = strtok_r(NULL, "/", &save)) {
+		int nfd;
+		if (!strcmp(comp, "."))
+			continue;
+		nfd = openat(dfd, comp, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (nfd < 0 && errno == ENOENT) {
+			if (mkdirat(dfd, comp, mode) < 0 && errno != EEXIST) {
+				int e = errno;
+				close(dfd);
+				return errno = e, -1;
+			}
+			nfd = openat(dfd, comp, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		}
+		if (nfd < 0) {
+			int e = errno;
+			/* O_NOFOLLOW on a symlink with O_DIRECTORY reports ENOTDIR on Linux */
+			if (e == ENOTDIR) {
+				struct stat st;
+				if (fstatat(dfd, comp, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+				    S_ISLNK(st.st_mode))
+					e = ELOOP;
+			}
+			close(dfd);
+			return errno = e, -1;
+		}
+		close(dfd);
+		dfd = nfd;
+	}
+	return dfd;
+}
+
+int gp_open_at(int dirfd, const char *name, int flags, mode_t mode)
+{
+	return openat(dirfd, name, O_WRONLY | O_CLOEXEC | O_NOFOLLOW | flags, mode);
+}
+
+int gp_write_all(int fd, const void *buf, size_t len)
+{
+	const char *p = buf;
+	while (len) {
+		ssize_t n = write(fd, p, len);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return -1;
+		}
+		p += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+int gp_write_file_at(int dirfd, const char *name, const void *buf, size_t len, mode_t mode)
+{
+	char tmp[512];
+	int fd, e;
+	if (snprintf(tmp, sizeof(tmp), ".%s.tmp.%d", name, (int)getpid()) >= (int)sizeof(tmp))
+		return errno = ENAMETOOLONG, -1;
+	fd = gp_open_at(dirfd, tmp, O_CREAT | O_EXCL | O_TRUNC, mode);
+	if (fd < 0)
+		return -1;
+	if (gp_write_all(fd, buf, len) < 0 || fsync(fd) < 0) {
+		e = errno;
+		close(fd);
+		unlinkat(dirfd, tmp, 0);
+		return errno = e, -1;
+	}
+	close(fd);
+	if (renameat(dirfd, tmp, dirfd, name) < 0) {
+		e = errno;
+		unlinkat(dirfd, tmp, 0);
+		return errno = e, -1;
+	}
+	return 0;
+}
+
+int gp_path_join(char *out, size_t outlen, const char *dir, const char *name)
+{
+	int n = snprintf(out, outlen, "%s/%s", dir, name);
+	if (n < 0 || (size_t)n >= outlen)
+		return errno = ENAMETOOLONG, -1;
+	return 0;
+}

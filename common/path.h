@@ -1,0 +1,40 @@
+/* Path templates and safe file creation as the current user.
+ * Templates: %j job id, %u user, %x job name, %s step, %n node, %t task, %r rank, %% '%'. */
+#ifndef GP_PATH_H
+#define GP_PATH_H
+
+#include <stddef.h>
+#include <sys/types.h>
+
+typedef struct gp_tmpl_vars {
+	const char *job;  /* %j */
+	const char *user; /* %u */
+	const char *name; /* %x */
+	const char *step; /* %s */
+	const char *node; /* %n */
+	const char *task; /* %t */
+	const char *rank; /* %r */
+} gp_tmpl_vars_t;
+
+/* Check a template's syntax without expanding it: -1 with a message on an unknown %
+ * escape, a trailing '%', control characters, non-UTF-8 or an over-long value. */
+int gp_tmpl_check(const char *tmpl, char *err, size_t errlen);
+/* Expand tmpl into out. A variable that is NULL expands to "unknown". Expanded values
+ * never contain '/' (replaced by '_') so a job name cannot climb directories. */
+int gp_tmpl_expand(const char *tmpl, const gp_tmpl_vars_t *v, char *out, size_t outlen);
+
+/* mkdir -p as the current user: every component opened with O_NOFOLLOW|O_DIRECTORY via
+ * openat, created with mode when missing. Returns an O_DIRECTORY fd of the last
+ * component, or -1 with errno set (ELOOP when a component is a symlink). */
+int gp_mkdir_p(const char *path, mode_t mode);
+/* Open a file for writing below dirfd without following links. flags add to
+ * O_WRONLY|O_CLOEXEC|O_NOFOLLOW. */
+int gp_open_at(int dirfd, const char *name, int flags, mode_t mode);
+/* Write all of buf; -1 on error (errno kept). */
+int gp_write_all(int fd, const void *buf, size_t len);
+/* Atomically write name below dirfd from buf (tmp file, fsync, renameat). */
+int gp_write_file_at(int dirfd, const char *name, const void *buf, size_t len, mode_t mode);
+/* Join dir and name into out, -1 on overflow. */
+int gp_path_join(char *out, size_t outlen, const char *dir, const char *name);
+
+#endif

@@ -1,0 +1,535 @@
+/* Rank file writer and reader (format in rankfile.h and doc/format.md).
+ * Records: type byte, presence mask byte, then the non-zero fields as LEB128 varints.
+ * ts (all types) and c (correlation ids of activity types) are zigzag deltas against the
+ * previous record of the same type; kernels then cost about 9 raw bytes before zstd. */
+#include "config.h"
+#include "rankfile.h"
+#include "crc32c.h"
+#include "path.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zstd.h>
+
+#define CHUNK_HDR 24
+
+/* Types whose field c is a monotonic-ish correlation id worth delta coding. */
+static const uint8_t delta_c[GP_EV_MAX] = {
+	[GP_EV_KERNEL] = 1, [GP_EV_MEMCPY] = 1, [GP_EV_MEMSET] = 1, [GP_EV_SYNC] = 1,
+	[GP_EV_API] = 1,    [GP_EV_ALLOC] = 1,  [GP_EV_FREE] = 1,
+};
+
+static const char *const type_names[GP_EV_MAX] = {
+	"none",	     "string",	 "nvtx_push", "nvtx_pop", "nvtx_start", "nvtx_end", "nvtx_mark",
+	"thread",    "kernel",	 "memcpy",    "memset",	  "sync",	"api",	    "alloc",
+	"free",	     "stack",	 "frame",     "nvml",	  "drops",	"end",	    "stream_name",
+	"yield",     "gpu",	 "profiler",  "start",	  "signal",	"control",
+};
+
+const char *gp_ev_type_name(unsigned type)
+{
+	return type < GP_EV_MAX ? type_names[type] : "unknown";
+}
+
+static inline size_t put_varint(uint8_t *p, uint64_t v)
+{
+	size_t n = 0;
+	while (v >= 0x80) {
+		p[n++] = (uint8_t)(v | 0x80);
+		v >>= 7;
+	}
+	p[n++] = (uint8_t)v;
+	return n;
+}
+
+static inline size_t get_varint(const uint8_t *p, size_t len, uint64_t *v)
+{
+	uint64_t r = 0;
+	for (size_t i = 0; i < len && i < 10; i++) {
+		r |= (uint64_t)(p[i] & 0x7f) << (7 * i);
+		if (!(p[i] & 0x80)) {
+			*v = r;
+			return i + 1;
+		}
+	}
+	return 0;
+}
+
+static inline uint64_t zz(uint64_t now, uint64_t prev)
+{
+	int64_t d = (int64_t)(now - prev);
+	return ((uint64_t)d << 1) ^ (uint64_t)(d >> 63);
+}
+
+static inline uint64_t unzz(uint64_t v, uint64_t prev)
+{
+	int64_t d = (int64_t)(v >> 1) ^ -(int64_t)(v & 1);
+	return prev + (uint64_t)d;
+}
+
+size_t gp_rf_encode(gp_rf_delta_t *st, const gp_event_t *ev, uint8_t *out)
+{
+	unsigned t = ev->type < GP_EV_MAX ? ev->type : 0;
+	uint64_t f[8];
+	uint8_t mask = 0;
+	size_t n = 2;
+
+	f[0] = ev->u8;
+	f[1] = ev->u16;
+	f[2] = ev->tid;
+	f[3] = zz(ev->ts, st->ts[t]);
+	f[4] = ev->a;
+	f[5] = ev->b;
+	f[6] = delta_c[t] ? zz(ev->c, st->c[t]) : ev->c;
+	f[7] = ev->d;
+	st->ts[t] = ev->ts;
+	if (delta_c[t])
+		st->c[t] = ev->c;
+	for (int i = 0; i < 8; i++) {
+		if (!f[i])
+			continue;
+		mask |= (uint8_t)(1u << i);
+		n += put_varint(out + n, f[i]);
+	}
+	out[0] = ev->type;
+	out[1] = mask;
+	return n;
+}
+
+size_t gp_rf_decode(gp_rf_delta_t *st, const uint8_t *in, size_t len, gp_event_t *ev)
+{
+	uint64_t f[8] = {0};
+	size_t n = 2;
+	unsigned t;
+	if (len < 2 || in[0] >= GP_EV_MAX)
+		return 0;
+	t = in[0];
+	for (int i = 0; i < 8; i++) {
+		if (!(in[1] & (1u << i)))
+			continue;
+		size_t k = get_varint(in + n, len - n, &f[i]);
+		if (!k)
+			return 0;
+		n += k;
+	}
+	if (f[0] > 0xff || f[1] > 0xffff || f[2] > 0xffffffffu)
+		return 0;
+	ev->type = (uint8_t)t;
+	ev->u8 = (uint8_t)f[0];
+	ev->u16 = (uint16_t)f[1];
+	ev->tid = (uint32_t)f[2];
+	ev->ts = unzz(f[3], st->ts[t]);
+	ev->a = f[4];
+	ev->b = f[5];
+	ev->c = delta_c[t] ? unzz(f[6], st->c[t]) : f[6];
+	ev->d = f[7];
+	st->ts[t] = ev->ts;
+	if (delta_c[t])
+		st->c[t] = ev->c;
+	return n;
+}
+
+/* ---- writer ---- */
+
+struct gp_rf_writer {
+	int fd;
+	uint8_t *raw;
+	size_t rawlen;
+	uint32_t nrec;
+	uint8_t *cbuf;
+	size_t cbuflen;
+	gp_rf_delta_t delta;
+	uint64_t bytes, max_bytes, dropped, records;
+	ZSTD_CCtx *zc;
+};
+
+int gp_rf_hdr_add(char *buf, size_t len, const char *key, const char *value)
+{
+	size_t off = strnlen(buf, len);
+	int n = snprintf(buf + off, len - off, "%s=", key);
+	if (n < 0 || (size_t)n >= len - off)
+		return -1;
+	off += (size_t)n;
+	for (const char *p = value ? value : ""; *p; p++) {
+		if (off + 2 >= len)
+			return -1;
+		buf[off++] = (*p == '\n' || *p == '\r') ? ' ' : *p;
+	}
+	buf[off++] = '\n';
+	buf[off] = '\0';
+	return 0;
+}
+
+static gp_rf_writer_t *writer_new(int fd, uint64_t max_bytes)
+{
+	gp_rf_writer_t *w = calloc(1, sizeof(*w));
+	if (!w)
+		return NULL;
+	w->fd = fd;
+	w->max_bytes = max_bytes;
+	w->raw = malloc(GP_RF_CHUNK_RAW_MAX + GP_RF_REC_MAX);
+	w->cbuflen = ZSTD_compressBound(GP_RF_CHUNK_RAW_MAX + GP_RF_REC_MAX) + CHUNK_HDR;
+	w->cbuf = malloc(w->cbuflen);
+	w->zc = ZSTD_createCCtx();
+	if (!w->raw || !w->cbuf || !w->zc) {
+		free(w->raw);
+		free(w->cbuf);
+		ZSTD_freeCCtx(w->zc);
+		free(w);
+		errno = ENOMEM;
+		return NULL;
+	}
+	return w;
+}
+
+gp_rf_writer_t *gp_rf_writer_create(int fd, const char *hdr_text, uint64_t max_bytes)
+{
+	uint8_t fixed[20];
+	uint32_t len = (uint32_t)strlen(hdr_text), v = GP_RF_VERSION, crc;
+	gp_rf_writer_t *w;
+	if (len > GP_RF_HDR_MAX)
+		return errno = E2BIG, NULL;
+	w = writer_new(fd, max_bytes);
+	if (!w)
+		return NULL;
+	crc = gp_crc32c(0, hdr_text, len);
+	memcpy(fixed, GP_RF_MAGIC, 8);
+	memcpy(fixed + 8, &v, 4);
+	memcpy(fixed + 12, &len, 4);
+	memcpy(fixed + 16, &crc, 4);
+	if (gp_write_all(fd, fixed, 20) < 0 || gp_write_all(fd, hdr_text, len) < 0) {
+		int e = errno;
+		gp_rf_writer_close(w, false);
+		errno = e;
+		return NULL;
+	}
+	w->bytes = 20 + len;
+	return w;
+}
+
+gp_rf_writer_t *gp_rf_writer_resume(int fd, uint64_t max_bytes)
+{
+	off_t end = lseek(fd, 0, SEEK_END);
+	gp_rf_writer_t *w;
+	if (end < 0)
+		return NULL;
+	w = writer_new(fd, max_bytes);
+	if (w)
+		w->bytes = (uint64_t)end;
+	return w;
+}
+
+int gp_rf_flush(gp_rf_writer_t *w)
+{
+	uint32_t h[6];
+	size_t clen;
+	if (!w || w->nrec == 0)
+		return 0;
+	clen = ZSTD_compressCCtx(w->zc, w->cbuf + CHUNK_HDR, w->cbuflen - CHUNK_HDR, w->raw,
+				 w->rawlen, 3);
+	if (ZSTD_isError(clen))
+		return errno = EIO, -1;
+	h[0] = GP_RF_CHUNK_MAGIC;
+	h[1] = (uint32_t)clen;
+	h[2] = (uint32_t)w->rawlen;
+	h[3] = w->nrec;
+	h[4] = gp_crc32c(0, w->cbuf + CHUNK_HDR, clen);
+	h[5] = gp_crc32c(0, h, 20);
+	memcpy(w->cbuf, h, CHUNK_HDR);
+	w->rawlen = 0;
+	w->nrec = 0;
+	memset(&w->delta, 0, sizeof(w->delta));
+	if (gp_write_all(w->fd, w->cbuf, clen + CHUNK_HDR) < 0)
+		return -1;
+	w->bytes += clen + CHUNK_HDR;
+	return 0;
+}
+
+int gp_rf_append(gp_rf_writer_t *w, const gp_event_t *ev)
+{
+	/* The cap counts raw bytes too, so a chunk in the making cannot overshoot it. */
+	if (w->max_bytes && w->bytes + w->rawlen >= w->max_bytes && ev->type != GP_EV_END &&
+	    ev->type != GP_EV_DROPS) {
+		w->dropped++;
+		return 0;
+	}
+	w->rawlen += gp_rf_encode(&w->delta, ev, w->raw + w->rawlen);
+	w->nrec++;
+	w->records++;
+	if (w->rawlen >= GP_RF_CHUNK_RAW_MAX)
+		return gp_rf_flush(w);
+	return 0;
+}
+
+int gp_rf_fsync(gp_rf_writer_t *w)
+{
+	if (gp_rf_flush(w) < 0)
+		return -1;
+	return fsync(w->fd);
+}
+
+uint64_t gp_rf_bytes(const gp_rf_writer_t *w)
+{
+	return w->bytes + w->rawlen;
+}
+
+uint64_t gp_rf_dropped(const gp_rf_writer_t *w)
+{
+	return w->dropped;
+}
+
+uint64_t gp_rf_records(const gp_rf_writer_t *w)
+{
+	return w->records;
+}
+
+int gp_rf_writer_close(gp_rf_writer_t *w, bool do_fsync)
+{
+	int rc = 0;
+	if (!w)
+		return 0;
+	int saved = errno;
+	if (gp_rf_flush(w) < 0)
+		rc = -1;
+	if (do_fsync && fsync(w->fd) < 0)
+		rc = -1;
+	if (w->fd >= 0 && close(w->fd) < 0)
+		rc = -1;
+	free(w->raw);
+	free(w->cbuf);
+	ZSTD_freeCCtx(w->zc);
+	free(w);
+	if (rc == 0)
+		errno = saved;
+	return rc;
+}
+
+/* ---- reader ---- */
+
+struct gp_rf_reader {
+	const uint8_t *map;
+	size_t size;
+	size_t off; /* next chunk header */
+	char *hdr;
+	uint8_t *raw;
+	size_t rawcap, rawlen, rawoff;
+	uint32_t left; /* records left in current chunk */
+	gp_rf_delta_t delta;
+	ZSTD_DCtx *zd;
+	gp_rf_stats_t st;
+};
+
+int gp_rf_open(const char *path, gp_rf_reader_t **out, char *err, size_t errlen)
+{
+	struct stat sb;
+	uint32_t ver, len, crc;
+	gp_rf_reader_t *r;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+		return -1;
+	}
+	if (fstat(fd, &sb) < 0 || sb.st_size < 20) {
+		snprintf(err, errlen, "%s: not a gpuprof rank file (too short)", path);
+		close(fd);
+		return -1;
+	}
+	r = calloc(1, sizeof(*r));
+	if (!r) {
+		close(fd);
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	r->size = (size_t)sb.st_size;
+	r->map = mmap(NULL, r->size, PROT_READ, MAP_PRIVATE, fd, 0);
+	close(fd);
+	if (r->map == MAP_FAILED) {
+		snprintf(err, errlen, "%s: mmap: %s", path, strerror(errno));
+		free(r);
+		return -1;
+	}
+	madvise((void *)r->map, r->size, MADV_SEQUENTIAL);
+	memcpy(&ver, r->map + 8, 4);
+	memcpy(&len, r->map + 12, 4);
+	memcpy(&crc, r->map + 16, 4);
+	if (memcmp(r->map, GP_RF_MAGIC, 8)) {
+		snprintf(err, errlen, "%s: not a gpuprof rank file (bad magic)", path);
+		goto fail;
+	}
+	if (ver != GP_RF_VERSION) {
+		snprintf(err, errlen, "%s: rank file version %u, this gpuprof reads %u", path, ver,
+			 GP_RF_VERSION);
+		goto fail;
+	}
+	if (len > GP_RF_HDR_MAX || 20 + (size_t)len > r->size ||
+	    gp_crc32c(0, r->map + 20, len) != crc) {
+		snprintf(err, errlen, "%s: corrupt header", path);
+		goto fail;
+	}
+	r->hdr = malloc(len + 1);
+	r->zd = ZSTD_createDCtx();
+	if (!r->hdr || !r->zd) {
+		snprintf(err, errlen, "out of memory");
+		goto fail;
+	}
+	memcpy(r->hdr, r->map + 20, len);
+	r->hdr[len] = '\0';
+	r->off = 20 + len;
+	*out = r;
+	return 0;
+fail:
+	gp_rf_close(r);
+	return -1;
+}
+
+const char *gp_rf_header_text(const gp_rf_reader_t *r)
+{
+	return r->hdr;
+}
+
+const char *gp_rf_header(const gp_rf_reader_t *r, const char *key)
+{
+	/* Returns a pointer into a per-reader static slot: copy before the next call. */
+	static __thread char val[1024];
+	size_t klen = strlen(key);
+	for (const char *p = r->hdr; p && *p;) {
+		const char *nl = strchr(p, '\n');
+		size_t l = nl ? (size_t)(nl - p) : strlen(p);
+		if (l > klen && p[klen] == '=' && !strncmp(p, key, klen)) {
+			size_t vl = l - klen - 1;
+			if (vl >= sizeof(val))
+				vl = sizeof(val) - 1;
+			memcpy(val, p + klen + 1, vl);
+			val[vl] = '\0';
+			return val;
+		}
+		p = nl ? nl + 1 : NULL;
+	}
+	return NULL;
+}
+
+static bool chunk_valid(const gp_rf_reader_t *r, size_t off, uint32_t h[6], bool *truncated)
+{
+	*truncated = false;
+	if (off + CHUNK_HDR > r->size) {
+		*truncated = true;
+		return false;
+	}
+	memcpy(h, r->map + off, CHUNK_HDR);
+	if (h[0] != GP_RF_CHUNK_MAGIC || gp_crc32c(0, h, 20) != h[5])
+		return false;
+	if (h[2] > GP_RF_CHUNK_RAW_MAX + GP_RF_REC_MAX)
+		return false;
+	if (off + CHUNK_HDR + h[1] > r->size) {
+		*truncated = true;
+		return false;
+	}
+	return gp_crc32c(0, r->map + off + CHUNK_HDR, h[1]) == h[4];
+}
+
+/* Load the next valid chunk; 0 at end. */
+static int load_chunk(gp_rf_reader_t *r)
+{
+	uint32_t h[6];
+	bool trunc;
+	while (r->off < r->size) {
+		if (!chunk_valid(r, r->off, h, &trunc)) {
+			if (trunc && h[0] == GP_RF_CHUNK_MAGIC) {
+				/* A header whose payload runs past the end: a crash mid-write. */
+				r->st.truncated = true;
+				r->st.truncated_offset = r->off;
+				r->off = r->size;
+				return 0;
+			}
+			if (trunc && r->off + CHUNK_HDR > r->size) {
+				r->st.truncated = true;
+				r->st.truncated_offset = r->off;
+				r->off = r->size;
+				return 0;
+			}
+			if (!r->st.corrupt_chunks++)
+				r->st.first_corrupt_offset = r->off;
+			/* resynchronise on the next plausible chunk header */
+			size_t o = r->off + 1;
+			for (; o + 4 <= r->size; o++) {
+				uint32_t m;
+				memcpy(&m, r->map + o, 4);
+				if (m == GP_RF_CHUNK_MAGIC && chunk_valid(r, o, h, &trunc))
+					break;
+			}
+			r->off = o + 4 <= r->size ? o : r->size;
+			continue;
+		}
+		if (h[2] > r->rawcap) {
+			uint8_t *n = realloc(r->raw, h[2]);
+			if (!n)
+				return -1;
+			r->raw = n;
+			r->rawcap = h[2];
+		}
+		size_t got = ZSTD_decompressDCtx(r->zd, r->raw, r->rawcap,
+						 r->map + r->off + CHUNK_HDR, h[1]);
+		size_t this_off = r->off;
+		r->off += CHUNK_HDR + h[1];
+		if (ZSTD_isError(got) || got != h[2]) {
+			if (!r->st.corrupt_chunks++)
+				r->st.first_corrupt_offset = this_off;
+			continue;
+		}
+		r->rawlen = got;
+		r->rawoff = 0;
+		r->left = h[3];
+		memset(&r->delta, 0, sizeof(r->delta));
+		r->st.chunks++;
+		return 1;
+	}
+	return 0;
+}
+
+int gp_rf_next(gp_rf_reader_t *r, gp_event_t *ev)
+{
+	for (;;) {
+		if (r->left && r->rawoff < r->rawlen) {
+			size_t n = gp_rf_decode(&r->delta, r->raw + r->rawoff,
+						r->rawlen - r->rawoff, ev);
+			if (n) {
+				r->rawoff += n;
+				r->left--;
+				r->st.records++;
+				if (ev->type == GP_EV_END)
+					r->st.end_seen = true;
+				return 1;
+			}
+			/* malformed record: the chunk passed its CRC, so this is a bug or a
+			 * newer writer; skip the rest of the chunk */
+			r->st.corrupt_chunks++;
+			r->left = 0;
+		}
+		int rc = load_chunk(r);
+		if (rc <= 0)
+			return rc;
+	}
+}
+
+const gp_rf_stats_t *gp_rf_stats(const gp_rf_reader_t *r)
+{
+	return &r->st;
+}
+
+void gp_rf_close(gp_rf_reader_t *r)
+{
+	if (!r)
+		return;
+	if (r->map && r->map != MAP_FAILED)
+		munmap((void *)r->map, r->size);
+	free(r->hdr);
+	free(r->raw);
+	ZSTD_freeDCtx(r->zd);
+	free(r);
+}

@@ -1,0 +1,75 @@
+/* The rank file (doc/format.md): one per task.
+ *   file   := header chunk*
+ *   header := "GPUPROF1" u32 version u32 textlen u32 crc32c(text) text
+ *             text = "key=value\n" lines (job, step, task, rank, node, pid, modes, ...)
+ *   chunk  := u32 magic "GPC1" u32 clen u32 rlen u32 nrec u32 crc32c(payload) u32 crc32c(first 20)
+ *             payload = zstd(records), each record delta/varint encoded (rankfile.c)
+ * A chunk is self-contained (delta state resets), so a reader can drop a truncated tail
+ * and skip a corrupt chunk by scanning for the next valid chunk header. */
+#ifndef GP_RANKFILE_H
+#define GP_RANKFILE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "event.h"
+
+#define GP_RF_MAGIC "GPUPROF1"
+#define GP_RF_VERSION 1
+#define GP_RF_CHUNK_MAGIC 0x31435047u /* "GPC1" little-endian */
+#define GP_RF_CHUNK_RAW_MAX (512u * 1024u)
+#define GP_RF_HDR_MAX 65536
+
+typedef struct gp_rf_writer gp_rf_writer_t;
+typedef struct gp_rf_reader gp_rf_reader_t;
+
+/* Header text builder: appends "key=value\n" (value sanitised: no newlines). */
+int gp_rf_hdr_add(char *buf, size_t len, const char *key, const char *value);
+
+/* Take over fd (positioned at 0, empty file) and write the header. max_bytes caps the
+ * file (0: unlimited): records past it are dropped and counted. NULL on error. */
+gp_rf_writer_t *gp_rf_writer_create(int fd, const char *hdr_text, uint64_t max_bytes);
+/* Continue a file written earlier (salvage): fd positioned at its end. */
+gp_rf_writer_t *gp_rf_writer_resume(int fd, uint64_t max_bytes);
+int gp_rf_append(gp_rf_writer_t *w, const gp_event_t *ev);
+/* Compress and write the buffered records as one chunk (no-op when empty). */
+int gp_rf_flush(gp_rf_writer_t *w);
+int gp_rf_fsync(gp_rf_writer_t *w);
+uint64_t gp_rf_bytes(const gp_rf_writer_t *w);
+uint64_t gp_rf_dropped(const gp_rf_writer_t *w);
+uint64_t gp_rf_records(const gp_rf_writer_t *w);
+/* Flush, optionally fsync, close the fd, free. Accepts NULL. */
+int gp_rf_writer_close(gp_rf_writer_t *w, bool do_fsync);
+
+typedef struct gp_rf_stats {
+	uint64_t chunks;
+	uint64_t records;
+	uint64_t corrupt_chunks;
+	uint64_t first_corrupt_offset; /* valid when corrupt_chunks > 0 */
+	bool truncated;		       /* tail dropped */
+	uint64_t truncated_offset;
+	bool end_seen; /* an END record: the rank finished cleanly */
+} gp_rf_stats_t;
+
+/* Open and validate the header. -1 with a message in err. */
+int gp_rf_open(const char *path, gp_rf_reader_t **out, char *err, size_t errlen);
+const char *gp_rf_header(const gp_rf_reader_t *r, const char *key);
+const char *gp_rf_header_text(const gp_rf_reader_t *r);
+/* Next record: 1 = *ev filled, 0 = end of file. Corruption is skipped and counted. */
+int gp_rf_next(gp_rf_reader_t *r, gp_event_t *ev);
+const gp_rf_stats_t *gp_rf_stats(const gp_rf_reader_t *r);
+void gp_rf_close(gp_rf_reader_t *r);
+
+/* Encoding, exposed for tests and the benchmark: encode one record into out (at least
+ * GP_RF_REC_MAX bytes) against the delta state; returns bytes written. */
+#define GP_RF_REC_MAX 80
+typedef struct gp_rf_delta {
+	uint64_t ts[GP_EV_MAX];
+	uint64_t c[GP_EV_MAX];
+} gp_rf_delta_t;
+size_t gp_rf_encode(gp_rf_delta_t *st, const gp_event_t *ev, uint8_t *out);
+/* Decode one record; returns bytes consumed or 0 when malformed. */
+size_t gp_rf_decode(gp_rf_delta_t *st, const uint8_t *in, size_t len, gp_event_t *ev);
+
+#endif

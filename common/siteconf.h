@@ -1,0 +1,61 @@
+/* Site policy (etc/gpuprof.yaml), loaded with libyaml. Keys, types and defaults live in
+ * one table in config.c and doc/admin.md. An unknown key or a wrong type is an error
+ * naming file and line; a missing file means defaults. */
+#ifndef GP_SITECONF_H
+#define GP_SITECONF_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#define GP_CONFIG_MAXLIST 64
+#define GP_CONFIG_MAXMAP 64
+
+typedef struct gp_strlist {
+	unsigned n;
+	char *v[GP_CONFIG_MAXLIST];
+} gp_strlist_t;
+
+typedef struct gp_modemap {
+	unsigned n;
+	char *key[GP_CONFIG_MAXMAP];
+	unsigned modes[GP_CONFIG_MAXMAP];
+} gp_modemap_t;
+
+typedef struct gp_config {
+	bool enabled;
+	bool required;
+	unsigned default_modes;
+	unsigned allowed_modes;
+	gp_modemap_t partition_modes; /* allowed modes per partition */
+	gp_modemap_t account_modes;   /* allowed modes per account */
+	gp_strlist_t users_allow, users_deny, accounts_allow, accounts_deny;
+	char *output;	 /* job directory template */
+	char *spool_dir; /* node-local spool; "" = $TMPDIR, else /tmp */
+	long long max_bytes_per_rank;
+	long nvml_hz;
+	long warmup_steps;
+	char *step_range;
+	bool group_readable;
+	bool admin_comment;
+	bool report_at_end;
+	char *agent_path;  /* default: the installed gpuprof-agent */
+	char *inject_path; /* default: the installed libgpuprof-inject.so */
+	char *cli_path;	   /* default: the installed gpuprof */
+} gp_config_t;
+
+/* Fill cfg with defaults. */
+void gp_config_defaults(gp_config_t *cfg);
+/* Load path over the defaults. Missing file (ENOENT) is not an error when
+ * missing_ok. Returns -1 with a message "path:line: ..." in err. On error cfg holds the
+ * defaults (no partial config). */
+int gp_config_load(gp_config_t *cfg, const char *path, bool missing_ok, char *err, size_t errlen);
+void gp_config_free(gp_config_t *cfg);
+/* Modes allowed for this partition/account (site allowed_modes narrowed by the maps). */
+unsigned gp_config_allowed(const gp_config_t *cfg, const char *partition, const char *account);
+/* Is this user/account admitted by the allow/deny lists? reason set on denial. */
+bool gp_config_admits(const gp_config_t *cfg, const char *user, const char *account,
+		      const char **reason);
+/* Print the policy in force, for --gpuprof=help. */
+int gp_config_describe(const gp_config_t *cfg, char *buf, size_t len);
+
+#endif

@@ -1,0 +1,29 @@
+# X_AC_CUDA: CUDA toolkit (--with-cuda=PREFIX, default /usr/local/cuda): nvcc, cudart,
+# cuBLAS and the NVTX3 headers. Everything but the injected library and the GPU workload
+# builds without it.
+AC_DEFUN([X_AC_CUDA], [
+  AC_ARG_WITH([cuda],
+    AS_HELP_STRING([--with-cuda=PREFIX], [CUDA toolkit prefix (default /usr/local/cuda)]),
+    [x_ac_cuda_dir=$withval], [x_ac_cuda_dir=/usr/local/cuda])
+  x_ac_cuda=no
+  x_ac_nvcc=no
+  x_ac_cublas=no
+  x_ac_nvtx3=no
+  CUDA_CPPFLAGS=""
+  CUDA_LDFLAGS=""
+  NVCC=""
+  AS_IF([test "x$x_ac_cuda_dir" != xno], [
+    _x_ac_cuda_inc=$x_ac_cuda_dir/include
+    _x_ac_cuda_lib=$x_ac_cuda_dir/lib64
+    AS_IF([test -f "$_x_ac_cuda_inc/cuda.h"], [x_ac_cuda=yes])
+    AS_IF([test -f "$_x_ac_cuda_inc/nvtx3/nvToolsExt.h"], [x_ac_nvtx3=yes])
+    AS_IF([test -x "$x_ac_cuda_dir/bin/nvcc"], [x_ac_nvcc=yes; NVCC="$x_ac_cuda_dir/bin/nvcc"])
+    AS_IF([test -e "$_x_ac_cuda_lib/libcublas.so"], [x_ac_cublas=yes])
+    CUDA_CPPFLAGS="-I$_x_ac_cuda_inc"
+    CUDA_LDFLAGS="-L$_x_ac_cuda_lib -Wl,-rpath,$_x_ac_cuda_lib"
+  ])
+  AM_CONDITIONAL([WITH_NVTX3], [test "x$x_ac_nvtx3" = xyes])
+  AC_SUBST([CUDA_CPPFLAGS])
+  AC_SUBST([CUDA_LDFLAGS])
+  AC_SUBST([NVCC])
+])
