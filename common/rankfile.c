@@ -381,6 +381,7 @@ int gp_rf_open(const char *path, gp_rf_reader_t **out, char *err, size_t errlen)
 	memcpy(r->hdr, r->map + 20, len);
 	r->hdr[len] = '\0';
 	r->off = 20 + len;
+	r->st.valid_end = r->off;
 	*out = r;
 	return 0;
 fail:
@@ -483,6 +484,7 @@ static int load_chunk(gp_rf_reader_t *r)
 			continue;
 		}
 		r->rawlen = got;
+		r->st.valid_end = r->off;
 		r->rawoff = 0;
 		r->left = h[3];
 		memset(&r->delta, 0, sizeof(r->delta));

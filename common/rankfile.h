@@ -49,7 +49,8 @@ typedef struct gp_rf_stats {
 	uint64_t first_corrupt_offset; /* valid when corrupt_chunks > 0 */
 	bool truncated;		       /* tail dropped */
 	uint64_t truncated_offset;
-	bool end_seen; /* an END record: the rank finished cleanly */
+	bool end_seen;	    /* an END record: the rank finished cleanly */
+	uint64_t valid_end; /* offset just past the last valid chunk (or the header) */
 } gp_rf_stats_t;
 
 /* Open and validate the header. -1 with a message in err. */

@@ -1,0 +1,451 @@
+/* gpuprof-agent: wraps one task. It owns the task's spool (ring + rank file), starts the
+ * program with the injection variables set, forwards signals, drains the ring into the
+ * rank file, samples NVML, and exits exactly as the program did. Anything that fails on
+ * our side degrades to "profiled less"; the program's outcome is never changed.
+ *
+ *   gpuprof-agent [--modes M] [--output DIR] [--step S] [--rank R] -- PROGRAM ARGS...
+ *   (Slurm 22.05 rewrite) argv[0] = the agent, GPUPROF_ARGV0 = the program, argv[1..] args */
+#include "config.h"
+#include "env.h"
+#include "event.h"
+#include "log.h"
+#include "modes.h"
+#include "nvml.h"
+#include "path.h"
+#include "rankfile.h"
+#include "ring.h"
+#include "spool.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/signalfd.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+static const int fwd_signals[] = {SIGTERM, SIGINT, SIGHUP,  SIGQUIT, SIGUSR1,
+				  SIGUSR2, SIGCONT, SIGTSTP, SIGWINCH, SIGALRM};
+#define NFWD (sizeof(fwd_signals) / sizeof(fwd_signals[0]))
+
+typedef struct agent {
+	unsigned modes;
+	const char *jobdir, *step, *rank, *inject, *spool_root;
+	char spool[4096], ring_path[4200], rank_path[4200], dest[4200];
+	uint64_t max_bytes;
+	long nvml_hz;
+	bool group_readable;
+	gp_ring_t ring;
+	bool have_ring;
+	gp_rf_writer_t *w;
+	gp_nvml_t *nvml;
+	uint32_t next_string; /* agent-side string ids count down from 0xffffffff */
+	char yielded[256];
+	pid_t child;
+	uint64_t t_start;
+} agent_t;
+
+static char **prog_argv;
+
+static const char *env_or(const char *name, const char *dflt)
+{
+	const char *v = getenv(name);
+	return v && *v ? v : dflt;
+}
+
+static void usage(void)
+{
+	fprintf(stderr, "usage: gpuprof-agent [--modes M] [--output DIR] [--step S] [--rank R] "
+			"-- PROGRAM [ARGS...]\n");
+}
+
+/* Returns the index of PROGRAM in argv, or -1. */
+static int parse_args(agent_t *a, int argc, char **argv)
+{
+	for (int i = 1; i < argc; i++) {
+		const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+		if (!strcmp(argv[i], "--"))
+			return i + 1 < argc ? i + 1 : -1;
+		if (!v)
+			return -1;
+		if (!strcmp(argv[i], "--modes"))
+			setenv(GP_ENV_MODES, v, 1);
+		else if (!strcmp(argv[i], "--output"))
+			setenv(GP_ENV_JOBDIR, v, 1);
+		else if (!strcmp(argv[i], "--step"))
+			setenv(GP_ENV_STEP, v, 1);
+		else if (!strcmp(argv[i], "--rank"))
+			setenv(GP_ENV_RANK, v, 1);
+		else
+			return -1;
+		i++;
+	}
+	return -1;
+}
+
+static int build_header(agent_t *a, char *hdr, size_t len)
+{
+	char b[256], host[256] = "";
+	struct timespec rt, mono;
+	clock_gettime(CLOCK_REALTIME, &rt);
+	clock_gettime(CLOCK_MONOTONIC, &mono);
+	gethostname(host, sizeof(host) - 1);
+	hdr[0] = '\0';
+	gp_rf_hdr_add(hdr, len, "job", env_or("SLURM_JOB_ID", ""));
+	gp_rf_hdr_add(hdr, len, "step", a->step);
+	gp_rf_hdr_add(hdr, len, "task", env_or("SLURM_LOCALID", "0"));
+	gp_rf_hdr_add(hdr, len, "rank", a->rank);
+	gp_rf_hdr_add(hdr, len, "ntasks", env_or("SLURM_NTASKS", "1"));
+	gp_rf_hdr_add(hdr, len, "node", host);
+	snprintf(b, sizeof(b), "%d", (int)getpid());
+	gp_rf_hdr_add(hdr, len, "agent_pid", b);
+	gp_modes_format(a->modes, b, sizeof(b));
+	gp_rf_hdr_add(hdr, len, "modes", b);
+	snprintf(b, sizeof(b), "%lld", (long long)rt.tv_sec * 1000000000ll + rt.tv_nsec);
+	gp_rf_hdr_add(hdr, len, "realtime_ns", b);
+	snprintf(b, sizeof(b), "%lld", (long long)mono.tv_sec * 1000000000ll + mono.tv_nsec);
+	gp_rf_hdr_add(hdr, len, "monotonic_ns", b);
+	gp_rf_hdr_add(hdr, len, "gpus", a->nvml ? gp_nvml_uuids(a->nvml) : "");
+	gp_rf_hdr_add(hdr, len, "cuda_visible_devices", env_or("CUDA_VISIBLE_DEVICES", ""));
+	gp_rf_hdr_add(hdr, len, "user", env_or("USER", ""));
+	gp_rf_hdr_add(hdr, len, "job_name", env_or("SLURM_JOB_NAME", ""));
+	gp_rf_hdr_add(hdr, len, "restart_count", env_or("SLURM_RESTART_COUNT", "0"));
+	gp_rf_hdr_add(hdr, len, "warmup_steps", env_or(GP_ENV_WARMUP, "3"));
+	gp_rf_hdr_add(hdr, len, "step_range", env_or(GP_ENV_STEP_RANGE, ""));
+	gp_rf_hdr_add(hdr, len, "wrapped", "agent");
+	gp_rf_hdr_add(hdr, len, "yielded", a->yielded);
+	/* the command line, for people reading the report */
+	size_t off = 0;
+	for (char **p = prog_argv; *p && off < sizeof(b) - 1; p++)
+		off += (size_t)snprintf(b + off, sizeof(b) - off, "%s%s", p == prog_argv ? "" : " ",
+					*p);
+	gp_rf_hdr_add(hdr, len, "command", b);
+	return gp_rf_hdr_add(hdr, len, "version", PACKAGE_VERSION);
+}
+
+/* Decide what the program's environment carries. An injection path set by someone else
+ * (nsys inside the job) wins: we leave it and say so in the report. */
+static void set_child_env(agent_t *a)
+{
+	char b[32];
+	bool want_cuda = a->modes & (GP_MODE_CUDA | GP_MODE_MEM);
+	struct {
+		const char *var;
+		bool want;
+		const char *what;
+	} inj[] = {
+		{"CUDA_INJECTION64_PATH", want_cuda, "cuda,mem"},
+		{"NVTX_INJECTION64_PATH", true, "nvtx"},
+	};
+	for (size_t i = 0; i < 2; i++) {
+		const char *cur = getenv(inj[i].var);
+		if (!a->have_ring || !inj[i].want || access(a->inject, R_OK) != 0) {
+			if (cur && !strcmp(cur, a->inject))
+				unsetenv(inj[i].var);
+			continue;
+		}
+		if (cur && *cur && strcmp(cur, a->inject)) {
+			snprintf(a->yielded + strlen(a->yielded),
+				 sizeof(a->yielded) - strlen(a->yielded), "%s%s to %s",
+				 a->yielded[0] ? "; " : "", inj[i].what, cur);
+			continue;
+		}
+		setenv(inj[i].var, a->inject, 1);
+	}
+	if (a->have_ring) {
+		setenv(GP_ENV_RING, a->ring_path, 1);
+		snprintf(b, sizeof(b), "%d", (int)getpid());
+		setenv(GP_ENV_AGENT_PID, b, 1);
+	} else {
+		unsetenv(GP_ENV_RING);
+	}
+	setenv(GP_ENV_WRAPPED, "agent", 1);
+	unsetenv(GP_ENV_ARGV0);
+	unsetenv(GP_ENV_FALLBACK);
+}
+
+/* Spool, ring, rank file. Failure here means: run the program unprofiled. */
+static int setup(agent_t *a)
+{
+	char udir[4096], hdr[8192], dest_dir[4200];
+	const char *why = NULL;
+	int fd;
+	mode_t dmode = a->group_readable ? 0750 : 0700;
+	mode_t fmode = a->group_readable ? 0640 : 0600;
+
+	if (gp_spool_userdir(a->spool_root, udir, sizeof(udir)) < 0)
+		return gp_err_errno("spool %s", a->spool_root);
+	snprintf(a->spool, sizeof(a->spool), "%s/job%s.%s.%s.%d", udir,
+		 env_or("SLURM_JOB_ID", "local"), a->step, a->rank, (int)getpid());
+	if (mkdir(a->spool, 0700) < 0)
+		return gp_err_errno("spool %s", a->spool);
+	snprintf(a->ring_path, sizeof(a->ring_path), "%s/ring", a->spool);
+	snprintf(a->rank_path, sizeof(a->rank_path), "%s/rank.gpr", a->spool);
+	snprintf(dest_dir, sizeof(dest_dir), "%s/step%s%s%s", a->jobdir, a->step,
+		 strcmp(env_or("SLURM_RESTART_COUNT", "0"), "0") ? ".attempt" : "",
+		 strcmp(env_or("SLURM_RESTART_COUNT", "0"), "0") ? getenv("SLURM_RESTART_COUNT")
+								 : "");
+	snprintf(a->dest, sizeof(a->dest), "%s/rank%s.gpr", dest_dir, a->rank);
+	/* The job directory is made now, as the user, so a bad one is reported early. */
+	fd = gp_mkdir_p(dest_dir, dmode);
+	if (fd < 0)
+		return gp_err_errno("job directory %s", dest_dir);
+	close(fd);
+	{
+		char destf[4300];
+		snprintf(destf, sizeof(destf), "%s/dest", a->spool);
+		int dfd = open(a->spool, O_RDONLY | O_DIRECTORY);
+		if (dfd < 0 || gp_write_file_at(dfd, "dest", a->dest, strlen(a->dest), 0600) < 0) {
+			if (dfd >= 0)
+				close(dfd);
+			return gp_err_errno("%s", destf);
+		}
+		close(dfd);
+	}
+	if (gp_ring_create(&a->ring, a->ring_path, GP_RING_DEFAULT_SLOTS) == 0) {
+		a->have_ring = true;
+		atomic_store(&a->ring.hdr->modes, a->modes);
+	} else {
+		gp_warn("no event ring in %s (%s): timing only", a->spool, strerror(errno));
+	}
+	if (a->modes & (GP_MODE_GPU | GP_MODE_TIMING))
+		a->nvml = gp_nvml_open(&why);
+	fd = open(a->rank_path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, fmode);
+	if (fd < 0)
+		return gp_err_errno("%s", a->rank_path);
+	build_header(a, hdr, sizeof(hdr));
+	a->w = gp_rf_writer_create(fd, hdr, a->max_bytes);
+	if (!a->w) {
+		close(fd);
+		return gp_err_errno("%s", a->rank_path);
+	}
+	a->next_string = 0xffffff00u;
+	if (a->nvml)
+		gp_nvml_describe(a->nvml, a->w, &a->next_string);
+	else if (why && (a->modes & GP_MODE_GPU)) {
+		a->next_string = 0xfffffe00u;
+		gp_rf_put_string(a->w, a->next_string, why);
+		gp_event_t y = {.type = GP_EV_YIELD, .a = GP_MODE_GPU, .b = a->next_string++};
+		gp_rf_append(a->w, &y);
+	}
+	(void)fmode;
+	return 0;
+}
+
+static void drain(agent_t *a, bool force)
+{
+	if (a->have_ring && a->w && gp_ring_drain(&a->ring, a->w, force, NULL) < 0) {
+		gp_warn("cannot write %s: %s; capture stops", a->rank_path, strerror(errno));
+		gp_rf_writer_close(a->w, false);
+		a->w = NULL;
+	}
+}
+
+static void publish(agent_t *a, bool final)
+{
+	if (!a->w)
+		return;
+	drain(a, final);
+	if (a->w && gp_rf_fsync(a->w) == 0 &&
+	    gp_spool_publish(a->rank_path, a->dest, a->group_readable ? 0640 : 0600,
+			     a->group_readable ? 0750 : 0700) < 0)
+		gp_warn("cannot write %s: %s (data kept in %s)", a->dest, strerror(errno), a->spool);
+}
+
+static void write_end(agent_t *a, int status, const struct rusage *ru)
+{
+	gp_event_t d = {.type = GP_EV_DROPS, .ts = gp_now_ns()};
+	gp_event_t e = {.type = GP_EV_END, .ts = gp_now_ns(), .a = (uint64_t)status};
+	if (!a->w)
+		return;
+	drain(a, true);
+	if (!a->w)
+		return;
+	if (a->have_ring)
+		d.a = atomic_load(&a->ring.hdr->drops);
+	d.d = gp_rf_dropped(a->w);
+	gp_rf_append(a->w, &d);
+	e.b = (uint64_t)(ru->ru_utime.tv_sec + ru->ru_stime.tv_sec) * 1000000ull +
+	      (uint64_t)(ru->ru_utime.tv_usec + ru->ru_stime.tv_usec);
+	e.c = (uint64_t)ru->ru_maxrss;
+	e.d = gp_now_ns() - a->t_start;
+	gp_rf_append(a->w, &e);
+}
+
+static void cleanup_spool(agent_t *a)
+{
+	char p[4300];
+	if (a->have_ring)
+		gp_ring_detach(&a->ring);
+	unlink(a->ring_path);
+	unlink(a->rank_path);
+	snprintf(p, sizeof(p), "%s/dest", a->spool);
+	unlink(p);
+	rmdir(a->spool);
+}
+
+/* Exit exactly as the program did: same code, or death by the same signal. */
+static void __attribute__((noreturn)) mirror_exit(int status)
+{
+	if (WIFSIGNALED(status)) {
+		int sig = WTERMSIG(status);
+		struct sigaction sa = {.sa_handler = SIG_DFL};
+		sigset_t set;
+		if (!WCOREDUMP(status)) {
+			struct rlimit rl = {0, 0};
+			setrlimit(RLIMIT_CORE, &rl); /* the program did not dump; neither do we */
+		}
+		sigaction(sig, &sa, NULL);
+		sigemptyset(&set);
+		sigaddset(&set, sig);
+		sigprocmask(SIG_UNBLOCK, &set, NULL);
+		raise(sig);
+		_exit(128 + sig);
+	}
+	_exit(WEXITSTATUS(status));
+}
+
+static void __attribute__((noreturn)) exec_program(char **argv)
+{
+	execvp(argv[0], argv);
+	int e = errno;
+	fprintf(stderr, "gpuprof-agent: execve(): %s: %s\n", argv[0], strerror(e));
+	/* slurmstepd exits with errno when execve fails; do the same */
+	_exit(e ? e : 1);
+}
+
+int main(int argc, char **argv)
+{
+	agent_t a;
+	sigset_t fwd, old;
+	int sfd, status = 0;
+	struct rusage ru;
+	char err[256];
+	const char *argv0 = getenv(GP_ENV_ARGV0);
+	memset(&a, 0, sizeof(a));
+
+	if (argv0 && *argv0) {
+		/* 22.05: slurmstepd ran us in place of the program; argv[1..] are the
+		 * program's own arguments and must not be parsed. */
+		argv[0] = strdup(argv0);
+		prog_argv = argv;
+	} else {
+		int i = parse_args(&a, argc, argv);
+		if (i < 0) {
+			usage();
+			return 2;
+		}
+		prog_argv = argv + i;
+	}
+	unsetenv(GP_ENV_ARGV0);
+	if (gp_modes_parse(env_or(GP_ENV_MODES, "timing,nvtx,cuda,mem"), &a.modes, err,
+			   sizeof(err)) < 0 ||
+	    (a.modes & (GP_MODE_NONE | GP_MODE_HELP))) {
+		if (!(a.modes & GP_MODE_NONE))
+			gp_warn("%s: %s; not profiling", GP_ENV_MODES, err);
+		exec_program(prog_argv);
+	}
+	a.jobdir = env_or(GP_ENV_JOBDIR, NULL);
+	if (!a.jobdir) {
+		static char def[64];
+		snprintf(def, sizeof(def), "gpuprof-%s", env_or("SLURM_JOB_ID", "local"));
+		a.jobdir = def;
+	}
+	a.step = env_or(GP_ENV_STEP, env_or("SLURM_STEP_ID", "0"));
+	a.rank = env_or(GP_ENV_RANK, env_or("SLURM_PROCID", "0"));
+	a.inject = env_or(GP_ENV_INJECT, GP_INJECT_PATH);
+	a.spool_root = env_or(GP_ENV_SPOOL, env_or("TMPDIR", "/tmp"));
+	a.max_bytes = strtoull(env_or(GP_ENV_MAXBYTES, "1073741824"), NULL, 10);
+	a.nvml_hz = strtol(env_or(GP_ENV_NVML_HZ, "10"), NULL, 10);
+	if (a.nvml_hz < 1 || a.nvml_hz > 1000)
+		a.nvml_hz = 10;
+	a.group_readable = !strcmp(env_or(GP_ENV_GROUP_READABLE, "0"), "1");
+
+	if (setup(&a) < 0) {
+		if (!strcmp(env_or(GP_ENV_REQUIRED, "0"), "1")) {
+			gp_err("profiling is required by site policy; not starting the task");
+			return 1;
+		}
+		gp_warn("running %s unprofiled", prog_argv[0]);
+		cleanup_spool(&a);
+		exec_program(prog_argv);
+	}
+	set_child_env(&a);
+
+	/* Block the forwarded signals and SIGCHLD; read them from a signalfd. */
+	sigemptyset(&fwd);
+	for (size_t i = 0; i < NFWD; i++)
+		sigaddset(&fwd, fwd_signals[i]);
+	sigaddset(&fwd, SIGCHLD);
+	sigprocmask(SIG_BLOCK, &fwd, &old);
+	sfd = signalfd(-1, &fwd, SFD_CLOEXEC | SFD_NONBLOCK);
+
+	a.t_start = gp_now_ns();
+	a.child = fork();
+	if (a.child < 0) {
+		gp_warn("fork: %s; running unprofiled", strerror(errno));
+		sigprocmask(SIG_SETMASK, &old, NULL);
+		cleanup_spool(&a);
+		exec_program(prog_argv);
+	}
+	if (a.child == 0) {
+		sigprocmask(SIG_SETMASK, &old, NULL);
+		exec_program(prog_argv);
+	}
+	gp_event_t st = {.type = GP_EV_START, .ts = a.t_start, .a = (uint64_t)a.child};
+	gp_rf_append(a.w, &st);
+
+	uint64_t period = 1000000000ull / (uint64_t)a.nvml_hz, next_sample = a.t_start;
+	uint64_t next_flush = a.t_start + 1000000000ull;
+	bool sample_all = a.modes & GP_MODE_GPU;
+	for (;;) {
+		struct pollfd pfd = {.fd = sfd, .events = POLLIN};
+		int r = poll(&pfd, 1, 100);
+		uint64_t now = gp_now_ns();
+		if (r > 0) {
+			struct signalfd_siginfo si;
+			while (read(sfd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
+				if ((int)si.ssi_signo == SIGCHLD)
+					continue;
+				kill(a.child, (int)si.ssi_signo);
+				if (a.w) {
+					gp_event_t s = {.type = GP_EV_SIGNAL, .ts = now,
+							.a = si.ssi_signo};
+					gp_rf_append(a.w, &s);
+				}
+				/* Time limit / scancel: TERM comes first, KILL KillWait later.
+				 * Put what we have on disk in the job directory now. */
+				if (si.ssi_signo == SIGTERM || si.ssi_signo == SIGINT)
+					publish(&a, false);
+			}
+		}
+		pid_t w = wait4(a.child, &status, WNOHANG, &ru);
+		if (w == a.child)
+			break;
+		drain(&a, false);
+		if (a.nvml && a.w && now >= next_sample) {
+			gp_nvml_sample(a.nvml, a.w);
+			/* timing mode keeps a light 1 Hz memory/utilisation trace */
+			next_sample = now + (sample_all ? period : 1000000000ull);
+		}
+		if (a.w && now >= next_flush) {
+			gp_rf_flush(a.w); /* on disk in the spool: survives our death */
+			next_flush = now + 1000000000ull;
+		}
+	}
+	write_end(&a, status, &ru);
+	publish(&a, true);
+	if (a.w) {
+		gp_rf_writer_close(a.w, false);
+		a.w = NULL;
+		cleanup_spool(&a);
+	}
+	gp_nvml_close(a.nvml);
+	mirror_exit(status);
+}

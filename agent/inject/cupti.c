@@ -1,0 +1,420 @@
+/* libgpuprof-cupti: CUPTI activity and callbacks for libgpuprof-inject, loaded only when
+ * cuda or mem capture is asked for, so NVTX-only processes never map libcupti.
+ * Buffers: 8 MiB, at most 32 outstanding (kineto/Caliper practice); the completion
+ * callback only pushes the buffer on a lock-free list; one processing thread flushes
+ * every 200 ms (CUPTI delivers nothing until a flush) and turns records into events.
+ * Lock order: none; the only shared structures are atomics. */
+#include "config.h"
+#include "inject.h"
+#include "modes.h"
+
+#include <cupti.h>
+#include <dlfcn.h>
+#include <execinfo.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#ifdef HAVE_LIBUNWIND
+#define UNW_LOCAL_ONLY
+#include <libunwind.h>
+#endif
+
+#define BUF_SIZE (8u << 20)
+#define BUF_MAX_OUTSTANDING 32
+#define STACK_DEPTH 24
+
+typedef struct buf_node {
+	struct buf_node *next;
+	uint8_t *buf;
+	size_t valid;
+} buf_node_t;
+
+static const gp_inject_api_t *api;
+static _Atomic(buf_node_t *) completed;
+static _Atomic int outstanding;
+static _Atomic int stop;
+static pthread_t worker;
+static CUpti_SubscriberHandle subscriber;
+static pthread_mutex_t flush_lock = PTHREAD_MUTEX_INITIALIZER; /* process_all only */
+
+static uint64_t CUPTIAPI timestamp(void)
+{
+	return gp_now_ns();
+}
+
+static void CUPTIAPI buffer_requested(uint8_t **buffer, size_t *size, size_t *maxRecords)
+{
+	*maxRecords = 0;
+	*buffer = NULL;
+	*size = 0;
+	if (atomic_fetch_add(&outstanding, 1) >= BUF_MAX_OUTSTANDING) {
+		atomic_fetch_sub(&outstanding, 1);
+		return; /* CUPTI drops and counts; we report its count */
+	}
+	if (posix_memalign((void **)buffer, 8, BUF_SIZE) != 0) {
+		atomic_fetch_sub(&outstanding, 1);
+		*buffer = NULL;
+		return;
+	}
+	*size = BUF_SIZE;
+}
+
+static void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t streamId, uint8_t *buffer,
+				      size_t size, size_t validSize)
+{
+	buf_node_t *n = malloc(sizeof(*n));
+	if (!n) {
+		free(buffer);
+		atomic_fetch_sub(&outstanding, 1);
+		return;
+	}
+	n->buf = buffer;
+	n->valid = validSize;
+	n->next = atomic_load(&completed);
+	while (!atomic_compare_exchange_weak(&completed, &n->next, n))
+		;
+}
+
+static void emit_record(const CUpti_Activity *r)
+{
+	gp_event_t e = {0};
+	switch (r->kind) {
+	case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL:
+	case CUPTI_ACTIVITY_KIND_KERNEL: {
+		const CUpti_ActivityKernel10 *k = (const void *)r;
+		e.type = GP_EV_KERNEL;
+		e.ts = k->start;
+		e.a = k->end - k->start;
+		e.b = api->intern(k->name, strnlen(k->name, GP_STRING_MAX));
+		e.c = k->correlationId;
+		e.d = k->streamId;
+		e.u8 = (uint8_t)k->deviceId;
+		break;
+	}
+	case CUPTI_ACTIVITY_KIND_MEMCPY: {
+		const CUpti_ActivityMemcpy6 *m = (const void *)r;
+		e.type = GP_EV_MEMCPY;
+		e.ts = m->start;
+		e.a = m->end - m->start;
+		e.b = m->bytes;
+		e.c = m->correlationId;
+		e.d = m->streamId;
+		e.u8 = (uint8_t)m->deviceId;
+		e.u16 = m->copyKind;
+		break;
+	}
+	case CUPTI_ACTIVITY_KIND_MEMSET: {
+		const CUpti_ActivityMemset4 *m = (const void *)r;
+		e.type = GP_EV_MEMSET;
+		e.ts = m->start;
+		e.a = m->end - m->start;
+		e.b = m->bytes;
+		e.c = m->correlationId;
+		e.d = m->streamId;
+		e.u8 = (uint8_t)m->deviceId;
+		break;
+	}
+	case CUPTI_ACTIVITY_KIND_SYNCHRONIZATION: {
+		const CUpti_ActivitySynchronization2 *s = (const void *)r;
+		e.type = GP_EV_SYNC;
+		e.ts = s->start;
+		e.a = s->end - s->start;
+		e.b = s->type;
+		e.c = s->correlationId;
+		e.d = s->streamId;
+		break;
+	}
+	case CUPTI_ACTIVITY_KIND_RUNTIME:
+	case CUPTI_ACTIVITY_KIND_DRIVER: {
+		const CUpti_ActivityAPI *a = (const void *)r;
+		e.type = GP_EV_API;
+		e.ts = a->start;
+		e.a = a->end - a->start;
+		e.b = a->cbid;
+		e.c = a->correlationId;
+		e.tid = a->threadId;
+		e.u8 = r->kind == CUPTI_ACTIVITY_KIND_RUNTIME ? 1 : 2;
+		break;
+	}
+	case CUPTI_ACTIVITY_KIND_MEMORY2: {
+		const CUpti_ActivityMemory4 *m = (const void *)r;
+		e.type = m->memoryOperationType == CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_RELEASE
+				 ? GP_EV_FREE
+				 : GP_EV_ALLOC;
+		e.ts = m->timestamp;
+		e.a = m->address;
+		e.b = m->bytes;
+		e.c = m->correlationId;
+		e.u8 = (uint8_t)m->deviceId;
+		e.u16 = (uint16_t)m->memoryKind;
+		e.d = m->streamId;
+		break;
+	}
+	default:
+		return;
+	}
+	api->emit(&e);
+}
+
+static void process_all(void)
+{
+	buf_node_t *list, *rev = NULL;
+	pthread_mutex_lock(&flush_lock);
+	list = atomic_exchange(&completed, NULL);
+	while (list) { /* oldest first */
+		buf_node_t *n = list->next;
+		list->next = rev;
+		rev = list;
+		list = n;
+	}
+	while (rev) {
+		buf_node_t *n = rev->next;
+		CUpti_Activity *rec = NULL;
+		while (cuptiActivityGetNextRecord(rev->buf, rev->valid, &rec) == CUPTI_SUCCESS)
+			emit_record(rec);
+		free(rev->buf);
+		free(rev);
+		atomic_fetch_sub(&outstanding, 1);
+		rev = n;
+	}
+	pthread_mutex_unlock(&flush_lock);
+}
+
+static void *worker_main(void *arg)
+{
+	while (!atomic_load(&stop)) {
+		struct timespec ts = {0, 200 * 1000 * 1000};
+		nanosleep(&ts, NULL);
+		cuptiActivityFlushAll(0);
+		process_all();
+	}
+	return NULL;
+}
+
+/* ---- allocation call stacks (mode mem), via the callback API ---- */
+
+#define STK_SLOTS 4096
+static _Atomic uint64_t stk_tbl[STK_SLOTS];
+
+static uint64_t hash_pcs(void *const *pcs, int n)
+{
+	uint64_t h = 0x9e3779b97f4a7c15ull;
+	for (int i = 0; i < n; i++)
+		h = (h ^ (uint64_t)(uintptr_t)pcs[i]) * 0x100000001b3ull;
+	return h ? h : 1;
+}
+
+static void define_stack(uint32_t id, void *const *pcs, int n)
+{
+	for (int i = 0; i < n; i += 3) {
+		gp_event_t s = {.type = GP_EV_STACK, .tid = id, .u16 = (uint16_t)i};
+		int k = n - i < 3 ? n - i : 3;
+		s.u8 = (uint8_t)k;
+		s.b = (uint64_t)(uintptr_t)pcs[i];
+		s.c = k > 1 ? (uint64_t)(uintptr_t)pcs[i + 1] : 0;
+		s.d = k > 2 ? (uint64_t)(uintptr_t)pcs[i + 2] : 0;
+		api->emit(&s);
+	}
+	/* symbolise now, once per new stack: allocation stacks are few and repeat */
+	for (int i = 0; i < n; i++) {
+		Dl_info di;
+		char sym[512];
+		if (dladdr(pcs[i], &di) && di.dli_fname) {
+			const char *lib = strrchr(di.dli_fname, '/');
+			lib = lib ? lib + 1 : di.dli_fname;
+			if (di.dli_sname)
+				snprintf(sym, sizeof(sym), "%s+0x%lx (%s)", di.dli_sname,
+					 (unsigned long)((char *)pcs[i] - (char *)di.dli_saddr), lib);
+			else
+				snprintf(sym, sizeof(sym), "0x%lx (%s)",
+					 (unsigned long)((char *)pcs[i] - (char *)di.dli_fbase), lib);
+		} else {
+			snprintf(sym, sizeof(sym), "%p", pcs[i]);
+		}
+		gp_event_t f = {.type = GP_EV_FRAME, .a = (uint64_t)(uintptr_t)pcs[i],
+				.b = api->intern(sym, strlen(sym))};
+		api->emit(&f);
+	}
+}
+
+static uint32_t capture_stack(void)
+{
+	void *pcs[STACK_DEPTH + 3];
+	int n;
+#ifdef HAVE_LIBUNWIND
+	n = unw_backtrace(pcs, STACK_DEPTH + 3);
+#else
+	n = backtrace(pcs, STACK_DEPTH + 3);
+#endif
+	/* skip our callback and CUPTI's dispatch frames */
+	int skip = n > 3 ? 3 : 0;
+	n -= skip;
+	uint64_t h = hash_pcs(pcs + skip, n);
+	uint32_t idx = (uint32_t)h & (STK_SLOTS - 1);
+	for (int p = 0; p < 32; p++, idx = (idx + 1) & (STK_SLOTS - 1)) {
+		uint64_t v = atomic_load_explicit(&stk_tbl[idx], memory_order_relaxed);
+		if (v == h)
+			return idx + 1;
+		if (v == 0) {
+			uint64_t z = 0;
+			if (atomic_compare_exchange_strong(&stk_tbl[idx], &z, h)) {
+				define_stack(idx + 1, pcs + skip, n);
+				return idx + 1;
+			}
+			if (z == h)
+				return idx + 1;
+		}
+	}
+	api->count_drop(1, 1);
+	return 0;
+}
+
+static void CUPTIAPI on_callback(void *ud, CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
+				 const void *data)
+{
+	if (domain == CUPTI_CB_DOMAIN_RESOURCE) {
+		if (cbid == CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING) {
+			cuptiActivityFlushAll(0);
+			process_all();
+		}
+		return;
+	}
+	const CUpti_CallbackData *cb = data;
+	if (cb->callbackSite != CUPTI_API_ENTER)
+		return;
+	gp_event_t e = {.type = GP_EV_API, .ts = gp_now_ns(), .b = cbid,
+			.c = cb->correlationId, .tid = api->tid(),
+			.u8 = domain == CUPTI_CB_DOMAIN_RUNTIME_API ? 1 : 2};
+	if (domain == CUPTI_CB_DOMAIN_RUNTIME_API &&
+	    (cbid == CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStart_v4000 ||
+	     cbid == CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStop_v4000)) {
+		gp_event_t p = {.type = GP_EV_PROFILER, .ts = e.ts,
+				.a = cbid == CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStart_v4000};
+		api->emit(&p);
+		return;
+	}
+	e.d = capture_stack();
+	e.u16 = 1; /* an allocation call with its stack */
+	api->emit(&e);
+}
+
+static const CUpti_CallbackId rt_api[] = {
+	CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000,
+	CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_ptsz_v7000,
+	CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_v11060,
+	CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_v10000,
+	CUPTI_RUNTIME_TRACE_CBID_cudaDeviceSynchronize_v3020,
+	CUPTI_RUNTIME_TRACE_CBID_cudaStreamSynchronize_v3020,
+	CUPTI_RUNTIME_TRACE_CBID_cudaEventSynchronize_v3020,
+	CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy_v3020,
+	CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyAsync_v3020,
+	CUPTI_RUNTIME_TRACE_CBID_cudaMalloc_v3020,
+	CUPTI_RUNTIME_TRACE_CBID_cudaFree_v3020,
+	CUPTI_RUNTIME_TRACE_CBID_cudaMallocAsync_v11020,
+	CUPTI_RUNTIME_TRACE_CBID_cudaFreeAsync_v11020,
+};
+static const CUpti_CallbackId drv_api[] = {
+	CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel,
+	CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx,
+	CUPTI_DRIVER_TRACE_CBID_cuCtxSynchronize,
+	CUPTI_DRIVER_TRACE_CBID_cuStreamSynchronize,
+	CUPTI_DRIVER_TRACE_CBID_cuEventSynchronize,
+	CUPTI_DRIVER_TRACE_CBID_cuMemcpyDtoH_v2,
+	CUPTI_DRIVER_TRACE_CBID_cuMemAlloc_v2,
+	CUPTI_DRIVER_TRACE_CBID_cuMemFree_v2,
+};
+static const CUpti_CallbackId rt_alloc[] = {
+	CUPTI_RUNTIME_TRACE_CBID_cudaMalloc_v3020,
+	CUPTI_RUNTIME_TRACE_CBID_cudaMallocAsync_v11020,
+	CUPTI_RUNTIME_TRACE_CBID_cudaMallocFromPoolAsync_v11020,
+	CUPTI_RUNTIME_TRACE_CBID_cudaMallocManaged_v6000,
+	CUPTI_RUNTIME_TRACE_CBID_cudaMallocHost_v3020,
+	CUPTI_RUNTIME_TRACE_CBID_cudaHostAlloc_v3020,
+	CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStart_v4000,
+	CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStop_v4000,
+};
+static const CUpti_CallbackId drv_alloc[] = {
+	CUPTI_DRIVER_TRACE_CBID_cuMemAlloc_v2,
+	CUPTI_DRIVER_TRACE_CBID_cuMemAllocAsync,
+	CUPTI_DRIVER_TRACE_CBID_cuMemAllocFromPoolAsync,
+	CUPTI_DRIVER_TRACE_CBID_cuMemAllocManaged,
+	CUPTI_DRIVER_TRACE_CBID_cuMemCreate,
+	CUPTI_DRIVER_TRACE_CBID_cuMemMap,
+};
+#define N(a) (sizeof(a) / sizeof(a[0]))
+
+static void at_exit_flush(void)
+{
+	if (!api)
+		return;
+	atomic_store(&stop, 1);
+	cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+	process_all();
+}
+
+__attribute__((visibility("default"))) void gp_cupti_flush(void)
+{
+	at_exit_flush();
+}
+
+__attribute__((visibility("default"))) void gp_cupti_stop(void)
+{
+	at_exit_flush();
+}
+
+static int fail(char *why, unsigned len, const char *what, CUptiResult rc)
+{
+	const char *s = NULL;
+	cuptiGetResultString(rc, &s);
+	snprintf(why, len, "%s: %s", what, s ? s : "error");
+	return -1;
+}
+
+__attribute__((visibility("default"))) int gp_cupti_start(const gp_inject_api_t *a, char *why,
+							   unsigned whylen)
+{
+	CUptiResult rc;
+	api = a;
+	rc = cuptiSubscribe(&subscriber, (CUpti_CallbackFunc)on_callback, NULL);
+	if (rc != CUPTI_SUCCESS) {
+		api = NULL;
+		if (rc == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED)
+			snprintf(why, whylen, "CUPTI is held by another tool (nsys, ncu, "
+					      "compute-sanitizer or a profiler in the program)");
+		else
+			fail(why, whylen, "cuptiSubscribe", rc);
+		return -1;
+	}
+	cuptiEnableCallback(1, subscriber, CUPTI_CB_DOMAIN_RESOURCE,
+			    CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING);
+	/* timestamps on the host clock NVTX uses, registered before any kind is enabled */
+	cuptiActivityRegisterTimestampCallback(timestamp);
+	rc = cuptiActivityRegisterCallbacks(buffer_requested, buffer_completed);
+	if (rc != CUPTI_SUCCESS)
+		return fail(why, whylen, "cuptiActivityRegisterCallbacks", rc);
+	if (a->modes & GP_MODE_CUDA) {
+		cuptiActivityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
+		cuptiActivityEnable(CUPTI_ACTIVITY_KIND_MEMCPY);
+		cuptiActivityEnable(CUPTI_ACTIVITY_KIND_MEMSET);
+		cuptiActivityEnable(CUPTI_ACTIVITY_KIND_SYNCHRONIZATION);
+		/* only the API records the report reads, not whole domains */
+		for (size_t i = 0; i < N(rt_api); i++)
+			cuptiActivityEnableRuntimeApi(rt_api[i], 1);
+		for (size_t i = 0; i < N(drv_api); i++)
+			cuptiActivityEnableDriverApi(drv_api[i], 1);
+	}
+	if (a->modes & GP_MODE_MEM) {
+		cuptiActivityEnable(CUPTI_ACTIVITY_KIND_MEMORY2);
+		for (size_t i = 0; i < N(rt_alloc); i++)
+			cuptiEnableCallback(1, subscriber, CUPTI_CB_DOMAIN_RUNTIME_API, rt_alloc[i]);
+		for (size_t i = 0; i < N(drv_alloc); i++)
+			cuptiEnableCallback(1, subscriber, CUPTI_CB_DOMAIN_DRIVER_API, drv_alloc[i]);
+	}
+	if (pthread_create(&worker, NULL, worker_main, NULL) != 0)
+		return fail(why, whylen, "pthread_create", CUPTI_ERROR_UNKNOWN);
+	pthread_detach(worker);
+	atexit(at_exit_flush);
+	return 0;
+}

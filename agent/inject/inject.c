@@ -1,0 +1,643 @@
+/* libgpuprof-inject: the only gpuprof code inside the user's process. Loaded by the CUDA
+ * driver (CUDA_INJECTION64_PATH -> InitializeInjection, in cuInit) and by every copy of
+ * nvtx3 (NVTX_INJECTION64_PATH -> InitializeInjectionNvtx2). It writes events straight
+ * into the agent's shared ring: one CAS per record, no lock, no allocation on the hot
+ * path, and what is published survives the process's death. Without an agent (the
+ * plugin's environment-only fallback) it creates its own ring and drains it from a
+ * background thread into a rank file. It never exits, aborts or blocks the application. */
+#include "config.h"
+#include "inject.h"
+#include "env.h"
+#include "log.h"
+#include "modes.h"
+#include "path.h"
+#include "rankfile.h"
+#include "spool.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#define NVTX_NO_IMPL
+#include <nvtx3/nvToolsExt.h>
+
+int InitializeInjectionNvtx2(NvtxGetExportTableFunc_t get);
+int InitializeInjection(void);
+
+/* ---- global state ---- */
+
+static struct {
+	_Atomic int enabled; /* relaxed check first on every hot path */
+	unsigned modes;
+	pid_t owner;	     /* events from forked children are not ours */
+	gp_ring_t ring;
+	bool own_ring;	     /* fallback: no agent, we drain ourselves */
+	gp_rf_writer_t *w;
+	pthread_t drainer;
+	_Atomic int stop;
+	char spool[4096], dest[4200];
+	_Atomic uint64_t next_range;
+	_Atomic uint64_t drops_table, drops_cupti;
+	void *cupti_mod;
+	gp_cupti_stop_fn cupti_stop;
+	gp_cupti_flush_fn cupti_flush;
+} g;
+
+static pthread_once_t init_once = PTHREAD_ONCE_INIT;
+static pthread_once_t cuda_once = PTHREAD_ONCE_INIT;
+static __thread uint32_t t_tid;
+static __thread int t_depth;
+
+static uint32_t my_tid(void)
+{
+	if (!t_tid)
+		t_tid = (uint32_t)syscall(SYS_gettid);
+	return t_tid;
+}
+
+static void emit(const gp_event_t *ev)
+{
+	gp_ring_push(&g.ring, ev);
+}
+
+/* ---- string interning: content hash -> id, lock-free open addressing ---- */
+
+#define STR_BITS 18
+#define STR_SLOTS (1u << STR_BITS)
+#define STR_PROBES 64
+static _Atomic uint64_t str_tbl[STR_SLOTS];
+
+static uint64_t hash_bytes(const char *s, size_t len)
+{
+	uint64_t h = 0xcbf29ce484222325ull ^ len;
+	for (size_t i = 0; i < len; i++)
+		h = (h ^ (uint8_t)s[i]) * 0x100000001b3ull;
+	h ^= h >> 29;
+	return h ? h : 1;
+}
+
+static void emit_string(uint32_t id, const char *s, size_t len)
+{
+	size_t off = 0;
+	if (len > GP_STRING_MAX)
+		len = GP_STRING_MAX;
+	do {
+		gp_event_t e = {.type = GP_EV_STRING, .tid = id, .u16 = (uint16_t)off};
+		size_t k = len - off > GP_STRING_CHUNK ? GP_STRING_CHUNK : len - off;
+		e.u8 = (uint8_t)k;
+		memcpy(&e.a, s + off, k);
+		emit(&e);
+		off += k;
+	} while (off < len);
+}
+
+static uint32_t intern(const char *s, size_t len)
+{
+	uint64_t h = hash_bytes(s, len);
+	uint32_t idx = (uint32_t)h & (STR_SLOTS - 1);
+	for (int p = 0; p < STR_PROBES; p++, idx = (idx + 1) & (STR_SLOTS - 1)) {
+		uint64_t v = atomic_load_explicit(&str_tbl[idx], memory_order_relaxed);
+		if (v == h)
+			return idx + 1;
+		if (v == 0) {
+			uint64_t zero = 0;
+			if (atomic_compare_exchange_strong_explicit(&str_tbl[idx], &zero, h,
+								    memory_order_relaxed,
+								    memory_order_relaxed)) {
+				emit_string(idx + 1, s, len);
+				return idx + 1;
+			}
+			if (zero == h)
+				return idx + 1;
+		}
+	}
+	atomic_fetch_add_explicit(&g.drops_table, 1, memory_order_relaxed);
+	return 0;
+}
+
+static uint32_t intern_cstr(const char *s)
+{
+	return s ? intern(s, strnlen(s, GP_STRING_MAX)) : 0;
+}
+
+static uint32_t intern_wstr(const wchar_t *ws)
+{
+	char buf[GP_STRING_MAX + 4];
+	size_t o = 0;
+	if (!ws)
+		return 0;
+	for (; *ws && o + 4 < GP_STRING_MAX; ws++) {
+		uint32_t c = (uint32_t)*ws;
+		if (c > 0x10ffff || (c >= 0xd800 && c <= 0xdfff))
+			c = 0xfffd;
+		if (c < 0x80) {
+			buf[o++] = (char)c;
+		} else if (c < 0x800) {
+			buf[o++] = (char)(0xc0 | c >> 6);
+			buf[o++] = (char)(0x80 | (c & 0x3f));
+		} else if (c < 0x10000) {
+			buf[o++] = (char)(0xe0 | c >> 12);
+			buf[o++] = (char)(0x80 | ((c >> 6) & 0x3f));
+			buf[o++] = (char)(0x80 | (c & 0x3f));
+		} else {
+			buf[o++] = (char)(0xf0 | c >> 18);
+			buf[o++] = (char)(0x80 | ((c >> 12) & 0x3f));
+			buf[o++] = (char)(0x80 | ((c >> 6) & 0x3f));
+			buf[o++] = (char)(0x80 | (c & 0x3f));
+		}
+	}
+	return intern(buf, o);
+}
+
+static void count_drop(int which, uint64_t n)
+{
+	atomic_fetch_add_explicit(which ? &g.drops_cupti : &g.drops_table, n,
+				  memory_order_relaxed);
+}
+
+static const gp_inject_api_t api_template = {
+	.emit = emit, .intern = intern, .count_drop = count_drop, .tid = my_tid};
+
+/* ---- start-up ---- */
+
+static void child_after_fork(void)
+{
+	/* A DataLoader worker or a subprocess: the parent's ring and buffers are not its to
+	 * write; it stays silent (its own exec would inject again, cleanly). */
+	atomic_store_explicit(&g.enabled, 0, memory_order_relaxed);
+}
+
+static void *drain_thread(void *arg)
+{
+	while (!atomic_load(&g.stop)) {
+		struct timespec ts = {0, 200 * 1000 * 1000};
+		nanosleep(&ts, NULL);
+		if (g.w)
+			gp_ring_drain(&g.ring, g.w, false, NULL);
+	}
+	return NULL;
+}
+
+static void fallback_finish(void)
+{
+	if (!g.own_ring || getpid() != g.owner || !g.w)
+		return;
+	if (g.cupti_flush)
+		g.cupti_flush();
+	atomic_store(&g.stop, 1);
+	pthread_join(g.drainer, NULL);
+	gp_ring_drain(&g.ring, g.w, true, NULL);
+	gp_event_t d = {.type = GP_EV_DROPS, .ts = gp_now_ns(), .a = g.ring.hdr->drops,
+			.b = g.drops_cupti, .c = g.drops_table};
+	gp_rf_append(g.w, &d);
+	gp_event_t e = {.type = GP_EV_END, .ts = gp_now_ns()};
+	gp_rf_append(g.w, &e);
+	gp_rf_fsync(g.w);
+	char src[4300];
+	snprintf(src, sizeof(src), "%s/rank.gpr", g.spool);
+	if (gp_spool_publish(src, g.dest, 0600, 0700) == 0) {
+		gp_rf_writer_close(g.w, false);
+		g.w = NULL;
+		char p[4300];
+		unlink(src);
+		snprintf(p, sizeof(p), "%s/ring", g.spool);
+		unlink(p);
+		snprintf(p, sizeof(p), "%s/dest", g.spool);
+		unlink(p);
+		rmdir(g.spool);
+	}
+}
+
+/* No agent: own spool, ring and rank file, drained by a thread. */
+static int fallback_setup(void)
+{
+	char udir[4096], hdr[4096], b[64], path[4300];
+	const char *root = getenv(GP_ENV_SPOOL);
+	const char *jobdir = getenv(GP_ENV_JOBDIR);
+	const char *job = getenv("SLURM_JOB_ID");
+	const char *step = getenv(GP_ENV_STEP);
+	const char *rank = getenv(GP_ENV_RANK);
+	if (!root)
+		root = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
+	if (!rank)
+		rank = getenv("SLURM_PROCID") ? getenv("SLURM_PROCID") : "0";
+	if (!step)
+		step = getenv("SLURM_STEP_ID") ? getenv("SLURM_STEP_ID") : "0";
+	if (gp_spool_userdir(root, udir, sizeof(udir)) < 0)
+		return -1;
+	snprintf(g.spool, sizeof(g.spool), "%s/job%s.%s.%s.%d", udir, job ? job : "local", step,
+		 rank, (int)getpid());
+	if (mkdir(g.spool, 0700) < 0)
+		return -1;
+	snprintf(g.dest, sizeof(g.dest), "%s/step%s/rank%s.gpr",
+		 jobdir ? jobdir : "gpuprof-local", step, rank);
+	int dfd = open(g.spool, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dfd < 0)
+		return -1;
+	int rc = gp_write_file_at(dfd, "dest", g.dest, strlen(g.dest), 0600);
+	close(dfd);
+	snprintf(path, sizeof(path), "%s/ring", g.spool);
+	if (rc < 0 || gp_ring_create(&g.ring, path, GP_RING_DEFAULT_SLOTS) < 0)
+		return -1;
+	snprintf(path, sizeof(path), "%s/rank.gpr", g.spool);
+	int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return -1;
+	hdr[0] = '\0';
+	gp_rf_hdr_add(hdr, sizeof(hdr), "job", job ? job : "");
+	gp_rf_hdr_add(hdr, sizeof(hdr), "step", step);
+	gp_rf_hdr_add(hdr, sizeof(hdr), "rank", rank);
+	gethostname(b, sizeof(b) - 1);
+	gp_rf_hdr_add(hdr, sizeof(hdr), "node", b);
+	snprintf(b, sizeof(b), "%d", (int)getpid());
+	gp_rf_hdr_add(hdr, sizeof(hdr), "pid", b);
+	gp_modes_format(g.modes, b, sizeof(b));
+	gp_rf_hdr_add(hdr, sizeof(hdr), "modes", b);
+	struct timespec rt, mono;
+	clock_gettime(CLOCK_REALTIME, &rt);
+	clock_gettime(CLOCK_MONOTONIC, &mono);
+	snprintf(b, sizeof(b), "%lld", (long long)rt.tv_sec * 1000000000ll + rt.tv_nsec);
+	gp_rf_hdr_add(hdr, sizeof(hdr), "realtime_ns", b);
+	snprintf(b, sizeof(b), "%lld", (long long)mono.tv_sec * 1000000000ll + mono.tv_nsec);
+	gp_rf_hdr_add(hdr, sizeof(hdr), "monotonic_ns", b);
+	gp_rf_hdr_add(hdr, sizeof(hdr), "wrapped", "env");
+	gp_rf_hdr_add(hdr, sizeof(hdr), "fallback",
+		      getenv(GP_ENV_FALLBACK) ? getenv(GP_ENV_FALLBACK) : "no agent");
+	g.w = gp_rf_writer_create(fd, hdr, 0);
+	if (!g.w) {
+		close(fd);
+		return -1;
+	}
+	g.own_ring = true;
+	if (pthread_create(&g.drainer, NULL, drain_thread, NULL) != 0)
+		return -1;
+	atexit(fallback_finish);
+	return 0;
+}
+
+static void do_init(void)
+{
+	char err[256];
+	const char *ring = getenv(GP_ENV_RING);
+	const char *m = getenv(GP_ENV_MODES);
+	if (!m || gp_modes_parse(m, &g.modes, err, sizeof(err)) < 0)
+		g.modes = GP_MODE_TIMING | GP_MODE_NVTX | GP_MODE_CUDA | GP_MODE_MEM;
+	if (g.modes & (GP_MODE_NONE | GP_MODE_HELP))
+		return;
+	g.owner = getpid();
+	if (ring && gp_ring_attach(&g.ring, ring) == 0) {
+		atomic_store(&g.ring.hdr->writer_pid, (uint32_t)g.owner);
+	} else if (fallback_setup() < 0) {
+		gp_warn("no agent ring and no spool of our own: not profiling this process");
+		return;
+	}
+	pthread_atfork(NULL, NULL, child_after_fork);
+	atomic_store_explicit(&g.enabled, 1, memory_order_release);
+}
+
+static inline bool on(void)
+{
+	return atomic_load_explicit(&g.enabled, memory_order_relaxed);
+}
+
+/* ---- NVTX ---- */
+
+static inline uint64_t color_cat(const nvtxEventAttributes_t *a)
+{
+	return (a->colorType == NVTX_COLOR_ARGB ? (uint64_t)a->color << 32 | 1ull << 63 : 0) |
+	       a->category;
+}
+
+static inline uint64_t payload(const nvtxEventAttributes_t *a)
+{
+	switch (a->payloadType) {
+	case NVTX_PAYLOAD_TYPE_UNSIGNED_INT64: return a->payload.ullValue;
+	case NVTX_PAYLOAD_TYPE_INT64: return (uint64_t)a->payload.llValue;
+	case NVTX_PAYLOAD_TYPE_DOUBLE: { uint64_t v; memcpy(&v, &a->payload.dValue, 8); return v; }
+	case NVTX_PAYLOAD_TYPE_UNSIGNED_INT32: return a->payload.uiValue;
+	case NVTX_PAYLOAD_TYPE_INT32: return (uint64_t)(int64_t)a->payload.iValue;
+	case NVTX_PAYLOAD_TYPE_FLOAT: { uint32_t v; memcpy(&v, &a->payload.fValue, 4); return v; }
+	default: return 0;
+	}
+}
+
+static uint32_t attr_name(const nvtxEventAttributes_t *a)
+{
+	if (!a)
+		return 0;
+	switch (a->messageType) {
+	case NVTX_MESSAGE_TYPE_ASCII: return intern_cstr(a->message.ascii);
+	case NVTX_MESSAGE_TYPE_UNICODE: return intern_wstr(a->message.unicode);
+	case NVTX_MESSAGE_TYPE_REGISTERED:
+		return (uint32_t)(uintptr_t)a->message.registered;
+	default: return 0;
+	}
+}
+
+#define MAX_DEPTH 4096 /* runaway nesting: deeper pushes are counted, not recorded */
+
+static int push_common(uint32_t domain, uint32_t name, const nvtxEventAttributes_t *a)
+{
+	int level = t_depth++;
+	if (level >= MAX_DEPTH) {
+		count_drop(0, 1);
+		return level;
+	}
+	/* timing alone keeps only the outermost ranges: they delimit steps */
+	if (!(g.modes & GP_MODE_NVTX) && level > 0)
+		return level;
+	gp_event_t e = {.type = GP_EV_NVTX_PUSH, .tid = my_tid(), .ts = gp_now_ns(),
+			.a = name, .b = domain};
+	if (a) {
+		e.c = payload(a);
+		e.d = color_cat(a);
+	}
+	emit(&e);
+	return level;
+}
+
+static int pop_common(uint32_t domain)
+{
+	if (t_depth == 0)
+		return -1; /* pop without push: NVTX returns a negative level */
+	int level = --t_depth;
+	if (level >= MAX_DEPTH || (!(g.modes & GP_MODE_NVTX) && level > 0))
+		return level;
+	gp_event_t e = {.type = GP_EV_NVTX_POP, .tid = my_tid(), .ts = gp_now_ns(), .b = domain};
+	emit(&e);
+	return level;
+}
+
+static nvtxRangeId_t start_common(uint32_t domain, uint32_t name, const nvtxEventAttributes_t *a)
+{
+	uint64_t id = atomic_fetch_add_explicit(&g.next_range, 1, memory_order_relaxed) + 1;
+	if (!(g.modes & GP_MODE_NVTX))
+		return id;
+	gp_event_t e = {.type = GP_EV_NVTX_START, .tid = my_tid(), .ts = gp_now_ns(),
+			.a = name, .b = domain, .c = id};
+	if (a)
+		e.d = color_cat(a);
+	emit(&e);
+	return id;
+}
+
+static void mark_common(uint32_t domain, uint32_t name, const nvtxEventAttributes_t *a)
+{
+	if (!(g.modes & GP_MODE_NVTX))
+		return;
+	gp_event_t e = {.type = GP_EV_NVTX_MARK, .tid = my_tid(), .ts = gp_now_ns(), .a = name,
+			.b = domain};
+	if (a) {
+		e.c = payload(a);
+		e.d = color_cat(a);
+	}
+	emit(&e);
+}
+
+static void NVTX_API h_MarkEx(const nvtxEventAttributes_t *a)
+{
+	if (on())
+		mark_common(0, attr_name(a), a);
+}
+static void NVTX_API h_MarkA(const char *m)
+{
+	if (on())
+		mark_common(0, intern_cstr(m), NULL);
+}
+static void NVTX_API h_MarkW(const wchar_t *m)
+{
+	if (on())
+		mark_common(0, intern_wstr(m), NULL);
+}
+static nvtxRangeId_t NVTX_API h_RangeStartEx(const nvtxEventAttributes_t *a)
+{
+	return on() ? start_common(0, attr_name(a), a) : 0;
+}
+static nvtxRangeId_t NVTX_API h_RangeStartA(const char *m)
+{
+	return on() ? start_common(0, intern_cstr(m), NULL) : 0;
+}
+static nvtxRangeId_t NVTX_API h_RangeStartW(const wchar_t *m)
+{
+	return on() ? start_common(0, intern_wstr(m), NULL) : 0;
+}
+static void NVTX_API h_RangeEnd(nvtxRangeId_t id)
+{
+	if (!on() || !(g.modes & GP_MODE_NVTX))
+		return;
+	gp_event_t e = {.type = GP_EV_NVTX_END, .tid = my_tid(), .ts = gp_now_ns(), .c = id};
+	emit(&e);
+}
+static int NVTX_API h_RangePushEx(const nvtxEventAttributes_t *a)
+{
+	return on() ? push_common(0, attr_name(a), a) : 0;
+}
+static int NVTX_API h_RangePushA(const char *m)
+{
+	return on() ? push_common(0, intern_cstr(m), NULL) : 0;
+}
+static int NVTX_API h_RangePushW(const wchar_t *m)
+{
+	return on() ? push_common(0, intern_wstr(m), NULL) : 0;
+}
+static int NVTX_API h_RangePop(void)
+{
+	return on() ? pop_common(0) : 0;
+}
+static void name_thread(uint32_t tid, uint32_t name)
+{
+	gp_event_t e = {.type = GP_EV_THREAD_NAME, .tid = tid, .ts = gp_now_ns(), .a = name};
+	emit(&e);
+}
+static void NVTX_API h_NameCategoryA(uint32_t cat, const char *n)
+{
+	if (on()) {
+		gp_event_t e = {.type = GP_EV_NVTX_MARK, .u8 = 1, .tid = my_tid(),
+				.ts = gp_now_ns(), .a = intern_cstr(n), .d = cat};
+		emit(&e); /* u8=1: a category name, not a mark */
+	}
+}
+static void NVTX_API h_NameCategoryW(uint32_t cat, const wchar_t *n)
+{
+	if (on()) {
+		gp_event_t e = {.type = GP_EV_NVTX_MARK, .u8 = 1, .tid = my_tid(),
+				.ts = gp_now_ns(), .a = intern_wstr(n), .d = cat};
+		emit(&e);
+	}
+}
+static void NVTX_API h_NameOsThreadA(uint32_t tid, const char *n)
+{
+	if (on())
+		name_thread(tid, intern_cstr(n));
+}
+static void NVTX_API h_NameOsThreadW(uint32_t tid, const wchar_t *n)
+{
+	if (on())
+		name_thread(tid, intern_wstr(n));
+}
+
+/* Core2: domains. A domain handle is the interned id of its name (never 0). */
+static uint32_t dom(nvtxDomainHandle_t d)
+{
+	return (uint32_t)(uintptr_t)d;
+}
+static void NVTX_API h_DomainMarkEx(nvtxDomainHandle_t d, const nvtxEventAttributes_t *a)
+{
+	if (on())
+		mark_common(dom(d), attr_name(a), a);
+}
+static nvtxRangeId_t NVTX_API h_DomainRangeStartEx(nvtxDomainHandle_t d,
+						   const nvtxEventAttributes_t *a)
+{
+	return on() ? start_common(dom(d), attr_name(a), a) : 0;
+}
+static void NVTX_API h_DomainRangeEnd(nvtxDomainHandle_t d, nvtxRangeId_t id)
+{
+	h_RangeEnd(id);
+}
+static int NVTX_API h_DomainRangePushEx(nvtxDomainHandle_t d, const nvtxEventAttributes_t *a)
+{
+	return on() ? push_common(dom(d), attr_name(a), a) : 0;
+}
+static int NVTX_API h_DomainRangePop(nvtxDomainHandle_t d)
+{
+	return on() ? pop_common(dom(d)) : 0;
+}
+static void NVTX_API h_DomainNameCategoryA(nvtxDomainHandle_t d, uint32_t cat, const char *n)
+{
+	h_NameCategoryA(cat, n);
+}
+static void NVTX_API h_DomainNameCategoryW(nvtxDomainHandle_t d, uint32_t cat, const wchar_t *n)
+{
+	h_NameCategoryW(cat, n);
+}
+static nvtxStringHandle_t NVTX_API h_DomainRegisterStringA(nvtxDomainHandle_t d, const char *s)
+{
+	return (nvtxStringHandle_t)(uintptr_t)(on() ? intern_cstr(s) : 0);
+}
+static nvtxStringHandle_t NVTX_API h_DomainRegisterStringW(nvtxDomainHandle_t d,
+							   const wchar_t *s)
+{
+	return (nvtxStringHandle_t)(uintptr_t)(on() ? intern_wstr(s) : 0);
+}
+static nvtxDomainHandle_t NVTX_API h_DomainCreateA(const char *n)
+{
+	uint32_t id = on() ? intern_cstr(n) : 0;
+	return (nvtxDomainHandle_t)(uintptr_t)(id ? id : 0xfffffffeu);
+}
+static nvtxDomainHandle_t NVTX_API h_DomainCreateW(const wchar_t *n)
+{
+	uint32_t id = on() ? intern_wstr(n) : 0;
+	return (nvtxDomainHandle_t)(uintptr_t)(id ? id : 0xfffffffeu);
+}
+static void NVTX_API h_DomainDestroy(nvtxDomainHandle_t d)
+{
+}
+
+typedef struct {
+	unsigned id;
+	NvtxFunctionPointer fn;
+} slot_t;
+
+static int patch_module(const NvtxExportTableCallbacks *cb, NvtxCallbackModule mod,
+			const slot_t *slots, size_t n)
+{
+	NvtxFunctionTable table = NULL;
+	unsigned size = 0;
+	if (!cb->GetModuleFunctionTable(mod, &table, &size) || !table)
+		return -1;
+	for (size_t i = 0; i < n; i++)
+		if (slots[i].id < size && table[slots[i].id])
+			*table[slots[i].id] = slots[i].fn;
+	return 0;
+}
+
+#define S(mod, name) {NVTX_CBID_##mod##_##name, (NvtxFunctionPointer)h_##name}
+
+__attribute__((visibility("default"))) int InitializeInjectionNvtx2(NvtxGetExportTableFunc_t get)
+{
+	static const slot_t core[] = {
+		S(CORE, MarkEx),	S(CORE, MarkA),		S(CORE, MarkW),
+		S(CORE, RangeStartEx),	S(CORE, RangeStartA),	S(CORE, RangeStartW),
+		S(CORE, RangeEnd),	S(CORE, RangePushEx),	S(CORE, RangePushA),
+		S(CORE, RangePushW),	S(CORE, RangePop),	S(CORE, NameCategoryA),
+		S(CORE, NameCategoryW), S(CORE, NameOsThreadA), S(CORE, NameOsThreadW),
+	};
+	static const slot_t core2[] = {
+		S(CORE2, DomainMarkEx),		  S(CORE2, DomainRangeStartEx),
+		S(CORE2, DomainRangeEnd),	  S(CORE2, DomainRangePushEx),
+		S(CORE2, DomainRangePop),	  S(CORE2, DomainNameCategoryA),
+		S(CORE2, DomainNameCategoryW),	  S(CORE2, DomainRegisterStringA),
+		S(CORE2, DomainRegisterStringW), S(CORE2, DomainCreateA),
+		S(CORE2, DomainCreateW),	  S(CORE2, DomainDestroy),
+	};
+	const NvtxExportTableCallbacks *cb;
+	pthread_once(&init_once, do_init);
+	if (!on() || !get)
+		return 0; /* 0: NVTX stays a no-op in this library */
+	cb = get(NVTX_ETID_CALLBACKS);
+	if (!cb || cb->struct_size < sizeof(*cb))
+		return 0;
+	if (patch_module(cb, NVTX_CB_MODULE_CORE, core, sizeof(core) / sizeof(core[0])) < 0)
+		return 0;
+	patch_module(cb, NVTX_CB_MODULE_CORE2, core2, sizeof(core2) / sizeof(core2[0]));
+	return 1;
+}
+
+/* ---- CUDA: CUPTI lives in a module loaded only when cuda or mem is asked for ---- */
+
+static void load_cupti(void)
+{
+	char path[4200], why[256] = "";
+	gp_inject_api_t *api;
+	Dl_info info;
+	if (!(g.modes & (GP_MODE_CUDA | GP_MODE_MEM)))
+		return;
+	if (!dladdr((void *)load_cupti, &info) || !info.dli_fname)
+		return;
+	snprintf(path, sizeof(path), "%s", info.dli_fname);
+	char *slash = strrchr(path, '/');
+	if (!slash)
+		return;
+	snprintf(slash + 1, sizeof(path) - (size_t)(slash + 1 - path), "libgpuprof-cupti.so");
+	g.cupti_mod = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+	if (!g.cupti_mod) {
+		gp_warn("cannot load %s: %s; CUDA activity not captured", path, dlerror());
+		return;
+	}
+	gp_cupti_start_fn start = (gp_cupti_start_fn)dlsym(g.cupti_mod, "gp_cupti_start");
+	g.cupti_stop = (gp_cupti_stop_fn)dlsym(g.cupti_mod, "gp_cupti_stop");
+	g.cupti_flush = (gp_cupti_flush_fn)dlsym(g.cupti_mod, "gp_cupti_flush");
+	api = malloc(sizeof(*api));
+	if (!start || !api)
+		return;
+	*api = api_template;
+	api->modes = g.modes;
+	if (start(api, why, sizeof(why)) < 0) {
+		/* another CUPTI client (nsys, ncu, sanitizer) holds it: the user's tool wins */
+		gp_event_t y = {.type = GP_EV_YIELD, .ts = gp_now_ns(),
+				.a = g.modes & (GP_MODE_CUDA | GP_MODE_MEM), .b = intern(why, strlen(why))};
+		emit(&y);
+		gp_warn("CUDA activity not captured: %s", why);
+	}
+}
+
+static void cuda_init(void)
+{
+	pthread_once(&init_once, do_init);
+	if (on())
+		load_cupti();
+}
+
+__attribute__((visibility("default"))) int InitializeInjection(void)
+{
+	pthread_once(&cuda_once, cuda_init);
+	return 1;
+}

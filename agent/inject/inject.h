@@ -1,0 +1,32 @@
+/* State of libgpuprof-inject inside the application, shared by its NVTX part and, through
+ * gp_inject_api_t, by the CUPTI module (libgpuprof-cupti.so, loaded only for cuda/mem). */
+#ifndef GP_INJECT_H
+#define GP_INJECT_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "event.h"
+#include "ring.h"
+
+typedef struct gp_inject_api {
+	unsigned modes;
+	/* Hot path: push one event; never blocks. */
+	void (*emit)(const gp_event_t *ev);
+	/* Intern a string (content-hashed); returns its id, emitting its definition once. */
+	uint32_t (*intern)(const char *s, size_t len);
+	/* Count records lost outside the ring (CUPTI drops, table full). */
+	void (*count_drop)(int which, uint64_t n);
+	uint32_t (*tid)(void);
+} gp_inject_api_t;
+
+/* The CUPTI module's entry points (libgpuprof-cupti.so). */
+typedef int (*gp_cupti_start_fn)(const gp_inject_api_t *api, char *why, unsigned whylen);
+typedef void (*gp_cupti_stop_fn)(void);
+typedef void (*gp_cupti_flush_fn)(void);
+int gp_cupti_start(const gp_inject_api_t *api, char *why, unsigned whylen);
+void gp_cupti_stop(void);
+void gp_cupti_flush(void);
+
+#endif

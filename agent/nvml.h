@@ -1,0 +1,25 @@
+/* NVML sampling, loaded at run time with dlopen (no nvml.h on build hosts). */
+#ifndef GP_NVML_H
+#define GP_NVML_H
+
+#include <stdbool.h>
+#include "rankfile.h"
+
+typedef struct gp_nvml gp_nvml_t;
+
+/* Open NVML and pick the task's GPUs from CUDA_VISIBLE_DEVICES (indices or UUIDs).
+ * NULL when NVML or GPUs are absent; why says which. */
+gp_nvml_t *gp_nvml_open(const char **why);
+/* "GPU-uuid,GPU-uuid" of the task's devices. */
+const char *gp_nvml_uuids(gp_nvml_t *n);
+/* Append one GP_EV_GPU record per device (uuid and name strings are interned through
+ * the string ids starting at *next_id). */
+void gp_nvml_describe(gp_nvml_t *n, gp_rf_writer_t *w, uint32_t *next_id);
+/* Append one GP_EV_NVML sample per device. */
+void gp_nvml_sample(gp_nvml_t *n, gp_rf_writer_t *w);
+void gp_nvml_close(gp_nvml_t *n);
+
+/* Write string id/text as GP_EV_STRING records (shared with the agent). */
+void gp_rf_put_string(gp_rf_writer_t *w, uint32_t id, const char *s);
+
+#endif

@@ -1,0 +1,211 @@
+/* Spool handling shared by the agent and `gpuprof salvage` (see spool.h). */
+#include "config.h"
+#include "spool.h"
+#include "log.h"
+#include "path.h"
+#include "rankfile.h"
+#include "ring.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+int gp_spool_userdir(const char *root, char *out, size_t outlen)
+{
+	struct stat st;
+	char name[64];
+	int rfd, fd;
+	snprintf(name, sizeof(name), "gpuprof-%u", (unsigned)getuid());
+	rfd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (rfd < 0)
+		return -1;
+	if (mkdirat(rfd, name, 0700) < 0 && errno != EEXIST) {
+		close(rfd);
+		return -1;
+	}
+	/* In a shared /tmp someone else may have planted the name: insist it is ours. */
+	fd = openat(rfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	close(rfd);
+	if (fd < 0)
+		return -1;
+	if (fstat(fd, &st) < 0 || st.st_uid != getuid() || (st.st_mode & 0077)) {
+		close(fd);
+		return errno = EPERM, -1;
+	}
+	close(fd);
+	return gp_path_join(out, outlen, root, name);
+}
+
+int gp_spool_publish(const char *src, const char *dest, mode_t fmode, mode_t dmode)
+{
+	char dir[4096], tmp[4200];
+	const char *slash = strrchr(dest, '/');
+	int in = -1, dfd = -1, out = -1, rc = -1;
+	if (!slash || (size_t)(slash - dest) >= sizeof(dir))
+		return errno = EINVAL, -1;
+	memcpy(dir, dest, (size_t)(slash - dest));
+	dir[slash - dest] = '\0';
+	dfd = gp_mkdir_p(dir, dmode);
+	if (dfd < 0)
+		return -1;
+	snprintf(tmp, sizeof(tmp), ".%s.tmp.%d", slash + 1, (int)getpid());
+	in = open(src, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	if (in < 0)
+		goto out;
+	out = gp_open_at(dfd, tmp, O_CREAT | O_TRUNC, fmode);
+	if (out < 0)
+		goto out;
+	for (;;) {
+		char buf[1 << 16];
+		ssize_t n = read(in, buf, sizeof(buf));
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			goto out;
+		if (n == 0)
+			break;
+		if (gp_write_all(out, buf, (size_t)n) < 0)
+			goto out;
+	}
+	if (fsync(out) < 0)
+		goto out;
+	if (renameat(dfd, tmp, dfd, slash + 1) < 0)
+		goto out;
+	rc = 0;
+out: {
+	int e = errno;
+	if (out >= 0) {
+		close(out);
+		if (rc < 0)
+			unlinkat(dfd, tmp, 0);
+	}
+	if (in >= 0)
+		close(in);
+	close(dfd);
+	errno = e;
+}
+	return rc;
+}
+
+static int read_small(const char *path, char *buf, size_t len)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	if (fd < 0)
+		return -1;
+	ssize_t n = read(fd, buf, len - 1);
+	close(fd);
+	if (n < 0)
+		return -1;
+	buf[n] = '\0';
+	buf[strcspn(buf, "\n")] = '\0';
+	return 0;
+}
+
+static void rm_spool(const char *dir)
+{
+	static const char *files[] = {"ring", "rank.gpr", "dest"};
+	char p[4200];
+	for (size_t i = 0; i < 3; i++) {
+		snprintf(p, sizeof(p), "%s/%s", dir, files[i]);
+		unlink(p);
+	}
+	rmdir(dir);
+}
+
+int gp_spool_salvage(const char *dir, const char *into, bool verbose)
+{
+	char path[4200], dest[4200], err[512];
+	const char *base = strrchr(dir, '/');
+	long pid = 0;
+	gp_rf_reader_t *r;
+	uint64_t end, lost = 0;
+	gp_ring_t ring;
+	int fd;
+
+	base = base ? base + 1 : dir;
+	const char *dot = strrchr(base, '.');
+	if (dot)
+		pid = strtol(dot + 1, NULL, 10);
+	if (pid > 0 && kill((pid_t)pid, 0) == 0)
+		return gp_err("%s: agent %ld is still running; not salvaging", dir, pid);
+	snprintf(path, sizeof(path), "%s/dest", dir);
+	if (read_small(path, dest, sizeof(dest)) < 0)
+		return gp_err_errno("%s", path);
+	if (into) {
+		/* keep the step/rank part, move it under another job directory */
+		const char *step = strstr(dest, "/step");
+		const char *last = NULL;
+		for (const char *q = dest; (q = strstr(q, "/step")); q++)
+			last = q;
+		step = last ? last : step;
+		if (step && snprintf(path, sizeof(path), "%s%s", into, step) < (int)sizeof(path))
+			snprintf(dest, sizeof(dest), "%s", path);
+	}
+	/* cut a half-written chunk off before appending */
+	snprintf(path, sizeof(path), "%s/rank.gpr", dir);
+	if (gp_rf_open(path, &r, err, sizeof(err)) < 0)
+		return gp_err("%s", err);
+	gp_event_t ev;
+	while (gp_rf_next(r, &ev) == 1)
+		;
+	end = gp_rf_stats(r)->valid_end;
+	gp_rf_close(r);
+	fd = open(path, O_RDWR | O_CLOEXEC | O_NOFOLLOW);
+	if (fd < 0 || ftruncate(fd, (off_t)end) < 0) {
+		if (fd >= 0)
+			close(fd);
+		return gp_err_errno("%s", path);
+	}
+	gp_rf_writer_t *w = gp_rf_writer_resume(fd, 0);
+	if (!w) {
+		close(fd);
+		return gp_err_errno("%s", path);
+	}
+	snprintf(path, sizeof(path), "%s/ring", dir);
+	long moved = 0;
+	if (gp_ring_attach(&ring, path) == 0) {
+		moved = gp_ring_drain(&ring, w, true, &lost);
+		gp_event_t d = {.type = GP_EV_DROPS, .ts = gp_now_ns(), .a = ring.hdr->drops};
+		gp_rf_append(w, &d);
+		gp_ring_detach(&ring);
+	}
+	if (gp_rf_writer_close(w, true) < 0)
+		return gp_err_errno("%s/rank.gpr", dir);
+	snprintf(path, sizeof(path), "%s/rank.gpr", dir);
+	if (gp_spool_publish(path, dest, 0600, 0700) < 0)
+		return gp_err_errno("publish %s", dest);
+	if (verbose)
+		gp_info("salvaged %s -> %s (%ld records from the ring, %llu lost)", dir, dest,
+			moved, (unsigned long long)lost);
+	rm_spool(dir);
+	return 0;
+}
+
+int gp_spool_salvage_all(const char *root, const char *job, const char *into, bool verbose)
+{
+	char udir[4096], prefix[64], path[4200];
+	DIR *d;
+	struct dirent *de;
+	int n = 0;
+	if (gp_spool_userdir(root, udir, sizeof(udir)) < 0)
+		return 0;
+	snprintf(prefix, sizeof(prefix), "job%s.", job ? job : "");
+	d = opendir(udir);
+	if (!d)
+		return 0;
+	while ((de = readdir(d))) {
+		if (strncmp(de->d_name, prefix, strlen(prefix)))
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", udir, de->d_name);
+		if (gp_spool_salvage(path, into, verbose) == 0)
+			n++;
+	}
+	closedir(d);
+	return n;
+}

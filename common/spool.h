@@ -1,0 +1,26 @@
+/* The node-local spool of one profiled task, and how its rank file reaches the job
+ * directory. Layout (all created by the task's user, 0700/0600):
+ *   <root>/gpuprof-<uid>/job<J>.<step>.<rank>.<agentpid>/
+ *       ring      the shared event ring (ring.h)
+ *       rank.gpr  the rank file being written (rankfile.h)
+ *       dest      the final path: <jobdir>/step<S>/rank<R>.gpr
+ * The agent publishes at exit (and a snapshot on SIGTERM); `gpuprof salvage` publishes
+ * what a dead agent left behind. */
+#ifndef GP_SPOOL_H
+#define GP_SPOOL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+/* Create (or reuse, if owned by us and not a link) <root>/gpuprof-<uid>. */
+int gp_spool_userdir(const char *root, char *out, size_t outlen);
+/* Copy src into dest atomically (tmp + fsync + rename), creating dest's directory. */
+int gp_spool_publish(const char *src, const char *dest, mode_t fmode, mode_t dmode);
+/* Salvage one task spool: drain the ring into the rank file (forced), publish it to
+ * dest, remove the spool. Refuses if the owning agent is still alive. */
+int gp_spool_salvage(const char *dir, const char *into, bool verbose);
+/* Salvage every spool of job (NULL: all) under root. Returns the number salvaged. */
+int gp_spool_salvage_all(const char *root, const char *job, const char *into, bool verbose);
+
+#endif

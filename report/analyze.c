@@ -1,0 +1,885 @@
+/* Per-rank analysis (see analyze.h). Definitions follow the seed text and HTA:
+ * busy = union of kernel and memcpy/memset intervals; idle = span - busy, split into
+ * kernel_wait (gap < 30 us), host_wait (the next launch call began after the previous
+ * GPU work ended) and other. NVTX projected GPU time = kernels whose launch call lies
+ * inside the range on the same thread (nsys-style projection). */
+#include "config.h"
+#include "analyze.h"
+#include "event.h"
+#include "log.h"
+#include "rankfile.h"
+#include "vec.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+typedef struct range {
+	uint64_t start, end, gpu_ns, sync_ns;
+	uint32_t name, tid, depth;
+} range_t;
+typedef struct kern {
+	uint64_t start, dur;
+	uint32_t name, corr, stream;
+	uint8_t kind; /* 0 kernel 1 memcpy 2 memset */
+} kern_t;
+typedef struct api {
+	uint64_t start, dur;
+	uint32_t corr, tid, cbid, stack;
+	uint8_t domain, alloc;
+} api_t;
+typedef struct mem {
+	uint64_t ts, addr, bytes;
+	uint32_t corr;
+	uint16_t kind;
+	uint8_t is_free;
+} mem_t;
+typedef struct open_range {
+	uint64_t start;
+	uint32_t name, tid;
+	uint64_t id;
+} open_t;
+
+typedef struct rank_data {
+	u64map_t strings; /* id -> index+1 into strs */
+	VEC(char *) strs;
+	VEC(range_t) ranges;
+	VEC(kern_t) kerns;
+	VEC(api_t) apis;
+	VEC(mem_t) mems;
+	VEC(open_t) stack; /* open push ranges, all threads */
+	VEC(open_t) started;
+	u64map_t stack_first_frame; /* stack id -> index into frames vec + 1 */
+	VEC(uint64_t) stack_pcs;    /* flattened: [id, n, pcs...] */
+	u64map_t frame_sym;	    /* pc -> string id */
+	u64map_t stack_off;	    /* stack id -> offset+1 in stack_pcs */
+	uint64_t nvml_mem_max, nvml_samples, nvml_util_sum;
+	uint64_t first_ts;
+} rank_data_t;
+
+/* ---- strings ---- */
+
+static char *str_slot(rank_data_t *d, uint32_t id, bool create)
+{
+	uint64_t idx;
+	if (u64map_get(&d->strings, (uint64_t)id + 1, &idx))
+		return d->strs.v[idx];
+	if (!create)
+		return NULL;
+	char *s = calloc(1, GP_STRING_MAX + 1);
+	if (!s)
+		return NULL;
+	VEC_PUSH(d->strs, s);
+	u64map_put(&d->strings, (uint64_t)id + 1, d->strs.n - 1);
+	return s;
+}
+
+static const char *str_get(rank_data_t *d, uint32_t id)
+{
+	const char *s = id ? str_slot(d, id, false) : NULL;
+	return s && *s ? s : "(unnamed)";
+}
+
+/* ---- reading ---- */
+
+static void on_event(rank_data_t *d, gp_rank_t *r, const gp_event_t *e)
+{
+	if (e->ts && (!d->first_ts || e->ts < d->first_ts) && e->type != GP_EV_STRING &&
+	    e->type != GP_EV_STACK && e->type != GP_EV_FRAME)
+		d->first_ts = e->ts;
+	switch (e->type) {
+	case GP_EV_STRING: {
+		char *s = str_slot(d, e->tid, true);
+		if (s && e->u16 + e->u8 <= GP_STRING_MAX)
+			memcpy(s + e->u16, &e->a, e->u8 <= 32 ? e->u8 : 32);
+		break;
+	}
+	case GP_EV_NVTX_PUSH: {
+		open_t o = {.start = e->ts, .name = (uint32_t)e->a, .tid = e->tid};
+		VEC_PUSH(d->stack, o);
+		break;
+	}
+	case GP_EV_NVTX_POP: {
+		/* innermost open range of this thread */
+		uint32_t depth = 0;
+		for (size_t i = d->stack.n; i-- > 0;) {
+			if (d->stack.v[i].tid != e->tid)
+				continue;
+			for (size_t j = 0; j < i; j++)
+				depth += d->stack.v[j].tid == e->tid;
+			range_t rg = {.start = d->stack.v[i].start, .end = e->ts,
+				      .name = d->stack.v[i].name, .tid = e->tid, .depth = depth};
+			VEC_PUSH(d->ranges, rg);
+			memmove(&d->stack.v[i], &d->stack.v[i + 1],
+				(d->stack.n - i - 1) * sizeof(open_t));
+			d->stack.n--;
+			break;
+		}
+		break;
+	}
+	case GP_EV_NVTX_START: {
+		open_t o = {.start = e->ts, .name = (uint32_t)e->a, .tid = e->tid, .id = e->c};
+		VEC_PUSH(d->started, o);
+		break;
+	}
+	case GP_EV_NVTX_END:
+		for (size_t i = d->started.n; i-- > 0;) {
+			if (d->started.v[i].id != e->c)
+				continue;
+			/* start/end ranges may cross threads: kept at depth 1000 so they never
+			 * count as steps but still show in the range table */
+			range_t rg = {.start = d->started.v[i].start, .end = e->ts,
+				      .name = d->started.v[i].name, .tid = d->started.v[i].tid,
+				      .depth = 1000};
+			VEC_PUSH(d->ranges, rg);
+			d->started.v[i] = d->started.v[--d->started.n];
+			break;
+		}
+		break;
+	case GP_EV_KERNEL:
+	case GP_EV_MEMCPY:
+	case GP_EV_MEMSET: {
+		kern_t k = {.start = e->ts, .dur = e->a, .corr = (uint32_t)e->c,
+			    .stream = (uint32_t)e->d};
+		k.kind = e->type == GP_EV_KERNEL ? 0 : e->type == GP_EV_MEMCPY ? 1 : 2;
+		k.name = e->type == GP_EV_KERNEL ? (uint32_t)e->b : 0;
+		if (e->type == GP_EV_MEMCPY)
+			r->nmemcpy++;
+		if (e->type == GP_EV_MEMSET)
+			r->nmemset++;
+		VEC_PUSH(d->kerns, k);
+		break;
+	}
+	case GP_EV_SYNC:
+		r->nsync_records++;
+		break;
+	case GP_EV_API: {
+		api_t a = {.start = e->ts, .dur = e->a, .corr = (uint32_t)e->c, .tid = e->tid,
+			   .cbid = (uint32_t)e->b, .stack = (uint32_t)e->d, .domain = e->u8,
+			   .alloc = e->u16 == 1};
+		VEC_PUSH(d->apis, a);
+		break;
+	}
+	case GP_EV_ALLOC:
+	case GP_EV_FREE: {
+		mem_t m = {.ts = e->ts, .addr = e->a, .bytes = e->b, .corr = (uint32_t)e->c,
+			   .kind = e->u16, .is_free = e->type == GP_EV_FREE};
+		VEC_PUSH(d->mems, m);
+		break;
+	}
+	case GP_EV_STACK: {
+		uint64_t off;
+		if (!u64map_get(&d->stack_off, e->tid, &off)) {
+			VEC_PUSH(d->stack_pcs, (uint64_t)0); /* count */
+			u64map_put(&d->stack_off, e->tid, d->stack_pcs.n);
+			off = d->stack_pcs.n;
+		}
+		/* frames arrive in order for one stack (one producer thread) */
+		uint64_t pcs[3] = {e->b, e->c, e->d};
+		for (int i = 0; i < e->u8 && i < 3; i++) {
+			if (off - 1 + 1 + d->stack_pcs.v[off - 1] != d->stack_pcs.n)
+				break; /* interleaved with another stack: keep what we have */
+			VEC_PUSH(d->stack_pcs, pcs[i]);
+			d->stack_pcs.v[off - 1]++;
+		}
+		break;
+	}
+	case GP_EV_FRAME:
+		u64map_put(&d->frame_sym, e->a, e->b);
+		break;
+	case GP_EV_NVML: {
+		d->nvml_samples++;
+		d->nvml_util_sum += e->a & 0xff;
+		if (e->b > d->nvml_mem_max)
+			d->nvml_mem_max = e->b;
+		break;
+	}
+	case GP_EV_DROPS:
+		r->drops_ring += e->a;
+		r->drops_cupti += e->b;
+		r->drops_table += e->c;
+		r->drops_cap += e->d;
+		break;
+	case GP_EV_END:
+		r->has_end = true;
+		r->wait_status = (int)e->a;
+		r->cpu_us = e->b;
+		r->maxrss_kib = e->c;
+		r->wall_ns = e->d;
+		break;
+	case GP_EV_YIELD:
+		snprintf(r->yielded + strlen(r->yielded), sizeof(r->yielded) - strlen(r->yielded),
+			 "%s%s", r->yielded[0] ? "; " : "", str_get(d, (uint32_t)e->b));
+		break;
+	default:
+		break;
+	}
+}
+
+static void rank_data_free(rank_data_t *d)
+{
+	for (size_t i = 0; i < d->strs.n; i++)
+		free(d->strs.v[i]);
+	VEC_FREE(d->strs);
+	u64map_free(&d->strings);
+	VEC_FREE(d->ranges);
+	VEC_FREE(d->kerns);
+	VEC_FREE(d->apis);
+	VEC_FREE(d->mems);
+	VEC_FREE(d->stack);
+	VEC_FREE(d->started);
+	VEC_FREE(d->stack_pcs);
+	u64map_free(&d->stack_off);
+	u64map_free(&d->frame_sym);
+	u64map_free(&d->stack_first_frame);
+}
+
+/* ---- helpers ---- */
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return x < y ? -1 : x > y;
+}
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return x < y ? -1 : x > y;
+}
+static int cmp_kern(const void *a, const void *b)
+{
+	const kern_t *x = a, *y = b;
+	return x->start < y->start ? -1 : x->start > y->start;
+}
+static int cmp_range(const void *a, const void *b)
+{
+	const range_t *x = a, *y = b;
+	if (x->tid != y->tid)
+		return x->tid < y->tid ? -1 : 1;
+	return x->start < y->start ? -1 : x->start > y->start;
+}
+static int cmp_api(const void *a, const void *b)
+{
+	const api_t *x = a, *y = b;
+	return x->start < y->start ? -1 : x->start > y->start;
+}
+
+static bool is_comm(const char *name)
+{
+	return strstr(name, "nccl") || strstr(name, "NCCL");
+}
+
+static bool is_sync_api(const api_t *a)
+{
+	/* runtime: cudaDeviceSynchronize 165, cudaStreamSynchronize 131, cudaEventSynchronize
+	 * 133, cudaMemcpy 31 (blocking); driver: cuCtxSynchronize 17, cuStreamSynchronize
+	 * 246, cuEventSynchronize 276, cuMemcpyDtoH_v2 279 */
+	if (a->alloc)
+		return false;
+	if (a->domain == 1)
+		return a->cbid == 165 || a->cbid == 131 || a->cbid == 133 || a->cbid == 31;
+	if (a->domain == 2)
+		return a->cbid == 17 || a->cbid == 246 || a->cbid == 276 || a->cbid == 279;
+	return false;
+}
+
+/* Innermost range of tid that contains ts; ranges sorted by (tid, start). */
+static range_t *enclosing(rank_data_t *d, uint32_t tid, uint64_t ts, size_t *from)
+{
+	size_t lo = 0, hi = d->ranges.n;
+	while (lo < hi) { /* first index with (tid, start) > (tid, ts) */
+		size_t mid = (lo + hi) / 2;
+		range_t *r = &d->ranges.v[mid];
+		if (r->tid < tid || (r->tid == tid && r->start <= ts))
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	*from = lo;
+	for (size_t i = lo, steps = 0; i-- > 0 && steps < 4096; steps++) {
+		range_t *r = &d->ranges.v[i];
+		if (r->tid != tid)
+			return NULL;
+		if (r->depth < 1000 && r->start <= ts && ts <= r->end)
+			return r;
+	}
+	return NULL;
+}
+
+static void stack_text(rank_data_t *d, uint32_t stack, char *out, size_t len)
+{
+	uint64_t off;
+	size_t o = 0;
+	out[0] = '\0';
+	if (!stack || !u64map_get(&d->stack_off, stack, &off))
+		return;
+	uint64_t n = d->stack_pcs.v[off - 1];
+	for (uint64_t i = 0; i < n && i < 8 && o + 2 < len; i++) {
+		uint64_t pc = d->stack_pcs.v[off + i], sid;
+		const char *s = u64map_get(&d->frame_sym, pc, &sid) ? str_get(d, (uint32_t)sid) : "?";
+		o += (size_t)snprintf(out + o, len - o, "%s%s", i ? " <- " : "", s);
+	}
+}
+
+/* ---- the analyses ---- */
+
+static void analyze_steps(gp_job_t *job, gp_rank_t *r, rank_data_t *d, const char *want,
+			  unsigned warmup)
+{
+	u64map_t counts = {0};
+	uint32_t best = 0;
+	uint64_t bestn = 0, c;
+	for (size_t i = 0; i < d->ranges.n; i++) {
+		range_t *rg = &d->ranges.v[i];
+		if (rg->depth != 0)
+			continue;
+		if (want && *want && strcmp(str_get(d, rg->name), want))
+			continue;
+		c = 0;
+		u64map_get(&counts, (uint64_t)rg->name + 1, &c);
+		u64map_put(&counts, (uint64_t)rg->name + 1, ++c);
+		if (c > bestn) {
+			bestn = c;
+			best = rg->name;
+		}
+	}
+	u64map_free(&counts);
+	if (bestn < 2)
+		return;
+	snprintf(r->step_name, sizeof(r->step_name), "%s", str_get(d, best));
+	uint64_t *st = malloc(bestn * sizeof(uint64_t) * 2);
+	size_t n = 0;
+	for (size_t i = 0; st && i < d->ranges.n; i++)
+		if (d->ranges.v[i].depth == 0 && d->ranges.v[i].name == best) {
+			st[2 * n] = d->ranges.v[i].start;
+			st[2 * n + 1] = d->ranges.v[i].end;
+			n++;
+		}
+	if (!st)
+		return;
+	/* sort steps by start (pairs) */
+	for (size_t i = 1; i < n; i++)
+		for (size_t j = i; j > 0 && st[2 * j] < st[2 * (j - 1)]; j--) {
+			uint64_t t0 = st[2 * j], t1 = st[2 * j + 1];
+			st[2 * j] = st[2 * (j - 1)];
+			st[2 * j + 1] = st[2 * (j - 1) + 1];
+			st[2 * (j - 1)] = t0;
+			st[2 * (j - 1) + 1] = t1;
+		}
+	if (warmup >= n)
+		warmup = n > 1 ? 1 : 0;
+	r->nsteps = (unsigned)n;
+	r->warmup = warmup;
+	r->nstep_ms = (unsigned)(n - warmup);
+	r->step_ms = calloc(r->nstep_ms ? r->nstep_ms : 1, sizeof(double));
+	double sum = 0, sq = 0;
+	for (size_t i = warmup; i < n && r->step_ms; i++) {
+		double ms = (double)(st[2 * i + 1] - st[2 * i]) / 1e6;
+		r->step_ms[i - warmup] = ms;
+		sum += ms;
+	}
+	double mean = r->nstep_ms ? sum / r->nstep_ms : 0;
+	for (unsigned i = 0; i < r->nstep_ms; i++)
+		sq += (r->step_ms[i] - mean) * (r->step_ms[i] - mean);
+	double *sorted = malloc((r->nstep_ms ? r->nstep_ms : 1) * sizeof(double));
+	if (sorted && r->nstep_ms) {
+		memcpy(sorted, r->step_ms, r->nstep_ms * sizeof(double));
+		qsort(sorted, r->nstep_ms, sizeof(double), cmp_double);
+		r->step_median_ms = r->nstep_ms % 2 ? sorted[r->nstep_ms / 2]
+						    : (sorted[r->nstep_ms / 2 - 1] + sorted[r->nstep_ms / 2]) / 2;
+		r->step_p95_ms = sorted[(size_t)ceil(0.95 * r->nstep_ms) - 1];
+	}
+	free(sorted);
+	r->step_mean_ms = mean;
+	r->step_cv = mean > 0 && r->nstep_ms > 1 ? sqrt(sq / (r->nstep_ms - 1)) / mean : 0;
+
+	/* memory growth per step: device bytes live at each post-warm-up step end */
+	if (d->mems.n && r->nstep_ms >= 3) {
+		double xs = 0, ys = 0, xy = 0, xx = 0;
+		unsigned k = 0;
+		for (size_t i = warmup; i < n; i++) {
+			int64_t live = 0;
+			for (size_t m = 0; m < d->mems.n; m++)
+				if (d->mems.v[m].ts <= st[2 * i + 1] && d->mems.v[m].kind != 6)
+					live += d->mems.v[m].is_free ? -(int64_t)d->mems.v[m].bytes
+								     : (int64_t)d->mems.v[m].bytes;
+			double x = (double)k++, y = (double)live;
+			xs += x, ys += y, xy += x * y, xx += x * x;
+		}
+		double den = k * xx - xs * xs;
+		r->mem_growth_per_step = den > 0 ? (k * xy - xs * ys) / den : 0;
+	}
+	/* leak suspects: device allocations made after warm-up and never freed */
+	if (d->mems.n && n > warmup) {
+		uint64_t t_warm = st[2 * warmup];
+		u64map_t live = {0}; /* addr -> index+1 of the live allocation */
+		for (size_t m = 0; m < d->mems.n; m++) {
+			mem_t *mm = &d->mems.v[m];
+			if (mm->is_free)
+				u64map_put(&live, mm->addr, 0);
+			else
+				u64map_put(&live, mm->addr, m + 1);
+		}
+		u64map_t corr_api = {0};
+		for (size_t a = 0; a < d->apis.n; a++)
+			if (d->apis.v[a].alloc)
+				u64map_put(&corr_api, d->apis.v[a].corr, a + 1);
+		u64map_t by_stack = {0};
+		uint64_t best_stack = 0, best_count = 0;
+		for (size_t i = 0; i < live.cap; i++) {
+			if (!live.k[i] || !live.v[i])
+				continue;
+			mem_t *mm = &d->mems.v[live.v[i] - 1];
+			if (mm->ts < t_warm || mm->kind == 6)
+				continue;
+			r->leak_bytes += mm->bytes;
+			r->leak_allocs++;
+			uint64_t ai = 0, cnt = 0;
+			uint64_t sid = u64map_get(&corr_api, mm->corr, &ai) ? d->apis.v[ai - 1].stack : 0;
+			u64map_get(&by_stack, sid + 1, &cnt);
+			u64map_put(&by_stack, sid + 1, ++cnt);
+			if (cnt > best_count) {
+				best_count = cnt;
+				best_stack = sid;
+			}
+		}
+		stack_text(d, (uint32_t)best_stack, r->leak_stack, sizeof(r->leak_stack));
+		u64map_free(&live);
+		u64map_free(&corr_api);
+		u64map_free(&by_stack);
+	}
+	if (d->kerns.n)
+		r->kernels_per_step = (double)r->nkernels / (double)n;
+	free(st);
+	(void)job;
+}
+
+static void analyze_gpu(gp_rank_t *r, rank_data_t *d, u64map_t *corr_api)
+{
+	if (!d->kerns.n)
+		return;
+	qsort(d->kerns.v, d->kerns.n, sizeof(kern_t), cmp_kern);
+	uint64_t cur_s = d->kerns.v[0].start, cur_e = cur_s, first = cur_s, last = 0;
+	uint64_t comm_e = 0, comp_e = 0;
+	VEC(uint64_t) lat = {0};
+	for (size_t i = 0; i < d->kerns.n; i++) {
+		kern_t *k = &d->kerns.v[i];
+		uint64_t e = k->start + k->dur;
+		if (k->kind == 0)
+			r->nkernels++;
+		if (e > last)
+			last = e;
+		/* busy union and idle classification */
+		if (k->start > cur_e) {
+			uint64_t gap = k->start - cur_e, ai;
+			r->busy_ns += cur_e - cur_s;
+			if (gap < 30000)
+				r->idle_kernel_ns += gap;
+			else if (u64map_get(corr_api, k->corr, &ai) &&
+				 d->apis.v[ai - 1].start >= cur_e)
+				r->idle_host_ns += gap;
+			else
+				r->idle_other_ns += gap;
+			cur_s = k->start;
+		}
+		if (e > cur_e)
+			cur_e = e;
+		/* categories and comm/compute overlap (compute and comm unions swept) */
+		if (k->kind != 0) {
+			r->memcpy_ns += k->dur;
+			continue;
+		}
+		const char *nm = str_get(d, k->name);
+		bool comm = is_comm(nm);
+		if (comm) {
+			r->comm_ns += k->dur;
+			if (comp_e > k->start)
+				r->overlap_ns += (comp_e < e ? comp_e : e) - k->start;
+			if (e > comm_e)
+				comm_e = e;
+		} else {
+			r->compute_ns += k->dur;
+			if (comm_e > k->start)
+				r->overlap_ns += (comm_e < e ? comm_e : e) - k->start;
+			if (e > comp_e)
+				comp_e = e;
+		}
+		if (k->dur < 10000)
+			r->small_kernels++;
+		uint64_t ai;
+		if (u64map_get(corr_api, k->corr, &ai)) {
+			api_t *a = &d->apis.v[ai - 1];
+			r->launches_matched++;
+			if (k->start >= a->start)
+				VEC_PUSH(lat, k->start - a->start);
+			if (k->dur < a->dur)
+				r->short_vs_launch++;
+		}
+	}
+	r->busy_ns += cur_e - cur_s;
+	r->span_ns = last - first;
+	if (r->nkernels)
+		r->kernel_mean_us = (double)r->compute_ns / 1e3 / (double)r->nkernels;
+	if (lat.n) {
+		qsort(lat.v, lat.n, sizeof(uint64_t), cmp_u64);
+		r->launch_latency_us = (double)lat.v[lat.n / 2] / 1e3;
+	}
+	VEC_FREE(lat);
+}
+
+static gp_kstat_t *kstat_get(gp_job_t *job, const char *name)
+{
+	for (unsigned i = 0; i < job->nk; i++)
+		if (!strcmp(job->k[i].name, name))
+			return &job->k[i];
+	if (job->nk == job->kcap) {
+		unsigned nc = job->kcap ? job->kcap * 2 : 64;
+		gp_kstat_t *n = realloc(job->k, nc * sizeof(*n));
+		if (!n)
+			return NULL;
+		job->k = n;
+		job->kcap = nc;
+	}
+	gp_kstat_t *k = &job->k[job->nk++];
+	memset(k, 0, sizeof(*k));
+	k->name = strdup(name);
+	k->min = UINT64_MAX;
+	k->comm = is_comm(name);
+	return k;
+}
+
+static gp_rstat_t *rstat_get(gp_job_t *job, const char *name)
+{
+	for (unsigned i = 0; i < job->nr; i++)
+		if (!strcmp(job->r[i].name, name))
+			return &job->r[i];
+	if (job->nr == job->rcap) {
+		unsigned nc = job->rcap ? job->rcap * 2 : 64;
+		gp_rstat_t *n = realloc(job->r, nc * sizeof(*n));
+		if (!n)
+			return NULL;
+		job->r = n;
+		job->rcap = nc;
+	}
+	gp_rstat_t *r = &job->r[job->nr++];
+	memset(r, 0, sizeof(*r));
+	r->name = strdup(name);
+	return r;
+}
+
+static void merge_kernels(gp_job_t *job, rank_data_t *d)
+{
+	/* per-rank aggregation by name id first (cheap), then by name across ranks */
+	u64map_t idx = {0};
+	VEC(gp_kstat_t) loc = {0};
+	for (size_t i = 0; i < d->kerns.n; i++) {
+		kern_t *k = &d->kerns.v[i];
+		uint64_t j;
+		if (k->kind != 0)
+			continue;
+		if (!u64map_get(&idx, (uint64_t)k->name + 1, &j)) {
+			gp_kstat_t z = {.name = (char *)str_get(d, k->name), .min = UINT64_MAX};
+			VEC_PUSH(loc, z);
+			j = loc.n - 1;
+			u64map_put(&idx, (uint64_t)k->name + 1, j);
+		}
+		gp_kstat_t *s = &loc.v[j];
+		s->calls++;
+		s->total += k->dur;
+		if (k->dur < s->min)
+			s->min = k->dur;
+		if (k->dur > s->max)
+			s->max = k->dur;
+	}
+	for (size_t i = 0; i < loc.n; i++) {
+		gp_kstat_t *g = kstat_get(job, loc.v[i].name);
+		if (!g)
+			continue;
+		g->calls += loc.v[i].calls;
+		g->total += loc.v[i].total;
+		if (loc.v[i].min < g->min)
+			g->min = loc.v[i].min;
+		if (loc.v[i].max > g->max)
+			g->max = loc.v[i].max;
+	}
+	VEC_FREE(loc);
+	u64map_free(&idx);
+}
+
+static void analyze_ranges(gp_job_t *job, gp_rank_t *r, rank_data_t *d, u64map_t *corr_api)
+{
+	size_t from;
+	qsort(d->ranges.v, d->ranges.n, sizeof(range_t), cmp_range);
+	r->nvtx_ranges = d->ranges.n;
+	/* projected GPU time: each kernel to every range enclosing its launch call */
+	for (size_t i = 0; i < d->kerns.n; i++) {
+		kern_t *k = &d->kerns.v[i];
+		uint64_t ai;
+		if (!u64map_get(corr_api, k->corr, &ai))
+			continue;
+		api_t *a = &d->apis.v[ai - 1];
+		range_t *rg = enclosing(d, a->tid, a->start, &from);
+		if (!rg)
+			continue;
+		for (size_t j = from, steps = 0; j-- > 0 && steps < 4096; steps++) {
+			range_t *x = &d->ranges.v[j];
+			if (x->tid != a->tid)
+				break;
+			if (x->depth < 1000 && x->start <= a->start && a->start <= x->end) {
+				x->gpu_ns += k->dur;
+				if (x->depth == 0)
+					break;
+			}
+		}
+	}
+	/* synchronisation stalls, with the range they happened in */
+	u64map_t sync_by_name = {0};
+	for (size_t i = 0; i < d->apis.n; i++) {
+		api_t *a = &d->apis.v[i];
+		if (!is_sync_api(a))
+			continue;
+		r->sync_ns += a->dur;
+		r->sync_calls++;
+		range_t *rg = enclosing(d, a->tid, a->start, &from);
+		if (rg) {
+			rg->sync_ns += a->dur;
+			uint64_t v = 0;
+			u64map_get(&sync_by_name, (uint64_t)rg->name + 1, &v);
+			u64map_put(&sync_by_name, (uint64_t)rg->name + 1, v + a->dur);
+			if (v + a->dur > r->sync_range_ns) {
+				r->sync_range_ns = v + a->dur;
+				snprintf(r->sync_range, sizeof(r->sync_range), "%s",
+					 str_get(d, rg->name));
+			}
+		}
+	}
+	u64map_free(&sync_by_name);
+	for (size_t i = 0; i < d->ranges.n; i++) {
+		range_t *x = &d->ranges.v[i];
+		gp_rstat_t *s = rstat_get(job, str_get(d, x->name));
+		if (!s)
+			continue;
+		s->count++;
+		s->cpu_ns += x->end - x->start;
+		s->gpu_ns += x->gpu_ns;
+		s->sync_ns += x->sync_ns;
+	}
+}
+
+static void analyze_memory(gp_rank_t *r, rank_data_t *d)
+{
+	int64_t live = 0;
+	uint64_t peak_corr = 0, static_b = 0;
+	u64map_t corr_api = {0};
+	size_t from;
+	for (size_t i = 0; i < d->mems.n; i++) { /* already time-ordered per CUPTI */
+		mem_t *m = &d->mems.v[i];
+		if (m->kind == 6) { /* DEVICE_STATIC: module globals */
+			static_b += m->is_free ? 0 : m->bytes;
+			continue;
+		}
+		if (m->is_free) {
+			r->nfrees++;
+			live -= (int64_t)m->bytes;
+		} else {
+			r->nallocs++;
+			live += (int64_t)m->bytes;
+			if (live > (int64_t)r->mem_peak) {
+				r->mem_peak = (uint64_t)live;
+				r->mem_peak_t_ns = m->ts - d->first_ts;
+				peak_corr = m->corr;
+			}
+		}
+	}
+	r->mem_final = live > 0 ? (uint64_t)live : 0;
+	r->mem_static = static_b;
+	for (size_t a = 0; a < d->apis.n; a++)
+		if (d->apis.v[a].alloc)
+			u64map_put(&corr_api, d->apis.v[a].corr, a + 1);
+	uint64_t ai;
+	if (peak_corr && u64map_get(&corr_api, peak_corr, &ai))
+		stack_text(d, d->apis.v[ai - 1].stack, r->mem_peak_stack, sizeof(r->mem_peak_stack));
+	/* optimizer state: allocations made inside an optimizer range and never freed */
+	u64map_t live_map = {0};
+	for (size_t i = 0; i < d->mems.n; i++)
+		u64map_put(&live_map, d->mems.v[i].addr, d->mems.v[i].is_free ? 0 : i + 1);
+	for (size_t i = 0; i < live_map.cap; i++) {
+		if (!live_map.k[i] || !live_map.v[i])
+			continue;
+		mem_t *m = &d->mems.v[live_map.v[i] - 1];
+		if (!u64map_get(&corr_api, m->corr, &ai))
+			continue;
+		api_t *a = &d->apis.v[ai - 1];
+		for (range_t *rg = enclosing(d, a->tid, a->start, &from); rg;) {
+			const char *nm = str_get(d, rg->name);
+			if (strstr(nm, "optim") || strstr(nm, "Optim"))
+				r->optimizer_bytes += m->bytes;
+			break;
+		}
+	}
+	u64map_free(&live_map);
+	u64map_free(&corr_api);
+	r->nvml_mem_max = d->nvml_mem_max;
+	r->nvml_samples = d->nvml_samples;
+	r->nvml_util_mean = d->nvml_samples ? (double)d->nvml_util_sum / d->nvml_samples : 0;
+}
+
+static int load_rank(gp_job_t *job, const char *path, gp_rank_t *r)
+{
+	char err[512];
+	gp_rf_reader_t *rd;
+	gp_event_t ev;
+	rank_data_t d;
+	const char *h;
+	memset(&d, 0, sizeof(d));
+	memset(r, 0, sizeof(*r));
+	snprintf(r->path, sizeof(r->path), "%s", path);
+	if (gp_rf_open(path, &rd, err, sizeof(err)) < 0)
+		return gp_warn("%s", err);
+	r->rank = (h = gp_rf_header(rd, "rank")) ? atoi(h) : 0;
+	if ((h = gp_rf_header(rd, "node")))
+		snprintf(r->node, sizeof(r->node), "%s", h);
+	if ((h = gp_rf_header(rd, "step")))
+		snprintf(r->step, sizeof(r->step), "%s", h);
+	if ((h = gp_rf_header(rd, "wrapped")))
+		snprintf(r->wrapped, sizeof(r->wrapped), "%s", h);
+	if ((h = gp_rf_header(rd, "yielded")) && *h)
+		snprintf(r->yielded, sizeof(r->yielded), "%s", h);
+	if ((h = gp_rf_header(rd, "command")))
+		snprintf(r->command, sizeof(r->command), "%s", h);
+	if (!job->job[0] && (h = gp_rf_header(rd, "job")))
+		snprintf(job->job, sizeof(job->job), "%s", h);
+	if ((h = gp_rf_header(rd, "ntasks")))
+		job->ntasks_expected = (unsigned)atoi(h) > job->ntasks_expected ? (unsigned)atoi(h)
+									 : job->ntasks_expected;
+	char want[128] = "";
+	if ((h = gp_rf_header(rd, "step_range")))
+		snprintf(want, sizeof(want), "%s", h);
+	unsigned warmup = (h = gp_rf_header(rd, "warmup_steps")) ? (unsigned)atoi(h) : 3;
+	uint64_t rt = (h = gp_rf_header(rd, "realtime_ns")) ? strtoull(h, NULL, 10) : 0;
+	uint64_t mono = (h = gp_rf_header(rd, "monotonic_ns")) ? strtoull(h, NULL, 10) : 0;
+	while (gp_rf_next(rd, &ev) == 1)
+		on_event(&d, r, &ev);
+	const gp_rf_stats_t *st = gp_rf_stats(rd);
+	r->truncated = st->truncated;
+	r->corrupt_chunks = st->corrupt_chunks;
+	r->records = st->records;
+	gp_rf_close(rd);
+	r->t0_realtime_ns = rt + (d.first_ts > mono ? d.first_ts - mono : 0);
+
+	u64map_t corr_api = {0};
+	qsort(d.apis.v, d.apis.n, sizeof(api_t), cmp_api);
+	for (size_t i = 0; i < d.apis.n; i++)
+		if (!d.apis.v[i].alloc)
+			u64map_put(&corr_api, d.apis.v[i].corr, i + 1);
+	analyze_gpu(r, &d, &corr_api);
+	analyze_ranges(job, r, &d, &corr_api);
+	analyze_steps(job, r, &d, want, warmup);
+	analyze_memory(r, &d);
+	if (r->nsteps)
+		r->kernel_gpu_per_step_ms = (double)r->compute_ns / 1e6 / r->nsteps;
+	merge_kernels(job, &d);
+	u64map_free(&corr_api);
+	rank_data_free(&d);
+	return 0;
+}
+
+static int cmp_rank(const void *a, const void *b)
+{
+	const gp_rank_t *x = a, *y = b;
+	int c = strcmp(x->step, y->step);
+	return c ? c : x->rank - y->rank;
+}
+
+static int cmp_kstat(const void *a, const void *b)
+{
+	const gp_kstat_t *x = a, *y = b;
+	return x->total > y->total ? -1 : x->total < y->total;
+}
+
+static int cmp_rstat(const void *a, const void *b)
+{
+	const gp_rstat_t *x = a, *y = b;
+	return x->cpu_ns > y->cpu_ns ? -1 : x->cpu_ns < y->cpu_ns;
+}
+
+int gp_job_load(gp_job_t *job, const char *dir, const char *step, char *err, size_t errlen)
+{
+	DIR *top;
+	struct dirent *de;
+	memset(job, 0, sizeof(*job));
+	snprintf(job->dir, sizeof(job->dir), "%s", dir);
+	top = opendir(dir);
+	if (!top) {
+		snprintf(err, errlen, "%s: %s", dir, strerror(errno));
+		return -1;
+	}
+	unsigned cap = 0;
+	while ((de = readdir(top))) {
+		char sub[4400];
+		DIR *sd;
+		struct dirent *fe;
+		if (strncmp(de->d_name, "step", 4))
+			continue;
+		if (step && strcmp(de->d_name + 4, step))
+			continue;
+		snprintf(sub, sizeof(sub), "%s/%s", dir, de->d_name);
+		sd = opendir(sub);
+		if (!sd)
+			continue;
+		while ((fe = readdir(sd))) {
+			size_t l = strlen(fe->d_name);
+			char path[4700];
+			if (strncmp(fe->d_name, "rank", 4) || l < 8 || strcmp(fe->d_name + l - 4, ".gpr"))
+				continue;
+			if (job->nranks == cap) {
+				cap = cap ? cap * 2 : 16;
+				gp_rank_t *n = realloc(job->ranks, cap * sizeof(*n));
+				if (!n)
+					break;
+				job->ranks = n;
+			}
+			snprintf(path, sizeof(path), "%s/%s", sub, fe->d_name);
+			if (load_rank(job, path, &job->ranks[job->nranks]) == 0)
+				job->nranks++;
+		}
+		closedir(sd);
+	}
+	closedir(top);
+	if (!job->nranks) {
+		snprintf(err, errlen, "%s: no rank files (step*/rank*.gpr)", dir);
+		return -1;
+	}
+	qsort(job->ranks, job->nranks, sizeof(gp_rank_t), cmp_rank);
+	qsort(job->k, job->nk, sizeof(gp_kstat_t), cmp_kstat);
+	qsort(job->r, job->nr, sizeof(gp_rstat_t), cmp_rstat);
+	double *med = calloc(job->nranks, sizeof(double));
+	unsigned nm = 0;
+	for (unsigned i = 0; med && i < job->nranks; i++)
+		if (job->ranks[i].nstep_ms)
+			med[nm++] = job->ranks[i].step_median_ms;
+	if (nm) {
+		qsort(med, nm, sizeof(double), cmp_double);
+		job->step_median_ms = nm % 2 ? med[nm / 2] : (med[nm / 2 - 1] + med[nm / 2]) / 2;
+	}
+	free(med);
+	return 0;
+}
+
+void gp_job_free(gp_job_t *job)
+{
+	for (unsigned i = 0; i < job->nranks; i++)
+		free(job->ranks[i].step_ms);
+	free(job->ranks);
+	for (unsigned i = 0; i < job->nk; i++)
+		free(job->k[i].name);
+	free(job->k);
+	for (unsigned i = 0; i < job->nr; i++)
+		free(job->r[i].name);
+	free(job->r);
+	memset(job, 0, sizeof(*job));
+}

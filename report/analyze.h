@@ -1,0 +1,96 @@
+/* Per-rank analysis and job-wide aggregation behind `gpuprof report` and `diff`.
+ * Rank files are read one at a time through the common reader; only per-rank summaries
+ * and the merged kernel/range tables stay in memory. */
+#ifndef GP_ANALYZE_H
+#define GP_ANALYZE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+typedef struct gp_kstat {
+	char *name;
+	uint64_t calls, total, min, max;
+	bool comm;
+} gp_kstat_t;
+
+typedef struct gp_rstat {
+	char *name;
+	uint64_t count, cpu_ns, gpu_ns, sync_ns;
+} gp_rstat_t;
+
+typedef struct gp_rank {
+	char path[4096], node[128], step[32], wrapped[16], yielded[256], command[256];
+	int rank;
+	bool has_end, truncated;
+	uint64_t corrupt_chunks, records;
+	int wait_status;
+	uint64_t wall_ns, cpu_us, maxrss_kib;
+	uint64_t t0_realtime_ns; /* realtime of the first event, for cross-rank alignment */
+	/* how slow */
+	char step_name[128];
+	unsigned nsteps, warmup;
+	double step_mean_ms, step_median_ms, step_p95_ms, step_cv;
+	double *step_ms; /* post-warm-up step durations */
+	unsigned nstep_ms;
+	/* where the time goes */
+	uint64_t nkernels, span_ns, busy_ns, idle_host_ns, idle_kernel_ns, idle_other_ns;
+	uint64_t comm_ns, compute_ns, memcpy_ns, overlap_ns, nmemcpy, nmemset;
+	uint64_t sync_ns, sync_calls, nsync_records;
+	char sync_range[128];
+	uint64_t sync_range_ns;
+	uint64_t small_kernels, short_vs_launch, launches_matched;
+	double launch_latency_us, kernel_mean_us, kernels_per_step, kernel_gpu_per_step_ms;
+	/* where the memory goes */
+	uint64_t nallocs, nfrees, mem_peak, mem_peak_t_ns, mem_final, mem_static;
+	char mem_peak_stack[1024];
+	double mem_growth_per_step;
+	uint64_t leak_bytes, leak_allocs;
+	char leak_stack[1024];
+	uint64_t optimizer_bytes;
+	uint64_t nvml_mem_max, nvml_samples;
+	double nvml_util_mean;
+	/* data quality */
+	uint64_t drops_ring, drops_cupti, drops_table, drops_cap;
+	uint64_t nvtx_ranges;
+} gp_rank_t;
+
+typedef struct gp_finding {
+	char id[32];
+	double score; /* estimated share of step time (or memory) at stake, for ranking */
+	char title[256];
+	char evidence[1024];
+	char threshold[256];
+	char fix[512];
+} gp_finding_t;
+
+typedef struct gp_job {
+	char dir[4096];
+	char job[32];
+	gp_rank_t *ranks;
+	unsigned nranks;
+	gp_kstat_t *k;
+	unsigned nk, kcap;
+	gp_rstat_t *r;
+	unsigned nr, rcap;
+	gp_finding_t f[16];
+	unsigned nf;
+	unsigned missing_ranks, ntasks_expected;
+	char sacct[2048];
+	double step_median_ms; /* median over ranks of rank medians */
+} gp_job_t;
+
+/* Load every rank file under dir (step* subdirectories), optionally one step only. */
+int gp_job_load(gp_job_t *job, const char *dir, const char *step, char *err, size_t errlen);
+void gp_job_findings(gp_job_t *job);
+void gp_job_free(gp_job_t *job);
+
+void gp_report_text(const gp_job_t *job, FILE *out);
+void gp_report_json(const gp_job_t *job, FILE *out);
+void gp_report_summary_line(const gp_job_t *job, char *buf, size_t len);
+/* Chrome/Perfetto trace of the job (re-reads the rank files). */
+int gp_export_chrome(const gp_job_t *job, FILE *out, const char *ranks, uint64_t max_events);
+
+void gp_json_str(FILE *out, const char *s);
+
+#endif

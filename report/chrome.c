@@ -1,0 +1,191 @@
+/* Chrome/Perfetto trace export: one process per rank, NVTX as slices on CPU threads, a
+ * track per GPU stream, flow events from each launch call to its kernel (cat "ac2g", as
+ * HolisticTraceAnalysis expects), device memory and NVML as counters. */
+#include "config.h"
+#include "analyze.h"
+#include "event.h"
+#include "rankfile.h"
+#include "ranks.h"
+#include "vec.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct {
+	u64map_t ids;
+	VEC(char *) v;
+} strtab_t;
+
+static const char *lookup(strtab_t *t, uint32_t id)
+{
+	uint64_t i;
+	return u64map_get(&t->ids, (uint64_t)id + 1, &i) ? t->v.v[i] : "";
+}
+
+static void load_strings(const char *path, strtab_t *t)
+{
+	char err[256];
+	gp_rf_reader_t *r;
+	gp_event_t e;
+	if (gp_rf_open(path, &r, err, sizeof(err)) < 0)
+		return;
+	while (gp_rf_next(r, &e) == 1) {
+		if (e.type != GP_EV_STRING)
+			continue;
+		uint64_t i;
+		if (!u64map_get(&t->ids, (uint64_t)e.tid + 1, &i)) {
+			char *s = calloc(1, GP_STRING_MAX + 1);
+			if (!s)
+				continue;
+			VEC_PUSH(t->v, s);
+			i = t->v.n - 1;
+			u64map_put(&t->ids, (uint64_t)e.tid + 1, i);
+		}
+		if (e.u16 + e.u8 <= GP_STRING_MAX)
+			memcpy(t->v.v[i] + e.u16, &e.a, e.u8 <= 32 ? e.u8 : 32);
+	}
+	gp_rf_close(r);
+}
+
+int gp_export_chrome(const gp_job_t *job, FILE *out, const char *ranklist, uint64_t max_events)
+{
+	gp_ranks_t sel;
+	char err[256];
+	uint64_t t0 = UINT64_MAX, written = 0;
+	bool first = true;
+	if (ranklist && gp_ranks_parse(ranklist, &sel, err, sizeof(err)) < 0) {
+		fprintf(stderr, "gpuprof: export: --ranks: %s\n", err);
+		return -1;
+	}
+	for (unsigned i = 0; i < job->nranks; i++)
+		if (job->ranks[i].t0_realtime_ns && job->ranks[i].t0_realtime_ns < t0)
+			t0 = job->ranks[i].t0_realtime_ns;
+	fprintf(out, "{\"displayTimeUnit\": \"ns\", \"otherData\": {\"producer\": \"gpuprof "
+		     PACKAGE_VERSION "\", \"job\": ");
+	gp_json_str(out, job->job);
+	fprintf(out, "}, \"traceEvents\": [\n");
+	for (unsigned i = 0; i < job->nranks; i++) {
+		const gp_rank_t *rk = &job->ranks[i];
+		gp_rf_reader_t *r;
+		gp_event_t e;
+		strtab_t st = {0};
+		if (ranklist && !gp_ranks_contains(&sel, (uint32_t)rk->rank))
+			continue;
+		load_strings(rk->path, &st);
+		if (gp_rf_open(rk->path, &r, err, sizeof(err)) < 0)
+			continue;
+		const char *h = gp_rf_header(r, "realtime_ns");
+		uint64_t rt = h ? strtoull(h, NULL, 10) : 0;
+		h = gp_rf_header(r, "monotonic_ns");
+		uint64_t mono = h ? strtoull(h, NULL, 10) : 0;
+		int pid = rk->rank;
+		fprintf(out, "%s{\"ph\": \"M\", \"name\": \"process_name\", \"pid\": %d, \"args\": "
+			     "{\"name\": \"rank %d (%s)\"}},\n"
+			     "{\"ph\": \"M\", \"name\": \"process_sort_index\", \"pid\": %d, \"args\": "
+			     "{\"sort_index\": %d}}",
+			first ? "" : ",\n", pid, rk->rank, rk->node, pid, rk->rank);
+		fprintf(out, ",\n{\"ph\": \"M\", \"name\": \"distributedInfo\", \"pid\": %d, \"args\": "
+			     "{\"rank\": %d}}",
+			pid, rk->rank);
+		first = false;
+		int64_t live = 0;
+		u64map_t streams = {0};
+#define TS(x) (((double)((x) - mono + rt) - (double)t0) / 1000.0)
+		while (gp_rf_next(r, &e) == 1 && (!max_events || written < max_events)) {
+			switch (e.type) {
+			case GP_EV_NVTX_PUSH:
+				fprintf(out, ",\n{\"ph\": \"B\", \"cat\": \"nvtx\", \"pid\": %d, \"tid\": %u, "
+					     "\"ts\": %.3f, \"name\": ",
+					pid, e.tid, TS(e.ts));
+				gp_json_str(out, lookup(&st, (uint32_t)e.a));
+				fputc('}', out);
+				break;
+			case GP_EV_NVTX_POP:
+				fprintf(out, ",\n{\"ph\": \"E\", \"pid\": %d, \"tid\": %u, \"ts\": %.3f}",
+					pid, e.tid, TS(e.ts));
+				break;
+			case GP_EV_NVTX_MARK:
+				if (e.u8)
+					break;
+				fprintf(out, ",\n{\"ph\": \"i\", \"s\": \"t\", \"cat\": \"nvtx\", \"pid\": %d, "
+					     "\"tid\": %u, \"ts\": %.3f, \"name\": ",
+					pid, e.tid, TS(e.ts));
+				gp_json_str(out, lookup(&st, (uint32_t)e.a));
+				fputc('}', out);
+				break;
+			case GP_EV_KERNEL:
+			case GP_EV_MEMCPY:
+			case GP_EV_MEMSET: {
+				uint64_t tid = 1000000 + e.d, dummy;
+				if (!u64map_get(&streams, tid, &dummy)) {
+					u64map_put(&streams, tid, 1);
+					fprintf(out, ",\n{\"ph\": \"M\", \"name\": \"thread_name\", \"pid\": %d, "
+						     "\"tid\": %llu, \"args\": {\"name\": \"GPU %u stream %llu\"}}",
+						pid, (unsigned long long)tid, e.u8, (unsigned long long)e.d);
+				}
+				fprintf(out, ",\n{\"ph\": \"X\", \"cat\": \"%s\", \"pid\": %d, \"tid\": %llu, "
+					     "\"ts\": %.3f, \"dur\": %.3f, \"name\": ",
+					e.type == GP_EV_KERNEL ? "kernel" : e.type == GP_EV_MEMCPY ? "gpu_memcpy"
+												   : "gpu_memset",
+					pid, (unsigned long long)tid, TS(e.ts), e.a / 1000.0);
+				gp_json_str(out, e.type == GP_EV_KERNEL ? lookup(&st, (uint32_t)e.b)
+									: e.type == GP_EV_MEMCPY ? "Memcpy"
+												 : "Memset");
+				fprintf(out, ", \"args\": {\"correlation\": %llu, \"stream\": %llu, "
+					     "\"device\": %u%s}}",
+					(unsigned long long)e.c, (unsigned long long)e.d, e.u8,
+					e.type == GP_EV_KERNEL ? "" : "");
+				fprintf(out, ",\n{\"ph\": \"f\", \"bp\": \"e\", \"cat\": \"ac2g\", \"id\": %llu, "
+					     "\"pid\": %d, \"tid\": %llu, \"ts\": %.3f, \"name\": \"ac2g\"}",
+					(unsigned long long)e.c, pid, (unsigned long long)tid, TS(e.ts));
+				break;
+			}
+			case GP_EV_API:
+				if (e.u16 == 1)
+					break; /* allocation stack marker, not a timed call */
+				fprintf(out, ",\n{\"ph\": \"X\", \"cat\": \"cuda_runtime\", \"pid\": %d, "
+					     "\"tid\": %u, \"ts\": %.3f, \"dur\": %.3f, \"name\": \"%s %llu\", "
+					     "\"args\": {\"correlation\": %llu, \"cbid\": %llu}}",
+					pid, e.tid, TS(e.ts), e.a / 1000.0, e.u8 == 1 ? "cuda" : "cu",
+					(unsigned long long)e.b, (unsigned long long)e.c,
+					(unsigned long long)e.b);
+				fprintf(out, ",\n{\"ph\": \"s\", \"cat\": \"ac2g\", \"id\": %llu, \"pid\": %d, "
+					     "\"tid\": %u, \"ts\": %.3f, \"name\": \"ac2g\"}",
+					(unsigned long long)e.c, pid, e.tid, TS(e.ts));
+				break;
+			case GP_EV_ALLOC:
+			case GP_EV_FREE:
+				if (e.u16 == 6)
+					break;
+				live += e.type == GP_EV_ALLOC ? (int64_t)e.b : -(int64_t)e.b;
+				fprintf(out, ",\n{\"ph\": \"C\", \"pid\": %d, \"ts\": %.3f, \"name\": "
+					     "\"device memory\", \"args\": {\"MiB\": %.3f}}",
+					pid, TS(e.ts), live / 1048576.0);
+				break;
+			case GP_EV_NVML:
+				fprintf(out, ",\n{\"ph\": \"C\", \"pid\": %d, \"ts\": %.3f, \"name\": \"NVML GPU "
+					     "%u\", \"args\": {\"util %%\": %llu, \"used MiB\": %.1f, \"power W\": "
+					     "%.1f}}",
+					pid, TS(e.ts), e.u8, (unsigned long long)(e.a & 0xff),
+					e.b / 1048576.0, (e.c & 0xffffffffu) / 1000.0);
+				break;
+			default:
+				continue;
+			}
+			written++;
+		}
+#undef TS
+		gp_rf_close(r);
+		u64map_free(&streams);
+		for (size_t k = 0; k < st.v.n; k++)
+			free(st.v.v[k]);
+		VEC_FREE(st.v);
+		u64map_free(&st.ids);
+	}
+	fprintf(out, "\n]}\n");
+	if (max_events && written >= max_events)
+		fprintf(stderr, "gpuprof: export: stopped at %llu events (--max-events); select "
+				"ranks with --ranks\n",
+			(unsigned long long)written);
+	return 0;
+}

@@ -1,0 +1,445 @@
+/* gpuprof: the command line. run (the agent without Slurm), report, export, salvage, diff. */
+#include "config.h"
+#include "analyze.h"
+#include "env.h"
+#include "log.h"
+#include "modes.h"
+#include "path.h"
+#include "ranks.h"
+#include "spool.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static int usage(FILE *f)
+{
+	fprintf(f,
+		"usage: gpuprof run [--modes=MODES] [--output=DIR] [--ranks=LIST] -- PROGRAM [ARGS]\n"
+		"       gpuprof report [--step=S] [--format=text|json] [--output=FILE] [--sacct]\n"
+		"                      [--quiet] [--summary-line] JOBDIR|JOBID\n"
+		"       gpuprof export --format=chrome [--ranks=LIST] [--max-events=N] --output=FILE JOBDIR\n"
+		"       gpuprof salvage [--job=ID] [--spool=ROOT] [--into=DIR] [SPOOLDIR...]\n"
+		"       gpuprof diff JOBDIR_A JOBDIR_B\n"
+		"modes:\n%s",
+		gp_modes_help());
+	return 2;
+}
+
+/* --key=value or --key value; returns the value or NULL. */
+static const char *opt(int argc, char **argv, int *i, const char *key)
+{
+	size_t kl = strlen(key);
+	if (strncmp(argv[*i], key, kl))
+		return NULL;
+	if (argv[*i][kl] == '=')
+		return argv[*i] + kl + 1;
+	if (argv[*i][kl] == '\0' && *i + 1 < argc)
+		return argv[++*i];
+	return NULL;
+}
+
+static const char *agent_path(void)
+{
+	static char buf[PATH_MAX];
+	const char *e = getenv("GPUPROF_AGENT");
+	if (e)
+		return e;
+	/* a build tree or an install: next to us first */
+	ssize_t n = readlink("/proc/self/exe", buf, sizeof(buf) - 32);
+	if (n > 0) {
+		buf[n] = '\0';
+		char *slash = strrchr(buf, '/');
+		if (slash) {
+			strcpy(slash + 1, "gpuprof-agent");
+			if (access(buf, X_OK) == 0)
+				return buf;
+		}
+	}
+	return GP_AGENT_PATH;
+}
+
+static const char *inject_path(void)
+{
+	static char buf[PATH_MAX];
+	const char *e = getenv(GP_ENV_INJECT);
+	if (e)
+		return e;
+	ssize_t n = readlink("/proc/self/exe", buf, sizeof(buf) - 40);
+	if (n > 0) {
+		buf[n] = '\0';
+		char *slash = strrchr(buf, '/');
+		if (slash) {
+			strcpy(slash + 1, ".libs/libgpuprof-inject.so");
+			if (access(buf, R_OK) == 0)
+				return buf;
+		}
+	}
+	return GP_INJECT_PATH;
+}
+
+static int cmd_run(int argc, char **argv)
+{
+	const char *modes = getenv(GP_ENV_MODES), *output = getenv(GP_ENV_OUTPUT),
+		   *ranks = getenv(GP_ENV_RANKS);
+	char err[512], dir[PATH_MAX], expanded[PATH_MAX];
+	unsigned m;
+	int i;
+	for (i = 1; i < argc; i++) {
+		const char *v;
+		if (!strcmp(argv[i], "--")) {
+			i++;
+			break;
+		}
+		if ((v = opt(argc, argv, &i, "--modes")))
+			modes = v;
+		else if ((v = opt(argc, argv, &i, "--output")))
+			output = v;
+		else if ((v = opt(argc, argv, &i, "--ranks")))
+			ranks = v;
+		else if (argv[i][0] == '-')
+			return gp_err("run: unknown option '%s'", argv[i]), usage(stderr);
+		else
+			break;
+	}
+	if (!modes)
+		modes = "timing,nvtx,cuda,mem";
+	if (gp_modes_parse(modes, &m, err, sizeof(err)) < 0)
+		return gp_err("run: --modes: %s", err), 2;
+	if (m & GP_MODE_HELP) {
+		printf("modes:\n%s", gp_modes_help());
+		return 0;
+	}
+	if (i >= argc)
+		return gp_err("run: no program given"), usage(stderr);
+	if (ranks) {
+		gp_ranks_t rk;
+		if (gp_ranks_parse(ranks, &rk, err, sizeof(err)) < 0)
+			return gp_err("run: --ranks: %s", err), 2;
+		const char *me = getenv("SLURM_PROCID");
+		if (!gp_ranks_contains(&rk, me ? (uint32_t)atoi(me) : 0))
+			m = GP_MODE_NONE;
+	}
+	if (m & GP_MODE_NONE) {
+		execvp(argv[i], argv + i);
+		return gp_err_errno("execvp %s", argv[i]), 127;
+	}
+	if (!output)
+		output = "gpuprof-%j";
+	if (gp_tmpl_check(output, err, sizeof(err)) < 0)
+		return gp_err("run: --output: %s", err), 2;
+	const char *job = getenv("SLURM_JOB_ID");
+	gp_tmpl_vars_t vars = {.job = job ? job : "local", .user = getenv("USER"),
+			       .name = getenv("SLURM_JOB_NAME"), .step = getenv("SLURM_STEP_ID"),
+			       .rank = getenv("SLURM_PROCID")};
+	if (gp_tmpl_expand(output, &vars, expanded, sizeof(expanded)) < 0)
+		return gp_err("run: --output: too long"), 2;
+	if (expanded[0] != '/') {
+		char cwd[PATH_MAX];
+		if (!getcwd(cwd, sizeof(cwd)) ||
+		    snprintf(dir, sizeof(dir), "%s/%s", cwd, expanded) >= (int)sizeof(dir))
+			return gp_err("run: output path too long"), 2;
+	} else {
+		snprintf(dir, sizeof(dir), "%s", expanded);
+	}
+	gp_modes_format(m, err, sizeof(err));
+	setenv(GP_ENV_MODES, err, 1);
+	setenv(GP_ENV_JOBDIR, dir, 1);
+	setenv(GP_ENV_INJECT, inject_path(), 0);
+	const char *agent = agent_path();
+	char **av = calloc((size_t)(argc - i) + 3, sizeof(char *));
+	if (!av)
+		return 1;
+	av[0] = (char *)agent;
+	av[1] = "--";
+	for (int k = i; k < argc; k++)
+		av[2 + k - i] = argv[k];
+	execv(agent, av);
+	gp_err_errno("cannot run %s; running the program unprofiled", agent);
+	execvp(argv[i], argv + i);
+	return gp_err_errno("execvp %s", argv[i]), 127;
+}
+
+/* Find the job directory of a job id through sacct's WorkDir and the default template. */
+static int jobdir_from_id(const char *id, char *out, size_t len)
+{
+	char cmd[256], line[PATH_MAX];
+	FILE *p;
+	for (const char *c = id; *c; c++)
+		if (*c < '0' || *c > '9')
+			return -1;
+	snprintf(cmd, sizeof(cmd), "sacct -j %s -n -X -P -o WorkDir -S 2000-01-01 2>/dev/null", id);
+	p = popen(cmd, "r");
+	if (!p)
+		return -1;
+	int rc = -1;
+	if (fgets(line, sizeof(line), p)) {
+		line[strcspn(line, "\n")] = '\0';
+		if (snprintf(out, len, "%s/gpuprof-%s", line, id) < (int)len && access(out, R_OK) == 0)
+			rc = 0;
+	}
+	pclose(p);
+	return rc;
+}
+
+static void fetch_sacct(gp_job_t *job)
+{
+	char cmd[256];
+	FILE *p;
+	for (const char *c = job->job; *c; c++)
+		if (*c < '0' || *c > '9')
+			return;
+	if (!job->job[0])
+		return;
+	snprintf(cmd, sizeof(cmd),
+		 "sacct -j %s -n -X -P -S 2000-01-01 -o JobID,JobName,State,ExitCode,Elapsed,"
+		 "AllocTRES,NodeList,MaxRSS,AdminComment 2>/dev/null",
+		 job->job);
+	p = popen(cmd, "r");
+	if (!p)
+		return;
+	if (fgets(job->sacct, sizeof(job->sacct), p))
+		job->sacct[strcspn(job->sacct, "\n")] = '\0';
+	pclose(p);
+	if (job->sacct[0]) {
+		char tmp[2200];
+		snprintf(tmp, sizeof(tmp),
+			 "JobID|JobName|State|ExitCode|Elapsed|AllocTRES|NodeList|MaxRSS|AdminComment = %s",
+			 job->sacct);
+		snprintf(job->sacct, sizeof(job->sacct), "%s", tmp);
+	}
+}
+
+static void write_into_jobdir(const gp_job_t *job)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	int dfd = open(job->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dfd < 0)
+		return;
+	FILE *m = open_memstream(&buf, &len);
+	if (m) {
+		gp_report_text(job, m);
+		fclose(m);
+		if (gp_write_file_at(dfd, "report.txt", buf, len, 0600) < 0)
+			gp_warn("cannot write %s/report.txt: %s", job->dir, strerror(errno));
+		free(buf);
+	}
+	buf = NULL;
+	m = open_memstream(&buf, &len);
+	if (m) {
+		gp_report_json(job, m);
+		fclose(m);
+		gp_write_file_at(dfd, "report.json", buf, len, 0600);
+		free(buf);
+	}
+	close(dfd);
+}
+
+static int cmd_report(int argc, char **argv)
+{
+	const char *step = NULL, *format = "text", *output = NULL, *target = NULL;
+	bool quiet = false, summary = false, sacct = false;
+	char err[512], dir[PATH_MAX];
+	gp_job_t job;
+	for (int i = 1; i < argc; i++) {
+		const char *v;
+		if ((v = opt(argc, argv, &i, "--step")))
+			step = v;
+		else if ((v = opt(argc, argv, &i, "--format")))
+			format = v;
+		else if ((v = opt(argc, argv, &i, "--output")))
+			output = v;
+		else if (!strcmp(argv[i], "--quiet"))
+			quiet = true;
+		else if (!strcmp(argv[i], "--summary-line"))
+			summary = true;
+		else if (!strcmp(argv[i], "--sacct"))
+			sacct = true;
+		else if (argv[i][0] == '-')
+			return gp_err("report: unknown option '%s'", argv[i]), 2;
+		else
+			target = argv[i];
+	}
+	if (!target)
+		return gp_err("report: which job directory or job id?"), usage(stderr);
+	if (strcmp(format, "text") && strcmp(format, "json"))
+		return gp_err("report: --format: '%s' (formats: text, json)", format), 2;
+	snprintf(dir, sizeof(dir), "%s", target);
+	struct stat st;
+	if (stat(dir, &st) < 0 && jobdir_from_id(target, dir, sizeof(dir)) < 0)
+		return gp_err("report: %s is neither a job directory nor a job id with one", target), 1;
+	if (gp_job_load(&job, dir, step, err, sizeof(err)) < 0)
+		return gp_err("report: %s", err), 1;
+	gp_job_findings(&job);
+	if (sacct || (target[0] >= '0' && target[0] <= '9' && stat(target, &st) < 0))
+		fetch_sacct(&job);
+	if (!step)
+		write_into_jobdir(&job);
+	FILE *out = stdout;
+	if (output && !(out = fopen(output, "w"))) {
+		gp_job_free(&job);
+		return gp_err_errno("report: %s", output), 1;
+	}
+	if (summary) {
+		char line[600];
+		gp_report_summary_line(&job, line, sizeof(line));
+		fprintf(out, "%s\n", line);
+	} else if (!quiet) {
+		if (!strcmp(format, "json"))
+			gp_report_json(&job, out);
+		else
+			gp_report_text(&job, out);
+	}
+	if (out != stdout)
+		fclose(out);
+	gp_job_free(&job);
+	return 0;
+}
+
+static int cmd_export(int argc, char **argv)
+{
+	const char *format = NULL, *output = NULL, *ranks = NULL, *target = NULL;
+	uint64_t max_events = 0;
+	char err[512];
+	gp_job_t job;
+	for (int i = 1; i < argc; i++) {
+		const char *v;
+		if ((v = opt(argc, argv, &i, "--format")))
+			format = v;
+		else if ((v = opt(argc, argv, &i, "--output")))
+			output = v;
+		else if ((v = opt(argc, argv, &i, "--ranks")))
+			ranks = v;
+		else if ((v = opt(argc, argv, &i, "--max-events")))
+			max_events = strtoull(v, NULL, 10);
+		else if (argv[i][0] == '-')
+			return gp_err("export: unknown option '%s'", argv[i]), 2;
+		else
+			target = argv[i];
+	}
+	if (!format || strcmp(format, "chrome"))
+		return gp_err("export: --format: '%s' (formats: chrome)", format ? format : ""), 2;
+	if (!target || !output)
+		return gp_err("export: need --output FILE and a job directory"), 2;
+	if (gp_job_load(&job, target, NULL, err, sizeof(err)) < 0)
+		return gp_err("export: %s", err), 1;
+	FILE *out = fopen(output, "w");
+	if (!out) {
+		gp_job_free(&job);
+		return gp_err_errno("export: %s", output), 1;
+	}
+	int rc = gp_export_chrome(&job, out, ranks, max_events);
+	if (fclose(out) != 0)
+		rc = gp_err_errno("export: %s", output);
+	gp_job_free(&job);
+	return rc ? 1 : 0;
+}
+
+static int cmd_salvage(int argc, char **argv)
+{
+	const char *job = NULL, *spool = NULL, *into = NULL;
+	int n = 0, explicit = 0;
+	for (int i = 1; i < argc; i++) {
+		const char *v;
+		if ((v = opt(argc, argv, &i, "--job")))
+			job = v;
+		else if ((v = opt(argc, argv, &i, "--spool")))
+			spool = v;
+		else if ((v = opt(argc, argv, &i, "--into")))
+			into = v;
+		else if (argv[i][0] == '-')
+			return gp_err("salvage: unknown option '%s'", argv[i]), 2;
+		else {
+			explicit++;
+			n += gp_spool_salvage(argv[i], into, true) == 0;
+		}
+	}
+	if (!explicit)
+		n = gp_spool_salvage_all(spool ? spool : (getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp"),
+					 job, into, true);
+	printf("gpuprof: salvaged %d spool(s)\n", n);
+	return explicit && n < explicit ? 1 : 0;
+}
+
+static int cmd_diff(int argc, char **argv)
+{
+	gp_job_t a, b;
+	char err[512];
+	if (argc != 3)
+		return usage(stderr);
+	if (gp_job_load(&a, argv[1], NULL, err, sizeof(err)) < 0)
+		return gp_err("diff: %s", err), 1;
+	if (gp_job_load(&b, argv[2], NULL, err, sizeof(err)) < 0) {
+		gp_job_free(&a);
+		return gp_err("diff: %s", err), 1;
+	}
+	gp_job_findings(&a);
+	gp_job_findings(&b);
+	uint64_t pa = 0, pb = 0;
+	for (unsigned i = 0; i < a.nranks; i++)
+		pa = a.ranks[i].mem_peak > pa ? a.ranks[i].mem_peak : pa;
+	for (unsigned i = 0; i < b.nranks; i++)
+		pb = b.ranks[i].mem_peak > pb ? b.ranks[i].mem_peak : pb;
+	double ds = a.step_median_ms > 0 ? b.step_median_ms / a.step_median_ms - 1 : 0;
+	printf("%-28s %14s %14s %9s\n", "", "A", "B", "change");
+	printf("%-28s %14.3f %14.3f %+8.1f%%%s\n", "median step ms", a.step_median_ms,
+	       b.step_median_ms, 100 * ds, ds > 0.05 ? "  REGRESSION" : "");
+	printf("%-28s %14.1f %14.1f %+8.1f%%%s\n", "peak device MiB", pa / 1048576.0,
+	       pb / 1048576.0, pa ? 100.0 * ((double)pb / pa - 1) : 0,
+	       pb > pa * 1.05 ? "  REGRESSION" : "");
+	printf("\ntop kernels (total ms):\n");
+	for (unsigned i = 0; i < b.nk && i < 10; i++) {
+		uint64_t ta = 0;
+		for (unsigned j = 0; j < a.nk; j++)
+			if (!strcmp(a.k[j].name, b.k[i].name))
+				ta = a.k[j].total;
+		printf("  %-60.60s %10.3f %10.3f%s\n", b.k[i].name, ta / 1e6, b.k[i].total / 1e6,
+		       ta && b.k[i].total > ta * 1.1 ? "  REGRESSION" : ta ? "" : "  NEW");
+	}
+	printf("\nfindings:\n");
+	for (unsigned i = 0; i < b.nf; i++) {
+		bool old = false;
+		for (unsigned j = 0; j < a.nf; j++)
+			old |= !strcmp(a.f[j].id, b.f[i].id);
+		printf("  %-22s %s\n", b.f[i].id, old ? "in both" : "NEW in B");
+	}
+	for (unsigned j = 0; j < a.nf; j++) {
+		bool still = false;
+		for (unsigned i = 0; i < b.nf; i++)
+			still |= !strcmp(a.f[j].id, b.f[i].id);
+		if (!still)
+			printf("  %-22s %s\n", a.f[j].id, "gone in B");
+	}
+	gp_job_free(&a);
+	gp_job_free(&b);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 2)
+		return usage(stderr);
+	if (!strcmp(argv[1], "run"))
+		return cmd_run(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "report"))
+		return cmd_report(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "export"))
+		return cmd_export(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "salvage"))
+		return cmd_salvage(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "diff"))
+		return cmd_diff(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "help")) {
+		usage(stdout);
+		return 0;
+	}
+	gp_err("unknown command '%s'", argv[1]);
+	return usage(stderr);
+}

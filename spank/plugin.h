@@ -1,0 +1,73 @@
+/* State shared by the SPANK plugin's contexts (one file per context, pyxis-style). */
+#ifndef GP_SPANK_PLUGIN_H
+#define GP_SPANK_PLUGIN_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <slurm/spank.h>
+
+#include "ranks.h"
+#include "siteconf.h"
+
+#define GP_STEP_BATCH 0xfffffffbu
+#define GP_STEP_EXTERN 0xfffffffcu
+#define GP_STEP_INTERACTIVE 0xfffffffau
+
+typedef struct gp_plugin {
+	bool config_ok;	  /* site config loaded (else plugin disabled) */
+	bool enabled;	  /* this step is profiled */
+	gp_config_t cfg;  /* site policy */
+	char *config_path;
+	char *state_dir;  /* root-owned node-local records for the epilog */
+	/* option values as given (NULL: not given); set by the option callbacks */
+	bool opt_modes_set;
+	char *opt_modes;  /* may be NULL/"" with opt_modes_set: site default */
+	char *opt_output;
+	char *opt_ranks;
+	/* resolved */
+	unsigned modes;
+	gp_ranks_t ranks;
+	char *output_tmpl;
+	/* stepd bookkeeping */
+	uint32_t job_id, step_id, node_id;
+	uid_t uid;
+	gid_t gid;
+	char jobdir[4096];
+	char spool[4096]; /* node-local spool root for the agents */
+	unsigned ntasks_local;
+	int exit_status[512]; /* by local task id */
+	uint32_t global_id[512];
+	bool profiled[512];
+	bool task_seen[512];
+} gp_plugin_t;
+
+extern gp_plugin_t gp_plugin;
+
+/* spank/options.c */
+int gp_options_register(spank_t sp);
+/* Resolve modes/output/ranks from the options, then GPUPROF_* (env_get), then site
+ * defaults. Returns -1 with a message (naming the option or variable) in err. */
+int gp_options_resolve(const char *(*env_get)(const char *name, void *arg), void *arg,
+		       char *err, size_t errlen);
+
+/* spank/client.c: srun/sbatch/salloc */
+int gp_client_post_opt(spank_t sp);
+/* spank/stepd.c: slurmstepd */
+int gp_stepd_init(spank_t sp);
+int gp_stepd_task_init(spank_t sp);
+int gp_stepd_task_exit(spank_t sp);
+int gp_stepd_exit(spank_t sp);
+/* spank/epilog.c: job epilog (root) */
+int gp_epilog(spank_t sp);
+
+/* spank/privsep.c: run fn(arg) in a child that dropped to uid/gid (setgroups, setgid,
+ * setuid, verified), with a deadline in seconds. Returns the child's exit code, or -1. */
+int gp_run_as_user(uid_t uid, gid_t gid, int (*fn)(void *), void *arg, int timeout_s);
+/* Same, running argv (no shell) as the user, stdout captured into out (may be NULL). */
+int gp_exec_as_user(uid_t uid, gid_t gid, char *const argv[], char *out, size_t outlen,
+		    int timeout_s);
+/* Run argv as the current user (root, in the epilog), stdout into out. */
+int gp_exec_capture(char *const argv[], char *out, size_t outlen, int timeout_s);
+
+#endif

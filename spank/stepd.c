@@ -1,0 +1,366 @@
+/* slurmstepd side: decide per task whether it is profiled, wrap it with the agent, record
+ * exit statuses, and at step end write the node's summary and refresh the report as the
+ * job's user. Every hook starts with the enabled check; any failure leaves the task to
+ * run unprofiled with one "gpuprof:" line on its stderr (unless the site says required). */
+#include "config.h"
+#include "plugin.h"
+#include "env.h"
+#include "log.h"
+#include "modes.h"
+#include "path.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <pwd.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static spank_t cur_sp;
+
+static const char *job_env(const char *name, void *arg)
+{
+	static char buf[4][4096];
+	static int k;
+	char *b = buf[k++ & 3];
+	if (spank_getenv(cur_sp, name, b, sizeof(buf[0])) != ESPANK_SUCCESS)
+		return NULL;
+	return b;
+}
+
+static void step_name(uint32_t step, char *buf, size_t len)
+{
+	if (step == GP_STEP_BATCH)
+		snprintf(buf, len, "batch");
+	else if (step == GP_STEP_INTERACTIVE)
+		snprintf(buf, len, "interactive");
+	else if (step == GP_STEP_EXTERN)
+		snprintf(buf, len, "extern");
+	else
+		snprintf(buf, len, "%u", step);
+}
+
+/* Resolve options and policy for this step; sets gp_plugin.enabled/modes/jobdir. Runs
+ * in user_init (as the user) and again in task_init (the task process). */
+static int resolve_step(spank_t sp, bool quiet)
+{
+	gp_plugin_t *p = &gp_plugin;
+	char err[600], stepbuf[32], jobbuf[32], nodebuf[256] = "", expanded[4096];
+	const char *v, *why;
+	struct passwd *pw;
+
+	cur_sp = sp;
+	p->enabled = false;
+	if (!p->config_ok || p->step_id == GP_STEP_EXTERN)
+		return 0;
+	if (gp_options_resolve(job_env, NULL, err, sizeof(err)) < 0) {
+		/* The client checked this already; a value can only be bad here if the
+		 * environment changed in between. Never fail the step for it. */
+		if (!quiet)
+			gp_warn("%s; this step is not profiled", err);
+		return 0;
+	}
+	if (!p->modes || (p->modes & GP_MODE_NONE))
+		return 0;
+	pw = getpwuid(p->uid);
+	v = job_env("SLURM_JOB_ACCOUNT", NULL);
+	if (!gp_config_admits(&p->cfg, pw ? pw->pw_name : NULL, v, &why)) {
+		if (!quiet)
+			gp_warn("profiling refused by site policy: %s", why);
+		return 0;
+	}
+	unsigned allowed = gp_config_allowed(&p->cfg, job_env("SLURM_JOB_PARTITION", NULL), v);
+	if (p->modes & ~allowed & GP_MODES_ALL) {
+		char a[128];
+		p->modes &= allowed;
+		gp_modes_format(p->modes, a, sizeof(a));
+		if (!quiet)
+			gp_warn("site policy narrows this job to modes %s", a);
+	}
+	/* the job directory, relative to the submit directory */
+	snprintf(jobbuf, sizeof(jobbuf), "%u", p->job_id);
+	step_name(p->step_id, stepbuf, sizeof(stepbuf));
+	gethostname(nodebuf, sizeof(nodebuf) - 1);
+	gp_tmpl_vars_t vars = {
+		.job = jobbuf,
+		.user = pw ? pw->pw_name : NULL,
+		.name = job_env("SLURM_JOB_NAME", NULL),
+		.step = stepbuf,
+		.node = nodebuf,
+	};
+	if (gp_tmpl_expand(p->output_tmpl, &vars, expanded, sizeof(expanded)) < 0) {
+		if (!quiet)
+			gp_warn("--gpuprof-output: cannot expand '%s'", p->output_tmpl);
+		return 0;
+	}
+	if (expanded[0] == '/') {
+		snprintf(p->jobdir, sizeof(p->jobdir), "%s", expanded);
+	} else {
+		const char *sub = job_env("SLURM_SUBMIT_DIR", NULL);
+		char cwd[PATH_MAX];
+		if (!sub)
+			sub = getcwd(cwd, sizeof(cwd));
+		if (!sub || snprintf(p->jobdir, sizeof(p->jobdir), "%s/%s", sub, expanded) >=
+				    (int)sizeof(p->jobdir)) {
+			if (!quiet)
+				gp_warn("cannot place the job directory '%s'", expanded);
+			return 0;
+		}
+	}
+	v = job_env("TMPDIR", NULL);
+	if (p->cfg.spool_dir && p->cfg.spool_dir[0])
+		snprintf(p->spool, sizeof(p->spool), "%s", p->cfg.spool_dir);
+	else if (v && v[0] == '/')
+		snprintf(p->spool, sizeof(p->spool), "%s", v);
+	else
+		snprintf(p->spool, sizeof(p->spool), "/tmp");
+	p->enabled = true;
+	return 0;
+}
+
+int gp_stepd_init(spank_t sp)
+{
+	gp_plugin_t *p = &gp_plugin;
+	if (spank_get_item(sp, S_JOB_ID, &p->job_id) != ESPANK_SUCCESS ||
+	    spank_get_item(sp, S_JOB_STEPID, &p->step_id) != ESPANK_SUCCESS ||
+	    spank_get_item(sp, S_JOB_UID, &p->uid) != ESPANK_SUCCESS ||
+	    spank_get_item(sp, S_JOB_GID, &p->gid) != ESPANK_SUCCESS) {
+		p->config_ok = false;
+		return 0;
+	}
+	if (spank_get_item(sp, S_JOB_NODEID, &p->node_id) != ESPANK_SUCCESS)
+		p->node_id = 0;
+	return 0;
+}
+
+int slurm_spank_user_init(spank_t sp, int ac, char **av)
+{
+	if (spank_context() != S_CTX_REMOTE || !gp_plugin.config_ok)
+		return 0;
+	return resolve_step(sp, true);
+}
+
+/* A task that is not profiled must not inherit our injection from a profiled parent
+ * (a wrapped batch script running srun): remove what points at our library. */
+static void strip_inherited(spank_t sp)
+{
+	static const char *vars[] = {"CUDA_INJECTION64_PATH", "NVTX_INJECTION64_PATH"};
+	char v[4096];
+	for (size_t i = 0; i < 2; i++)
+		if (spank_getenv(sp, vars[i], v, sizeof(v)) == ESPANK_SUCCESS &&
+		    !strcmp(v, gp_plugin.cfg.inject_path))
+			spank_unsetenv(sp, vars[i]);
+	spank_unsetenv(sp, GP_ENV_RING);
+	spank_unsetenv(sp, GP_ENV_AGENT_PID);
+}
+
+static int setenv_num(spank_t sp, const char *name, long long v)
+{
+	char b[32];
+	snprintf(b, sizeof(b), "%lld", v);
+	return spank_setenv(sp, name, b, 1);
+}
+
+static int fail_task(const char *what)
+{
+	if (gp_plugin.cfg.required) {
+		gp_err("%s (site policy: required)", what);
+		return -1;
+	}
+	gp_warn("%s; the task runs unprofiled", what);
+	return 0;
+}
+
+/* Fallback: no agent, the injected library writes its own rank file. */
+static void env_only(spank_t sp, const char *why)
+{
+	char v[4096];
+	if (access(gp_plugin.cfg.inject_path, R_OK) != 0)
+		return;
+	if (spank_getenv(sp, "CUDA_INJECTION64_PATH", v, sizeof(v)) != ESPANK_SUCCESS)
+		spank_setenv(sp, "CUDA_INJECTION64_PATH", gp_plugin.cfg.inject_path, 1);
+	if (spank_getenv(sp, "NVTX_INJECTION64_PATH", v, sizeof(v)) != ESPANK_SUCCESS)
+		spank_setenv(sp, "NVTX_INJECTION64_PATH", gp_plugin.cfg.inject_path, 1);
+	spank_setenv(sp, GP_ENV_WRAPPED, "env", 1);
+	spank_setenv(sp, GP_ENV_FALLBACK, why, 1);
+}
+
+static int wrap_task(spank_t sp)
+{
+	const char *agent = gp_plugin.cfg.agent_path;
+	if (access(agent, X_OK) != 0)
+		return -1;
+#ifdef HAVE_SPANK_PREPEND_TASK_ARGV
+	const char *pre[] = {agent, "--"};
+	if (spank_prepend_task_argv(sp, 2, pre) != ESPANK_SUCCESS)
+		return -1;
+#else
+	/* Slurm < 23.11: slurmstepd resolves argv[0] through PATH after task_init and
+	 * execs the same array, so replacing argv[0] runs the agent; the agent reads the
+	 * original argv[0] back from GPUPROF_ARGV0. */
+	int argc = 0;
+	char **argv = NULL;
+	if (spank_get_item(sp, S_JOB_ARGV, &argc, &argv) != ESPANK_SUCCESS || argc < 1 ||
+	    !argv || !argv[0])
+		return -1;
+	if (spank_setenv(sp, GP_ENV_ARGV0, argv[0], 1) != ESPANK_SUCCESS)
+		return -1;
+	char *dup = strdup(agent);
+	if (!dup)
+		return -1;
+	argv[0] = dup; /* the old string belongs to slurmstepd; leave it alone */
+#endif
+	return 0;
+}
+
+int gp_stepd_task_init(spank_t sp)
+{
+	gp_plugin_t *p = &gp_plugin;
+	uint32_t rank = 0;
+	char modes[128], stepbuf[32];
+
+	if (!p->config_ok)
+		return 0;
+	resolve_step(sp, false);
+	if (!p->enabled) {
+		strip_inherited(sp);
+		return 0;
+	}
+	if (spank_get_item(sp, S_TASK_GLOBAL_ID, &rank) != ESPANK_SUCCESS)
+		rank = 0;
+	if (!gp_ranks_contains(&p->ranks, rank)) {
+		strip_inherited(sp);
+		return 0;
+	}
+	gp_modes_format(p->modes, modes, sizeof(modes));
+	step_name(p->step_id, stepbuf, sizeof(stepbuf));
+	if (spank_setenv(sp, GP_ENV_MODES, modes, 1) != ESPANK_SUCCESS ||
+	    spank_setenv(sp, GP_ENV_JOBDIR, p->jobdir, 1) != ESPANK_SUCCESS ||
+	    spank_setenv(sp, GP_ENV_STEP, stepbuf, 1) != ESPANK_SUCCESS ||
+	    setenv_num(sp, GP_ENV_RANK, rank) != ESPANK_SUCCESS ||
+	    spank_setenv(sp, GP_ENV_SPOOL, p->spool, 1) != ESPANK_SUCCESS ||
+	    spank_setenv(sp, GP_ENV_INJECT, p->cfg.inject_path, 1) != ESPANK_SUCCESS ||
+	    spank_setenv(sp, GP_ENV_CONFIG, gp_plugin.config_path, 1) != ESPANK_SUCCESS ||
+	    setenv_num(sp, GP_ENV_MAXBYTES, p->cfg.max_bytes_per_rank) != ESPANK_SUCCESS ||
+	    setenv_num(sp, GP_ENV_NVML_HZ, p->cfg.nvml_hz) != ESPANK_SUCCESS ||
+	    setenv_num(sp, GP_ENV_WARMUP, p->cfg.warmup_steps) != ESPANK_SUCCESS ||
+	    spank_setenv(sp, GP_ENV_STEP_RANGE, p->cfg.step_range, 1) != ESPANK_SUCCESS ||
+	    setenv_num(sp, GP_ENV_GROUP_READABLE, p->cfg.group_readable) != ESPANK_SUCCESS ||
+	    setenv_num(sp, GP_ENV_REQUIRED, p->cfg.required) != ESPANK_SUCCESS)
+		return fail_task("cannot set the task environment");
+	/* Injection first, as the fallback: the agent, once running, points it at its
+	 * own ring; if the agent never runs (multi-prog), the library writes alone. */
+	env_only(sp, "task not wrapped by the agent");
+	if (wrap_task(sp) < 0)
+		return fail_task("cannot wrap the task with gpuprof-agent");
+	return 0;
+}
+
+int gp_stepd_task_exit(spank_t sp)
+{
+	gp_plugin_t *p = &gp_plugin;
+	uint32_t tid = 0, gid = 0;
+	int status = 0;
+	if (!p->config_ok || !p->enabled)
+		return 0;
+	if (spank_get_item(sp, S_TASK_ID, &tid) != ESPANK_SUCCESS || tid >= 512)
+		return 0;
+	if (spank_get_item(sp, S_TASK_EXIT_STATUS, &status) != ESPANK_SUCCESS)
+		return 0;
+	spank_get_item(sp, S_TASK_GLOBAL_ID, &gid);
+	p->exit_status[tid] = status;
+	p->global_id[tid] = gid;
+	p->profiled[tid] = gp_ranks_contains(&p->ranks, gid);
+	p->task_seen[tid] = true;
+	if (tid + 1 > p->ntasks_local)
+		p->ntasks_local = tid + 1;
+	return 0;
+}
+
+/* As the user: write step<S>/node<N>.json with this node's task exit statuses. */
+static int write_node_summary(void *arg)
+{
+	gp_plugin_t *p = &gp_plugin;
+	char stepbuf[32], dir[4200], name[64], node[256] = "";
+	char *buf = malloc(64 * 1024);
+	size_t off = 0;
+	int dfd, rc;
+	const char *attempt = arg;
+	if (!buf)
+		return -1;
+	step_name(p->step_id, stepbuf, sizeof(stepbuf));
+	gethostname(node, sizeof(node) - 1);
+	snprintf(dir, sizeof(dir), "%s/step%s%s%s", p->jobdir, stepbuf,
+		 attempt && strcmp(attempt, "0") ? ".attempt" : "",
+		 attempt && strcmp(attempt, "0") ? attempt : "");
+	dfd = gp_mkdir_p(dir, p->cfg.group_readable ? 0750 : 0700);
+	if (dfd < 0) {
+		free(buf);
+		return -1;
+	}
+	off += (size_t)snprintf(buf + off, 65536 - off,
+				"{\"job\": %u, \"step\": \"%s\", \"node\": \"%s\", \"node_id\": %u, "
+				"\"tasks\": [",
+				p->job_id, stepbuf, node, p->node_id);
+	for (unsigned i = 0; i < p->ntasks_local && off < 60000; i++) {
+		if (!p->task_seen[i])
+			continue;
+		off += (size_t)snprintf(buf + off, 65536 - off,
+					"%s{\"task\": %u, \"rank\": %u, \"wait_status\": %d, "
+					"\"profiled\": %s}",
+					off && buf[off - 1] == '}' ? ", " : "", i, p->global_id[i],
+					p->exit_status[i], p->profiled[i] ? "true" : "false");
+	}
+	off += (size_t)snprintf(buf + off, 65536 - off, "]}\n");
+	snprintf(name, sizeof(name), "node%u.json", p->node_id);
+	rc = gp_write_file_at(dfd, name, buf, off, p->cfg.group_readable ? 0640 : 0600);
+	close(dfd);
+	free(buf);
+	return rc;
+}
+
+/* Root-owned record for the epilog, in a root-owned directory (never a user path). */
+static void write_state_record(void)
+{
+	gp_plugin_t *p = &gp_plugin;
+	char rec[4400], name[32];
+	int dfd;
+	if (geteuid() != 0)
+		return;
+	dfd = gp_mkdir_p(p->state_dir, 0700);
+	if (dfd < 0) {
+		gp_err_errno("state directory %s", p->state_dir);
+		return;
+	}
+	int n = snprintf(rec, sizeof(rec), "%u %u\n%s\n%s\n", (unsigned)p->uid, (unsigned)p->gid,
+			 p->spool, p->jobdir);
+	snprintf(name, sizeof(name), "%u", p->job_id);
+	if (gp_write_file_at(dfd, name, rec, (size_t)n, 0600) < 0)
+		gp_err_errno("state record %s/%s", p->state_dir, name);
+	close(dfd);
+}
+
+int gp_stepd_exit(spank_t sp)
+{
+	gp_plugin_t *p = &gp_plugin;
+	char attempt[32] = "0";
+	if (!p->config_ok || !p->enabled)
+		return 0;
+	cur_sp = sp;
+	const char *rc = job_env("SLURM_RESTART_COUNT", NULL);
+	if (rc)
+		snprintf(attempt, sizeof(attempt), "%s", rc);
+	write_state_record();
+	if (p->ntasks_local &&
+	    gp_run_as_user(p->uid, p->gid, write_node_summary, attempt, 10) != 0)
+		gp_warn("could not write the step summary into %s", p->jobdir);
+	/* node 0 refreshes the report; the epilog does it again after salvage */
+	if (p->node_id == 0 && p->cfg.report_at_end && access(p->cfg.cli_path, X_OK) == 0) {
+		char *argv[] = {p->cfg.cli_path, "report", "--quiet", p->jobdir, NULL};
+		gp_exec_as_user(p->uid, p->gid, argv, NULL, 0, 60);
+	}
+	return 0;
+}
