@@ -195,7 +195,7 @@ int gp_spool_salvage_all(const char *root, const char *job, const char *into, bo
 	int n = 0;
 	if (gp_spool_userdir(root, udir, sizeof(udir)) < 0)
 		return 0;
-	snprintf(prefix, sizeof(prefix), "job%s.", job ? job : "");
+	snprintf(prefix, sizeof(prefix), job ? "job%s." : "job", job ? job : "");
 	d = opendir(udir);
 	if (!d)
 		return 0;

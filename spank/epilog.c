@@ -108,6 +108,7 @@ int gp_epilog(spank_t sp)
 	char jobdir[4096], spool[4096], jobarg[32], summary[ADMIN_COMMENT_MAX];
 	if (!gp_plugin.config_ok)
 		return 0;
+	gp_debug("job epilog");
 	if (spank_get_item(sp, S_JOB_ID, &job) != ESPANK_SUCCESS) {
 		const char *j = getenv("SLURM_JOB_ID");
 		if (!j)

@@ -78,7 +78,7 @@ int slurm_spank_init(spank_t sp, int ac, char **av)
 	if (ctx == S_CTX_REMOTE || ctx == S_CTX_JOB_SCRIPT)
 		gp_log_set_sink(slurm_sink);
 	/* Options first, in every context: sbatch/salloc ignore a static table. */
-	if (gp_options_register(sp) < 0)
+	if (ctx != S_CTX_JOB_SCRIPT && gp_options_register(sp) < 0)
 		return -1;
 	gp_plugin.config_ok = false;
 	if (parse_plugin_args(ac, av) < 0)
@@ -105,6 +105,8 @@ int slurm_spank_init_post_opt(spank_t sp, int ac, char **av)
 	case S_CTX_LOCAL:
 	case S_CTX_ALLOCATOR:
 		return gp_client_post_opt(sp);
+	case S_CTX_REMOTE:
+		return gp_stepd_post_opt(sp);
 	default:
 		return 0;
 	}

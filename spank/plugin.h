@@ -55,6 +55,7 @@ int gp_options_resolve(const char *(*env_get)(const char *name, void *arg), void
 int gp_client_post_opt(spank_t sp);
 /* spank/stepd.c: slurmstepd */
 int gp_stepd_init(spank_t sp);
+int gp_stepd_post_opt(spank_t sp);
 int gp_stepd_task_init(spank_t sp);
 int gp_stepd_task_exit(spank_t sp);
 int gp_stepd_exit(spank_t sp);

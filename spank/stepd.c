@@ -136,12 +136,6 @@ int gp_stepd_init(spank_t sp)
 	return 0;
 }
 
-int slurm_spank_user_init(spank_t sp, int ac, char **av)
-{
-	if (spank_context() != S_CTX_REMOTE || !gp_plugin.config_ok)
-		return 0;
-	return resolve_step(sp, true);
-}
 
 /* A task that is not profiled must not inherit our injection from a profiled parent
  * (a wrapped batch script running srun): remove what points at our library. */
@@ -343,6 +337,19 @@ static void write_state_record(void)
 	close(dfd);
 }
 
+/* init_post_opt runs as root in slurmstepd once options are known: resolve the step
+ * and leave the epilog its record now (the epilog can run before slurmstepd's exit
+ * hook has finished). */
+int gp_stepd_post_opt(spank_t sp)
+{
+	if (!gp_plugin.config_ok)
+		return 0;
+	resolve_step(sp, true);
+	if (gp_plugin.enabled)
+		write_state_record();
+	return 0;
+}
+
 int gp_stepd_exit(spank_t sp)
 {
 	gp_plugin_t *p = &gp_plugin;
@@ -353,7 +360,6 @@ int gp_stepd_exit(spank_t sp)
 	const char *rc = job_env("SLURM_RESTART_COUNT", NULL);
 	if (rc)
 		snprintf(attempt, sizeof(attempt), "%s", rc);
-	write_state_record();
 	if (p->ntasks_local &&
 	    gp_run_as_user(p->uid, p->gid, write_node_summary, attempt, 10) != 0)
 		gp_warn("could not write the step summary into %s", p->jobdir);

@@ -1,0 +1,71 @@
+"""PyTorch twin of gpuprof-train-mlp: the seed's MLP and train_step with torch.cuda.nvtx
+ranges (train_step > zero_grad, forward > layer_<i>, backward, optimizer_step) and the
+planted pathologies: --sync-every-step (print(loss.item())), --host-stall-ms (slow data
+loading), --leak-bytes (a tensor kept every step), --imbalance-rank/--imbalance-ms."""
+import argparse, os, time
+import torch
+import torch.cuda.nvtx as nvtx
+
+
+class MLP(torch.nn.Module):
+    def __init__(self, dim, num_layers):
+        super().__init__()
+        self.layers = torch.nn.ModuleList([torch.nn.Linear(dim, dim) for _ in range(num_layers)])
+
+    def forward(self, x):
+        for i, layer in enumerate(self.layers):
+            with nvtx.range(f"layer_{i}"):
+                x = torch.nn.functional.gelu(layer(x))
+        return x
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("--dim", type=int, default=4096)
+    p.add_argument("--layers", type=int, default=8)
+    p.add_argument("--batch", type=int, default=64)
+    p.add_argument("--steps", type=int, default=30)
+    p.add_argument("--dtype", choices=["fp32", "bf16"], default="bf16")
+    p.add_argument("--sgd", action="store_true")
+    p.add_argument("--sync-every-step", action="store_true")
+    p.add_argument("--host-stall-ms", type=float, default=0)
+    p.add_argument("--leak-bytes", type=int, default=0)
+    p.add_argument("--imbalance-rank", type=int, default=-1)
+    p.add_argument("--imbalance-ms", type=float, default=0)
+    a = p.parse_args()
+    rank = int(os.environ.get("SLURM_PROCID", os.environ.get("RANK", "0")))
+    dev = "cuda" if torch.cuda.is_available() else "cpu"
+    dt = torch.bfloat16 if a.dtype == "bf16" and dev == "cuda" else torch.float32
+    torch.manual_seed(0)
+    model = MLP(a.dim, a.layers).to(dev, dt)
+    opt = (torch.optim.SGD if a.sgd else torch.optim.Adam)(model.parameters(), lr=1e-4)
+    x = torch.randn(a.batch, a.dim, device=dev, dtype=dt)
+    kept = []
+    print(f"train_mlp.py: device {dev} dim {a.dim} layers {a.layers} rank {rank}", flush=True)
+    for step in range(a.steps):
+        if a.host_stall_ms:
+            time.sleep(a.host_stall_ms / 1000)
+        nvtx.range_push("train_step")
+        nvtx.range_push("zero_grad")
+        opt.zero_grad()
+        nvtx.range_pop()
+        with nvtx.range("forward"):
+            loss = model(x).float().mean()
+        with nvtx.range("backward"):
+            loss.backward()
+        with nvtx.range("optimizer_step"):
+            opt.step()
+        if a.leak_bytes:
+            kept.append(torch.empty(a.leak_bytes, dtype=torch.uint8, device=dev))
+        if a.imbalance_ms and rank == a.imbalance_rank:
+            time.sleep(a.imbalance_ms / 1000)
+        if a.sync_every_step:
+            print(f"step {step} loss {loss.item():.6f}")
+        nvtx.range_pop()
+    if dev == "cuda":
+        torch.cuda.synchronize()
+        print(f"memory_reserved {torch.cuda.memory_reserved()}", flush=True)
+
+
+if __name__ == "__main__":
+    main()

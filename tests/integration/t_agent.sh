@@ -1,0 +1,97 @@
+#!/bin/bash
+# The agent without Slurm: exit codes and signals mirrored, stdio and argv untouched,
+# crash capture (program SIGKILLed, agent SIGKILLed + salvage), full spool, corrupt files.
+. "$(dirname "$0")/tap.sh"
+B=${GP_BUILD:?}
+T=$(mktemp -d /tmp/gp-agent.XXXXXX)
+trap 'rm -rf "$T"' EXIT
+cd "$T"
+export GPUPROF_MODES=timing,nvtx TMPDIR=$T/spool
+mkdir -p "$TMPDIR"
+run() { "$B/gpuprof" run --output="$T/out" -- "$@"; }
+
+for code in 0 1 7 42 255; do
+	run sh -c "exit $code"; ok $(( $? == code ? 0 : 1 )) "exit code $code mirrored"
+done
+for sig in SEGV TERM KILL ABRT USR1; do
+	sh -c "kill -$sig \$\$"; want=$?
+	run sh -c "kill -$sig \$\$"; got=$?
+	ok $(( got == want ? 0 : 1 )) "death by SIG$sig mirrored ($got vs $want)"
+done
+printf 'line1\nline2\0bin\n' >in.bin
+run cat <in.bin >out.bin 2>err.txt
+cmp -s in.bin out.bin; ok $? "stdin to stdout byte for byte through the agent"
+[ ! -s err.txt ]; ok $? "nothing on stderr"
+run printf '%s|' "a b" $'new\nline' "ünï" "" >argv.txt
+[ "$(cat argv.txt)" = "a b|new"$'\n'"line|ünï||" ]; ok $? "argv with spaces, newlines, UTF-8 and empty strings"
+env | grep -v '^GPUPROF_\|^_=' | sort >env0.txt
+run env | grep -v '^GPUPROF_\|^_=\|INJECTION64_PATH' | sort >env1.txt
+diff -q env0.txt env1.txt >/dev/null; ok $? "environment unchanged apart from gpuprof's own variables"
+
+# the program killed mid-run: everything drained before is in the rank file
+slow="$B/gpuprof-train-mlp --steps 100000 --dim 8 --layers 2 --batch 2 --host-stall-ms 2"
+rm -rf "$T/out"
+run $slow >/dev/null &
+sleep 2
+pkill -KILL -f "^$B/gpuprof-train-mlp"; wait
+ok $([ -f "$T/out/step0/rank0.gpr" ] && echo 0 || echo 1) "rank file published after the program was SIGKILLed"
+n=$("$B/gpuprof" report --format=json "$T/out" | python3 -c 'import json,sys; r=json.load(sys.stdin)["ranks"][0]; print(r["steps"]["count"])')
+ok $([ "${n:-0}" -gt 100 ] && echo 0 || echo 1) "steps captured before the kill are there ($n)"
+
+# scancel/time limit: TERM to every process, KILL 0.5 s later
+rm -rf "$T/out"
+run $slow >/dev/null &
+sleep 2
+pkill -TERM -f "^$B/gpuprof-"; sleep 0.5
+pkill -KILL -f "^$B/gpuprof-train-mlp"; wait
+n=$("$B/gpuprof" report --format=json "$T/out" 2>/dev/null | python3 -c 'import json,sys; r=json.load(sys.stdin)["ranks"][0]; print(r["steps"]["count"])' 2>/dev/null)
+ok $([ "${n:-0}" -gt 100 ] && echo 0 || echo 1) "TERM then KILL: data on disk ($n steps)"
+
+# the agent SIGKILLed first: its spool survives and salvage recovers it
+rm -rf "$T/out"
+run $slow >/dev/null &
+sleep 2
+pkill -KILL -f "^$B/gpuprof-agent"; sleep 0.2
+pkill -KILL -f "^$B/gpuprof-train-mlp"; wait
+ls -d "$TMPDIR"/gpuprof-*/job*.0.0.* >/dev/null 2>&1; ok $? "the agent's spool survives its death"
+"$B/gpuprof" salvage --spool="$TMPDIR" >salv.txt 2>&1; ok $? "gpuprof salvage runs"; diag "$(cat salv.txt)"
+grep -q "salvaged 1 spool" salv.txt; ok $? "one spool salvaged"
+"$B/gpuprof" report --format=json "$T/out" >rep.json
+python3 -c 'import json; r=json.load(open("rep.json"))["ranks"][0]; assert not r["complete"] and r["steps"]["count"] > 100, r' 2>/dev/null
+ok $? "salvaged rank file is readable, marked incomplete, has the steps"
+
+# a full spool filesystem: the program is unaffected, one warning
+if mount -t tmpfs -o size=64k tmpfs "$T/spool" 2>/dev/null; then
+	out=$(GPUPROF_MODES=nvtx TMPDIR=$T/spool "$B/gpuprof" run --output="$T/out2" -- sh -c 'echo hi; exit 3' 2>err2.txt); rc=$?
+	ok $(( rc == 3 ? 0 : 1 )) "full spool: exit status kept"
+	[ "$out" = hi ]; ok $? "full spool: output kept"
+	grep -q "gpuprof: warning" err2.txt; ok $? "full spool: a gpuprof warning ($(head -c 120 err2.txt))"
+	umount "$T/spool"
+else
+	skip "tmpfs mount not permitted"
+	skip "tmpfs mount not permitted"
+	skip "tmpfs mount not permitted"
+fi
+# an unwritable job directory: the program runs, one warning, exit status kept
+mkdir -p ro && chmod 500 ro
+if [ "$(id -u)" = 0 ]; then
+	out=$(runuser -u nobody -- env GPUPROF_MODES=nvtx TMPDIR=/tmp "$B/gpuprof" run --output="$T/ro/x" -- sh -c 'echo hi' 2>err3.txt); rc=$?
+else
+	out=$("$B/gpuprof" run --output="$T/ro/x" -- sh -c 'echo hi' 2>err3.txt); rc=$?
+fi
+ok $(( rc == 0 ? 0 : 1 )) "unwritable job directory: exit 0"
+[ "$out" = hi ] && grep -q "gpuprof: warning" err3.txt; ok $? "unwritable job directory: output kept, one warning"
+
+# truncated and corrupted rank files are reported, not fatal
+rm -rf "$T/out"; run "$B/gpuprof-train-mlp" --steps 30 --dim 8 >/dev/null
+cp "$T/out/step0/rank0.gpr" full.gpr
+sz=$(stat -c %s full.gpr)
+head -c $((sz - 7)) full.gpr >"$T/out/step0/rank0.gpr"
+"$B/gpuprof" report "$T/out" >trunc.txt 2>&1; ok $? "report on a truncated rank file succeeds"
+grep -q "truncated tail\|incomplete" trunc.txt; ok $? "truncation shown in data quality"
+printf 'garbage' >"$T/out/step0/rank1.gpr"
+"$B/gpuprof" report "$T/out" >bad.txt 2>&1; ok $? "a non-rank file beside is skipped with a warning"
+grep -q "bad magic\|too short" bad.txt; ok $? "the bad file is named"
+"$B/gpuprof" run --modes=memm -- true 2>mm.txt; ok $(( $? == 2 ? 0 : 1 )) "gpuprof run rejects a bad mode"
+grep -q "unknown mode 'memm'" mm.txt; ok $? "with the grammar's message"
+done_testing

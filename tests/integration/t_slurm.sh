@@ -1,0 +1,135 @@
+#!/bin/bash
+# The plugin on a real Slurm cluster (tests/slurm/cluster, SLURM_CONF exported):
+# bad input rejected before a job exists, srun/sbatch/inner srun wrapping, --export=NONE,
+# rank subsets, exit status and signal deaths as without gpuprof, a non-root user, an
+# unwritable output directory, the job-end report and AdminComment in sacct.
+. "$(dirname "$0")/tap.sh"
+B=${GP_BUILD:?}
+[ -n "${SLURM_CONF:-}" ] || skip_all "no cluster (SLURM_CONF unset)"
+W=$(mktemp -d /var/tmp/gp-slurm.XXXXXX)
+chmod 755 "$W"
+trap 'rm -rf "$W"' EXIT
+cd "$W"
+TO="timeout 120"
+MLP="$B/gpuprof-train-mlp --steps 12 --dim 16 --layers 3 --batch 4"
+jobs_now() { sacct -n -X -S now-1hour -o JobID 2>/dev/null | wc -l; }
+
+# 1. bad input: rejected where typed, message names the option, no job created
+bad=(
+	"--gpuprof=memm|unknown mode 'memm'"
+	"--gpuprof=nvtx,|empty mode at position 6"
+	"--gpuprof=,nvtx|empty mode at position 1"
+	"--gpuprof=nvtx,,mem|empty mode"
+	"--gpuprof=NVTX|unknown mode 'NVTX'"
+	"--gpuprof=nvtx;mem|unknown mode"
+	"--gpuprof=nvtx mem|unknown mode"
+	"--gpuprof=\$(reboot)|unknown mode"
+	"--gpuprof=\`id\`|unknown mode"
+	"--gpuprof=nvtx|mem|unknown mode"
+	"--gpuprof=none,nvtx|cannot be combined"
+	"--gpuprof=help,mem|cannot be combined"
+	"--gpuprof=$(printf 'nvtx\tmem')|control character"
+	"--gpuprof=$(printf 'mem\033[31m')|control character"
+	"--gpuprof=$(printf 'mem\xff')|not valid UTF-8"
+	"--gpuprof=$(printf 'm\xc3\xa9m')|unknown mode"
+	"--gpuprof=$(head -c 300 /dev/zero | tr '\0' a)|longer than"
+	"--gpuprof-ranks=5-2|reversed range"
+	"--gpuprof-ranks=1,|trailing ','"
+	"--gpuprof-ranks=a|bad rank item 'a'"
+	"--gpuprof-ranks=-1|bad rank item"
+	"--gpuprof-ranks=99999999999|too large"
+	"--gpuprof-ranks=0x10|bad rank item"
+	"--gpuprof-ranks=1;2|bad rank item"
+	"--gpuprof-output=out-%q|unknown escape '%q'"
+	"--gpuprof-output=out-%|trailing '%'"
+	"--gpuprof-output=$(printf 'a\nb')|control character"
+)
+before=$(jobs_now)
+for entry in "${bad[@]}"; do
+	arg=${entry%|*}
+	want=${entry##*|}
+	for cmd in srun sbatch; do
+		if [ $cmd = srun ]; then out=$($TO srun "$arg" true 2>&1); rc=$?
+		else out=$($TO sbatch "$arg" --wrap=true 2>&1); rc=$?; fi
+		label=$(printf '%q' "$arg" | head -c 60)
+		ok $(( rc != 0 ? 0 : 1 )) "$cmd $label fails (rc $rc)"
+		echo "$out" | grep -qF -- "$want" && echo "$out" | grep -q -- "--gpuprof"
+		ok $? "$cmd $label names the option and the problem"
+	done
+done
+out=$(GPUPROF_MODES=bogus $TO srun true 2>&1); rc=$?
+ok $(( rc != 0 ? 0 : 1 )) "GPUPROF_MODES=bogus fails srun"
+echo "$out" | grep -q "GPUPROF_MODES: unknown mode 'bogus'"; ok $? "message names the variable"
+sleep 1
+ok $(( $(jobs_now) == before ? 0 : 1 )) "no job was created by any bad input (sacct)"
+out=$($TO srun --gpuprof=help true 2>&1); rc=$?
+ok $(( rc == 0 ? 0 : 1 )) "--gpuprof=help exits 0"
+echo "$out" | grep -q "site policy:" && echo "$out" | grep -q "nvtx"; ok $? "help lists modes and policy"
+
+# 2. srun -n2 with NVTX ranges: both ranks profiled, report at step end
+$TO srun -n2 --gpuprof=nvtx $MLP >/dev/null 2>err.txt; ok $? "srun -n2 --gpuprof=nvtx runs"
+j=$(ls -d gpuprof-* | sort -t- -k2 -n | tail -1)
+[ -f "$j/step0/rank0.gpr" ] && [ -f "$j/step0/rank1.gpr" ]; ok $? "rank files for both ranks in $j/step0"
+for i in $(seq 20); do [ -f "$j/report.txt" ] && break; sleep 0.5; done # srun returns before the step's exit hook
+[ -f "$j/report.txt" ] && grep -q "train_step" "$j/report.txt"; ok $? "report.txt written at step end with the NVTX step"
+grep -q '"wait_status": 0' "$j/step0/node0.json"; ok $? "node summary records exit statuses"
+
+# 3. exit status and signal deaths identical with and without gpuprof
+$TO srun sh -c 'exit 7' 2>/dev/null; a=$?
+$TO srun --gpuprof=nvtx sh -c 'exit 7' 2>/dev/null; b=$?
+ok $(( a == b && b == 7 ? 0 : 1 )) "exit 7 identical ($a/$b)"
+jid_a=$($TO sbatch --parsable --wrap='srun sh -c "kill -SEGV \$\$"')
+jid_b=$($TO sbatch --parsable --gpuprof=nvtx --wrap='srun sh -c "kill -SEGV \$\$"')
+for i in $(seq 60); do [ -z "$(squeue -h -j "$jid_a,$jid_b" 2>/dev/null)" ] && break; sleep 1; done
+sleep 2
+sa=$(sacct -n -P -j "$jid_a" -o State,ExitCode | sed -n 3p)
+sb=$(sacct -n -P -j "$jid_b" -o State,ExitCode | sed -n 3p)
+ok $([ -n "$sa" ] && [ "$sa" = "$sb" ] && echo 0 || echo 1) "SIGSEGV death reads the same in sacct ('$sa' vs '$sb')"
+
+# 4. sbatch: batch step wrapped, inner srun steps get their own ranks; AdminComment
+cat >job.sh <<JOB
+#!/bin/bash
+#SBATCH --gpuprof=nvtx
+#SBATCH -n2
+srun -n2 $MLP
+srun -n1 --gpuprof=none $MLP
+$MLP
+JOB
+jid=$($TO sbatch --parsable -o out.%j job.sh)
+for i in $(seq 90); do [ -z "$(squeue -h -j "$jid" 2>/dev/null)" ] && break; sleep 1; done
+sleep 3
+[ -f "gpuprof-$jid/stepbatch/rank0.gpr" ]; ok $? "#SBATCH --gpuprof: batch step wrapped"
+[ -f "gpuprof-$jid/step0/rank0.gpr" ] && [ -f "gpuprof-$jid/step0/rank1.gpr" ]; ok $? "inner srun inherits the option"
+[ ! -e "gpuprof-$jid/step1" ]; ok $? "inner srun --gpuprof=none overrides for its step"
+$B/gpuprof report "gpuprof-$jid" >/dev/null; ok $? "gpuprof report on the job directory"
+$B/gpuprof report --sacct "$jid" >rep.txt 2>&1; ok $? "gpuprof report JOBID finds the directory through sacct"
+grep -q "COMPLETED" rep.txt; ok $? "report carries the sacct record"
+# AdminComment from the job epilog is not asserted yet: on 22.05 the epilog ran before
+# the step's record existed in our tests (see issue 3 notes).
+
+# 5. --export=NONE: batch step not profiled, inner sruns still are
+jid=$($TO sbatch --parsable --export=NONE --gpuprof=nvtx -o out.%j --wrap="srun $MLP")
+for i in $(seq 60); do [ -z "$(squeue -h -j "$jid" 2>/dev/null)" ] && break; sleep 1; done
+sleep 2
+[ ! -e "gpuprof-$jid/stepbatch" ] && [ -f "gpuprof-$jid/step0/rank0.gpr" ]; ok $? "--export=NONE: inner srun profiled, batch step not"
+
+# 6. rank subsets
+$TO srun -n3 --gpuprof=nvtx --gpuprof-ranks=1 --gpuprof-output="$W/ranks-%j" $MLP >/dev/null 2>&1; ok $? "srun -n3 --gpuprof-ranks=1"
+d=$(ls -d ranks-* | tail -1)
+[ -f "$d/step0/rank1.gpr" ] && [ ! -e "$d/step0/rank0.gpr" ] && [ ! -e "$d/step0/rank2.gpr" ]; ok $? "only rank 1 profiled"
+
+# 7. a non-root user; an unwritable output directory
+if id gpuprof-test >/dev/null 2>&1; then
+	mkdir -p user && chown gpuprof-test user
+	(cd user && $TO runuser -u gpuprof-test -- env SLURM_CONF=$SLURM_CONF srun --gpuprof=nvtx $MLP >/dev/null 2>&1); ok $? "non-root user runs a profiled step"
+	f=$(ls user/gpuprof-*/step0/rank0.gpr 2>/dev/null | head -1)
+	[ -n "$f" ] && [ "$(stat -c %U "$f")" = gpuprof-test ] && [ "$(stat -c %a "$f")" = 600 ]; ok $? "rank file owned by the user, mode 0600"
+	mkdir -p locked && chmod 755 locked
+	out=$(cd user && $TO runuser -u gpuprof-test -- env SLURM_CONF=$SLURM_CONF srun --gpuprof=nvtx --gpuprof-output="$W/locked/x" sh -c 'echo hi' 2>&1); rc=$?
+	ok $(( rc == 0 ? 0 : 1 )) "unwritable output directory: the job still exits 0"
+	echo "$out" | grep -q "^hi" && echo "$out" | grep -q "gpuprof: warning"; ok $? "one warning, output kept"
+	[ ! -e locked/x ]; ok $? "nothing written into a directory the user may not write"
+else
+	for i in 1 2 3 4 5; do skip "no gpuprof-test user"; done
+fi
+done_testing
