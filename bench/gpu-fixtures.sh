@@ -3,7 +3,7 @@
 # PyTorch twin under `gpuprof run`, report each, and copy small rank files to $OUT.
 set -x
 cd "$(dirname "$0")/.."
-./bootstrap >/dev/null 2>&1; mkdir -p _gbuild && cd _gbuild && ../configure --with-slurm=no --disable-cuda-workload >/dev/null && make -j16 >/dev/null 2>&1 || { echo BUILD FAILED; exit 1; }
+[ -x configure ] || ./bootstrap; mkdir -p _gbuild && cd _gbuild && ../configure --with-slurm=no --disable-cuda-workload >/dev/null && make -j16 >/dev/null 2>&1 || { echo BUILD FAILED; exit 1; }
 cd ..
 G=$PWD/_gbuild
 P="python3 examples/train_mlp.py --steps 12 --dim 1024 --layers 4 --batch 64"
