@@ -13,7 +13,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#define ADMIN_COMMENT_MAX 512
 
 /* Record written by stepd.c: "uid gid\nspool\njobdir\n". */
 static int read_record(uint32_t job, uid_t *uid, gid_t *gid, char *spool, char *jobdir,
@@ -44,62 +43,6 @@ static int read_record(uint32_t job, uid_t *uid, gid_t *gid, char *spool, char *
 	return 0;
 }
 
-/* Existing AdminComment without an older gpuprof part, from `scontrol show job -o`. */
-static void existing_comment(uint32_t job, char *out, size_t len)
-{
-	char jobarg[32], *buf = malloc(65536), *p, *end;
-	out[0] = '\0';
-	if (!buf)
-		return;
-	snprintf(jobarg, sizeof(jobarg), "%u", job);
-	char *argv[] = {"/usr/bin/scontrol", "show", "job", "-o", jobarg, NULL};
-	if (gp_exec_capture(argv, buf, 65536, 10) == 0 && (p = strstr(buf, " AdminComment="))) {
-		p += strlen(" AdminComment=");
-		/* the value runs to the next " Key=" */
-		for (end = p; *end && *end != '\n'; end++) {
-			if (*end == ' ') {
-				char *q = end + 1;
-				while ((*q >= 'A' && *q <= 'Z') || (*q >= 'a' && *q <= 'z') ||
-				       (*q >= '0' && *q <= '9') || *q == '_' || *q == ':')
-					q++;
-				if (*q == '=' && q > end + 1)
-					break;
-			}
-		}
-		*end = '\0';
-		if (strcmp(p, "(null)") != 0)
-			snprintf(out, len, "%s", p);
-	}
-	free(buf);
-	/* drop an older gpuprof summary so re-runs replace rather than pile up */
-	if ((p = strstr(out, "gpuprof:")) != NULL) {
-		while (p > out && (p[-1] == ' ' || p[-1] == ';'))
-			p--;
-		*p = '\0';
-	}
-}
-
-static void set_admin_comment(uint32_t job, const char *summary)
-{
-	char old[ADMIN_COMMENT_MAX], val[ADMIN_COMMENT_MAX + 32], jobarg[48], arg[ADMIN_COMMENT_MAX + 64];
-	existing_comment(job, old, sizeof(old));
-	snprintf(val, sizeof(val), "%s%s%s", old, old[0] ? "; " : "", summary);
-	val[ADMIN_COMMENT_MAX - 1] = '\0';
-	snprintf(jobarg, sizeof(jobarg), "jobid=%u", job);
-	snprintf(arg, sizeof(arg), "admincomment=%s", val);
-	char *argv[] = {"/usr/bin/scontrol", "update", jobarg, arg, NULL};
-	if (gp_exec_capture(argv, NULL, 0, 10) == 0)
-		return;
-	/* A job that already left slurmctld: update the accounting record instead. */
-	char where[64], set[ADMIN_COMMENT_MAX + 64];
-	snprintf(where, sizeof(where), "jobid=%u", job);
-	snprintf(set, sizeof(set), "AdminComment=%s", val);
-	char *argv2[] = {"/usr/bin/sacctmgr", "-i", "modify", "job", "where", where, "set", set,
-			 NULL};
-	if (gp_exec_capture(argv2, NULL, 0, 10) != 0)
-		gp_err("could not set AdminComment of job %u", job);
-}
-
 int gp_epilog(spank_t sp)
 {
 	uint32_t job = 0;
@@ -108,7 +51,6 @@ int gp_epilog(spank_t sp)
 	char jobdir[4096], spool[4096], jobarg[32], summary[ADMIN_COMMENT_MAX];
 	if (!gp_plugin.config_ok)
 		return 0;
-	gp_debug("job epilog");
 	if (spank_get_item(sp, S_JOB_ID, &job) != ESPANK_SUCCESS) {
 		const char *j = getenv("SLURM_JOB_ID");
 		if (!j)
@@ -131,7 +73,7 @@ int gp_epilog(spank_t sp)
 	if (gp_exec_as_user(uid, gid, rep, summary, sizeof(summary), 120) == 0) {
 		summary[strcspn(summary, "\n")] = '\0';
 		if (summary[0] && gp_plugin.cfg.admin_comment)
-			set_admin_comment(job, summary);
+			gp_set_admin_comment(job, summary);
 	}
 out: {
 	char path[4200];

@@ -70,9 +70,28 @@ static void apply_path_args(int ac, char **av)
 	}
 }
 
-int slurm_spank_init(spank_t sp, int ac, char **av)
+/* Plugin arguments and site policy. Any failure leaves the plugin disabled (config_ok
+ * false): one line in the log, and the job runs as if gpuprof were not installed. */
+static void load_site(int ac, char **av)
 {
 	char err[512];
+	gp_plugin.config_ok = false;
+	if (parse_plugin_args(ac, av) < 0)
+		return;
+	if (!gp_plugin.config_path)
+		gp_plugin.config_path = strdup(GP_SYSCONF_PATH);
+	if (!gp_plugin.state_dir)
+		gp_plugin.state_dir = strdup("/run/gpuprof");
+	if (gp_config_load(&gp_plugin.cfg, gp_plugin.config_path, true, err, sizeof(err)) < 0) {
+		gp_err("site config disabled gpuprof: %s", err);
+		return;
+	}
+	apply_path_args(ac, av);
+	gp_plugin.config_ok = true;
+}
+
+int slurm_spank_init(spank_t sp, int ac, char **av)
+{
 	spank_context_t ctx = spank_context();
 
 	if (ctx == S_CTX_REMOTE || ctx == S_CTX_JOB_SCRIPT)
@@ -80,21 +99,8 @@ int slurm_spank_init(spank_t sp, int ac, char **av)
 	/* Options first, in every context: sbatch/salloc ignore a static table. */
 	if (ctx != S_CTX_JOB_SCRIPT && gp_options_register(sp) < 0)
 		return -1;
-	gp_plugin.config_ok = false;
-	if (parse_plugin_args(ac, av) < 0)
-		return 0; /* a bad plugstack line disables us; it never fails the job */
-	if (!gp_plugin.config_path)
-		gp_plugin.config_path = strdup(GP_SYSCONF_PATH);
-	if (!gp_plugin.state_dir)
-		gp_plugin.state_dir = strdup("/run/gpuprof");
-	if (gp_config_load(&gp_plugin.cfg, gp_plugin.config_path, true, err, sizeof(err)) < 0) {
-		/* One clear line in the log; the plugin is off, the job runs. */
-		gp_err("site config disabled gpuprof: %s", err);
-		return 0;
-	}
-	apply_path_args(ac, av);
-	gp_plugin.config_ok = true;
-	if (ctx == S_CTX_REMOTE)
+	load_site(ac, av);
+	if (gp_plugin.config_ok && ctx == S_CTX_REMOTE)
 		return gp_stepd_init(sp);
 	return 0;
 }
@@ -137,5 +143,11 @@ int slurm_spank_job_epilog(spank_t sp, int ac, char **av)
 {
 	if (spank_context() != S_CTX_JOB_SCRIPT)
 		return 0;
+	/* Slurm 22.05 does not call slurm_spank_init before the job epilog (seen in our
+	 * tests: the epilog ran with nothing initialised), so set up here. */
+	if (!gp_plugin.config_ok) {
+		gp_log_set_sink(slurm_sink);
+		load_site(ac, av);
+	}
 	return gp_epilog(sp);
 }

@@ -59,6 +59,9 @@ int gp_stepd_post_opt(spank_t sp);
 int gp_stepd_task_init(spank_t sp);
 int gp_stepd_task_exit(spank_t sp);
 int gp_stepd_exit(spank_t sp);
+#define ADMIN_COMMENT_MAX 512
+/* spank/admincomment.c (root): append summary to the job's AdminComment */
+void gp_set_admin_comment(uint32_t job, const char *summary);
 /* spank/epilog.c: job epilog (root) */
 int gp_epilog(spank_t sp);
 

@@ -72,6 +72,18 @@ static int wait_child(pid_t pid, int fd, char *out, size_t outlen, int timeout_s
 			return gp_err("helper pid %d killed after %d s", (int)pid, timeout_s);
 		}
 	}
+	/* the child is gone: whatever it wrote is still in the pipe */
+	while (fd >= 0) {
+		char tmp[512];
+		ssize_t n = read(fd, tmp, sizeof(tmp));
+		if (n <= 0)
+			break;
+		if (out && got + 1 < outlen) {
+			size_t k = (size_t)n < outlen - 1 - got ? (size_t)n : outlen - 1 - got;
+			memcpy(out + got, tmp, k);
+			got += k;
+		}
+	}
 	if (fd >= 0)
 		close(fd);
 	if (out && outlen)

@@ -364,9 +364,18 @@ int gp_stepd_exit(spank_t sp)
 	    gp_run_as_user(p->uid, p->gid, write_node_summary, attempt, 10) != 0)
 		gp_warn("could not write the step summary into %s", p->jobdir);
 	/* node 0 refreshes the report; the epilog does it again after salvage */
+	/* node 0 refreshes the report as the user and, while slurmctld still knows the
+	 * job, puts its summary into AdminComment; the epilog repeats this after salvage */
 	if (p->node_id == 0 && p->cfg.report_at_end && access(p->cfg.cli_path, X_OK) == 0) {
-		char *argv[] = {p->cfg.cli_path, "report", "--quiet", p->jobdir, NULL};
-		gp_exec_as_user(p->uid, p->gid, argv, NULL, 0, 60);
+		char summary[ADMIN_COMMENT_MAX] = "";
+		char *argv[] = {p->cfg.cli_path, "report", "--quiet", "--summary-line", p->jobdir,
+				NULL};
+		if (gp_exec_as_user(p->uid, p->gid, argv, summary, sizeof(summary), 60) == 0 &&
+		    p->cfg.admin_comment && geteuid() == 0) {
+			summary[strcspn(summary, "\n")] = '\0';
+			if (!strncmp(summary, "gpuprof:", 8))
+				gp_set_admin_comment(p->job_id, summary);
+		}
 	}
 	return 0;
 }

@@ -104,8 +104,14 @@ sleep 3
 $B/gpuprof report "gpuprof-$jid" >/dev/null; ok $? "gpuprof report on the job directory"
 $B/gpuprof report --sacct "$jid" >rep.txt 2>&1; ok $? "gpuprof report JOBID finds the directory through sacct"
 grep -q "COMPLETED" rep.txt; ok $? "report carries the sacct record"
-# AdminComment from the job epilog is not asserted yet: on 22.05 the epilog ran before
-# the step's record existed in our tests (see issue 3 notes).
+for i in $(seq 20); do ac=$(sacct -n -X -j "$jid" -o AdminComment%500 | sed 's/^ *//; s/ *$//'); [ -n "$ac" ] && break; sleep 1; done
+echo "$ac" | grep -q "gpuprof: ranks=" && echo "$ac" | grep -q "dir=$W/gpuprof-$jid"; ok $? "AdminComment links the job to its report ($(echo $ac | head -c 100))"
+# another tool's AdminComment is kept, ours appended once
+jid2=$($TO sbatch --parsable --gpuprof=nvtx -o out.%j --wrap="sleep 3; $MLP")
+sleep 1; scontrol update jobid="$jid2" admincomment="site:tag=42" >/dev/null 2>&1
+for i in $(seq 60); do [ -z "$(squeue -h -j "$jid2" 2>/dev/null)" ] && break; sleep 1; done
+for i in $(seq 20); do ac=$(sacct -n -X -j "$jid2" -o AdminComment%500 | sed 's/^ *//; s/ *$//'); echo "$ac" | grep -q gpuprof && break; sleep 1; done
+echo "$ac" | grep -q "^site:tag=42; gpuprof: ranks="; ok $? "an existing AdminComment is kept, not clobbered ($(echo $ac | head -c 60))"
 
 # 5. --export=NONE: batch step not profiled, inner sruns still are
 jid=$($TO sbatch --parsable --export=NONE --gpuprof=nvtx -o out.%j --wrap="srun $MLP")
