@@ -124,6 +124,14 @@ $TO srun -n3 --gpuprof=nvtx --gpuprof-ranks=1 --gpuprof-output="$W/ranks-%j" $ML
 d=$(ls -d ranks-* | tail -1)
 [ -f "$d/step0/rank1.gpr" ] && [ ! -e "$d/step0/rank0.gpr" ] && [ ! -e "$d/step0/rank2.gpr" ]; ok $? "only rank 1 profiled"
 
+# 6b. --multi-prog: per-task argv cannot be rewritten on 22.05; the injected library
+# writes its own rank files (environment-only fallback), and the report says so
+printf '0 %s\n1 %s\n' "$MLP" "$MLP" >mp.conf
+$TO srun -n2 --gpuprof=nvtx --gpuprof-output="$W/mp-%j" --multi-prog mp.conf >/dev/null 2>&1; ok $? "--multi-prog step runs"
+d=$(ls -d mp-* | tail -1)
+[ -f "$d/step0/rank0.gpr" ] && [ -f "$d/step0/rank1.gpr" ]; ok $? "--multi-prog: both ranks captured"
+$B/gpuprof report "$d" | grep -q "not wrapped (environment-only)"; ok $? "--multi-prog: the report names the fallback"
+
 # 7. a non-root user; an unwritable output directory
 if id gpuprof-test >/dev/null 2>&1; then
 	mkdir -p user && chown gpuprof-test user
