@@ -11,12 +11,10 @@
 
 #include <nvtx3/nvToolsExt.h>
 
-typedef struct {
-	int dim, layers, batch, steps, adam, sync_every_step, host_stall_ms, imbalance_rank,
-		imbalance_ms;
-	long leak_bytes;
-	unsigned seed;
-} opts_t;
+#include "config.h"
+#include "mlp.h"
+
+typedef mlp_opts_t opts_t;
 
 static float frand(unsigned *s)
 {
@@ -36,7 +34,25 @@ static float gelu_grad(float x)
 	       0.5f * x * (1 - t * t) * 0.7978845608f * (1 + 3 * 0.044715f * x * x);
 }
 
-static void sleep_ms(int ms)
+void mlp_init_params(const mlp_opts_t *o, float *W, float *x)
+{
+	unsigned s = o->seed;
+	size_t D = (size_t)o->dim, L = (size_t)o->layers, B = (size_t)o->batch;
+	for (size_t i = 0; i < L * D * D; i++)
+		W[i] = frand(&s) * 2.0f / sqrtf((float)D);
+	for (size_t i = 0; i < B * D; i++)
+		x[i] = frand(&s) * 2.0f;
+}
+
+int mlp_rank(void)
+{
+	const char *p = getenv("SLURM_PROCID");
+	if (!p)
+		p = getenv("RANK");
+	return p ? atoi(p) : 0;
+}
+
+void mlp_sleep_ms(int ms)
 {
 	struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
 	while (nanosleep(&ts, &ts) != 0)
@@ -47,7 +63,8 @@ static int usage(void)
 {
 	fprintf(stderr, "usage: gpuprof-train-mlp [--dim N] [--layers N] [--batch N] [--steps N]\n"
 			"  [--seed N] [--sgd|--adam] [--sync-every-step] [--host-stall-ms N]\n"
-			"  [--leak-bytes N] [--imbalance-rank R --imbalance-ms N] [--unfused]\n");
+			"  [--leak-bytes N] [--imbalance-rank R --imbalance-ms N] [--unfused]\n"
+			"  [--dtype fp32|bf16] [--cpu]\n");
 	return 2;
 }
 
@@ -72,14 +89,31 @@ int main(int argc, char **argv)
 		if (!strcmp(a, "--adam")) { o.adam = 1; continue; }
 		if (!strcmp(a, "--sgd")) { o.adam = 0; continue; }
 		if (!strcmp(a, "--sync-every-step")) { o.sync_every_step = 1; continue; }
-		if (!strcmp(a, "--unfused") || !strcmp(a, "--dtype")) { if (a[2] == 'd') i++; continue; }
+		if (!strcmp(a, "--unfused")) { o.unfused = 1; continue; }
+		if (!strcmp(a, "--cpu")) { o.force_cpu = 1; continue; }
+		if (!strcmp(a, "--dtype") && v && (!strcmp(v, "fp32") || !strcmp(v, "bf16"))) {
+			o.bf16 = !strcmp(v, "bf16");
+			i++;
+			continue;
+		}
 		return usage();
 	}
 	if (o.dim < 1 || o.layers < 1 || o.batch < 1 || o.steps < 1)
 		return usage();
-	const char *procid = getenv("SLURM_PROCID");
-	int rank = procid ? atoi(procid) : 0;
-	size_t D = (size_t)o.dim, L = (size_t)o.layers, B = (size_t)o.batch;
+#ifdef GP_MLP_CUDA
+	if (!o.force_cpu) {
+		int rc = mlp_run_cuda(&o);
+		if (rc != -2)
+			return rc;
+	}
+#endif
+	return mlp_run_cpu(&o);
+}
+
+int mlp_run_cpu(const mlp_opts_t *o)
+{
+	int rank = mlp_rank();
+	size_t D = (size_t)o->dim, L = (size_t)o->layers, B = (size_t)o->batch;
 	float *W = malloc(L * D * D * sizeof(float)), *bias = calloc(L * D, sizeof(float));
 	float *gW = calloc(L * D * D, sizeof(float)), *gb = calloc(L * D, sizeof(float));
 	float *pre = malloc(L * B * D * sizeof(float)), *act = malloc((L + 1) * B * D * sizeof(float));
@@ -87,19 +121,15 @@ int main(int argc, char **argv)
 	float *m = NULL, *vv = NULL, *mb = NULL, *vb = NULL;
 	if (!W || !bias || !gW || !gb || !pre || !act || !grad || !gnext)
 		return 1;
-	unsigned s = o.seed;
-	for (size_t i = 0; i < L * D * D; i++)
-		W[i] = frand(&s) * 2.0f / sqrtf((float)D);
-	for (size_t i = 0; i < B * D; i++)
-		act[i] = frand(&s) * 2.0f;
-	printf("gpuprof-train-mlp: device cpu, dim %d layers %d batch %d steps %d %s\n", o.dim,
-	       o.layers, o.batch, o.steps, o.adam ? "adam" : "sgd");
+	mlp_init_params(o, W, act);
+	printf("gpuprof-train-mlp: device cpu, dim %d layers %d batch %d steps %d %s\n", o->dim,
+	       o->layers, o->batch, o->steps, o->adam ? "adam" : "sgd");
 	nvtxNameOsThreadA(0, "main");
-	float lr = o.adam ? 1e-3f : 0.05f, loss = 0, first_loss = 0;
+	float lr = o->adam ? 1e-3f : 0.05f, loss = 0, first_loss = 0;
 	char name[32];
-	for (int step = 0; step < o.steps; step++) {
-		if (o.host_stall_ms)
-			sleep_ms(o.host_stall_ms); /* slow data loading: the GPU would idle */
+	for (int step = 0; step < o->steps; step++) {
+		if (o->host_stall_ms)
+			mlp_sleep_ms(o->host_stall_ms); /* slow data loading: the GPU would idle */
 		nvtxRangePushA("train_step");
 		nvtxRangePushA("zero_grad");
 		memset(gW, 0, L * D * D * sizeof(float));
@@ -150,7 +180,7 @@ int main(int argc, char **argv)
 		}
 		nvtxRangePop();
 		nvtxRangePushA("optimizer_step");
-		if (o.adam && !m) { /* state made lazily at the first step, as PyTorch does */
+		if (o->adam && !m) { /* state made lazily at the first step, as PyTorch does */
 			m = calloc(L * D * D, sizeof(float));
 			vv = calloc(L * D * D, sizeof(float));
 			mb = calloc(L * D, sizeof(float));
@@ -159,7 +189,7 @@ int main(int argc, char **argv)
 				return 1;
 		}
 		for (size_t i = 0; i < L * D * D; i++) {
-			if (o.adam) {
+			if (o->adam) {
 				m[i] = 0.9f * m[i] + 0.1f * gW[i];
 				vv[i] = 0.999f * vv[i] + 0.001f * gW[i] * gW[i];
 				W[i] -= lr * m[i] / (sqrtf(vv[i]) + 1e-8f);
@@ -168,16 +198,16 @@ int main(int argc, char **argv)
 			}
 		}
 		for (size_t i = 0; i < L * D; i++)
-			bias[i] -= (o.adam ? lr : lr * (float)(B * D)) * gb[i];
+			bias[i] -= (o->adam ? lr : lr * (float)(B * D)) * gb[i];
 		nvtxRangePop();
-		if (o.leak_bytes) {
-			void *leak = malloc((size_t)o.leak_bytes); /* never freed, on purpose */
+		if (o->leak_bytes) {
+			void *leak = malloc((size_t)o->leak_bytes); /* never freed, on purpose */
 			if (leak)
-				memset(leak, 1, (size_t)o.leak_bytes);
+				memset(leak, 1, (size_t)o->leak_bytes);
 		}
-		if (o.imbalance_ms && rank == o.imbalance_rank)
-			sleep_ms(o.imbalance_ms);
-		if (o.sync_every_step)
+		if (o->imbalance_ms && rank == o->imbalance_rank)
+			mlp_sleep_ms(o->imbalance_ms);
+		if (o->sync_every_step)
 			printf("step %d loss %.6f\n", step, loss); /* the print(loss.item()) habit */
 		nvtxRangePop();
 	}
