@@ -32,6 +32,10 @@ def main():
     p.add_argument("--leak-bytes", type=int, default=0)
     p.add_argument("--imbalance-rank", type=int, default=-1)
     p.add_argument("--imbalance-ms", type=float, default=0)
+    p.add_argument("--time", action="store_true",
+                   help="time each step with torch.cuda.synchronize and print the median")
+    p.add_argument("--torch-profiler", action="store_true",
+                   help="run under torch.profiler (overhead comparison, kernel count)")
     a = p.parse_args()
     rank = int(os.environ.get("SLURM_PROCID", os.environ.get("RANK", "0")))
     dev = "cuda" if torch.cuda.is_available() else "cpu"
@@ -41,8 +45,17 @@ def main():
     opt = (torch.optim.SGD if a.sgd else torch.optim.Adam)(model.parameters(), lr=1e-4)
     x = torch.randn(a.batch, a.dim, device=dev, dtype=dt)
     kept = []
+    times = []
     print(f"train_mlp.py: device {dev} dim {a.dim} layers {a.layers} rank {rank}", flush=True)
+    prof = None
+    if a.torch_profiler:
+        from torch.profiler import profile, ProfilerActivity
+        prof = profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA])
+        prof.__enter__()
     for step in range(a.steps):
+        if a.time and dev == "cuda":
+            torch.cuda.synchronize()
+        t0 = time.perf_counter()
         if a.host_stall_ms:
             time.sleep(a.host_stall_ms / 1000)
         nvtx.range_push("train_step")
@@ -62,6 +75,18 @@ def main():
         if a.sync_every_step:
             print(f"step {step} loss {loss.item():.6f}")
         nvtx.range_pop()
+        if a.time:
+            if dev == "cuda":
+                torch.cuda.synchronize()
+            times.append((time.perf_counter() - t0) * 1000)
+    if prof is not None:
+        torch.cuda.synchronize()
+        prof.__exit__(None, None, None)
+        kernels = sum(1 for e in prof.events() if e.device_type.name == "CUDA")
+        print(f"torch_profiler_cuda_events {kernels}", flush=True)
+    if a.time and len(times) > 3:
+        t = sorted(times[3:])
+        print(f"step_ms_median {t[len(t) // 2]:.4f}", flush=True)
     if dev == "cuda":
         torch.cuda.synchronize()
         print(f"memory_reserved {torch.cuda.memory_reserved()}", flush=True)

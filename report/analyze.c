@@ -59,6 +59,7 @@ typedef struct rank_data {
 	u64map_t stack_off;	    /* stack id -> offset+1 in stack_pcs */
 	uint64_t nvml_mem_max, nvml_samples, nvml_util_sum;
 	uint64_t first_ts;
+	uint64_t win_lo, win_hi; /* post-warm-up steps, when steps are known */
 } rank_data_t;
 
 /* ---- strings ---- */
@@ -147,6 +148,8 @@ static void on_event(rank_data_t *d, gp_rank_t *r, const gp_event_t *e)
 			    .stream = (uint32_t)e->d};
 		k.kind = e->type == GP_EV_KERNEL ? 0 : e->type == GP_EV_MEMCPY ? 1 : 2;
 		k.name = e->type == GP_EV_KERNEL ? (uint32_t)e->b : 0;
+		if (e->type == GP_EV_KERNEL)
+			r->kernels_total++;
 		if (e->type == GP_EV_MEMCPY)
 			r->nmemcpy++;
 		if (e->type == GP_EV_MEMSET)
@@ -318,10 +321,14 @@ static void stack_text(rank_data_t *d, uint32_t stack, char *out, size_t len)
 	if (!stack || !u64map_get(&d->stack_off, stack, &off))
 		return;
 	uint64_t n = d->stack_pcs.v[off - 1];
-	for (uint64_t i = 0; i < n && i < 8 && o + 2 < len; i++) {
+	unsigned shown = 0;
+	for (uint64_t i = 0; i < n && shown < 8 && o + 2 < len; i++) {
 		uint64_t pc = d->stack_pcs.v[off + i], sid;
 		const char *s = u64map_get(&d->frame_sym, pc, &sid) ? str_get(d, (uint32_t)sid) : "?";
-		o += (size_t)snprintf(out + o, len - o, "%s%s", i ? " <- " : "", s);
+		/* the profiler's and the driver's own frames say nothing about the program */
+		if (strstr(s, "(libcupti") || strstr(s, "(libgpuprof") || strstr(s, "(libcuda.so"))
+			continue;
+		o += (size_t)snprintf(out + o, len - o, "%s%s", shown++ ? " <- " : "", s);
 	}
 }
 
@@ -452,10 +459,27 @@ static void analyze_steps(gp_job_t *job, gp_rank_t *r, rank_data_t *d, const cha
 		u64map_free(&corr_api);
 		u64map_free(&by_stack);
 	}
-	if (d->kerns.n)
-		r->kernels_per_step = (double)r->nkernels / (double)n;
+	if (n > warmup) {
+		d->win_lo = st[2 * warmup];
+		d->win_hi = 0;
+		for (size_t i = warmup; i < n; i++)
+			if (st[2 * i + 1] > d->win_hi)
+				d->win_hi = st[2 * i + 1];
+	}
 	free(st);
 	(void)job;
+}
+
+/* Is this GPU activity part of the steady state? With steps known, activity whose launch
+ * call (or, unmatched, whose start) falls in the post-warm-up steps; otherwise all. */
+static bool in_window(const rank_data_t *d, const kern_t *k, u64map_t *corr_api)
+{
+	uint64_t ai, t = k->start;
+	if (!d->win_hi)
+		return true;
+	if (u64map_get(corr_api, k->corr, &ai))
+		t = d->apis.v[ai - 1].start;
+	return t >= d->win_lo && t <= d->win_hi;
 }
 
 static void analyze_gpu(gp_rank_t *r, rank_data_t *d, u64map_t *corr_api)
@@ -463,12 +487,19 @@ static void analyze_gpu(gp_rank_t *r, rank_data_t *d, u64map_t *corr_api)
 	if (!d->kerns.n)
 		return;
 	qsort(d->kerns.v, d->kerns.n, sizeof(kern_t), cmp_kern);
-	uint64_t cur_s = d->kerns.v[0].start, cur_e = cur_s, first = cur_s, last = 0;
+	uint64_t cur_s = 0, cur_e = 0, first = 0, last = 0;
 	uint64_t comm_e = 0, comp_e = 0;
+	bool any = false;
 	VEC(uint64_t) lat = {0};
 	for (size_t i = 0; i < d->kerns.n; i++) {
 		kern_t *k = &d->kerns.v[i];
 		uint64_t e = k->start + k->dur;
+		if (!in_window(d, k, corr_api))
+			continue;
+		if (!any) {
+			cur_s = cur_e = first = k->start;
+			any = true;
+		}
 		if (k->kind == 0)
 			r->nkernels++;
 		if (e > last)
@@ -519,6 +550,10 @@ static void analyze_gpu(gp_rank_t *r, rank_data_t *d, u64map_t *corr_api)
 			if (k->dur < a->dur)
 				r->short_vs_launch++;
 		}
+	}
+	if (!any) {
+		VEC_FREE(lat);
+		return;
 	}
 	r->busy_ns += cur_e - cur_s;
 	r->span_ns = last - first;
@@ -640,7 +675,7 @@ static void analyze_ranges(gp_job_t *job, gp_rank_t *r, rank_data_t *d, u64map_t
 	u64map_t sync_by_name = {0};
 	for (size_t i = 0; i < d->apis.n; i++) {
 		api_t *a = &d->apis.v[i];
-		if (!is_sync_api(a))
+		if (!is_sync_api(a) || (d->win_hi && (a->start < d->win_lo || a->start > d->win_hi)))
 			continue;
 		r->sync_ns += a->dur;
 		r->sync_calls++;
@@ -776,9 +811,12 @@ static int load_rank(gp_job_t *job, const char *path, gp_rank_t *r)
 	for (size_t i = 0; i < d.apis.n; i++)
 		if (!d.apis.v[i].alloc)
 			u64map_put(&corr_api, d.apis.v[i].corr, i + 1);
-	analyze_gpu(r, &d, &corr_api);
-	analyze_ranges(job, r, &d, &corr_api);
+	qsort(d.ranges.v, d.ranges.n, sizeof(range_t), cmp_range);
 	analyze_steps(job, r, &d, want, warmup);
+	analyze_gpu(r, &d, &corr_api);
+	if (r->nstep_ms)
+		r->kernels_per_step = (double)r->nkernels / (double)r->nstep_ms;
+	analyze_ranges(job, r, &d, &corr_api);
 	analyze_memory(r, &d);
 	if (r->nsteps)
 		r->kernel_gpu_per_step_ms = (double)r->compute_ns / 1e6 / r->nsteps;

@@ -221,21 +221,23 @@ void gp_report_json(const gp_job_t *job, FILE *out)
 		for (unsigned s = 0; s < r->nstep_ms; s++)
 			fprintf(out, "%s%.4f", s ? ", " : "", r->step_ms[s]);
 		fprintf(out,
-			"]},\n     \"gpu\": {\"kernels\": %llu, \"memcpy\": %llu, \"memset\": %llu, "
+			"]},\n     \"gpu\": {\"kernels_total\": %llu, \"kernels\": %llu, \"memcpy\": %llu, \"memset\": %llu, "
 			"\"span_ns\": %llu, \"busy_ns\": %llu, \"idle_host_wait_ns\": %llu, "
 			"\"idle_kernel_wait_ns\": %llu, \"idle_other_ns\": %llu, \"compute_ns\": %llu, "
 			"\"comm_ns\": %llu, \"memcpy_ns\": %llu, \"comm_compute_overlap_ns\": %llu, "
 			"\"small_kernels\": %llu, \"kernels_shorter_than_launch\": %llu, "
 			"\"launch_latency_us_median\": %.3f, \"kernels_per_step\": %.2f, "
-			"\"nvml_util_mean\": %.1f},\n",
-			(unsigned long long)r->nkernels, (unsigned long long)r->nmemcpy,
+			"\"nvml_util_mean\": %.1f, \"nvml_samples\": %llu},\n",
+			(unsigned long long)r->kernels_total, (unsigned long long)r->nkernels,
+			(unsigned long long)r->nmemcpy,
 			(unsigned long long)r->nmemset, (unsigned long long)r->span_ns,
 			(unsigned long long)r->busy_ns, (unsigned long long)r->idle_host_ns,
 			(unsigned long long)r->idle_kernel_ns, (unsigned long long)r->idle_other_ns,
 			(unsigned long long)r->compute_ns, (unsigned long long)r->comm_ns,
 			(unsigned long long)r->memcpy_ns, (unsigned long long)r->overlap_ns,
 			(unsigned long long)r->small_kernels, (unsigned long long)r->short_vs_launch,
-			r->launch_latency_us, r->kernels_per_step, r->nvml_util_mean);
+			r->launch_latency_us, r->kernels_per_step, r->nvml_util_mean,
+			(unsigned long long)r->nvml_samples);
 		fprintf(out, "     \"sync\": {\"calls\": %llu, \"ns\": %llu, \"top_range\": ",
 			(unsigned long long)r->sync_calls, (unsigned long long)r->sync_ns);
 		gp_json_str(out, r->sync_range);

@@ -61,9 +61,16 @@ static void CUPTIAPI buffer_requested(uint8_t **buffer, size_t *size, size_t *ma
 	*size = BUF_SIZE;
 }
 
+static bool discard; /* GPUPROF_CUPTI_DISCARD=1: the CUPTI floor for overhead benchmarks */
+
 static void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t streamId, uint8_t *buffer,
 				      size_t size, size_t validSize)
 {
+	if (discard) {
+		free(buffer);
+		atomic_fetch_sub(&outstanding, 1);
+		return;
+	}
 	buf_node_t *n = malloc(sizeof(*n));
 	if (!n) {
 		free(buffer);
@@ -376,6 +383,8 @@ __attribute__((visibility("default"))) int gp_cupti_start(const gp_inject_api_t 
 							   unsigned whylen)
 {
 	CUptiResult rc;
+	const char *dv = getenv("GPUPROF_CUPTI_DISCARD");
+	discard = dv && !strcmp(dv, "1");
 	api = a;
 	rc = cuptiSubscribe(&subscriber, (CUpti_CallbackFunc)on_callback, NULL);
 	if (rc != CUPTI_SUCCESS) {

@@ -1,0 +1,97 @@
+#!/bin/bash
+# GPU validation and overhead run for the device machine (doc/validation.md,
+# doc/performance.md). Binaries are built on the CPU machine and carried in .gpubin
+# (bench/gpu-carry.sh makes it). Results: $OUT/validate.txt, $OUT/overhead.csv,
+# $OUT/fixtures.tgz. Usage: bench/gpu-validate.sh [quick]
+cd "$(dirname "$0")/.."
+G=$PWD/.gpubin
+export LD_LIBRARY_PATH=$G:${LD_LIBRARY_PATH:-}
+export GPUPROF_INJECT=$G/.libs/libgpuprof-inject.so GPUPROF_AGENT=$G/gpuprof-agent
+export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
+export PYTHONUNBUFFERED=1
+OUT=${OUT:-/tmp/out}
+V=$OUT/validate.txt
+FX=/tmp/fx
+rm -rf $FX; mkdir -p $FX $OUT
+say() { echo "$*" | tee -a $V; }
+gp() { $G/gpuprof "$@"; }
+json() { gp report --format=json "$1"; }
+
+say "== device: $(nvidia-smi -L | head -1)"
+say "== 1. exact counts (bench/known_counts.cu)"
+gp run --modes=all --output=$FX/known -- $G/known_counts | tee -a $V
+json $FX/known | python3 -c '
+import json,sys; r=json.load(sys.stdin)["ranks"][0]; g=r["gpu"]; m=r["memory"]
+got=dict(kernels=g["kernels_total"],memcpy=g["memcpy"],memset=g["memset"],allocs=m["allocs"],frees=m["frees"],sync_calls=r["sync"]["calls"])
+want=dict(kernels=10,memcpy=3,memset=2,allocs=4,frees=4,sync_calls=3)
+print("counts", got, "want", want, "MATCH" if got==want else "MISMATCH")' | tee -a $V
+
+say "== 2. CPU and CUDA paths agree on the loss (fp32, same seed)"
+$G/gpuprof-train-mlp --dim 64 --layers 3 --batch 16 --steps 10 | tail -1 | tee -a $V
+$G/gpuprof-train-mlp --dim 64 --layers 3 --batch 16 --steps 10 --cpu | tail -1 | tee -a $V
+
+say "== 3. compute-sanitizer memcheck"
+timeout 120 compute-sanitizer --tool memcheck $G/gpuprof-train-mlp --dim 128 --layers 2 --batch 32 --steps 3 --adam --unfused 2>&1 | tail -3 | tee -a $V
+
+say "== 4. planted pathologies (CUDA workload, gpuprof run --modes=all)"
+BIG="--dim 4096 --layers 8 --batch 2048 --dtype bf16 --steps 12"
+pathology() { local name=$1; shift
+	gp run --modes=all --output=$FX/$name -- $G/gpuprof-train-mlp "$@" >$FX/$name.log 2>&1
+	json $FX/$name | python3 -c '
+import json,sys; j=json.load(sys.stdin); r=j["ranks"][0]; g=r["gpu"]; m=r["memory"]
+span=max(1,g["span_ns"])
+print("%-10s findings=[%s] step_ms=%.3f busy=%.1f%% hostwait=%.1f%% sync_ms=%.2f (%s) kernels/step=%.0f mean_kernel_us=%.1f small=%d peak_MiB=%.0f growth_KiB/step=%.0f leak_MiB=%.1f optim_MiB=%.0f nvml_samples=%d" % (sys.argv[1], ",".join(f["id"] for f in j["findings"]), r["steps"]["median_ms"], 100*g["busy_ns"]/span, 100*g["idle_host_wait_ns"]/span, r["sync"]["ns"]/1e6, r["sync"]["top_range"], g["kernels_per_step"], (g["compute_ns"]/max(1,g["kernels"]))/1e3, g["small_kernels"], m["peak_bytes"]/2**20, m["growth_bytes_per_step"]/1024, m["leak_bytes"]/2**20, m["optimizer_bytes"]/2**20, g["nvml_samples"]))' $name | tee -a $V
+}
+pathology clean $BIG --sgd
+pathology sync $BIG --sgd --sync-every-step
+pathology idle $BIG --sgd --host-stall-ms 30
+pathology leak $BIG --sgd --leak-bytes 67108864
+pathology adam $BIG --adam
+pathology frag --dim 256 --layers 32 --batch 64 --steps 30 --sgd --unfused
+# a straggler: two ranks of one job sharing the GPU, rank 1 sleeps 20 ms per step
+for r in 0 1; do SLURM_PROCID=$r SLURM_JOB_ID=9001 SLURM_NTASKS=2 gp run --modes=all --output=$FX/straggler -- $G/gpuprof-train-mlp $BIG --sgd --imbalance-rank 1 --imbalance-ms 20 >$FX/straggler.$r.log 2>&1 & done; wait
+for r in 0 1; do SLURM_PROCID=$r SLURM_JOB_ID=9002 SLURM_NTASKS=2 gp run --modes=all --output=$FX/balanced -- $G/gpuprof-train-mlp $BIG --sgd >$FX/balanced.$r.log 2>&1 & done; wait
+for n in straggler balanced; do say "$n: $(json $FX/$n | python3 -c 'import json,sys; j=json.load(sys.stdin); print("findings=[%s]" % ",".join(f["id"]+":"+f["title"] for f in j["findings"]), " medians:", [r["steps"]["median_ms"] for r in j["ranks"]])')"; done
+gp report $FX/sync | sed -n '1,12p' >>$V
+
+[ "${1:-}" = quick ] && { cd $FX && tar czf $OUT/fixtures.tgz --exclude='report.*' --exclude='*.log' .; exit 0; }
+
+say "== 5. PyTorch: kernel count vs torch.profiler, reserved memory"
+python3 examples/train_mlp.py --steps 5 --dim 1024 --layers 4 --torch-profiler | grep torch_profiler | tee -a $V
+gp run --modes=cuda,mem --output=$FX/pt -- python3 examples/train_mlp.py --steps 5 --dim 1024 --layers 4 | grep memory_reserved | tee -a $V
+json $FX/pt | python3 -c 'import json,sys; r=json.load(sys.stdin)["ranks"][0]; g=r["gpu"]; print("gpuprof kernels+memcpy+memset", g["kernels_total"]+g["memcpy"]+g["memset"], "kernels", g["kernels_total"], "device bytes live at end", r["memory"]["final_bytes"], "peak", r["memory"]["peak_bytes"])' | tee -a $V
+
+say "== 6. overhead: paired, interleaved (median step ms per run)"
+echo "workload,config,round,step_ms_median" >$OUT/overhead.csv
+SEED="--dim 4096 --layers 8 --batch 64 --steps 60 --time"
+LB="--dim 256 --layers 32 --batch 64 --steps 60 --time"
+for round in 1 2 3 4 5; do
+	for wl in seed launch; do
+		args=$SEED; [ $wl = launch ] && args=$LB
+		for cfg in plain light cuda floor torchprof; do
+			case $cfg in
+			plain) cmd="python3 examples/train_mlp.py $args" ;;
+			light) cmd="gp run --modes=timing,nvtx,mem,gpu --output=/tmp/oh -- python3 examples/train_mlp.py $args" ;;
+			cuda) cmd="gp run --modes=all --output=/tmp/oh -- python3 examples/train_mlp.py $args" ;;
+			floor) cmd="env GPUPROF_CUPTI_DISCARD=1 $G/gpuprof run --modes=all --output=/tmp/oh -- python3 examples/train_mlp.py $args" ;;
+			torchprof) cmd="python3 examples/train_mlp.py $args --torch-profiler" ;;
+			esac
+			ms=$($cmd 2>/dev/null | sed -n 's/^step_ms_median //p')
+			echo "$wl,$cfg,$round,$ms" >>$OUT/overhead.csv
+			rm -rf /tmp/oh
+		done
+	done
+done
+python3 - $OUT/overhead.csv <<'PY' | tee -a $V
+import csv, sys, statistics as st
+rows = list(csv.DictReader(open(sys.argv[1])))
+for wl in ("seed", "launch"):
+    base = {r["round"]: float(r["step_ms_median"]) for r in rows if r["workload"] == wl and r["config"] == "plain" and r["step_ms_median"]}
+    for cfg in ("plain", "light", "cuda", "floor", "torchprof"):
+        ratios = [float(r["step_ms_median"]) / base[r["round"]] for r in rows
+                  if r["workload"] == wl and r["config"] == cfg and r["step_ms_median"] and r["round"] in base]
+        ms = [float(r["step_ms_median"]) for r in rows if r["workload"] == wl and r["config"] == cfg and r["step_ms_median"]]
+        if ratios:
+            print(f"{wl:7s} {cfg:10s} median step {st.median(ms):8.3f} ms  median paired ratio {st.median(ratios):.3f}  ({len(ratios)} rounds)")
+PY
+cd $FX && tar czf $OUT/fixtures.tgz --exclude='report.*' --exclude='*.log' --exclude=pt .
