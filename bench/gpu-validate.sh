@@ -23,7 +23,7 @@ gp run --modes=all --output=$FX/known -- $G/known_counts | tee -a $V
 json $FX/known | python3 -c '
 import json,sys; r=json.load(sys.stdin)["ranks"][0]; g=r["gpu"]; m=r["memory"]
 got=dict(kernels=g["kernels_total"],memcpy=g["memcpy"],memset=g["memset"],allocs=m["allocs"],frees=m["frees"],sync_calls=r["sync"]["calls"])
-want=dict(kernels=10,memcpy=3,memset=2,allocs=4,frees=4,sync_calls=3)
+want=dict(kernels=10,memcpy=3,memset=2,allocs=4,frees=4,sync_calls=4)
 print("counts", got, "want", want, "MATCH" if got==want else "MISMATCH")' | tee -a $V
 
 say "== 2. CPU and CUDA paths agree on the loss (fp32, same seed)"
@@ -54,23 +54,25 @@ for r in 0 1; do SLURM_PROCID=$r SLURM_JOB_ID=9002 SLURM_NTASKS=2 gp run --modes
 for n in straggler balanced; do say "$n: $(json $FX/$n | python3 -c 'import json,sys; j=json.load(sys.stdin); print("findings=[%s]" % ",".join(f["id"]+":"+f["title"] for f in j["findings"]), " medians:", [r["steps"]["median_ms"] for r in j["ranks"]])')"; done
 gp report $FX/sync | sed -n '1,12p' >>$V
 
-[ "${1:-}" = quick ] && { cd $FX && tar czf $OUT/fixtures.tgz --exclude='report.*' --exclude='*.log' .; exit 0; }
+(cd $FX && tar czf $OUT/fixtures.tgz --exclude='report.*' --exclude='*.log' .)
+[ "${1:-}" = quick ] && exit 0
 
 say "== 5. PyTorch: kernel count vs torch.profiler, reserved memory"
 python3 examples/train_mlp.py --steps 5 --dim 1024 --layers 4 --torch-profiler | grep torch_profiler | tee -a $V
 gp run --modes=cuda,mem --output=$FX/pt -- python3 examples/train_mlp.py --steps 5 --dim 1024 --layers 4 | grep memory_reserved | tee -a $V
-json $FX/pt | python3 -c 'import json,sys; r=json.load(sys.stdin)["ranks"][0]; g=r["gpu"]; print("gpuprof kernels+memcpy+memset", g["kernels_total"]+g["memcpy"]+g["memset"], "kernels", g["kernels_total"], "device bytes live at end", r["memory"]["final_bytes"], "peak", r["memory"]["peak_bytes"])' | tee -a $V
+json $FX/pt | python3 -c 'import json,sys; r=json.load(sys.stdin)["ranks"][0]; g=r["gpu"]; print("gpuprof kernels launched inside steps", g["kernels_in_steps"], "kernels in all", g["kernels_total"], "bytes by library at the last step", r["memory"]["bytes_by_library_at_last_step"], "peak", r["memory"]["peak_bytes"])' | tee -a $V
 
 say "== 6. overhead: paired, interleaved (median step ms per run)"
 echo "workload,config,round,step_ms_median" >$OUT/overhead.csv
-SEED="--dim 4096 --layers 8 --batch 64 --steps 60 --time"
-LB="--dim 256 --layers 32 --batch 64 --steps 60 --time"
-for round in 1 2 3 4 5; do
+SEED="--dim 4096 --layers 8 --batch 64 --steps 40 --time"
+LB="--dim 256 --layers 32 --batch 64 --steps 40 --time"
+for round in $(seq ${ROUNDS:-3}); do
 	for wl in seed launch; do
 		args=$SEED; [ $wl = launch ] && args=$LB
-		for cfg in plain light cuda floor torchprof; do
+		for cfg in plain nvtx light cuda floor torchprof; do
 			case $cfg in
 			plain) cmd="python3 examples/train_mlp.py $args" ;;
+			nvtx) cmd="gp run --modes=timing,nvtx --output=/tmp/oh -- python3 examples/train_mlp.py $args" ;;
 			light) cmd="gp run --modes=timing,nvtx,mem,gpu --output=/tmp/oh -- python3 examples/train_mlp.py $args" ;;
 			cuda) cmd="gp run --modes=all --output=/tmp/oh -- python3 examples/train_mlp.py $args" ;;
 			floor) cmd="env GPUPROF_CUPTI_DISCARD=1 $G/gpuprof run --modes=all --output=/tmp/oh -- python3 examples/train_mlp.py $args" ;;
@@ -87,11 +89,10 @@ import csv, sys, statistics as st
 rows = list(csv.DictReader(open(sys.argv[1])))
 for wl in ("seed", "launch"):
     base = {r["round"]: float(r["step_ms_median"]) for r in rows if r["workload"] == wl and r["config"] == "plain" and r["step_ms_median"]}
-    for cfg in ("plain", "light", "cuda", "floor", "torchprof"):
+    for cfg in ("plain", "nvtx", "light", "cuda", "floor", "torchprof"):
         ratios = [float(r["step_ms_median"]) / base[r["round"]] for r in rows
                   if r["workload"] == wl and r["config"] == cfg and r["step_ms_median"] and r["round"] in base]
         ms = [float(r["step_ms_median"]) for r in rows if r["workload"] == wl and r["config"] == cfg and r["step_ms_median"]]
         if ratios:
             print(f"{wl:7s} {cfg:10s} median step {st.median(ms):8.3f} ms  median paired ratio {st.median(ratios):.3f}  ({len(ratios)} rounds)")
 PY
-cd $FX && tar czf $OUT/fixtures.tgz --exclude='report.*' --exclude='*.log' --exclude=pt .

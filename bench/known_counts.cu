@@ -1,5 +1,6 @@
 // GPU validation program with known counts: exactly 10 kernels, 3 memcpy, 2 memset,
-// 4 device allocations and 4 frees, 2 cudaDeviceSynchronize and 1 cudaStreamSynchronize,
+// 4 device allocations and 4 frees, 2 cudaDeviceSynchronize and 1 cudaStreamSynchronize (plus 1 blocking
+// device-to-host cudaMemcpy: 4 host stalls),
 // inside NVTX ranges. gpuprof's rank file must report exactly these (doc/validation.md).
 #include <cuda_runtime.h>
 #include <nvtx3/nvToolsExt.h>

@@ -21,7 +21,8 @@ enum gp_ev_type {
 	GP_EV_MEMCPY = 9,	/* ts a=duration b=bytes c=correlation d=stream u8=device u16=copy kind */
 	GP_EV_MEMSET = 10,	/* ts a=duration b=bytes c=correlation d=stream u8=device */
 	GP_EV_SYNC = 11,	/* ts a=duration b=sync type c=correlation d=stream u8=device */
-	GP_EV_API = 12,		/* ts a=duration b=cbid c=correlation tid, u8=1 runtime 2 driver */
+	GP_EV_API = 12,		/* ts a=duration b=cbid c=correlation tid, u8=1 runtime 2 driver,
+				   u16=GP_API_* class, d=stack id (GP_API_ALLOC_STACK) */
 	GP_EV_ALLOC = 13,	/* ts a=address b=bytes c=correlation d=stack id u8=device u16=memory kind */
 	GP_EV_FREE = 14,	/* same fields as ALLOC */
 	GP_EV_STACK = 15,	/* tid=stack id u16=index of first frame u8=frames here (<=3) b,c,d=pcs */
@@ -38,6 +39,15 @@ enum gp_ev_type {
 	GP_EV_SIGNAL = 25,	/* ts a=signal forwarded to the program */
 	GP_EV_CONTROL = 26,	/* ts a=modes now capturing (capture windows) */
 	GP_EV_MAX = 27,
+};
+
+/* Classes of GP_EV_API records (u16), set by the collector that knows the callback ids. */
+enum gp_api_class {
+	GP_API_OTHER = 0,
+	GP_API_ALLOC_STACK = 1,	  /* allocation call at entry, with its call stack in d */
+	GP_API_SYNC = 2,	  /* device/stream/event synchronize */
+	GP_API_BLOCKING_COPY = 3, /* cudaMemcpy: blocks the host; a stall when device-to-host */
+	GP_API_LAUNCH = 4,	  /* kernel or graph launch */
 };
 
 typedef struct gp_event {

@@ -82,8 +82,9 @@ def main():
     if prof is not None:
         torch.cuda.synchronize()
         prof.__exit__(None, None, None)
-        kernels = sum(1 for e in prof.events() if e.device_type.name == "CUDA")
-        print(f"torch_profiler_cuda_events {kernels}", flush=True)
+        cuda = [e for e in prof.events() if e.device_type.name == "CUDA"]
+        kernels = [e for e in cuda if not e.name.startswith(("Memcpy", "Memset"))]
+        print(f"torch_profiler_cuda_events {len(cuda)} kernels {len(kernels)}", flush=True)
     if a.time and len(times) > 3:
         t = sorted(times[3:])
         print(f"step_ms_median {t[len(t) // 2]:.4f}", flush=True)

@@ -25,12 +25,13 @@ typedef struct range {
 typedef struct kern {
 	uint64_t start, dur;
 	uint32_t name, corr, stream;
-	uint8_t kind; /* 0 kernel 1 memcpy 2 memset */
+	uint8_t kind;	  /* 0 kernel 1 memcpy 2 memset */
+	uint8_t copykind; /* CUPTI memcpy kind: 1 HtoD 2 DtoH 8 DtoD ... */
 } kern_t;
 typedef struct api {
 	uint64_t start, dur;
 	uint32_t corr, tid, cbid, stack;
-	uint8_t domain, alloc;
+	uint8_t domain, alloc, cls;
 } api_t;
 typedef struct mem {
 	uint64_t ts, addr, bytes;
@@ -60,6 +61,7 @@ typedef struct rank_data {
 	uint64_t nvml_mem_max, nvml_samples, nvml_util_sum;
 	uint64_t first_ts;
 	uint64_t win_lo, win_hi; /* post-warm-up steps, when steps are known */
+	VEC(uint64_t) steps;	  /* all step intervals: start, end, start, end, ... (sorted) */
 } rank_data_t;
 
 /* ---- strings ---- */
@@ -148,6 +150,7 @@ static void on_event(rank_data_t *d, gp_rank_t *r, const gp_event_t *e)
 			    .stream = (uint32_t)e->d};
 		k.kind = e->type == GP_EV_KERNEL ? 0 : e->type == GP_EV_MEMCPY ? 1 : 2;
 		k.name = e->type == GP_EV_KERNEL ? (uint32_t)e->b : 0;
+		k.copykind = e->type == GP_EV_MEMCPY ? (uint8_t)e->u16 : 0;
 		if (e->type == GP_EV_KERNEL)
 			r->kernels_total++;
 		if (e->type == GP_EV_MEMCPY)
@@ -163,7 +166,7 @@ static void on_event(rank_data_t *d, gp_rank_t *r, const gp_event_t *e)
 	case GP_EV_API: {
 		api_t a = {.start = e->ts, .dur = e->a, .corr = (uint32_t)e->c, .tid = e->tid,
 			   .cbid = (uint32_t)e->b, .stack = (uint32_t)e->d, .domain = e->u8,
-			   .alloc = e->u16 == 1};
+			   .alloc = e->u16 == GP_API_ALLOC_STACK, .cls = (uint8_t)e->u16};
 		VEC_PUSH(d->apis, a);
 		break;
 	}
@@ -236,6 +239,7 @@ static void rank_data_free(rank_data_t *d)
 	VEC_FREE(d->stack);
 	VEC_FREE(d->started);
 	VEC_FREE(d->stack_pcs);
+	VEC_FREE(d->steps);
 	u64map_free(&d->stack_off);
 	u64map_free(&d->frame_sym);
 	u64map_free(&d->stack_first_frame);
@@ -276,18 +280,27 @@ static bool is_comm(const char *name)
 	return strstr(name, "nccl") || strstr(name, "NCCL");
 }
 
-static bool is_sync_api(const api_t *a)
+/* Does this call block the host on the GPU: a synchronize, or a blocking copy whose
+ * memcpy record says device-to-host? A driver call inside a runtime call of the same
+ * thread (cudaDeviceSynchronize -> cuCtxSynchronize) is the same stall, counted once. */
+static bool is_sync_api(rank_data_t *d, size_t i, u64map_t *corr_copy)
 {
-	/* runtime: cudaDeviceSynchronize 165, cudaStreamSynchronize 131, cudaEventSynchronize
-	 * 133, cudaMemcpy 31 (blocking); driver: cuCtxSynchronize 17, cuStreamSynchronize
-	 * 246, cuEventSynchronize 276, cuMemcpyDtoH_v2 279 */
-	if (a->alloc)
+	const api_t *a = &d->apis.v[i];
+	uint64_t kind = 0;
+	if (a->cls == GP_API_BLOCKING_COPY) {
+		if (!u64map_get(corr_copy, a->corr, &kind) || kind != 2 /* DtoH */)
+			return false;
+	} else if (a->cls != GP_API_SYNC) {
 		return false;
-	if (a->domain == 1)
-		return a->cbid == 165 || a->cbid == 131 || a->cbid == 133 || a->cbid == 31;
+	}
 	if (a->domain == 2)
-		return a->cbid == 17 || a->cbid == 246 || a->cbid == 276 || a->cbid == 279;
-	return false;
+		for (size_t j = i, k = 0; j-- > 0 && k < 16; k++) {
+			const api_t *o = &d->apis.v[j];
+			if (o->tid == a->tid && o->domain == 1 && o->start <= a->start &&
+			    o->start + o->dur >= a->start + a->dur)
+				return false;
+		}
+	return true;
 }
 
 /* Innermost range of tid that contains ts; ranges sorted by (tid, start). */
@@ -313,6 +326,31 @@ static range_t *enclosing(rank_data_t *d, uint32_t tid, uint64_t ts, size_t *fro
 	return NULL;
 }
 
+static bool profiler_frame(const char *s)
+{
+	return strstr(s, "(libcupti") || strstr(s, "(libgpuprof") || strstr(s, "(libcuda.so");
+}
+
+/* The library that made an allocation: the module of its first frame outside the
+ * profiler, the driver and the CUDA runtime (PyTorch: libc10_cuda.so). */
+static void stack_owner(rank_data_t *d, uint32_t stack, char *out, size_t len)
+{
+	uint64_t off;
+	snprintf(out, len, "(no stack)");
+	if (!stack || !u64map_get(&d->stack_off, stack, &off))
+		return;
+	uint64_t n = d->stack_pcs.v[off - 1];
+	for (uint64_t i = 0; i < n; i++) {
+		uint64_t pc = d->stack_pcs.v[off + i], sid;
+		const char *s = u64map_get(&d->frame_sym, pc, &sid) ? str_get(d, (uint32_t)sid) : "";
+		const char *lp = strrchr(s, '(');
+		if (profiler_frame(s) || strstr(s, "(libcudart") || !lp)
+			continue;
+		snprintf(out, len, "%.*s", (int)strcspn(lp + 1, ")"), lp + 1);
+		return;
+	}
+}
+
 static void stack_text(rank_data_t *d, uint32_t stack, char *out, size_t len)
 {
 	uint64_t off;
@@ -326,7 +364,7 @@ static void stack_text(rank_data_t *d, uint32_t stack, char *out, size_t len)
 		uint64_t pc = d->stack_pcs.v[off + i], sid;
 		const char *s = u64map_get(&d->frame_sym, pc, &sid) ? str_get(d, (uint32_t)sid) : "?";
 		/* the profiler's and the driver's own frames say nothing about the program */
-		if (strstr(s, "(libcupti") || strstr(s, "(libgpuprof") || strstr(s, "(libcuda.so"))
+		if (profiler_frame(s))
 			continue;
 		o += (size_t)snprintf(out + o, len - o, "%s%s", shown++ ? " <- " : "", s);
 	}
@@ -459,6 +497,8 @@ static void analyze_steps(gp_job_t *job, gp_rank_t *r, rank_data_t *d, const cha
 		u64map_free(&corr_api);
 		u64map_free(&by_stack);
 	}
+	for (size_t i = 0; i < 2 * n; i++)
+		VEC_PUSH(d->steps, st[i]);
 	if (n > warmup) {
 		d->win_lo = st[2 * warmup];
 		d->win_hi = 0;
@@ -482,10 +522,29 @@ static bool in_window(const rank_data_t *d, const kern_t *k, u64map_t *corr_api)
 	return t >= d->win_lo && t <= d->win_hi;
 }
 
+static bool in_a_step(const rank_data_t *d, uint64_t t)
+{
+	size_t lo = 0, hi = d->steps.n / 2;
+	while (lo < hi) { /* first step starting after t */
+		size_t mid = (lo + hi) / 2;
+		if (d->steps.v[2 * mid] <= t)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo > 0 && t <= d->steps.v[2 * (lo - 1) + 1];
+}
+
 static void analyze_gpu(gp_rank_t *r, rank_data_t *d, u64map_t *corr_api)
 {
 	if (!d->kerns.n)
 		return;
+	for (size_t i = 0; i < d->kerns.n; i++) {
+		uint64_t ai;
+		if (d->kerns.v[i].kind == 0 && u64map_get(corr_api, d->kerns.v[i].corr, &ai) &&
+		    in_a_step(d, d->apis.v[ai - 1].start))
+			r->kernels_in_steps++;
+	}
 	qsort(d->kerns.v, d->kerns.n, sizeof(kern_t), cmp_kern);
 	uint64_t cur_s = 0, cur_e = 0, first = 0, last = 0;
 	uint64_t comm_e = 0, comp_e = 0;
@@ -672,10 +731,15 @@ static void analyze_ranges(gp_job_t *job, gp_rank_t *r, rank_data_t *d, u64map_t
 		}
 	}
 	/* synchronisation stalls, with the range they happened in */
-	u64map_t sync_by_name = {0};
+	u64map_t sync_by_name = {0}, corr_copy = {0};
+	for (size_t i = 0; i < d->kerns.n; i++)
+		if (d->kerns.v[i].kind == 1)
+			u64map_put(&corr_copy, d->kerns.v[i].corr, d->kerns.v[i].copykind);
 	for (size_t i = 0; i < d->apis.n; i++) {
 		api_t *a = &d->apis.v[i];
-		if (!is_sync_api(a) || (d->win_hi && (a->start < d->win_lo || a->start > d->win_hi)))
+		if (d->win_hi && (a->start < d->win_lo || a->start > d->win_hi))
+			continue;
+		if (!is_sync_api(d, i, &corr_copy))
 			continue;
 		r->sync_ns += a->dur;
 		r->sync_calls++;
@@ -693,6 +757,7 @@ static void analyze_ranges(gp_job_t *job, gp_rank_t *r, rank_data_t *d, u64map_t
 		}
 	}
 	u64map_free(&sync_by_name);
+	u64map_free(&corr_copy);
 	for (size_t i = 0; i < d->ranges.n; i++) {
 		range_t *x = &d->ranges.v[i];
 		gp_rstat_t *s = rstat_get(job, str_get(d, x->name));
@@ -738,15 +803,31 @@ static void analyze_memory(gp_rank_t *r, rank_data_t *d)
 	uint64_t ai;
 	if (peak_corr && u64map_get(&corr_api, peak_corr, &ai))
 		stack_text(d, d->apis.v[ai - 1].stack, r->mem_peak_stack, sizeof(r->mem_peak_stack));
-	/* optimizer state: allocations made inside an optimizer range and never freed */
+	/* what is live at the end of the last step (programs often free everything at exit):
+	 * by allocating library, and the optimizer state (made inside an optimizer range) */
+	uint64_t t_end = d->win_hi ? d->win_hi : UINT64_MAX;
 	u64map_t live_map = {0};
-	for (size_t i = 0; i < d->mems.n; i++)
+	for (size_t i = 0; i < d->mems.n && d->mems.v[i].ts <= t_end; i++)
 		u64map_put(&live_map, d->mems.v[i].addr, d->mems.v[i].is_free ? 0 : i + 1);
 	for (size_t i = 0; i < live_map.cap; i++) {
 		if (!live_map.k[i] || !live_map.v[i])
 			continue;
 		mem_t *m = &d->mems.v[live_map.v[i] - 1];
-		if (!u64map_get(&corr_api, m->corr, &ai))
+		if (m->kind == 6)
+			continue;
+		char owner[64];
+		bool found = u64map_get(&corr_api, m->corr, &ai);
+		stack_owner(d, found ? d->apis.v[ai - 1].stack : 0, owner, sizeof(owner));
+		unsigned o;
+		for (o = 0; o < r->nowners && strcmp(r->owners[o].module, owner); o++)
+			;
+		if (o == r->nowners && o < 8) {
+			snprintf(r->owners[o].module, sizeof(r->owners[o].module), "%s", owner);
+			r->nowners++;
+		}
+		if (o < 8)
+			r->owners[o].bytes += m->bytes;
+		if (!found)
 			continue;
 		api_t *a = &d->apis.v[ai - 1];
 		for (range_t *rg = enclosing(d, a->tid, a->start, &from); rg;) {

@@ -34,7 +34,7 @@ typedef struct gp_rank {
 	double *step_ms; /* post-warm-up step durations */
 	unsigned nstep_ms;
 	/* where the time goes */
-	uint64_t kernels_total, nkernels, span_ns, busy_ns, idle_host_ns, idle_kernel_ns, idle_other_ns;
+	uint64_t kernels_total, kernels_in_steps, nkernels, span_ns, busy_ns, idle_host_ns, idle_kernel_ns, idle_other_ns;
 	uint64_t comm_ns, compute_ns, memcpy_ns, overlap_ns, nmemcpy, nmemset;
 	uint64_t sync_ns, sync_calls, nsync_records;
 	char sync_range[128];
@@ -48,6 +48,11 @@ typedef struct gp_rank {
 	uint64_t leak_bytes, leak_allocs;
 	char leak_stack[1024];
 	uint64_t optimizer_bytes;
+	struct {
+		char module[64];
+		uint64_t bytes;
+	} owners[8]; /* device bytes live at the end, by allocating library */
+	unsigned nowners;
 	uint64_t nvml_mem_max, nvml_samples;
 	double nvml_util_mean;
 	/* data quality */

@@ -129,6 +129,9 @@ void gp_report_text(const gp_job_t *job, FILE *out)
 			r->mem_static / 1048576.0, r->nvml_mem_max / 1048576.0);
 		if (r->mem_peak_stack[0])
 			fprintf(out, "       peak reached by: %s\n", r->mem_peak_stack);
+		for (unsigned o = 0; o < r->nowners; o++)
+			fprintf(out, "       live at the last step from %-20s %10.1f MiB\n", r->owners[o].module,
+				r->owners[o].bytes / 1048576.0);
 	}
 	fprintf(out, "\n== Data quality ==\n");
 	unsigned incomplete = 0;
@@ -221,14 +224,15 @@ void gp_report_json(const gp_job_t *job, FILE *out)
 		for (unsigned s = 0; s < r->nstep_ms; s++)
 			fprintf(out, "%s%.4f", s ? ", " : "", r->step_ms[s]);
 		fprintf(out,
-			"]},\n     \"gpu\": {\"kernels_total\": %llu, \"kernels\": %llu, \"memcpy\": %llu, \"memset\": %llu, "
+			"]},\n     \"gpu\": {\"kernels_total\": %llu, \"kernels_in_steps\": %llu, \"kernels\": %llu, \"memcpy\": %llu, \"memset\": %llu, "
 			"\"span_ns\": %llu, \"busy_ns\": %llu, \"idle_host_wait_ns\": %llu, "
 			"\"idle_kernel_wait_ns\": %llu, \"idle_other_ns\": %llu, \"compute_ns\": %llu, "
 			"\"comm_ns\": %llu, \"memcpy_ns\": %llu, \"comm_compute_overlap_ns\": %llu, "
 			"\"small_kernels\": %llu, \"kernels_shorter_than_launch\": %llu, "
 			"\"launch_latency_us_median\": %.3f, \"kernels_per_step\": %.2f, "
 			"\"nvml_util_mean\": %.1f, \"nvml_samples\": %llu},\n",
-			(unsigned long long)r->kernels_total, (unsigned long long)r->nkernels,
+			(unsigned long long)r->kernels_total, (unsigned long long)r->kernels_in_steps,
+			(unsigned long long)r->nkernels,
 			(unsigned long long)r->nmemcpy,
 			(unsigned long long)r->nmemset, (unsigned long long)r->span_ns,
 			(unsigned long long)r->busy_ns, (unsigned long long)r->idle_host_ns,
@@ -256,6 +260,13 @@ void gp_report_json(const gp_job_t *job, FILE *out)
 		gp_json_str(out, r->mem_peak_stack);
 		fprintf(out, ", \"leak_stack\": ");
 		gp_json_str(out, r->leak_stack);
+		fprintf(out, ", \"bytes_by_library_at_last_step\": {");
+		for (unsigned o = 0; o < r->nowners; o++) {
+			fprintf(out, "%s", o ? ", " : "");
+			gp_json_str(out, r->owners[o].module);
+			fprintf(out, ": %llu", (unsigned long long)r->owners[o].bytes);
+		}
+		fprintf(out, "}");
 		fprintf(out,
 			"},\n     \"quality\": {\"records\": %llu, \"truncated\": %s, \"corrupt_chunks\": "
 			"%llu, \"dropped_ring\": %llu, \"dropped_cupti\": %llu, \"dropped_strings\": %llu, "

@@ -84,6 +84,42 @@ static void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t streamId, uint8_t 
 		;
 }
 
+/* What an API record means for the report (GP_API_* in event.h), decided here where
+ * the symbolic callback ids are known, so the report never hard-codes CUPTI numbers. */
+static uint16_t api_class(bool runtime, uint32_t cbid)
+{
+	if (runtime) {
+		switch (cbid) {
+		case CUPTI_RUNTIME_TRACE_CBID_cudaDeviceSynchronize_v3020:
+		case CUPTI_RUNTIME_TRACE_CBID_cudaStreamSynchronize_v3020:
+		case CUPTI_RUNTIME_TRACE_CBID_cudaEventSynchronize_v3020:
+			return GP_API_SYNC;
+		case CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy_v3020:
+			return GP_API_BLOCKING_COPY;
+		case CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000:
+		case CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_ptsz_v7000:
+		case CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_v11060:
+		case CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_v10000:
+			return GP_API_LAUNCH;
+		default:
+			return GP_API_OTHER;
+		}
+	}
+	switch (cbid) {
+	case CUPTI_DRIVER_TRACE_CBID_cuCtxSynchronize:
+	case CUPTI_DRIVER_TRACE_CBID_cuStreamSynchronize:
+	case CUPTI_DRIVER_TRACE_CBID_cuEventSynchronize:
+		return GP_API_SYNC;
+	case CUPTI_DRIVER_TRACE_CBID_cuMemcpyDtoH_v2:
+		return GP_API_BLOCKING_COPY;
+	case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel:
+	case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx:
+		return GP_API_LAUNCH;
+	default:
+		return GP_API_OTHER;
+	}
+}
+
 static void emit_record(const CUpti_Activity *r)
 {
 	gp_event_t e = {0};
@@ -143,6 +179,7 @@ static void emit_record(const CUpti_Activity *r)
 		e.c = a->correlationId;
 		e.tid = a->threadId;
 		e.u8 = r->kind == CUPTI_ACTIVITY_KIND_RUNTIME ? 1 : 2;
+		e.u16 = api_class(e.u8 == 1, a->cbid);
 		break;
 	}
 	case CUPTI_ACTIVITY_KIND_MEMORY2: {
@@ -303,7 +340,7 @@ static void CUPTIAPI on_callback(void *ud, CUpti_CallbackDomain domain, CUpti_Ca
 		return;
 	}
 	e.d = capture_stack();
-	e.u16 = 1; /* an allocation call with its stack */
+	e.u16 = GP_API_ALLOC_STACK;
 	api->emit(&e);
 }
 
@@ -317,6 +354,8 @@ static const CUpti_CallbackId rt_api[] = {
 	CUPTI_RUNTIME_TRACE_CBID_cudaEventSynchronize_v3020,
 	CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy_v3020,
 	CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyAsync_v3020,
+	CUPTI_RUNTIME_TRACE_CBID_cudaMemset_v3020,
+	CUPTI_RUNTIME_TRACE_CBID_cudaMemsetAsync_v3020,
 	CUPTI_RUNTIME_TRACE_CBID_cudaMalloc_v3020,
 	CUPTI_RUNTIME_TRACE_CBID_cudaFree_v3020,
 	CUPTI_RUNTIME_TRACE_CBID_cudaMallocAsync_v11020,
@@ -329,6 +368,9 @@ static const CUpti_CallbackId drv_api[] = {
 	CUPTI_DRIVER_TRACE_CBID_cuStreamSynchronize,
 	CUPTI_DRIVER_TRACE_CBID_cuEventSynchronize,
 	CUPTI_DRIVER_TRACE_CBID_cuMemcpyDtoH_v2,
+	CUPTI_DRIVER_TRACE_CBID_cuMemcpyAsync,
+	CUPTI_DRIVER_TRACE_CBID_cuMemsetD8Async,
+	CUPTI_DRIVER_TRACE_CBID_cuMemsetD32Async,
 	CUPTI_DRIVER_TRACE_CBID_cuMemAlloc_v2,
 	CUPTI_DRIVER_TRACE_CBID_cuMemFree_v2,
 };
