@@ -5,6 +5,7 @@
 #include "log.h"
 #include "modes.h"
 #include "path.h"
+#include "rankfile.h"
 #include "ranks.h"
 #include "spool.h"
 
@@ -27,6 +28,7 @@ static int usage(FILE *f)
 		"       gpuprof export --format=chrome [--ranks=LIST] [--max-events=N] --output=FILE JOBDIR\n"
 		"       gpuprof salvage [--job=ID] [--spool=ROOT] [--into=DIR] [SPOOLDIR...]\n"
 		"       gpuprof diff JOBDIR_A JOBDIR_B\n"
+		"       gpuprof dump [--events] [--strings] RANKFILE\n"
 		"modes:\n%s",
 		gp_modes_help());
 	return 2;
@@ -368,6 +370,56 @@ static int cmd_salvage(int argc, char **argv)
 	return explicit && n < explicit ? 1 : 0;
 }
 
+/* gpuprof dump FILE: what a rank file holds (header, records per type, strings, drops);
+ * --events prints every record, --strings every interned string. */
+static int cmd_dump(int argc, char **argv)
+{
+	bool events = false, strings = false;
+	const char *path = NULL;
+	char err[512];
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--events"))
+			events = true;
+		else if (!strcmp(argv[i], "--strings"))
+			strings = true;
+		else if (argv[i][0] == '-')
+			return gp_err("dump: unknown option '%s'", argv[i]), 2;
+		else
+			path = argv[i];
+	}
+	if (!path)
+		return gp_err("dump: which rank file?"), 2;
+	gp_rf_reader_t *r;
+	if (gp_rf_open(path, &r, err, sizeof(err)) < 0)
+		return gp_err("dump: %s", err), 1;
+	uint64_t count[GP_EV_MAX + 1] = {0}, distinct = 0;
+	gp_event_t e;
+	printf("%s", gp_rf_header_text(r));
+	while (gp_rf_next(r, &e) == 1) {
+		count[e.type < GP_EV_MAX ? e.type : GP_EV_MAX]++;
+		if (e.type == GP_EV_STRING && e.u16 == 0)
+			distinct++;
+		if (strings && e.type == GP_EV_STRING)
+			printf("string %u +%u %.*s\n", e.tid, e.u16, e.u8 <= 32 ? e.u8 : 32, (const char *)&e.a);
+		if (events)
+			printf("%s tid=%u ts=%llu a=%llu b=%llu c=%llu d=%llu u8=%u u16=%u\n",
+			       gp_ev_type_name(e.type), e.tid, (unsigned long long)e.ts,
+			       (unsigned long long)e.a, (unsigned long long)e.b, (unsigned long long)e.c,
+			       (unsigned long long)e.d, e.u8, e.u16);
+	}
+	for (unsigned t = 0; t < GP_EV_MAX; t++)
+		if (count[t])
+			printf("count %s %llu\n", gp_ev_type_name(t), (unsigned long long)count[t]);
+	const gp_rf_stats_t *st = gp_rf_stats(r);
+	printf("distinct_strings %llu\nchunks %llu\nrecords %llu\ncorrupt_chunks %llu\ntruncated %d\n"
+	       "complete %d\n",
+	       (unsigned long long)distinct, (unsigned long long)st->chunks,
+	       (unsigned long long)st->records, (unsigned long long)st->corrupt_chunks, st->truncated,
+	       st->end_seen);
+	gp_rf_close(r);
+	return 0;
+}
+
 static int cmd_diff(int argc, char **argv)
 {
 	gp_job_t a, b;
@@ -436,6 +488,8 @@ int main(int argc, char **argv)
 		return cmd_salvage(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "diff"))
 		return cmd_diff(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "dump"))
+		return cmd_dump(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "help")) {
 		usage(stdout);
 		return 0;

@@ -1,0 +1,39 @@
+/* NVTX push+pop cost: ns per pair over bursts of 50k pairs with pauses between bursts
+ * (the agent drains the ring meanwhile, so the timed loop takes the full recording path,
+ * not the full-ring drop path). Run with and without gpuprof (bench/nvtx-cost.sh). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+
+#include <nvtx3/nvToolsExt.h>
+
+static double now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1e9 + ts.tv_nsec;
+}
+
+int main(int argc, char **argv)
+{
+	int bursts = argc > 1 ? atoi(argv[1]) : 20;
+	const int per = 50000;
+	double best = 1e30, total = 0;
+	char name[32];
+	for (int b = 0; b < bursts; b++) {
+		double t0 = now_ns();
+		for (int i = 0; i < per; i++) {
+			snprintf(name, sizeof(name), "layer_%d", i & 7); /* f-string-like names */
+			nvtxRangePushA(name);
+			nvtxRangePop();
+		}
+		double ns = (now_ns() - t0) / per;
+		total += ns;
+		if (ns < best)
+			best = ns;
+		struct timespec p = {0, 150 * 1000000L};
+		nanosleep(&p, NULL);
+	}
+	printf("ns_per_pair_mean %.1f best %.1f\n", total / bursts, best);
+	return 0;
+}

@@ -1,0 +1,48 @@
+#!/bin/bash
+# NVTX capture with a real nvtx3 client (tests/nvtx/nvtx_client.c), no GPU needed:
+# 4 threads x 250k ranges, 10^5 distinct strings, ranges started and ended on different
+# threads, domains and registered strings, wide strings, 1000-deep nesting, pops without
+# pushes, and an overflowing burst whose drops are counted exactly.
+. "$(dirname "$0")/tap.sh"
+B=${GP_BUILD:?}
+C=$B/tests/nvtx/nvtx_client
+[ -x "$C" ] || skip_all "nvtx client not built (no NVTX3 headers)"
+T=$(mktemp -d /tmp/gp-nvtx.XXXXXX); trap 'rm -rf "$T"' EXIT
+export TMPDIR=$T
+cap() { "$B/gpuprof" run --modes=nvtx --output="$T/$1" -- "$C" "$1" >"$T/$1.out" 2>&1; }
+count() { "$B/gpuprof" dump "$T/$1/step0/rank0.gpr" | sed -n "s/^count $2 //p"; }
+field() { "$B/gpuprof" dump "$T/$1/step0/rank0.gpr" | sed -n "s/^$2 //p"; }
+drops() { "$B/gpuprof" dump --events "$T/$1/step0/rank0.gpr" | sed -n 's/^drops .* a=\([0-9]*\) .*/\1/p'; }
+nvtx_json() { "$B/gpuprof" report --format=json "$T/$1" | python3 -c "import json,sys; d={r['name']: r['count'] for r in json.load(sys.stdin)['nvtx']}; print(d.get(sys.argv[1], 0))" "$2"; }
+
+cap threads; ok $? "4 threads x 250k ranges"
+[ "$(count threads nvtx_push)" = 1000000 ] && [ "$(count threads nvtx_pop)" = 1000000 ]
+ok $? "all 10^6 pushes and pops recorded ($(count threads nvtx_push)/$(count threads nvtx_pop))"
+[ "$(drops threads)" = 0 ]; ok $? "no drops at ~2M records/s"
+[ "$(nvtx_json threads work)" = 1000000 ]; ok $? "report pairs 10^6 ranges per thread"
+
+cap strings; ok $? "10^5 distinct range names"
+[ "$(field strings distinct_strings)" -ge 100000 ]; ok $? "10^5 distinct strings interned ($(field strings distinct_strings))"
+"$B/gpuprof" dump --strings "$T/strings/step0/rank0.gpr" | grep -q " distinct_99999$"; ok $? "the last name is in the rank file"
+
+cap cross; ok $? "ranges started on one thread, ended on another"
+[ "$(count cross nvtx_start)" = 1000 ] && [ "$(count cross nvtx_end)" = 1000 ]; ok $? "1000 starts and 1000 ends"
+[ "$(nvtx_json cross cross_thread)" = 1000 ]; ok $? "report pairs them across threads"
+
+cap domains; ok $? "domains, registered strings, wide strings"
+[ "$(nvtx_json domains registered_range)" = 10 ]; ok $? "registered string names domain ranges"
+[ "$(nvtx_json domains "wïde_range")" = 1 ]; ok $? "wide string converted to UTF-8"
+"$B/gpuprof" dump --events "$T/domains/step0/rank0.gpr" | grep "^nvtx_push" | head -1 | grep -q "c=42 d=$(python3 -c 'print((1 << 63) | (0xff00ff00 << 32) | 7)')"
+ok $? "payload, colour and category kept"
+
+cap deep; ok $? "1000-deep nesting"
+[ "$(nvtx_json deep nest)" = 1000 ]; ok $? "1000 nested ranges"
+cap pops; ok $? "pops without pushes"
+grep -q "unbalanced_pop_nonnegative 0" "$T/pops.out"; ok $? "an unbalanced pop returns a negative level, as NVTX specifies"
+[ -z "$(count pops nvtx_pop)" ]; ok $? "and records nothing"
+
+cap burst; ok $? "an unpaced burst of 2x10^6 records"
+sum=$(( $(count burst nvtx_push) + $(count burst nvtx_pop) + $(drops burst) ))
+[ "$sum" -ge 2000000 ] && [ "$sum" -le 2000003 ]; ok $? "recorded + dropped = produced ($sum; dropped $(drops burst))"
+"$B/gpuprof" report "$T/burst" | grep -q "dropped ring=$(drops burst)"; ok $? "the report shows the drops"
+done_testing
