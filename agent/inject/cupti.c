@@ -41,7 +41,7 @@ static pthread_mutex_t flush_lock = PTHREAD_MUTEX_INITIALIZER; /* process_all on
 
 static uint64_t CUPTIAPI timestamp(void)
 {
-	return gp_now_ns();
+	return api->now();
 }
 
 static void CUPTIAPI buffer_requested(uint8_t **buffer, size_t *size, size_t *maxRecords)
@@ -328,7 +328,7 @@ static void CUPTIAPI on_callback(void *ud, CUpti_CallbackDomain domain, CUpti_Ca
 	const CUpti_CallbackData *cb = data;
 	if (cb->callbackSite != CUPTI_API_ENTER)
 		return;
-	gp_event_t e = {.type = GP_EV_API, .ts = gp_now_ns(), .b = cbid,
+	gp_event_t e = {.type = GP_EV_API, .ts = api->now(), .b = cbid,
 			.c = cb->correlationId, .tid = api->tid(),
 			.u8 = domain == CUPTI_CB_DOMAIN_RUNTIME_API ? 1 : 2};
 	if (domain == CUPTI_CB_DOMAIN_RUNTIME_API &&

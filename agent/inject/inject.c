@@ -7,6 +7,7 @@
  * background thread into a rank file. It never exits, aborts or blocks the application. */
 #include "config.h"
 #include "inject.h"
+#include "clock.h"
 #include "env.h"
 #include "log.h"
 #include "modes.h"
@@ -164,8 +165,16 @@ static void count_drop(int which, uint64_t n)
 				  memory_order_relaxed);
 }
 
-static const gp_inject_api_t api_template = {
-	.emit = emit, .intern = intern, .count_drop = count_drop, .tid = my_tid};
+static uint64_t clock_ns(void)
+{
+	return gp_clock_ns();
+}
+
+static const gp_inject_api_t api_template = {.emit = emit,
+					     .intern = intern,
+					     .count_drop = count_drop,
+					     .tid = my_tid,
+					     .now = clock_ns};
 
 /* ---- start-up ---- */
 
@@ -196,10 +205,10 @@ static void fallback_finish(void)
 	atomic_store(&g.stop, 1);
 	pthread_join(g.drainer, NULL);
 	gp_ring_drain(&g.ring, g.w, true, NULL);
-	gp_event_t d = {.type = GP_EV_DROPS, .ts = gp_now_ns(), .a = g.ring.hdr->drops,
+	gp_event_t d = {.type = GP_EV_DROPS, .ts = gp_clock_ns(), .a = g.ring.hdr->drops,
 			.b = g.drops_cupti, .c = g.drops_table};
 	gp_rf_append(g.w, &d);
-	gp_event_t e = {.type = GP_EV_END, .ts = gp_now_ns()};
+	gp_event_t e = {.type = GP_EV_END, .ts = gp_clock_ns()};
 	gp_rf_append(g.w, &e);
 	gp_rf_fsync(g.w);
 	char src[4300];
@@ -294,6 +303,7 @@ static void do_init(void)
 	if (g.modes & (GP_MODE_NONE | GP_MODE_HELP))
 		return;
 	g.owner = getpid();
+	gp_clock_init();
 	if (ring && gp_ring_attach(&g.ring, ring) == 0) {
 		atomic_store(&g.ring.hdr->writer_pid, (uint32_t)g.owner);
 	} else if (fallback_setup() < 0) {
@@ -355,7 +365,7 @@ static int push_common(uint32_t domain, uint32_t name, const nvtxEventAttributes
 	/* timing alone keeps only the outermost ranges: they delimit steps */
 	if (!(g.modes & GP_MODE_NVTX) && level > 0)
 		return level;
-	gp_event_t e = {.type = GP_EV_NVTX_PUSH, .tid = my_tid(), .ts = gp_now_ns(),
+	gp_event_t e = {.type = GP_EV_NVTX_PUSH, .tid = my_tid(), .ts = gp_clock_ns(),
 			.a = name, .b = domain};
 	if (a) {
 		e.c = payload(a);
@@ -372,7 +382,7 @@ static int pop_common(uint32_t domain)
 	int level = --t_depth;
 	if (level >= MAX_DEPTH || (!(g.modes & GP_MODE_NVTX) && level > 0))
 		return level;
-	gp_event_t e = {.type = GP_EV_NVTX_POP, .tid = my_tid(), .ts = gp_now_ns(), .b = domain};
+	gp_event_t e = {.type = GP_EV_NVTX_POP, .tid = my_tid(), .ts = gp_clock_ns(), .b = domain};
 	emit(&e);
 	return level;
 }
@@ -382,7 +392,7 @@ static nvtxRangeId_t start_common(uint32_t domain, uint32_t name, const nvtxEven
 	uint64_t id = atomic_fetch_add_explicit(&g.next_range, 1, memory_order_relaxed) + 1;
 	if (!(g.modes & GP_MODE_NVTX))
 		return id;
-	gp_event_t e = {.type = GP_EV_NVTX_START, .tid = my_tid(), .ts = gp_now_ns(),
+	gp_event_t e = {.type = GP_EV_NVTX_START, .tid = my_tid(), .ts = gp_clock_ns(),
 			.a = name, .b = domain, .c = id};
 	if (a)
 		e.d = color_cat(a);
@@ -394,7 +404,7 @@ static void mark_common(uint32_t domain, uint32_t name, const nvtxEventAttribute
 {
 	if (!(g.modes & GP_MODE_NVTX))
 		return;
-	gp_event_t e = {.type = GP_EV_NVTX_MARK, .tid = my_tid(), .ts = gp_now_ns(), .a = name,
+	gp_event_t e = {.type = GP_EV_NVTX_MARK, .tid = my_tid(), .ts = gp_clock_ns(), .a = name,
 			.b = domain};
 	if (a) {
 		e.c = payload(a);
@@ -434,7 +444,7 @@ static void NVTX_API h_RangeEnd(nvtxRangeId_t id)
 {
 	if (!on() || !(g.modes & GP_MODE_NVTX))
 		return;
-	gp_event_t e = {.type = GP_EV_NVTX_END, .tid = my_tid(), .ts = gp_now_ns(), .c = id};
+	gp_event_t e = {.type = GP_EV_NVTX_END, .tid = my_tid(), .ts = gp_clock_ns(), .c = id};
 	emit(&e);
 }
 static int NVTX_API h_RangePushEx(const nvtxEventAttributes_t *a)
@@ -455,14 +465,14 @@ static int NVTX_API h_RangePop(void)
 }
 static void name_thread(uint32_t tid, uint32_t name)
 {
-	gp_event_t e = {.type = GP_EV_THREAD_NAME, .tid = tid, .ts = gp_now_ns(), .a = name};
+	gp_event_t e = {.type = GP_EV_THREAD_NAME, .tid = tid, .ts = gp_clock_ns(), .a = name};
 	emit(&e);
 }
 static void NVTX_API h_NameCategoryA(uint32_t cat, const char *n)
 {
 	if (on()) {
 		gp_event_t e = {.type = GP_EV_NVTX_MARK, .u8 = 1, .tid = my_tid(),
-				.ts = gp_now_ns(), .a = intern_cstr(n), .d = cat};
+				.ts = gp_clock_ns(), .a = intern_cstr(n), .d = cat};
 		emit(&e); /* u8=1: a category name, not a mark */
 	}
 }
@@ -470,7 +480,7 @@ static void NVTX_API h_NameCategoryW(uint32_t cat, const wchar_t *n)
 {
 	if (on()) {
 		gp_event_t e = {.type = GP_EV_NVTX_MARK, .u8 = 1, .tid = my_tid(),
-				.ts = gp_now_ns(), .a = intern_wstr(n), .d = cat};
+				.ts = gp_clock_ns(), .a = intern_wstr(n), .d = cat};
 		emit(&e);
 	}
 }
@@ -624,7 +634,7 @@ static void load_cupti(void)
 	api->modes = g.modes;
 	if (start(api, why, sizeof(why)) < 0) {
 		/* another CUPTI client (nsys, ncu, sanitizer) holds it: the user's tool wins */
-		gp_event_t y = {.type = GP_EV_YIELD, .ts = gp_now_ns(),
+		gp_event_t y = {.type = GP_EV_YIELD, .ts = gp_clock_ns(),
 				.a = g.modes & (GP_MODE_CUDA | GP_MODE_MEM), .b = intern(why, strlen(why))};
 		emit(&y);
 		gp_warn("CUDA activity not captured: %s", why);

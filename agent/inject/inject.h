@@ -19,6 +19,8 @@ typedef struct gp_inject_api {
 	/* Count records lost outside the ring (CUPTI drops, table full). */
 	void (*count_drop)(int which, uint64_t n);
 	uint32_t (*tid)(void);
+	/* The clock every record is stamped with (clock.h), CUPTI's timestamps included. */
+	uint64_t (*now)(void);
 } gp_inject_api_t;
 
 /* The CUPTI module's entry points (libgpuprof-cupti.so). */
