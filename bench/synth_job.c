@@ -1,0 +1,142 @@
+/* bench/synth-job: a synthetic job directory of real rank files written through the
+ * common writer, shaped like a data-parallel training run: per step an NVTX train_step
+ * with forward/backward/optimizer ranges, ~100 distinct kernels (5% NCCL), one launch
+ * API record per kernel, a few allocations, NVML samples. Rank 3 is 40% slower.
+ *   synth-job --ranks N --events M --out DIR     (M kernel events per rank) */
+#include "config.h"
+#include "event.h"
+#include "log.h"
+#include "path.h"
+#include "rankfile.h"
+
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static void put_string(gp_rf_writer_t *w, uint32_t id, const char *s)
+{
+	size_t len = strlen(s), off = 0;
+	do {
+		gp_event_t e = {.type = GP_EV_STRING, .tid = id, .u16 = (uint16_t)off};
+		size_t k = len - off > GP_STRING_CHUNK ? GP_STRING_CHUNK : len - off;
+		e.u8 = (uint8_t)k;
+		memcpy(&e.a, s + off, k);
+		gp_rf_append(w, &e);
+		off += k;
+	} while (off < len);
+}
+
+static uint64_t rnd(uint64_t *s)
+{
+	*s ^= *s << 13;
+	*s ^= *s >> 7;
+	*s ^= *s << 17;
+	return *s;
+}
+
+int main(int argc, char **argv)
+{
+	int ranks = 8;
+	long events = 100000;
+	const char *out = NULL;
+	for (int i = 1; i + 1 < argc; i += 2) {
+		if (!strcmp(argv[i], "--ranks"))
+			ranks = atoi(argv[i + 1]);
+		else if (!strcmp(argv[i], "--events"))
+			events = atol(argv[i + 1]);
+		else if (!strcmp(argv[i], "--out"))
+			out = argv[i + 1];
+	}
+	if (!out || ranks < 1 || events < 100) {
+		fprintf(stderr, "usage: synth-job --ranks N --events M --out DIR\n");
+		return 2;
+	}
+	char dir[4096];
+	snprintf(dir, sizeof(dir), "%s/step0", out);
+	int dfd = gp_mkdir_p(dir, 0700);
+	if (dfd < 0)
+		return gp_err_errno("%s", dir), 1;
+	const int kpstep = 100; /* kernels per step */
+	const long steps = events / kpstep;
+	for (int r = 0; r < ranks; r++) {
+		char name[64], hdr[2048] = "", b[64];
+		snprintf(name, sizeof(name), "rank%d.gpr", r);
+		int fd = openat(dfd, name, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+		if (fd < 0)
+			return gp_err_errno("%s/%s", dir, name), 1;
+		gp_rf_hdr_add(hdr, sizeof(hdr), "job", "424242");
+		gp_rf_hdr_add(hdr, sizeof(hdr), "step", "0");
+		snprintf(b, sizeof(b), "%d", r);
+		gp_rf_hdr_add(hdr, sizeof(hdr), "rank", b);
+		snprintf(b, sizeof(b), "%d", ranks);
+		gp_rf_hdr_add(hdr, sizeof(hdr), "ntasks", b);
+		snprintf(b, sizeof(b), "node%03d", r / 8);
+		gp_rf_hdr_add(hdr, sizeof(hdr), "node", b);
+		gp_rf_hdr_add(hdr, sizeof(hdr), "modes", "timing,nvtx,cuda,mem");
+		gp_rf_hdr_add(hdr, sizeof(hdr), "realtime_ns", "1796000000000000000");
+		gp_rf_hdr_add(hdr, sizeof(hdr), "monotonic_ns", "1000000000");
+		gp_rf_hdr_add(hdr, sizeof(hdr), "wrapped", "agent");
+		gp_rf_writer_t *w = gp_rf_writer_create(fd, hdr, 0);
+		if (!w)
+			return gp_err_errno("writer"), 1;
+		static const char *ranges[] = {"train_step", "zero_grad", "forward", "backward",
+					       "optimizer_step"};
+		for (uint32_t i = 0; i < 5; i++)
+			put_string(w, i + 1, ranges[i]);
+		for (uint32_t k = 0; k < kpstep; k++) {
+			char kn[128];
+			if (k % 20 == 19)
+				snprintf(kn, sizeof(kn), "ncclDevKernel_AllReduce_Sum_bf16_RING_LL_%u", k);
+			else
+				snprintf(kn, sizeof(kn), "void at::native::elementwise_kernel_%u<128, 4>(int, float*)", k);
+			put_string(w, 100 + k, kn);
+		}
+		uint64_t seed = 0x9e3779b97f4a7c15ull ^ (uint64_t)r, t = 1000000000ull, corr = 1;
+		uint64_t addr = 0x7f0000000000ull;
+		double slow = r == 3 ? 1.4 : 1.0;
+		for (long s = 0; s < steps; s++) {
+			gp_event_t p = {.type = GP_EV_NVTX_PUSH, .tid = 7, .ts = t, .a = 1};
+			gp_rf_append(w, &p);
+			uint64_t gpu = t + 20000;
+			for (int k = 0; k < kpstep; k++) {
+				uint64_t launch = t + 5000 + (uint64_t)k * 3000;
+				uint64_t dur = (uint64_t)((5000 + rnd(&seed) % 20000) * slow);
+				if (gpu < launch + 4000)
+					gpu = launch + 4000;
+				gp_event_t a = {.type = GP_EV_API, .tid = 7, .ts = launch, .a = 2500,
+						.b = 211, .c = corr, .u8 = 1, .u16 = GP_API_LAUNCH};
+				gp_event_t kr = {.type = GP_EV_KERNEL, .ts = gpu, .a = dur,
+						 .b = 100 + (uint64_t)k, .c = corr, .d = k % 20 == 19 ? 13 : 7};
+				gp_rf_append(w, &a);
+				gp_rf_append(w, &kr);
+				gpu += dur + 1000;
+				corr++;
+			}
+			if (s < 3) { /* allocations during warm-up, as caching allocators do */
+				gp_event_t m = {.type = GP_EV_ALLOC, .ts = t + 10000, .a = addr,
+						.b = 64ull << 20, .u16 = 3};
+				gp_rf_append(w, &m);
+				addr += 64ull << 20;
+			}
+			uint64_t end = gpu + 10000;
+			gp_event_t q = {.type = GP_EV_NVTX_POP, .tid = 7, .ts = end};
+			gp_rf_append(w, &q);
+			if (s % 10 == 0) {
+				gp_event_t n = {.type = GP_EV_NVML, .ts = end, .a = 90, .b = 40ull << 30,
+						.c = 500000};
+				gp_rf_append(w, &n);
+			}
+			t = end + 2000;
+		}
+		gp_event_t e = {.type = GP_EV_END, .ts = t, .d = t - 1000000000ull};
+		gp_rf_append(w, &e);
+		if (gp_rf_writer_close(w, false) < 0)
+			return gp_err_errno("close"), 1;
+	}
+	close(dfd);
+	printf("synth-job: %d ranks x %ld kernel events in %s\n", ranks, events, out);
+	return 0;
+}
