@@ -59,7 +59,7 @@ typedef struct rank_data {
 	u64map_t frame_sym;	    /* pc -> string id */
 	u64map_t stack_off;	    /* stack id -> offset+1 in stack_pcs */
 	uint64_t nvml_mem_max, nvml_samples, nvml_util_sum;
-	uint64_t first_ts;
+	uint64_t first_ts, last_ts;
 	uint64_t win_lo, win_hi; /* post-warm-up steps, when steps are known */
 	VEC(uint64_t) steps;	  /* all step intervals: start, end, start, end, ... (sorted) */
 } rank_data_t;
@@ -94,6 +94,9 @@ static void on_event(rank_data_t *d, gp_rank_t *r, const gp_event_t *e)
 	if (e->ts && (!d->first_ts || e->ts < d->first_ts) && e->type != GP_EV_STRING &&
 	    e->type != GP_EV_STACK && e->type != GP_EV_FRAME)
 		d->first_ts = e->ts;
+	if (e->ts > d->last_ts && e->type != GP_EV_STRING && e->type != GP_EV_STACK &&
+	    e->type != GP_EV_FRAME)
+		d->last_ts = e->ts + ((e->type >= GP_EV_KERNEL && e->type <= GP_EV_SYNC) ? e->a : 0);
 	switch (e->type) {
 	case GP_EV_STRING: {
 		char *s = str_slot(d, e->tid, true);
@@ -247,7 +250,7 @@ static void rank_data_reset(rank_data_t *d)
 	u64map_clear(&d->frame_sym);
 	u64map_clear(&d->stack_first_frame);
 	d->nvml_mem_max = d->nvml_samples = d->nvml_util_sum = 0;
-	d->first_ts = d->win_lo = d->win_hi = 0;
+	d->first_ts = d->last_ts = d->win_lo = d->win_hi = 0;
 }
 
 static void rank_data_free(rank_data_t *d)
@@ -834,6 +837,36 @@ static void analyze_ranges(gp_job_t *job, gp_rank_t *r, rank_data_t *d, u64map_t
 	}
 }
 
+/* Utilisation and memory over the whole run, in GP_TS buckets, for the HTML plots. */
+static void time_series(gp_rank_t *r, rank_data_t *d)
+{
+	if (d->last_ts <= d->first_ts)
+		return;
+	double t0 = (double)d->first_ts, w = (double)(d->last_ts - d->first_ts) / GP_TS;
+	r->ts_span_s = (double)(d->last_ts - d->first_ts) / 1e9;
+	for (size_t i = 0; i < d->kerns.n; i++) { /* overlapping streams may exceed 1: clipped */
+		double s = (double)d->kerns.v[i].start - t0, e = s + (double)d->kerns.v[i].dur;
+		for (int b = (int)(s / w); b < GP_TS && b * w < e; b++) {
+			double lo = b * w > s ? b * w : s, hi = (b + 1) * w < e ? (b + 1) * w : e;
+			if (b >= 0 && hi > lo)
+				r->util[b] += (float)((hi - lo) / w);
+		}
+	}
+	for (int b = 0; b < GP_TS; b++)
+		if (r->util[b] > 1)
+			r->util[b] = 1;
+	int64_t live = 0;
+	size_t m = 0;
+	for (int b = 0; b < GP_TS; b++) {
+		double end = t0 + (b + 1) * w;
+		for (; m < d->mems.n && (double)d->mems.v[m].ts <= end; m++)
+			if (d->mems.v[m].kind != 6)
+				live += d->mems.v[m].is_free ? -(int64_t)d->mems.v[m].bytes
+							     : (int64_t)d->mems.v[m].bytes;
+		r->mem_mib[b] = (float)(live > 0 ? live : 0) / 1048576.0f;
+	}
+}
+
 static void analyze_memory(gp_rank_t *r, rank_data_t *d)
 {
 	int64_t live = 0;
@@ -963,6 +996,7 @@ static int load_rank(gp_job_t *job, const char *path, gp_rank_t *r, rank_data_t 
 		r->kernels_per_step = (double)r->nkernels / (double)r->nstep_ms;
 	analyze_ranges(job, r, &d, &corr_api);
 	analyze_memory(r, &d);
+	time_series(r, &d);
 	if (r->nsteps)
 		r->kernel_gpu_per_step_ms = (double)r->compute_ns / 1e6 / r->nsteps;
 	merge_kernels(job, &d);

@@ -55,6 +55,11 @@ typedef struct gp_rank {
 	unsigned nowners;
 	uint64_t nvml_mem_max, nvml_samples;
 	double nvml_util_mean;
+	/* time series for plots: GP_TS buckets over the rank's whole run */
+#define GP_TS 120
+	double ts_span_s;
+	float util[GP_TS];    /* GPU busy fraction */
+	float mem_mib[GP_TS]; /* device memory live at the bucket's end */
 	/* data quality */
 	uint64_t drops_ring, drops_cupti, drops_table, drops_cap;
 	uint64_t nvtx_ranges;
@@ -93,6 +98,8 @@ void gp_job_free(gp_job_t *job);
 void gp_report_text(const gp_job_t *job, FILE *out);
 void gp_report_json(const gp_job_t *job, FILE *out);
 void gp_report_summary_line(const gp_job_t *job, char *buf, size_t len);
+/* Self-contained HTML with SVG plots. */
+int gp_report_html(const gp_job_t *job, FILE *out);
 /* Chrome/Perfetto trace of the job (re-reads the rank files). */
 int gp_export_chrome(const gp_job_t *job, FILE *out, const char *ranks, uint64_t max_events);
 
