@@ -997,6 +997,7 @@ static int load_rank(gp_job_t *job, const char *path, gp_rank_t *r, rank_data_t 
 	analyze_ranges(job, r, &d, &corr_api);
 	analyze_memory(r, &d);
 	time_series(r, &d);
+	r->snapshot_ns = d.win_hi ? d.win_hi : d.last_ts;
 	if (r->nsteps)
 		r->kernel_gpu_per_step_ms = (double)r->compute_ns / 1e6 / r->nsteps;
 	merge_kernels(job, &d);

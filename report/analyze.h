@@ -42,6 +42,7 @@ typedef struct gp_rank {
 	uint64_t small_kernels, short_vs_launch, launches_matched;
 	double launch_latency_us, kernel_mean_us, kernels_per_step, kernel_gpu_per_step_ms;
 	/* where the memory goes */
+	uint64_t snapshot_ns; /* end of the last step (monotonic ns): memory_viz snapshot time */
 	uint64_t nallocs, nfrees, mem_peak, mem_peak_t_ns, mem_final, mem_static;
 	char mem_peak_stack[1024];
 	double mem_growth_per_step;
@@ -98,6 +99,9 @@ void gp_job_free(gp_job_t *job);
 void gp_report_text(const gp_job_t *job, FILE *out);
 void gp_report_json(const gp_job_t *job, FILE *out);
 void gp_report_summary_line(const gp_job_t *job, char *buf, size_t len);
+/* PyTorch memory_viz snapshot (pickle protocol 2) of one rank (first of ranks, else the
+ * first rank), as torch.cuda.memory._dump_snapshot writes it. */
+int gp_export_memviz(const gp_job_t *job, FILE *out, const char *ranks);
 /* Self-contained HTML with SVG plots. */
 int gp_report_html(const gp_job_t *job, FILE *out);
 /* Chrome/Perfetto trace of the job (re-reads the rank files). */

@@ -25,7 +25,7 @@ static int usage(FILE *f)
 		"usage: gpuprof run [--modes=MODES] [--output=DIR] [--ranks=LIST] -- PROGRAM [ARGS]\n"
 		"       gpuprof report [--step=S] [--format=text|json] [--output=FILE] [--sacct]\n"
 		"                      [--quiet] [--summary-line] JOBDIR|JOBID\n"
-		"       gpuprof export --format=chrome|html [--ranks=LIST] [--max-events=N] --output=FILE JOBDIR\n"
+		"       gpuprof export --format=chrome|memviz|html [--ranks=LIST] [--max-events=N] --output=FILE JOBDIR\n"
 		"       gpuprof salvage [--job=ID] [--spool=ROOT] [--into=DIR] [SPOOLDIR...]\n"
 		"       gpuprof diff JOBDIR_A JOBDIR_B\n"
 		"       gpuprof dump [--events] [--strings] RANKFILE\n"
@@ -326,8 +326,8 @@ static int cmd_export(int argc, char **argv)
 		else
 			target = argv[i];
 	}
-	if (!format || (strcmp(format, "chrome") && strcmp(format, "html")))
-		return gp_err("export: --format: '%s' (formats: chrome, html)", format ? format : ""), 2;
+	if (!format || (strcmp(format, "chrome") && strcmp(format, "html") && strcmp(format, "memviz")))
+		return gp_err("export: --format: '%s' (formats: chrome, memviz, html)", format ? format : ""), 2;
 	if (!target || !output)
 		return gp_err("export: need --output FILE and a job directory"), 2;
 	if (gp_job_load(&job, target, NULL, err, sizeof(err)) < 0)
@@ -341,6 +341,8 @@ static int cmd_export(int argc, char **argv)
 	if (!strcmp(format, "html")) {
 		gp_job_findings(&job);
 		rc = gp_report_html(&job, out);
+	} else if (!strcmp(format, "memviz")) {
+		rc = gp_export_memviz(&job, out, ranks);
 	} else {
 		rc = gp_export_chrome(&job, out, ranks, max_events);
 	}

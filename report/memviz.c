@@ -1,0 +1,303 @@
+/* PyTorch memory_viz export: the snapshot dictionary that torch.cuda.memory._dump_snapshot
+ * pickles, written as pickle protocol 2 by hand, so `python -m torch.cuda._memory_viz
+ * trace_plot|segment_plot|trace|segsum` and the memory_viz web page read it for any CUDA
+ * program. Every device allocation gpuprof saw (cudaMalloc, cuMemAlloc, pools, VMM) is
+ * one segment holding one active block; the trace is segment_alloc + alloc, then
+ * free_requested + free_completed + segment_free. The snapshot is taken at the end of the
+ * last step (the trace stops there too, so segments and trace agree), frames come from
+ * the allocation call stacks ("symbol+offset" in "library"). */
+#include "config.h"
+#include "analyze.h"
+#include "event.h"
+#include "rankfile.h"
+#include "ranks.h"
+#include "vec.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- pickle protocol 2 ---- */
+static void p_op(FILE *o, int c)
+{
+	fputc(c, o);
+}
+static void p_str(FILE *o, const char *s)
+{
+	uint32_t n = (uint32_t)strlen(s);
+	fputc('X', o); /* BINUNICODE */
+	fwrite(&n, 4, 1, o);
+	fwrite(s, 1, n, o);
+}
+static void p_int(FILE *o, int64_t v)
+{
+	if (v >= INT32_MIN && v <= INT32_MAX) {
+		int32_t x = (int32_t)v;
+		fputc('J', o); /* BININT */
+		fwrite(&x, 4, 1, o);
+		return;
+	}
+	uint8_t b[9];
+	int n = 0;
+	uint64_t u = (uint64_t)v;
+	do { /* LONG1: little-endian two's complement, minimal length */
+		b[n++] = (uint8_t)u;
+		u = (uint64_t)((int64_t)u >> 8);
+	} while (!((u == 0 && !(b[n - 1] & 0x80)) || (u == UINT64_MAX && (b[n - 1] & 0x80))));
+	fputc(0x8a, o);
+	fputc(n, o);
+	fwrite(b, 1, (size_t)n, o);
+}
+static void p_key_str(FILE *o, const char *k, const char *v)
+{
+	p_str(o, k);
+	p_str(o, v);
+}
+static void p_key_int(FILE *o, const char *k, int64_t v)
+{
+	p_str(o, k);
+	p_int(o, v);
+}
+
+typedef struct {
+	u64map_t str_ids; /* id+1 -> index */
+	VEC(char *) strs;
+	u64map_t frame;	      /* pc -> string id */
+	u64map_t stack_off;   /* stack id -> offset+1 into pcs (count first) */
+	VEC(uint64_t) pcs;
+	u64map_t alloc_stack; /* correlation -> stack id */
+} syms_t;
+
+static const char *sym_str(syms_t *s, uint32_t id)
+{
+	uint64_t i;
+	return u64map_get(&s->str_ids, (uint64_t)id + 1, &i) ? s->strs.v[i] : "?";
+}
+
+static void p_frames(FILE *o, syms_t *s, uint32_t stack)
+{
+	uint64_t off;
+	p_op(o, ']');
+	if (!stack || !u64map_get(&s->stack_off, stack, &off))
+		return;
+	uint64_t n = s->pcs.v[off - 1];
+	p_op(o, '(');
+	for (uint64_t i = 0; i < n; i++) {
+		uint64_t sid;
+		const char *t = u64map_get(&s->frame, s->pcs.v[off + i], &sid) ? sym_str(s, (uint32_t)sid)
+										: "?";
+		if (strstr(t, "(libcupti") || strstr(t, "(libgpuprof") || strstr(t, "(libcuda.so"))
+			continue;
+		char name[512], file[256];
+		const char *lp = strrchr(t, '(');
+		snprintf(name, sizeof(name), "%.*s", lp ? (int)(lp - t - 1) : (int)strlen(t), t);
+		snprintf(file, sizeof(file), "%.*s", lp ? (int)strcspn(lp + 1, ")") : 1, lp ? lp + 1 : "?");
+		p_op(o, '}');
+		p_op(o, '(');
+		p_key_str(o, "filename", file);
+		p_key_int(o, "line", 0);
+		p_key_str(o, "name", name);
+		p_op(o, 'u');
+	}
+	p_op(o, 'e');
+}
+
+typedef struct {
+	uint64_t ts, addr, bytes, stream;
+	uint32_t stack;
+	uint8_t dev, is_free;
+} mev_t;
+
+int gp_export_memviz(const gp_job_t *job, FILE *o, const char *ranklist)
+{
+	gp_ranks_t sel;
+	char err[256];
+	const gp_rank_t *rk = NULL;
+	if (ranklist && gp_ranks_parse(ranklist, &sel, err, sizeof(err)) < 0) {
+		fprintf(stderr, "gpuprof: export: --ranks: %s\n", err);
+		return -1;
+	}
+	for (unsigned i = 0; i < job->nranks && !rk; i++)
+		if (!ranklist || gp_ranks_contains(&sel, (uint32_t)job->ranks[i].rank))
+			rk = &job->ranks[i];
+	if (!rk) {
+		fprintf(stderr, "gpuprof: export: no such rank\n");
+		return -1;
+	}
+	gp_rf_reader_t *r;
+	gp_event_t e;
+	if (gp_rf_open(rk->path, &r, err, sizeof(err)) < 0) {
+		fprintf(stderr, "gpuprof: export: %s\n", err);
+		return -1;
+	}
+	syms_t s;
+	memset(&s, 0, sizeof(s));
+	VEC(mev_t) ev = {0};
+	VEC(gp_event_t) allocs = {0};
+	uint64_t t0 = 0;
+	while (gp_rf_next(r, &e) == 1) {
+		uint64_t i, off;
+		switch (e.type) {
+		case GP_EV_STRING:
+			if (!u64map_get(&s.str_ids, (uint64_t)e.tid + 1, &i)) {
+				char *str = calloc(1, GP_STRING_MAX + 1);
+				if (!str)
+					break;
+				VEC_PUSH(s.strs, str);
+				i = s.strs.n - 1;
+				u64map_put(&s.str_ids, (uint64_t)e.tid + 1, i);
+			}
+			if (e.u16 + e.u8 <= GP_STRING_MAX)
+				memcpy(s.strs.v[i] + e.u16, &e.a, e.u8 <= 32 ? e.u8 : 32);
+			break;
+		case GP_EV_FRAME:
+			u64map_put(&s.frame, e.a, e.b);
+			break;
+		case GP_EV_STACK:
+			if (!u64map_get(&s.stack_off, e.tid, &off)) {
+				VEC_PUSH(s.pcs, (uint64_t)0);
+				u64map_put(&s.stack_off, e.tid, s.pcs.n);
+				off = s.pcs.n;
+			}
+			for (int k = 0; k < e.u8 && k < 3; k++) {
+				if (off + s.pcs.v[off - 1] != s.pcs.n)
+					break;
+				VEC_PUSH(s.pcs, k == 0 ? e.b : k == 1 ? e.c : e.d);
+				s.pcs.v[off - 1]++;
+			}
+			break;
+		case GP_EV_API:
+			if (e.u16 == GP_API_ALLOC_STACK)
+				u64map_put(&s.alloc_stack, e.c, e.d);
+			break;
+		case GP_EV_ALLOC:
+		case GP_EV_FREE:
+			if ((e.u16 == 3 || e.u16 == 5) && e.ts <= rk->snapshot_ns) /* device, managed */
+				VEC_PUSH(allocs, e);
+			break;
+		case GP_EV_START:
+			t0 = e.ts;
+			break;
+		default:
+			break;
+		}
+	}
+	gp_rf_close(r);
+	/* pair frees with their allocation's size and stack */
+	u64map_t live = {0}; /* addr -> index+1 into ev of the live alloc */
+	for (size_t i = 0; i < allocs.n; i++) {
+		gp_event_t *a = &allocs.v[i];
+		uint64_t st = 0, li;
+		u64map_get(&s.alloc_stack, a->c, &st);
+		mev_t m = {.ts = a->ts, .addr = a->a, .bytes = a->b, .stream = a->d,
+			   .stack = (uint32_t)st, .dev = a->u8, .is_free = a->type == GP_EV_FREE};
+		if (m.is_free) {
+			if (!u64map_get(&live, m.addr, &li) || !li)
+				continue; /* freed before we saw it: nothing to pair */
+			m.stack = ev.v[li - 1].stack;
+			m.bytes = ev.v[li - 1].bytes;
+			u64map_put(&live, m.addr, 0);
+		}
+		VEC_PUSH(ev, m);
+		if (!m.is_free)
+			u64map_put(&live, m.addr, ev.n);
+	}
+	unsigned ndev = 1;
+	for (size_t i = 0; i < ev.n; i++)
+		if (ev.v[i].dev + 1u > ndev)
+			ndev = ev.v[i].dev + 1u;
+
+	p_op(o, 0x80);
+	p_op(o, 2);
+	p_op(o, '}');
+	p_op(o, '(');
+	/* segments: what is live at the snapshot */
+	p_str(o, "segments");
+	p_op(o, ']');
+	p_op(o, '(');
+	for (size_t i = 0; i < live.cap; i++) {
+		if (!live.k[i] || !live.v[i])
+			continue;
+		const mev_t *m = &ev.v[live.v[i] - 1];
+		p_op(o, '}');
+		p_op(o, '(');
+		p_key_int(o, "device", m->dev);
+		p_key_int(o, "address", (int64_t)m->addr);
+		p_key_int(o, "total_size", (int64_t)m->bytes);
+		p_key_int(o, "allocated_size", (int64_t)m->bytes);
+		p_key_int(o, "active_size", (int64_t)m->bytes);
+		p_key_int(o, "requested_size", (int64_t)m->bytes);
+		p_key_int(o, "stream", (int64_t)m->stream);
+		p_key_str(o, "segment_type", m->bytes <= (1 << 20) ? "small" : "large");
+		p_str(o, "segment_pool_id");
+		p_op(o, '(');
+		p_int(o, 0);
+		p_int(o, 0);
+		p_op(o, 't'); /* TUPLE */
+		p_str(o, "is_expandable");
+		p_op(o, 0x89); /* False */
+		p_str(o, "frames");
+		p_frames(o, &s, m->stack);
+		p_str(o, "blocks");
+		p_op(o, ']');
+		p_op(o, '(');
+		p_op(o, '}');
+		p_op(o, '(');
+		p_key_int(o, "address", (int64_t)m->addr);
+		p_key_int(o, "size", (int64_t)m->bytes);
+		p_key_int(o, "requested_size", (int64_t)m->bytes);
+		p_key_str(o, "state", "active_allocated");
+		p_str(o, "frames");
+		p_frames(o, &s, m->stack);
+		p_op(o, 'u');
+		p_op(o, 'e');
+		p_op(o, 'u');
+	}
+	p_op(o, 'e');
+	/* device_traces: one list per device */
+	p_str(o, "device_traces");
+	p_op(o, ']');
+	p_op(o, '(');
+	for (unsigned dv = 0; dv < ndev; dv++) {
+		p_op(o, ']');
+		p_op(o, '(');
+		for (size_t i = 0; i < ev.n; i++) {
+			const mev_t *m = &ev.v[i];
+			static const char *alloc_act[] = {"segment_alloc", "alloc"};
+			static const char *free_act[] = {"free_requested", "free_completed", "segment_free"};
+			const char **acts = m->is_free ? free_act : alloc_act;
+			int nact = m->is_free ? 3 : 2;
+			if (m->dev != dv)
+				continue;
+			for (int a = 0; a < nact; a++) {
+				p_op(o, '}');
+				p_op(o, '(');
+				p_key_str(o, "action", acts[a]);
+				p_key_int(o, "addr", (int64_t)m->addr);
+				p_key_int(o, "size", (int64_t)m->bytes);
+				p_key_int(o, "stream", (int64_t)m->stream);
+				p_key_int(o, "time_us", (int64_t)((m->ts - (t0 && t0 < m->ts ? t0 : 0)) / 1000));
+				p_str(o, "frames");
+				p_frames(o, &s, m->stack);
+				p_op(o, 'u');
+			}
+		}
+		p_op(o, 'e');
+	}
+	p_op(o, 'e');
+	p_str(o, "allocator_settings");
+	p_op(o, '}');
+	p_op(o, 'u');
+	p_op(o, '.');
+	u64map_free(&live);
+	VEC_FREE(ev);
+	VEC_FREE(allocs);
+	for (size_t i = 0; i < s.strs.n; i++)
+		free(s.strs.v[i]);
+	VEC_FREE(s.strs);
+	VEC_FREE(s.pcs);
+	u64map_free(&s.str_ids);
+	u64map_free(&s.frame);
+	u64map_free(&s.stack_off);
+	u64map_free(&s.alloc_stack);
+	return ferror(o) ? -1 : 0;
+}
