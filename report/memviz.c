@@ -107,6 +107,12 @@ typedef struct {
 	uint8_t dev, is_free;
 } mev_t;
 
+static int cmp_ts(const void *a, const void *b)
+{
+	const gp_event_t *x = a, *y = b;
+	return x->ts < y->ts ? -1 : x->ts > y->ts;
+}
+
 int gp_export_memviz(const gp_job_t *job, FILE *o, const char *ranklist)
 {
 	gp_ranks_t sel;
@@ -182,6 +188,8 @@ int gp_export_memviz(const gp_job_t *job, FILE *o, const char *ranklist)
 		}
 	}
 	gp_rf_close(r);
+	/* CUPTI's per-thread buffers deliver memory records slightly out of order */
+	qsort(allocs.v, allocs.n, sizeof(*allocs.v), cmp_ts);
 	/* pair frees with their allocation's size and stack */
 	u64map_t live = {0}; /* addr -> index+1 into ev of the live alloc */
 	for (size_t i = 0; i < allocs.n; i++) {
