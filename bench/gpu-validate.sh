@@ -78,7 +78,7 @@ for round in $(seq ${ROUNDS:-3}); do
 			floor) cmd="env GPUPROF_CUPTI_DISCARD=1 $G/gpuprof run --modes=all --output=/tmp/oh -- python3 examples/train_mlp.py $args" ;;
 			torchprof) cmd="python3 examples/train_mlp.py $args --torch-profiler" ;;
 			esac
-			ms=$($cmd 2>/dev/null | sed -n 's/^step_ms_median //p')
+			ms=$($cmd 2>/dev/null | sed -n "s/^step_ms_median \([0-9.]*\).*/\1/p")
 			echo "$wl,$cfg,$round,$ms" >>$OUT/overhead.csv
 			rm -rf /tmp/oh
 		done

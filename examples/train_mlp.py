@@ -34,14 +34,24 @@ def main():
     p.add_argument("--imbalance-ms", type=float, default=0)
     p.add_argument("--time", action="store_true",
                    help="time each step with torch.cuda.synchronize and print the median")
+    p.add_argument("--ddp", action="store_true",
+                   help="DistributedDataParallel over NCCL (RANK, WORLD_SIZE, LOCAL_RANK, "
+                        "MASTER_ADDR, MASTER_PORT from the environment, as torchrun sets them)")
     p.add_argument("--torch-profiler", action="store_true",
                    help="run under torch.profiler (overhead comparison, kernel count)")
     a = p.parse_args()
     rank = int(os.environ.get("SLURM_PROCID", os.environ.get("RANK", "0")))
     dev = "cuda" if torch.cuda.is_available() else "cpu"
-    dt = torch.bfloat16 if a.dtype == "bf16" and dev == "cuda" else torch.float32
+    if a.ddp:
+        local = int(os.environ.get("LOCAL_RANK", "0"))
+        torch.cuda.set_device(local)
+        dev = f"cuda:{local}"
+        torch.distributed.init_process_group("nccl", device_id=torch.device(dev))
+    dt = torch.bfloat16 if a.dtype == "bf16" and dev.startswith("cuda") else torch.float32
     torch.manual_seed(0)
     model = MLP(a.dim, a.layers).to(dev, dt)
+    if a.ddp:
+        model = torch.nn.parallel.DistributedDataParallel(model)
     opt = (torch.optim.SGD if a.sgd else torch.optim.Adam)(model.parameters(), lr=1e-4)
     x = torch.randn(a.batch, a.dim, device=dev, dtype=dt)
     kept = []
@@ -53,7 +63,7 @@ def main():
         prof = profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA])
         prof.__enter__()
     for step in range(a.steps):
-        if a.time and dev == "cuda":
+        if a.time and dev.startswith("cuda"):
             torch.cuda.synchronize()
         t0 = time.perf_counter()
         if a.host_stall_ms:
@@ -76,7 +86,7 @@ def main():
             print(f"step {step} loss {loss.item():.6f}")
         nvtx.range_pop()
         if a.time:
-            if dev == "cuda":
+            if dev.startswith("cuda"):
                 torch.cuda.synchronize()
             times.append((time.perf_counter() - t0) * 1000)
     if prof is not None:
@@ -87,10 +97,12 @@ def main():
         print(f"torch_profiler_cuda_events {len(cuda)} kernels {len(kernels)}", flush=True)
     if a.time and len(times) > 3:
         t = sorted(times[3:])
-        print(f"step_ms_median {t[len(t) // 2]:.4f}", flush=True)
-    if dev == "cuda":
+        print(f"step_ms_median {t[len(t) // 2]:.4f} rank {rank}", flush=True)
+    if dev.startswith("cuda"):
         torch.cuda.synchronize()
         print(f"memory_reserved {torch.cuda.memory_reserved()}", flush=True)
+    if a.ddp:
+        torch.distributed.destroy_process_group()
 
 
 if __name__ == "__main__":

@@ -333,6 +333,12 @@ static int cmp_range(const void *a, const void *b)
 			qsort((vec).v, (vec).n, sizeof(*(vec).v), cmp);                     \
 	} while (0)
 
+static int cmp_mem(const void *a, const void *b)
+{
+	const mem_t *x = a, *y = b;
+	return x->ts < y->ts ? -1 : x->ts > y->ts;
+}
+
 static int cmp_api(const void *a, const void *b)
 {
 	const api_t *x = a, *y = b;
@@ -873,7 +879,7 @@ static void analyze_memory(gp_rank_t *r, rank_data_t *d)
 	uint64_t peak_corr = 0, static_b = 0;
 	u64map_t corr_api = {0};
 	size_t from;
-	for (size_t i = 0; i < d->mems.n; i++) { /* already time-ordered per CUPTI */
+	for (size_t i = 0; i < d->mems.n; i++) { /* sorted by time in load_rank */
 		mem_t *m = &d->mems.v[i];
 		if (m->kind == 6) { /* DEVICE_STATIC: module globals */
 			static_b += m->is_free ? 0 : m->bytes;
@@ -986,6 +992,7 @@ static int load_rank(gp_job_t *job, const char *path, gp_rank_t *r, rank_data_t 
 
 	u64map_t corr_api = {0};
 	SORT_IF_NEEDED(d.apis, cmp_api);
+	SORT_IF_NEEDED(d.mems, cmp_mem); /* per-thread CUPTI buffers interleave */
 	for (size_t i = 0; i < d.apis.n; i++)
 		if (!d.apis.v[i].alloc)
 			u64map_put(&corr_api, d.apis.v[i].corr, i + 1);
