@@ -15,7 +15,7 @@ for run in imbalanced clean; do
 	for r in $(seq 0 $((n - 1))); do
 		env RANK=$r LOCAL_RANK=$r WORLD_SIZE=$n MASTER_ADDR=127.0.0.1 MASTER_PORT=$((29500 + ${#run})) \
 			SLURM_PROCID=$r SLURM_NTASKS=$n SLURM_JOB_ID=77$n${#run} \
-			$G/gpuprof run --modes=all --output=/tmp/ddp/$run -- python3 examples/train_mlp.py $ARGS $extra \
+			timeout 150 $G/gpuprof run --modes=all --output=/tmp/ddp/$run -- python3 examples/train_mlp.py $ARGS $extra \
 			>/tmp/ddp-$run-$r.log 2>&1 &
 	done
 	wait
