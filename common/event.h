@@ -12,7 +12,7 @@ enum gp_ev_type {
 	GP_EV_NONE = 0,
 	GP_EV_STRING = 1,	/* tid=string id, u16=byte offset, u8=bytes here; a..d = bytes */
 	GP_EV_NVTX_PUSH = 2,	/* ts tid a=name b=domain c=payload d=color<<32|category */
-	GP_EV_NVTX_POP = 3,	/* ts tid */
+	GP_EV_NVTX_POP = 3,	/* ts tid b=domain */
 	GP_EV_NVTX_START = 4,	/* ts tid a=name b=domain c=range id d=color<<32|category */
 	GP_EV_NVTX_END = 5,	/* ts tid c=range id */
 	GP_EV_NVTX_MARK = 6,	/* ts tid a=name b=domain d=color<<32|category */

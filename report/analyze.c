@@ -20,7 +20,7 @@
 
 typedef struct range {
 	uint64_t start, end, gpu_ns, sync_ns;
-	uint32_t name, tid, depth;
+	uint32_t name, tid, depth, domain; /* domain 0: the default one, the program's own */
 } range_t;
 typedef struct kern {
 	uint64_t start, dur;
@@ -41,7 +41,7 @@ typedef struct mem {
 } mem_t;
 typedef struct open_range {
 	uint64_t start;
-	uint32_t name, tid;
+	uint32_t name, tid, domain;
 	uint64_t id;
 } open_t;
 
@@ -105,7 +105,8 @@ static void on_event(rank_data_t *d, gp_rank_t *r, const gp_event_t *e)
 		break;
 	}
 	case GP_EV_NVTX_PUSH: {
-		open_t o = {.start = e->ts, .name = (uint32_t)e->a, .tid = e->tid};
+		open_t o = {.start = e->ts, .name = (uint32_t)e->a, .tid = e->tid,
+			    .domain = (uint32_t)e->b};
 		VEC_PUSH(d->stack, o);
 		break;
 	}
@@ -113,12 +114,14 @@ static void on_event(rank_data_t *d, gp_rank_t *r, const gp_event_t *e)
 		/* innermost open range of this thread */
 		uint32_t depth = 0;
 		for (size_t i = d->stack.n; i-- > 0;) {
-			if (d->stack.v[i].tid != e->tid)
+			if (d->stack.v[i].tid != e->tid || d->stack.v[i].domain != (uint32_t)e->b)
 				continue;
 			for (size_t j = 0; j < i; j++)
-				depth += d->stack.v[j].tid == e->tid;
+				depth += d->stack.v[j].tid == e->tid &&
+					 d->stack.v[j].domain == d->stack.v[i].domain;
 			range_t rg = {.start = d->stack.v[i].start, .end = e->ts,
-				      .name = d->stack.v[i].name, .tid = e->tid, .depth = depth};
+				      .name = d->stack.v[i].name, .tid = e->tid, .depth = depth,
+				      .domain = d->stack.v[i].domain};
 			VEC_PUSH(d->ranges, rg);
 			memmove(&d->stack.v[i], &d->stack.v[i + 1],
 				(d->stack.n - i - 1) * sizeof(open_t));
@@ -128,7 +131,8 @@ static void on_event(rank_data_t *d, gp_rank_t *r, const gp_event_t *e)
 		break;
 	}
 	case GP_EV_NVTX_START: {
-		open_t o = {.start = e->ts, .name = (uint32_t)e->a, .tid = e->tid, .id = e->c};
+		open_t o = {.start = e->ts, .name = (uint32_t)e->a, .tid = e->tid, .id = e->c,
+			    .domain = (uint32_t)e->b};
 		VEC_PUSH(d->started, o);
 		break;
 	}
@@ -450,7 +454,9 @@ static void analyze_steps(gp_job_t *job, gp_rank_t *r, rank_data_t *d, const cha
 	uint64_t bestn = 0, c;
 	for (size_t i = 0; i < d->ranges.n; i++) {
 		range_t *rg = &d->ranges.v[i];
-		if (rg->depth != 0)
+		/* steps are the program's own outermost ranges, not a library's (NCCL and
+		 * others annotate their calls in their own NVTX domains) */
+		if (rg->depth != 0 || rg->domain != 0)
 			continue;
 		if (want && *want && strcmp(str_get(d, rg->name), want))
 			continue;
@@ -469,7 +475,8 @@ static void analyze_steps(gp_job_t *job, gp_rank_t *r, rank_data_t *d, const cha
 	uint64_t *st = malloc(bestn * sizeof(uint64_t) * 2);
 	size_t n = 0;
 	for (size_t i = 0; st && i < d->ranges.n; i++)
-		if (d->ranges.v[i].depth == 0 && d->ranges.v[i].name == best) {
+		if (d->ranges.v[i].depth == 0 && d->ranges.v[i].domain == 0 &&
+		    d->ranges.v[i].name == best) {
 			st[2 * n] = d->ranges.v[i].start;
 			st[2 * n + 1] = d->ranges.v[i].end;
 			n++;

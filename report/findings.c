@@ -168,13 +168,55 @@ void gp_job_findings(gp_job_t *job)
 		    (!slow || r->step_median_ms > slow->step_median_ms))
 			slow = r;
 	}
-	if (slow && (f = add(job, "straggler", slow->step_median_ms / job->step_median_ms - 1.0))) {
-		snprintf(f->title, sizeof(f->title), "Straggler: rank %d on %s is %.0f%% slower per step",
-			 slow->rank, slow->node, 100.0 * (slow->step_median_ms / job->step_median_ms - 1));
-		snprintf(f->evidence, sizeof(f->evidence),
-			 "median step %.2f ms on rank %d vs %.2f ms job median over %u ranks",
-			 slow->step_median_ms, slow->rank, job->step_median_ms, with_steps);
-		snprintf(f->threshold, sizeof(f->threshold), "rank median >= %.0f%% of the job median",
+	/* In synchronous data parallelism the others wait for the straggler inside their
+	 * collectives: it is the rank with by far the least NCCL kernel time. */
+	const gp_rank_t *least_comm = NULL;
+	uint64_t comm_med = 0;
+	{
+		uint64_t v[1024];
+		unsigned n = 0;
+		for (unsigned i = 0; i < job->nranks && n < 1024; i++)
+			if (job->ranks[i].comm_ns)
+				v[n++] = job->ranks[i].comm_ns;
+		for (unsigned i = 1; i < n; i++) /* small n: insertion sort */
+			for (unsigned k = i; k > 0 && v[k] < v[k - 1]; k--) {
+				uint64_t t = v[k];
+				v[k] = v[k - 1];
+				v[k - 1] = t;
+			}
+		if (n >= 2) {
+			comm_med = n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+			for (unsigned i = 0; i < job->nranks; i++) {
+				const gp_rank_t *r = &job->ranks[i];
+				if (r->comm_ns && r->comm_ns * 2 < comm_med &&
+				    (comm_med - r->comm_ns) * 20 >= r->span_ns &&
+				    (!least_comm || r->comm_ns < least_comm->comm_ns))
+					least_comm = r;
+			}
+		}
+	}
+	if (!slow && least_comm)
+		slow = least_comm;
+	if (slow && (f = add(job, "straggler",
+			     job->step_median_ms > 0 ? slow->step_median_ms / job->step_median_ms - 1.0
+						     : 0.3))) {
+		if (slow->step_median_ms >= STRAGGLER_RATIO * job->step_median_ms && job->step_median_ms > 0)
+			snprintf(f->title, sizeof(f->title), "Straggler: rank %d on %s is %.0f%% slower per step",
+				 slow->rank, slow->node,
+				 100.0 * (slow->step_median_ms / job->step_median_ms - 1));
+		else
+			snprintf(f->title, sizeof(f->title), "Straggler: the other ranks wait for rank %d on %s",
+				 slow->rank, slow->node);
+		int n = snprintf(f->evidence, sizeof(f->evidence),
+				 "median step %.2f ms on rank %d vs %.2f ms job median over %u ranks",
+				 slow->step_median_ms, slow->rank, job->step_median_ms, with_steps);
+		if (comm_med && n > 0 && (size_t)n < sizeof(f->evidence))
+			snprintf(f->evidence + n, sizeof(f->evidence) - (size_t)n,
+				 "; its NCCL kernels took %.1f ms against a median of %.1f ms: the other "
+				 "ranks wait for it inside their collectives",
+				 slow->comm_ns / 1e6, comm_med / 1e6);
+		snprintf(f->threshold, sizeof(f->threshold),
+			 "rank median step >= %.0f%% of the job median, or NCCL time < half the median",
 			 STRAGGLER_RATIO * 100);
 		snprintf(f->fix, sizeof(f->fix),
 			 "Every collective waits for the slowest rank. Look at that rank's node "

@@ -34,6 +34,16 @@ python3 -c 'import json,sys; r=json.load(open(sys.argv[1]))["ranks"][0]; assert 
 ok $? "adam: optimizer state is exactly m and v for weights and biases (2 x 4 B x (8x4096^2 + 8x4096))"
 python3 -c 'import json,sys; r=json.load(open(sys.argv[1]))["ranks"][0]; assert "gpuprof-train-mlp" in r["memory"]["leak_stack"], r["memory"]["leak_stack"]' "$T/leak.json"
 ok $? "leak: the stack names the allocating program"
+python3 -c 'import json,sys; f=[f for f in json.load(open(sys.argv[1]))["findings"] if f["id"]=="straggler"][0]; assert "rank 1" in f["title"] and "wait for it" in f["evidence"], f' "$T/ddp-imbalanced.json"
+ok $? "DDP on 2 H200s: rank 1 (20 ms planted) named as the straggler"
+python3 - "$T/ddp-clean.json" "$T/ddp-imbalanced.json" <<'PY'
+import json, sys
+for path in sys.argv[1:]:
+    for r in json.load(open(path))["ranks"]:
+        g = r["gpu"]
+        assert g["comm_ns"] > 0 and g["compute_ns"] > 0 and 0 < g["comm_compute_overlap_ns"] <= g["comm_ns"], g
+PY
+ok $? "DDP: NCCL communication, compute and their overlap measured on every rank"
 "$B/gpuprof" diff "$T/clean" "$T/sync" >"$T/diff.txt"; ok $? "gpuprof diff runs"
 grep -q "median step ms.*REGRESSION" "$T/diff.txt" && grep -q "sync_stall.*NEW in B" "$T/diff.txt"; ok $? "diff flags the slower step and the new finding"
 done_testing
