@@ -278,6 +278,12 @@ static void rank_data_free(rank_data_t *d)
 
 /* ---- helpers ---- */
 
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
 /* k-th smallest (quickselect, Hoare partition); reorders v. */
 static uint64_t select_kth(uint64_t *v, size_t n, size_t k)
 {
@@ -483,15 +489,8 @@ static void analyze_steps(gp_job_t *job, gp_rank_t *r, rank_data_t *d, const cha
 		}
 	if (!st)
 		return;
-	/* sort steps by start (pairs) */
-	for (size_t i = 1; i < n; i++)
-		for (size_t j = i; j > 0 && st[2 * j] < st[2 * (j - 1)]; j--) {
-			uint64_t t0 = st[2 * j], t1 = st[2 * j + 1];
-			st[2 * j] = st[2 * (j - 1)];
-			st[2 * j + 1] = st[2 * (j - 1) + 1];
-			st[2 * (j - 1)] = t0;
-			st[2 * (j - 1) + 1] = t1;
-		}
+	/* steps by start time (ranges are sorted by thread first) */
+	qsort(st, n, 2 * sizeof(uint64_t), cmp_u64);
 	if (warmup >= n)
 		warmup = n > 1 ? 1 : 0;
 	r->nsteps = (unsigned)n;
@@ -523,12 +522,15 @@ static void analyze_steps(gp_job_t *job, gp_rank_t *r, rank_data_t *d, const cha
 	if (d->mems.n && r->nstep_ms >= 3) {
 		double xs = 0, ys = 0, xy = 0, xx = 0;
 		unsigned k = 0;
-		for (size_t i = warmup; i < n; i++) {
-			int64_t live = 0;
-			for (size_t m = 0; m < d->mems.n; m++)
-				if (d->mems.v[m].ts <= st[2 * i + 1] && d->mems.v[m].kind != 6)
+		int64_t live = 0;
+		size_t m = 0; /* memory records are sorted by time, steps by start */
+		for (size_t i = 0; i < n; i++) {
+			for (; m < d->mems.n && d->mems.v[m].ts <= st[2 * i + 1]; m++)
+				if (d->mems.v[m].kind != 6)
 					live += d->mems.v[m].is_free ? -(int64_t)d->mems.v[m].bytes
 								     : (int64_t)d->mems.v[m].bytes;
+			if (i < warmup)
+				continue;
 			double x = (double)k++, y = (double)live;
 			xs += x, ys += y, xy += x * y, xx += x * x;
 		}
