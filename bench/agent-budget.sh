@@ -11,6 +11,12 @@ export TMPDIR=$T
 sleep 0.3
 apid=$(pgrep -f "^$B/gpuprof-agent" | head -1)
 spool=$(ls -d "$T"/gpuprof-*/job* | head -1)
+# sample the agent's CPU time and peak RSS until it exits
+(while [ -r /proc/$apid/stat ]; do
+	s=$(cat /proc/$apid/stat 2>/dev/null) && h=$(grep VmHWM /proc/$apid/status 2>/dev/null | awk '{print $2}') &&
+		[ -n "$h" ] && echo "$s $h" >"$T/agentstat"
+	sleep 0.2
+done) &
 python3 - "$spool/rank.gpr" "$T/marks" "$B/gpuprof" "$secs" <<'PY' >"$T/lat"
 import subprocess, sys, time
 path, marks, gp, secs = sys.argv[1], sys.argv[2], sys.argv[3], float(sys.argv[4])
@@ -30,10 +36,9 @@ for line in open(marks):
 lat.sort()
 print(f"drain latency to disk: median {lat[len(lat)//2]*1000:.0f} ms, max {lat[-1]*1000:.0f} ms over {len(lat)} marks")
 PY
-sleep 0.2
-read -r _ _ _ _ _ _ _ _ _ _ _ _ _ ut st _ < <(cat /proc/$apid/stat 2>/dev/null)
-hwm=$(grep VmHWM /proc/$apid/status 2>/dev/null | awk '{print $2}')
 wait
+read -r _ _ _ _ _ _ _ _ _ _ _ _ _ ut st rest <"$T/agentstat"
+hwm=${rest##* }
 hz=$(getconf CLK_TCK)
 cpu=$(python3 -c "print(f'{($ut + $st) / $hz / $secs * 100:.2f}')")
 echo "rate=${rate}/s for ${secs}s: agent CPU ${cpu}% of one core, peak RSS ${hwm} KiB"
