@@ -230,7 +230,7 @@ static int setup(agent_t *a)
 		gp_nvml_describe(a->nvml, a->w, &a->next_string);
 	else if (why && (a->modes & GP_MODE_GPU)) {
 		a->next_string = 0xfffffe00u;
-		gp_rf_put_string(a->w, a->next_string, why);
+		gp_rf_append_string(a->w, a->next_string, why);
 		gp_event_t y = {.type = GP_EV_YIELD, .a = GP_MODE_GPU, .b = a->next_string++};
 		gp_rf_append(a->w, &y);
 	}

@@ -125,20 +125,6 @@ const char *gp_nvml_uuids(gp_nvml_t *n)
 	return n->uuids;
 }
 
-void gp_rf_put_string(gp_rf_writer_t *w, uint32_t id, const char *s)
-{
-	size_t len = strnlen(s, GP_STRING_MAX);
-	size_t off = 0;
-	do {
-		gp_event_t e = {.type = GP_EV_STRING, .tid = id, .u16 = (uint16_t)off};
-		size_t k = len - off > GP_STRING_CHUNK ? GP_STRING_CHUNK : len - off;
-		e.u8 = (uint8_t)k;
-		memcpy(&e.a, s + off, k);
-		gp_rf_append(w, &e);
-		off += k;
-	} while (off < len);
-}
-
 void gp_nvml_describe(gp_nvml_t *n, gp_rf_writer_t *w, uint32_t *next_id)
 {
 	for (unsigned i = 0; i < n->ndev; i++) {
@@ -150,9 +136,9 @@ void gp_nvml_describe(gp_nvml_t *n, gp_rf_writer_t *w, uint32_t *next_id)
 		if (n->mem)
 			n->mem(n->dev[i], &m);
 		e.a = (*next_id)++;
-		gp_rf_put_string(w, (uint32_t)e.a, n->uuidv[i]);
+		gp_rf_append_string(w, (uint32_t)e.a, n->uuidv[i]);
 		e.c = (*next_id)++;
-		gp_rf_put_string(w, (uint32_t)e.c, name);
+		gp_rf_append_string(w, (uint32_t)e.c, name);
 		e.b = m.total;
 		gp_rf_append(w, &e);
 	}

@@ -19,7 +19,4 @@ void gp_nvml_describe(gp_nvml_t *n, gp_rf_writer_t *w, uint32_t *next_id);
 void gp_nvml_sample(gp_nvml_t *n, gp_rf_writer_t *w);
 void gp_nvml_close(gp_nvml_t *n);
 
-/* Write string id/text as GP_EV_STRING records (shared with the agent). */
-void gp_rf_put_string(gp_rf_writer_t *w, uint32_t id, const char *s);
-
 #endif

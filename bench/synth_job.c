@@ -16,19 +16,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-static void put_string(gp_rf_writer_t *w, uint32_t id, const char *s)
-{
-	size_t len = strlen(s), off = 0;
-	do {
-		gp_event_t e = {.type = GP_EV_STRING, .tid = id, .u16 = (uint16_t)off};
-		size_t k = len - off > GP_STRING_CHUNK ? GP_STRING_CHUNK : len - off;
-		e.u8 = (uint8_t)k;
-		memcpy(&e.a, s + off, k);
-		gp_rf_append(w, &e);
-		off += k;
-	} while (off < len);
-}
-
 static uint64_t rnd(uint64_t *s)
 {
 	*s ^= *s << 13;
@@ -85,14 +72,14 @@ int main(int argc, char **argv)
 		static const char *ranges[] = {"train_step", "zero_grad", "forward", "backward",
 					       "optimizer_step"};
 		for (uint32_t i = 0; i < 5; i++)
-			put_string(w, i + 1, ranges[i]);
+			gp_rf_append_string(w, i + 1, ranges[i]);
 		for (uint32_t k = 0; k < kpstep; k++) {
 			char kn[128];
 			if (k % 20 == 19)
 				snprintf(kn, sizeof(kn), "ncclDevKernel_AllReduce_Sum_bf16_RING_LL_%u", k);
 			else
 				snprintf(kn, sizeof(kn), "void at::native::elementwise_kernel_%u<128, 4>(int, float*)", k);
-			put_string(w, 100 + k, kn);
+			gp_rf_append_string(w, 100 + k, kn);
 		}
 		uint64_t seed = 0x9e3779b97f4a7c15ull ^ (uint64_t)r, t = 1000000000ull, corr = 1;
 		uint64_t addr = 0x7f0000000000ull;

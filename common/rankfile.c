@@ -267,6 +267,21 @@ int gp_rf_append(gp_rf_writer_t *w, const gp_event_t *ev)
 	return 0;
 }
 
+int gp_rf_append_string(gp_rf_writer_t *w, uint32_t id, const char *s)
+{
+	size_t len = strnlen(s, GP_STRING_MAX), off = 0;
+	do {
+		gp_event_t e = {.type = GP_EV_STRING, .tid = id, .u16 = (uint16_t)off};
+		size_t k = len - off > GP_STRING_CHUNK ? GP_STRING_CHUNK : len - off;
+		e.u8 = (uint8_t)k;
+		memcpy(&e.a, s + off, k);
+		if (gp_rf_append(w, &e) < 0)
+			return -1;
+		off += k;
+	} while (off < len);
+	return 0;
+}
+
 int gp_rf_fsync(gp_rf_writer_t *w)
 {
 	if (gp_rf_flush(w) < 0)

@@ -33,6 +33,8 @@ gp_rf_writer_t *gp_rf_writer_create(int fd, const char *hdr_text, uint64_t max_b
 /* Continue a file written earlier (salvage): fd positioned at its end. */
 gp_rf_writer_t *gp_rf_writer_resume(int fd, uint64_t max_bytes);
 int gp_rf_append(gp_rf_writer_t *w, const gp_event_t *ev);
+/* Append string id's text as GP_EV_STRING pieces (at most GP_STRING_MAX bytes kept). */
+int gp_rf_append_string(gp_rf_writer_t *w, uint32_t id, const char *s);
 /* Compress and write the buffered records as one chunk (no-op when empty). */
 int gp_rf_flush(gp_rf_writer_t *w);
 int gp_rf_fsync(gp_rf_writer_t *w);

@@ -8,6 +8,7 @@
 #include "event.h"
 #include "log.h"
 #include "rankfile.h"
+#include "symtab.h"
 #include "vec.h"
 
 #include <dirent.h>
@@ -46,18 +47,13 @@ typedef struct open_range {
 } open_t;
 
 typedef struct rank_data {
-	u64map_t strings; /* id -> index+1 into strs */
-	VEC(char *) strs;
+	gp_symtab_t sym;
 	VEC(range_t) ranges;
 	VEC(kern_t) kerns;
 	VEC(api_t) apis;
 	VEC(mem_t) mems;
 	VEC(open_t) stack; /* open push ranges, all threads */
 	VEC(open_t) started;
-	u64map_t stack_first_frame; /* stack id -> index into frames vec + 1 */
-	VEC(uint64_t) stack_pcs;    /* flattened: [id, n, pcs...] */
-	u64map_t frame_sym;	    /* pc -> string id */
-	u64map_t stack_off;	    /* stack id -> offset+1 in stack_pcs */
 	uint64_t nvml_mem_max, nvml_samples, nvml_util_sum;
 	uint64_t first_ts, last_ts;
 	uint64_t win_lo, win_hi; /* post-warm-up steps, when steps are known */
@@ -66,24 +62,9 @@ typedef struct rank_data {
 
 /* ---- strings ---- */
 
-static char *str_slot(rank_data_t *d, uint32_t id, bool create)
-{
-	uint64_t idx;
-	if (u64map_get(&d->strings, (uint64_t)id + 1, &idx))
-		return d->strs.v[idx];
-	if (!create)
-		return NULL;
-	char *s = calloc(1, GP_STRING_MAX + 1);
-	if (!s)
-		return NULL;
-	VEC_PUSH(d->strs, s);
-	u64map_put(&d->strings, (uint64_t)id + 1, d->strs.n - 1);
-	return s;
-}
-
 static const char *str_get(rank_data_t *d, uint32_t id)
 {
-	const char *s = id ? str_slot(d, id, false) : NULL;
+	const char *s = gp_symtab_str(&d->sym, id);
 	return s && *s ? s : "(unnamed)";
 }
 
@@ -91,6 +72,8 @@ static const char *str_get(rank_data_t *d, uint32_t id)
 
 static void on_event(rank_data_t *d, gp_rank_t *r, const gp_event_t *e)
 {
+	if (gp_symtab_feed(&d->sym, e))
+		return;
 	if (e->ts && (!d->first_ts || e->ts < d->first_ts) && e->type != GP_EV_STRING &&
 	    e->type != GP_EV_STACK && e->type != GP_EV_FRAME)
 		d->first_ts = e->ts;
@@ -98,12 +81,6 @@ static void on_event(rank_data_t *d, gp_rank_t *r, const gp_event_t *e)
 	    e->type != GP_EV_FRAME)
 		d->last_ts = e->ts + ((e->type >= GP_EV_KERNEL && e->type <= GP_EV_SYNC) ? e->a : 0);
 	switch (e->type) {
-	case GP_EV_STRING: {
-		char *s = str_slot(d, e->tid, true);
-		if (s && e->u16 + e->u8 <= GP_STRING_MAX)
-			memcpy(s + e->u16, &e->a, e->u8 <= 32 ? e->u8 : 32);
-		break;
-	}
 	case GP_EV_NVTX_PUSH: {
 		open_t o = {.start = e->ts, .name = (uint32_t)e->a, .tid = e->tid,
 			    .domain = (uint32_t)e->b};
@@ -184,26 +161,6 @@ static void on_event(rank_data_t *d, gp_rank_t *r, const gp_event_t *e)
 		VEC_PUSH(d->mems, m);
 		break;
 	}
-	case GP_EV_STACK: {
-		uint64_t off;
-		if (!u64map_get(&d->stack_off, e->tid, &off)) {
-			VEC_PUSH(d->stack_pcs, (uint64_t)0); /* count */
-			u64map_put(&d->stack_off, e->tid, d->stack_pcs.n);
-			off = d->stack_pcs.n;
-		}
-		/* frames arrive in order for one stack (one producer thread) */
-		uint64_t pcs[3] = {e->b, e->c, e->d};
-		for (int i = 0; i < e->u8 && i < 3; i++) {
-			if (off - 1 + 1 + d->stack_pcs.v[off - 1] != d->stack_pcs.n)
-				break; /* interleaved with another stack: keep what we have */
-			VEC_PUSH(d->stack_pcs, pcs[i]);
-			d->stack_pcs.v[off - 1]++;
-		}
-		break;
-	}
-	case GP_EV_FRAME:
-		u64map_put(&d->frame_sym, e->a, e->b);
-		break;
 	case GP_EV_NVML: {
 		d->nvml_samples++;
 		d->nvml_util_sum += e->a & 0xff;
@@ -235,45 +192,25 @@ static void on_event(rank_data_t *d, gp_rank_t *r, const gp_event_t *e)
 
 /* Empty the per-rank buffers but keep their memory: the next rank reuses it, which saves
  * the page faults of fresh allocations (12 % of a 100k-kernel rank's time). */
-static void u64map_clear(u64map_t *m)
-{
-	if (m->cap) {
-		memset(m->k, 0, m->cap * sizeof(*m->k));
-		m->n = 0;
-	}
-}
-
 static void rank_data_reset(rank_data_t *d)
 {
-	for (size_t i = 0; i < d->strs.n; i++)
-		free(d->strs.v[i]);
-	d->strs.n = d->ranges.n = d->kerns.n = d->apis.n = d->mems.n = 0;
-	d->stack.n = d->started.n = d->stack_pcs.n = d->steps.n = 0;
-	u64map_clear(&d->strings);
-	u64map_clear(&d->stack_off);
-	u64map_clear(&d->frame_sym);
-	u64map_clear(&d->stack_first_frame);
+	gp_symtab_reset(&d->sym);
+	d->ranges.n = d->kerns.n = d->apis.n = d->mems.n = 0;
+	d->stack.n = d->started.n = d->steps.n = 0;
 	d->nvml_mem_max = d->nvml_samples = d->nvml_util_sum = 0;
 	d->first_ts = d->last_ts = d->win_lo = d->win_hi = 0;
 }
 
 static void rank_data_free(rank_data_t *d)
 {
-	for (size_t i = 0; i < d->strs.n; i++)
-		free(d->strs.v[i]);
-	VEC_FREE(d->strs);
-	u64map_free(&d->strings);
+	gp_symtab_free(&d->sym);
 	VEC_FREE(d->ranges);
 	VEC_FREE(d->kerns);
 	VEC_FREE(d->apis);
 	VEC_FREE(d->mems);
 	VEC_FREE(d->stack);
 	VEC_FREE(d->started);
-	VEC_FREE(d->stack_pcs);
 	VEC_FREE(d->steps);
-	u64map_free(&d->stack_off);
-	u64map_free(&d->frame_sym);
-	u64map_free(&d->stack_first_frame);
 }
 
 /* ---- helpers ---- */
@@ -406,25 +343,17 @@ static range_t *enclosing(rank_data_t *d, uint32_t tid, uint64_t ts, size_t *fro
 	return NULL;
 }
 
-static bool profiler_frame(const char *s)
-{
-	return strstr(s, "(libcupti") || strstr(s, "(libgpuprof") || strstr(s, "(libcuda.so");
-}
-
 /* The library that made an allocation: the module of its first frame outside the
  * profiler, the driver and the CUDA runtime (PyTorch: libc10_cuda.so). */
 static void stack_owner(rank_data_t *d, uint32_t stack, char *out, size_t len)
 {
-	uint64_t off;
+	const uint64_t *pcs;
+	size_t n = gp_symtab_stack(&d->sym, stack, &pcs);
 	snprintf(out, len, "(no stack)");
-	if (!stack || !u64map_get(&d->stack_off, stack, &off))
-		return;
-	uint64_t n = d->stack_pcs.v[off - 1];
-	for (uint64_t i = 0; i < n; i++) {
-		uint64_t pc = d->stack_pcs.v[off + i], sid;
-		const char *s = u64map_get(&d->frame_sym, pc, &sid) ? str_get(d, (uint32_t)sid) : "";
+	for (size_t i = 0; i < n; i++) {
+		const char *s = gp_symtab_frame(&d->sym, pcs[i]);
 		const char *lp = strrchr(s, '(');
-		if (profiler_frame(s) || strstr(s, "(libcudart") || !lp)
+		if (gp_symtab_profiler_frame(s) || strstr(s, "(libcudart") || !lp)
 			continue;
 		snprintf(out, len, "%.*s", (int)strcspn(lp + 1, ")"), lp + 1);
 		return;
@@ -433,18 +362,13 @@ static void stack_owner(rank_data_t *d, uint32_t stack, char *out, size_t len)
 
 static void stack_text(rank_data_t *d, uint32_t stack, char *out, size_t len)
 {
-	uint64_t off;
-	size_t o = 0;
-	out[0] = '\0';
-	if (!stack || !u64map_get(&d->stack_off, stack, &off))
-		return;
-	uint64_t n = d->stack_pcs.v[off - 1];
+	const uint64_t *pcs;
+	size_t n = gp_symtab_stack(&d->sym, stack, &pcs), o = 0;
 	unsigned shown = 0;
-	for (uint64_t i = 0; i < n && shown < 8 && o + 2 < len; i++) {
-		uint64_t pc = d->stack_pcs.v[off + i], sid;
-		const char *s = u64map_get(&d->frame_sym, pc, &sid) ? str_get(d, (uint32_t)sid) : "?";
-		/* the profiler's and the driver's own frames say nothing about the program */
-		if (profiler_frame(s))
+	out[0] = '\0';
+	for (size_t i = 0; i < n && shown < 8 && o + 2 < len; i++) {
+		const char *s = gp_symtab_frame(&d->sym, pcs[i]);
+		if (gp_symtab_profiler_frame(s))
 			continue;
 		o += (size_t)snprintf(out + o, len - o, "%s%s", shown++ ? " <- " : "", s);
 	}

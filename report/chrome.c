@@ -6,45 +6,30 @@
 #include "event.h"
 #include "rankfile.h"
 #include "ranks.h"
+#include "symtab.h"
 #include "vec.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-typedef struct {
-	u64map_t ids;
-	VEC(char *) v;
-} strtab_t;
-
-static const char *lookup(strtab_t *t, uint32_t id)
-{
-	uint64_t i;
-	return u64map_get(&t->ids, (uint64_t)id + 1, &i) ? t->v.v[i] : "";
-}
-
-static void load_strings(const char *path, strtab_t *t)
+/* Names may be defined after first use (another thread interned them): read the rank
+ * file's symbols first, then its events. */
+static void load_symbols(const char *path, gp_symtab_t *t)
 {
 	char err[256];
 	gp_rf_reader_t *r;
 	gp_event_t e;
 	if (gp_rf_open(path, &r, err, sizeof(err)) < 0)
 		return;
-	while (gp_rf_next(r, &e) == 1) {
-		if (e.type != GP_EV_STRING)
-			continue;
-		uint64_t i;
-		if (!u64map_get(&t->ids, (uint64_t)e.tid + 1, &i)) {
-			char *s = calloc(1, GP_STRING_MAX + 1);
-			if (!s)
-				continue;
-			VEC_PUSH(t->v, s);
-			i = t->v.n - 1;
-			u64map_put(&t->ids, (uint64_t)e.tid + 1, i);
-		}
-		if (e.u16 + e.u8 <= GP_STRING_MAX)
-			memcpy(t->v.v[i] + e.u16, &e.a, e.u8 <= 32 ? e.u8 : 32);
-	}
+	while (gp_rf_next(r, &e) == 1)
+		gp_symtab_feed(t, &e);
 	gp_rf_close(r);
+}
+
+static const char *lookup(const gp_symtab_t *t, uint32_t id)
+{
+	const char *s = gp_symtab_str(t, id);
+	return s ? s : "";
 }
 
 int gp_export_chrome(const gp_job_t *job, FILE *out, const char *ranklist, uint64_t max_events)
@@ -68,10 +53,11 @@ int gp_export_chrome(const gp_job_t *job, FILE *out, const char *ranklist, uint6
 		const gp_rank_t *rk = &job->ranks[i];
 		gp_rf_reader_t *r;
 		gp_event_t e;
-		strtab_t st = {0};
+		gp_symtab_t st;
+		memset(&st, 0, sizeof(st));
 		if (ranklist && !gp_ranks_contains(&sel, (uint32_t)rk->rank))
 			continue;
-		load_strings(rk->path, &st);
+		load_symbols(rk->path, &st);
 		if (gp_rf_open(rk->path, &r, err, sizeof(err)) < 0)
 			continue;
 		const char *h = gp_rf_header(r, "realtime_ns");
@@ -177,10 +163,7 @@ int gp_export_chrome(const gp_job_t *job, FILE *out, const char *ranklist, uint6
 #undef TS
 		gp_rf_close(r);
 		u64map_free(&streams);
-		for (size_t k = 0; k < st.v.n; k++)
-			free(st.v.v[k]);
-		VEC_FREE(st.v);
-		u64map_free(&st.ids);
+		gp_symtab_free(&st);
 	}
 	fprintf(out, "\n]}\n");
 	if (max_events && written >= max_events)

@@ -47,43 +47,37 @@ static const char *opt(int argc, char **argv, int *i, const char *key)
 	return NULL;
 }
 
-static const char *agent_path(void)
+/* A file installed or built next to this executable (a build tree or an install), unless
+ * the environment names it; else the configured default. */
+static const char *beside_us(const char *env, const char *rel, const char *dflt, int mode)
 {
-	static char buf[PATH_MAX];
-	const char *e = getenv("GPUPROF_AGENT");
+	static char buf[2][PATH_MAX];
+	static int k;
+	char *b = buf[k++ & 1];
+	const char *e = getenv(env);
 	if (e)
 		return e;
-	/* a build tree or an install: next to us first */
-	ssize_t n = readlink("/proc/self/exe", buf, sizeof(buf) - 32);
+	ssize_t n = readlink("/proc/self/exe", b, PATH_MAX - 64);
 	if (n > 0) {
-		buf[n] = '\0';
-		char *slash = strrchr(buf, '/');
+		b[n] = '\0';
+		char *slash = strrchr(b, '/');
 		if (slash) {
-			strcpy(slash + 1, "gpuprof-agent");
-			if (access(buf, X_OK) == 0)
-				return buf;
+			snprintf(slash + 1, PATH_MAX - (size_t)(slash + 1 - b), "%s", rel);
+			if (access(b, mode) == 0)
+				return b;
 		}
 	}
-	return GP_AGENT_PATH;
+	return dflt;
+}
+
+static const char *agent_path(void)
+{
+	return beside_us("GPUPROF_AGENT", "gpuprof-agent", GP_AGENT_PATH, X_OK);
 }
 
 static const char *inject_path(void)
 {
-	static char buf[PATH_MAX];
-	const char *e = getenv(GP_ENV_INJECT);
-	if (e)
-		return e;
-	ssize_t n = readlink("/proc/self/exe", buf, sizeof(buf) - 40);
-	if (n > 0) {
-		buf[n] = '\0';
-		char *slash = strrchr(buf, '/');
-		if (slash) {
-			strcpy(slash + 1, ".libs/libgpuprof-inject.so");
-			if (access(buf, R_OK) == 0)
-				return buf;
-		}
-	}
-	return GP_INJECT_PATH;
+	return beside_us(GP_ENV_INJECT, ".libs/libgpuprof-inject.so", GP_INJECT_PATH, R_OK);
 }
 
 static int cmd_run(int argc, char **argv)

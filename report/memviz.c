@@ -11,6 +11,7 @@
 #include "event.h"
 #include "rankfile.h"
 #include "ranks.h"
+#include "symtab.h"
 #include "vec.h"
 
 #include <stdlib.h>
@@ -59,37 +60,25 @@ static void p_key_int(FILE *o, const char *k, int64_t v)
 }
 
 typedef struct {
-	u64map_t str_ids; /* id+1 -> index */
-	VEC(char *) strs;
-	u64map_t frame;	      /* pc -> string id */
-	u64map_t stack_off;   /* stack id -> offset+1 into pcs (count first) */
-	VEC(uint64_t) pcs;
+	gp_symtab_t t;
 	u64map_t alloc_stack; /* correlation -> stack id */
 } syms_t;
 
-static const char *sym_str(syms_t *s, uint32_t id)
-{
-	uint64_t i;
-	return u64map_get(&s->str_ids, (uint64_t)id + 1, &i) ? s->strs.v[i] : "?";
-}
-
 static void p_frames(FILE *o, syms_t *s, uint32_t stack)
 {
-	uint64_t off;
+	const uint64_t *pcs;
+	size_t n = gp_symtab_stack(&s->t, stack, &pcs);
 	p_op(o, ']');
-	if (!stack || !u64map_get(&s->stack_off, stack, &off))
+	if (!n)
 		return;
-	uint64_t n = s->pcs.v[off - 1];
 	p_op(o, '(');
-	for (uint64_t i = 0; i < n; i++) {
-		uint64_t sid;
-		const char *t = u64map_get(&s->frame, s->pcs.v[off + i], &sid) ? sym_str(s, (uint32_t)sid)
-										: "?";
-		if (strstr(t, "(libcupti") || strstr(t, "(libgpuprof") || strstr(t, "(libcuda.so"))
+	for (size_t i = 0; i < n; i++) {
+		const char *t = gp_symtab_frame(&s->t, pcs[i]);
+		if (gp_symtab_profiler_frame(t))
 			continue;
 		char name[512], file[256];
 		const char *lp = strrchr(t, '(');
-		snprintf(name, sizeof(name), "%.*s", lp ? (int)(lp - t - 1) : (int)strlen(t), t);
+		snprintf(name, sizeof(name), "%.*s", lp && lp > t ? (int)(lp - t - 1) : (int)strlen(t), t);
 		snprintf(file, sizeof(file), "%.*s", lp ? (int)strcspn(lp + 1, ")") : 1, lp ? lp + 1 : "?");
 		p_op(o, '}');
 		p_op(o, '(');
@@ -141,36 +130,9 @@ int gp_export_memviz(const gp_job_t *job, FILE *o, const char *ranklist)
 	VEC(gp_event_t) allocs = {0};
 	uint64_t t0 = 0;
 	while (gp_rf_next(r, &e) == 1) {
-		uint64_t i, off;
+		if (gp_symtab_feed(&s.t, &e))
+			continue;
 		switch (e.type) {
-		case GP_EV_STRING:
-			if (!u64map_get(&s.str_ids, (uint64_t)e.tid + 1, &i)) {
-				char *str = calloc(1, GP_STRING_MAX + 1);
-				if (!str)
-					break;
-				VEC_PUSH(s.strs, str);
-				i = s.strs.n - 1;
-				u64map_put(&s.str_ids, (uint64_t)e.tid + 1, i);
-			}
-			if (e.u16 + e.u8 <= GP_STRING_MAX)
-				memcpy(s.strs.v[i] + e.u16, &e.a, e.u8 <= 32 ? e.u8 : 32);
-			break;
-		case GP_EV_FRAME:
-			u64map_put(&s.frame, e.a, e.b);
-			break;
-		case GP_EV_STACK:
-			if (!u64map_get(&s.stack_off, e.tid, &off)) {
-				VEC_PUSH(s.pcs, (uint64_t)0);
-				u64map_put(&s.stack_off, e.tid, s.pcs.n);
-				off = s.pcs.n;
-			}
-			for (int k = 0; k < e.u8 && k < 3; k++) {
-				if (off + s.pcs.v[off - 1] != s.pcs.n)
-					break;
-				VEC_PUSH(s.pcs, k == 0 ? e.b : k == 1 ? e.c : e.d);
-				s.pcs.v[off - 1]++;
-			}
-			break;
 		case GP_EV_API:
 			if (e.u16 == GP_API_ALLOC_STACK)
 				u64map_put(&s.alloc_stack, e.c, e.d);
@@ -299,13 +261,7 @@ int gp_export_memviz(const gp_job_t *job, FILE *o, const char *ranklist)
 	u64map_free(&live);
 	VEC_FREE(ev);
 	VEC_FREE(allocs);
-	for (size_t i = 0; i < s.strs.n; i++)
-		free(s.strs.v[i]);
-	VEC_FREE(s.strs);
-	VEC_FREE(s.pcs);
-	u64map_free(&s.str_ids);
-	u64map_free(&s.frame);
-	u64map_free(&s.stack_off);
+	gp_symtab_free(&s.t);
 	u64map_free(&s.alloc_stack);
 	return ferror(o) ? -1 : 0;
 }
