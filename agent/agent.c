@@ -30,8 +30,8 @@
 #include <time.h>
 #include <unistd.h>
 
-static const int fwd_signals[] = {SIGTERM, SIGINT, SIGHUP,  SIGQUIT, SIGUSR1,
-				  SIGUSR2, SIGCONT, SIGTSTP, SIGWINCH, SIGALRM};
+static const int fwd_signals[] = {SIGTERM, SIGINT,  SIGHUP,  SIGQUIT,  SIGUSR1,
+                                  SIGUSR2, SIGCONT, SIGTSTP, SIGWINCH, SIGALRM};
 #define NFWD (sizeof(fwd_signals) / sizeof(fwd_signals[0]))
 
 typedef struct agent {
@@ -62,7 +62,7 @@ static const char *env_or(const char *name, const char *dflt)
 static void usage(void)
 {
 	fprintf(stderr, "usage: gpuprof-agent [--modes M] [--output DIR] [--step S] [--rank R] "
-			"-- PROGRAM [ARGS...]\n");
+	                "-- PROGRAM [ARGS...]\n");
 }
 
 /* Returns the index of PROGRAM in argv, or -1. */
@@ -124,7 +124,7 @@ static int build_header(agent_t *a, char *hdr, size_t len)
 	size_t off = 0;
 	for (char **p = prog_argv; *p && off < sizeof(b) - 1; p++)
 		off += (size_t)snprintf(b + off, sizeof(b) - off, "%s%s", p == prog_argv ? "" : " ",
-					*p);
+		                        *p);
 	gp_rf_hdr_add(hdr, len, "command", b);
 	return gp_rf_hdr_add(hdr, len, "version", PACKAGE_VERSION);
 }
@@ -140,8 +140,8 @@ static void set_child_env(agent_t *a)
 		bool want;
 		const char *what;
 	} inj[] = {
-		{"CUDA_INJECTION64_PATH", want_cuda, "cuda,mem"},
-		{"NVTX_INJECTION64_PATH", true, "nvtx"},
+	    {"CUDA_INJECTION64_PATH", want_cuda, "cuda,mem"},
+	    {"NVTX_INJECTION64_PATH", true, "nvtx"},
 	};
 	for (size_t i = 0; i < 2; i++) {
 		const char *cur = getenv(inj[i].var);
@@ -152,8 +152,8 @@ static void set_child_env(agent_t *a)
 		}
 		if (cur && *cur && strcmp(cur, a->inject)) {
 			snprintf(a->yielded + strlen(a->yielded),
-				 sizeof(a->yielded) - strlen(a->yielded), "%s%s to %s",
-				 a->yielded[0] ? "; " : "", inj[i].what, cur);
+			         sizeof(a->yielded) - strlen(a->yielded), "%s%s to %s",
+			         a->yielded[0] ? "; " : "", inj[i].what, cur);
 			continue;
 		}
 		setenv(inj[i].var, a->inject, 1);
@@ -182,15 +182,15 @@ static int setup(agent_t *a)
 	if (gp_spool_userdir(a->spool_root, udir, sizeof(udir)) < 0)
 		return gp_err_errno("spool %s", a->spool_root);
 	snprintf(a->spool, sizeof(a->spool), "%s/job%s.%s.%s.%d", udir,
-		 env_or("SLURM_JOB_ID", "local"), a->step, a->rank, (int)getpid());
+	         env_or("SLURM_JOB_ID", "local"), a->step, a->rank, (int)getpid());
 	if (mkdir(a->spool, 0700) < 0)
 		return gp_err_errno("spool %s", a->spool);
 	snprintf(a->ring_path, sizeof(a->ring_path), "%s/ring", a->spool);
 	snprintf(a->rank_path, sizeof(a->rank_path), "%s/rank.gpr", a->spool);
 	snprintf(dest_dir, sizeof(dest_dir), "%s/step%s%s%s", a->jobdir, a->step,
-		 strcmp(env_or("SLURM_RESTART_COUNT", "0"), "0") ? ".attempt" : "",
-		 strcmp(env_or("SLURM_RESTART_COUNT", "0"), "0") ? getenv("SLURM_RESTART_COUNT")
-								 : "");
+	         strcmp(env_or("SLURM_RESTART_COUNT", "0"), "0") ? ".attempt" : "",
+	         strcmp(env_or("SLURM_RESTART_COUNT", "0"), "0") ? getenv("SLURM_RESTART_COUNT")
+	                                                         : "");
 	snprintf(a->dest, sizeof(a->dest), "%s/rank%s.gpr", dest_dir, a->rank);
 	/* The job directory is made now, as the user, so a bad one is reported early. */
 	fd = gp_mkdir_p(dest_dir, dmode);
@@ -258,8 +258,9 @@ static void publish(agent_t *a, bool final)
 	drain(a, final);
 	if (a->w && gp_rf_fsync(a->w) == 0 &&
 	    gp_spool_publish(a->rank_path, a->dest, a->group_readable ? 0640 : 0600,
-			     a->group_readable ? 0750 : 0700) < 0)
-		gp_warn("cannot write %s: %s (data kept in %s)", a->dest, strerror(errno), a->spool);
+	                     a->group_readable ? 0750 : 0700) < 0)
+		gp_warn("cannot write %s: %s (data kept in %s)", a->dest, strerror(errno),
+		        a->spool);
 }
 
 static void write_end(agent_t *a, int status, const struct rusage *ru)
@@ -349,7 +350,7 @@ int main(int argc, char **argv)
 	}
 	unsetenv(GP_ENV_ARGV0);
 	if (gp_modes_parse(env_or(GP_ENV_MODES, "timing,nvtx,cuda,mem"), &a.modes, err,
-			   sizeof(err)) < 0 ||
+	                   sizeof(err)) < 0 ||
 	    (a.modes & (GP_MODE_NONE | GP_MODE_HELP))) {
 		if (!(a.modes & GP_MODE_NONE))
 			gp_warn("%s: %s; not profiling", GP_ENV_MODES, err);
@@ -420,8 +421,8 @@ int main(int argc, char **argv)
 					continue;
 				kill(a.child, (int)si.ssi_signo);
 				if (a.w) {
-					gp_event_t s = {.type = GP_EV_SIGNAL, .ts = now,
-							.a = si.ssi_signo};
+					gp_event_t s = {
+					    .type = GP_EV_SIGNAL, .ts = now, .a = si.ssi_signo};
 					gp_rf_append(a.w, &s);
 				}
 				/* Time limit / scancel: TERM comes first, KILL KillWait later.

@@ -41,9 +41,9 @@ struct gp_nvml {
 	char uuids[MAXDEV * 97];
 };
 
-#define SYM(field, name)                                                                    \
-	do {                                                                                \
-		*(void **)&n->field = dlsym(n->lib, name);                                  \
+#define SYM(field, name)                                                                           \
+	do {                                                                                       \
+		*(void **)&n->field = dlsym(n->lib, name);                                         \
 	} while (0)
 
 static bool selected(const char *cvd, unsigned idx, const char *uuid)
@@ -116,7 +116,7 @@ gp_nvml_t *gp_nvml_open(const char **why)
 	}
 	for (unsigned i = 0; i < n->ndev; i++)
 		snprintf(n->uuids + strlen(n->uuids), sizeof(n->uuids) - strlen(n->uuids), "%s%s",
-			 i ? "," : "", n->uuidv[i]);
+		         i ? "," : "", n->uuidv[i]);
 	return n;
 }
 

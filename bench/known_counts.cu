@@ -1,19 +1,19 @@
 // GPU validation program with known counts: exactly 10 kernels, 3 memcpy, 2 memset,
-// 4 device allocations and 4 frees, 2 cudaDeviceSynchronize and 1 cudaStreamSynchronize (plus 1 blocking
-// device-to-host cudaMemcpy: 4 host stalls),
-// inside NVTX ranges. gpuprof's rank file must report exactly these (doc/validation.md).
+// 4 device allocations and 4 frees, 2 cudaDeviceSynchronize and 1 cudaStreamSynchronize (plus 1
+// blocking device-to-host cudaMemcpy: 4 host stalls), inside NVTX ranges. gpuprof's rank file must
+// report exactly these (doc/validation.md).
 #include <cuda_runtime.h>
 #include <nvtx3/nvToolsExt.h>
 #include <stdio.h>
 #include <stdlib.h>
 
-#define CK(x)                                                                               \
-	do {                                                                                \
-		cudaError_t e = (x);                                                        \
-		if (e != cudaSuccess) {                                                     \
-			fprintf(stderr, "%s: %s\n", #x, cudaGetErrorString(e));             \
-			return 1;                                                           \
-		}                                                                           \
+#define CK(x)                                                                                      \
+	do {                                                                                       \
+		cudaError_t e = (x);                                                               \
+		if (e != cudaSuccess) {                                                            \
+			fprintf(stderr, "%s: %s\n", #x, cudaGetErrorString(e));                    \
+			return 1;                                                                  \
+		}                                                                                  \
 	} while (0)
 
 __global__ void inc(float *x, int n)

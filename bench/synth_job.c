@@ -70,15 +70,19 @@ int main(int argc, char **argv)
 		if (!w)
 			return gp_err_errno("writer"), 1;
 		static const char *ranges[] = {"train_step", "zero_grad", "forward", "backward",
-					       "optimizer_step"};
+		                               "optimizer_step"};
 		for (uint32_t i = 0; i < 5; i++)
 			gp_rf_append_string(w, i + 1, ranges[i]);
 		for (uint32_t k = 0; k < kpstep; k++) {
 			char kn[128];
 			if (k % 20 == 19)
-				snprintf(kn, sizeof(kn), "ncclDevKernel_AllReduce_Sum_bf16_RING_LL_%u", k);
+				snprintf(kn, sizeof(kn),
+				         "ncclDevKernel_AllReduce_Sum_bf16_RING_LL_%u", k);
 			else
-				snprintf(kn, sizeof(kn), "void at::native::elementwise_kernel_%u<128, 4>(int, float*)", k);
+				snprintf(
+				    kn, sizeof(kn),
+				    "void at::native::elementwise_kernel_%u<128, 4>(int, float*)",
+				    k);
 			gp_rf_append_string(w, 100 + k, kn);
 		}
 		uint64_t seed = 0x9e3779b97f4a7c15ull ^ (uint64_t)r, t = 1000000000ull, corr = 1;
@@ -93,18 +97,31 @@ int main(int argc, char **argv)
 				uint64_t dur = (uint64_t)((5000 + rnd(&seed) % 20000) * slow);
 				if (gpu < launch + 4000)
 					gpu = launch + 4000;
-				gp_event_t a = {.type = GP_EV_API, .tid = 7, .ts = launch, .a = 2500,
-						.b = 211, .c = corr, .u8 = 1, .u16 = GP_API_LAUNCH};
-				gp_event_t kr = {.type = GP_EV_KERNEL, .ts = gpu, .a = dur,
-						 .b = 100 + (uint64_t)k, .c = corr, .d = k % 20 == 19 ? 13 : 7};
+				gp_event_t a = {.type = GP_EV_API,
+				                .tid = 7,
+				                .ts = launch,
+				                .a = 2500,
+				                .b = 211,
+				                .c = corr,
+				                .u8 = 1,
+				                .u16 = GP_API_LAUNCH};
+				gp_event_t kr = {.type = GP_EV_KERNEL,
+				                 .ts = gpu,
+				                 .a = dur,
+				                 .b = 100 + (uint64_t)k,
+				                 .c = corr,
+				                 .d = k % 20 == 19 ? 13 : 7};
 				gp_rf_append(w, &a);
 				gp_rf_append(w, &kr);
 				gpu += dur + 1000;
 				corr++;
 			}
 			if (s < 3) { /* allocations during warm-up, as caching allocators do */
-				gp_event_t m = {.type = GP_EV_ALLOC, .ts = t + 10000, .a = addr,
-						.b = 64ull << 20, .u16 = 3};
+				gp_event_t m = {.type = GP_EV_ALLOC,
+				                .ts = t + 10000,
+				                .a = addr,
+				                .b = 64ull << 20,
+				                .u16 = 3};
 				gp_rf_append(w, &m);
 				addr += 64ull << 20;
 			}
@@ -112,8 +129,11 @@ int main(int argc, char **argv)
 			gp_event_t q = {.type = GP_EV_NVTX_POP, .tid = 7, .ts = end};
 			gp_rf_append(w, &q);
 			if (s % 10 == 0) {
-				gp_event_t n = {.type = GP_EV_NVML, .ts = end, .a = 90, .b = 40ull << 30,
-						.c = 500000};
+				gp_event_t n = {.type = GP_EV_NVML,
+				                .ts = end,
+				                .a = 90,
+				                .b = 40ull << 30,
+				                .c = 500000};
 				gp_rf_append(w, &n);
 			}
 			t = end + 2000;

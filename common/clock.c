@@ -82,7 +82,7 @@ void gp_clock_reanchor(uint64_t unused)
 	/* the rate over the whole interval since the last anchor: NTP's slew included */
 	if (t > gp_clock.tsc0 && n > gp_clock.ns0) {
 		uint64_t mult =
-			(uint64_t)(((unsigned __int128)(n - gp_clock.ns0) << 32) / (t - gp_clock.tsc0));
+		    (uint64_t)(((unsigned __int128)(n - gp_clock.ns0) << 32) / (t - gp_clock.tsc0));
 		atomic_fetch_add_explicit(&gp_clock.seq, 1, memory_order_acq_rel);
 		gp_clock.tsc0 = t;
 		gp_clock.ns0 = n;

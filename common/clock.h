@@ -21,12 +21,12 @@
 #endif
 
 typedef struct gp_clock {
-	_Atomic uint32_t seq;	  /* seqlock: odd while anchors change */
-	_Atomic uint32_t busy;	  /* one re-anchoring thread at a time */
-	_Atomic bool tsc;	  /* TSC extrapolation in use (after the first ~55 ms) */
-	_Atomic bool pending;	  /* TSC trusted, rate not measured yet */
-	uint64_t tsc0, ns0;	  /* anchor */
-	uint64_t mult;		  /* ns per tick, 32.32 fixed point */
+	_Atomic uint32_t seq;  /* seqlock: odd while anchors change */
+	_Atomic uint32_t busy; /* one re-anchoring thread at a time */
+	_Atomic bool tsc;      /* TSC extrapolation in use (after the first ~55 ms) */
+	_Atomic bool pending;  /* TSC trusted, rate not measured yet */
+	uint64_t tsc0, ns0;    /* anchor */
+	uint64_t mult;         /* ns per tick, 32.32 fixed point */
 } gp_clock_t;
 
 extern gp_clock_t gp_clock;
@@ -44,7 +44,8 @@ static inline uint64_t gp_clock_ns(void)
 			uint64_t t = __rdtsc();
 			uint64_t tsc0 = gp_clock.tsc0, ns0 = gp_clock.ns0, mult = gp_clock.mult;
 			atomic_thread_fence(memory_order_acquire);
-			if ((s & 1) || s != atomic_load_explicit(&gp_clock.seq, memory_order_relaxed))
+			if ((s & 1) ||
+			    s != atomic_load_explicit(&gp_clock.seq, memory_order_relaxed))
 				continue;
 			uint64_t d = t - tsc0;
 			if (d > (1ull << 27)) /* stale anchor: refresh, then use the real clock */
@@ -54,7 +55,7 @@ static inline uint64_t gp_clock_ns(void)
 			break;
 		}
 	} else if (atomic_load_explicit(&gp_clock.pending, memory_order_relaxed) &&
-		   __rdtsc() - gp_clock.tsc0 > (1ull << 27)) {
+	           __rdtsc() - gp_clock.tsc0 > (1ull << 27)) {
 		gp_clock_reanchor(0);
 	}
 #endif

@@ -25,7 +25,7 @@ static void crc_init(void)
 
 #if defined(__x86_64__)
 __attribute__((target("sse4.2"))) static uint32_t crc_hw(uint32_t crc, const unsigned char *p,
-							 size_t len)
+                                                         size_t len)
 {
 	uint64_t c = crc;
 	while (len >= 8) {

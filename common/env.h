@@ -4,27 +4,27 @@
 #define GP_ENV_H
 
 /* set by the user (defaults for unset options) and by the plugin for the agent */
-#define GP_ENV_MODES "GPUPROF_MODES"   /* mode list (common grammar) */
+#define GP_ENV_MODES  "GPUPROF_MODES"  /* mode list (common grammar) */
 #define GP_ENV_OUTPUT "GPUPROF_OUTPUT" /* job directory template or path */
-#define GP_ENV_RANKS "GPUPROF_RANKS"   /* rank list */
+#define GP_ENV_RANKS  "GPUPROF_RANKS"  /* rank list */
 /* plugin -> agent */
-#define GP_ENV_JOBDIR "GPUPROF_JOBDIR"	   /* expanded absolute job directory */
-#define GP_ENV_ARGV0 "GPUPROF_ARGV0"	   /* the task's original argv[0] (22.05 rewrite) */
-#define GP_ENV_CONFIG "GPUPROF_CONFIG"	   /* site config path */
-#define GP_ENV_SPOOL "GPUPROF_SPOOL"	   /* node-local spool directory */
-#define GP_ENV_WRAPPED "GPUPROF_WRAPPED"   /* "agent" in a wrapped task, "env" in fallback */
-#define GP_ENV_FALLBACK "GPUPROF_FALLBACK" /* why the task was not wrapped */
-#define GP_ENV_INJECT "GPUPROF_INJECT"	   /* absolute path of libgpuprof-inject.so */
-#define GP_ENV_REQUIRED "GPUPROF_REQUIRED" /* "1": failures are fatal (site policy) */
-#define GP_ENV_MAXBYTES "GPUPROF_MAX_BYTES"
-#define GP_ENV_NVML_HZ "GPUPROF_NVML_HZ"
-#define GP_ENV_WARMUP "GPUPROF_WARMUP_STEPS"
-#define GP_ENV_STEP_RANGE "GPUPROF_STEP_RANGE"
-#define GP_ENV_STEP "GPUPROF_STEP" /* step name for the rank file path: 0, 1, batch, ... */
-#define GP_ENV_RANK "GPUPROF_RANK" /* global rank (S_TASK_GLOBAL_ID) */
+#define GP_ENV_JOBDIR         "GPUPROF_JOBDIR"   /* expanded absolute job directory */
+#define GP_ENV_ARGV0          "GPUPROF_ARGV0"    /* the task's original argv[0] (22.05 rewrite) */
+#define GP_ENV_CONFIG         "GPUPROF_CONFIG"   /* site config path */
+#define GP_ENV_SPOOL          "GPUPROF_SPOOL"    /* node-local spool directory */
+#define GP_ENV_WRAPPED        "GPUPROF_WRAPPED"  /* "agent" in a wrapped task, "env" in fallback */
+#define GP_ENV_FALLBACK       "GPUPROF_FALLBACK" /* why the task was not wrapped */
+#define GP_ENV_INJECT         "GPUPROF_INJECT"   /* absolute path of libgpuprof-inject.so */
+#define GP_ENV_REQUIRED       "GPUPROF_REQUIRED" /* "1": failures are fatal (site policy) */
+#define GP_ENV_MAXBYTES       "GPUPROF_MAX_BYTES"
+#define GP_ENV_NVML_HZ        "GPUPROF_NVML_HZ"
+#define GP_ENV_WARMUP         "GPUPROF_WARMUP_STEPS"
+#define GP_ENV_STEP_RANGE     "GPUPROF_STEP_RANGE"
+#define GP_ENV_STEP           "GPUPROF_STEP" /* step name for the rank file path: 0, 1, batch, ... */
+#define GP_ENV_RANK           "GPUPROF_RANK" /* global rank (S_TASK_GLOBAL_ID) */
 #define GP_ENV_GROUP_READABLE "GPUPROF_GROUP_READABLE"
 /* agent -> injected library */
-#define GP_ENV_RING "GPUPROF_RING"	   /* ring file path */
+#define GP_ENV_RING      "GPUPROF_RING"      /* ring file path */
 #define GP_ENV_AGENT_PID "GPUPROF_AGENT_PID" /* the agent that owns the ring */
 /* anything */
 #define GP_ENV_DEBUG "GPUPROF_DEBUG"

@@ -10,44 +10,45 @@
 
 enum gp_ev_type {
 	GP_EV_NONE = 0,
-	GP_EV_STRING = 1,	/* tid=string id, u16=byte offset, u8=bytes here; a..d = bytes */
-	GP_EV_NVTX_PUSH = 2,	/* ts tid a=name b=domain c=payload d=color<<32|category */
-	GP_EV_NVTX_POP = 3,	/* ts tid b=domain */
-	GP_EV_NVTX_START = 4,	/* ts tid a=name b=domain c=range id d=color<<32|category */
-	GP_EV_NVTX_END = 5,	/* ts tid c=range id */
-	GP_EV_NVTX_MARK = 6,	/* ts tid a=name b=domain d=color<<32|category */
-	GP_EV_THREAD_NAME = 7,	/* tid a=name */
-	GP_EV_KERNEL = 8,	/* ts=start a=duration b=name c=correlation d=stream, u8=device */
-	GP_EV_MEMCPY = 9,	/* ts a=duration b=bytes c=correlation d=stream u8=device u16=copy kind */
-	GP_EV_MEMSET = 10,	/* ts a=duration b=bytes c=correlation d=stream u8=device */
-	GP_EV_SYNC = 11,	/* ts a=duration b=sync type c=correlation d=stream u8=device */
-	GP_EV_API = 12,		/* ts a=duration b=cbid c=correlation tid, u8=1 runtime 2 driver,
-				   u16=GP_API_* class, d=stack id (GP_API_ALLOC_STACK) */
-	GP_EV_ALLOC = 13,	/* ts a=address b=bytes c=correlation d=stack id u8=device u16=memory kind */
-	GP_EV_FREE = 14,	/* same fields as ALLOC */
-	GP_EV_STACK = 15,	/* tid=stack id u16=index of first frame u8=frames here (<=3) b,c,d=pcs */
-	GP_EV_FRAME = 16,	/* a=pc b=symbol string id */
-	GP_EV_NVML = 17,	/* ts u8=device a=util_gpu|util_mem<<8|temp_C<<16 b=mem used bytes
-				   c=power_mW|sm_MHz<<32 d=mem_MHz|throttle reasons<<32 */
-	GP_EV_DROPS = 18,	/* a=ring full b=cupti dropped c=string table full d=byte cap */
-	GP_EV_END = 19,		/* ts a=wait status b=cpu us c=max rss KiB d=wall ns */
+	GP_EV_STRING = 1,      /* tid=string id, u16=byte offset, u8=bytes here; a..d = bytes */
+	GP_EV_NVTX_PUSH = 2,   /* ts tid a=name b=domain c=payload d=color<<32|category */
+	GP_EV_NVTX_POP = 3,    /* ts tid b=domain */
+	GP_EV_NVTX_START = 4,  /* ts tid a=name b=domain c=range id d=color<<32|category */
+	GP_EV_NVTX_END = 5,    /* ts tid c=range id */
+	GP_EV_NVTX_MARK = 6,   /* ts tid a=name b=domain d=color<<32|category */
+	GP_EV_THREAD_NAME = 7, /* tid a=name */
+	GP_EV_KERNEL = 8,      /* ts=start a=duration b=name c=correlation d=stream, u8=device */
+	GP_EV_MEMCPY = 9, /* ts a=duration b=bytes c=correlation d=stream u8=device u16=copy kind */
+	GP_EV_MEMSET = 10, /* ts a=duration b=bytes c=correlation d=stream u8=device */
+	GP_EV_SYNC = 11,   /* ts a=duration b=sync type c=correlation d=stream u8=device */
+	GP_EV_API = 12,    /* ts a=duration b=cbid c=correlation tid, u8=1 runtime 2 driver,
+	                      u16=GP_API_* class, d=stack id (GP_API_ALLOC_STACK) */
+	GP_EV_ALLOC =
+	    13, /* ts a=address b=bytes c=correlation d=stack id u8=device u16=memory kind */
+	GP_EV_FREE = 14,  /* same fields as ALLOC */
+	GP_EV_STACK = 15, /* tid=stack id u16=index of first frame u8=frames here (<=3) b,c,d=pcs */
+	GP_EV_FRAME = 16, /* a=pc b=symbol string id */
+	GP_EV_NVML = 17,  /* ts u8=device a=util_gpu|util_mem<<8|temp_C<<16 b=mem used bytes
+	                     c=power_mW|sm_MHz<<32 d=mem_MHz|throttle reasons<<32 */
+	GP_EV_DROPS = 18, /* a=ring full b=cupti dropped c=string table full d=byte cap */
+	GP_EV_END = 19,   /* ts a=wait status b=cpu us c=max rss KiB d=wall ns */
 	GP_EV_STREAM_NAME = 20, /* a=stream id b=name */
-	GP_EV_YIELD = 21,	/* a=modes yielded b=holder string id */
-	GP_EV_GPU = 22,		/* u8=device a=uuid string b=total bytes c=name string */
-	GP_EV_PROFILER = 23,	/* ts a=1 start / 0 stop (cudaProfilerStart/Stop) */
-	GP_EV_START = 24,	/* ts: program exec'd; a=pid */
-	GP_EV_SIGNAL = 25,	/* ts a=signal forwarded to the program */
-	GP_EV_CONTROL = 26,	/* ts a=modes now capturing (capture windows) */
+	GP_EV_YIELD = 21,       /* a=modes yielded b=holder string id */
+	GP_EV_GPU = 22,         /* u8=device a=uuid string b=total bytes c=name string */
+	GP_EV_PROFILER = 23,    /* ts a=1 start / 0 stop (cudaProfilerStart/Stop) */
+	GP_EV_START = 24,       /* ts: program exec'd; a=pid */
+	GP_EV_SIGNAL = 25,      /* ts a=signal forwarded to the program */
+	GP_EV_CONTROL = 26,     /* ts a=modes now capturing (capture windows) */
 	GP_EV_MAX = 27,
 };
 
 /* Classes of GP_EV_API records (u16), set by the collector that knows the callback ids. */
 enum gp_api_class {
 	GP_API_OTHER = 0,
-	GP_API_ALLOC_STACK = 1,	  /* allocation call at entry, with its call stack in d */
-	GP_API_SYNC = 2,	  /* device/stream/event synchronize */
+	GP_API_ALLOC_STACK = 1,   /* allocation call at entry, with its call stack in d */
+	GP_API_SYNC = 2,          /* device/stream/event synchronize */
 	GP_API_BLOCKING_COPY = 3, /* cudaMemcpy: blocks the host; a stall when device-to-host */
-	GP_API_LAUNCH = 4,	  /* kernel or graph launch */
+	GP_API_LAUNCH = 4,        /* kernel or graph launch */
 };
 
 typedef struct gp_event {
@@ -61,7 +62,7 @@ typedef struct gp_event {
 
 /* Bytes of string carried by one GP_EV_STRING record, and the longest string kept. */
 #define GP_STRING_CHUNK 32
-#define GP_STRING_MAX 1024
+#define GP_STRING_MAX   1024
 
 static inline uint64_t gp_now_ns(void)
 {

@@ -34,7 +34,7 @@ static void stderr_sink(int level, const char *msg)
 {
 	char line[1100];
 	int n = snprintf(line, sizeof(line), "gpuprof: %s%s\n",
-			 level == GP_LOG_WARN ? "warning: " : "", msg);
+	                 level == GP_LOG_WARN ? "warning: " : "", msg);
 	if (n > (int)sizeof(line) - 1)
 		n = sizeof(line) - 1;
 	/* One write() so lines from several ranks do not interleave. */

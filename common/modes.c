@@ -10,14 +10,14 @@ static const struct {
 	unsigned bits;
 	const char *help;
 } mode_words[] = {
-	{"timing", GP_MODE_TIMING, "wall/CPU time, peak RSS, step times (always on)"},
-	{"nvtx", GP_MODE_NVTX, "NVTX ranges and marks on the timeline"},
-	{"cuda", GP_MODE_CUDA, "CUDA kernels, memcpy, memset, synchronisation (CUPTI)"},
-	{"mem", GP_MODE_MEM, "device allocations and frees with call stacks"},
-	{"gpu", GP_MODE_GPU, "NVML sampling: utilisation, memory, power, clocks"},
-	{"all", GP_MODES_ALL, "all of the above"},
-	{"none", GP_MODE_NONE, "no profiling for this job or step"},
-	{"help", GP_MODE_HELP, "print this list and submit nothing"},
+    {"timing", GP_MODE_TIMING, "wall/CPU time, peak RSS, step times (always on)"},
+    {"nvtx", GP_MODE_NVTX, "NVTX ranges and marks on the timeline"},
+    {"cuda", GP_MODE_CUDA, "CUDA kernels, memcpy, memset, synchronisation (CUPTI)"},
+    {"mem", GP_MODE_MEM, "device allocations and frees with call stacks"},
+    {"gpu", GP_MODE_GPU, "NVML sampling: utilisation, memory, power, clocks"},
+    {"all", GP_MODES_ALL, "all of the above"},
+    {"none", GP_MODE_NONE, "no profiling for this job or step"},
+    {"help", GP_MODE_HELP, "print this list and submit nothing"},
 };
 
 const char *gp_modes_help(void)
@@ -28,7 +28,7 @@ const char *gp_modes_help(void)
 		return buf;
 	for (size_t i = 0; i < sizeof(mode_words) / sizeof(mode_words[0]); i++)
 		off += (size_t)snprintf(buf + off, sizeof(buf) - off, "  %-7s %s\n",
-					mode_words[i].word, mode_words[i].help);
+		                        mode_words[i].word, mode_words[i].help);
 	return buf;
 }
 
@@ -83,7 +83,8 @@ int gp_text_check(const char *s, size_t maxlen, char *err, size_t errlen)
 	for (size_t i = 0; i < n;) {
 		const unsigned char *p = (const unsigned char *)s + i;
 		if (*p < 0x20 || *p == 0x7f) {
-			snprintf(err, errlen, "control character \\x%02x at position %zu", *p, i + 1);
+			snprintf(err, errlen, "control character \\x%02x at position %zu", *p,
+			         i + 1);
 			return -1;
 		}
 		size_t l = utf8_seq_len(p);
@@ -122,18 +123,19 @@ int gp_modes_parse(const char *s, unsigned *modes, char *err, size_t errlen)
 		ntok++;
 		if (len == 0) {
 			snprintf(err, errlen, "empty mode at position %zu (modes: %s)",
-				 (size_t)(tok - s) + 1, GP_MODES_WORDS);
+			         (size_t)(tok - s) + 1, GP_MODES_WORDS);
 			return -1;
 		}
 		for (size_t i = 0; i < sizeof(mode_words) / sizeof(mode_words[0]); i++) {
-			if (strlen(mode_words[i].word) == len && !strncmp(mode_words[i].word, tok, len))
+			if (strlen(mode_words[i].word) == len &&
+			    !strncmp(mode_words[i].word, tok, len))
 				bits = mode_words[i].bits;
 		}
 		if (!bits) {
 			char esc[GP_MODES_MAXLEN * 4 + 1];
 			gp_text_escape(tok, len, esc, sizeof(esc));
 			snprintf(err, errlen, "unknown mode '%s' at position %zu (modes: %s)", esc,
-				 (size_t)(tok - s) + 1, GP_MODES_WORDS);
+			         (size_t)(tok - s) + 1, GP_MODES_WORDS);
 			return -1;
 		}
 		if (bits & (GP_MODE_NONE | GP_MODE_HELP))
@@ -145,7 +147,7 @@ int gp_modes_parse(const char *s, unsigned *modes, char *err, size_t errlen)
 	}
 	if (standalone && ntok > 1) {
 		snprintf(err, errlen, "'%s' cannot be combined with other modes (modes: %s)",
-			 (standalone & GP_MODE_HELP) ? "help" : "none", GP_MODES_WORDS);
+		         (standalone & GP_MODE_HELP) ? "help" : "none", GP_MODES_WORDS);
 		return -1;
 	}
 	if (!standalone)
@@ -169,7 +171,7 @@ int gp_modes_format(unsigned modes, char *buf, size_t len)
 		if (!(modes & (1u << i)))
 			continue;
 		int n = snprintf(buf + off, off < len ? len - off : 0, "%s%s", total ? "," : "",
-				 names[i]);
+		                 names[i]);
 		total += n;
 		off = (size_t)total < len ? (size_t)total : len;
 	}

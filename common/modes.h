@@ -16,9 +16,9 @@ enum {
 	GP_MODE_NONE = 1u << 6, /* profiling off */
 	GP_MODE_HELP = 1u << 7, /* print the modes, submit nothing */
 };
-#define GP_MODES_ALL (GP_MODE_TIMING | GP_MODE_NVTX | GP_MODE_CUDA | GP_MODE_MEM | GP_MODE_GPU)
+#define GP_MODES_ALL    (GP_MODE_TIMING | GP_MODE_NVTX | GP_MODE_CUDA | GP_MODE_MEM | GP_MODE_GPU)
 #define GP_MODES_MAXLEN 256
-#define GP_MODES_WORDS "timing,nvtx,cuda,mem,gpu,all,none,help"
+#define GP_MODES_WORDS  "timing,nvtx,cuda,mem,gpu,all,none,help"
 
 /* Parse s into *modes. On error returns -1, leaves *modes untouched and writes a message
  * naming the bad token, its 1-based position and the accepted words into err. */

@@ -28,16 +28,18 @@ int gp_tmpl_check(const char *tmpl, char *err, size_t errlen)
 		if (*p != '%')
 			continue;
 		if (!p[1]) {
-			snprintf(err, errlen, "trailing '%%' (escapes: %%j %%u %%x %%s %%n %%t %%r %%%%)");
+			snprintf(err, errlen,
+			         "trailing '%%' (escapes: %%j %%u %%x %%s %%n %%t %%r %%%%)");
 			return -1;
 		}
 		if (!strchr(tmpl_escapes, p[1])) {
 			char esc[8];
 			gp_text_escape(p + 1, 1, esc, sizeof(esc));
-			snprintf(err, errlen,
-				 "unknown escape '%%%s' at position %zu (escapes: %%j %%u %%x %%s %%n "
-				 "%%t %%r %%%%)",
-				 esc, (size_t)(p - tmpl) + 1);
+			snprintf(
+			    err, errlen,
+			    "unknown escape '%%%s' at position %zu (escapes: %%j %%u %%x %%s %%n "
+			    "%%t %%r %%%%)",
+			    esc, (size_t)(p - tmpl) + 1);
 			return -1;
 		}
 		p++;
@@ -56,15 +58,33 @@ int gp_tmpl_expand(const char *tmpl, const gp_tmpl_vars_t *v, char *out, size_t 
 		if (*p == '%') {
 			p++;
 			switch (*p) {
-			case 'j': val = v->job; break;
-			case 'u': val = v->user; break;
-			case 'x': val = v->name; break;
-			case 's': val = v->step; break;
-			case 'n': val = v->node; break;
-			case 't': val = v->task; break;
-			case 'r': val = v->rank; break;
-			case '%': val = "%"; break;
-			default: errno = EINVAL; return -1;
+			case 'j':
+				val = v->job;
+				break;
+			case 'u':
+				val = v->user;
+				break;
+			case 'x':
+				val = v->name;
+				break;
+			case 's':
+				val = v->step;
+				break;
+			case 'n':
+				val = v->node;
+				break;
+			case 't':
+				val = v->task;
+				break;
+			case 'r':
+				val = v->rank;
+				break;
+			case '%':
+				val = "%";
+				break;
+			default:
+				errno = EINVAL;
+				return -1;
 			}
 			if (!val)
 				val = "unknown";

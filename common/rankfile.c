@@ -21,15 +21,15 @@
 
 /* Types whose field c is a monotonic-ish correlation id worth delta coding. */
 static const uint8_t delta_c[GP_EV_MAX] = {
-	[GP_EV_KERNEL] = 1, [GP_EV_MEMCPY] = 1, [GP_EV_MEMSET] = 1, [GP_EV_SYNC] = 1,
-	[GP_EV_API] = 1,    [GP_EV_ALLOC] = 1,  [GP_EV_FREE] = 1,
+    [GP_EV_KERNEL] = 1, [GP_EV_MEMCPY] = 1, [GP_EV_MEMSET] = 1, [GP_EV_SYNC] = 1,
+    [GP_EV_API] = 1,    [GP_EV_ALLOC] = 1,  [GP_EV_FREE] = 1,
 };
 
 static const char *const type_names[GP_EV_MAX] = {
-	"none",	     "string",	 "nvtx_push", "nvtx_pop", "nvtx_start", "nvtx_end", "nvtx_mark",
-	"thread",    "kernel",	 "memcpy",    "memset",	  "sync",	"api",	    "alloc",
-	"free",	     "stack",	 "frame",     "nvml",	  "drops",	"end",	    "stream_name",
-	"yield",     "gpu",	 "profiler",  "start",	  "signal",	"control",
+    "none",   "string", "nvtx_push", "nvtx_pop", "nvtx_start", "nvtx_end", "nvtx_mark",
+    "thread", "kernel", "memcpy",    "memset",   "sync",       "api",      "alloc",
+    "free",   "stack",  "frame",     "nvml",     "drops",      "end",      "stream_name",
+    "yield",  "gpu",    "profiler",  "start",    "signal",     "control",
 };
 
 const char *gp_ev_type_name(unsigned type)
@@ -232,7 +232,7 @@ int gp_rf_flush(gp_rf_writer_t *w)
 	if (!w || w->nrec == 0)
 		return 0;
 	clen = ZSTD_compressCCtx(w->zc, w->cbuf + CHUNK_HDR, w->cbuflen - CHUNK_HDR, w->raw,
-				 w->rawlen, 3);
+	                         w->rawlen, 3);
 	if (ZSTD_isError(clen))
 		return errno = EIO, -1;
 	h[0] = GP_RF_CHUNK_MAGIC;
@@ -379,7 +379,7 @@ int gp_rf_open(const char *path, gp_rf_reader_t **out, char *err, size_t errlen)
 	}
 	if (ver != GP_RF_VERSION) {
 		snprintf(err, errlen, "%s: rank file version %u, this gpuprof reads %u", path, ver,
-			 GP_RF_VERSION);
+		         GP_RF_VERSION);
 		goto fail;
 	}
 	if (len > GP_RF_HDR_MAX || 20 + (size_t)len > r->size ||
@@ -490,7 +490,7 @@ static int load_chunk(gp_rf_reader_t *r)
 			r->rawcap = h[2];
 		}
 		size_t got = ZSTD_decompressDCtx(r->zd, r->raw, r->rawcap,
-						 r->map + r->off + CHUNK_HDR, h[1]);
+		                                 r->map + r->off + CHUNK_HDR, h[1]);
 		size_t this_off = r->off;
 		r->off += CHUNK_HDR + h[1];
 		if (ZSTD_isError(got) || got != h[2]) {
@@ -513,8 +513,8 @@ int gp_rf_next(gp_rf_reader_t *r, gp_event_t *ev)
 {
 	for (;;) {
 		if (r->left && r->rawoff < r->rawlen) {
-			size_t n = gp_rf_decode(&r->delta, r->raw + r->rawoff,
-						r->rawlen - r->rawoff, ev);
+			size_t n =
+			    gp_rf_decode(&r->delta, r->raw + r->rawoff, r->rawlen - r->rawoff, ev);
 			if (n) {
 				r->rawoff += n;
 				r->left--;

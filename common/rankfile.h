@@ -15,11 +15,11 @@
 
 #include "event.h"
 
-#define GP_RF_MAGIC "GPUPROF1"
-#define GP_RF_VERSION 1
-#define GP_RF_CHUNK_MAGIC 0x31435047u /* "GPC1" little-endian */
+#define GP_RF_MAGIC         "GPUPROF1"
+#define GP_RF_VERSION       1
+#define GP_RF_CHUNK_MAGIC   0x31435047u /* "GPC1" little-endian */
 #define GP_RF_CHUNK_RAW_MAX (512u * 1024u)
-#define GP_RF_HDR_MAX 65536
+#define GP_RF_HDR_MAX       65536
 
 typedef struct gp_rf_writer gp_rf_writer_t;
 typedef struct gp_rf_reader gp_rf_reader_t;
@@ -49,9 +49,9 @@ typedef struct gp_rf_stats {
 	uint64_t records;
 	uint64_t corrupt_chunks;
 	uint64_t first_corrupt_offset; /* valid when corrupt_chunks > 0 */
-	bool truncated;		       /* tail dropped */
+	bool truncated;                /* tail dropped */
 	uint64_t truncated_offset;
-	bool end_seen;	    /* an END record: the rank finished cleanly */
+	bool end_seen;      /* an END record: the rank finished cleanly */
 	uint64_t valid_end; /* offset just past the last valid chunk (or the header) */
 } gp_rf_stats_t;
 

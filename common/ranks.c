@@ -56,25 +56,27 @@ int gp_ranks_parse(const char *s, gp_ranks_t *out, char *err, size_t errlen)
 		}
 		if (rc == -2) {
 			snprintf(err, errlen, "rank at position %zu is too large (maximum %u)",
-				 (size_t)(item - s) + 1, GP_RANK_MAX - 1);
+			         (size_t)(item - s) + 1, GP_RANK_MAX - 1);
 			return -1;
 		}
 		if (rc < 0 || (*p != ',' && *p != '\0')) {
 			char esc[64];
 			size_t len = strcspn(item, ",");
 			gp_text_escape(item, len > 15 ? 15 : len, esc, sizeof(esc));
-			snprintf(err, errlen,
-				 "bad rank item '%s' at position %zu (expected N or N-M, e.g. 0,8-15)",
-				 esc, (size_t)(item - s) + 1);
+			snprintf(
+			    err, errlen,
+			    "bad rank item '%s' at position %zu (expected N or N-M, e.g. 0,8-15)",
+			    esc, (size_t)(item - s) + 1);
 			return -1;
 		}
 		if (hi < lo) {
 			snprintf(err, errlen, "reversed range %u-%u at position %zu", lo, hi,
-				 (size_t)(item - s) + 1);
+			         (size_t)(item - s) + 1);
 			return -1;
 		}
 		if (rk.n == GP_RANKS_MAXRANGES) {
-			snprintf(err, errlen, "more than %d items in rank list", GP_RANKS_MAXRANGES);
+			snprintf(err, errlen, "more than %d items in rank list",
+			         GP_RANKS_MAXRANGES);
 			return -1;
 		}
 		rk.r[rk.n].lo = lo;

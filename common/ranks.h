@@ -7,7 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define GP_RANK_MAX 16777216u /* 2^24 ranks is beyond any Slurm job */
+#define GP_RANK_MAX        16777216u /* 2^24 ranks is beyond any Slurm job */
 #define GP_RANKS_MAXRANGES 256
 
 typedef struct gp_ranks {

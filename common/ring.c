@@ -76,8 +76,7 @@ int gp_ring_attach(gp_ring_t *ring, const char *path)
 		return errno = EINVAL, -1;
 	}
 	if (h.magic != GP_RING_MAGIC || h.version != GP_RING_VERSION ||
-	    h.slot_size != sizeof(gp_ring_slot_t) || h.nslots < 64 ||
-	    (h.nslots & (h.nslots - 1)) ||
+	    h.slot_size != sizeof(gp_ring_slot_t) || h.nslots < 64 || (h.nslots & (h.nslots - 1)) ||
 	    (uint64_t)sb.st_size != GP_RING_DATA_OFF + h.nslots * sizeof(gp_ring_slot_t)) {
 		close(fd);
 		return errno = EINVAL, -1;

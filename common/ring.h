@@ -15,8 +15,8 @@
 #include "event.h"
 #include "rankfile.h"
 
-#define GP_RING_MAGIC 0x474e495250475047ull /* "GPGPRING" */
-#define GP_RING_VERSION 1
+#define GP_RING_MAGIC         0x474e495250475047ull /* "GPGPRING" */
+#define GP_RING_VERSION       1
 #define GP_RING_DEFAULT_SLOTS (1u << 18) /* 16 MiB */
 
 typedef struct gp_ring_slot {
@@ -32,8 +32,8 @@ typedef struct gp_ring_hdr {
 	uint64_t nslots;
 	uint64_t created_ns;
 	_Atomic uint32_t writer_pid; /* last process that attached as producer */
-	_Atomic uint32_t modes;	     /* modes the agent asks the library to capture */
-	_Atomic uint64_t drops;	     /* records lost to a full ring */
+	_Atomic uint32_t modes;      /* modes the agent asks the library to capture */
+	_Atomic uint64_t drops;      /* records lost to a full ring */
 	char pad0[64];
 	_Atomic uint64_t head __attribute__((aligned(64)));
 	char pad1[56];
@@ -70,8 +70,8 @@ static inline bool gp_ring_push(gp_ring_t *ring, const gp_event_t *ev)
 		int64_t dif = (int64_t)(seq - pos);
 		if (dif == 0) {
 			if (atomic_compare_exchange_weak_explicit(&h->head, &pos, pos + 1,
-								  memory_order_relaxed,
-								  memory_order_relaxed))
+			                                          memory_order_relaxed,
+			                                          memory_order_relaxed))
 				break;
 		} else if (dif < 0) {
 			atomic_fetch_add_explicit(&h->drops, 1, memory_order_relaxed);

@@ -21,28 +21,28 @@ static const struct key {
 	enum key_type type;
 	size_t off;
 } keys[] = {
-	{"enabled", T_BOOL, OFF(enabled)},
-	{"required", T_BOOL, OFF(required)},
-	{"default_modes", T_MODES, OFF(default_modes)},
-	{"allowed_modes", T_MODES, OFF(allowed_modes)},
-	{"partition_modes", T_MODEMAP, OFF(partition_modes)},
-	{"account_modes", T_MODEMAP, OFF(account_modes)},
-	{"users_allow", T_LIST, OFF(users_allow)},
-	{"users_deny", T_LIST, OFF(users_deny)},
-	{"accounts_allow", T_LIST, OFF(accounts_allow)},
-	{"accounts_deny", T_LIST, OFF(accounts_deny)},
-	{"output", T_STR, OFF(output)},
-	{"spool_dir", T_STR, OFF(spool_dir)},
-	{"max_bytes_per_rank", T_SIZE, OFF(max_bytes_per_rank)},
-	{"nvml_hz", T_INT, OFF(nvml_hz)},
-	{"warmup_steps", T_INT, OFF(warmup_steps)},
-	{"step_range", T_STR, OFF(step_range)},
-	{"group_readable", T_BOOL, OFF(group_readable)},
-	{"admin_comment", T_BOOL, OFF(admin_comment)},
-	{"report_at_end", T_BOOL, OFF(report_at_end)},
-	{"agent_path", T_STR, OFF(agent_path)},
-	{"inject_path", T_STR, OFF(inject_path)},
-	{"cli_path", T_STR, OFF(cli_path)},
+    {"enabled", T_BOOL, OFF(enabled)},
+    {"required", T_BOOL, OFF(required)},
+    {"default_modes", T_MODES, OFF(default_modes)},
+    {"allowed_modes", T_MODES, OFF(allowed_modes)},
+    {"partition_modes", T_MODEMAP, OFF(partition_modes)},
+    {"account_modes", T_MODEMAP, OFF(account_modes)},
+    {"users_allow", T_LIST, OFF(users_allow)},
+    {"users_deny", T_LIST, OFF(users_deny)},
+    {"accounts_allow", T_LIST, OFF(accounts_allow)},
+    {"accounts_deny", T_LIST, OFF(accounts_deny)},
+    {"output", T_STR, OFF(output)},
+    {"spool_dir", T_STR, OFF(spool_dir)},
+    {"max_bytes_per_rank", T_SIZE, OFF(max_bytes_per_rank)},
+    {"nvml_hz", T_INT, OFF(nvml_hz)},
+    {"warmup_steps", T_INT, OFF(warmup_steps)},
+    {"step_range", T_STR, OFF(step_range)},
+    {"group_readable", T_BOOL, OFF(group_readable)},
+    {"admin_comment", T_BOOL, OFF(admin_comment)},
+    {"report_at_end", T_BOOL, OFF(report_at_end)},
+    {"agent_path", T_STR, OFF(agent_path)},
+    {"inject_path", T_STR, OFF(inject_path)},
+    {"cli_path", T_STR, OFF(cli_path)},
 };
 
 static char *xstrdup(const char *s)
@@ -122,11 +122,28 @@ static int parse_size(const char *v, long long *out)
 	if (errno || end == v || n < 0)
 		return -1;
 	switch (*end) {
-	case 'K': case 'k': n <<= 10; end++; break;
-	case 'M': case 'm': n <<= 20; end++; break;
-	case 'G': case 'g': n <<= 30; end++; break;
-	case 'T': case 't': n <<= 40; end++; break;
-	default: break;
+	case 'K':
+	case 'k':
+		n <<= 10;
+		end++;
+		break;
+	case 'M':
+	case 'm':
+		n <<= 20;
+		end++;
+		break;
+	case 'G':
+	case 'g':
+		n <<= 30;
+		end++;
+		break;
+	case 'T':
+	case 't':
+		n <<= 40;
+		end++;
+		break;
+	default:
+		break;
 	}
 	if (*end == 'i' || *end == 'B')
 		end += (*end == 'i' && end[1] == 'B') ? 2 : 1;
@@ -161,7 +178,7 @@ static int next(parser_t *ps)
 	yaml_event_delete(&ps->ev);
 	if (!yaml_parser_parse(&ps->p, &ps->ev)) {
 		snprintf(ps->err, ps->errlen, "%s:%zu: YAML syntax error: %s", ps->path,
-			 ps->p.problem_mark.line + 1, ps->p.problem ? ps->p.problem : "?");
+		         ps->p.problem_mark.line + 1, ps->p.problem ? ps->p.problem : "?");
 		/* leave a harmless event so later deletes are safe */
 		memset(&ps->ev, 0, sizeof(ps->ev));
 		return -1;
@@ -219,7 +236,8 @@ static int parse_value(parser_t *ps, gp_config_t *cfg, const struct key *k)
 			if (ps->ev.type != YAML_SCALAR_EVENT ||
 			    gp_modes_parse(scalar(ps), &modes, why, sizeof(why)) < 0)
 				return perr(ps, "'%s': %s", k->name,
-					    ps->ev.type == YAML_SCALAR_EVENT ? why : "expected modes");
+				            ps->ev.type == YAML_SCALAR_EVENT ? why
+				                                             : "expected modes");
 			m->modes[m->n - 1] = modes;
 		}
 	}
@@ -235,7 +253,7 @@ static int parse_value(parser_t *ps, gp_config_t *cfg, const struct key *k)
 		unsigned modes = 0;
 		if (gp_modes_parse(v, &modes, why, sizeof(why)) < 0 || (modes & GP_MODE_HELP))
 			return perr(ps, "'%s': %s", k->name,
-				    (modes & GP_MODE_HELP) ? "'help' is not a mode here" : why);
+			            (modes & GP_MODE_HELP) ? "'help' is not a mode here" : why);
 		*(unsigned *)f = modes;
 		return 0;
 	}
@@ -251,14 +269,14 @@ static int parse_value(parser_t *ps, gp_config_t *cfg, const struct key *k)
 		long n = strtol(v, &end, 10);
 		if (errno || end == v || *end || n < 0 || n > 1000000)
 			return perr(ps, "'%s' must be a whole number from 0 to 1000000, not '%s'",
-				    k->name, v);
+			            k->name, v);
 		*(long *)f = n;
 		return 0;
 	}
 	case T_SIZE:
 		if (parse_size(v, f) < 0)
 			return perr(ps, "'%s' must be a size such as 512M or 2G, not '%s'", k->name,
-				    v);
+			            v);
 		return 0;
 	default:
 		return -1;
@@ -271,7 +289,8 @@ static int parse_doc(parser_t *ps, gp_config_t *cfg)
 	do {
 		if (next(ps) < 0)
 			return -1;
-	} while (ps->ev.type == YAML_STREAM_START_EVENT || ps->ev.type == YAML_DOCUMENT_START_EVENT);
+	} while (ps->ev.type == YAML_STREAM_START_EVENT ||
+	         ps->ev.type == YAML_DOCUMENT_START_EVENT);
 	if (ps->ev.type == YAML_STREAM_END_EVENT || ps->ev.type == YAML_DOCUMENT_END_EVENT)
 		return 0; /* empty file: defaults */
 	if (ps->ev.type == YAML_SCALAR_EVENT && ps->ev.data.scalar.length == 0)
@@ -362,7 +381,7 @@ unsigned gp_config_allowed(const gp_config_t *cfg, const char *partition, const 
 }
 
 bool gp_config_admits(const gp_config_t *cfg, const char *user, const char *account,
-		      const char **reason)
+                      const char **reason)
 {
 	if (!cfg->enabled)
 		return *reason = "gpuprof is disabled on this cluster", false;
@@ -383,12 +402,12 @@ int gp_config_describe(const gp_config_t *cfg, char *buf, size_t len)
 	gp_modes_format(cfg->default_modes, def, sizeof(def));
 	gp_modes_format(cfg->allowed_modes, allow, sizeof(allow));
 	int n = snprintf(buf, len,
-			 "site policy: enabled=%s required=%s default_modes=%s allowed_modes=%s\n"
-			 "             output=%s max_bytes_per_rank=%lld warmup_steps=%ld%s\n",
-			 cfg->enabled ? "yes" : "no", cfg->required ? "yes" : "no", def, allow,
-			 cfg->output, cfg->max_bytes_per_rank, cfg->warmup_steps,
-			 (cfg->partition_modes.n || cfg->account_modes.n)
-				 ? " (narrowed per partition/account)"
-				 : "");
+	                 "site policy: enabled=%s required=%s default_modes=%s allowed_modes=%s\n"
+	                 "             output=%s max_bytes_per_rank=%lld warmup_steps=%ld%s\n",
+	                 cfg->enabled ? "yes" : "no", cfg->required ? "yes" : "no", def, allow,
+	                 cfg->output, cfg->max_bytes_per_rank, cfg->warmup_steps,
+	                 (cfg->partition_modes.n || cfg->account_modes.n)
+	                     ? " (narrowed per partition/account)"
+	                     : "");
 	return n;
 }

@@ -8,7 +8,7 @@
 #include <stddef.h>
 
 #define GP_CONFIG_MAXLIST 64
-#define GP_CONFIG_MAXMAP 64
+#define GP_CONFIG_MAXMAP  64
 
 typedef struct gp_strlist {
 	unsigned n;
@@ -29,7 +29,7 @@ typedef struct gp_config {
 	gp_modemap_t partition_modes; /* allowed modes per partition */
 	gp_modemap_t account_modes;   /* allowed modes per account */
 	gp_strlist_t users_allow, users_deny, accounts_allow, accounts_deny;
-	char *output;	 /* job directory template */
+	char *output;    /* job directory template */
 	char *spool_dir; /* node-local spool; "" = $TMPDIR, else /tmp */
 	long long max_bytes_per_rank;
 	long nvml_hz;
@@ -40,7 +40,7 @@ typedef struct gp_config {
 	bool report_at_end;
 	char *agent_path;  /* default: the installed gpuprof-agent */
 	char *inject_path; /* default: the installed libgpuprof-inject.so */
-	char *cli_path;	   /* default: the installed gpuprof */
+	char *cli_path;    /* default: the installed gpuprof */
 } gp_config_t;
 
 /* Fill cfg with defaults. */
@@ -54,7 +54,7 @@ void gp_config_free(gp_config_t *cfg);
 unsigned gp_config_allowed(const gp_config_t *cfg, const char *partition, const char *account);
 /* Is this user/account admitted by the allow/deny lists? reason set on denial. */
 bool gp_config_admits(const gp_config_t *cfg, const char *user, const char *account,
-		      const char **reason);
+                      const char **reason);
 /* Print the policy in force, for --gpuprof=help. */
 int gp_config_describe(const gp_config_t *cfg, char *buf, size_t len);
 

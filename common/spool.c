@@ -78,7 +78,7 @@ int gp_spool_publish(const char *src, const char *dest, mode_t fmode, mode_t dmo
 	if (renameat(dfd, tmp, dfd, slash + 1) < 0)
 		goto out;
 	rc = 0;
-out: {
+out : {
 	int e = errno;
 	if (out >= 0) {
 		close(out);
@@ -182,7 +182,7 @@ int gp_spool_salvage(const char *dir, const char *into, bool verbose)
 		return gp_err_errno("publish %s", dest);
 	if (verbose)
 		gp_info("salvaged %s -> %s (%ld records from the ring, %llu lost)", dir, dest,
-			moved, (unsigned long long)lost);
+		        moved, (unsigned long long)lost);
 	rm_spool(dir);
 	return 0;
 }

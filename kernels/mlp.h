@@ -9,8 +9,8 @@ extern "C" {
 #endif
 
 typedef struct mlp_opts {
-	int dim, layers, batch, steps, adam, bf16, sync_every_step, host_stall_ms,
-		imbalance_rank, imbalance_ms, unfused, force_cpu;
+	int dim, layers, batch, steps, adam, bf16, sync_every_step, host_stall_ms, imbalance_rank,
+	    imbalance_ms, unfused, force_cpu;
 	long leak_bytes;
 	unsigned seed;
 } mlp_opts_t;

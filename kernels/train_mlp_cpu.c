@@ -62,35 +62,60 @@ void mlp_sleep_ms(int ms)
 static int usage(void)
 {
 	fprintf(stderr, "usage: gpuprof-train-mlp [--dim N] [--layers N] [--batch N] [--steps N]\n"
-			"  [--seed N] [--sgd|--adam] [--sync-every-step] [--host-stall-ms N]\n"
-			"  [--leak-bytes N] [--imbalance-rank R --imbalance-ms N] [--unfused]\n"
-			"  [--dtype fp32|bf16] [--cpu]\n");
+	                "  [--seed N] [--sgd|--adam] [--sync-every-step] [--host-stall-ms N]\n"
+	                "  [--leak-bytes N] [--imbalance-rank R --imbalance-ms N] [--unfused]\n"
+	                "  [--dtype fp32|bf16] [--cpu]\n");
 	return 2;
 }
 
 int main(int argc, char **argv)
 {
-	opts_t o = {.dim = 128, .layers = 4, .batch = 32, .steps = 20, .seed = 1, .imbalance_rank = -1};
+	opts_t o = {
+	    .dim = 128, .layers = 4, .batch = 32, .steps = 20, .seed = 1, .imbalance_rank = -1};
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-#define INT(name, field)                                                                    \
-	if (!strcmp(a, name)) {                                                             \
-		if (!v)                                                                     \
-			return usage();                                                     \
-		o.field = atoi(v);                                                          \
-		i++;                                                                        \
-		continue;                                                                   \
+#define INT(name, field)                                                                           \
+	if (!strcmp(a, name)) {                                                                    \
+		if (!v)                                                                            \
+			return usage();                                                            \
+		o.field = atoi(v);                                                                 \
+		i++;                                                                               \
+		continue;                                                                          \
 	}
-		INT("--dim", dim) INT("--layers", layers) INT("--batch", batch) INT("--steps", steps)
-		INT("--host-stall-ms", host_stall_ms) INT("--imbalance-rank", imbalance_rank)
-		INT("--imbalance-ms", imbalance_ms)
-		if (!strcmp(a, "--seed") && v) { o.seed = (unsigned)atoi(v); i++; continue; }
-		if (!strcmp(a, "--leak-bytes") && v) { o.leak_bytes = atol(v); i++; continue; }
-		if (!strcmp(a, "--adam")) { o.adam = 1; continue; }
-		if (!strcmp(a, "--sgd")) { o.adam = 0; continue; }
-		if (!strcmp(a, "--sync-every-step")) { o.sync_every_step = 1; continue; }
-		if (!strcmp(a, "--unfused")) { o.unfused = 1; continue; }
-		if (!strcmp(a, "--cpu")) { o.force_cpu = 1; continue; }
+		INT("--dim", dim)
+		INT("--layers", layers) INT("--batch", batch) INT("--steps", steps)
+		    INT("--host-stall-ms", host_stall_ms) INT("--imbalance-rank", imbalance_rank)
+		        INT("--imbalance-ms", imbalance_ms) if (!strcmp(a, "--seed") && v)
+		{
+			o.seed = (unsigned)atoi(v);
+			i++;
+			continue;
+		}
+		if (!strcmp(a, "--leak-bytes") && v) {
+			o.leak_bytes = atol(v);
+			i++;
+			continue;
+		}
+		if (!strcmp(a, "--adam")) {
+			o.adam = 1;
+			continue;
+		}
+		if (!strcmp(a, "--sgd")) {
+			o.adam = 0;
+			continue;
+		}
+		if (!strcmp(a, "--sync-every-step")) {
+			o.sync_every_step = 1;
+			continue;
+		}
+		if (!strcmp(a, "--unfused")) {
+			o.unfused = 1;
+			continue;
+		}
+		if (!strcmp(a, "--cpu")) {
+			o.force_cpu = 1;
+			continue;
+		}
 		if (!strcmp(a, "--dtype") && v && (!strcmp(v, "fp32") || !strcmp(v, "bf16"))) {
 			o.bf16 = !strcmp(v, "bf16");
 			i++;
@@ -116,7 +141,8 @@ int mlp_run_cpu(const mlp_opts_t *o)
 	size_t D = (size_t)o->dim, L = (size_t)o->layers, B = (size_t)o->batch;
 	float *W = malloc(L * D * D * sizeof(float)), *bias = calloc(L * D, sizeof(float));
 	float *gW = calloc(L * D * D, sizeof(float)), *gb = calloc(L * D, sizeof(float));
-	float *pre = malloc(L * B * D * sizeof(float)), *act = malloc((L + 1) * B * D * sizeof(float));
+	float *pre = malloc(L * B * D * sizeof(float)),
+	      *act = malloc((L + 1) * B * D * sizeof(float));
 	float *grad = malloc(B * D * sizeof(float)), *gnext = malloc(B * D * sizeof(float));
 	float *m = NULL, *vv = NULL, *mb = NULL, *vb = NULL;
 	if (!W || !bias || !gW || !gb || !pre || !act || !grad || !gnext)
@@ -142,7 +168,8 @@ int mlp_run_cpu(const mlp_opts_t *o)
 			for (size_t b = 0; b < B; b++)
 				for (size_t j = 0; j < D; j++) {
 					float acc = bias[l * D + j];
-					const float *x = act + l * B * D + b * D, *w = W + l * D * D + j * D;
+					const float *x = act + l * B * D + b * D,
+					            *w = W + l * D * D + j * D;
 					for (size_t k = 0; k < D; k++)
 						acc += w[k] * x[k];
 					pre[l * B * D + b * D + j] = acc;
@@ -208,7 +235,8 @@ int mlp_run_cpu(const mlp_opts_t *o)
 		if (o->imbalance_ms && rank == o->imbalance_rank)
 			mlp_sleep_ms(o->imbalance_ms);
 		if (o->sync_every_step)
-			printf("step %d loss %.6f\n", step, loss); /* the print(loss.item()) habit */
+			printf("step %d loss %.6f\n", step,
+			       loss); /* the print(loss.item()) habit */
 		nvtxRangePop();
 	}
 	printf("gpuprof-train-mlp: loss %.6f -> %.6f (%s)\n", first_loss, loss,

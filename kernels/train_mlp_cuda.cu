@@ -20,23 +20,23 @@
 
 #include "mlp.h"
 
-#define CK(call)                                                                            \
-	do {                                                                                \
-		cudaError_t e_ = (call);                                                    \
-		if (e_ != cudaSuccess) {                                                    \
-			fprintf(stderr, "gpuprof-train-mlp: %s:%d: %s: %s\n", __FILE__,     \
-				__LINE__, #call, cudaGetErrorString(e_));                   \
-			exit(1);                                                            \
-		}                                                                           \
+#define CK(call)                                                                                   \
+	do {                                                                                       \
+		cudaError_t e_ = (call);                                                           \
+		if (e_ != cudaSuccess) {                                                           \
+			fprintf(stderr, "gpuprof-train-mlp: %s:%d: %s: %s\n", __FILE__, __LINE__,  \
+			        #call, cudaGetErrorString(e_));                                    \
+			exit(1);                                                                   \
+		}                                                                                  \
 	} while (0)
-#define CB(call)                                                                            \
-	do {                                                                                \
-		cublasStatus_t s_ = (call);                                                 \
-		if (s_ != CUBLAS_STATUS_SUCCESS) {                                          \
-			fprintf(stderr, "gpuprof-train-mlp: %s:%d: %s: cuBLAS status %d\n", \
-				__FILE__, __LINE__, #call, (int)s_);                        \
-			exit(1);                                                            \
-		}                                                                           \
+#define CB(call)                                                                                   \
+	do {                                                                                       \
+		cublasStatus_t s_ = (call);                                                        \
+		if (s_ != CUBLAS_STATUS_SUCCESS) {                                                 \
+			fprintf(stderr, "gpuprof-train-mlp: %s:%d: %s: cuBLAS status %d\n",        \
+			        __FILE__, __LINE__, #call, (int)s_);                               \
+			exit(1);                                                                   \
+		}                                                                                  \
 	} while (0)
 #define LAUNCHED() CK(cudaGetLastError())
 
@@ -167,13 +167,13 @@ static int blocks(size_t n)
 
 /* C(m x n, col-major) = op(A) op(B), fp32 storage; bf16 tensor cores when asked. */
 static void gemm(cublasHandle_t h, bool bf16, cublasOperation_t ta, cublasOperation_t tb, int m,
-		 int n, int k, const float *A, int lda, const float *B, int ldb, float beta,
-		 float *C, int ldc)
+                 int n, int k, const float *A, int lda, const float *B, int ldb, float beta,
+                 float *C, int ldc)
 {
 	const float one = 1.0f;
 	CB(cublasGemmEx(h, ta, tb, m, n, k, &one, A, CUDA_R_32F, lda, B, CUDA_R_32F, ldb, &beta, C,
-			CUDA_R_32F, ldc, bf16 ? CUBLAS_COMPUTE_32F_FAST_16BF : CUBLAS_COMPUTE_32F,
-			CUBLAS_GEMM_DEFAULT));
+	                CUDA_R_32F, ldc, bf16 ? CUBLAS_COMPUTE_32F_FAST_16BF : CUBLAS_COMPUTE_32F,
+	                CUBLAS_GEMM_DEFAULT));
 }
 
 extern "C" int mlp_run_cuda(const mlp_opts_t *o)
@@ -235,8 +235,8 @@ extern "C" int mlp_run_cuda(const mlp_opts_t *o)
 			nvtxRangePushA(name);
 			float *x = act + l * nA, *p = pre + l * nA, *y = act + (l + 1) * nA;
 			/* pre^T (D x B) = W (D x D) . x^T */
-			gemm(h, o->bf16, CUBLAS_OP_T, CUBLAS_OP_N, Di, Bi, Di, W + l * D * D, Di, x, Di,
-			     0.0f, p, Di);
+			gemm(h, o->bf16, CUBLAS_OP_T, CUBLAS_OP_N, Di, Bi, Di, W + l * D * D, Di, x,
+			     Di, 0.0f, p, Di);
 			if (!o->unfused) {
 				bias_gelu<<<blocks(nA), 256>>>(p, y, bias + l * D, n, Di);
 				LAUNCHED();
@@ -271,11 +271,11 @@ extern "C" int mlp_run_cuda(const mlp_opts_t *o)
 			bias_grad<<<blocks(D), 256>>>(grad, gb + l * D, Bi, Di);
 			LAUNCHED();
 			/* gW^T (D_in x D_out) += x^T . grad */
-			gemm(h, o->bf16, CUBLAS_OP_N, CUBLAS_OP_T, Di, Di, Bi, x, Di, grad, Di, 1.0f,
-			     gW + l * D * D, Di);
+			gemm(h, o->bf16, CUBLAS_OP_N, CUBLAS_OP_T, Di, Di, Bi, x, Di, grad, Di,
+			     1.0f, gW + l * D * D, Di);
 			/* gnext^T (D_in x B) = W^T . grad^T */
-			gemm(h, o->bf16, CUBLAS_OP_N, CUBLAS_OP_N, Di, Bi, Di, W + l * D * D, Di, grad,
-			     Di, 0.0f, gnext, Di);
+			gemm(h, o->bf16, CUBLAS_OP_N, CUBLAS_OP_N, Di, Bi, Di, W + l * D * D, Di,
+			     grad, Di, 0.0f, gnext, Di);
 			float *t = grad;
 			grad = gnext;
 			gnext = t;

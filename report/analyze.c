@@ -26,7 +26,7 @@ typedef struct range {
 typedef struct kern {
 	uint64_t start, dur;
 	uint32_t name, corr, stream;
-	uint8_t kind;	  /* 0 kernel 1 memcpy 2 memset */
+	uint8_t kind;     /* 0 kernel 1 memcpy 2 memset */
 	uint8_t copykind; /* CUPTI memcpy kind: 1 HtoD 2 DtoH 8 DtoD ... */
 } kern_t;
 typedef struct api {
@@ -57,7 +57,7 @@ typedef struct rank_data {
 	uint64_t nvml_mem_max, nvml_samples, nvml_util_sum;
 	uint64_t first_ts, last_ts;
 	uint64_t win_lo, win_hi; /* post-warm-up steps, when steps are known */
-	VEC(uint64_t) steps;	  /* all step intervals: start, end, start, end, ... (sorted) */
+	VEC(uint64_t) steps;     /* all step intervals: start, end, start, end, ... (sorted) */
 } rank_data_t;
 
 /* ---- strings ---- */
@@ -79,11 +79,14 @@ static void on_event(rank_data_t *d, gp_rank_t *r, const gp_event_t *e)
 		d->first_ts = e->ts;
 	if (e->ts > d->last_ts && e->type != GP_EV_STRING && e->type != GP_EV_STACK &&
 	    e->type != GP_EV_FRAME)
-		d->last_ts = e->ts + ((e->type >= GP_EV_KERNEL && e->type <= GP_EV_SYNC) ? e->a : 0);
+		d->last_ts =
+		    e->ts + ((e->type >= GP_EV_KERNEL && e->type <= GP_EV_SYNC) ? e->a : 0);
 	switch (e->type) {
 	case GP_EV_NVTX_PUSH: {
-		open_t o = {.start = e->ts, .name = (uint32_t)e->a, .tid = e->tid,
-			    .domain = (uint32_t)e->b};
+		open_t o = {.start = e->ts,
+		            .name = (uint32_t)e->a,
+		            .tid = e->tid,
+		            .domain = (uint32_t)e->b};
 		VEC_PUSH(d->stack, o);
 		break;
 	}
@@ -95,21 +98,27 @@ static void on_event(rank_data_t *d, gp_rank_t *r, const gp_event_t *e)
 				continue;
 			for (size_t j = 0; j < i; j++)
 				depth += d->stack.v[j].tid == e->tid &&
-					 d->stack.v[j].domain == d->stack.v[i].domain;
-			range_t rg = {.start = d->stack.v[i].start, .end = e->ts,
-				      .name = d->stack.v[i].name, .tid = e->tid, .depth = depth,
-				      .domain = d->stack.v[i].domain};
+				         d->stack.v[j].domain == d->stack.v[i].domain;
+			range_t rg = {.start = d->stack.v[i].start,
+			              .end = e->ts,
+			              .name = d->stack.v[i].name,
+			              .tid = e->tid,
+			              .depth = depth,
+			              .domain = d->stack.v[i].domain};
 			VEC_PUSH(d->ranges, rg);
 			memmove(&d->stack.v[i], &d->stack.v[i + 1],
-				(d->stack.n - i - 1) * sizeof(open_t));
+			        (d->stack.n - i - 1) * sizeof(open_t));
 			d->stack.n--;
 			break;
 		}
 		break;
 	}
 	case GP_EV_NVTX_START: {
-		open_t o = {.start = e->ts, .name = (uint32_t)e->a, .tid = e->tid, .id = e->c,
-			    .domain = (uint32_t)e->b};
+		open_t o = {.start = e->ts,
+		            .name = (uint32_t)e->a,
+		            .tid = e->tid,
+		            .id = e->c,
+		            .domain = (uint32_t)e->b};
 		VEC_PUSH(d->started, o);
 		break;
 	}
@@ -119,9 +128,11 @@ static void on_event(rank_data_t *d, gp_rank_t *r, const gp_event_t *e)
 				continue;
 			/* start/end ranges may cross threads: kept at depth 1000 so they never
 			 * count as steps but still show in the range table */
-			range_t rg = {.start = d->started.v[i].start, .end = e->ts,
-				      .name = d->started.v[i].name, .tid = d->started.v[i].tid,
-				      .depth = 1000};
+			range_t rg = {.start = d->started.v[i].start,
+			              .end = e->ts,
+			              .name = d->started.v[i].name,
+			              .tid = d->started.v[i].tid,
+			              .depth = 1000};
 			VEC_PUSH(d->ranges, rg);
 			d->started.v[i] = d->started.v[--d->started.n];
 			break;
@@ -130,8 +141,8 @@ static void on_event(rank_data_t *d, gp_rank_t *r, const gp_event_t *e)
 	case GP_EV_KERNEL:
 	case GP_EV_MEMCPY:
 	case GP_EV_MEMSET: {
-		kern_t k = {.start = e->ts, .dur = e->a, .corr = (uint32_t)e->c,
-			    .stream = (uint32_t)e->d};
+		kern_t k = {
+		    .start = e->ts, .dur = e->a, .corr = (uint32_t)e->c, .stream = (uint32_t)e->d};
 		k.kind = e->type == GP_EV_KERNEL ? 0 : e->type == GP_EV_MEMCPY ? 1 : 2;
 		k.name = e->type == GP_EV_KERNEL ? (uint32_t)e->b : 0;
 		k.copykind = e->type == GP_EV_MEMCPY ? (uint8_t)e->u16 : 0;
@@ -148,16 +159,26 @@ static void on_event(rank_data_t *d, gp_rank_t *r, const gp_event_t *e)
 		r->nsync_records++;
 		break;
 	case GP_EV_API: {
-		api_t a = {.start = e->ts, .dur = e->a, .corr = (uint32_t)e->c, .tid = e->tid,
-			   .cbid = (uint32_t)e->b, .stack = (uint32_t)e->d, .domain = e->u8,
-			   .alloc = e->u16 == GP_API_ALLOC_STACK, .cls = (uint8_t)e->u16};
+		api_t a = {.start = e->ts,
+		           .dur = e->a,
+		           .corr = (uint32_t)e->c,
+		           .tid = e->tid,
+		           .cbid = (uint32_t)e->b,
+		           .stack = (uint32_t)e->d,
+		           .domain = e->u8,
+		           .alloc = e->u16 == GP_API_ALLOC_STACK,
+		           .cls = (uint8_t)e->u16};
 		VEC_PUSH(d->apis, a);
 		break;
 	}
 	case GP_EV_ALLOC:
 	case GP_EV_FREE: {
-		mem_t m = {.ts = e->ts, .addr = e->a, .bytes = e->b, .corr = (uint32_t)e->c,
-			   .kind = e->u16, .is_free = e->type == GP_EV_FREE};
+		mem_t m = {.ts = e->ts,
+		           .addr = e->a,
+		           .bytes = e->b,
+		           .corr = (uint32_t)e->c,
+		           .kind = e->u16,
+		           .is_free = e->type == GP_EV_FREE};
 		VEC_PUSH(d->mems, m);
 		break;
 	}
@@ -183,7 +204,7 @@ static void on_event(rank_data_t *d, gp_rank_t *r, const gp_event_t *e)
 		break;
 	case GP_EV_YIELD:
 		snprintf(r->yielded + strlen(r->yielded), sizeof(r->yielded) - strlen(r->yielded),
-			 "%s%s", r->yielded[0] ? "; " : "", str_get(d, (uint32_t)e->b));
+		         "%s%s", r->yielded[0] ? "; " : "", str_get(d, (uint32_t)e->b));
 		break;
 	default:
 		break;
@@ -271,13 +292,13 @@ static int cmp_range(const void *a, const void *b)
 	return x->start < y->start ? -1 : x->start > y->start;
 }
 /* CUPTI delivers records almost in order; sort only what is not sorted yet. */
-#define SORT_IF_NEEDED(vec, cmp)                                                            \
-	do {                                                                                \
-		size_t i_;                                                                  \
-		for (i_ = 1; i_ < (vec).n && cmp(&(vec).v[i_ - 1], &(vec).v[i_]) <= 0; i_++) \
-			;                                                                   \
-		if (i_ < (vec).n)                                                           \
-			qsort((vec).v, (vec).n, sizeof(*(vec).v), cmp);                     \
+#define SORT_IF_NEEDED(vec, cmp)                                                                   \
+	do {                                                                                       \
+		size_t i_;                                                                         \
+		for (i_ = 1; i_ < (vec).n && cmp(&(vec).v[i_ - 1], &(vec).v[i_]) <= 0; i_++)       \
+			;                                                                          \
+		if (i_ < (vec).n)                                                                  \
+			qsort((vec).v, (vec).n, sizeof(*(vec).v), cmp);                            \
 	} while (0)
 
 static int cmp_mem(const void *a, const void *b)
@@ -377,7 +398,7 @@ static void stack_text(rank_data_t *d, uint32_t stack, char *out, size_t len)
 /* ---- the analyses ---- */
 
 static void analyze_steps(gp_job_t *job, gp_rank_t *r, rank_data_t *d, const char *want,
-			  unsigned warmup)
+                          unsigned warmup)
 {
 	u64map_t counts = {0};
 	uint32_t best = 0;
@@ -434,8 +455,9 @@ static void analyze_steps(gp_job_t *job, gp_rank_t *r, rank_data_t *d, const cha
 	if (sorted && r->nstep_ms) {
 		memcpy(sorted, r->step_ms, r->nstep_ms * sizeof(double));
 		qsort(sorted, r->nstep_ms, sizeof(double), cmp_double);
-		r->step_median_ms = r->nstep_ms % 2 ? sorted[r->nstep_ms / 2]
-						    : (sorted[r->nstep_ms / 2 - 1] + sorted[r->nstep_ms / 2]) / 2;
+		r->step_median_ms =
+		    r->nstep_ms % 2 ? sorted[r->nstep_ms / 2]
+		                    : (sorted[r->nstep_ms / 2 - 1] + sorted[r->nstep_ms / 2]) / 2;
 		r->step_p95_ms = sorted[(size_t)ceil(0.95 * r->nstep_ms) - 1];
 	}
 	free(sorted);
@@ -452,7 +474,7 @@ static void analyze_steps(gp_job_t *job, gp_rank_t *r, rank_data_t *d, const cha
 			for (; m < d->mems.n && d->mems.v[m].ts <= st[2 * i + 1]; m++)
 				if (d->mems.v[m].kind != 6)
 					live += d->mems.v[m].is_free ? -(int64_t)d->mems.v[m].bytes
-								     : (int64_t)d->mems.v[m].bytes;
+					                             : (int64_t)d->mems.v[m].bytes;
 			if (i < warmup)
 				continue;
 			double x = (double)k++, y = (double)live;
@@ -487,7 +509,8 @@ static void analyze_steps(gp_job_t *job, gp_rank_t *r, rank_data_t *d, const cha
 			r->leak_bytes += mm->bytes;
 			r->leak_allocs++;
 			uint64_t ai = 0, cnt = 0;
-			uint64_t sid = u64map_get(&corr_api, mm->corr, &ai) ? d->apis.v[ai - 1].stack : 0;
+			uint64_t sid =
+			    u64map_get(&corr_api, mm->corr, &ai) ? d->apis.v[ai - 1].stack : 0;
 			u64map_get(&by_stack, sid + 1, &cnt);
 			u64map_put(&by_stack, sid + 1, ++cnt);
 			if (cnt > best_count) {
@@ -574,7 +597,7 @@ static void analyze_gpu(gp_rank_t *r, rank_data_t *d, u64map_t *corr_api)
 			if (gap < 30000)
 				r->idle_kernel_ns += gap;
 			else if (u64map_get(corr_api, k->corr, &ai) &&
-				 d->apis.v[ai - 1].start >= cur_e)
+			         d->apis.v[ai - 1].start >= cur_e)
 				r->idle_host_ns += gap;
 			else
 				r->idle_other_ns += gap;
@@ -758,7 +781,7 @@ static void analyze_ranges(gp_job_t *job, gp_rank_t *r, rank_data_t *d, u64map_t
 			if (v + a->dur > r->sync_range_ns) {
 				r->sync_range_ns = v + a->dur;
 				snprintf(r->sync_range, sizeof(r->sync_range), "%s",
-					 str_get(d, rg->name));
+				         str_get(d, rg->name));
 			}
 		}
 	}
@@ -801,7 +824,7 @@ static void time_series(gp_rank_t *r, rank_data_t *d)
 		for (; m < d->mems.n && (double)d->mems.v[m].ts <= end; m++)
 			if (d->mems.v[m].kind != 6)
 				live += d->mems.v[m].is_free ? -(int64_t)d->mems.v[m].bytes
-							     : (int64_t)d->mems.v[m].bytes;
+				                             : (int64_t)d->mems.v[m].bytes;
 		r->mem_mib[b] = (float)(live > 0 ? live : 0) / 1048576.0f;
 	}
 }
@@ -838,7 +861,8 @@ static void analyze_memory(gp_rank_t *r, rank_data_t *d)
 			u64map_put(&corr_api, d->apis.v[a].corr, a + 1);
 	uint64_t ai;
 	if (peak_corr && u64map_get(&corr_api, peak_corr, &ai))
-		stack_text(d, d->apis.v[ai - 1].stack, r->mem_peak_stack, sizeof(r->mem_peak_stack));
+		stack_text(d, d->apis.v[ai - 1].stack, r->mem_peak_stack,
+		           sizeof(r->mem_peak_stack));
 	/* what is live at the end of the last step (programs often free everything at exit):
 	 * by allocating library, and the optimizer state (made inside an optimizer range) */
 	uint64_t t_end = d->win_hi ? d->win_hi : UINT64_MAX;
@@ -906,8 +930,9 @@ static int load_rank(gp_job_t *job, const char *path, gp_rank_t *r, rank_data_t 
 	if (!job->job[0] && (h = gp_rf_header(rd, "job")))
 		snprintf(job->job, sizeof(job->job), "%s", h);
 	if ((h = gp_rf_header(rd, "ntasks")))
-		job->ntasks_expected = (unsigned)atoi(h) > job->ntasks_expected ? (unsigned)atoi(h)
-									 : job->ntasks_expected;
+		job->ntasks_expected = (unsigned)atoi(h) > job->ntasks_expected
+		                           ? (unsigned)atoi(h)
+		                           : job->ntasks_expected;
 	char want[128] = "";
 	if ((h = gp_rf_header(rd, "step_range")))
 		snprintf(want, sizeof(want), "%s", h);
@@ -994,7 +1019,8 @@ int gp_job_load(gp_job_t *job, const char *dir, const char *step, char *err, siz
 		while ((fe = readdir(sd))) {
 			size_t l = strlen(fe->d_name);
 			char path[4700];
-			if (strncmp(fe->d_name, "rank", 4) || l < 8 || strcmp(fe->d_name + l - 4, ".gpr"))
+			if (strncmp(fe->d_name, "rank", 4) || l < 8 ||
+			    strcmp(fe->d_name + l - 4, ".gpr"))
 				continue;
 			if (job->nranks == cap) {
 				cap = cap ? cap * 2 : 16;

@@ -34,7 +34,8 @@ typedef struct gp_rank {
 	double *step_ms; /* post-warm-up step durations */
 	unsigned nstep_ms;
 	/* where the time goes */
-	uint64_t kernels_total, kernels_in_steps, nkernels, span_ns, busy_ns, idle_host_ns, idle_kernel_ns, idle_other_ns;
+	uint64_t kernels_total, kernels_in_steps, nkernels, span_ns, busy_ns, idle_host_ns,
+	    idle_kernel_ns, idle_other_ns;
 	uint64_t comm_ns, compute_ns, memcpy_ns, overlap_ns, nmemcpy, nmemset;
 	uint64_t sync_ns, sync_calls, nsync_records;
 	char sync_range[128];

@@ -45,8 +45,10 @@ int gp_export_chrome(const gp_job_t *job, FILE *out, const char *ranklist, uint6
 	for (unsigned i = 0; i < job->nranks; i++)
 		if (job->ranks[i].t0_realtime_ns && job->ranks[i].t0_realtime_ns < t0)
 			t0 = job->ranks[i].t0_realtime_ns;
-	fprintf(out, "{\"displayTimeUnit\": \"ns\", \"otherData\": {\"producer\": \"gpuprof "
-		     PACKAGE_VERSION "\", \"job\": ");
+	fprintf(
+	    out,
+	    "{\"displayTimeUnit\": \"ns\", \"otherData\": {\"producer\": \"gpuprof " PACKAGE_VERSION
+	    "\", \"job\": ");
 	gp_json_str(out, job->job);
 	fprintf(out, "}, \"traceEvents\": [\n");
 	for (unsigned i = 0; i < job->nranks; i++) {
@@ -65,37 +67,45 @@ int gp_export_chrome(const gp_job_t *job, FILE *out, const char *ranklist, uint6
 		h = gp_rf_header(r, "monotonic_ns");
 		uint64_t mono = h ? strtoull(h, NULL, 10) : 0;
 		int pid = rk->rank;
-		fprintf(out, "%s{\"ph\": \"M\", \"name\": \"process_name\", \"pid\": %d, \"args\": "
-			     "{\"name\": \"rank %d (%s)\"}},\n"
-			     "{\"ph\": \"M\", \"name\": \"process_sort_index\", \"pid\": %d, \"args\": "
-			     "{\"sort_index\": %d}}",
-			first ? "" : ",\n", pid, rk->rank, rk->node, pid, rk->rank);
-		fprintf(out, ",\n{\"ph\": \"M\", \"name\": \"distributedInfo\", \"pid\": %d, \"args\": "
-			     "{\"rank\": %d}}",
-			pid, rk->rank);
+		fprintf(out,
+		        "%s{\"ph\": \"M\", \"name\": \"process_name\", \"pid\": %d, \"args\": "
+		        "{\"name\": \"rank %d (%s)\"}},\n"
+		        "{\"ph\": \"M\", \"name\": \"process_sort_index\", \"pid\": %d, \"args\": "
+		        "{\"sort_index\": %d}}",
+		        first ? "" : ",\n", pid, rk->rank, rk->node, pid, rk->rank);
+		fprintf(out,
+		        ",\n{\"ph\": \"M\", \"name\": \"distributedInfo\", \"pid\": %d, \"args\": "
+		        "{\"rank\": %d}}",
+		        pid, rk->rank);
 		first = false;
 		int64_t live = 0;
 		u64map_t streams = {0};
-#define TS(x) (((double)((x) - mono + rt) - (double)t0) / 1000.0)
+#define TS(x) (((double)((x)-mono + rt) - (double)t0) / 1000.0)
 		while (gp_rf_next(r, &e) == 1 && (!max_events || written < max_events)) {
 			switch (e.type) {
 			case GP_EV_NVTX_PUSH:
-				fprintf(out, ",\n{\"ph\": \"B\", \"cat\": \"nvtx\", \"pid\": %d, \"tid\": %u, "
-					     "\"ts\": %.3f, \"name\": ",
-					pid, e.tid, TS(e.ts));
+				fprintf(out,
+				        ",\n{\"ph\": \"B\", \"cat\": \"nvtx\", \"pid\": %d, "
+				        "\"tid\": %u, "
+				        "\"ts\": %.3f, \"name\": ",
+				        pid, e.tid, TS(e.ts));
 				gp_json_str(out, lookup(&st, (uint32_t)e.a));
 				fputc('}', out);
 				break;
 			case GP_EV_NVTX_POP:
-				fprintf(out, ",\n{\"ph\": \"E\", \"pid\": %d, \"tid\": %u, \"ts\": %.3f}",
-					pid, e.tid, TS(e.ts));
+				fprintf(
+				    out,
+				    ",\n{\"ph\": \"E\", \"pid\": %d, \"tid\": %u, \"ts\": %.3f}",
+				    pid, e.tid, TS(e.ts));
 				break;
 			case GP_EV_NVTX_MARK:
 				if (e.u8)
 					break;
-				fprintf(out, ",\n{\"ph\": \"i\", \"s\": \"t\", \"cat\": \"nvtx\", \"pid\": %d, "
-					     "\"tid\": %u, \"ts\": %.3f, \"name\": ",
-					pid, e.tid, TS(e.ts));
+				fprintf(out,
+				        ",\n{\"ph\": \"i\", \"s\": \"t\", \"cat\": \"nvtx\", "
+				        "\"pid\": %d, "
+				        "\"tid\": %u, \"ts\": %.3f, \"name\": ",
+				        pid, e.tid, TS(e.ts));
 				gp_json_str(out, lookup(&st, (uint32_t)e.a));
 				fputc('}', out);
 				break;
@@ -105,55 +115,76 @@ int gp_export_chrome(const gp_job_t *job, FILE *out, const char *ranklist, uint6
 				uint64_t tid = 1000000 + e.d, dummy;
 				if (!u64map_get(&streams, tid, &dummy)) {
 					u64map_put(&streams, tid, 1);
-					fprintf(out, ",\n{\"ph\": \"M\", \"name\": \"thread_name\", \"pid\": %d, "
-						     "\"tid\": %llu, \"args\": {\"name\": \"GPU %u stream %llu\"}}",
-						pid, (unsigned long long)tid, e.u8, (unsigned long long)e.d);
+					fprintf(out,
+					        ",\n{\"ph\": \"M\", \"name\": \"thread_name\", "
+					        "\"pid\": %d, "
+					        "\"tid\": %llu, \"args\": {\"name\": \"GPU %u "
+					        "stream %llu\"}}",
+					        pid, (unsigned long long)tid, e.u8,
+					        (unsigned long long)e.d);
 				}
-				fprintf(out, ",\n{\"ph\": \"X\", \"cat\": \"%s\", \"pid\": %d, \"tid\": %llu, "
-					     "\"ts\": %.3f, \"dur\": %.3f, \"name\": ",
-					e.type == GP_EV_KERNEL ? "kernel" : e.type == GP_EV_MEMCPY ? "gpu_memcpy"
-												   : "gpu_memset",
-					pid, (unsigned long long)tid, TS(e.ts), e.a / 1000.0);
+				fprintf(out,
+				        ",\n{\"ph\": \"X\", \"cat\": \"%s\", \"pid\": %d, \"tid\": "
+				        "%llu, "
+				        "\"ts\": %.3f, \"dur\": %.3f, \"name\": ",
+				        e.type == GP_EV_KERNEL   ? "kernel"
+				        : e.type == GP_EV_MEMCPY ? "gpu_memcpy"
+				                                 : "gpu_memset",
+				        pid, (unsigned long long)tid, TS(e.ts), e.a / 1000.0);
 				gp_json_str(out, e.type == GP_EV_KERNEL ? lookup(&st, (uint32_t)e.b)
-									: e.type == GP_EV_MEMCPY ? "Memcpy"
-												 : "Memset");
-				fprintf(out, ", \"args\": {\"correlation\": %llu, \"stream\": %llu, "
-					     "\"device\": %u%s}}",
-					(unsigned long long)e.c, (unsigned long long)e.d, e.u8,
-					e.type == GP_EV_KERNEL ? "" : "");
-				fprintf(out, ",\n{\"ph\": \"f\", \"bp\": \"e\", \"cat\": \"ac2g\", \"id\": %llu, "
-					     "\"pid\": %d, \"tid\": %llu, \"ts\": %.3f, \"name\": \"ac2g\"}",
-					(unsigned long long)e.c, pid, (unsigned long long)tid, TS(e.ts));
+				                 : e.type == GP_EV_MEMCPY ? "Memcpy"
+				                                          : "Memset");
+				fprintf(out,
+				        ", \"args\": {\"correlation\": %llu, \"stream\": %llu, "
+				        "\"device\": %u%s}}",
+				        (unsigned long long)e.c, (unsigned long long)e.d, e.u8,
+				        e.type == GP_EV_KERNEL ? "" : "");
+				fprintf(
+				    out,
+				    ",\n{\"ph\": \"f\", \"bp\": \"e\", \"cat\": \"ac2g\", \"id\": "
+				    "%llu, "
+				    "\"pid\": %d, \"tid\": %llu, \"ts\": %.3f, \"name\": \"ac2g\"}",
+				    (unsigned long long)e.c, pid, (unsigned long long)tid,
+				    TS(e.ts));
 				break;
 			}
 			case GP_EV_API:
 				if (e.u16 == 1)
 					break; /* allocation stack marker, not a timed call */
-				fprintf(out, ",\n{\"ph\": \"X\", \"cat\": \"cuda_runtime\", \"pid\": %d, "
-					     "\"tid\": %u, \"ts\": %.3f, \"dur\": %.3f, \"name\": \"%s %llu\", "
-					     "\"args\": {\"correlation\": %llu, \"cbid\": %llu}}",
-					pid, e.tid, TS(e.ts), e.a / 1000.0, e.u8 == 1 ? "cuda" : "cu",
-					(unsigned long long)e.b, (unsigned long long)e.c,
-					(unsigned long long)e.b);
-				fprintf(out, ",\n{\"ph\": \"s\", \"cat\": \"ac2g\", \"id\": %llu, \"pid\": %d, "
-					     "\"tid\": %u, \"ts\": %.3f, \"name\": \"ac2g\"}",
-					(unsigned long long)e.c, pid, e.tid, TS(e.ts));
+				fprintf(
+				    out,
+				    ",\n{\"ph\": \"X\", \"cat\": \"cuda_runtime\", \"pid\": %d, "
+				    "\"tid\": %u, \"ts\": %.3f, \"dur\": %.3f, \"name\": \"%s "
+				    "%llu\", "
+				    "\"args\": {\"correlation\": %llu, \"cbid\": %llu}}",
+				    pid, e.tid, TS(e.ts), e.a / 1000.0, e.u8 == 1 ? "cuda" : "cu",
+				    (unsigned long long)e.b, (unsigned long long)e.c,
+				    (unsigned long long)e.b);
+				fprintf(out,
+				        ",\n{\"ph\": \"s\", \"cat\": \"ac2g\", \"id\": %llu, "
+				        "\"pid\": %d, "
+				        "\"tid\": %u, \"ts\": %.3f, \"name\": \"ac2g\"}",
+				        (unsigned long long)e.c, pid, e.tid, TS(e.ts));
 				break;
 			case GP_EV_ALLOC:
 			case GP_EV_FREE:
 				if (e.u16 == 6)
 					break;
 				live += e.type == GP_EV_ALLOC ? (int64_t)e.b : -(int64_t)e.b;
-				fprintf(out, ",\n{\"ph\": \"C\", \"pid\": %d, \"ts\": %.3f, \"name\": "
-					     "\"device memory\", \"args\": {\"MiB\": %.3f}}",
-					pid, TS(e.ts), live / 1048576.0);
+				fprintf(out,
+				        ",\n{\"ph\": \"C\", \"pid\": %d, \"ts\": %.3f, \"name\": "
+				        "\"device memory\", \"args\": {\"MiB\": %.3f}}",
+				        pid, TS(e.ts), live / 1048576.0);
 				break;
 			case GP_EV_NVML:
-				fprintf(out, ",\n{\"ph\": \"C\", \"pid\": %d, \"ts\": %.3f, \"name\": \"NVML GPU "
-					     "%u\", \"args\": {\"util %%\": %llu, \"used MiB\": %.1f, \"power W\": "
-					     "%.1f}}",
-					pid, TS(e.ts), e.u8, (unsigned long long)(e.a & 0xff),
-					e.b / 1048576.0, (e.c & 0xffffffffu) / 1000.0);
+				fprintf(out,
+				        ",\n{\"ph\": \"C\", \"pid\": %d, \"ts\": %.3f, \"name\": "
+				        "\"NVML GPU "
+				        "%u\", \"args\": {\"util %%\": %llu, \"used MiB\": %.1f, "
+				        "\"power W\": "
+				        "%.1f}}",
+				        pid, TS(e.ts), e.u8, (unsigned long long)(e.a & 0xff),
+				        e.b / 1048576.0, (e.c & 0xffffffffu) / 1000.0);
 				break;
 			default:
 				continue;
@@ -167,8 +198,9 @@ int gp_export_chrome(const gp_job_t *job, FILE *out, const char *ranklist, uint6
 	}
 	fprintf(out, "\n]}\n");
 	if (max_events && written >= max_events)
-		fprintf(stderr, "gpuprof: export: stopped at %llu events (--max-events); select "
-				"ranks with --ranks\n",
-			(unsigned long long)written);
+		fprintf(stderr,
+		        "gpuprof: export: stopped at %llu events (--max-events); select "
+		        "ranks with --ranks\n",
+		        (unsigned long long)written);
 	return 0;
 }

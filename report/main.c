@@ -21,16 +21,18 @@
 
 static int usage(FILE *f)
 {
-	fprintf(f,
-		"usage: gpuprof run [--modes=MODES] [--output=DIR] [--ranks=LIST] -- PROGRAM [ARGS]\n"
-		"       gpuprof report [--step=S] [--format=text|json] [--output=FILE] [--sacct]\n"
-		"                      [--quiet] [--summary-line] JOBDIR|JOBID\n"
-		"       gpuprof export --format=chrome|memviz|html [--ranks=LIST] [--max-events=N] --output=FILE JOBDIR\n"
-		"       gpuprof salvage [--job=ID] [--spool=ROOT] [--into=DIR] [SPOOLDIR...]\n"
-		"       gpuprof diff JOBDIR_A JOBDIR_B\n"
-		"       gpuprof dump [--events] [--strings] RANKFILE\n"
-		"modes:\n%s",
-		gp_modes_help());
+	fprintf(
+	    f,
+	    "usage: gpuprof run [--modes=MODES] [--output=DIR] [--ranks=LIST] -- PROGRAM [ARGS]\n"
+	    "       gpuprof report [--step=S] [--format=text|json] [--output=FILE] [--sacct]\n"
+	    "                      [--quiet] [--summary-line] JOBDIR|JOBID\n"
+	    "       gpuprof export --format=chrome|memviz|html [--ranks=LIST] [--max-events=N] "
+	    "--output=FILE JOBDIR\n"
+	    "       gpuprof salvage [--job=ID] [--spool=ROOT] [--into=DIR] [SPOOLDIR...]\n"
+	    "       gpuprof diff JOBDIR_A JOBDIR_B\n"
+	    "       gpuprof dump [--events] [--strings] RANKFILE\n"
+	    "modes:\n%s",
+	    gp_modes_help());
 	return 2;
 }
 
@@ -83,7 +85,7 @@ static const char *inject_path(void)
 static int cmd_run(int argc, char **argv)
 {
 	const char *modes = getenv(GP_ENV_MODES), *output = getenv(GP_ENV_OUTPUT),
-		   *ranks = getenv(GP_ENV_RANKS);
+	           *ranks = getenv(GP_ENV_RANKS);
 	char err[512], dir[PATH_MAX], expanded[PATH_MAX];
 	unsigned m;
 	int i;
@@ -131,9 +133,11 @@ static int cmd_run(int argc, char **argv)
 	if (gp_tmpl_check(output, err, sizeof(err)) < 0)
 		return gp_err("run: --output: %s", err), 2;
 	const char *job = getenv("SLURM_JOB_ID");
-	gp_tmpl_vars_t vars = {.job = job ? job : "local", .user = getenv("USER"),
-			       .name = getenv("SLURM_JOB_NAME"), .step = getenv("SLURM_STEP_ID"),
-			       .rank = getenv("SLURM_PROCID")};
+	gp_tmpl_vars_t vars = {.job = job ? job : "local",
+	                       .user = getenv("USER"),
+	                       .name = getenv("SLURM_JOB_NAME"),
+	                       .step = getenv("SLURM_STEP_ID"),
+	                       .rank = getenv("SLURM_PROCID")};
 	if (gp_tmpl_expand(output, &vars, expanded, sizeof(expanded)) < 0)
 		return gp_err("run: --output: too long"), 2;
 	if (expanded[0] != '/') {
@@ -177,7 +181,8 @@ static int jobdir_from_id(const char *id, char *out, size_t len)
 	int rc = -1;
 	if (fgets(line, sizeof(line), p)) {
 		line[strcspn(line, "\n")] = '\0';
-		if (snprintf(out, len, "%s/gpuprof-%s", line, id) < (int)len && access(out, R_OK) == 0)
+		if (snprintf(out, len, "%s/gpuprof-%s", line, id) < (int)len &&
+		    access(out, R_OK) == 0)
 			rc = 0;
 	}
 	pclose(p);
@@ -194,9 +199,9 @@ static void fetch_sacct(gp_job_t *job)
 	if (!job->job[0])
 		return;
 	snprintf(cmd, sizeof(cmd),
-		 "sacct -j %s -n -X -P -S 2000-01-01 -o JobID,JobName,State,ExitCode,Elapsed,"
-		 "AllocTRES,NodeList,MaxRSS,AdminComment 2>/dev/null",
-		 job->job);
+	         "sacct -j %s -n -X -P -S 2000-01-01 -o JobID,JobName,State,ExitCode,Elapsed,"
+	         "AllocTRES,NodeList,MaxRSS,AdminComment 2>/dev/null",
+	         job->job);
 	p = popen(cmd, "r");
 	if (!p)
 		return;
@@ -206,8 +211,9 @@ static void fetch_sacct(gp_job_t *job)
 	if (job->sacct[0]) {
 		char tmp[2200];
 		snprintf(tmp, sizeof(tmp),
-			 "JobID|JobName|State|ExitCode|Elapsed|AllocTRES|NodeList|MaxRSS|AdminComment = %s",
-			 job->sacct);
+		         "JobID|JobName|State|ExitCode|Elapsed|AllocTRES|NodeList|MaxRSS|"
+		         "AdminComment = %s",
+		         job->sacct);
 		snprintf(job->sacct, sizeof(job->sacct), "%s", tmp);
 	}
 }
@@ -270,7 +276,9 @@ static int cmd_report(int argc, char **argv)
 	snprintf(dir, sizeof(dir), "%s", target);
 	struct stat st;
 	if (stat(dir, &st) < 0 && jobdir_from_id(target, dir, sizeof(dir)) < 0)
-		return gp_err("report: %s is neither a job directory nor a job id with one", target), 1;
+		return gp_err("report: %s is neither a job directory nor a job id with one",
+		              target),
+		       1;
 	if (gp_job_load(&job, dir, step, err, sizeof(err)) < 0)
 		return gp_err("report: %s", err), 1;
 	gp_job_findings(&job);
@@ -320,8 +328,11 @@ static int cmd_export(int argc, char **argv)
 		else
 			target = argv[i];
 	}
-	if (!format || (strcmp(format, "chrome") && strcmp(format, "html") && strcmp(format, "memviz")))
-		return gp_err("export: --format: '%s' (formats: chrome, memviz, html)", format ? format : ""), 2;
+	if (!format ||
+	    (strcmp(format, "chrome") && strcmp(format, "html") && strcmp(format, "memviz")))
+		return gp_err("export: --format: '%s' (formats: chrome, memviz, html)",
+		              format ? format : ""),
+		       2;
 	if (!target || !output)
 		return gp_err("export: need --output FILE and a job directory"), 2;
 	if (gp_job_load(&job, target, NULL, err, sizeof(err)) < 0)
@@ -361,13 +372,14 @@ static int cmd_salvage(int argc, char **argv)
 		else if (argv[i][0] == '-')
 			return gp_err("salvage: unknown option '%s'", argv[i]), 2;
 		else {
-			explicit++;
+			explicit ++;
 			n += gp_spool_salvage(argv[i], into, true) == 0;
 		}
 	}
 	if (!explicit)
-		n = gp_spool_salvage_all(spool ? spool : (getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp"),
-					 job, into, true);
+		n = gp_spool_salvage_all(spool ? spool
+		                               : (getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp"),
+		                         job, into, true);
 	printf("gpuprof: salvaged %d spool(s)\n", n);
 	return explicit && n < explicit ? 1 : 0;
 }
@@ -402,22 +414,24 @@ static int cmd_dump(int argc, char **argv)
 		if (e.type == GP_EV_STRING && e.u16 == 0)
 			distinct++;
 		if (strings && e.type == GP_EV_STRING)
-			printf("string %u +%u %.*s\n", e.tid, e.u16, e.u8 <= 32 ? e.u8 : 32, (const char *)&e.a);
+			printf("string %u +%u %.*s\n", e.tid, e.u16, e.u8 <= 32 ? e.u8 : 32,
+			       (const char *)&e.a);
 		if (events)
 			printf("%s tid=%u ts=%llu a=%llu b=%llu c=%llu d=%llu u8=%u u16=%u\n",
 			       gp_ev_type_name(e.type), e.tid, (unsigned long long)e.ts,
-			       (unsigned long long)e.a, (unsigned long long)e.b, (unsigned long long)e.c,
-			       (unsigned long long)e.d, e.u8, e.u16);
+			       (unsigned long long)e.a, (unsigned long long)e.b,
+			       (unsigned long long)e.c, (unsigned long long)e.d, e.u8, e.u16);
 	}
 	for (unsigned t = 0; t < GP_EV_MAX; t++)
 		if (count[t])
 			printf("count %s %llu\n", gp_ev_type_name(t), (unsigned long long)count[t]);
 	const gp_rf_stats_t *st = gp_rf_stats(r);
-	printf("distinct_strings %llu\nchunks %llu\nrecords %llu\ncorrupt_chunks %llu\ntruncated %d\n"
-	       "complete %d\n",
-	       (unsigned long long)distinct, (unsigned long long)st->chunks,
-	       (unsigned long long)st->records, (unsigned long long)st->corrupt_chunks, st->truncated,
-	       st->end_seen);
+	printf(
+	    "distinct_strings %llu\nchunks %llu\nrecords %llu\ncorrupt_chunks %llu\ntruncated %d\n"
+	    "complete %d\n",
+	    (unsigned long long)distinct, (unsigned long long)st->chunks,
+	    (unsigned long long)st->records, (unsigned long long)st->corrupt_chunks, st->truncated,
+	    st->end_seen);
 	gp_rf_close(r);
 	return 0;
 }
@@ -455,7 +469,9 @@ static int cmd_diff(int argc, char **argv)
 			if (!strcmp(a.k[j].name, b.k[i].name))
 				ta = a.k[j].total;
 		printf("  %-60.60s %10.3f %10.3f%s\n", b.k[i].name, ta / 1e6, b.k[i].total / 1e6,
-		       ta && b.k[i].total > ta * 1.1 ? "  REGRESSION" : ta ? "" : "  NEW");
+		       ta && b.k[i].total > ta * 1.1 ? "  REGRESSION"
+		       : ta                          ? ""
+		                                     : "  NEW");
 	}
 	printf("\nfindings:\n");
 	for (unsigned i = 0; i < b.nf; i++) {

@@ -78,8 +78,10 @@ static void p_frames(FILE *o, syms_t *s, uint32_t stack)
 			continue;
 		char name[512], file[256];
 		const char *lp = strrchr(t, '(');
-		snprintf(name, sizeof(name), "%.*s", lp && lp > t ? (int)(lp - t - 1) : (int)strlen(t), t);
-		snprintf(file, sizeof(file), "%.*s", lp ? (int)strcspn(lp + 1, ")") : 1, lp ? lp + 1 : "?");
+		snprintf(name, sizeof(name), "%.*s",
+		         lp && lp > t ? (int)(lp - t - 1) : (int)strlen(t), t);
+		snprintf(file, sizeof(file), "%.*s", lp ? (int)strcspn(lp + 1, ")") : 1,
+		         lp ? lp + 1 : "?");
 		p_op(o, '}');
 		p_op(o, '(');
 		p_key_str(o, "filename", file);
@@ -139,7 +141,8 @@ int gp_export_memviz(const gp_job_t *job, FILE *o, const char *ranklist)
 			break;
 		case GP_EV_ALLOC:
 		case GP_EV_FREE:
-			if ((e.u16 == 3 || e.u16 == 5) && e.ts <= rk->snapshot_ns) /* device, managed */
+			if ((e.u16 == 3 || e.u16 == 5) &&
+			    e.ts <= rk->snapshot_ns) /* device, managed */
 				VEC_PUSH(allocs, e);
 			break;
 		case GP_EV_START:
@@ -158,8 +161,13 @@ int gp_export_memviz(const gp_job_t *job, FILE *o, const char *ranklist)
 		gp_event_t *a = &allocs.v[i];
 		uint64_t st = 0, li;
 		u64map_get(&s.alloc_stack, a->c, &st);
-		mev_t m = {.ts = a->ts, .addr = a->a, .bytes = a->b, .stream = a->d,
-			   .stack = (uint32_t)st, .dev = a->u8, .is_free = a->type == GP_EV_FREE};
+		mev_t m = {.ts = a->ts,
+		           .addr = a->a,
+		           .bytes = a->b,
+		           .stream = a->d,
+		           .stack = (uint32_t)st,
+		           .dev = a->u8,
+		           .is_free = a->type == GP_EV_FREE};
 		if (m.is_free) {
 			if (!u64map_get(&live, m.addr, &li) || !li)
 				continue; /* freed before we saw it: nothing to pair */
@@ -233,7 +241,8 @@ int gp_export_memviz(const gp_job_t *job, FILE *o, const char *ranklist)
 		for (size_t i = 0; i < ev.n; i++) {
 			const mev_t *m = &ev.v[i];
 			static const char *alloc_act[] = {"segment_alloc", "alloc"};
-			static const char *free_act[] = {"free_requested", "free_completed", "segment_free"};
+			static const char *free_act[] = {"free_requested", "free_completed",
+			                                 "segment_free"};
 			const char **acts = m->is_free ? free_act : alloc_act;
 			int nact = m->is_free ? 3 : 2;
 			if (m->dev != dv)
@@ -245,7 +254,8 @@ int gp_export_memviz(const gp_job_t *job, FILE *o, const char *ranklist)
 				p_key_int(o, "addr", (int64_t)m->addr);
 				p_key_int(o, "size", (int64_t)m->bytes);
 				p_key_int(o, "stream", (int64_t)m->stream);
-				p_key_int(o, "time_us", (int64_t)((m->ts - (t0 && t0 < m->ts ? t0 : 0)) / 1000));
+				p_key_int(o, "time_us",
+				          (int64_t)((m->ts - (t0 && t0 < m->ts ? t0 : 0)) / 1000));
 				p_str(o, "frames");
 				p_frames(o, &s, m->stack);
 				p_op(o, 'u');

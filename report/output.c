@@ -51,8 +51,8 @@ static void shorten(const char *name, char *out, size_t len)
 void gp_report_text(const gp_job_t *job, FILE *out)
 {
 	char b[64], nm[64];
-	fprintf(out, "gpuprof report: job %s, %u rank file(s) in %s\n", job->job[0] ? job->job : "?",
-		job->nranks, job->dir);
+	fprintf(out, "gpuprof report: job %s, %u rank file(s) in %s\n",
+	        job->job[0] ? job->job : "?", job->nranks, job->dir);
 	if (job->sacct[0])
 		fprintf(out, "sacct: %s\n", job->sacct);
 	fprintf(out, "\n== Findings (most important first) ==\n");
@@ -61,34 +61,35 @@ void gp_report_text(const gp_job_t *job, FILE *out)
 	for (unsigned i = 0; i < job->nf; i++) {
 		const gp_finding_t *f = &job->f[i];
 		fprintf(out, "%u. [%s] %s\n   evidence:  %s\n   threshold: %s\n   fix:       %s\n",
-			i + 1, f->id, f->title, f->evidence, f->threshold, f->fix);
+		        i + 1, f->id, f->title, f->evidence, f->threshold, f->fix);
 	}
 	fprintf(out, "\n== How slow ==\n");
 	fprintf(out, "%-6s %-10s %-12s %9s %7s %6s %10s %10s %10s %6s\n", "rank", "node", "outcome",
-		"wall s", "steps", "warm", "mean ms", "median ms", "p95 ms", "CV");
+	        "wall s", "steps", "warm", "mean ms", "median ms", "p95 ms", "CV");
 	for (unsigned i = 0; i < job->nranks; i++) {
 		const gp_rank_t *r = &job->ranks[i];
-		fprintf(out, "%-6d %-10.10s %-12s %9.2f %7u %6u %10.3f %10.3f %10.3f %6.3f\n", r->rank,
-			r->node, exit_text(r, b, sizeof(b)), r->wall_ns / 1e9, r->nsteps, r->warmup,
-			r->step_mean_ms, r->step_median_ms, r->step_p95_ms, r->step_cv);
+		fprintf(out, "%-6d %-10.10s %-12s %9.2f %7u %6u %10.3f %10.3f %10.3f %6.3f\n",
+		        r->rank, r->node, exit_text(r, b, sizeof(b)), r->wall_ns / 1e9, r->nsteps,
+		        r->warmup, r->step_mean_ms, r->step_median_ms, r->step_p95_ms, r->step_cv);
 	}
 	if (job->nranks && job->ranks[0].step_name[0])
 		fprintf(out, "steps: NVTX range '%s'; warm-up steps excluded; job median %.3f ms\n",
-			job->ranks[0].step_name, job->step_median_ms);
+		        job->ranks[0].step_name, job->step_median_ms);
 	else
 		fprintf(out, "steps: no repeated outermost NVTX range found (mode nvtx or timing "
-			     "marks steps; GPUPROF_STEP_RANGE names one)\n");
+		             "marks steps; GPUPROF_STEP_RANGE names one)\n");
 
 	fprintf(out, "\n== Where the time goes ==\n");
 	fprintf(out, "%-6s %8s %8s %9s %9s %9s %8s %8s %8s %9s\n", "rank", "kernels", "busy%",
-		"hostwait%", "kernwait%", "other%", "comm%", "overlap%", "sync ms", "launch us");
+	        "hostwait%", "kernwait%", "other%", "comm%", "overlap%", "sync ms", "launch us");
 	for (unsigned i = 0; i < job->nranks; i++) {
 		const gp_rank_t *r = &job->ranks[i];
-		fprintf(out, "%-6d %8llu %8.1f %9.1f %9.1f %9.1f %8.1f %8.1f %8.2f %9.1f\n", r->rank,
-			(unsigned long long)r->nkernels, pct(r->busy_ns, r->span_ns),
-			pct(r->idle_host_ns, r->span_ns), pct(r->idle_kernel_ns, r->span_ns),
-			pct(r->idle_other_ns, r->span_ns), pct(r->comm_ns, r->comm_ns + r->compute_ns),
-			pct(r->overlap_ns, r->comm_ns), r->sync_ns / 1e6, r->launch_latency_us);
+		fprintf(out, "%-6d %8llu %8.1f %9.1f %9.1f %9.1f %8.1f %8.1f %8.2f %9.1f\n",
+		        r->rank, (unsigned long long)r->nkernels, pct(r->busy_ns, r->span_ns),
+		        pct(r->idle_host_ns, r->span_ns), pct(r->idle_kernel_ns, r->span_ns),
+		        pct(r->idle_other_ns, r->span_ns),
+		        pct(r->comm_ns, r->comm_ns + r->compute_ns), pct(r->overlap_ns, r->comm_ns),
+		        r->sync_ns / 1e6, r->launch_latency_us);
 	}
 	if (job->nk) {
 		uint64_t tot = 0;
@@ -96,42 +97,42 @@ void gp_report_text(const gp_job_t *job, FILE *out)
 			tot += job->k[i].total;
 		fprintf(out, "\nTop kernels by total GPU time (all ranks):\n");
 		fprintf(out, "%-50s %8s %11s %10s %10s %10s %6s\n", "name", "calls", "total ms",
-			"mean us", "min us", "max us", "share");
+		        "mean us", "min us", "max us", "share");
 		for (unsigned i = 0; i < job->nk && i < 15; i++) {
 			const gp_kstat_t *k = &job->k[i];
 			shorten(k->name, nm, 51);
 			fprintf(out, "%-50s %8llu %11.3f %10.2f %10.2f %10.2f %5.1f%%\n", nm,
-				(unsigned long long)k->calls, k->total / 1e6,
-				k->total / 1e3 / (double)k->calls, k->min / 1e3, k->max / 1e3,
-				pct(k->total, tot));
+			        (unsigned long long)k->calls, k->total / 1e6,
+			        k->total / 1e3 / (double)k->calls, k->min / 1e3, k->max / 1e3,
+			        pct(k->total, tot));
 		}
 	}
 	if (job->nr) {
 		fprintf(out, "\nNVTX ranges (all ranks): CPU time and projected GPU time\n");
 		fprintf(out, "%-40s %8s %11s %11s %10s\n", "range", "count", "CPU ms", "GPU ms",
-			"sync ms");
+		        "sync ms");
 		for (unsigned i = 0; i < job->nr && i < 20; i++) {
 			const gp_rstat_t *r = &job->r[i];
 			shorten(r->name, nm, 41);
 			fprintf(out, "%-40s %8llu %11.3f %11.3f %10.3f\n", nm,
-				(unsigned long long)r->count, r->cpu_ns / 1e6, r->gpu_ns / 1e6,
-				r->sync_ns / 1e6);
+			        (unsigned long long)r->count, r->cpu_ns / 1e6, r->gpu_ns / 1e6,
+			        r->sync_ns / 1e6);
 		}
 	}
 	fprintf(out, "\n== Where the memory goes ==\n");
 	fprintf(out, "%-6s %10s %10s %10s %12s %10s %10s %10s\n", "rank", "peak MiB", "at s",
-		"final MiB", "growth/step", "optim MiB", "static MiB", "NVML MiB");
+	        "final MiB", "growth/step", "optim MiB", "static MiB", "NVML MiB");
 	for (unsigned i = 0; i < job->nranks; i++) {
 		const gp_rank_t *r = &job->ranks[i];
 		fprintf(out, "%-6d %10.1f %10.3f %10.1f %10.1fKiB %10.1f %10.1f %10.1f\n", r->rank,
-			r->mem_peak / 1048576.0, r->mem_peak_t_ns / 1e9, r->mem_final / 1048576.0,
-			r->mem_growth_per_step / 1024.0, r->optimizer_bytes / 1048576.0,
-			r->mem_static / 1048576.0, r->nvml_mem_max / 1048576.0);
+		        r->mem_peak / 1048576.0, r->mem_peak_t_ns / 1e9, r->mem_final / 1048576.0,
+		        r->mem_growth_per_step / 1024.0, r->optimizer_bytes / 1048576.0,
+		        r->mem_static / 1048576.0, r->nvml_mem_max / 1048576.0);
 		if (r->mem_peak_stack[0])
 			fprintf(out, "       peak reached by: %s\n", r->mem_peak_stack);
 		for (unsigned o = 0; o < r->nowners; o++)
-			fprintf(out, "       live at the last step from %-20s %10.1f MiB\n", r->owners[o].module,
-				r->owners[o].bytes / 1048576.0);
+			fprintf(out, "       live at the last step from %-20s %10.1f MiB\n",
+			        r->owners[o].module, r->owners[o].bytes / 1048576.0);
 	}
 	fprintf(out, "\n== Data quality ==\n");
 	unsigned incomplete = 0;
@@ -141,22 +142,24 @@ void gp_report_text(const gp_job_t *job, FILE *out)
 		    r->drops_cupti || r->drops_table || r->drops_cap || r->yielded[0] ||
 		    strcmp(r->wrapped, "agent")) {
 			incomplete++;
-			fprintf(out,
-				"rank %d: %s%s%s dropped ring=%llu cupti=%llu strings=%llu cap=%llu "
-				"corrupt_chunks=%llu%s%s%s%s\n",
-				r->rank, r->has_end ? "complete" : "incomplete (salvaged or killed)",
-				r->truncated ? ", truncated tail" : "",
-				strcmp(r->wrapped, "agent") ? ", not wrapped (environment-only)" : "",
-				(unsigned long long)r->drops_ring, (unsigned long long)r->drops_cupti,
-				(unsigned long long)r->drops_table, (unsigned long long)r->drops_cap,
-				(unsigned long long)r->corrupt_chunks, r->yielded[0] ? "; yielded: " : "",
-				r->yielded, "", "");
+			fprintf(
+			    out,
+			    "rank %d: %s%s%s dropped ring=%llu cupti=%llu strings=%llu cap=%llu "
+			    "corrupt_chunks=%llu%s%s%s%s\n",
+			    r->rank, r->has_end ? "complete" : "incomplete (salvaged or killed)",
+			    r->truncated ? ", truncated tail" : "",
+			    strcmp(r->wrapped, "agent") ? ", not wrapped (environment-only)" : "",
+			    (unsigned long long)r->drops_ring, (unsigned long long)r->drops_cupti,
+			    (unsigned long long)r->drops_table, (unsigned long long)r->drops_cap,
+			    (unsigned long long)r->corrupt_chunks,
+			    r->yielded[0] ? "; yielded: " : "", r->yielded, "", "");
 		}
 	}
 	if (job->ntasks_expected > job->nranks)
-		fprintf(out, "%u of %u tasks have no rank file (not selected by --gpuprof-ranks, "
-			     "or lost)\n",
-			job->ntasks_expected - job->nranks, job->ntasks_expected);
+		fprintf(out,
+		        "%u of %u tasks have no rank file (not selected by --gpuprof-ranks, "
+		        "or lost)\n",
+		        job->ntasks_expected - job->nranks, job->ntasks_expected);
 	if (!incomplete)
 		fprintf(out, "all %u rank files complete, nothing dropped\n", job->nranks);
 }
@@ -168,13 +171,14 @@ void gp_report_summary_line(const gp_job_t *job, char *buf, size_t len)
 		busy += job->ranks[i].busy_ns;
 		span += job->ranks[i].span_ns;
 		idle += job->ranks[i].idle_host_ns + job->ranks[i].idle_other_ns +
-			job->ranks[i].idle_kernel_ns;
+		        job->ranks[i].idle_kernel_ns;
 		if (job->ranks[i].mem_peak > peak)
 			peak = job->ranks[i].mem_peak;
 	}
-	snprintf(buf, len, "gpuprof: ranks=%u busy=%.0f%% idle=%.0f%% peak=%.1fGiB step=%.2fms top=%s dir=%s",
-		 job->nranks, pct(busy, span), pct(idle, span), peak / 1073741824.0,
-		 job->step_median_ms, job->nf ? job->f[0].id : "none", job->dir);
+	snprintf(buf, len,
+	         "gpuprof: ranks=%u busy=%.0f%% idle=%.0f%% peak=%.1fGiB step=%.2fms top=%s dir=%s",
+	         job->nranks, pct(busy, span), pct(idle, span), peak / 1073741824.0,
+	         job->step_median_ms, job->nf ? job->f[0].id : "none", job->dir);
 }
 
 void gp_report_json(const gp_job_t *job, FILE *out)
@@ -210,53 +214,59 @@ void gp_report_json(const gp_job_t *job, FILE *out)
 		gp_json_str(out, r->node);
 		fprintf(out, ", \"outcome\": ");
 		gp_json_str(out, exit_text(r, b, sizeof(b)));
-		fprintf(out,
-			", \"complete\": %s, \"wall_s\": %.6f, \"cpu_s\": %.6f, \"max_rss_kib\": %llu,"
-			"\n     \"steps\": {\"range\": ",
-			r->has_end ? "true" : "false", r->wall_ns / 1e9, r->cpu_us / 1e6,
-			(unsigned long long)r->maxrss_kib);
+		fprintf(
+		    out,
+		    ", \"complete\": %s, \"wall_s\": %.6f, \"cpu_s\": %.6f, \"max_rss_kib\": %llu,"
+		    "\n     \"steps\": {\"range\": ",
+		    r->has_end ? "true" : "false", r->wall_ns / 1e9, r->cpu_us / 1e6,
+		    (unsigned long long)r->maxrss_kib);
 		gp_json_str(out, r->step_name);
 		fprintf(out,
-			", \"count\": %u, \"warmup\": %u, \"mean_ms\": %.6f, \"median_ms\": %.6f, "
-			"\"p95_ms\": %.6f, \"cv\": %.6f, \"durations_ms\": [",
-			r->nsteps, r->warmup, r->step_mean_ms, r->step_median_ms, r->step_p95_ms,
-			r->step_cv);
+		        ", \"count\": %u, \"warmup\": %u, \"mean_ms\": %.6f, \"median_ms\": %.6f, "
+		        "\"p95_ms\": %.6f, \"cv\": %.6f, \"durations_ms\": [",
+		        r->nsteps, r->warmup, r->step_mean_ms, r->step_median_ms, r->step_p95_ms,
+		        r->step_cv);
 		for (unsigned s = 0; s < r->nstep_ms; s++)
 			fprintf(out, "%s%.4f", s ? ", " : "", r->step_ms[s]);
-		fprintf(out,
-			"]},\n     \"gpu\": {\"kernels_total\": %llu, \"kernels_in_steps\": %llu, \"kernels\": %llu, \"memcpy\": %llu, \"memset\": %llu, "
-			"\"span_ns\": %llu, \"busy_ns\": %llu, \"idle_host_wait_ns\": %llu, "
-			"\"idle_kernel_wait_ns\": %llu, \"idle_other_ns\": %llu, \"compute_ns\": %llu, "
-			"\"comm_ns\": %llu, \"memcpy_ns\": %llu, \"comm_compute_overlap_ns\": %llu, "
-			"\"small_kernels\": %llu, \"kernels_shorter_than_launch\": %llu, "
-			"\"launch_latency_us_median\": %.3f, \"kernels_per_step\": %.2f, "
-			"\"nvml_util_mean\": %.1f, \"nvml_samples\": %llu},\n",
-			(unsigned long long)r->kernels_total, (unsigned long long)r->kernels_in_steps,
-			(unsigned long long)r->nkernels,
-			(unsigned long long)r->nmemcpy,
-			(unsigned long long)r->nmemset, (unsigned long long)r->span_ns,
-			(unsigned long long)r->busy_ns, (unsigned long long)r->idle_host_ns,
-			(unsigned long long)r->idle_kernel_ns, (unsigned long long)r->idle_other_ns,
-			(unsigned long long)r->compute_ns, (unsigned long long)r->comm_ns,
-			(unsigned long long)r->memcpy_ns, (unsigned long long)r->overlap_ns,
-			(unsigned long long)r->small_kernels, (unsigned long long)r->short_vs_launch,
-			r->launch_latency_us, r->kernels_per_step, r->nvml_util_mean,
-			(unsigned long long)r->nvml_samples);
+		fprintf(
+		    out,
+		    "]},\n     \"gpu\": {\"kernels_total\": %llu, \"kernels_in_steps\": %llu, "
+		    "\"kernels\": %llu, \"memcpy\": %llu, \"memset\": %llu, "
+		    "\"span_ns\": %llu, \"busy_ns\": %llu, \"idle_host_wait_ns\": %llu, "
+		    "\"idle_kernel_wait_ns\": %llu, \"idle_other_ns\": %llu, \"compute_ns\": %llu, "
+		    "\"comm_ns\": %llu, \"memcpy_ns\": %llu, \"comm_compute_overlap_ns\": %llu, "
+		    "\"small_kernels\": %llu, \"kernels_shorter_than_launch\": %llu, "
+		    "\"launch_latency_us_median\": %.3f, \"kernels_per_step\": %.2f, "
+		    "\"nvml_util_mean\": %.1f, \"nvml_samples\": %llu},\n",
+		    (unsigned long long)r->kernels_total, (unsigned long long)r->kernels_in_steps,
+		    (unsigned long long)r->nkernels, (unsigned long long)r->nmemcpy,
+		    (unsigned long long)r->nmemset, (unsigned long long)r->span_ns,
+		    (unsigned long long)r->busy_ns, (unsigned long long)r->idle_host_ns,
+		    (unsigned long long)r->idle_kernel_ns, (unsigned long long)r->idle_other_ns,
+		    (unsigned long long)r->compute_ns, (unsigned long long)r->comm_ns,
+		    (unsigned long long)r->memcpy_ns, (unsigned long long)r->overlap_ns,
+		    (unsigned long long)r->small_kernels, (unsigned long long)r->short_vs_launch,
+		    r->launch_latency_us, r->kernels_per_step, r->nvml_util_mean,
+		    (unsigned long long)r->nvml_samples);
 		fprintf(out, "     \"sync\": {\"calls\": %llu, \"ns\": %llu, \"top_range\": ",
-			(unsigned long long)r->sync_calls, (unsigned long long)r->sync_ns);
+		        (unsigned long long)r->sync_calls, (unsigned long long)r->sync_ns);
 		gp_json_str(out, r->sync_range);
 		fprintf(out,
-			", \"top_range_ns\": %llu},\n     \"memory\": {\"allocs\": %llu, \"frees\": %llu, "
-			"\"peak_bytes\": %llu, \"peak_at_ns\": %llu, \"final_bytes\": %llu, "
-			"\"static_bytes\": %llu, \"growth_bytes_per_step\": %.1f, \"leak_bytes\": %llu, "
-			"\"leak_allocs\": %llu, \"optimizer_bytes\": %llu, \"nvml_used_max_bytes\": %llu, "
-			"\"peak_stack\": ",
-			(unsigned long long)r->sync_range_ns, (unsigned long long)r->nallocs,
-			(unsigned long long)r->nfrees, (unsigned long long)r->mem_peak,
-			(unsigned long long)r->mem_peak_t_ns, (unsigned long long)r->mem_final,
-			(unsigned long long)r->mem_static, r->mem_growth_per_step,
-			(unsigned long long)r->leak_bytes, (unsigned long long)r->leak_allocs,
-			(unsigned long long)r->optimizer_bytes, (unsigned long long)r->nvml_mem_max);
+		        ", \"top_range_ns\": %llu},\n     \"memory\": {\"allocs\": %llu, "
+		        "\"frees\": %llu, "
+		        "\"peak_bytes\": %llu, \"peak_at_ns\": %llu, \"final_bytes\": %llu, "
+		        "\"static_bytes\": %llu, \"growth_bytes_per_step\": %.1f, \"leak_bytes\": "
+		        "%llu, "
+		        "\"leak_allocs\": %llu, \"optimizer_bytes\": %llu, "
+		        "\"nvml_used_max_bytes\": %llu, "
+		        "\"peak_stack\": ",
+		        (unsigned long long)r->sync_range_ns, (unsigned long long)r->nallocs,
+		        (unsigned long long)r->nfrees, (unsigned long long)r->mem_peak,
+		        (unsigned long long)r->mem_peak_t_ns, (unsigned long long)r->mem_final,
+		        (unsigned long long)r->mem_static, r->mem_growth_per_step,
+		        (unsigned long long)r->leak_bytes, (unsigned long long)r->leak_allocs,
+		        (unsigned long long)r->optimizer_bytes,
+		        (unsigned long long)r->nvml_mem_max);
 		gp_json_str(out, r->mem_peak_stack);
 		fprintf(out, ", \"leak_stack\": ");
 		gp_json_str(out, r->leak_stack);
@@ -268,13 +278,15 @@ void gp_report_json(const gp_job_t *job, FILE *out)
 		}
 		fprintf(out, "}");
 		fprintf(out,
-			"},\n     \"quality\": {\"records\": %llu, \"truncated\": %s, \"corrupt_chunks\": "
-			"%llu, \"dropped_ring\": %llu, \"dropped_cupti\": %llu, \"dropped_strings\": %llu, "
-			"\"dropped_byte_cap\": %llu, \"wrapped\": ",
-			(unsigned long long)r->records, r->truncated ? "true" : "false",
-			(unsigned long long)r->corrupt_chunks, (unsigned long long)r->drops_ring,
-			(unsigned long long)r->drops_cupti, (unsigned long long)r->drops_table,
-			(unsigned long long)r->drops_cap);
+		        "},\n     \"quality\": {\"records\": %llu, \"truncated\": %s, "
+		        "\"corrupt_chunks\": "
+		        "%llu, \"dropped_ring\": %llu, \"dropped_cupti\": %llu, "
+		        "\"dropped_strings\": %llu, "
+		        "\"dropped_byte_cap\": %llu, \"wrapped\": ",
+		        (unsigned long long)r->records, r->truncated ? "true" : "false",
+		        (unsigned long long)r->corrupt_chunks, (unsigned long long)r->drops_ring,
+		        (unsigned long long)r->drops_cupti, (unsigned long long)r->drops_table,
+		        (unsigned long long)r->drops_cap);
 		gp_json_str(out, r->wrapped);
 		fprintf(out, ", \"yielded\": ");
 		gp_json_str(out, r->yielded);
@@ -285,19 +297,23 @@ void gp_report_json(const gp_job_t *job, FILE *out)
 		const gp_kstat_t *k = &job->k[i];
 		fprintf(out, "%s\n    {\"name\": ", i ? "," : "");
 		gp_json_str(out, k->name);
-		fprintf(out, ", \"calls\": %llu, \"total_ns\": %llu, \"min_ns\": %llu, \"max_ns\": %llu, "
-			     "\"comm\": %s}",
-			(unsigned long long)k->calls, (unsigned long long)k->total,
-			(unsigned long long)k->min, (unsigned long long)k->max, k->comm ? "true" : "false");
+		fprintf(
+		    out,
+		    ", \"calls\": %llu, \"total_ns\": %llu, \"min_ns\": %llu, \"max_ns\": %llu, "
+		    "\"comm\": %s}",
+		    (unsigned long long)k->calls, (unsigned long long)k->total,
+		    (unsigned long long)k->min, (unsigned long long)k->max,
+		    k->comm ? "true" : "false");
 	}
 	fprintf(out, "\n  ],\n  \"nvtx\": [");
 	for (unsigned i = 0; i < job->nr && i < 500; i++) {
 		const gp_rstat_t *r = &job->r[i];
 		fprintf(out, "%s\n    {\"name\": ", i ? "," : "");
 		gp_json_str(out, r->name);
-		fprintf(out, ", \"count\": %llu, \"cpu_ns\": %llu, \"gpu_ns\": %llu, \"sync_ns\": %llu}",
-			(unsigned long long)r->count, (unsigned long long)r->cpu_ns,
-			(unsigned long long)r->gpu_ns, (unsigned long long)r->sync_ns);
+		fprintf(out,
+		        ", \"count\": %llu, \"cpu_ns\": %llu, \"gpu_ns\": %llu, \"sync_ns\": %llu}",
+		        (unsigned long long)r->count, (unsigned long long)r->cpu_ns,
+		        (unsigned long long)r->gpu_ns, (unsigned long long)r->sync_ns);
 	}
 	fprintf(out, "\n  ]\n}\n");
 }

@@ -14,7 +14,7 @@
 typedef struct gp_symtab {
 	u64map_t str_ids; /* string id + 1 -> index into strs */
 	VEC(char *) strs;
-	u64map_t frame;	    /* pc -> string id of "symbol+0xoff (library)" */
+	u64map_t frame;     /* pc -> string id of "symbol+0xoff (library)" */
 	u64map_t stack_off; /* stack id -> offset + 1 into pcs, where [offset - 1] = count */
 	VEC(uint64_t) pcs;
 } gp_symtab_t;

@@ -6,28 +6,28 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define VEC(T)                                                                              \
-	struct {                                                                            \
-		T *v;                                                                       \
-		size_t n, cap;                                                              \
+#define VEC(T)                                                                                     \
+	struct {                                                                                   \
+		T *v;                                                                              \
+		size_t n, cap;                                                                     \
 	}
-#define VEC_PUSH(vec, item)                                                                 \
-	do {                                                                                \
-		if ((vec).n == (vec).cap) {                                                 \
-			size_t nc_ = (vec).cap ? (vec).cap * 2 : 256;                       \
-			void *nv_ = realloc((vec).v, nc_ * sizeof(*(vec).v));               \
-			if (!nv_)                                                           \
-				break;                                                      \
-			(vec).v = nv_;                                                      \
-			(vec).cap = nc_;                                                    \
-		}                                                                           \
-		(vec).v[(vec).n++] = (item);                                                \
+#define VEC_PUSH(vec, item)                                                                        \
+	do {                                                                                       \
+		if ((vec).n == (vec).cap) {                                                        \
+			size_t nc_ = (vec).cap ? (vec).cap * 2 : 256;                              \
+			void *nv_ = realloc((vec).v, nc_ * sizeof(*(vec).v));                      \
+			if (!nv_)                                                                  \
+				break;                                                             \
+			(vec).v = nv_;                                                             \
+			(vec).cap = nc_;                                                           \
+		}                                                                                  \
+		(vec).v[(vec).n++] = (item);                                                       \
 	} while (0)
-#define VEC_FREE(vec)                                                                       \
-	do {                                                                                \
-		free((vec).v);                                                              \
-		(vec).v = NULL;                                                             \
-		(vec).n = (vec).cap = 0;                                                    \
+#define VEC_FREE(vec)                                                                              \
+	do {                                                                                       \
+		free((vec).v);                                                                     \
+		(vec).v = NULL;                                                                    \
+		(vec).n = (vec).cap = 0;                                                           \
 	} while (0)
 
 /* u64 -> u64 open-addressing map (0 key reserved). */
@@ -48,7 +48,7 @@ static inline void u64map_put(u64map_t *m, uint64_t k, uint64_t v);
 static inline void u64map_grow(u64map_t *m)
 {
 	u64map_t n = {calloc(m->cap ? m->cap * 2 : 1024, 8), calloc(m->cap ? m->cap * 2 : 1024, 8),
-		      m->cap ? m->cap * 2 : 1024, 0};
+	              m->cap ? m->cap * 2 : 1024, 0};
 	if (!n.k || !n.v) {
 		free(n.k);
 		free(n.v);

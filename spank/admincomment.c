@@ -47,7 +47,8 @@ static void existing_comment(uint32_t job, char *out, size_t len)
 
 void gp_set_admin_comment(uint32_t job, const char *summary)
 {
-	char old[ADMIN_COMMENT_MAX], val[ADMIN_COMMENT_MAX + 32], jobarg[48], arg[ADMIN_COMMENT_MAX + 64];
+	char old[ADMIN_COMMENT_MAX], val[ADMIN_COMMENT_MAX + 32], jobarg[48],
+	    arg[ADMIN_COMMENT_MAX + 64];
 	existing_comment(job, old, sizeof(old));
 	snprintf(val, sizeof(val), "%s%s%s", old, old[0] ? "; " : "", summary);
 	val[ADMIN_COMMENT_MAX - 1] = '\0';
@@ -60,4 +61,3 @@ void gp_set_admin_comment(uint32_t job, const char *summary)
 	if (gp_exec_capture(argv, NULL, 0, 10) != 0)
 		gp_debug("could not set AdminComment of job %u", job);
 }
-

@@ -35,11 +35,11 @@ int gp_client_post_opt(spank_t sp)
 		gp_modes_format(bad & ~GP_MODE_TIMING, b, sizeof(b));
 		gp_modes_format(gp_plugin.cfg.allowed_modes, a, sizeof(a));
 		return gp_err("%s: mode '%s' is not allowed on this cluster (allowed: %s)",
-			      gp_plugin.opt_modes_set ? "--gpuprof" : GP_ENV_MODES, b, a);
+		              gp_plugin.opt_modes_set ? "--gpuprof" : GP_ENV_MODES, b, a);
 	}
 	pw = getpwuid(getuid());
 	if (!gp_config_admits(&gp_plugin.cfg, pw ? pw->pw_name : NULL, NULL, &why))
 		return gp_err("%s: not available to you: %s",
-			      gp_plugin.opt_modes_set ? "--gpuprof" : GP_ENV_MODES, why);
+		              gp_plugin.opt_modes_set ? "--gpuprof" : GP_ENV_MODES, why);
 	return 0;
 }

@@ -13,10 +13,8 @@
 #include <string.h>
 #include <unistd.h>
 
-
 /* Record written by stepd.c: "uid gid\nspool\njobdir\n". */
-static int read_record(uint32_t job, uid_t *uid, gid_t *gid, char *spool, char *jobdir,
-		       size_t len)
+static int read_record(uint32_t job, uid_t *uid, gid_t *gid, char *spool, char *jobdir, size_t len)
 {
 	char path[4200], buf[8800];
 	unsigned u, g;
@@ -65,8 +63,15 @@ int gp_epilog(spank_t sp)
 	}
 	snprintf(jobarg, sizeof(jobarg), "%u", job);
 	/* salvage spools of agents that were killed, as the user */
-	char *salv[] = {gp_plugin.cfg.cli_path, "salvage", "--job", jobarg, "--spool", spool,
-			"--into", jobdir, NULL};
+	char *salv[] = {gp_plugin.cfg.cli_path,
+	                "salvage",
+	                "--job",
+	                jobarg,
+	                "--spool",
+	                spool,
+	                "--into",
+	                jobdir,
+	                NULL};
 	gp_exec_as_user(uid, gid, salv, NULL, 0, 60);
 	char *rep[] = {gp_plugin.cfg.cli_path, "report", "--quiet", "--summary-line", jobdir, NULL};
 	summary[0] = '\0';
@@ -75,7 +80,7 @@ int gp_epilog(spank_t sp)
 		if (summary[0] && gp_plugin.cfg.admin_comment)
 			gp_set_admin_comment(job, summary);
 	}
-out: {
+out : {
 	char path[4200];
 	snprintf(path, sizeof(path), "%s/%u", gp_plugin.state_dir, job);
 	unlink(path);

@@ -34,14 +34,14 @@ static void print_help(void)
 		gp_config_describe(&gp_plugin.cfg, policy, sizeof(policy));
 	/* The client's stderr is the user's terminal. */
 	fprintf(stderr,
-		"gpuprof: --gpuprof[=MODES] profiles the GPU work of every task of the job.\n"
-		"MODES is a comma list of:\n%s"
-		"Without MODES the site default applies. Related options:\n"
-		"  --gpuprof-output=DIR   job directory (template: %%j job, %%u user, %%x name,\n"
-		"                         %%s step, %%n node); relative to the submit directory\n"
-		"  --gpuprof-ranks=LIST   profile only these global ranks, e.g. 0,8-15\n"
-		"%s",
-		gp_modes_help(), policy);
+	        "gpuprof: --gpuprof[=MODES] profiles the GPU work of every task of the job.\n"
+	        "MODES is a comma list of:\n%s"
+	        "Without MODES the site default applies. Related options:\n"
+	        "  --gpuprof-output=DIR   job directory (template: %%j job, %%u user, %%x name,\n"
+	        "                         %%s step, %%n node); relative to the submit directory\n"
+	        "  --gpuprof-ranks=LIST   profile only these global ranks, e.g. 0,8-15\n"
+	        "%s",
+	        gp_modes_help(), policy);
 }
 
 static int check_modes(const char *what, const char *v)
@@ -65,7 +65,7 @@ static int check_modes(const char *what, const char *v)
 			gp_modes_format(bad & ~GP_MODE_TIMING, b, sizeof(b));
 			gp_modes_format(gp_plugin.cfg.allowed_modes, a, sizeof(a));
 			return gp_err("%s: mode '%s' is not allowed on this cluster (allowed: %s)",
-				      what, b, a);
+			              what, b, a);
 		}
 	}
 	return 0;
@@ -118,15 +118,15 @@ static int cb_ranks(int val, const char *optarg, int remote)
 }
 
 static struct spank_option options[] = {
-	{"gpuprof", "[MODES]",
-	 "Profile GPU work: comma list of timing,nvtx,cuda,mem,gpu,all,none "
-	 "(--gpuprof=help lists them)",
-	 2, OPT_MODES, cb_modes},
-	{"gpuprof-output", "DIR", "gpuprof job directory (template: %j %u %x %s %n)", 1, OPT_OUTPUT,
-	 cb_output},
-	{"gpuprof-ranks", "LIST", "profile only these global ranks, e.g. 0,8-15", 1, OPT_RANKS,
-	 cb_ranks},
-	SPANK_OPTIONS_TABLE_END,
+    {"gpuprof", "[MODES]",
+     "Profile GPU work: comma list of timing,nvtx,cuda,mem,gpu,all,none "
+     "(--gpuprof=help lists them)",
+     2, OPT_MODES, cb_modes},
+    {"gpuprof-output", "DIR", "gpuprof job directory (template: %j %u %x %s %n)", 1, OPT_OUTPUT,
+     cb_output},
+    {"gpuprof-ranks", "LIST", "profile only these global ranks, e.g. 0,8-15", 1, OPT_RANKS,
+     cb_ranks},
+    SPANK_OPTIONS_TABLE_END,
 };
 
 int gp_options_register(spank_t sp)
@@ -139,8 +139,8 @@ int gp_options_register(spank_t sp)
 	return 0;
 }
 
-int gp_options_resolve(const char *(*env_get)(const char *name, void *arg), void *arg,
-		       char *err, size_t errlen)
+int gp_options_resolve(const char *(*env_get)(const char *name, void *arg), void *arg, char *err,
+                       size_t errlen)
 {
 	const char *v;
 	char why[512];
@@ -167,7 +167,7 @@ int gp_options_resolve(const char *(*env_get)(const char *name, void *arg), void
 	v = p->opt_output ? p->opt_output : env_get(GP_ENV_OUTPUT, arg);
 	if (v && gp_tmpl_check(v, why, sizeof(why)) < 0) {
 		snprintf(err, errlen, "%s: %s", p->opt_output ? "--gpuprof-output" : GP_ENV_OUTPUT,
-			 why);
+		         why);
 		return -1;
 	}
 	set_str(&p->output_tmpl, v ? v : p->cfg.output);
@@ -176,7 +176,8 @@ int gp_options_resolve(const char *(*env_get)(const char *name, void *arg), void
 	memset(&p->ranks, 0, sizeof(p->ranks));
 	p->ranks.all = true;
 	if (v && gp_ranks_parse(v, &p->ranks, why, sizeof(why)) < 0) {
-		snprintf(err, errlen, "%s: %s", p->opt_ranks ? "--gpuprof-ranks" : GP_ENV_RANKS, why);
+		snprintf(err, errlen, "%s: %s", p->opt_ranks ? "--gpuprof-ranks" : GP_ENV_RANKS,
+		         why);
 		return -1;
 	}
 	return 0;

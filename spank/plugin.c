@@ -42,11 +42,11 @@ static int parse_plugin_args(int ac, char **av)
 			free(gp_plugin.state_dir);
 			gp_plugin.state_dir = strdup(eq + 1);
 		} else if (!(kl == 5 && !strncmp(av[i], "agent", 5)) &&
-			   !(kl == 6 && !strncmp(av[i], "inject", 6)) &&
-			   !(kl == 3 && !strncmp(av[i], "cli", 3))) {
+		           !(kl == 6 && !strncmp(av[i], "inject", 6)) &&
+		           !(kl == 3 && !strncmp(av[i], "cli", 3))) {
 			return gp_err("plugstack.conf: unknown argument '%.*s' (known: config, "
-				      "agent, inject, cli, state_dir)",
-				      (int)kl, av[i]);
+			              "agent, inject, cli, state_dir)",
+			              (int)kl, av[i]);
 		}
 	}
 	return 0;

@@ -10,19 +10,19 @@
 #include "ranks.h"
 #include "siteconf.h"
 
-#define GP_STEP_BATCH 0xfffffffbu
-#define GP_STEP_EXTERN 0xfffffffcu
+#define GP_STEP_BATCH       0xfffffffbu
+#define GP_STEP_EXTERN      0xfffffffcu
 #define GP_STEP_INTERACTIVE 0xfffffffau
 
 typedef struct gp_plugin {
-	bool config_ok;	  /* site config loaded (else plugin disabled) */
-	bool enabled;	  /* this step is profiled */
-	gp_config_t cfg;  /* site policy */
+	bool config_ok;  /* site config loaded (else plugin disabled) */
+	bool enabled;    /* this step is profiled */
+	gp_config_t cfg; /* site policy */
 	char *config_path;
-	char *state_dir;  /* root-owned node-local records for the epilog */
+	char *state_dir; /* root-owned node-local records for the epilog */
 	/* option values as given (NULL: not given); set by the option callbacks */
 	bool opt_modes_set;
-	char *opt_modes;  /* may be NULL/"" with opt_modes_set: site default */
+	char *opt_modes; /* may be NULL/"" with opt_modes_set: site default */
 	char *opt_output;
 	char *opt_ranks;
 	/* resolved */
@@ -48,8 +48,8 @@ extern gp_plugin_t gp_plugin;
 int gp_options_register(spank_t sp);
 /* Resolve modes/output/ranks from the options, then GPUPROF_* (env_get), then site
  * defaults. Returns -1 with a message (naming the option or variable) in err. */
-int gp_options_resolve(const char *(*env_get)(const char *name, void *arg), void *arg,
-		       char *err, size_t errlen);
+int gp_options_resolve(const char *(*env_get)(const char *name, void *arg), void *arg, char *err,
+                       size_t errlen);
 
 /* spank/client.c: srun/sbatch/salloc */
 int gp_client_post_opt(spank_t sp);
@@ -70,7 +70,7 @@ int gp_epilog(spank_t sp);
 int gp_run_as_user(uid_t uid, gid_t gid, int (*fn)(void *), void *arg, int timeout_s);
 /* Same, running argv (no shell) as the user, stdout captured into out (may be NULL). */
 int gp_exec_as_user(uid_t uid, gid_t gid, char *const argv[], char *out, size_t outlen,
-		    int timeout_s);
+                    int timeout_s);
 /* Run argv as the current user (root, in the epilog), stdout into out. */
 int gp_exec_capture(char *const argv[], char *out, size_t outlen, int timeout_s);
 

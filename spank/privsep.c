@@ -51,7 +51,7 @@ static int wait_child(pid_t pid, int fd, char *out, size_t outlen, int timeout_s
 				ssize_t n = read(fd, tmp, sizeof(tmp));
 				if (n > 0 && out && got + 1 < outlen) {
 					size_t k = (size_t)n < outlen - 1 - got ? (size_t)n
-										: outlen - 1 - got;
+					                                        : outlen - 1 - got;
 					memcpy(out + got, tmp, k);
 					got += k;
 				} else if (n == 0) {
@@ -105,7 +105,7 @@ int gp_run_as_user(uid_t uid, gid_t gid, int (*fn)(void *), void *arg, int timeo
 }
 
 static int exec_common(bool drop, uid_t uid, gid_t gid, char *const argv[], char *out,
-		       size_t outlen, int timeout_s)
+                       size_t outlen, int timeout_s)
 {
 	int p[2];
 	pid_t pid;
@@ -132,7 +132,7 @@ static int exec_common(bool drop, uid_t uid, gid_t gid, char *const argv[], char
 }
 
 int gp_exec_as_user(uid_t uid, gid_t gid, char *const argv[], char *out, size_t outlen,
-		    int timeout_s)
+                    int timeout_s)
 {
 	return exec_common(true, uid, gid, argv, out, outlen, timeout_s);
 }

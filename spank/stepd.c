@@ -85,11 +85,11 @@ static int resolve_step(spank_t sp, bool quiet)
 	step_name(p->step_id, stepbuf, sizeof(stepbuf));
 	gethostname(nodebuf, sizeof(nodebuf) - 1);
 	gp_tmpl_vars_t vars = {
-		.job = jobbuf,
-		.user = pw ? pw->pw_name : NULL,
-		.name = job_env("SLURM_JOB_NAME", NULL),
-		.step = stepbuf,
-		.node = nodebuf,
+	    .job = jobbuf,
+	    .user = pw ? pw->pw_name : NULL,
+	    .name = job_env("SLURM_JOB_NAME", NULL),
+	    .step = stepbuf,
+	    .node = nodebuf,
 	};
 	if (gp_tmpl_expand(p->output_tmpl, &vars, expanded, sizeof(expanded)) < 0) {
 		if (!quiet)
@@ -104,7 +104,7 @@ static int resolve_step(spank_t sp, bool quiet)
 		if (!sub)
 			sub = getcwd(cwd, sizeof(cwd));
 		if (!sub || snprintf(p->jobdir, sizeof(p->jobdir), "%s/%s", sub, expanded) >=
-				    (int)sizeof(p->jobdir)) {
+		                (int)sizeof(p->jobdir)) {
 			if (!quiet)
 				gp_warn("cannot place the job directory '%s'", expanded);
 			return 0;
@@ -135,7 +135,6 @@ int gp_stepd_init(spank_t sp)
 		p->node_id = 0;
 	return 0;
 }
-
 
 /* A task that is not profiled must not inherit our injection from a profiled parent
  * (a wrapped batch script running srun): remove what points at our library. */
@@ -197,8 +196,8 @@ static int wrap_task(spank_t sp)
 	 * original argv[0] back from GPUPROF_ARGV0. */
 	int argc = 0;
 	char **argv = NULL;
-	if (spank_get_item(sp, S_JOB_ARGV, &argc, &argv) != ESPANK_SUCCESS || argc < 1 ||
-	    !argv || !argv[0])
+	if (spank_get_item(sp, S_JOB_ARGV, &argc, &argv) != ESPANK_SUCCESS || argc < 1 || !argv ||
+	    !argv[0])
 		return -1;
 	if (spank_setenv(sp, GP_ENV_ARGV0, argv[0], 1) != ESPANK_SUCCESS)
 		return -1;
@@ -288,25 +287,26 @@ static int write_node_summary(void *arg)
 	step_name(p->step_id, stepbuf, sizeof(stepbuf));
 	gethostname(node, sizeof(node) - 1);
 	snprintf(dir, sizeof(dir), "%s/step%s%s%s", p->jobdir, stepbuf,
-		 attempt && strcmp(attempt, "0") ? ".attempt" : "",
-		 attempt && strcmp(attempt, "0") ? attempt : "");
+	         attempt && strcmp(attempt, "0") ? ".attempt" : "",
+	         attempt && strcmp(attempt, "0") ? attempt : "");
 	dfd = gp_mkdir_p(dir, p->cfg.group_readable ? 0750 : 0700);
 	if (dfd < 0) {
 		free(buf);
 		return -1;
 	}
-	off += (size_t)snprintf(buf + off, 65536 - off,
-				"{\"job\": %u, \"step\": \"%s\", \"node\": \"%s\", \"node_id\": %u, "
-				"\"tasks\": [",
-				p->job_id, stepbuf, node, p->node_id);
+	off +=
+	    (size_t)snprintf(buf + off, 65536 - off,
+	                     "{\"job\": %u, \"step\": \"%s\", \"node\": \"%s\", \"node_id\": %u, "
+	                     "\"tasks\": [",
+	                     p->job_id, stepbuf, node, p->node_id);
 	for (unsigned i = 0; i < p->ntasks_local && off < 60000; i++) {
 		if (!p->task_seen[i])
 			continue;
 		off += (size_t)snprintf(buf + off, 65536 - off,
-					"%s{\"task\": %u, \"rank\": %u, \"wait_status\": %d, "
-					"\"profiled\": %s}",
-					off && buf[off - 1] == '}' ? ", " : "", i, p->global_id[i],
-					p->exit_status[i], p->profiled[i] ? "true" : "false");
+		                        "%s{\"task\": %u, \"rank\": %u, \"wait_status\": %d, "
+		                        "\"profiled\": %s}",
+		                        off && buf[off - 1] == '}' ? ", " : "", i, p->global_id[i],
+		                        p->exit_status[i], p->profiled[i] ? "true" : "false");
 	}
 	off += (size_t)snprintf(buf + off, 65536 - off, "]}\n");
 	snprintf(name, sizeof(name), "node%u.json", p->node_id);
@@ -330,7 +330,7 @@ static void write_state_record(void)
 		return;
 	}
 	int n = snprintf(rec, sizeof(rec), "%u %u\n%s\n%s\n", (unsigned)p->uid, (unsigned)p->gid,
-			 p->spool, p->jobdir);
+	                 p->spool, p->jobdir);
 	snprintf(name, sizeof(name), "%u", p->job_id);
 	if (gp_write_file_at(dfd, name, rec, (size_t)n, 0600) < 0)
 		gp_err_errno("state record %s/%s", p->state_dir, name);
@@ -360,16 +360,15 @@ int gp_stepd_exit(spank_t sp)
 	const char *rc = job_env("SLURM_RESTART_COUNT", NULL);
 	if (rc)
 		snprintf(attempt, sizeof(attempt), "%s", rc);
-	if (p->ntasks_local &&
-	    gp_run_as_user(p->uid, p->gid, write_node_summary, attempt, 10) != 0)
+	if (p->ntasks_local && gp_run_as_user(p->uid, p->gid, write_node_summary, attempt, 10) != 0)
 		gp_warn("could not write the step summary into %s", p->jobdir);
 	/* node 0 refreshes the report; the epilog does it again after salvage */
 	/* node 0 refreshes the report as the user and, while slurmctld still knows the
 	 * job, puts its summary into AdminComment; the epilog repeats this after salvage */
 	if (p->node_id == 0 && p->cfg.report_at_end && access(p->cfg.cli_path, X_OK) == 0) {
 		char summary[ADMIN_COMMENT_MAX] = "";
-		char *argv[] = {p->cfg.cli_path, "report", "--quiet", "--summary-line", p->jobdir,
-				NULL};
+		char *argv[] = {p->cfg.cli_path,  "report",  "--quiet",
+		                "--summary-line", p->jobdir, NULL};
 		if (gp_exec_as_user(p->uid, p->gid, argv, summary, sizeof(summary), 60) == 0 &&
 		    p->cfg.admin_comment && geteuid() == 0) {
 			summary[strcspn(summary, "\n")] = '\0';

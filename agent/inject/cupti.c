@@ -21,9 +21,9 @@
 #include <libunwind.h>
 #endif
 
-#define BUF_SIZE (8u << 20)
+#define BUF_SIZE            (8u << 20)
 #define BUF_MAX_OUTSTANDING 32
-#define STACK_DEPTH 24
+#define STACK_DEPTH         24
 
 typedef struct buf_node {
 	struct buf_node *next;
@@ -64,7 +64,7 @@ static void CUPTIAPI buffer_requested(uint8_t **buffer, size_t *size, size_t *ma
 static bool discard; /* GPUPROF_CUPTI_DISCARD=1: the CUPTI floor for overhead benchmarks */
 
 static void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t streamId, uint8_t *buffer,
-				      size_t size, size_t validSize)
+                                      size_t size, size_t validSize)
 {
 	if (discard) {
 		free(buffer);
@@ -185,8 +185,8 @@ static void emit_record(const CUpti_Activity *r)
 	case CUPTI_ACTIVITY_KIND_MEMORY2: {
 		const CUpti_ActivityMemory4 *m = (const void *)r;
 		e.type = m->memoryOperationType == CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_RELEASE
-				 ? GP_EV_FREE
-				 : GP_EV_ALLOC;
+		             ? GP_EV_FREE
+		             : GP_EV_ALLOC;
 		e.ts = m->timestamp;
 		e.a = m->address;
 		e.b = m->bytes;
@@ -270,15 +270,18 @@ static void define_stack(uint32_t id, void *const *pcs, int n)
 			lib = lib ? lib + 1 : di.dli_fname;
 			if (di.dli_sname)
 				snprintf(sym, sizeof(sym), "%s+0x%lx (%s)", di.dli_sname,
-					 (unsigned long)((char *)pcs[i] - (char *)di.dli_saddr), lib);
+				         (unsigned long)((char *)pcs[i] - (char *)di.dli_saddr),
+				         lib);
 			else
 				snprintf(sym, sizeof(sym), "0x%lx (%s)",
-					 (unsigned long)((char *)pcs[i] - (char *)di.dli_fbase), lib);
+				         (unsigned long)((char *)pcs[i] - (char *)di.dli_fbase),
+				         lib);
 		} else {
 			snprintf(sym, sizeof(sym), "%p", pcs[i]);
 		}
-		gp_event_t f = {.type = GP_EV_FRAME, .a = (uint64_t)(uintptr_t)pcs[i],
-				.b = api->intern(sym, strlen(sym))};
+		gp_event_t f = {.type = GP_EV_FRAME,
+		                .a = (uint64_t)(uintptr_t)pcs[i],
+		                .b = api->intern(sym, strlen(sym))};
 		api->emit(&f);
 	}
 }
@@ -316,7 +319,7 @@ static uint32_t capture_stack(void)
 }
 
 static void CUPTIAPI on_callback(void *ud, CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
-				 const void *data)
+                                 const void *data)
 {
 	if (domain == CUPTI_CB_DOMAIN_RESOURCE) {
 		if (cbid == CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING) {
@@ -328,14 +331,18 @@ static void CUPTIAPI on_callback(void *ud, CUpti_CallbackDomain domain, CUpti_Ca
 	const CUpti_CallbackData *cb = data;
 	if (cb->callbackSite != CUPTI_API_ENTER)
 		return;
-	gp_event_t e = {.type = GP_EV_API, .ts = api->now(), .b = cbid,
-			.c = cb->correlationId, .tid = api->tid(),
-			.u8 = domain == CUPTI_CB_DOMAIN_RUNTIME_API ? 1 : 2};
+	gp_event_t e = {.type = GP_EV_API,
+	                .ts = api->now(),
+	                .b = cbid,
+	                .c = cb->correlationId,
+	                .tid = api->tid(),
+	                .u8 = domain == CUPTI_CB_DOMAIN_RUNTIME_API ? 1 : 2};
 	if (domain == CUPTI_CB_DOMAIN_RUNTIME_API &&
 	    (cbid == CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStart_v4000 ||
 	     cbid == CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStop_v4000)) {
-		gp_event_t p = {.type = GP_EV_PROFILER, .ts = e.ts,
-				.a = cbid == CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStart_v4000};
+		gp_event_t p = {.type = GP_EV_PROFILER,
+		                .ts = e.ts,
+		                .a = cbid == CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStart_v4000};
 		api->emit(&p);
 		return;
 	}
@@ -345,52 +352,47 @@ static void CUPTIAPI on_callback(void *ud, CUpti_CallbackDomain domain, CUpti_Ca
 }
 
 static const CUpti_CallbackId rt_api[] = {
-	CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000,
-	CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_ptsz_v7000,
-	CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_v11060,
-	CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_v10000,
-	CUPTI_RUNTIME_TRACE_CBID_cudaDeviceSynchronize_v3020,
-	CUPTI_RUNTIME_TRACE_CBID_cudaStreamSynchronize_v3020,
-	CUPTI_RUNTIME_TRACE_CBID_cudaEventSynchronize_v3020,
-	CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy_v3020,
-	CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyAsync_v3020,
-	CUPTI_RUNTIME_TRACE_CBID_cudaMemset_v3020,
-	CUPTI_RUNTIME_TRACE_CBID_cudaMemsetAsync_v3020,
-	CUPTI_RUNTIME_TRACE_CBID_cudaMalloc_v3020,
-	CUPTI_RUNTIME_TRACE_CBID_cudaFree_v3020,
-	CUPTI_RUNTIME_TRACE_CBID_cudaMallocAsync_v11020,
-	CUPTI_RUNTIME_TRACE_CBID_cudaFreeAsync_v11020,
+    CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000,
+    CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_ptsz_v7000,
+    CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_v11060,
+    CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_v10000,
+    CUPTI_RUNTIME_TRACE_CBID_cudaDeviceSynchronize_v3020,
+    CUPTI_RUNTIME_TRACE_CBID_cudaStreamSynchronize_v3020,
+    CUPTI_RUNTIME_TRACE_CBID_cudaEventSynchronize_v3020,
+    CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy_v3020,
+    CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyAsync_v3020,
+    CUPTI_RUNTIME_TRACE_CBID_cudaMemset_v3020,
+    CUPTI_RUNTIME_TRACE_CBID_cudaMemsetAsync_v3020,
+    CUPTI_RUNTIME_TRACE_CBID_cudaMalloc_v3020,
+    CUPTI_RUNTIME_TRACE_CBID_cudaFree_v3020,
+    CUPTI_RUNTIME_TRACE_CBID_cudaMallocAsync_v11020,
+    CUPTI_RUNTIME_TRACE_CBID_cudaFreeAsync_v11020,
 };
 static const CUpti_CallbackId drv_api[] = {
-	CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel,
-	CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx,
-	CUPTI_DRIVER_TRACE_CBID_cuCtxSynchronize,
-	CUPTI_DRIVER_TRACE_CBID_cuStreamSynchronize,
-	CUPTI_DRIVER_TRACE_CBID_cuEventSynchronize,
-	CUPTI_DRIVER_TRACE_CBID_cuMemcpyDtoH_v2,
-	CUPTI_DRIVER_TRACE_CBID_cuMemcpyAsync,
-	CUPTI_DRIVER_TRACE_CBID_cuMemsetD8Async,
-	CUPTI_DRIVER_TRACE_CBID_cuMemsetD32Async,
-	CUPTI_DRIVER_TRACE_CBID_cuMemAlloc_v2,
-	CUPTI_DRIVER_TRACE_CBID_cuMemFree_v2,
+    CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel,     CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx,
+    CUPTI_DRIVER_TRACE_CBID_cuCtxSynchronize,   CUPTI_DRIVER_TRACE_CBID_cuStreamSynchronize,
+    CUPTI_DRIVER_TRACE_CBID_cuEventSynchronize, CUPTI_DRIVER_TRACE_CBID_cuMemcpyDtoH_v2,
+    CUPTI_DRIVER_TRACE_CBID_cuMemcpyAsync,      CUPTI_DRIVER_TRACE_CBID_cuMemsetD8Async,
+    CUPTI_DRIVER_TRACE_CBID_cuMemsetD32Async,   CUPTI_DRIVER_TRACE_CBID_cuMemAlloc_v2,
+    CUPTI_DRIVER_TRACE_CBID_cuMemFree_v2,
 };
 static const CUpti_CallbackId rt_alloc[] = {
-	CUPTI_RUNTIME_TRACE_CBID_cudaMalloc_v3020,
-	CUPTI_RUNTIME_TRACE_CBID_cudaMallocAsync_v11020,
-	CUPTI_RUNTIME_TRACE_CBID_cudaMallocFromPoolAsync_v11020,
-	CUPTI_RUNTIME_TRACE_CBID_cudaMallocManaged_v6000,
-	CUPTI_RUNTIME_TRACE_CBID_cudaMallocHost_v3020,
-	CUPTI_RUNTIME_TRACE_CBID_cudaHostAlloc_v3020,
-	CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStart_v4000,
-	CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStop_v4000,
+    CUPTI_RUNTIME_TRACE_CBID_cudaMalloc_v3020,
+    CUPTI_RUNTIME_TRACE_CBID_cudaMallocAsync_v11020,
+    CUPTI_RUNTIME_TRACE_CBID_cudaMallocFromPoolAsync_v11020,
+    CUPTI_RUNTIME_TRACE_CBID_cudaMallocManaged_v6000,
+    CUPTI_RUNTIME_TRACE_CBID_cudaMallocHost_v3020,
+    CUPTI_RUNTIME_TRACE_CBID_cudaHostAlloc_v3020,
+    CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStart_v4000,
+    CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStop_v4000,
 };
 static const CUpti_CallbackId drv_alloc[] = {
-	CUPTI_DRIVER_TRACE_CBID_cuMemAlloc_v2,
-	CUPTI_DRIVER_TRACE_CBID_cuMemAllocAsync,
-	CUPTI_DRIVER_TRACE_CBID_cuMemAllocFromPoolAsync,
-	CUPTI_DRIVER_TRACE_CBID_cuMemAllocManaged,
-	CUPTI_DRIVER_TRACE_CBID_cuMemCreate,
-	CUPTI_DRIVER_TRACE_CBID_cuMemMap,
+    CUPTI_DRIVER_TRACE_CBID_cuMemAlloc_v2,
+    CUPTI_DRIVER_TRACE_CBID_cuMemAllocAsync,
+    CUPTI_DRIVER_TRACE_CBID_cuMemAllocFromPoolAsync,
+    CUPTI_DRIVER_TRACE_CBID_cuMemAllocManaged,
+    CUPTI_DRIVER_TRACE_CBID_cuMemCreate,
+    CUPTI_DRIVER_TRACE_CBID_cuMemMap,
 };
 #define N(a) (sizeof(a) / sizeof(a[0]))
 
@@ -422,7 +424,7 @@ static int fail(char *why, unsigned len, const char *what, CUptiResult rc)
 }
 
 __attribute__((visibility("default"))) int gp_cupti_start(const gp_inject_api_t *a, char *why,
-							   unsigned whylen)
+                                                          unsigned whylen)
 {
 	CUptiResult rc;
 	const char *dv = getenv("GPUPROF_CUPTI_DISCARD");
@@ -432,14 +434,15 @@ __attribute__((visibility("default"))) int gp_cupti_start(const gp_inject_api_t 
 	if (rc != CUPTI_SUCCESS) {
 		api = NULL;
 		if (rc == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED)
-			snprintf(why, whylen, "CUPTI is held by another tool (nsys, ncu, "
-					      "compute-sanitizer or a profiler in the program)");
+			snprintf(why, whylen,
+			         "CUPTI is held by another tool (nsys, ncu, "
+			         "compute-sanitizer or a profiler in the program)");
 		else
 			fail(why, whylen, "cuptiSubscribe", rc);
 		return -1;
 	}
 	cuptiEnableCallback(1, subscriber, CUPTI_CB_DOMAIN_RESOURCE,
-			    CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING);
+	                    CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING);
 	/* timestamps on the host clock NVTX uses, registered before any kind is enabled */
 	cuptiActivityRegisterTimestampCallback(timestamp);
 	rc = cuptiActivityRegisterCallbacks(buffer_requested, buffer_completed);
@@ -459,9 +462,11 @@ __attribute__((visibility("default"))) int gp_cupti_start(const gp_inject_api_t 
 	if (a->modes & GP_MODE_MEM) {
 		cuptiActivityEnable(CUPTI_ACTIVITY_KIND_MEMORY2);
 		for (size_t i = 0; i < N(rt_alloc); i++)
-			cuptiEnableCallback(1, subscriber, CUPTI_CB_DOMAIN_RUNTIME_API, rt_alloc[i]);
+			cuptiEnableCallback(1, subscriber, CUPTI_CB_DOMAIN_RUNTIME_API,
+			                    rt_alloc[i]);
 		for (size_t i = 0; i < N(drv_alloc); i++)
-			cuptiEnableCallback(1, subscriber, CUPTI_CB_DOMAIN_DRIVER_API, drv_alloc[i]);
+			cuptiEnableCallback(1, subscriber, CUPTI_CB_DOMAIN_DRIVER_API,
+			                    drv_alloc[i]);
 	}
 	if (pthread_create(&worker, NULL, worker_main, NULL) != 0)
 		return fail(why, whylen, "pthread_create", CUPTI_ERROR_UNKNOWN);

@@ -37,9 +37,9 @@ int InitializeInjection(void);
 static struct {
 	_Atomic int enabled; /* relaxed check first on every hot path */
 	unsigned modes;
-	pid_t owner;	     /* events from forked children are not ours */
+	pid_t owner; /* events from forked children are not ours */
 	gp_ring_t ring;
-	bool own_ring;	     /* fallback: no agent, we drain ourselves */
+	bool own_ring; /* fallback: no agent, we drain ourselves */
 	gp_rf_writer_t *w;
 	pthread_t drainer;
 	_Atomic int stop;
@@ -72,8 +72,8 @@ static void emit(const gp_event_t *ev)
 
 /* ---- string interning: content hash -> id, lock-free open addressing ---- */
 
-#define STR_BITS 18
-#define STR_SLOTS (1u << STR_BITS)
+#define STR_BITS   18
+#define STR_SLOTS  (1u << STR_BITS)
 #define STR_PROBES 64
 static _Atomic uint64_t str_tbl[STR_SLOTS];
 
@@ -112,8 +112,8 @@ static uint32_t intern(const char *s, size_t len)
 		if (v == 0) {
 			uint64_t zero = 0;
 			if (atomic_compare_exchange_strong_explicit(&str_tbl[idx], &zero, h,
-								    memory_order_relaxed,
-								    memory_order_relaxed)) {
+			                                            memory_order_relaxed,
+			                                            memory_order_relaxed)) {
 				emit_string(idx + 1, s, len);
 				return idx + 1;
 			}
@@ -161,8 +161,7 @@ static uint32_t intern_wstr(const wchar_t *ws)
 
 static void count_drop(int which, uint64_t n)
 {
-	atomic_fetch_add_explicit(which ? &g.drops_cupti : &g.drops_table, n,
-				  memory_order_relaxed);
+	atomic_fetch_add_explicit(which ? &g.drops_cupti : &g.drops_table, n, memory_order_relaxed);
 }
 
 static uint64_t clock_ns(void)
@@ -170,11 +169,8 @@ static uint64_t clock_ns(void)
 	return gp_clock_ns();
 }
 
-static const gp_inject_api_t api_template = {.emit = emit,
-					     .intern = intern,
-					     .count_drop = count_drop,
-					     .tid = my_tid,
-					     .now = clock_ns};
+static const gp_inject_api_t api_template = {
+    .emit = emit, .intern = intern, .count_drop = count_drop, .tid = my_tid, .now = clock_ns};
 
 /* ---- start-up ---- */
 
@@ -205,8 +201,11 @@ static void fallback_finish(void)
 	atomic_store(&g.stop, 1);
 	pthread_join(g.drainer, NULL);
 	gp_ring_drain(&g.ring, g.w, true, NULL);
-	gp_event_t d = {.type = GP_EV_DROPS, .ts = gp_clock_ns(), .a = g.ring.hdr->drops,
-			.b = g.drops_cupti, .c = g.drops_table};
+	gp_event_t d = {.type = GP_EV_DROPS,
+	                .ts = gp_clock_ns(),
+	                .a = g.ring.hdr->drops,
+	                .b = g.drops_cupti,
+	                .c = g.drops_table};
 	gp_rf_append(g.w, &d);
 	gp_event_t e = {.type = GP_EV_END, .ts = gp_clock_ns()};
 	gp_rf_append(g.w, &e);
@@ -244,11 +243,11 @@ static int fallback_setup(void)
 	if (gp_spool_userdir(root, udir, sizeof(udir)) < 0)
 		return -1;
 	snprintf(g.spool, sizeof(g.spool), "%s/job%s.%s.%s.%d", udir, job ? job : "local", step,
-		 rank, (int)getpid());
+	         rank, (int)getpid());
 	if (mkdir(g.spool, 0700) < 0)
 		return -1;
-	snprintf(g.dest, sizeof(g.dest), "%s/step%s/rank%s.gpr",
-		 jobdir ? jobdir : "gpuprof-local", step, rank);
+	snprintf(g.dest, sizeof(g.dest), "%s/step%s/rank%s.gpr", jobdir ? jobdir : "gpuprof-local",
+	         step, rank);
 	int dfd = open(g.spool, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (dfd < 0)
 		return -1;
@@ -280,7 +279,7 @@ static int fallback_setup(void)
 	gp_rf_hdr_add(hdr, sizeof(hdr), "monotonic_ns", b);
 	gp_rf_hdr_add(hdr, sizeof(hdr), "wrapped", "env");
 	gp_rf_hdr_add(hdr, sizeof(hdr), "fallback",
-		      getenv(GP_ENV_FALLBACK) ? getenv(GP_ENV_FALLBACK) : "no agent");
+	              getenv(GP_ENV_FALLBACK) ? getenv(GP_ENV_FALLBACK) : "no agent");
 	g.w = gp_rf_writer_create(fd, hdr, 0);
 	if (!g.w) {
 		close(fd);
@@ -330,13 +329,26 @@ static inline uint64_t color_cat(const nvtxEventAttributes_t *a)
 static inline uint64_t payload(const nvtxEventAttributes_t *a)
 {
 	switch (a->payloadType) {
-	case NVTX_PAYLOAD_TYPE_UNSIGNED_INT64: return a->payload.ullValue;
-	case NVTX_PAYLOAD_TYPE_INT64: return (uint64_t)a->payload.llValue;
-	case NVTX_PAYLOAD_TYPE_DOUBLE: { uint64_t v; memcpy(&v, &a->payload.dValue, 8); return v; }
-	case NVTX_PAYLOAD_TYPE_UNSIGNED_INT32: return a->payload.uiValue;
-	case NVTX_PAYLOAD_TYPE_INT32: return (uint64_t)(int64_t)a->payload.iValue;
-	case NVTX_PAYLOAD_TYPE_FLOAT: { uint32_t v; memcpy(&v, &a->payload.fValue, 4); return v; }
-	default: return 0;
+	case NVTX_PAYLOAD_TYPE_UNSIGNED_INT64:
+		return a->payload.ullValue;
+	case NVTX_PAYLOAD_TYPE_INT64:
+		return (uint64_t)a->payload.llValue;
+	case NVTX_PAYLOAD_TYPE_DOUBLE: {
+		uint64_t v;
+		memcpy(&v, &a->payload.dValue, 8);
+		return v;
+	}
+	case NVTX_PAYLOAD_TYPE_UNSIGNED_INT32:
+		return a->payload.uiValue;
+	case NVTX_PAYLOAD_TYPE_INT32:
+		return (uint64_t)(int64_t)a->payload.iValue;
+	case NVTX_PAYLOAD_TYPE_FLOAT: {
+		uint32_t v;
+		memcpy(&v, &a->payload.fValue, 4);
+		return v;
+	}
+	default:
+		return 0;
 	}
 }
 
@@ -345,11 +357,14 @@ static uint32_t attr_name(const nvtxEventAttributes_t *a)
 	if (!a)
 		return 0;
 	switch (a->messageType) {
-	case NVTX_MESSAGE_TYPE_ASCII: return intern_cstr(a->message.ascii);
-	case NVTX_MESSAGE_TYPE_UNICODE: return intern_wstr(a->message.unicode);
+	case NVTX_MESSAGE_TYPE_ASCII:
+		return intern_cstr(a->message.ascii);
+	case NVTX_MESSAGE_TYPE_UNICODE:
+		return intern_wstr(a->message.unicode);
 	case NVTX_MESSAGE_TYPE_REGISTERED:
 		return (uint32_t)(uintptr_t)a->message.registered;
-	default: return 0;
+	default:
+		return 0;
 	}
 }
 
@@ -365,8 +380,8 @@ static int push_common(uint32_t domain, uint32_t name, const nvtxEventAttributes
 	/* timing alone keeps only the outermost ranges: they delimit steps */
 	if (!(g.modes & GP_MODE_NVTX) && level > 0)
 		return level;
-	gp_event_t e = {.type = GP_EV_NVTX_PUSH, .tid = my_tid(), .ts = gp_clock_ns(),
-			.a = name, .b = domain};
+	gp_event_t e = {
+	    .type = GP_EV_NVTX_PUSH, .tid = my_tid(), .ts = gp_clock_ns(), .a = name, .b = domain};
 	if (a) {
 		e.c = payload(a);
 		e.d = color_cat(a);
@@ -392,8 +407,12 @@ static nvtxRangeId_t start_common(uint32_t domain, uint32_t name, const nvtxEven
 	uint64_t id = atomic_fetch_add_explicit(&g.next_range, 1, memory_order_relaxed) + 1;
 	if (!(g.modes & GP_MODE_NVTX))
 		return id;
-	gp_event_t e = {.type = GP_EV_NVTX_START, .tid = my_tid(), .ts = gp_clock_ns(),
-			.a = name, .b = domain, .c = id};
+	gp_event_t e = {.type = GP_EV_NVTX_START,
+	                .tid = my_tid(),
+	                .ts = gp_clock_ns(),
+	                .a = name,
+	                .b = domain,
+	                .c = id};
 	if (a)
 		e.d = color_cat(a);
 	emit(&e);
@@ -404,8 +423,8 @@ static void mark_common(uint32_t domain, uint32_t name, const nvtxEventAttribute
 {
 	if (!(g.modes & GP_MODE_NVTX))
 		return;
-	gp_event_t e = {.type = GP_EV_NVTX_MARK, .tid = my_tid(), .ts = gp_clock_ns(), .a = name,
-			.b = domain};
+	gp_event_t e = {
+	    .type = GP_EV_NVTX_MARK, .tid = my_tid(), .ts = gp_clock_ns(), .a = name, .b = domain};
 	if (a) {
 		e.c = payload(a);
 		e.d = color_cat(a);
@@ -471,16 +490,24 @@ static void name_thread(uint32_t tid, uint32_t name)
 static void NVTX_API h_NameCategoryA(uint32_t cat, const char *n)
 {
 	if (on()) {
-		gp_event_t e = {.type = GP_EV_NVTX_MARK, .u8 = 1, .tid = my_tid(),
-				.ts = gp_clock_ns(), .a = intern_cstr(n), .d = cat};
+		gp_event_t e = {.type = GP_EV_NVTX_MARK,
+		                .u8 = 1,
+		                .tid = my_tid(),
+		                .ts = gp_clock_ns(),
+		                .a = intern_cstr(n),
+		                .d = cat};
 		emit(&e); /* u8=1: a category name, not a mark */
 	}
 }
 static void NVTX_API h_NameCategoryW(uint32_t cat, const wchar_t *n)
 {
 	if (on()) {
-		gp_event_t e = {.type = GP_EV_NVTX_MARK, .u8 = 1, .tid = my_tid(),
-				.ts = gp_clock_ns(), .a = intern_wstr(n), .d = cat};
+		gp_event_t e = {.type = GP_EV_NVTX_MARK,
+		                .u8 = 1,
+		                .tid = my_tid(),
+		                .ts = gp_clock_ns(),
+		                .a = intern_wstr(n),
+		                .d = cat};
 		emit(&e);
 	}
 }
@@ -506,7 +533,7 @@ static void NVTX_API h_DomainMarkEx(nvtxDomainHandle_t d, const nvtxEventAttribu
 		mark_common(dom(d), attr_name(a), a);
 }
 static nvtxRangeId_t NVTX_API h_DomainRangeStartEx(nvtxDomainHandle_t d,
-						   const nvtxEventAttributes_t *a)
+                                                   const nvtxEventAttributes_t *a)
 {
 	return on() ? start_common(dom(d), attr_name(a), a) : 0;
 }
@@ -534,8 +561,7 @@ static nvtxStringHandle_t NVTX_API h_DomainRegisterStringA(nvtxDomainHandle_t d,
 {
 	return (nvtxStringHandle_t)(uintptr_t)(on() ? intern_cstr(s) : 0);
 }
-static nvtxStringHandle_t NVTX_API h_DomainRegisterStringW(nvtxDomainHandle_t d,
-							   const wchar_t *s)
+static nvtxStringHandle_t NVTX_API h_DomainRegisterStringW(nvtxDomainHandle_t d, const wchar_t *s)
 {
 	return (nvtxStringHandle_t)(uintptr_t)(on() ? intern_wstr(s) : 0);
 }
@@ -559,7 +585,7 @@ typedef struct {
 } slot_t;
 
 static int patch_module(const NvtxExportTableCallbacks *cb, NvtxCallbackModule mod,
-			const slot_t *slots, size_t n)
+                        const slot_t *slots, size_t n)
 {
 	NvtxFunctionTable table = NULL;
 	unsigned size = 0;
@@ -571,24 +597,27 @@ static int patch_module(const NvtxExportTableCallbacks *cb, NvtxCallbackModule m
 	return 0;
 }
 
-#define S(mod, name) {NVTX_CBID_##mod##_##name, (NvtxFunctionPointer)h_##name}
+#define S(mod, name)                                                                               \
+	{                                                                                          \
+		NVTX_CBID_##mod##_##name, (NvtxFunctionPointer)h_##name                            \
+	}
 
 __attribute__((visibility("default"))) int InitializeInjectionNvtx2(NvtxGetExportTableFunc_t get)
 {
 	static const slot_t core[] = {
-		S(CORE, MarkEx),	S(CORE, MarkA),		S(CORE, MarkW),
-		S(CORE, RangeStartEx),	S(CORE, RangeStartA),	S(CORE, RangeStartW),
-		S(CORE, RangeEnd),	S(CORE, RangePushEx),	S(CORE, RangePushA),
-		S(CORE, RangePushW),	S(CORE, RangePop),	S(CORE, NameCategoryA),
-		S(CORE, NameCategoryW), S(CORE, NameOsThreadA), S(CORE, NameOsThreadW),
+	    S(CORE, MarkEx),        S(CORE, MarkA),         S(CORE, MarkW),
+	    S(CORE, RangeStartEx),  S(CORE, RangeStartA),   S(CORE, RangeStartW),
+	    S(CORE, RangeEnd),      S(CORE, RangePushEx),   S(CORE, RangePushA),
+	    S(CORE, RangePushW),    S(CORE, RangePop),      S(CORE, NameCategoryA),
+	    S(CORE, NameCategoryW), S(CORE, NameOsThreadA), S(CORE, NameOsThreadW),
 	};
 	static const slot_t core2[] = {
-		S(CORE2, DomainMarkEx),		  S(CORE2, DomainRangeStartEx),
-		S(CORE2, DomainRangeEnd),	  S(CORE2, DomainRangePushEx),
-		S(CORE2, DomainRangePop),	  S(CORE2, DomainNameCategoryA),
-		S(CORE2, DomainNameCategoryW),	  S(CORE2, DomainRegisterStringA),
-		S(CORE2, DomainRegisterStringW), S(CORE2, DomainCreateA),
-		S(CORE2, DomainCreateW),	  S(CORE2, DomainDestroy),
+	    S(CORE2, DomainMarkEx),          S(CORE2, DomainRangeStartEx),
+	    S(CORE2, DomainRangeEnd),        S(CORE2, DomainRangePushEx),
+	    S(CORE2, DomainRangePop),        S(CORE2, DomainNameCategoryA),
+	    S(CORE2, DomainNameCategoryW),   S(CORE2, DomainRegisterStringA),
+	    S(CORE2, DomainRegisterStringW), S(CORE2, DomainCreateA),
+	    S(CORE2, DomainCreateW),         S(CORE2, DomainDestroy),
 	};
 	const NvtxExportTableCallbacks *cb;
 	pthread_once(&init_once, do_init);
@@ -634,8 +663,10 @@ static void load_cupti(void)
 	api->modes = g.modes;
 	if (start(api, why, sizeof(why)) < 0) {
 		/* another CUPTI client (nsys, ncu, sanitizer) holds it: the user's tool wins */
-		gp_event_t y = {.type = GP_EV_YIELD, .ts = gp_clock_ns(),
-				.a = g.modes & (GP_MODE_CUDA | GP_MODE_MEM), .b = intern(why, strlen(why))};
+		gp_event_t y = {.type = GP_EV_YIELD,
+		                .ts = gp_clock_ns(),
+		                .a = g.modes & (GP_MODE_CUDA | GP_MODE_MEM),
+		                .b = intern(why, strlen(why))};
 		emit(&y);
 		gp_warn("CUDA activity not captured: %s", why);
 	}

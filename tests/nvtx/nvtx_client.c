@@ -134,6 +134,7 @@ int main(int argc, char **argv)
 			rc |= nvtxRangePop() >= 0; /* nothing pushed: NVTX says negative */
 		printf("unbalanced_pop_nonnegative %d\n", rc);
 	}
-	printf("produced push=%ld pop=%ld start=%ld end=%ld mark=%ld\n", push, pop, start_, end_, mark);
+	printf("produced push=%ld pop=%ld start=%ld end=%ld mark=%ld\n", push, pop, start_, end_,
+	       mark);
 	return 0;
 }

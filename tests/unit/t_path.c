@@ -12,24 +12,29 @@
 int main(void)
 {
 	char out[256], err[256];
-	gp_tmpl_vars_t v = {.job = "42", .user = "alice", .name = "../../etc", .step = "0",
-			    .node = "n1", .task = "3", .rank = "3"};
+	gp_tmpl_vars_t v = {.job = "42",
+	                    .user = "alice",
+	                    .name = "../../etc",
+	                    .step = "0",
+	                    .node = "n1",
+	                    .task = "3",
+	                    .rank = "3"};
 	static const struct {
 		const char *tmpl, *want;
 	} good[] = {
-		{"gpuprof-%j", "gpuprof-42"},
-		{"/scratch/%u/%j/%s.%n.%t", "/scratch/alice/42/0.n1.3"},
-		{"%x-%%-%r", ".._.._etc-%-3"},
-		{"plain", "plain"},
+	    {"gpuprof-%j", "gpuprof-42"},
+	    {"/scratch/%u/%j/%s.%n.%t", "/scratch/alice/42/0.n1.3"},
+	    {"%x-%%-%r", ".._.._etc-%-3"},
+	    {"plain", "plain"},
 	};
 	static const struct {
 		const char *tmpl, *msg;
 	} bad[] = {
-		{"out-%q", "unknown escape '%q' at position 5"},
-		{"out-%", "trailing '%'"},
-		{"", "empty directory"},
-		{"a\nb", "control character"},
-		{"\xfe", "not valid UTF-8"},
+	    {"out-%q", "unknown escape '%q' at position 5"},
+	    {"out-%", "trailing '%'"},
+	    {"", "empty directory"},
+	    {"a\nb", "control character"},
+	    {"\xfe", "not valid UTF-8"},
 	};
 	for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
 		ok(gp_tmpl_check(good[i].tmpl, err, sizeof(err)) == 0, "check '%s'", good[i].tmpl);

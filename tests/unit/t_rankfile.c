@@ -67,8 +67,15 @@ int main(void)
 	/* encode/decode of extreme values */
 	gp_rf_delta_t d1 = {0}, d2 = {0};
 	uint8_t buf[GP_RF_REC_MAX];
-	gp_event_t x = {.type = GP_EV_ALLOC, .u8 = 255, .u16 = 65535, .tid = 0xffffffffu,
-			.ts = ~0ull, .a = ~0ull, .b = 1, .c = 0, .d = ~0ull};
+	gp_event_t x = {.type = GP_EV_ALLOC,
+	                .u8 = 255,
+	                .u16 = 65535,
+	                .tid = 0xffffffffu,
+	                .ts = ~0ull,
+	                .a = ~0ull,
+	                .b = 1,
+	                .c = 0,
+	                .d = ~0ull};
 	size_t n = gp_rf_encode(&d1, &x, buf);
 	ok(n <= GP_RF_REC_MAX, "encoded size %zu within bound", n);
 	ok(gp_rf_decode(&d2, buf, n, &ev) == n && !memcmp(&ev, &x, sizeof(ev)),
@@ -121,8 +128,8 @@ int main(void)
 	write_file(path, N, 0);
 	int fd = open(path, O_RDWR);
 	char c;
-	const off_t chunk0 = 20 + 29; /* fixed header + "job=42\nrank=3\nnode=n1 evil=1\n" */
-	off_t off = chunk0 + 24 + 100;    /* chunk header + some payload */
+	const off_t chunk0 = 20 + 29;  /* fixed header + "job=42\nrank=3\nnode=n1 evil=1\n" */
+	off_t off = chunk0 + 24 + 100; /* chunk header + some payload */
 	ok(pread(fd, &c, 1, off) == 1, "read byte");
 	c ^= 0x55;
 	ok(pwrite(fd, &c, 1, off) == 1, "flip byte");
@@ -132,8 +139,8 @@ int main(void)
 	while (gp_rf_next(r, &ev) == 1)
 		nk += ev.type == GP_EV_KERNEL;
 	const gp_rf_stats_t *s = gp_rf_stats(r);
-	ok(s->corrupt_chunks == 1 && s->first_corrupt_offset == (uint64_t)chunk0, "corrupt chunk named at %llu",
-	   (unsigned long long)s->first_corrupt_offset);
+	ok(s->corrupt_chunks == 1 && s->first_corrupt_offset == (uint64_t)chunk0,
+	   "corrupt chunk named at %llu", (unsigned long long)s->first_corrupt_offset);
 	ok(nk > 0 && nk < N && s->end_seen, "later chunks still read (%llu kernels)",
 	   (unsigned long long)nk);
 	gp_rf_close(r);

@@ -9,7 +9,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#define NTHREADS 4
+#define NTHREADS   4
 #define PER_THREAD 200000
 
 static gp_ring_t ring;

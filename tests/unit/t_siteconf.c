@@ -21,19 +21,19 @@ static const struct {
 	const char *text;
 	const char *msg; /* substring, with the line number */
 } bad[] = {
-	{"enabled: maybe\n", ":1: 'enabled' must be true or false, not 'maybe'"},
-	{"enabled: true\nbogus: 1\n", ":2: unknown key 'bogus'"},
-	{"default_modes: nvtx,memm\n", ":1: 'default_modes': unknown mode 'memm'"},
-	{"default_modes: help\n", "'help' is not a mode here"},
-	{"nvml_hz: fast\n", ":1: 'nvml_hz' must be a whole number"},
-	{"nvml_hz: -1\n", "'nvml_hz' must be a whole number"},
-	{"max_bytes_per_rank: 12Q\n", "'max_bytes_per_rank' must be a size"},
-	{"users_deny: bob\n", "'users_deny' must be a list"},
-	{"output: [a, b]\n", "'output' must be a single value"},
-	{"partition_modes:\n  gpu: nvtx\n  debug: bad\n", ":3: 'partition_modes': unknown mode 'bad'"},
-	{"- a\n- b\n", "top level must be a mapping"},
-	{"enabled: 'unterminated\n", "YAML syntax error"},
-	{"a: 1\n---\nb: 2\n", "unknown key 'a'"},
+    {"enabled: maybe\n", ":1: 'enabled' must be true or false, not 'maybe'"},
+    {"enabled: true\nbogus: 1\n", ":2: unknown key 'bogus'"},
+    {"default_modes: nvtx,memm\n", ":1: 'default_modes': unknown mode 'memm'"},
+    {"default_modes: help\n", "'help' is not a mode here"},
+    {"nvml_hz: fast\n", ":1: 'nvml_hz' must be a whole number"},
+    {"nvml_hz: -1\n", "'nvml_hz' must be a whole number"},
+    {"max_bytes_per_rank: 12Q\n", "'max_bytes_per_rank' must be a size"},
+    {"users_deny: bob\n", "'users_deny' must be a list"},
+    {"output: [a, b]\n", "'output' must be a single value"},
+    {"partition_modes:\n  gpu: nvtx\n  debug: bad\n", ":3: 'partition_modes': unknown mode 'bad'"},
+    {"- a\n- b\n", "top level must be a mapping"},
+    {"enabled: 'unterminated\n", "YAML syntax error"},
+    {"a: 1\n---\nb: 2\n", "unknown key 'a'"},
 };
 
 int main(void)
@@ -43,8 +43,7 @@ int main(void)
 	snprintf(path, sizeof(path), "/tmp/gp-t-siteconf.%d.yaml", (int)getpid());
 
 	gp_config_defaults(&cfg);
-	ok(cfg.enabled && !cfg.required && cfg.nvml_hz == 10 && cfg.warmup_steps == 3,
-	   "defaults");
+	ok(cfg.enabled && !cfg.required && cfg.nvml_hz == 10 && cfg.warmup_steps == 3, "defaults");
 	ok(!strcmp(cfg.output, "gpuprof-%j"), "default output template");
 	gp_config_free(&cfg);
 
@@ -56,20 +55,20 @@ int main(void)
 	gp_config_free(&cfg);
 
 	int rc = load("# site policy\n"
-		      "enabled: yes\n"
-		      "required: false\n"
-		      "default_modes: nvtx,mem\n"
-		      "allowed_modes: timing,nvtx,mem,cuda\n"
-		      "partition_modes:\n"
-		      "  debug: timing,nvtx\n"
-		      "users_deny: [mallory]\n"
-		      "accounts_allow:\n"
-		      "  - ml\n"
-		      "  - hpc\n"
-		      "output: /scratch/%u/gpuprof-%j\n"
-		      "max_bytes_per_rank: 256M\n"
-		      "nvml_hz: 5\n",
-		      &cfg, err, sizeof(err));
+	              "enabled: yes\n"
+	              "required: false\n"
+	              "default_modes: nvtx,mem\n"
+	              "allowed_modes: timing,nvtx,mem,cuda\n"
+	              "partition_modes:\n"
+	              "  debug: timing,nvtx\n"
+	              "users_deny: [mallory]\n"
+	              "accounts_allow:\n"
+	              "  - ml\n"
+	              "  - hpc\n"
+	              "output: /scratch/%u/gpuprof-%j\n"
+	              "max_bytes_per_rank: 256M\n"
+	              "nvml_hz: 5\n",
+	              &cfg, err, sizeof(err));
 	if (!ok(rc == 0, "full config loads"))
 		diag("%s", err);
 	ok(cfg.default_modes == (GP_MODE_TIMING | GP_MODE_NVTX | GP_MODE_MEM), "default_modes");
@@ -79,7 +78,7 @@ int main(void)
 	ok(gp_config_allowed(&cfg, "debug", "ml") == (GP_MODE_TIMING | GP_MODE_NVTX),
 	   "partition narrows allowed modes");
 	ok(gp_config_allowed(&cfg, "gpu", "ml") ==
-		   (GP_MODE_TIMING | GP_MODE_NVTX | GP_MODE_MEM | GP_MODE_CUDA),
+	       (GP_MODE_TIMING | GP_MODE_NVTX | GP_MODE_MEM | GP_MODE_CUDA),
 	   "other partition gets site allowed modes");
 	const char *why = NULL;
 	ok(!gp_config_admits(&cfg, "mallory", "ml", &why) && strstr(why, "users_deny"),
@@ -96,7 +95,7 @@ int main(void)
 		rc = load(bad[i].text, &cfg, err, sizeof(err));
 		ok(rc == -1, "bad config %zu rejected", i);
 		if (!ok(strstr(err, bad[i].msg) && strstr(err, path), "message %zu names file:line",
-			i))
+		        i))
 			diag("got: %s", err);
 		ok(cfg.enabled && cfg.nvml_hz == 10, "defaults restored after error %zu", i);
 		gp_config_free(&cfg);

@@ -46,11 +46,11 @@ static inline int done_testing(void)
 	return tap_fail ? 1 : 0;
 }
 
-#define is_str(got, want, ...)                                                              \
-	do {                                                                                \
-		const char *g_ = (got), *w_ = (want);                                       \
-		if (!ok(g_ && w_ && !strcmp(g_, w_), __VA_ARGS__))                          \
-			diag("got '%s', want '%s'", g_ ? g_ : "(null)", w_ ? w_ : "(null)"); \
+#define is_str(got, want, ...)                                                                     \
+	do {                                                                                       \
+		const char *g_ = (got), *w_ = (want);                                              \
+		if (!ok(g_ && w_ && !strcmp(g_, w_), __VA_ARGS__))                                 \
+			diag("got '%s', want '%s'", g_ ? g_ : "(null)", w_ ? w_ : "(null)");       \
 	} while (0)
 
 #endif
