@@ -32,6 +32,22 @@ static const char *exit_text(const gp_rank_t *r, char *buf, size_t len)
 	return buf;
 }
 
+/* "3" for a job of one step, "batch/0" when several steps are in the report */
+static const char *label(const gp_job_t *job, const gp_rank_t *r)
+{
+	static char buf[4][48];
+	static int k;
+	char *b = buf[k++ & 3];
+	bool steps = false;
+	for (unsigned i = 1; i < job->nranks && !steps; i++)
+		steps = strcmp(job->ranks[i].step, job->ranks[0].step) != 0;
+	if (steps)
+		snprintf(b, sizeof(buf[0]), "%.20s/%d", r->step, r->rank);
+	else
+		snprintf(b, sizeof(buf[0]), "%d", r->rank);
+	return b;
+}
+
 static double pct(uint64_t a, uint64_t b)
 {
 	return b ? 100.0 * (double)a / (double)b : 0.0;
@@ -64,13 +80,14 @@ void gp_report_text(const gp_job_t *job, FILE *out)
 		        i + 1, f->id, f->title, f->evidence, f->threshold, f->fix);
 	}
 	fprintf(out, "\n== How slow ==\n");
-	fprintf(out, "%-6s %-10s %-12s %9s %7s %6s %10s %10s %10s %6s\n", "rank", "node", "outcome",
+	fprintf(out, "%-8s %-10s %-12s %9s %7s %6s %10s %10s %10s %6s\n", "rank", "node", "outcome",
 	        "wall s", "steps", "warm", "mean ms", "median ms", "p95 ms", "CV");
 	for (unsigned i = 0; i < job->nranks; i++) {
 		const gp_rank_t *r = &job->ranks[i];
-		fprintf(out, "%-6d %-10.10s %-12s %9.2f %7u %6u %10.3f %10.3f %10.3f %6.3f\n",
-		        r->rank, r->node, exit_text(r, b, sizeof(b)), r->wall_ns / 1e9, r->nsteps,
-		        r->warmup, r->step_mean_ms, r->step_median_ms, r->step_p95_ms, r->step_cv);
+		fprintf(out, "%-8s %-10.10s %-12s %9.2f %7u %6u %10.3f %10.3f %10.3f %6.3f\n",
+		        label(job, r), r->node, exit_text(r, b, sizeof(b)), r->wall_ns / 1e9,
+		        r->nsteps, r->warmup, r->step_mean_ms, r->step_median_ms, r->step_p95_ms,
+		        r->step_cv);
 	}
 	if (job->nranks && job->ranks[0].step_name[0])
 		fprintf(out, "steps: NVTX range '%s'; warm-up steps excluded; job median %.3f ms\n",
@@ -80,12 +97,20 @@ void gp_report_text(const gp_job_t *job, FILE *out)
 		             "marks steps; GPUPROF_STEP_RANGE names one)\n");
 
 	fprintf(out, "\n== Where the time goes ==\n");
-	fprintf(out, "%-6s %8s %8s %9s %9s %9s %8s %8s %8s %9s\n", "rank", "kernels", "busy%",
+	uint64_t any_gpu = 0, any_mem = 0;
+	for (unsigned i = 0; i < job->nranks; i++) {
+		any_gpu += job->ranks[i].kernels_total + job->ranks[i].nmemcpy;
+		any_mem += job->ranks[i].nallocs + job->ranks[i].nvml_samples;
+	}
+	if (!any_gpu)
+		fprintf(out, "no CUDA activity recorded (no GPU, no CUDA in the program, or modes "
+		             "without cuda)\n");
+	fprintf(out, "%-8s %8s %8s %9s %9s %9s %8s %8s %8s %9s\n", "rank", "kernels", "busy%",
 	        "hostwait%", "kernwait%", "other%", "comm%", "overlap%", "sync ms", "launch us");
 	for (unsigned i = 0; i < job->nranks; i++) {
 		const gp_rank_t *r = &job->ranks[i];
-		fprintf(out, "%-6d %8llu %8.1f %9.1f %9.1f %9.1f %8.1f %8.1f %8.2f %9.1f\n",
-		        r->rank, (unsigned long long)r->nkernels, pct(r->busy_ns, r->span_ns),
+		fprintf(out, "%-8s %8llu %8.1f %9.1f %9.1f %9.1f %8.1f %8.1f %8.2f %9.1f\n",
+		        label(job, r), (unsigned long long)r->nkernels, pct(r->busy_ns, r->span_ns),
 		        pct(r->idle_host_ns, r->span_ns), pct(r->idle_kernel_ns, r->span_ns),
 		        pct(r->idle_other_ns, r->span_ns),
 		        pct(r->comm_ns, r->comm_ns + r->compute_ns), pct(r->overlap_ns, r->comm_ns),
@@ -120,14 +145,18 @@ void gp_report_text(const gp_job_t *job, FILE *out)
 		}
 	}
 	fprintf(out, "\n== Where the memory goes ==\n");
-	fprintf(out, "%-6s %10s %10s %10s %12s %10s %10s %10s\n", "rank", "peak MiB", "at s",
+	if (!any_mem)
+		fprintf(out, "no device memory activity recorded (modes without mem or gpu, or no "
+		             "GPU)\n");
+	fprintf(out, "%-8s %10s %10s %10s %12s %10s %10s %10s\n", "rank", "peak MiB", "at s",
 	        "final MiB", "growth/step", "optim MiB", "static MiB", "NVML MiB");
 	for (unsigned i = 0; i < job->nranks; i++) {
 		const gp_rank_t *r = &job->ranks[i];
-		fprintf(out, "%-6d %10.1f %10.3f %10.1f %10.1fKiB %10.1f %10.1f %10.1f\n", r->rank,
-		        r->mem_peak / 1048576.0, r->mem_peak_t_ns / 1e9, r->mem_final / 1048576.0,
-		        r->mem_growth_per_step / 1024.0, r->optimizer_bytes / 1048576.0,
-		        r->mem_static / 1048576.0, r->nvml_mem_max / 1048576.0);
+		fprintf(out, "%-8s %10.1f %10.3f %10.1f %10.1fKiB %10.1f %10.1f %10.1f\n",
+		        label(job, r), r->mem_peak / 1048576.0, r->mem_peak_t_ns / 1e9,
+		        r->mem_final / 1048576.0, r->mem_growth_per_step / 1024.0,
+		        r->optimizer_bytes / 1048576.0, r->mem_static / 1048576.0,
+		        r->nvml_mem_max / 1048576.0);
 		if (r->mem_peak_stack[0])
 			fprintf(out, "       peak reached by: %s\n", r->mem_peak_stack);
 		for (unsigned o = 0; o < r->nowners; o++)
@@ -144,9 +173,10 @@ void gp_report_text(const gp_job_t *job, FILE *out)
 			incomplete++;
 			fprintf(
 			    out,
-			    "rank %d: %s%s%s dropped ring=%llu cupti=%llu strings=%llu cap=%llu "
+			    "rank %s: %s%s%s dropped ring=%llu cupti=%llu strings=%llu cap=%llu "
 			    "corrupt_chunks=%llu%s%s%s%s\n",
-			    r->rank, r->has_end ? "complete" : "incomplete (salvaged or killed)",
+			    label(job, r),
+			    r->has_end ? "complete" : "incomplete (salvaged or killed)",
 			    r->truncated ? ", truncated tail" : "",
 			    strcmp(r->wrapped, "agent") ? ", not wrapped (environment-only)" : "",
 			    (unsigned long long)r->drops_ring, (unsigned long long)r->drops_cupti,
