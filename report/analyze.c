@@ -927,6 +927,12 @@ static int load_rank(gp_job_t *job, const char *path, gp_rank_t *r, rank_data_t 
 		snprintf(r->yielded, sizeof(r->yielded), "%s", h);
 	if ((h = gp_rf_header(rd, "command")))
 		snprintf(r->command, sizeof(r->command), "%s", h);
+	if ((h = gp_rf_header(rd, "user")))
+		snprintf(r->user, sizeof(r->user), "%s", h);
+	if ((h = gp_rf_header(rd, "modes")))
+		snprintf(r->modes, sizeof(r->modes), "%s", h);
+	if ((h = gp_rf_header(rd, "job_name")))
+		snprintf(r->job_name, sizeof(r->job_name), "%s", h);
 	if (!job->job[0] && (h = gp_rf_header(rd, "job")))
 		snprintf(job->job, sizeof(job->job), "%s", h);
 	if ((h = gp_rf_header(rd, "ntasks")))
@@ -938,6 +944,7 @@ static int load_rank(gp_job_t *job, const char *path, gp_rank_t *r, rank_data_t 
 		snprintf(want, sizeof(want), "%s", h);
 	unsigned warmup = (h = gp_rf_header(rd, "warmup_steps")) ? (unsigned)atoi(h) : 3;
 	uint64_t rt = (h = gp_rf_header(rd, "realtime_ns")) ? strtoull(h, NULL, 10) : 0;
+	r->start_realtime_ns = rt;
 	uint64_t mono = (h = gp_rf_header(rd, "monotonic_ns")) ? strtoull(h, NULL, 10) : 0;
 	while (gp_rf_next(rd, &ev) == 1)
 		on_event(&d, r, &ev);

@@ -21,6 +21,8 @@ typedef struct gp_rstat {
 
 typedef struct gp_rank {
 	char path[4096], node[128], step[32], wrapped[16], yielded[256], command[256];
+	char user[64], modes[64], job_name[128];
+	uint64_t start_realtime_ns; /* CLOCK_REALTIME when the agent started */
 	int rank;
 	bool has_end, truncated;
 	uint64_t corrupt_chunks, records;
@@ -99,6 +101,9 @@ void gp_job_free(gp_job_t *job);
 
 void gp_report_text(const gp_job_t *job, FILE *out);
 void gp_report_json(const gp_job_t *job, FILE *out);
+/* job.json: who, where, when, which ranks were profiled and how they ended, and the
+ * plugin's per-node step summaries (step*\/node*.json) embedded as they are. */
+void gp_job_json(const gp_job_t *job, FILE *out);
 void gp_report_summary_line(const gp_job_t *job, char *buf, size_t len);
 /* PyTorch memory_viz snapshot (pickle protocol 2) of one rank (first of ranks, else the
  * first rank), as torch.cuda.memory._dump_snapshot writes it. */

@@ -241,6 +241,14 @@ static void write_into_jobdir(const gp_job_t *job)
 		gp_write_file_at(dfd, "report.json", buf, len, 0600);
 		free(buf);
 	}
+	buf = NULL;
+	m = open_memstream(&buf, &len);
+	if (m) {
+		gp_job_json(job, m);
+		fclose(m);
+		gp_write_file_at(dfd, "job.json", buf, len, 0600);
+		free(buf);
+	}
 	close(dfd);
 }
 

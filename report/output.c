@@ -3,6 +3,7 @@
 #include "config.h"
 #include "analyze.h"
 
+#include <dirent.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/wait.h>
@@ -345,5 +346,97 @@ void gp_report_json(const gp_job_t *job, FILE *out)
 		        (unsigned long long)r->count, (unsigned long long)r->cpu_ns,
 		        (unsigned long long)r->gpu_ns, (unsigned long long)r->sync_ns);
 	}
+	fprintf(out, "\n  ]\n}\n");
+}
+
+/* Append a small JSON file we wrote ourselves (the plugin's node summary) verbatim. */
+static bool embed_file(FILE *out, const char *path)
+{
+	char buf[65536];
+	FILE *f = fopen(path, "re");
+	if (!f)
+		return false;
+	size_t n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	while (n && (buf[n - 1] == '\n' || buf[n - 1] == ' '))
+		n--;
+	if (!n || buf[0] != '{' || buf[n - 1] != '}')
+		return false;
+	fwrite(buf, 1, n, out);
+	return true;
+}
+
+void gp_job_json(const gp_job_t *job, FILE *out)
+{
+	char b[64];
+	uint64_t start = UINT64_MAX, end = 0;
+	const gp_rank_t *r0 = job->nranks ? &job->ranks[0] : NULL;
+	for (unsigned i = 0; i < job->nranks; i++) {
+		const gp_rank_t *r = &job->ranks[i];
+		if (r->start_realtime_ns && r->start_realtime_ns < start)
+			start = r->start_realtime_ns;
+		if (r->start_realtime_ns + r->wall_ns > end)
+			end = r->start_realtime_ns + r->wall_ns;
+	}
+	fprintf(out, "{\n  \"schema\": \"gpuprof-job/1\",\n  \"job\": ");
+	gp_json_str(out, job->job);
+	fprintf(out, ",\n  \"job_name\": ");
+	gp_json_str(out, r0 ? r0->job_name : "");
+	fprintf(out, ",\n  \"user\": ");
+	gp_json_str(out, r0 ? r0->user : "");
+	fprintf(out, ",\n  \"modes\": ");
+	gp_json_str(out, r0 ? r0->modes : "");
+	fprintf(out, ",\n  \"start_unix_ns\": %llu,\n  \"end_unix_ns\": %llu,\n  \"nodes\": [",
+	        (unsigned long long)(start == UINT64_MAX ? 0 : start), (unsigned long long)end);
+	for (unsigned i = 0, n = 0; i < job->nranks; i++) {
+		bool seen = false;
+		for (unsigned k = 0; k < i; k++)
+			seen |= !strcmp(job->ranks[k].node, job->ranks[i].node);
+		if (seen)
+			continue;
+		fprintf(out, "%s", n++ ? ", " : "");
+		gp_json_str(out, job->ranks[i].node);
+	}
+	fprintf(out, "],\n  \"profiled_ranks\": [");
+	for (unsigned i = 0; i < job->nranks; i++) {
+		const gp_rank_t *r = &job->ranks[i];
+		fprintf(out, "%s\n    {\"step\": ", i ? "," : "");
+		gp_json_str(out, r->step);
+		fprintf(out, ", \"rank\": %d, \"node\": ", r->rank);
+		gp_json_str(out, r->node);
+		fprintf(out, ", \"outcome\": ");
+		gp_json_str(out, exit_text(r, b, sizeof(b)));
+		fprintf(out, ", \"complete\": %s, \"wrapped\": ", r->has_end ? "true" : "false");
+		gp_json_str(out, r->wrapped);
+		fprintf(out, ", \"fallback\": %s}", strcmp(r->wrapped, "agent") ? "true" : "false");
+	}
+	fprintf(out, "\n  ],\n  \"node_summaries\": [");
+	/* step<S>[.attemptN]/node<N>.json, written by the plugin as the user at step end */
+	unsigned n = 0;
+	DIR *top = opendir(job->dir);
+	struct dirent *de;
+	while (top && (de = readdir(top))) {
+		char sub[4400];
+		if (strncmp(de->d_name, "step", 4))
+			continue;
+		snprintf(sub, sizeof(sub), "%s/%s", job->dir, de->d_name);
+		DIR *sd = opendir(sub);
+		struct dirent *fe;
+		while (sd && (fe = readdir(sd))) {
+			char path[4700];
+			if (strncmp(fe->d_name, "node", 4) || !strstr(fe->d_name, ".json"))
+				continue;
+			snprintf(path, sizeof(path), "%s/%s", sub, fe->d_name);
+			fprintf(out, "%s\n    ", n ? "," : "");
+			if (embed_file(out, path))
+				n++;
+			else
+				fprintf(out, "null"), n++;
+		}
+		if (sd)
+			closedir(sd);
+	}
+	if (top)
+		closedir(top);
 	fprintf(out, "\n  ]\n}\n");
 }

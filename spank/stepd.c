@@ -3,6 +3,8 @@
  * job's user. Every hook starts with the enabled check; any failure leaves the task to
  * run unprofiled with one "gpuprof:" line on its stderr (unless the site says required). */
 #include "config.h"
+#include <stdint.h>
+#include <slurm/slurm_version.h>
 #include "plugin.h"
 #include "env.h"
 #include "log.h"
@@ -294,11 +296,13 @@ static int write_node_summary(void *arg)
 		free(buf);
 		return -1;
 	}
-	off +=
-	    (size_t)snprintf(buf + off, 65536 - off,
-	                     "{\"job\": %u, \"step\": \"%s\", \"node\": \"%s\", \"node_id\": %u, "
-	                     "\"tasks\": [",
-	                     p->job_id, stepbuf, node, p->node_id);
+	off += (size_t)snprintf(
+	    buf + off, 65536 - off,
+	    "{\"job\": %u, \"step\": \"%s\", \"node\": \"%s\", \"node_id\": %u, "
+	    "\"slurm_version\": \"%d.%02d.%d\", \"attempt\": %d, \"tasks\": [",
+	    p->job_id, stepbuf, node, p->node_id, SLURM_VERSION_MAJOR(SLURM_VERSION_NUMBER),
+	    SLURM_VERSION_MINOR(SLURM_VERSION_NUMBER), SLURM_VERSION_MICRO(SLURM_VERSION_NUMBER),
+	    attempt ? atoi(attempt) : 0);
 	for (unsigned i = 0; i < p->ntasks_local && off < 60000; i++) {
 		if (!p->task_seen[i])
 			continue;

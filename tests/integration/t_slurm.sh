@@ -132,6 +132,44 @@ d=$(ls -d mp-* | tail -1)
 [ -f "$d/step0/rank0.gpr" ] && [ -f "$d/step0/rank1.gpr" ]; ok $? "--multi-prog: both ranks captured"
 $B/gpuprof report "$d" | grep -q "not wrapped (environment-only)"; ok $? "--multi-prog: the report names the fallback"
 
+# 6c. job.json: who, where, when, how every task ended, the Slurm version
+jj=$(ls -d gpuprof-* | sort -t- -k2 -n | head -1)/job.json
+python3 - "$jj" <<'PY'
+import json, sys
+j = json.load(open(sys.argv[1]))
+assert j["job"] and j["modes"].startswith("timing") and j["nodes"] and j["profiled_ranks"], j
+s = j["node_summaries"][0]
+assert s["slurm_version"].startswith("22.05") and s["tasks"][0]["wait_status"] == 0, s
+PY
+ok $? "job.json has the job, modes, nodes, ranks, exit statuses and Slurm version"
+
+# 6d. salloc
+$TO salloc -n1 --gpuprof=nvtx --gpuprof-output="$W/salloc-%j" srun $MLP >/dev/null 2>&1; ok $? "salloc --gpuprof=nvtx runs"
+d=$(ls -d salloc-* 2>/dev/null | tail -1)
+[ -n "$d" ] && [ -f "$d/step0/rank0.gpr" ]; ok $? "salloc: the step inside the allocation is profiled"
+
+# 6e. site policy: denials and narrowed modes, checked where the user typed them; a broken
+# site config disables gpuprof and the job still runs
+CFG=$(dirname "$SLURM_CONF")/gpuprof.yaml
+cp "$CFG" "$W/saved.yaml"
+printf 'allowed_modes: timing,nvtx\nusers_deny: [gpuprof-test]\n' >"$CFG"
+out=$($TO srun --gpuprof=cuda true 2>&1); rc=$?
+ok $(( rc != 0 ? 0 : 1 )) "a mode the site does not allow is refused"
+echo "$out" | grep -q "mode 'cuda' is not allowed on this cluster (allowed: timing,nvtx)"; ok $? "with the allowed modes named"
+if id gpuprof-test >/dev/null 2>&1; then
+	out=$(cd /tmp && $TO runuser -u gpuprof-test -- env SLURM_CONF=$SLURM_CONF srun --gpuprof=nvtx true 2>&1); rc=$?
+	ok $(( rc != 0 ? 0 : 1 )) "a denied user is refused"
+	echo "$out" | grep -q "not available to you: user is in users_deny"; ok $? "with the reason"
+else
+	skip "no gpuprof-test user"; skip "no gpuprof-test user"
+fi
+printf 'enabled: maybe\n' >"$CFG"
+out=$($TO srun --gpuprof=nvtx --gpuprof-output="$W/broken-%j" sh -c 'echo ran' 2>&1); rc=$?
+ok $(( rc == 0 ? 0 : 1 )) "a broken site config never fails the job"
+echo "$out" | grep -q "^ran" && echo "$out" | grep -q "site config disabled gpuprof: .*:1: 'enabled' must be true or false"
+ok $? "it runs unprofiled with one line naming file and line"
+cp "$W/saved.yaml" "$CFG"
+
 # 7. a non-root user; an unwritable output directory
 if id gpuprof-test >/dev/null 2>&1; then
 	mkdir -p user && chown gpuprof-test user
