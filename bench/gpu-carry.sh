@@ -6,7 +6,13 @@ cd "$(dirname "$0")/.."
 make -C _build -j2 >/dev/null
 rm -rf .gpubin && mkdir -p .gpubin/.libs
 cp _build/gpuprof _build/gpuprof-agent _build/gpuprof-train-mlp .gpubin/
-cp _build/.libs/libgpuprof-inject.so _build/.libs/libgpuprof-cupti.so .gpubin/.libs/
+cp _build/.libs/libgpuprof-inject.so _build/.libs/libgpuprof-cupti.so _build/.libs/gpuprof.so .gpubin/.libs/
+# Debian 12's Slurm 22.05 and munge for bench/gpu-quickstart.sh (the plugin above was built
+# against the same spank.h)
+mkdir -p .gpubin/debs
+(cd .gpubin/debs && apt-get download slurmctld slurmd slurm-client slurm-wlm-basic-plugins \
+	libslurm38 munge libmunge2 libdbus-1-3 libjson-c5 libyaml-0-2 >/dev/null 2>&1) ||
+	echo "gpu-carry: could not download the Slurm packages" >&2
 /usr/local/cuda/bin/nvcc -O2 -gencode 'arch=compute_90,code=[sm_90,compute_90]' -o .gpubin/known_counts bench/known_counts.cu
 for l in $(ldd .gpubin/gpuprof .gpubin/gpuprof-agent .gpubin/.libs/*.so | awk '{print $3}' | grep -E 'zstd|unwind|lzma' | sort -u); do cp -L "$l" .gpubin/; done
 du -sh .gpubin
