@@ -66,7 +66,7 @@ set +x
 W=/tmp/qs; rm -rf $W; mkdir -p $W; cp examples/train.sh examples/train_mlp.py $W/
 cd $W
 export GPUPROF_PREFIX=$G NCCL_NVLS_ENABLE=0 PYTHONUNBUFFERED=1
-jid=$(timeout 20 sbatch --parsable --gpuprof=mem,nvtx -n2 --gres=gpu:1 -o slurm-%j.out train.sh)
+jid=$(timeout 20 sbatch --parsable --gpuprof=mem,nvtx -n2 -o slurm-%j.out train.sh)
 echo "submitted $jid"
 for i in $(seq 120); do [ -z "$(timeout 5 squeue -h -j $jid 2>/dev/null)" ] && break; sleep 1; done
 sleep 3
