@@ -3,6 +3,7 @@
  * switches that plant the seed's pathologies where they make sense on a CPU. It is the
  * sample job of the quickstart and CI: a real NVTX client with a known structure. */
 #include <math.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -72,21 +73,34 @@ int main(int argc, char **argv)
 {
 	opts_t o = {
 	    .dim = 128, .layers = 4, .batch = 32, .steps = 20, .seed = 1, .imbalance_rank = -1};
+	/* options that take a whole number */
+	const struct {
+		const char *name;
+		int *field;
+	} ints[] = {
+	    {"--dim", &o.dim},
+	    {"--layers", &o.layers},
+	    {"--batch", &o.batch},
+	    {"--steps", &o.steps},
+	    {"--host-stall-ms", &o.host_stall_ms},
+	    {"--imbalance-rank", &o.imbalance_rank},
+	    {"--imbalance-ms", &o.imbalance_ms},
+	};
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-#define INT(name, field)                                                                           \
-	if (!strcmp(a, name)) {                                                                    \
-		if (!v)                                                                            \
-			return usage();                                                            \
-		o.field = atoi(v);                                                                 \
-		i++;                                                                               \
-		continue;                                                                          \
-	}
-		INT("--dim", dim)
-		INT("--layers", layers) INT("--batch", batch) INT("--steps", steps)
-		    INT("--host-stall-ms", host_stall_ms) INT("--imbalance-rank", imbalance_rank)
-		        INT("--imbalance-ms", imbalance_ms) if (!strcmp(a, "--seed") && v)
-		{
+		bool done = false;
+		for (size_t k = 0; k < sizeof(ints) / sizeof(ints[0]) && !done; k++) {
+			if (strcmp(a, ints[k].name))
+				continue;
+			if (!v)
+				return usage();
+			*ints[k].field = atoi(v);
+			i++;
+			done = true;
+		}
+		if (done)
+			continue;
+		if (!strcmp(a, "--seed") && v) {
 			o.seed = (unsigned)atoi(v);
 			i++;
 			continue;
