@@ -410,11 +410,6 @@ __attribute__((visibility("default"))) void gp_cupti_flush(void)
 	at_exit_flush();
 }
 
-__attribute__((visibility("default"))) void gp_cupti_stop(void)
-{
-	at_exit_flush();
-}
-
 static int fail(char *why, unsigned len, const char *what, CUptiResult rc)
 {
 	const char *s = NULL;

@@ -47,7 +47,6 @@ static struct {
 	_Atomic uint64_t next_range;
 	_Atomic uint64_t drops_table, drops_cupti;
 	void *cupti_mod;
-	gp_cupti_stop_fn cupti_stop;
 	gp_cupti_flush_fn cupti_flush;
 } g;
 
@@ -654,7 +653,6 @@ static void load_cupti(void)
 		return;
 	}
 	gp_cupti_start_fn start = (gp_cupti_start_fn)dlsym(g.cupti_mod, "gp_cupti_start");
-	g.cupti_stop = (gp_cupti_stop_fn)dlsym(g.cupti_mod, "gp_cupti_stop");
 	g.cupti_flush = (gp_cupti_flush_fn)dlsym(g.cupti_mod, "gp_cupti_flush");
 	api = malloc(sizeof(*api));
 	if (!start || !api)

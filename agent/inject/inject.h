@@ -25,10 +25,8 @@ typedef struct gp_inject_api {
 
 /* The CUPTI module's entry points (libgpuprof-cupti.so). */
 typedef int (*gp_cupti_start_fn)(const gp_inject_api_t *api, char *why, unsigned whylen);
-typedef void (*gp_cupti_stop_fn)(void);
 typedef void (*gp_cupti_flush_fn)(void);
 int gp_cupti_start(const gp_inject_api_t *api, char *why, unsigned whylen);
-void gp_cupti_stop(void);
 void gp_cupti_flush(void);
 
 #endif
