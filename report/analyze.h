@@ -111,7 +111,8 @@ int gp_export_memviz(const gp_job_t *job, FILE *out, const char *ranks);
 /* Self-contained HTML with SVG plots. */
 int gp_report_html(const gp_job_t *job, FILE *out);
 /* Chrome/Perfetto trace of the job (re-reads the rank files). */
-int gp_export_chrome(const gp_job_t *job, FILE *out, const char *ranks, uint64_t max_events);
+int gp_export_chrome(const gp_job_t *job, FILE *out, const char *ranks, uint64_t max_events,
+                     double win_from_s, double win_to_s);
 
 void gp_json_str(FILE *out, const char *s);
 

@@ -32,7 +32,8 @@ static const char *lookup(const gp_symtab_t *t, uint32_t id)
 	return s ? s : "";
 }
 
-int gp_export_chrome(const gp_job_t *job, FILE *out, const char *ranklist, uint64_t max_events)
+int gp_export_chrome(const gp_job_t *job, FILE *out, const char *ranklist, uint64_t max_events,
+                     double win_from_s, double win_to_s)
 {
 	gp_ranks_t sel;
 	char err[256];
@@ -82,6 +83,20 @@ int gp_export_chrome(const gp_job_t *job, FILE *out, const char *ranklist, uint6
 		u64map_t streams = {0};
 #define TS(x) (((double)((x)-mono + rt) - (double)t0) / 1000.0)
 		while (gp_rf_next(r, &e) == 1 && (!max_events || written < max_events)) {
+			/* a time window (seconds from the job's first event) keeps traces small;
+			 * slices that straddle its edges are kept whole */
+			if (win_to_s > win_from_s && e.ts &&
+			    (e.type == GP_EV_NVTX_MARK || e.type == GP_EV_KERNEL ||
+			     e.type == GP_EV_MEMCPY || e.type == GP_EV_MEMSET ||
+			     e.type == GP_EV_API || e.type == GP_EV_ALLOC || e.type == GP_EV_FREE ||
+			     e.type == GP_EV_NVML)) {
+				double t = TS(e.ts) / 1e6, d = (double)e.a / 1e9;
+				if (e.type == GP_EV_ALLOC || e.type == GP_EV_FREE ||
+				    e.type == GP_EV_NVML || e.type == GP_EV_NVTX_MARK)
+					d = 0;
+				if (t + d < win_from_s || t > win_to_s)
+					continue;
+			}
 			switch (e.type) {
 			case GP_EV_NVTX_PUSH:
 				fprintf(out,

@@ -26,8 +26,8 @@ static int usage(FILE *f)
 	    "usage: gpuprof run [--modes=MODES] [--output=DIR] [--ranks=LIST] -- PROGRAM [ARGS]\n"
 	    "       gpuprof report [--step=S] [--format=text|json] [--output=FILE] [--sacct]\n"
 	    "                      [--quiet] [--summary-line] JOBDIR|JOBID\n"
-	    "       gpuprof export --format=chrome|memviz|html [--ranks=LIST] [--max-events=N] "
-	    "--output=FILE JOBDIR\n"
+	    "       gpuprof export --format=chrome|memviz|html [--ranks=LIST] [--max-events=N]\n"
+	    "                      [--window=FROM:TO] --output=FILE JOBDIR\n"
 	    "       gpuprof salvage [--job=ID] [--spool=ROOT] [--into=DIR] [SPOOLDIR...]\n"
 	    "       gpuprof diff JOBDIR_A JOBDIR_B\n"
 	    "       gpuprof dump [--events] [--strings] RANKFILE\n"
@@ -319,6 +319,7 @@ static int cmd_export(int argc, char **argv)
 {
 	const char *format = NULL, *output = NULL, *ranks = NULL, *target = NULL;
 	uint64_t max_events = 0;
+	double win_from = 0, win_to = 0;
 	char err[512];
 	gp_job_t job;
 	for (int i = 1; i < argc; i++) {
@@ -331,7 +332,17 @@ static int cmd_export(int argc, char **argv)
 			ranks = v;
 		else if ((v = opt(argc, argv, &i, "--max-events")))
 			max_events = strtoull(v, NULL, 10);
-		else if (argv[i][0] == '-')
+		else if ((v = opt(argc, argv, &i, "--window"))) {
+			char *end;
+			win_from = strtod(v, &end);
+			if (*end != ':' || (win_to = strtod(end + 1, &end), *end) ||
+			    win_to <= win_from || win_from < 0)
+				return gp_err("export: --window: '%s' (FROM:TO in seconds from the "
+				              "job's "
+				              "first event, e.g. 10:12.5)",
+				              v),
+				       2;
+		} else if (argv[i][0] == '-')
 			return gp_err("export: unknown option '%s'", argv[i]), 2;
 		else
 			target = argv[i];
@@ -357,7 +368,7 @@ static int cmd_export(int argc, char **argv)
 	} else if (!strcmp(format, "memviz")) {
 		rc = gp_export_memviz(&job, out, ranks);
 	} else {
-		rc = gp_export_chrome(&job, out, ranks, max_events);
+		rc = gp_export_chrome(&job, out, ranks, max_events, win_from, win_to);
 	}
 	if (fclose(out) != 0)
 		rc = gp_err_errno("export: %s", output);

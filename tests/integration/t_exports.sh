@@ -44,6 +44,19 @@ done
 python3 -c 'import pickle,sys; d=pickle.load(open(sys.argv[1],"rb")); assert any("gpuprof-train-mlp" == f["filename"] for s in d["segments"] for f in s["frames"])' "$T/leak.pickle"
 ok $? "leak: frames name the allocating program"
 "$B/gpuprof" export --format=memviz --ranks=7 --output="$T/x.pickle" "$T/leak" 2>"$T/err"; ok $(( $? != 0 ? 0 : 1 )) "a rank that is not there is an error"
+cp -r "$F/sync" "$T/sync"
+"$B/gpuprof" export --format=chrome --output="$T/all.json" "$T/sync" &&
+	"$B/gpuprof" export --format=chrome --window=1.25:1.27 --output="$T/win.json" "$T/sync"
+ok $? "chrome export with a time window"
+python3 - "$T/all.json" "$T/win.json" <<'PY'
+import json, sys
+k = [[e for e in json.load(open(p))["traceEvents"] if e.get("cat") == "kernel"] for p in sys.argv[1:]]
+assert 0 < len(k[1]) < len(k[0]), (len(k[0]), len(k[1]))
+assert all(e["ts"] + e["dur"] >= 1.25e6 and e["ts"] <= 1.27e6 for e in k[1])
+PY
+ok $? "the window keeps only the kernels that overlap it"
+"$B/gpuprof" export --format=chrome --window=5:2 --output="$T/x.json" "$T/sync" 2>/dev/null
+ok $(( $? == 2 ? 0 : 1 )) "a reversed window is rejected"
 "$B/gpuprof" export --format=bogus --output="$T/x" "$T/leak" 2>"$T/err"; rc=$?
 ok $(( rc == 2 ? 0 : 1 )) "unknown export format rejected"
 grep -q "formats: chrome, memviz, html" "$T/err"; ok $? "with the list of formats"
