@@ -10,7 +10,9 @@
 #include <cuda_runtime.h>
 #include <nvtx3/nvToolsExt.h>
 
-__global__ void empty_kernel() {}
+__global__ void empty_kernel()
+{
+}
 
 int main(int argc, char **argv)
 {
