@@ -26,10 +26,18 @@ static uint64_t rnd(uint64_t *s)
 
 int main(int argc, char **argv)
 {
-	int ranks = 8;
+	int ranks = 8, profiler_steps = 0;
 	long events = 100000;
 	const char *out = NULL;
+	for (int i = 1; i < argc; i++)
+		if (!strcmp(argv[i],
+		            "--profiler-steps")) /* steps marked by cudaProfilerStart/Stop */
+			profiler_steps = 1;
 	for (int i = 1; i + 1 < argc; i += 2) {
+		if (!strcmp(argv[i], "--profiler-steps")) {
+			i--;
+			continue;
+		}
 		if (!strcmp(argv[i], "--ranks"))
 			ranks = atoi(argv[i + 1]);
 		else if (!strcmp(argv[i], "--events"))
@@ -38,7 +46,8 @@ int main(int argc, char **argv)
 			out = argv[i + 1];
 	}
 	if (!out || ranks < 1 || events < 100) {
-		fprintf(stderr, "usage: synth-job --ranks N --events M --out DIR\n");
+		fprintf(stderr,
+		        "usage: synth-job --ranks N --events M --out DIR [--profiler-steps]\n");
 		return 2;
 	}
 	char dir[4096];
@@ -90,6 +99,8 @@ int main(int argc, char **argv)
 		double slow = r == 3 ? 1.4 : 1.0;
 		for (long s = 0; s < steps; s++) {
 			gp_event_t p = {.type = GP_EV_NVTX_PUSH, .tid = 7, .ts = t, .a = 1};
+			if (profiler_steps)
+				p = (gp_event_t){.type = GP_EV_PROFILER, .ts = t, .a = 1};
 			gp_rf_append(w, &p);
 			uint64_t gpu = t + 20000;
 			for (int k = 0; k < kpstep; k++) {
@@ -127,6 +138,8 @@ int main(int argc, char **argv)
 			}
 			uint64_t end = gpu + 10000;
 			gp_event_t q = {.type = GP_EV_NVTX_POP, .tid = 7, .ts = end};
+			if (profiler_steps)
+				q = (gp_event_t){.type = GP_EV_PROFILER, .ts = end, .a = 0};
 			gp_rf_append(w, &q);
 			if (s % 10 == 0) {
 				gp_event_t n = {.type = GP_EV_NVML,

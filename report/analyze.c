@@ -57,6 +57,7 @@ typedef struct rank_data {
 	uint64_t nvml_mem_max, nvml_samples, nvml_util_sum;
 	uint64_t first_ts, last_ts;
 	uint64_t win_lo, win_hi; /* post-warm-up steps, when steps are known */
+	VEC(uint64_t) prof;      /* cudaProfilerStart/Stop: ts << 1 | start */
 	VEC(uint64_t) steps;     /* all step intervals: start, end, start, end, ... (sorted) */
 } rank_data_t;
 
@@ -202,6 +203,9 @@ static void on_event(rank_data_t *d, gp_rank_t *r, const gp_event_t *e)
 		r->maxrss_kib = e->c;
 		r->wall_ns = e->d;
 		break;
+	case GP_EV_PROFILER:
+		VEC_PUSH(d->prof, e->ts << 1 | (e->a ? 1 : 0));
+		break;
 	case GP_EV_YIELD:
 		snprintf(r->yielded + strlen(r->yielded), sizeof(r->yielded) - strlen(r->yielded),
 		         "%s%s", r->yielded[0] ? "; " : "", str_get(d, (uint32_t)e->b));
@@ -216,7 +220,7 @@ static void on_event(rank_data_t *d, gp_rank_t *r, const gp_event_t *e)
 static void rank_data_reset(rank_data_t *d)
 {
 	gp_symtab_reset(&d->sym);
-	d->ranges.n = d->kerns.n = d->apis.n = d->mems.n = 0;
+	d->ranges.n = d->kerns.n = d->apis.n = d->mems.n = d->prof.n = 0;
 	d->stack.n = d->started.n = d->steps.n = 0;
 	d->nvml_mem_max = d->nvml_samples = d->nvml_util_sum = 0;
 	d->first_ts = d->last_ts = d->win_lo = d->win_hi = 0;
@@ -232,6 +236,7 @@ static void rank_data_free(rank_data_t *d)
 	VEC_FREE(d->stack);
 	VEC_FREE(d->started);
 	VEC_FREE(d->steps);
+	VEC_FREE(d->prof);
 }
 
 /* ---- helpers ---- */
@@ -420,18 +425,40 @@ static void analyze_steps(gp_job_t *job, gp_rank_t *r, rank_data_t *d, const cha
 		}
 	}
 	u64map_free(&counts);
-	if (bestn < 2)
-		return;
-	snprintf(r->step_name, sizeof(r->step_name), "%s", str_get(d, best));
-	uint64_t *st = malloc(bestn * sizeof(uint64_t) * 2);
+	uint64_t *st;
 	size_t n = 0;
-	for (size_t i = 0; st && i < d->ranges.n; i++)
-		if (d->ranges.v[i].depth == 0 && d->ranges.v[i].domain == 0 &&
-		    d->ranges.v[i].name == best) {
-			st[2 * n] = d->ranges.v[i].start;
-			st[2 * n + 1] = d->ranges.v[i].end;
-			n++;
+	if (bestn >= 2) {
+		snprintf(r->step_name, sizeof(r->step_name), "%s", str_get(d, best));
+		st = malloc(bestn * sizeof(uint64_t) * 2);
+		for (size_t i = 0; st && i < d->ranges.n; i++)
+			if (d->ranges.v[i].depth == 0 && d->ranges.v[i].domain == 0 &&
+			    d->ranges.v[i].name == best) {
+				st[2 * n] = d->ranges.v[i].start;
+				st[2 * n + 1] = d->ranges.v[i].end;
+				n++;
+			}
+	} else {
+		/* no NVTX steps: windows between cudaProfilerStart and cudaProfilerStop */
+		st = malloc((d->prof.n / 2 + 1) * sizeof(uint64_t) * 2);
+		uint64_t open = 0;
+		qsort(d->prof.v, d->prof.n, sizeof(uint64_t), cmp_u64);
+		for (size_t i = 0; st && i < d->prof.n; i++) {
+			uint64_t t = d->prof.v[i] >> 1;
+			if (d->prof.v[i] & 1) {
+				open = t;
+			} else if (open) {
+				st[2 * n] = open;
+				st[2 * n + 1] = t;
+				n++;
+				open = 0;
+			}
 		}
+		if (n < 2) {
+			free(st);
+			return;
+		}
+		snprintf(r->step_name, sizeof(r->step_name), "cudaProfilerStart/Stop");
+	}
 	if (!st)
 		return;
 	/* steps by start time (ranges are sorted by thread first) */

@@ -1,0 +1,24 @@
+#!/bin/bash
+# The report on synthetic jobs written through the common writer (bench/synth-job): the
+# planted straggler (rank 3, 40 % slower) is found among 16 ranks, steps come from
+# cudaProfilerStart/Stop windows when a program has no NVTX steps, and every rank is read.
+. "$(dirname "$0")/tap.sh"
+B=${GP_BUILD:?}
+T=$(mktemp -d); trap 'rm -rf "$T"' EXIT
+"$B/bench/synth-job" --ranks 16 --events 20000 --out "$T/nvtx" >/dev/null; ok $? "16-rank synthetic job"
+"$B/gpuprof" report --format=json "$T/nvtx" >"$T/nvtx.json"; ok $? "report"
+python3 - "$T/nvtx.json" <<'PY'
+import json, sys
+j = json.load(open(sys.argv[1]))
+assert len(j["ranks"]) == 16 and all(r["steps"]["count"] == 200 for r in j["ranks"])
+f = [f for f in j["findings"] if f["id"] == "straggler"]
+assert f and "rank 3 " in f[0]["title"], j["findings"]
+assert all(r["gpu"]["kernels_total"] == 20000 for r in j["ranks"])
+PY
+ok $? "all ranks read, 200 steps each, rank 3 named as the straggler"
+"$B/bench/synth-job" --ranks 2 --events 2000 --out "$T/prof" --profiler-steps >/dev/null
+"$B/gpuprof" report "$T/prof" >"$T/prof.txt"; ok $? "report on a job without NVTX steps"
+grep -q "steps: cudaProfilerStart/Stop windows" "$T/prof.txt"; ok $? "steps from cudaProfilerStart/Stop"
+python3 -c 'import json,sys; j=json.load(open(sys.argv[1])); assert all(r["steps"]["count"] == 20 for r in j["ranks"])' "$T/prof/report.json"
+ok $? "20 profiler windows per rank"
+done_testing
