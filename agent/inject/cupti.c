@@ -438,6 +438,11 @@ __attribute__((visibility("default"))) int gp_cupti_start(const gp_inject_api_t 
 	}
 	cuptiEnableCallback(1, subscriber, CUPTI_CB_DOMAIN_RESOURCE,
 	                    CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING);
+	/* cudaProfilerStart/Stop mark steps for programs without NVTX */
+	cuptiEnableCallback(1, subscriber, CUPTI_CB_DOMAIN_RUNTIME_API,
+	                    CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStart_v4000);
+	cuptiEnableCallback(1, subscriber, CUPTI_CB_DOMAIN_RUNTIME_API,
+	                    CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStop_v4000);
 	/* timestamps on the host clock NVTX uses, registered before any kind is enabled */
 	cuptiActivityRegisterTimestampCallback(timestamp);
 	rc = cuptiActivityRegisterCallbacks(buffer_requested, buffer_completed);
