@@ -383,8 +383,6 @@ static const CUpti_CallbackId rt_alloc[] = {
     CUPTI_RUNTIME_TRACE_CBID_cudaMallocManaged_v6000,
     CUPTI_RUNTIME_TRACE_CBID_cudaMallocHost_v3020,
     CUPTI_RUNTIME_TRACE_CBID_cudaHostAlloc_v3020,
-    CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStart_v4000,
-    CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStop_v4000,
 };
 static const CUpti_CallbackId drv_alloc[] = {
     CUPTI_DRIVER_TRACE_CBID_cuMemAlloc_v2,
