@@ -251,16 +251,22 @@ static long drain(agent_t *a, bool force)
 	return n;
 }
 
-static void publish(agent_t *a, bool final)
+/* Copy the rank file into the job directory; false when it could not (it stays in the
+ * spool, where `gpuprof salvage` finds it). */
+static bool publish(agent_t *a, bool final)
 {
 	if (!a->w)
-		return;
+		return false;
 	drain(a, final);
-	if (a->w && gp_rf_fsync(a->w) == 0 &&
-	    gp_spool_publish(a->rank_path, a->dest, a->group_readable ? 0640 : 0600,
-	                     a->group_readable ? 0750 : 0700) < 0)
+	if (!a->w || gp_rf_fsync(a->w) < 0)
+		return false;
+	if (gp_spool_publish(a->rank_path, a->dest, a->group_readable ? 0640 : 0600,
+	                     a->group_readable ? 0750 : 0700) < 0) {
 		gp_warn("cannot write %s: %s (data kept in %s)", a->dest, strerror(errno),
 		        a->spool);
+		return false;
+	}
+	return true;
 }
 
 static void write_end(agent_t *a, int status, const struct rusage *ru)
@@ -449,11 +455,12 @@ int main(int argc, char **argv)
 		}
 	}
 	write_end(&a, status, &ru);
-	publish(&a, true);
+	bool published = publish(&a, true);
 	if (a.w) {
 		gp_rf_writer_close(a.w, false);
 		a.w = NULL;
-		cleanup_spool(&a);
+		if (published) /* else the spool keeps the only copy */
+			cleanup_spool(&a);
 	}
 	gp_nvml_close(a.nvml);
 	mirror_exit(status);

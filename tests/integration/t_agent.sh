@@ -82,6 +82,17 @@ fi
 ok $(( rc == 0 ? 0 : 1 )) "unwritable job directory: exit 0"
 [ "$out" = hi ] && grep -q "gpuprof: warning" err3.txt; ok $? "unwritable job directory: output kept, one warning"
 
+# the job directory breaks during the run: the spool keeps the only copy, salvage moves it
+rm -rf "$T/out" "$TMPDIR"/gpuprof-*/job*
+run sh -c "$B/gpuprof-train-mlp --steps 5 --dim 8 >/dev/null; rm -rf '$T/out/step0'; touch '$T/out/step0'; exit 4" 2>"$T/err4"
+ok $(( $? == 4 ? 0 : 1 )) "exit status kept when the rank file cannot be published"
+grep -q "data kept in" "$T/err4"; ok $? "one warning naming the spool"
+ls "$TMPDIR"/gpuprof-*/job*/rank.gpr >/dev/null 2>&1; ok $? "the spool keeps the rank file"
+"$B/gpuprof" salvage --spool="$TMPDIR" --into="$T/rescue" >/dev/null 2>&1 && [ -f "$T/rescue/step0/rank0.gpr" ]
+ok $? "gpuprof salvage --into recovers it"
+"$B/gpuprof" report --format=json "$T/rescue" | python3 -c 'import json,sys; r=json.load(sys.stdin)["ranks"][0]; assert r["steps"]["count"] == 5 and r["complete"], r["steps"]'
+ok $? "with all 5 steps and the end record"
+
 # truncated and corrupted rank files are reported, not fatal
 rm -rf "$T/out"; run "$B/gpuprof-train-mlp" --steps 30 --dim 8 >/dev/null
 cp "$T/out/step0/rank0.gpr" full.gpr
