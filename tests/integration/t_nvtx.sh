@@ -37,6 +37,9 @@ ok $? "payload, colour and category kept"
 
 cap deep; ok $? "1000-deep nesting"
 [ "$(nvtx_json deep nest)" = 1000 ]; ok $? "1000 nested ranges"
+cap fork; ok $? "a forked worker emitting NVTX"
+[ "$(nvtx_json fork parent_range)" = 1 ] && [ "$(nvtx_json fork child_range)" = 0 ]
+ok $? "the parent's range is recorded, the forked child's are not"
 cap pops; ok $? "pops without pushes"
 grep -q "unbalanced_pop_nonnegative 0" "$T/pops.out"; ok $? "an unbalanced pop returns a negative level, as NVTX specifies"
 [ -z "$(count pops nvtx_pop)" ]; ok $? "and records nothing"

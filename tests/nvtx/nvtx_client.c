@@ -9,6 +9,8 @@
 #include <string.h>
 #include <time.h>
 #include <wchar.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <nvtx3/nvToolsExt.h>
 
@@ -127,6 +129,23 @@ int main(int argc, char **argv)
 			nvtxRangePop();
 		add(&push, 1000);
 		add(&pop, 1000);
+	}
+	if (all || !strcmp(what, "fork")) {
+		/* a DataLoader-style worker: forked, not exec'd; it must not write into the
+		 * parent's ring (the library silences it in pthread_atfork's child handler) */
+		nvtxRangePushA("parent_range");
+		pid_t pid = fork();
+		if (pid == 0) {
+			for (int i = 0; i < 100; i++) {
+				nvtxRangePushA("child_range");
+				nvtxRangePop();
+			}
+			_exit(0);
+		}
+		waitpid(pid, NULL, 0);
+		nvtxRangePop();
+		add(&push, 1);
+		add(&pop, 1);
 	}
 	if (all || !strcmp(what, "pops")) {
 		int rc = 0;
