@@ -93,6 +93,14 @@ ok $? "gpuprof salvage --into recovers it"
 "$B/gpuprof" report --format=json "$T/rescue" | python3 -c 'import json,sys; r=json.load(sys.stdin)["ranks"][0]; assert r["steps"]["count"] == 5 and r["complete"], r["steps"]'
 ok $? "with all 5 steps and the end record"
 
+# a requeued job (preemption, submitit) adds an attempt beside the old one, never over it
+rm -rf "$T/out"
+run "$B/gpuprof-train-mlp" --steps 4 --dim 8 >/dev/null
+SLURM_RESTART_COUNT=1 run "$B/gpuprof-train-mlp" --steps 6 --dim 8 >/dev/null
+[ -f "$T/out/step0/rank0.gpr" ] && [ -f "$T/out/step0.attempt1/rank0.gpr" ]; ok $? "requeue: step0 and step0.attempt1 side by side"
+[ "$("$B/gpuprof" report --format=json "$T/out" | python3 -c 'import json,sys; print(sorted(r["steps"]["count"] for r in json.load(sys.stdin)["ranks"]))')" = "[4, 6]" ]
+ok $? "the report reads both attempts"
+
 # truncated and corrupted rank files are reported, not fatal
 rm -rf "$T/out"; run "$B/gpuprof-train-mlp" --steps 30 --dim 8 >/dev/null
 cp "$T/out/step0/rank0.gpr" full.gpr
