@@ -10,7 +10,6 @@
 /* plugin -> agent */
 #define GP_ENV_JOBDIR         "GPUPROF_JOBDIR"   /* expanded absolute job directory */
 #define GP_ENV_ARGV0          "GPUPROF_ARGV0"    /* the task's original argv[0] (22.05 rewrite) */
-#define GP_ENV_CONFIG         "GPUPROF_CONFIG"   /* site config path */
 #define GP_ENV_SPOOL          "GPUPROF_SPOOL"    /* node-local spool directory */
 #define GP_ENV_WRAPPED        "GPUPROF_WRAPPED"  /* "agent" in a wrapped task, "env" in fallback */
 #define GP_ENV_FALLBACK       "GPUPROF_FALLBACK" /* why the task was not wrapped */

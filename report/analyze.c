@@ -57,6 +57,7 @@ typedef struct rank_data {
 	uint64_t nvml_mem_max, nvml_samples, nvml_util_sum;
 	uint64_t first_ts, last_ts;
 	uint64_t win_lo, win_hi; /* post-warm-up steps, when steps are known */
+	u64map_t alloc_api;      /* correlation -> index + 1 of the allocation call (its stack) */
 	VEC(uint64_t) prof;      /* cudaProfilerStart/Stop: ts << 1 | start */
 	VEC(uint64_t) steps;     /* all step intervals: start, end, start, end, ... (sorted) */
 } rank_data_t;
@@ -220,6 +221,7 @@ static void on_event(rank_data_t *d, gp_rank_t *r, const gp_event_t *e)
 static void rank_data_reset(rank_data_t *d)
 {
 	gp_symtab_reset(&d->sym);
+	u64map_free(&d->alloc_api);
 	d->ranges.n = d->kerns.n = d->apis.n = d->mems.n = d->prof.n = 0;
 	d->stack.n = d->started.n = d->steps.n = 0;
 	d->nvml_mem_max = d->nvml_samples = d->nvml_util_sum = 0;
@@ -229,6 +231,7 @@ static void rank_data_reset(rank_data_t *d)
 static void rank_data_free(rank_data_t *d)
 {
 	gp_symtab_free(&d->sym);
+	u64map_free(&d->alloc_api);
 	VEC_FREE(d->ranges);
 	VEC_FREE(d->kerns);
 	VEC_FREE(d->apis);
@@ -521,10 +524,6 @@ static void analyze_steps(gp_job_t *job, gp_rank_t *r, rank_data_t *d, const cha
 			else
 				u64map_put(&live, mm->addr, m + 1);
 		}
-		u64map_t corr_api = {0};
-		for (size_t a = 0; a < d->apis.n; a++)
-			if (d->apis.v[a].alloc)
-				u64map_put(&corr_api, d->apis.v[a].corr, a + 1);
 		u64map_t by_stack = {0};
 		uint64_t best_stack = 0, best_count = 0;
 		for (size_t i = 0; i < live.cap; i++) {
@@ -537,7 +536,7 @@ static void analyze_steps(gp_job_t *job, gp_rank_t *r, rank_data_t *d, const cha
 			r->leak_allocs++;
 			uint64_t ai = 0, cnt = 0;
 			uint64_t sid =
-			    u64map_get(&corr_api, mm->corr, &ai) ? d->apis.v[ai - 1].stack : 0;
+			    u64map_get(&d->alloc_api, mm->corr, &ai) ? d->apis.v[ai - 1].stack : 0;
 			u64map_get(&by_stack, sid + 1, &cnt);
 			u64map_put(&by_stack, sid + 1, ++cnt);
 			if (cnt > best_count) {
@@ -547,7 +546,6 @@ static void analyze_steps(gp_job_t *job, gp_rank_t *r, rank_data_t *d, const cha
 		}
 		stack_text(d, (uint32_t)best_stack, r->leak_stack, sizeof(r->leak_stack));
 		u64map_free(&live);
-		u64map_free(&corr_api);
 		u64map_free(&by_stack);
 	}
 	for (size_t i = 0; i < 2 * n; i++)
@@ -860,7 +858,7 @@ static void analyze_memory(gp_rank_t *r, rank_data_t *d)
 {
 	int64_t live = 0;
 	uint64_t peak_corr = 0, static_b = 0;
-	u64map_t corr_api = {0};
+	u64map_t *corr_api = &d->alloc_api;
 	size_t from;
 	for (size_t i = 0; i < d->mems.n; i++) { /* sorted by time in load_rank */
 		mem_t *m = &d->mems.v[i];
@@ -883,11 +881,8 @@ static void analyze_memory(gp_rank_t *r, rank_data_t *d)
 	}
 	r->mem_final = live > 0 ? (uint64_t)live : 0;
 	r->mem_static = static_b;
-	for (size_t a = 0; a < d->apis.n; a++)
-		if (d->apis.v[a].alloc)
-			u64map_put(&corr_api, d->apis.v[a].corr, a + 1);
 	uint64_t ai;
-	if (peak_corr && u64map_get(&corr_api, peak_corr, &ai))
+	if (peak_corr && u64map_get(corr_api, peak_corr, &ai))
 		stack_text(d, d->apis.v[ai - 1].stack, r->mem_peak_stack,
 		           sizeof(r->mem_peak_stack));
 	/* what is live at the end of the last step (programs often free everything at exit):
@@ -903,7 +898,7 @@ static void analyze_memory(gp_rank_t *r, rank_data_t *d)
 		if (m->kind == 6)
 			continue;
 		char owner[64];
-		bool found = u64map_get(&corr_api, m->corr, &ai);
+		bool found = u64map_get(corr_api, m->corr, &ai);
 		stack_owner(d, found ? d->apis.v[ai - 1].stack : 0, owner, sizeof(owner));
 		unsigned o;
 		for (o = 0; o < r->nowners && strcmp(r->owners[o].module, owner); o++)
@@ -925,7 +920,6 @@ static void analyze_memory(gp_rank_t *r, rank_data_t *d)
 		}
 	}
 	u64map_free(&live_map);
-	u64map_free(&corr_api);
 	r->nvml_mem_max = d->nvml_mem_max;
 	r->nvml_samples = d->nvml_samples;
 	r->nvml_util_mean = d->nvml_samples ? (double)d->nvml_util_sum / d->nvml_samples : 0;
@@ -986,8 +980,7 @@ static int load_rank(gp_job_t *job, const char *path, gp_rank_t *r, rank_data_t 
 	SORT_IF_NEEDED(d.apis, cmp_api);
 	SORT_IF_NEEDED(d.mems, cmp_mem); /* per-thread CUPTI buffers interleave */
 	for (size_t i = 0; i < d.apis.n; i++)
-		if (!d.apis.v[i].alloc)
-			u64map_put(&corr_api, d.apis.v[i].corr, i + 1);
+		u64map_put(d.apis.v[i].alloc ? &d.alloc_api : &corr_api, d.apis.v[i].corr, i + 1);
 	SORT_IF_NEEDED(d.ranges, cmp_range);
 	analyze_steps(job, r, &d, want, warmup);
 	analyze_gpu(r, &d, &corr_api);

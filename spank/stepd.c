@@ -238,7 +238,6 @@ int gp_stepd_task_init(spank_t sp)
 	    setenv_num(sp, GP_ENV_RANK, rank) != ESPANK_SUCCESS ||
 	    spank_setenv(sp, GP_ENV_SPOOL, p->spool, 1) != ESPANK_SUCCESS ||
 	    spank_setenv(sp, GP_ENV_INJECT, p->cfg.inject_path, 1) != ESPANK_SUCCESS ||
-	    spank_setenv(sp, GP_ENV_CONFIG, gp_plugin.config_path, 1) != ESPANK_SUCCESS ||
 	    setenv_num(sp, GP_ENV_MAXBYTES, p->cfg.max_bytes_per_rank) != ESPANK_SUCCESS ||
 	    setenv_num(sp, GP_ENV_NVML_HZ, p->cfg.nvml_hz) != ESPANK_SUCCESS ||
 	    setenv_num(sp, GP_ENV_WARMUP, p->cfg.warmup_steps) != ESPANK_SUCCESS ||
