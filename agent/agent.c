@@ -112,6 +112,9 @@ static int build_header(agent_t *a, char *hdr, size_t len)
 	snprintf(b, sizeof(b), "%lld", (long long)mono.tv_sec * 1000000000ll + mono.tv_nsec);
 	gp_rf_hdr_add(hdr, len, "monotonic_ns", b);
 	gp_rf_hdr_add(hdr, len, "gpus", a->nvml ? gp_nvml_uuids(a->nvml) : "");
+	gp_rf_hdr_add(hdr, len, "nvml_limits",
+	              a->nvml && (a->modes & GP_MODE_GPU) ? gp_nvml_limits(a->nvml, b, sizeof(b))
+	                                                  : "");
 	gp_rf_hdr_add(hdr, len, "cuda_visible_devices", env_or("CUDA_VISIBLE_DEVICES", ""));
 	gp_rf_hdr_add(hdr, len, "user", env_or("USER", ""));
 	gp_rf_hdr_add(hdr, len, "job_name", env_or("SLURM_JOB_NAME", ""));

@@ -18,6 +18,46 @@ typedef struct {
 	unsigned long long total, free, used;
 } nvmlMemory_t;
 enum { NVML_CLOCK_SM = 1, NVML_CLOCK_MEM = 2, NVML_TEMPERATURE_GPU = 0 };
+enum { NVML_ERROR_NOT_SUPPORTED = 3, NVML_ERROR_TIMEOUT = 10 };
+/* nvmlDeviceGetFieldValues: cumulative counters (nvml.h field ids) */
+enum {
+	NVML_FI_DEV_NVLINK_THROUGHPUT_DATA_TX = 138, /* KiB, all links of the GPU */
+	NVML_FI_DEV_NVLINK_THROUGHPUT_DATA_RX = 139,
+	NVML_FI_DEV_PCIE_COUNT_TX_BYTES = 197, /* bytes; the counter may wrap */
+	NVML_FI_DEV_PCIE_COUNT_RX_BYTES = 198,
+};
+typedef union {
+	double d;
+	unsigned ui;
+	unsigned long ul;
+	unsigned long long ull;
+	long long sll;
+	int si;
+	unsigned short us;
+} nvmlValue_t;
+enum { NVML_VT_DOUBLE, NVML_VT_UINT, NVML_VT_ULONG, NVML_VT_ULL, NVML_VT_SLL, NVML_VT_SINT, NVML_VT_USHORT };
+typedef struct {
+	unsigned fieldId, scopeId;
+	long long timestamp, latencyUsec;
+	int valueType;
+	nvmlReturn_t nvmlReturn;
+	nvmlValue_t value;
+} nvmlFieldValue_t;
+/* Xid and ECC events (nvmlEventType*), read without blocking from one event set */
+typedef void *nvmlEventSet_t;
+typedef struct {
+	nvmlDevice_t device;
+	unsigned long long eventType, eventData;
+	unsigned gpuInstanceId, computeInstanceId;
+} nvmlEventData_t;
+enum {
+	NVML_EV_SBE = 0x1,
+	NVML_EV_DBE = 0x2,
+	NVML_EV_XID = 0x8,
+	NVML_MEMORY_ERROR_CORRECTED = 0,
+	NVML_MEMORY_ERROR_UNCORRECTED = 1,
+	NVML_VOLATILE_ECC = 0,
+};
 
 #define MAXDEV 16
 
@@ -35,7 +75,19 @@ struct gp_nvml {
 	nvmlReturn_t (*clock)(nvmlDevice_t, int, unsigned *);
 	nvmlReturn_t (*temp)(nvmlDevice_t, int, unsigned *);
 	nvmlReturn_t (*throttle)(nvmlDevice_t, unsigned long long *);
+	nvmlReturn_t (*fields)(nvmlDevice_t, int, nvmlFieldValue_t *);
+	nvmlReturn_t (*ecc)(nvmlDevice_t, int, int, unsigned long long *);
+	nvmlReturn_t (*ev_create)(nvmlEventSet_t *);
+	nvmlReturn_t (*ev_register)(nvmlDevice_t, unsigned long long, nvmlEventSet_t);
+	nvmlReturn_t (*ev_wait)(nvmlEventSet_t, nvmlEventData_t *, unsigned);
+	nvmlReturn_t (*ev_free)(nvmlEventSet_t);
+	const char *(*errstr)(nvmlReturn_t);
+	nvmlEventSet_t evset;
 	unsigned ndev;
+	unsigned io_bits[MAXDEV];        /* GP_IO_* the device answers */
+	bool ecc_ok[MAXDEV];             /* ECC counters readable */
+	unsigned long long ecc0[MAXDEV][2], ecc_last[MAXDEV][2];
+	char faults_why[256];            /* what of Xid/ECC could not be watched */
 	nvmlDevice_t dev[MAXDEV];
 	char uuidv[MAXDEV][96];
 	char uuids[MAXDEV * 97];
@@ -61,6 +113,112 @@ static bool selected(const char *cvd, unsigned idx, const char *uuid)
 		}
 	}
 	return false;
+}
+
+static const char *nv_err(gp_nvml_t *n, nvmlReturn_t rc)
+{
+	const char *s = n->errstr ? n->errstr(rc) : NULL;
+	return s ? s : "error";
+}
+
+/* Read the PCIe and NVLink byte counters of device i into v[0..3]; returns GP_IO_* bits
+ * of the counters that answered. */
+static unsigned read_io(gp_nvml_t *n, unsigned i, unsigned long long v[4])
+{
+	static const unsigned ids[4] = {
+	    NVML_FI_DEV_PCIE_COUNT_TX_BYTES, NVML_FI_DEV_PCIE_COUNT_RX_BYTES,
+	    NVML_FI_DEV_NVLINK_THROUGHPUT_DATA_TX, NVML_FI_DEV_NVLINK_THROUGHPUT_DATA_RX};
+	nvmlFieldValue_t f[4];
+	unsigned ok = 0;
+	memset(f, 0, sizeof(f));
+	for (int k = 0; k < 4; k++)
+		f[k].fieldId = ids[k];
+	if (!n->fields || n->fields(n->dev[i], 4, f) != 0)
+		return 0;
+	for (int k = 0; k < 4; k++) {
+		v[k] = 0;
+		if (f[k].nvmlReturn != 0)
+			continue;
+		switch (f[k].valueType) {
+		case NVML_VT_UINT:
+			v[k] = f[k].value.ui;
+			break;
+		case NVML_VT_ULONG:
+			v[k] = f[k].value.ul;
+			break;
+		case NVML_VT_ULL:
+		case NVML_VT_SLL:
+			v[k] = f[k].value.ull;
+			break;
+		case NVML_VT_DOUBLE:
+			v[k] = (unsigned long long)f[k].value.d;
+			break;
+		default:
+			continue;
+		}
+		ok |= 1u << k;
+	}
+	return ((ok & 3) == 3 ? GP_IO_PCIE : 0) | ((ok & 12) == 12 ? GP_IO_NVLINK : 0);
+}
+
+static void probe_io(gp_nvml_t *n)
+{
+	for (unsigned i = 0; i < n->ndev; i++) {
+		unsigned long long v[4];
+		n->io_bits[i] = read_io(n, i, v);
+	}
+}
+
+/* Xid and ECC: an event set polled with timeout 0 at every sample (never blocks the
+ * agent), and the volatile ECC totals compared with their value at start. */
+static void probe_faults(gp_nvml_t *n)
+{
+	nvmlReturn_t rc = -1;
+	unsigned registered = 0;
+	if (n->ev_create && n->ev_register && n->ev_wait && (rc = n->ev_create(&n->evset)) == 0) {
+		for (unsigned i = 0; i < n->ndev; i++) {
+			rc = n->ev_register(n->dev[i], NVML_EV_XID | NVML_EV_DBE | NVML_EV_SBE,
+			                    n->evset);
+			if (rc == NVML_ERROR_NOT_SUPPORTED) /* some kinds unsupported: Xid alone */
+				rc = n->ev_register(n->dev[i], NVML_EV_XID, n->evset);
+			registered += rc == 0;
+		}
+	}
+	if (!registered) {
+		snprintf(n->faults_why, sizeof(n->faults_why), "Xid events: %s",
+		         rc == (nvmlReturn_t)-1 ? "NVML has no event API" : nv_err(n, rc));
+		if (n->evset && n->ev_free)
+			n->ev_free(n->evset);
+		n->evset = NULL;
+	}
+	for (unsigned i = 0; i < n->ndev; i++) {
+		n->ecc_ok[i] =
+		    n->ecc &&
+		    n->ecc(n->dev[i], NVML_MEMORY_ERROR_CORRECTED, NVML_VOLATILE_ECC, &n->ecc0[i][0]) ==
+		        0 &&
+		    n->ecc(n->dev[i], NVML_MEMORY_ERROR_UNCORRECTED, NVML_VOLATILE_ECC,
+		           &n->ecc0[i][1]) == 0;
+		n->ecc_last[i][0] = n->ecc0[i][0];
+		n->ecc_last[i][1] = n->ecc0[i][1];
+	}
+}
+
+const char *gp_nvml_limits(gp_nvml_t *n, char *buf, size_t len)
+{
+	bool pcie = false, nvlink = false, ecc = false;
+	for (unsigned i = 0; i < n->ndev; i++) {
+		pcie |= n->io_bits[i] & GP_IO_PCIE;
+		nvlink |= n->io_bits[i] & GP_IO_NVLINK;
+		ecc |= n->ecc_ok[i];
+	}
+	snprintf(buf, len, "%s%s%s%s%s%s", pcie ? "" : "PCIe counters not supported; ",
+	         nvlink ? "" : "NVLink counters not supported; ",
+	         ecc ? "" : "ECC counters not readable; ", n->faults_why,
+	         n->faults_why[0] ? "; " : "", "");
+	size_t l = strlen(buf);
+	if (l >= 2 && buf[l - 2] == ';')
+		buf[l - 2] = 0;
+	return buf;
 }
 
 gp_nvml_t *gp_nvml_open(const char **why)
@@ -90,6 +248,13 @@ gp_nvml_t *gp_nvml_open(const char **why)
 	SYM(throttle, "nvmlDeviceGetCurrentClocksEventReasons");
 	if (!n->throttle)
 		SYM(throttle, "nvmlDeviceGetCurrentClocksThrottleReasons");
+	SYM(fields, "nvmlDeviceGetFieldValues");
+	SYM(ecc, "nvmlDeviceGetTotalEccErrors");
+	SYM(ev_create, "nvmlEventSetCreate");
+	SYM(ev_register, "nvmlDeviceRegisterEvents");
+	SYM(ev_wait, "nvmlEventSetWait_v2");
+	SYM(ev_free, "nvmlEventSetFree");
+	SYM(errstr, "nvmlErrorString");
 	if (!n->init || !n->count || !n->by_index || !n->uuid || n->init() != 0) {
 		*why = "NVML did not initialise";
 		dlclose(n->lib);
@@ -117,6 +282,8 @@ gp_nvml_t *gp_nvml_open(const char **why)
 	for (unsigned i = 0; i < n->ndev; i++)
 		snprintf(n->uuids + strlen(n->uuids), sizeof(n->uuids) - strlen(n->uuids), "%s%s",
 		         i ? "," : "", n->uuidv[i]);
+	probe_io(n);
+	probe_faults(n);
 	return n;
 }
 
@@ -172,6 +339,46 @@ void gp_nvml_sample(gp_nvml_t *n, gp_rf_writer_t *w)
 		e.c = p | (uint64_t)sm << 32;
 		e.d = mc | (uint64_t)(thr & 0xffffffffu) << 32;
 		gp_rf_append(w, &e);
+		if (n->io_bits[i]) {
+			unsigned long long v[4];
+			gp_event_t io = {.type = GP_EV_NVML_IO, .u8 = (uint8_t)i, .ts = e.ts};
+			io.u16 = (uint16_t)(read_io(n, i, v) & n->io_bits[i]);
+			io.a = v[0];
+			io.b = v[1];
+			io.c = v[2];
+			io.d = v[3];
+			if (io.u16)
+				gp_rf_append(w, &io);
+		}
+		if (n->ecc_ok[i]) {
+			for (int k = 0; k < 2; k++) {
+				unsigned long long c = 0;
+				if (n->ecc(d, k, NVML_VOLATILE_ECC, &c) != 0 || c <= n->ecc_last[i][k])
+					continue;
+				gp_event_t f = {.type = GP_EV_GPU_FAULT, .u8 = (uint8_t)i, .ts = e.ts};
+				f.a = k ? GP_FAULT_ECC_UNCORRECTED : GP_FAULT_ECC_CORRECTED;
+				f.b = c - n->ecc_last[i][k];
+				f.c = c - n->ecc0[i][k];
+				n->ecc_last[i][k] = c;
+				gp_rf_append(w, &f);
+			}
+		}
+	}
+	/* Xid: drain what the driver queued since the last sample, never waiting */
+	for (int guard = 0; n->evset && guard < 64; guard++) {
+		nvmlEventData_t ev;
+		memset(&ev, 0, sizeof(ev));
+		if (n->ev_wait(n->evset, &ev, 0) != 0)
+			break;
+		unsigned i = 0;
+		while (i < n->ndev && n->dev[i] != ev.device)
+			i++;
+		if (i == n->ndev || !(ev.eventType & NVML_EV_XID))
+			continue; /* another GPU's event, or ECC (counted from the totals) */
+		gp_event_t f = {.type = GP_EV_GPU_FAULT, .u8 = (uint8_t)i, .ts = gp_now_ns()};
+		f.a = GP_FAULT_XID;
+		f.b = ev.eventData;
+		gp_rf_append(w, &f);
 	}
 }
 
@@ -179,6 +386,8 @@ void gp_nvml_close(gp_nvml_t *n)
 {
 	if (!n)
 		return;
+	if (n->evset && n->ev_free)
+		n->ev_free(n->evset);
 	if (n->shutdown)
 		n->shutdown();
 	if (n->lib)

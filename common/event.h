@@ -38,9 +38,17 @@ enum gp_ev_type {
 	GP_EV_PROFILER = 23,    /* ts a=1 start / 0 stop (cudaProfilerStart/Stop) */
 	GP_EV_START = 24,       /* ts: program exec'd; a=pid */
 	GP_EV_SIGNAL = 25,      /* ts a=signal forwarded to the program */
-	GP_EV_CONTROL = 26,     /* ts a=modes now capturing (capture windows) */
-	GP_EV_MAX = 27,
+	GP_EV_CONTROL = 26,     /* ts a=modes now capturing b=step index (capture windows) */
+	GP_EV_NVML_IO = 27,     /* ts u8=device u16=GP_IO_* valid bits; cumulative counters:
+	                           a=PCIe tx bytes b=PCIe rx bytes c=NVLink tx KiB d=NVLink rx KiB */
+	GP_EV_GPU_FAULT = 28,   /* ts u8=device a=GP_FAULT_* b=Xid code or new errors c=total */
+	GP_EV_OVERHEAD = 29,    /* ts a=duration b=CUPTI overhead kind (profiler's own cost) */
+	GP_EV_MAX = 30,
 };
+
+/* GP_EV_NVML_IO valid bits and GP_EV_GPU_FAULT kinds */
+enum { GP_IO_PCIE = 1, GP_IO_NVLINK = 2 };
+enum { GP_FAULT_XID = 1, GP_FAULT_ECC_CORRECTED = 2, GP_FAULT_ECC_UNCORRECTED = 3 };
 
 /* Classes of GP_EV_API records (u16), set by the collector that knows the callback ids. */
 enum gp_api_class {

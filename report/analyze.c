@@ -55,6 +55,11 @@ typedef struct rank_data {
 	VEC(open_t) stack; /* open push ranges, all threads */
 	VEC(open_t) started;
 	uint64_t nvml_mem_max, nvml_samples, nvml_util_sum;
+	struct io_prev {
+		uint64_t ts, v[4];
+		unsigned bits;
+		double bytes[4], secs[4];
+	} io_prev[8]; /* PCIe/NVLink counters per device: the last sample, sums */
 	uint64_t first_ts, last_ts;
 	uint64_t win_lo, win_hi; /* post-warm-up steps, when steps are known */
 	u64map_t alloc_api;      /* correlation -> index + 1 of the allocation call (its stack) */
@@ -191,6 +196,46 @@ static void on_event(rank_data_t *d, gp_rank_t *r, const gp_event_t *e)
 			d->nvml_mem_max = e->b;
 		break;
 	}
+	case GP_EV_NVML_IO: {
+		struct io_prev *p = &d->io_prev[e->u8 & 7];
+		uint64_t v[4] = {e->a, e->b, e->c, e->d};
+		/* NVLink counters are KiB; rates in bytes per second */
+		static const uint64_t unit[4] = {1, 1, 1024, 1024};
+		if (p->ts && e->ts > p->ts) {
+			double dt = (e->ts - p->ts) / 1e9;
+			for (int k = 0; k < 4; k++) {
+				unsigned bit = k < 2 ? GP_IO_PCIE : GP_IO_NVLINK;
+				if (!(e->u16 & p->bits & bit) || v[k] < p->v[k])
+					continue; /* not sampled, or the counter wrapped: skip */
+				double bytes = (double)(v[k] - p->v[k]) * unit[k];
+				p->bytes[k] += bytes;
+				p->secs[k] += dt;
+				if (bytes / dt > r->io_peak_Bps[k])
+					r->io_peak_Bps[k] = bytes / dt;
+			}
+		}
+		r->io_bits |= e->u16;
+		p->ts = e->ts;
+		p->bits = e->u16;
+		memcpy(p->v, v, sizeof(v));
+		break;
+	}
+	case GP_EV_GPU_FAULT:
+		if (e->a == GP_FAULT_XID) {
+			if (!r->nxid++) {
+				r->first_xid = (unsigned)e->b;
+				r->first_xid_ns = e->ts;
+			}
+		} else if (e->a == GP_FAULT_ECC_CORRECTED) {
+			r->ecc_corrected += e->b;
+		} else if (e->a == GP_FAULT_ECC_UNCORRECTED) {
+			r->ecc_uncorrected += e->b;
+		}
+		break;
+	case GP_EV_OVERHEAD:
+		r->overhead_records++;
+		r->overhead_ns += e->a;
+		break;
 	case GP_EV_DROPS:
 		r->drops_ring += e->a;
 		r->drops_cupti += e->b;
@@ -225,6 +270,7 @@ static void rank_data_reset(rank_data_t *d)
 	d->ranges.n = d->kerns.n = d->apis.n = d->mems.n = d->prof.n = 0;
 	d->stack.n = d->started.n = d->steps.n = 0;
 	d->nvml_mem_max = d->nvml_samples = d->nvml_util_sum = 0;
+	memset(d->io_prev, 0, sizeof(d->io_prev));
 	d->first_ts = d->last_ts = d->win_lo = d->win_hi = 0;
 }
 
@@ -923,6 +969,13 @@ static void analyze_memory(gp_rank_t *r, rank_data_t *d)
 	r->nvml_mem_max = d->nvml_mem_max;
 	r->nvml_samples = d->nvml_samples;
 	r->nvml_util_mean = d->nvml_samples ? (double)d->nvml_util_sum / d->nvml_samples : 0;
+	/* a rank's traffic is the sum over its GPUs of each GPU's mean rate */
+	for (int dev = 0; dev < 8; dev++)
+		for (int k = 0; k < 4; k++)
+			if (d->io_prev[dev].secs[k] > 0)
+				r->io_Bps[k] += d->io_prev[dev].bytes[k] / d->io_prev[dev].secs[k];
+	if (r->nxid && r->first_xid_ns >= d->first_ts)
+		r->first_xid_ns -= d->first_ts;
 }
 
 static int load_rank(gp_job_t *job, const char *path, gp_rank_t *r, rank_data_t *dp)
@@ -946,6 +999,8 @@ static int load_rank(gp_job_t *job, const char *path, gp_rank_t *r, rank_data_t 
 		snprintf(r->wrapped, sizeof(r->wrapped), "%s", h);
 	if ((h = gp_rf_header(rd, "yielded")) && *h)
 		snprintf(r->yielded, sizeof(r->yielded), "%s", h);
+	if ((h = gp_rf_header(rd, "nvml_limits")))
+		snprintf(r->nvml_limits, sizeof(r->nvml_limits), "%s", h);
 	if ((h = gp_rf_header(rd, "command")))
 		snprintf(r->command, sizeof(r->command), "%s", h);
 	if ((h = gp_rf_header(rd, "user")))

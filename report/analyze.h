@@ -59,6 +59,16 @@ typedef struct gp_rank {
 	unsigned nowners;
 	uint64_t nvml_mem_max, nvml_samples;
 	double nvml_util_mean;
+	/* PCIe tx, PCIe rx, NVLink tx, NVLink rx (GP_EV_NVML_IO): mean bytes per second
+	 * (summed over the rank's GPUs), and the highest rate of one GPU between two samples */
+	double io_Bps[4], io_peak_Bps[4];
+	unsigned io_bits; /* GP_IO_* seen */
+	/* GPU faults (GP_EV_GPU_FAULT) */
+	uint64_t nxid, ecc_corrected, ecc_uncorrected, first_xid_ns; /* since the rank's start */
+	unsigned first_xid;
+	char nvml_limits[256]; /* what NVML could not sample on this node */
+	/* CUPTI's own cost (CUPTI_ACTIVITY_KIND_OVERHEAD) */
+	uint64_t overhead_ns, overhead_records;
 	/* time series for plots: GP_TS buckets over the rank's whole run */
 #define GP_TS 120
 	double ts_span_s;

@@ -38,6 +38,42 @@ static int cmp_f(const void *a, const void *b)
 	return x->score > y->score ? -1 : x->score < y->score;
 }
 
+/* Xid events and uncorrected ECC errors: the hardware, not the program. Ranked first
+ * (score 1.0): every other number of that rank is suspect. Corrected ECC errors alone are
+ * evidence, not a finding. */
+static void gpu_fault(gp_job_t *job)
+{
+	const gp_rank_t *w = NULL;
+	unsigned nbad = 0;
+	for (unsigned i = 0; i < job->nranks; i++) {
+		const gp_rank_t *r = &job->ranks[i];
+		if (!r->nxid && !r->ecc_uncorrected)
+			continue;
+		nbad++;
+		if (!w || r->nxid + r->ecc_uncorrected > w->nxid + w->ecc_uncorrected)
+			w = r;
+	}
+	gp_finding_t *f;
+	if (!w || !(f = add(job, "gpu_fault", 1.0)))
+		return;
+	snprintf(f->title, sizeof(f->title), "GPU fault on %s: %s", w->node,
+	         w->nxid ? "Xid error reported by the driver" : "uncorrected ECC errors");
+	snprintf(f->evidence, sizeof(f->evidence),
+	         "rank %d: %llu Xid event(s)%s%u%s, %llu uncorrected and %llu corrected ECC "
+	         "errors during the run; %u rank(s) affected",
+	         w->rank, (unsigned long long)w->nxid, w->nxid ? " (first: Xid " : "",
+	         w->nxid ? w->first_xid : 0, w->nxid ? ")" : "",
+	         (unsigned long long)w->ecc_uncorrected, (unsigned long long)w->ecc_corrected,
+	         nbad);
+	snprintf(f->threshold, sizeof(f->threshold),
+	         "any Xid event or uncorrected ECC error on a task's GPU (NVML)");
+	snprintf(f->fix, sizeof(f->fix),
+	         "Tell the cluster admins (node %s, the Xid code; NVIDIA's Xid catalogue says "
+	         "whether it is the application, the driver or the hardware) and resubmit with "
+	         "--exclude=%s; timings from this rank are not trustworthy.",
+	         w->node, w->node);
+}
+
 void gp_job_findings(gp_job_t *job)
 {
 	gp_finding_t *f;
@@ -252,5 +288,6 @@ void gp_job_findings(gp_job_t *job)
 		    "Every collective waits for the slowest rank. Look at that rank's node "
 		    "(GPU clocks/throttling in NVML, other jobs), its data shard, or uneven work.");
 	}
+	gpu_fault(job);
 	qsort(job->f, job->nf, sizeof(gp_finding_t), cmp_f);
 }

@@ -2,6 +2,7 @@
  * one-line summary that goes into the job's AdminComment. */
 #include "config.h"
 #include "analyze.h"
+#include "event.h"
 
 #include <dirent.h>
 #include <stdio.h>
@@ -63,6 +64,50 @@ static void shorten(const char *name, char *out, size_t len)
 	}
 	memcpy(out, name, len - 4);
 	strcpy(out + len - 4, "...");
+}
+
+static double io_rate(const gp_rank_t *r, int k)
+{
+	return r->io_Bps[k];
+}
+
+/* PCIe/NVLink traffic and GPU faults (mode gpu), only when something was sampled or
+ * NVML said what it could not sample. */
+static void print_io(FILE *out, const gp_job_t *job)
+{
+	bool any = false;
+	for (unsigned i = 0; i < job->nranks; i++) {
+		const gp_rank_t *r = &job->ranks[i];
+		any |= r->io_bits || r->nxid || r->ecc_corrected || r->ecc_uncorrected ||
+		       r->nvml_limits[0];
+	}
+	if (!any)
+		return;
+	fprintf(out, "\n== GPU I/O and health (NVML) ==\n");
+	fprintf(out, "%-8s %11s %11s %11s %11s %11s %11s %6s %8s\n", "rank", "PCIe tx MB/s",
+	        "PCIe rx", "peak", "NVLink tx", "NVLink rx", "peak", "Xid", "ECC u/c");
+	for (unsigned i = 0; i < job->nranks; i++) {
+		const gp_rank_t *r = &job->ranks[i];
+		char ecc[32];
+		snprintf(ecc, sizeof(ecc), "%llu/%llu", (unsigned long long)r->ecc_uncorrected,
+		         (unsigned long long)r->ecc_corrected);
+		fprintf(out, "%-8s", label(job, r));
+		for (int k = 0; k < 4; k += 2) {
+			double pk = r->io_peak_Bps[k] > r->io_peak_Bps[k + 1] ? r->io_peak_Bps[k]
+			                                                       : r->io_peak_Bps[k + 1];
+			if (r->io_bits & (k ? GP_IO_NVLINK : GP_IO_PCIE))
+				fprintf(out, " %11.1f %11.1f %11.1f", io_rate(r, k) / 1e6,
+				        io_rate(r, k + 1) / 1e6, pk / 1e6);
+			else
+				fprintf(out, " %11s %11s %11s", "-", "-", "-");
+		}
+		fprintf(out, " %6llu %8s\n", (unsigned long long)r->nxid, ecc);
+		if (r->nxid)
+			fprintf(out, "       first Xid %u at %.3f s\n", r->first_xid,
+			        r->first_xid_ns / 1e9);
+		if (r->nvml_limits[0])
+			fprintf(out, "       not sampled: %s\n", r->nvml_limits);
+	}
 }
 
 void gp_report_text(const gp_job_t *job, FILE *out)
@@ -151,6 +196,7 @@ void gp_report_text(const gp_job_t *job, FILE *out)
 			        r->sync_ns / 1e6);
 		}
 	}
+	print_io(out, job);
 	fprintf(out, "\n== Where the memory goes ==\n");
 	if (!any_mem)
 		fprintf(out, "no device memory activity recorded (modes without mem or gpu, or no "
@@ -314,6 +360,29 @@ void gp_report_json(const gp_job_t *job, FILE *out)
 			fprintf(out, ": %llu", (unsigned long long)r->owners[o].bytes);
 		}
 		fprintf(out, "}");
+		fprintf(out,
+		        "},\n     \"io\": {\"pcie_tx_Bps\": %.0f, \"pcie_rx_Bps\": %.0f, "
+		        "\"pcie_peak_Bps\": %.0f, \"nvlink_tx_Bps\": %.0f, "
+		        "\"nvlink_rx_Bps\": %.0f, \"nvlink_peak_Bps\": %.0f, \"pcie\": %s, "
+		        "\"nvlink\": %s, \"not_sampled\": ",
+		        io_rate(r, 0), io_rate(r, 1),
+		        r->io_peak_Bps[0] > r->io_peak_Bps[1] ? r->io_peak_Bps[0] : r->io_peak_Bps[1],
+		        io_rate(r, 2), io_rate(r, 3),
+		        r->io_peak_Bps[2] > r->io_peak_Bps[3] ? r->io_peak_Bps[2] : r->io_peak_Bps[3],
+		        r->io_bits & GP_IO_PCIE ? "true" : "false",
+		        r->io_bits & GP_IO_NVLINK ? "true" : "false");
+		gp_json_str(out, r->nvml_limits);
+		fprintf(out,
+		        "},\n     \"faults\": {\"xid\": %llu, \"first_xid\": %u, "
+		        "\"first_xid_ns\": %llu, \"ecc_uncorrected\": %llu, "
+		        "\"ecc_corrected\": %llu},\n     \"cupti_overhead\": {\"records\": %llu, "
+		        "\"ns\": %llu",
+		        (unsigned long long)r->nxid, r->first_xid,
+		        (unsigned long long)r->first_xid_ns,
+		        (unsigned long long)r->ecc_uncorrected,
+		        (unsigned long long)r->ecc_corrected,
+		        (unsigned long long)r->overhead_records,
+		        (unsigned long long)r->overhead_ns);
 		fprintf(out,
 		        "},\n     \"quality\": {\"records\": %llu, \"truncated\": %s, "
 		        "\"corrupt_chunks\": "

@@ -113,4 +113,31 @@ printf 'garbage' >"$T/out/step0/rank1.gpr"
 grep -q "bad magic\|too short" bad.txt; ok $? "the bad file is named"
 "$B/gpuprof" run --modes=memm -- true 2>mm.txt; ok $(( $? == 2 ? 0 : 1 )) "gpuprof run rejects a bad mode"
 grep -q "unknown mode 'memm'" mm.txt; ok $? "with the grammar's message"
+# NVML through a stand-in libnvidia-ml.so.1 (tests/nvml/fake_nvml.c): two GPUs whose
+# PCIe counters grow at 2 GB/s tx / 1 GB/s rx and NVLink at 40 / 20 GB/s
+mkdir -p nvml && cp "$B/tests/nvml/.libs/libfakenvml.so" nvml/libnvidia-ml.so.1
+nv() { rm -rf "$T/nv"; LD_LIBRARY_PATH=$T/nvml "$B/gpuprof" run --modes=gpu --output="$T/nv" "$@"; }
+jq_rank() { "$B/gpuprof" report --format=json "$T/nv" | python3 -c "import json,sys; r=json.load(sys.stdin)['ranks'][0]; print($1)"; }
+CUDA_VISIBLE_DEVICES=1 nv -- sleep 1.2
+g=$("$B/gpuprof" dump "$T/nv/step0/rank0.gpr" | sed -n 's/^gpus=//p')
+[ "$g" = GPU-fake0000-0000-0000-0000-000000000001 ]; ok $? "CUDA_VISIBLE_DEVICES=1 selects the second GPU only ($g)"
+tx=$(jq_rank "round(r['io']['pcie_tx_Bps']/1e6)"); rx=$(jq_rank "round(r['io']['pcie_rx_Bps']/1e6)")
+ok $(( tx > 1800 && tx < 2200 && rx > 900 && rx < 1100 ? 0 : 1 )) "PCIe rates from the byte counters: tx $tx MB/s rx $rx MB/s (want 2000/1000)"
+nl=$(jq_rank "round(r['io']['nvlink_tx_Bps']/1e9)")
+ok $(( nl >= 38 && nl <= 42 ? 0 : 1 )) "NVLink rate from the KiB counters: $nl GB/s (want 40)"
+nv -- sleep 1.2
+tx=$(jq_rank "round(r['io']['pcie_tx_Bps']/1e6)")
+ok $(( tx > 3600 && tx < 4400 ? 0 : 1 )) "a rank with two GPUs sums their traffic: $tx MB/s (want 4000)"
+[ "$(jq_rank "r['faults']['xid']")" = 0 ]; ok $? "no Xid, no fault"
+FAKE_NVML=xid=79,ecc nv -- sleep 1.2
+[ "$(jq_rank "r['faults']['xid'], r['faults']['first_xid'], r['faults']['ecc_uncorrected'], r['faults']['ecc_corrected']")" = "1 79 3 5" ]
+ok $? "Xid 79 event and ECC errors recorded"
+"$B/gpuprof" report "$T/nv" >fault.txt
+grep -q "^1. \[gpu_fault\] GPU fault on .*Xid" fault.txt; ok $? "a GPU fault is the first finding"
+grep -q "first Xid 79 at 0\.[3-9]" fault.txt; ok $? "with the time of the first Xid since the start"
+FAKE_NVML=noevents,nonvlink nv -- sleep 0.5
+lim=$(jq_rank "r['io']['not_sampled']")
+case "$lim" in *"NVLink counters not supported"*"Xid events: Not Supported"*) ok 0 "what NVML cannot sample is said: $lim" ;;
+*) ok 1 "what NVML cannot sample is said: '$lim'" ;; esac
+grep -q "GPU I/O" <("$B/gpuprof" report "$T/nv"); ok $? "the report has the GPU I/O section"
 done_testing
