@@ -6,10 +6,12 @@
 #include "config.h"
 #include "event.h"
 #include "log.h"
+#include "modes.h"
 #include "path.h"
 #include "rankfile.h"
 
 #include <fcntl.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,27 +29,26 @@ static uint64_t rnd(uint64_t *s)
 int main(int argc, char **argv)
 {
 	int ranks = 8, profiler_steps = 0;
-	long events = 100000;
+	long events = 100000, cap_from = -1, cap_to = -1;
 	const char *out = NULL;
-	for (int i = 1; i < argc; i++)
-		if (!strcmp(argv[i],
-		            "--profiler-steps")) /* steps marked by cudaProfilerStart/Stop */
+	for (int i = 1; i < argc; i++) {
+		const char *v = i + 1 < argc ? argv[i + 1] : "";
+		if (!strcmp(argv[i], "--profiler-steps")) /* steps marked by cudaProfilerStart/Stop */
 			profiler_steps = 1;
-	for (int i = 1; i + 1 < argc; i += 2) {
-		if (!strcmp(argv[i], "--profiler-steps")) {
-			i--;
-			continue;
-		}
-		if (!strcmp(argv[i], "--ranks"))
-			ranks = atoi(argv[i + 1]);
-		else if (!strcmp(argv[i], "--events"))
-			events = atol(argv[i + 1]);
-		else if (!strcmp(argv[i], "--out"))
-			out = argv[i + 1];
+		else if (!strcmp(argv[i], "--capture") && i + 1 < argc) /* kernels only in steps A-B */
+			i++, sscanf(v, "%ld-%ld", &cap_from, &cap_to);
+		else if (!strcmp(argv[i], "--ranks") && i + 1 < argc)
+			i++, ranks = atoi(v);
+		else if (!strcmp(argv[i], "--events") && i + 1 < argc)
+			i++, events = atol(v);
+		else if (!strcmp(argv[i], "--out") && i + 1 < argc)
+			i++, out = v;
+		else
+			out = NULL, i = argc;
 	}
 	if (!out || ranks < 1 || events < 100) {
-		fprintf(stderr,
-		        "usage: synth-job --ranks N --events M --out DIR [--profiler-steps]\n");
+		fprintf(stderr, "usage: synth-job --ranks N --events M --out DIR [--profiler-steps] "
+		                "[--capture A-B]\n");
 		return 2;
 	}
 	char dir[4096];
@@ -102,6 +103,14 @@ int main(int argc, char **argv)
 			if (profiler_steps)
 				p = (gp_event_t){.type = GP_EV_PROFILER, .ts = t, .a = 1};
 			gp_rf_append(w, &p);
+			/* a capture window: the collector switches cuda at step boundaries */
+			bool captured = cap_from < 0 || (s >= cap_from && s <= cap_to);
+			if (cap_from >= 0 && (s == 0 || s == cap_from || s == cap_to + 1)) {
+				gp_event_t c = {.type = GP_EV_CONTROL, .ts = t, .b = (uint64_t)s};
+				c.a = GP_MODE_MEM | (captured ? GP_MODE_CUDA : 0);
+				c.c = 150000;
+				gp_rf_append(w, &c);
+			}
 			uint64_t gpu = t + 20000;
 			for (int k = 0; k < kpstep; k++) {
 				uint64_t launch = t + 5000 + (uint64_t)k * 3000;
@@ -122,8 +131,10 @@ int main(int argc, char **argv)
 				                 .b = 100 + (uint64_t)k,
 				                 .c = corr,
 				                 .d = k % 20 == 19 ? 13 : 7};
-				gp_rf_append(w, &a);
-				gp_rf_append(w, &kr);
+				if (captured) { /* the work happens either way; only records differ */
+					gp_rf_append(w, &a);
+					gp_rf_append(w, &kr);
+				}
 				gpu += dur + 1000;
 				corr++;
 			}

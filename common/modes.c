@@ -3,6 +3,7 @@
 #include "modes.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static const struct {
@@ -176,4 +177,68 @@ int gp_modes_format(unsigned modes, char *buf, size_t len)
 		off = (size_t)total < len ? (size_t)total : len;
 	}
 	return total;
+}
+
+int gp_capture_parse(const char *s, gp_capture_t *c, char *err, size_t errlen)
+{
+	gp_capture_t t = {.how = GP_CAP_ALWAYS};
+	const char *p;
+	if (!s || !*s || !strcmp(s, "all")) {
+		*c = t;
+		return 0;
+	}
+	if (!strcmp(s, "cudaprofilerapi")) {
+		t.how = GP_CAP_PROFILER;
+		*c = t;
+		return 0;
+	}
+	if (strncmp(s, "steps=", 6))
+		goto bad;
+	t.how = GP_CAP_STEPS;
+	for (p = s + 6; *p;) {
+		char *end;
+		unsigned long long a, b;
+		if (*p < '0' || *p > '9')
+			goto bad;
+		a = b = strtoull(p, &end, 10);
+		if (*end == '-') {
+			if (end[1] < '0' || end[1] > '9')
+				goto bad;
+			b = strtoull(end + 1, &end, 10);
+			if (b < a)
+				goto bad;
+		}
+		if (t.nwin == GP_CAPTURE_MAXWIN) {
+			snprintf(err, errlen, "'%.64s': at most %d windows", s, GP_CAPTURE_MAXWIN);
+			return -1;
+		}
+		t.win[t.nwin][0] = a;
+		t.win[t.nwin][1] = b;
+		t.nwin++;
+		if (*end == ',' && end[1])
+			end++;
+		else if (*end)
+			goto bad;
+		p = end;
+	}
+	if (!t.nwin)
+		goto bad;
+	*c = t;
+	return 0;
+bad:
+	snprintf(err, errlen,
+	         "'%.64s' is not a capture window: all, cudaprofilerapi or steps=A-B[,C-D...] "
+	         "(0-based step numbers, inclusive)",
+	         s);
+	return -1;
+}
+
+int gp_capture_in(const gp_capture_t *c, unsigned long long idx)
+{
+	if (c->how != GP_CAP_STEPS)
+		return 1;
+	for (unsigned i = 0; i < c->nwin; i++)
+		if (idx >= c->win[i][0] && idx <= c->win[i][1])
+			return 1;
+	return 0;
 }

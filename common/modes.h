@@ -33,4 +33,17 @@ int gp_text_check(const char *s, size_t maxlen, char *err, size_t errlen);
 /* Copy s into dst (cap bytes) with non-printable bytes escaped as \xNN, for messages. */
 void gp_text_escape(const char *s, size_t n, char *dst, size_t cap);
 
+/* Capture windows for cuda (GPUPROF_CAPTURE, `gpuprof run --capture`):
+ *   all | cudaprofilerapi | steps=A-B[,C-D...]   (0-based step indices, inclusive) */
+#define GP_CAPTURE_MAXWIN 16
+typedef struct gp_capture {
+	enum { GP_CAP_ALWAYS, GP_CAP_STEPS, GP_CAP_PROFILER } how;
+	unsigned nwin;
+	unsigned long long win[GP_CAPTURE_MAXWIN][2];
+} gp_capture_t;
+/* Parse s (NULL or "" means all); -1 with a message in err on bad input. */
+int gp_capture_parse(const char *s, gp_capture_t *c, char *err, size_t errlen);
+/* Is step idx inside one of the windows (always true unless how == GP_CAP_STEPS)? */
+int gp_capture_in(const gp_capture_t *c, unsigned long long idx);
+
 #endif

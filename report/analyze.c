@@ -5,6 +5,7 @@
  * inside the range on the same thread (nsys-style projection). */
 #include "config.h"
 #include "analyze.h"
+#include "modes.h"
 #include "event.h"
 #include "log.h"
 #include "rankfile.h"
@@ -62,6 +63,8 @@ typedef struct rank_data {
 	} io_prev[8]; /* PCIe/NVLink counters per device: the last sample, sums */
 	uint64_t first_ts, last_ts;
 	uint64_t win_lo, win_hi; /* post-warm-up steps, when steps are known */
+	uint64_t gpu_lo, gpu_hi; /* GPU statistics: win_* cut to the captured window */
+	VEC(uint64_t) ctrl;      /* capture switches: ts, modes, ts, modes, ... */
 	u64map_t alloc_api;      /* correlation -> index + 1 of the allocation call (its stack) */
 	VEC(uint64_t) prof;      /* cudaProfilerStart/Stop: ts << 1 | start */
 	VEC(uint64_t) steps;     /* all step intervals: start, end, start, end, ... (sorted) */
@@ -252,6 +255,13 @@ static void on_event(rank_data_t *d, gp_rank_t *r, const gp_event_t *e)
 	case GP_EV_PROFILER:
 		VEC_PUSH(d->prof, e->ts << 1 | (e->a ? 1 : 0));
 		break;
+	case GP_EV_CONTROL:
+		VEC_PUSH(d->ctrl, e->ts);
+		VEC_PUSH(d->ctrl, e->a);
+		r->capture_switches++;
+		if (e->c > r->capture_switch_max_ns)
+			r->capture_switch_max_ns = e->c;
+		break;
 	case GP_EV_YIELD:
 		snprintf(r->yielded + strlen(r->yielded), sizeof(r->yielded) - strlen(r->yielded),
 		         "%s%s", r->yielded[0] ? "; " : "", str_get(d, (uint32_t)e->b));
@@ -268,10 +278,10 @@ static void rank_data_reset(rank_data_t *d)
 	gp_symtab_reset(&d->sym);
 	u64map_free(&d->alloc_api);
 	d->ranges.n = d->kerns.n = d->apis.n = d->mems.n = d->prof.n = 0;
-	d->stack.n = d->started.n = d->steps.n = 0;
+	d->stack.n = d->started.n = d->steps.n = d->ctrl.n = 0;
 	d->nvml_mem_max = d->nvml_samples = d->nvml_util_sum = 0;
 	memset(d->io_prev, 0, sizeof(d->io_prev));
-	d->first_ts = d->last_ts = d->win_lo = d->win_hi = 0;
+	d->first_ts = d->last_ts = d->win_lo = d->win_hi = d->gpu_lo = d->gpu_hi = 0;
 }
 
 static void rank_data_free(rank_data_t *d)
@@ -286,6 +296,7 @@ static void rank_data_free(rank_data_t *d)
 	VEC_FREE(d->started);
 	VEC_FREE(d->steps);
 	VEC_FREE(d->prof);
+	VEC_FREE(d->ctrl);
 }
 
 /* ---- helpers ---- */
@@ -607,16 +618,55 @@ static void analyze_steps(gp_job_t *job, gp_rank_t *r, rank_data_t *d, const cha
 	(void)job;
 }
 
+/* Capture windows (GP_EV_CONTROL): CUDA activity exists only while cuda was on, so GPU
+ * statistics cover the longest captured stretch of the post-warm-up steps, and the
+ * per-step figures count the steps inside it. */
+static void apply_capture(gp_rank_t *r, rank_data_t *d)
+{
+	d->gpu_lo = d->win_lo;
+	d->gpu_hi = d->win_hi;
+	if (!d->ctrl.n)
+		return;
+	uint64_t lo = d->win_hi ? d->win_lo : d->first_ts;
+	uint64_t hi = d->win_hi ? d->win_hi : d->last_ts;
+	uint64_t best_lo = 0, best_hi = 0, on_since = d->first_ts;
+	bool on = true; /* before the first switch: everything the modes asked for */
+	for (size_t i = 0; i <= d->ctrl.n; i += 2) {
+		bool end = i == d->ctrl.n;
+		uint64_t t = end ? d->last_ts : d->ctrl.v[i];
+		bool now = end ? false : (d->ctrl.v[i + 1] & GP_MODE_CUDA) != 0;
+		if (on && (!now || end)) {
+			uint64_t a = on_since > lo ? on_since : lo, b = t < hi ? t : hi;
+			if (b > a && b - a > best_hi - best_lo)
+				best_lo = a, best_hi = b;
+		}
+		if (!on && now)
+			on_since = t;
+		on = now;
+	}
+	if (!best_hi) { /* cuda never on in the steady state */
+		d->gpu_lo = d->gpu_hi = 1;
+		r->captured_steps = 0;
+		return;
+	}
+	d->gpu_lo = best_lo;
+	d->gpu_hi = best_hi;
+	r->captured_steps = 0;
+	for (size_t i = 2 * r->warmup; i + 1 < d->steps.n; i += 2)
+		r->captured_steps += d->steps.v[i] >= best_lo && d->steps.v[i + 1] <= best_hi;
+	r->capture_window = true;
+}
+
 /* Is this GPU activity part of the steady state? With steps known, activity whose launch
  * call (or, unmatched, whose start) falls in the post-warm-up steps; otherwise all. */
 static bool in_window(const rank_data_t *d, const kern_t *k, u64map_t *corr_api)
 {
 	uint64_t ai, t = k->start;
-	if (!d->win_hi)
+	if (!d->gpu_hi)
 		return true;
 	if (u64map_get(corr_api, k->corr, &ai))
 		t = d->apis.v[ai - 1].start;
-	return t >= d->win_lo && t <= d->win_hi;
+	return t >= d->gpu_lo && t <= d->gpu_hi;
 }
 
 static bool in_a_step(const rank_data_t *d, uint64_t t)
@@ -837,7 +887,7 @@ static void analyze_ranges(gp_job_t *job, gp_rank_t *r, rank_data_t *d, u64map_t
 			u64map_put(&corr_copy, d->kerns.v[i].corr, d->kerns.v[i].copykind);
 	for (size_t i = 0; i < d->apis.n; i++) {
 		api_t *a = &d->apis.v[i];
-		if (d->win_hi && (a->start < d->win_lo || a->start > d->win_hi))
+		if (d->gpu_hi && (a->start < d->gpu_lo || a->start > d->gpu_hi))
 			continue;
 		if (!is_sync_api(d, i, &corr_copy))
 			continue;
@@ -1038,9 +1088,11 @@ static int load_rank(gp_job_t *job, const char *path, gp_rank_t *r, rank_data_t 
 		u64map_put(d.apis.v[i].alloc ? &d.alloc_api : &corr_api, d.apis.v[i].corr, i + 1);
 	SORT_IF_NEEDED(d.ranges, cmp_range);
 	analyze_steps(job, r, &d, want, warmup);
+	apply_capture(r, &d);
 	analyze_gpu(r, &d, &corr_api);
-	if (r->nstep_ms)
-		r->kernels_per_step = (double)r->nkernels / (double)r->nstep_ms;
+	unsigned gsteps = r->capture_window ? r->captured_steps : r->nstep_ms;
+	if (gsteps)
+		r->kernels_per_step = (double)r->nkernels / (double)gsteps;
 	analyze_ranges(job, r, &d, &corr_api);
 	analyze_memory(r, &d);
 	time_series(r, &d);

@@ -67,6 +67,10 @@ typedef struct gp_rank {
 	uint64_t nxid, ecc_corrected, ecc_uncorrected, first_xid_ns; /* since the rank's start */
 	unsigned first_xid;
 	char nvml_limits[256]; /* what NVML could not sample on this node */
+	/* capture windows (GP_EV_CONTROL): GPU statistics cover captured_steps steps */
+	bool capture_window;
+	unsigned captured_steps;
+	uint64_t capture_switches, capture_switch_max_ns;
 	/* CUPTI's own cost (CUPTI_ACTIVITY_KIND_OVERHEAD) */
 	uint64_t overhead_ns, overhead_records;
 	/* time series for plots: GP_TS buckets over the rank's whole run */

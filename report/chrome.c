@@ -124,6 +124,22 @@ int gp_export_chrome(const gp_job_t *job, FILE *out, const char *ranklist, uint6
 				gp_json_str(out, lookup(&st, (uint32_t)e.a));
 				fputc('}', out);
 				break;
+			case GP_EV_STREAM_NAME: /* nvtxNameCudaStream: the user's name */
+				if (e.u8 != 1)
+					break; /* a handle CUPTI did not map: no track to name */
+				u64map_put(&streams, 1000000 + e.a, 1);
+				fprintf(out,
+				        ",\n{\"ph\": \"M\", \"name\": \"thread_name\", \"pid\": %d, "
+				        "\"tid\": %llu, \"args\": {\"name\": ",
+				        pid, (unsigned long long)(1000000 + e.a));
+				{
+					char nm[300];
+					snprintf(nm, sizeof(nm), "stream %llu: %s",
+					         (unsigned long long)e.a, lookup(&st, (uint32_t)e.b));
+					gp_json_str(out, nm);
+				}
+				fputs("}}", out);
+				break;
 			case GP_EV_KERNEL:
 			case GP_EV_MEMCPY:
 			case GP_EV_MEMSET: {

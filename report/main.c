@@ -7,6 +7,7 @@
 #include "path.h"
 #include "rankfile.h"
 #include "ranks.h"
+#include "ring.h"
 #include "spool.h"
 
 #include <errno.h>
@@ -23,7 +24,9 @@ static int usage(FILE *f)
 {
 	fprintf(
 	    f,
-	    "usage: gpuprof run [--modes=MODES] [--output=DIR] [--ranks=LIST] -- PROGRAM [ARGS]\n"
+	    "usage: gpuprof run [--modes=MODES] [--output=DIR] [--ranks=LIST] [--capture=WINDOW]\n"
+	    "                   -- PROGRAM [ARGS]\n"
+	    "       gpuprof capture on|off [--mem] PID\n"
 	    "       gpuprof report [--step=S] [--format=text|json] [--output=FILE] [--sacct]\n"
 	    "                      [--quiet] [--summary-line] JOBDIR|JOBID\n"
 	    "       gpuprof export --format=chrome|memviz|html [--ranks=LIST] [--max-events=N]\n"
@@ -82,6 +85,60 @@ static const char *inject_path(void)
 	return beside_us(GP_ENV_INJECT, ".libs/libgpuprof-inject.so", GP_INJECT_PATH, R_OK);
 }
 
+/* gpuprof capture on|off [--mem] PID: switch CUDA activity tracing (and with --mem,
+ * memory tracking) of a running profiled process. The request goes into the ring header
+ * the process shares with its agent; the process applies it at its next step boundary
+ * (GP_EV_CONTROL in its rank file). Works for the caller's own processes only: it reads
+ * /proc/PID/environ and opens the ring, both of which the kernel restricts to the owner. */
+static int cmd_capture(int argc, char **argv)
+{
+	bool on, mem = false;
+	const char *pidarg = NULL;
+	if (argc < 3 || (strcmp(argv[1], "on") && strcmp(argv[1], "off")))
+		return gp_err("capture: say on or off"), usage(stderr);
+	on = !strcmp(argv[1], "on");
+	for (int i = 2; i < argc; i++) {
+		if (!strcmp(argv[i], "--mem"))
+			mem = true;
+		else if (argv[i][0] == '-' || pidarg)
+			return gp_err("capture: unexpected '%s'", argv[i]), usage(stderr);
+		else
+			pidarg = argv[i];
+	}
+	char *end;
+	long pid = pidarg ? strtol(pidarg, &end, 10) : 0;
+	if (!pidarg || *end || pid <= 0)
+		return gp_err("capture: '%s' is not a process id", pidarg ? pidarg : ""), 2;
+	char path[64], env[65536], ring[PATH_MAX] = "";
+	snprintf(path, sizeof(path), "/proc/%ld/environ", pid);
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return gp_err_errno("capture: %s", path), 1;
+	size_t n = fread(env, 1, sizeof(env) - 1, f);
+	fclose(f);
+	env[n] = 0;
+	static const char key[] = GP_ENV_RING "=";
+	for (size_t o = 0; o < n; o += strlen(env + o) + 1)
+		if (!strncmp(env + o, key, sizeof(key) - 1))
+			snprintf(ring, sizeof(ring), "%s", env + o + sizeof(key) - 1);
+	if (!ring[0])
+		return gp_err("capture: process %ld was not started by gpuprof's agent (no %s)", pid,
+		              GP_ENV_RING),
+		       1;
+	gp_ring_t r;
+	if (gp_ring_attach(&r, ring) < 0)
+		return gp_err_errno("capture: %s (has the process ended?)", ring), 1;
+	unsigned bits = GP_MODE_CUDA | (mem ? GP_MODE_MEM : 0);
+	unsigned prev = on ? atomic_fetch_or(&r.hdr->modes, bits)
+	                   : atomic_fetch_and(&r.hdr->modes, ~bits);
+	gp_ring_detach(&r);
+	if (!(prev & (GP_MODE_CUDA | GP_MODE_MEM)) && !on)
+		gp_warn("capture: process %ld was not capturing cuda", pid);
+	printf("gpuprof: %s %s for process %ld; it takes effect at the process's next step\n",
+	       mem ? "cuda and mem capture" : "cuda capture", on ? "on" : "off", pid);
+	return 0;
+}
+
 static int cmd_run(int argc, char **argv)
 {
 	const char *modes = getenv(GP_ENV_MODES), *output = getenv(GP_ENV_OUTPUT),
@@ -101,7 +158,12 @@ static int cmd_run(int argc, char **argv)
 			output = v;
 		else if ((v = opt(argc, argv, &i, "--ranks")))
 			ranks = v;
-		else if (argv[i][0] == '-')
+		else if ((v = opt(argc, argv, &i, "--capture"))) {
+			gp_capture_t c;
+			if (gp_capture_parse(v, &c, err, sizeof(err)) < 0)
+				return gp_err("run: --capture: %s", err), 2;
+			setenv(GP_ENV_CAPTURE, v, 1);
+		} else if (argv[i][0] == '-')
 			return gp_err("run: unknown option '%s'", argv[i]), usage(stderr);
 		else
 			break;
@@ -525,6 +587,8 @@ int main(int argc, char **argv)
 		return cmd_salvage(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "diff"))
 		return cmd_diff(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "capture"))
+		return cmd_capture(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "dump"))
 		return cmd_dump(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "help")) {

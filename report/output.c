@@ -168,6 +168,21 @@ void gp_report_text(const gp_job_t *job, FILE *out)
 		        pct(r->comm_ns, r->comm_ns + r->compute_ns), pct(r->overlap_ns, r->comm_ns),
 		        r->sync_ns / 1e6, r->launch_latency_us);
 	}
+	for (unsigned i = 0; i < job->nranks; i++) {
+		const gp_rank_t *r = &job->ranks[i];
+		if (r->capture_window)
+			fprintf(out,
+			        "rank %s: CUDA activity captured in %u of %u post-warm-up steps "
+			        "(capture window); %llu switch(es), the slowest took %.3f ms in the "
+			        "application\n",
+			        label(job, r), r->captured_steps, r->nstep_ms,
+			        (unsigned long long)r->capture_switches,
+			        r->capture_switch_max_ns / 1e6);
+		if (r->overhead_records)
+			fprintf(out, "rank %s: CUPTI's own overhead: %.3f ms in %llu records\n",
+			        label(job, r), r->overhead_ns / 1e6,
+			        (unsigned long long)r->overhead_records);
+	}
 	if (job->nk) {
 		uint64_t tot = 0;
 		for (unsigned i = 0; i < job->nk; i++)
@@ -376,13 +391,16 @@ void gp_report_json(const gp_job_t *job, FILE *out)
 		        "},\n     \"faults\": {\"xid\": %llu, \"first_xid\": %u, "
 		        "\"first_xid_ns\": %llu, \"ecc_uncorrected\": %llu, "
 		        "\"ecc_corrected\": %llu},\n     \"cupti_overhead\": {\"records\": %llu, "
-		        "\"ns\": %llu",
+		        "\"ns\": %llu},\n     \"capture\": {\"window\": %s, \"captured_steps\": %u, "
+		        "\"switches\": %llu, \"switch_max_ns\": %llu",
 		        (unsigned long long)r->nxid, r->first_xid,
 		        (unsigned long long)r->first_xid_ns,
 		        (unsigned long long)r->ecc_uncorrected,
 		        (unsigned long long)r->ecc_corrected,
 		        (unsigned long long)r->overhead_records,
-		        (unsigned long long)r->overhead_ns);
+		        (unsigned long long)r->overhead_ns, r->capture_window ? "true" : "false",
+		        r->captured_steps, (unsigned long long)r->capture_switches,
+		        (unsigned long long)r->capture_switch_max_ns);
 		fprintf(out,
 		        "},\n     \"quality\": {\"records\": %llu, \"truncated\": %s, "
 		        "\"corrupt_chunks\": "

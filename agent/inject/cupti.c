@@ -182,6 +182,14 @@ static void emit_record(const CUpti_Activity *r)
 		e.u16 = api_class(e.u8 == 1, a->cbid);
 		break;
 	}
+	case CUPTI_ACTIVITY_KIND_OVERHEAD: {
+		const CUpti_ActivityOverhead3 *o = (const void *)r;
+		e.type = GP_EV_OVERHEAD;
+		e.ts = o->start;
+		e.a = o->end - o->start;
+		e.b = o->overheadKind;
+		break;
+	}
 	case CUPTI_ACTIVITY_KIND_MEMORY2: {
 		const CUpti_ActivityMemory4 *m = (const void *)r;
 		e.type = m->memoryOperationType == CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_RELEASE
@@ -344,6 +352,8 @@ static void CUPTIAPI on_callback(void *ud, CUpti_CallbackDomain domain, CUpti_Ca
 		                .ts = e.ts,
 		                .a = cbid == CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStart_v4000};
 		api->emit(&p);
+		if (api->profiler)
+			api->profiler((int)p.a);
 		return;
 	}
 	e.d = capture_stack();
@@ -393,6 +403,52 @@ static const CUpti_CallbackId drv_alloc[] = {
     CUPTI_DRIVER_TRACE_CBID_cuMemMap,
 };
 #define N(a) (sizeof(a) / sizeof(a[0]))
+
+/* Kinds and callbacks of each switchable part. OVERHEAD records CUPTI's own cost
+ * (buffer flushes, instrumentation), so the report can say what tracing cost. */
+static const CUpti_ActivityKind cuda_kinds[] = {
+    CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_MEMCPY,
+    CUPTI_ACTIVITY_KIND_MEMSET,            CUPTI_ACTIVITY_KIND_SYNCHRONIZATION,
+    CUPTI_ACTIVITY_KIND_OVERHEAD,
+};
+static unsigned capturing; /* GP_MODE_CUDA | GP_MODE_MEM now on; the caller serialises */
+
+static void set_capture(unsigned want)
+{
+	unsigned on = want & ~capturing, off = capturing & ~want;
+	if ((on | off) & GP_MODE_CUDA) {
+		int en = !!(on & GP_MODE_CUDA);
+		for (size_t i = 0; i < N(cuda_kinds); i++)
+			(en ? cuptiActivityEnable : cuptiActivityDisable)(cuda_kinds[i]);
+		/* only the API records the report reads, not whole domains */
+		for (size_t i = 0; i < N(rt_api); i++)
+			cuptiActivityEnableRuntimeApi(rt_api[i], (uint8_t)en);
+		for (size_t i = 0; i < N(drv_api); i++)
+			cuptiActivityEnableDriverApi(drv_api[i], (uint8_t)en);
+	}
+	if ((on | off) & GP_MODE_MEM) {
+		int en = !!(on & GP_MODE_MEM);
+		(en ? cuptiActivityEnable : cuptiActivityDisable)(CUPTI_ACTIVITY_KIND_MEMORY2);
+		for (size_t i = 0; i < N(rt_alloc); i++)
+			cuptiEnableCallback((uint32_t)en, subscriber, CUPTI_CB_DOMAIN_RUNTIME_API,
+			                    rt_alloc[i]);
+		for (size_t i = 0; i < N(drv_alloc); i++)
+			cuptiEnableCallback((uint32_t)en, subscriber, CUPTI_CB_DOMAIN_DRIVER_API,
+			                    drv_alloc[i]);
+	}
+	capturing = want;
+}
+
+__attribute__((visibility("default"))) void gp_cupti_capture(unsigned modes)
+{
+	if (api)
+		set_capture(modes & api->modes & (GP_MODE_CUDA | GP_MODE_MEM));
+}
+
+__attribute__((visibility("default"))) int gp_cupti_stream_id(void *stream, uint32_t *id)
+{
+	return cuptiGetStreamIdEx(NULL, (CUstream)stream, 0, id) == CUPTI_SUCCESS ? 0 : -1;
+}
 
 static void at_exit_flush(void)
 {
@@ -446,26 +502,7 @@ __attribute__((visibility("default"))) int gp_cupti_start(const gp_inject_api_t 
 	rc = cuptiActivityRegisterCallbacks(buffer_requested, buffer_completed);
 	if (rc != CUPTI_SUCCESS)
 		return fail(why, whylen, "cuptiActivityRegisterCallbacks", rc);
-	if (a->modes & GP_MODE_CUDA) {
-		cuptiActivityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
-		cuptiActivityEnable(CUPTI_ACTIVITY_KIND_MEMCPY);
-		cuptiActivityEnable(CUPTI_ACTIVITY_KIND_MEMSET);
-		cuptiActivityEnable(CUPTI_ACTIVITY_KIND_SYNCHRONIZATION);
-		/* only the API records the report reads, not whole domains */
-		for (size_t i = 0; i < N(rt_api); i++)
-			cuptiActivityEnableRuntimeApi(rt_api[i], 1);
-		for (size_t i = 0; i < N(drv_api); i++)
-			cuptiActivityEnableDriverApi(drv_api[i], 1);
-	}
-	if (a->modes & GP_MODE_MEM) {
-		cuptiActivityEnable(CUPTI_ACTIVITY_KIND_MEMORY2);
-		for (size_t i = 0; i < N(rt_alloc); i++)
-			cuptiEnableCallback(1, subscriber, CUPTI_CB_DOMAIN_RUNTIME_API,
-			                    rt_alloc[i]);
-		for (size_t i = 0; i < N(drv_alloc); i++)
-			cuptiEnableCallback(1, subscriber, CUPTI_CB_DOMAIN_DRIVER_API,
-			                    drv_alloc[i]);
-	}
+	set_capture(a->capture);
 	if (pthread_create(&worker, NULL, worker_main, NULL) != 0)
 		return fail(why, whylen, "pthread_create", CUPTI_ERROR_UNKNOWN);
 	pthread_detach(worker);

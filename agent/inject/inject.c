@@ -48,7 +48,20 @@ static struct {
 	_Atomic uint64_t drops_table, drops_cupti;
 	void *cupti_mod;
 	gp_cupti_flush_fn cupti_flush;
+	gp_cupti_capture_fn cupti_capture;
+	gp_cupti_stream_id_fn cupti_stream_id;
+	/* capture windows: cuda (and mem) switched at step boundaries, see capture.md */
+	gp_capture_t cap;          /* GPUPROF_CAPTURE */
+	_Atomic int cap_live;      /* the CUPTI module is running: boundaries matter */
+	_Atomic unsigned cap_cur;  /* cuda/mem bits capturing now */
+	_Atomic int cap_busy;      /* one thread switches at a time; the others go on */
+	_Atomic int cap_prof;      /* between cudaProfilerStart and Stop */
+	_Atomic uint32_t step_name; /* interned name of the step range; 0: not known yet */
+	_Atomic uint64_t step_idx;  /* steps begun so far */
+	_Atomic uint64_t seen0[8];  /* first outermost names (id << 8 | count), to learn it */
 } g;
+
+static unsigned capture_wanted(uint64_t idx);
 
 static pthread_once_t init_once = PTHREAD_ONCE_INIT;
 static pthread_once_t cuda_once = PTHREAD_ONCE_INIT;
@@ -168,8 +181,13 @@ static uint64_t clock_ns(void)
 	return gp_clock_ns();
 }
 
-static const gp_inject_api_t api_template = {
-    .emit = emit, .intern = intern, .count_drop = count_drop, .tid = my_tid, .now = clock_ns};
+static void on_profiler(int start);
+static const gp_inject_api_t api_template = {.emit = emit,
+                                             .intern = intern,
+                                             .count_drop = count_drop,
+                                             .tid = my_tid,
+                                             .now = clock_ns,
+                                             .profiler = on_profiler};
 
 /* ---- start-up ---- */
 
@@ -255,6 +273,7 @@ static int fallback_setup(void)
 	snprintf(path, sizeof(path), "%s/ring", g.spool);
 	if (rc < 0 || gp_ring_create(&g.ring, path, GP_RING_DEFAULT_SLOTS) < 0)
 		return -1;
+	atomic_store(&g.ring.hdr->modes, g.modes);
 	snprintf(path, sizeof(path), "%s/rank.gpr", g.spool);
 	int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (fd < 0)
@@ -300,6 +319,8 @@ static void do_init(void)
 		g.modes = GP_MODE_TIMING | GP_MODE_NVTX | GP_MODE_CUDA | GP_MODE_MEM;
 	if (g.modes & (GP_MODE_NONE | GP_MODE_HELP))
 		return;
+	if (gp_capture_parse(getenv(GP_ENV_CAPTURE), &g.cap, err, sizeof(err)) < 0)
+		gp_warn("GPUPROF_CAPTURE: %s; capturing every step", err);
 	g.owner = getpid();
 	gp_clock_init();
 	if (ring && gp_ring_attach(&g.ring, ring) == 0) {
@@ -308,6 +329,9 @@ static void do_init(void)
 		gp_warn("no agent ring and no spool of our own: not profiling this process");
 		return;
 	}
+	const char *sr = getenv(GP_ENV_STEP_RANGE);
+	if (sr && *sr)
+		atomic_store(&g.step_name, intern_cstr(sr));
 	pthread_atfork(NULL, NULL, child_after_fork);
 	atomic_store_explicit(&g.enabled, 1, memory_order_release);
 }
@@ -367,6 +391,81 @@ static uint32_t attr_name(const nvtxEventAttributes_t *a)
 	}
 }
 
+/* ---- capture windows ----
+ * CUDA activity tracing costs what CUPTI costs, so it can be limited to chosen steps:
+ * GPUPROF_CAPTURE=steps=A-B[,C-D...] (0-based step indices, inclusive) or
+ * cudaprofilerapi (between cudaProfilerStart and Stop, as nsys --capture-range), and the
+ * ring header's `modes` word lets the agent or `gpuprof capture on|off` switch cuda/mem
+ * on demand. Switches happen at a step boundary (the start of an outermost range of the
+ * default domain named like the step range: GPUPROF_STEP_RANGE, else the first outermost
+ * name seen twice) on the thread that begins the step, and each is recorded with what it
+ * cost (GP_EV_CONTROL). mem is not windowed by steps (live bytes need every allocation),
+ * only switched on demand. */
+
+/* The cuda/mem bits wanted now, at step idx. */
+static unsigned capture_wanted(uint64_t idx)
+{
+	unsigned req = atomic_load_explicit(&g.ring.hdr->modes, memory_order_relaxed);
+	unsigned want = (req ? req : g.modes) & g.modes & (GP_MODE_CUDA | GP_MODE_MEM);
+	bool in = gp_capture_in(&g.cap, idx);
+	if (g.cap.how == GP_CAP_PROFILER)
+		in = atomic_load_explicit(&g.cap_prof, memory_order_relaxed);
+	return in ? want : want & ~(unsigned)GP_MODE_CUDA;
+}
+
+static void capture_check(uint64_t idx)
+{
+	unsigned want = capture_wanted(idx);
+	if (want == atomic_load_explicit(&g.cap_cur, memory_order_relaxed))
+		return;
+	int z = 0;
+	if (!atomic_compare_exchange_strong(&g.cap_busy, &z, 1))
+		return; /* another thread is switching; never wait for it */
+	uint64_t t0 = gp_clock_ns();
+	g.cupti_capture(want);
+	gp_event_t e = {.type = GP_EV_CONTROL, .ts = t0, .a = want, .b = idx};
+	e.c = gp_clock_ns() - t0;
+	emit(&e);
+	atomic_store(&g.cap_cur, want);
+	atomic_store(&g.cap_busy, 0);
+}
+
+/* Called for every outermost push of the default domain while CUPTI runs. */
+static void step_boundary(uint32_t name)
+{
+	uint32_t step = atomic_load_explicit(&g.step_name, memory_order_relaxed);
+	if (!step) { /* learn the step range: the first outermost name seen twice */
+		for (int i = 0; i < 8 && !step; i++) {
+			uint64_t v = atomic_load(&g.seen0[i]);
+			if (!v) {
+				uint64_t mine = (uint64_t)name << 8 | 1;
+				if (atomic_compare_exchange_strong(&g.seen0[i], &v, mine))
+					return;
+			}
+			if (v >> 8 == name) {
+				uint32_t z = 0;
+				atomic_compare_exchange_strong(&g.step_name, &z, name);
+				/* it began twice: this is step 1 */
+				atomic_store(&g.step_idx, 1);
+				step = name;
+			}
+		}
+		if (!step)
+			return;
+	} else if (name != step) {
+		return;
+	}
+	uint64_t idx = atomic_fetch_add_explicit(&g.step_idx, 1, memory_order_relaxed);
+	capture_check(idx);
+}
+
+static void on_profiler(int start)
+{
+	atomic_store(&g.cap_prof, start);
+	if (g.cap.how == GP_CAP_PROFILER && atomic_load(&g.cap_live))
+		capture_check(atomic_load(&g.step_idx));
+}
+
 #define MAX_DEPTH 4096 /* runaway nesting: deeper pushes are counted, not recorded */
 
 static int push_common(uint32_t domain, uint32_t name, const nvtxEventAttributes_t *a)
@@ -386,6 +485,9 @@ static int push_common(uint32_t domain, uint32_t name, const nvtxEventAttributes
 		e.d = color_cat(a);
 	}
 	emit(&e);
+	if (level == 0 && domain == 0 &&
+	    atomic_load_explicit(&g.cap_live, memory_order_relaxed))
+		step_boundary(name);
 	return level;
 }
 
@@ -521,6 +623,37 @@ static void NVTX_API h_NameOsThreadW(uint32_t tid, const wchar_t *n)
 		name_thread(tid, intern_wstr(n));
 }
 
+/* CUDA / CUDA runtime resource naming (nvtxNameCuStreamA, nvtxNameCudaStreamA, ...):
+ * streams keep the names users gave them. The handle is mapped to CUPTI's stream id,
+ * which kernel records carry, when the CUPTI module runs. Devices, contexts and events
+ * are not shown anywhere in the report and are left to the no-op. */
+static void name_stream(void *stream, uint32_t name)
+{
+	uint32_t id = 0;
+	gp_event_t e = {.type = GP_EV_STREAM_NAME,
+	                .ts = gp_clock_ns(),
+	                .a = (uint64_t)(uintptr_t)stream,
+	                .b = name,
+	                .c = (uint64_t)(uintptr_t)stream};
+	if (g.cupti_stream_id && g.cupti_stream_id(stream, &id) == 0) {
+		e.a = id;
+		e.u8 = 1;
+	}
+	emit(&e);
+}
+static void NVTX_API h_NameCuStreamA(void *stream, const char *n)
+{
+	if (on() && n)
+		name_stream(stream, intern_cstr(n));
+}
+static void NVTX_API h_NameCuStreamW(void *stream, const wchar_t *n)
+{
+	if (on() && n)
+		name_stream(stream, intern_wstr(n));
+}
+#define h_NameCudaStreamA h_NameCuStreamA
+#define h_NameCudaStreamW h_NameCuStreamW
+
 /* Core2: domains. A domain handle is the interned id of its name (never 0). */
 static uint32_t dom(nvtxDomainHandle_t d)
 {
@@ -618,6 +751,8 @@ __attribute__((visibility("default"))) int InitializeInjectionNvtx2(NvtxGetExpor
 	    S(CORE2, DomainRegisterStringW), S(CORE2, DomainCreateA),
 	    S(CORE2, DomainCreateW),         S(CORE2, DomainDestroy),
 	};
+	static const slot_t cuda[] = {S(CUDA, NameCuStreamA), S(CUDA, NameCuStreamW)};
+	static const slot_t cudart[] = {S(CUDART, NameCudaStreamA), S(CUDART, NameCudaStreamW)};
 	const NvtxExportTableCallbacks *cb;
 	pthread_once(&init_once, do_init);
 	if (!on() || !get)
@@ -628,6 +763,8 @@ __attribute__((visibility("default"))) int InitializeInjectionNvtx2(NvtxGetExpor
 	if (patch_module(cb, NVTX_CB_MODULE_CORE, core, sizeof(core) / sizeof(core[0])) < 0)
 		return 0;
 	patch_module(cb, NVTX_CB_MODULE_CORE2, core2, sizeof(core2) / sizeof(core2[0]));
+	patch_module(cb, NVTX_CB_MODULE_CUDA, cuda, sizeof(cuda) / sizeof(cuda[0]));
+	patch_module(cb, NVTX_CB_MODULE_CUDART, cudart, sizeof(cudart) / sizeof(cudart[0]));
 	return 1;
 }
 
@@ -654,12 +791,24 @@ static void load_cupti(void)
 	}
 	gp_cupti_start_fn start = (gp_cupti_start_fn)dlsym(g.cupti_mod, "gp_cupti_start");
 	g.cupti_flush = (gp_cupti_flush_fn)dlsym(g.cupti_mod, "gp_cupti_flush");
+	g.cupti_capture = (gp_cupti_capture_fn)dlsym(g.cupti_mod, "gp_cupti_capture");
+	g.cupti_stream_id = (gp_cupti_stream_id_fn)dlsym(g.cupti_mod, "gp_cupti_stream_id");
 	api = malloc(sizeof(*api));
 	if (!start || !api)
 		return;
 	*api = api_template;
 	api->modes = g.modes;
-	if (start(api, why, sizeof(why)) < 0) {
+	/* before the first step: step index 0 decides (a window from step 0 starts on) */
+	api->capture = capture_wanted(0);
+	if (start(api, why, sizeof(why)) == 0) {
+		atomic_store(&g.cap_cur, api->capture);
+		if (g.cupti_capture)
+			atomic_store(&g.cap_live, 1);
+		if (api->capture != (g.modes & (GP_MODE_CUDA | GP_MODE_MEM))) {
+			gp_event_t c = {.type = GP_EV_CONTROL, .ts = gp_clock_ns(), .a = api->capture};
+			emit(&c);
+		}
+	} else {
 		/* another CUPTI client (nsys, ncu, sanitizer) holds it: the user's tool wins */
 		gp_event_t y = {.type = GP_EV_YIELD,
 		                .ts = gp_clock_ns(),

@@ -21,12 +21,22 @@ typedef struct gp_inject_api {
 	uint32_t (*tid)(void);
 	/* The clock every record is stamped with (clock.h), CUPTI's timestamps included. */
 	uint64_t (*now)(void);
+	/* cudaProfilerStart (1) / Stop (0) seen by the CUPTI module: a capture boundary. */
+	void (*profiler)(int start);
+	/* cuda/mem bits to capture from the start (capture windows may start with cuda off). */
+	unsigned capture;
 } gp_inject_api_t;
 
 /* The CUPTI module's entry points (libgpuprof-cupti.so). */
 typedef int (*gp_cupti_start_fn)(const gp_inject_api_t *api, char *why, unsigned whylen);
 typedef void (*gp_cupti_flush_fn)(void);
+/* Switch CUDA activity (GP_MODE_CUDA) and memory tracking (GP_MODE_MEM) on or off. */
+typedef void (*gp_cupti_capture_fn)(unsigned modes);
+/* CUPTI's stream id of a CUstream/cudaStream_t handle; -1 when CUPTI does not know it. */
+typedef int (*gp_cupti_stream_id_fn)(void *stream, uint32_t *id);
 int gp_cupti_start(const gp_inject_api_t *api, char *why, unsigned whylen);
 void gp_cupti_flush(void);
+void gp_cupti_capture(unsigned modes);
+int gp_cupti_stream_id(void *stream, uint32_t *id);
 
 #endif

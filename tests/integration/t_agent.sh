@@ -113,6 +113,26 @@ printf 'garbage' >"$T/out/step0/rank1.gpr"
 grep -q "bad magic\|too short" bad.txt; ok $? "the bad file is named"
 "$B/gpuprof" run --modes=memm -- true 2>mm.txt; ok $(( $? == 2 ? 0 : 1 )) "gpuprof run rejects a bad mode"
 grep -q "unknown mode 'memm'" mm.txt; ok $? "with the grammar's message"
+# gpuprof capture on|off PID: the request lands in the ring header the process shares
+# with its agent (its effect on CUPTI is checked on the GPU, tests/gpu/t_gpu.sh)
+"$B/gpuprof" run --modes=timing,cuda --output="$T/cap" -- sleep 3 &
+for _ in $(seq 50); do cpid=$(pgrep -f '^sleep 3$' | head -1); [ -n "$cpid" ] && break; sleep 0.1; done
+"$B/gpuprof" capture off "$cpid" >cap.txt 2>&1; ok $? "capture off for a profiled process"
+grep -q "cuda capture off for process $cpid" cap.txt; ok $? "says what it did"
+# the modes word sits at byte 36 of the ring header (common/ring.h)
+ring=$(tr '\0' '\n' </proc/$cpid/environ | sed -n 's/^GPUPROF_RING=//p')
+m=$(python3 -c 'import struct,sys; print(struct.unpack_from("<I", open(sys.argv[1],"rb").read(64), 36)[0])' "$ring")
+ok $(( (m & 4) == 0 && (m & 1) ? 0 : 1 )) "the ring's modes word lost cuda, kept timing ($m)"
+"$B/gpuprof" capture on --mem "$cpid" >/dev/null 2>&1
+m=$(python3 -c 'import struct,sys; print(struct.unpack_from("<I", open(sys.argv[1],"rb").read(64), 36)[0])' "$ring")
+ok $(( (m & 12) == 12 ? 0 : 1 )) "capture on --mem sets cuda and mem ($m)"
+wait
+"$B/gpuprof" capture off $$ 2>err.txt; ok $(( $? == 1 ? 0 : 1 )) "a process not run by gpuprof is refused"
+grep -q "not started by gpuprof's agent" err.txt; ok $? "with the reason"
+"$B/gpuprof" capture off 12x 2>err.txt; ok $(( $? == 2 ? 0 : 1 )) "a bad pid is a usage error"
+"$B/gpuprof" run --capture=steps=9-3 -- true 2>err.txt; ok $(( $? == 2 ? 0 : 1 )) "gpuprof run rejects a bad capture window"
+grep -q "capture: 'steps=9-3' is not a capture window" err.txt; ok $? "with the grammar"
+
 # NVML through a stand-in libnvidia-ml.so.1 (tests/nvml/fake_nvml.c): two GPUs whose
 # PCIe counters grow at 2 GB/s tx / 1 GB/s rx and NVLink at 40 / 20 GB/s
 mkdir -p nvml && cp "$B/tests/nvml/.libs/libfakenvml.so" nvml/libnvidia-ml.so.1

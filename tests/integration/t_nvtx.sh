@@ -35,6 +35,15 @@ cap domains; ok $? "domains, registered strings, wide strings"
 "$B/gpuprof" dump --events "$T/domains/step0/rank0.gpr" | grep "^nvtx_push" | head -1 | grep -q "c=42 d=$(python3 -c 'print((1 << 63) | (0xff00ff00 << 32) | 7)')"
 ok $? "payload, colour and category kept"
 
+cap streams; ok $? "CUDA and CUDA runtime stream naming"
+"$B/gpuprof" dump --events "$T/streams/step0/rank0.gpr" | grep "^stream_name" >"$T/sn.txt"
+[ "$(wc -l <"$T/sn.txt")" = 3 ]; ok $? "three stream names recorded"
+grep -q "a=$((0x1234)) .*c=$((0x1234))" "$T/sn.txt" && grep -q "a=$((0x5678))" "$T/sn.txt"
+ok $? "keyed by their handles (no CUPTI to map them)"
+"$B/gpuprof" dump --strings "$T/streams/step0/rank0.gpr" | grep -q " prefetch_stream$" &&
+	"$B/gpuprof" dump --strings "$T/streams/step0/rank0.gpr" | grep -q " wïde_stream$"
+ok $? "with their names, wide ones in UTF-8"
+
 cap deep; ok $? "1000-deep nesting"
 [ "$(nvtx_json deep nest)" = 1000 ]; ok $? "1000 nested ranges"
 cap fork; ok $? "a forked worker emitting NVTX"

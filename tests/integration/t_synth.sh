@@ -21,4 +21,22 @@ ok $? "all ranks read, 200 steps each, rank 3 named as the straggler"
 grep -q "steps: cudaProfilerStart/Stop windows" "$T/prof.txt"; ok $? "steps from cudaProfilerStart/Stop"
 python3 -c 'import json,sys; j=json.load(open(sys.argv[1])); assert all(r["steps"]["count"] == 20 for r in j["ranks"])' "$T/prof/report.json"
 ok $? "20 profiler windows per rank"
+# a capture window: kernels recorded only in steps 10-19 of 20 (cuda switched at step
+# boundaries); GPU statistics must cover those steps, not be diluted by the others
+"$B/bench/synth-job" --ranks 1 --events 2000 --out "$T/full" >/dev/null
+"$B/bench/synth-job" --ranks 1 --events 2000 --out "$T/win" --capture 10-19 >/dev/null
+"$B/gpuprof" report "$T/full" >/dev/null && "$B/gpuprof" report "$T/win" >"$T/win.txt"
+ok $? "report on a job with a capture window"
+python3 - "$T/full/report.json" "$T/win/report.json" <<'PY'
+import json, sys
+f = json.load(open(sys.argv[1]))["ranks"][0]; w = json.load(open(sys.argv[2]))["ranks"][0]
+assert w["capture"]["window"] and w["capture"]["captured_steps"] == 10, w["capture"]
+assert w["capture"]["switches"] == 2 and w["capture"]["switch_max_ns"] == 150000, w["capture"]
+assert w["steps"]["count"] == 20 == f["steps"]["count"], (w["steps"], f["steps"])
+assert abs(w["gpu"]["kernels_per_step"] - 100) < 1e-9, w["gpu"]["kernels_per_step"]
+bw = w["gpu"]["busy_ns"] / w["gpu"]["span_ns"]; bf = f["gpu"]["busy_ns"] / f["gpu"]["span_ns"]
+assert abs(bw - bf) < 0.05, (bw, bf)
+PY
+ok $? "GPU statistics cover the 10 captured steps (100 kernels per step, busy share as uncaptured)"
+grep -q "captured in 10 of 17 post-warm-up steps" "$T/win.txt"; ok $? "the text report says which steps were captured"
 done_testing

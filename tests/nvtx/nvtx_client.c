@@ -13,6 +13,8 @@
 #include <unistd.h>
 
 #include <nvtx3/nvToolsExt.h>
+#include <nvtx3/nvToolsExtCuda.h>
+#include <nvtx3/nvToolsExtCudaRt.h>
 
 static long push, pop, start_, end_, mark;
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
@@ -146,6 +148,12 @@ int main(int argc, char **argv)
 		nvtxRangePop();
 		add(&push, 1);
 		add(&pop, 1);
+	}
+	if (all || !strcmp(what, "streams")) {
+		/* handles only: no CUDA here, so the library cannot map them to CUPTI ids */
+		nvtxNameCudaStreamA((cudaStream_t)(uintptr_t)0x1234, "prefetch_stream");
+		nvtxNameCuStreamA((CUstream)(uintptr_t)0x5678, "comm_stream");
+		nvtxNameCudaStreamW((cudaStream_t)(uintptr_t)0x9abc, L"w\u00efde_stream");
 	}
 	if (all || !strcmp(what, "pops")) {
 		int rc = 0;

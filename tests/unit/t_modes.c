@@ -73,5 +73,54 @@ int main(void)
 	       strlen(buf) == 3,
 	   "format truncates safely and reports full length");
 	ok(strstr(gp_modes_help(), "nvtx") != NULL, "help lists modes");
+
+	/* capture windows */
+	static const struct {
+		const char *in;
+		int rc, how;
+		unsigned nwin;
+		unsigned long long a0, b0, a1, b1;
+	} caps[] = {
+	    {NULL, 0, GP_CAP_ALWAYS, 0, 0, 0, 0, 0},
+	    {"", 0, GP_CAP_ALWAYS, 0, 0, 0, 0, 0},
+	    {"all", 0, GP_CAP_ALWAYS, 0, 0, 0, 0, 0},
+	    {"cudaprofilerapi", 0, GP_CAP_PROFILER, 0, 0, 0, 0, 0},
+	    {"steps=10-20", 0, GP_CAP_STEPS, 1, 10, 20, 0, 0},
+	    {"steps=5", 0, GP_CAP_STEPS, 1, 5, 5, 0, 0},
+	    {"steps=0-3,100-104", 0, GP_CAP_STEPS, 2, 0, 3, 100, 104},
+	    {"steps=", -1, 0, 0, 0, 0, 0, 0},
+	    {"steps=20-10", -1, 0, 0, 0, 0, 0, 0},
+	    {"steps=1-", -1, 0, 0, 0, 0, 0, 0},
+	    {"steps=-3", -1, 0, 0, 0, 0, 0, 0},
+	    {"steps=1,", -1, 0, 0, 0, 0, 0, 0},
+	    {"steps=1-2x", -1, 0, 0, 0, 0, 0, 0},
+	    {"step=1-2", -1, 0, 0, 0, 0, 0, 0},
+	    {"cudaProfilerApi", -1, 0, 0, 0, 0, 0, 0},
+	};
+	for (size_t i = 0; i < sizeof(caps) / sizeof(caps[0]); i++) {
+		gp_capture_t c;
+		memset(&c, 0x5a, sizeof(c));
+		int rc = gp_capture_parse(caps[i].in, &c, err, sizeof(err));
+		if (caps[i].rc == 0)
+			ok(rc == 0 && (int)c.how == caps[i].how && c.nwin == caps[i].nwin &&
+			       (c.nwin < 1 || (c.win[0][0] == caps[i].a0 && c.win[0][1] == caps[i].b0)) &&
+			       (c.nwin < 2 || (c.win[1][0] == caps[i].a1 && c.win[1][1] == caps[i].b1)),
+			   "capture '%s' parsed", caps[i].in ? caps[i].in : "(null)");
+		else
+			ok(rc == -1 && strstr(err, "steps=A-B") && strstr(err, caps[i].in),
+			   "capture '%s' rejected with the grammar", caps[i].in);
+	}
+	gp_capture_t c;
+	gp_capture_parse("steps=0-3,100-104", &c, err, sizeof(err));
+	ok(gp_capture_in(&c, 0) && gp_capture_in(&c, 3) && !gp_capture_in(&c, 4) &&
+	       gp_capture_in(&c, 100) && gp_capture_in(&c, 104) && !gp_capture_in(&c, 105),
+	   "window membership at both edges");
+	gp_capture_parse("cudaprofilerapi", &c, err, sizeof(err));
+	ok(gp_capture_in(&c, 7), "profiler windows do not depend on the step index");
+	char many[256] = "steps=";
+	for (int i = 0; i < 17; i++)
+		snprintf(many + strlen(many), sizeof(many) - strlen(many), "%s%d", i ? "," : "", i);
+	ok(gp_capture_parse(many, &c, err, sizeof(err)) == -1 && strstr(err, "at most 16"),
+	   "more than 16 windows rejected");
 	return done_testing();
 }
