@@ -62,37 +62,5 @@ python3 examples/train_mlp.py --steps 5 --dim 1024 --layers 4 --torch-profiler |
 gp run --modes=cuda,mem --output=$FX/pt -- python3 examples/train_mlp.py --steps 5 --dim 1024 --layers 4 | grep memory_reserved | tee -a $V
 json $FX/pt | python3 -c 'import json,sys; r=json.load(sys.stdin)["ranks"][0]; g=r["gpu"]; print("gpuprof kernels launched inside steps", g["kernels_in_steps"], "kernels in all", g["kernels_total"], "bytes by library at the last step", r["memory"]["bytes_by_library_at_last_step"], "peak", r["memory"]["peak_bytes"])' | tee -a $V
 
-say "== 6. overhead: paired, interleaved (median step ms per run)"
-echo "workload,config,round,step_ms_median" >$OUT/overhead.csv
-SEED="--dim 4096 --layers 8 --batch 64 --steps 40 --time"
-LB="--dim 256 --layers 32 --batch 64 --steps 40 --time"
-for round in $(seq ${ROUNDS:-3}); do
-	for wl in seed launch; do
-		args=$SEED; [ $wl = launch ] && args=$LB
-		for cfg in plain nvtx light cuda floor torchprof; do
-			case $cfg in
-			plain) cmd="python3 examples/train_mlp.py $args" ;;
-			nvtx) cmd="gp run --modes=timing,nvtx --output=/tmp/oh -- python3 examples/train_mlp.py $args" ;;
-			light) cmd="gp run --modes=timing,nvtx,mem,gpu --output=/tmp/oh -- python3 examples/train_mlp.py $args" ;;
-			cuda) cmd="gp run --modes=all --output=/tmp/oh -- python3 examples/train_mlp.py $args" ;;
-			floor) cmd="env GPUPROF_CUPTI_DISCARD=1 $G/gpuprof run --modes=all --output=/tmp/oh -- python3 examples/train_mlp.py $args" ;;
-			torchprof) cmd="python3 examples/train_mlp.py $args --torch-profiler" ;;
-			esac
-			ms=$($cmd 2>/dev/null | sed -n "s/^step_ms_median \([0-9.]*\).*/\1/p")
-			echo "$wl,$cfg,$round,$ms" >>$OUT/overhead.csv
-			rm -rf /tmp/oh
-		done
-	done
-done
-python3 - $OUT/overhead.csv <<'PY' | tee -a $V
-import csv, sys, statistics as st
-rows = list(csv.DictReader(open(sys.argv[1])))
-for wl in ("seed", "launch"):
-    base = {r["round"]: float(r["step_ms_median"]) for r in rows if r["workload"] == wl and r["config"] == "plain" and r["step_ms_median"]}
-    for cfg in ("plain", "nvtx", "light", "cuda", "floor", "torchprof"):
-        ratios = [float(r["step_ms_median"]) / base[r["round"]] for r in rows
-                  if r["workload"] == wl and r["config"] == cfg and r["step_ms_median"] and r["round"] in base]
-        ms = [float(r["step_ms_median"]) for r in rows if r["workload"] == wl and r["config"] == cfg and r["step_ms_median"]]
-        if ratios:
-            print(f"{wl:7s} {cfg:10s} median step {st.median(ms):8.3f} ms  median paired ratio {st.median(ratios):.3f}  ({len(ratios)} rounds)")
-PY
+say "== 6. overhead (bench/gpu-overhead.sh)"
+bash bench/gpu-overhead.sh | tee -a $V

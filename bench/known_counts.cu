@@ -1,9 +1,11 @@
 // GPU validation program with known counts: exactly 10 kernels, 3 memcpy, 2 memset,
 // 4 device allocations and 4 frees, 2 cudaDeviceSynchronize and 1 cudaStreamSynchronize (plus 1
 // blocking device-to-host cudaMemcpy: 4 host stalls), inside NVTX ranges. gpuprof's rank file must
-// report exactly these (doc/validation.md).
+// report exactly these (doc/validation.md). The second stream is named with
+// nvtxNameCudaStreamA; the rank file must map that name to the stream's CUPTI id.
 #include <cuda_runtime.h>
 #include <nvtx3/nvToolsExt.h>
+#include <nvtx3/nvToolsExtCudaRt.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -36,6 +38,7 @@ int main(void)
 	CK(cudaMalloc(&c, 2 * n * sizeof(float)));
 	CK(cudaMalloc(&d, 4096));
 	CK(cudaStreamCreate(&s));
+	nvtxNameCudaStreamA(s, "known_stream"); /* the trace names its track after this */
 	nvtxRangePop();
 	nvtxRangePushA("work");
 	CK(cudaMemset(a, 0, n * sizeof(float)));

@@ -95,6 +95,10 @@ def main():
         cuda = [e for e in prof.events() if e.device_type.name == "CUDA"]
         kernels = [e for e in cuda if not e.name.startswith(("Memcpy", "Memset"))]
         print(f"torch_profiler_cuda_events {len(cuda)} kernels {len(kernels)}", flush=True)
+        if os.environ.get("TORCH_KERNEL_NAMES"):  # per-name counts, to compare with gpuprof
+            import collections, json
+            with open(os.environ["TORCH_KERNEL_NAMES"], "w") as f:
+                json.dump(collections.Counter(e.name for e in kernels), f)
     if a.time and len(times) > 3:
         t = sorted(times[3:])
         print(f"step_ms_median {t[len(t) // 2]:.4f} rank {rank}", flush=True)

@@ -657,6 +657,29 @@ static void apply_capture(gp_rank_t *r, rank_data_t *d)
 	r->capture_window = true;
 }
 
+/* CUDA activity that stops arriving while steps go on, without a capture switch: another
+ * CUPTI client (torch.profiler, a tool attached later) re-registered the activity
+ * buffers. The user's tool wins; the report says from where on the GPU view is missing. */
+static void cuda_went_silent(gp_rank_t *r, rank_data_t *d)
+{
+	uint64_t last = 0;
+	size_t nst = d->steps.n / 2, after = 0, first_after = 0;
+	if (d->ctrl.n || !d->kerns.n || nst < 4 || !strstr(r->modes, "cuda"))
+		return;
+	for (size_t i = 0; i < d->kerns.n; i++)
+		if (d->kerns.v[i].start > last)
+			last = d->kerns.v[i].start;
+	for (size_t i = 0; i < nst; i++)
+		if (d->steps.v[2 * i] > last && !after++)
+			first_after = i;
+	if (after < 2)
+		return;
+	snprintf(r->yielded + strlen(r->yielded), sizeof(r->yielded) - strlen(r->yielded),
+	         "%sCUDA activity stopped arriving at step %zu of %zu (another CUPTI client, such "
+	         "as torch.profiler, took the activity buffers)",
+	         r->yielded[0] ? "; " : "", first_after, nst);
+}
+
 /* Is this GPU activity part of the steady state? With steps known, activity whose launch
  * call (or, unmatched, whose start) falls in the post-warm-up steps; otherwise all. */
 static bool in_window(const rank_data_t *d, const kern_t *k, u64map_t *corr_api)
@@ -1089,6 +1112,7 @@ static int load_rank(gp_job_t *job, const char *path, gp_rank_t *r, rank_data_t 
 	SORT_IF_NEEDED(d.ranges, cmp_range);
 	analyze_steps(job, r, &d, want, warmup);
 	apply_capture(r, &d);
+	cuda_went_silent(r, &d);
 	analyze_gpu(r, &d, &corr_api);
 	unsigned gsteps = r->capture_window ? r->captured_steps : r->nstep_ms;
 	if (gsteps)

@@ -37,6 +37,7 @@ static _Atomic int outstanding;
 static _Atomic int stop;
 static pthread_t worker;
 static CUpti_SubscriberHandle subscriber;
+static bool have_sub; /* we hold CUPTI's callback subscriber */
 static pthread_mutex_t flush_lock = PTHREAD_MUTEX_INITIALIZER; /* process_all only */
 
 static uint64_t CUPTIAPI timestamp(void)
@@ -172,6 +173,16 @@ static void emit_record(const CUpti_Activity *r)
 	case CUPTI_ACTIVITY_KIND_RUNTIME:
 	case CUPTI_ACTIVITY_KIND_DRIVER: {
 		const CUpti_ActivityAPI *a = (const void *)r;
+		if (r->kind == CUPTI_ACTIVITY_KIND_RUNTIME &&
+		    (a->cbid == CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStart_v4000 ||
+		     a->cbid == CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStop_v4000)) {
+			if (have_sub)
+				return; /* the callback recorded it as it happened */
+			e.type = GP_EV_PROFILER;
+			e.ts = a->start;
+			e.a = a->cbid == CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStart_v4000;
+			break;
+		}
 		e.type = GP_EV_API;
 		e.ts = a->start;
 		e.a = a->end - a->start;
@@ -429,10 +440,10 @@ static void set_capture(unsigned want)
 	if ((on | off) & GP_MODE_MEM) {
 		int en = !!(on & GP_MODE_MEM);
 		(en ? cuptiActivityEnable : cuptiActivityDisable)(CUPTI_ACTIVITY_KIND_MEMORY2);
-		for (size_t i = 0; i < N(rt_alloc); i++)
+		for (size_t i = 0; have_sub && i < N(rt_alloc); i++)
 			cuptiEnableCallback((uint32_t)en, subscriber, CUPTI_CB_DOMAIN_RUNTIME_API,
 			                    rt_alloc[i]);
-		for (size_t i = 0; i < N(drv_alloc); i++)
+		for (size_t i = 0; have_sub && i < N(drv_alloc); i++)
 			cuptiEnableCallback((uint32_t)en, subscriber, CUPTI_CB_DOMAIN_DRIVER_API,
 			                    drv_alloc[i]);
 	}
@@ -479,29 +490,39 @@ __attribute__((visibility("default"))) int gp_cupti_start(const gp_inject_api_t 
 	const char *dv = getenv("GPUPROF_CUPTI_DISCARD");
 	discard = dv && !strcmp(dv, "1");
 	api = a;
-	rc = cuptiSubscribe(&subscriber, (CUpti_CallbackFunc)on_callback, NULL);
-	if (rc != CUPTI_SUCCESS) {
-		api = NULL;
-		if (rc == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED)
-			snprintf(why, whylen,
-			         "CUPTI is held by another tool (nsys, ncu, "
-			         "compute-sanitizer or a profiler in the program)");
-		else
-			fail(why, whylen, "cuptiSubscribe", rc);
-		return -1;
+	if (a->callbacks) {
+		rc = cuptiSubscribe(&subscriber, (CUpti_CallbackFunc)on_callback, NULL);
+		if (rc != CUPTI_SUCCESS) {
+			api = NULL;
+			if (rc == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED)
+				snprintf(why, whylen,
+				         "CUPTI is held by another tool (nsys, ncu, "
+				         "compute-sanitizer or a profiler in the program)");
+			else
+				fail(why, whylen, "cuptiSubscribe", rc);
+			return -1;
+		}
+		have_sub = true;
+		cuptiEnableCallback(1, subscriber, CUPTI_CB_DOMAIN_RESOURCE,
+		                    CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING);
+		/* cudaProfilerStart/Stop mark steps for programs without NVTX */
+		cuptiEnableCallback(1, subscriber, CUPTI_CB_DOMAIN_RUNTIME_API,
+		                    CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStart_v4000);
+		cuptiEnableCallback(1, subscriber, CUPTI_CB_DOMAIN_RUNTIME_API,
+		                    CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStop_v4000);
+	} else {
+		/* no callbacks: cudaProfilerStart/Stop arrive as API activity records */
+		cuptiActivityEnableRuntimeApi(CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStart_v4000, 1);
+		cuptiActivityEnableRuntimeApi(CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStop_v4000, 1);
 	}
-	cuptiEnableCallback(1, subscriber, CUPTI_CB_DOMAIN_RESOURCE,
-	                    CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING);
-	/* cudaProfilerStart/Stop mark steps for programs without NVTX */
-	cuptiEnableCallback(1, subscriber, CUPTI_CB_DOMAIN_RUNTIME_API,
-	                    CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStart_v4000);
-	cuptiEnableCallback(1, subscriber, CUPTI_CB_DOMAIN_RUNTIME_API,
-	                    CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStop_v4000);
 	/* timestamps on the host clock NVTX uses, registered before any kind is enabled */
 	cuptiActivityRegisterTimestampCallback(timestamp);
 	rc = cuptiActivityRegisterCallbacks(buffer_requested, buffer_completed);
 	if (rc != CUPTI_SUCCESS)
 		return fail(why, whylen, "cuptiActivityRegisterCallbacks", rc);
+	/* API records enabled after the first CUDA calls never arrived (H200, CUDA 13.0):
+	 * enable the per-call records for everything once, then drop to the start state */
+	set_capture(a->modes & (GP_MODE_CUDA | GP_MODE_MEM));
 	set_capture(a->capture);
 	if (pthread_create(&worker, NULL, worker_main, NULL) != 0)
 		return fail(why, whylen, "pthread_create", CUPTI_ERROR_UNKNOWN);

@@ -16,6 +16,7 @@
 #include "spool.h"
 
 #include <dlfcn.h>
+#include <link.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -413,7 +414,8 @@ static unsigned capture_wanted(uint64_t idx)
 	return in ? want : want & ~(unsigned)GP_MODE_CUDA;
 }
 
-static void capture_check(uint64_t idx)
+/* ts: when the step began (its push), so the report counts the step as captured */
+static void capture_check(uint64_t idx, uint64_t ts)
 {
 	unsigned want = capture_wanted(idx);
 	if (want == atomic_load_explicit(&g.cap_cur, memory_order_relaxed))
@@ -423,7 +425,7 @@ static void capture_check(uint64_t idx)
 		return; /* another thread is switching; never wait for it */
 	uint64_t t0 = gp_clock_ns();
 	g.cupti_capture(want);
-	gp_event_t e = {.type = GP_EV_CONTROL, .ts = t0, .a = want, .b = idx};
+	gp_event_t e = {.type = GP_EV_CONTROL, .ts = ts ? ts : t0, .a = want, .b = idx};
 	e.c = gp_clock_ns() - t0;
 	emit(&e);
 	atomic_store(&g.cap_cur, want);
@@ -431,7 +433,7 @@ static void capture_check(uint64_t idx)
 }
 
 /* Called for every outermost push of the default domain while CUPTI runs. */
-static void step_boundary(uint32_t name)
+static void step_boundary(uint32_t name, uint64_t ts)
 {
 	uint32_t step = atomic_load_explicit(&g.step_name, memory_order_relaxed);
 	if (!step) { /* learn the step range: the first outermost name seen twice */
@@ -456,14 +458,14 @@ static void step_boundary(uint32_t name)
 		return;
 	}
 	uint64_t idx = atomic_fetch_add_explicit(&g.step_idx, 1, memory_order_relaxed);
-	capture_check(idx);
+	capture_check(idx, ts);
 }
 
 static void on_profiler(int start)
 {
 	atomic_store(&g.cap_prof, start);
 	if (g.cap.how == GP_CAP_PROFILER && atomic_load(&g.cap_live))
-		capture_check(atomic_load(&g.step_idx));
+		capture_check(atomic_load(&g.step_idx), 0);
 }
 
 #define MAX_DEPTH 4096 /* runaway nesting: deeper pushes are counted, not recorded */
@@ -487,7 +489,7 @@ static int push_common(uint32_t domain, uint32_t name, const nvtxEventAttributes
 	emit(&e);
 	if (level == 0 && domain == 0 &&
 	    atomic_load_explicit(&g.cap_live, memory_order_relaxed))
-		step_boundary(name);
+		step_boundary(name, e.ts);
 	return level;
 }
 
@@ -770,6 +772,23 @@ __attribute__((visibility("default"))) int InitializeInjectionNvtx2(NvtxGetExpor
 
 /* ---- CUDA: CUPTI lives in a module loaded only when cuda or mem is asked for ---- */
 
+/* Frameworks whose own profiler subscribes to CUPTI's callback API when the user starts
+ * it (torch.profiler/kineto, jax.profiler/XLA, TensorFlow): CUPTI has one subscriber per
+ * process, and kineto drops every CUDA activity when it cannot subscribe. In their
+ * processes gpuprof leaves the slot free unless GPUPROF_ALLOC_STACKS=1. */
+static int framework_cb(struct dl_phdr_info *info, size_t size, void *data)
+{
+	static const char *const libs[] = {"libtorch_cpu.so", "libkineto", "xla_extension",
+	                                   "libtensorflow_framework", "libjax"};
+	(void)size;
+	for (size_t i = 0; info->dlpi_name && i < sizeof(libs) / sizeof(libs[0]); i++)
+		if (strstr(info->dlpi_name, libs[i])) {
+			*(const char **)data = libs[i];
+			return 1;
+		}
+	return 0;
+}
+
 static void load_cupti(void)
 {
 	char path[4200], why[256] = "";
@@ -800,6 +819,19 @@ static void load_cupti(void)
 	api->modes = g.modes;
 	/* before the first step: step index 0 decides (a window from step 0 starts on) */
 	api->capture = capture_wanted(0);
+	const char *fw = NULL, *st = getenv("GPUPROF_ALLOC_STACKS");
+	dl_iterate_phdr(framework_cb, &fw);
+	api->callbacks = g.cap.how == GP_CAP_PROFILER ||
+	                 ((g.modes & GP_MODE_MEM) && (!fw || (st && !strcmp(st, "1"))));
+	if ((g.modes & GP_MODE_MEM) && !api->callbacks) {
+		char msg[256];
+		snprintf(msg, sizeof(msg),
+		         "allocation call stacks: CUPTI's one callback slot left to the %s "
+		         "profiler (GPUPROF_ALLOC_STACKS=1 takes it)",
+		         strstr(fw, "torch") || strstr(fw, "kineto") ? "PyTorch" : fw);
+		gp_event_t y = {.type = GP_EV_YIELD, .ts = gp_clock_ns(), .b = intern(msg, strlen(msg))};
+		emit(&y);
+	}
 	if (start(api, why, sizeof(why)) == 0) {
 		atomic_store(&g.cap_cur, api->capture);
 		if (g.cupti_capture)

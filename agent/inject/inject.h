@@ -25,6 +25,9 @@ typedef struct gp_inject_api {
 	void (*profiler)(int start);
 	/* cuda/mem bits to capture from the start (capture windows may start with cuda off). */
 	unsigned capture;
+	/* Take CUPTI's one callback subscriber (allocation stacks, cudaProfilerStart/Stop
+	 * as they happen). Off in framework processes whose own profiler needs it. */
+	bool callbacks;
 } gp_inject_api_t;
 
 /* The CUPTI module's entry points (libgpuprof-cupti.so). */

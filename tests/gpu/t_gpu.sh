@@ -17,4 +17,68 @@ assert r["memory"]["peak_bytes"] > 0, r["memory"]
 assert r["steps"]["count"] == 20, r["steps"]
 PY
 ok $? "kernels, memory and steps captured on the GPU"
+P="python3 $(dirname "$0")/../../examples/train_mlp.py"
+jr() { "$B/gpuprof" report --format=json "$T/$1" | python3 -c "import json,sys; r=json.load(sys.stdin)['ranks'][0]; print($2)"; }
+
+# capture windows: cuda traced in steps 10-19 of 30 only, switched at step boundaries
+"$B/gpuprof" run --modes=all --capture=steps=10-19 --output="$T/win" -- $P --steps 30 --dim 1024 --layers 4 >/dev/null 2>&1
+ok $? "a run with a capture window"
+[ "$(jr win "r['capture']['window'], r['capture']['captured_steps']")" = "True 10" ]
+ok $? "GPU statistics cover the 10 captured steps ($(jr win "r['capture']"))"
+kw=$(jr win "round(r['gpu']['kernels_per_step'])"); kc=$(jr clean "round(r['gpu']['kernels_per_step'])")
+ok $(( kw == kc ? 0 : 1 )) "kernels per captured step ($kw) equal an uncaptured run's ($kc)"
+ll=$(jr win "int(r['gpu']['launch_latency_us_median'] > 0)")
+ok $(( ll == 1 ? 0 : 1 )) "launch API records arrive after cuda is switched on mid-run"
+kt=$(jr win "r['gpu']['kernels_total']"); ka=$(jr clean "r['gpu']['kernels_total']")
+ok $(( kt * 2 < ka ? 0 : 1 )) "and far fewer kernels were recorded ($kt in the window, $ka for 20 steps)"
+
+# on demand: gpuprof capture off PID while the program runs
+"$B/gpuprof" run --modes=all --output="$T/od" -- $P --steps 400 --dim 1024 --layers 4 --host-stall-ms 5 >/dev/null 2>&1 &
+for _ in $(seq 100); do cpid=$(pgrep -f '^python3 .*train_mlp.py --steps 400' | head -1); [ -n "$cpid" ] && break; sleep 0.1; done
+sleep 4; "$B/gpuprof" capture off "$cpid" >/dev/null; ok $? "gpuprof capture off PID"
+wait
+n=$("$B/gpuprof" dump --events "$T/od/step0/rank0.gpr" | grep -c "^control .* a=8 ")
+ok $(( n == 1 ? 0 : 1 )) "the process switched cuda off at a step boundary ($n control records)"
+[ "$(jr od "r['capture']['window']")" = True ]; ok $? "the report restricts GPU statistics to the captured part"
+
+# CUPTI's own overhead records
+ov=$(jr clean "r['cupti_overhead']['records']"); echo "# CUPTI overhead records: $ov"
+
+# known counts and a named stream (bench/known_counts.cu, built by bench/gpu-carry.sh)
+K=${KNOWN_COUNTS:-$B/known_counts}
+if [ -x "$K" ]; then
+	"$B/gpuprof" run --modes=all --output="$T/known" -- "$K" >/dev/null 2>&1
+	"$B/gpuprof" dump --events "$T/known/step0/rank0.gpr" >"$T/known.txt"
+	sid=$(sed -n 's/^stream_name .* a=\([0-9]*\) .*u8=1 .*/\1/p' "$T/known.txt")
+	ok $([ -n "$sid" ] && echo 0 || echo 1) "nvtxNameCudaStreamA mapped to a CUPTI stream id ($sid)"
+	n=$(grep -c "^kernel .* d=$sid " "$T/known.txt")
+	ok $(( n == 5 ? 0 : 1 )) "the 5 kernels launched on the named stream carry that id ($n)"
+	"$B/gpuprof" export --format=chrome --output="$T/known.json" "$T/known" &&
+		grep -q "stream $sid: known_stream" "$T/known.json"
+	ok $? "the Chrome trace names the track after the user's name"
+else
+	for _ in 1 2 3; do skip "known_counts not built (bench/gpu-carry.sh builds it)"; done
+fi
+
+# living with other tools: the user's profiler wins, gpuprof keeps NVTX and timing
+"$B/gpuprof" run --modes=all --output="$T/tp" -- $P --steps 10 --dim 1024 --layers 4 --torch-profiler >"$T/tp.out" 2>&1
+ok $? "torch.profiler inside a profiled program: the program succeeds"
+k=$(sed -n 's/^torch_profiler_cuda_events [0-9]* kernels \([0-9]*\)/\1/p' "$T/tp.out")
+ok $(( ${k:-0} > 100 ? 0 : 1 )) "and the user's torch.profiler still sees its kernels ($k)"
+[ "$(jr tp "r['steps']['count']")" = 10 ]; ok $? "gpuprof still has the steps"
+y=$(jr tp "r['quality']['yielded']"); echo "# gpuprof kernels under torch.profiler: $(jr tp "r['gpu']['kernels_total']"); yielded: $y"
+case "$y" in *"allocation call stacks"*) ok 0 "the report says the callback slot was left to PyTorch" ;; *) ok 1 "the report says the callback slot was left to PyTorch ($y)" ;; esac
+GPUPROF_ALLOC_STACKS=1 "$B/gpuprof" run --modes=all --output="$T/st" -- $P --steps 5 --dim 1024 --layers 4 >/dev/null 2>&1
+s1=$(jr st "len(r['memory']['peak_stack']) > 0"); s0=$(jr clean "len(r['memory']['peak_stack']) > 0")
+ok $([ "$s1 $s0" = "True False" ] && echo 0 || echo 1) "allocation stacks in PyTorch only with GPUPROF_ALLOC_STACKS=1 ($s1 $s0)"
+if command -v ncu >/dev/null; then
+	ncu --target-processes all -k regex:inc -c 1 "$B/gpuprof" run --modes=all --output="$T/ncu" -- "${K:-true}" >"$T/ncu.out" 2>&1
+	ok $? "under ncu: the program succeeds"
+	[ -n "${OUT:-}" ] && cp "$T/ncu.out" "$OUT/ncu.out"
+	grep -q "==PROF==\|Section: GPU Speed Of Light" "$T/ncu.out"; ok $? "ncu still profiles"
+	y=$(jr ncu "r['quality']['yielded']"); echo "# yielded under ncu: $y"
+	ok $([ -n "$y" ] && echo 0 || echo 1) "the report says what was yielded to ncu"
+else
+	for _ in 1 2 3; do skip "no ncu"; done
+fi
 done_testing
