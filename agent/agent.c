@@ -122,7 +122,6 @@ static int build_header(agent_t *a, char *hdr, size_t len)
 	gp_rf_hdr_add(hdr, len, "warmup_steps", env_or(GP_ENV_WARMUP, "3"));
 	gp_rf_hdr_add(hdr, len, "step_range", env_or(GP_ENV_STEP_RANGE, ""));
 	gp_rf_hdr_add(hdr, len, "wrapped", "agent");
-	gp_rf_hdr_add(hdr, len, "yielded", a->yielded);
 	/* the command line, for people reading the report */
 	size_t off = 0;
 	for (char **p = prog_argv; *p && off < sizeof(b) - 1; p++)
@@ -132,12 +131,43 @@ static int build_header(agent_t *a, char *hdr, size_t len)
 	return gp_rf_hdr_add(hdr, len, "version", PACKAGE_VERSION);
 }
 
+/* NVIDIA tools that inject through LD_PRELOAD rather than CUDA_INJECTION64_PATH (Nsight
+ * Compute refuses to run when CUDA_INJECTION64_PATH is set: "Another tool/injection
+ * might be loaded"). Returns the matching LD_PRELOAD entry, or NULL. */
+static const char *preloaded_tool(void)
+{
+	static const char *const marks[] = {"TreeLauncher", "InterceptorInjection", "ToolsInjection",
+	                                    "sanitizer", "Nsight", "nsys", "libcupti"};
+	static char hit[256];
+	const char *pre = getenv("LD_PRELOAD");
+	for (size_t i = 0; pre && i < sizeof(marks) / sizeof(marks[0]); i++) {
+		const char *m = strstr(pre, marks[i]);
+		if (!m)
+			continue;
+		const char *beg = m, *end = m;
+		while (beg > pre && beg[-1] != ':' && beg[-1] != ' ')
+			beg--;
+		while (*end && *end != ':' && *end != ' ')
+			end++;
+		snprintf(hit, sizeof(hit), "%.*s", (int)(end - beg), beg);
+		return hit;
+	}
+	return NULL;
+}
+
 /* Decide what the program's environment carries. An injection path set by someone else
- * (nsys inside the job) wins: we leave it and say so in the report. */
+ * (nsys inside the job) wins: we leave it and say so in the report; so does a tool that
+ * preloads itself (ncu, compute-sanitizer). */
 static void set_child_env(agent_t *a)
 {
 	char b[32];
 	bool want_cuda = a->modes & (GP_MODE_CUDA | GP_MODE_MEM);
+	const char *tool = preloaded_tool();
+	if (want_cuda && tool) {
+		snprintf(a->yielded + strlen(a->yielded), sizeof(a->yielded) - strlen(a->yielded),
+		         "%scuda,mem to %s (LD_PRELOAD)", a->yielded[0] ? "; " : "", tool);
+		want_cuda = false;
+	}
 	struct {
 		const char *var;
 		bool want;
@@ -391,6 +421,12 @@ int main(int argc, char **argv)
 		exec_program(prog_argv);
 	}
 	set_child_env(&a);
+	if (a.yielded[0] && a.w) { /* decided after the header was written: a record */
+		uint32_t id = a.next_string++;
+		gp_rf_append_string(a.w, id, a.yielded);
+		gp_event_t y = {.type = GP_EV_YIELD, .ts = gp_now_ns(), .a = GP_MODE_CUDA | GP_MODE_MEM, .b = id};
+		gp_rf_append(a.w, &y);
+	}
 
 	/* Block the forwarded signals and SIGCHLD; read them from a signalfd. */
 	sigemptyset(&fwd);

@@ -105,7 +105,10 @@ int main(int argc, char **argv)
 			gp_rf_append(w, &p);
 			/* a capture window: the collector switches cuda at step boundaries */
 			bool captured = cap_from < 0 || (s >= cap_from && s <= cap_to);
-			if (cap_from >= 0 && (s == 0 || s == cap_from || s == cap_to + 1)) {
+			/* as the collector does: a record only where the state changes (none at
+			 * step 0 when the window starts there) */
+			if (cap_from >= 0 && ((s == 0 && !captured) || (s == cap_from && s > 0) ||
+			                      s == cap_to + 1)) {
 				gp_event_t c = {.type = GP_EV_CONTROL, .ts = t, .b = (uint64_t)s};
 				c.a = GP_MODE_MEM | (captured ? GP_MODE_CUDA : 0);
 				c.c = 150000;

@@ -38,6 +38,7 @@ static _Atomic int stop;
 static pthread_t worker;
 static CUpti_SubscriberHandle subscriber;
 static bool have_sub; /* we hold CUPTI's callback subscriber */
+static bool api_captured(uint64_t ts);
 static pthread_mutex_t flush_lock = PTHREAD_MUTEX_INITIALIZER; /* process_all only */
 
 static uint64_t CUPTIAPI timestamp(void)
@@ -191,6 +192,8 @@ static void emit_record(const CUpti_Activity *r)
 		e.tid = a->threadId;
 		e.u8 = r->kind == CUPTI_ACTIVITY_KIND_RUNTIME ? 1 : 2;
 		e.u16 = api_class(e.u8 == 1, a->cbid);
+		if (!api_captured(a->start))
+			return;
 		break;
 	}
 	case CUPTI_ACTIVITY_KIND_OVERHEAD: {
@@ -423,6 +426,19 @@ static const CUpti_ActivityKind cuda_kinds[] = {
     CUPTI_ACTIVITY_KIND_OVERHEAD,
 };
 static unsigned capturing; /* GP_MODE_CUDA | GP_MODE_MEM now on; the caller serialises */
+#define MAX_SWITCH 4096
+static uint64_t switch_ts[MAX_SWITCH]; /* cuda switches: time << 1 | on, in order */
+static _Atomic unsigned nswitch;
+
+/* Was cuda being captured at time ts (an API record's start)? */
+static bool api_captured(uint64_t ts)
+{
+	unsigned n = atomic_load(&nswitch);
+	bool on = true;
+	for (unsigned i = 0; i < n && switch_ts[i] >> 1 <= ts; i++)
+		on = switch_ts[i] & 1;
+	return n == 0 || on;
+}
 
 static void set_capture(unsigned want)
 {
@@ -431,11 +447,15 @@ static void set_capture(unsigned want)
 		int en = !!(on & GP_MODE_CUDA);
 		for (size_t i = 0; i < N(cuda_kinds); i++)
 			(en ? cuptiActivityEnable : cuptiActivityDisable)(cuda_kinds[i]);
-		/* only the API records the report reads, not whole domains */
-		for (size_t i = 0; i < N(rt_api); i++)
-			cuptiActivityEnableRuntimeApi(rt_api[i], (uint8_t)en);
-		for (size_t i = 0; i < N(drv_api); i++)
-			cuptiActivityEnableDriverApi(drv_api[i], (uint8_t)en);
+		/* Per-call API records stay enabled: re-enabled ones never arrived again
+		 * (H200, CUDA 13.0, with a callback subscriber), and neither did ones first
+		 * enabled mid-run: gp_cupti_start enables them once. Records of calls made
+		 * while cuda is off are dropped when they are read (api_captured). */
+		unsigned n = atomic_load(&nswitch);
+		if (n < MAX_SWITCH) {
+			switch_ts[n] = api->now() << 1 | (uint64_t)en;
+			atomic_store(&nswitch, n + 1);
+		}
 	}
 	if ((on | off) & GP_MODE_MEM) {
 		int en = !!(on & GP_MODE_MEM);
@@ -520,9 +540,17 @@ __attribute__((visibility("default"))) int gp_cupti_start(const gp_inject_api_t 
 	rc = cuptiActivityRegisterCallbacks(buffer_requested, buffer_completed);
 	if (rc != CUPTI_SUCCESS)
 		return fail(why, whylen, "cuptiActivityRegisterCallbacks", rc);
-	/* API records enabled after the first CUDA calls never arrived (H200, CUDA 13.0):
-	 * enable the per-call records for everything once, then drop to the start state */
-	set_capture(a->modes & (GP_MODE_CUDA | GP_MODE_MEM));
+	if (a->modes & GP_MODE_CUDA) {
+		/* only the API records the report reads, not whole domains */
+		for (size_t i = 0; i < N(rt_api); i++)
+			cuptiActivityEnableRuntimeApi(rt_api[i], 1);
+		for (size_t i = 0; i < N(drv_api); i++)
+			cuptiActivityEnableDriverApi(drv_api[i], 1);
+		if (!(a->capture & GP_MODE_CUDA)) { /* a window that starts later */
+			switch_ts[0] = api->now() << 1;
+			atomic_store(&nswitch, 1);
+		}
+	}
 	set_capture(a->capture);
 	if (pthread_create(&worker, NULL, worker_main, NULL) != 0)
 		return fail(why, whylen, "pthread_create", CUPTI_ERROR_UNKNOWN);

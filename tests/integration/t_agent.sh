@@ -133,6 +133,17 @@ grep -q "not started by gpuprof's agent" err.txt; ok $? "with the reason"
 "$B/gpuprof" run --capture=steps=9-3 -- true 2>err.txt; ok $(( $? == 2 ? 0 : 1 )) "gpuprof run rejects a bad capture window"
 grep -q "capture: 'steps=9-3' is not a capture window" err.txt; ok $? "with the grammar"
 
+# other tools win: an injection path someone else set, or a tool preloaded (ncu,
+# compute-sanitizer refuse to run when CUDA_INJECTION64_PATH is set)
+yielded() { "$B/gpuprof" report --format=json "$T/y" | python3 -c "import json,sys; print(json.load(sys.stdin)['ranks'][0]['quality']['yielded'])"; }
+rm -rf "$T/y"; CUDA_INJECTION64_PATH=/opt/other/inject.so "$B/gpuprof" run --modes=all --output="$T/y" -- sh -c 'echo "$CUDA_INJECTION64_PATH"' >inj.txt
+[ "$(cat inj.txt)" = /opt/other/inject.so ]; ok $? "a CUDA_INJECTION64_PATH set by someone else is left alone"
+yielded | grep -q "cuda,mem to /opt/other/inject.so"; ok $? "and the report says cuda,mem were yielded to it"
+mkdir -p tool && cp "$B/tests/nvml/.libs/libfakenvml.so" tool/libTreeLauncherTargetInjection.so
+rm -rf "$T/y"; LD_PRELOAD=$T/tool/libTreeLauncherTargetInjection.so "$B/gpuprof" run --modes=all --output="$T/y" -- sh -c 'echo "${CUDA_INJECTION64_PATH:-unset}"' >inj.txt
+[ "$(cat inj.txt)" = unset ]; ok $? "a preloaded NVIDIA tool: no CUDA injection set for the program"
+yielded | grep -q "cuda,mem to .*libTreeLauncherTargetInjection.so (LD_PRELOAD)"; ok $? "and the report names the tool"
+
 # NVML through a stand-in libnvidia-ml.so.1 (tests/nvml/fake_nvml.c): two GPUs whose
 # PCIe counters grow at 2 GB/s tx / 1 GB/s rx and NVLink at 40 / 20 GB/s
 mkdir -p nvml && cp "$B/tests/nvml/.libs/libfakenvml.so" nvml/libnvidia-ml.so.1
