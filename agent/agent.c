@@ -155,6 +155,41 @@ static const char *preloaded_tool(void)
 	return NULL;
 }
 
+/* NVIDIA tools that started us: Nsight Compute leaves no trace in the environment of the
+ * processes it follows (measured: no LD_PRELOAD, no injection variable) but refuses to
+ * profile when CUDA_INJECTION64_PATH is set, so look for it among our ancestors. */
+static const char *ancestor_tool(void)
+{
+	static const char *const tools[] = {"ncu", "nsys", "compute-sanitiz", "nv-nsight-cu-cl"};
+	static char hit[64];
+	pid_t p = getppid();
+	for (int depth = 0; p > 1 && depth < 32; depth++) {
+		char path[64], buf[512];
+		snprintf(path, sizeof(path), "/proc/%d/stat", (int)p);
+		FILE *f = fopen(path, "r");
+		if (!f)
+			break;
+		size_t n = fread(buf, 1, sizeof(buf) - 1, f);
+		fclose(f);
+		buf[n] = 0;
+		/* pid (comm) state ppid ...: comm may hold spaces and parentheses */
+		char *lp = strchr(buf, '('), *rp = strrchr(buf, ')');
+		if (!lp || !rp || rp < lp)
+			break;
+		*rp = 0;
+		for (size_t i = 0; i < sizeof(tools) / sizeof(tools[0]); i++)
+			if (!strcmp(lp + 1, tools[i])) {
+				snprintf(hit, sizeof(hit), "%s (pid %d)", tools[i], (int)p);
+				return hit;
+			}
+		int ppid = 0;
+		if (sscanf(rp + 2, "%*c %d", &ppid) != 1)
+			break;
+		p = (pid_t)ppid;
+	}
+	return NULL;
+}
+
 /* Decide what the program's environment carries. An injection path set by someone else
  * (nsys inside the job) wins: we leave it and say so in the report; so does a tool that
  * preloads itself (ncu, compute-sanitizer). */
@@ -162,10 +197,14 @@ static void set_child_env(agent_t *a)
 {
 	char b[32];
 	bool want_cuda = a->modes & (GP_MODE_CUDA | GP_MODE_MEM);
-	const char *tool = preloaded_tool();
+	const char *tool = preloaded_tool(), *how = "LD_PRELOAD";
+	if (!tool) {
+		tool = ancestor_tool();
+		how = "it started this task";
+	}
 	if (want_cuda && tool) {
 		snprintf(a->yielded + strlen(a->yielded), sizeof(a->yielded) - strlen(a->yielded),
-		         "%scuda,mem to %s (LD_PRELOAD)", a->yielded[0] ? "; " : "", tool);
+		         "%scuda,mem to %s (%s)", a->yielded[0] ? "; " : "", tool, how);
 		want_cuda = false;
 	}
 	struct {

@@ -11,7 +11,6 @@ OUT=${OUT:-/tmp/out}; mkdir -p $OUT
 H=/usr/local/cuda/targets/x86_64-linux/include/nvml.h
 grep -nE "define NVML_FI_DEV_(PCIE_COUNT_(TX|RX)_BYTES|NVLINK_THROUGHPUT_DATA_(TX|RX)) |nvmlEventType(XidCriticalError|SingleBitEccError|DoubleBitEccError) |NVML_ERROR_(NOT_SUPPORTED|TIMEOUT) " $H >$OUT/nvml-consts.txt
 sed -n '/typedef struct nvmlEventData_st/,/} nvmlEventData_t/p;/typedef struct nvmlFieldValue_st/,/} nvmlFieldValue_t/p' $H >>$OUT/nvml-consts.txt
-command -v ncu >/dev/null && ncu --target-processes all env 2>&1 | grep -iE "preload|inject|^NV|^==" >$OUT/ncu-env.txt
 GP_BUILD=$G KNOWN_COUNTS=$G/known_counts timeout 300 bash tests/gpu/t_gpu.sh >$OUT/t_gpu.txt 2>&1
 FX=/tmp/fx2; rm -rf $FX; mkdir -p $FX
 $G/gpuprof run --modes=all --output=$FX/known -- $G/known_counts >/dev/null 2>&1

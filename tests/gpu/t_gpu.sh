@@ -41,7 +41,9 @@ n=$("$B/gpuprof" dump --events "$T/od/step0/rank0.gpr" | grep -c "^control .* a=
 ok $(( n == 1 ? 0 : 1 )) "the process switched cuda off at a step boundary ($n control records)"
 c=$(jr od "r['capture'], r['steps']['count']")
 case "$c" in "({'window': True"*) ok 0 "the report restricts GPU statistics to the captured part: $c" ;;
-*) ok 1 "the report restricts GPU statistics to the captured part: $c" ;; esac
+*) ok 1 "the report restricts GPU statistics to the captured part: $c"
+	[ -n "${OUT:-}" ] && "$B/gpuprof" dump --events "$T/od/step0/rank0.gpr" | grep -E "^control|^nvtx_push|^start|^end" | head -12 >"$OUT/od-debug.txt" &&
+		"$B/gpuprof" dump --events "$T/od/step0/rank0.gpr" | grep -E "^control" -B3 -A3 >>"$OUT/od-debug.txt" ;; esac
 
 # CUPTI's own overhead records
 ov=$(jr clean "r['cupti_overhead']['records']"); echo "# CUPTI overhead records: $ov"
@@ -74,7 +76,8 @@ GPUPROF_ALLOC_STACKS=1 "$B/gpuprof" run --modes=all --output="$T/st" -- $P --ste
 s1=$(jr st "len(r['memory']['peak_stack']) > 0"); s0=$(jr clean "len(r['memory']['peak_stack']) > 0")
 ok $([ "$s1 $s0" = "True False" ] && echo 0 || echo 1) "allocation stacks in PyTorch only with GPUPROF_ALLOC_STACKS=1 ($s1 $s0)"
 if command -v ncu >/dev/null; then
-	ncu --target-processes all -k regex:inc -c 1 "$B/gpuprof" run --modes=all --output="$T/ncu" -- "${K:-true}" >"$T/ncu.out" 2>&1
+	# --clock-control none: never change the GPU's clocks
+	ncu --clock-control none --target-processes all -k regex:inc -c 1 "$B/gpuprof" run --modes=all --output="$T/ncu" -- "${K:-true}" >"$T/ncu.out" 2>&1
 	ok $? "under ncu: the program succeeds"
 	[ -n "${OUT:-}" ] && cp "$T/ncu.out" "$OUT/ncu.out"
 	grep -q "==PROF==\|Section: GPU Speed Of Light" "$T/ncu.out"; ok $? "ncu still profiles"

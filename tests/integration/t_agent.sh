@@ -143,6 +143,10 @@ mkdir -p tool && cp "$B/tests/nvml/.libs/libfakenvml.so" tool/libTreeLauncherTar
 rm -rf "$T/y"; LD_PRELOAD=$T/tool/libTreeLauncherTargetInjection.so "$B/gpuprof" run --modes=all --output="$T/y" -- sh -c 'echo "${CUDA_INJECTION64_PATH:-unset}"' >inj.txt
 [ "$(cat inj.txt)" = unset ]; ok $? "a preloaded NVIDIA tool: no CUDA injection set for the program"
 yielded | grep -q "cuda,mem to .*libTreeLauncherTargetInjection.so (LD_PRELOAD)"; ok $? "and the report names the tool"
+mkdir -p ncu-dir && cp "$(command -v bash)" ncu-dir/ncu
+rm -rf "$T/y"; ncu-dir/ncu -c '"$0" run --modes=all --output="$1" -- sh -c "echo \${CUDA_INJECTION64_PATH:-unset}"; true' "$B/gpuprof" "$T/y" >inj.txt
+[ "$(cat inj.txt)" = unset ]; ok $? "started under a process named ncu: no CUDA injection (Nsight Compute refuses one)"
+yielded | grep -q "cuda,mem to ncu (pid [0-9]*) (it started this task)"; ok $? "and the report says so"
 
 # NVML through a stand-in libnvidia-ml.so.1 (tests/nvml/fake_nvml.c): two GPUs whose
 # PCIe counters grow at 2 GB/s tx / 1 GB/s rx and NVLink at 40 / 20 GB/s
