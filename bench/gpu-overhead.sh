@@ -15,7 +15,7 @@ OUT=${OUT:-/tmp/out}
 CSV=$OUT/overhead.csv
 mkdir -p $OUT
 ROUNDS=${ROUNDS:-5} STEPS=${STEPS:-150}
-CONFIGS="plain nvtx light cuda floor torchprof plain2"
+CONFIGS=${CONFIGS:-"plain nvtx light cuda floor torchprof plain2"}
 [ -f $CSV ] || echo "workload,config,round,step_ms_median" >$CSV
 for round in $(seq $ROUNDS); do
 	for wl in ${WORKLOADS:-seed launch}; do
@@ -29,6 +29,10 @@ for round in $(seq $ROUNDS); do
 			plain | plain2) cmd="$py" ;;
 			nvtx) cmd="$G/gpuprof run --modes=timing,nvtx --output=/tmp/oh -- $py" ;;
 			light) cmd="$G/gpuprof run --modes=timing,nvtx,mem,gpu --output=/tmp/oh -- $py" ;;
+			mem) cmd="$G/gpuprof run --modes=timing,nvtx,mem --output=/tmp/oh -- $py" ;;
+			memflush1s) cmd="env GPUPROF_CUPTI_FLUSH_MS=1000 $G/gpuprof run --modes=timing,nvtx,mem --output=/tmp/oh -- $py" ;;
+			gpu) cmd="$G/gpuprof run --modes=timing,nvtx,gpu --output=/tmp/oh -- $py" ;;
+			gpu1hz) cmd="env GPUPROF_NVML_HZ=1 $G/gpuprof run --modes=timing,nvtx,gpu --output=/tmp/oh -- $py" ;;
 			cuda) cmd="$G/gpuprof run --modes=all --output=/tmp/oh -- $py" ;;
 			floor) cmd="env GPUPROF_CUPTI_DISCARD=1 $G/gpuprof run --modes=all --output=/tmp/oh -- $py" ;;
 			torchprof) cmd="$py --torch-profiler" ;;

@@ -644,9 +644,10 @@ static void apply_capture(gp_rank_t *r, rank_data_t *d)
 			on_since = t;
 		on = now;
 	}
-	if (!best_hi) { /* cuda never on in the steady state */
+	if (!best_hi) { /* cuda never on in the steady state: no GPU statistics */
 		d->gpu_lo = d->gpu_hi = 1;
 		r->captured_steps = 0;
+		r->capture_window = true;
 		return;
 	}
 	d->gpu_lo = best_lo;

@@ -248,10 +248,12 @@ static void process_all(void)
 	pthread_mutex_unlock(&flush_lock);
 }
 
+static long flush_ms = 200; /* GPUPROF_CUPTI_FLUSH_MS */
+
 static void *worker_main(void *arg)
 {
 	while (!atomic_load(&stop)) {
-		struct timespec ts = {0, 200 * 1000 * 1000};
+		struct timespec ts = {flush_ms / 1000, (flush_ms % 1000) * 1000 * 1000};
 		nanosleep(&ts, NULL);
 		cuptiActivityFlushAll(0);
 		process_all();
@@ -509,6 +511,9 @@ __attribute__((visibility("default"))) int gp_cupti_start(const gp_inject_api_t 
 	CUptiResult rc;
 	const char *dv = getenv("GPUPROF_CUPTI_DISCARD");
 	discard = dv && !strcmp(dv, "1");
+	const char *fm = getenv("GPUPROF_CUPTI_FLUSH_MS");
+	if (fm && atol(fm) >= 10 && atol(fm) <= 10000)
+		flush_ms = atol(fm);
 	api = a;
 	if (a->callbacks) {
 		rc = cuptiSubscribe(&subscriber, (CUpti_CallbackFunc)on_callback, NULL);

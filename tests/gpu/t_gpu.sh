@@ -33,9 +33,11 @@ kt=$(jr win "r['gpu']['kernels_total']"); ka=$(jr clean "r['gpu']['kernels_total
 ok $(( kt * 2 < ka ? 0 : 1 )) "and far fewer kernels were recorded ($kt in the window, $ka for 20 steps)"
 
 # on demand: gpuprof capture off PID while the program runs
-"$B/gpuprof" run --modes=all --output="$T/od" -- $P --steps 1500 --dim 1024 --layers 4 --host-stall-ms 5 >/dev/null 2>&1 &
-for _ in $(seq 100); do cpid=$(pgrep -f '^python3 .*train_mlp.py --steps 1500' | head -1); [ -n "$cpid" ] && break; sleep 0.1; done
-sleep 5; "$B/gpuprof" capture off "$cpid" >/dev/null; ok $? "gpuprof capture off PID"
+"$B/gpuprof" run --modes=all --output="$T/od" -- $P --steps 1500 --dim 1024 --layers 4 --host-stall-ms 5 >"$T/od.out" 2>&1 &
+# python needs seconds to import torch: wait for the loop to start, then 2 s of steps
+for _ in $(seq 300); do grep -q "^train_mlp.py: device" "$T/od.out" 2>/dev/null && break; sleep 0.1; done
+cpid=$(pgrep -f '^python3 .*train_mlp.py --steps 1500' | head -1)
+sleep 2; "$B/gpuprof" capture off "$cpid" >/dev/null; ok $? "gpuprof capture off PID"
 wait
 n=$("$B/gpuprof" dump --events "$T/od/step0/rank0.gpr" | grep -c "^control .* a=8 ")
 ok $(( n == 1 ? 0 : 1 )) "the process switched cuda off at a step boundary ($n control records)"
