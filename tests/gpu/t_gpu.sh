@@ -42,7 +42,7 @@ wait
 n=$("$B/gpuprof" dump --events "$T/od/step0/rank0.gpr" | grep -c "^control .* a=8 ")
 ok $(( n == 1 ? 0 : 1 )) "the process switched cuda off at a step boundary ($n control records)"
 c=$(jr od "r['capture'], r['steps']['count']")
-case "$c" in "({'window': True"*) ok 0 "the report restricts GPU statistics to the captured part: $c" ;;
+case "$c" in "{'window': True"*) ok 0 "the report restricts GPU statistics to the captured part: $c" ;;
 *) ok 1 "the report restricts GPU statistics to the captured part: $c"
 	[ -n "${OUT:-}" ] && "$B/gpuprof" dump --events "$T/od/step0/rank0.gpr" | grep -E "^control|^nvtx_push|^start|^end" | head -12 >"$OUT/od-debug.txt" &&
 		"$B/gpuprof" dump --events "$T/od/step0/rank0.gpr" | grep -E "^control" -B3 -A3 >>"$OUT/od-debug.txt" ;; esac
