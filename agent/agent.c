@@ -523,7 +523,7 @@ int main(int argc, char **argv)
 		long moved = drain(&a, false);
 		wait_ms = a.have_ring && moved > (long)(a.ring.mask + 1) / 16 ? 5 : 100;
 		if (a.nvml && a.w && now >= next_sample) {
-			gp_nvml_sample(a.nvml, a.w);
+			gp_nvml_sample(a.nvml, a.w, false);
 			/* timing mode keeps a light 1 Hz memory/utilisation trace */
 			next_sample = now + (sample_all ? period : 1000000000ull);
 		}
@@ -532,6 +532,8 @@ int main(int argc, char **argv)
 			next_flush = now + 500000000ull;
 		}
 	}
+	if (a.nvml && a.w)
+		gp_nvml_sample(a.nvml, a.w, true); /* Xid/ECC up to the program's end */
 	write_end(&a, status, &ru);
 	bool published = publish(&a, true);
 	if (a.w) {

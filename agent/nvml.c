@@ -88,6 +88,7 @@ struct gp_nvml {
 	bool ecc_ok[MAXDEV];             /* ECC counters readable */
 	unsigned long long ecc0[MAXDEV][2], ecc_last[MAXDEV][2];
 	char faults_why[256];            /* what of Xid/ECC could not be watched */
+	uint64_t faults_next_ns;         /* Xid/ECC are polled once a second */
 	nvmlDevice_t dev[MAXDEV];
 	char uuidv[MAXDEV][96];
 	char uuids[MAXDEV * 97];
@@ -311,8 +312,14 @@ void gp_nvml_describe(gp_nvml_t *n, gp_rf_writer_t *w, uint32_t *next_id)
 	}
 }
 
-void gp_nvml_sample(gp_nvml_t *n, gp_rf_writer_t *w)
+void gp_nvml_sample(gp_nvml_t *n, gp_rf_writer_t *w, bool final)
 {
+	/* every NVML query is a driver call that may take the GPU's lock the application
+	 * also takes: the slow-changing health counters are read once a second only */
+	uint64_t now = gp_now_ns();
+	bool faults = final || now >= n->faults_next_ns;
+	if (faults)
+		n->faults_next_ns = now + 1000000000ull;
 	for (unsigned i = 0; i < n->ndev; i++) {
 		nvmlUtilization_t u = {0};
 		nvmlMemory_t m = {0};
@@ -350,7 +357,7 @@ void gp_nvml_sample(gp_nvml_t *n, gp_rf_writer_t *w)
 			if (io.u16)
 				gp_rf_append(w, &io);
 		}
-		if (n->ecc_ok[i]) {
+		if (faults && n->ecc_ok[i]) {
 			for (int k = 0; k < 2; k++) {
 				unsigned long long c = 0;
 				if (n->ecc(d, k, NVML_VOLATILE_ECC, &c) != 0 || c <= n->ecc_last[i][k])
@@ -365,7 +372,7 @@ void gp_nvml_sample(gp_nvml_t *n, gp_rf_writer_t *w)
 		}
 	}
 	/* Xid: drain what the driver queued since the last sample, never waiting */
-	for (int guard = 0; n->evset && guard < 64; guard++) {
+	for (int guard = 0; faults && n->evset && guard < 64; guard++) {
 		nvmlEventData_t ev;
 		memset(&ev, 0, sizeof(ev));
 		if (n->ev_wait(n->evset, &ev, 0) != 0)

@@ -21,8 +21,8 @@ void gp_nvml_describe(gp_nvml_t *n, gp_rf_writer_t *w, uint32_t *next_id);
 const char *gp_nvml_limits(gp_nvml_t *n, char *buf, size_t len);
 /* Append one GP_EV_NVML sample per device, a GP_EV_NVML_IO record with the PCIe/NVLink
  * byte counters where supported, and GP_EV_GPU_FAULT records for new Xid events and
- * ECC errors. */
-void gp_nvml_sample(gp_nvml_t *n, gp_rf_writer_t *w);
+ * ECC errors (those once a second, and at the final sample). */
+void gp_nvml_sample(gp_nvml_t *n, gp_rf_writer_t *w, bool final);
 void gp_nvml_close(gp_nvml_t *n);
 
 #endif

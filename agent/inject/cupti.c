@@ -438,14 +438,21 @@ static const CUpti_ActivityKind cuda_kinds[] = {
 static uint64_t switch_ts[MAX_SWITCH]; /* cuda switches: time << 1 | on, in order */
 static _Atomic unsigned nswitch;
 
-/* Was cuda being captured at time ts (an API record's start)? */
+/* Was cuda being captured at time ts (an API record's start)? Binary search for the last
+ * switch at or before ts: records arrive by the million, switches are few. */
 static bool api_captured(uint64_t ts)
 {
-	unsigned n = atomic_load(&nswitch);
-	bool on = true;
-	for (unsigned i = 0; i < n && switch_ts[i] >> 1 <= ts; i++)
-		on = switch_ts[i] & 1;
-	return n == 0 || on;
+	unsigned n = atomic_load(&nswitch), lo = 0, hi = n;
+	if (!n)
+		return true;
+	while (lo < hi) { /* first switch after ts */
+		unsigned mid = (lo + hi) / 2;
+		if (switch_ts[mid] >> 1 <= ts)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo == 0 || (switch_ts[lo - 1] & 1);
 }
 
 static void set_capture(unsigned want)

@@ -13,8 +13,11 @@
 #include <unistd.h>
 
 #include <nvtx3/nvToolsExt.h>
+#if __has_include(<cuda.h>) && __has_include(<cuda_runtime_api.h>)
+#define HAVE_CUDA_HEADERS 1 /* the NVTX CUDA/CUDA runtime naming headers need them */
 #include <nvtx3/nvToolsExtCuda.h>
 #include <nvtx3/nvToolsExtCudaRt.h>
+#endif
 
 static long push, pop, start_, end_, mark;
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
@@ -150,10 +153,14 @@ int main(int argc, char **argv)
 		add(&pop, 1);
 	}
 	if (all || !strcmp(what, "streams")) {
+#ifdef HAVE_CUDA_HEADERS
 		/* handles only: no CUDA here, so the library cannot map them to CUPTI ids */
 		nvtxNameCudaStreamA((cudaStream_t)(uintptr_t)0x1234, "prefetch_stream");
 		nvtxNameCuStreamA((CUstream)(uintptr_t)0x5678, "comm_stream");
 		nvtxNameCudaStreamW((cudaStream_t)(uintptr_t)0x9abc, L"w\u00efde_stream");
+#else
+		printf("no_stream_naming (built without cuda.h)\n");
+#endif
 	}
 	if (all || !strcmp(what, "pops")) {
 		int rc = 0;
