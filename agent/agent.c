@@ -155,12 +155,26 @@ static const char *preloaded_tool(void)
 	return NULL;
 }
 
-/* NVIDIA tools that started us: Nsight Compute leaves no trace in the environment of the
+/* NVIDIA tools around us: Nsight Compute leaves no trace in the environment of the
  * processes it follows (measured: no LD_PRELOAD, no injection variable) but refuses to
- * profile when CUDA_INJECTION64_PATH is set, so look for it among our ancestors. */
+ * profile when CUDA_INJECTION64_PATH is set, so look for it as the program we run and
+ * among our ancestors (comm is cut to 15 characters, hence "compute-sanitiz"). */
+static const char *const nv_tools[] = {"ncu", "nsys", "compute-sanitizer", "compute-sanitiz",
+                                       "nv-nsight-cu-cli"};
+
+/* The program we run is itself one of those tools (srun --gpuprof ncu python ...). */
+static const char *program_tool(void)
+{
+	const char *base = prog_argv && prog_argv[0] ? strrchr(prog_argv[0], '/') : NULL;
+	base = base ? base + 1 : prog_argv && prog_argv[0] ? prog_argv[0] : "";
+	for (size_t i = 0; i < sizeof(nv_tools) / sizeof(nv_tools[0]); i++)
+		if (!strcmp(base, nv_tools[i]))
+			return nv_tools[i];
+	return NULL;
+}
+
 static const char *ancestor_tool(void)
 {
-	static const char *const tools[] = {"ncu", "nsys", "compute-sanitiz", "nv-nsight-cu-cl"};
 	static char hit[64];
 	pid_t p = getppid();
 	for (int depth = 0; p > 1 && depth < 32; depth++) {
@@ -177,9 +191,9 @@ static const char *ancestor_tool(void)
 		if (!lp || !rp || rp < lp)
 			break;
 		*rp = 0;
-		for (size_t i = 0; i < sizeof(tools) / sizeof(tools[0]); i++)
-			if (!strcmp(lp + 1, tools[i])) {
-				snprintf(hit, sizeof(hit), "%s (pid %d)", tools[i], (int)p);
+		for (size_t i = 0; i < sizeof(nv_tools) / sizeof(nv_tools[0]); i++)
+			if (!strcmp(lp + 1, nv_tools[i])) {
+				snprintf(hit, sizeof(hit), "%s (pid %d)", nv_tools[i], (int)p);
 				return hit;
 			}
 		int ppid = 0;
@@ -198,6 +212,8 @@ static void set_child_env(agent_t *a)
 	char b[32];
 	bool want_cuda = a->modes & (GP_MODE_CUDA | GP_MODE_MEM);
 	const char *tool = preloaded_tool(), *how = "LD_PRELOAD";
+	if (!tool && (tool = program_tool()))
+		how = "the task's program";
 	if (!tool) {
 		tool = ancestor_tool();
 		how = "it started this task";

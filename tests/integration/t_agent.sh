@@ -147,6 +147,9 @@ mkdir -p ncu-dir && cp "$(command -v bash)" ncu-dir/ncu
 rm -rf "$T/y"; ncu-dir/ncu -c '"$0" run --modes=all --output="$1" -- sh -c "echo \${CUDA_INJECTION64_PATH:-unset}"; true' "$B/gpuprof" "$T/y" >inj.txt
 [ "$(cat inj.txt)" = unset ]; ok $? "started under a process named ncu: no CUDA injection (Nsight Compute refuses one)"
 yielded | grep -q "cuda,mem to ncu (pid [0-9]*) (it started this task)"; ok $? "and the report says so"
+rm -rf "$T/y"; "$B/gpuprof" run --modes=all --output="$T/y" -- ncu-dir/ncu -c 'echo ${CUDA_INJECTION64_PATH:-unset}' >inj.txt
+[ "$(cat inj.txt)" = unset ]; ok $? "the task's program is ncu (srun --gpuprof ncu ...): no CUDA injection"
+yielded | grep -q "cuda,mem to ncu (the task's program)"; ok $? "and the report says so"
 
 # NVML through a stand-in libnvidia-ml.so.1 (tests/nvml/fake_nvml.c): two GPUs whose
 # PCIe counters grow at 2 GB/s tx / 1 GB/s rx and NVLink at 40 / 20 GB/s
