@@ -1,4 +1,4 @@
-/* The --gpuprof, --gpuprof-output and --gpuprof-ranks options: registration, the
+/* The --gpuprof, --gpuprof-output, --gpuprof-ranks and --gpuprof-capture options: registration, the
  * callbacks (idempotent: slurmstepd calls them twice), and resolution against GPUPROF_*
  * variables and the site defaults. Syntax is checked where the user typed it. */
 #include "config.h"
@@ -13,7 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 
-enum { OPT_MODES = 1, OPT_OUTPUT, OPT_RANKS };
+enum { OPT_MODES = 1, OPT_OUTPUT, OPT_RANKS, OPT_CAPTURE };
 
 static bool client_side(int remote)
 {
@@ -40,6 +40,8 @@ static void print_help(void)
 	        "  --gpuprof-output=DIR   job directory (template: %%j job, %%u user, %%x name,\n"
 	        "                         %%s step, %%n node); relative to the submit directory\n"
 	        "  --gpuprof-ranks=LIST   profile only these global ranks, e.g. 0,8-15\n"
+	        "  --gpuprof-capture=WINDOW  trace CUDA activity only in steps A-B:\n"
+	        "                         steps=A-B[,C-D] (0-based), cudaprofilerapi, all\n"
 	        "%s",
 	        gp_modes_help(), policy);
 }
@@ -92,6 +94,16 @@ static int check_ranks(const char *what, const char *v)
 	return rc;
 }
 
+static int check_capture(const char *what, const char *v)
+{
+	char err[512];
+	gp_capture_t c;
+	if (gp_text_check(v, 256, err, sizeof(err)) < 0 ||
+	    gp_capture_parse(v, &c, err, sizeof(err)) < 0)
+		return gp_err("%s: %s", what, err);
+	return 0;
+}
+
 static int cb_modes(int val, const char *optarg, int remote)
 {
 	if (client_side(remote) && check_modes("--gpuprof", optarg) < 0)
@@ -117,6 +129,14 @@ static int cb_ranks(int val, const char *optarg, int remote)
 	return 0;
 }
 
+static int cb_capture(int val, const char *optarg, int remote)
+{
+	if (client_side(remote) && check_capture("--gpuprof-capture", optarg) < 0)
+		return -1;
+	set_str(&gp_plugin.opt_capture, optarg);
+	return 0;
+}
+
 static struct spank_option options[] = {
     {"gpuprof", "[MODES]",
      "Profile GPU work: comma list of timing,nvtx,cuda,mem,gpu,all,none "
@@ -126,6 +146,9 @@ static struct spank_option options[] = {
      cb_output},
     {"gpuprof-ranks", "LIST", "profile only these global ranks, e.g. 0,8-15", 1, OPT_RANKS,
      cb_ranks},
+    {"gpuprof-capture", "WINDOW",
+     "trace CUDA activity only in these steps: steps=A-B[,C-D], cudaprofilerapi, all", 1,
+     OPT_CAPTURE, cb_capture},
     SPANK_OPTIONS_TABLE_END,
 };
 
@@ -180,5 +203,17 @@ int gp_options_resolve(const char *(*env_get)(const char *name, void *arg), void
 		         why);
 		return -1;
 	}
+
+	v = p->opt_capture ? p->opt_capture : env_get(GP_ENV_CAPTURE, arg);
+	if (v) {
+		gp_capture_t c;
+		if (gp_text_check(v, 256, why, sizeof(why)) < 0 ||
+		    gp_capture_parse(v, &c, why, sizeof(why)) < 0) {
+			snprintf(err, errlen, "%s: %s",
+			         p->opt_capture ? "--gpuprof-capture" : GP_ENV_CAPTURE, why);
+			return -1;
+		}
+	}
+	set_str(&p->capture, v && *v ? v : NULL);
 	return 0;
 }

@@ -25,10 +25,12 @@ typedef struct gp_plugin {
 	char *opt_modes; /* may be NULL/"" with opt_modes_set: site default */
 	char *opt_output;
 	char *opt_ranks;
+	char *opt_capture;
 	/* resolved */
 	unsigned modes;
 	gp_ranks_t ranks;
 	char *output_tmpl;
+	char *capture; /* capture window for CUDA activity (GPUPROF_CAPTURE), NULL: all */
 	/* stepd bookkeeping */
 	uint32_t job_id, step_id, node_id;
 	uid_t uid;

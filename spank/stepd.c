@@ -243,7 +243,8 @@ int gp_stepd_task_init(spank_t sp)
 	    setenv_num(sp, GP_ENV_WARMUP, p->cfg.warmup_steps) != ESPANK_SUCCESS ||
 	    spank_setenv(sp, GP_ENV_STEP_RANGE, p->cfg.step_range, 1) != ESPANK_SUCCESS ||
 	    setenv_num(sp, GP_ENV_GROUP_READABLE, p->cfg.group_readable) != ESPANK_SUCCESS ||
-	    setenv_num(sp, GP_ENV_REQUIRED, p->cfg.required) != ESPANK_SUCCESS)
+	    setenv_num(sp, GP_ENV_REQUIRED, p->cfg.required) != ESPANK_SUCCESS ||
+	    (p->capture && spank_setenv(sp, GP_ENV_CAPTURE, p->capture, 1) != ESPANK_SUCCESS))
 		return fail_task("cannot set the task environment");
 	/* Injection first, as the fallback: the agent, once running, points it at its
 	 * own ring; if the agent never runs (multi-prog), the library writes alone. */

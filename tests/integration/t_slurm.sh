@@ -40,6 +40,8 @@ bad=(
 	"--gpuprof-ranks=99999999999|too large"
 	"--gpuprof-ranks=0x10|bad rank item"
 	"--gpuprof-ranks=1;2|bad rank item"
+	"--gpuprof-capture=steps=9-3|is not a capture window"
+	"--gpuprof-capture=$(printf 'steps=1\n-2')|control character"
 	"--gpuprof-output=out-%q|unknown escape '%q'"
 	"--gpuprof-output=out-%|trailing '%'"
 	"--gpuprof-output=$(printf 'a\nb')|control character"
@@ -62,6 +64,11 @@ ok $(( rc != 0 ? 0 : 1 )) "GPUPROF_MODES=bogus fails srun"
 echo "$out" | grep -q "GPUPROF_MODES: unknown mode 'bogus'"; ok $? "message names the variable"
 sleep 1
 ok $(( $(jobs_now) == before ? 0 : 1 )) "no job was created by any bad input (sacct)"
+out=$(GPUPROF_CAPTURE=steps=x $TO srun --gpuprof=nvtx true 2>&1); rc=$?
+ok $(( rc != 0 ? 0 : 1 )) "GPUPROF_CAPTURE=steps=x fails srun"
+echo "$out" | grep -q "GPUPROF_CAPTURE: 'steps=x' is not a capture window"; ok $? "message names the variable"
+out=$($TO srun --gpuprof=nvtx --gpuprof-capture=steps=2-4,9 printenv GPUPROF_CAPTURE 2>&1)
+[ "$out" = "steps=2-4,9" ]; ok $? "--gpuprof-capture reaches the task as GPUPROF_CAPTURE ($out)"
 out=$($TO srun --gpuprof=help true 2>&1); rc=$?
 ok $(( rc == 0 ? 0 : 1 )) "--gpuprof=help exits 0"
 echo "$out" | grep -q "site policy:" && echo "$out" | grep -q "nvtx"; ok $? "help lists modes and policy"
