@@ -212,13 +212,13 @@ const char *gp_nvml_limits(gp_nvml_t *n, char *buf, size_t len)
 		nvlink |= n->io_bits[i] & GP_IO_NVLINK;
 		ecc |= n->ecc_ok[i];
 	}
-	snprintf(buf, len, "%s%s%s%s%s%s", pcie ? "" : "PCIe counters not supported; ",
-	         nvlink ? "" : "NVLink counters not supported; ",
-	         ecc ? "" : "ECC counters not readable; ", n->faults_why,
-	         n->faults_why[0] ? "; " : "", "");
-	size_t l = strlen(buf);
-	if (l >= 2 && buf[l - 2] == ';')
-		buf[l - 2] = 0;
+	const char *parts[] = {pcie ? "" : "PCIe counters not supported",
+	                       nvlink ? "" : "NVLink counters not supported",
+	                       ecc ? "" : "ECC counters not readable", n->faults_why};
+	buf[0] = '\0';
+	for (size_t i = 0, l = 0; i < sizeof(parts) / sizeof(parts[0]); i++)
+		if (parts[i][0] && l < len)
+			l += (size_t)snprintf(buf + l, len - l, "%s%s", l ? "; " : "", parts[i]);
 	return buf;
 }
 

@@ -109,18 +109,41 @@ static int cmd_capture(int argc, char **argv)
 	long pid = pidarg ? strtol(pidarg, &end, 10) : 0;
 	if (!pidarg || *end || pid <= 0)
 		return gp_err("capture: '%s' is not a process id", pidarg ? pidarg : ""), 2;
-	char path[64], env[65536], ring[PATH_MAX] = "";
+	/* the ring's path comes from the process's environment, which its owner controls:
+	 * root must not open and write it for another user's process */
+	char proc[64];
+	struct stat pst;
+	snprintf(proc, sizeof(proc), "/proc/%ld", pid);
+	if (stat(proc, &pst) < 0)
+		return gp_err_errno("capture: %s", proc), 1;
+	if (geteuid() == 0 && pst.st_uid != 0)
+		return gp_err("capture: process %ld belongs to uid %u: run this as that user, not "
+		              "as root",
+		              pid, (unsigned)pst.st_uid),
+		       2;
+	char path[64], ring[PATH_MAX] = "";
 	snprintf(path, sizeof(path), "/proc/%ld/environ", pid);
 	FILE *f = fopen(path, "r");
 	if (!f)
 		return gp_err_errno("capture: %s", path), 1;
-	size_t n = fread(env, 1, sizeof(env) - 1, f);
+	size_t n = 0, cap = 1 << 16;
+	char *env = malloc(cap + 1);
+	while (env && (n += fread(env + n, 1, cap - n, f)) == cap && cap < (16u << 20)) {
+		char *more = realloc(env, 2 * cap + 1); /* environments can be large */
+		if (!more)
+			break;
+		env = more;
+		cap *= 2;
+	}
 	fclose(f);
+	if (!env)
+		return gp_err("capture: out of memory"), 1;
 	env[n] = 0;
 	static const char key[] = GP_ENV_RING "=";
 	for (size_t o = 0; o < n; o += strlen(env + o) + 1)
 		if (!strncmp(env + o, key, sizeof(key) - 1))
 			snprintf(ring, sizeof(ring), "%s", env + o + sizeof(key) - 1);
+	free(env);
 	if (!ring[0])
 		return gp_err("capture: process %ld was not started by gpuprof's agent (no %s)", pid,
 		              GP_ENV_RING),

@@ -127,6 +127,16 @@ ok $(( (m & 4) == 0 && (m & 1) ? 0 : 1 )) "the ring's modes word lost cuda, kept
 m=$(python3 -c 'import struct,sys; print(struct.unpack_from("<I", open(sys.argv[1],"rb").read(64), 36)[0])' "$ring")
 ok $(( (m & 12) == 12 ? 0 : 1 )) "capture on --mem sets cuda and mem ($m)"
 wait
+if [ "$(id -u)" = 0 ] && command -v runuser >/dev/null; then
+	runuser -u nobody -- sleep 3 &
+	upid=$!; sleep 0.3; upid=$(pgrep -u nobody -f '^sleep 3$' | head -1)
+	"$B/gpuprof" capture off "$upid" 2>err.txt; rc=$?
+	ok $(( rc == 2 ? 0 : 1 )) "root is refused on another user's process (its environment names the ring)"
+	grep -q "belongs to uid $(id -u nobody): run this as that user" err.txt; ok $? "with the reason"
+	wait
+else
+	skip "not root"; skip "not root"
+fi
 "$B/gpuprof" capture off $$ 2>err.txt; ok $(( $? == 1 ? 0 : 1 )) "a process not run by gpuprof is refused"
 grep -q "not started by gpuprof's agent" err.txt; ok $? "with the reason"
 "$B/gpuprof" capture off 12x 2>err.txt; ok $(( $? == 2 ? 0 : 1 )) "a bad pid is a usage error"
