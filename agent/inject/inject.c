@@ -51,7 +51,7 @@ static struct {
 	gp_cupti_flush_fn cupti_flush;
 	gp_cupti_capture_fn cupti_capture;
 	gp_cupti_stream_id_fn cupti_stream_id;
-	/* capture windows: cuda (and mem) switched at step boundaries, see capture.md */
+	/* capture windows: cuda (and mem) switched at step boundaries (section below) */
 	gp_capture_t cap;          /* GPUPROF_CAPTURE */
 	_Atomic int cap_live;      /* the CUPTI module is running: boundaries matter */
 	_Atomic unsigned cap_cur;  /* cuda/mem bits capturing now */
@@ -59,7 +59,7 @@ static struct {
 	_Atomic int cap_prof;      /* between cudaProfilerStart and Stop */
 	_Atomic uint32_t step_name; /* interned name of the step range; 0: not known yet */
 	_Atomic uint64_t step_idx;  /* steps begun so far */
-	_Atomic uint64_t seen0[8];  /* first outermost names (id << 8 | count), to learn it */
+	_Atomic uint64_t seen0[8];  /* first outermost names (id << 8 | 1, never 0), to learn it */
 } g;
 
 static unsigned capture_wanted(uint64_t idx);
