@@ -77,15 +77,22 @@ static void p_frames(FILE *o, syms_t *s, uint32_t stack)
 		if (gp_symtab_profiler_frame(t))
 			continue;
 		char name[512], file[256];
+		int line = 0, fl = 0, nl = 0;
 		const char *lp = strrchr(t, '(');
-		snprintf(name, sizeof(name), "%.*s",
-		         lp && lp > t ? (int)(lp - t - 1) : (int)strlen(t), t);
-		snprintf(file, sizeof(file), "%.*s", lp ? (int)strcspn(lp + 1, ")") : 1,
-		         lp ? lp + 1 : "?");
+		if (sscanf(t, "%255[^:]:%d %n%*s [python]%n", file, &line, &fl, &nl) == 2 && nl) {
+			/* a Python frame of the collector: "file.py:LINE function [python]" */
+			snprintf(name, sizeof(name), "%.*s", (int)strcspn(t + fl, " "), t + fl);
+		} else {
+			line = 0;
+			snprintf(name, sizeof(name), "%.*s",
+			         lp && lp > t ? (int)(lp - t - 1) : (int)strlen(t), t);
+			snprintf(file, sizeof(file), "%.*s", lp ? (int)strcspn(lp + 1, ")") : 1,
+			         lp ? lp + 1 : "?");
+		}
 		p_op(o, '}');
 		p_op(o, '(');
 		p_key_str(o, "filename", file);
-		p_key_int(o, "line", 0);
+		p_key_int(o, "line", line);
 		p_key_str(o, "name", name);
 		p_op(o, 'u');
 	}

@@ -281,7 +281,106 @@ static uint64_t hash_pcs(void *const *pcs, int n)
 	return h ? h : 1;
 }
 
-static void define_stack(uint32_t id, void *const *pcs, int n)
+/* ---- Python frames (CPython, resolved at run time; nothing when not in Python) ----
+ * An allocation made by a thread that holds the GIL gets the Python frames above it, as
+ * "file.py:LINE function [python]" pseudo-frames before the native ones: for a PyTorch
+ * user the line of the model that allocated is the answer, not libc10_cuda.so. */
+
+#define PY_DEPTH 16
+#define PY_PC    (1ull << 63) /* pseudo program counters of Python frames */
+
+static struct {
+	int (*is_init)(void);
+	int (*gil_check)(void);
+	void *(*get_frame)(void);          /* PyEval_GetFrame: borrowed */
+	void *(*frame_code)(void *);       /* PyFrame_GetCode: new reference */
+	void *(*frame_back)(void *);       /* PyFrame_GetBack: new reference */
+	int (*frame_line)(void *);         /* PyFrame_GetLineNumber */
+	void *(*getattr)(void *, const char *);
+	const char *(*utf8)(void *);
+	void (*decref)(void *);
+	void (*fetch)(void **, void **, void **);
+	void (*restore)(void *, void *, void *);
+	bool ok;
+} py;
+static pthread_once_t py_once = PTHREAD_ONCE_INIT;
+
+static void py_resolve(void)
+{
+#define PYSYM(f, n) *(void **)&py.f = dlsym(RTLD_DEFAULT, n)
+	PYSYM(is_init, "Py_IsInitialized");
+	PYSYM(gil_check, "PyGILState_Check");
+	PYSYM(get_frame, "PyEval_GetFrame");
+	PYSYM(frame_code, "PyFrame_GetCode");
+	PYSYM(frame_back, "PyFrame_GetBack");
+	PYSYM(frame_line, "PyFrame_GetLineNumber");
+	PYSYM(getattr, "PyObject_GetAttrString");
+	PYSYM(utf8, "PyUnicode_AsUTF8");
+	PYSYM(decref, "Py_DecRef");
+	PYSYM(fetch, "PyErr_Fetch");
+	PYSYM(restore, "PyErr_Restore");
+#undef PYSYM
+	py.ok = py.is_init && py.gil_check && py.get_frame && py.frame_code && py.frame_back &&
+	        py.frame_line && py.getattr && py.utf8 && py.decref && py.fetch && py.restore;
+}
+
+static const char *py_str(void *code, const char *attr, void **keep)
+{
+	*keep = py.getattr(code, attr);
+	const char *s = *keep ? py.utf8(*keep) : NULL;
+	return s ? s : "?";
+}
+
+/* Fill names[] (innermost first) with the calling thread's Python frames; 0 when the
+ * process is not CPython or the thread does not hold the GIL. Any Python error state of
+ * the thread is saved and restored around the walk. */
+static int py_frames(char names[][192], int max)
+{
+	pthread_once(&py_once, py_resolve);
+	if (!py.ok || !py.is_init() || py.gil_check() != 1)
+		return 0;
+	void *et, *ev, *tb;
+	py.fetch(&et, &ev, &tb);
+	int n = 0;
+	void *f = py.get_frame(), *owned = NULL; /* the first frame is borrowed */
+	while (f && n < max) {
+		void *code = py.frame_code(f), *fn = NULL, *nm = NULL;
+		if (code) {
+			const char *file = py_str(code, "co_filename", &fn);
+			const char *base = strrchr(file, '/');
+			snprintf(names[n++], sizeof(names[0]), "%s:%d %s [python]", base ? base + 1 : file,
+			         py.frame_line(f), py_str(code, "co_name", &nm));
+			if (fn)
+				py.decref(fn);
+			if (nm)
+				py.decref(nm);
+			py.decref(code);
+		}
+		void *back = py.frame_back(f);
+		if (owned)
+			py.decref(owned);
+		f = owned = back;
+	}
+	if (owned)
+		py.decref(owned);
+	py.restore(et, ev, tb);
+	return n;
+}
+
+/* Test hook: the calling thread's Python frames as text (tests/integration/t_pyframes.py
+ * calls it through ctypes.PyDLL, which keeps the GIL). */
+__attribute__((visibility("default"))) int gp_cupti_pyframes(char *out, int len)
+{
+	char names[PY_DEPTH][192];
+	int n = py_frames(names, PY_DEPTH), o = 0;
+	out[0] = '\0';
+	for (int i = 0; i < n && o < len; i++)
+		o += snprintf(out + o, (size_t)(len - o), "%s%s", i ? " <- " : "", names[i]);
+	return n;
+}
+
+/* names: for the first npy entries (Python frames), their text instead of dladdr's */
+static void define_stack(uint32_t id, void *const *pcs, int n, char (*names)[192], int npy)
 {
 	for (int i = 0; i < n; i += 3) {
 		gp_event_t s = {.type = GP_EV_STACK, .tid = id, .u16 = (uint16_t)i};
@@ -296,7 +395,9 @@ static void define_stack(uint32_t id, void *const *pcs, int n)
 	for (int i = 0; i < n; i++) {
 		Dl_info di;
 		char sym[512];
-		if (dladdr(pcs[i], &di) && di.dli_fname) {
+		if (i < npy) {
+			snprintf(sym, sizeof(sym), "%s", names[i]);
+		} else if (dladdr(pcs[i], &di) && di.dli_fname) {
 			const char *lib = strrchr(di.dli_fname, '/');
 			lib = lib ? lib + 1 : di.dli_fname;
 			if (di.dli_sname)
@@ -319,8 +420,9 @@ static void define_stack(uint32_t id, void *const *pcs, int n)
 
 static uint32_t capture_stack(void)
 {
-	void *pcs[STACK_DEPTH + 3];
-	int n;
+	char names[PY_DEPTH][192];
+	void *all[PY_DEPTH + STACK_DEPTH + 3], **pcs = all + PY_DEPTH;
+	int n, npy = py_frames(names, PY_DEPTH);
 #ifdef HAVE_LIBUNWIND
 	n = unw_backtrace(pcs, STACK_DEPTH + 3);
 #else
@@ -329,6 +431,16 @@ static uint32_t capture_stack(void)
 	/* skip our callback and CUPTI's dispatch frames */
 	int skip = n > 3 ? 3 : 0;
 	n -= skip;
+	pcs += skip;
+	/* Python frames first (innermost first), as pseudo program counters */
+	for (int i = npy - 1; i >= 0; i--) {
+		uint64_t h = 0xcbf29ce484222325ull;
+		for (const char *c = names[i]; *c; c++)
+			h = (h ^ (uint8_t)*c) * 0x100000001b3ull;
+		*--pcs = (void *)(uintptr_t)(PY_PC | (h >> 1));
+	}
+	n += npy;
+	skip = 0;
 	uint64_t h = hash_pcs(pcs + skip, n);
 	uint32_t idx = (uint32_t)h & (STK_SLOTS - 1);
 	for (int p = 0; p < 32; p++, idx = (idx + 1) & (STK_SLOTS - 1)) {
@@ -338,7 +450,7 @@ static uint32_t capture_stack(void)
 		if (v == 0) {
 			uint64_t z = 0;
 			if (atomic_compare_exchange_strong(&stk_tbl[idx], &z, h)) {
-				define_stack(idx + 1, pcs + skip, n);
+				define_stack(idx + 1, pcs + skip, n, names, npy);
 				return idx + 1;
 			}
 			if (z == h)

@@ -41,5 +41,7 @@ int gp_cupti_start(const gp_inject_api_t *api, char *why, unsigned whylen);
 void gp_cupti_flush(void);
 void gp_cupti_capture(unsigned modes);
 int gp_cupti_stream_id(void *stream, uint32_t *id);
+/* Test hook: the calling thread's Python frames (CPython, GIL held) as text. */
+int gp_cupti_pyframes(char *out, int len);
 
 #endif
