@@ -292,6 +292,7 @@ static uint64_t hash_pcs(void *const *pcs, int n)
 static struct {
 	int (*is_init)(void);
 	int (*gil_check)(void);
+	void *(*tstate)(void);             /* the thread's state, NULL-safe */
 	void *(*get_frame)(void);          /* PyEval_GetFrame: borrowed */
 	void *(*frame_code)(void *);       /* PyFrame_GetCode: new reference */
 	void *(*frame_back)(void *);       /* PyFrame_GetBack: new reference */
@@ -310,6 +311,11 @@ static void py_resolve(void)
 #define PYSYM(f, n) *(void **)&py.f = dlsym(RTLD_DEFAULT, n)
 	PYSYM(is_init, "Py_IsInitialized");
 	PYSYM(gil_check, "PyGILState_Check");
+	/* PyGILState_Check answers 1 when its check is off (sub-interpreters): a thread
+	 * state is required as well before any frame is touched */
+	PYSYM(tstate, "PyThreadState_GetUnchecked"); /* 3.13 */
+	if (!py.tstate)
+		PYSYM(tstate, "_PyThreadState_UncheckedGet"); /* 3.5-3.12 */
 	PYSYM(get_frame, "PyEval_GetFrame");
 	PYSYM(frame_code, "PyFrame_GetCode");
 	PYSYM(frame_back, "PyFrame_GetBack");
@@ -320,7 +326,7 @@ static void py_resolve(void)
 	PYSYM(fetch, "PyErr_Fetch");
 	PYSYM(restore, "PyErr_Restore");
 #undef PYSYM
-	py.ok = py.is_init && py.gil_check && py.get_frame && py.frame_code && py.frame_back &&
+	py.ok = py.is_init && py.gil_check && py.tstate && py.get_frame && py.frame_code && py.frame_back &&
 	        py.frame_line && py.getattr && py.utf8 && py.decref && py.fetch && py.restore;
 }
 
@@ -337,7 +343,7 @@ static const char *py_str(void *code, const char *attr, void **keep)
 static int py_frames(char names[][192], int max)
 {
 	pthread_once(&py_once, py_resolve);
-	if (!py.ok || !py.is_init() || py.gil_check() != 1)
+	if (!py.ok || !py.is_init() || py.gil_check() != 1 || !py.tstate())
 		return 0;
 	void *et, *ev, *tb;
 	py.fetch(&et, &ev, &tb);
