@@ -136,8 +136,9 @@ static int build_header(agent_t *a, char *hdr, size_t len)
  * might be loaded"). Returns the matching LD_PRELOAD entry, or NULL. */
 static const char *preloaded_tool(void)
 {
-	static const char *const marks[] = {"TreeLauncher", "InterceptorInjection", "ToolsInjection",
-	                                    "sanitizer", "Nsight", "nsys", "libcupti"};
+	static const char *const marks[] = {
+	    "TreeLauncher", "InterceptorInjection", "ToolsInjection", "sanitizer", "Nsight", "nsys",
+	    "libcupti"};
 	static char hit[256];
 	const char *pre = getenv("LD_PRELOAD");
 	for (size_t i = 0; pre && i < sizeof(marks) / sizeof(marks[0]); i++) {
@@ -479,7 +480,10 @@ int main(int argc, char **argv)
 	if (a.yielded[0] && a.w) { /* decided after the header was written: a record */
 		uint32_t id = a.next_string++;
 		gp_rf_append_string(a.w, id, a.yielded);
-		gp_event_t y = {.type = GP_EV_YIELD, .ts = gp_now_ns(), .a = GP_MODE_CUDA | GP_MODE_MEM, .b = id};
+		gp_event_t y = {.type = GP_EV_YIELD,
+		                .ts = gp_now_ns(),
+		                .a = GP_MODE_CUDA | GP_MODE_MEM,
+		                .b = id};
 		gp_rf_append(a.w, &y);
 	}
 

@@ -35,7 +35,15 @@ typedef union {
 	int si;
 	unsigned short us;
 } nvmlValue_t;
-enum { NVML_VT_DOUBLE, NVML_VT_UINT, NVML_VT_ULONG, NVML_VT_ULL, NVML_VT_SLL, NVML_VT_SINT, NVML_VT_USHORT };
+enum {
+	NVML_VT_DOUBLE,
+	NVML_VT_UINT,
+	NVML_VT_ULONG,
+	NVML_VT_ULL,
+	NVML_VT_SLL,
+	NVML_VT_SINT,
+	NVML_VT_USHORT
+};
 typedef struct {
 	unsigned fieldId, scopeId;
 	long long timestamp, latencyUsec;
@@ -84,11 +92,11 @@ struct gp_nvml {
 	const char *(*errstr)(nvmlReturn_t);
 	nvmlEventSet_t evset;
 	unsigned ndev;
-	unsigned io_bits[MAXDEV];        /* GP_IO_* the device answers */
-	bool ecc_ok[MAXDEV];             /* ECC counters readable */
+	unsigned io_bits[MAXDEV]; /* GP_IO_* the device answers */
+	bool ecc_ok[MAXDEV];      /* ECC counters readable */
 	unsigned long long ecc0[MAXDEV][2], ecc_last[MAXDEV][2];
-	char faults_why[256];            /* what of Xid/ECC could not be watched */
-	uint64_t faults_next_ns;         /* Xid/ECC are polled once a second */
+	char faults_why[256];    /* what of Xid/ECC could not be watched */
+	uint64_t faults_next_ns; /* Xid/ECC are polled once a second */
 	nvmlDevice_t dev[MAXDEV];
 	char uuidv[MAXDEV][96];
 	char uuids[MAXDEV * 97];
@@ -193,12 +201,11 @@ static void probe_faults(gp_nvml_t *n)
 		n->evset = NULL;
 	}
 	for (unsigned i = 0; i < n->ndev; i++) {
-		n->ecc_ok[i] =
-		    n->ecc &&
-		    n->ecc(n->dev[i], NVML_MEMORY_ERROR_CORRECTED, NVML_VOLATILE_ECC, &n->ecc0[i][0]) ==
-		        0 &&
-		    n->ecc(n->dev[i], NVML_MEMORY_ERROR_UNCORRECTED, NVML_VOLATILE_ECC,
-		           &n->ecc0[i][1]) == 0;
+		n->ecc_ok[i] = n->ecc &&
+		               n->ecc(n->dev[i], NVML_MEMORY_ERROR_CORRECTED, NVML_VOLATILE_ECC,
+		                      &n->ecc0[i][0]) == 0 &&
+		               n->ecc(n->dev[i], NVML_MEMORY_ERROR_UNCORRECTED, NVML_VOLATILE_ECC,
+		                      &n->ecc0[i][1]) == 0;
 		n->ecc_last[i][0] = n->ecc0[i][0];
 		n->ecc_last[i][1] = n->ecc0[i][1];
 	}
@@ -360,9 +367,11 @@ void gp_nvml_sample(gp_nvml_t *n, gp_rf_writer_t *w, bool final)
 		if (faults && n->ecc_ok[i]) {
 			for (int k = 0; k < 2; k++) {
 				unsigned long long c = 0;
-				if (n->ecc(d, k, NVML_VOLATILE_ECC, &c) != 0 || c <= n->ecc_last[i][k])
+				if (n->ecc(d, k, NVML_VOLATILE_ECC, &c) != 0 ||
+				    c <= n->ecc_last[i][k])
 					continue;
-				gp_event_t f = {.type = GP_EV_GPU_FAULT, .u8 = (uint8_t)i, .ts = e.ts};
+				gp_event_t f = {
+				    .type = GP_EV_GPU_FAULT, .u8 = (uint8_t)i, .ts = e.ts};
 				f.a = k ? GP_FAULT_ECC_UNCORRECTED : GP_FAULT_ECC_CORRECTED;
 				f.b = c - n->ecc_last[i][k];
 				f.c = c - n->ecc0[i][k];

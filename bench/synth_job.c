@@ -33,9 +33,11 @@ int main(int argc, char **argv)
 	const char *out = NULL;
 	for (int i = 1; i < argc; i++) {
 		const char *v = i + 1 < argc ? argv[i + 1] : "";
-		if (!strcmp(argv[i], "--profiler-steps")) /* steps marked by cudaProfilerStart/Stop */
+		if (!strcmp(argv[i],
+		            "--profiler-steps")) /* steps marked by cudaProfilerStart/Stop */
 			profiler_steps = 1;
-		else if (!strcmp(argv[i], "--capture") && i + 1 < argc) /* kernels only in steps A-B */
+		else if (!strcmp(argv[i], "--capture") &&
+		         i + 1 < argc) /* kernels only in steps A-B */
 			i++, sscanf(v, "%ld-%ld", &cap_from, &cap_to);
 		else if (!strcmp(argv[i], "--ranks") && i + 1 < argc)
 			i++, ranks = atoi(v);
@@ -47,8 +49,9 @@ int main(int argc, char **argv)
 			out = NULL, i = argc;
 	}
 	if (!out || ranks < 1 || events < 100) {
-		fprintf(stderr, "usage: synth-job --ranks N --events M --out DIR [--profiler-steps] "
-		                "[--capture A-B]\n");
+		fprintf(stderr,
+		        "usage: synth-job --ranks N --events M --out DIR [--profiler-steps] "
+		        "[--capture A-B]\n");
 		return 2;
 	}
 	char dir[4096];
@@ -134,7 +137,8 @@ int main(int argc, char **argv)
 				                 .b = 100 + (uint64_t)k,
 				                 .c = corr,
 				                 .d = k % 20 == 19 ? 13 : 7};
-				if (captured) { /* the work happens either way; only records differ */
+				if (captured) { /* the work happens either way; only records differ
+					         */
 					gp_rf_append(w, &a);
 					gp_rf_append(w, &kr);
 				}

@@ -128,14 +128,16 @@ int gp_export_chrome(const gp_job_t *job, FILE *out, const char *ranklist, uint6
 				if (e.u8 != 1)
 					break; /* a handle CUPTI did not map: no track to name */
 				u64map_put(&streams, 1000000 + e.a, 1);
-				fprintf(out,
-				        ",\n{\"ph\": \"M\", \"name\": \"thread_name\", \"pid\": %d, "
-				        "\"tid\": %llu, \"args\": {\"name\": ",
-				        pid, (unsigned long long)(1000000 + e.a));
+				fprintf(
+				    out,
+				    ",\n{\"ph\": \"M\", \"name\": \"thread_name\", \"pid\": %d, "
+				    "\"tid\": %llu, \"args\": {\"name\": ",
+				    pid, (unsigned long long)(1000000 + e.a));
 				{
 					char nm[300];
 					snprintf(nm, sizeof(nm), "stream %llu: %s",
-					         (unsigned long long)e.a, lookup(&st, (uint32_t)e.b));
+					         (unsigned long long)e.a,
+					         lookup(&st, (uint32_t)e.b));
 					gp_json_str(out, nm);
 				}
 				fputs("}}", out);

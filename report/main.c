@@ -145,15 +145,15 @@ static int cmd_capture(int argc, char **argv)
 			snprintf(ring, sizeof(ring), "%s", env + o + sizeof(key) - 1);
 	free(env);
 	if (!ring[0])
-		return gp_err("capture: process %ld was not started by gpuprof's agent (no %s)", pid,
-		              GP_ENV_RING),
+		return gp_err("capture: process %ld was not started by gpuprof's agent (no %s)",
+		              pid, GP_ENV_RING),
 		       1;
 	gp_ring_t r;
 	if (gp_ring_attach(&r, ring) < 0)
 		return gp_err_errno("capture: %s (has the process ended?)", ring), 1;
 	unsigned bits = GP_MODE_CUDA | (mem ? GP_MODE_MEM : 0);
-	unsigned prev = on ? atomic_fetch_or(&r.hdr->modes, bits)
-	                   : atomic_fetch_and(&r.hdr->modes, ~bits);
+	unsigned prev =
+	    on ? atomic_fetch_or(&r.hdr->modes, bits) : atomic_fetch_and(&r.hdr->modes, ~bits);
 	gp_ring_detach(&r);
 	if (!(prev & (GP_MODE_CUDA | GP_MODE_MEM)) && !on)
 		gp_warn("capture: process %ld was not capturing cuda", pid);

@@ -93,8 +93,9 @@ static void print_io(FILE *out, const gp_job_t *job)
 		         (unsigned long long)r->ecc_corrected);
 		fprintf(out, "%-8s", label(job, r));
 		for (int k = 0; k < 4; k += 2) {
-			double pk = r->io_peak_Bps[k] > r->io_peak_Bps[k + 1] ? r->io_peak_Bps[k]
-			                                                       : r->io_peak_Bps[k + 1];
+			double pk = r->io_peak_Bps[k] > r->io_peak_Bps[k + 1]
+			                ? r->io_peak_Bps[k]
+			                : r->io_peak_Bps[k + 1];
 			if (r->io_bits & (k ? GP_IO_NVLINK : GP_IO_PCIE))
 				fprintf(out, " %11.1f %11.1f %11.1f", io_rate(r, k) / 1e6,
 				        io_rate(r, k + 1) / 1e6, pk / 1e6);
@@ -171,13 +172,14 @@ void gp_report_text(const gp_job_t *job, FILE *out)
 	for (unsigned i = 0; i < job->nranks; i++) {
 		const gp_rank_t *r = &job->ranks[i];
 		if (r->capture_window)
-			fprintf(out,
-			        "rank %s: CUDA activity captured in %u of %u post-warm-up steps "
-			        "(capture window); %llu switch(es), the slowest took %.3f ms in the "
-			        "application\n",
-			        label(job, r), r->captured_steps, r->nstep_ms,
-			        (unsigned long long)r->capture_switches,
-			        r->capture_switch_max_ns / 1e6);
+			fprintf(
+			    out,
+			    "rank %s: CUDA activity captured in %u of %u post-warm-up steps "
+			    "(capture window); %llu switch(es), the slowest took %.3f ms in the "
+			    "application\n",
+			    label(job, r), r->captured_steps, r->nstep_ms,
+			    (unsigned long long)r->capture_switches,
+			    r->capture_switch_max_ns / 1e6);
 		if (r->overhead_records)
 			fprintf(out, "rank %s: CUPTI's own overhead: %.3f ms in %llu records\n",
 			        label(job, r), r->overhead_ns / 1e6,
@@ -375,32 +377,32 @@ void gp_report_json(const gp_job_t *job, FILE *out)
 			fprintf(out, ": %llu", (unsigned long long)r->owners[o].bytes);
 		}
 		fprintf(out, "}");
-		fprintf(out,
-		        "},\n     \"io\": {\"pcie_tx_Bps\": %.0f, \"pcie_rx_Bps\": %.0f, "
-		        "\"pcie_peak_Bps\": %.0f, \"nvlink_tx_Bps\": %.0f, "
-		        "\"nvlink_rx_Bps\": %.0f, \"nvlink_peak_Bps\": %.0f, \"pcie\": %s, "
-		        "\"nvlink\": %s, \"not_sampled\": ",
-		        io_rate(r, 0), io_rate(r, 1),
-		        r->io_peak_Bps[0] > r->io_peak_Bps[1] ? r->io_peak_Bps[0] : r->io_peak_Bps[1],
-		        io_rate(r, 2), io_rate(r, 3),
-		        r->io_peak_Bps[2] > r->io_peak_Bps[3] ? r->io_peak_Bps[2] : r->io_peak_Bps[3],
-		        r->io_bits & GP_IO_PCIE ? "true" : "false",
-		        r->io_bits & GP_IO_NVLINK ? "true" : "false");
+		fprintf(
+		    out,
+		    "},\n     \"io\": {\"pcie_tx_Bps\": %.0f, \"pcie_rx_Bps\": %.0f, "
+		    "\"pcie_peak_Bps\": %.0f, \"nvlink_tx_Bps\": %.0f, "
+		    "\"nvlink_rx_Bps\": %.0f, \"nvlink_peak_Bps\": %.0f, \"pcie\": %s, "
+		    "\"nvlink\": %s, \"not_sampled\": ",
+		    io_rate(r, 0), io_rate(r, 1),
+		    r->io_peak_Bps[0] > r->io_peak_Bps[1] ? r->io_peak_Bps[0] : r->io_peak_Bps[1],
+		    io_rate(r, 2), io_rate(r, 3),
+		    r->io_peak_Bps[2] > r->io_peak_Bps[3] ? r->io_peak_Bps[2] : r->io_peak_Bps[3],
+		    r->io_bits & GP_IO_PCIE ? "true" : "false",
+		    r->io_bits & GP_IO_NVLINK ? "true" : "false");
 		gp_json_str(out, r->nvml_limits);
-		fprintf(out,
-		        "},\n     \"faults\": {\"xid\": %llu, \"first_xid\": %u, "
-		        "\"first_xid_ns\": %llu, \"ecc_uncorrected\": %llu, "
-		        "\"ecc_corrected\": %llu},\n     \"cupti_overhead\": {\"records\": %llu, "
-		        "\"ns\": %llu},\n     \"capture\": {\"window\": %s, \"captured_steps\": %u, "
-		        "\"switches\": %llu, \"switch_max_ns\": %llu",
-		        (unsigned long long)r->nxid, r->first_xid,
-		        (unsigned long long)r->first_xid_ns,
-		        (unsigned long long)r->ecc_uncorrected,
-		        (unsigned long long)r->ecc_corrected,
-		        (unsigned long long)r->overhead_records,
-		        (unsigned long long)r->overhead_ns, r->capture_window ? "true" : "false",
-		        r->captured_steps, (unsigned long long)r->capture_switches,
-		        (unsigned long long)r->capture_switch_max_ns);
+		fprintf(
+		    out,
+		    "},\n     \"faults\": {\"xid\": %llu, \"first_xid\": %u, "
+		    "\"first_xid_ns\": %llu, \"ecc_uncorrected\": %llu, "
+		    "\"ecc_corrected\": %llu},\n     \"cupti_overhead\": {\"records\": %llu, "
+		    "\"ns\": %llu},\n     \"capture\": {\"window\": %s, \"captured_steps\": %u, "
+		    "\"switches\": %llu, \"switch_max_ns\": %llu",
+		    (unsigned long long)r->nxid, r->first_xid, (unsigned long long)r->first_xid_ns,
+		    (unsigned long long)r->ecc_uncorrected, (unsigned long long)r->ecc_corrected,
+		    (unsigned long long)r->overhead_records, (unsigned long long)r->overhead_ns,
+		    r->capture_window ? "true" : "false", r->captured_steps,
+		    (unsigned long long)r->capture_switches,
+		    (unsigned long long)r->capture_switch_max_ns);
 		fprintf(out,
 		        "},\n     \"quality\": {\"records\": %llu, \"truncated\": %s, "
 		        "\"corrupt_chunks\": "

@@ -292,11 +292,11 @@ static uint64_t hash_pcs(void *const *pcs, int n)
 static struct {
 	int (*is_init)(void);
 	int (*gil_check)(void);
-	void *(*tstate)(void);             /* the thread's state, NULL-safe */
-	void *(*get_frame)(void);          /* PyEval_GetFrame: borrowed */
-	void *(*frame_code)(void *);       /* PyFrame_GetCode: new reference */
-	void *(*frame_back)(void *);       /* PyFrame_GetBack: new reference */
-	int (*frame_line)(void *);         /* PyFrame_GetLineNumber */
+	void *(*tstate)(void);       /* the thread's state, NULL-safe */
+	void *(*get_frame)(void);    /* PyEval_GetFrame: borrowed */
+	void *(*frame_code)(void *); /* PyFrame_GetCode: new reference */
+	void *(*frame_back)(void *); /* PyFrame_GetBack: new reference */
+	int (*frame_line)(void *);   /* PyFrame_GetLineNumber */
 	void *(*getattr)(void *, const char *);
 	const char *(*utf8)(void *);
 	void (*decref)(void *);
@@ -326,8 +326,9 @@ static void py_resolve(void)
 	PYSYM(fetch, "PyErr_Fetch");
 	PYSYM(restore, "PyErr_Restore");
 #undef PYSYM
-	py.ok = py.is_init && py.gil_check && py.tstate && py.get_frame && py.frame_code && py.frame_back &&
-	        py.frame_line && py.getattr && py.utf8 && py.decref && py.fetch && py.restore;
+	py.ok = py.is_init && py.gil_check && py.tstate && py.get_frame && py.frame_code &&
+	        py.frame_back && py.frame_line && py.getattr && py.utf8 && py.decref && py.fetch &&
+	        py.restore;
 }
 
 static const char *py_str(void *code, const char *attr, void **keep)
@@ -354,8 +355,9 @@ static int py_frames(char names[][192], int max)
 		if (code) {
 			const char *file = py_str(code, "co_filename", &fn);
 			const char *base = strrchr(file, '/');
-			snprintf(names[n++], sizeof(names[0]), "%s:%d %s [python]", base ? base + 1 : file,
-			         py.frame_line(f), py_str(code, "co_name", &nm));
+			snprintf(names[n++], sizeof(names[0]), "%s:%d %s [python]",
+			         base ? base + 1 : file, py.frame_line(f),
+			         py_str(code, "co_name", &nm));
 			if (fn)
 				py.decref(fn);
 			if (nm)
@@ -548,9 +550,8 @@ static const CUpti_CallbackId drv_alloc[] = {
 /* Kinds and callbacks of each switchable part. OVERHEAD records CUPTI's own cost
  * (buffer flushes, instrumentation), so the report can say what tracing cost. */
 static const CUpti_ActivityKind cuda_kinds[] = {
-    CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_MEMCPY,
-    CUPTI_ACTIVITY_KIND_MEMSET,            CUPTI_ACTIVITY_KIND_SYNCHRONIZATION,
-    CUPTI_ACTIVITY_KIND_OVERHEAD,
+    CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_MEMCPY,   CUPTI_ACTIVITY_KIND_MEMSET,
+    CUPTI_ACTIVITY_KIND_SYNCHRONIZATION,   CUPTI_ACTIVITY_KIND_OVERHEAD,
 };
 #define MAX_SWITCH 4096
 static uint64_t switch_ts[MAX_SWITCH]; /* cuda switches: time << 1 | on, in order */

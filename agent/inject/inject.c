@@ -52,11 +52,11 @@ static struct {
 	gp_cupti_capture_fn cupti_capture;
 	gp_cupti_stream_id_fn cupti_stream_id;
 	/* capture windows: cuda (and mem) switched at step boundaries (section below) */
-	gp_capture_t cap;          /* GPUPROF_CAPTURE */
-	_Atomic int cap_live;      /* the CUPTI module is running: boundaries matter */
-	_Atomic unsigned cap_cur;  /* cuda/mem bits capturing now */
-	_Atomic int cap_busy;      /* one thread switches at a time; the others go on */
-	_Atomic int cap_prof;      /* between cudaProfilerStart and Stop */
+	gp_capture_t cap;           /* GPUPROF_CAPTURE */
+	_Atomic int cap_live;       /* the CUPTI module is running: boundaries matter */
+	_Atomic unsigned cap_cur;   /* cuda/mem bits capturing now */
+	_Atomic int cap_busy;       /* one thread switches at a time; the others go on */
+	_Atomic int cap_prof;       /* between cudaProfilerStart and Stop */
 	_Atomic uint32_t step_name; /* interned name of the step range; 0: not known yet */
 	_Atomic uint64_t step_idx;  /* steps begun so far */
 	_Atomic uint64_t seen0[8];  /* first outermost names (id << 8 | 1, never 0), to learn it */
@@ -487,8 +487,7 @@ static int push_common(uint32_t domain, uint32_t name, const nvtxEventAttributes
 		e.d = color_cat(a);
 	}
 	emit(&e);
-	if (level == 0 && domain == 0 &&
-	    atomic_load_explicit(&g.cap_live, memory_order_relaxed))
+	if (level == 0 && domain == 0 && atomic_load_explicit(&g.cap_live, memory_order_relaxed))
 		step_boundary(name, e.ts);
 	return level;
 }
@@ -829,7 +828,8 @@ static void load_cupti(void)
 		         "allocation call stacks: CUPTI's one callback slot left to the %s "
 		         "profiler (GPUPROF_ALLOC_STACKS=1 takes it)",
 		         strstr(fw, "torch") || strstr(fw, "kineto") ? "PyTorch" : fw);
-		gp_event_t y = {.type = GP_EV_YIELD, .ts = gp_clock_ns(), .b = intern(msg, strlen(msg))};
+		gp_event_t y = {
+		    .type = GP_EV_YIELD, .ts = gp_clock_ns(), .b = intern(msg, strlen(msg))};
 		emit(&y);
 	}
 	if (start(api, why, sizeof(why)) == 0) {
@@ -837,7 +837,8 @@ static void load_cupti(void)
 		if (g.cupti_capture)
 			atomic_store(&g.cap_live, 1);
 		if (api->capture != (g.modes & (GP_MODE_CUDA | GP_MODE_MEM))) {
-			gp_event_t c = {.type = GP_EV_CONTROL, .ts = gp_clock_ns(), .a = api->capture};
+			gp_event_t c = {
+			    .type = GP_EV_CONTROL, .ts = gp_clock_ns(), .a = api->capture};
 			emit(&c);
 		}
 	} else {

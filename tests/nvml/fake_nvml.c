@@ -51,7 +51,10 @@ ret_t nvmlInit_v2(void)
 	nonvlink = has(o, "nonvlink");
 	return OK;
 }
-ret_t nvmlShutdown(void) { return OK; }
+ret_t nvmlShutdown(void)
+{
+	return OK;
+}
 const char *nvmlErrorString(ret_t r)
 {
 	return r == NOT_SUPPORTED ? "Not Supported" : r == TIMEOUT ? "Timeout" : "Unknown Error";
@@ -185,4 +188,7 @@ ret_t nvmlEventSetWait_v2(void *set, event_t *e, unsigned timeout_ms)
 	}
 	return TIMEOUT;
 }
-ret_t nvmlEventSetFree(void *set) { return OK; }
+ret_t nvmlEventSetFree(void *set)
+{
+	return OK;
+}
