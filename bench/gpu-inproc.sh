@@ -1,35 +1,40 @@
 #!/bin/bash
-# In-process A/B for what CUPTI tracing costs: one run of examples/train_mlp.py with CUDA
-# activity captured in alternating blocks of steps (--capture=steps=...), then the median
-# step time of captured blocks against uncaptured ones, from the report's per-step
-# durations. Identical processes differ by up to +-15 % on the H200 (doc/performance.md);
-# blocks of the same process do not carry that noise. The first step of every block (the
-# switch) is left out of both sides. Usage: bench/gpu-inproc.sh [MODES] [STEPS] [BLOCK]
-# (default all 400 20). Binaries from bench/gpu-carry.sh; device machine. Not yet run.
+# In-process A/B of what CUPTI costs, free of the +-15 % that separates identical processes
+# on the H200 (doc/performance.md): one run of examples/train_mlp.py --time (every step
+# synchronised, so step-to-step time includes its GPU work) whose capture is switched on
+# and off while it runs, then bench/inproc_ab.py compares the steps run with the part on
+# against those run with it off, from the rank file's own NVTX and switch records.
+#   bench/gpu-inproc.sh cuda   kernel tracing in alternating 20-step windows (--capture)
+#   bench/gpu-inproc.sh mem    memory tracking switched every 2 s (gpuprof capture --mem)
+# Binaries from bench/gpu-carry.sh; device machine. Written after the device time of the
+# session that made it ran out: not yet run.
 cd "$(dirname "$0")/.."
 G=$PWD/.gpubin
 export LD_LIBRARY_PATH=$G:${LD_LIBRARY_PATH:-}
 export GPUPROF_INJECT=$G/.libs/libgpuprof-inject.so GPUPROF_AGENT=$G/gpuprof-agent
-MODES=${1:-all} STEPS=${2:-400} BLOCK=${3:-20}
-win=$(python3 -c "import sys; s,b=int(sys.argv[1]),int(sys.argv[2]); print(','.join(f'{a}-{a+b-1}' for a in range(2*b, s, 2*b)))" $STEPS $BLOCK)
+WHAT=${1:-cuda} STEPS=${STEPS:-600}
 for wl in seed launch; do
-	args="--dim 4096 --layers 8 --batch 64 --steps $STEPS"
-	[ $wl = launch ] && args="--dim 256 --layers 32 --batch 64 --steps $STEPS"
+	args="--dim 4096 --layers 8 --batch 64 --steps $STEPS --time"
+	[ $wl = launch ] && args="--dim 256 --layers 32 --batch 64 --steps $STEPS --time"
 	rm -rf /tmp/inproc
-	$G/gpuprof run --modes=$MODES --capture=steps=$win --output=/tmp/inproc -- python3 examples/train_mlp.py $args >/dev/null 2>&1
-	$G/gpuprof report --quiet /tmp/inproc
-	python3 - /tmp/inproc/report.json $BLOCK $wl <<'PY'
-import json, sys, statistics as st
-r = json.load(open(sys.argv[1]))["ranks"][0]; b = int(sys.argv[2])
-d, warm = r["steps"]["durations_ms"], r["steps"]["warmup"]
-on, off = [], []
-for i, ms in enumerate(d):
-    step = i + warm
-    blk, pos = divmod(step, b)
-    if step < 2 * b or pos == 0:
-        continue  # warm-up block, and the step of each switch
-    (on if blk % 2 == 0 else off).append(ms)
-print(f"{sys.argv[3]:7s} captured {st.median(on):.4f} ms ({len(on)} steps)  not captured {st.median(off):.4f} ms ({len(off)})"
-      f"  ratio {st.median(on) / st.median(off):.4f}  switches {r['capture']['switches']}")
-PY
+	if [ "$WHAT" = cuda ]; then
+		win=$(python3 -c "print(','.join(f'{a}-{a+19}' for a in range(40, $STEPS, 40)))")
+		$G/gpuprof run --modes=all --capture=steps=$win --output=/tmp/inproc -- \
+			python3 examples/train_mlp.py $args >/dev/null 2>&1
+		bit=4
+	else
+		$G/gpuprof run --modes=timing,nvtx,mem --output=/tmp/inproc -- \
+			python3 examples/train_mlp.py $args >/tmp/inproc.out 2>&1 &
+		run=$!
+		for _ in $(seq 300); do grep -q "^train_mlp.py: device" /tmp/inproc.out 2>/dev/null && break; sleep 0.1; done
+		pid=$(pgrep -f "^python3 examples/train_mlp.py $args" | head -1)
+		while kill -0 $run 2>/dev/null; do
+			sleep 2; $G/gpuprof capture off --mem "$pid" >/dev/null 2>&1
+			sleep 2; $G/gpuprof capture on --mem "$pid" >/dev/null 2>&1
+		done
+		wait $run
+		bit=8
+	fi
+	echo -n "$wl $WHAT: "
+	python3 bench/inproc_ab.py $G/gpuprof /tmp/inproc/step0/rank0.gpr $bit
 done
