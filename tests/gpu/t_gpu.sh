@@ -77,6 +77,9 @@ case "$y" in *"allocation call stacks"*) ok 0 "the report says the callback slot
 GPUPROF_ALLOC_STACKS=1 "$B/gpuprof" run --modes=all --output="$T/st" -- $P --steps 5 --dim 1024 --layers 4 >/dev/null 2>&1
 s1=$(jr st "len(r['memory']['peak_stack']) > 0"); s0=$(jr clean "len(r['memory']['peak_stack']) > 0")
 ok $([ "$s1 $s0" = "True False" ] && echo 0 || echo 1) "allocation stacks in PyTorch only with GPUPROF_ALLOC_STACKS=1 ($s1 $s0)"
+ps=$(jr st "r['memory']['peak_stack']")
+case "$ps" in *"train_mlp.py:"*"[python]"*) ok 0 "the peak's stack starts with Python frames of train_mlp.py" ;;
+*) ok 1 "the peak's stack starts with Python frames of train_mlp.py ($ps)" ;; esac
 if command -v ncu >/dev/null; then
 	# --clock-control none: never change the GPU's clocks
 	ncu --clock-control none --target-processes all -k regex:inc -c 1 "$B/gpuprof" run --modes=all --output="$T/ncu" -- "${K:-true}" >"$T/ncu.out" 2>&1
@@ -87,5 +90,15 @@ if command -v ncu >/dev/null; then
 	ok $([ -n "$y" ] && echo 0 || echo 1) "the report says what was yielded to ncu"
 else
 	for _ in 1 2 3; do skip "no ncu"; done
+fi
+if command -v compute-sanitizer >/dev/null && [ -x "$K" ]; then
+	compute-sanitizer --tool memcheck "$B/gpuprof" run --modes=all --output="$T/cs" -- "$K" >"$T/cs.out" 2>&1
+	ok $? "under compute-sanitizer: the program succeeds"
+	grep -q "ERROR SUMMARY: 0 errors" "$T/cs.out"; ok $? "compute-sanitizer still checks it"
+	y=$(jr cs "r['quality']['yielded']"); echo "# yielded under compute-sanitizer: $y"
+	case "$y" in *compute-sanitiz*) ok 0 "the report says cuda,mem went to compute-sanitizer" ;;
+	*) ok 1 "the report says cuda,mem went to compute-sanitizer ($y)" ;; esac
+else
+	for _ in 1 2 3; do skip "no compute-sanitizer or known_counts"; done
 fi
 done_testing
