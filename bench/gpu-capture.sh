@@ -3,10 +3,7 @@
 # multi-second stalls from module re-instrumentation), and where gpuprof's kernel count
 # and torch.profiler's differ, by kernel name. Device machine; binaries from
 # bench/gpu-carry.sh in .gpubin. Results: $OUT/capture.txt. Usage: bench/gpu-capture.sh
-cd "$(dirname "$0")/.."
-G=$PWD/.gpubin
-export LD_LIBRARY_PATH=$G:${LD_LIBRARY_PATH:-}
-export GPUPROF_INJECT=$G/.libs/libgpuprof-inject.so GPUPROF_AGENT=$G/gpuprof-agent
+. "$(dirname "$0")/gpu-env.sh"
 OUT=${OUT:-/tmp/out}
 V=$OUT/capture.txt
 W=/tmp/gpcap

@@ -3,10 +3,8 @@
 # window / kernel-count / NVML measurements (bench/gpu-capture.sh), fresh fixtures for the
 # new record types, and the nvml.h constants agent/nvml.c declares by hand. Binaries from
 # bench/gpu-carry.sh. Results under $OUT.
-cd "$(dirname "$0")/.."
-G=$PWD/.gpubin
-export LD_LIBRARY_PATH=$G:${LD_LIBRARY_PATH:-} PYTHONUNBUFFERED=1
-export GPUPROF_INJECT=$G/.libs/libgpuprof-inject.so GPUPROF_AGENT=$G/gpuprof-agent
+. "$(dirname "$0")/gpu-env.sh"
+export PYTHONUNBUFFERED=1
 OUT=${OUT:-/tmp/out}; mkdir -p $OUT
 H=/usr/local/cuda/targets/x86_64-linux/include/nvml.h
 grep -nE "define NVML_FI_DEV_(PCIE_COUNT_(TX|RX)_BYTES|NVLINK_THROUGHPUT_DATA_(TX|RX)) |nvmlEventType(XidCriticalError|SingleBitEccError|DoubleBitEccError) |NVML_ERROR_(NOT_SUPPORTED|TIMEOUT) " $H >$OUT/nvml-consts.txt

@@ -3,9 +3,7 @@
 # PyTorch twin under DistributedDataParallel, one process per GPU, each wrapped by
 # `gpuprof run` (the agent is the per-rank wrapper, as torchrun would launch it), once
 # with --imbalance-rank 1 --imbalance-ms 20 and once clean. Needs >= 2 GPUs.
-cd "$(dirname "$0")/.."
-G=$PWD/.gpubin
-export LD_LIBRARY_PATH=$G:${LD_LIBRARY_PATH:-} GPUPROF_INJECT=$G/.libs/libgpuprof-inject.so GPUPROF_AGENT=$G/gpuprof-agent
+. "$(dirname "$0")/gpu-env.sh"
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1 PYTHONUNBUFFERED=1
 OUT=${OUT:-/tmp/out}; mkdir -p $OUT
 n=$(nvidia-smi -L | wc -l); echo "GPUs: $n" | tee $OUT/ddp.txt

@@ -8,10 +8,7 @@
 #   bench/gpu-inproc.sh mem    memory tracking switched every 2 s (gpuprof capture --mem)
 # Binaries from bench/gpu-carry.sh; device machine. Written after the device time of the
 # session that made it ran out: not yet run.
-cd "$(dirname "$0")/.."
-G=$PWD/.gpubin
-export LD_LIBRARY_PATH=$G:${LD_LIBRARY_PATH:-}
-export GPUPROF_INJECT=$G/.libs/libgpuprof-inject.so GPUPROF_AGENT=$G/gpuprof-agent
+. "$(dirname "$0")/gpu-env.sh"
 WHAT=${1:-cuda} STEPS=${STEPS:-600}
 for wl in seed launch; do
 	args="--dim 4096 --layers 8 --batch 64 --steps $STEPS --time"

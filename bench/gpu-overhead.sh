@@ -7,10 +7,7 @@
 # round: its ratio is the noise floor of the method. Binaries from bench/gpu-carry.sh.
 # Usage: ROUNDS=5 STEPS=150 WORKLOADS="seed launch" bench/gpu-overhead.sh
 # Results: $OUT/overhead.csv and the table on stdout.
-cd "$(dirname "$0")/.."
-G=$PWD/.gpubin
-export LD_LIBRARY_PATH=$G:${LD_LIBRARY_PATH:-}
-export GPUPROF_INJECT=$G/.libs/libgpuprof-inject.so GPUPROF_AGENT=$G/gpuprof-agent
+. "$(dirname "$0")/gpu-env.sh"
 OUT=${OUT:-/tmp/out}
 CSV=$OUT/overhead.csv
 mkdir -p $OUT

@@ -3,10 +3,7 @@
 # doc/performance.md). Binaries are built on the CPU machine and carried in .gpubin
 # (bench/gpu-carry.sh makes it). Results: $OUT/validate.txt, $OUT/overhead.csv,
 # $OUT/fixtures.tgz. Usage: bench/gpu-validate.sh [quick]
-cd "$(dirname "$0")/.."
-G=$PWD/.gpubin
-export LD_LIBRARY_PATH=$G:${LD_LIBRARY_PATH:-}
-export GPUPROF_INJECT=$G/.libs/libgpuprof-inject.so GPUPROF_AGENT=$G/gpuprof-agent
+. "$(dirname "$0")/gpu-env.sh"
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
 export PYTHONUNBUFFERED=1
 OUT=${OUT:-/tmp/out}
