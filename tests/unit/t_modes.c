@@ -103,8 +103,10 @@ int main(void)
 		int rc = gp_capture_parse(caps[i].in, &c, err, sizeof(err));
 		if (caps[i].rc == 0)
 			ok(rc == 0 && (int)c.how == caps[i].how && c.nwin == caps[i].nwin &&
-			       (c.nwin < 1 || (c.win[0][0] == caps[i].a0 && c.win[0][1] == caps[i].b0)) &&
-			       (c.nwin < 2 || (c.win[1][0] == caps[i].a1 && c.win[1][1] == caps[i].b1)),
+			       (c.nwin < 1 ||
+			        (c.win[0][0] == caps[i].a0 && c.win[0][1] == caps[i].b0)) &&
+			       (c.nwin < 2 ||
+			        (c.win[1][0] == caps[i].a1 && c.win[1][1] == caps[i].b1)),
 			   "capture '%s' parsed", caps[i].in ? caps[i].in : "(null)");
 		else
 			ok(rc == -1 && strstr(err, "steps=A-B") && strstr(err, caps[i].in),
