@@ -556,6 +556,7 @@ static const CUpti_ActivityKind cuda_kinds[] = {
 #define MAX_SWITCH 4096
 static uint64_t switch_ts[MAX_SWITCH]; /* cuda switches: time << 1 | on, in order */
 static _Atomic unsigned nswitch;
+static _Atomic bool switch_full; /* more switches than the table holds: keep later records */
 
 /* Was cuda being captured at time ts (an API record's start)? Binary search for the last
  * switch at or before ts: records arrive by the million, switches are few. */
@@ -571,7 +572,7 @@ static bool api_captured(uint64_t ts)
 		else
 			hi = mid;
 	}
-	return lo == 0 || (switch_ts[lo - 1] & 1);
+	return lo == 0 || (lo == n && atomic_load(&switch_full)) || (switch_ts[lo - 1] & 1);
 }
 
 static void set_capture(unsigned want)
@@ -589,6 +590,8 @@ static void set_capture(unsigned want)
 		if (n < MAX_SWITCH) {
 			switch_ts[n] = api->now() << 1 | (uint64_t)en;
 			atomic_store(&nswitch, n + 1);
+		} else {
+			atomic_store(&switch_full, true);
 		}
 	}
 	if ((on | off) & GP_MODE_MEM) {
