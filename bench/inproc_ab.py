@@ -1,10 +1,11 @@
 #!/usr/bin/env python3
 """In-process A/B from one rank file: per-step times of the steps run with a capture bit on
 against those run with it off (GP_EV_CONTROL records, written at each switch by the
-collector). Steps come from the rank file's NVTX records (outermost ranges named STEP),
+collector), or with the part on during the intervals of a file of "START_NS END_NS" lines
+(CLOCK_MONOTONIC, the rank file's clock). Steps come from the rank file's NVTX records (outermost ranges named STEP),
 timed from one step's start to the next one's, so a loop that synchronises between steps
 (train_mlp.py --time) is timed with its GPU work; a step with a switch at its start or
-inside it is left out of both sides. Usage: inproc_ab.py GPUPROF RANKFILE BIT [STEP]   (BIT: 4 cuda, 8 mem)"""
+inside it is left out of both sides. Usage: inproc_ab.py GPUPROF RANKFILE BIT|WINDOWFILE [STEP]   (BIT: 4 cuda, 8 mem)"""
 import statistics as st
 import subprocess
 import sys
@@ -15,12 +16,17 @@ def dump(gp, path, what):
                           text=True).stdout.splitlines()
 
 
+def read_windows(path):
+    return sorted(tuple(int(x) for x in line.split()[:2]) for line in open(path) if line.strip())
+
+
 def fields(line):
     return dict(kv.split("=", 1) for kv in line.split()[1:] if "=" in kv)
 
 
 def main():
-    gp, path, bit = sys.argv[1], sys.argv[2], int(sys.argv[3])
+    gp, path, sel = sys.argv[1], sys.argv[2], sys.argv[3]
+    bit, windows = (int(sel), None) if sel.isdigit() else (0, read_windows(sel))
     step = sys.argv[4] if len(sys.argv) > 4 else "train_step"
     names = {}
     for line in dump(gp, path, "--strings"):
@@ -45,18 +51,23 @@ def main():
             depth[tid] = max(0, depth.get(tid, 0) - 1)
             if depth[tid] == 0 and tid in starts:
                 steps.append((starts.pop(tid), ts))
+    if windows is not None:  # a switch on at each window's start, off at its end
+        switches = [(a, True) for a, _ in windows] + [(b, False) for _, b in windows]
     switches.sort()
     starts_sorted = sorted(a for a, _ in steps)
     on, off = [], []
     for a, b in zip(starts_sorted[3:], starts_sorted[4:]):  # after warm-up; start to start
         if any(a <= t < b for t, _ in switches):
             continue  # the step that switched
+        if windows is not None and a < windows[0][0]:
+            continue  # before the first window the part may still be in its initial state
         before = [v for t, v in switches if t < a]
-        (on if (before[-1] if before else True) else off).append((b - a) / 1e6)
+        (on if (before[-1] if before else windows is None) else off).append((b - a) / 1e6)
     if not on or not off:
         print(f"need steps on both sides: {len(on)} with the bit, {len(off)} without")
         return 1
-    print(f"bit {bit}: on {st.median(on):.4f} ms ({len(on)} steps)  off {st.median(off):.4f} ms "
+    what = f"bit {bit}" if windows is None else f"{len(windows)} windows"
+    print(f"{what}: on {st.median(on):.4f} ms ({len(on)} steps)  off {st.median(off):.4f} ms "
           f"({len(off)} steps)  ratio {st.median(on) / st.median(off):.4f}  switches {len(switches)}")
     return 0
 
