@@ -9,7 +9,7 @@ B=${GP_BUILD:?}
 F=$(cd "$(dirname "$0")/../fixtures" && pwd)
 [ -d "$F/leak" ] || skip_all "no fixtures"
 T=$(mktemp -d); trap 'rm -rf "$T"' EXIT
-for f in leak adam torch-leak; do
+for f in leak adam torch-leak torch-pystacks; do
 	cp -r "$F/$f" "$T/$f"
 	"$B/gpuprof" export --format=memviz --output="$T/$f.pickle" "$T/$f"; ok $? "memviz export of $f"
 	python3 - "$T/$f.pickle" "$T/$f" "$B" <<'PY'
@@ -43,6 +43,14 @@ PY
 done
 python3 -c 'import pickle,sys; d=pickle.load(open(sys.argv[1],"rb")); assert any("gpuprof-train-mlp" == f["filename"] for s in d["segments"] for f in s["frames"])' "$T/leak.pickle"
 ok $? "leak: frames name the allocating program"
+python3 - "$T/torch-pystacks.pickle" <<'PY'
+import pickle, sys
+d = pickle.load(open(sys.argv[1], "rb"))
+frames = [f for t in d["device_traces"] for e in t for f in e["frames"]]
+py = {(f["filename"], f["line"], f["name"]) for f in frames if f["filename"].endswith(".py")}
+assert ("train_mlp.py", 80, "main") in py and ("linear.py", 134, "forward") in py, sorted(py)[:8]
+PY
+ok $? "torch-pystacks: PyTorch's allocations carry Python file, line and function (read without the GIL)"
 "$B/gpuprof" export --format=memviz --ranks=7 --output="$T/x.pickle" "$T/leak" 2>"$T/err"; ok $(( $? != 0 ? 0 : 1 )) "a rank that is not there is an error"
 cp -r "$F/sync" "$T/sync"
 "$B/gpuprof" export --format=chrome --output="$T/all.json" "$T/sync" &&

@@ -31,6 +31,9 @@ got = (g["kernels_total"], g["memcpy"], g["memset"], m["allocs"], m["frees"], r[
 assert got == (10, 3, 2, 4, 4, 4), got
 PY
 ok $? "known: exactly 10 kernels, 3 memcpy, 2 memset, 4 allocs, 4 frees, 4 host stalls"
+ps=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["ranks"][0]["memory"]["peak_stack"])' "$T/torch-pystacks.json")
+case "$ps" in "adam.py:178 _init_group [python] <- adam.py:238 step [python] <- "*"train_mlp.py:80 main [python] <- "*) ok 0 "torch-pystacks: the peak is Adam's state, allocated from train_mlp.py:80" ;;
+*) ok 1 "torch-pystacks: the peak is Adam's state, allocated from train_mlp.py:80 ($ps)" ;; esac
 sid=$("$B/gpuprof" dump --events "$F/known/step0/rank0.gpr" | sed -n 's/^stream_name .* a=\([0-9]*\) .*u8=1 .*/\1/p')
 [ "$("$B/gpuprof" dump --events "$F/known/step0/rank0.gpr" | grep -c "^kernel .* d=$sid ")" = 5 ]
 ok $? "known: the stream named with nvtxNameCudaStreamA is CUPTI stream $sid, which ran 5 kernels"
