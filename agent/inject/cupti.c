@@ -543,7 +543,11 @@ static int py_frames(char names[][192], int max)
 	pthread_once(&py_once, py_resolve);
 	if (!py.ok || !py.is_init())
 		return 0;
-	if (py.gil_check() != 1 || !py.tstate())
+	/* The GIL is ours when the check says so and the thread state in force is this
+	 * thread's: PyGILState_Check answers 1 whenever its check is off (sub-interpreters),
+	 * and 3.11's "current" state is the GIL holder's, whichever thread that is. */
+	void *cur = py.tstate();
+	if (py.gil_check() != 1 || !cur || (py.this_ts && cur != py.this_ts()))
 		return py.lay ? py_frames_raw(names, max) : 0;
 	void *et, *ev, *tb;
 	py.fetch(&et, &ev, &tb);
