@@ -145,12 +145,24 @@ int main(int argc, char **argv)
 				gpu += dur + 1000;
 				corr++;
 			}
-			if (s < 3) { /* allocations during warm-up, as caching allocators do */
+			if (s < 3) { /* allocations during warm-up, as caching allocators do, made
+				      * by a thread without NVTX ranges (as PyTorch's autograd
+				      * threads allocate gradients) */
+				gp_event_t ac = {.type = GP_EV_API,
+				                 .tid = 9,
+				                 .ts = t + 9000,
+				                 .a = 2000,
+				                 .b = 20,
+				                 .c = corr,
+				                 .u8 = 1,
+				                 .u16 = GP_API_ALLOC_STACK};
 				gp_event_t m = {.type = GP_EV_ALLOC,
 				                .ts = t + 10000,
 				                .a = addr,
 				                .b = 64ull << 20,
+				                .c = corr++,
 				                .u16 = 3};
+				gp_rf_append(w, &ac);
 				gp_rf_append(w, &m);
 				addr += 64ull << 20;
 			}

@@ -693,7 +693,8 @@ static bool in_window(const rank_data_t *d, const kern_t *k, u64map_t *corr_api)
 	return t >= d->gpu_lo && t <= d->gpu_hi;
 }
 
-static bool in_a_step(const rank_data_t *d, uint64_t t)
+/* 1 + the index of the step that time t falls in; 0 when it falls in none */
+static size_t step_at(const rank_data_t *d, uint64_t t)
 {
 	size_t lo = 0, hi = d->steps.n / 2;
 	while (lo < hi) { /* first step starting after t */
@@ -703,7 +704,12 @@ static bool in_a_step(const rank_data_t *d, uint64_t t)
 		else
 			hi = mid;
 	}
-	return lo > 0 && t <= d->steps.v[2 * (lo - 1) + 1];
+	return lo > 0 && t <= d->steps.v[2 * (lo - 1) + 1] ? lo : 0;
+}
+
+static bool in_a_step(const rank_data_t *d, uint64_t t)
+{
+	return step_at(d, t) != 0;
 }
 
 static void analyze_gpu(gp_rank_t *r, rank_data_t *d, u64map_t *corr_api)
@@ -974,10 +980,60 @@ static void time_series(gp_rank_t *r, rank_data_t *d)
 	}
 }
 
+/* The program's NVTX ranges open at time ts on thread tid, outermost first
+ * ("train_step > backward"); false when none is. */
+static bool open_ranges(rank_data_t *d, uint32_t tid, uint64_t ts, char *out, size_t len)
+{
+	size_t from;
+	range_t *in = enclosing(d, tid, ts, &from), *chain[8];
+	unsigned n = 0;
+	if (!in)
+		return false;
+	/* its ancestors start earlier on the same thread and are still open at ts */
+	for (size_t i = from; i-- > 0 && n < 8;) {
+		range_t *rg = &d->ranges.v[i];
+		if (rg->tid != tid)
+			break;
+		if (rg->domain == 0 && rg->depth < 1000 && rg->start <= ts && ts <= rg->end &&
+		    (!n || rg->depth < chain[n - 1]->depth)) {
+			chain[n++] = rg;
+			if (!rg->depth)
+				break;
+		}
+	}
+	size_t o = 0;
+	out[0] = '\0';
+	for (unsigned k = n; k-- > 0 && o < len;)
+		o += (size_t)snprintf(out + o, len - o, "%s%s", k + 1 < n ? " > " : "",
+		                      str_get(d, chain[k]->name));
+	return n > 0;
+}
+
+/* Where the program was when memory peaked: the step, and the NVTX ranges open on the
+ * allocating thread -- or, when that thread had none (PyTorch's autograd threads
+ * allocate the gradients and annotate nothing), on the thread that ran the steps. */
+static void peak_context(gp_rank_t *r, rank_data_t *d, uint64_t ts, const api_t *a)
+{
+	size_t k = step_at(d, ts);
+	r->mem_peak_step = k ? (int)k - 1 : -1;
+	if (a && open_ranges(d, a->tid, a->start, r->mem_peak_ranges, sizeof(r->mem_peak_ranges)))
+		return;
+	for (size_t i = 0; k && r->step_name[0] && i < d->ranges.n; i++) {
+		range_t *rg = &d->ranges.v[i];
+		if (rg->depth == 0 && rg->domain == 0 && rg->start <= ts && ts <= rg->end &&
+		    !strcmp(str_get(d, rg->name), r->step_name)) {
+			if (open_ranges(d, rg->tid, ts, r->mem_peak_ranges,
+			                sizeof(r->mem_peak_ranges)))
+				r->mem_peak_ranges_other_thread = a != NULL;
+			return;
+		}
+	}
+}
+
 static void analyze_memory(gp_rank_t *r, rank_data_t *d)
 {
 	int64_t live = 0;
-	uint64_t peak_corr = 0, static_b = 0;
+	uint64_t peak_corr = 0, static_b = 0, peak_ts = 0;
 	u64map_t *corr_api = &d->alloc_api;
 	size_t from;
 	for (size_t i = 0; i < d->mems.n; i++) { /* sorted by time in load_rank */
@@ -995,6 +1051,7 @@ static void analyze_memory(gp_rank_t *r, rank_data_t *d)
 			if (live > (int64_t)r->mem_peak) {
 				r->mem_peak = (uint64_t)live;
 				r->mem_peak_t_ns = m->ts - d->first_ts;
+				peak_ts = m->ts;
 				peak_corr = m->corr;
 			}
 		}
@@ -1002,9 +1059,13 @@ static void analyze_memory(gp_rank_t *r, rank_data_t *d)
 	r->mem_final = live > 0 ? (uint64_t)live : 0;
 	r->mem_static = static_b;
 	uint64_t ai;
-	if (peak_corr && u64map_get(corr_api, peak_corr, &ai))
+	bool have_api = peak_corr && u64map_get(corr_api, peak_corr, &ai);
+	if (have_api)
 		stack_text(d, d->apis.v[ai - 1].stack, r->mem_peak_stack,
 		           sizeof(r->mem_peak_stack));
+	r->mem_peak_step = -1;
+	if (r->mem_peak)
+		peak_context(r, d, peak_ts, have_api ? &d->apis.v[ai - 1] : NULL);
 	/* what is live at the end of the last step (programs often free everything at exit):
 	 * by allocating library, and the optimizer state (made inside an optimizer range) */
 	uint64_t t_end = d->win_hi ? d->win_hi : UINT64_MAX;

@@ -48,6 +48,9 @@ typedef struct gp_rank {
 	uint64_t snapshot_ns; /* end of the last step (monotonic ns): memory_viz snapshot time */
 	uint64_t nallocs, nfrees, mem_peak, mem_peak_t_ns, mem_final, mem_static;
 	char mem_peak_stack[1024];
+	int mem_peak_step;                 /* the step the peak fell in, from 0; -1: none */
+	char mem_peak_ranges[256];         /* NVTX ranges open at the peak, outermost first */
+	bool mem_peak_ranges_other_thread; /* ... on the steps' thread, not the allocating one */
 	double mem_growth_per_step;
 	uint64_t leak_bytes, leak_allocs;
 	char leak_stack[1024];

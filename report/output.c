@@ -229,6 +229,20 @@ void gp_report_text(const gp_job_t *job, FILE *out)
 		        r->nvml_mem_max / 1048576.0);
 		if (r->mem_peak_stack[0])
 			fprintf(out, "       peak reached by: %s\n", r->mem_peak_stack);
+		if (r->mem_peak_step >= 0 || r->mem_peak_ranges[0]) {
+			fprintf(out, "       peak reached");
+			if (r->mem_peak_step >= 0)
+				fprintf(out, " in step %d%s", r->mem_peak_step,
+				        (unsigned)r->mem_peak_step < r->warmup ? " (warm-up)" : "");
+			if (r->mem_peak_ranges[0])
+				fprintf(
+				    out, " inside %s%s", r->mem_peak_ranges,
+				    r->mem_peak_ranges_other_thread
+				        ? " (ranges of the steps' thread: the allocating thread "
+				          "had none open)"
+				        : "");
+			fprintf(out, "\n");
+		}
 		for (unsigned o = 0; o < r->nowners; o++)
 			fprintf(out, "       live at the last step from %-20s %10.1f MiB\n",
 			        r->owners[o].module, r->owners[o].bytes / 1048576.0);
@@ -368,6 +382,14 @@ void gp_report_json(const gp_job_t *job, FILE *out)
 		        (unsigned long long)r->optimizer_bytes,
 		        (unsigned long long)r->nvml_mem_max);
 		gp_json_str(out, r->mem_peak_stack);
+		if (r->mem_peak_step >= 0)
+			fprintf(out, ", \"peak_step\": %d", r->mem_peak_step);
+		else
+			fprintf(out, ", \"peak_step\": null");
+		fprintf(out, ", \"peak_ranges\": ");
+		gp_json_str(out, r->mem_peak_ranges);
+		fprintf(out, ", \"peak_ranges_other_thread\": %s",
+		        r->mem_peak_ranges_other_thread ? "true" : "false");
 		fprintf(out, ", \"leak_stack\": ");
 		gp_json_str(out, r->leak_stack);
 		fprintf(out, ", \"bytes_by_library_at_last_step\": {");

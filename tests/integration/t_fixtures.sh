@@ -34,6 +34,17 @@ ok $? "known: exactly 10 kernels, 3 memcpy, 2 memset, 4 allocs, 4 frees, 4 host 
 ps=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["ranks"][0]["memory"]["peak_stack"])' "$T/torch-pystacks.json")
 case "$ps" in "adam.py:178 _init_group [python] <- adam.py:238 step [python] <- "*"train_mlp.py:80 main [python] <- "*) ok 0 "torch-pystacks: the peak is Adam's state, allocated from train_mlp.py:80" ;;
 *) ok 1 "torch-pystacks: the peak is Adam's state, allocated from train_mlp.py:80 ($ps)" ;; esac
+python3 - "$T/torch-pystacks.json" "$T/torch-leak.json" <<'PY'
+import json, sys
+p = json.load(open(sys.argv[1]))["ranks"][0]; l = json.load(open(sys.argv[2]))["ranks"][0]
+got = (p["memory"]["peak_step"], p["memory"]["peak_ranges"], p["memory"]["peak_ranges_other_thread"])
+assert got == (0, "train_step > optimizer_step", False), got
+# the leak keeps one tensor per step: the peak comes in the second half of the run (the
+# caching allocator serves some steps from what it holds: step 10 of 12 here)
+assert 2 * l["memory"]["peak_step"] >= l["steps"]["count"], (l["memory"]["peak_step"], l["steps"]["count"])
+assert l["memory"]["peak_ranges"].startswith("train_step"), l["memory"]["peak_ranges"]
+PY
+ok $? "the peak's step and NVTX ranges: Adam's state in step 0's optimizer_step; the leak's late in the run"
 sid=$("$B/gpuprof" dump --events "$F/known/step0/rank0.gpr" | sed -n 's/^stream_name .* a=\([0-9]*\) .*u8=1 .*/\1/p')
 [ "$("$B/gpuprof" dump --events "$F/known/step0/rank0.gpr" | grep -c "^kernel .* d=$sid ")" = 5 ]
 ok $? "known: the stream named with nvtxNameCudaStreamA is CUPTI stream $sid, which ran 5 kernels"

@@ -39,4 +39,14 @@ assert abs(bw - bf) < 0.05, (bw, bf)
 PY
 ok $? "GPU statistics cover the 10 captured steps (100 kernels per step, busy share as uncaptured)"
 grep -q "captured in 10 of 17 post-warm-up steps" "$T/win.txt"; ok $? "the text report says which steps were captured"
+# memory peaks with the third warm-up allocation, made by a thread with no NVTX range open
+python3 - "$T/full/report.json" <<'PY'
+import json, sys
+m = json.load(open(sys.argv[1]))["ranks"][0]["memory"]
+got = (m["peak_step"], m["peak_ranges"], m["peak_ranges_other_thread"], m["peak_bytes"] >> 20)
+assert got == (2, "train_step", True, 192), got
+PY
+ok $? "the peak's step and the steps' thread's open ranges, when the allocating thread had none"
+"$B/gpuprof" report "$T/full" | grep -q "peak reached in step 2 (warm-up) inside train_step (ranges of the steps' thread"
+ok $? "the text report says so"
 done_testing
