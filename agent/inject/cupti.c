@@ -299,7 +299,7 @@ static uint64_t hash_pcs(void *const *pcs, int n)
  * alive and not moving. Every read goes through process_vm_readv on this process, which
  * answers EFAULT instead of faulting, and every object is checked against PyCode_Type or
  * PyUnicode_Type before it is used: a layout that does not match gives no frames, never a
- * crash. Other versions keep the GIL walker only. */
+ * crash. Other versions, and processes under a seccomp filter, keep the GIL walker only. */
 
 #define PY_DEPTH 16
 #define PY_PC    (1ull << 63) /* pseudo program counters of Python frames */
@@ -376,8 +376,25 @@ static long py_member(uintptr_t type, const char *name)
 	return -1;
 }
 
+/* Under a seccomp filter process_vm_readv might be answered by killing the process (the
+ * filter's choice, which cannot be read back): the read-only walker is then not used. */
+static bool seccomp_filtered(void)
+{
+	FILE *f = fopen("/proc/self/status", "re");
+	char line[128];
+	bool filtered = f == NULL; /* unknown: assume the worst */
+	while (f && fgets(line, sizeof(line), f))
+		if (!strncmp(line, "Seccomp:", 8))
+			filtered = atoi(line + 8) != 0;
+	if (f)
+		fclose(f);
+	return filtered;
+}
+
 static void py_resolve_raw(void)
 {
+	if (seccomp_filtered())
+		return;
 	const unsigned *ver = dlsym(RTLD_DEFAULT, "Py_Version"); /* 3.11+ */
 	*(void **)&py.this_ts = dlsym(RTLD_DEFAULT, "PyGILState_GetThisThreadState");
 	*(void **)&py.addr2line = dlsym(RTLD_DEFAULT, "PyCode_Addr2Line");

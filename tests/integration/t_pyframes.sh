@@ -66,4 +66,27 @@ case "$v" in 3.11 | 3.12)
 	skip "thread frames need CPython 3.11 or 3.12"; skip "cap without the GIL needs 3.11 or 3.12" ;;
 esac
 [ "$(echo "$out" | sed -n 's/^exc //p')" = "KeyError('pending')" ]; ok $? "the exception being handled is left as it was"
+# under a seccomp filter (here one that allows everything) the read-only walker stays off:
+# a filter may answer process_vm_readv by killing the process
+sc=$(python3 - "$L" <<'PY'
+import ctypes, sys
+libc = ctypes.CDLL(None, use_errno=True)
+class Filt(ctypes.Structure): _fields_ = [("code", ctypes.c_ushort), ("jt", ctypes.c_ubyte), ("jf", ctypes.c_ubyte), ("k", ctypes.c_uint)]
+class Prog(ctypes.Structure): _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.POINTER(Filt))]
+allow = (Filt * 1)(Filt(0x06, 0, 0, 0x7FFF0000))  # BPF_RET|BPF_K, SECCOMP_RET_ALLOW
+prog = Prog(1, allow)
+if libc.prctl(38, 1, 0, 0, 0) or libc.prctl(22, 2, ctypes.byref(prog), 0, 0):  # NO_NEW_PRIVS, SECCOMP filter
+    print("nofilter", ctypes.get_errno()); sys.exit(0)
+free = ctypes.CDLL(sys.argv[1])
+free.gp_cupti_pyframes.argtypes = [ctypes.c_char_p, ctypes.c_int]
+buf = ctypes.create_string_buffer(8192)
+held = ctypes.PyDLL(sys.argv[1]); held.gp_cupti_pyframes.argtypes = free.gp_cupti_pyframes.argtypes
+print("filtered", free.gp_cupti_pyframes(buf, 8192), held.gp_cupti_pyframes(buf, 8192) > 0)
+PY
+)
+case "$sc" in
+"filtered 0 True") ok 0 "under a seccomp filter: no read-only walk, the GIL walker still works" ;;
+nofilter*) skip "could not install a seccomp filter here ($sc)" ;;
+*) ok 1 "under a seccomp filter: no read-only walk, the GIL walker still works ($sc)" ;;
+esac
 done_testing
