@@ -211,7 +211,9 @@ static const char *ancestor_tool(void)
 static void set_child_env(agent_t *a)
 {
 	char b[32];
-	bool want_cuda = a->modes & (GP_MODE_CUDA | GP_MODE_MEM);
+	/* CUDA's injection in every mode: CUPTI for cuda and mem, step completion markers
+	 * (agent/inject/marker.c) otherwise */
+	bool want_cuda = true;
 	const char *tool = preloaded_tool(), *how = "LD_PRELOAD";
 	if (!tool && (tool = program_tool()))
 		how = "the task's program";
@@ -219,9 +221,11 @@ static void set_child_env(agent_t *a)
 		tool = ancestor_tool();
 		how = "it started this task";
 	}
-	if (want_cuda && tool) {
-		snprintf(a->yielded + strlen(a->yielded), sizeof(a->yielded) - strlen(a->yielded),
-		         "%scuda,mem to %s (%s)", a->yielded[0] ? "; " : "", tool, how);
+	if (tool) {
+		if (a->modes & (GP_MODE_CUDA | GP_MODE_MEM))
+			snprintf(a->yielded + strlen(a->yielded),
+			         sizeof(a->yielded) - strlen(a->yielded), "%scuda,mem to %s (%s)",
+			         a->yielded[0] ? "; " : "", tool, how);
 		want_cuda = false;
 	}
 	struct {

@@ -22,7 +22,9 @@ enum gp_ev_type {
 	GP_EV_MEMSET = 10, /* ts a=duration b=bytes c=correlation d=stream u8=device */
 	GP_EV_SYNC = 11,   /* ts a=duration b=sync type c=correlation d=stream u8=device */
 	GP_EV_API = 12,    /* ts a=duration b=cbid c=correlation tid, u8=1 runtime 2 driver,
-	                      u16=GP_API_* class, d=stack id (GP_API_ALLOC_STACK) */
+	                      u16=GP_API_* class | return value << 8 (activity records:
+	                      0 success, 1-127 the CUDA error, 127 for larger ones),
+	                      d=stack id (GP_API_ALLOC_STACK) */
 	GP_EV_ALLOC =
 	    13, /* ts a=address b=bytes c=correlation d=stack id u8=device u16=memory kind */
 	GP_EV_FREE = 14,  /* same fields as ALLOC */
@@ -43,7 +45,11 @@ enum gp_ev_type {
 	                           a=PCIe tx bytes b=PCIe rx bytes c=NVLink tx KiB d=NVLink rx KiB */
 	GP_EV_GPU_FAULT = 28,   /* ts u8=device a=GP_FAULT_* b=Xid code or new errors c=total */
 	GP_EV_OVERHEAD = 29,    /* ts a=duration b=CUPTI overhead kind (profiler's own cost) */
-	GP_EV_MAX = 30,
+	GP_EV_STEP_MARK = 30,   /* ts=end of an outermost NVTX range (a step) on the host;
+	                           d=1: a=GPU ns since the previous marker completed (CUDA
+	                           events), d=0: first of a chain, d=2: not placed (GPU too
+	                           far behind); b=host time it was seen complete; c=sequence */
+	GP_EV_MAX = 31,
 };
 
 /* GP_EV_NVML_IO valid bits and GP_EV_GPU_FAULT kinds */
@@ -57,7 +63,14 @@ enum gp_api_class {
 	GP_API_SYNC = 2,          /* device/stream/event synchronize */
 	GP_API_BLOCKING_COPY = 3, /* cudaMemcpy: blocks the host; a stall when device-to-host */
 	GP_API_LAUNCH = 4,        /* kernel or graph launch */
+	GP_API_ALLOC = 5,         /* device allocation (cudaMalloc, cuMemAlloc, cuMemCreate ...) */
 };
+/* GP_EV_API u16: the class in the low byte, the call's return value above it. Runtime
+ * and driver both number "out of memory" 2 (cudaErrorMemoryAllocation,
+ * CUDA_ERROR_OUT_OF_MEMORY). */
+#define GP_API_CLASS(u16) ((unsigned)(u16) & 0xffu)
+#define GP_API_RET(u16)   ((unsigned)(u16) >> 8)
+#define GP_API_RET_OOM    2u
 
 typedef struct gp_event {
 	uint8_t type;

@@ -4,7 +4,19 @@ planted pathologies: --sync-every-step (print(loss.item())), --host-stall-ms (sl
 loading), --leak-bytes (a tensor kept every step), --imbalance-rank/--imbalance-ms."""
 import argparse, os, time
 import torch
-import torch.cuda.nvtx as nvtx
+import torch.cuda.nvtx as _nvtx
+
+
+class _NoNvtx:
+    """--no-nvtx: the same script without its ranges, as a script that was never annotated"""
+    def range_push(self, name): pass
+    def range_pop(self): pass
+    def range(self, name):
+        import contextlib
+        return contextlib.nullcontext()
+
+
+nvtx = _nvtx
 
 
 class MLP(torch.nn.Module):
@@ -39,7 +51,12 @@ def main():
                         "MASTER_ADDR, MASTER_PORT from the environment, as torchrun sets them)")
     p.add_argument("--torch-profiler", action="store_true",
                    help="run under torch.profiler (overhead comparison, kernel count)")
+    p.add_argument("--no-nvtx", action="store_true",
+                   help="no NVTX ranges (steps must then be found without annotations)")
     a = p.parse_args()
+    global nvtx
+    if a.no_nvtx:
+        nvtx = _NoNvtx()
     rank = int(os.environ.get("SLURM_PROCID", os.environ.get("RANK", "0")))
     dev = "cuda" if torch.cuda.is_available() else "cpu"
     if a.ddp:
@@ -62,7 +79,12 @@ def main():
         from torch.profiler import profile, ProfilerActivity
         prof = profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA])
         prof.__enter__()
+    t_warm = time.perf_counter()
     for step in range(a.steps):
+        if step == 3:
+            if dev.startswith("cuda"):
+                torch.cuda.synchronize()
+            t_warm = time.perf_counter()
         if a.time and dev.startswith("cuda"):
             torch.cuda.synchronize()
         t0 = time.perf_counter()
@@ -102,6 +124,10 @@ def main():
     if a.time and len(times) > 3:
         t = sorted(times[3:])
         print(f"step_ms_median {t[len(t) // 2]:.4f} rank {rank}", flush=True)
+    if dev.startswith("cuda") and a.steps > 4:  # synchronised mean over steps 3.. (ground truth)
+        torch.cuda.synchronize()
+        print(f"synchronised_step_ms {(time.perf_counter() - t_warm) * 1000 / (a.steps - 3):.4f}"
+              f" rank {rank}", flush=True)
     if dev.startswith("cuda"):
         torch.cuda.synchronize()
         print(f"memory_reserved {torch.cuda.memory_reserved()}", flush=True)

@@ -10,7 +10,7 @@ extern "C" {
 
 typedef struct mlp_opts {
 	int dim, layers, batch, steps, adam, bf16, sync_every_step, host_stall_ms, imbalance_rank,
-	    imbalance_ms, unfused, force_cpu;
+	    imbalance_ms, unfused, force_cpu, no_nvtx;
 	long leak_bytes;
 	unsigned seed;
 } mlp_opts_t;
@@ -18,6 +18,19 @@ typedef struct mlp_opts {
 /* Deterministic parameters: W[l][out][in] then the input batch x[b][in]. */
 void mlp_init_params(const mlp_opts_t *o, float *W, float *x);
 void mlp_sleep_ms(int ms);
+/* CLOCK_MONOTONIC in milliseconds, for the program's own synchronised step timing */
+double mlp_now_ms(void);
+/* --no-nvtx: the same program without its ranges (steps must then be found without them) */
+#define MLP_PUSH(o, s)                                                                             \
+	do {                                                                                       \
+		if (!(o)->no_nvtx)                                                                 \
+			nvtxRangePushA(s);                                                         \
+	} while (0)
+#define MLP_POP(o)                                                                                 \
+	do {                                                                                       \
+		if (!(o)->no_nvtx)                                                                 \
+			nvtxRangePop();                                                            \
+	} while (0)
 int mlp_rank(void);
 /* Returns 0 if the loss decreased, 3 if not, -2 when no CUDA device is usable. */
 int mlp_run_cuda(const mlp_opts_t *o);

@@ -53,6 +53,13 @@ int mlp_rank(void)
 	return p ? atoi(p) : 0;
 }
 
+double mlp_now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
 void mlp_sleep_ms(int ms)
 {
 	struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
@@ -65,7 +72,7 @@ static int usage(void)
 	fprintf(stderr, "usage: gpuprof-train-mlp [--dim N] [--layers N] [--batch N] [--steps N]\n"
 	                "  [--seed N] [--sgd|--adam] [--sync-every-step] [--host-stall-ms N]\n"
 	                "  [--leak-bytes N] [--imbalance-rank R --imbalance-ms N] [--unfused]\n"
-	                "  [--dtype fp32|bf16] [--cpu]\n");
+	                "  [--dtype fp32|bf16] [--cpu] [--no-nvtx]\n");
 	return 2;
 }
 
@@ -126,6 +133,10 @@ int main(int argc, char **argv)
 			o.unfused = 1;
 			continue;
 		}
+		if (!strcmp(a, "--no-nvtx")) {
+			o.no_nvtx = 1;
+			continue;
+		}
 		if (!strcmp(a, "--cpu")) {
 			o.force_cpu = 1;
 			continue;
@@ -170,15 +181,15 @@ int mlp_run_cpu(const mlp_opts_t *o)
 	for (int step = 0; step < o->steps; step++) {
 		if (o->host_stall_ms)
 			mlp_sleep_ms(o->host_stall_ms); /* slow data loading: the GPU would idle */
-		nvtxRangePushA("train_step");
-		nvtxRangePushA("zero_grad");
+		MLP_PUSH(o, "train_step");
+		MLP_PUSH(o, "zero_grad");
 		memset(gW, 0, L * D * D * sizeof(float));
 		memset(gb, 0, L * D * sizeof(float));
-		nvtxRangePop();
-		nvtxRangePushA("forward");
+		MLP_POP(o);
+		MLP_PUSH(o, "forward");
 		for (size_t l = 0; l < L; l++) {
 			snprintf(name, sizeof(name), "layer_%zu", l);
-			nvtxRangePushA(name);
+			MLP_PUSH(o, name);
 			for (size_t b = 0; b < B; b++)
 				for (size_t j = 0; j < D; j++) {
 					float acc = bias[l * D + j];
@@ -189,7 +200,7 @@ int mlp_run_cpu(const mlp_opts_t *o)
 					pre[l * B * D + b * D + j] = acc;
 					act[(l + 1) * B * D + b * D + j] = gelu(acc);
 				}
-			nvtxRangePop();
+			MLP_POP(o);
 		}
 		loss = 0;
 		for (size_t i = 0; i < B * D; i++)
@@ -197,8 +208,8 @@ int mlp_run_cpu(const mlp_opts_t *o)
 		loss /= (float)(B * D);
 		if (step == 0)
 			first_loss = loss;
-		nvtxRangePop();
-		nvtxRangePushA("backward");
+		MLP_POP(o);
+		MLP_PUSH(o, "backward");
 		for (size_t i = 0; i < B * D; i++)
 			grad[i] = 1.0f / (float)(B * D);
 		for (size_t l = L; l-- > 0;) {
@@ -219,8 +230,8 @@ int mlp_run_cpu(const mlp_opts_t *o)
 				}
 			memcpy(grad, gnext, B * D * sizeof(float));
 		}
-		nvtxRangePop();
-		nvtxRangePushA("optimizer_step");
+		MLP_POP(o);
+		MLP_PUSH(o, "optimizer_step");
 		if (o->adam && !m) { /* state made lazily at the first step, as PyTorch does */
 			m = calloc(L * D * D, sizeof(float));
 			vv = calloc(L * D * D, sizeof(float));
@@ -240,7 +251,7 @@ int mlp_run_cpu(const mlp_opts_t *o)
 		}
 		for (size_t i = 0; i < L * D; i++)
 			bias[i] -= (o->adam ? lr : lr * (float)(B * D)) * gb[i];
-		nvtxRangePop();
+		MLP_POP(o);
 		if (o->leak_bytes) {
 			void *leak = malloc((size_t)o->leak_bytes); /* never freed, on purpose */
 			if (leak)
@@ -251,7 +262,7 @@ int mlp_run_cpu(const mlp_opts_t *o)
 		if (o->sync_every_step)
 			printf("step %d loss %.6f\n", step,
 			       loss); /* the print(loss.item()) habit */
-		nvtxRangePop();
+		MLP_POP(o);
 	}
 	printf("gpuprof-train-mlp: loss %.6f -> %.6f (%s)\n", first_loss, loss,
 	       loss < first_loss ? "decreased" : "did not decrease");

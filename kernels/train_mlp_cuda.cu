@@ -7,6 +7,9 @@
  *   --leak-bytes N     a cudaMalloc every step that is never freed
  *   --adam / --sgd     optimizer state: two extra tensors per parameter, made lazily
  *   --imbalance-rank R --imbalance-ms N   one slow rank (straggler)
+ *   --no-nvtx          no NVTX ranges (a program that was never annotated)
+ * It prints its own synchronised step time (cudaDeviceSynchronize before step 3 and after
+ * the last step): the ground truth the report's GPU step time is checked against.
  * Every CUDA call and launch is checked. Matrices are row-major; cuBLAS sees them
  * transposed (column-major), hence the operand order in the GEMM calls. */
 #include <cublas_v2.h>
@@ -220,19 +223,25 @@ extern "C" int mlp_run_cuda(const mlp_opts_t *o)
 	float first_loss = 0, last_loss = 0, hl;
 	char name[32];
 	const int n = (int)nA, Di = (int)D, Bi = (int)B;
+	const int warm = o->steps > 4 ? 3 : 0;
+	double t_warm = 0;
 	for (int step = 0; step < o->steps; step++) {
+		if (step == warm) {
+			CK(cudaDeviceSynchronize());
+			t_warm = mlp_now_ms();
+		}
 		if (o->host_stall_ms)
 			mlp_sleep_ms(o->host_stall_ms); /* slow data loading */
-		nvtxRangePushA("train_step");
-		nvtxRangePushA("zero_grad");
+		MLP_PUSH(o, "train_step");
+		MLP_PUSH(o, "zero_grad");
 		CK(cudaMemsetAsync(gW, 0, nW * sizeof(float)));
 		CK(cudaMemsetAsync(gb, 0, L * D * sizeof(float)));
-		nvtxRangePop();
+		MLP_POP(o);
 
-		nvtxRangePushA("forward");
+		MLP_PUSH(o, "forward");
 		for (size_t l = 0; l < L; l++) {
 			snprintf(name, sizeof(name), "layer_%zu", l);
-			nvtxRangePushA(name);
+			MLP_PUSH(o, name);
 			float *x = act + l * nA, *p = pre + l * nA, *y = act + (l + 1) * nA;
 			/* pre^T (D x B) = W (D x D) . x^T */
 			gemm(h, o->bf16, CUBLAS_OP_T, CUBLAS_OP_N, Di, Bi, Di, W + l * D * D, Di, x,
@@ -254,14 +263,14 @@ extern "C" int mlp_run_cuda(const mlp_opts_t *o)
 				k_half_mul<<<blocks(nA), 256>>>(p, tmp, y, n);
 				LAUNCHED();
 			}
-			nvtxRangePop();
+			MLP_POP(o);
 		}
 		CK(cudaMemsetAsync(loss, 0, sizeof(float)));
 		mean_reduce<<<64, 256>>>(act + L * nA, n, loss);
 		LAUNCHED();
-		nvtxRangePop();
+		MLP_POP(o);
 
-		nvtxRangePushA("backward");
+		MLP_PUSH(o, "backward");
 		fill<<<blocks(nA), 256>>>(grad, 1.0f / (float)nA, n);
 		LAUNCHED();
 		for (size_t l = L; l-- > 0;) {
@@ -280,9 +289,9 @@ extern "C" int mlp_run_cuda(const mlp_opts_t *o)
 			grad = gnext;
 			gnext = t;
 		}
-		nvtxRangePop();
+		MLP_POP(o);
 
-		nvtxRangePushA("optimizer_step");
+		MLP_PUSH(o, "optimizer_step");
 		if (o->adam && !m) { /* state made lazily at the first step, as PyTorch does */
 			CK(cudaMalloc(&m, nW * sizeof(float)));
 			CK(cudaMalloc(&v, nW * sizeof(float)));
@@ -304,7 +313,7 @@ extern "C" int mlp_run_cuda(const mlp_opts_t *o)
 			sgd<<<blocks(L * D), 256>>>(bias, gb, lr * sgd_scale, (int)(L * D));
 			LAUNCHED();
 		}
-		nvtxRangePop();
+		MLP_POP(o);
 		if (o->leak_bytes) {
 			void *leak; /* never freed, on purpose */
 			CK(cudaMalloc(&leak, (size_t)o->leak_bytes));
@@ -319,9 +328,11 @@ extern "C" int mlp_run_cuda(const mlp_opts_t *o)
 			if (o->sync_every_step)
 				printf("step %d loss %.6f\n", step, hl);
 		}
-		nvtxRangePop();
+		MLP_POP(o);
 	}
 	CK(cudaDeviceSynchronize());
+	printf("gpuprof-train-mlp: synchronised_step_ms %.4f over steps %d-%d\n",
+	       (mlp_now_ms() - t_warm) / (o->steps - warm), warm, o->steps - 1);
 	CK(cudaMemcpy(&last_loss, loss, sizeof(float), cudaMemcpyDeviceToHost));
 	printf("gpuprof-train-mlp: loss %.6f -> %.6f (%s)\n", first_loss, last_loss,
 	       last_loss < first_loss ? "decreased" : "did not decrease");

@@ -29,15 +29,27 @@ typedef struct gp_rank {
 	int wait_status;
 	uint64_t wall_ns, cpu_us, maxrss_kib;
 	uint64_t t0_realtime_ns; /* realtime of the first event, for cross-rank alignment */
-	/* how slow */
+	/* how slow (steps.c): the headline per-step figure is step_basis: "gpu" (completion
+	 * of a step's GPU work to the next one's), "period" (start to start) where no CUDA
+	 * activity was recorded, "cpu range" with a single post-warm-up step */
 	char step_name[128];
-	unsigned nsteps, warmup;
-	double step_mean_ms, step_median_ms, step_p95_ms, step_cv;
-	double *step_ms; /* post-warm-up step durations */
+	char step_source[16]; /* nvtx, profiler, kernels; empty: no steps found */
+	char step_how[256];   /* how the steps were found, and how sure */
+	char step_basis[16];
+	unsigned nsteps, warmup, nsteps_post, last_step;
+	double step_mean_ms, step_median_ms, step_p95_ms, step_cv; /* the headline */
+	double *step_ms; /* the headline's post-warm-up samples, in step order */
 	unsigned nstep_ms;
+	double cpu_median_ms, cpu_p95_ms;       /* CPU time inside the step range */
+	double period_median_ms, period_p95_ms; /* start to start */
+	double gpu_median_ms, gpu_p95_ms;       /* GPU completion to completion */
+	unsigned nperiod, ngpu;
+	bool step_gpu_from_markers; /* gpu from step completion markers, not kernel records */
 	/* where the time goes */
 	uint64_t kernels_total, kernels_in_steps, nkernels, span_ns, busy_ns, idle_host_ns,
-	    idle_kernel_ns, idle_other_ns;
+	    idle_kernel_ns, idle_other_ns, idle_sync_ns;
+	uint64_t kernels_other_thread; /* attributed to a range of another thread */
+	bool nvtx_cuda_tids_unrelated;
 	uint64_t comm_ns, compute_ns, memcpy_ns, overlap_ns, nmemcpy, nmemset;
 	uint64_t sync_ns, sync_calls, nsync_records;
 	char sync_range[128];
@@ -84,11 +96,24 @@ typedef struct gp_rank {
 	/* data quality */
 	uint64_t drops_ring, drops_cupti, drops_table, drops_cap;
 	uint64_t nvtx_ranges;
+	/* CUDA allocations refused for lack of device memory, and the last one's time */
+	uint64_t oom_calls, oom_t_ns;
+	int oom_step; /* the step the last refusal fell in, -1: none */
 } gp_rank_t;
+
+/* Findings come in tiers, listed in this order: how the job ended, then what costs time
+ * (ranked by the time a fix would save), then what costs memory (by the bytes). */
+enum gp_finding_kind { GP_F_OUTCOME = 0, GP_F_TIME = 1, GP_F_MEMORY = 2 };
 
 typedef struct gp_finding {
 	char id[32];
-	double score; /* estimated share of step time (or memory) at stake, for ranking */
+	int kind;        /* gp_finding_kind */
+	int rank;        /* the rank it is about, -1: the job */
+	double score;    /* the saving's share: of step time (time), of peak memory (memory) */
+	double saving_ms;  /* time findings: estimated saving per step */
+	double saving_pct; /* ... as % of the step time */
+	double saving_bytes; /* memory findings: bytes a fix would free */
+	char effect_of[32];  /* id of the finding that causes this one, "" if none */
 	char title[256];
 	char evidence[1024];
 	char threshold[256];
@@ -104,15 +129,19 @@ typedef struct gp_job {
 	unsigned nk, kcap;
 	gp_rstat_t *r;
 	unsigned nr, rcap;
-	gp_finding_t f[16];
+	gp_finding_t f[24];
 	unsigned nf;
 	unsigned missing_ranks, ntasks_expected;
 	char sacct[2048];
-	double step_median_ms; /* median over ranks of rank medians */
+	double step_median_ms; /* median over ranks of rank medians (each rank's headline) */
+	char step_basis[16];   /* what the ranks' headlines measure (gpu, period, mixed) */
+	int steps_from;        /* 0 auto, 1 nvtx, 2 profiler, 3 kernels (see rankdata.h) */
 } gp_job_t;
 
-/* Load every rank file under dir (step* subdirectories), optionally one step only. */
-int gp_job_load(gp_job_t *job, const char *dir, const char *step, char *err, size_t errlen);
+/* Load every rank file under dir (step* subdirectories), optionally one step only.
+ * steps_from: where steps come from, "auto" (or NULL), "nvtx", "profiler", "kernels". */
+int gp_job_load(gp_job_t *job, const char *dir, const char *step, const char *steps_from,
+                char *err, size_t errlen);
 void gp_job_findings(gp_job_t *job);
 void gp_job_free(gp_job_t *job);
 

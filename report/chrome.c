@@ -182,7 +182,7 @@ int gp_export_chrome(const gp_job_t *job, FILE *out, const char *ranklist, uint6
 				break;
 			}
 			case GP_EV_API:
-				if (e.u16 == 1)
+				if (GP_API_CLASS(e.u16) == GP_API_ALLOC_STACK)
 					break; /* allocation stack marker, not a timed call */
 				fprintf(
 				    out,

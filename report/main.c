@@ -28,6 +28,7 @@ static int usage(FILE *f)
 	    "                   -- PROGRAM [ARGS]\n"
 	    "       gpuprof capture on|off [--mem] PID\n"
 	    "       gpuprof report [--step=S] [--format=text|json] [--output=FILE] [--sacct]\n"
+	    "                      [--steps-from=auto|nvtx|profiler|kernels]\n"
 	    "                      [--quiet] [--summary-line] JOBDIR|JOBID\n"
 	    "       gpuprof export --format=chrome|memviz|html [--ranks=LIST] [--max-events=N]\n"
 	    "                      [--window=FROM:TO] --output=FILE JOBDIR\n"
@@ -340,12 +341,15 @@ static void write_into_jobdir(const gp_job_t *job)
 static int cmd_report(int argc, char **argv)
 {
 	const char *step = NULL, *format = "text", *output = NULL, *target = NULL;
+	const char *steps_from = NULL;
 	bool quiet = false, summary = false, sacct = false;
 	char err[512], dir[PATH_MAX];
 	gp_job_t job;
 	for (int i = 1; i < argc; i++) {
 		const char *v;
-		if ((v = opt(argc, argv, &i, "--step")))
+		if ((v = opt(argc, argv, &i, "--steps-from")))
+			steps_from = v;
+		else if ((v = opt(argc, argv, &i, "--step")))
 			step = v;
 		else if ((v = opt(argc, argv, &i, "--format")))
 			format = v;
@@ -372,7 +376,7 @@ static int cmd_report(int argc, char **argv)
 		return gp_err("report: %s is neither a job directory nor a job id with one",
 		              target),
 		       1;
-	if (gp_job_load(&job, dir, step, err, sizeof(err)) < 0)
+	if (gp_job_load(&job, dir, step, steps_from, err, sizeof(err)) < 0)
 		return gp_err("report: %s", err), 1;
 	gp_job_findings(&job);
 	if (sacct || (target[0] >= '0' && target[0] <= '9' && stat(target, &st) < 0))
@@ -439,7 +443,7 @@ static int cmd_export(int argc, char **argv)
 		       2;
 	if (!target || !output)
 		return gp_err("export: need --output FILE and a job directory"), 2;
-	if (gp_job_load(&job, target, NULL, err, sizeof(err)) < 0)
+	if (gp_job_load(&job, target, NULL, NULL, err, sizeof(err)) < 0)
 		return gp_err("export: %s", err), 1;
 	FILE *out = fopen(output, "w");
 	if (!out) {
@@ -546,9 +550,9 @@ static int cmd_diff(int argc, char **argv)
 	char err[512];
 	if (argc != 3)
 		return usage(stderr);
-	if (gp_job_load(&a, argv[1], NULL, err, sizeof(err)) < 0)
+	if (gp_job_load(&a, argv[1], NULL, NULL, err, sizeof(err)) < 0)
 		return gp_err("diff: %s", err), 1;
-	if (gp_job_load(&b, argv[2], NULL, err, sizeof(err)) < 0) {
+	if (gp_job_load(&b, argv[2], NULL, NULL, err, sizeof(err)) < 0) {
 		gp_job_free(&a);
 		return gp_err("diff: %s", err), 1;
 	}

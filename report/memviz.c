@@ -143,7 +143,7 @@ int gp_export_memviz(const gp_job_t *job, FILE *o, const char *ranklist)
 			continue;
 		switch (e.type) {
 		case GP_EV_API:
-			if (e.u16 == GP_API_ALLOC_STACK)
+			if (GP_API_CLASS(e.u16) == GP_API_ALLOC_STACK)
 				u64map_put(&s.alloc_stack, e.c, e.d);
 			break;
 		case GP_EV_ALLOC:

@@ -302,7 +302,9 @@ void gp_report_json(const gp_job_t *job, FILE *out)
 	gp_json_str(out, job->job);
 	fprintf(out, ",\n  \"dir\": ");
 	gp_json_str(out, job->dir);
-	fprintf(out, ",\n  \"step_median_ms\": %.6f,\n  \"sacct\": ", job->step_median_ms);
+	fprintf(out, ",\n  \"step_median_ms\": %.6f,\n  \"step_basis\": ", job->step_median_ms);
+	gp_json_str(out, job->step_basis);
+	fprintf(out, ",\n  \"sacct\": ");
 	gp_json_str(out, job->sacct);
 	fprintf(out, ",\n  \"findings\": [");
 	for (unsigned i = 0; i < job->nf; i++) {
@@ -335,11 +337,23 @@ void gp_report_json(const gp_job_t *job, FILE *out)
 		    r->has_end ? "true" : "false", r->wall_ns / 1e9, r->cpu_us / 1e6,
 		    (unsigned long long)r->maxrss_kib);
 		gp_json_str(out, r->step_name);
+		fprintf(out, ", \"source\": ");
+		gp_json_str(out, r->step_source);
+		fprintf(out, ", \"how\": ");
+		gp_json_str(out, r->step_how);
+		fprintf(out, ", \"basis\": ");
+		gp_json_str(out, r->step_basis);
 		fprintf(out,
-		        ", \"count\": %u, \"warmup\": %u, \"mean_ms\": %.6f, \"median_ms\": %.6f, "
-		        "\"p95_ms\": %.6f, \"cv\": %.6f, \"durations_ms\": [",
-		        r->nsteps, r->warmup, r->step_mean_ms, r->step_median_ms, r->step_p95_ms,
-		        r->step_cv);
+		        ", \"gpu_from_markers\": %s, \"count\": %u, \"warmup\": %u, "
+		        "\"last_step\": %u, \"mean_ms\": %.6f, \"median_ms\": %.6f, "
+		        "\"p95_ms\": %.6f, \"cv\": %.6f, \"gpu_median_ms\": %.6f, "
+		        "\"gpu_p95_ms\": %.6f, \"gpu_samples\": %u, \"period_median_ms\": %.6f, "
+		        "\"period_p95_ms\": %.6f, \"cpu_median_ms\": %.6f, \"cpu_p95_ms\": %.6f, "
+		        "\"durations_ms\": [",
+		        r->step_gpu_from_markers ? "true" : "false", r->nsteps, r->warmup,
+		        r->last_step, r->step_mean_ms, r->step_median_ms, r->step_p95_ms, r->step_cv,
+		        r->gpu_median_ms, r->gpu_p95_ms, r->ngpu, r->period_median_ms,
+		        r->period_p95_ms, r->cpu_median_ms, r->cpu_p95_ms);
 		for (unsigned s = 0; s < r->nstep_ms; s++)
 			fprintf(out, "%s%.4f", s ? ", " : "", r->step_ms[s]);
 		fprintf(

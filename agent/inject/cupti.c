@@ -105,6 +105,10 @@ static uint16_t api_class(bool runtime, uint32_t cbid)
 		case CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_v11060:
 		case CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_v10000:
 			return GP_API_LAUNCH;
+		case CUPTI_RUNTIME_TRACE_CBID_cudaMalloc_v3020:
+		case CUPTI_RUNTIME_TRACE_CBID_cudaMallocAsync_v11020:
+		case CUPTI_RUNTIME_TRACE_CBID_cudaMallocManaged_v6000:
+			return GP_API_ALLOC;
 		default:
 			return GP_API_OTHER;
 		}
@@ -119,6 +123,11 @@ static uint16_t api_class(bool runtime, uint32_t cbid)
 	case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel:
 	case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx:
 		return GP_API_LAUNCH;
+	case CUPTI_DRIVER_TRACE_CBID_cuMemAlloc_v2:
+	case CUPTI_DRIVER_TRACE_CBID_cuMemAllocAsync:
+	case CUPTI_DRIVER_TRACE_CBID_cuMemAllocManaged:
+	case CUPTI_DRIVER_TRACE_CBID_cuMemCreate:
+		return GP_API_ALLOC;
 	default:
 		return GP_API_OTHER;
 	}
@@ -193,7 +202,8 @@ static void emit_record(const CUpti_Activity *r)
 		e.c = a->correlationId;
 		e.tid = a->threadId;
 		e.u8 = r->kind == CUPTI_ACTIVITY_KIND_RUNTIME ? 1 : 2;
-		e.u16 = api_class(e.u8 == 1, a->cbid);
+		e.u16 = (uint16_t)(api_class(e.u8 == 1, a->cbid) |
+		                   (a->returnValue < 127 ? a->returnValue : 127) << 8);
 		if (!api_captured(a->start))
 			return;
 		break;

@@ -7,6 +7,7 @@
  * background thread into a rank file. It never exits, aborts or blocks the application. */
 #include "config.h"
 #include "inject.h"
+#include "marker.h"
 #include "clock.h"
 #include "env.h"
 #include "log.h"
@@ -501,6 +502,8 @@ static int pop_common(uint32_t domain)
 		return level;
 	gp_event_t e = {.type = GP_EV_NVTX_POP, .tid = my_tid(), .ts = gp_clock_ns(), .b = domain};
 	emit(&e);
+	if (level == 0 && domain == 0)
+		gp_marker_step_end(e.ts);
 	return level;
 }
 
@@ -855,8 +858,15 @@ static void load_cupti(void)
 static void cuda_init(void)
 {
 	pthread_once(&init_once, do_init);
-	if (on())
-		load_cupti();
+	if (!on())
+		return;
+	load_cupti();
+	/* without CUDA activity records, markers are the only GPU clock for the steps */
+	const char *mk = getenv("GPUPROF_STEP_MARKERS");
+	if (!(g.modes & GP_MODE_CUDA) && !(mk && !strcmp(mk, "0")) &&
+	    gp_marker_enable(emit, gp_clock_ns) != 0)
+		gp_warn("step markers unavailable (no CUDA driver functions); step times are "
+		        "host periods");
 }
 
 __attribute__((visibility("default"))) int InitializeInjection(void)

@@ -103,4 +103,22 @@ if command -v compute-sanitizer >/dev/null && [ -x "$K" ]; then
 else
 	for _ in 1 2 3; do skip "no compute-sanitizer or known_counts"; done
 fi
+# step completion markers: a program that never synchronises, 2 ms of GPU time per step
+MC=${MARKER_CHECK:-}
+if [ -x "$MC" ]; then
+	"$MC" --steps 40 >"$T/mc0.out" 2>&1; ok $? "marker_check alone: both graph captures work ($(tail -1 "$T/mc0.out"))"
+	for m in timing mem,nvtx; do
+		"$B/gpuprof" run --modes=$m --output="$T/mc-$m" -- "$MC" --steps 40 >"$T/mc.out" 2>&1
+		ok $? "under --modes=$m: graph captures with a marker inside still work ($(tail -1 "$T/mc.out"))"
+		got=$(jr "mc-$m" "'%s %.3f %.3f' % (r['steps']['basis'], r['steps']['median_ms'], r['steps']['cpu_median_ms'])")
+		echo "# $m: basis, median, cpu median: $got"
+		python3 -c 'import sys; b, m, c = sys.argv[1].split(); assert b == "gpu" and abs(float(m) - 2.0) < 0.1 and float(c) < 0.5, sys.argv[1]' "$got"
+		ok $? "--modes=$m: GPU step time from markers is the 2 ms each step spins ($got)"
+	done
+	GPUPROF_STEP_MARKERS=0 "$B/gpuprof" run --modes=timing --output="$T/mc-off" -- "$MC" --steps 40 >/dev/null 2>&1
+	b=$(jr mc-off "r['steps']['basis']")
+	ok $([ "$b" = period ] && echo 0 || echo 1) "GPUPROF_STEP_MARKERS=0: no markers, the host period ($b)"
+else
+	for _ in 1 2 3 4 5 6; do skip "no marker_check binary (MARKER_CHECK)"; done
+fi
 done_testing

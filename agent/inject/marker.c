@@ -1,0 +1,179 @@
+/* Step completion markers. Without CUDA activity records (modes timing, nvtx, mem) the
+ * host's NVTX ranges say when steps were launched, not when the GPU finished them: a host
+ * that never synchronises runs dozens of steps ahead. At the end of every outermost NVTX
+ * range of the program's own domain (a step, in the usual loop) we record a CUDA event on
+ * the legacy default stream, which completes once all work launched before it on the
+ * blocking streams has finished; a thread of ours waits for each event in turn and emits
+ * GP_EV_STEP_MARK with the GPU time elapsed since the previous marker (cuEventElapsedTime,
+ * the GPU's own clock). Cost on the application's thread: one cuEventRecord per step.
+ *
+ * What it may change, and how that is avoided: nothing waits for our events (they are
+ * never waited on by the program's streams); a marker is skipped while the legacy or
+ * per-thread stream is being captured into a CUDA graph, while another thread is placing
+ * one, in a forked child, and in another CUDA context than the first one seen. The
+ * driver's functions are looked up in the already loaded libcuda (we are called from
+ * within cuInit), so nothing links or loads CUDA here. GPUPROF_STEP_MARKERS=0 turns it off. */
+#include "config.h"
+#include "marker.h"
+
+#include <cuda.h>
+#include <dlfcn.h>
+#include <errno.h>
+#include <pthread.h>
+#include <semaphore.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <string.h>
+#include <unistd.h>
+
+#define NSLOT 64 /* markers outstanding at most (the GPU that far behind: dropped) */
+
+static struct {
+	CUresult (*ctx_get)(CUcontext *);
+	CUresult (*ctx_set)(CUcontext);
+	CUresult (*ev_create)(CUevent *, unsigned);
+	CUresult (*ev_record)(CUevent, CUstream);
+	CUresult (*ev_sync)(CUevent);
+	CUresult (*ev_elapsed)(float *, CUevent, CUevent);
+	CUresult (*capturing)(CUstream, CUstreamCaptureStatus *);
+	void (*emit)(const gp_event_t *);
+	uint64_t (*now)(void);
+	_Atomic int state; /* 0 off, 1 ready, -1 failed */
+	_Atomic int busy;  /* one thread places a marker at a time; the others skip */
+	pid_t pid;
+	CUcontext ctx;
+	CUevent ev[NSLOT];
+	uint64_t ts[NSLOT];
+	_Atomic int full[NSLOT];
+	uint64_t head; /* under busy */
+	sem_t sem;
+	pthread_t thr;
+} m;
+
+static void *sym(void *lib, const char *a, const char *b)
+{
+	void *p = dlsym(lib, a);
+	return p || !b ? p : dlsym(lib, b);
+}
+
+int gp_marker_enable(void (*emit)(const gp_event_t *), uint64_t (*now)(void))
+{
+	void *lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
+	if (!lib)
+		return -1;
+	m.ctx_get = (CUresult(*)(CUcontext *))sym(lib, "cuCtxGetCurrent", NULL);
+	m.ctx_set = (CUresult(*)(CUcontext))sym(lib, "cuCtxSetCurrent", NULL);
+	m.ev_create = (CUresult(*)(CUevent *, unsigned))sym(lib, "cuEventCreate", NULL);
+	m.ev_record = (CUresult(*)(CUevent, CUstream))sym(lib, "cuEventRecord", NULL);
+	m.ev_sync = (CUresult(*)(CUevent))sym(lib, "cuEventSynchronize", NULL);
+	m.ev_elapsed = (CUresult(*)(float *, CUevent, CUevent))sym(lib, "cuEventElapsedTime_v2",
+	                                                            "cuEventElapsedTime");
+	m.capturing = (CUresult(*)(CUstream, CUstreamCaptureStatus *))sym(
+	    lib, "cuStreamIsCapturing", NULL);
+	dlclose(lib); /* NOLOAD: only our reference goes; libcuda stays */
+	if (!m.ctx_get || !m.ctx_set || !m.ev_create || !m.ev_record || !m.ev_sync ||
+	    !m.ev_elapsed || !m.capturing)
+		return -1;
+	m.emit = emit;
+	m.now = now;
+	m.pid = getpid();
+	atomic_store(&m.state, 1);
+	return 0;
+}
+
+static void *waiter(void *arg)
+{
+	uint64_t tail = 0;
+	size_t prev = 0;
+	bool have_prev = false;
+	(void)arg;
+	if (m.ctx_set(m.ctx) != CUDA_SUCCESS)
+		return NULL;
+	for (;;) {
+		while (sem_wait(&m.sem) != 0 && errno == EINTR)
+			;
+		size_t k = tail % NSLOT;
+		if (!atomic_load_explicit(&m.full[k], memory_order_acquire))
+			continue;
+		gp_event_t e = {.type = GP_EV_STEP_MARK, .ts = m.ts[k], .c = tail++};
+		if (m.ev_sync(m.ev[k]) != CUDA_SUCCESS) { /* context going away: stop chaining */
+			atomic_store_explicit(&m.full[k], 0, memory_order_release);
+			if (have_prev)
+				atomic_store_explicit(&m.full[prev], 0, memory_order_release);
+			have_prev = false;
+			continue;
+		}
+		e.b = m.now();
+		float ms = 0;
+		if (have_prev && m.ev_elapsed(&ms, m.ev[prev], m.ev[k]) == CUDA_SUCCESS && ms >= 0) {
+			e.a = (uint64_t)((double)ms * 1e6);
+			e.d = 1; /* a is the GPU time since the previous marker */
+		}
+		m.emit(&e);
+		if (have_prev) /* the previous event is free once its successor is measured */
+			atomic_store_explicit(&m.full[prev], 0, memory_order_release);
+		prev = k;
+		have_prev = true;
+	}
+	return NULL;
+}
+
+/* First marker, on the application's thread with its context current: the events and
+ * our waiting thread (all signals blocked: the program's handlers are not for us). */
+static int first_use(CUcontext c)
+{
+	for (int i = 0; i < NSLOT; i++)
+		if (m.ev_create(&m.ev[i], CU_EVENT_BLOCKING_SYNC) != CUDA_SUCCESS)
+			return -1;
+	if (sem_init(&m.sem, 0, 0) != 0)
+		return -1;
+	m.ctx = c;
+	sigset_t all, old;
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	int rc = pthread_create(&m.thr, NULL, waiter, NULL);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (rc != 0)
+		return -1;
+	pthread_detach(m.thr);
+	return 0;
+}
+
+void gp_marker_step_end(uint64_t ts)
+{
+	int z = 0;
+	if (atomic_load_explicit(&m.state, memory_order_relaxed) <= 0 || getpid() != m.pid ||
+	    !atomic_compare_exchange_strong(&m.busy, &z, 1))
+		return;
+	CUcontext c = NULL;
+	CUstreamCaptureStatus st = CU_STREAM_CAPTURE_STATUS_NONE;
+	if (m.ctx_get(&c) != CUDA_SUCCESS || !c)
+		goto out;
+	if (!m.ctx && first_use(c) != 0) {
+		atomic_store(&m.state, -1);
+		goto out;
+	}
+	if (c != m.ctx)
+		goto out;
+	if (m.capturing(CU_STREAM_LEGACY, &st) != CUDA_SUCCESS ||
+	    st != CU_STREAM_CAPTURE_STATUS_NONE ||
+	    m.capturing(CU_STREAM_PER_THREAD, &st) != CUDA_SUCCESS ||
+	    st != CU_STREAM_CAPTURE_STATUS_NONE)
+		goto out;
+	size_t k = m.head % NSLOT;
+	if (atomic_load_explicit(&m.full[k], memory_order_acquire)) {
+		/* the GPU is NSLOT markers behind: say so (the next marker's GPU time then
+		 * spans this step too, which the report's running sum absorbs) */
+		gp_event_t e = {.type = GP_EV_STEP_MARK, .ts = ts, .d = 2};
+		m.emit(&e);
+		goto out;
+	}
+	if (m.ev_record(m.ev[k], CU_STREAM_LEGACY) != CUDA_SUCCESS)
+		goto out;
+	m.ts[k] = ts;
+	atomic_store_explicit(&m.full[k], 1, memory_order_release);
+	m.head++;
+	sem_post(&m.sem);
+out:
+	atomic_store_explicit(&m.busy, 0, memory_order_release);
+}

@@ -1,0 +1,18 @@
+/* Step completion markers (marker.c): CUDA events at the end of outermost NVTX ranges,
+ * for the GPU step time in modes without CUDA activity records. */
+#ifndef GP_MARKER_H
+#define GP_MARKER_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "event.h"
+
+/* Look up the driver's functions in the loaded libcuda (call from within cuInit, i.e.
+ * CUDA's InitializeInjection). 0 when markers can be placed. */
+int gp_marker_enable(void (*emit)(const gp_event_t *), uint64_t (*now)(void));
+/* An outermost range of the program's own domain ended at ts: place a marker. Never
+ * blocks; skipped when another thread is placing one. */
+void gp_marker_step_end(uint64_t ts);
+
+#endif

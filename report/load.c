@@ -1,0 +1,360 @@
+/* Loading a rank file into typed per-rank arrays (see rankdata.h): every record type is
+ * decoded here and nowhere else in the analysis. */
+#include "config.h"
+#include "rankdata.h"
+#include "modes.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+const char *gp_rd_str(const rank_data_t *d, uint32_t id)
+{
+	const char *s = gp_symtab_str(&d->sym, id);
+	return s && *s ? s : "(unnamed)";
+}
+
+bool gp_is_comm(const char *name)
+{
+	return strstr(name, "nccl") || strstr(name, "NCCL");
+}
+
+void gp_rd_feed(rank_data_t *d, gp_rank_t *r, const gp_event_t *e)
+{
+	if (gp_symtab_feed(&d->sym, e))
+		return;
+	if (e->ts && (!d->first_ts || e->ts < d->first_ts) && e->type != GP_EV_STRING &&
+	    e->type != GP_EV_STACK && e->type != GP_EV_FRAME)
+		d->first_ts = e->ts;
+	if (e->ts > d->last_ts && e->type != GP_EV_STRING && e->type != GP_EV_STACK &&
+	    e->type != GP_EV_FRAME)
+		d->last_ts =
+		    e->ts + ((e->type >= GP_EV_KERNEL && e->type <= GP_EV_SYNC) ? e->a : 0);
+	switch (e->type) {
+	case GP_EV_NVTX_PUSH: {
+		open_t o = {.start = e->ts,
+		            .name = (uint32_t)e->a,
+		            .tid = e->tid,
+		            .domain = (uint32_t)e->b};
+		VEC_PUSH(d->stack, o);
+		break;
+	}
+	case GP_EV_NVTX_POP: {
+		/* innermost open range of this thread */
+		uint32_t depth = 0;
+		for (size_t i = d->stack.n; i-- > 0;) {
+			if (d->stack.v[i].tid != e->tid || d->stack.v[i].domain != (uint32_t)e->b)
+				continue;
+			for (size_t j = 0; j < i; j++)
+				depth += d->stack.v[j].tid == e->tid &&
+				         d->stack.v[j].domain == d->stack.v[i].domain;
+			range_t rg = {.start = d->stack.v[i].start,
+			              .end = e->ts,
+			              .name = d->stack.v[i].name,
+			              .tid = e->tid,
+			              .depth = depth,
+			              .domain = d->stack.v[i].domain};
+			VEC_PUSH(d->ranges, rg);
+			memmove(&d->stack.v[i], &d->stack.v[i + 1],
+			        (d->stack.n - i - 1) * sizeof(open_t));
+			d->stack.n--;
+			break;
+		}
+		break;
+	}
+	case GP_EV_NVTX_START: {
+		open_t o = {.start = e->ts,
+		            .name = (uint32_t)e->a,
+		            .tid = e->tid,
+		            .id = e->c,
+		            .domain = (uint32_t)e->b};
+		VEC_PUSH(d->started, o);
+		break;
+	}
+	case GP_EV_NVTX_END:
+		for (size_t i = d->started.n; i-- > 0;) {
+			if (d->started.v[i].id != e->c)
+				continue;
+			/* start/end ranges may cross threads: kept at depth 1000 so they never
+			 * count as steps but still show in the range table */
+			range_t rg = {.start = d->started.v[i].start,
+			              .end = e->ts,
+			              .name = d->started.v[i].name,
+			              .tid = d->started.v[i].tid,
+			              .depth = 1000};
+			VEC_PUSH(d->ranges, rg);
+			d->started.v[i] = d->started.v[--d->started.n];
+			break;
+		}
+		break;
+	case GP_EV_KERNEL:
+	case GP_EV_MEMCPY:
+	case GP_EV_MEMSET: {
+		kern_t k = {
+		    .start = e->ts, .dur = e->a, .corr = (uint32_t)e->c, .stream = (uint32_t)e->d};
+		k.kind = e->type == GP_EV_KERNEL ? 0 : e->type == GP_EV_MEMCPY ? 1 : 2;
+		k.name = e->type == GP_EV_KERNEL ? (uint32_t)e->b : 0;
+		k.copykind = e->type == GP_EV_MEMCPY ? (uint8_t)e->u16 : 0;
+		if (e->type == GP_EV_KERNEL)
+			r->kernels_total++;
+		if (e->type == GP_EV_MEMCPY)
+			r->nmemcpy++;
+		if (e->type == GP_EV_MEMSET)
+			r->nmemset++;
+		VEC_PUSH(d->kerns, k);
+		break;
+	}
+	case GP_EV_SYNC:
+		r->nsync_records++;
+		break;
+	case GP_EV_API: {
+		api_t a = {.start = e->ts,
+		           .dur = e->a,
+		           .corr = (uint32_t)e->c,
+		           .tid = e->tid,
+		           .cbid = (uint32_t)e->b,
+		           .stack = (uint32_t)e->d,
+		           .domain = e->u8,
+		           .alloc = GP_API_CLASS(e->u16) == GP_API_ALLOC_STACK,
+		           .cls = (uint8_t)GP_API_CLASS(e->u16),
+		           .ret = (uint8_t)GP_API_RET(e->u16)};
+		VEC_PUSH(d->apis, a);
+		if (a.cls == GP_API_ALLOC && a.ret == GP_API_RET_OOM) {
+			d->oom_count++;
+			if (a.start > d->oom_ts)
+				d->oom_ts = a.start;
+		}
+		break;
+	}
+	case GP_EV_ALLOC:
+	case GP_EV_FREE: {
+		mem_t m = {.ts = e->ts,
+		           .addr = e->a,
+		           .bytes = e->b,
+		           .corr = (uint32_t)e->c,
+		           .kind = e->u16,
+		           .is_free = e->type == GP_EV_FREE};
+		VEC_PUSH(d->mems, m);
+		break;
+	}
+	case GP_EV_NVML: {
+		d->nvml_samples++;
+		d->nvml_util_sum += e->a & 0xff;
+		if (e->b > d->nvml_mem_max)
+			d->nvml_mem_max = e->b;
+		break;
+	}
+	case GP_EV_NVML_IO: {
+		struct io_prev *p = &d->io_prev[e->u8 & 7];
+		uint64_t v[4] = {e->a, e->b, e->c, e->d};
+		/* NVLink counters are KiB; rates in bytes per second */
+		static const uint64_t unit[4] = {1, 1, 1024, 1024};
+		if (p->ts && e->ts > p->ts) {
+			double dt = (e->ts - p->ts) / 1e9;
+			for (int k = 0; k < 4; k++) {
+				unsigned bit = k < 2 ? GP_IO_PCIE : GP_IO_NVLINK;
+				if (!(e->u16 & p->bits & bit) || v[k] < p->v[k])
+					continue; /* not sampled, or the counter wrapped: skip */
+				double bytes = (double)(v[k] - p->v[k]) * unit[k];
+				p->bytes[k] += bytes;
+				p->secs[k] += dt;
+				if (bytes / dt > r->io_peak_Bps[k])
+					r->io_peak_Bps[k] = bytes / dt;
+			}
+		}
+		r->io_bits |= e->u16;
+		p->ts = e->ts;
+		p->bits = e->u16;
+		memcpy(p->v, v, sizeof(v));
+		break;
+	}
+	case GP_EV_GPU_FAULT:
+		if (e->a == GP_FAULT_XID) {
+			if (!r->nxid++) {
+				r->first_xid = (unsigned)e->b;
+				r->first_xid_ns = e->ts;
+			}
+		} else if (e->a == GP_FAULT_ECC_CORRECTED) {
+			r->ecc_corrected += e->b;
+		} else if (e->a == GP_FAULT_ECC_UNCORRECTED) {
+			r->ecc_uncorrected += e->b;
+		}
+		break;
+	case GP_EV_STEP_MARK: {
+		mark_t mk = {.ts = e->ts, .gpu = e->a, .chained = e->d == 1, .dropped = e->d == 2};
+		VEC_PUSH(d->marks, mk);
+		break;
+	}
+	case GP_EV_OVERHEAD:
+		r->overhead_records++;
+		r->overhead_ns += e->a;
+		break;
+	case GP_EV_DROPS:
+		r->drops_ring += e->a;
+		r->drops_cupti += e->b;
+		r->drops_table += e->c;
+		r->drops_cap += e->d;
+		break;
+	case GP_EV_END:
+		r->has_end = true;
+		r->wait_status = (int)e->a;
+		r->cpu_us = e->b;
+		r->maxrss_kib = e->c;
+		r->wall_ns = e->d;
+		break;
+	case GP_EV_PROFILER:
+		VEC_PUSH(d->prof, e->ts << 1 | (e->a ? 1 : 0));
+		break;
+	case GP_EV_CONTROL:
+		VEC_PUSH(d->ctrl, e->ts);
+		VEC_PUSH(d->ctrl, e->a);
+		r->capture_switches++;
+		if (e->c > r->capture_switch_max_ns)
+			r->capture_switch_max_ns = e->c;
+		break;
+	case GP_EV_YIELD:
+		snprintf(r->yielded + strlen(r->yielded), sizeof(r->yielded) - strlen(r->yielded),
+		         "%s%s", r->yielded[0] ? "; " : "", gp_rd_str(d, (uint32_t)e->b));
+		break;
+	default:
+		break;
+	}
+}
+
+void gp_rd_reset(rank_data_t *d)
+{
+	gp_symtab_reset(&d->sym);
+	u64map_free(&d->alloc_api);
+	u64map_free(&d->corr_api);
+	d->ranges.n = d->kerns.n = d->apis.n = d->mems.n = d->prof.n = 0;
+	d->stack.n = d->started.n = d->steps.n = d->ctrl.n = d->marks.n = 0;
+	d->nvml_mem_max = d->nvml_samples = d->nvml_util_sum = 0;
+	memset(d->io_prev, 0, sizeof(d->io_prev));
+	d->first_ts = d->last_ts = d->win_lo = d->win_hi = d->gpu_lo = d->gpu_hi = 0;
+	d->step_tid = 0;
+	d->tid_mismatch = false;
+	d->oom_ts = d->oom_count = 0;
+	d->want_step[0] = '\0';
+	d->warmup = 3;
+	d->steps_from = GP_STEPS_AUTO;
+}
+
+void gp_rd_free(rank_data_t *d)
+{
+	gp_symtab_free(&d->sym);
+	u64map_free(&d->alloc_api);
+	u64map_free(&d->corr_api);
+	VEC_FREE(d->ranges);
+	VEC_FREE(d->kerns);
+	VEC_FREE(d->apis);
+	VEC_FREE(d->mems);
+	VEC_FREE(d->stack);
+	VEC_FREE(d->started);
+	VEC_FREE(d->steps);
+	VEC_FREE(d->marks);
+	VEC_FREE(d->prof);
+	VEC_FREE(d->ctrl);
+}
+
+static int cmp_api(const void *a, const void *b)
+{
+	const api_t *x = a, *y = b;
+	return x->start < y->start ? -1 : x->start > y->start;
+}
+static int cmp_mem(const void *a, const void *b)
+{
+	const mem_t *x = a, *y = b;
+	return x->ts < y->ts ? -1 : x->ts > y->ts;
+}
+static int cmp_range(const void *a, const void *b)
+{
+	const range_t *x = a, *y = b;
+	if (x->tid != y->tid)
+		return x->tid < y->tid ? -1 : 1;
+	return x->start < y->start ? -1 : x->start > y->start;
+}
+
+/* Records arrive almost in order (per-thread CUPTI buffers interleave): sort only what
+ * is not sorted yet, and never call qsort on an empty array (NULL base is UB). */
+#define SORT_IF_NEEDED(vec, cmp)                                                                   \
+	do {                                                                                       \
+		size_t i_;                                                                         \
+		for (i_ = 1; i_ < (vec).n && cmp(&(vec).v[i_ - 1], &(vec).v[i_]) <= 0; i_++)       \
+			;                                                                          \
+		if (i_ < (vec).n)                                                                  \
+			qsort((vec).v, (vec).n, sizeof(*(vec).v), cmp);                            \
+	} while (0)
+
+/* Do NVTX and CUDA API records name threads the same way? Collectors before the fix
+ * recorded NVTX threads by kernel tid and API threads by pthread id: then no launch
+ * thread is an NVTX thread, and ranges can only be matched by time. */
+static bool tids_unrelated(const rank_data_t *d)
+{
+	u64map_t nv = {0};
+	bool any_launch = false, shared = false;
+	for (size_t i = 0; i < d->ranges.n; i++)
+		u64map_put(&nv, (uint64_t)d->ranges.v[i].tid + 1, 1);
+	for (size_t i = 0; i < d->apis.n && !shared; i++) {
+		uint64_t v;
+		if (d->apis.v[i].cls != GP_API_LAUNCH)
+			continue;
+		any_launch = true;
+		shared = u64map_get(&nv, (uint64_t)d->apis.v[i].tid + 1, &v);
+	}
+	bool unrelated = nv.n && any_launch && !shared;
+	u64map_free(&nv);
+	return unrelated;
+}
+
+/* Does this call block the host on the GPU: a synchronize, or a blocking copy whose
+ * memcpy record says device-to-host? A driver call inside a runtime call of the same
+ * thread (cudaDeviceSynchronize -> cuCtxSynchronize) is the same stall, counted once. */
+static bool is_sync_api(const rank_data_t *d, size_t i, const u64map_t *corr_copy)
+{
+	const api_t *a = &d->apis.v[i];
+	uint64_t kind = 0;
+	if (a->cls == GP_API_BLOCKING_COPY) {
+		if (!u64map_get(corr_copy, a->corr, &kind) || kind != 2 /* DtoH */)
+			return false;
+	} else if (a->cls != GP_API_SYNC) {
+		return false;
+	}
+	if (a->domain == 2)
+		for (size_t j = i, k = 0; j-- > 0 && k < 16; k++) {
+			const api_t *o = &d->apis.v[j];
+			if (o->tid == a->tid && o->domain == 1 && o->start <= a->start &&
+			    o->start + o->dur >= a->start + a->dur)
+				return false;
+		}
+	return true;
+}
+
+void gp_rd_finish(rank_data_t *d)
+{
+	SORT_IF_NEEDED(d->apis, cmp_api);
+	SORT_IF_NEEDED(d->mems, cmp_mem);
+	SORT_IF_NEEDED(d->ranges, cmp_range);
+	for (size_t i = 0; i < d->apis.n; i++)
+		u64map_put(d->apis.v[i].alloc ? &d->alloc_api : &d->corr_api, d->apis.v[i].corr,
+		           i + 1);
+	d->tid_mismatch = tids_unrelated(d);
+	u64map_t corr_copy = {0};
+	for (size_t i = 0; i < d->kerns.n; i++)
+		if (d->kerns.v[i].kind == 1)
+			u64map_put(&corr_copy, d->kerns.v[i].corr, d->kerns.v[i].copykind);
+	for (size_t i = 0; i < d->apis.n; i++)
+		d->apis.v[i].sync = is_sync_api(d, i, &corr_copy);
+	u64map_free(&corr_copy);
+}
+
+const api_t *gp_rd_launch(const rank_data_t *d, const kern_t *k)
+{
+	uint64_t ai;
+	return u64map_get(&d->corr_api, k->corr, &ai) ? &d->apis.v[ai - 1] : NULL;
+}
+
+uint64_t gp_rd_launch_ts(const rank_data_t *d, const kern_t *k)
+{
+	const api_t *a = gp_rd_launch(d, k);
+	return a ? a->start : k->start;
+}

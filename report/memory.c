@@ -1,0 +1,250 @@
+/* Device memory: the live-bytes timeline (CUPTI MEMORY2 records; DEVICE_STATIC module
+ * globals apart), its peak with the allocation's stack, step and open ranges, growth per
+ * step and leak suspects, what is live at the last step by allocating library, the
+ * optimizer state, NVML aggregates, and the time series the HTML plots. */
+#include "config.h"
+#include "rankdata.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static bool is_optimizer_name(const char *s)
+{
+	return strstr(s, "optim") || strstr(s, "Optim");
+}
+
+/* The first range of the run named like an optimizer step (any thread). */
+static void first_optimizer_range(const rank_data_t *d, uint64_t *lo, uint64_t *hi)
+{
+	*lo = *hi = 0;
+	for (size_t i = 0; i < d->ranges.n; i++) {
+		const range_t *rg = &d->ranges.v[i];
+		if (rg->depth < 1000 && (!*hi || rg->start < *lo) &&
+		    is_optimizer_name(gp_rd_str(d, rg->name)))
+			*lo = rg->start, *hi = rg->end;
+	}
+}
+
+/* The library that made an allocation: the module of its first frame outside the
+ * profiler, the driver and the CUDA runtime (PyTorch: libc10_cuda.so). */
+static void stack_owner(const rank_data_t *d, uint32_t stack, char *out, size_t len)
+{
+	const uint64_t *pcs;
+	size_t n = gp_symtab_stack(&d->sym, stack, &pcs);
+	snprintf(out, len, "(no stack)");
+	for (size_t i = 0; i < n; i++) {
+		const char *s = gp_symtab_frame(&d->sym, pcs[i]);
+		const char *lp = strrchr(s, '(');
+		if (gp_symtab_profiler_frame(s) || strstr(s, "(libcudart") || !lp)
+			continue;
+		snprintf(out, len, "%.*s", (int)strcspn(lp + 1, ")"), lp + 1);
+		return;
+	}
+}
+
+static void stack_text(const rank_data_t *d, uint32_t stack, char *out, size_t len)
+{
+	const uint64_t *pcs;
+	size_t n = gp_symtab_stack(&d->sym, stack, &pcs), o = 0;
+	unsigned shown = 0;
+	out[0] = '\0';
+	for (size_t i = 0; i < n && shown < 8 && o + 2 < len; i++) {
+		const char *s = gp_symtab_frame(&d->sym, pcs[i]);
+		if (gp_symtab_profiler_frame(s))
+			continue;
+		o += (size_t)snprintf(out + o, len - o, "%s%s", shown++ ? " <- " : "", s);
+	}
+}
+
+static void growth_and_leaks(gp_rank_t *r, rank_data_t *d)
+{
+	size_t n = d->steps.n, warmup = r->warmup;
+	/* memory growth per step: device bytes live at each post-warm-up step end */
+	if (d->mems.n && r->nsteps_post >= 3) {
+		double xs = 0, ys = 0, xy = 0, xx = 0;
+		unsigned k = 0;
+		int64_t live = 0;
+		size_t m = 0; /* memory records are sorted by time, steps by start */
+		for (size_t i = 0; i < n; i++) {
+			for (; m < d->mems.n && d->mems.v[m].ts <= d->steps.v[i].end; m++)
+				if (d->mems.v[m].kind != 6)
+					live += d->mems.v[m].is_free ? -(int64_t)d->mems.v[m].bytes
+					                             : (int64_t)d->mems.v[m].bytes;
+			if (i < warmup)
+				continue;
+			double x = (double)k++, y = (double)live;
+			xs += x, ys += y, xy += x * y, xx += x * x;
+		}
+		double den = k * xx - xs * xs;
+		r->mem_growth_per_step = den > 0 ? (k * xy - xs * ys) / den : 0;
+	}
+	/* leak suspects: device allocations made after warm-up and never freed */
+	if (d->mems.n && n > warmup) {
+		uint64_t t_warm = d->steps.v[warmup].start;
+		u64map_t live = {0}; /* addr -> index+1 of the live allocation */
+		for (size_t m = 0; m < d->mems.n; m++) {
+			mem_t *mm = &d->mems.v[m];
+			if (mm->is_free)
+				u64map_put(&live, mm->addr, 0);
+			else
+				u64map_put(&live, mm->addr, m + 1);
+		}
+		u64map_t by_stack = {0};
+		uint64_t best_stack = 0, best_count = 0;
+		for (size_t i = 0; i < live.cap; i++) {
+			if (!live.k[i] || !live.v[i])
+				continue;
+			mem_t *mm = &d->mems.v[live.v[i] - 1];
+			if (mm->ts < t_warm || mm->kind == 6)
+				continue;
+			r->leak_bytes += mm->bytes;
+			r->leak_allocs++;
+			uint64_t ai = 0, cnt = 0;
+			uint64_t sid =
+			    u64map_get(&d->alloc_api, mm->corr, &ai) ? d->apis.v[ai - 1].stack : 0;
+			u64map_get(&by_stack, sid + 1, &cnt);
+			u64map_put(&by_stack, sid + 1, ++cnt);
+			if (cnt > best_count) {
+				best_count = cnt;
+				best_stack = sid;
+			}
+		}
+		stack_text(d, (uint32_t)best_stack, r->leak_stack, sizeof(r->leak_stack));
+		u64map_free(&live);
+		u64map_free(&by_stack);
+	}
+}
+
+/* Where the program was when memory peaked: the step, and the NVTX ranges open on the
+ * allocating thread -- or, when that thread had none (PyTorch's autograd threads
+ * allocate the gradients and annotate nothing), on the thread that ran the steps. */
+static void peak_context(gp_rank_t *r, rank_data_t *d, uint64_t ts, const api_t *a)
+{
+	size_t k = gp_step_at(d, ts);
+	r->mem_peak_step = k ? (int)k - 1 : -1;
+	if (a && gp_open_ranges(d, a->tid, a->start, r->mem_peak_ranges, sizeof(r->mem_peak_ranges)))
+		return;
+	if (k && d->step_tid &&
+	    gp_open_ranges(d, d->step_tid, ts, r->mem_peak_ranges, sizeof(r->mem_peak_ranges)))
+		r->mem_peak_ranges_other_thread = a != NULL;
+}
+
+void gp_pass_memory(gp_rank_t *r, rank_data_t *d)
+{
+	growth_and_leaks(r, d);
+	int64_t live = 0;
+	uint64_t peak_corr = 0, static_b = 0, peak_ts = 0;
+	u64map_t *corr_api = &d->alloc_api;
+	size_t from;
+	for (size_t i = 0; i < d->mems.n; i++) { /* sorted by time in load_rank */
+		mem_t *m = &d->mems.v[i];
+		if (m->kind == 6) { /* DEVICE_STATIC: module globals */
+			static_b += m->is_free ? 0 : m->bytes;
+			continue;
+		}
+		if (m->is_free) {
+			r->nfrees++;
+			live -= (int64_t)m->bytes;
+		} else {
+			r->nallocs++;
+			live += (int64_t)m->bytes;
+			if (live > (int64_t)r->mem_peak) {
+				r->mem_peak = (uint64_t)live;
+				r->mem_peak_t_ns = m->ts - d->first_ts;
+				peak_ts = m->ts;
+				peak_corr = m->corr;
+			}
+		}
+	}
+	r->mem_final = live > 0 ? (uint64_t)live : 0;
+	r->mem_static = static_b;
+	uint64_t ai;
+	bool have_api = peak_corr && u64map_get(corr_api, peak_corr, &ai);
+	if (have_api)
+		stack_text(d, d->apis.v[ai - 1].stack, r->mem_peak_stack,
+		           sizeof(r->mem_peak_stack));
+	r->mem_peak_step = -1;
+	if (r->mem_peak)
+		peak_context(r, d, peak_ts, have_api ? &d->apis.v[ai - 1] : NULL);
+	/* what is live at the end of the last step (programs often free everything at exit):
+	 * by allocating library, and the optimizer state: what the first optimizer step
+	 * allocated and still holds (optimizers make their state lazily at their first step;
+	 * what a later step allocates is workspace or someone else's) */
+	uint64_t opt_lo = 0, opt_hi = 0;
+	first_optimizer_range(d, &opt_lo, &opt_hi);
+	uint64_t t_end = d->win_hi ? d->win_hi : UINT64_MAX;
+	u64map_t live_map = {0};
+	for (size_t i = 0; i < d->mems.n && d->mems.v[i].ts <= t_end; i++)
+		u64map_put(&live_map, d->mems.v[i].addr, d->mems.v[i].is_free ? 0 : i + 1);
+	for (size_t i = 0; i < live_map.cap; i++) {
+		if (!live_map.k[i] || !live_map.v[i])
+			continue;
+		mem_t *m = &d->mems.v[live_map.v[i] - 1];
+		if (m->kind == 6)
+			continue;
+		char owner[64];
+		bool found = u64map_get(corr_api, m->corr, &ai);
+		stack_owner(d, found ? d->apis.v[ai - 1].stack : 0, owner, sizeof(owner));
+		unsigned o;
+		for (o = 0; o < r->nowners && strcmp(r->owners[o].module, owner); o++)
+			;
+		if (o == r->nowners && o < 8) {
+			snprintf(r->owners[o].module, sizeof(r->owners[o].module), "%s", owner);
+			r->nowners++;
+		}
+		if (o < 8)
+			r->owners[o].bytes += m->bytes;
+		if (!found)
+			continue;
+		const api_t *a = &d->apis.v[ai - 1];
+		const range_t *rg = gp_owner_range(d, a->tid, a->start, &from);
+		char open[256];
+		if (opt_hi && rg && a->start >= opt_lo && a->start <= opt_hi &&
+		    gp_open_ranges(d, rg->tid, a->start, open, sizeof(open)) &&
+		    is_optimizer_name(open))
+			r->optimizer_bytes += m->bytes;
+	}
+	u64map_free(&live_map);
+	r->nvml_mem_max = d->nvml_mem_max;
+	r->nvml_samples = d->nvml_samples;
+	r->nvml_util_mean = d->nvml_samples ? (double)d->nvml_util_sum / d->nvml_samples : 0;
+	/* a rank's traffic is the sum over its GPUs of each GPU's mean rate */
+	for (int dev = 0; dev < 8; dev++)
+		for (int k = 0; k < 4; k++)
+			if (d->io_prev[dev].secs[k] > 0)
+				r->io_Bps[k] += d->io_prev[dev].bytes[k] / d->io_prev[dev].secs[k];
+	if (r->nxid && r->first_xid_ns >= d->first_ts)
+		r->first_xid_ns -= d->first_ts;
+}
+
+/* Utilisation and memory over the whole run, in GP_TS buckets, for the HTML plots. */
+void gp_pass_time_series(gp_rank_t *r, rank_data_t *d)
+{
+	if (d->last_ts <= d->first_ts)
+		return;
+	double t0 = (double)d->first_ts, w = (double)(d->last_ts - d->first_ts) / GP_TS;
+	r->ts_span_s = (double)(d->last_ts - d->first_ts) / 1e9;
+	for (size_t i = 0; i < d->kerns.n; i++) { /* overlapping streams may exceed 1: clipped */
+		double s = (double)d->kerns.v[i].start - t0, e = s + (double)d->kerns.v[i].dur;
+		for (int b = (int)(s / w); b < GP_TS && b * w < e; b++) {
+			double lo = b * w > s ? b * w : s, hi = (b + 1) * w < e ? (b + 1) * w : e;
+			if (b >= 0 && hi > lo)
+				r->util[b] += (float)((hi - lo) / w);
+		}
+	}
+	for (int b = 0; b < GP_TS; b++)
+		if (r->util[b] > 1)
+			r->util[b] = 1;
+	int64_t live = 0;
+	size_t m = 0;
+	for (int b = 0; b < GP_TS; b++) {
+		double end = t0 + (b + 1) * w;
+		for (; m < d->mems.n && (double)d->mems.v[m].ts <= end; m++)
+			if (d->mems.v[m].kind != 6)
+				live += d->mems.v[m].is_free ? -(int64_t)d->mems.v[m].bytes
+				                             : (int64_t)d->mems.v[m].bytes;
+		r->mem_mib[b] = (float)(live > 0 ? live : 0) / 1048576.0f;
+	}
+}
+

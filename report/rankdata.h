@@ -1,0 +1,136 @@
+/* One rank file loaded into typed arrays, and the analysis passes that run over them.
+ * The loader (load.c) fills a rank_data_t from the events; each pass then does one job
+ * and writes its results into the public gp_rank_t (analyze.h):
+ *   steps.c    which intervals are the training steps, and how long each really took
+ *   gputime.c  GPU busy/idle and why it idled, communication vs compute, kernel table
+ *   ranges.c   NVTX ranges: projected GPU time and synchronisation, across threads
+ *   memory.c   device memory: peak, growth, leaks, optimizer state, time series
+ * The passes run in that order (load_rank in analyze.c); the unit tests feed synthetic
+ * events through gp_rd_feed and call the passes one by one. Internal to report/. */
+#ifndef GP_RANKDATA_H
+#define GP_RANKDATA_H
+
+#include "analyze.h"
+#include "event.h"
+#include "symtab.h"
+#include "vec.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+
+typedef struct range {
+	uint64_t start, end, gpu_ns, sync_ns;
+	uint32_t name, tid, depth, domain; /* domain 0: the default one, the program's own */
+} range_t;
+typedef struct kern {
+	uint64_t start, dur;
+	uint32_t name, corr, stream;
+	uint8_t kind;     /* 0 kernel 1 memcpy 2 memset */
+	uint8_t copykind; /* CUPTI memcpy kind: 1 HtoD 2 DtoH 8 DtoD ... */
+} kern_t;
+typedef struct api {
+	uint64_t start, dur;
+	uint32_t corr, tid, cbid, stack;
+	uint8_t domain, alloc, cls, ret; /* ret: the call's return value (0 success) */
+	bool sync; /* blocks the host on the GPU (set once loaded, see load.c) */
+} api_t;
+typedef struct mem {
+	uint64_t ts, addr, bytes;
+	uint32_t corr;
+	uint16_t kind;
+	uint8_t is_free;
+} mem_t;
+typedef struct open_range {
+	uint64_t start;
+	uint32_t name, tid, domain;
+	uint64_t id;
+} open_t;
+/* One training step. start/end: the CPU interval (the step range, or for steps found
+ * without one, from its first launch to the next step's); gpu_end: completion of the
+ * last GPU work launched in it (0: none recorded). */
+typedef struct step {
+	uint64_t start, end, gpu_end;
+} step_t;
+
+/* A step completion marker (GP_EV_STEP_MARK): placed at ts on the host; gpu: GPU ns
+ * since the previous marker when chained. */
+typedef struct mark {
+	uint64_t ts, gpu;
+	uint8_t chained, dropped;
+} mark_t;
+
+typedef struct rank_data {
+	gp_symtab_t sym;
+	VEC(range_t) ranges; /* sorted by (tid, start) once loaded */
+	VEC(kern_t) kerns;   /* kernels, memcpy, memset; sorted by start in the GPU pass */
+	VEC(api_t) apis;     /* sorted by start */
+	VEC(mem_t) mems;     /* sorted by time */
+	VEC(open_t) stack;   /* open push ranges while loading */
+	VEC(open_t) started;
+	uint64_t nvml_mem_max, nvml_samples, nvml_util_sum;
+	struct io_prev {
+		uint64_t ts, v[4];
+		unsigned bits;
+		double bytes[4], secs[4];
+	} io_prev[8]; /* PCIe/NVLink counters per device: the last sample, sums */
+	uint64_t first_ts, last_ts;
+	uint64_t win_lo, win_hi; /* post-warm-up steps, when steps are known */
+	uint64_t gpu_lo, gpu_hi; /* GPU statistics: win_* cut to the captured window */
+	VEC(uint64_t) ctrl;      /* capture switches: ts, modes, ts, modes, ... */
+	u64map_t alloc_api;      /* correlation -> index + 1 of the allocation call (its stack) */
+	u64map_t corr_api;       /* correlation -> index + 1 of the other API calls */
+	VEC(uint64_t) prof;      /* cudaProfilerStart/Stop: ts << 1 | start */
+	VEC(step_t) steps;       /* sorted by start */
+	VEC(mark_t) marks;       /* in the order they completed */
+	uint32_t step_tid;       /* the thread that ran the step ranges (0: none/unknown) */
+	bool tid_mismatch;       /* NVTX and CUDA API records carry unrelated thread ids */
+	/* the rank's CUDA allocation that failed for lack of memory, if any */
+	uint64_t oom_ts, oom_count;
+	/* pending: header values the passes need */
+	char want_step[128];
+	unsigned warmup;
+	int steps_from; /* GP_STEPS_* */
+} rank_data_t;
+
+/* Where steps come from: the first source that yields two or more (auto), or one. */
+enum { GP_STEPS_AUTO = 0, GP_STEPS_NVTX, GP_STEPS_PROFILER, GP_STEPS_KERNELS };
+
+/* load.c */
+void gp_rd_reset(rank_data_t *d);
+void gp_rd_free(rank_data_t *d);
+/* Take one event of the rank file (strings, records, the end record). */
+void gp_rd_feed(rank_data_t *d, gp_rank_t *r, const gp_event_t *e);
+/* After the last event: close what is open, sort, build the correlation maps. */
+void gp_rd_finish(rank_data_t *d);
+const char *gp_rd_str(const rank_data_t *d, uint32_t id);
+/* The API call (launch) that made GPU work k, or NULL. */
+const api_t *gp_rd_launch(const rank_data_t *d, const kern_t *k);
+/* When GPU work k was launched: its API call's start, else its own start. */
+uint64_t gp_rd_launch_ts(const rank_data_t *d, const kern_t *k);
+bool gp_is_comm(const char *name);
+
+/* steps.c */
+void gp_pass_steps(gp_rank_t *r, rank_data_t *d);
+/* Capture windows: GPU statistics cover the longest captured stretch of the steps. */
+void gp_pass_capture(gp_rank_t *r, rank_data_t *d);
+/* 1 + the index of the step that time t falls in (its CPU interval); 0 when none. */
+size_t gp_step_at(const rank_data_t *d, uint64_t t);
+
+/* gputime.c */
+void gp_pass_gpu(gp_rank_t *r, rank_data_t *d);
+void gp_merge_kernels(gp_job_t *job, rank_data_t *d);
+
+/* ranges.c */
+/* The range that owns a call made on thread tid at ts: the innermost range open on that
+ * thread, else (a thread without a range of its own, as PyTorch's autograd threads) the
+ * innermost one open on the steps' thread. NULL when none. */
+range_t *gp_owner_range(rank_data_t *d, uint32_t tid, uint64_t ts, size_t *from);
+void gp_pass_ranges(gp_job_t *job, gp_rank_t *r, rank_data_t *d);
+/* The program's ranges open on thread tid at ts, outermost first ("a > b"); false: none */
+bool gp_open_ranges(rank_data_t *d, uint32_t tid, uint64_t ts, char *out, size_t len);
+
+/* memory.c */
+void gp_pass_memory(gp_rank_t *r, rank_data_t *d);
+void gp_pass_time_series(gp_rank_t *r, rank_data_t *d);
+
+#endif

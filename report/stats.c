@@ -1,0 +1,127 @@
+/* Statistics for the report (see stats.h). */
+#include "config.h"
+#include "stats.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return x < y ? -1 : x > y;
+}
+
+double gp_quantile(const double *v, size_t n, double q)
+{
+	if (!n)
+		return 0;
+	double *s = malloc(n * sizeof(double));
+	if (!s)
+		return 0;
+	memcpy(s, v, n * sizeof(double));
+	qsort(s, n, sizeof(double), cmp_double);
+	double r;
+	if (q == 0.5)
+		r = n % 2 ? s[n / 2] : (s[n / 2 - 1] + s[n / 2]) / 2;
+	else {
+		size_t k = (size_t)ceil(q * (double)n);
+		r = s[k ? k - 1 : 0];
+	}
+	free(s);
+	return r;
+}
+
+uint64_t gp_median_u64(uint64_t *v, size_t n)
+{
+	if (!n)
+		return 0;
+	size_t lo = 0, hi = n - 1, k = n / 2;
+	while (lo < hi) { /* quickselect, Lomuto partition around the middle element */
+		size_t mid = lo + (hi - lo) / 2, st = lo;
+		uint64_t pivot = v[mid], t;
+		v[mid] = v[hi], v[hi] = pivot;
+		for (size_t i = lo; i < hi; i++)
+			if (v[i] < pivot)
+				t = v[i], v[i] = v[st], v[st++] = t;
+		v[hi] = v[st], v[st] = pivot;
+		if (st == k)
+			return v[k];
+		if (st < k)
+			lo = st + 1;
+		else
+			hi = st - 1;
+	}
+	return v[k];
+}
+
+double gp_mean(const double *v, size_t n)
+{
+	double s = 0;
+	for (size_t i = 0; i < n; i++)
+		s += v[i];
+	return n ? s / (double)n : 0;
+}
+
+double gp_cv(const double *v, size_t n)
+{
+	double m = gp_mean(v, n), sq = 0;
+	if (n < 2 || m <= 0)
+		return 0;
+	for (size_t i = 0; i < n; i++)
+		sq += (v[i] - m) * (v[i] - m);
+	return sqrt(sq / (double)(n - 1)) / m;
+}
+
+typedef struct {
+	double v;
+	int from_b;
+} tagged_t;
+
+static int cmp_tagged(const void *a, const void *b)
+{
+	const tagged_t *x = a, *y = b;
+	return x->v < y->v ? -1 : x->v > y->v;
+}
+
+double gp_mann_whitney(const double *a, size_t na, const double *b, size_t nb, double *effect)
+{
+	size_t n = na + nb;
+	*effect = 0.5;
+	if (!na || !nb)
+		return 1;
+	tagged_t *t = malloc(n * sizeof(*t));
+	if (!t)
+		return 1;
+	for (size_t i = 0; i < na; i++)
+		t[i] = (tagged_t){a[i], 0};
+	for (size_t i = 0; i < nb; i++)
+		t[na + i] = (tagged_t){b[i], 1};
+	qsort(t, n, sizeof(*t), cmp_tagged);
+	/* mid-ranks for ties; the tie term sum(t^3 - t) corrects the variance */
+	double rank_b = 0, ties = 0;
+	for (size_t i = 0; i < n;) {
+		size_t j = i;
+		while (j < n && t[j].v == t[i].v)
+			j++;
+		double mid = (double)(i + j + 1) / 2, cnt = (double)(j - i);
+		for (size_t k = i; k < j; k++)
+			if (t[k].from_b)
+				rank_b += mid;
+		ties += cnt * cnt * cnt - cnt;
+		i = j;
+	}
+	free(t);
+	double u = rank_b - (double)nb * (double)(nb + 1) / 2; /* pairs (a, b) with b > a */
+	double nn = (double)na * (double)nb;
+	*effect = u / nn;
+	if (na < 8 || nb < 8)
+		return 1;
+	double var = nn / 12.0 * ((double)(n + 1) - ties / ((double)n * (double)(n - 1)));
+	if (var <= 0)
+		return 1;
+	double z = (fabs(u - nn / 2) - 0.5) / sqrt(var); /* continuity correction */
+	if (z < 0)
+		z = 0;
+	return erfc(z / sqrt(2.0));
+}

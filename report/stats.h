@@ -1,0 +1,29 @@
+/* The report's statistics, one implementation each: medians and percentiles of samples,
+ * and the two-sample test `gpuprof diff` uses to call a change real. */
+#ifndef GP_STATS_H
+#define GP_STATS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* The q-quantile (0..1) of n doubles by the nearest-rank rule (q = 0.5 of an even count:
+ * the mean of the two middle values). Reorders nothing: works on a sorted copy. 0 when
+ * n is 0. */
+double gp_quantile(const double *v, size_t n, double q);
+static inline double gp_median(const double *v, size_t n)
+{
+	return gp_quantile(v, n, 0.5);
+}
+/* The same on integers, in place (quickselect; reorders v). 0 when n is 0. */
+uint64_t gp_median_u64(uint64_t *v, size_t n);
+double gp_mean(const double *v, size_t n);
+/* Coefficient of variation (sample standard deviation / mean); 0 below 2 samples. */
+double gp_cv(const double *v, size_t n);
+
+/* Mann-Whitney U test of "b's values tend to be larger than a's" against "neither
+ * tends to be larger": normal approximation with the tie correction (fine from about
+ * 8 samples a side; below that the p-value is returned as 1). *effect gets the common
+ * language effect size P(b > a) + P(b = a)/2. Returns the two-sided p-value. */
+double gp_mann_whitney(const double *a, size_t na, const double *b, size_t nb, double *effect);
+
+#endif

@@ -1,0 +1,487 @@
+/* Steps: which intervals are the training iterations, and how long each really took.
+ *
+ * Where steps come from, in order (GP_STEPS_AUTO takes the first that gives two):
+ *   nvtx      the program's most repeated outermost NVTX range (GPUPROF_STEP_RANGE names
+ *             one), in its own domain;
+ *   profiler  cudaProfilerStart/Stop windows;
+ *   kernels   the repetition of the launch sequence: the smallest period P at which the
+ *             sequence of GPU work (kernel names, copies, sets, in launch order) repeats,
+ *             cut where the host paused longest in the steady state.
+ *
+ * How long a step took. The host runs ahead of the GPU, so the CPU time inside a step
+ * range measures launches, not work (the seed's first layer). Per step:
+ *   cpu     the range's CPU interval (what the program's NVTX range saw);
+ *   period  start of the step to start of the next (true on average once the host can
+ *           no longer run ahead: the launch queue and any synchronisation bound it);
+ *   gpu     completion of the last GPU work launched in the step to that of the
+ *           previous step (work matched to its launch call by correlation id).
+ * The headline is gpu where CUDA activity was recorded, the period otherwise. */
+#include "config.h"
+#include "rankdata.h"
+#include "stats.h"
+#include "modes.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int cmp_step(const void *a, const void *b)
+{
+	const step_t *x = a, *y = b;
+	return x->start < y->start ? -1 : x->start > y->start;
+}
+
+/* The program's most repeated outermost range on one thread's default domain. */
+static size_t nvtx_steps(gp_rank_t *r, rank_data_t *d)
+{
+	u64map_t counts = {0};
+	uint32_t best = 0;
+	uint64_t bestn = 0, c;
+	for (size_t i = 0; i < d->ranges.n; i++) {
+		const range_t *rg = &d->ranges.v[i];
+		/* steps are the program's own outermost ranges, not a library's (NCCL and
+		 * others annotate their calls in their own NVTX domains), and have a name */
+		if (rg->depth != 0 || rg->domain != 0 || !gp_symtab_str(&d->sym, rg->name))
+			continue;
+		if (d->want_step[0] && strcmp(gp_rd_str(d, rg->name), d->want_step))
+			continue;
+		c = 0;
+		u64map_get(&counts, (uint64_t)rg->name + 1, &c);
+		u64map_put(&counts, (uint64_t)rg->name + 1, ++c);
+		if (c > bestn) {
+			bestn = c;
+			best = rg->name;
+		}
+	}
+	u64map_free(&counts);
+	if (bestn < 2)
+		return 0;
+	u64map_t per_tid = {0};
+	uint64_t tid_n = 0;
+	for (size_t i = 0; i < d->ranges.n; i++) {
+		const range_t *rg = &d->ranges.v[i];
+		if (rg->depth || rg->domain || rg->name != best)
+			continue;
+		step_t s = {.start = rg->start, .end = rg->end};
+		VEC_PUSH(d->steps, s);
+		c = 0;
+		u64map_get(&per_tid, (uint64_t)rg->tid + 1, &c);
+		u64map_put(&per_tid, (uint64_t)rg->tid + 1, ++c);
+		if (c > tid_n)
+			tid_n = c, d->step_tid = rg->tid;
+	}
+	u64map_free(&per_tid);
+	snprintf(r->step_name, sizeof(r->step_name), "%s", gp_rd_str(d, best));
+	snprintf(r->step_source, sizeof(r->step_source), "nvtx");
+	snprintf(r->step_how, sizeof(r->step_how), "NVTX range '%s' (%llu times)", r->step_name,
+	         (unsigned long long)bestn);
+	return d->steps.n;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+static size_t profiler_steps(gp_rank_t *r, rank_data_t *d)
+{
+	uint64_t open = 0;
+	if (d->prof.n)
+		qsort(d->prof.v, d->prof.n, sizeof(uint64_t), cmp_u64);
+	for (size_t i = 0; i < d->prof.n; i++) {
+		uint64_t t = d->prof.v[i] >> 1;
+		if (d->prof.v[i] & 1) {
+			open = t;
+		} else if (open) {
+			step_t s = {.start = open, .end = t};
+			VEC_PUSH(d->steps, s);
+			open = 0;
+		}
+	}
+	if (d->steps.n < 2) {
+		d->steps.n = 0;
+		return 0;
+	}
+	snprintf(r->step_name, sizeof(r->step_name), "cudaProfilerStart/Stop");
+	snprintf(r->step_source, sizeof(r->step_source), "profiler");
+	snprintf(r->step_how, sizeof(r->step_how), "cudaProfilerStart/Stop windows (%zu)",
+	         d->steps.n);
+	return d->steps.n;
+}
+
+/* ---- steps from the repetition of the launch sequence ---- */
+
+typedef struct tok {
+	uint64_t t, t_end; /* launch call start and end (GPU start/end when unmatched) */
+	uint64_t order;    /* correlation id: grows with every API call of the process */
+	uint32_t tok;
+} tok_t;
+
+static int cmp_tok_order(const void *a, const void *b)
+{
+	const tok_t *x = a, *y = b;
+	if (x->order != y->order)
+		return x->order < y->order ? -1 : 1;
+	return x->t < y->t ? -1 : x->t > y->t;
+}
+
+typedef struct pos {
+	uint32_t tok;
+	uint32_t at;
+} pos_t;
+
+static int cmp_pos(const void *a, const void *b)
+{
+	const pos_t *x = a, *y = b;
+	if (x->tok != y->tok)
+		return x->tok < y->tok ? -1 : 1;
+	return x->at < y->at ? -1 : x->at > y->at;
+}
+
+/* Candidate periods: the median distance between consecutive occurrences of each
+ * launch seen three times or more (a launch made once per step has the step's). */
+static size_t candidate_periods(const tok_t *s, size_t n, uint64_t *cand, size_t max)
+{
+	pos_t *p = malloc(n * sizeof(*p));
+	uint64_t *gaps = malloc(n * sizeof(*gaps));
+	size_t nc = 0;
+	if (!p || !gaps)
+		goto out;
+	for (size_t i = 0; i < n; i++)
+		p[i] = (pos_t){s[i].tok, (uint32_t)i};
+	qsort(p, n, sizeof(*p), cmp_pos);
+	for (size_t i = 0; i < n;) {
+		size_t j = i, ng = 0;
+		while (j < n && p[j].tok == p[i].tok)
+			j++;
+		for (size_t k = i + 1; k < j; k++)
+			gaps[ng++] = p[k].at - p[k - 1].at;
+		if (ng >= 2) {
+			uint64_t g = gp_median_u64(gaps, ng);
+			bool seen = false;
+			for (size_t c = 0; c < nc && !seen; c++)
+				seen = cand[c] == g;
+			if (!seen && g >= 2 && g * 3 <= n && nc < max)
+				cand[nc++] = g;
+		}
+		i = j;
+	}
+out:
+	free(p);
+	free(gaps);
+	return nc;
+}
+
+/* Share of launches in the steady state (past the first quarter) equal to the one P
+ * launches later. */
+static double repeat_share(const tok_t *s, size_t n, size_t P)
+{
+	size_t from = n / 4, match = 0, tot = 0;
+	for (size_t i = from; i + P < n; i++, tot++)
+		match += s[i].tok == s[i + P].tok;
+	return tot ? (double)match / (double)tot : 0;
+}
+
+static size_t kernel_steps(gp_rank_t *r, rank_data_t *d)
+{
+	size_t n = d->kerns.n, nst = 0;
+	if (n < 16)
+		return 0;
+	tok_t *s = malloc(n * sizeof(*s));
+	uint64_t cand[256];
+	uint64_t *g = NULL;
+	if (!s)
+		return 0;
+	for (size_t i = 0; i < n; i++) {
+		const kern_t *k = &d->kerns.v[i];
+		const api_t *a = gp_rd_launch(d, k);
+		s[i].t = a ? a->start : k->start;
+		s[i].t_end = a ? a->start + a->dur : k->start + k->dur;
+		s[i].order = k->corr ? k->corr : UINT64_MAX;
+		s[i].tok = k->kind == 0 ? k->name << 2 : (uint32_t)k->copykind << 2 | k->kind;
+	}
+	qsort(s, n, sizeof(*s), cmp_tok_order);
+	size_t nc = candidate_periods(s, n, cand, sizeof(cand) / sizeof(cand[0]));
+	double best = 0, share[256];
+	for (size_t c = 0; c < nc; c++)
+		if ((share[c] = repeat_share(s, n, (size_t)cand[c])) > best)
+			best = share[c];
+	size_t P = 0;
+	for (size_t c = 0; c < nc; c++) /* the smallest period as good as the best */
+		if (share[c] >= best - 0.02 && (!P || cand[c] < P))
+			P = (size_t)cand[c];
+	if (best < 0.8 || !P)
+		goto out;
+	/* a clean period in the steady state: the template */
+	size_t r0 = n / 4;
+	while (r0 + 2 * P <= n) {
+		size_t k = 0;
+		while (k < P && s[r0 + k].tok == s[r0 + P + k].tok)
+			k++;
+		if (k == P)
+			break;
+		r0++;
+	}
+	if (r0 + 2 * P > n)
+		goto out;
+	/* the phase: cut where the host paused longest before a launch (median over the
+	 * periods from r0 on) -- between steps, where data loading and logging happen */
+	size_t periods = (n - r0) / P, phase = 0;
+	uint64_t best_gap = 0;
+	g = malloc((periods + 1) * sizeof(uint64_t));
+	if (!g)
+		goto out;
+	for (size_t j = 0; j < P; j++) {
+		size_t ng = 0;
+		for (size_t k = 0; k < periods; k++) {
+			size_t i = r0 + k * P + j;
+			if (i >= 1 && i < n && s[i].t >= s[i - 1].t)
+				g[ng++] = s[i].t - s[i - 1].t;
+		}
+		uint64_t m = gp_median_u64(g, ng);
+		if (m > best_gap)
+			best_gap = m, phase = j;
+	}
+	size_t a0 = r0 + phase;
+	if (a0 + P > n)
+		a0 -= P;
+	/* step boundaries: where the template's first launches recur (90 % of up to 32
+	 * must match); the next boundary is looked for no sooner than 3/4 of a period on */
+	size_t L = P < 32 ? P : 32, need = (L * 9 + 9) / 10, last = SIZE_MAX;
+	for (size_t i = 0; i + L <= n;) {
+		size_t m = 0;
+		if (s[i].tok == s[a0].tok)
+			for (size_t k = 0; k < L; k++)
+				m += s[i + k].tok == s[a0 + k].tok;
+		if (m < need) {
+			i++;
+			continue;
+		}
+		if (last != SIZE_MAX) {
+			step_t st = {.start = s[last].t, .end = s[i - 1].t_end};
+			VEC_PUSH(d->steps, st);
+		}
+		last = i;
+		i += P - P / 4 ? P - P / 4 : 1;
+	}
+	if (last != SIZE_MAX && n - last >= P - P / 4) { /* the last one, if complete */
+		size_t e = last + P <= n ? last + P - 1 : n - 1;
+		step_t st = {.start = s[last].t, .end = s[e].t_end};
+		VEC_PUSH(d->steps, st);
+	}
+	nst = d->steps.n;
+	if (nst < 2) {
+		d->steps.n = nst = 0;
+		goto out;
+	}
+	snprintf(r->step_name, sizeof(r->step_name), "(kernel sequence)");
+	snprintf(r->step_source, sizeof(r->step_source), "kernels");
+	snprintf(r->step_how, sizeof(r->step_how),
+	         "no step range: a sequence of %zu GPU launches repeats %zu times (%.0f%% of "
+	         "launches in the steady state recur one period later; %s)",
+	         P, nst, 100 * best,
+	         best >= 0.95 ? "sure" : best >= 0.88 ? "fairly sure" : "unsure");
+out:
+	free(g);
+	free(s);
+	return nst;
+}
+
+/* ---- per-step timing ---- */
+
+/* The step whose launches include time t: [start_i, start_i+1), the last one up to its
+ * end. Index + 1, 0 for none. */
+static size_t step_of_launch(const rank_data_t *d, uint64_t t)
+{
+	size_t lo = 0, hi = d->steps.n;
+	while (lo < hi) { /* first step starting after t */
+		size_t mid = (lo + hi) / 2;
+		if (d->steps.v[mid].start <= t)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (!lo || (lo == d->steps.n && t > d->steps.v[lo - 1].end))
+		return 0;
+	return lo;
+}
+
+size_t gp_step_at(const rank_data_t *d, uint64_t t)
+{
+	size_t k = step_of_launch(d, t);
+	return k && t <= d->steps.v[k - 1].end ? k : 0;
+}
+
+static void summarise(const double *v, size_t n, double *median, double *p95)
+{
+	*median = gp_median(v, n);
+	*p95 = gp_quantile(v, n, 0.95);
+}
+
+/* Without GPU records, the markers (GP_EV_STEP_MARK) placed at the end of outermost
+ * ranges: a running sum of their GPU deltas is a GPU clock at each marker; a step's GPU
+ * time is that clock at its end minus at the previous step's end. */
+static size_t marker_samples(const rank_data_t *d, size_t w, double *gpu)
+{
+	size_t n = d->steps.n, ng = 0, nm = d->marks.n;
+	double *clk = malloc((nm ? nm : 1) * sizeof(double));
+	uint64_t *chain = malloc((nm ? nm : 1) * sizeof(uint64_t));
+	if (!clk || !chain)
+		goto out;
+	uint64_t c = 0, sum = 0;
+	for (size_t k = 0; k < nm; k++) { /* markers complete in the order they were placed */
+		const mark_t *mk = &d->marks.v[k];
+		if (mk->dropped) {
+			clk[k] = -1;
+			chain[k] = 0;
+			continue;
+		}
+		if (!mk->chained)
+			c++, sum = 0;
+		else
+			sum += mk->gpu;
+		clk[k] = (double)sum;
+		chain[k] = c;
+	}
+	/* the marker placed at step i's end: its ts is the range's end */
+	u64map_t at = {0};
+	for (size_t k = 0; k < nm; k++)
+		u64map_put(&at, d->marks.v[k].ts, k + 1);
+	for (size_t i = w > 1 ? w : 1; i < n; i++) {
+		uint64_t a, b;
+		if (!u64map_get(&at, d->steps.v[i - 1].end, &a) ||
+		    !u64map_get(&at, d->steps.v[i].end, &b))
+			continue;
+		a--, b--;
+		if (clk[a] < 0 || clk[b] < 0 || chain[a] != chain[b] || clk[b] <= clk[a])
+			continue;
+		gpu[ng++] = (clk[b] - clk[a]) / 1e6;
+	}
+	u64map_free(&at);
+out:
+	free(clk);
+	free(chain);
+	return ng;
+}
+
+static void step_timing(gp_rank_t *r, rank_data_t *d)
+{
+	size_t n = d->steps.n, w = r->warmup;
+	for (size_t i = 0; i < d->kerns.n; i++) {
+		const kern_t *k = &d->kerns.v[i];
+		size_t s = step_of_launch(d, gp_rd_launch_ts(d, k));
+		if (s && k->start + k->dur > d->steps.v[s - 1].gpu_end)
+			d->steps.v[s - 1].gpu_end = k->start + k->dur;
+	}
+	double *cpu = calloc(n, sizeof(double)), *per = calloc(n, sizeof(double)),
+	       *gpu = calloc(n, sizeof(double));
+	size_t nc = 0, np = 0, ng = 0;
+	if (!cpu || !per || !gpu)
+		goto out;
+	for (size_t i = w; i < n; i++) {
+		const step_t *s = &d->steps.v[i];
+		cpu[nc++] = (double)(s->end - s->start) / 1e6;
+		if (i + 1 < n)
+			per[np++] = (double)(d->steps.v[i + 1].start - s->start) / 1e6;
+		if (i >= 1 && s->gpu_end && d->steps.v[i - 1].gpu_end &&
+		    s->gpu_end > d->steps.v[i - 1].gpu_end)
+			gpu[ng++] = (double)(s->gpu_end - d->steps.v[i - 1].gpu_end) / 1e6;
+	}
+	bool markers = false;
+	if (!ng && d->marks.n && !d->kerns.n) {
+		ng = marker_samples(d, w, gpu);
+		markers = ng > 0;
+	}
+	if (strcmp(r->step_source, "kernels"))
+		summarise(cpu, nc, &r->cpu_median_ms, &r->cpu_p95_ms);
+	summarise(per, np, &r->period_median_ms, &r->period_p95_ms);
+	summarise(gpu, ng, &r->gpu_median_ms, &r->gpu_p95_ms);
+	r->ngpu = (unsigned)ng;
+	r->nperiod = (unsigned)np;
+	double *head = ng ? gpu : np ? per : cpu;
+	size_t nh = ng ? ng : np ? np : nc;
+	snprintf(r->step_basis, sizeof(r->step_basis), "%s",
+	         ng ? "gpu" : np ? "period" : "cpu range");
+	r->step_gpu_from_markers = markers;
+	free(r->step_ms);
+	r->step_ms = malloc((nh ? nh : 1) * sizeof(double));
+	if (r->step_ms)
+		memcpy(r->step_ms, head, nh * sizeof(double));
+	r->nstep_ms = r->step_ms ? (unsigned)nh : 0;
+	summarise(head, nh, &r->step_median_ms, &r->step_p95_ms);
+	r->step_mean_ms = gp_mean(head, nh);
+	r->step_cv = gp_cv(head, nh);
+out:
+	free(cpu);
+	free(per);
+	free(gpu);
+}
+
+void gp_pass_steps(gp_rank_t *r, rank_data_t *d)
+{
+	size_t n = 0;
+	d->steps.n = 0;
+	if (d->steps_from == GP_STEPS_AUTO || d->steps_from == GP_STEPS_NVTX)
+		n = nvtx_steps(r, d);
+	if (!n && (d->steps_from == GP_STEPS_AUTO || d->steps_from == GP_STEPS_PROFILER))
+		n = profiler_steps(r, d);
+	if (!n && (d->steps_from == GP_STEPS_AUTO || d->steps_from == GP_STEPS_KERNELS))
+		n = kernel_steps(r, d);
+	if (!n)
+		return;
+	qsort(d->steps.v, n, sizeof(step_t), cmp_step);
+	unsigned warmup = d->warmup;
+	if (warmup >= n)
+		warmup = n > 1 ? 1 : 0;
+	r->nsteps = (unsigned)n;
+	r->warmup = warmup;
+	r->nsteps_post = (unsigned)(n - warmup);
+	/* the last step the program started, from 0, for findings about how it ended */
+	r->last_step = (unsigned)n - 1;
+	step_timing(r, d);
+	d->win_lo = d->steps.v[warmup].start;
+	d->win_hi = 0;
+	for (size_t i = warmup; i < n; i++)
+		if (d->steps.v[i].end > d->win_hi)
+			d->win_hi = d->steps.v[i].end;
+}
+
+/* Capture windows (GP_EV_CONTROL): CUDA activity exists only while cuda was on, so GPU
+ * statistics cover the longest captured stretch of the post-warm-up steps, and the
+ * per-step figures count the steps inside it. */
+void gp_pass_capture(gp_rank_t *r, rank_data_t *d)
+{
+	d->gpu_lo = d->win_lo;
+	d->gpu_hi = d->win_hi;
+	if (!d->ctrl.n)
+		return;
+	uint64_t lo = d->win_hi ? d->win_lo : d->first_ts;
+	uint64_t hi = d->win_hi ? d->win_hi : d->last_ts;
+	uint64_t best_lo = 0, best_hi = 0, on_since = d->first_ts;
+	bool on = true; /* before the first switch: everything the modes asked for */
+	for (size_t i = 0; i <= d->ctrl.n; i += 2) {
+		bool end = i == d->ctrl.n;
+		uint64_t t = end ? d->last_ts : d->ctrl.v[i];
+		bool now = end ? false : (d->ctrl.v[i + 1] & GP_MODE_CUDA) != 0;
+		if (on && (!now || end)) {
+			uint64_t a = on_since > lo ? on_since : lo, b = t < hi ? t : hi;
+			if (b > a && b - a > best_hi - best_lo)
+				best_lo = a, best_hi = b;
+		}
+		if (!on && now)
+			on_since = t;
+		on = now;
+	}
+	r->capture_window = true;
+	r->captured_steps = 0;
+	if (!best_hi) { /* cuda never on in the steady state: no GPU statistics */
+		d->gpu_lo = d->gpu_hi = 1;
+		return;
+	}
+	d->gpu_lo = best_lo;
+	d->gpu_hi = best_hi;
+	for (size_t i = r->warmup; i < d->steps.n; i++)
+		r->captured_steps +=
+		    d->steps.v[i].start >= best_lo && d->steps.v[i].end <= best_hi;
+}
