@@ -1,48 +1,172 @@
-/* Findings: the seed's diagnostic workflow as rules. Each rule states its threshold, the
- * evidence it saw and the fix the seed recommends; findings are ranked by the share of
- * step time (or device memory) at stake. Thresholds are named constants, documented in
- * doc/report.md. */
+/* Findings: the seed's diagnostic workflow as a table of rules. Each rule looks at every
+ * rank, sizes what a fix would save on it (time per step from the timeline, or bytes),
+ * and reports the rank where that saving is largest, with its threshold, evidence and
+ * the fix the seed recommends. The list comes in tiers: how the job ended first, then
+ * time findings by their saving, then memory findings by theirs; a straggler's effects
+ * on the other ranks (their waits in collectives and synchronisation) follow it, marked
+ * as its effects, instead of standing as advice of their own. Thresholds are named
+ * constants here and documented in doc/report.md. */
 #include "config.h"
 #include "analyze.h"
+#include "stats.h"
 
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 
-#define SYNC_SHARE_MIN          0.05 /* sync stalls >= 5% of the GPU span */
-#define IDLE_HOST_SHARE_MIN     0.20 /* host-side idle >= 20% of the GPU span */
-#define FRAG_SMALL_SHARE        0.50 /* >= 50% of kernels under 10 us ... */
-#define FRAG_BUSY_MAX           0.70 /* ... while the GPU is busy < 70% of the span */
+#define MIN_SAVING_PCT     1.0  /* a time finding must save >= 1 % of the step */
+#define SYNC_MIN_PER_STEP  0.5  /* sync_stall: a blocking call in half the steps ... */
+#define SYNC_MIN_PCT       0.25 /* ... leaving the GPU idle >= 0.25 % of the step: found,
+                                   and sized (a GPU-bound step hides most of its cost) */
+#define IDLE_HOST_PCT      10.0 /* idle_gaps: host waits >= 10 % of the step */
+#define FRAG_SMALL_SHARE   0.50 /* >= 50% of kernels under 10 us ... */
+#define FRAG_BUSY_MAX      0.70 /* ... while the GPU is busy < 70% of the span */
+#define COMM_SHARE_MIN     0.10
+#define COMM_OVERLAP_MAX   0.30
+#define STRAGGLER_EXCESS   0.30 /* own work >= 130 % of the other ranks' (two ranks
+                                   sharing one H200 differed by 21 % with nothing planted) */
+#define HOST_AHEAD_RATIO   0.5  /* the step range's CPU time < half the GPU step */
 #define LEAK_MIN_BYTES_PER_STEP 1024.0
-#define OPT_STATE_SHARE         0.25 /* optimizer state >= 25% of peak device memory */
-#define STRAGGLER_RATIO                                                                            \
-	1.30 /* a rank's median step >= 130% of the job median; two ranks                          \
-	      sharing one H200 differed by 21% with nothing planted */
-#define COMM_SHARE_MIN   0.10
-#define COMM_OVERLAP_MAX 0.30
+#define OPT_STATE_SHARE    0.25 /* optimizer state >= 25% of peak device memory */
 
-static gp_finding_t *add(gp_job_t *job, const char *id, double score)
+/* GPU window of a rank: steps its GPU statistics cover (0: no steps known) */
+static unsigned gsteps(const gp_rank_t *r)
+{
+	return r->capture_window ? r->captured_steps : r->nsteps_post;
+}
+
+/* A rank's time t (ns, over its GPU window) as ms per step and % of its step; without
+ * steps, as a share of the GPU span. The window spans span_ns: that many steps' worth
+ * of the rank's step time (the GPU statistics cover from the first launch of the first
+ * post-warm-up step to the end of the last one's work, one step period less than the
+ * steps counted). */
+static void per_step(const gp_rank_t *r, uint64_t t, double *ms, double *pct)
+{
+	unsigned n = gsteps(r);
+	if (n && r->step_median_ms > 0) {
+		double steps = r->span_ns ? (double)r->span_ns / 1e6 / r->step_median_ms : n;
+		*ms = (double)t / 1e6 / (steps >= 1 ? steps : 1);
+		*pct = 100.0 * *ms / r->step_median_ms;
+	} else {
+		*ms = (double)t / 1e6;
+		*pct = r->span_ns ? 100.0 * (double)t / (double)r->span_ns : 0;
+	}
+}
+
+/* exposed communication: NCCL kernel time not overlapped by compute, per step (ms) */
+static double exposed_comm_ms(const gp_rank_t *r)
+{
+	double ms, pct;
+	per_step(r, r->comm_ns > r->overlap_ns ? r->comm_ns - r->overlap_ns : 0, &ms, &pct);
+	return gsteps(r) ? ms : 0;
+}
+
+typedef struct rule_ctx {
+	gp_job_t *job;
+	const gp_rank_t *straggler;
+} rule_ctx_t;
+
+static gp_finding_t *add(gp_job_t *job, const char *id, int kind, const gp_rank_t *r)
 {
 	if (job->nf == sizeof(job->f) / sizeof(job->f[0]))
 		return NULL;
 	gp_finding_t *f = &job->f[job->nf++];
 	memset(f, 0, sizeof(*f));
 	snprintf(f->id, sizeof(f->id), "%s", id);
-	f->score = score;
+	f->kind = kind;
+	f->rank = r ? r->rank : -1;
 	return f;
 }
 
-static int cmp_f(const void *a, const void *b)
+static gp_finding_t *add_time(gp_job_t *job, const char *id, const gp_rank_t *r, double ms,
+                              double pct)
 {
-	const gp_finding_t *x = a, *y = b;
-	return x->score > y->score ? -1 : x->score < y->score;
+	gp_finding_t *f = add(job, id, GP_F_TIME, r);
+	if (f) {
+		f->saving_ms = ms;
+		f->saving_pct = pct;
+		f->score = pct / 100;
+	}
+	return f;
 }
 
-/* Xid events and uncorrected ECC errors: the hardware, not the program. Ranked first
- * (score 1.0): every other number of that rank is suspect. Corrected ECC errors alone are
- * evidence, not a finding. */
-static void gpu_fault(gp_job_t *job)
+/* ---- how the job ended ---- */
+
+static void rule_outcome(rule_ctx_t *c)
 {
+	gp_job_t *job = c->job;
+	for (unsigned i = 0; i < job->nranks; i++) {
+		const gp_rank_t *r = &job->ranks[i];
+		bool sig = r->has_end && WIFSIGNALED(r->wait_status);
+		int code = r->has_end && WIFEXITED(r->wait_status) ? WEXITSTATUS(r->wait_status) : 0;
+		if (r->has_end && !sig && !code)
+			continue;
+		const char *id = r->oom_calls && (code || sig) ? "cuda_oom"
+		                 : !r->has_end                 ? "incomplete"
+		                 : sig                         ? "killed"
+		                                               : "failed";
+		gp_finding_t *f = add(job, id, GP_F_OUTCOME, r);
+		if (!f)
+			return;
+		f->score = 1;
+		char reached[96];
+		if (r->nsteps)
+			snprintf(reached, sizeof(reached), "after reaching step %u (%u steps begun)",
+			         r->last_step, r->nsteps);
+		else
+			snprintf(reached, sizeof(reached), "before any step was recognised");
+		if (!strcmp(id, "cuda_oom")) {
+			snprintf(f->title, sizeof(f->title),
+			         "Rank %d ran out of device memory (CUDA out of memory) and exited %s",
+			         r->rank, sig ? "on a signal" : "non-zero");
+			snprintf(f->evidence, sizeof(f->evidence),
+			         "%llu device allocation(s) refused for lack of memory, the last at "
+			         "%.3f s%s; the program then %s %d %s; peak device memory %.1f MiB",
+			         (unsigned long long)r->oom_calls, r->oom_t_ns / 1e9,
+			         r->oom_step >= 0 ? " in the last step" : "",
+			         sig ? "died of signal" : "exited with status",
+			         sig ? WTERMSIG(r->wait_status) : code, reached,
+			         r->mem_peak / 1048576.0);
+			snprintf(f->fix, sizeof(f->fix),
+			         "See 'Where the memory goes': the peak's stack and growth per step say "
+			         "what filled the GPU. Reduce the batch or sequence, free what is kept "
+			         "across steps, or use activation checkpointing or sharding.");
+		} else if (!strcmp(id, "incomplete")) {
+			snprintf(f->title, sizeof(f->title),
+			         "Rank %d ended without a record of how (killed with its agent, or "
+			         "salvaged)",
+			         r->rank);
+			snprintf(f->evidence, sizeof(f->evidence),
+			         "the rank file has no end record; what was captured %s is kept",
+			         reached);
+			snprintf(f->fix, sizeof(f->fix),
+			         "Check sacct's State (TIMEOUT, CANCELLED, NODE_FAIL, OUT_OF_MEMORY) for "
+			         "the job; a time limit needs --time or checkpointing.");
+		} else {
+			snprintf(f->title, sizeof(f->title), "Rank %d %s %d", r->rank,
+			         sig ? "was killed by signal" : "exited with status",
+			         sig ? WTERMSIG(r->wait_status) : code);
+			snprintf(f->evidence, sizeof(f->evidence), "the program %s %s",
+			         sig ? "was killed" : "failed", reached);
+			snprintf(f->fix, sizeof(f->fix),
+			         sig && (WTERMSIG(r->wait_status) == SIGTERM ||
+			                 WTERMSIG(r->wait_status) == SIGKILL)
+			             ? "SIGTERM/SIGKILL come from Slurm at the time limit or scancel (see "
+			               "sacct State), or from the kernel's OOM killer (host memory)."
+			             : "Read the task's stderr; the figures below cover the run up to the "
+			               "failure.");
+		}
+		snprintf(f->threshold, sizeof(f->threshold),
+		         "any rank that exits non-zero, dies of a signal or leaves no end record");
+	}
+}
+
+/* Xid events and uncorrected ECC errors: the hardware, not the program. */
+static void rule_gpu_fault(rule_ctx_t *c)
+{
+	gp_job_t *job = c->job;
 	const gp_rank_t *w = NULL;
 	unsigned nbad = 0;
 	for (unsigned i = 0; i < job->nranks; i++) {
@@ -54,8 +178,9 @@ static void gpu_fault(gp_job_t *job)
 			w = r;
 	}
 	gp_finding_t *f;
-	if (!w || !(f = add(job, "gpu_fault", 1.0)))
+	if (!w || !(f = add(job, "gpu_fault", GP_F_OUTCOME, w)))
 		return;
+	f->score = 1;
 	snprintf(f->title, sizeof(f->title), "GPU fault on %s: %s", w->node,
 	         w->nxid ? "Xid error reported by the driver" : "uncorrected ECC errors");
 	snprintf(f->evidence, sizeof(f->evidence),
@@ -74,220 +199,363 @@ static void gpu_fault(gp_job_t *job)
 	         w->node, w->node);
 }
 
-void gp_job_findings(gp_job_t *job)
+/* ---- time: each sized by the GPU idle time (or exposed work) a fix would remove ---- */
+
+/* The straggler: the rank whose own work per step (step time less its exposed waits in
+ * collectives) exceeds the other ranks'. In synchronous data parallelism every rank has
+ * the straggler's step time; the others spend the difference waiting inside NCCL. The
+ * baseline is the median of the other ranks (the other one, of two). */
+static void rule_straggler(rule_ctx_t *c)
 {
-	gp_finding_t *f;
-	/* per-rank rules report the worst rank */
-	const gp_rank_t *wsync = NULL, *widle = NULL, *wfrag = NULL, *wleak = NULL, *wopt = NULL,
-	                *wcomm = NULL;
+	gp_job_t *job = c->job;
+	unsigned n = 0;
+	double *work = calloc(job->nranks ? job->nranks : 1, sizeof(double));
+	double *others = calloc(job->nranks ? job->nranks : 1, sizeof(double));
+	const gp_rank_t *slow = NULL;
+	double excess = 0, base = 0;
+	if (!work || !others)
+		goto out;
 	for (unsigned i = 0; i < job->nranks; i++) {
 		const gp_rank_t *r = &job->ranks[i];
-		double span = (double)r->span_ns;
-		if (span > 0 && r->sync_ns / span >= SYNC_SHARE_MIN &&
-		    (!wsync || r->sync_ns > wsync->sync_ns))
-			wsync = r;
-		if (span > 0 && r->idle_host_ns / span >= IDLE_HOST_SHARE_MIN &&
-		    (!widle || r->idle_host_ns > widle->idle_host_ns))
-			widle = r;
-		if (r->nkernels >= 100 &&
-		    (double)r->small_kernels / r->nkernels >= FRAG_SMALL_SHARE && span > 0 &&
-		    r->busy_ns / span < FRAG_BUSY_MAX && (!wfrag || r->nkernels > wfrag->nkernels))
-			wfrag = r;
-		if (r->mem_growth_per_step >= LEAK_MIN_BYTES_PER_STEP && r->leak_allocs >= 2 &&
-		    (!wleak || r->mem_growth_per_step > wleak->mem_growth_per_step))
-			wleak = r;
-		if (r->mem_peak && (double)r->optimizer_bytes / r->mem_peak >= OPT_STATE_SHARE &&
-		    (!wopt || r->optimizer_bytes > wopt->optimizer_bytes))
-			wopt = r;
-		if (r->compute_ns + r->comm_ns > 0 &&
-		    (double)r->comm_ns / (r->compute_ns + r->comm_ns) >= COMM_SHARE_MIN &&
-		    (double)r->overlap_ns / (r->comm_ns ? r->comm_ns : 1) < COMM_OVERLAP_MAX &&
-		    (!wcomm || r->comm_ns > wcomm->comm_ns))
-			wcomm = r;
+		work[i] = r->nstep_ms ? r->step_median_ms - exposed_comm_ms(r) : -1;
+		n += r->nstep_ms > 0;
 	}
-	if (wsync && (f = add(job, "sync_stall", (double)wsync->sync_ns / wsync->span_ns))) {
-		snprintf(f->title, sizeof(f->title),
-		         "Synchronisation stalls: %.1f%% of GPU time on rank %d",
-		         100.0 * wsync->sync_ns / wsync->span_ns, wsync->rank);
-		snprintf(
-		    f->evidence, sizeof(f->evidence),
-		    "%llu blocking calls (stream/device/event synchronize, blocking device-to-host "
-		    "copies) took %.1f ms; most inside NVTX range '%s' (%.1f ms)",
-		    (unsigned long long)wsync->sync_calls, wsync->sync_ns / 1e6,
-		    wsync->sync_range[0] ? wsync->sync_range : "(none)",
-		    wsync->sync_range_ns / 1e6);
-		snprintf(f->threshold, sizeof(f->threshold), "sync time >= %.0f%% of the GPU span",
-		         SYNC_SHARE_MIN * 100);
-		snprintf(
-		    f->fix, sizeof(f->fix),
-		    "Each blocking read of a GPU value (loss.item(), .cpu(), printing a tensor, "
-		    "'if loss < x') drains the pipeline. Log every N steps or asynchronously "
-		    "(non_blocking copy into pinned memory, read it a step later).");
-	}
-	if (widle && (f = add(job, "idle_gaps", (double)widle->idle_host_ns / widle->span_ns))) {
-		snprintf(f->title, sizeof(f->title),
-		         "GPU idle waiting for the host: %.1f%% of the span on rank %d",
-		         100.0 * widle->idle_host_ns / widle->span_ns, widle->rank);
-		snprintf(
-		    f->evidence, sizeof(f->evidence),
-		    "GPU busy %.1f%%; idle %.1f ms waiting for launches that came after the GPU "
-		    "had finished (host_wait), %.1f ms short gaps, %.1f ms other",
-		    100.0 * widle->busy_ns / widle->span_ns, widle->idle_host_ns / 1e6,
-		    widle->idle_kernel_ns / 1e6, widle->idle_other_ns / 1e6);
-		snprintf(f->threshold, sizeof(f->threshold),
-		         "host_wait idle >= %.0f%% of the GPU span", IDLE_HOST_SHARE_MIN * 100);
-		snprintf(
-		    f->fix, sizeof(f->fix),
-		    "The CPU is the bottleneck between steps: data loading or Python overhead. "
-		    "Prefetch (DataLoader num_workers, pin_memory, prefetch_factor), move "
-		    "preprocessing off the critical path, or overlap it with the GPU.");
-	}
-	if (wfrag && (f = add(job, "fragmentation",
-	                      (double)wfrag->small_kernels / wfrag->nkernels *
-	                          (1.0 - (double)wfrag->busy_ns / wfrag->span_ns)))) {
-		snprintf(f->title, sizeof(f->title),
-		         "Kernel fragmentation: %.0f%% of kernels shorter than 10 us on rank %d",
-		         100.0 * wfrag->small_kernels / wfrag->nkernels, wfrag->rank);
-		snprintf(f->evidence, sizeof(f->evidence),
-		         "%llu kernels, mean %.1f us, %.0f per step; %llu ran shorter than their "
-		         "launch call; median launch latency %.1f us; GPU busy %.1f%%",
-		         (unsigned long long)wfrag->nkernels, wfrag->kernel_mean_us,
-		         wfrag->kernels_per_step, (unsigned long long)wfrag->short_vs_launch,
-		         wfrag->launch_latency_us, 100.0 * wfrag->busy_ns / wfrag->span_ns);
-		snprintf(f->threshold, sizeof(f->threshold),
-		         ">= %.0f%% of kernels < 10 us while GPU busy < %.0f%%",
-		         FRAG_SMALL_SHARE * 100, FRAG_BUSY_MAX * 100);
-		snprintf(f->fix, sizeof(f->fix),
-		         "Launch overhead dominates: fuse the elementwise chain (torch.compile, a "
-		         "fused kernel) or capture the step in a CUDA graph.");
-	}
-	if (wleak && (f = add(job, "memory_leak", 0.5))) {
-		snprintf(f->title, sizeof(f->title),
-		         "Device memory grows %.1f KiB per step on rank %d",
-		         wleak->mem_growth_per_step / 1024.0, wleak->rank);
-		snprintf(f->evidence, sizeof(f->evidence),
-		         "%llu allocations (%.1f MiB) made after warm-up were never freed; most "
-		         "came from: %s",
-		         (unsigned long long)wleak->leak_allocs, wleak->leak_bytes / 1048576.0,
-		         wleak->leak_stack[0] ? wleak->leak_stack
-		                              : "(no stack: run with mode mem)");
-		snprintf(f->threshold, sizeof(f->threshold),
-		         "live device memory grows >= %.0f B per step after warm-up",
-		         LEAK_MIN_BYTES_PER_STEP);
-		snprintf(
-		    f->fix, sizeof(f->fix),
-		    "Something keeps a reference each step (tensors appended to a list, loss kept "
-		    "with its graph, a cache): free it or detach()/item() what you keep. The "
-		    "stack above is where the growing allocations are made.");
-	}
-	if (wopt &&
-	    (f = add(job, "optimizer_state", 0.2 * wopt->optimizer_bytes / wopt->mem_peak))) {
-		snprintf(f->title, sizeof(f->title),
-		         "Optimizer state holds %.0f%% of peak device memory on rank %d",
-		         100.0 * wopt->optimizer_bytes / wopt->mem_peak, wopt->rank);
-		snprintf(f->evidence, sizeof(f->evidence),
-		         "%.1f MiB allocated inside the optimizer step and kept; peak %.1f MiB",
-		         wopt->optimizer_bytes / 1048576.0, wopt->mem_peak / 1048576.0);
-		snprintf(f->threshold, sizeof(f->threshold), "optimizer state >= %.0f%% of peak",
-		         OPT_STATE_SHARE * 100);
-		snprintf(
-		    f->fix, sizeof(f->fix),
-		    "Adam keeps two extra tensors per parameter. Use a fused or lower-precision "
-		    "optimizer (8-bit Adam, bf16 states), or shard optimizer state across ranks "
-		    "(ZeRO/FSDP).");
-	}
-	if (wcomm && (f = add(job, "comm_not_overlapped",
-	                      (double)wcomm->comm_ns / (wcomm->comm_ns + wcomm->compute_ns)))) {
-		snprintf(f->title, sizeof(f->title),
-		         "Communication not overlapped with compute on rank %d", wcomm->rank);
-		snprintf(
-		    f->evidence, sizeof(f->evidence),
-		    "NCCL kernels %.1f ms (%.0f%% of kernel time), overlapped with compute %.1f ms",
-		    wcomm->comm_ns / 1e6,
-		    100.0 * wcomm->comm_ns / (wcomm->comm_ns + wcomm->compute_ns),
-		    wcomm->overlap_ns / 1e6);
-		snprintf(f->threshold, sizeof(f->threshold),
-		         "comm >= %.0f%% and overlap < %.0f%% of comm", COMM_SHARE_MIN * 100,
-		         COMM_OVERLAP_MAX * 100);
-		snprintf(f->fix, sizeof(f->fix),
-		         "Overlap gradient all-reduce with backward (DDP bucketing, "
-		         "bucket_cap_mb), or reduce communication (gradient accumulation, "
-		         "compression).");
-	}
-	/* straggler: a rank whose median step is well above the job median */
-	const gp_rank_t *slow = NULL;
-	unsigned with_steps = 0;
-	for (unsigned i = 0; i < job->nranks; i++)
-		with_steps += job->ranks[i].nstep_ms > 0;
-	for (unsigned i = 0; with_steps >= 2 && i < job->nranks; i++) {
-		const gp_rank_t *r = &job->ranks[i];
-		if (r->nstep_ms && job->step_median_ms > 0 &&
-		    r->step_median_ms >= STRAGGLER_RATIO * job->step_median_ms &&
-		    (!slow || r->step_median_ms > slow->step_median_ms))
-			slow = r;
-	}
-	/* In synchronous data parallelism the others wait for the straggler inside their
-	 * collectives: it is the rank with by far the least NCCL kernel time. */
-	const gp_rank_t *least_comm = NULL;
-	uint64_t comm_med = 0;
-	{
-		uint64_t v[1024];
-		unsigned n = 0;
-		for (unsigned i = 0; i < job->nranks && n < 1024; i++)
-			if (job->ranks[i].comm_ns)
-				v[n++] = job->ranks[i].comm_ns;
-		for (unsigned i = 1; i < n; i++) /* small n: insertion sort */
-			for (unsigned k = i; k > 0 && v[k] < v[k - 1]; k--) {
-				uint64_t t = v[k];
-				v[k] = v[k - 1];
-				v[k - 1] = t;
-			}
-		if (n >= 2) {
-			comm_med = n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-			for (unsigned i = 0; i < job->nranks; i++) {
-				const gp_rank_t *r = &job->ranks[i];
-				if (r->comm_ns && r->comm_ns * 2 < comm_med &&
-				    (comm_med - r->comm_ns) * 20 >= r->span_ns &&
-				    (!least_comm || r->comm_ns < least_comm->comm_ns))
-					least_comm = r;
-			}
+	for (unsigned i = 0; n >= 2 && i < job->nranks; i++) {
+		if (work[i] < 0)
+			continue;
+		unsigned k = 0;
+		for (unsigned j = 0; j < job->nranks; j++)
+			if (j != i && work[j] >= 0)
+				others[k++] = work[j];
+		double b = gp_median(others, k);
+		if (b > 0 && work[i] - b >= STRAGGLER_EXCESS * b && work[i] - b > excess) {
+			excess = work[i] - b;
+			base = b;
+			slow = &job->ranks[i];
 		}
 	}
-	if (!slow && least_comm)
-		slow = least_comm;
-	if (slow &&
-	    (f = add(job, "straggler",
-	             job->step_median_ms > 0 ? slow->step_median_ms / job->step_median_ms - 1.0
-	                                     : 0.3))) {
-		if (slow->step_median_ms >= STRAGGLER_RATIO * job->step_median_ms &&
-		    job->step_median_ms > 0)
-			snprintf(f->title, sizeof(f->title),
-			         "Straggler: rank %d on %s is %.0f%% slower per step", slow->rank,
-			         slow->node,
-			         100.0 * (slow->step_median_ms / job->step_median_ms - 1));
-		else
-			snprintf(f->title, sizeof(f->title),
-			         "Straggler: the other ranks wait for rank %d on %s", slow->rank,
-			         slow->node);
-		int n =
-		    snprintf(f->evidence, sizeof(f->evidence),
-		             "median step %.2f ms on rank %d vs %.2f ms job median over %u ranks",
-		             slow->step_median_ms, slow->rank, job->step_median_ms, with_steps);
-		if (comm_med && n > 0 && (size_t)n < sizeof(f->evidence))
-			snprintf(f->evidence + n, sizeof(f->evidence) - (size_t)n,
-			         "; its NCCL kernels took %.1f ms against a median of %.1f ms: the "
-			         "other "
-			         "ranks wait for it inside their collectives",
-			         slow->comm_ns / 1e6, comm_med / 1e6);
-		snprintf(
-		    f->threshold, sizeof(f->threshold),
-		    "rank median step >= %.0f%% of the job median, or NCCL time < half the median",
-		    STRAGGLER_RATIO * 100);
-		snprintf(
-		    f->fix, sizeof(f->fix),
-		    "Every collective waits for the slowest rank. Look at that rank's node "
-		    "(GPU clocks/throttling in NVML, other jobs), its data shard, or uneven work.");
+	gp_finding_t *f;
+	if (!slow || !(f = add_time(job, "straggler", slow, excess,
+	                            job->step_median_ms > 0 ? 100 * excess / job->step_median_ms
+	                                                    : 0)))
+		goto out;
+	c->straggler = slow;
+	snprintf(f->title, sizeof(f->title),
+	         "Straggler: rank %d on %s does %.0f%% more work per step than the others",
+	         slow->rank, slow->node, 100 * excess / base);
+	snprintf(f->evidence, sizeof(f->evidence),
+	         "rank %d: %.2f ms of its own work per step (%s step %.2f ms, %.2f ms of it "
+	         "exposed communication) against %.2f ms on the other ranks (%u)%s",
+	         slow->rank, slow->step_median_ms - exposed_comm_ms(slow), slow->step_basis,
+	         slow->step_median_ms, exposed_comm_ms(slow), base, n - 1,
+	         slow->comm_ns ? "; the others wait for it inside their collectives" : "");
+	snprintf(f->threshold, sizeof(f->threshold),
+	         "a rank's step time less its exposed communication >= %.0f%% of the other "
+	         "ranks' median",
+	         (1 + STRAGGLER_EXCESS) * 100);
+	snprintf(f->fix, sizeof(f->fix),
+	         "Every collective waits for the slowest rank. Look at that rank's node (GPU "
+	         "clocks and throttling in NVML, other jobs), its data shard, or uneven work.");
+out:
+	free(work);
+	free(others);
+}
+
+static void rule_sync(rule_ctx_t *c)
+{
+	gp_job_t *job = c->job;
+	const gp_rank_t *w = NULL;
+	double best = 0, best_pct = 0;
+	for (unsigned i = 0; i < job->nranks; i++) {
+		const gp_rank_t *r = &job->ranks[i];
+		double ms, pct;
+		per_step(r, r->idle_sync_ns, &ms, &pct);
+		unsigned n = gsteps(r);
+		if (!r->sync_calls || (n && r->sync_calls < SYNC_MIN_PER_STEP * n) ||
+		    pct < SYNC_MIN_PCT || ms <= best)
+			continue;
+		best = ms, best_pct = pct, w = r;
 	}
-	gpu_fault(job);
-	qsort(job->f, job->nf, sizeof(gp_finding_t), cmp_f);
+	gp_finding_t *f;
+	if (!w || !(f = add_time(job, "sync_stall", w, best, best_pct)))
+		return;
+	snprintf(f->title, sizeof(f->title),
+	         "Synchronisation stalls leave the GPU idle: %.2f ms per step (%.1f%%) on rank %d",
+	         best, best_pct, w->rank);
+	snprintf(f->evidence, sizeof(f->evidence),
+	         "%llu blocking calls (stream/device/event synchronize, blocking device-to-host "
+	         "copies) held the host %.1f ms in all, most inside NVTX range '%s'; after they "
+	         "returned the GPU sat idle %.1f ms waiting for the next launch",
+	         (unsigned long long)w->sync_calls, w->sync_ns / 1e6,
+	         w->sync_range[0] ? w->sync_range : "(none)", w->idle_sync_ns / 1e6);
+	snprintf(f->threshold, sizeof(f->threshold),
+	         "a blocking call in >= %.0f%% of steps and GPU idle after them >= %.2g%% of the "
+	         "step",
+	         SYNC_MIN_PER_STEP * 100, SYNC_MIN_PCT);
+	snprintf(f->fix, sizeof(f->fix),
+	         "Each blocking read of a GPU value (loss.item(), .cpu(), printing a tensor, 'if "
+	         "loss < x') drains the pipeline. Log every N steps or asynchronously "
+	         "(non_blocking copy into pinned memory, read it a step later).");
+}
+
+static void rule_idle(rule_ctx_t *c)
+{
+	gp_job_t *job = c->job;
+	const gp_rank_t *w = NULL;
+	double best = 0, best_pct = 0;
+	for (unsigned i = 0; i < job->nranks; i++) {
+		const gp_rank_t *r = &job->ranks[i];
+		double ms, pct;
+		per_step(r, r->idle_host_ns, &ms, &pct);
+		if (pct < IDLE_HOST_PCT || ms <= best)
+			continue;
+		best = ms, best_pct = pct, w = r;
+	}
+	gp_finding_t *f;
+	if (!w || !(f = add_time(job, "idle_gaps", w, best, best_pct)))
+		return;
+	snprintf(f->title, sizeof(f->title),
+	         "GPU idle waiting for the host: %.2f ms per step (%.1f%%) on rank %d", best,
+	         best_pct, w->rank);
+	snprintf(f->evidence, sizeof(f->evidence),
+	         "GPU busy %.1f%% of the steps; idle %.1f ms waiting for launches that came after "
+	         "it had finished (no synchronisation pending), %.1f ms after synchronisation, "
+	         "%.1f ms in gaps under 30 us, %.1f ms other",
+	         w->span_ns ? 100.0 * w->busy_ns / w->span_ns : 0, w->idle_host_ns / 1e6,
+	         w->idle_sync_ns / 1e6, w->idle_kernel_ns / 1e6, w->idle_other_ns / 1e6);
+	snprintf(f->threshold, sizeof(f->threshold), "host-wait idle >= %.0f%% of the step",
+	         IDLE_HOST_PCT);
+	snprintf(f->fix, sizeof(f->fix),
+	         "The CPU is the bottleneck between launches: data loading or Python overhead. "
+	         "Prefetch (DataLoader num_workers, pin_memory, prefetch_factor), move "
+	         "preprocessing off the critical path, or overlap it with the GPU.");
+}
+
+static void rule_frag(rule_ctx_t *c)
+{
+	gp_job_t *job = c->job;
+	const gp_rank_t *w = NULL;
+	double best = 0, best_pct = 0;
+	for (unsigned i = 0; i < job->nranks; i++) {
+		const gp_rank_t *r = &job->ranks[i];
+		double ms, pct;
+		if (r->nkernels < 100 || !r->span_ns ||
+		    (double)r->small_kernels / r->nkernels < FRAG_SMALL_SHARE ||
+		    (double)r->busy_ns / r->span_ns >= FRAG_BUSY_MAX)
+			continue;
+		per_step(r, r->idle_kernel_ns, &ms, &pct);
+		if (pct < MIN_SAVING_PCT || ms <= best)
+			continue;
+		best = ms, best_pct = pct, w = r;
+	}
+	gp_finding_t *f;
+	if (!w || !(f = add_time(job, "fragmentation", w, best, best_pct)))
+		return;
+	snprintf(f->title, sizeof(f->title),
+	         "Kernel fragmentation: %.0f%% of kernels shorter than 10 us on rank %d; %.2f ms "
+	         "per step (%.1f%%) lost between them",
+	         100.0 * w->small_kernels / w->nkernels, w->rank, best, best_pct);
+	snprintf(f->evidence, sizeof(f->evidence),
+	         "%llu kernels, mean %.1f us, %.0f per step; %llu ran shorter than their launch "
+	         "call; median launch latency %.1f us; GPU busy %.1f%%; gaps under 30 us between "
+	         "kernels %.1f ms",
+	         (unsigned long long)w->nkernels, w->kernel_mean_us, w->kernels_per_step,
+	         (unsigned long long)w->short_vs_launch, w->launch_latency_us,
+	         100.0 * w->busy_ns / w->span_ns, w->idle_kernel_ns / 1e6);
+	snprintf(f->threshold, sizeof(f->threshold),
+	         ">= %.0f%% of kernels < 10 us while GPU busy < %.0f%%, gaps >= %.0f%% of the step",
+	         FRAG_SMALL_SHARE * 100, FRAG_BUSY_MAX * 100, MIN_SAVING_PCT);
+	snprintf(f->fix, sizeof(f->fix),
+	         "Launch overhead dominates: fuse the elementwise chain (torch.compile, a fused "
+	         "kernel) or capture the step in a CUDA graph.");
+}
+
+static void rule_comm(rule_ctx_t *c)
+{
+	gp_job_t *job = c->job;
+	const gp_rank_t *w = NULL;
+	double best = 0, best_pct = 0;
+	for (unsigned i = 0; i < job->nranks; i++) {
+		const gp_rank_t *r = &job->ranks[i];
+		if (r->compute_ns + r->comm_ns == 0 ||
+		    (double)r->comm_ns / (r->compute_ns + r->comm_ns) < COMM_SHARE_MIN ||
+		    (double)r->overlap_ns / (r->comm_ns ? r->comm_ns : 1) >= COMM_OVERLAP_MAX)
+			continue;
+		double ms, pct;
+		per_step(r, r->comm_ns - (r->overlap_ns < r->comm_ns ? r->overlap_ns : r->comm_ns),
+		         &ms, &pct);
+		if (pct < MIN_SAVING_PCT || ms <= best)
+			continue;
+		best = ms, best_pct = pct, w = r;
+	}
+	gp_finding_t *f;
+	if (!w || !(f = add_time(job, "comm_not_overlapped", w, best, best_pct)))
+		return;
+	snprintf(f->title, sizeof(f->title),
+	         "Communication not overlapped with compute on rank %d: %.2f ms per step (%.1f%%)",
+	         w->rank, best, best_pct);
+	snprintf(f->evidence, sizeof(f->evidence),
+	         "NCCL kernels %.1f ms (%.0f%% of kernel time), overlapped with compute %.1f ms",
+	         w->comm_ns / 1e6, 100.0 * w->comm_ns / (w->comm_ns + w->compute_ns),
+	         w->overlap_ns / 1e6);
+	snprintf(f->threshold, sizeof(f->threshold), "comm >= %.0f%% and overlap < %.0f%% of comm",
+	         COMM_SHARE_MIN * 100, COMM_OVERLAP_MAX * 100);
+	snprintf(f->fix, sizeof(f->fix),
+	         "Overlap gradient all-reduce with backward (DDP bucketing, bucket_cap_mb), or "
+	         "reduce communication (gradient accumulation, compression).");
+}
+
+/* The host runs ahead: the step range closes long before its GPU work does, so timing
+ * the range (or any host timer without synchronisation) measures launches. Not a cost:
+ * a warning about measurements, ranked after the time findings. */
+static void rule_host_ahead(rule_ctx_t *c)
+{
+	gp_job_t *job = c->job;
+	const gp_rank_t *w = NULL;
+	for (unsigned i = 0; i < job->nranks; i++) {
+		const gp_rank_t *r = &job->ranks[i];
+		if (strcmp(r->step_basis, "gpu") || r->cpu_median_ms <= 0 ||
+		    r->cpu_median_ms >= HOST_AHEAD_RATIO * r->step_median_ms)
+			continue;
+		if (!w || r->cpu_median_ms / r->step_median_ms < w->cpu_median_ms / w->step_median_ms)
+			w = r;
+	}
+	gp_finding_t *f;
+	if (!w || !(f = add_time(job, "host_ahead", w, 0, 0)))
+		return;
+	snprintf(f->title, sizeof(f->title),
+	         "The host runs ahead of the GPU on rank %d: the step range takes %.2f ms of CPU "
+	         "time, the GPU %.2f ms per step",
+	         w->rank, w->cpu_median_ms, w->step_median_ms);
+	snprintf(f->evidence, sizeof(f->evidence),
+	         "median CPU time inside '%s' %.3f ms; GPU step %.3f ms (%s)", w->step_name,
+	         w->cpu_median_ms, w->step_median_ms,
+	         w->step_gpu_from_markers ? "from step completion markers"
+	                                  : "completion of the step's last GPU work to the next");
+	snprintf(f->threshold, sizeof(f->threshold), "CPU range < %.0f%% of the GPU step",
+	         HOST_AHEAD_RATIO * 100);
+	snprintf(f->fix, sizeof(f->fix),
+	         "Nothing to fix in the program: the GPU is the bottleneck. Time steps with "
+	         "torch.cuda.synchronize() or CUDA events, not a host timer around the step "
+	         "(this report already does).");
+}
+
+/* ---- memory ---- */
+
+static void rule_leak(rule_ctx_t *c)
+{
+	gp_job_t *job = c->job;
+	const gp_rank_t *w = NULL;
+	for (unsigned i = 0; i < job->nranks; i++) {
+		const gp_rank_t *r = &job->ranks[i];
+		if (r->mem_growth_per_step >= LEAK_MIN_BYTES_PER_STEP && r->leak_allocs >= 2 &&
+		    (!w || r->leak_bytes > w->leak_bytes))
+			w = r;
+	}
+	gp_finding_t *f;
+	if (!w || !(f = add(job, "memory_leak", GP_F_MEMORY, w)))
+		return;
+	f->saving_bytes = (double)w->leak_bytes;
+	f->score = w->mem_peak ? (double)w->leak_bytes / w->mem_peak : 0;
+	snprintf(f->title, sizeof(f->title), "Device memory grows %.1f KiB per step on rank %d",
+	         w->mem_growth_per_step / 1024.0, w->rank);
+	snprintf(f->evidence, sizeof(f->evidence),
+	         "%llu allocations (%.1f MiB, %.0f%% of the peak) made after warm-up were never "
+	         "freed; most came from: %s",
+	         (unsigned long long)w->leak_allocs, w->leak_bytes / 1048576.0, 100 * f->score,
+	         w->leak_stack[0] ? w->leak_stack : "(no stack: run with mode mem)");
+	snprintf(f->threshold, sizeof(f->threshold),
+	         "live device memory grows >= %.0f B per step after warm-up",
+	         LEAK_MIN_BYTES_PER_STEP);
+	snprintf(f->fix, sizeof(f->fix),
+	         "Something keeps a reference each step (tensors appended to a list, loss kept "
+	         "with its graph, a cache): free it or detach()/item() what you keep. The stack "
+	         "above is where the growing allocations are made.");
+}
+
+static void rule_optimizer(rule_ctx_t *c)
+{
+	gp_job_t *job = c->job;
+	const gp_rank_t *w = NULL;
+	for (unsigned i = 0; i < job->nranks; i++) {
+		const gp_rank_t *r = &job->ranks[i];
+		if (r->mem_peak && (double)r->optimizer_bytes / r->mem_peak >= OPT_STATE_SHARE &&
+		    (!w || r->optimizer_bytes > w->optimizer_bytes))
+			w = r;
+	}
+	gp_finding_t *f;
+	if (!w || !(f = add(job, "optimizer_state", GP_F_MEMORY, w)))
+		return;
+	f->saving_bytes = w->optimizer_bytes / 2.0; /* bf16 states, or 2-way sharding */
+	f->score = (double)w->optimizer_bytes / w->mem_peak;
+	snprintf(f->title, sizeof(f->title),
+	         "Optimizer state holds %.0f%% of peak device memory on rank %d",
+	         100.0 * w->optimizer_bytes / w->mem_peak, w->rank);
+	snprintf(f->evidence, sizeof(f->evidence),
+	         "%.1f MiB allocated in the first optimizer step and still held at the last step; "
+	         "peak %.1f MiB; bf16 states or sharding over 2 ranks would free about %.1f MiB",
+	         w->optimizer_bytes / 1048576.0, w->mem_peak / 1048576.0,
+	         f->saving_bytes / 1048576.0);
+	snprintf(f->threshold, sizeof(f->threshold), "optimizer state >= %.0f%% of peak",
+	         OPT_STATE_SHARE * 100);
+	snprintf(f->fix, sizeof(f->fix),
+	         "Adam keeps two extra tensors per parameter. Use a fused or lower-precision "
+	         "optimizer (8-bit Adam, bf16 states), or shard optimizer state across ranks "
+	         "(ZeRO/FSDP).");
+}
+
+/* The table: run in this order (the straggler first: the rules after it know it). */
+static const struct rule {
+	const char *id;
+	void (*run)(rule_ctx_t *c);
+} rules[] = {
+    {"outcome", rule_outcome},   {"gpu_fault", rule_gpu_fault},
+    {"straggler", rule_straggler}, {"sync_stall", rule_sync},
+    {"idle_gaps", rule_idle},    {"fragmentation", rule_frag},
+    {"comm_not_overlapped", rule_comm}, {"host_ahead", rule_host_ahead},
+    {"memory_leak", rule_leak},  {"optimizer_state", rule_optimizer},
+};
+
+static int cmp_f(const void *a, const void *b)
+{
+	const gp_finding_t *x = a, *y = b;
+	if (x->kind != y->kind)
+		return x->kind - y->kind;
+	/* a straggler explains the others' waits: it leads the time findings */
+	if (!strcmp(x->id, "straggler") != !strcmp(y->id, "straggler"))
+		return strcmp(x->id, "straggler") ? 1 : -1;
+	return x->score > y->score ? -1 : x->score < y->score;
+}
+
+void gp_job_findings(gp_job_t *job)
+{
+	rule_ctx_t c = {.job = job};
+	for (size_t i = 0; i < sizeof(rules) / sizeof(rules[0]); i++)
+		rules[i].run(&c);
+	/* a straggler explains the other ranks' waits: their communication, synchronisation
+	 * and idle findings are its effects, listed right after it */
+	for (unsigned i = 0; c.straggler && i < job->nf; i++) {
+		gp_finding_t *f = &job->f[i];
+		if (f->kind == GP_F_TIME && f->rank != c.straggler->rank &&
+		    (!strcmp(f->id, "comm_not_overlapped") || !strcmp(f->id, "sync_stall") ||
+		     !strcmp(f->id, "idle_gaps")))
+			snprintf(f->effect_of, sizeof(f->effect_of), "straggler");
+	}
+	if (job->nf)
+		qsort(job->f, job->nf, sizeof(gp_finding_t), cmp_f);
+	/* each effect right after its cause, in rank order among themselves */
+	gp_finding_t out[sizeof(job->f) / sizeof(job->f[0])];
+	unsigned n = 0;
+	for (unsigned i = 0; i < job->nf; i++) {
+		if (job->f[i].effect_of[0])
+			continue;
+		out[n++] = job->f[i];
+		if (strcmp(job->f[i].id, "straggler"))
+			continue;
+		for (unsigned j = 0; j < job->nf; j++)
+			if (!strcmp(job->f[j].effect_of, "straggler"))
+				out[n++] = job->f[j];
+	}
+	memcpy(job->f, out, n * sizeof(gp_finding_t));
+	job->nf = n;
 }

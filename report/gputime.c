@@ -3,10 +3,10 @@
  * follow the seed text and HTA: busy = union of kernel, memcpy and memset intervals;
  * idle = span - busy, each gap put in one class by what the host was doing when the GPU
  * ran dry:
- *   kernel_wait  gaps under 30 us: launch overhead between back-to-back work;
  *   sync         the next launch came after the GPU finished, and the host was blocked
  *                in a synchronising call when it did (the host had drained the queue
  *                and then had to refill it: the cost of that synchronisation);
+ *   kernel_wait  other gaps under 30 us: launch overhead between back-to-back work;
  *   host_wait    the next launch came after the GPU finished, no synchronisation (data
  *                loading, Python, a slow host);
  *   other        the work was launched in time but started late (dependencies,
@@ -123,10 +123,10 @@ void gp_pass_gpu(gp_rank_t *r, rank_data_t *d)
 			uint64_t gap = k->start - cur_e;
 			const api_t *a = gp_rd_launch(d, k);
 			r->busy_ns += cur_e - cur_s;
-			if (gap < KERNEL_WAIT_NS)
-				r->idle_kernel_ns += gap;
-			else if (a && a->start >= cur_e && blocked_at(syncs.v, syncs.n, cur_e))
+			if (a && a->start >= cur_e && blocked_at(syncs.v, syncs.n, cur_e))
 				r->idle_sync_ns += gap;
+			else if (gap < KERNEL_WAIT_NS)
+				r->idle_kernel_ns += gap;
 			else if (a && a->start >= cur_e)
 				r->idle_host_ns += gap;
 			else

@@ -9,10 +9,12 @@
 #include "ranks.h"
 #include "ring.h"
 #include "spool.h"
+#include "stats.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,7 +35,8 @@ static int usage(FILE *f)
 	    "       gpuprof export --format=chrome|memviz|html [--ranks=LIST] [--max-events=N]\n"
 	    "                      [--window=FROM:TO] --output=FILE JOBDIR\n"
 	    "       gpuprof salvage [--job=ID] [--spool=ROOT] [--into=DIR] [SPOOLDIR...]\n"
-	    "       gpuprof diff JOBDIR_A JOBDIR_B\n"
+	    "       gpuprof diff [--threshold=PCT] [--alpha=P] [--fail-on-regression]\n"
+	    "                    JOBDIR_A JOBDIR_B\n"
 	    "       gpuprof dump [--events] [--strings] RANKFILE\n"
 	    "modes:\n%s",
 	    gp_modes_help());
@@ -544,42 +547,116 @@ static int cmd_dump(int argc, char **argv)
 	return 0;
 }
 
+/* All ranks' post-warm-up step samples of a job (each rank's headline basis). */
+static double *job_samples(const gp_job_t *j, size_t *n)
+{
+	size_t tot = 0, k = 0;
+	for (unsigned i = 0; i < j->nranks; i++)
+		tot += j->ranks[i].nstep_ms;
+	double *v = malloc((tot ? tot : 1) * sizeof(double));
+	for (unsigned i = 0; v && i < j->nranks; i++)
+		for (unsigned s = 0; s < j->ranks[i].nstep_ms; s++)
+			v[k++] = j->ranks[i].step_ms[s];
+	*n = v ? k : 0;
+	return v;
+}
+
+static unsigned job_steps(const gp_job_t *j)
+{
+	unsigned n = 0;
+	for (unsigned i = 0; i < j->nranks; i++)
+		n += j->ranks[i].capture_window ? j->ranks[i].captured_steps : j->ranks[i].nsteps_post;
+	return n;
+}
+
+/* gpuprof diff A B: is B slower than A beyond noise? Per-step samples of both jobs are
+ * compared with a Mann-Whitney test; a change is a regression only when it is both
+ * significant (p < --alpha) and larger than --threshold on the median. Kernel time is
+ * compared per step, so runs of different lengths compare. */
 static int cmd_diff(int argc, char **argv)
 {
 	gp_job_t a, b;
 	char err[512];
-	if (argc != 3)
+	const char *pa_dir = NULL, *pb_dir = NULL;
+	double thr = 5, alpha = 0.01;
+	bool fail = false;
+	for (int i = 1; i < argc; i++) {
+		const char *v;
+		char *end;
+		if ((v = opt(argc, argv, &i, "--threshold"))) {
+			thr = strtod(v, &end);
+			if (*end || thr < 0)
+				return gp_err("diff: --threshold: '%s' (a percentage, e.g. 5)", v), 2;
+		} else if ((v = opt(argc, argv, &i, "--alpha"))) {
+			alpha = strtod(v, &end);
+			if (*end || alpha <= 0 || alpha >= 1)
+				return gp_err("diff: --alpha: '%s' (a p-value, e.g. 0.01)", v), 2;
+		} else if (!strcmp(argv[i], "--fail-on-regression"))
+			fail = true;
+		else if (argv[i][0] == '-')
+			return gp_err("diff: unknown option '%s'", argv[i]), 2;
+		else if (!pa_dir)
+			pa_dir = argv[i];
+		else if (!pb_dir)
+			pb_dir = argv[i];
+		else
+			return gp_err("diff: one job A and one job B, not '%s' too", argv[i]), 2;
+	}
+	if (!pb_dir)
 		return usage(stderr);
-	if (gp_job_load(&a, argv[1], NULL, NULL, err, sizeof(err)) < 0)
+	if (gp_job_load(&a, pa_dir, NULL, NULL, err, sizeof(err)) < 0)
 		return gp_err("diff: %s", err), 1;
-	if (gp_job_load(&b, argv[2], NULL, NULL, err, sizeof(err)) < 0) {
+	if (gp_job_load(&b, pb_dir, NULL, NULL, err, sizeof(err)) < 0) {
 		gp_job_free(&a);
 		return gp_err("diff: %s", err), 1;
 	}
 	gp_job_findings(&a);
 	gp_job_findings(&b);
+	bool regress = false;
+	size_t na, nb;
+	double *sa = job_samples(&a, &na), *sb = job_samples(&b, &nb), eff = 0.5;
+	double p = gp_mann_whitney(sa, na, sb, nb, &eff);
+	double ma = gp_median(sa, na), mb = gp_median(sb, nb);
+	double ds = ma > 0 ? 100 * (mb / ma - 1) : 0;
+	bool sig = p < alpha, big = fabs(ds) >= thr;
+	const char *verdict = !na || !nb      ? "no steps to compare"
+	                      : sig && big && ds > 0 ? "REGRESSION"
+	                      : sig && big           ? "improvement"
+	                      : sig                  ? "significant, below the threshold"
+	                                             : "within noise";
+	regress |= sig && big && ds > 0;
+	printf("%-28s %14s %14s %9s\n", "", "A", "B", "change");
+	printf("%-28s %14.3f %14.3f %+8.1f%%  %s\n", "median step ms", ma, mb, ds, verdict);
+	printf("%-28s %14s %14s\n", "  measured as", a.step_basis[0] ? a.step_basis : "-",
+	       b.step_basis[0] ? b.step_basis : "-");
+	printf("%-28s %14zu %14zu   Mann-Whitney p=%.3g, P(B step > A step)=%.2f\n",
+	       "  step samples (all ranks)", na, nb, p, eff);
+	if (strcmp(a.step_basis, b.step_basis))
+		printf("  note: A and B measure steps differently (%s vs %s): compare with care\n",
+		       a.step_basis, b.step_basis);
+	free(sa);
+	free(sb);
 	uint64_t pa = 0, pb = 0;
 	for (unsigned i = 0; i < a.nranks; i++)
 		pa = a.ranks[i].mem_peak > pa ? a.ranks[i].mem_peak : pa;
 	for (unsigned i = 0; i < b.nranks; i++)
 		pb = b.ranks[i].mem_peak > pb ? b.ranks[i].mem_peak : pb;
-	double ds = a.step_median_ms > 0 ? b.step_median_ms / a.step_median_ms - 1 : 0;
-	printf("%-28s %14s %14s %9s\n", "", "A", "B", "change");
-	printf("%-28s %14.3f %14.3f %+8.1f%%%s\n", "median step ms", a.step_median_ms,
-	       b.step_median_ms, 100 * ds, ds > 0.05 ? "  REGRESSION" : "");
+	double dm = pa ? 100.0 * ((double)pb / pa - 1) : 0;
 	printf("%-28s %14.1f %14.1f %+8.1f%%%s\n", "peak device MiB", pa / 1048576.0,
-	       pb / 1048576.0, pa ? 100.0 * ((double)pb / pa - 1) : 0,
-	       pb > pa * 1.05 ? "  REGRESSION" : "");
-	printf("\ntop kernels (total ms):\n");
-	for (unsigned i = 0; i < b.nk && i < 10; i++) {
+	       pb / 1048576.0, dm, dm >= thr ? "  REGRESSION" : "");
+	regress |= dm >= thr;
+	unsigned sta = job_steps(&a), stb = job_steps(&b);
+	printf("\ntop kernels (GPU ms per step, %u and %u steps):\n", sta, stb);
+	for (unsigned i = 0; sta && stb && i < b.nk && i < 10; i++) {
 		uint64_t ta = 0;
 		for (unsigned j = 0; j < a.nk; j++)
 			if (!strcmp(a.k[j].name, b.k[i].name))
 				ta = a.k[j].total;
-		printf("  %-60.60s %10.3f %10.3f%s\n", b.k[i].name, ta / 1e6, b.k[i].total / 1e6,
-		       ta && b.k[i].total > ta * 1.1 ? "  REGRESSION"
-		       : ta                          ? ""
-		                                     : "  NEW");
+		double pa_ms = ta / 1e6 / sta, pb_ms = b.k[i].total / 1e6 / stb;
+		printf("  %-60.60s %10.3f %10.3f%s\n", b.k[i].name, pa_ms, pb_ms,
+		       ta && pb_ms > pa_ms * (1 + thr / 100) ? "  slower"
+		       : ta                                   ? ""
+		                                              : "  NEW");
 	}
 	printf("\nfindings:\n");
 	for (unsigned i = 0; i < b.nf; i++) {
@@ -595,9 +672,11 @@ static int cmd_diff(int argc, char **argv)
 		if (!still)
 			printf("  %-22s %s\n", a.f[j].id, "gone in B");
 	}
+	printf("\nverdict: %s (regression: p < %g and a change of %g%% or more)\n",
+	       regress ? "REGRESSION" : "no regression", alpha, thr);
 	gp_job_free(&a);
 	gp_job_free(&b);
-	return 0;
+	return fail && regress ? 3 : 0;
 }
 
 int main(int argc, char **argv)

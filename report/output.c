@@ -123,31 +123,47 @@ void gp_report_text(const gp_job_t *job, FILE *out)
 		fprintf(out, "  none: no rule fired (see thresholds in doc/report.md)\n");
 	for (unsigned i = 0; i < job->nf; i++) {
 		const gp_finding_t *f = &job->f[i];
-		fprintf(out, "%u. [%s] %s\n   evidence:  %s\n   threshold: %s\n   fix:       %s\n",
-		        i + 1, f->id, f->title, f->evidence, f->threshold, f->fix);
+		char sav[128] = "";
+		if (f->kind == GP_F_TIME && f->saving_ms > 0)
+			snprintf(sav, sizeof(sav), "   saving:    about %.2f ms per step (%.1f%% of the step)\n",
+			         f->saving_ms, f->saving_pct);
+		else if (f->kind == GP_F_MEMORY && f->saving_bytes > 0)
+			snprintf(sav, sizeof(sav), "   saving:    about %.1f MiB of device memory\n",
+			         f->saving_bytes / 1048576.0);
+		fprintf(out, "%u. [%s] %s%s%s%s\n%s   evidence:  %s\n   threshold: %s\n   fix:       %s\n",
+		        i + 1, f->id, f->effect_of[0] ? "(effect of the " : "", f->effect_of,
+		        f->effect_of[0] ? ") " : "", f->title, sav, f->evidence, f->threshold,
+		        f->fix);
 	}
 	fprintf(out, "\n== How slow ==\n");
-	fprintf(out, "%-8s %-10s %-12s %9s %7s %6s %10s %10s %10s %6s\n", "rank", "node", "outcome",
-	        "wall s", "steps", "warm", "mean ms", "median ms", "p95 ms", "CV");
+	fprintf(out, "%-8s %-10s %-12s %9s %6s %5s %-7s %9s %9s %9s %6s %9s %9s\n", "rank",
+	        "node", "outcome", "wall s", "steps", "warm", "basis", "median ms", "p95 ms",
+	        "mean ms", "CV", "period ms", "CPU ms");
 	for (unsigned i = 0; i < job->nranks; i++) {
 		const gp_rank_t *r = &job->ranks[i];
-		fprintf(out, "%-8s %-10.10s %-12s %9.2f %7u %6u %10.3f %10.3f %10.3f %6.3f\n",
-		        label(job, r), r->node, exit_text(r, b, sizeof(b)), r->wall_ns / 1e9,
-		        r->nsteps, r->warmup, r->step_mean_ms, r->step_median_ms, r->step_p95_ms,
-		        r->step_cv);
-	}
-	if (job->nranks && job->ranks[0].step_name[0] &&
-	    !strcmp(job->ranks[0].step_name, "cudaProfilerStart/Stop"))
 		fprintf(out,
-		        "steps: cudaProfilerStart/Stop windows (no repeated NVTX range); warm-up "
-		        "steps excluded; job median %.3f ms\n",
-		        job->step_median_ms);
-	else if (job->nranks && job->ranks[0].step_name[0])
-		fprintf(out, "steps: NVTX range '%s'; warm-up steps excluded; job median %.3f ms\n",
-		        job->ranks[0].step_name, job->step_median_ms);
-	else
-		fprintf(out, "steps: no repeated outermost NVTX range found (mode nvtx or timing "
-		             "marks steps; GPUPROF_STEP_RANGE names one)\n");
+		        "%-8s %-10.10s %-12s %9.2f %6u %5u %-7.7s %9.3f %9.3f %9.3f %6.3f %9.3f %9.3f\n",
+		        label(job, r), r->node, exit_text(r, b, sizeof(b)), r->wall_ns / 1e9,
+		        r->nsteps, r->warmup, r->step_basis[0] ? r->step_basis : "-",
+		        r->step_median_ms, r->step_p95_ms, r->step_mean_ms, r->step_cv,
+		        r->period_median_ms, r->cpu_median_ms);
+	}
+	if (job->nranks && job->ranks[0].step_source[0]) {
+		const gp_rank_t *r0 = &job->ranks[0];
+		fprintf(out, "steps: %s; warm-up steps excluded; job median %.3f ms (%s)\n",
+		        r0->step_how, job->step_median_ms, job->step_basis);
+		fprintf(out,
+		        "basis: gpu = completion of a step's last GPU work to the next step's%s; "
+		        "period = step start to next step start (the host's view); CPU = time inside "
+		        "the step range, which measures launches when the host runs ahead\n",
+		        r0->step_gpu_from_markers ? " (step completion markers: CUDA events at "
+		                                    "the end of each step range)"
+		                                  : "");
+	} else
+		fprintf(out, "steps: none found: no repeated outermost NVTX range, no "
+		             "cudaProfilerStart/Stop windows, and no repeating sequence of GPU launches "
+		             "(mode cuda finds steps without annotations; GPUPROF_STEP_RANGE names a "
+		             "range)\n");
 
 	fprintf(out, "\n== Where the time goes ==\n");
 	uint64_t any_gpu = 0, any_mem = 0;
@@ -158,19 +174,26 @@ void gp_report_text(const gp_job_t *job, FILE *out)
 	if (!any_gpu)
 		fprintf(out, "no CUDA activity recorded (no GPU, no CUDA in the program, or modes "
 		             "without cuda)\n");
-	fprintf(out, "%-8s %8s %8s %9s %9s %9s %8s %8s %8s %9s\n", "rank", "kernels", "busy%",
-	        "hostwait%", "kernwait%", "other%", "comm%", "overlap%", "sync ms", "launch us");
+	fprintf(out, "%-8s %8s %8s %9s %8s %9s %8s %8s %8s %8s %9s\n", "rank", "kernels", "busy%",
+	        "hostwait%", "syncidle%", "kernwait%", "other%", "comm%", "overlap%", "sync ms",
+	        "launch us");
 	for (unsigned i = 0; i < job->nranks; i++) {
 		const gp_rank_t *r = &job->ranks[i];
-		fprintf(out, "%-8s %8llu %8.1f %9.1f %9.1f %9.1f %8.1f %8.1f %8.2f %9.1f\n",
+		fprintf(out, "%-8s %8llu %8.1f %9.1f %8.1f %9.1f %8.1f %8.1f %8.1f %8.2f %9.1f\n",
 		        label(job, r), (unsigned long long)r->nkernels, pct(r->busy_ns, r->span_ns),
-		        pct(r->idle_host_ns, r->span_ns), pct(r->idle_kernel_ns, r->span_ns),
-		        pct(r->idle_other_ns, r->span_ns),
+		        pct(r->idle_host_ns, r->span_ns), pct(r->idle_sync_ns, r->span_ns),
+		        pct(r->idle_kernel_ns, r->span_ns), pct(r->idle_other_ns, r->span_ns),
 		        pct(r->comm_ns, r->comm_ns + r->compute_ns), pct(r->overlap_ns, r->comm_ns),
 		        r->sync_ns / 1e6, r->launch_latency_us);
 	}
 	for (unsigned i = 0; i < job->nranks; i++) {
 		const gp_rank_t *r = &job->ranks[i];
+		if (r->kernels_other_thread)
+			fprintf(out,
+			        "rank %s: %llu kernels launched by threads without a range of their own "
+			        "(PyTorch's autograd threads) count in the ranges open on the steps' "
+			        "thread\n",
+			        label(job, r), (unsigned long long)r->kernels_other_thread);
 		if (r->capture_window)
 			fprintf(
 			    out,
@@ -253,7 +276,7 @@ void gp_report_text(const gp_job_t *job, FILE *out)
 		const gp_rank_t *r = &job->ranks[i];
 		if (!r->has_end || r->truncated || r->corrupt_chunks || r->drops_ring ||
 		    r->drops_cupti || r->drops_table || r->drops_cap || r->yielded[0] ||
-		    strcmp(r->wrapped, "agent")) {
+		    strcmp(r->wrapped, "agent") || r->nvtx_cuda_tids_unrelated) {
 			incomplete++;
 			fprintf(
 			    out,
@@ -266,7 +289,13 @@ void gp_report_text(const gp_job_t *job, FILE *out)
 			    (unsigned long long)r->drops_ring, (unsigned long long)r->drops_cupti,
 			    (unsigned long long)r->drops_table, (unsigned long long)r->drops_cap,
 			    (unsigned long long)r->corrupt_chunks,
-			    r->yielded[0] ? "; yielded: " : "", r->yielded, "", "");
+			    r->yielded[0] ? "; yielded: " : "", r->yielded,
+			    r->nvtx_cuda_tids_unrelated
+			        ? "; NVTX and CUDA API records name threads differently (an older "
+			          "collector): GPU work is matched to ranges by time on the steps' "
+			          "thread"
+			        : "",
+			    "");
 		}
 	}
 	if (job->ntasks_expected > job->nranks)
@@ -290,9 +319,11 @@ void gp_report_summary_line(const gp_job_t *job, char *buf, size_t len)
 			peak = job->ranks[i].mem_peak;
 	}
 	snprintf(buf, len,
-	         "gpuprof: ranks=%u busy=%.0f%% idle=%.0f%% peak=%.1fGiB step=%.2fms top=%s dir=%s",
+	         "gpuprof: ranks=%u busy=%.0f%% idle=%.0f%% peak=%.1fGiB step=%.2fms(%s) top=%s "
+	         "dir=%s",
 	         job->nranks, pct(busy, span), pct(idle, span), peak / 1073741824.0,
-	         job->step_median_ms, job->nf ? job->f[0].id : "none", job->dir);
+	         job->step_median_ms, job->step_basis[0] ? job->step_basis : "none",
+	         job->nf ? job->f[0].id : "none", job->dir);
 }
 
 void gp_report_json(const gp_job_t *job, FILE *out)
@@ -311,7 +342,16 @@ void gp_report_json(const gp_job_t *job, FILE *out)
 		const gp_finding_t *f = &job->f[i];
 		fprintf(out, "%s\n    {\"id\": ", i ? "," : "");
 		gp_json_str(out, f->id);
-		fprintf(out, ", \"score\": %.4f, \"title\": ", f->score);
+		fprintf(out,
+		        ", \"kind\": \"%s\", \"rank\": %d, \"score\": %.4f, \"saving_ms\": %.4f, "
+		        "\"saving_pct\": %.2f, \"saving_bytes\": %.0f, \"effect_of\": ",
+		        f->kind == GP_F_OUTCOME ? "outcome" : f->kind == GP_F_TIME ? "time" : "memory",
+		        f->rank, f->score, f->saving_ms, f->saving_pct, f->saving_bytes);
+		if (f->effect_of[0])
+			gp_json_str(out, f->effect_of);
+		else
+			fputs("null", out);
+		fprintf(out, ", \"title\": ");
 		gp_json_str(out, f->title);
 		fprintf(out, ", \"evidence\": ");
 		gp_json_str(out, f->evidence);
@@ -361,20 +401,23 @@ void gp_report_json(const gp_job_t *job, FILE *out)
 		    "]},\n     \"gpu\": {\"kernels_total\": %llu, \"kernels_in_steps\": %llu, "
 		    "\"kernels\": %llu, \"memcpy\": %llu, \"memset\": %llu, "
 		    "\"span_ns\": %llu, \"busy_ns\": %llu, \"idle_host_wait_ns\": %llu, "
-		    "\"idle_kernel_wait_ns\": %llu, \"idle_other_ns\": %llu, \"compute_ns\": %llu, "
+		    "\"idle_kernel_wait_ns\": %llu, \"idle_sync_ns\": %llu, \"idle_other_ns\": %llu, "
+		    "\"compute_ns\": %llu, "
 		    "\"comm_ns\": %llu, \"memcpy_ns\": %llu, \"comm_compute_overlap_ns\": %llu, "
 		    "\"small_kernels\": %llu, \"kernels_shorter_than_launch\": %llu, "
 		    "\"launch_latency_us_median\": %.3f, \"kernels_per_step\": %.2f, "
+		    "\"kernels_attributed_across_threads\": %llu, "
 		    "\"nvml_util_mean\": %.1f, \"nvml_samples\": %llu},\n",
 		    (unsigned long long)r->kernels_total, (unsigned long long)r->kernels_in_steps,
 		    (unsigned long long)r->nkernels, (unsigned long long)r->nmemcpy,
 		    (unsigned long long)r->nmemset, (unsigned long long)r->span_ns,
 		    (unsigned long long)r->busy_ns, (unsigned long long)r->idle_host_ns,
-		    (unsigned long long)r->idle_kernel_ns, (unsigned long long)r->idle_other_ns,
-		    (unsigned long long)r->compute_ns, (unsigned long long)r->comm_ns,
+		    (unsigned long long)r->idle_kernel_ns, (unsigned long long)r->idle_sync_ns,
+		    (unsigned long long)r->idle_other_ns, (unsigned long long)r->compute_ns, (unsigned long long)r->comm_ns,
 		    (unsigned long long)r->memcpy_ns, (unsigned long long)r->overlap_ns,
 		    (unsigned long long)r->small_kernels, (unsigned long long)r->short_vs_launch,
-		    r->launch_latency_us, r->kernels_per_step, r->nvml_util_mean,
+		    r->launch_latency_us, r->kernels_per_step,
+		    (unsigned long long)r->kernels_other_thread, r->nvml_util_mean,
 		    (unsigned long long)r->nvml_samples);
 		fprintf(out, "     \"sync\": {\"calls\": %llu, \"ns\": %llu, \"top_range\": ",
 		        (unsigned long long)r->sync_calls, (unsigned long long)r->sync_ns);
@@ -452,6 +495,8 @@ void gp_report_json(const gp_job_t *job, FILE *out)
 		gp_json_str(out, r->wrapped);
 		fprintf(out, ", \"yielded\": ");
 		gp_json_str(out, r->yielded);
+		fprintf(out, ", \"nvtx_cuda_tids_unrelated\": %s",
+		        r->nvtx_cuda_tids_unrelated ? "true" : "false");
 		fprintf(out, "}}");
 	}
 	fprintf(out, "\n  ],\n  \"kernels\": [");
