@@ -83,7 +83,9 @@ static int load_rank(gp_job_t *job, const char *path, gp_rank_t *r, rank_data_t 
 	r->oom_step = -1;
 	if (d.oom_count) {
 		size_t s = gp_step_at(dp, d.oom_ts);
-		r->oom_step = s ? (int)s - 1 : (d.steps.n && d.oom_ts > d.steps.v[0].start ? (int)d.steps.n - 1 : -1);
+		r->oom_step =
+		    s ? (int)s - 1
+		      : (d.steps.n && d.oom_ts > d.steps.v[0].start ? (int)d.steps.n - 1 : -1);
 		r->oom_t_ns = d.oom_ts > d.first_ts ? d.oom_ts - d.first_ts : 0;
 	}
 	gp_merge_kernels(job, dp);
@@ -123,8 +125,8 @@ static int steps_from_name(const char *s)
 	return -1;
 }
 
-int gp_job_load(gp_job_t *job, const char *dir, const char *step, const char *steps_from,
-                char *err, size_t errlen)
+int gp_job_load(gp_job_t *job, const char *dir, const char *step, const char *steps_from, char *err,
+                size_t errlen)
 {
 	DIR *top;
 	struct dirent *de;

@@ -107,11 +107,11 @@ enum gp_finding_kind { GP_F_OUTCOME = 0, GP_F_TIME = 1, GP_F_MEMORY = 2 };
 
 typedef struct gp_finding {
 	char id[32];
-	int kind;        /* gp_finding_kind */
-	int rank;        /* the rank it is about, -1: the job */
-	double score;    /* the saving's share: of step time (time), of peak memory (memory) */
-	double saving_ms;  /* time findings: estimated saving per step */
-	double saving_pct; /* ... as % of the step time */
+	int kind;            /* gp_finding_kind */
+	int rank;            /* the rank it is about, -1: the job */
+	double score;        /* the saving's share: of step time (time), of peak memory (memory) */
+	double saving_ms;    /* time findings: estimated saving per step */
+	double saving_pct;   /* ... as % of the step time */
 	double saving_bytes; /* memory findings: bytes a fix would free */
 	char effect_of[32];  /* id of the finding that causes this one, "" if none */
 	char title[256];
@@ -140,8 +140,8 @@ typedef struct gp_job {
 
 /* Load every rank file under dir (step* subdirectories), optionally one step only.
  * steps_from: where steps come from, "auto" (or NULL), "nvtx", "profiler", "kernels". */
-int gp_job_load(gp_job_t *job, const char *dir, const char *step, const char *steps_from,
-                char *err, size_t errlen);
+int gp_job_load(gp_job_t *job, const char *dir, const char *step, const char *steps_from, char *err,
+                size_t errlen);
 void gp_job_findings(gp_job_t *job);
 void gp_job_free(gp_job_t *job);
 

@@ -16,20 +16,22 @@
 #include <string.h>
 #include <sys/wait.h>
 
-#define MIN_SAVING_PCT     1.0  /* a time finding must save >= 1 % of the step */
-#define SYNC_MIN_PER_STEP  0.5  /* sync_stall: a blocking call in half the steps ... */
-#define SYNC_MIN_PCT       0.25 /* ... leaving the GPU idle >= 0.25 % of the step: found,
-                                   and sized (a GPU-bound step hides most of its cost) */
-#define IDLE_HOST_PCT      10.0 /* idle_gaps: host waits >= 10 % of the step */
-#define FRAG_SMALL_SHARE   0.50 /* >= 50% of kernels under 10 us ... */
-#define FRAG_BUSY_MAX      0.70 /* ... while the GPU is busy < 70% of the span */
-#define COMM_SHARE_MIN     0.10
-#define COMM_OVERLAP_MAX   0.30
-#define STRAGGLER_EXCESS   0.30 /* own work >= 130 % of the other ranks' (two ranks
-                                   sharing one H200 differed by 21 % with nothing planted) */
-#define HOST_AHEAD_RATIO   0.5  /* the step range's CPU time < half the GPU step */
+#define MIN_SAVING_PCT    1.0 /* a time finding must save >= 1 % of the step */
+#define SYNC_MIN_PER_STEP 0.5 /* sync_stall: a blocking call in half the steps ... */
+#define SYNC_MIN_PCT                                                                               \
+	0.25                  /* ... leaving the GPU idle >= 0.25 % of the step: found,            \
+	                         and sized (a GPU-bound step hides most of its cost) */
+#define IDLE_HOST_PCT    10.0 /* idle_gaps: host waits >= 10 % of the step */
+#define FRAG_SMALL_SHARE 0.50 /* >= 50% of kernels under 10 us ... */
+#define FRAG_BUSY_MAX    0.70 /* ... while the GPU is busy < 70% of the span */
+#define COMM_SHARE_MIN   0.10
+#define COMM_OVERLAP_MAX 0.30
+#define STRAGGLER_EXCESS                                                                           \
+	0.30                        /* own work >= 130 % of the other ranks' (two ranks            \
+	                               sharing one H200 differed by 21 % with nothing planted) */
+#define HOST_AHEAD_RATIO        0.5 /* the step range's CPU time < half the GPU step */
 #define LEAK_MIN_BYTES_PER_STEP 1024.0
-#define OPT_STATE_SHARE    0.25 /* optimizer state >= 25% of peak device memory */
+#define OPT_STATE_SHARE         0.25 /* optimizer state >= 25% of peak device memory */
 
 /* GPU window of a rank: steps its GPU statistics cover (0: no steps known) */
 static unsigned gsteps(const gp_rank_t *r)
@@ -100,7 +102,8 @@ static void rule_outcome(rule_ctx_t *c)
 	for (unsigned i = 0; i < job->nranks; i++) {
 		const gp_rank_t *r = &job->ranks[i];
 		bool sig = r->has_end && WIFSIGNALED(r->wait_status);
-		int code = r->has_end && WIFEXITED(r->wait_status) ? WEXITSTATUS(r->wait_status) : 0;
+		int code =
+		    r->has_end && WIFEXITED(r->wait_status) ? WEXITSTATUS(r->wait_status) : 0;
 		if (r->has_end && !sig && !code)
 			continue;
 		const char *id = r->oom_calls && (code || sig) ? "cuda_oom"
@@ -113,26 +116,30 @@ static void rule_outcome(rule_ctx_t *c)
 		f->score = 1;
 		char reached[96];
 		if (r->nsteps)
-			snprintf(reached, sizeof(reached), "after reaching step %u (%u steps begun)",
-			         r->last_step, r->nsteps);
+			snprintf(reached, sizeof(reached),
+			         "after reaching step %u (%u steps begun)", r->last_step,
+			         r->nsteps);
 		else
 			snprintf(reached, sizeof(reached), "before any step was recognised");
 		if (!strcmp(id, "cuda_oom")) {
-			snprintf(f->title, sizeof(f->title),
-			         "Rank %d ran out of device memory (CUDA out of memory) and exited %s",
-			         r->rank, sig ? "on a signal" : "non-zero");
-			snprintf(f->evidence, sizeof(f->evidence),
-			         "%llu device allocation(s) refused for lack of memory, the last at "
-			         "%.3f s%s; the program then %s %d %s; peak device memory %.1f MiB",
-			         (unsigned long long)r->oom_calls, r->oom_t_ns / 1e9,
-			         r->oom_step >= 0 ? " in the last step" : "",
-			         sig ? "died of signal" : "exited with status",
-			         sig ? WTERMSIG(r->wait_status) : code, reached,
-			         r->mem_peak / 1048576.0);
-			snprintf(f->fix, sizeof(f->fix),
-			         "See 'Where the memory goes': the peak's stack and growth per step say "
-			         "what filled the GPU. Reduce the batch or sequence, free what is kept "
-			         "across steps, or use activation checkpointing or sharding.");
+			snprintf(
+			    f->title, sizeof(f->title),
+			    "Rank %d ran out of device memory (CUDA out of memory) and exited %s",
+			    r->rank, sig ? "on a signal" : "non-zero");
+			snprintf(
+			    f->evidence, sizeof(f->evidence),
+			    "%llu device allocation(s) refused for lack of memory, the last at "
+			    "%.3f s%s; the program then %s %d %s; peak device memory %.1f MiB",
+			    (unsigned long long)r->oom_calls, r->oom_t_ns / 1e9,
+			    r->oom_step >= 0 ? " in the last step" : "",
+			    sig ? "died of signal" : "exited with status",
+			    sig ? WTERMSIG(r->wait_status) : code, reached,
+			    r->mem_peak / 1048576.0);
+			snprintf(
+			    f->fix, sizeof(f->fix),
+			    "See 'Where the memory goes': the peak's stack and growth per step say "
+			    "what filled the GPU. Reduce the batch or sequence, free what is kept "
+			    "across steps, or use activation checkpointing or sharding.");
 		} else if (!strcmp(id, "incomplete")) {
 			snprintf(f->title, sizeof(f->title),
 			         "Rank %d ended without a record of how (killed with its agent, or "
@@ -142,7 +149,8 @@ static void rule_outcome(rule_ctx_t *c)
 			         "the rank file has no end record; what was captured %s is kept",
 			         reached);
 			snprintf(f->fix, sizeof(f->fix),
-			         "Check sacct's State (TIMEOUT, CANCELLED, NODE_FAIL, OUT_OF_MEMORY) for "
+			         "Check sacct's State (TIMEOUT, CANCELLED, NODE_FAIL, "
+			         "OUT_OF_MEMORY) for "
 			         "the job; a time limit needs --time or checkpointing.");
 		} else {
 			snprintf(f->title, sizeof(f->title), "Rank %d %s %d", r->rank,
@@ -150,13 +158,16 @@ static void rule_outcome(rule_ctx_t *c)
 			         sig ? WTERMSIG(r->wait_status) : code);
 			snprintf(f->evidence, sizeof(f->evidence), "the program %s %s",
 			         sig ? "was killed" : "failed", reached);
-			snprintf(f->fix, sizeof(f->fix),
-			         sig && (WTERMSIG(r->wait_status) == SIGTERM ||
-			                 WTERMSIG(r->wait_status) == SIGKILL)
-			             ? "SIGTERM/SIGKILL come from Slurm at the time limit or scancel (see "
-			               "sacct State), or from the kernel's OOM killer (host memory)."
-			             : "Read the task's stderr; the figures below cover the run up to the "
-			               "failure.");
+			snprintf(
+			    f->fix, sizeof(f->fix),
+			    sig && (WTERMSIG(r->wait_status) == SIGTERM ||
+			            WTERMSIG(r->wait_status) == SIGKILL)
+			        ? "SIGTERM/SIGKILL come from Slurm at the time limit or scancel "
+			          "(see "
+			          "sacct State), or from the kernel's OOM killer (host memory)."
+			        : "Read the task's stderr; the figures below cover the run up to "
+			          "the "
+			          "failure.");
 		}
 		snprintf(f->threshold, sizeof(f->threshold),
 		         "any rank that exits non-zero, dies of a signal or leaves no end record");
@@ -235,9 +246,9 @@ static void rule_straggler(rule_ctx_t *c)
 		}
 	}
 	gp_finding_t *f;
-	if (!slow || !(f = add_time(job, "straggler", slow, excess,
-	                            job->step_median_ms > 0 ? 100 * excess / job->step_median_ms
-	                                                    : 0)))
+	if (!slow ||
+	    !(f = add_time(job, "straggler", slow, excess,
+	                   job->step_median_ms > 0 ? 100 * excess / job->step_median_ms : 0)))
 		goto out;
 	c->straggler = slow;
 	snprintf(f->title, sizeof(f->title),
@@ -417,7 +428,8 @@ static void rule_host_ahead(rule_ctx_t *c)
 		if (strcmp(r->step_basis, "gpu") || r->cpu_median_ms <= 0 ||
 		    r->cpu_median_ms >= HOST_AHEAD_RATIO * r->step_median_ms)
 			continue;
-		if (!w || r->cpu_median_ms / r->step_median_ms < w->cpu_median_ms / w->step_median_ms)
+		if (!w ||
+		    r->cpu_median_ms / r->step_median_ms < w->cpu_median_ms / w->step_median_ms)
 			w = r;
 	}
 	gp_finding_t *f;
@@ -509,11 +521,11 @@ static const struct rule {
 	const char *id;
 	void (*run)(rule_ctx_t *c);
 } rules[] = {
-    {"outcome", rule_outcome},   {"gpu_fault", rule_gpu_fault},
-    {"straggler", rule_straggler}, {"sync_stall", rule_sync},
-    {"idle_gaps", rule_idle},    {"fragmentation", rule_frag},
+    {"outcome", rule_outcome},          {"gpu_fault", rule_gpu_fault},
+    {"straggler", rule_straggler},      {"sync_stall", rule_sync},
+    {"idle_gaps", rule_idle},           {"fragmentation", rule_frag},
     {"comm_not_overlapped", rule_comm}, {"host_ahead", rule_host_ahead},
-    {"memory_leak", rule_leak},  {"optimizer_state", rule_optimizer},
+    {"memory_leak", rule_leak},         {"optimizer_state", rule_optimizer},
 };
 
 static int cmp_f(const void *a, const void *b)

@@ -247,4 +247,3 @@ void gp_merge_kernels(gp_job_t *job, rank_data_t *d)
 	VEC_FREE(loc);
 	u64map_free(&idx);
 }
-

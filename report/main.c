@@ -565,7 +565,8 @@ static unsigned job_steps(const gp_job_t *j)
 {
 	unsigned n = 0;
 	for (unsigned i = 0; i < j->nranks; i++)
-		n += j->ranks[i].capture_window ? j->ranks[i].captured_steps : j->ranks[i].nsteps_post;
+		n += j->ranks[i].capture_window ? j->ranks[i].captured_steps
+		                                : j->ranks[i].nsteps_post;
 	return n;
 }
 
@@ -586,7 +587,8 @@ static int cmd_diff(int argc, char **argv)
 		if ((v = opt(argc, argv, &i, "--threshold"))) {
 			thr = strtod(v, &end);
 			if (*end || thr < 0)
-				return gp_err("diff: --threshold: '%s' (a percentage, e.g. 5)", v), 2;
+				return gp_err("diff: --threshold: '%s' (a percentage, e.g. 5)", v),
+				       2;
 		} else if ((v = opt(argc, argv, &i, "--alpha"))) {
 			alpha = strtod(v, &end);
 			if (*end || alpha <= 0 || alpha >= 1)
@@ -619,7 +621,7 @@ static int cmd_diff(int argc, char **argv)
 	double ma = gp_median(sa, na), mb = gp_median(sb, nb);
 	double ds = ma > 0 ? 100 * (mb / ma - 1) : 0;
 	bool sig = p < alpha, big = fabs(ds) >= thr;
-	const char *verdict = !na || !nb      ? "no steps to compare"
+	const char *verdict = !na || !nb             ? "no steps to compare"
 	                      : sig && big && ds > 0 ? "REGRESSION"
 	                      : sig && big           ? "improvement"
 	                      : sig                  ? "significant, below the threshold"
@@ -655,8 +657,8 @@ static int cmd_diff(int argc, char **argv)
 		double pa_ms = ta / 1e6 / sta, pb_ms = b.k[i].total / 1e6 / stb;
 		printf("  %-60.60s %10.3f %10.3f%s\n", b.k[i].name, pa_ms, pb_ms,
 		       ta && pb_ms > pa_ms * (1 + thr / 100) ? "  slower"
-		       : ta                                   ? ""
-		                                              : "  NEW");
+		       : ta                                  ? ""
+		                                             : "  NEW");
 	}
 	printf("\nfindings:\n");
 	for (unsigned i = 0; i < b.nf; i++) {

@@ -123,7 +123,8 @@ static void peak_context(gp_rank_t *r, rank_data_t *d, uint64_t ts, const api_t 
 {
 	size_t k = gp_step_at(d, ts);
 	r->mem_peak_step = k ? (int)k - 1 : -1;
-	if (a && gp_open_ranges(d, a->tid, a->start, r->mem_peak_ranges, sizeof(r->mem_peak_ranges)))
+	if (a &&
+	    gp_open_ranges(d, a->tid, a->start, r->mem_peak_ranges, sizeof(r->mem_peak_ranges)))
 		return;
 	if (k && d->step_tid &&
 	    gp_open_ranges(d, d->step_tid, ts, r->mem_peak_ranges, sizeof(r->mem_peak_ranges)))
@@ -247,4 +248,3 @@ void gp_pass_time_series(gp_rank_t *r, rank_data_t *d)
 		r->mem_mib[b] = (float)(live > 0 ? live : 0) / 1048576.0f;
 	}
 }
-

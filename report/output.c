@@ -125,24 +125,28 @@ void gp_report_text(const gp_job_t *job, FILE *out)
 		const gp_finding_t *f = &job->f[i];
 		char sav[128] = "";
 		if (f->kind == GP_F_TIME && f->saving_ms > 0)
-			snprintf(sav, sizeof(sav), "   saving:    about %.2f ms per step (%.1f%% of the step)\n",
+			snprintf(sav, sizeof(sav),
+			         "   saving:    about %.2f ms per step (%.1f%% of the step)\n",
 			         f->saving_ms, f->saving_pct);
 		else if (f->kind == GP_F_MEMORY && f->saving_bytes > 0)
-			snprintf(sav, sizeof(sav), "   saving:    about %.1f MiB of device memory\n",
+			snprintf(sav, sizeof(sav),
+			         "   saving:    about %.1f MiB of device memory\n",
 			         f->saving_bytes / 1048576.0);
-		fprintf(out, "%u. [%s] %s%s%s%s\n%s   evidence:  %s\n   threshold: %s\n   fix:       %s\n",
-		        i + 1, f->id, f->effect_of[0] ? "(effect of the " : "", f->effect_of,
-		        f->effect_of[0] ? ") " : "", f->title, sav, f->evidence, f->threshold,
-		        f->fix);
+		fprintf(
+		    out,
+		    "%u. [%s] %s%s%s%s\n%s   evidence:  %s\n   threshold: %s\n   fix:       %s\n",
+		    i + 1, f->id, f->effect_of[0] ? "(effect of the " : "", f->effect_of,
+		    f->effect_of[0] ? ") " : "", f->title, sav, f->evidence, f->threshold, f->fix);
 	}
 	fprintf(out, "\n== How slow ==\n");
-	fprintf(out, "%-8s %-10s %-12s %9s %6s %5s %-7s %9s %9s %9s %6s %9s %9s\n", "rank",
-	        "node", "outcome", "wall s", "steps", "warm", "basis", "median ms", "p95 ms",
-	        "mean ms", "CV", "period ms", "CPU ms");
+	fprintf(out, "%-8s %-10s %-12s %9s %6s %5s %-7s %9s %9s %9s %6s %9s %9s\n", "rank", "node",
+	        "outcome", "wall s", "steps", "warm", "basis", "median ms", "p95 ms", "mean ms",
+	        "CV", "period ms", "CPU ms");
 	for (unsigned i = 0; i < job->nranks; i++) {
 		const gp_rank_t *r = &job->ranks[i];
 		fprintf(out,
-		        "%-8s %-10.10s %-12s %9.2f %6u %5u %-7.7s %9.3f %9.3f %9.3f %6.3f %9.3f %9.3f\n",
+		        "%-8s %-10.10s %-12s %9.2f %6u %5u %-7.7s %9.3f %9.3f %9.3f %6.3f %9.3f "
+		        "%9.3f\n",
 		        label(job, r), r->node, exit_text(r, b, sizeof(b)), r->wall_ns / 1e9,
 		        r->nsteps, r->warmup, r->step_basis[0] ? r->step_basis : "-",
 		        r->step_median_ms, r->step_p95_ms, r->step_mean_ms, r->step_cv,
@@ -152,18 +156,20 @@ void gp_report_text(const gp_job_t *job, FILE *out)
 		const gp_rank_t *r0 = &job->ranks[0];
 		fprintf(out, "steps: %s; warm-up steps excluded; job median %.3f ms (%s)\n",
 		        r0->step_how, job->step_median_ms, job->step_basis);
-		fprintf(out,
-		        "basis: gpu = completion of a step's last GPU work to the next step's%s; "
-		        "period = step start to next step start (the host's view); CPU = time inside "
-		        "the step range, which measures launches when the host runs ahead\n",
-		        r0->step_gpu_from_markers ? " (step completion markers: CUDA events at "
-		                                    "the end of each step range)"
-		                                  : "");
+		fprintf(
+		    out,
+		    "basis: gpu = completion of a step's last GPU work to the next step's%s; "
+		    "period = step start to next step start (the host's view); CPU = time inside "
+		    "the step range, which measures launches when the host runs ahead\n",
+		    r0->step_gpu_from_markers ? " (step completion markers: CUDA events at "
+		                                "the end of each step range)"
+		                              : "");
 	} else
-		fprintf(out, "steps: none found: no repeated outermost NVTX range, no "
-		             "cudaProfilerStart/Stop windows, and no repeating sequence of GPU launches "
-		             "(mode cuda finds steps without annotations; GPUPROF_STEP_RANGE names a "
-		             "range)\n");
+		fprintf(out,
+		        "steps: none found: no repeated outermost NVTX range, no "
+		        "cudaProfilerStart/Stop windows, and no repeating sequence of GPU launches "
+		        "(mode cuda finds steps without annotations; GPUPROF_STEP_RANGE names a "
+		        "range)\n");
 
 	fprintf(out, "\n== Where the time goes ==\n");
 	uint64_t any_gpu = 0, any_mem = 0;
@@ -189,18 +195,20 @@ void gp_report_text(const gp_job_t *job, FILE *out)
 	for (unsigned i = 0; i < job->nranks; i++) {
 		const gp_rank_t *r = &job->ranks[i];
 		if (r->kernels_other_thread)
-			fprintf(out,
-			        "rank %s: %llu kernels launched by threads without a range of their own "
-			        "(PyTorch's autograd threads) count in the ranges open on the steps' "
-			        "thread\n",
-			        label(job, r), (unsigned long long)r->kernels_other_thread);
+			fprintf(
+			    out,
+			    "rank %s: %llu kernels launched by threads without a range of their "
+			    "own "
+			    "(PyTorch's autograd threads) count in the ranges open on the steps' "
+			    "thread\n",
+			    label(job, r), (unsigned long long)r->kernels_other_thread);
 		if (r->capture_window)
 			fprintf(
 			    out,
 			    "rank %s: CUDA activity captured in %u of %u post-warm-up steps "
 			    "(capture window); %llu switch(es), the slowest took %.3f ms in the "
 			    "application\n",
-			    label(job, r), r->captured_steps, r->nstep_ms,
+			    label(job, r), r->captured_steps, r->nsteps_post,
 			    (unsigned long long)r->capture_switches,
 			    r->capture_switch_max_ns / 1e6);
 		if (r->overhead_records)
@@ -345,7 +353,9 @@ void gp_report_json(const gp_job_t *job, FILE *out)
 		fprintf(out,
 		        ", \"kind\": \"%s\", \"rank\": %d, \"score\": %.4f, \"saving_ms\": %.4f, "
 		        "\"saving_pct\": %.2f, \"saving_bytes\": %.0f, \"effect_of\": ",
-		        f->kind == GP_F_OUTCOME ? "outcome" : f->kind == GP_F_TIME ? "time" : "memory",
+		        f->kind == GP_F_OUTCOME ? "outcome"
+		        : f->kind == GP_F_TIME  ? "time"
+		                                : "memory",
 		        f->rank, f->score, f->saving_ms, f->saving_pct, f->saving_bytes);
 		if (f->effect_of[0])
 			gp_json_str(out, f->effect_of);
@@ -391,8 +401,8 @@ void gp_report_json(const gp_job_t *job, FILE *out)
 		        "\"period_p95_ms\": %.6f, \"cpu_median_ms\": %.6f, \"cpu_p95_ms\": %.6f, "
 		        "\"durations_ms\": [",
 		        r->step_gpu_from_markers ? "true" : "false", r->nsteps, r->warmup,
-		        r->last_step, r->step_mean_ms, r->step_median_ms, r->step_p95_ms, r->step_cv,
-		        r->gpu_median_ms, r->gpu_p95_ms, r->ngpu, r->period_median_ms,
+		        r->last_step, r->step_mean_ms, r->step_median_ms, r->step_p95_ms,
+		        r->step_cv, r->gpu_median_ms, r->gpu_p95_ms, r->ngpu, r->period_median_ms,
 		        r->period_p95_ms, r->cpu_median_ms, r->cpu_p95_ms);
 		for (unsigned s = 0; s < r->nstep_ms; s++)
 			fprintf(out, "%s%.4f", s ? ", " : "", r->step_ms[s]);
@@ -401,7 +411,8 @@ void gp_report_json(const gp_job_t *job, FILE *out)
 		    "]},\n     \"gpu\": {\"kernels_total\": %llu, \"kernels_in_steps\": %llu, "
 		    "\"kernels\": %llu, \"memcpy\": %llu, \"memset\": %llu, "
 		    "\"span_ns\": %llu, \"busy_ns\": %llu, \"idle_host_wait_ns\": %llu, "
-		    "\"idle_kernel_wait_ns\": %llu, \"idle_sync_ns\": %llu, \"idle_other_ns\": %llu, "
+		    "\"idle_kernel_wait_ns\": %llu, \"idle_sync_ns\": %llu, \"idle_other_ns\": "
+		    "%llu, "
 		    "\"compute_ns\": %llu, "
 		    "\"comm_ns\": %llu, \"memcpy_ns\": %llu, \"comm_compute_overlap_ns\": %llu, "
 		    "\"small_kernels\": %llu, \"kernels_shorter_than_launch\": %llu, "
@@ -413,12 +424,12 @@ void gp_report_json(const gp_job_t *job, FILE *out)
 		    (unsigned long long)r->nmemset, (unsigned long long)r->span_ns,
 		    (unsigned long long)r->busy_ns, (unsigned long long)r->idle_host_ns,
 		    (unsigned long long)r->idle_kernel_ns, (unsigned long long)r->idle_sync_ns,
-		    (unsigned long long)r->idle_other_ns, (unsigned long long)r->compute_ns, (unsigned long long)r->comm_ns,
-		    (unsigned long long)r->memcpy_ns, (unsigned long long)r->overlap_ns,
-		    (unsigned long long)r->small_kernels, (unsigned long long)r->short_vs_launch,
-		    r->launch_latency_us, r->kernels_per_step,
-		    (unsigned long long)r->kernels_other_thread, r->nvml_util_mean,
-		    (unsigned long long)r->nvml_samples);
+		    (unsigned long long)r->idle_other_ns, (unsigned long long)r->compute_ns,
+		    (unsigned long long)r->comm_ns, (unsigned long long)r->memcpy_ns,
+		    (unsigned long long)r->overlap_ns, (unsigned long long)r->small_kernels,
+		    (unsigned long long)r->short_vs_launch, r->launch_latency_us,
+		    r->kernels_per_step, (unsigned long long)r->kernels_other_thread,
+		    r->nvml_util_mean, (unsigned long long)r->nvml_samples);
 		fprintf(out, "     \"sync\": {\"calls\": %llu, \"ns\": %llu, \"top_range\": ",
 		        (unsigned long long)r->sync_calls, (unsigned long long)r->sync_ns);
 		gp_json_str(out, r->sync_range);

@@ -170,4 +170,3 @@ bool gp_open_ranges(rank_data_t *d, uint32_t tid, uint64_t ts, char *out, size_t
 		                      gp_rd_str(d, chain[k]->name));
 	return n > 0;
 }
-

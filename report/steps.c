@@ -281,7 +281,9 @@ static size_t kernel_steps(gp_rank_t *r, rank_data_t *d)
 	         "no step range: a sequence of %zu GPU launches repeats %zu times (%.0f%% of "
 	         "launches in the steady state recur one period later; %s)",
 	         P, nst, 100 * best,
-	         best >= 0.95 ? "sure" : best >= 0.88 ? "fairly sure" : "unsure");
+	         best >= 0.95   ? "sure"
+	         : best >= 0.88 ? "fairly sure"
+	                        : "unsure");
 out:
 	free(g);
 	free(s);
@@ -402,7 +404,9 @@ static void step_timing(gp_rank_t *r, rank_data_t *d)
 	double *head = ng ? gpu : np ? per : cpu;
 	size_t nh = ng ? ng : np ? np : nc;
 	snprintf(r->step_basis, sizeof(r->step_basis), "%s",
-	         ng ? "gpu" : np ? "period" : "cpu range");
+	         ng   ? "gpu"
+	         : np ? "period"
+	              : "cpu range");
 	r->step_gpu_from_markers = markers;
 	free(r->step_ms);
 	r->step_ms = malloc((nh ? nh : 1) * sizeof(double));
@@ -482,6 +486,5 @@ void gp_pass_capture(gp_rank_t *r, rank_data_t *d)
 	d->gpu_lo = best_lo;
 	d->gpu_hi = best_hi;
 	for (size_t i = r->warmup; i < d->steps.n; i++)
-		r->captured_steps +=
-		    d->steps.v[i].start >= best_lo && d->steps.v[i].end <= best_hi;
+		r->captured_steps += d->steps.v[i].start >= best_lo && d->steps.v[i].end <= best_hi;
 }

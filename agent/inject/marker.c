@@ -67,9 +67,9 @@ int gp_marker_enable(void (*emit)(const gp_event_t *), uint64_t (*now)(void))
 	m.ev_record = (CUresult(*)(CUevent, CUstream))sym(lib, "cuEventRecord", NULL);
 	m.ev_sync = (CUresult(*)(CUevent))sym(lib, "cuEventSynchronize", NULL);
 	m.ev_elapsed = (CUresult(*)(float *, CUevent, CUevent))sym(lib, "cuEventElapsedTime_v2",
-	                                                            "cuEventElapsedTime");
-	m.capturing = (CUresult(*)(CUstream, CUstreamCaptureStatus *))sym(
-	    lib, "cuStreamIsCapturing", NULL);
+	                                                           "cuEventElapsedTime");
+	m.capturing =
+	    (CUresult(*)(CUstream, CUstreamCaptureStatus *))sym(lib, "cuStreamIsCapturing", NULL);
 	dlclose(lib); /* NOLOAD: only our reference goes; libcuda stays */
 	if (!m.ctx_get || !m.ctx_set || !m.ev_create || !m.ev_record || !m.ev_sync ||
 	    !m.ev_elapsed || !m.capturing)
@@ -105,7 +105,8 @@ static void *waiter(void *arg)
 		}
 		e.b = m.now();
 		float ms = 0;
-		if (have_prev && m.ev_elapsed(&ms, m.ev[prev], m.ev[k]) == CUDA_SUCCESS && ms >= 0) {
+		if (have_prev && m.ev_elapsed(&ms, m.ev[prev], m.ev[k]) == CUDA_SUCCESS &&
+		    ms >= 0) {
 			e.a = (uint64_t)((double)ms * 1e6);
 			e.d = 1; /* a is the GPU time since the previous marker */
 		}

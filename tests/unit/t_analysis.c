@@ -1,0 +1,232 @@
+/* The report's passes on synthetic events (report/rankdata.h): steps and their GPU time,
+ * steps found from the launch sequence, step markers, cross-thread attribution, the idle
+ * classes, and the statistics. Each case builds a timeline whose answer is known. */
+#include "config.h"
+#include "rankdata.h"
+#include "stats.h"
+#include "tap.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MS 1000000ull
+#define US 1000ull
+
+static rank_data_t d;
+static gp_rank_t r;
+static gp_job_t job;
+
+static void feed(gp_event_t e)
+{
+	gp_rd_feed(&d, &r, &e);
+}
+
+static void str(uint32_t id, const char *s)
+{
+	size_t n = strlen(s);
+	for (size_t off = 0; off < n || off == 0; off += GP_STRING_CHUNK) {
+		gp_event_t e = {.type = GP_EV_STRING, .tid = id, .u16 = (uint16_t)off};
+		size_t k = n - off < GP_STRING_CHUNK ? n - off : GP_STRING_CHUNK;
+		e.u8 = (uint8_t)k;
+		memcpy(&e.a, s + off, k);
+		feed(e);
+		if (!n)
+			break;
+	}
+}
+
+static void push(uint32_t tid, uint64_t ts, uint32_t name)
+{
+	feed((gp_event_t){.type = GP_EV_NVTX_PUSH, .tid = tid, .ts = ts, .a = name});
+}
+static void pop(uint32_t tid, uint64_t ts)
+{
+	feed((gp_event_t){.type = GP_EV_NVTX_POP, .tid = tid, .ts = ts});
+}
+static void launch(uint32_t tid, uint64_t ts, uint32_t corr, uint64_t start, uint64_t dur,
+                   uint32_t name)
+{
+	feed((gp_event_t){.type = GP_EV_API,
+	                  .tid = tid,
+	                  .ts = ts,
+	                  .a = 2 * US,
+	                  .c = corr,
+	                  .u8 = 1,
+	                  .u16 = GP_API_LAUNCH});
+	feed((gp_event_t){.type = GP_EV_KERNEL, .ts = start, .a = dur, .b = name, .c = corr});
+}
+
+static void begin(void)
+{
+	gp_rd_reset(&d);
+	memset(&r, 0, sizeof(r));
+	gp_job_free(&job);
+	memset(&job, 0, sizeof(job));
+	d.warmup = 2;
+	str(1, "train_step");
+	str(2, "gemm");
+	str(3, "relu");
+	str(4, "sgd");
+	str(5, "backward");
+}
+
+static void run(void)
+{
+	gp_rd_finish(&d);
+	gp_pass_steps(&r, &d);
+	gp_pass_capture(&r, &d);
+	gp_pass_gpu(&r, &d);
+	gp_pass_ranges(&job, &r, &d);
+	gp_pass_memory(&r, &d);
+}
+
+static bool near(double got, double want, double tol)
+{
+	return fabs(got - want) <= tol;
+}
+
+/* The host launches a step in 0.5 ms and moves on; each step's kernel runs 5 ms. */
+static void gpu_bound(void)
+{
+	begin();
+	for (uint32_t i = 0; i < 10; i++) {
+		uint64_t s = i * MS;
+		push(7, s, 1);
+		launch(7, s + 100 * US, 100 + i, 200 * US + i * 5 * MS, 5 * MS, 2);
+		pop(7, s + 500 * US);
+	}
+	run();
+	ok(r.nsteps == 10 && !strcmp(r.step_source, "nvtx"), "NVTX steps: 10 (%u, %s)", r.nsteps,
+	   r.step_source);
+	ok(!strcmp(r.step_basis, "gpu") && near(r.step_median_ms, 5.0, 1e-6),
+	   "headline is the GPU step, 5 ms (%s %.4f)", r.step_basis, r.step_median_ms);
+	ok(near(r.cpu_median_ms, 0.5, 1e-6) && near(r.period_median_ms, 1.0, 1e-6),
+	   "CPU range 0.5 ms and period 1 ms kept beside it (%.4f %.4f)", r.cpu_median_ms,
+	   r.period_median_ms);
+	ok(r.ngpu == 8 && r.nstep_ms == 8, "one GPU sample per post-warm-up step (%u)", r.ngpu);
+}
+
+/* No NVTX: a 4-launch sequence repeats 12 times with a 2 ms host pause before each. */
+static void kernel_steps(void)
+{
+	begin();
+	uint64_t t = 0, g = 0;
+	uint32_t corr = 1;
+	static const uint32_t seq[] = {4, 2, 3, 2};
+	launch(9, t, corr++, g, 50 * US, 3); /* one launch of initialisation first */
+	for (int i = 0; i < 12; i++) {
+		t += 2 * MS;
+		if (g < t)
+			g = t + 10 * US;
+		for (int k = 0; k < 4; k++) {
+			launch(9, t, corr++, g, 300 * US, seq[k]);
+			t += 20 * US;
+			g += 300 * US;
+		}
+	}
+	run();
+	ok(!strcmp(r.step_source, "kernels") && r.nsteps >= 11 && r.nsteps <= 13,
+	   "steps found from the repeating launch sequence: %u (want 12 +- 1), %s", r.nsteps,
+	   r.step_how);
+	/* each step: 2 ms + 4 x 20 us of host time; the GPU follows the host */
+	ok(near(r.step_median_ms, 2.08, 0.01), "GPU step of the found steps %.4f ms (2.08)",
+	   r.step_median_ms);
+}
+
+/* Markers: no kernel records; GPU time between step ends from CUDA events. */
+static void markers(void)
+{
+	begin();
+	for (uint32_t i = 0; i < 8; i++) {
+		push(7, i * MS, 1);
+		pop(7, i * MS + 300 * US);
+		feed((gp_event_t){.type = GP_EV_STEP_MARK,
+		                  .ts = i * MS + 300 * US,
+		                  .a = i ? 3 * MS : 0,
+		                  .d = i ? 1 : 0});
+	}
+	run();
+	ok(!strcmp(r.step_basis, "gpu") && r.step_gpu_from_markers &&
+	       near(r.step_median_ms, 3, 1e-6),
+	   "step markers give the GPU step, 3 ms (%s %.4f)", r.step_basis, r.step_median_ms);
+}
+
+/* A thread without a range of its own (autograd) launches inside the step's range. */
+static void cross_thread(void)
+{
+	begin();
+	for (uint32_t i = 0; i < 4; i++) {
+		uint64_t s = i * 10 * MS;
+		push(7, s, 1);
+		push(7, s + 1 * MS, 5);
+		launch(8, s + 2 * MS, 10 + i, s + 3 * MS, 1 * MS, 2); /* on thread 8 */
+		pop(7, s + 6 * MS);
+		pop(7, s + 8 * MS);
+	}
+	run();
+	uint64_t bw = 0;
+	for (unsigned i = 0; i < job.nr; i++)
+		if (!strcmp(job.r[i].name, "backward"))
+			bw = job.r[i].gpu_ns;
+	ok(bw == 4 * MS, "the other thread's kernels count in 'backward' (%llu ns)",
+	   (unsigned long long)bw);
+	ok(r.kernels_other_thread == 4, "and are counted as attributed across threads (%llu)",
+	   (unsigned long long)r.kernels_other_thread);
+}
+
+/* The GPU runs dry while the host waits in a synchronize: that idle is the sync's. */
+static void sync_idle(void)
+{
+	begin();
+	launch(7, 0, 1, 10 * US, 1 * MS, 2);
+	feed((gp_event_t){.type = GP_EV_API,
+	                  .tid = 7,
+	                  .ts = 100 * US,
+	                  .a = 920 * US,
+	                  .c = 2,
+	                  .u8 = 1,
+	                  .u16 = GP_API_SYNC});
+	launch(7, 1500 * US, 3, 1600 * US, 1 * MS, 2); /* 590 us after the GPU went idle */
+	launch(7, 4 * MS, 4, 4100 * US, 1 * MS, 2);    /* no sync: host wait of 1.5 ms */
+	run();
+	ok(r.idle_sync_ns == 590 * US && r.idle_host_ns == 1500 * US,
+	   "idle after a synchronize (%llu) apart from host waits (%llu)",
+	   (unsigned long long)r.idle_sync_ns, (unsigned long long)r.idle_host_ns);
+}
+
+static void stats(void)
+{
+	double v[] = {5, 1, 4, 2, 3};
+	ok(gp_median(v, 5) == 3 && gp_median(v, 4) == 3 && gp_quantile(v, 5, 0.95) == 5,
+	   "median and p95 (nearest rank)");
+	uint64_t u[] = {9, 2, 7, 4, 5};
+	ok(gp_median_u64(u, 5) == 5, "integer median by quickselect");
+	double a[20], b[20], c[20], eff;
+	for (int i = 0; i < 20; i++) {
+		a[i] = 10 + (i % 5) * 0.01;
+		b[i] = 10.5 + (i % 5) * 0.01;
+		c[i] = 10 + ((i + 2) % 5) * 0.01;
+	}
+	double p1 = gp_mann_whitney(a, 20, b, 20, &eff);
+	ok(p1 < 1e-6 && eff > 0.99, "Mann-Whitney: a shift is significant (p %.3g, P %.2f)", p1,
+	   eff);
+	double p2 = gp_mann_whitney(a, 20, c, 20, &eff);
+	ok(p2 > 0.5, "Mann-Whitney: the same distribution is not (p %.3g)", p2);
+	ok(gp_mann_whitney(a, 3, b, 3, &eff) == 1, "too few samples: no claim");
+}
+
+int main(void)
+{
+	gpu_bound();
+	kernel_steps();
+	markers();
+	cross_thread();
+	sync_idle();
+	stats();
+	gp_rd_free(&d);
+	gp_job_free(&job);
+	free(r.step_ms);
+	return done_testing();
+}
