@@ -68,7 +68,7 @@ enum gp_api_class {
 /* GP_EV_API u16: the class in the low byte, the call's return value above it. Runtime
  * and driver both number "out of memory" 2 (cudaErrorMemoryAllocation,
  * CUDA_ERROR_OUT_OF_MEMORY). */
-#define GP_API_CLASS(u16) ((unsigned)(u16) & 0xffu)
+#define GP_API_CLASS(u16) ((unsigned)(u16)&0xffu)
 #define GP_API_RET(u16)   ((unsigned)(u16) >> 8)
 #define GP_API_RET_OOM    2u
 
