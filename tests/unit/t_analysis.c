@@ -61,6 +61,7 @@ static void launch(uint32_t tid, uint64_t ts, uint32_t corr, uint64_t start, uin
 static void begin(void)
 {
 	gp_rd_reset(&d);
+	free(r.step_ms);
 	memset(&r, 0, sizeof(r));
 	gp_job_free(&job);
 	memset(&job, 0, sizeof(job));
