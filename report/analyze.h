@@ -95,6 +95,7 @@ typedef struct gp_rank {
 	float mem_mib[GP_TS]; /* device memory live at the bucket's end */
 	/* data quality */
 	uint64_t drops_ring, drops_cupti, drops_table, drops_cap;
+	uint64_t markers_not_placed; /* step markers skipped: the GPU 64 markers behind */
 	uint64_t nvtx_ranges;
 	/* CUDA allocations refused for lack of device memory, and the last one's time */
 	uint64_t oom_calls, oom_t_ns;

@@ -26,14 +26,6 @@ static int cmp_kern(const void *a, const void *b)
 	const kern_t *x = a, *y = b;
 	return x->start < y->start ? -1 : x->start > y->start;
 }
-#define SORT_IF_NEEDED(vec, cmp)                                                                   \
-	do {                                                                                       \
-		size_t i_;                                                                         \
-		for (i_ = 1; i_ < (vec).n && cmp(&(vec).v[i_ - 1], &(vec).v[i_]) <= 0; i_++)       \
-			;                                                                          \
-		if (i_ < (vec).n)                                                                  \
-			qsort((vec).v, (vec).n, sizeof(*(vec).v), cmp);                            \
-	} while (0)
 
 /* Was some thread blocked in a synchronising call at time t? (calls sorted by start) */
 static bool blocked_at(const api_t *s, size_t n, uint64_t t)

@@ -183,6 +183,7 @@ void gp_rd_feed(rank_data_t *d, gp_rank_t *r, const gp_event_t *e)
 	case GP_EV_STEP_MARK: {
 		mark_t mk = {.ts = e->ts, .gpu = e->a, .chained = e->d == 1, .dropped = e->d == 2};
 		VEC_PUSH(d->marks, mk);
+		r->markers_not_placed += mk.dropped;
 		break;
 	}
 	case GP_EV_OVERHEAD:
@@ -273,17 +274,6 @@ static int cmp_range(const void *a, const void *b)
 		return x->tid < y->tid ? -1 : 1;
 	return x->start < y->start ? -1 : x->start > y->start;
 }
-
-/* Records arrive almost in order (per-thread CUPTI buffers interleave): sort only what
- * is not sorted yet, and never call qsort on an empty array (NULL base is UB). */
-#define SORT_IF_NEEDED(vec, cmp)                                                                   \
-	do {                                                                                       \
-		size_t i_;                                                                         \
-		for (i_ = 1; i_ < (vec).n && cmp(&(vec).v[i_ - 1], &(vec).v[i_]) <= 0; i_++)       \
-			;                                                                          \
-		if (i_ < (vec).n)                                                                  \
-			qsort((vec).v, (vec).n, sizeof(*(vec).v), cmp);                            \
-	} while (0)
 
 /* Do NVTX and CUDA API records name threads the same way? Collectors before the fix
  * recorded NVTX threads by kernel tid and API threads by pthread id: then no launch

@@ -284,7 +284,8 @@ void gp_report_text(const gp_job_t *job, FILE *out)
 		const gp_rank_t *r = &job->ranks[i];
 		if (!r->has_end || r->truncated || r->corrupt_chunks || r->drops_ring ||
 		    r->drops_cupti || r->drops_table || r->drops_cap || r->yielded[0] ||
-		    strcmp(r->wrapped, "agent") || r->nvtx_cuda_tids_unrelated) {
+		    strcmp(r->wrapped, "agent") || r->nvtx_cuda_tids_unrelated ||
+		    r->markers_not_placed) {
 			incomplete++;
 			fprintf(
 			    out,
@@ -303,7 +304,10 @@ void gp_report_text(const gp_job_t *job, FILE *out)
 			          "collector): GPU work is matched to ranges by time on the steps' "
 			          "thread"
 			        : "",
-			    "");
+			    r->markers_not_placed
+			        ? "; step markers not placed (GPU too far behind): "
+			          "their steps' GPU times merge with the next"
+			        : "");
 		}
 	}
 	if (job->ntasks_expected > job->nranks)
@@ -506,8 +510,9 @@ void gp_report_json(const gp_job_t *job, FILE *out)
 		gp_json_str(out, r->wrapped);
 		fprintf(out, ", \"yielded\": ");
 		gp_json_str(out, r->yielded);
-		fprintf(out, ", \"nvtx_cuda_tids_unrelated\": %s",
-		        r->nvtx_cuda_tids_unrelated ? "true" : "false");
+		fprintf(out, ", \"nvtx_cuda_tids_unrelated\": %s, \"markers_not_placed\": %llu",
+		        r->nvtx_cuda_tids_unrelated ? "true" : "false",
+		        (unsigned long long)r->markers_not_placed);
 		fprintf(out, "}}");
 	}
 	fprintf(out, "\n  ],\n  \"kernels\": [");

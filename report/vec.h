@@ -30,6 +30,17 @@
 		(vec).n = (vec).cap = 0;                                                           \
 	} while (0)
 
+/* Records arrive almost in order (per-thread CUPTI buffers interleave): sort only what
+ * is not sorted yet, and never call qsort on an empty array (NULL base is UB). */
+#define SORT_IF_NEEDED(vec, cmp)                                                                   \
+	do {                                                                                       \
+		size_t i_;                                                                         \
+		for (i_ = 1; i_ < (vec).n && cmp(&(vec).v[i_ - 1], &(vec).v[i_]) <= 0; i_++)       \
+			;                                                                          \
+		if (i_ < (vec).n)                                                                  \
+			qsort((vec).v, (vec).n, sizeof(*(vec).v), cmp);                            \
+	} while (0)
+
 /* u64 -> u64 open-addressing map (0 key reserved). */
 typedef struct {
 	uint64_t *k, *v;
