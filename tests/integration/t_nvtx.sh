@@ -60,5 +60,11 @@ grep -q "unbalanced_pop_nonnegative 0" "$T/pops.out"; ok $? "an unbalanced pop r
 cap burst; ok $? "an unpaced burst of 2x10^6 records"
 sum=$(( $(count burst nvtx_push) + $(count burst nvtx_pop) + $(drops burst) ))
 [ "$sum" -ge 2000000 ] && [ "$sum" -le 2000003 ]; ok $? "recorded + dropped = produced ($sum; dropped $(drops burst))"
-"$B/gpuprof" report "$T/burst" | grep -q "dropped ring=$(drops burst)"; ok $? "the report shows the drops"
+# whether the writer falls behind depends on the machine: the report must agree either way
+if [ "$(drops burst)" -gt 0 ]; then
+	"$B/gpuprof" report "$T/burst" | grep -q "dropped ring=$(drops burst)"
+else
+	"$B/gpuprof" report "$T/burst" | grep -q "nothing dropped"
+fi
+ok $? "the report shows the drops ($(drops burst))"
 done_testing
