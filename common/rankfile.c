@@ -345,12 +345,18 @@ int gp_rf_open(const char *path, gp_rf_reader_t **out, char *err, size_t errlen)
 	struct stat sb;
 	uint32_t ver, len, crc;
 	gp_rf_reader_t *r;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	/* O_NONBLOCK: a FIFO named rank5.gpr must not hang the report */
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
 	if (fd < 0) {
 		snprintf(err, errlen, "%s: %s", path, strerror(errno));
 		return -1;
 	}
-	if (fstat(fd, &sb) < 0 || sb.st_size < 20) {
+	if (fstat(fd, &sb) < 0 || !S_ISREG(sb.st_mode)) {
+		snprintf(err, errlen, "%s: not a regular file", path);
+		close(fd);
+		return -1;
+	}
+	if (sb.st_size < 20) {
 		snprintf(err, errlen, "%s: not a gpuprof rank file (too short)", path);
 		close(fd);
 		return -1;

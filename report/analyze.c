@@ -27,8 +27,11 @@ static int load_rank(gp_job_t *job, const char *path, gp_rank_t *r, rank_data_t 
 	dp->steps_from = steps_from;
 	memset(r, 0, sizeof(*r));
 	snprintf(r->path, sizeof(r->path), "%s", path);
-	if (gp_rf_open(path, &rd, err, sizeof(err)) < 0)
+	if (gp_rf_open(path, &rd, err, sizeof(err)) < 0) {
+		if (!job->nunreadable++)
+			snprintf(job->unreadable, sizeof(job->unreadable), "%s", err);
 		return gp_warn("%s", err);
+	}
 	r->rank = (h = gp_rf_header(rd, "rank")) ? atoi(h) : 0;
 	if ((h = gp_rf_header(rd, "node")))
 		snprintf(r->node, sizeof(r->node), "%s", h);
@@ -60,6 +63,11 @@ static int load_rank(gp_job_t *job, const char *path, gp_rank_t *r, rank_data_t 
 	uint64_t rt = (h = gp_rf_header(rd, "realtime_ns")) ? strtoull(h, NULL, 10) : 0;
 	r->start_realtime_ns = rt;
 	uint64_t mono = (h = gp_rf_header(rd, "monotonic_ns")) ? strtoull(h, NULL, 10) : 0;
+	if (mono) { /* the rank's records fall in its life: an hour's slack, a year long */
+		const uint64_t hour = 3600ull * 1000000000;
+		d.ts_lo = mono > hour ? mono - hour : 1;
+		d.ts_hi = mono + 400 * 24 * hour;
+	}
 	while (gp_rf_next(rd, &ev) == 1)
 		gp_rd_feed(&d, r, &ev);
 	const gp_rf_stats_t *st = gp_rf_stats(rd);
@@ -180,7 +188,12 @@ int gp_job_load(gp_job_t *job, const char *dir, const char *step, const char *st
 	closedir(top);
 	gp_rd_free(&rd);
 	if (!job->nranks) {
-		snprintf(err, errlen, "%s: no rank files (step*/rank*.gpr)", dir);
+		if (job->nunreadable)
+			snprintf(err, errlen, "%s: no readable rank file (%s)", dir,
+			         job->unreadable);
+		else
+			snprintf(err, errlen, "%s: no rank files (step*/rank*.gpr)", dir);
+		gp_job_free(job);
 		return -1;
 	}
 	qsort(job->ranks, job->nranks, sizeof(gp_rank_t), cmp_rank);

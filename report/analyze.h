@@ -26,6 +26,7 @@ typedef struct gp_rank {
 	int rank;
 	bool has_end, truncated;
 	uint64_t corrupt_chunks, records;
+	uint64_t bad_records; /* impossible times, durations or sizes: ignored (load.c) */
 	int wait_status;
 	uint64_t wall_ns, cpu_us, maxrss_kib;
 	uint64_t t0_realtime_ns; /* realtime of the first event, for cross-rank alignment */
@@ -133,6 +134,9 @@ typedef struct gp_job {
 	gp_finding_t f[24];
 	unsigned nf;
 	unsigned missing_ranks, ntasks_expected;
+	/* rank files that could not be read: how many, and the first one with its reason */
+	unsigned nunreadable;
+	char unreadable[768];
 	char sacct[2048];
 	double step_median_ms; /* median over ranks of rank medians (each rank's headline) */
 	char step_basis[16];   /* what the ranks' headlines measure (gpu, period, mixed) */

@@ -19,46 +19,128 @@ bool gp_is_comm(const char *name)
 	return strstr(name, "nccl") || strstr(name, "NCCL");
 }
 
+/* Records no collector writes: CUPTI's unknown timestamp (0), a time outside the rank's
+ * life, a duration past a week or one that wraps, an allocation past 2^48 bytes. They
+ * are counted (data quality) and left out: one of them would otherwise stretch the
+ * rank's span to centuries and every figure built on it. */
+#define GP_DUR_MAX   (7ull * 86400 * 1000000000)
+#define GP_BYTES_MAX (1ull << 48)
+static bool ts_outside(const rank_data_t *d, uint64_t ts)
+{
+	return !ts || (d->ts_lo && ts < d->ts_lo) || (d->ts_hi && ts > d->ts_hi);
+}
+
+static bool implausible(const rank_data_t *d, const gp_event_t *e)
+{
+	switch (e->type) {
+	case GP_EV_DROPS: /* bookkeeping: kept whatever its time says */
+	case GP_EV_END:
+	case GP_EV_YIELD:
+	case GP_EV_THREAD_NAME:
+	case GP_EV_STREAM_NAME:
+	case GP_EV_GPU:
+		return false;
+	case GP_EV_KERNEL:
+	case GP_EV_MEMCPY:
+	case GP_EV_MEMSET:
+	case GP_EV_SYNC:
+	case GP_EV_API:
+	case GP_EV_OVERHEAD:
+	case GP_EV_STEP_MARK:
+		return ts_outside(d, e->ts) || e->a > GP_DUR_MAX;
+	case GP_EV_ALLOC:
+	case GP_EV_FREE:
+		return ts_outside(d, e->ts) || e->b > GP_BYTES_MAX;
+	default:
+		return ts_outside(d, e->ts);
+	}
+}
+
+static void push_open(rank_data_t *d, const open_t *o)
+{
+	uint64_t key = ((uint64_t)o->tid << 32 | o->domain) + 1, i;
+	if (!u64map_get(&d->stack_of, key, &i)) {
+		open_stack_t empty = {0};
+		size_t n = d->stacks.n;
+		VEC_PUSH(d->stacks, empty);
+		if (d->stacks.n == n)
+			return;
+		i = d->stacks.n;
+		u64map_put(&d->stack_of, key, i);
+		if (!u64map_get(&d->stack_of, key, &i))
+			return;
+	}
+	open_stack_t *st = &d->stacks.v[i - 1];
+	if (st->n == st->cap) { /* small first: a crafted file may use 10^6 threads */
+		size_t nc = st->cap ? st->cap * 2 : 8;
+		open_t *nv = realloc(st->v, nc * sizeof(*nv));
+		if (!nv)
+			return;
+		st->v = nv;
+		st->cap = nc;
+	}
+	st->v[st->n++] = *o;
+}
+
+/* Pop the innermost open range of (tid, domain): false when none is open. */
+static bool pop_open(rank_data_t *d, uint32_t tid, uint32_t domain, open_t *o, uint32_t *depth)
+{
+	uint64_t i;
+	if (!u64map_get(&d->stack_of, ((uint64_t)tid << 32 | domain) + 1, &i))
+		return false;
+	open_stack_t *st = &d->stacks.v[i - 1];
+	if (!st->n)
+		return false;
+	*o = st->v[--st->n];
+	*depth = (uint32_t)st->n;
+	return true;
+}
+
+static void add_range(rank_data_t *d, gp_rank_t *r, range_t *rg)
+{
+	if (rg->end < rg->start) { /* ends before it starts: not a measurement */
+		r->bad_records++;
+		return;
+	}
+	VEC_PUSH(d->ranges, *rg);
+}
+
 void gp_rd_feed(rank_data_t *d, gp_rank_t *r, const gp_event_t *e)
 {
 	if (gp_symtab_feed(&d->sym, e))
 		return;
-	if (e->ts && (!d->first_ts || e->ts < d->first_ts) && e->type != GP_EV_STRING &&
-	    e->type != GP_EV_STACK && e->type != GP_EV_FRAME)
+	if (implausible(d, e)) {
+		r->bad_records++;
+		return;
+	}
+	if (ts_outside(d, e->ts)) /* bookkeeping records with no time of their own */
+		goto typed;
+	if (!d->first_ts || e->ts < d->first_ts)
 		d->first_ts = e->ts;
-	if (e->ts > d->last_ts && e->type != GP_EV_STRING && e->type != GP_EV_STACK &&
-	    e->type != GP_EV_FRAME)
+	if (e->ts > d->last_ts)
 		d->last_ts =
 		    e->ts + ((e->type >= GP_EV_KERNEL && e->type <= GP_EV_SYNC) ? e->a : 0);
+typed:
 	switch (e->type) {
 	case GP_EV_NVTX_PUSH: {
 		open_t o = {.start = e->ts,
 		            .name = (uint32_t)e->a,
 		            .tid = e->tid,
 		            .domain = (uint32_t)e->b};
-		VEC_PUSH(d->stack, o);
+		push_open(d, &o);
 		break;
 	}
 	case GP_EV_NVTX_POP: {
-		/* innermost open range of this thread */
-		uint32_t depth = 0;
-		for (size_t i = d->stack.n; i-- > 0;) {
-			if (d->stack.v[i].tid != e->tid || d->stack.v[i].domain != (uint32_t)e->b)
-				continue;
-			for (size_t j = 0; j < i; j++)
-				depth += d->stack.v[j].tid == e->tid &&
-				         d->stack.v[j].domain == d->stack.v[i].domain;
-			range_t rg = {.start = d->stack.v[i].start,
+		open_t o;
+		uint32_t depth;
+		if (pop_open(d, e->tid, (uint32_t)e->b, &o, &depth)) {
+			range_t rg = {.start = o.start,
 			              .end = e->ts,
-			              .name = d->stack.v[i].name,
+			              .name = o.name,
 			              .tid = e->tid,
 			              .depth = depth,
-			              .domain = d->stack.v[i].domain};
-			VEC_PUSH(d->ranges, rg);
-			memmove(&d->stack.v[i], &d->stack.v[i + 1],
-			        (d->stack.n - i - 1) * sizeof(open_t));
-			d->stack.n--;
-			break;
+			              .domain = o.domain};
+			add_range(d, r, &rg);
 		}
 		break;
 	}
@@ -68,25 +150,37 @@ void gp_rd_feed(rank_data_t *d, gp_rank_t *r, const gp_event_t *e)
 		            .tid = e->tid,
 		            .id = e->c,
 		            .domain = (uint32_t)e->b};
+		size_t n = d->started.n;
 		VEC_PUSH(d->started, o);
+		if (d->started.n == n)
+			break;
+		/* the latest start of an id is the one its end closes */
+		u64map_put(&d->started_of, e->c + 1, d->started.n);
 		break;
 	}
-	case GP_EV_NVTX_END:
-		for (size_t i = d->started.n; i-- > 0;) {
-			if (d->started.v[i].id != e->c)
-				continue;
-			/* start/end ranges may cross threads: kept at depth 1000 so they never
-			 * count as steps but still show in the range table */
-			range_t rg = {.start = d->started.v[i].start,
-			              .end = e->ts,
-			              .name = d->started.v[i].name,
-			              .tid = d->started.v[i].tid,
-			              .depth = 1000};
-			VEC_PUSH(d->ranges, rg);
-			d->started.v[i] = d->started.v[--d->started.n];
+	case GP_EV_NVTX_END: {
+		uint64_t i;
+		if (!u64map_get(&d->started_of, e->c + 1, &i) || !i)
 			break;
+		u64map_put(&d->started_of, e->c + 1, 0); /* 0: ended */
+		/* start/end ranges may cross threads: kept at depth 1000 so they never
+		 * count as steps but still show in the range table */
+		const open_t *o = &d->started.v[i - 1];
+		range_t rg = {
+		    .start = o->start, .end = e->ts, .name = o->name, .tid = o->tid, .depth = 1000};
+		add_range(d, r, &rg);
+		/* move the last started range into the hole and repoint its id, unless a
+		 * later start of the same id has taken the id over */
+		if (i != d->started.n) {
+			uint64_t j;
+			d->started.v[i - 1] = d->started.v[d->started.n - 1];
+			if (u64map_get(&d->started_of, d->started.v[i - 1].id + 1, &j) &&
+			    j == d->started.n)
+				u64map_put(&d->started_of, d->started.v[i - 1].id + 1, i);
 		}
+		d->started.n--;
 		break;
+	}
 	case GP_EV_KERNEL:
 	case GP_EV_MEMCPY:
 	case GP_EV_MEMSET: {
@@ -228,7 +322,13 @@ void gp_rd_reset(rank_data_t *d)
 	u64map_free(&d->alloc_api);
 	u64map_free(&d->corr_api);
 	d->ranges.n = d->kerns.n = d->apis.n = d->mems.n = d->prof.n = 0;
-	d->stack.n = d->started.n = d->steps.n = d->ctrl.n = d->marks.n = 0;
+	for (size_t i = 0; i < d->stacks.n; i++)
+		VEC_FREE(d->stacks.v[i]);
+	d->stacks.n = 0;
+	u64map_clear(&d->stack_of);
+	u64map_clear(&d->started_of);
+	d->started.n = d->steps.n = d->ctrl.n = d->marks.n = 0;
+	d->ts_lo = d->ts_hi = 0;
 	d->nvml_mem_max = d->nvml_samples = d->nvml_util_sum = 0;
 	memset(d->io_prev, 0, sizeof(d->io_prev));
 	d->first_ts = d->last_ts = d->win_lo = d->win_hi = d->gpu_lo = d->gpu_hi = 0;
@@ -249,7 +349,11 @@ void gp_rd_free(rank_data_t *d)
 	VEC_FREE(d->kerns);
 	VEC_FREE(d->apis);
 	VEC_FREE(d->mems);
-	VEC_FREE(d->stack);
+	for (size_t i = 0; i < d->stacks.n; i++)
+		VEC_FREE(d->stacks.v[i]);
+	VEC_FREE(d->stacks);
+	u64map_free(&d->stack_of);
+	u64map_free(&d->started_of);
 	VEC_FREE(d->started);
 	VEC_FREE(d->steps);
 	VEC_FREE(d->marks);

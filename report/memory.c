@@ -228,9 +228,11 @@ void gp_pass_time_series(gp_rank_t *r, rank_data_t *d)
 	r->ts_span_s = (double)(d->last_ts - d->first_ts) / 1e9;
 	for (size_t i = 0; i < d->kerns.n; i++) { /* overlapping streams may exceed 1: clipped */
 		double s = (double)d->kerns.v[i].start - t0, e = s + (double)d->kerns.v[i].dur;
-		for (int b = (int)(s / w); b < GP_TS && b * w < e; b++) {
+		if (e <= 0 || s >= (double)GP_TS * w)
+			continue;
+		for (int b = s > 0 ? (int)(s / w) : 0; b < GP_TS && b * w < e; b++) {
 			double lo = b * w > s ? b * w : s, hi = (b + 1) * w < e ? (b + 1) * w : e;
-			if (b >= 0 && hi > lo)
+			if (hi > lo)
 				r->util[b] += (float)((hi - lo) / w);
 		}
 	}

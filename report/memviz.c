@@ -161,7 +161,7 @@ int gp_export_memviz(const gp_job_t *job, FILE *o, const char *ranklist)
 	}
 	gp_rf_close(r);
 	/* CUPTI's per-thread buffers deliver memory records slightly out of order */
-	qsort(allocs.v, allocs.n, sizeof(*allocs.v), cmp_ts);
+	SORT_IF_NEEDED(allocs, cmp_ts);
 	/* pair frees with their allocation's size and stack */
 	u64map_t live = {0}; /* addr -> index+1 into ev of the live alloc */
 	for (size_t i = 0; i < allocs.n; i++) {

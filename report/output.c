@@ -282,15 +282,20 @@ void gp_report_text(const gp_job_t *job, FILE *out)
 	unsigned incomplete = 0;
 	for (unsigned i = 0; i < job->nranks; i++) {
 		const gp_rank_t *r = &job->ranks[i];
+		char bad[96] = "";
+		if (r->bad_records)
+			snprintf(bad, sizeof(bad),
+			         "; %llu records with impossible times or sizes ignored",
+			         (unsigned long long)r->bad_records);
 		if (!r->has_end || r->truncated || r->corrupt_chunks || r->drops_ring ||
 		    r->drops_cupti || r->drops_table || r->drops_cap || r->yielded[0] ||
 		    strcmp(r->wrapped, "agent") || r->nvtx_cuda_tids_unrelated ||
-		    r->markers_not_placed) {
+		    r->markers_not_placed || r->bad_records) {
 			incomplete++;
 			fprintf(
 			    out,
 			    "rank %s: %s%s%s dropped ring=%llu cupti=%llu strings=%llu cap=%llu "
-			    "corrupt_chunks=%llu%s%s%s%s\n",
+			    "corrupt_chunks=%llu%s%s%s%s%s\n",
 			    label(job, r),
 			    r->has_end ? "complete" : "incomplete (salvaged or killed)",
 			    r->truncated ? ", truncated tail" : "",
@@ -307,7 +312,8 @@ void gp_report_text(const gp_job_t *job, FILE *out)
 			    r->markers_not_placed
 			        ? "; step markers not placed (GPU too far behind): "
 			          "their steps' GPU times merge with the next"
-			        : "");
+			        : "",
+			    bad);
 		}
 	}
 	if (job->ntasks_expected > job->nranks)
@@ -315,7 +321,11 @@ void gp_report_text(const gp_job_t *job, FILE *out)
 		        "%u of %u tasks have no rank file (not selected by --gpuprof-ranks, "
 		        "or lost)\n",
 		        job->ntasks_expected - job->nranks, job->ntasks_expected);
-	if (!incomplete)
+	if (job->nunreadable)
+		fprintf(out, "%u rank file%s could not be read (left out of every figure): %s%s\n",
+		        job->nunreadable, job->nunreadable > 1 ? "s" : "", job->unreadable,
+		        job->nunreadable > 1 ? ", ..." : "");
+	if (!incomplete && !job->nunreadable)
 		fprintf(out, "all %u rank files complete, nothing dropped\n", job->nranks);
 }
 
@@ -349,6 +359,9 @@ void gp_report_json(const gp_job_t *job, FILE *out)
 	gp_json_str(out, job->step_basis);
 	fprintf(out, ",\n  \"sacct\": ");
 	gp_json_str(out, job->sacct);
+	fprintf(out,
+	        ",\n  \"unreadable_rank_files\": %u, \"first_unreadable\": ", job->nunreadable);
+	gp_json_str(out, job->unreadable);
 	fprintf(out, ",\n  \"findings\": [");
 	for (unsigned i = 0; i < job->nf; i++) {
 		const gp_finding_t *f = &job->f[i];
@@ -510,9 +523,12 @@ void gp_report_json(const gp_job_t *job, FILE *out)
 		gp_json_str(out, r->wrapped);
 		fprintf(out, ", \"yielded\": ");
 		gp_json_str(out, r->yielded);
-		fprintf(out, ", \"nvtx_cuda_tids_unrelated\": %s, \"markers_not_placed\": %llu",
+		fprintf(out,
+		        ", \"nvtx_cuda_tids_unrelated\": %s, \"markers_not_placed\": %llu, "
+		        "\"bad_records\": %llu",
 		        r->nvtx_cuda_tids_unrelated ? "true" : "false",
-		        (unsigned long long)r->markers_not_placed);
+		        (unsigned long long)r->markers_not_placed,
+		        (unsigned long long)r->bad_records);
 		fprintf(out, "}}");
 	}
 	fprintf(out, "\n  ],\n  \"kernels\": [");

@@ -45,6 +45,7 @@ typedef struct open_range {
 	uint32_t name, tid, domain;
 	uint64_t id;
 } open_t;
+typedef VEC(open_t) open_stack_t;
 /* One training step. start/end: the CPU interval (the step range, or for steps found
  * without one, from its first launch to the next step's); gpu_end: completion of the
  * last GPU work launched in it (0: none recorded). */
@@ -65,8 +66,14 @@ typedef struct rank_data {
 	VEC(kern_t) kerns;   /* kernels, memcpy, memset; sorted by start in the GPU pass */
 	VEC(api_t) apis;     /* sorted by start */
 	VEC(mem_t) mems;     /* sorted by time */
-	VEC(open_t) stack;   /* open push ranges while loading */
+	/* while loading: open push ranges, one stack per (thread, domain) so that a pop costs
+	 * O(1) whatever the file holds; started ranges by id (index + 1 in started) */
+	VEC(open_stack_t) stacks;
+	u64map_t stack_of; /* (tid << 32 | domain) + 1 -> index + 1 into stacks */
 	VEC(open_t) started;
+	u64map_t started_of;
+	/* plausible record times from the header (0: no bound), see gp_rd_feed */
+	uint64_t ts_lo, ts_hi;
 	uint64_t nvml_mem_max, nvml_samples, nvml_util_sum;
 	struct io_prev {
 		uint64_t ts, v[4];

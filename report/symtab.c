@@ -8,18 +8,33 @@ bool gp_symtab_feed(gp_symtab_t *t, const gp_event_t *e)
 {
 	uint64_t i, off;
 	switch (e->type) {
-	case GP_EV_STRING:
+	case GP_EV_STRING: {
+		size_t at = e->u16, k = e->u8 <= 32 ? e->u8 : 32;
+		if (at + k > GP_STRING_MAX)
+			return true;
 		if (!u64map_get(&t->str_ids, (uint64_t)e->tid + 1, &i)) {
-			char *s = calloc(1, GP_STRING_MAX + 1);
-			if (!s)
+			size_t n = t->strs.n;
+			VEC_PUSH(t->strs, (char *)NULL);
+			VEC_PUSH(t->cap, (uint16_t)0);
+			if (t->strs.n != n + 1 || t->cap.n != n + 1) {
+				t->strs.n = t->cap.n = n;
 				return true;
-			VEC_PUSH(t->strs, s);
-			i = t->strs.n - 1;
+			}
+			i = n;
 			u64map_put(&t->str_ids, (uint64_t)e->tid + 1, i);
 		}
-		if ((size_t)e->u16 + e->u8 <= GP_STRING_MAX)
-			memcpy(t->strs.v[i] + e->u16, &e->a, e->u8 <= 32 ? e->u8 : 32);
+		if (at + k + 1 > t->cap.v[i]) { /* pieces arrive in order: grow to fit */
+			size_t nc = (at + k + 1 + 31) & ~(size_t)31;
+			char *ns = realloc(t->strs.v[i], nc);
+			if (!ns)
+				return true;
+			memset(ns + t->cap.v[i], 0, nc - t->cap.v[i]);
+			t->strs.v[i] = ns;
+			t->cap.v[i] = (uint16_t)nc;
+		}
+		memcpy(t->strs.v[i] + at, &e->a, k);
 		return true;
+	}
 	case GP_EV_FRAME:
 		u64map_put(&t->frame, e->a, e->b);
 		return true;
@@ -74,28 +89,21 @@ bool gp_symtab_profiler_frame(const char *s)
 	return strstr(s, "(libcupti") || strstr(s, "(libgpuprof") || strstr(s, "(libcuda.so");
 }
 
-static void map_clear(u64map_t *m)
-{
-	if (m->cap) {
-		memset(m->k, 0, m->cap * sizeof(*m->k));
-		m->n = 0;
-	}
-}
-
 void gp_symtab_reset(gp_symtab_t *t)
 {
 	for (size_t i = 0; i < t->strs.n; i++)
 		free(t->strs.v[i]);
-	t->strs.n = t->pcs.n = 0;
-	map_clear(&t->str_ids);
-	map_clear(&t->frame);
-	map_clear(&t->stack_off);
+	t->strs.n = t->cap.n = t->pcs.n = 0;
+	u64map_clear(&t->str_ids);
+	u64map_clear(&t->frame);
+	u64map_clear(&t->stack_off);
 }
 
 void gp_symtab_free(gp_symtab_t *t)
 {
 	gp_symtab_reset(t);
 	VEC_FREE(t->strs);
+	VEC_FREE(t->cap);
 	VEC_FREE(t->pcs);
 	u64map_free(&t->str_ids);
 	u64map_free(&t->frame);

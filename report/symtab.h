@@ -12,8 +12,9 @@
 #include "vec.h"
 
 typedef struct gp_symtab {
-	u64map_t str_ids; /* string id + 1 -> index into strs */
-	VEC(char *) strs;
+	u64map_t str_ids;   /* string id + 1 -> index into strs */
+	VEC(char *) strs;   /* each as long as its pieces reach (memory follows the file) */
+	VEC(uint16_t) cap;  /* bytes allocated for strs[i] */
 	u64map_t frame;     /* pc -> string id of "symbol+0xoff (library)" */
 	u64map_t stack_off; /* stack id -> offset + 1 into pcs, where [offset - 1] = count */
 	VEC(uint64_t) pcs;

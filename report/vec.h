@@ -106,6 +106,14 @@ static inline int u64map_get(const u64map_t *m, uint64_t k, uint64_t *v)
 			return 0;
 	}
 }
+/* Forget every key, keep the memory (the next rank reuses it). */
+static inline void u64map_clear(u64map_t *m)
+{
+	if (m->cap) {
+		memset(m->k, 0, m->cap * sizeof(*m->k));
+		m->n = 0;
+	}
+}
 static inline void u64map_free(u64map_t *m)
 {
 	free(m->k);

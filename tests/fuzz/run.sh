@@ -1,20 +1,38 @@
 #!/bin/bash
-# Build the rank-file reader fuzzer with clang's libFuzzer and run it for a while on a
-# corpus seeded with real rank files (the H200 fixtures). TAP output; skips without clang.
+# Build the libFuzzer targets with clang and run each for a while (TAP; skips without
+# clang):
+#   rankfile  the reader on raw bytes, seeded with the committed H200 rank files
+#   report    the whole report and every export on valid rank files whose events come
+#             from the fuzzer's bytes (fuzz_report.c), so mutations get past checksums
+# GP_FUZZ_SECONDS sets each target's time budget.
 . "$(dirname "$0")/../integration/tap.sh"
 top=$(cd "$(dirname "$0")/../.." && pwd)
 secs=${GP_FUZZ_SECONDS:-30}
 command -v clang >/dev/null || skip_all "clang not installed"
-T=$(mktemp -d); trap 'rm -rf "$T"' EXIT
+T=$(mktemp -d); trap 'rm -rf "$T" /tmp/gp-fuzz-report.* /tmp/gp-fuzz.*' EXIT
 C="$top/common"
-clang -g -O1 -fsanitize=fuzzer,address,undefined -D_GNU_SOURCE -I"$C" -I"$top/_build" \
-	"$top/tests/fuzz/fuzz_rankfile.c" "$C/rankfile.c" "$C/crc32c.c" "$C/path.c" "$C/modes.c" \
-	"$C/log.c" -lzstd -o "$T/fuzz" 2>"$T/build.log"
-ok $? "fuzzer builds ($(tail -1 "$T/build.log"))"
+flags=(-g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined -D_GNU_SOURCE
+	-I"$C" -I"$top/report" -I"$top/_build")
+common=("$C/rankfile.c" "$C/crc32c.c" "$C/path.c" "$C/modes.c" "$C/log.c" "$C/ranks.c")
+
+clang "${flags[@]}" "$top/tests/fuzz/fuzz_rankfile.c" "${common[@]}" -lzstd -o "$T/fuzz" 2>"$T/build.log"
+ok $? "rank-file fuzzer builds ($(tail -1 "$T/build.log"))"
 mkdir -p "$T/corpus"
 for f in "$top"/tests/fixtures/*/step*/rank*.gpr; do cp "$f" "$T/corpus/$(basename "$(dirname "$(dirname "$f")")")-$(basename "$f")"; done
-"$T/fuzz" -max_total_time="$secs" -max_len=65536 -timeout=10 "$T/corpus" >"$T/fuzz.log" 2>&1
+"$T/fuzz" -max_total_time="$secs" -max_len=65536 -timeout=10 -artifact_prefix="$T/" "$T/corpus" >"$T/fuzz.log" 2>&1
 rc=$?
-ok $rc "no crash, leak or hang in ${secs}s ($(grep -o 'Done [0-9]* runs' "$T/fuzz.log"))"
+ok $rc "rank-file reader: no crash, leak or hang in ${secs}s ($(grep -o 'Done [0-9]* runs' "$T/fuzz.log"))"
 [ $rc -eq 0 ] || tail -30 "$T/fuzz.log" | sed 's/^/# /'
+
+report=()
+for f in "$top"/report/*.c; do [ "$(basename "$f")" = main.c ] || report+=("$f"); done
+clang "${flags[@]}" "$top/tests/fuzz/fuzz_report.c" "${report[@]}" "${common[@]}" "$C/clock.c" \
+	-lzstd -lm -o "$T/fuzz-report" 2>"$T/build-report.log"
+ok $? "report fuzzer builds ($(tail -1 "$T/build-report.log"))"
+mkdir -p "$T/corpus-report"
+"$T/fuzz-report" -max_total_time="$secs" -max_len=4096 -timeout=10 -rss_limit_mb=2048 -artifact_prefix="$T/" \
+	"$T/corpus-report" >"$T/fuzz-report.log" 2>&1
+rc=$?
+ok $rc "report and exports: no crash, leak, hang or UB in ${secs}s ($(grep -o 'Done [0-9]* runs' "$T/fuzz-report.log"); $(grep -o 'cov: [0-9]*' "$T/fuzz-report.log" | tail -1) edges)"
+[ $rc -eq 0 ] || grep -v "^#\|^INFO\|^gpuprof" "$T/fuzz-report.log" | tail -40 | sed 's/^/# /'
 done_testing

@@ -12,7 +12,8 @@ trap 'rm -rf "$W"' EXIT
 cd "$W"
 TO="timeout 120"
 MLP="$B/gpuprof-train-mlp --steps 12 --dim 16 --layers 3 --batch 4"
-jobs_now() { sacct -n -X -S now-1hour -o JobID 2>/dev/null | wc -l; }
+# jobs submitted since $1 (a window that slides, like now-1hour, loses old jobs mid-test)
+jobs_since() { local o; o=$(sacct -n -X -S "$1" -o JobID 2>&1) || { echo -1; return; }; printf '%s' "$o" | grep -c .; }
 
 # 1. bad input: rejected where typed, message names the option, no job created
 bad=(
@@ -46,7 +47,8 @@ bad=(
 	"--gpuprof-output=out-%|trailing '%'"
 	"--gpuprof-output=$(printf 'a\nb')|control character"
 )
-before=$(jobs_now)
+t0=$(date +%Y-%m-%dT%H:%M:%S)
+sleep 1
 for entry in "${bad[@]}"; do
 	arg=${entry%|*}
 	want=${entry##*|}
@@ -63,7 +65,7 @@ out=$(GPUPROF_MODES=bogus $TO srun true 2>&1); rc=$?
 ok $(( rc != 0 ? 0 : 1 )) "GPUPROF_MODES=bogus fails srun"
 echo "$out" | grep -q "GPUPROF_MODES: unknown mode 'bogus'"; ok $? "message names the variable"
 sleep 1
-ok $(( $(jobs_now) == before ? 0 : 1 )) "no job was created by any bad input (sacct)"
+ok $(( $(jobs_since "$t0") == 0 ? 0 : 1 )) "no job was created by any bad input (sacct)"
 out=$(GPUPROF_CAPTURE=steps=x $TO srun --gpuprof=nvtx true 2>&1); rc=$?
 ok $(( rc != 0 ? 0 : 1 )) "GPUPROF_CAPTURE=steps=x fails srun"
 echo "$out" | grep -q "GPUPROF_CAPTURE: 'steps=x' is not a capture window"; ok $? "message names the variable"

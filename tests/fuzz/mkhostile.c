@@ -1,0 +1,139 @@
+/* tests/fuzz/mkhostile: valid, checksummed rank files crafted to make a careless reader
+ * slow, large or wrong (issue 15's hostile inputs). Each is a real job directory:
+ *   mkhostile CASE N DIR
+ *   strings   N distinct string ids of one byte each (memory per id), then one range
+ *             named by a last string "last_string"
+ *   pops      N pushes on one thread, N pops on another that never match, then N nested
+ *             pushes and pops on one thread (time per pop)
+ *   ends      N starts never ended and N ends of ids never started
+ *   ts0       N kernels and API calls with CUPTI's unknown timestamp (0)
+ *   absurd    20 good steps plus N each of: kernels lasting UINT64_MAX ns, ranges that end
+ *             before they start, allocations of 2^63 bytes, kernels in the year 2170
+ *   threads   N threads with one open range each
+ * The good steps of "absurd" are 10 ms apart with a 4 ms kernel: a reader that ignores
+ * the impossible records reports 10 ms steps and counts 4N bad records. */
+#include "config.h"
+#include "event.h"
+#include "path.h"
+#include "rankfile.h"
+
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define MONO 1000000000000ull /* the header's monotonic_ns: records start here */
+
+static gp_rf_writer_t *w;
+
+static void put(uint8_t type, uint32_t tid, uint64_t ts, uint64_t a, uint64_t b, uint64_t c,
+                uint64_t d)
+{
+	gp_event_t e = {.type = type, .tid = tid, .ts = ts, .a = a, .b = b, .c = c, .d = d};
+	if (gp_rf_append(w, &e) < 0) {
+		fprintf(stderr, "mkhostile: write failed\n");
+		exit(1);
+	}
+}
+
+static void step(uint64_t i, uint32_t name)
+{
+	uint64_t t = MONO + i * 10000000ull;
+	put(GP_EV_NVTX_PUSH, 1, t, name, 0, 0, 0);
+	put(GP_EV_API, 1, t + 1000, 211, 100 + i, 1000, 0); /* the launch */
+	put(GP_EV_KERNEL, 0, t + 2000, 4000000, name, 100 + i, 7);
+	put(GP_EV_NVTX_POP, 1, t + 5000, 0, 0, 0, 0);
+}
+
+int main(int argc, char **argv)
+{
+	if (argc != 4) {
+		fprintf(stderr, "usage: mkhostile strings|pops|ends|ts0|absurd|threads N DIR\n");
+		return 2;
+	}
+	const char *what = argv[1];
+	uint64_t n = strtoull(argv[2], NULL, 10);
+	char dir[4096], hdr[4096] = "", mono[32];
+	snprintf(dir, sizeof(dir), "%s/step0", argv[3]);
+	int dfd = gp_mkdir_p(dir, 0700);
+	if (dfd < 0) {
+		perror(dir);
+		return 1;
+	}
+	close(dfd);
+	snprintf(dir, sizeof(dir), "%s/step0/rank0.gpr", argv[3]);
+	int fd = open(dir, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0) {
+		perror(dir);
+		return 1;
+	}
+	snprintf(mono, sizeof(mono), "%llu", MONO);
+	gp_rf_hdr_add(hdr, sizeof(hdr), "job", "1");
+	gp_rf_hdr_add(hdr, sizeof(hdr), "step", "0");
+	gp_rf_hdr_add(hdr, sizeof(hdr), "rank", "0");
+	gp_rf_hdr_add(hdr, sizeof(hdr), "modes", "timing,nvtx,cuda,mem");
+	gp_rf_hdr_add(hdr, sizeof(hdr), "monotonic_ns", mono);
+	gp_rf_hdr_add(hdr, sizeof(hdr), "realtime_ns", "1796000000000000000");
+	gp_rf_hdr_add(hdr, sizeof(hdr), "wrapped", "agent");
+	w = gp_rf_writer_create(fd, hdr, 0);
+	if (!w)
+		return 1;
+	gp_rf_append_string(w, 1, "train_step");
+	if (!strcmp(what, "strings")) {
+		for (uint64_t i = 0; i < n; i++) {
+			gp_event_t e = {.type = GP_EV_STRING, .tid = (uint32_t)(i + 2), .u8 = 1};
+			e.a = 'a' + i % 26;
+			gp_rf_append(w, &e);
+		}
+		/* a range named by the last string: a reader that ran out of room has lost it */
+		gp_rf_append_string(w, (uint32_t)(n + 2), "last_string");
+		put(GP_EV_NVTX_PUSH, 1, MONO, n + 2, 0, 0, 0);
+		put(GP_EV_NVTX_POP, 1, MONO + 1000, 0, 0, 0, 0);
+	} else if (!strcmp(what, "pops")) {
+		for (uint64_t i = 0; i < n; i++)
+			put(GP_EV_NVTX_PUSH, 1, MONO + i, 1, 0, 0, 0);
+		for (uint64_t i = 0; i < n; i++)
+			put(GP_EV_NVTX_POP, 2, MONO + n + i, 0, 0, 0, 0);
+		for (uint64_t i = 0; i < n; i++)
+			put(GP_EV_NVTX_PUSH, 3, MONO + 2 * n + i, 1, 0, 0, 0);
+		for (uint64_t i = 0; i < n; i++)
+			put(GP_EV_NVTX_POP, 3, MONO + 3 * n + i, 0, 0, 0, 0);
+	} else if (!strcmp(what, "ends")) {
+		for (uint64_t i = 0; i < n; i++)
+			put(GP_EV_NVTX_START, 1, MONO + i, 1, 0, i + 1, 0);
+		for (uint64_t i = 0; i < n; i++)
+			put(GP_EV_NVTX_END, 1, MONO + n + i, 0, 0, n + i + 1, 0);
+	} else if (!strcmp(what, "ts0")) {
+		for (uint64_t i = 0; i < 20; i++)
+			step(i, 1);
+		for (uint64_t i = 0; i < n; i++) {
+			put(GP_EV_KERNEL, 0, 0, 1000, 1, 1000000 + i, 7);
+			put(GP_EV_API, 1, 0, 1000, 211, 1000000 + i, 0);
+		}
+	} else if (!strcmp(what, "absurd")) {
+		for (uint64_t i = 0; i < 20; i++)
+			step(i, 1);
+		uint64_t t = MONO + 21 * 10000000ull;
+		for (uint64_t i = 0; i < n; i++) {
+			put(GP_EV_KERNEL, 0, t + i, UINT64_MAX, 1, 2000000 + i, 7);
+			put(GP_EV_NVTX_PUSH, 5, t + 1000000 + i, 1, 0, 0, 0);
+			put(GP_EV_NVTX_POP, 5, t + 1000000 + i - 500, 0, 0, 0, 0);
+			gp_event_t e = {.type = GP_EV_ALLOC,
+			                .ts = t + i,
+			                .a = 0x7f0000000000ull + i * 4096,
+			                .b = 1ull << 63};
+			gp_rf_append(w, &e);
+			put(GP_EV_KERNEL, 0, MONO + 200ull * 365 * 86400 * 1000000000, 1000, 1,
+			    3000000 + i, 7);
+		}
+	} else if (!strcmp(what, "threads")) {
+		for (uint64_t i = 0; i < n; i++)
+			put(GP_EV_NVTX_PUSH, (uint32_t)(i + 10), MONO + i, 1, 0, 0, 0);
+	} else {
+		fprintf(stderr, "mkhostile: unknown case %s\n", what);
+		return 2;
+	}
+	put(GP_EV_END, 0, MONO + 30ull * 10000000, 0, 0, 0, 0);
+	return gp_rf_writer_close(w, false) < 0;
+}

@@ -1,0 +1,57 @@
+#!/bin/bash
+# The report on hostile rank files (tests/fuzz/mkhostile.c): valid, checksummed files
+# crafted to make a careless reader slow, large or wrong. The report runs in epilogs
+# with deadlines and on shared login nodes, so each must finish well inside a hang guard
+# (timeout) and a memory limit (ulimit -v), ignore and count what is impossible, and
+# never hang on a file that is not a regular one.
+. "$(dirname "$0")/tap.sh"
+B=${GP_BUILD:?}
+H=$B/tests/fuzz/mkhostile
+[ -x "$H" ] || skip_all "mkhostile not built"
+T=$(mktemp -d); trap 'rm -rf "$T"' EXIT
+# 600 MiB of address space and 120 s: the files below took 21 GB and minutes to hours
+# in readers that allocate per string id or scan every open range per pop
+report() { (ulimit -v 614400; timeout 120 "$B/gpuprof" report --format=json "$@"); }
+field() { python3 -c "import json,sys; j=json.load(open(sys.argv[1])); print(eval(sys.argv[2]))" "$1" "$2"; }
+
+for c in "strings 1000000" "pops 200000" "ends 200000" "threads 200000" "ts0 100000" "absurd 1000"; do
+	set -- $c
+	"$H" "$1" "$2" "$T/$1" || { ok 1 "mkhostile $1"; continue; }
+	s=$(date +%s.%N)
+	report "$T/$1" >"$T/$1.json" 2>"$T/$1.err"
+	rc=$?
+	ok $rc "$1 x $2 ($(stat -c %s "$T/$1/step0/rank0.gpr") bytes): report within 600 MiB and the hang guard ($(python3 -c "print(round($(date +%s.%N) - $s, 2))") s)"
+	[ $rc -eq 0 ] || sed 's/^/# /' "$T/$1.err" | tail -5
+done
+[ "$(field "$T/strings.json" "[r['name'] for r in j['nvtx']]")" = "['last_string']" ]
+ok $? "strings: the last of 10^6 names is kept"
+[ "$(field "$T/pops.json" "[r['count'] for r in j['nvtx']]")" = "[200000]" ]
+ok $? "pops: the nested ranges are paired, the pops of another thread match nothing"
+[ "$(field "$T/ts0.json" "j['ranks'][0]['quality']['bad_records']")" = 200000 ]
+ok $? "ts0: records with CUPTI's unknown timestamp are counted and left out"
+[ "$(field "$T/ts0.json" "round(j['ranks'][0]['steps']['median_ms'], 3)")" = 10.0 ]
+ok $? "ts0: the steps are still 10 ms"
+[ "$(field "$T/absurd.json" "j['ranks'][0]['quality']['bad_records']")" = 4000 ]
+ok $? "absurd: UINT64_MAX durations, backwards ranges, 2^63-byte allocations and far-future kernels counted (4 x 1000)"
+[ "$(field "$T/absurd.json" "(round(j['ranks'][0]['steps']['median_ms'], 3), j['ranks'][0]['memory']['peak_bytes'])")" = "(10.0, 0)" ]
+ok $? "absurd: the step time and the memory peak are those of the good records"
+"$B/gpuprof" report "$T/absurd" | grep -q "4000 records with impossible times or sizes ignored"
+ok $? "absurd: data quality says so"
+
+# a FIFO, a directory and a file that is not a rank file among real ones: the report
+# finishes on the rest and says which could not be read
+mkdir -p "$T/mixed/step0"
+cp "$T/absurd/step0/rank0.gpr" "$T/mixed/step0/rank0.gpr"
+mkfifo "$T/mixed/step0/rank5.gpr"
+mkdir "$T/mixed/step0/rank6.gpr"
+echo "not a rank file" >"$T/mixed/step0/rank7.gpr"
+timeout 60 "$B/gpuprof" report "$T/mixed" >"$T/mixed.txt" 2>"$T/mixed.err"
+ok $? "a FIFO named rank5.gpr does not hang the report"
+grep -q "3 rank files could not be read" "$T/mixed.txt"; ok $? "data quality counts the 3 unreadable files"
+grep -q "not a regular file" "$T/mixed.err"; ok $? "and stderr says why"
+python3 -c "import json,sys; j=json.load(open(sys.argv[1])); assert j['unreadable_rank_files'] == 3" "$T/mixed/report.json"
+ok $? "report.json carries the count"
+mkdir -p "$T/none/step0"; mkfifo "$T/none/step0/rank0.gpr"
+timeout 60 "$B/gpuprof" report "$T/none" 2>"$T/none.err"
+[ $? -ne 124 ] && grep -q "no readable rank file" "$T/none.err"; ok $? "a job of only unreadable files fails with a message"
+done_testing
