@@ -2,6 +2,7 @@
 #include "config.h"
 #include "modes.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -200,6 +201,7 @@ int gp_capture_parse(const char *s, gp_capture_t *c, char *err, size_t errlen)
 		unsigned long long a, b;
 		if (*p < '0' || *p > '9')
 			goto bad;
+		errno = 0;
 		a = b = strtoull(p, &end, 10);
 		if (*end == '-') {
 			if (end[1] < '0' || end[1] > '9')
@@ -207,6 +209,10 @@ int gp_capture_parse(const char *s, gp_capture_t *c, char *err, size_t errlen)
 			b = strtoull(end + 1, &end, 10);
 			if (b < a)
 				goto bad;
+		}
+		if (errno == ERANGE) { /* strtoull saturates: 2^64 would read as 2^64 - 1 */
+			snprintf(err, errlen, "'%.64s': a step number past 2^64 - 1", s);
+			return -1;
 		}
 		if (t.nwin == GP_CAPTURE_MAXWIN) {
 			snprintf(err, errlen, "'%.64s': at most %d windows", s, GP_CAPTURE_MAXWIN);

@@ -3,6 +3,7 @@
 #include "config.h"
 #include "siteconf.h"
 #include "modes.h"
+#include "path.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -16,33 +17,35 @@
 enum key_type { T_BOOL, T_MODES, T_STR, T_INT, T_SIZE, T_LIST, T_MODEMAP };
 
 #define OFF(f) offsetof(gp_config_t, f)
+/* Bounds of the whole-number keys (inclusive). */
 static const struct key {
 	const char *name;
 	enum key_type type;
 	size_t off;
+	long lo, hi;
 } keys[] = {
-    {"enabled", T_BOOL, OFF(enabled)},
-    {"required", T_BOOL, OFF(required)},
-    {"default_modes", T_MODES, OFF(default_modes)},
-    {"allowed_modes", T_MODES, OFF(allowed_modes)},
-    {"partition_modes", T_MODEMAP, OFF(partition_modes)},
-    {"account_modes", T_MODEMAP, OFF(account_modes)},
-    {"users_allow", T_LIST, OFF(users_allow)},
-    {"users_deny", T_LIST, OFF(users_deny)},
-    {"accounts_allow", T_LIST, OFF(accounts_allow)},
-    {"accounts_deny", T_LIST, OFF(accounts_deny)},
-    {"output", T_STR, OFF(output)},
-    {"spool_dir", T_STR, OFF(spool_dir)},
-    {"max_bytes_per_rank", T_SIZE, OFF(max_bytes_per_rank)},
-    {"nvml_hz", T_INT, OFF(nvml_hz)},
-    {"warmup_steps", T_INT, OFF(warmup_steps)},
-    {"step_range", T_STR, OFF(step_range)},
-    {"group_readable", T_BOOL, OFF(group_readable)},
-    {"admin_comment", T_BOOL, OFF(admin_comment)},
-    {"report_at_end", T_BOOL, OFF(report_at_end)},
-    {"agent_path", T_STR, OFF(agent_path)},
-    {"inject_path", T_STR, OFF(inject_path)},
-    {"cli_path", T_STR, OFF(cli_path)},
+    {"enabled", T_BOOL, OFF(enabled), 0, 0},
+    {"required", T_BOOL, OFF(required), 0, 0},
+    {"default_modes", T_MODES, OFF(default_modes), 0, 0},
+    {"allowed_modes", T_MODES, OFF(allowed_modes), 0, 0},
+    {"partition_modes", T_MODEMAP, OFF(partition_modes), 0, 0},
+    {"account_modes", T_MODEMAP, OFF(account_modes), 0, 0},
+    {"users_allow", T_LIST, OFF(users_allow), 0, 0},
+    {"users_deny", T_LIST, OFF(users_deny), 0, 0},
+    {"accounts_allow", T_LIST, OFF(accounts_allow), 0, 0},
+    {"accounts_deny", T_LIST, OFF(accounts_deny), 0, 0},
+    {"output", T_STR, OFF(output), 0, 0},
+    {"spool_dir", T_STR, OFF(spool_dir), 0, 0},
+    {"max_bytes_per_rank", T_SIZE, OFF(max_bytes_per_rank), 0, 0},
+    {"nvml_hz", T_INT, OFF(nvml_hz), 1, 100},
+    {"warmup_steps", T_INT, OFF(warmup_steps), 0, 1000000},
+    {"step_range", T_STR, OFF(step_range), 0, 0},
+    {"group_readable", T_BOOL, OFF(group_readable), 0, 0},
+    {"admin_comment", T_BOOL, OFF(admin_comment), 0, 0},
+    {"report_at_end", T_BOOL, OFF(report_at_end), 0, 0},
+    {"agent_path", T_STR, OFF(agent_path), 0, 0},
+    {"inject_path", T_STR, OFF(inject_path), 0, 0},
+    {"cli_path", T_STR, OFF(cli_path), 0, 0},
 };
 
 static char *xstrdup(const char *s)
@@ -113,38 +116,40 @@ static int parse_bool(const char *v, bool *out)
 	return -1;
 }
 
-/* "64M", "1G", "1024" -> bytes */
+/* "64M", "1G", "1024" -> bytes; -1 when not a size or past 2^62 (8388608T overflowed) */
 static int parse_size(const char *v, long long *out)
 {
 	char *end;
 	errno = 0;
 	long long n = strtoll(v, &end, 10);
-	if (errno || end == v || n < 0)
+	if (errno || end == v || n < 0 || *v < '0' || *v > '9')
 		return -1;
+	int shift = 0;
 	switch (*end) {
 	case 'K':
 	case 'k':
-		n <<= 10;
-		end++;
+		shift = 10;
 		break;
 	case 'M':
 	case 'm':
-		n <<= 20;
-		end++;
+		shift = 20;
 		break;
 	case 'G':
 	case 'g':
-		n <<= 30;
-		end++;
+		shift = 30;
 		break;
 	case 'T':
 	case 't':
-		n <<= 40;
-		end++;
+		shift = 40;
 		break;
 	default:
 		break;
 	}
+	if (shift)
+		end++;
+	if (n > (1LL << 62) >> shift)
+		return -1;
+	n <<= shift;
 	if (*end == 'i' || *end == 'B')
 		end += (*end == 'i' && end[1] == 'B') ? 2 : 1;
 	if (*end)
@@ -229,6 +234,10 @@ static int parse_value(parser_t *ps, gp_config_t *cfg, const struct key *k)
 				return perr(ps, "'%s' keys must be names", k->name);
 			if (m->n == GP_CONFIG_MAXMAP)
 				return perr(ps, "'%s' has too many entries", k->name);
+			for (unsigned i = 0; i < m->n; i++)
+				if (!strcmp(m->key[i], scalar(ps)))
+					return perr(ps, "'%s': '%s' is given twice", k->name,
+					            scalar(ps));
 			m->key[m->n] = strdup(scalar(ps));
 			m->n++;
 			if (next(ps) < 0)
@@ -260,6 +269,8 @@ static int parse_value(parser_t *ps, gp_config_t *cfg, const struct key *k)
 	case T_STR:
 		if (gp_text_check(v, 4096, why, sizeof(why)) < 0)
 			return perr(ps, "'%s': %s", k->name, why);
+		if (k->off == OFF(output) && gp_tmpl_check(v, why, sizeof(why)) < 0)
+			return perr(ps, "'%s': %s", k->name, why);
 		free(*(char **)f);
 		*(char **)f = strdup(v);
 		return 0;
@@ -267,16 +278,18 @@ static int parse_value(parser_t *ps, gp_config_t *cfg, const struct key *k)
 		char *end;
 		errno = 0;
 		long n = strtol(v, &end, 10);
-		if (errno || end == v || *end || n < 0 || n > 1000000)
-			return perr(ps, "'%s' must be a whole number from 0 to 1000000, not '%s'",
-			            k->name, v);
+		if (errno || end == v || *end || n < k->lo || n > k->hi)
+			return perr(ps, "'%s' must be a whole number from %ld to %ld, not '%s'",
+			            k->name, k->lo, k->hi, v);
 		*(long *)f = n;
 		return 0;
 	}
 	case T_SIZE:
 		if (parse_size(v, f) < 0)
-			return perr(ps, "'%s' must be a size such as 512M or 2G, not '%s'", k->name,
-			            v);
+			return perr(
+			    ps,
+			    "'%s' must be a size such as 512M or 2G (at most 4194304T), not '%s'",
+			    k->name, v);
 		return 0;
 	default:
 		return -1;
@@ -297,6 +310,9 @@ static int parse_doc(parser_t *ps, gp_config_t *cfg)
 		return 0;
 	if (ps->ev.type != YAML_MAPPING_START_EVENT)
 		return perr(ps, "the top level must be a mapping of key: value");
+	/* a key given twice is an error, never last-wins: "users_deny: [alice]" followed
+	 * by "users_deny: [bob]" would let alice in */
+	size_t seen_line[sizeof(keys) / sizeof(keys[0])] = {0};
 	for (;;) {
 		const struct key *k = NULL;
 		if (next(ps) < 0)
@@ -310,6 +326,10 @@ static int parse_doc(parser_t *ps, gp_config_t *cfg)
 				k = &keys[i];
 		if (!k)
 			return perr(ps, "unknown key '%s'%s", scalar(ps), "");
+		if (seen_line[k - keys])
+			return perr(ps, "'%s' is given twice (first on line %zu)", k->name,
+			            seen_line[k - keys]);
+		seen_line[k - keys] = ps->ev.start_mark.line + 1;
 		if (parse_value(ps, cfg, k) < 0)
 			return -1;
 	}

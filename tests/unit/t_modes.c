@@ -112,6 +112,14 @@ int main(void)
 			ok(rc == -1 && strstr(err, "steps=A-B") && strstr(err, caps[i].in),
 			   "capture '%s' rejected with the grammar", caps[i].in);
 	}
+	static const char *huge[] = {"steps=18446744073709551616", "steps=1-18446744073709551616",
+	                             "steps=99999999999999999999999-99999999999999999999999"};
+	for (size_t i = 0; i < sizeof(huge) / sizeof(huge[0]); i++) {
+		gp_capture_t h;
+		ok(gp_capture_parse(huge[i], &h, err, sizeof(err)) == -1 &&
+		       strstr(err, "past 2^64 - 1"),
+		   "capture '%.40s' past 2^64 rejected (%s)", huge[i], err);
+	}
 	gp_capture_t c;
 	gp_capture_parse("steps=0-3,100-104", &c, err, sizeof(err));
 	ok(gp_capture_in(&c, 0) && gp_capture_in(&c, 3) && !gp_capture_in(&c, 4) &&

@@ -34,6 +34,17 @@ static const struct {
     {"- a\n- b\n", "top level must be a mapping"},
     {"enabled: 'unterminated\n", "YAML syntax error"},
     {"a: 1\n---\nb: 2\n", "unknown key 'a'"},
+    /* issue 15: a second value never silently wins, sizes never overflow, bounds hold */
+    {"users_deny: [alice]\nenabled: true\nusers_deny: [bob]\n",
+     ":3: 'users_deny' is given twice (first on line 1)"},
+    {"partition_modes:\n  gpu: nvtx\n  gpu: all\n", ":3: 'partition_modes': 'gpu' is given twice"},
+    {"max_bytes_per_rank: 8388608T\n", ":1: 'max_bytes_per_rank' must be a size"},
+    {"max_bytes_per_rank: 99999999999999999999\n", "'max_bytes_per_rank' must be a size"},
+    {"max_bytes_per_rank: +5M\n", "'max_bytes_per_rank' must be a size"},
+    {"nvml_hz: 0\n", ":1: 'nvml_hz' must be a whole number from 1 to 100, not '0'"},
+    {"nvml_hz: 1000\n", "'nvml_hz' must be a whole number from 1 to 100"},
+    {"output: /scratch/%q/x\n", ":1: 'output': unknown escape '%q'"},
+    {"output: /scratch/x%\n", ":1: 'output': trailing '%'"},
 };
 
 int main(void)
