@@ -49,6 +49,8 @@ typedef struct agent {
 	char yielded[256];
 	pid_t child;
 	uint64_t t_start;
+	bool write_failed;   /* the spool's rank file could not be written */
+	uint64_t lost_write; /* records buffered in the writer when it failed */
 } agent_t;
 
 static char **prog_argv;
@@ -331,14 +333,34 @@ static int setup(agent_t *a)
 	return 0;
 }
 
-/* Returns the records moved (the caller polls sooner when the ring is busy). */
+static void cleanup_spool(agent_t *a);
+
+static void writer_failed(agent_t *a)
+{
+	gp_warn("cannot write %s: %s; records are counted as lost from now on", a->rank_path,
+	        strerror(errno));
+	a->lost_write += gp_rf_pending(a->w);
+	gp_rf_writer_close(a->w, false);
+	a->w = NULL;
+	a->write_failed = true;
+}
+
+/* Returns the records moved (the caller polls sooner when the ring is busy). When the
+ * rank file cannot be written (a full spool), the writer is closed with what it has,
+ * and the ring is still emptied, every record counted as lost (GP_LOSS_WRITE), so the
+ * program never stalls; the end records go to the job directory instead (finish). */
 static long drain(agent_t *a, bool force)
 {
 	long n = 0;
-	if (a->have_ring && a->w && (n = gp_ring_drain(&a->ring, a->w, force, NULL)) < 0) {
-		gp_warn("cannot write %s: %s; capture stops", a->rank_path, strerror(errno));
-		gp_rf_writer_close(a->w, false);
-		a->w = NULL;
+	if (!a->have_ring)
+		return 0;
+	if (!a->w) {
+		if (a->write_failed)
+			gp_ring_drain(&a->ring, NULL, force, NULL);
+		return 0;
+	}
+	if ((n = gp_ring_drain(&a->ring, a->w, force, NULL)) < 0) {
+		writer_failed(a);
 		n = 0;
 	}
 	return n;
@@ -362,24 +384,49 @@ static bool publish(agent_t *a, bool final)
 	return true;
 }
 
-static void write_end(agent_t *a, int status, const struct rusage *ru)
+/* The losses by cause and the END record (exit status, resources) into w. */
+static void end_records(agent_t *a, gp_rf_writer_t *w, int status, const struct rusage *ru)
 {
-	gp_event_t d = {.type = GP_EV_DROPS, .ts = gp_now_ns()};
 	gp_event_t e = {.type = GP_EV_END, .ts = gp_now_ns(), .a = (uint64_t)status};
-	if (!a->w)
-		return;
-	drain(a, true);
-	if (!a->w)
-		return;
-	if (a->have_ring)
-		d.a = atomic_load(&a->ring.hdr->drops);
-	d.d = gp_rf_dropped(a->w);
-	gp_rf_append(a->w, &d);
+	uint64_t extra[GP_LOSS_N] = {0};
+	extra[GP_LOSS_WRITE] = a->lost_write;
+	extra[GP_LOSS_NO_RING] = !a->have_ring;
+	gp_ring_write_losses(a->have_ring ? &a->ring : NULL, w, extra);
 	e.b = (uint64_t)(ru->ru_utime.tv_sec + ru->ru_stime.tv_sec) * 1000000ull +
 	      (uint64_t)(ru->ru_utime.tv_usec + ru->ru_stime.tv_usec);
 	e.c = (uint64_t)ru->ru_maxrss;
 	e.d = gp_now_ns() - a->t_start;
-	gp_rf_append(a->w, &e);
+	gp_rf_append(w, &e);
+}
+
+static void write_end(agent_t *a, int status, const struct rusage *ru)
+{
+	drain(a, true);
+	if (a->w)
+		end_records(a, a->w, status, ru);
+}
+
+/* The spool's rank file could not be written: publish what it holds and add the losses
+ * and the exit status to the copy in the job directory, so the outcome is not lost. */
+static void finish_after_write_failure(agent_t *a, int status, const struct rusage *ru)
+{
+	char err[512];
+	if (gp_spool_publish(a->rank_path, a->dest, a->group_readable ? 0640 : 0600,
+	                     a->group_readable ? 0750 : 0700) < 0) {
+		gp_warn("cannot write %s: %s (what was captured stays in %s)", a->dest,
+		        strerror(errno), a->spool);
+		return;
+	}
+	gp_rf_writer_t *w = gp_rf_reopen(a->dest, err, sizeof(err));
+	if (!w) {
+		gp_warn("%s", err);
+		return;
+	}
+	end_records(a, w, status, ru);
+	if (gp_rf_writer_close(w, true) < 0)
+		gp_warn("cannot write %s: %s", a->dest, strerror(errno));
+	else
+		cleanup_spool(a);
 }
 
 static void cleanup_spool(agent_t *a)
@@ -552,13 +599,20 @@ int main(int argc, char **argv)
 			next_sample = now + (sample_all ? period : 1000000000ull);
 		}
 		if (a.w && now >= next_flush) {
-			gp_rf_flush(a.w); /* on disk in the spool: survives our death */
+			/* in the file (survives our death), and only then off the ring */
+			if (a.have_ring ? gp_ring_commit(&a.ring, a.w) < 0 : gp_rf_flush(a.w) < 0)
+				writer_failed(&a);
 			next_flush = now + 500000000ull;
 		}
 	}
 	if (a.nvml && a.w)
 		gp_nvml_sample(a.nvml, a.w, true); /* Xid/ECC up to the program's end */
 	write_end(&a, status, &ru);
+	if (a.write_failed && !a.w) {
+		finish_after_write_failure(&a, status, &ru);
+		gp_nvml_close(a.nvml);
+		mirror_exit(status);
+	}
 	bool published = publish(&a, true);
 	if (a.w) {
 		gp_rf_writer_close(a.w, false);

@@ -49,7 +49,27 @@ enum gp_ev_type {
 	                           d=1: a=GPU ns since the previous marker completed (CUDA
 	                           events), d=0: first of a chain, d=2: not placed (GPU too
 	                           far behind); b=host time it was seen complete; c=sequence */
-	GP_EV_MAX = 31,
+	GP_EV_LOSS = 31,        /* u8=GP_LOSS_* a=records lost to that cause so far (a running
+	                           total: the reader keeps the largest of each cause) */
+	GP_EV_MAX = 32,
+};
+
+/* Where records were lost, counted where it happens (GP_EV_LOSS; the producers' counts
+ * live in the ring header so the agent and salvage see them). GP_EV_DROPS is the older,
+ * four-cause form. */
+enum gp_loss {
+	GP_LOSS_RING = 1,          /* the shared ring was full */
+	GP_LOSS_CUPTI = 2,         /* CUPTI dropped activity records (no buffer to put them in) */
+	GP_LOSS_CUPTI_REFUSED = 3, /* CUPTI buffers we refused (memory bound) or failed to get */
+	GP_LOSS_STRINGS = 4,       /* the string table was full: names recorded as unnamed */
+	GP_LOSS_DEPTH = 5,         /* ranges nested deeper than the 4096 recorded */
+	GP_LOSS_STACKS = 6,        /* the call-stack table was full: allocations without stack */
+	GP_LOSS_DEAD_THREAD = 7,   /* a thread died between claiming a ring slot and filling it */
+	GP_LOSS_WRITE = 8,         /* records the agent could not write (spool full, I/O error) */
+	GP_LOSS_CAP = 9,           /* past max_bytes_per_rank */
+	GP_LOSS_PROCESSES = 10,    /* other processes of the task, not recorded (a=processes) */
+	GP_LOSS_NO_RING = 11,      /* no ring could be made: the program was not observed (a=1) */
+	GP_LOSS_N = 12
 };
 
 /* GP_EV_NVML_IO valid bits and GP_EV_GPU_FAULT kinds */

@@ -29,7 +29,7 @@ static const char *const type_names[GP_EV_MAX] = {
     "none",   "string", "nvtx_push", "nvtx_pop", "nvtx_start",  "nvtx_end", "nvtx_mark", "thread",
     "kernel", "memcpy", "memset",    "sync",     "api",         "alloc",    "free",      "stack",
     "frame",  "nvml",   "drops",     "end",      "stream_name", "yield",    "gpu",       "profiler",
-    "start",  "signal", "control",   "nvml_io",  "gpu_fault",   "overhead", "step_mark",
+    "start",  "signal", "control",   "nvml_io",  "gpu_fault",   "overhead", "step_mark", "loss",
 };
 
 const char *gp_ev_type_name(unsigned type)
@@ -255,7 +255,7 @@ int gp_rf_append(gp_rf_writer_t *w, const gp_event_t *ev)
 {
 	/* The cap counts raw bytes too, so a chunk in the making cannot overshoot it. */
 	if (w->max_bytes && w->bytes + w->rawlen >= w->max_bytes && ev->type != GP_EV_END &&
-	    ev->type != GP_EV_DROPS) {
+	    ev->type != GP_EV_DROPS && ev->type != GP_EV_LOSS) {
 		w->dropped++;
 		return 0;
 	}
@@ -297,6 +297,11 @@ uint64_t gp_rf_bytes(const gp_rf_writer_t *w)
 uint64_t gp_rf_dropped(const gp_rf_writer_t *w)
 {
 	return w->dropped;
+}
+
+uint32_t gp_rf_pending(const gp_rf_writer_t *w)
+{
+	return w->nrec;
 }
 
 uint64_t gp_rf_records(const gp_rf_writer_t *w)
@@ -555,4 +560,29 @@ void gp_rf_close(gp_rf_reader_t *r)
 	free(r->raw);
 	ZSTD_freeDCtx(r->zd);
 	free(r);
+}
+
+gp_rf_writer_t *gp_rf_reopen(const char *path, char *err, size_t errlen)
+{
+	gp_rf_reader_t *r;
+	gp_event_t ev;
+	if (gp_rf_open(path, &r, err, errlen) < 0)
+		return NULL;
+	while (gp_rf_next(r, &ev) == 1)
+		;
+	uint64_t end = gp_rf_stats(r)->valid_end;
+	gp_rf_close(r);
+	int fd = open(path, O_RDWR | O_CLOEXEC | O_NOFOLLOW);
+	if (fd < 0 || ftruncate(fd, (off_t)end) < 0 || lseek(fd, (off_t)end, SEEK_SET) < 0) {
+		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return NULL;
+	}
+	gp_rf_writer_t *w = gp_rf_writer_resume(fd, 0);
+	if (!w) {
+		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+		close(fd);
+	}
+	return w;
 }

@@ -99,35 +99,100 @@ void gp_ring_detach(gp_ring_t *ring)
 	}
 }
 
+/* Give the slots of records up to ring->rd back to the producers. */
+static void release(gp_ring_t *ring)
+{
+	gp_ring_hdr_t *h = ring->hdr;
+	uint64_t nslots = ring->mask + 1;
+	uint64_t pos = atomic_load_explicit(&h->tail, memory_order_relaxed);
+	if (ring->rd - pos > nslots) /* a tail scribbled over: trust our own cursor */
+		pos = ring->rd - nslots;
+	for (; pos < ring->rd; pos++)
+		atomic_store_explicit(&ring->slots[pos & ring->mask].seq, pos + nslots,
+		                      memory_order_release);
+	atomic_store_explicit(&h->tail, pos, memory_order_relaxed);
+}
+
+int gp_ring_commit(gp_ring_t *ring, gp_rf_writer_t *w)
+{
+	if (w && gp_rf_flush(w) < 0)
+		return -1;
+	if (ring->rd_set)
+		release(ring);
+	return 0;
+}
+
 long gp_ring_drain(gp_ring_t *ring, gp_rf_writer_t *w, bool force, uint64_t *lost)
 {
 	gp_ring_hdr_t *h = ring->hdr;
-	uint64_t pos = atomic_load_explicit(&h->tail, memory_order_relaxed);
 	uint64_t nslots = ring->mask + 1;
 	long moved = 0;
-	for (;;) {
+	if (!ring->rd_set) {
+		ring->rd = atomic_load_explicit(&h->tail, memory_order_relaxed);
+		ring->rd_set = true;
+	}
+	for (uint64_t budget = nslots; budget-- > 0;) {
+		uint64_t pos = ring->rd;
 		gp_ring_slot_t *s = &ring->slots[pos & ring->mask];
 		uint64_t seq = atomic_load_explicit(&s->seq, memory_order_acquire);
 		if (seq == pos + 1) {
 			gp_event_t ev = s->ev;
-			atomic_store_explicit(&s->seq, pos + nslots, memory_order_release);
-			pos++;
-			atomic_store_explicit(&h->tail, pos, memory_order_relaxed);
-			if (w && gp_rf_append(w, &ev) < 0)
+			ring->rd++;
+			if (!w) { /* nowhere to write: taken off the ring and counted */
+				gp_ring_lost(ring, GP_LOSS_WRITE, 1);
+				release(ring);
+				moved++;
+				continue;
+			}
+			if (gp_rf_append(w, &ev) < 0) {
+				gp_ring_lost(ring, GP_LOSS_WRITE, 1);
 				return -1;
+			}
 			moved++;
+			/* written (an automatic flush), or a quarter of the ring held back */
+			if (!gp_rf_pending(w) ||
+			    ring->rd - atomic_load_explicit(&h->tail, memory_order_relaxed) >
+			        nslots / 4) {
+				if (gp_ring_commit(ring, w) < 0)
+					return -1;
+			}
 			continue;
 		}
-		/* Not published. With force, skip slots a dead producer had claimed. */
+		/* Not published. With force, skip slots a dead producer had claimed: at most
+		 * one ring's worth, whatever a corrupted head says. */
 		if (force && pos < atomic_load_explicit(&h->head, memory_order_acquire)) {
-			atomic_store_explicit(&s->seq, pos + nslots, memory_order_release);
-			pos++;
-			atomic_store_explicit(&h->tail, pos, memory_order_relaxed);
+			ring->rd++;
+			gp_ring_lost(ring, GP_LOSS_DEAD_THREAD, 1);
 			if (lost)
 				(*lost)++;
 			continue;
 		}
 		break;
 	}
+	if (force && gp_ring_commit(ring, w) < 0)
+		return -1;
 	return moved;
+}
+
+void gp_ring_write_losses(const gp_ring_t *ring, gp_rf_writer_t *w, const uint64_t *extra)
+{
+	uint64_t n[GP_LOSS_N] = {0};
+	if (!w)
+		return;
+	if (ring && ring->hdr) {
+		for (unsigned c = 1; c < GP_LOSS_N; c++)
+			n[c] = atomic_load_explicit(&ring->hdr->lost[c], memory_order_relaxed);
+		n[GP_LOSS_RING] += atomic_load_explicit(&ring->hdr->drops, memory_order_relaxed);
+	}
+	for (unsigned c = 1; extra && c < GP_LOSS_N; c++)
+		n[c] += extra[c];
+	uint64_t now = gp_now_ns();
+	for (unsigned c = 1; c < GP_LOSS_N; c++) {
+		if (c == GP_LOSS_CAP)
+			n[c] += gp_rf_dropped(w);
+		if (!n[c])
+			continue;
+		gp_event_t e = {.type = GP_EV_LOSS, .ts = now, .u8 = (uint8_t)c, .a = n[c]};
+		gp_rf_append(w, &e);
+	}
 }

@@ -16,7 +16,7 @@
 #include "rankfile.h"
 
 #define GP_RING_MAGIC         0x474e495250475047ull /* "GPGPRING" */
-#define GP_RING_VERSION       1
+#define GP_RING_VERSION       2
 #define GP_RING_DEFAULT_SLOTS (1u << 18) /* 16 MiB */
 
 typedef struct gp_ring_slot {
@@ -34,6 +34,13 @@ typedef struct gp_ring_hdr {
 	_Atomic uint32_t writer_pid; /* last process that attached as producer */
 	_Atomic uint32_t modes;      /* modes the agent asks the library to capture */
 	_Atomic uint64_t drops;      /* records lost to a full ring */
+	/* records lost by cause (GP_LOSS_*), counted by whoever lost them: the producers
+	 * (table full, nesting, CUPTI), the consumer (a dead producer's slot) */
+	_Atomic uint64_t lost[GP_LOSS_N];
+	/* the one process of the task whose records this ring carries (the first to attach,
+	 * see inject.c); the others count in lost[GP_LOSS_PROCESSES] */
+	_Atomic uint32_t recorder_pid;
+	_Atomic uint32_t generations; /* recorders so far */
 	char pad0[64];
 	_Atomic uint64_t head __attribute__((aligned(64)));
 	char pad1[56];
@@ -48,6 +55,11 @@ typedef struct gp_ring {
 	gp_ring_slot_t *slots;
 	uint64_t mask;
 	size_t maplen;
+	/* consumer: records before rd are in the writer; the slots between the header's tail
+	 * and rd are released only once the writer has written them to its file, so a
+	 * consumer killed with records in its buffer leaves them in the ring for salvage */
+	uint64_t rd;
+	bool rd_set;
 } gp_ring_t;
 
 /* Create the ring file at path (O_EXCL, mode 0600) with its space reserved up front
@@ -85,9 +97,25 @@ static inline bool gp_ring_push(gp_ring_t *ring, const gp_event_t *ev)
 	return true;
 }
 
-/* Consumer side: move every published record into the writer. With force (the
- * producers are gone), a claimed-but-unpublished slot is skipped instead of waited for.
- * Returns records moved, -1 on a write error. */
+static inline void gp_ring_lost(gp_ring_t *ring, unsigned cause, uint64_t n)
+{
+	if (ring->hdr && cause < GP_LOSS_N)
+		atomic_fetch_add_explicit(&ring->hdr->lost[cause], n, memory_order_relaxed);
+}
+
+/* Consumer side: move published records into the writer (w NULL: count them as
+ * GP_LOSS_WRITE). A slot is released once the writer has put its record in the file
+ * (gp_rf_pending() is 0: an automatic flush, or gp_ring_commit). With force (the
+ * producers are gone), a claimed-but-unpublished slot is skipped instead of waited for,
+ * counted as GP_LOSS_DEAD_THREAD, and everything is flushed and released. One call moves
+ * at most one ring's worth, so a header scribbled over by the program cannot make it
+ * spin. Returns records moved, -1 on a write error (the record in hand is counted). */
 long gp_ring_drain(gp_ring_t *ring, gp_rf_writer_t *w, bool force, uint64_t *lost);
+/* Flush the writer and release the slots of what it wrote. -1 on a write error. */
+int gp_ring_commit(gp_ring_t *ring, gp_rf_writer_t *w);
+
+/* Append the running loss totals as GP_EV_LOSS records: the ring's causes (ring full
+ * included) plus extra[] from the caller (NULL: none) and w's own byte-cap drops. */
+void gp_ring_write_losses(const gp_ring_t *ring, gp_rf_writer_t *w, const uint64_t *extra);
 
 #endif

@@ -123,10 +123,8 @@ int gp_spool_salvage(const char *dir, const char *into, bool verbose)
 	char path[4200], dest[4200], err[512];
 	const char *base = strrchr(dir, '/');
 	long pid = 0;
-	gp_rf_reader_t *r;
-	uint64_t end, lost = 0;
+	uint64_t lost = 0;
 	gp_ring_t ring;
-	int fd;
 
 	base = base ? base + 1 : dir;
 	const char *dot = strrchr(base, '.');
@@ -149,30 +147,16 @@ int gp_spool_salvage(const char *dir, const char *into, bool verbose)
 	}
 	/* cut a half-written chunk off before appending */
 	snprintf(path, sizeof(path), "%s/rank.gpr", dir);
-	if (gp_rf_open(path, &r, err, sizeof(err)) < 0)
+	gp_rf_writer_t *w = gp_rf_reopen(path, err, sizeof(err));
+	if (!w)
 		return gp_err("%s", err);
-	gp_event_t ev;
-	while (gp_rf_next(r, &ev) == 1)
-		;
-	end = gp_rf_stats(r)->valid_end;
-	gp_rf_close(r);
-	fd = open(path, O_RDWR | O_CLOEXEC | O_NOFOLLOW);
-	if (fd < 0 || ftruncate(fd, (off_t)end) < 0) {
-		if (fd >= 0)
-			close(fd);
-		return gp_err_errno("%s", path);
-	}
-	gp_rf_writer_t *w = gp_rf_writer_resume(fd, 0);
-	if (!w) {
-		close(fd);
-		return gp_err_errno("%s", path);
-	}
 	snprintf(path, sizeof(path), "%s/ring", dir);
 	long moved = 0;
 	if (gp_ring_attach(&ring, path) == 0) {
 		moved = gp_ring_drain(&ring, w, true, &lost);
-		gp_event_t d = {.type = GP_EV_DROPS, .ts = gp_now_ns(), .a = ring.hdr->drops};
-		gp_rf_append(w, &d);
+		/* running totals: the report keeps the largest of each cause, so an agent
+		 * that wrote its own before dying is not counted twice */
+		gp_ring_write_losses(&ring, w, NULL);
 		gp_ring_detach(&ring);
 	}
 	if (gp_rf_writer_close(w, true) < 0)

@@ -75,6 +75,7 @@ static int load_rank(gp_job_t *job, const char *path, gp_rank_t *r, rank_data_t 
 	r->corrupt_chunks = st->corrupt_chunks;
 	r->records = st->records;
 	gp_rf_close(rd);
+	gp_rd_losses(r);
 	r->t0_realtime_ns = rt + (d.first_ts > mono ? d.first_ts - mono : 0);
 
 	gp_rd_finish(dp);

@@ -96,6 +96,8 @@ typedef struct gp_rank {
 	float mem_mib[GP_TS]; /* device memory live at the bucket's end */
 	/* data quality */
 	uint64_t drops_ring, drops_cupti, drops_table, drops_cap;
+	uint64_t loss[16]; /* records lost by cause (GP_LOSS_* of event.h), newer collectors */
+	bool lost_any;     /* any loss at all, of any cause */
 	uint64_t markers_not_placed; /* step markers skipped: the GPU 64 markers behind */
 	uint64_t nvtx_ranges;
 	/* CUDA allocations refused for lack of device memory, and the last one's time */
@@ -166,5 +168,8 @@ int gp_export_chrome(const gp_job_t *job, FILE *out, const char *ranks, uint64_t
                      double win_from_s, double win_to_s);
 
 void gp_json_str(FILE *out, const char *s);
+/* The name of a GP_LOSS_* cause in JSON and in words; NULL past the last. */
+const char *gp_loss_key(unsigned cause);
+const char *gp_loss_words(unsigned cause);
 
 #endif

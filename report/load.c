@@ -34,6 +34,7 @@ static bool implausible(const rank_data_t *d, const gp_event_t *e)
 {
 	switch (e->type) {
 	case GP_EV_DROPS: /* bookkeeping: kept whatever its time says */
+	case GP_EV_LOSS:
 	case GP_EV_END:
 	case GP_EV_YIELD:
 	case GP_EV_THREAD_NAME:
@@ -284,6 +285,10 @@ typed:
 		r->overhead_records++;
 		r->overhead_ns += e->a;
 		break;
+	case GP_EV_LOSS: /* running totals: the largest of each cause */
+		if (e->u8 < 16 && e->a > r->loss[e->u8])
+			r->loss[e->u8] = e->a;
+		break;
 	case GP_EV_DROPS:
 		r->drops_ring += e->a;
 		r->drops_cupti += e->b;
@@ -453,4 +458,53 @@ uint64_t gp_rd_launch_ts(const rank_data_t *d, const kern_t *k)
 {
 	const api_t *a = gp_rd_launch(d, k);
 	return a ? a->start : k->start;
+}
+
+static const char *const loss_key[GP_LOSS_N] = {
+    [GP_LOSS_RING] = "ring_full",
+    [GP_LOSS_CUPTI] = "cupti_dropped",
+    [GP_LOSS_CUPTI_REFUSED] = "cupti_buffers_refused",
+    [GP_LOSS_STRINGS] = "string_table_full",
+    [GP_LOSS_DEPTH] = "nesting_too_deep",
+    [GP_LOSS_STACKS] = "stack_table_full",
+    [GP_LOSS_DEAD_THREAD] = "dead_thread",
+    [GP_LOSS_WRITE] = "write_failed",
+    [GP_LOSS_CAP] = "byte_cap",
+    [GP_LOSS_PROCESSES] = "other_processes",
+    [GP_LOSS_NO_RING] = "no_ring",
+};
+static const char *const loss_words[GP_LOSS_N] = {
+    [GP_LOSS_RING] = "records dropped, the ring was full",
+    [GP_LOSS_CUPTI] = "CUDA activity records dropped by CUPTI",
+    [GP_LOSS_CUPTI_REFUSED] = "CUPTI buffers not given (memory bound)",
+    [GP_LOSS_STRINGS] = "names lost, the string table was full (ranges shown unnamed)",
+    [GP_LOSS_DEPTH] = "ranges nested deeper than 4096, not recorded",
+    [GP_LOSS_STACKS] = "allocation stacks lost, the stack table was full",
+    [GP_LOSS_DEAD_THREAD] = "records lost with a thread that died while writing one",
+    [GP_LOSS_WRITE] = "records lost, the rank file could not be written (spool full?)",
+    [GP_LOSS_CAP] = "records dropped past max_bytes_per_rank",
+    [GP_LOSS_PROCESSES] = "other processes of the task not recorded (one per rank file)",
+    [GP_LOSS_NO_RING] = "no event ring could be made: the program was not observed",
+};
+
+const char *gp_loss_key(unsigned cause)
+{
+	return cause && cause < GP_LOSS_N ? loss_key[cause] : NULL;
+}
+
+const char *gp_loss_words(unsigned cause)
+{
+	return cause && cause < GP_LOSS_N ? loss_words[cause] : NULL;
+}
+
+/* Fold the newer per-cause losses into the four totals older outputs show. */
+void gp_rd_losses(gp_rank_t *r)
+{
+	r->drops_ring += r->loss[GP_LOSS_RING];
+	r->drops_cupti += r->loss[GP_LOSS_CUPTI];
+	r->drops_table += r->loss[GP_LOSS_STRINGS];
+	r->drops_cap += r->loss[GP_LOSS_CAP];
+	r->lost_any = r->drops_ring || r->drops_cupti || r->drops_table || r->drops_cap;
+	for (unsigned c = 1; c < GP_LOSS_N; c++)
+		r->lost_any |= r->loss[c] != 0;
 }

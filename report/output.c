@@ -287,9 +287,8 @@ void gp_report_text(const gp_job_t *job, FILE *out)
 			snprintf(bad, sizeof(bad),
 			         "; %llu records with impossible times or sizes ignored",
 			         (unsigned long long)r->bad_records);
-		if (!r->has_end || r->truncated || r->corrupt_chunks || r->drops_ring ||
-		    r->drops_cupti || r->drops_table || r->drops_cap || r->yielded[0] ||
-		    strcmp(r->wrapped, "agent") || r->nvtx_cuda_tids_unrelated ||
+		if (!r->has_end || r->truncated || r->corrupt_chunks || r->lost_any ||
+		    r->yielded[0] || strcmp(r->wrapped, "agent") || r->nvtx_cuda_tids_unrelated ||
 		    r->markers_not_placed || r->bad_records) {
 			incomplete++;
 			fprintf(
@@ -314,6 +313,10 @@ void gp_report_text(const gp_job_t *job, FILE *out)
 			          "their steps' GPU times merge with the next"
 			        : "",
 			    bad);
+			for (unsigned c = 1; gp_loss_key(c); c++)
+				if (r->loss[c])
+					fprintf(out, "       lost: %llu %s\n",
+					        (unsigned long long)r->loss[c], gp_loss_words(c));
 		}
 	}
 	if (job->ntasks_expected > job->nranks)
@@ -529,6 +532,12 @@ void gp_report_json(const gp_job_t *job, FILE *out)
 		        r->nvtx_cuda_tids_unrelated ? "true" : "false",
 		        (unsigned long long)r->markers_not_placed,
 		        (unsigned long long)r->bad_records);
+		fprintf(out, ", \"losses\": {");
+		for (unsigned c = 1, n = 0; gp_loss_key(c); c++)
+			if (r->loss[c])
+				fprintf(out, "%s\"%s\": %llu", n++ ? ", " : "", gp_loss_key(c),
+				        (unsigned long long)r->loss[c]);
+		fprintf(out, "}");
 		fprintf(out, "}}");
 	}
 	fprintf(out, "\n  ],\n  \"kernels\": [");

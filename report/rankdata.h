@@ -110,6 +110,8 @@ void gp_rd_feed(rank_data_t *d, gp_rank_t *r, const gp_event_t *e);
 /* After the last event: close what is open, sort, build the correlation maps. */
 void gp_rd_finish(rank_data_t *d);
 const char *gp_rd_str(const rank_data_t *d, uint32_t id);
+/* After the last event: the per-cause losses folded into the totals (lost_any). */
+void gp_rd_losses(gp_rank_t *r);
 /* The API call (launch) that made GPU work k, or NULL. */
 const api_t *gp_rd_launch(const rank_data_t *d, const kern_t *k);
 /* When GPU work k was launched: its API call's start, else its own start. */

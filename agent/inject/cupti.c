@@ -48,21 +48,36 @@ static uint64_t CUPTIAPI timestamp(void)
 	return api->now();
 }
 
+/* CUPTI accepts a NULL buffer (it drops the records and counts them) from API version
+ * 27 on; older ones are always given one, whatever the bound on outstanding buffers. */
+static bool may_refuse;
+
 static void CUPTIAPI buffer_requested(uint8_t **buffer, size_t *size, size_t *maxRecords)
 {
 	*maxRecords = 0;
 	*buffer = NULL;
 	*size = 0;
-	if (atomic_fetch_add(&outstanding, 1) >= BUF_MAX_OUTSTANDING) {
+	if (atomic_fetch_add(&outstanding, 1) >= BUF_MAX_OUTSTANDING && may_refuse) {
 		atomic_fetch_sub(&outstanding, 1);
-		return; /* CUPTI drops and counts; we report its count */
+		api->count_drop(GP_LOSS_CUPTI_REFUSED, 1); /* the records: CUPTI's count */
+		return;
 	}
 	if (posix_memalign((void **)buffer, 8, BUF_SIZE) != 0) {
 		atomic_fetch_sub(&outstanding, 1);
+		api->count_drop(GP_LOSS_CUPTI_REFUSED, 1);
 		*buffer = NULL;
 		return;
 	}
 	*size = BUF_SIZE;
+}
+
+/* Records CUPTI had to drop for the buffer's context and stream (no buffer to put them
+ * in): read at every completed buffer, as CUPTI's documentation asks. */
+static void count_cupti_drops(CUcontext ctx, uint32_t streamId)
+{
+	size_t dropped = 0;
+	if (cuptiActivityGetNumDroppedRecords(ctx, streamId, &dropped) == CUPTI_SUCCESS && dropped)
+		api->count_drop(GP_LOSS_CUPTI, dropped);
 }
 
 static bool discard; /* GPUPROF_CUPTI_DISCARD=1: the CUPTI floor for overhead benchmarks */
@@ -70,6 +85,7 @@ static bool discard; /* GPUPROF_CUPTI_DISCARD=1: the CUPTI floor for overhead be
 static void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t streamId, uint8_t *buffer,
                                       size_t size, size_t validSize)
 {
+	count_cupti_drops(ctx, streamId);
 	if (discard) {
 		free(buffer);
 		atomic_fetch_sub(&outstanding, 1);
@@ -283,6 +299,9 @@ static void *worker_main(void *arg)
 /* ---- allocation call stacks (mode mem), via the callback API ---- */
 
 #define STK_SLOTS 4096
+/* stack ids: per process generation (see gp_inject_api_t.gen), so two programs run one
+ * after the other under one agent never share an id */
+#define STK_ID(idx) ((api->gen << 12) + (uint32_t)(idx) + 1)
 static _Atomic uint64_t stk_tbl[STK_SLOTS];
 
 static uint64_t hash_pcs(void *const *pcs, int n)
@@ -684,18 +703,18 @@ static uint32_t capture_stack(void)
 	for (int p = 0; p < 32; p++, idx = (idx + 1) & (STK_SLOTS - 1)) {
 		uint64_t v = atomic_load_explicit(&stk_tbl[idx], memory_order_relaxed);
 		if (v == h)
-			return idx + 1;
+			return STK_ID(idx);
 		if (v == 0) {
 			uint64_t z = 0;
 			if (atomic_compare_exchange_strong(&stk_tbl[idx], &z, h)) {
-				define_stack(idx + 1, pcs + skip, n, names, npy);
-				return idx + 1;
+				define_stack(STK_ID(idx), pcs + skip, n, names, npy);
+				return STK_ID(idx);
 			}
 			if (z == h)
-				return idx + 1;
+				return STK_ID(idx);
 		}
 	}
-	api->count_drop(1, 1);
+	api->count_drop(GP_LOSS_STACKS, 1);
 	return 0;
 }
 
@@ -880,6 +899,8 @@ __attribute__((visibility("default"))) int gp_cupti_start(const gp_inject_api_t 
 	if (fm && atol(fm) >= 10 && atol(fm) <= 10000)
 		flush_ms = flush_mem_ms = atol(fm);
 	api = a;
+	uint32_t ver = 0;
+	may_refuse = cuptiGetVersion(&ver) == CUPTI_SUCCESS && ver >= 27;
 	if (a->callbacks) {
 		rc = cuptiSubscribe(&subscriber, (CUpti_CallbackFunc)on_callback, NULL);
 		if (rc != CUPTI_SUCCESS) {

@@ -21,6 +21,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -47,7 +48,7 @@ static struct {
 	_Atomic int stop;
 	char spool[4096], dest[4200];
 	_Atomic uint64_t next_range;
-	_Atomic uint64_t drops_table, drops_cupti;
+	uint32_t gen; /* this process's generation on the ring (string and stack ids) */
 	void *cupti_mod;
 	gp_cupti_flush_fn cupti_flush;
 	gp_cupti_capture_fn cupti_capture;
@@ -84,11 +85,17 @@ static void emit(const gp_event_t *ev)
 	gp_ring_push(&g.ring, ev);
 }
 
+static void count_drop(unsigned cause, uint64_t n);
+
 /* ---- string interning: content hash -> id, lock-free open addressing ---- */
 
 #define STR_BITS   18
 #define STR_SLOTS  (1u << STR_BITS)
 #define STR_PROBES 64
+/* ids carry the process's generation on the ring (g.gen): processes that follow one
+ * another under one agent intern into their own tables and must not share ids */
+#define STR_ID(idx) ((g.gen << STR_BITS) + (uint32_t)(idx) + 1)
+#define MAX_GEN     4000 /* (MAX_GEN << STR_BITS) stays below the agent's own ids */
 static _Atomic uint64_t str_tbl[STR_SLOTS];
 
 static uint64_t hash_bytes(const char *s, size_t len)
@@ -122,20 +129,20 @@ static uint32_t intern(const char *s, size_t len)
 	for (int p = 0; p < STR_PROBES; p++, idx = (idx + 1) & (STR_SLOTS - 1)) {
 		uint64_t v = atomic_load_explicit(&str_tbl[idx], memory_order_relaxed);
 		if (v == h)
-			return idx + 1;
+			return STR_ID(idx);
 		if (v == 0) {
 			uint64_t zero = 0;
 			if (atomic_compare_exchange_strong_explicit(&str_tbl[idx], &zero, h,
 			                                            memory_order_relaxed,
 			                                            memory_order_relaxed)) {
-				emit_string(idx + 1, s, len);
-				return idx + 1;
+				emit_string(STR_ID(idx), s, len);
+				return STR_ID(idx);
 			}
 			if (zero == h)
-				return idx + 1;
+				return STR_ID(idx);
 		}
 	}
-	atomic_fetch_add_explicit(&g.drops_table, 1, memory_order_relaxed);
+	count_drop(GP_LOSS_STRINGS, 1);
 	return 0;
 }
 
@@ -173,9 +180,9 @@ static uint32_t intern_wstr(const wchar_t *ws)
 	return intern(buf, o);
 }
 
-static void count_drop(int which, uint64_t n)
+static void count_drop(unsigned cause, uint64_t n)
 {
-	atomic_fetch_add_explicit(which ? &g.drops_cupti : &g.drops_table, n, memory_order_relaxed);
+	gp_ring_lost(&g.ring, cause, n); /* in the shared header: the agent writes it out */
 }
 
 static uint64_t clock_ns(void)
@@ -211,8 +218,9 @@ static void *drain_thread(void *arg)
 	return NULL;
 }
 
-static void fallback_finish(void)
+static void fallback_finish(int exit_code, void *arg)
 {
+	(void)arg;
 	if (!g.own_ring || getpid() != g.owner || !g.w)
 		return;
 	if (g.cupti_flush)
@@ -220,13 +228,10 @@ static void fallback_finish(void)
 	atomic_store(&g.stop, 1);
 	pthread_join(g.drainer, NULL);
 	gp_ring_drain(&g.ring, g.w, true, NULL);
-	gp_event_t d = {.type = GP_EV_DROPS,
-	                .ts = gp_clock_ns(),
-	                .a = g.ring.hdr->drops,
-	                .b = g.drops_cupti,
-	                .c = g.drops_table};
-	gp_rf_append(g.w, &d);
-	gp_event_t e = {.type = GP_EV_END, .ts = gp_clock_ns()};
+	gp_ring_write_losses(&g.ring, g.w, NULL);
+	/* the status exit() was given (W_EXITCODE form, as the agent's wait status) */
+	gp_event_t e = {
+	    .type = GP_EV_END, .ts = gp_clock_ns(), .a = (uint64_t)(exit_code & 0xff) << 8};
 	gp_rf_append(g.w, &e);
 	gp_rf_fsync(g.w);
 	char src[4300];
@@ -308,8 +313,63 @@ static int fallback_setup(void)
 	g.own_ring = true;
 	if (pthread_create(&g.drainer, NULL, drain_thread, NULL) != 0)
 		return -1;
-	atexit(fallback_finish);
+	on_exit(fallback_finish, NULL); /* on_exit, not atexit: it is told the exit status */
 	return 0;
+}
+
+/* Is this process a forked copy of its parent (same program, same command line)? A
+ * worker forked before the library was loaded in its parent loads it afresh, with the
+ * parent's environment: it must not take the parent's place on the ring. */
+static bool forked_copy(void)
+{
+	char a[4096], b[4096], p[64];
+	ssize_t na, nb;
+	int fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	na = read(fd, a, sizeof(a));
+	close(fd);
+	snprintf(p, sizeof(p), "/proc/%d/cmdline", (int)getppid());
+	if ((fd = open(p, O_RDONLY | O_CLOEXEC)) < 0)
+		return false;
+	nb = read(fd, b, sizeof(b));
+	close(fd);
+	if (na <= 0 || na != nb || memcmp(a, b, (size_t)na))
+		return false;
+	char ea[4096], eb[4096];
+	snprintf(p, sizeof(p), "/proc/%d/exe", (int)getppid());
+	na = readlink("/proc/self/exe", ea, sizeof(ea));
+	nb = readlink(p, eb, sizeof(eb));
+	return na > 0 && na == nb && !memcmp(ea, eb, (size_t)na);
+}
+
+/* One process of the task records into the agent's ring: the first to attach that is
+ * not a forked copy of its parent; a later one takes over only when that process has
+ * exited (a script running programs one after another), under a new generation so its
+ * string and stack ids stay apart. The others are counted (GP_LOSS_PROCESSES). Every
+ * process on one ring would need ids, thread ids and correlation ids kept apart per
+ * process through the whole report: one rank file is one process. */
+static bool claim_ring(void)
+{
+	gp_ring_hdr_t *h = g.ring.hdr;
+	uint32_t me = (uint32_t)getpid();
+	uint32_t cur = atomic_load(&h->recorder_pid);
+	if (forked_copy())
+		return false;
+	for (;;) {
+		if (cur == me)
+			return true;
+		if (cur && (kill((pid_t)cur, 0) == 0 || errno != ESRCH))
+			return false; /* alive (or not ours to signal): it keeps the ring */
+		if (atomic_compare_exchange_strong(&h->recorder_pid, &cur, me))
+			break;
+	}
+	/* generation: 0 for the first recorder, one more for each that follows */
+	uint32_t gen = atomic_fetch_add(&h->generations, 1);
+	if (gen >= MAX_GEN)
+		return false;
+	g.gen = gen;
+	return true;
 }
 
 static void do_init(void)
@@ -326,6 +386,11 @@ static void do_init(void)
 	g.owner = getpid();
 	gp_clock_init();
 	if (ring && gp_ring_attach(&g.ring, ring) == 0) {
+		if (!claim_ring()) {
+			gp_ring_lost(&g.ring, GP_LOSS_PROCESSES, 1);
+			gp_ring_detach(&g.ring);
+			return;
+		}
 		atomic_store(&g.ring.hdr->writer_pid, (uint32_t)g.owner);
 	} else if (fallback_setup() < 0) {
 		gp_warn("no agent ring and no spool of our own: not profiling this process");
@@ -334,8 +399,14 @@ static void do_init(void)
 	const char *sr = getenv(GP_ENV_STEP_RANGE);
 	if (sr && *sr)
 		atomic_store(&g.step_name, intern_cstr(sr));
-	pthread_atfork(NULL, NULL, child_after_fork);
 	atomic_store_explicit(&g.enabled, 1, memory_order_release);
+}
+
+/* At load, before any fork can happen in a process that has us: a child forked without
+ * exec (a DataLoader worker) never records into its parent's ring. */
+__attribute__((constructor)) static void install_fork_handler(void)
+{
+	pthread_atfork(NULL, NULL, child_after_fork);
 }
 
 static inline bool on(void)
@@ -475,7 +546,7 @@ static int push_common(uint32_t domain, uint32_t name, const nvtxEventAttributes
 {
 	int level = t_depth++;
 	if (level >= MAX_DEPTH) {
-		count_drop(0, 1);
+		count_drop(GP_LOSS_DEPTH, 1);
 		return level;
 	}
 	/* timing alone keeps only the outermost ranges: they delimit steps */
@@ -819,6 +890,7 @@ static void load_cupti(void)
 		return;
 	*api = api_template;
 	api->modes = g.modes;
+	api->gen = g.gen;
 	/* before the first step: step index 0 decides (a window from step 0 starts on) */
 	api->capture = capture_wanted(0);
 	const char *fw = NULL, *st = getenv("GPUPROF_ALLOC_STACKS");

@@ -16,8 +16,11 @@ typedef struct gp_inject_api {
 	void (*emit)(const gp_event_t *ev);
 	/* Intern a string (content-hashed); returns its id, emitting its definition once. */
 	uint32_t (*intern)(const char *s, size_t len);
-	/* Count records lost outside the ring (CUPTI drops, table full). */
-	void (*count_drop)(int which, uint64_t n);
+	/* Count records lost outside the ring (GP_LOSS_*: CUPTI drops, a table full). */
+	void (*count_drop)(unsigned cause, uint64_t n);
+	/* This process's generation on the ring (0 for the first recorder): string and stack
+	 * ids carry it, so processes that follow one another keep their names apart. */
+	uint32_t gen;
 	uint32_t (*tid)(void);
 	/* The clock every record is stamped with (clock.h), CUPTI's timestamps included. */
 	uint64_t (*now)(void);

@@ -66,11 +66,26 @@ if mount -t tmpfs -o size=64k tmpfs "$T/spool" 2>/dev/null; then
 	ok $(( rc == 3 ? 0 : 1 )) "full spool: exit status kept"
 	[ "$out" = hi ]; ok $? "full spool: output kept"
 	grep -q "gpuprof: warning" err2.txt; ok $? "full spool: a gpuprof warning ($(head -c 120 err2.txt))"
+	"$B/gpuprof" report "$T/out2" >rep2.txt 2>&1
+	grep -q "lost: 1 no event ring could be made" rep2.txt && ! grep -q "nothing dropped" rep2.txt
+	ok $? "no ring: the report says the program was not observed, not 'complete'"
+	umount "$T/spool"
+	# room for the ring and a few hundred KiB of rank file: the spool fills mid-run
+	mount -t tmpfs -o size=16800k tmpfs "$T/spool"
+	GPUPROF_MODES=nvtx TMPDIR=$T/spool "$B/gpuprof" run --output="$T/out3" -- sh -c "'$B/tests/nvtx/nvtx_client' names >/dev/null; exit 5" 2>err4.txt; rc=$?
+	ok $(( rc == 5 ? 0 : 1 )) "spool full mid-run: exit status kept ($rc)"
+	"$B/gpuprof" report --format=json "$T/out3" >rep3.json 2>/dev/null
+	python3 - rep3.json <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))["ranks"][0]
+assert r["outcome"] == "exit 5" and r["complete"], (r["outcome"], r["complete"])
+assert r["quality"]["losses"].get("write_failed", 0) > 1000, r["quality"]["losses"]
+assert sum(x["count"] for x in json.load(open(sys.argv[1]))["nvtx"]) > 0
+PY
+	ok $? "and the job directory's rank file has what fit, the losses counted and the exit status"
 	umount "$T/spool"
 else
-	skip "tmpfs mount not permitted"
-	skip "tmpfs mount not permitted"
-	skip "tmpfs mount not permitted"
+	for _ in 1 2 3 4 5 6; do skip "tmpfs mount not permitted"; done
 fi
 # an unwritable job directory: the program runs, one warning, exit status kept
 mkdir -p ro && chmod 500 ro

@@ -12,7 +12,8 @@ export TMPDIR=$T
 cap() { "$B/gpuprof" run --modes=nvtx --output="$T/$1" -- "$C" "$1" >"$T/$1.out" 2>&1; }
 count() { "$B/gpuprof" dump "$T/$1/step0/rank0.gpr" | sed -n "s/^count $2 //p"; }
 field() { "$B/gpuprof" dump "$T/$1/step0/rank0.gpr" | sed -n "s/^$2 //p"; }
-drops() { "$B/gpuprof" dump --events "$T/$1/step0/rank0.gpr" | sed -n 's/^drops .* a=\([0-9]*\) .*/\1/p'; }
+drops() { local n; n=$(loss "$1" ring_full); echo "${n:-0}"; }
+loss() { "$B/gpuprof" report --format=json "$T/$1" | python3 -c "import json,sys; print(json.load(sys.stdin)['ranks'][0]['quality']['losses'].get(sys.argv[1], ''))" "$2"; }
 nvtx_json() { "$B/gpuprof" report --format=json "$T/$1" | python3 -c "import json,sys; d={r['name']: r['count'] for r in json.load(sys.stdin)['nvtx']}; print(d.get(sys.argv[1], 0))" "$2"; }
 
 cap threads; ok $? "4 threads x 250k ranges"
@@ -50,6 +51,24 @@ fi
 
 cap deep; ok $? "1000-deep nesting"
 [ "$(nvtx_json deep nest)" = 1000 ]; ok $? "1000 nested ranges"
+cap deeper; ok $? "5000-deep nesting"
+[ "$(nvtx_json deeper nest)" = 4096 ] && [ "$(loss deeper nesting_too_deep)" = 904 ]
+ok $? "4096 levels recorded, the 904 deeper counted as lost ($(loss deeper nesting_too_deep))"
+"$B/gpuprof" report "$T/deeper" | grep -q "lost: 904 ranges nested deeper than 4096"; ok $? "data quality names the cause"
+cap names; ok $? "300 000 distinct names, more than the string table holds"
+n=$(loss names string_table_full)
+[ "${n:-0}" -ge 37856 ] && [ "$(nvtx_json names '(unnamed)')" = "$n" ]
+ok $? "every name lost is counted, and equals the unnamed ranges ($n)"
+"$B/gpuprof" report --format=json "$T/names" | python3 -c 'import json,sys; r=json.load(sys.stdin)["ranks"][0]; assert r["steps"]["range"] != "(unnamed)", r["steps"]' 2>/dev/null
+ok $? "an unnamed range is never taken for the step"
+cap earlyfork; ok $? "a worker forked before the first NVTX call, calling NVTX first"
+[ "$(nvtx_json earlyfork parent_step)" = 10 ] && [ "$(nvtx_json earlyfork worker_range)" = 0 ]
+ok $? "the parent's ranges are recorded, the worker's are not"
+[ "$(loss earlyfork other_processes)" = 1 ]; ok $? "and the worker is counted as a process not recorded"
+"$B/gpuprof" run --modes=nvtx --output="$T/seq" -- sh -c "'$C' deep >/dev/null && '$C' fork >/dev/null" >/dev/null 2>&1
+ok $? "two programs one after the other under one agent"
+[ "$(nvtx_json seq nest)" = 1000 ] && [ "$(nvtx_json seq parent_range)" = 1 ] && [ "$(loss seq other_processes)" = "" ]
+ok $? "both recorded, each name its own (the second takes over the ring with its own ids)"
 cap fork; ok $? "a forked worker emitting NVTX"
 [ "$(nvtx_json fork parent_range)" = 1 ] && [ "$(nvtx_json fork child_range)" = 0 ]
 ok $? "the parent's range is recorded, the forked child's are not"

@@ -67,6 +67,38 @@ int main(int argc, char **argv)
 {
 	const char *what = argc > 1 ? argv[1] : "all";
 	bool all = !strcmp(what, "all");
+	if (!strcmp(what, "earlyfork")) {
+		/* a worker forked before the process's first NVTX call (DataLoader workers
+		 * often are): it loads the library afresh in the child, with the parent's
+		 * environment, and calls NVTX first; the parent's own ranges must still be the
+		 * ones recorded, and the worker's none */
+		int go[2];
+		if (pipe(go) < 0)
+			return 1;
+		pid_t pid = fork();
+		if (pid == 0) {
+			for (int i = 0; i < 100; i++) {
+				nvtxRangePushA("worker_range");
+				nvtxRangePop();
+			}
+			if (write(go[1], "x", 1) != 1)
+				_exit(1);
+			pause_ms(300); /* alive while the parent attaches */
+			_exit(0);
+		}
+		char c;
+		if (read(go[0], &c, 1) != 1)
+			return 1;
+		for (int i = 0; i < 10; i++) {
+			nvtxRangePushA("parent_step");
+			nvtxRangePop();
+		}
+		waitpid(pid, NULL, 0);
+		add(&push, 10);
+		add(&pop, 10);
+		printf("produced push=10 pop=10 start=0 end=0 mark=0\n");
+		return 0;
+	}
 	nvtxNameOsThreadA(0, "client-main");
 	if (!strcmp(what, "burst"))
 		paced = 0;
@@ -134,6 +166,26 @@ int main(int argc, char **argv)
 			nvtxRangePop();
 		add(&push, 1000);
 		add(&pop, 1000);
+	}
+	if (!strcmp(what, "deeper")) { /* past the 4096 levels recorded: counted */
+		for (int i = 0; i < 5000; i++)
+			nvtxRangePushA("nest");
+		for (int i = 0; i < 5000; i++)
+			nvtxRangePop();
+		add(&push, 5000);
+		add(&pop, 5000);
+	}
+	if (!strcmp(what, "names")) { /* more distinct names than the string table holds */
+		char name[32];
+		for (int i = 0; i < 300000; i++) {
+			snprintf(name, sizeof(name), "name_%d", i);
+			nvtxRangePushA(name);
+			nvtxRangePop();
+			if (i % 500 == 499)
+				pause_ms(1);
+		}
+		add(&push, 300000);
+		add(&pop, 300000);
 	}
 	if (all || !strcmp(what, "fork")) {
 		/* a DataLoader-style worker: forked, not exec'd; it must not write into the
