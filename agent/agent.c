@@ -23,6 +23,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/stat.h>
@@ -119,18 +120,22 @@ static int build_header(agent_t *a, char *hdr, size_t len)
 	                                                  : "");
 	gp_rf_hdr_add(hdr, len, "cuda_visible_devices", env_or("CUDA_VISIBLE_DEVICES", ""));
 	gp_rf_hdr_add(hdr, len, "user", env_or("USER", ""));
-	gp_rf_hdr_add(hdr, len, "job_name", env_or("SLURM_JOB_NAME", ""));
 	gp_rf_hdr_add(hdr, len, "restart_count", env_or("SLURM_RESTART_COUNT", "0"));
 	gp_rf_hdr_add(hdr, len, "warmup_steps", env_or(GP_ENV_WARMUP, "3"));
-	gp_rf_hdr_add(hdr, len, "step_range", env_or(GP_ENV_STEP_RANGE, ""));
 	gp_rf_hdr_add(hdr, len, "wrapped", "agent");
+	gp_rf_hdr_add(hdr, len, "version", PACKAGE_VERSION);
+	/* what the user chose last, each cut to a bound: a long job name must not push the
+	 * values the report needs out of the header */
+	snprintf(b, sizeof(b), "%.200s", env_or(GP_ENV_STEP_RANGE, ""));
+	gp_rf_hdr_add(hdr, len, "step_range", b);
+	snprintf(b, sizeof(b), "%.200s", env_or("SLURM_JOB_NAME", ""));
+	gp_rf_hdr_add(hdr, len, "job_name", b);
 	/* the command line, for people reading the report */
 	size_t off = 0;
 	for (char **p = prog_argv; *p && off < sizeof(b) - 1; p++)
 		off += (size_t)snprintf(b + off, sizeof(b) - off, "%s%s", p == prog_argv ? "" : " ",
 		                        *p);
-	gp_rf_hdr_add(hdr, len, "command", b);
-	return gp_rf_hdr_add(hdr, len, "version", PACKAGE_VERSION);
+	return gp_rf_hdr_add(hdr, len, "command", b);
 }
 
 /* NVIDIA tools that inject through LD_PRELOAD rather than CUDA_INJECTION64_PATH (Nsight
@@ -448,10 +453,11 @@ static void __attribute__((noreturn)) mirror_exit(int status)
 		int sig = WTERMSIG(status);
 		struct sigaction sa = {.sa_handler = SIG_DFL};
 		sigset_t set;
-		if (!WCOREDUMP(status)) {
-			struct rlimit rl = {0, 0};
-			setrlimit(RLIMIT_CORE, &rl); /* the program did not dump; neither do we */
-		}
+		/* never dump a core of our own: the program's (when it dumped one) would be
+		 * replaced by the agent's in the same place. The cost: our status lacks the
+		 * "core dumped" bit the program's had. */
+		struct rlimit rl = {0, 0};
+		setrlimit(RLIMIT_CORE, &rl);
 		sigaction(sig, &sa, NULL);
 		sigemptyset(&set);
 		sigaddset(&set, sig);
@@ -460,6 +466,32 @@ static void __attribute__((noreturn)) mirror_exit(int status)
 		_exit(128 + sig);
 	}
 	_exit(WEXITSTATUS(status));
+}
+
+/* Did this signal reach the program without us? Then forwarding it would deliver it
+ * twice (a trainer that checkpoints on the first SIGTERM and exits at once on the second
+ * would lose its checkpoint). Two senders are known to signal every process:
+ *   the kernel for the terminal (Ctrl-C, Ctrl-\\, SIGWINCH, hang-up): the foreground
+ *   process group, which the program shares with us;
+ *   slurmstepd, our parent under Slurm: scancel, time limits and srun --signal go to
+ *   every process of the step (proctrack cgroup, pgid and linuxproc alike).
+ * Anyone else (kill of our pid, a launcher's terminate()) may have meant us alone. */
+static bool reached_program(const agent_t *a, const struct signalfd_siginfo *si)
+{
+	if (si->ssi_code == SI_KERNEL && getpgid(a->child) == getpgrp())
+		return true;
+	if (si->ssi_code != SI_USER || (pid_t)si->ssi_pid != getppid())
+		return false;
+	char path[64], comm[32] = "";
+	snprintf(path, sizeof(path), "/proc/%d/comm", (int)si->ssi_pid);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	ssize_t n = read(fd, comm, sizeof(comm) - 1);
+	close(fd);
+	comm[n > 0 ? n : 0] = '\0';
+	comm[strcspn(comm, "\n")] = '\0';
+	return !strcmp(comm, "slurmstepd");
 }
 
 static void __attribute__((noreturn)) exec_program(char **argv)
@@ -547,6 +579,7 @@ int main(int argc, char **argv)
 	sfd = signalfd(-1, &fwd, SFD_CLOEXEC | SFD_NONBLOCK);
 
 	a.t_start = gp_now_ns();
+	pid_t agent_pid = getpid();
 	a.child = fork();
 	if (a.child < 0) {
 		gp_warn("fork: %s; running unprofiled", strerror(errno));
@@ -555,6 +588,11 @@ int main(int argc, char **argv)
 		exec_program(prog_argv);
 	}
 	if (a.child == 0) {
+		/* the program does not outlive a killed agent (kill -9, timeout -s KILL): it
+		 * would be orphaned with nobody to record or report its status */
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		if (getppid() != agent_pid)
+			_exit(128 + SIGKILL);
 		sigprocmask(SIG_SETMASK, &old, NULL);
 		exec_program(prog_argv);
 	}
@@ -574,10 +612,16 @@ int main(int argc, char **argv)
 			while (read(sfd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
 				if ((int)si.ssi_signo == SIGCHLD)
 					continue;
-				kill(a.child, (int)si.ssi_signo);
+				bool direct = reached_program(&a, &si);
+				if (!direct)
+					kill(a.child, (int)si.ssi_signo);
 				if (a.w) {
-					gp_event_t s = {
-					    .type = GP_EV_SIGNAL, .ts = now, .a = si.ssi_signo};
+					/* b: 1 when it reached the program directly (not forwarded)
+					 */
+					gp_event_t s = {.type = GP_EV_SIGNAL,
+					                .ts = now,
+					                .a = si.ssi_signo,
+					                .b = direct};
 					gp_rf_append(a.w, &s);
 				}
 				/* Time limit / scancel: TERM comes first, KILL KillWait later.

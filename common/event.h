@@ -39,7 +39,8 @@ enum gp_ev_type {
 	GP_EV_GPU = 22,         /* u8=device a=uuid string b=total bytes c=name string */
 	GP_EV_PROFILER = 23,    /* ts a=1 start / 0 stop (cudaProfilerStart/Stop) */
 	GP_EV_START = 24,       /* ts: program exec'd; a=pid */
-	GP_EV_SIGNAL = 25,      /* ts a=signal forwarded to the program */
+	GP_EV_SIGNAL = 25,      /* ts a=signal received b=1: it reached the program directly (sent
+	                           to the step or the terminal group), not forwarded */
 	GP_EV_CONTROL = 26,     /* ts a=modes now capturing b=step index (capture windows) */
 	GP_EV_NVML_IO = 27,     /* ts u8=device u16=GP_IO_* valid bits; cumulative counters:
 	                           a=PCIe tx bytes b=PCIe rx bytes c=NVLink tx KiB d=NVLink rx KiB */

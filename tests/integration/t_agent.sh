@@ -18,6 +18,64 @@ for sig in SEGV TERM KILL ABRT USR1; do
 	run sh -c "kill -$sig \$\$"; got=$?
 	ok $(( got == want ? 0 : 1 )) "death by SIG$sig mirrored ($got vs $want)"
 done
+# a program that dumps core keeps its own core: the agent, dying the same death after
+# it, must not dump one of its own over it (core_pattern "core" puts both in one place)
+if [ "$(cat /proc/sys/kernel/core_pattern)" = core ]; then
+	mkdir -p dump && (cd dump && ulimit -c unlimited && run sh -c 'kill -ABRT $$' 2>/dev/null)
+	python3 - dump <<'PY'
+import os, struct, sys
+cores = [f for f in os.listdir(sys.argv[1]) if f.startswith("core")]
+assert len(cores) == 1, cores
+data = open(os.path.join(sys.argv[1], cores[0]), "rb").read()
+phoff, = struct.unpack_from("<Q", data, 0x20); phnum, = struct.unpack_from("<H", data, 0x38)
+names = []
+for i in range(phnum):
+    ptype, _, off, _, _, filesz = struct.unpack_from("<IIQQQQ", data, phoff + 56 * i)
+    if ptype != 4: continue  # PT_NOTE
+    p = off
+    while p < off + filesz:
+        nsz, dsz, typ = struct.unpack_from("<III", data, p)
+        desc = p + 12 + (nsz + 3) // 4 * 4
+        if typ == 3:  # NT_PRPSINFO: pr_fname at 40, 16 bytes
+            names.append(data[desc + 40:desc + 56].split(b"\0")[0].decode())
+        p = desc + (dsz + 3) // 4 * 4
+assert names == ["sh"], names
+PY
+	ok $? "the program's core is the one left (by sh, not the agent)"
+else
+	skip "core_pattern is not 'core'"
+fi
+
+# a signal sent to every process of the step (slurmstepd, the terminal) reaches the
+# program once, not again forwarded by the agent
+cp "$(command -v bash)" "$T/slurmstepd"
+cat >cnt.py <<'PY'
+import signal, sys, time
+n = 0
+def h(s, f):
+    global n
+    n += 1
+signal.signal(signal.SIGUSR1, h)
+open(sys.argv[1], "w").close()
+t = time.time()
+while time.time() - t < 10 and not n:
+    time.sleep(0.01)
+time.sleep(0.5)
+print(n)
+PY
+rm -f ready
+setsid -w "$T/slurmstepd" -c 'trap : USR1; "$0" run --output="$1/out" -- python3 cnt.py ready >cnt.out & while [ ! -e ready ]; do sleep 0.05; done; kill -USR1 0; wait' "$B/gpuprof" "$T"
+[ "$(cat cnt.out)" = 1 ]; ok $? "a step-wide signal from slurmstepd arrives once ($(cat cnt.out))"
+rm -f ready
+bash -c '"$0" run --output="$1/out" -- python3 cnt.py ready >cnt2.out & a=$!; while [ ! -e ready ]; do sleep 0.05; done; kill -USR1 $a; wait' "$B/gpuprof" "$T"
+[ "$(cat cnt2.out)" = 1 ]; ok $? "a signal to the agent alone is forwarded once ($(cat cnt2.out))"
+
+# killing the agent takes the program with it: no orphan left running
+mkdir -p "$T/spool-kill"; TMPDIR=$T/spool-kill timeout -s KILL 1 "$B/gpuprof" run --output="$T/out-kill" -- sleep 31.7
+sleep 0.5
+! pgrep -f "sleep 31.7" >/dev/null; ok $? "timeout -s KILL gpuprof run: the program does not outlive the agent"
+pkill -f "sleep 31.7"
+
 printf 'line1\nline2\0bin\n' >in.bin
 run cat <in.bin >out.bin 2>err.txt
 cmp -s in.bin out.bin; ok $? "stdin to stdout byte for byte through the agent"
