@@ -76,6 +76,27 @@ sleep 0.5
 ! pgrep -f "sleep 31.7" >/dev/null; ok $? "timeout -s KILL gpuprof run: the program does not outlive the agent"
 pkill -f "sleep 31.7"
 
+# a job name longer than the header: the values the report needs are still there
+SLURM_JOB_NAME=$(head -c 9000 /dev/zero | tr '\0' x) run true
+"$B/gpuprof" dump "$T/out/step0/rank0.gpr" >hdr.txt 2>&1
+grep -q "^warmup_steps=3" hdr.txt && grep -q "^version=" hdr.txt && grep -q "^job_name=x\{200\}$" hdr.txt
+ok $? "a 9000-character job name: warm-up and version kept, the name cut to 200"
+
+# the program scribbles over the ring header (it is mapped writable into the program):
+# the agent must neither spin nor hang, and the exit status survives
+GPUPROF_MODES=nvtx run python3 -c '
+import mmap, os
+f = os.open(os.environ["GPUPROF_RING"], os.O_RDWR)
+m = mmap.mmap(f, 4096)
+m[:4096] = b"\xff" * 4096
+m.close()
+raise SystemExit(9)' 2>/dev/null &
+p=$!
+for _ in $(seq 100); do kill -0 $p 2>/dev/null || break; sleep 0.1; done
+kill -0 $p 2>/dev/null; alive=$?
+wait $p; rc=$?
+[ $alive -ne 0 ] && [ $rc = 9 ]; ok $? "a ring header overwritten with 0xff: the agent ends within 10 s with the program's status ($rc)"
+
 printf 'line1\nline2\0bin\n' >in.bin
 run cat <in.bin >out.bin 2>err.txt
 cmp -s in.bin out.bin; ok $? "stdin to stdout byte for byte through the agent"
