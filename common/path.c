@@ -128,15 +128,23 @@ int gp_mkdir_p(const char *path, mode_t mode)
 			}
 			nfd = openat(dfd, comp, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 		}
+		if (nfd < 0 && (errno == ENOTDIR || errno == ELOOP)) {
+			/* O_NOFOLLOW on a symlink with O_DIRECTORY reports ENOTDIR on Linux. A
+			 * link of root's (an admin's /scratch -> /lustre/scratch) or of the
+			 * caller's own is followed; one planted by anybody else is not (the
+			 * kernel's protected_symlinks rule). */
+			struct stat st;
+			int e = errno;
+			if (fstatat(dfd, comp, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(st.st_mode)) {
+				e = ELOOP;
+				if (st.st_uid == 0 || st.st_uid == geteuid())
+					nfd = openat(dfd, comp, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+			}
+			if (nfd < 0)
+				errno = e;
+		}
 		if (nfd < 0) {
 			int e = errno;
-			/* O_NOFOLLOW on a symlink with O_DIRECTORY reports ENOTDIR on Linux */
-			if (e == ENOTDIR) {
-				struct stat st;
-				if (fstatat(dfd, comp, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
-				    S_ISLNK(st.st_mode))
-					e = ELOOP;
-			}
 			close(dfd);
 			return errno = e, -1;
 		}

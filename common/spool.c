@@ -8,6 +8,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <stdbool.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
@@ -21,25 +22,31 @@ int gp_spool_userdir(const char *root, char *out, size_t outlen)
 	struct stat st;
 	char name[64];
 	int rfd, fd;
-	snprintf(name, sizeof(name), "gpuprof-%u", (unsigned)getuid());
 	rfd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (rfd < 0)
 		return -1;
-	if (mkdirat(rfd, name, 0700) < 0 && errno != EEXIST) {
-		close(rfd);
-		return -1;
-	}
-	/* In a shared /tmp someone else may have planted the name: insist it is ours. */
-	fd = openat(rfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	close(rfd);
-	if (fd < 0)
-		return -1;
-	if (fstat(fd, &st) < 0 || st.st_uid != getuid() || (st.st_mode & 0077)) {
+	/* In a shared /tmp someone else may have planted the name: insist it is ours, and
+	 * take the next candidate when it is not (the same walk finds it again later, for
+	 * salvage), so a planted directory cannot keep a user's tasks unprofiled. */
+	for (int i = 0; i < 10; i++) {
+		if (i)
+			snprintf(name, sizeof(name), "gpuprof-%u.%d", (unsigned)getuid(), i);
+		else
+			snprintf(name, sizeof(name), "gpuprof-%u", (unsigned)getuid());
+		if (mkdirat(rfd, name, 0700) < 0 && errno != EEXIST)
+			break;
+		fd = openat(rfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (fd < 0)
+			continue;
+		bool ours = fstat(fd, &st) == 0 && st.st_uid == getuid() && !(st.st_mode & 0077);
 		close(fd);
-		return errno = EPERM, -1;
+		if (!ours)
+			continue;
+		close(rfd);
+		return gp_path_join(out, outlen, root, name);
 	}
-	close(fd);
-	return gp_path_join(out, outlen, root, name);
+	close(rfd);
+	return errno = EPERM, -1;
 }
 
 int gp_spool_publish(const char *src, const char *dest, mode_t fmode, mode_t dmode)

@@ -6,23 +6,31 @@
 #include "plugin.h"
 #include "log.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
-/* Record written by stepd.c: "uid gid\nspool\njobdir\n". */
-static int read_record(uint32_t job, uid_t *uid, gid_t *gid, char *spool, char *jobdir, size_t len)
+/* Record written by stepd.c, STATE_DIR/JOB.STEP: "uid gid\nspool\njobdir\n". Only a
+ * regular file of root's that nobody else can write is believed. */
+static int read_record(int dfd, const char *name, uid_t *uid, gid_t *gid, char *spool,
+                       char *jobdir, size_t len)
 {
-	char path[4200], buf[8800];
+	char buf[8800];
 	unsigned u, g;
+	struct stat st;
 	int fd, n;
-	snprintf(path, sizeof(path), "%s/%u", gp_plugin.state_dir, job);
-	fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	fd = openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
 	if (fd < 0)
 		return -1;
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_uid != 0 || (st.st_mode & 022)) {
+		close(fd);
+		return gp_err("state record %s is not a file of root's alone; ignored", name);
+	}
 	n = (int)read(fd, buf, sizeof(buf) - 1);
 	close(fd);
 	if (n <= 0)
@@ -41,12 +49,30 @@ static int read_record(uint32_t job, uid_t *uid, gid_t *gid, char *spool, char *
 	return 0;
 }
 
+/* One step's record: salvage its spools and refresh its report, as the user. Returns
+ * the summary line in summary (may stay empty). */
+static void epilog_step(uint32_t job, uid_t uid, gid_t gid, const char *spool,
+                        const char *jobdir, char *summary, size_t slen)
+{
+	char jobarg[32];
+	snprintf(jobarg, sizeof(jobarg), "%u", job);
+	char *salv[] = {gp_plugin.cfg.cli_path, "salvage", "--job", jobarg, "--spool",
+	                (char *)spool, "--into", (char *)jobdir, NULL};
+	gp_exec_as_user(uid, gid, salv, NULL, 0, 60);
+	char *rep[] = {gp_plugin.cfg.cli_path, "report", "--quiet", "--summary-line",
+	               (char *)jobdir, NULL};
+	char out[ADMIN_COMMENT_MAX] = "";
+	if (gp_exec_as_user(uid, gid, rep, out, sizeof(out), 120) == 0) {
+		out[strcspn(out, "\n")] = '\0';
+		if (!strncmp(out, "gpuprof:", 8)) /* only ever the report's own line */
+			snprintf(summary, slen, "%s", out);
+	}
+}
+
 int gp_epilog(spank_t sp)
 {
 	uint32_t job = 0;
-	uid_t uid;
-	gid_t gid;
-	char jobdir[4096], spool[4096], jobarg[32], summary[ADMIN_COMMENT_MAX];
+	char summary[ADMIN_COMMENT_MAX] = "", prefix[32];
 	if (!gp_plugin.config_ok)
 		return 0;
 	if (spank_get_item(sp, S_JOB_ID, &job) != ESPANK_SUCCESS) {
@@ -55,35 +81,41 @@ int gp_epilog(spank_t sp)
 			return 0;
 		job = (uint32_t)strtoul(j, NULL, 10);
 	}
-	if (read_record(job, &uid, &gid, spool, jobdir, sizeof(jobdir)) < 0)
-		return 0; /* not a profiled job on this node */
-	if (access(gp_plugin.cfg.cli_path, X_OK) != 0) {
+	int dfd = open(gp_plugin.state_dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (dfd < 0)
+		return 0; /* nothing profiled on this node yet */
+	struct stat st;
+	if (fstat(dfd, &st) < 0 || st.st_uid != 0 || (st.st_mode & 022)) {
+		gp_err("state directory %s is not root's alone; ignored", gp_plugin.state_dir);
+		close(dfd);
+		return 0;
+	}
+	DIR *d = fdopendir(dup(dfd));
+	if (!d) {
+		close(dfd);
+		return 0;
+	}
+	snprintf(prefix, sizeof(prefix), "%u.", job);
+	bool cli_ok = access(gp_plugin.cfg.cli_path, X_OK) == 0;
+	if (!cli_ok)
 		gp_err("%s is not executable; job %u gets no report", gp_plugin.cfg.cli_path, job);
-		goto out;
+	struct dirent *de;
+	while ((de = readdir(d))) {
+		uid_t uid = 0;
+		gid_t gid = 0;
+		char jobdir[4096], spool[4096];
+		if (strncmp(de->d_name, prefix, strlen(prefix)))
+			continue;
+		if (cli_ok &&
+		    read_record(dfd, de->d_name, &uid, &gid, spool, jobdir, sizeof(jobdir)) == 0)
+			epilog_step(job, uid, gid, spool, jobdir, summary, sizeof(summary));
+		unlinkat(dfd, de->d_name, 0);
 	}
-	snprintf(jobarg, sizeof(jobarg), "%u", job);
-	/* salvage spools of agents that were killed, as the user */
-	char *salv[] = {gp_plugin.cfg.cli_path,
-	                "salvage",
-	                "--job",
-	                jobarg,
-	                "--spool",
-	                spool,
-	                "--into",
-	                jobdir,
-	                NULL};
-	gp_exec_as_user(uid, gid, salv, NULL, 0, 60);
-	char *rep[] = {gp_plugin.cfg.cli_path, "report", "--quiet", "--summary-line", jobdir, NULL};
-	summary[0] = '\0';
-	if (gp_exec_as_user(uid, gid, rep, summary, sizeof(summary), 120) == 0) {
-		summary[strcspn(summary, "\n")] = '\0';
-		if (summary[0] && gp_plugin.cfg.admin_comment)
-			gp_set_admin_comment(job, summary);
-	}
-out : {
-	char path[4200];
-	snprintf(path, sizeof(path), "%s/%u", gp_plugin.state_dir, job);
-	unlink(path);
-}
+	closedir(d);
+	close(dfd);
+	/* the last step's summary: after the job has finished slurmctld may refuse it
+	 * (the step-end hook on node 0 wrote it while the job still ran) */
+	if (summary[0] && gp_plugin.cfg.admin_comment)
+		gp_set_admin_comment(job, summary);
 	return 0;
 }

@@ -35,6 +35,10 @@ typedef struct gp_plugin {
 	uint32_t job_id, step_id, node_id;
 	uid_t uid;
 	gid_t gid;
+	gid_t groups[64]; /* the job's supplementary groups (S_JOB_SUPPLEMENTARY_GIDS) */
+	int ngroups;      /* -1: unknown (initgroups from the user database) */
+	char account[256], partition[256]; /* from slurmctld, for the site policy */
+	bool job_info_ok;
 	char jobdir[4096];
 	char spool[4096]; /* node-local spool root for the agents */
 	unsigned ntasks_local;
@@ -61,9 +65,21 @@ int gp_stepd_post_opt(spank_t sp);
 int gp_stepd_task_init(spank_t sp);
 int gp_stepd_task_exit(spank_t sp);
 int gp_stepd_exit(spank_t sp);
-#define ADMIN_COMMENT_MAX 512
-/* spank/admincomment.c (root): append summary to the job's AdminComment */
-void gp_set_admin_comment(uint32_t job, const char *summary);
+/* spank/slurmapi.c: the job as Slurm knows it (never the job's environment) */
+#define ADMIN_COMMENT_MAX    512  /* our one-line summary */
+#define GP_ADMIN_COMMENT_MAX 4096 /* the whole field we write: others' text plus ours */
+typedef struct gp_slurm_job {
+	char account[256], partition[256];
+	char admin_comment[GP_ADMIN_COMMENT_MAX];
+	bool admin_comment_cut; /* longer than we hold: never rewritten */
+} gp_slurm_job_t;
+/* 0 with the job's account, partition and AdminComment; -1 when Slurm's API is not
+ * loaded in this process or the job is unknown. */
+int gp_slurm_job_info(uint32_t job, gp_slurm_job_t *out);
+/* Root: append summary (a "gpuprof: ..." line) to the job's AdminComment, replacing an
+ * older one of ours, never cutting other tools' text. 0 done, -2 the job has finished
+ * (slurmctld refuses updates), -1 otherwise. */
+int gp_set_admin_comment(uint32_t job, const char *summary);
 /* spank/epilog.c: job epilog (root) */
 int gp_epilog(spank_t sp);
 

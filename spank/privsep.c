@@ -10,17 +10,29 @@
 #include <fcntl.h>
 #include <grp.h>
 #include <poll.h>
+#include <pwd.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
+/* Drop to the job's uid and gid with its supplementary groups (as slurmstepd gave them,
+ * else from the user database), and prove there is no way back. */
 static int drop_to(uid_t uid, gid_t gid)
 {
 	if (getuid() == 0) {
-		if (setgroups(1, &gid) < 0 || setgid(gid) < 0 || setuid(uid) < 0)
+		const gp_plugin_t *p = &gp_plugin;
+		int rc;
+		if (p->ngroups >= 0 && p->uid == uid) {
+			rc = setgroups((size_t)p->ngroups, p->groups);
+		} else {
+			struct passwd *pw = getpwuid(uid);
+			rc = pw ? initgroups(pw->pw_name, gid) : setgroups(1, &gid);
+		}
+		if (rc < 0 || setgid(gid) < 0 || setuid(uid) < 0)
 			return -1;
 		if (uid != 0 && setuid(0) == 0)
 			return -1; /* privileges not really dropped */
@@ -30,62 +42,93 @@ static int drop_to(uid_t uid, gid_t gid)
 	return 0;
 }
 
-/* Wait for pid until deadline (seconds), reading its stdout from fd into out. */
+/* In a child about to run code as the user: nothing of root's stays open (a root-only
+ * file slurmstepd had open was readable by the helper), and the helper leads its own
+ * process group so a deadline kills its descendants too. */
+static void child_hygiene(int keep)
+{
+	setpgid(0, 0);
+	int maxfd = (int)sysconf(_SC_OPEN_MAX);
+	if (maxfd < 0 || maxfd > 65536)
+		maxfd = 65536;
+	if (syscall(SYS_close_range, 3, ~0u, 0) != 0)
+		for (int fd = 3; fd < maxfd; fd++)
+			if (fd != keep)
+				close(fd);
+}
+
+static void read_some(int fd, char *out, size_t outlen, size_t *got)
+{
+	char tmp[512];
+	ssize_t n;
+	while ((n = read(fd, tmp, sizeof(tmp))) > 0) {
+		if (out && *got + 1 < outlen) {
+			size_t k = (size_t)n < outlen - 1 - *got ? (size_t)n : outlen - 1 - *got;
+			memcpy(out + *got, tmp, k);
+			*got += k;
+		}
+	}
+}
+
+/* Wait for pid until deadline (seconds), reading its stdout from fd (non-blocking) into
+ * out. The pipe is read only while the deadline holds: a descendant that keeps the
+ * write end open (a daemon the helper started) can no longer hold us past it. */
 static int wait_child(pid_t pid, int fd, char *out, size_t outlen, int timeout_s)
 {
-	struct timespec t0;
+	struct timespec t0, t_exit = {0, 0};
 	size_t got = 0;
-	int status;
+	int status = 0;
+	bool exited = false;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
+	if (fd >= 0)
+		fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
 	for (;;) {
 		struct timespec now;
-		pid_t w = waitpid(pid, &status, WNOHANG);
-		if (w == pid)
-			break;
-		if (w < 0 && errno != EINTR)
-			return -1;
+		if (!exited) {
+			pid_t w = waitpid(pid, &status, WNOHANG);
+			if (w == pid)
+				exited = true;
+			else if (w < 0 && errno != EINTR)
+				return -1;
+		}
 		if (fd >= 0) {
 			struct pollfd pfd = {.fd = fd, .events = POLLIN};
 			if (poll(&pfd, 1, 20) > 0) {
-				char tmp[512];
-				ssize_t n = read(fd, tmp, sizeof(tmp));
-				if (n > 0 && out && got + 1 < outlen) {
-					size_t k = (size_t)n < outlen - 1 - got ? (size_t)n
-					                                        : outlen - 1 - got;
-					memcpy(out + got, tmp, k);
-					got += k;
-				} else if (n == 0) {
+				if (pfd.revents & POLLIN)
+					read_some(fd, out, outlen, &got);
+				if ((pfd.revents & (POLLHUP | POLLERR)) && !(pfd.revents & POLLIN)) {
 					close(fd);
 					fd = -1;
 				}
 			}
-		} else {
+		} else if (!exited) {
 			struct timespec ts = {0, 20 * 1000 * 1000};
 			nanosleep(&ts, NULL);
 		}
+		if (exited && fd < 0)
+			break;
 		clock_gettime(CLOCK_MONOTONIC, &now);
+		if (exited && !t_exit.tv_sec)
+			t_exit = now;
+		if (exited && now.tv_sec - t_exit.tv_sec >= 2) {
+			/* the helper is done; a descendant of its holds the pipe: a second
+			 * more is all it gets, then its process group goes */
+			kill(-pid, SIGKILL);
+			close(fd);
+			break;
+		}
 		if (now.tv_sec - t0.tv_sec > timeout_s) {
+			kill(-pid, SIGKILL); /* the helper's process group: descendants too */
 			kill(pid, SIGKILL);
-			waitpid(pid, &status, 0);
+			if (!exited)
+				waitpid(pid, &status, 0);
 			if (fd >= 0)
 				close(fd);
+			if (exited) /* done in time, only a descendant kept the pipe */
+				break;
 			return gp_err("helper pid %d killed after %d s", (int)pid, timeout_s);
 		}
 	}
-	/* the child is gone: whatever it wrote is still in the pipe */
-	while (fd >= 0) {
-		char tmp[512];
-		ssize_t n = read(fd, tmp, sizeof(tmp));
-		if (n <= 0)
-			break;
-		if (out && got + 1 < outlen) {
-			size_t k = (size_t)n < outlen - 1 - got ? (size_t)n : outlen - 1 - got;
-			memcpy(out + got, tmp, k);
-			got += k;
-		}
-	}
-	if (fd >= 0)
-		close(fd);
 	if (out && outlen)
 		out[got] = '\0';
 	return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
@@ -97,6 +140,7 @@ int gp_run_as_user(uid_t uid, gid_t gid, int (*fn)(void *), void *arg, int timeo
 	if (pid < 0)
 		return gp_err_errno("fork");
 	if (pid == 0) {
+		child_hygiene(-1);
 		if (drop_to(uid, gid) < 0)
 			_exit(125);
 		_exit(fn(arg) == 0 ? 0 : 1);
@@ -118,12 +162,13 @@ static int exec_common(bool drop, uid_t uid, gid_t gid, char *const argv[], char
 		return gp_err_errno("fork");
 	}
 	if (pid == 0) {
-		int devnull = open("/dev/null", O_RDWR);
-		if (drop && drop_to(uid, gid) < 0)
-			_exit(125);
+		dup2(p[1], STDOUT_FILENO);
+		child_hygiene(-1);
+		int devnull = open("/dev/null", O_RDWR | O_CLOEXEC);
 		if (devnull >= 0)
 			dup2(devnull, STDIN_FILENO);
-		dup2(p[1], STDOUT_FILENO);
+		if (drop && drop_to(uid, gid) < 0)
+			_exit(125);
 		execv(argv[0], argv);
 		_exit(127);
 	}

@@ -45,6 +45,12 @@ static void step_name(uint32_t step, char *buf, size_t len)
 		snprintf(buf, len, "%u", step);
 }
 
+static bool policy_needs_job_info(const gp_config_t *c)
+{
+	return c->accounts_allow.n || c->accounts_deny.n || c->account_modes.n ||
+	       c->partition_modes.n;
+}
+
 /* Resolve options and policy for this step; sets gp_plugin.enabled/modes/jobdir. Runs
  * in user_init (as the user) and again in task_init (the task process). */
 static int resolve_step(spank_t sp, bool quiet)
@@ -68,13 +74,22 @@ static int resolve_step(spank_t sp, bool quiet)
 	if (!p->modes || (p->modes & GP_MODE_NONE))
 		return 0;
 	pw = getpwuid(p->uid);
-	v = job_env("SLURM_JOB_ACCOUNT", NULL);
+	/* account and partition as slurmctld has them (gp_stepd_post_opt): the job's
+	 * environment is the user's to write. Rules about them with nothing to check
+	 * them against refuse profiling rather than let it through. */
+	if (policy_needs_job_info(&p->cfg) && !p->job_info_ok) {
+		if (!quiet)
+			gp_warn("profiling refused: the site policy has account or partition rules "
+			        "and Slurm's view of this job could not be read");
+		return 0;
+	}
+	v = p->job_info_ok ? p->account : NULL;
 	if (!gp_config_admits(&p->cfg, pw ? pw->pw_name : NULL, v, &why)) {
 		if (!quiet)
 			gp_warn("profiling refused by site policy: %s", why);
 		return 0;
 	}
-	unsigned allowed = gp_config_allowed(&p->cfg, job_env("SLURM_JOB_PARTITION", NULL), v);
+	unsigned allowed = gp_config_allowed(&p->cfg, p->job_info_ok ? p->partition : NULL, v);
 	if (p->modes & ~allowed & GP_MODES_ALL) {
 		char a[128];
 		p->modes &= allowed;
@@ -135,6 +150,15 @@ int gp_stepd_init(spank_t sp)
 	}
 	if (spank_get_item(sp, S_JOB_NODEID, &p->node_id) != ESPANK_SUCCESS)
 		p->node_id = 0;
+	/* the job's supplementary groups, kept when root-side helpers drop to the user */
+	gid_t *gids = NULL;
+	int ng = 0;
+	p->ngroups = -1;
+	if (spank_get_item(sp, S_JOB_SUPPLEMENTARY_GIDS, &gids, &ng) == ESPANK_SUCCESS && ng >= 0 &&
+	    (size_t)ng <= sizeof(p->groups) / sizeof(p->groups[0])) {
+		memcpy(p->groups, gids, (size_t)ng * sizeof(gid_t));
+		p->ngroups = ng;
+	}
 	return 0;
 }
 
@@ -320,22 +344,35 @@ static int write_node_summary(void *arg)
 	return rc;
 }
 
-/* Root-owned record for the epilog, in a root-owned directory (never a user path). */
+/* Root-owned record for the epilog, one per step ("JOB.STEP": every step's spool and
+ * directory is salvaged, not only the last one's), in a root-owned directory that
+ * nobody else can write (never a user path). */
 static void write_state_record(void)
 {
 	gp_plugin_t *p = &gp_plugin;
-	char rec[4400], name[32];
+	char rec[4400], name[48];
+	struct stat st;
 	int dfd;
 	if (geteuid() != 0)
 		return;
+	for (const char *c = p->jobdir; *c; c++)
+		if ((unsigned char)*c < 0x20) { /* the record is line-based */
+			gp_warn("job directory has a control character; no epilog record");
+			return;
+		}
 	dfd = gp_mkdir_p(p->state_dir, 0700);
 	if (dfd < 0) {
 		gp_err_errno("state directory %s", p->state_dir);
 		return;
 	}
+	if (fstat(dfd, &st) < 0 || st.st_uid != 0 || (st.st_mode & 022)) {
+		gp_err("state directory %s is not root's alone; no epilog record", p->state_dir);
+		close(dfd);
+		return;
+	}
 	int n = snprintf(rec, sizeof(rec), "%u %u\n%s\n%s\n", (unsigned)p->uid, (unsigned)p->gid,
 	                 p->spool, p->jobdir);
-	snprintf(name, sizeof(name), "%u", p->job_id);
+	snprintf(name, sizeof(name), "%u.%u", p->job_id, p->step_id);
 	if (gp_write_file_at(dfd, name, rec, (size_t)n, 0600) < 0)
 		gp_err_errno("state record %s/%s", p->state_dir, name);
 	close(dfd);
@@ -348,6 +385,16 @@ int gp_stepd_post_opt(spank_t sp)
 {
 	if (!gp_plugin.config_ok)
 		return 0;
+	/* once per node and step, and only when the policy is about them */
+	if (policy_needs_job_info(&gp_plugin.cfg)) {
+		gp_slurm_job_t info;
+		if (gp_slurm_job_info(gp_plugin.job_id, &info) == 0) {
+			snprintf(gp_plugin.account, sizeof(gp_plugin.account), "%s", info.account);
+			snprintf(gp_plugin.partition, sizeof(gp_plugin.partition), "%s",
+			         info.partition);
+			gp_plugin.job_info_ok = true;
+		}
+	}
 	resolve_step(sp, true);
 	if (gp_plugin.enabled)
 		write_state_record();
@@ -376,8 +423,7 @@ int gp_stepd_exit(spank_t sp)
 		if (gp_exec_as_user(p->uid, p->gid, argv, summary, sizeof(summary), 60) == 0 &&
 		    p->cfg.admin_comment && geteuid() == 0) {
 			summary[strcspn(summary, "\n")] = '\0';
-			if (!strncmp(summary, "gpuprof:", 8))
-				gp_set_admin_comment(p->job_id, summary);
+			gp_set_admin_comment(p->job_id, summary); /* checks it is ours */
 		}
 	}
 	return 0;

@@ -97,6 +97,17 @@ kill -0 $p 2>/dev/null; alive=$?
 wait $p; rc=$?
 [ $alive -ne 0 ] && [ $rc = 9 ]; ok $? "a ring header overwritten with 0xff: the agent ends within 10 s with the program's status ($rc)"
 
+# a spool directory planted under our name by another user does not keep us unprofiled
+if [ "$(id -u)" = 0 ]; then
+	mkdir -p "$T/spool-planted/gpuprof-0" && chown 65534:65534 "$T/spool-planted/gpuprof-0"
+	rm -rf "$T/out-planted"
+	TMPDIR=$T/spool-planted "$B/gpuprof" run --output="$T/out-planted" -- true 2>planted.err
+	[ -f "$T/out-planted/step0/rank0.gpr" ] && [ -d "$T/spool-planted/gpuprof-0.1" ]
+	ok $? "a planted spool directory: the next name of ours is used ($(head -c 100 planted.err))"
+else
+	skip "not root: cannot plant a directory for another user"
+fi
+
 printf 'line1\nline2\0bin\n' >in.bin
 run cat <in.bin >out.bin 2>err.txt
 cmp -s in.bin out.bin; ok $? "stdin to stdout byte for byte through the agent"

@@ -1,0 +1,133 @@
+/* What Slurm itself says about the job, through its C API instead of the job's
+ * environment or scontrol's text: the account and partition the site policy is about
+ * (SLURM_JOB_ACCOUNT is the user's to set), and the AdminComment, read and written as a
+ * field (`scontrol show job -o` puts JobName, Command and WorkDir, which the user
+ * writes, before it; any " AdminComment=" among them took its place).
+ *
+ * The functions come from the libslurmfull that slurmstepd (and the job epilog's
+ * slurmstepd) already has loaded: looked up at run time, so the plugin links nothing of
+ * Slurm's and works the same under 22.05 and 24.11. The structures are those of the
+ * slurm.h we are built against, which is the running Slurm's (a SPANK plugin is built
+ * per Slurm version). */
+#include "config.h"
+#include "plugin.h"
+#include "log.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <slurm/slurm.h>
+#include <slurm/slurm_errno.h>
+
+typedef int (*load_job_fn)(job_info_msg_t **, uint32_t, uint16_t);
+typedef void (*free_job_fn)(job_info_msg_t *);
+typedef void (*init_desc_fn)(job_desc_msg_t *);
+typedef int (*update_job_fn)(job_desc_msg_t *);
+typedef int (*get_errno_fn)(void);
+
+static struct {
+	bool tried, ok;
+	load_job_fn load;
+	free_job_fn free_info;
+	init_desc_fn init_desc;
+	update_job_fn update;
+	get_errno_fn get_errno;
+} api;
+
+static bool have_api(void)
+{
+	if (!api.tried) {
+		api.tried = true;
+		api.load = (load_job_fn)dlsym(RTLD_DEFAULT, "slurm_load_job");
+		api.free_info = (free_job_fn)dlsym(RTLD_DEFAULT, "slurm_free_job_info_msg");
+		api.init_desc = (init_desc_fn)dlsym(RTLD_DEFAULT, "slurm_init_job_desc_msg");
+		api.update = (update_job_fn)dlsym(RTLD_DEFAULT, "slurm_update_job");
+		api.get_errno = (get_errno_fn)dlsym(RTLD_DEFAULT, "slurm_get_errno");
+		api.ok = api.load && api.free_info && api.init_desc && api.update;
+		if (!api.ok)
+			gp_debug("Slurm's job API is not loaded in this process");
+	}
+	return api.ok;
+}
+
+int gp_slurm_job_info(uint32_t job, gp_slurm_job_t *out)
+{
+	job_info_msg_t *msg = NULL;
+	memset(out, 0, sizeof(*out));
+	if (!have_api())
+		return -1;
+	if (api.load(&msg, job, SHOW_ALL) != 0 || !msg) {
+		gp_debug("slurm_load_job(%u) failed", job);
+		return -1;
+	}
+	int rc = -1;
+	for (uint32_t i = 0; i < msg->record_count; i++) {
+		const slurm_job_info_t *j = &msg->job_array[i];
+		if (j->job_id != job)
+			continue;
+		snprintf(out->account, sizeof(out->account), "%s", j->account ? j->account : "");
+		snprintf(out->partition, sizeof(out->partition), "%s",
+		         j->partition ? j->partition : "");
+		snprintf(out->admin_comment, sizeof(out->admin_comment), "%s",
+		         j->admin_comment ? j->admin_comment : "");
+		out->admin_comment_cut = j->admin_comment && strlen(j->admin_comment) >=
+		                                                 sizeof(out->admin_comment);
+		rc = 0;
+		break;
+	}
+	api.free_info(msg);
+	return rc;
+}
+
+/* Other tools' text, without an older gpuprof summary (re-runs replace, never pile up):
+ * ours is always the last part, "gpuprof: ..." after "; " or alone. */
+static void strip_ours(char *s)
+{
+	char *p = NULL;
+	for (char *q = s; (q = strstr(q, "gpuprof:")); q++)
+		if (q == s || (q >= s + 2 && !strncmp(q - 2, "; ", 2)))
+			p = q;
+	if (!p)
+		return;
+	while (p > s && (p[-1] == ' ' || p[-1] == ';'))
+		p--;
+	*p = '\0';
+}
+
+int gp_set_admin_comment(uint32_t job, const char *summary)
+{
+	gp_slurm_job_t info;
+	char val[GP_ADMIN_COMMENT_MAX];
+	if (strncmp(summary, "gpuprof:", 8)) /* only ever our own line */
+		return -1;
+	for (const char *c = summary; *c; c++)
+		if ((unsigned char)*c < 0x20 || *c == 0x7f)
+			return -1;
+	if (gp_slurm_job_info(job, &info) < 0)
+		return -1;
+	if (info.admin_comment_cut) {
+		gp_warn("job %u: AdminComment longer than %d bytes; left as it is", job,
+		        GP_ADMIN_COMMENT_MAX);
+		return -1;
+	}
+	strip_ours(info.admin_comment);
+	/* others' text is never cut: when both do not fit, ours is left out */
+	int n = snprintf(val, sizeof(val), "%s%s%s", info.admin_comment,
+	                 info.admin_comment[0] ? "; " : "", summary);
+	if (n < 0 || (size_t)n >= sizeof(val)) {
+		gp_warn("job %u: no room for the gpuprof summary in AdminComment", job);
+		return -1;
+	}
+	job_desc_msg_t desc;
+	api.init_desc(&desc);
+	desc.job_id = job;
+	desc.admin_comment = val;
+	if (api.update(&desc) != 0) {
+		int e = api.get_errno ? api.get_errno() : 0;
+		gp_debug("job %u: AdminComment not set (Slurm error %d)", job, e);
+		return e == ESLURM_JOB_FINISHED || e == ESLURM_ALREADY_DONE ? -2 : -1;
+	}
+	return 0;
+}
