@@ -20,6 +20,7 @@
 #include <string.h>
 #include <slurm/slurm.h>
 #include <slurm/slurm_errno.h>
+#include <slurm/slurmdb.h>
 
 typedef int (*load_job_fn)(job_info_msg_t **, uint32_t, uint16_t);
 typedef void (*free_job_fn)(job_info_msg_t *);
@@ -96,15 +97,101 @@ static void strip_ours(char *s)
 	*p = '\0';
 }
 
+/* After the job has finished slurmctld refuses updates; the accounting database takes
+ * them (what `sacctmgr modify job` does, without its parser, which lowercased values
+ * and matched every job when the id was empty): one job id, this cluster only. */
+typedef void *(*list_create_fn)(void (*)(void *));
+typedef void *(*list_append_fn)(void *, void *);
+typedef void (*list_destroy_fn)(void *);
+typedef void *(*conn_get_fn)(uint16_t *);
+typedef int (*conn_commit_fn)(void *, bool);
+typedef int (*conn_close_fn)(void **);
+typedef void *(*job_modify_fn)(void *, slurmdb_job_cond_t *, slurmdb_job_rec_t *);
+typedef slurmdb_job_rec_t *(*job_rec_create_fn)(void);
+typedef void (*job_rec_destroy_fn)(void *);
+typedef int (*load_conf_fn)(time_t, slurm_conf_t **);
+typedef void (*free_conf_fn)(slurm_conf_t *);
+
+#define SYM(name) dlsym(RTLD_DEFAULT, name)
+
+static int set_in_database(uint32_t job, char *value)
+{
+	list_create_fn list_create = (list_create_fn)SYM("slurm_list_create");
+	list_append_fn list_append = (list_append_fn)SYM("slurm_list_append");
+	list_destroy_fn list_destroy = (list_destroy_fn)SYM("slurm_list_destroy");
+	conn_get_fn conn_get = (conn_get_fn)SYM("slurmdb_connection_get");
+	conn_commit_fn conn_commit = (conn_commit_fn)SYM("slurmdb_connection_commit");
+	conn_close_fn conn_close = (conn_close_fn)SYM("slurmdb_connection_close");
+	job_modify_fn job_modify = (job_modify_fn)SYM("slurmdb_job_modify");
+	job_rec_create_fn rec_create = (job_rec_create_fn)SYM("slurmdb_create_job_rec");
+	job_rec_destroy_fn rec_destroy = (job_rec_destroy_fn)SYM("slurmdb_destroy_job_rec");
+	load_conf_fn load_conf = (load_conf_fn)SYM("slurm_load_ctl_conf");
+	free_conf_fn free_conf = (free_conf_fn)SYM("slurm_free_ctl_conf");
+	if (!list_create || !list_append || !list_destroy || !conn_get || !conn_commit ||
+	    !conn_close || !job_modify || !rec_create || !rec_destroy || !load_conf || !free_conf)
+		return -1;
+	/* the value goes into SQL in slurmdbd: nothing that could end its quoting */
+	if (strpbrk(value, "'\"\\`"))
+		return -1;
+	slurm_conf_t *conf = NULL;
+	char cluster[256];
+	if (load_conf((time_t)0, &conf) != 0 || !conf || !conf->cluster_name) {
+		if (conf)
+			free_conf(conf);
+		return -1;
+	}
+	snprintf(cluster, sizeof(cluster), "%s", conf->cluster_name);
+	free_conf(conf);
+
+	int rc = -1;
+	slurm_selected_step_t step = {.array_task_id = NO_VAL, .het_job_offset = NO_VAL};
+	step.step_id.job_id = job;
+	step.step_id.step_id = NO_VAL;
+	step.step_id.step_het_comp = NO_VAL;
+	slurmdb_job_cond_t cond;
+	memset(&cond, 0, sizeof(cond));
+	void *steps = list_create(NULL), *clusters = list_create(NULL);
+	slurmdb_job_rec_t *rec = rec_create();
+	void *db = conn_get(NULL);
+	if (steps && clusters && rec && db) {
+		list_append(steps, &step);
+		list_append(clusters, cluster);
+		cond.step_list = steps;
+		cond.cluster_list = clusters;
+		rec->admin_comment = value;
+		void *changed = job_modify(db, &cond, rec);
+		rec->admin_comment = NULL; /* ours, not Slurm's to free */
+		if (changed) {
+			rc = conn_commit(db, true) == 0 ? 0 : -1;
+			list_destroy(changed);
+		}
+	}
+	if (rec)
+		rec_destroy(rec);
+	if (steps)
+		list_destroy(steps);
+	if (clusters)
+		list_destroy(clusters);
+	if (db)
+		conn_close(&db);
+	return rc;
+}
+
 int gp_set_admin_comment(uint32_t job, const char *summary)
 {
 	gp_slurm_job_t info;
 	char val[GP_ADMIN_COMMENT_MAX];
 	if (strncmp(summary, "gpuprof:", 8)) /* only ever our own line */
 		return -1;
-	for (const char *c = summary; *c; c++)
+	char ours[ADMIN_COMMENT_MAX];
+	snprintf(ours, sizeof(ours), "%s", summary);
+	for (char *c = ours; *c; c++) {
 		if ((unsigned char)*c < 0x20 || *c == 0x7f)
 			return -1;
+		if (*c == '\'' || *c == '"' || *c == '\\' || *c == '`')
+			*c = '_'; /* a path of the user's: never quoting for anyone's parser */
+	}
+	summary = ours;
 	if (gp_slurm_job_info(job, &info) < 0)
 		return -1;
 	if (info.admin_comment_cut) {
@@ -126,8 +213,14 @@ int gp_set_admin_comment(uint32_t job, const char *summary)
 	desc.admin_comment = val;
 	if (api.update(&desc) != 0) {
 		int e = api.get_errno ? api.get_errno() : 0;
+		if (e == ESLURM_JOB_FINISHED || e == ESLURM_ALREADY_DONE) {
+			if (set_in_database(job, val) == 0)
+				return 0;
+			gp_debug("job %u has finished and its record could not be updated", job);
+			return -2;
+		}
 		gp_debug("job %u: AdminComment not set (Slurm error %d)", job, e);
-		return e == ESLURM_JOB_FINISHED || e == ESLURM_ALREADY_DONE ? -2 : -1;
+		return -1;
 	}
 	return 0;
 }

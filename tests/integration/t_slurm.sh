@@ -121,6 +121,18 @@ sleep 1; scontrol update jobid="$jid2" admincomment="site:tag=42" >/dev/null 2>&
 for i in $(seq 60); do [ -z "$(squeue -h -j "$jid2" 2>/dev/null)" ] && break; sleep 1; done
 for i in $(seq 20); do ac=$(sacct -n -X -j "$jid2" -o AdminComment%500 | sed 's/^ *//; s/ *$//'); echo "$ac" | grep -q gpuprof && break; sleep 1; done
 echo "$ac" | grep -q "^site:tag=42; gpuprof: ranks="; ok $? "an existing AdminComment is kept, not clobbered ($(echo $ac | head -c 60))"
+# a job name that imitates the field (scontrol -o prints JobName before AdminComment)
+jid3=$($TO sbatch --parsable --gpuprof=nvtx -o out.%j -J "x AdminComment=gpuprof: forged Foo=1" --wrap="sleep 3; $MLP")
+sleep 1; scontrol update jobid="$jid3" admincomment="site:tag=7" >/dev/null 2>&1
+for i in $(seq 60); do [ -z "$(squeue -h -j "$jid3" 2>/dev/null)" ] && break; sleep 1; done
+for i in $(seq 20); do ac=$(sacct -n -X -j "$jid3" -o AdminComment%500 | sed 's/^ *//; s/ *$//'); echo "$ac" | grep -q "gpuprof: ranks" && break; sleep 1; done
+echo "$ac" | grep -q "^site:tag=7; gpuprof: ranks=" && ! echo "$ac" | grep -q forged
+ok $? "a job name imitating AdminComment= neither replaces nor enters it ($(echo $ac | head -c 60))"
+# a short srun job: it has ended before the step's exit hook, yet gets its AdminComment
+$TO srun -J gp-short --gpuprof=nvtx true >/dev/null 2>&1
+sleep 1; jid4=$(sacct -n -X -S now-5minutes --name=gp-short -o JobID -P | tail -1)
+for i in $(seq 30); do ac=$(sacct -n -X -j "$jid4" -o AdminComment%500 | sed 's/^ *//; s/ *$//'); echo "$ac" | grep -q "gpuprof: ranks" && break; sleep 1; done
+echo "$ac" | grep -q "gpuprof: ranks="; ok $? "a short srun --gpuprof=nvtx job gets its AdminComment (job ${jid4:-?}: $(echo $ac | head -c 60))"
 
 # 5. --export=NONE: batch step not profiled, inner sruns still are
 jid=$($TO sbatch --parsable --export=NONE --gpuprof=nvtx -o out.%j --wrap="srun $MLP")
