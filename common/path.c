@@ -135,7 +135,8 @@ int gp_mkdir_p(const char *path, mode_t mode)
 			 * kernel's protected_symlinks rule). */
 			struct stat st;
 			int e = errno;
-			if (fstatat(dfd, comp, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(st.st_mode)) {
+			if (fstatat(dfd, comp, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+			    S_ISLNK(st.st_mode)) {
 				e = ELOOP;
 				if (st.st_uid == 0 || st.st_uid == geteuid())
 					nfd = openat(dfd, comp, O_RDONLY | O_DIRECTORY | O_CLOEXEC);

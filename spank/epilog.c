@@ -17,8 +17,8 @@
 
 /* Record written by stepd.c, STATE_DIR/JOB.STEP: "uid gid\nspool\njobdir\n". Only a
  * regular file of root's that nobody else can write is believed. */
-static int read_record(int dfd, const char *name, uid_t *uid, gid_t *gid, char *spool,
-                       char *jobdir, size_t len)
+static int read_record(int dfd, const char *name, uid_t *uid, gid_t *gid, char *spool, char *jobdir,
+                       size_t len)
 {
 	char buf[8800];
 	unsigned u, g;
@@ -51,16 +51,16 @@ static int read_record(int dfd, const char *name, uid_t *uid, gid_t *gid, char *
 
 /* One step's record: salvage its spools and refresh its report, as the user. Returns
  * the summary line in summary (may stay empty). */
-static void epilog_step(uint32_t job, uid_t uid, gid_t gid, const char *spool,
-                        const char *jobdir, char *summary, size_t slen)
+static void epilog_step(uint32_t job, uid_t uid, gid_t gid, const char *spool, const char *jobdir,
+                        char *summary, size_t slen)
 {
 	char jobarg[32];
 	snprintf(jobarg, sizeof(jobarg), "%u", job);
-	char *salv[] = {gp_plugin.cfg.cli_path, "salvage", "--job", jobarg, "--spool",
-	                (char *)spool, "--into", (char *)jobdir, NULL};
+	char *salv[] = {gp_plugin.cfg.cli_path, "salvage", "--job",        jobarg, "--spool",
+	                (char *)spool,          "--into",  (char *)jobdir, NULL};
 	gp_exec_as_user(uid, gid, salv, NULL, 0, 60);
-	char *rep[] = {gp_plugin.cfg.cli_path, "report", "--quiet", "--summary-line",
-	               (char *)jobdir, NULL};
+	char *rep[] = {gp_plugin.cfg.cli_path, "report",       "--quiet",
+	               "--summary-line",       (char *)jobdir, NULL};
 	char out[ADMIN_COMMENT_MAX] = "";
 	if (gp_exec_as_user(uid, gid, rep, out, sizeof(out), 120) == 0) {
 		out[strcspn(out, "\n")] = '\0';

@@ -96,7 +96,8 @@ static int wait_child(pid_t pid, int fd, char *out, size_t outlen, int timeout_s
 			if (poll(&pfd, 1, 20) > 0) {
 				if (pfd.revents & POLLIN)
 					read_some(fd, out, outlen, &got);
-				if ((pfd.revents & (POLLHUP | POLLERR)) && !(pfd.revents & POLLIN)) {
+				if ((pfd.revents & (POLLHUP | POLLERR)) &&
+				    !(pfd.revents & POLLIN)) {
 					close(fd);
 					fd = -1;
 				}

@@ -73,8 +73,8 @@ int gp_slurm_job_info(uint32_t job, gp_slurm_job_t *out)
 		         j->partition ? j->partition : "");
 		snprintf(out->admin_comment, sizeof(out->admin_comment), "%s",
 		         j->admin_comment ? j->admin_comment : "");
-		out->admin_comment_cut = j->admin_comment && strlen(j->admin_comment) >=
-		                                                 sizeof(out->admin_comment);
+		out->admin_comment_cut =
+		    j->admin_comment && strlen(j->admin_comment) >= sizeof(out->admin_comment);
 		rc = 0;
 		break;
 	}

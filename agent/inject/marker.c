@@ -36,6 +36,7 @@ static struct {
 	CUresult (*ev_sync)(CUevent);
 	CUresult (*ev_elapsed)(float *, CUevent, CUevent);
 	CUresult (*capturing)(CUstream, CUstreamCaptureStatus *);
+	CUresult (*capture_mode)(CUstreamCaptureMode *); /* optional */
 	void (*emit)(const gp_event_t *);
 	uint64_t (*now)(void);
 	_Atomic int state; /* 0 off, 1 ready, -1 failed */
@@ -70,6 +71,8 @@ int gp_marker_enable(void (*emit)(const gp_event_t *), uint64_t (*now)(void))
 	                                                           "cuEventElapsedTime");
 	m.capturing =
 	    (CUresult(*)(CUstream, CUstreamCaptureStatus *))sym(lib, "cuStreamIsCapturing", NULL);
+	m.capture_mode =
+	    (CUresult(*)(CUstreamCaptureMode *))sym(lib, "cuThreadExchangeStreamCaptureMode", NULL);
 	dlclose(lib); /* NOLOAD: only our reference goes; libcuda stays */
 	if (!m.ctx_get || !m.ctx_set || !m.ev_create || !m.ev_record || !m.ev_sync ||
 	    !m.ev_elapsed || !m.capturing)
@@ -89,6 +92,14 @@ static void *waiter(void *arg)
 	(void)arg;
 	if (m.ctx_set(m.ctx) != CUDA_SUCCESS)
 		return NULL;
+	/* While another thread captures a graph in global mode, "potentially unsafe" calls
+	 * from any other thread fail and invalidate that capture; our synchronize and
+	 * elapsed-time calls touch none of its streams: this thread is relaxed. Measured
+	 * without it: a non-blocking-stream capture failed when a wait overlapped it. */
+	if (m.capture_mode) {
+		CUstreamCaptureMode mode = CU_STREAM_CAPTURE_MODE_RELAXED;
+		m.capture_mode(&mode);
+	}
 	for (;;) {
 		while (sem_wait(&m.sem) != 0 && errno == EINTR)
 			;
@@ -169,7 +180,14 @@ void gp_marker_step_end(uint64_t ts)
 		m.emit(&e);
 		goto out;
 	}
-	if (m.ev_record(m.ev[k], CU_STREAM_LEGACY) != CUDA_SUCCESS)
+	/* the program's thread may be capturing another stream in global mode: our record
+	 * on the legacy stream is not part of it, so relax the thread for that one call */
+	CUstreamCaptureMode mode = CU_STREAM_CAPTURE_MODE_RELAXED;
+	bool swapped = m.capture_mode && m.capture_mode(&mode) == CUDA_SUCCESS;
+	CUresult rec = m.ev_record(m.ev[k], CU_STREAM_LEGACY);
+	if (swapped)
+		m.capture_mode(&mode);
+	if (rec != CUDA_SUCCESS)
 		goto out;
 	m.ts[k] = ts;
 	atomic_store_explicit(&m.full[k], 1, memory_order_release);

@@ -121,4 +121,32 @@ if [ -x "$MC" ]; then
 else
 	for _ in 1 2 3 4 5 6; do skip "no marker_check binary (MARKER_CHECK)"; done
 fi
+# DataLoader workers forked from a CUDA process (the fork handler installed at load
+# silences them) and a worker pool forked before CUDA is touched: the training process is
+# the one recorded, every step is there, and nothing is lost
+cat >"$T/dl.py" <<'PY'
+import multiprocessing as mp, torch, torch.cuda.nvtx as nvtx
+def square(x):
+    return x * x
+if __name__ == "__main__":
+    pool = mp.get_context("fork").Pool(2)      # before CUDA: forked copies of us
+    pool.map(square, range(8))
+    ds = torch.utils.data.TensorDataset(torch.randn(4096, 256), torch.randn(4096, 1))
+    dl = torch.utils.data.DataLoader(ds, batch_size=128, num_workers=2,
+                                     multiprocessing_context="fork")
+    m = torch.nn.Sequential(torch.nn.Linear(256, 1024), torch.nn.ReLU(), torch.nn.Linear(1024, 1)).cuda()
+    opt = torch.optim.SGD(m.parameters(), lr=0.01)
+    for x, y in dl:                                # 32 steps
+        nvtx.range_push("train_step")
+        loss = torch.nn.functional.mse_loss(m(x.cuda()), y.cuda())
+        opt.zero_grad(); loss.backward(); opt.step()
+        nvtx.range_pop()
+    torch.cuda.synchronize(); pool.close()
+    print("ok")
+PY
+"$B/gpuprof" run --modes=all --output="$T/dl" -- python3 "$T/dl.py" >"$T/dl.out" 2>&1
+ok $? "PyTorch with forked DataLoader workers and a forked pool ($(tail -1 "$T/dl.out"))"
+got=$(jr dl "'%d %s %d' % (r['steps']['count'], sorted(r['quality']['losses']), r['gpu']['kernels'] > 100)")
+echo "# steps, losses, kernels: $got"
+[ "$got" = "32 [] 1" ]; ok $? "32 steps of the training process, its kernels, no loss ($got)"
 done_testing
