@@ -89,6 +89,11 @@ int gp_run_as_user(uid_t uid, gid_t gid, int (*fn)(void *), void *arg, int timeo
 /* Same, running argv (no shell) as the user, stdout captured into out (may be NULL). */
 int gp_exec_as_user(uid_t uid, gid_t gid, char *const argv[], char *out, size_t outlen,
                     int timeout_s);
+/* Run fn(arg, fd) in a forked child of the current user (root), nothing of ours open
+ * but fd, whose writes come back in out; with a deadline. For Slurm API calls: a
+ * fatal() inside Slurm's library (24.11's epilog process has no hash plugins loaded)
+ * or a hang ends the child, never the host process. Returns fn's 0/1, or -1. */
+int gp_run_isolated(int (*fn)(void *, int), void *arg, char *out, size_t outlen, int timeout_s);
 /* Run argv as the current user (root, in the epilog), stdout into out. */
 int gp_exec_capture(char *const argv[], char *out, size_t outlen, int timeout_s);
 

@@ -51,10 +51,16 @@ static void child_hygiene(int keep)
 	int maxfd = (int)sysconf(_SC_OPEN_MAX);
 	if (maxfd < 0 || maxfd > 65536)
 		maxfd = 65536;
-	if (syscall(SYS_close_range, 3, ~0u, 0) != 0)
-		for (int fd = 3; fd < maxfd; fd++)
-			if (fd != keep)
-				close(fd);
+	if (keep < 3) {
+		if (syscall(SYS_close_range, 3, ~0u, 0) == 0)
+			return;
+	} else if ((keep == 3 || syscall(SYS_close_range, 3, (unsigned)keep - 1, 0) == 0) &&
+	           syscall(SYS_close_range, (unsigned)keep + 1, ~0u, 0) == 0) {
+		return;
+	}
+	for (int fd = 3; fd < maxfd; fd++)
+		if (fd != keep)
+			close(fd);
 }
 
 static void read_some(int fd, char *out, size_t outlen, size_t *got)
@@ -186,4 +192,25 @@ int gp_exec_as_user(uid_t uid, gid_t gid, char *const argv[], char *out, size_t 
 int gp_exec_capture(char *const argv[], char *out, size_t outlen, int timeout_s)
 {
 	return exec_common(false, 0, 0, argv, out, outlen, timeout_s);
+}
+
+int gp_run_isolated(int (*fn)(void *, int), void *arg, char *out, size_t outlen, int timeout_s)
+{
+	int p[2];
+	pid_t pid;
+	if (pipe2(p, O_CLOEXEC) < 0)
+		return gp_err_errno("pipe");
+	pid = fork();
+	if (pid < 0) {
+		close(p[0]);
+		close(p[1]);
+		return gp_err_errno("fork");
+	}
+	if (pid == 0) {
+		close(p[0]);
+		child_hygiene(p[1]);
+		_exit(fn(arg, p[1]) == 0 ? 0 : 1);
+	}
+	close(p[1]);
+	return wait_child(pid, p[0], out, outlen, timeout_s);
 }

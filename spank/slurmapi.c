@@ -37,10 +37,17 @@ static struct {
 	get_errno_fn get_errno;
 } api;
 
+typedef void (*slurm_init_fn)(const char *);
+
 static bool have_api(void)
 {
 	if (!api.tried) {
 		api.tried = true;
+		/* in our own child: the library's plugins (hash, auth) may not be set up in
+		 * the process that loaded us (24.11's epilog); a second init is harmless */
+		slurm_init_fn init = (slurm_init_fn)dlsym(RTLD_DEFAULT, "slurm_init");
+		if (init)
+			init(NULL);
 		api.load = (load_job_fn)dlsym(RTLD_DEFAULT, "slurm_load_job");
 		api.free_info = (free_job_fn)dlsym(RTLD_DEFAULT, "slurm_free_job_info_msg");
 		api.init_desc = (init_desc_fn)dlsym(RTLD_DEFAULT, "slurm_init_job_desc_msg");
@@ -53,7 +60,7 @@ static bool have_api(void)
 	return api.ok;
 }
 
-int gp_slurm_job_info(uint32_t job, gp_slurm_job_t *out)
+static int job_info_here(uint32_t job, gp_slurm_job_t *out)
 {
 	job_info_msg_t *msg = NULL;
 	memset(out, 0, sizeof(*out));
@@ -177,7 +184,7 @@ static int set_in_database(uint32_t job, char *value)
 	return rc;
 }
 
-int gp_set_admin_comment(uint32_t job, const char *summary)
+static int set_admin_comment_here(uint32_t job, const char *summary)
 {
 	gp_slurm_job_t info;
 	char val[GP_ADMIN_COMMENT_MAX];
@@ -192,7 +199,7 @@ int gp_set_admin_comment(uint32_t job, const char *summary)
 			*c = '_'; /* a path of the user's: never quoting for anyone's parser */
 	}
 	summary = ours;
-	if (gp_slurm_job_info(job, &info) < 0)
+	if (job_info_here(job, &info) < 0)
 		return -1;
 	if (info.admin_comment_cut) {
 		gp_warn("job %u: AdminComment longer than %d bytes; left as it is", job,
@@ -223,4 +230,52 @@ int gp_set_admin_comment(uint32_t job, const char *summary)
 		return -1;
 	}
 	return 0;
+}
+
+/* ---- run in a child (gp_run_isolated): results come back through the pipe ---- */
+
+static int info_child(void *arg, int fd)
+{
+	gp_slurm_job_t info;
+	if (job_info_here(*(uint32_t *)arg, &info) < 0)
+		return 1;
+	dprintf(fd, "%s\n%s\n", info.account, info.partition);
+	return 0;
+}
+
+int gp_slurm_job_info(uint32_t job, gp_slurm_job_t *out)
+{
+	char buf[600] = "";
+	memset(out, 0, sizeof(*out));
+	if (gp_run_isolated(info_child, &job, buf, sizeof(buf), 10) != 0)
+		return -1;
+	char *nl = strchr(buf, '\n');
+	if (!nl)
+		return -1;
+	*nl++ = '\0';
+	nl[strcspn(nl, "\n")] = '\0';
+	snprintf(out->account, sizeof(out->account), "%s", buf);
+	snprintf(out->partition, sizeof(out->partition), "%s", nl);
+	return 0;
+}
+
+struct ac_arg {
+	uint32_t job;
+	const char *summary;
+};
+
+static int comment_child(void *arg, int fd)
+{
+	const struct ac_arg *a = arg;
+	int rc = set_admin_comment_here(a->job, a->summary);
+	dprintf(fd, "%d\n", rc);
+	return rc == 0 ? 0 : 1;
+}
+
+int gp_set_admin_comment(uint32_t job, const char *summary)
+{
+	char buf[32] = "";
+	struct ac_arg a = {job, summary};
+	gp_run_isolated(comment_child, &a, buf, sizeof(buf), 20);
+	return buf[0] ? atoi(buf) : -1;
 }
