@@ -4,6 +4,7 @@
 #   rankfile  the reader on raw bytes, seeded with the committed H200 rank files
 #   report    the whole report and every export on valid rank files whose events come
 #             from the fuzzer's bytes (fuzz_report.c), so mutations get past checksums
+#   parsers   the site configuration (YAML) and the option grammars (fuzz_parsers.c)
 # GP_FUZZ_SECONDS sets each target's time budget.
 . "$(dirname "$0")/../integration/tap.sh"
 top=$(cd "$(dirname "$0")/../.." && pwd)
@@ -35,4 +36,18 @@ mkdir -p "$T/corpus-report"
 rc=$?
 ok $rc "report and exports: no crash, leak, hang or UB in ${secs}s ($(grep -o 'Done [0-9]* runs' "$T/fuzz-report.log"); $(grep -o 'cov: [0-9]*' "$T/fuzz-report.log" | tail -1) edges)"
 [ $rc -eq 0 ] || grep -v "^#\|^INFO\|^gpuprof" "$T/fuzz-report.log" | tail -40 | sed 's/^/# /'
+clang "${flags[@]}" -DGP_AGENT_PATH="\"/a\"" -DGP_INJECT_PATH="\"/i\"" -DGP_CLI_PATH="\"/c\"" \
+	"$top/tests/fuzz/fuzz_parsers.c" "$C/siteconf.c" "${common[@]}" -lyaml -lzstd \
+	-o "$T/fuzz-parsers" 2>"$T/build-parsers.log"
+ok $? "parser fuzzer builds ($(tail -1 "$T/build-parsers.log"))"
+mkdir -p "$T/corpus-parsers"
+for f in "$top"/etc/*.yaml; do [ -f "$f" ] && { printf '\0'; cat "$f"; } >"$T/corpus-parsers/$(basename "$f")"; done
+printf '\1timing,nvtx,cuda,mem' >"$T/corpus-parsers/modes"; printf '\2steps=10-20,30-40' >"$T/corpus-parsers/cap"
+printf '\3 0-3,7,100-200' >"$T/corpus-parsers/ranks"; printf '\4gpuprof-%%j/%%u-%%x-%%s-%%n' >"$T/corpus-parsers/tmpl"
+"$T/fuzz-parsers" -max_total_time="$((secs / 2))" -max_len=4096 -timeout=10 -artifact_prefix="$T/" \
+	"$T/corpus-parsers" >"$T/fuzz-parsers.log" 2>&1
+rc=$?
+ok $rc "site config and option parsers: no crash, leak, hang or UB in $((secs / 2))s ($(grep -o 'Done [0-9]* runs' "$T/fuzz-parsers.log"))"
+[ $rc -eq 0 ] || grep -v "^#\|^INFO" "$T/fuzz-parsers.log" | tail -30 | sed 's/^/# /'
+rm -f /tmp/gp-fuzz-yaml.*
 done_testing
