@@ -15,23 +15,19 @@
 #include <string.h>
 #include <sys/stat.h>
 
-static int load_rank(gp_job_t *job, const char *path, gp_rank_t *r, rank_data_t *dp)
+struct hdr_ctx {
+	gp_job_t *job;
+	gp_rank_t *r;
+	rank_data_t *d;
+};
+
+/* The header values the analysis and the outputs use. */
+static void read_header(void *arg, gp_rf_reader_t *rd)
 {
-	char err[512];
-	gp_rf_reader_t *rd;
-	gp_event_t ev;
-#define d (*dp)
+	struct hdr_ctx *c = arg;
+	gp_job_t *job = c->job;
+	gp_rank_t *r = c->r;
 	const char *h;
-	int steps_from = dp->steps_from;
-	gp_rd_reset(dp);
-	dp->steps_from = steps_from;
-	memset(r, 0, sizeof(*r));
-	snprintf(r->path, sizeof(r->path), "%s", path);
-	if (gp_rf_open(path, &rd, err, sizeof(err)) < 0) {
-		if (!job->nunreadable++)
-			snprintf(job->unreadable, sizeof(job->unreadable), "%s", err);
-		return gp_warn("%s", err);
-	}
 	r->rank = (h = gp_rf_header(rd, "rank")) ? atoi(h) : 0;
 	if ((h = gp_rf_header(rd, "node")))
 		snprintf(r->node, sizeof(r->node), "%s", h);
@@ -58,27 +54,26 @@ static int load_rank(gp_job_t *job, const char *path, gp_rank_t *r, rank_data_t 
 		                           ? (unsigned)atoi(h)
 		                           : job->ntasks_expected;
 	if ((h = gp_rf_header(rd, "step_range")))
-		snprintf(d.want_step, sizeof(d.want_step), "%s", h);
-	d.warmup = (h = gp_rf_header(rd, "warmup_steps")) ? (unsigned)atoi(h) : 3;
-	uint64_t rt = (h = gp_rf_header(rd, "realtime_ns")) ? strtoull(h, NULL, 10) : 0;
-	r->start_realtime_ns = rt;
-	uint64_t mono = (h = gp_rf_header(rd, "monotonic_ns")) ? strtoull(h, NULL, 10) : 0;
-	if (mono) { /* the rank's records fall in its life: an hour's slack, a year long */
-		const uint64_t hour = 3600ull * 1000000000;
-		d.ts_lo = mono > hour ? mono - hour : 1;
-		d.ts_hi = mono + 400 * 24 * hour;
-	}
-	while (gp_rf_next(rd, &ev) == 1)
-		gp_rd_feed(&d, r, &ev);
-	const gp_rf_stats_t *st = gp_rf_stats(rd);
-	r->truncated = st->truncated;
-	r->corrupt_chunks = st->corrupt_chunks;
-	r->records = st->records;
-	gp_rf_close(rd);
-	gp_rd_losses(r);
-	r->t0_realtime_ns = rt + (d.first_ts > mono ? d.first_ts - mono : 0);
+		snprintf(c->d->want_step, sizeof(c->d->want_step), "%s", h);
+	c->d->warmup = (h = gp_rf_header(rd, "warmup_steps")) ? (unsigned)atoi(h) : 3;
+}
 
-	gp_rd_finish(dp);
+static int load_rank(gp_job_t *job, const char *path, gp_rank_t *r, rank_data_t *dp)
+{
+	char err[512];
+#define d (*dp)
+	memset(r, 0, sizeof(*r));
+	snprintf(r->path, sizeof(r->path), "%s", path);
+	struct hdr_ctx ctx = {job, r, dp};
+	if (gp_rd_load_file(path, dp, r, read_header, &ctx, err, sizeof(err)) < 0) {
+		if (!job->nunreadable++)
+			snprintf(job->unreadable, sizeof(job->unreadable), "%s", err);
+		return gp_warn("%s", err);
+	}
+	r->start_realtime_ns = d.hdr_realtime;
+	r->t0_realtime_ns =
+	    d.hdr_realtime + (d.first_ts > d.hdr_monotonic ? d.first_ts - d.hdr_monotonic : 0);
+
 	gp_pass_steps(r, dp);
 	gp_pass_capture(r, dp);
 	gp_pass_gpu(r, dp);

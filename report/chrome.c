@@ -1,239 +1,325 @@
-/* Chrome/Perfetto trace export: one process per rank, NVTX as slices on CPU threads, a
- * track per GPU stream, flow events from each launch call to its kernel (cat "ac2g", as
- * HolisticTraceAnalysis expects), device memory and NVML as counters. */
+/* Chrome/Perfetto trace export, fed by the report's own loader (load.c): the same
+ * records, the same filtering of impossible ones, sorted. One process per (step, rank)
+ * named "rank R (step S) on NODE"; NVTX ranges as complete slices on their threads (open
+ * ones closed at the rank's end), thread and stream names as the program gave them; a
+ * track per GPU stream; CUDA API calls by their real names; flow events from each launch
+ * call to the GPU work it made, with ids unique across the file (Perfetto binds v1 flows
+ * by id, category and name over the whole file; CUPTI's correlation ids repeat in every
+ * process); device memory and NVML as counters in time order, with the value at the
+ * window's start. Timestamps: integer nanoseconds from the job's first event to the end,
+ * printed as microseconds with three decimals. */
 #include "config.h"
 #include "analyze.h"
-#include "event.h"
-#include "rankfile.h"
+#include "cbid_names.h"
+#include "rankdata.h"
 #include "ranks.h"
-#include "symtab.h"
-#include "vec.h"
 
+#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* Names may be defined after first use (another thread interned them): read the rank
- * file's symbols first, then its events. */
-static void load_symbols(const char *path, gp_symtab_t *t)
+typedef struct {
+	FILE *out;
+	int pid;
+	uint64_t off;           /* add to a monotonic time for ns since the job's t0 */
+	uint64_t lo, hi;        /* window in monotonic ns (hi 0: none) */
+	uint64_t budget, spent; /* events this rank may write */
+	const rank_data_t *d;
+} ctx_t;
+
+/* Microseconds with three decimals from integer nanoseconds. */
+static void put_us(FILE *out, const char *key, uint64_t ns)
 {
-	char err[256];
-	gp_rf_reader_t *r;
-	gp_event_t e;
-	if (gp_rf_open(path, &r, err, sizeof(err)) < 0)
-		return;
-	while (gp_rf_next(r, &e) == 1)
-		gp_symtab_feed(t, &e);
-	gp_rf_close(r);
+	fprintf(out, "\"%s\": %" PRIu64 ".%03u", key, ns / 1000, (unsigned)(ns % 1000));
 }
 
-static const char *lookup(const gp_symtab_t *t, uint32_t id)
+static const char *name_of(const rank_data_t *d, uint32_t id)
 {
-	const char *s = gp_symtab_str(t, id);
-	return s ? s : "";
+	const char *s = gp_symtab_str(&d->sym, id);
+	return s && *s ? s : "(unnamed)";
+}
+
+/* Does [start, end] meet the window? */
+static bool in_window(const ctx_t *c, uint64_t start, uint64_t end)
+{
+	return !c->hi || (end >= c->lo && start <= c->hi);
+}
+
+static bool spend(ctx_t *c)
+{
+	if (c->budget && c->spent >= c->budget)
+		return false;
+	c->spent++;
+	return true;
+}
+
+static void slice(ctx_t *c, const char *cat, uint64_t tid, uint64_t start, uint64_t dur,
+                  const char *name)
+{
+	fprintf(c->out, ",\n{\"ph\": \"X\", \"cat\": \"%s\", \"pid\": %d, \"tid\": %" PRIu64 ", ",
+	        cat, c->pid, tid);
+	put_us(c->out, "ts", start + c->off);
+	fputs(", ", c->out);
+	put_us(c->out, "dur", dur);
+	fputs(", \"name\": ", c->out);
+	gp_json_str(c->out, name);
+}
+
+static void thread_name(ctx_t *c, uint64_t tid, const char *name)
+{
+	fprintf(c->out,
+	        ",\n{\"ph\": \"M\", \"name\": \"thread_name\", \"pid\": %d, \"tid\": %" PRIu64
+	        ", \"args\": {\"name\": ",
+	        c->pid, tid);
+	gp_json_str(c->out, name);
+	fputs("}}", c->out);
+}
+
+#define STREAM_TID(s) (1000000ull + (s))
+
+static void export_rank(ctx_t *c, const gp_rank_t *rk, int index)
+{
+	const rank_data_t *d = c->d;
+	FILE *out = c->out;
+	char nm[512];
+	/* names: the program's threads and streams */
+	u64map_t seen = {0};
+	for (size_t i = 0; i < d->ranges.n; i++) {
+		uint64_t tid = d->ranges.v[i].tid, v;
+		if (u64map_get(&seen, tid + 1, &v))
+			continue;
+		u64map_put(&seen, tid + 1, 1);
+		if (u64map_get(&d->thread_name, tid + 1, &v))
+			snprintf(nm, sizeof(nm), "%s (thread %" PRIu64 ")", name_of(d, (uint32_t)v),
+			         tid);
+		else
+			snprintf(nm, sizeof(nm), "%sthread %" PRIu64,
+			         tid == d->step_tid ? "steps' " : "", tid);
+		thread_name(c, tid, nm);
+	}
+	for (size_t i = 0; i < d->kerns.n; i++) {
+		const kern_t *k = &d->kerns.v[i];
+		uint64_t v;
+		if (u64map_get(&seen, STREAM_TID(k->stream) + 1, &v))
+			continue;
+		u64map_put(&seen, STREAM_TID(k->stream) + 1, 1);
+		if (u64map_get(&d->stream_name, (uint64_t)k->stream + 1, &v))
+			snprintf(nm, sizeof(nm), "GPU %u stream %u: %s", k->device, k->stream,
+			         name_of(d, (uint32_t)v));
+		else
+			snprintf(nm, sizeof(nm), "GPU %u stream %u", k->device, k->stream);
+		thread_name(c, STREAM_TID(k->stream), nm);
+	}
+	u64map_free(&seen);
+
+	/* NVTX ranges (complete: the loader paired them), then the ones still open at the
+	 * end, closed there */
+	for (size_t i = 0; i < d->ranges.n; i++) {
+		const range_t *g = &d->ranges.v[i];
+		if (!in_window(c, g->start, g->end) || !spend(c))
+			continue;
+		slice(c, g->domain ? "nvtx_domain" : "nvtx", g->tid, g->start, g->end - g->start,
+		      name_of(d, g->name));
+		fputs("}", out);
+	}
+	for (size_t s = 0; s < d->stacks.n; s++)
+		for (size_t j = 0; j < d->stacks.v[s].n; j++) {
+			const open_t *o = &d->stacks.v[s].v[j];
+			if (o->start > d->last_ts || !in_window(c, o->start, d->last_ts) ||
+			    !spend(c))
+				continue;
+			slice(c, "nvtx", o->tid, o->start, d->last_ts - o->start,
+			      name_of(d, o->name));
+			fputs(", \"args\": {\"open_at_end\": true}}", out);
+		}
+	for (size_t i = 0; i < d->nvtx_marks.n; i++) {
+		const nvtx_mark_t *m = &d->nvtx_marks.v[i];
+		if (!in_window(c, m->ts, m->ts) || !spend(c))
+			continue;
+		fprintf(out,
+		        ",\n{\"ph\": \"i\", \"s\": \"t\", \"cat\": \"nvtx\", \"pid\": %d, "
+		        "\"tid\": %u, ",
+		        c->pid, m->tid);
+		put_us(out, "ts", m->ts + c->off);
+		fputs(", \"name\": ", out);
+		gp_json_str(out, name_of(d, m->name));
+		fputs("}", out);
+	}
+
+	/* GPU work, and the launch calls that made it joined by flows. A flow id is this
+	 * rank's index above CUPTI's 32-bit correlation id: unique in the file. */
+	u64map_t flowed = {0}; /* correlation + 1 -> 1: its kernel is in the trace */
+	for (size_t i = 0; i < d->kerns.n; i++) {
+		const kern_t *k = &d->kerns.v[i];
+		if (!in_window(c, k->start, k->start + k->dur) || !spend(c))
+			continue;
+		slice(c,
+		      k->kind == 0   ? "kernel"
+		      : k->kind == 1 ? "gpu_memcpy"
+		                     : "gpu_memset",
+		      STREAM_TID(k->stream), k->start, k->dur,
+		      k->kind == 0   ? name_of(d, k->name)
+		      : k->kind == 1 ? "Memcpy"
+		                     : "Memset");
+		fprintf(out, ", \"args\": {\"correlation\": %u, \"stream\": %u, \"device\": %u}}",
+		        k->corr, k->stream, k->device);
+		const api_t *a = gp_rd_launch(d, k);
+		if (!a || !k->corr)
+			continue;
+		uint64_t id = (uint64_t)(index + 1) << 32 | k->corr;
+		u64map_put(&flowed, (uint64_t)k->corr + 1, 1);
+		fprintf(out,
+		        ",\n{\"ph\": \"f\", \"bp\": \"e\", \"cat\": \"ac2g\", \"name\": \"ac2g\", "
+		        "\"id\": %" PRIu64 ", \"pid\": %d, \"tid\": %" PRIu64 ", ",
+		        id, c->pid, (uint64_t)STREAM_TID(k->stream));
+		put_us(out, "ts", k->start + c->off);
+		fputs("}", out);
+	}
+	for (size_t i = 0; i < d->apis.n; i++) {
+		const api_t *a = &d->apis.v[i];
+		uint64_t v;
+		if (a->alloc || !in_window(c, a->start, a->start + a->dur) || !spend(c))
+			continue;
+		const char *n = gp_cbid_name(a->domain, a->cbid);
+		if (!n) {
+			snprintf(nm, sizeof(nm), "%s callback %u", a->domain == 1 ? "cuda" : "cu",
+			         a->cbid);
+			n = nm;
+		}
+		slice(c, a->domain == 1 ? "cuda_runtime" : "cuda_driver", a->tid, a->start, a->dur,
+		      n);
+		fprintf(out, ", \"args\": {\"correlation\": %u, \"cbid\": %u}}", a->corr, a->cbid);
+		if (a->corr && u64map_get(&flowed, (uint64_t)a->corr + 1, &v)) {
+			fprintf(out,
+			        ",\n{\"ph\": \"s\", \"cat\": \"ac2g\", \"name\": \"ac2g\", \"id\": "
+			        "%" PRIu64 ", \"pid\": %d, \"tid\": %u, ",
+			        (uint64_t)(index + 1) << 32 | a->corr, c->pid, a->tid);
+			put_us(out, "ts", a->start + c->off);
+			fputs("}", out);
+		}
+	}
+	u64map_free(&flowed);
+
+	/* counters in time order; inside a window they start from the value at its start */
+	int64_t live = 0;
+	bool started = false;
+	for (size_t i = 0; i < d->mems.n; i++) {
+		const mem_t *m = &d->mems.v[i];
+		if (m->kind == 6)
+			continue;
+		live += m->is_free ? -(int64_t)m->bytes : (int64_t)m->bytes;
+		if (c->hi && m->ts < c->lo)
+			continue;
+		if (c->hi && m->ts > c->hi)
+			break;
+		if (!spend(c))
+			break;
+		fprintf(out, ",\n{\"ph\": \"C\", \"pid\": %d, \"name\": \"device memory\", ",
+		        c->pid);
+		put_us(out, "ts", (started || !c->hi ? m->ts : c->lo) + c->off);
+		fprintf(out, ", \"args\": {\"MiB\": %.3f}}", (live > 0 ? live : 0) / 1048576.0);
+		started = true;
+	}
+	for (size_t i = 0; i < d->nvml.n; i++) {
+		const nvml_sample_t *s = &d->nvml.v[i];
+		if (!in_window(c, s->ts, s->ts) || !spend(c))
+			continue;
+		fprintf(out, ",\n{\"ph\": \"C\", \"pid\": %d, \"name\": \"NVML GPU %u\", ", c->pid,
+		        s->device);
+		put_us(out, "ts", s->ts + c->off);
+		fprintf(out,
+		        ", \"args\": {\"util %%\": %u, \"used MiB\": %.1f, \"power W\": %.1f}}",
+		        s->util, s->mem_bytes / 1048576.0, s->power_mw / 1000.0);
+	}
+	(void)rk;
 }
 
 int gp_export_chrome(const gp_job_t *job, FILE *out, const char *ranklist, uint64_t max_events,
                      double win_from_s, double win_to_s)
 {
 	gp_ranks_t sel;
-	char err[256];
-	uint64_t t0 = UINT64_MAX, written = 0;
-	bool first = true;
+	char err[512];
+	uint64_t t0 = UINT64_MAX;
 	if (ranklist && gp_ranks_parse(ranklist, &sel, err, sizeof(err)) < 0) {
 		fprintf(stderr, "gpuprof: export: --ranks: %s\n", err);
 		return -1;
 	}
-	for (unsigned i = 0; i < job->nranks; i++)
+	unsigned nsel = 0;
+	for (unsigned i = 0; i < job->nranks; i++) {
+		if (ranklist && !gp_ranks_contains(&sel, (uint32_t)job->ranks[i].rank))
+			continue;
+		nsel++;
 		if (job->ranks[i].t0_realtime_ns && job->ranks[i].t0_realtime_ns < t0)
 			t0 = job->ranks[i].t0_realtime_ns;
+	}
+	if (!nsel) {
+		fprintf(stderr, "gpuprof: export: --ranks=%s selects none of the job's %u ranks\n",
+		        ranklist, job->nranks);
+		return -1;
+	}
+	if (t0 == UINT64_MAX)
+		t0 = 0;
 	fprintf(
 	    out,
 	    "{\"displayTimeUnit\": \"ns\", \"otherData\": {\"producer\": \"gpuprof " PACKAGE_VERSION
 	    "\", \"job\": ");
 	gp_json_str(out, job->job);
-	fprintf(out, "}, \"traceEvents\": [\n");
-	for (unsigned i = 0; i < job->nranks; i++) {
+	fprintf(out, "}, \"traceEvents\": [\n{\"ph\": \"M\", \"name\": \"trace\", \"pid\": 0, "
+	             "\"args\": {}}");
+	rank_data_t d;
+	memset(&d, 0, sizeof(d));
+	uint64_t written = 0;
+	bool cut = false;
+	for (unsigned i = 0, n = 0; i < job->nranks; i++) {
 		const gp_rank_t *rk = &job->ranks[i];
-		gp_rf_reader_t *r;
-		gp_event_t e;
-		gp_symtab_t st;
-		memset(&st, 0, sizeof(st));
+		gp_rank_t scratch;
 		if (ranklist && !gp_ranks_contains(&sel, (uint32_t)rk->rank))
 			continue;
-		load_symbols(rk->path, &st);
-		if (gp_rf_open(rk->path, &r, err, sizeof(err)) < 0)
+		memset(&scratch, 0, sizeof(scratch));
+		if (gp_rd_load_file(rk->path, &d, &scratch, NULL, NULL, err, sizeof(err)) < 0) {
+			fprintf(stderr, "gpuprof: export: %s\n", err);
 			continue;
-		const char *h = gp_rf_header(r, "realtime_ns");
-		uint64_t rt = h ? strtoull(h, NULL, 10) : 0;
-		h = gp_rf_header(r, "monotonic_ns");
-		uint64_t mono = h ? strtoull(h, NULL, 10) : 0;
-		int pid = rk->rank;
-		fprintf(out,
-		        "%s{\"ph\": \"M\", \"name\": \"process_name\", \"pid\": %d, \"args\": "
-		        "{\"name\": \"rank %d (%s)\"}},\n"
-		        "{\"ph\": \"M\", \"name\": \"process_sort_index\", \"pid\": %d, \"args\": "
-		        "{\"sort_index\": %d}}",
-		        first ? "" : ",\n", pid, rk->rank, rk->node, pid, rk->rank);
-		fprintf(out,
-		        ",\n{\"ph\": \"M\", \"name\": \"distributedInfo\", \"pid\": %d, \"args\": "
-		        "{\"rank\": %d}}",
-		        pid, rk->rank);
-		first = false;
-		int64_t live = 0;
-		u64map_t streams = {0};
-#define TS(x) (((double)((x)-mono + rt) - (double)t0) / 1000.0)
-		while (gp_rf_next(r, &e) == 1 && (!max_events || written < max_events)) {
-			/* a time window (seconds from the job's first event) keeps traces small;
-			 * slices that straddle its edges are kept whole */
-			if (win_to_s > win_from_s && e.ts &&
-			    (e.type == GP_EV_NVTX_MARK || e.type == GP_EV_KERNEL ||
-			     e.type == GP_EV_MEMCPY || e.type == GP_EV_MEMSET ||
-			     e.type == GP_EV_API || e.type == GP_EV_ALLOC || e.type == GP_EV_FREE ||
-			     e.type == GP_EV_NVML)) {
-				double t = TS(e.ts) / 1e6, d = (double)e.a / 1e9;
-				if (e.type == GP_EV_ALLOC || e.type == GP_EV_FREE ||
-				    e.type == GP_EV_NVML || e.type == GP_EV_NVTX_MARK)
-					d = 0;
-				if (t + d < win_from_s || t > win_to_s)
-					continue;
-			}
-			switch (e.type) {
-			case GP_EV_NVTX_PUSH:
-				fprintf(out,
-				        ",\n{\"ph\": \"B\", \"cat\": \"nvtx\", \"pid\": %d, "
-				        "\"tid\": %u, "
-				        "\"ts\": %.3f, \"name\": ",
-				        pid, e.tid, TS(e.ts));
-				gp_json_str(out, lookup(&st, (uint32_t)e.a));
-				fputc('}', out);
-				break;
-			case GP_EV_NVTX_POP:
-				fprintf(
-				    out,
-				    ",\n{\"ph\": \"E\", \"pid\": %d, \"tid\": %u, \"ts\": %.3f}",
-				    pid, e.tid, TS(e.ts));
-				break;
-			case GP_EV_NVTX_MARK:
-				if (e.u8)
-					break;
-				fprintf(out,
-				        ",\n{\"ph\": \"i\", \"s\": \"t\", \"cat\": \"nvtx\", "
-				        "\"pid\": %d, "
-				        "\"tid\": %u, \"ts\": %.3f, \"name\": ",
-				        pid, e.tid, TS(e.ts));
-				gp_json_str(out, lookup(&st, (uint32_t)e.a));
-				fputc('}', out);
-				break;
-			case GP_EV_STREAM_NAME: /* nvtxNameCudaStream: the user's name */
-				if (e.u8 != 1)
-					break; /* a handle CUPTI did not map: no track to name */
-				u64map_put(&streams, 1000000 + e.a, 1);
-				fprintf(
-				    out,
-				    ",\n{\"ph\": \"M\", \"name\": \"thread_name\", \"pid\": %d, "
-				    "\"tid\": %llu, \"args\": {\"name\": ",
-				    pid, (unsigned long long)(1000000 + e.a));
-				{
-					char nm[300];
-					snprintf(nm, sizeof(nm), "stream %llu: %s",
-					         (unsigned long long)e.a,
-					         lookup(&st, (uint32_t)e.b));
-					gp_json_str(out, nm);
-				}
-				fputs("}}", out);
-				break;
-			case GP_EV_KERNEL:
-			case GP_EV_MEMCPY:
-			case GP_EV_MEMSET: {
-				uint64_t tid = 1000000 + e.d, dummy;
-				if (!u64map_get(&streams, tid, &dummy)) {
-					u64map_put(&streams, tid, 1);
-					fprintf(out,
-					        ",\n{\"ph\": \"M\", \"name\": \"thread_name\", "
-					        "\"pid\": %d, "
-					        "\"tid\": %llu, \"args\": {\"name\": \"GPU %u "
-					        "stream %llu\"}}",
-					        pid, (unsigned long long)tid, e.u8,
-					        (unsigned long long)e.d);
-				}
-				fprintf(out,
-				        ",\n{\"ph\": \"X\", \"cat\": \"%s\", \"pid\": %d, \"tid\": "
-				        "%llu, "
-				        "\"ts\": %.3f, \"dur\": %.3f, \"name\": ",
-				        e.type == GP_EV_KERNEL   ? "kernel"
-				        : e.type == GP_EV_MEMCPY ? "gpu_memcpy"
-				                                 : "gpu_memset",
-				        pid, (unsigned long long)tid, TS(e.ts), e.a / 1000.0);
-				gp_json_str(out, e.type == GP_EV_KERNEL ? lookup(&st, (uint32_t)e.b)
-				                 : e.type == GP_EV_MEMCPY ? "Memcpy"
-				                                          : "Memset");
-				fprintf(out,
-				        ", \"args\": {\"correlation\": %llu, \"stream\": %llu, "
-				        "\"device\": %u%s}}",
-				        (unsigned long long)e.c, (unsigned long long)e.d, e.u8,
-				        e.type == GP_EV_KERNEL ? "" : "");
-				fprintf(
-				    out,
-				    ",\n{\"ph\": \"f\", \"bp\": \"e\", \"cat\": \"ac2g\", \"id\": "
-				    "%llu, "
-				    "\"pid\": %d, \"tid\": %llu, \"ts\": %.3f, \"name\": \"ac2g\"}",
-				    (unsigned long long)e.c, pid, (unsigned long long)tid,
-				    TS(e.ts));
-				break;
-			}
-			case GP_EV_API:
-				if (GP_API_CLASS(e.u16) == GP_API_ALLOC_STACK)
-					break; /* allocation stack marker, not a timed call */
-				fprintf(
-				    out,
-				    ",\n{\"ph\": \"X\", \"cat\": \"cuda_runtime\", \"pid\": %d, "
-				    "\"tid\": %u, \"ts\": %.3f, \"dur\": %.3f, \"name\": \"%s "
-				    "%llu\", "
-				    "\"args\": {\"correlation\": %llu, \"cbid\": %llu}}",
-				    pid, e.tid, TS(e.ts), e.a / 1000.0, e.u8 == 1 ? "cuda" : "cu",
-				    (unsigned long long)e.b, (unsigned long long)e.c,
-				    (unsigned long long)e.b);
-				fprintf(out,
-				        ",\n{\"ph\": \"s\", \"cat\": \"ac2g\", \"id\": %llu, "
-				        "\"pid\": %d, "
-				        "\"tid\": %u, \"ts\": %.3f, \"name\": \"ac2g\"}",
-				        (unsigned long long)e.c, pid, e.tid, TS(e.ts));
-				break;
-			case GP_EV_ALLOC:
-			case GP_EV_FREE:
-				if (e.u16 == 6)
-					break;
-				live += e.type == GP_EV_ALLOC ? (int64_t)e.b : -(int64_t)e.b;
-				fprintf(out,
-				        ",\n{\"ph\": \"C\", \"pid\": %d, \"ts\": %.3f, \"name\": "
-				        "\"device memory\", \"args\": {\"MiB\": %.3f}}",
-				        pid, TS(e.ts), live / 1048576.0);
-				break;
-			case GP_EV_NVML:
-				fprintf(out,
-				        ",\n{\"ph\": \"C\", \"pid\": %d, \"ts\": %.3f, \"name\": "
-				        "\"NVML GPU "
-				        "%u\", \"args\": {\"util %%\": %llu, \"used MiB\": %.1f, "
-				        "\"power W\": "
-				        "%.1f}}",
-				        pid, TS(e.ts), e.u8, (unsigned long long)(e.a & 0xff),
-				        e.b / 1048576.0, (e.c & 0xffffffffu) / 1000.0);
-				break;
-			default:
-				continue;
-			}
-			written++;
 		}
-#undef TS
-		gp_rf_close(r);
-		u64map_free(&streams);
-		gp_symtab_free(&st);
+		/* the rank's clock to the job's: realtime at the agent's start, then
+		 * monotonic since; nanoseconds since the job's first event */
+		ctx_t c = {.out = out, .pid = (int)i + 1, .d = &d};
+		int64_t off = (int64_t)(d.hdr_realtime - d.hdr_monotonic - t0); /* usually < 0 */
+		c.off = (uint64_t)off;       /* ts + off wraps to the (non-negative) ns since t0 */
+		if (win_to_s > win_from_s) { /* the window in this rank's monotonic clock */
+			int64_t from = (int64_t)(win_from_s * 1e9) - off;
+			int64_t to = (int64_t)(win_to_s * 1e9) - off;
+			c.lo = from > 0 ? (uint64_t)from : 0;
+			c.hi = to > 0 ? (uint64_t)to : 1;
+		}
+		/* --max-events: split across the selected ranks, what one leaves goes on */
+		if (max_events) {
+			uint64_t left = max_events > written ? max_events - written : 0;
+			c.budget = left / (nsel - n) ? left / (nsel - n) : 1;
+		}
+		n++;
+		char pname[256];
+		snprintf(pname, sizeof(pname), "rank %d (step %s) on %s", rk->rank, rk->step,
+		         rk->node[0] ? rk->node : "?");
+		fprintf(out,
+		        ",\n{\"ph\": \"M\", \"name\": \"process_name\", \"pid\": %d, \"args\": "
+		        "{\"name\": ",
+		        c.pid);
+		gp_json_str(out, pname);
+		fprintf(out,
+		        "}},\n{\"ph\": \"M\", \"name\": \"process_sort_index\", \"pid\": %d, "
+		        "\"args\": {\"sort_index\": %u}}",
+		        c.pid, i);
+		export_rank(&c, rk, (int)i);
+		written += c.spent;
+		cut |= c.budget && c.spent >= c.budget;
 	}
+	gp_rd_free(&d);
 	fprintf(out, "\n]}\n");
-	if (max_events && written >= max_events)
-		fprintf(stderr,
-		        "gpuprof: export: stopped at %llu events (--max-events); select "
-		        "ranks with --ranks\n",
-		        (unsigned long long)written);
+	if (cut)
+		fprintf(
+		    stderr,
+		    "gpuprof: export: stopped at %llu events (--max-events, shared across the %u "
+		    "ranks); select ranks with --ranks or a time with --window\n",
+		    (unsigned long long)written, nsel);
 	return 0;
 }

@@ -3,6 +3,7 @@
 #include "config.h"
 #include "rankdata.h"
 #include "modes.h"
+#include "rankfile.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -190,6 +191,7 @@ typed:
 		k.kind = e->type == GP_EV_KERNEL ? 0 : e->type == GP_EV_MEMCPY ? 1 : 2;
 		k.name = e->type == GP_EV_KERNEL ? (uint32_t)e->b : 0;
 		k.copykind = e->type == GP_EV_MEMCPY ? (uint8_t)e->u16 : 0;
+		k.device = e->u8;
 		if (e->type == GP_EV_KERNEL)
 			r->kernels_total++;
 		if (e->type == GP_EV_MEMCPY)
@@ -232,7 +234,26 @@ typed:
 		VEC_PUSH(d->mems, m);
 		break;
 	}
+	case GP_EV_NVTX_MARK: {
+		nvtx_mark_t mk = {.ts = e->ts, .tid = e->tid, .name = (uint32_t)e->a};
+		if (!e->u8) /* u8: a mark of ours, not the program's */
+			VEC_PUSH(d->nvtx_marks, mk);
+		break;
+	}
+	case GP_EV_STREAM_NAME:
+		if (e->u8 == 1) /* mapped to a CUPTI stream id */
+			u64map_put(&d->stream_name, e->a + 1, e->b);
+		break;
+	case GP_EV_THREAD_NAME:
+		u64map_put(&d->thread_name, (uint64_t)e->tid + 1, e->a);
+		break;
 	case GP_EV_NVML: {
+		nvml_sample_t ns = {.ts = e->ts,
+		                    .mem_bytes = e->b,
+		                    .power_mw = (uint32_t)(e->c & 0xffffffffu),
+		                    .device = e->u8,
+		                    .util = (uint8_t)(e->a & 0xff)};
+		VEC_PUSH(d->nvml, ns);
 		d->nvml_samples++;
 		d->nvml_util_sum += e->a & 0xff;
 		if (e->b > d->nvml_mem_max)
@@ -334,6 +355,10 @@ void gp_rd_reset(rank_data_t *d)
 	u64map_clear(&d->started_of);
 	d->started.n = d->steps.n = d->ctrl.n = d->marks.n = 0;
 	d->ts_lo = d->ts_hi = 0;
+	d->hdr_realtime = d->hdr_monotonic = 0;
+	d->nvml.n = d->nvtx_marks.n = 0;
+	u64map_clear(&d->stream_name);
+	u64map_clear(&d->thread_name);
 	d->nvml_mem_max = d->nvml_samples = d->nvml_util_sum = 0;
 	memset(d->io_prev, 0, sizeof(d->io_prev));
 	d->first_ts = d->last_ts = d->win_lo = d->win_hi = d->gpu_lo = d->gpu_hi = 0;
@@ -359,6 +384,10 @@ void gp_rd_free(rank_data_t *d)
 	VEC_FREE(d->stacks);
 	u64map_free(&d->stack_of);
 	u64map_free(&d->started_of);
+	VEC_FREE(d->nvml);
+	VEC_FREE(d->nvtx_marks);
+	u64map_free(&d->stream_name);
+	u64map_free(&d->thread_name);
 	VEC_FREE(d->started);
 	VEC_FREE(d->steps);
 	VEC_FREE(d->marks);
@@ -507,4 +536,37 @@ void gp_rd_losses(gp_rank_t *r)
 	r->lost_any = r->drops_ring || r->drops_cupti || r->drops_table || r->drops_cap;
 	for (unsigned c = 1; c < GP_LOSS_N; c++)
 		r->lost_any |= r->loss[c] != 0;
+}
+
+int gp_rd_load_file(const char *path, rank_data_t *d, gp_rank_t *r,
+                    void (*header)(void *, gp_rf_reader_t *), void *arg, char *err, size_t errlen)
+{
+	gp_rf_reader_t *rd;
+	gp_event_t ev;
+	int steps_from = d->steps_from;
+	gp_rd_reset(d);
+	d->steps_from = steps_from;
+	if (gp_rf_open(path, &rd, err, errlen) < 0)
+		return -1;
+	const char *h = gp_rf_header(rd, "realtime_ns");
+	d->hdr_realtime = h ? strtoull(h, NULL, 10) : 0;
+	h = gp_rf_header(rd, "monotonic_ns");
+	d->hdr_monotonic = h ? strtoull(h, NULL, 10) : 0;
+	if (d->hdr_monotonic) { /* the rank's records fall in its life: an hour's slack */
+		const uint64_t hour = 3600ull * 1000000000;
+		d->ts_lo = d->hdr_monotonic > hour ? d->hdr_monotonic - hour : 1;
+		d->ts_hi = d->hdr_monotonic + 400 * 24 * hour;
+	}
+	if (header)
+		header(arg, rd);
+	while (gp_rf_next(rd, &ev) == 1)
+		gp_rd_feed(d, r, &ev);
+	const gp_rf_stats_t *st = gp_rf_stats(rd);
+	r->truncated = st->truncated;
+	r->corrupt_chunks = st->corrupt_chunks;
+	r->records = st->records;
+	gp_rf_close(rd);
+	gp_rd_losses(r);
+	gp_rd_finish(d);
+	return 0;
 }

@@ -27,7 +27,18 @@ typedef struct kern {
 	uint32_t name, corr, stream;
 	uint8_t kind;     /* 0 kernel 1 memcpy 2 memset */
 	uint8_t copykind; /* CUPTI memcpy kind: 1 HtoD 2 DtoH 8 DtoD ... */
+	uint8_t device;
 } kern_t;
+/* What only the exports draw: NVML samples, NVTX marks. */
+typedef struct nvml_sample {
+	uint64_t ts, mem_bytes;
+	uint32_t power_mw;
+	uint8_t device, util;
+} nvml_sample_t;
+typedef struct nvtx_mark {
+	uint64_t ts;
+	uint32_t tid, name;
+} nvtx_mark_t;
 typedef struct api {
 	uint64_t start, dur;
 	uint32_t corr, tid, cbid, stack;
@@ -74,6 +85,11 @@ typedef struct rank_data {
 	u64map_t started_of;
 	/* plausible record times from the header (0: no bound), see gp_rd_feed */
 	uint64_t ts_lo, ts_hi;
+	uint64_t hdr_realtime, hdr_monotonic; /* the header's clocks at the agent's start */
+	VEC(nvml_sample_t) nvml;
+	VEC(nvtx_mark_t) nvtx_marks;
+	u64map_t stream_name; /* CUPTI stream id + 1 -> string id (nvtxNameCudaStream) */
+	u64map_t thread_name; /* tid + 1 -> string id (nvtxNameOsThread) */
 	uint64_t nvml_mem_max, nvml_samples, nvml_util_sum;
 	struct io_prev {
 		uint64_t ts, v[4];
@@ -109,6 +125,12 @@ void gp_rd_free(rank_data_t *d);
 void gp_rd_feed(rank_data_t *d, gp_rank_t *r, const gp_event_t *e);
 /* After the last event: close what is open, sort, build the correlation maps. */
 void gp_rd_finish(rank_data_t *d);
+/* Read one rank file into d (reset first) and r's data-quality fields: the bounds from
+ * the header, header(arg, reader) for the caller's own header values (may be NULL),
+ * every event, the losses, then gp_rd_finish. -1 with a message in err. */
+typedef struct gp_rf_reader gp_rf_reader_t;
+int gp_rd_load_file(const char *path, rank_data_t *d, gp_rank_t *r,
+                    void (*header)(void *, gp_rf_reader_t *), void *arg, char *err, size_t errlen);
 const char *gp_rd_str(const rank_data_t *d, uint32_t id);
 /* After the last event: the per-cause losses folded into the totals (lost_any). */
 void gp_rd_losses(gp_rank_t *r);

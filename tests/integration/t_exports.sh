@@ -65,6 +65,59 @@ PY
 ok $? "the window keeps only the kernels that overlap it"
 "$B/gpuprof" export --format=chrome --window=5:2 --output="$T/x.json" "$T/sync" 2>/dev/null
 ok $(( $? == 2 ? 0 : 1 )) "a reversed window is rejected"
+# a multi-rank trace as Perfetto's JSON importer reads it (issue 16)
+cp -r "$F/ddp-clean" "$T/ddp"
+"$B/gpuprof" export --format=chrome --output="$T/ddp.json" "$T/ddp"; ok $? "chrome export of ddp-clean"
+"$B/gpuprof" report --format=json "$T/ddp" >"$T/ddp-report.json"
+python3 - "$T/ddp.json" "$T/ddp-report.json" <<'PY'
+import collections, json, sys
+ev = json.load(open(sys.argv[1]))["traceEvents"]
+rep = json.load(open(sys.argv[2]))
+# flows: Perfetto binds v1 flows by (cat, name, id) over the whole file
+s = collections.Counter((e["cat"], e["name"], e["id"]) for e in ev if e.get("ph") == "s")
+f = collections.Counter((e["cat"], e["name"], e["id"]) for e in ev if e.get("ph") == "f")
+assert s and max(s.values()) == 1 and max(f.values()) == 1, "a flow id starts twice"
+assert set(s) == set(f), "a flow without its other end"
+pid_of = {}
+for e in ev:
+    if e.get("ph") in "sf":
+        pid_of.setdefault(e["id"], set()).add(e["pid"])
+assert all(len(p) == 1 for p in pid_of.values()), "a flow joins two ranks"
+# every flow starts on a launch call
+launch = {(e["pid"], e["tid"], e["ts"]) for e in ev if e.get("cat") in ("cuda_runtime", "cuda_driver")}
+assert all((e["pid"], e["tid"], e["ts"]) in launch for e in ev if e.get("ph") == "s")
+# API calls by their names
+api = collections.Counter(e["name"] for e in ev if e.get("cat") == "cuda_runtime")
+assert api["cudaLaunchKernel"] > 100, api.most_common(3)
+# processes per (step, rank) named for people
+names = [e["args"]["name"] for e in ev if e.get("name") == "process_name" and e["pid"]]
+assert names == ["rank 0 (step 0) on vm", "rank 1 (step 0) on vm"], names
+# the memory counter in time order: its peak is the report's
+for pid, r in ((1, rep["ranks"][0]), (2, rep["ranks"][1])):
+    c = [e for e in ev if e.get("name") == "device memory" and e["pid"] == pid]
+    assert [e["ts"] for e in c] == sorted(e["ts"] for e in c)
+    peak = max(e["args"]["MiB"] for e in c)
+    assert abs(peak - r["memory"]["peak_bytes"] / 1048576) < 0.01, (peak, r["memory"]["peak_bytes"])
+# integer nanoseconds to the end: no two kernels of a stream overlap from rounding
+for pid in (1, 2):
+    by = collections.defaultdict(list)
+    for e in ev:
+        if e.get("cat") == "kernel" and e["pid"] == pid:
+            by[e["tid"]].append((round(e["ts"] * 1000), round(e["dur"] * 1000)))
+    for k in by.values():
+        k.sort()
+        assert all(a[0] + a[1] <= b[0] for a, b in zip(k, k[1:])), "kernels overlap"
+PY
+ok $? "ddp-clean: flow ids unique and within one rank, on launch calls; API names; processes named; memory peak as the report's; no rounding overlaps"
+"$B/gpuprof" export --format=chrome --max-events=2000 --output="$T/cut.json" "$T/ddp" 2>/dev/null
+python3 -c 'import json,sys,collections; c=collections.Counter(e["pid"] for e in json.load(open(sys.argv[1]))["traceEvents"] if e.get("ph") not in ("M",)); assert c[1] >= 900 and c[2] >= 900, c' "$T/cut.json"
+ok $? "--max-events is shared across the ranks"
+cp -r "$F/leak" "$T/leak2"
+"$B/gpuprof" export --format=chrome --window=1.15:2 --output="$T/lw.json" "$T/leak2"
+python3 -c 'import json,sys; c=[e["args"]["MiB"] for e in json.load(open(sys.argv[1]))["traceEvents"] if e.get("name") == "device memory"]; assert c and min(c) > 0, c[:3]' "$T/lw.json"
+ok $? "inside a window the memory counter starts from the live bytes, never below 0"
+"$B/gpuprof" export --format=chrome --ranks=5 --output="$T/none.json" "$T/leak2" 2>"$T/err"; rc=$?
+[ $rc -ne 0 ] && grep -q "selects none" "$T/err"; ok $? "--ranks selecting no rank is an error ($rc)"
 "$B/gpuprof" export --format=bogus --output="$T/x" "$T/leak" 2>"$T/err"; rc=$?
 ok $(( rc == 2 ? 0 : 1 )) "unknown export format rejected"
 grep -q "formats: chrome, memviz, html" "$T/err"; ok $? "with the list of formats"
