@@ -17,4 +17,27 @@ for t in ring clock; do
 	ok $(( rc == 0 ? 0 : 1 )) "t_$t under ThreadSanitizer: no data race ($(grep -c '^ok' "$T/$t.out") checks passed, exit $rc)"
 	[ $rc -eq 0 ] || grep -A12 "WARNING: ThreadSanitizer" "$T/$t.out" | head -30 | sed 's/^/# /'
 done
+# the injected library itself (string interning, the ring, thread ids) in a program
+# whose 4 threads open ranges at once, under its own drainer thread (no agent: fallback)
+CF=(-g -O1 -fsanitize=thread -D_GNU_SOURCE -I"$C" -I"$top/_build" -I"$top/agent/inject")
+[ -d /usr/local/cuda/include ] && CF+=(-I/usr/local/cuda/include)
+clang "${CF[@]}" -fPIC -shared "$top/agent/inject/inject.c" "$top/agent/inject/marker.c" \
+	"$C/ring.c" "$C/clock.c" "$C/rankfile.c" "$C/crc32c.c" "$C/path.c" "$C/log.c" "$C/modes.c" \
+	"$C/spool.c" -lzstd -ldl -lpthread -o "$T/inject.so" 2>"$T/build-inject.log" &&
+	clang "${CF[@]}" "$top/tests/nvtx/nvtx_client.c" -ldl -lpthread -o "$T/client" 2>>"$T/build-inject.log"
+if [ $? -ne 0 ]; then
+	skip "the injected library does not build with -fsanitize=thread here ($(tail -1 "$T/build-inject.log"))"
+	skip "no TSan library"
+else
+	ok 0 "the injected library and the NVTX client build with -fsanitize=thread"
+	for c in threads strings cross; do
+		(cd "$T" && TSAN_OPTIONS="halt_on_error=1 exitcode=66 report_signal_unsafe=0" \
+			NVTX_INJECTION64_PATH="$T/inject.so" GPUPROF_MODES=nvtx TMPDIR="$T" \
+			./client $c >"$T/$c.out" 2>&1) || { echo "not ok - $c"; grep -A12 "WARNING: ThreadSanitizer" "$T/$c.out" | head -30 | sed 's/^/# /'; }
+	done >"$T/inject.tap"
+	n=$("$top/_build/gpuprof" dump "$T/gpuprof-local/step0/rank0.gpr" 2>/dev/null | sed -n 's/^count nvtx_end //p')
+	! grep -q "^not ok" "$T/inject.tap"; ok $? "NVTX from 4 threads, 10^5 names, cross-thread ranges: no data race in the library ($(grep -c '' "$T/inject.tap") failures)"
+	cat "$T/inject.tap" | grep "^#"
+	[ "${n:-0}" = 1000 ]; ok $? "and the records are there (the last run's 1000 cross-thread ends: ${n:-none})"
+fi
 done_testing
