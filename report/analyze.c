@@ -192,6 +192,8 @@ int gp_job_load(gp_job_t *job, const char *dir, const char *step, const char *st
 		gp_job_free(job);
 		return -1;
 	}
+	u64map_free(&job->kidx); /* indices of the unsorted tables */
+	u64map_free(&job->ridx);
 	qsort(job->ranks, job->nranks, sizeof(gp_rank_t), cmp_rank);
 	if (job->nk)
 		qsort(job->k, job->nk, sizeof(gp_kstat_t), cmp_kstat);
@@ -225,5 +227,7 @@ void gp_job_free(gp_job_t *job)
 	for (unsigned i = 0; i < job->nr; i++)
 		free(job->r[i].name);
 	free(job->r);
+	u64map_free(&job->kidx);
+	u64map_free(&job->ridx);
 	memset(job, 0, sizeof(*job));
 }

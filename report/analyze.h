@@ -8,6 +8,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "vec.h"
+
 typedef struct gp_kstat {
 	char *name;
 	uint64_t calls, total, min, max;
@@ -133,6 +135,9 @@ typedef struct gp_job {
 	unsigned nk, kcap;
 	gp_rstat_t *r;
 	unsigned nr, rcap;
+	/* while loading: name hash -> index + 1 into k and r (10^5 distinct range names
+	 * made the linear lookup quadratic); freed before k and r are sorted */
+	u64map_t kidx, ridx;
 	gp_finding_t f[24];
 	unsigned nf;
 	unsigned missing_ranks, ntasks_expected;

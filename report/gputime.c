@@ -182,9 +182,13 @@ void gp_pass_gpu(gp_rank_t *r, rank_data_t *d)
 
 static gp_kstat_t *kstat_get(gp_job_t *job, const char *name)
 {
-	for (unsigned i = 0; i < job->nk; i++)
-		if (!strcmp(job->k[i].name, name))
-			return &job->k[i];
+	uint64_t h = gp_name_hash(name), at;
+	if (u64map_get(&job->kidx, h, &at) && !strcmp(job->k[at - 1].name, name))
+		return &job->k[at - 1];
+	if (u64map_get(&job->kidx, h, &at)) /* two names, one hash: look through them all */
+		for (unsigned i = 0; i < job->nk; i++)
+			if (!strcmp(job->k[i].name, name))
+				return &job->k[i];
 	if (job->nk == job->kcap) {
 		unsigned nc = job->kcap ? job->kcap * 2 : 64;
 		gp_kstat_t *n = realloc(job->k, nc * sizeof(*n));
@@ -194,6 +198,8 @@ static gp_kstat_t *kstat_get(gp_job_t *job, const char *name)
 		job->kcap = nc;
 	}
 	gp_kstat_t *k = &job->k[job->nk++];
+	if (!u64map_get(&job->kidx, h, &at))
+		u64map_put(&job->kidx, h, job->nk);
 	memset(k, 0, sizeof(*k));
 	k->name = strdup(name);
 	k->min = UINT64_MAX;

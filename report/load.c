@@ -15,6 +15,14 @@ const char *gp_rd_str(const rank_data_t *d, uint32_t id)
 	return s && *s ? s : "(unnamed)";
 }
 
+uint64_t gp_name_hash(const char *s)
+{
+	uint64_t h = 0xcbf29ce484222325ull;
+	for (; *s; s++)
+		h = (h ^ (uint8_t)*s) * 0x100000001b3ull;
+	return h ? h : 1;
+}
+
 bool gp_is_comm(const char *name)
 {
 	return strstr(name, "nccl") || strstr(name, "NCCL");

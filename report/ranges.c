@@ -59,9 +59,13 @@ static uint32_t busiest_range_thread(const rank_data_t *d)
 
 static gp_rstat_t *rstat_get(gp_job_t *job, const char *name)
 {
-	for (unsigned i = 0; i < job->nr; i++)
-		if (!strcmp(job->r[i].name, name))
-			return &job->r[i];
+	uint64_t h = gp_name_hash(name), at;
+	if (u64map_get(&job->ridx, h, &at) && !strcmp(job->r[at - 1].name, name))
+		return &job->r[at - 1];
+	if (u64map_get(&job->ridx, h, &at)) /* two names, one hash: look through them all */
+		for (unsigned i = 0; i < job->nr; i++)
+			if (!strcmp(job->r[i].name, name))
+				return &job->r[i];
 	if (job->nr == job->rcap) {
 		unsigned nc = job->rcap ? job->rcap * 2 : 64;
 		gp_rstat_t *n = realloc(job->r, nc * sizeof(*n));
@@ -71,6 +75,8 @@ static gp_rstat_t *rstat_get(gp_job_t *job, const char *name)
 		job->rcap = nc;
 	}
 	gp_rstat_t *r = &job->r[job->nr++];
+	if (!u64map_get(&job->ridx, h, &at))
+		u64map_put(&job->ridx, h, job->nr);
 	memset(r, 0, sizeof(*r));
 	r->name = strdup(name);
 	return r;

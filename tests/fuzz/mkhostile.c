@@ -10,6 +10,7 @@
  *   absurd    20 good steps plus N each of: kernels lasting UINT64_MAX ns, ranges that end
  *             before they start, allocations of 2^63 bytes, kernels in the year 2170
  *   threads   N threads with one open range each
+ *   rangenames N ranges with N distinct names (the job-wide range table)
  * The good steps of "absurd" are 10 ms apart with a 4 ms kernel: a reader that ignores
  * the impossible records reports 10 ms steps and counts 4N bad records. */
 #include "config.h"
@@ -126,6 +127,14 @@ int main(int argc, char **argv)
 			gp_rf_append(w, &e);
 			put(GP_EV_KERNEL, 0, MONO + 200ull * 365 * 86400 * 1000000000, 1000, 1,
 			    3000000 + i, 7);
+		}
+	} else if (!strcmp(what, "rangenames")) { /* N ranges, each its own name */
+		for (uint64_t i = 0; i < n; i++) {
+			char nm[32];
+			snprintf(nm, sizeof(nm), "r%llu", (unsigned long long)i);
+			gp_rf_append_string(w, (uint32_t)(i + 2), nm);
+			put(GP_EV_NVTX_PUSH, 1, MONO + 2 * i, i + 2, 0, 0, 0);
+			put(GP_EV_NVTX_POP, 1, MONO + 2 * i + 1, 0, 0, 0, 0);
 		}
 	} else if (!strcmp(what, "threads")) {
 		for (uint64_t i = 0; i < n; i++)

@@ -14,7 +14,7 @@ T=$(mktemp -d); trap 'rm -rf "$T"' EXIT
 report() { (ulimit -v 614400; timeout 120 "$B/gpuprof" report --format=json "$@"); }
 field() { python3 -c "import json,sys; j=json.load(open(sys.argv[1])); print(eval(sys.argv[2]))" "$1" "$2"; }
 
-for c in "strings 1000000" "pops 200000" "ends 200000" "threads 200000" "ts0 100000" "absurd 1000"; do
+for c in "strings 1000000" "pops 200000" "ends 200000" "threads 200000" "rangenames 200000" "ts0 100000" "absurd 1000"; do
 	set -- $c
 	"$H" "$1" "$2" "$T/$1" || { ok 1 "mkhostile $1"; continue; }
 	s=$(date +%s.%N)
