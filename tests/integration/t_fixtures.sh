@@ -48,7 +48,7 @@ ok $? "the peak's step and NVTX ranges: Adam's state in step 0's optimizer_step;
 sid=$("$B/gpuprof" dump --events "$F/known/step0/rank0.gpr" | sed -n 's/^stream_name .* a=\([0-9]*\) .*u8=1 .*/\1/p')
 [ "$("$B/gpuprof" dump --events "$F/known/step0/rank0.gpr" | grep -c "^kernel .* d=$sid ")" = 5 ]
 ok $? "known: the stream named with nvtxNameCudaStreamA is CUPTI stream $sid, which ran 5 kernels"
-grep -q "\"stream $sid: known_stream\"" "$T/known.trace.json"; ok $? "known: the trace names that track known_stream"
+grep -q "\"GPU [0-9]* stream $sid: known_stream\"" "$T/known.trace.json"; ok $? "known: the trace names that track known_stream"
 python3 - "$T/window.json" "$T/clean.json" <<'PY'
 import json, sys
 w = json.load(open(sys.argv[1]))["ranks"][0]; c = json.load(open(sys.argv[2]))["ranks"][0]
