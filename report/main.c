@@ -464,6 +464,8 @@ static int cmd_export(int argc, char **argv)
 	}
 	if (fclose(out) != 0)
 		rc = gp_err_errno("export: %s", output);
+	if (rc) /* nothing half-written is left behind */
+		unlink(output);
 	gp_job_free(&job);
 	return rc ? 1 : 0;
 }

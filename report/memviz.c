@@ -14,6 +14,7 @@
 #include "symtab.h"
 #include "vec.h"
 
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -64,6 +65,25 @@ typedef struct {
 	u64map_t alloc_stack; /* correlation -> stack id */
 } syms_t;
 
+/* Python's pickler appends at most 1 000 items per APPENDS; MemoryViz.js spreads each
+ * batch into push(...), which throws RangeError in V8 above about 150 000. */
+#define APPENDS_BATCH 1000
+static void p_batch(FILE *o, size_t *n)
+{
+	if (++*n % APPENDS_BATCH == 0) {
+		p_op(o, 'e');
+		p_op(o, '(');
+	}
+}
+
+static bool python_frame(const char *t)
+{
+	return strstr(t, " [python]") != NULL;
+}
+
+/* Frames innermost first, as PyTorch writes them: the collector's stack holds the
+ * Python frames (innermost first) before the native ones (innermost first), and the
+ * native ones (the CUDA runtime under the allocating call) are the inner ones. */
 static void p_frames(FILE *o, syms_t *s, uint32_t stack)
 {
 	const uint64_t *pcs;
@@ -72,10 +92,11 @@ static void p_frames(FILE *o, syms_t *s, uint32_t stack)
 	if (!n)
 		return;
 	p_op(o, '(');
-	for (size_t i = 0; i < n; i++) {
+	for (size_t k = 0; k < 2 * n; k++) {
+		size_t i = k % n;
 		const char *t = gp_symtab_frame(&s->t, pcs[i]);
-		if (gp_symtab_profiler_frame(t))
-			continue;
+		if (gp_symtab_profiler_frame(t) || (k < n) == python_frame(t))
+			continue; /* native ones in the first pass, Python ones in the second */
 		char name[512], file[256];
 		int line = 0, fl = 0, nl = 0;
 		const char *lp = strrchr(t, '(');
@@ -120,13 +141,20 @@ int gp_export_memviz(const gp_job_t *job, FILE *o, const char *ranklist)
 		fprintf(stderr, "gpuprof: export: --ranks: %s\n", err);
 		return -1;
 	}
-	for (unsigned i = 0; i < job->nranks && !rk; i++)
+	unsigned nsel = 0;
+	for (unsigned i = 0; i < job->nranks; i++)
 		if (!ranklist || gp_ranks_contains(&sel, (uint32_t)job->ranks[i].rank))
-			rk = &job->ranks[i];
+			if (!nsel++)
+				rk = &job->ranks[i];
 	if (!rk) {
 		fprintf(stderr, "gpuprof: export: no such rank\n");
 		return -1;
 	}
+	if (nsel > 1) /* one snapshot is one process's allocator: say which */
+		fprintf(stderr,
+		        "gpuprof: export: memviz holds one rank: rank %d (step %s) of the %u "
+		        "selected; --ranks=R for another\n",
+		        rk->rank, rk->step, nsel);
 	gp_rf_reader_t *r;
 	gp_event_t e;
 	if (gp_rf_open(rk->path, &r, err, sizeof(err)) < 0) {
@@ -186,6 +214,17 @@ int gp_export_memviz(const gp_job_t *job, FILE *o, const char *ranklist)
 		if (!m.is_free)
 			u64map_put(&live, m.addr, ev.n);
 	}
+	if (!allocs.n) { /* nothing is written: an empty snapshot would read as "no memory" */
+		fprintf(stderr,
+		        "gpuprof: export: rank %d has no device memory records (a run without "
+		        "mode mem, or before the first allocation); no snapshot written\n",
+		        rk->rank);
+		VEC_FREE(ev);
+		VEC_FREE(allocs);
+		gp_symtab_free(&s.t);
+		u64map_free(&s.alloc_stack);
+		return -1;
+	}
 	unsigned ndev = 1;
 	for (size_t i = 0; i < ev.n; i++)
 		if (ev.v[i].dev + 1u > ndev)
@@ -199,6 +238,7 @@ int gp_export_memviz(const gp_job_t *job, FILE *o, const char *ranklist)
 	p_str(o, "segments");
 	p_op(o, ']');
 	p_op(o, '(');
+	size_t nseg = 0;
 	for (size_t i = 0; i < live.cap; i++) {
 		if (!live.k[i] || !live.v[i])
 			continue;
@@ -236,6 +276,7 @@ int gp_export_memviz(const gp_job_t *job, FILE *o, const char *ranklist)
 		p_op(o, 'u');
 		p_op(o, 'e');
 		p_op(o, 'u');
+		p_batch(o, &nseg);
 	}
 	p_op(o, 'e');
 	/* device_traces: one list per device */
@@ -243,6 +284,7 @@ int gp_export_memviz(const gp_job_t *job, FILE *o, const char *ranklist)
 	p_op(o, ']');
 	p_op(o, '(');
 	for (unsigned dv = 0; dv < ndev; dv++) {
+		size_t nitem = 0;
 		p_op(o, ']');
 		p_op(o, '(');
 		for (size_t i = 0; i < ev.n; i++) {
@@ -266,6 +308,7 @@ int gp_export_memviz(const gp_job_t *job, FILE *o, const char *ranklist)
 				p_str(o, "frames");
 				p_frames(o, &s, m->stack);
 				p_op(o, 'u');
+				p_batch(o, &nitem);
 			}
 		}
 		p_op(o, 'e');

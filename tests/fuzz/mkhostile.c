@@ -11,6 +11,7 @@
  *             before they start, allocations of 2^63 bytes, kernels in the year 2170
  *   threads   N threads with one open range each
  *   rangenames N ranges with N distinct names (the job-wide range table)
+ *   allocs    20 good steps and N device allocations, each freed (exports' batching)
  * The good steps of "absurd" are 10 ms apart with a 4 ms kernel: a reader that ignores
  * the impossible records reports 10 ms steps and counts 4N bad records. */
 #include "config.h"
@@ -127,6 +128,20 @@ int main(int argc, char **argv)
 			gp_rf_append(w, &e);
 			put(GP_EV_KERNEL, 0, MONO + 200ull * 365 * 86400 * 1000000000, 1000, 1,
 			    3000000 + i, 7);
+		}
+	} else if (!strcmp(what, "allocs")) { /* N device allocations, each freed */
+		for (uint64_t i = 0; i < 20; i++)
+			step(i, 1);
+		for (uint64_t i = 0; i < n; i++) {
+			gp_event_t e = {.type = GP_EV_ALLOC,
+			                .ts = MONO + 1000 + 2 * i,
+			                .a = 0x7f0000000000ull + i * 4096,
+			                .b = 4096,
+			                .u16 = 3};
+			gp_rf_append(w, &e);
+			e.type = GP_EV_FREE;
+			e.ts++;
+			gp_rf_append(w, &e);
 		}
 	} else if (!strcmp(what, "rangenames")) { /* N ranges, each its own name */
 		for (uint64_t i = 0; i < n; i++) {

@@ -52,6 +52,35 @@ assert ("train_mlp.py", 80, "main") in py and ("linear.py", 134, "forward") in p
 PY
 ok $? "torch-pystacks: PyTorch's allocations carry Python file, line and function (read without the GIL)"
 "$B/gpuprof" export --format=memviz --ranks=7 --output="$T/x.pickle" "$T/leak" 2>"$T/err"; ok $(( $? != 0 ? 0 : 1 )) "a rank that is not there is an error"
+python3 - "$T/torch-pystacks.pickle" <<'PY'
+import pickle, sys
+d = pickle.load(open(sys.argv[1], "rb"))
+# frames innermost first as PyTorch writes them: the native frames under the allocating
+# call before every Python frame
+stacks = [b["frames"] for s in d["segments"] for b in s["blocks"]] + [e["frames"] for t in d["device_traces"] for e in t]
+mixed = [f for f in stacks if any(x["filename"].endswith(".py") for x in f) and any(not x["filename"].endswith(".py") for x in f)]
+assert mixed
+for f in mixed:
+    py = [x["filename"].endswith(".py") for x in f]
+    assert py == sorted(py), [x["filename"] for x in f]
+PY
+ok $? "memviz: frames innermost first (native under Python)"
+"$B/tests/fuzz/mkhostile" allocs 3000 "$T/allocs" && "$B/gpuprof" export --format=memviz --output="$T/allocs.pickle" "$T/allocs"
+python3 - "$T/allocs.pickle" <<'PY'
+import pickle, pickletools, sys
+raw = open(sys.argv[1], "rb").read()
+d = pickle.loads(raw)
+n = sum(len(t) for t in d["device_traces"])
+assert n == 3000 * 5, n  # alloc: segment_alloc + alloc; free: free_requested, free_completed, segment_free
+# the trace list is built in APPENDS of at most 1000 (MemoryViz.js spreads each into push(...))
+appends = sum(1 for op, _, _ in pickletools.genops(raw) if op.name == "APPENDS")
+assert appends >= n // 1000, (appends, n)
+PY
+ok $? "memviz: a 15 000-entry trace is appended in batches of 1 000"
+"$B/tests/fuzz/mkhostile" ts0 10 "$T/nomem" >/dev/null
+"$B/gpuprof" export --format=memviz --output="$T/nomem.pickle" "$T/nomem" 2>"$T/err"; rc=$?
+[ $rc -ne 0 ] && [ ! -e "$T/nomem.pickle" ] && grep -q "no device memory records" "$T/err"
+ok $? "memviz of a job without memory records: an error, and no file left ($rc)"
 cp -r "$F/sync" "$T/sync"
 "$B/gpuprof" export --format=chrome --output="$T/all.json" "$T/sync" &&
 	"$B/gpuprof" export --format=chrome --window=1.25:1.27 --output="$T/win.json" "$T/sync"
