@@ -144,10 +144,8 @@ long gp_ring_drain(gp_ring_t *ring, gp_rf_writer_t *w, bool force, uint64_t *los
 				moved++;
 				continue;
 			}
-			if (gp_rf_append(w, &ev) < 0) {
-				gp_ring_lost(ring, GP_LOSS_WRITE, 1);
-				return -1;
-			}
+			if (gp_rf_append(w, &ev) < 0) /* it is among w's pending records, which */
+				return -1;            /* the caller counts when it gives w up */
 			moved++;
 			/* written (an automatic flush), or a quarter of the ring held back */
 			if (!gp_rf_pending(w) ||

@@ -109,7 +109,8 @@ static inline void gp_ring_lost(gp_ring_t *ring, unsigned cause, uint64_t n)
  * producers are gone), a claimed-but-unpublished slot is skipped instead of waited for,
  * counted as GP_LOSS_DEAD_THREAD, and everything is flushed and released. One call moves
  * at most one ring's worth, so a header scribbled over by the program cannot make it
- * spin. Returns records moved, -1 on a write error (the record in hand is counted). */
+ * spin. Returns records moved, -1 on a write error (the records w had not written,
+ * gp_rf_pending(), are the caller's to count as GP_LOSS_WRITE). */
 long gp_ring_drain(gp_ring_t *ring, gp_rf_writer_t *w, bool force, uint64_t *lost);
 /* Flush the writer and release the slots of what it wrote. -1 on a write error. */
 int gp_ring_commit(gp_ring_t *ring, gp_rf_writer_t *w);
