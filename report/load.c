@@ -237,8 +237,10 @@ typed:
 		           .addr = e->a,
 		           .bytes = e->b,
 		           .corr = (uint32_t)e->c,
+		           .stream = (uint32_t)e->d,
 		           .kind = e->u16,
-		           .is_free = e->type == GP_EV_FREE};
+		           .is_free = e->type == GP_EV_FREE,
+		           .device = e->u8};
 		VEC_PUSH(d->mems, m);
 		break;
 	}
@@ -331,6 +333,9 @@ typed:
 		r->maxrss_kib = e->c;
 		r->wall_ns = e->d;
 		break;
+	case GP_EV_START:
+		d->start_ts = e->ts;
+		break;
 	case GP_EV_PROFILER:
 		VEC_PUSH(d->prof, e->ts << 1 | (e->a ? 1 : 0));
 		break;
@@ -363,7 +368,7 @@ void gp_rd_reset(rank_data_t *d)
 	u64map_clear(&d->started_of);
 	d->started.n = d->steps.n = d->ctrl.n = d->marks.n = 0;
 	d->ts_lo = d->ts_hi = 0;
-	d->hdr_realtime = d->hdr_monotonic = 0;
+	d->hdr_realtime = d->hdr_monotonic = d->start_ts = 0;
 	d->nvml.n = d->nvtx_marks.n = 0;
 	u64map_clear(&d->stream_name);
 	u64map_clear(&d->thread_name);

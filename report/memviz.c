@@ -8,6 +8,7 @@
  * the allocation call stacks ("symbol+offset" in "library"). */
 #include "config.h"
 #include "analyze.h"
+#include "rankdata.h"
 #include "event.h"
 #include "rankfile.h"
 #include "ranks.h"
@@ -60,11 +61,6 @@ static void p_key_int(FILE *o, const char *k, int64_t v)
 	p_int(o, v);
 }
 
-typedef struct {
-	gp_symtab_t t;
-	u64map_t alloc_stack; /* correlation -> stack id */
-} syms_t;
-
 /* Python's pickler appends at most 1 000 items per APPENDS; MemoryViz.js spreads each
  * batch into push(...), which throws RangeError in V8 above about 150 000. */
 #define APPENDS_BATCH 1000
@@ -84,29 +80,29 @@ static bool python_frame(const char *t)
 /* Frames innermost first, as PyTorch writes them: the collector's stack holds the
  * Python frames (innermost first) before the native ones (innermost first), and the
  * native ones (the CUDA runtime under the allocating call) are the inner ones. */
-static void p_frames(FILE *o, syms_t *s, uint32_t stack)
+static void p_frames(FILE *o, const gp_symtab_t *t, uint32_t stack)
 {
 	const uint64_t *pcs;
-	size_t n = gp_symtab_stack(&s->t, stack, &pcs);
+	size_t n = gp_symtab_stack(t, stack, &pcs);
 	p_op(o, ']');
 	if (!n)
 		return;
 	p_op(o, '(');
 	for (size_t k = 0; k < 2 * n; k++) {
 		size_t i = k % n;
-		const char *t = gp_symtab_frame(&s->t, pcs[i]);
-		if (gp_symtab_profiler_frame(t) || (k < n) == python_frame(t))
+		const char *f = gp_symtab_frame(t, pcs[i]);
+		if (gp_symtab_profiler_frame(f) || (k < n) == python_frame(f))
 			continue; /* native ones in the first pass, Python ones in the second */
 		char name[512], file[256];
 		int line = 0, fl = 0, nl = 0;
-		const char *lp = strrchr(t, '(');
-		if (sscanf(t, "%255[^:]:%d %n%*s [python]%n", file, &line, &fl, &nl) == 2 && nl) {
+		const char *lp = strrchr(f, '(');
+		if (sscanf(f, "%255[^:]:%d %n%*s [python]%n", file, &line, &fl, &nl) == 2 && nl) {
 			/* a Python frame of the collector: "file.py:LINE function [python]" */
-			snprintf(name, sizeof(name), "%.*s", (int)strcspn(t + fl, " "), t + fl);
+			snprintf(name, sizeof(name), "%.*s", (int)strcspn(f + fl, " "), f + fl);
 		} else {
 			line = 0;
 			snprintf(name, sizeof(name), "%.*s",
-			         lp && lp > t ? (int)(lp - t - 1) : (int)strlen(t), t);
+			         lp && lp > f ? (int)(lp - f - 1) : (int)strlen(f), f);
 			snprintf(file, sizeof(file), "%.*s", lp ? (int)strcspn(lp + 1, ")") : 1,
 			         lp ? lp + 1 : "?");
 		}
@@ -125,12 +121,6 @@ typedef struct {
 	uint32_t stack;
 	uint8_t dev, is_free;
 } mev_t;
-
-static int cmp_ts(const void *a, const void *b)
-{
-	const gp_event_t *x = a, *y = b;
-	return x->ts < y->ts ? -1 : x->ts > y->ts;
-}
 
 int gp_export_memviz(const gp_job_t *job, FILE *o, const char *ranklist)
 {
@@ -155,54 +145,38 @@ int gp_export_memviz(const gp_job_t *job, FILE *o, const char *ranklist)
 		        "gpuprof: export: memviz holds one rank: rank %d (step %s) of the %u "
 		        "selected; --ranks=R for another\n",
 		        rk->rank, rk->step, nsel);
-	gp_rf_reader_t *r;
-	gp_event_t e;
-	if (gp_rf_open(rk->path, &r, err, sizeof(err)) < 0) {
+	/* the report's loader: the same records, the impossible ones left out, sorted */
+	rank_data_t d;
+	gp_rank_t scratch;
+	memset(&d, 0, sizeof(d));
+	memset(&scratch, 0, sizeof(scratch));
+	if (gp_rd_load_file(rk->path, &d, &scratch, NULL, NULL, err, sizeof(err)) < 0) {
 		fprintf(stderr, "gpuprof: export: %s\n", err);
+		gp_rd_free(&d);
 		return -1;
 	}
-	syms_t s;
-	memset(&s, 0, sizeof(s));
 	VEC(mev_t) ev = {0};
-	VEC(gp_event_t) allocs = {0};
-	uint64_t t0 = 0;
-	while (gp_rf_next(r, &e) == 1) {
-		if (gp_symtab_feed(&s.t, &e))
-			continue;
-		switch (e.type) {
-		case GP_EV_API:
-			if (GP_API_CLASS(e.u16) == GP_API_ALLOC_STACK)
-				u64map_put(&s.alloc_stack, e.c, e.d);
-			break;
-		case GP_EV_ALLOC:
-		case GP_EV_FREE:
-			if ((e.u16 == 3 || e.u16 == 5) &&
-			    e.ts <= rk->snapshot_ns) /* device, managed */
-				VEC_PUSH(allocs, e);
-			break;
-		case GP_EV_START:
-			t0 = e.ts;
-			break;
-		default:
-			break;
-		}
+	VEC(const mem_t *) allocs = {0};
+	uint64_t t0 = d.start_ts;
+	for (size_t i = 0; i < d.mems.n; i++) {
+		const mem_t *m = &d.mems.v[i];
+		if ((m->kind == 3 || m->kind == 5) &&
+		    m->ts <= rk->snapshot_ns) /* device, managed */
+			VEC_PUSH(allocs, m);
 	}
-	gp_rf_close(r);
-	/* CUPTI's per-thread buffers deliver memory records slightly out of order */
-	SORT_IF_NEEDED(allocs, cmp_ts);
 	/* pair frees with their allocation's size and stack */
 	u64map_t live = {0}; /* addr -> index+1 into ev of the live alloc */
 	for (size_t i = 0; i < allocs.n; i++) {
-		gp_event_t *a = &allocs.v[i];
-		uint64_t st = 0, li;
-		u64map_get(&s.alloc_stack, a->c, &st);
+		const mem_t *a = allocs.v[i];
+		uint64_t ai = 0, li;
+		u64map_get(&d.alloc_api, a->corr, &ai); /* the allocating call, with its stack */
 		mev_t m = {.ts = a->ts,
-		           .addr = a->a,
-		           .bytes = a->b,
-		           .stream = a->d,
-		           .stack = (uint32_t)st,
-		           .dev = a->u8,
-		           .is_free = a->type == GP_EV_FREE};
+		           .addr = a->addr,
+		           .bytes = a->bytes,
+		           .stream = a->stream,
+		           .stack = ai ? d.apis.v[ai - 1].stack : 0,
+		           .dev = a->device,
+		           .is_free = a->is_free};
 		if (m.is_free) {
 			if (!u64map_get(&live, m.addr, &li) || !li)
 				continue; /* freed before we saw it: nothing to pair */
@@ -221,8 +195,7 @@ int gp_export_memviz(const gp_job_t *job, FILE *o, const char *ranklist)
 		        rk->rank);
 		VEC_FREE(ev);
 		VEC_FREE(allocs);
-		gp_symtab_free(&s.t);
-		u64map_free(&s.alloc_stack);
+		gp_rd_free(&d);
 		return -1;
 	}
 	unsigned ndev = 1;
@@ -261,7 +234,7 @@ int gp_export_memviz(const gp_job_t *job, FILE *o, const char *ranklist)
 		p_str(o, "is_expandable");
 		p_op(o, 0x89); /* False */
 		p_str(o, "frames");
-		p_frames(o, &s, m->stack);
+		p_frames(o, &d.sym, m->stack);
 		p_str(o, "blocks");
 		p_op(o, ']');
 		p_op(o, '(');
@@ -272,7 +245,7 @@ int gp_export_memviz(const gp_job_t *job, FILE *o, const char *ranklist)
 		p_key_int(o, "requested_size", (int64_t)m->bytes);
 		p_key_str(o, "state", "active_allocated");
 		p_str(o, "frames");
-		p_frames(o, &s, m->stack);
+		p_frames(o, &d.sym, m->stack);
 		p_op(o, 'u');
 		p_op(o, 'e');
 		p_op(o, 'u');
@@ -306,7 +279,7 @@ int gp_export_memviz(const gp_job_t *job, FILE *o, const char *ranklist)
 				p_key_int(o, "time_us",
 				          (int64_t)((m->ts - (t0 && t0 < m->ts ? t0 : 0)) / 1000));
 				p_str(o, "frames");
-				p_frames(o, &s, m->stack);
+				p_frames(o, &d.sym, m->stack);
 				p_op(o, 'u');
 				p_batch(o, &nitem);
 			}
@@ -321,7 +294,6 @@ int gp_export_memviz(const gp_job_t *job, FILE *o, const char *ranklist)
 	u64map_free(&live);
 	VEC_FREE(ev);
 	VEC_FREE(allocs);
-	gp_symtab_free(&s.t);
-	u64map_free(&s.alloc_stack);
+	gp_rd_free(&d);
 	return ferror(o) ? -1 : 0;
 }

@@ -47,9 +47,9 @@ typedef struct api {
 } api_t;
 typedef struct mem {
 	uint64_t ts, addr, bytes;
-	uint32_t corr;
-	uint16_t kind;
-	uint8_t is_free;
+	uint32_t corr, stream;
+	uint16_t kind; /* CUPTI memory kind: 3 device, 5 managed, 6 host ... */
+	uint8_t is_free, device;
 } mem_t;
 typedef struct open_range {
 	uint64_t start;
@@ -86,6 +86,7 @@ typedef struct rank_data {
 	/* plausible record times from the header (0: no bound), see gp_rd_feed */
 	uint64_t ts_lo, ts_hi;
 	uint64_t hdr_realtime, hdr_monotonic; /* the header's clocks at the agent's start */
+	uint64_t start_ts;                    /* the program's exec (GP_EV_START), 0: none */
 	VEC(nvml_sample_t) nvml;
 	VEC(nvtx_mark_t) nvtx_marks;
 	u64map_t stream_name; /* CUPTI stream id + 1 -> string id (nvtxNameCudaStream) */

@@ -37,6 +37,12 @@ ok $? "absurd: UINT64_MAX durations, backwards ranges, 2^63-byte allocations and
 ok $? "absurd: the step time and the memory peak are those of the good records"
 "$B/gpuprof" report "$T/absurd" | grep -q "4000 records with impossible times or sizes ignored"
 ok $? "absurd: data quality says so"
+# the exports read through the same loader: the impossible records are not in them either
+"$B/gpuprof" export --format=chrome --output="$T/absurd.trace.json" "$T/absurd" &&
+	python3 -c 'import json,sys; ev=json.load(open(sys.argv[1]))["traceEvents"]; k=[e for e in ev if e.get("cat")=="kernel"]; assert len(k)==20 and max(e["dur"] for e in k) < 5000, len(k)' "$T/absurd.trace.json"
+ok $? "absurd: the Chrome trace holds the 20 good kernels only"
+"$B/gpuprof" export --format=memviz --output="$T/absurd.pickle" "$T/absurd" 2>/dev/null
+ok $(( $? != 0 ? 0 : 1 )) "absurd: memviz has no 2^63-byte allocation to show (no memory records: an error)"
 
 # a FIFO, a directory and a file that is not a rank file among real ones: the report
 # finishes on the rest and says which could not be read
