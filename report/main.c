@@ -22,31 +22,73 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+static const struct {
+	const char *cmd, *text;
+} usages[] = {
+    {"run", "gpuprof run [--modes=MODES] [-o|--output=DIR] [--ranks=LIST] [--capture=WINDOW]\n"
+            "                   -- PROGRAM [ARGS]\n"},
+    {"capture", "gpuprof capture on|off [--mem] PID\n"},
+    {"report", "gpuprof report [--step=S] [--format=text|json] [-o|--output=FILE|-] [--sacct]\n"
+               "                      [--steps-from=auto|nvtx|profiler|kernels]\n"
+               "                      [--quiet] [--summary-line] JOBDIR|JOBID\n"},
+    {"export", "gpuprof export --format=chrome|memviz|html [--ranks=LIST] [--max-events=N]\n"
+               "                      [--window=FROM:TO] -o|--output=FILE|- JOBDIR\n"},
+    {"salvage", "gpuprof salvage [--job=ID] [--spool=ROOT] [--into=DIR] [SPOOLDIR...]\n"},
+    {"diff", "gpuprof diff [--threshold=PCT] [--alpha=P] [--fail-on-regression]\n"
+             "                    JOBDIR_A JOBDIR_B\n"},
+    {"dump", "gpuprof dump [--events] [--strings] RANKFILE\n"},
+};
+#define NUSAGE (sizeof(usages) / sizeof(usages[0]))
+
+/* Exit statuses (all subcommands): 0 done, 1 the work failed (unreadable job, write error),
+ * 2 a usage error, 3 diff --fail-on-regression found one; run: the program's own status,
+ * 126 not executable, 127 not found. */
 static int usage(FILE *f)
 {
-	fprintf(
-	    f,
-	    "usage: gpuprof run [--modes=MODES] [--output=DIR] [--ranks=LIST] [--capture=WINDOW]\n"
-	    "                   -- PROGRAM [ARGS]\n"
-	    "       gpuprof capture on|off [--mem] PID\n"
-	    "       gpuprof report [--step=S] [--format=text|json] [--output=FILE] [--sacct]\n"
-	    "                      [--steps-from=auto|nvtx|profiler|kernels]\n"
-	    "                      [--quiet] [--summary-line] JOBDIR|JOBID\n"
-	    "       gpuprof export --format=chrome|memviz|html [--ranks=LIST] [--max-events=N]\n"
-	    "                      [--window=FROM:TO] --output=FILE JOBDIR\n"
-	    "       gpuprof salvage [--job=ID] [--spool=ROOT] [--into=DIR] [SPOOLDIR...]\n"
-	    "       gpuprof diff [--threshold=PCT] [--alpha=P] [--fail-on-regression]\n"
-	    "                    JOBDIR_A JOBDIR_B\n"
-	    "       gpuprof dump [--events] [--strings] RANKFILE\n"
-	    "modes:\n%s",
-	    gp_modes_help());
+	for (size_t i = 0; i < NUSAGE; i++)
+		fprintf(f, "%s%s", i ? "       " : "usage: ", usages[i].text);
+	fprintf(f, "       gpuprof --version | --help | COMMAND --help\nmodes:\n%s",
+	        gp_modes_help());
 	return 2;
+}
+
+static int usage_of(const char *cmd)
+{
+	for (size_t i = 0; i < NUSAGE; i++)
+		if (!strcmp(usages[i].cmd, cmd))
+			printf("usage: %s", usages[i].text);
+	if (!strcmp(cmd, "run"))
+		printf("modes:\n%s", gp_modes_help());
+	printf("exit status: 0 done, 1 failed, 2 usage error%s\n",
+	       !strcmp(cmd, "run")    ? "; otherwise the program's own (126: not executable, "
+	                                "127: not found)"
+	       : !strcmp(cmd, "diff") ? ", 3 a regression with --fail-on-regression"
+	                              : "");
+	return 0;
+}
+
+/* A whole non-negative number, or -1 with a message naming the option. */
+static int parse_count(const char *cmd, const char *option, const char *v, uint64_t *out)
+{
+	char *end;
+	errno = 0;
+	if (!v || *v < '0' || *v > '9' || (*out = strtoull(v, &end, 10), errno) || *end)
+		return gp_err("%s: %s: '%s' is not a whole number", cmd, option, v ? v : ""), -1;
+	return 0;
+}
+
+/* "-" is standard output. */
+static FILE *open_output(const char *path)
+{
+	return !strcmp(path, "-") ? stdout : fopen(path, "w");
 }
 
 /* --key=value or --key value; returns the value or NULL. */
 static const char *opt(int argc, char **argv, int *i, const char *key)
 {
 	size_t kl = strlen(key);
+	if (!strcmp(key, "--output") && !strcmp(argv[*i], "-o")) /* as GNU tools have it */
+		return *i + 1 < argc ? argv[++*i] : NULL;
 	if (strncmp(argv[*i], key, kl))
 		return NULL;
 	if (argv[*i][kl] == '=')
@@ -166,6 +208,35 @@ static int cmd_capture(int argc, char **argv)
 	return 0;
 }
 
+/* 0 when file (a path, or a name looked up in PATH) can be executed; else 127 (not
+ * found) or 126 (found, not executable or not a file). */
+static int program_status(const char *file)
+{
+	struct stat st;
+	if (strchr(file, '/'))
+		return stat(file, &st) < 0       ? 127
+		       : S_ISDIR(st.st_mode)     ? 126
+		       : access(file, X_OK) != 0 ? 126
+		                                 : 0;
+	const char *path = getenv("PATH");
+	char buf[PATH_MAX];
+	int best = 127;
+	for (const char *p = path ? path : "/usr/local/bin:/usr/bin:/bin";; p++) {
+		size_t n = strcspn(p, ":");
+		if (snprintf(buf, sizeof(buf), "%.*s%s%s", (int)n, n ? p : ".", "/", file) <
+		        (int)sizeof(buf) &&
+		    stat(buf, &st) == 0) {
+			if (!S_ISDIR(st.st_mode) && access(buf, X_OK) == 0)
+				return 0;
+			best = 126;
+		}
+		p += n;
+		if (!*p)
+			break;
+	}
+	return best;
+}
+
 static int cmd_run(int argc, char **argv)
 {
 	const char *modes = getenv(GP_ENV_MODES), *output = getenv(GP_ENV_OUTPUT),
@@ -205,6 +276,13 @@ static int cmd_run(int argc, char **argv)
 	}
 	if (i >= argc)
 		return gp_err("run: no program given"), usage(stderr);
+	/* as a shell would: 127 when the program is not found, 126 when it cannot be run,
+	 * said before any agent starts (the agent under Slurm mirrors slurmstepd instead) */
+	int found = program_status(argv[i]);
+	if (found)
+		return gp_err("run: %s: %s", argv[i],
+		              found == 127 ? "command not found" : "not executable"),
+		       found;
 	if (ranks) {
 		gp_ranks_t rk;
 		if (gp_ranks_parse(ranks, &rk, err, sizeof(err)) < 0)
@@ -366,6 +444,10 @@ static int cmd_report(int argc, char **argv)
 			sacct = true;
 		else if (argv[i][0] == '-')
 			return gp_err("report: unknown option '%s'", argv[i]), 2;
+		else if (target)
+			return gp_err("report: one job directory or job id, not '%s' and '%s'",
+			              target, argv[i]),
+			       2;
 		else
 			target = argv[i];
 	}
@@ -387,7 +469,7 @@ static int cmd_report(int argc, char **argv)
 	if (!step)
 		write_into_jobdir(&job);
 	FILE *out = stdout;
-	if (output && !(out = fopen(output, "w"))) {
+	if (output && !(out = open_output(output))) {
 		gp_job_free(&job);
 		return gp_err_errno("report: %s", output), 1;
 	}
@@ -422,9 +504,10 @@ static int cmd_export(int argc, char **argv)
 			output = v;
 		else if ((v = opt(argc, argv, &i, "--ranks")))
 			ranks = v;
-		else if ((v = opt(argc, argv, &i, "--max-events")))
-			max_events = strtoull(v, NULL, 10);
-		else if ((v = opt(argc, argv, &i, "--window"))) {
+		else if ((v = opt(argc, argv, &i, "--max-events"))) {
+			if (parse_count("export", "--max-events", v, &max_events) < 0)
+				return 2;
+		} else if ((v = opt(argc, argv, &i, "--window"))) {
 			char *end;
 			win_from = strtod(v, &end);
 			if (*end != ':' || (win_to = strtod(end + 1, &end), *end) ||
@@ -436,6 +519,10 @@ static int cmd_export(int argc, char **argv)
 				       2;
 		} else if (argv[i][0] == '-')
 			return gp_err("export: unknown option '%s'", argv[i]), 2;
+		else if (target)
+			return gp_err("export: one job directory, not '%s' and '%s'", target,
+			              argv[i]),
+			       2;
 		else
 			target = argv[i];
 	}
@@ -448,7 +535,7 @@ static int cmd_export(int argc, char **argv)
 		return gp_err("export: need --output FILE and a job directory"), 2;
 	if (gp_job_load(&job, target, NULL, NULL, err, sizeof(err)) < 0)
 		return gp_err("export: %s", err), 1;
-	FILE *out = fopen(output, "w");
+	FILE *out = open_output(output);
 	if (!out) {
 		gp_job_free(&job);
 		return gp_err_errno("export: %s", output), 1;
@@ -462,9 +549,9 @@ static int cmd_export(int argc, char **argv)
 	} else {
 		rc = gp_export_chrome(&job, out, ranks, max_events, win_from, win_to);
 	}
-	if (fclose(out) != 0)
+	if ((out == stdout ? fflush(out) : fclose(out)) != 0)
 		rc = gp_err_errno("export: %s", output);
-	if (rc) /* nothing half-written is left behind */
+	if (rc && out != stdout) /* nothing half-written is left behind */
 		unlink(output);
 	gp_job_free(&job);
 	return rc ? 1 : 0;
@@ -511,6 +598,8 @@ static int cmd_dump(int argc, char **argv)
 			strings = true;
 		else if (argv[i][0] == '-')
 			return gp_err("dump: unknown option '%s'", argv[i]), 2;
+		else if (path)
+			return gp_err("dump: one rank file, not '%s' and '%s'", path, argv[i]), 2;
 		else
 			path = argv[i];
 	}
@@ -687,6 +776,21 @@ int main(int argc, char **argv)
 {
 	if (argc < 2)
 		return usage(stderr);
+	if (!strcmp(argv[1], "--version") || !strcmp(argv[1], "-V")) {
+		printf("gpuprof %s\n", PACKAGE_VERSION);
+		return 0;
+	}
+	/* COMMAND -h|--help: that command's usage (run's program arguments are its own) */
+	for (int i = 2; i < argc && strcmp(argv[i], "--"); i++) {
+		if (!strcmp(argv[1], "run") && argv[i][0] != '-')
+			break; /* the program: "gpuprof run python -h" runs python -h */
+		if (strcmp(argv[i], "-h") && strcmp(argv[i], "--help"))
+			continue;
+		for (size_t k = 0; k < NUSAGE; k++)
+			if (!strcmp(argv[1], usages[k].cmd))
+				return usage_of(argv[1]);
+		break;
+	}
 	if (!strcmp(argv[1], "run"))
 		return cmd_run(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "report"))
@@ -701,7 +805,7 @@ int main(int argc, char **argv)
 		return cmd_capture(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "dump"))
 		return cmd_dump(argc - 1, argv + 1);
-	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "help")) {
+	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
 		usage(stdout);
 		return 0;
 	}

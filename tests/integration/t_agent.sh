@@ -108,6 +108,23 @@ else
 	skip "not root: cannot plant a directory for another user"
 fi
 
+# CLI conventions: --version, COMMAND --help, 127/126 as a shell, extra arguments and
+# malformed numbers rejected where typed, -o and - for standard output
+"$B/gpuprof" --version | grep -q "^gpuprof [0-9]"; ok $? "gpuprof --version"
+for c in run report export salvage diff dump capture; do
+	"$B/gpuprof" $c --help >help.txt 2>&1 && grep -q "^usage: gpuprof $c" help.txt || break
+done
+ok $? "every subcommand answers --help with its usage, exit 0 (stopped at: $c)"
+"$B/gpuprof" run -- /nonexistent/prog 2>/dev/null; a=$?
+touch noexec && chmod 644 noexec; "$B/gpuprof" run -- ./noexec 2>/dev/null; b=$?
+"$B/gpuprof" run -- no-such-command-gpuprof 2>/dev/null; c=$?
+[ "$a $b $c" = "127 126 127" ]; ok $? "run: not found 127, not executable 126, as a shell ($a $b $c)"
+[ "$(run sh -c 'echo -h')" = "-h" ]; ok $? "run: the program's own -h is the program's"
+"$B/gpuprof" report a b 2>err.txt; ok $(( $? == 2 ? 0 : 1 )) "report with two targets is a usage error"
+grep -q "not 'a' and 'b'" err.txt; ok $? "and says so"
+"$B/gpuprof" export --format=chrome --max-events=abc -o x.json "$T" 2>err.txt; rc=$?
+[ $rc = 2 ] && grep -q "'abc' is not a whole number" err.txt; ok $? "--max-events=abc is rejected ($rc)"
+
 printf 'line1\nline2\0bin\n' >in.bin
 run cat <in.bin >out.bin 2>err.txt
 cmp -s in.bin out.bin; ok $? "stdin to stdout byte for byte through the agent"

@@ -147,6 +147,10 @@ python3 -c 'import json,sys; c=[e["args"]["MiB"] for e in json.load(open(sys.arg
 ok $? "inside a window the memory counter starts from the live bytes, never below 0"
 "$B/gpuprof" export --format=chrome --ranks=5 --output="$T/none.json" "$T/leak2" 2>"$T/err"; rc=$?
 [ $rc -ne 0 ] && grep -q "selects none" "$T/err"; ok $? "--ranks selecting no rank is an error ($rc)"
+"$B/gpuprof" export --format=chrome -o - "$T/leak2" >"$T/stdout.json" && python3 -c 'import json,sys; json.load(open(sys.argv[1]))' "$T/stdout.json" && [ ! -e ./- ]
+ok $? "-o - writes the export to standard output"
+"$B/gpuprof" report --format=json -o - "$T/leak2" | python3 -c 'import json,sys; json.load(sys.stdin)'
+ok $? "report -o - as well"
 "$B/gpuprof" export --format=bogus --output="$T/x" "$T/leak" 2>"$T/err"; rc=$?
 ok $(( rc == 2 ? 0 : 1 )) "unknown export format rejected"
 grep -q "formats: chrome, memviz, html" "$T/err"; ok $? "with the list of formats"
