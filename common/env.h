@@ -1,5 +1,5 @@
 /* The GPUPROF_* environment variables: the only channel from the plugin to the agent to
- * the injected library (DESIGN.md §3). Each is documented in doc/environment.md. */
+ * the injected library. Each is documented in doc/environment.md. */
 #ifndef GP_ENV_H
 #define GP_ENV_H
 

@@ -3,7 +3,9 @@
  * Buffers: 8 MiB, at most 32 outstanding (kineto/Caliper practice); the completion
  * callback only pushes the buffer on a lock-free list; one processing thread flushes
  * every 200 ms (CUPTI delivers nothing until a flush) and turns records into events.
- * Lock order: none; the only shared structures are atomics. */
+ * Locks: flush_lock serialises process_all (the worker, a context's destruction and the
+ * final flush); py_cache_mu is only ever try-locked (the frame walker never waits).
+ * Everything else shared is atomic. */
 #include "config.h"
 #include "inject.h"
 #include "modes.h"
