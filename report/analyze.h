@@ -145,6 +145,8 @@ typedef struct gp_job {
 	unsigned nunreadable;
 	char unreadable[768];
 	char sacct[2048];
+	char sacct_state[64]; /* sacct's State of the job (TIMEOUT, CANCELLED by U, ...), "" unknown
+	                       */
 	double step_median_ms; /* median over ranks of rank medians (each rank's headline) */
 	char step_basis[16];   /* what the ranks' headlines measure (gpu, period, mixed) */
 	int steps_from;        /* 0 auto, 1 nvtx, 2 profiler, 3 kernels (see rankdata.h) */

@@ -106,7 +106,10 @@ static void rule_outcome(rule_ctx_t *c)
 		    r->has_end && WIFEXITED(r->wait_status) ? WEXITSTATUS(r->wait_status) : 0;
 		if (r->has_end && !sig && !code)
 			continue;
+		/* Slurm's word on the job, when the report has it (--sacct, or a job id) */
+		bool timeout = !strncmp(job->sacct_state, "TIMEOUT", 7);
 		const char *id = r->oom_calls && (code || sig) ? "cuda_oom"
+		                 : timeout                     ? "time_limit"
 		                 : !r->has_end                 ? "incomplete"
 		                 : sig                         ? "killed"
 		                                               : "failed";
@@ -140,6 +143,25 @@ static void rule_outcome(rule_ctx_t *c)
 			    "See 'Where the memory goes': the peak's stack and growth per step say "
 			    "what filled the GPU. Reduce the batch or sequence, free what is kept "
 			    "across steps, or use activation checkpointing or sharding.");
+		} else if (!strcmp(id, "time_limit")) {
+			snprintf(f->title, sizeof(f->title),
+			         "Rank %d was stopped at the job's time limit %s", r->rank,
+			         reached);
+			snprintf(f->evidence, sizeof(f->evidence), "sacct: State %s; the rank %s%s",
+			         job->sacct_state,
+			         !r->has_end ? "left no end record"
+			         : sig       ? "was killed by signal"
+			                     : "exited with status",
+			         "");
+			if (r->has_end)
+				snprintf(f->evidence + strlen(f->evidence),
+				         sizeof(f->evidence) - strlen(f->evidence), " %d",
+				         sig ? WTERMSIG(r->wait_status) : code);
+			snprintf(
+			    f->fix, sizeof(f->fix),
+			    "Ask for the time the run needs (--time; the median step times the "
+			    "steps still to go), or checkpoint on SIGTERM (srun --signal, "
+			    "sbatch --signal=B:TERM@60) and resubmit from the checkpoint.");
 		} else if (!strcmp(id, "incomplete")) {
 			snprintf(f->title, sizeof(f->title),
 			         "Rank %d ended without a record of how (killed with its agent, or "

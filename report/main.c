@@ -375,6 +375,14 @@ static void fetch_sacct(gp_job_t *job)
 	if (fgets(job->sacct, sizeof(job->sacct), p))
 		job->sacct[strcspn(job->sacct, "\n")] = '\0';
 	pclose(p);
+	/* the State alone (the line above holds the job's name, which may hold '|') */
+	snprintf(cmd, sizeof(cmd), "sacct -j %s -n -X -P -S 2000-01-01 -o State 2>/dev/null",
+	         job->job);
+	if ((p = popen(cmd, "r"))) {
+		if (fgets(job->sacct_state, sizeof(job->sacct_state), p))
+			job->sacct_state[strcspn(job->sacct_state, "\n")] = '\0';
+		pclose(p);
+	}
 	if (job->sacct[0]) {
 		char tmp[2200];
 		snprintf(tmp, sizeof(tmp),
@@ -463,9 +471,10 @@ static int cmd_report(int argc, char **argv)
 		       1;
 	if (gp_job_load(&job, dir, step, steps_from, err, sizeof(err)) < 0)
 		return gp_err("report: %s", err), 1;
-	gp_job_findings(&job);
+	/* sacct first: how the job ended (a time limit) is a finding */
 	if (sacct || (target[0] >= '0' && target[0] <= '9' && stat(target, &st) < 0))
 		fetch_sacct(&job);
+	gp_job_findings(&job);
 	if (!step)
 		write_into_jobdir(&job);
 	FILE *out = stdout;

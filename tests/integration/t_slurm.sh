@@ -66,6 +66,7 @@ ok $(( rc != 0 ? 0 : 1 )) "GPUPROF_MODES=bogus fails srun"
 echo "$out" | grep -q "GPUPROF_MODES: unknown mode 'bogus'"; ok $? "message names the variable"
 sleep 1
 ok $(( $(jobs_since "$t0") == 0 ? 0 : 1 )) "no job was created by any bad input (sacct)"
+
 out=$(GPUPROF_CAPTURE=steps=x $TO srun --gpuprof=nvtx true 2>&1); rc=$?
 ok $(( rc != 0 ? 0 : 1 )) "GPUPROF_CAPTURE=steps=x fails srun"
 echo "$out" | grep -q "GPUPROF_CAPTURE: 'steps=x' is not a capture window"; ok $? "message names the variable"
@@ -205,6 +206,20 @@ if id gpuprof-test >/dev/null 2>&1; then
 else
 	for i in 1 2 3 4 5; do skip "no gpuprof-test user"; done
 fi
+# a job that runs into its time limit (last: it holds the node a minute and more, and
+# the other tests' jobs would queue behind it): the report says so first, with the last step
+tl_jid=$($TO sbatch --parsable --time=1 --gpuprof=nvtx -o out.tl.%j \
+	--wrap="$B/gpuprof-train-mlp --steps 100000000 --dim 16 --layers 2 --batch 4 --host-stall-ms 5")
+for i in $(seq 240); do [ -z "$(squeue -h -j "$tl_jid" 2>/dev/null)" ] && break; sleep 1; done
+sleep 2
+"$B/gpuprof" report --format=json "$tl_jid" >tl.json 2>tl.err
+python3 - tl.json <<'PY'
+import json, sys
+j = json.load(open(sys.argv[1]))
+f = j["findings"][0]
+assert f["id"] == "time_limit" and "after reaching step" in f["title"], j["findings"][:2]
+PY
+ok $? "a job stopped at its time limit: the first finding says so, with the last step ($(sacct -n -X -j "$tl_jid" -o State | tr -d ' '))"
 # the plugin's job epilog never failed (a failing epilog drains the node: 24.11's epilog
 # process fatal()ed inside Slurm's API before the calls moved to a child of ours)
 sleep 2

@@ -7,6 +7,7 @@
 #include "tap.h"
 
 #include <math.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -223,8 +224,35 @@ static void stats(void)
 	ok(gp_mann_whitney(a, 3, b, 3, &eff) == 1, "too few samples: no claim");
 }
 
+/* How the job ended comes first: a rank killed at the time limit (sacct: TIMEOUT) is
+ * named as such, with the last step it reached; without sacct's word it is "killed". */
+static void time_limit(void)
+{
+	gp_job_t j;
+	memset(&j, 0, sizeof(j));
+	gp_rank_t *rk = calloc(1, sizeof(*rk));
+	rk->has_end = true;
+	rk->wait_status = SIGTERM; /* a wait status: killed by SIGTERM */
+	rk->nsteps = 120;
+	rk->last_step = 119;
+	j.ranks = rk;
+	j.nranks = 1;
+	snprintf(j.sacct_state, sizeof(j.sacct_state), "TIMEOUT");
+	gp_job_findings(&j);
+	ok(j.nf >= 1 && !strcmp(j.f[0].id, "time_limit") && strstr(j.f[0].title, "step 119"),
+	   "a time-limit kill is the first finding, with the last step (%s: %s)",
+	   j.nf ? j.f[0].id : "-", j.nf ? j.f[0].title : "");
+	j.sacct_state[0] = '\0';
+	j.nf = 0;
+	gp_job_findings(&j);
+	ok(j.nf >= 1 && !strcmp(j.f[0].id, "killed"), "without sacct's State it is 'killed' (%s)",
+	   j.nf ? j.f[0].id : "-");
+	gp_job_free(&j);
+}
+
 int main(void)
 {
+	time_limit();
 	gpu_bound();
 	kernel_steps();
 	markers();
