@@ -116,6 +116,6 @@ int gp_epilog(spank_t sp)
 	/* the last step's summary: after the job has finished slurmctld may refuse it
 	 * (the step-end hook on node 0 wrote it while the job still ran) */
 	if (summary[0] && gp_plugin.cfg.admin_comment)
-		gp_set_admin_comment(job, summary);
+		gp_set_admin_comment(job, summary, true);
 	return 0;
 }

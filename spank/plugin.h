@@ -77,9 +77,10 @@ typedef struct gp_slurm_job {
  * loaded in this process or the job is unknown. */
 int gp_slurm_job_info(uint32_t job, gp_slurm_job_t *out);
 /* Root: append summary (a "gpuprof: ..." line) to the job's AdminComment, replacing an
- * older one of ours, never cutting other tools' text. 0 done, -2 the job has finished
- * (slurmctld refuses updates), -1 otherwise. */
-int gp_set_admin_comment(uint32_t job, const char *summary);
+ * older one of ours, never cutting other tools' text: in slurmctld and, once the job
+ * has ended (ended: the epilog) or slurmctld refuses, in its accounting record. 0 done,
+ * -2 finished and the record could not be updated, -1 otherwise. */
+int gp_set_admin_comment(uint32_t job, const char *summary, bool ended);
 /* spank/epilog.c: job epilog (root) */
 int gp_epilog(spank_t sp);
 

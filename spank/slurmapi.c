@@ -184,7 +184,7 @@ static int set_in_database(uint32_t job, char *value)
 	return rc;
 }
 
-static int set_admin_comment_here(uint32_t job, const char *summary)
+static int set_admin_comment_here(uint32_t job, const char *summary, bool ended)
 {
 	gp_slurm_job_t info;
 	char val[GP_ADMIN_COMMENT_MAX];
@@ -218,18 +218,21 @@ static int set_admin_comment_here(uint32_t job, const char *summary)
 	api.init_desc(&desc);
 	desc.job_id = job;
 	desc.admin_comment = val;
-	if (api.update(&desc) != 0) {
-		int e = api.get_errno ? api.get_errno() : 0;
-		if (e == ESLURM_JOB_FINISHED || e == ESLURM_ALREADY_DONE) {
-			if (set_in_database(job, val) == 0)
-				return 0;
-			gp_debug("job %u has finished and its record could not be updated", job);
-			return -2;
-		}
-		gp_debug("job %u: AdminComment not set (Slurm error %d)", job, e);
-		return -1;
+	int e = 0;
+	if (api.update(&desc) != 0)
+		e = api.get_errno ? api.get_errno() : -1;
+	bool finished = e == ESLURM_JOB_FINISHED || e == ESLURM_ALREADY_DONE;
+	/* After the job (the epilog) the accounting record may already have been written
+	 * without it, whether or not slurmctld still took the update: write it there too. */
+	if (ended || finished) {
+		if (set_in_database(job, val) == 0)
+			return 0;
+		gp_debug("job %u: its accounting record could not be updated", job);
+		return e ? -2 : 0;
 	}
-	return 0;
+	if (e)
+		gp_debug("job %u: AdminComment not set (Slurm error %d)", job, e);
+	return e ? -1 : 0;
 }
 
 /* ---- run in a child (gp_run_isolated): results come back through the pipe ---- */
@@ -262,20 +265,21 @@ int gp_slurm_job_info(uint32_t job, gp_slurm_job_t *out)
 struct ac_arg {
 	uint32_t job;
 	const char *summary;
+	bool ended;
 };
 
 static int comment_child(void *arg, int fd)
 {
 	const struct ac_arg *a = arg;
-	int rc = set_admin_comment_here(a->job, a->summary);
+	int rc = set_admin_comment_here(a->job, a->summary, a->ended);
 	dprintf(fd, "%d\n", rc);
 	return rc == 0 ? 0 : 1;
 }
 
-int gp_set_admin_comment(uint32_t job, const char *summary)
+int gp_set_admin_comment(uint32_t job, const char *summary, bool ended)
 {
 	char buf[32] = "";
-	struct ac_arg a = {job, summary};
+	struct ac_arg a = {job, summary, ended};
 	gp_run_isolated(comment_child, &a, buf, sizeof(buf), 20);
 	return buf[0] ? atoi(buf) : -1;
 }

@@ -423,7 +423,7 @@ int gp_stepd_exit(spank_t sp)
 		if (gp_exec_as_user(p->uid, p->gid, argv, summary, sizeof(summary), 60) == 0 &&
 		    p->cfg.admin_comment && geteuid() == 0) {
 			summary[strcspn(summary, "\n")] = '\0';
-			gp_set_admin_comment(p->job_id, summary); /* checks it is ours */
+			gp_set_admin_comment(p->job_id, summary, false); /* checks it is ours */
 		}
 	}
 	return 0;
