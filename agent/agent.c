@@ -46,7 +46,8 @@ typedef struct agent {
 	bool have_ring;
 	gp_rf_writer_t *w;
 	gp_nvml_t *nvml;
-	uint32_t next_string; /* agent-side string ids, from 0xfffffe00 up: above the library's (generation << 18) */
+	uint32_t next_string; /* agent-side string ids, from 0xfffffe00 up: above the library's
+	                         (generation << 18) */
 	char yielded[256];
 	pid_t child;
 	uint64_t t_start;
