@@ -155,45 +155,6 @@ int gp_run_as_user(uid_t uid, gid_t gid, int (*fn)(void *), void *arg, int timeo
 	return wait_child(pid, -1, NULL, 0, timeout_s);
 }
 
-static int exec_common(bool drop, uid_t uid, gid_t gid, char *const argv[], char *out,
-                       size_t outlen, int timeout_s)
-{
-	int p[2];
-	pid_t pid;
-	if (pipe2(p, O_CLOEXEC) < 0)
-		return gp_err_errno("pipe");
-	pid = fork();
-	if (pid < 0) {
-		close(p[0]);
-		close(p[1]);
-		return gp_err_errno("fork");
-	}
-	if (pid == 0) {
-		dup2(p[1], STDOUT_FILENO);
-		child_hygiene(-1);
-		int devnull = open("/dev/null", O_RDWR | O_CLOEXEC);
-		if (devnull >= 0)
-			dup2(devnull, STDIN_FILENO);
-		if (drop && drop_to(uid, gid) < 0)
-			_exit(125);
-		execv(argv[0], argv);
-		_exit(127);
-	}
-	close(p[1]);
-	return wait_child(pid, p[0], out, outlen, timeout_s);
-}
-
-int gp_exec_as_user(uid_t uid, gid_t gid, char *const argv[], char *out, size_t outlen,
-                    int timeout_s)
-{
-	return exec_common(true, uid, gid, argv, out, outlen, timeout_s);
-}
-
-int gp_exec_capture(char *const argv[], char *out, size_t outlen, int timeout_s)
-{
-	return exec_common(false, 0, 0, argv, out, outlen, timeout_s);
-}
-
 int gp_run_isolated(int (*fn)(void *, int), void *arg, char *out, size_t outlen, int timeout_s)
 {
 	int p[2];
@@ -213,4 +174,44 @@ int gp_run_isolated(int (*fn)(void *, int), void *arg, char *out, size_t outlen,
 	}
 	close(p[1]);
 	return wait_child(pid, p[0], out, outlen, timeout_s);
+}
+
+/* The helper programs, run through gp_run_isolated: stdout into the pipe, stdin from
+ * /dev/null, dropped to the user where asked, then exec. */
+struct exec_arg {
+	bool drop;
+	uid_t uid;
+	gid_t gid;
+	char *const *argv;
+};
+
+static int exec_child(void *arg, int fd)
+{
+	const struct exec_arg *a = arg;
+	dup2(fd, STDOUT_FILENO);
+	int devnull = open("/dev/null", O_RDWR | O_CLOEXEC);
+	if (devnull >= 0)
+		dup2(devnull, STDIN_FILENO);
+	if (a->drop && drop_to(a->uid, a->gid) < 0)
+		_exit(125);
+	execv(a->argv[0], a->argv);
+	_exit(127);
+}
+
+static int exec_common(bool drop, uid_t uid, gid_t gid, char *const argv[], char *out,
+                       size_t outlen, int timeout_s)
+{
+	struct exec_arg a = {drop, uid, gid, argv};
+	return gp_run_isolated(exec_child, &a, out, outlen, timeout_s);
+}
+
+int gp_exec_as_user(uid_t uid, gid_t gid, char *const argv[], char *out, size_t outlen,
+                    int timeout_s)
+{
+	return exec_common(true, uid, gid, argv, out, outlen, timeout_s);
+}
+
+int gp_exec_capture(char *const argv[], char *out, size_t outlen, int timeout_s)
+{
+	return exec_common(false, 0, 0, argv, out, outlen, timeout_s);
 }
