@@ -213,6 +213,41 @@ static const char *ancestor_tool(void)
 	return NULL;
 }
 
+/* The PyTorch integration (agent/python, installed beside the injected library): its
+ * sitecustomize goes first on PYTHONPATH and chains to the one it hides. An empty
+ * PYTHONPATH stays without an empty entry (that would put the working directory on
+ * sys.path). GPUPROF_PYTORCH=0, or no recording, leaves PYTHONPATH alone. */
+static void set_python_path(agent_t *a)
+{
+	char dir[4200], path[4300];
+	const char *d = getenv(GP_ENV_PYTHON);
+	if (!a->have_ring || !strcmp(env_or(GP_ENV_PYTORCH, "1"), "0"))
+		return;
+	if (d && *d) {
+		snprintf(dir, sizeof(dir), "%s", d);
+	} else {
+		snprintf(dir, sizeof(dir), "%s", a->inject);
+		char *slash = strrchr(dir, '/');
+		if (!slash)
+			return;
+		snprintf(slash, sizeof(dir) - (size_t)(slash - dir), "/python");
+	}
+	snprintf(path, sizeof(path), "%s/sitecustomize.py", dir);
+	if (access(path, R_OK) != 0 || strchr(dir, ':'))
+		return;
+	const char *old = getenv("PYTHONPATH");
+	size_t n = strlen(dir) + (old ? strlen(old) : 0) + 2;
+	char *v = malloc(n);
+	if (!v)
+		return;
+	if (old && *old)
+		snprintf(v, n, "%s:%s", dir, old);
+	else
+		snprintf(v, n, "%s", dir);
+	setenv("PYTHONPATH", v, 1);
+	free(v);
+}
+
 /* Decide what the program's environment carries. An injection path set by someone else
  * (nsys inside the job) wins: we leave it and say so in the report; so does a tool that
  * preloads itself (ncu, compute-sanitizer). */
@@ -267,6 +302,8 @@ static void set_child_env(agent_t *a)
 		unsetenv(GP_ENV_RING);
 	}
 	setenv(GP_ENV_WRAPPED, "agent", 1);
+	setenv(GP_ENV_RANK_FILE, a->dest, 1);
+	set_python_path(a);
 	unsetenv(GP_ENV_ARGV0);
 	unsetenv(GP_ENV_FALLBACK);
 }

@@ -6,6 +6,7 @@ cd "$(dirname "$0")/.."
 make -C _build -j2 >/dev/null
 rm -rf .gpubin && mkdir -p .gpubin/.libs
 cp _build/gpuprof _build/gpuprof-agent _build/gpuprof-train-mlp .gpubin/
+cp -r _build/python .gpubin/python
 cp _build/.libs/libgpuprof-inject.so _build/.libs/libgpuprof-cupti.so _build/.libs/gpuprof.so .gpubin/.libs/
 # Debian 12's Slurm 22.05 and munge for bench/gpu-quickstart.sh (the plugin above was built
 # against the same spank.h)

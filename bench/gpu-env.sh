@@ -3,4 +3,4 @@
 cd "$(dirname "${BASH_SOURCE[0]}")/.." || exit 1
 G=$PWD/.gpubin
 export LD_LIBRARY_PATH=$G:${LD_LIBRARY_PATH:-}
-export GPUPROF_INJECT=$G/.libs/libgpuprof-inject.so GPUPROF_AGENT=$G/gpuprof-agent
+export GPUPROF_INJECT=$G/.libs/libgpuprof-inject.so GPUPROF_AGENT=$G/gpuprof-agent GPUPROF_PYTHON=$G/python

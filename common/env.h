@@ -23,7 +23,10 @@
 #define GP_ENV_STEP           "GPUPROF_STEP" /* step name for the rank file path: 0, 1, batch, ... */
 #define GP_ENV_RANK           "GPUPROF_RANK" /* global rank (S_TASK_GLOBAL_ID) */
 #define GP_ENV_GROUP_READABLE "GPUPROF_GROUP_READABLE"
-/* agent -> injected library */
+#define GP_ENV_PYTHON         "GPUPROF_PYTHON"  /* directory of the Python hook (agent/python) */
+#define GP_ENV_PYTORCH        "GPUPROF_PYTORCH" /* "0": no PyTorch integration */
+/* agent -> injected library and Python hook */
+#define GP_ENV_RANK_FILE "GPUPROF_RANK_FILE" /* where the rank file ends up (.gpr) */
 #define GP_ENV_RING      "GPUPROF_RING"      /* ring file path */
 #define GP_ENV_AGENT_PID "GPUPROF_AGENT_PID" /* the agent that owns the ring */
 /* anything */

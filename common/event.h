@@ -52,8 +52,32 @@ enum gp_ev_type {
 	                           far behind); b=host time it was seen complete; c=sequence */
 	GP_EV_LOSS = 31,        /* u8=GP_LOSS_* a=records lost to that cause so far (a running
 	                           total: the reader keeps the largest of each cause) */
-	GP_EV_MAX = 32,
+	GP_EV_FW = 32,          /* framework integration (agent/python/_gpuprof.py): u8=GP_FW_*
+	                           ts tid, u16=device; a..d per kind (below) */
+	GP_EV_MAX = 33,
 };
+
+/* GP_EV_FW kinds. Byte counts are the framework's own (PyTorch's caching allocator and
+ * optimizer state), not CUDA's. b is a string id wherever the kind carries text. */
+enum gp_fw {
+	GP_FW_INFO = 1,      /* b=what the integration is doing ("torch 2.6.0; steps: ...") */
+	GP_FW_MISSING = 2,   /* b=what was not collected, and why */
+	GP_FW_OPT_BEGIN = 3, /* an optimizer's step() begins: a=optimizer index */
+	GP_FW_OPT_END = 4,   /* it returned: a=optimizer index c=its steps so far */
+	GP_FW_OPT_STATE = 5, /* its state tensors: a=optimizer index c=bytes on CUDA devices
+	                        d=bytes in all b="Adam: 512.0 MiB float32 on cuda" */
+	GP_FW_MEM_STEP = 6,  /* after optimizer step d (0: at exit): a=allocated c=reserved */
+	GP_FW_MEM_PEAK = 7,  /* the allocator's peak: a=max allocated c=max reserved
+	                        d=reserved minus allocated at the peak (fragmentation) */
+	GP_FW_OWNER = 8,     /* live at the peak (d=1), at an OOM (d=2), or allocated during
+	                        a recording window and still live at its end (d=3), by
+	                        Python stack: a=bytes c=tensors b=stack text */
+	GP_FW_OOM = 9,       /* CUDA out of memory: a=requested c=allocated on the device
+	                        d=free on the device (bytes, PyTorch's figures) */
+	GP_FW_SNAPSHOT = 10, /* a memory_viz pickle written: b=file name a=GP_SNAP_* */
+	GP_FW_N = 11
+};
+enum { GP_SNAP_PEAK = 1, GP_SNAP_OOM = 2, GP_SNAP_EXIT = 3, GP_SNAP_SIGTERM = 4 };
 
 /* Where records were lost, counted where it happens (GP_EV_LOSS; the producers' counts
  * live in the ring header so the agent and salvage see them). GP_EV_DROPS is the older,

@@ -131,6 +131,12 @@ def main():
     if dev.startswith("cuda"):
         torch.cuda.synchronize()
         print(f"memory_reserved {torch.cuda.memory_reserved()}", flush=True)
+        # PyTorch's own figures, the ground truth of gpuprof's PyTorch section
+        print(f"max_memory_allocated {torch.cuda.max_memory_allocated()}", flush=True)
+        print(f"max_memory_reserved {torch.cuda.max_memory_reserved()}", flush=True)
+    state = sum(v.numel() * v.element_size() for s in opt.state.values() for v in s.values()
+                if isinstance(v, torch.Tensor))
+    print(f"optimizer_state_bytes {state}", flush=True)
     if a.ddp:
         torch.distributed.destroy_process_group()
 

@@ -126,6 +126,8 @@ static int steps_from_name(const char *s)
 		return GP_STEPS_PROFILER;
 	if (!strcmp(s, "kernels"))
 		return GP_STEPS_KERNELS;
+	if (!strcmp(s, "optimizer"))
+		return GP_STEPS_OPTIMIZER;
 	return -1;
 }
 
@@ -137,7 +139,8 @@ int gp_job_load(gp_job_t *job, const char *dir, const char *step, const char *st
 	memset(job, 0, sizeof(*job));
 	snprintf(job->dir, sizeof(job->dir), "%s", dir);
 	if ((job->steps_from = steps_from_name(steps_from)) < 0) {
-		snprintf(err, errlen, "--steps-from: '%s' (auto, nvtx, profiler, kernels)",
+		snprintf(err, errlen,
+		         "--steps-from: '%s' (auto, nvtx, optimizer, profiler, kernels)",
 		         steps_from);
 		return -1;
 	}

@@ -21,6 +21,12 @@ typedef struct gp_rstat {
 	uint64_t count, cpu_ns, gpu_ns, sync_ns;
 } gp_rstat_t;
 
+/* Device memory PyTorch's allocator holds for one Python stack (agent/python) */
+typedef struct gp_owner {
+	uint64_t bytes, tensors;
+	char stack[320];
+} gp_owner_t;
+
 typedef struct gp_rank {
 	char path[4096], node[128], step[32], wrapped[16], yielded[256], command[256];
 	char user[64], modes[64], job_name[128];
@@ -63,6 +69,8 @@ typedef struct gp_rank {
 	uint64_t snapshot_ns; /* end of the last step (monotonic ns): memory_viz snapshot time */
 	uint64_t nallocs, nfrees, mem_peak, mem_peak_t_ns, mem_final, mem_static;
 	char mem_peak_stack[1024];
+	char mem_peak_stack_source[48];    /* "CUPTI allocation callback", "PyTorch allocator
+	                                      history" (the peak's largest owner), "" */
 	int mem_peak_step;                 /* the step the peak fell in, from 0; -1: none */
 	char mem_peak_ranges[256];         /* NVTX ranges open at the peak, outermost first */
 	bool mem_peak_ranges_other_thread; /* ... on the steps' thread, not the allocating one */
@@ -70,6 +78,8 @@ typedef struct gp_rank {
 	uint64_t leak_bytes, leak_allocs;
 	char leak_stack[1024];
 	uint64_t optimizer_bytes;
+	char optimizer_source[48]; /* "PyTorch optimizer state" (its state tensors on the GPU)
+	                              or "first optimizer range" (allocations still held) */
 	struct {
 		char module[64];
 		uint64_t bytes;
@@ -105,6 +115,32 @@ typedef struct gp_rank {
 	/* CUDA allocations refused for lack of device memory, and the last one's time */
 	uint64_t oom_calls, oom_t_ns;
 	int oom_step; /* the step the last refusal fell in, -1: none */
+	/* what PyTorch itself said (GP_EV_FW, agent/python/_gpuprof.py): steps from its
+	 * optimizers, their state tensors, its caching allocator's own figures */
+	struct gp_torch {
+		bool seen;
+		char info[256];    /* version, how steps and memory were taken */
+		char missing[512]; /* what was not collected, and why */
+		unsigned nopt;     /* optimizers that stepped */
+		struct {
+			uint64_t bytes, device_bytes, steps;
+			char what[192];
+		} opt[8];
+		uint64_t opt_bytes, opt_device_bytes; /* state tensors of every optimizer */
+		unsigned opt_steps;          /* step() calls of the optimizer that steps most */
+		double opt_period_median_ms; /* end to end of those calls, post-warm-up */
+		uint64_t max_allocated, max_reserved, frag_at_peak; /* bytes, PyTorch's counters */
+		uint64_t allocated_end, reserved_end;
+		double growth_per_step; /* allocated after each step: mean growth, post-warm-up */
+		unsigned nmem_steps;
+		gp_owner_t owner[8], oom_owner[8], grow_owner[8]; /* live at the peak / at the
+		                                                    OOM / kept from a window */
+		unsigned nowner, noom_owner, ngrow_owner;
+		bool grow_stale; /* loading: a new picture came after the last window's */
+		bool oom;
+		uint64_t oom_requested, oom_total, oom_free;
+		char snap_peak[96], snap_oom[96], snap_exit[96]; /* memory_viz pickles written */
+	} torch;
 } gp_rank_t;
 
 /* Findings come in tiers, listed in this order: how the job ended, then what costs time

@@ -108,11 +108,12 @@ static void rule_outcome(rule_ctx_t *c)
 			continue;
 		/* Slurm's word on the job, when the report has it (--sacct, or a job id) */
 		bool timeout = !strncmp(job->sacct_state, "TIMEOUT", 7);
-		const char *id = r->oom_calls && (code || sig) ? "cuda_oom"
-		                 : timeout                     ? "time_limit"
-		                 : !r->has_end                 ? "incomplete"
-		                 : sig                         ? "killed"
-		                                               : "failed";
+		bool oom = (r->oom_calls || r->torch.oom) && (code || sig);
+		const char *id = oom           ? "cuda_oom"
+		                 : timeout     ? "time_limit"
+		                 : !r->has_end ? "incomplete"
+		                 : sig         ? "killed"
+		                               : "failed";
 		gp_finding_t *f = add(job, id, GP_F_OUTCOME, r);
 		if (!f)
 			return;
@@ -129,15 +130,29 @@ static void rule_outcome(rule_ctx_t *c)
 			    f->title, sizeof(f->title),
 			    "Rank %d ran out of device memory (CUDA out of memory) and exited %s",
 			    r->rank, sig ? "on a signal" : "non-zero");
-			snprintf(
-			    f->evidence, sizeof(f->evidence),
-			    "%llu device allocation(s) refused for lack of memory, the last at "
-			    "%.3f s%s; the program then %s %d %s; peak device memory %.1f MiB",
-			    (unsigned long long)r->oom_calls, r->oom_t_ns / 1e9,
-			    r->oom_step >= 0 ? " in the last step" : "",
-			    sig ? "died of signal" : "exited with status",
-			    sig ? WTERMSIG(r->wait_status) : code, reached,
-			    r->mem_peak / 1048576.0);
+			if (r->oom_calls)
+				snprintf(
+				    f->evidence, sizeof(f->evidence),
+				    "%llu device allocation(s) refused for lack of memory, the "
+				    "last at %.3f s%s; ",
+				    (unsigned long long)r->oom_calls, r->oom_t_ns / 1e9,
+				    r->oom_step >= 0 ? " in the last step" : "");
+			if (r->torch.oom) /* PyTorch's own account of the failed request */
+				snprintf(f->evidence + strlen(f->evidence),
+				         sizeof(f->evidence) - strlen(f->evidence),
+				         "PyTorch asked for %.1f MiB with %.1f MiB free of %.1f "
+				         "MiB%s%s; ",
+				         r->torch.oom_requested / 1048576.0,
+				         r->torch.oom_free / 1048576.0,
+				         r->torch.oom_total / 1048576.0,
+				         r->torch.noom_owner ? "; largest holder: " : "",
+				         r->torch.noom_owner ? r->torch.oom_owner[0].stack : "");
+			snprintf(f->evidence + strlen(f->evidence),
+			         sizeof(f->evidence) - strlen(f->evidence),
+			         "the program then %s %d %s; peak device memory %.1f MiB",
+			         sig ? "died of signal" : "exited with status",
+			         sig ? WTERMSIG(r->wait_status) : code, reached,
+			         (r->mem_peak ? r->mem_peak : r->torch.max_reserved) / 1048576.0);
 			snprintf(
 			    f->fix, sizeof(f->fix),
 			    "See 'Where the memory goes': the peak's stack and growth per step say "
@@ -507,29 +522,39 @@ static void rule_leak(rule_ctx_t *c)
 	         "above is where the growing allocations are made.");
 }
 
+/* The rank's device memory peak: CUDA's (CUPTI's records), else PyTorch's reserved. */
+static uint64_t peak_of(const gp_rank_t *r)
+{
+	return r->mem_peak ? r->mem_peak : r->torch.max_reserved;
+}
+
 static void rule_optimizer(rule_ctx_t *c)
 {
 	gp_job_t *job = c->job;
 	const gp_rank_t *w = NULL;
 	for (unsigned i = 0; i < job->nranks; i++) {
 		const gp_rank_t *r = &job->ranks[i];
-		if (r->mem_peak && (double)r->optimizer_bytes / r->mem_peak >= OPT_STATE_SHARE &&
+		if (peak_of(r) && (double)r->optimizer_bytes / peak_of(r) >= OPT_STATE_SHARE &&
 		    (!w || r->optimizer_bytes > w->optimizer_bytes))
 			w = r;
 	}
 	gp_finding_t *f;
 	if (!w || !(f = add(job, "optimizer_state", GP_F_MEMORY, w)))
 		return;
+	uint64_t peak = peak_of(w);
+	bool torch = !strcmp(w->optimizer_source, "PyTorch optimizer state");
 	f->saving_bytes = w->optimizer_bytes / 2.0; /* bf16 states, or 2-way sharding */
-	f->score = (double)w->optimizer_bytes / w->mem_peak;
+	f->score = (double)w->optimizer_bytes / peak;
 	snprintf(f->title, sizeof(f->title),
 	         "Optimizer state holds %.0f%% of peak device memory on rank %d",
-	         100.0 * w->optimizer_bytes / w->mem_peak, w->rank);
+	         100.0 * w->optimizer_bytes / peak, w->rank);
 	snprintf(f->evidence, sizeof(f->evidence),
-	         "%.1f MiB allocated in the first optimizer step and still held at the last step; "
-	         "peak %.1f MiB; bf16 states or sharding over 2 ranks would free about %.1f MiB",
-	         w->optimizer_bytes / 1048576.0, w->mem_peak / 1048576.0,
-	         f->saving_bytes / 1048576.0);
+	         "%.1f MiB %s; peak %.1f MiB; bf16 states or sharding over 2 ranks would free "
+	         "about %.1f MiB",
+	         w->optimizer_bytes / 1048576.0,
+	         torch ? "in the optimizers' state tensors on the GPU (PyTorch's own figures)"
+	               : "allocated in the first optimizer step and still held at the last step",
+	         peak / 1048576.0, f->saving_bytes / 1048576.0);
 	snprintf(f->threshold, sizeof(f->threshold), "optimizer state >= %.0f%% of peak",
 	         OPT_STATE_SHARE * 100);
 	snprintf(f->fix, sizeof(f->fix),

@@ -115,6 +115,8 @@ static void add_range(rank_data_t *d, gp_rank_t *r, range_t *rg)
 	VEC_PUSH(d->ranges, *rg);
 }
 
+static void feed_fw(rank_data_t *d, gp_rank_t *r, const gp_event_t *e);
+
 void gp_rd_feed(rank_data_t *d, gp_rank_t *r, const gp_event_t *e)
 {
 	if (gp_symtab_feed(&d->sym, e))
@@ -346,9 +348,106 @@ typed:
 		if (e->c > r->capture_switch_max_ns)
 			r->capture_switch_max_ns = e->c;
 		break;
+	case GP_EV_FW:
+		feed_fw(d, r, e);
+		break;
 	case GP_EV_YIELD:
 		snprintf(r->yielded + strlen(r->yielded), sizeof(r->yielded) - strlen(r->yielded),
 		         "%s%s", r->yielded[0] ? "; " : "", gp_rd_str(d, (uint32_t)e->b));
+		break;
+	default:
+		break;
+	}
+}
+
+/* What PyTorch said (GP_EV_FW, agent/python/_gpuprof.py). */
+static void copy_text(char *dst, size_t cap, const char *s)
+{
+	snprintf(dst, cap, "%s", s);
+}
+
+static void feed_fw(rank_data_t *d, gp_rank_t *r, const gp_event_t *e)
+{
+	struct gp_torch *t = &r->torch;
+	const char *text = e->b ? gp_rd_str(d, (uint32_t)e->b) : "";
+	t->seen = true;
+	switch (e->u8) {
+	case GP_FW_INFO:
+		copy_text(t->info, sizeof(t->info), text);
+		break;
+	case GP_FW_MISSING:
+		if (!strstr(t->missing, text))
+			snprintf(t->missing + strlen(t->missing),
+			         sizeof(t->missing) - strlen(t->missing), "%s%s",
+			         t->missing[0] ? "; " : "", text);
+		break;
+	case GP_FW_OPT_END:
+		VEC_PUSH(d->opt_ends, e->ts << 8 | (e->a < 255 ? e->a : 255));
+		if (e->a < 8) {
+			if (e->a >= t->nopt)
+				t->nopt = (unsigned)e->a + 1;
+			if (e->c > t->opt[e->a].steps)
+				t->opt[e->a].steps = e->c;
+		}
+		break;
+	case GP_FW_OPT_STATE: /* the latest figure of each optimizer */
+		if (e->a < 8) {
+			if (e->a >= t->nopt)
+				t->nopt = (unsigned)e->a + 1;
+			t->opt[e->a].bytes = e->d;
+			t->opt[e->a].device_bytes = e->c;
+			copy_text(t->opt[e->a].what, sizeof(t->opt[0].what), text);
+		}
+		break;
+	case GP_FW_MEM_STEP: /* d: the optimizer step it follows (0: at exit) */
+		if (e->d) {
+			VEC_PUSH(d->torch_mem, e->d);
+			VEC_PUSH(d->torch_mem, e->a);
+		}
+		t->allocated_end = e->a;
+		t->reserved_end = e->c;
+		break;
+	case GP_FW_MEM_PEAK: /* a new picture of the peak replaces the owners of the last */
+		if (e->a >= t->max_allocated) {
+			t->max_allocated = e->a;
+			t->frag_at_peak = e->d;
+		}
+		t->nowner = 0;
+		t->grow_stale = true; /* a later window's records replace the last window's */
+		if (e->c > t->max_reserved)
+			t->max_reserved = e->c;
+		break;
+	case GP_FW_OWNER: {
+		gp_owner_t *o = NULL;
+		if (e->d == 1 && t->nowner < 8) {
+			o = &t->owner[t->nowner++];
+		} else if (e->d == 3 && (t->grow_stale || t->ngrow_owner < 8)) {
+			if (t->grow_stale)
+				t->ngrow_owner = 0, t->grow_stale = false;
+			o = &t->grow_owner[t->ngrow_owner++];
+		} else if (e->d == 2 && t->noom_owner < 8) {
+			o = &t->oom_owner[t->noom_owner++];
+		}
+		if (o) {
+			o->bytes = e->a;
+			o->tensors = e->c;
+			copy_text(o->stack, sizeof(o->stack), text);
+		}
+		break;
+	}
+	case GP_FW_OOM: /* the first: what failed, not the retries after it */
+		if (!t->oom) {
+			t->oom = true;
+			t->oom_requested = e->a;
+			t->oom_total = e->c;
+			t->oom_free = e->d;
+		}
+		break;
+	case GP_FW_SNAPSHOT:
+		copy_text(e->a == GP_SNAP_PEAK  ? t->snap_peak
+		          : e->a == GP_SNAP_OOM ? t->snap_oom
+		                                : t->snap_exit,
+		          sizeof(t->snap_peak), text);
 		break;
 	default:
 		break;
@@ -367,6 +466,7 @@ void gp_rd_reset(rank_data_t *d)
 	u64map_clear(&d->stack_of);
 	u64map_clear(&d->started_of);
 	d->started.n = d->steps.n = d->ctrl.n = d->marks.n = 0;
+	d->opt_ends.n = d->torch_mem.n = 0;
 	d->ts_lo = d->ts_hi = 0;
 	d->hdr_realtime = d->hdr_monotonic = d->start_ts = 0;
 	d->nvml.n = d->nvtx_marks.n = 0;
@@ -404,6 +504,8 @@ void gp_rd_free(rank_data_t *d)
 	VEC_FREE(d->started);
 	VEC_FREE(d->steps);
 	VEC_FREE(d->marks);
+	VEC_FREE(d->opt_ends);
+	VEC_FREE(d->torch_mem);
 	VEC_FREE(d->prof);
 	VEC_FREE(d->ctrl);
 }

@@ -29,7 +29,7 @@ static const struct {
             "                   -- PROGRAM [ARGS]\n"},
     {"capture", "gpuprof capture on|off [--mem] PID\n"},
     {"report", "gpuprof report [--step=S] [--format=text|json] [-o|--output=FILE|-] [--sacct]\n"
-               "                      [--steps-from=auto|nvtx|profiler|kernels]\n"
+               "                      [--steps-from=auto|nvtx|optimizer|profiler|kernels]\n"
                "                      [--quiet] [--summary-line] JOBDIR|JOBID\n"},
     {"export", "gpuprof export --format=chrome|memviz|html [--ranks=LIST] [--max-events=N]\n"
                "                      [--window=FROM:TO] -o|--output=FILE|- JOBDIR\n"},
@@ -129,6 +129,12 @@ static const char *agent_path(void)
 static const char *inject_path(void)
 {
 	return beside_us(GP_ENV_INJECT, ".libs/libgpuprof-inject.so", GP_INJECT_PATH, R_OK);
+}
+
+/* The PyTorch integration's directory (agent/python; a build tree copies it to python/) */
+static const char *python_dir(void)
+{
+	return beside_us(GP_ENV_PYTHON, "python", GP_PYTHON_DIR, R_OK);
 }
 
 /* gpuprof capture on|off [--mem] PID: switch CUDA activity tracing (and with --mem,
@@ -319,6 +325,7 @@ static int cmd_run(int argc, char **argv)
 	setenv(GP_ENV_MODES, err, 1);
 	setenv(GP_ENV_JOBDIR, dir, 1);
 	setenv(GP_ENV_INJECT, inject_path(), 0);
+	setenv(GP_ENV_PYTHON, python_dir(), 0);
 	const char *agent = agent_path();
 	char **av = calloc((size_t)(argc - i) + 3, sizeof(char *));
 	if (!av)

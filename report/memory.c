@@ -165,6 +165,20 @@ void gp_pass_memory(gp_rank_t *r, rank_data_t *d)
 	if (have_api)
 		stack_text(d, d->apis.v[ai - 1].stack, r->mem_peak_stack,
 		           sizeof(r->mem_peak_stack));
+	if (r->mem_peak_stack[0]) {
+		snprintf(r->mem_peak_stack_source, sizeof(r->mem_peak_stack_source),
+		         "CUPTI allocation callback");
+	} else { /* CUPTI's callbacks left to PyTorch's profiler: PyTorch's largest owner
+		    of the peak that has a stack ("(no stack: ...)" groups come first by size) */
+		for (unsigned k = 0; k < r->torch.nowner; k++)
+			if (r->torch.owner[k].stack[0] != '(') {
+				snprintf(r->mem_peak_stack, sizeof(r->mem_peak_stack), "%s",
+				         r->torch.owner[k].stack);
+				snprintf(r->mem_peak_stack_source, sizeof(r->mem_peak_stack_source),
+				         "PyTorch allocator history");
+				break;
+			}
+	}
 	r->mem_peak_step = -1;
 	if (r->mem_peak)
 		peak_context(r, d, peak_ts, have_api ? &d->apis.v[ai - 1] : NULL);
@@ -207,6 +221,14 @@ void gp_pass_memory(gp_rank_t *r, rank_data_t *d)
 			r->optimizer_bytes += m->bytes;
 	}
 	u64map_free(&live_map);
+	if (r->optimizer_bytes)
+		snprintf(r->optimizer_source, sizeof(r->optimizer_source), "first optimizer range");
+	/* PyTorch's optimizers say what they keep: their state tensors on the GPU */
+	if (r->torch.opt_device_bytes) {
+		r->optimizer_bytes = r->torch.opt_device_bytes;
+		snprintf(r->optimizer_source, sizeof(r->optimizer_source),
+		         "PyTorch optimizer state");
+	}
 	r->nvml_mem_max = d->nvml_mem_max;
 	r->nvml_samples = d->nvml_samples;
 	r->nvml_util_mean = d->nvml_samples ? (double)d->nvml_util_sum / d->nvml_samples : 0;

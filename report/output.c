@@ -73,6 +73,151 @@ static double io_rate(const gp_rank_t *r, int k)
 
 /* PCIe/NVLink traffic and GPU faults (mode gpu), only when something was sampled or
  * NVML said what it could not sample. */
+static double mib(uint64_t b)
+{
+	return b / 1048576.0;
+}
+
+static void print_owners(FILE *out, const char *what, const gp_owner_t *o, unsigned n)
+{
+	for (unsigned k = 0; k < n; k++)
+		fprintf(out, "       %-22s %9.1f MiB %6llu tensors  %s\n", what, mib(o[k].bytes),
+		        (unsigned long long)o[k].tensors, o[k].stack);
+}
+
+/* What PyTorch said about itself (agent/python): steps from its optimizers, their state,
+ * its caching allocator's figures and the owners of its peak, an out-of-memory error. */
+static void print_torch(FILE *out, const gp_job_t *job)
+{
+	bool any = false;
+	for (unsigned i = 0; i < job->nranks; i++)
+		any |= job->ranks[i].torch.seen;
+	if (!any)
+		return;
+	fprintf(out, "\n== PyTorch (from PyTorch itself) ==\n");
+	for (unsigned i = 0; i < job->nranks; i++) {
+		const gp_rank_t *r = &job->ranks[i];
+		const struct gp_torch *t = &r->torch;
+		if (!t->seen)
+			continue;
+		fprintf(out, "rank %s: %s\n", label(job, r), t->info[0] ? t->info : "(no summary)");
+		if (t->opt_steps)
+			fprintf(out,
+			        "       optimizer.step(): %u calls, %.3f ms apart (median after "
+			        "warm-up)%s\n",
+			        t->opt_steps, t->opt_period_median_ms,
+			        strcmp(r->step_source, "optimizer") && r->step_source[0]
+			            ? "; the steps above are the program's own"
+			            : "");
+		for (unsigned k = 0; k < t->nopt && k < 8; k++)
+			if (t->opt[k].what[0])
+				fprintf(out,
+				        "       optimizer %u state: %.1f MiB (%.1f MiB on the "
+				        "GPU): %s\n",
+				        k, mib(t->opt[k].bytes), mib(t->opt[k].device_bytes),
+				        t->opt[k].what);
+		if (t->max_allocated || t->max_reserved)
+			fprintf(
+			    out,
+			    "       allocator: peak allocated %.1f MiB, peak reserved %.1f MiB, "
+			    "reserved but unused at the peak %.1f MiB; at the end %.1f / %.1f MiB; "
+			    "growth %.1f KiB/step\n",
+			    mib(t->max_allocated), mib(t->max_reserved), mib(t->frag_at_peak),
+			    mib(t->allocated_end), mib(t->reserved_end),
+			    t->growth_per_step / 1024.0);
+		print_owners(out, "live at the peak", t->owner, t->nowner);
+		print_owners(out, "kept by recorded steps", t->grow_owner, t->ngrow_owner);
+		if (t->oom) {
+			fprintf(
+			    out,
+			    "       CUDA out of memory: %.1f MiB requested with %.1f MiB free of "
+			    "%.1f MiB\n",
+			    mib(t->oom_requested), mib(t->oom_free), mib(t->oom_total));
+			print_owners(out, "held at the OOM", t->oom_owner, t->noom_owner);
+		}
+		if (t->snap_peak[0] || t->snap_oom[0] || t->snap_exit[0])
+			fprintf(out,
+			        "       memory_viz pickles: %s%s%s%s%s (open in "
+			        "pytorch.org/memory_viz)\n",
+			        t->snap_exit, t->snap_exit[0] && t->snap_peak[0] ? ", " : "",
+			        t->snap_peak,
+			        (t->snap_exit[0] || t->snap_peak[0]) && t->snap_oom[0] ? ", " : "",
+			        t->snap_oom);
+		if (t->missing[0])
+			fprintf(out, "       not collected: %s\n", t->missing);
+	}
+}
+
+static void json_owners(FILE *out, const gp_owner_t *o, unsigned n)
+{
+	for (unsigned k = 0; k < n; k++) {
+		fprintf(out, "%s{\"bytes\": %llu, \"tensors\": %llu, \"stack\": ", k ? ", " : "",
+		        (unsigned long long)o[k].bytes, (unsigned long long)o[k].tensors);
+		gp_json_str(out, o[k].stack);
+		fprintf(out, "}");
+	}
+}
+
+static void json_torch(FILE *out, const gp_rank_t *r)
+{
+	const struct gp_torch *t = &r->torch;
+	fprintf(out, ",\n     \"pytorch\": ");
+	if (!t->seen) {
+		fprintf(out, "null");
+		return;
+	}
+	fprintf(out, "{\"info\": ");
+	gp_json_str(out, t->info);
+	fprintf(out, ", \"not_collected\": ");
+	gp_json_str(out, t->missing);
+	fprintf(out,
+	        ", \"optimizer_steps\": %u, \"optimizer_period_median_ms\": %.6f, "
+	        "\"optimizer_state_bytes\": %llu, \"optimizer_state_device_bytes\": %llu, "
+	        "\"optimizers\": [",
+	        t->opt_steps, t->opt_period_median_ms, (unsigned long long)t->opt_bytes,
+	        (unsigned long long)t->opt_device_bytes);
+	for (unsigned k = 0; k < t->nopt && k < 8; k++) {
+		fprintf(out,
+		        "%s{\"steps\": %llu, \"state_bytes\": %llu, \"state_device_bytes\": %llu, "
+		        "\"state\": ",
+		        k ? ", " : "", (unsigned long long)t->opt[k].steps,
+		        (unsigned long long)t->opt[k].bytes,
+		        (unsigned long long)t->opt[k].device_bytes);
+		gp_json_str(out, t->opt[k].what);
+		fprintf(out, "}");
+	}
+	fprintf(out,
+	        "], \"max_allocated_bytes\": %llu, \"max_reserved_bytes\": %llu, "
+	        "\"reserved_unused_at_peak_bytes\": %llu, \"allocated_end_bytes\": %llu, "
+	        "\"reserved_end_bytes\": %llu, \"growth_bytes_per_step\": %.1f, "
+	        "\"peak_owners\": [",
+	        (unsigned long long)t->max_allocated, (unsigned long long)t->max_reserved,
+	        (unsigned long long)t->frag_at_peak, (unsigned long long)t->allocated_end,
+	        (unsigned long long)t->reserved_end, t->growth_per_step);
+	json_owners(out, t->owner, t->nowner);
+	fprintf(out, "], \"kept_by_recorded_steps\": [");
+	json_owners(out, t->grow_owner, t->ngrow_owner);
+	fprintf(out, "], \"oom\": ");
+	if (t->oom) {
+		fprintf(out,
+		        "{\"requested_bytes\": %llu, \"total_bytes\": %llu, \"free_bytes\": %llu, "
+		        "\"holders\": [",
+		        (unsigned long long)t->oom_requested, (unsigned long long)t->oom_total,
+		        (unsigned long long)t->oom_free);
+		json_owners(out, t->oom_owner, t->noom_owner);
+		fprintf(out, "]}");
+	} else {
+		fprintf(out, "null");
+	}
+	fprintf(out, ", \"memviz\": {\"exit\": ");
+	gp_json_str(out, t->snap_exit);
+	fprintf(out, ", \"peak\": ");
+	gp_json_str(out, t->snap_peak);
+	fprintf(out, ", \"oom\": ");
+	gp_json_str(out, t->snap_oom);
+	fprintf(out, "}}");
+}
+
 static void print_io(FILE *out, const gp_job_t *job)
 {
 	bool any = false;
@@ -259,7 +404,9 @@ void gp_report_text(const gp_job_t *job, FILE *out)
 		        r->optimizer_bytes / 1048576.0, r->mem_static / 1048576.0,
 		        r->nvml_mem_max / 1048576.0);
 		if (r->mem_peak_stack[0])
-			fprintf(out, "       peak reached by: %s\n", r->mem_peak_stack);
+			fprintf(out, "       peak reached by: %s%s%s%s\n", r->mem_peak_stack,
+			        r->mem_peak_stack_source[0] ? " (stack from " : "",
+			        r->mem_peak_stack_source, r->mem_peak_stack_source[0] ? ")" : "");
 		if (r->mem_peak_step >= 0 || r->mem_peak_ranges[0]) {
 			fprintf(out, "       peak reached");
 			if (r->mem_peak_step >= 0)
@@ -278,6 +425,7 @@ void gp_report_text(const gp_job_t *job, FILE *out)
 			fprintf(out, "       live at the last step from %-20s %10.1f MiB\n",
 			        r->owners[o].module, r->owners[o].bytes / 1048576.0);
 	}
+	print_torch(out, job);
 	fprintf(out, "\n== Data quality ==\n");
 	unsigned incomplete = 0;
 	for (unsigned i = 0; i < job->nranks; i++) {
@@ -470,6 +618,10 @@ void gp_report_json(const gp_job_t *job, FILE *out)
 		        (unsigned long long)r->optimizer_bytes,
 		        (unsigned long long)r->nvml_mem_max);
 		gp_json_str(out, r->mem_peak_stack);
+		fprintf(out, ", \"peak_stack_source\": ");
+		gp_json_str(out, r->mem_peak_stack_source);
+		fprintf(out, ", \"optimizer_source\": ");
+		gp_json_str(out, r->optimizer_source);
 		if (r->mem_peak_step >= 0)
 			fprintf(out, ", \"peak_step\": %d", r->mem_peak_step);
 		else
@@ -513,8 +665,10 @@ void gp_report_json(const gp_job_t *job, FILE *out)
 		    r->capture_window ? "true" : "false", r->captured_steps,
 		    (unsigned long long)r->capture_switches,
 		    (unsigned long long)r->capture_switch_max_ns);
+		fprintf(out, "}");
+		json_torch(out, r);
 		fprintf(out,
-		        "},\n     \"quality\": {\"records\": %llu, \"truncated\": %s, "
+		        ",\n     \"quality\": {\"records\": %llu, \"truncated\": %s, "
 		        "\"corrupt_chunks\": "
 		        "%llu, \"dropped_ring\": %llu, \"dropped_cupti\": %llu, "
 		        "\"dropped_strings\": %llu, "

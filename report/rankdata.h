@@ -106,6 +106,8 @@ typedef struct rank_data {
 	VEC(uint64_t) prof;      /* cudaProfilerStart/Stop: ts << 1 | start */
 	VEC(step_t) steps;       /* sorted by start */
 	VEC(mark_t) marks;       /* in the order they completed */
+	VEC(uint64_t) opt_ends;  /* optimizer.step() returns: ts << 8 | optimizer index */
+	VEC(uint64_t) torch_mem; /* optimizer step, allocated bytes after it (PyTorch's): pairs */
 	uint32_t step_tid;       /* the thread that ran the step ranges (0: none/unknown) */
 	bool tid_mismatch;       /* NVTX and CUDA API records carry unrelated thread ids */
 	/* the rank's CUDA allocation that failed for lack of memory, if any */
@@ -117,7 +119,7 @@ typedef struct rank_data {
 } rank_data_t;
 
 /* Where steps come from: the first source that yields two or more (auto), or one. */
-enum { GP_STEPS_AUTO = 0, GP_STEPS_NVTX, GP_STEPS_PROFILER, GP_STEPS_KERNELS };
+enum { GP_STEPS_AUTO = 0, GP_STEPS_NVTX, GP_STEPS_PROFILER, GP_STEPS_KERNELS, GP_STEPS_OPTIMIZER };
 
 /* load.c */
 void gp_rd_reset(rank_data_t *d);

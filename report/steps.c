@@ -3,6 +3,8 @@
  * Where steps come from, in order (GP_STEPS_AUTO takes the first that gives two):
  *   nvtx      the program's most repeated outermost NVTX range (GPUPROF_STEP_RANGE names
  *             one), in its own domain;
+ *   optimizer PyTorch's optimizer.step() calls (GP_FW_OPT_END, agent/python): a step
+ *             ends where the optimizer that steps most returns;
  *   profiler  cudaProfilerStart/Stop windows;
  *   kernels   the repetition of the launch sequence: the smallest period P at which the
  *             sequence of GPU work (kernel names, copies, sets, in launch order) repeats,
@@ -82,6 +84,93 @@ static int cmp_u64(const void *a, const void *b)
 {
 	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
 	return x < y ? -1 : x > y;
+}
+
+/* The optimizer whose step() returned most often (the first of equals: in a GAN both
+ * step once an iteration); -1 when none returned twice. */
+static int step_optimizer(rank_data_t *d, size_t *count)
+{
+	size_t cnt[256] = {0}, best = 0;
+	int who = -1;
+	if (d->opt_ends.n)
+		qsort(d->opt_ends.v, d->opt_ends.n, sizeof(uint64_t), cmp_u64);
+	for (size_t i = 0; i < d->opt_ends.n; i++)
+		cnt[d->opt_ends.v[i] & 0xff]++;
+	for (int k = 0; k < 256; k++)
+		if (cnt[k] > best)
+			best = cnt[k], who = k;
+	*count = best;
+	return best >= 2 ? who : -1;
+}
+
+/* Steps from optimizer.step(): each runs from the previous return of the step
+ * optimizer's step() to its own (the first from the program's start). */
+static size_t optimizer_steps(gp_rank_t *r, rank_data_t *d)
+{
+	size_t count;
+	int who = step_optimizer(d, &count);
+	if (who < 0)
+		return 0;
+	uint64_t prev = d->start_ts ? d->start_ts : d->first_ts;
+	for (size_t i = 0; i < d->opt_ends.n; i++) {
+		if ((int)(d->opt_ends.v[i] & 0xff) != who)
+			continue;
+		step_t s = {.start = prev, .end = d->opt_ends.v[i] >> 8};
+		if (s.end > s.start)
+			VEC_PUSH(d->steps, s);
+		prev = s.end;
+	}
+	if (d->steps.n < 2) {
+		d->steps.n = 0;
+		return 0;
+	}
+	snprintf(r->step_name, sizeof(r->step_name), "optimizer.step()");
+	snprintf(r->step_source, sizeof(r->step_source), "optimizer");
+	snprintf(r->step_how, sizeof(r->step_how),
+	         "PyTorch optimizer.step() returns (optimizer %d of %u, %zu calls)", who,
+	         r->torch.nopt ? r->torch.nopt : 1, count);
+	return d->steps.n;
+}
+
+/* PyTorch's own view of the steps, whatever the steps came from: how many times the
+ * step optimizer returned and the median time between returns after warm-up (to set
+ * beside NVTX steps), and the allocator's growth per step. */
+static void torch_steps(gp_rank_t *r, rank_data_t *d)
+{
+	size_t count;
+	int who = step_optimizer(d, &count);
+	unsigned w = d->warmup;
+	if (who >= 0) {
+		double *v = malloc(count * sizeof(double));
+		size_t n = 0, k = 0;
+		uint64_t prev = 0;
+		for (size_t i = 0; v && i < d->opt_ends.n; i++) {
+			if ((int)(d->opt_ends.v[i] & 0xff) != who)
+				continue;
+			uint64_t t = d->opt_ends.v[i] >> 8;
+			if (k++ >= w && k > 1 && t > prev)
+				v[n++] = (double)(t - prev) / 1e6;
+			prev = t;
+		}
+		r->torch.opt_steps = (unsigned)count;
+		r->torch.opt_period_median_ms = n ? gp_median(v, n) : 0;
+		free(v);
+	}
+	/* growth: from the first sample after warm-up to the last, per optimizer step */
+	size_t m = d->torch_mem.n / 2, first = m;
+	const uint64_t *a = d->torch_mem.v;
+	r->torch.nmem_steps = (unsigned)m;
+	for (size_t i = 0; i < m && first == m; i++)
+		if (a[2 * i] > w)
+			first = i;
+	if (first + 1 < m && a[2 * (m - 1)] > a[2 * first])
+		r->torch.growth_per_step = ((double)a[2 * m - 1] - (double)a[2 * first + 1]) /
+		                           (double)(a[2 * (m - 1)] - a[2 * first]);
+	r->torch.opt_bytes = r->torch.opt_device_bytes = 0;
+	for (unsigned i = 0; i < r->torch.nopt && i < 8; i++) {
+		r->torch.opt_bytes += r->torch.opt[i].bytes;
+		r->torch.opt_device_bytes += r->torch.opt[i].device_bytes;
+	}
 }
 
 static size_t profiler_steps(gp_rank_t *r, rank_data_t *d)
@@ -395,7 +484,8 @@ static void step_timing(gp_rank_t *r, rank_data_t *d)
 		ng = marker_samples(d, w, gpu);
 		markers = ng > 0;
 	}
-	if (strcmp(r->step_source, "kernels"))
+	/* found without a range of the program's: no CPU range to speak of */
+	if (strcmp(r->step_source, "kernels") && strcmp(r->step_source, "optimizer"))
 		summarise(cpu, nc, &r->cpu_median_ms, &r->cpu_p95_ms);
 	summarise(per, np, &r->period_median_ms, &r->period_p95_ms);
 	summarise(gpu, ng, &r->gpu_median_ms, &r->gpu_p95_ms);
@@ -426,8 +516,12 @@ void gp_pass_steps(gp_rank_t *r, rank_data_t *d)
 {
 	size_t n = 0;
 	d->steps.n = 0;
+	if (r->torch.seen)
+		torch_steps(r, d);
 	if (d->steps_from == GP_STEPS_AUTO || d->steps_from == GP_STEPS_NVTX)
 		n = nvtx_steps(r, d);
+	if (!n && (d->steps_from == GP_STEPS_AUTO || d->steps_from == GP_STEPS_OPTIMIZER))
+		n = optimizer_steps(r, d);
 	if (!n && (d->steps_from == GP_STEPS_AUTO || d->steps_from == GP_STEPS_PROFILER))
 		n = profiler_steps(r, d);
 	if (!n && (d->steps_from == GP_STEPS_AUTO || d->steps_from == GP_STEPS_KERNELS))

@@ -946,3 +946,42 @@ __attribute__((visibility("default"))) int InitializeInjection(void)
 	pthread_once(&cuda_once, cuda_init);
 	return 1;
 }
+
+/* ---- framework integration (agent/python/_gpuprof.py, through ctypes) ----
+ * The Python hook loads this library itself: a CPU-only PyTorch never starts CUDA or
+ * NVTX, which is how the library is otherwise loaded. It attaches on its first record,
+ * not at import, so a launcher that imports torch but trains nothing (torchrun) never
+ * takes the ring from the workers it starts. */
+__attribute__((visibility("default"))) int gpuprof_fw_attach(void)
+{
+	pthread_once(&init_once, do_init);
+	return on() && getpid() == g.owner;
+}
+
+__attribute__((visibility("default"))) uint64_t gpuprof_fw_now(void)
+{
+	return gp_clock_ns();
+}
+
+/* One GP_EV_FW record (event.h lists the kinds); text, when given, is interned into b.
+ * The end of an optimizer step is a step boundary: without CUDA activity records it
+ * gets a completion marker, as the end of an outermost NVTX range does. */
+__attribute__((visibility("default"))) void
+gpuprof_fw_event(unsigned kind, unsigned dev, uint64_t a, uint64_t c, uint64_t d, const char *text)
+{
+	if (!on() || getpid() != g.owner || kind == 0 || kind >= GP_FW_N)
+		return;
+	gp_event_t e = {.type = GP_EV_FW,
+	                .u8 = (uint8_t)kind,
+	                .u16 = (uint16_t)(dev > 0xffff ? 0xffff : dev),
+	                .tid = my_tid(),
+	                .ts = gp_clock_ns(),
+	                .a = a,
+	                .c = c,
+	                .d = d};
+	if (text && *text)
+		e.b = intern_cstr(text);
+	emit(&e);
+	if (kind == GP_FW_OPT_END)
+		gp_marker_step_end(e.ts);
+}

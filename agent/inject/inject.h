@@ -44,6 +44,13 @@ int gp_cupti_start(const gp_inject_api_t *api, char *why, unsigned whylen);
 void gp_cupti_flush(void);
 void gp_cupti_capture(unsigned modes);
 int gp_cupti_stream_id(void *stream, uint32_t *id);
+/* The framework integration's calls into libgpuprof-inject.so (agent/python/_gpuprof.py,
+ * through ctypes): attach to the agent's ring (1: recording), the clock records carry,
+ * and one GP_EV_FW record (kind GP_FW_*, text interned into b). */
+int gpuprof_fw_attach(void);
+uint64_t gpuprof_fw_now(void);
+void gpuprof_fw_event(unsigned kind, unsigned dev, uint64_t a, uint64_t c, uint64_t d,
+                      const char *text);
 /* Test hook: the calling thread's Python frames (CPython, GIL held) as text. */
 int gp_cupti_pyframes(char *out, int len);
 

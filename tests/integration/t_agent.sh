@@ -131,9 +131,12 @@ cmp -s in.bin out.bin; ok $? "stdin to stdout byte for byte through the agent"
 [ ! -s err.txt ]; ok $? "nothing on stderr"
 run printf '%s|' "a b" $'new\nline' "ünï" "" >argv.txt
 [ "$(cat argv.txt)" = "a b|new"$'\n'"line|ünï||" ]; ok $? "argv with spaces, newlines, UTF-8 and empty strings"
-env | grep -v '^GPUPROF_\|^_=' | sort >env0.txt
-run env | grep -v '^GPUPROF_\|^_=\|INJECTION64_PATH' | sort >env1.txt
-diff -q env0.txt env1.txt >/dev/null; ok $? "environment unchanged apart from gpuprof's own variables"
+env | grep -v '^GPUPROF_\|^_=\|^PYTHONPATH=' | sort >env0.txt
+run env | grep -v '^GPUPROF_\|^_=\|INJECTION64_PATH\|^PYTHONPATH=' | sort >env1.txt
+diff -q env0.txt env1.txt >/dev/null; ok $? "environment unchanged apart from gpuprof's own variables and PYTHONPATH"
+pp=$(PYTHONPATH=/a:/b run printenv PYTHONPATH)
+[ -f "${pp%%:*}/sitecustomize.py" ] && [ "${pp#*:}" = "/a:/b" ]
+ok $? "PYTHONPATH: the PyTorch integration's directory first, the user's after it ($pp)"
 
 # the program killed mid-run: everything drained before is in the rank file
 slow="$B/gpuprof-train-mlp --steps 100000 --dim 8 --layers 2 --batch 2 --host-stall-ms 2"

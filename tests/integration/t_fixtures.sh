@@ -23,6 +23,39 @@ for d in "$F"/*/; do
 		ok $? "$name (captured without cuda) trace has no kernel slices"
 	fi
 done
+# the PyTorch integration's captures against PyTorch's own figures (TRUTH)
+python3 - "$T" "$F" <<'PY'
+import json, sys
+T, F = sys.argv[1], sys.argv[2]
+def load(n):
+    r = json.load(open(f"{T}/{n}.json"))["ranks"][0]
+    truth = dict(l.split()[:2] for l in open(f"{F}/{n}/TRUTH") if len(l.split()) >= 2 and l.split()[1][:1].isdigit())
+    return r, truth
+fails = []
+def check(cond, what):
+    print(("ok" if cond else "FAIL") + " " + what)
+    cond or fails.append(what)
+r, t = load("pt-mem"); p = r["pytorch"]
+check(p["max_allocated_bytes"] == int(t["max_memory_allocated"]), "pt-mem: peak allocated = max_memory_allocated()")
+check(sum(o["bytes"] for o in p["peak_owners"]) == int(t["max_memory_allocated"]), "pt-mem: the peak's tensors add up to it")
+check(p["reserved_end_bytes"] == int(t["memory_reserved"]), "pt-mem: reserved = memory_reserved()")
+check(p["optimizer_state_bytes"] == int(t["optimizer_state_bytes"]), "pt-mem: optimizer state = Adam's state tensors")
+check(r["memory"]["optimizer_source"] == "PyTorch optimizer state", "pt-mem: the optimizer finding uses PyTorch's figure")
+check(p["optimizer_steps"] == r["steps"]["count"] == 30 and r["steps"]["source"] == "nvtx", "pt-mem: optimizer.step() calls = NVTX steps")
+check(abs(p["optimizer_period_median_ms"] / r["steps"]["period_median_ms"] - 1) < 0.05, "pt-mem: their periods agree")
+r, t = load("pt-nonvtx")
+check(r["steps"]["source"] == "optimizer" and r["steps"]["count"] == 30, "pt-nonvtx: 30 steps from optimizer.step()")
+check(abs(r["steps"]["median_ms"] / float(t["synchronised_step_ms"]) - 1) < 0.05, "pt-nonvtx: median within 5 % of the synchronised step time")
+r, t = load("pt-oom"); o = r["pytorch"]["oom"]
+check(o and abs(o["requested_bytes"] / int(t["request_bytes"]) - 1) < 0.001, "pt-oom: the failed request")
+check(o and "oom.py:6" in o["holders"][0]["stack"], "pt-oom: what held the memory")
+r, t = load("pt-leak"); p = r["pytorch"]
+check(abs(p["growth_bytes_per_step"] - 8388608) < 0.01 * 8388608, "pt-leak: growth 8 MiB per step at tensor level")
+check("train_mlp.py:104" in p["kept_by_recorded_steps"][0]["stack"], "pt-leak: the recorded steps kept the leak's line")
+check(p["max_allocated_bytes"] == int(t["max_memory_allocated"]), "pt-leak: peak allocated = max_memory_allocated()")
+sys.exit(1 if fails else 0)
+PY
+ok $? "PyTorch integration fixtures (pt-*) agree with PyTorch's own figures"
 python3 - "$T/known.json" <<'PY'
 import json, sys
 r = json.load(open(sys.argv[1]))["ranks"][0]

@@ -1,0 +1,709 @@
+"""gpuprof's PyTorch integration, with no change to the user's script.
+
+sitecustomize.py (this directory, first on PYTHONPATH under gpuprof's agent) calls arm().
+Nothing happens until the program imports torch; then, right after torch's own import:
+
+  steps     every optimizer's step() is timed (torch's global optimizer step hooks from
+            2.0, a per-class wrapper of step() on 1.13), so a script without NVTX ranges
+            has steps, and the optimizer's state is measured from its state tensors after
+            its first steps;
+  memory    in mem mode, once the program initialises CUDA: the caching allocator's own
+            history (torch.cuda.memory._record_memory_history, a bounded ring), the
+            allocator's counters after every step, the live tensors at the memory peak
+            and at an out-of-memory error grouped by Python stack, and memory_viz pickles
+            next to the rank file (at the peak, at an OOM, at exit and at SIGTERM).
+
+Everything goes into the rank file through libgpuprof-inject.so (gpuprof_fw_event, one
+GP_EV_FW record each; see common/event.h), so it survives a crash like the rest. The
+library is attached on the first record, not at import: a launcher that imports torch
+and trains nothing (torchrun) never takes the rank file from its workers.
+
+Rules: the training run is never changed or stopped. Every hook catches its own errors;
+what could not be collected is recorded (GP_FW_MISSING) with the reason, and the hook
+goes quiet. Nothing here initialises CUDA: the memory part waits for the program to do
+it (torch.cuda._lazy_call). GPUPROF_PYTORCH=0 turns all of it off.
+"""
+
+import os
+import sys
+
+# GP_FW_* (common/event.h)
+_INFO, _MISSING, _OPT_BEGIN, _OPT_END, _OPT_STATE = 1, 2, 3, 4, 5
+_MEM_STEP, _MEM_PEAK, _OWNER, _OOM, _SNAPSHOT = 6, 7, 8, 9, 10
+_SNAP_PEAK, _SNAP_OOM, _SNAP_EXIT, _SNAP_SIGTERM = 1, 2, 3, 4
+
+# The allocator history costs 5-14 % of a step while it records (a Python stack per
+# allocation, measured on the H200: bench/torch_cost.py), so it records only where the
+# answers are: from CUDA's start through the first HIST_WARM optimizer steps (where the
+# peak is usually set, and the optimizer's state made), then for HIST_WINDOW steps when
+# the peak has grown since its last picture, at most once every HIST_GAP steps.
+_HIST_WARM, _HIST_WINDOW, _HIST_GAP = 5, 2, 50
+
+_OWNERS_MAX = 8  # stack groups recorded per memory picture (the report keeps 8)
+_FRAMES_MAX = 6  # frames of each owner's stack text
+
+
+class _State:
+    lib = None  # ctypes handle on libgpuprof-inject.so; False: none to be had
+    attached = False
+    broken = False  # a record could not be made: stop trying
+    pending = []  # (kind, dev, a, c, d, text) made before the first attach
+    modes = set()
+    torch = None
+    opt_index = None  # optimizer -> index (weak keys)
+    opt_steps = {}  # index -> steps so far
+    opt_bytes = {}  # index -> state bytes last recorded
+    outer = None  # the optimizer whose step() is running (the outermost one)
+    mem_on = False  # allocator history recording
+    finished = False  # the exit picture is taken
+    user_history = False  # the program called _record_memory_history itself
+    hist_own = False  # we set the history up (and may switch it)
+    hist_live = False  # it records now
+    hist_until = 0  # ... until this optimizer step (0: no end planned)
+    in_window = False  # a window after warm-up, begun with an empty trace
+    hist_window_at = -_HIST_GAP  # the step the last window began
+    record_history = None  # PyTorch's own _record_memory_history
+    mem_dev = 0
+    mem_broken = ""
+    peak_seen = 0  # max allocated at the last peak picture
+    peak_cost = 0.0  # seconds the last picture took
+    peak_at = 0.0  # when it was taken (time.monotonic)
+    base = ""  # <jobdir>/step<S>/rank<R>: where the pickles go
+    history_entries = 100000
+
+
+_s = _State()
+
+
+# ---- the collector ----
+
+
+def _load():
+    import ctypes
+
+    path = ""
+    for var in ("NVTX_INJECTION64_PATH", "CUDA_INJECTION64_PATH", "GPUPROF_INJECT"):
+        p = os.environ.get(var, "")
+        if p.endswith("libgpuprof-inject.so"):
+            path = p
+            break
+    if not path:
+        return False
+    lib = ctypes.CDLL(path)
+    lib.gpuprof_fw_attach.restype = ctypes.c_int
+    lib.gpuprof_fw_attach.argtypes = []
+    lib.gpuprof_fw_event.restype = None
+    lib.gpuprof_fw_event.argtypes = [
+        ctypes.c_uint,
+        ctypes.c_uint,
+        ctypes.c_uint64,
+        ctypes.c_uint64,
+        ctypes.c_uint64,
+        ctypes.c_char_p,
+    ]
+    return lib
+
+
+def _u64(v):
+    v = int(v)
+    return 0 if v < 0 else min(v, (1 << 64) - 1)
+
+
+def _emit(kind, dev=0, a=0, c=0, d=0, text=None, attach=True):
+    """One GP_EV_FW record; before the first attach, held back unless attach is set."""
+    if _s.broken:
+        return
+    rec = (kind, dev, _u64(a), _u64(c), _u64(d), text)
+    if not _s.attached:
+        if not attach:
+            if len(_s.pending) < 256:
+                _s.pending.append(rec)
+            return
+        try:
+            if _s.lib is None:
+                _s.lib = _load()
+            if not _s.lib or not _s.lib.gpuprof_fw_attach():
+                _s.broken = True
+                return
+        except Exception:
+            _s.broken = True
+            return
+        _s.attached = True
+        held, _s.pending = _s.pending, []
+        for r in held:
+            _put(*r)
+    _put(*rec)
+
+
+def _put(kind, dev, a, c, d, text):
+    try:
+        t = None if text is None else text.encode("utf-8", "replace")[:1000]
+        _s.lib.gpuprof_fw_event(kind, dev, a, c, d, t)
+    except Exception:
+        _s.broken = True
+
+
+def _missing(what, exc=None, attach=True):
+    if exc is not None:
+        what = "%s (%s: %s)" % (what, type(exc).__name__, str(exc)[:200])
+    _emit(_MISSING, text=what, attach=attach)
+
+
+# ---- arming: wait for `import torch` ----
+
+
+class _TorchFinder:
+    """A meta-path finder that answers nothing itself: on `import torch` it finds torch's
+    spec with the other finders and wraps its loader's exec_module, so the integration
+    starts once torch's own __init__ has run."""
+
+    def find_spec(self, name, path=None, target=None):
+        if name != "torch":
+            return None
+        try:
+            sys.meta_path.remove(self)
+        except ValueError:
+            pass
+        spec = None
+        for f in sys.meta_path:
+            fs = getattr(f, "find_spec", None)
+            if fs is None:
+                continue
+            try:
+                spec = fs(name, path, target)
+            except Exception:
+                spec = None
+            if spec is not None:
+                break
+        loader = getattr(spec, "loader", None)
+        if loader is None or not hasattr(loader, "exec_module"):
+            return spec
+        orig = loader.exec_module
+
+        def exec_module(module):
+            orig(module)  # torch's own errors are the program's
+            try:
+                del loader.exec_module  # back to the class's method
+            except Exception:
+                pass
+            _on_torch(module)
+
+        try:
+            loader.exec_module = exec_module
+        except Exception:
+            pass
+        return spec
+
+
+def arm():
+    if os.environ.get("GPUPROF_PYTORCH", "1") == "0":
+        return
+    m = os.environ.get("GPUPROF_MODES", "all")
+    mods = set(x.strip() for x in m.split(",") if x.strip())
+    if "none" in mods or "help" in mods:
+        return
+    if "all" in mods:
+        mods |= {"timing", "nvtx", "cuda", "mem", "gpu"}
+    _s.modes = mods
+    if "torch" in sys.modules:
+        _on_torch(sys.modules["torch"])
+    else:
+        sys.meta_path.insert(0, _TorchFinder())
+
+
+def _on_torch(torch):
+    try:
+        _start(torch)
+    except Exception as e:
+        _missing("PyTorch integration not started", e)
+
+
+def _start(torch):
+    import atexit
+
+    _s.torch = torch
+    rf = os.environ.get("GPUPROF_RANK_FILE", "")
+    if rf.endswith(".gpr"):
+        _s.base = rf[:-4]
+    try:
+        _s.history_entries = max(0, int(os.environ.get("GPUPROF_TORCH_HISTORY", "100000")))
+    except ValueError:
+        pass
+    how = _install_steps(torch)
+    mem = "off (mode mem not asked for)"
+    if "mem" in _s.modes:
+        mem = _arm_memory(torch)
+    _emit(_INFO, text="torch %s; steps: optimizer.step() (%s); memory: %s"
+          % (getattr(torch, "__version__", "?"), how, mem), attach=False)
+    atexit.register(_at_exit)
+
+
+# ---- steps: optimizer.step() of every optimizer ----
+
+
+def _install_steps(torch):
+    import weakref
+
+    import importlib
+
+    _s.opt_index = weakref.WeakKeyDictionary()
+    om = importlib.import_module("torch.optim.optimizer")  # 1.13 deletes the attribute
+    pre = getattr(om, "register_optimizer_step_pre_hook", None)
+    post = getattr(om, "register_optimizer_step_post_hook", None)
+    if pre and post:
+        pre(_step_pre)
+        post(_step_post)
+        return "global step hooks"
+    # PyTorch 1.13: no global hooks; wrap step() of each optimizer class, once, when its
+    # first instance is made (Optimizer.__init__ runs for every optimizer)
+    Opt = om.Optimizer
+    init = Opt.__init__
+
+    def __init__(self, *args, **kwargs):
+        init(self, *args, **kwargs)
+        try:
+            _wrap_class(type(self))
+        except Exception as e:
+            _missing("optimizer steps of %s" % type(self).__name__, e, attach=False)
+
+    __init__.__wrapped__ = init
+    Opt.__init__ = __init__
+    return "step() wrappers"
+
+
+def _wrap_class(cls):
+    if cls.__dict__.get("_gpuprof_wrapped"):
+        return
+    step = cls.step
+    if getattr(step, "_gpuprof_step", False):  # a subclass inheriting a wrapped step
+        cls._gpuprof_wrapped = True
+        return
+    import functools
+
+    @functools.wraps(step)
+    def wrapper(self, *args, **kwargs):
+        _step_pre(self, args, kwargs)
+        out = step(self, *args, **kwargs)
+        _step_post(self, args, kwargs)
+        return out
+
+    wrapper._gpuprof_step = True
+    cls.step = wrapper
+    cls._gpuprof_wrapped = True
+
+
+def _opt_idx(opt):
+    try:
+        i = _s.opt_index.get(opt)
+        if i is None:
+            i = len(_s.opt_steps)
+            _s.opt_index[opt] = i
+            _s.opt_steps[i] = 0
+        return i
+    except TypeError:  # not weak-referenceable or unhashable
+        return 0
+
+
+def _step_pre(opt, args, kwargs):
+    try:
+        if _s.outer is not None and _s.outer is not opt:
+            return  # an optimizer stepping inside another's step (a wrapper)
+        _s.outer = opt
+        _emit(_OPT_BEGIN, a=_opt_idx(opt))
+    except Exception:
+        pass
+
+
+def _step_post(opt, args, kwargs):
+    try:
+        if _s.outer is not opt:
+            return
+        _s.outer = None
+        i = _opt_idx(opt)
+        n = _s.opt_steps.get(i, 0) + 1
+        _s.opt_steps[i] = n
+        _emit(_OPT_END, a=i, c=n)
+        if n <= 2:
+            _opt_state(opt, i)
+        if _s.mem_on and i == 0:
+            _after_step(n)
+    except Exception as e:
+        _missing("optimizer step hook", e)
+
+
+def _mib(b):
+    return "%.1f MiB" % (b / 1048576.0)
+
+
+def _opt_state(opt, i):
+    """Bytes the optimizer keeps: its state tensors (exp_avg, exp_avg_sq, momentum ...),
+    in all and on CUDA devices."""
+    torch = _s.torch
+    total = on_dev = 0
+    by = {}
+    for st in list(getattr(opt, "state", {}).values()):
+        vals = st.values() if isinstance(st, dict) else ()
+        for v in vals:
+            if not isinstance(v, torch.Tensor):
+                continue
+            nb = v.numel() * v.element_size()
+            key = "%s on %s" % (str(v.dtype).replace("torch.", ""), v.device.type)
+            by[key] = by.get(key, 0) + nb
+            total += nb
+            if v.device.type == "cuda":
+                on_dev += nb
+    if _s.opt_bytes.get(i) == total:
+        return
+    _s.opt_bytes[i] = total
+    parts = ", ".join("%s %s" % (_mib(b), k) for k, b in sorted(by.items(), key=lambda kv: -kv[1]))
+    _emit(_OPT_STATE, a=i, c=on_dev, d=total,
+          text="%s: %s" % (type(opt).__name__, parts or "no state tensors"))
+
+
+# ---- memory: the caching allocator's own view ----
+
+
+def _arm_memory(torch):
+    cuda = getattr(torch, "cuda", None)
+    if cuda is None or not getattr(getattr(torch, "version", None), "cuda", None):
+        return "no CUDA in this PyTorch build"
+    if not hasattr(cuda, "_lazy_call") or not hasattr(cuda.memory, "_record_memory_history"):
+        _missing("tensor-level memory: this PyTorch has no allocator history", attach=False)
+        return "no allocator history in this PyTorch"
+    # a program that sets up the history itself keeps its own settings
+    orig = cuda.memory._record_memory_history
+
+    def _record_memory_history(*args, **kwargs):
+        _s.user_history = True
+        _s.hist_own = False  # from now on the program's settings stand
+        return orig(*args, **kwargs)
+
+    _record_memory_history.__wrapped__ = orig
+    _record_memory_history.__doc__ = orig.__doc__
+    cuda.memory._record_memory_history = _record_memory_history
+    _s.record_history = orig
+    cuda._lazy_call(_on_cuda_init)  # runs when the program initialises CUDA, not before
+    return "allocator history (%d entries) from CUDA's initialisation" % _s.history_entries
+
+
+def _on_cuda_init():
+    # inside torch.cuda._lazy_init: an exception here would fail the program's CUDA
+    # initialisation, so none may leave
+    try:
+        _start_history()
+    except Exception as e:
+        _s.mem_broken = "%s: %s" % (type(e).__name__, e)
+        _missing("tensor-level memory", e)
+
+
+def _start_history():
+    torch = _s.torch
+    mem = torch.cuda.memory
+    try:
+        _s.mem_dev = torch.cuda.current_device()
+    except Exception:
+        _s.mem_dev = 0
+    if _s.history_entries == 0:
+        _missing("tensor-level memory: GPUPROF_TORCH_HISTORY=0")
+        return
+    if _s.record_history is None:
+        _s.record_history = mem._record_memory_history
+    if _s.user_history:
+        _missing("allocator history: the program set its own, kept as it set it")
+    else:
+        _history(True)
+        _s.hist_own = True
+        _s.hist_until = _HIST_WARM
+    _s.mem_on = True
+    obs = getattr(torch._C, "_cuda_attach_out_of_memory_observer", None)
+    if obs is not None:
+        obs(_on_oom)
+    else:
+        _missing("out-of-memory pictures: this PyTorch has no OOM observer")
+    _hook_sigterm()
+
+
+def _stats():
+    """PyTorch's allocator counters (allocated and reserved, now and peak): the nested
+    dictionary PyTorch's own memory_stats() flattens, read without the flattening."""
+    try:
+        st = _s.torch._C._cuda_memoryStats(_s.mem_dev)
+        a, r = st["allocated_bytes"]["all"], st["reserved_bytes"]["all"]
+        return a["current"], a["peak"], r["current"], r["peak"]
+    except Exception:
+        st = _s.torch.cuda.memory_stats(_s.mem_dev)
+        return (st.get("allocated_bytes.all.current", 0), st.get("allocated_bytes.all.peak", 0),
+                st.get("reserved_bytes.all.current", 0), st.get("reserved_bytes.all.peak", 0))
+
+
+
+
+def _history(on, clear=False):
+    rec = _s.record_history
+    if on:
+        kw = dict(enabled="all", context="all", stacks="python", max_entries=_s.history_entries)
+        try:  # PyTorch 2.1 and later; a window starts with an empty trace where it can
+            try:
+                rec(clear_history=clear, **kw) if clear else rec(**kw)
+            except TypeError:
+                if not clear:
+                    raise
+                rec(**kw)
+        except TypeError:  # 1.13 and 2.0
+            rec(True, record_context=True, trace_alloc_max_entries=_s.history_entries,
+                trace_alloc_record_context=True)
+    else:
+        try:
+            rec(enabled=None)
+        except TypeError:
+            rec(False)
+    _s.hist_live = on
+
+
+def _after_step(n):
+    """After optimizer step n: the allocator's counters (every step for the first 20,
+    then every 10th: the growth per step needs no more), the peak's picture when it grew,
+    and the history switched on and off as above."""
+    ending = _s.hist_live and _s.hist_until and n >= _s.hist_until
+    if not ending and n > 20 and n % 10:
+        return
+    alloc, peak, res, res_peak = _stats()
+    _emit(_MEM_STEP, dev=_s.mem_dev, a=alloc, c=res, d=n)
+    grew = peak > _s.peak_seen * 1.01
+    if ending:  # a recording stretch ends: the peak's picture, and what a window kept
+        if grew or _s.in_window:
+            _picture(_SNAP_PEAK, peak, res_peak, window=_s.in_window)
+        _history(False)
+        _s.hist_until = 0
+        _s.in_window = False
+    elif grew and _s.hist_live and not _s.in_window:
+        _picture(_SNAP_PEAK, peak, res_peak)
+    elif grew and not _s.hist_live and n - _s.hist_window_at >= _HIST_GAP and _s.hist_own:
+        _history(True, clear=True)  # the peak grew unseen: record while it recurs
+        _s.hist_until = n + _HIST_WINDOW
+        _s.hist_window_at = n
+        _s.in_window = True
+
+
+def _frames_text(frames):
+    """Python frames (innermost first) as "file.py:LINE function" joined by " <- ",
+    starting at the first frame outside torch itself (the line of the program that owns
+    the memory), with torch's innermost frame kept when there is nothing else."""
+    if frames is None:
+        return "(no stack: allocated while the history was off)"
+    if not frames:
+        return "(no Python frames: allocated by C++, the autograd thread or the history off)"
+    out = []
+    for f in frames:
+        fn = f.get("filename", "") if isinstance(f, dict) else ""
+        if not fn.endswith(".py") and fn:
+            continue  # C++ frames
+        out.append((fn, f.get("line", 0), f.get("name", "?")))
+    own = [x for x in out if "/torch/" not in x[0]]
+    use = own or out[:1]
+    return " <- ".join("%s:%s %s" % (os.path.basename(fn) or "?", ln, nm)
+                       for fn, ln, nm in use[:_FRAMES_MAX]) or "(no Python stack)"
+
+
+def _owners(live):
+    """live: {addr: (size, frames)} -> [(bytes, tensors, text)] largest first."""
+    groups = {}
+    for size, frames in live.values():
+        k = _frames_text(frames)
+        b, n = groups.get(k, (0, 0))
+        groups[k] = (b + size, n + 1)
+    return sorted(((b, n, k) for k, (b, n) in groups.items()), reverse=True)
+
+
+def _emit_owners(live, dev, which):
+    """The largest groups, then one for all the others: the records add up to the total."""
+    groups = _owners(live)
+    keep = groups[:_OWNERS_MAX - 1] if len(groups) > _OWNERS_MAX else groups
+    rest = groups[len(keep):]
+    for b, n, text in keep:
+        _emit(_OWNER, dev=dev, a=b, c=n, d=which, text=text)
+    if rest:
+        _emit(_OWNER, dev=dev, a=sum(g[0] for g in rest), c=sum(g[1] for g in rest), d=which,
+              text="(%d other stacks)" % len(rest))
+
+
+def _live_now(snap, dev):
+    live = {}
+    for seg in snap.get("segments", ()):
+        if seg.get("device", dev) != dev:
+            continue
+        for b in seg.get("blocks", ()):
+            if b.get("state") == "active_allocated":
+                live[b["address"]] = (b["size"], b.get("frames"))
+    return live
+
+
+def _live_at_peak(snap, dev):
+    """Replay the allocator's history backwards from now to the largest allocated total
+    inside it: the blocks live then, with their allocation stacks, and the reserved total
+    at that moment. Allocated counts as PyTorch's allocated_bytes does: from alloc to
+    free_requested."""
+    live = _live_now(snap, dev)
+    traces = snap.get("device_traces") or []
+    tr = traces[dev] if dev < len(traces) else []
+    reserved = sum(s.get("total_size", 0) for s in snap.get("segments", ())
+                   if s.get("device", dev) == dev)
+    cur = sum(s for s, _ in live.values())
+    best, best_i, best_res = cur, len(tr), reserved
+    res = reserved
+    for i in range(len(tr) - 1, -1, -1):  # state before entry i
+        e = tr[i]
+        act, size = e.get("action"), e.get("size", 0)
+        if act == "alloc":
+            cur -= size
+        elif act in ("free_requested", "free"):
+            cur += size
+        elif act in ("segment_alloc", "segment_map"):
+            res -= size
+        elif act in ("segment_free", "segment_unmap"):
+            res += size
+        if cur > best:
+            best, best_i, best_res = cur, i, res
+    # undo the entries after the peak; blocks freed after it get their allocation stack
+    # from the last alloc of that address before it
+    for i in range(len(tr) - 1, best_i - 1, -1):
+        e = tr[i]
+        act = e.get("action")
+        if act == "alloc":
+            live.pop(e.get("addr"), None)
+        elif act in ("free_requested", "free"):
+            live[e.get("addr")] = (e.get("size", 0), None)
+    need = {a for a, (_, fr) in live.items() if fr is None}
+    for i in range(best_i - 1, -1, -1):
+        if not need:
+            break
+        e = tr[i]
+        if e.get("action") == "alloc" and e.get("addr") in need:
+            live[e["addr"]] = (live[e["addr"]][0], e.get("frames"))
+            need.discard(e["addr"])
+    return live, best, best_res
+
+
+def _write_pickle(snap, tag):
+    if not _s.base:
+        return ""
+    import pickle
+
+    path = "%s.torch-%s.pickle" % (_s.base, tag)
+    tmp = "%s.tmp%d" % (path, os.getpid())
+    mode = 0o640 if os.environ.get("GPUPROF_GROUP_READABLE") == "1" else 0o600
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, mode)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            pickle.dump(snap, f, protocol=4)
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+    return os.path.basename(path)
+
+
+def _grown(snap, dev):
+    """Blocks live now that the trace saw allocated: at the end of a window that began
+    with an empty trace, what the window's steps added and kept (a leak's allocations)."""
+    live = _live_now(snap, dev)
+    traces = snap.get("device_traces") or []
+    seen = {e.get("addr"): e.get("frames") or [] for e in (traces[dev] if dev < len(traces) else ())
+            if e.get("action") == "alloc"}
+    return {a: (v[0], seen[a]) for a, v in live.items() if a in seen}
+
+
+def _picture(why, peak=0, res_peak=0, window=False):
+    """A snapshot of the allocator: the owners of the peak (or of an OOM) and a
+    memory_viz pickle next to the rank file; at the end of a window, what it kept."""
+    import time
+
+    t0 = time.monotonic()
+    torch = _s.torch
+    dev = _s.mem_dev
+    try:
+        snap = torch.cuda.memory._snapshot()
+    except Exception as e:
+        _missing("allocator snapshot", e)
+        return
+    if why == _SNAP_OOM:
+        _emit_owners(_live_now(snap, dev), dev, 2)
+    elif why == _SNAP_PEAK:
+        live, at, res_at = _live_at_peak(snap, dev)
+        _emit(_MEM_PEAK, dev=dev, a=peak, c=res_peak,
+              d=max(0, res_at - at) if at else 0)
+        _emit_owners(live, dev, 1)
+        if window:
+            _emit_owners(_grown(snap, dev), dev, 3)
+        _s.peak_seen = peak
+    tag = {_SNAP_PEAK: "peak", _SNAP_OOM: "oom", _SNAP_EXIT: "exit",
+           _SNAP_SIGTERM: "exit"}[why]
+    try:
+        name = _write_pickle(snap, tag)
+        if name:
+            _emit(_SNAPSHOT, dev=dev, a=why, text=name)
+    except Exception as e:
+        _missing("memory_viz pickle (%s)" % tag, e)
+    _s.peak_cost = time.monotonic() - t0
+    _s.peak_at = time.monotonic()
+
+
+def _on_oom(device, alloc, device_total, device_free):
+    # PyTorch passes the device's total (or the allowed fraction of it), not what it holds
+    try:
+        _emit(_OOM, dev=device, a=alloc, c=device_total, d=device_free)
+        _picture(_SNAP_OOM)
+    except Exception as e:
+        _missing("out-of-memory picture", e)
+
+
+def _final(why):
+    """At exit or SIGTERM, once: the peak's picture if it grew since the last one, the
+    allocator's counters, and the memory_viz pickle of the whole recorded history."""
+    if not _s.mem_on or _s.finished:
+        return
+    _s.finished = True
+    alloc, peak, res, res_peak = _stats()
+    if peak > _s.peak_seen:
+        _picture(_SNAP_PEAK, peak, res_peak)
+    _emit(_MEM_STEP, dev=_s.mem_dev, a=alloc, c=res)
+    _picture(why)
+
+
+def _at_exit():
+    if _s.attached:
+        try:
+            for opt, i in list(_s.opt_index.items()):
+                _opt_state(opt, i)
+        except Exception:
+            pass
+    try:
+        _final(_SNAP_EXIT)
+    except Exception as e:
+        _missing("memory at exit", e)
+
+
+def _hook_sigterm():
+    """At SIGTERM (Slurm's time limit, scancel) keep the memory picture, then die of the
+    signal as the program would have. Only where the program left SIGTERM's default
+    action, and only from the main thread (Python's rule for handlers)."""
+    import signal
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        return
+    if signal.getsignal(signal.SIGTERM) is not signal.SIG_DFL:
+        return
+
+    def on_term(signum, frame):
+        try:
+            _final(_SNAP_SIGTERM)
+        except Exception:
+            pass
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        os.kill(os.getpid(), signal.SIGTERM)
+
+    signal.signal(signal.SIGTERM, on_term)

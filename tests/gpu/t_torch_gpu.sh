@@ -1,0 +1,144 @@
+#!/bin/bash
+# The PyTorch integration on a GPU (agent/python/_gpuprof.py), checked against PyTorch's
+# own figures printed by the script: the tensor-level peak against
+# torch.cuda.max_memory_allocated(), reserved against memory_reserved(), the optimizer
+# state against the sum of its state tensors, steps from optimizer.step() against the
+# script's NVTX steps and its synchronised step time, an OOM run whose report names the
+# failing request, and memory_viz pickles that torch.cuda._memory_viz accepts for every
+# rank of a 2-process run. Needs PyTorch with CUDA (the H200's 2.11).
+#   GP_BUILD=DIR bash tests/gpu/t_torch_gpu.sh   [FIXTURES=DIR: copy the captures there]
+. "$(dirname "$0")/../integration/tap.sh"
+B=${GP_BUILD:?}
+python3 -c 'import torch; assert torch.cuda.is_available()' 2>/dev/null || skip_all "no PyTorch with CUDA"
+T=$(mktemp -d /tmp/gp-torchgpu.XXXXXX)
+trap 'rm -rf "$T"' EXIT
+P="python3 $(dirname "$0")/../../examples/train_mlp.py"
+jr() { "$B/gpuprof" report --format=json "$T/$1" | python3 -c "import json,sys; j=json.load(sys.stdin); r=j['ranks'][0]; print($2)"; }
+near() { python3 -c "import sys; a,b,t=map(float,sys.argv[1:]); sys.exit(not (b > 0 and abs(a-b) <= t*b))" "$@"; }
+val() { sed -n "s/^$1 \([0-9.]*\).*/\1/p" "$2" | head -1; }
+
+# 1. mem,nvtx: the annotated script, with PyTorch's figures printed at its end
+"$B/gpuprof" run --modes=mem,nvtx --output="$T/mem" -- $P --steps 30 --dim 2048 --layers 6 \
+	--dtype fp32 --time >"$T/mem.out" 2>&1
+ok $? "mem,nvtx: train_mlp.py runs under the PyTorch integration"
+mx=$(val max_memory_allocated "$T/mem.out"); rs=$(val memory_reserved "$T/mem.out")
+st=$(val optimizer_state_bytes "$T/mem.out")
+got=$(jr mem "r['pytorch']['max_allocated_bytes']")
+near "$got" "$mx" 0.01; ok $? "peak allocated = torch.cuda.max_memory_allocated() within 1 % ($got vs $mx)"
+got=$(jr mem "sum(o['bytes'] for o in r['pytorch']['peak_owners'])")
+near "$got" "$mx" 0.01; ok $? "the peak's live tensors add up to max_memory_allocated() within 1 % ($got vs $mx)"
+got=$(jr mem "r['pytorch']['reserved_end_bytes']")
+[ "$got" = "$rs" ]; ok $? "reserved = torch.cuda.memory_reserved() ($got vs $rs)"
+got=$(jr mem "r['pytorch']['optimizer_state_bytes']")
+[ "$got" = "$st" ]; ok $? "optimizer state = the sum of Adam's state tensors ($got vs $st)"
+dv=$(jr mem "r['pytorch']['optimizer_state_device_bytes']")
+near "$dv" "$st" 0.001; ok $? "... nearly all on the GPU ($dv bytes; Adam's step counters stay on the CPU)"
+[ "$(jr mem "r['memory']['optimizer_source']")" = "PyTorch optimizer state" ]; ok $? "the optimizer figure is PyTorch's own"
+o=$(jr mem "r['pytorch']['peak_owners'][0]['stack']")
+case "$o" in *train_mlp.py:*) ok 0 "the peak's largest owner is a line of the script ($o)" ;;
+*) ok 1 "the peak's largest owner is a line of the script ($o)" ;; esac
+[ "$(jr mem "r['memory']['peak_stack_source']")" != "" ]; ok $? "the report says where the peak's stack came from ($(jr mem "r['memory']['peak_stack_source']"))"
+n=$(jr mem "r['steps']['count']"); no=$(jr mem "r['pytorch']['optimizer_steps']")
+[ "$n" = "$no" ] && [ "$n" = 30 ]; ok $? "optimizer.step() calls = the script's NVTX steps ($no vs $n)"
+a=$(jr mem "r['pytorch']['optimizer_period_median_ms']"); b=$(jr mem "r['steps']['period_median_ms']")
+near "$a" "$b" 0.05; ok $? "... and their period agrees within 5 % ($a vs $b ms)"
+# the exit pickle has the segments and blocks (the history records only in windows: its
+# trace may be empty); the peak's has the trace that led to the peak
+for k in exit peak; do
+	f=$(jr mem "r['pytorch']['memviz']['$k']")
+	[ -n "$f" ] && python3 - "$T/mem/step0/$f" $k <<'PY'
+import pickle, sys
+from torch.cuda import _memory_viz as mv
+s = pickle.load(open(sys.argv[1], "rb"))
+assert s["segments"] and any(b["state"] == "active_allocated" for g in s["segments"] for b in g["blocks"]), "no blocks"
+assert sys.argv[2] == "exit" or any(len(t) for t in s["device_traces"]), "no trace"
+mv.segment_plot(s); mv.trace_plot(s)
+PY
+	ok $? "the $k pickle ($f) opens in torch.cuda._memory_viz (segment and trace plots)"
+done
+
+# 2. the same script without NVTX: steps from optimizer.step(), the GPU time true
+"$B/gpuprof" run --modes=mem,nvtx --output="$T/nonvtx" -- $P --steps 30 --dim 2048 --layers 6 \
+	--dtype fp32 --no-nvtx >"$T/nonvtx.out" 2>&1
+[ "$(jr nonvtx "r['steps']['source']")" = optimizer ] && [ "$(jr nonvtx "r['steps']['count']")" = 30 ]
+ok $? "no NVTX: 30 steps from optimizer.step() ($(jr nonvtx "r['steps']['how']"))"
+sy=$(val synchronised_step_ms "$T/nonvtx.out"); m=$(jr nonvtx "r['steps']['median_ms']")
+near "$m" "$sy" 0.05; ok $? "no NVTX: step median within 5 % of the script's synchronised step time ($m vs $sy ms, basis $(jr nonvtx "r['steps']['basis']"))"
+
+# 3. all modes: CUPTI and the integration together
+"$B/gpuprof" run --modes=all --output="$T/all" -- $P --steps 20 --dim 1024 --layers 4 >"$T/all.out" 2>&1
+ok $? "--modes=all with the integration: the program succeeds"
+[ "$(jr all "r['pytorch']['optimizer_steps']")" = "$(jr all "r['steps']['count']")" ]
+ok $? "all modes: optimizer steps = NVTX steps"
+
+# 4. CUDA out of memory: the failing request and what held the memory
+cat >"$T/oom.py" <<'EOF'
+import torch
+free, total = torch.cuda.mem_get_info()
+chunk = 1 << 30
+kept = []
+print("request_bytes", 4 * total, flush=True)
+kept.append(torch.empty(free // 2, dtype=torch.uint8, device="cuda"))
+torch.empty(4 * total, dtype=torch.uint8, device="cuda")  # cannot fit: OutOfMemoryError
+EOF
+"$B/gpuprof" run --modes=mem,nvtx --output="$T/oom" -- python3 "$T/oom.py" >"$T/oom.out" 2>&1
+ok $(( $? != 0 ? 0 : 1 )) "the OOM program fails as it would without gpuprof"
+rq=$(val request_bytes "$T/oom.out"); got=$(jr oom "r['pytorch']['oom']['requested_bytes']")
+near "$got" "$rq" 0.001; ok $? "the report names the failed request ($got vs $rq bytes)"
+h=$(jr oom "r['pytorch']['oom']['holders'][0]['stack']")
+case "$h" in *oom.py:6*) ok 0 "... and what held the memory ($h)" ;; *) ok 1 "... and what held the memory ($h)" ;; esac
+"$B/gpuprof" report "$T/oom" | grep -A2 "^ *1\." | grep -q "out of device memory"; ok $? "the OOM is the first finding"
+f=$(jr oom "r['pytorch']['memviz']['oom']")
+[ -n "$f" ] && [ -s "$T/oom/step0/$f" ]; ok $? "an OOM pickle is written ($f)"
+
+# 5. two processes: one memory_viz pickle per rank, each accepted
+for r in 0 1; do
+	SLURM_PROCID=$r "$B/gpuprof" run --modes=mem,nvtx --output="$T/two" -- $P --steps 12 --dim 1024 \
+		--layers 4 >"$T/two$r.out" 2>&1 &
+done
+wait
+for r in 0 1; do
+	python3 - "$T/two/step0/rank$r.torch-exit.pickle" <<'PY'
+import pickle, sys
+from torch.cuda import _memory_viz as mv
+s = pickle.load(open(sys.argv[1], "rb")); mv.segment_plot(s); mv.trace_plot(s)
+PY
+	ok $? "2 processes: rank $r's pickle opens in torch.cuda._memory_viz"
+done
+
+# 5b. a leak: the growth per step at tensor level, and the peak's owner is the leak's line
+# (the history records in windows after warm-up: the peak grows every step here)
+L=$(grep -n "kept.append" "$(dirname "$0")/../../examples/train_mlp.py" | cut -d: -f1)
+"$B/gpuprof" run --modes=mem,nvtx --output="$T/leak" -- $P --steps 160 --dim 1024 --layers 4 \
+	--leak-bytes 8388608 >"$T/leak.out" 2>&1
+g=$(jr leak "r['pytorch']['growth_bytes_per_step']")
+near "$g" 8388608 0.01; ok $? "a leak of 8 MiB a step: growth per step at tensor level ($g bytes)"
+o=$(jr leak "r['pytorch']['kept_by_recorded_steps'][0]['stack']")
+case "$o" in *train_mlp.py:$L*) ok 0 "... and the leak's line is what the recorded steps kept ($o)" ;;
+*) ok 1 "... and the leak's line (train_mlp.py:$L) is what the recorded steps kept ($o)" ;; esac
+mx=$(val max_memory_allocated "$T/leak.out"); got=$(jr leak "r['pytorch']['max_allocated_bytes']")
+near "$got" "$mx" 0.01; ok $? "... peak allocated = max_memory_allocated() within 1 % ($got vs $mx)"
+
+# 6. the user's own torch.profiler and _record_memory_history calls still work
+cat >"$T/own.py" <<'EOF'
+import torch, pickle
+torch.cuda.memory._record_memory_history(max_entries=1000)
+m = torch.nn.Linear(512, 512).cuda(); opt = torch.optim.SGD(m.parameters(), lr=0.1)
+for _ in range(5):
+    m(torch.randn(64, 512, device="cuda")).sum().backward(); opt.step()
+s = torch.cuda.memory._snapshot()
+print("own_history_entries", len(s["device_traces"][0]))
+EOF
+"$B/gpuprof" run --modes=mem,nvtx --output="$T/own" -- python3 "$T/own.py" >"$T/own.out" 2>&1
+ok $? "a script calling _record_memory_history itself runs"
+e=$(val own_history_entries "$T/own.out"); [ "${e:-0}" -gt 0 ]; ok $? "... and gets its history ($e entries)"
+[ "$(jr own "r['pytorch']['optimizer_steps']")" = 5 ]; ok $? "... and the steps are still recorded"
+
+if [ -n "${FIXTURES:-}" ]; then
+	mkdir -p "$FIXTURES"
+	for c in mem nonvtx oom leak; do # flat: torch-C.gpr and the program's output
+		cp "$T/$c/step0/rank0.gpr" "$FIXTURES/torch-$c.gpr"
+		cp "$T/$c.out" "$FIXTURES/torch-$c.out"
+	done
+fi
+done_testing

@@ -1,0 +1,159 @@
+#!/bin/bash
+# The PyTorch integration on the CPU (agent/python): steps from optimizer.step() with no
+# change to the script, the optimizer's state from its state tensors, and everything a
+# hook inside someone else's program must not do: change the exit status, lose the
+# user's sitecustomize or PYTHONPATH, put the working directory on sys.path, fail with
+# a PyTorch that lacks what it needs, or with a crash inside the hook.
+# Runs with Debian 12's python3-torch (1.13: step() wrappers) on the host, and with
+# Debian 13's (2.6: global optimizer hooks) in the trixie chroot:
+#   GP=/path/to/gpuprof PY=/usr/bin/python3 bash t_torch.sh
+. "$(dirname "$0")/tap.sh"
+GP=${GP:-${GP_BUILD:?}/gpuprof}
+PY=${PY:-/usr/bin/python3}
+"$PY" -c 'import torch' 2>/dev/null || skip_all "no PyTorch for $PY"
+V=$("$PY" -c 'import torch; print(torch.__version__)')
+diag "PyTorch $V ($PY)"
+W=$(mktemp -d /tmp/gp-torch.XXXXXX)
+trap 'rm -rf "$W"' EXIT
+cd "$W" || exit 1
+j() { # j JOBDIR PYTHON-EXPRESSION-ON-r (rank 0 of the JSON report)
+	"$GP" report --format=json "$1" 2>/dev/null |
+		"$PY" -c 'import json,sys; j=json.load(sys.stdin); r=j["ranks"][0]; print(eval(sys.argv[1]))' "$2"
+}
+
+cat >train.py <<'EOF'
+# an un-annotated training loop; prints its own measurements to compare with
+import sys, time, torch
+torch.manual_seed(0)
+steps = int(sys.argv[1])
+m = torch.nn.Sequential(torch.nn.Linear(128, 256), torch.nn.ReLU(), torch.nn.Linear(256, 10))
+opt = torch.optim.Adam(m.parameters(), lr=1e-3)
+sgd = torch.optim.SGD(m.parameters(), lr=1e-3, momentum=0.9) if "gan" in sys.argv else None
+x = torch.randn(32, 128); y = torch.randint(0, 10, (32,))
+ends = []
+for i in range(steps):
+    opt.zero_grad()
+    torch.nn.functional.cross_entropy(m(x), y).backward()
+    opt.step()
+    if sgd is not None and i % 2 == 0:
+        sgd.step()
+    time.sleep(0.005)
+    ends.append(time.perf_counter())
+gaps = sorted(b - a for a, b in zip(ends[3:], ends[4:]))
+state = sum(v.numel() * v.element_size() for s in opt.state.values() for v in s.values()
+            if isinstance(v, torch.Tensor))
+print("own_median_ms %.3f" % (gaps[len(gaps) // 2] * 1000))
+print("own_state_bytes %d" % state)
+sys.exit(int(sys.argv[2]) if len(sys.argv) > 2 and sys.argv[2].isdigit() else 0)
+EOF
+
+out=$("$GP" run -o job1 -- "$PY" train.py 25 2>&1); ok $? "a profiled un-annotated script runs ($V)"
+[ "$(j job1 'r["steps"]["source"]')" = optimizer ]; ok $? "steps come from optimizer.step() without NVTX"
+[ "$(j job1 'r["steps"]["count"]')" = 25 ]; ok $? "25 iterations give 25 steps ($(j job1 'r["steps"]["count"]'))"
+own=$(echo "$out" | sed -n 's/^own_median_ms //p')
+med=$(j job1 'r["steps"]["median_ms"]')
+"$PY" -c "import sys; a,b=float(sys.argv[1]),float(sys.argv[2]); sys.exit(abs(a-b) > 0.05*b)" "$med" "$own"
+ok $? "step median within 5 % of the script's own ($med vs $own ms)"
+own=$(echo "$out" | sed -n 's/^own_state_bytes //p')
+[ "$(j job1 'r["pytorch"]["optimizer_state_bytes"]')" = "$own" ]
+ok $? "optimizer state = the sum of Adam's state tensors ($own bytes)"
+j job1 'r["pytorch"]["info"]' | grep -q "^torch $V; steps: optimizer.step()"; ok $? "the report says which PyTorch and how ($(j job1 'r["pytorch"]["info"]'))"
+"$GP" report job1 | grep -q "== PyTorch (from PyTorch itself) =="; ok $? "the text report has a PyTorch section"
+
+# two optimizers: the one that steps every iteration makes the steps
+"$GP" run -o job2 -- "$PY" train.py 20 gan >/dev/null 2>&1
+[ "$(j job2 'r["steps"]["count"]')" = 20 ] && [ "$(j job2 'len(r["pytorch"]["optimizers"])')" = 2 ]
+ok $? "two optimizers: 20 steps from the one that steps every iteration, both measured"
+
+# the exit status is the program's
+"$GP" run -o job3 -- "$PY" train.py 5 3 >/dev/null 2>&1; ok $(( $? == 3 ? 0 : 1 )) "exit status 3 stays 3"
+
+# the user's own sitecustomize and PYTHONPATH keep working
+mkdir -p mine
+cat >mine/sitecustomize.py <<'EOF'
+import os
+os.environ["MINE_RAN"] = "yes"
+EOF
+cat >mine/mymod.py <<'EOF'
+VALUE = 42
+EOF
+cat >check.py <<'EOF'
+import os, sys, mymod, torch
+print("mine", os.environ.get("MINE_RAN"), mymod.VALUE)
+opt = torch.optim.SGD([torch.nn.Parameter(torch.zeros(4))], lr=0.1)
+for _ in range(4):
+    opt.step()
+EOF
+out=$(PYTHONPATH="$W/mine" "$GP" run -o job4 -- "$PY" check.py 2>&1)
+echo "$out" | grep -q "^mine yes 42$"; ok $? "the user's sitecustomize ran and PYTHONPATH still imports ($(echo "$out" | grep ^mine))"
+[ "$(j job4 'r["pytorch"]["optimizer_steps"]')" = 4 ]; ok $? "... and gpuprof's hook ran too"
+cat >mine/sitecustomize.py <<'EOF'
+raise RuntimeError("user sitecustomize is broken")
+EOF
+out=$(PYTHONPATH="$W/mine" "$GP" run -o job5 -- "$PY" check.py 2>&1)
+echo "$out" | grep -q "Error in sitecustomize"; ok $? "a broken user sitecustomize is reported by Python as without gpuprof"
+rm -rf mine
+cat >empty.py <<'EOF'
+import os, sys
+print("empty_entry", "" in sys.path[1:], os.getcwd() in sys.path[1:])
+EOF
+cd /tmp && out=$(PYTHONPATH= "$GP" run -o "$W/job6" -- "$PY" "$W/empty.py" 2>&1); cd "$W"
+echo "$out" | grep -q "^empty_entry False False$"; ok $? "an empty PYTHONPATH puts no working directory on sys.path"
+
+# a script that never imports torch: nothing changes, nothing is said
+cat >plain.py <<'EOF'
+import sys
+print("modules", "torch" in sys.modules, "_gpuprof" in sys.modules)
+EOF
+out=$("$GP" run -o job7 -- "$PY" plain.py 2>&1)
+echo "$out" | grep -q "^modules False True$"; ok $? "a script without torch: the hook is armed, torch is not imported for it"
+[ "$(j job7 'r["pytorch"]')" = None ]; ok $? "... and the report has no PyTorch part"
+
+# GPUPROF_PYTORCH=0 and python -I leave the program alone
+out=$(GPUPROF_PYTORCH=0 "$GP" run -o job8 -- "$PY" plain.py 2>&1)
+echo "$out" | grep -q "^modules False False$"; ok $? "GPUPROF_PYTORCH=0: no hook"
+out=$("$GP" run -o job9 -- "$PY" -I plain.py 2>&1)
+echo "$out" | grep -q "^modules False False$"; ok $? "python -I (isolated) ignores PYTHONPATH: no hook, the program runs"
+
+# a PyTorch without what the hook needs: a stand-in torch package that has no optim
+mkdir -p fake/torch
+echo '__version__ = "0.0-fake"' >fake/torch/__init__.py
+cat >fake.py <<'EOF'
+import torch
+print("fake", torch.__version__)
+EOF
+out=$(PYTHONPATH="$W/fake" "$GP" run -o job10 -- "$PY" fake.py 2>&1); rc=$?
+[ $rc = 0 ] && echo "$out" | grep -q "^fake 0.0-fake$"; ok $? "a torch without optim: the program runs unchanged"
+j job10 'r["pytorch"]["not_collected"]' | grep -q "PyTorch integration not started"
+ok $? "... and the report says what was not collected and why ($(j job10 'r["pytorch"]["not_collected"]'))"
+
+# a crash inside the hook: optimizer state that cannot be measured (a tensor subclass
+# whose numel() raises); the optimizer itself never asks
+cat >crash.py <<'EOF'
+import torch
+class Odd(torch.Tensor):
+    def numel(self):
+        raise ValueError("numel is not available")
+p = torch.nn.Parameter(torch.zeros(4))
+opt = torch.optim.SGD([p], lr=0.1)
+opt.state[p]["odd"] = torch.zeros(1).as_subclass(Odd)
+for _ in range(5):
+    p.grad = torch.ones(4)
+    opt.step()
+print("trained", float(p[0]))
+EOF
+out=$("$GP" run -o job11 -- "$PY" crash.py 2>&1); rc=$?
+[ $rc = 0 ] && echo "$out" | grep -q "^trained -0.5"; ok $? "a hook that fails inside optimizer.step(): training goes on ($(echo "$out" | tail -1))"
+j job11 'r["pytorch"]["not_collected"]' | grep -q "optimizer step hook"
+ok $? "... and the failure is in the report ($(j job11 'r["pytorch"]["not_collected"]'))"
+[ "$(j job11 'r["steps"]["count"]')" = 5 ]; ok $? "... with its steps"
+
+# a launcher that imports torch but trains nothing does not take the rank file: the
+# process that steps does
+cat >launch.py <<'EOF'
+import subprocess, sys, torch
+sys.exit(subprocess.call([sys.executable, sys.argv[1], "8"]))
+EOF
+"$GP" run -o job12 -- "$PY" launch.py train.py >/dev/null 2>&1
+[ "$(j job12 'r["steps"]["count"]')" = 8 ]; ok $? "a launcher importing torch leaves the rank file to the process that trains"
+done_testing
