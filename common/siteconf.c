@@ -43,6 +43,8 @@ static const struct key {
     {"group_readable", T_BOOL, OFF(group_readable), 0, 0},
     {"admin_comment", T_BOOL, OFF(admin_comment), 0, 0},
     {"report_at_end", T_BOOL, OFF(report_at_end), 0, 0},
+    {"pytorch", T_BOOL, OFF(pytorch), 0, 0},
+    {"torch_history_entries", T_INT, OFF(torch_history_entries), 0, 10000000},
     {"agent_path", T_STR, OFF(agent_path), 0, 0},
     {"inject_path", T_STR, OFF(inject_path), 0, 0},
     {"cli_path", T_STR, OFF(cli_path), 0, 0},
@@ -69,6 +71,8 @@ void gp_config_defaults(gp_config_t *cfg)
 	cfg->group_readable = false;
 	cfg->admin_comment = true;
 	cfg->report_at_end = true;
+	cfg->pytorch = true;
+	cfg->torch_history_entries = 100000;
 	cfg->agent_path = xstrdup(GP_AGENT_PATH);
 	cfg->inject_path = xstrdup(GP_INJECT_PATH);
 	cfg->cli_path = xstrdup(GP_CLI_PATH);

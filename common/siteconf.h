@@ -38,9 +38,11 @@ typedef struct gp_config {
 	bool group_readable;
 	bool admin_comment;
 	bool report_at_end;
-	char *agent_path;  /* default: the installed gpuprof-agent */
-	char *inject_path; /* default: the installed libgpuprof-inject.so */
-	char *cli_path;    /* default: the installed gpuprof */
+	bool pytorch;               /* the PyTorch integration (agent/python) */
+	long torch_history_entries; /* its allocator history ring; 0: no history */
+	char *agent_path;           /* default: the installed gpuprof-agent */
+	char *inject_path;          /* default: the installed libgpuprof-inject.so */
+	char *cli_path;             /* default: the installed gpuprof */
 } gp_config_t;
 
 /* Fill cfg with defaults. */

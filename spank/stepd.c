@@ -268,6 +268,8 @@ int gp_stepd_task_init(spank_t sp)
 	    spank_setenv(sp, GP_ENV_STEP_RANGE, p->cfg.step_range, 1) != ESPANK_SUCCESS ||
 	    setenv_num(sp, GP_ENV_GROUP_READABLE, p->cfg.group_readable) != ESPANK_SUCCESS ||
 	    setenv_num(sp, GP_ENV_REQUIRED, p->cfg.required) != ESPANK_SUCCESS ||
+	    setenv_num(sp, GP_ENV_PYTORCH, p->cfg.pytorch) != ESPANK_SUCCESS ||
+	    setenv_num(sp, GP_ENV_TORCH_HISTORY, p->cfg.torch_history_entries) != ESPANK_SUCCESS ||
 	    (p->capture && spank_setenv(sp, GP_ENV_CAPTURE, p->capture, 1) != ESPANK_SUCCESS))
 		return fail_task("cannot set the task environment");
 	/* Injection first, as the fallback: the agent, once running, points it at its

@@ -45,6 +45,8 @@ static const struct {
     {"nvml_hz: 1000\n", "'nvml_hz' must be a whole number from 1 to 100"},
     {"output: /scratch/%q/x\n", ":1: 'output': unknown escape '%q'"},
     {"output: /scratch/x%\n", ":1: 'output': trailing '%'"},
+    {"torch_history_entries: -5\n", "'torch_history_entries' must be a whole number"},
+    {"pytorch: maybe\n", ":1: 'pytorch'"},
 };
 
 int main(void)
@@ -54,7 +56,9 @@ int main(void)
 	snprintf(path, sizeof(path), "/tmp/gp-t-siteconf.%d.yaml", (int)getpid());
 
 	gp_config_defaults(&cfg);
-	ok(cfg.enabled && !cfg.required && cfg.nvml_hz == 10 && cfg.warmup_steps == 3, "defaults");
+	ok(cfg.enabled && !cfg.required && cfg.nvml_hz == 10 && cfg.warmup_steps == 3 &&
+	       cfg.pytorch && cfg.torch_history_entries == 100000,
+	   "defaults");
 	ok(!strcmp(cfg.output, "gpuprof-%j"), "default output template");
 	gp_config_free(&cfg);
 
