@@ -107,6 +107,20 @@ def main():
         spent.append(time.perf_counter() - t)
     us = st.median(spent) * 1e6
     print("cost %s hooks %.1f %.4f %.5f" % (name, us, off, us / 1e3 / off), flush=True)
+    if "layers" not in g._s.modes:
+        return
+    # mode layers: its ranges switched on and off in interleaved blocks (the module hooks
+    # stay installed; off, they return at once)
+    history(("off", None), entries)
+    side = {True: [], False: []}
+    for _ in range(rounds):
+        for on in (True, False):
+            g._s.layers_off = not on
+            times = [timed(step) for _ in range(block)]
+            side[on] += times[1:]
+    g._s.layers_off = False
+    on, off = st.median(side[True]), st.median(side[False])
+    print("cost %s layers %.4f %.4f %.4f" % (name, on, off, on / off), flush=True)
 
 
 if __name__ == "__main__":

@@ -18,6 +18,8 @@ static const struct {
     {"mem", GP_MODE_MEM, "device allocations and frees with call stacks"},
     {"gpu", GP_MODE_GPU, "NVML sampling: utilisation, memory, power, clocks"},
     {"all", GP_MODES_ALL, "all of the above"},
+    {"layers", GP_MODE_LAYERS,
+     "PyTorch: an NVTX range per module forward and backward (opt-in, not in all)"},
     {"none", GP_MODE_NONE, "no profiling for this job or step"},
     {"help", GP_MODE_HELP, "print this list and submit nothing"},
 };
@@ -160,7 +162,7 @@ int gp_modes_parse(const char *s, unsigned *modes, char *err, size_t errlen)
 
 int gp_modes_format(unsigned modes, char *buf, size_t len)
 {
-	static const char *names[] = {"timing", "nvtx", "cuda", "mem", "gpu"};
+	static const char *names[] = {"timing", "nvtx", "cuda", "mem", "gpu", "layers"};
 	size_t off = 0;
 	int total = 0;
 	if (len)
@@ -169,7 +171,7 @@ int gp_modes_format(unsigned modes, char *buf, size_t len)
 		return snprintf(buf, len, "none");
 	if (modes & GP_MODE_HELP)
 		return snprintf(buf, len, "help");
-	for (unsigned i = 0; i < 5; i++) {
+	for (unsigned i = 0; i < 6; i++) {
 		if (!(modes & (1u << i)))
 			continue;
 		int n = snprintf(buf + off, off < len ? len - off : 0, "%s%s", total ? "," : "",

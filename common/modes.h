@@ -1,7 +1,8 @@
 /* The mode grammar shared by --gpuprof, GPUPROF_MODES, gpuprof run and the site config:
- *   MODES := WORD (',' WORD)*    WORD := timing|nvtx|cuda|mem|gpu|all|none|help
+ *   MODES := WORD (',' WORD)*    WORD := timing|nvtx|cuda|mem|gpu|layers|all|none|help
  * `timing` is always on; `none` switches profiling off and stands alone; `help` asks for
- * the list and stands alone. */
+ * the list and stands alone. `layers` (PyTorch per-module ranges) is opt-in: not in
+ * `all`. */
 #ifndef GP_MODES_H
 #define GP_MODES_H
 
@@ -13,12 +14,15 @@ enum {
 	GP_MODE_CUDA = 1u << 2,
 	GP_MODE_MEM = 1u << 3,
 	GP_MODE_GPU = 1u << 4,
-	GP_MODE_NONE = 1u << 6, /* profiling off */
-	GP_MODE_HELP = 1u << 7, /* print the modes, submit nothing */
+	GP_MODE_LAYERS = 1u << 5, /* PyTorch: an NVTX range per module forward/backward */
+	GP_MODE_NONE = 1u << 6,   /* profiling off */
+	GP_MODE_HELP = 1u << 7,   /* print the modes, submit nothing */
 };
 #define GP_MODES_ALL    (GP_MODE_TIMING | GP_MODE_NVTX | GP_MODE_CUDA | GP_MODE_MEM | GP_MODE_GPU)
 #define GP_MODES_MAXLEN 256
-#define GP_MODES_WORDS  "timing,nvtx,cuda,mem,gpu,all,none,help"
+/* every mode a site can allow (all, and the opt-in ones) */
+#define GP_MODES_KNOWN (GP_MODES_ALL | GP_MODE_LAYERS)
+#define GP_MODES_WORDS "timing,nvtx,cuda,mem,gpu,layers,all,none,help"
 
 /* Parse s into *modes. On error returns -1, leaves *modes untouched and writes a message
  * naming the bad token, its 1-based position and the accepted words into err. */

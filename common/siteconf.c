@@ -61,7 +61,7 @@ void gp_config_defaults(gp_config_t *cfg)
 	cfg->enabled = true;
 	cfg->required = false;
 	cfg->default_modes = GP_MODE_TIMING | GP_MODE_NVTX | GP_MODE_CUDA | GP_MODE_MEM;
-	cfg->allowed_modes = GP_MODES_ALL;
+	cfg->allowed_modes = GP_MODES_KNOWN;
 	cfg->output = xstrdup("gpuprof-%j");
 	cfg->spool_dir = xstrdup("");
 	cfg->max_bytes_per_rank = 1LL << 30;
@@ -393,12 +393,12 @@ static unsigned map_lookup(const gp_modemap_t *m, const char *key)
 	for (unsigned i = 0; key && i < m->n; i++)
 		if (!strcmp(m->key[i], key))
 			return m->modes[i];
-	return GP_MODES_ALL;
+	return GP_MODES_KNOWN;
 }
 
 unsigned gp_config_allowed(const gp_config_t *cfg, const char *partition, const char *account)
 {
-	unsigned m = cfg->allowed_modes & GP_MODES_ALL;
+	unsigned m = cfg->allowed_modes & GP_MODES_KNOWN;
 	m &= map_lookup(&cfg->partition_modes, partition) | GP_MODE_TIMING;
 	m &= map_lookup(&cfg->account_modes, account) | GP_MODE_TIMING;
 	return m | GP_MODE_TIMING;

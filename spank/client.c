@@ -29,7 +29,7 @@ int gp_client_post_opt(spank_t sp)
 	if (!gp_plugin.modes || (gp_plugin.modes & GP_MODE_NONE))
 		return 0;
 	/* GPUPROF_MODES from the environment gets the same policy check as --gpuprof. */
-	unsigned bad = gp_plugin.modes & ~gp_plugin.cfg.allowed_modes & GP_MODES_ALL;
+	unsigned bad = gp_plugin.modes & ~gp_plugin.cfg.allowed_modes & GP_MODES_KNOWN;
 	if (bad) {
 		char b[128], a[128];
 		gp_modes_format(bad & ~GP_MODE_TIMING, b, sizeof(b));

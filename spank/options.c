@@ -61,7 +61,7 @@ static int check_modes(const char *what, const char *v)
 		exit(0);
 	}
 	if (gp_plugin.config_ok && !(m & GP_MODE_NONE)) {
-		unsigned bad = m & ~gp_plugin.cfg.allowed_modes & GP_MODES_ALL;
+		unsigned bad = m & ~gp_plugin.cfg.allowed_modes & GP_MODES_KNOWN;
 		if (bad) {
 			char b[128], a[128];
 			gp_modes_format(bad & ~GP_MODE_TIMING, b, sizeof(b));
@@ -139,7 +139,7 @@ static int cb_capture(int val, const char *optarg, int remote)
 
 static struct spank_option options[] = {
     {"gpuprof", "[MODES]",
-     "Profile GPU work: comma list of timing,nvtx,cuda,mem,gpu,all,none "
+     "Profile GPU work: comma list of timing,nvtx,cuda,mem,gpu,layers,all,none "
      "(--gpuprof=help lists them)",
      2, OPT_MODES, cb_modes},
     {"gpuprof-output", "DIR", "gpuprof job directory (template: %j %u %x %s %n)", 1, OPT_OUTPUT,

@@ -90,7 +90,7 @@ static int resolve_step(spank_t sp, bool quiet)
 		return 0;
 	}
 	unsigned allowed = gp_config_allowed(&p->cfg, p->job_info_ok ? p->partition : NULL, v);
-	if (p->modes & ~allowed & GP_MODES_ALL) {
+	if (p->modes & ~allowed & GP_MODES_KNOWN) {
 		char a[128];
 		p->modes &= allowed;
 		gp_modes_format(p->modes, a, sizeof(a));

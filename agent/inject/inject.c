@@ -985,3 +985,36 @@ gpuprof_fw_event(unsigned kind, unsigned dev, uint64_t a, uint64_t c, uint64_t d
 	if (kind == GP_FW_OPT_END)
 		gp_marker_step_end(e.ts);
 }
+
+/* Layer ranges (mode layers): one start/end range per module forward or backward, in the
+ * "pytorch.layers" domain (never taken for steps). Start and end may come from different
+ * threads: a backward range starts in a gradient hook and may end in the autograd
+ * engine's end-of-pass callback. Returns the range id, 0 when not recording. */
+__attribute__((visibility("default"))) uint64_t gpuprof_fw_range_start(const char *name)
+{
+	static _Atomic uint32_t domain;
+	if (!on() || getpid() != g.owner || !(g.modes & GP_MODE_LAYERS) || !name)
+		return 0;
+	uint32_t d = atomic_load_explicit(&domain, memory_order_relaxed);
+	if (!d) {
+		d = intern_cstr("pytorch.layers");
+		atomic_store_explicit(&domain, d, memory_order_relaxed);
+	}
+	uint64_t id = atomic_fetch_add_explicit(&g.next_range, 1, memory_order_relaxed) + 1;
+	gp_event_t e = {.type = GP_EV_NVTX_START,
+	                .tid = my_tid(),
+	                .ts = gp_clock_ns(),
+	                .a = intern_cstr(name),
+	                .b = d,
+	                .c = id};
+	emit(&e);
+	return id;
+}
+
+__attribute__((visibility("default"))) void gpuprof_fw_range_end(uint64_t id)
+{
+	if (!id || !on() || getpid() != g.owner)
+		return;
+	gp_event_t e = {.type = GP_EV_NVTX_END, .tid = my_tid(), .ts = gp_clock_ns(), .c = id};
+	emit(&e);
+}

@@ -51,6 +51,9 @@ int gpuprof_fw_attach(void);
 uint64_t gpuprof_fw_now(void);
 void gpuprof_fw_event(unsigned kind, unsigned dev, uint64_t a, uint64_t c, uint64_t d,
                       const char *text);
+/* Layer ranges (mode layers): start returns the range id (0: not recording) */
+uint64_t gpuprof_fw_range_start(const char *name);
+void gpuprof_fw_range_end(uint64_t id);
 /* Test hook: the calling thread's Python frames (CPython, GIL held) as text. */
 int gp_cupti_pyframes(char *out, int len);
 

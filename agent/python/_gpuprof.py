@@ -63,6 +63,8 @@ class _State:
     in_window = False  # a window after warm-up, begun with an empty trace
     hist_window_at = -_HIST_GAP  # the step the last window began
     record_history = None  # PyTorch's own _record_memory_history
+    layers_off = False  # a layer hook failed: no more layer ranges
+    cb_queued = False  # the end-of-backward callback is queued for this pass
     mem_dev = 0
     mem_broken = ""
     peak_seen = 0  # max allocated at the last peak picture
@@ -119,19 +121,8 @@ def _emit(kind, dev=0, a=0, c=0, d=0, text=None, attach=True):
             if len(_s.pending) < 256:
                 _s.pending.append(rec)
             return
-        try:
-            if _s.lib is None:
-                _s.lib = _load()
-            if not _s.lib or not _s.lib.gpuprof_fw_attach():
-                _s.broken = True
-                return
-        except Exception:
-            _s.broken = True
+        if not _attach():
             return
-        _s.attached = True
-        held, _s.pending = _s.pending, []
-        for r in held:
-            _put(*r)
     _put(*rec)
 
 
@@ -230,12 +221,148 @@ def _start(torch):
     except ValueError:
         pass
     how = _install_steps(torch)
+    if "layers" in _s.modes:
+        how += "; layer ranges: " + _install_layers(torch)
     mem = "off (mode mem not asked for)"
     if "mem" in _s.modes:
         mem = _arm_memory(torch)
     _emit(_INFO, text="torch %s; steps: optimizer.step() (%s); memory: %s"
           % (getattr(torch, "__version__", "?"), how, mem), attach=False)
     atexit.register(_at_exit)
+
+
+# ---- layers (mode layers): a range per module forward and backward ----
+
+
+def _attach():
+    """Attach now (layer ranges come before the first optimizer step); False: none."""
+    if not _s.attached and not _s.broken:
+        try:
+            if _s.lib is None:
+                _s.lib = _load()
+            if _s.lib and _s.lib.gpuprof_fw_attach():
+                import ctypes
+
+                _s.lib.gpuprof_fw_range_start.restype = ctypes.c_uint64
+                _s.lib.gpuprof_fw_range_start.argtypes = [ctypes.c_char_p]
+                _s.lib.gpuprof_fw_range_end.restype = None
+                _s.lib.gpuprof_fw_range_end.argtypes = [ctypes.c_uint64]
+                _s.attached = True
+                held, _s.pending = _s.pending, []
+                for r in held:
+                    _put(*r)
+            else:
+                _s.broken = True
+        except Exception:
+            _s.broken = True
+    return _s.attached
+
+
+def _install_layers(torch):
+    """Global module hooks: a forward range from the forward pre-hook to the forward
+    hook; a backward range from the first gradient of the module's outputs to the first
+    of its inputs (tensor hooks, which only observe), else to the end of the backward
+    pass. Names are the modules' class names. Full backward hooks are not used: they
+    wrap the module's tensors and can break in-place operations."""
+    import importlib
+    import threading
+
+    mm = importlib.import_module("torch.nn.modules.module")
+    pre = getattr(mm, "register_module_forward_pre_hook", None)
+    post = getattr(mm, "register_module_forward_hook", None)
+    if not (pre and post):
+        _missing("layer ranges: this PyTorch has no global module hooks", attach=False)
+        return "not available"
+    tls = threading.local()
+    engine = getattr(getattr(torch.autograd, "Variable", None), "_execution_engine", None)
+    open_bwd = []  # backward ranges open in this pass: ended by the engine's callback
+    names = {}
+
+    def name_of(module):
+        cls = type(module)
+        n = names.get(cls)
+        if n is None:
+            n = names[cls] = cls.__name__
+        return n
+
+    def fail(e):
+        _s.layers_off = True
+        _missing("layer ranges", e)
+
+    def end_open():
+        for rec in open_bwd:
+            if rec[0] and not rec[1]:
+                rec[1] = True
+                _s.lib.gpuprof_fw_range_end(rec[0])
+        del open_bwd[:]
+        _s.cb_queued = False
+
+    def tensors(x):
+        if isinstance(x, torch.Tensor):
+            return [x]
+        if isinstance(x, (tuple, list)):
+            return [t for t in x if isinstance(t, torch.Tensor)]
+        return []
+
+    def backward_hooks(module, inputs, output):
+        outs = [t for t in tensors(output) if t.requires_grad]
+        if not outs:
+            return
+        rec = [0, False]  # range id, ended
+        name = name_of(module) + " backward"
+
+        def on_out(grad):
+            try:
+                if not rec[0] and not rec[1]:
+                    rec[0] = _s.lib.gpuprof_fw_range_start(name.encode())
+                    open_bwd.append(rec)
+                    if engine is not None and not _s.cb_queued:
+                        _s.cb_queued = True
+                        engine.queue_callback(end_open)
+            except Exception as e:
+                fail(e)
+
+        def on_in(grad):
+            try:
+                if rec[0] and not rec[1]:
+                    rec[1] = True
+                    _s.lib.gpuprof_fw_range_end(rec[0])
+            except Exception as e:
+                fail(e)
+
+        for t in outs:
+            t.register_hook(on_out)
+        for t in tensors(inputs):
+            if t.requires_grad:
+                t.register_hook(on_in)
+
+    def fpre(module, inputs):
+        if _s.layers_off or not _attach():
+            return
+        try:
+            st = tls.__dict__.setdefault("stack", [])
+            st.append((module, _s.lib.gpuprof_fw_range_start(name_of(module).encode())))
+        except Exception as e:
+            fail(e)
+
+    def fpost(module, inputs, output):
+        if _s.layers_off or not _s.attached:
+            return
+        try:
+            st = tls.__dict__.get("stack") or []
+            while st:  # a forward that raised left its entry: end it here
+                m, rid = st.pop()
+                _s.lib.gpuprof_fw_range_end(rid)
+                if m is module:
+                    break
+            if torch.is_grad_enabled():
+                backward_hooks(module, inputs, output)
+        except Exception as e:
+            fail(e)
+
+    pre(fpre)
+    post(fpost)
+    return "module forward and backward"
 
 
 # ---- steps: optimizer.step() of every optimizer ----

@@ -71,6 +71,13 @@ ok $? "--modes=all with the integration: the program succeeds"
 [ "$(jr all "r['pytorch']['optimizer_steps']")" = "$(jr all "r['steps']['count']")" ]
 ok $? "all modes: optimizer steps = NVTX steps"
 
+# 3b. mode layers: per-module ranges with their GPU time, beside the script's own ranges
+"$B/gpuprof" run --modes=all,layers --output="$T/layers" -- $P --steps 12 --dim 1024 --layers 4 >"$T/layers.out" 2>&1
+ok $? "--modes=all,layers: the program succeeds"
+g=$("$B/gpuprof" report --format=json "$T/layers" | python3 -c 'import json,sys; n={x["name"]: x for x in json.load(sys.stdin)["nvtx"]}; print(n["Linear"]["count"], n["Linear backward"]["count"], n["Linear backward"]["gpu_ns"] > 0, n["Linear"]["gpu_ns"] > 0)')
+[ "$g" = "48 48 True True" ]; ok $? "Linear forward and backward ranges, 4 a step, with GPU time ($g)"
+[ "$(jr layers "r['steps']['range']")" = train_step ]; ok $? "the steps are still the script's own"
+
 # 4. CUDA out of memory: the failing request and what held the memory
 cat >"$T/oom.py" <<'EOF'
 import torch

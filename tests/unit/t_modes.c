@@ -17,6 +17,8 @@ static const struct {
     {"cuda,cuda", 0, GP_MODE_TIMING | GP_MODE_CUDA, NULL},
     {"all", 0, GP_MODES_ALL, NULL},
     {"gpu,all", 0, GP_MODES_ALL, NULL},
+    {"layers", 0, GP_MODE_TIMING | GP_MODE_LAYERS, NULL},
+    {"all,layers", 0, GP_MODES_ALL | GP_MODE_LAYERS, NULL},
     {"none", 0, GP_MODE_NONE, NULL},
     {"help", 0, GP_MODE_HELP, NULL},
     {"", -1, 0, "empty value"},
