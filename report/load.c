@@ -178,8 +178,12 @@ typed:
 		/* start/end ranges may cross threads: kept at depth 1000 so they never
 		 * count as steps but still show in the range table */
 		const open_t *o = &d->started.v[i - 1];
-		range_t rg = {
-		    .start = o->start, .end = e->ts, .name = o->name, .tid = o->tid, .depth = 1000};
+		range_t rg = {.start = o->start,
+		              .end = e->ts,
+		              .name = o->name,
+		              .tid = o->tid,
+		              .depth = 1000,
+		              .domain = o->domain};
 		add_range(d, r, &rg);
 		/* move the last started range into the hole and repoint its id, unless a
 		 * later start of the same id has taken the id over */

@@ -82,6 +82,29 @@ static gp_rstat_t *rstat_get(gp_job_t *job, const char *name)
 	return r;
 }
 
+/* Start/end ranges (depth 1000: PyTorch's layer ranges, ranges that may end on another
+ * thread) are not nested, so they take no part in the ownership above: each gets the
+ * GPU work launched on the thread that started it while it was open. */
+static void project_started(rank_data_t *d, uint32_t tid, uint64_t ts, uint64_t dur)
+{
+	size_t lo = 0, hi = d->ranges.n;
+	while (lo < hi) { /* first index with (tid, start) > (tid, ts) */
+		size_t mid = (lo + hi) / 2;
+		const range_t *x = &d->ranges.v[mid];
+		if (x->tid < tid || (x->tid == tid && x->start <= ts))
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (size_t j = lo, steps = 0; j-- > 0 && steps < 4096; steps++) {
+		range_t *x = &d->ranges.v[j];
+		if (x->tid != tid)
+			break;
+		if (x->depth == 1000 && x->end >= ts)
+			x->gpu_ns += dur;
+	}
+}
+
 void gp_pass_ranges(gp_job_t *job, gp_rank_t *r, rank_data_t *d)
 {
 	size_t from;
@@ -96,6 +119,8 @@ void gp_pass_ranges(gp_job_t *job, gp_rank_t *r, rank_data_t *d)
 		const api_t *a = gp_rd_launch(d, k);
 		if (!a)
 			continue;
+		if (!d->tid_mismatch)
+			project_started(d, a->tid, a->start, k->dur);
 		range_t *rg = gp_owner_range(d, a->tid, a->start, &from);
 		if (!rg)
 			continue;

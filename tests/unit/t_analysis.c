@@ -250,9 +250,101 @@ static void time_limit(void)
 	gp_job_free(&j);
 }
 
+static void fw(uint8_t kind, uint32_t tid, uint64_t ts, uint64_t a, uint64_t c, uint64_t dd,
+               uint32_t text)
+{
+	feed((gp_event_t){.type = GP_EV_FW,
+	                  .u8 = kind,
+	                  .tid = tid,
+	                  .ts = ts,
+	                  .a = a,
+	                  .b = text,
+	                  .c = c,
+	                  .d = dd});
+}
+
+/* PyTorch without NVTX: optimizer 0 returns every 4 ms, optimizer 1 every other step;
+ * the GPU finishes each step's 3 ms kernel 1 ms after the launch. Steps come from
+ * optimizer 0; the optimizer state and the allocator's growth come through as said. */
+static void optimizer_steps(void)
+{
+	begin();
+	str(6, "Adam: 1.0 MiB float32 on cuda");
+	fw(GP_FW_INFO, 7, 0, 0, 0, 0, 5);
+	for (uint32_t i = 0; i < 10; i++) {
+		uint64_t s = i * 4 * MS;
+		launch(7, s + 100 * US, 100 + i, s + 1 * MS, 3 * MS, 2);
+		fw(GP_FW_OPT_BEGIN, 7, s + 3500 * US, 0, 0, 0, 0);
+		fw(GP_FW_OPT_END, 7, s + 3900 * US, 0, i + 1, 0, 0);
+		if (i % 2)
+			fw(GP_FW_OPT_END, 7, s + 3950 * US, 1, i / 2 + 1, 0, 0);
+		fw(GP_FW_MEM_STEP, 7, s + 3960 * US, 1000 + 64 * i, 4096, i + 1, 0);
+	}
+	fw(GP_FW_OPT_STATE, 7, 41 * MS, 0, 1048576, 1048580, 6);
+	run();
+	ok(r.nsteps == 10 && !strcmp(r.step_source, "optimizer"),
+	   "10 steps from optimizer 0's step() (%u, %s: %s)", r.nsteps, r.step_source, r.step_how);
+	ok(!strcmp(r.step_basis, "gpu") && near(r.step_median_ms, 4.0, 1e-6),
+	   "GPU step 4 ms (%s %.4f)", r.step_basis, r.step_median_ms);
+	ok(r.torch.opt_steps == 10 && near(r.torch.opt_period_median_ms, 4.0, 1e-6) &&
+	       r.torch.nopt == 2 && r.torch.opt[1].steps == 5,
+	   "PyTorch's view: 10 calls 4 ms apart, a second optimizer with 5 (%u %.3f %u %llu)",
+	   r.torch.opt_steps, r.torch.opt_period_median_ms, r.torch.nopt,
+	   (unsigned long long)r.torch.opt[1].steps);
+	ok(r.torch.opt_device_bytes == 1048576 && r.optimizer_bytes == 1048576 &&
+	       !strcmp(r.optimizer_source, "PyTorch optimizer state"),
+	   "optimizer state from its state tensors (%llu, %s)",
+	   (unsigned long long)r.optimizer_bytes, r.optimizer_source);
+	ok(near(r.torch.growth_per_step, 64, 1e-9), "allocator growth 64 bytes a step (%.3f)",
+	   r.torch.growth_per_step);
+	d.steps_from = GP_STEPS_AUTO;
+}
+
+/* Layer ranges (start/end, another domain) on the autograd thread: they get the GPU work
+ * launched on their own thread while open, and never become the steps. */
+static void layer_ranges(void)
+{
+	begin();
+	str(6, "Linear backward");
+	str(8, "pytorch.layers");
+	for (uint32_t i = 0; i < 6; i++) {
+		uint64_t s = i * 10 * MS;
+		push(7, s, 1);
+		feed((gp_event_t){.type = GP_EV_NVTX_START,
+		                  .tid = 9,
+		                  .ts = s + 1 * MS,
+		                  .a = 6,
+		                  .b = 8,
+		                  .c = 50 + i});
+		launch(9, s + 2 * MS, 200 + i, s + 3 * MS, 2 * MS, 2);
+		feed((gp_event_t){.type = GP_EV_NVTX_END, .tid = 9, .ts = s + 4 * MS, .c = 50 + i});
+		launch(9, s + 5 * MS, 300 + i, s + 6 * MS, 1 * MS, 3); /* after it ended */
+		pop(7, s + 8 * MS);
+	}
+	run();
+	const gp_rstat_t *bw = NULL, *st = NULL;
+	for (unsigned i = 0; i < job.nr; i++) {
+		if (!strcmp(job.r[i].name, "Linear backward"))
+			bw = &job.r[i];
+		if (!strcmp(job.r[i].name, "train_step"))
+			st = &job.r[i];
+	}
+	ok(bw && bw->count == 6 && bw->gpu_ns == 6 * 2 * MS,
+	   "a start/end range gets the GPU work of its thread while open (%llu ns)",
+	   bw ? (unsigned long long)bw->gpu_ns : 0);
+	ok(st && st->gpu_ns == 6 * 3 * MS,
+	   "the step range on the main thread still gets all of it through the autograd thread "
+	   "(%llu ns)",
+	   st ? (unsigned long long)st->gpu_ns : 0);
+	ok(!strcmp(r.step_source, "nvtx") && !strcmp(r.step_name, "train_step"),
+	   "steps are the program's range, not a layer range (%s)", r.step_name);
+}
+
 int main(void)
 {
 	time_limit();
+	optimizer_steps();
+	layer_ranges();
 	gpu_bound();
 	kernel_steps();
 	markers();
