@@ -203,7 +203,9 @@ void gp_job_json(const gp_job_t *job, FILE *out);
 void gp_report_summary_line(const gp_job_t *job, char *buf, size_t len);
 /* PyTorch memory_viz snapshot (pickle protocol 2) of one rank (first of ranks, else the
  * first rank), as torch.cuda.memory._dump_snapshot writes it. */
-int gp_export_memviz(const gp_job_t *job, FILE *out, const char *ranks);
+/* pydir: agent/python (its _gpuprof_merge.py merges PyTorch's own snapshots when the
+ * ranks have them); NULL: the CUDA records alone */
+int gp_export_memviz(const gp_job_t *job, FILE *out, const char *ranks, const char *pydir);
 /* Self-contained HTML with SVG plots. */
 int gp_report_html(const gp_job_t *job, FILE *out);
 /* Chrome/Perfetto trace of the job (re-reads the rank files). */

@@ -561,7 +561,7 @@ static int cmd_export(int argc, char **argv)
 		gp_job_findings(&job);
 		rc = gp_report_html(&job, out);
 	} else if (!strcmp(format, "memviz")) {
-		rc = gp_export_memviz(&job, out, ranks);
+		rc = gp_export_memviz(&job, out, ranks, python_dir());
 	} else {
 		rc = gp_export_chrome(&job, out, ranks, max_events, win_from, win_to);
 	}

@@ -5,7 +5,13 @@
  * one segment holding one active block; the trace is segment_alloc + alloc, then
  * free_requested + free_completed + segment_free. The snapshot is taken at the end of the
  * last step (the trace stops there too, so segments and trace agree), frames come from
- * the allocation call stacks ("symbol+offset" in "library"). */
+ * the allocation call stacks ("symbol+offset" in "library").
+ *
+ * Where the PyTorch integration wrote the caching allocator's own snapshots beside the
+ * rank files (rankR.torch-{exit,oom,peak}.pickle, agent/python), those are exported
+ * instead: every selected rank, a device per rank and GPU, with PyTorch's real segments,
+ * blocks and trace, merged by agent/python/_gpuprof_merge.py under plain python3 (its
+ * unpickler refuses every global: the files are the user's). */
 #include "config.h"
 #include "analyze.h"
 #include "rankdata.h"
@@ -15,9 +21,12 @@
 #include "symtab.h"
 #include "vec.h"
 
+#include <errno.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 /* ---- pickle protocol 2 ---- */
 static void p_op(FILE *o, int c)
@@ -122,7 +131,91 @@ typedef struct {
 	uint8_t dev, is_free;
 } mev_t;
 
-int gp_export_memviz(const gp_job_t *job, FILE *o, const char *ranklist)
+/* The snapshot PyTorch left for rank r: at exit, else at its OOM, else at its peak; the
+ * name comes from the rank file, so only a plain "rank*.pickle" beside it is taken. */
+static bool torch_snapshot(const gp_rank_t *r, char *path, size_t len)
+{
+	const struct gp_torch *t = &r->torch;
+	const char *name = t->snap_exit[0]  ? t->snap_exit
+	                   : t->snap_oom[0] ? t->snap_oom
+	                                    : t->snap_peak;
+	size_t n = strlen(name);
+	if (!n || strchr(name, '/') || strncmp(name, "rank", 4) || n < 8 ||
+	    strcmp(name + n - 7, ".pickle"))
+		return false;
+	const char *slash = strrchr(r->path, '/');
+	int dl = slash ? (int)(slash - r->path) : 1;
+	snprintf(path, len, "%.*s/%s", dl, slash ? r->path : ".", name);
+	return access(path, R_OK) == 0;
+}
+
+/* Merge the selected ranks' PyTorch snapshots into o. 0: done, 1: none there, -1: the
+ * merge failed (said on stderr). */
+static int torch_snapshots(const gp_job_t *job, FILE *o, const gp_ranks_t *sel, bool all,
+                           const char *pydir)
+{
+	char script[4200];
+	snprintf(script, sizeof(script), "%s/_gpuprof_merge.py", pydir ? pydir : "");
+	if (!pydir || access(script, R_OK) != 0)
+		return 1;
+	char **argv = calloc(job->nranks + 4, sizeof(char *));
+	unsigned n = 0;
+	if (!argv)
+		return -1;
+	argv[n++] = "python3";
+	argv[n++] = "-I";
+	argv[n++] = script;
+	for (unsigned i = 0; i < job->nranks; i++) {
+		const gp_rank_t *r = &job->ranks[i];
+		char path[4400];
+		if ((!all && !gp_ranks_contains(sel, (uint32_t)r->rank)) ||
+		    !torch_snapshot(r, path, sizeof(path)))
+			continue;
+		size_t need = strlen(path) + 64;
+		if (!(argv[n] = malloc(need)))
+			break;
+		snprintf(argv[n++], need, "rank %d step %s=%s", r->rank, r->step, path);
+	}
+	int rc = 1;
+	if (n > 3) {
+		int fd[2];
+		fflush(o);
+		if (pipe(fd) == 0) {
+			pid_t pid = fork();
+			if (pid == 0) {
+				dup2(fd[1], 1);
+				close(fd[0]);
+				close(fd[1]);
+				execvp("python3", argv);
+				fprintf(stderr, "gpuprof: export: python3: %s\n", strerror(errno));
+				_exit(127);
+			}
+			close(fd[1]);
+			char buf[65536];
+			ssize_t k;
+			size_t total = 0;
+			while ((k = read(fd[0], buf, sizeof(buf))) > 0 || (k < 0 && errno == EINTR))
+				if (k > 0)
+					total += fwrite(buf, 1, (size_t)k, o);
+			close(fd[0]);
+			int st = 0;
+			while (pid > 0 && waitpid(pid, &st, 0) < 0 && errno == EINTR)
+				;
+			if (pid > 0 && WIFEXITED(st) && WEXITSTATUS(st) == 0 && total)
+				rc = 0;
+			else if (pid > 0 && WIFEXITED(st) && WEXITSTATUS(st) == 127)
+				rc = 1; /* no python3: the CUDA records' export below */
+			else
+				rc = -1;
+		}
+	}
+	for (unsigned i = 3; i < n; i++)
+		free(argv[i]);
+	free(argv);
+	return rc;
+}
+
+int gp_export_memviz(const gp_job_t *job, FILE *o, const char *ranklist, const char *pydir)
 {
 	gp_ranks_t sel;
 	char err[256];
@@ -131,6 +224,9 @@ int gp_export_memviz(const gp_job_t *job, FILE *o, const char *ranklist)
 		fprintf(stderr, "gpuprof: export: --ranks: %s\n", err);
 		return -1;
 	}
+	int t = torch_snapshots(job, o, &sel, !ranklist, pydir);
+	if (t <= 0)
+		return t;
 	unsigned nsel = 0;
 	for (unsigned i = 0; i < job->nranks; i++)
 		if (!ranklist || gp_ranks_contains(&sel, (uint32_t)job->ranks[i].rank))

@@ -113,6 +113,16 @@ PY
 	ok $? "2 processes: rank $r's pickle opens in torch.cuda._memory_viz"
 done
 
+"$B/gpuprof" export --format=memviz -o "$T/two.pickle" "$T/two" 2>/dev/null
+python3 - "$T/two.pickle" <<'PY'
+import pickle, sys
+from torch.cuda import _memory_viz as mv
+s = pickle.load(open(sys.argv[1], "rb"))
+assert sorted({g["device"] for g in s["segments"]}) == [0, 1], "want a device per rank"
+mv.segment_plot(s); mv.trace_plot(s)
+PY
+ok $? "gpuprof export --format=memviz: both ranks' real segments, a device each, accepted by _memory_viz"
+
 # 5b. a leak: the growth per step at tensor level, and the peak's owner is the leak's line
 # (the history records in windows after warm-up: the peak grows every step here)
 L=$(grep -n "kept.append" "$(dirname "$0")/../../examples/train_mlp.py" | cut -d: -f1)

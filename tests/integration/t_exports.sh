@@ -154,4 +154,50 @@ ok $? "report -o - as well"
 "$B/gpuprof" export --format=bogus --output="$T/x" "$T/leak" 2>"$T/err"; rc=$?
 ok $(( rc == 2 ? 0 : 1 )) "unknown export format rejected"
 grep -q "formats: chrome, memviz, html" "$T/err"; ok $? "with the list of formats"
+
+# memviz from PyTorch's own snapshots (agent/python writes them beside the rank files and
+# records their names): two ranks merged into one pickle, a device per rank. A CPU
+# stand-in: each rank records a snapshot name through the integration's own call and
+# writes a snapshot-shaped pickle where _gpuprof.py would.
+cat >"$T/snap.py" <<'EOF'
+import ctypes, os, pickle, sys
+r = int(os.environ["SLURM_PROCID"])
+base = os.environ["GPUPROF_RANK_FILE"][:-4]
+name = os.path.basename(base) + ".torch-exit.pickle"
+blk = {"address": 4096 * (r + 1), "size": 1024 << r, "requested_size": 1000, "state": "active_allocated",
+       "frames": [{"filename": "train.py", "line": 10 + r, "name": "main"}]}
+snap = {"segments": [{"device": 0, "address": 4096 * (r + 1), "total_size": 2 << 20, "allocated_size": 1024 << r,
+                      "active_size": 1024 << r, "requested_size": 1000, "stream": 0, "segment_type": "small",
+                      "blocks": [blk]}],
+        "device_traces": [[{"action": "alloc", "addr": 4096 * (r + 1), "size": 1024 << r, "stream": 0,
+                            "frames": blk["frames"]}]]}
+if len(sys.argv) > 1:  # a pickle that would run code when loaded
+    class Evil:
+        def __reduce__(self):
+            return (os.system, ("touch " + sys.argv[1],))
+    snap["segments"].append(Evil())
+pickle.dump(snap, open(base + ".torch-exit.pickle", "wb"), protocol=4)
+lib = ctypes.CDLL(os.environ["NVTX_INJECTION64_PATH"])
+lib.gpuprof_fw_event.argtypes = [ctypes.c_uint, ctypes.c_uint, ctypes.c_uint64, ctypes.c_uint64, ctypes.c_uint64, ctypes.c_char_p]
+if lib.gpuprof_fw_attach():
+    lib.gpuprof_fw_event(10, 0, 3, 0, 0, name.encode())
+EOF
+for r in 0 1; do SLURM_PROCID=$r "$B/gpuprof" run --modes=timing,nvtx -o "$T/tsnap" -- python3 "$T/snap.py"; done
+"$B/gpuprof" export --format=memviz -o "$T/tsnap.pickle" "$T/tsnap" 2>"$T/err"; ok $? "memviz export of two ranks' PyTorch snapshots"
+python3 - "$T/tsnap.pickle" <<'PY'
+import pickle, sys
+s = pickle.load(open(sys.argv[1], "rb"))
+assert sorted(g["device"] for g in s["segments"]) == [0, 1], s["segments"]
+assert [t[0]["size"] for t in s["device_traces"]] == [1024, 2048], s["device_traces"]
+assert {g["blocks"][0]["frames"][0]["line"] for g in s["segments"]} == {10, 11}
+PY
+ok $? "one device per rank, each with its own segments, blocks, frames and trace"
+grep -q "device 1 = rank 1 step 0 cuda:0" "$T/err"; ok $? "the device map is said ($(cat "$T/err"))"
+"$B/gpuprof" export --format=memviz --ranks=1 -o "$T/tsnap1.pickle" "$T/tsnap" 2>/dev/null
+python3 -c 'import pickle,sys; s=pickle.load(open(sys.argv[1],"rb")); assert len(s["device_traces"]) == 1 and s["device_traces"][0][0]["size"] == 2048' "$T/tsnap1.pickle"
+ok $? "--ranks=1 exports rank 1's alone"
+SLURM_PROCID=1 "$B/gpuprof" run --modes=timing,nvtx -o "$T/tsnap" -- python3 "$T/snap.py" "$T/PWNED"
+"$B/gpuprof" export --format=memviz -o "$T/evil.pickle" "$T/tsnap" 2>"$T/err"; rc=$?
+[ $rc = 1 ] && [ ! -e "$T/PWNED" ] && [ ! -e "$T/evil.pickle" ] && grep -q "refused posix.system" "$T/err"
+ok $? "a snapshot pickle that would run code is refused, nothing run, nothing left ($(cat "$T/err"))"
 done_testing
