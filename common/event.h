@@ -75,7 +75,9 @@ enum gp_fw {
 	GP_FW_OOM = 9,       /* CUDA out of memory: a=requested c=allocated on the device
 	                        d=free on the device (bytes, PyTorch's figures) */
 	GP_FW_SNAPSHOT = 10, /* a memory_viz pickle written: b=file name a=GP_SNAP_* */
-	GP_FW_N = 11
+	GP_FW_MEM_MAX = 11,  /* the allocator's peak counters at exit: a=max allocated
+	                        c=max reserved (the owners stay those of the last picture) */
+	GP_FW_N = 12
 };
 enum { GP_SNAP_PEAK = 1, GP_SNAP_OOM = 2, GP_SNAP_EXIT = 3, GP_SNAP_SIGTERM = 4 };
 

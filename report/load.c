@@ -421,6 +421,12 @@ static void feed_fw(rank_data_t *d, gp_rank_t *r, const gp_event_t *e)
 		if (e->c > t->max_reserved)
 			t->max_reserved = e->c;
 		break;
+	case GP_FW_MEM_MAX:
+		if (e->a > t->max_allocated)
+			t->max_allocated = e->a;
+		if (e->c > t->max_reserved)
+			t->max_reserved = e->c;
+		break;
 	case GP_FW_OWNER: {
 		gp_owner_t *o = NULL;
 		if (e->d == 1 && t->nowner < 8) {

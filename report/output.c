@@ -125,6 +125,15 @@ static void print_torch(FILE *out, const gp_job_t *job)
 			    mib(t->max_allocated), mib(t->max_reserved), mib(t->frag_at_peak),
 			    mib(t->allocated_end), mib(t->reserved_end),
 			    t->growth_per_step / 1024.0);
+		if ((t->max_allocated || t->max_reserved) && r->mem_peak)
+			fprintf(out,
+			        "       CUDA's own peak (every allocation CUPTI saw) %.1f MiB: "
+			        "%.1f MiB "
+			        "beyond PyTorch's reserved (context-free: cuBLAS, NCCL, other "
+			        "allocators)\n",
+			        mib(r->mem_peak),
+			        r->mem_peak > t->max_reserved ? mib(r->mem_peak - t->max_reserved)
+			                                      : 0.0);
 		print_owners(out, "live at the peak", t->owner, t->nowner);
 		print_owners(out, "kept by recorded steps", t->grow_owner, t->ngrow_owner);
 		if (t->oom) {

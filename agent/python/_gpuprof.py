@@ -30,6 +30,7 @@ import sys
 # GP_FW_* (common/event.h)
 _INFO, _MISSING, _OPT_BEGIN, _OPT_END, _OPT_STATE = 1, 2, 3, 4, 5
 _MEM_STEP, _MEM_PEAK, _OWNER, _OOM, _SNAPSHOT = 6, 7, 8, 9, 10
+_MEM_MAX = 11
 _SNAP_PEAK, _SNAP_OOM, _SNAP_EXIT, _SNAP_SIGTERM = 1, 2, 3, 4
 
 # The allocator history costs 5-14 % of a step while it records (a Python stack per
@@ -794,8 +795,11 @@ def _final(why):
         return
     _s.finished = True
     alloc, peak, res, res_peak = _stats()
-    if peak > _s.peak_seen:
+    # a new picture of the peak only where it can have stacks: the history recording,
+    # or no picture yet; the counters themselves always
+    if (peak > _s.peak_seen * 1.01 and _s.hist_live) or not _s.peak_seen:
         _picture(_SNAP_PEAK, peak, res_peak)
+    _emit(_MEM_MAX, dev=_s.mem_dev, a=peak, c=res_peak)
     _emit(_MEM_STEP, dev=_s.mem_dev, a=alloc, c=res)
     _picture(why)
 
