@@ -6,7 +6,7 @@
 # (--no-nvtx) and in the light modes, plus runs that die of CUDA out-of-memory. The rank
 # files come back in $OUT/truth.tgz, the programs' output in $OUT/truth.txt; the report
 # is computed on the CPU machine. Binaries from bench/gpu-carry.sh (.gpubin).
-# Usage: bench/gpu-truth.sh [all|markers]
+# Usage: bench/gpu-truth.sh [all|markers|markercost]
 . "$(dirname "$0")/gpu-env.sh"
 export PYTHONUNBUFFERED=1
 OUT=${OUT:-/tmp/out}
@@ -36,6 +36,17 @@ if [ "$PART" = all ] || [ "$PART" = markers ]; then
 			grep -o 'synchronised_step_ms [0-9.]*' | sed "s/^/markers=$mk run $i /" | tee -a $V
 		rm -rf $W/ab$mk-$i
 	done; done
+fi
+if [ "$PART" = markercost ]; then
+	# the markers' cost where they are paid: the host time of the nvtxRangePop that
+	# places one (marker_check --cost: 20 us kernels, 4000 steps), markers on and off,
+	# interleaved, 4 processes each; the difference of the medians is the cost per step
+	for i in 1 2 3 4; do for mk in 1 0; do
+		GPUPROF_STEP_MARKERS=$mk $G/gpuprof run --modes=timing,nvtx --output=$W/mc$mk-$i -- \
+			$G/marker_check --cost 4000 | sed "s/^/markers=$mk run $i /" | tee -a $V
+		rm -rf $W/mc$mk-$i
+	done; done
+	PART=none
 fi
 [ "$PART" = markers ] && PART=none
 BIG="--dim 4096 --layers 8 --batch 2048 --dtype bf16 --steps 30 --sgd"

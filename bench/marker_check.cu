@@ -3,11 +3,18 @@
  * host never synchronises, so it runs all steps ahead of the GPU. Then CUDA graph
  * captures, on a blocking and on a non-blocking stream, with an outermost NVTX range
  * ending inside the capture: a marker placed there must not break the capture.
- * Prints "graph_ok blocking=1 nonblocking=1" and exits 0 when both graphs ran. */
+ * Prints "graph_ok blocking=1 nonblocking=1" and exits 0 when both graphs ran.
+ * --cost N: the markers' cost on the application's thread instead: N steps of a 20 us
+ * kernel, the closing nvtxRangePop (where the marker is placed) timed on the host each
+ * time; prints "pop_ns median p90" (run with markers on and with GPUPROF_STEP_MARKERS=0
+ * under --modes=timing,nvtx and compare: bench/gpu-truth.sh markercost). */
 #include <cuda_runtime.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <algorithm>
+#include <vector>
 
 #include <nvtx3/nvToolsExt.h>
 
@@ -39,6 +46,31 @@ static int graph(unsigned flags)
 	return cudaStreamSynchronize(s) == cudaSuccess;
 }
 
+static long long now_ns(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return t.tv_sec * 1000000000ll + t.tv_nsec;
+}
+
+static int cost(int n)
+{
+	std::vector<long long> pop;
+	for (int i = 0; i < n; i++) {
+		nvtxRangePushA("train_step");
+		spin<<<1, 1>>>(20000);
+		long long t = now_ns();
+		nvtxRangePop();
+		pop.push_back(now_ns() - t);
+		if (i % 64 == 63) /* the GPU keeps up: markers complete, none dropped */
+			cudaDeviceSynchronize();
+	}
+	cudaDeviceSynchronize();
+	std::sort(pop.begin(), pop.end());
+	printf("pop_ns %lld %lld\n", pop[pop.size() / 2], pop[pop.size() * 9 / 10]);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	int steps = 40;
@@ -48,6 +80,8 @@ int main(int argc, char **argv)
 			steps = atoi(argv[i + 1]);
 		else if (!strcmp(argv[i], "--step-us"))
 			us = strtoull(argv[i + 1], NULL, 10);
+		else if (!strcmp(argv[i], "--cost"))
+			return cost(atoi(argv[i + 1]));
 	}
 	for (int i = 0; i < steps; i++) {
 		nvtxRangePushA("train_step");

@@ -96,7 +96,13 @@ static void plot_steps(FILE *o, const gp_job_t *job)
 			ymax = fmax(ymax, job->ranks[i].step_ms[s]);
 			nmax = job->ranks[i].nstep_ms > nmax ? job->ranks[i].nstep_ms : nmax;
 		}
-	axes(o, "steps", "Step time per rank (warm-up excluded)", "step", "ms", ymax * 1.05);
+	char title[160];
+	snprintf(title, sizeof(title), "Step time per rank (%s; warm-up excluded)",
+	         !strcmp(job->step_basis, "gpu")
+	             ? "GPU: completion of a step's work to the next one's"
+	         : !strcmp(job->step_basis, "period") ? "period: step start to the next start"
+	                                              : job->step_basis);
+	axes(o, "steps", title, "step", "ms", ymax * 1.05);
 	for (unsigned i = 0; i < job->nranks && i < MAXLINES; i++) {
 		const gp_rank_t *r = &job->ranks[i];
 		if (!r->nstep_ms)
