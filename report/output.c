@@ -129,8 +129,8 @@ static void print_torch(FILE *out, const gp_job_t *job)
 			fprintf(out,
 			        "       CUDA's own peak (every allocation CUPTI saw) %.1f MiB: "
 			        "%.1f MiB "
-			        "beyond PyTorch's reserved (context-free: cuBLAS, NCCL, other "
-			        "allocators)\n",
+			        "outside PyTorch's caching allocator (NCCL buffers, libraries "
+			        "calling cudaMalloc themselves)\n",
 			        mib(r->mem_peak),
 			        r->mem_peak > t->max_reserved ? mib(r->mem_peak - t->max_reserved)
 			                                      : 0.0);
