@@ -820,7 +820,12 @@ def _at_exit():
 def _hook_sigterm():
     """At SIGTERM (Slurm's time limit, scancel) keep the memory picture, then die of the
     signal as the program would have. Only where the program left SIGTERM's default
-    action, and only from the main thread (Python's rule for handlers)."""
+    action. A Python handler alone would wait for the main thread to come back to the
+    interpreter, which a rank blocked in a CUDA synchronisation or a hung collective
+    never does: the default action (die now) would become a SIGKILL 30 s later. So the
+    signal also wakes a thread of ours through Python's wakeup fd (written by the C-level
+    handler, whatever the main thread is doing), which takes the picture and dies of
+    SIGTERM at once. Not installed where the wakeup fd is someone else's (asyncio)."""
     import signal
     import threading
 
@@ -828,13 +833,61 @@ def _hook_sigterm():
         return
     if signal.getsignal(signal.SIGTERM) is not signal.SIG_DFL:
         return
+    rfd, wfd = os.pipe()
+    os.set_blocking(wfd, False)
+    try:
+        old = signal.set_wakeup_fd(wfd, warn_on_full_buffer=False)
+    except (ValueError, TypeError, OSError):
+        old = None
+    if old != -1:  # not ours to take
+        if old is not None:
+            signal.set_wakeup_fd(old)
+        os.close(rfd)
+        os.close(wfd)
+        _missing("memory picture at SIGTERM: the program's own wakeup fd is in use")
+        return
+    once = threading.Lock()
 
-    def on_term(signum, frame):
+    def die():
+        if not once.acquire(blocking=False):
+            return
         try:
             _final(_SNAP_SIGTERM)
         except Exception:
             pass
-        signal.signal(signal.SIGTERM, signal.SIG_DFL)
-        os.kill(os.getpid(), signal.SIGTERM)
+        # back to the default action and die of it: signal.signal() works only on the
+        # main thread, so from ours through libc; the exit status stays "killed by
+        # SIGTERM" either way
+        try:
+            if threading.current_thread() is threading.main_thread():
+                signal.signal(signal.SIGTERM, signal.SIG_DFL)
+            else:
+                import ctypes
+
+                libc = ctypes.CDLL(None, use_errno=True)
+                libc.signal.argtypes = [ctypes.c_int, ctypes.c_void_p]
+                libc.signal.restype = ctypes.c_void_p
+                libc.signal(signal.SIGTERM, None)  # SIG_DFL
+            os.kill(os.getpid(), signal.SIGTERM)
+        finally:
+            os._exit(128 + signal.SIGTERM)  # not reached unless the default was refused
+
+    def watch():
+        while True:
+            try:
+                got = os.read(rfd, 64)
+            except InterruptedError:
+                continue
+            except OSError:
+                return
+            if not got:
+                return
+            if signal.SIGTERM in got and signal.getsignal(signal.SIGTERM) is on_term:
+                die()
+                return
+
+    def on_term(signum, frame):
+        die()
 
     signal.signal(signal.SIGTERM, on_term)
+    threading.Thread(target=watch, name="gpuprof-sigterm", daemon=True).start()

@@ -157,6 +157,32 @@ j job11 'r["pytorch"]["not_collected"]' | grep -q "optimizer step hook"
 ok $? "... and the failure is in the report ($(j job11 'r["pytorch"]["not_collected"]'))"
 [ "$(j job11 'r["steps"]["count"]')" = 5 ]; ok $? "... with its steps"
 
+# SIGTERM while the main thread is blocked in C (a CUDA synchronisation, a hung
+# collective): the memory picture's handler must not turn "die now" into "die at
+# SIGKILL"; the rank still dies of SIGTERM, promptly. (On a GPU the handler is installed
+# at CUDA's initialisation; here it is called directly, with a C busy loop as the block.)
+cat >block.c <<'EOF'
+#include <time.h>
+void block(int s) { time_t e = time(0) + s; while (time(0) < e) ; }
+EOF
+gcc -shared -fPIC -o libblock.so block.c
+cat >term.py <<'EOF'
+import ctypes, os, signal, sys, _gpuprof
+if sys.argv[1] == "busy":  # the program's wakeup fd already in use: the hook stands back
+    r, w = os.pipe(); os.set_blocking(w, False); signal.set_wakeup_fd(w)
+_gpuprof._hook_sigterm()
+print("handler", signal.getsignal(signal.SIGTERM) is not signal.SIG_DFL, flush=True)
+ctypes.CDLL(sys.argv[2]).block(20)  # the GIL released, never back in the interpreter
+print("not reached")
+EOF
+"$GP" run -o jobT -- "$PY" term.py free "$W/libblock.so" >term.out 2>&1 &
+gp=$!; sleep 3; t0=$(date +%s%N); pkill -TERM -f "^$PY term.py free"; wait $gp; rc=$?; ms=$(( ($(date +%s%N) - t0) / 1000000 ))
+grep -q "^handler True" term.out && [ $rc = 143 ] && [ $ms -lt 3000 ]
+ok $? "SIGTERM with the main thread blocked in C: dies of SIGTERM at once through the hook's thread (rc $rc after $ms ms)"
+"$GP" run -o jobT2 -- "$PY" term.py busy "$W/libblock.so" >term2.out 2>&1 &
+gp=$!; sleep 3; pkill -TERM -f "^$PY term.py busy"; wait $gp; rc=$?
+grep -q "^handler False" term2.out && [ $rc = 143 ]; ok $? "the program's own wakeup fd in use: no handler, SIGTERM's default action (rc $rc)"
+
 # a launcher that imports torch but trains nothing does not take the rank file: the
 # process that steps does
 cat >launch.py <<'EOF'
