@@ -8,6 +8,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "ranks.h"
 #include "vec.h"
 
 typedef struct gp_kstat {
@@ -186,7 +187,12 @@ typedef struct gp_job {
 	double step_median_ms; /* median over ranks of rank medians (each rank's headline) */
 	char step_basis[16];   /* what the ranks' headlines measure (gpu, period, mixed) */
 	int steps_from;        /* 0 auto, 1 nvtx, 2 profiler, 3 kernels (see rankdata.h) */
+	/* text report: ranks listed line by line. With more than GP_TEXT_RANKS ranks and no
+	 * list, the tables give distributions across ranks and nodes with outliers named */
+	bool have_detail;
+	gp_ranks_t detail;
 } gp_job_t;
+#define GP_TEXT_RANKS 32
 
 /* Load every rank file under dir (step* subdirectories), optionally one step only.
  * steps_from: where steps come from, "auto" (or NULL), "nvtx", "profiler", "kernels". */

@@ -30,7 +30,7 @@ static const struct {
     {"capture", "gpuprof capture on|off [--mem] PID\n"},
     {"report", "gpuprof report [--step=S] [--format=text|json] [-o|--output=FILE|-] [--sacct]\n"
                "                      [--steps-from=auto|nvtx|optimizer|profiler|kernels]\n"
-               "                      [--quiet] [--summary-line] JOBDIR|JOBID\n"},
+               "                      [--ranks=LIST] [--quiet] [--summary-line] JOBDIR|JOBID\n"},
     {"export", "gpuprof export --format=chrome|memviz|html [--ranks=LIST] [--max-events=N]\n"
                "                      [--window=FROM:TO] -o|--output=FILE|- JOBDIR\n"},
     {"salvage", "gpuprof salvage [--job=ID] [--spool=ROOT] [--into=DIR] [SPOOLDIR...]\n"},
@@ -437,7 +437,7 @@ static void write_into_jobdir(const gp_job_t *job)
 static int cmd_report(int argc, char **argv)
 {
 	const char *step = NULL, *format = "text", *output = NULL, *target = NULL;
-	const char *steps_from = NULL;
+	const char *steps_from = NULL, *ranks = NULL;
 	bool quiet = false, summary = false, sacct = false;
 	char err[512], dir[PATH_MAX];
 	gp_job_t job;
@@ -451,6 +451,8 @@ static int cmd_report(int argc, char **argv)
 			format = v;
 		else if ((v = opt(argc, argv, &i, "--output")))
 			output = v;
+		else if ((v = opt(argc, argv, &i, "--ranks")))
+			ranks = v;
 		else if (!strcmp(argv[i], "--quiet"))
 			quiet = true;
 		else if (!strcmp(argv[i], "--summary-line"))
@@ -470,6 +472,9 @@ static int cmd_report(int argc, char **argv)
 		return gp_err("report: which job directory or job id?"), usage(stderr);
 	if (strcmp(format, "text") && strcmp(format, "json"))
 		return gp_err("report: --format: '%s' (formats: text, json)", format), 2;
+	gp_ranks_t detail;
+	if (ranks && gp_ranks_parse(ranks, &detail, err, sizeof(err)) < 0)
+		return gp_err("report: --ranks: %s", err), 2;
 	snprintf(dir, sizeof(dir), "%s", target);
 	struct stat st;
 	if (stat(dir, &st) < 0 && jobdir_from_id(target, dir, sizeof(dir)) < 0)
@@ -488,6 +493,10 @@ static int cmd_report(int argc, char **argv)
 	if (output && !(out = open_output(output))) {
 		gp_job_free(&job);
 		return gp_err_errno("report: %s", output), 1;
+	}
+	if (ranks) { /* the printed text lists these ranks; report.txt keeps the default view */
+		job.have_detail = true;
+		job.detail = detail;
 	}
 	if (summary) {
 		char line[600];

@@ -2,9 +2,11 @@
  * one-line summary that goes into the job's AdminComment. */
 #include "config.h"
 #include "analyze.h"
+#include "stats.h"
 #include "event.h"
 
 #include <dirent.h>
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/wait.h>
@@ -78,6 +80,199 @@ static double mib(uint64_t b)
 	return b / 1048576.0;
 }
 
+/* ---- large jobs: distributions across ranks and nodes, outliers named ---- */
+
+/* Is rank r listed line by line? Every rank of a job up to GP_TEXT_RANKS, else only
+ * those `report --ranks LIST` names. */
+static bool listed(const gp_job_t *job, const gp_rank_t *r)
+{
+	if (job->have_detail)
+		return gp_ranks_contains(&job->detail, (uint32_t)r->rank);
+	return job->nranks <= GP_TEXT_RANKS;
+}
+
+static unsigned unlisted(const gp_job_t *job)
+{
+	unsigned n = 0;
+	for (unsigned i = 0; i < job->nranks; i++)
+		n += !listed(job, &job->ranks[i]);
+	return n;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return x < y ? -1 : x > y;
+}
+
+typedef struct fig {
+	double v;
+	unsigned i;
+} fig_t;
+static int cmp_fig(const void *a, const void *b)
+{
+	const fig_t *x = a, *y = b;
+	return x->v < y->v ? -1 : x->v > y->v ? 1 : (x->i > y->i) - (x->i < y->i);
+}
+static double q_of(const fig_t *f, unsigned n, double q)
+{
+	return f[(unsigned)(q * (n - 1) + 0.5)].v;
+}
+
+/* "  what: min V (rank a), median V, p95 V, max V (rank b); outliers: rank r V, ..."
+ * over the ranks that have the figure (has: nonzero); outliers lie beyond the median by
+ * more than 3 median absolute deviations, 10 % and floor (in the figure's unit), on the
+ * side that is bad (bad > 0: high is bad), the 5 furthest first. */
+static void dist_line(FILE *out, const gp_job_t *job, const char *what, const char *unit,
+                      double (*get)(const gp_rank_t *), int bad, double floor)
+{
+	unsigned n = 0;
+	fig_t *f = malloc((job->nranks ? job->nranks : 1) * sizeof(*f));
+	if (!f)
+		return;
+	for (unsigned i = 0; i < job->nranks; i++) {
+		double v = get(&job->ranks[i]);
+		if (v > 0)
+			f[n++] = (fig_t){v, i};
+	}
+	if (!n) {
+		free(f);
+		return;
+	}
+	qsort(f, n, sizeof(*f), cmp_fig);
+	double med = q_of(f, n, 0.5);
+	fprintf(
+	    out,
+	    "  %-22s min %.3f%s (rank %d), median %.3f, p95 %.3f, max %.3f (rank %d) over %u ranks",
+	    what, f[0].v, unit, job->ranks[f[0].i].rank, med, q_of(f, n, 0.95), f[n - 1].v,
+	    job->ranks[f[n - 1].i].rank, n);
+	double *dev = malloc(n * sizeof(double));
+	if (dev) {
+		for (unsigned k = 0; k < n; k++)
+			dev[k] = fabs(f[k].v - med);
+		qsort(dev, n, sizeof(double), cmp_double);
+		double mad = dev[n / 2], lim = fmax(fmax(3 * mad, 0.10 * med), floor);
+		unsigned shown = 0;
+		for (unsigned k = 0; k < n && shown < 5; k++) {
+			const fig_t *x = bad > 0 ? &f[n - 1 - k] : &f[k];
+			if ((bad > 0 ? x->v - med : med - x->v) <= lim)
+				break;
+			fprintf(out, "%s rank %d %.3f",
+			        shown++ ? "," : "; outliers:", job->ranks[x->i].rank, x->v);
+		}
+		free(dev);
+	}
+	fprintf(out, "\n");
+	free(f);
+}
+
+/* Per node: ranks, their median headline step and the largest device-memory peak; with
+ * more than 32 nodes, the node medians' distribution with the slowest named. */
+static void node_lines(FILE *out, const gp_job_t *job)
+{
+	unsigned nn = 0;
+	const char **node = calloc(job->nranks ? job->nranks : 1, sizeof(char *));
+	unsigned *of = calloc(job->nranks ? job->nranks : 1, sizeof(unsigned));
+	if (!node || !of)
+		goto out;
+	for (unsigned i = 0; i < job->nranks; i++) { /* node index of each rank */
+		unsigned k;
+		for (k = 0; k < nn && strcmp(node[k], job->ranks[i].node); k++)
+			;
+		if (k == nn)
+			node[nn++] = job->ranks[i].node;
+		of[i] = k;
+	}
+	fig_t *med = calloc(nn, sizeof(fig_t));
+	double *v = calloc(job->nranks, sizeof(double));
+	if (!med || !v) {
+		free(med);
+		free(v);
+		goto out;
+	}
+	for (unsigned k = 0; k < nn; k++) {
+		unsigned m = 0;
+		uint64_t peak = 0;
+		for (unsigned i = 0; i < job->nranks; i++)
+			if (of[i] == k) {
+				v[m++] = job->ranks[i].step_median_ms;
+				if (job->ranks[i].mem_peak > peak)
+					peak = job->ranks[i].mem_peak;
+			}
+		med[k] = (fig_t){gp_median(v, m), k};
+		if (nn <= 32)
+			fprintf(out,
+			        "  node %-16.16s %5u ranks, median step %.3f ms, largest peak %.1f "
+			        "MiB\n",
+			        node[k], m, med[k].v, peak / 1048576.0);
+	}
+	if (nn > 32) {
+		qsort(med, nn, sizeof(fig_t), cmp_fig);
+		fprintf(
+		    out,
+		    "  %u nodes: median step per node min %.3f, median %.3f, max %.3f ms; slowest:",
+		    nn, med[0].v, q_of(med, nn, 0.5), med[nn - 1].v);
+		for (unsigned k = 0; k < 5 && k < nn; k++)
+			fprintf(out, "%s %s %.3f", k ? "," : "", node[med[nn - 1 - k].i],
+			        med[nn - 1 - k].v);
+		fprintf(out, "\n");
+	}
+	free(med);
+	free(v);
+out:
+	free(node);
+	free(of);
+}
+
+static double f_step(const gp_rank_t *r)
+{
+	return r->step_median_ms;
+}
+static double f_step_p95(const gp_rank_t *r)
+{
+	return r->step_p95_ms;
+}
+static double f_wall(const gp_rank_t *r)
+{
+	return r->wall_ns / 1e9;
+}
+static double f_busy(const gp_rank_t *r)
+{
+	return r->span_ns ? 100.0 * r->busy_ns / r->span_ns : 0;
+}
+static double f_hostwait(const gp_rank_t *r)
+{
+	return r->span_ns ? 100.0 * r->idle_host_ns / r->span_ns : 0;
+}
+static double f_comm(const gp_rank_t *r)
+{
+	return r->comm_ns + r->compute_ns ? 100.0 * r->comm_ns / (r->comm_ns + r->compute_ns) : 0;
+}
+static double f_sync(const gp_rank_t *r)
+{
+	return r->sync_ns / 1e6;
+}
+static double f_peak(const gp_rank_t *r)
+{
+	return r->mem_peak / 1048576.0;
+}
+static double f_growth(const gp_rank_t *r)
+{
+	return r->mem_growth_per_step / 1024.0;
+}
+
+/* After a table that listed some ranks only: the figures of all of them. */
+static bool dist_header(FILE *out, const gp_job_t *job)
+{
+	unsigned u = unlisted(job);
+	if (!u)
+		return false;
+	fprintf(out,
+	        "%u of %u ranks not listed (report --ranks LIST lists them); across all ranks:\n",
+	        u, job->nranks);
+	return true;
+}
+
 static void print_owners(FILE *out, const char *what, const gp_owner_t *o, unsigned n)
 {
 	for (unsigned k = 0; k < n; k++)
@@ -98,7 +293,7 @@ static void print_torch(FILE *out, const gp_job_t *job)
 	for (unsigned i = 0; i < job->nranks; i++) {
 		const gp_rank_t *r = &job->ranks[i];
 		const struct gp_torch *t = &r->torch;
-		if (!t->seen)
+		if (!t->seen || !listed(job, r))
 			continue;
 		fprintf(out, "rank %s: %s\n", label(job, r), t->info[0] ? t->info : "(no summary)");
 		if (t->opt_steps)
@@ -293,11 +488,15 @@ void gp_report_text(const gp_job_t *job, FILE *out)
 		    f->effect_of[0] ? ") " : "", f->title, sav, f->evidence, f->threshold, f->fix);
 	}
 	fprintf(out, "\n== How slow ==\n");
-	fprintf(out, "%-8s %-10s %-12s %9s %6s %5s %-7s %9s %9s %9s %6s %9s %9s\n", "rank", "node",
-	        "outcome", "wall s", "steps", "warm", "basis", "median ms", "p95 ms", "mean ms",
-	        "CV", "period ms", "CPU ms");
+	bool rows = unlisted(job) < job->nranks; /* some rank is listed line by line */
+	if (rows)
+		fprintf(out, "%-8s %-10s %-12s %9s %6s %5s %-7s %9s %9s %9s %6s %9s %9s\n", "rank",
+		        "node", "outcome", "wall s", "steps", "warm", "basis", "median ms",
+		        "p95 ms", "mean ms", "CV", "period ms", "CPU ms");
 	for (unsigned i = 0; i < job->nranks; i++) {
 		const gp_rank_t *r = &job->ranks[i];
+		if (!listed(job, r))
+			continue;
 		fprintf(out,
 		        "%-8s %-10.10s %-12s %9.2f %6u %5u %-7.7s %9.3f %9.3f %9.3f %6.3f %9.3f "
 		        "%9.3f\n",
@@ -305,6 +504,12 @@ void gp_report_text(const gp_job_t *job, FILE *out)
 		        r->nsteps, r->warmup, r->step_basis[0] ? r->step_basis : "-",
 		        r->step_median_ms, r->step_p95_ms, r->step_mean_ms, r->step_cv,
 		        r->period_median_ms, r->cpu_median_ms);
+	}
+	if (dist_header(out, job)) {
+		dist_line(out, job, "step median (ms)", "", f_step, 1, 0);
+		dist_line(out, job, "step p95 (ms)", "", f_step_p95, 1, 0);
+		dist_line(out, job, "wall (s)", "", f_wall, 1, 0);
+		node_lines(out, job);
 	}
 	if (job->nranks && job->ranks[0].step_source[0]) {
 		const gp_rank_t *r0 = &job->ranks[0];
@@ -334,11 +539,14 @@ void gp_report_text(const gp_job_t *job, FILE *out)
 	if (!any_gpu)
 		fprintf(out, "no CUDA activity recorded (no GPU, no CUDA in the program, or modes "
 		             "without cuda)\n");
-	fprintf(out, "%-8s %8s %8s %9s %8s %9s %8s %8s %8s %8s %9s\n", "rank", "kernels", "busy%",
-	        "hostwait%", "syncidle%", "kernwait%", "other%", "comm%", "overlap%", "sync ms",
-	        "launch us");
+	if (rows)
+		fprintf(out, "%-8s %8s %8s %9s %8s %9s %8s %8s %8s %8s %9s\n", "rank", "kernels",
+		        "busy%", "hostwait%", "syncidle%", "kernwait%", "other%", "comm%",
+		        "overlap%", "sync ms", "launch us");
 	for (unsigned i = 0; i < job->nranks; i++) {
 		const gp_rank_t *r = &job->ranks[i];
+		if (!listed(job, r))
+			continue;
 		fprintf(out, "%-8s %8llu %8.1f %9.1f %8.1f %9.1f %8.1f %8.1f %8.1f %8.2f %9.1f\n",
 		        label(job, r), (unsigned long long)r->nkernels, pct(r->busy_ns, r->span_ns),
 		        pct(r->idle_host_ns, r->span_ns), pct(r->idle_sync_ns, r->span_ns),
@@ -346,8 +554,16 @@ void gp_report_text(const gp_job_t *job, FILE *out)
 		        pct(r->comm_ns, r->comm_ns + r->compute_ns), pct(r->overlap_ns, r->comm_ns),
 		        r->sync_ns / 1e6, r->launch_latency_us);
 	}
+	if (any_gpu && dist_header(out, job)) {
+		dist_line(out, job, "GPU busy (%)", "", f_busy, -1, 2.0);
+		dist_line(out, job, "host wait (%)", "", f_hostwait, 1, 2.0);
+		dist_line(out, job, "communication (%)", "", f_comm, 1, 2.0);
+		dist_line(out, job, "sync (ms)", "", f_sync, 1, 0);
+	}
 	for (unsigned i = 0; i < job->nranks; i++) {
 		const gp_rank_t *r = &job->ranks[i];
+		if (!listed(job, r))
+			continue;
 		if (r->kernels_other_thread)
 			fprintf(
 			    out,
@@ -403,10 +619,13 @@ void gp_report_text(const gp_job_t *job, FILE *out)
 	if (!any_mem)
 		fprintf(out, "no device memory activity recorded (modes without mem or gpu, or no "
 		             "GPU)\n");
-	fprintf(out, "%-8s %10s %10s %10s %12s %10s %10s %10s\n", "rank", "peak MiB", "at s",
-	        "final MiB", "growth/step", "optim MiB", "static MiB", "NVML MiB");
+	if (rows)
+		fprintf(out, "%-8s %10s %10s %10s %12s %10s %10s %10s\n", "rank", "peak MiB",
+		        "at s", "final MiB", "growth/step", "optim MiB", "static MiB", "NVML MiB");
 	for (unsigned i = 0; i < job->nranks; i++) {
 		const gp_rank_t *r = &job->ranks[i];
+		if (!listed(job, r))
+			continue;
 		fprintf(out, "%-8s %10.1f %10.3f %10.1f %10.1fKiB %10.1f %10.1f %10.1f\n",
 		        label(job, r), r->mem_peak / 1048576.0, r->mem_peak_t_ns / 1e9,
 		        r->mem_final / 1048576.0, r->mem_growth_per_step / 1024.0,
@@ -434,9 +653,14 @@ void gp_report_text(const gp_job_t *job, FILE *out)
 			fprintf(out, "       live at the last step from %-20s %10.1f MiB\n",
 			        r->owners[o].module, r->owners[o].bytes / 1048576.0);
 	}
+	if (any_mem && dist_header(out, job)) {
+		dist_line(out, job, "peak (MiB)", "", f_peak, 1, 0);
+		dist_line(out, job, "growth (KiB/step)", "", f_growth, 1, 0);
+	}
 	print_torch(out, job);
 	fprintf(out, "\n== Data quality ==\n");
-	unsigned incomplete = 0;
+	unsigned incomplete = 0, quiet_n = 0;
+	char quiet[160] = "";
 	for (unsigned i = 0; i < job->nranks; i++) {
 		const gp_rank_t *r = &job->ranks[i];
 		char bad[96] = "";
@@ -448,6 +672,13 @@ void gp_report_text(const gp_job_t *job, FILE *out)
 		    r->yielded[0] || strcmp(r->wrapped, "agent") || r->nvtx_cuda_tids_unrelated ||
 		    r->markers_not_placed || r->bad_records) {
 			incomplete++;
+			if (!listed(job, r)) { /* large jobs: named below, not one line each */
+				if (quiet_n++ < 10)
+					snprintf(quiet + strlen(quiet),
+					         sizeof(quiet) - strlen(quiet), "%s%d",
+					         quiet_n > 1 ? ", " : "", r->rank);
+				continue;
+			}
 			fprintf(
 			    out,
 			    "rank %s: %s%s%s dropped ring=%llu cupti=%llu strings=%llu cap=%llu "
@@ -476,6 +707,11 @@ void gp_report_text(const gp_job_t *job, FILE *out)
 					        (unsigned long long)r->loss[c], gp_loss_words(c));
 		}
 	}
+	if (quiet_n)
+		fprintf(out,
+		        "%u more rank%s with a data-quality note (ranks %s%s; report --ranks LIST "
+		        "for each one's line)\n",
+		        quiet_n, quiet_n > 1 ? "s" : "", quiet, quiet_n > 10 ? ", ..." : "");
 	if (job->ntasks_expected > job->nranks)
 		fprintf(out,
 		        "%u of %u tasks have no rank file (not selected by --gpuprof-ranks, "

@@ -49,4 +49,18 @@ PY
 ok $? "the peak's step and the steps' thread's open ranges, when the allocating thread had none"
 "$B/gpuprof" report "$T/full" | grep -q "peak reached in step 2 (warm-up) inside train_step (ranges of the steps' thread"
 ok $? "the text report says so"
+
+# a large job: distributions across ranks and nodes with the outliers named, not a line
+# per rank; --ranks lists the ones asked for; JSON keeps every rank
+"$B/bench/synth-job" --ranks 80 --events 2000 --out "$T/big" >/dev/null
+"$B/gpuprof" report "$T/big" >"$T/big.txt"; ok $? "report on 80 ranks"
+n=$(wc -l <"$T/big.txt"); [ "$n" -lt 120 ]; ok $? "80 ranks in $n lines, not one line per rank and table"
+grep -q "step median (ms) .* max 2\.[0-9]* (rank 3) over 80 ranks; outliers: rank 3 " "$T/big.txt"
+ok $? "the slow rank is named as the outlier of the step time ($(grep 'step median (ms)' "$T/big.txt"))"
+[ "$(grep -c '^  node node0' "$T/big.txt")" = 10 ]; ok $? "one line per node (10 nodes of 8 ranks)"
+"$B/gpuprof" report --ranks=3,40-41 "$T/big" | grep -cE '^(3|40|41) +node0' | grep -qx 3
+ok $? "--ranks=3,40-41 lists those ranks' lines"
+"$B/gpuprof" report --ranks=x "$T/big" 2>/dev/null; ok $(( $? == 2 ? 0 : 1 )) "--ranks=x is rejected as usage"
+python3 -c 'import json,sys; assert len(json.load(open(sys.argv[1]))["ranks"]) == 80' "$T/big/report.json"
+ok $? "report.json keeps all 80 ranks"
 done_testing
