@@ -215,6 +215,8 @@ int gp_export_memviz(const gp_job_t *job, FILE *out, const char *ranks, const ch
 /* Self-contained HTML with SVG plots. */
 int gp_report_html(const gp_job_t *job, FILE *out);
 /* Chrome/Perfetto trace of the job (re-reads the rank files). */
+/* One Kineto-layout trace per rank under dir/stepS/rankR.json, for HTA */
+int gp_export_kineto(const gp_job_t *job, const char *dir, const char *ranks);
 int gp_export_chrome(const gp_job_t *job, FILE *out, const char *ranks, uint64_t max_events,
                      double win_from_s, double win_to_s);
 

@@ -7,25 +7,40 @@
  * by id, category and name over the whole file; CUPTI's correlation ids repeat in every
  * process); device memory and NVML as counters in time order, with the value at the
  * window's start. Timestamps: integer nanoseconds from the job's first event to the end,
- * printed as microseconds with three decimals. */
+ * printed as microseconds with three decimals.
+ *
+ * --format=kineto writes the same events the way PyTorch's Kineto does, one file per
+ * rank (DIR/stepS/rankR.json), for HTA's TraceAnalysis: "distributedInfo" {rank,
+ * world_size} and "deviceProperties" at the top; GPU work on pid = device, tid = stream
+ * with args stream >= 0 and correlation (HTA's GPU-kernel test); API calls as
+ * cuda_runtime/cuda_driver with the same correlation and no stream (its CPU test); NVTX
+ * ranges as user_annotation; each step as a "ProfilerStep#N" annotation on the steps'
+ * thread (HTA's iterations); flows ac2g by correlation, unique within the file. */
 #include "config.h"
 #include "analyze.h"
 #include "cbid_names.h"
 #include "rankdata.h"
 #include "ranks.h"
 
+#include "path.h"
+
+#include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 typedef struct {
 	FILE *out;
 	int pid;
+	bool kineto;            /* Kineto's layout (see above) */
 	uint64_t off;           /* add to a monotonic time for ns since the job's t0 */
 	uint64_t lo, hi;        /* window in monotonic ns (hi 0: none) */
 	uint64_t budget, spent; /* events this rank may write */
 	const rank_data_t *d;
 } ctx_t;
+
+#define STREAM_TID(s) (1000000ull + (s))
 
 /* Microseconds with three decimals from integer nanoseconds. */
 static void put_us(FILE *out, const char *key, uint64_t ns)
@@ -53,16 +68,33 @@ static bool spend(ctx_t *c)
 	return true;
 }
 
-static void slice(ctx_t *c, const char *cat, uint64_t tid, uint64_t start, uint64_t dur,
-                  const char *name)
+static void slice_at(ctx_t *c, const char *cat, int pid, uint64_t tid, uint64_t start, uint64_t dur,
+                     const char *name)
 {
 	fprintf(c->out, ",\n{\"ph\": \"X\", \"cat\": \"%s\", \"pid\": %d, \"tid\": %" PRIu64 ", ",
-	        cat, c->pid, tid);
+	        cat, pid, tid);
 	put_us(c->out, "ts", start + c->off);
 	fputs(", ", c->out);
 	put_us(c->out, "dur", dur);
 	fputs(", \"name\": ", c->out);
 	gp_json_str(c->out, name);
+}
+
+static void slice(ctx_t *c, const char *cat, uint64_t tid, uint64_t start, uint64_t dur,
+                  const char *name)
+{
+	slice_at(c, cat, c->pid, tid, start, dur, name);
+}
+
+/* Where GPU work goes: Chrome, a track per stream in the rank's process; Kineto, the
+ * device's process with the stream as its thread. */
+static int gpu_pid(const ctx_t *c, const kern_t *k)
+{
+	return c->kineto ? (int)k->device : c->pid;
+}
+static uint64_t gpu_tid(const ctx_t *c, const kern_t *k)
+{
+	return c->kineto ? k->stream : STREAM_TID(k->stream);
 }
 
 static void thread_name(ctx_t *c, uint64_t tid, const char *name)
@@ -74,8 +106,6 @@ static void thread_name(ctx_t *c, uint64_t tid, const char *name)
 	gp_json_str(c->out, name);
 	fputs("}}", c->out);
 }
-
-#define STREAM_TID(s) (1000000ull + (s))
 
 static void export_rank(ctx_t *c, const gp_rank_t *rk, int index)
 {
@@ -108,7 +138,17 @@ static void export_rank(ctx_t *c, const gp_rank_t *rk, int index)
 			         name_of(d, (uint32_t)v));
 		else
 			snprintf(nm, sizeof(nm), "GPU %u stream %u", k->device, k->stream);
-		thread_name(c, STREAM_TID(k->stream), nm);
+		if (c->kineto) {
+			fprintf(out,
+			        ",\n{\"ph\": \"M\", \"name\": \"thread_name\", \"pid\": %u, "
+			        "\"tid\": %u, "
+			        "\"args\": {\"name\": ",
+			        k->device, k->stream);
+			gp_json_str(out, nm);
+			fputs("}}", out);
+		} else {
+			thread_name(c, STREAM_TID(k->stream), nm);
+		}
 	}
 	u64map_free(&seen);
 
@@ -118,8 +158,11 @@ static void export_rank(ctx_t *c, const gp_rank_t *rk, int index)
 		const range_t *g = &d->ranges.v[i];
 		if (!in_window(c, g->start, g->end) || !spend(c))
 			continue;
-		slice(c, g->domain ? "nvtx_domain" : "nvtx", g->tid, g->start, g->end - g->start,
-		      name_of(d, g->name));
+		slice(c,
+		      c->kineto   ? "user_annotation"
+		      : g->domain ? "nvtx_domain"
+		                  : "nvtx",
+		      g->tid, g->start, g->end - g->start, name_of(d, g->name));
 		fputs("}", out);
 	}
 	for (size_t s = 0; s < d->stacks.n; s++)
@@ -128,8 +171,8 @@ static void export_rank(ctx_t *c, const gp_rank_t *rk, int index)
 			if (o->start > d->last_ts || !in_window(c, o->start, d->last_ts) ||
 			    !spend(c))
 				continue;
-			slice(c, "nvtx", o->tid, o->start, d->last_ts - o->start,
-			      name_of(d, o->name));
+			slice(c, c->kineto ? "user_annotation" : "nvtx", o->tid, o->start,
+			      d->last_ts - o->start, name_of(d, o->name));
 			fputs(", \"args\": {\"open_at_end\": true}}", out);
 		}
 	for (size_t i = 0; i < d->nvtx_marks.n; i++) {
@@ -153,25 +196,25 @@ static void export_rank(ctx_t *c, const gp_rank_t *rk, int index)
 		const kern_t *k = &d->kerns.v[i];
 		if (!in_window(c, k->start, k->start + k->dur) || !spend(c))
 			continue;
-		slice(c,
-		      k->kind == 0   ? "kernel"
-		      : k->kind == 1 ? "gpu_memcpy"
-		                     : "gpu_memset",
-		      STREAM_TID(k->stream), k->start, k->dur,
-		      k->kind == 0   ? name_of(d, k->name)
-		      : k->kind == 1 ? "Memcpy"
-		                     : "Memset");
+		slice_at(c,
+		         k->kind == 0   ? "kernel"
+		         : k->kind == 1 ? "gpu_memcpy"
+		                        : "gpu_memset",
+		         gpu_pid(c, k), gpu_tid(c, k), k->start, k->dur,
+		         k->kind == 0   ? name_of(d, k->name)
+		         : k->kind == 1 ? "Memcpy"
+		                        : "Memset");
 		fprintf(out, ", \"args\": {\"correlation\": %u, \"stream\": %u, \"device\": %u}}",
 		        k->corr, k->stream, k->device);
 		const api_t *a = gp_rd_launch(d, k);
 		if (!a || !k->corr)
 			continue;
-		uint64_t id = (uint64_t)(index + 1) << 32 | k->corr;
+		uint64_t id = c->kineto ? k->corr : (uint64_t)(index + 1) << 32 | k->corr;
 		u64map_put(&flowed, (uint64_t)k->corr + 1, 1);
 		fprintf(out,
 		        ",\n{\"ph\": \"f\", \"bp\": \"e\", \"cat\": \"ac2g\", \"name\": \"ac2g\", "
 		        "\"id\": %" PRIu64 ", \"pid\": %d, \"tid\": %" PRIu64 ", ",
-		        id, c->pid, (uint64_t)STREAM_TID(k->stream));
+		        id, gpu_pid(c, k), gpu_tid(c, k));
 		put_us(out, "ts", k->start + c->off);
 		fputs("}", out);
 	}
@@ -193,12 +236,27 @@ static void export_rank(ctx_t *c, const gp_rank_t *rk, int index)
 			fprintf(out,
 			        ",\n{\"ph\": \"s\", \"cat\": \"ac2g\", \"name\": \"ac2g\", \"id\": "
 			        "%" PRIu64 ", \"pid\": %d, \"tid\": %u, ",
-			        (uint64_t)(index + 1) << 32 | a->corr, c->pid, a->tid);
+			        c->kineto ? (uint64_t)a->corr
+			                  : (uint64_t)(index + 1) << 32 | a->corr,
+			        c->pid, a->tid);
 			put_us(out, "ts", a->start + c->off);
 			fputs("}", out);
 		}
 	}
 	u64map_free(&flowed);
+
+	/* Kineto: the steps as PyTorch's profiler marks them, on the steps' thread */
+	if (c->kineto) {
+		uint32_t tid = d->step_tid ? d->step_tid : d->apis.n ? d->apis.v[0].tid : 0;
+		for (size_t i = 0; i < d->steps.n; i++) {
+			const step_t *st = &d->steps.v[i];
+			if (!in_window(c, st->start, st->end) || !spend(c))
+				continue;
+			snprintf(nm, sizeof(nm), "ProfilerStep#%zu", i);
+			slice(c, "user_annotation", tid, st->start, st->end - st->start, nm);
+			fputs("}", out);
+		}
+	}
 
 	/* counters in time order; inside a window they start from the value at its start */
 	int64_t live = 0;
@@ -322,4 +380,97 @@ int gp_export_chrome(const gp_job_t *job, FILE *out, const char *ranklist, uint6
 		    "ranks); select ranks with --ranks or a time with --window\n",
 		    (unsigned long long)written, nsel);
 	return 0;
+}
+
+/* One Kineto-layout file per selected rank: DIR/stepS/rankR.json (see above). */
+int gp_export_kineto(const gp_job_t *job, const char *dir, const char *ranklist)
+{
+	gp_ranks_t sel;
+	char err[512], path[4400];
+	uint64_t t0 = UINT64_MAX;
+	if (ranklist && gp_ranks_parse(ranklist, &sel, err, sizeof(err)) < 0) {
+		fprintf(stderr, "gpuprof: export: --ranks: %s\n", err);
+		return -1;
+	}
+	unsigned nsel = 0, written = 0;
+	for (unsigned i = 0; i < job->nranks; i++) {
+		if (ranklist && !gp_ranks_contains(&sel, (uint32_t)job->ranks[i].rank))
+			continue;
+		nsel++;
+		if (job->ranks[i].t0_realtime_ns && job->ranks[i].t0_realtime_ns < t0)
+			t0 = job->ranks[i].t0_realtime_ns;
+	}
+	if (!nsel) {
+		fprintf(stderr, "gpuprof: export: --ranks=%s selects none of the job's %u ranks\n",
+		        ranklist ? ranklist : "", job->nranks);
+		return -1;
+	}
+	if (t0 == UINT64_MAX)
+		t0 = 0;
+	rank_data_t d;
+	memset(&d, 0, sizeof(d));
+	for (unsigned i = 0; i < job->nranks; i++) {
+		const gp_rank_t *rk = &job->ranks[i];
+		if (ranklist && !gp_ranks_contains(&sel, (uint32_t)rk->rank))
+			continue;
+		gp_rank_t scratch;
+		memset(&scratch, 0, sizeof(scratch));
+		if (gp_rd_load_file(rk->path, &d, &scratch, NULL, NULL, err, sizeof(err)) < 0) {
+			fprintf(stderr, "gpuprof: export: %s\n", err);
+			continue;
+		}
+		gp_pass_steps(&scratch, &d);
+		free(scratch.step_ms);
+		unsigned world = 0; /* the ranks of this step */
+		for (unsigned j = 0; j < job->nranks; j++)
+			world += !strcmp(job->ranks[j].step, rk->step);
+		snprintf(path, sizeof(path), "%s/step%s", dir, rk->step);
+		int dfd = gp_mkdir_p(path, 0755);
+		if (dfd < 0) {
+			fprintf(stderr, "gpuprof: export: %s: %s\n", path, strerror(errno));
+			break;
+		}
+		close(dfd);
+		snprintf(path, sizeof(path), "%s/step%s/rank%d.json", dir, rk->step, rk->rank);
+		FILE *out = fopen(path, "w");
+		if (!out) {
+			fprintf(stderr, "gpuprof: export: %s: %s\n", path, strerror(errno));
+			break;
+		}
+		fprintf(out,
+		        "{\"schemaVersion\": 1, \"displayTimeUnit\": \"ms\", \"distributedInfo\": "
+		        "{\"rank\": %d, \"world_size\": %u, \"backend\": \"nccl\"}, "
+		        "\"deviceProperties\": [",
+		        rk->rank, world);
+		unsigned ndev = 0;
+		for (unsigned g = 0; g < 8; g++) { /* the devices this rank's work ran on */
+			bool used = false;
+			for (size_t k = 0; k < d.kerns.n && !used; k++)
+				used = d.kerns.v[k].device == g;
+			if (used)
+				fprintf(out, "%s{\"id\": %u}", ndev++ ? ", " : "", g);
+		}
+		fprintf(out, "], \"traceName\": ");
+		gp_json_str(out, rk->path);
+		fprintf(out,
+		        ", \"traceEvents\": [\n{\"ph\": \"M\", \"name\": \"process_name\", "
+		        "\"pid\": %d, \"args\": {\"name\": \"rank %d\"}}",
+		        1000000 + rk->rank, rk->rank);
+		ctx_t c = {.out = out, .pid = 1000000 + rk->rank, .d = &d, .kineto = true};
+		c.off = (uint64_t)(int64_t)(d.hdr_realtime - d.hdr_monotonic - t0);
+		export_rank(&c, rk, (int)i);
+		fprintf(out, "\n]}\n");
+		if (fclose(out) != 0) {
+			fprintf(stderr, "gpuprof: export: %s: %s\n", path, strerror(errno));
+			break;
+		}
+		written++;
+	}
+	gp_rd_free(&d);
+	if (written)
+		fprintf(stderr,
+		        "gpuprof: export: %u Kineto trace(s) under %s/step*/ (one HTA trace "
+		        "directory per step)\n",
+		        written, dir);
+	return written == nsel ? 0 : -1;
 }

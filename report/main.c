@@ -31,7 +31,7 @@ static const struct {
     {"report", "gpuprof report [--step=S] [--format=text|json] [-o|--output=FILE|-] [--sacct]\n"
                "                      [--steps-from=auto|nvtx|optimizer|profiler|kernels]\n"
                "                      [--ranks=LIST] [--quiet] [--summary-line] JOBDIR|JOBID\n"},
-    {"export", "gpuprof export --format=chrome|memviz|html [--ranks=LIST] [--max-events=N]\n"
+    {"export", "gpuprof export --format=chrome|memviz|html|kineto [--ranks=LIST] [--max-events=N]\n"
                "                      [--window=FROM:TO] -o|--output=FILE|- JOBDIR\n"},
     {"salvage", "gpuprof salvage [--job=ID] [--spool=ROOT] [--into=DIR] [SPOOLDIR...]\n"},
     {"diff", "gpuprof diff [--threshold=PCT] [--alpha=P] [--fail-on-regression]\n"
@@ -551,15 +551,22 @@ static int cmd_export(int argc, char **argv)
 		else
 			target = argv[i];
 	}
-	if (!format ||
-	    (strcmp(format, "chrome") && strcmp(format, "html") && strcmp(format, "memviz")))
-		return gp_err("export: --format: '%s' (formats: chrome, memviz, html)",
+	if (!format || (strcmp(format, "chrome") && strcmp(format, "html") &&
+	                strcmp(format, "memviz") && strcmp(format, "kineto")))
+		return gp_err("export: --format: '%s' (formats: chrome, memviz, html, kineto)",
 		              format ? format : ""),
 		       2;
 	if (!target || !output)
-		return gp_err("export: need --output FILE and a job directory"), 2;
+		return gp_err("export: need --output FILE (a directory for kineto) and a job "
+		              "directory"),
+		       2;
 	if (gp_job_load(&job, target, NULL, NULL, err, sizeof(err)) < 0)
 		return gp_err("export: %s", err), 1;
+	if (!strcmp(format, "kineto")) { /* a directory of files, one per rank */
+		int rc = gp_export_kineto(&job, output, ranks);
+		gp_job_free(&job);
+		return rc ? 1 : 0;
+	}
 	FILE *out = open_output(output);
 	if (!out) {
 		gp_job_free(&job);

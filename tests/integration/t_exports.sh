@@ -153,7 +153,50 @@ ok $? "-o - writes the export to standard output"
 ok $? "report -o - as well"
 "$B/gpuprof" export --format=bogus --output="$T/x" "$T/leak" 2>"$T/err"; rc=$?
 ok $(( rc == 2 ? 0 : 1 )) "unknown export format rejected"
-grep -q "formats: chrome, memviz, html" "$T/err"; ok $? "with the list of formats"
+grep -q "formats: chrome, memviz, html, kineto" "$T/err"; ok $? "with the list of formats"
+
+# --format=kineto for HTA: one file per rank, checked against what HTA's loader does
+# (hta/common/trace_file.py, trace.py, trace_filter.py, trace_symbol_table.py): a unique
+# integer distributedInfo.rank per file; GPU work with args stream >= 0 and a
+# correlation, API calls without a stream; kernels joined to their launch by correlation
+# (HTA's index_correlation), launches named as HTA's launch query expects; iterations
+# from ProfilerStep#N annotations; ac2g flows bound within the file
+"$B/gpuprof" export --format=kineto -o "$T/kineto" "$F/ddp-clean" 2>"$T/err"; ok $? "kineto export of ddp-clean ($(cat "$T/err"))"
+python3 - "$T/kineto/step0" <<'PY'
+import json, os, re, sys
+d = sys.argv[1]
+files = sorted(f for f in os.listdir(d) if f.endswith(".json"))
+assert files == ["rank0.json", "rank1.json"], files
+ranks = set()
+for f in files:
+    t = json.load(open(os.path.join(d, f)))
+    r = t["distributedInfo"]["rank"]
+    assert isinstance(r, int) and r >= 0 and r not in ranks and t["distributedInfo"]["world_size"] == 2, t["distributedInfo"]
+    ranks.add(r)
+    ev = t["traceEvents"]
+    gpu = [e for e in ev if e.get("cat") in ("kernel", "gpu_memcpy", "gpu_memset")]
+    cpu = [e for e in ev if e.get("cat") in ("cuda_runtime", "cuda_driver")]
+    assert gpu and all(e["args"]["stream"] >= 0 and e["args"]["correlation"] >= 0 and e["dur"] >= 0 for e in gpu), f
+    assert all("stream" not in e.get("args", {}) for e in cpu), f
+    by_corr = {e["args"]["correlation"]: e for e in cpu}
+    joined = [k for k in gpu if k["args"]["correlation"] in by_corr]
+    assert len(joined) >= 0.95 * len(gpu), (f, len(joined), len(gpu))
+    launch = {"cudaLaunchKernel", "cudaLaunchKernelExC", "cuLaunchKernel", "cuLaunchKernelEx", "cudaMemcpyAsync", "cudaMemsetAsync"}
+    names = {by_corr[k["args"]["correlation"]]["name"] for k in joined}
+    assert names & launch, names
+    steps = [e for e in ev if e.get("cat") == "user_annotation" and e["name"].startswith("ProfilerStep")]
+    nums = [int(re.match(r"ProfilerStep\s*#\s*(\d+)", e["name"]).group(1)) for e in steps]
+    assert nums == list(range(len(nums))) and len(nums) >= 10, nums
+    spans = [(e["ts"], e["ts"] + e["dur"]) for e in steps]
+    inside = sum(any(a <= by_corr[k["args"]["correlation"]]["ts"] < b for a, b in spans) for k in joined)
+    assert inside >= 0.8 * len(joined), (inside, len(joined))
+    assert any("nccl" in k["name"].lower() for k in gpu if k["cat"] == "kernel"), "no NCCL kernel"
+    s_ids = {e["id"] for e in ev if e.get("ph") == "s"}
+    f_ids = [e["id"] for e in ev if e.get("ph") == "f"]
+    assert f_ids and all(i in s_ids for i in f_ids), "unbound flow"
+print("ok")
+PY
+ok $? "the Kineto files meet HTA's loader: ranks, streams, correlations, launch names, ProfilerStep iterations, NCCL kernels, flows"
 
 # memviz from PyTorch's own snapshots (agent/python writes them beside the rank files and
 # records their names): two ranks merged into one pickle, a device per rank. A CPU
