@@ -292,31 +292,42 @@ static void export_rank(ctx_t *c, const gp_rank_t *rk, int index)
 	(void)rk;
 }
 
+/* The ranks --ranks selects (all without it) and the earliest realtime among them (the
+ * time 0 of every exported timestamp); 0 ranks, said on stderr, when none. */
+static unsigned select_ranks(const gp_job_t *job, const char *ranklist, gp_ranks_t *sel,
+                             uint64_t *t0)
+{
+	char err[512];
+	unsigned n = 0;
+	*t0 = UINT64_MAX;
+	if (ranklist && gp_ranks_parse(ranklist, sel, err, sizeof(err)) < 0) {
+		fprintf(stderr, "gpuprof: export: --ranks: %s\n", err);
+		return 0;
+	}
+	for (unsigned i = 0; i < job->nranks; i++) {
+		if (ranklist && !gp_ranks_contains(sel, (uint32_t)job->ranks[i].rank))
+			continue;
+		n++;
+		if (job->ranks[i].t0_realtime_ns && job->ranks[i].t0_realtime_ns < *t0)
+			*t0 = job->ranks[i].t0_realtime_ns;
+	}
+	if (!n)
+		fprintf(stderr, "gpuprof: export: --ranks=%s selects none of the job's %u ranks\n",
+		        ranklist ? ranklist : "", job->nranks);
+	if (*t0 == UINT64_MAX)
+		*t0 = 0;
+	return n;
+}
+
 int gp_export_chrome(const gp_job_t *job, FILE *out, const char *ranklist, uint64_t max_events,
                      double win_from_s, double win_to_s)
 {
 	gp_ranks_t sel;
 	char err[512];
-	uint64_t t0 = UINT64_MAX;
-	if (ranklist && gp_ranks_parse(ranklist, &sel, err, sizeof(err)) < 0) {
-		fprintf(stderr, "gpuprof: export: --ranks: %s\n", err);
+	uint64_t t0;
+	unsigned nsel = select_ranks(job, ranklist, &sel, &t0);
+	if (!nsel)
 		return -1;
-	}
-	unsigned nsel = 0;
-	for (unsigned i = 0; i < job->nranks; i++) {
-		if (ranklist && !gp_ranks_contains(&sel, (uint32_t)job->ranks[i].rank))
-			continue;
-		nsel++;
-		if (job->ranks[i].t0_realtime_ns && job->ranks[i].t0_realtime_ns < t0)
-			t0 = job->ranks[i].t0_realtime_ns;
-	}
-	if (!nsel) {
-		fprintf(stderr, "gpuprof: export: --ranks=%s selects none of the job's %u ranks\n",
-		        ranklist, job->nranks);
-		return -1;
-	}
-	if (t0 == UINT64_MAX)
-		t0 = 0;
 	fprintf(
 	    out,
 	    "{\"displayTimeUnit\": \"ns\", \"otherData\": {\"producer\": \"gpuprof " PACKAGE_VERSION
@@ -387,26 +398,10 @@ int gp_export_kineto(const gp_job_t *job, const char *dir, const char *ranklist)
 {
 	gp_ranks_t sel;
 	char err[512], path[4400];
-	uint64_t t0 = UINT64_MAX;
-	if (ranklist && gp_ranks_parse(ranklist, &sel, err, sizeof(err)) < 0) {
-		fprintf(stderr, "gpuprof: export: --ranks: %s\n", err);
+	uint64_t t0;
+	unsigned nsel = select_ranks(job, ranklist, &sel, &t0), written = 0;
+	if (!nsel)
 		return -1;
-	}
-	unsigned nsel = 0, written = 0;
-	for (unsigned i = 0; i < job->nranks; i++) {
-		if (ranklist && !gp_ranks_contains(&sel, (uint32_t)job->ranks[i].rank))
-			continue;
-		nsel++;
-		if (job->ranks[i].t0_realtime_ns && job->ranks[i].t0_realtime_ns < t0)
-			t0 = job->ranks[i].t0_realtime_ns;
-	}
-	if (!nsel) {
-		fprintf(stderr, "gpuprof: export: --ranks=%s selects none of the job's %u ranks\n",
-		        ranklist ? ranklist : "", job->nranks);
-		return -1;
-	}
-	if (t0 == UINT64_MAX)
-		t0 = 0;
 	rank_data_t d;
 	memset(&d, 0, sizeof(d));
 	for (unsigned i = 0; i < job->nranks; i++) {
