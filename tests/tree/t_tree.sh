@@ -13,6 +13,19 @@ if command -v clang-format >/dev/null && git rev-parse --git-dir >/dev/null 2>&1
 else
 	skip "clang-format or git not here"
 fi
+# the man pages render without a warning, and every site key of common/siteconf.c's
+# table is documented in gpuprof.yaml(5) and doc/admin.md
+for m in "$B"/doc/gpuprof.yaml.5 "$B"/doc/gpuprof-agent.8 "$B"/doc/gpuprof-spank.8 doc/gpuprof.1; do
+	w=$(groff -man -Tutf8 -ww -z "$m" 2>&1)
+	[ -s "$m" ] && [ -z "$w" ]; ok $? "man page $(basename "$m") renders without warnings${w:+ ($w)}"
+done
+keys=$(sed -n 's/^    {"\([a-z_]*\)", T_.*/\1/p' common/siteconf.c)
+miss=""
+for k in $keys; do
+	grep -q "^\.B.*$k" doc/gpuprof.yaml.5.in || miss="$miss $k(man)"
+	grep -q "| $k\b\|$k |\|, $k" doc/admin.md || miss="$miss $k(admin.md)"
+done
+[ -n "$keys" ] && [ -z "$miss" ]; ok $? "every site key ($(echo $keys | wc -w)) is documented in gpuprof.yaml(5) and doc/admin.md${miss:+; missing:$miss}"
 log=$(mktemp)
 if make -C "$B" distcheck >"$log" 2>&1; then
 	ok 0 "make distcheck: $(grep -A1 "archives ready for distribution" "$log" | tail -1) ready for distribution"
