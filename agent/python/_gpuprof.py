@@ -55,6 +55,7 @@ class _State:
     opt_steps = {}  # index -> steps so far
     opt_bytes = {}  # index -> state bytes last recorded
     outer = None  # the optimizer whose step() is running (the outermost one)
+    mem_opt = None  # the optimizer after whose steps the allocator is sampled
     mem_on = False  # allocator history recording
     finished = False  # the exit picture is taken
     user_history = False  # the program called _record_memory_history itself
@@ -432,9 +433,22 @@ def _opt_idx(opt):
         return 0
 
 
+def _stepping(opt):
+    """Is opt's step() on this thread's stack? (an optimizer whose step raised never
+    reached the post hook: it is no longer the outer one)"""
+    f = sys._getframe(2)
+    for _ in range(64):
+        if f is None:
+            return False
+        if f.f_locals.get("self") is opt:
+            return True
+        f = f.f_back
+    return False
+
+
 def _step_pre(opt, args, kwargs):
     try:
-        if _s.outer is not None and _s.outer is not opt:
+        if _s.outer is not None and _s.outer is not opt and _stepping(_s.outer):
             return  # an optimizer stepping inside another's step (a wrapper)
         _s.outer = opt
         _emit(_OPT_BEGIN, a=_opt_idx(opt))
@@ -453,7 +467,9 @@ def _step_post(opt, args, kwargs):
         _emit(_OPT_END, a=i, c=n)
         if n <= 2:
             _opt_state(opt, i)
-        if _s.mem_on and i == 0:
+        if _s.mem_opt is None:
+            _s.mem_opt = i  # the allocator is sampled after the first stepping optimizer's steps
+        if _s.mem_on and i == _s.mem_opt:
             _after_step(n)
     except Exception as e:
         _missing("optimizer step hook", e)

@@ -74,6 +74,38 @@ ok $? "... and the steps still come from optimizer.step() ($(j jobL 'r["steps"][
 [ "$(j job2 'r["steps"]["count"]')" = 20 ] && [ "$(j job2 'len(r["pytorch"]["optimizers"])')" = 2 ]
 ok $? "two optimizers: 20 steps from the one that steps every iteration, both measured"
 
+# an optimizer whose step() raised once (caught by the script) does not swallow the
+# steps of the others; a wrapper optimizer stepping an inner one counts once
+cat >raise.py <<'EOF'
+import torch
+p = torch.nn.Parameter(torch.zeros(4))
+class Flaky(torch.optim.SGD):
+    n = 0
+    def step(self, closure=None):
+        Flaky.n += 1
+        if Flaky.n == 2:
+            raise RuntimeError("inf in grads")
+        return super().step(closure)
+class Wrap(torch.optim.Optimizer):
+    def __init__(self, inner):
+        self.inner = inner
+        super().__init__(inner.param_groups[0]["params"], {"lr": 0.1})
+    def step(self, closure=None):
+        return self.inner.step(closure)
+d, g = Flaky([p], lr=0.1), Wrap(torch.optim.SGD([p], lr=0.1))
+for i in range(6):
+    p.grad = torch.ones(4)
+    try:
+        d.step()
+    except RuntimeError:
+        pass
+    g.step()
+print("ran")
+EOF
+"$GP" run -o jobR -- "$PY" raise.py >/dev/null 2>&1
+c=$(j jobR '[o["steps"] for o in r["pytorch"]["optimizers"]]')
+[ "$c" = "[5, 6]" ] || [ "$c" = "[5, 6, 0]" ]; ok $? "a step that raised is not taken as still running; the wrapper's inner step is not counted (steps per optimizer: $c)"
+
 # the exit status is the program's
 "$GP" run -o job3 -- "$PY" train.py 5 3 >/dev/null 2>&1; ok $(( $? == 3 ? 0 : 1 )) "exit status 3 stays 3"
 
