@@ -84,23 +84,26 @@ static gp_rstat_t *rstat_get(gp_job_t *job, const char *name)
 
 /* Start/end ranges (depth 1000: PyTorch's layer ranges, ranges that may end on another
  * thread) are not nested, so they take no part in the ownership above: each gets the
- * GPU work launched on the thread that started it while it was open. */
-static void project_started(rank_data_t *d, uint32_t tid, uint64_t ts, uint64_t dur)
+ * GPU work launched on the thread that started it while it was open. They are looked up
+ * in their own index (positions in d->ranges, so in (tid, start) order): a job without
+ * them pays nothing per kernel. */
+static void project_started(rank_data_t *d, const size_t *idx, size_t n, uint32_t tid, uint64_t ts,
+                            uint64_t dur)
 {
-	size_t lo = 0, hi = d->ranges.n;
-	while (lo < hi) { /* first index with (tid, start) > (tid, ts) */
+	size_t lo = 0, hi = n;
+	while (lo < hi) { /* first with (tid, start) > (tid, ts) */
 		size_t mid = (lo + hi) / 2;
-		const range_t *x = &d->ranges.v[mid];
+		const range_t *x = &d->ranges.v[idx[mid]];
 		if (x->tid < tid || (x->tid == tid && x->start <= ts))
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
 	for (size_t j = lo, steps = 0; j-- > 0 && steps < 4096; steps++) {
-		range_t *x = &d->ranges.v[j];
+		range_t *x = &d->ranges.v[idx[j]];
 		if (x->tid != tid)
 			break;
-		if (x->depth == 1000 && x->end >= ts)
+		if (x->end >= ts)
 			x->gpu_ns += dur;
 	}
 }
@@ -114,13 +117,17 @@ void gp_pass_ranges(gp_job_t *job, gp_rank_t *r, rank_data_t *d)
 		d->step_tid = busiest_range_thread(d);
 	/* projected GPU time: each kernel to every range enclosing its launch call, on the
 	 * launching thread or, where that thread had none open, on the steps' thread */
+	VEC(size_t) started = {0};
+	for (size_t i = 0; i < d->ranges.n; i++)
+		if (d->ranges.v[i].depth == 1000)
+			VEC_PUSH(started, i);
 	for (size_t i = 0; i < d->kerns.n; i++) {
 		kern_t *k = &d->kerns.v[i];
 		const api_t *a = gp_rd_launch(d, k);
 		if (!a)
 			continue;
-		if (!d->tid_mismatch)
-			project_started(d, a->tid, a->start, k->dur);
+		if (started.n && !d->tid_mismatch)
+			project_started(d, started.v, started.n, a->tid, a->start, k->dur);
 		range_t *rg = gp_owner_range(d, a->tid, a->start, &from);
 		if (!rg)
 			continue;
@@ -137,6 +144,7 @@ void gp_pass_ranges(gp_job_t *job, gp_rank_t *r, rank_data_t *d)
 			}
 		}
 	}
+	VEC_FREE(started);
 	/* synchronisation stalls, with the range they happened in */
 	u64map_t sync_by_name = {0};
 	for (size_t i = 0; i < d->apis.n; i++) {
