@@ -15,6 +15,8 @@ for d in "$F"/*/; do
 	got=$(python3 -c 'import json,sys; print(" ".join(sorted(f["id"] for f in json.load(open(sys.argv[1]))["findings"])) or "none")' "$T/$name.json")
 	[ "$got" = "$want" ]; ok $? "$name: findings exactly '$want' (got '$got')"
 	"$B/gpuprof" export --format=chrome --output="$T/$name.trace.json" "$T/$name"; ok $? "chrome export of $name"
+	out=$(python3 "$(dirname "$0")/trace_check.py" "$T/$name.trace.json" 5)
+	ok $? "$name trace passes Perfetto's import rules (nesting per track, flows bound in slices, counters, metadata)${out:+: $out}"
 	if "$B/gpuprof" dump "$d"/step0/rank0.gpr | grep -q "^modes=.*cuda"; then
 		python3 -c 'import json,sys; t=json.load(open(sys.argv[1])); assert any(e.get("cat")=="kernel" for e in t["traceEvents"]) and any(e.get("cat")=="ac2g" for e in t["traceEvents"])' "$T/$name.trace.json"
 		ok $? "$name trace has kernel slices and launch->kernel flows"
@@ -23,6 +25,16 @@ for d in "$F"/*/; do
 		ok $? "$name (captured without cuda) trace has no kernel slices"
 	fi
 done
+# the checker itself catches what it looks for
+printf '%s' '{"traceEvents": [{"ph": "X", "pid": 1, "tid": 1, "ts": 0, "dur": 10, "name": "a"}, {"ph": "X", "pid": 1, "tid": 1, "ts": 5, "dur": 10, "name": "b"}, {"ph": "s", "cat": "ac2g", "name": "ac2g", "id": 1, "pid": 1, "tid": 1, "ts": 50}]}' >"$T/bad.trace.json"
+n=$(python3 "$(dirname "$0")/trace_check.py" "$T/bad.trace.json" | wc -l)
+[ "$n" = 3 ]; ok $? "trace_check.py finds a misnested slice and an unbound flow outside any slice ($n problems)"
+for r in 0 1; do
+	"$B/gpuprof" export --format=kineto -o "$T/kt" "$F/ddp-clean" 2>/dev/null
+	out=$(python3 "$(dirname "$0")/trace_check.py" "$T/kt/step0/rank$r.json" 5)
+	ok $? "ddp-clean's Kineto file of rank $r passes the same rules${out:+: $out}"
+done
+
 # the PyTorch integration's captures against PyTorch's own figures (TRUTH)
 python3 - "$T" "$F" <<'PY'
 import json, sys
