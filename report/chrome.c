@@ -158,6 +158,23 @@ static void export_rank(ctx_t *c, const gp_rank_t *rk, int index)
 		const range_t *g = &d->ranges.v[i];
 		if (!in_window(c, g->start, g->end) || !spend(c))
 			continue;
+		if (g->depth == 1000 && !c->kineto) {
+			/* start/end ranges need not nest (PyTorch's backward layer ranges overlap):
+			 * async slices, which Perfetto lays out on tracks of their own */
+			uint64_t id = (uint64_t)(index + 1) << 32 | i;
+			for (int end = 0; end < 2; end++) {
+				fprintf(
+				    out,
+				    ",\n{\"ph\": \"%c\", \"cat\": \"nvtx_async\", \"id\": %" PRIu64
+				    ", \"pid\": %d, \"tid\": %u, ",
+				    end ? 'e' : 'b', id, c->pid, g->tid);
+				put_us(out, "ts", (end ? g->end : g->start) + c->off);
+				fputs(", \"name\": ", out);
+				gp_json_str(out, name_of(d, g->name));
+				fputs("}", out);
+			}
+			continue;
+		}
 		slice(c,
 		      c->kineto   ? "user_annotation"
 		      : g->domain ? "nvtx_domain"

@@ -8,6 +8,7 @@
 # Debian 13's (2.6: global optimizer hooks) in the trixie chroot:
 #   GP=/path/to/gpuprof PY=/usr/bin/python3 bash t_torch.sh
 . "$(dirname "$0")/tap.sh"
+HERE=$(cd "$(dirname "$0")" && pwd)
 GP=${GP:-${GP_BUILD:?}/gpuprof}
 PY=${PY:-/usr/bin/python3}
 "$PY" -c 'import torch' 2>/dev/null || skip_all "no PyTorch for $PY"
@@ -68,6 +69,9 @@ c=$("$GP" report --format=json jobL | "$PY" -c 'import json,sys; n={x["name"]: x
 [ "$c" = "12 24 12 24 12" ]; ok $? "forward and backward ranges per module and step: Sequential, Linear, ReLU, Linear backward, Sequential backward = $c (want 12 24 12 24 12)"
 [ "$(j jobL 'r["steps"]["source"]')" = optimizer ] && [ "$(j jobL 'r["steps"]["count"]')" = 12 ]
 ok $? "... and the steps still come from optimizer.step() ($(j jobL 'r["steps"]["how"]'))"
+"$GP" export --format=chrome -o jobL.trace.json jobL 2>/dev/null
+out=$("$PY" "$HERE/trace_check.py" jobL.trace.json 3)
+ok $? "the layer ranges (backward ones overlap) make a trace Perfetto imports: async slices${out:+ ($out)}"
 
 # two optimizers: the one that steps every iteration makes the steps
 "$GP" run -o job2 -- "$PY" train.py 20 gan >/dev/null 2>&1

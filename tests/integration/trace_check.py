@@ -4,8 +4,9 @@
 numeric ts; complete slices (X) have dur >= 0 and nest strictly on their (pid, tid) track
 (a slice that begins inside another must end inside it, else Perfetto misplaces it); v1
 flow events (s, f) pair up by (cat, name, id), each lying inside a slice of its own track
-(where Perfetto binds it); counters (C) carry numeric args; metadata (M) names a process or
-a thread with args.name. Prints the problems found, exits 1 when there are any.
+(where Perfetto binds it); async slices (b, e) pair up by (cat, id) with the end not
+before the begin; counters (C) carry numeric args; metadata (M) names a process or a thread
+with args.name. Prints the problems found, exits 1 when there are any.
     trace_check.py TRACE.json [MAX_PROBLEMS]"""
 import json
 import sys
@@ -20,6 +21,7 @@ def main():
     tracks = defaultdict(list)
     flows = defaultdict(lambda: [0, 0])
     points = []
+    async_open = {}
     for i, e in enumerate(ev):
         ph = e.get("ph")
         if ph is None:
@@ -43,6 +45,16 @@ def main():
             fk = (e.get("cat"), e.get("name"), e.get("id"))
             flows[fk][0 if ph == "s" else 1] += 1
             points.append((key, e["ts"], ph, fk))
+        elif ph in ("b", "e"):
+            ak = (e.get("cat"), e.get("id"))
+            if ph == "b":
+                if ak in async_open:
+                    bad.append("async %r begun twice" % (ak,))
+                async_open[ak] = e["ts"]
+            elif ak not in async_open:
+                bad.append("async %r ends without a begin" % (ak,))
+            elif e["ts"] < async_open.pop(ak):
+                bad.append("async %r ends before it begins" % (ak,))
         elif ph == "C":
             a = e.get("args", {})
             if not a or not all(isinstance(v, (int, float)) for v in a.values()):
@@ -58,6 +70,8 @@ def main():
                            % (key, name, s, end, stack[-1][2], stack[-1][0], stack[-1][1]))
                 continue
             stack.append((s, end, name))
+    for ak in async_open:
+        bad.append("async %r never ends" % (ak,))
     for fk, (ns, nf) in flows.items():
         if ns != 1 or nf != 1:
             bad.append("flow %r: %d starts and %d ends" % (fk, ns, nf))
