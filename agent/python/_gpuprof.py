@@ -729,7 +729,9 @@ def _live_at_peak(snap, dev):
 
 
 def _write_pickle(snap, tag):
-    if not _s.base:
+    # only the process that records into the rank file: the others under the same agent
+    # (torchrun's workers) inherit its GPUPROF_RANK_FILE and would overwrite its pickles
+    if not _s.base or not _s.attached:
         return ""
     import pickle
 
