@@ -159,7 +159,7 @@ static int torch_snapshots(const gp_job_t *job, FILE *o, const gp_ranks_t *sel, 
 	if (!pydir || access(script, R_OK) != 0)
 		return 1;
 	char **argv = calloc(job->nranks + 4, sizeof(char *));
-	unsigned n = 0;
+	unsigned n = 0, without = 0;
 	if (!argv)
 		return -1;
 	argv[n++] = "python3";
@@ -168,15 +168,24 @@ static int torch_snapshots(const gp_job_t *job, FILE *o, const gp_ranks_t *sel, 
 	for (unsigned i = 0; i < job->nranks; i++) {
 		const gp_rank_t *r = &job->ranks[i];
 		char path[4400];
-		if ((!all && !gp_ranks_contains(sel, (uint32_t)r->rank)) ||
-		    !torch_snapshot(r, path, sizeof(path)))
+		if (!all && !gp_ranks_contains(sel, (uint32_t)r->rank))
 			continue;
+		if (!torch_snapshot(r, path, sizeof(path))) {
+			without++;
+			continue;
+		}
 		size_t need = strlen(path) + 64;
 		if (!(argv[n] = malloc(need)))
 			break;
 		snprintf(argv[n++], need, "rank %d step %s=%s", r->rank, r->step, path);
 	}
 	int rc = 1;
+	if (n > 3 && without) /* said, not silently left out */
+		fprintf(
+		    stderr,
+		    "gpuprof: export: %u selected rank(s) left no PyTorch snapshot and are not in "
+		    "the memviz file\n",
+		    without);
 	if (n > 3) {
 		int fd[2];
 		fflush(o);
