@@ -16,6 +16,8 @@
 #include "ring.h"
 #include "spool.h"
 
+#include <ctype.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -35,6 +37,21 @@ static const int fwd_signals[] = {SIGTERM, SIGINT,  SIGHUP,  SIGQUIT,  SIGUSR1,
                                   SIGUSR2, SIGCONT, SIGTSTP, SIGWINCH, SIGALRM};
 #define NFWD (sizeof(fwd_signals) / sizeof(fwd_signals[0]))
 
+/* A rank of the task's launcher (torchrun's workers under one task) with a ring of its
+ * own in SPOOL/rankR (inject.c, proc_ring_setup), drained into SPOOL/rankR/rank.gpr and
+ * published as rankR.gpr beside the task's file. */
+typedef struct proc_file {
+	long rank;
+	pid_t pid;
+	gp_ring_t ring;
+	gp_rf_writer_t *w;
+	char dir[4300], path[4400], dest[4400];
+	uint64_t t0, lost_write;
+	bool done;
+} proc_file_t;
+
+#define MAX_PROCS 1024
+
 typedef struct agent {
 	unsigned modes;
 	const char *jobdir, *step, *rank, *inject, *spool_root;
@@ -53,6 +70,12 @@ typedef struct agent {
 	uint64_t t_start;
 	bool write_failed;   /* the spool's rank file could not be written */
 	uint64_t lost_write; /* records buffered in the writer when it failed */
+	char dest_dir[4200];
+	proc_file_t *procs; /* the launcher's ranks with rings of their own */
+	unsigned nprocs, procs_done;
+	uint32_t procs_seen; /* ring.hdr->procs when the spool was last looked at */
+	dev_t pub_dev;       /* what publish() put at dest, to remove it if renamed */
+	ino_t pub_ino;
 } agent_t;
 
 static char **prog_argv;
@@ -93,7 +116,8 @@ static int parse_args(agent_t *a, int argc, char **argv)
 	return -1;
 }
 
-static int build_header(agent_t *a, char *hdr, size_t len)
+/* rank: the task's, or (pid not 0) one of its launcher's ranks, process pid */
+static int build_header(agent_t *a, char *hdr, size_t len, const char *rank, pid_t pid)
 {
 	char b[256], host[256] = "";
 	struct timespec rt, mono;
@@ -104,7 +128,12 @@ static int build_header(agent_t *a, char *hdr, size_t len)
 	gp_rf_hdr_add(hdr, len, "job", env_or("SLURM_JOB_ID", ""));
 	gp_rf_hdr_add(hdr, len, "step", a->step);
 	gp_rf_hdr_add(hdr, len, "task", env_or("SLURM_LOCALID", "0"));
-	gp_rf_hdr_add(hdr, len, "rank", a->rank);
+	gp_rf_hdr_add(hdr, len, "rank", rank);
+	if (pid) {
+		snprintf(b, sizeof(b), "%d", (int)pid);
+		gp_rf_hdr_add(hdr, len, "pid", b);
+		gp_rf_hdr_add(hdr, len, "launcher_rank", a->rank); /* the task that started it */
+	}
 	gp_rf_hdr_add(hdr, len, "ntasks", env_or("SLURM_NTASKS", "1"));
 	gp_rf_hdr_add(hdr, len, "node", host);
 	snprintf(b, sizeof(b), "%d", (int)getpid());
@@ -133,6 +162,21 @@ static int build_header(agent_t *a, char *hdr, size_t len)
 	gp_rf_hdr_add(hdr, len, "job_name", b);
 	/* the command line, for people reading the report */
 	size_t off = 0;
+	if (pid) { /* the worker's own, NULs made spaces */
+		char p[64];
+		snprintf(p, sizeof(p), "/proc/%d/cmdline", (int)pid);
+		int fd = open(p, O_RDONLY | O_CLOEXEC);
+		ssize_t n = fd >= 0 ? read(fd, b, sizeof(b) - 1) : -1;
+		if (fd >= 0)
+			close(fd);
+		off = n > 0 ? (size_t)n : 0;
+		while (off && b[off - 1] == '\0')
+			off--;
+		for (size_t i = 0; i < off; i++)
+			b[i] = b[i] ? b[i] : ' ';
+		b[off] = '\0';
+		return gp_rf_hdr_add(hdr, len, "command", b);
+	}
 	for (char **p = prog_argv; *p && off < sizeof(b) - 1; p++)
 		off += (size_t)snprintf(b + off, sizeof(b) - off, "%s%s", p == prog_argv ? "" : " ",
 		                        *p);
@@ -303,6 +347,8 @@ static void set_child_env(agent_t *a)
 	}
 	setenv(GP_ENV_WRAPPED, "agent", 1);
 	setenv(GP_ENV_RANK_FILE, a->dest, 1);
+	/* the task's rank: a process with another RANK is one of a launcher's (inject.c) */
+	setenv(GP_ENV_RANK, a->rank, 1);
 	set_python_path(a);
 	unsetenv(GP_ENV_ARGV0);
 	unsetenv(GP_ENV_FALLBACK);
@@ -330,6 +376,7 @@ static int setup(agent_t *a)
 	         strcmp(env_or("SLURM_RESTART_COUNT", "0"), "0") ? getenv("SLURM_RESTART_COUNT")
 	                                                         : "");
 	snprintf(a->dest, sizeof(a->dest), "%s/rank%s.gpr", dest_dir, a->rank);
+	snprintf(a->dest_dir, sizeof(a->dest_dir), "%s", dest_dir);
 	/* The job directory is made now, as the user, so a bad one is reported early. */
 	fd = gp_mkdir_p(dest_dir, dmode);
 	if (fd < 0)
@@ -357,7 +404,7 @@ static int setup(agent_t *a)
 	fd = open(a->rank_path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, fmode);
 	if (fd < 0)
 		return gp_err_errno("%s", a->rank_path);
-	build_header(a, hdr, sizeof(hdr));
+	build_header(a, hdr, sizeof(hdr), a->rank, 0);
 	a->w = gp_rf_writer_create(fd, hdr, a->max_bytes);
 	if (!a->w) {
 		close(fd);
@@ -411,20 +458,276 @@ static long drain(agent_t *a, bool force)
 
 /* Copy the rank file into the job directory; false when it could not (it stays in the
  * spool, where `gpuprof salvage` finds it). */
+/* A task whose own ring no process recorded into while its launcher's ranks recorded
+ * into theirs (torchrun on the second node: ranks 8-15, task 1) is a launcher, not a
+ * rank: its file (the launcher's exit status, NVML) is published as launcherT.gpr, so it
+ * cannot take the name of a worker's rankT.gpr from another node. */
+static void name_main_file(agent_t *a)
+{
+	if (!a->have_ring || !a->nprocs || atomic_load(&a->ring.hdr->generations) ||
+	    strstr(a->dest, "/launcher"))
+		return;
+	char old[sizeof(a->dest)], p[4300];
+	struct stat sb;
+	snprintf(old, sizeof(old), "%s", a->dest);
+	if (gp_spool_launcher_dest(old, a->dest, sizeof(a->dest)) < 0)
+		return;
+	snprintf(p, sizeof(p), "%s/dest", a->spool);
+	int dfd = open(a->spool, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dfd >= 0) { /* for salvage */
+		unlinkat(dfd, "dest", 0);
+		gp_write_file_at(dfd, "dest", a->dest, strlen(a->dest), 0600);
+		close(dfd);
+	}
+	/* published under the old name at a SIGTERM: remove that copy, if still ours */
+	if (a->pub_ino && lstat(old, &sb) == 0 && sb.st_ino == a->pub_ino &&
+	    sb.st_dev == a->pub_dev)
+		unlink(old);
+	a->pub_ino = 0;
+}
+
 static bool publish(agent_t *a, bool final)
 {
+	struct stat sb;
 	if (!a->w)
 		return false;
 	drain(a, final);
 	if (!a->w || gp_rf_fsync(a->w) < 0)
 		return false;
+	name_main_file(a);
 	if (gp_spool_publish(a->rank_path, a->dest, a->group_readable ? 0640 : 0600,
 	                     a->group_readable ? 0750 : 0700) < 0) {
 		gp_warn("cannot write %s: %s (data kept in %s)", a->dest, strerror(errno),
 		        a->spool);
 		return false;
 	}
+	if (lstat(a->dest, &sb) == 0) {
+		a->pub_dev = sb.st_dev;
+		a->pub_ino = sb.st_ino;
+	}
 	return true;
+}
+
+/* ---- the launcher's ranks (proc_file_t) ---- */
+
+static bool proc_known(const agent_t *a, long rank)
+{
+	for (unsigned i = 0; i < a->nprocs; i++)
+		if (a->procs[i].rank == rank)
+			return true;
+	return false;
+}
+
+/* When pid started, on CLOCK_MONOTONIC (the events' clock): /proc's start time counts
+ * clock ticks since boot, which CLOCK_BOOTTIME also counts. 0 when unknown. */
+static uint64_t proc_start_ns(pid_t pid)
+{
+	char p[64], b[1024];
+	unsigned long long ticks = 0;
+	struct timespec bt, mt;
+	snprintf(p, sizeof(p), "/proc/%d/stat", (int)pid);
+	int fd = open(p, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	ssize_t n = read(fd, b, sizeof(b) - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	b[n] = '\0';
+	const char *q = strrchr(b, ')'); /* the name may hold spaces and parentheses */
+	/* after ") ": state is field 3, starttime field 22 */
+	for (int f = 2; q && f < 22; f++)
+		q = strchr(q + 1, ' ');
+	if (!q || sscanf(q + 1, "%llu", &ticks) != 1 || ticks == 0)
+		return 0;
+	long hz = sysconf(_SC_CLK_TCK);
+	if (hz <= 0 || clock_gettime(CLOCK_BOOTTIME, &bt) || clock_gettime(CLOCK_MONOTONIC, &mt))
+		return 0;
+	uint64_t start_boot = ticks * (1000000000ull / (uint64_t)hz);
+	/* time suspended; read one after the other, so a few ns either way of 0 */
+	int64_t off = (int64_t)(bt.tv_sec - mt.tv_sec) * 1000000000ll + (bt.tv_nsec - mt.tv_nsec);
+	if (off < 0)
+		off = 0;
+	return start_boot > (uint64_t)off ? start_boot - (uint64_t)off : 0;
+}
+
+/* Attach SPOOL/rankR/ring and start its rank file; -1 when the ring is not complete yet
+ * (looked at again on the next change). */
+static int proc_open(agent_t *a, long rank)
+{
+	char hdr[8192], rs[24];
+	proc_file_t *x;
+	if (a->nprocs == MAX_PROCS)
+		return 0;
+	if (!a->procs && !(a->procs = calloc(MAX_PROCS, sizeof(*a->procs))))
+		return 0;
+	x = &a->procs[a->nprocs];
+	memset(x, 0, sizeof(*x));
+	x->rank = rank;
+	snprintf(x->dir, sizeof(x->dir), "%s/rank%ld", a->spool, rank);
+	snprintf(x->path, sizeof(x->path), "%s/ring", x->dir);
+	if (gp_ring_attach(&x->ring, x->path) < 0)
+		return -1;
+	x->pid = (pid_t)atomic_load(&x->ring.hdr->recorder_pid);
+	x->t0 = gp_now_ns();
+	a->nprocs++;
+	snprintf(x->dest, sizeof(x->dest), "%s/rank%ld.gpr", a->dest_dir, rank);
+	snprintf(x->path, sizeof(x->path), "%s/rank.gpr", x->dir);
+	snprintf(rs, sizeof(rs), "%ld", rank);
+	build_header(a, hdr, sizeof(hdr), rs, x->pid);
+	int dfd = open(x->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	int fd = open(x->path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+	              a->group_readable ? 0640 : 0600);
+	if (fd < 0 || dfd < 0 ||
+	    gp_write_file_at(dfd, "dest", x->dest, strlen(x->dest), 0600) < 0 ||
+	    !(x->w = gp_rf_writer_create(fd, hdr, a->max_bytes))) {
+		gp_warn("rank %ld (pid %d): cannot write %s: %s; its records are counted as "
+		        "lost",
+		        rank, (int)x->pid, x->path, strerror(errno));
+		if (fd >= 0)
+			close(fd);
+	}
+	if (dfd >= 0)
+		close(dfd);
+	/* its first step runs from its start, as the task's from the exec */
+	uint64_t born = proc_start_ns(x->pid);
+	if (!born || born > x->ring.hdr->created_ns)
+		born = x->ring.hdr->created_ns < x->t0 ? x->ring.hdr->created_ns : x->t0;
+	x->t0 = born; /* its wall time, in its end record, from there */
+	gp_event_t st = {.type = GP_EV_START, .ts = born, .a = (uint64_t)x->pid};
+	if (x->w)
+		gp_rf_append(x->w, &st);
+	return 0;
+}
+
+/* The library bumps hdr->procs once a rank's ring is complete: only then is the spool
+ * listed. */
+static void find_procs(agent_t *a)
+{
+	uint32_t n;
+	bool all = true;
+	struct dirent *de;
+	if (!a->have_ring || (n = atomic_load(&a->ring.hdr->procs)) == a->procs_seen)
+		return;
+	DIR *d = opendir(a->spool);
+	if (!d)
+		return;
+	while ((de = readdir(d))) {
+		char *end;
+		if (strncmp(de->d_name, "rank", 4) || !isdigit((unsigned char)de->d_name[4]))
+			continue;
+		long r = strtol(de->d_name + 4, &end, 10);
+		if (*end || proc_known(a, r))
+			continue;
+		if (proc_open(a, r) < 0)
+			all = false;
+	}
+	closedir(d);
+	if (all)
+		a->procs_seen = n;
+}
+
+static void proc_write_failed(proc_file_t *x)
+{
+	gp_warn("cannot write %s: %s; records are counted as lost from now on", x->path,
+	        strerror(errno));
+	x->lost_write += gp_rf_pending(x->w);
+	gp_rf_writer_close(x->w, false);
+	x->w = NULL;
+}
+
+static void proc_drain(proc_file_t *x, bool force)
+{
+	if (x->done)
+		return;
+	if (x->w && gp_ring_drain(&x->ring, x->w, force, NULL) < 0)
+		proc_write_failed(x);
+	if (!x->w)
+		gp_ring_drain(&x->ring, NULL, force, NULL);
+}
+
+static bool proc_publish(agent_t *a, proc_file_t *x)
+{
+	if (!x->w || gp_rf_fsync(x->w) < 0)
+		return false;
+	if (gp_spool_publish(x->path, x->dest, a->group_readable ? 0640 : 0600,
+	                     a->group_readable ? 0750 : 0700) < 0) {
+		gp_warn("cannot write %s: %s (data kept in %s)", x->dest, strerror(errno), x->dir);
+		return false;
+	}
+	return true;
+}
+
+/* The process has gone (or the task has ended): what is left on its ring, the losses,
+ * an end record, and the file into the job directory. Its exit status is its parent's
+ * (the launcher's) to know: the library's own end record carries what exit() was given,
+ * this one says only that the process ended (u8 = 1). */
+static void proc_finish(agent_t *a, proc_file_t *x)
+{
+	if (x->done)
+		return;
+	proc_drain(x, true);
+	if (x->w) {
+		uint64_t extra[GP_LOSS_N] = {0};
+		extra[GP_LOSS_WRITE] = x->lost_write;
+		gp_ring_write_losses(&x->ring, x->w, extra);
+		uint64_t now = gp_now_ns();
+		gp_event_t e = {.type = GP_EV_END, .u8 = 1, .ts = now, .d = now - x->t0};
+		gp_rf_append(x->w, &e);
+	}
+	bool published = proc_publish(a, x);
+	if (x->w)
+		gp_rf_writer_close(x->w, false);
+	x->w = NULL;
+	gp_ring_detach(&x->ring);
+	if (published) {
+		char p[4400];
+		unlink(x->path);
+		snprintf(p, sizeof(p), "%s/ring", x->dir);
+		unlink(p);
+		snprintf(p, sizeof(p), "%s/dest", x->dir);
+		unlink(p);
+		rmdir(x->dir);
+	}
+	x->done = true;
+	a->procs_done++;
+}
+
+/* Has the process ended (gone, or a zombie its launcher has not reaped yet)? */
+static bool proc_ended(pid_t pid)
+{
+	char p[64], b[256];
+	if (kill(pid, 0) < 0 && errno == ESRCH)
+		return true;
+	snprintf(p, sizeof(p), "/proc/%d/stat", (int)pid);
+	int fd = open(p, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	ssize_t n = read(fd, b, sizeof(b) - 1);
+	close(fd);
+	if (n <= 0)
+		return false;
+	b[n] = '\0';
+	const char *rp = strrchr(b, ')');
+	return rp && rp[1] == ' ' && rp[2] == 'Z';
+}
+
+/* One turn of the loop for every rank: new rings, records, the file, the ended. */
+static void procs_tick(agent_t *a, bool flush)
+{
+	find_procs(a);
+	for (unsigned i = 0; i < a->nprocs; i++) {
+		proc_file_t *x = &a->procs[i];
+		if (x->done)
+			continue;
+		if (proc_ended(x->pid)) {
+			proc_finish(a, x);
+			continue;
+		}
+		proc_drain(x, false);
+		if (flush && x->w && gp_ring_commit(&x->ring, x->w) < 0)
+			proc_write_failed(x);
+	}
 }
 
 /* The losses by cause and the END record (exit status, resources) into w. */
@@ -664,8 +967,14 @@ int main(int argc, char **argv)
 				}
 				/* Time limit / scancel: TERM comes first, KILL KillWait later.
 				 * Put what we have on disk in the job directory now. */
-				if (si.ssi_signo == SIGTERM || si.ssi_signo == SIGINT)
+				if (si.ssi_signo == SIGTERM || si.ssi_signo == SIGINT) {
+					for (unsigned i = 0; i < a.nprocs; i++) {
+						proc_drain(&a.procs[i], false);
+						if (!a.procs[i].done)
+							proc_publish(&a, &a.procs[i]);
+					}
 					publish(&a, false);
+				}
 			}
 		}
 		pid_t w = wait4(a.child, &status, WNOHANG, &ru);
@@ -674,19 +983,25 @@ int main(int argc, char **argv)
 		/* a ring more than 1/16 full since the last look: come back in 5 ms, so
 		 * bursts of NVTX or CUPTI records are not dropped */
 		long moved = drain(&a, false);
+		procs_tick(&a, now >= next_flush);
 		wait_ms = a.have_ring && moved > (long)(a.ring.mask + 1) / 16 ? 5 : 100;
 		if (a.nvml && a.w && now >= next_sample) {
 			gp_nvml_sample(a.nvml, a.w, false);
 			/* timing mode keeps a light 1 Hz memory/utilisation trace */
 			next_sample = now + (sample_all ? period : 1000000000ull);
 		}
-		if (a.w && now >= next_flush) {
+		if (now >= next_flush) {
 			/* in the file (survives our death), and only then off the ring */
-			if (a.have_ring ? gp_ring_commit(&a.ring, a.w) < 0 : gp_rf_flush(a.w) < 0)
+			if (a.w &&
+			    (a.have_ring ? gp_ring_commit(&a.ring, a.w) < 0 : gp_rf_flush(a.w) < 0))
 				writer_failed(&a);
 			next_flush = now + 500000000ull;
 		}
 	}
+	/* the launcher's ranks have ended with it (or are orphans we stop recording) */
+	find_procs(&a);
+	for (unsigned i = 0; i < a.nprocs; i++)
+		proc_finish(&a, &a.procs[i]);
 	if (a.nvml && a.w)
 		gp_nvml_sample(a.nvml, a.w, true); /* Xid/ECC up to the program's end */
 	write_end(&a, status, &ru);

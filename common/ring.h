@@ -41,7 +41,11 @@ typedef struct gp_ring_hdr {
 	 * see inject.c); the others count in lost[GP_LOSS_PROCESSES] */
 	_Atomic uint32_t recorder_pid;
 	_Atomic uint32_t generations; /* recorders so far */
-	char pad0[64];
+	/* rings of the task's other processes (a launcher's workers: inject.c), each in
+	 * SPOOL/rankR/ring: bumped once such a ring is complete, so the agent looks */
+	_Atomic uint32_t procs;
+	uint32_t pad_procs;
+	char pad0[56];
 	_Atomic uint64_t head __attribute__((aligned(64)));
 	char pad1[56];
 	_Atomic uint64_t tail __attribute__((aligned(64)));

@@ -6,6 +6,7 @@
 #include "rankfile.h"
 #include "ring.h"
 
+#include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
 #include <stdbool.h>
@@ -114,6 +115,15 @@ static int read_small(const char *path, char *buf, size_t len)
 	return 0;
 }
 
+int gp_spool_launcher_dest(const char *dest, char *out, size_t outlen)
+{
+	const char *r = strrchr(dest, '/');
+	if (!r || strncmp(r, "/rank", 5) ||
+	    snprintf(out, outlen, "%.*s/launcher%s", (int)(r - dest), dest, r + 5) >= (int)outlen)
+		return errno = EINVAL, -1;
+	return 0;
+}
+
 static void rm_spool(const char *dir)
 {
 	static const char *files[] = {"ring", "rank.gpr", "dest"};
@@ -125,13 +135,36 @@ static void rm_spool(const char *dir)
 	rmdir(dir);
 }
 
+static int salvage_one(const char *dir, const char *into, bool verbose, int nprocs);
+
+/* The launcher's ranks, each in DIR/rank<N>/: salvaged first; returns how many there
+ * were. */
+static int salvage_procs(const char *dir, const char *into, bool verbose)
+{
+	DIR *d = opendir(dir);
+	struct dirent *de;
+	char sub[4400];
+	int n = 0;
+	if (!d)
+		return 0;
+	while ((de = readdir(d))) {
+		if (strncmp(de->d_name, "rank", 4) || !isdigit((unsigned char)de->d_name[4]) ||
+		    snprintf(sub, sizeof(sub), "%s/%s", dir, de->d_name) >= (int)sizeof(sub))
+			continue;
+		struct stat sb;
+		if (lstat(sub, &sb) < 0 || !S_ISDIR(sb.st_mode))
+			continue;
+		n++;
+		salvage_one(sub, into, verbose, 0);
+	}
+	closedir(d);
+	return n;
+}
+
 int gp_spool_salvage(const char *dir, const char *into, bool verbose)
 {
-	char path[4200], dest[4200], err[512];
 	const char *base = strrchr(dir, '/');
 	long pid = 0;
-	uint64_t lost = 0;
-	gp_ring_t ring;
 
 	base = base ? base + 1 : dir;
 	const char *dot = strrchr(base, '.');
@@ -139,6 +172,15 @@ int gp_spool_salvage(const char *dir, const char *into, bool verbose)
 		pid = strtol(dot + 1, NULL, 10);
 	if (pid > 0 && kill((pid_t)pid, 0) == 0)
 		return gp_err("%s: agent %ld is still running; not salvaging", dir, pid);
+	int nprocs = salvage_procs(dir, into, verbose);
+	return salvage_one(dir, into, verbose, nprocs);
+}
+
+static int salvage_one(const char *dir, const char *into, bool verbose, int nprocs)
+{
+	char path[4200], dest[4200], err[512];
+	uint64_t lost = 0;
+	gp_ring_t ring;
 	snprintf(path, sizeof(path), "%s/dest", dir);
 	if (read_small(path, dest, sizeof(dest)) < 0)
 		return gp_err_errno("%s", path);
@@ -160,6 +202,12 @@ int gp_spool_salvage(const char *dir, const char *into, bool verbose)
 	snprintf(path, sizeof(path), "%s/ring", dir);
 	long moved = 0;
 	if (gp_ring_attach(&ring, path) == 0) {
+		char ld[4200];
+		/* no process recorded into the task's ring, its launcher's ranks did: the task
+		 * is a launcher (as the agent names it, agent.c) */
+		if (nprocs && !atomic_load(&ring.hdr->generations) && !strstr(dest, "/launcher") &&
+		    gp_spool_launcher_dest(dest, ld, sizeof(ld)) == 0)
+			snprintf(dest, sizeof(dest), "%s", ld);
 		moved = gp_ring_drain(&ring, w, true, &lost);
 		/* running totals: the report keeps the largest of each cause, so an agent
 		 * that wrote its own before dying is not counted twice */

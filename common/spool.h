@@ -4,6 +4,10 @@
  *       ring      the shared event ring (ring.h)
  *       rank.gpr  the rank file being written (rankfile.h)
  *       dest      the final path: <jobdir>/step<S>/rank<R>.gpr
+ *       rank<N>/  one per rank of a launcher under the task (torchrun's workers), each
+ *                 with its own ring, rank.gpr and dest (<jobdir>/step<S>/rank<N>.gpr);
+ *                 the task's own file is then launcher<R>.gpr when no process recorded
+ *                 into the task's ring
  * The agent publishes at exit (and a snapshot on SIGTERM); `gpuprof salvage` publishes
  * what a dead agent left behind. */
 #ifndef GP_SPOOL_H
@@ -17,8 +21,12 @@
 int gp_spool_userdir(const char *root, char *out, size_t outlen);
 /* Copy src into dest atomically (tmp + fsync + rename), creating dest's directory. */
 int gp_spool_publish(const char *src, const char *dest, mode_t fmode, mode_t dmode);
-/* Salvage one task spool: drain the ring into the rank file (forced), publish it to
- * dest, remove the spool. Refuses if the owning agent is still alive. */
+/* dest with its last "/rank" made "/launcher" (a task whose launcher's ranks recorded
+ * into rank files of their own). */
+int gp_spool_launcher_dest(const char *dest, char *out, size_t outlen);
+/* Salvage one task spool (and its launcher's ranks, SPOOL/rank<N>/): drain the ring
+ * into the rank file (forced), publish it to dest, remove the spool. Refuses if the
+ * owning agent is still alive. */
 int gp_spool_salvage(const char *dir, const char *into, bool verbose);
 /* Salvage every spool of job (NULL: all) under root. Returns the number salvaged. */
 int gp_spool_salvage_all(const char *root, const char *job, const char *into, bool verbose);

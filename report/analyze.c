@@ -58,6 +58,44 @@ static void read_header(void *arg, gp_rf_reader_t *rd)
 	c->d->warmup = (h = gp_rf_header(rd, "warmup_steps")) ? (unsigned)atoi(h) : 3;
 }
 
+/* A launcher's file (the task's own, when its launcher's ranks recorded files of their
+ * own): only how the task ended and what it did not record. */
+static void load_launcher(gp_job_t *job, const char *path)
+{
+	char err[512];
+	gp_rf_reader_t *rd;
+	gp_event_t e;
+	const char *h;
+	struct gp_launcher *n = realloc(job->launchers, (job->nlaunchers + 1) * sizeof(*n));
+	if (!n)
+		return;
+	job->launchers = n;
+	struct gp_launcher *l = &n[job->nlaunchers];
+	memset(l, 0, sizeof(*l));
+	if (gp_rf_open(path, &rd, err, sizeof(err)) < 0) {
+		if (!job->nunreadable++)
+			snprintf(job->unreadable, sizeof(job->unreadable), "%s", err);
+		gp_warn("%s", err);
+		return;
+	}
+	l->task = (h = gp_rf_header(rd, "rank")) ? atoi(h) : -1;
+	if ((h = gp_rf_header(rd, "node")))
+		snprintf(l->node, sizeof(l->node), "%s", h);
+	if ((h = gp_rf_header(rd, "command")))
+		snprintf(l->command, sizeof(l->command), "%s", h);
+	while (gp_rf_next(rd, &e) > 0) {
+		if (e.type == GP_EV_END) {
+			l->has_end = true;
+			l->wait_status = (int)e.a;
+		} else if (e.type == GP_EV_LOSS && e.u8 == GP_LOSS_PROCESSES &&
+		           e.a > l->other_processes) {
+			l->other_processes = e.a;
+		}
+	}
+	gp_rf_close(rd);
+	job->nlaunchers++;
+}
+
 static int load_rank(gp_job_t *job, const char *path, gp_rank_t *r, rank_data_t *dp)
 {
 	char err[512];
@@ -168,6 +206,12 @@ int gp_job_load(gp_job_t *job, const char *dir, const char *step, const char *st
 		while ((fe = readdir(sd))) {
 			size_t l = strlen(fe->d_name);
 			char path[4700];
+			if (!strncmp(fe->d_name, "launcher", 8) && l > 12 &&
+			    !strcmp(fe->d_name + l - 4, ".gpr")) {
+				snprintf(path, sizeof(path), "%s/%s", sub, fe->d_name);
+				load_launcher(job, path);
+				continue;
+			}
 			if (strncmp(fe->d_name, "rank", 4) || l < 8 ||
 			    strcmp(fe->d_name + l - 4, ".gpr"))
 				continue;
@@ -224,6 +268,7 @@ void gp_job_free(gp_job_t *job)
 	for (unsigned i = 0; i < job->nranks; i++)
 		free(job->ranks[i].step_ms);
 	free(job->ranks);
+	free(job->launchers);
 	for (unsigned i = 0; i < job->nk; i++)
 		free(job->k[i].name);
 	free(job->k);

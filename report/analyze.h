@@ -37,6 +37,7 @@ typedef struct gp_rank {
 	uint64_t corrupt_chunks, records;
 	uint64_t bad_records; /* impossible times, durations or sizes: ignored (load.c) */
 	int wait_status;
+	bool status_unknown; /* one of a launcher's ranks: its status is the launcher's (load.c) */
 	uint64_t wall_ns, cpu_us, maxrss_kib;
 	uint64_t t0_realtime_ns; /* realtime of the first event, for cross-rank alignment */
 	/* how slow (steps.c): the headline per-step figure is step_basis: "gpu" (completion
@@ -175,6 +176,16 @@ typedef struct gp_job {
 	/* while loading: name hash -> index + 1 into k and r (10^5 distinct range names
 	 * made the linear lookup quadratic); freed before k and r are sorted */
 	u64map_t kidx, ridx;
+	/* tasks that were launchers (torchrun) whose ranks recorded files of their own:
+	 * launcher<T>.gpr, read for how the task ended (analyze.c) */
+	struct gp_launcher {
+		int task;
+		bool has_end;
+		int wait_status;
+		uint64_t other_processes; /* processes it started that were not recorded */
+		char node[64], command[160];
+	} * launchers;
+	unsigned nlaunchers;
 	gp_finding_t f[24];
 	unsigned nf;
 	unsigned missing_ranks, ntasks_expected;

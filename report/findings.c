@@ -209,6 +209,40 @@ static void rule_outcome(rule_ctx_t *c)
 		snprintf(f->threshold, sizeof(f->threshold),
 		         "any rank that exits non-zero, dies of a signal or leaves no end record");
 	}
+	/* a launcher (torchrun) that failed: its workers' statuses were its to see */
+	for (unsigned i = 0; i < job->nlaunchers; i++) {
+		const struct gp_launcher *l = &job->launchers[i];
+		bool sig = l->has_end && WIFSIGNALED(l->wait_status);
+		int code =
+		    l->has_end && WIFEXITED(l->wait_status) ? WEXITSTATUS(l->wait_status) : 0;
+		if (l->has_end && !sig && !code)
+			continue;
+		gp_finding_t *f = add(job,
+		                      !l->has_end ? "incomplete"
+		                      : sig       ? "killed"
+		                                  : "failed",
+		                      GP_F_OUTCOME, NULL);
+		if (!f)
+			return;
+		f->score = 1;
+		if (l->has_end)
+			snprintf(f->title, sizeof(f->title), "Task %d's launcher %s %d", l->task,
+			         sig ? "was killed by signal" : "exited with status",
+			         sig ? WTERMSIG(l->wait_status) : code);
+		else
+			snprintf(f->title, sizeof(f->title),
+			         "Task %d's launcher ended without a record of how", l->task);
+		snprintf(f->evidence, sizeof(f->evidence),
+		         "the launcher (%s, on %s) started ranks that recorded files of their "
+		         "own; how each of them ended is the launcher's to see",
+		         l->command, l->node);
+		snprintf(f->fix, sizeof(f->fix),
+		         "Read the launcher's output (torchrun names the failed rank and its "
+		         "exit code); the ranks' figures below cover the run up to the failure.");
+		snprintf(f->threshold, sizeof(f->threshold),
+		         "any launcher that exits non-zero, dies of a signal or leaves no end "
+		         "record");
+	}
 }
 
 /* Xid events and uncorrected ECC errors: the hardware, not the program. */

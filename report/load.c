@@ -333,11 +333,22 @@ typed:
 		r->drops_cap += e->d;
 		break;
 	case GP_EV_END:
+		/* u8 1: the agent saw one of a launcher's ranks end; its status is the
+		 * launcher's to know. The library's own record (what exit() was given) may
+		 * come first and is kept. */
+		if (e->u8 == 1) {
+			if (!r->has_end)
+				r->status_unknown = true;
+		} else {
+			r->status_unknown = false;
+			r->wait_status = (int)e->a;
+		}
 		r->has_end = true;
-		r->wait_status = (int)e->a;
-		r->cpu_us = e->b;
-		r->maxrss_kib = e->c;
-		r->wall_ns = e->d;
+		if (e->b || e->c || e->d) {
+			r->cpu_us = e->b;
+			r->maxrss_kib = e->c;
+			r->wall_ns = e->d;
+		}
 		break;
 	case GP_EV_START:
 		d->start_ts = e->ts;

@@ -29,6 +29,8 @@ static const char *exit_text(const gp_rank_t *r, char *buf, size_t len)
 {
 	if (!r->has_end)
 		return "incomplete";
+	if (r->status_unknown) /* a launcher's rank that did not exit() itself */
+		return "ended (status with its launcher)";
 	if (WIFSIGNALED(r->wait_status))
 		snprintf(buf, len, "signal %d", WTERMSIG(r->wait_status));
 	else
@@ -721,6 +723,27 @@ void gp_report_text(const gp_job_t *job, FILE *out)
 		fprintf(out, "%u rank file%s could not be read (left out of every figure): %s%s\n",
 		        job->nunreadable, job->nunreadable > 1 ? "s" : "", job->unreadable,
 		        job->nunreadable > 1 ? ", ..." : "");
+	for (unsigned i = 0; i < job->nlaunchers && i < 8; i++) {
+		const struct gp_launcher *l = &job->launchers[i];
+		char how[48];
+		if (!l->has_end)
+			snprintf(how, sizeof(how), "no end record");
+		else if (WIFSIGNALED(l->wait_status))
+			snprintf(how, sizeof(how), "signal %d", WTERMSIG(l->wait_status));
+		else
+			snprintf(how, sizeof(how), "exit %d", WEXITSTATUS(l->wait_status));
+		fprintf(out,
+		        "task %d on %s was a launcher (%s; its ranks recorded their own files): "
+		        "%s%s",
+		        l->task, l->node, l->command, how, l->other_processes ? "; " : "\n");
+		if (l->other_processes)
+			fprintf(out, "%llu process(es) it started not recorded (same rank twice)\n",
+			        (unsigned long long)l->other_processes);
+	}
+	if (job->nlaunchers > 8)
+		fprintf(out, "%u more launcher tasks\n", job->nlaunchers - 8);
+	for (unsigned i = 0; i < job->nlaunchers; i++)
+		incomplete += job->launchers[i].other_processes > 0 || !job->launchers[i].has_end;
 	if (!incomplete && !job->nunreadable)
 		fprintf(out, "all %u rank files complete, nothing dropped\n", job->nranks);
 }
@@ -758,7 +781,18 @@ void gp_report_json(const gp_job_t *job, FILE *out)
 	fprintf(out,
 	        ",\n  \"unreadable_rank_files\": %u, \"first_unreadable\": ", job->nunreadable);
 	gp_json_str(out, job->unreadable);
-	fprintf(out, ",\n  \"findings\": [");
+	fprintf(out, ",\n  \"launchers\": [");
+	for (unsigned i = 0; i < job->nlaunchers; i++) {
+		const struct gp_launcher *l = &job->launchers[i];
+		fprintf(out, "%s\n    {\"task\": %d, \"node\": ", i ? "," : "", l->task);
+		gp_json_str(out, l->node);
+		fprintf(out, ", \"command\": ");
+		gp_json_str(out, l->command);
+		fprintf(out, ", \"complete\": %s, \"wait_status\": %d, \"other_processes\": %llu}",
+		        l->has_end ? "true" : "false", l->wait_status,
+		        (unsigned long long)l->other_processes);
+	}
+	fprintf(out, "%s],\n  \"findings\": [", job->nlaunchers ? "\n  " : "");
 	for (unsigned i = 0; i < job->nf; i++) {
 		const gp_finding_t *f = &job->f[i];
 		fprintf(out, "%s\n    {\"id\": ", i ? "," : "");

@@ -249,6 +249,23 @@ static void fallback_finish(int exit_code, void *arg)
 	}
 }
 
+/* The process's own rank when a launcher started it as one of several ranks of this
+ * task (torchrun, and launchers like it, set RANK): -1 otherwise. */
+static long launcher_rank(void)
+{
+	const char *r = getenv("RANK"), *t = getenv(GP_ENV_RANK);
+	char *end;
+	if (!r || !*r)
+		return -1;
+	errno = 0;
+	long v = strtol(r, &end, 10);
+	if (errno || *end || v < 0 || v > 16777215)
+		return -1;
+	if (t && *t && strtol(t, &end, 10) == v && !*end)
+		return -1; /* the task's own rank: the task's ring */
+	return v;
+}
+
 /* No agent: own spool, ring and rank file, drained by a thread. */
 static int fallback_setup(void)
 {
@@ -262,6 +279,11 @@ static int fallback_setup(void)
 		root = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
 	if (!rank)
 		rank = getenv("SLURM_PROCID") ? getenv("SLURM_PROCID") : "0";
+	char lrb[24];
+	if (launcher_rank() >= 0) { /* one of a launcher's ranks: its own file */
+		snprintf(lrb, sizeof(lrb), "%ld", launcher_rank());
+		rank = lrb;
+	}
 	if (!step)
 		step = getenv("SLURM_STEP_ID") ? getenv("SLURM_STEP_ID") : "0";
 	if (gp_spool_userdir(root, udir, sizeof(udir)) < 0)
@@ -372,6 +394,56 @@ static bool claim_ring(void)
 	return true;
 }
 
+static void proc_exit(int exit_code, void *arg)
+{
+	(void)arg;
+	if (getpid() != g.owner || !atomic_load(&g.enabled))
+		return;
+	if (g.cupti_flush)
+		g.cupti_flush();
+	/* the status exit() was given; a worker killed by a signal leaves none, and the
+	 * agent (not its parent) marks the status unknown */
+	gp_event_t e = {
+	    .type = GP_EV_END, .ts = gp_clock_ns(), .a = (uint64_t)(exit_code & 0xff) << 8};
+	emit(&e);
+}
+
+/* One of several ranks of a launcher under one agent: a ring of its own, SPOOL/rankR/ring
+ * beside the task's, which the agent finds (hdr->procs), drains into a rank file of
+ * that rank and publishes beside the task's. A second live process of the same rank is
+ * counted, as on the task's ring. */
+static int proc_ring_setup(const char *task_ring, long rank)
+{
+	char dir[4200], path[4300];
+	const char *slash = strrchr(task_ring, '/');
+	const char *rf = getenv(GP_ENV_RANK_FILE);
+	gp_ring_t r;
+	if (!slash || (size_t)(slash - task_ring) > 4000)
+		return -1;
+	snprintf(dir, sizeof(dir), "%.*s/rank%ld", (int)(slash - task_ring), task_ring, rank);
+	if (mkdir(dir, 0700) < 0)
+		return -1;
+	snprintf(path, sizeof(path), "%s/ring", dir);
+	if (gp_ring_create(&r, path, GP_RING_DEFAULT_SLOTS) < 0) {
+		rmdir(dir);
+		return -1;
+	}
+	atomic_store(&r.hdr->modes, atomic_load(&g.ring.hdr->modes));
+	atomic_store(&r.hdr->recorder_pid, (uint32_t)getpid());
+	atomic_store(&r.hdr->generations, 1);
+	atomic_store(&r.hdr->writer_pid, (uint32_t)getpid());
+	atomic_fetch_add(&g.ring.hdr->procs, 1);
+	gp_ring_detach(&g.ring);
+	g.ring = r;
+	g.gen = 0;
+	/* where the agent publishes it (the PyTorch integration writes its pickles beside) */
+	const char *rs = rf ? strrchr(rf, '/') : NULL;
+	if (rs)
+		snprintf(g.dest, sizeof(g.dest), "%.*s/rank%ld.gpr", (int)(rs - rf), rf, rank);
+	on_exit(proc_exit, NULL);
+	return 0;
+}
+
 static void do_init(void)
 {
 	char err[256];
@@ -386,7 +458,14 @@ static void do_init(void)
 	g.owner = getpid();
 	gp_clock_init();
 	if (ring && gp_ring_attach(&g.ring, ring) == 0) {
-		if (!claim_ring()) {
+		long lr = launcher_rank();
+		if (lr >= 0 && !forked_copy()) {
+			if (proc_ring_setup(ring, lr) < 0) {
+				gp_ring_lost(&g.ring, GP_LOSS_PROCESSES, 1);
+				gp_ring_detach(&g.ring);
+				return;
+			}
+		} else if (!claim_ring()) {
 			gp_ring_lost(&g.ring, GP_LOSS_PROCESSES, 1);
 			gp_ring_detach(&g.ring);
 			return;
@@ -956,6 +1035,16 @@ __attribute__((visibility("default"))) int gpuprof_fw_attach(void)
 {
 	pthread_once(&init_once, do_init);
 	return on() && getpid() == g.owner;
+}
+
+/* Where this process's rank file ends up: the task's (GPUPROF_RANK_FILE), or, for one
+ * of a launcher's ranks with a ring of its own, its own beside it. NULL when not
+ * recording. */
+__attribute__((visibility("default"))) const char *gpuprof_fw_rank_file(void)
+{
+	if (!on() || getpid() != g.owner)
+		return NULL;
+	return g.dest[0] ? g.dest : getenv(GP_ENV_RANK_FILE);
 }
 
 __attribute__((visibility("default"))) uint64_t gpuprof_fw_now(void)

@@ -49,6 +49,7 @@ int gp_cupti_stream_id(void *stream, uint32_t *id);
  * and one GP_EV_FW record (kind GP_FW_*, text interned into b). */
 int gpuprof_fw_attach(void);
 uint64_t gpuprof_fw_now(void);
+const char *gpuprof_fw_rank_file(void);
 void gpuprof_fw_event(unsigned kind, unsigned dev, uint64_t a, uint64_t c, uint64_t d,
                       const char *text);
 /* Layer ranges (mode layers): start returns the range id (0: not recording) */

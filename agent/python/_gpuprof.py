@@ -249,6 +249,15 @@ def _attach():
                 _s.lib.gpuprof_fw_range_start.argtypes = [ctypes.c_char_p]
                 _s.lib.gpuprof_fw_range_end.restype = None
                 _s.lib.gpuprof_fw_range_end.argtypes = [ctypes.c_uint64]
+                # this process's own rank file: a launcher's rank (torchrun's workers)
+                # records into its own, beside the task's
+                fn = getattr(_s.lib, "gpuprof_fw_rank_file", None)
+                if fn is not None:
+                    fn.restype = ctypes.c_char_p
+                    fn.argtypes = []
+                    rf = fn()
+                    if rf and rf.endswith(b".gpr"):
+                        _s.base = os.fsdecode(rf[:-4])
                 _s.attached = True
                 held, _s.pending = _s.pending, []
                 for r in held:
@@ -729,8 +738,8 @@ def _live_at_peak(snap, dev):
 
 
 def _write_pickle(snap, tag):
-    # only the process that records into the rank file: the others under the same agent
-    # (torchrun's workers) inherit its GPUPROF_RANK_FILE and would overwrite its pickles
+    # only a process that records into a rank file, beside its own (_attach): the others
+    # under the same agent inherit the task's GPUPROF_RANK_FILE and would overwrite it
     if not _s.base or not _s.attached:
         return ""
     import pickle

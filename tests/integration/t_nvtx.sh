@@ -69,6 +69,42 @@ ok $? "the parent's ranges are recorded, the worker's are not"
 ok $? "two programs one after the other under one agent"
 [ "$(nvtx_json seq nest)" = 1000 ] && [ "$(nvtx_json seq parent_range)" = 1 ] && [ "$(loss seq other_processes)" = "" ]
 ok $? "both recorded, each name its own (the second takes over the ring with its own ids)"
+# a launcher's ranks (torchrun under one task: RANK set per worker) each get a rank file
+"$B/gpuprof" run --modes=nvtx --output="$T/launch" -- sh -c "for r in 0 1 2 3; do RANK=\$r '$C' worker & done; wait" >/dev/null 2>&1
+ok $? "four ranks of a launcher under one agent"
+ls "$T/launch/step0" | tr '\n' ' ' | grep -qx "rank0.gpr rank1.gpr rank2.gpr rank3.gpr "
+ok $? "one rank file each ($(ls "$T/launch/step0" | tr '\n' ' '))"
+rj() { "$B/gpuprof" report --format=json "$T/$1" | python3 -c "$2"; }
+rj launch 'import json,sys
+d = json.load(sys.stdin); R = {r["rank"]: r for r in d["ranks"]}
+assert sorted(R) == [0, 1, 2, 3], sorted(R)
+for k, r in R.items():
+    assert r["steps"]["count"] == 20 + 5 * k, (k, r["steps"])
+n = {x["name"]: x["count"] for x in d["nvtx"]}
+assert all(n.get("worker_r%d" % k) == 1 for k in range(4)), n
+assert R[2]["outcome"] == "exit 3" and R[1]["outcome"] == "exit 0", [R[k]["outcome"] for k in R]
+assert not d["launchers"]' 2>"$T/launch.err"
+ok $? "each with its own steps (20 + 5 x rank), names kept apart, rank 2's exit status 3 $(tail -1 "$T/launch.err")"
+GPUPROF_RANK=1 "$B/gpuprof" run --modes=nvtx --output="$T/launch2" -- sh -c "for r in 4 5 5; do RANK=\$r '$C' worker & done; wait; exit 7" >/dev/null 2>&1
+[ $? = 7 ]; ok $? "a task whose ranks are all its launcher's (task 1 of a two-node torchrun) keeps its exit status"
+ls "$T/launch2/step0" | tr '\n' ' ' | grep -qx "launcher1.gpr rank4.gpr rank5.gpr "
+ok $? "its own file is launcher1.gpr, not rank1.gpr (another node's rank 1) ($(ls "$T/launch2/step0" | tr '\n' ' '))"
+rj launch2 'import json,sys
+d = json.load(sys.stdin)
+assert [r["rank"] for r in d["ranks"]] == [4, 5]
+l = d["launchers"]; assert len(l) == 1 and l[0]["task"] == 1 and l[0]["wait_status"] == 7 << 8 and l[0]["other_processes"] == 1, l
+assert any("launcher" in f["title"] and "7" in f["title"] for f in d["findings"]), d["findings"]' 2>"$T/launch2.err"
+ok $? "the report names the failed launcher and the second rank-5 process not recorded $(tail -1 "$T/launch2.err")"
+printf "for r in 1 2; do STEPS=200 RANK=\$r '%s' worker & done\nsleep 30\n" "$C" >"$T/slow.sh"
+"$B/gpuprof" run --modes=nvtx --output="$T/launch3" -- sh "$T/slow.sh" >/dev/null 2>&1 &
+sleep 0.5; kill -KILL $!; wait $! 2>/dev/null # gpuprof run is the agent (exec)
+sleep 1.5 # the ranks go on (their parent, not the agent, started them) and finish
+"$B/gpuprof" salvage --spool="$T" >/dev/null 2>&1
+rj launch3 'import json,sys
+d = json.load(sys.stdin); R = {r["rank"]: r for r in d["ranks"]}
+assert sorted(R) == [1, 2] and all(R[k]["steps"]["count"] == 200 for k in R), {k: R[k]["steps"] for k in R}
+assert d["launchers"] and not d["launchers"][0]["complete"]' 2>"$T/launch3.err"
+ok $? "the agent SIGKILLed: salvage recovers every rank's ring, all 200 steps each $(tail -1 "$T/launch3.err")"
 cap fork; ok $? "a forked worker emitting NVTX"
 [ "$(nvtx_json fork parent_range)" = 1 ] && [ "$(nvtx_json fork child_range)" = 0 ]
 ok $? "the parent's range is recorded, the forked child's are not"

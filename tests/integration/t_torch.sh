@@ -227,4 +227,33 @@ sys.exit(subprocess.call([sys.executable, sys.argv[1], "8"]))
 EOF
 "$GP" run -o job12 -- "$PY" launch.py train.py >/dev/null 2>&1
 [ "$(j job12 'r["steps"]["count"]')" = 8 ]; ok $? "a launcher importing torch leaves the rank file to the process that trains"
+
+# torchrun under one task: every worker records into a rank file of its own (RANK), the
+# steps of each its own optimizer's
+cat >ddp.py <<'EOF'
+import os, sys, torch, torch.distributed as dist
+dist.init_process_group("gloo")
+torch.manual_seed(0)
+m = torch.nn.parallel.DistributedDataParallel(torch.nn.Linear(64, 8))
+opt = torch.optim.SGD(m.parameters(), lr=1e-2)
+x = torch.randn(16, 64)
+for i in range(int(sys.argv[1])):
+    opt.zero_grad(); m(x).sum().backward(); opt.step()
+dist.destroy_process_group()
+print("rank", os.environ["RANK"], "done", flush=True)
+EOF
+# --redirects/--tee 1: Debian 12's torchrun (1.13 on Python 3.11) cannot parse their
+# default "0" (IntFlag iteration skips 0); 1 (stdout) parses on every version
+"$GP" run -o jobDDP -- "$PY" -m torch.distributed.run --standalone --nnodes=1 --nproc_per_node=2 \
+	--redirects 1 --tee 1 ddp.py 9 >ddp.out 2>&1
+rc=$?
+ok $rc "torchrun with two workers (gloo) under one agent (rc $rc$([ $rc = 0 ] || echo "; $(tail -2 ddp.out | tr '\n' ' ')"))"
+ls jobDDP/step0 2>/dev/null | grep -c '^rank[01]\.gpr$' | grep -qx 2; ok $? "a rank file per worker ($(ls jobDDP/step0 2>/dev/null | tr '\n' ' '))"
+"$GP" report --format=json jobDDP 2>/dev/null | "$PY" -c '
+import json, sys
+d = json.load(sys.stdin); R = {r["rank"]: r for r in d["ranks"]}
+assert sorted(R) == [0, 1], sorted(R)
+for k, r in R.items():
+    assert r["steps"]["source"] == "optimizer" and r["steps"]["count"] == 9, (k, r["steps"])' 2>ddp.err
+ok $? "each worker's 9 optimizer steps in its own file $(tail -1 ddp.err)"
 done_testing

@@ -67,6 +67,25 @@ int main(int argc, char **argv)
 {
 	const char *what = argc > 1 ? argv[1] : "all";
 	bool all = !strcmp(what, "all");
+	if (!strcmp(what, "worker")) {
+		/* one of a launcher's ranks (torchrun's workers set RANK): 20 + 5 x RANK steps
+		 * (or $STEPS) and a range named after its rank, so names swapped between processes
+		 * show; rank 2 exits 3 */
+		const char *r = getenv("RANK");
+		int rank = r ? atoi(r) : 0;
+		char name[32];
+		snprintf(name, sizeof(name), "worker_r%d", rank);
+		nvtxRangePushA(name);
+		nvtxRangePop();
+		int steps = getenv("STEPS") ? atoi(getenv("STEPS")) : 20 + 5 * rank;
+		for (int i = 0; i < steps; i++) {
+			nvtxRangePushA("train_step");
+			pause_ms(5);
+			nvtxRangePop();
+		}
+		printf("worker %d done\n", rank);
+		return rank == 2 ? 3 : 0;
+	}
 	if (!strcmp(what, "earlyfork")) {
 		/* a worker forked before the process's first NVTX call (DataLoader workers
 		 * often are): it loads the library afresh in the child, with the parent's
