@@ -34,6 +34,7 @@ typedef struct {
 	FILE *out;
 	int pid;
 	bool kineto;            /* Kineto's layout (see above) */
+	uint64_t flows;         /* flow ids given so far in this file */
 	uint64_t off;           /* add to a monotonic time for ns since the job's t0 */
 	uint64_t lo, hi;        /* window in monotonic ns (hi 0: none) */
 	uint64_t budget, spent; /* events this rank may write */
@@ -206,9 +207,11 @@ static void export_rank(ctx_t *c, const gp_rank_t *rk, int index)
 		fputs("}", out);
 	}
 
-	/* GPU work, and the launch calls that made it joined by flows. A flow id is this
-	 * rank's index above CUPTI's 32-bit correlation id: unique in the file. */
-	u64map_t flowed = {0}; /* correlation + 1 -> 1: its kernel is in the trace */
+	/* GPU work, and the launch calls that made it joined by flows. A flow id is a
+	 * number of the file's own (CUPTI's correlation ids repeat in every process, and
+	 * carry the process's generation above bit 32), small enough for any JSON reader;
+	 * Kineto's files (one per rank) keep the correlation id, as Kineto does. */
+	u64map_t flowed = {0}; /* correlation + 1 -> flow id: its kernel is in the trace */
 	for (size_t i = 0; i < d->kerns.n; i++) {
 		const kern_t *k = &d->kerns.v[i];
 		if (!in_window(c, k->start, k->start + k->dur) || !spend(c))
@@ -221,13 +224,15 @@ static void export_rank(ctx_t *c, const gp_rank_t *rk, int index)
 		         k->kind == 0   ? name_of(d, k->name)
 		         : k->kind == 1 ? "Memcpy"
 		                        : "Memset");
-		fprintf(out, ", \"args\": {\"correlation\": %u, \"stream\": %u, \"device\": %u}}",
+		fprintf(out,
+		        ", \"args\": {\"correlation\": %" PRIu64
+		        ", \"stream\": %u, \"device\": %u}}",
 		        k->corr, k->stream, k->device);
 		const api_t *a = gp_rd_launch(d, k);
 		if (!a || !k->corr)
 			continue;
-		uint64_t id = c->kineto ? k->corr : (uint64_t)(index + 1) << 32 | k->corr;
-		u64map_put(&flowed, (uint64_t)k->corr + 1, 1);
+		uint64_t id = c->kineto ? k->corr : ++c->flows;
+		u64map_put(&flowed, k->corr + 1, id);
 		fprintf(out,
 		        ",\n{\"ph\": \"f\", \"bp\": \"e\", \"cat\": \"ac2g\", \"name\": \"ac2g\", "
 		        "\"id\": %" PRIu64 ", \"pid\": %d, \"tid\": %" PRIu64 ", ",
@@ -248,14 +253,13 @@ static void export_rank(ctx_t *c, const gp_rank_t *rk, int index)
 		}
 		slice(c, a->domain == 1 ? "cuda_runtime" : "cuda_driver", a->tid, a->start, a->dur,
 		      n);
-		fprintf(out, ", \"args\": {\"correlation\": %u, \"cbid\": %u}}", a->corr, a->cbid);
-		if (a->corr && u64map_get(&flowed, (uint64_t)a->corr + 1, &v)) {
+		fprintf(out, ", \"args\": {\"correlation\": %" PRIu64 ", \"cbid\": %u}}", a->corr,
+		        a->cbid);
+		if (a->corr && u64map_get(&flowed, a->corr + 1, &v)) {
 			fprintf(out,
 			        ",\n{\"ph\": \"s\", \"cat\": \"ac2g\", \"name\": \"ac2g\", \"id\": "
 			        "%" PRIu64 ", \"pid\": %d, \"tid\": %u, ",
-			        c->kineto ? (uint64_t)a->corr
-			                  : (uint64_t)(index + 1) << 32 | a->corr,
-			        c->pid, a->tid);
+			        v, c->pid, a->tid);
 			put_us(out, "ts", a->start + c->off);
 			fputs("}", out);
 		}
@@ -354,7 +358,7 @@ int gp_export_chrome(const gp_job_t *job, FILE *out, const char *ranklist, uint6
 	             "\"args\": {}}");
 	rank_data_t d;
 	memset(&d, 0, sizeof(d));
-	uint64_t written = 0;
+	uint64_t written = 0, flows = 0;
 	bool cut = false;
 	for (unsigned i = 0, n = 0; i < job->nranks; i++) {
 		const gp_rank_t *rk = &job->ranks[i];
@@ -395,7 +399,9 @@ int gp_export_chrome(const gp_job_t *job, FILE *out, const char *ranklist, uint6
 		        "}},\n{\"ph\": \"M\", \"name\": \"process_sort_index\", \"pid\": %d, "
 		        "\"args\": {\"sort_index\": %u}}",
 		        c.pid, i);
+		c.flows = flows; /* flow ids count on through the file */
 		export_rank(&c, rk, (int)i);
+		flows = c.flows;
 		written += c.spent;
 		cut |= c.budget && c.spent >= c.budget;
 	}

@@ -201,7 +201,7 @@ typed:
 	case GP_EV_MEMCPY:
 	case GP_EV_MEMSET: {
 		kern_t k = {
-		    .start = e->ts, .dur = e->a, .corr = (uint32_t)e->c, .stream = (uint32_t)e->d};
+		    .start = e->ts, .dur = e->a, .corr = e->c, .stream = (uint32_t)e->d};
 		k.kind = e->type == GP_EV_KERNEL ? 0 : e->type == GP_EV_MEMCPY ? 1 : 2;
 		k.name = e->type == GP_EV_KERNEL ? (uint32_t)e->b : 0;
 		k.copykind = e->type == GP_EV_MEMCPY ? (uint8_t)e->u16 : 0;
@@ -221,7 +221,7 @@ typed:
 	case GP_EV_API: {
 		api_t a = {.start = e->ts,
 		           .dur = e->a,
-		           .corr = (uint32_t)e->c,
+		           .corr = e->c,
 		           .tid = e->tid,
 		           .cbid = (uint32_t)e->b,
 		           .stack = (uint32_t)e->d,
@@ -242,7 +242,7 @@ typed:
 		mem_t m = {.ts = e->ts,
 		           .addr = e->a,
 		           .bytes = e->b,
-		           .corr = (uint32_t)e->c,
+		           .corr = e->c,
 		           .stream = (uint32_t)e->d,
 		           .kind = e->u16,
 		           .is_free = e->type == GP_EV_FREE,

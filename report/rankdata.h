@@ -24,7 +24,8 @@ typedef struct range {
 } range_t;
 typedef struct kern {
 	uint64_t start, dur;
-	uint32_t name, corr, stream;
+	uint64_t corr; /* CUPTI's id; bits 32+: the process's generation (cupti.c) */
+	uint32_t name, stream;
 	uint8_t kind;     /* 0 kernel 1 memcpy 2 memset */
 	uint8_t copykind; /* CUPTI memcpy kind: 1 HtoD 2 DtoH 8 DtoD ... */
 	uint8_t device;
@@ -40,14 +41,14 @@ typedef struct nvtx_mark {
 	uint32_t tid, name;
 } nvtx_mark_t;
 typedef struct api {
-	uint64_t start, dur;
-	uint32_t corr, tid, cbid, stack;
+	uint64_t start, dur, corr;
+	uint32_t tid, cbid, stack;
 	uint8_t domain, alloc, cls, ret; /* ret: the call's return value (0 success) */
 	bool sync; /* blocks the host on the GPU (set once loaded, see load.c) */
 } api_t;
 typedef struct mem {
-	uint64_t ts, addr, bytes;
-	uint32_t corr, stream;
+	uint64_t ts, addr, bytes, corr;
+	uint32_t stream;
 	uint16_t kind; /* CUPTI memory kind: 3 device, 5 managed, 6 host ... */
 	uint8_t is_free, device;
 } mem_t;

@@ -36,6 +36,11 @@ typedef struct buf_node {
 } buf_node_t;
 
 static const gp_inject_api_t *api;
+
+/* correlation ids: CUPTI's count from 1 in every process; the generation above them
+ * keeps two programs run one after the other under one agent apart in the report's
+ * launch-to-kernel matching */
+#define CORR(id) ((uint64_t)api->gen << 32 | (uint32_t)(id))
 static _Atomic(buf_node_t *) completed;
 static _Atomic int outstanding;
 static _Atomic int stop;
@@ -162,7 +167,7 @@ static void emit_record(const CUpti_Activity *r)
 		e.ts = k->start;
 		e.a = k->end - k->start;
 		e.b = api->intern(k->name, strnlen(k->name, GP_STRING_MAX));
-		e.c = k->correlationId;
+		e.c = CORR(k->correlationId);
 		e.d = k->streamId;
 		e.u8 = (uint8_t)k->deviceId;
 		break;
@@ -173,7 +178,7 @@ static void emit_record(const CUpti_Activity *r)
 		e.ts = m->start;
 		e.a = m->end - m->start;
 		e.b = m->bytes;
-		e.c = m->correlationId;
+		e.c = CORR(m->correlationId);
 		e.d = m->streamId;
 		e.u8 = (uint8_t)m->deviceId;
 		e.u16 = m->copyKind;
@@ -185,7 +190,7 @@ static void emit_record(const CUpti_Activity *r)
 		e.ts = m->start;
 		e.a = m->end - m->start;
 		e.b = m->bytes;
-		e.c = m->correlationId;
+		e.c = CORR(m->correlationId);
 		e.d = m->streamId;
 		e.u8 = (uint8_t)m->deviceId;
 		break;
@@ -196,7 +201,7 @@ static void emit_record(const CUpti_Activity *r)
 		e.ts = s->start;
 		e.a = s->end - s->start;
 		e.b = s->type;
-		e.c = s->correlationId;
+		e.c = CORR(s->correlationId);
 		e.d = s->streamId;
 		break;
 	}
@@ -217,7 +222,7 @@ static void emit_record(const CUpti_Activity *r)
 		e.ts = a->start;
 		e.a = a->end - a->start;
 		e.b = a->cbid;
-		e.c = a->correlationId;
+		e.c = CORR(a->correlationId);
 		e.tid = a->threadId;
 		e.u8 = r->kind == CUPTI_ACTIVITY_KIND_RUNTIME ? 1 : 2;
 		e.u16 = (uint16_t)(api_class(e.u8 == 1, a->cbid) |
@@ -242,7 +247,7 @@ static void emit_record(const CUpti_Activity *r)
 		e.ts = m->timestamp;
 		e.a = m->address;
 		e.b = m->bytes;
-		e.c = m->correlationId;
+		e.c = CORR(m->correlationId);
 		e.u8 = (uint8_t)m->deviceId;
 		e.u16 = (uint16_t)m->memoryKind;
 		e.d = m->streamId;
@@ -736,7 +741,7 @@ static void CUPTIAPI on_callback(void *ud, CUpti_CallbackDomain domain, CUpti_Ca
 	gp_event_t e = {.type = GP_EV_API,
 	                .ts = api->now(),
 	                .b = cbid,
-	                .c = cb->correlationId,
+	                .c = CORR(cb->correlationId),
 	                .tid = api->tid(),
 	                .u8 = domain == CUPTI_CB_DOMAIN_RUNTIME_API ? 1 : 2};
 	if (domain == CUPTI_CB_DOMAIN_RUNTIME_API &&

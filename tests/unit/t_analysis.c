@@ -51,7 +51,7 @@ static void pop(uint32_t tid, uint64_t ts)
 {
 	feed((gp_event_t){.type = GP_EV_NVTX_POP, .tid = tid, .ts = ts});
 }
-static void launch(uint32_t tid, uint64_t ts, uint32_t corr, uint64_t start, uint64_t dur,
+static void launch(uint32_t tid, uint64_t ts, uint64_t corr, uint64_t start, uint64_t dur,
                    uint32_t name)
 {
 	feed((gp_event_t){.type = GP_EV_API,
@@ -340,8 +340,32 @@ static void layer_ranges(void)
 	   "steps are the program's range, not a layer range (%s)", r.step_name);
 }
 
+/* Two programs one after the other under one agent: CUPTI counts correlation ids from 1
+ * in each; the second's carry its generation above bit 32 (cupti.c) and every kernel
+ * must be matched to its own program's launch. */
+static void two_programs(void)
+{
+	begin();
+	for (uint64_t i = 1; i <= 5; i++)
+		launch(10, i * MS, i, i * MS + 100 * US, 200 * US, 2);
+	for (uint64_t i = 1; i <= 5; i++)
+		launch(20, (100 + i) * MS, 1ull << 32 | i, (100 + i) * MS + 100 * US, 200 * US, 3);
+	run();
+	unsigned right = 0;
+	for (size_t i = 0; i < d.kerns.n; i++) {
+		const api_t *a = gp_rd_launch(&d, &d.kerns.v[i]);
+		right += a && a->tid == (d.kerns.v[i].name == 2 ? 10u : 20u) &&
+		         a->start < d.kerns.v[i].start;
+	}
+	ok(d.kerns.n == 10 && right == 10,
+	   "two programs with the same CUPTI correlation ids: every kernel matched to its own "
+	   "program's launch (%u of %zu)",
+	   right, d.kerns.n);
+}
+
 int main(void)
 {
+	two_programs();
 	time_limit();
 	optimizer_steps();
 	layer_ranges();
