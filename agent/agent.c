@@ -459,13 +459,18 @@ static long drain(agent_t *a, bool force)
 /* Copy the rank file into the job directory; false when it could not (it stays in the
  * spool, where `gpuprof salvage` finds it). */
 /* A task whose own ring no process recorded into while its launcher's ranks recorded
- * into theirs (torchrun on the second node: ranks 8-15, task 1) is a launcher, not a
- * rank: its file (the launcher's exit status, NVML) is published as launcherT.gpr, so it
- * cannot take the name of a worker's rankT.gpr from another node. */
+ * into theirs (torchrun on the second node: ranks 8-15, task 1), or whose ring its
+ * launcher took while the task's rank recorded into a ring of its own (torchrun that
+ * touched CUDA before its workers), is a launcher, not a rank: its file (the launcher's
+ * exit status, NVML) is published as launcherT.gpr, so it cannot take the name of a
+ * worker's rankT.gpr. */
 static void name_main_file(agent_t *a)
 {
-	if (!a->have_ring || !a->nprocs || atomic_load(&a->ring.hdr->generations) ||
-	    strstr(a->dest, "/launcher"))
+	bool launcher = false;
+	for (unsigned i = 0; i < a->nprocs; i++) /* the task's rank has a ring of its own */
+		launcher |= a->procs[i].rank == strtol(a->rank, NULL, 10);
+	if (!a->have_ring || !a->nprocs || strstr(a->dest, "/launcher") ||
+	    (!launcher && atomic_load(&a->ring.hdr->generations)))
 		return;
 	char old[sizeof(a->dest)], p[4300];
 	struct stat sb;

@@ -44,7 +44,10 @@ typedef struct gp_ring_hdr {
 	/* rings of the task's other processes (a launcher's workers: inject.c), each in
 	 * SPOOL/rankR/ring: bumped once such a ring is complete, so the agent looks */
 	_Atomic uint32_t procs;
-	uint32_t pad_procs;
+	/* 1: the recorder has no RANK of its own (a launcher, like torchrun, that touched
+	 * CUDA or NVTX before its workers): a worker whose RANK is the task's then records
+	 * into a ring of its own (inject.c) */
+	_Atomic uint32_t recorder_unranked;
 	char pad0[56];
 	_Atomic uint64_t head __attribute__((aligned(64)));
 	char pad1[56];

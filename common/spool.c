@@ -139,7 +139,8 @@ static int salvage_one(const char *dir, const char *into, bool verbose, int npro
 
 /* The launcher's ranks, each in DIR/rank<N>/: salvaged first; returns how many there
  * were. */
-static int salvage_procs(const char *dir, const char *into, bool verbose)
+static int salvage_procs(const char *dir, const char *into, bool verbose, long task,
+                         bool *task_rank)
 {
 	DIR *d = opendir(dir);
 	struct dirent *de;
@@ -155,6 +156,7 @@ static int salvage_procs(const char *dir, const char *into, bool verbose)
 		if (lstat(sub, &sb) < 0 || !S_ISDIR(sb.st_mode))
 			continue;
 		n++;
+		*task_rank |= strtol(de->d_name + 4, NULL, 10) == task;
 		salvage_one(sub, into, verbose, 0);
 	}
 	closedir(d);
@@ -172,10 +174,18 @@ int gp_spool_salvage(const char *dir, const char *into, bool verbose)
 		pid = strtol(dot + 1, NULL, 10);
 	if (pid > 0 && kill((pid_t)pid, 0) == 0)
 		return gp_err("%s: agent %ld is still running; not salvaging", dir, pid);
-	int nprocs = salvage_procs(dir, into, verbose);
-	return salvage_one(dir, into, verbose, nprocs);
+	/* the task's rank, from its name job<J>.<step>.<rank>.<agentpid> */
+	long task = -1;
+	const char *d1 = strchr(base, '.'), *d2 = d1 ? strchr(d1 + 1, '.') : NULL;
+	if (d2)
+		task = strtol(d2 + 1, NULL, 10);
+	bool task_rank = false;
+	int nprocs = salvage_procs(dir, into, verbose, task, &task_rank);
+	/* -1: the task's rank recorded into a ring of its own; the task is a launcher */
+	return salvage_one(dir, into, verbose, task_rank ? -1 : nprocs);
 }
 
+/* nprocs: the launcher's ranks salvaged with it (-1: one of them had the task's rank) */
 static int salvage_one(const char *dir, const char *into, bool verbose, int nprocs)
 {
 	char path[4200], dest[4200], err[512];
@@ -205,8 +215,8 @@ static int salvage_one(const char *dir, const char *into, bool verbose, int npro
 		char ld[4200];
 		/* no process recorded into the task's ring, its launcher's ranks did: the task
 		 * is a launcher (as the agent names it, agent.c) */
-		if (nprocs && !atomic_load(&ring.hdr->generations) && !strstr(dest, "/launcher") &&
-		    gp_spool_launcher_dest(dest, ld, sizeof(ld)) == 0)
+		if ((nprocs < 0 || (nprocs && !atomic_load(&ring.hdr->generations))) &&
+		    !strstr(dest, "/launcher") && gp_spool_launcher_dest(dest, ld, sizeof(ld)) == 0)
 			snprintf(dest, sizeof(dest), "%s", ld);
 		moved = gp_ring_drain(&ring, w, true, &lost);
 		/* running totals: the report keeps the largest of each cause, so an agent

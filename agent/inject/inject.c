@@ -69,7 +69,10 @@ static unsigned capture_wanted(uint64_t idx);
 static pthread_once_t init_once = PTHREAD_ONCE_INIT;
 static pthread_once_t cuda_once = PTHREAD_ONCE_INIT;
 static __thread uint32_t t_tid;
-static __thread int t_depth;
+/* push/pop nesting per thread, the default domain apart from the others: NVTX keeps a
+ * stack per domain, and a library's unbalanced ranges in its own domain (NCCL leaves
+ * some open) must not push the program's step ranges off the outermost level */
+static __thread int t_depth[2];
 
 static uint32_t my_tid(void)
 {
@@ -251,17 +254,23 @@ static void fallback_finish(int exit_code, void *arg)
 
 /* The process's own rank when a launcher started it as one of several ranks of this
  * task (torchrun, and launchers like it, set RANK): -1 otherwise. */
-static long launcher_rank(void)
+static long process_rank(void)
 {
-	const char *r = getenv("RANK"), *t = getenv(GP_ENV_RANK);
+	const char *r = getenv("RANK");
 	char *end;
 	if (!r || !*r)
 		return -1;
 	errno = 0;
 	long v = strtol(r, &end, 10);
-	if (errno || *end || v < 0 || v > 16777215)
-		return -1;
-	if (t && *t && strtol(t, &end, 10) == v && !*end)
+	return errno || *end || v < 0 || v > 16777215 ? -1 : v;
+}
+
+static long launcher_rank(void)
+{
+	const char *t = getenv(GP_ENV_RANK);
+	char *end;
+	long v = process_rank();
+	if (v >= 0 && t && *t && strtol(t, &end, 10) == v && !*end)
 		return -1; /* the task's own rank: the task's ring */
 	return v;
 }
@@ -386,6 +395,7 @@ static bool claim_ring(void)
 		if (atomic_compare_exchange_strong(&h->recorder_pid, &cur, me))
 			break;
 	}
+	atomic_store(&h->recorder_unranked, process_rank() < 0);
 	/* generation: 0 for the first recorder, one more for each that follows */
 	uint32_t gen = atomic_fetch_add(&h->generations, 1);
 	if (gen >= MAX_GEN)
@@ -458,14 +468,17 @@ static void do_init(void)
 	g.owner = getpid();
 	gp_clock_init();
 	if (ring && gp_ring_attach(&g.ring, ring) == 0) {
-		long lr = launcher_rank();
-		if (lr >= 0 && !forked_copy()) {
-			if (proc_ring_setup(ring, lr) < 0) {
-				gp_ring_lost(&g.ring, GP_LOSS_PROCESSES, 1);
-				gp_ring_detach(&g.ring);
-				return;
-			}
-		} else if (!claim_ring()) {
+		long lr = launcher_rank(); /* a RANK of its own, not the task's */
+		if (lr < 0 && !claim_ring()) {
+			/* the task's ring is held by a live process. A launcher without a RANK
+			 * (torchrun touches CUDA before its workers start): the worker with the
+			 * task's RANK records into a ring of its own. Anything else is counted. */
+			if (atomic_load(&g.ring.hdr->recorder_unranked))
+				lr = process_rank();
+		}
+		if (lr == -1 && atomic_load(&g.ring.hdr->recorder_pid) != (uint32_t)getpid())
+			lr = -2;
+		if (lr == -2 || (lr >= 0 && (forked_copy() || proc_ring_setup(ring, lr) < 0))) {
 			gp_ring_lost(&g.ring, GP_LOSS_PROCESSES, 1);
 			gp_ring_detach(&g.ring);
 			return;
@@ -623,7 +636,7 @@ static void on_profiler(int start)
 
 static int push_common(uint32_t domain, uint32_t name, const nvtxEventAttributes_t *a)
 {
-	int level = t_depth++;
+	int level = t_depth[domain != 0]++;
 	if (level >= MAX_DEPTH) {
 		count_drop(GP_LOSS_DEPTH, 1);
 		return level;
@@ -645,9 +658,9 @@ static int push_common(uint32_t domain, uint32_t name, const nvtxEventAttributes
 
 static int pop_common(uint32_t domain)
 {
-	if (t_depth == 0)
+	if (t_depth[domain != 0] == 0)
 		return -1; /* pop without push: NVTX returns a negative level */
-	int level = --t_depth;
+	int level = --t_depth[domain != 0];
 	if (level >= MAX_DEPTH || (!(g.modes & GP_MODE_NVTX) && level > 0))
 		return level;
 	gp_event_t e = {.type = GP_EV_NVTX_POP, .tid = my_tid(), .ts = gp_clock_ns(), .b = domain};

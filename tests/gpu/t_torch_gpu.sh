@@ -123,6 +123,38 @@ mv.segment_plot(s); mv.trace_plot(s)
 PY
 ok $? "gpuprof export --format=memviz: both ranks' real segments, a device each, accepted by _memory_viz"
 
+# 5a. torchrun under one agent (one Slurm task): every worker its own rank file, with its
+# own kernels, NCCL and steps, and its own memory_viz pickle. Needs two GPUs.
+ng=$(python3 -c 'import torch; print(torch.cuda.device_count())' 2>/dev/null)
+if [ "${ng:-0}" -ge 2 ]; then
+	"$B/gpuprof" run --modes=mem,nvtx --output="$T/trun" -- python3 -m torch.distributed.run \
+		--standalone --nproc_per_node=2 "$(dirname "$0")/../../examples/train_mlp.py" --ddp \
+		--steps 20 --dim 1024 --layers 4 >"$T/trun.out" 2>&1
+	ok $? "torchrun, 2 workers over NCCL, under one agent"
+	ls "$T/trun/step0" | grep -c '^rank[01]\.gpr$' | grep -qx 2
+	ok $? "a rank file per worker ($(ls "$T/trun/step0" | tr '\n' ' '))"
+	"$B/gpuprof" report --format=json "$T/trun" | python3 -c '
+import json, sys
+d = json.load(sys.stdin); R = {r["rank"]: r for r in d["ranks"]}
+assert sorted(R) == [0, 1], sorted(R)
+for k, r in R.items():
+    assert r["steps"]["count"] == 20 and r["steps"]["basis"] == "gpu", (k, r["steps"])
+    assert r["gpu"]["kernels_total"] > 100 and r["gpu"]["comm_ns"] > 0, (k, r["gpu"])
+print(" ".join("rank %d: %d kernels, step %.3f ms, comm %.1f ms" % (k, r["gpu"]["kernels_total"], r["steps"]["median_ms"], r["gpu"]["comm_ns"] / 1e6) for k, r in sorted(R.items())))' >"$T/trun.chk" 2>&1
+	ok $? "each with its own 20 steps on the GPU basis, kernels and NCCL ($(tail -1 "$T/trun.chk"))"
+	for r in 0 1; do
+		python3 - "$T/trun/step0/rank$r.torch-exit.pickle" <<'PY'
+import pickle, sys
+from torch.cuda import _memory_viz as mv
+s = pickle.load(open(sys.argv[1], "rb")); mv.segment_plot(s)
+assert s["segments"], "no segments"
+PY
+		ok $? "torchrun worker $r's own memory_viz pickle opens in torch.cuda._memory_viz"
+	done
+else
+	for _ in 1 2 3 4 5; do skip "torchrun over NCCL needs two GPUs ($ng here)"; done
+fi
+
 # 5b. a leak: the growth per step at tensor level, and the peak's owner is the leak's line
 # (the history records in windows after warm-up: the peak grows every step here)
 L=$(grep -n "kept.append" "$(dirname "$0")/../../examples/train_mlp.py" | cut -d: -f1)
@@ -157,5 +189,9 @@ if [ -n "${FIXTURES:-}" ]; then
 		cp "$T/$c/step0/rank0.gpr" "$FIXTURES/torch-$c.gpr"
 		cp "$T/$c.out" "$FIXTURES/torch-$c.out"
 	done
+	for r in 0 1; do
+		[ -f "$T/trun/step0/rank$r.gpr" ] && cp "$T/trun/step0/rank$r.gpr" "$FIXTURES/torchrun-rank$r.gpr"
+	done
+	[ -f "$T/trun.out" ] && cp "$T/trun.out" "$FIXTURES/torchrun.out"
 fi
 done_testing

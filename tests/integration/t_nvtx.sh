@@ -95,6 +95,15 @@ assert [r["rank"] for r in d["ranks"]] == [4, 5]
 l = d["launchers"]; assert len(l) == 1 and l[0]["task"] == 1 and l[0]["wait_status"] == 7 << 8 and l[0]["other_processes"] == 1, l
 assert any("launcher" in f["title"] and "7" in f["title"] for f in d["findings"]), d["findings"]' 2>"$T/launch2.err"
 ok $? "the report names the failed launcher and the second rank-5 process not recorded $(tail -1 "$T/launch2.err")"
+# a launcher without a RANK that touches NVTX (or CUDA) before its workers, as torchrun
+# does on a GPU: the worker with the task's RANK records into a ring of its own
+"$B/gpuprof" run --modes=nvtx --output="$T/launch4" -- sh -c "STEPS=100 '$C' worker & sleep 0.2; for r in 0 1; do RANK=\$r '$C' worker & done; wait" >/dev/null 2>&1
+ls "$T/launch4/step0" | tr '\n' ' ' | grep -qx "launcher0.gpr rank0.gpr rank1.gpr "
+ok $? "a launcher holding the task's ring: rank 0 gets its own file, the task's is launcher0.gpr ($(ls "$T/launch4/step0" | tr '\n' ' '))"
+rj launch4 'import json,sys
+d = json.load(sys.stdin); R = {r["rank"]: r for r in d["ranks"]}
+assert sorted(R) == [0, 1] and R[0]["steps"]["count"] == 20 and R[1]["steps"]["count"] == 25, {k: R[k]["steps"]["count"] for k in R}' 2>"$T/launch4.err"
+ok $? "with the workers' own steps (20 and 25) $(tail -1 "$T/launch4.err")"
 printf "for r in 1 2; do STEPS=200 RANK=\$r '%s' worker & done\nsleep 30\n" "$C" >"$T/slow.sh"
 "$B/gpuprof" run --modes=nvtx --output="$T/launch3" -- sh "$T/slow.sh" >/dev/null 2>&1 &
 sleep 0.5; kill -KILL $!; wait $! 2>/dev/null # gpuprof run is the agent (exec)
@@ -105,6 +114,13 @@ d = json.load(sys.stdin); R = {r["rank"]: r for r in d["ranks"]}
 assert sorted(R) == [1, 2] and all(R[k]["steps"]["count"] == 200 for k in R), {k: R[k]["steps"] for k in R}
 assert d["launchers"] and not d["launchers"][0]["complete"]' 2>"$T/launch3.err"
 ok $? "the agent SIGKILLed: salvage recovers every rank's ring, all 200 steps each $(tail -1 "$T/launch3.err")"
+# timing keeps only outermost ranges: a range left open in another domain (NCCL's) must
+# not make the program's steps inner ones
+"$B/gpuprof" run --modes=timing --output="$T/domopen" -- "$C" domainopen >/dev/null 2>&1
+rj domopen 'import json,sys
+r = json.load(sys.stdin)["ranks"][0]
+assert r["steps"]["range"] == "train_step" and r["steps"]["count"] == 20, r["steps"]' 2>"$T/domopen.err"
+ok $? "a range left open in its own domain leaves the default domain's steps outermost (20 steps in timing mode) $(tail -1 "$T/domopen.err")"
 cap fork; ok $? "a forked worker emitting NVTX"
 [ "$(nvtx_json fork parent_range)" = 1 ] && [ "$(nvtx_json fork child_range)" = 0 ]
 ok $? "the parent's range is recorded, the forked child's are not"

@@ -86,6 +86,25 @@ int main(int argc, char **argv)
 		printf("worker %d done\n", rank);
 		return rank == 2 ? 3 : 0;
 	}
+	if (!strcmp(what, "domainopen")) {
+		/* a library's range left open in its own domain (NCCL leaves some), then the
+		 * program's steps in the default domain: they are still outermost there */
+		nvtxDomainHandle_t d = nvtxDomainCreateA("NCCL");
+		nvtxEventAttributes_t a = {0};
+		a.version = NVTX_VERSION;
+		a.size = NVTX_EVENT_ATTRIB_STRUCT_SIZE;
+		a.messageType = NVTX_MESSAGE_TYPE_ASCII;
+		a.message.ascii = "ncclCommInitRank";
+		nvtxDomainRangePushEx(d, &a);
+		for (int i = 0; i < 20; i++) {
+			nvtxRangePushA("train_step");
+			nvtxRangePushA("inner");
+			pause_ms(2);
+			nvtxRangePop();
+			nvtxRangePop();
+		}
+		return 0;
+	}
 	if (!strcmp(what, "earlyfork")) {
 		/* a worker forked before the process's first NVTX call (DataLoader workers
 		 * often are): it loads the library afresh in the child, with the parent's
