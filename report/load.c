@@ -200,8 +200,7 @@ typed:
 	case GP_EV_KERNEL:
 	case GP_EV_MEMCPY:
 	case GP_EV_MEMSET: {
-		kern_t k = {
-		    .start = e->ts, .dur = e->a, .corr = e->c, .stream = (uint32_t)e->d};
+		kern_t k = {.start = e->ts, .dur = e->a, .corr = e->c, .stream = (uint32_t)e->d};
 		k.kind = e->type == GP_EV_KERNEL ? 0 : e->type == GP_EV_MEMCPY ? 1 : 2;
 		k.name = e->type == GP_EV_KERNEL ? (uint32_t)e->b : 0;
 		k.copykind = e->type == GP_EV_MEMCPY ? (uint8_t)e->u16 : 0;
