@@ -578,7 +578,13 @@ def _start_history():
 
 def _stats():
     """PyTorch's allocator counters (allocated and reserved, now and peak): the nested
-    dictionary PyTorch's own memory_stats() flattens, read without the flattening."""
+    dictionary PyTorch's own memory_stats() flattens, read without the flattening. Of the
+    device the program trains on now: CUDA starts (and our history with it) inside
+    torch.cuda.set_device(), before the switch to the worker's own GPU."""
+    try:
+        _s.mem_dev = _s.torch._C._cuda_getDevice()
+    except Exception:
+        pass
     try:
         st = _s.torch._C._cuda_memoryStats(_s.mem_dev)
         a, r = st["allocated_bytes"]["all"], st["reserved_bytes"]["all"]

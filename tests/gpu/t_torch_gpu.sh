@@ -127,21 +127,23 @@ ok $? "gpuprof export --format=memviz: both ranks' real segments, a device each,
 # own kernels, NCCL and steps, and its own memory_viz pickle. Needs two GPUs.
 ng=$(python3 -c 'import torch; print(torch.cuda.device_count())' 2>/dev/null)
 if [ "${ng:-0}" -ge 2 ]; then
-	"$B/gpuprof" run --modes=mem,nvtx --output="$T/trun" -- python3 -m torch.distributed.run \
+	"$B/gpuprof" run --output="$T/trun" -- python3 -m torch.distributed.run \
 		--standalone --nproc_per_node=2 "$(dirname "$0")/../../examples/train_mlp.py" --ddp \
 		--steps 20 --dim 1024 --layers 4 >"$T/trun.out" 2>&1
-	ok $? "torchrun, 2 workers over NCCL, under one agent"
+	ok $? "torchrun, 2 workers over NCCL, under one agent (default modes)"
 	ls "$T/trun/step0" | grep -c '^rank[01]\.gpr$' | grep -qx 2
 	ok $? "a rank file per worker ($(ls "$T/trun/step0" | tr '\n' ' '))"
 	"$B/gpuprof" report --format=json "$T/trun" | python3 -c '
 import json, sys
 d = json.load(sys.stdin); R = {r["rank"]: r for r in d["ranks"]}
+printed = {int(l.split()[1]) for l in open(sys.argv[1]) if l.startswith("max_memory_allocated ")}
 assert sorted(R) == [0, 1], sorted(R)
 for k, r in R.items():
     assert r["steps"]["count"] == 20 and r["steps"]["basis"] == "gpu", (k, r["steps"])
     assert r["gpu"]["kernels_total"] > 100 and r["gpu"]["comm_ns"] > 0, (k, r["gpu"])
-print(" ".join("rank %d: %d kernels, step %.3f ms, comm %.1f ms" % (k, r["gpu"]["kernels_total"], r["steps"]["median_ms"], r["gpu"]["comm_ns"] / 1e6) for k, r in sorted(R.items())))' >"$T/trun.chk" 2>&1
-	ok $? "each with its own 20 steps on the GPU basis, kernels and NCCL ($(tail -1 "$T/trun.chk"))"
+    assert r["pytorch"]["max_allocated_bytes"] in printed, (k, r["pytorch"]["max_allocated_bytes"], printed)
+print(" ".join("rank %d: %d kernels, step %.3f ms, comm %.1f ms" % (k, r["gpu"]["kernels_total"], r["steps"]["median_ms"], r["gpu"]["comm_ns"] / 1e6) for k, r in sorted(R.items())))' "$T/trun.out" >"$T/trun.chk" 2>&1
+	ok $? "each with its own 20 steps on the GPU basis, kernels, NCCL and its own GPU's max_memory_allocated ($(tail -1 "$T/trun.chk"))"
 	for r in 0 1; do
 		python3 - "$T/trun/step0/rank$r.torch-exit.pickle" <<'PY'
 import pickle, sys
@@ -189,8 +191,8 @@ if [ -n "${FIXTURES:-}" ]; then
 		cp "$T/$c/step0/rank0.gpr" "$FIXTURES/torch-$c.gpr"
 		cp "$T/$c.out" "$FIXTURES/torch-$c.out"
 	done
-	for r in 0 1; do
-		[ -f "$T/trun/step0/rank$r.gpr" ] && cp "$T/trun/step0/rank$r.gpr" "$FIXTURES/torchrun-rank$r.gpr"
+	for f in rank0 rank1 launcher0; do
+		[ -f "$T/trun/step0/$f.gpr" ] && cp "$T/trun/step0/$f.gpr" "$FIXTURES/torchrun-$f.gpr"
 	done
 	[ -f "$T/trun.out" ] && cp "$T/trun.out" "$FIXTURES/torchrun.out"
 fi

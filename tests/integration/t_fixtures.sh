@@ -65,6 +65,20 @@ r, t = load("pt-leak"); p = r["pytorch"]
 check(abs(p["growth_bytes_per_step"] - 8388608) < 0.01 * 8388608, "pt-leak: growth 8 MiB per step at tensor level")
 check("train_mlp.py:104" in p["kept_by_recorded_steps"][0]["stack"], "pt-leak: the recorded steps kept the leak's line")
 check(p["max_allocated_bytes"] == int(t["max_memory_allocated"]), "pt-leak: peak allocated = max_memory_allocated()")
+# torchrun's two workers under one agent, each in a rank file of its own
+R = {r["rank"]: r for r in json.load(open(f"{T}/pt-torchrun.json"))["ranks"]}
+t, k = {}, None  # each worker's lines follow its "synchronised_step_ms X rank R"
+for l in open(f"{F}/pt-torchrun/TRUTH"):
+    w = l.split()
+    if w[:1] == ["synchronised_step_ms"]:
+        k = int(w[3])
+    elif len(w) == 2 and k is not None:
+        t.setdefault(k, {})[w[0]] = w[1]
+check(sorted(R) == [0, 1], "pt-torchrun: a rank file per worker")
+for k, r in R.items():
+    p = r["pytorch"]
+    check(p["max_allocated_bytes"] == int(t[k]["max_memory_allocated"]), f"pt-torchrun: rank {k}'s peak allocated = its own max_memory_allocated()")
+    check(r["gpu"]["comm_ns"] > 0 and p["optimizer_steps"] == 20, f"pt-torchrun: rank {k}'s own NCCL kernels and 20 optimizer steps")
 sys.exit(1 if fails else 0)
 PY
 ok $? "PyTorch integration fixtures (pt-*) agree with PyTorch's own figures"
@@ -174,15 +188,21 @@ for d in "$F"/*/; do
 	[ -f "$d/TRUTH" ] && grep -q synchronised "$d/TRUTH" || continue
 	python3 - "$T/$name.json" "$d/TRUTH" "$name" <<'PY'
 import json, sys
-r = json.load(open(sys.argv[1]))["ranks"][0]; s = r["steps"]
-t = dict(l.split()[:2] for l in open(sys.argv[2]))
-truth, iters = float(t["synchronised_step_ms"]), int(t["iterations"])
-assert abs(s["count"] - iters) <= 1, (s["count"], iters)
-assert s["basis"] == "gpu" and abs(s["mean_ms"] / truth - 1) < 0.05, (s["basis"], s["mean_ms"], truth)
-if sys.argv[3].startswith("nonvtx"):
-    assert s["source"] == "kernels", s["source"]
-if sys.argv[3].startswith("mark-"):
-    assert s["gpu_from_markers"], s
+R = {r["rank"]: r for r in json.load(open(sys.argv[1]))["ranks"]}
+lines = [l.split() for l in open(sys.argv[2]) if len(l.split()) >= 2]
+t = {l[0]: l[1] for l in lines}
+iters = int(t["iterations"])
+# "synchronised_step_ms X" or, from several ranks, "synchronised_step_ms X rank R"
+truth = {int(l[3]) if len(l) >= 4 and l[2] == "rank" else 0: float(l[1])
+         for l in lines if l[0] == "synchronised_step_ms"}
+for k, ms in truth.items():
+    s = R[k]["steps"]
+    assert abs(s["count"] - iters) <= 1, (k, s["count"], iters)
+    assert s["basis"] == "gpu" and abs(s["mean_ms"] / ms - 1) < 0.05, (k, s["basis"], s["mean_ms"], ms)
+    if sys.argv[3].startswith("nonvtx"):
+        assert s["source"] == "kernels", s["source"]
+    if sys.argv[3].startswith("mark-"):
+        assert s["gpu_from_markers"], s
 PY
 	ok $? "$name: $(sed -n 's/iterations /iterations /p' "$d/TRUTH") steps found ±1, mean GPU step within 5 % of the program's synchronised $(sed -n 's/synchronised_step_ms //p' "$d/TRUTH") ms"
 done
