@@ -954,6 +954,46 @@ static int framework_cb(struct dl_phdr_info *info, size_t size, void *data)
 	return 0;
 }
 
+#ifndef GP_CUPTI_SONAME
+#define GP_CUPTI_SONAME "libcupti.so"
+#endif
+#ifndef GP_CUDA_LIBDIR
+#define GP_CUDA_LIBDIR "/usr/local/cuda/lib64"
+#endif
+
+/* The collector module needs libcupti (GP_CUPTI_SONAME) and carries no RUNPATH into the
+ * toolkit of the machine it was built on: the one the process already has (a PyTorch
+ * wheel brings its own), else GPUPROF_CUPTI (a path), else the dynamic linker's search
+ * path, else the toolkit gpuprof was built against, else /usr/local/cuda. Loaded with
+ * RTLD_GLOBAL, it is what the module's dependency then resolves to. */
+static bool preload_cupti(char *why, size_t len)
+{
+	const char *env = getenv(GP_ENV_CUPTI);
+	const char *dirs[] = {GP_CUDA_LIBDIR, "/usr/local/cuda/lib64",
+	                      "/usr/local/cuda/extras/CUPTI/lib64"};
+	char p[4200];
+	if (dlopen(GP_CUPTI_SONAME, RTLD_NOW | RTLD_GLOBAL | RTLD_NOLOAD))
+		return true;
+	if (env && *env) {
+		if (dlopen(env, RTLD_NOW | RTLD_GLOBAL))
+			return true;
+		snprintf(why, len, "%s=%s: %s", GP_ENV_CUPTI, env, dlerror());
+		return false;
+	}
+	if (dlopen(GP_CUPTI_SONAME, RTLD_NOW | RTLD_GLOBAL))
+		return true;
+	for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++) {
+		snprintf(p, sizeof(p), "%s/%s", dirs[i], GP_CUPTI_SONAME);
+		if (dlopen(p, RTLD_NOW | RTLD_GLOBAL))
+			return true;
+	}
+	snprintf(why, len,
+	         "%s not found (not loaded, not on the library path, not in %s or "
+	         "/usr/local/cuda): set %s to its path",
+	         GP_CUPTI_SONAME, GP_CUDA_LIBDIR, GP_ENV_CUPTI);
+	return false;
+}
+
 static void load_cupti(void)
 {
 	char path[4200], why[256] = "";
@@ -968,6 +1008,10 @@ static void load_cupti(void)
 	if (!slash)
 		return;
 	snprintf(slash + 1, sizeof(path) - (size_t)(slash + 1 - path), "libgpuprof-cupti.so");
+	if (!preload_cupti(why, sizeof(why))) {
+		gp_warn("%s; CUDA activity not captured", why);
+		return;
+	}
 	g.cupti_mod = dlopen(path, RTLD_NOW | RTLD_LOCAL);
 	if (!g.cupti_mod) {
 		gp_warn("cannot load %s: %s; CUDA activity not captured", path, dlerror());
