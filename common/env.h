@@ -29,7 +29,7 @@
 /* agent -> injected library and Python hook */
 #define GP_ENV_RANK_FILE "GPUPROF_RANK_FILE" /* where the rank file ends up (.gpr) */
 #define GP_ENV_RING      "GPUPROF_RING"      /* ring file path */
-#define GP_ENV_CUPTI     "GPUPROF_CUPTI" /* path of libcupti, where the linker does not find it */
+#define GP_ENV_CUPTI     "GPUPROF_CUPTI"     /* libcupti path (doc/admin.md) */
 #define GP_ENV_AGENT_PID "GPUPROF_AGENT_PID" /* the agent that owns the ring */
 /* anything */
 #define GP_ENV_DEBUG "GPUPROF_DEBUG"
