@@ -194,7 +194,7 @@ for f in files:
     s_ids = {e["id"] for e in ev if e.get("ph") == "s"}
     f_ids = [e["id"] for e in ev if e.get("ph") == "f"]
     assert f_ids and all(i in s_ids for i in f_ids), "unbound flow"
-print("ok")
+print("# kineto files checked")
 PY
 ok $? "the Kineto files meet HTA's loader: ranks, streams, correlations, launch names, ProfilerStep iterations, NCCL kernels, flows"
 

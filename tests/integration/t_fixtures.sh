@@ -45,7 +45,7 @@ def load(n):
     return r, truth
 fails = []
 def check(cond, what):
-    print(("ok" if cond else "FAIL") + " " + what)
+    print(("# ok " if cond else "# FAIL ") + what)
     cond or fails.append(what)
 r, t = load("pt-mem"); p = r["pytorch"]
 check(p["max_allocated_bytes"] == int(t["max_memory_allocated"]), "pt-mem: peak allocated = max_memory_allocated()")
@@ -204,7 +204,7 @@ for k, ms in truth.items():
     if sys.argv[3].startswith("mark-"):
         assert s["gpu_from_markers"], s
 PY
-	ok $? "$name: $(sed -n 's/iterations /iterations /p' "$d/TRUTH") steps found ±1, mean GPU step within 5 % of the program's synchronised $(sed -n 's/synchronised_step_ms //p' "$d/TRUTH") ms"
+	ok $? "$name: $(sed -n 's/iterations /iterations /p' "$d/TRUTH") steps found ±1, mean GPU step within 5 % of the program's synchronised $(sed -n 's/synchronised_step_ms //p' "$d/TRUTH" | tr '\n' ' ')ms"
 done
 python3 - "$T/nonvtx-clean.json" "$T/clean30.json" <<'PY'
 import json, sys
