@@ -47,6 +47,7 @@ typedef struct proc_file {
 	gp_rf_writer_t *w;
 	char dir[4300], path[4400], dest[4400];
 	uint64_t t0, lost_write;
+	int status; /* its wait status when seen as a zombie, else -1 */
 	bool done;
 } proc_file_t;
 
@@ -569,6 +570,7 @@ static int proc_open(agent_t *a, long rank)
 	x = &a->procs[a->nprocs];
 	memset(x, 0, sizeof(*x));
 	x->rank = rank;
+	x->status = -1;
 	snprintf(x->dir, sizeof(x->dir), "%s/rank%ld", a->spool, rank);
 	snprintf(x->path, sizeof(x->path), "%s/ring", x->dir);
 	if (gp_ring_attach(&x->ring, x->path) < 0)
@@ -665,8 +667,9 @@ static bool proc_publish(agent_t *a, proc_file_t *x)
 
 /* The process has gone (or the task has ended): what is left on its ring, the losses,
  * an end record, and the file into the job directory. Its exit status is its parent's
- * (the launcher's) to know: the library's own end record carries what exit() was given,
- * this one says only that the process ended (u8 = 1). */
+ * (the launcher's) to know: the library's own end record carries what exit() was given;
+ * this one carries the status when the agent saw the zombie before the launcher reaped
+ * it, else only that the process ended (u8 = 1). */
 static void proc_finish(agent_t *a, proc_file_t *x)
 {
 	if (x->done)
@@ -677,7 +680,13 @@ static void proc_finish(agent_t *a, proc_file_t *x)
 		extra[GP_LOSS_WRITE] = x->lost_write;
 		gp_ring_write_losses(&x->ring, x->w, extra);
 		uint64_t now = gp_now_ns();
-		gp_event_t e = {.type = GP_EV_END, .u8 = 1, .ts = now, .d = now - x->t0};
+		/* u8 1: ended, status unknown; a zombie's status (a signal death included) is
+		 * known, and the last end record is the one the report keeps */
+		gp_event_t e = {.type = GP_EV_END,
+		                .u8 = x->status < 0,
+		                .a = x->status < 0 ? 0 : (uint64_t)x->status,
+		                .ts = now,
+		                .d = now - x->t0};
 		gp_rf_append(x->w, &e);
 	}
 	bool published = proc_publish(a, x);
@@ -698,10 +707,12 @@ static void proc_finish(agent_t *a, proc_file_t *x)
 	a->procs_done++;
 }
 
-/* Has the process ended (gone, or a zombie its launcher has not reaped yet)? */
-static bool proc_ended(pid_t pid)
+/* Has the process ended (gone, or a zombie its launcher has not reaped yet)? For a
+ * zombie, *status is its wait status (/proc's exit_code, field 52), else -1. */
+static bool proc_ended(pid_t pid, int *status)
 {
-	char p[64], b[256];
+	char p[64], b[1024];
+	*status = -1;
 	if (kill(pid, 0) < 0 && errno == ESRCH)
 		return true;
 	snprintf(p, sizeof(p), "/proc/%d/stat", (int)pid);
@@ -713,8 +724,15 @@ static bool proc_ended(pid_t pid)
 	if (n <= 0)
 		return false;
 	b[n] = '\0';
-	const char *rp = strrchr(b, ')');
-	return rp && rp[1] == ' ' && rp[2] == 'Z';
+	const char *q = strrchr(b, ')'); /* the name may hold spaces and parentheses */
+	if (!q || q[1] != ' ' || q[2] != 'Z')
+		return false;
+	for (int f = 2; q && f < 52; f++) /* after ") ": field 3 ... field 52 */
+		q = strchr(q + 1, ' ');
+	int v;
+	if (q && sscanf(q + 1, "%d", &v) == 1)
+		*status = v;
+	return true;
 }
 
 /* One turn of the loop for every rank: new rings, records, the file, the ended. */
@@ -725,7 +743,9 @@ static void procs_tick(agent_t *a, bool flush)
 		proc_file_t *x = &a->procs[i];
 		if (x->done)
 			continue;
-		if (proc_ended(x->pid)) {
+		int st;
+		if (proc_ended(x->pid, &st)) {
+			x->status = st;
 			proc_finish(a, x);
 			continue;
 		}

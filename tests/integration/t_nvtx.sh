@@ -104,6 +104,14 @@ rj launch4 'import json,sys
 d = json.load(sys.stdin); R = {r["rank"]: r for r in d["ranks"]}
 assert sorted(R) == [0, 1] and R[0]["steps"]["count"] == 20 and R[1]["steps"]["count"] == 25, {k: R[k]["steps"]["count"] for k in R}' 2>"$T/launch4.err"
 ok $? "with the workers' own steps (20 and 25) $(tail -1 "$T/launch4.err")"
+# a rank killed by a signal, its zombie left a while by its launcher: the status is read
+"$B/gpuprof" run --modes=nvtx --output="$T/launch5" -- python3 -c "import os, subprocess, time
+p = subprocess.Popen(['$C', 'worker'], env=dict(os.environ, DIE='1', RANK='1'))
+time.sleep(1.5); p.wait()" >/dev/null 2>&1
+rj launch5 'import json,sys
+R = {r["rank"]: r for r in json.load(sys.stdin)["ranks"]}
+assert R[1]["outcome"] == "signal 9", R[1]["outcome"]' 2>"$T/launch5.err"
+ok $? "a launcher's rank killed by SIGKILL: its status read from its zombie (signal 9) $(tail -1 "$T/launch5.err")"
 printf "for r in 1 2; do STEPS=200 RANK=\$r '%s' worker & done\nsleep 30\n" "$C" >"$T/slow.sh"
 "$B/gpuprof" run --modes=nvtx --output="$T/launch3" -- sh "$T/slow.sh" >/dev/null 2>&1 &
 sleep 0.5; kill -KILL $!; wait $! 2>/dev/null # gpuprof run is the agent (exec)
