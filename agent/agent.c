@@ -366,16 +366,15 @@ static int setup(agent_t *a)
 
 	if (gp_spool_userdir(a->spool_root, udir, sizeof(udir)) < 0)
 		return gp_err_errno("spool %s", a->spool_root);
-	snprintf(a->spool, sizeof(a->spool), "%s/job%s.%s.%s.%d", udir,
-	         env_or("SLURM_JOB_ID", "local"), a->step, a->rank, (int)getpid());
-	if (mkdir(a->spool, 0700) < 0)
+	if (gp_spool_task_dir(a->spool, sizeof(a->spool), udir, getenv("SLURM_JOB_ID"), a->step,
+	                      a->rank, (int)getpid()) < 0 ||
+	    mkdir(a->spool, 0700) < 0)
 		return gp_err_errno("spool %s", a->spool);
 	snprintf(a->ring_path, sizeof(a->ring_path), "%s/ring", a->spool);
 	snprintf(a->rank_path, sizeof(a->rank_path), "%s/rank.gpr", a->spool);
-	snprintf(dest_dir, sizeof(dest_dir), "%s/step%s%s%s", a->jobdir, a->step,
-	         strcmp(env_or("SLURM_RESTART_COUNT", "0"), "0") ? ".attempt" : "",
-	         strcmp(env_or("SLURM_RESTART_COUNT", "0"), "0") ? getenv("SLURM_RESTART_COUNT")
-	                                                         : "");
+	if (gp_spool_step_dir(dest_dir, sizeof(dest_dir), a->jobdir, a->step,
+	                      getenv("SLURM_RESTART_COUNT")) < 0)
+		return gp_err_errno("job directory %s", a->jobdir);
 	snprintf(a->dest, sizeof(a->dest), "%s/rank%s.gpr", dest_dir, a->rank);
 	snprintf(a->dest_dir, sizeof(a->dest_dir), "%s", dest_dir);
 	/* The job directory is made now, as the user, so a bad one is reported early. */

@@ -115,6 +115,23 @@ static int read_small(const char *path, char *buf, size_t len)
 	return 0;
 }
 
+int gp_spool_step_dir(char *out, size_t len, const char *jobdir, const char *step,
+                      const char *attempt)
+{
+	bool again = attempt && *attempt && strcmp(attempt, "0");
+	int n = snprintf(out, len, "%s/step%s%s%s", jobdir, step, again ? ".attempt" : "",
+	                 again ? attempt : "");
+	return n < 0 || (size_t)n >= len ? (errno = ENAMETOOLONG, -1) : 0;
+}
+
+int gp_spool_task_dir(char *out, size_t len, const char *udir, const char *job, const char *step,
+                      const char *rank, int pid)
+{
+	int n = snprintf(out, len, "%s/job%s.%s.%s.%d", udir, job && *job ? job : "local", step,
+	                 rank, pid);
+	return n < 0 || (size_t)n >= len ? (errno = ENAMETOOLONG, -1) : 0;
+}
+
 int gp_spool_launcher_dest(const char *dest, char *out, size_t outlen)
 {
 	const char *r = strrchr(dest, '/');

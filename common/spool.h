@@ -17,6 +17,14 @@
 #include <stddef.h>
 #include <sys/types.h>
 
+/* The one spelling of the names every stage shares (agent, the injected library's
+ * fallback, the plugin, salvage): a step's directory in the job directory,
+ * <jobdir>/step<S>[.attempt<N>] (N: SLURM_RESTART_COUNT, when not 0), and a task's
+ * spool under the user's, <udir>/job<J>.<S>.<R>.<pid>. -1 (ENAMETOOLONG) when cut. */
+int gp_spool_step_dir(char *out, size_t len, const char *jobdir, const char *step,
+                      const char *attempt);
+int gp_spool_task_dir(char *out, size_t len, const char *udir, const char *job, const char *step,
+                      const char *rank, int pid);
 /* Create (or reuse, if owned by us and not a link) <root>/gpuprof-<uid>. */
 int gp_spool_userdir(const char *root, char *out, size_t outlen);
 /* Copy src into dest atomically (tmp + fsync + rename), creating dest's directory. */

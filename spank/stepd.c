@@ -10,6 +10,7 @@
 #include "log.h"
 #include "modes.h"
 #include "path.h"
+#include "spool.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -314,10 +315,9 @@ static int write_node_summary(void *arg)
 		return -1;
 	step_name(p->step_id, stepbuf, sizeof(stepbuf));
 	gethostname(node, sizeof(node) - 1);
-	snprintf(dir, sizeof(dir), "%s/step%s%s%s", p->jobdir, stepbuf,
-	         attempt && strcmp(attempt, "0") ? ".attempt" : "",
-	         attempt && strcmp(attempt, "0") ? attempt : "");
-	dfd = gp_mkdir_p(dir, p->cfg.group_readable ? 0750 : 0700);
+	dfd = gp_spool_step_dir(dir, sizeof(dir), p->jobdir, stepbuf, attempt) < 0
+	          ? -1
+	          : gp_mkdir_p(dir, p->cfg.group_readable ? 0750 : 0700);
 	if (dfd < 0) {
 		free(buf);
 		return -1;

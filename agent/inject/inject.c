@@ -297,12 +297,15 @@ static int fallback_setup(void)
 		step = getenv("SLURM_STEP_ID") ? getenv("SLURM_STEP_ID") : "0";
 	if (gp_spool_userdir(root, udir, sizeof(udir)) < 0)
 		return -1;
-	snprintf(g.spool, sizeof(g.spool), "%s/job%s.%s.%s.%d", udir, job ? job : "local", step,
-	         rank, (int)getpid());
-	if (mkdir(g.spool, 0700) < 0)
+	char sdir[4100];
+	if (gp_spool_task_dir(g.spool, sizeof(g.spool), udir, job, step, rank, (int)getpid()) < 0 ||
+	    mkdir(g.spool, 0700) < 0)
 		return -1;
-	snprintf(g.dest, sizeof(g.dest), "%s/step%s/rank%s.gpr", jobdir ? jobdir : "gpuprof-local",
-	         step, rank);
+	/* the agent's names: a requeued job's attempt its own step directory */
+	if (gp_spool_step_dir(sdir, sizeof(sdir), jobdir ? jobdir : "gpuprof-local", step,
+	                      getenv("SLURM_RESTART_COUNT")) < 0)
+		return -1;
+	snprintf(g.dest, sizeof(g.dest), "%s/rank%s.gpr", sdir, rank);
 	int dfd = open(g.spool, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (dfd < 0)
 		return -1;
@@ -336,7 +339,9 @@ static int fallback_setup(void)
 	gp_rf_hdr_add(hdr, sizeof(hdr), "wrapped", "env");
 	gp_rf_hdr_add(hdr, sizeof(hdr), "fallback",
 	              getenv(GP_ENV_FALLBACK) ? getenv(GP_ENV_FALLBACK) : "no agent");
-	g.w = gp_rf_writer_create(fd, hdr, 0);
+	/* the byte cap the plugin set for the agent holds here too */
+	const char *mb = getenv(GP_ENV_MAXBYTES);
+	g.w = gp_rf_writer_create(fd, hdr, mb ? strtoull(mb, NULL, 10) : 1073741824ull);
 	if (!g.w) {
 		close(fd);
 		return -1;

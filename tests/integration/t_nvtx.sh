@@ -129,6 +129,14 @@ rj domopen 'import json,sys
 r = json.load(sys.stdin)["ranks"][0]
 assert r["steps"]["range"] == "train_step" and r["steps"]["count"] == 20, r["steps"]' 2>"$T/domopen.err"
 ok $? "a range left open in its own domain leaves the default domain's steps outermost (20 steps in timing mode) $(tail -1 "$T/domopen.err")"
+# the injected library without an agent (the plugin's environment-only fallback): the
+# agent's names (a requeued job's .attempt step directory) and its byte cap
+env NVTX_INJECTION64_PATH="$B/.libs/libgpuprof-inject.so" GPUPROF_MODES=nvtx GPUPROF_JOBDIR="$T/fb" \
+	SLURM_RESTART_COUNT=2 GPUPROF_MAX_BYTES=200000 "$C" strings >/dev/null 2>&1
+f=$T/fb/step0.attempt2/rank0.gpr
+[ -f "$f" ]; ok $? "fallback: the rank file in the attempt's step directory ($(ls "$T/fb" 2>/dev/null | tr '\n' ' '))"
+n=$("$B/gpuprof" report --format=json "$T/fb" 2>/dev/null | python3 -c "import json,sys; print(json.load(sys.stdin)['ranks'][0]['quality']['losses'].get('byte_cap', 0))")
+[ "${n:-0}" -gt 0 ] && [ "$(stat -c %s "$f")" -lt 300000 ]; ok $? "fallback: the byte cap holds ($(stat -c %s "$f" 2>/dev/null) bytes, ${n:-0} records counted past it)"
 cap fork; ok $? "a forked worker emitting NVTX"
 [ "$(nvtx_json fork parent_range)" = 1 ] && [ "$(nvtx_json fork child_range)" = 0 ]
 ok $? "the parent's range is recorded, the forked child's are not"
