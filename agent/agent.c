@@ -75,6 +75,7 @@ typedef struct agent {
 	proc_file_t *procs; /* the launcher's ranks with rings of their own */
 	unsigned nprocs, procs_done;
 	uint32_t procs_seen; /* ring.hdr->procs when the spool was last looked at */
+	uint64_t procs_look; /* when to see next whether they have ended */
 	dev_t pub_dev;       /* what publish() put at dest, to remove it if renamed */
 	ino_t pub_ino;
 } agent_t;
@@ -738,12 +739,17 @@ static bool proc_ended(pid_t pid, int *status)
 static void procs_tick(agent_t *a, bool flush)
 {
 	find_procs(a);
+	/* whether they have ended: every 100 ms, not on every 5 ms turn of a busy ring */
+	uint64_t now = gp_now_ns();
+	bool look = now >= a->procs_look;
+	if (look)
+		a->procs_look = now + 100000000ull;
 	for (unsigned i = 0; i < a->nprocs; i++) {
 		proc_file_t *x = &a->procs[i];
 		if (x->done)
 			continue;
 		int st;
-		if (proc_ended(x->pid, &st)) {
+		if (look && proc_ended(x->pid, &st)) {
 			x->status = st;
 			proc_finish(a, x);
 			continue;

@@ -969,27 +969,28 @@ static int framework_cb(struct dl_phdr_info *info, size_t size, void *data)
 /* The collector module needs libcupti (GP_CUPTI_SONAME) and carries no RUNPATH into the
  * toolkit of the machine it was built on: the one the process already has (a PyTorch
  * wheel brings its own), else GPUPROF_CUPTI (a path), else the dynamic linker's search
- * path, else the toolkit gpuprof was built against, else /usr/local/cuda. Loaded with
- * RTLD_GLOBAL, it is what the module's dependency then resolves to. */
+ * path, else the toolkit gpuprof was built against, else /usr/local/cuda. The module's
+ * dependency then resolves to it by its soname; RTLD_LOCAL keeps its symbols out of the
+ * program's global scope. */
 static bool preload_cupti(char *why, size_t len)
 {
 	const char *env = getenv(GP_ENV_CUPTI);
 	const char *dirs[] = {GP_CUDA_LIBDIR, "/usr/local/cuda/lib64",
 	                      "/usr/local/cuda/extras/CUPTI/lib64"};
 	char p[4200];
-	if (dlopen(GP_CUPTI_SONAME, RTLD_NOW | RTLD_GLOBAL | RTLD_NOLOAD))
+	if (dlopen(GP_CUPTI_SONAME, RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD))
 		return true;
 	if (env && *env) {
-		if (dlopen(env, RTLD_NOW | RTLD_GLOBAL))
+		if (dlopen(env, RTLD_NOW | RTLD_LOCAL))
 			return true;
 		snprintf(why, len, "%s=%s: %s", GP_ENV_CUPTI, env, dlerror());
 		return false;
 	}
-	if (dlopen(GP_CUPTI_SONAME, RTLD_NOW | RTLD_GLOBAL))
+	if (dlopen(GP_CUPTI_SONAME, RTLD_NOW | RTLD_LOCAL))
 		return true;
 	for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++) {
 		snprintf(p, sizeof(p), "%s/%s", dirs[i], GP_CUPTI_SONAME);
-		if (dlopen(p, RTLD_NOW | RTLD_GLOBAL))
+		if (dlopen(p, RTLD_NOW | RTLD_LOCAL))
 			return true;
 	}
 	snprintf(why, len,
