@@ -1,0 +1,63 @@
+/* The CUDA API calls gpuprof reads, in one table: what each means for the report
+ * (GP_API_* class), whether every call is traced as an API activity record (mode cuda:
+ * launches for the launch-to-kernel flow, synchronisations for the stall analysis,
+ * copies and allocations), and whether a callback at its entry takes the allocation's
+ * call stack (mode mem). cupti.c enables from it; records.c classifies with it. */
+#include "config.h"
+#include "cupti_int.h"
+
+#define RT(n)  .domain = GP_CB_RUNTIME, .cbid = CUPTI_RUNTIME_TRACE_CBID_##n
+#define DRV(n) .domain = GP_CB_DRIVER, .cbid = CUPTI_DRIVER_TRACE_CBID_##n
+#define T      GP_CB_TRACED
+#define S      GP_CB_STACK
+
+const gp_cbid_t gp_cbids[] = {
+    /* runtime */
+    {RT(cudaLaunchKernel_v7000), .cls = GP_API_LAUNCH, .flags = T},
+    {RT(cudaLaunchKernel_ptsz_v7000), .cls = GP_API_LAUNCH, .flags = T},
+    {RT(cudaLaunchKernelExC_v11060), .cls = GP_API_LAUNCH, .flags = T},
+    {RT(cudaGraphLaunch_v10000), .cls = GP_API_LAUNCH, .flags = T},
+    {RT(cudaDeviceSynchronize_v3020), .cls = GP_API_SYNC, .flags = T},
+    {RT(cudaStreamSynchronize_v3020), .cls = GP_API_SYNC, .flags = T},
+    {RT(cudaEventSynchronize_v3020), .cls = GP_API_SYNC, .flags = T},
+    {RT(cudaMemcpy_v3020), .cls = GP_API_BLOCKING_COPY, .flags = T},
+    {RT(cudaMemcpyAsync_v3020), .cls = GP_API_OTHER, .flags = T},
+    {RT(cudaMemset_v3020), .cls = GP_API_OTHER, .flags = T},
+    {RT(cudaMemsetAsync_v3020), .cls = GP_API_OTHER, .flags = T},
+    {RT(cudaMalloc_v3020), .cls = GP_API_ALLOC, .flags = T | S},
+    {RT(cudaFree_v3020), .cls = GP_API_OTHER, .flags = T},
+    {RT(cudaMallocAsync_v11020), .cls = GP_API_ALLOC, .flags = T | S},
+    {RT(cudaFreeAsync_v11020), .cls = GP_API_OTHER, .flags = T},
+    {RT(cudaMallocFromPoolAsync_v11020), .cls = GP_API_OTHER, .flags = S},
+    {RT(cudaMallocManaged_v6000), .cls = GP_API_ALLOC, .flags = S},
+    {RT(cudaMallocHost_v3020), .cls = GP_API_OTHER, .flags = S},
+    {RT(cudaHostAlloc_v3020), .cls = GP_API_OTHER, .flags = S},
+    /* driver */
+    {DRV(cuLaunchKernel), .cls = GP_API_LAUNCH, .flags = T},
+    {DRV(cuLaunchKernelEx), .cls = GP_API_LAUNCH, .flags = T},
+    {DRV(cuCtxSynchronize), .cls = GP_API_SYNC, .flags = T},
+    {DRV(cuStreamSynchronize), .cls = GP_API_SYNC, .flags = T},
+    {DRV(cuEventSynchronize), .cls = GP_API_SYNC, .flags = T},
+    {DRV(cuMemcpyDtoH_v2), .cls = GP_API_BLOCKING_COPY, .flags = T},
+    {DRV(cuMemcpyAsync), .cls = GP_API_OTHER, .flags = T},
+    {DRV(cuMemsetD8Async), .cls = GP_API_OTHER, .flags = T},
+    {DRV(cuMemsetD32Async), .cls = GP_API_OTHER, .flags = T},
+    {DRV(cuMemAlloc_v2), .cls = GP_API_ALLOC, .flags = T | S},
+    {DRV(cuMemFree_v2), .cls = GP_API_OTHER, .flags = T},
+    {DRV(cuMemAllocAsync), .cls = GP_API_ALLOC, .flags = S},
+    {DRV(cuMemAllocFromPoolAsync), .cls = GP_API_OTHER, .flags = S},
+    {DRV(cuMemAllocManaged), .cls = GP_API_ALLOC, .flags = S},
+    {DRV(cuMemCreate), .cls = GP_API_ALLOC, .flags = S},
+    {DRV(cuMemMap), .cls = GP_API_OTHER, .flags = S},
+};
+
+const unsigned gp_ncbids = sizeof(gp_cbids) / sizeof(gp_cbids[0]);
+
+uint16_t gp_cbid_class(unsigned domain, uint32_t cbid)
+{
+	/* a few dozen entries, read once per API record by the processing thread */
+	for (unsigned i = 0; i < gp_ncbids; i++)
+		if (gp_cbids[i].cbid == cbid && gp_cbids[i].domain == domain)
+			return gp_cbids[i].cls;
+	return GP_API_OTHER;
+}

@@ -1,0 +1,109 @@
+/* CUPTI activity records as gpuprof events (event.h). Pure: no CUPTI call, no global
+ * state, so tests/unit/t_cupti_records.c feeds it synthetic records of each kind.
+ * Record versions are those of the CUPTI headers built against (CUDA 13: Kernel10,
+ * Memcpy6, Memset4, Synchronization2, Memory4, Overhead3); CUPTI fills the version
+ * matching the kind it was asked for, which cupti.c enables from the same headers. */
+#include "config.h"
+#include "cupti_int.h"
+
+#include <string.h>
+
+/* What every record of work on a stream carries: when, its correlation, where. */
+static gp_event_t on_stream(unsigned type, uint64_t start, uint64_t end, const gp_xlate_t *x,
+                            uint32_t corr, uint32_t stream, uint32_t device)
+{
+	return (gp_event_t){.type = (uint8_t)type,
+	                    .ts = start,
+	                    .a = end - start,
+	                    .c = GP_CORR(x->gen, corr),
+	                    .d = stream,
+	                    .u8 = (uint8_t)device};
+}
+
+bool gp_cupti_translate(const CUpti_Activity *r, const gp_xlate_t *x, gp_event_t *out)
+{
+	gp_event_t e = {0};
+	switch (r->kind) {
+	case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL:
+	case CUPTI_ACTIVITY_KIND_KERNEL: {
+		const CUpti_ActivityKernel10 *k = (const void *)r;
+		e = on_stream(GP_EV_KERNEL, k->start, k->end, x, k->correlationId, k->streamId,
+		              k->deviceId);
+		e.b = x->intern(k->name, strnlen(k->name, GP_STRING_MAX));
+		break;
+	}
+	case CUPTI_ACTIVITY_KIND_MEMCPY: {
+		const CUpti_ActivityMemcpy6 *m = (const void *)r;
+		e = on_stream(GP_EV_MEMCPY, m->start, m->end, x, m->correlationId, m->streamId,
+		              m->deviceId);
+		e.b = m->bytes;
+		e.u16 = m->copyKind;
+		break;
+	}
+	case CUPTI_ACTIVITY_KIND_MEMSET: {
+		const CUpti_ActivityMemset4 *m = (const void *)r;
+		e = on_stream(GP_EV_MEMSET, m->start, m->end, x, m->correlationId, m->streamId,
+		              m->deviceId);
+		e.b = m->bytes;
+		break;
+	}
+	case CUPTI_ACTIVITY_KIND_SYNCHRONIZATION: {
+		const CUpti_ActivitySynchronization2 *s = (const void *)r;
+		e = on_stream(GP_EV_SYNC, s->start, s->end, x, s->correlationId, s->streamId, 0);
+		e.b = s->type;
+		break;
+	}
+	case CUPTI_ACTIVITY_KIND_RUNTIME:
+	case CUPTI_ACTIVITY_KIND_DRIVER: {
+		const CUpti_ActivityAPI *a = (const void *)r;
+		if (r->kind == CUPTI_ACTIVITY_KIND_RUNTIME &&
+		    (a->cbid == CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStart_v4000 ||
+		     a->cbid == CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStop_v4000)) {
+			if (x->profiler_by_callback)
+				return false; /* the callback recorded it as it happened */
+			e.type = GP_EV_PROFILER;
+			e.ts = a->start;
+			e.a = a->cbid == CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStart_v4000;
+			break;
+		}
+		e.type = GP_EV_API;
+		e.ts = a->start;
+		e.a = a->end - a->start;
+		e.b = a->cbid;
+		e.c = GP_CORR(x->gen, a->correlationId);
+		e.tid = a->threadId;
+		e.u8 = r->kind == CUPTI_ACTIVITY_KIND_RUNTIME ? 1 : 2;
+		e.u16 = (uint16_t)(gp_cbid_class(e.u8, a->cbid) |
+		                   (a->returnValue < 127 ? a->returnValue : 127) << 8);
+		if (x->api_captured && !x->api_captured(a->start))
+			return false;
+		break;
+	}
+	case CUPTI_ACTIVITY_KIND_OVERHEAD: {
+		const CUpti_ActivityOverhead3 *o = (const void *)r;
+		e.type = GP_EV_OVERHEAD;
+		e.ts = o->start;
+		e.a = o->end - o->start;
+		e.b = o->overheadKind;
+		break;
+	}
+	case CUPTI_ACTIVITY_KIND_MEMORY2: {
+		const CUpti_ActivityMemory4 *m = (const void *)r;
+		e.type = m->memoryOperationType == CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_RELEASE
+		             ? GP_EV_FREE
+		             : GP_EV_ALLOC;
+		e.ts = m->timestamp;
+		e.a = m->address;
+		e.b = m->bytes;
+		e.c = GP_CORR(x->gen, m->correlationId);
+		e.u8 = (uint8_t)m->deviceId;
+		e.u16 = (uint16_t)m->memoryKind;
+		e.d = m->streamId;
+		break;
+	}
+	default:
+		return false;
+	}
+	*out = e;
+	return true;
+}
