@@ -14,6 +14,7 @@
 #include "path.h"
 #include "rankfile.h"
 #include "ring.h"
+#include "settings.h"
 #include "spool.h"
 
 #include <ctype.h>
@@ -121,68 +122,21 @@ static int parse_args(agent_t *a, int argc, char **argv)
 /* rank: the task's, or (pid not 0) one of its launcher's ranks, process pid */
 static int build_header(agent_t *a, char *hdr, size_t len, const char *rank, pid_t pid)
 {
-	char b[256], host[256] = "";
-	struct timespec rt, mono;
-	clock_gettime(CLOCK_REALTIME, &rt);
-	clock_gettime(CLOCK_MONOTONIC, &mono);
-	gethostname(host, sizeof(host) - 1);
-	hdr[0] = '\0';
-	gp_rf_hdr_add(hdr, len, "job", env_or("SLURM_JOB_ID", ""));
-	gp_rf_hdr_add(hdr, len, "step", a->step);
-	gp_rf_hdr_add(hdr, len, "task", env_or("SLURM_LOCALID", "0"));
-	gp_rf_hdr_add(hdr, len, "rank", rank);
-	if (pid) {
-		snprintf(b, sizeof(b), "%d", (int)pid);
-		gp_rf_hdr_add(hdr, len, "pid", b);
-		gp_rf_hdr_add(hdr, len, "launcher_rank", a->rank); /* the task that started it */
-	}
-	gp_rf_hdr_add(hdr, len, "ntasks", env_or("SLURM_NTASKS", "1"));
-	gp_rf_hdr_add(hdr, len, "node", host);
-	snprintf(b, sizeof(b), "%d", (int)getpid());
-	gp_rf_hdr_add(hdr, len, "agent_pid", b);
-	gp_modes_format(a->modes, b, sizeof(b));
-	gp_rf_hdr_add(hdr, len, "modes", b);
-	snprintf(b, sizeof(b), "%lld", (long long)rt.tv_sec * 1000000000ll + rt.tv_nsec);
-	gp_rf_hdr_add(hdr, len, "realtime_ns", b);
-	snprintf(b, sizeof(b), "%lld", (long long)mono.tv_sec * 1000000000ll + mono.tv_nsec);
-	gp_rf_hdr_add(hdr, len, "monotonic_ns", b);
-	gp_rf_hdr_add(hdr, len, "gpus", a->nvml ? gp_nvml_uuids(a->nvml) : "");
-	gp_rf_hdr_add(hdr, len, "nvml_limits",
-	              a->nvml && (a->modes & GP_MODE_GPU) ? gp_nvml_limits(a->nvml, b, sizeof(b))
-	                                                  : "");
-	gp_rf_hdr_add(hdr, len, "cuda_visible_devices", env_or("CUDA_VISIBLE_DEVICES", ""));
-	gp_rf_hdr_add(hdr, len, "user", env_or("USER", ""));
-	gp_rf_hdr_add(hdr, len, "restart_count", env_or("SLURM_RESTART_COUNT", "0"));
-	gp_rf_hdr_add(hdr, len, "warmup_steps", env_or(GP_ENV_WARMUP, "3"));
-	gp_rf_hdr_add(hdr, len, "wrapped", "agent");
-	gp_rf_hdr_add(hdr, len, "version", PACKAGE_VERSION);
-	/* what the user chose last, each cut to a bound: a long job name must not push the
-	 * values the report needs out of the header */
-	snprintf(b, sizeof(b), "%.200s", env_or(GP_ENV_STEP_RANGE, ""));
-	gp_rf_hdr_add(hdr, len, "step_range", b);
-	snprintf(b, sizeof(b), "%.200s", env_or("SLURM_JOB_NAME", ""));
-	gp_rf_hdr_add(hdr, len, "job_name", b);
-	/* the command line, for people reading the report */
-	size_t off = 0;
-	if (pid) { /* the worker's own, NULs made spaces */
-		char p[64];
-		snprintf(p, sizeof(p), "/proc/%d/cmdline", (int)pid);
-		int fd = open(p, O_RDONLY | O_CLOEXEC);
-		ssize_t n = fd >= 0 ? read(fd, b, sizeof(b) - 1) : -1;
-		if (fd >= 0)
-			close(fd);
-		off = n > 0 ? (size_t)n : 0;
-		while (off && b[off - 1] == '\0')
-			off--;
-		for (size_t i = 0; i < off; i++)
-			b[i] = b[i] ? b[i] : ' ';
-		b[off] = '\0';
-		return gp_rf_hdr_add(hdr, len, "command", b);
-	}
-	for (char **p = prog_argv; *p && off < sizeof(b) - 1; p++)
-		off += (size_t)snprintf(b + off, sizeof(b) - off, "%s%s", p == prog_argv ? "" : " ",
-		                        *p);
-	return gp_rf_hdr_add(hdr, len, "command", b);
+	char lim[256];
+	gp_spool_hdr_t h = {
+	    .step = a->step,
+	    .rank = rank,
+	    .modes = a->modes,
+	    .wrapped = "agent",
+	    .pid = pid,
+	    .launcher_rank = pid ? a->rank : NULL, /* the task that started it */
+	    .gpus = a->nvml ? gp_nvml_uuids(a->nvml) : "",
+	    .nvml_limits = a->nvml && (a->modes & GP_MODE_GPU)
+	                       ? gp_nvml_limits(a->nvml, lim, sizeof(lim))
+	                       : "",
+	    .argv = prog_argv,
+	};
+	return gp_spool_header(hdr, len, &h);
 }
 
 /* NVIDIA tools that inject through LD_PRELOAD rather than CUDA_INJECTION64_PATH (Nsight
@@ -267,7 +221,7 @@ static void set_python_path(agent_t *a)
 {
 	char dir[4200], path[4300];
 	const char *d = getenv(GP_ENV_PYTHON);
-	if (!a->have_ring || !strcmp(env_or(GP_ENV_PYTORCH, "1"), "0"))
+	if (!a->have_ring || !gp_setting_bool(GP_ENV_PYTORCH))
 		return;
 	if (d && *d) {
 		snprintf(dir, sizeof(dir), "%s", d);
@@ -369,10 +323,10 @@ static int setup(agent_t *a)
 		return gp_err_errno("spool %s", a->spool_root);
 	if (gp_spool_task_dir(a->spool, sizeof(a->spool), udir, getenv("SLURM_JOB_ID"), a->step,
 	                      a->rank, (int)getpid()) < 0 ||
-	    mkdir(a->spool, 0700) < 0)
+	    gp_spool_entry_make(a->spool) < 0)
 		return gp_err_errno("spool %s", a->spool);
-	snprintf(a->ring_path, sizeof(a->ring_path), "%s/ring", a->spool);
-	snprintf(a->rank_path, sizeof(a->rank_path), "%s/rank.gpr", a->spool);
+	snprintf(a->ring_path, sizeof(a->ring_path), "%s/" GP_SPOOL_RING, a->spool);
+	snprintf(a->rank_path, sizeof(a->rank_path), "%s/" GP_SPOOL_RANK, a->spool);
 	if (gp_spool_step_dir(dest_dir, sizeof(dest_dir), a->jobdir, a->step,
 	                      getenv("SLURM_RESTART_COUNT")) < 0)
 		return gp_err_errno("job directory %s", a->jobdir);
@@ -383,17 +337,8 @@ static int setup(agent_t *a)
 	if (fd < 0)
 		return gp_err_errno("job directory %s", dest_dir);
 	close(fd);
-	{
-		char destf[4300];
-		snprintf(destf, sizeof(destf), "%s/dest", a->spool);
-		int dfd = open(a->spool, O_RDONLY | O_DIRECTORY);
-		if (dfd < 0 || gp_write_file_at(dfd, "dest", a->dest, strlen(a->dest), 0600) < 0) {
-			if (dfd >= 0)
-				close(dfd);
-			return gp_err_errno("%s", destf);
-		}
-		close(dfd);
-	}
+	if (gp_spool_entry_set_dest(a->spool, a->dest) < 0)
+		return gp_err_errno("%s/" GP_SPOOL_DEST, a->spool);
 	if (gp_ring_create(&a->ring, a->ring_path, GP_RING_DEFAULT_SLOTS) == 0) {
 		a->have_ring = true;
 		atomic_store(&a->ring.hdr->modes, a->modes);
@@ -402,7 +347,7 @@ static int setup(agent_t *a)
 	}
 	if (a->modes & (GP_MODE_GPU | GP_MODE_TIMING))
 		a->nvml = gp_nvml_open(&why);
-	fd = open(a->rank_path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, fmode);
+	fd = gp_spool_entry_create_rank(a->spool, fmode);
 	if (fd < 0)
 		return gp_err_errno("%s", a->rank_path);
 	build_header(a, hdr, sizeof(hdr), a->rank, 0);
@@ -420,7 +365,6 @@ static int setup(agent_t *a)
 		gp_event_t y = {.type = GP_EV_YIELD, .a = GP_MODE_GPU, .b = a->next_string++};
 		gp_rf_append(a->w, &y);
 	}
-	(void)fmode;
 	return 0;
 }
 
@@ -473,18 +417,12 @@ static void name_main_file(agent_t *a)
 	if (!a->have_ring || !a->nprocs || strstr(a->dest, "/launcher") ||
 	    (!launcher && atomic_load(&a->ring.hdr->generations)))
 		return;
-	char old[sizeof(a->dest)], p[4300];
+	char old[sizeof(a->dest)];
 	struct stat sb;
 	snprintf(old, sizeof(old), "%s", a->dest);
 	if (gp_spool_launcher_dest(old, a->dest, sizeof(a->dest)) < 0)
 		return;
-	snprintf(p, sizeof(p), "%s/dest", a->spool);
-	int dfd = open(a->spool, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (dfd >= 0) { /* for salvage */
-		unlinkat(dfd, "dest", 0);
-		gp_write_file_at(dfd, "dest", a->dest, strlen(a->dest), 0600);
-		close(dfd);
-	}
+	gp_spool_entry_set_dest(a->spool, a->dest); /* for salvage */
 	/* published under the old name at a SIGTERM: remove that copy, if still ours */
 	if (a->pub_ino && lstat(old, &sb) == 0 && sb.st_ino == a->pub_ino &&
 	    sb.st_dev == a->pub_dev)
@@ -579,23 +517,18 @@ static int proc_open(agent_t *a, long rank)
 	x->t0 = gp_now_ns();
 	a->nprocs++;
 	snprintf(x->dest, sizeof(x->dest), "%s/rank%ld.gpr", a->dest_dir, rank);
-	snprintf(x->path, sizeof(x->path), "%s/rank.gpr", x->dir);
+	snprintf(x->path, sizeof(x->path), "%s/" GP_SPOOL_RANK, x->dir);
 	snprintf(rs, sizeof(rs), "%ld", rank);
 	build_header(a, hdr, sizeof(hdr), rs, x->pid);
-	int dfd = open(x->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	int fd = open(x->path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
-	              a->group_readable ? 0640 : 0600);
-	if (fd < 0 || dfd < 0 ||
-	    gp_write_file_at(dfd, "dest", x->dest, strlen(x->dest), 0600) < 0 ||
+	int fd = gp_spool_entry_create_rank(x->dir, a->group_readable ? 0640 : 0600);
+	if (fd < 0 || gp_spool_entry_set_dest(x->dir, x->dest) < 0 ||
 	    !(x->w = gp_rf_writer_create(fd, hdr, a->max_bytes))) {
 		gp_warn("rank %ld (pid %d): cannot write %s: %s; its records are counted as "
 		        "lost",
 		        rank, (int)x->pid, x->path, strerror(errno));
-		if (fd >= 0)
+		if (fd >= 0 && !x->w)
 			close(fd);
 	}
-	if (dfd >= 0)
-		close(dfd);
 	/* its first step runs from its start, as the task's from the exec */
 	uint64_t born = proc_start_ns(x->pid);
 	if (!born || born > x->ring.hdr->created_ns)
@@ -694,15 +627,8 @@ static void proc_finish(agent_t *a, proc_file_t *x)
 		gp_rf_writer_close(x->w, false);
 	x->w = NULL;
 	gp_ring_detach(&x->ring);
-	if (published) {
-		char p[4400];
-		unlink(x->path);
-		snprintf(p, sizeof(p), "%s/ring", x->dir);
-		unlink(p);
-		snprintf(p, sizeof(p), "%s/dest", x->dir);
-		unlink(p);
-		rmdir(x->dir);
-	}
+	if (published)
+		gp_spool_entry_remove(x->dir);
 	x->done = true;
 	a->procs_done++;
 }
@@ -807,14 +733,10 @@ static void finish_after_write_failure(agent_t *a, int status, const struct rusa
 
 static void cleanup_spool(agent_t *a)
 {
-	char p[4300];
 	if (a->have_ring)
 		gp_ring_detach(&a->ring);
-	unlink(a->ring_path);
-	unlink(a->rank_path);
-	snprintf(p, sizeof(p), "%s/dest", a->spool);
-	unlink(p);
-	rmdir(a->spool);
+	if (a->spool[0])
+		gp_spool_entry_remove(a->spool);
 }
 
 /* Exit exactly as the program did: same code, or death by the same signal. */
@@ -898,7 +820,7 @@ int main(int argc, char **argv)
 		prog_argv = argv + i;
 	}
 	unsetenv(GP_ENV_ARGV0);
-	if (gp_modes_parse(env_or(GP_ENV_MODES, "timing,nvtx,cuda,mem"), &a.modes, err,
+	if (gp_modes_parse(env_or(GP_ENV_MODES, gp_setting_env(GP_ENV_MODES)->def), &a.modes, err,
 	                   sizeof(err)) < 0 ||
 	    (a.modes & (GP_MODE_NONE | GP_MODE_HELP))) {
 		if (!(a.modes & GP_MODE_NONE))
@@ -913,16 +835,14 @@ int main(int argc, char **argv)
 	}
 	a.step = env_or(GP_ENV_STEP, env_or("SLURM_STEP_ID", "0"));
 	a.rank = env_or(GP_ENV_RANK, env_or("SLURM_PROCID", "0"));
-	a.inject = env_or(GP_ENV_INJECT, GP_INJECT_PATH);
+	a.inject = gp_setting_str(GP_ENV_INJECT);
 	a.spool_root = env_or(GP_ENV_SPOOL, env_or("TMPDIR", "/tmp"));
-	a.max_bytes = strtoull(env_or(GP_ENV_MAXBYTES, "1073741824"), NULL, 10);
-	a.nvml_hz = strtol(env_or(GP_ENV_NVML_HZ, "10"), NULL, 10);
-	if (a.nvml_hz < 1 || a.nvml_hz > 1000)
-		a.nvml_hz = 10;
-	a.group_readable = !strcmp(env_or(GP_ENV_GROUP_READABLE, "0"), "1");
+	a.max_bytes = (uint64_t)gp_setting_long(GP_ENV_MAXBYTES);
+	a.nvml_hz = (long)gp_setting_long(GP_ENV_NVML_HZ);
+	a.group_readable = gp_setting_bool(GP_ENV_GROUP_READABLE);
 
 	if (setup(&a) < 0) {
-		if (!strcmp(env_or(GP_ENV_REQUIRED, "0"), "1")) {
+		if (gp_setting_bool(GP_ENV_REQUIRED)) {
 			gp_err("profiling is required by site policy; not starting the task");
 			return 1;
 		}

@@ -1,5 +1,6 @@
 /* The GPUPROF_* environment variables: the only channel from the plugin to the agent to
- * the injected library. Each is documented in doc/environment.md. */
+ * the injected library. Each is documented in doc/environment.md; those that are
+ * settings (a default, a type, a site key) are read through settings.h. */
 #ifndef GP_ENV_H
 #define GP_ENV_H
 
@@ -31,6 +32,12 @@
 #define GP_ENV_RING      "GPUPROF_RING"      /* ring file path */
 #define GP_ENV_CUPTI     "GPUPROF_CUPTI"     /* libcupti path (doc/admin.md) */
 #define GP_ENV_AGENT_PID "GPUPROF_AGENT_PID" /* the agent that owns the ring */
+/* the user's, for one job (settings.h documents them) */
+#define GP_ENV_ALLOC_STACKS   "GPUPROF_ALLOC_STACKS"
+#define GP_ENV_STEP_MARKERS   "GPUPROF_STEP_MARKERS"
+#define GP_ENV_CUPTI_FLUSH_MS "GPUPROF_CUPTI_FLUSH_MS"
+#define GP_ENV_CUPTI_DISCARD  "GPUPROF_CUPTI_DISCARD"
+#define GP_ENV_AGENT          "GPUPROF_AGENT" /* `gpuprof run`: the agent to exec */
 /* anything */
 #define GP_ENV_DEBUG "GPUPROF_DEBUG"
 

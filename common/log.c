@@ -1,6 +1,8 @@
 /* Logging helpers: format into a bounded buffer, hand to the sink, keep errno. */
 #include "config.h"
 #include "log.h"
+#include "env.h"
+#include "settings.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -24,8 +26,7 @@ void gp_log_set_level(int level)
 int gp_log_level(void)
 {
 	if (log_level < 0) {
-		const char *d = getenv("GPUPROF_DEBUG");
-		log_level = (d && *d && *d != '0') ? GP_LOG_DEBUG : GP_LOG_INFO;
+		log_level = gp_setting_bool(GP_ENV_DEBUG) ? GP_LOG_DEBUG : GP_LOG_INFO;
 	}
 	return log_level;
 }

@@ -7,6 +7,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+struct gp_setting;
+
 #define GP_CONFIG_MAXLIST 64
 #define GP_CONFIG_MAXMAP  64
 
@@ -57,6 +59,9 @@ unsigned gp_config_allowed(const gp_config_t *cfg, const char *partition, const 
 /* Is this user/account admitted by the allow/deny lists? reason set on denial. */
 bool gp_config_admits(const gp_config_t *cfg, const char *user, const char *account,
                       const char **reason);
+/* A site setting's value in cfg as its environment variable carries it to a task
+ * (settings.h, GP_SET_TASK): -1 for a list or a mapping. */
+int gp_config_env_text(const gp_config_t *cfg, const struct gp_setting *s, char *buf, size_t len);
 /* Print the policy in force, for --gpuprof=help. */
 int gp_config_describe(const gp_config_t *cfg, char *buf, size_t len);
 

@@ -1,9 +1,12 @@
 /* Spool handling shared by the agent and `gpuprof salvage` (see spool.h). */
 #include "config.h"
 #include "spool.h"
+#include "env.h"
 #include "log.h"
+#include "modes.h"
 #include "path.h"
 #include "rankfile.h"
+#include "settings.h"
 #include "ring.h"
 
 #include <ctype.h>
@@ -16,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 int gp_spool_userdir(const char *root, char *out, size_t outlen)
@@ -141,15 +145,123 @@ int gp_spool_launcher_dest(const char *dest, char *out, size_t outlen)
 	return 0;
 }
 
-static void rm_spool(const char *dir)
+int gp_spool_entry_make(const char *dir)
 {
-	static const char *files[] = {"ring", "rank.gpr", "dest"};
-	char p[4200];
+	return mkdir(dir, 0700);
+}
+
+int gp_spool_entry_set_dest(const char *dir, const char *dest)
+{
+	int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dfd < 0)
+		return -1;
+	unlinkat(dfd, GP_SPOOL_DEST, 0);
+	int rc = gp_write_file_at(dfd, GP_SPOOL_DEST, dest, strlen(dest), 0600);
+	int e = errno;
+	close(dfd);
+	errno = e;
+	return rc;
+}
+
+int gp_spool_entry_create_rank(const char *dir, mode_t fmode)
+{
+	char p[4400];
+	if (snprintf(p, sizeof(p), "%s/" GP_SPOOL_RANK, dir) >= (int)sizeof(p))
+		return errno = ENAMETOOLONG, -1;
+	return open(p, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, fmode);
+}
+
+void gp_spool_entry_remove(const char *dir)
+{
+	static const char *files[] = {GP_SPOOL_RING, GP_SPOOL_RANK, GP_SPOOL_DEST};
+	char p[4400];
 	for (size_t i = 0; i < 3; i++) {
 		snprintf(p, sizeof(p), "%s/%s", dir, files[i]);
 		unlink(p);
 	}
 	rmdir(dir);
+}
+
+static const char *env_or(const char *name, const char *dflt)
+{
+	const char *v = getenv(name);
+	return v ? v : dflt;
+}
+
+/* The command line: the recording process's from /proc (NULs made spaces), or argv. */
+static void command_line(const gp_spool_hdr_t *h, char *b, size_t len)
+{
+	size_t off = 0;
+	if (h->pid || !h->argv) {
+		char p[64];
+		snprintf(p, sizeof(p), "/proc/%d/cmdline", h->pid ? (int)h->pid : (int)getpid());
+		int fd = open(p, O_RDONLY | O_CLOEXEC);
+		ssize_t n = fd >= 0 ? read(fd, b, len - 1) : -1;
+		if (fd >= 0)
+			close(fd);
+		off = n > 0 ? (size_t)n : 0;
+		while (off && b[off - 1] == '\0')
+			off--;
+		for (size_t i = 0; i < off; i++)
+			b[i] = b[i] ? b[i] : ' ';
+		b[off] = '\0';
+		return;
+	}
+	b[0] = '\0';
+	for (char *const *p = h->argv; *p && off < len - 1; p++)
+		off += (size_t)snprintf(b + off, len - off, "%s%s", p == h->argv ? "" : " ", *p);
+}
+
+int gp_spool_header(char *hdr, size_t len, const gp_spool_hdr_t *h)
+{
+	char b[256], host[256] = "";
+	struct timespec rt, mono;
+	clock_gettime(CLOCK_REALTIME, &rt);
+	clock_gettime(CLOCK_MONOTONIC, &mono);
+	gethostname(host, sizeof(host) - 1);
+	hdr[0] = '\0';
+	gp_rf_hdr_add(hdr, len, "job", env_or("SLURM_JOB_ID", ""));
+	gp_rf_hdr_add(hdr, len, "step", h->step);
+	gp_rf_hdr_add(hdr, len, "task", env_or("SLURM_LOCALID", "0"));
+	gp_rf_hdr_add(hdr, len, "rank", h->rank);
+	if (h->pid) {
+		snprintf(b, sizeof(b), "%d", (int)h->pid);
+		gp_rf_hdr_add(hdr, len, "pid", b);
+	}
+	if (h->launcher_rank)
+		gp_rf_hdr_add(hdr, len, "launcher_rank", h->launcher_rank);
+	gp_rf_hdr_add(hdr, len, "ntasks", env_or("SLURM_NTASKS", "1"));
+	gp_rf_hdr_add(hdr, len, "node", host);
+	if (!strcmp(h->wrapped, "agent")) {
+		snprintf(b, sizeof(b), "%d", (int)getpid());
+		gp_rf_hdr_add(hdr, len, "agent_pid", b);
+	}
+	gp_modes_format(h->modes, b, sizeof(b));
+	gp_rf_hdr_add(hdr, len, "modes", b);
+	snprintf(b, sizeof(b), "%lld", (long long)rt.tv_sec * 1000000000ll + rt.tv_nsec);
+	gp_rf_hdr_add(hdr, len, "realtime_ns", b);
+	snprintf(b, sizeof(b), "%lld", (long long)mono.tv_sec * 1000000000ll + mono.tv_nsec);
+	gp_rf_hdr_add(hdr, len, "monotonic_ns", b);
+	gp_rf_hdr_add(hdr, len, "gpus", h->gpus ? h->gpus : "");
+	gp_rf_hdr_add(hdr, len, "nvml_limits", h->nvml_limits ? h->nvml_limits : "");
+	gp_rf_hdr_add(hdr, len, "cuda_visible_devices", env_or("CUDA_VISIBLE_DEVICES", ""));
+	gp_rf_hdr_add(hdr, len, "user", env_or("USER", ""));
+	gp_rf_hdr_add(hdr, len, "restart_count", env_or("SLURM_RESTART_COUNT", "0"));
+	snprintf(b, sizeof(b), "%lld", gp_setting_long(GP_ENV_WARMUP));
+	gp_rf_hdr_add(hdr, len, "warmup_steps", b);
+	gp_rf_hdr_add(hdr, len, "wrapped", h->wrapped);
+	if (h->fallback)
+		gp_rf_hdr_add(hdr, len, "fallback", h->fallback);
+	gp_rf_hdr_add(hdr, len, "version", PACKAGE_VERSION);
+	/* what the user chose last, each cut to a bound: a long job name must not push the
+	 * values the report needs out of the header */
+	snprintf(b, sizeof(b), "%.200s", env_or(GP_ENV_STEP_RANGE, ""));
+	gp_rf_hdr_add(hdr, len, "step_range", b);
+	snprintf(b, sizeof(b), "%.200s", env_or("SLURM_JOB_NAME", ""));
+	gp_rf_hdr_add(hdr, len, "job_name", b);
+	/* the command line, for people reading the report */
+	command_line(h, b, sizeof(b));
+	return gp_rf_hdr_add(hdr, len, "command", b);
 }
 
 static int salvage_one(const char *dir, const char *into, bool verbose, int nprocs);
@@ -249,7 +361,7 @@ static int salvage_one(const char *dir, const char *into, bool verbose, int npro
 	if (verbose)
 		gp_info("salvaged %s -> %s (%ld records from the ring, %llu lost)", dir, dest,
 		        moved, (unsigned long long)lost);
-	rm_spool(dir);
+	gp_spool_entry_remove(dir);
 	return 0;
 }
 

@@ -25,6 +25,34 @@ int gp_spool_step_dir(char *out, size_t len, const char *jobdir, const char *ste
                       const char *attempt);
 int gp_spool_task_dir(char *out, size_t len, const char *udir, const char *job, const char *step,
                       const char *rank, int pid);
+/* The files of one spool entry (a task's directory, or a launcher's rank's under it). */
+#define GP_SPOOL_RING "ring"
+#define GP_SPOOL_RANK "rank.gpr"
+#define GP_SPOOL_DEST "dest"
+/* Make the entry's directory (0700; it must not exist yet). */
+int gp_spool_entry_make(const char *dir);
+/* Record (or change) where the entry's rank file is published; salvage reads it back. */
+int gp_spool_entry_set_dest(const char *dir, const char *dest);
+/* Create the entry's rank file (new, never through a link): its descriptor. */
+int gp_spool_entry_create_rank(const char *dir, mode_t fmode);
+/* Remove the entry: its ring, rank file and dest, then the directory (left in place when
+ * anything else is in it, a launcher's rank not yet published). */
+void gp_spool_entry_remove(const char *dir);
+/* The header every rank file starts with (rankfile.h's key=value lines): the job, step
+ * and node from the environment and this host, and what the writer knows. The agent and
+ * the injected library's fallback (no agent) write the same keys. */
+typedef struct gp_spool_hdr {
+	const char *step, *rank;
+	unsigned modes;
+	const char *wrapped;  /* "agent" or "env" (fallback) */
+	const char *fallback; /* why there is no agent (fallback only) */
+	pid_t pid; /* the recording process when known (a launcher's rank, the fallback's own),
+	              else 0; its command line is read from /proc */
+	const char *launcher_rank; /* that process's task */
+	const char *gpus, *nvml_limits;
+	char *const *argv; /* the command line when pid is 0 */
+} gp_spool_hdr_t;
+int gp_spool_header(char *hdr, size_t len, const gp_spool_hdr_t *h);
 /* Create (or reuse, if owned by us and not a link) <root>/gpuprof-<uid>. */
 int gp_spool_userdir(const char *root, char *out, size_t outlen);
 /* Copy src into dest atomically (tmp + fsync + rename), creating dest's directory. */

@@ -2,6 +2,7 @@
  * and run through the passes of rankdata.h in order; only the per-rank results
  * (gp_rank_t) and the merged kernel and range tables stay in memory. */
 #include "config.h"
+#include "settings.h"
 #include "analyze.h"
 #include "log.h"
 #include "rankdata.h"
@@ -55,7 +56,9 @@ static void read_header(void *arg, gp_rf_reader_t *rd)
 		                           : job->ntasks_expected;
 	if ((h = gp_rf_header(rd, "step_range")))
 		snprintf(c->d->want_step, sizeof(c->d->want_step), "%s", h);
-	c->d->warmup = (h = gp_rf_header(rd, "warmup_steps")) ? (unsigned)atoi(h) : 3;
+	c->d->warmup = (h = gp_rf_header(rd, "warmup_steps"))
+	                   ? (unsigned)atoi(h)
+	                   : (unsigned)gp_setting_default_long("warmup_steps");
 }
 
 /* A launcher's file (the task's own, when its launcher's ranks recorded files of their

@@ -1,6 +1,7 @@
 /* Loading a rank file into typed per-rank arrays (see rankdata.h): every record type is
  * decoded here and nowhere else in the analysis. */
 #include "config.h"
+#include "settings.h"
 #include "rankdata.h"
 #include "modes.h"
 #include "rankfile.h"
@@ -499,7 +500,7 @@ void gp_rd_reset(rank_data_t *d)
 	d->tid_mismatch = false;
 	d->oom_ts = d->oom_count = 0;
 	d->want_step[0] = '\0';
-	d->warmup = 3;
+	d->warmup = (unsigned)gp_setting_default_long("warmup_steps");
 	d->steps_from = GP_STEPS_AUTO;
 }
 

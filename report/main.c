@@ -1,5 +1,6 @@
 /* gpuprof: the command line. run (the agent without Slurm), report, export, salvage, diff. */
 #include "config.h"
+#include "settings.h"
 #include "analyze.h"
 #include "env.h"
 #include "log.h"
@@ -37,6 +38,7 @@ static const struct {
     {"diff", "gpuprof diff [--threshold=PCT] [--alpha=P] [--fail-on-regression]\n"
              "                    JOBDIR_A JOBDIR_B\n"},
     {"dump", "gpuprof dump [--events] [--strings] RANKFILE\n"},
+    {"settings", "gpuprof settings [--env] [--format=text|markdown|man]\n"},
 };
 #define NUSAGE (sizeof(usages) / sizeof(usages[0]))
 
@@ -123,7 +125,7 @@ static const char *beside_us(const char *env, const char *rel, const char *dflt,
 
 static const char *agent_path(void)
 {
-	return beside_us("GPUPROF_AGENT", "gpuprof-agent", GP_AGENT_PATH, X_OK);
+	return beside_us(GP_ENV_AGENT, "gpuprof-agent", GP_AGENT_PATH, X_OK);
 }
 
 static const char *inject_path(void)
@@ -273,7 +275,7 @@ static int cmd_run(int argc, char **argv)
 			break;
 	}
 	if (!modes)
-		modes = "timing,nvtx,cuda,mem";
+		modes = gp_setting_env(GP_ENV_MODES)->def;
 	if (gp_modes_parse(modes, &m, err, sizeof(err)) < 0)
 		return gp_err("run: --modes: %s", err), 2;
 	if (m & GP_MODE_HELP) {
@@ -302,7 +304,7 @@ static int cmd_run(int argc, char **argv)
 		return gp_err_errno("execvp %s", argv[i]), 127;
 	}
 	if (!output)
-		output = "gpuprof-%j";
+		output = gp_setting_key("output")->def;
 	if (gp_tmpl_check(output, err, sizeof(err)) < 0)
 		return gp_err("run: --output: %s", err), 2;
 	const char *job = getenv("SLURM_JOB_ID");
@@ -697,6 +699,25 @@ static unsigned job_steps(const gp_job_t *j)
  * compared with a Mann-Whitney test; a change is a regression only when it is both
  * significant (p < --alpha) and larger than --threshold on the median. Kernel time is
  * compared per step, so runs of different lengths compare. */
+/* Every setting with its site key, variable, type, default and meaning (settings.h):
+ * gpuprof.yaml's keys, or with --env the GPUPROF_* variables a user may set. The
+ * documentation's tables are this command's output (tests/tree/t_tree.sh compares). */
+static int cmd_settings(int argc, char **argv)
+{
+	const char *format = "text", *which = "site", *v;
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--env"))
+			which = "env";
+		else if ((v = opt(argc, argv, &i, "--format")))
+			format = v;
+		else
+			return gp_err("settings: unknown argument '%s'", argv[i]), usage(stderr);
+	}
+	if (strcmp(format, "text") && strcmp(format, "markdown") && strcmp(format, "man"))
+		return gp_err("settings: --format: '%s' is not text, markdown or man", format), 2;
+	return gp_settings_print(stdout, which, format) < 0 || fflush(stdout) ? 1 : 0;
+}
+
 static int cmd_diff(int argc, char **argv)
 {
 	gp_job_t a, b;
@@ -837,6 +858,8 @@ int main(int argc, char **argv)
 		return cmd_capture(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "dump"))
 		return cmd_dump(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "settings"))
+		return cmd_settings(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
 		usage(stdout);
 		return 0;

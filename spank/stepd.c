@@ -10,6 +10,7 @@
 #include "log.h"
 #include "modes.h"
 #include "path.h"
+#include "settings.h"
 #include "spool.h"
 
 #include <errno.h>
@@ -262,17 +263,18 @@ int gp_stepd_task_init(spank_t sp)
 	    spank_setenv(sp, GP_ENV_STEP, stepbuf, 1) != ESPANK_SUCCESS ||
 	    setenv_num(sp, GP_ENV_RANK, rank) != ESPANK_SUCCESS ||
 	    spank_setenv(sp, GP_ENV_SPOOL, p->spool, 1) != ESPANK_SUCCESS ||
-	    spank_setenv(sp, GP_ENV_INJECT, p->cfg.inject_path, 1) != ESPANK_SUCCESS ||
-	    setenv_num(sp, GP_ENV_MAXBYTES, p->cfg.max_bytes_per_rank) != ESPANK_SUCCESS ||
-	    setenv_num(sp, GP_ENV_NVML_HZ, p->cfg.nvml_hz) != ESPANK_SUCCESS ||
-	    setenv_num(sp, GP_ENV_WARMUP, p->cfg.warmup_steps) != ESPANK_SUCCESS ||
-	    spank_setenv(sp, GP_ENV_STEP_RANGE, p->cfg.step_range, 1) != ESPANK_SUCCESS ||
-	    setenv_num(sp, GP_ENV_GROUP_READABLE, p->cfg.group_readable) != ESPANK_SUCCESS ||
-	    setenv_num(sp, GP_ENV_REQUIRED, p->cfg.required) != ESPANK_SUCCESS ||
-	    setenv_num(sp, GP_ENV_PYTORCH, p->cfg.pytorch) != ESPANK_SUCCESS ||
-	    setenv_num(sp, GP_ENV_TORCH_HISTORY, p->cfg.torch_history_entries) != ESPANK_SUCCESS ||
 	    (p->capture && spank_setenv(sp, GP_ENV_CAPTURE, p->capture, 1) != ESPANK_SUCCESS))
 		return fail_task("cannot set the task environment");
+	/* the site's values of the settings every task gets (settings.h: GP_SET_TASK) */
+	for (unsigned i = 0; i < gp_nsettings; i++) {
+		const gp_setting_t *s = &gp_settings[i];
+		char v[4200];
+		if (!(s->flags & GP_SET_TASK))
+			continue;
+		if (gp_config_env_text(&p->cfg, s, v, sizeof(v)) < 0 ||
+		    spank_setenv(sp, s->env, v, 1) != ESPANK_SUCCESS)
+			return fail_task("cannot set the task environment");
+	}
 	/* Injection first, as the fallback: the agent, once running, points it at its
 	 * own ring; if the agent never runs (multi-prog), the library writes alone. */
 	env_only(sp, "task not wrapped by the agent");

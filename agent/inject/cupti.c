@@ -74,7 +74,7 @@ static void count_cupti_drops(CUcontext ctx, uint32_t streamId)
 		gp_cu_api->count_drop(GP_LOSS_CUPTI, dropped);
 }
 
-static bool discard; /* GPUPROF_CUPTI_DISCARD=1: the CUPTI floor for overhead benchmarks */
+static bool discard; /* the CUPTI floor for overhead benchmarks (gp_inject_api_t) */
 
 static void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t streamId, uint8_t *buffer,
                                       size_t size, size_t validSize)
@@ -286,11 +286,9 @@ __attribute__((visibility("default"))) int gp_cupti_start(const gp_inject_api_t 
                                                           unsigned whylen)
 {
 	CUptiResult rc;
-	const char *dv = getenv("GPUPROF_CUPTI_DISCARD");
-	discard = dv && !strcmp(dv, "1");
-	const char *fm = getenv("GPUPROF_CUPTI_FLUSH_MS");
-	if (fm && atol(fm) >= 10 && atol(fm) <= 10000)
-		flush_ms = flush_mem_ms = atol(fm);
+	discard = a->discard;
+	if (a->flush_ms >= 10)
+		flush_ms = flush_mem_ms = a->flush_ms;
 	gp_cu_api = a;
 	xlate = (gp_xlate_t){.gen = a->gen,
 	                     .intern = a->intern,

@@ -14,6 +14,7 @@
 #include "modes.h"
 #include "path.h"
 #include "rankfile.h"
+#include "settings.h"
 #include "spool.h"
 
 #include <dlfcn.h>
@@ -238,17 +239,11 @@ static void fallback_finish(int exit_code, void *arg)
 	gp_rf_append(g.w, &e);
 	gp_rf_fsync(g.w);
 	char src[4300];
-	snprintf(src, sizeof(src), "%s/rank.gpr", g.spool);
+	snprintf(src, sizeof(src), "%s/" GP_SPOOL_RANK, g.spool);
 	if (gp_spool_publish(src, g.dest, 0600, 0700) == 0) {
 		gp_rf_writer_close(g.w, false);
 		g.w = NULL;
-		char p[4300];
-		unlink(src);
-		snprintf(p, sizeof(p), "%s/ring", g.spool);
-		unlink(p);
-		snprintf(p, sizeof(p), "%s/dest", g.spool);
-		unlink(p);
-		rmdir(g.spool);
+		gp_spool_entry_remove(g.spool);
 	}
 }
 
@@ -278,7 +273,7 @@ static long launcher_rank(void)
 /* No agent: own spool, ring and rank file, drained by a thread. */
 static int fallback_setup(void)
 {
-	char udir[4096], hdr[4096], b[64], path[4300];
+	char udir[4096], hdr[8192], path[4300];
 	const char *root = getenv(GP_ENV_SPOOL);
 	const char *jobdir = getenv(GP_ENV_JOBDIR);
 	const char *job = getenv("SLURM_JOB_ID");
@@ -299,49 +294,32 @@ static int fallback_setup(void)
 		return -1;
 	char sdir[4100];
 	if (gp_spool_task_dir(g.spool, sizeof(g.spool), udir, job, step, rank, (int)getpid()) < 0 ||
-	    mkdir(g.spool, 0700) < 0)
+	    gp_spool_entry_make(g.spool) < 0)
 		return -1;
 	/* the agent's names: a requeued job's attempt its own step directory */
 	if (gp_spool_step_dir(sdir, sizeof(sdir), jobdir ? jobdir : "gpuprof-local", step,
 	                      getenv("SLURM_RESTART_COUNT")) < 0)
 		return -1;
 	snprintf(g.dest, sizeof(g.dest), "%s/rank%s.gpr", sdir, rank);
-	int dfd = open(g.spool, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (dfd < 0)
-		return -1;
-	int rc = gp_write_file_at(dfd, "dest", g.dest, strlen(g.dest), 0600);
-	close(dfd);
-	snprintf(path, sizeof(path), "%s/ring", g.spool);
-	if (rc < 0 || gp_ring_create(&g.ring, path, GP_RING_DEFAULT_SLOTS) < 0)
+	snprintf(path, sizeof(path), "%s/" GP_SPOOL_RING, g.spool);
+	if (gp_spool_entry_set_dest(g.spool, g.dest) < 0 ||
+	    gp_ring_create(&g.ring, path, GP_RING_DEFAULT_SLOTS) < 0)
 		return -1;
 	atomic_store(&g.ring.hdr->modes, g.modes);
-	snprintf(path, sizeof(path), "%s/rank.gpr", g.spool);
-	int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	int fd = gp_spool_entry_create_rank(g.spool, 0600);
 	if (fd < 0)
 		return -1;
-	hdr[0] = '\0';
-	gp_rf_hdr_add(hdr, sizeof(hdr), "job", job ? job : "");
-	gp_rf_hdr_add(hdr, sizeof(hdr), "step", step);
-	gp_rf_hdr_add(hdr, sizeof(hdr), "rank", rank);
-	gethostname(b, sizeof(b) - 1);
-	gp_rf_hdr_add(hdr, sizeof(hdr), "node", b);
-	snprintf(b, sizeof(b), "%d", (int)getpid());
-	gp_rf_hdr_add(hdr, sizeof(hdr), "pid", b);
-	gp_modes_format(g.modes, b, sizeof(b));
-	gp_rf_hdr_add(hdr, sizeof(hdr), "modes", b);
-	struct timespec rt, mono;
-	clock_gettime(CLOCK_REALTIME, &rt);
-	clock_gettime(CLOCK_MONOTONIC, &mono);
-	snprintf(b, sizeof(b), "%lld", (long long)rt.tv_sec * 1000000000ll + rt.tv_nsec);
-	gp_rf_hdr_add(hdr, sizeof(hdr), "realtime_ns", b);
-	snprintf(b, sizeof(b), "%lld", (long long)mono.tv_sec * 1000000000ll + mono.tv_nsec);
-	gp_rf_hdr_add(hdr, sizeof(hdr), "monotonic_ns", b);
-	gp_rf_hdr_add(hdr, sizeof(hdr), "wrapped", "env");
-	gp_rf_hdr_add(hdr, sizeof(hdr), "fallback",
-	              getenv(GP_ENV_FALLBACK) ? getenv(GP_ENV_FALLBACK) : "no agent");
+	/* the agent's header, with what it knows that this process does not (NVML) empty */
+	gp_spool_hdr_t h = {.step = step,
+	                    .rank = rank,
+	                    .modes = g.modes,
+	                    .wrapped = "env",
+	                    .fallback =
+	                        getenv(GP_ENV_FALLBACK) ? getenv(GP_ENV_FALLBACK) : "no agent",
+	                    .pid = getpid()};
+	gp_spool_header(hdr, sizeof(hdr), &h);
 	/* the byte cap the plugin set for the agent holds here too */
-	const char *mb = getenv(GP_ENV_MAXBYTES);
-	g.w = gp_rf_writer_create(fd, hdr, mb ? strtoull(mb, NULL, 10) : 1073741824ull);
+	g.w = gp_rf_writer_create(fd, hdr, (uint64_t)gp_setting_long(GP_ENV_MAXBYTES));
 	if (!g.w) {
 		close(fd);
 		return -1;
@@ -436,9 +414,9 @@ static int proc_ring_setup(const char *task_ring, long rank)
 	if (!slash || (size_t)(slash - task_ring) > 4000)
 		return -1;
 	snprintf(dir, sizeof(dir), "%.*s/rank%ld", (int)(slash - task_ring), task_ring, rank);
-	if (mkdir(dir, 0700) < 0)
+	if (gp_spool_entry_make(dir) < 0)
 		return -1;
-	snprintf(path, sizeof(path), "%s/ring", dir);
+	snprintf(path, sizeof(path), "%s/" GP_SPOOL_RING, dir);
 	if (gp_ring_create(&r, path, GP_RING_DEFAULT_SLOTS) < 0) {
 		rmdir(dir);
 		return -1;
@@ -1035,10 +1013,12 @@ static void load_cupti(void)
 	api->gen = g.gen;
 	/* before the first step: step index 0 decides (a window from step 0 starts on) */
 	api->capture = capture_wanted(0);
-	const char *fw = NULL, *st = getenv("GPUPROF_ALLOC_STACKS");
+	const char *fw = NULL;
 	dl_iterate_phdr(framework_cb, &fw);
 	api->callbacks = g.cap.how == GP_CAP_PROFILER ||
-	                 ((g.modes & GP_MODE_MEM) && (!fw || (st && !strcmp(st, "1"))));
+	                 ((g.modes & GP_MODE_MEM) && (!fw || gp_setting_bool(GP_ENV_ALLOC_STACKS)));
+	api->flush_ms = (unsigned)gp_setting_long(GP_ENV_CUPTI_FLUSH_MS);
+	api->discard = gp_setting_bool(GP_ENV_CUPTI_DISCARD);
 	if ((g.modes & GP_MODE_MEM) && !api->callbacks) {
 		char msg[256];
 		snprintf(msg, sizeof(msg),
@@ -1076,8 +1056,7 @@ static void cuda_init(void)
 		return;
 	load_cupti();
 	/* without CUDA activity records, markers are the only GPU clock for the steps */
-	const char *mk = getenv("GPUPROF_STEP_MARKERS");
-	if (!(g.modes & GP_MODE_CUDA) && !(mk && !strcmp(mk, "0")) &&
+	if (!(g.modes & GP_MODE_CUDA) && gp_setting_bool(GP_ENV_STEP_MARKERS) &&
 	    gp_marker_enable(emit, gp_clock_ns) != 0)
 		gp_warn("step markers unavailable (no CUDA driver functions); step times are "
 		        "host periods");

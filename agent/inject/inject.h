@@ -31,6 +31,11 @@ typedef struct gp_inject_api {
 	/* Take CUPTI's one callback subscriber (allocation stacks, cudaProfilerStart/Stop
 	 * as they happen). Off in framework processes whose own profiler needs it. */
 	bool callbacks;
+	/* CUPTI's flush period in ms (0: 200 while kernels are traced, 1000 for memory only)
+	 * and the benchmarks' floor (enable the same kinds, free the buffers unread):
+	 * GPUPROF_CUPTI_FLUSH_MS and GPUPROF_CUPTI_DISCARD, read by the injected library. */
+	unsigned flush_ms;
+	bool discard;
 } gp_inject_api_t;
 
 /* The CUPTI module's entry points (libgpuprof-cupti.so). */

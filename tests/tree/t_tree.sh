@@ -6,6 +6,7 @@
 top=$(cd "$(dirname "$0")/../.." && pwd)
 B=${GP_BUILD:?}
 cd "$top" || exit 1
+T_ERR=$(mktemp); trap 'rm -f "$T_ERR"' EXIT
 if command -v clang-format >/dev/null && git rev-parse --git-dir >/dev/null 2>&1; then
 	bad=$(git ls-files '*.c' '*.h' '*.cu' | xargs clang-format --dry-run --Werror 2>&1 |
 		sed -n 's/^\([^:]*\):[0-9]*:[0-9]*: error:.*/\1/p' | sort -u)
@@ -13,19 +14,20 @@ if command -v clang-format >/dev/null && git rev-parse --git-dir >/dev/null 2>&1
 else
 	skip "clang-format or git not here"
 fi
-# the man pages render without a warning, and every site key of common/siteconf.c's
-# table is documented in gpuprof.yaml(5) and doc/admin.md
+# the man pages render without a warning
 for m in "$B"/doc/gpuprof.yaml.5 "$B"/doc/gpuprof-agent.8 "$B"/doc/gpuprof-spank.8 doc/gpuprof.1; do
 	w=$(groff -man -Tutf8 -ww -z "$m" 2>&1)
 	[ -s "$m" ] && [ -z "$w" ]; ok $? "man page $(basename "$m") renders without warnings${w:+ ($w)}"
 done
-keys=$(sed -n 's/^    {"\([a-z_]*\)", T_.*/\1/p' common/siteconf.c)
+# every setting is written once (common/settings.c): the documentation's tables are what
+# `gpuprof settings` prints, and the man page carries every key
+scripts/settings-docs --check "$B" 2>"$T_ERR"; ok $? "doc/admin.md and doc/environment.md hold gpuprof settings's tables$( [ -s "$T_ERR" ] && echo " ($(tail -1 "$T_ERR"))")"
+keys=$("$B/gpuprof" settings | awk '{print $1}')
 miss=""
 for k in $keys; do
-	grep -q "^\.B.*$k" doc/gpuprof.yaml.5.in || miss="$miss $k(man)"
-	grep -q "| $k\b\|$k |\|, $k" doc/admin.md || miss="$miss $k(admin.md)"
+	grep -q "^\.B $k\$" "$B/doc/gpuprof.yaml.5" || miss="$miss $k"
 done
-[ -n "$keys" ] && [ -z "$miss" ]; ok $? "every site key ($(echo $keys | wc -w)) is documented in gpuprof.yaml(5) and doc/admin.md${miss:+; missing:$miss}"
+[ -n "$keys" ] && [ -z "$miss" ]; ok $? "every site key ($(echo $keys | wc -w)) has its entry in gpuprof.yaml(5)${miss:+; missing:$miss}"
 log=$(mktemp)
 if make -C "$B" distcheck >"$log" 2>&1; then
 	ok 0 "make distcheck: $(grep -A1 "archives ready for distribution" "$log" | tail -1) ready for distribution"

@@ -1,7 +1,9 @@
 /* Site configuration loader: documented keys, types, defaults; errors name file:line. */
 #include "config.h"
 #include "siteconf.h"
+#include "env.h"
 #include "modes.h"
+#include "settings.h"
 #include "tap.h"
 
 #include <stdlib.h>
@@ -60,6 +62,68 @@ int main(void)
 	       cfg.pytorch && cfg.torch_history_entries == 100000,
 	   "defaults");
 	ok(!strcmp(cfg.output, "gpuprof-%j"), "default output template");
+	ok(cfg.max_bytes_per_rank == 1ll << 30 && cfg.allowed_modes == GP_MODES_KNOWN &&
+	       cfg.default_modes == (GP_MODE_TIMING | GP_MODE_NVTX | GP_MODE_CUDA | GP_MODE_MEM) &&
+	       cfg.admin_comment && cfg.report_at_end && !cfg.group_readable,
+	   "defaults parsed from the table (1G, every mode with layers, ...)");
+
+	/* the table: every default parses as its own type; keys and variables unique; every
+	 * setting passed to a task has a variable and a field to pass */
+	int badd = 0, dup = 0, task = 0;
+	for (unsigned i = 0; i < gp_nsettings; i++) {
+		const gp_setting_t *s = &gp_settings[i];
+		char why[256];
+		long long v[2];
+		if (s->type != GP_T_LIST && s->type != GP_T_MODEMAP &&
+		    gp_setting_parse(s, s->def, v, why, sizeof(why)) < 0)
+			badd++, diag("%s", why);
+		for (unsigned j = i + 1; j < gp_nsettings; j++)
+			dup +=
+			    (s->key && gp_settings[j].key && !strcmp(s->key, gp_settings[j].key)) ||
+			    (s->env && gp_settings[j].env && !strcmp(s->env, gp_settings[j].env));
+		task += (s->flags & GP_SET_TASK) && (!s->env || s->off == GP_SET_NOCONF);
+		badd += !s->doc || !*s->doc || (!s->key && !s->env);
+	}
+	ok(!badd && !dup && !task, "settings table: %u entries, defaults parse, names unique",
+	   gp_nsettings);
+
+	/* the value in force: the variable's when valid, else the default (said once) */
+	unsetenv(GP_ENV_NVML_HZ);
+	ok(gp_setting_long(GP_ENV_NVML_HZ) == 10, "unset variable: the default");
+	setenv(GP_ENV_NVML_HZ, "25", 1);
+	ok(gp_setting_long(GP_ENV_NVML_HZ) == 25, "set: its value");
+	setenv(GP_ENV_NVML_HZ, "5000", 1);
+	ok(gp_setting_long(GP_ENV_NVML_HZ) == 10, "out of bounds: the default");
+	setenv(GP_ENV_NVML_HZ, "", 1);
+	ok(gp_setting_long(GP_ENV_NVML_HZ) == 10, "empty: the default");
+	setenv(GP_ENV_MAXBYTES, "512M", 1);
+	ok(gp_setting_long(GP_ENV_MAXBYTES) == 512ll << 20, "a size with its suffix");
+	setenv(GP_ENV_MAXBYTES, "1073741824", 1);
+	ok(gp_setting_long(GP_ENV_MAXBYTES) == 1ll << 30, "a size in bytes, as the plugin writes");
+	setenv(GP_ENV_GROUP_READABLE, "1", 1);
+	setenv(GP_ENV_STEP_MARKERS, "off", 1);
+	ok(gp_setting_bool(GP_ENV_GROUP_READABLE) && !gp_setting_bool(GP_ENV_STEP_MARKERS),
+	   "booleans: 1 and off");
+	unsetenv(GP_ENV_STEP_MARKERS);
+	ok(gp_setting_bool(GP_ENV_STEP_MARKERS), "unset boolean: its default (true)");
+	setenv(GP_ENV_MODES, "nvtx,bogus", 1);
+	ok(gp_setting_modes(GP_ENV_MODES) ==
+	       (GP_MODE_TIMING | GP_MODE_NVTX | GP_MODE_CUDA | GP_MODE_MEM),
+	   "modes that do not parse: the default");
+	ok(gp_setting_default_long("warmup_steps") == 3, "a site key's default, parsed");
+
+	/* what the plugin passes to a task: the config's values, as the readers parse them */
+	cfg.max_bytes_per_rank = 3ll << 20;
+	cfg.group_readable = true;
+	char tv[64];
+	const gp_setting_t *mb = gp_setting_env(GP_ENV_MAXBYTES);
+	ok(gp_config_env_text(&cfg, mb, tv, sizeof(tv)) == 0 && !strcmp(tv, "3145728"),
+	   "max_bytes_per_rank as the task's variable: %s", tv);
+	ok(gp_config_env_text(&cfg, gp_setting_key("group_readable"), tv, sizeof(tv)) == 0 &&
+	       !strcmp(tv, "1"),
+	   "group_readable: %s", tv);
+	ok(gp_config_env_text(&cfg, gp_setting_key("users_deny"), tv, sizeof(tv)) < 0,
+	   "a list is never passed");
 	gp_config_free(&cfg);
 
 	ok(gp_config_load(&cfg, "/nonexistent/gpuprof.yaml", true, err, sizeof(err)) == 0,

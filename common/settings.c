@@ -1,0 +1,350 @@
+/* The table of settings (settings.h) and the readers of their values. */
+#include "config.h"
+#include "settings.h"
+#include "env.h"
+#include "modes.h"
+#include "siteconf.h"
+
+#include <errno.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#define OFF(f) offsetof(gp_config_t, f)
+#define NOC    GP_SET_NOCONF
+#define TASK   GP_SET_TASK
+#define USER   GP_SET_USER
+/* a bare --gpuprof, and the agent's modes when nothing says otherwise */
+#define DEFAULT_MODES "timing,nvtx,cuda,mem"
+
+const gp_setting_t gp_settings[] = {
+    /* the site's policy (gpuprof.yaml); some are passed on to every task */
+    {"enabled", NULL, GP_T_BOOL, "true", 0, 0, OFF(enabled), 0, "master switch for the cluster",
+     NULL},
+    {"required", GP_ENV_REQUIRED, GP_T_BOOL, "false", 0, 0, OFF(required), TASK,
+     "a task that cannot be profiled fails instead of running unprofiled", NULL},
+    {"default_modes", NULL, GP_T_MODES, DEFAULT_MODES, 0, 0, OFF(default_modes), 0,
+     "the modes of a bare --gpuprof", NULL},
+    {"allowed_modes", NULL, GP_T_MODES, "all,layers", 0, 0, OFF(allowed_modes), 0,
+     "what users may ask for; narrowed further per partition or account",
+     "every mode, layers included"},
+    {"partition_modes", NULL, GP_T_MODEMAP, "", 0, 0, OFF(partition_modes), 0,
+     "allowed modes per partition (name: modes), intersected with allowed_modes", NULL},
+    {"account_modes", NULL, GP_T_MODEMAP, "", 0, 0, OFF(account_modes), 0,
+     "allowed modes per account (name: modes), intersected with allowed_modes", NULL},
+    {"users_allow", NULL, GP_T_LIST, "", 0, 0, OFF(users_allow), 0,
+     "users who may use gpuprof (* matches everyone; empty: everyone)", NULL},
+    {"users_deny", NULL, GP_T_LIST, "", 0, 0, OFF(users_deny), 0,
+     "users who may not (wins over users_allow)", NULL},
+    {"accounts_allow", NULL, GP_T_LIST, "", 0, 0, OFF(accounts_allow), 0,
+     "accounts whose jobs may use gpuprof (* matches every account; empty: all)", NULL},
+    {"accounts_deny", NULL, GP_T_LIST, "", 0, 0, OFF(accounts_deny), 0,
+     "accounts whose jobs may not (wins over accounts_allow)", NULL},
+    {"output", GP_ENV_OUTPUT, GP_T_STR, "gpuprof-%j", 0, 0, OFF(output), USER,
+     "the job directory: %j job id, %u user, %x job name, %s step, %n node; relative "
+     "to the submit directory (the user's --gpuprof-output or variable wins)",
+     NULL},
+    {"spool_dir", NULL, GP_T_STR, "", 0, 0, OFF(spool_dir), 0,
+     "node-local spool for rings and rank files in flight; empty: the job's $TMPDIR, "
+     "else /tmp",
+     NULL},
+    {"max_bytes_per_rank", GP_ENV_MAXBYTES, GP_T_SIZE, "1G", 0, 0, OFF(max_bytes_per_rank), TASK,
+     "cap per rank file; records past it are dropped and counted in the report", NULL},
+    {"nvml_hz", GP_ENV_NVML_HZ, GP_T_INT, "10", 1, 100, OFF(nvml_hz), TASK,
+     "NVML samples per second in mode gpu (mode timing keeps 1 per second)", NULL},
+    {"warmup_steps", GP_ENV_WARMUP, GP_T_INT, "3", 0, 1000000, OFF(warmup_steps), TASK,
+     "steps excluded from the step statistics", NULL},
+    {"step_range", GP_ENV_STEP_RANGE, GP_T_STR, "", 0, 0, OFF(step_range), TASK,
+     "the NVTX range that marks a step; empty: the most frequent outermost range of the "
+     "program's own domain",
+     NULL},
+    {"group_readable", GP_ENV_GROUP_READABLE, GP_T_BOOL, "false", 0, 0, OFF(group_readable), TASK,
+     "job files 0750/0640 instead of 0700/0600", NULL},
+    {"admin_comment", NULL, GP_T_BOOL, "true", 0, 0, OFF(admin_comment), 0,
+     "a one-line summary in the job's AdminComment (sacct -o AdminComment)", NULL},
+    {"report_at_end", NULL, GP_T_BOOL, "true", 0, 0, OFF(report_at_end), 0,
+     "report.txt and report.json in the job directory when the steps and the job end", NULL},
+    {"pytorch", GP_ENV_PYTORCH, GP_T_BOOL, "true", 0, 0, OFF(pytorch), TASK | USER,
+     "the PyTorch integration: a sitecustomize hook first on the task's PYTHONPATH, acting "
+     "only in programs that import torch (steps from optimizer.step(), optimizer state, "
+     "the caching allocator's figures and memory_viz snapshots)",
+     NULL},
+    {"torch_history_entries", GP_ENV_TORCH_HISTORY, GP_T_INT, "100000", 0, 10000000,
+     OFF(torch_history_entries), TASK | USER,
+     "entries of PyTorch's allocator history ring in mode mem (recorded in windows); 0: "
+     "no history",
+     NULL},
+    {"agent_path", NULL, GP_T_STR, GP_AGENT_PATH, 0, 0, OFF(agent_path), 0,
+     "the gpuprof-agent to run (plugstack.conf's agent= wins)", "the installed one"},
+    {"inject_path", GP_ENV_INJECT, GP_T_STR, GP_INJECT_PATH, 0, 0, OFF(inject_path), TASK,
+     "the libgpuprof-inject.so to inject (plugstack.conf's inject= wins)", "the installed one"},
+    {"cli_path", NULL, GP_T_STR, GP_CLI_PATH, 0, 0, OFF(cli_path), 0,
+     "the gpuprof that writes the reports (plugstack.conf's cli= wins)", "the installed one"},
+    /* the environment only: what a user (or a benchmark) sets for one job */
+    {NULL, GP_ENV_MODES, GP_T_MODES, DEFAULT_MODES, 0, 0, NOC, USER,
+     "the modes when --gpuprof gives none (srun/sbatch), and `gpuprof run`'s default", NULL},
+    {NULL, GP_ENV_RANKS, GP_T_STR, "", 0, 0, NOC, USER,
+     "the ranks to profile, as --gpuprof-ranks (empty: all)", NULL},
+    {NULL, GP_ENV_CAPTURE, GP_T_STR, "all", 0, 0, NOC, USER,
+     "when CUDA activity is captured: all, steps=A-B[,C-D...] (0-based, inclusive) or "
+     "cudaprofilerapi (between cudaProfilerStart and Stop)",
+     NULL},
+    {NULL, GP_ENV_CUPTI, GP_T_STR, "", 0, 0, NOC, USER,
+     "the libcupti to load where the dynamic linker does not find one (doc/admin.md)", NULL},
+    {NULL, GP_ENV_ALLOC_STACKS, GP_T_BOOL, "false", 0, 0, NOC, USER,
+     "take CUPTI's one callback slot for allocation call stacks even in a PyTorch, JAX or "
+     "TensorFlow process (their own profilers then lose CUDA activity)",
+     NULL},
+    {NULL, GP_ENV_STEP_MARKERS, GP_T_BOOL, "true", 0, 0, NOC, USER,
+     "step completion markers (a CUDA event at the end of each outermost NVTX range) in "
+     "modes without cuda; false: the headline is the host period",
+     NULL},
+    {NULL, GP_ENV_CUPTI_FLUSH_MS, GP_T_INT, "0", 0, 10000, NOC, USER,
+     "CUPTI's flush period in ms (10 or more); 0: 200 while kernels are traced, 1000 when "
+     "only memory is",
+     NULL},
+    {NULL, GP_ENV_CUPTI_DISCARD, GP_T_BOOL, "false", 0, 0, NOC, USER,
+     "benchmarks: enable the same CUPTI kinds but free the buffers unread (the CUPTI "
+     "floor)",
+     NULL},
+    {NULL, GP_ENV_AGENT, GP_T_STR, "", 0, 0, NOC, USER,
+     "`gpuprof run`: the agent to exec (empty: beside gpuprof, else the installed one)", NULL},
+    {NULL, GP_ENV_DEBUG, GP_T_BOOL, "false", 0, 0, NOC, USER,
+     "debug lines on stderr from every part", NULL},
+};
+const unsigned gp_nsettings = sizeof(gp_settings) / sizeof(gp_settings[0]);
+_Static_assert(sizeof(gp_settings) / sizeof(gp_settings[0]) <= GP_SETTINGS_MAX, "GP_SETTINGS_MAX");
+
+const gp_setting_t *gp_setting_key(const char *key)
+{
+	for (unsigned i = 0; key && i < gp_nsettings; i++)
+		if (gp_settings[i].key && !strcmp(gp_settings[i].key, key))
+			return &gp_settings[i];
+	return NULL;
+}
+
+const gp_setting_t *gp_setting_env(const char *env)
+{
+	for (unsigned i = 0; env && i < gp_nsettings; i++)
+		if (gp_settings[i].env && !strcmp(gp_settings[i].env, env))
+			return &gp_settings[i];
+	return NULL;
+}
+
+int gp_parse_bool(const char *v, bool *out)
+{
+	static const char *t[] = {"true", "yes", "on", "1"}, *f[] = {"false", "no", "off", "0"};
+	for (int i = 0; i < 4; i++) {
+		if (!strcasecmp(v, t[i]))
+			return *out = true, 0;
+		if (!strcasecmp(v, f[i]))
+			return *out = false, 0;
+	}
+	return -1;
+}
+
+/* "64M", "1G", "1024" -> bytes; -1 when not a size or past 2^62 (8388608T overflowed) */
+int gp_parse_size(const char *v, long long *out)
+{
+	char *end;
+	errno = 0;
+	long long n = strtoll(v, &end, 10);
+	if (errno || end == v || n < 0 || *v < '0' || *v > '9')
+		return -1;
+	int shift = 0;
+	const char *suf = "KMGT", *at = *end ? strchr(suf, *end & ~0x20) : NULL;
+	if (at) {
+		shift = 10 * (int)(at - suf + 1);
+		end++;
+	}
+	if (n > (1LL << 62) >> shift)
+		return -1;
+	n <<= shift;
+	if (*end == 'i' || *end == 'B')
+		end += (*end == 'i' && end[1] == 'B') ? 2 : 1;
+	if (*end)
+		return -1;
+	*out = n;
+	return 0;
+}
+
+int gp_setting_parse(const gp_setting_t *s, const char *v, void *out, char *why, size_t whylen)
+{
+	const char *name = s->key ? s->key : s->env;
+	switch (s->type) {
+	case GP_T_BOOL:
+		if (gp_parse_bool(v, out) == 0)
+			return 0;
+		snprintf(why, whylen, "'%s' must be true or false, not '%s'", name, v);
+		return -1;
+	case GP_T_MODES: {
+		char w[256];
+		unsigned m = 0;
+		if (gp_modes_parse(v, &m, w, sizeof(w)) == 0 && !(m & GP_MODE_HELP))
+			return *(unsigned *)out = m, 0;
+		snprintf(why, whylen, "'%s': %s", name,
+		         (m & GP_MODE_HELP) ? "'help' is not a mode here" : w);
+		return -1;
+	}
+	case GP_T_INT: {
+		char *end;
+		errno = 0;
+		long n = strtol(v, &end, 10);
+		if (!errno && end != v && !*end && n >= s->lo && n <= s->hi)
+			return *(long *)out = n, 0;
+		snprintf(why, whylen, "'%s' must be a whole number from %ld to %ld, not '%s'", name,
+		         s->lo, s->hi, v);
+		return -1;
+	}
+	case GP_T_SIZE:
+		if (gp_parse_size(v, out) == 0)
+			return 0;
+		snprintf(why, whylen,
+		         "'%s' must be a size such as 512M or 2G (at most 4194304T), not '%s'",
+		         name, v);
+		return -1;
+	case GP_T_STR:
+		return 0;
+	default:
+		snprintf(why, whylen, "'%s' is a list or mapping", name);
+		return -1;
+	}
+}
+
+/* The variable's text when it is set and parses, else the default's; v parsed into out. */
+static const char *in_force(const char *env, void *out)
+{
+	const gp_setting_t *s = gp_setting_env(env);
+	char why[512];
+	if (!s)
+		return NULL;
+	const char *v = getenv(env);
+	if (v && !*v)
+		v = NULL; /* set but empty: as if unset */
+	if (v && gp_setting_parse(s, v, out, why, sizeof(why)) == 0)
+		return v;
+	if (v) { /* once per process and setting: a hot reader must not flood stderr */
+		static _Atomic unsigned long said;
+		unsigned long bit = 1ul << ((unsigned)(s - gp_settings) % 64);
+		if (!(atomic_fetch_or(&said, bit) & bit))
+			fprintf(stderr, "gpuprof: %s=%s: %s; the default (%s) is used\n", env, v, why,
+			        *s->def ? s->def : "empty");
+	}
+	gp_setting_parse(s, s->def, out, why, sizeof(why));
+	return s->def;
+}
+
+bool gp_setting_bool(const char *env)
+{
+	bool b = false;
+	in_force(env, &b);
+	return b;
+}
+
+long long gp_setting_long(const char *env)
+{
+	const gp_setting_t *s = gp_setting_env(env);
+	long l = 0;
+	long long ll = 0;
+	if (!s)
+		return 0;
+	in_force(env, s->type == GP_T_SIZE ? (void *)&ll : (void *)&l);
+	return s->type == GP_T_SIZE ? ll : l;
+}
+
+unsigned gp_setting_modes(const char *env)
+{
+	unsigned m = 0;
+	in_force(env, &m);
+	return m;
+}
+
+const char *gp_setting_str(const char *env)
+{
+	const char *v = in_force(env, NULL);
+	return v ? v : "";
+}
+
+long long gp_setting_default_long(const char *key)
+{
+	const gp_setting_t *s = gp_setting_key(key);
+	char why[256];
+	long l = 0;
+	long long ll = 0;
+	if (!s || gp_setting_parse(s, s->def, s->type == GP_T_SIZE ? (void *)&ll : (void *)&l, why,
+	                           sizeof(why)) < 0)
+		return 0;
+	return s->type == GP_T_SIZE ? ll : l;
+}
+
+static const char *type_name(const gp_setting_t *s, char *b, size_t len)
+{
+	static const char *names[] = {
+	    "bool", "modes", "string", "int", "size", "list", "mapping name: modes"};
+	if (s->type == GP_T_INT)
+		snprintf(b, len, "int %ld..%ld", s->lo, s->hi);
+	else
+		snprintf(b, len, "%s", names[s->type]);
+	return b;
+}
+
+/* man: backslashes doubled, a leading dot or quote escaped */
+static void man_text(FILE *f, const char *t)
+{
+	if (*t == '.' || *t == '\'')
+		fputs("\\&", f);
+	for (; *t; t++)
+		if (*t == '\\')
+			fputs("\\e", f);
+		else if (*t == '-')
+			fputs("\\-", f);
+		else
+			fputc(*t, f);
+}
+
+int gp_settings_print(FILE *f, const char *which, const char *format)
+{
+	bool site = !strcmp(which, "site");
+	if (!site && strcmp(which, "env"))
+		return -1;
+	bool md = !strcmp(format, "markdown"), man = !strcmp(format, "man");
+	if (!md && !man && strcmp(format, "text"))
+		return -1;
+	if (md)
+		fputs(site
+		          ? "| key | type | default | variable | meaning |\n|---|---|---|---|---|\n"
+		          : "| variable | type | default | site key | meaning "
+		            "|\n|---|---|---|---|---|\n",
+		      f);
+	for (unsigned i = 0; i < gp_nsettings; i++) {
+		const gp_setting_t *s = &gp_settings[i];
+		char tb[64];
+		const char *name = site ? s->key : s->env, *other = site ? s->env : s->key;
+		char ob[96];
+		if (!site && other && (s->flags & GP_SET_TASK)) /* the plugin sets it */
+			snprintf(ob, sizeof(ob), "%s (set for every task)", other), other = ob;
+		const char *def = s->shown ? s->shown : *s->def ? s->def : "\"\"";
+		if (!name || (!site && !(s->flags & (GP_SET_USER | GP_SET_TASK))))
+			continue;
+		if (s->type == GP_T_LIST || s->type == GP_T_MODEMAP)
+			def = "empty";
+		type_name(s, tb, sizeof(tb));
+		if (md)
+			fprintf(f, "| %s | %s | %s | %s | %s |\n", name, tb, def,
+			        other ? other : "-", s->doc);
+		else if (man) {
+			fprintf(f, ".TP\n.B %s\n(%s, default ", name, tb);
+			man_text(f, def);
+			if (other) {
+				fprintf(f, "; %s ", site ? "variable" : "site key");
+				man_text(f, other);
+			}
+			fputs(")\n", f);
+			man_text(f, s->doc);
+			fputs(".\n", f);
+		} else
+			fprintf(f, "%-22s %-16s %-22s %s\n", name, tb, def, s->doc);
+	}
+	return ferror(f) ? -1 : 0;
+}
