@@ -370,13 +370,20 @@ static int setup(agent_t *a)
 
 static void cleanup_spool(agent_t *a);
 
+/* A rank file that cannot be written (a full spool): closed with what it has, and what
+ * its writer still held counted as lost; the task's and a launcher's ranks' alike. */
+static void close_failed(gp_rf_writer_t **w, const char *path, uint64_t *lost)
+{
+	gp_warn("cannot write %s: %s; records are counted as lost from now on", path,
+	        strerror(errno));
+	*lost += gp_rf_pending(*w);
+	gp_rf_writer_close(*w, false);
+	*w = NULL;
+}
+
 static void writer_failed(agent_t *a)
 {
-	gp_warn("cannot write %s: %s; records are counted as lost from now on", a->rank_path,
-	        strerror(errno));
-	a->lost_write += gp_rf_pending(a->w);
-	gp_rf_writer_close(a->w, false);
-	a->w = NULL;
+	close_failed(&a->w, a->rank_path, &a->lost_write);
 	a->write_failed = true;
 }
 
@@ -567,21 +574,12 @@ static void find_procs(agent_t *a)
 		a->procs_seen = n;
 }
 
-static void proc_write_failed(proc_file_t *x)
-{
-	gp_warn("cannot write %s: %s; records are counted as lost from now on", x->path,
-	        strerror(errno));
-	x->lost_write += gp_rf_pending(x->w);
-	gp_rf_writer_close(x->w, false);
-	x->w = NULL;
-}
-
 static void proc_drain(proc_file_t *x, bool force)
 {
 	if (x->done)
 		return;
 	if (x->w && gp_ring_drain(&x->ring, x->w, force, NULL) < 0)
-		proc_write_failed(x);
+		close_failed(&x->w, x->path, &x->lost_write);
 	if (!x->w)
 		gp_ring_drain(&x->ring, NULL, force, NULL);
 }
@@ -682,7 +680,7 @@ static void procs_tick(agent_t *a, bool flush)
 		}
 		proc_drain(x, false);
 		if (flush && x->w && gp_ring_commit(&x->ring, x->w) < 0)
-			proc_write_failed(x);
+			close_failed(&x->w, x->path, &x->lost_write);
 	}
 }
 
