@@ -305,6 +305,11 @@ static void set_child_env(agent_t *a)
 	setenv(GP_ENV_RANK_FILE, a->dest, 1);
 	/* the task's rank: a process with another RANK is one of a launcher's (inject.c) */
 	setenv(GP_ENV_RANK, a->rank, 1);
+	/* the values in force, as the PyTorch integration reads them (settings.h keeps the
+	 * defaults; Python has no copy of them) */
+	setenv(GP_ENV_GROUP_READABLE, a->group_readable ? "1" : "0", 1);
+	snprintf(b, sizeof(b), "%lld", gp_setting_long(GP_ENV_TORCH_HISTORY));
+	setenv(GP_ENV_TORCH_HISTORY, b, 1);
 	set_python_path(a);
 	unsetenv(GP_ENV_ARGV0);
 	unsetenv(GP_ENV_FALLBACK);

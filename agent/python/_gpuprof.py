@@ -219,7 +219,8 @@ def _start(torch):
     if rf.endswith(".gpr"):
         _s.base = rf[:-4]
     try:
-        _s.history_entries = max(0, int(os.environ.get("GPUPROF_TORCH_HISTORY", "100000")))
+        # the agent sets the value in force (common/settings.c holds the default)
+        _s.history_entries = max(0, int(os.environ.get("GPUPROF_TORCH_HISTORY", "0")))
     except ValueError:
         pass
     how = _install_steps(torch)

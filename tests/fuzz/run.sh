@@ -13,8 +13,10 @@ command -v clang >/dev/null || skip_all "clang not installed"
 T=$(mktemp -d); trap 'rm -rf "$T" /tmp/gp-fuzz-report.* /tmp/gp-fuzz.*' EXIT
 C="$top/common"
 flags=(-g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined -D_GNU_SOURCE
-	-I"$C" -I"$top/report" -I"$top/_build")
-common=("$C/rankfile.c" "$C/crc32c.c" "$C/path.c" "$C/modes.c" "$C/log.c" "$C/ranks.c")
+	-I"$C" -I"$top/report" -I"$top/_build" -DGP_AGENT_PATH="\"/a\"" -DGP_INJECT_PATH="\"/i\""
+	-DGP_CLI_PATH="\"/c\"")
+common=("$C/rankfile.c" "$C/crc32c.c" "$C/path.c" "$C/modes.c" "$C/log.c" "$C/ranks.c"
+	"$C/settings.c")
 
 clang "${flags[@]}" "$top/tests/fuzz/fuzz_rankfile.c" "${common[@]}" -lzstd -o "$T/fuzz" 2>"$T/build.log"
 ok $? "rank-file fuzzer builds ($(tail -1 "$T/build.log"))"
@@ -36,8 +38,7 @@ mkdir -p "$T/corpus-report"
 rc=$?
 ok $rc "report and exports: no crash, leak, hang or UB in ${secs}s ($(grep -o 'Done [0-9]* runs' "$T/fuzz-report.log"); $(grep -o 'cov: [0-9]*' "$T/fuzz-report.log" | tail -1) edges)"
 [ $rc -eq 0 ] || grep -v "^#\|^INFO\|^gpuprof" "$T/fuzz-report.log" | tail -40 | sed 's/^/# /'
-clang "${flags[@]}" -DGP_AGENT_PATH="\"/a\"" -DGP_INJECT_PATH="\"/i\"" -DGP_CLI_PATH="\"/c\"" \
-	"$top/tests/fuzz/fuzz_parsers.c" "$C/siteconf.c" "${common[@]}" -lyaml -lzstd \
+clang "${flags[@]}" "$top/tests/fuzz/fuzz_parsers.c" "$C/siteconf.c" "${common[@]}" -lyaml -lzstd \
 	-o "$T/fuzz-parsers" 2>"$T/build-parsers.log"
 ok $? "parser fuzzer builds ($(tail -1 "$T/build-parsers.log"))"
 mkdir -p "$T/corpus-parsers"

@@ -7,10 +7,13 @@ top=$(cd "$(dirname "$0")/../.." && pwd)
 command -v clang >/dev/null || skip_all "clang not installed"
 T=$(mktemp -d); trap 'rm -rf "$T"' EXIT
 C="$top/common"
+# settings.c names the installed paths (Makefile.am defines them for the build)
+PATHS=(-DGP_AGENT_PATH="\"/a\"" -DGP_INJECT_PATH="\"/i\"" -DGP_CLI_PATH="\"/c\"")
 for t in ring clock; do
 	clang -g -O1 -fsanitize=thread -D_GNU_SOURCE -I"$C" -I"$top/_build" -I"$top/tests/unit" \
 		"$top/tests/unit/t_$t.c" "$C/ring.c" "$C/clock.c" "$C/rankfile.c" "$C/crc32c.c" \
-		"$C/path.c" "$C/log.c" "$C/modes.c" -lzstd -lpthread -o "$T/t_$t" 2>"$T/build-$t.log"
+		"$C/path.c" "$C/log.c" "$C/modes.c" "$C/settings.c" "${PATHS[@]}" -lzstd -lpthread \
+		-o "$T/t_$t" 2>"$T/build-$t.log"
 	ok $? "t_$t builds with -fsanitize=thread ($(tail -1 "$T/build-$t.log"))"
 	TSAN_OPTIONS="halt_on_error=1 exitcode=66" "$T/t_$t" >"$T/$t.out" 2>&1
 	rc=$?
@@ -23,7 +26,8 @@ CF=(-g -O1 -fsanitize=thread -D_GNU_SOURCE -I"$C" -I"$top/_build" -I"$top/agent/
 [ -d /usr/local/cuda/include ] && CF+=(-I/usr/local/cuda/include)
 clang "${CF[@]}" -fPIC -shared "$top/agent/inject/inject.c" "$top/agent/inject/marker.c" \
 	"$C/ring.c" "$C/clock.c" "$C/rankfile.c" "$C/crc32c.c" "$C/path.c" "$C/log.c" "$C/modes.c" \
-	"$C/spool.c" -lzstd -ldl -lpthread -o "$T/inject.so" 2>"$T/build-inject.log" &&
+	"$C/spool.c" "$C/settings.c" "${PATHS[@]}" -lzstd -ldl -lpthread -o "$T/inject.so" \
+	2>"$T/build-inject.log" &&
 	clang "${CF[@]}" "$top/tests/nvtx/nvtx_client.c" -ldl -lpthread -o "$T/client" 2>>"$T/build-inject.log"
 if [ $? -ne 0 ]; then
 	skip "the injected library does not build with -fsanitize=thread here ($(tail -1 "$T/build-inject.log"))"
