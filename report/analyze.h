@@ -103,11 +103,16 @@ typedef struct gp_rank {
 	uint64_t capture_switches, capture_switch_max_ns;
 	/* CUPTI's own cost (CUPTI_ACTIVITY_KIND_OVERHEAD) */
 	uint64_t overhead_ns, overhead_records;
-	/* time series for plots: GP_TS buckets over the rank's whole run */
+	/* time series for the HTML plots: GP_TS buckets over the rank's steps (first step's
+	 * start to the last one's end; the whole run when no steps were found), so start-up
+	 * and teardown do not take the width */
 #define GP_TS 120
-	double ts_span_s;
-	float util[GP_TS];    /* GPU busy fraction */
+	double ts_span_s;     /* the window's length */
+	double ts_from_s;     /* its start, after the rank's first record (not drawn before) */
+	double ts_warm_s;     /* the end of the warm-up steps, into the window (0: none) */
+	float util[GP_TS];    /* GPU busy fraction (kernel records) */
 	float mem_mib[GP_TS]; /* device memory live at the bucket's end */
+	float nvml_util[GP_TS], nvml_w[GP_TS], nvml_mhz[GP_TS]; /* NVML means; -1: no sample */
 	/* data quality */
 	uint64_t drops_ring, drops_cupti, drops_table, drops_cap;
 	uint64_t loss[16]; /* records lost by cause (GP_LOSS_* of event.h), newer collectors */
@@ -213,6 +218,8 @@ void gp_job_findings(gp_job_t *job);
 void gp_job_free(gp_job_t *job);
 
 void gp_report_text(const gp_job_t *job, FILE *out);
+/* How a rank ended, in words: "exit 0", "signal 9", "incomplete", ... */
+const char *gp_rank_outcome(const gp_rank_t *r, char *buf, size_t len);
 void gp_report_json(const gp_job_t *job, FILE *out);
 /* job.json: who, where, when, which ranks were profiled and how they ended, and the
  * plugin's per-node step summaries (step*\/node*.json) embedded as they are. */

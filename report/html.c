@@ -1,21 +1,31 @@
-/* HTML report: one self-contained file (no script, no network), plots drawn as inline SVG:
- * step time per rank, GPU utilisation over time (a heat map that stays readable for 1024
- * ranks), device memory per rank over time, kernel time breakdown; then the findings and
- * the tables of the text report. Plain SVG because it needs no library to vet or vendor
- * and renders the same in any browser. */
+/* HTML report: one self-contained file (no script, no network: plots are inline SVG, hover
+ * text is SVG's <title>), read top to bottom as a person asks: what to fix first (the
+ * findings with what each would save), how slow (step time per rank over the steps, the
+ * warm-up shaded), where the time goes (GPU busy and idle per rank, busy over time,
+ * kernels), where the memory goes (device memory over time, the peak marked), what NVML
+ * saw (utilisation, power, SM clock), then the tables and the text report.
+ *
+ * Many ranks: with more than LINES ranks a plot draws the band from the lowest to the
+ * highest rank, the median across ranks, and the ranks furthest from the median by name;
+ * tables give min/median/p95/max with the outlier ranks named (`report --ranks` for the
+ * detail). Plain SVG because it needs no library to vet or vendor and renders the same
+ * in any browser. */
 #include "config.h"
 #include "analyze.h"
 
 #include <math.h>
-#include <stdlib.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
-#define W        760
-#define H        260
-#define ML       60 /* margins */
-#define MB       30
-#define MAXLINES 32
+#define W       900 /* plot size */
+#define H       250
+#define ML      70 /* margins: left (ticks, unit), right, top, bottom */
+#define MR      20
+#define MT      12
+#define MB      38
+#define LINES   8 /* ranks drawn one line each; more: a band, the median, the outliers */
+#define OUTLIER 3 /* outlier ranks named on a band */
 
 static void esc(FILE *o, const char *s)
 {
@@ -39,122 +49,495 @@ static void esc(FILE *o, const char *s)
 	}
 }
 
-static const char *color(unsigned i)
+/* A long name with its middle taken out: both ends say more than the start alone. */
+static const char *ellipsize(const char *s, size_t max, char *buf, size_t len)
 {
-	static const char *c[] = {"#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd",
-	                          "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf"};
-	return c[i % 10];
+	size_t n = strlen(s);
+	if (n <= max || max < 8 || len < max + 4) {
+		snprintf(buf, len, "%s", s);
+		return buf;
+	}
+	/* two thirds from the start: kernels' names differ early (gemm_nt vs gemm_tn) */
+	size_t head = (max - 1) * 2 / 3, tail = max - 1 - head;
+	snprintf(buf, len, "%.*s\xe2\x80\xa6%s", (int)head, s, s + n - tail);
+	return buf;
 }
 
-static void axes(FILE *o, const char *id, const char *title, const char *xl, const char *yl,
-                 double ymax)
+static const char *color(unsigned i)
 {
+	static const char *c[] = {"#1f77b4", "#ff7f0e", "#2ca02c", "#d62728",
+	                          "#9467bd", "#8c564b", "#e377c2", "#17becf"};
+	return c[i % 8];
+}
+
+/* Tick step: 1, 2 or 5 times a power of ten, about five ticks over range. */
+static double nice_step(double range)
+{
+	if (!(range > 0))
+		return 1;
+	double raw = range / 5, p = pow(10, floor(log10(raw))), f = raw / p;
+	return (f < 1.5 ? 1 : f < 3.5 ? 2 : f < 7.5 ? 5 : 10) * p;
+}
+
+/* SI ticks, never scientific notation: 0.25, 12, 1.5k, 2M */
+static const char *si(double v, char *b, size_t len)
+{
+	double a = fabs(v);
+	if (a >= 1e6)
+		snprintf(b, len, "%.3gM", v / 1e6);
+	else if (a >= 1e4)
+		snprintf(b, len, "%.3gk", v / 1e3);
+	else if (a >= 100 || a == 0 || fabs(v - round(v)) < 1e-9)
+		snprintf(b, len, "%.0f", v);
+	else
+		snprintf(b, len, "%.3g", v);
+	return b;
+}
+
+typedef struct frame {
+	double x0, x1, y0, y1; /* data ranges */
+} frame_t;
+
+static double X(const frame_t *f, double v)
+{
+	return ML + (W - ML - MR) * (f->x1 > f->x0 ? (v - f->x0) / (f->x1 - f->x0) : 0.5);
+}
+
+static double Y(const frame_t *f, double v)
+{
+	return H - MB - (H - MB - MT) * (f->y1 > f->y0 ? (v - f->y0) / (f->y1 - f->y0) : 0);
+}
+
+/* Heading, legend slot, SVG with grid, ticks and axis titles (units in them). */
+static void frame_open(FILE *o, const char *id, const char *title, const char *note, const char *xl,
+                       const char *yl, frame_t *f)
+{
+	char b[32];
 	fprintf(o, "<h3>");
 	esc(o, title);
+	fprintf(o, "</h3>\n");
+	if (note && *note) {
+		fprintf(o, "<p class=\"note\">");
+		esc(o, note);
+		fprintf(o, "</p>\n");
+	}
+	if (f->y1 <= f->y0)
+		f->y1 = f->y0 + 1;
+	double ys = nice_step(f->y1 - f->y0), xs = nice_step(f->x1 - f->x0);
+	f->y1 = f->y0 + ceil((f->y1 - f->y0) / ys - 1e-9) * ys; /* the top on a tick */
 	fprintf(o,
-	        "</h3>\n<svg class=\"plot\" id=\"%s\" width=\"%d\" height=\"%d\" "
-	        "viewBox=\"0 0 %d %d\" xmlns=\"http://www.w3.org/2000/svg\">\n",
+	        "<svg class=\"plot\" id=\"%s\" width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\" "
+	        "xmlns=\"http://www.w3.org/2000/svg\" font-family=\"sans-serif\">\n",
 	        id, W, H, W, H);
-	fprintf(o, "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"#333\"/>\n", ML, H - MB,
-	        W - 10, H - MB);
-	fprintf(o, "<line x1=\"%d\" y1=\"10\" x2=\"%d\" y2=\"%d\" stroke=\"#333\"/>\n", ML, ML,
-	        H - MB);
-	fprintf(o, "<text x=\"%d\" y=\"%d\" font-size=\"11\" text-anchor=\"middle\">", (W + ML) / 2,
-	        H - 5);
+	for (double v = f->y0; *yl && v <= f->y1 + ys / 2; v += ys) { /* no unit: no ticks */
+		double y = Y(f, v);
+		fprintf(
+		    o,
+		    "<line x1=\"%d\" y1=\"%.1f\" x2=\"%d\" y2=\"%.1f\" stroke=\"#e4e4e4\"/>"
+		    "<text x=\"%d\" y=\"%.1f\" font-size=\"11\" text-anchor=\"end\">%s</text>\n",
+		    ML, y, W - MR, y, ML - 5, y + 4, si(v, b, sizeof(b)));
+	}
+	for (double v = ceil(f->x0 / xs) * xs; v <= f->x1 + xs / 1000; v += xs) {
+		double x = X(f, v);
+		fprintf(
+		    o,
+		    "<line x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%d\" stroke=\"#999\"/>"
+		    "<text x=\"%.1f\" y=\"%d\" font-size=\"11\" text-anchor=\"middle\">%s</text>\n",
+		    x, H - MB, x, H - MB + 4, x, H - MB + 16, si(v, b, sizeof(b)));
+	}
+	fprintf(o,
+	        "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"#333\"/>"
+	        "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"#333\"/>\n",
+	        ML, H - MB, W - MR, H - MB, ML, MT, ML, H - MB);
+	fprintf(o, "<text x=\"%d\" y=\"%d\" font-size=\"12\" text-anchor=\"middle\">",
+	        (W + ML - MR) / 2, H - 6);
 	esc(o, xl);
 	fprintf(o,
-	        "</text>\n<text x=\"12\" y=\"%d\" font-size=\"11\" transform=\"rotate(-90 12 %d)\" "
-	        "text-anchor=\"middle\">",
-	        H / 2, H / 2);
+	        "</text>\n<text x=\"14\" y=\"%d\" font-size=\"12\" text-anchor=\"middle\" "
+	        "transform=\"rotate(-90 14 %d)\">",
+	        (H - MB + MT) / 2, (H - MB + MT) / 2);
 	esc(o, yl);
 	fprintf(o, "</text>\n");
-	for (int t = 0; t <= 4; t++) {
-		double v = ymax * t / 4;
-		int y = H - MB - (int)((H - MB - 10) * t / 4.0);
-		fprintf(
-		    o, "<text x=\"%d\" y=\"%d\" font-size=\"10\" text-anchor=\"end\">%.3g</text>\n",
-		    ML - 4, y + 3, v);
+}
+
+/* A line through the points with y >= 0 (negative: no sample, the line breaks). */
+static void line(FILE *o, const frame_t *f, const double *x, const double *y, unsigned n,
+                 const char *col, double width, const char *title)
+{
+	bool open = false;
+	for (unsigned i = 0; i <= n; i++) {
+		bool have = i < n && y[i] >= 0 && isfinite(y[i]);
+		if (have && !open) {
+			fprintf(o,
+			        "<polyline class=\"series\" fill=\"none\" stroke=\"%s\" "
+			        "stroke-width=\"%.1f\" points=\"",
+			        col, width);
+			open = true;
+		}
+		if (have)
+			fprintf(o, "%.1f,%.1f ", X(f, x[i]), Y(f, y[i]));
+		if (!have && open) {
+			fprintf(o, "\"><title>");
+			esc(o, title);
+			fprintf(o, "</title></polyline>\n");
+			open = false;
+		}
 	}
 }
 
-static double px(double i, double n)
+/* The band between lo and hi where both are sampled. */
+static void band(FILE *o, const frame_t *f, const double *x, const double *lo, const double *hi,
+                 unsigned n, const char *title)
 {
-	return ML + (W - 10 - ML) * (n > 1 ? i / (n - 1) : 0.5);
+	fprintf(o, "<polygon class=\"band\" fill=\"#1f77b4\" fill-opacity=\"0.18\" points=\"");
+	for (unsigned i = 0; i < n; i++)
+		if (lo[i] >= 0)
+			fprintf(o, "%.1f,%.1f ", X(f, x[i]), Y(f, hi[i]));
+	for (unsigned i = n; i-- > 0;)
+		if (lo[i] >= 0)
+			fprintf(o, "%.1f,%.1f ", X(f, x[i]), Y(f, lo[i]));
+	fprintf(o, "\"><title>");
+	esc(o, title);
+	fprintf(o, "</title></polygon>\n");
 }
 
-static double py(double v, double ymax)
+typedef struct legend {
+	unsigned n;
+	char text[LINES + 4][64];
+	char col[LINES + 4][32];
+	bool dash[LINES + 4];
+} legend_t;
+
+static void legend_add(legend_t *l, const char *col, const char *text)
 {
-	return H - MB - (H - MB - 10) * (ymax > 0 ? v / ymax : 0);
+	if (l->n < sizeof(l->text) / sizeof(l->text[0])) {
+		snprintf(l->col[l->n], sizeof(l->col[0]), "%s", col);
+		snprintf(l->text[l->n++], sizeof(l->text[0]), "%s", text);
+	}
+}
+
+static void legend_close(FILE *o, const legend_t *l)
+{
+	fprintf(o, "</svg>\n<div class=\"legend\">");
+	for (unsigned i = 0; i < l->n; i++) {
+		fprintf(o, "<span><i style=\"background:%s\"></i>", l->col[i]);
+		esc(o, l->text[i]);
+		fprintf(o, "</span>");
+	}
+	fprintf(o, "</div>\n");
+}
+
+static int cmpd(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return x < y ? -1 : x > y;
+}
+
+/* Per-rank series, sampled at n points: one line per rank when there are few; else the
+ * band of the ranks, their median, and the OUTLIER ranks furthest from the median (mean
+ * absolute distance) by name. get(r, i) < 0: no sample. */
+typedef double (*sample_fn)(const gp_rank_t *r, unsigned i, const void *ctx);
+
+static void ranks_plot(FILE *o, const gp_job_t *job, const frame_t *f, const double *x, unsigned n,
+                       sample_fn get, const void *ctx, const char *unit, legend_t *lg)
+{
+	char t[96];
+	if (job->nranks <= LINES) {
+		double *y = calloc(n ? n : 1, sizeof(double));
+		for (unsigned r = 0; y && r < job->nranks; r++) {
+			for (unsigned i = 0; i < n; i++)
+				y[i] = get(&job->ranks[r], i, ctx);
+			snprintf(t, sizeof(t), "rank %d (%s)", job->ranks[r].rank, unit);
+			line(o, f, x, y, n, color(r), 1.6, t);
+			snprintf(t, sizeof(t), "rank %d", job->ranks[r].rank);
+			legend_add(lg, color(r), t);
+		}
+		free(y);
+		return;
+	}
+	double *lo = calloc(n ? n : 1, sizeof(double)), *hi = calloc(n ? n : 1, sizeof(double)),
+	       *med = calloc(n ? n : 1, sizeof(double)), *col = calloc(job->nranks, sizeof(double)),
+	       *dist = calloc(job->nranks, sizeof(double));
+	unsigned *cnt = calloc(job->nranks, sizeof(unsigned));
+	if (!lo || !hi || !med || !col || !dist || !cnt)
+		goto out;
+	for (unsigned i = 0; i < n; i++) {
+		unsigned k = 0;
+		for (unsigned r = 0; r < job->nranks; r++) {
+			double v = get(&job->ranks[r], i, ctx);
+			if (v >= 0)
+				col[k++] = v;
+		}
+		if (!k) {
+			lo[i] = hi[i] = med[i] = -1;
+			continue;
+		}
+		qsort(col, k, sizeof(double), cmpd);
+		lo[i] = col[0];
+		hi[i] = col[k - 1];
+		med[i] = k % 2 ? col[k / 2] : (col[k / 2 - 1] + col[k / 2]) / 2;
+	}
+	for (unsigned r = 0; r < job->nranks; r++)
+		for (unsigned i = 0; i < n; i++) {
+			double v = get(&job->ranks[r], i, ctx);
+			if (v >= 0 && med[i] >= 0) {
+				dist[r] += fabs(v - med[i]);
+				cnt[r]++;
+			}
+		}
+	snprintf(t, sizeof(t), "lowest to highest of %u ranks (%s)", job->nranks, unit);
+	band(o, f, x, lo, hi, n, t);
+	legend_add(lg, "rgba(31,119,180,.3)", t);
+	snprintf(t, sizeof(t), "median across ranks (%s)", unit);
+	line(o, f, x, med, n, "#1f77b4", 2, t);
+	legend_add(lg, "#1f77b4", "median across ranks");
+	/* the outliers, furthest first */
+	bool *taken = calloc(job->nranks, sizeof(bool));
+	double *y = calloc(n ? n : 1, sizeof(double));
+	for (unsigned k = 0; taken && y && k < OUTLIER; k++) {
+		int best = -1;
+		for (unsigned r = 0; r < job->nranks; r++)
+			if (!taken[r] && cnt[r] &&
+			    (best < 0 || dist[r] / cnt[r] > dist[best] / cnt[best]))
+				best = (int)r;
+		if (best < 0 || dist[best] <= 0)
+			break;
+		taken[best] = true;
+		for (unsigned i = 0; i < n; i++)
+			y[i] = get(&job->ranks[best], i, ctx);
+		snprintf(t, sizeof(t), "rank %d: furthest from the median (%s)",
+		         job->ranks[best].rank, unit);
+		line(o, f, x, y, n, color(3 + k), 1.4, t);
+		snprintf(t, sizeof(t), "rank %d (outlier)", job->ranks[best].rank);
+		legend_add(lg, color(3 + k), t);
+	}
+	free(taken);
+	free(y);
+out:
+	free(lo);
+	free(hi);
+	free(med);
+	free(col);
+	free(dist);
+	free(cnt);
+}
+
+/* ---- how slow ---- */
+
+static double step_sample(const gp_rank_t *r, unsigned i, const void *ctx)
+{
+	unsigned first = *(const unsigned *)ctx; /* the first step drawn */
+	unsigned k = i + first;                  /* step number */
+	return k >= r->warmup && k - r->warmup < r->nstep_ms ? r->step_ms[k - r->warmup] : -1;
 }
 
 static void plot_steps(FILE *o, const gp_job_t *job)
 {
+	unsigned warm = 0, last = 0;
 	double ymax = 0;
-	unsigned nmax = 0;
-	for (unsigned i = 0; i < job->nranks; i++)
-		for (unsigned s = 0; s < job->ranks[i].nstep_ms; s++) {
-			ymax = fmax(ymax, job->ranks[i].step_ms[s]);
-			nmax = job->ranks[i].nstep_ms > nmax ? job->ranks[i].nstep_ms : nmax;
-		}
-	char title[160];
-	snprintf(title, sizeof(title), "Step time per rank (%s; warm-up excluded)",
-	         !strcmp(job->step_basis, "gpu")
-	             ? "GPU: completion of a step's work to the next one's"
-	         : !strcmp(job->step_basis, "period") ? "period: step start to the next start"
-	                                              : job->step_basis);
-	axes(o, "steps", title, "step", "ms", ymax * 1.05);
-	for (unsigned i = 0; i < job->nranks && i < MAXLINES; i++) {
+	for (unsigned i = 0; i < job->nranks; i++) {
 		const gp_rank_t *r = &job->ranks[i];
 		if (!r->nstep_ms)
 			continue;
-		fprintf(o, "<polyline class=\"series\" fill=\"none\" stroke=\"%s\" points=\"",
-		        color(i));
+		warm = r->warmup > warm ? r->warmup : warm;
+		last = r->warmup + r->nstep_ms > last ? r->warmup + r->nstep_ms : last;
 		for (unsigned s = 0; s < r->nstep_ms; s++)
-			fprintf(o, "%.1f,%.1f ", px(s, nmax), py(r->step_ms[s], ymax * 1.05));
-		fprintf(o, "\"><title>rank %d</title></polyline>\n", r->rank);
+			ymax = fmax(ymax, r->step_ms[s]);
 	}
-	fprintf(o, "</svg>\n");
+	if (!last)
+		return;
+	const char *basis = !strcmp(job->step_basis, "gpu")
+	                        ? "GPU step: completion of a step's GPU work to the next one's"
+	                    : !strcmp(job->step_basis, "period") ? "step period: start to start"
+	                                                         : job->step_basis;
+	char note[200];
+	snprintf(note, sizeof(note),
+	         "%s; the first %u step(s) are warm-up, excluded from every "
+	         "statistic (shaded).",
+	         basis, warm);
+	unsigned n = last, first = 0;
+	double *x = malloc(n * sizeof(double));
+	if (!x)
+		return;
+	for (unsigned i = 0; i < n; i++)
+		x[i] = i;
+	frame_t f = {0, n > 1 ? n - 1 : 1, 0, ymax * 1.08};
+	frame_open(o, "steps", "Step time per rank", note, "step number", "step time (ms)", &f);
+	if (warm)
+		fprintf(o,
+		        "<rect class=\"warmup\" x=\"%.1f\" y=\"%d\" width=\"%.1f\" height=\"%d\" "
+		        "fill=\"#bbb\" fill-opacity=\"0.3\"><title>warm-up: excluded</title></rect>"
+		        "<text x=\"%.1f\" y=\"%d\" font-size=\"11\" fill=\"#555\">warm-up</text>\n",
+		        X(&f, 0), MT, X(&f, warm - 0.5) - X(&f, 0), H - MB - MT, X(&f, 0) + 3,
+		        MT + 12);
+	legend_t lg = {0};
+	ranks_plot(o, job, &f, x, n, step_sample, &first, "ms", &lg);
+	if (warm)
+		legend_add(&lg, "rgba(150,150,150,.4)", "warm-up (excluded)");
+	legend_close(o, &lg);
+	free(x);
 }
 
-static void plot_util(FILE *o, const gp_job_t *job)
+/* ---- where the time goes ---- */
+
+static double pct(uint64_t a, uint64_t b)
+{
+	return b ? 100.0 * (double)a / (double)b : 0;
+}
+
+/* busy, waiting for the host, synchronising, between kernels, other: shares of the span */
+static void parts(const gp_rank_t *r, double p[5])
+{
+	p[0] = pct(r->busy_ns, r->span_ns);
+	p[1] = pct(r->idle_host_ns, r->span_ns);
+	p[2] = pct(r->idle_sync_ns, r->span_ns);
+	p[3] = pct(r->idle_kernel_ns, r->span_ns);
+	p[4] = pct(r->idle_other_ns, r->span_ns);
+}
+
+static const char *part_name[5] = {"busy", "idle: waiting for the host", "idle: synchronising",
+                                   "idle: between kernels", "idle: other"};
+static const char *part_col[5] = {"#2ca02c", "#ff7f0e", "#d62728", "#9467bd", "#bbbbbb"};
+
+static void plot_busy(FILE *o, const gp_job_t *job)
+{
+	bool any = false;
+	for (unsigned i = 0; i < job->nranks; i++)
+		any |= job->ranks[i].span_ns > 0;
+	if (!any)
+		return;
+	fprintf(o, "<h3>GPU busy and idle per rank</h3>\n"
+	           "<p class=\"note\">Share of each rank's steps (warm-up excluded).</p>\n");
+	unsigned rows = job->nranks <= 32 ? job->nranks : 5, rh = 18;
+	fprintf(o,
+	        "<svg class=\"plot\" id=\"busy\" width=\"%d\" height=\"%u\" "
+	        "xmlns=\"http://www.w3.org/2000/svg\" font-family=\"sans-serif\">\n",
+	        W, rows * rh + 30);
+	double x0 = 170, w = W - x0 - MR;
+	char t[160];
+	if (job->nranks <= 32) {
+		for (unsigned i = 0; i < job->nranks; i++) {
+			const gp_rank_t *r = &job->ranks[i];
+			double p[5], x = x0;
+			parts(r, p);
+			fprintf(o,
+			        "<text x=\"%.0f\" y=\"%u\" font-size=\"11\" "
+			        "text-anchor=\"end\">rank %d",
+			        x0 - 6, i * rh + 13, r->rank);
+			if (r->node[0]) {
+				fprintf(o, " (");
+				esc(o, r->node);
+				fprintf(o, ")");
+			}
+			fprintf(o, "</text>\n");
+			for (int k = 0; k < 5; k++) {
+				fprintf(o,
+				        "<rect class=\"bar\" x=\"%.1f\" y=\"%u\" width=\"%.1f\" "
+				        "height=\"%u\" fill=\"%s\"><title>rank %d: %s "
+				        "%.1f%%</title></rect>\n",
+				        x, i * rh + 2, w * p[k] / 100, rh - 4, part_col[k], r->rank,
+				        part_name[k], p[k]);
+				x += w * p[k] / 100;
+			}
+		}
+	} else {
+		/* per part: the spread across ranks (a bar from the lowest to the highest, a tick
+		 * at the median), the lowest and highest ranks named in a column on the right */
+		double *v = malloc(job->nranks * sizeof(double));
+		w = W - x0 - MR - 360;
+		for (int k = 0; v && k < 5; k++) {
+			unsigned lo = 0, hi = 0;
+			for (unsigned i = 0; i < job->nranks; i++) {
+				double p[5];
+				parts(&job->ranks[i], p);
+				v[i] = p[k];
+				lo = v[i] < v[lo] ? i : lo;
+				hi = v[i] > v[hi] ? i : hi;
+			}
+			double mn = v[lo], mx = v[hi];
+			qsort(v, job->nranks, sizeof(double), cmpd);
+			double md = v[job->nranks / 2];
+			unsigned y = (unsigned)k * rh;
+			snprintf(t, sizeof(t),
+			         "lowest %.1f%% (rank %d), median %.1f%%, highest %.1f%% (rank %d)",
+			         mn, job->ranks[lo].rank, md, mx, job->ranks[hi].rank);
+			fprintf(o,
+			        "<text x=\"%.0f\" y=\"%u\" font-size=\"11\" text-anchor=\"end\">",
+			        x0 - 6, y + 13);
+			esc(o, part_name[k]);
+			fprintf(
+			    o,
+			    "</text>\n<rect class=\"bar\" x=\"%.1f\" y=\"%u\" width=\"%.1f\" "
+			    "height=\"%u\" fill=\"%s\" fill-opacity=\"0.4\"/>\n<rect x=\"%.1f\" "
+			    "y=\"%u\" width=\"3\" height=\"%u\" fill=\"%s\"/>\n<text x=\"%.0f\" "
+			    "y=\"%u\" font-size=\"10\">",
+			    x0 + w * mn / 100, y + 2, w * (mx - mn) / 100 + 1, rh - 4, part_col[k],
+			    x0 + w * md / 100 - 1, y + 1, rh - 2, part_col[k], W - MR - 350.0,
+			    y + 13);
+			esc(o, t);
+			fprintf(o, "</text>\n");
+		}
+		free(v);
+	}
+	for (int p = 0; p <= 100; p += 25)
+		fprintf(o,
+		        "<text x=\"%.1f\" y=\"%u\" font-size=\"10\" "
+		        "text-anchor=\"middle\">%d%%</text>\n",
+		        x0 + w * p / 100, rows * rh + 14, p);
+	fprintf(o, "</svg>\n<div class=\"legend\">");
+	for (int k = 0; k < 5; k++) {
+		fprintf(o, "<span><i style=\"background:%s\"></i>", part_col[k]);
+		esc(o, part_name[k]);
+		fprintf(o, "</span>");
+	}
+	fprintf(o, "</div>\n");
+}
+
+/* GPU busy over time, a row per rank: readable for 1024 ranks. From kernel records, or
+ * NVML's utilisation where no kernel was recorded (mode gpu without cuda). */
+static void plot_util(FILE *o, const gp_job_t *job, bool nvml)
 {
 	unsigned n = job->nranks;
-	double rowh = n ? (double)(H - MB - 10) / n : 1;
-	axes(o, "util", "GPU utilisation over time (one row per rank; darker = busier)",
-	     "time in the rank's run", "rank", n ? n - 1 : 0);
-	double cw = (double)(W - 10 - ML) / GP_TS;
+	double span = 0;
 	for (unsigned i = 0; i < n; i++)
+		span = fmax(span, job->ranks[i].ts_span_s);
+	if (!n || span <= 0)
+		return;
+	frame_t f = {0, span, 0, n};
+	char note[200];
+	snprintf(note, sizeof(note),
+	         "%s, over each rank's steps (start-up and teardown not drawn); darker is busier.",
+	         nvml ? "NVML's GPU utilisation (no kernel records in this job)"
+	              : "Share of time a kernel ran, from the kernel records");
+	frame_open(o, "util", "GPU busy over time, one row per rank", note,
+	           "time since the rank's first step (s)", "", &f);
+	double rowh = (double)(H - MB - MT) / n;
+	for (unsigned i = 0; i < n; i++) {
+		const gp_rank_t *r = &job->ranks[i];
+		double cw = (X(&f, r->ts_span_s) - ML) / GP_TS;
 		for (int b = 0; b < GP_TS; b++) {
-			float u = job->ranks[i].util[b];
+			float u =
+			    nvml ? (r->nvml_util[b] >= 0 ? r->nvml_util[b] / 100 : 0) : r->util[b];
 			if (u <= 0.005f)
 				continue;
 			fprintf(o,
 			        "<rect class=\"cell\" x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" "
 			        "height=\"%.1f\" "
 			        "fill=\"rgb(%d,%d,255)\"/>\n",
-			        ML + b * cw, 10 + i * rowh, cw + 0.2, rowh + 0.2,
+			        ML + b * cw, MT + i * rowh, cw + 0.3, rowh + 0.3,
 			        (int)(230 * (1 - u)), (int)(230 * (1 - u)));
 		}
-	fprintf(o, "</svg>\n");
-}
-
-static void plot_memory(FILE *o, const gp_job_t *job)
-{
-	double ymax = 0;
-	for (unsigned i = 0; i < job->nranks; i++)
-		for (int b = 0; b < GP_TS; b++)
-			ymax = fmax(ymax, job->ranks[i].mem_mib[b]);
-	axes(o, "memory", "Device memory per rank over time", "time in the rank's run", "MiB",
-	     ymax * 1.05);
-	for (unsigned i = 0; i < job->nranks && i < MAXLINES; i++) {
-		fprintf(o, "<polyline class=\"series\" fill=\"none\" stroke=\"%s\" points=\"",
-		        color(i));
-		for (int b = 0; b < GP_TS; b++)
-			fprintf(o, "%.1f,%.1f ", px(b, GP_TS),
-			        py(job->ranks[i].mem_mib[b], ymax * 1.05));
-		fprintf(o, "\"><title>rank %d</title></polyline>\n", job->ranks[i].rank);
 	}
-	fprintf(o, "</svg>\n");
+	/* rank labels: every row up to 16, else every k-th */
+	unsigned every = n <= 16 ? 1 : (n + 15) / 16;
+	for (unsigned i = 0; i < n; i += every)
+		fprintf(o,
+		        "<text x=\"%d\" y=\"%.1f\" font-size=\"10\" text-anchor=\"end\">rank "
+		        "%d</text>\n",
+		        ML - 4, MT + (i + 0.5) * rowh + 3, job->ranks[i].rank);
+	fprintf(o, "</svg>\n<div class=\"legend\"><span><i style=\"background:rgb(230,230,255)\">"
+	           "</i>idle</span><span><i style=\"background:rgb(115,115,255)\"></i>50%% busy"
+	           "</span><span><i style=\"background:rgb(0,0,255)\"></i>busy</span></div>\n");
 }
 
 static void plot_kernels(FILE *o, const gp_job_t *job)
@@ -163,74 +546,355 @@ static void plot_kernels(FILE *o, const gp_job_t *job)
 	unsigned n = job->nk < 12 ? job->nk : 12;
 	for (unsigned i = 0; i < job->nk; i++)
 		tot += job->k[i].total;
+	if (!n || !tot)
+		return;
+	double x0 = 400, w = W - x0 - 130;
 	fprintf(o,
-	        "<h3>Kernel time breakdown (all ranks)</h3>\n<svg class=\"plot\" id=\"kernels\" "
-	        "width=\"%d\" height=\"%u\" xmlns=\"http://www.w3.org/2000/svg\">\n",
+	        "<h3>Kernels (all ranks)</h3>\n<svg class=\"plot\" "
+	        "id=\"kernels\" width=\"%d\" height=\"%u\" xmlns=\"http://www.w3.org/2000/svg\" "
+	        "font-family=\"sans-serif\">\n",
 	        W, 22 * n + 10);
 	for (unsigned i = 0; i < n; i++) {
 		const gp_kstat_t *k = &job->k[i];
-		double share = tot ? (double)k->total / tot : 0;
-		char nm[61];
-		snprintf(nm, sizeof(nm), "%s", k->name);
+		double share = (double)k->total / tot;
+		char nm[128];
+		fprintf(o, "<g><title>");
+		esc(o, k->name);
 		fprintf(o,
-		        "<rect class=\"bar\" x=\"300\" y=\"%u\" width=\"%.1f\" height=\"16\" "
-		        "fill=\"%s\"/>\n<text x=\"295\" y=\"%u\" font-size=\"10\" "
-		        "text-anchor=\"end\">",
-		        5 + 22 * i, share * (W - 380), k->comm ? "#d62728" : "#1f77b4",
-		        17 + 22 * i);
-		esc(o, nm);
-		fprintf(
-		    o,
-		    "</text>\n<text x=\"%.1f\" y=\"%u\" font-size=\"10\">%.1f%% (%.2f ms)</text>\n",
-		    305 + share * (W - 380), 17 + 22 * i, 100 * share, k->total / 1e6);
+		        ": %llu calls, %.2f ms</title><rect class=\"bar\" x=\"%.0f\" y=\"%u\" "
+		        "width=\"%.1f\" height=\"16\" fill=\"%s\"/>\n<text x=\"%.0f\" y=\"%u\" "
+		        "font-size=\"11\" font-family=\"monospace\" text-anchor=\"end\">",
+		        (unsigned long long)k->calls, k->total / 1e6, x0, 5 + 22 * i, share * w + 1,
+		        k->comm ? "#d62728" : "#1f77b4", x0 - 6, 17 + 22 * i);
+		esc(o, ellipsize(k->name, 54, nm, sizeof(nm)));
+		fprintf(o,
+		        "</text>\n<text x=\"%.1f\" y=\"%u\" font-size=\"11\">%.1f%% (%.2f "
+		        "ms)</text></g>\n",
+		        x0 + share * w + 5, 17 + 22 * i, 100 * share, k->total / 1e6);
 	}
-	fprintf(o, "</svg>\n");
+	fprintf(o, "</svg>\n<div class=\"legend\"><span><i style=\"background:#1f77b4\"></i>compute"
+	           "</span><span><i style=\"background:#d62728\"></i>communication (NCCL)</span>"
+	           "</div>\n");
 }
 
-int gp_report_html(const gp_job_t *job, FILE *o)
+/* ---- where the memory goes, what NVML saw ---- */
+
+typedef struct series_ctx {
+	int which; /* 0 memory, 1 NVML utilisation, 2 power, 3 SM clock */
+	double scale;
+} series_ctx_t;
+
+static double series_sample(const gp_rank_t *r, unsigned b, const void *ctx)
 {
-	fprintf(o, "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>gpuprof report: "
-	           "job ");
-	esc(o, job->job);
-	fprintf(o,
-	        "</title>\n<style>body{font-family:sans-serif;max-width:%dpx;margin:2em auto}"
-	        "pre{font-size:11px;background:#f6f6f6;padding:1em;overflow-x:auto}"
-	        ".finding{border-left:4px solid #d62728;padding:.3em .8em;margin:.6em 0}"
-	        "</style></head><body>\n<h1>gpuprof report: job ",
-	        W + 40);
-	esc(o, job->job);
-	fprintf(o, "</h1>\n<p>%u rank file(s) in <code>", job->nranks);
-	esc(o, job->dir);
-	fprintf(o, "</code></p>\n");
-	if (job->sacct[0]) {
-		fprintf(o, "<p>sacct: <code>");
-		esc(o, job->sacct);
-		fprintf(o, "</code></p>\n");
+	const series_ctx_t *c = ctx;
+	if (r->ts_span_s <= 0)
+		return -1;
+	float v = c->which == 0   ? r->mem_mib[b]
+	          : c->which == 1 ? r->nvml_util[b]
+	          : c->which == 2 ? r->nvml_w[b]
+	                          : r->nvml_mhz[b];
+	return v < 0 ? -1 : v * c->scale;
+}
+
+/* the time of bucket b: the plots share one axis, in seconds since each rank's first step */
+static bool time_axis(const gp_job_t *job, double *x, double *span)
+{
+	*span = 0;
+	for (unsigned i = 0; i < job->nranks; i++)
+		*span = fmax(*span, job->ranks[i].ts_span_s);
+	for (int b = 0; b < GP_TS; b++)
+		x[b] = *span * (b + 1) / GP_TS;
+	return *span > 0;
+}
+
+static void plot_series(FILE *o, const gp_job_t *job, int which)
+{
+	static const char *ids[] = {"memory", "nvml-util", "nvml-power", "nvml-clock"};
+	static const char *titles[] = {"Device memory per rank over time", "NVML: GPU utilisation",
+	                               "NVML: power", "NVML: SM clock"};
+	double x[GP_TS], span, ymax = 0;
+	if (!time_axis(job, x, &span))
+		return;
+	series_ctx_t c = {which, 1};
+	int pr = -1, pb = 0; /* the peak: rank and bucket */
+	bool sampled = false;
+	for (unsigned i = 0; i < job->nranks; i++)
+		for (int b = 0; b < GP_TS; b++) {
+			double v = series_sample(&job->ranks[i], (unsigned)b, &c);
+			sampled |= v >= 0;
+			if (v > ymax || (pr < 0 && v >= 0)) {
+				ymax = v;
+				pr = (int)i;
+				pb = b;
+			}
+		}
+	/* an idle GPU is worth a plot; a power or clock of 0 is one NVML could not read */
+	if (!sampled || (which != 1 && ymax <= 0))
+		return;
+	const char *unit = which == 1 ? "%" : which == 2 ? "W" : which == 3 ? "MHz" : "MiB";
+	if (which == 0 && ymax >= 4096) {
+		c.scale = 1.0 / 1024;
+		ymax /= 1024;
+		unit = "GiB";
 	}
-	fprintf(o, "<h2>Findings</h2>\n");
+	char yl[64], note[256];
+	snprintf(yl, sizeof(yl), "%s (%s)",
+	         which == 0   ? "live device memory"
+	         : which == 1 ? "utilisation"
+	         : which == 2 ? "power"
+	                      : "SM clock",
+	         unit);
+	const gp_rank_t *r0 = &job->ranks[pr];
+	if (which == 0)
+		snprintf(note, sizeof(note),
+		         "Bytes allocated and not yet freed at the end of each of %d intervals; "
+		         "%.1f s of start-up before rank %d's first step not drawn.",
+		         GP_TS, r0->ts_from_s, r0->rank);
+	else
+		snprintf(note, sizeof(note), "Mean of the samples in each of %d intervals.", GP_TS);
+	frame_t f = {0, span, 0, which == 1 ? 100 : ymax * 1.1};
+	frame_open(o, ids[which], titles[which], note, "time since the rank's first step (s)", yl,
+	           &f);
+	legend_t lg = {0};
+	ranks_plot(o, job, &f, x, GP_TS, series_sample, &c, unit, &lg);
+	if (which == 0) { /* the peak, marked and said */
+		char b[32];
+		double px = X(&f, x[pb]), py = Y(&f, ymax);
+		fprintf(o,
+		        "<circle class=\"peak\" cx=\"%.1f\" cy=\"%.1f\" r=\"5\" fill=\"none\" "
+		        "stroke=\"#d62728\" stroke-width=\"2\"/><text x=\"%.1f\" y=\"%.1f\" "
+		        "font-size=\"11\" fill=\"#d62728\" text-anchor=\"%s\">peak %s %s, rank %d"
+		        "</text>\n",
+		        px, py, px + (px > W / 2 ? -8 : 8), py + 14 > H - MB ? py - 8 : py + 14,
+		        px > W / 2 ? "end" : "start", si(ymax, b, sizeof(b)), unit, r0->rank);
+	}
+	legend_close(o, &lg);
+}
+
+/* ---- tables ---- */
+
+static void th(FILE *o, const char *const *cols, unsigned n)
+{
+	fprintf(o, "<table>\n<tr>");
+	for (unsigned i = 0; i < n; i++)
+		fprintf(o, "<th>%s</th>", cols[i]);
+	fprintf(o, "</tr>\n");
+}
+
+/* the rank's row of each table */
+static void row_slow(FILE *o, const gp_rank_t *r, const char *who)
+{
+	char b[64];
+	fprintf(o, "<tr><td>%s</td><td>", who);
+	esc(o, r->node);
+	fprintf(o, "</td><td>");
+	esc(o, gp_rank_outcome(r, b, sizeof(b)));
+	fprintf(o,
+	        "</td><td>%u</td><td>%u</td><td>%s</td><td>%.3f</td><td>%.3f</td><td>%.3f</td>"
+	        "<td>%.3f</td><td>%.3f</td></tr>\n",
+	        r->nsteps, r->warmup, r->step_basis, r->step_median_ms, r->step_p95_ms,
+	        r->step_mean_ms, r->step_cv, r->cpu_median_ms);
+}
+
+static void row_time(FILE *o, const gp_rank_t *r, const char *who)
+{
+	double p[5];
+	parts(r, p);
+	fprintf(o,
+	        "<tr><td>%s</td><td>%.1f</td><td>%.1f</td><td>%.1f</td><td>%.1f</td><td>%.1f</td>"
+	        "<td>%.1f</td><td>%.1f</td><td>%llu</td><td>%.1f</td></tr>\n",
+	        who, p[0], p[1], p[2], p[3], p[4], pct(r->comm_ns, r->span_ns),
+	        pct(r->overlap_ns, r->comm_ns), (unsigned long long)r->nkernels,
+	        r->kernels_per_step);
+}
+
+static void row_mem(FILE *o, const gp_rank_t *r, const char *who)
+{
+	fprintf(o,
+	        "<tr><td>%s</td><td>%.1f</td><td>%.1f</td><td>%.2f</td><td>%.1f</td><td>%.1f</td>"
+	        "<td>%.1f</td></tr>\n",
+	        who, r->mem_peak / 1048576.0, r->mem_final / 1048576.0,
+	        r->mem_growth_per_step / 1048576.0, r->leak_bytes / 1048576.0,
+	        r->optimizer_bytes / 1048576.0, r->nvml_mem_max / 1048576.0);
+}
+
+typedef void (*row_fn)(FILE *o, const gp_rank_t *r, const char *who);
+
+static int by_median(const void *a, const void *b)
+{
+	const gp_rank_t *x = *(const gp_rank_t *const *)a, *y = *(const gp_rank_t *const *)b;
+	return x->step_median_ms < y->step_median_ms ? -1 : x->step_median_ms > y->step_median_ms;
+}
+
+/* Every rank up to 32; else the fastest, the median and the slowest ranks by step time
+ * (gpuprof report --ranks LIST gives any rank's lines). */
+static void rows(FILE *o, const gp_job_t *job, row_fn fn)
+{
+	char who[64];
+	if (job->nranks <= 32) {
+		for (unsigned i = 0; i < job->nranks; i++) {
+			snprintf(who, sizeof(who), "%d", job->ranks[i].rank);
+			fn(o, &job->ranks[i], who);
+		}
+		return;
+	}
+	const gp_rank_t **s = malloc(job->nranks * sizeof(*s));
+	if (!s)
+		return;
+	for (unsigned i = 0; i < job->nranks; i++)
+		s[i] = &job->ranks[i];
+	qsort(s, job->nranks, sizeof(*s), by_median);
+	unsigned pick[] = {0, 1, job->nranks / 2, job->nranks - 2, job->nranks - 1};
+	const char *what[] = {"fastest", "2nd fastest", "median", "2nd slowest", "slowest"};
+	for (unsigned k = 0; k < 5; k++) {
+		snprintf(who, sizeof(who), "%d (%s)", s[pick[k]]->rank, what[k]);
+		fn(o, s[pick[k]], who);
+	}
+	free(s);
+}
+
+static void tables(FILE *o, const gp_job_t *job)
+{
+	static const char *slow[] = {"rank",    "node",  "outcome",     "steps",
+	                             "warm-up", "basis", "median ms",   "p95 ms",
+	                             "mean ms", "CV",    "CPU range ms"};
+	static const char *time[] = {"rank",    "busy %",      "host wait %", "sync %",
+	                             "gaps %",  "other %",     "comm %",      "comm overlapped %",
+	                             "kernels", "kernels/step"};
+	static const char *mem[] = {"rank",     "peak MiB",      "at end MiB",  "growth MiB/step",
+	                            "leak MiB", "optimizer MiB", "NVML max MiB"};
+	fprintf(o, "<h2>Tables</h2>\n");
+	if (job->nranks > 32)
+		fprintf(o,
+		        "<p class=\"note\">%u ranks: the fastest, median and slowest by step time; "
+		        "<code>gpuprof report --ranks LIST</code> for any rank.</p>\n",
+		        job->nranks);
+	fprintf(o, "<h3>How slow</h3>\n");
+	th(o, slow, 11);
+	rows(o, job, row_slow);
+	fprintf(o, "</table>\n<h3>Where the time goes (share of the steps)</h3>\n");
+	th(o, time, 10);
+	rows(o, job, row_time);
+	fprintf(o, "</table>\n<h3>Where the memory goes</h3>\n");
+	th(o, mem, 7);
+	rows(o, job, row_mem);
+	fprintf(o, "</table>\n");
+	unsigned n = job->nr < 15 ? job->nr : 15;
+	if (n) {
+		static const char *rc[] = {"NVTX range", "count", "CPU ms", "GPU ms", "sync ms"};
+		fprintf(o, "<h3>NVTX ranges (all ranks)</h3>\n");
+		th(o, rc, 5);
+		for (unsigned i = 0; i < n; i++) {
+			const gp_rstat_t *r = &job->r[i];
+			char nm[128];
+			fprintf(o, "<tr><td title=\"");
+			esc(o, r->name);
+			fprintf(o, "\">");
+			esc(o, ellipsize(r->name, 60, nm, sizeof(nm)));
+			fprintf(o,
+			        "</td><td>%llu</td><td>%.2f</td><td>%.2f</td><td>%.2f</td></tr>\n",
+			        (unsigned long long)r->count, r->cpu_ns / 1e6, r->gpu_ns / 1e6,
+			        r->sync_ns / 1e6);
+		}
+		fprintf(o, "</table>\n");
+	}
+}
+
+/* ---- the page ---- */
+
+static void findings(FILE *o, const gp_job_t *job)
+{
+	fprintf(o, "<h2>What to fix first</h2>\n");
 	if (!job->nf)
 		fprintf(o, "<p id=\"no-findings\">No rule fired.</p>\n");
 	for (unsigned i = 0; i < job->nf; i++) {
 		const gp_finding_t *f = &job->f[i];
-		fprintf(o, "<div class=\"finding\" id=\"finding-%s\"><b>", f->id);
+		const char *cls = f->kind == GP_F_OUTCOME ? "outcome"
+		                  : f->kind == GP_F_TIME  ? "time"
+		                                          : "memory";
+		fprintf(o, "<div class=\"finding %s\" id=\"finding-%s\"><b>%u. ", cls, f->id,
+		        i + 1);
 		esc(o, f->title);
-		fprintf(o, "</b><br>evidence: ");
+		fprintf(o, "</b>");
+		if (f->saving_ms > 0)
+			fprintf(
+			    o,
+			    " <span class=\"saving\">saves about %.2f ms per step (%.1f%%)</span>",
+			    f->saving_ms, f->saving_pct);
+		else if (f->saving_bytes > 0)
+			fprintf(o, " <span class=\"saving\">frees about %.1f MiB</span>",
+			        f->saving_bytes / 1048576.0);
+		if (f->effect_of[0]) {
+			fprintf(o, " <span class=\"effect\">(an effect of ");
+			esc(o, f->effect_of);
+			fprintf(o, ")</span>");
+		}
+		fprintf(o, "<br><span class=\"k\">evidence</span> ");
 		esc(o, f->evidence);
-		fprintf(o, "<br>threshold: ");
+		fprintf(o, "<br><span class=\"k\">threshold</span> ");
 		esc(o, f->threshold);
-		fprintf(o, "<br>fix: ");
+		fprintf(o, "<br><span class=\"k\">fix</span> ");
 		esc(o, f->fix);
 		fprintf(o, "</div>\n");
 	}
-	fprintf(o, "<h2>How slow, where the time goes, where the memory goes</h2>\n");
+}
+
+int gp_report_html(const gp_job_t *job, FILE *o)
+{
+	bool kernels = false, nvml = false;
+	for (unsigned i = 0; i < job->nranks; i++) {
+		kernels |= job->ranks[i].nkernels > 0;
+		nvml |= job->ranks[i].nvml_samples > 0;
+	}
+	fprintf(o, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+	           "<title>gpuprof report: job ");
+	esc(o, job->job);
+	fprintf(o,
+	        "</title>\n<style>body{font-family:sans-serif;max-width:%dpx;margin:1.5em auto;"
+	        "color:#222}h2{border-bottom:1px solid #ccc;margin-top:1.6em}"
+	        ".note{color:#555;font-size:13px;margin:.2em 0 .4em}"
+	        ".finding{border-left:5px solid #d62728;padding:.4em .8em;margin:.6em 0;"
+	        "background:#fdf6f6}.finding.memory{border-color:#9467bd;background:#f8f5fc}"
+	        ".finding.outcome{border-color:#333;background:#f4f4f4}"
+	        ".saving{background:#2ca02c;color:#fff;border-radius:3px;padding:0 .4em;"
+	        "font-size:13px}.effect{color:#777;font-size:13px}.k{color:#777;font-size:12px;"
+	        "display:inline-block;width:5.5em}.legend{font-size:12px;margin:.2em 0 1em %dpx}"
+	        ".legend span{margin-right:1.2em;white-space:nowrap}.legend i{display:inline-block;"
+	        "width:14px;height:10px;margin-right:4px;vertical-align:middle}"
+	        "table{border-collapse:collapse;font-size:12px;margin:.4em 0}"
+	        "th,td{border:1px solid #ddd;padding:2px 6px;text-align:right}"
+	        "td:first-child,th:first-child{text-align:left}th{background:#f0f0f0}"
+	        "pre{font-size:11px;background:#f6f6f6;padding:1em;overflow-x:auto}"
+	        "</style></head><body>\n<h1>gpuprof report: job ",
+	        W + 40, ML);
+	esc(o, job->job);
+	fprintf(o, "</h1>\n<p>%u rank(s) from <code>", job->nranks);
+	esc(o, job->dir);
+	fprintf(o, "</code>");
+	if (job->step_median_ms > 0)
+		fprintf(o, "; median step %.3f ms (%s)", job->step_median_ms, job->step_basis);
+	fprintf(o, ".</p>\n");
+	if (job->sacct[0]) {
+		fprintf(o, "<p class=\"note\">sacct: <code>");
+		esc(o, job->sacct);
+		fprintf(o, "</code></p>\n");
+	}
+	findings(o, job);
+	fprintf(o, "<h2>How slow</h2>\n");
 	plot_steps(o, job);
-	plot_util(o, job);
-	plot_memory(o, job);
+	fprintf(o, "<h2>Where the time goes</h2>\n");
+	plot_busy(o, job);
+	plot_util(o, job, !kernels && nvml);
 	plot_kernels(o, job);
-	if (job->nranks > MAXLINES)
-		fprintf(o, "<p>Line plots show the first %d of %u ranks.</p>\n", MAXLINES,
-		        job->nranks);
-	fprintf(o, "<h2>Tables</h2>\n<pre>");
+	fprintf(o, "<h2>Where the memory goes</h2>\n");
+	plot_series(o, job, 0);
+	if (nvml) {
+		fprintf(o, "<h2>What NVML saw</h2>\n");
+		for (int w = 1; w <= 3; w++)
+			plot_series(o, job, w);
+	}
+	tables(o, job);
+	fprintf(o, "<details><summary>The text report</summary>\n<pre>");
 	char *buf = NULL;
 	size_t len = 0;
 	FILE *m = open_memstream(&buf, &len);
@@ -240,6 +904,6 @@ int gp_report_html(const gp_job_t *job, FILE *o)
 		esc(o, buf);
 		free(buf);
 	}
-	fprintf(o, "</pre>\n</body></html>\n");
+	fprintf(o, "</pre></details>\n</body></html>\n");
 	return ferror(o) ? -1 : 0;
 }

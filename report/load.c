@@ -267,6 +267,7 @@ typed:
 		nvml_sample_t ns = {.ts = e->ts,
 		                    .mem_bytes = e->b,
 		                    .power_mw = (uint32_t)(e->c & 0xffffffffu),
+		                    .sm_mhz = (uint32_t)(e->c >> 32),
 		                    .device = e->u8,
 		                    .util = (uint8_t)(e->a & 0xff)};
 		VEC_PUSH(d->nvml, ns);

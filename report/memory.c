@@ -241,13 +241,61 @@ void gp_pass_memory(gp_rank_t *r, rank_data_t *d)
 		r->first_xid_ns -= d->first_ts;
 }
 
-/* Utilisation and memory over the whole run, in GP_TS buckets, for the HTML plots. */
+/* Utilisation, memory and NVML over the steps, in GP_TS buckets, for the HTML plots. */
 void gp_pass_time_series(gp_rank_t *r, rank_data_t *d)
 {
-	if (d->last_ts <= d->first_ts)
+	uint64_t a = d->first_ts, z = d->last_ts;
+	size_t ns = d->steps.n;
+	if (ns >= 2) {
+		const step_t *l = &d->steps.v[ns - 1];
+		uint64_t end = l->gpu_end > l->end ? l->gpu_end : l->end;
+		if (end > d->steps.v[0].start) {
+			a = d->steps.v[0].start;
+			z = end;
+			if (r->warmup && r->warmup < ns)
+				r->ts_warm_s = (double)(d->steps.v[r->warmup].start - a) / 1e9;
+		}
+	}
+	for (int b = 0; b < GP_TS; b++)
+		r->nvml_util[b] = r->nvml_w[b] = r->nvml_mhz[b] = -1;
+	if (z <= a)
 		return;
-	double t0 = (double)d->first_ts, w = (double)(d->last_ts - d->first_ts) / GP_TS;
-	r->ts_span_s = (double)(d->last_ts - d->first_ts) / 1e9;
+	double t0 = (double)a, w = (double)(z - a) / GP_TS;
+	r->ts_span_s = (double)(z - a) / 1e9;
+	r->ts_from_s = a > d->first_ts ? (double)(a - d->first_ts) / 1e9 : 0;
+	/* NVML: the mean of the samples in each bucket (power summed over the rank's GPUs
+	 * sampled at once is close to the mean times their count: means are drawn) */
+	double su[GP_TS] = {0}, sw[GP_TS] = {0}, sm[GP_TS] = {0};
+	unsigned cnt[GP_TS] = {0};
+	for (size_t i = 0; i < d->nvml.n; i++) {
+		const nvml_sample_t *q = &d->nvml.v[i];
+		if (q->ts < a || q->ts > z)
+			continue;
+		int b = (int)(((double)q->ts - t0) / w);
+		b = b >= GP_TS ? GP_TS - 1 : b;
+		su[b] += q->util;
+		sw[b] += q->power_mw / 1000.0;
+		sm[b] += q->sm_mhz;
+		cnt[b]++;
+	}
+	/* NVML samples every 100 ms or more, often less often than a bucket: a bucket with no
+	 * sample of its own holds the last one's values, from the last sample before the
+	 * window on (a step curve, as the device reported it) */
+	const nvml_sample_t *prev = NULL;
+	for (size_t i = 0; i < d->nvml.n && d->nvml.v[i].ts < a; i++)
+		prev = &d->nvml.v[i];
+	float pu = prev ? prev->util : -1, pw = prev ? prev->power_mw / 1000.0f : -1,
+	      pm = prev ? (float)prev->sm_mhz : -1;
+	for (int b = 0; b < GP_TS; b++) {
+		if (cnt[b]) {
+			pu = (float)(su[b] / cnt[b]);
+			pw = (float)(sw[b] / cnt[b]);
+			pm = (float)(sm[b] / cnt[b]);
+		}
+		r->nvml_util[b] = pu;
+		r->nvml_w[b] = pw;
+		r->nvml_mhz[b] = pm;
+	}
 	for (size_t i = 0; i < d->kerns.n; i++) { /* overlapping streams may exceed 1: clipped */
 		double s = (double)d->kerns.v[i].start - t0, e = s + (double)d->kerns.v[i].dur;
 		if (e <= 0 || s >= (double)GP_TS * w)

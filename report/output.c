@@ -25,7 +25,7 @@ void gp_json_str(FILE *out, const char *s)
 	fputc('"', out);
 }
 
-static const char *exit_text(const gp_rank_t *r, char *buf, size_t len)
+const char *gp_rank_outcome(const gp_rank_t *r, char *buf, size_t len)
 {
 	if (!r->has_end)
 		return "incomplete";
@@ -502,7 +502,7 @@ void gp_report_text(const gp_job_t *job, FILE *out)
 		fprintf(out,
 		        "%-8s %-10.10s %-12s %9.2f %6u %5u %-7.7s %9.3f %9.3f %9.3f %6.3f %9.3f "
 		        "%9.3f\n",
-		        label(job, r), r->node, exit_text(r, b, sizeof(b)), r->wall_ns / 1e9,
+		        label(job, r), r->node, gp_rank_outcome(r, b, sizeof(b)), r->wall_ns / 1e9,
 		        r->nsteps, r->warmup, r->step_basis[0] ? r->step_basis : "-",
 		        r->step_median_ms, r->step_p95_ms, r->step_mean_ms, r->step_cv,
 		        r->period_median_ms, r->cpu_median_ms);
@@ -826,7 +826,7 @@ void gp_report_json(const gp_job_t *job, FILE *out)
 		fprintf(out, ", \"node\": ");
 		gp_json_str(out, r->node);
 		fprintf(out, ", \"outcome\": ");
-		gp_json_str(out, exit_text(r, b, sizeof(b)));
+		gp_json_str(out, gp_rank_outcome(r, b, sizeof(b)));
 		fprintf(
 		    out,
 		    ", \"complete\": %s, \"wall_s\": %.6f, \"cpu_s\": %.6f, \"max_rss_kib\": %llu,"
@@ -1055,7 +1055,7 @@ void gp_job_json(const gp_job_t *job, FILE *out)
 		fprintf(out, ", \"rank\": %d, \"node\": ", r->rank);
 		gp_json_str(out, r->node);
 		fprintf(out, ", \"outcome\": ");
-		gp_json_str(out, exit_text(r, b, sizeof(b)));
+		gp_json_str(out, gp_rank_outcome(r, b, sizeof(b)));
 		fprintf(out, ", \"complete\": %s, \"wrapped\": ", r->has_end ? "true" : "false");
 		gp_json_str(out, r->wrapped);
 		fprintf(out, ", \"fallback\": %s}", strcmp(r->wrapped, "agent") ? "true" : "false");

@@ -33,7 +33,7 @@ typedef struct kern {
 /* What only the exports draw: NVML samples, NVTX marks. */
 typedef struct nvml_sample {
 	uint64_t ts, mem_bytes;
-	uint32_t power_mw;
+	uint32_t power_mw, sm_mhz;
 	uint8_t device, util;
 } nvml_sample_t;
 typedef struct nvtx_mark {
