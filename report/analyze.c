@@ -268,8 +268,10 @@ int gp_job_load(gp_job_t *job, const char *dir, const char *step, const char *st
 
 void gp_job_free(gp_job_t *job)
 {
-	for (unsigned i = 0; i < job->nranks; i++)
+	for (unsigned i = 0; i < job->nranks; i++) {
 		free(job->ranks[i].step_ms);
+		free(job->ranks[i].step_no);
+	}
 	free(job->ranks);
 	free(job->launchers);
 	for (unsigned i = 0; i < job->nk; i++)

@@ -49,7 +49,8 @@ typedef struct gp_rank {
 	char step_basis[16];
 	unsigned nsteps, warmup, nsteps_post, last_step;
 	double step_mean_ms, step_median_ms, step_p95_ms, step_cv; /* the headline */
-	double *step_ms; /* the headline's post-warm-up samples, in step order */
+	double *step_ms;   /* the headline's post-warm-up samples, in step order */
+	unsigned *step_no; /* each one's step number, from 0 */
 	unsigned nstep_ms;
 	double cpu_median_ms, cpu_p95_ms;       /* CPU time inside the step range */
 	double period_median_ms, period_p95_ms; /* start to start */
@@ -99,7 +100,7 @@ typedef struct gp_rank {
 	char nvml_limits[256]; /* what NVML could not sample on this node */
 	/* capture windows (GP_EV_CONTROL): GPU statistics cover captured_steps steps */
 	bool capture_window;
-	unsigned captured_steps;
+	unsigned captured_steps, capture_first, capture_last; /* step numbers, from 0 */
 	uint64_t capture_switches, capture_switch_max_ns;
 	/* CUPTI's own cost (CUPTI_ACTIVITY_KIND_OVERHEAD) */
 	uint64_t overhead_ns, overhead_records;

@@ -439,6 +439,7 @@ int gp_export_kineto(const gp_job_t *job, const char *dir, const char *ranklist)
 		}
 		gp_pass_steps(&scratch, &d);
 		free(scratch.step_ms);
+		free(scratch.step_no);
 		unsigned world = 0; /* the ranks of this step */
 		for (unsigned j = 0; j < job->nranks; j++)
 			world += !strcmp(job->ranks[j].step, rk->step);

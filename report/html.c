@@ -324,11 +324,19 @@ out:
 
 /* ---- how slow ---- */
 
+/* rank r's sample of step number i; its samples are in step order */
 static double step_sample(const gp_rank_t *r, unsigned i, const void *ctx)
 {
-	unsigned first = *(const unsigned *)ctx; /* the first step drawn */
-	unsigned k = i + first;                  /* step number */
-	return k >= r->warmup && k - r->warmup < r->nstep_ms ? r->step_ms[k - r->warmup] : -1;
+	(void)ctx;
+	unsigned lo = 0, hi = r->nstep_ms;
+	while (lo < hi) {
+		unsigned mid = (lo + hi) / 2;
+		if (r->step_no[mid] < i)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < r->nstep_ms && r->step_no[lo] == i ? r->step_ms[lo] : -1;
 }
 
 static void plot_steps(FILE *o, const gp_job_t *job)
@@ -340,7 +348,8 @@ static void plot_steps(FILE *o, const gp_job_t *job)
 		if (!r->nstep_ms)
 			continue;
 		warm = r->warmup > warm ? r->warmup : warm;
-		last = r->warmup + r->nstep_ms > last ? r->warmup + r->nstep_ms : last;
+		last =
+		    r->step_no[r->nstep_ms - 1] + 1 > last ? r->step_no[r->nstep_ms - 1] + 1 : last;
 		for (unsigned s = 0; s < r->nstep_ms; s++)
 			ymax = fmax(ymax, r->step_ms[s]);
 	}
@@ -355,7 +364,7 @@ static void plot_steps(FILE *o, const gp_job_t *job)
 	         "%s; the first %u step(s) are warm-up, excluded from every "
 	         "statistic (shaded).",
 	         basis, warm);
-	unsigned n = last, first = 0;
+	unsigned n = last;
 	double *x = malloc(n * sizeof(double));
 	if (!x)
 		return;
@@ -370,10 +379,30 @@ static void plot_steps(FILE *o, const gp_job_t *job)
 		        "<text x=\"%.1f\" y=\"%d\" font-size=\"11\" fill=\"#555\">warm-up</text>\n",
 		        X(&f, 0), MT, X(&f, warm - 0.5) - X(&f, 0), H - MB - MT, X(&f, 0) + 3,
 		        MT + 12);
+	/* the steps whose CUDA activity was captured (--capture=steps=A-B): the GPU figures
+	 * come from them alone */
+	const gp_rank_t *cw = NULL;
+	for (unsigned i = 0; i < job->nranks && !cw; i++)
+		if (job->ranks[i].capture_window && job->ranks[i].captured_steps)
+			cw = &job->ranks[i];
+	char cap[96] = "";
+	if (cw) {
+		snprintf(cap, sizeof(cap), "CUDA captured (steps %u-%u, rank %d)",
+		         cw->capture_first, cw->capture_last, cw->rank);
+		fprintf(o,
+		        "<rect class=\"capture\" x=\"%.1f\" y=\"%d\" width=\"%.1f\" height=\"%d\" "
+		        "fill=\"#2ca02c\" fill-opacity=\"0.12\"><title>%s</title></rect>\n",
+		        fmax(X(&f, cw->capture_first - 0.5), ML), MT,
+		        fmin(X(&f, cw->capture_last + 0.5), W - MR) -
+		            fmax(X(&f, cw->capture_first - 0.5), ML),
+		        H - MB - MT, cap);
+	}
 	legend_t lg = {0};
-	ranks_plot(o, job, &f, x, n, step_sample, &first, "ms", &lg);
+	ranks_plot(o, job, &f, x, n, step_sample, NULL, "ms", &lg);
 	if (warm)
 		legend_add(&lg, "rgba(150,150,150,.4)", "warm-up (excluded)");
+	if (cw)
+		legend_add(&lg, "rgba(44,160,44,.25)", cap);
 	legend_close(o, &lg);
 	free(x);
 }

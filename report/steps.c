@@ -413,7 +413,7 @@ static void summarise(const double *v, size_t n, double *median, double *p95)
 /* Without GPU records, the markers (GP_EV_STEP_MARK) placed at the end of outermost
  * ranges: a running sum of their GPU deltas is a GPU clock at each marker; a step's GPU
  * time is that clock at its end minus at the previous step's end. */
-static size_t marker_samples(const rank_data_t *d, size_t w, double *gpu)
+static size_t marker_samples(const rank_data_t *d, size_t w, double *gpu, unsigned *gpu_i)
 {
 	size_t n = d->steps.n, ng = 0, nm = d->marks.n;
 	double *clk = malloc((nm ? nm : 1) * sizeof(double));
@@ -447,6 +447,7 @@ static size_t marker_samples(const rank_data_t *d, size_t w, double *gpu)
 		a--, b--;
 		if (clk[a] < 0 || clk[b] < 0 || chain[a] != chain[b] || clk[b] <= clk[a])
 			continue;
+		gpu_i[ng] = (unsigned)i;
 		gpu[ng++] = (clk[b] - clk[a]) / 1e6;
 	}
 	u64map_free(&at);
@@ -467,21 +468,29 @@ static void step_timing(gp_rank_t *r, rank_data_t *d)
 	}
 	double *cpu = calloc(n, sizeof(double)), *per = calloc(n, sizeof(double)),
 	       *gpu = calloc(n, sizeof(double));
+	/* each sample's step number (capture windows and missing completions leave gaps) */
+	unsigned *cpu_i = calloc(n, sizeof(unsigned)), *per_i = calloc(n, sizeof(unsigned)),
+	         *gpu_i = calloc(n, sizeof(unsigned));
 	size_t nc = 0, np = 0, ng = 0;
-	if (!cpu || !per || !gpu)
+	if (!cpu || !per || !gpu || !cpu_i || !per_i || !gpu_i)
 		goto out;
 	for (size_t i = w; i < n; i++) {
 		const step_t *s = &d->steps.v[i];
+		cpu_i[nc] = (unsigned)i;
 		cpu[nc++] = (double)(s->end - s->start) / 1e6;
-		if (i + 1 < n)
+		if (i + 1 < n) {
+			per_i[np] = (unsigned)i;
 			per[np++] = (double)(d->steps.v[i + 1].start - s->start) / 1e6;
+		}
 		if (i >= 1 && s->gpu_end && d->steps.v[i - 1].gpu_end &&
-		    s->gpu_end > d->steps.v[i - 1].gpu_end)
+		    s->gpu_end > d->steps.v[i - 1].gpu_end) {
+			gpu_i[ng] = (unsigned)i;
 			gpu[ng++] = (double)(s->gpu_end - d->steps.v[i - 1].gpu_end) / 1e6;
+		}
 	}
 	bool markers = false;
 	if (!ng && d->marks.n && !d->kerns.n) {
-		ng = marker_samples(d, w, gpu);
+		ng = marker_samples(d, w, gpu, gpu_i);
 		markers = ng > 0;
 	}
 	/* found without a range of the program's: no CPU range to speak of */
@@ -498,11 +507,16 @@ static void step_timing(gp_rank_t *r, rank_data_t *d)
 	         : np ? "period"
 	              : "cpu range");
 	r->step_gpu_from_markers = markers;
+	const unsigned *head_i = ng ? gpu_i : np ? per_i : cpu_i;
 	free(r->step_ms);
+	free(r->step_no);
 	r->step_ms = malloc((nh ? nh : 1) * sizeof(double));
-	if (r->step_ms)
+	r->step_no = malloc((nh ? nh : 1) * sizeof(unsigned));
+	if (r->step_ms && r->step_no) {
 		memcpy(r->step_ms, head, nh * sizeof(double));
-	r->nstep_ms = r->step_ms ? (unsigned)nh : 0;
+		memcpy(r->step_no, head_i, nh * sizeof(unsigned));
+	}
+	r->nstep_ms = r->step_ms && r->step_no ? (unsigned)nh : 0;
 	summarise(head, nh, &r->step_median_ms, &r->step_p95_ms);
 	r->step_mean_ms = gp_mean(head, nh);
 	r->step_cv = gp_cv(head, nh);
@@ -510,6 +524,9 @@ out:
 	free(cpu);
 	free(per);
 	free(gpu);
+	free(cpu_i);
+	free(per_i);
+	free(gpu_i);
 }
 
 void gp_pass_steps(gp_rank_t *r, rank_data_t *d)
@@ -580,5 +597,9 @@ void gp_pass_capture(gp_rank_t *r, rank_data_t *d)
 	d->gpu_lo = best_lo;
 	d->gpu_hi = best_hi;
 	for (size_t i = r->warmup; i < d->steps.n; i++)
-		r->captured_steps += d->steps.v[i].start >= best_lo && d->steps.v[i].end <= best_hi;
+		if (d->steps.v[i].start >= best_lo && d->steps.v[i].end <= best_hi) {
+			if (!r->captured_steps++)
+				r->capture_first = (unsigned)i;
+			r->capture_last = (unsigned)i;
+		}
 }

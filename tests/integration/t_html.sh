@@ -15,6 +15,7 @@ H=$(dirname "$0")
 "$B/bench/synth-job" --ranks 64 --events 2000 --out "$T/j64" >/dev/null &&
 	"$B/gpuprof" export --format=html --output="$T/r64.html" "$T/j64"; ok $? "html export, 64 ranks (synthetic, rank 3 slow)"
 "$B/gpuprof" export --format=html --output="$T/nvml.html" "$F/nvml"; ok $? "html export of a job with NVML samples and no kernel records"
+"$B/gpuprof" export --format=html --output="$T/win.html" "$F/window"; ok $? "html export of a job captured in steps 10-19"
 
 # the page's structure, read by Python's HTML parser
 check() { python3 - "$@" <<'PY'
@@ -71,6 +72,11 @@ if what == "r64":
     assert re.search(r"highest [0-9.]+% \(rank [0-9]+\)", text), "busy/idle spread with ranks named"
     assert re.search(r"3 \(slowest\)", text), "tables: rank 3 is the slowest row"
     assert "rank 60" in p.svgtext and "rank 1" not in p.svgtext, "heat map rows labelled every 4th"
+if what == "win":
+    assert re.search(r'class="capture"[^>]*><title>CUDA captured \(steps 10-19, rank 0\)', src), "the capture window shaded"
+    xs = [float(x) for x in re.findall(r'class="series"[^>]*points="([0-9.]+),', src)[:1]]
+    cap = float(re.search(r'class="capture" x="([0-9.]+)"', src).group(1))
+    assert xs and xs[0] > cap, ("the GPU samples drawn at their step numbers, inside the window", xs, cap)
 if what == "nvml":
     has("util", "nvml-util", "nvml-power", "nvml-clock")
     assert "NVML's GPU utilisation" in text, "busy over time from NVML when no kernel was recorded"
@@ -81,6 +87,7 @@ check "$T/r1.html" r1; ok $? "1 rank: the leak first with its bytes, the memory 
 check "$T/r2.html" r2; ok $? "2 ranks: saving, legends, units, warm-up shaded, long names ellipsised with the full name on hover, tables"
 check "$T/r64.html" r64; ok $? "64 ranks: a band, the median and the outlier ranks named; spreads and tables name the slowest"
 check "$T/nvml.html" nvml; ok $? "NVML plots (utilisation, power, SM clock), and busy over time from NVML without kernels"
+check "$T/win.html" win; ok $? "--capture=steps=10-19: the window shaded, the GPU step samples at their step numbers"
 C=$(command -v chromium || command -v chromium-browser)
 for n in 1 2 64; do
 	if [ -z "$C" ]; then
