@@ -29,7 +29,8 @@ enum gp_ev_type {
 	    13, /* ts a=address b=bytes c=correlation d=stack id u8=device u16=memory kind */
 	GP_EV_FREE = 14,  /* same fields as ALLOC */
 	GP_EV_STACK = 15, /* tid=stack id u16=index of first frame u8=frames here (<=3) b,c,d=pcs */
-	GP_EV_FRAME = 16, /* a=pc b=symbol string id */
+	GP_EV_FRAME = 16, /* a=pc b=symbol string id; native frames: c=module path string
+	                     id, d=pc's offset from the module's load address (0, 0: unknown) */
 	GP_EV_NVML = 17,  /* ts u8=device a=util_gpu|util_mem<<8|temp_C<<16 b=mem used bytes
 	                     c=power_mW|sm_MHz<<32 d=mem_MHz|throttle reasons<<32 */
 	GP_EV_DROPS = 18, /* a=ring full b=cupti dropped c=string table full d=byte cap */

@@ -18,6 +18,7 @@
 #include "event.h"
 #include "rankfile.h"
 #include "ranks.h"
+#include "symbolize.h"
 #include "symtab.h"
 #include "vec.h"
 
@@ -89,7 +90,14 @@ static bool python_frame(const char *t)
 /* Frames innermost first, as PyTorch writes them: the collector's stack holds the
  * Python frames (innermost first) before the native ones (innermost first), and the
  * native ones (the CUDA runtime under the allocating call) are the inner ones. */
-static void p_frames(FILE *o, const gp_symtab_t *t, uint32_t stack)
+/* native frames symbolised to file:line (symbolize.c), and those that could be */
+typedef struct natives {
+	gp_symbolizer_t *sym;
+	u64map_t seen; /* pc + 1: counted once */
+	unsigned frames, lines, nomodule;
+} natives_t;
+
+static void p_frames(FILE *o, const gp_symtab_t *t, uint32_t stack, natives_t *nat)
 {
 	const uint64_t *pcs;
 	size_t n = gp_symtab_stack(t, stack, &pcs);
@@ -114,6 +122,27 @@ static void p_frames(FILE *o, const gp_symtab_t *t, uint32_t stack)
 			         lp && lp > f ? (int)(lp - f - 1) : (int)strlen(f), f);
 			snprintf(file, sizeof(file), "%.*s", lp ? (int)strcspn(lp + 1, ")") : 1,
 			         lp ? lp + 1 : "?");
+			/* the module's line table, where the file recorded the module */
+			const char *mod;
+			uint64_t off, seen;
+			char fn[512], src[256];
+			int ln = 0;
+			bool known = gp_symtab_frame_module(t, pcs[i], &mod, &off);
+			if (known && gp_symbolize(nat->sym, mod, off, true, fn, sizeof(fn), src,
+			                          sizeof(src), &ln)) {
+				if (fn[0])
+					snprintf(name, sizeof(name), "%s", fn);
+				if (src[0]) {
+					snprintf(file, sizeof(file), "%s", src);
+					line = ln;
+				}
+			}
+			if (!u64map_get(&nat->seen, pcs[i] + 1, &seen)) {
+				u64map_put(&nat->seen, pcs[i] + 1, 1);
+				nat->frames++;
+				nat->lines += line > 0;
+				nat->nomodule += !known;
+			}
 		}
 		p_op(o, '}');
 		p_op(o, '(');
@@ -224,11 +253,167 @@ static int torch_snapshots(const gp_job_t *job, FILE *o, const gp_ranks_t *sel, 
 	return rc;
 }
 
+/* One rank's allocations up to its snapshot, with frees paired to their allocation. */
+typedef struct mrank {
+	const gp_rank_t *r;
+	rank_data_t d;
+	VEC(mev_t) ev;
+	u64map_t live; /* addr -> index+1 into ev of the live alloc */
+	uint64_t t0;
+	unsigned dev0, ndev; /* its devices are dev0 .. dev0+ndev-1 in the snapshot */
+	uint8_t devmap[256]; /* CUDA device -> its index among the rank's + 1 */
+	uint8_t devs[256];   /* and back */
+} mrank_t;
+
+static int mrank_load(mrank_t *mr, const gp_rank_t *rk)
+{
+	char err[256];
+	gp_rank_t scratch;
+	memset(&scratch, 0, sizeof(scratch));
+	mr->r = rk;
+	/* the report's loader: the same records, the impossible ones left out, sorted */
+	if (gp_rd_load_file(rk->path, &mr->d, &scratch, NULL, NULL, err, sizeof(err)) < 0) {
+		fprintf(stderr, "gpuprof: export: %s\n", err);
+		return -1;
+	}
+	free(scratch.step_ms);
+	free(scratch.step_no);
+	rank_data_t *d = &mr->d;
+	mr->t0 = d->start_ts;
+	for (size_t i = 0; i < d->mems.n; i++) {
+		const mem_t *a = &d->mems.v[i];
+		uint64_t ai = 0, li;
+		if ((a->kind != 3 && a->kind != 5) || a->ts > rk->snapshot_ns) /* device, managed */
+			continue;
+		u64map_get(&d->alloc_api, a->corr, &ai); /* the allocating call, with its stack */
+		mev_t m = {.ts = a->ts,
+		           .addr = a->addr,
+		           .bytes = a->bytes,
+		           .stream = a->stream,
+		           .stack = ai ? d->apis.v[ai - 1].stack : 0,
+		           .dev = a->device,
+		           .is_free = a->is_free};
+		if (m.is_free) {
+			if (!u64map_get(&mr->live, m.addr, &li) || !li)
+				continue; /* freed before we saw it: nothing to pair */
+			m.stack = mr->ev.v[li - 1].stack;
+			m.bytes = mr->ev.v[li - 1].bytes;
+			u64map_put(&mr->live, m.addr, 0);
+		}
+		VEC_PUSH(mr->ev, m);
+		if (!m.is_free)
+			u64map_put(&mr->live, m.addr, mr->ev.n);
+		if (!mr->devmap[m.dev]) { /* the devices it used, in the order first used */
+			mr->devs[mr->ndev] = m.dev;
+			mr->devmap[m.dev] = (uint8_t)++mr->ndev;
+		}
+	}
+	return 0;
+}
+
+static void mrank_free(mrank_t *mr)
+{
+	u64map_free(&mr->live);
+	VEC_FREE(mr->ev);
+	gp_rd_free(&mr->d);
+}
+
+/* The segments live at each rank's snapshot: one block each, as cudaMalloc gave it. */
+static void p_segments(FILE *o, mrank_t *mr, unsigned nr, natives_t *nat)
+{
+	size_t nseg = 0;
+	p_str(o, "segments");
+	p_op(o, ']');
+	p_op(o, '(');
+	for (unsigned k = 0; k < nr; k++)
+		for (size_t i = 0; i < mr[k].live.cap; i++) {
+			if (!mr[k].live.k[i] || !mr[k].live.v[i])
+				continue;
+			const mev_t *m = &mr[k].ev.v[mr[k].live.v[i] - 1];
+			const gp_symtab_t *sym = &mr[k].d.sym;
+			p_op(o, '}');
+			p_op(o, '(');
+			p_key_int(o, "device", mr[k].dev0 + mr[k].devmap[m->dev] - 1);
+			p_key_int(o, "address", (int64_t)m->addr);
+			p_key_int(o, "total_size", (int64_t)m->bytes);
+			p_key_int(o, "allocated_size", (int64_t)m->bytes);
+			p_key_int(o, "active_size", (int64_t)m->bytes);
+			p_key_int(o, "requested_size", (int64_t)m->bytes);
+			p_key_int(o, "stream", (int64_t)m->stream);
+			p_key_str(o, "segment_type", m->bytes <= (1 << 20) ? "small" : "large");
+			p_str(o, "segment_pool_id");
+			p_op(o, '(');
+			p_int(o, 0);
+			p_int(o, 0);
+			p_op(o, 't'); /* TUPLE */
+			p_str(o, "is_expandable");
+			p_op(o, 0x89); /* False */
+			p_str(o, "frames");
+			p_frames(o, sym, m->stack, nat);
+			p_str(o, "blocks");
+			p_op(o, ']');
+			p_op(o, '(');
+			p_op(o, '}');
+			p_op(o, '(');
+			p_key_int(o, "address", (int64_t)m->addr);
+			p_key_int(o, "size", (int64_t)m->bytes);
+			p_key_int(o, "requested_size", (int64_t)m->bytes);
+			p_key_str(o, "state", "active_allocated");
+			p_str(o, "frames");
+			p_frames(o, sym, m->stack, nat);
+			p_op(o, 'u');
+			p_op(o, 'e');
+			p_op(o, 'u');
+			p_batch(o, &nseg);
+		}
+	p_op(o, 'e');
+}
+
+/* device_traces: one list per device of each rank, in the snapshot's device order */
+static void p_traces(FILE *o, mrank_t *mr, unsigned nr, natives_t *nat)
+{
+	static const char *alloc_act[] = {"segment_alloc", "alloc"};
+	static const char *free_act[] = {"free_requested", "free_completed", "segment_free"};
+	p_str(o, "device_traces");
+	p_op(o, ']');
+	p_op(o, '(');
+	for (unsigned k = 0; k < nr; k++)
+		for (unsigned dv = 0; dv < mr[k].ndev; dv++) {
+			size_t nitem = 0;
+			p_op(o, ']');
+			p_op(o, '(');
+			for (size_t i = 0; i < mr[k].ev.n; i++) {
+				const mev_t *m = &mr[k].ev.v[i];
+				const char **acts = m->is_free ? free_act : alloc_act;
+				int nact = m->is_free ? 3 : 2;
+				uint64_t t0 = mr[k].t0;
+				if (mr[k].devmap[m->dev] != dv + 1)
+					continue;
+				for (int a = 0; a < nact; a++) {
+					p_op(o, '}');
+					p_op(o, '(');
+					p_key_str(o, "action", acts[a]);
+					p_key_int(o, "addr", (int64_t)m->addr);
+					p_key_int(o, "size", (int64_t)m->bytes);
+					p_key_int(o, "stream", (int64_t)m->stream);
+					p_key_int(o, "time_us",
+					          (int64_t)((m->ts - (t0 && t0 < m->ts ? t0 : 0)) /
+					                    1000));
+					p_str(o, "frames");
+					p_frames(o, &mr[k].d.sym, m->stack, nat);
+					p_op(o, 'u');
+					p_batch(o, &nitem);
+				}
+			}
+			p_op(o, 'e');
+		}
+	p_op(o, 'e');
+}
+
 int gp_export_memviz(const gp_job_t *job, FILE *o, const char *ranklist, const char *pydir)
 {
 	gp_ranks_t sel;
 	char err[256];
-	const gp_rank_t *rk = NULL;
 	if (ranklist && gp_ranks_parse(ranklist, &sel, err, sizeof(err)) < 0) {
 		fprintf(stderr, "gpuprof: export: --ranks: %s\n", err);
 		return -1;
@@ -236,169 +421,78 @@ int gp_export_memviz(const gp_job_t *job, FILE *o, const char *ranklist, const c
 	int t = torch_snapshots(job, o, &sel, !ranklist, pydir);
 	if (t <= 0)
 		return t;
-	unsigned nsel = 0;
-	for (unsigned i = 0; i < job->nranks; i++)
-		if (!ranklist || gp_ranks_contains(&sel, (uint32_t)job->ranks[i].rank))
-			if (!nsel++)
-				rk = &job->ranks[i];
-	if (!rk) {
-		fprintf(stderr, "gpuprof: export: no such rank\n");
-		return -1;
-	}
-	if (nsel > 1) /* one snapshot is one process's allocator: say which */
-		fprintf(stderr,
-		        "gpuprof: export: memviz holds one rank: rank %d (step %s) of the %u "
-		        "selected; --ranks=R for another\n",
-		        rk->rank, rk->step, nsel);
-	/* the report's loader: the same records, the impossible ones left out, sorted */
-	rank_data_t d;
-	gp_rank_t scratch;
-	memset(&d, 0, sizeof(d));
-	memset(&scratch, 0, sizeof(scratch));
-	if (gp_rd_load_file(rk->path, &d, &scratch, NULL, NULL, err, sizeof(err)) < 0) {
-		fprintf(stderr, "gpuprof: export: %s\n", err);
-		gp_rd_free(&d);
-		return -1;
-	}
-	VEC(mev_t) ev = {0};
-	VEC(const mem_t *) allocs = {0};
-	uint64_t t0 = d.start_ts;
-	for (size_t i = 0; i < d.mems.n; i++) {
-		const mem_t *m = &d.mems.v[i];
-		if ((m->kind == 3 || m->kind == 5) &&
-		    m->ts <= rk->snapshot_ns) /* device, managed */
-			VEC_PUSH(allocs, m);
-	}
-	/* pair frees with their allocation's size and stack */
-	u64map_t live = {0}; /* addr -> index+1 into ev of the live alloc */
-	for (size_t i = 0; i < allocs.n; i++) {
-		const mem_t *a = allocs.v[i];
-		uint64_t ai = 0, li;
-		u64map_get(&d.alloc_api, a->corr, &ai); /* the allocating call, with its stack */
-		mev_t m = {.ts = a->ts,
-		           .addr = a->addr,
-		           .bytes = a->bytes,
-		           .stream = a->stream,
-		           .stack = ai ? d.apis.v[ai - 1].stack : 0,
-		           .dev = a->device,
-		           .is_free = a->is_free};
-		if (m.is_free) {
-			if (!u64map_get(&live, m.addr, &li) || !li)
-				continue; /* freed before we saw it: nothing to pair */
-			m.stack = ev.v[li - 1].stack;
-			m.bytes = ev.v[li - 1].bytes;
-			u64map_put(&live, m.addr, 0);
+	/* every selected rank: its devices in one snapshot, after the previous rank's, as
+	 * the PyTorch snapshots are merged (one device per rank) */
+	mrank_t *mr = calloc(job->nranks ? job->nranks : 1, sizeof(*mr));
+	unsigned nr = 0, ndev = 0, empty = 0;
+	int rc = -1;
+	natives_t nat = {.sym = gp_symbolizer_new()};
+	if (!mr)
+		goto out;
+	for (unsigned i = 0; i < job->nranks; i++) {
+		const gp_rank_t *rk = &job->ranks[i];
+		if (ranklist && !gp_ranks_contains(&sel, (uint32_t)rk->rank))
+			continue;
+		if (mrank_load(&mr[nr], rk) < 0) {
+			mrank_free(&mr[nr]);
+			goto out;
 		}
-		VEC_PUSH(ev, m);
-		if (!m.is_free)
-			u64map_put(&live, m.addr, ev.n);
+		if (!mr[nr].ev.n) { /* said below: not a device of the snapshot */
+			empty++;
+			mrank_free(&mr[nr]);
+			memset(&mr[nr], 0, sizeof(mr[nr]));
+			continue;
+		}
+		mr[nr].dev0 = ndev;
+		ndev += mr[nr].ndev;
+		nr++;
 	}
-	if (!allocs.n) { /* nothing is written: an empty snapshot would read as "no memory" */
+	if (!nr && !empty) {
+		fprintf(stderr, "gpuprof: export: --ranks selects none of the job's ranks\n");
+		goto out;
+	}
+	if (!nr) { /* nothing is written: an empty snapshot would read as "no memory" */
 		fprintf(stderr,
-		        "gpuprof: export: rank %d has no device memory records (a run without "
-		        "mode mem, or before the first allocation); no snapshot written\n",
-		        rk->rank);
-		VEC_FREE(ev);
-		VEC_FREE(allocs);
-		gp_rd_free(&d);
-		return -1;
+		        "gpuprof: export: the selected ranks have no device memory records (a run "
+		        "without mode mem, or before the first allocation); no snapshot written\n");
+		goto out;
 	}
-	unsigned ndev = 1;
-	for (size_t i = 0; i < ev.n; i++)
-		if (ev.v[i].dev + 1u > ndev)
-			ndev = ev.v[i].dev + 1u;
-
+	for (unsigned k = 0; k < nr && ndev > 1; k++)
+		for (unsigned j = 0; j < mr[k].ndev; j++)
+			fprintf(stderr, "gpuprof: export: device %u = rank %d step %s cuda:%u\n",
+			        mr[k].dev0 + j, mr[k].r->rank, mr[k].r->step, mr[k].devs[j]);
+	if (empty)
+		fprintf(
+		    stderr,
+		    "gpuprof: export: %u selected rank(s) have no device memory records and are "
+		    "not in the snapshot\n",
+		    empty);
 	p_op(o, 0x80);
 	p_op(o, 2);
 	p_op(o, '}');
 	p_op(o, '(');
-	/* segments: what is live at the snapshot */
-	p_str(o, "segments");
-	p_op(o, ']');
-	p_op(o, '(');
-	size_t nseg = 0;
-	for (size_t i = 0; i < live.cap; i++) {
-		if (!live.k[i] || !live.v[i])
-			continue;
-		const mev_t *m = &ev.v[live.v[i] - 1];
-		p_op(o, '}');
-		p_op(o, '(');
-		p_key_int(o, "device", m->dev);
-		p_key_int(o, "address", (int64_t)m->addr);
-		p_key_int(o, "total_size", (int64_t)m->bytes);
-		p_key_int(o, "allocated_size", (int64_t)m->bytes);
-		p_key_int(o, "active_size", (int64_t)m->bytes);
-		p_key_int(o, "requested_size", (int64_t)m->bytes);
-		p_key_int(o, "stream", (int64_t)m->stream);
-		p_key_str(o, "segment_type", m->bytes <= (1 << 20) ? "small" : "large");
-		p_str(o, "segment_pool_id");
-		p_op(o, '(');
-		p_int(o, 0);
-		p_int(o, 0);
-		p_op(o, 't'); /* TUPLE */
-		p_str(o, "is_expandable");
-		p_op(o, 0x89); /* False */
-		p_str(o, "frames");
-		p_frames(o, &d.sym, m->stack);
-		p_str(o, "blocks");
-		p_op(o, ']');
-		p_op(o, '(');
-		p_op(o, '}');
-		p_op(o, '(');
-		p_key_int(o, "address", (int64_t)m->addr);
-		p_key_int(o, "size", (int64_t)m->bytes);
-		p_key_int(o, "requested_size", (int64_t)m->bytes);
-		p_key_str(o, "state", "active_allocated");
-		p_str(o, "frames");
-		p_frames(o, &d.sym, m->stack);
-		p_op(o, 'u');
-		p_op(o, 'e');
-		p_op(o, 'u');
-		p_batch(o, &nseg);
-	}
-	p_op(o, 'e');
-	/* device_traces: one list per device */
-	p_str(o, "device_traces");
-	p_op(o, ']');
-	p_op(o, '(');
-	for (unsigned dv = 0; dv < ndev; dv++) {
-		size_t nitem = 0;
-		p_op(o, ']');
-		p_op(o, '(');
-		for (size_t i = 0; i < ev.n; i++) {
-			const mev_t *m = &ev.v[i];
-			static const char *alloc_act[] = {"segment_alloc", "alloc"};
-			static const char *free_act[] = {"free_requested", "free_completed",
-			                                 "segment_free"};
-			const char **acts = m->is_free ? free_act : alloc_act;
-			int nact = m->is_free ? 3 : 2;
-			if (m->dev != dv)
-				continue;
-			for (int a = 0; a < nact; a++) {
-				p_op(o, '}');
-				p_op(o, '(');
-				p_key_str(o, "action", acts[a]);
-				p_key_int(o, "addr", (int64_t)m->addr);
-				p_key_int(o, "size", (int64_t)m->bytes);
-				p_key_int(o, "stream", (int64_t)m->stream);
-				p_key_int(o, "time_us",
-				          (int64_t)((m->ts - (t0 && t0 < m->ts ? t0 : 0)) / 1000));
-				p_str(o, "frames");
-				p_frames(o, &d.sym, m->stack);
-				p_op(o, 'u');
-				p_batch(o, &nitem);
-			}
-		}
-		p_op(o, 'e');
-	}
-	p_op(o, 'e');
+	p_segments(o, mr, nr, &nat);
+	p_traces(o, mr, nr, &nat);
 	p_str(o, "allocator_settings");
 	p_op(o, '}');
 	p_op(o, 'u');
 	p_op(o, '.');
-	u64map_free(&live);
-	VEC_FREE(ev);
-	VEC_FREE(allocs);
-	gp_rd_free(&d);
-	return ferror(o) ? -1 : 0;
+	if (nat.frames)
+		fprintf(stderr,
+		        "gpuprof: export: %u of %u native frames symbolised to file:line%s%s\n",
+		        nat.lines, nat.frames,
+		        !gp_symbolizer_available() ? " (built without libdw: function+offset only)"
+		        : nat.nomodule == nat.frames
+		            ? " (the rank file names no modules: an older collector)"
+		            : " (from the modules' debug information where this runs)",
+		        nat.nomodule && nat.nomodule < nat.frames ? "; some frames name no module"
+		                                                  : "");
+	rc = ferror(o) ? -1 : 0;
+out:
+	for (unsigned k = 0; mr && k < nr; k++)
+		mrank_free(&mr[k]);
+	free(mr);
+	gp_symbolizer_free(nat.sym);
+	u64map_free(&nat.seen);
+	return rc;
 }

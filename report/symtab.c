@@ -37,6 +37,10 @@ bool gp_symtab_feed(gp_symtab_t *t, const gp_event_t *e)
 	}
 	case GP_EV_FRAME:
 		u64map_put(&t->frame, e->a, e->b);
+		if (e->c) {
+			u64map_put(&t->frame_mod, e->a, e->c);
+			u64map_put(&t->frame_off, e->a, e->d);
+		}
 		return true;
 	case GP_EV_STACK: {
 		if (!u64map_get(&t->stack_off, e->tid, &off)) {
@@ -84,6 +88,15 @@ const char *gp_symtab_frame(const gp_symtab_t *t, uint64_t pc)
 	return s ? s : "?";
 }
 
+bool gp_symtab_frame_module(const gp_symtab_t *t, uint64_t pc, const char **module, uint64_t *off)
+{
+	uint64_t sid;
+	if (!u64map_get(&t->frame_mod, pc, &sid) || !u64map_get(&t->frame_off, pc, off))
+		return false;
+	*module = gp_symtab_str(t, (uint32_t)sid);
+	return *module != NULL;
+}
+
 bool gp_symtab_profiler_frame(const char *s)
 {
 	return strstr(s, "(libcupti") || strstr(s, "(libgpuprof") || strstr(s, "(libcuda.so");
@@ -96,6 +109,8 @@ void gp_symtab_reset(gp_symtab_t *t)
 	t->strs.n = t->cap.n = t->pcs.n = 0;
 	u64map_clear(&t->str_ids);
 	u64map_clear(&t->frame);
+	u64map_clear(&t->frame_mod);
+	u64map_clear(&t->frame_off);
 	u64map_clear(&t->stack_off);
 }
 
@@ -107,5 +122,7 @@ void gp_symtab_free(gp_symtab_t *t)
 	VEC_FREE(t->pcs);
 	u64map_free(&t->str_ids);
 	u64map_free(&t->frame);
+	u64map_free(&t->frame_mod);
+	u64map_free(&t->frame_off);
 	u64map_free(&t->stack_off);
 }

@@ -16,6 +16,8 @@ typedef struct gp_symtab {
 	VEC(char *) strs;   /* each as long as its pieces reach (memory follows the file) */
 	VEC(uint16_t) cap;  /* bytes allocated for strs[i] */
 	u64map_t frame;     /* pc -> string id of "symbol+0xoff (library)" */
+	u64map_t frame_mod; /* pc -> module path string id */
+	u64map_t frame_off; /* pc -> offset in the module (native frames of newer files) */
 	u64map_t stack_off; /* stack id -> offset + 1 into pcs, where [offset - 1] = count */
 	VEC(uint64_t) pcs;
 } gp_symtab_t;
@@ -28,6 +30,8 @@ const char *gp_symtab_str(const gp_symtab_t *t, uint32_t id);
 size_t gp_symtab_stack(const gp_symtab_t *t, uint32_t stack, const uint64_t **pcs);
 /* "symbol+0xoff (library)" of a pc, or "?" */
 const char *gp_symtab_frame(const gp_symtab_t *t, uint64_t pc);
+/* A native frame's module path and offset in it; false when the file did not say. */
+bool gp_symtab_frame_module(const gp_symtab_t *t, uint64_t pc, const char **module, uint64_t *off);
 /* Frames of the profiler, the driver and CUPTI say nothing about the program. */
 bool gp_symtab_profiler_frame(const char *sym);
 /* Forget everything but keep the memory (the next rank reuses it). */

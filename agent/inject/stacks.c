@@ -8,9 +8,11 @@
 
 #include <dlfcn.h>
 #include <execinfo.h>
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 #ifdef HAVE_LIBUNWIND
 #define UNW_LOCAL_ONLY
 #include <libunwind.h>
@@ -33,6 +35,25 @@ static uint64_t hash_pcs(void *const *pcs, int n)
 	return h ? h : 1;
 }
 
+/* A module's absolute path: the main program's is not in dladdr's answer (it gives
+ * argv[0], or ""), /proc/self/exe says it. NULL when unknown. */
+static char exe[4096];
+static pthread_once_t exe_once = PTHREAD_ONCE_INIT;
+
+static void read_exe(void)
+{
+	ssize_t k = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	exe[k > 0 ? k : 0] = '\0';
+}
+
+static const char *module_path(const Dl_info *di)
+{
+	if (di->dli_fname[0] == '/')
+		return di->dli_fname;
+	pthread_once(&exe_once, read_exe);
+	return exe[0] ? exe : NULL;
+}
+
 /* names: for the first npy entries (Python frames), their text instead of dladdr's */
 static void define_stack(uint32_t id, void *const *pcs, int n, char (*names)[GP_PY_NAME], int npy)
 {
@@ -49,9 +70,10 @@ static void define_stack(uint32_t id, void *const *pcs, int n, char (*names)[GP_
 	for (int i = 0; i < n; i++) {
 		Dl_info di;
 		char sym[512];
+		bool have = i >= npy && dladdr(pcs[i], &di) && di.dli_fname;
 		if (i < npy) {
 			snprintf(sym, sizeof(sym), "%s", names[i]);
-		} else if (dladdr(pcs[i], &di) && di.dli_fname) {
+		} else if (have) {
 			const char *lib = strrchr(di.dli_fname, '/');
 			lib = lib ? lib + 1 : di.dli_fname;
 			if (di.dli_sname)
@@ -68,6 +90,13 @@ static void define_stack(uint32_t id, void *const *pcs, int n, char (*names)[GP_
 		gp_event_t f = {.type = GP_EV_FRAME,
 		                .a = (uint64_t)(uintptr_t)pcs[i],
 		                .b = gp_cu_api->intern(sym, strlen(sym))};
+		/* the module and the offset in it: the report reads the module's line table
+		 * for function and file:line (report/symbolize.c) */
+		const char *path = have ? module_path(&di) : NULL;
+		if (path) {
+			f.c = gp_cu_api->intern(path, strlen(path));
+			f.d = (uint64_t)((char *)pcs[i] - (char *)di.dli_fbase);
+		}
 		gp_cu_api->emit(&f);
 	}
 }

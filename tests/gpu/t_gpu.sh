@@ -20,6 +20,22 @@ ok $? "kernels, memory and steps captured on the GPU"
 P="python3 $(dirname "$0")/../../examples/train_mlp.py"
 jr() { "$B/gpuprof" report --format=json "$T/$1" | python3 -c "import json,sys; r=json.load(sys.stdin)['ranks'][0]; print($2)"; }
 
+# native frames of allocation stacks to function and file:line at report time (libdw):
+# the CUDA C workload's cudaMalloc calls are in train_mlp_cuda.cu, built with -g
+"$B/gpuprof" run --modes=nvtx,mem --output="$T/sym" -- "$B/gpuprof-train-mlp" --steps 5 >/dev/null 2>&1
+"$B/gpuprof" export --format=memviz -o "$T/sym.pickle" "$T/sym" 2>"$T/sym.err"
+ok $? "memviz export of the CUDA workload's allocations ($(grep symbolised "$T/sym.err"))"
+python3 - "$T/sym.pickle" <<'PY'
+import pickle, sys
+s = pickle.load(open(sys.argv[1], "rb"))
+fr = [f for seg in s["segments"] for b in seg["blocks"] for f in b.get("frames", [])]
+fr += [f for dev in s["device_traces"] for e in dev for f in e.get("frames", [])]
+cu = [f for f in fr if f["filename"].endswith("train_mlp_cuda.cu") and f["line"] > 0]
+assert cu, sorted({(f["filename"], f["line"], f["name"]) for f in fr})[:10]
+print("# e.g.", cu[0])
+PY
+ok $? "frames name train_mlp_cuda.cu with a line and a function, read from its DWARF"
+
 # capture windows: cuda traced in steps 10-19 of 30 only, switched at step boundaries
 "$B/gpuprof" run --modes=all --capture=steps=10-19 --output="$T/win" -- $P --steps 30 --dim 1024 --layers 4 >/dev/null 2>&1
 ok $? "a run with a capture window"

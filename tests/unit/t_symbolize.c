@@ -1,0 +1,65 @@
+/* Native frames to function and file:line (report/symbolize.c), on this program's own
+ * code: the offsets are taken as the collector takes them (dladdr's load address). */
+#include "config.h"
+#include "symbolize.h"
+#include "tap.h"
+
+#include <dlfcn.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+static const int target_line = __LINE__ + 2;
+__attribute__((noinline)) int gp_t_target(int x);
+__attribute__((noinline)) int gp_t_target(int x)
+{
+	return x * 3 + 1;
+}
+
+static void *ret;
+static int call_line;
+
+__attribute__((noinline)) static void callee(void)
+{
+	ret = __builtin_return_address(0);
+}
+
+int main(void)
+{
+	char exe[4096], fn[256], file[256];
+	int line = 0;
+	ssize_t k = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	exe[k > 0 ? k : 0] = '\0';
+	if (!gp_symbolizer_available()) {
+		skip("built without libdw");
+		return done_testing();
+	}
+	Dl_info di;
+	if (!ok(dladdr((void *)gp_t_target, &di) != 0, "dladdr finds this program"))
+		return done_testing();
+	gp_symbolizer_t *s = gp_symbolizer_new();
+	uint64_t off = (uint64_t)((char *)gp_t_target - (char *)di.dli_fbase);
+	bool found = gp_symbolize(s, exe, off, false, fn, sizeof(fn), file, sizeof(file), &line);
+	ok(found, "a function of this program is found");
+	ok(!strcmp(fn, "gp_t_target"), "its name: %s", fn);
+	ok(strstr(file, "t_symbolize.c") && line >= target_line && line <= target_line + 2,
+	   "its file and line: %s:%d (defined at %d)", file, line, target_line);
+	call_line = __LINE__ + 1;
+	callee();
+	off = (uint64_t)((char *)ret - (char *)di.dli_fbase);
+	found = gp_symbolize(s, exe, off, true, fn, sizeof(fn), file, sizeof(file), &line);
+	ok(found && !strcmp(fn, "main") && line == call_line,
+	   "a return address: the call's line (%s:%d, called at %d)", fn, line, call_line);
+	ok(gp_symbolize(s, exe, off, true, fn, sizeof(fn), file, sizeof(file), &line) &&
+	       line == call_line,
+	   "asked again: the module's session is kept");
+	ok(!gp_symbolize(s, "/nonexistent/libx.so", 0x1000, true, fn, sizeof(fn), file,
+	                 sizeof(file), &line) &&
+	       !fn[0] && !file[0] && !line,
+	   "a module not here: nothing, and nothing made up");
+	ok(!gp_symbolize(s, "relative/lib.so", 0x1000, true, fn, sizeof(fn), file, sizeof(file),
+	                 &line),
+	   "a path that is not absolute is not opened");
+	gp_symbolizer_free(s);
+	return done_testing();
+}
