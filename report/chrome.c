@@ -25,7 +25,9 @@
 #include "path.h"
 
 #include <errno.h>
+#include <dlfcn.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -53,6 +55,45 @@ static const char *name_of(const rank_data_t *d, uint32_t id)
 {
 	const char *s = gp_symtab_str(&d->sym, id);
 	return s && *s ? s : "(unnamed)";
+}
+
+/* A kernel's name as Kineto writes it: demangled (HTA finds NCCL's kernels by their
+ * demangled names, "ncclDevKernel_..."), by libstdc++'s demangler loaded at run time,
+ * so the report links no C++ runtime; the mangled name where there is none. */
+typedef char *(*demangle_fn)(const char *, char *, size_t *, int *);
+static demangle_fn demangler;
+static pthread_once_t demangle_once = PTHREAD_ONCE_INIT;
+
+static void load_demangler(void)
+{
+	void *h = dlopen("libstdc++.so.6", RTLD_LAZY | RTLD_LOCAL);
+	if (h)
+		*(void **)&demangler = dlsym(h, "__cxa_demangle");
+}
+
+/* The demangled name in buf (NULL: not a mangled name, or no demangler). */
+static const char *demangled(const char *name, char **buf, size_t *len)
+{
+	int st = -1;
+	if (strncmp(name, "_Z", 2))
+		return NULL;
+	pthread_once(&demangle_once, load_demangler);
+	if (!demangler)
+		return NULL;
+	char *r = demangler(name, *buf, len, &st);
+	if (st != 0 || !r)
+		return NULL;
+	*buf = r; /* realloc'd by the demangler when it needed more */
+	return r;
+}
+
+/* Kineto's names for CUPTI's copy kinds (memcpyKindString) */
+static const char *memcpy_name(unsigned kind)
+{
+	static const char *n[] = {"Memcpy",      "Memcpy HtoD", "Memcpy DtoH", "Memcpy HtoA",
+	                          "Memcpy AtoH", "Memcpy AtoA", "Memcpy AtoD", "Memcpy DtoA",
+	                          "Memcpy DtoD", "Memcpy HtoH", "Memcpy PtoP"};
+	return kind < sizeof(n) / sizeof(n[0]) ? n[kind] : "Memcpy";
 }
 
 /* Does [start, end] meet the window? */
@@ -212,17 +253,22 @@ static void export_rank(ctx_t *c, const gp_rank_t *rk, int index)
 	 * carry the process's generation above bit 32), small enough for any JSON reader;
 	 * Kineto's files (one per rank) keep the correlation id, as Kineto does. */
 	u64map_t flowed = {0}; /* correlation + 1 -> flow id: its kernel is in the trace */
+	char *dbuf = NULL;
+	size_t dlen = 0;
 	for (size_t i = 0; i < d->kerns.n; i++) {
 		const kern_t *k = &d->kerns.v[i];
 		if (!in_window(c, k->start, k->start + k->dur) || !spend(c))
 			continue;
+		const char *kn = k->kind == 0 ? name_of(d, k->name) : NULL, *dm;
+		if (kn && c->kineto && (dm = demangled(kn, &dbuf, &dlen)))
+			kn = dm;
 		slice_at(c,
 		         k->kind == 0   ? "kernel"
 		         : k->kind == 1 ? "gpu_memcpy"
 		                        : "gpu_memset",
 		         gpu_pid(c, k), gpu_tid(c, k), k->start, k->dur,
-		         k->kind == 0   ? name_of(d, k->name)
-		         : k->kind == 1 ? "Memcpy"
+		         k->kind == 0   ? kn
+		         : k->kind == 1 ? memcpy_name(k->copykind)
 		                        : "Memset");
 		fprintf(out,
 		        ", \"args\": {\"correlation\": %" PRIu64
@@ -265,6 +311,7 @@ static void export_rank(ctx_t *c, const gp_rank_t *rk, int index)
 		}
 	}
 	u64map_free(&flowed);
+	free(dbuf);
 
 	/* Kineto: the steps as PyTorch's profiler marks them, on the steps' thread */
 	if (c->kineto) {

@@ -191,12 +191,19 @@ for f in files:
     inside = sum(any(a <= by_corr[k["args"]["correlation"]]["ts"] < b for a, b in spans) for k in joined)
     assert inside >= 0.8 * len(joined), (inside, len(joined))
     assert any("nccl" in k["name"].lower() for k in gpu if k["cat"] == "kernel"), "no NCCL kernel"
+    # names as Kineto writes them: kernels demangled (HTA's communication pattern is
+    # "^nccl.*" on the demangled name), copies by kind ("Memcpy HtoD")
+    kn = [k["name"] for k in gpu if k["cat"] == "kernel"]
+    assert not [n for n in kn if n.startswith("_Z")], [n for n in kn if n.startswith("_Z")][:3]
+    assert any(re.match(r"^nccl.*", n) for n in kn), "no kernel HTA would call communication"
+    mc = {k["name"] for k in gpu if k["cat"] == "gpu_memcpy"}
+    assert mc and all(re.match(r"Memcpy [HDAP]to[HDAP]$", n) for n in mc), mc
     s_ids = {e["id"] for e in ev if e.get("ph") == "s"}
     f_ids = [e["id"] for e in ev if e.get("ph") == "f"]
     assert f_ids and all(i in s_ids for i in f_ids), "unbound flow"
 print("# kineto files checked")
 PY
-ok $? "the Kineto files meet HTA's loader: ranks, streams, correlations, launch names, ProfilerStep iterations, NCCL kernels, flows"
+ok $? "the Kineto files meet HTA's loader: ranks, streams, correlations, launch names, ProfilerStep iterations, NCCL kernels demangled, copies by kind, flows"
 
 # memviz from PyTorch's own snapshots (agent/python writes them beside the rank files and
 # records their names): two ranks merged into one pickle, a device per rank. A CPU
