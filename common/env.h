@@ -38,6 +38,7 @@
 #define GP_ENV_CUPTI_FLUSH_MS "GPUPROF_CUPTI_FLUSH_MS"
 #define GP_ENV_CUPTI_DISCARD  "GPUPROF_CUPTI_DISCARD"
 #define GP_ENV_AGENT          "GPUPROF_AGENT" /* `gpuprof run`: the agent to exec */
+#define GP_ENV_REPORT_THREADS "GPUPROF_REPORT_THREADS"
 /* anything */
 #define GP_ENV_DEBUG "GPUPROF_DEBUG"
 

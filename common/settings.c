@@ -110,6 +110,8 @@ const gp_setting_t gp_settings[] = {
      NULL},
     {NULL, GP_ENV_AGENT, GP_T_STR, "", 0, 0, NOC, USER,
      "`gpuprof run`: the agent to exec (empty: beside gpuprof, else the installed one)", NULL},
+    {NULL, GP_ENV_REPORT_THREADS, GP_T_INT, "0", 0, 1024, NOC, USER,
+     "threads `gpuprof report` and the exports read rank files with; 0: every online core", NULL},
     {NULL, GP_ENV_DEBUG, GP_T_BOOL, "false", 0, 0, NOC, USER,
      "debug lines on stderr from every part", NULL},
 };
@@ -228,8 +230,8 @@ static const char *in_force(const char *env, void *out)
 		static _Atomic unsigned long said;
 		unsigned long bit = 1ul << ((unsigned)(s - gp_settings) % 64);
 		if (!(atomic_fetch_or(&said, bit) & bit))
-			fprintf(stderr, "gpuprof: %s=%s: %s; the default (%s) is used\n", env, v, why,
-			        *s->def ? s->def : "empty");
+			fprintf(stderr, "gpuprof: %s=%s: %s; the default (%s) is used\n", env, v,
+			        why, *s->def ? s->def : "empty");
 	}
 	gp_setting_parse(s, s->def, out, why, sizeof(why));
 	return s->def;

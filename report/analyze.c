@@ -2,6 +2,7 @@
  * and run through the passes of rankdata.h in order; only the per-rank results
  * (gp_rank_t) and the merged kernel and range tables stay in memory. */
 #include "config.h"
+#include "env.h"
 #include "settings.h"
 #include "analyze.h"
 #include "log.h"
@@ -10,11 +11,14 @@
 #include "stats.h"
 
 #include <dirent.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 struct hdr_ctx {
 	gp_job_t *job;
@@ -172,6 +176,69 @@ static int steps_from_name(const char *s)
 	return -1;
 }
 
+/* One rank analysed on its own, as the job merges it: the rank, and its kernel and range
+ * tables (a job of this rank alone). Ranks are analysed in parallel, then merged in the
+ * order their files were found, so the report does not depend on the threads. */
+typedef struct rank_sum {
+	char *path;
+	bool ok;
+	gp_rank_t r;
+	gp_job_t one; /* k, nk, r, nr: this rank's tables; nunreadable, unreadable */
+} rank_sum_t;
+
+typedef struct pool {
+	rank_sum_t *sums;
+	unsigned n;
+	_Atomic unsigned next;
+	int steps_from;
+} pool_t;
+
+static void analyse_one(rank_sum_t *s, rank_data_t *rd, int steps_from)
+{
+	memset(&s->one, 0, sizeof(s->one));
+	s->one.steps_from = steps_from;
+	s->ok = load_rank(&s->one, s->path, &s->r, rd) == 0;
+	u64map_free(&s->one.kidx);
+	u64map_free(&s->one.ridx);
+}
+
+static void *pool_worker(void *arg)
+{
+	pool_t *p = arg;
+	rank_data_t rd;
+	memset(&rd, 0, sizeof(rd));
+	rd.steps_from = p->steps_from;
+	for (unsigned i; (i = atomic_fetch_add(&p->next, 1)) < p->n;)
+		analyse_one(&p->sums[i], &rd, p->steps_from);
+	gp_rd_free(&rd);
+	return NULL;
+}
+
+/* Threads for reading rank files: GPUPROF_REPORT_THREADS, else every online core. */
+static unsigned report_threads(unsigned work)
+{
+	long n = (long)gp_setting_long(GP_ENV_REPORT_THREADS);
+	if (n <= 0)
+		n = sysconf(_SC_NPROCESSORS_ONLN);
+	if (n < 1)
+		n = 1;
+	return (unsigned)(n > (long)work ? (long)work : n);
+}
+
+static void analyse_all(rank_sum_t *sums, unsigned n, int steps_from)
+{
+	pool_t p = {.sums = sums, .n = n, .steps_from = steps_from};
+	unsigned nt = report_threads(n), started = 0;
+	pthread_t *t = calloc(nt ? nt : 1, sizeof(pthread_t));
+	for (unsigned i = 1; t && i < nt; i++) /* this thread is the first worker */
+		if (pthread_create(&t[started], NULL, pool_worker, &p) == 0)
+			started++;
+	pool_worker(&p);
+	for (unsigned i = 0; i < started; i++)
+		pthread_join(t[i], NULL);
+	free(t);
+}
+
 int gp_job_load(gp_job_t *job, const char *dir, const char *step, const char *steps_from, char *err,
                 size_t errlen)
 {
@@ -190,10 +257,7 @@ int gp_job_load(gp_job_t *job, const char *dir, const char *step, const char *st
 		snprintf(err, errlen, "%s: %s", dir, strerror(errno));
 		return -1;
 	}
-	unsigned cap = 0;
-	rank_data_t rd;
-	memset(&rd, 0, sizeof(rd));
-	rd.steps_from = job->steps_from;
+	VEC(char *) paths = {0};
 	while ((de = readdir(top))) {
 		char sub[4400];
 		DIR *sd;
@@ -218,21 +282,42 @@ int gp_job_load(gp_job_t *job, const char *dir, const char *step, const char *st
 			if (strncmp(fe->d_name, "rank", 4) || l < 8 ||
 			    strcmp(fe->d_name + l - 4, ".gpr"))
 				continue;
-			if (job->nranks == cap) {
-				cap = cap ? cap * 2 : 16;
-				gp_rank_t *n = realloc(job->ranks, cap * sizeof(*n));
-				if (!n)
-					break;
-				job->ranks = n;
-			}
 			snprintf(path, sizeof(path), "%s/%s", sub, fe->d_name);
-			if (load_rank(job, path, &job->ranks[job->nranks], &rd) == 0)
-				job->nranks++;
+			char *p = strdup(path);
+			if (p)
+				VEC_PUSH(paths, p);
 		}
 		closedir(sd);
 	}
 	closedir(top);
-	gp_rd_free(&rd);
+	rank_sum_t *sums = calloc(paths.n ? paths.n : 1, sizeof(*sums));
+	if (sums && paths.n) {
+		for (size_t i = 0; i < paths.n; i++)
+			sums[i].path = paths.v[i];
+		analyse_all(sums, (unsigned)paths.n, job->steps_from);
+		job->ranks = malloc(paths.n * sizeof(gp_rank_t));
+	}
+	for (size_t i = 0; sums && i < paths.n; i++) {
+		rank_sum_t *s = &sums[i];
+		if (s->ok && job->ranks) {
+			job->ranks[job->nranks++] = s->r;
+			gp_job_add_kernels(job, s->one.k, s->one.nk);
+			gp_job_add_ranges(job, s->one.r, s->one.nr);
+		} else if (!s->ok && s->one.nunreadable && !job->nunreadable++) {
+			snprintf(job->unreadable, sizeof(job->unreadable), "%s", s->one.unreadable);
+		} else if (!s->ok) {
+			job->nunreadable += s->one.nunreadable;
+		}
+		if (!s->ok || !job->ranks) {
+			free(s->r.step_ms);
+			free(s->r.step_no);
+		}
+		gp_job_free(&s->one);
+	}
+	for (size_t i = 0; i < paths.n; i++)
+		free(paths.v[i]);
+	VEC_FREE(paths);
+	free(sums);
 	if (!job->nranks) {
 		if (job->nunreadable)
 			snprintf(err, errlen, "%s: no readable rank file (%s)", dir,

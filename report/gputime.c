@@ -207,6 +207,21 @@ static gp_kstat_t *kstat_get(gp_job_t *job, const char *name)
 	return k;
 }
 
+void gp_job_add_kernels(gp_job_t *job, const gp_kstat_t *k, unsigned n)
+{
+	for (unsigned i = 0; i < n; i++) {
+		gp_kstat_t *g = kstat_get(job, k[i].name);
+		if (!g)
+			continue;
+		g->calls += k[i].calls;
+		g->total += k[i].total;
+		if (k[i].min < g->min)
+			g->min = k[i].min;
+		if (k[i].max > g->max)
+			g->max = k[i].max;
+	}
+}
+
 void gp_merge_kernels(gp_job_t *job, rank_data_t *d)
 {
 	/* per-rank aggregation by name id first (cheap), then by name across ranks */

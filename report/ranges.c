@@ -82,6 +82,19 @@ static gp_rstat_t *rstat_get(gp_job_t *job, const char *name)
 	return r;
 }
 
+void gp_job_add_ranges(gp_job_t *job, const gp_rstat_t *r, unsigned n)
+{
+	for (unsigned i = 0; i < n; i++) {
+		gp_rstat_t *g = rstat_get(job, r[i].name);
+		if (!g)
+			continue;
+		g->count += r[i].count;
+		g->cpu_ns += r[i].cpu_ns;
+		g->gpu_ns += r[i].gpu_ns;
+		g->sync_ns += r[i].sync_ns;
+	}
+}
+
 /* Start/end ranges (depth 1000: PyTorch's layer ranges, ranges that may end on another
  * thread) are not nested, so they take no part in the ownership above: each gets the
  * GPU work launched on the thread that started it while it was open. They are looked up

@@ -156,6 +156,9 @@ size_t gp_step_at(const rank_data_t *d, uint64_t t);
 /* gputime.c */
 void gp_pass_gpu(gp_rank_t *r, rank_data_t *d);
 void gp_merge_kernels(gp_job_t *job, rank_data_t *d);
+/* Add one rank's tables (its own analysis) into the job's, by name. */
+void gp_job_add_kernels(gp_job_t *job, const gp_kstat_t *k, unsigned n);
+void gp_job_add_ranges(gp_job_t *job, const gp_rstat_t *r, unsigned n);
 
 /* ranges.c */
 /* The range that owns a call made on thread tid at ts: the innermost range open on that

@@ -16,6 +16,18 @@ assert f and "rank 3 " in f[0]["title"], j["findings"]
 assert all(r["gpu"]["kernels_total"] == 20000 for r in j["ranks"])
 PY
 ok $? "all ranks read, 200 steps each, rank 3 named as the straggler"
+# rank files are analysed in parallel and merged in the order they were found: the
+# report is the same whatever the threads
+F=$(cd "$(dirname "$0")/../fixtures" && pwd)
+same=1
+for j in "$T/nvtx" "$F/ddp-clean" "$F/straggler" "$F/pt-torchrun"; do
+	for fmt in text json; do
+		GPUPROF_REPORT_THREADS=1 "$B/gpuprof" report --format=$fmt "$j" >"$T/one" 2>&1
+		GPUPROF_REPORT_THREADS=5 "$B/gpuprof" report --format=$fmt "$j" >"$T/five" 2>&1
+		cmp -s "$T/one" "$T/five" || { same=0; echo "# differs: $j $fmt"; }
+	done
+done
+[ $same = 1 ]; ok $? "the report on 1 and on 5 threads is the same (16 synthetic ranks, three multi-rank fixtures)"
 "$B/bench/synth-job" --ranks 2 --events 2000 --out "$T/prof" --profiler-steps >/dev/null
 "$B/gpuprof" report "$T/prof" >"$T/prof.txt"; ok $? "report on a job without NVTX steps"
 grep -q "steps: cudaProfilerStart/Stop windows" "$T/prof.txt"; ok $? "steps from cudaProfilerStart/Stop"
