@@ -49,7 +49,7 @@ typedef struct proc_file {
 	char dir[4300], path[4400], dest[4400];
 	uint64_t t0, lost_write;
 	int status; /* its wait status when seen as a zombie, else -1 */
-	bool done;
+	bool done, published;
 } proc_file_t;
 
 #define MAX_PROCS 1024
@@ -626,6 +626,7 @@ static void proc_finish(agent_t *a, proc_file_t *x)
 		gp_rf_append(x->w, &e);
 	}
 	bool published = proc_publish(a, x);
+	x->published = published;
 	if (x->w)
 		gp_rf_writer_close(x->w, false);
 	x->w = NULL;
@@ -740,6 +741,44 @@ static void cleanup_spool(agent_t *a)
 		gp_ring_detach(&a->ring);
 	if (a->spool[0])
 		gp_spool_entry_remove(a->spool);
+}
+
+/* Each published rank file's summary (`gpuprof summarize`, report/summary.c), so the job
+ * report reads a small file per rank instead of every event. Run detached, as the user,
+ * after the agent has published: the task's end does not wait for it; a summary that is
+ * never written (the step's end killed it) is made by the report from the rank file. */
+static void summarize(agent_t *a, bool task_published)
+{
+	const char *cli = gp_setting_str(GP_ENV_CLI);
+	char *argv[MAX_PROCS + 4];
+	unsigned n = 0;
+	if (!*cli || access(cli, X_OK) != 0)
+		return;
+	argv[n++] = (char *)cli;
+	argv[n++] = "summarize";
+	if (task_published && !strstr(a->dest, "/launcher")) /* a launcher's file is no rank */
+		argv[n++] = a->dest;
+	for (unsigned i = 0; i < a->nprocs && n < MAX_PROCS + 3; i++)
+		if (a->procs[i].published)
+			argv[n++] = a->procs[i].dest;
+	argv[n] = NULL;
+	if (n == 2)
+		return;
+	pid_t pid = fork();
+	if (pid != 0)
+		return; /* not waited for: the agent exits as the program did */
+	sigset_t none;
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+	setsid();
+	int nul = open("/dev/null", O_RDWR | O_CLOEXEC);
+	if (nul >= 0) {
+		dup2(nul, 0);
+		dup2(nul, 1);
+		dup2(nul, 2);
+	}
+	execv(cli, argv);
+	_exit(127);
 }
 
 /* Exit exactly as the program did: same code, or death by the same signal. */
@@ -971,5 +1010,6 @@ int main(int argc, char **argv)
 			cleanup_spool(&a);
 	}
 	gp_nvml_close(a.nvml);
+	summarize(&a, published);
 	mirror_exit(status);
 }

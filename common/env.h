@@ -33,12 +33,14 @@
 #define GP_ENV_CUPTI     "GPUPROF_CUPTI"     /* libcupti path (doc/admin.md) */
 #define GP_ENV_AGENT_PID "GPUPROF_AGENT_PID" /* the agent that owns the ring */
 /* the user's, for one job (settings.h documents them) */
-#define GP_ENV_ALLOC_STACKS   "GPUPROF_ALLOC_STACKS"
-#define GP_ENV_STEP_MARKERS   "GPUPROF_STEP_MARKERS"
-#define GP_ENV_CUPTI_FLUSH_MS "GPUPROF_CUPTI_FLUSH_MS"
-#define GP_ENV_CUPTI_DISCARD  "GPUPROF_CUPTI_DISCARD"
-#define GP_ENV_AGENT          "GPUPROF_AGENT" /* `gpuprof run`: the agent to exec */
-#define GP_ENV_REPORT_THREADS "GPUPROF_REPORT_THREADS"
+#define GP_ENV_ALLOC_STACKS     "GPUPROF_ALLOC_STACKS"
+#define GP_ENV_STEP_MARKERS     "GPUPROF_STEP_MARKERS"
+#define GP_ENV_CUPTI_FLUSH_MS   "GPUPROF_CUPTI_FLUSH_MS"
+#define GP_ENV_CUPTI_DISCARD    "GPUPROF_CUPTI_DISCARD"
+#define GP_ENV_AGENT            "GPUPROF_AGENT" /* `gpuprof run`: the agent to exec */
+#define GP_ENV_CLI              "GPUPROF_CLI"   /* the gpuprof the agent summarises with */
+#define GP_ENV_REPORT_THREADS   "GPUPROF_REPORT_THREADS"
+#define GP_ENV_REPORT_SUMMARIES "GPUPROF_REPORT_SUMMARIES"
 /* anything */
 #define GP_ENV_DEBUG "GPUPROF_DEBUG"
 

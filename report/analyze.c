@@ -181,7 +181,7 @@ static int steps_from_name(const char *s)
  * order their files were found, so the report does not depend on the threads. */
 typedef struct rank_sum {
 	char *path;
-	bool ok;
+	bool ok, summary; /* analysed; from its summary */
 	gp_rank_t r;
 	gp_job_t one; /* k, nk, r, nr: this rank's tables; nunreadable, unreadable */
 } rank_sum_t;
@@ -195,11 +195,42 @@ typedef struct pool {
 
 static void analyse_one(rank_sum_t *s, rank_data_t *rd, int steps_from)
 {
+	/* summaries hold the default analysis only */
+	bool sums = steps_from == GP_STEPS_AUTO && gp_setting_bool(GP_ENV_REPORT_SUMMARIES);
+	if (sums && gp_summary_read(s->path, &s->r, &s->one) == 0) {
+		s->ok = s->summary = true;
+		return;
+	}
 	memset(&s->one, 0, sizeof(s->one));
 	s->one.steps_from = steps_from;
 	s->ok = load_rank(&s->one, s->path, &s->r, rd) == 0;
 	u64map_free(&s->one.kidx);
 	u64map_free(&s->one.ridx);
+	/* for the next report; where the directory is not ours to write, not at all */
+	if (sums && s->ok)
+		gp_summary_write(s->path, &s->r, s->one.k, s->one.nk, s->one.r, s->one.nr);
+}
+
+int gp_rank_summarize(const char *gpr, char *err, size_t errlen)
+{
+	rank_sum_t s = {.path = (char *)gpr};
+	rank_data_t rd;
+	memset(&rd, 0, sizeof(rd));
+	rd.steps_from = GP_STEPS_AUTO;
+	memset(&s.one, 0, sizeof(s.one));
+	s.ok = load_rank(&s.one, gpr, &s.r, &rd) == 0;
+	gp_rd_free(&rd);
+	int rc = -1;
+	if (!s.ok)
+		snprintf(err, errlen, "%s", s.one.unreadable[0] ? s.one.unreadable : gpr);
+	else if ((rc = gp_summary_write(gpr, &s.r, s.one.k, s.one.nk, s.one.r, s.one.nr)) < 0)
+		snprintf(err, errlen, "%s: cannot write its summary: %s", gpr, strerror(errno));
+	free(s.r.step_ms);
+	free(s.r.step_no);
+	u64map_free(&s.one.kidx);
+	u64map_free(&s.one.ridx);
+	gp_job_free(&s.one);
+	return rc;
 }
 
 static void *pool_worker(void *arg)
@@ -297,15 +328,18 @@ int gp_job_load(gp_job_t *job, const char *dir, const char *step, const char *st
 		analyse_all(sums, (unsigned)paths.n, job->steps_from);
 		job->ranks = malloc(paths.n * sizeof(gp_rank_t));
 	}
+	unsigned from_sum = 0;
 	for (size_t i = 0; sums && i < paths.n; i++) {
 		rank_sum_t *s = &sums[i];
+		from_sum += s->ok && s->summary;
 		if (s->ok && job->ranks) {
 			job->ranks[job->nranks++] = s->r;
 			gp_job_add_kernels(job, s->one.k, s->one.nk);
 			gp_job_add_ranges(job, s->one.r, s->one.nr);
-		} else if (!s->ok && s->one.nunreadable && !job->nunreadable++) {
-			snprintf(job->unreadable, sizeof(job->unreadable), "%s", s->one.unreadable);
-		} else if (!s->ok) {
+		} else if (!s->ok && s->one.nunreadable) {
+			if (!job->nunreadable) /* the first one's reason */
+				snprintf(job->unreadable, sizeof(job->unreadable), "%s",
+				         s->one.unreadable);
 			job->nunreadable += s->one.nunreadable;
 		}
 		if (!s->ok || !job->ranks) {
@@ -314,6 +348,8 @@ int gp_job_load(gp_job_t *job, const char *dir, const char *step, const char *st
 		}
 		gp_job_free(&s->one);
 	}
+	gp_debug("report: %u rank(s) from their summaries, %u from their rank files", from_sum,
+	         job->nranks - from_sum);
 	for (size_t i = 0; i < paths.n; i++)
 		free(paths.v[i]);
 	VEC_FREE(paths);

@@ -211,7 +211,17 @@ typedef struct gp_job {
 } gp_job_t;
 #define GP_TEXT_RANKS 32
 
+/* Per-rank summaries (summary.c): rankR.gps beside rankR.gpr, written from a rank's
+ * analysis and read in its place while the rank file is unchanged (-1: none, stale or
+ * not valid). gp_rank_summarize analyses one rank file and writes its summary. */
+int gp_summary_write(const char *gpr, const gp_rank_t *r, const gp_kstat_t *k, unsigned nk,
+                     const gp_rstat_t *rs, unsigned nr);
+int gp_summary_read(const char *gpr, gp_rank_t *out, gp_job_t *one);
+int gp_rank_summarize(const char *gpr, char *err, size_t errlen);
+
 /* Load every rank file under dir (step* subdirectories), optionally one step only.
+ * Each rank comes from its summary where one is valid (GPUPROF_REPORT_SUMMARIES), else
+ * from its rank file, read on GPUPROF_REPORT_THREADS threads, its summary then written.
  * steps_from: where steps come from, "auto" (or NULL), "nvtx", "profiler", "kernels". */
 int gp_job_load(gp_job_t *job, const char *dir, const char *step, const char *steps_from, char *err,
                 size_t errlen);

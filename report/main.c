@@ -39,6 +39,7 @@ static const struct {
              "                    JOBDIR_A JOBDIR_B\n"},
     {"dump", "gpuprof dump [--events] [--strings] RANKFILE\n"},
     {"settings", "gpuprof settings [--env] [--format=text|markdown|man]\n"},
+    {"summarize", "gpuprof summarize RANKFILE...\n"},
 };
 #define NUSAGE (sizeof(usages) / sizeof(usages[0]))
 
@@ -121,6 +122,15 @@ static const char *beside_us(const char *env, const char *rel, const char *dflt,
 		}
 	}
 	return dflt;
+}
+
+/* this gpuprof's own path */
+static const char *self_path(void)
+{
+	static char b[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", b, sizeof(b) - 1);
+	b[n > 0 ? n : 0] = '\0';
+	return n > 0 ? b : GP_CLI_PATH;
 }
 
 static const char *agent_path(void)
@@ -328,6 +338,7 @@ static int cmd_run(int argc, char **argv)
 	setenv(GP_ENV_JOBDIR, dir, 1);
 	setenv(GP_ENV_INJECT, inject_path(), 0);
 	setenv(GP_ENV_PYTHON, python_dir(), 0);
+	setenv(GP_ENV_CLI, self_path(), 0); /* the agent summarises each rank with it */
 	const char *agent = agent_path();
 	char **av = calloc((size_t)(argc - i) + 3, sizeof(char *));
 	if (!av)
@@ -699,6 +710,22 @@ static unsigned job_steps(const gp_job_t *j)
  * compared with a Mann-Whitney test; a change is a regression only when it is both
  * significant (p < --alpha) and larger than --threshold on the median. Kernel time is
  * compared per step, so runs of different lengths compare. */
+/* Each rank file's summary (rankR.gps beside it, report/summary.c): what the job report
+ * reads in its place. The agent runs this when a rank's capture ends. */
+static int cmd_summarize(int argc, char **argv)
+{
+	char err[1024];
+	int rc = 0;
+	if (argc < 2)
+		return gp_err("summarize: no rank file given"), usage(stderr);
+	for (int i = 1; i < argc; i++)
+		if (gp_rank_summarize(argv[i], err, sizeof(err)) < 0) {
+			gp_err("summarize: %s", err);
+			rc = 1;
+		}
+	return rc;
+}
+
 /* Every setting with its site key, variable, type, default and meaning (settings.h):
  * gpuprof.yaml's keys, or with --env the GPUPROF_* variables a user may set. The
  * documentation's tables are this command's output (tests/tree/t_tree.sh compares). */
@@ -860,6 +887,8 @@ int main(int argc, char **argv)
 		return cmd_dump(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "settings"))
 		return cmd_settings(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "summarize"))
+		return cmd_summarize(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
 		usage(stdout);
 		return 0;

@@ -17,6 +17,12 @@ loss() { "$B/gpuprof" report --format=json "$T/$1" | python3 -c "import json,sys
 nvtx_json() { "$B/gpuprof" report --format=json "$T/$1" | python3 -c "import json,sys; d={r['name']: r['count'] for r in json.load(sys.stdin)['nvtx']}; print(d.get(sys.argv[1], 0))" "$2"; }
 
 cap threads; ok $? "4 threads x 250k ranges"
+# the agent has the rank's summary written when its capture ends (detached: the program's
+# exit does not wait for it), and the report reads it in place of the rank file
+for _ in $(seq 150); do [ -s "$T/threads/step0/rank0.gps" ] && break; sleep 0.2; done
+[ -s "$T/threads/step0/rank0.gps" ]; ok $? "the agent's summary of the rank is beside its rank file"
+GPUPROF_DEBUG=1 "$B/gpuprof" report "$T/threads" 2>&1 >/dev/null | grep -q "1 rank(s) from their summaries, 0 from"
+ok $? "the report reads it in place of the 10^6 ranges' rank file"
 [ "$(count threads nvtx_push)" = 1000000 ] && [ "$(count threads nvtx_pop)" = 1000000 ]
 ok $? "all 10^6 pushes and pops recorded ($(count threads nvtx_push)/$(count threads nvtx_pop))"
 [ "$(drops threads)" = 0 ]; ok $? "no drops at ~2M records/s"
@@ -72,8 +78,8 @@ ok $? "both recorded, each name its own (the second takes over the ring with its
 # a launcher's ranks (torchrun under one task: RANK set per worker) each get a rank file
 "$B/gpuprof" run --modes=nvtx --output="$T/launch" -- sh -c "for r in 0 1 2 3; do RANK=\$r '$C' worker & done; wait" >/dev/null 2>&1
 ok $? "four ranks of a launcher under one agent"
-ls "$T/launch/step0" | tr '\n' ' ' | grep -qx "rank0.gpr rank1.gpr rank2.gpr rank3.gpr "
-ok $? "one rank file each ($(ls "$T/launch/step0" | tr '\n' ' '))"
+ls "$T/launch/step0" | grep "\.gpr$" | tr '\n' ' ' | grep -qx "rank0.gpr rank1.gpr rank2.gpr rank3.gpr "
+ok $? "one rank file each ($(ls "$T/launch/step0" | grep "\.gpr$" | tr '\n' ' '))"
 rj() { "$B/gpuprof" report --format=json "$T/$1" | python3 -c "$2"; }
 rj launch 'import json,sys
 d = json.load(sys.stdin); R = {r["rank"]: r for r in d["ranks"]}
@@ -87,8 +93,8 @@ assert not d["launchers"]' 2>"$T/launch.err"
 ok $? "each with its own steps (20 + 5 x rank), names kept apart, rank 2's exit status 3 $(tail -1 "$T/launch.err")"
 GPUPROF_RANK=1 "$B/gpuprof" run --modes=nvtx --output="$T/launch2" -- sh -c "for r in 4 5 5; do RANK=\$r '$C' worker & done; wait; exit 7" >/dev/null 2>&1
 [ $? = 7 ]; ok $? "a task whose ranks are all its launcher's (task 1 of a two-node torchrun) keeps its exit status"
-ls "$T/launch2/step0" | tr '\n' ' ' | grep -qx "launcher1.gpr rank4.gpr rank5.gpr "
-ok $? "its own file is launcher1.gpr, not rank1.gpr (another node's rank 1) ($(ls "$T/launch2/step0" | tr '\n' ' '))"
+ls "$T/launch2/step0" | grep "\.gpr$" | tr '\n' ' ' | grep -qx "launcher1.gpr rank4.gpr rank5.gpr "
+ok $? "its own file is launcher1.gpr, not rank1.gpr (another node's rank 1) ($(ls "$T/launch2/step0" | grep "\.gpr$" | tr '\n' ' '))"
 rj launch2 'import json,sys
 d = json.load(sys.stdin)
 assert [r["rank"] for r in d["ranks"]] == [4, 5]
@@ -98,8 +104,8 @@ ok $? "the report names the failed launcher and the second rank-5 process not re
 # a launcher without a RANK that touches NVTX (or CUDA) before its workers, as torchrun
 # does on a GPU: the worker with the task's RANK records into a ring of its own
 "$B/gpuprof" run --modes=nvtx --output="$T/launch4" -- sh -c "STEPS=100 '$C' worker & sleep 0.2; for r in 0 1; do RANK=\$r '$C' worker & done; wait" >/dev/null 2>&1
-ls "$T/launch4/step0" | tr '\n' ' ' | grep -qx "launcher0.gpr rank0.gpr rank1.gpr "
-ok $? "a launcher holding the task's ring: rank 0 gets its own file, the task's is launcher0.gpr ($(ls "$T/launch4/step0" | tr '\n' ' '))"
+ls "$T/launch4/step0" | grep "\.gpr$" | tr '\n' ' ' | grep -qx "launcher0.gpr rank0.gpr rank1.gpr "
+ok $? "a launcher holding the task's ring: rank 0 gets its own file, the task's is launcher0.gpr ($(ls "$T/launch4/step0" | grep "\.gpr$" | tr '\n' ' '))"
 rj launch4 'import json,sys
 d = json.load(sys.stdin); R = {r["rank"]: r for r in d["ranks"]}
 assert sorted(R) == [0, 1] and R[0]["steps"]["count"] == 20 and R[1]["steps"]["count"] == 25, {k: R[k]["steps"]["count"] for k in R}' 2>"$T/launch4.err"
@@ -115,7 +121,8 @@ ok $? "a launcher's rank killed by SIGKILL: its status read from its zombie (sig
 printf "for r in 1 2; do STEPS=200 RANK=\$r '%s' worker & done\nsleep 30\n" "$C" >"$T/slow.sh"
 "$B/gpuprof" run --modes=nvtx --output="$T/launch3" -- sh "$T/slow.sh" >/dev/null 2>&1 &
 sleep 0.5; kill -KILL $!; wait $! 2>/dev/null # gpuprof run is the agent (exec)
-sleep 1.5 # the ranks go on (their parent, not the agent, started them) and finish
+# the ranks go on (their parent, not the agent, started them) and finish: wait for them
+for _ in $(seq 100); do pgrep -f "^$C worker" >/dev/null || break; sleep 0.2; done
 "$B/gpuprof" salvage --spool="$T" >/dev/null 2>&1
 rj launch3 'import json,sys
 d = json.load(sys.stdin); R = {r["rank"]: r for r in d["ranks"]}

@@ -75,4 +75,33 @@ ok $? "--ranks=3,40-41 lists those ranks' lines"
 "$B/gpuprof" report --ranks=x "$T/big" 2>/dev/null; ok $(( $? == 2 ? 0 : 1 )) "--ranks=x is rejected as usage"
 python3 -c 'import json,sys; assert len(json.load(open(sys.argv[1]))["ranks"]) == 80' "$T/big/report.json"
 ok $? "report.json keeps all 80 ranks"
+# per-rank summaries (rankR.gps): the first report writes them, the next reads them in
+# place of the rank files, and says the same on every fixture; a rank file that changed,
+# or a summary that is not valid, is read again
+mkdir -p "$T/fx"
+for d in "$F"/*/; do cp -r "$d" "$T/fx/"; done
+same=1 used=1
+for d in "$T"/fx/*/; do
+	for fmt in text json; do
+		GPUPROF_REPORT_SUMMARIES=false "$B/gpuprof" report --format=$fmt "$d" >"$T/o.full" 2>&1
+		"$B/gpuprof" report --format=$fmt "$d" >"$T/o.first" 2>&1
+		GPUPROF_DEBUG=1 "$B/gpuprof" report --format=$fmt "$d" >"$T/o.again" 2>"$T/o.dbg"
+		cmp -s "$T/o.full" "$T/o.first" && cmp -s "$T/o.full" "$T/o.again" || { same=0; echo "# differs: $d $fmt"; }
+		grep -q " 0 from their rank files" "$T/o.dbg" || { used=0; echo "# not from summaries: $d $(grep summaries "$T/o.dbg")"; }
+	done
+done
+[ $same = 1 ]; ok $? "every fixture's report from the summaries is the full analysis's ($(ls "$T"/fx | wc -l) jobs, text and json)"
+[ $used = 1 ]; ok $? "and the second report read every rank from its summary"
+j=$T/fx/straggler
+touch "$j/step0/rank1.gpr"
+GPUPROF_DEBUG=1 "$B/gpuprof" report "$j" 2>&1 >/dev/null | grep -q "1 rank(s) from their summaries, 1 from their rank files"
+ok $? "a rank file that changed since its summary is read again"
+printf 'x' | dd of="$j/step0/rank0.gps" bs=1 seek=200 conv=notrunc 2>/dev/null
+GPUPROF_DEBUG=1 "$B/gpuprof" report "$j" 2>&1 >/dev/null | grep -q " 1 from their rank files"
+ok $? "a summary whose checksum fails is not used"
+rm -f "$T/fx/leak/step0/rank0.gps"
+"$B/gpuprof" summarize "$T/fx/leak/step0/rank0.gpr" && [ -s "$T/fx/leak/step0/rank0.gps" ]
+ok $? "gpuprof summarize writes a rank's summary"
+"$B/gpuprof" summarize "$T/nope/rank0.gpr" 2>"$T/err"; [ $? -eq 1 ] && grep -q "summarize" "$T/err"
+ok $? "gpuprof summarize of a missing rank file: an error, exit 1"
 done_testing

@@ -1,0 +1,251 @@
+/* Per-rank summaries (rankR.gps beside rankR.gpr): one rank's analysis as the job report
+ * merges it, so a job of 10 000 ranks is reported from small files computed where and
+ * when each rank ended (`gpuprof summarize`, run by the agent at capture end), not by
+ * re-reading every event. A summary is a cache: it is used only when it was written by
+ * this version of gpuprof for the rank file as it is now (its size and modification
+ * time), in the default step detection, and its checksum holds; otherwise the rank file
+ * is read and the summary written again where the directory allows.
+ *
+ * Layout (little-endian, as the machine writes it; the rank file's own byte order):
+ *   "GPSUM\0v1" | gpuprof version (32 bytes) | sizes of gp_rank_t, gp_kstat_t, gp_rstat_t
+ *   | the rank file's size and mtime (ns) | nstep, nk, nr | gp_rank_t (pointers zeroed)
+ *   | nstep doubles, nstep step numbers | nk kernels (name length, name, comm, calls,
+ *   total, min, max) | nr ranges (name length, name, count, cpu, gpu, sync) | CRC-32C of
+ *   everything before it. */
+#include "config.h"
+#include "analyze.h"
+#include "crc32c.h"
+#include "path.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define MAGIC    "GPSUM\0v1"
+#define MAXBYTES (256u << 20) /* a summary larger than this is not one */
+
+/* "dir/rankR.gpr" -> "dir/rankR.gps" */
+static int sum_path(const char *gpr, char *out, size_t len)
+{
+	size_t n = strlen(gpr);
+	if (n < 4 || strcmp(gpr + n - 4, ".gpr") || n + 1 > len)
+		return -1;
+	memcpy(out, gpr, n + 1);
+	out[n - 1] = 's';
+	return 0;
+}
+
+typedef struct key {
+	char version[32];
+	uint32_t sz_rank, sz_k, sz_r, pad;
+	uint64_t size, mtime_ns;
+} sum_key_t;
+
+static int rank_key(const char *gpr, sum_key_t *k)
+{
+	struct stat st;
+	if (stat(gpr, &st) < 0)
+		return -1;
+	memset(k, 0, sizeof(*k));
+	snprintf(k->version, sizeof(k->version), "%s", PACKAGE_VERSION);
+	k->sz_rank = sizeof(gp_rank_t);
+	k->sz_k = sizeof(gp_kstat_t);
+	k->sz_r = sizeof(gp_rstat_t);
+	k->size = (uint64_t)st.st_size;
+	k->mtime_ns = (uint64_t)st.st_mtim.tv_sec * 1000000000ull + (uint64_t)st.st_mtim.tv_nsec;
+	return 0;
+}
+
+int gp_summary_write(const char *gpr, const gp_rank_t *r, const gp_kstat_t *k, unsigned nk,
+                     const gp_rstat_t *rs, unsigned nr)
+{
+	char path[4200], *buf = NULL;
+	size_t len = 0;
+	sum_key_t key;
+	struct stat st;
+	if (sum_path(gpr, path, sizeof(path)) < 0 || rank_key(gpr, &key) < 0 || stat(gpr, &st) < 0)
+		return -1;
+	FILE *m = open_memstream(&buf, &len);
+	if (!m)
+		return -1;
+	gp_rank_t copy = *r;
+	copy.step_ms = NULL;
+	copy.step_no = NULL;
+	uint32_t n3[3] = {r->nstep_ms, nk, nr};
+	fwrite(MAGIC, 1, 8, m);
+	fwrite(&key, sizeof(key), 1, m);
+	fwrite(n3, sizeof(n3), 1, m);
+	fwrite(&copy, sizeof(copy), 1, m);
+	if (r->nstep_ms) {
+		fwrite(r->step_ms, sizeof(double), r->nstep_ms, m);
+		fwrite(r->step_no, sizeof(unsigned), r->nstep_ms, m);
+	}
+	for (unsigned i = 0; i < nk; i++) {
+		uint16_t l = (uint16_t)strnlen(k[i].name, 65535);
+		uint8_t comm = k[i].comm;
+		uint64_t v[4] = {k[i].calls, k[i].total, k[i].min, k[i].max};
+		fwrite(&l, 2, 1, m);
+		fwrite(k[i].name, 1, l, m);
+		fwrite(&comm, 1, 1, m);
+		fwrite(v, sizeof(v), 1, m);
+	}
+	for (unsigned i = 0; i < nr; i++) {
+		uint16_t l = (uint16_t)strnlen(rs[i].name, 65535);
+		uint64_t v[4] = {rs[i].count, rs[i].cpu_ns, rs[i].gpu_ns, rs[i].sync_ns};
+		fwrite(&l, 2, 1, m);
+		fwrite(rs[i].name, 1, l, m);
+		fwrite(v, sizeof(v), 1, m);
+	}
+	if (fflush(m) != 0) {
+		fclose(m);
+		free(buf);
+		return -1;
+	}
+	uint32_t crc = gp_crc32c(0, buf, len);
+	fwrite(&crc, 4, 1, m);
+	if (fclose(m) != 0) {
+		free(buf);
+		return -1;
+	}
+	/* beside the rank file, as readable as it is, written whole or not at all */
+	char dir[4200];
+	const char *slash = strrchr(path, '/');
+	snprintf(dir, sizeof(dir), "%.*s", slash ? (int)(slash - path) : 1, slash ? path : ".");
+	int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	struct stat ds;
+	/* root never writes into a directory someone else owns (an admin reading a job) */
+	if (dfd >= 0 && geteuid() == 0 && (fstat(dfd, &ds) < 0 || ds.st_uid != 0)) {
+		close(dfd);
+		free(buf);
+		return errno = EPERM, -1;
+	}
+	int rc = dfd < 0
+	             ? -1
+	             : gp_write_file_at(dfd, slash ? slash + 1 : path, buf, len, st.st_mode & 0640);
+	if (dfd >= 0)
+		close(dfd);
+	free(buf);
+	return rc;
+}
+
+/* a bounded reader over the summary's bytes */
+typedef struct rd {
+	const unsigned char *p, *end;
+	bool bad;
+} rd_t;
+
+static void get(rd_t *r, void *dst, size_t n)
+{
+	if (r->bad || (size_t)(r->end - r->p) < n) {
+		r->bad = true;
+		memset(dst, 0, n);
+		return;
+	}
+	memcpy(dst, r->p, n);
+	r->p += n;
+}
+
+static char *get_name(rd_t *r)
+{
+	uint16_t l = 0;
+	get(r, &l, 2);
+	char *s = r->bad ? NULL : malloc((size_t)l + 1);
+	if (!s) {
+		r->bad = true;
+		return NULL;
+	}
+	get(r, s, l);
+	s[l] = '\0';
+	return s;
+}
+
+int gp_summary_read(const char *gpr, gp_rank_t *out, gp_job_t *one)
+{
+	char path[4200];
+	sum_key_t want, have;
+	struct stat st;
+	if (sum_path(gpr, path, sizeof(path)) < 0 || rank_key(gpr, &want) < 0)
+		return -1;
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	if (fd < 0)
+		return -1;
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size < 16 ||
+	    (uint64_t)st.st_size > MAXBYTES) {
+		close(fd);
+		return -1;
+	}
+	size_t n = (size_t)st.st_size;
+	unsigned char *buf = malloc(n);
+	ssize_t got = buf ? read(fd, buf, n) : -1;
+	close(fd);
+	uint32_t crc;
+	if (got != (ssize_t)n || memcmp(buf, MAGIC, 8)) {
+		free(buf);
+		return -1;
+	}
+	memcpy(&crc, buf + n - 4, 4);
+	if (crc != gp_crc32c(0, buf, n - 4)) {
+		free(buf);
+		return -1;
+	}
+	rd_t r = {buf + 8, buf + n - 4, false};
+	uint32_t n3[3];
+	get(&r, &have, sizeof(have));
+	get(&r, n3, sizeof(n3));
+	if (r.bad || memcmp(&have, &want, sizeof(have)) || n3[0] > 100000000 || n3[1] > 10000000 ||
+	    n3[2] > 10000000) { /* stale: another version or rank file */
+		free(buf);
+		return -1;
+	}
+	get(&r, out, sizeof(*out));
+	out->step_ms = NULL;
+	out->step_no = NULL;
+	memset(one, 0, sizeof(*one));
+	if (n3[0]) {
+		out->step_ms = malloc(n3[0] * sizeof(double));
+		out->step_no = malloc(n3[0] * sizeof(unsigned));
+		if (!out->step_ms || !out->step_no)
+			r.bad = true;
+		else {
+			get(&r, out->step_ms, n3[0] * sizeof(double));
+			get(&r, out->step_no, n3[0] * sizeof(unsigned));
+		}
+	}
+	out->nstep_ms = n3[0];
+	one->k = calloc(n3[1] ? n3[1] : 1, sizeof(gp_kstat_t));
+	one->r = calloc(n3[2] ? n3[2] : 1, sizeof(gp_rstat_t));
+	if (!one->k || !one->r)
+		r.bad = true;
+	for (unsigned i = 0; !r.bad && i < n3[1]; i++) {
+		gp_kstat_t *k = &one->k[one->nk++];
+		uint8_t comm = 0;
+		uint64_t v[4];
+		k->name = get_name(&r);
+		get(&r, &comm, 1);
+		get(&r, v, sizeof(v));
+		k->comm = comm != 0;
+		k->calls = v[0], k->total = v[1], k->min = v[2], k->max = v[3];
+	}
+	for (unsigned i = 0; !r.bad && i < n3[2]; i++) {
+		gp_rstat_t *s = &one->r[one->nr++];
+		uint64_t v[4];
+		s->name = get_name(&r);
+		get(&r, v, sizeof(v));
+		s->count = v[0], s->cpu_ns = v[1], s->gpu_ns = v[2], s->sync_ns = v[3];
+	}
+	free(buf);
+	if (r.bad || r.p != r.end) {
+		free(out->step_ms);
+		free(out->step_no);
+		out->step_ms = NULL;
+		out->step_no = NULL;
+		gp_job_free(one);
+		return -1;
+	}
+	snprintf(out->path, sizeof(out->path), "%s", gpr); /* where it is now */
+	return 0;
+}
