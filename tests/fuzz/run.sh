@@ -29,8 +29,10 @@ ok $rc "rank-file reader: no crash, leak or hang in ${secs}s ($(grep -o 'Done [0
 
 report=()
 for f in "$top"/report/*.c; do [ "$(basename "$f")" = main.c ] || report+=("$f"); done
+# the report's native-frame symboliser links libdw where the build found it
+dw=(); grep -q "define HAVE_LIBDW 1" "$top/_build/config.h" 2>/dev/null && dw=(-ldw -lelf)
 clang "${flags[@]}" "$top/tests/fuzz/fuzz_report.c" "${report[@]}" "${common[@]}" "$C/clock.c" \
-	-lzstd -lm -o "$T/fuzz-report" 2>"$T/build-report.log"
+	-lzstd -lm "${dw[@]}" -o "$T/fuzz-report" 2>"$T/build-report.log"
 ok $? "report fuzzer builds ($(tail -1 "$T/build-report.log"))"
 mkdir -p "$T/corpus-report"
 "$T/fuzz-report" -max_total_time="$secs" -max_len=4096 -timeout=10 -rss_limit_mb=2048 -artifact_prefix="$T/" \
