@@ -208,7 +208,7 @@ static void analyse_one(rank_sum_t *s, rank_data_t *rd, int steps_from)
 	u64map_free(&s->one.ridx);
 	/* for the next report; where the directory is not ours to write, not at all */
 	if (sums && s->ok)
-		gp_summary_write(s->path, &s->r, s->one.k, s->one.nk, s->one.r, s->one.nr);
+		gp_summary_write(s->path, &s->r, &s->one);
 }
 
 int gp_rank_summarize(const char *gpr, char *err, size_t errlen)
@@ -223,7 +223,7 @@ int gp_rank_summarize(const char *gpr, char *err, size_t errlen)
 	int rc = -1;
 	if (!s.ok)
 		snprintf(err, errlen, "%s", s.one.unreadable[0] ? s.one.unreadable : gpr);
-	else if ((rc = gp_summary_write(gpr, &s.r, s.one.k, s.one.nk, s.one.r, s.one.nr)) < 0)
+	else if ((rc = gp_summary_write(gpr, &s.r, &s.one)) < 0)
 		snprintf(err, errlen, "%s: cannot write its summary: %s", gpr, strerror(errno));
 	free(s.r.step_ms);
 	free(s.r.step_no);
@@ -333,6 +333,12 @@ int gp_job_load(gp_job_t *job, const char *dir, const char *step, const char *st
 		rank_sum_t *s = &sums[i];
 		from_sum += s->ok && s->summary;
 		if (s->ok && job->ranks) {
+			/* what the ranks' headers say of the job: its id (the first found), tasks
+			 */
+			if (!job->job[0])
+				snprintf(job->job, sizeof(job->job), "%s", s->one.job);
+			if (s->one.ntasks_expected > job->ntasks_expected)
+				job->ntasks_expected = s->one.ntasks_expected;
 			job->ranks[job->nranks++] = s->r;
 			gp_job_add_kernels(job, s->one.k, s->one.nk);
 			gp_job_add_ranges(job, s->one.r, s->one.nr);

@@ -214,8 +214,7 @@ typedef struct gp_job {
 /* Per-rank summaries (summary.c): rankR.gps beside rankR.gpr, written from a rank's
  * analysis and read in its place while the rank file is unchanged (-1: none, stale or
  * not valid). gp_rank_summarize analyses one rank file and writes its summary. */
-int gp_summary_write(const char *gpr, const gp_rank_t *r, const gp_kstat_t *k, unsigned nk,
-                     const gp_rstat_t *rs, unsigned nr);
+int gp_summary_write(const char *gpr, const gp_rank_t *r, const gp_job_t *one);
 int gp_summary_read(const char *gpr, gp_rank_t *out, gp_job_t *one);
 int gp_rank_summarize(const char *gpr, char *err, size_t errlen);
 

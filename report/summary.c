@@ -8,7 +8,8 @@
  *
  * Layout (little-endian, as the machine writes it; the rank file's own byte order):
  *   "GPSUM\0v1" | gpuprof version (32 bytes) | sizes of gp_rank_t, gp_kstat_t, gp_rstat_t
- *   | the rank file's size and mtime (ns) | nstep, nk, nr | gp_rank_t (pointers zeroed)
+ *   | the rank file's size and mtime (ns) | nstep, nk, nr | the job id and task count its
+ *   header gave | gp_rank_t (pointers zeroed)
  *   | nstep doubles, nstep step numbers | nk kernels (name length, name, comm, calls,
  *   total, min, max) | nr ranges (name length, name, count, cpu, gpu, sync) | CRC-32C of
  *   everything before it. */
@@ -74,9 +75,11 @@ static int rank_key(const char *gpr, sum_key_t *k)
 	return 0;
 }
 
-int gp_summary_write(const char *gpr, const gp_rank_t *r, const gp_kstat_t *k, unsigned nk,
-                     const gp_rstat_t *rs, unsigned nr)
+int gp_summary_write(const char *gpr, const gp_rank_t *r, const gp_job_t *one)
 {
+	const gp_kstat_t *k = one->k;
+	const gp_rstat_t *rs = one->r;
+	unsigned nk = one->nk, nr = one->nr;
 	char path[4200], *buf = NULL;
 	size_t len = 0;
 	sum_key_t key;
@@ -93,6 +96,8 @@ int gp_summary_write(const char *gpr, const gp_rank_t *r, const gp_kstat_t *k, u
 	fwrite(MAGIC, 1, 8, m);
 	fwrite(&key, sizeof(key), 1, m);
 	fwrite(n3, sizeof(n3), 1, m);
+	fwrite(one->job, sizeof(one->job), 1, m); /* what the rank's header says of its job */
+	fwrite(&one->ntasks_expected, sizeof(one->ntasks_expected), 1, m);
 	fwrite(&copy, sizeof(copy), 1, m);
 	if (r->nstep_ms) {
 		fwrite(r->step_ms, sizeof(double), r->nstep_ms, m);
@@ -215,10 +220,13 @@ int gp_summary_read(const char *gpr, gp_rank_t *out, gp_job_t *one)
 		free(buf);
 		return -1;
 	}
+	memset(one, 0, sizeof(*one));
+	get(&r, one->job, sizeof(one->job));
+	one->job[sizeof(one->job) - 1] = '\0';
+	get(&r, &one->ntasks_expected, sizeof(one->ntasks_expected));
 	get(&r, out, sizeof(*out));
 	out->step_ms = NULL;
 	out->step_no = NULL;
-	memset(one, 0, sizeof(*one));
 	if (n3[0]) {
 		out->step_ms = malloc(n3[0] * sizeof(double));
 		out->step_no = malloc(n3[0] * sizeof(unsigned));

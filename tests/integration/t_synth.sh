@@ -11,6 +11,7 @@ python3 - "$T/nvtx.json" <<'PY'
 import json, sys
 j = json.load(open(sys.argv[1]))
 assert len(j["ranks"]) == 16 and all(r["steps"]["count"] == 200 for r in j["ranks"])
+assert j["job"] == "424242", j["job"]  # from the ranks' headers
 f = [f for f in j["findings"] if f["id"] == "straggler"]
 assert f and "rank 3 " in f[0]["title"], j["findings"]
 assert all(r["gpu"]["kernels_total"] == 20000 for r in j["ranks"])
@@ -99,6 +100,10 @@ ok $? "a rank file that changed since its summary is read again"
 printf 'x' | dd of="$j/step0/rank0.gps" bs=1 seek=200 conv=notrunc 2>/dev/null
 GPUPROF_DEBUG=1 "$B/gpuprof" report "$j" 2>&1 >/dev/null | grep -q " 1 from their rank files"
 ok $? "a summary whose checksum fails is not used"
+rm "$T/fx/ddp-clean/step0/rank1.gpr"
+"$B/gpuprof" report --format=json "$T/fx/ddp-clean" | python3 -c 'import json,sys; j=json.load(sys.stdin); assert j["job"] and len(j["ranks"]) == 1, j["job"]' &&
+	"$B/gpuprof" report "$T/fx/ddp-clean" | grep -q "1 of 2 tasks have no rank file"
+ok $? "from a summary, the job id and the task count its header gave: a missing rank is said"
 rm -f "$T/fx/leak/step0/rank0.gps"
 "$B/gpuprof" summarize "$T/fx/leak/step0/rank0.gpr" && [ -s "$T/fx/leak/step0/rank0.gps" ]
 ok $? "gpuprof summarize writes a rank's summary"
