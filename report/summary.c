@@ -182,6 +182,35 @@ static char *get_name(rd_t *r)
 	return s;
 }
 
+/* A record read from a file is text the report prints and counts it loops on: every
+ * string ends inside its array, every count within its array (defence in depth: only
+ * the reader's own or root's summaries are read at all). */
+#define TERM(a)     ((a)[sizeof(a) - 1] = '\0')
+#define CLAMP(n, a) ((n) = (n) > sizeof(a) / sizeof((a)[0]) ? sizeof(a) / sizeof((a)[0]) : (n))
+static void sanitize(gp_rank_t *r)
+{
+	TERM(r->path), TERM(r->node), TERM(r->step), TERM(r->wrapped), TERM(r->yielded);
+	TERM(r->command), TERM(r->user), TERM(r->modes), TERM(r->job_name);
+	TERM(r->step_name), TERM(r->step_source), TERM(r->step_how), TERM(r->step_basis);
+	TERM(r->sync_range), TERM(r->mem_peak_stack), TERM(r->mem_peak_stack_source);
+	TERM(r->mem_peak_ranges), TERM(r->leak_stack), TERM(r->optimizer_source);
+	TERM(r->nvml_limits);
+	CLAMP(r->nowners, r->owners);
+	for (unsigned i = 0; i < sizeof(r->owners) / sizeof(r->owners[0]); i++)
+		TERM(r->owners[i].module);
+	struct gp_torch *t = &r->torch;
+	TERM(t->info), TERM(t->missing), TERM(t->snap_peak), TERM(t->snap_oom);
+	TERM(t->snap_exit);
+	CLAMP(t->nopt, t->opt);
+	CLAMP(t->nowner, t->owner);
+	CLAMP(t->noom_owner, t->oom_owner);
+	CLAMP(t->ngrow_owner, t->grow_owner);
+	for (unsigned i = 0; i < 8; i++) {
+		TERM(t->opt[i].what);
+		TERM(t->owner[i].stack), TERM(t->oom_owner[i].stack), TERM(t->grow_owner[i].stack);
+	}
+}
+
 int gp_summary_read(const char *gpr, gp_rank_t *out, gp_job_t *one)
 {
 	char path[4200];
@@ -192,8 +221,9 @@ int gp_summary_read(const char *gpr, gp_rank_t *out, gp_job_t *one)
 	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
 	if (fd < 0)
 		return -1;
+	/* only a summary this user (or root) wrote: another user's could say anything */
 	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size < 16 ||
-	    (uint64_t)st.st_size > MAXBYTES) {
+	    (uint64_t)st.st_size > MAXBYTES || (st.st_uid != geteuid() && st.st_uid != 0)) {
 		close(fd);
 		return -1;
 	}
@@ -268,6 +298,7 @@ int gp_summary_read(const char *gpr, gp_rank_t *out, gp_job_t *one)
 		gp_job_free(one);
 		return -1;
 	}
+	sanitize(out);
 	snprintf(out->path, sizeof(out->path), "%s", gpr); /* where it is now */
 	return 0;
 }

@@ -100,6 +100,14 @@ ok $? "a rank file that changed since its summary is read again"
 printf 'x' | dd of="$j/step0/rank0.gps" bs=1 seek=200 conv=notrunc 2>/dev/null
 GPUPROF_DEBUG=1 "$B/gpuprof" report "$j" 2>&1 >/dev/null | grep -q " 1 from their rank files"
 ok $? "a summary whose checksum fails is not used"
+if [ "$(id -u)" = 0 ]; then
+	"$B/gpuprof" report "$j" >/dev/null 2>&1 # both summaries valid again
+	chown nobody "$j/step0/rank1.gps"
+	GPUPROF_DEBUG=1 "$B/gpuprof" report "$j" 2>&1 >/dev/null | grep -q "1 rank(s) from their summaries, 1 from their rank files"
+	ok $? "a summary another user wrote is not read (it could say anything)"
+else
+	skip "not root: cannot give a summary to another user"
+fi
 rm "$T/fx/ddp-clean/step0/rank1.gpr"
 "$B/gpuprof" report --format=json "$T/fx/ddp-clean" | python3 -c 'import json,sys; j=json.load(sys.stdin); assert j["job"] and len(j["ranks"]) == 1, j["job"]' &&
 	"$B/gpuprof" report "$T/fx/ddp-clean" | grep -q "1 of 2 tasks have no rank file"
