@@ -6,6 +6,8 @@
 #include "config.h"
 #include "cupti_int.h"
 
+#include <pthread.h>
+
 #define RT(n)  .domain = GP_CB_RUNTIME, .cbid = CUPTI_RUNTIME_TRACE_CBID_##n
 #define DRV(n) .domain = GP_CB_DRIVER, .cbid = CUPTI_DRIVER_TRACE_CBID_##n
 #define T      GP_CB_TRACED
@@ -53,10 +55,28 @@ const gp_cbid_t gp_cbids[] = {
 
 const unsigned gp_ncbids = sizeof(gp_cbids) / sizeof(gp_cbids[0]);
 
+/* Read once per API record by the processing thread (a million a second on a busy
+ * GPU): a table by callback id, built from the list once. */
+#define LUT 2048
+static uint8_t lut[2][LUT]; /* class + 1; 0: not in the list */
+static pthread_once_t lut_once = PTHREAD_ONCE_INIT;
+
+static void build_lut(void)
+{
+	for (unsigned i = 0; i < gp_ncbids; i++)
+		if (gp_cbids[i].cbid < LUT)
+			lut[gp_cbids[i].domain - 1][gp_cbids[i].cbid] =
+			    (uint8_t)(gp_cbids[i].cls + 1);
+}
+
 uint16_t gp_cbid_class(unsigned domain, uint32_t cbid)
 {
-	/* a few dozen entries, read once per API record by the processing thread */
-	for (unsigned i = 0; i < gp_ncbids; i++)
+	if ((domain == GP_CB_RUNTIME || domain == GP_CB_DRIVER) && cbid < LUT) {
+		pthread_once(&lut_once, build_lut);
+		uint8_t v = lut[domain - 1][cbid];
+		return v ? (uint16_t)(v - 1) : GP_API_OTHER;
+	}
+	for (unsigned i = 0; i < gp_ncbids; i++) /* ids past the table, should CUPTI grow */
 		if (gp_cbids[i].cbid == cbid && gp_cbids[i].domain == domain)
 			return gp_cbids[i].cls;
 	return GP_API_OTHER;
