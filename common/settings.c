@@ -261,13 +261,6 @@ long long gp_setting_long(const char *env)
 	return s->type == GP_T_SIZE ? ll : l;
 }
 
-unsigned gp_setting_modes(const char *env)
-{
-	unsigned m = 0;
-	in_force(env, &m);
-	return m;
-}
-
 const char *gp_setting_str(const char *env)
 {
 	const char *v = in_force(env, NULL);

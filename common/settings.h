@@ -61,7 +61,6 @@ int gp_parse_size(const char *v, long long *out);
  * valid is said once on stderr. */
 bool gp_setting_bool(const char *env);
 long long gp_setting_long(const char *env); /* GP_T_INT and GP_T_SIZE */
-unsigned gp_setting_modes(const char *env);
 const char *gp_setting_str(const char *env);
 /* The table's default of a site key, parsed (for readers with no file: the report). */
 long long gp_setting_default_long(const char *key);
