@@ -68,6 +68,7 @@ static void begin(void)
 {
 	gp_rd_reset(&d);
 	free(r.step_ms);
+	free(r.step_no);
 	memset(&r, 0, sizeof(r));
 	gp_job_free(&job);
 	memset(&job, 0, sizeof(job));
@@ -378,5 +379,6 @@ int main(void)
 	gp_rd_free(&d);
 	gp_job_free(&job);
 	free(r.step_ms);
+	free(r.step_no);
 	return done_testing();
 }
