@@ -40,7 +40,8 @@ typedef struct gp_config {
 	bool group_readable;
 	bool admin_comment;
 	bool report_at_end;
-	bool pytorch;               /* the PyTorch integration (agent/python) */
+	long report_timeout; /* seconds the detached end-of-step and epilog report may take */
+	bool pytorch;        /* the PyTorch integration (agent/python) */
 	long torch_history_entries; /* its allocator history ring; 0: no history */
 	char *agent_path;           /* default: the installed gpuprof-agent */
 	char *inject_path;          /* default: the installed libgpuprof-inject.so */

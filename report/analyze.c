@@ -108,7 +108,8 @@ static int load_rank(gp_job_t *job, const char *path, gp_rank_t *r, rank_data_t 
 	char err[512];
 #define d (*dp)
 	memset(r, 0, sizeof(*r));
-	snprintf(r->path, sizeof(r->path), "%s", path);
+	if (!(r->path = strdup(path)))
+		return -1;
 	struct hdr_ctx ctx = {job, r, dp};
 	if (gp_rd_load_file(path, dp, r, read_header, &ctx, err, sizeof(err)) < 0) {
 		if (!job->nunreadable++)
@@ -176,14 +177,18 @@ static int steps_from_name(const char *s)
 	return -1;
 }
 
-/* One rank analysed on its own, as the job merges it: the rank, and its kernel and range
- * tables (a job of this rank alone). Ranks are analysed in parallel, then merged in the
- * order their files were found, so the report does not depend on the threads. */
+/* One rank analysed on its own, as the job merges it: the rank and its tables. Ranks are
+ * analysed in parallel a batch at a time, then merged in the order their files were
+ * found, so the report does not depend on the threads, and only one batch of per-rank
+ * tables is ever held (a job of 10 000 ranks holds 10 000 gp_rank_t and the merged
+ * tables, not 10 000 copies of them). */
 typedef struct rank_sum {
 	char *path;
 	bool ok, summary; /* analysed; from its summary */
 	gp_rank_t r;
-	gp_job_t one; /* k, nk, r, nr: this rank's tables; nunreadable, unreadable */
+	gp_rank_tables_t t;
+	unsigned nunreadable; /* not analysed: why (the rank file's reader) */
+	char *unreadable;
 } rank_sum_t;
 
 typedef struct pool {
@@ -193,43 +198,92 @@ typedef struct pool {
 	int steps_from;
 } pool_t;
 
-static void analyse_one(rank_sum_t *s, rank_data_t *rd, int steps_from)
+void gp_rank_release(gp_rank_t *r)
+{
+	free(r->path);
+	free(r->step_ms);
+	free(r->step_no);
+	free(r->torch.own);
+	r->path = NULL;
+	r->step_ms = NULL;
+	r->step_no = NULL;
+	r->torch.own = NULL;
+}
+
+void gp_rank_tables_free(gp_rank_tables_t *t)
+{
+	for (unsigned i = 0; i < t->nk; i++)
+		free(t->k[i].name);
+	for (unsigned i = 0; i < t->nr; i++)
+		free(t->r[i].name);
+	free(t->k);
+	free(t->r);
+	memset(t, 0, sizeof(*t));
+}
+
+/* Analyse one rank file into r and t through a job of this rank alone (scratch, whose
+ * tables move into t). */
+static int analyse_file(const char *path, gp_rank_t *r, gp_rank_tables_t *t, gp_job_t *scratch,
+                        rank_data_t *rd, int steps_from)
+{
+	memset(scratch, 0, sizeof(*scratch));
+	scratch->steps_from = steps_from;
+	int rc = load_rank(scratch, path, r, rd);
+	u64map_free(&scratch->kidx);
+	u64map_free(&scratch->ridx);
+	memset(t, 0, sizeof(*t));
+	t->k = scratch->k, t->nk = scratch->nk;
+	t->r = scratch->r, t->nr = scratch->nr;
+	memcpy(t->job, scratch->job, sizeof(t->job));
+	t->ntasks_expected = scratch->ntasks_expected;
+	scratch->k = NULL, scratch->nk = 0;
+	scratch->r = NULL, scratch->nr = 0;
+	if (rc < 0)
+		gp_rank_release(r);
+	return rc;
+}
+
+static void analyse_one(rank_sum_t *s, gp_job_t *scratch, rank_data_t *rd, int steps_from)
 {
 	/* summaries hold the default analysis only */
 	bool sums = steps_from == GP_STEPS_AUTO && gp_setting_bool(GP_ENV_REPORT_SUMMARIES);
-	if (sums && gp_summary_read(s->path, &s->r, &s->one) == 0) {
+	if (sums && gp_summary_read(s->path, &s->r, &s->t) == 0) {
 		s->ok = s->summary = true;
 		return;
 	}
-	memset(&s->one, 0, sizeof(s->one));
-	s->one.steps_from = steps_from;
-	s->ok = load_rank(&s->one, s->path, &s->r, rd) == 0;
-	u64map_free(&s->one.kidx);
-	u64map_free(&s->one.ridx);
+	s->ok = analyse_file(s->path, &s->r, &s->t, scratch, rd, steps_from) == 0;
+	if (!s->ok && scratch->nunreadable) {
+		s->nunreadable = scratch->nunreadable;
+		s->unreadable = strdup(scratch->unreadable);
+	}
 	/* for the next report; where the directory is not ours to write, not at all */
 	if (sums && s->ok)
-		gp_summary_write(s->path, &s->r, &s->one);
+		gp_summary_write(s->path, &s->r, &s->t);
 }
 
 int gp_rank_summarize(const char *gpr, char *err, size_t errlen)
 {
-	rank_sum_t s = {.path = (char *)gpr};
+	gp_rank_t r;
+	gp_rank_tables_t t;
 	rank_data_t rd;
+	gp_job_t *scratch = calloc(1, sizeof(*scratch));
+	if (!scratch) {
+		snprintf(err, errlen, "%s: out of memory", gpr);
+		return -1;
+	}
 	memset(&rd, 0, sizeof(rd));
 	rd.steps_from = GP_STEPS_AUTO;
-	memset(&s.one, 0, sizeof(s.one));
-	s.ok = load_rank(&s.one, gpr, &s.r, &rd) == 0;
+	bool ok = analyse_file(gpr, &r, &t, scratch, &rd, GP_STEPS_AUTO) == 0;
 	gp_rd_free(&rd);
 	int rc = -1;
-	if (!s.ok)
-		snprintf(err, errlen, "%s", s.one.unreadable[0] ? s.one.unreadable : gpr);
-	else if ((rc = gp_summary_write(gpr, &s.r, &s.one)) < 0)
+	if (!ok)
+		snprintf(err, errlen, "%s", scratch->unreadable[0] ? scratch->unreadable : gpr);
+	else if ((rc = gp_summary_write(gpr, &r, &t)) < 0)
 		snprintf(err, errlen, "%s: cannot write its summary: %s", gpr, strerror(errno));
-	free(s.r.step_ms);
-	free(s.r.step_no);
-	u64map_free(&s.one.kidx);
-	u64map_free(&s.one.ridx);
-	gp_job_free(&s.one);
+	if (ok)
+		gp_rank_release(&r);
+	gp_rank_tables_free(&t);
+	free(scratch);
 	return rc;
 }
 
@@ -237,11 +291,13 @@ static void *pool_worker(void *arg)
 {
 	pool_t *p = arg;
 	rank_data_t rd;
+	gp_job_t *scratch = calloc(1, sizeof(*scratch));
 	memset(&rd, 0, sizeof(rd));
 	rd.steps_from = p->steps_from;
-	for (unsigned i; (i = atomic_fetch_add(&p->next, 1)) < p->n;)
-		analyse_one(&p->sums[i], &rd, p->steps_from);
+	for (unsigned i; scratch && (i = atomic_fetch_add(&p->next, 1)) < p->n;)
+		analyse_one(&p->sums[i], scratch, &rd, p->steps_from);
 	gp_rd_free(&rd);
+	free(scratch);
 	return NULL;
 }
 
@@ -256,10 +312,10 @@ static unsigned report_threads(unsigned work)
 	return (unsigned)(n > (long)work ? (long)work : n);
 }
 
-static void analyse_all(rank_sum_t *sums, unsigned n, int steps_from)
+static void analyse_batch(rank_sum_t *sums, unsigned n, unsigned nt, int steps_from)
 {
 	pool_t p = {.sums = sums, .n = n, .steps_from = steps_from};
-	unsigned nt = report_threads(n), started = 0;
+	unsigned started = 0;
 	pthread_t *t = calloc(nt ? nt : 1, sizeof(pthread_t));
 	for (unsigned i = 1; t && i < nt; i++) /* this thread is the first worker */
 		if (pthread_create(&t[started], NULL, pool_worker, &p) == 0)
@@ -268,6 +324,57 @@ static void analyse_all(rank_sum_t *sums, unsigned n, int steps_from)
 	for (unsigned i = 0; i < started; i++)
 		pthread_join(t[i], NULL);
 	free(t);
+}
+
+/* Merge one analysed rank into the job (in the order found), freeing its tables. */
+static void merge_one(gp_job_t *job, rank_sum_t *s, unsigned *from_sum)
+{
+	if (s->ok) {
+		*from_sum += s->summary;
+		/* what the ranks' headers say of the job: its id (the first found), tasks */
+		if (!job->job[0])
+			snprintf(job->job, sizeof(job->job), "%s", s->t.job);
+		if (s->t.ntasks_expected > job->ntasks_expected)
+			job->ntasks_expected = s->t.ntasks_expected;
+		job->ranks[job->nranks++] = s->r;
+		gp_job_add_kernels(job, s->t.k, s->t.nk);
+		gp_job_add_ranges(job, s->t.r, s->t.nr);
+	} else if (s->nunreadable) {
+		if (!job->nunreadable) /* the first one's reason */
+			snprintf(job->unreadable, sizeof(job->unreadable), "%s",
+			         s->unreadable ? s->unreadable : "");
+		job->nunreadable += s->nunreadable;
+	}
+	gp_rank_tables_free(&s->t);
+	free(s->unreadable);
+}
+
+/* Analyse and merge every rank of paths, a batch of a few per thread at a time. */
+static void analyse_all(gp_job_t *job, char **paths, unsigned n)
+{
+	unsigned nt = report_threads(n), from_sum = 0;
+	unsigned batch = nt * 32 < 256 ? 256 : nt * 32;
+	if (batch > n)
+		batch = n;
+	rank_sum_t *sums = calloc(batch ? batch : 1, sizeof(*sums));
+	job->ranks = malloc((n ? n : 1) * sizeof(gp_rank_t));
+	if (!sums || !job->ranks) {
+		gp_warn("report: out of memory for %u ranks", n);
+		free(sums);
+		return;
+	}
+	for (unsigned lo = 0; lo < n; lo += batch) {
+		unsigned m = n - lo < batch ? n - lo : batch;
+		memset(sums, 0, m * sizeof(*sums));
+		for (unsigned i = 0; i < m; i++)
+			sums[i].path = paths[lo + i];
+		analyse_batch(sums, m, nt < m ? nt : m, job->steps_from);
+		for (unsigned i = 0; i < m; i++)
+			merge_one(job, &sums[i], &from_sum);
+	}
+	free(sums);
+	gp_debug("report: %u rank(s) from their summaries, %u from their rank files", from_sum,
+	         job->nranks - from_sum);
 }
 
 int gp_job_load(gp_job_t *job, const char *dir, const char *step, const char *steps_from, char *err,
@@ -321,45 +428,11 @@ int gp_job_load(gp_job_t *job, const char *dir, const char *step, const char *st
 		closedir(sd);
 	}
 	closedir(top);
-	rank_sum_t *sums = calloc(paths.n ? paths.n : 1, sizeof(*sums));
-	if (sums && paths.n) {
-		for (size_t i = 0; i < paths.n; i++)
-			sums[i].path = paths.v[i];
-		analyse_all(sums, (unsigned)paths.n, job->steps_from);
-		job->ranks = malloc(paths.n * sizeof(gp_rank_t));
-	}
-	unsigned from_sum = 0;
-	for (size_t i = 0; sums && i < paths.n; i++) {
-		rank_sum_t *s = &sums[i];
-		from_sum += s->ok && s->summary;
-		if (s->ok && job->ranks) {
-			/* what the ranks' headers say of the job: its id (the first found), tasks
-			 */
-			if (!job->job[0])
-				snprintf(job->job, sizeof(job->job), "%s", s->one.job);
-			if (s->one.ntasks_expected > job->ntasks_expected)
-				job->ntasks_expected = s->one.ntasks_expected;
-			job->ranks[job->nranks++] = s->r;
-			gp_job_add_kernels(job, s->one.k, s->one.nk);
-			gp_job_add_ranges(job, s->one.r, s->one.nr);
-		} else if (!s->ok && s->one.nunreadable) {
-			if (!job->nunreadable) /* the first one's reason */
-				snprintf(job->unreadable, sizeof(job->unreadable), "%s",
-				         s->one.unreadable);
-			job->nunreadable += s->one.nunreadable;
-		}
-		if (!s->ok || !job->ranks) {
-			free(s->r.step_ms);
-			free(s->r.step_no);
-		}
-		gp_job_free(&s->one);
-	}
-	gp_debug("report: %u rank(s) from their summaries, %u from their rank files", from_sum,
-	         job->nranks - from_sum);
+	if (paths.n)
+		analyse_all(job, paths.v, (unsigned)paths.n);
 	for (size_t i = 0; i < paths.n; i++)
 		free(paths.v[i]);
 	VEC_FREE(paths);
-	free(sums);
 	if (!job->nranks) {
 		if (job->nunreadable)
 			snprintf(err, errlen, "%s: no readable rank file (%s)", dir,
@@ -395,10 +468,8 @@ int gp_job_load(gp_job_t *job, const char *dir, const char *step, const char *st
 
 void gp_job_free(gp_job_t *job)
 {
-	for (unsigned i = 0; i < job->nranks; i++) {
-		free(job->ranks[i].step_ms);
-		free(job->ranks[i].step_no);
-	}
+	for (unsigned i = 0; i < job->nranks; i++)
+		gp_rank_release(&job->ranks[i]);
 	free(job->ranks);
 	free(job->launchers);
 	for (unsigned i = 0; i < job->nk; i++)

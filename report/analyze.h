@@ -29,7 +29,8 @@ typedef struct gp_owner {
 } gp_owner_t;
 
 typedef struct gp_rank {
-	char path[4096], node[128], step[32], wrapped[16], yielded[256], command[256];
+	char *path; /* the rank file (owned; gp_rank_release) */
+	char node[128], step[32], wrapped[16], yielded[256], command[256];
 	char user[64], modes[64], job_name[128];
 	uint64_t start_realtime_ns; /* CLOCK_REALTIME when the agent started */
 	int rank;
@@ -141,15 +142,28 @@ typedef struct gp_rank {
 		uint64_t allocated_end, reserved_end;
 		double growth_per_step; /* allocated after each step: mean growth, post-warm-up */
 		unsigned nmem_steps;
-		gp_owner_t owner[8], oom_owner[8], grow_owner[8]; /* live at the peak / at the
-		                                                    OOM / kept from a window */
-		unsigned nowner, noom_owner, ngrow_owner;
+		/* PyTorch's owners of device memory, GP_OWNERS of each kind (GP_OWN_*): NULL
+		 * until the first (owned; gp_rank_release). A rank of 10 000 holds no 8 KiB
+		 * of empty stacks. */
+		gp_owner_t *own;
+		unsigned nowner, noom_owner, ngrow_owner; /* live at the peak / at the OOM /
+		                                             kept from a window */
 		bool grow_stale; /* loading: a new picture came after the last window's */
 		bool oom;
 		uint64_t oom_requested, oom_total, oom_free;
 		char snap_peak[96], snap_oom[96], snap_exit[96]; /* memory_viz pickles written */
 	} torch;
 } gp_rank_t;
+
+#define GP_OWNERS 8
+enum { GP_OWN_PEAK = 0, GP_OWN_OOM = 1, GP_OWN_GROW = 2 };
+/* The owners of one kind; NULL when the rank has none of any kind. */
+static inline gp_owner_t *gp_torch_owners(const struct gp_torch *t, int kind)
+{
+	return t->own ? t->own + kind * GP_OWNERS : NULL;
+}
+/* Frees what a rank owns (its path, step samples, owners), not the rank itself. */
+void gp_rank_release(gp_rank_t *r);
 
 /* Findings come in tiers, listed in this order: how the job ended, then what costs time
  * (ranked by the time a fix would save), then what costs memory (by the bytes). */
@@ -211,11 +225,22 @@ typedef struct gp_job {
 } gp_job_t;
 #define GP_TEXT_RANKS 32
 
+/* One rank's share of the job besides its gp_rank_t: its kernel and range tables and
+ * what its header says of the job (the job report merges these rank by rank). */
+typedef struct gp_rank_tables {
+	gp_kstat_t *k;
+	gp_rstat_t *r;
+	unsigned nk, nr;
+	char job[32];
+	unsigned ntasks_expected;
+} gp_rank_tables_t;
+void gp_rank_tables_free(gp_rank_tables_t *t);
+
 /* Per-rank summaries (summary.c): rankR.gps beside rankR.gpr, written from a rank's
  * analysis and read in its place while the rank file is unchanged (-1: none, stale or
  * not valid). gp_rank_summarize analyses one rank file and writes its summary. */
-int gp_summary_write(const char *gpr, const gp_rank_t *r, const gp_job_t *one);
-int gp_summary_read(const char *gpr, gp_rank_t *out, gp_job_t *one);
+int gp_summary_write(const char *gpr, const gp_rank_t *r, const gp_rank_tables_t *t);
+int gp_summary_read(const char *gpr, gp_rank_t *out, gp_rank_tables_t *t);
 int gp_rank_summarize(const char *gpr, char *err, size_t errlen);
 
 /* Load every rank file under dir (step* subdirectories), optionally one step only.

@@ -413,37 +413,40 @@ static void fetch_sacct(gp_job_t *job)
 	}
 }
 
+/* name in dfd, written by fn as it goes (report.json of 10 000 ranks is 100 MiB: never
+ * all in memory), then renamed into place: whole or not at all */
+static void write_streamed(int dfd, const char *name, const gp_job_t *job,
+                           void (*fn)(const gp_job_t *, FILE *))
+{
+	char tmp[128];
+	snprintf(tmp, sizeof(tmp), ".%s.tmp.%d", name, (int)getpid());
+	int fd = gp_open_at(dfd, tmp, O_CREAT | O_EXCL | O_TRUNC, 0600);
+	FILE *f = fd < 0 ? NULL : fdopen(fd, "w");
+	if (!f) {
+		if (fd >= 0)
+			close(fd);
+		gp_warn("cannot write %s/%s: %s", job->dir, name, strerror(errno));
+		return;
+	}
+	fn(job, f);
+	bool ok = fflush(f) == 0 && !ferror(f) && fsync(fileno(f)) == 0;
+	int e = errno;
+	if (fclose(f) != 0 && ok)
+		ok = false, e = errno;
+	if (ok && renameat(dfd, tmp, dfd, name) == 0)
+		return;
+	unlinkat(dfd, tmp, 0);
+	gp_warn("cannot write %s/%s: %s", job->dir, name, strerror(ok ? errno : e));
+}
+
 static void write_into_jobdir(const gp_job_t *job)
 {
-	char *buf = NULL;
-	size_t len = 0;
 	int dfd = open(job->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (dfd < 0)
 		return;
-	FILE *m = open_memstream(&buf, &len);
-	if (m) {
-		gp_report_text(job, m);
-		fclose(m);
-		if (gp_write_file_at(dfd, "report.txt", buf, len, 0600) < 0)
-			gp_warn("cannot write %s/report.txt: %s", job->dir, strerror(errno));
-		free(buf);
-	}
-	buf = NULL;
-	m = open_memstream(&buf, &len);
-	if (m) {
-		gp_report_json(job, m);
-		fclose(m);
-		gp_write_file_at(dfd, "report.json", buf, len, 0600);
-		free(buf);
-	}
-	buf = NULL;
-	m = open_memstream(&buf, &len);
-	if (m) {
-		gp_job_json(job, m);
-		fclose(m);
-		gp_write_file_at(dfd, "job.json", buf, len, 0600);
-		free(buf);
-	}
+	write_streamed(dfd, "report.txt", job, gp_report_text);
+	write_streamed(dfd, "report.json", job, gp_report_json);
+	write_streamed(dfd, "job.json", job, gp_job_json);
 	close(dfd);
 }
 

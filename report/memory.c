@@ -170,10 +170,11 @@ void gp_pass_memory(gp_rank_t *r, rank_data_t *d)
 		         "CUPTI allocation callback");
 	} else { /* CUPTI's callbacks left to PyTorch's profiler: PyTorch's largest owner
 		    of the peak that has a stack ("(no stack: ...)" groups come first by size) */
+		const gp_owner_t *own = gp_torch_owners(&r->torch, GP_OWN_PEAK);
 		for (unsigned k = 0; k < r->torch.nowner; k++)
-			if (r->torch.owner[k].stack[0] != '(') {
+			if (own[k].stack[0] != '(') {
 				snprintf(r->mem_peak_stack, sizeof(r->mem_peak_stack), "%s",
-				         r->torch.owner[k].stack);
+				         own[k].stack);
 				snprintf(r->mem_peak_stack_source, sizeof(r->mem_peak_stack_source),
 				         "PyTorch allocator history");
 				break;

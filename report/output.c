@@ -331,15 +331,17 @@ static void print_torch(FILE *out, const gp_job_t *job)
 			        mib(r->mem_peak),
 			        r->mem_peak > t->max_reserved ? mib(r->mem_peak - t->max_reserved)
 			                                      : 0.0);
-		print_owners(out, "live at the peak", t->owner, t->nowner);
-		print_owners(out, "kept by recorded steps", t->grow_owner, t->ngrow_owner);
+		print_owners(out, "live at the peak", gp_torch_owners(t, GP_OWN_PEAK), t->nowner);
+		print_owners(out, "kept by recorded steps", gp_torch_owners(t, GP_OWN_GROW),
+		             t->ngrow_owner);
 		if (t->oom) {
 			fprintf(
 			    out,
 			    "       CUDA out of memory: %.1f MiB requested with %.1f MiB free of "
 			    "%.1f MiB\n",
 			    mib(t->oom_requested), mib(t->oom_free), mib(t->oom_total));
-			print_owners(out, "held at the OOM", t->oom_owner, t->noom_owner);
+			print_owners(out, "held at the OOM", gp_torch_owners(t, GP_OWN_OOM),
+			             t->noom_owner);
 		}
 		if (t->snap_peak[0] || t->snap_oom[0] || t->snap_exit[0])
 			fprintf(out,
@@ -400,9 +402,9 @@ static void json_torch(FILE *out, const gp_rank_t *r)
 	        (unsigned long long)t->max_allocated, (unsigned long long)t->max_reserved,
 	        (unsigned long long)t->frag_at_peak, (unsigned long long)t->allocated_end,
 	        (unsigned long long)t->reserved_end, t->growth_per_step);
-	json_owners(out, t->owner, t->nowner);
+	json_owners(out, gp_torch_owners(t, GP_OWN_PEAK), t->nowner);
 	fprintf(out, "], \"kept_by_recorded_steps\": [");
-	json_owners(out, t->grow_owner, t->ngrow_owner);
+	json_owners(out, gp_torch_owners(t, GP_OWN_GROW), t->ngrow_owner);
 	fprintf(out, "], \"oom\": ");
 	if (t->oom) {
 		fprintf(out,
@@ -410,7 +412,7 @@ static void json_torch(FILE *out, const gp_rank_t *r)
 		        "\"holders\": [",
 		        (unsigned long long)t->oom_requested, (unsigned long long)t->oom_total,
 		        (unsigned long long)t->oom_free);
-		json_owners(out, t->oom_owner, t->noom_owner);
+		json_owners(out, gp_torch_owners(t, GP_OWN_OOM), t->noom_owner);
 		fprintf(out, "]}");
 	} else {
 		fprintf(out, "null");

@@ -32,6 +32,30 @@ double gp_quantile(const double *v, size_t n, double q)
 	return r;
 }
 
+void gp_sort_doubles(double *v, size_t n)
+{
+	if (n > 1)
+		qsort(v, n, sizeof(double), cmp_double);
+}
+
+double gp_median_without(const double *s, size_t n, double v)
+{
+	size_t lo = 0, hi = n; /* the first element >= v: the one left out */
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (s[mid] < v)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	size_t p = lo, m = n ? n - 1 : 0;
+	if (!m)
+		return 0;
+#define T(j) ((j) < p ? s[(j)] : s[(j) + 1])
+	return m % 2 ? T(m / 2) : (T(m / 2 - 1) + T(m / 2)) / 2;
+#undef T
+}
+
 uint64_t gp_median_u64(uint64_t *v, size_t n)
 {
 	if (!n)

@@ -9,9 +9,9 @@
  * Layout (little-endian, as the machine writes it; the rank file's own byte order):
  *   "GPSUM\0v1" | gpuprof version (32 bytes) | sizes of gp_rank_t, gp_kstat_t, gp_rstat_t
  *   | the rank file's size and mtime (ns) | nstep, nk, nr | the job id and task count its
- *   header gave | gp_rank_t (pointers zeroed)
- *   | nstep doubles, nstep step numbers | nk kernels (name length, name, comm, calls,
- *   total, min, max) | nr ranges (name length, name, count, cpu, gpu, sync) | CRC-32C of
+ *   header gave | gp_rank_t (pointers zeroed) | owners flag (1 byte) and, when 1,
+ *   3 x GP_OWNERS gp_owner_t | nstep doubles, nstep step numbers | nk kernels (name length, name,
+ * comm, calls, total, min, max) | nr ranges (name length, name, count, cpu, gpu, sync) | CRC-32C of
  *   everything before it. */
 #include "config.h"
 #include "analyze.h"
@@ -26,7 +26,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#define MAGIC    "GPSUM\0v1"
+#define MAGIC    "GPSUM\0v2"
 #define MAXBYTES (256u << 20) /* a summary larger than this is not one */
 
 /* "dir/rankR.gpr" -> "dir/rankR.gps" */
@@ -49,7 +49,7 @@ typedef struct key {
 /* The rank file as it is now: size, mtime and a checksum of its first and last 4 KiB
  * (mtime moves in clock ticks: a file rewritten within one tick to the same size still
  * differs at its ends, where the header and the last chunk are). */
-static int rank_key(const char *gpr, sum_key_t *k)
+static int rank_key(const char *gpr, sum_key_t *k, mode_t *mode)
 {
 	struct stat st;
 	unsigned char b[4096];
@@ -66,6 +66,8 @@ static int rank_key(const char *gpr, sum_key_t *k)
 	                                  : 0;
 	k->ends_crc = gp_crc32c(k->ends_crc, b, n > 0 ? (size_t)n : 0);
 	close(fd);
+	if (mode)
+		*mode = st.st_mode;
 	snprintf(k->version, sizeof(k->version), "%s", PACKAGE_VERSION);
 	k->sz_rank = sizeof(gp_rank_t);
 	k->sz_k = sizeof(gp_kstat_t);
@@ -75,7 +77,7 @@ static int rank_key(const char *gpr, sum_key_t *k)
 	return 0;
 }
 
-int gp_summary_write(const char *gpr, const gp_rank_t *r, const gp_job_t *one)
+int gp_summary_write(const char *gpr, const gp_rank_t *r, const gp_rank_tables_t *one)
 {
 	const gp_kstat_t *k = one->k;
 	const gp_rstat_t *rs = one->r;
@@ -83,15 +85,18 @@ int gp_summary_write(const char *gpr, const gp_rank_t *r, const gp_job_t *one)
 	char path[4200], *buf = NULL;
 	size_t len = 0;
 	sum_key_t key;
-	struct stat st;
-	if (sum_path(gpr, path, sizeof(path)) < 0 || rank_key(gpr, &key) < 0 || stat(gpr, &st) < 0)
+	mode_t mode;
+	if (sum_path(gpr, path, sizeof(path)) < 0 || rank_key(gpr, &key, &mode) < 0)
 		return -1;
 	FILE *m = open_memstream(&buf, &len);
 	if (!m)
 		return -1;
 	gp_rank_t copy = *r;
+	copy.path = NULL;
 	copy.step_ms = NULL;
 	copy.step_no = NULL;
+	copy.torch.own = NULL;
+	uint8_t has_own = r->torch.own != NULL;
 	uint32_t n3[3] = {r->nstep_ms, nk, nr};
 	fwrite(MAGIC, 1, 8, m);
 	fwrite(&key, sizeof(key), 1, m);
@@ -99,6 +104,9 @@ int gp_summary_write(const char *gpr, const gp_rank_t *r, const gp_job_t *one)
 	fwrite(one->job, sizeof(one->job), 1, m); /* what the rank's header says of its job */
 	fwrite(&one->ntasks_expected, sizeof(one->ntasks_expected), 1, m);
 	fwrite(&copy, sizeof(copy), 1, m);
+	fwrite(&has_own, 1, 1, m);
+	if (has_own)
+		fwrite(r->torch.own, sizeof(gp_owner_t), 3 * GP_OWNERS, m);
 	if (r->nstep_ms) {
 		fwrite(r->step_ms, sizeof(double), r->nstep_ms, m);
 		fwrite(r->step_no, sizeof(unsigned), r->nstep_ms, m);
@@ -142,9 +150,8 @@ int gp_summary_write(const char *gpr, const gp_rank_t *r, const gp_job_t *one)
 		free(buf);
 		return errno = EPERM, -1;
 	}
-	int rc = dfd < 0
-	             ? -1
-	             : gp_write_file_at(dfd, slash ? slash + 1 : path, buf, len, st.st_mode & 0640);
+	int rc =
+	    dfd < 0 ? -1 : gp_write_file_at(dfd, slash ? slash + 1 : path, buf, len, mode & 0640);
 	if (dfd >= 0)
 		close(dfd);
 	free(buf);
@@ -189,7 +196,7 @@ static char *get_name(rd_t *r)
 #define CLAMP(n, a) ((n) = (n) > sizeof(a) / sizeof((a)[0]) ? sizeof(a) / sizeof((a)[0]) : (n))
 static void sanitize(gp_rank_t *r)
 {
-	TERM(r->path), TERM(r->node), TERM(r->step), TERM(r->wrapped), TERM(r->yielded);
+	TERM(r->node), TERM(r->step), TERM(r->wrapped), TERM(r->yielded);
 	TERM(r->command), TERM(r->user), TERM(r->modes), TERM(r->job_name);
 	TERM(r->step_name), TERM(r->step_source), TERM(r->step_how), TERM(r->step_basis);
 	TERM(r->sync_range), TERM(r->mem_peak_stack), TERM(r->mem_peak_stack_source);
@@ -202,21 +209,22 @@ static void sanitize(gp_rank_t *r)
 	TERM(t->info), TERM(t->missing), TERM(t->snap_peak), TERM(t->snap_oom);
 	TERM(t->snap_exit);
 	CLAMP(t->nopt, t->opt);
-	CLAMP(t->nowner, t->owner);
-	CLAMP(t->noom_owner, t->oom_owner);
-	CLAMP(t->ngrow_owner, t->grow_owner);
-	for (unsigned i = 0; i < 8; i++) {
+	unsigned most = t->own ? GP_OWNERS : 0;
+	t->nowner = t->nowner > most ? most : t->nowner;
+	t->noom_owner = t->noom_owner > most ? most : t->noom_owner;
+	t->ngrow_owner = t->ngrow_owner > most ? most : t->ngrow_owner;
+	for (unsigned i = 0; i < 8; i++)
 		TERM(t->opt[i].what);
-		TERM(t->owner[i].stack), TERM(t->oom_owner[i].stack), TERM(t->grow_owner[i].stack);
-	}
+	for (unsigned i = 0; t->own && i < 3 * GP_OWNERS; i++)
+		TERM(t->own[i].stack);
 }
 
-int gp_summary_read(const char *gpr, gp_rank_t *out, gp_job_t *one)
+int gp_summary_read(const char *gpr, gp_rank_t *out, gp_rank_tables_t *one)
 {
 	char path[4200];
 	sum_key_t want, have;
 	struct stat st;
-	if (sum_path(gpr, path, sizeof(path)) < 0 || rank_key(gpr, &want) < 0)
+	if (sum_path(gpr, path, sizeof(path)) < 0 || rank_key(gpr, &want, NULL) < 0)
 		return -1;
 	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
 	if (fd < 0)
@@ -255,8 +263,18 @@ int gp_summary_read(const char *gpr, gp_rank_t *out, gp_job_t *one)
 	one->job[sizeof(one->job) - 1] = '\0';
 	get(&r, &one->ntasks_expected, sizeof(one->ntasks_expected));
 	get(&r, out, sizeof(*out));
+	out->path = NULL;
 	out->step_ms = NULL;
 	out->step_no = NULL;
+	out->torch.own = NULL;
+	uint8_t has_own = 0;
+	get(&r, &has_own, 1);
+	if (has_own && !r.bad) {
+		if (!(out->torch.own = calloc(3 * GP_OWNERS, sizeof(gp_owner_t))))
+			r.bad = true;
+		else
+			get(&r, out->torch.own, 3 * GP_OWNERS * sizeof(gp_owner_t));
+	}
 	if (n3[0]) {
 		out->step_ms = malloc(n3[0] * sizeof(double));
 		out->step_no = malloc(n3[0] * sizeof(unsigned));
@@ -290,15 +308,13 @@ int gp_summary_read(const char *gpr, gp_rank_t *out, gp_job_t *one)
 		s->count = v[0], s->cpu_ns = v[1], s->gpu_ns = v[2], s->sync_ns = v[3];
 	}
 	free(buf);
+	if (!r.bad && r.p == r.end && !(out->path = strdup(gpr))) /* where it is now */
+		r.bad = true;
 	if (r.bad || r.p != r.end) {
-		free(out->step_ms);
-		free(out->step_no);
-		out->step_ms = NULL;
-		out->step_no = NULL;
-		gp_job_free(one);
+		gp_rank_release(out);
+		gp_rank_tables_free(one);
 		return -1;
 	}
 	sanitize(out);
-	snprintf(out->path, sizeof(out->path), "%s", gpr); /* where it is now */
 	return 0;
 }

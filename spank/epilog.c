@@ -15,10 +15,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-/* Record written by stepd.c, STATE_DIR/JOB.STEP: "uid gid\nspool\njobdir\n". Only a
- * regular file of root's that nobody else can write is believed. */
-static int read_record(int dfd, const char *name, uid_t *uid, gid_t *gid, char *spool, char *jobdir,
-                       size_t len)
+/* Record written by stepd.c, STATE_DIR/JOB.STEP: "uid gid node\nspool\njobdir\n" (an
+ * older plugin's has no node: taken as 0). Only a regular file of root's that nobody
+ * else can write is believed. */
+static int read_record(int dfd, const char *name, uid_t *uid, gid_t *gid, unsigned *node,
+                       char *spool, char *jobdir, size_t len)
 {
 	char buf[8800];
 	unsigned u, g;
@@ -37,7 +38,8 @@ static int read_record(int dfd, const char *name, uid_t *uid, gid_t *gid, char *
 		return -1;
 	buf[n] = '\0';
 	char *l2 = strchr(buf, '\n'), *l3 = l2 ? strchr(l2 + 1, '\n') : NULL;
-	if (sscanf(buf, "%u %u", &u, &g) != 2 || !l3)
+	*node = 0;
+	if (sscanf(buf, "%u %u %u", &u, &g, node) < 2 || !l3)
 		return -1;
 	*l2++ = '\0';
 	*l3++ = '\0';
@@ -49,30 +51,22 @@ static int read_record(int dfd, const char *name, uid_t *uid, gid_t *gid, char *
 	return 0;
 }
 
-/* One step's record: salvage its spools and refresh its report, as the user. Returns
- * the summary line in summary (may stay empty). */
-static void epilog_step(uint32_t job, uid_t uid, gid_t gid, const char *spool, const char *jobdir,
-                        char *summary, size_t slen)
+/* One step's record: salvage its spools as the user. Returns how many were salvaged. */
+static int salvage_step(uint32_t job, uid_t uid, gid_t gid, const char *spool, const char *jobdir)
 {
-	char jobarg[32];
+	char jobarg[32], out[256] = "";
+	int n = 0;
 	snprintf(jobarg, sizeof(jobarg), "%u", job);
 	char *salv[] = {gp_plugin.cfg.cli_path, "salvage", "--job",        jobarg, "--spool",
 	                (char *)spool,          "--into",  (char *)jobdir, NULL};
-	gp_exec_as_user(uid, gid, salv, NULL, 0, 60);
-	char *rep[] = {gp_plugin.cfg.cli_path, "report",       "--quiet",
-	               "--summary-line",       (char *)jobdir, NULL};
-	char out[ADMIN_COMMENT_MAX] = "";
-	if (gp_exec_as_user(uid, gid, rep, out, sizeof(out), 120) == 0) {
-		out[strcspn(out, "\n")] = '\0';
-		if (!strncmp(out, "gpuprof:", 8)) /* only ever the report's own line */
-			snprintf(summary, slen, "%s", out);
-	}
+	gp_exec_as_user(uid, gid, salv, out, sizeof(out), 60);
+	return sscanf(out, "gpuprof: salvaged %d", &n) == 1 ? n : 0;
 }
 
 int gp_epilog(spank_t sp)
 {
 	uint32_t job = 0;
-	char summary[ADMIN_COMMENT_MAX] = "", prefix[32];
+	char prefix[32];
 	if (!gp_plugin.config_ok)
 		return 0;
 	if (spank_get_item(sp, S_JOB_ID, &job) != ESPANK_SUCCESS) {
@@ -99,23 +93,41 @@ int gp_epilog(spank_t sp)
 	bool cli_ok = access(gp_plugin.cfg.cli_path, X_OK) == 0;
 	if (!cli_ok)
 		gp_err("%s is not executable; job %u gets no report", gp_plugin.cfg.cli_path, job);
+	/* salvage every step's spools here; then the job's report, once per job directory,
+	 * by node 0 (whose step-end report may have missed what salvage recovers) and by
+	 * any node that recovered ranks (node 0 may have reported before them): detached,
+	 * the node is not held up by it */
+	struct {
+		uid_t uid;
+		gid_t gid;
+		char jobdir[4096];
+	} rep[8];
+	unsigned nrep = 0;
 	struct dirent *de;
 	while ((de = readdir(d))) {
 		uid_t uid = 0;
 		gid_t gid = 0;
+		unsigned node = 0;
 		char jobdir[4096], spool[4096];
 		if (strncmp(de->d_name, prefix, strlen(prefix)))
 			continue;
-		if (cli_ok &&
-		    read_record(dfd, de->d_name, &uid, &gid, spool, jobdir, sizeof(jobdir)) == 0)
-			epilog_step(job, uid, gid, spool, jobdir, summary, sizeof(summary));
+		if (cli_ok && read_record(dfd, de->d_name, &uid, &gid, &node, spool, jobdir,
+		                          sizeof(jobdir)) == 0) {
+			int n = salvage_step(job, uid, gid, spool, jobdir);
+			unsigned i;
+			for (i = 0; i < nrep && strcmp(rep[i].jobdir, jobdir); i++)
+				;
+			if ((node == 0 || n > 0) && i == nrep && nrep < 8 &&
+			    gp_plugin.cfg.report_at_end) {
+				rep[nrep].uid = uid, rep[nrep].gid = gid;
+				snprintf(rep[nrep++].jobdir, sizeof(rep[0].jobdir), "%s", jobdir);
+			}
+		}
 		unlinkat(dfd, de->d_name, 0);
 	}
 	closedir(d);
 	close(dfd);
-	/* the last step's summary: after the job has finished slurmctld may refuse it
-	 * (the step-end hook on node 0 wrote it while the job still ran) */
-	if (summary[0] && gp_plugin.cfg.admin_comment)
-		gp_set_admin_comment(job, summary, true);
+	for (unsigned i = 0; i < nrep; i++)
+		gp_finish_detached(job, rep[i].uid, rep[i].gid, rep[i].jobdir, true);
 	return 0;
 }

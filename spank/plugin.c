@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 SPANK_PLUGIN(gpuprof, 1);
 
@@ -27,6 +28,33 @@ static void slurm_sink(int level, const char *msg)
 		slurm_debug("gpuprof: %s", msg);
 }
 
+/* state_dir with %h replaced by this host's short name: one directory per slurmd where
+ * several share a machine (test clusters); NULL for any other '%' or a name too long */
+static char *state_dir_of(const char *tmpl)
+{
+	char host[256] = "", out[1024];
+	size_t n = 0;
+	if (gethostname(host, sizeof(host) - 1) == 0)
+		host[strcspn(host, ".")] = '\0';
+	for (const char *c = tmpl; *c; c++) {
+		const char *add = NULL;
+		char one[2] = {*c, '\0'};
+		if (*c != '%')
+			add = one;
+		else if (c[1] == 'h' && host[0] && !strchr(host, '/'))
+			add = host, c++;
+		else
+			return NULL;
+		size_t l = strlen(add);
+		if (n + l >= sizeof(out))
+			return NULL;
+		memcpy(out + n, add, l);
+		n += l;
+	}
+	out[n] = '\0';
+	return strdup(out);
+}
+
 /* plugstack.conf arguments: config= agent= inject= cli= state_dir= */
 static int parse_plugin_args(int ac, char **av)
 {
@@ -40,7 +68,11 @@ static int parse_plugin_args(int ac, char **av)
 			gp_plugin.config_path = strdup(eq + 1);
 		} else if (kl == 9 && !strncmp(av[i], "state_dir", 9)) {
 			free(gp_plugin.state_dir);
-			gp_plugin.state_dir = strdup(eq + 1);
+			gp_plugin.state_dir = state_dir_of(eq + 1);
+			if (!gp_plugin.state_dir)
+				return gp_err("plugstack.conf: state_dir '%s': only %%h (this "
+				              "host's name) may follow a '%%'",
+				              eq + 1);
 		} else if (!(kl == 5 && !strncmp(av[i], "agent", 5)) &&
 		           !(kl == 6 && !strncmp(av[i], "inject", 6)) &&
 		           !(kl == 3 && !strncmp(av[i], "cli", 3))) {

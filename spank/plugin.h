@@ -76,11 +76,17 @@ typedef struct gp_slurm_job {
 /* 0 with the job's account, partition and AdminComment; -1 when Slurm's API is not
  * loaded in this process or the job is unknown. */
 int gp_slurm_job_info(uint32_t job, gp_slurm_job_t *out);
-/* Root: append summary (a "gpuprof: ..." line) to the job's AdminComment, replacing an
- * older one of ours, never cutting other tools' text: in slurmctld and, once the job
- * has ended (ended: the epilog) or slurmctld refuses, in its accounting record. 0 done,
- * -2 finished and the record could not be updated, -1 otherwise. */
-int gp_set_admin_comment(uint32_t job, const char *summary, bool ended);
+/* Root, in a process of its own (the detached finisher: it may wait): append summary
+ * (a "gpuprof: ..." line) to the job's AdminComment, replacing an
+ * older one of ours, never cutting other tools' text: in slurmctld while the job runs,
+ * else (ended: known to have ended) in its accounting record once slurmctld's
+ * completion has reached it, waiting up to wait_s seconds for that. 0 done, -2 finished
+ * and the record could not be updated, -1 otherwise. */
+int gp_set_admin_comment(uint32_t job, const char *summary, bool ended, int wait_s);
+/* spank/finish.c: the job report and its AdminComment line, in a process detached from
+ * slurmstepd (root; the report as the user), so that neither srun nor the node's
+ * teardown waits for them; one at a time per job (a lock in the state directory). */
+void gp_finish_detached(uint32_t job, uid_t uid, gid_t gid, const char *jobdir, bool ended);
 /* spank/epilog.c: job epilog (root) */
 int gp_epilog(spank_t sp);
 

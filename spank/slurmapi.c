@@ -106,14 +106,20 @@ static void strip_ours(char *s)
 
 /* After the job has finished slurmctld refuses updates; the accounting database takes
  * them (what `sacctmgr modify job` does, without its parser, which lowercased values
- * and matched every job when the id was empty): one job id, this cluster only. */
+ * and matched every job when the id was empty): one job id, this cluster only. The
+ * record is read first: until slurmctld's completion has reached it, a value written
+ * there would be replaced by the AdminComment slurmctld holds (the completion writes
+ * its own), and a job too young may have no record yet. */
 typedef void *(*list_create_fn)(void (*)(void *));
 typedef void *(*list_append_fn)(void *, void *);
 typedef void (*list_destroy_fn)(void *);
+typedef int (*list_count_fn)(void *);
+typedef void *(*list_peek_fn)(void *);
 typedef void *(*conn_get_fn)(uint16_t *);
 typedef int (*conn_commit_fn)(void *, bool);
 typedef int (*conn_close_fn)(void **);
 typedef void *(*job_modify_fn)(void *, slurmdb_job_cond_t *, slurmdb_job_rec_t *);
+typedef void *(*jobs_get_fn)(void *, slurmdb_job_cond_t *);
 typedef slurmdb_job_rec_t *(*job_rec_create_fn)(void);
 typedef void (*job_rec_destroy_fn)(void *);
 typedef int (*load_conf_fn)(time_t, slurm_conf_t **);
@@ -121,70 +127,197 @@ typedef void (*free_conf_fn)(slurm_conf_t *);
 
 #define SYM(name) dlsym(RTLD_DEFAULT, name)
 
-static int set_in_database(uint32_t job, char *value)
+typedef struct db {
+	list_create_fn list_create;
+	list_append_fn list_append;
+	list_destroy_fn list_destroy;
+	list_count_fn list_count;
+	list_peek_fn list_peek;
+	conn_get_fn conn_get;
+	conn_commit_fn conn_commit;
+	conn_close_fn conn_close;
+	job_modify_fn job_modify;
+	jobs_get_fn jobs_get;
+	job_rec_create_fn rec_create;
+	job_rec_destroy_fn rec_destroy;
+	void *conn;
+	char cluster[256];
+	uint32_t job;
+	unsigned polls;
+	slurm_selected_step_t step;
+	void *steps, *clusters;
+	slurmdb_job_cond_t cond;
+} db_t;
+
+static void db_close(db_t *d)
 {
-	list_create_fn list_create = (list_create_fn)SYM("slurm_list_create");
-	list_append_fn list_append = (list_append_fn)SYM("slurm_list_append");
-	list_destroy_fn list_destroy = (list_destroy_fn)SYM("slurm_list_destroy");
-	conn_get_fn conn_get = (conn_get_fn)SYM("slurmdb_connection_get");
-	conn_commit_fn conn_commit = (conn_commit_fn)SYM("slurmdb_connection_commit");
-	conn_close_fn conn_close = (conn_close_fn)SYM("slurmdb_connection_close");
-	job_modify_fn job_modify = (job_modify_fn)SYM("slurmdb_job_modify");
-	job_rec_create_fn rec_create = (job_rec_create_fn)SYM("slurmdb_create_job_rec");
-	job_rec_destroy_fn rec_destroy = (job_rec_destroy_fn)SYM("slurmdb_destroy_job_rec");
+	if (d->steps)
+		d->list_destroy(d->steps);
+	if (d->clusters)
+		d->list_destroy(d->clusters);
+	if (d->conn)
+		d->conn_close(&d->conn);
+	d->steps = d->clusters = d->conn = NULL;
+}
+
+static int db_open(db_t *d, uint32_t job)
+{
+	memset(d, 0, sizeof(*d));
+	d->list_create = (list_create_fn)SYM("slurm_list_create");
+	d->list_append = (list_append_fn)SYM("slurm_list_append");
+	d->list_destroy = (list_destroy_fn)SYM("slurm_list_destroy");
+	d->list_count = (list_count_fn)SYM("slurm_list_count");
+	d->list_peek = (list_peek_fn)SYM("slurm_list_peek");
+	d->conn_get = (conn_get_fn)SYM("slurmdb_connection_get");
+	d->conn_commit = (conn_commit_fn)SYM("slurmdb_connection_commit");
+	d->conn_close = (conn_close_fn)SYM("slurmdb_connection_close");
+	d->job_modify = (job_modify_fn)SYM("slurmdb_job_modify");
+	d->jobs_get = (jobs_get_fn)SYM("slurmdb_jobs_get");
+	d->rec_create = (job_rec_create_fn)SYM("slurmdb_create_job_rec");
+	d->rec_destroy = (job_rec_destroy_fn)SYM("slurmdb_destroy_job_rec");
 	load_conf_fn load_conf = (load_conf_fn)SYM("slurm_load_ctl_conf");
 	free_conf_fn free_conf = (free_conf_fn)SYM("slurm_free_ctl_conf");
-	if (!list_create || !list_append || !list_destroy || !conn_get || !conn_commit ||
-	    !conn_close || !job_modify || !rec_create || !rec_destroy || !load_conf || !free_conf)
-		return -1;
-	/* the value goes into SQL in slurmdbd: nothing that could end its quoting */
-	if (strpbrk(value, "'\"\\`"))
+	if (!d->list_create || !d->list_append || !d->list_destroy || !d->list_count ||
+	    !d->list_peek || !d->conn_get || !d->conn_commit || !d->conn_close || !d->job_modify ||
+	    !d->jobs_get || !d->rec_create || !d->rec_destroy || !load_conf || !free_conf)
 		return -1;
 	slurm_conf_t *conf = NULL;
-	char cluster[256];
 	if (load_conf((time_t)0, &conf) != 0 || !conf || !conf->cluster_name) {
 		if (conf)
 			free_conf(conf);
 		return -1;
 	}
-	snprintf(cluster, sizeof(cluster), "%s", conf->cluster_name);
+	snprintf(d->cluster, sizeof(d->cluster), "%s", conf->cluster_name);
 	free_conf(conf);
-
-	int rc = -1;
-	slurm_selected_step_t step = {.array_task_id = NO_VAL, .het_job_offset = NO_VAL};
-	step.step_id.job_id = job;
-	step.step_id.step_id = NO_VAL;
-	step.step_id.step_het_comp = NO_VAL;
-	slurmdb_job_cond_t cond;
-	memset(&cond, 0, sizeof(cond));
-	void *steps = list_create(NULL), *clusters = list_create(NULL);
-	slurmdb_job_rec_t *rec = rec_create();
-	void *db = conn_get(NULL);
-	if (steps && clusters && rec && db) {
-		list_append(steps, &step);
-		list_append(clusters, cluster);
-		cond.step_list = steps;
-		cond.cluster_list = clusters;
-		rec->admin_comment = value;
-		void *changed = job_modify(db, &cond, rec);
-		rec->admin_comment = NULL; /* ours, not Slurm's to free */
-		if (changed) {
-			rc = conn_commit(db, true) == 0 ? 0 : -1;
-			list_destroy(changed);
-		}
+	d->job = job;
+	d->step = (slurm_selected_step_t){.array_task_id = NO_VAL, .het_job_offset = NO_VAL};
+	d->step.step_id.job_id = job;
+	d->step.step_id.step_id = NO_VAL;
+	d->step.step_id.step_het_comp = NO_VAL;
+	d->steps = d->list_create(NULL);
+	d->clusters = d->list_create(NULL);
+	d->conn = d->conn_get(NULL);
+	if (!d->steps || !d->clusters || !d->conn) {
+		db_close(d);
+		return -1;
 	}
-	if (rec)
-		rec_destroy(rec);
-	if (steps)
-		list_destroy(steps);
-	if (clusters)
-		list_destroy(clusters);
-	if (db)
-		conn_close(&db);
+	d->list_append(d->steps, &d->step);
+	d->list_append(d->clusters, d->cluster);
+	d->cond.step_list = d->steps;
+	d->cond.cluster_list = d->clusters;
+	d->cond.flags = JOBCOND_FLAG_NO_STEP;
+	d->cond.db_flags = SLURMDB_JOB_FLAG_NOTSET; /* 0 would match only jobs with no flags */
+	return 0;
+}
+
+/* The job's record: 1 with its AdminComment once slurmctld's completion is in it (an end
+ * time), 0 while it is not (or there is no record yet), -1 on error. */
+static int db_get(db_t *d, char *ac, size_t len, bool *cut)
+{
+	void *l = d->jobs_get(d->conn, &d->cond);
+	if (!l)
+		return -1;
+	int rc = 0;
+	int n = d->list_count(l);
+	slurmdb_job_rec_t *j = n > 0 ? d->list_peek(l) : NULL;
+	/* finished in the record: its state (the end time of a running job reads "now") */
+	bool done = j && j->jobid == d->job && (j->state & JOB_STATE_BASE) >= JOB_COMPLETE;
+	if (done || !d->polls++) /* the first look and the last */
+		gp_debug("job %u: accounting record %s, AdminComment '%s'", d->job,
+		         !j     ? "not found"
+		         : done ? "complete"
+		                : "not complete (waiting)",
+		         j && j->admin_comment ? j->admin_comment : "");
+	if (done) {
+		snprintf(ac, len, "%s", j->admin_comment ? j->admin_comment : "");
+		*cut = j->admin_comment && strlen(j->admin_comment) >= len;
+		rc = 1;
+	}
+	d->list_destroy(l);
+	/* slurmdbd reads for a connection inside one transaction: without ending it, every
+	 * later read sees the record as the first one did, and the completion never comes */
+	d->conn_commit(d->conn, false);
 	return rc;
 }
 
-static int set_admin_comment_here(uint32_t job, const char *summary, bool ended)
+static int db_set(db_t *d, char *value)
+{
+	/* the value goes into SQL in slurmdbd: nothing that could end its quoting */
+	if (strpbrk(value, "'\"\\`"))
+		return -1;
+	slurmdb_job_rec_t *rec = d->rec_create();
+	if (!rec)
+		return -1;
+	int rc = -1;
+	rec->admin_comment = value;
+	void *changed = d->job_modify(d->conn, &d->cond, rec);
+	rec->admin_comment = NULL; /* ours, not Slurm's to free */
+	if (changed) {
+		if (d->list_count(changed) > 0)
+			rc = d->conn_commit(d->conn, true) == 0 ? 0 : -1;
+		d->list_destroy(changed);
+	}
+	d->rec_destroy(rec);
+	return rc;
+}
+
+/* others' text (ours, from an earlier report, replaced), then ours; -1 when it does not
+ * fit: others' text is never cut */
+static int compose(uint32_t job, char *others, const char *summary, char *val, size_t len)
+{
+	strip_ours(others);
+	int n = snprintf(val, len, "%s%s%s", others, others[0] ? "; " : "", summary);
+	if (n < 0 || (size_t)n >= len)
+		return gp_warn("job %u: no room for the gpuprof summary in AdminComment", job);
+	return 0;
+}
+
+/* The finished job's accounting record, once slurmctld's completion is in it: waits up
+ * to wait_s seconds for that. ctld_others: other tools' AdminComment as slurmctld holds
+ * it (NULL: slurmctld no longer knows the job). Its completion writes that value into
+ * the record; a record with an end time but another value (seen: a job whose
+ * AdminComment was set while it ran, read 0.1 s after its end) is not complete yet. */
+static int set_in_database(uint32_t job, const char *summary, const char *ctld_others, int wait_s)
+{
+	db_t d;
+	char have[GP_ADMIN_COMMENT_MAX], val[GP_ADMIN_COMMENT_MAX];
+	if (db_open(&d, job) < 0)
+		return -1;
+	int rc = -1;
+	bool cut = false;
+	for (int waited = 0;; waited++) {
+		int got = db_get(&d, have, sizeof(have), &cut);
+		if (got < 0)
+			break;
+		if (got == 1 && !cut)
+			strip_ours(have);
+		bool same = !ctld_others || cut || !strcmp(have, ctld_others);
+		if (got == 1 && (same || waited >= wait_s)) {
+			if (!same)
+				gp_warn("job %u: the accounting record's AdminComment is not "
+				        "slurmctld's after %d s; slurmctld's kept",
+				        job, wait_s);
+			if (cut)
+				gp_warn("job %u: AdminComment longer than %d bytes; left as it is",
+				        job, GP_ADMIN_COMMENT_MAX);
+			else if (compose(job, same ? have : (char *)ctld_others, summary, val,
+			                 sizeof(val)) == 0)
+				rc = db_set(&d, val);
+			break;
+		}
+		if (waited >= wait_s) {
+			gp_warn("job %u: no completed accounting record after %d s; AdminComment "
+			        "not written",
+			        job, wait_s);
+			break;
+		}
+		sleep(1);
+	}
+	db_close(&d);
+	return rc;
+}
+
+static int set_admin_comment_here(uint32_t job, const char *summary, bool ended, int wait_s)
 {
 	gp_slurm_job_t info;
 	char val[GP_ADMIN_COMMENT_MAX];
@@ -199,40 +332,43 @@ static int set_admin_comment_here(uint32_t job, const char *summary, bool ended)
 			*c = '_'; /* a path of the user's: never quoting for anyone's parser */
 	}
 	summary = ours;
-	if (job_info_here(job, &info) < 0)
-		return -1;
-	if (info.admin_comment_cut) {
-		gp_warn("job %u: AdminComment longer than %d bytes; left as it is", job,
-		        GP_ADMIN_COMMENT_MAX);
-		return -1;
-	}
-	strip_ours(info.admin_comment);
-	/* others' text is never cut: when both do not fit, ours is left out */
-	int n = snprintf(val, sizeof(val), "%s%s%s", info.admin_comment,
-	                 info.admin_comment[0] ? "; " : "", summary);
-	if (n < 0 || (size_t)n >= sizeof(val)) {
-		gp_warn("job %u: no room for the gpuprof summary in AdminComment", job);
-		return -1;
-	}
-	job_desc_msg_t desc;
-	api.init_desc(&desc);
-	desc.job_id = job;
-	desc.admin_comment = val;
 	int e = 0;
-	if (api.update(&desc) != 0)
-		e = api.get_errno ? api.get_errno() : -1;
-	bool finished = e == ESLURM_JOB_FINISHED || e == ESLURM_ALREADY_DONE;
-	/* After the job (the epilog) the accounting record may already have been written
-	 * without it, whether or not slurmctld still took the update: write it there too. */
-	if (ended || finished) {
-		if (set_in_database(job, val) == 0)
+	bool known = job_info_here(job, &info) == 0;
+	if (known)
+		strip_ours(info.admin_comment);
+	if (!ended) {
+		/* slurmctld, while the job runs: its completion then carries the value */
+		if (!known) {
+			e = ESLURM_INVALID_JOB_ID; /* purged: only the database has it */
+		} else if (info.admin_comment_cut) {
+			gp_warn("job %u: AdminComment longer than %d bytes; left as it is", job,
+			        GP_ADMIN_COMMENT_MAX);
+			return -1;
+		} else if (compose(job, info.admin_comment, summary, val, sizeof(val)) < 0) {
+			return -1;
+		} else {
+			job_desc_msg_t desc;
+			api.init_desc(&desc);
+			desc.job_id = job;
+			desc.admin_comment = val;
+			if (api.update(&desc) != 0)
+				e = api.get_errno ? api.get_errno() : -1;
+		}
+		if (!e)
 			return 0;
-		gp_debug("job %u: its accounting record could not be updated", job);
-		return e ? -2 : 0;
+		if (e != ESLURM_JOB_FINISHED && e != ESLURM_ALREADY_DONE &&
+		    e != ESLURM_INVALID_JOB_ID) {
+			gp_debug("job %u: AdminComment not set (Slurm error %d)", job, e);
+			return -1;
+		}
 	}
-	if (e)
-		gp_debug("job %u: AdminComment not set (Slurm error %d)", job, e);
-	return e ? -1 : 0;
+	/* the job has ended: its accounting record */
+	if (set_in_database(job, summary,
+	                    known && !info.admin_comment_cut ? info.admin_comment : NULL,
+	                    wait_s) == 0)
+		return 0;
+	gp_debug("job %u: its accounting record could not be updated", job);
+	return -2;
 }
 
 /* ---- run in a child (gp_run_isolated): results come back through the pipe ---- */
@@ -262,24 +398,7 @@ int gp_slurm_job_info(uint32_t job, gp_slurm_job_t *out)
 	return 0;
 }
 
-struct ac_arg {
-	uint32_t job;
-	const char *summary;
-	bool ended;
-};
-
-static int comment_child(void *arg, int fd)
+int gp_set_admin_comment(uint32_t job, const char *summary, bool ended, int wait_s)
 {
-	const struct ac_arg *a = arg;
-	int rc = set_admin_comment_here(a->job, a->summary, a->ended);
-	dprintf(fd, "%d\n", rc);
-	return rc == 0 ? 0 : 1;
-}
-
-int gp_set_admin_comment(uint32_t job, const char *summary, bool ended)
-{
-	char buf[32] = "";
-	struct ac_arg a = {job, summary, ended};
-	gp_run_isolated(comment_child, &a, buf, sizeof(buf), 20);
-	return buf[0] ? atoi(buf) : -1;
+	return set_admin_comment_here(job, summary, ended, wait_s);
 }

@@ -374,8 +374,8 @@ static void write_state_record(void)
 		close(dfd);
 		return;
 	}
-	int n = snprintf(rec, sizeof(rec), "%u %u\n%s\n%s\n", (unsigned)p->uid, (unsigned)p->gid,
-	                 p->spool, p->jobdir);
+	int n = snprintf(rec, sizeof(rec), "%u %u %u\n%s\n%s\n", (unsigned)p->uid, (unsigned)p->gid,
+	                 (unsigned)p->node_id, p->spool, p->jobdir);
 	snprintf(name, sizeof(name), "%u.%u", p->job_id, p->step_id);
 	if (gp_write_file_at(dfd, name, rec, (size_t)n, 0600) < 0)
 		gp_err_errno("state record %s/%s", p->state_dir, name);
@@ -417,18 +417,16 @@ int gp_stepd_exit(spank_t sp)
 		snprintf(attempt, sizeof(attempt), "%s", rc);
 	if (p->ntasks_local && gp_run_as_user(p->uid, p->gid, write_node_summary, attempt, 10) != 0)
 		gp_warn("could not write the step summary into %s", p->jobdir);
-	/* node 0 refreshes the report; the epilog does it again after salvage */
-	/* node 0 refreshes the report as the user and, while slurmctld still knows the
-	 * job, puts its summary into AdminComment; the epilog repeats this after salvage */
+	/* node 0 refreshes the report as the user and puts its summary into AdminComment,
+	 * detached: srun does not wait for it (the epilog does it again after salvage) */
 	if (p->node_id == 0 && p->cfg.report_at_end && access(p->cfg.cli_path, X_OK) == 0) {
-		char summary[ADMIN_COMMENT_MAX] = "";
-		char *argv[] = {p->cfg.cli_path,  "report",  "--quiet",
-		                "--summary-line", p->jobdir, NULL};
-		if (gp_exec_as_user(p->uid, p->gid, argv, summary, sizeof(summary), 60) == 0 &&
-		    p->cfg.admin_comment && geteuid() == 0) {
-			summary[strcspn(summary, "\n")] = '\0';
-			gp_set_admin_comment(p->job_id, summary, false); /* checks it is ours */
-		}
+		if (geteuid() == 0)
+			gp_finish_detached(p->job_id, p->uid, p->gid, p->jobdir, false);
+		else /* slurmstepd not root (a test): the report alone, as it is */
+			gp_exec_as_user(
+			    p->uid, p->gid,
+			    (char *[]){p->cfg.cli_path, "report", "--quiet", p->jobdir, NULL}, NULL,
+			    0, (int)p->cfg.report_timeout);
 	}
 	return 0;
 }

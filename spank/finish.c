@@ -1,0 +1,216 @@
+/* The job report at the end of a step (node 0) and in the epilog, and the AdminComment
+ * line that links the job to it, detached from slurmstepd: srun returns, and the node's
+ * teardown goes on, as fast as without gpuprof; a report of 10 000 ranks may take its
+ * time. The finisher is a grandchild of slurmstepd in a session of its own:
+ *
+ *   - root, only to wait and to write AdminComment (a field only an administrator may
+ *     set); the report itself runs as the job's user (privsep.c), with a deadline
+ *     (report_timeout);
+ *   - out of the step's cgroup (Slurm removes it when the step ends: a process left in
+ *     it would keep it, and the job's, for as long as it runs), into the place
+ *     slurmstepd itself waits in while a step ends (cgroup v2: the scope's "system"
+ *     cgroup) or the hierarchy's root (v1);
+ *   - one per job at a time: a lock in the root-owned state directory, so the step-end
+ *     report and the epilog's (after salvage) never write the same files together; the
+ *     later one waits and then reports what is there by then;
+ *   - its messages go to syslog (slurmstepd's log is gone when it ends).
+ *
+ * AdminComment: slurmctld takes it while the job runs; once the job has ended, its
+ * accounting record does, after slurmctld's completion has reached it (slurmapi.c). */
+#include "config.h"
+#include "plugin.h"
+#include "log.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <syslog.h>
+#include <time.h>
+#include <unistd.h>
+
+static int log_fd = -1; /* state_dir/finish.log */
+
+/* syslog, and a line in state_dir/finish.log (root's; a node without a syslog daemon
+ * still keeps them; cut back to nothing past 1 MiB) */
+static void finish_sink(int level, const char *msg)
+{
+	static const int prio[] = {LOG_ERR, LOG_WARNING, LOG_INFO, LOG_DEBUG};
+	syslog(prio[level >= 0 && level <= GP_LOG_DEBUG ? level : GP_LOG_DEBUG], "%s", msg);
+	if (log_fd >= 0) {
+		char line[1200], when[32];
+		struct timespec ts;
+		struct tm tm;
+		clock_gettime(CLOCK_REALTIME, &ts);
+		strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%S", localtime_r(&ts.tv_sec, &tm));
+		int n = snprintf(line, sizeof(line), "%s.%03ld [%d] %s\n", when,
+		                 ts.tv_nsec / 1000000, (int)getpid(), msg);
+		struct stat st;
+		bool full = fstat(log_fd, &st) == 0 && st.st_size > (1 << 20);
+		if ((!full || ftruncate(log_fd, 0) == 0) && n > 0)
+			(void)!write(log_fd, line,
+			             (size_t)n < sizeof(line) ? (size_t)n : sizeof(line));
+	}
+}
+
+static void open_log(void)
+{
+	char name[PATH_MAX];
+	snprintf(name, sizeof(name), "%s/finish.log", gp_plugin.state_dir);
+	log_fd = open(name, O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+}
+
+/* Write pid into the cgroup.procs of dir (under /sys/fs/cgroup). */
+static int move_to(const char *dir)
+{
+	char path[PATH_MAX + 32], pid[24];
+	if (snprintf(path, sizeof(path), "%s/cgroup.procs", dir) >= (int)sizeof(path))
+		return -1;
+	int fd = open(path, O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	int n = snprintf(pid, sizeof(pid), "%d", (int)getpid());
+	int rc = write(fd, pid, (size_t)n) == n ? 0 : -1;
+	close(fd);
+	return rc;
+}
+
+/* Out of the step's cgroups: every line of /proc/self/cgroup whose path has a job's
+ * directory ("/job_N") in it. */
+static void leave_step_cgroup(void)
+{
+	FILE *f = fopen("/proc/self/cgroup", "re");
+	char line[PATH_MAX + 64];
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f)) {
+		line[strcspn(line, "\n")] = '\0';
+		char *c1 = strchr(line, ':'), *c2 = c1 ? strchr(c1 + 1, ':') : NULL;
+		if (!c2)
+			continue;
+		char *path = c2 + 1, *job = strstr(path, "/job_");
+		if (!job)
+			continue;
+		char dir[PATH_MAX];
+		*job = '\0';
+		if (c2 == c1 + 1) { /* cgroup v2: "0::/system.slice/slurmstepd.scope/job_N/..." */
+			snprintf(dir, sizeof(dir), "/sys/fs/cgroup%s/system", path);
+			if (move_to(dir) == 0)
+				continue;
+			snprintf(dir, sizeof(dir), "/sys/fs/cgroup%s", path);
+			if (move_to(dir) < 0)
+				move_to("/sys/fs/cgroup");
+		} else { /* v1: "N:freezer:/slurm/uid_U/job_N/..." -> that hierarchy's root */
+			*c2 = '\0';
+			const char *ctl = c1 + 1;
+			if (!strncmp(ctl, "name=", 5))
+				ctl += 5;
+			snprintf(dir, sizeof(dir), "/sys/fs/cgroup/%s", ctl);
+			move_to(dir);
+		}
+	}
+	fclose(f);
+}
+
+/* The job's lock in the state directory (root's alone, checked by the caller that made
+ * it): held until this process ends. Waits up to wait_s for another finisher. */
+static int lock_job(uint32_t job, int wait_s)
+{
+	char name[PATH_MAX];
+	snprintf(name, sizeof(name), "%s/report-%u.lock", gp_plugin.state_dir, job);
+	int fd = open(name, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return -1;
+	for (int i = 0; i <= wait_s * 10; i++) {
+		if (flock(fd, LOCK_EX | LOCK_NB) == 0)
+			return fd;
+		struct timespec ts = {0, 100 * 1000 * 1000};
+		nanosleep(&ts, NULL);
+	}
+	close(fd);
+	return -1;
+}
+
+static void finisher(uint32_t job, uid_t uid, gid_t gid, const char *jobdir, bool ended)
+{
+	const gp_config_t *cfg = &gp_plugin.cfg;
+	int timeout = (int)cfg->report_timeout;
+	char summary[ADMIN_COMMENT_MAX] = "";
+	char *argv[] = {cfg->cli_path, "report", "--quiet", "--summary-line", (char *)jobdir, NULL};
+	int lock = lock_job(job, timeout);
+	gp_debug("job %u: %s, reporting %s", job, lock < 0 ? "no lock" : "lock held", jobdir);
+	if (lock < 0)
+		gp_warn("job %u: another report of the job still runs; reporting anyway", job);
+	if (gp_exec_as_user(uid, gid, argv, summary, sizeof(summary), timeout) != 0) {
+		gp_warn("job %u: the report of %s failed", job, jobdir);
+		return;
+	}
+	summary[strcspn(summary, "\n")] = '\0';
+	gp_info("job %u: report of %s done (%s)", job, jobdir, ended ? "epilog" : "step end");
+	if (cfg->admin_comment && !strncmp(summary, "gpuprof:", 8)) {
+		int rc = gp_set_admin_comment(job, summary, ended, 300);
+		if (rc != 0)
+			gp_warn("job %u: AdminComment not written (%d)", job, rc);
+		else
+			gp_info("job %u: AdminComment written", job);
+	}
+	if (lock >= 0) {
+		char name[PATH_MAX];
+		snprintf(name, sizeof(name), "%s/report-%u.lock", gp_plugin.state_dir, job);
+		if (ended)
+			unlink(name); /* the epilog's is the job's last */
+		close(lock);
+	}
+}
+
+void gp_finish_detached(uint32_t job, uid_t uid, gid_t gid, const char *jobdir, bool ended)
+{
+	pid_t pid = fork();
+	if (pid < 0) {
+		gp_err_errno("job %u: fork for the report", job);
+		return;
+	}
+	if (pid > 0) { /* slurmstepd: only until the first child has forked again */
+		while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+			;
+		return;
+	}
+	/* a session of its own, then the grandchild goes on, orphaned */
+	setsid();
+	pid_t g = fork();
+	if (g != 0)
+		_exit(0);
+	/* nothing of slurmstepd's: signals as a new process has them, no descriptor of its
+	 * open (the log, the job's sockets), /dev/null for the standard ones */
+	sigset_t none;
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+	for (int s = 1; s < NSIG; s++)
+		signal(s, SIG_DFL);
+	int nul = open("/dev/null", O_RDWR);
+	if (nul >= 0) {
+		dup2(nul, 0), dup2(nul, 1), dup2(nul, 2);
+		if (nul > 2)
+			close(nul);
+	}
+	if (syscall(SYS_close_range, 3, ~0u, 0) < 0)
+		for (int fd = 3; fd < 65536; fd++)
+			close(fd);
+	if (chdir("/") < 0)
+		_exit(0);
+	umask(077);
+	openlog("gpuprof", LOG_PID, LOG_DAEMON);
+	open_log();
+	gp_log_set_sink(finish_sink);
+	gp_log_set_level(GP_LOG_DEBUG);
+	leave_step_cgroup();
+	finisher(job, uid, gid, jobdir, ended);
+	_exit(0);
+}
