@@ -49,9 +49,7 @@ int gp_ring_create(gp_ring_t *ring, const char *path, uint64_t nslots)
 		return errno = e, -1;
 	}
 	close(fd);
-	ring->mask = nslots - 1;
-	for (uint64_t i = 0; i < nslots; i++)
-		atomic_store_explicit(&ring->slots[i].seq, i, memory_order_relaxed);
+	ring->mask = nslots - 1; /* every slot's sequence is its index: the file's zeros */
 	ring->hdr->version = GP_RING_VERSION;
 	ring->hdr->slot_size = sizeof(gp_ring_slot_t);
 	ring->hdr->nslots = nslots;
@@ -108,8 +106,7 @@ static void release(gp_ring_t *ring)
 	if (ring->rd - pos > nslots) /* a tail scribbled over: trust our own cursor */
 		pos = ring->rd - nslots;
 	for (; pos < ring->rd; pos++)
-		atomic_store_explicit(&ring->slots[pos & ring->mask].seq, pos + nslots,
-		                      memory_order_release);
+		gp_slot_set_seq(ring, pos, pos + nslots, memory_order_release);
 	atomic_store_explicit(&h->tail, pos, memory_order_relaxed);
 }
 
@@ -134,7 +131,7 @@ long gp_ring_drain(gp_ring_t *ring, gp_rf_writer_t *w, bool force, uint64_t *los
 	for (uint64_t budget = nslots; budget-- > 0;) {
 		uint64_t pos = ring->rd;
 		gp_ring_slot_t *s = &ring->slots[pos & ring->mask];
-		uint64_t seq = atomic_load_explicit(&s->seq, memory_order_acquire);
+		uint64_t seq = gp_slot_seq(ring, pos, memory_order_acquire);
 		if (seq == pos + 1) {
 			gp_event_t ev = s->ev;
 			ring->rd++;

@@ -45,10 +45,10 @@ int main(void)
 		(void)s;
 		uint64_t pos = atomic_load(&ring.hdr->tail);
 		gp_ring_slot_t *sl = &ring.slots[pos & ring.mask];
-		if (atomic_load_explicit(&sl->seq, memory_order_acquire) != pos + 1)
+		if (gp_slot_seq(&ring, pos, memory_order_acquire) != pos + 1)
 			continue;
 		gp_event_t e = sl->ev;
-		atomic_store_explicit(&sl->seq, pos + ring.mask + 1, memory_order_release);
+		gp_slot_set_seq(&ring, pos, pos + ring.mask + 1, memory_order_release);
 		atomic_store(&ring.hdr->tail, pos + 1);
 		if (e.a != next[e.tid])
 			order_bad++;

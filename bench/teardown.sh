@@ -1,0 +1,39 @@
+#!/bin/bash
+# Step teardown with and without gpuprof: wall time of `srun -n TASKS -O` of a short
+# program, with --gpuprof=nvtx and with --gpuprof=none, paired and interleaved (ABAB...,
+# the order flipped every pair), on the test cluster (tests/slurm/cluster up; SLURM_CONF
+# exported). Prints each pair and the medians and the median of the per-pair differences.
+# The job report and AdminComment run detached from slurmstepd: srun should not wait for
+# them. Usage: bench/teardown.sh [TASKS] [PAIRS]
+cd "$(dirname "$0")/.."
+B=${GP_BUILD:-$PWD/_build}
+tasks=${1:-64}; pairs=${2:-10}
+[ -n "${SLURM_CONF:-}" ] || { echo "teardown: SLURM_CONF unset (tests/slurm/cluster up)" >&2; exit 2; }
+W=$(mktemp -d /var/tmp/gp-teardown.XXXXXX)
+chmod 755 "$W"
+trap 'rm -rf "$W"' EXIT
+cd "$W"
+prog="$B/gpuprof-train-mlp --steps 20 --dim 16 --layers 2 --batch 4"
+one() { # mode -> seconds
+	local t0 t1
+	t0=$(date +%s.%N)
+	srun -n "$tasks" -O --gpuprof="$1" $prog >/dev/null 2>&1 || echo "teardown: srun --gpuprof=$1 failed" >&2
+	t1=$(date +%s.%N)
+	awk -v a="$t0" -v b="$t1" 'BEGIN { print b - a }'
+}
+one nvtx >/dev/null # warm the page cache and the daemons
+one none >/dev/null
+: >pairs
+for i in $(seq "$pairs"); do
+	if [ $((i % 2)) = 1 ]; then a=$(one nvtx); b=$(one none); else b=$(one none); a=$(one nvtx); fi
+	echo "$a $b" >>pairs
+	printf 'pair %2d: gpuprof %.3f s, without %.3f s\n' "$i" "$a" "$b"
+done
+python3 - pairs "$tasks" <<'PY'
+import statistics, sys
+p = [tuple(map(float, l.split())) for l in open(sys.argv[1])]
+a = [x for x, _ in p]; b = [y for _, y in p]; d = [x - y for x, y in p]
+print(f"srun -n {sys.argv[2]}: median with gpuprof {statistics.median(a):.3f} s, without "
+      f"{statistics.median(b):.3f} s, median paired difference {statistics.median(d):+.3f} s "
+      f"(min {min(d):+.3f}, max {max(d):+.3f}, {len(p)} pairs)")
+PY
