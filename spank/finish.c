@@ -150,11 +150,13 @@ static void finisher(uint32_t job, uid_t uid, gid_t gid, const char *jobdir, boo
 		gp_warn("job %u: another report of the job still runs; reporting anyway", job);
 	if (gp_exec_as_user(uid, gid, argv, summary, sizeof(summary), timeout) != 0) {
 		gp_warn("job %u: the report of %s failed", job, jobdir);
-		return;
+		summary[0] = '\0';
+	} else {
+		summary[strcspn(summary, "\n")] = '\0';
+		gp_info("job %u: report of %s done (%s)", job, jobdir,
+		        ended ? "epilog" : "step end");
 	}
-	summary[strcspn(summary, "\n")] = '\0';
-	gp_info("job %u: report of %s done (%s)", job, jobdir, ended ? "epilog" : "step end");
-	if (cfg->admin_comment && !strncmp(summary, "gpuprof:", 8)) {
+	if (summary[0] && cfg->admin_comment && !strncmp(summary, "gpuprof:", 8)) {
 		int rc = gp_set_admin_comment(job, summary, ended, 300);
 		if (rc != 0)
 			gp_warn("job %u: AdminComment not written (%d)", job, rc);
