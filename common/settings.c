@@ -7,6 +7,7 @@
 
 #include <errno.h>
 #include <stdatomic.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -128,20 +129,25 @@ const gp_setting_t gp_settings[] = {
 const unsigned gp_nsettings = sizeof(gp_settings) / sizeof(gp_settings[0]);
 _Static_assert(sizeof(gp_settings) / sizeof(gp_settings[0]) <= GP_SETTINGS_MAX, "GP_SETTINGS_MAX");
 
+/* the setting whose name at offset off (key or env) is name */
+static const gp_setting_t *setting_by(size_t off, const char *name)
+{
+	for (unsigned i = 0; name && i < gp_nsettings; i++) {
+		const char *n = *(const char *const *)((const char *)&gp_settings[i] + off);
+		if (n && !strcmp(n, name))
+			return &gp_settings[i];
+	}
+	return NULL;
+}
+
 const gp_setting_t *gp_setting_key(const char *key)
 {
-	for (unsigned i = 0; key && i < gp_nsettings; i++)
-		if (gp_settings[i].key && !strcmp(gp_settings[i].key, key))
-			return &gp_settings[i];
-	return NULL;
+	return setting_by(offsetof(gp_setting_t, key), key);
 }
 
 const gp_setting_t *gp_setting_env(const char *env)
 {
-	for (unsigned i = 0; env && i < gp_nsettings; i++)
-		if (gp_settings[i].env && !strcmp(gp_settings[i].env, env))
-			return &gp_settings[i];
-	return NULL;
+	return setting_by(offsetof(gp_setting_t, env), env);
 }
 
 int gp_parse_bool(const char *v, bool *out)
