@@ -47,8 +47,8 @@ const gp_setting_t gp_settings[] = {
      "to the submit directory (the user's --gpuprof-output or variable wins)",
      NULL},
     {"spool_dir", NULL, GP_T_STR, "", 0, 0, OFF(spool_dir), 0,
-     "node-local spool for rings and rank files in flight; empty: the job's $TMPDIR, "
-     "else /tmp",
+     "node-local spool for rings and rank files in flight (%h: this host's short name); "
+     "empty: the job's $TMPDIR, else /tmp",
      NULL},
     {"max_bytes_per_rank", GP_ENV_MAXBYTES, GP_T_SIZE, "1G", 0, 0, OFF(max_bytes_per_rank), TASK,
      "cap per rank file; records past it are dropped and counted in the report", NULL},

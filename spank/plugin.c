@@ -28,9 +28,10 @@ static void slurm_sink(int level, const char *msg)
 		slurm_debug("gpuprof: %s", msg);
 }
 
-/* state_dir with %h replaced by this host's short name: one directory per slurmd where
- * several share a machine (test clusters); NULL for any other '%' or a name too long */
-static char *state_dir_of(const char *tmpl)
+/* tmpl with %h replaced by this host's short name (state_dir, spool_dir): one directory
+ * per slurmd where several share a machine (test clusters); NULL for any other '%' or a
+ * name too long */
+char *gp_expand_host(const char *tmpl)
 {
 	char host[256] = "", out[1024];
 	size_t n = 0;
@@ -68,7 +69,7 @@ static int parse_plugin_args(int ac, char **av)
 			gp_plugin.config_path = strdup(eq + 1);
 		} else if (kl == 9 && !strncmp(av[i], "state_dir", 9)) {
 			free(gp_plugin.state_dir);
-			gp_plugin.state_dir = state_dir_of(eq + 1);
+			gp_plugin.state_dir = gp_expand_host(eq + 1);
 			if (!gp_plugin.state_dir)
 				return gp_err("plugstack.conf: state_dir '%s': only %%h (this "
 				              "host's name) may follow a '%%'",

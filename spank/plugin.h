@@ -83,6 +83,9 @@ int gp_slurm_job_info(uint32_t job, gp_slurm_job_t *out);
  * completion has reached it, waiting up to wait_s seconds for that. 0 done, -2 finished
  * and the record could not be updated, -1 otherwise. */
 int gp_set_admin_comment(uint32_t job, const char *summary, bool ended, int wait_s);
+/* spank/plugin.c: tmpl with %h replaced by this host's short name; NULL for any other
+ * '%'. Allocated. */
+char *gp_expand_host(const char *tmpl);
 /* spank/finish.c: the job report and its AdminComment line, in a process detached from
  * slurmstepd (root; the report as the user), so that neither srun nor the node's
  * teardown waits for them; one at a time per job (a lock in the state directory). */

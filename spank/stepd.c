@@ -130,12 +130,18 @@ static int resolve_step(spank_t sp, bool quiet)
 		}
 	}
 	v = job_env("TMPDIR", NULL);
-	if (p->cfg.spool_dir && p->cfg.spool_dir[0])
-		snprintf(p->spool, sizeof(p->spool), "%s", p->cfg.spool_dir);
+	char *site_spool =
+	    p->cfg.spool_dir && p->cfg.spool_dir[0] ? gp_expand_host(p->cfg.spool_dir) : NULL;
+	if (p->cfg.spool_dir && p->cfg.spool_dir[0] && !site_spool && !quiet)
+		gp_warn("spool_dir '%s': only %%h may follow a '%%'; the default spool is used",
+		        p->cfg.spool_dir);
+	if (site_spool)
+		snprintf(p->spool, sizeof(p->spool), "%s", site_spool);
 	else if (v && v[0] == '/')
 		snprintf(p->spool, sizeof(p->spool), "%s", v);
 	else
 		snprintf(p->spool, sizeof(p->spool), "/tmp");
+	free(site_spool);
 	p->enabled = true;
 	return 0;
 }

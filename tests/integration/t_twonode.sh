@@ -85,7 +85,8 @@ echo "$ac" | grep -q "gpuprof: ranks=4"; ok $? "a job ended before its report st
 [ -f "gpuprof-$jid2/report.txt" ]; ok $? "and its report"
 
 # 3. node 2's task and its agent killed (SIGKILL): the rank's spool stays in node 2's own
-#    /tmp, where only node 2's epilog can salvage it; that node then reports again
+#    spool (spool_dir ...-%h), which only node 2's epilog salvages; that node then reports
+#    again
 cat >kill2.sh <<'SH'
 #!/bin/bash
 if [ "$SLURM_NODEID" = 1 ]; then
