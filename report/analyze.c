@@ -210,6 +210,18 @@ void gp_rank_release(gp_rank_t *r)
 	r->torch.own = NULL;
 }
 
+void gp_rank_compact_steps(gp_rank_t *r)
+{
+	if (!r->step_no)
+		return;
+	for (unsigned k = 1; k < r->nstep_ms; k++)
+		if (r->step_no[k] != r->step_no[0] + k)
+			return;
+	r->step_no0 = r->nstep_ms ? r->step_no[0] : 0;
+	free(r->step_no);
+	r->step_no = NULL;
+}
+
 void gp_rank_tables_free(gp_rank_tables_t *t)
 {
 	for (unsigned i = 0; i < t->nk; i++)

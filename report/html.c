@@ -331,12 +331,12 @@ static double step_sample(const gp_rank_t *r, unsigned i, const void *ctx)
 	unsigned lo = 0, hi = r->nstep_ms;
 	while (lo < hi) {
 		unsigned mid = (lo + hi) / 2;
-		if (r->step_no[mid] < i)
+		if (gp_step_no(r, mid) < i)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
-	return lo < r->nstep_ms && r->step_no[lo] == i ? r->step_ms[lo] : -1;
+	return lo < r->nstep_ms && gp_step_no(r, lo) == i ? r->step_ms[lo] : -1;
 }
 
 static void plot_steps(FILE *o, const gp_job_t *job)
@@ -349,7 +349,7 @@ static void plot_steps(FILE *o, const gp_job_t *job)
 			continue;
 		warm = r->warmup > warm ? r->warmup : warm;
 		last =
-		    r->step_no[r->nstep_ms - 1] + 1 > last ? r->step_no[r->nstep_ms - 1] + 1 : last;
+		    gp_step_no(r, r->nstep_ms - 1) + 1 > last ? gp_step_no(r, r->nstep_ms - 1) + 1 : last;
 		for (unsigned s = 0; s < r->nstep_ms; s++)
 			ymax = fmax(ymax, r->step_ms[s]);
 	}

@@ -517,6 +517,7 @@ static void step_timing(gp_rank_t *r, rank_data_t *d)
 		memcpy(r->step_no, head_i, nh * sizeof(unsigned));
 	}
 	r->nstep_ms = r->step_ms && r->step_no ? (unsigned)nh : 0;
+	gp_rank_compact_steps(r);
 	summarise(head, nh, &r->step_median_ms, &r->step_p95_ms);
 	r->step_mean_ms = gp_mean(head, nh);
 	r->step_cv = gp_cv(head, nh);

@@ -109,7 +109,10 @@ int gp_summary_write(const char *gpr, const gp_rank_t *r, const gp_rank_tables_t
 		fwrite(r->torch.own, sizeof(gp_owner_t), 3 * GP_OWNERS, m);
 	if (r->nstep_ms) {
 		fwrite(r->step_ms, sizeof(double), r->nstep_ms, m);
-		fwrite(r->step_no, sizeof(unsigned), r->nstep_ms, m);
+		for (unsigned i = 0; i < r->nstep_ms; i++) {
+			unsigned no = gp_step_no(r, i);
+			fwrite(&no, sizeof(no), 1, m);
+		}
 	}
 	for (unsigned i = 0; i < nk; i++) {
 		uint16_t l = (uint16_t)strnlen(k[i].name, 65535);
@@ -316,5 +319,6 @@ int gp_summary_read(const char *gpr, gp_rank_t *out, gp_rank_tables_t *one)
 		return -1;
 	}
 	sanitize(out);
+	gp_rank_compact_steps(out);
 	return 0;
 }
