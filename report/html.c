@@ -348,8 +348,9 @@ static void plot_steps(FILE *o, const gp_job_t *job)
 		if (!r->nstep_ms)
 			continue;
 		warm = r->warmup > warm ? r->warmup : warm;
-		last =
-		    gp_step_no(r, r->nstep_ms - 1) + 1 > last ? gp_step_no(r, r->nstep_ms - 1) + 1 : last;
+		last = gp_step_no(r, r->nstep_ms - 1) + 1 > last
+		           ? gp_step_no(r, r->nstep_ms - 1) + 1
+		           : last;
 		for (unsigned s = 0; s < r->nstep_ms; s++)
 			ymax = fmax(ymax, r->step_ms[s]);
 	}
