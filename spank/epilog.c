@@ -117,8 +117,13 @@ int gp_epilog(spank_t sp)
 			unsigned i;
 			for (i = 0; i < nrep && strcmp(rep[i].jobdir, jobdir); i++)
 				;
-			if ((node == 0 || n > 0) && i == nrep && nrep < 8 &&
-			    gp_plugin.cfg.report_at_end) {
+			bool want =
+			    (node == 0 || n > 0) && i == nrep && gp_plugin.cfg.report_at_end;
+			if (want && nrep == 8) /* said, not dropped silently */
+				gp_warn("job %u: more than 8 job directories; %s gets no epilog "
+				        "report (gpuprof report %s)",
+				        job, jobdir, jobdir);
+			else if (want) {
 				rep[nrep].uid = uid, rep[nrep].gid = gid;
 				snprintf(rep[nrep++].jobdir, sizeof(rep[0].jobdir), "%s", jobdir);
 			}
