@@ -4,16 +4,22 @@
 # the order flipped every pair), on the test cluster (tests/slurm/cluster up; SLURM_CONF
 # exported). Prints each pair and the medians and the median of the per-pair differences.
 # The job report and AdminComment run detached from slurmstepd: srun should not wait for
-# them. Usage: bench/teardown.sh [TASKS] [PAIRS]
+# them. Usage: bench/teardown.sh [TASKS] [PAIRS] [-- PROGRAM [ARGS]]
+# The default program is the CPU trainer (0.4 s of CPU each, most of it loading cuBLAS):
+# 64 of them on 2 cores make each run ~20 s, whose noise (several seconds) hides a
+# difference of one. `-- /bin/true` measures what gpuprof adds to a step's start and end
+# alone.
 cd "$(dirname "$0")/.."
 B=${GP_BUILD:-$PWD/_build}
 tasks=${1:-64}; pairs=${2:-10}
+prog="$B/gpuprof-train-mlp --steps 20 --dim 16 --layers 2 --batch 4"
+while [ $# -gt 0 ] && [ "$1" != -- ]; do shift; done
+[ "${1:-}" = -- ] && shift && [ $# -gt 0 ] && prog="$*"
 [ -n "${SLURM_CONF:-}" ] || { echo "teardown: SLURM_CONF unset (tests/slurm/cluster up)" >&2; exit 2; }
 W=$(mktemp -d /var/tmp/gp-teardown.XXXXXX)
 chmod 755 "$W"
 trap 'rm -rf "$W"' EXIT
 cd "$W"
-prog="$B/gpuprof-train-mlp --steps 20 --dim 16 --layers 2 --batch 4"
 one() { # mode -> seconds
 	local t0 t1
 	t0=$(date +%s.%N)
@@ -29,11 +35,11 @@ for i in $(seq "$pairs"); do
 	echo "$a $b" >>pairs
 	printf 'pair %2d: gpuprof %.3f s, without %.3f s\n' "$i" "$a" "$b"
 done
-python3 - pairs "$tasks" <<'PY'
+python3 - pairs "$tasks" "${prog##*/}" <<'PY'
 import statistics, sys
 p = [tuple(map(float, l.split())) for l in open(sys.argv[1])]
 a = [x for x, _ in p]; b = [y for _, y in p]; d = [x - y for x, y in p]
-print(f"srun -n {sys.argv[2]}: median with gpuprof {statistics.median(a):.3f} s, without "
+print(f"srun -n {sys.argv[2]} {sys.argv[3]}: median with gpuprof {statistics.median(a):.3f} s, without "
       f"{statistics.median(b):.3f} s, median paired difference {statistics.median(d):+.3f} s "
       f"(min {min(d):+.3f}, max {max(d):+.3f}, {len(p)} pairs)")
 PY

@@ -2,6 +2,9 @@
 #include "config.h"
 #include "clock.h"
 
+#if defined(__x86_64__)
+#include <cpuid.h>
+#endif
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
@@ -10,10 +13,16 @@
 gp_clock_t gp_clock;
 static pthread_once_t clock_once = PTHREAD_ONCE_INIT;
 
+/* The kernel keeps time with the TSC, and the TSC is invariant: CPUID leaf 0x80000007,
+ * EDX bit 8, from which Linux sets both constant_tsc and nonstop_tsc. Asked of the CPU,
+ * not read from /proc/cpuinfo: that file is made on each read, one block per CPU, and
+ * cost every profiled process ~5 ms of CPU (13 ms of wall) at start on a 2-vCPU VM, more
+ * on a node of a hundred cores. */
 static bool tsc_trusted(void)
 {
-	char buf[64] = "", line[4096];
-	bool constant = false, nonstop = false;
+#if defined(__x86_64__)
+	char buf[64] = "";
+	unsigned a, b, c, d;
 	FILE *f = fopen("/sys/devices/system/clocksource/clocksource0/current_clocksource", "re");
 	if (!f)
 		return false;
@@ -22,18 +31,13 @@ static bool tsc_trusted(void)
 	fclose(f);
 	if (strncmp(buf, "tsc", 3))
 		return false;
-	f = fopen("/proc/cpuinfo", "re");
-	if (!f)
+	if (!__get_cpuid(0x80000000u, &a, &b, &c, &d) || a < 0x80000007u)
 		return false;
-	while (fgets(line, sizeof(line), f)) {
-		if (strncmp(line, "flags", 5))
-			continue;
-		constant = strstr(line, " constant_tsc") != NULL;
-		nonstop = strstr(line, " nonstop_tsc") != NULL;
-		break;
-	}
-	fclose(f);
-	return constant && nonstop;
+	__get_cpuid(0x80000007u, &a, &b, &c, &d);
+	return (d >> 8) & 1;
+#else
+	return false;
+#endif
 }
 
 /* One (tsc, ns) pair: the read of CLOCK_MONOTONIC bracketed by the tightest of three

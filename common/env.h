@@ -38,7 +38,6 @@
 #define GP_ENV_CUPTI_FLUSH_MS   "GPUPROF_CUPTI_FLUSH_MS"
 #define GP_ENV_CUPTI_DISCARD    "GPUPROF_CUPTI_DISCARD"
 #define GP_ENV_AGENT            "GPUPROF_AGENT" /* `gpuprof run`: the agent to exec */
-#define GP_ENV_CLI              "GPUPROF_CLI"   /* the gpuprof the agent summarises with */
 #define GP_ENV_REPORT_THREADS   "GPUPROF_REPORT_THREADS"
 #define GP_ENV_REPORT_SUMMARIES "GPUPROF_REPORT_SUMMARIES"
 /* anything */

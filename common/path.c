@@ -176,7 +176,8 @@ int gp_write_all(int fd, const void *buf, size_t len)
 	return 0;
 }
 
-int gp_write_file_at(int dirfd, const char *name, const void *buf, size_t len, mode_t mode)
+int gp_write_file_at(int dirfd, const char *name, const void *buf, size_t len, mode_t mode,
+                     bool durable)
 {
 	char tmp[512];
 	int fd, e;
@@ -185,7 +186,7 @@ int gp_write_file_at(int dirfd, const char *name, const void *buf, size_t len, m
 	fd = gp_open_at(dirfd, tmp, O_CREAT | O_EXCL | O_TRUNC, mode);
 	if (fd < 0)
 		return -1;
-	if (gp_write_all(fd, buf, len) < 0 || fsync(fd) < 0) {
+	if (gp_write_all(fd, buf, len) < 0 || (durable && fsync(fd) < 0)) {
 		e = errno;
 		close(fd);
 		unlinkat(dirfd, tmp, 0);

@@ -84,9 +84,9 @@ const gp_setting_t gp_settings[] = {
      "the gpuprof-agent to run (plugstack.conf's agent= wins)", "the installed one"},
     {"inject_path", GP_ENV_INJECT, GP_T_STR, GP_INJECT_PATH, 0, 0, OFF(inject_path), TASK,
      "the libgpuprof-inject.so to inject (plugstack.conf's inject= wins)", "the installed one"},
-    {"cli_path", GP_ENV_CLI, GP_T_STR, GP_CLI_PATH, 0, 0, OFF(cli_path), TASK,
-     "the gpuprof that writes the reports and each rank's summary at capture end "
-     "(plugstack.conf's cli= wins)",
+    {"cli_path", NULL, GP_T_STR, GP_CLI_PATH, 0, 0, OFF(cli_path), 0,
+     "the gpuprof that writes the step-end and epilog reports and salvages dead agents' "
+     "spools (plugstack.conf's cli= wins)",
      "the installed one"},
     /* the environment only: what a user (or a benchmark) sets for one job */
     {NULL, GP_ENV_MODES, GP_T_MODES, DEFAULT_MODES, 0, 0, NOC, USER,
@@ -120,8 +120,9 @@ const gp_setting_t gp_settings[] = {
     {NULL, GP_ENV_REPORT_THREADS, GP_T_INT, "0", 0, 1024, NOC, USER,
      "threads `gpuprof report` and the exports read rank files with; 0: every online core", NULL},
     {NULL, GP_ENV_REPORT_SUMMARIES, GP_T_BOOL, "true", 0, 0, NOC, USER,
-     "`gpuprof report` reads each rank's summary (rankR.gps) where it is valid and writes "
-     "it where missing; false: every rank file is read and nothing is written",
+     "the agent writes each rank's summary (rankR.gps) at capture end, and `gpuprof "
+     "report` reads it where it is valid and writes it where missing; false: no agent "
+     "writes one, every rank file is read and nothing is written",
      NULL},
     {NULL, GP_ENV_DEBUG, GP_T_BOOL, "false", 0, 0, NOC, USER,
      "debug lines on stderr from every part", NULL},

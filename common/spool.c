@@ -156,7 +156,9 @@ int gp_spool_entry_set_dest(const char *dir, const char *dest)
 	if (dfd < 0)
 		return -1;
 	unlinkat(dfd, GP_SPOOL_DEST, 0);
-	int rc = gp_write_file_at(dfd, GP_SPOOL_DEST, dest, strlen(dest), 0600);
+	/* for the epilog's salvage after the agent died, on a node that did not crash: the
+	 * page cache is enough */
+	int rc = gp_write_file_at(dfd, GP_SPOOL_DEST, dest, strlen(dest), 0600, false);
 	int e = errno;
 	close(dfd);
 	errno = e;

@@ -124,15 +124,6 @@ static const char *beside_us(const char *env, const char *rel, const char *dflt,
 	return dflt;
 }
 
-/* this gpuprof's own path */
-static const char *self_path(void)
-{
-	static char b[PATH_MAX];
-	ssize_t n = readlink("/proc/self/exe", b, sizeof(b) - 1);
-	b[n > 0 ? n : 0] = '\0';
-	return n > 0 ? b : GP_CLI_PATH;
-}
-
 static const char *agent_path(void)
 {
 	return beside_us(GP_ENV_AGENT, "gpuprof-agent", GP_AGENT_PATH, X_OK);
@@ -338,7 +329,6 @@ static int cmd_run(int argc, char **argv)
 	setenv(GP_ENV_JOBDIR, dir, 1);
 	setenv(GP_ENV_INJECT, inject_path(), 0);
 	setenv(GP_ENV_PYTHON, python_dir(), 0);
-	setenv(GP_ENV_CLI, self_path(), 0); /* the agent summarises each rank with it */
 	const char *agent = agent_path();
 	char **av = calloc((size_t)(argc - i) + 3, sizeof(char *));
 	if (!av)

@@ -153,8 +153,11 @@ int gp_summary_write(const char *gpr, const gp_rank_t *r, const gp_rank_tables_t
 		free(buf);
 		return errno = EPERM, -1;
 	}
+	/* not fsynced: a summary torn by a crash of the node fails its checksum and is
+	 * made again from the rank file */
 	int rc =
-	    dfd < 0 ? -1 : gp_write_file_at(dfd, slash ? slash + 1 : path, buf, len, mode & 0640);
+	    dfd < 0 ? -1
+	            : gp_write_file_at(dfd, slash ? slash + 1 : path, buf, len, mode & 0640, false);
 	if (dfd >= 0)
 		close(dfd);
 	free(buf);

@@ -19,7 +19,9 @@
  * accounting record does, after slurmctld's completion has reached it (slurmapi.c). */
 #include "config.h"
 #include "plugin.h"
+#include "cgroup.h"
 #include "log.h"
+#include "proc.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -30,13 +32,13 @@
 #include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <syslog.h>
 #include <time.h>
 #include <unistd.h>
 
-static int log_fd = -1; /* state_dir/finish.log */
+static int log_fd = -1;   /* state_dir/finish.log */
+static int state_fd = -1; /* state_dir, once seen to be root's alone */
 
 /* syslog, and a line in state_dir/finish.log (root's; a node without a syslog daemon
  * still keeps them; cut back to nothing past 1 MiB) */
@@ -60,72 +62,34 @@ static void finish_sink(int level, const char *msg)
 	}
 }
 
-static void open_log(void)
+/* The state directory, for the log and the job's lock, only where it is root's and
+ * nobody else can write it (plugstack.conf names it; a directory a user could write
+ * would let them point root's log or lock at a file of their choosing). Otherwise the
+ * finisher logs to syslog alone and reports unlocked. */
+static void open_state_dir(void)
 {
-	char name[PATH_MAX];
-	snprintf(name, sizeof(name), "%s/finish.log", gp_plugin.state_dir);
-	log_fd = open(name, O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
-}
-
-/* Write pid into the cgroup.procs of dir (under /sys/fs/cgroup). */
-static int move_to(const char *dir)
-{
-	char path[PATH_MAX + 32], pid[24];
-	if (snprintf(path, sizeof(path), "%s/cgroup.procs", dir) >= (int)sizeof(path))
-		return -1;
-	int fd = open(path, O_WRONLY | O_CLOEXEC);
+	struct stat st;
+	int fd = open(gp_plugin.state_dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0)
-		return -1;
-	int n = snprintf(pid, sizeof(pid), "%d", (int)getpid());
-	int rc = write(fd, pid, (size_t)n) == n ? 0 : -1;
-	close(fd);
-	return rc;
-}
-
-/* Out of the step's cgroups: every line of /proc/self/cgroup whose path has a job's
- * directory ("/job_N") in it. */
-static void leave_step_cgroup(void)
-{
-	FILE *f = fopen("/proc/self/cgroup", "re");
-	char line[PATH_MAX + 64];
-	if (!f)
 		return;
-	while (fgets(line, sizeof(line), f)) {
-		line[strcspn(line, "\n")] = '\0';
-		char *c1 = strchr(line, ':'), *c2 = c1 ? strchr(c1 + 1, ':') : NULL;
-		if (!c2)
-			continue;
-		char *path = c2 + 1, *job = strstr(path, "/job_");
-		if (!job)
-			continue;
-		char dir[PATH_MAX];
-		*job = '\0';
-		if (c2 == c1 + 1) { /* cgroup v2: "0::/system.slice/slurmstepd.scope/job_N/..." */
-			snprintf(dir, sizeof(dir), "/sys/fs/cgroup%s/system", path);
-			if (move_to(dir) == 0)
-				continue;
-			snprintf(dir, sizeof(dir), "/sys/fs/cgroup%s", path);
-			if (move_to(dir) < 0)
-				move_to("/sys/fs/cgroup");
-		} else { /* v1: "N:freezer:/slurm/uid_U/job_N/..." -> that hierarchy's root */
-			*c2 = '\0';
-			const char *ctl = c1 + 1;
-			if (!strncmp(ctl, "name=", 5))
-				ctl += 5;
-			snprintf(dir, sizeof(dir), "/sys/fs/cgroup/%s", ctl);
-			move_to(dir);
-		}
+	if (fstat(fd, &st) < 0 || st.st_uid != 0 || (st.st_mode & 022)) {
+		close(fd);
+		return;
 	}
-	fclose(f);
+	state_fd = fd;
+	log_fd =
+	    openat(fd, "finish.log", O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
 }
 
-/* The job's lock in the state directory (root's alone, checked by the caller that made
- * it): held until this process ends. Waits up to wait_s for another finisher. */
+/* The job's lock in the state directory (when open_state_dir found it root's alone):
+ * held until this process ends. Waits up to wait_s for another finisher. */
 static int lock_job(uint32_t job, int wait_s)
 {
-	char name[PATH_MAX];
-	snprintf(name, sizeof(name), "%s/report-%u.lock", gp_plugin.state_dir, job);
-	int fd = open(name, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+	char name[64];
+	if (state_fd < 0)
+		return -1;
+	snprintf(name, sizeof(name), "report-%u.lock", job);
+	int fd = openat(state_fd, name, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (fd < 0)
 		return -1;
 	for (int i = 0; i <= wait_s * 10; i++) {
@@ -146,7 +110,11 @@ static void finisher(uint32_t job, uid_t uid, gid_t gid, const char *jobdir, boo
 	char *argv[] = {cfg->cli_path, "report", "--quiet", "--summary-line", (char *)jobdir, NULL};
 	int lock = lock_job(job, timeout);
 	gp_debug("job %u: %s, reporting %s", job, lock < 0 ? "no lock" : "lock held", jobdir);
-	if (lock < 0)
+	if (lock < 0 && state_fd < 0)
+		gp_warn("job %u: state directory %s missing or not root's alone; reporting "
+		        "unlocked",
+		        job, gp_plugin.state_dir);
+	else if (lock < 0)
 		gp_warn("job %u: another report of the job still runs; reporting anyway", job);
 	if (gp_exec_as_user(uid, gid, argv, summary, sizeof(summary), timeout) != 0) {
 		gp_warn("job %u: the report of %s failed", job, jobdir);
@@ -164,10 +132,10 @@ static void finisher(uint32_t job, uid_t uid, gid_t gid, const char *jobdir, boo
 			gp_info("job %u: AdminComment written", job);
 	}
 	if (lock >= 0) {
-		char name[PATH_MAX];
-		snprintf(name, sizeof(name), "%s/report-%u.lock", gp_plugin.state_dir, job);
+		char name[64];
+		snprintf(name, sizeof(name), "report-%u.lock", job);
 		if (ended)
-			unlink(name); /* the epilog's is the job's last */
+			unlinkat(state_fd, name, 0); /* the epilog's is the job's last */
 		close(lock);
 	}
 }
@@ -191,28 +159,19 @@ void gp_finish_detached(uint32_t job, uid_t uid, gid_t gid, const char *jobdir, 
 		_exit(0);
 	/* nothing of slurmstepd's: signals as a new process has them, no descriptor of its
 	 * open (the log, the job's sockets), /dev/null for the standard ones */
-	sigset_t none;
-	sigemptyset(&none);
-	sigprocmask(SIG_SETMASK, &none, NULL);
-	for (int s = 1; s < NSIG; s++)
-		signal(s, SIG_DFL);
-	int nul = open("/dev/null", O_RDWR);
-	if (nul >= 0) {
-		dup2(nul, 0), dup2(nul, 1), dup2(nul, 2);
-		if (nul > 2)
-			close(nul);
-	}
-	if (syscall(SYS_close_range, 3, ~0u, 0) < 0)
-		for (int fd = 3; fd < 65536; fd++)
-			close(fd);
+	gp_child_reset(GP_CHILD_SIGNALS | GP_CHILD_STDIO, -1);
 	if (chdir("/") < 0)
 		_exit(0);
 	umask(077);
 	openlog("gpuprof", LOG_PID, LOG_DAEMON);
-	open_log();
+	open_state_dir();
 	gp_log_set_sink(finish_sink);
 	gp_log_set_level(GP_LOG_DEBUG);
-	leave_step_cgroup();
+	/* out of the step's cgroup, which Slurm removes (killing what is in it) */
+	if (gp_cgroup_leave_jobs("/proc/self/cgroup", "/sys/fs/cgroup", getpid()) < 0)
+		gp_debug("job %u: /proc/self/cgroup unreadable; the report stays in the step's "
+		         "cgroup",
+		         job);
 	finisher(job, uid, gid, jobdir, ended);
 	_exit(0);
 }

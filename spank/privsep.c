@@ -5,6 +5,7 @@
 #include "config.h"
 #include "plugin.h"
 #include "log.h"
+#include "proc.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -14,7 +15,6 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -43,24 +43,12 @@ static int drop_to(uid_t uid, gid_t gid)
 }
 
 /* In a child about to run code as the user: nothing of root's stays open (a root-only
- * file slurmstepd had open was readable by the helper), and the helper leads its own
- * process group so a deadline kills its descendants too. */
+ * file slurmstepd had open was readable by the helper), signals as a new process has
+ * them (slurmstepd's mask would outlive an exec), and the helper leads its own process
+ * group so a deadline kills its descendants too. */
 static void child_hygiene(int keep)
 {
-	setpgid(0, 0);
-	int maxfd = (int)sysconf(_SC_OPEN_MAX);
-	if (maxfd < 0 || maxfd > 65536)
-		maxfd = 65536;
-	if (keep < 3) {
-		if (syscall(SYS_close_range, 3, ~0u, 0) == 0)
-			return;
-	} else if ((keep == 3 || syscall(SYS_close_range, 3, (unsigned)keep - 1, 0) == 0) &&
-	           syscall(SYS_close_range, (unsigned)keep + 1, ~0u, 0) == 0) {
-		return;
-	}
-	for (int fd = 3; fd < maxfd; fd++)
-		if (fd != keep)
-			close(fd);
+	gp_child_reset(GP_CHILD_PGROUP | GP_CHILD_SIGNALS, keep);
 }
 
 static void read_some(int fd, char *out, size_t outlen, size_t *got)

@@ -348,7 +348,7 @@ static int write_node_summary(void *arg)
 	}
 	off += (size_t)snprintf(buf + off, 65536 - off, "]}\n");
 	snprintf(name, sizeof(name), "node%u.json", p->node_id);
-	rc = gp_write_file_at(dfd, name, buf, off, p->cfg.group_readable ? 0640 : 0600);
+	rc = gp_write_file_at(dfd, name, buf, off, p->cfg.group_readable ? 0640 : 0600, true);
 	close(dfd);
 	free(buf);
 	return rc;
@@ -383,7 +383,7 @@ static void write_state_record(void)
 	int n = snprintf(rec, sizeof(rec), "%u %u %u\n%s\n%s\n", (unsigned)p->uid, (unsigned)p->gid,
 	                 (unsigned)p->node_id, p->spool, p->jobdir);
 	snprintf(name, sizeof(name), "%u.%u", p->job_id, p->step_id);
-	if (gp_write_file_at(dfd, name, rec, (size_t)n, 0600) < 0)
+	if (gp_write_file_at(dfd, name, rec, (size_t)n, 0600, true) < 0)
 		gp_err_errno("state record %s/%s", p->state_dir, name);
 	close(dfd);
 }

@@ -1,13 +1,81 @@
 /* Path templates and link-safe creation. */
 #include "config.h"
+#include "cgroup.h"
 #include "path.h"
 #include "tap.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+static void put(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "w");
+	if (f) {
+		fputs(text, f);
+		fclose(f);
+	}
+}
+
+/* the pid written into dir/cgroup.procs, -1 when nothing was */
+static long procs_of(const char *root, const char *dir)
+{
+	char p[1024];
+	long v = -1;
+	snprintf(p, sizeof(p), "%s%s/cgroup.procs", root, dir);
+	FILE *f = fopen(p, "r");
+	if (f) {
+		if (fscanf(f, "%ld", &v) != 1)
+			v = -1;
+		fclose(f);
+	}
+	return v;
+}
+
+/* gp_cgroup_leave_jobs on a fake /proc/self/cgroup and cgroup tree */
+static void cgroup_cases(const char *base)
+{
+	char root[512], pc[600], p[1024];
+	static const char *dirs[] = {"",
+	                             "/system.slice",
+	                             "/system.slice/slurmstepd.scope",
+	                             "/system.slice/slurmstepd.scope/system",
+	                             "/other.scope",
+	                             "/freezer",
+	                             "/cpu,cpuacct",
+	                             "/etc"};
+	snprintf(root, sizeof(root), "%s/cg", base);
+	snprintf(pc, sizeof(pc), "%s/proc-cgroup", base);
+	for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++) {
+		snprintf(p, sizeof(p), "%s%s", root, dirs[i]);
+		mkdir(p, 0700);
+		snprintf(p, sizeof(p), "%s%s/cgroup.procs", root, dirs[i]);
+		put(p, "");
+	}
+	put(pc, "0::/system.slice/slurmstepd.scope/job_42/step_0/user/task_0\n");
+	ok(gp_cgroup_leave_jobs(pc, root, 4242) == 1 &&
+	       procs_of(root, "/system.slice/slurmstepd.scope/system") == 4242 &&
+	       procs_of(root, "/system.slice/slurmstepd.scope") == -1,
+	   "cgroup v2: into the scope's system cgroup, where slurmstepd waits");
+	put(pc, "0::/other.scope/job_7/step_batch/user\n");
+	ok(gp_cgroup_leave_jobs(pc, root, 77) == 1 && procs_of(root, "/other.scope") == 77,
+	   "cgroup v2 without a system cgroup: the job directory's parent");
+	put(pc, "12:freezer:/slurm/uid_0/job_42/step_0/task_0\n"
+	        "4:cpu,cpuacct:/slurm/uid_0/job_42/step_0\n"
+	        "1:name=systemd:/user.slice/session-1.scope\n");
+	ok(gp_cgroup_leave_jobs(pc, root, 99) == 2 && procs_of(root, "/freezer") == 99 &&
+	       procs_of(root, "/cpu,cpuacct") == 99,
+	   "cgroup v1: each job hierarchy's root; a cgroup of no job is left alone");
+	put(pc, "3:../etc:/slurm/job_1\n0::/../etc/job_1\n");
+	ok(gp_cgroup_leave_jobs(pc, root, 5) == 0 && procs_of(root, "/etc") == -1 &&
+	       procs_of(root, "") == -1,
+	   "a line climbing out of the cgroup tree is refused");
+	snprintf(p, sizeof(p), "%s/none", base);
+	ok(gp_cgroup_leave_jobs(p, root, 5) == -1, "an unreadable cgroup list: -1");
+}
 
 int main(void)
 {
@@ -57,7 +125,7 @@ int main(void)
 	ok(fd >= 0, "mkdir -p");
 	struct stat st;
 	ok(stat(p, &st) == 0 && (st.st_mode & 0777) == 0700, "mode 0700");
-	ok(gp_write_file_at(fd, "x.json", "{}", 2, 0600) == 0, "atomic write");
+	ok(gp_write_file_at(fd, "x.json", "{}", 2, 0600, true) == 0, "atomic write");
 	int fd2 = gp_open_at(fd, "x.json", O_CREAT | O_EXCL, 0600);
 	ok(fd2 < 0 && errno == EEXIST, "O_EXCL refuses an existing file");
 	close(fd);
@@ -91,6 +159,19 @@ int main(void)
 	ok(symlinkat("/etc/passwd", fd, "f") == 0, "plant file symlink");
 	ok(gp_open_at(fd, "f", O_CREAT, 0600) == -1 && errno == ELOOP, "file symlink refused");
 	close(fd);
+	/* not durable: the same atomic replace, without the fsync */
+	fd = open(base, O_RDONLY | O_DIRECTORY);
+	ok(gp_write_file_at(fd, "y.json", "[1]", 3, 0600, false) == 0 &&
+	       gp_write_file_at(fd, "y.json", "[2]", 3, 0600, false) == 0,
+	   "atomic write without fsync, twice");
+	char got[8] = "";
+	int yfd = openat(fd, "y.json", O_RDONLY);
+	ok(yfd >= 0 && read(yfd, got, sizeof(got) - 1) == 3 && !strcmp(got, "[2]"),
+	   "the second write replaced the first");
+	if (yfd >= 0)
+		close(yfd);
+	close(fd);
+	cgroup_cases(base);
 	char cmd[600];
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", base);
 	ok(system(cmd) == 0, "cleanup");

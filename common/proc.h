@@ -1,0 +1,21 @@
+/* A forked child's fresh start: what a process of ours inherits from the one it was
+ * forked from (slurmstepd, the agent) and must not keep before it runs on its own or
+ * as the user. One helper for the spank plugin's helpers (privsep.c), the detached
+ * report (finish.c) and the agent's summariser. Async-signal-safe calls only: it runs
+ * between fork and exec (or _exit) of a possibly multi-threaded parent. */
+#ifndef GPUPROF_PROC_H
+#define GPUPROF_PROC_H
+
+enum {
+	GP_CHILD_SIGMASK = 1 << 0, /* nothing blocked */
+	GP_CHILD_SIGNALS = 1 << 1, /* nothing blocked, every disposition the default (64
+	                            * system calls: for a parent with handlers of its own) */
+	GP_CHILD_STDIO = 1 << 2,   /* 0, 1 and 2 on /dev/null */
+	GP_CHILD_SESSION = 1 << 3, /* a session (and process group) of its own */
+	GP_CHILD_PGROUP = 1 << 4,  /* a process group of its own, same session */
+};
+
+/* Apply flags, then close every descriptor from 3 up except keep (-1: none). */
+void gp_child_reset(unsigned flags, int keep);
+
+#endif
