@@ -748,10 +748,11 @@ static void cleanup_spool(agent_t *a)
 }
 
 /* Each published rank file's summary (report/summary.c), so the job report reads a small
- * file per rank instead of every event. Made by the report's own code linked into the
- * agent (gp_rank_summarize), in a forked child: no exec of the CLI and its libraries,
- * which was ~4 ms of every task's CPU (~12 ms with 64 tasks on 2 cores), and a fault in
- * the analysis ends that child, never the agent. The child runs as the user, in a
+ * file per rank instead of every event (only for a rank file of GPUPROF_SUMMARY_MIN_BYTES
+ * or more: a smaller one is read as fast, and its summary would be the larger). Made by the
+ * report's own code linked into the agent (gp_rank_summarize), in a forked child: no exec of the
+ * CLI and its libraries, which was ~4 ms of every task's CPU (~12 ms with 64 tasks on 2 cores), and
+ * a fault in the analysis ends that child, never the agent. The child runs as the user, in a
  * session of its own, with nothing of the agent's open. The agent waits for it up to
  * SUMMARY_WAIT_MS: once the last task of a step has exited, Slurm kills whatever is
  * left in the step's cgroup, a summariser the agent did not wait for included (0.12 s
@@ -764,10 +765,11 @@ static void summarize(agent_t *a, bool task_published, int sfd)
 	unsigned n = 0;
 	if (!gp_setting_bool(GP_ENV_REPORT_SUMMARIES))
 		return;
-	if (task_published && !strstr(a->dest, "/launcher")) /* a launcher's file is no rank */
+	/* a launcher's file is no rank; a small rank file is worth no summary */
+	if (task_published && !strstr(a->dest, "/launcher") && gp_summary_wanted(a->dest))
 		files[n++] = a->dest;
 	for (unsigned i = 0; i < a->nprocs && n < MAX_PROCS + 1; i++)
-		if (a->procs[i].published)
+		if (a->procs[i].published && gp_summary_wanted(a->procs[i].dest))
 			files[n++] = a->procs[i].dest;
 	if (n == 0)
 		return;

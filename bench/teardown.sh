@@ -20,12 +20,19 @@ W=$(mktemp -d /var/tmp/gp-teardown.XXXXXX)
 chmod 755 "$W"
 trap 'rm -rf "$W"' EXIT
 cd "$W"
-one() { # mode -> seconds
-	local t0 t1
+# Each task ends with the time its program ended (a shell around it appends it, in both
+# modes alike): the teardown of a run is from the last program's end to srun's return.
+# That is what a report or a summariser in the way would lengthen; the whole run's
+# difference also holds what profiling costs while the programs start and run.
+one() { # mode -> "seconds teardown"
+	local t0 t1 e=$W/ends.$RANDOM
+	: >"$e"
 	t0=$(date +%s.%N)
-	srun -n "$tasks" -O --gpuprof="$1" $prog >/dev/null 2>&1 || echo "teardown: srun --gpuprof=$1 failed" >&2
+	srun -n "$tasks" -O --gpuprof="$1" sh -c "$prog; date +%s.%N >>$e" >/dev/null 2>&1 ||
+		echo "teardown: srun --gpuprof=$1 failed" >&2
 	t1=$(date +%s.%N)
-	awk -v a="$t0" -v b="$t1" 'BEGIN { print b - a }'
+	sort -n "$e" | tail -1 | awk -v a="$t0" -v b="$t1" '{ print b - a, b - $1 }'
+	rm -f "$e"
 }
 one nvtx >/dev/null # warm the page cache and the daemons
 one none >/dev/null
@@ -33,13 +40,17 @@ one none >/dev/null
 for i in $(seq "$pairs"); do
 	if [ $((i % 2)) = 1 ]; then a=$(one nvtx); b=$(one none); else b=$(one none); a=$(one nvtx); fi
 	echo "$a $b" >>pairs
-	printf 'pair %2d: gpuprof %.3f s, without %.3f s\n' "$i" "$a" "$b"
+	set -- $a $b
+	printf 'pair %2d: gpuprof %.3f s (teardown %.3f s), without %.3f s (teardown %.3f s)\n' "$i" "$1" "$2" "$3" "$4"
 done
 python3 - pairs "$tasks" "${prog##*/}" <<'PY'
-import statistics, sys
+import statistics as st, sys
 p = [tuple(map(float, l.split())) for l in open(sys.argv[1])]
-a = [x for x, _ in p]; b = [y for _, y in p]; d = [x - y for x, y in p]
-print(f"srun -n {sys.argv[2]} {sys.argv[3]}: median with gpuprof {statistics.median(a):.3f} s, without "
-      f"{statistics.median(b):.3f} s, median paired difference {statistics.median(d):+.3f} s "
-      f"(min {min(d):+.3f}, max {max(d):+.3f}, {len(p)} pairs)")
+def line(what, a, b):
+    d = [x - y for x, y in zip(a, b)]
+    print(f"srun -n {sys.argv[2]} {sys.argv[3]}, {what}: median with gpuprof {st.median(a):.3f} s, "
+          f"without {st.median(b):.3f} s, median paired difference {st.median(d):+.3f} s "
+          f"(min {min(d):+.3f}, max {max(d):+.3f}, {len(p)} pairs)")
+line("whole run", [x[0] for x in p], [x[2] for x in p])
+line("teardown (last program end to srun's return)", [x[1] for x in p], [x[3] for x in p])
 PY

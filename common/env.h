@@ -40,6 +40,7 @@
 #define GP_ENV_AGENT            "GPUPROF_AGENT" /* `gpuprof run`: the agent to exec */
 #define GP_ENV_REPORT_THREADS   "GPUPROF_REPORT_THREADS"
 #define GP_ENV_REPORT_SUMMARIES "GPUPROF_REPORT_SUMMARIES"
+#define GP_ENV_SUMMARY_MIN      "GPUPROF_SUMMARY_MIN_BYTES"
 /* anything */
 #define GP_ENV_DEBUG "GPUPROF_DEBUG"
 

@@ -269,7 +269,7 @@ static void analyse_one(rank_sum_t *s, gp_job_t *scratch, rank_data_t *rd, int s
 		s->unreadable = strdup(scratch->unreadable);
 	}
 	/* for the next report; where the directory is not ours to write, not at all */
-	if (sums && s->ok)
+	if (sums && s->ok && gp_summary_wanted(s->path))
 		gp_summary_write(s->path, &s->r, &s->t);
 }
 

@@ -252,6 +252,9 @@ void gp_rank_tables_free(gp_rank_tables_t *t);
 int gp_summary_write(const char *gpr, const gp_rank_t *r, const gp_rank_tables_t *t);
 int gp_summary_read(const char *gpr, gp_rank_t *out, gp_rank_tables_t *t);
 int gp_rank_summarize(const char *gpr, char *err, size_t errlen);
+/* Is gpr large enough to be worth a summary (GPUPROF_SUMMARY_MIN_BYTES)? A small rank
+ * file is read as fast as a summary would be, and its summary would be the larger. */
+bool gp_summary_wanted(const char *gpr);
 
 /* Load every rank file under dir (step* subdirectories), optionally one step only.
  * Each rank comes from its summary where one is valid (GPUPROF_REPORT_SUMMARIES), else

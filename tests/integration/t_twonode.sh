@@ -25,7 +25,8 @@ admin_comment() { # job: waits for ours
 }
 
 # 1. sbatch -N2 -n4: the inner srun spreads two tasks on each node
-jid=$($TO sbatch --parsable -N2 -n4 --ntasks-per-node=2 --gpuprof=nvtx -o out.%j --wrap="srun $MLP")
+# (these rank files are small: GPUPROF_SUMMARY_MIN_BYTES=0 has every one summarised)
+jid=$(GPUPROF_SUMMARY_MIN_BYTES=0 $TO sbatch --parsable -N2 -n4 --ntasks-per-node=2 --gpuprof=nvtx -o out.%j --wrap="srun $MLP")
 ok $? "sbatch -N2 -n4 --gpuprof=nvtx accepted (job ${jid:-?})"
 wait_gone "$jid"
 j=gpuprof-$jid
