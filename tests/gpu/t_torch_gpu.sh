@@ -62,8 +62,11 @@ done
 	--dtype fp32 --no-nvtx >"$T/nonvtx.out" 2>&1
 [ "$(jr nonvtx "r['steps']['source']")" = optimizer ] && [ "$(jr nonvtx "r['steps']['count']")" = 30 ]
 ok $? "no NVTX: 30 steps from optimizer.step() ($(jr nonvtx "r['steps']['how']"))"
-sy=$(val synchronised_step_ms "$T/nonvtx.out"); m=$(jr nonvtx "r['steps']['median_ms']")
-near "$m" "$sy" 0.05; ok $? "no NVTX: step median within 5 % of the script's synchronised step time ($m vs $sy ms, basis $(jr nonvtx "r['steps']['basis']"))"
+# like for like: the script's synchronised time is a mean over steps 3.. (one sync at each
+# end), so gpuprof's mean over its post-warm-up steps; the median leaves out the slow
+# steps the mean keeps (27 steps of ~2 ms with two of 5-6 ms: the median read 5-10 % low)
+sy=$(val synchronised_step_ms "$T/nonvtx.out"); m=$(jr nonvtx "r['steps']['mean_ms']")
+near "$m" "$sy" 0.05; ok $? "no NVTX: mean step within 5 % of the script's synchronised mean ($m vs $sy ms, basis $(jr nonvtx "r['steps']['basis']"), median $(jr nonvtx "r['steps']['median_ms']"))"
 
 # 3. all modes: CUPTI and the integration together
 "$B/gpuprof" run --modes=all --output="$T/all" -- $P --steps 20 --dim 1024 --layers 4 >"$T/all.out" 2>&1
