@@ -18,7 +18,8 @@ while [ $# -gt 0 ] && [ "$1" != -- ]; do shift; done
 [ -n "${SLURM_CONF:-}" ] || { echo "teardown: SLURM_CONF unset (tests/slurm/cluster up)" >&2; exit 2; }
 W=$(mktemp -d /var/tmp/gp-teardown.XXXXXX)
 chmod 755 "$W"
-trap 'rm -rf "$W"' EXIT
+# the last run's detached report may still be writing into its job directory
+trap 'rm -rf "$W" 2>/dev/null || { sleep 3; rm -rf "$W"; }' EXIT
 cd "$W"
 # Each task ends with the time its program ended (a shell around it appends it, in both
 # modes alike): the teardown of a run is from the last program's end to srun's return.

@@ -68,7 +68,8 @@ const gp_setting_t gp_settings[] = {
      "report.txt and report.json in the job directory when the steps and the job end", NULL},
     {"report_timeout", NULL, GP_T_INT, "600", 10, 86400, OFF(report_timeout), 0,
      "seconds the end-of-step and epilog report may take (it runs detached: neither srun nor "
-     "the node's teardown waits for it); then it is killed and AdminComment not written",
+     "the node's teardown waits for it); then it is killed, and the epilog's AdminComment "
+     "says there is no report",
      NULL},
     {"pytorch", GP_ENV_PYTORCH, GP_T_BOOL, "true", 0, 0, OFF(pytorch), TASK | USER,
      "the PyTorch integration: a sitecustomize hook first on the task's PYTHONPATH, acting "
