@@ -15,9 +15,12 @@
 #include "event.h"
 #include "rankfile.h"
 
-#define GP_RING_MAGIC         0x474e495250475047ull /* "GPGPRING" */
-#define GP_RING_VERSION       3          /* 3: slots hold their sequence less their index */
+#define GP_RING_MAGIC 0x474e495250475047ull /* "GPGPRING" */
+/* 3: slots hold their sequence less their index; 4: the agent sleeps until woken
+ * (agent_pid, agent_idle, wake_off) */
+#define GP_RING_VERSION       4
 #define GP_RING_DEFAULT_SLOTS (1u << 18) /* 16 MiB */
+#define GP_RING_PREREAD       (1u << 20) /* bytes read into the page cache at creation */
 
 typedef struct gp_ring_slot {
 	/* Vyukov's sequence number less the slot's index (gp_slot_seq): a new ring's slot i
@@ -52,7 +55,17 @@ typedef struct gp_ring_hdr {
 	 * CUDA or NVTX before its workers): a worker whose RANK is the task's then records
 	 * into a ring of its own (inject.c) */
 	_Atomic uint32_t recorder_unranked;
-	char pad0[56];
+	/* The agent waits up to a second between looks while its rings are quiet, and a
+	 * producer wakes it (gp_ring_wake) when a sixteenth of the ring has filled since:
+	 * an idle agent costs nothing between looks, a busy ring is drained within
+	 * milliseconds. agent_pid: whom to wake (0: nobody, the library drains itself);
+	 * agent_idle: 1 while the agent sleeps, taken by the producer that wakes it;
+	 * wake_off: 1 once a producer could not wake it (no pidfd, not permitted): the
+	 * agent then looks every 100 ms, as before there was a wake-up. */
+	_Atomic uint32_t agent_pid;
+	_Atomic uint32_t agent_idle;
+	_Atomic uint32_t wake_off;
+	char pad0[44];
 	_Atomic uint64_t head __attribute__((aligned(64)));
 	char pad1[56];
 	_Atomic uint64_t tail __attribute__((aligned(64)));
@@ -71,6 +84,10 @@ typedef struct gp_ring {
 	 * consumer killed with records in its buffer leaves them in the ring for salvage */
 	uint64_t rd;
 	bool rd_set;
+	/* producer: wake the agent at every wake_mask + 1 positions (gp_ring_wake_init) */
+	bool wake;
+	int wake_fd; /* a pidfd of the agent, or -1: kill() the parent agent */
+	uint64_t wake_mask;
 } gp_ring_t;
 
 /* Create the ring file at path (O_EXCL, mode 0600) with its space reserved up front
@@ -90,6 +107,16 @@ static inline void gp_slot_set_seq(gp_ring_t *ring, uint64_t pos, uint64_t seq, 
 {
 	atomic_store_explicit(&ring->slots[pos & ring->mask].seq, seq - (pos & ring->mask), mo);
 }
+
+/* Producer side: make pushes into ring wake its sleeping agent (hdr->agent_pid). fd: a
+ * pidfd of that agent already opened (a second ring of the same process), or -1 to
+ * open one. Without a pidfd (a kernel before 5.3) the agent is woken with kill() when
+ * it is this process's parent, else not at all (hdr->wake_off: the agent keeps looking
+ * every 100 ms). The pidfd is close-on-exec and never closed: the process's rings live
+ * as long as it does. */
+void gp_ring_wake_init(gp_ring_t *ring, int fd);
+/* Wake the agent if it sleeps (one signal per sleep; never blocks). */
+void gp_ring_wake(gp_ring_t *ring);
 
 /* Producer side: never blocks; false when the ring was full (counted in hdr->drops). */
 static inline bool gp_ring_push(gp_ring_t *ring, const gp_event_t *ev)
@@ -115,6 +142,8 @@ static inline bool gp_ring_push(gp_ring_t *ring, const gp_event_t *ev)
 	}
 	s->ev = *ev;
 	gp_slot_set_seq(ring, pos, pos + 1, memory_order_release);
+	if (ring->wake && !(pos & ring->wake_mask))
+		gp_ring_wake(ring);
 	return true;
 }
 

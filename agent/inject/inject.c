@@ -425,6 +425,11 @@ static int proc_ring_setup(const char *task_ring, long rank)
 	atomic_store(&r.hdr->recorder_pid, (uint32_t)getpid());
 	atomic_store(&r.hdr->generations, 1);
 	atomic_store(&r.hdr->writer_pid, (uint32_t)getpid());
+	/* the same agent drains it. Marked asleep: the first record wakes the agent, which
+	 * then finds this ring (hdr->procs) at once, not at its next look */
+	atomic_store(&r.hdr->agent_pid, atomic_load(&g.ring.hdr->agent_pid));
+	atomic_store(&r.hdr->agent_idle, 1);
+	gp_ring_wake_init(&r, -1);
 	atomic_fetch_add(&g.ring.hdr->procs, 1);
 	gp_ring_detach(&g.ring);
 	g.ring = r;
@@ -466,6 +471,8 @@ static void do_init(void)
 			gp_ring_detach(&g.ring);
 			return;
 		}
+		if (lr < 0) /* the task's ring (else proc_ring_setup did) */
+			gp_ring_wake_init(&g.ring, -1);
 		atomic_store(&g.ring.hdr->writer_pid, (uint32_t)g.owner);
 	} else if (fallback_setup() < 0) {
 		gp_warn("no agent ring and no spool of our own: not profiling this process");

@@ -1,11 +1,14 @@
-/* The shared ring: multi-producer ordering per producer, overflow drops, crash salvage. */
+/* The shared ring: multi-producer ordering per producer, overflow drops, crash salvage,
+ * the producer's wake-up of a sleeping agent. */
 #include "config.h"
 #include "ring.h"
 #include "tap.h"
 
 #include <pthread.h>
 #include <signal.h>
+#include <errno.h>
 #include <stdlib.h>
+#include <sys/signalfd.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -23,6 +26,89 @@ static void *producer(void *arg)
 			i++;
 	}
 	return NULL;
+}
+
+/* SIGCHLDs queued for us (blocked, read from a signalfd as the agent does); each one's
+ * sender's pid in *from */
+static int wakes(int sfd, pid_t *from)
+{
+	struct signalfd_siginfo si;
+	int n = 0;
+	while (read(sfd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
+		if (si.ssi_signo == SIGCHLD && si.ssi_code == SI_USER) {
+			n++;
+			*from = (pid_t)si.ssi_pid;
+		}
+	}
+	return n;
+}
+
+static void push_n(gp_ring_t *r, int n)
+{
+	for (int i = 0; i < n; i++) {
+		gp_event_t e = {.type = GP_EV_NVTX_MARK, .a = (uint64_t)i};
+		gp_ring_push(r, &e);
+	}
+}
+
+/* The agent (here: this process) sleeps with agent_idle set; a producer crossing a
+ * sixteenth of the ring wakes it once, with SIGCHLD; none while it is awake; a producer
+ * that cannot reach the agent says so (wake_off), never signals anyone else. */
+static void wake_tests(const char *path)
+{
+	sigset_t ss;
+	pid_t from = 0;
+	int e;
+	gp_ring_t r;
+	sigemptyset(&ss);
+	sigaddset(&ss, SIGCHLD);
+	sigprocmask(SIG_BLOCK, &ss, NULL);
+	int sfd = signalfd(-1, &ss, SFD_NONBLOCK | SFD_CLOEXEC);
+	ok(sfd >= 0 && gp_ring_create(&r, path, 1024) == 0, "ring for the wake-up");
+	atomic_store(&r.hdr->agent_pid, (uint32_t)getpid());
+	gp_ring_wake_init(&r, -1);
+	ok(r.wake && r.wake_mask == 1024 / 16 - 1 && !atomic_load(&r.hdr->wake_off),
+	   "producer can wake the agent (a pidfd or its parent)");
+	push_n(&r, 200); /* crosses 0, 64, 128, 192: agent awake, no signal */
+	ok(wakes(sfd, &from) == 0, "no signal while the agent is awake");
+	gp_ring_drain(&r, NULL, false, NULL);
+	atomic_store(&r.hdr->agent_idle, 1);
+	push_n(&r, 50); /* 200..249: no boundary */
+	ok(wakes(sfd, &from) == 0 && atomic_load(&r.hdr->agent_idle) == 1,
+	   "under a sixteenth of the ring: the agent sleeps on");
+	push_n(&r, 150); /* 250..399: crosses 256 (and 320, 384) */
+	ok(wakes(sfd, &from) == 1 && from == getpid() && atomic_load(&r.hdr->agent_idle) == 0,
+	   "crossing a sixteenth wakes the sleeping agent once");
+	errno = 4242;
+	atomic_store(&r.hdr->agent_idle, 1);
+	push_n(&r, 64);
+	e = errno; /* the program's errno, after a push that signalled */
+	ok(wakes(sfd, &from) == 1 && e == 4242, "woken again after it slept again; errno kept");
+	gp_ring_detach(&r);
+	unlink(path);
+
+	/* an agent that has gone (and was not our parent): nobody is signalled */
+	pid_t dead = fork();
+	if (dead == 0)
+		_exit(0);
+	waitpid(dead, NULL, 0);
+	ok(gp_ring_create(&r, path, 1024) == 0, "second ring");
+	atomic_store(&r.hdr->agent_pid, (uint32_t)dead);
+	gp_ring_wake_init(&r, -1);
+	ok(!r.wake && atomic_load(&r.hdr->wake_off) == 1,
+	   "agent gone: no wake-up, wake_off tells the agent to keep looking");
+	atomic_store(&r.hdr->agent_idle, 1);
+	push_n(&r, 100);
+	ok(wakes(sfd, &from) == 0, "and no signal is sent");
+	/* no agent at all (the library drains its own ring) */
+	atomic_store(&r.hdr->agent_pid, 0);
+	atomic_store(&r.hdr->wake_off, 0);
+	gp_ring_wake_init(&r, -1);
+	ok(!r.wake && !atomic_load(&r.hdr->wake_off), "no agent: nothing to wake");
+	gp_ring_detach(&r);
+	unlink(path);
+	close(sfd);
+	sigprocmask(SIG_UNBLOCK, &ss, NULL);
 }
 
 int main(void)
@@ -95,6 +181,8 @@ int main(void)
 	   "forced drain skips the claimed, unpublished slot");
 	gp_ring_detach(&ring);
 	unlink(path);
+
+	wake_tests(path);
 
 	ok(gp_ring_create(&ring, "/proc/nope/ring", 1024) == -1, "create in a bad place fails");
 	ok(gp_ring_create(&ring, path, 1000) == -1, "slot count must be a power of two");
