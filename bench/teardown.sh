@@ -25,14 +25,17 @@ cd "$W"
 # modes alike): the teardown of a run is from the last program's end to srun's return.
 # That is what a report or a summariser in the way would lengthen; the whole run's
 # difference also holds what profiling costs while the programs start and run.
-one() { # mode -> "seconds teardown"
-	local t0 t1 e=$W/ends.$RANDOM
+cpu() { awk '/^cpu /{ print ($2 + $3 + $4 + $7 + $8) / 100 }' /proc/stat; } # whole machine
+one() { # mode -> "seconds teardown cpu-seconds"
+	local t0 t1 c0 c1 e=$W/ends.$RANDOM
 	: >"$e"
+	c0=$(cpu)
 	t0=$(date +%s.%N)
 	srun -n "$tasks" -O --gpuprof="$1" sh -c "$prog; date +%s.%N >>$e" >/dev/null 2>&1 ||
 		echo "teardown: srun --gpuprof=$1 failed" >&2
 	t1=$(date +%s.%N)
-	sort -n "$e" | tail -1 | awk -v a="$t0" -v b="$t1" '{ print b - a, b - $1 }'
+	c1=$(cpu)
+	sort -n "$e" | tail -1 | awk -v a="$t0" -v b="$t1" -v c0="$c0" -v c1="$c1" '{ print b - a, b - $1, c1 - c0 }'
 	rm -f "$e"
 }
 one nvtx >/dev/null # warm the page cache and the daemons
@@ -42,7 +45,7 @@ for i in $(seq "$pairs"); do
 	if [ $((i % 2)) = 1 ]; then a=$(one nvtx); b=$(one none); else b=$(one none); a=$(one nvtx); fi
 	echo "$a $b" >>pairs
 	set -- $a $b
-	printf 'pair %2d: gpuprof %.3f s (teardown %.3f s), without %.3f s (teardown %.3f s)\n' "$i" "$1" "$2" "$3" "$4"
+	printf 'pair %2d: gpuprof %.3f s (teardown %.3f s, CPU %.2f s), without %.3f s (teardown %.3f s, CPU %.2f s)\n' "$i" "$1" "$2" "$3" "$4" "$5" "$6"
 done
 python3 - pairs "$tasks" "${prog##*/}" <<'PY'
 import statistics as st, sys
@@ -52,6 +55,7 @@ def line(what, a, b):
     print(f"srun -n {sys.argv[2]} {sys.argv[3]}, {what}: median with gpuprof {st.median(a):.3f} s, "
           f"without {st.median(b):.3f} s, median paired difference {st.median(d):+.3f} s "
           f"(min {min(d):+.3f}, max {max(d):+.3f}, {len(p)} pairs)")
-line("whole run", [x[0] for x in p], [x[2] for x in p])
-line("teardown (last program end to srun's return)", [x[1] for x in p], [x[3] for x in p])
+line("whole run", [x[0] for x in p], [x[3] for x in p])
+line("teardown (last program end to srun's return)", [x[1] for x in p], [x[4] for x in p])
+line("CPU time of the whole machine (user+system+irq, /proc/stat)", [x[2] for x in p], [x[5] for x in p])
 PY

@@ -11,12 +11,14 @@
 #include "stats.h"
 
 #include <dirent.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -389,6 +391,27 @@ static void analyse_all(gp_job_t *job, char **paths, unsigned n)
 	         job->nranks - from_sum);
 }
 
+/* A writer killed between creating its temporary file and renaming it into place leaves
+ * ".rankR.gps.tmp.PID" (a summary: written whole in one go, so stale after seconds) or
+ * ".rankR.gpr.tmp.PID" (a rank file's copy into the job directory; the spool keeps the
+ * data for `gpuprof salvage`). Removed here, when old enough to be nobody's work in
+ * progress, and only one's own: root reading a user's job leaves them. */
+static void drop_stale_tmp(DIR *d, const char *name)
+{
+	struct stat sb;
+	const char *t = strstr(name, ".tmp.");
+	if (name[0] != '.' || strncmp(name + 1, "rank", 4) || !t || t - name < 5)
+		return;
+	bool summary = !strncmp(t - 4, ".gps", 4);
+	if (!summary && strncmp(t - 4, ".gpr", 4))
+		return;
+	if (fstatat(dirfd(d), name, &sb, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISREG(sb.st_mode) ||
+	    sb.st_uid != geteuid())
+		return;
+	if (time(NULL) - sb.st_mtime > (summary ? 30 : 600) && unlinkat(dirfd(d), name, 0) == 0)
+		gp_debug("report: removed %s, left by a writer that did not finish", name);
+}
+
 int gp_job_load(gp_job_t *job, const char *dir, const char *step, const char *steps_from, char *err,
                 size_t errlen)
 {
@@ -423,6 +446,10 @@ int gp_job_load(gp_job_t *job, const char *dir, const char *step, const char *st
 		while ((fe = readdir(sd))) {
 			size_t l = strlen(fe->d_name);
 			char path[4700];
+			if (fe->d_name[0] == '.') {
+				drop_stale_tmp(sd, fe->d_name);
+				continue;
+			}
 			if (!strncmp(fe->d_name, "launcher", 8) && l > 12 &&
 			    !strcmp(fe->d_name + l - 4, ".gpr")) {
 				snprintf(path, sizeof(path), "%s/%s", sub, fe->d_name);

@@ -119,6 +119,21 @@ rm "$T/fx/ddp-clean/step0/rank1.gpr"
 "$B/gpuprof" report --format=json "$T/fx/ddp-clean" | python3 -c 'import json,sys; j=json.load(sys.stdin); assert j["job"] and len(j["ranks"]) == 1, j["job"]' &&
 	"$B/gpuprof" report "$T/fx/ddp-clean" | grep -q "1 of 2 tasks have no rank file"
 ok $? "from a summary, the job id and the task count its header gave: a missing rank is said"
+# what writers killed before their rename leave: removed once stale, never someone else's
+s=$T/fx/leak/step0
+: >"$s/.rank0.gps.tmp.4242"; touch -d '-2 min' "$s/.rank0.gps.tmp.4242"
+: >"$s/.rank0.gps.tmp.4243" # a summariser writing now
+: >"$s/.rank0.gpr.tmp.4244"; touch -d '-20 min' "$s/.rank0.gpr.tmp.4244"
+: >"$s/.rank0.gpr.tmp.4245"; touch -d '-2 min' "$s/.rank0.gpr.tmp.4245" # a large copy
+: >"$s/.rank1.gps.tmp.4246"; touch -d '-2 min' "$s/.rank1.gps.tmp.4246"
+: >"$s/.notes.tmp.4247"; touch -d '-20 min' "$s/.notes.tmp.4247" # not ours to judge
+[ "$(id -u)" = 0 ] && chown nobody "$s/.rank1.gps.tmp.4246"
+"$B/gpuprof" report "$T/fx/leak" >/dev/null 2>&1
+left=$(cd "$s" && LC_ALL=C ls -A | grep tmp | tr '\n' ' ')
+if [ "$(id -u)" = 0 ]; then want=".notes.tmp.4247 .rank0.gpr.tmp.4245 .rank0.gps.tmp.4243 .rank1.gps.tmp.4246 "; else want=".notes.tmp.4247 .rank0.gpr.tmp.4245 .rank0.gps.tmp.4243 "; fi
+[ "$left" = "$want" ]
+ok $? "the report removes stale temporaries of summaries (30 s) and rank files (10 min), its user's only (left: $left)"
+rm -f "$s"/.*.tmp.*
 rm -f "$T/fx/leak/step0/rank0.gps"
 "$B/gpuprof" summarize "$T/fx/leak/step0/rank0.gpr" && [ -s "$T/fx/leak/step0/rank0.gps" ]
 ok $? "gpuprof summarize writes a rank's summary"
