@@ -50,12 +50,15 @@ typedef struct gp_rank {
 	char step_basis[16];
 	unsigned nsteps, warmup, nsteps_post, last_step;
 	double step_mean_ms, step_median_ms, step_p95_ms, step_cv; /* the headline */
-	double *step_ms;   /* the headline's post-warm-up samples, in step order */
+	/* the headline's post-warm-up samples, in step order: all of them up to
+	 * GP_STEP_KEEP, else GP_STEP_KEEP evenly spaced over the nstep_all there were (the
+	 * figures above are from all) */
+	double *step_ms;
 	unsigned *step_no; /* each one's step number, from 0; NULL when they run on from
 	                      step_no0 (the usual case: 10 240 ranks x 1 000 steps is 40 MiB
 	                      of numbers that say nothing); read through gp_step_no */
 	unsigned step_no0;
-	unsigned nstep_ms;
+	unsigned nstep_ms, nstep_all;
 	double cpu_median_ms, cpu_p95_ms;       /* CPU time inside the step range */
 	double period_median_ms, period_p95_ms; /* start to start */
 	double gpu_median_ms, gpu_p95_ms;       /* GPU completion to completion */
@@ -157,6 +160,11 @@ typedef struct gp_rank {
 		char snap_peak[96], snap_oom[96], snap_exit[96]; /* memory_viz pickles written */
 	} torch;
 } gp_rank_t;
+
+/* Step samples kept per rank: the job report holds every rank's, and 10 240 ranks x
+ * 100 000 steps would be 12 GiB of them; 512 draw a rank's step-time plot as well and
+ * keep it under 64 MiB at 10 240 ranks. */
+#define GP_STEP_KEEP 512
 
 #define GP_OWNERS 8
 enum { GP_OWN_PEAK = 0, GP_OWN_OOM = 1, GP_OWN_GROW = 2 };

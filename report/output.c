@@ -848,11 +848,11 @@ void gp_report_json(const gp_job_t *job, FILE *out)
 		        "\"p95_ms\": %.6f, \"cv\": %.6f, \"gpu_median_ms\": %.6f, "
 		        "\"gpu_p95_ms\": %.6f, \"gpu_samples\": %u, \"period_median_ms\": %.6f, "
 		        "\"period_p95_ms\": %.6f, \"cpu_median_ms\": %.6f, \"cpu_p95_ms\": %.6f, "
-		        "\"durations_ms\": [",
+		        "\"durations_of\": %u, \"durations_ms\": [",
 		        r->step_gpu_from_markers ? "true" : "false", r->nsteps, r->warmup,
 		        r->last_step, r->step_mean_ms, r->step_median_ms, r->step_p95_ms,
 		        r->step_cv, r->gpu_median_ms, r->gpu_p95_ms, r->ngpu, r->period_median_ms,
-		        r->period_p95_ms, r->cpu_median_ms, r->cpu_p95_ms);
+		        r->period_p95_ms, r->cpu_median_ms, r->cpu_p95_ms, r->nstep_all);
 		for (unsigned s = 0; s < r->nstep_ms; s++)
 			fprintf(out, "%s%.4f", s ? ", " : "", r->step_ms[s]);
 		fprintf(

@@ -510,13 +510,17 @@ static void step_timing(gp_rank_t *r, rank_data_t *d)
 	const unsigned *head_i = ng ? gpu_i : np ? per_i : cpu_i;
 	free(r->step_ms);
 	free(r->step_no);
-	r->step_ms = malloc((nh ? nh : 1) * sizeof(double));
-	r->step_no = malloc((nh ? nh : 1) * sizeof(unsigned));
-	if (r->step_ms && r->step_no) {
-		memcpy(r->step_ms, head, nh * sizeof(double));
-		memcpy(r->step_no, head_i, nh * sizeof(unsigned));
+	size_t keep = nh < GP_STEP_KEEP ? nh : GP_STEP_KEEP;
+	r->step_ms = malloc((keep ? keep : 1) * sizeof(double));
+	r->step_no = malloc((keep ? keep : 1) * sizeof(unsigned));
+	for (size_t j = 0; r->step_ms && r->step_no && j < keep; j++) {
+		/* evenly spaced, the first and the last included */
+		size_t at = keep > 1 ? (size_t)((uint64_t)j * (nh - 1) / (keep - 1)) : 0;
+		r->step_ms[j] = head[at];
+		r->step_no[j] = head_i[at];
 	}
-	r->nstep_ms = r->step_ms && r->step_no ? (unsigned)nh : 0;
+	r->nstep_ms = r->step_ms && r->step_no ? (unsigned)keep : 0;
+	r->nstep_all = r->nstep_ms ? (unsigned)nh : 0;
 	gp_rank_compact_steps(r);
 	summarise(head, nh, &r->step_median_ms, &r->step_p95_ms);
 	r->step_mean_ms = gp_mean(head, nh);

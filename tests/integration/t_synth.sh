@@ -63,6 +63,30 @@ ok $? "the peak's step and the steps' thread's open ranges, when the allocating 
 "$B/gpuprof" report "$T/full" | grep -q "peak reached in step 2 (warm-up) inside train_step (ranges of the steps' thread"
 ok $? "the text report says so"
 
+# a long run: every rank keeps GP_STEP_KEEP (512) of its step samples, evenly spaced,
+# while mean, median and p95 come from all; the kept ones are the run's own (synth-job's
+# step times depend on the step's number only, so a 400-step job gives the truth)
+"$B/bench/synth-job" --ranks 1 --events 80000 --out "$T/long" >/dev/null &&
+	"$B/bench/synth-job" --ranks 1 --events 40000 --out "$T/half" >/dev/null &&
+	"$B/gpuprof" report --quiet "$T/long" && "$B/gpuprof" report --quiet "$T/half"
+ok $? "reports on 800 and 400 steps"
+python3 - "$T/long/report.json" "$T/half/report.json" <<'PY'
+import json, statistics as st, sys
+lo = json.load(open(sys.argv[1]))["ranks"][0]["steps"]; ha = json.load(open(sys.argv[2]))["ranks"][0]["steps"]
+d, truth = lo["durations_ms"], ha["durations_ms"]
+assert lo["durations_of"] == 797 and len(d) == 512, (lo["durations_of"], len(d))
+assert ha["durations_of"] == len(truth) == 397, (ha["durations_of"], len(truth))
+picked = [(j, j * 796 // 511) for j in range(512)]
+assert all(d[j] == truth[at] for j, at in picked if at < 397), "kept samples are not the steps'"
+assert abs(st.mean(truth) - ha["mean_ms"]) < 1e-3  # all kept: the mean is theirs
+assert abs(st.mean(d) - lo["mean_ms"]) > 1e-4     # 512 of 797 kept: the mean is not theirs
+PY
+ok $? "800 steps: 512 samples kept, evenly spaced and the steps' own, the mean from all 797"
+GPUPROF_SUMMARY_MIN_BYTES=0 "$B/gpuprof" report --format=json "$T/long" >"$T/long.1" &&
+	GPUPROF_DEBUG=1 "$B/gpuprof" report --format=json "$T/long" >"$T/long.2" 2>"$T/long.dbg" &&
+	cmp -s "$T/long.1" "$T/long.2" && grep -q " 0 from their rank files" "$T/long.dbg"
+ok $? "and the report from its summary is the same"
+
 # a large job: distributions across ranks and nodes with the outliers named, not a line
 # per rank; --ranks lists the ones asked for; JSON keeps every rank
 "$B/bench/synth-job" --ranks 80 --events 2000 --out "$T/big" >/dev/null
