@@ -112,4 +112,19 @@ PY
 ok $? "a rank killed with its agent on the second node is salvaged there, in the merged report"
 grep -q "job $jid3: report of .* done (epilog)" "$(dirname "$SLURM_CONF")/../gpstate-gpn2/finish.log"
 ok $? "node 2, having salvaged a rank, reported again (its finish.log)"
+
+# a state_dir that others could write into is not used (no log line, no lock files made
+# there as root), and the job still gets its report and AdminComment
+sd="$(dirname "$SLURM_CONF")/../gpstate-gpn1"
+mode=$(stat -c %a "$sd")
+chmod 0777 "$sd"
+jid4=$($TO sbatch --parsable -N2 -n2 --ntasks-per-node=1 --gpuprof=nvtx -o out.%j --wrap="srun $MLP")
+wait_gone "$jid4"
+ac=$(admin_comment "$jid4")
+chmod "$mode" "$sd"
+grep -q "job $jid:" "$sd/finish.log" # the first job's finisher logged there
+ok $? "node 1's finisher logs into its state_dir (job $jid)"
+echo "$ac" | grep -q "gpuprof: ranks" && [ -s "gpuprof-$jid4/report.json" ] &&
+	! grep -q "job $jid4:" "$sd/finish.log" && [ ! -e "$sd/$jid4.lock" ]
+ok $? "node 1's state_dir made world-writable: no log line or lock made there, the report and AdminComment still are"
 done_testing
