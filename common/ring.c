@@ -118,7 +118,7 @@ void gp_ring_detach(gp_ring_t *ring)
 	}
 }
 
-void gp_ring_wake_init(gp_ring_t *ring, int fd)
+void gp_ring_wake_init(gp_ring_t *ring)
 {
 	gp_ring_hdr_t *h = ring->hdr;
 	pid_t agent = (pid_t)atomic_load(&h->agent_pid);
@@ -126,9 +126,8 @@ void gp_ring_wake_init(gp_ring_t *ring, int fd)
 	ring->wake_fd = -1;
 	if (agent <= 0)
 		return;
-	int e = errno; /* the program's, whose call we are in */
-	if (fd < 0)
-		fd = (int)syscall(SYS_pidfd_open, agent, 0); /* always close-on-exec */
+	int e = errno;                                   /* the program's, whose call we are in */
+	int fd = (int)syscall(SYS_pidfd_open, agent, 0); /* always close-on-exec */
 	errno = e;
 	if (fd < 0 && getppid() != agent) {
 		atomic_store(&h->wake_off, 1);

@@ -55,9 +55,9 @@ typedef struct gp_ring_hdr {
 	 * CUDA or NVTX before its workers): a worker whose RANK is the task's then records
 	 * into a ring of its own (inject.c) */
 	_Atomic uint32_t recorder_unranked;
-	/* The agent waits up to a second between looks while its rings are quiet, and a
-	 * producer wakes it (gp_ring_wake) when a sixteenth of the ring has filled since:
-	 * an idle agent costs nothing between looks, a busy ring is drained within
+	/* The agent looks at quiet rings once per flush (0.5 s), and a producer wakes it
+	 * (gp_ring_wake) when it crosses a sixteenth of the ring while the agent sleeps: an
+	 * idle agent costs nothing between looks, a busy ring is drained within
 	 * milliseconds. agent_pid: whom to wake (0: nobody, the library drains itself);
 	 * agent_idle: 1 while the agent sleeps, taken by the producer that wakes it;
 	 * wake_off: 1 once a producer could not wake it (no pidfd, not permitted): the
@@ -108,13 +108,12 @@ static inline void gp_slot_set_seq(gp_ring_t *ring, uint64_t pos, uint64_t seq, 
 	atomic_store_explicit(&ring->slots[pos & ring->mask].seq, seq - (pos & ring->mask), mo);
 }
 
-/* Producer side: make pushes into ring wake its sleeping agent (hdr->agent_pid). fd: a
- * pidfd of that agent already opened (a second ring of the same process), or -1 to
- * open one. Without a pidfd (a kernel before 5.3) the agent is woken with kill() when
- * it is this process's parent, else not at all (hdr->wake_off: the agent keeps looking
- * every 100 ms). The pidfd is close-on-exec and never closed: the process's rings live
- * as long as it does. */
-void gp_ring_wake_init(gp_ring_t *ring, int fd);
+/* Producer side: make pushes into ring wake its sleeping agent (hdr->agent_pid), through
+ * a pidfd of it. Without one (a kernel before 5.3) the agent is woken with kill() when it
+ * is this process's parent, else not at all (hdr->wake_off: the agent keeps looking every
+ * 100 ms). The pidfd is close-on-exec and never closed: a process records into one ring
+ * for as long as it lives. */
+void gp_ring_wake_init(gp_ring_t *ring);
 /* Wake the agent if it sleeps (one signal per sleep; never blocks). */
 void gp_ring_wake(gp_ring_t *ring);
 

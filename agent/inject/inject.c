@@ -429,7 +429,7 @@ static int proc_ring_setup(const char *task_ring, long rank)
 	 * then finds this ring (hdr->procs) at once, not at its next look */
 	atomic_store(&r.hdr->agent_pid, atomic_load(&g.ring.hdr->agent_pid));
 	atomic_store(&r.hdr->agent_idle, 1);
-	gp_ring_wake_init(&r, -1);
+	gp_ring_wake_init(&r);
 	atomic_fetch_add(&g.ring.hdr->procs, 1);
 	gp_ring_detach(&g.ring);
 	g.ring = r;
@@ -472,7 +472,7 @@ static void do_init(void)
 			return;
 		}
 		if (lr < 0) /* the task's ring (else proc_ring_setup did) */
-			gp_ring_wake_init(&g.ring, -1);
+			gp_ring_wake_init(&g.ring);
 		atomic_store(&g.ring.hdr->writer_pid, (uint32_t)g.owner);
 	} else if (fallback_setup() < 0) {
 		gp_warn("no agent ring and no spool of our own: not profiling this process");

@@ -66,7 +66,7 @@ static void wake_tests(const char *path)
 	int sfd = signalfd(-1, &ss, SFD_NONBLOCK | SFD_CLOEXEC);
 	ok(sfd >= 0 && gp_ring_create(&r, path, 1024) == 0, "ring for the wake-up");
 	atomic_store(&r.hdr->agent_pid, (uint32_t)getpid());
-	gp_ring_wake_init(&r, -1);
+	gp_ring_wake_init(&r);
 	ok(r.wake && r.wake_mask == 1024 / 16 - 1 && !atomic_load(&r.hdr->wake_off),
 	   "producer can wake the agent (a pidfd or its parent)");
 	push_n(&r, 200); /* crosses 0, 64, 128, 192: agent awake, no signal */
@@ -94,7 +94,7 @@ static void wake_tests(const char *path)
 	waitpid(dead, NULL, 0);
 	ok(gp_ring_create(&r, path, 1024) == 0, "second ring");
 	atomic_store(&r.hdr->agent_pid, (uint32_t)dead);
-	gp_ring_wake_init(&r, -1);
+	gp_ring_wake_init(&r);
 	ok(!r.wake && atomic_load(&r.hdr->wake_off) == 1,
 	   "agent gone: no wake-up, wake_off tells the agent to keep looking");
 	atomic_store(&r.hdr->agent_idle, 1);
@@ -103,7 +103,7 @@ static void wake_tests(const char *path)
 	/* no agent at all (the library drains its own ring) */
 	atomic_store(&r.hdr->agent_pid, 0);
 	atomic_store(&r.hdr->wake_off, 0);
-	gp_ring_wake_init(&r, -1);
+	gp_ring_wake_init(&r);
 	ok(!r.wake && !atomic_load(&r.hdr->wake_off), "no agent: nothing to wake");
 	gp_ring_detach(&r);
 	unlink(path);
