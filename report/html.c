@@ -324,10 +324,14 @@ out:
 
 /* ---- how slow ---- */
 
-/* rank r's sample of step number i; its samples are in step order */
+/* rank r's sample of the plot's i-th step (ctx: the step numbers the plot is drawn at, or
+ * NULL: step i); its samples are in step order. A rank that kept GP_STEP_KEEP of more
+ * steps answers for a step between two kept ones with the earlier, so its line does not
+ * break at every step it did not keep. */
 static double step_sample(const gp_rank_t *r, unsigned i, const void *ctx)
 {
-	(void)ctx;
+	if (ctx)
+		i = ((const unsigned *)ctx)[i];
 	unsigned lo = 0, hi = r->nstep_ms;
 	while (lo < hi) {
 		unsigned mid = (lo + hi) / 2;
@@ -336,17 +340,21 @@ static double step_sample(const gp_rank_t *r, unsigned i, const void *ctx)
 		else
 			hi = mid;
 	}
-	return lo < r->nstep_ms && gp_step_no(r, lo) == i ? r->step_ms[lo] : -1;
+	if (lo < r->nstep_ms && gp_step_no(r, lo) == i)
+		return r->step_ms[lo];
+	return r->nstep_all > r->nstep_ms && lo > 0 && lo < r->nstep_ms ? r->step_ms[lo - 1] : -1;
 }
 
 static void plot_steps(FILE *o, const gp_job_t *job)
 {
 	unsigned warm = 0, last = 0;
 	double ymax = 0;
+	bool thinned = false;
 	for (unsigned i = 0; i < job->nranks; i++) {
 		const gp_rank_t *r = &job->ranks[i];
 		if (!r->nstep_ms)
 			continue;
+		thinned |= r->nstep_all > r->nstep_ms;
 		warm = r->warmup > warm ? r->warmup : warm;
 		last = gp_step_no(r, r->nstep_ms - 1) + 1 > last
 		           ? gp_step_no(r, r->nstep_ms - 1) + 1
@@ -360,18 +368,32 @@ static void plot_steps(FILE *o, const gp_job_t *job)
 	                        ? "GPU step: completion of a step's GPU work to the next one's"
 	                    : !strcmp(job->step_basis, "period") ? "step period: start to start"
 	                                                         : job->step_basis;
-	char note[200];
+	char note[320], thin[128] = "";
+	if (thinned)
+		snprintf(thin, sizeof(thin),
+		         " A rank of more than %d steps is drawn from %d of them, evenly spaced "
+		         "(its statistics are from all).",
+		         GP_STEP_KEEP, GP_STEP_KEEP);
 	snprintf(note, sizeof(note),
 	         "%s; the first %u step(s) are warm-up, excluded from every "
-	         "statistic (shaded).",
-	         basis, warm);
-	unsigned n = last;
+	         "statistic (shaded).%s",
+	         basis, warm, thin);
+	/* drawn at every step, or where ranks kept samples at GP_STEP_KEEP evenly spaced
+	 * steps (the steps they kept, when they ran as many) */
+	unsigned n = thinned && last > GP_STEP_KEEP ? GP_STEP_KEEP : last;
 	double *x = malloc(n * sizeof(double));
-	if (!x)
+	unsigned *at = n < last ? malloc(n * sizeof(unsigned)) : NULL;
+	if (!x || (n < last && !at)) {
+		free(x);
+		free(at);
 		return;
-	for (unsigned i = 0; i < n; i++)
-		x[i] = i;
-	frame_t f = {0, n > 1 ? n - 1 : 1, 0, ymax * 1.08};
+	}
+	for (unsigned i = 0; i < n; i++) {
+		if (at)
+			at[i] = (unsigned)((uint64_t)i * (last - 1) / (n - 1));
+		x[i] = at ? at[i] : i;
+	}
+	frame_t f = {0, last > 1 ? last - 1 : 1, 0, ymax * 1.08};
 	frame_open(o, "steps", "Step time per rank", note, "step number", "step time (ms)", &f);
 	if (warm)
 		fprintf(o,
@@ -399,13 +421,14 @@ static void plot_steps(FILE *o, const gp_job_t *job)
 		        H - MB - MT, cap);
 	}
 	legend_t lg = {0};
-	ranks_plot(o, job, &f, x, n, step_sample, NULL, "ms", &lg);
+	ranks_plot(o, job, &f, x, n, step_sample, at, "ms", &lg);
 	if (warm)
 		legend_add(&lg, "rgba(150,150,150,.4)", "warm-up (excluded)");
 	if (cw)
 		legend_add(&lg, "rgba(44,160,44,.25)", cap);
 	legend_close(o, &lg);
 	free(x);
+	free(at);
 }
 
 /* ---- where the time goes ---- */

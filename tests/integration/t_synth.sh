@@ -86,6 +86,16 @@ GPUPROF_SUMMARY_MIN_BYTES=0 "$B/gpuprof" report --format=json "$T/long" >"$T/lon
 	GPUPROF_DEBUG=1 "$B/gpuprof" report --format=json "$T/long" >"$T/long.2" 2>"$T/long.dbg" &&
 	cmp -s "$T/long.1" "$T/long.2" && grep -q " 0 from their rank files" "$T/long.dbg"
 ok $? "and the report from its summary is the same"
+"$B/gpuprof" export --format=html --output="$T/long.html" "$T/long" >/dev/null 2>&1
+python3 - "$T/long.html" <<'PY'
+import re, sys
+h = open(sys.argv[1]).read()
+i = h.index("Step time per rank"); plot = h[i:h.index("</svg>", i)]
+lines = [len(p.split()) for p in re.findall(r'<polyline[^>]*points="([^"]*)"', plot)]
+assert lines and lines[0] > 500, lines  # one line, not a point per kept step
+assert "drawn from 512 of them" in h[i:i + 2000]
+PY
+ok $? "its HTML step plot is one unbroken line through the kept steps, and says it is thinned"
 
 # a large job: distributions across ranks and nodes with the outliers named, not a line
 # per rank; --ranks lists the ones asked for; JSON keeps every rank
