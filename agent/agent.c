@@ -670,25 +670,24 @@ static bool proc_ended(pid_t pid, int *status)
 	return true;
 }
 
-/* Between looks at quiet rings: ask their producers to wake us (gp_ring_wake) and say
- * whether a long sleep is safe, i.e. every ring can wake us. With sleepy false (a busy
- * turn) the rings are told we are awake, so producers do not signal in vain. */
+/* Between looks at quiet rings: ask their producers to wake us (gp_ring_wake), or, with
+ * sleepy false (a busy turn), tell them we are awake so they do not signal in vain.
+ * Returns whether a long sleep is safe: every ring can wake us. */
+static bool arm_one(gp_ring_hdr_t *h, bool sleepy)
+{
+	atomic_store(&h->agent_idle, sleepy);
+	return !atomic_load(&h->wake_off);
+}
+
 static bool arm_wake(agent_t *a, bool sleepy)
 {
-	bool ok = sleepy && a->have_ring;
 	if (!a->have_ring)
 		return false;
-	gp_ring_hdr_t *h[MAX_PROCS + 1];
-	unsigned n = 0;
-	h[n++] = a->ring.hdr;
+	bool ok = arm_one(a->ring.hdr, sleepy);
 	for (unsigned i = 0; i < a->nprocs; i++)
 		if (!a->procs[i].done)
-			h[n++] = a->procs[i].ring.hdr;
-	for (unsigned i = 0; i < n; i++) {
-		atomic_store(&h[i]->agent_idle, ok);
-		ok &= !atomic_load(&h[i]->wake_off);
-	}
-	return ok;
+			ok &= arm_one(a->procs[i].ring.hdr, sleepy);
+	return sleepy && ok;
 }
 
 /* One turn of the loop for every rank: new rings, records, the file, the ended. */
@@ -1033,8 +1032,8 @@ int main(int argc, char **argv)
 		 * bursts of NVTX or CUPTI records are not dropped. Quiet rings: sleep until
 		 * the next flush (0.5 s), woken sooner by a producer once a sixteenth of a
 		 * ring has filled (gp_ring_wake); every 100 ms when a producer cannot wake
-		 * us. 64 agents looking every 100 ms took
-		 * ~0.4 s of CPU in 10 s (doc/performance.md). */
+		 * us. 64 agents looking every 100 ms took ~0.4 s of CPU in 10 s
+		 * (doc/performance.md). */
 		long moved = drain(&a, false);
 		procs_tick(&a, now >= next_flush);
 		bool busy = a.have_ring && moved > (long)(a.ring.mask + 1) / 16;

@@ -63,9 +63,10 @@ int gp_ring_create(gp_ring_t *ring, const char *path, uint64_t nslots)
 	 * PyTorch integration's ~2 ms steps ran ~4 % longer on the H200. It used to be the
 	 * header's first touch that read ahead, as far as the disk's read_ahead_kb says:
 	 * 8 MiB on the test VM (zeroing and later evicting 2 048 pages, ~2.5 ms of each
-	 * task's start and end), 128 KiB on a typical node. This mapping reads no further
-	 * ahead (MADV_RANDOM): its later faults are the agent's reads of slots not yet
-	 * written. */
+	 * task's start and end), 128 KiB on a typical node. The creator's mapping reads no
+	 * further ahead (MADV_RANDOM): the agent's later faults are reads of slots not yet
+	 * written; a program that made a ring of its own (a launcher's worker) faults its
+	 * pages past the first MiB one at a time. */
 	posix_fadvise(fd, 0, (off_t)(len < GP_RING_PREREAD ? len : GP_RING_PREREAD),
 	              POSIX_FADV_WILLNEED);
 	close(fd);
