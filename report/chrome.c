@@ -413,7 +413,9 @@ int gp_export_chrome(const gp_job_t *job, FILE *out, const char *ranklist, uint6
 		if (ranklist && !gp_ranks_contains(&sel, (uint32_t)rk->rank))
 			continue;
 		memset(&scratch, 0, sizeof(scratch));
-		if (gp_rd_load_file(rk->path, &d, &scratch, NULL, NULL, err, sizeof(err)) < 0) {
+		int loaded = gp_rd_load_file(rk->path, &d, &scratch, NULL, NULL, err, sizeof(err));
+		gp_rank_release(&scratch); /* only the records in d are used */
+		if (loaded < 0) {
 			fprintf(stderr, "gpuprof: export: %s\n", err);
 			continue;
 		}
@@ -482,12 +484,12 @@ int gp_export_kineto(const gp_job_t *job, const char *dir, const char *ranklist)
 		memset(&scratch, 0, sizeof(scratch));
 		if (gp_rd_load_file(rk->path, &d, &scratch, NULL, NULL, err, sizeof(err)) < 0) {
 			fprintf(stderr, "gpuprof: export: %s\n", err);
+			gp_rank_release(&scratch);
 			continue;
 		}
 		gp_pass_steps(&scratch, &d);
-		free(scratch.step_ms);
-		free(scratch.step_no);
-		unsigned world = 0; /* the ranks of this step */
+		gp_rank_release(&scratch); /* its PyTorch owners included */
+		unsigned world = 0;        /* the ranks of this step */
 		for (unsigned j = 0; j < job->nranks; j++)
 			world += !strcmp(job->ranks[j].step, rk->step);
 		snprintf(path, sizeof(path), "%s/step%s", dir, rk->step);

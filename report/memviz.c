@@ -274,10 +274,10 @@ static int mrank_load(mrank_t *mr, const gp_rank_t *rk)
 	/* the report's loader: the same records, the impossible ones left out, sorted */
 	if (gp_rd_load_file(rk->path, &mr->d, &scratch, NULL, NULL, err, sizeof(err)) < 0) {
 		fprintf(stderr, "gpuprof: export: %s\n", err);
+		gp_rank_release(&scratch);
 		return -1;
 	}
-	free(scratch.step_ms);
-	free(scratch.step_no);
+	gp_rank_release(&scratch); /* its PyTorch owners included */
 	rank_data_t *d = &mr->d;
 	mr->t0 = d->start_ts;
 	for (size_t i = 0; i < d->mems.n; i++) {

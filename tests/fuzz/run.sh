@@ -35,6 +35,8 @@ clang "${flags[@]}" "$top/tests/fuzz/fuzz_report.c" "${report[@]}" "${common[@]}
 	-lzstd -lm "${dw[@]}" -o "$T/fuzz-report" 2>"$T/build-report.log"
 ok $? "report fuzzer builds ($(tail -1 "$T/build-report.log"))"
 mkdir -p "$T/corpus-report"
+# inputs that once failed (tests/fuzz/report-seeds): run first, every time
+cp "$top"/tests/fuzz/report-seeds/* "$T/corpus-report/" 2>/dev/null
 "$T/fuzz-report" -max_total_time="$secs" -max_len=4096 -timeout=10 -rss_limit_mb=2048 -artifact_prefix="$T/" \
 	"$T/corpus-report" >"$T/fuzz-report.log" 2>&1
 rc=$?
