@@ -40,11 +40,14 @@ static const int fwd_signals[] = {SIGTERM, SIGINT,  SIGHUP,  SIGQUIT,  SIGUSR1,
                                   SIGUSR2, SIGCONT, SIGTSTP, SIGWINCH, SIGALRM};
 #define NFWD (sizeof(fwd_signals) / sizeof(fwd_signals[0]))
 
-/* A rank of the task's launcher (torchrun's workers under one task) with a ring of its
- * own in SPOOL/rankR (inject.c, proc_ring_setup), drained into SPOOL/rankR/rank.gpr and
- * published as rankR.gpr beside the task's file. */
+/* A process of the task with a ring of its own (inject.c, proc_ring_setup): a rank of
+ * the task's launcher (torchrun's workers under one task) in SPOOL/rankR, published as
+ * rankR.gpr beside the task's file, or another process of rank R that used CUDA or NVTX
+ * while that rank's ring was held (side: its pid) in SPOOL/rankR.pidP, published as
+ * rankR.pidP.gpr (the report sets it beside rank R's file). */
 typedef struct proc_file {
 	long rank;
+	pid_t side; /* 0: a launcher's rank */
 	pid_t pid;
 	gp_ring_t ring;
 	gp_rf_writer_t *w;
@@ -428,7 +431,7 @@ static void name_main_file(agent_t *a)
 {
 	bool launcher = false;
 	for (unsigned i = 0; i < a->nprocs; i++) /* the task's rank has a ring of its own */
-		launcher |= a->procs[i].rank == strtol(a->rank, NULL, 10);
+		launcher |= !a->procs[i].side && a->procs[i].rank == strtol(a->rank, NULL, 10);
 	if (!a->have_ring || !a->nprocs || strstr(a->dest, "/launcher") ||
 	    (!launcher && atomic_load(&a->ring.hdr->generations)))
 		return;
@@ -471,10 +474,10 @@ static bool publish(agent_t *a, bool final)
 
 /* ---- the launcher's ranks (proc_file_t) ---- */
 
-static bool proc_known(const agent_t *a, long rank)
+static bool proc_known(const agent_t *a, long rank, pid_t side)
 {
 	for (unsigned i = 0; i < a->nprocs; i++)
-		if (a->procs[i].rank == rank)
+		if (a->procs[i].rank == rank && a->procs[i].side == side)
 			return true;
 	return false;
 }
@@ -512,11 +515,11 @@ static uint64_t proc_start_ns(pid_t pid)
 	return start_boot > (uint64_t)off ? start_boot - (uint64_t)off : 0;
 }
 
-/* Attach SPOOL/rankR/ring and start its rank file; -1 when the ring is not complete yet
- * (looked at again on the next change). */
-static int proc_open(agent_t *a, long rank)
+/* Attach SPOOL/rankR[.pidP]/ring and start its rank file; -1 when the ring is not
+ * complete yet (looked at again on the next change). */
+static int proc_open(agent_t *a, long rank, pid_t side)
 {
-	char hdr[8192], rs[24];
+	char hdr[8192], rs[24], tail[48];
 	proc_file_t *x;
 	if (a->nprocs == MAX_PROCS)
 		return 0;
@@ -525,15 +528,20 @@ static int proc_open(agent_t *a, long rank)
 	x = &a->procs[a->nprocs];
 	memset(x, 0, sizeof(*x));
 	x->rank = rank;
+	x->side = side;
 	x->status = -1;
-	snprintf(x->dir, sizeof(x->dir), "%s/rank%ld", a->spool, rank);
+	if (side)
+		snprintf(tail, sizeof(tail), "rank%ld.pid%d", rank, (int)side);
+	else
+		snprintf(tail, sizeof(tail), "rank%ld", rank);
+	snprintf(x->dir, sizeof(x->dir), "%s/%s", a->spool, tail);
 	snprintf(x->path, sizeof(x->path), "%s/ring", x->dir);
 	if (gp_ring_attach(&x->ring, x->path) < 0)
 		return -1;
 	x->pid = (pid_t)atomic_load(&x->ring.hdr->recorder_pid);
 	x->t0 = gp_now_ns();
 	a->nprocs++;
-	snprintf(x->dest, sizeof(x->dest), "%s/rank%ld.gpr", a->dest_dir, rank);
+	snprintf(x->dest, sizeof(x->dest), "%s/%s.gpr", a->dest_dir, tail);
 	snprintf(x->path, sizeof(x->path), "%s/" GP_SPOOL_RANK, x->dir);
 	snprintf(rs, sizeof(rs), "%ld", rank);
 	build_header(a, hdr, sizeof(hdr), rs, x->pid);
@@ -571,12 +579,15 @@ static void find_procs(agent_t *a)
 		return;
 	while ((de = readdir(d))) {
 		char *end;
+		long side = 0;
 		if (strncmp(de->d_name, "rank", 4) || !isdigit((unsigned char)de->d_name[4]))
 			continue;
 		long r = strtol(de->d_name + 4, &end, 10);
-		if (*end || proc_known(a, r))
+		if (!strncmp(end, ".pid", 4) && isdigit((unsigned char)end[4]))
+			side = strtol(end + 4, &end, 10);
+		if (*end || side < 0 || side > INT32_MAX || proc_known(a, r, (pid_t)side))
 			continue;
-		if (proc_open(a, r) < 0)
+		if (proc_open(a, r, (pid_t)side) < 0)
 			all = false;
 	}
 	closedir(d);
@@ -780,17 +791,29 @@ static void cleanup_spool(agent_t *a)
  * for a rank of 100 000 kernels; well under 1 ms for a small one). Past the wait it goes
  * on detached; a summary never written is made by the report from the rank file. */
 #define SUMMARY_WAIT_MS 2000
+static bool has_side(const agent_t *a, long rank)
+{
+	for (unsigned i = 0; i < a->nprocs; i++)
+		if (a->procs[i].side && a->procs[i].rank == rank)
+			return true;
+	return false;
+}
+
 static void summarize(agent_t *a, bool task_published, int sfd)
 {
 	const char *files[MAX_PROCS + 1];
 	unsigned n = 0;
 	if (!gp_setting_bool(GP_ENV_REPORT_SUMMARIES))
 		return;
-	/* a launcher's file is no rank; a small rank file is worth no summary */
-	if (task_published && !strstr(a->dest, "/launcher") && gp_summary_wanted(a->dest))
+	/* a launcher's file is no rank; a small rank file is worth no summary; a rank with
+	 * other processes beside it is analysed with them by the report (analyze.c) */
+	long task = strtol(a->rank, NULL, 10);
+	if (task_published && !strstr(a->dest, "/launcher") && !has_side(a, task) &&
+	    gp_summary_wanted(a->dest))
 		files[n++] = a->dest;
 	for (unsigned i = 0; i < a->nprocs && n < MAX_PROCS + 1; i++)
-		if (a->procs[i].published && gp_summary_wanted(a->procs[i].dest))
+		if (a->procs[i].published && !a->procs[i].side &&
+		    !has_side(a, a->procs[i].rank) && gp_summary_wanted(a->procs[i].dest))
 			files[n++] = a->procs[i].dest;
 	if (n == 0)
 		return;

@@ -287,7 +287,10 @@ static int salvage_procs(const char *dir, const char *into, bool verbose, long t
 		if (lstat(sub, &sb) < 0 || !S_ISDIR(sb.st_mode))
 			continue;
 		n++;
-		*task_rank |= strtol(de->d_name + 4, NULL, 10) == task;
+		char *end;
+		long r = strtol(de->d_name + 4, &end, 10);
+		/* rankR.pidP: another process of rank R (inject.c), which makes no launcher */
+		*task_rank |= r == task && !*end;
 		salvage_one(sub, into, verbose, 0);
 	}
 	closedir(d);

@@ -36,6 +36,7 @@ static void read_header(void *arg, gp_rf_reader_t *rd)
 	gp_rank_t *r = c->r;
 	const char *h;
 	r->rank = (h = gp_rf_header(rd, "rank")) ? atoi(h) : 0;
+	r->pid = (h = gp_rf_header(rd, "pid")) ? atoi(h) : 0;
 	if ((h = gp_rf_header(rd, "node")))
 		snprintf(r->node, sizeof(r->node), "%s", h);
 	if ((h = gp_rf_header(rd, "step")))
@@ -186,6 +187,8 @@ static int steps_from_name(const char *s)
  * tables, not 10 000 copies of them). */
 typedef struct rank_sum {
 	char *path;
+	char **sides; /* the rank's other processes' files (rankR.pidP.gpr) */
+	unsigned nsides;
 	bool ok, summary; /* analysed; from its summary */
 	gp_rank_t r;
 	gp_rank_tables_t t;
@@ -210,6 +213,12 @@ void gp_rank_release(gp_rank_t *r)
 	r->step_ms = NULL;
 	r->step_no = NULL;
 	r->torch.own = NULL;
+}
+
+bool gp_rank_unobserved(const gp_rank_t *r)
+{
+	return strstr(r->modes, "cuda") && !r->yielded[0] && !r->kernels_total && !r->nmemcpy &&
+	       !r->nmemset && r->nvml_mem_max >= (uint64_t)GP_UNOBSERVED_MIB << 20;
 }
 
 void gp_rank_compact_steps(gp_rank_t *r)
@@ -257,8 +266,122 @@ static int analyse_file(const char *path, gp_rank_t *r, gp_rank_tables_t *t, gp_
 	return rc;
 }
 
+/* Which of a rank's processes trained: the one whose optimizer stepped most, else the
+ * one with the most GPU work, then the most API calls, then steps; the task's own file
+ * (index 0) among equals. */
+static bool trained_more(const gp_rank_t *a, const gp_rank_t *b)
+{
+	if (a->torch.opt_steps != b->torch.opt_steps)
+		return a->torch.opt_steps > b->torch.opt_steps;
+	if (a->kernels_total != b->kernels_total)
+		return a->kernels_total > b->kernels_total;
+	if (a->nsteps != b->nsteps)
+		return a->nsteps > b->nsteps;
+	return false;
+}
+
+/* The task's own figures, which no other process of the rank has: how the task ended,
+ * what it used, and the GPUs the agent sampled. */
+static void take_task_figures(gp_rank_t *r, const gp_rank_t *task)
+{
+	r->has_end = task->has_end;
+	r->wait_status = task->wait_status;
+	r->status_unknown = task->status_unknown;
+	r->wall_ns = task->wall_ns;
+	r->cpu_us = task->cpu_us;
+	r->maxrss_kib = task->maxrss_kib;
+	r->nvml_mem_max = task->nvml_mem_max;
+	r->nvml_samples = task->nvml_samples;
+	r->nvml_util_mean = task->nvml_util_mean;
+	memcpy(r->io_Bps, task->io_Bps, sizeof(r->io_Bps));
+	memcpy(r->io_peak_Bps, task->io_peak_Bps, sizeof(r->io_peak_Bps));
+	r->io_bits = task->io_bits;
+	r->nxid = task->nxid;
+	r->ecc_corrected = task->ecc_corrected;
+	r->ecc_uncorrected = task->ecc_uncorrected;
+	r->first_xid = task->first_xid;
+	r->first_xid_ns = task->first_xid_ns;
+	memcpy(r->nvml_limits, task->nvml_limits, sizeof(r->nvml_limits));
+	for (int k = 0; k < GP_LOSS_N && k < 16; k++)
+		if (task->loss[k] > r->loss[k])
+			r->loss[k] = task->loss[k];
+	r->lost_any |= task->lost_any;
+}
+
+static void describe_proc(struct gp_proc *p, const gp_rank_t *r, bool trainer)
+{
+	p->pid = r->pid;
+	p->trainer = trainer;
+	p->steps = r->nsteps;
+	p->opt_steps = r->torch.opt_steps;
+	p->kernels = r->kernels_total;
+	p->api_calls = r->launches_matched;
+	p->mem_peak = r->mem_peak;
+	snprintf(p->command, sizeof(p->command), "%s", r->command);
+}
+
+/* A rank whose task ran more than one process that recorded (rankR.gpr and
+ * rankR.pidP.gpr): each analysed on its own, the one that trained taken for the rank
+ * with the task's outcome and NVML, the others listed beside it. */
+static void analyse_procs(rank_sum_t *s, gp_job_t *scratch, rank_data_t *rd, int steps_from)
+{
+	unsigned n = s->nsides + 1, best = 0, ok = 0;
+	gp_rank_t *r = calloc(n, sizeof(*r));
+	gp_rank_tables_t *t = calloc(n, sizeof(*t));
+	bool *good = calloc(n, sizeof(*good));
+	if (!r || !t || !good)
+		goto out;
+	for (unsigned i = 0; i < n; i++) {
+		good[i] = analyse_file(i ? s->sides[i - 1] : s->path, &r[i], &t[i], scratch, rd,
+		                       steps_from) == 0;
+		ok += good[i];
+		if (good[i] && (!good[best] || trained_more(&r[i], &r[best])))
+			best = i;
+	}
+	if (!ok) {
+		s->nunreadable = scratch->nunreadable;
+		s->unreadable = scratch->nunreadable ? strdup(scratch->unreadable) : NULL;
+		goto out;
+	}
+	s->r = r[best];
+	s->t = t[best];
+	memset(&r[best], 0, sizeof(r[best]));
+	memset(&t[best], 0, sizeof(t[best]));
+	if (best && good[0])
+		take_task_figures(&s->r, &r[0]);
+	s->r.nprocs_all = ok;
+	/* the trainer first, then the others by their GPU work */
+	describe_proc(&s->r.procs[s->r.nprocs++], &s->r, true);
+	for (unsigned k = 1; k < GP_PROCS; k++) {
+		int pick = -1;
+		for (unsigned i = 0; i < n; i++)
+			if (good[i] && i != best && r[i].path &&
+			    (pick < 0 || trained_more(&r[i], &r[pick])))
+				pick = (int)i;
+		if (pick < 0)
+			break;
+		describe_proc(&s->r.procs[s->r.nprocs++], &r[pick], false);
+		gp_rank_release(&r[pick]);
+		good[pick] = false;
+	}
+	s->ok = true;
+out:
+	for (unsigned i = 0; r && t && i < n; i++) {
+		if (good && good[i])
+			gp_rank_release(&r[i]);
+		gp_rank_tables_free(&t[i]);
+	}
+	free(r);
+	free(t);
+	free(good);
+}
+
 static void analyse_one(rank_sum_t *s, gp_job_t *scratch, rank_data_t *rd, int steps_from)
 {
+	if (s->nsides) {
+		analyse_procs(s, scratch, rd, steps_from);
+		return;
+	}
 	/* summaries hold the default analysis only */
 	bool sums = steps_from == GP_STEPS_AUTO && gp_setting_bool(GP_ENV_REPORT_SUMMARIES);
 	if (sums && gp_summary_read(s->path, &s->r, &s->t) == 0) {
@@ -363,8 +486,15 @@ static void merge_one(gp_job_t *job, rank_sum_t *s, unsigned *from_sum)
 	free(s->unreadable);
 }
 
+/* A rank file to analyse, with the files of the rank's other processes. */
+typedef struct rank_in {
+	char *path;
+	char **sides;
+	unsigned nsides;
+} rank_in_t;
+
 /* Analyse and merge every rank of paths, a batch of a few per thread at a time. */
-static void analyse_all(gp_job_t *job, char **paths, unsigned n)
+static void analyse_all(gp_job_t *job, rank_in_t *paths, unsigned n)
 {
 	unsigned nt = report_threads(n), from_sum = 0;
 	unsigned batch = nt * 32 < 256 ? 256 : nt * 32;
@@ -380,8 +510,11 @@ static void analyse_all(gp_job_t *job, char **paths, unsigned n)
 	for (unsigned lo = 0; lo < n; lo += batch) {
 		unsigned m = n - lo < batch ? n - lo : batch;
 		memset(sums, 0, m * sizeof(*sums));
-		for (unsigned i = 0; i < m; i++)
-			sums[i].path = paths[lo + i];
+		for (unsigned i = 0; i < m; i++) {
+			sums[i].path = paths[lo + i].path;
+			sums[i].sides = paths[lo + i].sides;
+			sums[i].nsides = paths[lo + i].nsides;
+		}
 		analyse_batch(sums, m, nt < m ? nt : m, job->steps_from);
 		for (unsigned i = 0; i < m; i++)
 			merge_one(job, &sums[i], &from_sum);
@@ -412,6 +545,52 @@ static void drop_stale_tmp(DIR *d, const char *name)
 		gp_debug("report: removed %s, left by a writer that did not finish", name);
 }
 
+/* Set each rankR.pidP.gpr beside its rankR.gpr (same directory); one with no rankR.gpr
+ * (its agent's file lost) stands for the rank itself. Takes the side paths. */
+static int cmp_rank_in(const void *a, const void *b)
+{
+	return strcmp(((const rank_in_t *)a)->path, ((const rank_in_t *)b)->path);
+}
+
+static void group_sides(rank_in_t **v, size_t *n, size_t *cap, char **sides, size_t ns)
+{
+	size_t sorted = *n; /* the rank files, sorted for the lookups; orphans after them */
+	if (ns && *n)
+		qsort(*v, *n, sizeof(**v), cmp_rank_in);
+	for (size_t i = 0; i < ns; i++) {
+		const char *pid = strstr(strrchr(sides[i], '/'), ".pid");
+		size_t base = (size_t)(pid - sides[i]); /* ".../rankR" */
+		char key[4800];
+		snprintf(key, sizeof(key), "%.*s.gpr", (int)base, sides[i]);
+		rank_in_t k0 = {.path = key}, *in = NULL;
+		if (sorted)
+			in = bsearch(&k0, *v, sorted, sizeof(**v), cmp_rank_in);
+		for (size_t k = sorted; k < *n && !in; k++) /* an orphan's first side */
+			if (!strncmp((*v)[k].path, sides[i], base + 4))
+				in = &(*v)[k];
+		if (!in) {
+			if (*n == *cap) {
+				size_t nc = *cap ? *cap * 2 : 16;
+				rank_in_t *nv = realloc(*v, nc * sizeof(**v));
+				if (!nv) {
+					free(sides[i]);
+					continue;
+				}
+				*v = nv, *cap = nc;
+			}
+			(*v)[(*n)++] = (rank_in_t){.path = sides[i]};
+			continue;
+		}
+		char **ns2 = realloc(in->sides, (in->nsides + 1) * sizeof(char *));
+		if (!ns2) {
+			free(sides[i]);
+			continue;
+		}
+		in->sides = ns2;
+		in->sides[in->nsides++] = sides[i];
+	}
+}
+
 int gp_job_load(gp_job_t *job, const char *dir, const char *step, const char *steps_from, char *err,
                 size_t errlen)
 {
@@ -430,7 +609,8 @@ int gp_job_load(gp_job_t *job, const char *dir, const char *step, const char *st
 		snprintf(err, errlen, "%s: %s", dir, strerror(errno));
 		return -1;
 	}
-	VEC(char *) paths = {0};
+	VEC(rank_in_t) paths = {0};
+	VEC(char *) sides = {0};
 	while ((de = readdir(top))) {
 		char sub[4400];
 		DIR *sd;
@@ -461,16 +641,28 @@ int gp_job_load(gp_job_t *job, const char *dir, const char *step, const char *st
 				continue;
 			snprintf(path, sizeof(path), "%s/%s", sub, fe->d_name);
 			char *p = strdup(path);
-			if (p)
-				VEC_PUSH(paths, p);
+			if (!p)
+				continue;
+			if (strstr(fe->d_name, ".pid")) { /* another process of a rank */
+				VEC_PUSH(sides, p);
+			} else {
+				rank_in_t in = {.path = p};
+				VEC_PUSH(paths, in);
+			}
 		}
 		closedir(sd);
 	}
 	closedir(top);
+	group_sides(&paths.v, &paths.n, &paths.cap, sides.v, sides.n);
+	VEC_FREE(sides);
 	if (paths.n)
 		analyse_all(job, paths.v, (unsigned)paths.n);
-	for (size_t i = 0; i < paths.n; i++)
-		free(paths.v[i]);
+	for (size_t i = 0; i < paths.n; i++) {
+		free(paths.v[i].path);
+		for (unsigned k = 0; k < paths.v[i].nsides; k++)
+			free(paths.v[i].sides[k]);
+		free(paths.v[i].sides);
+	}
 	VEC_FREE(paths);
 	if (!job->nranks) {
 		if (job->nunreadable)

@@ -34,6 +34,7 @@ typedef struct gp_rank {
 	char user[64], modes[64], job_name[128];
 	uint64_t start_realtime_ns; /* CLOCK_REALTIME when the agent started */
 	int rank;
+	int pid; /* the recorded process (the header's, else the program the agent started) */
 	bool has_end, truncated;
 	uint64_t corrupt_chunks, records;
 	uint64_t bad_records; /* impossible times, durations or sizes: ignored (load.c) */
@@ -109,6 +110,18 @@ typedef struct gp_rank {
 	bool capture_window;
 	unsigned captured_steps, capture_first, capture_last; /* step numbers, from 0 */
 	uint64_t capture_switches, capture_switch_max_ns;
+	/* The rank's processes, when more than one recorded (rankR.pidP.gpr beside rankR.gpr,
+	 * agent/inject): the one that trained is the rank (its figures above); the rank's
+	 * outcome, resources and NVML are the task's (rankR.gpr's, the agent's) */
+#define GP_PROCS 8
+	struct gp_proc {
+		int pid;
+		bool trainer;
+		unsigned steps, opt_steps;
+		uint64_t kernels, api_calls, mem_peak;
+		char command[96];
+	} procs[GP_PROCS];
+	unsigned nprocs, nprocs_all; /* listed, and in all (more than GP_PROCS: the largest) */
 	/* CUPTI's own cost (CUPTI_ACTIVITY_KIND_OVERHEAD) */
 	uint64_t overhead_ns, overhead_records;
 	/* time series for the HTML plots: GP_TS buckets over the rank's steps (first step's
@@ -180,6 +193,11 @@ static inline unsigned gp_step_no(const gp_rank_t *r, unsigned k)
 }
 /* Drop r->step_no where its numbers run on from the first (step_no0). */
 void gp_rank_compact_steps(gp_rank_t *r);
+/* The rank recorded no CUDA work although its modes asked for it, nothing was yielded to
+ * another tool, and NVML saw its GPU in use (GP_UNOBSERVED_MIB or more): the process that
+ * used the GPU was not the one recorded. Never "complete"; the first finding. */
+#define GP_UNOBSERVED_MIB 256
+bool gp_rank_unobserved(const gp_rank_t *r);
 /* Frees what a rank owns (its path, step samples, owners), not the rank itself. */
 void gp_rank_release(gp_rank_t *r);
 

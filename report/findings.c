@@ -8,6 +8,7 @@
  * constants here and documented in doc/report.md. */
 #include "config.h"
 #include "analyze.h"
+#include "event.h"
 #include "stats.h"
 
 #include <signal.h>
@@ -245,6 +246,45 @@ static void rule_outcome(rule_ctx_t *c)
 		         "any launcher that exits non-zero, dies of a signal or leaves no end "
 		         "record");
 	}
+}
+
+/* The GPU was in use but no process of the rank that was recorded used it: the report's
+ * figures describe the wrong process, or none. */
+static void rule_unobserved(rule_ctx_t *c)
+{
+	gp_job_t *job = c->job;
+	const gp_rank_t *w = NULL;
+	unsigned n = 0;
+	for (unsigned i = 0; i < job->nranks; i++) {
+		const gp_rank_t *r = &job->ranks[i];
+		if (!gp_rank_unobserved(r))
+			continue;
+		n++;
+		if (!w || r->nvml_mem_max > w->nvml_mem_max)
+			w = r;
+	}
+	gp_finding_t *f;
+	if (!w || !(f = add(job, "not_observed", GP_F_OUTCOME, w)))
+		return;
+	f->score = 1;
+	snprintf(f->title, sizeof(f->title),
+	         "Rank %d used its GPU, but no CUDA work of it was recorded%s", w->rank,
+	         n > 1 ? " (and on other ranks)" : "");
+	snprintf(f->evidence, sizeof(f->evidence),
+	         "NVML saw up to %.0f MiB in use on the rank's GPU (mean utilisation %.0f%%), "
+	         "while the %u recorded process(es) of the rank made no kernel, copy or set "
+	         "(modes %s); %llu other process(es) of the task were not recorded; %u rank(s) "
+	         "like this",
+	         w->nvml_mem_max / 1048576.0, w->nvml_util_mean, w->nprocs ? w->nprocs : 1,
+	         w->modes, (unsigned long long)w->loss[GP_LOSS_PROCESSES], n);
+	snprintf(f->threshold, sizeof(f->threshold),
+	         "modes with cuda, nothing yielded, no CUDA activity recorded, NVML memory in "
+	         "use >= %d MiB",
+	         GP_UNOBSERVED_MIB);
+	snprintf(f->fix, sizeof(f->fix),
+	         "The figures below do not describe the program that used the GPU. Report this "
+	         "with the rank file (gpuprof dump --events) and the task's process tree; "
+	         "GPUPROF_DEBUG=1 logs which process took the rank's ring.");
 }
 
 /* Xid events and uncorrected ECC errors: the hardware, not the program. */
@@ -607,7 +647,8 @@ static const struct rule {
 	const char *id;
 	void (*run)(rule_ctx_t *c);
 } rules[] = {
-    {"outcome", rule_outcome},          {"gpu_fault", rule_gpu_fault},
+    {"not_observed", rule_unobserved},  {"outcome", rule_outcome},
+    {"gpu_fault", rule_gpu_fault},
     {"straggler", rule_straggler},      {"sync_stall", rule_sync},
     {"idle_gaps", rule_idle},           {"fragmentation", rule_frag},
     {"comm_not_overlapped", rule_comm}, {"host_ahead", rule_host_ahead},

@@ -353,6 +353,8 @@ typed:
 		break;
 	case GP_EV_START:
 		d->start_ts = e->ts;
+		if (!r->pid && e->a <= INT32_MAX)
+			r->pid = (int)e->a;
 		break;
 	case GP_EV_PROFILER:
 		VEC_PUSH(d->prof, e->ts << 1 | (e->a ? 1 : 0));

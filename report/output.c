@@ -464,6 +464,38 @@ static void print_io(FILE *out, const gp_job_t *job)
 	}
 }
 
+/* The rank's processes when more than one recorded (the trainer first). */
+static void json_procs(FILE *out, const gp_rank_t *r)
+{
+	fprintf(out, ",\n     \"processes\": {\"recorded\": %u, \"listed\": [", r->nprocs_all);
+	for (unsigned i = 0; i < r->nprocs; i++) {
+		const struct gp_proc *p = &r->procs[i];
+		fprintf(out,
+		        "%s{\"pid\": %d, \"trainer\": %s, \"steps\": %u, \"optimizer_steps\": %u, "
+		        "\"kernels\": %llu, \"peak_bytes\": %llu, \"command\": ",
+		        i ? ", " : "", p->pid, p->trainer ? "true" : "false", p->steps, p->opt_steps,
+		        (unsigned long long)p->kernels, (unsigned long long)p->mem_peak);
+		gp_json_str(out, p->command);
+		fprintf(out, "}");
+	}
+	fprintf(out, "]}");
+}
+
+/* The rank's processes in words, when more than one recorded. */
+static void text_procs(FILE *out, const char *label, const gp_rank_t *r)
+{
+	if (r->nprocs < 2)
+		return;
+	fprintf(out, "rank %s: %u processes recorded; the rank's figures are the one that trained:\n",
+	        label, r->nprocs_all);
+	for (unsigned i = 0; i < r->nprocs; i++) {
+		const struct gp_proc *p = &r->procs[i];
+		fprintf(out, "       pid %-7d %-8s %5u steps %6u optimizer steps %9llu kernels  %.60s\n",
+		        p->pid, p->trainer ? "trained" : "", p->steps, p->opt_steps,
+		        (unsigned long long)p->kernels, p->command);
+	}
+}
+
 void gp_report_text(const gp_job_t *job, FILE *out)
 {
 	char b[64], nm[64];
@@ -672,9 +704,12 @@ void gp_report_text(const gp_job_t *job, FILE *out)
 			snprintf(bad, sizeof(bad),
 			         "; %llu records with impossible times or sizes ignored",
 			         (unsigned long long)r->bad_records);
+		if (listed(job, r))
+			text_procs(out, label(job, r), r);
+		bool unobserved = gp_rank_unobserved(r);
 		if (!r->has_end || r->truncated || r->corrupt_chunks || r->lost_any ||
 		    r->yielded[0] || strcmp(r->wrapped, "agent") || r->nvtx_cuda_tids_unrelated ||
-		    r->markers_not_placed || r->bad_records) {
+		    r->markers_not_placed || r->bad_records || unobserved) {
 			incomplete++;
 			if (!listed(job, r)) { /* large jobs: named below, not one line each */
 				if (quiet_n++ < 10)
@@ -688,7 +723,10 @@ void gp_report_text(const gp_job_t *job, FILE *out)
 			    "rank %s: %s%s%s dropped ring=%llu cupti=%llu strings=%llu cap=%llu "
 			    "corrupt_chunks=%llu%s%s%s%s%s\n",
 			    label(job, r),
-			    r->has_end ? "complete" : "incomplete (salvaged or killed)",
+			    unobserved   ? "not observed (NVML saw its GPU in use, no CUDA work was "
+			                   "recorded)"
+			    : r->has_end ? "complete"
+			                 : "incomplete (salvaged or killed)",
 			    r->truncated ? ", truncated tail" : "",
 			    strcmp(r->wrapped, "agent") ? ", not wrapped (environment-only)" : "",
 			    (unsigned long long)r->drops_ring, (unsigned long long)r->drops_cupti,
@@ -972,8 +1010,9 @@ void gp_report_json(const gp_job_t *job, FILE *out)
 			if (r->loss[c])
 				fprintf(out, "%s\"%s\": %llu", n++ ? ", " : "", gp_loss_key(c),
 				        (unsigned long long)r->loss[c]);
+		fprintf(out, "}, \"not_observed\": %s}", gp_rank_unobserved(r) ? "true" : "false");
+		json_procs(out, r);
 		fprintf(out, "}");
-		fprintf(out, "}}");
 	}
 	fprintf(out, "\n  ],\n  \"kernels\": [");
 	for (unsigned i = 0; i < job->nk && i < 200; i++) {

@@ -63,6 +63,7 @@ static struct {
 	_Atomic uint32_t step_name; /* interned name of the step range; 0: not known yet */
 	_Atomic uint64_t step_idx;  /* steps begun so far */
 	_Atomic uint64_t seen0[8];  /* first outermost names (id << 8 | 1, never 0), to learn it */
+	bool forked; /* a fork of a process that had this library: silent until its cuInit */
 } g;
 
 static unsigned capture_wanted(uint64_t idx);
@@ -207,8 +208,11 @@ static const gp_inject_api_t api_template = {.emit = emit,
 static void child_after_fork(void)
 {
 	/* A DataLoader worker or a subprocess: the parent's ring and buffers are not its to
-	 * write; it stays silent (its own exec would inject again, cleanly). */
+	 * write; it stays silent (its own exec would inject again, cleanly). A child that
+	 * goes on to use CUDA itself (a training process started with fork before its parent
+	 * touched CUDA) gets a ring of its own at its cuInit (child_attach). */
 	atomic_store_explicit(&g.enabled, 0, memory_order_relaxed);
+	g.forked = true;
 }
 
 static void *drain_thread(void *arg)
@@ -401,19 +405,29 @@ static void proc_exit(int exit_code, void *arg)
 	emit(&e);
 }
 
-/* One of several ranks of a launcher under one agent: a ring of its own, SPOOL/rankR/ring
- * beside the task's, which the agent finds (hdr->procs), drains into a rank file of
- * that rank and publishes beside the task's. A second live process of the same rank is
- * counted, as on the task's ring. */
-static int proc_ring_setup(const char *task_ring, long rank)
+/* A ring of this process's own beside the task's, which the agent finds (hdr->procs),
+ * drains into a rank file and publishes beside the task's:
+ *   SPOOL/rankR/ring        one of several ranks of a launcher under one agent (torchrun's
+ *                           workers, each with a RANK of its own): rankR.gpr;
+ *   SPOOL/rankR.pidP/ring   any other process of rank R that uses CUDA or NVTX while
+ *                           another one holds that rank's ring (a helper or a worker the
+ *                           trainer started, a re-exec'd interpreter, a spawned process):
+ *                           rankR.pidP.gpr, which the report sets beside rank R's file and
+ *                           takes for the rank when it is the one that trained.
+ * side: 0 for the first kind, else this process's pid. */
+static int proc_ring_setup(const char *task_ring, long rank, pid_t side)
 {
-	char dir[4200], path[4300];
+	char dir[4200], path[4300], tail[48];
 	const char *slash = strrchr(task_ring, '/');
 	const char *rf = getenv(GP_ENV_RANK_FILE);
 	gp_ring_t r;
 	if (!slash || (size_t)(slash - task_ring) > 4000)
 		return -1;
-	snprintf(dir, sizeof(dir), "%.*s/rank%ld", (int)(slash - task_ring), task_ring, rank);
+	if (side)
+		snprintf(tail, sizeof(tail), "rank%ld.pid%d", rank, (int)side);
+	else
+		snprintf(tail, sizeof(tail), "rank%ld", rank);
+	snprintf(dir, sizeof(dir), "%.*s/%s", (int)(slash - task_ring), task_ring, tail);
 	if (gp_spool_entry_make(dir) < 0)
 		return -1;
 	snprintf(path, sizeof(path), "%s/" GP_SPOOL_RING, dir);
@@ -437,10 +451,84 @@ static int proc_ring_setup(const char *task_ring, long rank)
 	/* where the agent publishes it (the PyTorch integration writes its pickles beside) */
 	const char *rs = rf ? strrchr(rf, '/') : NULL;
 	if (rs)
-		snprintf(g.dest, sizeof(g.dest), "%.*s/rank%ld.gpr", (int)(rs - rf), rf, rank);
+		snprintf(g.dest, sizeof(g.dest), "%.*s/%s.gpr", (int)(rs - rf), rf, tail);
 	on_exit(proc_exit, NULL);
 	return 0;
 }
+
+/* This process's rank for a ring of its own: its launcher's RANK, else the task's. */
+static long own_rank(void)
+{
+	long lr = launcher_rank();
+	const char *t = getenv(GP_ENV_RANK);
+	return lr >= 0 ? lr : t && *t ? strtol(t, NULL, 10) : 0;
+}
+
+/* A process that found the task's (or its RANK's) ring held by another live process:
+ * a ring of its own, unless it is a forked copy of its parent that only uses NVTX (a
+ * DataLoader worker forked before the library was loaded: a ring per worker would
+ * record nothing of use). Those are counted (GP_LOSS_PROCESSES). */
+static bool side_ring(const char *task_ring, bool cuda)
+{
+	if ((!cuda && forked_copy()) || proc_ring_setup(task_ring, own_rank(), getpid()) < 0) {
+		gp_ring_lost(&g.ring, GP_LOSS_PROCESSES, 1);
+		gp_ring_detach(&g.ring);
+		return false;
+	}
+	return true;
+}
+
+/* A fork of a process that had this library (silent since the fork) calls cuInit: it
+ * trains (or otherwise uses the GPU) on its own, so it records into a ring of its own
+ * under a clean string table, the inherited mapping of its parent's ring left alone. */
+static void child_attach(void)
+{
+	const char *ring = getenv(GP_ENV_RING);
+	if (!g.forked || !ring || g.own_ring || !g.ring.hdr)
+		return;
+	g.forked = false;
+	g.owner = getpid();
+	memset((void *)str_tbl, 0, sizeof(str_tbl)); /* its parent's names are not in its file */
+	t_depth[0] = t_depth[1] = 0;
+	if (proc_ring_setup(ring, own_rank(), getpid()) < 0) {
+		gp_ring_lost(&g.ring, GP_LOSS_PROCESSES, 1);
+		gp_ring_detach(&g.ring);
+		return;
+	}
+	atomic_store(&g.ring.hdr->writer_pid, (uint32_t)g.owner);
+	atomic_store_explicit(&g.enabled, 1, memory_order_release);
+}
+
+/* Attach to the agent's ring: the task's (claim_ring), a launcher's rank's, or one of
+ * this process's own (side_ring). cuda: called from cuInit. False: not recording. */
+static bool attach_agent_ring(const char *ring, bool cuda)
+{
+	long lr = launcher_rank(); /* a RANK of its own, not the task's */
+	if (lr < 0 && !claim_ring()) {
+		/* the task's ring is held by a live process. A launcher without a RANK
+		 * (torchrun touches CUDA before its workers start): the worker with the
+		 * task's RANK records into a ring of its own. */
+		if (atomic_load(&g.ring.hdr->recorder_unranked))
+			lr = process_rank();
+	}
+	if (lr < 0 && atomic_load(&g.ring.hdr->recorder_pid) == (uint32_t)getpid()) {
+		gp_ring_wake_init(&g.ring); /* the task's ring */
+		gp_debug("pid %d records into the task's ring", (int)getpid());
+		return true;
+	}
+	if (lr >= 0 && !forked_copy() && proc_ring_setup(ring, lr, 0) == 0) {
+		gp_debug("pid %d records rank %ld of its launcher", (int)getpid(), lr);
+		return true;
+	}
+	/* that rank's ring is another live process's: one of this process's own */
+	unsigned holder = atomic_load(&g.ring.hdr->recorder_pid);
+	bool ok = side_ring(ring, cuda);
+	gp_debug("pid %d: the rank's ring is held by pid %u; %s", (int)getpid(), holder,
+	         ok ? "a ring of its own" : "not recorded (counted)");
+	return ok;
+}
+
+static bool init_from_cuda; /* do_init called from cuInit (InitializeInjection) */
 
 static void do_init(void)
 {
@@ -456,23 +544,8 @@ static void do_init(void)
 	g.owner = getpid();
 	gp_clock_init();
 	if (ring && gp_ring_attach(&g.ring, ring) == 0) {
-		long lr = launcher_rank(); /* a RANK of its own, not the task's */
-		if (lr < 0 && !claim_ring()) {
-			/* the task's ring is held by a live process. A launcher without a RANK
-			 * (torchrun touches CUDA before its workers start): the worker with the
-			 * task's RANK records into a ring of its own. Anything else is counted. */
-			if (atomic_load(&g.ring.hdr->recorder_unranked))
-				lr = process_rank();
-		}
-		if (lr == -1 && atomic_load(&g.ring.hdr->recorder_pid) != (uint32_t)getpid())
-			lr = -2;
-		if (lr == -2 || (lr >= 0 && (forked_copy() || proc_ring_setup(ring, lr) < 0))) {
-			gp_ring_lost(&g.ring, GP_LOSS_PROCESSES, 1);
-			gp_ring_detach(&g.ring);
+		if (!attach_agent_ring(ring, init_from_cuda))
 			return;
-		}
-		if (lr < 0) /* the task's ring (else proc_ring_setup did) */
-			gp_ring_wake_init(&g.ring);
 		atomic_store(&g.ring.hdr->writer_pid, (uint32_t)g.owner);
 	} else if (fallback_setup() < 0) {
 		gp_warn("no agent ring and no spool of our own: not profiling this process");
@@ -1058,7 +1131,10 @@ static void load_cupti(void)
 
 static void cuda_init(void)
 {
+	init_from_cuda = true;
 	pthread_once(&init_once, do_init);
+	if (g.forked && getpid() != g.owner)
+		child_attach();
 	if (!on())
 		return;
 	load_cupti();

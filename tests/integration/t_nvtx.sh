@@ -14,6 +14,7 @@ count() { "$B/gpuprof" dump "$T/$1/step0/rank0.gpr" | sed -n "s/^count $2 //p"; 
 field() { "$B/gpuprof" dump "$T/$1/step0/rank0.gpr" | sed -n "s/^$2 //p"; }
 drops() { local n; n=$(loss "$1" ring_full); echo "${n:-0}"; }
 loss() { "$B/gpuprof" report --format=json "$T/$1" | python3 -c "import json,sys; print(json.load(sys.stdin)['ranks'][0]['quality']['losses'].get(sys.argv[1], ''))" "$2"; }
+rj() { "$B/gpuprof" report --format=json "$T/$1" | python3 -c "$2"; }
 nvtx_json() { "$B/gpuprof" report --format=json "$T/$1" | python3 -c "import json,sys; d={r['name']: r['count'] for r in json.load(sys.stdin)['nvtx']}; print(d.get(sys.argv[1], 0))" "$2"; }
 
 cap threads; ok $? "4 threads x 250k ranges"
@@ -74,6 +75,17 @@ cap earlyfork; ok $? "a worker forked before the first NVTX call, calling NVTX f
 [ "$(nvtx_json earlyfork parent_step)" = 10 ] && [ "$(nvtx_json earlyfork worker_range)" = 0 ]
 ok $? "the parent's ranges are recorded, the worker's are not"
 [ "$(loss earlyfork other_processes)" = 1 ]; ok $? "and the worker is counted as a process not recorded"
+"$B/gpuprof" run --modes=nvtx --output="$T/execchild" -- "$C" execchild >/dev/null 2>&1
+ls "$T/execchild/step0" | grep "\.gpr$" | tr '\n' ' ' | grep -qxE "rank0.gpr rank0.pid[0-9]+.gpr "
+ok $? "a helper that touches NVTX before the program: each has a file of its own ($(ls "$T/execchild/step0" | tr '\n' ' '))"
+rj execchild 'import json,sys
+r = json.load(sys.stdin)["ranks"][0]
+assert r["steps"]["range"] == "parent_step" and r["steps"]["count"] == 100, r["steps"]
+p = r["processes"]; assert p["recorded"] == 2 and p["listed"][0]["trainer"] and p["listed"][0]["steps"] == 100 and p["listed"][1]["steps"] == 60, p
+assert r["outcome"] == "exit 0" and r["quality"]["losses"].get("other_processes") is None, r["quality"]' 2>"$T/execchild.err"
+ok $? "the program's 100 steps are the rank, the helper's 60 listed beside it $(tail -1 "$T/execchild.err")"
+"$B/gpuprof" report "$T/execchild" | grep -q "2 processes recorded; the rank's figures are the one that trained"
+ok $? "the text report lists the rank's processes"
 "$B/gpuprof" run --modes=nvtx --output="$T/seq" -- sh -c "'$C' deep >/dev/null && '$C' fork >/dev/null" >/dev/null 2>&1
 ok $? "two programs one after the other under one agent"
 [ "$(nvtx_json seq nest)" = 1000 ] && [ "$(nvtx_json seq parent_range)" = 1 ] && [ "$(loss seq other_processes)" = "" ]
@@ -83,7 +95,6 @@ ok $? "both recorded, each name its own (the second takes over the ring with its
 ok $? "four ranks of a launcher under one agent"
 ls "$T/launch/step0" | grep "\.gpr$" | tr '\n' ' ' | grep -qx "rank0.gpr rank1.gpr rank2.gpr rank3.gpr "
 ok $? "one rank file each ($(ls "$T/launch/step0" | grep "\.gpr$" | tr '\n' ' '))"
-rj() { "$B/gpuprof" report --format=json "$T/$1" | python3 -c "$2"; }
 rj launch 'import json,sys
 d = json.load(sys.stdin); R = {r["rank"]: r for r in d["ranks"]}
 assert sorted(R) == [0, 1, 2, 3], sorted(R)
@@ -96,14 +107,15 @@ assert not d["launchers"]' 2>"$T/launch.err"
 ok $? "each with its own steps (20 + 5 x rank), names kept apart, rank 2's exit status 3 $(tail -1 "$T/launch.err")"
 GPUPROF_RANK=1 "$B/gpuprof" run --modes=nvtx --output="$T/launch2" -- sh -c "for r in 4 5 5; do RANK=\$r '$C' worker & done; wait; exit 7" >/dev/null 2>&1
 [ $? = 7 ]; ok $? "a task whose ranks are all its launcher's (task 1 of a two-node torchrun) keeps its exit status"
-ls "$T/launch2/step0" | grep "\.gpr$" | tr '\n' ' ' | grep -qx "launcher1.gpr rank4.gpr rank5.gpr "
-ok $? "its own file is launcher1.gpr, not rank1.gpr (another node's rank 1) ($(ls "$T/launch2/step0" | grep "\.gpr$" | tr '\n' ' '))"
+ls "$T/launch2/step0" | grep "\.gpr$" | tr '\n' ' ' | grep -qxE "launcher1.gpr rank4.gpr rank5.gpr rank5.pid[0-9]+.gpr "
+ok $? "its own file is launcher1.gpr, not rank1.gpr (another node's rank 1); the second rank-5 process has a file of its own ($(ls "$T/launch2/step0" | grep "\.gpr$" | tr '\n' ' '))"
 rj launch2 'import json,sys
 d = json.load(sys.stdin)
 assert [r["rank"] for r in d["ranks"]] == [4, 5]
-l = d["launchers"]; assert len(l) == 1 and l[0]["task"] == 1 and l[0]["wait_status"] == 7 << 8 and l[0]["other_processes"] == 1, l
+l = d["launchers"]; assert len(l) == 1 and l[0]["task"] == 1 and l[0]["wait_status"] == 7 << 8 and l[0]["other_processes"] == 0, l
+p = d["ranks"][1]["processes"]; assert p["recorded"] == 2 and sum(x["trainer"] for x in p["listed"]) == 1, p
 assert any("launcher" in f["title"] and "7" in f["title"] for f in d["findings"]), d["findings"]' 2>"$T/launch2.err"
-ok $? "the report names the failed launcher and the second rank-5 process not recorded $(tail -1 "$T/launch2.err")"
+ok $? "the report names the failed launcher and lists both rank-5 processes $(tail -1 "$T/launch2.err")"
 # a launcher without a RANK that touches NVTX (or CUDA) before its workers, as torchrun
 # does on a GPU: the worker with the task's RANK records into a ring of its own
 "$B/gpuprof" run --modes=nvtx --output="$T/launch4" -- sh -c "STEPS=100 '$C' worker & sleep 0.2; for r in 0 1; do RANK=\$r '$C' worker & done; wait" >/dev/null 2>&1

@@ -109,6 +109,25 @@ int main(int argc, char **argv)
 		}
 		return 0;
 	}
+	if (!strcmp(what, "execchild")) {
+		/* a helper the program starts (exec'd: not a forked copy) that touches NVTX
+		 * first and so takes the task's ring, while the program trains beside it: the
+		 * program's 100 steps must be the rank's, the helper listed beside it */
+		pid_t pid = fork();
+		if (pid == 0) {
+			setenv("STEPS", "60", 1);
+			execl(argv[0], argv[0], "worker", (char *)NULL);
+			_exit(127);
+		}
+		pause_ms(100); /* the helper attaches first */
+		for (int i = 0; i < 100; i++) {
+			nvtxRangePushA("parent_step");
+			pause_ms(1);
+			nvtxRangePop();
+		}
+		waitpid(pid, NULL, 0);
+		return 0;
+	}
 	if (!strcmp(what, "earlyfork")) {
 		/* a worker forked before the process's first NVTX call (DataLoader workers
 		 * often are): it loads the library afresh in the child, with the parent's
