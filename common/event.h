@@ -78,7 +78,13 @@ enum gp_fw {
 	GP_FW_SNAPSHOT = 10, /* a memory_viz pickle written: b=file name a=GP_SNAP_* */
 	GP_FW_MEM_MAX = 11,  /* the allocator's peak counters at exit: a=max allocated
 	                        c=max reserved (the owners stay those of the last picture) */
-	GP_FW_N = 12
+	GP_FW_DATA_WAIT = 12, /* the program waited a ns for its next batch (DataLoader's
+	                         __next__); ts: when it got it */
+	GP_FW_COMPILE = 13,   /* a compilation of the framework's (JAX's jax.monitoring
+	                         durations) took a ns, ending at ts; b=what */
+	GP_FW_POOL = 14,      /* a framework's device memory pool (XLA's allocator): a=bytes
+	                         in use c=bytes the pool holds d=peak in use; b=which pool */
+	GP_FW_N = 15
 };
 enum { GP_SNAP_PEAK = 1, GP_SNAP_OOM = 2, GP_SNAP_EXIT = 3, GP_SNAP_SIGTERM = 4 };
 

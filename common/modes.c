@@ -195,6 +195,26 @@ int gp_capture_parse(const char *s, gp_capture_t *c, char *err, size_t errlen)
 		*c = t;
 		return 0;
 	}
+	if (!strncmp(s, "sampled", 7) && (!s[7] || s[7] == '=')) {
+		char *end;
+		t.how = GP_CAP_SAMPLED;
+		t.len = GP_SAMPLE_LEN;
+		t.every = GP_SAMPLE_EVERY;
+		if (s[7] == '=') {
+			if (s[8] < '1' || s[8] > '9')
+				goto bad;
+			errno = 0;
+			t.len = strtoull(s + 8, &end, 10);
+			if (*end != '/' || end[1] < '1' || end[1] > '9')
+				goto bad;
+			t.every = strtoull(end + 1, &end, 10);
+			if (*end || errno == ERANGE || t.every < t.len || t.every > 1000000000ull)
+				goto bad;
+		}
+		t.first_end = t.len; /* the caller adds the warm-up (gp_capture_warmup) */
+		*c = t;
+		return 0;
+	}
 	if (strncmp(s, "steps=", 6))
 		goto bad;
 	t.how = GP_CAP_STEPS;
@@ -235,14 +255,23 @@ int gp_capture_parse(const char *s, gp_capture_t *c, char *err, size_t errlen)
 	return 0;
 bad:
 	snprintf(err, errlen,
-	         "'%.64s' is not a capture window: all, cudaprofilerapi or steps=A-B[,C-D...] "
-	         "(0-based step numbers, inclusive)",
+	         "'%.64s' is not a capture window: all, cudaprofilerapi, sampled[=LEN/EVERY] "
+	         "(LEN <= EVERY, both > 0) or steps=A-B[,C-D...] (0-based step numbers, "
+	         "inclusive)",
 	         s);
 	return -1;
 }
 
+void gp_capture_warmup(gp_capture_t *c, unsigned long long warmup)
+{
+	if (c->how == GP_CAP_SAMPLED)
+		c->first_end = warmup + c->len;
+}
+
 int gp_capture_in(const gp_capture_t *c, unsigned long long idx)
 {
+	if (c->how == GP_CAP_SAMPLED)
+		return idx < c->first_end || (c->every && idx % c->every < c->len);
 	if (c->how != GP_CAP_STEPS)
 		return 1;
 	for (unsigned i = 0; i < c->nwin; i++)

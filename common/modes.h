@@ -38,16 +38,25 @@ int gp_text_check(const char *s, size_t maxlen, char *err, size_t errlen);
 void gp_text_escape(const char *s, size_t n, char *dst, size_t cap);
 
 /* Capture windows for cuda (GPUPROF_CAPTURE, `gpuprof run --capture`):
- *   all | cudaprofilerapi | steps=A-B[,C-D...]   (0-based step indices, inclusive) */
+ *   all | cudaprofilerapi | steps=A-B[,C-D...]   (0-based step indices, inclusive)
+ *   sampled[=LEN/EVERY]  kernel-level tracing from the start through the warm-up and LEN
+ *                        more steps, then LEN steps out of every EVERY (the default:
+ *                        GP_SAMPLE_LEN/GP_SAMPLE_EVERY); programs whose steps the
+ *                        collector cannot see get windows by time (inject.c) */
 #define GP_CAPTURE_MAXWIN 16
+#define GP_SAMPLE_LEN     20
+#define GP_SAMPLE_EVERY   500
 typedef struct gp_capture {
-	enum { GP_CAP_ALWAYS, GP_CAP_STEPS, GP_CAP_PROFILER } how;
+	enum { GP_CAP_ALWAYS, GP_CAP_STEPS, GP_CAP_PROFILER, GP_CAP_SAMPLED } how;
 	unsigned nwin;
 	unsigned long long win[GP_CAPTURE_MAXWIN][2];
+	unsigned long long len, every, first_end; /* sampled; first_end: warm-up + len */
 } gp_capture_t;
 /* Parse s (NULL or "" means all); -1 with a message in err on bad input. */
 int gp_capture_parse(const char *s, gp_capture_t *c, char *err, size_t errlen);
-/* Is step idx inside one of the windows (always true unless how == GP_CAP_STEPS)? */
+/* Is step idx inside one of the windows (always true for all and cudaprofilerapi)? */
 int gp_capture_in(const gp_capture_t *c, unsigned long long idx);
+/* Sampled windows: the first one runs through the warm-up steps and LEN more. */
+void gp_capture_warmup(gp_capture_t *c, unsigned long long warmup);
 
 #endif

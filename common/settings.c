@@ -94,9 +94,11 @@ const gp_setting_t gp_settings[] = {
      "the modes when --gpuprof gives none (srun/sbatch), and `gpuprof run`'s default", NULL},
     {NULL, GP_ENV_RANKS, GP_T_STR, "", 0, 0, NOC, USER,
      "the ranks to profile, as --gpuprof-ranks (empty: all)", NULL},
-    {NULL, GP_ENV_CAPTURE, GP_T_STR, "all", 0, 0, NOC, USER,
-     "when CUDA activity is captured: all, steps=A-B[,C-D...] (0-based, inclusive) or "
-     "cudaprofilerapi (between cudaProfilerStart and Stop)",
+    {NULL, GP_ENV_CAPTURE, GP_T_STR, "sampled", 0, 0, NOC, USER,
+     "when kernels are traced (mode cuda): sampled[=LEN/EVERY] (the start-up, the warm-up "
+     "and 20 more steps, then 20 of every 500; by time where no steps are seen), all, "
+     "steps=A-B[,C-D...] (0-based, inclusive) or cudaprofilerapi (between "
+     "cudaProfilerStart and Stop); between windows steps are timed by step markers",
      NULL},
     {NULL, GP_ENV_CUPTI, GP_T_STR, "", 0, 0, NOC, USER,
      "the libcupti to load where the dynamic linker does not find one (doc/admin.md)", NULL},
@@ -111,6 +113,11 @@ const gp_setting_t gp_settings[] = {
     {NULL, GP_ENV_CUPTI_FLUSH_MS, GP_T_INT, "0", 0, 10000, NOC, USER,
      "CUPTI's flush period in ms (10 or more); 0: 200 while kernels are traced, 1000 when "
      "only memory is",
+     NULL},
+    {NULL, GP_ENV_CUPTI_API, GP_T_STR, "calls", 0, 0, NOC, USER,
+     "how CUDA API calls are traced in mode cuda: calls (an activity record of each call "
+     "the report reads, enabled for the whole run), windows (CUPTI's runtime and driver "
+     "kinds, enabled only while CUDA activity is captured) or off (benchmarks)",
      NULL},
     {NULL, GP_ENV_CUPTI_DISCARD, GP_T_BOOL, "false", 0, 0, NOC, USER,
      "benchmarks: enable the same CUPTI kinds but free the buffers unread (the CUPTI "

@@ -19,6 +19,8 @@ const gp_cbid_t gp_cbids[] = {
     {RT(cudaLaunchKernel_ptsz_v7000), .cls = GP_API_LAUNCH, .flags = T},
     {RT(cudaLaunchKernelExC_v11060), .cls = GP_API_LAUNCH, .flags = T},
     {RT(cudaGraphLaunch_v10000), .cls = GP_API_LAUNCH, .flags = T},
+    {RT(cudaGraphLaunch_ptsz_v10000), .cls = GP_API_LAUNCH, .flags = T},
+    {RT(cudaLaunchCooperativeKernel_v9000), .cls = GP_API_LAUNCH, .flags = T},
     {RT(cudaDeviceSynchronize_v3020), .cls = GP_API_SYNC, .flags = T},
     {RT(cudaStreamSynchronize_v3020), .cls = GP_API_SYNC, .flags = T},
     {RT(cudaEventSynchronize_v3020), .cls = GP_API_SYNC, .flags = T},
@@ -37,6 +39,12 @@ const gp_cbid_t gp_cbids[] = {
     /* driver */
     {DRV(cuLaunchKernel), .cls = GP_API_LAUNCH, .flags = T},
     {DRV(cuLaunchKernelEx), .cls = GP_API_LAUNCH, .flags = T},
+    {DRV(cuLaunchKernel_ptsz), .cls = GP_API_LAUNCH, .flags = T},
+    {DRV(cuLaunchKernelEx_ptsz), .cls = GP_API_LAUNCH, .flags = T},
+    {DRV(cuLaunchCooperativeKernel), .cls = GP_API_LAUNCH, .flags = T},
+    /* XLA (JAX) launches a jitted step as one CUDA graph through the driver */
+    {DRV(cuGraphLaunch), .cls = GP_API_LAUNCH, .flags = T},
+    {DRV(cuGraphLaunch_ptsz), .cls = GP_API_LAUNCH, .flags = T},
     {DRV(cuCtxSynchronize), .cls = GP_API_SYNC, .flags = T},
     {DRV(cuStreamSynchronize), .cls = GP_API_SYNC, .flags = T},
     {DRV(cuEventSynchronize), .cls = GP_API_SYNC, .flags = T},
@@ -67,6 +75,18 @@ static void build_lut(void)
 		if (gp_cbids[i].cbid < LUT)
 			lut[gp_cbids[i].domain - 1][gp_cbids[i].cbid] =
 			    (uint8_t)(gp_cbids[i].cls + 1);
+}
+
+bool gp_cbid_listed(unsigned domain, uint32_t cbid)
+{
+	if ((domain == GP_CB_RUNTIME || domain == GP_CB_DRIVER) && cbid < LUT) {
+		pthread_once(&lut_once, build_lut);
+		return lut[domain - 1][cbid] != 0;
+	}
+	for (unsigned i = 0; i < gp_ncbids; i++)
+		if (gp_cbids[i].cbid == cbid && gp_cbids[i].domain == domain)
+			return true;
+	return false;
 }
 
 uint16_t gp_cbid_class(unsigned domain, uint32_t cbid)

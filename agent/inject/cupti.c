@@ -147,6 +147,8 @@ static void *worker_main(void *arg)
 		nanosleep(&ts, NULL);
 		cuptiActivityFlushAll(0);
 		process_all();
+		if (gp_cu_api->tick)
+			gp_cu_api->tick(gp_cu_api->now());
 	}
 	return NULL;
 }
@@ -223,6 +225,10 @@ static void set_capture(unsigned want)
 		int en = !!(on & GP_MODE_CUDA);
 		for (size_t i = 0; i < N(cuda_kinds); i++)
 			(en ? cuptiActivityEnable : cuptiActivityDisable)(cuda_kinds[i]);
+		if (gp_cu_api->api_mode == 1) { /* API calls only while kernels are traced */
+			(en ? cuptiActivityEnable : cuptiActivityDisable)(CUPTI_ACTIVITY_KIND_RUNTIME);
+			(en ? cuptiActivityEnable : cuptiActivityDisable)(CUPTI_ACTIVITY_KIND_DRIVER);
+		}
 		/* Per-call API records stay enabled: re-enabled ones never arrived again
 		 * (H200, CUDA 13.0, with a callback subscriber), and neither did ones first
 		 * enabled mid-run: gp_cupti_start enables them once. Records of calls made
@@ -327,9 +333,10 @@ __attribute__((visibility("default"))) int gp_cupti_start(const gp_inject_api_t 
 	rc = cuptiActivityRegisterCallbacks(buffer_requested, buffer_completed);
 	if (rc != CUPTI_SUCCESS)
 		return fail(why, whylen, "cuptiActivityRegisterCallbacks", rc);
+	xlate.api_listed_only = a->api_mode == 1;
 	if (a->modes & GP_MODE_CUDA) {
 		/* only the API records the report reads, not whole domains */
-		for (unsigned i = 0; i < gp_ncbids; i++) {
+		for (unsigned i = 0; a->api_mode == 0 && i < gp_ncbids; i++) {
 			if (!(gp_cbids[i].flags & GP_CB_TRACED))
 				continue;
 			if (gp_cbids[i].domain == GP_CB_RUNTIME)

@@ -42,6 +42,8 @@ extern const unsigned gp_ncbids;
  * decided here where the symbolic ids are known, so the report never hard-codes CUPTI
  * numbers. */
 uint16_t gp_cbid_class(unsigned domain, uint32_t cbid);
+/* Is the call in the table (a record of it is read)? */
+bool gp_cbid_listed(unsigned domain, uint32_t cbid);
 
 /* ---- records.c ---- */
 /* Correlation ids: CUPTI counts from 1 in every process; the generation above them keeps
@@ -53,6 +55,7 @@ typedef struct gp_xlate {
 	uint32_t (*intern)(const char *s, size_t len); /* kernel names */
 	bool (*api_captured)(uint64_t ts);             /* NULL: every API record */
 	bool profiler_by_callback; /* cudaProfilerStart/Stop came through the callback */
+	bool api_listed_only;      /* whole API kinds enabled: drop calls not in the table */
 } gp_xlate_t;
 /* One activity record as an event; false for a record that gives none (a kind not
  * read, an API call made while cuda capture was off). */

@@ -64,6 +64,9 @@ static struct {
 	_Atomic uint64_t step_idx;  /* steps begun so far */
 	_Atomic uint64_t seen0[8];  /* first outermost names (id << 8 | 1, never 0), to learn it */
 	bool forked; /* a fork of a process that had this library: silent until its cuInit */
+	_Atomic int steps_seen;    /* a step boundary was seen (no windows by time then) */
+	_Atomic uint64_t opt_idx;  /* optimizer steps returned so far */
+	uint64_t cap_t0;           /* when the CUPTI module started (windows by time) */
 } g;
 
 static unsigned capture_wanted(uint64_t idx);
@@ -196,12 +199,14 @@ static uint64_t clock_ns(void)
 }
 
 static void on_profiler(int start);
+static void capture_tick(uint64_t now);
 static const gp_inject_api_t api_template = {.emit = emit,
                                              .intern = intern,
                                              .count_drop = count_drop,
                                              .tid = my_tid,
                                              .now = clock_ns,
-                                             .profiler = on_profiler};
+                                             .profiler = on_profiler,
+                                             .tick = capture_tick};
 
 /* ---- start-up ---- */
 
@@ -539,8 +544,9 @@ static void do_init(void)
 		g.modes = GP_MODE_TIMING | GP_MODE_NVTX | GP_MODE_CUDA | GP_MODE_MEM;
 	if (g.modes & (GP_MODE_NONE | GP_MODE_HELP))
 		return;
-	if (gp_capture_parse(getenv(GP_ENV_CAPTURE), &g.cap, err, sizeof(err)) < 0)
+	if (gp_capture_parse(gp_setting_str(GP_ENV_CAPTURE), &g.cap, err, sizeof(err)) < 0)
 		gp_warn("GPUPROF_CAPTURE: %s; capturing every step", err);
+	gp_capture_warmup(&g.cap, (unsigned long long)gp_setting_long(GP_ENV_WARMUP));
 	g.owner = getpid();
 	gp_clock_init();
 	if (ring && gp_ring_attach(&g.ring, ring) == 0) {
@@ -641,10 +647,10 @@ static unsigned capture_wanted(uint64_t idx)
 	return in ? want : want & ~(unsigned)GP_MODE_CUDA;
 }
 
-/* ts: when the step began (its push), so the report counts the step as captured */
-static void capture_check(uint64_t idx, uint64_t ts)
+/* Switch to want (cuda/mem bits) at step idx; ts: when the step began (its push), so
+ * the report counts the step as captured. */
+static void capture_set(unsigned want, uint64_t idx, uint64_t ts)
 {
-	unsigned want = capture_wanted(idx);
 	if (want == atomic_load_explicit(&g.cap_cur, memory_order_relaxed))
 		return;
 	int z = 0;
@@ -657,6 +663,41 @@ static void capture_check(uint64_t idx, uint64_t ts)
 	emit(&e);
 	atomic_store(&g.cap_cur, want);
 	atomic_store(&g.cap_busy, 0);
+}
+
+static void capture_check(uint64_t idx, uint64_t ts)
+{
+	atomic_store_explicit(&g.steps_seen, 1, memory_order_relaxed);
+	capture_set(capture_wanted(idx), idx, ts);
+}
+
+/* Sampled windows for a program whose steps the collector does not see (no step range,
+ * no optimizer it knows: a JAX loop): by time, from the CUPTI module's thread. Kernels
+ * are traced through the first SAMPLE_FIRST_S seconds (start-up and the first steps,
+ * whose kernels tell the report what a step is), then SAMPLE_ON_S of every
+ * SAMPLE_EVERY_S (4 % of the time). Idempotent, never waits. */
+#define SAMPLE_FIRST_S 60
+#define SAMPLE_ON_S    5
+#define SAMPLE_EVERY_S 120
+static void capture_tick(uint64_t now)
+{
+	if (g.cap.how != GP_CAP_SAMPLED || !atomic_load(&g.cap_live) ||
+	    atomic_load_explicit(&g.steps_seen, memory_order_relaxed))
+		return;
+	uint64_t t = now > g.cap_t0 ? (now - g.cap_t0) / 1000000000ull : 0;
+	bool in = t < SAMPLE_FIRST_S || (t - SAMPLE_FIRST_S) % SAMPLE_EVERY_S < SAMPLE_ON_S;
+	unsigned want = capture_wanted(0);
+	capture_set(in ? want : want & ~(unsigned)GP_MODE_CUDA, UINT32_MAX, 0);
+}
+
+/* An optimizer's step returned (the PyTorch integration): the next step begins. The
+ * boundary for programs without a step range of their own. */
+static void optimizer_boundary(uint64_t ts)
+{
+	uint64_t n = atomic_fetch_add_explicit(&g.opt_idx, 1, memory_order_relaxed) + 1;
+	if (atomic_load_explicit(&g.cap_live, memory_order_relaxed) &&
+	    !atomic_load_explicit(&g.step_name, memory_order_relaxed))
+		capture_check(n, ts);
 }
 
 /* Called for every outermost push of the default domain while CUPTI runs. */
@@ -1099,6 +1140,8 @@ static void load_cupti(void)
 	                 ((g.modes & GP_MODE_MEM) && (!fw || gp_setting_bool(GP_ENV_ALLOC_STACKS)));
 	api->flush_ms = (unsigned)gp_setting_long(GP_ENV_CUPTI_FLUSH_MS);
 	api->discard = gp_setting_bool(GP_ENV_CUPTI_DISCARD);
+	const char *am = gp_setting_str(GP_ENV_CUPTI_API);
+	api->api_mode = am && !strcmp(am, "windows") ? 1 : am && !strcmp(am, "off") ? 2 : 0;
 	if ((g.modes & GP_MODE_MEM) && !api->callbacks) {
 		char msg[256];
 		snprintf(msg, sizeof(msg),
@@ -1109,6 +1152,7 @@ static void load_cupti(void)
 		    .type = GP_EV_YIELD, .ts = gp_clock_ns(), .b = intern(msg, strlen(msg))};
 		emit(&y);
 	}
+	g.cap_t0 = gp_clock_ns();
 	if (start(api, why, sizeof(why)) == 0) {
 		atomic_store(&g.cap_cur, api->capture);
 		if (g.cupti_capture)
@@ -1138,8 +1182,10 @@ static void cuda_init(void)
 	if (!on())
 		return;
 	load_cupti();
-	/* without CUDA activity records, markers are the only GPU clock for the steps */
-	if (!(g.modes & GP_MODE_CUDA) && gp_setting_bool(GP_ENV_STEP_MARKERS) &&
+	/* without CUDA activity records, markers are the only GPU clock for the steps; with
+	 * sampled windows, they are the clock of the steps between the windows */
+	if ((!(g.modes & GP_MODE_CUDA) || g.cap.how == GP_CAP_SAMPLED) &&
+	    gp_setting_bool(GP_ENV_STEP_MARKERS) &&
 	    gp_marker_enable(emit, gp_clock_ns) != 0)
 		gp_warn("step markers unavailable (no CUDA driver functions); step times are "
 		        "host periods");
@@ -1196,8 +1242,10 @@ gpuprof_fw_event(unsigned kind, unsigned dev, uint64_t a, uint64_t c, uint64_t d
 	if (text && *text)
 		e.b = intern_cstr(text);
 	emit(&e);
-	if (kind == GP_FW_OPT_END)
+	if (kind == GP_FW_OPT_END) {
 		gp_marker_step_end(e.ts);
+		optimizer_boundary(e.ts);
+	}
 }
 
 /* Layer ranges (mode layers): one start/end range per module forward or backward, in the

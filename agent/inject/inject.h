@@ -26,6 +26,8 @@ typedef struct gp_inject_api {
 	uint64_t (*now)(void);
 	/* cudaProfilerStart (1) / Stop (0) seen by the CUPTI module: a capture boundary. */
 	void (*profiler)(int start);
+	/* Called by the CUPTI module's thread at each of its flushes: windows by time. */
+	void (*tick)(uint64_t now);
 	/* cuda/mem bits to capture from the start (capture windows may start with cuda off). */
 	unsigned capture;
 	/* Take CUPTI's one callback subscriber (allocation stacks, cudaProfilerStart/Stop
@@ -36,6 +38,9 @@ typedef struct gp_inject_api {
 	 * GPUPROF_CUPTI_FLUSH_MS and GPUPROF_CUPTI_DISCARD, read by the injected library. */
 	unsigned flush_ms;
 	bool discard;
+	/* GPUPROF_CUPTI_API: 0 calls (per-callback-id records, on for the whole run),
+	 * 1 windows (whole runtime and driver kinds, switched with the capture), 2 off */
+	unsigned api_mode;
 } gp_inject_api_t;
 
 /* The CUPTI module's entry points (libgpuprof-cupti.so). */

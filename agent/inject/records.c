@@ -66,6 +66,9 @@ bool gp_cupti_translate(const CUpti_Activity *r, const gp_xlate_t *x, gp_event_t
 			e.a = a->cbid == CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStart_v4000;
 			break;
 		}
+		if (x->api_listed_only &&
+		    !gp_cbid_listed(r->kind == CUPTI_ACTIVITY_KIND_RUNTIME ? 1 : 2, a->cbid))
+			return false;
 		e.type = GP_EV_API;
 		e.ts = a->start;
 		e.a = a->end - a->start;

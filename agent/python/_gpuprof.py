@@ -30,7 +30,7 @@ import sys
 # GP_FW_* (common/event.h)
 _INFO, _MISSING, _OPT_BEGIN, _OPT_END, _OPT_STATE = 1, 2, 3, 4, 5
 _MEM_STEP, _MEM_PEAK, _OWNER, _OOM, _SNAPSHOT = 6, 7, 8, 9, 10
-_MEM_MAX = 11
+_MEM_MAX, _DATA_WAIT, _COMPILE, _POOL = 11, 12, 13, 14
 _SNAP_PEAK, _SNAP_OOM, _SNAP_EXIT, _SNAP_SIGTERM = 1, 2, 3, 4
 
 # The allocator history costs 5-14 % of a step while it records (a Python stack per
@@ -145,13 +145,16 @@ def _missing(what, exc=None, attach=True):
 # ---- arming: wait for `import torch` ----
 
 
-class _TorchFinder:
-    """A meta-path finder that answers nothing itself: on `import torch` it finds torch's
-    spec with the other finders and wraps its loader's exec_module, so the integration
-    starts once torch's own __init__ has run."""
+class _ImportHook:
+    """A meta-path finder that answers nothing itself: on `import NAME` it finds the
+    module's spec with the other finders and wraps its loader's exec_module, so the
+    integration starts once the module's own __init__ has run."""
+
+    def __init__(self, name, started):
+        self.name, self.started = name, started
 
     def find_spec(self, name, path=None, target=None):
-        if name != "torch":
+        if name != self.name:
             return None
         try:
             sys.meta_path.remove(self)
@@ -179,7 +182,7 @@ class _TorchFinder:
                 del loader.exec_module  # back to the class's method
             except Exception:
                 pass
-            _on_torch(module)
+            self.started(module)
 
         try:
             loader.exec_module = exec_module
@@ -198,10 +201,11 @@ def arm():
     if "all" in mods:
         mods |= {"timing", "nvtx", "cuda", "mem", "gpu"}
     _s.modes = mods
-    if "torch" in sys.modules:
-        _on_torch(sys.modules["torch"])
-    else:
-        sys.meta_path.insert(0, _TorchFinder())
+    for name, started in (("torch", _on_torch), ("jax", _on_jax)):
+        if name in sys.modules:
+            started(sys.modules[name])
+        else:
+            sys.meta_path.insert(0, _ImportHook(name, started))
 
 
 def _on_torch(torch):
@@ -224,6 +228,8 @@ def _start(torch):
     except ValueError:
         pass
     how = _install_steps(torch)
+    how += "; input: " + _install_data_wait(torch)
+    _at_fork()
     if "layers" in _s.modes:
         how += "; layer ranges: " + _install_layers(torch)
     mem = "off (mode mem not asked for)"
@@ -232,6 +238,141 @@ def _start(torch):
     _emit(_INFO, text="torch %s; steps: optimizer.step() (%s); memory: %s"
           % (getattr(torch, "__version__", "?"), how, mem), attach=False)
     atexit.register(_at_exit)
+
+
+def _at_fork():
+    """A fork that goes on to train records into a rank file of its own (the library
+    gives it a ring at its cuInit): it attaches afresh, with nothing of its parent's."""
+    def child():
+        _s.attached = _s.broken = False
+        _s.pending = []
+        _s.opt_steps = {}
+        rf = os.environ.get("GPUPROF_RANK_FILE", "")
+        _s.base = rf[:-4] if rf.endswith(".gpr") else ""
+
+    try:
+        os.register_at_fork(after_in_child=child)
+    except Exception:
+        pass
+
+
+def _install_data_wait(torch):
+    """Time the program spends waiting for its next batch: every DataLoader iterator's
+    __next__ (single- and multi-process alike), one record per batch (GP_FW_DATA_WAIT,
+    a = ns waited). The report sets it against the GPU's idle time: an input-bound job
+    says so, with its figure per step."""
+    import importlib
+    import time
+
+    try:
+        dl = importlib.import_module("torch.utils.data.dataloader")
+        It = dl._BaseDataLoaderIter
+    except Exception as e:
+        _missing("time waiting for the next batch", e, attach=False)
+        return "not timed"
+    nxt = It.__next__
+    if getattr(nxt, "_gpuprof_wait", False):
+        return "DataLoader.__next__ timed"
+    clock = time.monotonic_ns
+
+    def __next__(self):
+        t0 = clock()
+        try:
+            return nxt(self)
+        finally:
+            try:
+                _emit(_DATA_WAIT, a=clock() - t0)
+            except Exception:
+                pass
+
+    __next__._gpuprof_wait = True
+    __next__.__wrapped__ = nxt
+    It.__next__ = __next__
+    return "DataLoader.__next__ timed"
+
+
+# ---- JAX: compilation and XLA's memory pool, with no change to the program ----
+
+
+def _on_jax(jax):
+    try:
+        _start_jax(jax)
+    except Exception as e:
+        _missing("JAX integration not started", e)
+
+
+def _jax_ready():
+    """Has the program initialised JAX's backends? (asking for devices before it does
+    would initialise them ourselves, under settings the program may still change)"""
+    try:
+        from jax._src import xla_bridge as xb
+    except Exception:
+        return False
+    f = getattr(xb, "backends_are_initialized", None)
+    if f is not None:
+        return bool(f())
+    return bool(getattr(xb, "_backends", None))
+
+
+def _jax_pool_sample(jax, final=False):
+    """XLA's allocator on each GPU: in use, the pool it holds from the device, its peak
+    (GP_FW_POOL: a = bytes in use, c = pool bytes, d = peak in use; text names the
+    allocator and its limit)."""
+    if not _jax_ready():
+        return
+    for dev in jax.local_devices():
+        if getattr(dev, "platform", "") != "gpu":
+            continue
+        st = dev.memory_stats() or {}
+        use = st.get("bytes_in_use", 0)
+        pool = st.get("pool_bytes", st.get("bytes_reserved", 0))
+        peak = st.get("peak_bytes_in_use", 0)
+        text = "XLA %s allocator: limit %s, peak pool %s%s" % (
+            "BFC" if "bytes_limit" in st else "device", _mib(st.get("bytes_limit", 0)),
+            _mib(st.get("peak_pool_bytes", pool)), ", at exit" if final else "")
+        _emit(_POOL, dev=getattr(dev, "id", 0), a=use, c=pool, d=peak, text=text)
+
+
+def _start_jax(jax):
+    import atexit
+    import threading
+    import time
+
+    how = []
+    mon = getattr(jax, "monitoring", None)
+    reg = getattr(mon, "register_event_duration_secs_listener", None)
+    if reg is not None:
+        def on_duration(event, duration, **kwargs):
+            try:
+                if "/compile" in event or "compilation" in event:
+                    _emit(_COMPILE, a=int(duration * 1e9), text=event)
+            except Exception:
+                pass
+
+        reg(on_duration)
+        how.append("compilation from jax.monitoring")
+    else:
+        _missing("JAX compilation times: jax.monitoring has no duration listeners")
+    if "mem" in _s.modes or "timing" in _s.modes:
+        def sampler():
+            armed = False
+            while True:
+                time.sleep(1.0)
+                try:
+                    if not armed and _jax_ready():
+                        # registered once JAX has registered its own clean-up (at its
+                        # backends' start), so ours runs before it (atexit is LIFO)
+                        atexit.register(_jax_pool_sample, jax, True)
+                        armed = True
+                    _jax_pool_sample(jax)
+                except Exception as e:
+                    _missing("XLA memory statistics", e)
+                    return
+
+        threading.Thread(target=sampler, name="gpuprof-jax", daemon=True).start()
+        how.append("XLA's memory_stats() every 1 s and at exit")
+    _emit(_INFO, text="jax %s; %s" % (getattr(jax, "__version__", "?"), "; ".join(how)),
+          attach=False)
 
 
 # ---- layers (mode layers): a range per module forward and backward ----

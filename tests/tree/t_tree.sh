@@ -28,6 +28,23 @@ for k in $keys; do
 	grep -q "^\.B $k\$" "$B/doc/gpuprof.yaml.5" || miss="$miss $k"
 done
 [ -n "$keys" ] && [ -z "$miss" ]; ok $? "every site key ($(echo $keys | wc -w)) has its entry in gpuprof.yaml(5)${miss:+; missing:$miss}"
+# the framework records' numbers are written twice, in C (common/event.h) and in the
+# Python integration (agent/python/_gpuprof.py): the two lists must agree
+fw=$(python3 - <<'PY'
+import re
+c = {m.group(1): int(m.group(2)) for m in re.finditer(r"GP_FW_([A-Z_]+)\s*=\s*(\d+)", open("common/event.h").read()) if m.group(1) != "N"}
+src = open("agent/python/_gpuprof.py").read()
+py = {}
+for m in re.finditer(r"^((?:_[A-Z_]+, )*_[A-Z_]+) = ([\d, ]+)$", src, re.M):
+    names = [n.strip().lstrip("_") for n in m.group(1).split(",")]
+    vals = [int(v) for v in m.group(2).split(",")]
+    if len(names) == len(vals) and not names[0].startswith(("SNAP", "HIST", "OWNERS", "FRAMES")):
+        py.update(zip(names, vals))
+bad = sorted(set(c.items()) ^ set(py.items()))
+print(" ".join("%s=%s" % kv for kv in bad) if bad else "")
+PY
+)
+[ -z "$fw" ]; ok $? "GP_FW_* in common/event.h and agent/python/_gpuprof.py agree${fw:+ (differ: $fw)}"
 log=$(mktemp)
 if make -C "$B" distcheck >"$log" 2>&1; then
 	ok 0 "make distcheck: $(grep -A1 "archives ready for distribution" "$log" | tail -1) ready for distribution"

@@ -98,6 +98,15 @@ int main(void)
 	    {"steps=1-2x", -1, 0, 0, 0, 0, 0, 0},
 	    {"step=1-2", -1, 0, 0, 0, 0, 0, 0},
 	    {"cudaProfilerApi", -1, 0, 0, 0, 0, 0, 0},
+	    {"sampled", 0, GP_CAP_SAMPLED, 0, 0, 0, 0, 0},
+	    {"sampled=10/100", 0, GP_CAP_SAMPLED, 0, 0, 0, 0, 0},
+	    {"sampled=", -1, 0, 0, 0, 0, 0, 0},
+	    {"sampled=10", -1, 0, 0, 0, 0, 0, 0},
+	    {"sampled=100/10", -1, 0, 0, 0, 0, 0, 0},
+	    {"sampled=0/10", -1, 0, 0, 0, 0, 0, 0},
+	    {"sampled=5/0", -1, 0, 0, 0, 0, 0, 0},
+	    {"sampled=5/10x", -1, 0, 0, 0, 0, 0, 0},
+	    {"sampledx", -1, 0, 0, 0, 0, 0, 0},
 	};
 	for (size_t i = 0; i < sizeof(caps) / sizeof(caps[0]); i++) {
 		gp_capture_t c;
@@ -127,6 +136,15 @@ int main(void)
 	ok(gp_capture_in(&c, 0) && gp_capture_in(&c, 3) && !gp_capture_in(&c, 4) &&
 	       gp_capture_in(&c, 100) && gp_capture_in(&c, 104) && !gp_capture_in(&c, 105),
 	   "window membership at both edges");
+	gp_capture_parse("sampled=10/100", &c, err, sizeof(err));
+	gp_capture_warmup(&c, 3);
+	ok(c.len == 10 && c.every == 100 && gp_capture_in(&c, 0) && gp_capture_in(&c, 12) &&
+	       !gp_capture_in(&c, 13) && !gp_capture_in(&c, 99) && gp_capture_in(&c, 100) &&
+	       gp_capture_in(&c, 109) && !gp_capture_in(&c, 110) && gp_capture_in(&c, 500),
+	   "sampled windows: through the warm-up and 10 more steps, then 10 of every 100");
+	gp_capture_parse("sampled", &c, err, sizeof(err));
+	ok(c.len == GP_SAMPLE_LEN && c.every == GP_SAMPLE_EVERY, "sampled defaults %llu/%llu",
+	   c.len, c.every);
 	gp_capture_parse("cudaprofilerapi", &c, err, sizeof(err));
 	ok(gp_capture_in(&c, 7), "profiler windows do not depend on the step index");
 	char many[256] = "steps=";
