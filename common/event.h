@@ -39,7 +39,9 @@ enum gp_ev_type {
 	GP_EV_YIELD = 21,       /* a=modes yielded b=holder string id */
 	GP_EV_GPU = 22,         /* u8=device a=uuid string b=total bytes c=name string */
 	GP_EV_PROFILER = 23,    /* ts a=1 start / 0 stop (cudaProfilerStart/Stop) */
-	GP_EV_START = 24,       /* ts: program exec'd; a=pid */
+	GP_EV_START = 24,       /* ts: program exec'd; a=pid (u8 0, the agent's); u8 1: the
+	                           process recording into this file attached (the library's):
+	                           a=its pid b=its command line */
 	GP_EV_SIGNAL = 25,      /* ts a=signal received b=1: it reached the program directly (sent
 	                           to the step or the terminal group), not forwarded */
 	GP_EV_CONTROL = 26,     /* ts a=modes now capturing b=step index (capture windows) */

@@ -114,10 +114,11 @@ const gp_setting_t gp_settings[] = {
      "CUPTI's flush period in ms (10 or more); 0: 200 while kernels are traced, 1000 when "
      "only memory is",
      NULL},
-    {NULL, GP_ENV_CUPTI_API, GP_T_STR, "calls", 0, 0, NOC, USER,
+    {NULL, GP_ENV_CUPTI_API, GP_T_STR, "auto", 0, 0, NOC, USER,
      "how CUDA API calls are traced in mode cuda: calls (an activity record of each call "
      "the report reads, enabled for the whole run), windows (CUPTI's runtime and driver "
-     "kinds, enabled only while CUDA activity is captured) or off (benchmarks)",
+     "kinds, enabled only while kernels are traced), off (benchmarks), auto (windows with "
+     "sampled capture, else calls)",
      NULL},
     {NULL, GP_ENV_CUPTI_DISCARD, GP_T_BOOL, "false", 0, 0, NOC, USER,
      "benchmarks: enable the same CUPTI kinds but free the buffers unread (the CUPTI "

@@ -352,6 +352,13 @@ typed:
 		}
 		break;
 	case GP_EV_START:
+		if (e->u8 == 1) { /* the process that records here */
+			if (e->a <= INT32_MAX)
+				r->pid = (int)e->a;
+			if (e->b && gp_rd_str(d, (uint32_t)e->b)[0])
+				snprintf(r->command, sizeof(r->command), "%s", gp_rd_str(d, (uint32_t)e->b));
+			break;
+		}
 		d->start_ts = e->ts;
 		if (!r->pid && e->a <= INT32_MAX)
 			r->pid = (int)e->a;

@@ -483,6 +483,31 @@ static bool side_ring(const char *task_ring, bool cuda)
 	return true;
 }
 
+/* Say which process records here (GP_EV_START, u8 1): its pid and command line, so a
+ * rank whose file holds another process than the program the agent started names it. */
+static void announce(void)
+{
+	char cmd[512];
+	ssize_t n = 0;
+	int fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
+	if (fd >= 0) {
+		n = read(fd, cmd, sizeof(cmd) - 1);
+		close(fd);
+	}
+	n = n > 0 ? n : 0;
+	for (ssize_t i = 0; i < n; i++)
+		if (!cmd[i])
+			cmd[i] = ' ';
+	while (n > 0 && cmd[n - 1] == ' ')
+		n--;
+	gp_event_t e = {.type = GP_EV_START,
+	                .u8 = 1,
+	                .ts = gp_clock_ns(),
+	                .a = (uint64_t)getpid(),
+	                .b = n ? intern(cmd, (size_t)n) : 0};
+	emit(&e);
+}
+
 /* A fork of a process that had this library (silent since the fork) calls cuInit: it
  * trains (or otherwise uses the GPU) on its own, so it records into a ring of its own
  * under a clean string table, the inherited mapping of its parent's ring left alone. */
@@ -502,6 +527,7 @@ static void child_attach(void)
 	}
 	atomic_store(&g.ring.hdr->writer_pid, (uint32_t)g.owner);
 	atomic_store_explicit(&g.enabled, 1, memory_order_release);
+	announce();
 }
 
 /* Attach to the agent's ring: the task's (claim_ring), a launcher's rank's, or one of
@@ -561,6 +587,7 @@ static void do_init(void)
 	if (sr && *sr)
 		atomic_store(&g.step_name, intern_cstr(sr));
 	atomic_store_explicit(&g.enabled, 1, memory_order_release);
+	announce();
 }
 
 /* At load, before any fork can happen in a process that has us: a child forked without
@@ -1141,7 +1168,11 @@ static void load_cupti(void)
 	api->flush_ms = (unsigned)gp_setting_long(GP_ENV_CUPTI_FLUSH_MS);
 	api->discard = gp_setting_bool(GP_ENV_CUPTI_DISCARD);
 	const char *am = gp_setting_str(GP_ENV_CUPTI_API);
-	api->api_mode = am && !strcmp(am, "windows") ? 1 : am && !strcmp(am, "off") ? 2 : 0;
+	api->api_mode = am && !strcmp(am, "windows") ? 1
+	                : am && !strcmp(am, "off")   ? 2
+	                : am && !strcmp(am, "calls") ? 0
+	                : g.cap.how == GP_CAP_SAMPLED ? 1 /* auto: no cost between windows */
+	                                              : 0;
 	if ((g.modes & GP_MODE_MEM) && !api->callbacks) {
 		char msg[256];
 		snprintf(msg, sizeof(msg),
