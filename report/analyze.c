@@ -128,6 +128,7 @@ static int load_rank(gp_job_t *job, const char *path, gp_rank_t *r, rank_data_t 
 	gp_pass_gpu(r, dp);
 	gp_pass_ranges(job, r, dp);
 	gp_pass_memory(r, dp);
+	gp_pass_startup(r, dp);
 	gp_pass_time_series(r, dp);
 	r->snapshot_ns = d.win_hi ? d.win_hi : d.last_ts;
 	if (r->nsteps)

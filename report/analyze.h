@@ -143,6 +143,36 @@ typedef struct gp_rank {
 	/* CUDA allocations refused for lack of device memory, and the last one's time */
 	uint64_t oom_calls, oom_t_ns;
 	int oom_step; /* the step the last refusal fell in, -1: none */
+	/* a framework's device memory pool (GP_FW_POOL: XLA's allocator), its own figures:
+	 * what it holds from the device and what of it is in use */
+	struct gp_pool {
+		bool seen;
+		unsigned samples;
+		uint64_t in_use, in_use_peak, pool, pool_peak; /* the last sample; the largest */
+		char what[128];
+	} pool;
+	/* where the steps' GPU idled, by what the host did (gputime.c): waiting for the next
+	 * batch (GP_FW_DATA_WAIT), inside a framework's compilation, in a launch call, or
+	 * none of those (time in Python, a slow host, or what gpuprof cannot see) */
+	uint64_t idle_data_ns, idle_compile_ns, idle_launch_ns;
+	uint64_t data_wait_ns, data_waits; /* inside the post-warm-up steps */
+	double host_busy_per_step_ms;      /* host time inside launch and sync calls per step */
+	/* capture windows with untraced steps between them (sampled capture): the headline
+	 * is the untraced steps' (step markers), the traced ones' beside it */
+	unsigned ntraced, nuntraced;                /* post-warm-up samples of each */
+	double traced_median_ms, untraced_median_ms; /* 0: not measured */
+	double tracer_ms_per_step; /* what tracing added to a traced step (their difference, or
+	                              CUPTI's overhead records where no step was untraced) */
+	/* start-up: from the program's start to the first step's (rule 9) */
+	double startup_s, startup_gpu_busy_s, startup_compile_s;
+	uint64_t startup_alloc_bytes;
+	struct {
+		char name[96];
+		double ms;
+		unsigned calls;
+		bool kernel; /* a kernel (else an NVTX range or a compilation) */
+	} startup_top[6];
+	unsigned nstartup_top;
 	/* what PyTorch itself said (GP_EV_FW, agent/python/_gpuprof.py): steps from its
 	 * optimizers, their state tensors, its caching allocator's own figures */
 	struct gp_torch {

@@ -17,6 +17,7 @@
  * ranges as user_annotation; each step as a "ProfilerStep#N" annotation on the steps'
  * thread (HTA's iterations); flows ac2g by correlation, unique within the file. */
 #include "config.h"
+#include "names.h"
 #include "analyze.h"
 #include "cbid_names.h"
 #include "rankdata.h"
@@ -55,36 +56,6 @@ static const char *name_of(const rank_data_t *d, uint32_t id)
 {
 	const char *s = gp_symtab_str(&d->sym, id);
 	return s && *s ? s : "(unnamed)";
-}
-
-/* A kernel's name as Kineto writes it: demangled (HTA finds NCCL's kernels by their
- * demangled names, "ncclDevKernel_..."), by libstdc++'s demangler loaded at run time,
- * so the report links no C++ runtime; the mangled name where there is none. */
-typedef char *(*demangle_fn)(const char *, char *, size_t *, int *);
-static demangle_fn demangler;
-static pthread_once_t demangle_once = PTHREAD_ONCE_INIT;
-
-static void load_demangler(void)
-{
-	void *h = dlopen("libstdc++.so.6", RTLD_LAZY | RTLD_LOCAL);
-	if (h)
-		*(void **)&demangler = dlsym(h, "__cxa_demangle");
-}
-
-/* The demangled name in buf (NULL: not a mangled name, or no demangler). */
-static const char *demangled(const char *name, char **buf, size_t *len)
-{
-	int st = -1;
-	if (strncmp(name, "_Z", 2))
-		return NULL;
-	pthread_once(&demangle_once, load_demangler);
-	if (!demangler)
-		return NULL;
-	char *r = demangler(name, *buf, len, &st);
-	if (st != 0 || !r)
-		return NULL;
-	*buf = r; /* realloc'd by the demangler when it needed more */
-	return r;
 }
 
 /* Kineto's names for CUPTI's copy kinds (memcpyKindString) */
@@ -260,7 +231,7 @@ static void export_rank(ctx_t *c, const gp_rank_t *rk, int index)
 		if (!in_window(c, k->start, k->start + k->dur) || !spend(c))
 			continue;
 		const char *kn = k->kind == 0 ? name_of(d, k->name) : NULL, *dm;
-		if (kn && c->kineto && (dm = demangled(kn, &dbuf, &dlen)))
+		if (kn && (dm = gp_demangle(kn, &dbuf, &dlen))) /* demangled: Kineto's and HTA's names, readable in Perfetto */
 			kn = dm;
 		slice_at(c,
 		         k->kind == 0   ? "kernel"

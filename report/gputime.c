@@ -13,6 +13,7 @@
  *                events, other streams). */
 #include "config.h"
 #include "rankdata.h"
+#include "names.h"
 #include "stats.h"
 
 #include <stdio.h>
@@ -48,10 +49,7 @@ static bool blocked_at(const api_t *s, size_t n, uint64_t t)
  * call (or, unmatched, whose start) falls in the post-warm-up steps; otherwise all. */
 static bool in_window(const rank_data_t *d, const kern_t *k)
 {
-	uint64_t t = gp_rd_launch_ts(d, k);
-	if (!d->gpu_hi)
-		return true;
-	return t >= d->gpu_lo && t <= d->gpu_hi;
+	return gp_in_gwin(d, gp_rd_launch_ts(d, k));
 }
 
 /* CUDA activity that stops arriving while steps go on, without a capture switch: another
@@ -94,6 +92,8 @@ void gp_pass_gpu(gp_rank_t *r, rank_data_t *d)
 			VEC_PUSH(syncs, d->apis.v[i]);
 	uint64_t cur_s = 0, cur_e = 0, first = 0, last = 0;
 	uint64_t comm_e = 0, comp_e = 0;
+	size_t part = 0; /* the stretch of gwin the last kernel was in: the GPU's idle time
+	                    between two capture windows is not measured */
 	bool any = false;
 	u64map_t comm_by_name = {0};
 	VEC(uint64_t) lat = {0};
@@ -102,8 +102,15 @@ void gp_pass_gpu(gp_rank_t *r, rank_data_t *d)
 		uint64_t e = k->start + k->dur;
 		if (!in_window(d, k))
 			continue;
+		size_t kp = d->gwin.n ? gp_interval_of(d->gwin.v, d->gwin.n, gp_rd_launch_ts(d, k)) : 1;
+		if (any && kp != part) { /* the previous stretch ends here */
+			r->busy_ns += cur_e - cur_s;
+			r->span_ns += last - first;
+			any = false;
+		}
+		part = kp;
 		if (!any) {
-			cur_s = cur_e = first = k->start;
+			cur_s = cur_e = first = last = k->start;
 			any = true;
 		}
 		if (k->kind == 0)
@@ -169,7 +176,7 @@ void gp_pass_gpu(gp_rank_t *r, rank_data_t *d)
 		return;
 	}
 	r->busy_ns += cur_e - cur_s;
-	r->span_ns = last - first;
+	r->span_ns += last - first;
 	if (r->nkernels)
 		r->kernel_mean_us = (double)r->compute_ns / 1e3 / (double)r->nkernels;
 	if (lat.n)
@@ -230,7 +237,8 @@ void gp_merge_kernels(gp_job_t *job, rank_data_t *d)
 	for (size_t i = 0; i < d->kerns.n; i++) {
 		kern_t *k = &d->kerns.v[i];
 		uint64_t j;
-		if (k->kind != 0)
+		/* the steady state's kernels (start-up's have a section of their own) */
+		if (k->kind != 0 || !in_window(d, k))
 			continue;
 		if (!u64map_get(&idx, (uint64_t)k->name + 1, &j)) {
 			gp_kstat_t z = {.name = (char *)gp_rd_str(d, k->name), .min = UINT64_MAX};
@@ -247,7 +255,10 @@ void gp_merge_kernels(gp_job_t *job, rank_data_t *d)
 			s->max = k->dur;
 	}
 	for (size_t i = 0; i < loc.n; i++) {
-		gp_kstat_t *g = kstat_get(job, loc.v[i].name);
+		/* by the name a person reads (demangled): what every output shows */
+		char *rn = gp_readable_name(loc.v[i].name);
+		gp_kstat_t *g = kstat_get(job, rn ? rn : loc.v[i].name);
+		free(rn);
 		if (!g)
 			continue;
 		g->calls += loc.v[i].calls;

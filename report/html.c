@@ -11,6 +11,7 @@
  * detail). Plain SVG because it needs no library to vet or vendor and renders the same
  * in any browser. */
 #include "config.h"
+#include "names.h"
 #include "analyze.h"
 
 #include <math.h>
@@ -603,7 +604,7 @@ static void plot_kernels(FILE *o, const gp_job_t *job)
 		return;
 	double x0 = 400, w = W - x0 - 130;
 	fprintf(o,
-	        "<h3>Kernels (all ranks)</h3>\n<svg class=\"plot\" "
+	        "<h3>Kernels (all ranks, the steady state's steps)</h3>\n<svg class=\"plot\" "
 	        "id=\"kernels\" width=\"%d\" height=\"%u\" xmlns=\"http://www.w3.org/2000/svg\" "
 	        "font-family=\"sans-serif\">\n",
 	        W, 22 * n + 10);
@@ -619,7 +620,8 @@ static void plot_kernels(FILE *o, const gp_job_t *job)
 		        "font-size=\"11\" font-family=\"monospace\" text-anchor=\"end\">",
 		        (unsigned long long)k->calls, k->total / 1e6, x0, 5 + 22 * i, share * w + 1,
 		        k->comm ? "#d62728" : "#1f77b4", x0 - 6, 17 + 22 * i);
-		esc(o, ellipsize(k->name, 54, nm, sizeof(nm)));
+		gp_display_name(k->name, nm, 56); /* the whole name on hover (title) */
+		esc(o, nm);
 		fprintf(o,
 		        "</text>\n<text x=\"%.1f\" y=\"%u\" font-size=\"11\">%.1f%% (%.2f "
 		        "ms)</text></g>\n",

@@ -477,6 +477,30 @@ static void feed_fw(rank_data_t *d, gp_rank_t *r, const gp_event_t *e)
 			t->oom_free = e->d;
 		}
 		break;
+	case GP_FW_DATA_WAIT:
+		VEC_PUSH(d->data_wait, e->ts);
+		VEC_PUSH(d->data_wait, e->a);
+		break;
+	case GP_FW_COMPILE:
+		VEC_PUSH(d->compiles, e->ts);
+		VEC_PUSH(d->compiles, e->a);
+		VEC_PUSH(d->compiles, e->b);
+		break;
+	case GP_FW_POOL: { /* the latest sample, and the largest */
+		struct gp_pool *p = &r->pool;
+		p->seen = true;
+		p->samples++;
+		p->in_use = e->a;
+		p->pool = e->c;
+		if (e->d > p->in_use_peak)
+			p->in_use_peak = e->d;
+		if (e->a > p->in_use_peak)
+			p->in_use_peak = e->a;
+		if (e->c > p->pool_peak)
+			p->pool_peak = e->c;
+		copy_text(p->what, sizeof(p->what), text);
+		break;
+	}
 	case GP_FW_SNAPSHOT:
 		copy_text(e->a == GP_SNAP_PEAK  ? t->snap_peak
 		          : e->a == GP_SNAP_OOM ? t->snap_oom
@@ -501,6 +525,7 @@ void gp_rd_reset(rank_data_t *d)
 	u64map_clear(&d->started_of);
 	d->started.n = d->steps.n = d->ctrl.n = d->marks.n = 0;
 	d->opt_ends.n = d->torch_mem.n = 0;
+	d->gwin.n = d->cuda_on.n = d->data_wait.n = d->compiles.n = 0;
 	d->ts_lo = d->ts_hi = 0;
 	d->hdr_realtime = d->hdr_monotonic = d->start_ts = 0;
 	d->nvml.n = d->nvtx_marks.n = 0;
@@ -542,6 +567,10 @@ void gp_rd_free(rank_data_t *d)
 	VEC_FREE(d->torch_mem);
 	VEC_FREE(d->prof);
 	VEC_FREE(d->ctrl);
+	VEC_FREE(d->gwin);
+	VEC_FREE(d->cuda_on);
+	VEC_FREE(d->data_wait);
+	VEC_FREE(d->compiles);
 }
 
 static int cmp_api(const void *a, const void *b)

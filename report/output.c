@@ -2,6 +2,7 @@
  * one-line summary that goes into the job's AdminComment. */
 #include "config.h"
 #include "analyze.h"
+#include "names.h"
 #include "stats.h"
 #include "event.h"
 
@@ -496,9 +497,51 @@ static void text_procs(FILE *out, const char *label, const gp_rank_t *r)
 	}
 }
 
-void gp_report_text(const gp_job_t *job, FILE *out)
+/* Did any rank trace kernels in windows only (sampled or chosen steps)? */
+static bool any_window(const gp_job_t *job)
 {
-	char b[64], nm[64];
+	for (unsigned i = 0; i < job->nranks; i++)
+		if (job->ranks[i].capture_window)
+			return true;
+	return false;
+}
+
+/* Start-up, per listed rank: how long from the program's start to its first step, and
+ * what filled it (never part of the step figures). */
+static void text_startup(const gp_job_t *job, FILE *out)
+{
+	bool any = false;
+	for (unsigned i = 0; i < job->nranks; i++)
+		any |= job->ranks[i].startup_s > 0 && listed(job, &job->ranks[i]);
+	if (!any)
+		return;
+	fprintf(out, "\n== Start-up (the program's start to its first step; not in any step "
+	             "figure) ==\n");
+	for (unsigned i = 0; i < job->nranks; i++) {
+		const gp_rank_t *r = &job->ranks[i];
+		if (r->startup_s <= 0 || !listed(job, r))
+			continue;
+		fprintf(out, "rank %s: %.2f s; GPU busy %.3f s of it", label(job, r), r->startup_s,
+		        r->startup_gpu_busy_s);
+		if (r->startup_compile_s > 0)
+			fprintf(out, "; compilation the framework reported %.2f s", r->startup_compile_s);
+		if (r->startup_alloc_bytes)
+			fprintf(out, "; %.1f MiB of device memory allocated",
+			        r->startup_alloc_bytes / 1048576.0);
+		fprintf(out, "\n");
+		for (unsigned k = 0; k < r->nstartup_top; k++) {
+			char nm[64];
+			gp_display_name(r->startup_top[k].name, nm, 61);
+			fprintf(out, "       %-8s %-60s %10.1f ms %6u time%s\n",
+			        r->startup_top[k].kernel ? "kernel" : "range", nm, r->startup_top[k].ms,
+			        r->startup_top[k].calls, r->startup_top[k].calls > 1 ? "s" : "");
+		}
+	}
+}
+
+/* The job line and the findings, most important first. */
+static void text_findings(const gp_job_t *job, FILE *out)
+{
 	fprintf(out, "gpuprof report: job %s, %u rank file(s) in %s\n",
 	        job->job[0] ? job->job : "?", job->nranks, job->dir);
 	if (job->sacct[0])
@@ -523,6 +566,12 @@ void gp_report_text(const gp_job_t *job, FILE *out)
 		    i + 1, f->id, f->effect_of[0] ? "(effect of the " : "", f->effect_of,
 		    f->effect_of[0] ? ") " : "", f->title, sav, f->evidence, f->threshold, f->fix);
 	}
+}
+
+/* How slow: each rank's steps and what the headline measures. */
+static void text_how_slow(const gp_job_t *job, FILE *out)
+{
+	char b[64];
 	fprintf(out, "\n== How slow ==\n");
 	bool rows = unlisted(job) < job->nranks; /* some rank is listed line by line */
 	if (rows)
@@ -566,6 +615,13 @@ void gp_report_text(const gp_job_t *job, FILE *out)
 		        "(mode cuda finds steps without annotations; GPUPROF_STEP_RANGE names a "
 		        "range)\n");
 
+}
+
+/* Where the time goes: the GPU over the steady state, kernels and ranges. */
+static void text_time(const gp_job_t *job, FILE *out)
+{
+	char nm[64];
+	bool rows = unlisted(job) < job->nranks; /* some rank is listed line by line */
 	fprintf(out, "\n== Where the time goes ==\n");
 	uint64_t any_gpu = 0, any_mem = 0;
 	for (unsigned i = 0; i < job->nranks; i++) {
@@ -626,13 +682,15 @@ void gp_report_text(const gp_job_t *job, FILE *out)
 		uint64_t tot = 0;
 		for (unsigned i = 0; i < job->nk; i++)
 			tot += job->k[i].total;
-		fprintf(out, "\nTop kernels by total GPU time (all ranks):\n");
-		fprintf(out, "%-50s %8s %11s %10s %10s %10s %6s\n", "name", "calls", "total ms",
+		fprintf(out, "\nTop kernels by total GPU time (all ranks, post-warm-up steps%s; "
+		             "names demangled, the whole name in report.json):\n",
+		        any_window(job) ? " traced at kernel level" : "");
+		fprintf(out, "%-60s %8s %11s %10s %10s %10s %6s\n", "name", "calls", "total ms",
 		        "mean us", "min us", "max us", "share");
 		for (unsigned i = 0; i < job->nk && i < 15; i++) {
 			const gp_kstat_t *k = &job->k[i];
-			shorten(k->name, nm, 51);
-			fprintf(out, "%-50s %8llu %11.3f %10.2f %10.2f %10.2f %5.1f%%\n", nm,
+			gp_display_name(k->name, nm, 61);
+			fprintf(out, "%-60s %8llu %11.3f %10.2f %10.2f %10.2f %5.1f%%\n", nm,
 			        (unsigned long long)k->calls, k->total / 1e6,
 			        k->total / 1e3 / (double)k->calls, k->min / 1e3, k->max / 1e3,
 			        pct(k->total, tot));
@@ -650,7 +708,15 @@ void gp_report_text(const gp_job_t *job, FILE *out)
 			        r->sync_ns / 1e6);
 		}
 	}
-	print_io(out, job);
+}
+
+/* Where the memory goes: peaks, their stacks, what is live. */
+static void text_memory(const gp_job_t *job, FILE *out)
+{
+	bool rows = unlisted(job) < job->nranks; /* some rank is listed line by line */
+	uint64_t any_mem = 0;
+	for (unsigned i = 0; i < job->nranks; i++)
+		any_mem += job->ranks[i].nallocs + job->ranks[i].nvml_samples;
 	fprintf(out, "\n== Where the memory goes ==\n");
 	if (!any_mem)
 		fprintf(out, "no device memory activity recorded (modes without mem or gpu, or no "
@@ -693,7 +759,11 @@ void gp_report_text(const gp_job_t *job, FILE *out)
 		dist_line(out, job, "peak (MiB)", "", f_peak, 1, 0);
 		dist_line(out, job, "growth (KiB/step)", "", f_growth, 1, 0);
 	}
-	print_torch(out, job);
+}
+
+/* Data quality: what was lost, yielded or not observed, by rank. */
+static void text_quality(const gp_job_t *job, FILE *out)
+{
 	fprintf(out, "\n== Data quality ==\n");
 	unsigned incomplete = 0, quiet_n = 0;
 	char quiet[160] = "";
@@ -786,6 +856,18 @@ void gp_report_text(const gp_job_t *job, FILE *out)
 		incomplete += job->launchers[i].other_processes > 0 || !job->launchers[i].has_end;
 	if (!incomplete && !job->nunreadable)
 		fprintf(out, "all %u rank files complete, nothing dropped\n", job->nranks);
+}
+
+void gp_report_text(const gp_job_t *job, FILE *out)
+{
+	text_findings(job, out);
+	text_how_slow(job, out);
+	text_startup(job, out);
+	text_time(job, out);
+	print_io(out, job);
+	text_memory(job, out);
+	print_torch(out, job);
+	text_quality(job, out);
 }
 
 void gp_report_summary_line(const gp_job_t *job, char *buf, size_t len)

@@ -162,7 +162,7 @@ void gp_pass_ranges(gp_job_t *job, gp_rank_t *r, rank_data_t *d)
 	u64map_t sync_by_name = {0};
 	for (size_t i = 0; i < d->apis.n; i++) {
 		api_t *a = &d->apis.v[i];
-		if (d->gpu_hi && (a->start < d->gpu_lo || a->start > d->gpu_hi))
+		if (!gp_in_gwin(d, a->start))
 			continue;
 		if (!a->sync)
 			continue;
@@ -184,6 +184,8 @@ void gp_pass_ranges(gp_job_t *job, gp_rank_t *r, rank_data_t *d)
 	u64map_free(&sync_by_name);
 	for (size_t i = 0; i < d->ranges.n; i++) {
 		range_t *x = &d->ranges.v[i];
+		if (!gp_in_gwin(d, x->start)) /* the steady state's: start-up is apart */
+			continue;
 		gp_rstat_t *s = rstat_get(job, gp_rd_str(d, x->name));
 		if (!s)
 			continue;

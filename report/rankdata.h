@@ -63,6 +63,7 @@ typedef VEC(open_t) open_stack_t;
  * last GPU work launched in it (0: none recorded). */
 typedef struct step {
 	uint64_t start, end, gpu_end;
+	bool traced; /* inside a stretch where kernels were traced (capture windows) */
 } step_t;
 
 /* A step completion marker (GP_EV_STEP_MARK): placed at ts on the host; gpu: GPU ns
@@ -100,7 +101,11 @@ typedef struct rank_data {
 	} io_prev[8]; /* PCIe/NVLink counters per device: the last sample, sums */
 	uint64_t first_ts, last_ts;
 	uint64_t win_lo, win_hi; /* post-warm-up steps, when steps are known */
-	uint64_t gpu_lo, gpu_hi; /* GPU statistics: win_* cut to the captured window */
+	uint64_t gpu_lo, gpu_hi; /* GPU statistics: the hull of gwin (0, 0: everything) */
+	VEC(uint64_t) gwin;      /* ... exactly: lo, hi, lo, hi, ... (sorted, disjoint): the
+	                            post-warm-up steps where kernels were traced */
+	VEC(uint64_t) cuda_on;   /* when kernels were traced at all: lo, hi, ... (the capture
+	                            switches; one stretch over the run without any) */
 	VEC(uint64_t) ctrl;      /* capture switches: ts, modes, ts, modes, ... */
 	u64map_t alloc_api;      /* correlation -> index + 1 of the allocation call (its stack) */
 	u64map_t corr_api;       /* correlation -> index + 1 of the other API calls */
@@ -109,6 +114,8 @@ typedef struct rank_data {
 	VEC(mark_t) marks;       /* in the order they completed */
 	VEC(uint64_t) opt_ends;  /* optimizer.step() returns: ts << 8 | optimizer index */
 	VEC(uint64_t) torch_mem; /* optimizer step, allocated bytes after it (PyTorch's): pairs */
+	VEC(uint64_t) data_wait; /* waits for the next batch (GP_FW_DATA_WAIT): end ts, ns */
+	VEC(uint64_t) compiles;  /* framework compilations (GP_FW_COMPILE): end ts, ns, name */
 	uint32_t step_tid;       /* the thread that ran the step ranges (0: none/unknown) */
 	bool tid_mismatch;       /* NVTX and CUDA API records carry unrelated thread ids */
 	/* the rank's CUDA allocation that failed for lack of memory, if any */
@@ -152,6 +159,11 @@ void gp_pass_steps(gp_rank_t *r, rank_data_t *d);
 void gp_pass_capture(gp_rank_t *r, rank_data_t *d);
 /* 1 + the index of the step that time t falls in (its CPU interval); 0 when none. */
 size_t gp_step_at(const rank_data_t *d, uint64_t t);
+/* Is t inside one of the GPU statistics' stretches (gwin; everything when there are
+ * none)? */
+bool gp_in_gwin(const rank_data_t *d, uint64_t t);
+/* Index + 1 of the pair of v (lo, hi, ...) that holds t; 0 when none. */
+size_t gp_interval_of(const uint64_t *v, size_t n, uint64_t t);
 
 /* gputime.c */
 void gp_pass_gpu(gp_rank_t *r, rank_data_t *d);
@@ -168,6 +180,9 @@ range_t *gp_owner_range(rank_data_t *d, uint32_t tid, uint64_t ts, size_t *from)
 void gp_pass_ranges(gp_job_t *job, gp_rank_t *r, rank_data_t *d);
 /* The program's ranges open on thread tid at ts, outermost first ("a > b"); false: none */
 bool gp_open_ranges(rank_data_t *d, uint32_t tid, uint64_t ts, char *out, size_t len);
+
+/* startup.c: the program's start to its first step, and what filled it */
+void gp_pass_startup(gp_rank_t *r, rank_data_t *d);
 
 /* memory.c */
 void gp_pass_memory(gp_rank_t *r, rank_data_t *d);

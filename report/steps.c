@@ -410,10 +410,12 @@ static void summarise(const double *v, size_t n, double *median, double *p95)
 	*p95 = gp_quantile(v, n, 0.95);
 }
 
-/* Without GPU records, the markers (GP_EV_STEP_MARK) placed at the end of outermost
- * ranges: a running sum of their GPU deltas is a GPU clock at each marker; a step's GPU
- * time is that clock at its end minus at the previous step's end. */
-static size_t marker_samples(const rank_data_t *d, size_t w, double *gpu, unsigned *gpu_i)
+/* The markers (GP_EV_STEP_MARK) placed at the end of each step (an outermost range, an
+ * optimizer step): a running sum of their GPU deltas is a GPU clock at each marker; a
+ * step's GPU time is that clock at its end minus at the previous step's end. skip[i]:
+ * step i has a sample of its own already (kernel records), NULL: none has. */
+static size_t marker_samples(const rank_data_t *d, size_t w, const bool *skip, double *gpu,
+                             unsigned *gpu_i)
 {
 	size_t n = d->steps.n, ng = 0, nm = d->marks.n;
 	double *clk = malloc((nm ? nm : 1) * sizeof(double));
@@ -441,7 +443,7 @@ static size_t marker_samples(const rank_data_t *d, size_t w, double *gpu, unsign
 		u64map_put(&at, d->marks.v[k].ts, k + 1);
 	for (size_t i = w > 1 ? w : 1; i < n; i++) {
 		uint64_t a, b;
-		if (!u64map_get(&at, d->steps.v[i - 1].end, &a) ||
+		if ((skip && skip[i]) || !u64map_get(&at, d->steps.v[i - 1].end, &a) ||
 		    !u64map_get(&at, d->steps.v[i].end, &b))
 			continue;
 		a--, b--;
@@ -455,6 +457,28 @@ out:
 	free(clk);
 	free(chain);
 	return ng;
+}
+
+/* The traced steps' GPU times (gpu[0..nk), from kernel records) against the untraced
+ * ones' (gpu[nk..ng), from step markers), in the same run: what tracing costs a step. */
+static void traced_vs_untraced(gp_rank_t *r, const double *gpu, size_t nk, size_t ng)
+{
+	r->ntraced = (unsigned)nk;
+	r->nuntraced = (unsigned)(ng - nk);
+	r->traced_median_ms = nk ? gp_median(gpu, nk) : 0;
+	r->untraced_median_ms = ng > nk ? gp_median(gpu + nk, ng - nk) : 0;
+	if (nk >= 3 && ng - nk >= 3 && r->traced_median_ms > r->untraced_median_ms)
+		r->tracer_ms_per_step = r->traced_median_ms - r->untraced_median_ms;
+}
+
+/* Which steps were traced at kernel level: wholly inside a stretch of d->cuda_on. */
+static void mark_traced(rank_data_t *d)
+{
+	for (size_t i = 0; i < d->steps.n; i++) {
+		step_t *s = &d->steps.v[i];
+		size_t k = gp_interval_of(d->cuda_on.v, d->cuda_on.n, s->start);
+		s->traced = k && s->end <= d->cuda_on.v[2 * k - 1];
+	}
 }
 
 static void step_timing(gp_rank_t *r, rank_data_t *d)
@@ -471,8 +495,9 @@ static void step_timing(gp_rank_t *r, rank_data_t *d)
 	/* each sample's step number (capture windows and missing completions leave gaps) */
 	unsigned *cpu_i = calloc(n, sizeof(unsigned)), *per_i = calloc(n, sizeof(unsigned)),
 	         *gpu_i = calloc(n, sizeof(unsigned));
+	bool *has = calloc(n ? n : 1, sizeof(bool)); /* a sample from kernel records */
 	size_t nc = 0, np = 0, ng = 0;
-	if (!cpu || !per || !gpu || !cpu_i || !per_i || !gpu_i)
+	if (!cpu || !per || !gpu || !cpu_i || !per_i || !gpu_i || !has)
 		goto out;
 	for (size_t i = w; i < n; i++) {
 		const step_t *s = &d->steps.v[i];
@@ -482,16 +507,27 @@ static void step_timing(gp_rank_t *r, rank_data_t *d)
 			per_i[np] = (unsigned)i;
 			per[np++] = (double)(d->steps.v[i + 1].start - s->start) / 1e6;
 		}
-		if (i >= 1 && s->gpu_end && d->steps.v[i - 1].gpu_end &&
-		    s->gpu_end > d->steps.v[i - 1].gpu_end) {
+		if (i >= 1 && s->traced && d->steps.v[i - 1].traced && s->gpu_end &&
+		    d->steps.v[i - 1].gpu_end && s->gpu_end > d->steps.v[i - 1].gpu_end) {
 			gpu_i[ng] = (unsigned)i;
 			gpu[ng++] = (double)(s->gpu_end - d->steps.v[i - 1].gpu_end) / 1e6;
+			has[i] = true;
 		}
 	}
-	bool markers = false;
-	if (!ng && d->marks.n && !d->kerns.n) {
-		ng = marker_samples(d, w, gpu, gpu_i);
-		markers = ng > 0;
+	/* the steps without kernel records of their own (all of them without mode cuda;
+	 * those between capture windows): the step markers' GPU clock */
+	size_t nk = ng;
+	if (d->marks.n)
+		ng += marker_samples(d, w, has, gpu + ng, gpu_i + ng);
+	bool markers = ng > nk && !nk;
+	traced_vs_untraced(r, gpu, nk, ng);
+	if (nk && ng > nk && r->nuntraced >= 3) { /* the headline: the untraced steps */
+		memmove(gpu, gpu + nk, (ng - nk) * sizeof(double));
+		memmove(gpu_i, gpu_i + nk, (ng - nk) * sizeof(unsigned));
+		ng -= nk;
+		markers = true;
+	} else if (ng > nk && nk) { /* too few untraced steps: the traced ones alone */
+		ng = nk;
 	}
 	/* found without a range of the program's: no CPU range to speak of */
 	if (strcmp(r->step_source, "kernels") && strcmp(r->step_source, "optimizer"))
@@ -532,12 +568,61 @@ out:
 	free(cpu_i);
 	free(per_i);
 	free(gpu_i);
+	free(has);
+}
+
+size_t gp_interval_of(const uint64_t *v, size_t n, uint64_t t)
+{
+	size_t lo = 0, hi = n / 2;
+	while (lo < hi) { /* the first pair starting after t */
+		size_t mid = (lo + hi) / 2;
+		if (v[2 * mid] <= t)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo && t <= v[2 * lo - 1] ? lo : 0;
+}
+
+bool gp_in_gwin(const rank_data_t *d, uint64_t t)
+{
+	return !d->gwin.n || gp_interval_of(d->gwin.v, d->gwin.n, t) != 0;
+}
+
+/* When kernels were traced: the stretches between the capture switches (GP_EV_CONTROL)
+ * that had cuda on, the first from the rank's start; one stretch over the whole run
+ * without switches, where kernels were recorded at all. */
+static void cuda_stretches(rank_data_t *d)
+{
+	d->cuda_on.n = 0;
+	if (!d->ctrl.n) {
+		if (d->kerns.n) {
+			VEC_PUSH(d->cuda_on, d->first_ts);
+			VEC_PUSH(d->cuda_on, UINT64_MAX);
+		}
+		return;
+	}
+	bool on = true;
+	uint64_t since = d->first_ts;
+	for (size_t i = 0; i <= d->ctrl.n; i += 2) {
+		bool end = i == d->ctrl.n;
+		uint64_t t = end ? UINT64_MAX : d->ctrl.v[i];
+		bool now = !end && (d->ctrl.v[i + 1] & GP_MODE_CUDA) != 0;
+		if (on && (!now || end) && t > since) {
+			VEC_PUSH(d->cuda_on, since);
+			VEC_PUSH(d->cuda_on, t);
+		}
+		if (!on && now)
+			since = t;
+		on = now;
+	}
 }
 
 void gp_pass_steps(gp_rank_t *r, rank_data_t *d)
 {
 	size_t n = 0;
 	d->steps.n = 0;
+	cuda_stretches(d);
 	if (r->torch.seen)
 		torch_steps(r, d);
 	if (d->steps_from == GP_STEPS_AUTO || d->steps_from == GP_STEPS_NVTX)
@@ -559,6 +644,7 @@ void gp_pass_steps(gp_rank_t *r, rank_data_t *d)
 	r->nsteps_post = (unsigned)(n - warmup);
 	/* the last step the program started, from 0, for findings about how it ended */
 	r->last_step = (unsigned)n - 1;
+	mark_traced(d);
 	step_timing(r, d);
 	d->win_lo = d->steps.v[warmup].start;
 	d->win_hi = 0;
@@ -568,41 +654,42 @@ void gp_pass_steps(gp_rank_t *r, rank_data_t *d)
 }
 
 /* Capture windows (GP_EV_CONTROL): CUDA activity exists only while cuda was on, so GPU
- * statistics cover the longest captured stretch of the post-warm-up steps, and the
- * per-step figures count the steps inside it. */
+ * statistics cover the captured stretches of the post-warm-up steps (gwin), and the
+ * per-step figures count the steps inside them. Without steps: the whole run. */
 void gp_pass_capture(gp_rank_t *r, rank_data_t *d)
 {
+	d->gwin.n = 0;
 	d->gpu_lo = d->win_lo;
 	d->gpu_hi = d->win_hi;
+	if (d->win_hi && !d->ctrl.n) { /* no switches: the post-warm-up steps */
+		VEC_PUSH(d->gwin, d->win_lo);
+		VEC_PUSH(d->gwin, d->win_hi);
+	} else if (d->win_hi) { /* the post-warm-up steps, where traced */
+		for (size_t k = 0; k + 1 < d->cuda_on.n; k += 2) {
+			uint64_t a = d->cuda_on.v[k] > d->win_lo ? d->cuda_on.v[k] : d->win_lo;
+			uint64_t b = d->cuda_on.v[k + 1] < d->win_hi ? d->cuda_on.v[k + 1] : d->win_hi;
+			if (b > a) {
+				VEC_PUSH(d->gwin, a);
+				VEC_PUSH(d->gwin, b);
+			}
+		}
+		if (d->gwin.n) {
+			d->gpu_lo = d->gwin.v[0];
+			d->gpu_hi = d->gwin.v[d->gwin.n - 1];
+		}
+	}
 	if (!d->ctrl.n)
 		return;
-	uint64_t lo = d->win_hi ? d->win_lo : d->first_ts;
-	uint64_t hi = d->win_hi ? d->win_hi : d->last_ts;
-	uint64_t best_lo = 0, best_hi = 0, on_since = d->first_ts;
-	bool on = true; /* before the first switch: everything the modes asked for */
-	for (size_t i = 0; i <= d->ctrl.n; i += 2) {
-		bool end = i == d->ctrl.n;
-		uint64_t t = end ? d->last_ts : d->ctrl.v[i];
-		bool now = end ? false : (d->ctrl.v[i + 1] & GP_MODE_CUDA) != 0;
-		if (on && (!now || end)) {
-			uint64_t a = on_since > lo ? on_since : lo, b = t < hi ? t : hi;
-			if (b > a && b - a > best_hi - best_lo)
-				best_lo = a, best_hi = b;
-		}
-		if (!on && now)
-			on_since = t;
-		on = now;
-	}
 	r->capture_window = true;
 	r->captured_steps = 0;
-	if (!best_hi) { /* cuda never on in the steady state: no GPU statistics */
+	if (d->win_hi && !d->gwin.n) { /* cuda never on in the steady state */
 		d->gpu_lo = d->gpu_hi = 1;
+		VEC_PUSH(d->gwin, 1);
+		VEC_PUSH(d->gwin, 1);
 		return;
 	}
-	d->gpu_lo = best_lo;
-	d->gpu_hi = best_hi;
 	for (size_t i = r->warmup; i < d->steps.n; i++)
-		if (d->steps.v[i].start >= best_lo && d->steps.v[i].end <= best_hi) {
+		if (d->steps.v[i].traced) {
 			if (!r->captured_steps++)
 				r->capture_first = (unsigned)i;
 			r->capture_last = (unsigned)i;

@@ -344,7 +344,8 @@ def _start_jax(jax):
     if reg is not None:
         def on_duration(event, duration, **kwargs):
             try:
-                if "/compile" in event or "compilation" in event:
+                # the backend's compilation (XLA's passes and autotuning included)
+                if event.endswith("backend_compile_duration"):
                     _emit(_COMPILE, a=int(duration * 1e9), text=event)
             except Exception:
                 pass

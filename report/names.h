@@ -1,0 +1,20 @@
+/* Names a person can read: kernel names demangled (libstdc++'s __cxa_demangle, loaded at
+ * run time so the report links no C++ runtime), and folded to a width for tables. The
+ * whole demangled name goes into JSON and the traces; tables show the folded one. */
+#ifndef GP_NAMES_H
+#define GP_NAMES_H
+
+#include <stddef.h>
+
+/* The demangled name in *buf (realloc'd as __cxa_demangle does; the caller frees it), or
+ * NULL: not a mangled name, or no demangler. */
+const char *gp_demangle(const char *name, char **buf, size_t *len);
+/* A malloc'd copy of name, demangled where it is a mangled C++ name. NULL: no memory. */
+char *gp_readable_name(const char *name);
+/* name for a column of width-1 bytes: the return type and parameter list dropped,
+ * anonymous namespaces and nested template arguments folded, namespaces inside template
+ * arguments dropped, then the middle cut (".."), so names that differ at their end (the
+ * tile sizes of three GEMMs) stay apart. */
+void gp_display_name(const char *name, char *out, size_t width);
+
+#endif

@@ -1,0 +1,59 @@
+/* Readable kernel names (report/names.c): demangled, folded for a column, distinct names
+ * kept distinct. */
+#include "config.h"
+#include "names.h"
+#include "tap.h"
+
+#include <stdbool.h>
+
+#include <stdlib.h>
+#include <string.h>
+
+int main(void)
+{
+	/* three GEMMs whose names differ only at their end (Hugging Face GPT-2 on an H200) */
+	static const char *gemm[] = {
+	    "_ZN7cutlass7Kernel2I62cutlass_75_tensorop_bf16_s1688gemm_bf16_256x128_32x3_tn_align8EEvNT_6ParamsE",
+	    "_ZN7cutlass7Kernel2I62cutlass_75_tensorop_bf16_s1688gemm_bf16_128x128_32x4_nn_align8EEvNT_6ParamsE",
+	    "_ZN7cutlass7Kernel2I61cutlass_75_tensorop_bf16_s1688gemm_bf16_64x128_32x6_nt_align8EEvNT_6ParamsE"};
+	char a[3][64];
+	char *full = gp_readable_name(gemm[0]);
+	bool have = full && strncmp(full, "_Z", 2);
+	if (!have) {
+		skip("no __cxa_demangle in this process's libstdc++");
+		free(full);
+		return done_testing();
+	}
+	ok(!strcmp(full,
+	           "void cutlass::Kernel2<cutlass_75_tensorop_bf16_s1688gemm_bf16_256x128_32x3_tn_"
+	           "align8>(cutlass_75_tensorop_bf16_s1688gemm_bf16_256x128_32x3_tn_align8::Params)"),
+	   "demangled in full: %s", full);
+	free(full);
+	for (int i = 0; i < 3; i++)
+		gp_display_name(gemm[i], a[i], 51);
+	ok(strlen(a[0]) == 50 && !strncmp(a[0], "cutlass::Kernel2<", 17) && strstr(a[0], "..") &&
+	       strstr(a[0], "tn_align8>"),
+	   "folded to 50 bytes, both ends kept: %s", a[0]);
+	ok(strcmp(a[0], a[1]) && strcmp(a[1], a[2]) && strcmp(a[0], a[2]),
+	   "three GEMMs stay three names: %s | %s | %s", a[0], a[1], a[2]);
+	char b[80];
+	gp_display_name("_ZN2at6native29vectorized_elementwise_kernelILi4ENS0_11FillFunctorIfEESt5arrayIPcLm1EEEEviT0_T1_",
+	                b, 51);
+	ok(!strncmp(b, "at::native::vectorized_e", 24) && strlen(b) <= 50 && !strchr(b, '(') &&
+	       strstr(b, "<..>"),
+	   "signature dropped, nested arguments folded: %s", b);
+	gp_display_name("_ZN2at6native29vectorized_elementwise_kernelILi4ENS0_11FillFunctorIfEESt5arrayIPcLm1EEEEviT0_T1_",
+	                b, 80);
+	ok(!strcmp(b, "at::native::vectorized_elementwise_kernel<4, FillFunctor<float>, array<char*, 1ul> >") ||
+	       strlen(b) <= 79,
+	   "a wider column keeps more: %s", b);
+	gp_display_name("loop_add_fusion_7", b, 51);
+	ok(!strcmp(b, "loop_add_fusion_7"), "a C name is left alone: %s", b);
+	gp_display_name("_ZN3foo3barEv", b, 51);
+	ok(!strcmp(b, "foo::bar()"), "a short mangled name in full: %s", b);
+	gp_display_name("_Znot_mangled_really", b, 51);
+	ok(!strcmp(b, "_Znot_mangled_really"), "what does not demangle stays: %s", b);
+	gp_display_name("_ZN12_GLOBAL__N_16kernelEv", b, 12);
+	ok(strlen(b) <= 11, "a narrow column is never overrun: %s", b);
+	return done_testing();
+}
