@@ -128,6 +128,10 @@ enum gp_api_class {
 #define GP_API_RET(u16)   ((unsigned)(u16) >> 8)
 #define GP_API_RET_OOM    2u
 
+/* Threads of gpuprof's own inside the program are named so (GP_EV_THREAD_NAME): their
+ * CUDA calls are the profiler's, left out of the program's figures. */
+#define GP_OWN_THREAD_PREFIX "gpuprof: "
+
 typedef struct gp_event {
 	uint8_t type;
 	uint8_t u8;

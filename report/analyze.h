@@ -35,6 +35,8 @@ typedef struct gp_rank {
 	uint64_t start_realtime_ns; /* CLOCK_REALTIME when the agent started */
 	int rank;
 	int pid; /* the recorded process (the header's, else the program the agent started) */
+	char gpu_uuid[64];  /* the rank's first GPU (NVML), "" unknown */
+	uint64_t gpu_total; /* its memory, bytes (0 unknown) */
 	bool has_end, truncated;
 	uint64_t corrupt_chunks, records;
 	uint64_t bad_records; /* impossible times, durations or sizes: ignored (load.c) */
@@ -155,6 +157,7 @@ typedef struct gp_rank {
 	 * batch (GP_FW_DATA_WAIT), inside a framework's compilation, in a launch call, or
 	 * none of those (time in Python, a slow host, or what gpuprof cannot see) */
 	uint64_t idle_data_ns, idle_compile_ns, idle_launch_ns;
+	uint64_t idle_tracer_ns; /* ... covered by CUPTI's own work (its overhead records) */
 	uint64_t data_wait_ns, data_waits; /* inside the post-warm-up steps */
 	double host_busy_per_step_ms;      /* host time inside launch and sync calls per step */
 	/* capture windows with untraced steps between them (sampled capture): the headline

@@ -41,17 +41,16 @@ static unsigned gsteps(const gp_rank_t *r)
 }
 
 /* A rank's time t (ns, over its GPU window) as ms per step and % of its step; without
- * steps, as a share of the GPU span. The window spans span_ns: that many steps' worth
- * of the rank's step time (the GPU statistics cover from the first launch of the first
- * post-warm-up step to the end of the last one's work, one step period less than the
- * steps counted). */
+ * steps, as a share of the GPU span. Per step: over the steps the window holds (the
+ * traced post-warm-up steps); % of the step: of the headline step time. */
 static void per_step(const gp_rank_t *r, uint64_t t, double *ms, double *pct)
 {
 	unsigned n = gsteps(r);
 	if (n && r->step_median_ms > 0) {
-		double steps = r->span_ns ? (double)r->span_ns / 1e6 / r->step_median_ms : n;
-		*ms = (double)t / 1e6 / (steps >= 1 ? steps : 1);
-		*pct = 100.0 * *ms / r->step_median_ms;
+		*ms = (double)t / 1e6 / n;
+		/* of the mean step: savings add up in time (the median is the headline's) */
+		double step = r->step_mean_ms > 0 ? r->step_mean_ms : r->step_median_ms;
+		*pct = 100.0 * *ms / step;
 	} else {
 		*ms = (double)t / 1e6;
 		*pct = r->span_ns ? 100.0 * (double)t / (double)r->span_ns : 0;
@@ -425,7 +424,23 @@ static void rule_sync(rule_ctx_t *c)
 	         "(non_blocking copy into pinned memory, read it a step later).");
 }
 
-static void rule_idle(rule_ctx_t *c)
+/* What gpuprof's own tracing added to a traced step (ms): measured against the untraced
+ * steps of the same run where there are any, else CUPTI's overhead records per step. The
+ * host-caused idle time of traced steps holds it; no finding is sized with it. */
+static double tracer_ms(const gp_rank_t *r, const char **how)
+{
+	unsigned n = gsteps(r);
+	if (r->tracer_ms_per_step > 0) {
+		*how = "the traced steps took that much longer than the untraced ones";
+		return r->tracer_ms_per_step;
+	}
+	*how = "CUPTI's own overhead records inside those gaps";
+	return n ? (double)r->idle_tracer_ns / 1e6 / n : 0;
+}
+
+/* The GPU idle because the program was waiting for its next batch (the PyTorch
+ * integration times DataLoader.__next__). */
+static void rule_input(rule_ctx_t *c)
 {
 	gp_job_t *job = c->job;
 	const gp_rank_t *w = NULL;
@@ -433,29 +448,102 @@ static void rule_idle(rule_ctx_t *c)
 	for (unsigned i = 0; i < job->nranks; i++) {
 		const gp_rank_t *r = &job->ranks[i];
 		double ms, pct;
-		per_step(r, r->idle_host_ns, &ms, &pct);
-		if (pct < IDLE_HOST_PCT || ms <= best)
+		per_step(r, r->idle_data_ns, &ms, &pct);
+		if (!gsteps(r) || pct < IDLE_HOST_PCT || ms <= best)
 			continue;
 		best = ms, best_pct = pct, w = r;
 	}
 	gp_finding_t *f;
+	if (!w || !(f = add_time(job, "input_bound", w, best, best_pct)))
+		return;
+	unsigned n = gsteps(w);
+	snprintf(f->title, sizeof(f->title),
+	         "Input-bound: the GPU waits %.2f ms per step (%.1f%%) for the next batch on rank %d",
+	         best, best_pct, w->rank);
+	snprintf(f->evidence, sizeof(f->evidence),
+	         "the program waited in DataLoader.__next__ %.2f ms per step on average (%llu "
+	         "batches in the post-warm-up steps) while the GPU was busy %.1f%% of the steps; "
+	         "the GPU sat idle %.1f ms in %u traced steps while the host waited for data",
+	         w->data_waits ? w->data_wait_ns / 1e6 / (w->nsteps_post ? w->nsteps_post : 1) : 0,
+	         (unsigned long long)w->data_waits,
+	         w->span_ns ? 100.0 * w->busy_ns / w->span_ns : 0, w->idle_data_ns / 1e6, n);
+	snprintf(f->threshold, sizeof(f->threshold),
+	         "GPU idle while waiting for the next batch >= %.0f%% of the step", IDLE_HOST_PCT);
+	snprintf(f->fix, sizeof(f->fix),
+	         "The input pipeline is the bottleneck: more DataLoader workers (num_workers), "
+	         "persistent_workers=True and a larger prefetch_factor; pin_memory=True with "
+	         "non_blocking copies; decode and augment on the GPU or preprocess offline.");
+}
+
+/* The GPU idle because the host had not launched the next work yet (no synchronisation
+ * pending, not waiting for data), sized without gpuprof's own tracing. What the host was
+ * doing chooses the advice: compiling, launching (many short kernels, time in launch
+ * calls), or something gpuprof cannot see. */
+static void rule_idle(rule_ctx_t *c)
+{
+	gp_job_t *job = c->job;
+	const gp_rank_t *w = NULL;
+	double best = 0, best_pct = 0, w_meas = 0, w_tr = 0;
+	const char *how = "", *w_how = "";
+	for (unsigned i = 0; i < job->nranks; i++) {
+		const gp_rank_t *r = &job->ranks[i];
+		double ms, pct, tr;
+		uint64_t host = r->idle_host_ns > r->idle_data_ns ? r->idle_host_ns - r->idle_data_ns : 0;
+		per_step(r, host, &ms, &pct);
+		tr = gsteps(r) ? tracer_ms(r, &how) : 0;
+		tr = tr < ms ? tr : ms;
+		double net = ms - tr, net_pct = pct * (ms > 0 ? net / ms : 0);
+		if (net_pct < IDLE_HOST_PCT || net <= best)
+			continue;
+		best = net, best_pct = net_pct, w = r, w_meas = ms, w_tr = tr, w_how = how;
+	}
+	gp_finding_t *f;
 	if (!w || !(f = add_time(job, "idle_gaps", w, best, best_pct)))
 		return;
-	snprintf(f->title, sizeof(f->title),
-	         "GPU idle waiting for the host: %.2f ms per step (%.1f%%) on rank %d", best,
-	         best_pct, w->rank);
+	uint64_t host = w->idle_host_ns - (w->idle_data_ns < w->idle_host_ns ? w->idle_data_ns : 0);
+	double step = w->step_median_ms > 0 ? w->step_median_ms : 1;
+	bool compiling = host && w->idle_compile_ns * 2 >= host;
+	bool launching = !compiling && (w->host_busy_per_step_ms >= 0.25 * step ||
+	                                (w->kernels_per_step >= 200 && w->kernel_mean_us < 20));
+	snprintf(f->title, sizeof(f->title), "GPU idle waiting for the host%s: %.2f ms per step (%.1f%%) on rank %d",
+	         compiling   ? " (compiling)"
+	         : launching ? " (launch-bound)"
+	                     : "",
+	         best, best_pct, w->rank);
+	char tr[200] = "";
+	if (w_tr > 0.005)
+		snprintf(tr, sizeof(tr),
+		         "; of the %.2f ms measured per traced step, %.2f ms is gpuprof's own tracing "
+		         "(%s) and is not counted",
+		         w_meas, w_tr, w_how);
 	snprintf(f->evidence, sizeof(f->evidence),
-	         "GPU busy %.1f%% of the steps; idle %.1f ms waiting for launches that came after "
-	         "it had finished (no synchronisation pending), %.1f ms after synchronisation, "
-	         "%.1f ms in gaps under 30 us, %.1f ms other",
-	         w->span_ns ? 100.0 * w->busy_ns / w->span_ns : 0, w->idle_host_ns / 1e6,
-	         w->idle_sync_ns / 1e6, w->idle_kernel_ns / 1e6, w->idle_other_ns / 1e6);
-	snprintf(f->threshold, sizeof(f->threshold), "host-wait idle >= %.0f%% of the step",
-	         IDLE_HOST_PCT);
-	snprintf(f->fix, sizeof(f->fix),
-	         "The CPU is the bottleneck between launches: data loading or Python overhead. "
-	         "Prefetch (DataLoader num_workers, pin_memory, prefetch_factor), move "
-	         "preprocessing off the critical path, or overlap it with the GPU.");
+	         "GPU busy %.1f%% of the traced steps; idle %.1f ms waiting for launches that came "
+	         "after it had finished (no synchronisation pending, not waiting for data), of "
+	         "which %.1f ms with the host inside CUDA calls and %.1f ms compiling; the host "
+	         "spent %.2f ms per step in CUDA calls for %.0f launches of %.1f us kernels%s",
+	         w->span_ns ? 100.0 * w->busy_ns / w->span_ns : 0, host / 1e6,
+	         w->idle_launch_ns / 1e6, w->idle_compile_ns / 1e6, w->host_busy_per_step_ms,
+	         w->kernels_per_step, w->kernel_mean_us, tr);
+	snprintf(f->threshold, sizeof(f->threshold),
+	         "host-caused idle, gpuprof's tracing taken out, >= %.0f%% of the step", IDLE_HOST_PCT);
+	if (compiling)
+		snprintf(f->fix, sizeof(f->fix),
+		         "The host compiles during the steps: keep shapes and dtypes stable (pad or "
+		         "bucket sequence lengths), mark static arguments (jax.jit static_argnums, "
+		         "torch.compile dynamic=True), and warm up every shape before timing.");
+	else if (launching)
+		snprintf(f->fix, sizeof(f->fix),
+		         "Launch-bound: the host cannot issue %.0f kernels per step as fast as the GPU "
+		         "runs them. Capture the step in a CUDA graph (torch.compile "
+		         "mode=\"reduce-overhead\", torch.cuda.graphs, jax.jit), fuse small kernels "
+		         "(torch.compile), or give each kernel more work (a larger batch).",
+		         w->kernels_per_step);
+	else
+		snprintf(f->fix, sizeof(f->fix),
+		         "The host was busy elsewhere between launches, neither in a CUDA call nor "
+		         "waiting for a DataLoader batch: Python work, I/O, logging or a sleep that "
+		         "gpuprof cannot see. Profile the host (py-spy dump/record on the rank's "
+		         "process) and move that work off the step or overlap it with the GPU.");
 }
 
 static void rule_frag(rule_ctx_t *c)
@@ -650,7 +738,8 @@ static const struct rule {
     {"not_observed", rule_unobserved},  {"outcome", rule_outcome},
     {"gpu_fault", rule_gpu_fault},
     {"straggler", rule_straggler},      {"sync_stall", rule_sync},
-    {"idle_gaps", rule_idle},           {"fragmentation", rule_frag},
+    {"input_bound", rule_input},        {"idle_gaps", rule_idle},
+    {"fragmentation", rule_frag},
     {"comm_not_overlapped", rule_comm}, {"host_ahead", rule_host_ahead},
     {"memory_leak", rule_leak},         {"optimizer_state", rule_optimizer},
 };
@@ -664,6 +753,40 @@ static int cmp_f(const void *a, const void *b)
 	if (!strcmp(x->id, "straggler") != !strcmp(y->id, "straggler"))
 		return strcmp(x->id, "straggler") ? 1 : -1;
 	return x->score > y->score ? -1 : x->score < y->score;
+}
+
+/* The causes' savings on one rank never add past its step: each, in order, saves at most
+ * what the ones before it left (they overlap: the same idle time seen twice). Effects
+ * (a straggler's on the other ranks) add nothing of their own. */
+static void cap_savings(gp_job_t *job)
+{
+	for (unsigned i = 0; i < job->nf; i++) {
+		gp_finding_t *f = &job->f[i];
+		if (f->kind != GP_F_TIME || f->effect_of[0] || f->saving_pct <= 0)
+			continue;
+		double used = 0;
+		for (unsigned k = 0; k < i; k++) {
+			const gp_finding_t *g = &job->f[k];
+			if (g->kind == GP_F_TIME && !g->effect_of[0] && g->rank == f->rank)
+				used += g->saving_pct;
+		}
+		double left = used < 100 ? 100 - used : 0;
+		if (f->saving_pct <= left)
+			continue;
+		double k = left / f->saving_pct;
+		f->saving_ms *= k;
+		f->saving_pct = left;
+		f->score = left / 100;
+		snprintf(f->evidence + strlen(f->evidence), sizeof(f->evidence) - strlen(f->evidence),
+		         "; the saving is what the findings above leave of the step (they share its "
+		         "time)");
+	}
+	unsigned n = 0; /* a cause left with nothing to save is no finding */
+	for (unsigned i = 0; i < job->nf; i++)
+		if (!(job->f[i].kind == GP_F_TIME && !job->f[i].effect_of[0] &&
+		      strcmp(job->f[i].id, "host_ahead") && job->f[i].saving_pct <= 0))
+			job->f[n++] = job->f[i];
+	job->nf = n;
 }
 
 void gp_job_findings(gp_job_t *job)
@@ -682,6 +805,7 @@ void gp_job_findings(gp_job_t *job)
 	}
 	if (job->nf)
 		qsort(job->f, job->nf, sizeof(gp_finding_t), cmp_f);
+	cap_savings(job);
 	/* each effect right after its cause, in rank order among themselves */
 	gp_finding_t out[sizeof(job->f) / sizeof(job->f[0])];
 	unsigned n = 0;

@@ -75,11 +75,127 @@ static void cuda_went_silent(gp_rank_t *r, rank_data_t *d)
 	         r->yielded[0] ? "; " : "", first_after, nst);
 }
 
+/* Sorted, disjoint intervals (lo, hi pairs) and how much of [a, b) they cover. */
+typedef VEC(uint64_t) spans_t;
+
+static int cmp_pair(const void *x, const void *y)
+{
+	const uint64_t *p = x, *q = y;
+	return p[0] < q[0] ? -1 : p[0] > q[0];
+}
+
+/* pairs (lo, hi) in any order, merged in place into sorted disjoint ones */
+static void merge_spans(spans_t *s)
+{
+	size_t n = s->n / 2, m = 0;
+	if (!n)
+		return;
+	qsort(s->v, n, 2 * sizeof(uint64_t), cmp_pair);
+	for (size_t i = 1; i < n; i++) {
+		uint64_t *last = &s->v[2 * m], *cur = &s->v[2 * i];
+		if (cur[0] <= last[1]) {
+			if (cur[1] > last[1])
+				last[1] = cur[1];
+		} else {
+			m++;
+			s->v[2 * m] = cur[0];
+			s->v[2 * m + 1] = cur[1];
+		}
+	}
+	s->n = 2 * (m + 1);
+}
+
+static uint64_t covered(const spans_t *s, uint64_t a, uint64_t b)
+{
+	size_t lo = 0, hi = s->n / 2;
+	uint64_t c = 0;
+	while (lo < hi) { /* the first span ending after a */
+		size_t mid = (lo + hi) / 2;
+		if (s->v[2 * mid + 1] <= a)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (size_t i = lo; i < s->n / 2 && s->v[2 * i] < b; i++) {
+		uint64_t x = s->v[2 * i] > a ? s->v[2 * i] : a;
+		uint64_t y = s->v[2 * i + 1] < b ? s->v[2 * i + 1] : b;
+		if (y > x)
+			c += y - x;
+	}
+	return c;
+}
+
+/* What the host did while the GPU waited for it: blocked for the next batch (the
+ * DataLoader's __next__), compiling (a framework's compilations), inside CUDA calls
+ * other than synchronisations (launching), or none of those. */
+typedef struct host_spans {
+	spans_t data, compile, calls, tracer;
+} host_spans_t;
+
+static void host_spans(const rank_data_t *d, host_spans_t *h)
+{
+	for (size_t i = 0; i + 1 < d->data_wait.n; i += 2) {
+		uint64_t t = d->data_wait.v[i], w = d->data_wait.v[i + 1];
+		VEC_PUSH(h->data, t > w ? t - w : 0);
+		VEC_PUSH(h->data, t);
+	}
+	for (size_t i = 0; i + 2 < d->compiles.n; i += 3) {
+		uint64_t t = d->compiles.v[i], w = d->compiles.v[i + 1];
+		VEC_PUSH(h->compile, t > w ? t - w : 0);
+		VEC_PUSH(h->compile, t);
+	}
+	for (size_t i = 0; i < d->apis.n; i++)
+		if (!d->apis.v[i].sync) {
+			VEC_PUSH(h->calls, d->apis.v[i].start);
+			VEC_PUSH(h->calls, d->apis.v[i].start + d->apis.v[i].dur);
+		}
+	for (size_t i = 0; i + 1 < d->overhead.n; i += 2) {
+		VEC_PUSH(h->tracer, d->overhead.v[i]);
+		VEC_PUSH(h->tracer, d->overhead.v[i + 1]);
+	}
+	merge_spans(&h->tracer);
+	merge_spans(&h->data);
+	merge_spans(&h->compile);
+	merge_spans(&h->calls);
+}
+
+/* A gap the host caused (no synchronisation pending): its parts by what the host did. */
+static void classify_host_gap(gp_rank_t *r, const host_spans_t *h, uint64_t a, uint64_t b)
+{
+	uint64_t data = covered(&h->data, a, b), comp = covered(&h->compile, a, b);
+	uint64_t calls = covered(&h->calls, a, b);
+	r->idle_data_ns += data;
+	r->idle_tracer_ns += covered(&h->tracer, a, b);
+	r->idle_compile_ns += comp > b - a - data ? b - a - data : comp;
+	if (!data && !comp)
+		r->idle_launch_ns += calls;
+}
+
+/* The steady state's waits for the next batch, and the host's time in CUDA calls. */
+static void host_per_step(gp_rank_t *r, const rank_data_t *d)
+{
+	for (size_t i = 0; i + 1 < d->data_wait.n; i += 2)
+		if (d->win_hi && d->data_wait.v[i] >= d->win_lo && d->data_wait.v[i] <= d->win_hi) {
+			r->data_wait_ns += d->data_wait.v[i + 1];
+			r->data_waits++;
+		}
+	uint64_t calls = 0;
+	for (size_t i = 0; i < d->apis.n; i++)
+		if (gp_in_gwin(d, d->apis.v[i].start) && !d->apis.v[i].sync)
+			calls += d->apis.v[i].dur;
+	unsigned n = r->capture_window ? r->captured_steps : r->nsteps_post;
+	if (n)
+		r->host_busy_per_step_ms = (double)calls / 1e6 / n;
+}
+
 void gp_pass_gpu(gp_rank_t *r, rank_data_t *d)
 {
 	cuda_went_silent(r, d);
+	host_per_step(r, d);
 	if (!d->kerns.n)
 		return;
+	host_spans_t hs = {0};
+	host_spans(d, &hs);
 	for (size_t i = 0; i < d->kerns.n; i++) {
 		const api_t *a = gp_rd_launch(d, &d->kerns.v[i]);
 		if (d->kerns.v[i].kind == 0 && a && gp_step_at(d, a->start))
@@ -126,8 +242,10 @@ void gp_pass_gpu(gp_rank_t *r, rank_data_t *d)
 				r->idle_sync_ns += gap;
 			else if (gap < KERNEL_WAIT_NS)
 				r->idle_kernel_ns += gap;
-			else if (a && a->start >= cur_e)
+			else if (a && a->start >= cur_e) {
 				r->idle_host_ns += gap;
+				classify_host_gap(r, &hs, cur_e, k->start);
+			}
 			else
 				r->idle_other_ns += gap;
 			cur_s = k->start;
@@ -171,6 +289,10 @@ void gp_pass_gpu(gp_rank_t *r, rank_data_t *d)
 	}
 	u64map_free(&comm_by_name);
 	VEC_FREE(syncs);
+	VEC_FREE(hs.data);
+	VEC_FREE(hs.compile);
+	VEC_FREE(hs.calls);
+	VEC_FREE(hs.tracer);
 	if (!any) {
 		VEC_FREE(lat);
 		return;

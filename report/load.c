@@ -3,6 +3,7 @@
 #include "config.h"
 #include "settings.h"
 #include "rankdata.h"
+#include "cbid_names.h"
 #include "modes.h"
 #include "rankfile.h"
 
@@ -263,6 +264,12 @@ typed:
 	case GP_EV_THREAD_NAME:
 		u64map_put(&d->thread_name, (uint64_t)e->tid + 1, e->a);
 		break;
+	case GP_EV_GPU: /* the rank's GPUs: the first one's identity and size */
+		if (!r->gpu_uuid[0] && e->a)
+			snprintf(r->gpu_uuid, sizeof(r->gpu_uuid), "%s", gp_rd_str(d, (uint32_t)e->a));
+		if (!r->gpu_total)
+			r->gpu_total = e->b;
+		break;
 	case GP_EV_NVML: {
 		nvml_sample_t ns = {.ts = e->ts,
 		                    .mem_bytes = e->b,
@@ -322,6 +329,8 @@ typed:
 	case GP_EV_OVERHEAD:
 		r->overhead_records++;
 		r->overhead_ns += e->a;
+		VEC_PUSH(d->overhead, e->ts);
+		VEC_PUSH(d->overhead, e->ts + e->a);
 		break;
 	case GP_EV_LOSS: /* running totals: the largest of each cause */
 		if (e->u8 < 16 && e->a > r->loss[e->u8])
@@ -525,7 +534,7 @@ void gp_rd_reset(rank_data_t *d)
 	u64map_clear(&d->started_of);
 	d->started.n = d->steps.n = d->ctrl.n = d->marks.n = 0;
 	d->opt_ends.n = d->torch_mem.n = 0;
-	d->gwin.n = d->cuda_on.n = d->data_wait.n = d->compiles.n = 0;
+	d->gwin.n = d->cuda_on.n = d->data_wait.n = d->compiles.n = d->overhead.n = 0;
 	d->ts_lo = d->ts_hi = 0;
 	d->hdr_realtime = d->hdr_monotonic = d->start_ts = 0;
 	d->nvml.n = d->nvtx_marks.n = 0;
@@ -571,6 +580,7 @@ void gp_rd_free(rank_data_t *d)
 	VEC_FREE(d->cuda_on);
 	VEC_FREE(d->data_wait);
 	VEC_FREE(d->compiles);
+	VEC_FREE(d->overhead);
 }
 
 static int cmp_api(const void *a, const void *b)
@@ -637,8 +647,49 @@ static bool is_sync_api(const rank_data_t *d, size_t i, const u64map_t *corr_cop
 	return true;
 }
 
+/* CUDA calls made by gpuprof's own threads in the program (the step markers' waiter):
+ * the profiler's, not the program's, so none of them is a stall of the program's. */
+static void drop_own_calls(rank_data_t *d)
+{
+	u64map_t own = {0};
+	bool any = false;
+	for (size_t i = 0; i < d->thread_name.cap; i++)
+		if (d->thread_name.k[i] &&
+		    !strncmp(gp_rd_str(d, (uint32_t)d->thread_name.v[i]), GP_OWN_THREAD_PREFIX,
+		             strlen(GP_OWN_THREAD_PREFIX))) {
+			u64map_put(&own, d->thread_name.k[i], 1);
+			any = true;
+		}
+	/* rank files of collectors before the waiter named itself: with step markers, a
+	 * thread whose every call is cuEventSynchronize is the waiter's */
+	if (!any && d->marks.n) {
+		u64map_t other = {0}, evs = {0};
+		for (size_t i = 0; i < d->apis.n; i++) {
+			const char *n = gp_cbid_name(d->apis.v[i].domain, d->apis.v[i].cbid);
+			u64map_put(n && !strcmp(n, "cuEventSynchronize") ? &evs : &other,
+			           (uint64_t)d->apis.v[i].tid + 1, 1);
+		}
+		for (size_t i = 0; i < evs.cap; i++)
+			if (evs.k[i] && !u64map_get(&other, evs.k[i], &(uint64_t){0})) {
+				u64map_put(&own, evs.k[i], 1);
+				any = true;
+			}
+		u64map_free(&other);
+		u64map_free(&evs);
+	}
+	size_t m = 0;
+	uint64_t v;
+	for (size_t i = 0; any && i < d->apis.n; i++)
+		if (!u64map_get(&own, (uint64_t)d->apis.v[i].tid + 1, &v))
+			d->apis.v[m++] = d->apis.v[i];
+	if (any)
+		d->apis.n = m;
+	u64map_free(&own);
+}
+
 void gp_rd_finish(rank_data_t *d)
 {
+	drop_own_calls(d);
 	SORT_IF_NEEDED(d->apis, cmp_api);
 	SORT_IF_NEEDED(d->mems, cmp_mem);
 	SORT_IF_NEEDED(d->ranges, cmp_range);

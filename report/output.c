@@ -569,9 +569,50 @@ static void text_findings(const gp_job_t *job, FILE *out)
 }
 
 /* How slow: each rank's steps and what the headline measures. */
+/* A figure, or "-" where it was not measured (never a 0 that reads as one). */
+static const char *fig(char *buf, size_t len, int width, int prec, double v, bool measured)
+{
+	if (measured)
+		snprintf(buf, len, "%*.*f", width, prec, v);
+	else
+		snprintf(buf, len, "%*s", width, "-");
+	return buf;
+}
+
+/* The CPU time inside the step range: only where the steps are a range of the program's
+ * (an NVTX range, cudaProfilerStart/Stop), not found from kernels or optimizer returns. */
+static bool has_cpu_range(const gp_rank_t *r)
+{
+	return !strcmp(r->step_source, "nvtx") || !strcmp(r->step_source, "profiler");
+}
+
+/* Where the headline is the untraced steps': what tracing cost the traced ones. */
+static void text_windows(FILE *out, const char *label, const gp_rank_t *r)
+{
+	if (!r->ntraced || !r->nuntraced || !r->untraced_median_ms)
+		return;
+	if (r->tracer_ms_per_step <= 0) {
+		fprintf(out,
+		        "rank %s: the headline is the %u post-warm-up steps timed by step markers "
+		        "between the capture windows (median %.3f ms); the %u steps traced at kernel "
+		        "level took %.3f ms: no faster than those, so the steps are not alike across "
+		        "the run and no cost of tracing can be read from them\n",
+		        label, r->nuntraced, r->untraced_median_ms, r->ntraced, r->traced_median_ms);
+		return;
+	}
+	fprintf(out,
+	        "rank %s: the headline is the %u post-warm-up steps timed by step markers "
+	        "between the capture windows (median %.3f ms); the %u steps traced at kernel "
+	        "level took %.3f ms (%+.3f ms, x%.3f): gpuprof's kernel tracing, measured in "
+	        "this run and taken out of the findings\n",
+	        label, r->nuntraced, r->untraced_median_ms, r->ntraced, r->traced_median_ms,
+	        r->traced_median_ms - r->untraced_median_ms,
+	        r->traced_median_ms / r->untraced_median_ms);
+}
+
 static void text_how_slow(const gp_job_t *job, FILE *out)
 {
-	char b[64];
+	char b[64], f[7][24];
 	fprintf(out, "\n== How slow ==\n");
 	bool rows = unlisted(job) < job->nranks; /* some rank is listed line by line */
 	if (rows)
@@ -582,20 +623,28 @@ static void text_how_slow(const gp_job_t *job, FILE *out)
 		const gp_rank_t *r = &job->ranks[i];
 		if (!listed(job, r))
 			continue;
-		fprintf(out,
-		        "%-8s %-10.10s %-12s %9.2f %6u %5u %-7.7s %9.3f %9.3f %9.3f %6.3f %9.3f "
-		        "%9.3f\n",
+		bool st = r->nstep_ms > 0;
+		fprintf(out, "%-8s %-10.10s %-12s %9.2f %6u %5u %-7.7s %s %s %s %s %s %s\n",
 		        label(job, r), r->node, gp_rank_outcome(r, b, sizeof(b)), r->wall_ns / 1e9,
 		        r->nsteps, r->warmup, r->step_basis[0] ? r->step_basis : "-",
-		        r->step_median_ms, r->step_p95_ms, r->step_mean_ms, r->step_cv,
-		        r->period_median_ms, r->cpu_median_ms);
+		        fig(f[0], 24, 9, 3, r->step_median_ms, st),
+		        fig(f[1], 24, 9, 3, r->step_p95_ms, st),
+		        fig(f[2], 24, 9, 3, r->step_mean_ms, st), fig(f[3], 24, 6, 3, r->step_cv, st),
+		        fig(f[4], 24, 9, 3, r->period_median_ms, r->nperiod > 0),
+		        fig(f[5], 24, 9, 3, r->cpu_median_ms, st && has_cpu_range(r)));
 	}
+	for (unsigned i = 0; i < job->nranks; i++)
+		if (listed(job, &job->ranks[i]))
+			text_windows(out, label(job, &job->ranks[i]), &job->ranks[i]);
 	if (dist_header(out, job)) {
 		dist_line(out, job, "step median (ms)", "", f_step, 1, 0);
 		dist_line(out, job, "step p95 (ms)", "", f_step_p95, 1, 0);
 		dist_line(out, job, "wall (s)", "", f_wall, 1, 0);
 		node_lines(out, job);
 	}
+	bool cuda = false;
+	for (unsigned i = 0; i < job->nranks; i++)
+		cuda |= strstr(job->ranks[i].modes, "cuda") != NULL;
 	if (job->nranks && job->ranks[0].step_source[0]) {
 		const gp_rank_t *r0 = &job->ranks[0];
 		fprintf(out, "steps: %s; warm-up steps excluded; job median %.3f ms (%s)\n",
@@ -604,17 +653,19 @@ static void text_how_slow(const gp_job_t *job, FILE *out)
 		    out,
 		    "basis: gpu = completion of a step's last GPU work to the next step's%s; "
 		    "period = step start to next step start (the host's view); CPU = time inside "
-		    "the step range, which measures launches when the host runs ahead\n",
+		    "the step range, which measures launches when the host runs ahead; - = not "
+		    "measured\n",
 		    r0->step_gpu_from_markers ? " (step completion markers: CUDA events at "
-		                                "the end of each step range)"
+		                                "the end of each step)"
 		                              : "");
 	} else
 		fprintf(out,
-		        "steps: none found: no repeated outermost NVTX range, no "
-		        "cudaProfilerStart/Stop windows, and no repeating sequence of GPU launches "
-		        "(mode cuda finds steps without annotations; GPUPROF_STEP_RANGE names a "
-		        "range)\n");
-
+		        "steps: none found: no repeated outermost NVTX range, no optimizer.step(), no "
+		        "cudaProfilerStart/Stop windows, and no repeating sequence of GPU launches%s; "
+		        "no per-step figure is given\n",
+		        cuda ? " in the kernels recorded (GPUPROF_STEP_RANGE names a range)"
+		             : " (mode cuda finds steps from the kernels; GPUPROF_STEP_RANGE names a "
+		               "range)");
 }
 
 /* Where the time goes: the GPU over the steady state, kernels and ranges. */

@@ -116,6 +116,7 @@ typedef struct rank_data {
 	VEC(uint64_t) torch_mem; /* optimizer step, allocated bytes after it (PyTorch's): pairs */
 	VEC(uint64_t) data_wait; /* waits for the next batch (GP_FW_DATA_WAIT): end ts, ns */
 	VEC(uint64_t) compiles;  /* framework compilations (GP_FW_COMPILE): end ts, ns, name */
+	VEC(uint64_t) overhead;  /* CUPTI's own work (GP_EV_OVERHEAD): start, end */
 	uint32_t step_tid;       /* the thread that ran the step ranges (0: none/unknown) */
 	bool tid_mismatch;       /* NVTX and CUDA API records carry unrelated thread ids */
 	/* the rank's CUDA allocation that failed for lack of memory, if any */

@@ -1217,7 +1217,7 @@ static void cuda_init(void)
 	 * sampled windows, they are the clock of the steps between the windows */
 	if ((!(g.modes & GP_MODE_CUDA) || g.cap.how == GP_CAP_SAMPLED) &&
 	    gp_setting_bool(GP_ENV_STEP_MARKERS) &&
-	    gp_marker_enable(emit, gp_clock_ns) != 0)
+	    gp_marker_enable(emit, gp_clock_ns, intern_cstr(GP_OWN_THREAD_PREFIX "step markers")) != 0)
 		gp_warn("step markers unavailable (no CUDA driver functions); step times are "
 		        "host periods");
 }

@@ -47,6 +47,7 @@ static struct {
 	uint64_t ts[NSLOT];
 	_Atomic int full[NSLOT];
 	uint64_t head; /* under busy */
+	uint32_t name; /* the waiter's thread name (string id) */
 	sem_t sem;
 	pthread_t thr;
 } m;
@@ -57,8 +58,9 @@ static void *sym(void *lib, const char *a, const char *b)
 	return p || !b ? p : dlsym(lib, b);
 }
 
-int gp_marker_enable(void (*emit)(const gp_event_t *), uint64_t (*now)(void))
+int gp_marker_enable(void (*emit)(const gp_event_t *), uint64_t (*now)(void), uint32_t name)
 {
+	m.name = name;
 	void *lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
 	if (!lib)
 		return -1;
@@ -92,6 +94,12 @@ static void *waiter(void *arg)
 	(void)arg;
 	if (m.ctx_set(m.ctx) != CUDA_SUCCESS)
 		return NULL;
+	/* its calls are gpuprof's, not the program's: the report leaves them out */
+	gp_event_t tn = {.type = GP_EV_THREAD_NAME,
+	                 .tid = (uint32_t)(uintptr_t)pthread_self(),
+	                 .ts = m.now(),
+	                 .a = m.name};
+	m.emit(&tn);
 	/* While another thread captures a graph in global mode, "potentially unsafe" calls
 	 * from any other thread fail and invalidate that capture; our synchronize and
 	 * elapsed-time calls touch none of its streams: this thread is relaxed. Measured

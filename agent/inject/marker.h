@@ -10,7 +10,9 @@
 
 /* Look up the driver's functions in the loaded libcuda (call from within cuInit, i.e.
  * CUDA's InitializeInjection). 0 when markers can be placed. */
-int gp_marker_enable(void (*emit)(const gp_event_t *), uint64_t (*now)(void));
+/* name: the interned name the waiter thread announces itself with (GP_EV_THREAD_NAME),
+ * so the report leaves its CUDA calls (event synchronisations) out of the program's */
+int gp_marker_enable(void (*emit)(const gp_event_t *), uint64_t (*now)(void), uint32_t name);
 /* An outermost range of the program's own domain ended at ts: place a marker. Never
  * blocks; skipped when another thread is placing one. */
 void gp_marker_step_end(uint64_t ts);
