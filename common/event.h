@@ -128,6 +128,12 @@ enum gp_api_class {
 #define GP_API_RET(u16)   ((unsigned)(u16) >> 8)
 #define GP_API_RET_OOM    2u
 
+/* The record (GP_EV_YIELD) of CUPTI's callback slot kept free in a framework's process:
+ * %s is the framework's profiler, which may or may not be started. */
+#define GP_YIELD_STACKS_FMT                                                                        \
+	"CUDA allocation call stacks not taken: CUPTI's one callback slot is kept free for %s, "   \
+	"should the program start it (GPUPROF_ALLOC_STACKS=1 takes it)"
+
 /* Threads of gpuprof's own inside the program are named so (GP_EV_THREAD_NAME): their
  * CUDA calls are the profiler's, left out of the program's figures. */
 #define GP_OWN_THREAD_PREFIX "gpuprof: "

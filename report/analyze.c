@@ -303,6 +303,10 @@ static void take_task_figures(gp_rank_t *r, const gp_rank_t *task)
 	r->first_xid = task->first_xid;
 	r->first_xid_ns = task->first_xid_ns;
 	memcpy(r->nvml_limits, task->nvml_limits, sizeof(r->nvml_limits));
+	if (!r->gpu_uuid[0]) {
+		memcpy(r->gpu_uuid, task->gpu_uuid, sizeof(r->gpu_uuid));
+		r->gpu_total = task->gpu_total;
+	}
 	for (int k = 0; k < GP_LOSS_N && k < 16; k++)
 		if (task->loss[k] > r->loss[k])
 			r->loss[k] = task->loss[k];
@@ -592,6 +596,28 @@ static void group_sides(rank_in_t **v, size_t *n, size_t *cap, char **sides, siz
 	}
 }
 
+/* The batch script of an sbatch job (step "batch") that ran no GPU work and no steps of
+ * its own (its sruns did): a line of the report, not a rank with zeros in every table. */
+static void drop_batch_script(gp_job_t *job)
+{
+	unsigned n = 0;
+	for (unsigned i = 0; i < job->nranks; i++) {
+		gp_rank_t *r = &job->ranks[i];
+		if (!strcmp(r->step, "batch") && !r->kernels_total && !r->nmemcpy && !r->nsteps &&
+		    job->nranks > 1 && !job->batch.seen) {
+			job->batch.seen = true;
+			job->batch.has_end = r->has_end;
+			job->batch.wait_status = r->wait_status;
+			job->batch.wall_ns = r->wall_ns;
+			snprintf(job->batch.command, sizeof(job->batch.command), "%s", r->command);
+			gp_rank_release(r);
+			continue;
+		}
+		job->ranks[n++] = *r;
+	}
+	job->nranks = n;
+}
+
 int gp_job_load(gp_job_t *job, const char *dir, const char *step, const char *steps_from, char *err,
                 size_t errlen)
 {
@@ -674,6 +700,7 @@ int gp_job_load(gp_job_t *job, const char *dir, const char *step, const char *st
 		gp_job_free(job);
 		return -1;
 	}
+	drop_batch_script(job);
 	u64map_free(&job->kidx); /* indices of the unsorted tables */
 	u64map_free(&job->ridx);
 	qsort(job->ranks, job->nranks, sizeof(gp_rank_t), cmp_rank);

@@ -81,6 +81,7 @@ typedef struct gp_rank {
 	/* where the memory goes */
 	uint64_t snapshot_ns; /* end of the last step (monotonic ns): memory_viz snapshot time */
 	uint64_t nallocs, nfrees, mem_peak, mem_peak_t_ns, mem_final, mem_static;
+	uint64_t mem_host_peak, mem_managed_peak; /* pinned/pageable host, managed: apart */
 	char mem_peak_stack[1024];
 	char mem_peak_stack_source[48];    /* "CUPTI allocation callback", "PyTorch allocator
 	                                      history" (the peak's largest owner), "" */
@@ -278,6 +279,13 @@ typedef struct gp_job {
 	gp_finding_t f[24];
 	unsigned nf;
 	unsigned missing_ranks, ntasks_expected;
+	/* the batch script, when it ran no GPU work of its own (analyze.c): not a rank */
+	struct {
+		bool seen, has_end;
+		int wait_status;
+		uint64_t wall_ns;
+		char command[160];
+	} batch;
 	/* rank files that could not be read: how many, and the first one with its reason */
 	unsigned nunreadable;
 	char unreadable[768];

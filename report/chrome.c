@@ -302,7 +302,7 @@ static void export_rank(ctx_t *c, const gp_rank_t *rk, int index)
 	bool started = false;
 	for (size_t i = 0; i < d->mems.n; i++) {
 		const mem_t *m = &d->mems.v[i];
-		if (m->kind == 6)
+		if (!gp_mem_is_device(m->kind)) /* the device's allocations, not host buffers */
 			continue;
 		live += m->is_free ? -(int64_t)m->bytes : (int64_t)m->bytes;
 		if (c->hi && m->ts < c->lo)

@@ -286,6 +286,47 @@ static void rule_unobserved(rule_ctx_t *c)
 	         "GPUPROF_DEBUG=1 logs which process took the rank's ring.");
 }
 
+/* Ranks on one node that run on the same GPU (the same NVML UUID in their headers): each
+ * gets a share of it, and their step times say more about the sharing than about the
+ * program. Not sized: what a rank would run at alone is not in the capture. */
+static void rule_gpu_shared(rule_ctx_t *c)
+{
+	gp_job_t *job = c->job;
+	unsigned best = 0, wi = 0;
+	for (unsigned i = 0; i < job->nranks; i++) {
+		const gp_rank_t *r = &job->ranks[i];
+		unsigned n = 0;
+		if (!r->gpu_uuid[0] || !r->nstep_ms)
+			continue;
+		for (unsigned k = 0; k < job->nranks; k++)
+			n += job->ranks[k].nstep_ms && !strcmp(job->ranks[k].gpu_uuid, r->gpu_uuid) &&
+			     !strcmp(job->ranks[k].node, r->node);
+		if (n > best)
+			best = n, wi = i;
+	}
+	gp_finding_t *f;
+	if (best < 2 || !(f = add_time(job, "gpu_shared", &job->ranks[wi], 0, 0)))
+		return;
+	const gp_rank_t *w = &job->ranks[wi];
+	char list[128] = "";
+	for (unsigned k = 0, m = 0; k < job->nranks; k++)
+		if (!strcmp(job->ranks[k].gpu_uuid, w->gpu_uuid) && !strcmp(job->ranks[k].node, w->node))
+			snprintf(list + strlen(list), sizeof(list) - strlen(list), "%s%d", m++ ? ", " : "",
+			         job->ranks[k].rank);
+	f->score = 0.99; /* the first time finding: it explains the others' figures */
+	snprintf(f->title, sizeof(f->title), "%u ranks share one GPU on %s (ranks %s)", best,
+	         w->node, list);
+	snprintf(f->evidence, sizeof(f->evidence),
+	         "the rank files name the same GPU (%s) for ranks %s; their kernels run "
+	         "interleaved on it, so each rank's step time includes the others' work",
+	         w->gpu_uuid, list);
+	snprintf(f->threshold, sizeof(f->threshold), "two or more ranks of a node on one GPU");
+	snprintf(f->fix, sizeof(f->fix),
+	         "Give each rank a GPU of its own (srun --gpus-per-task=1, or --gres=gpu:N with "
+	         "one task per GPU; CUDA_VISIBLE_DEVICES=$SLURM_LOCALID) unless the sharing is "
+	         "meant (MPS); then compare ranks only against ranks sharing alike.");
+}
+
 /* Xid events and uncorrected ECC errors: the hardware, not the program. */
 static void rule_gpu_fault(rule_ctx_t *c)
 {
@@ -338,10 +379,13 @@ static void rule_straggler(rule_ctx_t *c)
 	double excess = 0, base = 0;
 	if (!work || !others)
 		goto out;
+	/* only ranks that wait for one another: a collective recorded (NCCL's kernels).
+	 * Ranks that never synchronise are nobody's stragglers, whatever their speed. */
 	for (unsigned i = 0; i < job->nranks; i++) {
 		const gp_rank_t *r = &job->ranks[i];
-		work[i] = r->nstep_ms ? r->step_median_ms - exposed_comm_ms(r) : -1;
-		n += r->nstep_ms > 0;
+		bool syncs = r->comm_ns > 0;
+		work[i] = r->nstep_ms && syncs ? r->step_median_ms - exposed_comm_ms(r) : -1;
+		n += r->nstep_ms > 0 && syncs;
 	}
 	/* the median of the others, for every rank: the sorted values without the rank's
 	 * own (one sort, not one per rank: 10 000 ranks) */
@@ -737,7 +781,8 @@ static const struct rule {
 } rules[] = {
     {"not_observed", rule_unobserved},  {"outcome", rule_outcome},
     {"gpu_fault", rule_gpu_fault},
-    {"straggler", rule_straggler},      {"sync_stall", rule_sync},
+    {"gpu_shared", rule_gpu_shared},    {"straggler", rule_straggler},
+    {"sync_stall", rule_sync},
     {"input_bound", rule_input},        {"idle_gaps", rule_idle},
     {"fragmentation", rule_frag},
     {"comm_not_overlapped", rule_comm}, {"host_ahead", rule_host_ahead},
@@ -758,6 +803,12 @@ static int cmp_f(const void *a, const void *b)
 /* The causes' savings on one rank never add past its step: each, in order, saves at most
  * what the ones before it left (they overlap: the same idle time seen twice). Effects
  * (a straggler's on the other ranks) add nothing of their own. */
+/* Time findings that are not sized by a saving: a warning about measurements, a setup */
+static bool unsized(const gp_finding_t *f)
+{
+	return !strcmp(f->id, "host_ahead") || !strcmp(f->id, "gpu_shared");
+}
+
 static void cap_savings(gp_job_t *job)
 {
 	for (unsigned i = 0; i < job->nf; i++) {
@@ -783,8 +834,8 @@ static void cap_savings(gp_job_t *job)
 	}
 	unsigned n = 0; /* a cause left with nothing to save is no finding */
 	for (unsigned i = 0; i < job->nf; i++)
-		if (!(job->f[i].kind == GP_F_TIME && !job->f[i].effect_of[0] &&
-		      strcmp(job->f[i].id, "host_ahead") && job->f[i].saving_pct <= 0))
+		if (!(job->f[i].kind == GP_F_TIME && !job->f[i].effect_of[0] && !unsized(&job->f[i]) &&
+		      job->f[i].saving_pct <= 0))
 			job->f[n++] = job->f[i];
 	job->nf = n;
 }

@@ -188,10 +188,31 @@ static void host_per_step(gp_rank_t *r, const rank_data_t *d)
 		r->host_busy_per_step_ms = (double)calls / 1e6 / n;
 }
 
+/* The GPU the rank ran on: the device its kernels ran on most (CUDA's index, which the
+ * agent's list follows), else the only one it could see. */
+static void rank_gpu(gp_rank_t *r, const rank_data_t *d)
+{
+	uint64_t per[8] = {0};
+	unsigned dev = 0, seen = 0;
+	for (size_t i = 0; i < d->kerns.n; i++)
+		if (d->kerns.v[i].device < 8)
+			per[d->kerns.v[i].device] += d->kerns.v[i].dur + 1;
+	for (unsigned k = 0; k < 8; k++) {
+		seen += d->gpu_uuid[k] != 0;
+		if (per[k] > per[dev])
+			dev = k;
+	}
+	if (!d->gpu_uuid[dev] || (!per[dev] && seen != 1))
+		return;
+	snprintf(r->gpu_uuid, sizeof(r->gpu_uuid), "%s", gp_rd_str(d, d->gpu_uuid[dev]));
+	r->gpu_total = d->gpu_bytes[dev];
+}
+
 void gp_pass_gpu(gp_rank_t *r, rank_data_t *d)
 {
 	cuda_went_silent(r, d);
 	host_per_step(r, d);
+	rank_gpu(r, d);
 	if (!d->kerns.n)
 		return;
 	host_spans_t hs = {0};

@@ -264,11 +264,11 @@ typed:
 	case GP_EV_THREAD_NAME:
 		u64map_put(&d->thread_name, (uint64_t)e->tid + 1, e->a);
 		break;
-	case GP_EV_GPU: /* the rank's GPUs: the first one's identity and size */
-		if (!r->gpu_uuid[0] && e->a)
-			snprintf(r->gpu_uuid, sizeof(r->gpu_uuid), "%s", gp_rd_str(d, (uint32_t)e->a));
-		if (!r->gpu_total)
-			r->gpu_total = e->b;
+	case GP_EV_GPU: /* the GPUs the agent sees, in CUDA's order (gp_pass_gpu picks one) */
+		if (e->u8 < 8 && e->a) {
+			d->gpu_uuid[e->u8] = (uint32_t)e->a;
+			d->gpu_bytes[e->u8] = e->b;
+		}
 		break;
 	case GP_EV_NVML: {
 		nvml_sample_t ns = {.ts = e->ts,
@@ -385,10 +385,20 @@ typed:
 	case GP_EV_FW:
 		feed_fw(d, r, e);
 		break;
-	case GP_EV_YIELD:
+	case GP_EV_YIELD: {
+		const char *y = gp_rd_str(d, (uint32_t)e->b);
+		char now[256];
+		/* older collectors said the slot was "left to the PyTorch profiler" whether or
+		 * not one ran: say what is known */
+		if (strstr(y, "CUPTI's one callback slot left to the")) {
+			snprintf(now, sizeof(now), GP_YIELD_STACKS_FMT,
+			         strstr(y, "PyTorch") ? "torch.profiler" : "the framework's profiler");
+			y = now;
+		}
 		snprintf(r->yielded + strlen(r->yielded), sizeof(r->yielded) - strlen(r->yielded),
-		         "%s%s", r->yielded[0] ? "; " : "", gp_rd_str(d, (uint32_t)e->b));
+		         "%s%s", r->yielded[0] ? "; " : "", y);
 		break;
+	}
 	default:
 		break;
 	}
@@ -535,6 +545,8 @@ void gp_rd_reset(rank_data_t *d)
 	d->started.n = d->steps.n = d->ctrl.n = d->marks.n = 0;
 	d->opt_ends.n = d->torch_mem.n = 0;
 	d->gwin.n = d->cuda_on.n = d->data_wait.n = d->compiles.n = d->overhead.n = 0;
+	memset(d->gpu_uuid, 0, sizeof(d->gpu_uuid));
+	memset(d->gpu_bytes, 0, sizeof(d->gpu_bytes));
 	d->ts_lo = d->ts_hi = 0;
 	d->hdr_realtime = d->hdr_monotonic = d->start_ts = 0;
 	d->nvml.n = d->nvtx_marks.n = 0;

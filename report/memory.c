@@ -68,7 +68,7 @@ static void growth_and_leaks(gp_rank_t *r, rank_data_t *d)
 		size_t m = 0; /* memory records are sorted by time, steps by start */
 		for (size_t i = 0; i < n; i++) {
 			for (; m < d->mems.n && d->mems.v[m].ts <= d->steps.v[i].end; m++)
-				if (d->mems.v[m].kind != 6)
+				if (gp_mem_is_device(d->mems.v[m].kind))
 					live += d->mems.v[m].is_free ? -(int64_t)d->mems.v[m].bytes
 					                             : (int64_t)d->mems.v[m].bytes;
 			if (i < warmup)
@@ -96,7 +96,7 @@ static void growth_and_leaks(gp_rank_t *r, rank_data_t *d)
 			if (!live.k[i] || !live.v[i])
 				continue;
 			mem_t *mm = &d->mems.v[live.v[i] - 1];
-			if (mm->ts < t_warm || mm->kind == 6)
+			if (mm->ts < t_warm || !gp_mem_is_device(mm->kind))
 				continue;
 			r->leak_bytes += mm->bytes;
 			r->leak_allocs++;
@@ -134,14 +134,22 @@ static void peak_context(gp_rank_t *r, rank_data_t *d, uint64_t ts, const api_t 
 void gp_pass_memory(gp_rank_t *r, rank_data_t *d)
 {
 	growth_and_leaks(r, d);
-	int64_t live = 0;
+	int64_t live = 0, host = 0, managed = 0;
 	uint64_t peak_corr = 0, static_b = 0, peak_ts = 0;
 	u64map_t *corr_api = &d->alloc_api;
 	size_t from;
 	for (size_t i = 0; i < d->mems.n; i++) { /* sorted by time in load_rank */
 		mem_t *m = &d->mems.v[i];
-		if (m->kind == 6) { /* DEVICE_STATIC: module globals */
+		if (m->kind == GP_MEM_DEVICE_STATIC) { /* module globals */
 			static_b += m->is_free ? 0 : m->bytes;
+			continue;
+		}
+		if (!gp_mem_is_device(m->kind)) { /* host (pinned, pageable) and managed memory */
+			int64_t *l = m->kind == GP_MEM_PINNED || m->kind == GP_MEM_PAGEABLE ? &host : &managed;
+			uint64_t *p = l == &host ? &r->mem_host_peak : &r->mem_managed_peak;
+			*l += m->is_free ? -(int64_t)m->bytes : (int64_t)m->bytes;
+			if (*l > (int64_t)*p)
+				*p = (uint64_t)*l;
 			continue;
 		}
 		if (m->is_free) {
@@ -197,7 +205,7 @@ void gp_pass_memory(gp_rank_t *r, rank_data_t *d)
 		if (!live_map.k[i] || !live_map.v[i])
 			continue;
 		mem_t *m = &d->mems.v[live_map.v[i] - 1];
-		if (m->kind == 6)
+		if (!gp_mem_is_device(m->kind))
 			continue;
 		char owner[64];
 		bool found = u64map_get(corr_api, m->corr, &ai);
@@ -315,7 +323,7 @@ void gp_pass_time_series(gp_rank_t *r, rank_data_t *d)
 	for (int b = 0; b < GP_TS; b++) {
 		double end = t0 + (b + 1) * w;
 		for (; m < d->mems.n && (double)d->mems.v[m].ts <= end; m++)
-			if (d->mems.v[m].kind != 6)
+			if (gp_mem_is_device(d->mems.v[m].kind))
 				live += d->mems.v[m].is_free ? -(int64_t)d->mems.v[m].bytes
 				                             : (int64_t)d->mems.v[m].bytes;
 		r->mem_mib[b] = (float)(live > 0 ? live : 0) / 1048576.0f;

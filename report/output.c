@@ -292,7 +292,7 @@ static void print_torch(FILE *out, const gp_job_t *job)
 		any |= job->ranks[i].torch.seen;
 	if (!any)
 		return;
-	fprintf(out, "\n== PyTorch (from PyTorch itself) ==\n");
+	fprintf(out, "\n== The framework (its own figures: PyTorch, JAX) ==\n");
 	for (unsigned i = 0; i < job->nranks; i++) {
 		const gp_rank_t *r = &job->ranks[i];
 		const struct gp_torch *t = &r->torch;
@@ -462,6 +462,47 @@ static void print_io(FILE *out, const gp_job_t *job)
 			        r->first_xid_ns / 1e9);
 		if (r->nvml_limits[0])
 			fprintf(out, "       not sampled: %s\n", r->nvml_limits);
+	}
+}
+
+/* What the field issue added to a rank: the capture windows' two timings, start-up, the
+ * host's side of the idle time, a framework's memory pool. */
+static void json_field(FILE *out, const gp_rank_t *r)
+{
+	fprintf(out,
+	        ",\n     \"windows\": {\"traced_steps\": %u, \"untraced_steps\": %u, "
+	        "\"traced_median_ms\": %.6f, \"untraced_median_ms\": %.6f, "
+	        "\"tracer_ms_per_step\": %.6f},\n     \"startup\": {\"s\": %.6f, "
+	        "\"gpu_busy_s\": %.6f, \"compile_s\": %.6f, \"alloc_bytes\": %llu, \"top\": [",
+	        r->ntraced, r->nuntraced, r->traced_median_ms, r->untraced_median_ms,
+	        r->tracer_ms_per_step, r->startup_s, r->startup_gpu_busy_s, r->startup_compile_s,
+	        (unsigned long long)r->startup_alloc_bytes);
+	for (unsigned k = 0; k < r->nstartup_top; k++) {
+		fprintf(out, "%s{\"name\": ", k ? ", " : "");
+		gp_json_str(out, r->startup_top[k].name);
+		fprintf(out, ", \"kind\": \"%s\", \"ms\": %.3f, \"calls\": %u}",
+		        r->startup_top[k].kernel ? "kernel" : "range", r->startup_top[k].ms,
+		        r->startup_top[k].calls);
+	}
+	fprintf(out,
+	        "]},\n     \"host\": {\"idle_data_wait_ns\": %llu, \"idle_compile_ns\": %llu, "
+	        "\"idle_in_cuda_calls_ns\": %llu, \"idle_tracer_ns\": %llu, "
+	        "\"cuda_calls_ms_per_step\": %.4f, \"data_wait_ns\": %llu, \"data_waits\": %llu}, "
+	        "\"gpu_uuid\": ",
+	        (unsigned long long)r->idle_data_ns, (unsigned long long)r->idle_compile_ns,
+	        (unsigned long long)r->idle_launch_ns, (unsigned long long)r->idle_tracer_ns,
+	        r->host_busy_per_step_ms, (unsigned long long)r->data_wait_ns,
+	        (unsigned long long)r->data_waits);
+	gp_json_str(out, r->gpu_uuid);
+	if (r->pool.seen) {
+		fprintf(out,
+		        ", \"pool\": {\"in_use_bytes\": %llu, \"in_use_peak_bytes\": %llu, "
+		        "\"pool_bytes\": %llu, \"pool_peak_bytes\": %llu, \"samples\": %u, \"what\": ",
+		        (unsigned long long)r->pool.in_use, (unsigned long long)r->pool.in_use_peak,
+		        (unsigned long long)r->pool.pool, (unsigned long long)r->pool.pool_peak,
+		        r->pool.samples);
+		gp_json_str(out, r->pool.what);
+		fprintf(out, "}");
 	}
 }
 
@@ -769,21 +810,45 @@ static void text_memory(const gp_job_t *job, FILE *out)
 	for (unsigned i = 0; i < job->nranks; i++)
 		any_mem += job->ranks[i].nallocs + job->ranks[i].nvml_samples;
 	fprintf(out, "\n== Where the memory goes ==\n");
+	fprintf(out, "in use: the framework's allocated bytes at their peak; pool: what its "
+	             "allocator held from the device; CUDA: every device allocation CUPTI saw, at "
+	             "its peak (a pool's reservations), at s after the start; exit: live at the "
+	             "last record; host: pinned host buffers (apart from the device)\n");
 	if (!any_mem)
 		fprintf(out, "no device memory activity recorded (modes without mem or gpu, or no "
 		             "GPU)\n");
 	if (rows)
-		fprintf(out, "%-8s %10s %10s %10s %12s %10s %10s %10s\n", "rank", "peak MiB",
-		        "at s", "final MiB", "growth/step", "optim MiB", "static MiB", "NVML MiB");
+		fprintf(out, "%-8s %11s %11s %11s %8s %11s %12s %10s %9s %9s\n", "rank",
+		        "in use MiB", "pool MiB", "CUDA MiB", "at s", "exit MiB", "growth/step",
+		        "optim MiB", "host MiB", "NVML MiB");
 	for (unsigned i = 0; i < job->nranks; i++) {
 		const gp_rank_t *r = &job->ranks[i];
+		char f[8][24];
 		if (!listed(job, r))
 			continue;
-		fprintf(out, "%-8s %10.1f %10.3f %10.1f %10.1fKiB %10.1f %10.1f %10.1f\n",
-		        label(job, r), r->mem_peak / 1048576.0, r->mem_peak_t_ns / 1e9,
-		        r->mem_final / 1048576.0, r->mem_growth_per_step / 1024.0,
-		        r->optimizer_bytes / 1048576.0, r->mem_static / 1048576.0,
-		        r->nvml_mem_max / 1048576.0);
+		/* in use and the pool: the framework's own figures (PyTorch's allocated and
+		 * reserved peaks, XLA's allocator), CUDA's: every device allocation CUPTI saw
+		 * (a pool's segments; XLA's preallocation is one) */
+		bool tq = r->torch.max_allocated > 0, pq = r->pool.seen;
+		double use = tq ? r->torch.max_allocated : r->pool.in_use_peak;
+		double pool = tq ? r->torch.max_reserved : r->pool.pool_peak;
+		bool cu = r->nallocs > 0;
+		fprintf(out, "%-8s %s %s %s %s %s %10.1fKiB %10.1f %s %s\n", label(job, r),
+		        fig(f[0], 24, 11, 1, use / 1048576.0, tq || pq),
+		        fig(f[1], 24, 11, 1, pool / 1048576.0, tq || pq),
+		        fig(f[2], 24, 11, 1, r->mem_peak / 1048576.0, cu),
+		        fig(f[3], 24, 8, 3, r->mem_peak_t_ns / 1e9, cu),
+		        fig(f[4], 24, 11, 1, r->mem_final / 1048576.0, cu),
+		        (tq && r->torch.nmem_steps ? r->torch.growth_per_step : r->mem_growth_per_step) /
+		            1024.0,
+		        r->optimizer_bytes / 1048576.0,
+		        fig(f[5], 24, 9, 1, r->mem_host_peak / 1048576.0, cu),
+		        fig(f[6], 24, 9, 1, r->nvml_mem_max / 1048576.0, r->nvml_samples > 0));
+		if (pq)
+			fprintf(out, "       %s: in use %.1f MiB at its peak, %.1f MiB at the last "
+			             "sample; the pool holds %.1f MiB of the device\n",
+			        r->pool.what, r->pool.in_use_peak / 1048576.0, r->pool.in_use / 1048576.0,
+			        r->pool.pool / 1048576.0);
 		if (r->mem_peak_stack[0])
 			fprintf(out, "       peak reached by: %s%s%s%s\n", r->mem_peak_stack,
 			        r->mem_peak_stack_source[0] ? " (stack from " : "",
@@ -875,6 +940,17 @@ static void text_quality(const gp_job_t *job, FILE *out)
 		        "%u more rank%s with a data-quality note (ranks %s%s; report --ranks LIST "
 		        "for each one's line)\n",
 		        quiet_n, quiet_n > 1 ? "s" : "", quiet, quiet_n > 10 ? ", ..." : "");
+	if (job->batch.seen) {
+		char how[48] = "no end record";
+		if (job->batch.has_end && WIFSIGNALED(job->batch.wait_status))
+			snprintf(how, sizeof(how), "signal %d", WTERMSIG(job->batch.wait_status));
+		else if (job->batch.has_end)
+			snprintf(how, sizeof(how), "exit %d", WEXITSTATUS(job->batch.wait_status));
+		fprintf(out,
+		        "the batch script (%.80s): %s after %.2f s; not a rank (no GPU work or steps "
+		        "of its own)\n",
+		        job->batch.command, how, job->batch.wall_ns / 1e9);
+	}
 	if (job->ntasks_expected > job->nranks)
 		fprintf(out,
 		        "%u of %u tasks have no rank file (not selected by --gpuprof-ranks, "
@@ -954,6 +1030,16 @@ void gp_report_json(const gp_job_t *job, FILE *out)
 	fprintf(out,
 	        ",\n  \"unreadable_rank_files\": %u, \"first_unreadable\": ", job->nunreadable);
 	gp_json_str(out, job->unreadable);
+	fprintf(out, ",\n  \"batch_script\": ");
+	if (job->batch.seen) {
+		fprintf(out, "{\"complete\": %s, \"wait_status\": %d, \"wall_s\": %.6f, \"command\": ",
+		        job->batch.has_end ? "true" : "false", job->batch.wait_status,
+		        job->batch.wall_ns / 1e9);
+		gp_json_str(out, job->batch.command);
+		fprintf(out, "}");
+	} else {
+		fprintf(out, "null");
+	}
 	fprintf(out, ",\n  \"launchers\": [");
 	for (unsigned i = 0; i < job->nlaunchers; i++) {
 		const struct gp_launcher *l = &job->launchers[i];
@@ -1145,6 +1231,7 @@ void gp_report_json(const gp_job_t *job, FILE *out)
 				        (unsigned long long)r->loss[c]);
 		fprintf(out, "}, \"not_observed\": %s}", gp_rank_unobserved(r) ? "true" : "false");
 		json_procs(out, r);
+		json_field(out, r);
 		fprintf(out, "}");
 	}
 	fprintf(out, "\n  ],\n  \"kernels\": [");

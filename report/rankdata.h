@@ -117,6 +117,8 @@ typedef struct rank_data {
 	VEC(uint64_t) data_wait; /* waits for the next batch (GP_FW_DATA_WAIT): end ts, ns */
 	VEC(uint64_t) compiles;  /* framework compilations (GP_FW_COMPILE): end ts, ns, name */
 	VEC(uint64_t) overhead;  /* CUPTI's own work (GP_EV_OVERHEAD): start, end */
+	uint32_t gpu_uuid[8];    /* the GPUs the agent sees (GP_EV_GPU): UUID string ids */
+	uint64_t gpu_bytes[8];   /* ... and their memory */
 	uint32_t step_tid;       /* the thread that ran the step ranges (0: none/unknown) */
 	bool tid_mismatch;       /* NVTX and CUDA API records carry unrelated thread ids */
 	/* the rank's CUDA allocation that failed for lack of memory, if any */
@@ -184,6 +186,16 @@ bool gp_open_ranges(rank_data_t *d, uint32_t tid, uint64_t ts, char *out, size_t
 
 /* startup.c: the program's start to its first step, and what filled it */
 void gp_pass_startup(gp_rank_t *r, rank_data_t *d);
+
+/* CUPTI's memory kinds (CUpti_ActivityMemoryKind): what the device's memory is. Pageable
+ * and pinned host memory (a DataLoader's pin_memory buffers), managed memory and module
+ * globals (DEVICE_STATIC) are counted apart from the device allocations. */
+enum { GP_MEM_UNKNOWN = 0, GP_MEM_PAGEABLE = 1, GP_MEM_PINNED = 2, GP_MEM_DEVICE = 3,
+       GP_MEM_ARRAY = 4, GP_MEM_MANAGED = 5, GP_MEM_DEVICE_STATIC = 6, GP_MEM_MANAGED_STATIC = 7 };
+static inline bool gp_mem_is_device(unsigned kind)
+{
+	return kind == GP_MEM_DEVICE || kind == GP_MEM_ARRAY || kind == GP_MEM_UNKNOWN;
+}
 
 /* memory.c */
 void gp_pass_memory(gp_rank_t *r, rank_data_t *d);

@@ -1175,10 +1175,10 @@ static void load_cupti(void)
 	                                              : 0;
 	if ((g.modes & GP_MODE_MEM) && !api->callbacks) {
 		char msg[256];
-		snprintf(msg, sizeof(msg),
-		         "allocation call stacks: CUPTI's one callback slot left to the %s "
-		         "profiler (GPUPROF_ALLOC_STACKS=1 takes it)",
-		         strstr(fw, "torch") || strstr(fw, "kineto") ? "PyTorch" : fw);
+		snprintf(msg, sizeof(msg), GP_YIELD_STACKS_FMT,
+		         strstr(fw, "torch") || strstr(fw, "kineto") ? "torch.profiler"
+		         : strstr(fw, "jax") || strstr(fw, "xla")    ? "jax.profiler"
+		                                                     : fw);
 		gp_event_t y = {
 		    .type = GP_EV_YIELD, .ts = gp_clock_ns(), .b = intern(msg, strlen(msg))};
 		emit(&y);
