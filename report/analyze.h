@@ -19,7 +19,8 @@ typedef struct gp_kstat {
 
 typedef struct gp_rstat {
 	char *name;
-	uint64_t count, cpu_ns, gpu_ns, sync_ns;
+	uint64_t count, cpu_ns, gpu_ns, sync_ns; /* over the steady state (post-warm-up steps) */
+	uint64_t count_all;                      /* over the whole run, start-up included */
 } gp_rstat_t;
 
 /* Device memory PyTorch's allocator holds for one Python stack (agent/python) */
@@ -202,6 +203,7 @@ typedef struct gp_rank {
 		unsigned nowner, noom_owner, ngrow_owner; /* live at the peak / at the OOM /
 		                                             kept from a window */
 		bool grow_stale; /* loading: a new picture came after the last window's */
+		unsigned grow_steps; /* the steps that window held (0: not said, older files) */
 		bool oom;
 		uint64_t oom_requested, oom_total, oom_free;
 		char snap_peak[96], snap_oom[96], snap_exit[96]; /* memory_viz pickles written */

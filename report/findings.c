@@ -11,6 +11,7 @@
 #include "event.h"
 #include "stats.h"
 
+#include <math.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -673,8 +674,11 @@ static void rule_host_ahead(rule_ctx_t *c)
 	const gp_rank_t *w = NULL;
 	for (unsigned i = 0; i < job->nranks; i++) {
 		const gp_rank_t *r = &job->ranks[i];
+		/* a warning about timing a GPU-bound step with a host timer: not where the rank
+		 * mostly waits for others (exposed communication) */
 		if (strcmp(r->step_basis, "gpu") || r->cpu_median_ms <= 0 ||
-		    r->cpu_median_ms >= HOST_AHEAD_RATIO * r->step_median_ms)
+		    r->cpu_median_ms >= HOST_AHEAD_RATIO * r->step_median_ms ||
+		    exposed_comm_ms(r) >= 0.2 * r->step_median_ms)
 			continue;
 		if (!w ||
 		    r->cpu_median_ms / r->step_median_ms < w->cpu_median_ms / w->step_median_ms)
@@ -702,41 +706,97 @@ static void rule_host_ahead(rule_ctx_t *c)
 
 /* ---- memory ---- */
 
+/* The rank's device memory peak: CUDA's (CUPTI's records), else PyTorch's reserved. */
+static uint64_t peak_of(const gp_rank_t *r)
+{
+	return r->mem_peak ? r->mem_peak : r->torch.max_reserved;
+}
+
+/* The leak's growth per step: PyTorch's allocated bytes where it said them (tensors, not
+ * the caching allocator's segments), else the device allocations CUPTI saw. */
+static double leak_growth(const gp_rank_t *r)
+{
+	return r->torch.nmem_steps >= 3 ? r->torch.growth_per_step : r->mem_growth_per_step;
+}
+
+/* The owner of the growth: of what a window of the allocator history kept (PyTorch), the
+ * stack whose bytes are nearest what the growth would leave in that many steps, with a
+ * tensor or more per step; else CUPTI's most frequent stack of the allocations never
+ * freed. bytes per step in *per (0: not known). */
+static const char *leak_owner(const gp_rank_t *r, double growth, double *per)
+{
+	const gp_owner_t *g = gp_torch_owners(&r->torch, GP_OWN_GROW), *best = NULL;
+	unsigned steps = r->torch.grow_steps ? r->torch.grow_steps : 2;
+	double want = growth * steps, dist = 0;
+	*per = 0;
+	for (unsigned k = 0; g && k < r->torch.ngrow_owner; k++) {
+		if (g[k].stack[0] == '(' || g[k].tensors < steps)
+			continue;
+		double d = fabs((double)g[k].bytes - want);
+		if (!best || d < dist)
+			best = &g[k], dist = d;
+	}
+	if (best && dist <= 0.5 * want) {
+		*per = (double)best->bytes / steps;
+		return best->stack;
+	}
+	return r->leak_stack[0] ? r->leak_stack : NULL;
+}
+
 static void rule_leak(rule_ctx_t *c)
 {
 	gp_job_t *job = c->job;
 	const gp_rank_t *w = NULL;
 	for (unsigned i = 0; i < job->nranks; i++) {
 		const gp_rank_t *r = &job->ranks[i];
-		if (r->mem_growth_per_step >= LEAK_MIN_BYTES_PER_STEP && r->leak_allocs >= 2 &&
-		    (!w || r->leak_bytes > w->leak_bytes))
+		if (leak_growth(r) >= LEAK_MIN_BYTES_PER_STEP &&
+		    (r->leak_allocs >= 2 || r->torch.nmem_steps >= 3) &&
+		    (!w || leak_growth(r) > leak_growth(w)))
 			w = r;
 	}
 	gp_finding_t *f;
 	if (!w || !(f = add(job, "memory_leak", GP_F_MEMORY, w)))
 		return;
-	f->saving_bytes = (double)w->leak_bytes;
-	f->score = w->mem_peak ? (double)w->leak_bytes / w->mem_peak : 0;
-	snprintf(f->title, sizeof(f->title), "Device memory grows %.1f KiB per step on rank %d",
-	         w->mem_growth_per_step / 1024.0, w->rank);
-	snprintf(f->evidence, sizeof(f->evidence),
-	         "%llu allocations (%.1f MiB, %.0f%% of the peak) made after warm-up were never "
-	         "freed; most came from: %s",
-	         (unsigned long long)w->leak_allocs, w->leak_bytes / 1048576.0, 100 * f->score,
-	         w->leak_stack[0] ? w->leak_stack : "(no stack: run with mode mem)");
+	double growth = leak_growth(w), per = 0;
+	bool torch = w->torch.nmem_steps >= 3;
+	const char *who = leak_owner(w, growth, &per);
+	unsigned left = w->nsteps_post > 1 ? w->nsteps_post - 1 : 1;
+	f->saving_bytes = growth * left; /* what the post-warm-up steps kept */
+	f->score = peak_of(w) ? f->saving_bytes / peak_of(w) : 0;
+	snprintf(f->title, sizeof(f->title), "Device memory grows %.1f KiB per step on rank %d%s%s",
+	         growth / 1024.0, w->rank, who ? ": " : "", who ? who : "");
+	char fill[200] = "";
+	uint64_t total = w->gpu_total ? w->gpu_total : w->torch.oom_total;
+	uint64_t now = torch && w->torch.allocated_end ? w->torch.allocated_end : w->mem_final;
+	if (total > now && growth > 0)
+		snprintf(fill, sizeof(fill),
+		         "; at this rate the device's %.1f GiB fill after about %.0f more steps",
+		         total / 1073741824.0, (double)(total - now) / growth);
+	if (who && per > 0)
+		snprintf(f->evidence, sizeof(f->evidence),
+		         "%s grows %.1f KiB per step after warm-up; the allocator history's window of "
+		         "%u steps kept %.1f KiB per step allocated at %s, not freed%s",
+		         torch ? "PyTorch's allocated memory (tensors)" : "live device memory",
+		         growth / 1024.0, w->torch.grow_steps ? w->torch.grow_steps : 2,
+		         per / 1024.0, who, fill);
+	else
+		snprintf(f->evidence, sizeof(f->evidence),
+		         "%s grows %.1f KiB per step after warm-up; %llu device allocations (%.1f MiB) "
+		         "made after warm-up were never freed; most came from: %s%s",
+		         torch ? "PyTorch's allocated memory (tensors)" : "live device memory",
+		         growth / 1024.0, (unsigned long long)w->leak_allocs, w->leak_bytes / 1048576.0,
+		         who ? who
+		         : torch ? "(no stack: the allocator history recorded no growing allocation; "
+		                   "it records in windows when the peak grows)"
+		                 : "(no stack: allocation call stacks need mode mem with CUPTI's "
+		                   "callbacks)",
+		         fill);
 	snprintf(f->threshold, sizeof(f->threshold),
-	         "live device memory grows >= %.0f B per step after warm-up",
-	         LEAK_MIN_BYTES_PER_STEP);
+	         "allocated memory grows >= %.0f B per step after warm-up", LEAK_MIN_BYTES_PER_STEP);
 	snprintf(f->fix, sizeof(f->fix),
-	         "Something keeps a reference each step (tensors appended to a list, loss kept "
-	         "with its graph, a cache): free it or detach()/item() what you keep. The stack "
-	         "above is where the growing allocations are made.");
-}
-
-/* The rank's device memory peak: CUDA's (CUPTI's records), else PyTorch's reserved. */
-static uint64_t peak_of(const gp_rank_t *r)
-{
-	return r->mem_peak ? r->mem_peak : r->torch.max_reserved;
+	         "Something keeps a reference each step (tensors appended to a list, a loss kept "
+	         "with its graph, a cache): free it, or keep .item()/.detach().cpu() of what you "
+	         "need. The line above is where the kept tensors are made.");
 }
 
 static void rule_optimizer(rule_ctx_t *c)
@@ -745,7 +805,12 @@ static void rule_optimizer(rule_ctx_t *c)
 	const gp_rank_t *w = NULL;
 	for (unsigned i = 0; i < job->nranks; i++) {
 		const gp_rank_t *r = &job->ranks[i];
-		if (peak_of(r) && (double)r->optimizer_bytes / peak_of(r) >= OPT_STATE_SHARE &&
+		/* known only from the framework's own figures (PyTorch's state tensors), or, in a
+		 * program that is not PyTorch, from what its first optimizer range allocated */
+		bool known = !strcmp(r->optimizer_source, "PyTorch optimizer state") ||
+		             !r->torch.seen;
+		if (known && peak_of(r) &&
+		    (double)r->optimizer_bytes / peak_of(r) >= OPT_STATE_SHARE &&
 		    (!w || r->optimizer_bytes > w->optimizer_bytes))
 			w = r;
 	}
@@ -768,10 +833,15 @@ static void rule_optimizer(rule_ctx_t *c)
 	         peak / 1048576.0, f->saving_bytes / 1048576.0);
 	snprintf(f->threshold, sizeof(f->threshold), "optimizer state >= %.0f%% of peak",
 	         OPT_STATE_SHARE * 100);
+	bool low = false; /* states already in 16 bits: then only sharding or 8 bits help */
+	for (unsigned k = 0; k < w->torch.nopt && k < 8; k++)
+		low |= strstr(w->torch.opt[k].what, "bfloat16") || strstr(w->torch.opt[k].what, "float16");
 	snprintf(f->fix, sizeof(f->fix),
-	         "Adam keeps two extra tensors per parameter. Use a fused or lower-precision "
-	         "optimizer (8-bit Adam, bf16 states), or shard optimizer state across ranks "
-	         "(ZeRO/FSDP).");
+	         low ? "The states are already 16-bit: shard them across ranks (ZeRO, FSDP, "
+	               "torch.distributed.optim.ZeroRedundancyOptimizer) or use an 8-bit optimizer."
+	             : "Adam keeps two extra tensors per parameter. Use a lower-precision optimizer "
+	               "(8-bit Adam, bf16 states), or shard optimizer state across ranks "
+	               "(ZeRO/FSDP).");
 }
 
 /* The table: run in this order (the straggler first: the rules after it know it). */
@@ -853,6 +923,12 @@ void gp_job_findings(gp_job_t *job)
 		    (!strcmp(f->id, "comm_not_overlapped") || !strcmp(f->id, "sync_stall") ||
 		     !strcmp(f->id, "idle_gaps")))
 			snprintf(f->effect_of, sizeof(f->effect_of), "straggler");
+		/* the straggler's own idle time is what makes it slow: the same cause, told
+		 * under it, saving nothing more */
+		else if (f->kind == GP_F_TIME && f->rank == c.straggler->rank &&
+		         (!strcmp(f->id, "idle_gaps") || !strcmp(f->id, "sync_stall") ||
+		          !strcmp(f->id, "input_bound")))
+			snprintf(f->effect_of, sizeof(f->effect_of), "straggler:self");
 	}
 	if (job->nf)
 		qsort(job->f, job->nf, sizeof(gp_finding_t), cmp_f);
@@ -866,6 +942,9 @@ void gp_job_findings(gp_job_t *job)
 		out[n++] = job->f[i];
 		if (strcmp(job->f[i].id, "straggler"))
 			continue;
+		for (unsigned j = 0; j < job->nf; j++) /* its own time first, then its effects */
+			if (!strcmp(job->f[j].effect_of, "straggler:self"))
+				out[n++] = job->f[j];
 		for (unsigned j = 0; j < job->nf; j++)
 			if (!strcmp(job->f[j].effect_of, "straggler"))
 				out[n++] = job->f[j];

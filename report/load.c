@@ -469,16 +469,19 @@ static void feed_fw(rank_data_t *d, gp_rank_t *r, const gp_event_t *e)
 		break;
 	case GP_FW_OWNER: {
 		gp_owner_t *o = NULL;
-		if (!t->own && (e->d == 1 || e->d == 2 || e->d == 3) &&
+		uint64_t kind = e->d & 0xff; /* above it: the steps of a window (kind 3) */
+		if (kind == 3 && e->d >> 8)
+			t->grow_steps = (unsigned)(e->d >> 8);
+		if (!t->own && (kind == 1 || kind == 2 || kind == 3) &&
 		    !(t->own = calloc(3 * GP_OWNERS, sizeof(gp_owner_t))))
 			break;
-		if (e->d == 1 && t->nowner < GP_OWNERS) {
+		if (kind == 1 && t->nowner < GP_OWNERS) {
 			o = &gp_torch_owners(t, GP_OWN_PEAK)[t->nowner++];
-		} else if (e->d == 3 && (t->grow_stale || t->ngrow_owner < GP_OWNERS)) {
+		} else if (kind == 3 && (t->grow_stale || t->ngrow_owner < GP_OWNERS)) {
 			if (t->grow_stale)
 				t->ngrow_owner = 0, t->grow_stale = false;
 			o = &gp_torch_owners(t, GP_OWN_GROW)[t->ngrow_owner++];
-		} else if (e->d == 2 && t->noom_owner < GP_OWNERS) {
+		} else if (kind == 2 && t->noom_owner < GP_OWNERS) {
 			o = &gp_torch_owners(t, GP_OWN_OOM)[t->noom_owner++];
 		}
 		if (o) {

@@ -224,7 +224,9 @@ void gp_pass_memory(gp_rank_t *r, rank_data_t *d)
 		const api_t *a = &d->apis.v[ai - 1];
 		const range_t *rg = gp_owner_range(d, a->tid, a->start, &from);
 		char open[256];
-		if (opt_hi && rg && a->start >= opt_lo && a->start <= opt_hi &&
+		/* a caching allocator's segments (PyTorch's libc10_cuda) hold more than the
+		 * tensors in them: the optimizer's share cannot be known from them */
+		if (opt_hi && rg && a->start >= opt_lo && a->start <= opt_hi && !strstr(owner, "c10_cuda") &&
 		    gp_open_ranges(d, rg->tid, a->start, open, sizeof(open)) &&
 		    is_optimizer_name(open))
 			r->optimizer_bytes += m->bytes;

@@ -601,11 +601,13 @@ static void text_findings(const gp_job_t *job, FILE *out)
 			snprintf(sav, sizeof(sav),
 			         "   saving:    about %.1f MiB of device memory\n",
 			         f->saving_bytes / 1048576.0);
-		fprintf(
-		    out,
-		    "%u. [%s] %s%s%s%s\n%s   evidence:  %s\n   threshold: %s\n   fix:       %s\n",
-		    i + 1, f->id, f->effect_of[0] ? "(effect of the " : "", f->effect_of,
-		    f->effect_of[0] ? ") " : "", f->title, sav, f->evidence, f->threshold, f->fix);
+		const char *rel = !f->effect_of[0]                            ? ""
+		                  : !strcmp(f->effect_of, "straggler:self") ? "(the straggler's own time) "
+		                                                           : "(effect of the straggler) ";
+		if (f->effect_of[0]) /* effects and details add nothing to the savings */
+			snprintf(sav, sizeof(sav), "%s", f->saving_ms > 0 ? "   saving:    none of its own (part of the finding above)\n" : "");
+		fprintf(out, "%u. [%s] %s%s\n%s   evidence:  %s\n   threshold: %s\n   fix:       %s\n",
+		        i + 1, f->id, rel, f->title, sav, f->evidence, f->threshold, f->fix);
 	}
 }
 
@@ -1253,9 +1255,11 @@ void gp_report_json(const gp_job_t *job, FILE *out)
 		fprintf(out, "%s\n    {\"name\": ", i ? "," : "");
 		gp_json_str(out, r->name);
 		fprintf(out,
-		        ", \"count\": %llu, \"cpu_ns\": %llu, \"gpu_ns\": %llu, \"sync_ns\": %llu}",
+		        ", \"count\": %llu, \"cpu_ns\": %llu, \"gpu_ns\": %llu, \"sync_ns\": %llu, "
+		        "\"count_all\": %llu}",
 		        (unsigned long long)r->count, (unsigned long long)r->cpu_ns,
-		        (unsigned long long)r->gpu_ns, (unsigned long long)r->sync_ns);
+		        (unsigned long long)r->gpu_ns, (unsigned long long)r->sync_ns,
+		        (unsigned long long)r->count_all);
 	}
 	fprintf(out, "\n  ]\n}\n");
 }

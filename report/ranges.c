@@ -89,6 +89,7 @@ void gp_job_add_ranges(gp_job_t *job, const gp_rstat_t *r, unsigned n)
 		if (!g)
 			continue;
 		g->count += r[i].count;
+		g->count_all += r[i].count_all;
 		g->cpu_ns += r[i].cpu_ns;
 		g->gpu_ns += r[i].gpu_ns;
 		g->sync_ns += r[i].sync_ns;
@@ -184,10 +185,11 @@ void gp_pass_ranges(gp_job_t *job, gp_rank_t *r, rank_data_t *d)
 	u64map_free(&sync_by_name);
 	for (size_t i = 0; i < d->ranges.n; i++) {
 		range_t *x = &d->ranges.v[i];
-		if (!gp_in_gwin(d, x->start)) /* the steady state's: start-up is apart */
-			continue;
 		gp_rstat_t *s = rstat_get(job, gp_rd_str(d, x->name));
 		if (!s)
+			continue;
+		s->count_all++;
+		if (!gp_in_gwin(d, x->start)) /* the steady state's: start-up is apart */
 			continue;
 		s->count++;
 		s->cpu_ns += x->end - x->start;

@@ -11,7 +11,8 @@
  *   | the rank file's size and mtime (ns) | nstep, nk, nr | the job id and task count its
  *   header gave | gp_rank_t (pointers zeroed) | owners flag (1 byte) and, when 1,
  *   3 x GP_OWNERS gp_owner_t | nstep doubles, nstep step numbers | nk kernels (name length, name,
- * comm, calls, total, min, max) | nr ranges (name length, name, count, cpu, gpu, sync) | CRC-32C of
+ * comm, calls, total, min, max) | nr ranges (name length, name, count, cpu, gpu, sync,
+ * count over the whole run) | CRC-32C of
  *   everything before it. */
 #include "config.h"
 #include "analyze.h"
@@ -136,7 +137,8 @@ int gp_summary_write(const char *gpr, const gp_rank_t *r, const gp_rank_tables_t
 	}
 	for (unsigned i = 0; i < nr; i++) {
 		uint16_t l = (uint16_t)strnlen(rs[i].name, 65535);
-		uint64_t v[4] = {rs[i].count, rs[i].cpu_ns, rs[i].gpu_ns, rs[i].sync_ns};
+		uint64_t v[5] = {rs[i].count, rs[i].cpu_ns, rs[i].gpu_ns, rs[i].sync_ns,
+		                 rs[i].count_all};
 		fwrite(&l, 2, 1, m);
 		fwrite(rs[i].name, 1, l, m);
 		fwrite(v, sizeof(v), 1, m);
@@ -319,10 +321,11 @@ int gp_summary_read(const char *gpr, gp_rank_t *out, gp_rank_tables_t *one)
 	}
 	for (unsigned i = 0; !r.bad && i < n3[2]; i++) {
 		gp_rstat_t *s = &one->r[one->nr++];
-		uint64_t v[4];
+		uint64_t v[5];
 		s->name = get_name(&r);
 		get(&r, v, sizeof(v));
 		s->count = v[0], s->cpu_ns = v[1], s->gpu_ns = v[2], s->sync_ns = v[3];
+		s->count_all = v[4];
 	}
 	free(buf);
 	if (!r.bad && r.p == r.end && !(out->path = strdup(gpr))) /* where it is now */

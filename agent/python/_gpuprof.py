@@ -38,7 +38,7 @@ _SNAP_PEAK, _SNAP_OOM, _SNAP_EXIT, _SNAP_SIGTERM = 1, 2, 3, 4
 # answers are: from CUDA's start through the first HIST_WARM optimizer steps (where the
 # peak is usually set, and the optimizer's state made), then for HIST_WINDOW steps when
 # the peak has grown since its last picture, at most once every HIST_GAP steps.
-_HIST_WARM, _HIST_WINDOW, _HIST_GAP = 5, 2, 50
+_HIST_WARM, _HIST_WINDOW, _HIST_GAP = 5, 3, 50
 
 _OWNERS_MAX = 8  # stack groups recorded per memory picture (the report keeps 8)
 _FRAMES_MAX = 6  # frames of each owner's stack text
@@ -940,8 +940,8 @@ def _picture(why, peak=0, res_peak=0, window=False):
         _emit(_MEM_PEAK, dev=dev, a=peak, c=res_peak,
               d=max(0, res_at - at) if at else 0)
         _emit_owners(live, dev, 1)
-        if window:
-            _emit_owners(_grown(snap, dev), dev, 3)
+        if window:  # d: 3, and the window's steps above it (a leak's slope: bytes / steps)
+            _emit_owners(_grown(snap, dev), dev, 3 | (_HIST_WINDOW << 8))
         _s.peak_seen = peak
     tag = {_SNAP_PEAK: "peak", _SNAP_OOM: "oom", _SNAP_EXIT: "exit",
            _SNAP_SIGTERM: "exit"}[why]

@@ -167,11 +167,14 @@ python3 - "$T/ddp-imbalanced.json" <<'PY'
 import json, sys
 f = json.load(open(sys.argv[1]))["findings"]
 assert f[0]["id"] == "straggler" and f[0]["rank"] == 1 and 15 < f[0]["saving_ms"] < 25, f[0]
+own = [x for x in f if x["effect_of"] == "straggler:self"]
 eff = [x for x in f if x["effect_of"] == "straggler"]
-assert eff and all(x["rank"] == 0 for x in eff) and f[1:1 + len(eff)] == eff, [(x["id"], x["rank"], x["effect_of"]) for x in f]
+assert [x["rank"] for x in own] == [1] and own[0]["id"] == "idle_gaps", own
+assert eff and all(x["rank"] == 0 for x in eff) and f[1:1 + len(own) + len(eff)] == own + eff, [(x["id"], x["rank"], x["effect_of"]) for x in f]
 assert {x["id"] for x in eff} >= {"comm_not_overlapped"}, eff
+assert not [x for x in f if x["id"] in ("host_ahead", "optimizer_state")], f
 PY
-ok $? "ddp-imbalanced: the straggler (rank 1, about 20 ms per step) comes first, rank 0's waits follow as its effects"
+ok $? "ddp-imbalanced: the straggler (rank 1, about 20 ms per step) comes first, its own idle time under it, rank 0's waits as its effects; no host_ahead for a rank that waits in all-reduce, no optimizer state from PyTorch's segments"
 python3 - "$T" <<'PY'
 import json, sys, glob
 for path in glob.glob(sys.argv[1] + "/*.json"):

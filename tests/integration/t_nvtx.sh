@@ -15,7 +15,7 @@ field() { "$B/gpuprof" dump "$T/$1/step0/rank0.gpr" | sed -n "s/^$2 //p"; }
 drops() { local n; n=$(loss "$1" ring_full); echo "${n:-0}"; }
 loss() { "$B/gpuprof" report --format=json "$T/$1" | python3 -c "import json,sys; print(json.load(sys.stdin)['ranks'][0]['quality']['losses'].get(sys.argv[1], ''))" "$2"; }
 rj() { "$B/gpuprof" report --format=json "$T/$1" | python3 -c "$2"; }
-nvtx_json() { "$B/gpuprof" report --format=json "$T/$1" | python3 -c "import json,sys; d={r['name']: r['count'] for r in json.load(sys.stdin)['nvtx']}; print(d.get(sys.argv[1], 0))" "$2"; }
+nvtx_json() { "$B/gpuprof" report --format=json "$T/$1" | python3 -c "import json,sys; d={r['name']: r['count_all'] for r in json.load(sys.stdin)['nvtx']}; print(d.get(sys.argv[1], 0))" "$2"; }
 
 cap threads; ok $? "4 threads x 250k ranges"
 # the agent has the rank's summary written when its capture ends (detached: the program's
@@ -100,7 +100,7 @@ d = json.load(sys.stdin); R = {r["rank"]: r for r in d["ranks"]}
 assert sorted(R) == [0, 1, 2, 3], sorted(R)
 for k, r in R.items():
     assert r["steps"]["count"] == 20 + 5 * k, (k, r["steps"])
-n = {x["name"]: x["count"] for x in d["nvtx"]}
+n = {x["name"]: x["count_all"] for x in d["nvtx"]}  # worker_rK: before the steps
 assert all(n.get("worker_r%d" % k) == 1 for k in range(4)), n
 assert R[2]["outcome"] == "exit 3" and R[1]["outcome"] == "exit 0", [R[k]["outcome"] for k in R]
 assert not d["launchers"]' 2>"$T/launch.err"
