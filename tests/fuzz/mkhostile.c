@@ -12,6 +12,8 @@
  *   threads   N threads with one open range each
  *   rangenames N ranges with N distinct names (the job-wide range table)
  *   allocs    20 good steps and N device allocations, each freed (exports' batching)
+ *   samelaunch N launches of one kernel, every one with the same duration and launch
+ *             latency (a launch loop: medians over equal values)
  * The good steps of "absurd" are 10 ms apart with a 4 ms kernel: a reader that ignores
  * the impossible records reports 10 ms steps and counts 4N bad records. */
 #include "config.h"
@@ -150,6 +152,12 @@ int main(int argc, char **argv)
 			gp_rf_append_string(w, (uint32_t)(i + 2), nm);
 			put(GP_EV_NVTX_PUSH, 1, MONO + 2 * i, i + 2, 0, 0, 0);
 			put(GP_EV_NVTX_POP, 1, MONO + 2 * i + 1, 0, 0, 0, 0);
+		}
+	} else if (!strcmp(what, "samelaunch")) {
+		for (uint64_t i = 0; i < n; i++) {
+			uint64_t t = MONO + i * 10000;
+			put(GP_EV_API, 1, t, 1000, 211, 100 + i, 0); /* dur, cbid, corr */
+			put(GP_EV_KERNEL, 0, t + 2000, 5000, 1, 100 + i, 7);
 		}
 	} else if (!strcmp(what, "threads")) {
 		for (uint64_t i = 0; i < n; i++)

@@ -23,6 +23,13 @@ for c in "strings 1000000" "pops 200000" "ends 200000" "threads 200000" "rangena
 	ok $rc "$1 x $2 ($(stat -c %s "$T/$1/step0/rank0.gpr") bytes): report within 600 MiB and the hang guard ($(python3 -c "print(round($(date +%s.%N) - $s, 2))") s)"
 	[ $rc -eq 0 ] || sed 's/^/# /' "$T/$1.err" | tail -5
 done
+# one kernel launched 10^6 times, every launch alike: the medians of equal values were
+# quadratic (533 s); linear they take a fraction of a second, so 30 s is a hang guard
+"$H" samelaunch 1000000 "$T/same" && s=$(date +%s.%N) &&
+	(ulimit -v 614400; timeout 30 "$B/gpuprof" report --format=json "$T/same" >"$T/same.json" 2>"$T/same.err")
+ok $? "samelaunch x 1000000 ($(stat -c %s "$T/same/step0/rank0.gpr") bytes): report within 30 s ($(python3 -c "print(round($(date +%s.%N) - $s, 2))") s)"
+[ "$(field "$T/same.json" "(j['ranks'][0]['gpu']['kernels'], round(j['ranks'][0]['gpu']['launch_latency_us_median'], 3))" 2>/dev/null)" = "(1000000, 2.0)" ]
+ok $? "samelaunch: 10^6 kernels, launch latency 2 us ($(field "$T/same.json" "(j['ranks'][0]['gpu']['kernels'], j['ranks'][0]['gpu']['launch_latency_us_median'])" 2>&1 | tail -1))"
 [ "$(field "$T/strings.json" "[r['name'] for r in j['nvtx']]")" = "['last_string']" ]
 ok $? "strings: the last of 10^6 names is kept"
 [ "$(field "$T/pops.json" "[r['count'] for r in j['nvtx']]")" = "[200000]" ]
