@@ -260,6 +260,8 @@ static int analyse_file(const char *path, gp_rank_t *r, gp_rank_tables_t *t, gp_
 	t->r = scratch->r, t->nr = scratch->nr;
 	memcpy(t->job, scratch->job, sizeof(t->job));
 	t->ntasks_expected = scratch->ntasks_expected;
+	t->src = rd->src;
+	t->src_ok = rc == 0 && rd->src_ok;
 	scratch->k = NULL, scratch->nk = 0;
 	scratch->r = NULL, scratch->nr = 0;
 	if (rc < 0)
@@ -416,7 +418,11 @@ int gp_rank_summarize(const char *gpr, char *err, size_t errlen)
 	int rc = -1;
 	if (!ok)
 		snprintf(err, errlen, "%s", scratch->unreadable[0] ? scratch->unreadable : gpr);
-	else if ((rc = gp_summary_write(gpr, &r, &t)) < 0)
+	else if ((rc = gp_summary_write(gpr, &r, &t)) < 0 && errno == ESTALE) {
+		/* replaced or changed while read: the report reads the file there now */
+		gp_debug("%s changed while it was read; no summary of it", gpr);
+		rc = 0;
+	} else if (rc < 0)
 		snprintf(err, errlen, "%s: cannot write its summary: %s", gpr, strerror(errno));
 	if (ok)
 		gp_rank_release(&r);

@@ -8,6 +8,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "rankfile.h"
 #include "ranks.h"
 #include "vec.h"
 
@@ -299,6 +300,8 @@ typedef struct gp_rank_tables {
 	unsigned nk, nr;
 	char job[32];
 	unsigned ntasks_expected;
+	gp_rf_ident_t src; /* the rank file the analysis read (its summary's key) */
+	bool src_ok;       /* false: it changed while read; no summary is made of it */
 } gp_rank_tables_t;
 void gp_rank_tables_free(gp_rank_tables_t *t);
 

@@ -12,6 +12,8 @@
  *   threads   N threads with one open range each
  *   rangenames N ranges with N distinct names (the job-wide range table)
  *   allocs    20 good steps and N device allocations, each freed (exports' batching)
+ *   noise     N steps of 100 kernels each with pseudo-random durations (a large file that
+ *             takes the reader seconds: for faults while it is read)
  *   samelaunch N launches of one kernel, every one with the same duration and launch
  *             latency (a launch loop: medians over equal values)
  * The good steps of "absurd" are 10 ms apart with a 4 ms kernel: a reader that ignores
@@ -153,6 +155,19 @@ int main(int argc, char **argv)
 			put(GP_EV_NVTX_PUSH, 1, MONO + 2 * i, i + 2, 0, 0, 0);
 			put(GP_EV_NVTX_POP, 1, MONO + 2 * i + 1, 0, 0, 0, 0);
 		}
+	} else if (!strcmp(what, "noise")) {
+		uint64_t x = 88172645463325252ull, t = MONO, c = 1;
+		for (uint64_t i = 0; i < n; i++) {
+			put(GP_EV_NVTX_PUSH, 1, t, 1, 0, 0, 0);
+			for (int k = 0; k < 100; k++, c++) {
+				x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+				put(GP_EV_API, 1, t + 10, 1000 + x % 1000, 211, c, 0);
+				put(GP_EV_KERNEL, 0, t + 3000, 2000 + (x >> 20) % 100000, 1, c, 7);
+				t += 3000 + 2000 + (x >> 20) % 100000;
+			}
+			put(GP_EV_NVTX_POP, 1, t, 0, 0, 0, 0);
+			t += 1000;
+		}
 	} else if (!strcmp(what, "samelaunch")) {
 		for (uint64_t i = 0; i < n; i++) {
 			uint64_t t = MONO + i * 10000;
@@ -166,6 +181,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "mkhostile: unknown case %s\n", what);
 		return 2;
 	}
-	put(GP_EV_END, 0, MONO + 30ull * 10000000, 0, 0, 0, 0);
+	put(GP_EV_END, 0, strcmp(what, "noise") ? MONO + 30ull * 10000000 : UINT64_MAX / 4, 0, 0, 0,
+	    0);
 	return gp_rf_writer_close(w, false) < 0;
 }
