@@ -424,8 +424,10 @@ int gp_rf_open(const char *path, gp_rf_reader_t **out, char *err, size_t errlen)
 	uint32_t ver, len, crc;
 	const uint8_t *p;
 	gp_rf_reader_t *r;
-	/* O_NONBLOCK: a FIFO named rank5.gpr must not hang the report */
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+	/* O_NONBLOCK: a FIFO named rank5.gpr must not hang the report; O_NOFOLLOW: a rank
+	 * file is never a link (one planted in a job directory would have root's report
+	 * read another user's file) */
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY | O_NOFOLLOW);
 	if (fd < 0) {
 		snprintf(err, errlen, "%s: %s", path, strerror(errno));
 		return -1;
