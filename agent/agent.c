@@ -387,6 +387,9 @@ static void close_failed(gp_rf_writer_t **w, const char *path, uint64_t *lost)
 {
 	gp_warn("cannot write %s: %s; records are counted as lost from now on", path,
 	        strerror(errno));
+	/* one more try for what is buffered; then what was never written (the failed
+	 * chunks' and what is still buffered) is lost, counted once */
+	gp_rf_flush(*w);
 	*lost += gp_rf_pending(*w);
 	gp_rf_writer_close(*w, false);
 	*w = NULL;

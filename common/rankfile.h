@@ -41,8 +41,9 @@ int gp_rf_fsync(gp_rf_writer_t *w);
 uint64_t gp_rf_bytes(const gp_rf_writer_t *w);
 uint64_t gp_rf_dropped(const gp_rf_writer_t *w);
 uint64_t gp_rf_records(const gp_rf_writer_t *w);
-/* Records appended but not yet written to the fd (0 right after a flush). */
-uint32_t gp_rf_pending(const gp_rf_writer_t *w);
+/* Records appended but not written to the fd: those buffered (0 right after a flush)
+ * and those of chunks whose write failed. */
+uint64_t gp_rf_pending(const gp_rf_writer_t *w);
 /* Continue a rank file at path: a half-written chunk at its end is cut off first. */
 gp_rf_writer_t *gp_rf_reopen(const char *path, char *err, size_t errlen);
 /* Flush, optionally fsync, close the fd, free. Accepts NULL. */
