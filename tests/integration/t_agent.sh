@@ -50,13 +50,15 @@ fi
 # program once, not again forwarded by the agent
 cp "$(command -v bash)" "$T/slurmstepd"
 cat >cnt.py <<'PY'
-import signal, sys, time
+import os, signal, sys, time
 n = 0
 def h(s, f):
     global n
     n += 1
 signal.signal(signal.SIGUSR1, h)
 open(sys.argv[1], "w").close()
+if sys.argv[2:] == ["self"]:  # to its own process group, which holds the agent
+    os.kill(0, signal.SIGUSR1)
 t = time.time()
 while time.time() - t < 10 and not n:
     time.sleep(0.01)
@@ -69,6 +71,11 @@ setsid -w "$T/slurmstepd" -c 'trap : USR1; "$0" run --output="$1/out" -- python3
 rm -f ready
 bash -c '"$0" run --output="$1/out" -- python3 cnt.py ready >cnt2.out & a=$!; while [ ! -e ready ]; do sleep 0.05; done; kill -USR1 $a; wait' "$B/gpuprof" "$T"
 [ "$(cat cnt2.out)" = 1 ]; ok $? "a signal to the agent alone is forwarded once ($(cat cnt2.out))"
+# the program (or a process it started) signalling its process group, which holds the
+# agent: reaches it once, not again forwarded (it came twice)
+rm -f ready
+setsid -w "$B/gpuprof" run --output="$T/out" -- python3 cnt.py ready self >cnt3.out 2>/dev/null
+[ "$(cat cnt3.out)" = 1 ]; ok $? "a signal from the program to its own process group arrives once ($(cat cnt3.out))"
 
 # killing the agent takes the program with it: no orphan left running
 mkdir -p "$T/spool-kill"; TMPDIR=$T/spool-kill timeout -s KILL 1 "$B/gpuprof" run --output="$T/out-kill" -- sleep 31.7
