@@ -42,7 +42,6 @@ typedef struct gp_rank {
 	uint64_t bad_records; /* impossible times, durations or sizes: ignored (load.c) */
 	int wait_status;
 	bool status_unknown; /* one of a launcher's ranks: its status is the launcher's (load.c) */
-	int pid;             /* the recording process (the header's), 0 when not said */
 	bool status_from_node; /* no end record; wait_status is Slurm's for the task, from the
 	                          plugin's step<S>/node<N>.json (a fallback task: analyze.c) */
 	uint64_t wall_ns, cpu_us, maxrss_kib;
