@@ -387,6 +387,9 @@ static void close_failed(gp_rf_writer_t **w, const char *path, uint64_t *lost)
 {
 	gp_warn("cannot write %s: %s; records are counted as lost from now on", path,
 	        strerror(errno));
+	/* one more try for what is buffered; then what was never written (the failed
+	 * chunks' and what is still buffered) is lost, counted once */
+	gp_rf_flush(*w);
 	*lost += gp_rf_pending(*w);
 	gp_rf_writer_close(*w, false);
 	*w = NULL;
@@ -879,10 +882,40 @@ static void __attribute__((noreturn)) mirror_exit(int status)
  *   process group, which the program shares with us;
  *   slurmstepd, our parent under Slurm: scancel, time limits and srun --signal go to
  *   every process of the step (proctrack cgroup, pgid and linuxproc alike).
+ * The program itself, or a process it started, signals our process group (a script's
+ * `kill 0`, a launcher stopping its workers): the program is in that group, and a
+ * signal it meant for us alone would only come back to it.
  * Anyone else (kill of our pid, a launcher's terminate()) may have meant us alone. */
+static bool from_program(const agent_t *a, pid_t sender)
+{
+	for (int depth = 0; sender > 1 && depth < 64; depth++) {
+		char path[64], buf[512];
+		if (sender == a->child)
+			return true;
+		snprintf(path, sizeof(path), "/proc/%d/stat", (int)sender);
+		int fd = open(path, O_RDONLY | O_CLOEXEC);
+		ssize_t n = fd >= 0 ? read(fd, buf, sizeof(buf) - 1) : -1;
+		if (fd >= 0)
+			close(fd);
+		if (n <= 0)
+			return false;
+		buf[n] = '\0';
+		/* pid (comm) state ppid: comm may hold spaces and parentheses */
+		const char *rp = strrchr(buf, ')');
+		int ppid = 0;
+		if (!rp || sscanf(rp + 1, " %*c %d", &ppid) != 1)
+			return false;
+		sender = (pid_t)ppid;
+	}
+	return false;
+}
+
 static bool reached_program(const agent_t *a, const struct signalfd_siginfo *si)
 {
 	if (si->ssi_code == SI_KERNEL && getpgid(a->child) == getpgrp())
+		return true;
+	if (si->ssi_code == SI_USER && getpgid(a->child) == getpgrp() &&
+	    from_program(a, (pid_t)si->ssi_pid))
 		return true;
 	if (si->ssi_code != SI_USER || (pid_t)si->ssi_pid != getppid())
 		return false;

@@ -6,7 +6,16 @@
  * stays around a microsecond while NTP slews. Until the first interval has passed (the
  * rate of a short calibration was 0.5 % off in a VM) it is plain clock_gettime.
  * Elsewhere gp_clock_ns() is clock_gettime. All stages keep comparing like with like:
- * everything the profiler stamps goes through here or is the same clock. */
+ * everything the profiler stamps goes through here or is the same clock.
+ *
+ * The anchor is a seqlock whose fields are all atomics (relaxed loads and stores between
+ * the sequence's acquire/release, Boehm's "Can Seqlocks Get Along with Programming
+ * Language Memory Models?", 2012): plain fields there were a data race under the C11
+ * model that ThreadSanitizer reported on every CPU whose TSC is trusted. On x86-64 the
+ * relaxed loads are the same plain moves.
+ *
+ * GPUPROF_TEST_CLOCK=tsc|gettime (tests only, doc/environment.md) forces one path
+ * whatever the CPU, so both are tested on any machine. */
 #ifndef GP_CLOCK_H
 #define GP_CLOCK_H
 
@@ -20,13 +29,16 @@
 #include <x86intrin.h>
 #endif
 
+#define GP_ENV_TEST_CLOCK "GPUPROF_TEST_CLOCK"
+
 typedef struct gp_clock {
-	_Atomic uint32_t seq;  /* seqlock: odd while anchors change */
-	_Atomic uint32_t busy; /* one re-anchoring thread at a time */
-	_Atomic bool tsc;      /* TSC extrapolation in use (after the first ~55 ms) */
-	_Atomic bool pending;  /* TSC trusted, rate not measured yet */
-	uint64_t tsc0, ns0;    /* anchor */
-	uint64_t mult;         /* ns per tick, 32.32 fixed point */
+	_Atomic uint32_t seq;       /* seqlock: odd while anchors change */
+	_Atomic uint32_t busy;      /* one re-anchoring thread at a time */
+	_Atomic bool tsc;           /* TSC extrapolation in use (after the first ~55 ms) */
+	_Atomic bool pending;       /* TSC trusted, rate not measured yet */
+	_Atomic uint64_t tsc0, ns0; /* anchor */
+	_Atomic uint64_t mult;      /* ns per tick, 32.32 fixed point */
+	_Atomic uint64_t reanchors; /* how many anchors were taken (tests) */
 } gp_clock_t;
 
 extern gp_clock_t gp_clock;
@@ -35,6 +47,8 @@ extern gp_clock_t gp_clock;
 void gp_clock_init(void);
 void gp_clock_reanchor(uint64_t tsc);
 
+#define GP_CLK_LOAD(f) atomic_load_explicit(&gp_clock.f, memory_order_relaxed)
+
 static inline uint64_t gp_clock_ns(void)
 {
 #if defined(__x86_64__)
@@ -42,7 +56,9 @@ static inline uint64_t gp_clock_ns(void)
 		for (;;) {
 			uint32_t s = atomic_load_explicit(&gp_clock.seq, memory_order_acquire);
 			uint64_t t = __rdtsc();
-			uint64_t tsc0 = gp_clock.tsc0, ns0 = gp_clock.ns0, mult = gp_clock.mult;
+			uint64_t tsc0 = GP_CLK_LOAD(tsc0), ns0 = GP_CLK_LOAD(ns0);
+			uint64_t mult = GP_CLK_LOAD(mult);
+			/* the loads above happen before the second read of seq */
 			atomic_thread_fence(memory_order_acquire);
 			if ((s & 1) ||
 			    s != atomic_load_explicit(&gp_clock.seq, memory_order_relaxed))
@@ -55,7 +71,7 @@ static inline uint64_t gp_clock_ns(void)
 			break;
 		}
 	} else if (atomic_load_explicit(&gp_clock.pending, memory_order_relaxed) &&
-	           __rdtsc() - gp_clock.tsc0 > (1ull << 27)) {
+	           __rdtsc() - GP_CLK_LOAD(tsc0) > (1ull << 27)) {
 		gp_clock_reanchor(0);
 	}
 #endif

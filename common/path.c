@@ -201,6 +201,30 @@ int gp_write_file_at(int dirfd, const char *name, const void *buf, size_t len, m
 	return 0;
 }
 
+int gp_open_regular(int dirfd, const char *path, uid_t owner, struct stat *st)
+{
+	struct stat sb;
+	int fd = openat(dirfd, path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	int e = 0;
+	if (fstat(fd, &sb) < 0)
+		e = errno;
+	else if (!S_ISREG(sb.st_mode))
+		e = EINVAL;
+	else if (owner != (uid_t)-1 && sb.st_uid != owner && sb.st_uid != geteuid())
+		e = EPERM;
+	if (!e && fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK) < 0)
+		e = errno;
+	if (e) {
+		close(fd);
+		return errno = e, -1;
+	}
+	if (st)
+		*st = sb;
+	return fd;
+}
+
 int gp_path_join(char *out, size_t outlen, const char *dir, const char *name)
 {
 	int n = snprintf(out, outlen, "%s/%s", dir, name);

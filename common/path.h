@@ -5,6 +5,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <sys/stat.h>
 #include <sys/types.h>
 
 typedef struct gp_tmpl_vars {
@@ -40,6 +41,13 @@ int gp_write_all(int fd, const void *buf, size_t len);
  * (an fsync is ~2 ms of a VM's CPU, paid by every task). */
 int gp_write_file_at(int dirfd, const char *name, const void *buf, size_t len, mode_t mode,
                      bool durable);
+/* Open for reading a file that a user may have named or planted (root reading a job, the
+ * epilog's salvage): never through a link (O_NOFOLLOW), never waiting on a FIFO or a
+ * device (O_NONBLOCK; it is cleared again on the descriptor), a regular file only, and
+ * where owner is not (uid_t)-1 one of owner's or the caller's own. dirfd as openat's.
+ * The descriptor (O_CLOEXEC) with *st filled when st is not NULL, or -1: ELOOP a link,
+ * EINVAL not a regular file, EPERM another user's. */
+int gp_open_regular(int dirfd, const char *path, uid_t owner, struct stat *st);
 /* Join dir and name into out, -1 on overflow. */
 int gp_path_join(char *out, size_t outlen, const char *dir, const char *name);
 

@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/syscall.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 /* close [from, to]; close_range(2) where the kernel has it (5.9), else one by one */
@@ -57,4 +58,18 @@ void gp_child_reset(unsigned flags, int keep)
 		close_span(3, (unsigned)keep - 1);
 		close_span((unsigned)keep + 1, ~0u);
 	}
+}
+
+int gp_child_budget(int cpu_s)
+{
+	struct rlimit rl = {(rlim_t)(cpu_s > 0 ? cpu_s : 1), (rlim_t)(cpu_s > 0 ? cpu_s : 1) + 5};
+	struct rlimit now;
+	/* never above a limit the process already has */
+	if (getrlimit(RLIMIT_CPU, &now) == 0 && now.rlim_max != RLIM_INFINITY &&
+	    rl.rlim_max > now.rlim_max) {
+		rl.rlim_max = now.rlim_max;
+		rl.rlim_cur = rl.rlim_cur < rl.rlim_max ? rl.rlim_cur : rl.rlim_max;
+	}
+	setpriority(PRIO_PROCESS, 0, 19);
+	return setrlimit(RLIMIT_CPU, &rl);
 }

@@ -18,4 +18,10 @@ enum {
 /* Apply flags, then close every descriptor from 3 up except keep (-1: none). */
 void gp_child_reset(unsigned flags, int keep);
 
+/* A budget for work done after a job on its node (the detached report, finish.c): the
+ * lowest CPU priority (nice 19) and cpu_s seconds of CPU (RLIMIT_CPU: SIGXCPU at cpu_s,
+ * SIGKILL 5 s later; a process that dropped to the user can lower neither). Inherited
+ * by what the process forks and execs. -1 when the limit could not be set. */
+int gp_child_budget(int cpu_s);
+
 #endif

@@ -41,8 +41,9 @@ int gp_rf_fsync(gp_rf_writer_t *w);
 uint64_t gp_rf_bytes(const gp_rf_writer_t *w);
 uint64_t gp_rf_dropped(const gp_rf_writer_t *w);
 uint64_t gp_rf_records(const gp_rf_writer_t *w);
-/* Records appended but not yet written to the fd (0 right after a flush). */
-uint32_t gp_rf_pending(const gp_rf_writer_t *w);
+/* Records appended but not written to the fd: those buffered (0 right after a flush)
+ * and those of chunks whose write failed. */
+uint64_t gp_rf_pending(const gp_rf_writer_t *w);
 /* Continue a rank file at path: a half-written chunk at its end is cut off first. */
 gp_rf_writer_t *gp_rf_reopen(const char *path, char *err, size_t errlen);
 /* Flush, optionally fsync, close the fd, free. Accepts NULL. */
@@ -59,13 +60,27 @@ typedef struct gp_rf_stats {
 	uint64_t valid_end; /* offset just past the last valid chunk (or the header) */
 } gp_rf_stats_t;
 
-/* Open and validate the header. -1 with a message in err. */
+/* Which file, and which bytes of it, a reader read: its device, inode, size and
+ * modification time, and a checksum of its first and last 4 KiB (a summary is keyed to
+ * it, report/summary.c). */
+typedef struct gp_rf_ident {
+	uint64_t dev, ino, size, mtime_ns;
+	uint32_t ends_crc, pad;
+} gp_rf_ident_t;
+/* The identity of the file open at fd, as it is now. */
+int gp_rf_ident_fd(int fd, gp_rf_ident_t *id);
+
+/* Open and validate the header (the file is read with pread, never mapped: a file cut
+ * shorter while it is read ends there, as a truncated tail). -1 with a message in err. */
 int gp_rf_open(const char *path, gp_rf_reader_t **out, char *err, size_t errlen);
 const char *gp_rf_header(const gp_rf_reader_t *r, const char *key);
 const char *gp_rf_header_text(const gp_rf_reader_t *r);
 /* Next record: 1 = *ev filled, 0 = end of file. Corruption is skipped and counted. */
 int gp_rf_next(gp_rf_reader_t *r, gp_event_t *ev);
 const gp_rf_stats_t *gp_rf_stats(const gp_rf_reader_t *r);
+/* The identity of what was read, taken at open; NULL when the file was seen to change
+ * (shorter, another size or mtime) while it was read. */
+const gp_rf_ident_t *gp_rf_ident(gp_rf_reader_t *r);
 void gp_rf_close(gp_rf_reader_t *r);
 
 /* Encoding, exposed for tests and the benchmark: encode one record into out (at least

@@ -67,7 +67,7 @@ int gp_spool_publish(const char *src, const char *dest, mode_t fmode, mode_t dmo
 	if (dfd < 0)
 		return -1;
 	snprintf(tmp, sizeof(tmp), ".%s.tmp.%d", slash + 1, (int)getpid());
-	in = open(src, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	in = gp_open_regular(AT_FDCWD, src, geteuid(), NULL);
 	if (in < 0)
 		goto out;
 	out = gp_open_at(dfd, tmp, O_CREAT | O_TRUNC, fmode);
@@ -105,9 +105,12 @@ out : {
 	return rc;
 }
 
+/* A spool file of ours: a FIFO or a link in its place (the spool is the user's, the
+ * epilog's salvage reads it) must neither hold the node's epilog (it was opened blocking:
+ * 60 s per step) nor lead elsewhere. */
 static int read_small(const char *path, char *buf, size_t len)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	int fd = gp_open_regular(AT_FDCWD, path, geteuid(), NULL);
 	if (fd < 0)
 		return -1;
 	ssize_t n = read(fd, buf, len - 1);
@@ -319,25 +322,65 @@ int gp_spool_salvage(const char *dir, const char *into, bool verbose)
 	return salvage_one(dir, into, verbose, task_rank ? -1 : nprocs);
 }
 
+/* n characters of s are all of [A-Za-z0-9._-] */
+static bool name_chars(const char *s, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (!isalnum((unsigned char)s[i]) && !strchr("._-", s[i]))
+			return false;
+	return n > 0;
+}
+
+/* A spool's dest is the user's to write: only the shape the agent writes is believed,
+ * <jobdir>/step<S>/rank<N>.gpr or .../launcher<N>.gpr, with an absolute jobdir of plain
+ * components (no "." or "..", no empty one); with into, its last two components go under
+ * into and nothing else of it is used. Root's salvage wrote a user's line wherever dest
+ * said: an absolute path, or "../" out of --into into root's authorized_keys. */
+int gp_spool_dest_check(const char *dest, const char *into, char *out, size_t outlen)
+{
+	const char *file = strrchr(dest, '/');
+	if (dest[0] != '/' || !file || file == dest)
+		return errno = EINVAL, -1;
+	const char *stepc = file - 1;
+	while (stepc > dest && *stepc != '/')
+		stepc--;
+	size_t fl = strlen(file + 1), sl = (size_t)(file - stepc - 1);
+	const char *digits = !strncmp(file + 1, "rank", 4)       ? file + 5
+	                     : !strncmp(file + 1, "launcher", 8) ? file + 9
+	                                                         : NULL;
+	if (!digits || fl < 5 || strcmp(file + fl - 3, ".gpr") || !isdigit((unsigned char)*digits))
+		return errno = EINVAL, -1;
+	for (const char *q = digits; q < file + 1 + fl - 4; q++)
+		if (!isdigit((unsigned char)*q))
+			return errno = EINVAL, -1;
+	if (sl < 5 || strncmp(stepc + 1, "step", 4) || !name_chars(stepc + 1, sl))
+		return errno = EINVAL, -1;
+	/* every component of the job directory a plain name */
+	for (const char *c = dest + 1; c < stepc + 1;) {
+		const char *e = strchr(c, '/');
+		size_t l = (size_t)(e - c);
+		if (!l || (l == 1 && c[0] == '.') || (l == 2 && c[0] == '.' && c[1] == '.'))
+			return errno = EINVAL, -1;
+		c = e + 1;
+	}
+	int n = into ? snprintf(out, outlen, "%s/%s", into, stepc + 1)
+	             : snprintf(out, outlen, "%s", dest);
+	return n < 0 || (size_t)n >= outlen ? (errno = ENAMETOOLONG, -1) : 0;
+}
+
 /* nprocs: the launcher's ranks salvaged with it (-1: one of them had the task's rank) */
 static int salvage_one(const char *dir, const char *into, bool verbose, int nprocs)
 {
-	char path[4200], dest[4200], err[512];
+	char path[4200], dest[4200], said[4200], err[512];
 	uint64_t lost = 0;
 	gp_ring_t ring;
 	snprintf(path, sizeof(path), "%s/dest", dir);
-	if (read_small(path, dest, sizeof(dest)) < 0)
+	if (read_small(path, said, sizeof(said)) < 0)
 		return gp_err_errno("%s", path);
-	if (into) {
-		/* keep the step/rank part, move it under another job directory */
-		const char *step = strstr(dest, "/step");
-		const char *last = NULL;
-		for (const char *q = dest; (q = strstr(q, "/step")); q++)
-			last = q;
-		step = last ? last : step;
-		if (step && snprintf(path, sizeof(path), "%s%s", into, step) < (int)sizeof(path))
-			snprintf(dest, sizeof(dest), "%s", path);
-	}
+	if (gp_spool_dest_check(said, into, dest, sizeof(dest)) < 0)
+		return gp_err(
+		    "%s: not salvaged: its dest '%.200s' is not <jobdir>/step<S>/rank<N>.gpr", dir,
+		    said);
 	/* cut a half-written chunk off before appending */
 	snprintf(path, sizeof(path), "%s/rank.gpr", dir);
 	gp_rf_writer_t *w = gp_rf_reopen(path, err, sizeof(err));

@@ -60,6 +60,10 @@ int gp_spool_publish(const char *src, const char *dest, mode_t fmode, mode_t dmo
 /* dest with its last "/rank" made "/launcher" (a task whose launcher's ranks recorded
  * into rank files of their own). */
 int gp_spool_launcher_dest(const char *dest, char *out, size_t outlen);
+/* Where a spool entry's rank file goes: its dest (the user's to write) when it has the
+ * agent's shape, <absolute jobdir of plain components>/step<S>/{rank,launcher}<N>.gpr,
+ * moved under into (when not NULL) as into/step<S>/<file>. -1 (EINVAL) for any other. */
+int gp_spool_dest_check(const char *dest, const char *into, char *out, size_t outlen);
 /* Salvage one task spool (and its launcher's ranks, SPOOL/rank<N>/): drain the ring
  * into the rank file (forced), publish it to dest, remove the spool. Refuses if the
  * owning agent is still alive. */

@@ -6,6 +6,7 @@
 #include "settings.h"
 #include "analyze.h"
 #include "log.h"
+#include "path.h"
 #include "rankdata.h"
 #include "rankfile.h"
 #include "stats.h"
@@ -260,6 +261,8 @@ static int analyse_file(const char *path, gp_rank_t *r, gp_rank_tables_t *t, gp_
 	t->r = scratch->r, t->nr = scratch->nr;
 	memcpy(t->job, scratch->job, sizeof(t->job));
 	t->ntasks_expected = scratch->ntasks_expected;
+	t->src = rd->src;
+	t->src_ok = rc == 0 && rd->src_ok;
 	scratch->k = NULL, scratch->nk = 0;
 	scratch->r = NULL, scratch->nr = 0;
 	if (rc < 0)
@@ -420,7 +423,11 @@ int gp_rank_summarize(const char *gpr, char *err, size_t errlen)
 	int rc = -1;
 	if (!ok)
 		snprintf(err, errlen, "%s", scratch->unreadable[0] ? scratch->unreadable : gpr);
-	else if ((rc = gp_summary_write(gpr, &r, &t)) < 0)
+	else if ((rc = gp_summary_write(gpr, &r, &t)) < 0 && errno == ESTALE) {
+		/* replaced or changed while read: the report reads the file there now */
+		gp_debug("%s changed while it was read; no summary of it", gpr);
+		rc = 0;
+	} else if (rc < 0)
 		snprintf(err, errlen, "%s: cannot write its summary: %s", gpr, strerror(errno));
 	if (ok)
 		gp_rank_release(&r);
@@ -618,6 +625,75 @@ static void drop_batch_script(gp_job_t *job)
 	job->nranks = n;
 }
 
+size_t gp_read_job_file(const gp_job_t *job, const char *path, char *buf, size_t len)
+{
+	int fd = gp_open_regular(AT_FDCWD, path, job->owner, NULL);
+	size_t n = 0;
+	ssize_t k = 0;
+	if (fd < 0 || !len) {
+		if (fd >= 0)
+			close(fd);
+		return (size_t)-1;
+	}
+	while (n + 1 < len &&
+	       ((k = read(fd, buf + n, len - 1 - n)) > 0 || (k < 0 && errno == EINTR)))
+		n += k > 0 ? (size_t)k : 0;
+	close(fd);
+	buf[n] = '\0';
+	return k < 0 ? (size_t)-1 : n;
+}
+
+/* Slurm's wait status of task rank/pid from the node summaries in dir (stepd.c:
+ * node<N>.json, {"task": T, "rank": R, "pid": P, "wait_status": W, ...} per task). */
+static bool node_status(const gp_job_t *job, const char *dir, int rank, int pid, int *status)
+{
+	static char buf[65536];
+	bool found = false;
+	DIR *d = opendir(dir);
+	struct dirent *de;
+	while (d && !found && (de = readdir(d))) {
+		char path[4400];
+		size_t l = strlen(de->d_name);
+		if (strncmp(de->d_name, "node", 4) || l < 9 ||
+		    strcmp(de->d_name + l - 5, ".json") ||
+		    snprintf(path, sizeof(path), "%s/%s", dir, de->d_name) >= (int)sizeof(path) ||
+		    gp_read_job_file(job, path, buf, sizeof(buf)) == (size_t)-1)
+			continue;
+		for (const char *p = buf; !found && (p = strstr(p, "{\"task\": ")); p++) {
+			unsigned t, r;
+			int tp, w;
+			if (sscanf(p,
+			           "{\"task\": %u, \"rank\": %u, \"pid\": %d, \"wait_status\": %d",
+			           &t, &r, &tp, &w) == 4 &&
+			    (int)r == rank && tp == pid)
+				found = true, *status = w;
+		}
+	}
+	if (d)
+		closedir(d);
+	return found;
+}
+
+/* A task of the environment-only fallback (no agent) that died where its library's exit
+ * hook never ran (SIGSEGV, _exit) leaves a rank file with no end record, and it was
+ * reported "killed with its agent"; Slurm's wait status for the task is in the plugin's
+ * node summary beside it. Matched by rank and pid: a fallback file is the task's own
+ * only when its process is the task's (a launcher's worker, or a program a batch script
+ * started, is another process and keeps "incomplete"). */
+static void node_statuses(gp_job_t *job)
+{
+	for (unsigned i = 0; i < job->nranks; i++) {
+		gp_rank_t *r = &job->ranks[i];
+		char dir[4200];
+		const char *slash = r->path ? strrchr(r->path, '/') : NULL;
+		if (r->has_end || !strcmp(r->wrapped, "agent") || r->pid <= 0 || !slash)
+			continue;
+		snprintf(dir, sizeof(dir), "%.*s", (int)(slash - r->path), r->path);
+		if (node_status(job, dir, r->rank, r->pid, &r->wait_status))
+			r->status_from_node = true;
+	}
+}
+
 int gp_job_load(gp_job_t *job, const char *dir, const char *step, const char *steps_from, char *err,
                 size_t errlen)
 {
@@ -632,12 +708,16 @@ int gp_job_load(gp_job_t *job, const char *dir, const char *step, const char *st
 		return -1;
 	}
 	top = opendir(dir);
-	if (!top) {
+	struct stat ds;
+	if (!top || fstat(dirfd(top), &ds) < 0) {
 		snprintf(err, errlen, "%s: %s", dir, strerror(errno));
+		if (top)
+			closedir(top);
 		return -1;
 	}
 	VEC(rank_in_t) paths = {0};
 	VEC(char *) sides = {0};
+	job->owner = ds.st_uid;
 	while ((de = readdir(top))) {
 		char sub[4400];
 		DIR *sd;
@@ -684,6 +764,7 @@ int gp_job_load(gp_job_t *job, const char *dir, const char *step, const char *st
 	VEC_FREE(sides);
 	if (paths.n)
 		analyse_all(job, paths.v, (unsigned)paths.n);
+	node_statuses(job);
 	for (size_t i = 0; i < paths.n; i++) {
 		free(paths.v[i].path);
 		for (unsigned k = 0; k < paths.v[i].nsides; k++)

@@ -7,7 +7,9 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <sys/types.h>
 
+#include "rankfile.h"
 #include "ranks.h"
 #include "vec.h"
 
@@ -43,6 +45,8 @@ typedef struct gp_rank {
 	uint64_t bad_records; /* impossible times, durations or sizes: ignored (load.c) */
 	int wait_status;
 	bool status_unknown; /* one of a launcher's ranks: its status is the launcher's (load.c) */
+	bool status_from_node; /* no end record; wait_status is Slurm's for the task, from the
+	                          plugin's step<S>/node<N>.json (a fallback task: analyze.c) */
 	uint64_t wall_ns, cpu_us, maxrss_kib;
 	uint64_t t0_realtime_ns; /* realtime of the first event, for cross-rank alignment */
 	/* how slow (steps.c): the headline per-step figure is step_basis: "gpu" (completion
@@ -258,6 +262,7 @@ typedef struct gp_finding {
 
 typedef struct gp_job {
 	char dir[4096];
+	uid_t owner; /* the job directory's: the only user whose files in it are read */
 	char job[32];
 	gp_rank_t *ranks;
 	unsigned nranks;
@@ -312,8 +317,14 @@ typedef struct gp_rank_tables {
 	unsigned nk, nr;
 	char job[32];
 	unsigned ntasks_expected;
+	gp_rf_ident_t src; /* the rank file the analysis read (its summary's key) */
+	bool src_ok;       /* false: it changed while read; no summary is made of it */
 } gp_rank_tables_t;
 void gp_rank_tables_free(gp_rank_tables_t *t);
+/* A small file of the job directory (a node summary) into buf, NUL-terminated: a regular
+ * file of the directory's owner (or the caller's), never through a link nor waiting on a
+ * FIFO. Its length, or (size_t)-1. */
+size_t gp_read_job_file(const gp_job_t *job, const char *path, char *buf, size_t len);
 
 /* Per-rank summaries (summary.c): rankR.gps beside rankR.gpr, written from a rank's
  * analysis and read in its place while the rank file is unchanged (-1: none, stale or

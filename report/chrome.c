@@ -19,6 +19,7 @@
 #include "config.h"
 #include "names.h"
 #include "analyze.h"
+#include "outfile.h"
 #include "cbid_names.h"
 #include "rankdata.h"
 #include "ranks.h"
@@ -471,7 +472,8 @@ int gp_export_kineto(const gp_job_t *job, const char *dir, const char *ranklist)
 		}
 		close(dfd);
 		snprintf(path, sizeof(path), "%s/step%s/rank%d.json", dir, rk->step, rk->rank);
-		FILE *out = fopen(path, "w");
+		gp_outfile_t of;
+		FILE *out = gp_outfile_open(&of, path);
 		if (!out) {
 			fprintf(stderr, "gpuprof: export: %s: %s\n", path, strerror(errno));
 			break;
@@ -499,7 +501,7 @@ int gp_export_kineto(const gp_job_t *job, const char *dir, const char *ranklist)
 		c.off = (uint64_t)(int64_t)(d.hdr_realtime - d.hdr_monotonic - t0);
 		export_rank(&c, rk, (int)i);
 		fprintf(out, "\n]}\n");
-		if (fclose(out) != 0) {
+		if (gp_outfile_close(&of, true) != 0) {
 			fprintf(stderr, "gpuprof: export: %s: %s\n", path, strerror(errno));
 			break;
 		}

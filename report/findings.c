@@ -102,19 +102,21 @@ static void rule_outcome(rule_ctx_t *c)
 	gp_job_t *job = c->job;
 	for (unsigned i = 0; i < job->nranks; i++) {
 		const gp_rank_t *r = &job->ranks[i];
-		bool sig = r->has_end && WIFSIGNALED(r->wait_status);
-		int code =
-		    r->has_end && WIFEXITED(r->wait_status) ? WEXITSTATUS(r->wait_status) : 0;
-		if (r->has_end && !sig && !code)
+		/* how it ended: its end record, or Slurm's status where it left none (analyze.c:
+		 * a fallback task's node summary) */
+		bool ended = r->has_end || r->status_from_node;
+		bool sig = ended && WIFSIGNALED(r->wait_status);
+		int code = ended && WIFEXITED(r->wait_status) ? WEXITSTATUS(r->wait_status) : 0;
+		if (ended && !sig && !code)
 			continue;
 		/* Slurm's word on the job, when the report has it (--sacct, or a job id) */
 		bool timeout = !strncmp(job->sacct_state, "TIMEOUT", 7);
 		bool oom = (r->oom_calls || r->torch.oom) && (code || sig);
-		const char *id = oom           ? "cuda_oom"
-		                 : timeout     ? "time_limit"
-		                 : !r->has_end ? "incomplete"
-		                 : sig         ? "killed"
-		                               : "failed";
+		const char *id = oom       ? "cuda_oom"
+		                 : timeout ? "time_limit"
+		                 : !ended  ? "incomplete"
+		                 : sig     ? "killed"
+		                           : "failed";
 		gp_finding_t *f = add(job, id, GP_F_OUTCOME, r);
 		if (!f)
 			return;
@@ -167,11 +169,11 @@ static void rule_outcome(rule_ctx_t *c)
 			         reached);
 			snprintf(f->evidence, sizeof(f->evidence), "sacct: State %s; the rank %s%s",
 			         job->sacct_state,
-			         !r->has_end ? "left no end record"
-			         : sig       ? "was killed by signal"
-			                     : "exited with status",
+			         !ended ? "left no end record"
+			         : sig  ? "was killed by signal"
+			                : "exited with status",
 			         "");
-			if (r->has_end)
+			if (ended)
 				snprintf(f->evidence + strlen(f->evidence),
 				         sizeof(f->evidence) - strlen(f->evidence), " %d",
 				         sig ? WTERMSIG(r->wait_status) : code);
@@ -196,8 +198,13 @@ static void rule_outcome(rule_ctx_t *c)
 			snprintf(f->title, sizeof(f->title), "Rank %d %s %d", r->rank,
 			         sig ? "was killed by signal" : "exited with status",
 			         sig ? WTERMSIG(r->wait_status) : code);
-			snprintf(f->evidence, sizeof(f->evidence), "the program %s %s",
-			         sig ? "was killed" : "failed", reached);
+			snprintf(f->evidence, sizeof(f->evidence), "the program %s %s%s",
+			         sig ? "was killed" : "failed", reached,
+			         r->status_from_node
+			             ? "; Slurm's status for the task (its rank file "
+			               "has no end record: no agent, and the "
+			               "library's exit hook did not run)"
+			             : "");
 			snprintf(
 			    f->fix, sizeof(f->fix),
 			    sig && (WTERMSIG(r->wait_status) == SIGTERM ||

@@ -806,6 +806,10 @@ int gp_rd_load_file(const char *path, rank_data_t *d, gp_rank_t *r,
 	while (gp_rf_next(rd, &ev) == 1)
 		gp_rd_feed(d, r, &ev);
 	const gp_rf_stats_t *st = gp_rf_stats(rd);
+	const gp_rf_ident_t *id = gp_rf_ident(rd);
+	d->src_ok = id != NULL;
+	if (id)
+		d->src = *id;
 	r->truncated = st->truncated;
 	r->corrupt_chunks = st->corrupt_chunks;
 	r->records = st->records;

@@ -5,6 +5,7 @@
 #include "env.h"
 #include "log.h"
 #include "modes.h"
+#include "outfile.h"
 #include "path.h"
 #include "rankfile.h"
 #include "ranks.h"
@@ -14,6 +15,8 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
+#include <pwd.h>
 #include <limits.h>
 #include <math.h>
 #include <stdio.h>
@@ -78,12 +81,6 @@ static int parse_count(const char *cmd, const char *option, const char *v, uint6
 	if (!v || *v < '0' || *v > '9' || (*out = strtoull(v, &end, 10), errno) || *end)
 		return gp_err("%s: %s: '%s' is not a whole number", cmd, option, v ? v : ""), -1;
 	return 0;
-}
-
-/* "-" is standard output. */
-static FILE *open_output(const char *path)
-{
-	return !strcmp(path, "-") ? stdout : fopen(path, "w");
 }
 
 /* --key=value or --key value; returns the value or NULL. */
@@ -429,11 +426,23 @@ static void write_streamed(int dfd, const char *name, const gp_job_t *job,
 	gp_warn("cannot write %s/%s: %s", job->dir, name, strerror(ok ? errno : e));
 }
 
+/* report.txt, report.json and job.json refreshed in the job directory. Root never
+ * writes into a directory someone else owns (an admin reading a user's job replaced the
+ * user's report with root's 0600 files the user could not read; summary.c refuses the
+ * same): the report is printed, the files are left to their owner. */
 static void write_into_jobdir(const gp_job_t *job)
 {
+	struct stat st;
 	int dfd = open(job->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (dfd < 0)
 		return;
+	if (geteuid() == 0 && (fstat(dfd, &st) < 0 || st.st_uid != 0)) {
+		gp_info("report: %s is uid %u's: its report files are left as they are (run "
+		        "`gpuprof report` as that user to refresh them)",
+		        job->dir, (unsigned)st.st_uid);
+		close(dfd);
+		return;
+	}
 	write_streamed(dfd, "report.txt", job, gp_report_text);
 	write_streamed(dfd, "report.json", job, gp_report_json);
 	write_streamed(dfd, "job.json", job, gp_job_json);
@@ -495,10 +504,14 @@ static int cmd_report(int argc, char **argv)
 	gp_job_findings(&job);
 	if (!step)
 		write_into_jobdir(&job);
+	gp_outfile_t of;
 	FILE *out = stdout;
-	if (output && !(out = open_output(output))) {
+	if (output && !(out = gp_outfile_open(&of, output))) {
 		gp_job_free(&job);
-		return gp_err_errno("report: %s", output), 1;
+		return gp_err_errno(
+		           "report: %s%s", output,
+		           errno == ELOOP ? " (a link: not written through; '-' for stdout)" : ""),
+		       1;
 	}
 	if (ranks) { /* the printed text lists these ranks; report.txt keeps the default view */
 		job.have_detail = true;
@@ -514,10 +527,11 @@ static int cmd_report(int argc, char **argv)
 		else
 			gp_report_text(&job, out);
 	}
-	if (out != stdout)
-		fclose(out);
+	int rc = 0;
+	if (output && gp_outfile_close(&of, true) < 0)
+		rc = (gp_err_errno("report: %s", output), 1);
 	gp_job_free(&job);
-	return 0;
+	return rc;
 }
 
 static int cmd_export(int argc, char **argv)
@@ -573,10 +587,14 @@ static int cmd_export(int argc, char **argv)
 		gp_job_free(&job);
 		return rc ? 1 : 0;
 	}
-	FILE *out = open_output(output);
+	gp_outfile_t of;
+	FILE *out = gp_outfile_open(&of, output);
 	if (!out) {
 		gp_job_free(&job);
-		return gp_err_errno("export: %s", output), 1;
+		return gp_err_errno(
+		           "export: %s%s", output,
+		           errno == ELOOP ? " (a link: not written through; '-' for stdout)" : ""),
+		       1;
 	}
 	int rc;
 	if (!strcmp(format, "html")) {
@@ -587,12 +605,52 @@ static int cmd_export(int argc, char **argv)
 	} else {
 		rc = gp_export_chrome(&job, out, ranks, max_events, win_from, win_to);
 	}
-	if ((out == stdout ? fflush(out) : fclose(out)) != 0)
+	/* whole or not at all: a failed export leaves the target as it was */
+	if (gp_outfile_close(&of, rc == 0) < 0 && rc == 0)
 		rc = gp_err_errno("export: %s", output);
-	if (rc && out != stdout) /* nothing half-written is left behind */
-		unlink(output);
 	gp_job_free(&job);
 	return rc ? 1 : 0;
+}
+
+/* Root salvaging the spool of another user's agent: done by a child running as the
+ * spool's owner, so it reads and writes only what that user may (root's salvage wrote a
+ * user's file where the user's dest said and made root-owned directories on its word).
+ * The epilog's salvage runs as the job's user already (spank/epilog.c). */
+static int salvage_as_owner(const char *dir, const char *into)
+{
+	struct stat st;
+	int status = 0;
+	if (geteuid() != 0)
+		return gp_spool_salvage(dir, into, true);
+	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0 || fstat(fd, &st) < 0) {
+		int e = errno;
+		if (fd >= 0)
+			close(fd);
+		return errno = e, gp_err_errno("salvage: %s", dir);
+	}
+	close(fd);
+	if (st.st_uid == 0)
+		return gp_spool_salvage(dir, into, true);
+	fflush(stdout);
+	fflush(stderr);
+	pid_t pid = fork();
+	if (pid < 0)
+		return gp_err_errno("salvage: fork");
+	if (pid == 0) {
+		struct passwd *pw = getpwuid(st.st_uid);
+		gid_t g = pw ? pw->pw_gid : st.st_gid;
+		if ((pw ? initgroups(pw->pw_name, g) : setgroups(1, &g)) < 0 || setgid(g) < 0 ||
+		    setuid(st.st_uid) < 0 || setuid(0) == 0)
+			_exit(125);
+		_exit(gp_spool_salvage(dir, into, true) == 0 ? 0 : 1);
+	}
+	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+		;
+	if (WIFEXITED(status) && WEXITSTATUS(status) == 125)
+		gp_err("salvage: %s: could not become its owner (uid %u)", dir,
+		       (unsigned)st.st_uid);
+	return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : -1;
 }
 
 static int cmd_salvage(int argc, char **argv)
@@ -611,7 +669,7 @@ static int cmd_salvage(int argc, char **argv)
 			return gp_err("salvage: unknown option '%s'", argv[i]), 2;
 		else {
 			explicit ++;
-			n += gp_spool_salvage(argv[i], into, true) == 0;
+			n += salvage_as_owner(argv[i], into) == 0;
 		}
 	}
 	if (!explicit)

@@ -16,6 +16,7 @@
 #include "analyze.h"
 #include "rankdata.h"
 #include "event.h"
+#include "path.h"
 #include "rankfile.h"
 #include "ranks.h"
 #include "symbolize.h"
@@ -23,6 +24,7 @@
 #include "vec.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -161,9 +163,13 @@ typedef struct {
 } mev_t;
 
 /* The snapshot PyTorch left for rank r: at exit, else at its OOM, else at its peak; the
- * name comes from the rank file, so only a plain "rank*.pickle" beside it is taken. */
-static bool torch_snapshot(const gp_rank_t *r, char *path, size_t len)
+ * name comes from the rank file, so only a plain "rank*.pickle" beside it is taken, and
+ * it is opened here, not by name in the merge: a regular file of the job directory's
+ * owner, never through a link (root's export copied a root-only file a user's link
+ * named) nor waiting on a FIFO. The descriptor (O_CLOEXEC), or -1. */
+static int torch_snapshot(const gp_job_t *job, const gp_rank_t *r)
 {
+	char path[4400];
 	const struct gp_torch *t = &r->torch;
 	const char *name = t->snap_exit[0]  ? t->snap_exit
 	                   : t->snap_oom[0] ? t->snap_oom
@@ -171,11 +177,11 @@ static bool torch_snapshot(const gp_rank_t *r, char *path, size_t len)
 	size_t n = strlen(name);
 	if (!n || strchr(name, '/') || strncmp(name, "rank", 4) || n < 8 ||
 	    strcmp(name + n - 7, ".pickle"))
-		return false;
+		return -1;
 	const char *slash = strrchr(r->path, '/');
 	int dl = slash ? (int)(slash - r->path) : 1;
-	snprintf(path, len, "%.*s/%s", dl, slash ? r->path : ".", name);
-	return access(path, R_OK) == 0;
+	snprintf(path, sizeof(path), "%.*s/%s", dl, slash ? r->path : ".", name);
+	return gp_open_regular(AT_FDCWD, path, job->owner, NULL);
 }
 
 /* Merge the selected ranks' PyTorch snapshots into o. 0: done, 1: none there, -1: the
@@ -188,25 +194,35 @@ static int torch_snapshots(const gp_job_t *job, FILE *o, const gp_ranks_t *sel, 
 	if (!pydir || access(script, R_OK) != 0)
 		return 1;
 	char **argv = calloc(job->nranks + 4, sizeof(char *));
+	int *fds = calloc(job->nranks + 1, sizeof(int));
 	unsigned n = 0, without = 0;
-	if (!argv)
+	if (!argv || !fds) {
+		free(argv);
+		free(fds);
 		return -1;
+	}
 	argv[n++] = "python3";
 	argv[n++] = "-I";
 	argv[n++] = script;
 	for (unsigned i = 0; i < job->nranks; i++) {
 		const gp_rank_t *r = &job->ranks[i];
-		char path[4400];
 		if (!all && !gp_ranks_contains(sel, (uint32_t)r->rank))
 			continue;
-		if (!torch_snapshot(r, path, sizeof(path))) {
+		int fd = torch_snapshot(job, r);
+		if (fd < 0) {
 			without++;
 			continue;
 		}
-		size_t need = strlen(path) + 64;
-		if (!(argv[n] = malloc(need)))
+		/* the merge reads the descriptor opened here (/proc/self/fd/N reopens that
+		 * file, not the name) */
+		size_t need = 128;
+		if (!(argv[n] = malloc(need))) {
+			close(fd);
 			break;
-		snprintf(argv[n++], need, "rank %d step %s=%s", r->rank, r->step, path);
+		}
+		fds[n - 3] = fd;
+		snprintf(argv[n++], need, "rank %d step %.32s=/proc/self/fd/%d", r->rank, r->step,
+		         fd);
 	}
 	int rc = 1;
 	if (n > 3 && without) /* said, not silently left out */
@@ -224,6 +240,8 @@ static int torch_snapshots(const gp_job_t *job, FILE *o, const gp_ranks_t *sel, 
 				dup2(fd[1], 1);
 				close(fd[0]);
 				close(fd[1]);
+				for (unsigned i = 3; i < n; i++) /* the snapshots, for python */
+					fcntl(fds[i - 3], F_SETFD, 0);
 				execvp("python3", argv);
 				fprintf(stderr, "gpuprof: export: python3: %s\n", strerror(errno));
 				_exit(127);
@@ -247,9 +265,12 @@ static int torch_snapshots(const gp_job_t *job, FILE *o, const gp_ranks_t *sel, 
 				rc = -1;
 		}
 	}
-	for (unsigned i = 3; i < n; i++)
+	for (unsigned i = 3; i < n; i++) {
 		free(argv[i]);
+		close(fds[i - 3]);
+	}
 	free(argv);
+	free(fds);
 	return rc;
 }
 

@@ -1,6 +1,7 @@
 /* Report renderers: text for people, JSON for machines (schema in doc/report.md), and the
  * one-line summary that goes into the job's AdminComment. */
 #include "config.h"
+#include "admincomment.h"
 #include "analyze.h"
 #include "names.h"
 #include "stats.h"
@@ -28,14 +29,15 @@ void gp_json_str(FILE *out, const char *s)
 
 const char *gp_rank_outcome(const gp_rank_t *r, char *buf, size_t len)
 {
-	if (!r->has_end)
+	if (!r->has_end && !r->status_from_node)
 		return "incomplete";
 	if (r->status_unknown) /* a launcher's rank that did not exit() itself */
 		return "ended (status with its launcher)";
+	const char *slurm = r->status_from_node ? " (Slurm's status; no end record)" : "";
 	if (WIFSIGNALED(r->wait_status))
-		snprintf(buf, len, "signal %d", WTERMSIG(r->wait_status));
+		snprintf(buf, len, "signal %d%s", WTERMSIG(r->wait_status), slurm);
 	else
-		snprintf(buf, len, "exit %d", WEXITSTATUS(r->wait_status));
+		snprintf(buf, len, "exit %d%s", WEXITSTATUS(r->wait_status), slurm);
 	return buf;
 }
 
@@ -1010,12 +1012,17 @@ void gp_report_summary_line(const gp_job_t *job, char *buf, size_t len)
 		if (job->ranks[i].mem_peak > peak)
 			peak = job->ranks[i].mem_peak;
 	}
-	snprintf(buf, len,
+	char line[8192];
+	snprintf(line, sizeof(line),
 	         "gpuprof: ranks=%u busy=%.0f%% idle=%.0f%% peak=%.1fGiB step=%.2fms(%s) top=%s "
 	         "dir=%s",
 	         job->nranks, pct(busy, span), pct(idle, span), peak / 1073741824.0,
 	         job->step_median_ms, job->step_basis[0] ? job->step_basis : "none",
 	         job->nf ? job->f[0].id : "none", job->dir);
+	/* one AdminComment entry (common/admincomment.h): the directory is the user's text;
+	 * the plugin does the same root-side, where it counts */
+	if (gp_ac_entry(line, buf, len) < 0)
+		snprintf(buf, len, "%s", line);
 }
 
 void gp_report_json(const gp_job_t *job, FILE *out)
@@ -1264,15 +1271,15 @@ void gp_report_json(const gp_job_t *job, FILE *out)
 	fprintf(out, "\n  ]\n}\n");
 }
 
-/* Append a small JSON file we wrote ourselves (the plugin's node summary) verbatim. */
-static bool embed_file(FILE *out, const char *path)
+/* Append a small JSON file we wrote ourselves (the plugin's node summary) verbatim: a
+ * regular file of the job directory's owner, never through a link nor waiting on a
+ * FIFO (root reading a user's job). */
+static bool embed_file(FILE *out, const gp_job_t *job, const char *path)
 {
 	char buf[65536];
-	FILE *f = fopen(path, "re");
-	if (!f)
+	size_t n = gp_read_job_file(job, path, buf, sizeof(buf));
+	if (n == (size_t)-1)
 		return false;
-	size_t n = fread(buf, 1, sizeof(buf) - 1, f);
-	fclose(f);
 	while (n && (buf[n - 1] == '\n' || buf[n - 1] == ' '))
 		n--;
 	if (!n || buf[0] != '{' || buf[n - 1] != '}')
@@ -1343,7 +1350,7 @@ void gp_job_json(const gp_job_t *job, FILE *out)
 				continue;
 			snprintf(path, sizeof(path), "%s/%s", sub, fe->d_name);
 			fprintf(out, "%s\n    ", n ? "," : "");
-			if (embed_file(out, path))
+			if (embed_file(out, job, path))
 				n++;
 			else
 				fprintf(out, "null"), n++;

@@ -127,6 +127,10 @@ typedef struct rank_data {
 	char want_step[128];
 	unsigned warmup;
 	int steps_from; /* GP_STEPS_* */
+	/* the identity of the file read (gp_rf_ident); src_ok false when it changed under
+	 * the reader */
+	gp_rf_ident_t src;
+	bool src_ok;
 } rank_data_t;
 
 /* Where steps come from: the first source that yields two or more (auto), or one. */

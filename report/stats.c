@@ -56,27 +56,81 @@ double gp_median_without(const double *s, size_t n, double v)
 #undef T
 }
 
+static inline void swap_u64(uint64_t *a, uint64_t *b)
+{
+	uint64_t t = *a;
+	*a = *b, *b = t;
+}
+
+static void insertion_sort_u64(uint64_t *v, size_t n)
+{
+	for (size_t i = 1; i < n; i++)
+		for (size_t j = i; j > 0 && v[j - 1] > v[j]; j--)
+			swap_u64(&v[j - 1], &v[j]);
+}
+
+static uint64_t select_u64(uint64_t *v, size_t n, size_t k, unsigned depth);
+
+/* The median of medians of five (Blum, Floyd, Pratt, Rivest, Tarjan 1973): a pivot with
+ * at least 3/10 of the values on each side, so the selection stays linear whatever the
+ * input. The groups' medians are moved to the front of v. */
+static uint64_t mom_pivot(uint64_t *v, size_t n)
+{
+	size_t ng = 0;
+	for (size_t g = 0; g < n; g += 5, ng++) {
+		size_t m = n - g < 5 ? n - g : 5;
+		insertion_sort_u64(v + g, m);
+		swap_u64(&v[ng], &v[g + m / 2]);
+	}
+	return select_u64(v, ng, ng / 2, 0);
+}
+
+/* The k-th smallest of v (reorders v): quickselect with a three-way partition (values
+ * equal to the pivot are done with at once: a million equal launch latencies were
+ * quadratic under the Lomuto partition, 533 s), the median of three as pivot, and the
+ * median of medians once the partitions stop shrinking (introselect, Musser 1997): O(n)
+ * on every input. depth: partitions left before that fallback. */
+static uint64_t select_u64(uint64_t *v, size_t n, size_t k, unsigned depth)
+{
+	while (n > 16) {
+		uint64_t p;
+		if (depth == 0) {
+			p = mom_pivot(v, n);
+		} else {
+			depth--;
+			uint64_t a = v[0], b = v[n / 2], c = v[n - 1];
+			p = a < b ? (b < c ? b : a < c ? c : a) : (a < c ? a : b < c ? c : b);
+		}
+		/* [0, lt) < p, [lt, i) == p, (gt, n) > p */
+		size_t lt = 0, i = 0, gt = n;
+		while (i < gt) {
+			if (v[i] < p)
+				swap_u64(&v[lt++], &v[i++]);
+			else if (v[i] > p)
+				swap_u64(&v[i], &v[--gt]);
+			else
+				i++;
+		}
+		if (k < lt) {
+			n = lt;
+		} else if (k < gt) {
+			return p;
+		} else {
+			v += gt, k -= gt, n -= gt;
+		}
+	}
+	insertion_sort_u64(v, n);
+	return v[k];
+}
+
 uint64_t gp_median_u64(uint64_t *v, size_t n)
 {
+	unsigned depth = 0;
 	if (!n)
 		return 0;
-	size_t lo = 0, hi = n - 1, k = n / 2;
-	while (lo < hi) { /* quickselect, Lomuto partition around the middle element */
-		size_t mid = lo + (hi - lo) / 2, st = lo;
-		uint64_t pivot = v[mid], t;
-		v[mid] = v[hi], v[hi] = pivot;
-		for (size_t i = lo; i < hi; i++)
-			if (v[i] < pivot)
-				t = v[i], v[i] = v[st], v[st++] = t;
-		v[hi] = v[st], v[st] = pivot;
-		if (st == k)
-			return v[k];
-		if (st < k)
-			lo = st + 1;
-		else
-			hi = st - 1;
-	}
-	return v[k];
+	for (size_t m = n; m > 1; m >>= 1)
+		depth += 2; /* 2 log2(n): what a fair pivot needs many times over */
+	return select_u64(v, n, n / 2, depth);
 }
 
 double gp_mean(const double *v, size_t n)

@@ -19,7 +19,8 @@ void gp_sort_doubles(double *v, size_t n);
 /* gp_median of sorted s[0..n) with one element equal to v left out (the median of the
  * other ranks, for every rank, from one sort); 0 when nothing is left. */
 double gp_median_without(const double *s, size_t n, double v);
-/* The same on integers, in place (quickselect; reorders v). 0 when n is 0. */
+/* The same on integers, in place (introselect: O(n) on every input, equal values included;
+ * reorders v). The upper middle of an even count. 0 when n is 0. */
 uint64_t gp_median_u64(uint64_t *v, size_t n);
 double gp_mean(const double *v, size_t n);
 /* Coefficient of variation (sample standard deviation / mean); 0 below 2 samples. */

@@ -2,15 +2,16 @@
  * merges it, so a job of 10 000 ranks is reported from small files computed where and
  * when each rank ended (`gpuprof summarize`, run by the agent at capture end), not by
  * re-reading every event. A summary is a cache: it is used only when it was written by
- * this version of gpuprof for the rank file as it is now (its size and modification
- * time), in the default step detection, and its checksum holds; otherwise the rank file
+ * this version of gpuprof for the rank file as it is now (the identity of the bytes its
+ * analysis read: device, inode, size, modification time, a checksum of its ends), in the
+ * default step detection, and its checksum holds; otherwise the rank file
  * is read and the summary written again where the directory allows.
  *
  * Layout (little-endian, as the machine writes it; the rank file's own byte order):
- *   "GPSUM\0v1" | gpuprof version (32 bytes) | sizes of gp_rank_t, gp_kstat_t, gp_rstat_t
- *   | the rank file's size and mtime (ns) | nstep, nk, nr | the job id and task count its
- *   header gave | gp_rank_t (pointers zeroed) | owners flag (1 byte) and, when 1,
- *   3 x GP_OWNERS gp_owner_t | nstep doubles, nstep step numbers | nk kernels (name length, name,
+ *   "GPSUM\0v3" | gpuprof version (32 bytes) | sizes of gp_rank_t, gp_kstat_t, gp_rstat_t
+ *   | the rank file's ends' CRC-32C, size, mtime (ns), device and inode | nstep, nk, nr | the job
+ * id and task count its header gave | gp_rank_t (pointers zeroed) | owners flag (1 byte) and, when
+ * 1, 3 x GP_OWNERS gp_owner_t | nstep doubles, nstep step numbers | nk kernels (name length, name,
  * comm, calls, total, min, max) | nr ranges (name length, name, count, cpu, gpu, sync,
  * count over the whole run) | CRC-32C of
  *   everything before it. */
@@ -29,7 +30,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#define MAGIC    "GPSUM\0v2"
+#define MAGIC    "GPSUM\0v3"
 #define MAXBYTES (256u << 20) /* a summary larger than this is not one */
 
 /* "dir/rankR.gpr" -> "dir/rankR.gps" */
@@ -46,37 +47,44 @@ static int sum_path(const char *gpr, char *out, size_t len)
 typedef struct key {
 	char version[32];
 	uint32_t sz_rank, sz_k, sz_r, ends_crc;
-	uint64_t size, mtime_ns;
+	uint64_t size, mtime_ns, dev, ino;
 } sum_key_t;
 
-/* The rank file as it is now: size, mtime and a checksum of its first and last 4 KiB
- * (mtime moves in clock ticks: a file rewritten within one tick to the same size still
- * differs at its ends, where the header and the last chunk are). */
-static int rank_key(const char *gpr, sum_key_t *k, mode_t *mode)
+/* A summary's key: this gpuprof and a rank file's identity (rankfile.h: device, inode,
+ * size, mtime, a checksum of its ends). Written with the identity of the bytes the
+ * analysis read, not of the file at the path when the summary is written: a rank file
+ * replaced while it was read (the agent's SIGTERM snapshot, then salvage's whole file
+ * after SIGKILL) made a summary of the snapshot that the epilog's report took for the
+ * whole file (3 372 of 5 487 steps). */
+static void make_key(const gp_rf_ident_t *id, sum_key_t *k)
 {
-	struct stat st;
-	unsigned char b[4096];
-	int fd = open(gpr, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-	if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
-		if (fd >= 0)
-			close(fd);
-		return -1;
-	}
 	memset(k, 0, sizeof(*k));
-	ssize_t n = pread(fd, b, sizeof(b), 0);
-	k->ends_crc = gp_crc32c(0, b, n > 0 ? (size_t)n : 0);
-	n = st.st_size > (off_t)sizeof(b) ? pread(fd, b, sizeof(b), st.st_size - (off_t)sizeof(b))
-	                                  : 0;
-	k->ends_crc = gp_crc32c(k->ends_crc, b, n > 0 ? (size_t)n : 0);
-	close(fd);
-	if (mode)
-		*mode = st.st_mode;
 	snprintf(k->version, sizeof(k->version), "%s", PACKAGE_VERSION);
 	k->sz_rank = sizeof(gp_rank_t);
 	k->sz_k = sizeof(gp_kstat_t);
 	k->sz_r = sizeof(gp_rstat_t);
-	k->size = (uint64_t)st.st_size;
-	k->mtime_ns = (uint64_t)st.st_mtim.tv_sec * 1000000000ull + (uint64_t)st.st_mtim.tv_nsec;
+	k->ends_crc = id->ends_crc;
+	k->size = id->size;
+	k->mtime_ns = id->mtime_ns;
+	k->dev = id->dev;
+	k->ino = id->ino;
+}
+
+/* The key of the rank file at gpr as it is now (its mode too, for the summary's). */
+static int rank_key(const char *gpr, sum_key_t *k, mode_t *mode)
+{
+	struct stat st;
+	gp_rf_ident_t id;
+	int fd = open(gpr, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+	if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || gp_rf_ident_fd(fd, &id) < 0) {
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	close(fd);
+	if (mode)
+		*mode = st.st_mode;
+	make_key(&id, k);
 	return 0;
 }
 
@@ -96,10 +104,17 @@ int gp_summary_write(const char *gpr, const gp_rank_t *r, const gp_rank_tables_t
 	unsigned nk = one->nk, nr = one->nr;
 	char path[4200], *buf = NULL;
 	size_t len = 0;
-	sum_key_t key;
+	sum_key_t key, now;
 	mode_t mode;
-	if (sum_path(gpr, path, sizeof(path)) < 0 || rank_key(gpr, &key, &mode) < 0)
+	if (sum_path(gpr, path, sizeof(path)) < 0 || rank_key(gpr, &now, &mode) < 0)
 		return -1;
+	/* what was read, or no summary: one of a file that changed under its reader, or of
+	 * another file than the one now at gpr, would be stale on arrival */
+	if (!one->src_ok)
+		return errno = ESTALE, -1;
+	make_key(&one->src, &key);
+	if (memcmp(&key, &now, sizeof(key)))
+		return errno = ESTALE, -1;
 	FILE *m = open_memstream(&buf, &len);
 	if (!m)
 		return -1;
@@ -245,12 +260,12 @@ int gp_summary_read(const char *gpr, gp_rank_t *out, gp_rank_tables_t *one)
 	struct stat st;
 	if (sum_path(gpr, path, sizeof(path)) < 0 || rank_key(gpr, &want, NULL) < 0)
 		return -1;
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	/* only a summary this user (or root) wrote: another user's could say anything; a
+	 * FIFO in its place must not hang the report (it was opened blocking) */
+	int fd = gp_open_regular(AT_FDCWD, path, 0, &st);
 	if (fd < 0)
 		return -1;
-	/* only a summary this user (or root) wrote: another user's could say anything */
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size < 16 ||
-	    (uint64_t)st.st_size > MAXBYTES || (st.st_uid != geteuid() && st.st_uid != 0)) {
+	if (st.st_size < 16 || (uint64_t)st.st_size > MAXBYTES) {
 		close(fd);
 		return -1;
 	}

@@ -13,6 +13,11 @@
  *   - one per job at a time: a lock in the root-owned state directory, so the step-end
  *     report and the epilog's (after salvage) never write the same files together; the
  *     later one waits and then reports what is there by then;
+ *   - on a budget, since it runs outside every job's cgroup after the job has ended, on a
+ *     node the next job may already use (6 reports in 2 min took ~2 cores): one report
+ *     per node at a time (a second lock, waited for up to report_timeout), nice 19, two
+ *     reading threads, and report_timeout seconds of CPU (RLIMIT_CPU: one core over its
+ *     deadline); the user it runs as can lower none of them;
  *   - its messages go to syslog (slurmstepd's log is gone when it ends).
  *
  * AdminComment: slurmctld takes it while the job runs; once the job has ended, its
@@ -20,6 +25,7 @@
 #include "config.h"
 #include "plugin.h"
 #include "cgroup.h"
+#include "env.h"
 #include "log.h"
 #include "proc.h"
 
@@ -81,14 +87,12 @@ static void open_state_dir(void)
 	    openat(fd, "finish.log", O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
 }
 
-/* The job's lock in the state directory (when open_state_dir found it root's alone):
- * held until this process ends. Waits up to wait_s for another finisher. */
-static int lock_job(uint32_t job, int wait_s)
+/* A lock in the state directory (when open_state_dir found it root's alone): held until
+ * this process ends. Waits up to wait_s for another finisher. */
+static int lock_named(const char *name, int wait_s)
 {
-	char name[64];
 	if (state_fd < 0)
 		return -1;
-	snprintf(name, sizeof(name), "report-%u.lock", job);
 	int fd = openat(state_fd, name, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (fd < 0)
 		return -1;
@@ -100,6 +104,21 @@ static int lock_job(uint32_t job, int wait_s)
 	}
 	close(fd);
 	return -1;
+}
+
+/* The job's lock: the step end's report and the epilog's never together. */
+static int lock_job(uint32_t job, int wait_s)
+{
+	char name[64];
+	snprintf(name, sizeof(name), "report-%u.lock", job);
+	return lock_named(name, wait_s);
+}
+
+/* The node's: one detached report at a time, whichever job (named so the epilog's sweep
+ * of "JOB.*" records does not take it). Past wait_s it reports anyway, on its budget. */
+static int lock_node(int wait_s)
+{
+	return lock_named("reports-node.lock", wait_s);
 }
 
 static void finisher(uint32_t job, uid_t uid, gid_t gid, const char *jobdir, bool ended)
@@ -116,10 +135,22 @@ static void finisher(uint32_t job, uid_t uid, gid_t gid, const char *jobdir, boo
 		        job, gp_plugin.state_dir);
 	else if (lock < 0)
 		gp_warn("job %u: another report of the job still runs; reporting anyway", job);
+	int node_lock = lock_node(timeout);
+	if (node_lock < 0 && state_fd >= 0)
+		gp_warn("job %u: another job's report still runs on this node after %d s; "
+		        "reporting anyway",
+		        job, timeout);
+	/* the budget the report inherits (this process waits, it uses next to nothing) */
+	if (gp_child_budget(timeout) < 0)
+		gp_warn("job %u: no CPU limit for the report: %s", job, strerror(errno));
+	if (!getenv(GP_ENV_REPORT_THREADS))
+		setenv(GP_ENV_REPORT_THREADS, "2", 1);
 	struct timespec t0, t1;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	int rc = gp_exec_as_user(uid, gid, argv, summary, sizeof(summary), timeout);
 	clock_gettime(CLOCK_MONOTONIC, &t1);
+	if (node_lock >= 0) /* the node's next report may start; AdminComment is no work */
+		close(node_lock);
 	if (rc != 0) {
 		char why[64];
 		if (t1.tv_sec - t0.tv_sec >= timeout)
@@ -127,7 +158,7 @@ static void finisher(uint32_t job, uid_t uid, gid_t gid, const char *jobdir, boo
 		else if (rc > 0)
 			snprintf(why, sizeof(why), "exit status %d", rc);
 		else
-			snprintf(why, sizeof(why), "killed");
+			snprintf(why, sizeof(why), "killed (its CPU budget is %d s)", timeout);
 		gp_warn("job %u: the report of %s failed: %s", job, jobdir, why);
 		/* the epilog's attempt is the last: sacct then says there is none, and how to
 		 * make it (the step end's failure is left for the epilog to mend) */

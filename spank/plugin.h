@@ -43,6 +43,7 @@ typedef struct gp_plugin {
 	char spool[4096]; /* node-local spool root for the agents */
 	unsigned ntasks_local;
 	int exit_status[512]; /* by local task id */
+	pid_t task_pid[512];  /* the task's process (the program itself without an agent) */
 	uint32_t global_id[512];
 	bool profiled[512];
 	bool task_seen[512];

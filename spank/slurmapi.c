@@ -11,6 +11,7 @@
  * per Slurm version). */
 #include "config.h"
 #include "plugin.h"
+#include "admincomment.h"
 #include "log.h"
 
 #include <dlfcn.h>
@@ -87,21 +88,6 @@ static int job_info_here(uint32_t job, gp_slurm_job_t *out)
 	}
 	api.free_info(msg);
 	return rc;
-}
-
-/* Other tools' text, without an older gpuprof summary (re-runs replace, never pile up):
- * ours is always the last part, "gpuprof: ..." after "; " or alone. */
-static void strip_ours(char *s)
-{
-	char *p = NULL;
-	for (char *q = s; (q = strstr(q, "gpuprof:")); q++)
-		if (q == s || (q >= s + 2 && !strncmp(q - 2, "; ", 2)))
-			p = q;
-	if (!p)
-		return;
-	while (p > s && (p[-1] == ' ' || p[-1] == ';'))
-		p--;
-	*p = '\0';
 }
 
 /* After the job has finished slurmctld refuses updates; the accounting database takes
@@ -265,9 +251,7 @@ static int db_set(db_t *d, char *value)
  * fit: others' text is never cut */
 static int compose(uint32_t job, char *others, const char *summary, char *val, size_t len)
 {
-	strip_ours(others);
-	int n = snprintf(val, len, "%s%s%s", others, others[0] ? "; " : "", summary);
-	if (n < 0 || (size_t)n >= len)
+	if (gp_ac_compose(others, summary, val, len) < 0)
 		return gp_warn("job %u: no room for the gpuprof summary in AdminComment", job);
 	return 0;
 }
@@ -290,7 +274,7 @@ static int set_in_database(uint32_t job, const char *summary, const char *ctld_o
 		if (got < 0)
 			break;
 		if (got == 1 && !cut)
-			strip_ours(have);
+			gp_ac_strip_ours(have);
 		bool same = !ctld_others || cut || !strcmp(have, ctld_others);
 		if (got == 1 && (same || waited >= wait_s)) {
 			if (!same)
@@ -321,21 +305,16 @@ static int set_admin_comment_here(uint32_t job, const char *summary, bool ended,
 {
 	gp_slurm_job_t info;
 	char val[GP_ADMIN_COMMENT_MAX];
-	if (strncmp(summary, "gpuprof:", 8)) /* only ever our own line */
+	/* only ever our own line, made one entry here, root-side: the line comes from a
+	 * report that ran as the user (whose text, the job directory, is in it) */
+	char ours[ADMIN_COMMENT_MAX * 3];
+	if (gp_ac_entry(summary, ours, sizeof(ours)) < 0)
 		return -1;
-	char ours[ADMIN_COMMENT_MAX];
-	snprintf(ours, sizeof(ours), "%s", summary);
-	for (char *c = ours; *c; c++) {
-		if ((unsigned char)*c < 0x20 || *c == 0x7f)
-			return -1;
-		if (*c == '\'' || *c == '"' || *c == '\\' || *c == '`')
-			*c = '_'; /* a path of the user's: never quoting for anyone's parser */
-	}
 	summary = ours;
 	int e = 0;
 	bool known = job_info_here(job, &info) == 0;
 	if (known)
-		strip_ours(info.admin_comment);
+		gp_ac_strip_ours(info.admin_comment);
 	if (!ended) {
 		/* slurmctld, while the job runs: its completion then carries the value */
 		if (!known) {

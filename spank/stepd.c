@@ -301,6 +301,10 @@ int gp_stepd_task_exit(spank_t sp)
 	if (spank_get_item(sp, S_TASK_EXIT_STATUS, &status) != ESPANK_SUCCESS)
 		return 0;
 	spank_get_item(sp, S_TASK_GLOBAL_ID, &gid);
+	pid_t pid = 0;
+	if (spank_get_item(sp, S_TASK_PID, &pid) != ESPANK_SUCCESS)
+		pid = 0;
+	p->task_pid[tid] = pid;
 	p->exit_status[tid] = status;
 	p->global_id[tid] = gid;
 	p->profiled[tid] = gp_ranks_contains(&p->ranks, gid);
@@ -341,10 +345,11 @@ static int write_node_summary(void *arg)
 		if (!p->task_seen[i])
 			continue;
 		off += (size_t)snprintf(buf + off, 65536 - off,
-		                        "%s{\"task\": %u, \"rank\": %u, \"wait_status\": %d, "
-		                        "\"profiled\": %s}",
+		                        "%s{\"task\": %u, \"rank\": %u, \"pid\": %d, "
+		                        "\"wait_status\": %d, \"profiled\": %s}",
 		                        off && buf[off - 1] == '}' ? ", " : "", i, p->global_id[i],
-		                        p->exit_status[i], p->profiled[i] ? "true" : "false");
+		                        (int)p->task_pid[i], p->exit_status[i],
+		                        p->profiled[i] ? "true" : "false");
 	}
 	off += (size_t)snprintf(buf + off, 65536 - off, "]}\n");
 	snprintf(name, sizeof(name), "node%u.json", p->node_id);

@@ -1001,7 +1001,13 @@ def _hook_sigterm():
     never does: the default action (die now) would become a SIGKILL 30 s later. So the
     signal also wakes a thread of ours through Python's wakeup fd (written by the C-level
     handler, whatever the main thread is doing), which takes the picture and dies of
-    SIGTERM at once. Not installed where the wakeup fd is someone else's (asyncio)."""
+    SIGTERM at once. Not installed where the wakeup fd is someone else's (asyncio).
+
+    A forked child (os.fork, multiprocessing's fork, Pool workers) would inherit both the
+    handler and the wakeup fd, the parent's pipe: a SIGTERM to the child (Pool.terminate())
+    woke the parent's thread, which killed the parent (exit 143 where the program alone
+    exits 0). So the child gives both back at fork (os.register_at_fork), and the handler
+    acts only in the process that installed it."""
     import signal
     import threading
 
@@ -1023,8 +1029,15 @@ def _hook_sigterm():
         _missing("memory picture at SIGTERM: the program's own wakeup fd is in use")
         return
     once = threading.Lock()
+    owner = os.getpid()
 
     def die():
+        if os.getpid() != owner:
+            # a child forked where no fork hook ran (a C-level fork): it was not ours to
+            # picture; it dies of the signal as it would have without us
+            signal.signal(signal.SIGTERM, signal.SIG_DFL)
+            os.kill(os.getpid(), signal.SIGTERM)
+            return
         if not once.acquire(blocking=False):
             return
         try:
@@ -1065,5 +1078,24 @@ def _hook_sigterm():
     def on_term(signum, frame):
         die()
 
+    def after_fork_in_child():
+        # the child's SIGTERM is its own: no wakeup byte into the parent's pipe, and the
+        # default action back (unless the program set a handler of its own since)
+        try:
+            cur = signal.set_wakeup_fd(-1)
+            if cur not in (wfd, -1):  # the program's own since: left to it
+                signal.set_wakeup_fd(cur)
+            if signal.getsignal(signal.SIGTERM) is on_term:
+                signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        except (ValueError, OSError):
+            pass
+        for fd in (rfd, wfd):
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+
     signal.signal(signal.SIGTERM, on_term)
+    if hasattr(os, "register_at_fork"):
+        os.register_at_fork(after_in_child=after_fork_in_child)
     threading.Thread(target=watch, name="gpuprof-sigterm", daemon=True).start()

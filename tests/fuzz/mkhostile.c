@@ -12,6 +12,12 @@
  *   threads   N threads with one open range each
  *   rangenames N ranges with N distinct names (the job-wide range table)
  *   allocs    20 good steps and N device allocations, each freed (exports' batching)
+ *   noise     N steps of 100 kernels each with pseudo-random durations (a large file that
+ *             takes the reader seconds: for faults while it is read)
+ *   snapshot  20 good steps, N device allocations, and the PyTorch integration's record of
+ *             a memory_viz pickle it left beside the file: rank0.torch-exit.pickle
+ *   samelaunch N launches of one kernel, every one with the same duration and launch
+ *             latency (a launch loop: medians over equal values)
  * The good steps of "absurd" are 10 ms apart with a 4 ms kernel: a reader that ignores
  * the impossible records reports 10 ms steps and counts 4N bad records. */
 #include "config.h"
@@ -20,6 +26,7 @@
 #include "rankfile.h"
 
 #include <fcntl.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,6 +43,23 @@ static void put(uint8_t type, uint32_t tid, uint64_t ts, uint64_t a, uint64_t b,
 	if (gp_rf_append(w, &e) < 0) {
 		fprintf(stderr, "mkhostile: write failed\n");
 		exit(1);
+	}
+}
+
+/* N device allocations of 4 KiB from t on, each freed after it when freed is set */
+static void allocs(uint64_t n, bool freed)
+{
+	for (uint64_t i = 0; i < n; i++) {
+		gp_event_t e = {.type = GP_EV_ALLOC,
+		                .ts = MONO + 1000 + 2 * i,
+		                .a = 0x7f0000000000ull + i * 4096,
+		                .b = 4096,
+		                .u16 = 3};
+		gp_rf_append(w, &e);
+		e.type = GP_EV_FREE;
+		e.ts++;
+		if (freed)
+			gp_rf_append(w, &e);
 	}
 }
 
@@ -132,17 +156,7 @@ int main(int argc, char **argv)
 	} else if (!strcmp(what, "allocs")) { /* N device allocations, each freed */
 		for (uint64_t i = 0; i < 20; i++)
 			step(i, 1);
-		for (uint64_t i = 0; i < n; i++) {
-			gp_event_t e = {.type = GP_EV_ALLOC,
-			                .ts = MONO + 1000 + 2 * i,
-			                .a = 0x7f0000000000ull + i * 4096,
-			                .b = 4096,
-			                .u16 = 3};
-			gp_rf_append(w, &e);
-			e.type = GP_EV_FREE;
-			e.ts++;
-			gp_rf_append(w, &e);
-		}
+		allocs(n, true);
 	} else if (!strcmp(what, "rangenames")) { /* N ranges, each its own name */
 		for (uint64_t i = 0; i < n; i++) {
 			char nm[32];
@@ -151,6 +165,36 @@ int main(int argc, char **argv)
 			put(GP_EV_NVTX_PUSH, 1, MONO + 2 * i, i + 2, 0, 0, 0);
 			put(GP_EV_NVTX_POP, 1, MONO + 2 * i + 1, 0, 0, 0, 0);
 		}
+	} else if (!strcmp(what, "noise")) {
+		uint64_t x = 88172645463325252ull, t = MONO, c = 1;
+		for (uint64_t i = 0; i < n; i++) {
+			put(GP_EV_NVTX_PUSH, 1, t, 1, 0, 0, 0);
+			for (int k = 0; k < 100; k++, c++) {
+				x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+				put(GP_EV_API, 1, t + 10, 1000 + x % 1000, 211, c, 0);
+				put(GP_EV_KERNEL, 0, t + 3000, 2000 + (x >> 20) % 100000, 1, c, 7);
+				t += 3000 + 2000 + (x >> 20) % 100000;
+			}
+			put(GP_EV_NVTX_POP, 1, t, 0, 0, 0, 0);
+			t += 1000;
+		}
+	} else if (!strcmp(what, "snapshot")) {
+		for (uint64_t i = 0; i < 20; i++)
+			step(i, 1);
+		allocs(n, false);
+		gp_rf_append_string(w, 2, "rank0.torch-exit.pickle");
+		gp_event_t f = {.type = GP_EV_FW,
+		                .u8 = GP_FW_SNAPSHOT,
+		                .ts = MONO + 5000,
+		                .a = GP_SNAP_EXIT,
+		                .b = 2};
+		gp_rf_append(w, &f);
+	} else if (!strcmp(what, "samelaunch")) {
+		for (uint64_t i = 0; i < n; i++) {
+			uint64_t t = MONO + i * 10000;
+			put(GP_EV_API, 1, t, 1000, 211, 100 + i, 0); /* dur, cbid, corr */
+			put(GP_EV_KERNEL, 0, t + 2000, 5000, 1, 100 + i, 7);
+		}
 	} else if (!strcmp(what, "threads")) {
 		for (uint64_t i = 0; i < n; i++)
 			put(GP_EV_NVTX_PUSH, (uint32_t)(i + 10), MONO + i, 1, 0, 0, 0);
@@ -158,6 +202,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "mkhostile: unknown case %s\n", what);
 		return 2;
 	}
-	put(GP_EV_END, 0, MONO + 30ull * 10000000, 0, 0, 0, 0);
+	put(GP_EV_END, 0, strcmp(what, "noise") ? MONO + 30ull * 10000000 : UINT64_MAX / 4, 0, 0, 0,
+	    0);
 	return gp_rf_writer_close(w, false) < 0;
 }

@@ -15,7 +15,7 @@ C="$top/common"
 flags=(-g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined -D_GNU_SOURCE
 	-I"$C" -I"$top/report" -I"$top/_build" -DGP_AGENT_PATH="\"/a\"" -DGP_INJECT_PATH="\"/i\""
 	-DGP_CLI_PATH="\"/c\"")
-common=("$C/rankfile.c" "$C/crc32c.c" "$C/path.c" "$C/modes.c" "$C/log.c" "$C/ranks.c"
+common=("$C/rankfile.c" "$C/crc32c.c" "$C/path.c" "$C/modes.c" "$C/log.c" "$C/ranks.c" "$C/admincomment.c"
 	"$C/settings.c")
 
 clang "${flags[@]}" "$top/tests/fuzz/fuzz_rankfile.c" "${common[@]}" -lzstd -o "$T/fuzz" 2>"$T/build.log"

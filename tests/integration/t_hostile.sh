@@ -23,6 +23,13 @@ for c in "strings 1000000" "pops 200000" "ends 200000" "threads 200000" "rangena
 	ok $rc "$1 x $2 ($(stat -c %s "$T/$1/step0/rank0.gpr") bytes): report within 600 MiB and the hang guard ($(python3 -c "print(round($(date +%s.%N) - $s, 2))") s)"
 	[ $rc -eq 0 ] || sed 's/^/# /' "$T/$1.err" | tail -5
 done
+# one kernel launched 10^6 times, every launch alike: the medians of equal values were
+# quadratic (533 s); linear they take a fraction of a second, so 30 s is a hang guard
+"$H" samelaunch 1000000 "$T/same" && s=$(date +%s.%N) &&
+	(ulimit -v 614400; timeout 30 "$B/gpuprof" report --format=json "$T/same" >"$T/same.json" 2>"$T/same.err")
+ok $? "samelaunch x 1000000 ($(stat -c %s "$T/same/step0/rank0.gpr") bytes): report within 30 s ($(python3 -c "print(round($(date +%s.%N) - $s, 2))") s)"
+[ "$(field "$T/same.json" "(j['ranks'][0]['gpu']['kernels'], round(j['ranks'][0]['gpu']['launch_latency_us_median'], 3))" 2>/dev/null)" = "(1000000, 2.0)" ]
+ok $? "samelaunch: 10^6 kernels, launch latency 2 us ($(field "$T/same.json" "(j['ranks'][0]['gpu']['kernels'], j['ranks'][0]['gpu']['launch_latency_us_median'])" 2>&1 | tail -1))"
 [ "$(field "$T/strings.json" "[r['name'] for r in j['nvtx']]")" = "['last_string']" ]
 ok $? "strings: the last of 10^6 names is kept"
 [ "$(field "$T/pops.json" "[r['count'] for r in j['nvtx']]")" = "[200000]" ]
@@ -43,6 +50,39 @@ ok $? "absurd: data quality says so"
 ok $? "absurd: the Chrome trace holds the 20 good kernels only"
 "$B/gpuprof" export --format=memviz --output="$T/absurd.pickle" "$T/absurd" 2>/dev/null
 ok $(( $? != 0 ? 0 : 1 )) "absurd: memviz has no 2^63-byte allocation to show (no memory records: an error)"
+
+# Faults while a rank file is read (a large one: the reader takes a second or more).
+# holds PID FILE: wait until process PID has FILE open or mapped (5 s at most)
+holds() {
+	for _ in $(seq 500); do
+		{ grep -qF "$2" "/proc/$1/maps" || ls -l "/proc/$1/fd" | grep -qF "$2"; } 2>/dev/null && return 0
+		sleep 0.01
+	done
+	return 1
+}
+# cut shorter while read (a writer's ftruncate, an admin's truncate): a mapping's reader
+# died of SIGBUS, also root reading a user's group-readable job
+"$H" noise 20000 "$T/shrink" >/dev/null
+f=$T/shrink/step0/rank0.gpr
+"$B/gpuprof" report --format=json "$T/shrink" >"$T/shrink.json" 2>"$T/shrink.err" & p=$!
+holds $p "$f"; truncate -s 300000 "$f"; kill -0 $p 2>/dev/null; during=$?
+wait $p; rc=$?
+ok $during "the rank file was cut while the report read it"
+ok $rc "and the report finished (exit $rc; 135 is SIGBUS)"
+[ "$(field "$T/shrink.json" "j['ranks'][0]['quality']['truncated']" 2>/dev/null)" = True ]
+ok $? "the report says the file ends early"
+# replaced while read (the agent's SIGTERM snapshot summarised while salvage renames the
+# whole file over it): the summary is of what was read, never of the file now there
+"$H" noise 20000 "$T/swap" >/dev/null && "$H" noise 50 "$T/swapB" >/dev/null
+f=$T/swap/step0/rank0.gpr
+"$B/gpuprof" summarize "$f" 2>"$T/swap.err" & p=$!
+holds $p "$f"; mv "$T/swapB/step0/rank0.gpr" "$f"; kill -0 $p 2>/dev/null; during=$?
+wait $p; rc=$?
+ok $during "the rank file was replaced while summarize read it"
+ok $rc "summarize exits 0 (exit $rc)"
+"$B/gpuprof" report --format=json "$T/swap" >"$T/swap.json" 2>>"$T/swap.err"
+n=$(field "$T/swap.json" "j['ranks'][0]['steps']['count']")
+[ "$n" = 50 ]; ok $? "the report has the steps of the file there now (50; got $n, 20000 is the one read before)"
 
 # a FIFO, a directory and a file that is not a rank file among real ones: the report
 # finishes on the rest and says which could not be read

@@ -159,6 +159,25 @@ f=$T/fb/step0.attempt2/rank0.gpr
 [ -f "$f" ]; ok $? "fallback: the rank file in the attempt's step directory ($(ls "$T/fb" 2>/dev/null | tr '\n' ' '))"
 n=$("$B/gpuprof" report --format=json "$T/fb" 2>/dev/null | python3 -c "import json,sys; print(json.load(sys.stdin)['ranks'][0]['quality']['losses'].get('byte_cap', 0))")
 [ "${n:-0}" -gt 0 ] && [ "$(stat -c %s "$f")" -lt 300000 ]; ok $? "fallback: the byte cap holds ($(stat -c %s "$f" 2>/dev/null) bytes, ${n:-0} records counted past it)"
+# a fallback task that dies where the library's exit hook cannot run (SIGSEGV, _exit):
+# its rank file (salvaged from the spool, as the epilog does) has no end record, and the
+# plugin's node summary (stepd.c: node<N>.json, as the user at step end) has Slurm's
+# wait status for the task: the report gives that, not "killed with its agent"
+for c in "segv|11|signal 11" "exit4|1024|exit 4"; do
+	IFS='|' read -r m ws want <<<"$c"
+	rm -rf "$T/fb$m" "$T/sp$m"; mkdir -p "$T/sp$m"
+	env NVTX_INJECTION64_PATH="$B/.libs/libgpuprof-inject.so" GPUPROF_MODES=nvtx GPUPROF_JOBDIR="$T/fb$m" \
+		GPUPROF_SPOOL="$T/sp$m" SLURM_JOB_ID=77 "$C" "$m" >/dev/null 2>&1 & pid=$!
+	wait $pid
+	"$B/gpuprof" salvage --spool="$T/sp$m" --job=77 >/dev/null 2>&1
+	printf '{"job": 77, "step": "0", "node": "n", "node_id": 0, "slurm_version": "22.05.8", "attempt": 0, "tasks": [{"task": 0, "rank": 0, "pid": %d, "wait_status": %d, "profiled": true}]}\n' \
+		"$pid" "$ws" >"$T/fb$m/step0/node0.json"
+	o=$("$B/gpuprof" report --format=json "$T/fb$m" 2>/dev/null | python3 -c "import json,sys; r=json.load(sys.stdin)['ranks'][0]; print(r['outcome'], r['complete'], r['steps']['count'])")
+	case $o in "$want (Slurm's status; no end record) False 20") r=0 ;; *) r=1 ;; esac
+	ok $r "fallback task ended by $m: the report has Slurm's status from node0.json ($o)"
+	"$B/gpuprof" report "$T/fb$m" 2>/dev/null | grep -q "killed with its agent"
+	ok $(( $? != 0 ? 0 : 1 )) "fallback task ended by $m: not 'killed with its agent'"
+done
 cap fork; ok $? "a forked worker emitting NVTX"
 [ "$(nvtx_json fork parent_range)" = 1 ] && [ "$(nvtx_json fork child_range)" = 0 ]
 ok $? "the parent's range is recorded, the forked child's are not"

@@ -219,6 +219,37 @@ ok $? "SIGTERM with the main thread blocked in C: dies of SIGTERM at once throug
 gp=$!; sleep 3; pkill -TERM -f "^$PY term.py busy"; wait $gp; rc=$?
 grep -q "^handler False" term2.out && [ $rc = 143 ]; ok $? "the program's own wakeup fd in use: no handler, SIGTERM's default action (rc $rc)"
 
+# a forked child shares nothing of the hook: SIGTERM to it (Pool.terminate()) must not
+# kill the parent (the child's signal went through the parent's wakeup pipe: exit 143)
+cat >forkterm.py <<'EOF'
+import multiprocessing, os, signal, sys, time, _gpuprof
+_gpuprof._hook_sigterm()
+if sys.argv[1] == "fork":
+    pid = os.fork()
+    if pid == 0:
+        time.sleep(30)
+        os._exit(0)
+    time.sleep(0.5)
+    os.kill(pid, signal.SIGTERM)
+    _, st = os.waitpid(pid, 0)
+    print("child", "signal %d" % os.WTERMSIG(st) if os.WIFSIGNALED(st) else "exit", flush=True)
+else:
+    p = multiprocessing.get_context("fork").Pool(2)
+    p.map(abs, [1, 2, 3])
+    p.terminate()
+    p.join()
+time.sleep(1.5)  # the parent's thread would have read a child's wakeup byte by now
+print("parent alive", flush=True)
+EOF
+for m in fork pool; do
+	"$GP" run -o jobF$m -- "$PY" forkterm.py $m >fork$m.out 2>&1; rc=$?
+	grep -q "^parent alive" fork$m.out && [ $rc = 0 ] && { [ $m = pool ] || grep -q "^child signal 15" fork$m.out; }
+	ok $? "SIGTERM to a child forked by $m: the child dies of it, the parent goes on and exits 0 (rc $rc: $(tr '\n' ' ' <fork$m.out | tail -c 100))"
+done
+"$GP" run -o jobF2 -- "$PY" term.py free "$W/libblock.so" >term3.out 2>&1 &
+gp=$!; sleep 3; pkill -TERM -f "^$PY term.py free"; wait $gp; rc=$?
+[ $rc = 143 ]; ok $? "and the parent's own SIGTERM still works with the fork hook installed (rc $rc)"
+
 # a launcher that imports torch but trains nothing does not take the rank file: the
 # process that steps does
 cat >launch.py <<'EOF'

@@ -68,6 +68,23 @@ int main(int argc, char **argv)
 {
 	const char *what = argc > 1 ? argv[1] : "all";
 	bool all = !strcmp(what, "all");
+	if (!strcmp(what, "segv") || !strcmp(what, "exit4")) {
+		/* 20 steps, then an end no exit hook sees: a signal, or _exit (what the
+		 * environment-only fallback cannot record itself) */
+		for (int i = 0; i < 20; i++) {
+			nvtxRangePushA("train_step");
+			struct timespec ts = {0, 2 * 1000 * 1000};
+			nanosleep(&ts, NULL);
+			nvtxRangePop();
+		}
+		struct timespec ts = {0, 500 * 1000 * 1000}; /* the library's drainer writes them */
+		nanosleep(&ts, NULL);
+		if (!strcmp(what, "exit4"))
+			_exit(4);
+		signal(SIGSEGV, SIG_DFL);
+		raise(SIGSEGV);
+		return 1;
+	}
 	if (!strcmp(what, "worker")) {
 		/* one of a launcher's ranks (torchrun's workers set RANK): 20 + 5 x RANK steps
 		 * (or $STEPS) and a range named after its rank, so names swapped between processes

@@ -1,0 +1,70 @@
+/* Our AdminComment entry among other tools' (see admincomment.h). */
+#include "config.h"
+#include "admincomment.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#define OURS "gpuprof:"
+
+int gp_ac_entry(const char *s, char *out, size_t len)
+{
+	size_t o = 0;
+	if (strncmp(s, OURS, strlen(OURS)) || !len)
+		return -1;
+	for (const char *c = s; *c; c++) {
+		const char *put = *c == ';' ? "%3B" : NULL;
+		char one[2] = {*c, '\0'};
+		if ((unsigned char)*c < 0x20 || *c == 0x7f)
+			return -1;
+		if (*c == '\'' || *c == '"' || *c == '\\' || *c == '`')
+			one[0] = '_';
+		if (!put)
+			put = one;
+		size_t n = strlen(put);
+		if (o + n >= len)
+			return -1;
+		memcpy(out + o, put, n);
+		o += n;
+	}
+	out[o] = '\0';
+	return 0;
+}
+
+/* Is s + i the start of an entry of ours (the field's start, or after "; ")? */
+static int ours_at(const char *s, size_t i)
+{
+	return !strncmp(s + i, OURS, strlen(OURS)) &&
+	       (i == 0 || (i >= 2 && !strncmp(s + i - 2, "; ", 2)));
+}
+
+void gp_ac_strip_ours(char *s)
+{
+	for (size_t i = 0; s[i];) {
+		if (!ours_at(s, i)) {
+			i++;
+			continue;
+		}
+		/* our entry runs to the next separator (it holds none: gp_ac_entry) */
+		char *end = strstr(s + i, "; ");
+		if (i == 0) { /* "ours; next..." -> "next..." */
+			memmove(s, end ? end + 2 : s + strlen(s), strlen(end ? end + 2 : "") + 1);
+			continue;
+		}
+		/* "...prev; ours[; next...]" -> "...prev[; next...]" */
+		size_t from = i - 2;
+		memmove(s + from, end ? end : "", strlen(end ? end : "") + 1);
+		i = from;
+	}
+	/* an older gpuprof left a bare separator at the end */
+	size_t n = strlen(s);
+	while (n && (s[n - 1] == ' ' || s[n - 1] == ';'))
+		s[--n] = '\0';
+}
+
+int gp_ac_compose(char *others, const char *ours, char *val, size_t len)
+{
+	gp_ac_strip_ours(others);
+	int n = snprintf(val, len, "%s%s%s", others, others[0] ? "; " : "", ours);
+	return n < 0 || (size_t)n >= len ? -1 : 0;
+}

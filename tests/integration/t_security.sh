@@ -1,0 +1,133 @@
+#!/bin/bash
+# Security tests, numbered (as munge keeps them): root acting on what a user wrote. Each
+# plants what a hostile user can in files of their own (a spool entry, a job directory)
+# and runs gpuprof as root, as the epilog or an admin does, then checks that root wrote
+# nothing outside the directory it was given, followed no link, read no other user's
+# file, replaced no file of the user's with its own, and did not hang. Needs root and the
+# user gpuprof-test (scripts/test creates it).
+. "$(dirname "$0")/tap.sh"
+B=${GP_BUILD:?}
+[ "$(id -u)" = 0 ] || skip_all "needs root"
+U=gpuprof-test
+id "$U" >/dev/null 2>&1 || skip_all "no user $U (useradd -M -s /bin/bash $U)"
+UID_U=$(id -u "$U")
+H=$B/tests/fuzz/mkhostile
+T=$(mktemp -d /var/tmp/gp-sec.XXXXXX); chmod 755 "$T"; trap 'rm -rf "$T"' EXIT
+as_user() { runuser -u "$U" -- "$@"; }
+owner() { stat -c %U "$1"; }
+"$H" absurd 10 "$T/src" >/dev/null || skip_all "mkhostile failed"
+# a dead agent's spool entry of the user's (no process has pid 4194000), its dest as given
+n_entry=0
+entry() { # DEST -> prints the entry's path
+	n_entry=$((n_entry + 1))
+	local d=$T/spool$n_entry/gpuprof-$UID_U/job1.0.0.4194000
+	mkdir -p "$d"; cp "$T/src/step0/rank0.gpr" "$d/rank.gpr"; printf '%s' "$1" >"$d/dest"
+	chown -R "$U" "$T/spool$n_entry/gpuprof-$UID_U"; chmod 700 "$T/spool$n_entry/gpuprof-$UID_U" "$d"
+	echo "$d"
+}
+userdir() { mkdir -p "$1"; chown "$U" "$1"; chmod 755 "$1"; }
+
+# 1. salvage as root: an absolute dest naming a root-only file
+mkdir -p "$T/rootonly/step0"; chmod 700 "$T/rootonly"; echo ROOT >"$T/rootonly/step0/rank0.gpr"
+chmod 600 "$T/rootonly/step0/rank0.gpr"
+e=$(entry "$T/rootonly/step0/rank0.gpr")
+timeout 20 "$B/gpuprof" salvage "$e" >"$T/1.out" 2>&1
+[ "$(cat "$T/rootonly/step0/rank0.gpr")" = ROOT ] && [ "$(owner "$T/rootonly/step0/rank0.gpr")" = root ]
+ok $? "S01: root's salvage of a user's spool does not replace a root-only file its dest names"
+# 2. salvage as root: no root-owned directory made on the user's word
+mkdir -p "$T/rootdir"; chmod 755 "$T/rootdir"
+e=$(entry "$T/rootdir/made/step0/rank0.gpr")
+timeout 20 "$B/gpuprof" salvage "$e" >"$T/2.out" 2>&1
+[ ! -e "$T/rootdir/made" ]; ok $? "S02: root's salvage makes no directory its dest names in a root directory"
+# 3. --into: a dest with "../" out of it into a root-owned file
+mkdir -p "$T/ssh"; echo KEYS >"$T/ssh/authorized_keys"; userdir "$T/into3"
+e=$(entry "/j/step0/../../../../../../../..$T/ssh/authorized_keys")
+timeout 20 "$B/gpuprof" salvage --into "$T/into3" "$e" >"$T/3.out" 2>&1
+[ "$(cat "$T/ssh/authorized_keys")" = KEYS ]; ok $? "S03: a dest with ../ does not leave --into (authorized_keys untouched)"
+grep -q "not salvaged" "$T/3.out"; ok $? "S03: and salvage says why ($(tail -1 "$T/3.out"))"
+# 4. --into: a wrong count of ../ made root-owned directories outside it
+userdir "$T/into4"
+e=$(entry "/j/step0/../../made4/step0/rank0.gpr")
+timeout 20 "$B/gpuprof" salvage --into "$T/into4" "$e" >/dev/null 2>&1
+[ ! -e "$T/made4" ] && [ -z "$(find "$T/into4" -user root)" ]
+ok $? "S04: no directory made outside --into, nothing of root's inside it"
+# 5. the control: a well-formed dest is salvaged, as the user
+userdir "$T/into5"
+e=$(entry "/home/x/gpuprof-1/step0/rank3.gpr")
+timeout 20 "$B/gpuprof" salvage --into "$T/into5" "$e" >"$T/5.out" 2>&1
+[ -f "$T/into5/step0/rank3.gpr" ] && [ "$(owner "$T/into5/step0/rank3.gpr")" = "$U" ]
+ok $? "S05: a well-formed spool is salvaged into --into, as its owner ($(tail -1 "$T/5.out"))"
+# 6. a FIFO as dest: the epilog's salvage (as the user) and root's do not wait on it
+e=$(entry x); rm -f "$e/dest"; mkfifo "$e/dest"; chown "$U" "$e/dest"
+s=$(date +%s)
+timeout 20 "$B/gpuprof" salvage "$e" >/dev/null 2>&1; r1=$?
+as_user timeout 20 "$B/gpuprof" salvage --job 1 --spool "$(dirname "$(dirname "$e")")" --into "$T/into5" >/dev/null 2>&1; r2=$?
+[ $r1 -ne 124 ] && [ $r2 -ne 124 ]; ok $? "S06: a FIFO named dest holds neither salvage ($(( $(date +%s) - s )) s; exits $r1, $r2)"
+
+# a user's job directory (the user's files in it, as the agent makes them)
+userdir "$T/u"
+job() { # DIR (under $T/u) CASE N
+	as_user "$H" "$2" "$3" "$1" >/dev/null
+	chmod 755 "$1" "$1/step0"; chmod 644 "$1/step0/rank0.gpr"
+}
+pick() { python3 -c 'import pickle,sys; pickle.dump({"segments": [{"device": 0, "address": 4096, "total_size": 4096, "allocated_size": 4096, "active_size": 4096, "stream": 0, "segment_type": "large", "blocks": [{"size": 4096, "state": "active_allocated", "frames": [{"filename": sys.argv[2], "line": 1, "name": "f"}]}]}], "device_traces": [[]]}, open(sys.argv[1], "wb"), protocol=2)' "$1" "$2"; }
+# 7. memviz as root: a pickle that is a link to a root-only snapshot is not read
+job "$T/u/mv" snapshot 5
+pick "$T/secret.pickle" ROOT-SECRET; chmod 600 "$T/secret.pickle"
+as_user ln -s "$T/secret.pickle" "$T/u/mv/step0/rank0.torch-exit.pickle"
+timeout 60 "$B/gpuprof" export --format=memviz -o "$T/7.pickle" "$T/u/mv" >/dev/null 2>&1
+! grep -q ROOT-SECRET "$T/7.pickle" 2>/dev/null; ok $? "S07: root's memviz export does not follow a user's link to a root-only pickle"
+# 8. the control: the user's own pickle there is what the export holds
+rm -f "$T/u/mv/step0/rank0.torch-exit.pickle"; pick "$T/u/mv/step0/rank0.torch-exit.pickle" USER-SNAPSHOT
+chown "$U" "$T/u/mv/step0/rank0.torch-exit.pickle"
+timeout 60 "$B/gpuprof" export --format=memviz -o "$T/8.pickle" "$T/u/mv" >/dev/null 2>&1
+grep -q USER-SNAPSHOT "$T/8.pickle" 2>/dev/null; ok $? "S08: the user's own snapshot is exported (the path 7 attacks is the one taken)"
+# 9. a FIFO as the pickle does not hang the export
+rm -f "$T/u/mv/step0/rank0.torch-exit.pickle"; as_user mkfifo "$T/u/mv/step0/rank0.torch-exit.pickle"
+timeout 60 "$B/gpuprof" export --format=memviz -o "$T/9.pickle" "$T/u/mv" >/dev/null 2>&1
+[ $? -ne 124 ]; ok $? "S09: a FIFO named rank0.torch-exit.pickle does not hang root's memviz export"
+# 10. a FIFO as a rank's summary does not hang the report (root's or the user's)
+job "$T/u/gps" noise 200
+as_user mkfifo "$T/u/gps/step0/rank0.gps"
+timeout 60 "$B/gpuprof" report --quiet "$T/u/gps" >/dev/null 2>&1; r1=$?
+as_user timeout 60 "$B/gpuprof" report --quiet "$T/u/gps" >/dev/null 2>&1; r2=$?
+[ $r1 -eq 0 ] && [ $r2 -eq 0 ]; ok $? "S10: a FIFO named rank0.gps hangs no report (root exits $r1, the user $r2)"
+# 11. root's report of a user's job leaves the user's report files the user's
+job "$T/u/rep" absurd 10
+as_user "$B/gpuprof" report --quiet "$T/u/rep" >/dev/null 2>&1
+before=$(stat -c '%U %a %i' "$T/u/rep/report.txt" "$T/u/rep/report.json" "$T/u/rep/job.json" | tr '\n' ' ')
+"$B/gpuprof" report "$T/u/rep" >"$T/11.txt" 2>"$T/11.err"; rc=$?
+after=$(stat -c '%U %a %i' "$T/u/rep/report.txt" "$T/u/rep/report.json" "$T/u/rep/job.json" | tr '\n' ' ')
+[ "$before" = "$after" ] && [ $rc -eq 0 ] && grep -q "ranks" "$T/11.txt"
+ok $? "S11: root's report prints, and leaves the user's report.txt/json and job.json as they were ($after)"
+# 12. a rank file that is a link to another user's file is not read by root's report
+mkdir -p "$T/other"; cp "$T/src/step0/rank0.gpr" "$T/other/secret.gpr"; chmod 600 "$T/other/secret.gpr"
+job "$T/u/lnk" absurd 10
+as_user ln -s "$T/other/secret.gpr" "$T/u/lnk/step0/rank9.gpr"
+"$B/gpuprof" report --format=json "$T/u/lnk" 2>/dev/null | python3 -c 'import json,sys; j=json.load(sys.stdin); assert [r["rank"] for r in j["ranks"]] == [0], j["ranks"]'
+ok $? "S12: a rank file that is a link is not read (rank 9 left out)"
+
+# exports: whole or not at all, never through a link at -o
+job "$T/u/ex" absurd 10
+echo KEEP >"$T/keep.out"
+"$B/gpuprof" export --format=memviz -o "$T/keep.out" "$T/u/ex" >/dev/null 2>&1; rc=$?
+[ $rc -ne 0 ] && [ "$(cat "$T/keep.out")" = KEEP ]; ok $? "S13: a failed export leaves the -o file as it was (exit $rc)"
+echo TARGET >"$T/target"; ln -s "$T/target" "$T/link.out"
+"$B/gpuprof" export --format=chrome -o "$T/link.out" "$T/u/ex" >/dev/null 2>&1; rc=$?
+[ $rc -ne 0 ] && [ "$(cat "$T/target")" = TARGET ] && [ -L "$T/link.out" ]
+ok $? "S14: an export to a link at -o writes nothing through it and keeps the link (exit $rc)"
+"$B/gpuprof" export --format=memviz -o "$T/link.out" "$T/u/ex" >/dev/null 2>&1
+[ "$(cat "$T/target")" = TARGET ] && [ -L "$T/link.out" ]; ok $? "S15: nor does a failed one (the link's target was truncated, the link removed)"
+"$B/gpuprof" export --format=chrome -o "$T/new.json" "$T/u/ex" >/dev/null 2>&1 && python3 -c 'import json,sys; json.load(open(sys.argv[1]))' "$T/new.json" &&
+	[ -z "$(ls -A "$T" | grep '\.tmp\.')" ]
+ok $? "S16: the control: an export to a new file is written whole, no temporary file left"
+"$B/gpuprof" report -o "$T/link.out" "$T/u/ex" >/dev/null 2>&1
+[ "$(cat "$T/target")" = TARGET ]; ok $? "S17: report -o does not write through a link either"
+
+# AdminComment: the summary line's directory is the user's text
+d="$T/u/x; JS1:Zm9yZ2Vk; site:tag=999; d5"
+job "$d" absurd 10
+line=$(as_user "$B/gpuprof" report --quiet --summary-line "$d" 2>/dev/null)
+case $line in gpuprof:*) r=0 ;; *) r=1 ;; esac
+[ $r = 0 ] && ! printf '%s' "$line" | grep -q ';'; ok $? "S18: the summary line of a directory named '...; JS1:...; site:tag=999; ...' forges no '; KEY:' entry ($line)"
+done_testing

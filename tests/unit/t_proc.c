@@ -1,0 +1,58 @@
+/* The budget of work done after a job (common/proc.c, gp_child_budget; the detached
+ * report, spank/finish.c): nice 19 and a CPU limit that stops a report that spins, in
+ * what it forks and execs too. */
+#include "config.h"
+#include "proc.h"
+#include "tap.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <sys/resource.h>
+#include <sys/time.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+int main(void)
+{
+	int p[2];
+	if (pipe(p) < 0)
+		return 1;
+	pid_t pid = fork();
+	if (pid == 0) {
+		close(p[0]);
+		int rc = gp_child_budget(1);
+		/* what an exec'd report inherits: the child of the budgeted process */
+		pid_t g = fork();
+		if (g == 0) {
+			errno = 0;
+			int nice = getpriority(PRIO_PROCESS, 0);
+			struct rlimit rl;
+			getrlimit(RLIMIT_CPU, &rl);
+			int v[3] = {rc, nice, (int)rl.rlim_cur};
+			(void)!write(p[1], v, sizeof(v));
+			for (volatile unsigned long i = 0;; i++) /* a report that never ends */
+				;
+		}
+		int st = 0;
+		waitpid(g, &st, 0);
+		_exit(WIFSIGNALED(st) ? WTERMSIG(st) : 100 + WEXITSTATUS(st));
+	}
+	close(p[1]);
+	int v[3] = {-9, -9, -9};
+	ssize_t n = read(p[0], v, sizeof(v));
+	int st = 0;
+	waitpid(pid, &st, 0);
+	struct rusage rc;
+	getrusage(RUSAGE_CHILDREN, &rc);
+	double ccpu = rc.ru_utime.tv_sec + rc.ru_utime.tv_usec / 1e6 + rc.ru_stime.tv_sec +
+	              rc.ru_stime.tv_usec / 1e6;
+	ok(n == (ssize_t)sizeof(v) && v[0] == 0, "the budget is set (%d)", v[0]);
+	ok(v[1] == 19, "what runs under it has nice 19 (%d)", v[1]);
+	ok(v[2] == 1, "and a CPU limit of the seconds given (%d s)", v[2]);
+	ok(WIFEXITED(st) && WEXITSTATUS(st) == SIGXCPU,
+	   "a report that spins is stopped by SIGXCPU (status %d)",
+	   WIFEXITED(st) ? WEXITSTATUS(st) : -1);
+	ok(ccpu > 0.8 && ccpu < 3.0, "after about its budget of CPU (%.2f s)", ccpu);
+	return done_testing();
+}
