@@ -45,6 +45,8 @@ typedef struct gp_rank {
 	uint64_t bad_records; /* impossible times, durations or sizes: ignored (load.c) */
 	int wait_status;
 	bool status_unknown; /* one of a launcher's ranks: its status is the launcher's (load.c) */
+	int launcher_status; /* the rank's process was its launcher's worker: the launcher's
+	                        wait status (the agent's), -1 none; 0 otherwise */
 	bool status_from_node; /* no end record; wait_status is Slurm's for the task, from the
 	                          plugin's step<S>/node<N>.json (a fallback task: analyze.c) */
 	uint64_t wall_ns, cpu_us, maxrss_kib;

@@ -345,7 +345,12 @@ typed:
 	case GP_EV_END:
 		/* u8 1: the agent saw one of a launcher's ranks end; its status is the
 		 * launcher's to know. The library's own record (what exit() was given) may
-		 * come first and is kept. */
+		 * come first and is kept. The library's record carries no resources (b, c, d):
+		 * kept apart, for a rank whose process is not the one the agent started. */
+		if (!e->b && !e->c && !e->d && e->u8 == 0) {
+			d->lib_end = true;
+			d->lib_status = (int)e->a;
+		}
 		if (e->u8 == 1) {
 			if (!r->has_end)
 				r->status_unknown = true;
@@ -362,6 +367,7 @@ typed:
 		break;
 	case GP_EV_START:
 		if (e->u8 == 1) { /* the process that records here */
+			d->recorder_pid = e->a;
 			if (e->a <= INT32_MAX)
 				r->pid = (int)e->a;
 			if (e->b && gp_rd_str(d, (uint32_t)e->b)[0])
@@ -369,6 +375,7 @@ typed:
 			break;
 		}
 		d->start_ts = e->ts;
+		d->child_pid = e->a;
 		if (!r->pid && e->a <= INT32_MAX)
 			r->pid = (int)e->a;
 		break;
@@ -548,6 +555,9 @@ void gp_rd_reset(rank_data_t *d)
 	d->started.n = d->steps.n = d->ctrl.n = d->marks.n = 0;
 	d->opt_ends.n = d->torch_mem.n = 0;
 	d->gwin.n = d->cuda_on.n = d->data_wait.n = d->compiles.n = d->overhead.n = 0;
+	d->child_pid = d->recorder_pid = 0;
+	d->lib_end = false;
+	d->lib_status = 0;
 	memset(d->gpu_uuid, 0, sizeof(d->gpu_uuid));
 	memset(d->gpu_bytes, 0, sizeof(d->gpu_bytes));
 	d->ts_lo = d->ts_hi = 0;
@@ -816,5 +826,13 @@ int gp_rd_load_file(const char *path, rank_data_t *d, gp_rank_t *r,
 	gp_rf_close(rd);
 	gp_rd_losses(r);
 	gp_rd_finish(d);
+	/* the process recording here is not the program the agent started (a launcher's
+	 * worker with the task's RANK): how it ended is its own, not its launcher's */
+	if (d->lib_end && d->recorder_pid && d->child_pid && d->recorder_pid != d->child_pid) {
+		r->launcher_status = r->has_end ? r->wait_status : -1;
+		r->wait_status = d->lib_status;
+		r->has_end = true;
+		r->status_unknown = false;
+	}
 	return 0;
 }

@@ -118,6 +118,9 @@ typedef struct rank_data {
 	VEC(uint64_t) compiles;  /* framework compilations (GP_FW_COMPILE): end ts, ns, name */
 	VEC(uint64_t) overhead;  /* CUPTI's own work (GP_EV_OVERHEAD): start, end */
 	uint32_t gpu_uuid[8];    /* the GPUs the agent sees (GP_EV_GPU): UUID string ids */
+	uint64_t child_pid, recorder_pid; /* the agent's program; the process recording here */
+	bool lib_end;                     /* the recording process's own end record ... */
+	int lib_status;                   /* ... and what exit() was given */
 	uint64_t gpu_bytes[8];   /* ... and their memory */
 	uint32_t step_tid;       /* the thread that ran the step ranges (0: none/unknown) */
 	bool tid_mismatch;       /* NVTX and CUDA API records carry unrelated thread ids */

@@ -545,6 +545,10 @@ static bool attach_agent_ring(const char *ring, bool cuda)
 	if (lr < 0 && atomic_load(&g.ring.hdr->recorder_pid) == (uint32_t)getpid()) {
 		gp_ring_wake_init(&g.ring); /* the task's ring */
 		gp_debug("pid %d records into the task's ring", (int)getpid());
+		/* a process the program started (a launcher's worker with the task's RANK):
+		 * its own exit status is the rank's, not the launcher's the agent sees */
+		if (getppid() != (pid_t)atomic_load(&g.ring.hdr->agent_pid))
+			on_exit(proc_exit, NULL);
 		return true;
 	}
 	if (lr >= 0 && !forked_copy() && proc_ring_setup(ring, lr, 0) == 0) {

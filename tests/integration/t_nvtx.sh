@@ -116,6 +116,13 @@ l = d["launchers"]; assert len(l) == 1 and l[0]["task"] == 1 and l[0]["wait_stat
 p = d["ranks"][1]["processes"]; assert p["recorded"] == 2 and sum(x["trainer"] for x in p["listed"]) == 1, p
 assert any("launcher" in f["title"] and "7" in f["title"] for f in d["findings"]), d["findings"]' 2>"$T/launch2.err"
 ok $? "the report names the failed launcher and lists both rank-5 processes $(tail -1 "$T/launch2.err")"
+# a launcher whose worker with the task's RANK fails while the launcher exits 0: the
+# rank's outcome is the worker's own (issue 30 item 8)
+"$B/gpuprof" run --modes=nvtx --output="$T/launch6" -- sh -c "RANK=0 EXIT=5 '$C' worker; exit 0" >/dev/null 2>&1
+rj launch6 'import json,sys
+r = json.load(sys.stdin)["ranks"][0]
+assert r["rank"] == 0 and r["outcome"] == "exit 5" and r["steps"]["count"] == 20, (r["outcome"], r["steps"]["count"])' 2>"$T/launch6.err"
+ok $? "a launcher's RANK=0 worker exits 5, the launcher 0: rank 0 is exit 5 $(tail -1 "$T/launch6.err")"
 # a launcher without a RANK that touches NVTX (or CUDA) before its workers, as torchrun
 # does on a GPU: the worker with the task's RANK records into a ring of its own
 "$B/gpuprof" run --modes=nvtx --output="$T/launch4" -- sh -c "STEPS=100 '$C' worker & sleep 0.2; for r in 0 1; do RANK=\$r '$C' worker & done; wait" >/dev/null 2>&1
