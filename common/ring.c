@@ -158,17 +158,12 @@ void gp_ring_wake(gp_ring_t *ring)
 	errno = e;
 }
 
-/* Give the slots of records up to ring->rd back to the producers. */
+/* Give the slots of records up to ring->rd back to the producers: tail moves (release:
+ * our reads of those slots come before a producer's next write of them). Whatever the
+ * program scribbled over tail, our own cursor is what is stored. */
 static void release(gp_ring_t *ring)
 {
-	gp_ring_hdr_t *h = ring->hdr;
-	uint64_t nslots = ring->mask + 1;
-	uint64_t pos = atomic_load_explicit(&h->tail, memory_order_relaxed);
-	if (ring->rd - pos > nslots) /* a tail scribbled over: trust our own cursor */
-		pos = ring->rd - nslots;
-	for (; pos < ring->rd; pos++)
-		gp_slot_set_seq(ring, pos, pos + nslots, memory_order_release);
-	atomic_store_explicit(&h->tail, pos, memory_order_relaxed);
+	atomic_store_explicit(&ring->hdr->tail, ring->rd, memory_order_release);
 }
 
 int gp_ring_commit(gp_ring_t *ring, gp_rf_writer_t *w)

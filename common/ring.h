@@ -1,8 +1,12 @@
 /* The shared event ring: a file-backed mapping in the node-local spool, written by the
  * application's threads (multi-producer), drained by the agent (single consumer).
- * Bounded MPMC queue after D. Vyukov: each slot carries a sequence number; a producer
- * claims a slot with one CAS on head and publishes it with a release store; a full ring
- * drops the record and counts it. Producers never block and take no lock. Because the
+ * Bounded multi-producer queue: a producer claims a position with one CAS on head, where
+ * the consumer's tail says the slot is free, and publishes it with a release store of the
+ * slot's sequence number (position + 1); a full ring drops the record and counts it.
+ * The consumer never writes a slot (it moves tail once what it read is in the rank file):
+ * the lines a producer writes were last written by itself, not by the agent's core (after
+ * Vyukov, whose consumer rewrites every slot's sequence: each push then fetched its line
+ * from the agent's cache). Producers never block and take no lock. Because the
  * mapping is a file, records published before the application died are still there for
  * the agent or for `gpuprof salvage`. */
 #ifndef GP_RING_H
@@ -17,16 +21,18 @@
 
 #define GP_RING_MAGIC 0x474e495250475047ull /* "GPGPRING" */
 /* 3: slots hold their sequence less their index; 4: the agent sleeps until woken
- * (agent_pid, agent_idle, wake_off) */
-#define GP_RING_VERSION       4
+ * (agent_pid, agent_idle, wake_off); 5: free slots known from tail, the consumer writes
+ * no slot */
+#define GP_RING_VERSION       5
 #define GP_RING_DEFAULT_SLOTS (1u << 18) /* 16 MiB */
 #define GP_RING_PREREAD       (1u << 20) /* bytes read into the page cache at creation */
 
 typedef struct gp_ring_slot {
-	/* Vyukov's sequence number less the slot's index (gp_slot_seq): a new ring's slot i
-	 * starts at sequence i, which a freshly allocated (zeroed) file already says, so
-	 * creating a ring touches none of its 16 MiB (it took 58 ms of page faults per
-	 * task, more than the rest of the agent's start) */
+	/* the position + 1 of the record last published here, less the slot's index
+	 * (gp_slot_seq): a new ring's slot i reads sequence i, "not published at position
+	 * i", which a freshly allocated (zeroed) file already says, so creating a ring
+	 * touches none of its 16 MiB (it took 58 ms of page faults per task, more than the
+	 * rest of the agent's start) */
 	_Atomic uint64_t seq;
 	gp_event_t ev;
 	uint64_t pad;
@@ -122,23 +128,20 @@ static inline bool gp_ring_push(gp_ring_t *ring, const gp_event_t *ev)
 {
 	gp_ring_hdr_t *h = ring->hdr;
 	uint64_t pos = atomic_load_explicit(&h->head, memory_order_relaxed);
-	gp_ring_slot_t *s;
 	for (;;) {
-		s = &ring->slots[pos & ring->mask];
-		uint64_t seq = gp_slot_seq(ring, pos, memory_order_acquire);
-		int64_t dif = (int64_t)(seq - pos);
-		if (dif == 0) {
-			if (atomic_compare_exchange_weak_explicit(&h->head, &pos, pos + 1,
-			                                          memory_order_relaxed,
-			                                          memory_order_relaxed))
-				break;
-		} else if (dif < 0) {
+		/* free where the consumer has taken it off (tail; acquire: its reads of the
+		 * slot's last record come before our write) */
+		if (pos - atomic_load_explicit(&h->tail, memory_order_acquire) > ring->mask) {
 			atomic_fetch_add_explicit(&h->drops, 1, memory_order_relaxed);
 			return false;
-		} else {
-			pos = atomic_load_explicit(&h->head, memory_order_relaxed);
 		}
+		if (atomic_compare_exchange_weak_explicit(&h->head, &pos, pos + 1,
+		                                          memory_order_relaxed, memory_order_relaxed))
+			break;
 	}
+	gp_ring_slot_t *s = &ring->slots[pos & ring->mask];
+	/* the next records' slots, fetched for writing now */
+	__builtin_prefetch(&ring->slots[(pos + 8) & ring->mask], 1, 3);
 	s->ev = *ev;
 	gp_slot_set_seq(ring, pos, pos + 1, memory_order_release);
 	if (ring->wake && !(pos & ring->wake_mask))

@@ -134,8 +134,7 @@ int main(void)
 		if (gp_slot_seq(&ring, pos, memory_order_acquire) != pos + 1)
 			continue;
 		gp_event_t e = sl->ev;
-		gp_slot_set_seq(&ring, pos, pos + ring.mask + 1, memory_order_release);
-		atomic_store(&ring.hdr->tail, pos + 1);
+		atomic_store_explicit(&ring.hdr->tail, pos + 1, memory_order_release);
 		if (e.a != next[e.tid])
 			order_bad++;
 		next[e.tid] = e.a + 1;
