@@ -11,10 +11,16 @@ mkdir -p $OUT
 export PYTHONUNBUFFERED=1
 ROUNDS=${ROUNDS:-3} STEPS=${STEPS:-60}
 CONFIGS=${CONFIGS:-"plain default capall apiwin light torchprof plain2"}
+WORKLOADS=${WORKLOADS:-gpt2}
 CSV=$OUT/cost.csv
-echo "config;round;truth" >$CSV
-py="python3 bench/field/gpt2.py"
+[ -f $CSV ] || echo "config;round;truth" >$CSV
 for round in $(seq $ROUNDS); do
+for wl in $WORKLOADS; do
+	case $wl in
+	gpt2) py="python3 bench/field/gpt2.py" ;;
+	seed) py="python3 bench/field/seed_mlp.py" ;;
+	gemm) py="env BIG=1 python3 bench/field/seed_mlp.py" ;;
+	esac
 	set -- $CONFIGS
 	for _ in $(seq $(( (round - 1) % $# ))); do set -- "${@:2}" "$1"; done
 	for cfg in "$@"; do
@@ -31,32 +37,18 @@ for round in $(seq $ROUNDS); do
 		esac
 		rm -rf /tmp/cost.$cfg
 		t=$(env STEPS=$STEPS timeout 120 $cmd 2>/dev/null | grep "^TRUTH" | cut -c7-)
-		echo "$cfg;$round;$t" >>$CSV
+		echo "$wl.$cfg;$round;$t" >>$CSV
 	done
 done
-python3 - "$CSV" <<'PY'
-import json, statistics as st, sys
-rows = [l.rstrip("\n").split(";", 2) for l in open(sys.argv[1]).readlines()[1:]]
-by = {}
-for cfg, rnd, t in rows:
-    if not t:
-        print("no truth:", cfg, rnd); continue
-    ms = json.loads(t)["step_ms"]
-    # all steps after warm-up, and the steady ones after the first capture window
-    by.setdefault(cfg, {})[rnd] = (st.median(ms), st.median(ms[25:]) if len(ms) > 30 else st.median(ms))
-for part, name in ((0, "all steps"), (1, "steps 30+")):
-    print("GPT-2 step, %s: config  median ms (rounds)  ratio to plain of the same round (median, min-max)" % name)
-    for cfg, r in by.items():
-        rat = [r[k][part] / by["plain"][k][part] for k in r if k in by.get("plain", {})]
-        print("  %-10s %8.3f  x%.3f (%.3f-%.3f)" % (cfg, st.median(v[part] for v in r.values()),
-              st.median(rat) if rat else 0, min(rat) if rat else 0, max(rat) if rat else 0))
-PY
-echo "== NVTX push+pop (ns per pair, 3 rounds)"
+done
+python3 bench/cost_table.py "$CSV"
+[ -n "$NO_MICRO" ] && exit 0
+echo "== NVTX push+pop (ns per pair, 3 rounds; const: literal names, the push+pop alone)"
 for r in 1 2 3; do
-	echo "none $($G/nvtx_cost 20)"
-	echo "nvtx $($G/gpuprof run --modes=nvtx --output=/tmp/nv -- $G/nvtx_cost 20)"
+	echo "none $($G/nvtx_cost 20) const $($G/nvtx_cost 20 const)"
+	echo "nvtx $($G/gpuprof run --modes=nvtx --output=/tmp/nv -- $G/nvtx_cost 20) const $($G/gpuprof run --modes=nvtx --output=/tmp/nv2 -- $G/nvtx_cost 20 const)"
 	echo "timing $($G/gpuprof run --modes=timing --output=/tmp/nv -- $G/nvtx_cost 20)"
-	rm -rf /tmp/nv
+	rm -rf /tmp/nv /tmp/nv2
 done
 echo "== empty-kernel launches (us per launch, median of 200 steps of 1000)"
 for r in 1 2; do
