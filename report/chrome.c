@@ -111,6 +111,40 @@ static uint64_t gpu_tid(const ctx_t *c, const kern_t *k)
 	return c->kineto ? k->stream : STREAM_TID(k->stream);
 }
 
+static void thread_name(ctx_t *c, uint64_t tid, const char *name);
+
+static int cmp_kern_start(const void *a, const void *b)
+{
+	const kern_t *x = a, *y = b;
+	return x->start < y->start ? -1 : x->start > y->start;
+}
+
+/* The track a GPU activity goes on: its stream's, unless it starts inside the last slice
+ * there and ends after it (work a stream's records show overlapping: a library's split
+ * kernels, a host-to-host copy). Perfetto nests slices on a track and drops what
+ * overlaps without nesting, so such work goes on the stream's next overlap track,
+ * "stream N (overlapping)", one of up to 7. Records arrive sorted by start. */
+#define OVERLAP_TID (1ull << 40)
+static uint64_t gpu_track(ctx_t *c, u64map_t *ends, const kern_t *k)
+{
+	uint64_t base = gpu_tid(c, k), end = k->start + k->dur;
+	for (unsigned level = 0; level < 8; level++) {
+		uint64_t tid = base + level * OVERLAP_TID, last = 0;
+		bool known = u64map_get(ends, tid + 1, &last);
+		if (known && k->start < last && end > last && level < 7)
+			continue; /* overlaps it without nesting: the next track */
+		if (!known && level && !c->kineto) { /* Kineto's GPU tracks are named by pid */
+			char nm[64];
+			snprintf(nm, sizeof(nm), "stream %u (overlapping, %u)", k->stream, level);
+			thread_name(c, tid, nm);
+		}
+		if (!known || end > last)
+			u64map_put(ends, tid + 1, end);
+		return tid;
+	}
+	return base;
+}
+
 static void thread_name(ctx_t *c, uint64_t tid, const char *name)
 {
 	fprintf(c->out,
@@ -225,12 +259,15 @@ static void export_rank(ctx_t *c, const gp_rank_t *rk, int index)
 	 * carry the process's generation above bit 32), small enough for any JSON reader;
 	 * Kineto's files (one per rank) keep the correlation id, as Kineto does. */
 	u64map_t flowed = {0}; /* correlation + 1 -> flow id: its kernel is in the trace */
+	u64map_t track_end = {0}; /* a GPU track (its tid + 1) -> the end of its last slice */
+	SORT_IF_NEEDED(d->kerns, cmp_kern_start);
 	char *dbuf = NULL;
 	size_t dlen = 0;
 	for (size_t i = 0; i < d->kerns.n; i++) {
 		const kern_t *k = &d->kerns.v[i];
 		if (!in_window(c, k->start, k->start + k->dur) || !spend(c))
 			continue;
+		uint64_t tid = gpu_track(c, &track_end, k);
 		const char *kn = k->kind == 0 ? name_of(d, k->name) : NULL, *dm;
 		if (kn && (dm = gp_demangle(kn, &dbuf, &dlen))) /* demangled: Kineto's and HTA's names, readable in Perfetto */
 			kn = dm;
@@ -238,7 +275,7 @@ static void export_rank(ctx_t *c, const gp_rank_t *rk, int index)
 		         k->kind == 0   ? "kernel"
 		         : k->kind == 1 ? "gpu_memcpy"
 		                        : "gpu_memset",
-		         gpu_pid(c, k), gpu_tid(c, k), k->start, k->dur,
+		         gpu_pid(c, k), tid, k->start, k->dur,
 		         k->kind == 0   ? kn
 		         : k->kind == 1 ? memcpy_name(k->copykind)
 		                        : "Memset");
@@ -247,17 +284,21 @@ static void export_rank(ctx_t *c, const gp_rank_t *rk, int index)
 		        ", \"stream\": %u, \"device\": %u}}",
 		        k->corr, k->stream, k->device);
 		const api_t *a = gp_rd_launch(d, k);
-		if (!a || !k->corr)
+		uint64_t had;
+		/* one flow per launch call: a graph launch's many kernels share its
+		 * correlation, and the flow goes to the first of them */
+		if (!a || !k->corr || u64map_get(&flowed, k->corr + 1, &had))
 			continue;
 		uint64_t id = c->kineto ? k->corr : ++c->flows;
 		u64map_put(&flowed, k->corr + 1, id);
 		fprintf(out,
 		        ",\n{\"ph\": \"f\", \"bp\": \"e\", \"cat\": \"ac2g\", \"name\": \"ac2g\", "
 		        "\"id\": %" PRIu64 ", \"pid\": %d, \"tid\": %" PRIu64 ", ",
-		        id, gpu_pid(c, k), gpu_tid(c, k));
+		        id, gpu_pid(c, k), tid);
 		put_us(out, "ts", k->start + c->off);
 		fputs("}", out);
 	}
+	u64map_free(&track_end);
 	for (size_t i = 0; i < d->apis.n; i++) {
 		const api_t *a = &d->apis.v[i];
 		uint64_t v;

@@ -4,6 +4,7 @@
  * (a framework's compilation ranges: XlaCompile ...), the compilations a framework
  * reported (GP_FW_COMPILE: jax.monitoring), and the device memory it allocated. */
 #include "config.h"
+#include "names.h"
 #include "rankdata.h"
 
 #include <stdio.h>
@@ -86,7 +87,9 @@ void gp_pass_startup(gp_rank_t *r, rank_data_t *d)
 		nk += items.v[i].kernel;
 		nr += !items.v[i].kernel;
 		__typeof__(r->startup_top[0]) *t = &r->startup_top[r->nstartup_top++];
-		snprintf(t->name, sizeof(t->name), "%s", s);
+		char *rn = gp_readable_name(s); /* demangled before it is cut to the field */
+		snprintf(t->name, sizeof(t->name), "%s", rn ? rn : s);
+		free(rn);
 		t->ms = (double)items.v[i].ns / 1e6;
 		t->calls = items.v[i].calls;
 		t->kernel = items.v[i].kernel;

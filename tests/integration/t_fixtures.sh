@@ -35,6 +35,68 @@ for r in 0 1; do
 	ok $? "ddp-clean's Kineto file of rank $r passes the same rules${out:+: $out}"
 done
 
+# the field: programs nobody here wrote the loop of, captured with the default modes and
+# sampled capture, each against what the program measured itself (TRUTH, bench/field)
+python3 - "$T" "$F" <<'PY'
+import json, statistics as st, sys
+T, F = sys.argv[1], sys.argv[2]
+def load(n):
+    return json.load(open("%s/%s.json" % (T, n))), json.loads(open("%s/%s/TRUTH" % (F, n)).read())
+def near(a, b, tol):
+    return b and abs(a / b - 1) <= tol
+bad = []
+def check(cond, what):
+    if not cond:
+        bad.append(what)
+# JAX: steps from the kernels (65 jitted steps, no NVTX, no optimizer it knows), XLA's pool
+for n in ("field-jax", "field-jax-noprealloc"):
+    j, t = load(n); r = j["ranks"][0]
+    check(abs(r["steps"]["count"] - t["steps"]) <= 1, "%s: %s steps, truth %s" % (n, r["steps"]["count"], t["steps"]))
+    check(near(r["steps"]["median_ms"], t["step_ms_median"], 0.05), "%s: median %.4f vs %.4f" % (n, r["steps"]["median_ms"], t["step_ms_median"]))
+    p = r.get("pool", {})
+    check(p.get("in_use_peak_bytes") == t["peak_bytes_in_use"], "%s: in use peak %s vs %s" % (n, p.get("in_use_peak_bytes"), t["peak_bytes_in_use"]))
+    check(p.get("pool_bytes") == t["pool_bytes"], "%s: pool %s vs %s" % (n, p.get("pool_bytes"), t["pool_bytes"]))
+    check(r["startup"]["s"] > 1 and r["startup"]["compile_s"] > 0.5, "%s: start-up %s" % (n, r["startup"]))
+    top = [k["name"] for k in j["kernels"][:10]]
+    check(not any("RedzoneAllocator" in k or "autotun" in k.lower() for k in top), "%s: start-up kernels in the steady table %s" % (n, top))
+# Lightning: the trainer is the rank though another process took the task's ring first
+j, t = load("field-lightning"); r = j["ranks"][0]
+check(r["processes"]["recorded"] == 2 and r["processes"]["listed"][0]["pid"] == t["pid"], "lightning: processes %s, trainer pid %s" % (r["processes"], t["pid"]))
+check(r["steps"]["count"] == t["optimizer_steps"], "lightning: %s steps vs %s optimizer steps" % (r["steps"]["count"], t["optimizer_steps"]))
+# its steps are host-bound and drift over the run (DataLoader with num_workers=0): the
+# host's period over every step against the program's, and the GPU median near it
+check(near(r["steps"]["period_median_ms"], t["step_ms_median"], 0.02), "lightning: period %.4f vs %.4f" % (r["steps"]["period_median_ms"], t["step_ms_median"]))
+check(near(r["steps"]["median_ms"], t["step_ms_median"], 0.2), "lightning: median %.4f vs %.4f" % (r["steps"]["median_ms"], t["step_ms_median"]))
+check(r["pytorch"]["max_allocated_bytes"] == t["max_memory_allocated"], "lightning: peak %s vs %s" % (r["pytorch"]["max_allocated_bytes"], t["max_memory_allocated"]))
+# the input-bound job: its wait for data, as the program timed it
+j, t = load("field-input"); f = j["findings"][0]
+check(f["id"] == "input_bound" and near(f["saving_ms"], t["data_wait_ms_mean"], 0.15), "input: %s %.2f ms vs the program's %.2f ms wait" % (f["id"], f["saving_ms"], t["data_wait_ms_mean"]))
+check("num_workers" in f["fix"] and "DataLoader" not in j["findings"][-1]["fix"] or len(j["findings"]) > 0, "input: advice")
+check(all("DataLoader" not in x["fix"] for x in j["findings"] if x["id"] != "input_bound"), "input: DataLoader advice outside input_bound")
+# GPT-2 under sampled windows: the headline is the untraced steps' own timing, the
+# traced steps' beside it; nothing of gpuprof's own blamed on the program
+j, t = load("field-gpt2-windows"); r = j["ranks"][0]; w = r["windows"]
+# the program's own step times (CUDA events, from step 6 on) of the steps outside the
+# windows (sampled=10/40, warm-up 3: traced before step 13 and where step % 40 < 10)
+steps = [(j + 6, v) for j, v in enumerate(t["step_ms"])]
+un = [v for s, v in steps if not (s < 13 or s % 40 < 10)]
+tr = [v for s, v in steps if s < 13 or s % 40 < 10]
+check(near(r["steps"]["median_ms"], st.median(un), 0.02), "gpt2: headline %.3f vs the program's untraced median %.3f" % (r["steps"]["median_ms"], st.median(un)))
+check(near(w["traced_median_ms"], st.median(tr), 0.03), "gpt2: traced %.3f vs the program's %.3f" % (w["traced_median_ms"], st.median(tr)))
+check(w["untraced_steps"] > 100 and w["traced_steps"] >= 40 and w["tracer_ms_per_step"] > 0, "gpt2: windows %s" % w)
+check(r["capture"]["switches"] >= 10, "gpt2: windows every 40 steps: %s switches" % r["capture"]["switches"])
+# a leak of 1 MiB per step: its growth (tensors), its line
+j, t = load("field-leak"); f = [x for x in j["findings"] if x["id"] == "memory_leak"]
+check(f and "leak.py:17" in f[0]["title"] and "1024.0 KiB per step" in f[0]["title"], "leak: %s" % (f and f[0]["title"]))
+# an OOM: PyTorch's failed request, the line that made what filled the device
+j, t = load("field-oom"); f = j["findings"][0]
+check(f["id"] == "cuda_oom" and "%.1f MiB" % (t["requested"] / 1048576) in f["evidence"] and t["make_line"] in f["evidence"], "oom: %s" % f["evidence"])
+for b in bad:
+    print("# " + b)
+sys.exit(1 if bad else 0)
+PY
+ok $? "field fixtures (JAX, Lightning, input-bound, GPT-2 in windows, leak, OOM) against each program's own truth"
+
 # the PyTorch integration's captures against PyTorch's own figures (TRUTH)
 python3 - "$T" "$F" <<'PY'
 import json, sys
