@@ -84,7 +84,11 @@ typedef struct gp_rank {
 	char sync_range[128];
 	uint64_t sync_range_ns;
 	uint64_t small_kernels, short_vs_launch, launches_matched;
-	double launch_latency_us, kernel_mean_us, kernels_per_step, kernel_gpu_per_step_ms;
+	/* launch_latency_us: a kernel's start less its launch call's start (the queue: how far
+	 * the host runs ahead, not what launching costs); launch_call_us: the launch call's
+	 * own duration (the host's cost of a launch); medians, 0 when not measured */
+	double launch_latency_us, launch_call_us, kernel_mean_us, kernels_per_step,
+	    kernel_gpu_per_step_ms;
 	/* where the memory goes */
 	uint64_t snapshot_ns; /* end of the last step (monotonic ns): memory_viz snapshot time */
 	uint64_t nallocs, nfrees, mem_peak, mem_peak_t_ns, mem_final, mem_static;

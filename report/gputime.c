@@ -233,7 +233,8 @@ void gp_pass_gpu(gp_rank_t *r, rank_data_t *d)
 	                    between two capture windows is not measured */
 	bool any = false;
 	u64map_t comm_by_name = {0};
-	VEC(uint64_t) lat = {0};
+	VEC(uint64_t) lat = {0}, calls = {0};
+	uint64_t last_call = UINT64_MAX;
 	for (size_t i = 0; i < d->kerns.n; i++) {
 		kern_t *k = &d->kerns.v[i];
 		uint64_t e = k->start + k->dur;
@@ -304,6 +305,9 @@ void gp_pass_gpu(gp_rank_t *r, rank_data_t *d)
 			r->launches_matched++;
 			if (k->start >= a->start)
 				VEC_PUSH(lat, k->start - a->start);
+			if (a->corr != last_call) /* a graph launch's kernels share one call */
+				VEC_PUSH(calls, a->dur);
+			last_call = a->corr;
 			if (k->dur < a->dur)
 				r->short_vs_launch++;
 		}
@@ -316,6 +320,7 @@ void gp_pass_gpu(gp_rank_t *r, rank_data_t *d)
 	VEC_FREE(hs.tracer);
 	if (!any) {
 		VEC_FREE(lat);
+		VEC_FREE(calls);
 		return;
 	}
 	r->busy_ns += cur_e - cur_s;
@@ -324,7 +329,10 @@ void gp_pass_gpu(gp_rank_t *r, rank_data_t *d)
 		r->kernel_mean_us = (double)r->compute_ns / 1e3 / (double)r->nkernels;
 	if (lat.n)
 		r->launch_latency_us = (double)gp_median_u64(lat.v, lat.n) / 1e3;
+	if (calls.n)
+		r->launch_call_us = (double)gp_median_u64(calls.v, calls.n) / 1e3;
 	VEC_FREE(lat);
+	VEC_FREE(calls);
 	unsigned gsteps = r->capture_window ? r->captured_steps : r->nsteps_post;
 	if (gsteps)
 		r->kernels_per_step = (double)r->nkernels / (double)gsteps;

@@ -728,20 +728,25 @@ static void text_time(const gp_job_t *job, FILE *out)
 		fprintf(out, "no CUDA activity recorded (no GPU, no CUDA in the program, or modes "
 		             "without cuda)\n");
 	if (rows)
-		fprintf(out, "%-8s %8s %8s %9s %8s %9s %8s %8s %8s %8s %9s\n", "rank", "kernels",
+		fprintf(out, "%-8s %8s %8s %9s %8s %9s %8s %8s %8s %8s %8s %9s\n", "rank", "kernels",
 		        "busy%", "hostwait%", "syncidle%", "kernwait%", "other%", "comm%",
-		        "overlap%", "sync ms", "launch us");
+		        "overlap%", "sync ms", "call us", "queue us");
 	for (unsigned i = 0; i < job->nranks; i++) {
 		const gp_rank_t *r = &job->ranks[i];
 		if (!listed(job, r))
 			continue;
-		fprintf(out, "%-8s %8llu %8.1f %9.1f %8.1f %9.1f %8.1f %8.1f %8.1f %8.2f %9.1f\n",
+		char cu[24], qu[24];
+		fprintf(out, "%-8s %8llu %8.1f %9.1f %8.1f %9.1f %8.1f %8.1f %8.1f %8.2f %s %s\n",
 		        label(job, r), (unsigned long long)r->nkernels, pct(r->busy_ns, r->span_ns),
 		        pct(r->idle_host_ns, r->span_ns), pct(r->idle_sync_ns, r->span_ns),
 		        pct(r->idle_kernel_ns, r->span_ns), pct(r->idle_other_ns, r->span_ns),
 		        pct(r->comm_ns, r->comm_ns + r->compute_ns), pct(r->overlap_ns, r->comm_ns),
-		        r->sync_ns / 1e6, r->launch_latency_us);
+		        r->sync_ns / 1e6, fig(cu, 24, 8, 1, r->launch_call_us, r->launch_call_us > 0),
+		        fig(qu, 24, 9, 1, r->launch_latency_us, r->launches_matched > 0));
 	}
+	if (any_gpu)
+		fprintf(out, "call us: a launch call's own time (the host's cost of a launch); queue "
+		             "us: from the call to the kernel's start (how far the host runs ahead)\n");
 	if (any_gpu && dist_header(out, job)) {
 		dist_line(out, job, "GPU busy (%)", "", f_busy, -1, 2.0);
 		dist_line(out, job, "host wait (%)", "", f_hostwait, 1, 2.0);
@@ -1131,7 +1136,8 @@ void gp_report_json(const gp_job_t *job, FILE *out)
 		    "\"compute_ns\": %llu, "
 		    "\"comm_ns\": %llu, \"memcpy_ns\": %llu, \"comm_compute_overlap_ns\": %llu, "
 		    "\"small_kernels\": %llu, \"kernels_shorter_than_launch\": %llu, "
-		    "\"launch_latency_us_median\": %.3f, \"kernels_per_step\": %.2f, "
+		    "\"launch_latency_us_median\": %.3f, \"launch_call_us_median\": %.3f, "
+		    "\"kernels_per_step\": %.2f, "
 		    "\"kernels_attributed_across_threads\": %llu, "
 		    "\"nvml_util_mean\": %.1f, \"nvml_samples\": %llu},\n",
 		    (unsigned long long)r->kernels_total, (unsigned long long)r->kernels_in_steps,
@@ -1142,7 +1148,7 @@ void gp_report_json(const gp_job_t *job, FILE *out)
 		    (unsigned long long)r->idle_other_ns, (unsigned long long)r->compute_ns,
 		    (unsigned long long)r->comm_ns, (unsigned long long)r->memcpy_ns,
 		    (unsigned long long)r->overlap_ns, (unsigned long long)r->small_kernels,
-		    (unsigned long long)r->short_vs_launch, r->launch_latency_us,
+		    (unsigned long long)r->short_vs_launch, r->launch_latency_us, r->launch_call_us,
 		    r->kernels_per_step, (unsigned long long)r->kernels_other_thread,
 		    r->nvml_util_mean, (unsigned long long)r->nvml_samples);
 		fprintf(out, "     \"sync\": {\"calls\": %llu, \"ns\": %llu, \"top_range\": ",
