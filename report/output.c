@@ -540,6 +540,15 @@ static void text_procs(FILE *out, const char *label, const gp_rank_t *r)
 	}
 }
 
+/* Did any rank's framework say what its memory held (PyTorch's or XLA's figures)? */
+static bool any_fw(const gp_job_t *job)
+{
+	for (unsigned i = 0; i < job->nranks; i++)
+		if (job->ranks[i].torch.max_allocated || job->ranks[i].pool.seen)
+			return true;
+	return false;
+}
+
 /* Did any rank trace kernels in windows only (sampled or chosen steps)? */
 static bool any_window(const gp_job_t *job)
 {
@@ -727,11 +736,12 @@ static void text_time(const gp_job_t *job, FILE *out)
 	if (!any_gpu)
 		fprintf(out, "no CUDA activity recorded (no GPU, no CUDA in the program, or modes "
 		             "without cuda)\n");
+	rows &= any_gpu > 0; /* nothing measured: no table of zeros */
 	if (rows)
 		fprintf(out, "%-8s %8s %8s %9s %8s %9s %8s %8s %8s %8s %8s %9s\n", "rank", "kernels",
 		        "busy%", "hostwait%", "syncidle%", "kernwait%", "other%", "comm%",
 		        "overlap%", "sync ms", "call us", "queue us");
-	for (unsigned i = 0; i < job->nranks; i++) {
+	for (unsigned i = 0; rows && i < job->nranks; i++) {
 		const gp_rank_t *r = &job->ranks[i];
 		if (!listed(job, r))
 			continue;
@@ -826,6 +836,7 @@ static void text_memory(const gp_job_t *job, FILE *out)
 	if (!any_mem)
 		fprintf(out, "no device memory activity recorded (modes without mem or gpu, or no "
 		             "GPU)\n");
+	rows &= any_mem > 0 || any_fw(job); /* nothing measured: no table of zeros */
 	if (rows)
 		fprintf(out, "%-8s %11s %11s %11s %8s %11s %12s %10s %9s %9s\n", "rank",
 		        "in use MiB", "pool MiB", "CUDA MiB", "at s", "exit MiB", "growth/step",
@@ -833,7 +844,7 @@ static void text_memory(const gp_job_t *job, FILE *out)
 	for (unsigned i = 0; i < job->nranks; i++) {
 		const gp_rank_t *r = &job->ranks[i];
 		char f[8][24];
-		if (!listed(job, r))
+		if (!rows || !listed(job, r))
 			continue;
 		/* in use and the pool: the framework's own figures (PyTorch's allocated and
 		 * reserved peaks, XLA's allocator), CUDA's: every device allocation CUPTI saw
