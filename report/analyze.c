@@ -62,11 +62,17 @@ static void read_header(void *arg, gp_rf_reader_t *rd)
 		job->ntasks_expected = (unsigned)atoi(h) > job->ntasks_expected
 		                           ? (unsigned)atoi(h)
 		                           : job->ntasks_expected;
+	gp_rd_header_steps(c->d, rd);
+}
+
+void gp_rd_header_steps(rank_data_t *d, gp_rf_reader_t *rd)
+{
+	const char *h;
 	if ((h = gp_rf_header(rd, "step_range")))
-		snprintf(c->d->want_step, sizeof(c->d->want_step), "%s", h);
-	c->d->warmup = (h = gp_rf_header(rd, "warmup_steps"))
-	                   ? (unsigned)atoi(h)
-	                   : (unsigned)gp_setting_default_long("warmup_steps");
+		snprintf(d->want_step, sizeof(d->want_step), "%s", h);
+	d->warmup = (h = gp_rf_header(rd, "warmup_steps"))
+	                ? (unsigned)atoi(h)
+	                : (unsigned)gp_setting_default_long("warmup_steps");
 }
 
 /* A launcher's file (the task's own, when its launcher's ranks recorded files of their

@@ -478,6 +478,11 @@ int gp_export_chrome(const gp_job_t *job, FILE *out, const char *ranklist, uint6
 	return 0;
 }
 
+static void header_steps(void *arg, gp_rf_reader_t *rd)
+{
+	gp_rd_header_steps(arg, rd);
+}
+
 /* One Kineto-layout file per selected rank: DIR/stepS/rankR.json (see above). */
 int gp_export_kineto(const gp_job_t *job, const char *dir, const char *ranklist)
 {
@@ -495,7 +500,11 @@ int gp_export_kineto(const gp_job_t *job, const char *dir, const char *ranklist)
 			continue;
 		gp_rank_t scratch;
 		memset(&scratch, 0, sizeof(scratch));
-		if (gp_rd_load_file(rk->path, &d, &scratch, NULL, NULL, err, sizeof(err)) < 0) {
+		/* the steps as the report finds them: the header's step range and warm-up,
+		 * the job's --steps-from */
+		d.steps_from = job->steps_from;
+		if (gp_rd_load_file(rk->path, &d, &scratch, header_steps, &d, err, sizeof(err)) <
+		    0) {
 			fprintf(stderr, "gpuprof: export: %s\n", err);
 			gp_rank_release(&scratch);
 			continue;

@@ -153,6 +153,9 @@ typedef struct gp_rf_reader gp_rf_reader_t;
 int gp_rd_load_file(const char *path, rank_data_t *d, gp_rank_t *r,
                     void (*header)(void *, gp_rf_reader_t *), void *arg, char *err, size_t errlen);
 const char *gp_rd_str(const rank_data_t *d, uint32_t id);
+/* What the rank file's header says of its steps (the step range it names, its warm-up):
+ * every reader that finds steps takes them from here, so a step is decided once. */
+void gp_rd_header_steps(rank_data_t *d, gp_rf_reader_t *rd);
 /* After the last event: the per-cause losses folded into the totals (lost_any). */
 void gp_rd_losses(gp_rank_t *r);
 /* The API call (launch) that made GPU work k, or NULL. */

@@ -250,4 +250,16 @@ SLURM_PROCID=1 "$B/gpuprof" run --modes=timing,nvtx -o "$T/tsnap" -- python3 "$T
 "$B/gpuprof" export --format=memviz -o "$T/evil.pickle" "$T/tsnap" 2>"$T/err"; rc=$?
 [ $rc = 1 ] && [ ! -e "$T/PWNED" ] && [ ! -e "$T/evil.pickle" ] && grep -q "refused posix.system" "$T/err"
 ok $? "a snapshot pickle that would run code is refused, nothing run, nothing left ($(cat "$T/err"))"
+# a step is decided once: a rank file whose header names its step range (the less
+# frequent of two outermost ranges) gets the same steps in the report and the Kineto export
+if [ -x "$B/tests/nvtx/nvtx_client" ]; then
+	GPUPROF_STEP_RANGE=eval_step "$B/gpuprof" run --modes=nvtx --force-overwrite -o "$T/two" -- "$B/tests/nvtx/nvtx_client" tworanges >/dev/null 2>&1 ||
+		GPUPROF_STEP_RANGE=eval_step "$B/gpuprof" run --modes=nvtx -o "$T/two" -- "$B/tests/nvtx/nvtx_client" tworanges >/dev/null 2>&1
+	"$B/gpuprof" export --format=kineto -o "$T/two.kt" "$T/two" 2>/dev/null
+	rep=$("$B/gpuprof" report --format=json "$T/two" | python3 -c 'import json,sys; r=json.load(sys.stdin)["ranks"][0]["steps"]; print(r["range"], r["count"])')
+	kt=$(python3 -c 'import json,sys; print(sum(1 for e in json.load(open(sys.argv[1]))["traceEvents"] if str(e.get("name","")).startswith("ProfilerStep#")))' "$T/two.kt/step0/rank0.json")
+	[ "$rep" = "eval_step 20" ] && [ "$kt" = 20 ]; ok $? "the header's step range: report '$rep', Kineto export $kt ProfilerStep events (want eval_step 20, 20)"
+else
+	skip "no nvtx_client built"
+fi
 done_testing

@@ -35,6 +35,26 @@ for r in 0 1; do
 	ok $? "ddp-clean's Kineto file of rank $r passes the same rules${out:+: $out}"
 done
 
+# a step is decided once: the Kineto export's ProfilerStep events are the report's steps,
+# whatever the rank file's header says (its step range, its warm-up)
+bad=""
+for d in "$F"/*/; do
+	name=$(basename "$d")
+	"$B/gpuprof" export --format=kineto -o "$T/k.$name" "$T/$name" 2>/dev/null || continue
+	for f in "$T/k.$name"/step*/rank*.json; do
+		[ -f "$f" ] || continue
+		r=$(basename "$f" .json); r=${r#rank}
+		python3 - "$f" "$T/$name.json" "$r" <<'PY' || bad="$bad $name/rank$r"
+import json, sys
+t = json.load(open(sys.argv[1])); rep = json.load(open(sys.argv[2])); r = int(sys.argv[3])
+n = sum(1 for e in t["traceEvents"] if str(e.get("name", "")).startswith("ProfilerStep#"))
+want = [x["steps"]["count"] for x in rep["ranks"] if x["rank"] == r]
+sys.exit(0 if want and n == want[0] else 1)
+PY
+	done
+done
+[ -z "$bad" ]; ok $? "Kineto export: ProfilerStep events = the report's steps on every fixture${bad:+ (not:$bad)}"
+
 # the field: programs nobody here wrote the loop of, captured with the default modes and
 # sampled capture, each against what the program measured itself (TRUTH, bench/field)
 python3 - "$T" "$F" <<'PY'

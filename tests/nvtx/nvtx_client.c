@@ -128,6 +128,20 @@ int main(int argc, char **argv)
 		}
 		return 0;
 	}
+	if (!strcmp(what, "tworanges")) {
+		/* two outermost ranges: the more frequent is not the step when the program
+		 * names the other (GPUPROF_STEP_RANGE=eval_step) */
+		for (int i = 0; i < 100; i++) {
+			nvtxRangePushA("train_step");
+			nvtxRangePop();
+			if (i % 5 == 0) {
+				nvtxRangePushA("eval_step");
+				pause_ms(1);
+				nvtxRangePop();
+			}
+		}
+		return 0;
+	}
 	if (!strcmp(what, "execchild")) {
 		/* a helper the program starts (exec'd: not a forked copy) that touches NVTX
 		 * first and so takes the task's ring, while the program trains beside it: the
