@@ -38,6 +38,7 @@ static void read_header(void *arg, gp_rf_reader_t *rd)
 	const char *h;
 	r->rank = (h = gp_rf_header(rd, "rank")) ? atoi(h) : 0;
 	r->pid = (h = gp_rf_header(rd, "pid")) ? atoi(h) : 0;
+	r->agent_pid = (h = gp_rf_header(rd, "agent_pid")) ? atoi(h) : 0;
 	if ((h = gp_rf_header(rd, "node")))
 		snprintf(r->node, sizeof(r->node), "%s", h);
 	if ((h = gp_rf_header(rd, "step")))
@@ -331,6 +332,9 @@ static void describe_proc(struct gp_proc *p, const gp_rank_t *r, bool trainer)
 	p->kernels = r->kernels_total;
 	p->api_calls = r->launches_matched;
 	p->mem_peak = r->mem_peak;
+	p->has_end = r->has_end;
+	p->status_unknown = r->status_unknown;
+	p->wait_status = r->wait_status;
 	snprintf(p->command, sizeof(p->command), "%s", r->command);
 }
 
@@ -348,6 +352,14 @@ static void analyse_procs(rank_sum_t *s, gp_job_t *scratch, rank_data_t *rd, int
 	for (unsigned i = 0; i < n; i++) {
 		good[i] = analyse_file(i ? s->sides[i - 1] : s->path, &r[i], &t[i], scratch, rd,
 		                       steps_from) == 0;
+		/* a file another agent wrote (an earlier run into the same directory) is not a
+		 * process of this rank */
+		if (good[i] && i && good[0] && r[0].agent_pid && r[i].agent_pid &&
+		    r[i].agent_pid != r[0].agent_pid) {
+			gp_rank_release(&r[i]);
+			gp_rank_tables_free(&t[i]);
+			good[i] = false;
+		}
 		ok += good[i];
 		if (good[i] && (!good[best] || trained_more(&r[i], &r[best])))
 			best = i;
@@ -357,15 +369,34 @@ static void analyse_procs(rank_sum_t *s, gp_job_t *scratch, rank_data_t *rd, int
 		s->unreadable = scratch->nunreadable ? strdup(scratch->unreadable) : NULL;
 		goto out;
 	}
+	struct {
+		bool has, unknown;
+		int status;
+	} trainer_end = {r[best].has_end, r[best].status_unknown, r[best].wait_status};
 	s->r = r[best];
 	s->t = t[best];
 	memset(&r[best], 0, sizeof(r[best]));
 	memset(&t[best], 0, sizeof(t[best]));
-	if (best && good[0])
+	if (best && good[0]) {
 		take_task_figures(&s->r, &r[0]);
+		/* the trainer is the program the agent started: the agent's status is its own;
+		 * else (a process it started) the trainer's own end record, where it left one */
+		if (s->r.pid && s->r.pid == r[0].child_pid && r[0].agent_end) {
+			s->r.wait_status = r[0].agent_status;
+			s->r.has_end = true;
+			s->r.status_unknown = false;
+		} else if (trainer_end.has) {
+			s->r.wait_status = trainer_end.status;
+			s->r.has_end = true;
+			s->r.status_unknown = trainer_end.unknown;
+		}
+	}
 	s->r.nprocs_all = ok;
 	/* the trainer first, then the others by their GPU work */
 	describe_proc(&s->r.procs[s->r.nprocs++], &s->r, true);
+	s->r.procs[0].has_end = trainer_end.has; /* its own end, not the task's */
+	s->r.procs[0].status_unknown = trainer_end.unknown;
+	s->r.procs[0].wait_status = trainer_end.status;
 	for (unsigned k = 1; k < GP_PROCS; k++) {
 		int pick = -1;
 		for (unsigned i = 0; i < n; i++)

@@ -47,6 +47,9 @@ typedef struct gp_rank {
 	bool status_unknown; /* one of a launcher's ranks: its status is the launcher's (load.c) */
 	int launcher_status; /* the rank's process was its launcher's worker: the launcher's
 	                        wait status (the agent's), -1 none; 0 otherwise */
+	int child_pid, agent_pid; /* the program the agent started; the agent (header) */
+	bool agent_end;           /* the agent's own end record: agent_status is its */
+	int agent_status;
 	bool status_from_node; /* no end record; wait_status is Slurm's for the task, from the
 	                          plugin's step<S>/node<N>.json (a fallback task: analyze.c) */
 	uint64_t wall_ns, cpu_us, maxrss_kib;
@@ -133,6 +136,8 @@ typedef struct gp_rank {
 		bool trainer;
 		unsigned steps, opt_steps;
 		uint64_t kernels, api_calls, mem_peak;
+		bool has_end, status_unknown;
+		int wait_status;
 		char command[96];
 	} procs[GP_PROCS];
 	unsigned nprocs, nprocs_all; /* listed, and in all (more than GP_PROCS: the largest) */

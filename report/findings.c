@@ -52,9 +52,9 @@ static void per_step(const gp_rank_t *r, uint64_t t, double *ms, double *pct)
 		/* of the mean step: savings add up in time (the median is the headline's) */
 		double step = r->step_mean_ms > 0 ? r->step_mean_ms : r->step_median_ms;
 		*pct = 100.0 * *ms / step;
-	} else {
-		*ms = (double)t / 1e6;
-		*pct = r->span_ns ? 100.0 * (double)t / (double)r->span_ns : 0;
+	} else { /* no steps: no per-step figure, no time finding sized by one */
+		*ms = 0;
+		*pct = 0;
 	}
 }
 
@@ -462,10 +462,11 @@ static void rule_sync(rule_ctx_t *c)
 	         best, best_pct, w->rank);
 	snprintf(f->evidence, sizeof(f->evidence),
 	         "%llu blocking calls (stream/device/event synchronize, blocking device-to-host "
-	         "copies) held the host %.1f ms in all, most inside NVTX range '%s'; after they "
+	         "copies) held the host %.1f ms in all, most %s%s%s; after they "
 	         "returned the GPU sat idle %.1f ms waiting for the next launch",
 	         (unsigned long long)w->sync_calls, w->sync_ns / 1e6,
-	         w->sync_range[0] ? w->sync_range : "(none)", w->idle_sync_ns / 1e6);
+	         w->sync_range[0] ? "inside NVTX range '" : "outside any NVTX range",
+	         w->sync_range, w->sync_range[0] ? "'" : "", w->idle_sync_ns / 1e6);
 	snprintf(f->threshold, sizeof(f->threshold),
 	         "a blocking call in >= %.0f%% of steps and GPU idle after them >= %.2g%% of the "
 	         "step",
@@ -501,9 +502,15 @@ static void rule_input(rule_ctx_t *c)
 		const gp_rank_t *r = &job->ranks[i];
 		double ms, pct;
 		per_step(r, r->idle_data_ns, &ms, &pct);
-		if (!gsteps(r) || pct < IDLE_HOST_PCT || ms <= best)
+		/* without kernel records (modes without cuda) the GPU's idle is not seen: the
+		 * program's own wait per step, against its step, stands for it */
+		if (!r->nkernels && r->nsteps_post && r->data_waits && r->step_mean_ms > 0) {
+			ms = r->data_wait_ns / 1e6 / r->nsteps_post;
+			pct = 100 * ms / r->step_mean_ms;
+		}
+		if (!r->nsteps_post || pct < IDLE_HOST_PCT || ms <= best)
 			continue;
-		best = ms, best_pct = pct, w = r;
+		best = ms, best_pct = pct > 100 ? 100 : pct, w = r;
 	}
 	gp_finding_t *f;
 	if (!w || !(f = add_time(job, "input_bound", w, best, best_pct)))
@@ -555,8 +562,9 @@ static void rule_idle(rule_ctx_t *c)
 	uint64_t host = w->idle_host_ns - (w->idle_data_ns < w->idle_host_ns ? w->idle_data_ns : 0);
 	double step = w->step_median_ms > 0 ? w->step_median_ms : 1;
 	bool compiling = host && w->idle_compile_ns * 2 >= host;
-	bool launching = !compiling && (w->host_busy_per_step_ms >= 0.25 * step ||
-	                                (w->kernels_per_step >= 200 && w->kernel_mean_us < 20));
+	bool launching = !compiling && w->kernels_per_step >= 50 &&
+	                 (w->host_busy_per_step_ms >= 0.25 * step ||
+	                  (w->kernels_per_step >= 100 && w->kernel_mean_us < 20));
 	snprintf(f->title, sizeof(f->title), "GPU idle waiting for the host%s: %.2f ms per step (%.1f%%) on rank %d",
 	         compiling   ? " (compiling)"
 	         : launching ? " (launch-bound)"
@@ -572,7 +580,7 @@ static void rule_idle(rule_ctx_t *c)
 	         "GPU busy %.1f%% of the traced steps; idle %.1f ms waiting for launches that came "
 	         "after it had finished (no synchronisation pending, not waiting for data), of "
 	         "which %.1f ms with the host inside CUDA calls and %.1f ms compiling; the host "
-	         "spent %.2f ms per step in CUDA calls for %.0f launches of %.1f us kernels%s",
+	         "spent %.2f ms per step in launch calls for %.0f kernels of %.1f us%s",
 	         w->span_ns ? 100.0 * w->busy_ns / w->span_ns : 0, host / 1e6,
 	         w->idle_launch_ns / 1e6, w->idle_compile_ns / 1e6, w->host_busy_per_step_ms,
 	         w->kernels_per_step, w->kernel_mean_us, tr);
@@ -685,7 +693,8 @@ static void rule_host_ahead(rule_ctx_t *c)
 		 * mostly waits for others (exposed communication) */
 		if (strcmp(r->step_basis, "gpu") || r->cpu_median_ms <= 0 ||
 		    r->cpu_median_ms >= HOST_AHEAD_RATIO * r->step_median_ms ||
-		    exposed_comm_ms(r) >= 0.2 * r->step_median_ms)
+		    exposed_comm_ms(r) >= 0.2 * r->step_median_ms ||
+		    (r->span_ns && r->busy_ns < 0.7 * r->span_ns)) /* the GPU waits: not GPU-bound */
 			continue;
 		if (!w ||
 		    r->cpu_median_ms / r->step_median_ms < w->cpu_median_ms / w->step_median_ms)
@@ -717,6 +726,19 @@ static void rule_host_ahead(rule_ctx_t *c)
 static uint64_t peak_of(const gp_rank_t *r)
 {
 	return r->mem_peak ? r->mem_peak : r->torch.max_reserved;
+}
+
+/* bytes as a person reads them: B, KiB, MiB, GiB */
+static void human_bytes(double b, char *out, size_t len)
+{
+	if (b >= 1073741824.0)
+		snprintf(out, len, "%.2f GiB", b / 1073741824.0);
+	else if (b >= 1048576.0)
+		snprintf(out, len, "%.1f MiB", b / 1048576.0);
+	else if (b >= 1024.0)
+		snprintf(out, len, "%.1f KiB", b / 1024.0);
+	else
+		snprintf(out, len, "%.0f B", b);
 }
 
 /* The leak's growth per step: PyTorch's allocated bytes where it said them (tensors, not
@@ -770,8 +792,10 @@ static void rule_leak(rule_ctx_t *c)
 	unsigned left = w->nsteps_post > 1 ? w->nsteps_post - 1 : 1;
 	f->saving_bytes = growth * left; /* what the post-warm-up steps kept */
 	f->score = peak_of(w) ? f->saving_bytes / peak_of(w) : 0;
-	snprintf(f->title, sizeof(f->title), "Device memory grows %.1f KiB per step on rank %d%s%s",
-	         growth / 1024.0, w->rank, who ? ": " : "", who ? who : "");
+	char gs[32];
+	human_bytes(growth, gs, sizeof(gs));
+	snprintf(f->title, sizeof(f->title), "Device memory grows %s per step on rank %d%s%.120s",
+	         gs, w->rank, who ? ": " : "", who ? who : "");
 	char fill[200] = "";
 	uint64_t total = w->gpu_total ? w->gpu_total : w->torch.oom_total;
 	uint64_t now = torch && w->torch.allocated_end ? w->torch.allocated_end : w->mem_final;
@@ -800,10 +824,13 @@ static void rule_leak(rule_ctx_t *c)
 		         fill);
 	snprintf(f->threshold, sizeof(f->threshold),
 	         "allocated memory grows >= %.0f B per step after warm-up", LEAK_MIN_BYTES_PER_STEP);
-	snprintf(f->fix, sizeof(f->fix),
-	         "Something keeps a reference each step (tensors appended to a list, a loss kept "
-	         "with its graph, a cache): free it, or keep .item()/.detach().cpu() of what you "
-	         "need. The line above is where the kept tensors are made.");
+	snprintf(f->fix, sizeof(f->fix), "%s",
+	         torch ? "Something keeps a reference each step (tensors appended to a list, a loss "
+	                 "kept with its graph, a cache): free it, or keep .item()/.detach().cpu() of "
+	                 "what you need. The line named is where the kept tensors are made."
+	               : "Device allocations made each step are never freed: free them (cudaFree, "
+	                 "or the allocator's own free) when the step is done, or allocate once "
+	                 "outside the loop. The stack is where they are made.");
 }
 
 static void rule_optimizer(rule_ctx_t *c)

@@ -179,9 +179,9 @@ static void host_per_step(gp_rank_t *r, const rank_data_t *d)
 			r->data_wait_ns += d->data_wait.v[i + 1];
 			r->data_waits++;
 		}
-	uint64_t calls = 0;
+	uint64_t calls = 0; /* launch calls: what launching costs the host (not a cudaMalloc) */
 	for (size_t i = 0; i < d->apis.n; i++)
-		if (gp_in_gwin(d, d->apis.v[i].start) && !d->apis.v[i].sync)
+		if (gp_in_gwin(d, d->apis.v[i].start) && d->apis.v[i].cls == GP_API_LAUNCH)
 			calls += d->apis.v[i].dur;
 	unsigned n = r->capture_window ? r->captured_steps : r->nsteps_post;
 	if (n)

@@ -350,6 +350,9 @@ typed:
 		if (!e->b && !e->c && !e->d && e->u8 == 0) {
 			d->lib_end = true;
 			d->lib_status = (int)e->a;
+		} else if (e->u8 == 0) { /* the agent's: how the program it started ended */
+			d->agent_end = true;
+			d->agent_status = (int)e->a;
 		}
 		if (e->u8 == 1) {
 			if (!r->has_end)
@@ -556,8 +559,8 @@ void gp_rd_reset(rank_data_t *d)
 	d->opt_ends.n = d->torch_mem.n = 0;
 	d->gwin.n = d->cuda_on.n = d->data_wait.n = d->compiles.n = d->overhead.n = 0;
 	d->child_pid = d->recorder_pid = 0;
-	d->lib_end = false;
-	d->lib_status = 0;
+	d->lib_end = d->agent_end = false;
+	d->lib_status = d->agent_status = 0;
 	memset(d->gpu_uuid, 0, sizeof(d->gpu_uuid));
 	memset(d->gpu_bytes, 0, sizeof(d->gpu_bytes));
 	d->ts_lo = d->ts_hi = 0;
@@ -828,6 +831,9 @@ int gp_rd_load_file(const char *path, rank_data_t *d, gp_rank_t *r,
 	gp_rd_finish(d);
 	/* the process recording here is not the program the agent started (a launcher's
 	 * worker with the task's RANK): how it ended is its own, not its launcher's */
+	r->child_pid = d->child_pid <= INT32_MAX ? (int)d->child_pid : 0;
+	r->agent_end = d->agent_end;
+	r->agent_status = d->agent_status;
 	if (d->lib_end && d->recorder_pid && d->child_pid && d->recorder_pid != d->child_pid) {
 		r->launcher_status = r->has_end ? r->wait_status : -1;
 		r->wait_status = d->lib_status;

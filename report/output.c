@@ -516,9 +516,14 @@ static void json_procs(FILE *out, const gp_rank_t *r)
 		const struct gp_proc *p = &r->procs[i];
 		fprintf(out,
 		        "%s{\"pid\": %d, \"trainer\": %s, \"steps\": %u, \"optimizer_steps\": %u, "
-		        "\"kernels\": %llu, \"peak_bytes\": %llu, \"command\": ",
+		        "\"kernels\": %llu, \"peak_bytes\": %llu, \"outcome\": ",
 		        i ? ", " : "", p->pid, p->trainer ? "true" : "false", p->steps, p->opt_steps,
 		        (unsigned long long)p->kernels, (unsigned long long)p->mem_peak);
+		gp_rank_t o = {.has_end = p->has_end, .status_unknown = p->status_unknown,
+		               .wait_status = p->wait_status};
+		char b[64];
+		gp_json_str(out, gp_rank_outcome(&o, b, sizeof(b)));
+		fprintf(out, ", \"command\": ");
 		gp_json_str(out, p->command);
 		fprintf(out, "}");
 	}
@@ -534,9 +539,13 @@ static void text_procs(FILE *out, const char *label, const gp_rank_t *r)
 	        label, r->nprocs_all);
 	for (unsigned i = 0; i < r->nprocs; i++) {
 		const struct gp_proc *p = &r->procs[i];
-		fprintf(out, "       pid %-7d %-8s %5u steps %6u optimizer steps %9llu kernels  %.60s\n",
-		        p->pid, p->trainer ? "trained" : "", p->steps, p->opt_steps,
-		        (unsigned long long)p->kernels, p->command);
+		gp_rank_t o = {.has_end = p->has_end, .status_unknown = p->status_unknown,
+		               .wait_status = p->wait_status};
+		char b[64];
+		fprintf(out,
+		        "       pid %-7d %-8s %-10s %5u steps %6u optimizer steps %9llu kernels  %.60s\n",
+		        p->pid, p->trainer ? "trained" : "", gp_rank_outcome(&o, b, sizeof(b)), p->steps,
+		        p->opt_steps, (unsigned long long)p->kernels, p->command);
 	}
 }
 

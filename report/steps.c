@@ -103,6 +103,31 @@ static int step_optimizer(rank_data_t *d, size_t *count)
 	return best >= 2 ? who : -1;
 }
 
+/* Does some step (an NVTX range, d->steps) hold a return of the optimizer's step()? True
+ * where the program has no optimizer records. */
+static bool encloses_optimizer(rank_data_t *d)
+{
+	if (!d->opt_ends.n)
+		return true;
+	if (d->steps.n)
+		qsort(d->steps.v, d->steps.n, sizeof(step_t), cmp_step);
+	/* a few hundred of the returns are enough to tell, each found by bisection */
+	for (size_t i = 0; i < d->opt_ends.n && i < 256; i++) {
+		uint64_t t = d->opt_ends.v[i] >> 8;
+		size_t lo = 0, hi = d->steps.n;
+		while (lo < hi) { /* the first step starting after t */
+			size_t mid = (lo + hi) / 2;
+			if (d->steps.v[mid].start <= t)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		if (lo && d->steps.v[lo - 1].end >= t)
+			return true;
+	}
+	return false;
+}
+
 /* Steps from optimizer.step(): each runs from the previous return of the step
  * optimizer's step() to its own (the first from the program's start). */
 static size_t optimizer_steps(gp_rank_t *r, rank_data_t *d)
@@ -123,6 +148,21 @@ static size_t optimizer_steps(gp_rank_t *r, rank_data_t *d)
 	if (d->steps.n < 2) {
 		d->steps.n = 0;
 		return 0;
+	}
+	/* the first step runs from the program's start only as far as the record goes: what
+	 * came before the first step's own work is start-up (DESIGN.md rule 9). Its start is
+	 * its end less the median step of the others */
+	if (d->steps.n >= 3) {
+		double *p = malloc((d->steps.n - 1) * sizeof(double));
+		if (p) {
+			for (size_t i = 1; i < d->steps.n; i++)
+				p[i - 1] = (double)(d->steps.v[i].end - d->steps.v[i].start);
+			uint64_t med = (uint64_t)gp_median(p, d->steps.n - 1);
+			step_t *s0 = &d->steps.v[0];
+			if (s0->end - s0->start > med)
+				s0->start = s0->end - med;
+			free(p);
+		}
 	}
 	snprintf(r->step_name, sizeof(r->step_name), "optimizer.step()");
 	snprintf(r->step_source, sizeof(r->step_source), "optimizer");
@@ -521,12 +561,15 @@ static void step_timing(gp_rank_t *r, rank_data_t *d)
 		ng += marker_samples(d, w, has, gpu + ng, gpu_i + ng);
 	bool markers = ng > nk && !nk;
 	traced_vs_untraced(r, gpu, nk, ng);
-	if (nk && ng > nk && r->nuntraced >= 3) { /* the headline: the untraced steps */
+	/* the headline: the untraced steps, where the traced ones were measurably slower (the
+	 * cost of tracing); where they were not, the steps are not alike across the run and
+	 * every step counts */
+	if (nk && ng > nk && r->nuntraced >= 3 && r->tracer_ms_per_step > 0) {
 		memmove(gpu, gpu + nk, (ng - nk) * sizeof(double));
 		memmove(gpu_i, gpu_i + nk, (ng - nk) * sizeof(unsigned));
 		ng -= nk;
 		markers = true;
-	} else if (ng > nk && nk) { /* too few untraced steps: the traced ones alone */
+	} else if (ng > nk && nk && r->nuntraced < 3) { /* too few untraced: the traced alone */
 		ng = nk;
 	}
 	/* found without a range of the program's: no CPU range to speak of */
@@ -627,6 +670,15 @@ void gp_pass_steps(gp_rank_t *r, rank_data_t *d)
 		torch_steps(r, d);
 	if (d->steps_from == GP_STEPS_AUTO || d->steps_from == GP_STEPS_NVTX)
 		n = nvtx_steps(r, d);
+	if (n && d->steps_from == GP_STEPS_AUTO && !d->want_step[0] && !encloses_optimizer(d)) {
+		/* the program's range holds none of its optimizer's steps (a range around
+		 * data preparation, a warm-up loop): the optimizer's steps are the steps */
+		size_t cnt;
+		if (step_optimizer(d, &cnt) >= 0) {
+			d->steps.n = n = 0;
+			r->step_name[0] = r->step_source[0] = r->step_how[0] = '\0';
+		}
+	}
 	if (!n && (d->steps_from == GP_STEPS_AUTO || d->steps_from == GP_STEPS_OPTIMIZER))
 		n = optimizer_steps(r, d);
 	if (!n && (d->steps_from == GP_STEPS_AUTO || d->steps_from == GP_STEPS_PROFILER))

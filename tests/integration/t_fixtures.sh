@@ -107,7 +107,7 @@ check(w["untraced_steps"] > 100 and w["traced_steps"] >= 40 and w["tracer_ms_per
 check(r["capture"]["switches"] >= 10, "gpt2: windows every 40 steps: %s switches" % r["capture"]["switches"])
 # a leak of 1 MiB per step: its growth (tensors), its line
 j, t = load("field-leak"); f = [x for x in j["findings"] if x["id"] == "memory_leak"]
-check(f and "leak.py:17" in f[0]["title"] and "1024.0 KiB per step" in f[0]["title"], "leak: %s" % (f and f[0]["title"]))
+check(f and "leak.py:17" in f[0]["title"] and "1.0 MiB per step" in f[0]["title"], "leak: %s" % (f and f[0]["title"]))
 # an OOM: PyTorch's failed request, the line that made what filled the device
 j, t = load("field-oom"); f = j["findings"][0]
 check(f["id"] == "cuda_oom" and "%.1f MiB" % (t["requested"] / 1048576) in f["evidence"] and t["make_line"] in f["evidence"], "oom: %s" % f["evidence"])
