@@ -370,6 +370,8 @@ typed:
 		break;
 	case GP_EV_START:
 		if (e->u8 == 1) { /* the process that records here */
+			if (d->recorder_pid && d->recorder_pid != e->a)
+				VEC_PUSH(d->proc_changes, e->ts);
 			d->recorder_pid = e->a;
 			if (e->a <= INT32_MAX)
 				r->pid = (int)e->a;
@@ -558,6 +560,7 @@ void gp_rd_reset(rank_data_t *d)
 	d->started.n = d->steps.n = d->ctrl.n = d->marks.n = 0;
 	d->opt_ends.n = d->torch_mem.n = 0;
 	d->gwin.n = d->cuda_on.n = d->data_wait.n = d->compiles.n = d->overhead.n = 0;
+	d->proc_changes.n = 0;
 	d->child_pid = d->recorder_pid = 0;
 	d->lib_end = d->agent_end = false;
 	d->lib_status = d->agent_status = 0;
@@ -609,6 +612,7 @@ void gp_rd_free(rank_data_t *d)
 	VEC_FREE(d->data_wait);
 	VEC_FREE(d->compiles);
 	VEC_FREE(d->overhead);
+	VEC_FREE(d->proc_changes);
 }
 
 static int cmp_api(const void *a, const void *b)

@@ -119,6 +119,8 @@ typedef struct rank_data {
 	VEC(uint64_t) overhead;  /* CUPTI's own work (GP_EV_OVERHEAD): start, end */
 	uint32_t gpu_uuid[8];    /* the GPUs the agent sees (GP_EV_GPU): UUID string ids */
 	uint64_t child_pid, recorder_pid; /* the agent's program; the process recording here */
+	VEC(uint64_t) proc_changes;       /* when another process took over the file (a script
+	                                     running programs one after another) */
 	bool agent_end;                   /* the agent's end record (its program's status) */
 	int agent_status;
 	bool lib_end;                     /* the recording process's own end record ... */

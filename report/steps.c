@@ -661,6 +661,23 @@ static void cuda_stretches(rank_data_t *d)
 	}
 }
 
+/* Programs one after another under one agent record into one file: no step spans the
+ * moment one took over from the other (its start-up is no step of either). */
+static size_t drop_across_processes(rank_data_t *d)
+{
+	size_t m = 0;
+	for (size_t i = 0; i < d->steps.n; i++) {
+		bool across = false;
+		for (size_t k = 0; k < d->proc_changes.n && !across; k++)
+			across = d->steps.v[i].start < d->proc_changes.v[k] &&
+			         d->proc_changes.v[k] <= d->steps.v[i].end;
+		if (!across)
+			d->steps.v[m++] = d->steps.v[i];
+	}
+	d->steps.n = m;
+	return m >= 2 ? m : (d->steps.n = 0);
+}
+
 void gp_pass_steps(gp_rank_t *r, rank_data_t *d)
 {
 	size_t n = 0;
@@ -688,6 +705,9 @@ void gp_pass_steps(gp_rank_t *r, rank_data_t *d)
 	if (!n)
 		return;
 	qsort(d->steps.v, n, sizeof(step_t), cmp_step);
+	n = drop_across_processes(d);
+	if (!n)
+		return;
 	unsigned warmup = d->warmup;
 	if (warmup >= n)
 		warmup = n > 1 ? 1 : 0;

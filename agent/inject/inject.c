@@ -1240,6 +1240,10 @@ __attribute__((visibility("default"))) int InitializeInjection(void)
 __attribute__((visibility("default"))) int gpuprof_fw_attach(void)
 {
 	pthread_once(&init_once, do_init);
+	/* a fork whose framework records (its optimizer steps): it trains, on the GPU or
+	 * not, so it records into a ring of its own as at its cuInit */
+	if (g.forked && getpid() != g.owner)
+		child_attach();
 	return on() && getpid() == g.owner;
 }
 
