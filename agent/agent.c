@@ -815,8 +815,8 @@ static void summarize(agent_t *a, bool task_published, int sfd)
 	    gp_summary_wanted(a->dest))
 		files[n++] = a->dest;
 	for (unsigned i = 0; i < a->nprocs && n < MAX_PROCS + 1; i++)
-		if (a->procs[i].published && !a->procs[i].side &&
-		    !has_side(a, a->procs[i].rank) && gp_summary_wanted(a->procs[i].dest))
+		if (a->procs[i].published && !a->procs[i].side && !has_side(a, a->procs[i].rank) &&
+		    gp_summary_wanted(a->procs[i].dest))
 			files[n++] = a->procs[i].dest;
 	if (n == 0)
 		return;

@@ -63,23 +63,23 @@ enum gp_ev_type {
 /* GP_EV_FW kinds. Byte counts are the framework's own (PyTorch's caching allocator and
  * optimizer state), not CUDA's. b is a string id wherever the kind carries text. */
 enum gp_fw {
-	GP_FW_INFO = 1,      /* b=what the integration is doing ("torch 2.6.0; steps: ...") */
-	GP_FW_MISSING = 2,   /* b=what was not collected, and why */
-	GP_FW_OPT_BEGIN = 3, /* an optimizer's step() begins: a=optimizer index */
-	GP_FW_OPT_END = 4,   /* it returned: a=optimizer index c=its steps so far */
-	GP_FW_OPT_STATE = 5, /* its state tensors: a=optimizer index c=bytes on CUDA devices
-	                        d=bytes in all b="Adam: 512.0 MiB float32 on cuda" */
-	GP_FW_MEM_STEP = 6,  /* after optimizer step d (0: at exit): a=allocated c=reserved */
-	GP_FW_MEM_PEAK = 7,  /* the allocator's peak: a=max allocated c=max reserved
-	                        d=reserved minus allocated at the peak (fragmentation) */
-	GP_FW_OWNER = 8,     /* live at the peak (d=1), at an OOM (d=2), or allocated during
-	                        a recording window and still live at its end (d=3), by
-	                        Python stack: a=bytes c=tensors b=stack text */
-	GP_FW_OOM = 9,       /* CUDA out of memory: a=requested c=allocated on the device
-	                        d=free on the device (bytes, PyTorch's figures) */
-	GP_FW_SNAPSHOT = 10, /* a memory_viz pickle written: b=file name a=GP_SNAP_* */
-	GP_FW_MEM_MAX = 11,  /* the allocator's peak counters at exit: a=max allocated
-	                        c=max reserved (the owners stay those of the last picture) */
+	GP_FW_INFO = 1,       /* b=what the integration is doing ("torch 2.6.0; steps: ...") */
+	GP_FW_MISSING = 2,    /* b=what was not collected, and why */
+	GP_FW_OPT_BEGIN = 3,  /* an optimizer's step() begins: a=optimizer index */
+	GP_FW_OPT_END = 4,    /* it returned: a=optimizer index c=its steps so far */
+	GP_FW_OPT_STATE = 5,  /* its state tensors: a=optimizer index c=bytes on CUDA devices
+	                         d=bytes in all b="Adam: 512.0 MiB float32 on cuda" */
+	GP_FW_MEM_STEP = 6,   /* after optimizer step d (0: at exit): a=allocated c=reserved */
+	GP_FW_MEM_PEAK = 7,   /* the allocator's peak: a=max allocated c=max reserved
+	                         d=reserved minus allocated at the peak (fragmentation) */
+	GP_FW_OWNER = 8,      /* live at the peak (d=1), at an OOM (d=2), or allocated during
+	                         a recording window and still live at its end (d=3), by
+	                         Python stack: a=bytes c=tensors b=stack text */
+	GP_FW_OOM = 9,        /* CUDA out of memory: a=requested c=allocated on the device
+	                         d=free on the device (bytes, PyTorch's figures) */
+	GP_FW_SNAPSHOT = 10,  /* a memory_viz pickle written: b=file name a=GP_SNAP_* */
+	GP_FW_MEM_MAX = 11,   /* the allocator's peak counters at exit: a=max allocated
+	                         c=max reserved (the owners stay those of the last picture) */
 	GP_FW_DATA_WAIT = 12, /* the program waited a ns for its next batch (DataLoader's
 	                         __next__); ts: when it got it */
 	GP_FW_COMPILE = 13,   /* a compilation of the framework's (JAX's jax.monitoring

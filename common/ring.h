@@ -135,8 +135,8 @@ static inline bool gp_ring_push(gp_ring_t *ring, const gp_event_t *ev)
 			atomic_fetch_add_explicit(&h->drops, 1, memory_order_relaxed);
 			return false;
 		}
-		if (atomic_compare_exchange_weak_explicit(&h->head, &pos, pos + 1,
-		                                          memory_order_relaxed, memory_order_relaxed))
+		if (atomic_compare_exchange_weak_explicit(
+		        &h->head, &pos, pos + 1, memory_order_relaxed, memory_order_relaxed))
 			break;
 	}
 	gp_ring_slot_t *s = &ring->slots[pos & ring->mask];

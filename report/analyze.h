@@ -179,7 +179,7 @@ typedef struct gp_rank {
 	double host_busy_per_step_ms;      /* host time inside launch and sync calls per step */
 	/* capture windows with untraced steps between them (sampled capture): the headline
 	 * is the untraced steps' (step markers), the traced ones' beside it */
-	unsigned ntraced, nuntraced;                /* post-warm-up samples of each */
+	unsigned ntraced, nuntraced;                 /* post-warm-up samples of each */
 	double traced_median_ms, untraced_median_ms; /* 0: not measured */
 	double tracer_ms_per_step; /* what tracing added to a traced step (their difference, or
 	                              CUPTI's overhead records where no step was untraced) */
@@ -217,7 +217,7 @@ typedef struct gp_rank {
 		gp_owner_t *own;
 		unsigned nowner, noom_owner, ngrow_owner; /* live at the peak / at the OOM /
 		                                             kept from a window */
-		bool grow_stale; /* loading: a new picture came after the last window's */
+		bool grow_stale;     /* loading: a new picture came after the last window's */
 		unsigned grow_steps; /* the steps that window held (0: not said, older files) */
 		bool oom;
 		uint64_t oom_requested, oom_total, oom_free;

@@ -258,7 +258,7 @@ static void export_rank(ctx_t *c, const gp_rank_t *rk, int index)
 	 * number of the file's own (CUPTI's correlation ids repeat in every process, and
 	 * carry the process's generation above bit 32), small enough for any JSON reader;
 	 * Kineto's files (one per rank) keep the correlation id, as Kineto does. */
-	u64map_t flowed = {0}; /* correlation + 1 -> flow id: its kernel is in the trace */
+	u64map_t flowed = {0};    /* correlation + 1 -> flow id: its kernel is in the trace */
 	u64map_t track_end = {0}; /* a GPU track (its tid + 1) -> the end of its last slice */
 	SORT_IF_NEEDED(d->kerns, cmp_kern_start);
 	char *dbuf = NULL;
@@ -269,7 +269,10 @@ static void export_rank(ctx_t *c, const gp_rank_t *rk, int index)
 			continue;
 		uint64_t tid = gpu_track(c, &track_end, k);
 		const char *kn = k->kind == 0 ? name_of(d, k->name) : NULL, *dm;
-		if (kn && (dm = gp_demangle(kn, &dbuf, &dlen))) /* demangled: Kineto's and HTA's names, readable in Perfetto */
+		if (kn &&
+		    (dm = gp_demangle(
+		         kn, &dbuf,
+		         &dlen))) /* demangled: Kineto's and HTA's names, readable in Perfetto */
 			kn = dm;
 		slice_at(c,
 		         k->kind == 0   ? "kernel"

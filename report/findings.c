@@ -307,7 +307,8 @@ static void rule_gpu_shared(rule_ctx_t *c)
 		if (!r->gpu_uuid[0] || !r->nstep_ms)
 			continue;
 		for (unsigned k = 0; k < job->nranks; k++)
-			n += job->ranks[k].nstep_ms && !strcmp(job->ranks[k].gpu_uuid, r->gpu_uuid) &&
+			n += job->ranks[k].nstep_ms &&
+			     !strcmp(job->ranks[k].gpu_uuid, r->gpu_uuid) &&
 			     !strcmp(job->ranks[k].node, r->node);
 		if (n > best)
 			best = n, wi = i;
@@ -318,9 +319,10 @@ static void rule_gpu_shared(rule_ctx_t *c)
 	const gp_rank_t *w = &job->ranks[wi];
 	char list[128] = "";
 	for (unsigned k = 0, m = 0; k < job->nranks; k++)
-		if (!strcmp(job->ranks[k].gpu_uuid, w->gpu_uuid) && !strcmp(job->ranks[k].node, w->node))
-			snprintf(list + strlen(list), sizeof(list) - strlen(list), "%s%d", m++ ? ", " : "",
-			         job->ranks[k].rank);
+		if (!strcmp(job->ranks[k].gpu_uuid, w->gpu_uuid) &&
+		    !strcmp(job->ranks[k].node, w->node))
+			snprintf(list + strlen(list), sizeof(list) - strlen(list), "%s%d",
+			         m++ ? ", " : "", job->ranks[k].rank);
 	f->score = 0.99; /* the first time finding: it explains the others' figures */
 	snprintf(f->title, sizeof(f->title), "%u ranks share one GPU on %s (ranks %s)", best,
 	         w->node, list);
@@ -465,8 +467,8 @@ static void rule_sync(rule_ctx_t *c)
 	         "copies) held the host %.1f ms in all, most %s%s%s; after they "
 	         "returned the GPU sat idle %.1f ms waiting for the next launch",
 	         (unsigned long long)w->sync_calls, w->sync_ns / 1e6,
-	         w->sync_range[0] ? "inside NVTX range '" : "outside any NVTX range",
-	         w->sync_range, w->sync_range[0] ? "'" : "", w->idle_sync_ns / 1e6);
+	         w->sync_range[0] ? "inside NVTX range '" : "outside any NVTX range", w->sync_range,
+	         w->sync_range[0] ? "'" : "", w->idle_sync_ns / 1e6);
 	snprintf(f->threshold, sizeof(f->threshold),
 	         "a blocking call in >= %.0f%% of steps and GPU idle after them >= %.2g%% of the "
 	         "step",
@@ -516,9 +518,10 @@ static void rule_input(rule_ctx_t *c)
 	if (!w || !(f = add_time(job, "input_bound", w, best, best_pct)))
 		return;
 	unsigned n = gsteps(w);
-	snprintf(f->title, sizeof(f->title),
-	         "Input-bound: the GPU waits %.2f ms per step (%.1f%%) for the next batch on rank %d",
-	         best, best_pct, w->rank);
+	snprintf(
+	    f->title, sizeof(f->title),
+	    "Input-bound: the GPU waits %.2f ms per step (%.1f%%) for the next batch on rank %d",
+	    best, best_pct, w->rank);
 	snprintf(f->evidence, sizeof(f->evidence),
 	         "the program waited in DataLoader.__next__ %.2f ms per step on average (%llu "
 	         "batches in the post-warm-up steps) while the GPU was busy %.1f%% of the steps; "
@@ -547,7 +550,8 @@ static void rule_idle(rule_ctx_t *c)
 	for (unsigned i = 0; i < job->nranks; i++) {
 		const gp_rank_t *r = &job->ranks[i];
 		double ms, pct, tr;
-		uint64_t host = r->idle_host_ns > r->idle_data_ns ? r->idle_host_ns - r->idle_data_ns : 0;
+		uint64_t host =
+		    r->idle_host_ns > r->idle_data_ns ? r->idle_host_ns - r->idle_data_ns : 0;
 		per_step(r, host, &ms, &pct);
 		tr = gsteps(r) ? tracer_ms(r, &how) : 0;
 		tr = tr < ms ? tr : ms;
@@ -565,17 +569,19 @@ static void rule_idle(rule_ctx_t *c)
 	bool launching = !compiling && w->kernels_per_step >= 50 &&
 	                 (w->host_busy_per_step_ms >= 0.25 * step ||
 	                  (w->kernels_per_step >= 100 && w->kernel_mean_us < 20));
-	snprintf(f->title, sizeof(f->title), "GPU idle waiting for the host%s: %.2f ms per step (%.1f%%) on rank %d",
+	snprintf(f->title, sizeof(f->title),
+	         "GPU idle waiting for the host%s: %.2f ms per step (%.1f%%) on rank %d",
 	         compiling   ? " (compiling)"
 	         : launching ? " (launch-bound)"
 	                     : "",
 	         best, best_pct, w->rank);
 	char tr[200] = "";
 	if (w_tr > 0.005)
-		snprintf(tr, sizeof(tr),
-		         "; of the %.2f ms measured per traced step, %.2f ms is gpuprof's own tracing "
-		         "(%s) and is not counted",
-		         w_meas, w_tr, w_how);
+		snprintf(
+		    tr, sizeof(tr),
+		    "; of the %.2f ms measured per traced step, %.2f ms is gpuprof's own tracing "
+		    "(%s) and is not counted",
+		    w_meas, w_tr, w_how);
 	snprintf(f->evidence, sizeof(f->evidence),
 	         "GPU busy %.1f%% of the traced steps; idle %.1f ms waiting for launches that came "
 	         "after it had finished (no synchronisation pending, not waiting for data), of "
@@ -585,25 +591,29 @@ static void rule_idle(rule_ctx_t *c)
 	         w->idle_launch_ns / 1e6, w->idle_compile_ns / 1e6, w->host_busy_per_step_ms,
 	         w->kernels_per_step, w->kernel_mean_us, tr);
 	snprintf(f->threshold, sizeof(f->threshold),
-	         "host-caused idle, gpuprof's tracing taken out, >= %.0f%% of the step", IDLE_HOST_PCT);
+	         "host-caused idle, gpuprof's tracing taken out, >= %.0f%% of the step",
+	         IDLE_HOST_PCT);
 	if (compiling)
-		snprintf(f->fix, sizeof(f->fix),
-		         "The host compiles during the steps: keep shapes and dtypes stable (pad or "
-		         "bucket sequence lengths), mark static arguments (jax.jit static_argnums, "
-		         "torch.compile dynamic=True), and warm up every shape before timing.");
+		snprintf(
+		    f->fix, sizeof(f->fix),
+		    "The host compiles during the steps: keep shapes and dtypes stable (pad or "
+		    "bucket sequence lengths), mark static arguments (jax.jit static_argnums, "
+		    "torch.compile dynamic=True), and warm up every shape before timing.");
 	else if (launching)
-		snprintf(f->fix, sizeof(f->fix),
-		         "Launch-bound: the host cannot issue %.0f kernels per step as fast as the GPU "
-		         "runs them. Capture the step in a CUDA graph (torch.compile "
-		         "mode=\"reduce-overhead\", torch.cuda.graphs, jax.jit), fuse small kernels "
-		         "(torch.compile), or give each kernel more work (a larger batch).",
-		         w->kernels_per_step);
+		snprintf(
+		    f->fix, sizeof(f->fix),
+		    "Launch-bound: the host cannot issue %.0f kernels per step as fast as the GPU "
+		    "runs them. Capture the step in a CUDA graph (torch.compile "
+		    "mode=\"reduce-overhead\", torch.cuda.graphs, jax.jit), fuse small kernels "
+		    "(torch.compile), or give each kernel more work (a larger batch).",
+		    w->kernels_per_step);
 	else
-		snprintf(f->fix, sizeof(f->fix),
-		         "The host was busy elsewhere between launches, neither in a CUDA call nor "
-		         "waiting for a DataLoader batch: Python work, I/O, logging or a sleep that "
-		         "gpuprof cannot see. Profile the host (py-spy dump/record on the rank's "
-		         "process) and move that work off the step or overlap it with the GPU.");
+		snprintf(
+		    f->fix, sizeof(f->fix),
+		    "The host was busy elsewhere between launches, neither in a CUDA call nor "
+		    "waiting for a DataLoader batch: Python work, I/O, logging or a sleep that "
+		    "gpuprof cannot see. Profile the host (py-spy dump/record on the rank's "
+		    "process) and move that work off the step or overlap it with the GPU.");
 }
 
 static void rule_frag(rule_ctx_t *c)
@@ -694,7 +704,8 @@ static void rule_host_ahead(rule_ctx_t *c)
 		if (strcmp(r->step_basis, "gpu") || r->cpu_median_ms <= 0 ||
 		    r->cpu_median_ms >= HOST_AHEAD_RATIO * r->step_median_ms ||
 		    exposed_comm_ms(r) >= 0.2 * r->step_median_ms ||
-		    (r->span_ns && r->busy_ns < 0.7 * r->span_ns)) /* the GPU waits: not GPU-bound */
+		    (r->span_ns &&
+		     r->busy_ns < 0.7 * r->span_ns)) /* the GPU waits: not GPU-bound */
 			continue;
 		if (!w ||
 		    r->cpu_median_ms / r->step_median_ms < w->cpu_median_ms / w->step_median_ms)
@@ -804,33 +815,37 @@ static void rule_leak(rule_ctx_t *c)
 		         "; at this rate the device's %.1f GiB fill after about %.0f more steps",
 		         total / 1073741824.0, (double)(total - now) / growth);
 	if (who && per > 0)
-		snprintf(f->evidence, sizeof(f->evidence),
-		         "%s grows %.1f KiB per step after warm-up; the allocator history's window of "
-		         "%u steps kept %.1f KiB per step allocated at %s, not freed%s",
-		         torch ? "PyTorch's allocated memory (tensors)" : "live device memory",
-		         growth / 1024.0, w->torch.grow_steps ? w->torch.grow_steps : 2,
-		         per / 1024.0, who, fill);
+		snprintf(
+		    f->evidence, sizeof(f->evidence),
+		    "%s grows %.1f KiB per step after warm-up; the allocator history's window of "
+		    "%u steps kept %.1f KiB per step allocated at %s, not freed%s",
+		    torch ? "PyTorch's allocated memory (tensors)" : "live device memory",
+		    growth / 1024.0, w->torch.grow_steps ? w->torch.grow_steps : 2, per / 1024.0,
+		    who, fill);
 	else
-		snprintf(f->evidence, sizeof(f->evidence),
-		         "%s grows %.1f KiB per step after warm-up; %llu device allocations (%.1f MiB) "
-		         "made after warm-up were never freed; most came from: %s%s",
-		         torch ? "PyTorch's allocated memory (tensors)" : "live device memory",
-		         growth / 1024.0, (unsigned long long)w->leak_allocs, w->leak_bytes / 1048576.0,
-		         who ? who
-		         : torch ? "(no stack: the allocator history recorded no growing allocation; "
-		                   "it records in windows when the peak grows)"
-		                 : "(no stack: allocation call stacks need mode mem with CUPTI's "
-		                   "callbacks)",
-		         fill);
+		snprintf(
+		    f->evidence, sizeof(f->evidence),
+		    "%s grows %.1f KiB per step after warm-up; %llu device allocations (%.1f MiB) "
+		    "made after warm-up were never freed; most came from: %s%s",
+		    torch ? "PyTorch's allocated memory (tensors)" : "live device memory",
+		    growth / 1024.0, (unsigned long long)w->leak_allocs, w->leak_bytes / 1048576.0,
+		    who     ? who
+		    : torch ? "(no stack: the allocator history recorded no growing allocation; "
+		              "it records in windows when the peak grows)"
+		            : "(no stack: allocation call stacks need mode mem with CUPTI's "
+		              "callbacks)",
+		    fill);
 	snprintf(f->threshold, sizeof(f->threshold),
-	         "allocated memory grows >= %.0f B per step after warm-up", LEAK_MIN_BYTES_PER_STEP);
+	         "allocated memory grows >= %.0f B per step after warm-up",
+	         LEAK_MIN_BYTES_PER_STEP);
 	snprintf(f->fix, sizeof(f->fix), "%s",
-	         torch ? "Something keeps a reference each step (tensors appended to a list, a loss "
-	                 "kept with its graph, a cache): free it, or keep .item()/.detach().cpu() of "
-	                 "what you need. The line named is where the kept tensors are made."
-	               : "Device allocations made each step are never freed: free them (cudaFree, "
-	                 "or the allocator's own free) when the step is done, or allocate once "
-	                 "outside the loop. The stack is where they are made.");
+	         torch
+	             ? "Something keeps a reference each step (tensors appended to a list, a loss "
+	               "kept with its graph, a cache): free it, or keep .item()/.detach().cpu() of "
+	               "what you need. The line named is where the kept tensors are made."
+	             : "Device allocations made each step are never freed: free them (cudaFree, "
+	               "or the allocator's own free) when the step is done, or allocate once "
+	               "outside the loop. The stack is where they are made.");
 }
 
 static void rule_optimizer(rule_ctx_t *c)
@@ -841,8 +856,8 @@ static void rule_optimizer(rule_ctx_t *c)
 		const gp_rank_t *r = &job->ranks[i];
 		/* known only from the framework's own figures (PyTorch's state tensors), or, in a
 		 * program that is not PyTorch, from what its first optimizer range allocated */
-		bool known = !strcmp(r->optimizer_source, "PyTorch optimizer state") ||
-		             !r->torch.seen;
+		bool known =
+		    !strcmp(r->optimizer_source, "PyTorch optimizer state") || !r->torch.seen;
 		if (known && peak_of(r) &&
 		    (double)r->optimizer_bytes / peak_of(r) >= OPT_STATE_SHARE &&
 		    (!w || r->optimizer_bytes > w->optimizer_bytes))
@@ -869,13 +884,15 @@ static void rule_optimizer(rule_ctx_t *c)
 	         OPT_STATE_SHARE * 100);
 	bool low = false; /* states already in 16 bits: then only sharding or 8 bits help */
 	for (unsigned k = 0; k < w->torch.nopt && k < 8; k++)
-		low |= strstr(w->torch.opt[k].what, "bfloat16") || strstr(w->torch.opt[k].what, "float16");
-	snprintf(f->fix, sizeof(f->fix),
-	         low ? "The states are already 16-bit: shard them across ranks (ZeRO, FSDP, "
-	               "torch.distributed.optim.ZeroRedundancyOptimizer) or use an 8-bit optimizer."
-	             : "Adam keeps two extra tensors per parameter. Use a lower-precision optimizer "
-	               "(8-bit Adam, bf16 states), or shard optimizer state across ranks "
-	               "(ZeRO/FSDP).");
+		low |= strstr(w->torch.opt[k].what, "bfloat16") ||
+		       strstr(w->torch.opt[k].what, "float16");
+	snprintf(
+	    f->fix, sizeof(f->fix),
+	    low ? "The states are already 16-bit: shard them across ranks (ZeRO, FSDP, "
+	          "torch.distributed.optim.ZeroRedundancyOptimizer) or use an 8-bit optimizer."
+	        : "Adam keeps two extra tensors per parameter. Use a lower-precision optimizer "
+	          "(8-bit Adam, bf16 states), or shard optimizer state across ranks "
+	          "(ZeRO/FSDP).");
 }
 
 /* The table: run in this order (the straggler first: the rules after it know it). */
@@ -883,14 +900,13 @@ static const struct rule {
 	const char *id;
 	void (*run)(rule_ctx_t *c);
 } rules[] = {
-    {"not_observed", rule_unobserved},  {"outcome", rule_outcome},
-    {"gpu_fault", rule_gpu_fault},
-    {"gpu_shared", rule_gpu_shared},    {"straggler", rule_straggler},
-    {"sync_stall", rule_sync},
-    {"input_bound", rule_input},        {"idle_gaps", rule_idle},
-    {"fragmentation", rule_frag},
-    {"comm_not_overlapped", rule_comm}, {"host_ahead", rule_host_ahead},
-    {"memory_leak", rule_leak},         {"optimizer_state", rule_optimizer},
+    {"not_observed", rule_unobserved},   {"outcome", rule_outcome},
+    {"gpu_fault", rule_gpu_fault},       {"gpu_shared", rule_gpu_shared},
+    {"straggler", rule_straggler},       {"sync_stall", rule_sync},
+    {"input_bound", rule_input},         {"idle_gaps", rule_idle},
+    {"fragmentation", rule_frag},        {"comm_not_overlapped", rule_comm},
+    {"host_ahead", rule_host_ahead},     {"memory_leak", rule_leak},
+    {"optimizer_state", rule_optimizer},
 };
 
 static int cmp_f(const void *a, const void *b)
@@ -932,14 +948,15 @@ static void cap_savings(gp_job_t *job)
 		f->saving_ms *= k;
 		f->saving_pct = left;
 		f->score = left / 100;
-		snprintf(f->evidence + strlen(f->evidence), sizeof(f->evidence) - strlen(f->evidence),
-		         "; the saving is what the findings above leave of the step (they share its "
-		         "time)");
+		snprintf(
+		    f->evidence + strlen(f->evidence), sizeof(f->evidence) - strlen(f->evidence),
+		    "; the saving is what the findings above leave of the step (they share its "
+		    "time)");
 	}
 	unsigned n = 0; /* a cause left with nothing to save is no finding */
 	for (unsigned i = 0; i < job->nf; i++)
-		if (!(job->f[i].kind == GP_F_TIME && !job->f[i].effect_of[0] && !unsized(&job->f[i]) &&
-		      job->f[i].saving_pct <= 0))
+		if (!(job->f[i].kind == GP_F_TIME && !job->f[i].effect_of[0] &&
+		      !unsized(&job->f[i]) && job->f[i].saving_pct <= 0))
 			job->f[n++] = job->f[i];
 	job->nf = n;
 }

@@ -240,7 +240,8 @@ void gp_pass_gpu(gp_rank_t *r, rank_data_t *d)
 		uint64_t e = k->start + k->dur;
 		if (!in_window(d, k))
 			continue;
-		size_t kp = d->gwin.n ? gp_interval_of(d->gwin.v, d->gwin.n, gp_rd_launch_ts(d, k)) : 1;
+		size_t kp =
+		    d->gwin.n ? gp_interval_of(d->gwin.v, d->gwin.n, gp_rd_launch_ts(d, k)) : 1;
 		if (any && kp != part) { /* the previous stretch ends here */
 			r->busy_ns += cur_e - cur_s;
 			r->span_ns += last - first;
@@ -267,8 +268,7 @@ void gp_pass_gpu(gp_rank_t *r, rank_data_t *d)
 			else if (a && a->start >= cur_e) {
 				r->idle_host_ns += gap;
 				classify_host_gap(r, &hs, cur_e, k->start);
-			}
-			else
+			} else
 				r->idle_other_ns += gap;
 			cur_s = k->start;
 		}

@@ -376,7 +376,8 @@ typed:
 			if (e->a <= INT32_MAX)
 				r->pid = (int)e->a;
 			if (e->b && gp_rd_str(d, (uint32_t)e->b)[0])
-				snprintf(r->command, sizeof(r->command), "%s", gp_rd_str(d, (uint32_t)e->b));
+				snprintf(r->command, sizeof(r->command), "%s",
+				         gp_rd_str(d, (uint32_t)e->b));
 			break;
 		}
 		d->start_ts = e->ts;
@@ -404,7 +405,8 @@ typed:
 		 * not one ran: say what is known */
 		if (strstr(y, "CUPTI's one callback slot left to the")) {
 			snprintf(now, sizeof(now), GP_YIELD_STACKS_FMT,
-			         strstr(y, "PyTorch") ? "torch.profiler" : "the framework's profiler");
+			         strstr(y, "PyTorch") ? "torch.profiler"
+			                              : "the framework's profiler");
 			y = now;
 		}
 		snprintf(r->yielded + strlen(r->yielded), sizeof(r->yielded) - strlen(r->yielded),

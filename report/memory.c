@@ -145,7 +145,9 @@ void gp_pass_memory(gp_rank_t *r, rank_data_t *d)
 			continue;
 		}
 		if (!gp_mem_is_device(m->kind)) { /* host (pinned, pageable) and managed memory */
-			int64_t *l = m->kind == GP_MEM_PINNED || m->kind == GP_MEM_PAGEABLE ? &host : &managed;
+			int64_t *l = m->kind == GP_MEM_PINNED || m->kind == GP_MEM_PAGEABLE
+			                 ? &host
+			                 : &managed;
 			uint64_t *p = l == &host ? &r->mem_host_peak : &r->mem_managed_peak;
 			*l += m->is_free ? -(int64_t)m->bytes : (int64_t)m->bytes;
 			if (*l > (int64_t)*p)
@@ -226,7 +228,8 @@ void gp_pass_memory(gp_rank_t *r, rank_data_t *d)
 		char open[256];
 		/* a caching allocator's segments (PyTorch's libc10_cuda) hold more than the
 		 * tensors in them: the optimizer's share cannot be known from them */
-		if (opt_hi && rg && a->start >= opt_lo && a->start <= opt_hi && !strstr(owner, "c10_cuda") &&
+		if (opt_hi && rg && a->start >= opt_lo && a->start <= opt_hi &&
+		    !strstr(owner, "c10_cuda") &&
 		    gp_open_ranges(d, rg->tid, a->start, open, sizeof(open)) &&
 		    is_optimizer_name(open))
 			r->optimizer_bytes += m->bytes;

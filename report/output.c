@@ -497,12 +497,13 @@ static void json_field(FILE *out, const gp_rank_t *r)
 	        (unsigned long long)r->data_waits);
 	gp_json_str(out, r->gpu_uuid);
 	if (r->pool.seen) {
-		fprintf(out,
-		        ", \"pool\": {\"in_use_bytes\": %llu, \"in_use_peak_bytes\": %llu, "
-		        "\"pool_bytes\": %llu, \"pool_peak_bytes\": %llu, \"samples\": %u, \"what\": ",
-		        (unsigned long long)r->pool.in_use, (unsigned long long)r->pool.in_use_peak,
-		        (unsigned long long)r->pool.pool, (unsigned long long)r->pool.pool_peak,
-		        r->pool.samples);
+		fprintf(
+		    out,
+		    ", \"pool\": {\"in_use_bytes\": %llu, \"in_use_peak_bytes\": %llu, "
+		    "\"pool_bytes\": %llu, \"pool_peak_bytes\": %llu, \"samples\": %u, \"what\": ",
+		    (unsigned long long)r->pool.in_use, (unsigned long long)r->pool.in_use_peak,
+		    (unsigned long long)r->pool.pool, (unsigned long long)r->pool.pool_peak,
+		    r->pool.samples);
 		gp_json_str(out, r->pool.what);
 		fprintf(out, "}");
 	}
@@ -517,9 +518,11 @@ static void json_procs(FILE *out, const gp_rank_t *r)
 		fprintf(out,
 		        "%s{\"pid\": %d, \"trainer\": %s, \"steps\": %u, \"optimizer_steps\": %u, "
 		        "\"kernels\": %llu, \"peak_bytes\": %llu, \"outcome\": ",
-		        i ? ", " : "", p->pid, p->trainer ? "true" : "false", p->steps, p->opt_steps,
-		        (unsigned long long)p->kernels, (unsigned long long)p->mem_peak);
-		gp_rank_t o = {.has_end = p->has_end, .status_unknown = p->status_unknown,
+		        i ? ", " : "", p->pid, p->trainer ? "true" : "false", p->steps,
+		        p->opt_steps, (unsigned long long)p->kernels,
+		        (unsigned long long)p->mem_peak);
+		gp_rank_t o = {.has_end = p->has_end,
+		               .status_unknown = p->status_unknown,
 		               .wait_status = p->wait_status};
 		char b[64];
 		gp_json_str(out, gp_rank_outcome(&o, b, sizeof(b)));
@@ -535,17 +538,20 @@ static void text_procs(FILE *out, const char *label, const gp_rank_t *r)
 {
 	if (r->nprocs < 2)
 		return;
-	fprintf(out, "rank %s: %u processes recorded; the rank's figures are the one that trained:\n",
+	fprintf(out,
+	        "rank %s: %u processes recorded; the rank's figures are the one that trained:\n",
 	        label, r->nprocs_all);
 	for (unsigned i = 0; i < r->nprocs; i++) {
 		const struct gp_proc *p = &r->procs[i];
-		gp_rank_t o = {.has_end = p->has_end, .status_unknown = p->status_unknown,
+		gp_rank_t o = {.has_end = p->has_end,
+		               .status_unknown = p->status_unknown,
 		               .wait_status = p->wait_status};
 		char b[64];
 		fprintf(out,
-		        "       pid %-7d %-8s %-10s %5u steps %6u optimizer steps %9llu kernels  %.60s\n",
-		        p->pid, p->trainer ? "trained" : "", gp_rank_outcome(&o, b, sizeof(b)), p->steps,
-		        p->opt_steps, (unsigned long long)p->kernels, p->command);
+		        "       pid %-7d %-8s %-10s %5u steps %6u optimizer steps %9llu kernels  "
+		        "%.60s\n",
+		        p->pid, p->trainer ? "trained" : "", gp_rank_outcome(&o, b, sizeof(b)),
+		        p->steps, p->opt_steps, (unsigned long long)p->kernels, p->command);
 	}
 }
 
@@ -585,7 +591,8 @@ static void text_startup(const gp_job_t *job, FILE *out)
 		fprintf(out, "rank %s: %.2f s; GPU busy %.3f s of it", label(job, r), r->startup_s,
 		        r->startup_gpu_busy_s);
 		if (r->startup_compile_s > 0)
-			fprintf(out, "; compilation the framework reported %.2f s", r->startup_compile_s);
+			fprintf(out, "; compilation the framework reported %.2f s",
+			        r->startup_compile_s);
 		if (r->startup_alloc_bytes)
 			fprintf(out, "; %.1f MiB of device memory allocated",
 			        r->startup_alloc_bytes / 1048576.0);
@@ -594,8 +601,9 @@ static void text_startup(const gp_job_t *job, FILE *out)
 			char nm[64];
 			gp_display_name(r->startup_top[k].name, nm, 61);
 			fprintf(out, "       %-8s %-60s %10.1f ms %6u time%s\n",
-			        r->startup_top[k].kernel ? "kernel" : "range", nm, r->startup_top[k].ms,
-			        r->startup_top[k].calls, r->startup_top[k].calls > 1 ? "s" : "");
+			        r->startup_top[k].kernel ? "kernel" : "range", nm,
+			        r->startup_top[k].ms, r->startup_top[k].calls,
+			        r->startup_top[k].calls > 1 ? "s" : "");
 		}
 	}
 }
@@ -621,12 +629,17 @@ static void text_findings(const gp_job_t *job, FILE *out)
 			snprintf(sav, sizeof(sav),
 			         "   saving:    about %.1f MiB of device memory\n",
 			         f->saving_bytes / 1048576.0);
-		const char *rel = !f->effect_of[0]                            ? ""
-		                  : !strcmp(f->effect_of, "straggler:self") ? "(the straggler's own time) "
-		                                                           : "(effect of the straggler) ";
+		const char *rel = !f->effect_of[0] ? ""
+		                  : !strcmp(f->effect_of, "straggler:self")
+		                      ? "(the straggler's own time) "
+		                      : "(effect of the straggler) ";
 		if (f->effect_of[0]) /* effects and details add nothing to the savings */
-			snprintf(sav, sizeof(sav), "%s", f->saving_ms > 0 ? "   saving:    none of its own (part of the finding above)\n" : "");
-		fprintf(out, "%u. [%s] %s%s\n%s   evidence:  %s\n   threshold: %s\n   fix:       %s\n",
+			snprintf(sav, sizeof(sav), "%s",
+			         f->saving_ms > 0
+			             ? "   saving:    none of its own (part of the finding above)\n"
+			             : "");
+		fprintf(out,
+		        "%u. [%s] %s%s\n%s   evidence:  %s\n   threshold: %s\n   fix:       %s\n",
 		        i + 1, f->id, rel, f->title, sav, f->evidence, f->threshold, f->fix);
 	}
 }
@@ -655,12 +668,13 @@ static void text_windows(FILE *out, const char *label, const gp_rank_t *r)
 	if (!r->ntraced || !r->nuntraced || !r->untraced_median_ms)
 		return;
 	if (r->tracer_ms_per_step <= 0) {
-		fprintf(out,
-		        "rank %s: the headline is the %u post-warm-up steps timed by step markers "
-		        "between the capture windows (median %.3f ms); the %u steps traced at kernel "
-		        "level took %.3f ms: no faster than those, so the steps are not alike across "
-		        "the run and no cost of tracing can be read from them\n",
-		        label, r->nuntraced, r->untraced_median_ms, r->ntraced, r->traced_median_ms);
+		fprintf(
+		    out,
+		    "rank %s: the headline is the %u post-warm-up steps timed by step markers "
+		    "between the capture windows (median %.3f ms); the %u steps traced at kernel "
+		    "level took %.3f ms: no faster than those, so the steps are not alike across "
+		    "the run and no cost of tracing can be read from them\n",
+		    label, r->nuntraced, r->untraced_median_ms, r->ntraced, r->traced_median_ms);
 		return;
 	}
 	fprintf(out,
@@ -692,7 +706,8 @@ static void text_how_slow(const gp_job_t *job, FILE *out)
 		        r->nsteps, r->warmup, r->step_basis[0] ? r->step_basis : "-",
 		        fig(f[0], 24, 9, 3, r->step_median_ms, st),
 		        fig(f[1], 24, 9, 3, r->step_p95_ms, st),
-		        fig(f[2], 24, 9, 3, r->step_mean_ms, st), fig(f[3], 24, 6, 3, r->step_cv, st),
+		        fig(f[2], 24, 9, 3, r->step_mean_ms, st),
+		        fig(f[3], 24, 6, 3, r->step_cv, st),
 		        fig(f[4], 24, 9, 3, r->period_median_ms, r->nperiod > 0),
 		        fig(f[5], 24, 9, 3, r->cpu_median_ms, st && has_cpu_range(r)));
 	}
@@ -722,13 +737,14 @@ static void text_how_slow(const gp_job_t *job, FILE *out)
 		                                "the end of each step)"
 		                              : "");
 	} else
-		fprintf(out,
-		        "steps: none found: no repeated outermost NVTX range, no optimizer.step(), no "
-		        "cudaProfilerStart/Stop windows, and no repeating sequence of GPU launches%s; "
-		        "no per-step figure is given\n",
-		        cuda ? " in the kernels recorded (GPUPROF_STEP_RANGE names a range)"
-		             : " (mode cuda finds steps from the kernels; GPUPROF_STEP_RANGE names a "
-		               "range)");
+		fprintf(
+		    out,
+		    "steps: none found: no repeated outermost NVTX range, no optimizer.step(), no "
+		    "cudaProfilerStart/Stop windows, and no repeating sequence of GPU launches%s; "
+		    "no per-step figure is given\n",
+		    cuda ? " in the kernels recorded (GPUPROF_STEP_RANGE names a range)"
+		         : " (mode cuda finds steps from the kernels; GPUPROF_STEP_RANGE names a "
+		           "range)");
 }
 
 /* Where the time goes: the GPU over the steady state, kernels and ranges. */
@@ -747,9 +763,9 @@ static void text_time(const gp_job_t *job, FILE *out)
 		             "without cuda)\n");
 	rows &= any_gpu > 0; /* nothing measured: no table of zeros */
 	if (rows)
-		fprintf(out, "%-8s %8s %8s %9s %8s %9s %8s %8s %8s %8s %8s %9s\n", "rank", "kernels",
-		        "busy%", "hostwait%", "syncidle%", "kernwait%", "other%", "comm%",
-		        "overlap%", "sync ms", "call us", "queue us");
+		fprintf(out, "%-8s %8s %8s %9s %8s %9s %8s %8s %8s %8s %8s %9s\n", "rank",
+		        "kernels", "busy%", "hostwait%", "syncidle%", "kernwait%", "other%",
+		        "comm%", "overlap%", "sync ms", "call us", "queue us");
 	for (unsigned i = 0; rows && i < job->nranks; i++) {
 		const gp_rank_t *r = &job->ranks[i];
 		if (!listed(job, r))
@@ -760,12 +776,14 @@ static void text_time(const gp_job_t *job, FILE *out)
 		        pct(r->idle_host_ns, r->span_ns), pct(r->idle_sync_ns, r->span_ns),
 		        pct(r->idle_kernel_ns, r->span_ns), pct(r->idle_other_ns, r->span_ns),
 		        pct(r->comm_ns, r->comm_ns + r->compute_ns), pct(r->overlap_ns, r->comm_ns),
-		        r->sync_ns / 1e6, fig(cu, 24, 8, 1, r->launch_call_us, r->launch_call_us > 0),
+		        r->sync_ns / 1e6,
+		        fig(cu, 24, 8, 1, r->launch_call_us, r->launch_call_us > 0),
 		        fig(qu, 24, 9, 1, r->launch_latency_us, r->launches_matched > 0));
 	}
 	if (any_gpu)
-		fprintf(out, "call us: a launch call's own time (the host's cost of a launch); queue "
-		             "us: from the call to the kernel's start (how far the host runs ahead)\n");
+		fprintf(out,
+		        "call us: a launch call's own time (the host's cost of a launch); queue "
+		        "us: from the call to the kernel's start (how far the host runs ahead)\n");
 	if (any_gpu && dist_header(out, job)) {
 		dist_line(out, job, "GPU busy (%)", "", f_busy, -1, 2.0);
 		dist_line(out, job, "host wait (%)", "", f_hostwait, 1, 2.0);
@@ -802,8 +820,9 @@ static void text_time(const gp_job_t *job, FILE *out)
 		uint64_t tot = 0;
 		for (unsigned i = 0; i < job->nk; i++)
 			tot += job->k[i].total;
-		fprintf(out, "\nTop kernels by total GPU time (all ranks, post-warm-up steps%s; "
-		             "names demangled, the whole name in report.json):\n",
+		fprintf(out,
+		        "\nTop kernels by total GPU time (all ranks, post-warm-up steps%s; "
+		        "names demangled, the whole name in report.json):\n",
 		        any_window(job) ? " traced at kernel level" : "");
 		fprintf(out, "%-60s %8s %11s %10s %10s %10s %6s\n", "name", "calls", "total ms",
 		        "mean us", "min us", "max us", "share");
@@ -868,16 +887,18 @@ static void text_memory(const gp_job_t *job, FILE *out)
 		        fig(f[2], 24, 11, 1, r->mem_peak / 1048576.0, cu),
 		        fig(f[3], 24, 8, 3, r->mem_peak_t_ns / 1e9, cu),
 		        fig(f[4], 24, 11, 1, r->mem_final / 1048576.0, cu),
-		        (tq && r->torch.nmem_steps ? r->torch.growth_per_step : r->mem_growth_per_step) /
+		        (tq && r->torch.nmem_steps ? r->torch.growth_per_step
+		                                   : r->mem_growth_per_step) /
 		            1024.0,
 		        r->optimizer_bytes / 1048576.0,
 		        fig(f[5], 24, 9, 1, r->mem_host_peak / 1048576.0, cu),
 		        fig(f[6], 24, 9, 1, r->nvml_mem_max / 1048576.0, r->nvml_samples > 0));
 		if (pq)
-			fprintf(out, "       %s: in use %.1f MiB at its peak, %.1f MiB at the last "
-			             "sample; the pool holds %.1f MiB of the device\n",
-			        r->pool.what, r->pool.in_use_peak / 1048576.0, r->pool.in_use / 1048576.0,
-			        r->pool.pool / 1048576.0);
+			fprintf(out,
+			        "       %s: in use %.1f MiB at its peak, %.1f MiB at the last "
+			        "sample; the pool holds %.1f MiB of the device\n",
+			        r->pool.what, r->pool.in_use_peak / 1048576.0,
+			        r->pool.in_use / 1048576.0, r->pool.pool / 1048576.0);
 		if (r->mem_peak_stack[0])
 			fprintf(out, "       peak reached by: %s%s%s%s\n", r->mem_peak_stack,
 			        r->mem_peak_stack_source[0] ? " (stack from " : "",
@@ -938,8 +959,8 @@ static void text_quality(const gp_job_t *job, FILE *out)
 			    "rank %s: %s%s%s dropped ring=%llu cupti=%llu strings=%llu cap=%llu "
 			    "corrupt_chunks=%llu%s%s%s%s%s\n",
 			    label(job, r),
-			    unobserved   ? "not observed (NVML saw its GPU in use, no CUDA work was "
-			                   "recorded)"
+			    unobserved ? "not observed (NVML saw its GPU in use, no CUDA work was "
+			                 "recorded)"
 			    : r->has_end ? "complete"
 			                 : "incomplete (salvaged or killed)",
 			    r->truncated ? ", truncated tail" : "",
@@ -975,10 +996,11 @@ static void text_quality(const gp_job_t *job, FILE *out)
 			snprintf(how, sizeof(how), "signal %d", WTERMSIG(job->batch.wait_status));
 		else if (job->batch.has_end)
 			snprintf(how, sizeof(how), "exit %d", WEXITSTATUS(job->batch.wait_status));
-		fprintf(out,
-		        "the batch script (%.80s): %s after %.2f s; not a rank (no GPU work or steps "
-		        "of its own)\n",
-		        job->batch.command, how, job->batch.wall_ns / 1e9);
+		fprintf(
+		    out,
+		    "the batch script (%.80s): %s after %.2f s; not a rank (no GPU work or steps "
+		    "of its own)\n",
+		    job->batch.command, how, job->batch.wall_ns / 1e9);
 	}
 	if (job->ntasks_expected > job->nranks)
 		fprintf(out,
@@ -1066,7 +1088,8 @@ void gp_report_json(const gp_job_t *job, FILE *out)
 	gp_json_str(out, job->unreadable);
 	fprintf(out, ",\n  \"batch_script\": ");
 	if (job->batch.seen) {
-		fprintf(out, "{\"complete\": %s, \"wait_status\": %d, \"wall_s\": %.6f, \"command\": ",
+		fprintf(out,
+		        "{\"complete\": %s, \"wait_status\": %d, \"wall_s\": %.6f, \"command\": ",
 		        job->batch.has_end ? "true" : "false", job->batch.wait_status,
 		        job->batch.wall_ns / 1e9);
 		gp_json_str(out, job->batch.command);

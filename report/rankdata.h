@@ -102,9 +102,11 @@ typedef struct rank_data {
 	uint64_t first_ts, last_ts;
 	uint64_t win_lo, win_hi; /* post-warm-up steps, when steps are known */
 	uint64_t gpu_lo, gpu_hi; /* GPU statistics: the hull of gwin (0, 0: everything) */
-	VEC(uint64_t) gwin;      /* ... exactly: lo, hi, lo, hi, ... (sorted, disjoint): the
-	                            post-warm-up steps where kernels were traced */
-	VEC(uint64_t) cuda_on;   /* when kernels were traced at all: lo, hi, ... (the capture
+	VEC(uint64_t)
+	gwin; /* ... exactly: lo, hi, lo, hi, ... (sorted, disjoint): the
+	         post-warm-up steps where kernels were traced */
+	VEC(uint64_t)
+	cuda_on;                 /* when kernels were traced at all: lo, hi, ... (the capture
 	                            switches; one stretch over the run without any) */
 	VEC(uint64_t) ctrl;      /* capture switches: ts, modes, ts, modes, ... */
 	u64map_t alloc_api;      /* correlation -> index + 1 of the allocation call (its stack) */
@@ -119,15 +121,16 @@ typedef struct rank_data {
 	VEC(uint64_t) overhead;  /* CUPTI's own work (GP_EV_OVERHEAD): start, end */
 	uint32_t gpu_uuid[8];    /* the GPUs the agent sees (GP_EV_GPU): UUID string ids */
 	uint64_t child_pid, recorder_pid; /* the agent's program; the process recording here */
-	VEC(uint64_t) proc_changes;       /* when another process took over the file (a script
-	                                     running programs one after another) */
-	bool agent_end;                   /* the agent's end record (its program's status) */
+	VEC(uint64_t)
+	proc_changes;   /* when another process took over the file (a script
+	                   running programs one after another) */
+	bool agent_end; /* the agent's end record (its program's status) */
 	int agent_status;
-	bool lib_end;                     /* the recording process's own end record ... */
-	int lib_status;                   /* ... and what exit() was given */
-	uint64_t gpu_bytes[8];   /* ... and their memory */
-	uint32_t step_tid;       /* the thread that ran the step ranges (0: none/unknown) */
-	bool tid_mismatch;       /* NVTX and CUDA API records carry unrelated thread ids */
+	bool lib_end;          /* the recording process's own end record ... */
+	int lib_status;        /* ... and what exit() was given */
+	uint64_t gpu_bytes[8]; /* ... and their memory */
+	uint32_t step_tid;     /* the thread that ran the step ranges (0: none/unknown) */
+	bool tid_mismatch;     /* NVTX and CUDA API records carry unrelated thread ids */
 	/* the rank's CUDA allocation that failed for lack of memory, if any */
 	uint64_t oom_ts, oom_count;
 	/* pending: header values the passes need */
@@ -204,8 +207,16 @@ void gp_pass_startup(gp_rank_t *r, rank_data_t *d);
 /* CUPTI's memory kinds (CUpti_ActivityMemoryKind): what the device's memory is. Pageable
  * and pinned host memory (a DataLoader's pin_memory buffers), managed memory and module
  * globals (DEVICE_STATIC) are counted apart from the device allocations. */
-enum { GP_MEM_UNKNOWN = 0, GP_MEM_PAGEABLE = 1, GP_MEM_PINNED = 2, GP_MEM_DEVICE = 3,
-       GP_MEM_ARRAY = 4, GP_MEM_MANAGED = 5, GP_MEM_DEVICE_STATIC = 6, GP_MEM_MANAGED_STATIC = 7 };
+enum {
+	GP_MEM_UNKNOWN = 0,
+	GP_MEM_PAGEABLE = 1,
+	GP_MEM_PINNED = 2,
+	GP_MEM_DEVICE = 3,
+	GP_MEM_ARRAY = 4,
+	GP_MEM_MANAGED = 5,
+	GP_MEM_DEVICE_STATIC = 6,
+	GP_MEM_MANAGED_STATIC = 7
+};
 static inline bool gp_mem_is_device(unsigned kind)
 {
 	return kind == GP_MEM_DEVICE || kind == GP_MEM_ARRAY || kind == GP_MEM_UNKNOWN;

@@ -62,7 +62,8 @@ void gp_pass_startup(gp_rank_t *r, rank_data_t *d)
 	for (size_t i = 0; i < d->ranges.n; i++) {
 		const range_t *rg = &d->ranges.v[i];
 		if (rg->depth == 0 && rg->start < t1 && gp_symtab_str(&d->sym, rg->name))
-			add_item(&items, &at, rg->name, false, (rg->end < t1 ? rg->end : t1) - rg->start);
+			add_item(&items, &at, rg->name, false,
+			         (rg->end < t1 ? rg->end : t1) - rg->start);
 	}
 	uint64_t comp = 0;
 	for (size_t i = 0; i + 2 < d->compiles.n; i += 3)

@@ -739,7 +739,8 @@ void gp_pass_capture(gp_rank_t *r, rank_data_t *d)
 	} else if (d->win_hi) { /* the post-warm-up steps, where traced */
 		for (size_t k = 0; k + 1 < d->cuda_on.n; k += 2) {
 			uint64_t a = d->cuda_on.v[k] > d->win_lo ? d->cuda_on.v[k] : d->win_lo;
-			uint64_t b = d->cuda_on.v[k + 1] < d->win_hi ? d->cuda_on.v[k + 1] : d->win_hi;
+			uint64_t b =
+			    d->cuda_on.v[k + 1] < d->win_hi ? d->cuda_on.v[k + 1] : d->win_hi;
 			if (b > a) {
 				VEC_PUSH(d->gwin, a);
 				VEC_PUSH(d->gwin, b);

@@ -226,8 +226,10 @@ static void set_capture(unsigned want)
 		for (size_t i = 0; i < N(cuda_kinds); i++)
 			(en ? cuptiActivityEnable : cuptiActivityDisable)(cuda_kinds[i]);
 		if (gp_cu_api->api_mode == 1) { /* API calls only while kernels are traced */
-			(en ? cuptiActivityEnable : cuptiActivityDisable)(CUPTI_ACTIVITY_KIND_RUNTIME);
-			(en ? cuptiActivityEnable : cuptiActivityDisable)(CUPTI_ACTIVITY_KIND_DRIVER);
+			(en ? cuptiActivityEnable
+			    : cuptiActivityDisable)(CUPTI_ACTIVITY_KIND_RUNTIME);
+			(en ? cuptiActivityEnable
+			    : cuptiActivityDisable)(CUPTI_ACTIVITY_KIND_DRIVER);
 		}
 		/* Per-call API records stay enabled: re-enabled ones never arrived again
 		 * (H200, CUDA 13.0, with a callback subscriber), and neither did ones first

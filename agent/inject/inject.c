@@ -64,9 +64,9 @@ static struct {
 	_Atomic uint64_t step_idx;  /* steps begun so far */
 	_Atomic uint64_t seen0[8];  /* first outermost names (id << 8 | 1, never 0), to learn it */
 	bool forked; /* a fork of a process that had this library: silent until its cuInit */
-	_Atomic int steps_seen;    /* a step boundary was seen (no windows by time then) */
-	_Atomic uint64_t opt_idx;  /* optimizer steps returned so far */
-	uint64_t cap_t0;           /* when the CUPTI module started (windows by time) */
+	_Atomic int steps_seen;   /* a step boundary was seen (no windows by time then) */
+	_Atomic uint64_t opt_idx; /* optimizer steps returned so far */
+	uint64_t cap_t0;          /* when the CUPTI module started (windows by time) */
 } g;
 
 static unsigned capture_wanted(uint64_t idx);
@@ -1172,9 +1172,9 @@ static void load_cupti(void)
 	api->flush_ms = (unsigned)gp_setting_long(GP_ENV_CUPTI_FLUSH_MS);
 	api->discard = gp_setting_bool(GP_ENV_CUPTI_DISCARD);
 	const char *am = gp_setting_str(GP_ENV_CUPTI_API);
-	api->api_mode = am && !strcmp(am, "windows") ? 1
-	                : am && !strcmp(am, "off")   ? 2
-	                : am && !strcmp(am, "calls") ? 0
+	api->api_mode = am && !strcmp(am, "windows")  ? 1
+	                : am && !strcmp(am, "off")    ? 2
+	                : am && !strcmp(am, "calls")  ? 0
 	                : g.cap.how == GP_CAP_SAMPLED ? 1 /* auto: no cost between windows */
 	                                              : 0;
 	if ((g.modes & GP_MODE_MEM) && !api->callbacks) {
@@ -1221,7 +1221,8 @@ static void cuda_init(void)
 	 * sampled windows, they are the clock of the steps between the windows */
 	if ((!(g.modes & GP_MODE_CUDA) || g.cap.how == GP_CAP_SAMPLED) &&
 	    gp_setting_bool(GP_ENV_STEP_MARKERS) &&
-	    gp_marker_enable(emit, gp_clock_ns, intern_cstr(GP_OWN_THREAD_PREFIX "step markers")) != 0)
+	    gp_marker_enable(emit, gp_clock_ns, intern_cstr(GP_OWN_THREAD_PREFIX "step markers")) !=
+	        0)
 		gp_warn("step markers unavailable (no CUDA driver functions); step times are "
 		        "host periods");
 }

@@ -12,10 +12,12 @@
 int main(void)
 {
 	/* three GEMMs whose names differ only at their end (Hugging Face GPT-2 on an H200) */
-	static const char *gemm[] = {
-	    "_ZN7cutlass7Kernel2I62cutlass_75_tensorop_bf16_s1688gemm_bf16_256x128_32x3_tn_align8EEvNT_6ParamsE",
-	    "_ZN7cutlass7Kernel2I62cutlass_75_tensorop_bf16_s1688gemm_bf16_128x128_32x4_nn_align8EEvNT_6ParamsE",
-	    "_ZN7cutlass7Kernel2I61cutlass_75_tensorop_bf16_s1688gemm_bf16_64x128_32x6_nt_align8EEvNT_6ParamsE"};
+	static const char *gemm[] = {"_ZN7cutlass7Kernel2I62cutlass_75_tensorop_bf16_s1688gemm_"
+	                             "bf16_256x128_32x3_tn_align8EEvNT_6ParamsE",
+	                             "_ZN7cutlass7Kernel2I62cutlass_75_tensorop_bf16_s1688gemm_"
+	                             "bf16_128x128_32x4_nn_align8EEvNT_6ParamsE",
+	                             "_ZN7cutlass7Kernel2I61cutlass_75_tensorop_bf16_s1688gemm_"
+	                             "bf16_64x128_32x6_nt_align8EEvNT_6ParamsE"};
 	char a[3][64];
 	char *full = gp_readable_name(gemm[0]);
 	bool have = full && strncmp(full, "_Z", 2);
@@ -24,9 +26,10 @@ int main(void)
 		free(full);
 		return done_testing();
 	}
-	ok(!strcmp(full,
-	           "void cutlass::Kernel2<cutlass_75_tensorop_bf16_s1688gemm_bf16_256x128_32x3_tn_"
-	           "align8>(cutlass_75_tensorop_bf16_s1688gemm_bf16_256x128_32x3_tn_align8::Params)"),
+	ok(!strcmp(
+	       full,
+	       "void cutlass::Kernel2<cutlass_75_tensorop_bf16_s1688gemm_bf16_256x128_32x3_tn_"
+	       "align8>(cutlass_75_tensorop_bf16_s1688gemm_bf16_256x128_32x3_tn_align8::Params)"),
 	   "demangled in full: %s", full);
 	free(full);
 	for (int i = 0; i < 3; i++)
@@ -37,14 +40,17 @@ int main(void)
 	ok(strcmp(a[0], a[1]) && strcmp(a[1], a[2]) && strcmp(a[0], a[2]),
 	   "three GEMMs stay three names: %s | %s | %s", a[0], a[1], a[2]);
 	char b[80];
-	gp_display_name("_ZN2at6native29vectorized_elementwise_kernelILi4ENS0_11FillFunctorIfEESt5arrayIPcLm1EEEEviT0_T1_",
+	gp_display_name("_ZN2at6native29vectorized_elementwise_kernelILi4ENS0_"
+	                "11FillFunctorIfEESt5arrayIPcLm1EEEEviT0_T1_",
 	                b, 51);
 	ok(!strncmp(b, "at::native::vectorized_e", 24) && strlen(b) <= 50 && !strchr(b, '(') &&
 	       strstr(b, "<..>"),
 	   "signature dropped, nested arguments folded: %s", b);
-	gp_display_name("_ZN2at6native29vectorized_elementwise_kernelILi4ENS0_11FillFunctorIfEESt5arrayIPcLm1EEEEviT0_T1_",
+	gp_display_name("_ZN2at6native29vectorized_elementwise_kernelILi4ENS0_"
+	                "11FillFunctorIfEESt5arrayIPcLm1EEEEviT0_T1_",
 	                b, 80);
-	ok(!strcmp(b, "at::native::vectorized_elementwise_kernel<4, FillFunctor<float>, array<char*, 1ul> >") ||
+	ok(!strcmp(b, "at::native::vectorized_elementwise_kernel<4, FillFunctor<float>, "
+	              "array<char*, 1ul> >") ||
 	       strlen(b) <= 79,
 	   "a wider column keeps more: %s", b);
 	gp_display_name("loop_add_fusion_7", b, 51);
