@@ -73,7 +73,7 @@ ok $? "job.json names both nodes, every rank complete, a step summary from each 
 ls "$j"/step0/node*.json >/dev/null 2>&1 && [ "$(ls "$j"/step0/node*.json | wc -l)" = 2 ]
 ok $? "each node wrote its step summary (node*.json)"
 ac=$(admin_comment "$jid")
-echo "$ac" | grep -q "gpuprof: ranks=5" && echo "$ac" | grep -q "dir=$W/$j"
+echo "$ac" | grep -q "gpuprof: ranks=4" && echo "$ac" | grep -q "dir=$W/$j" # 4 ranks of step 0; the batch script is no rank
 ok $? "AdminComment links the job to its merged report ($(echo "$ac" | head -c 80))"
 
 # 2. srun -N2 -n4 from outside an allocation: the job has ended before the report is
