@@ -174,7 +174,7 @@ static int cmp_rstat(const void *a, const void *b)
 	return x->cpu_ns > y->cpu_ns ? -1 : x->cpu_ns < y->cpu_ns;
 }
 
-static int steps_from_name(const char *s)
+int gp_steps_from_name(const char *s)
 {
 	if (!s || !strcmp(s, "auto"))
 		return GP_STEPS_AUTO;
@@ -542,6 +542,13 @@ typedef struct rank_in {
 	unsigned nsides;
 } rank_in_t;
 
+static void (*progress_fn)(unsigned done, unsigned total);
+
+void gp_job_set_progress(void (*fn)(unsigned done, unsigned total))
+{
+	progress_fn = fn;
+}
+
 /* Analyse and merge every rank of paths, a batch of a few per thread at a time. */
 static void analyse_all(gp_job_t *job, rank_in_t *paths, unsigned n)
 {
@@ -567,6 +574,8 @@ static void analyse_all(gp_job_t *job, rank_in_t *paths, unsigned n)
 		analyse_batch(sums, m, nt < m ? nt : m, job->steps_from);
 		for (unsigned i = 0; i < m; i++)
 			merge_one(job, &sums[i], &from_sum);
+		if (progress_fn)
+			progress_fn(lo + m, n);
 	}
 	free(sums);
 	gp_debug("report: %u rank(s) from their summaries, %u from their rank files", from_sum,
@@ -738,7 +747,7 @@ int gp_job_load(gp_job_t *job, const char *dir, const char *step, const char *st
 	struct dirent *de;
 	memset(job, 0, sizeof(*job));
 	snprintf(job->dir, sizeof(job->dir), "%s", dir);
-	if ((job->steps_from = steps_from_name(steps_from)) < 0) {
+	if ((job->steps_from = gp_steps_from_name(steps_from)) < 0) {
 		snprintf(err, errlen,
 		         "--steps-from: '%s' (auto, nvtx, optimizer, profiler, kernels)",
 		         steps_from);

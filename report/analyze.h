@@ -351,6 +351,12 @@ bool gp_summary_wanted(const char *gpr);
  * Each rank comes from its summary where one is valid (GPUPROF_REPORT_SUMMARIES), else
  * from its rank file, read on GPUPROF_REPORT_THREADS threads, its summary then written.
  * steps_from: where steps come from, "auto" (or NULL), "nvtx", "profiler", "kernels". */
+/* --steps-from's names (auto, nvtx, optimizer, profiler, kernels; NULL: auto) as
+ * GP_STEPS_*; -1 for any other. */
+int gp_steps_from_name(const char *s);
+/* fn(done, total) after each batch of rank files gp_job_load has read, on the calling
+ * thread (a progress line); NULL: none. */
+void gp_job_set_progress(void (*fn)(unsigned done, unsigned total));
 int gp_job_load(gp_job_t *job, const char *dir, const char *step, const char *steps_from, char *err,
                 size_t errlen);
 void gp_job_findings(gp_job_t *job);
@@ -367,8 +373,11 @@ void gp_report_summary_line(const gp_job_t *job, char *buf, size_t len);
 /* PyTorch memory_viz snapshot (pickle protocol 2) of one rank (first of ranks, else the
  * first rank), as torch.cuda.memory._dump_snapshot writes it. */
 /* pydir: agent/python (its _gpuprof_merge.py merges PyTorch's own snapshots when the
- * ranks have them); NULL: the CUDA records alone */
-int gp_export_memviz(const gp_job_t *job, FILE *out, const char *ranks, const char *pydir);
+ * ranks have them); NULL: the CUDA records alone. torch113: the layout PyTorch 1.13's
+ * _memory_viz reads (a list of segments, each block with its history) instead of 2.x's
+ * dictionary of segments and device_traces. */
+int gp_export_memviz(const gp_job_t *job, FILE *out, const char *ranks, const char *pydir,
+                     bool torch113);
 /* Self-contained HTML with SVG plots. */
 int gp_report_html(const gp_job_t *job, FILE *out);
 /* Chrome/Perfetto trace of the job (re-reads the rank files). */
@@ -377,7 +386,6 @@ int gp_export_kineto(const gp_job_t *job, const char *dir, const char *ranks);
 int gp_export_chrome(const gp_job_t *job, FILE *out, const char *ranks, uint64_t max_events,
                      double win_from_s, double win_to_s);
 
-void gp_json_str(FILE *out, const char *s);
 /* The name of a GP_LOSS_* cause in JSON and in words; NULL past the last. */
 const char *gp_loss_key(unsigned cause);
 const char *gp_loss_words(unsigned cause);

@@ -21,6 +21,7 @@
 #include "analyze.h"
 #include "outfile.h"
 #include "cbid_names.h"
+#include "json.h"
 #include "rankdata.h"
 #include "ranks.h"
 
@@ -43,9 +44,27 @@ typedef struct {
 	uint64_t lo, hi;        /* window in monotonic ns (hi 0: none) */
 	uint64_t budget, spent; /* events this rank may write */
 	const rank_data_t *d;
+	u64map_t tids; /* Chrome: the program's thread id + 1 -> its number in the rank, 1.. */
 } ctx_t;
 
 #define STREAM_TID(s) (1000000ull + (s))
+
+/* A thread's id in the file. The collector's thread ids are pthread_self()'s low bits
+ * (1778078464): Chrome traces number a rank's threads 1, 2, ... in the order they first
+ * appear, and name them "thread N (ID)" or by their NVTX names (thread_names); Kineto's
+ * files keep the ids, as Kineto does. */
+static uint64_t tid_of(const ctx_t *c, uint64_t tid)
+{
+	uint64_t v;
+	return !c->kineto && u64map_get(&c->tids, tid + 1, &v) ? v : tid;
+}
+
+static void tid_see(ctx_t *c, uint64_t tid)
+{
+	uint64_t v;
+	if (!c->kineto && !u64map_get(&c->tids, tid + 1, &v))
+		u64map_put(&c->tids, tid + 1, c->tids.n + 1);
+}
 
 /* Microseconds with three decimals from integer nanoseconds. */
 static void put_us(FILE *out, const char *key, uint64_t ns)
@@ -160,21 +179,47 @@ static void export_rank(ctx_t *c, const gp_rank_t *rk, int index)
 	const rank_data_t *d = c->d;
 	FILE *out = c->out;
 	char nm[512];
-	/* names: the program's threads and streams */
+	/* names: the program's threads, numbered in the order they first appear (tid_of),
+	 * and its streams */
 	u64map_t seen = {0};
-	for (size_t i = 0; i < d->ranges.n; i++) {
-		uint64_t tid = d->ranges.v[i].tid, v;
-		if (u64map_get(&seen, tid + 1, &v))
+	for (size_t i = 0; i < d->ranges.n; i++)
+		tid_see(c, d->ranges.v[i].tid);
+	for (size_t s = 0; s < d->stacks.n; s++)
+		for (size_t j = 0; j < d->stacks.v[s].n; j++)
+			tid_see(c, d->stacks.v[s].v[j].tid);
+	for (size_t i = 0; i < d->nvtx_marks.n; i++)
+		tid_see(c, d->nvtx_marks.v[i].tid);
+	for (size_t i = 0; i < d->apis.n; i++)
+		if (!d->apis.v[i].alloc)
+			tid_see(c, d->apis.v[i].tid);
+	for (size_t i = 0; i < c->tids.cap; i++) {
+		uint64_t tid, v;
+		if (!c->tids.k[i])
 			continue;
-		u64map_put(&seen, tid + 1, 1);
+		tid = c->tids.k[i] - 1;
+		const char *steps = tid == d->step_tid ? ": the steps" : "";
 		if (u64map_get(&d->thread_name, tid + 1, &v))
-			snprintf(nm, sizeof(nm), "%s (thread %" PRIu64 ")", name_of(d, (uint32_t)v),
-			         tid);
+			snprintf(nm, sizeof(nm), "%s (thread %" PRIu64 "%s)",
+			         name_of(d, (uint32_t)v), tid_of(c, tid), steps);
 		else
-			snprintf(nm, sizeof(nm), "%sthread %" PRIu64,
-			         tid == d->step_tid ? "steps' " : "", tid);
-		thread_name(c, tid, nm);
+			snprintf(nm, sizeof(nm), "thread %" PRIu64 " (%" PRIu64 ")%s",
+			         tid_of(c, tid), tid, steps);
+		thread_name(c, tid_of(c, tid), nm);
 	}
+	if (c->kineto) /* Kineto's ids are the program's own (no map above) */
+		for (size_t i = 0; i < d->ranges.n; i++) {
+			uint64_t tid = d->ranges.v[i].tid, v;
+			if (u64map_get(&seen, tid + 1, &v))
+				continue;
+			u64map_put(&seen, tid + 1, 1);
+			if (u64map_get(&d->thread_name, tid + 1, &v))
+				snprintf(nm, sizeof(nm), "%s (thread %" PRIu64 ")",
+				         name_of(d, (uint32_t)v), tid);
+			else
+				snprintf(nm, sizeof(nm), "%sthread %" PRIu64,
+				         tid == d->step_tid ? "steps' " : "", tid);
+			thread_name(c, tid, nm);
+		}
 	for (size_t i = 0; i < d->kerns.n; i++) {
 		const kern_t *k = &d->kerns.v[i];
 		uint64_t v;
@@ -215,7 +260,7 @@ static void export_rank(ctx_t *c, const gp_rank_t *rk, int index)
 				    out,
 				    ",\n{\"ph\": \"%c\", \"cat\": \"nvtx_async\", \"id\": %" PRIu64
 				    ", \"pid\": %d, \"tid\": %u, ",
-				    end ? 'e' : 'b', id, c->pid, g->tid);
+				    end ? 'e' : 'b', id, c->pid, (unsigned)tid_of(c, g->tid));
 				put_us(out, "ts", (end ? g->end : g->start) + c->off);
 				fputs(", \"name\": ", out);
 				gp_json_str(out, name_of(d, g->name));
@@ -227,7 +272,7 @@ static void export_rank(ctx_t *c, const gp_rank_t *rk, int index)
 		      c->kineto   ? "user_annotation"
 		      : g->domain ? "nvtx_domain"
 		                  : "nvtx",
-		      g->tid, g->start, g->end - g->start, name_of(d, g->name));
+		      tid_of(c, g->tid), g->start, g->end - g->start, name_of(d, g->name));
 		fputs("}", out);
 	}
 	for (size_t s = 0; s < d->stacks.n; s++)
@@ -236,8 +281,8 @@ static void export_rank(ctx_t *c, const gp_rank_t *rk, int index)
 			if (o->start > d->last_ts || !in_window(c, o->start, d->last_ts) ||
 			    !spend(c))
 				continue;
-			slice(c, c->kineto ? "user_annotation" : "nvtx", o->tid, o->start,
-			      d->last_ts - o->start, name_of(d, o->name));
+			slice(c, c->kineto ? "user_annotation" : "nvtx", tid_of(c, o->tid),
+			      o->start, d->last_ts - o->start, name_of(d, o->name));
 			fputs(", \"args\": {\"open_at_end\": true}}", out);
 		}
 	for (size_t i = 0; i < d->nvtx_marks.n; i++) {
@@ -247,7 +292,7 @@ static void export_rank(ctx_t *c, const gp_rank_t *rk, int index)
 		fprintf(out,
 		        ",\n{\"ph\": \"i\", \"s\": \"t\", \"cat\": \"nvtx\", \"pid\": %d, "
 		        "\"tid\": %u, ",
-		        c->pid, m->tid);
+		        c->pid, (unsigned)tid_of(c, m->tid));
 		put_us(out, "ts", m->ts + c->off);
 		fputs(", \"name\": ", out);
 		gp_json_str(out, name_of(d, m->name));
@@ -313,15 +358,15 @@ static void export_rank(ctx_t *c, const gp_rank_t *rk, int index)
 			         a->cbid);
 			n = nm;
 		}
-		slice(c, a->domain == 1 ? "cuda_runtime" : "cuda_driver", a->tid, a->start, a->dur,
-		      n);
+		slice(c, a->domain == 1 ? "cuda_runtime" : "cuda_driver", tid_of(c, a->tid),
+		      a->start, a->dur, n);
 		fprintf(out, ", \"args\": {\"correlation\": %" PRIu64 ", \"cbid\": %u}}", a->corr,
 		        a->cbid);
 		if (a->corr && u64map_get(&flowed, a->corr + 1, &v)) {
 			fprintf(out,
 			        ",\n{\"ph\": \"s\", \"cat\": \"ac2g\", \"name\": \"ac2g\", \"id\": "
 			        "%" PRIu64 ", \"pid\": %d, \"tid\": %u, ",
-			        v, c->pid, a->tid);
+			        v, c->pid, (unsigned)tid_of(c, a->tid));
 			put_us(out, "ts", a->start + c->off);
 			fputs("}", out);
 		}
@@ -337,7 +382,8 @@ static void export_rank(ctx_t *c, const gp_rank_t *rk, int index)
 			if (!in_window(c, st->start, st->end) || !spend(c))
 				continue;
 			snprintf(nm, sizeof(nm), "ProfilerStep#%zu", i);
-			slice(c, "user_annotation", tid, st->start, st->end - st->start, nm);
+			slice(c, "user_annotation", tid_of(c, tid), st->start, st->end - st->start,
+			      nm);
 			fputs("}", out);
 		}
 	}
@@ -417,12 +463,11 @@ int gp_export_chrome(const gp_job_t *job, FILE *out, const char *ranklist, uint6
 	    "{\"displayTimeUnit\": \"ns\", \"otherData\": {\"producer\": \"gpuprof " PACKAGE_VERSION
 	    "\", \"job\": ");
 	gp_json_str(out, job->job);
-	fprintf(out, "}, \"traceEvents\": [\n{\"ph\": \"M\", \"name\": \"trace\", \"pid\": 0, "
-	             "\"args\": {}}");
+	fputs("}, \"traceEvents\": [", out);
 	rank_data_t d;
 	memset(&d, 0, sizeof(d));
 	uint64_t written = 0, flows = 0;
-	bool cut = false;
+	bool cut = false, first = true;
 	for (unsigned i = 0, n = 0; i < job->nranks; i++) {
 		const gp_rank_t *rk = &job->ranks[i];
 		gp_rank_t scratch;
@@ -455,10 +500,13 @@ int gp_export_chrome(const gp_job_t *job, FILE *out, const char *ranklist, uint6
 		char pname[256];
 		snprintf(pname, sizeof(pname), "rank %d (step %s) on %s", rk->rank, rk->step,
 		         rk->node[0] ? rk->node : "?");
+		/* the first event opens the list: no comma before it, and no placeholder event
+		 * (Chrome's format has no "trace" metadata) */
 		fprintf(out,
-		        ",\n{\"ph\": \"M\", \"name\": \"process_name\", \"pid\": %d, \"args\": "
+		        "%s\n{\"ph\": \"M\", \"name\": \"process_name\", \"pid\": %d, \"args\": "
 		        "{\"name\": ",
-		        c.pid);
+		        first ? "" : ",", c.pid);
+		first = false;
 		gp_json_str(out, pname);
 		fprintf(out,
 		        "}},\n{\"ph\": \"M\", \"name\": \"process_sort_index\", \"pid\": %d, "
@@ -466,12 +514,19 @@ int gp_export_chrome(const gp_job_t *job, FILE *out, const char *ranklist, uint6
 		        c.pid, i);
 		c.flows = flows; /* flow ids count on through the file */
 		export_rank(&c, rk, (int)i);
+		u64map_free(&c.tids);
 		flows = c.flows;
 		written += c.spent;
 		cut |= c.budget && c.spent >= c.budget;
 	}
 	gp_rd_free(&d);
 	fprintf(out, "\n]}\n");
+	if (win_to_s > win_from_s && !written)
+		fprintf(
+		    stderr,
+		    "gpuprof: export: --window=%g:%g holds no event of the selected ranks (seconds "
+		    "after the job's first event)\n",
+		    win_from_s, win_to_s);
 	if (cut)
 		fprintf(
 		    stderr,
@@ -553,6 +608,7 @@ int gp_export_kineto(const gp_job_t *job, const char *dir, const char *ranklist)
 		ctx_t c = {.out = out, .pid = 1000000 + rk->rank, .d = &d, .kineto = true};
 		c.off = (uint64_t)(int64_t)(d.hdr_realtime - d.hdr_monotonic - t0);
 		export_rank(&c, rk, (int)i);
+		u64map_free(&c.tids);
 		fprintf(out, "\n]}\n");
 		if (gp_outfile_close(&of, true) != 0) {
 			fprintf(stderr, "gpuprof: export: %s: %s\n", path, strerror(errno));

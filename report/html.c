@@ -64,6 +64,29 @@ static const char *ellipsize(const char *s, size_t max, char *buf, size_t len)
 	return buf;
 }
 
+/* What the page is about: the Slurm job (and its name), or for a run without Slurm
+ * (gpuprof run: no job id) the program that ran, then the directory's name */
+static const char *page_title(const gp_job_t *job, char *buf, size_t len)
+{
+	const gp_rank_t *r0 = job->nranks ? &job->ranks[0] : NULL;
+	char cmd[160];
+	if (job->job[0] && strcmp(job->job, "?"))
+		snprintf(buf, len, "job %s%s%s%s", job->job, r0 && r0->job_name[0] ? " (" : "",
+		         r0 && r0->job_name[0] ? r0->job_name : "",
+		         r0 && r0->job_name[0] ? ")" : "");
+	else if (r0 && r0->command[0]) {
+		const char *c = r0->command, *sp = strchr(c, ' '), *sl = c;
+		for (const char *q = c; *q && q != sp; q++) /* the program's own name, no path */
+			if (*q == '/')
+				sl = q + 1;
+		snprintf(buf, len, "%s (gpuprof run)", ellipsize(sl, 60, cmd, sizeof(cmd)));
+	} else {
+		const char *sl = strrchr(job->dir, '/');
+		snprintf(buf, len, "%s", sl && sl[1] ? sl + 1 : job->dir);
+	}
+	return buf;
+}
+
 static const char *color(unsigned i)
 {
 	static const char *c[] = {"#1f77b4", "#ff7f0e", "#2ca02c", "#d62728",
@@ -547,6 +570,23 @@ static void plot_busy(FILE *o, const gp_job_t *job)
 	fprintf(o, "</div>\n");
 }
 
+/* The warm-up steps on a time axis: shaded, as on the step plot (the latest warm-up end
+ * among the ranks; each rank's axis starts at its own first plotted step) */
+static void warm_band(FILE *o, const gp_job_t *job, const frame_t *f)
+{
+	double w = 0;
+	for (unsigned i = 0; i < job->nranks; i++)
+		if (job->ranks[i].ts_span_s > 0)
+			w = fmax(w, job->ranks[i].ts_warm_s);
+	if (w <= 0 || w >= f->x1)
+		return;
+	fprintf(o,
+	        "<rect class=\"warmup\" x=\"%.1f\" y=\"%d\" width=\"%.1f\" height=\"%d\" "
+	        "fill=\"#bbb\" fill-opacity=\"0.3\"><title>warm-up steps: excluded from the "
+	        "statistics</title></rect>\n",
+	        X(f, 0), MT, X(f, w) - X(f, 0), H - MB - MT);
+}
+
 /* GPU busy over time, a row per rank: readable for 1024 ranks. From kernel records, or
  * NVML's utilisation where no kernel was recorded (mode gpu without cuda). */
 static void plot_util(FILE *o, const gp_job_t *job, bool nvml)
@@ -565,6 +605,7 @@ static void plot_util(FILE *o, const gp_job_t *job, bool nvml)
 	              : "Share of time a kernel ran, from the kernel records");
 	frame_open(o, "util", "GPU busy over time, one row per rank", note,
 	           "time since the rank's first step (s)", "", &f);
+	warm_band(o, job, &f);
 	double rowh = (double)(H - MB - MT) / n;
 	for (unsigned i = 0; i < n; i++) {
 		const gp_rank_t *r = &job->ranks[i];
@@ -703,13 +744,14 @@ static void plot_series(FILE *o, const gp_job_t *job, int which)
 	if (which == 0)
 		snprintf(note, sizeof(note),
 		         "Bytes allocated and not yet freed at the end of each of %d intervals; "
-		         "%.1f s of start-up before rank %d's first step not drawn.",
+		         "%.1f s of start-up before rank %d's steps not drawn; warm-up shaded.",
 		         GP_TS, r0->ts_from_s, r0->rank);
 	else
 		snprintf(note, sizeof(note), "Mean of the samples in each of %d intervals.", GP_TS);
 	frame_t f = {0, span, 0, which == 1 ? 100 : ymax * 1.1};
 	frame_open(o, ids[which], titles[which], note, "time since the rank's first step (s)", yl,
 	           &f);
+	warm_band(o, job, &f);
 	legend_t lg = {0};
 	ranks_plot(o, job, &f, x, GP_TS, series_sample, &c, unit, &lg);
 	if (which == 0) { /* the peak, marked and said */
@@ -901,9 +943,11 @@ int gp_report_html(const gp_job_t *job, FILE *o)
 		kernels |= job->ranks[i].nkernels > 0;
 		nvml |= job->ranks[i].nvml_samples > 0;
 	}
+	char title[256];
+	page_title(job, title, sizeof(title));
 	fprintf(o, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
-	           "<title>gpuprof report: job ");
-	esc(o, job->job);
+	           "<title>gpuprof report: ");
+	esc(o, title);
 	fprintf(o,
 	        "</title>\n<style>body{font-family:sans-serif;max-width:%dpx;margin:1.5em auto;"
 	        "color:#222}h2{border-bottom:1px solid #ccc;margin-top:1.6em}"
@@ -920,9 +964,9 @@ int gp_report_html(const gp_job_t *job, FILE *o)
 	        "th,td{border:1px solid #ddd;padding:2px 6px;text-align:right}"
 	        "td:first-child,th:first-child{text-align:left}th{background:#f0f0f0}"
 	        "pre{font-size:11px;background:#f6f6f6;padding:1em;overflow-x:auto}"
-	        "</style></head><body>\n<h1>gpuprof report: job ",
+	        "</style></head><body>\n<h1>gpuprof report: ",
 	        W + 40, ML);
-	esc(o, job->job);
+	esc(o, title);
 	fprintf(o, "</h1>\n<p>%u rank(s) from <code>", job->nranks);
 	esc(o, job->dir);
 	fprintf(o, "</code>");

@@ -2,10 +2,13 @@
 #include "config.h"
 #include "settings.h"
 #include "analyze.h"
+#include "cli.h"
+#include "jobref.h"
+#include "outfile.h"
+#include "run.h"
 #include "env.h"
 #include "log.h"
 #include "modes.h"
-#include "outfile.h"
 #include "path.h"
 #include "rankfile.h"
 #include "ranks.h"
@@ -24,78 +27,284 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
-static const struct {
-	const char *cmd, *text;
-} usages[] = {
-    {"run", "gpuprof run [--modes=MODES] [-o|--output=DIR] [--ranks=LIST] [--capture=WINDOW]\n"
-            "                   -- PROGRAM [ARGS]\n"},
-    {"capture", "gpuprof capture on|off [--mem] PID\n"},
-    {"report", "gpuprof report [--step=S] [--format=text|json] [-o|--output=FILE|-] [--sacct]\n"
-               "                      [--steps-from=auto|nvtx|optimizer|profiler|kernels]\n"
-               "                      [--ranks=LIST] [--quiet] [--summary-line] JOBDIR|JOBID\n"},
-    {"export", "gpuprof export --format=chrome|memviz|html|kineto [--ranks=LIST] [--max-events=N]\n"
-               "                      [--window=FROM:TO] -o|--output=FILE|- JOBDIR\n"},
-    {"salvage", "gpuprof salvage [--job=ID] [--spool=ROOT] [--into=DIR] [SPOOLDIR...]\n"},
-    {"diff", "gpuprof diff [--threshold=PCT] [--alpha=P] [--fail-on-regression]\n"
-             "                    JOBDIR_A JOBDIR_B\n"},
-    {"dump", "gpuprof dump [--events] [--strings] RANKFILE\n"},
-    {"settings", "gpuprof settings [--env] [--format=text|markdown|man]\n"},
-    {"summarize", "gpuprof summarize RANKFILE...\n"},
+/* ---- the commands' options: --help and gpuprof(1)'s OPTIONS are made from these ---- */
+
+enum { /* long-only options */
+       OPT_STEPS_FROM = 256,
+       OPT_SACCT,
+       OPT_SUMMARY_LINE,
+       OPT_TORCH,
+       OPT_FAIL,
+       OPT_SPOOL,
+       OPT_INTO,
+       OPT_MEM,
+       OPT_EVENTS,
+       OPT_STRINGS,
+       OPT_ENV,
 };
-#define NUSAGE (sizeof(usages) / sizeof(usages[0]))
 
-/* Exit statuses (all subcommands): 0 done, 1 the work failed (unreadable job, write error),
- * 2 a usage error, 3 diff --fail-on-regression found one; run: the program's own status,
- * 126 not executable, 127 not found. */
-static int usage(FILE *f)
+static const gp_cli_opt_t run_opts[] = {
+    {"modes", 'm', "MODES",
+     "what to record: a comma list of timing (always on), nvtx, cuda, mem, gpu, layers, all, "
+     "none; help lists them (default: GPUPROF_MODES, else timing,nvtx,cuda,mem)"},
+    {"output", 'o', "DIR",
+     "the job directory, a template of %j (the job id; local outside Slurm), %u, %x, %s and "
+     "%n (default: GPUPROF_OUTPUT, else gpuprof-%j). A run never replaces an earlier one: "
+     "when DIR holds one, this run goes to DIR.1, DIR.2, ..."},
+    {"force-overwrite", 'f', NULL,
+     "write into DIR even when it holds an earlier run, whose report and rank files are "
+     "removed first"},
+    {"ranks", 'r', "LIST",
+     "profile only the tasks whose SLURM_PROCID is in LIST, as 0,8-15 (default: "
+     "GPUPROF_RANKS, else every task)"},
+    {"capture", 'c', "WINDOW",
+     "trace CUDA activity only in steps=A-B[,C-D...] (0-based, inclusive), or between "
+     "cudaProfilerStart and cudaProfilerStop with cudaprofilerapi (default: GPUPROF_CAPTURE, "
+     "else the whole run)"},
+    {"quiet", 'q', NULL,
+     "print nothing of gpuprof's own after the program (the report is "
+     "still written)"},
+    {NULL, 0, NULL, NULL}};
+
+static const gp_cli_cmd_t cmd_run_doc = {
+    "run",
+    "[OPTION]... [--] PROGRAM [ARG]...",
+    "Run PROGRAM under gpuprof's agent without Slurm, as the plugin runs each task of a "
+    "job, then write the job directory's report.txt, report.json and job.json and print "
+    "where, with the report's headline.",
+    run_opts,
+    "Options end at PROGRAM: its own options are its own (gpuprof run python -h runs "
+    "python -h).\n\n"
+    "Under Slurm (inside a job or step, or one task of several by SLURM_PROCID) the job "
+    "directory is the job's: the run writes its rank file there and leaves the report to "
+    "the plugin or to gpuprof report.\n\n"
+    "Exit status: the program's own (a death by a signal is re-raised), 126 when it cannot "
+    "be executed, 127 when it is not found, 2 on a usage error.",
+    true};
+
+static const gp_cli_opt_t report_opts[] = {
+    {"format", 'f', "FORMAT", "text (the default) or json (the schema is in report.md)"},
+    {"output", 'o', "FILE",
+     "write the report to FILE instead of standard output (- is standard output; a name "
+     "ending in .gz is written gzip-compressed)"},
+    {"step", 's', "S",
+     "only step S: a number, batch, interactive or extern, with .attemptN for a requeued "
+     "attempt (the job directory's own report files are then left as they are)"},
+    {"steps-from", OPT_STEPS_FROM, "HOW",
+     "where steps come from: auto (the default: NVTX step ranges, else optimizer.step(), "
+     "else cudaProfilerStart/Stop, else the repeating kernel sequence), nvtx, optimizer, "
+     "profiler or kernels"},
+    {"ranks", 'r', "LIST",
+     "list these ranks line by line in the text, as 0,8-15 (above 32 "
+     "ranks the text gives distributions; report.txt keeps that view)"},
+    {"sacct", OPT_SACCT, NULL,
+     "add the job's sacct record (done anyway when the job is named by its id)"},
+    {"quiet", 'q', NULL,
+     "print nothing: only write report.txt, report.json and job.json into the job directory"},
+    {"summary-line", OPT_SUMMARY_LINE, NULL,
+     "print the one-line summary that goes into the job's AdminComment"},
+    {NULL, 0, NULL, NULL}};
+
+static const gp_cli_cmd_t cmd_report_doc = {
+    "report",
+    "[OPTION]... JOBDIR|JOBID",
+    "Read every rank file of a job and report how slow its steps are, where the GPU time "
+    "goes and where the device memory goes, with findings ranked by what they cost; "
+    "report.txt, report.json and job.json are written into the job directory too.",
+    report_opts,
+    "JOBID is a Slurm job id (1234, an array task 1234_5, a heterogeneous job's component "
+    "1234+1): its directory is the one gpuprof's summary names in the job's AdminComment "
+    "(sacct -o AdminComment), else gpuprof-ID in its working directory.\n\n"
+    "A progress line goes to standard error while a long report reads rank files, when "
+    "standard error is a terminal.\n\n"
+    "Exit status: 0 done, 1 the job could not be read or a file not written, 2 a usage "
+    "error.",
+    false};
+
+static const gp_cli_opt_t export_opts[] = {
+    {"format", 'f', "FORMAT",
+     "chrome (a Chrome/Perfetto trace, JSON), memviz (a PyTorch memory snapshot pickle for "
+     "memory_viz), html (one self-contained page of plots and tables) or kineto (a "
+     "directory of Kineto traces, one per rank, for Holistic Trace Analysis)"},
+    {"output", 'o', "FILE",
+     "where to write (- is standard output, except for kineto, which writes a directory); "
+     "a name ending in .gz is written gzip-compressed, which Perfetto and HTA read"},
+    {"ranks", 'r', "LIST", "only these ranks, as 0,8-15 (default: every rank)"},
+    {"max-events", 'n', "N",
+     "chrome: at most N events in all, shared across the ranks (default 0: no limit)"},
+    {"window", 'w', "FROM:TO",
+     "chrome: only events between FROM and TO seconds after the job's first event, as "
+     "10:12.5"},
+    {"torch", OPT_TORCH, "VERSION",
+     "memviz: the snapshot layout of PyTorch VERSION: 2 (the default: the dictionary of "
+     "segments and device_traces of PyTorch 2.0 and later and of the memory_viz web page) "
+     "or 1.13 (the list of segments that PyTorch 1.13's python -m torch.cuda._memory_viz "
+     "reads, with each block's allocation history)"},
+    {NULL, 0, NULL, NULL}};
+
+static const gp_cli_cmd_t cmd_export_doc = {
+    "export",
+    "--format=FORMAT --output=FILE [OPTION]... JOBDIR|JOBID",
+    "Write a job's records for another tool to read.",
+    export_opts,
+    "JOBID is found as for gpuprof report. A file is written under a temporary name and "
+    "renamed into place when whole: a failed export leaves what was there.\n\n"
+    "Exit status: 0 done, 1 the job could not be read or the file not written, 2 a usage "
+    "error.",
+    false};
+
+static const gp_cli_opt_t diff_opts[] = {
+    {"threshold", 't', "PCT",
+     "a change of the median step or the memory peak counts from PCT percent (default 5)"},
+    {"alpha", 'a', "P",
+     "a step change is significant when the Mann-Whitney test's p-value is below P, "
+     "between 0 and 1 (default 0.01)"},
+    {"fail-on-regression", OPT_FAIL, NULL, "exit with status 3 when B regresses on A"},
+    {NULL, 0, NULL, NULL}};
+
+static const gp_cli_cmd_t cmd_diff_doc = {
+    "diff",
+    "[OPTION]... JOB_A JOB_B",
+    "Compare two jobs (directories or job ids): is B slower than A beyond the noise, does it "
+    "use more memory, which kernels and findings are new.",
+    diff_opts,
+    "Exit status: 0 done, 1 a job could not be read, 2 a usage error, 3 a regression with "
+    "--fail-on-regression.",
+    false};
+
+static const gp_cli_opt_t salvage_opts[] = {
+    {"job", 'j', "ID", "only the spools of job ID"},
+    {"spool", OPT_SPOOL, "ROOT", "look for spools under ROOT (default: $TMPDIR, else /tmp)"},
+    {"into", OPT_INTO, "DIR",
+     "put the rank files under DIR instead of the job directory each spool names"},
+    {NULL, 0, NULL, NULL}};
+
+static const gp_cli_cmd_t cmd_salvage_doc = {
+    "salvage",
+    "[OPTION]... [SPOOLDIR]...",
+    "Turn the spools that killed agents left behind into rank files in their job "
+    "directories (the job epilog does this on every node).",
+    salvage_opts,
+    "Without SPOOLDIR, every spool found under ROOT is salvaged.\n\n"
+    "Exit status: 0 done, 1 a named SPOOLDIR could not be salvaged, 2 a usage error.",
+    false};
+
+static const gp_cli_opt_t capture_opts[] = {
+    {"mem", OPT_MEM, NULL, "switch memory tracking too (mode mem), not only CUDA activity"},
+    {NULL, 0, NULL, NULL}};
+
+static const gp_cli_cmd_t cmd_capture_doc = {
+    "capture",
+    "[OPTION]... on|off PID",
+    "Switch CUDA activity tracing of a running profiled process on or off; it takes effect "
+    "at the process's next step.",
+    capture_opts,
+    "Only the process's owner can do it: the request goes through the ring the process "
+    "shares with its agent.\n\n"
+    "Exit status: 0 done, 1 the process could not be reached, 2 a usage error.",
+    false};
+
+static const gp_cli_opt_t dump_opts[] = {
+    {"events", OPT_EVENTS, NULL, "print every record"},
+    {"strings", OPT_STRINGS, NULL, "print every interned string"},
+    {NULL, 0, NULL, NULL}};
+
+static const gp_cli_cmd_t cmd_dump_doc = {
+    "dump",
+    "[OPTION]... RANKFILE",
+    "Show what a rank file holds: its header, records by type, strings and losses.",
+    dump_opts,
+    "Exit status: 0 done, 1 the file could not be read, 2 a usage error.",
+    false};
+
+static const gp_cli_cmd_t cmd_summarize_doc = {
+    "summarize",
+    "RANKFILE...",
+    "Write each rank file's summary beside it (rankR.gps), which the report reads in the "
+    "rank file's place while the rank file is unchanged; the agent does it when a rank's "
+    "capture ends.",
+    NULL,
+    "Exit status: 0 done, 1 a summary could not be written, 2 a usage error.",
+    false};
+
+static const gp_cli_opt_t settings_opts[] = {
+    {"env", OPT_ENV, NULL,
+     "the GPUPROF_* variables a user may set, instead of gpuprof.yaml's site keys"},
+    {"format", 'f', "FORMAT", "text (the default), markdown or man"},
+    {NULL, 0, NULL, NULL}};
+
+static const gp_cli_cmd_t cmd_settings_doc = {
+    "settings",
+    "[OPTION]...",
+    "List every setting with its type, default and meaning: the site keys of gpuprof.yaml, "
+    "or the GPUPROF_* variables.",
+    settings_opts,
+    NULL,
+    false};
+
+static const gp_cli_opt_t help_opts[] = {
+    {"format", 'f', "FORMAT",
+     "text (the default), or man: every command's options in man(7) markup, which is how "
+     "gpuprof(1)'s OPTIONS section is made"},
+    {NULL, 0, NULL, NULL}};
+
+static const gp_cli_cmd_t cmd_help_doc = {"help",
+                                          "[OPTION]... [COMMAND]",
+                                          "Print the help of gpuprof, or of one COMMAND.",
+                                          help_opts,
+                                          NULL,
+                                          false};
+
+static const gp_cli_cmd_t *const commands[] = {
+    &cmd_run_doc,     &cmd_report_doc, &cmd_export_doc,    &cmd_diff_doc,     &cmd_salvage_doc,
+    &cmd_capture_doc, &cmd_dump_doc,   &cmd_summarize_doc, &cmd_settings_doc, &cmd_help_doc};
+#define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))
+
+/* gpuprof --help */
+static void help_all(FILE *f)
 {
-	for (size_t i = 0; i < NUSAGE; i++)
-		fprintf(f, "%s%s", i ? "       " : "usage: ", usages[i].text);
-	fprintf(f, "       gpuprof --version | --help | COMMAND --help\nmodes:\n%s",
+	fprintf(f, "usage: gpuprof COMMAND [OPTION]... [ARG]...\n"
+	           "GPU profiling of Slurm jobs: how slow, where the time goes, where the memory "
+	           "goes.\n\ncommands:\n");
+	for (size_t i = 0; i < NCOMMANDS; i++)
+		fprintf(f, "  %-10s %s %s\n", commands[i]->name, commands[i]->name,
+		        commands[i]->synopsis);
+	fprintf(f,
+	        "\ngpuprof COMMAND --help describes a command and its options; gpuprof "
+	        "--version prints the version.\nmodes (--gpuprof=MODES, gpuprof run "
+	        "--modes):\n%s",
 	        gp_modes_help());
-	return 2;
 }
 
-static int usage_of(const char *cmd)
+/* gpuprof alone, or an unknown command: one short line */
+static int usage_line(void)
 {
-	for (size_t i = 0; i < NUSAGE; i++)
-		if (!strcmp(usages[i].cmd, cmd))
-			printf("usage: %s", usages[i].text);
-	if (!strcmp(cmd, "run"))
-		printf("modes:\n%s", gp_modes_help());
-	printf("exit status: 0 done, 1 failed, 2 usage error%s\n",
-	       !strcmp(cmd, "run")    ? "; otherwise the program's own (126: not executable, "
-	                                "127: not found)"
-	       : !strcmp(cmd, "diff") ? ", 3 a regression with --fail-on-regression"
-	                              : "");
+	fprintf(stderr, "usage: gpuprof COMMAND [OPTION]... (commands:");
+	for (size_t i = 0; i < NCOMMANDS; i++)
+		fprintf(stderr, " %s", commands[i]->name);
+	fprintf(stderr, "; gpuprof --help)\n");
+	return GP_CLI_USAGE;
+}
+
+/* -o FILE: "-" is standard output, FILE.gz gzip-compressed, a link refused (outfile.h) */
+static FILE *open_out(const gp_cli_cmd_t *cmd, gp_outfile_t *o, const char *path)
+{
+	FILE *f = gp_outfile_open(o, path);
+	if (!f)
+		gp_err_errno("%s: %s%s", cmd->name, path,
+		             errno == ELOOP ? " (a link: not written through; '-' for stdout)" : "");
+	return f;
+}
+
+/* ok: into place (-1 said when it could not be); !ok: the name keeps what it held */
+static int close_out(const gp_cli_cmd_t *cmd, gp_outfile_t *o, bool ok)
+{
+	if (gp_outfile_close(o, ok) < 0 && ok)
+		return gp_err_errno("%s: %s", cmd->name, o->path);
 	return 0;
-}
-
-/* A whole non-negative number, or -1 with a message naming the option. */
-static int parse_count(const char *cmd, const char *option, const char *v, uint64_t *out)
-{
-	char *end;
-	errno = 0;
-	if (!v || *v < '0' || *v > '9' || (*out = strtoull(v, &end, 10), errno) || *end)
-		return gp_err("%s: %s: '%s' is not a whole number", cmd, option, v ? v : ""), -1;
-	return 0;
-}
-
-/* --key=value or --key value; returns the value or NULL. */
-static const char *opt(int argc, char **argv, int *i, const char *key)
-{
-	size_t kl = strlen(key);
-	if (!strcmp(key, "--output") && !strcmp(argv[*i], "-o")) /* as GNU tools have it */
-		return *i + 1 < argc ? argv[++*i] : NULL;
-	if (strncmp(argv[*i], key, kl))
-		return NULL;
-	if (argv[*i][kl] == '=')
-		return argv[*i] + kl + 1;
-	if (argv[*i][kl] == '\0' && *i + 1 < argc)
-		return argv[++*i];
-	return NULL;
 }
 
 /* A file installed or built next to this executable (a build tree or an install), unless
@@ -144,23 +353,31 @@ static const char *python_dir(void)
  * /proc/PID/environ and opens the ring, both of which the kernel restricts to the owner. */
 static int cmd_capture(int argc, char **argv)
 {
+	const gp_cli_cmd_t *cmd = &cmd_capture_doc;
 	bool on, mem = false;
-	const char *pidarg = NULL;
-	if (argc < 3 || (strcmp(argv[1], "on") && strcmp(argv[1], "off")))
-		return gp_err("capture: say on or off"), usage(stderr);
-	on = !strcmp(argv[1], "on");
-	for (int i = 2; i < argc; i++) {
-		if (!strcmp(argv[i], "--mem"))
+	gp_cli_t c;
+	int k;
+	gp_cli_begin(&c, cmd, argc, argv);
+	while ((k = gp_cli_next(&c)) > 0)
+		if (k == OPT_MEM)
 			mem = true;
-		else if (argv[i][0] == '-' || pidarg)
-			return gp_err("capture: unexpected '%s'", argv[i]), usage(stderr);
-		else
-			pidarg = argv[i];
-	}
+	if (k < 0)
+		return c.status;
+	argv += c.ind;
+	argc -= c.ind;
+	if (argc < 1 || (strcmp(argv[0], "on") && strcmp(argv[0], "off")))
+		return gp_cli_missing(cmd, argc < 1 ? "say on or off" : "say on or off first");
+	on = !strcmp(argv[0], "on");
+	if (argc < 2)
+		return gp_cli_missing(cmd, "which process?");
+	if (argc > 2)
+		return gp_cli_usage(cmd, "one process, not '%s' too", argv[2]);
+	const char *pidarg = argv[1];
 	char *end;
-	long pid = pidarg ? strtol(pidarg, &end, 10) : 0;
-	if (!pidarg || *end || pid <= 0)
-		return gp_err("capture: '%s' is not a process id", pidarg ? pidarg : ""), 2;
+	errno = 0;
+	long pid = strtol(pidarg, &end, 10);
+	if (*end || errno || pid <= 0 || pid > INT_MAX)
+		return gp_cli_usage(cmd, "'%s' is not a process id", pidarg);
 	/* the ring's path comes from the process's environment, which its owner controls:
 	 * root must not open and write it for another user's process */
 	char proc[64];
@@ -243,45 +460,90 @@ static int program_status(const char *file)
 	return best;
 }
 
+static void write_into_jobdir(const gp_job_t *job);
+
+/* After a run of its own: the job's report, and what was written where, as nsys says
+ * "Generated: ..." (on stderr: the program's standard output stays its own) */
+static void run_report(const char *dir, bool quiet)
+{
+	gp_job_t job;
+	char err[512];
+	if (gp_job_load(&job, dir, NULL, NULL, err, sizeof(err)) < 0) {
+		gp_warn("run: no report: %s (a killed agent's spool is recovered by gpuprof "
+		        "salvage)",
+		        err);
+		return;
+	}
+	gp_job_findings(&job);
+	write_into_jobdir(&job);
+	if (!quiet) {
+		fprintf(stderr, "gpuprof: wrote %s (report.txt, report.json, job.json)\n", dir);
+		fprintf(stderr, "gpuprof: %u rank%s", job.nranks, job.nranks == 1 ? "" : "s");
+		if (job.step_median_ms > 0)
+			fprintf(stderr, ", median step %.3f ms (%s)", job.step_median_ms,
+			        job.step_basis);
+		else
+			fprintf(stderr, ", no steps found");
+		if (job.nf)
+			fprintf(stderr, "; first finding: [%s] %s\n", job.f[0].id, job.f[0].title);
+		else
+			fprintf(stderr, "; no finding\n");
+	}
+	gp_job_free(&job);
+}
+
 static int cmd_run(int argc, char **argv)
 {
+	const gp_cli_cmd_t *cmd = &cmd_run_doc;
 	const char *modes = getenv(GP_ENV_MODES), *output = getenv(GP_ENV_OUTPUT),
-	           *ranks = getenv(GP_ENV_RANKS);
+	           *ranks = getenv(GP_ENV_RANKS), *capture = NULL;
 	char err[512], dir[PATH_MAX], expanded[PATH_MAX];
+	bool force = false, quiet = false;
 	unsigned m;
-	int i;
-	for (i = 1; i < argc; i++) {
-		const char *v;
-		if (!strcmp(argv[i], "--")) {
-			i++;
+	gp_cli_t c;
+	int k;
+	gp_cli_begin(&c, cmd, argc, argv);
+	while ((k = gp_cli_next(&c)) > 0) {
+		switch (k) {
+		case 'm':
+			modes = c.arg;
+			break;
+		case 'o':
+			output = c.arg;
+			break;
+		case 'r':
+			ranks = c.arg;
+			break;
+		case 'c':
+			capture = c.arg;
+			break;
+		case 'f':
+			force = true;
+			break;
+		case 'q':
+			quiet = true;
 			break;
 		}
-		if ((v = opt(argc, argv, &i, "--modes")))
-			modes = v;
-		else if ((v = opt(argc, argv, &i, "--output")))
-			output = v;
-		else if ((v = opt(argc, argv, &i, "--ranks")))
-			ranks = v;
-		else if ((v = opt(argc, argv, &i, "--capture"))) {
-			gp_capture_t c;
-			if (gp_capture_parse(v, &c, err, sizeof(err)) < 0)
-				return gp_err("run: --capture: %s", err), 2;
-			setenv(GP_ENV_CAPTURE, v, 1);
-		} else if (argv[i][0] == '-')
-			return gp_err("run: unknown option '%s'", argv[i]), usage(stderr);
-		else
-			break;
+	}
+	if (k < 0)
+		return c.status;
+	if (capture) {
+		gp_capture_t cw;
+		if (gp_capture_parse(capture, &cw, err, sizeof(err)) < 0)
+			return gp_cli_usage(cmd, "--capture: %s", err);
+		setenv(GP_ENV_CAPTURE, capture, 1);
 	}
 	if (!modes)
 		modes = gp_setting_env(GP_ENV_MODES)->def;
 	if (gp_modes_parse(modes, &m, err, sizeof(err)) < 0)
-		return gp_err("run: --modes: %s", err), 2;
+		return gp_cli_usage(cmd, "--modes: %s", err);
 	if (m & GP_MODE_HELP) {
 		printf("modes:\n%s", gp_modes_help());
 		return 0;
 	}
+	int i = c.ind;
 	if (i >= argc)
-		return gp_err("run: no program given"), usage(stderr);
+		return gp_cli_missing(cmd, "no program given");
 	/* as a shell would: 127 when the program is not found, 126 when it cannot be run,
 	 * said before any agent starts (the agent under Slurm mirrors slurmstepd instead) */
 	int found = program_status(argv[i]);
@@ -292,7 +554,7 @@ static int cmd_run(int argc, char **argv)
 	if (ranks) {
 		gp_ranks_t rk;
 		if (gp_ranks_parse(ranks, &rk, err, sizeof(err)) < 0)
-			return gp_err("run: --ranks: %s", err), 2;
+			return gp_cli_usage(cmd, "--ranks: %s", err);
 		const char *me = getenv("SLURM_PROCID");
 		if (!gp_ranks_contains(&rk, me ? (uint32_t)atoi(me) : 0))
 			m = GP_MODE_NONE;
@@ -304,7 +566,7 @@ static int cmd_run(int argc, char **argv)
 	if (!output)
 		output = gp_setting_key("output")->def;
 	if (gp_tmpl_check(output, err, sizeof(err)) < 0)
-		return gp_err("run: --output: %s", err), 2;
+		return gp_cli_usage(cmd, "--output: %s", err);
 	const char *job = getenv("SLURM_JOB_ID");
 	gp_tmpl_vars_t vars = {.job = job ? job : "local",
 	                       .user = getenv("USER"),
@@ -312,14 +574,27 @@ static int cmd_run(int argc, char **argv)
 	                       .step = getenv("SLURM_STEP_ID"),
 	                       .rank = getenv("SLURM_PROCID")};
 	if (gp_tmpl_expand(output, &vars, expanded, sizeof(expanded)) < 0)
-		return gp_err("run: --output: too long"), 2;
+		return gp_cli_usage(cmd, "--output: too long");
 	if (expanded[0] != '/') {
 		char cwd[PATH_MAX];
 		if (!getcwd(cwd, sizeof(cwd)) ||
 		    snprintf(dir, sizeof(dir), "%s/%s", cwd, expanded) >= (int)sizeof(dir))
-			return gp_err("run: output path too long"), 2;
+			return gp_cli_usage(cmd, "--output: the path is too long");
 	} else {
 		snprintf(dir, sizeof(dir), "%s", expanded);
+	}
+	bool alone = gp_run_alone();
+	if (alone) { /* never over an earlier run, unless asked */
+		char asked[PATH_MAX];
+		snprintf(asked, sizeof(asked), "%s", dir);
+		if (gp_run_pick_dir(dir, sizeof(dir), force) < 0)
+			return gp_err_errno("run: %s holds an earlier run, and so does every %s.N",
+			                    asked, asked),
+			       1;
+		if (strcmp(asked, dir) && !quiet)
+			gp_info("run: %s holds an earlier run; this one goes to %s "
+			        "(--force-overwrite replaces it)",
+			        asked, dir);
 	}
 	gp_modes_format(m, err, sizeof(err));
 	setenv(GP_ENV_MODES, err, 1);
@@ -332,72 +607,86 @@ static int cmd_run(int argc, char **argv)
 		return 1;
 	av[0] = (char *)agent;
 	av[1] = "--";
-	for (int k = i; k < argc; k++)
-		av[2 + k - i] = argv[k];
+	for (int a = i; a < argc; a++)
+		av[2 + a - i] = argv[a];
+	if (alone) { /* the agent as our child: the report when it ends */
+		int st = gp_run_supervise(av);
+		free(av);
+		if (st < 0)
+			return gp_err_errno("run: cannot start %s", agent), 1;
+		run_report(dir, quiet);
+		gp_run_exit_as(st);
+	}
+	/* a task of a Slurm job: the agent itself, as the plugin runs it */
 	execv(agent, av);
 	gp_err_errno("cannot run %s; running the program unprofiled", agent);
 	execvp(argv[i], argv + i);
 	return gp_err_errno("execvp %s", argv[i]), 127;
 }
 
-/* Find the job directory of a job id through sacct's WorkDir and the default template. */
-static int jobdir_from_id(const char *id, char *out, size_t len)
-{
-	char cmd[256], line[PATH_MAX];
-	FILE *p;
-	for (const char *c = id; *c; c++)
-		if (*c < '0' || *c > '9')
-			return -1;
-	snprintf(cmd, sizeof(cmd), "sacct -j %s -n -X -P -o WorkDir -S 2000-01-01 2>/dev/null", id);
-	p = popen(cmd, "r");
-	if (!p)
-		return -1;
-	int rc = -1;
-	if (fgets(line, sizeof(line), p)) {
-		line[strcspn(line, "\n")] = '\0';
-		if (snprintf(out, len, "%s/gpuprof-%s", line, id) < (int)len &&
-		    access(out, R_OK) == 0)
-			rc = 0;
-	}
-	pclose(p);
-	return rc;
-}
-
+/* The job's sacct record for the report (how it ended, its resources), by the job id
+ * its rank files carry */
 static void fetch_sacct(gp_job_t *job)
 {
-	char cmd[256];
-	FILE *p;
-	for (const char *c = job->job; *c; c++)
-		if (*c < '0' || *c > '9')
-			return;
-	if (!job->job[0])
+	static const char fields[] =
+	    "JobID,JobName,State,ExitCode,Elapsed,AllocTRES,NodeList,MaxRSS,AdminComment";
+	char out[4096];
+	if (!job->job[0] || !gp_jobref_is_id(job->job) ||
+	    gp_sacct_field(job->job, fields, out, sizeof(out)) < 1)
 		return;
-	snprintf(cmd, sizeof(cmd),
-	         "sacct -j %s -n -X -P -S 2000-01-01 -o JobID,JobName,State,ExitCode,Elapsed,"
-	         "AllocTRES,NodeList,MaxRSS,AdminComment 2>/dev/null",
-	         job->job);
-	p = popen(cmd, "r");
-	if (!p)
-		return;
-	if (fgets(job->sacct, sizeof(job->sacct), p))
-		job->sacct[strcspn(job->sacct, "\n")] = '\0';
-	pclose(p);
+	out[strcspn(out, "\n")] = '\0';
+	snprintf(job->sacct, sizeof(job->sacct), "%s = %.*s",
+	         "JobID|JobName|State|ExitCode|"
+	         "Elapsed|AllocTRES|NodeList|MaxRSS|AdminComment",
+	         (int)(sizeof(job->sacct) - 100), out);
 	/* the State alone (the line above holds the job's name, which may hold '|') */
-	snprintf(cmd, sizeof(cmd), "sacct -j %s -n -X -P -S 2000-01-01 -o State 2>/dev/null",
-	         job->job);
-	if ((p = popen(cmd, "r"))) {
-		if (fgets(job->sacct_state, sizeof(job->sacct_state), p))
-			job->sacct_state[strcspn(job->sacct_state, "\n")] = '\0';
-		pclose(p);
+	if (gp_sacct_field(job->job, "State", out, sizeof(out)) > 0) {
+		out[strcspn(out, "\n")] = '\0';
+		snprintf(job->sacct_state, sizeof(job->sacct_state), "%s", out);
 	}
-	if (job->sacct[0]) {
-		char tmp[2200];
-		snprintf(tmp, sizeof(tmp),
-		         "JobID|JobName|State|ExitCode|Elapsed|AllocTRES|NodeList|MaxRSS|"
-		         "AdminComment = %s",
-		         job->sacct);
-		snprintf(job->sacct, sizeof(job->sacct), "%s", tmp);
+}
+
+/* A job named on the command line: its directory, or its id through sacct (jobref.h);
+ * 1 (the work failed) with the reason said when there is none */
+static int find_job(const gp_cli_cmd_t *cmd, const char *arg, char *dir, size_t len, bool *by_id)
+{
+	char err[PATH_MAX + 256];
+	if (gp_jobref_resolve(arg, dir, len, by_id, err, sizeof(err)) < 0)
+		return gp_err("%s: %s", cmd->name, err), 1;
+	return 0;
+}
+
+/* A progress line for a long report, where a person watches: stderr a terminal, and
+ * a second gone or a thousand rank files to read (2 048 ranks took 7.5 s in silence);
+ * redrawn in place, cleared at the end */
+static struct timespec progress_t0;
+static bool progress_shown;
+
+static void progress(unsigned done, unsigned total)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	double s =
+	    (double)(t.tv_sec - progress_t0.tv_sec) + (t.tv_nsec - progress_t0.tv_nsec) / 1e9;
+	if (done < total && s < 1.0 && total < 1024)
+		return;
+	if (done >= total) {
+		if (progress_shown)
+			fputs("\r\033[K", stderr);
+		progress_shown = false;
+		return;
 	}
+	fprintf(stderr, "\rgpuprof: reading rank files: %u of %u (%.0f%%), %.0f s\033[K", done,
+	        total, 100.0 * done / total, s);
+	progress_shown = true;
+}
+
+static void progress_arm(void)
+{
+	if (!isatty(STDERR_FILENO))
+		return;
+	clock_gettime(CLOCK_MONOTONIC, &progress_t0);
+	gp_job_set_progress(progress);
 }
 
 /* name in dfd, written by fn as it goes (report.json of 10 000 ranks is 100 MiB: never
@@ -449,69 +738,96 @@ static void write_into_jobdir(const gp_job_t *job)
 	close(dfd);
 }
 
+/* --step: what the plugin names step directories: a number, batch, interactive or
+ * extern, and .attemptN for a requeued job's later attempts */
+static bool step_name_ok(const char *s)
+{
+	size_t n = strspn(s, "0123456789");
+	if (!n && (n = !strncmp(s, "batch", 5)          ? 5
+	               : !strncmp(s, "extern", 6)       ? 6
+	               : !strncmp(s, "interactive", 11) ? 11
+	                                                : 0) == 0)
+		return false;
+	if (!s[n])
+		return true;
+	if (strncmp(s + n, ".attempt", 8) || !s[n + 8])
+		return false;
+	return strspn(s + n + 8, "0123456789") == strlen(s + n + 8);
+}
+
 static int cmd_report(int argc, char **argv)
 {
-	const char *step = NULL, *format = "text", *output = NULL, *target = NULL;
+	const gp_cli_cmd_t *cmd = &cmd_report_doc;
+	const char *step = NULL, *format = "text", *output = NULL;
 	const char *steps_from = NULL, *ranks = NULL;
-	bool quiet = false, summary = false, sacct = false;
+	bool quiet = false, summary = false, sacct = false, by_id = false;
 	char err[512], dir[PATH_MAX];
 	gp_job_t job;
-	for (int i = 1; i < argc; i++) {
-		const char *v;
-		if ((v = opt(argc, argv, &i, "--steps-from")))
-			steps_from = v;
-		else if ((v = opt(argc, argv, &i, "--step")))
-			step = v;
-		else if ((v = opt(argc, argv, &i, "--format")))
-			format = v;
-		else if ((v = opt(argc, argv, &i, "--output")))
-			output = v;
-		else if ((v = opt(argc, argv, &i, "--ranks")))
-			ranks = v;
-		else if (!strcmp(argv[i], "--quiet"))
+	gp_cli_t c;
+	int k;
+	gp_cli_begin(&c, cmd, argc, argv);
+	while ((k = gp_cli_next(&c)) > 0) {
+		switch (k) {
+		case 'f':
+			format = c.arg;
+			break;
+		case 'o':
+			output = c.arg;
+			break;
+		case 's':
+			step = c.arg;
+			break;
+		case 'r':
+			ranks = c.arg;
+			break;
+		case 'q':
 			quiet = true;
-		else if (!strcmp(argv[i], "--summary-line"))
-			summary = true;
-		else if (!strcmp(argv[i], "--sacct"))
+			break;
+		case OPT_STEPS_FROM:
+			steps_from = c.arg;
+			break;
+		case OPT_SACCT:
 			sacct = true;
-		else if (argv[i][0] == '-')
-			return gp_err("report: unknown option '%s'", argv[i]), 2;
-		else if (target)
-			return gp_err("report: one job directory or job id, not '%s' and '%s'",
-			              target, argv[i]),
-			       2;
-		else
-			target = argv[i];
+			break;
+		case OPT_SUMMARY_LINE:
+			summary = true;
+			break;
+		}
 	}
-	if (!target)
-		return gp_err("report: which job directory or job id?"), usage(stderr);
+	if (k < 0)
+		return c.status;
+	if (gp_cli_operands(&c, 1, 1, "job directory or job id"))
+		return GP_CLI_USAGE;
+	const char *target = argv[c.ind];
 	if (strcmp(format, "text") && strcmp(format, "json"))
-		return gp_err("report: --format: '%s' (formats: text, json)", format), 2;
+		return gp_cli_usage(cmd, "--format: '%s' (formats: text, json)", format);
+	if (step && !step_name_ok(step))
+		return gp_cli_usage(cmd,
+		                    "--step: '%s' is not a step (a number, batch, interactive or "
+		                    "extern, with .attemptN for a requeued attempt)",
+		                    step);
+	if (gp_steps_from_name(steps_from) < 0)
+		return gp_cli_usage(cmd,
+		                    "--steps-from: '%s' (auto, nvtx, optimizer, profiler, kernels)",
+		                    steps_from);
 	gp_ranks_t detail;
 	if (ranks && gp_ranks_parse(ranks, &detail, err, sizeof(err)) < 0)
-		return gp_err("report: --ranks: %s", err), 2;
-	snprintf(dir, sizeof(dir), "%s", target);
-	struct stat st;
-	if (stat(dir, &st) < 0 && jobdir_from_id(target, dir, sizeof(dir)) < 0)
-		return gp_err("report: %s is neither a job directory nor a job id with one",
-		              target),
-		       1;
+		return gp_cli_usage(cmd, "--ranks: %s", err);
+	if (find_job(cmd, target, dir, sizeof(dir), &by_id))
+		return 1;
+	progress_arm();
 	if (gp_job_load(&job, dir, step, steps_from, err, sizeof(err)) < 0)
 		return gp_err("report: %s", err), 1;
 	/* sacct first: how the job ended (a time limit) is a finding */
-	if (sacct || (target[0] >= '0' && target[0] <= '9' && stat(target, &st) < 0))
+	if (sacct || by_id)
 		fetch_sacct(&job);
 	gp_job_findings(&job);
 	if (!step)
 		write_into_jobdir(&job);
-	gp_outfile_t of;
-	FILE *out = stdout;
-	if (output && !(out = gp_outfile_open(&of, output))) {
+	gp_outfile_t out;
+	if (!open_out(cmd, &out, output ? output : "-")) {
 		gp_job_free(&job);
-		return gp_err_errno(
-		           "report: %s%s", output,
-		           errno == ELOOP ? " (a link: not written through; '-' for stdout)" : ""),
-		       1;
+		return 1;
 	}
 	if (ranks) { /* the printed text lists these ranks; report.txt keeps the default view */
 		job.have_detail = true;
@@ -520,94 +836,123 @@ static int cmd_report(int argc, char **argv)
 	if (summary) {
 		char line[600];
 		gp_report_summary_line(&job, line, sizeof(line));
-		fprintf(out, "%s\n", line);
+		fprintf(out.f, "%s\n", line);
 	} else if (!quiet) {
 		if (!strcmp(format, "json"))
-			gp_report_json(&job, out);
+			gp_report_json(&job, out.f);
 		else
-			gp_report_text(&job, out);
+			gp_report_text(&job, out.f);
 	}
-	int rc = 0;
-	if (output && gp_outfile_close(&of, true) < 0)
-		rc = (gp_err_errno("report: %s", output), 1);
+	int rc = close_out(cmd, &out, true) < 0 ? 1 : 0;
 	gp_job_free(&job);
 	return rc;
 }
 
+/* --window=FROM:TO: seconds after the job's first event, finite, FROM < TO (a bound of
+ * 10^9 s keeps the nanoseconds within 64 bits) */
+static int parse_window(const gp_cli_cmd_t *cmd, const char *v, double *from, double *to)
+{
+	char a[64], b[64];
+	const char *colon = strchr(v, ':');
+	if (!colon || (size_t)(colon - v) >= sizeof(a) || strlen(colon + 1) >= sizeof(b))
+		return gp_cli_usage(cmd,
+		                    "--window: '%s' is not FROM:TO (seconds after the job's first "
+		                    "event, e.g. 10:12.5)",
+		                    v);
+	snprintf(a, sizeof(a), "%.*s", (int)(colon - v), v);
+	snprintf(b, sizeof(b), "%s", colon + 1);
+	if (gp_cli_number(cmd, "--window FROM", a, 0, false, 1e9, false, "10:12.5", from) ||
+	    gp_cli_number(cmd, "--window TO", b, 0, false, 1e9, false, "10:12.5", to))
+		return GP_CLI_USAGE;
+	if (*to <= *from)
+		return gp_cli_usage(cmd, "--window: '%s': TO must come after FROM (e.g. 10:12.5)",
+		                    v);
+	return 0;
+}
+
 static int cmd_export(int argc, char **argv)
 {
-	const char *format = NULL, *output = NULL, *ranks = NULL, *target = NULL;
+	const gp_cli_cmd_t *cmd = &cmd_export_doc;
+	const char *format = NULL, *output = NULL, *ranks = NULL, *torch = "2";
 	uint64_t max_events = 0;
 	double win_from = 0, win_to = 0;
-	char err[512];
+	char err[512], dir[PATH_MAX];
+	bool by_id;
 	gp_job_t job;
-	for (int i = 1; i < argc; i++) {
-		const char *v;
-		if ((v = opt(argc, argv, &i, "--format")))
-			format = v;
-		else if ((v = opt(argc, argv, &i, "--output")))
-			output = v;
-		else if ((v = opt(argc, argv, &i, "--ranks")))
-			ranks = v;
-		else if ((v = opt(argc, argv, &i, "--max-events"))) {
-			if (parse_count("export", "--max-events", v, &max_events) < 0)
-				return 2;
-		} else if ((v = opt(argc, argv, &i, "--window"))) {
-			char *end;
-			win_from = strtod(v, &end);
-			if (*end != ':' || (win_to = strtod(end + 1, &end), *end) ||
-			    win_to <= win_from || win_from < 0)
-				return gp_err("export: --window: '%s' (FROM:TO in seconds from the "
-				              "job's "
-				              "first event, e.g. 10:12.5)",
-				              v),
-				       2;
-		} else if (argv[i][0] == '-')
-			return gp_err("export: unknown option '%s'", argv[i]), 2;
-		else if (target)
-			return gp_err("export: one job directory, not '%s' and '%s'", target,
-			              argv[i]),
-			       2;
-		else
-			target = argv[i];
+	gp_cli_t c;
+	int k;
+	gp_cli_begin(&c, cmd, argc, argv);
+	while ((k = gp_cli_next(&c)) > 0) {
+		switch (k) {
+		case 'f':
+			format = c.arg;
+			break;
+		case 'o':
+			output = c.arg;
+			break;
+		case 'r':
+			ranks = c.arg;
+			break;
+		case OPT_TORCH:
+			torch = c.arg;
+			break;
+		case 'n':
+			if (gp_cli_count(cmd, "--max-events", c.arg, UINT64_MAX, &max_events))
+				return GP_CLI_USAGE;
+			break;
+		case 'w':
+			if (parse_window(cmd, c.arg, &win_from, &win_to))
+				return GP_CLI_USAGE;
+			break;
+		}
 	}
+	if (k < 0)
+		return c.status;
 	if (!format || (strcmp(format, "chrome") && strcmp(format, "html") &&
 	                strcmp(format, "memviz") && strcmp(format, "kineto")))
-		return gp_err("export: --format: '%s' (formats: chrome, memviz, html, kineto)",
-		              format ? format : ""),
-		       2;
-	if (!target || !output)
-		return gp_err("export: need --output FILE (a directory for kineto) and a job "
-		              "directory"),
-		       2;
-	if (gp_job_load(&job, target, NULL, NULL, err, sizeof(err)) < 0)
+		return gp_cli_usage(cmd, "--format: '%s' (formats: chrome, memviz, html, kineto)",
+		                    format ? format : "");
+	if (strcmp(torch, "2") && strcmp(torch, "1.13"))
+		return gp_cli_usage(cmd, "--torch: '%s' (2 for PyTorch 2.0 and later, or 1.13)",
+		                    torch);
+	if (!output)
+		return gp_cli_missing(cmd, "--output FILE is needed (a directory for kineto)");
+	bool kineto = !strcmp(format, "kineto");
+	if (kineto && !strcmp(output, "-"))
+		return gp_cli_usage(cmd, "--format=kineto writes a directory of files, one per "
+		                         "rank: -o DIR, not standard output");
+	if (kineto && gp_outfile_gzip_name(output))
+		return gp_cli_usage(cmd, "--format=kineto writes a directory, not one .gz file: "
+		                         "-o DIR");
+	if (gp_cli_operands(&c, 1, 1, "job directory or job id"))
+		return GP_CLI_USAGE;
+	if (find_job(cmd, argv[c.ind], dir, sizeof(dir), &by_id))
+		return 1;
+	progress_arm();
+	if (gp_job_load(&job, dir, NULL, NULL, err, sizeof(err)) < 0)
 		return gp_err("export: %s", err), 1;
-	if (!strcmp(format, "kineto")) { /* a directory of files, one per rank */
+	if (kineto) { /* a directory of files, one per rank */
 		int rc = gp_export_kineto(&job, output, ranks);
 		gp_job_free(&job);
 		return rc ? 1 : 0;
 	}
-	gp_outfile_t of;
-	FILE *out = gp_outfile_open(&of, output);
-	if (!out) {
+	gp_outfile_t out;
+	if (!open_out(cmd, &out, output)) {
 		gp_job_free(&job);
-		return gp_err_errno(
-		           "export: %s%s", output,
-		           errno == ELOOP ? " (a link: not written through; '-' for stdout)" : ""),
-		       1;
+		return 1;
 	}
 	int rc;
 	if (!strcmp(format, "html")) {
 		gp_job_findings(&job);
-		rc = gp_report_html(&job, out);
+		rc = gp_report_html(&job, out.f);
 	} else if (!strcmp(format, "memviz")) {
-		rc = gp_export_memviz(&job, out, ranks, python_dir());
+		rc = gp_export_memviz(&job, out.f, ranks, python_dir(), !strcmp(torch, "1.13"));
 	} else {
-		rc = gp_export_chrome(&job, out, ranks, max_events, win_from, win_to);
+		rc = gp_export_chrome(&job, out.f, ranks, max_events, win_from, win_to);
 	}
-	/* whole or not at all: a failed export leaves the target as it was */
-	if (gp_outfile_close(&of, rc == 0) < 0 && rc == 0)
-		rc = gp_err_errno("export: %s", output);
+	/* nothing half-written is left behind: the file named by -o keeps what it held */
+	if (close_out(cmd, &out, rc == 0) < 0)
+		rc = -1;
 	gp_job_free(&job);
 	return rc ? 1 : 0;
 }
@@ -657,20 +1002,27 @@ static int cmd_salvage(int argc, char **argv)
 {
 	const char *job = NULL, *spool = NULL, *into = NULL;
 	int n = 0, explicit = 0;
-	for (int i = 1; i < argc; i++) {
-		const char *v;
-		if ((v = opt(argc, argv, &i, "--job")))
-			job = v;
-		else if ((v = opt(argc, argv, &i, "--spool")))
-			spool = v;
-		else if ((v = opt(argc, argv, &i, "--into")))
-			into = v;
-		else if (argv[i][0] == '-')
-			return gp_err("salvage: unknown option '%s'", argv[i]), 2;
-		else {
-			explicit ++;
-			n += salvage_as_owner(argv[i], into) == 0;
+	gp_cli_t c;
+	int k;
+	gp_cli_begin(&c, &cmd_salvage_doc, argc, argv);
+	while ((k = gp_cli_next(&c)) > 0) {
+		switch (k) {
+		case 'j':
+			job = c.arg;
+			break;
+		case OPT_SPOOL:
+			spool = c.arg;
+			break;
+		case OPT_INTO:
+			into = c.arg;
+			break;
 		}
+	}
+	if (k < 0)
+		return c.status;
+	for (int i = c.ind; i < argc; i++) {
+		explicit ++;
+		n += salvage_as_owner(argv[i], into) == 0;
 	}
 	if (!explicit)
 		n = gp_spool_salvage_all(spool ? spool
@@ -684,23 +1036,21 @@ static int cmd_salvage(int argc, char **argv)
  * --events prints every record, --strings every interned string. */
 static int cmd_dump(int argc, char **argv)
 {
+	const gp_cli_cmd_t *cmd = &cmd_dump_doc;
 	bool events = false, strings = false;
-	const char *path = NULL;
 	char err[512];
-	for (int i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--events"))
-			events = true;
-		else if (!strcmp(argv[i], "--strings"))
-			strings = true;
-		else if (argv[i][0] == '-')
-			return gp_err("dump: unknown option '%s'", argv[i]), 2;
-		else if (path)
-			return gp_err("dump: one rank file, not '%s' and '%s'", path, argv[i]), 2;
-		else
-			path = argv[i];
+	gp_cli_t c;
+	int k;
+	gp_cli_begin(&c, cmd, argc, argv);
+	while ((k = gp_cli_next(&c)) > 0) {
+		events |= k == OPT_EVENTS;
+		strings |= k == OPT_STRINGS;
 	}
-	if (!path)
-		return gp_err("dump: which rank file?"), 2;
+	if (k < 0)
+		return c.status;
+	if (gp_cli_operands(&c, 1, 1, "rank file"))
+		return GP_CLI_USAGE;
+	const char *path = argv[c.ind];
 	gp_rf_reader_t *r;
 	if (gp_rf_open(path, &r, err, sizeof(err)) < 0)
 		return gp_err("dump: %s", err), 1;
@@ -765,11 +1115,19 @@ static unsigned job_steps(const gp_job_t *j)
  * reads in its place. The agent runs this when a rank's capture ends. */
 static int cmd_summarize(int argc, char **argv)
 {
+	const gp_cli_cmd_t *cmd = &cmd_summarize_doc;
 	char err[1024];
 	int rc = 0;
-	if (argc < 2)
-		return gp_err("summarize: no rank file given"), usage(stderr);
-	for (int i = 1; i < argc; i++)
+	gp_cli_t c;
+	int k;
+	gp_cli_begin(&c, cmd, argc, argv);
+	while ((k = gp_cli_next(&c)) > 0)
+		;
+	if (k < 0)
+		return c.status;
+	if (gp_cli_operands(&c, 1, -1, "rank file"))
+		return GP_CLI_USAGE;
+	for (int i = c.ind; i < argc; i++)
 		if (gp_rank_summarize(argv[i], err, sizeof(err)) < 0) {
 			gp_err("summarize: %s", err);
 			rc = 1;
@@ -782,55 +1140,99 @@ static int cmd_summarize(int argc, char **argv)
  * documentation's tables are this command's output (tests/tree/t_tree.sh compares). */
 static int cmd_settings(int argc, char **argv)
 {
-	const char *format = "text", *which = "site", *v;
-	for (int i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--env"))
+	const gp_cli_cmd_t *cmd = &cmd_settings_doc;
+	const char *format = "text", *which = "site";
+	gp_cli_t c;
+	int k;
+	gp_cli_begin(&c, cmd, argc, argv);
+	while ((k = gp_cli_next(&c)) > 0) {
+		if (k == OPT_ENV)
 			which = "env";
-		else if ((v = opt(argc, argv, &i, "--format")))
-			format = v;
-		else
-			return gp_err("settings: unknown argument '%s'", argv[i]), usage(stderr);
+		else if (k == 'f')
+			format = c.arg;
 	}
+	if (k < 0)
+		return c.status;
+	if (c.ind < argc)
+		return gp_cli_usage(cmd, "unexpected '%s' (settings takes no operand)",
+		                    argv[c.ind]);
 	if (strcmp(format, "text") && strcmp(format, "markdown") && strcmp(format, "man"))
-		return gp_err("settings: --format: '%s' is not text, markdown or man", format), 2;
+		return gp_cli_usage(cmd, "--format: '%s' is not text, markdown or man", format);
 	return gp_settings_print(stdout, which, format) < 0 || fflush(stdout) ? 1 : 0;
+}
+
+/* gpuprof help [COMMAND]; --format=man: every command's options for gpuprof(1) */
+static int cmd_help(int argc, char **argv)
+{
+	const gp_cli_cmd_t *cmd = &cmd_help_doc;
+	const char *format = "text";
+	gp_cli_t c;
+	int k;
+	gp_cli_begin(&c, cmd, argc, argv);
+	while ((k = gp_cli_next(&c)) > 0)
+		if (k == 'f')
+			format = c.arg;
+	if (k < 0)
+		return c.status;
+	bool man = !strcmp(format, "man");
+	if (!man && strcmp(format, "text"))
+		return gp_cli_usage(cmd, "--format: '%s' is not text or man", format);
+	if (gp_cli_operands(&c, 0, 1, "command"))
+		return GP_CLI_USAGE;
+	for (size_t i = 0; i < NCOMMANDS; i++) {
+		if (c.ind < argc && strcmp(argv[c.ind], commands[i]->name))
+			continue;
+		if (man)
+			gp_cli_man(commands[i], stdout);
+		else if (c.ind < argc)
+			gp_cli_help(commands[i], stdout);
+		if (c.ind < argc)
+			return fflush(stdout) ? 1 : 0;
+	}
+	if (c.ind < argc)
+		return gp_cli_usage(cmd, "no command '%s'", argv[c.ind]);
+	if (!man)
+		help_all(stdout);
+	return fflush(stdout) ? 1 : 0;
 }
 
 static int cmd_diff(int argc, char **argv)
 {
+	const gp_cli_cmd_t *cmd = &cmd_diff_doc;
 	gp_job_t a, b;
-	char err[512];
-	const char *pa_dir = NULL, *pb_dir = NULL;
+	char err[512], da[PATH_MAX], db[PATH_MAX];
 	double thr = 5, alpha = 0.01;
-	bool fail = false;
-	for (int i = 1; i < argc; i++) {
-		const char *v;
-		char *end;
-		if ((v = opt(argc, argv, &i, "--threshold"))) {
-			thr = strtod(v, &end);
-			if (*end || thr < 0)
-				return gp_err("diff: --threshold: '%s' (a percentage, e.g. 5)", v),
-				       2;
-		} else if ((v = opt(argc, argv, &i, "--alpha"))) {
-			alpha = strtod(v, &end);
-			if (*end || alpha <= 0 || alpha >= 1)
-				return gp_err("diff: --alpha: '%s' (a p-value, e.g. 0.01)", v), 2;
-		} else if (!strcmp(argv[i], "--fail-on-regression"))
+	bool fail = false, by_id;
+	gp_cli_t c;
+	int k;
+	gp_cli_begin(&c, cmd, argc, argv);
+	while ((k = gp_cli_next(&c)) > 0) {
+		switch (k) {
+		case 't': /* NaN would compare false with everything: never a regression */
+			if (gp_cli_number(cmd, "--threshold", c.arg, 0, false, 1e6, false, "5",
+			                  &thr))
+				return GP_CLI_USAGE;
+			break;
+		case 'a':
+			if (gp_cli_number(cmd, "--alpha", c.arg, 0, true, 1, true, "0.01", &alpha))
+				return GP_CLI_USAGE;
+			break;
+		case OPT_FAIL:
 			fail = true;
-		else if (argv[i][0] == '-')
-			return gp_err("diff: unknown option '%s'", argv[i]), 2;
-		else if (!pa_dir)
-			pa_dir = argv[i];
-		else if (!pb_dir)
-			pb_dir = argv[i];
-		else
-			return gp_err("diff: one job A and one job B, not '%s' too", argv[i]), 2;
+			break;
+		}
 	}
-	if (!pb_dir)
-		return usage(stderr);
-	if (gp_job_load(&a, pa_dir, NULL, NULL, err, sizeof(err)) < 0)
+	if (k < 0)
+		return c.status;
+	if (gp_cli_operands(&c, 2, 2, "job"))
+		return GP_CLI_USAGE;
+	if (find_job(cmd, argv[c.ind], da, sizeof(da), &by_id) ||
+	    find_job(cmd, argv[c.ind + 1], db, sizeof(db), &by_id))
+		return 1;
+	progress_arm();
+	if (gp_job_load(&a, da, NULL, NULL, err, sizeof(err)) < 0)
 		return gp_err("diff: %s", err), 1;
-	if (gp_job_load(&b, pb_dir, NULL, NULL, err, sizeof(err)) < 0) {
+	if (gp_job_load(&b, db, NULL, NULL, err, sizeof(err)) < 0) {
 		gp_job_free(&a);
 		return gp_err("diff: %s", err), 1;
 	}
@@ -905,45 +1307,28 @@ static int cmd_diff(int argc, char **argv)
 
 int main(int argc, char **argv)
 {
+	static int (*const run[])(int, char **) = {
+	    cmd_run,     cmd_report, cmd_export,    cmd_diff,     cmd_salvage,
+	    cmd_capture, cmd_dump,   cmd_summarize, cmd_settings, cmd_help};
+	_Static_assert(sizeof(run) / sizeof(run[0]) == NCOMMANDS, "a function per command");
 	if (argc < 2)
-		return usage(stderr);
+		return usage_line();
 	if (!strcmp(argv[1], "--version") || !strcmp(argv[1], "-V")) {
-		printf("gpuprof %s\n", PACKAGE_VERSION);
-		return 0;
+		printf(
+		    "gpuprof %s\nCopyright (C) 2026 gpuprof developers\nLicense GPL-2.0-or-later "
+		    "<https://www.gnu.org/licenses/old-licenses/gpl-2.0.html>, with exceptions for "
+		    "OpenSSL and NVIDIA's CUDA libraries.\nThis is free software: you are free to "
+		    "change and redistribute it. There is NO WARRANTY.\n",
+		    PACKAGE_VERSION);
+		return fflush(stdout) ? 1 : 0;
 	}
-	/* COMMAND -h|--help: that command's usage (run's program arguments are its own) */
-	for (int i = 2; i < argc && strcmp(argv[i], "--"); i++) {
-		if (!strcmp(argv[1], "run") && argv[i][0] != '-')
-			break; /* the program: "gpuprof run python -h" runs python -h */
-		if (strcmp(argv[i], "-h") && strcmp(argv[i], "--help"))
-			continue;
-		for (size_t k = 0; k < NUSAGE; k++)
-			if (!strcmp(argv[1], usages[k].cmd))
-				return usage_of(argv[1]);
-		break;
+	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
+		help_all(stdout);
+		return fflush(stdout) ? 1 : 0;
 	}
-	if (!strcmp(argv[1], "run"))
-		return cmd_run(argc - 1, argv + 1);
-	if (!strcmp(argv[1], "report"))
-		return cmd_report(argc - 1, argv + 1);
-	if (!strcmp(argv[1], "export"))
-		return cmd_export(argc - 1, argv + 1);
-	if (!strcmp(argv[1], "salvage"))
-		return cmd_salvage(argc - 1, argv + 1);
-	if (!strcmp(argv[1], "diff"))
-		return cmd_diff(argc - 1, argv + 1);
-	if (!strcmp(argv[1], "capture"))
-		return cmd_capture(argc - 1, argv + 1);
-	if (!strcmp(argv[1], "dump"))
-		return cmd_dump(argc - 1, argv + 1);
-	if (!strcmp(argv[1], "settings"))
-		return cmd_settings(argc - 1, argv + 1);
-	if (!strcmp(argv[1], "summarize"))
-		return cmd_summarize(argc - 1, argv + 1);
-	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
-		usage(stdout);
-		return 0;
-	}
+	for (size_t i = 0; i < NCOMMANDS; i++)
+		if (!strcmp(argv[1], commands[i]->name))
+			return run[i](argc - 1, argv + 1);
 	gp_err("unknown command '%s'", argv[1]);
-	return usage(stderr);
+	return usage_line();
 }

@@ -11,7 +11,13 @@
  * rank files (rankR.torch-{exit,oom,peak}.pickle, agent/python), those are exported
  * instead: every selected rank, a device per rank and GPU, with PyTorch's real segments,
  * blocks and trace, merged by agent/python/_gpuprof_merge.py under plain python3 (its
- * unpickler refuses every global: the files are the user's). */
+ * unpickler refuses every global: the files are the user's).
+ *
+ * That is PyTorch 2's layout (torch.cuda.memory._snapshot(): a dictionary of "segments"
+ * and "device_traces"). PyTorch 1.13's _memory_viz reads torch.cuda.memory_snapshot()'s
+ * list of segments instead, a block's call stack in its "history" ({addr, real_size,
+ * frames}); its stats, segments, memory and compare fail on a dictionary. With torch113
+ * that list is written (no trace: 1.13 has none to read). */
 #include "config.h"
 #include "analyze.h"
 #include "rankdata.h"
@@ -71,6 +77,20 @@ static void p_key_int(FILE *o, const char *k, int64_t v)
 {
 	p_str(o, k);
 	p_int(o, v);
+}
+
+/* A list of one dictionary, opened (its items follow), and closed */
+static void p_open1(FILE *o)
+{
+	p_op(o, ']');
+	p_op(o, '(');
+	p_op(o, '}');
+	p_op(o, '(');
+}
+static void p_close1(FILE *o)
+{
+	p_op(o, 'u');
+	p_op(o, 'e');
 }
 
 /* Python's pickler appends at most 1 000 items per APPENDS; MemoryViz.js spreads each
@@ -187,13 +207,15 @@ static int torch_snapshot(const gp_job_t *job, const gp_rank_t *r)
 /* Merge the selected ranks' PyTorch snapshots into o. 0: done, 1: none there, -1: the
  * merge failed (said on stderr). */
 static int torch_snapshots(const gp_job_t *job, FILE *o, const gp_ranks_t *sel, bool all,
-                           const char *pydir)
+                           const char *pydir, bool torch113)
 {
 	char script[4200];
 	snprintf(script, sizeof(script), "%s/_gpuprof_merge.py", pydir ? pydir : "");
 	if (!pydir || access(script, R_OK) != 0)
 		return 1;
-	char **argv = calloc(job->nranks + 4, sizeof(char *));
+	/* python3 -I script --layout=L, then one argument per rank */
+	enum { FIXED = 4 };
+	char **argv = calloc(job->nranks + FIXED + 1, sizeof(char *));
 	int *fds = calloc(job->nranks + 1, sizeof(int));
 	unsigned n = 0, without = 0;
 	if (!argv || !fds) {
@@ -204,6 +226,7 @@ static int torch_snapshots(const gp_job_t *job, FILE *o, const gp_ranks_t *sel, 
 	argv[n++] = "python3";
 	argv[n++] = "-I";
 	argv[n++] = script;
+	argv[n++] = torch113 ? "--layout=1.13" : "--layout=2";
 	for (unsigned i = 0; i < job->nranks; i++) {
 		const gp_rank_t *r = &job->ranks[i];
 		if (!all && !gp_ranks_contains(sel, (uint32_t)r->rank))
@@ -220,18 +243,18 @@ static int torch_snapshots(const gp_job_t *job, FILE *o, const gp_ranks_t *sel, 
 			close(fd);
 			break;
 		}
-		fds[n - 3] = fd;
+		fds[n - FIXED] = fd;
 		snprintf(argv[n++], need, "rank %d step %.32s=/proc/self/fd/%d", r->rank, r->step,
 		         fd);
 	}
 	int rc = 1;
-	if (n > 3 && without) /* said, not silently left out */
+	if (n > FIXED && without) /* said, not silently left out */
 		fprintf(
 		    stderr,
 		    "gpuprof: export: %u selected rank(s) left no PyTorch snapshot and are not in "
 		    "the memviz file\n",
 		    without);
-	if (n > 3) {
+	if (n > FIXED) {
 		int fd[2];
 		fflush(o);
 		if (pipe(fd) == 0) {
@@ -240,8 +263,8 @@ static int torch_snapshots(const gp_job_t *job, FILE *o, const gp_ranks_t *sel, 
 				dup2(fd[1], 1);
 				close(fd[0]);
 				close(fd[1]);
-				for (unsigned i = 3; i < n; i++) /* the snapshots, for python */
-					fcntl(fds[i - 3], F_SETFD, 0);
+				for (unsigned i = FIXED; i < n; i++) /* the snapshots, for python */
+					fcntl(fds[i - FIXED], F_SETFD, 0);
 				execvp("python3", argv);
 				fprintf(stderr, "gpuprof: export: python3: %s\n", strerror(errno));
 				_exit(127);
@@ -265,9 +288,9 @@ static int torch_snapshots(const gp_job_t *job, FILE *o, const gp_ranks_t *sel, 
 				rc = -1;
 		}
 	}
-	for (unsigned i = 3; i < n; i++) {
+	for (unsigned i = FIXED; i < n; i++) {
 		free(argv[i]);
-		close(fds[i - 3]);
+		close(fds[i - FIXED]);
 	}
 	free(argv);
 	free(fds);
@@ -339,11 +362,14 @@ static void mrank_free(mrank_t *mr)
 	gp_rd_free(&mr->d);
 }
 
-/* The segments live at each rank's snapshot: one block each, as cudaMalloc gave it. */
-static void p_segments(FILE *o, mrank_t *mr, unsigned nr, natives_t *nat)
+/* The segments live at each rank's snapshot: one block each, as cudaMalloc gave it.
+ * torch113: 1.13's list (the caller writes no key before it), the block's stack in its
+ * history. */
+static void p_segments(FILE *o, mrank_t *mr, unsigned nr, natives_t *nat, bool torch113)
 {
 	size_t nseg = 0;
-	p_str(o, "segments");
+	if (!torch113)
+		p_str(o, "segments");
 	p_op(o, ']');
 	p_op(o, '(');
 	for (unsigned k = 0; k < nr; k++)
@@ -372,18 +398,22 @@ static void p_segments(FILE *o, mrank_t *mr, unsigned nr, natives_t *nat)
 			p_str(o, "frames");
 			p_frames(o, sym, m->stack, nat);
 			p_str(o, "blocks");
-			p_op(o, ']');
-			p_op(o, '(');
-			p_op(o, '}');
-			p_op(o, '(');
+			p_open1(o);
 			p_key_int(o, "address", (int64_t)m->addr);
 			p_key_int(o, "size", (int64_t)m->bytes);
 			p_key_int(o, "requested_size", (int64_t)m->bytes);
 			p_key_str(o, "state", "active_allocated");
+			if (torch113) { /* one allocation made the block */
+				p_str(o, "history");
+				p_open1(o);
+				p_key_int(o, "addr", (int64_t)m->addr);
+				p_key_int(o, "real_size", (int64_t)m->bytes);
+			}
 			p_str(o, "frames");
 			p_frames(o, sym, m->stack, nat);
-			p_op(o, 'u');
-			p_op(o, 'e');
+			if (torch113)
+				p_close1(o);
+			p_close1(o);
 			p_op(o, 'u');
 			p_batch(o, &nseg);
 		}
@@ -431,7 +461,8 @@ static void p_traces(FILE *o, mrank_t *mr, unsigned nr, natives_t *nat)
 	p_op(o, 'e');
 }
 
-int gp_export_memviz(const gp_job_t *job, FILE *o, const char *ranklist, const char *pydir)
+int gp_export_memviz(const gp_job_t *job, FILE *o, const char *ranklist, const char *pydir,
+                     bool torch113)
 {
 	gp_ranks_t sel;
 	char err[256];
@@ -439,7 +470,7 @@ int gp_export_memviz(const gp_job_t *job, FILE *o, const char *ranklist, const c
 		fprintf(stderr, "gpuprof: export: --ranks: %s\n", err);
 		return -1;
 	}
-	int t = torch_snapshots(job, o, &sel, !ranklist, pydir);
+	int t = torch_snapshots(job, o, &sel, !ranklist, pydir, torch113);
 	if (t <= 0)
 		return t;
 	/* every selected rank: its devices in one snapshot, after the previous rank's, as
@@ -490,14 +521,24 @@ int gp_export_memviz(const gp_job_t *job, FILE *o, const char *ranklist, const c
 		    empty);
 	p_op(o, 0x80);
 	p_op(o, 2);
-	p_op(o, '}');
-	p_op(o, '(');
-	p_segments(o, mr, nr, &nat);
-	p_traces(o, mr, nr, &nat);
-	p_str(o, "allocator_settings");
-	p_op(o, '}');
-	p_op(o, 'u');
+	if (torch113) {
+		p_segments(o, mr, nr, &nat, true);
+	} else {
+		p_op(o, '}');
+		p_op(o, '(');
+		p_segments(o, mr, nr, &nat, false);
+		p_traces(o, mr, nr, &nat);
+		p_str(o, "allocator_settings");
+		p_op(o, '}');
+		p_op(o, 'u');
+	}
 	p_op(o, '.');
+	fprintf(stderr, torch113
+	                    ? "gpuprof: export: memviz in PyTorch 1.13's layout (python -m "
+	                      "torch.cuda._memory_viz stats|segments|memory of 1.13; no trace)\n"
+	                    : "gpuprof: export: memviz in PyTorch 2's layout (the memory_viz web "
+	                      "page, python -m torch.cuda._memory_viz of PyTorch 2.0 and later; "
+	                      "--torch=1.13 for 1.13)\n");
 	if (nat.frames)
 		fprintf(stderr,
 		        "gpuprof: export: %u of %u native frames symbolised to file:line%s%s\n",

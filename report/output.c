@@ -6,26 +6,13 @@
 #include "names.h"
 #include "stats.h"
 #include "event.h"
+#include "json.h"
 
 #include <dirent.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/wait.h>
-
-void gp_json_str(FILE *out, const char *s)
-{
-	fputc('"', out);
-	for (const unsigned char *p = (const unsigned char *)(s ? s : ""); *p; p++) {
-		if (*p == '"' || *p == '\\')
-			fprintf(out, "\\%c", *p);
-		else if (*p < 0x20)
-			fprintf(out, "\\u%04x", *p);
-		else
-			fputc(*p, out);
-	}
-	fputc('"', out);
-}
 
 const char *gp_rank_outcome(const gp_rank_t *r, char *buf, size_t len)
 {
@@ -1331,7 +1318,9 @@ static bool embed_file(FILE *out, const gp_job_t *job, const char *path)
 		return false;
 	while (n && (buf[n - 1] == '\n' || buf[n - 1] == ' '))
 		n--;
-	if (!n || buf[0] != '{' || buf[n - 1] != '}')
+	/* the file is the user's (the plugin writes it as the user): embedded only when it is
+	 * one JSON object, valid UTF-8 and not cut at our 64 KiB, so job.json stays JSON */
+	if (!n || buf[0] != '{' || buf[n - 1] != '}' || !gp_json_valid(buf, n))
 		return false;
 	fwrite(buf, 1, n, out);
 	return true;

@@ -3,7 +3,12 @@ _gpuprof.py writes beside the rank files), into one memory_viz pickle with a dev
 rank and GPU: `gpuprof export --format=memviz` runs it with plain python3 -I (a snapshot
 holds only dicts, lists, strings and numbers; torch is not needed).
 
-    python3 -I _gpuprof_merge.py LABEL=PATH... > merged.pickle
+    python3 -I _gpuprof_merge.py [--layout=2|1.13] LABEL=PATH... > merged.pickle
+
+--layout=1.13 writes what PyTorch 1.13's python -m torch.cuda._memory_viz reads: the list
+of segments (torch.cuda.memory_snapshot()), each allocated block's call stack in its
+"history" as [{"addr", "real_size", "frames"}], and no trace; 2 (the default) the
+dictionary of PyTorch 2.0 and later.
 
 The files are read with an unpickler that refuses every global, so a crafted pickle in a
 job directory cannot run code in whoever exports it. The device map goes to stderr."""
@@ -17,12 +22,31 @@ class _Plain(pickle.Unpickler):
                                      % (module, name))
 
 
+def _as_113(segments):
+    """PyTorch 2's segments in 1.13's shape: a block's frames (2.1 and later) or history
+    (2.0) become its history, which 1.13's _write_blocks reads."""
+    for seg in segments:
+        for b in seg.get("blocks") or []:
+            if "history" in b or not b.get("frames") or b.get("state") != "active_allocated":
+                b.pop("frames", None)
+                continue
+            b["history"] = [{"addr": b.get("address", seg.get("address", 0)),
+                             "real_size": b.get("requested_size", b.get("size", 0)),
+                             "frames": b.pop("frames")}]
+    return segments
+
+
 def main(args):
     segments, traces, settings, names = [], [], None, []
+    layout = "2"
+    if args and args[0].startswith("--layout="):
+        layout = args.pop(0).partition("=")[2]
     for arg in args:
         label, _, path = arg.partition("=")
         with open(path, "rb") as f:
             snap = _Plain(f).load()
+        if isinstance(snap, list):  # PyTorch 1.13's torch.cuda.memory_snapshot()
+            snap = {"segments": snap}
         if not isinstance(snap, dict):
             raise ValueError("%s: not a memory snapshot" % path)
         own = {}  # this snapshot's device -> merged index
@@ -42,13 +66,16 @@ def main(args):
                 names.append("device %d = %s cuda:%s" % (own[dev], label, dev))
         if settings is None:
             settings = snap.get("allocator_settings")
-    out = {"segments": segments, "device_traces": traces}
-    if settings is not None:
-        out["allocator_settings"] = settings
+    if layout == "1.13":
+        out = _as_113(segments)
+    else:
+        out = {"segments": segments, "device_traces": traces}
+        if settings is not None:
+            out["allocator_settings"] = settings
     pickle.dump(out, sys.stdout.buffer, protocol=4)
     sys.stdout.buffer.flush()
-    print("gpuprof: export: memviz from PyTorch's own snapshots: " + "; ".join(names),
-          file=sys.stderr)
+    print("gpuprof: export: memviz from PyTorch's own snapshots, in PyTorch %s's layout: "
+          % layout + "; ".join(names), file=sys.stderr)
 
 
 if __name__ == "__main__":

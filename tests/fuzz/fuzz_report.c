@@ -147,7 +147,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		gp_report_json(&job, null);
 		gp_report_html(&job, null);
 		gp_export_chrome(&job, null, NULL, 100000, 0, 0);
-		gp_export_memviz(&job, null, NULL, NULL);
+		gp_export_memviz(&job, null, NULL, NULL, (v & 64) != 0);
 		gp_job_free(&job);
 	}
 	if (null)

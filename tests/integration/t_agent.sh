@@ -8,7 +8,9 @@ trap 'rm -rf "$T"' EXIT
 cd "$T"
 export GPUPROF_MODES=timing,nvtx TMPDIR=$T/spool
 mkdir -p "$TMPDIR"
-run() { "$B/gpuprof" run --output="$T/out" -- "$@"; }
+# one directory for every run here: each replaces the one before (gpuprof run alone would
+# give each run a new directory, out.1, out.2, ...)
+run() { "$B/gpuprof" run --force-overwrite --output="$T/out" -- "$@"; }
 
 for code in 0 1 7 42 255; do
 	run sh -c "exit $code"; ok $(( $? == code ? 0 : 1 )) "exit code $code mirrored"
@@ -133,7 +135,7 @@ grep -q "not 'a' and 'b'" err.txt; ok $? "and says so"
 [ $rc = 2 ] && grep -q "'abc' is not a whole number" err.txt; ok $? "--max-events=abc is rejected ($rc)"
 
 printf 'line1\nline2\0bin\n' >in.bin
-run cat <in.bin >out.bin 2>err.txt
+"$B/gpuprof" run --quiet --force-overwrite --output="$T/out" -- cat <in.bin >out.bin 2>err.txt
 cmp -s in.bin out.bin; ok $? "stdin to stdout byte for byte through the agent"
 [ ! -s err.txt ]; ok $? "nothing on stderr"
 run printf '%s|' "a b" $'new\nline' "ünï" "" >argv.txt

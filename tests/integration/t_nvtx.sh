@@ -142,7 +142,8 @@ assert R[1]["outcome"] == "signal 9", R[1]["outcome"]' 2>"$T/launch5.err"
 ok $? "a launcher's rank killed by SIGKILL: its status read from its zombie (signal 9) $(tail -1 "$T/launch5.err")"
 printf "for r in 1 2; do STEPS=200 RANK=\$r '%s' worker & done\nsleep 30\n" "$C" >"$T/slow.sh"
 "$B/gpuprof" run --modes=nvtx --output="$T/launch3" -- sh "$T/slow.sh" >/dev/null 2>&1 &
-sleep 0.5; kill -KILL $!; wait $! 2>/dev/null # gpuprof run is the agent (exec)
+# the agent itself (gpuprof run alone is its parent, which reaps it and passes its death on)
+sleep 0.5; pkill -KILL -f "^$B/gpuprof-agent -- sh $T/slow.sh"; wait $! 2>/dev/null
 # the ranks go on (their parent, not the agent, started them) and finish: wait for them
 for _ in $(seq 100); do pgrep -f "^$C worker" >/dev/null || break; sleep 0.2; done
 "$B/gpuprof" salvage --spool="$T" >/dev/null 2>&1

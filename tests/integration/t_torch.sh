@@ -304,7 +304,7 @@ ps = [subprocess.Popen([sys.executable, "ddp.py", "9"], env=dict(os.environ, RAN
       USE_LIBUV="0")) for r in range(2)]
 sys.exit(max(p.wait() for p in ps))
 EOF
-"$GP" run -o jobL -- "$PY" launch2.py >launch2.out 2>&1
+"$GP" run -o jobL2 -- "$PY" launch2.py >launch2.out 2>&1
 ok $? "a launcher starting two ranked gloo workers under one agent ($(tail -1 launch2.out))"
-ddp_check jobL; ok $? "each worker's 9 optimizer steps in its own file $(tail -1 jobL.err)"
+ddp_check jobL2; ok $? "each worker's 9 optimizer steps in its own file $(tail -1 jobL2.err)"
 done_testing

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <time.h>
 #include <wchar.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -307,6 +308,25 @@ int main(int argc, char **argv)
 #else
 		printf("no_stream_naming (built without cuda.h)\n");
 #endif
+	}
+	if (!strcmp(what, "badnames")) {
+		/* names that are not UTF-8, as a program may pass them (NVTX takes bytes): a
+		 * lone 0xff, an overlong '/', a surrogate, a cut sequence, control characters,
+		 * and valid UTF-8 beside them; 12 steps so the report has steps to name */
+		static const char *names[] = {"step\xff", "fwd\xc0\xaf", "bwd\xed\xa0\x80",
+		                              "opt\xe2\x82", "ctl\x01\x1f\"\\", "caf\xc3\xa9"};
+		nvtxNameOsThreadA((uint32_t)syscall(SYS_gettid), "main\xfe\xfd");
+		for (int s = 0; s < 12; s++) {
+			nvtxRangePushA(names[0]);
+			for (int k = 1; k < 6; k++) {
+				nvtxRangePushA(names[k]);
+				nvtxMarkA(names[k]);
+				nvtxRangePop();
+			}
+			nvtxRangePop();
+		}
+		printf("badnames done\n");
+		return 0;
 	}
 	if (all || !strcmp(what, "pops")) {
 		int rc = 0;

@@ -15,7 +15,7 @@ else
 	skip "clang-format or git not here"
 fi
 # the man pages render without a warning
-for m in "$B"/doc/gpuprof.yaml.5 "$B"/doc/gpuprof-agent.8 "$B"/doc/gpuprof-spank.8 doc/gpuprof.1; do
+for m in "$B"/doc/gpuprof.yaml.5 "$B"/doc/gpuprof-agent.8 "$B"/doc/gpuprof-spank.8 "$B"/doc/gpuprof.1; do
 	w=$(groff -man -Tutf8 -ww -z "$m" 2>&1)
 	[ -s "$m" ] && [ -z "$w" ]; ok $? "man page $(basename "$m") renders without warnings${w:+ ($w)}"
 done

@@ -180,6 +180,31 @@ int main(void)
 	rc = load("", &cfg, err, sizeof(err));
 	ok(rc == 0 && cfg.enabled, "empty file means defaults");
 	gp_config_free(&cfg);
+
+	/* the file the packages install as /etc/gpuprof.yaml says "every value below is the
+	 * default": it must not narrow anything (issue 32: it dropped layers) */
+	gp_config_t def, shipped;
+	gp_config_defaults(&def);
+	rc = gp_config_load(&shipped, GP_TOP_SRCDIR "/etc/gpuprof.yaml", false, err, sizeof(err));
+	if (!ok(rc == 0, "the shipped etc/gpuprof.yaml loads"))
+		diag("%s", err);
+	ok(shipped.allowed_modes == def.allowed_modes && (shipped.allowed_modes & GP_MODE_LAYERS),
+	   "shipped allowed_modes is the default, layers included");
+	ok(shipped.enabled == def.enabled && shipped.required == def.required &&
+	       shipped.default_modes == def.default_modes && !strcmp(shipped.output, def.output) &&
+	       !strcmp(shipped.spool_dir, def.spool_dir) &&
+	       shipped.max_bytes_per_rank == def.max_bytes_per_rank &&
+	       shipped.nvml_hz == def.nvml_hz && shipped.warmup_steps == def.warmup_steps &&
+	       !strcmp(shipped.step_range, def.step_range) &&
+	       shipped.group_readable == def.group_readable &&
+	       shipped.admin_comment == def.admin_comment &&
+	       shipped.report_at_end == def.report_at_end && shipped.pytorch == def.pytorch &&
+	       shipped.torch_history_entries == def.torch_history_entries &&
+	       !shipped.partition_modes.n && !shipped.account_modes.n && !shipped.users_allow.n &&
+	       !shipped.users_deny.n && !shipped.accounts_allow.n && !shipped.accounts_deny.n,
+	   "every value the shipped file sets is the default");
+	gp_config_free(&shipped);
+	gp_config_free(&def);
 	unlink(path);
 	return done_testing();
 }

@@ -1,0 +1,235 @@
+/* JSON strings that are valid UTF-8, and a check for JSON embedded from elsewhere
+ * (json.h). */
+#include "config.h"
+#include "json.h"
+
+#include <string.h>
+
+size_t gp_utf8_next(const unsigned char *s, size_t n, uint32_t *cp, size_t *bad)
+{
+	unsigned char c = s[0];
+	size_t len;
+	uint32_t v, min;
+	*bad = 1;
+	if (c < 0x80) {
+		*cp = c;
+		return 1;
+	}
+	if (c >= 0xc2 && c <= 0xdf)
+		len = 2, v = c & 0x1f, min = 0x80;
+	else if (c >= 0xe0 && c <= 0xef)
+		len = 3, v = c & 0x0f, min = 0x800;
+	else if (c >= 0xf0 && c <= 0xf4)
+		len = 4, v = c & 0x07, min = 0x10000;
+	else
+		return 0; /* a continuation byte, C0/C1 (overlong by construction), F5-FF */
+	for (size_t i = 1; i < len; i++) {
+		if (i >= n || (s[i] & 0xc0) != 0x80)
+			return 0; /* *bad: the bytes so far, each a valid prefix */
+		v = v << 6 | (s[i] & 0x3f);
+		/* the second byte decides overlongs, surrogates and the top: E0 A0.., ED ..9F,
+		 * F0 90.., F4 ..8F (Unicode table 3-7), so a bad second byte ends the subpart */
+		if (i == 1 && ((c == 0xe0 && s[1] < 0xa0) || (c == 0xed && s[1] > 0x9f) ||
+		               (c == 0xf0 && s[1] < 0x90) || (c == 0xf4 && s[1] > 0x8f)))
+			return 0;
+		*bad = i + 1;
+	}
+	if (v < min)
+		return *bad = 1, 0; /* not reached: the checks above exclude overlongs */
+	*cp = v;
+	return len;
+}
+
+void gp_json_strn(FILE *out, const char *str, size_t n)
+{
+	const unsigned char *p = (const unsigned char *)(str ? str : "");
+	fputc('"', out);
+	for (size_t i = 0; i < n && p[i];) {
+		uint32_t cp;
+		size_t bad, len = gp_utf8_next(p + i, n - i, &cp, &bad);
+		if (!len) {
+			fputs("\xef\xbf\xbd", out); /* U+FFFD for the invalid subpart */
+			i += bad;
+			continue;
+		}
+		if (cp == '"' || cp == '\\')
+			fprintf(out, "\\%c", (int)cp);
+		else if (cp == '\n')
+			fputs("\\n", out);
+		else if (cp == '\t')
+			fputs("\\t", out);
+		else if (cp < 0x20 || cp == 0x7f || cp == 0x2028 || cp == 0x2029)
+			fprintf(out, "\\u%04x",
+			        (unsigned)cp); /* 2028/2029: JavaScript's newlines */
+		else
+			fwrite(p + i, 1, len, out);
+		i += len;
+	}
+	fputc('"', out);
+}
+
+void gp_json_str(FILE *out, const char *s)
+{
+	gp_json_strn(out, s, s ? strlen(s) : 0);
+}
+
+/* ---- the check: a recursive descent over RFC 8259's grammar ---- */
+
+typedef struct {
+	const unsigned char *p, *end;
+	int depth;
+} jp_t;
+
+static void ws(jp_t *j)
+{
+	while (j->p < j->end && (*j->p == ' ' || *j->p == '\t' || *j->p == '\n' || *j->p == '\r'))
+		j->p++;
+}
+
+static bool lit(jp_t *j, const char *w)
+{
+	size_t n = strlen(w);
+	if ((size_t)(j->end - j->p) < n || memcmp(j->p, w, n))
+		return false;
+	j->p += n;
+	return true;
+}
+
+static bool hex4(jp_t *j)
+{
+	for (int i = 0; i < 4; i++, j->p++)
+		if (j->p >= j->end || !strchr("0123456789abcdefABCDEF", *j->p) || !*j->p)
+			return false;
+	return true;
+}
+
+static bool string(jp_t *j)
+{
+	if (j->p >= j->end || *j->p != '"')
+		return false;
+	for (j->p++; j->p < j->end;) {
+		unsigned char c = *j->p;
+		uint32_t cp;
+		size_t bad;
+		if (c == '"')
+			return j->p++, true;
+		if (c < 0x20)
+			return false;
+		if (c == '\\') {
+			j->p++;
+			if (j->p >= j->end)
+				return false;
+			c = *j->p++;
+			if (c == 'u') {
+				if (!hex4(j))
+					return false;
+			} else if (!strchr("\"\\/bfnrt", c) || !c) {
+				return false;
+			}
+			continue;
+		}
+		size_t len = gp_utf8_next(j->p, (size_t)(j->end - j->p), &cp, &bad);
+		if (!len)
+			return false;
+		j->p += len;
+	}
+	return false;
+}
+
+static bool digits(jp_t *j)
+{
+	const unsigned char *s = j->p;
+	while (j->p < j->end && *j->p >= '0' && *j->p <= '9')
+		j->p++;
+	return j->p > s;
+}
+
+static bool number(jp_t *j)
+{
+	if (j->p < j->end && *j->p == '-')
+		j->p++;
+	if (j->p < j->end && *j->p == '0')
+		j->p++;
+	else if (!digits(j))
+		return false;
+	if (j->p < j->end && *j->p == '.' && (j->p++, !digits(j)))
+		return false;
+	if (j->p < j->end && (*j->p == 'e' || *j->p == 'E')) {
+		j->p++;
+		if (j->p < j->end && (*j->p == '+' || *j->p == '-'))
+			j->p++;
+		if (!digits(j))
+			return false;
+	}
+	return true;
+}
+
+static bool value(jp_t *j);
+
+static bool members(jp_t *j, bool object)
+{
+	char close = object ? '}' : ']';
+	j->p++; /* { or [ */
+	if (++j->depth > 64)
+		return false;
+	ws(j);
+	if (j->p < j->end && *j->p == close)
+		return j->p++, j->depth--, true;
+	for (;;) {
+		if (object) {
+			if (!string(j))
+				return false;
+			ws(j);
+			if (j->p >= j->end || *j->p++ != ':')
+				return false;
+			ws(j);
+		}
+		if (!value(j))
+			return false;
+		ws(j);
+		if (j->p >= j->end)
+			return false;
+		if (*j->p == ',') {
+			j->p++;
+			ws(j);
+			continue;
+		}
+		if (*j->p != close)
+			return false;
+		j->p++;
+		j->depth--;
+		return true;
+	}
+}
+
+static bool value(jp_t *j)
+{
+	if (j->p >= j->end)
+		return false;
+	switch (*j->p) {
+	case '{':
+		return members(j, true);
+	case '[':
+		return members(j, false);
+	case '"':
+		return string(j);
+	case 't':
+		return lit(j, "true");
+	case 'f':
+		return lit(j, "false");
+	case 'n':
+		return lit(j, "null");
+	default:
+		return number(j);
+	}
+}
+
+bool gp_json_valid(const char *buf, size_t n)
+{
+	jp_t j = {(const unsigned char *)buf, (const unsigned char *)buf + n, 0};
+	ws(&j);
+	if (!value(&j))
+		return false;
+	ws(&j);
+	return j.p == j.end;
+}

@@ -1,0 +1,149 @@
+#!/bin/bash
+# The command line as the GNU coding standards have it (issue 32): getopt_long for every
+# command, every option described in COMMAND --help and in gpuprof(1), usage errors one
+# line and exit status 2, -- and abbreviations; numbers that are NaN or infinite refused
+# (issue 30, item 18); gpuprof run saying what it wrote and never writing over an earlier
+# run; .gz outputs compressed; a failed export leaving what was there; every JSON file
+# valid UTF-8 whatever bytes the program gave its NVTX names; a progress line only on a
+# terminal.
+. "$(dirname "$0")/tap.sh"
+B=${GP_BUILD:?}
+F=$(cd "$(dirname "$0")/../fixtures" && pwd)
+[ -d "$F/leak" ] || skip_all "no fixtures"
+T=$(mktemp -d); trap 'rm -rf "$T"' EXIT
+cd "$T" || exit 1
+GP=$B/gpuprof
+
+# usage errors: status 2, one line on stderr that names the problem
+usage() { # DESCRIPTION PATTERN -- COMMAND...
+	local d=$1 pat=$2; shift 3
+	"$@" >out.txt 2>err.txt; local rc=$?
+	[ $rc = 2 ] && [ "$(wc -l <err.txt)" = 1 ] && grep -q -- "$pat" err.txt && [ ! -s out.txt ]
+	ok $? "$d: exit $rc, one line ($(head -c 150 err.txt))"
+}
+usage "report --step=abc" "--step: 'abc' is not a step" -- "$GP" report --step=abc "$F/leak"
+usage "report --format with no value" "--format needs a value" -- "$GP" report "$F/leak" --format
+usage "an unknown option" "unknown or ambiguous option '--bogus'" -- "$GP" report --bogus "$F/leak"
+usage "an unknown short option" "unknown option '-Z'" -- "$GP" export -Z "$F/leak"
+usage "report with no argument" "usage: gpuprof report \[OPTION\]... JOBDIR|JOBID" -- "$GP" report
+usage "report with two jobs" "not 'a' and 'b'" -- "$GP" report a b
+usage "--quiet=1 (takes no value)" "--quiet takes no value" -- "$GP" report --quiet=1 "$F/leak"
+usage "diff --threshold=nan" "--threshold: 'nan' is not a number" -- "$GP" diff --threshold=nan "$F/leak" "$F/leak"
+usage "diff --alpha=nan" "--alpha: 'nan' is not a number" -- "$GP" diff --alpha=nan "$F/leak" "$F/leak"
+usage "diff --threshold=inf" "--threshold: 'inf'" -- "$GP" diff --threshold=inf "$F/leak" "$F/leak"
+usage "diff --alpha=1" "--alpha: '1'" -- "$GP" diff --alpha=1 "$F/leak" "$F/leak"
+usage "diff --threshold=0x10" "--threshold: '0x10'" -- "$GP" diff -t 0x10 "$F/leak" "$F/leak"
+usage "diff with one job" "2 jobs needed, 1 given" -- "$GP" diff "$F/leak"
+usage "export --window=0:inf" "--window TO: 'inf'" -- "$GP" export --format=chrome -o w.json --window=0:inf "$F/leak"
+usage "export --window=nan:nan" "--window FROM: 'nan'" -- "$GP" export --format=chrome -o w.json --window=nan:nan "$F/leak"
+usage "export --window=5:2" "TO must come after FROM" -- "$GP" export --format=chrome -o w.json --window=5:2 "$F/leak"
+usage "export --max-events=-3" "--max-events: '-3'" -- "$GP" export --format=chrome -o w.json -n -3 "$F/leak"
+usage "export --format=kineto -o -" "writes a directory of files" -- "$GP" export --format=kineto -o - "$F/leak"
+usage "export --torch=3" "--torch: '3'" -- "$GP" export --format=memviz --torch=3 -o m.pickle "$F/leak"
+usage "run --modes=memm" "unknown mode 'memm'" -- "$GP" run --modes=memm -- true
+usage "run with no program" "no program given" -- "$GP" run --modes=nvtx
+usage "capture with no process" "which process" -- "$GP" capture on
+[ ! -e ./- ] && [ ! -e w.json ]; ok $? "nothing written by a usage error (no directory named -, no w.json)"
+"$GP" >/dev/null 2>err.txt; rc=$?
+[ $rc = 2 ] && [ "$(wc -l <err.txt)" = 1 ]; ok $? "gpuprof alone: one usage line, exit 2 ($(cat err.txt))"
+
+# what works as a person types it
+"$GP" report --form=json "$F/leak" -- 2>/dev/null | python3 -c 'import json,sys; json.load(sys.stdin)'
+ok $? "--form=json (a prefix), options after the job, a trailing --"
+"$GP" report -q "$F/leak" >out.txt 2>&1 && [ ! -s out.txt ]; ok $? "-q is --quiet"
+cp -r "$F/leak" ./-leak
+"$GP" report --format=json -- -leak 2>/dev/null | python3 -c 'import json,sys; json.load(sys.stdin)'
+ok $? "-- ends the options: a job directory named -leak"
+"$GP" report --format json -s 0 "$F/leak" 2>/dev/null | python3 -c 'import json,sys; json.load(sys.stdin)'
+ok $? "values as the next word, -s 0 a valid step"
+"$GP" report --step=7 "$F/leak" >/dev/null 2>err.txt; ok $(( $? == 1 ? 0 : 1 )) "a step that is not there: the work failed (1), not a usage error"
+
+# every option of every command described in its --help and in gpuprof(1)
+man=$B/doc/gpuprof.1
+miss=""
+for c in run report export diff salvage capture dump summarize settings help; do
+	"$GP" $c --help >help.txt 2>&1 || miss="$miss $c(--help failed)"
+	grep -q "^usage: gpuprof $c" help.txt || miss="$miss $c(no usage line)"
+	grep -q "^\.SS gpuprof $c\$" "$man" || miss="$miss $c(no .SS in gpuprof.1)"
+	for o in $(grep -oE '^  (-[a-zA-Z], )?--[a-z-]+' help.txt | grep -oE -- '--[a-z-]+'); do
+		# the option's own line in the OPTIONS section, as groff writes it
+		e=$(printf '%s' "${o#--}" | sed 's/-/\\\\-/g') # as the page writes it: \-\-max\-events
+		grep -q -- "\\\\-\\\\-$e\\b" "$man" || miss="$miss $c:$o"
+		[ "$(grep -cE "^  (-[a-zA-Z], )?$o(=| |\$)" help.txt)" = 1 ] || miss="$miss $c:$o(help)"
+	done
+done
+[ -z "$miss" ]; ok $? "every command's options in its --help and in gpuprof(1)${miss:+; missing:$miss}"
+grep -q '@VERSION@\|@OPTIONS@\|@DOCDIR@' "$B"/doc/*.[158]; ok $(( $? == 0 ? 1 : 0 )) "no @...@ left in the built man pages"
+ver=$("$GP" --version | head -1 | awk '{print $2}')
+grep -q "gpuprof $ver" "$man" && grep -q "gpuprof $ver" "$B/doc/gpuprof-spank.8"; ok $? "the man pages say the version ($ver)"
+"$GP" --version | grep -q "GPL-2.0-or-later"; ok $? "--version names the licence"
+
+# gpuprof run: says what it wrote, writes the report, never over an earlier run
+C=$B/tests/nvtx/nvtx_client
+(unset SLURM_JOB_ID SLURM_STEP_ID SLURM_PROCID SLURM_RESTART_COUNT
+ "$GP" run --modes=nvtx -- "$C" badnames >run1.out 2>run1.err; echo $? >rc1
+ "$GP" run --modes=nvtx -- sh -c "'$C' badnames >/dev/null; exit 3" >run2.out 2>run2.err; echo $? >rc2
+ "$GP" run --modes=nvtx --force-overwrite -o gpuprof-local.1 -- sh -c "'$C' deep >/dev/null" 2>run3.err; echo $? >rc3)
+[ "$(cat rc1)" = 0 ] && grep -q "^gpuprof: wrote $T/gpuprof-local (report.txt" run1.err && [ -f gpuprof-local/report.txt ] &&
+	grep -q "^gpuprof: 1 rank, median step" run1.err
+ok $? "run: the report written, its directory and headline said ($(tr '\n' ' ' <run1.err | head -c 200))"
+[ "$(cat rc2)" = 3 ] && [ -f gpuprof-local.1/step0/rank0.gpr ] && grep -q "holds an earlier run; this one goes to $T/gpuprof-local.1" run2.err &&
+	grep -q "^gpuprof: wrote $T/gpuprof-local.1 " run2.err && [ -f gpuprof-local/step0/rank0.gpr ]
+ok $? "a second run goes to gpuprof-local.1, the first kept, the program's status (3) kept"
+[ "$(cat rc3)" = 0 ] && [ ! -e gpuprof-local.2 ] &&
+	"$GP" report --format=json gpuprof-local.1 | python3 -c 'import json,sys; r=json.load(sys.stdin)["ranks"][0]; assert r["outcome"] == "exit 0", r["outcome"]'
+ok $? "--force-overwrite: the earlier run replaced in its directory"
+
+# every JSON writer: valid UTF-8 and valid JSON whatever the NVTX names' bytes
+strict() { python3 -c 'import json,sys
+for p in sys.argv[1:]:
+    json.loads(open(p, "rb").read().decode("utf-8"))  # strict: no surrogateescape' "$@"; }
+strict gpuprof-local/report.json gpuprof-local/job.json; ok $? "report.json and job.json: valid UTF-8 JSON with invalid NVTX names"
+"$GP" export --format=chrome -o bad.json gpuprof-local && strict bad.json; ok $? "the Chrome trace too"
+"$GP" export --format=kineto -o kin gpuprof-local 2>/dev/null && strict kin/step0/rank0.json; ok $? "the Kineto trace too"
+python3 - gpuprof-local/report.json <<'PY'
+import json, sys
+names = {r["name"] for r in json.load(open(sys.argv[1]))["nvtx"]}
+want = {"step\ufffd", "fwd\ufffd\ufffd", "bwd\ufffd\ufffd\ufffd", "opt\ufffd", "ctl\x01\x1f\"\\", "caf\u00e9"}
+assert want <= names, names
+PY
+ok $? "invalid sequences are U+FFFD (one per maximal subpart), valid UTF-8 and escapes kept"
+mkdir -p "$(printf 'job\xff')" && cp -r "$F/leak/step0" "$(printf 'job\xff')/" &&
+	"$GP" report --format=json -o dir.json "$(printf 'job\xff')" && strict dir.json
+ok $? "a job directory whose name is not UTF-8: report.json still valid"
+python3 -c 'import json,sys; t=json.load(open(sys.argv[1]))["traceEvents"]; assert not any(e.get("ph") == "M" and e.get("name") == "trace" for e in t); n=[e["args"]["name"] for e in t if e.get("name") == "thread_name"]; assert n and all(x.startswith("main") or x.startswith("thread ") for x in n), n; print(n)' bad.json >tn.txt
+ok $? "the trace: no 'trace' metadata event; threads by NVTX name or 'thread N (id)' ($(head -c 120 tn.txt))"
+
+# .gz outputs, and a failed export leaves what was there
+"$GP" report --format=json -o r.json.gz "$F/leak" && python3 -c 'import gzip,json,sys; json.load(gzip.open(sys.argv[1]))' r.json.gz
+ok $? "report -o r.json.gz: gzip-compressed JSON"
+"$GP" export --format=chrome -o t.json.gz "$F/ddp-clean" && python3 -c 'import gzip,json,sys; d=json.load(gzip.open(sys.argv[1])); assert d["traceEvents"]' t.json.gz
+ok $? "export -o t.json.gz: a gzip-compressed trace"
+echo precious >keep.json
+"$GP" export --format=chrome --ranks=7 -o keep.json "$F/leak" 2>/dev/null; rc=$?
+[ $rc = 1 ] && [ "$(cat keep.json)" = precious ] && ! ls .keep.json.tmp.* >/dev/null 2>&1
+ok $? "a failed export (rank 7 of 1) leaves the file it was given as it was, no temporary file"
+echo target >tgt; ln -s tgt link.json
+"$GP" export --format=chrome -o link.json "$F/leak" && [ "$(cat tgt)" = target ] && [ -f link.json ] && [ ! -L link.json ]
+ok $? "a link under the output's name is replaced, never written through"
+"$GP" export --format=chrome -o - "$F/leak" | python3 -c 'import json,sys; json.load(sys.stdin)'
+ok $? "-o - is standard output"
+
+# memviz for PyTorch 1.13's _memory_viz, the version said
+"$GP" export --format=memviz --torch=1.13 -o m113.pickle "$F/leak" 2>m.err && python3 -c 'import pickle,sys; s=pickle.load(open(sys.argv[1],"rb")); assert isinstance(s, list) and s and all("history" in b for g in s for b in g["blocks"]), type(s)' m113.pickle
+ok $? "--torch=1.13: a list of segments, blocks with their history"
+"$GP" export --format=memviz -o m2.pickle "$F/leak" 2>m.err; grep -q "PyTorch 2's layout.*--torch=1.13" m.err
+ok $? "the default layout says which PyTorch reads it ($(head -c 120 m.err))"
+
+# a progress line on a terminal, nothing on a pipe
+"$B/bench/synth-job" --ranks 1536 --events 2000 --out big >/dev/null 2>&1
+GPUPROF_REPORT_THREADS=1 "$GP" report -q big 2>pipe.err
+[ ! -s pipe.err ]; ok $? "stderr not a terminal: no progress line"
+if command -v script >/dev/null; then
+	rm -f big/report.*
+	GPUPROF_REPORT_THREADS=1 script -qec "'$GP' report -q big" /dev/null >tty.out 2>&1
+	grep -q "reading rank files: [0-9]* of 1536" tty.out; ok $? "on a terminal: 'reading rank files: N of 1536' ($(tr '\r' '\n' <tty.out | grep -m1 reading))"
+else
+	skip "no script(1) for a terminal"
+fi
+done_testing
