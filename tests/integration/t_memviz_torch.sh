@@ -26,4 +26,18 @@ ver=$(run_py -c 'import torch; print(torch.__version__)' 2>/dev/null)
 while read -r st rest; do
 	[ "$st" = ok ]; ok $? "PyTorch $ver's _memory_viz reads ${rest#"$IN/"}"
 done < <(grep -E '^(ok|FAIL) ' "$D/out")
+# its own command line, as a user runs it (stats: the subcommand that needs no
+# flamegraph.pl from the network), on the layout this PyTorch reads: --torch=1.13 for 1.13,
+# the default for 2.x
+case $ver in 1.*) lay=1.13 ;; *) lay=2 ;; esac
+for f in leak torch-leak; do
+	"$B/gpuprof" export --format=memviz --torch=$lay -o "$D/cli-$f.pickle" "$F/$f" 2>/dev/null
+	run_py -m torch.cuda._memory_viz stats "$IN/cli-$f.pickle" >"$D/cli.out" 2>&1
+	ok $? "python -m torch.cuda._memory_viz stats of PyTorch $ver reads the --torch=$lay export of $f ($(tr '\n' ' ' <"$D/cli.out" | head -c 100))"
+done
+if [ "$lay" = 1.13 ]; then # why the option exists: 1.13 cannot read 2.x's dictionary
+	"$B/gpuprof" export --format=memviz -o "$D/cli2.pickle" "$F/leak" 2>"$D/cli2.err"
+	! run_py -m torch.cuda._memory_viz stats "$IN/cli2.pickle" >/dev/null 2>&1 && grep -q -- "--torch=1.13" "$D/cli2.err"
+	ok $? "1.13 fails on PyTorch 2's layout, and the export says to use --torch=1.13"
+fi
 done_testing

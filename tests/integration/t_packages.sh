@@ -1,10 +1,13 @@
 #!/bin/bash
 # The Debian packages (debian/): built with dpkg-buildpackage from the tracked tree,
-# lintian clean at its default level, the plugin's Slurm dependency pinned to the Slurm
-# it was built against, and, with a cluster (SLURM_CONF), installed and a profiled job
-# run from the installed files alone: the snippet the package puts in
-# /etc/slurm/plugstack.conf.d, the agent, the injected library and the CLI at their
-# installed paths. The packages are purged at the end. The RPM spec is built too.
+# lintian clean at its default level, Section admin, a licence in debian/copyright, the
+# plugin's Slurm dependency pinned to the Slurm it was built against, man pages with the
+# version and cross-references that resolve; and, with a cluster (SLURM_CONF), installed
+# and not active until the admin links the shipped plugstack line (as pyxis), then a
+# profiled job run from the installed files alone (the agent, the injected library, the
+# CLI), found again by its job id through its AdminComment, an array task's too; removing
+# the plugin package removes the admin's link (a dangling include would fail every srun);
+# purged at the end. The RPM spec is built too.
 . "$(dirname "$0")/tap.sh"
 top=$(cd "$(dirname "$0")/../.." && pwd)
 command -v dpkg-buildpackage >/dev/null && command -v dh >/dev/null || skip_all "no dpkg-buildpackage/debhelper"
@@ -36,8 +39,13 @@ fi
 sv=$(dpkg-query -W -f='${Version}' libslurm-dev | sed -e 's/^[0-9]*://' -e 's/-[^-]*$//')
 dpkg -I "$D2" | grep -q "slurm-wlm-basic-plugins (>= $sv), slurm-wlm-basic-plugins (<< $sv+~)"
 ok $? "the plugin depends on the Slurm it was built against ($sv)"
-dpkg -c "$D2" 2>/dev/null | grep -q ' ./etc/slurm/plugstack.conf.d/gpuprof.conf$' && dpkg -c "$D1" 2>/dev/null | grep -q ' ./usr/libexec/gpuprof/gpuprof-agent$'
-ok $? "the plugstack snippet and the agent where Debian's Slurm and FHS put them"
+dpkg -c "$D2" 2>/dev/null | grep -q ' ./usr/share/gpuprof/plugstack.conf.d/gpuprof.conf$' &&
+	! dpkg -c "$D2" 2>/dev/null | grep -q ' ./etc/' && dpkg -c "$D1" 2>/dev/null | grep -q ' ./usr/libexec/gpuprof/gpuprof-agent$'
+ok $? "the plugstack line shipped under /usr/share (nothing in /etc/slurm), the agent in libexec"
+[ "$(dpkg -f "$D1" Section)" = admin ] && [ "$(dpkg -f "$D2" Section)" = admin ]; ok $? "Section: admin, as pyxis, munge and Slurm's plugins"
+grep -q '^License: GPL-2+' "$S/debian/gpuprof/usr/share/doc/gpuprof/copyright" && grep -q 'slurmstepd' "$S/debian/gpuprof/usr/share/doc/gpuprof/copyright"
+ok $? "debian/copyright: GPL-2.0-or-later, and why (the plugin is loaded into slurmstepd)"
+grep -q '^allowed_modes: all,layers$' "$S/debian/gpuprof/etc/gpuprof.yaml"; ok $? "/etc/gpuprof.yaml allows layers, as the documented default"
 ! dpkg -c "$D1" 2>/dev/null | grep -q '\.la$' && ! readelf -d "$S"/debian/gpuprof/usr/lib/*/gpuprof/libgpuprof-cupti.so | grep -qE 'RPATH|RUNPATH'
 ok $? "no libtool archives, no RUNPATH into the build machine's CUDA"
 
@@ -57,16 +65,33 @@ else
 fi
 
 if [ -z "${SLURM_CONF:-}" ]; then
-	for _ in 1 2 3 4 5; do skip "no cluster (SLURM_CONF unset)"; done
+	for _ in $(seq 11); do skip "no cluster (SLURM_CONF unset)"; done
 	done_testing
 	exit 0
 fi
 dpkg -i "$D1" "$D2" >"$T/install.log" 2>&1; ok $? "dpkg -i installs both ($(tail -1 "$T/install.log"))"
-# the cluster loads what the package installed: its snippet, nothing of the build tree
+# the man pages as installed: the version, no template left, every cross-reference there
+bad=""
+for m in gpuprof.1 gpuprof.yaml.5 gpuprof-agent.8 gpuprof-spank.8; do
+	f=$(man -w "$m" 2>/dev/null) || { bad="$bad $m(not installed)"; continue; }
+	zcat -f "$f" | grep -q "gpuprof $V" || bad="$bad $m(version)"
+	zcat -f "$f" | grep -q '@[A-Z_]*@' && bad="$bad $m(template)"
+	for ref in $(zcat -f "$f" | sed -n 's/^\.BR \([a-z][a-z.\\-]*\) (\([1-8]\)).*/\1.\2/p' | sed 's/\\-/-/g'); do
+		man -w "${ref##*.}" "${ref%.*}" >/dev/null 2>&1 || bad="$bad $m:$ref"
+	done
+	for d in $(zcat -f "$f" | grep -o '/usr/share/doc/gpuprof/[a-z]*\.md'); do [ -f "$d" ] || bad="$bad $m:$d"; done
+done
+[ -z "$bad" ]; ok $? "installed man pages: version $V, no @...@, every cross-reference (spank(7) ...) and doc path resolves${bad:+;$bad}"
+# installed, not enabled: the cluster reads what Debian's plugstack.conf reads
 PLUG=$(dirname "$SLURM_CONF")/plugstack.conf
 cp "$PLUG" "$PLUG.pkgtest"
 echo "include /etc/slurm/plugstack.conf.d/*.conf" >"$PLUG"
 mkdir -p "$T/user" && chown gpuprof-test "$T/user"
+[ ! -e /etc/slurm/plugstack.conf.d/gpuprof.conf ] &&
+	! (cd "$T/user" && timeout 60 runuser -u gpuprof-test -- env SLURM_CONF="$SLURM_CONF" srun --gpuprof=nvtx true) >"$T/off.out" 2>&1 &&
+	grep -qi "unrecognized option\|invalid option\|unknown option" "$T/off.out"
+ok $? "installed, not active: srun knows no --gpuprof until the admin links the line ($(tail -1 "$T/off.out"))"
+ln -s /usr/share/gpuprof/plugstack.conf.d/gpuprof.conf /etc/slurm/plugstack.conf.d/gpuprof.conf
 (cd "$T/user" && timeout 120 runuser -u gpuprof-test -- env SLURM_CONF="$SLURM_CONF" srun --gpuprof=nvtx \
 	/usr/libexec/gpuprof/gpuprof-train-mlp --steps 12 --dim 16 --layers 3 --batch 4 >"$T/job.out" 2>&1)
 ok $? "a profiled srun step from the installed packages ($(tail -1 "$T/job.out"))"
@@ -77,8 +102,33 @@ import json, sys
 r = json.load(sys.stdin)["ranks"][0]
 assert r["steps"]["count"] == 12 and r["complete"], r["steps"]' 2>"$T/rep.err"
 ok $? "the installed gpuprof reports its 12 NVTX steps (the installed agent and injected library) $(tail -1 "$T/rep.err")"
+# the job by its id: the directory from the dir= its AdminComment carries (written by the
+# detached report once the job has ended)
+jid=$(basename "$j"); jid=${jid#gpuprof-} # the default template: gpuprof-%j
+for _ in $(seq 60); do sacct -j "$jid" -X -n -P -o AdminComment 2>/dev/null | grep -q "dir=" && break; sleep 1; done
+ac=$(sacct -j "$jid" -X -n -P -o AdminComment 2>/dev/null)
+(cd / && runuser -u gpuprof-test -- env SLURM_CONF="$SLURM_CONF" /usr/bin/gpuprof report --format=json "$jid") 2>"$T/byid.err" |
+	python3 -c 'import json,sys; d=json.load(sys.stdin); assert d["ranks"][0]["steps"]["count"] == 12' 2>>"$T/byid.err"
+ok $? "gpuprof report $jid, from /: the directory its AdminComment names ($ac) $(tail -1 "$T/byid.err")"
+mkdir -p "$T/user/elsewhere" && chown gpuprof-test "$T/user/elsewhere"
+(cd "$T/user" && timeout 120 runuser -u gpuprof-test -- env SLURM_CONF="$SLURM_CONF" sbatch --wait -o /dev/null --array=1-2 \
+	--gpuprof=nvtx --gpuprof-output="$T/user/elsewhere/arr-%j" \
+	--wrap "srun /usr/libexec/gpuprof/gpuprof-train-mlp --steps 12 --dim 16 --layers 3 --batch 4" >"$T/arr.out" 2>&1)
+aj=$(sed -n 's/^Submitted batch job \([0-9]*\).*/\1/p' "$T/arr.out")
+for _ in $(seq 60); do sacct -j "${aj}_2" -X -n -P -o AdminComment 2>/dev/null | grep -q "dir=" && break; sleep 1; done
+(cd / && runuser -u gpuprof-test -- env SLURM_CONF="$SLURM_CONF" /usr/bin/gpuprof report --format=json "${aj}_2") 2>"$T/arr.err" |
+	python3 -c 'import json,sys; d=json.load(sys.stdin); assert "/elsewhere/arr-" in d["dir"] and d["ranks"], d["dir"]' 2>>"$T/arr.err"
+ok $? "an array task by its id (${aj}_2), its directory where --gpuprof-output put it $(tail -1 "$T/arr.err")"
+(cd / && /usr/bin/gpuprof report "$aj" >/dev/null 2>"$T/arr2.err"); rc=$?
+[ $rc = 1 ] && grep -q "name one, as ${aj}_N" "$T/arr2.err"; ok $? "the array's own id: which task? ($(cat "$T/arr2.err"))"
+# removing the plugin removes the admin's link with it; srun works without it
+dpkg -r slurm-spank-gpuprof >/dev/null 2>&1
+[ ! -e /etc/slurm/plugstack.conf.d/gpuprof.conf ] && [ ! -L /etc/slurm/plugstack.conf.d/gpuprof.conf ] &&
+	(cd "$T/user" && timeout 60 runuser -u gpuprof-test -- env SLURM_CONF="$SLURM_CONF" srun true) >"$T/rm.out" 2>&1
+ok $? "dpkg -r: the link to the shipped line goes with the package, srun still runs ($(tail -1 "$T/rm.out"))"
 mv "$PLUG.pkgtest" "$PLUG"
 dpkg -P slurm-spank-gpuprof gpuprof >/dev/null 2>&1
-[ ! -e /etc/slurm/plugstack.conf.d/gpuprof.conf ] && [ ! -e /etc/gpuprof.yaml ] && [ ! -e /usr/bin/gpuprof ]
-ok $? "purged: snippet, site config and binaries gone"
+[ ! -e /etc/slurm/plugstack.conf.d/gpuprof.conf ] && [ ! -e /etc/gpuprof.yaml ] && [ ! -e /usr/bin/gpuprof ] &&
+	[ ! -e /usr/share/gpuprof ] && ! dpkg -l gpuprof slurm-spank-gpuprof 2>/dev/null | grep -q '^[a-z][a-z] '
+ok $? "purged: site config, shipped line, binaries and the packages' records gone"
 done_testing
