@@ -61,9 +61,10 @@ static const gp_cli_opt_t run_opts[] = {
      "profile only the tasks whose SLURM_PROCID is in LIST, as 0,8-15 (default: "
      "GPUPROF_RANKS, else every task)"},
     {"capture", 'c', "WINDOW",
-     "trace CUDA activity only in steps=A-B[,C-D...] (0-based, inclusive), or between "
-     "cudaProfilerStart and cudaProfilerStop with cudaprofilerapi (default: GPUPROF_CAPTURE, "
-     "else the whole run)"},
+     "when kernels are traced (mode cuda): sampled[=LEN/EVERY] (the start-up, the warm-up "
+     "and 20 more steps, then 20 of every 500), all, steps=A-B[,C-D...] (0-based, "
+     "inclusive) or cudaprofilerapi (between cudaProfilerStart and cudaProfilerStop); "
+     "default: GPUPROF_CAPTURE, else sampled"},
     {"quiet", 'q', NULL,
      "print nothing of gpuprof's own after the program (the report is "
      "still written)"},
