@@ -888,26 +888,7 @@ static void __attribute__((noreturn)) mirror_exit(int status)
  * Anyone else (kill of our pid, a launcher's terminate()) may have meant us alone. */
 static bool from_program(const agent_t *a, pid_t sender)
 {
-	for (int depth = 0; sender > 1 && depth < 64; depth++) {
-		char path[64], buf[512];
-		if (sender == a->child)
-			return true;
-		snprintf(path, sizeof(path), "/proc/%d/stat", (int)sender);
-		int fd = open(path, O_RDONLY | O_CLOEXEC);
-		ssize_t n = fd >= 0 ? read(fd, buf, sizeof(buf) - 1) : -1;
-		if (fd >= 0)
-			close(fd);
-		if (n <= 0)
-			return false;
-		buf[n] = '\0';
-		/* pid (comm) state ppid: comm may hold spaces and parentheses */
-		const char *rp = strrchr(buf, ')');
-		int ppid = 0;
-		if (!rp || sscanf(rp + 1, " %*c %d", &ppid) != 1)
-			return false;
-		sender = (pid_t)ppid;
-	}
-	return false;
+	return gp_proc_descends_from(sender, a->child);
 }
 
 static bool reached_program(const agent_t *a, const struct signalfd_siginfo *si)
@@ -919,16 +900,7 @@ static bool reached_program(const agent_t *a, const struct signalfd_siginfo *si)
 		return true;
 	if (si->ssi_code != SI_USER || (pid_t)si->ssi_pid != getppid())
 		return false;
-	char path[64], comm[32] = "";
-	snprintf(path, sizeof(path), "/proc/%d/comm", (int)si->ssi_pid);
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return false;
-	ssize_t n = read(fd, comm, sizeof(comm) - 1);
-	close(fd);
-	comm[n > 0 ? n : 0] = '\0';
-	comm[strcspn(comm, "\n")] = '\0';
-	return !strcmp(comm, "slurmstepd");
+	return gp_proc_is_slurmstepd((pid_t)si->ssi_pid);
 }
 
 static void __attribute__((noreturn)) exec_program(char **argv)

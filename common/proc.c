@@ -1,9 +1,12 @@
-/* A forked child's fresh start (see proc.h). */
+/* A forked child's fresh start, its budget, and whether a process is slurmstepd (see
+ * proc.h). */
 #include "config.h"
 #include "proc.h"
 
 #include <fcntl.h>
 #include <signal.h>
+#include <stdio.h>
+#include <string.h>
 #include <sys/syscall.h>
 #include <sys/resource.h>
 #include <unistd.h>
@@ -72,4 +75,56 @@ int gp_child_budget(int cpu_s)
 	}
 	setpriority(PRIO_PROCESS, 0, 19);
 	return setrlimit(RLIMIT_CPU, &rl);
+}
+
+/* /proc/PID/FILE into buf, NUL-terminated: its length, or -1. No stdio (a signal
+ * handler calls it). */
+static ssize_t proc_read(pid_t pid, const char *file, char *buf, size_t len)
+{
+	char path[64] = "/proc/", digits[16];
+	size_t n = 6, k = 0;
+	for (unsigned v = (unsigned)pid; k == 0 || v; v /= 10)
+		digits[k++] = (char)('0' + v % 10);
+	while (k)
+		path[n++] = digits[--k];
+	path[n++] = '/';
+	for (; *file && n < sizeof(path) - 1; file++)
+		path[n++] = *file;
+	path[n] = '\0';
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	ssize_t r = read(fd, buf, len - 1);
+	close(fd);
+	buf[r > 0 ? r : 0] = '\0';
+	return r;
+}
+
+bool gp_proc_is_slurmstepd(pid_t pid)
+{
+	char comm[32];
+	if (pid <= 0 || proc_read(pid, "comm", comm, sizeof(comm)) <= 0)
+		return false;
+	comm[strcspn(comm, "\n")] = '\0';
+	return !strcmp(comm, "slurmstepd");
+}
+
+bool gp_proc_descends_from(pid_t pid, pid_t ancestor)
+{
+	for (int depth = 0; pid > 1 && depth < 64; depth++) {
+		char buf[512];
+		if (pid == ancestor)
+			return true;
+		if (proc_read(pid, "stat", buf, sizeof(buf)) <= 0)
+			return false;
+		/* pid (comm) state ppid: comm may hold spaces and parentheses */
+		const char *p = strrchr(buf, ')');
+		if (!p || p[1] != ' ' || !p[2] || p[3] != ' ' || p[4] < '0' || p[4] > '9')
+			return false;
+		pid_t ppid = 0;
+		for (p += 4; *p >= '0' && *p <= '9'; p++)
+			ppid = ppid * 10 + (*p - '0');
+		pid = ppid;
+	}
+	return false;
 }

@@ -6,6 +6,9 @@
 #ifndef GPUPROF_PROC_H
 #define GPUPROF_PROC_H
 
+#include <stdbool.h>
+#include <sys/types.h>
+
 enum {
 	GP_CHILD_SIGMASK = 1 << 0, /* nothing blocked */
 	GP_CHILD_SIGNALS = 1 << 1, /* nothing blocked, every disposition the default (64
@@ -23,5 +26,12 @@ void gp_child_reset(unsigned flags, int keep);
  * SIGKILL 5 s later; a process that dropped to the user can lower neither). Inherited
  * by what the process forks and execs. -1 when the limit could not be set. */
 int gp_child_budget(int cpu_s);
+
+/* Is process pid slurmstepd (its /proc/PID/comm)? The agent tells slurmstepd's signals
+ * from the program's, gpuprof run a task of a step from a run of its own. */
+bool gp_proc_is_slurmstepd(pid_t pid);
+/* Is pid ancestor, or a process under it (its parents' chain in /proc, 64 deep at most)?
+ * Who sent a signal: the program or what it started. Async-signal-safe. */
+bool gp_proc_descends_from(pid_t pid, pid_t ancestor);
 
 #endif

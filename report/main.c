@@ -152,7 +152,9 @@ static const gp_cli_cmd_t cmd_export_doc = {
     "Write a job's records for another tool to read.",
     export_opts,
     "JOBID is found as for gpuprof report. A file is written under a temporary name and "
-    "renamed into place when whole: a failed export leaves what was there.\n\n"
+    "renamed into place when whole: a failed export leaves what was there. A symbolic "
+    "link at FILE is refused, never written through (- is standard output); a FIFO or a "
+    "device is written in place.\n\n"
     "Exit status: 0 done, 1 the job could not be read or the file not written, 2 a usage "
     "error.",
     false};
@@ -296,7 +298,8 @@ static FILE *open_out(const gp_cli_cmd_t *cmd, gp_outfile_t *o, const char *path
 	FILE *f = gp_outfile_open(o, path);
 	if (!f)
 		gp_err_errno("%s: %s%s", cmd->name, path,
-		             errno == ELOOP ? " (a link: not written through; '-' for stdout)" : "");
+		             errno == ELOOP ? " (a link: not written through; '-' for stdout)"
+		                            : "");
 	return f;
 }
 

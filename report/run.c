@@ -2,6 +2,7 @@
  * end we wait for, signals passed on, the program's status passed on. */
 #include "config.h"
 #include "run.h"
+#include "proc.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -22,27 +23,13 @@ static bool set(const char *var)
 	return v && *v;
 }
 
-/* slurmstepd started us: a task of a step, whatever its environment says */
-static bool parent_is_slurmstepd(void)
-{
-	char path[64], comm[32] = "";
-	snprintf(path, sizeof(path), "/proc/%d/comm", (int)getppid());
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return false;
-	ssize_t n = read(fd, comm, sizeof(comm) - 1);
-	close(fd);
-	comm[n > 0 ? n : 0] = '\0';
-	comm[strcspn(comm, "\n")] = '\0';
-	return !strcmp(comm, "slurmstepd");
-}
-
 bool gp_run_alone(void)
 {
 	/* a restart count or a rank belongs with the job's other attempts and ranks, in the
-	 * job's directory (a requeue adds step<S>.attemptN beside the first attempt) */
+	 * job's directory (a requeue adds step<S>.attemptN beside the first attempt); a
+	 * parent that is slurmstepd makes us a task of a step, whatever the environment says */
 	return !set("SLURM_JOB_ID") && !set("SLURM_STEP_ID") && !set("SLURM_PROCID") &&
-	       !set("SLURM_RESTART_COUNT") && !parent_is_slurmstepd();
+	       !set("SLURM_RESTART_COUNT") && !gp_proc_is_slurmstepd(getppid());
 }
 
 /* what gpuprof writes into a job directory: the report's files and step directories */
@@ -145,9 +132,16 @@ static void pass_on(int sig, siginfo_t *si, void *uc)
 	(void)uc;
 	/* the terminal's signals (Ctrl-C, Ctrl-\, hang-up) went to the whole foreground
 	 * process group, the agent and the program included: passing them on would deliver
-	 * them twice */
-	if (si->si_code != SI_KERNEL && child_pid > 0)
+	 * them twice. So did a signal the program (or what it started: the agent's
+	 * descendants) sent to its process group, which holds us: the agent does not forward
+	 * it (agent.c, reached_program), and neither do we */
+	if (si->si_code == SI_KERNEL || child_pid <= 0)
+		return;
+	int e = errno;
+	if (si->si_code != SI_USER || getpgid(child_pid) != getpgrp() ||
+	    !gp_proc_descends_from(si->si_pid, child_pid))
 		kill(child_pid, sig);
+	errno = e;
 }
 
 int gp_run_supervise(char **argv)

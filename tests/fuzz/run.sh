@@ -28,15 +28,16 @@ ok $rc "rank-file reader: no crash, leak or hang in ${secs}s ($(grep -o 'Done [0
 [ $rc -eq 0 ] || tail -30 "$T/fuzz.log" | sed 's/^/# /'
 
 report=()
-# the analysis and its writers; not the command line's own files (main.c and the parts of it
-# that run sacct, supervise the agent and open outputs)
+# the analysis and its writers (outfile.c too: the Kineto export writes its files with it);
+# not the command line's own files (main.c and the parts of it that parse options, run
+# sacct and supervise the agent)
 for f in "$top"/report/*.c; do
-	case $(basename "$f") in main.c | cli.c | jobref.c | outfile.c | run.c) ;; *) report+=("$f") ;; esac
+	case $(basename "$f") in main.c | cli.c | jobref.c | run.c) ;; *) report+=("$f") ;; esac
 done
 # the report's native-frame symboliser links libdw where the build found it
 dw=(); grep -q "define HAVE_LIBDW 1" "$top/_build/config.h" 2>/dev/null && dw=(-ldw -lelf)
 clang "${flags[@]}" "$top/tests/fuzz/fuzz_report.c" "${report[@]}" "${common[@]}" "$C/clock.c" \
-	-lzstd -lm "${dw[@]}" -o "$T/fuzz-report" 2>"$T/build-report.log"
+	-lzstd -lz -lm "${dw[@]}" -o "$T/fuzz-report" 2>"$T/build-report.log"
 ok $? "report fuzzer builds ($(tail -1 "$T/build-report.log"))"
 mkdir -p "$T/corpus-report"
 # inputs that once failed (tests/fuzz/report-seeds): run first, every time

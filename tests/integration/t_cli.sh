@@ -3,7 +3,8 @@
 # command, every option described in COMMAND --help and in gpuprof(1), usage errors one
 # line and exit status 2, -- and abbreviations; numbers that are NaN or infinite refused
 # (issue 30, item 18); gpuprof run saying what it wrote and never writing over an earlier
-# run; .gz outputs compressed; a failed export leaving what was there; every JSON file
+# run; .gz outputs compressed; a failed export leaving what was there, a link at -o
+# refused (t_security S14-S17 as root), a FIFO written in place; every JSON file
 # valid UTF-8 whatever bytes the program gave its NVTX names; a progress line only on a
 # terminal.
 . "$(dirname "$0")/tap.sh"
@@ -124,8 +125,12 @@ echo precious >keep.json
 [ $rc = 1 ] && [ "$(cat keep.json)" = precious ] && ! ls .keep.json.tmp.* >/dev/null 2>&1
 ok $? "a failed export (rank 7 of 1) leaves the file it was given as it was, no temporary file"
 echo target >tgt; ln -s tgt link.json
-"$GP" export --format=chrome -o link.json "$F/leak" && [ "$(cat tgt)" = target ] && [ -f link.json ] && [ ! -L link.json ]
-ok $? "a link under the output's name is replaced, never written through"
+"$GP" export --format=chrome -o link.json "$F/leak" 2>link.err; rc=$?
+[ $rc = 1 ] && [ "$(cat tgt)" = target ] && [ -L link.json ] && grep -q "a link: not written through" link.err
+ok $? "a link under the output's name is refused: not written through, not replaced (exit $rc)"
+mkfifo out.fifo.gz && { timeout 30 python3 -c 'import gzip,json,sys; json.load(gzip.open(sys.argv[1]))' out.fifo.gz & } &&
+	"$GP" export --format=chrome -o out.fifo.gz "$F/leak" && wait $! && [ -p out.fifo.gz ]
+ok $? "a FIFO is written in place, gzip-compressed by its name"
 "$GP" export --format=chrome -o - "$F/leak" | python3 -c 'import json,sys; json.load(sys.stdin)'
 ok $? "-o - is standard output"
 

@@ -313,7 +313,7 @@ int main(int argc, char **argv)
 		/* names that are not UTF-8, as a program may pass them (NVTX takes bytes): a
 		 * lone 0xff, an overlong '/', a surrogate, a cut sequence, control characters,
 		 * and valid UTF-8 beside them; 12 steps so the report has steps to name */
-		static const char *names[] = {"step\xff", "fwd\xc0\xaf", "bwd\xed\xa0\x80",
+		static const char *names[] = {"step\xff",    "fwd\xc0\xaf",     "bwd\xed\xa0\x80",
 		                              "opt\xe2\x82", "ctl\x01\x1f\"\\", "caf\xc3\xa9"};
 		nvtxNameOsThreadA((uint32_t)syscall(SYS_gettid), "main\xfe\xfd");
 		for (int s = 0; s < 12; s++) {

@@ -7,7 +7,9 @@
 
 #include <errno.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdlib.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/time.h>
 #include <sys/wait.h>
@@ -54,5 +56,31 @@ int main(void)
 	   "a report that spins is stopped by SIGXCPU (status %d)",
 	   WIFEXITED(st) ? WEXITSTATUS(st) : -1);
 	ok(ccpu > 0.8 && ccpu < 3.0, "after about its budget of CPU (%.2f s)", ccpu);
+	/* slurmstepd told by its name: not this test, nor a process that is not there */
+	ok(!gp_proc_is_slurmstepd(getpid()) && !gp_proc_is_slurmstepd(0x7ffffff0),
+	   "gp_proc_is_slurmstepd: neither this process nor a missing one is slurmstepd");
+	int named[2], go[2];
+	pid = -1;
+	if (pipe(named) == 0 && pipe(go) == 0 && (pid = fork()) == 0) {
+		prctl(PR_SET_NAME, "slurmstepd");
+		close(go[1]); /* EOF on go once the test closes its end */
+		char c = 1;
+		if (write(named[1], &c, 1) != 1 || read(go[0], &c, 1) < 0)
+			_exit(1);
+		_exit(0);
+	}
+	char c;
+	bool is = pid > 0 && read(named[0], &c, 1) == 1 && gp_proc_is_slurmstepd(pid);
+	bool below = pid > 0 && gp_proc_descends_from(pid, getpid()) &&
+	             gp_proc_descends_from(pid, pid) && gp_proc_descends_from(getpid(), getppid());
+	bool above = pid > 0 && (gp_proc_descends_from(getpid(), pid) ||
+	                         gp_proc_descends_from(getppid(), getpid()));
+	if (pid > 0) {
+		close(go[1]);
+		waitpid(pid, &st, 0);
+	}
+	ok(is, "... and a process named slurmstepd is");
+	ok(below, "gp_proc_descends_from: a child of ours, and we of our parent");
+	ok(!above, "... and not the other way round");
 	return done_testing();
 }
