@@ -588,9 +588,12 @@ int gp_export_kineto(const gp_job_t *job, const char *dir, const char *ranklist)
 		}
 		fprintf(out,
 		        "{\"schemaVersion\": 1, \"displayTimeUnit\": \"ms\", \"distributedInfo\": "
-		        "{\"rank\": %d, \"world_size\": %u, \"backend\": \"nccl\"}, "
+		        "{\"rank\": %d, \"world_size\": %u, \"backend\": \"%s\"}, "
 		        "\"deviceProperties\": [",
-		        rk->rank, world);
+		        rk->rank, world,
+		        rk->comm_ns ? "nccl"
+		        : world > 1 ? "unknown"
+		                    : "none");
 		unsigned ndev = 0;
 		for (unsigned g = 0; g < 8; g++) { /* the devices this rank's work ran on */
 			bool used = false;

@@ -844,13 +844,16 @@ static void text_memory(const gp_job_t *job, FILE *out)
 	for (unsigned i = 0; i < job->nranks; i++)
 		any_mem += job->ranks[i].nallocs + job->ranks[i].nvml_samples;
 	fprintf(out, "\n== Where the memory goes ==\n");
-	fprintf(out, "in use: the framework's allocated bytes at their peak; pool: what its "
-	             "allocator held from the device; CUDA: every device allocation CUPTI saw, at "
-	             "its peak (a pool's reservations), at s after the start; exit: live at the "
-	             "last record; host: pinned host buffers (apart from the device)\n");
 	if (!any_mem)
 		fprintf(out, "no device memory activity recorded (modes without mem or gpu, or no "
 		             "GPU)\n");
+	if (any_mem || any_fw(job)) /* the columns, where there is a table */
+		fprintf(
+		    out,
+		    "in use: the framework's allocated bytes at their peak; pool: what its "
+		    "allocator held from the device; CUDA: every device allocation CUPTI saw, at "
+		    "its peak (a pool's reservations), at s after the start; exit: live at the "
+		    "last record; host: pinned host buffers (apart from the device)\n");
 	rows &= any_mem > 0 || any_fw(job); /* nothing measured: no table of zeros */
 	if (rows)
 		fprintf(out, "%-8s %11s %11s %11s %8s %11s %12s %10s %9s %9s\n", "rank",
