@@ -343,7 +343,7 @@ static void describe_proc(struct gp_proc *p, const gp_rank_t *r, bool trainer)
  * with the task's outcome and NVML, the others listed beside it. */
 static void analyse_procs(rank_sum_t *s, gp_job_t *scratch, rank_data_t *rd, int steps_from)
 {
-	unsigned n = s->nsides + 1, best = 0, ok = 0;
+	unsigned n = s->nsides + 1, best = 0, ok = 0, foreign = 0;
 	gp_rank_t *r = calloc(n, sizeof(*r));
 	gp_rank_tables_t *t = calloc(n, sizeof(*t));
 	bool *good = calloc(n, sizeof(*good));
@@ -359,6 +359,7 @@ static void analyse_procs(rank_sum_t *s, gp_job_t *scratch, rank_data_t *rd, int
 			gp_rank_release(&r[i]);
 			gp_rank_tables_free(&t[i]);
 			good[i] = false;
+			foreign++;
 		}
 		ok += good[i];
 		if (good[i] && (!good[best] || trained_more(&r[i], &r[best])))
@@ -392,6 +393,7 @@ static void analyse_procs(rank_sum_t *s, gp_job_t *scratch, rank_data_t *rd, int
 		}
 	}
 	s->r.nprocs_all = ok;
+	s->r.nprocs_foreign = foreign;
 	/* the trainer first, then the others by their GPU work */
 	describe_proc(&s->r.procs[s->r.nprocs++], &s->r, true);
 	s->r.procs[0].has_end = trainer_end.has; /* its own end, not the task's */

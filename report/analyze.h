@@ -141,6 +141,8 @@ typedef struct gp_rank {
 		char command[96];
 	} procs[GP_PROCS];
 	unsigned nprocs, nprocs_all; /* listed, and in all (more than GP_PROCS: the largest) */
+	unsigned nprocs_foreign;     /* rankR.pidP.gpr beside it that another agent wrote (an
+	                                earlier run into the same directory): left out, counted */
 	/* CUPTI's own cost (CUPTI_ACTIVITY_KIND_OVERHEAD) */
 	uint64_t overhead_ns, overhead_records;
 	/* time series for the HTML plots: GP_TS buckets over the rank's steps (first step's

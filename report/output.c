@@ -499,7 +499,9 @@ static void json_field(FILE *out, const gp_rank_t *r)
 /* The rank's processes when more than one recorded (the trainer first). */
 static void json_procs(FILE *out, const gp_rank_t *r)
 {
-	fprintf(out, ",\n     \"processes\": {\"recorded\": %u, \"listed\": [", r->nprocs_all);
+	fprintf(out,
+	        ",\n     \"processes\": {\"recorded\": %u, \"foreign_left_out\": %u, \"listed\": [",
+	        r->nprocs_all, r->nprocs_foreign);
 	for (unsigned i = 0; i < r->nprocs; i++) {
 		const struct gp_proc *p = &r->procs[i];
 		fprintf(out,
@@ -523,6 +525,12 @@ static void json_procs(FILE *out, const gp_rank_t *r)
 /* The rank's processes in words, when more than one recorded. */
 static void text_procs(FILE *out, const char *label, const gp_rank_t *r)
 {
+	if (r->nprocs_foreign)
+		fprintf(
+		    out,
+		    "rank %s: %u process file(s) beside it written by another agent (an earlier "
+		    "run into this directory) left out\n",
+		    label, r->nprocs_foreign);
 	if (r->nprocs < 2)
 		return;
 	fprintf(out,

@@ -86,6 +86,14 @@ assert r["outcome"] == "exit 0" and r["quality"]["losses"].get("other_processes"
 ok $? "the program's 100 steps are the rank, the helper's 60 listed beside it $(tail -1 "$T/execchild.err")"
 "$B/gpuprof" report "$T/execchild" | grep -q "2 processes recorded; the rank's figures are the one that trained"
 ok $? "the text report lists the rank's processes"
+# a process file another agent wrote (an earlier run into the same directory) is no
+# process of this rank: left out, and counted
+"$B/gpuprof" run --modes=nvtx --output="$T/stale" -- "$C" worker >/dev/null 2>&1
+cp "$T"/execchild/step0/rank0.pid*.gpr "$T/stale/step0/" && rm -f "$T"/stale/step0/*.gps
+rj stale 'import json,sys
+r = json.load(sys.stdin)["ranks"][0]
+assert r["processes"]["foreign_left_out"] == 1 and r["steps"]["count"] == 20, (r["processes"], r["steps"]["count"])' 2>"$T/stale.err"
+ok $? "another run's process file beside the rank is left out and counted $(tail -1 "$T/stale.err")"
 "$B/gpuprof" run --modes=nvtx --output="$T/seq" -- sh -c "'$C' deep >/dev/null && '$C' fork >/dev/null" >/dev/null 2>&1
 ok $? "two programs one after the other under one agent"
 [ "$(nvtx_json seq nest)" = 1000 ] && [ "$(nvtx_json seq parent_range)" = 1 ] && [ "$(loss seq other_processes)" = "" ]
