@@ -676,7 +676,7 @@ static void text_windows(FILE *out, const char *label, const gp_rank_t *r)
 	        "rank %s: the headline is the %u post-warm-up steps timed by step markers "
 	        "between the capture windows (median %.3f ms); the %u steps traced at kernel "
 	        "level took %.3f ms (%+.3f ms, x%.3f): gpuprof's kernel tracing, measured in "
-	        "this run and taken out of the findings\n",
+	        "this run and taken out of the host-caused idle findings\n",
 	        label, r->nuntraced, r->untraced_median_ms, r->ntraced, r->traced_median_ms,
 	        r->traced_median_ms - r->untraced_median_ms,
 	        r->traced_median_ms / r->untraced_median_ms);
