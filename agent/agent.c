@@ -11,7 +11,7 @@
 #include "log.h"
 #include "modes.h"
 #include "nvml.h"
-#include "analyze.h"
+#include "summary.h"
 #include "path.h"
 #include "proc.h"
 #include "rankfile.h"

@@ -18,7 +18,7 @@
  * thread (HTA's iterations); flows ac2g by correlation, unique within the file. */
 #include "config.h"
 #include "names.h"
-#include "analyze.h"
+#include "job.h"
 #include "outfile.h"
 #include "cbid_names.h"
 #include "json.h"
@@ -435,11 +435,11 @@ static unsigned select_ranks(const gp_job_t *job, const char *ranklist, gp_ranks
 		return 0;
 	}
 	for (unsigned i = 0; i < job->nranks; i++) {
-		if (ranklist && !gp_ranks_contains(sel, (uint32_t)job->ranks[i].rank))
+		if (ranklist && !gp_ranks_contains(sel, (uint32_t)job->ranks[i].id.rank))
 			continue;
 		n++;
-		if (job->ranks[i].t0_realtime_ns && job->ranks[i].t0_realtime_ns < *t0)
-			*t0 = job->ranks[i].t0_realtime_ns;
+		if (job->ranks[i].id.t0_realtime_ns && job->ranks[i].id.t0_realtime_ns < *t0)
+			*t0 = job->ranks[i].id.t0_realtime_ns;
 	}
 	if (!n)
 		fprintf(stderr, "gpuprof: export: --ranks=%s selects none of the job's %u ranks\n",
@@ -470,13 +470,9 @@ int gp_export_chrome(const gp_job_t *job, FILE *out, const char *ranklist, uint6
 	bool cut = false, first = true;
 	for (unsigned i = 0, n = 0; i < job->nranks; i++) {
 		const gp_rank_t *rk = &job->ranks[i];
-		gp_rank_t scratch;
-		if (ranklist && !gp_ranks_contains(&sel, (uint32_t)rk->rank))
+		if (ranklist && !gp_ranks_contains(&sel, (uint32_t)rk->id.rank))
 			continue;
-		memset(&scratch, 0, sizeof(scratch));
-		int loaded = gp_rd_load_file(rk->path, &d, &scratch, NULL, NULL, err, sizeof(err));
-		gp_rank_release(&scratch); /* only the records in d are used */
-		if (loaded < 0) {
+		if (gp_job_rank_records(job, rk, &d, err, sizeof(err)) < 0) {
 			fprintf(stderr, "gpuprof: export: %s\n", err);
 			continue;
 		}
@@ -498,8 +494,8 @@ int gp_export_chrome(const gp_job_t *job, FILE *out, const char *ranklist, uint6
 		}
 		n++;
 		char pname[256];
-		snprintf(pname, sizeof(pname), "rank %d (step %s) on %s", rk->rank, rk->step,
-		         rk->node[0] ? rk->node : "?");
+		snprintf(pname, sizeof(pname), "rank %d (step %s) on %s", rk->id.rank, rk->id.step,
+		         rk->id.node[0] ? rk->id.node : "?");
 		/* the first event opens the list: no comma before it, and no placeholder event
 		 * (Chrome's format has no "trace" metadata) */
 		fprintf(out,
@@ -536,11 +532,6 @@ int gp_export_chrome(const gp_job_t *job, FILE *out, const char *ranklist, uint6
 	return 0;
 }
 
-static void header_steps(void *arg, gp_rf_reader_t *rd)
-{
-	gp_rd_header_steps(arg, rd);
-}
-
 /* One Kineto-layout file per selected rank: DIR/stepS/rankR.json (see above). */
 int gp_export_kineto(const gp_job_t *job, const char *dir, const char *ranklist)
 {
@@ -554,32 +545,24 @@ int gp_export_kineto(const gp_job_t *job, const char *dir, const char *ranklist)
 	memset(&d, 0, sizeof(d));
 	for (unsigned i = 0; i < job->nranks; i++) {
 		const gp_rank_t *rk = &job->ranks[i];
-		if (ranklist && !gp_ranks_contains(&sel, (uint32_t)rk->rank))
+		if (ranklist && !gp_ranks_contains(&sel, (uint32_t)rk->id.rank))
 			continue;
-		gp_rank_t scratch;
-		memset(&scratch, 0, sizeof(scratch));
-		/* the steps as the report finds them: the header's step range and warm-up,
-		 * the job's --steps-from */
-		d.steps_from = job->steps_from;
-		if (gp_rd_load_file(rk->path, &d, &scratch, header_steps, &d, err, sizeof(err)) <
-		    0) {
+		if (gp_job_rank_records(job, rk, &d, err, sizeof(err)) < 0) {
 			fprintf(stderr, "gpuprof: export: %s\n", err);
-			gp_rank_release(&scratch);
 			continue;
 		}
-		gp_pass_steps(&scratch, &d);
-		gp_rank_release(&scratch); /* its PyTorch owners included */
-		unsigned world = 0;        /* the ranks of this step */
+		unsigned world = 0; /* the ranks of this step */
 		for (unsigned j = 0; j < job->nranks; j++)
-			world += !strcmp(job->ranks[j].step, rk->step);
-		snprintf(path, sizeof(path), "%s/step%s", dir, rk->step);
+			world += !strcmp(job->ranks[j].id.step, rk->id.step);
+		snprintf(path, sizeof(path), "%s/step%s", dir, rk->id.step);
 		int dfd = gp_mkdir_p(path, 0755);
 		if (dfd < 0) {
 			fprintf(stderr, "gpuprof: export: %s: %s\n", path, strerror(errno));
 			break;
 		}
 		close(dfd);
-		snprintf(path, sizeof(path), "%s/step%s/rank%d.json", dir, rk->step, rk->rank);
+		snprintf(path, sizeof(path), "%s/step%s/rank%d.json", dir, rk->id.step,
+		         rk->id.rank);
 		gp_outfile_t of;
 		FILE *out = gp_outfile_open(&of, path);
 		if (!out) {
@@ -590,10 +573,10 @@ int gp_export_kineto(const gp_job_t *job, const char *dir, const char *ranklist)
 		        "{\"schemaVersion\": 1, \"displayTimeUnit\": \"ms\", \"distributedInfo\": "
 		        "{\"rank\": %d, \"world_size\": %u, \"backend\": \"%s\"}, "
 		        "\"deviceProperties\": [",
-		        rk->rank, world,
-		        rk->comm_ns ? "nccl"
-		        : world > 1 ? "unknown"
-		                    : "none");
+		        rk->id.rank, world,
+		        rk->gpu.comm_ns ? "nccl"
+		        : world > 1     ? "unknown"
+		                        : "none");
 		unsigned ndev = 0;
 		for (unsigned g = 0; g < 8; g++) { /* the devices this rank's work ran on */
 			bool used = false;
@@ -603,12 +586,12 @@ int gp_export_kineto(const gp_job_t *job, const char *dir, const char *ranklist)
 				fprintf(out, "%s{\"id\": %u}", ndev++ ? ", " : "", g);
 		}
 		fprintf(out, "], \"traceName\": ");
-		gp_json_str(out, rk->path);
+		gp_json_str(out, rk->id.path);
 		fprintf(out,
 		        ", \"traceEvents\": [\n{\"ph\": \"M\", \"name\": \"process_name\", "
 		        "\"pid\": %d, \"args\": {\"name\": \"rank %d\"}}",
-		        1000000 + rk->rank, rk->rank);
-		ctx_t c = {.out = out, .pid = 1000000 + rk->rank, .d = &d, .kineto = true};
+		        1000000 + rk->id.rank, rk->id.rank);
+		ctx_t c = {.out = out, .pid = 1000000 + rk->id.rank, .d = &d, .kineto = true};
 		c.off = (uint64_t)(int64_t)(d.hdr_realtime - d.hdr_monotonic - t0);
 		export_rank(&c, rk, (int)i);
 		u64map_free(&c.tids);

@@ -7,7 +7,7 @@
  * as its effects, instead of standing as advice of their own. Thresholds are named
  * constants here and documented in doc/report.md. */
 #include "config.h"
-#include "analyze.h"
+#include "job.h"
 #include "event.h"
 #include "stats.h"
 
@@ -38,7 +38,7 @@
 /* GPU window of a rank: steps its GPU statistics cover (0: no steps known) */
 static unsigned gsteps(const gp_rank_t *r)
 {
-	return r->capture_window ? r->captured_steps : r->nsteps_post;
+	return r->capture.window ? r->capture.steps : r->steps.n_post;
 }
 
 /* A rank's time t (ns, over its GPU window) as ms per step and % of its step; without
@@ -47,10 +47,10 @@ static unsigned gsteps(const gp_rank_t *r)
 static void per_step(const gp_rank_t *r, uint64_t t, double *ms, double *pct)
 {
 	unsigned n = gsteps(r);
-	if (n && r->step_median_ms > 0) {
+	if (n && r->steps.median_ms > 0) {
 		*ms = (double)t / 1e6 / n;
 		/* of the mean step: savings add up in time (the median is the headline's) */
-		double step = r->step_mean_ms > 0 ? r->step_mean_ms : r->step_median_ms;
+		double step = r->steps.mean_ms > 0 ? r->steps.mean_ms : r->steps.median_ms;
 		*pct = 100.0 * *ms / step;
 	} else { /* no steps: no per-step figure, no time finding sized by one */
 		*ms = 0;
@@ -62,7 +62,8 @@ static void per_step(const gp_rank_t *r, uint64_t t, double *ms, double *pct)
 static double exposed_comm_ms(const gp_rank_t *r)
 {
 	double ms, pct;
-	per_step(r, r->comm_ns > r->overlap_ns ? r->comm_ns - r->overlap_ns : 0, &ms, &pct);
+	per_step(r, r->gpu.comm_ns > r->gpu.overlap_ns ? r->gpu.comm_ns - r->gpu.overlap_ns : 0,
+	         &ms, &pct);
 	return gsteps(r) ? ms : 0;
 }
 
@@ -79,7 +80,7 @@ static gp_finding_t *add(gp_job_t *job, const char *id, int kind, const gp_rank_
 	memset(f, 0, sizeof(*f));
 	snprintf(f->id, sizeof(f->id), "%s", id);
 	f->kind = kind;
-	f->rank = r ? r->rank : -1;
+	f->rank = r ? r->id.rank : -1;
 	return f;
 }
 
@@ -104,14 +105,16 @@ static void rule_outcome(rule_ctx_t *c)
 		const gp_rank_t *r = &job->ranks[i];
 		/* how it ended: its end record, or Slurm's status where it left none (analyze.c:
 		 * a fallback task's node summary) */
-		bool ended = r->has_end || r->status_from_node;
-		bool sig = ended && WIFSIGNALED(r->wait_status);
-		int code = ended && WIFEXITED(r->wait_status) ? WEXITSTATUS(r->wait_status) : 0;
+		bool ended = r->outcome.has_end || r->outcome.status_from_node;
+		bool sig = ended && WIFSIGNALED(r->outcome.wait_status);
+		int code = ended && WIFEXITED(r->outcome.wait_status)
+		               ? WEXITSTATUS(r->outcome.wait_status)
+		               : 0;
 		if (ended && !sig && !code)
 			continue;
 		/* Slurm's word on the job, when the report has it (--sacct, or a job id) */
 		bool timeout = !strncmp(job->sacct_state, "TIMEOUT", 7);
-		bool oom = (r->oom_calls || r->torch.oom) && (code || sig);
+		bool oom = (r->memory.oom_calls || r->torch.oom) && (code || sig);
 		const char *id = oom       ? "cuda_oom"
 		                 : timeout ? "time_limit"
 		                 : !ended  ? "incomplete"
@@ -122,24 +125,25 @@ static void rule_outcome(rule_ctx_t *c)
 			return;
 		f->score = 1;
 		char reached[96];
-		if (r->nsteps)
+		if (r->steps.n)
 			snprintf(reached, sizeof(reached),
-			         "after reaching step %u (%u steps begun)", r->last_step,
-			         r->nsteps);
+			         "after reaching step %u (%u steps begun)", r->steps.last_step,
+			         r->steps.n);
 		else
 			snprintf(reached, sizeof(reached), "before any step was recognised");
 		if (!strcmp(id, "cuda_oom")) {
 			snprintf(
 			    f->title, sizeof(f->title),
 			    "Rank %d ran out of device memory (CUDA out of memory) and exited %s",
-			    r->rank, sig ? "on a signal" : "non-zero");
-			if (r->oom_calls)
+			    r->id.rank, sig ? "on a signal" : "non-zero");
+			if (r->memory.oom_calls)
 				snprintf(
 				    f->evidence, sizeof(f->evidence),
 				    "%llu device allocation(s) refused for lack of memory, the "
 				    "last at %.3f s%s; ",
-				    (unsigned long long)r->oom_calls, r->oom_t_ns / 1e9,
-				    r->oom_step >= 0 ? " in the last step" : "");
+				    (unsigned long long)r->memory.oom_calls,
+				    r->memory.oom_t_ns / 1e9,
+				    r->memory.oom_step >= 0 ? " in the last step" : "");
 			if (r->torch.oom) /* PyTorch's own account of the failed request */
 				snprintf(f->evidence + strlen(f->evidence),
 				         sizeof(f->evidence) - strlen(f->evidence),
@@ -156,8 +160,9 @@ static void rule_outcome(rule_ctx_t *c)
 			         sizeof(f->evidence) - strlen(f->evidence),
 			         "the program then %s %d %s; peak device memory %.1f MiB",
 			         sig ? "died of signal" : "exited with status",
-			         sig ? WTERMSIG(r->wait_status) : code, reached,
-			         (r->mem_peak ? r->mem_peak : r->torch.max_reserved) / 1048576.0);
+			         sig ? WTERMSIG(r->outcome.wait_status) : code, reached,
+			         (r->memory.peak ? r->memory.peak : r->torch.max_reserved) /
+			             1048576.0);
 			snprintf(
 			    f->fix, sizeof(f->fix),
 			    "See 'Where the memory goes': the peak's stack and growth per step say "
@@ -165,7 +170,7 @@ static void rule_outcome(rule_ctx_t *c)
 			    "across steps, or use activation checkpointing or sharding.");
 		} else if (!strcmp(id, "time_limit")) {
 			snprintf(f->title, sizeof(f->title),
-			         "Rank %d was stopped at the job's time limit %s", r->rank,
+			         "Rank %d was stopped at the job's time limit %s", r->id.rank,
 			         reached);
 			snprintf(f->evidence, sizeof(f->evidence), "sacct: State %s; the rank %s%s",
 			         job->sacct_state,
@@ -176,7 +181,7 @@ static void rule_outcome(rule_ctx_t *c)
 			if (ended)
 				snprintf(f->evidence + strlen(f->evidence),
 				         sizeof(f->evidence) - strlen(f->evidence), " %d",
-				         sig ? WTERMSIG(r->wait_status) : code);
+				         sig ? WTERMSIG(r->outcome.wait_status) : code);
 			snprintf(
 			    f->fix, sizeof(f->fix),
 			    "Ask for the time the run needs (--time; the median step times the "
@@ -186,7 +191,7 @@ static void rule_outcome(rule_ctx_t *c)
 			snprintf(f->title, sizeof(f->title),
 			         "Rank %d ended without a record of how (killed with its agent, or "
 			         "salvaged)",
-			         r->rank);
+			         r->id.rank);
 			snprintf(f->evidence, sizeof(f->evidence),
 			         "the rank file has no end record; what was captured %s is kept",
 			         reached);
@@ -195,20 +200,20 @@ static void rule_outcome(rule_ctx_t *c)
 			         "OUT_OF_MEMORY) for "
 			         "the job; a time limit needs --time or checkpointing.");
 		} else {
-			snprintf(f->title, sizeof(f->title), "Rank %d %s %d", r->rank,
+			snprintf(f->title, sizeof(f->title), "Rank %d %s %d", r->id.rank,
 			         sig ? "was killed by signal" : "exited with status",
-			         sig ? WTERMSIG(r->wait_status) : code);
+			         sig ? WTERMSIG(r->outcome.wait_status) : code);
 			snprintf(f->evidence, sizeof(f->evidence), "the program %s %s%s",
 			         sig ? "was killed" : "failed", reached,
-			         r->status_from_node
+			         r->outcome.status_from_node
 			             ? "; Slurm's status for the task (its rank file "
 			               "has no end record: no agent, and the "
 			               "library's exit hook did not run)"
 			             : "");
 			snprintf(
 			    f->fix, sizeof(f->fix),
-			    sig && (WTERMSIG(r->wait_status) == SIGTERM ||
-			            WTERMSIG(r->wait_status) == SIGKILL)
+			    sig && (WTERMSIG(r->outcome.wait_status) == SIGTERM ||
+			            WTERMSIG(r->outcome.wait_status) == SIGKILL)
 			        ? "SIGTERM/SIGKILL come from Slurm at the time limit or scancel "
 			          "(see "
 			          "sacct State), or from the kernel's OOM killer (host memory)."
@@ -267,7 +272,7 @@ static void rule_unobserved(rule_ctx_t *c)
 		if (!gp_rank_unobserved(r))
 			continue;
 		n++;
-		if (!w || r->nvml_mem_max > w->nvml_mem_max)
+		if (!w || r->memory.nvml_max > w->memory.nvml_max)
 			w = r;
 	}
 	gp_finding_t *f;
@@ -275,15 +280,15 @@ static void rule_unobserved(rule_ctx_t *c)
 		return;
 	f->score = 1;
 	snprintf(f->title, sizeof(f->title),
-	         "Rank %d used its GPU, but no CUDA work of it was recorded%s", w->rank,
+	         "Rank %d used its GPU, but no CUDA work of it was recorded%s", w->id.rank,
 	         n > 1 ? " (and on other ranks)" : "");
 	snprintf(f->evidence, sizeof(f->evidence),
 	         "NVML saw up to %.0f MiB in use on the rank's GPU (mean utilisation %.0f%%), "
 	         "while the %u recorded process(es) of the rank made no kernel, copy or set "
 	         "(modes %s); %llu other process(es) of the task were not recorded; %u rank(s) "
 	         "like this",
-	         w->nvml_mem_max / 1048576.0, w->nvml_util_mean, w->nprocs ? w->nprocs : 1,
-	         w->modes, (unsigned long long)w->loss[GP_LOSS_PROCESSES], n);
+	         w->memory.nvml_max / 1048576.0, w->gpu.nvml_util_mean, w->procs.n ? w->procs.n : 1,
+	         w->id.modes, (unsigned long long)w->quality.loss[GP_LOSS_PROCESSES], n);
 	snprintf(f->threshold, sizeof(f->threshold),
 	         "modes with cuda, nothing yielded, no CUDA activity recorded, NVML memory in "
 	         "use >= %d MiB",
@@ -304,12 +309,12 @@ static void rule_gpu_shared(rule_ctx_t *c)
 	for (unsigned i = 0; i < job->nranks; i++) {
 		const gp_rank_t *r = &job->ranks[i];
 		unsigned n = 0;
-		if (!r->gpu_uuid[0] || !r->nstep_ms)
+		if (!r->id.gpu_uuid[0] || !r->steps.nms)
 			continue;
 		for (unsigned k = 0; k < job->nranks; k++)
-			n += job->ranks[k].nstep_ms &&
-			     !strcmp(job->ranks[k].gpu_uuid, r->gpu_uuid) &&
-			     !strcmp(job->ranks[k].node, r->node);
+			n += job->ranks[k].steps.nms &&
+			     !strcmp(job->ranks[k].id.gpu_uuid, r->id.gpu_uuid) &&
+			     !strcmp(job->ranks[k].id.node, r->id.node);
 		if (n > best)
 			best = n, wi = i;
 	}
@@ -319,17 +324,17 @@ static void rule_gpu_shared(rule_ctx_t *c)
 	const gp_rank_t *w = &job->ranks[wi];
 	char list[128] = "";
 	for (unsigned k = 0, m = 0; k < job->nranks; k++)
-		if (!strcmp(job->ranks[k].gpu_uuid, w->gpu_uuid) &&
-		    !strcmp(job->ranks[k].node, w->node))
+		if (!strcmp(job->ranks[k].id.gpu_uuid, w->id.gpu_uuid) &&
+		    !strcmp(job->ranks[k].id.node, w->id.node))
 			snprintf(list + strlen(list), sizeof(list) - strlen(list), "%s%d",
-			         m++ ? ", " : "", job->ranks[k].rank);
+			         m++ ? ", " : "", job->ranks[k].id.rank);
 	f->score = 0.99; /* the first time finding: it explains the others' figures */
 	snprintf(f->title, sizeof(f->title), "%u ranks share one GPU on %s (ranks %s)", best,
-	         w->node, list);
+	         w->id.node, list);
 	snprintf(f->evidence, sizeof(f->evidence),
 	         "the rank files name the same GPU (%s) for ranks %s; their kernels run "
 	         "interleaved on it, so each rank's step time includes the others' work",
-	         w->gpu_uuid, list);
+	         w->id.gpu_uuid, list);
 	snprintf(f->threshold, sizeof(f->threshold), "two or more ranks of a node on one GPU");
 	snprintf(f->fix, sizeof(f->fix),
 	         "Give each rank a GPU of its own (srun --gpus-per-task=1, or --gres=gpu:N with "
@@ -345,32 +350,33 @@ static void rule_gpu_fault(rule_ctx_t *c)
 	unsigned nbad = 0;
 	for (unsigned i = 0; i < job->nranks; i++) {
 		const gp_rank_t *r = &job->ranks[i];
-		if (!r->nxid && !r->ecc_uncorrected)
+		if (!r->faults.nxid && !r->faults.ecc_uncorrected)
 			continue;
 		nbad++;
-		if (!w || r->nxid + r->ecc_uncorrected > w->nxid + w->ecc_uncorrected)
+		if (!w || r->faults.nxid + r->faults.ecc_uncorrected >
+		              w->faults.nxid + w->faults.ecc_uncorrected)
 			w = r;
 	}
 	gp_finding_t *f;
 	if (!w || !(f = add(job, "gpu_fault", GP_F_OUTCOME, w)))
 		return;
 	f->score = 1;
-	snprintf(f->title, sizeof(f->title), "GPU fault on %s: %s", w->node,
-	         w->nxid ? "Xid error reported by the driver" : "uncorrected ECC errors");
+	snprintf(f->title, sizeof(f->title), "GPU fault on %s: %s", w->id.node,
+	         w->faults.nxid ? "Xid error reported by the driver" : "uncorrected ECC errors");
 	snprintf(f->evidence, sizeof(f->evidence),
 	         "rank %d: %llu Xid event(s)%s%u%s, %llu uncorrected and %llu corrected ECC "
 	         "errors during the run; %u rank(s) affected",
-	         w->rank, (unsigned long long)w->nxid, w->nxid ? " (first: Xid " : "",
-	         w->nxid ? w->first_xid : 0, w->nxid ? ")" : "",
-	         (unsigned long long)w->ecc_uncorrected, (unsigned long long)w->ecc_corrected,
-	         nbad);
+	         w->id.rank, (unsigned long long)w->faults.nxid,
+	         w->faults.nxid ? " (first: Xid " : "", w->faults.nxid ? w->faults.first_xid : 0,
+	         w->faults.nxid ? ")" : "", (unsigned long long)w->faults.ecc_uncorrected,
+	         (unsigned long long)w->faults.ecc_corrected, nbad);
 	snprintf(f->threshold, sizeof(f->threshold),
 	         "any Xid event or uncorrected ECC error on a task's GPU (NVML)");
 	snprintf(f->fix, sizeof(f->fix),
 	         "Tell the cluster admins (node %s, the Xid code; NVIDIA's Xid catalogue says "
 	         "whether it is the application, the driver or the hardware) and resubmit with "
 	         "--exclude=%s; timings from this rank are not trustworthy.",
-	         w->node, w->node);
+	         w->id.node, w->id.node);
 }
 
 /* ---- time: each sized by the GPU idle time (or exposed work) a fix would remove ---- */
@@ -393,9 +399,9 @@ static void rule_straggler(rule_ctx_t *c)
 	 * Ranks that never synchronise are nobody's stragglers, whatever their speed. */
 	for (unsigned i = 0; i < job->nranks; i++) {
 		const gp_rank_t *r = &job->ranks[i];
-		bool syncs = r->comm_ns > 0;
-		work[i] = r->nstep_ms && syncs ? r->step_median_ms - exposed_comm_ms(r) : -1;
-		n += r->nstep_ms > 0 && syncs;
+		bool syncs = r->gpu.comm_ns > 0;
+		work[i] = r->steps.nms && syncs ? r->steps.median_ms - exposed_comm_ms(r) : -1;
+		n += r->steps.nms > 0 && syncs;
 	}
 	/* the median of the others, for every rank: the sorted values without the rank's
 	 * own (one sort, not one per rank: 10 000 ranks) */
@@ -422,13 +428,13 @@ static void rule_straggler(rule_ctx_t *c)
 	c->straggler = slow;
 	snprintf(f->title, sizeof(f->title),
 	         "Straggler: rank %d on %s does %.0f%% more work per step than the others",
-	         slow->rank, slow->node, 100 * excess / base);
+	         slow->id.rank, slow->id.node, 100 * excess / base);
 	snprintf(f->evidence, sizeof(f->evidence),
 	         "rank %d: %.2f ms of its own work per step (%s step %.2f ms, %.2f ms of it "
 	         "exposed communication) against %.2f ms on the other ranks (%u)%s",
-	         slow->rank, slow->step_median_ms - exposed_comm_ms(slow), slow->step_basis,
-	         slow->step_median_ms, exposed_comm_ms(slow), base, n - 1,
-	         slow->comm_ns ? "; the others wait for it inside their collectives" : "");
+	         slow->id.rank, slow->steps.median_ms - exposed_comm_ms(slow), slow->steps.basis,
+	         slow->steps.median_ms, exposed_comm_ms(slow), base, n - 1,
+	         slow->gpu.comm_ns ? "; the others wait for it inside their collectives" : "");
 	snprintf(f->threshold, sizeof(f->threshold),
 	         "a rank's step time less its exposed communication >= %.0f%% of the other "
 	         "ranks' median",
@@ -449,9 +455,9 @@ static void rule_sync(rule_ctx_t *c)
 	for (unsigned i = 0; i < job->nranks; i++) {
 		const gp_rank_t *r = &job->ranks[i];
 		double ms, pct;
-		per_step(r, r->idle_sync_ns, &ms, &pct);
+		per_step(r, r->gpu.idle_sync_ns, &ms, &pct);
 		unsigned n = gsteps(r);
-		if (!r->sync_calls || (n && r->sync_calls < SYNC_MIN_PER_STEP * n) ||
+		if (!r->sync.calls || (n && r->sync.calls < SYNC_MIN_PER_STEP * n) ||
 		    pct < SYNC_MIN_PCT || ms <= best)
 			continue;
 		best = ms, best_pct = pct, w = r;
@@ -461,14 +467,14 @@ static void rule_sync(rule_ctx_t *c)
 		return;
 	snprintf(f->title, sizeof(f->title),
 	         "Synchronisation stalls leave the GPU idle: %.2f ms per step (%.1f%%) on rank %d",
-	         best, best_pct, w->rank);
+	         best, best_pct, w->id.rank);
 	snprintf(f->evidence, sizeof(f->evidence),
 	         "%llu blocking calls (stream/device/event synchronize, blocking device-to-host "
 	         "copies) held the host %.1f ms in all, most %s%s%s; after they "
 	         "returned the GPU sat idle %.1f ms waiting for the next launch",
-	         (unsigned long long)w->sync_calls, w->sync_ns / 1e6,
-	         w->sync_range[0] ? "inside NVTX range '" : "outside any NVTX range", w->sync_range,
-	         w->sync_range[0] ? "'" : "", w->idle_sync_ns / 1e6);
+	         (unsigned long long)w->sync.calls, w->sync.ns / 1e6,
+	         w->sync.range[0] ? "inside NVTX range '" : "outside any NVTX range", w->sync.range,
+	         w->sync.range[0] ? "'" : "", w->gpu.idle_sync_ns / 1e6);
 	snprintf(f->threshold, sizeof(f->threshold),
 	         "a blocking call in >= %.0f%% of steps and GPU idle after them >= %.2g%% of the "
 	         "step",
@@ -485,12 +491,12 @@ static void rule_sync(rule_ctx_t *c)
 static double tracer_ms(const gp_rank_t *r, const char **how)
 {
 	unsigned n = gsteps(r);
-	if (r->tracer_ms_per_step > 0) {
+	if (r->capture.tracer_ms_per_step > 0) {
 		*how = "the traced steps took that much longer than the untraced ones";
-		return r->tracer_ms_per_step;
+		return r->capture.tracer_ms_per_step;
 	}
 	*how = "CUPTI's own overhead records inside those gaps";
-	return n ? (double)r->idle_tracer_ns / 1e6 / n : 0;
+	return n ? (double)r->gpu.idle_tracer_ns / 1e6 / n : 0;
 }
 
 /* The GPU idle because the program was waiting for its next batch (the PyTorch
@@ -503,14 +509,15 @@ static void rule_input(rule_ctx_t *c)
 	for (unsigned i = 0; i < job->nranks; i++) {
 		const gp_rank_t *r = &job->ranks[i];
 		double ms, pct;
-		per_step(r, r->idle_data_ns, &ms, &pct);
+		per_step(r, r->gpu.idle_data_ns, &ms, &pct);
 		/* without kernel records (modes without cuda) the GPU's idle is not seen: the
 		 * program's own wait per step, against its step, stands for it */
-		if (!r->nkernels && r->nsteps_post && r->data_waits && r->step_mean_ms > 0) {
-			ms = r->data_wait_ns / 1e6 / r->nsteps_post;
-			pct = 100 * ms / r->step_mean_ms;
+		if (!r->gpu.nkernels && r->steps.n_post && r->gpu.data_waits &&
+		    r->steps.mean_ms > 0) {
+			ms = r->gpu.data_wait_ns / 1e6 / r->steps.n_post;
+			pct = 100 * ms / r->steps.mean_ms;
 		}
-		if (!r->nsteps_post || pct < IDLE_HOST_PCT || ms <= best)
+		if (!r->steps.n_post || pct < IDLE_HOST_PCT || ms <= best)
 			continue;
 		best = ms, best_pct = pct > 100 ? 100 : pct, w = r;
 	}
@@ -521,14 +528,17 @@ static void rule_input(rule_ctx_t *c)
 	snprintf(
 	    f->title, sizeof(f->title),
 	    "Input-bound: the GPU waits %.2f ms per step (%.1f%%) for the next batch on rank %d",
-	    best, best_pct, w->rank);
+	    best, best_pct, w->id.rank);
 	snprintf(f->evidence, sizeof(f->evidence),
 	         "the program waited in DataLoader.__next__ %.2f ms per step on average (%llu "
 	         "batches in the post-warm-up steps) while the GPU was busy %.1f%% of the steps; "
 	         "the GPU sat idle %.1f ms in %u traced steps while the host waited for data",
-	         w->data_waits ? w->data_wait_ns / 1e6 / (w->nsteps_post ? w->nsteps_post : 1) : 0,
-	         (unsigned long long)w->data_waits,
-	         w->span_ns ? 100.0 * w->busy_ns / w->span_ns : 0, w->idle_data_ns / 1e6, n);
+	         w->gpu.data_waits
+	             ? w->gpu.data_wait_ns / 1e6 / (w->steps.n_post ? w->steps.n_post : 1)
+	             : 0,
+	         (unsigned long long)w->gpu.data_waits,
+	         w->gpu.span_ns ? 100.0 * w->gpu.busy_ns / w->gpu.span_ns : 0,
+	         w->gpu.idle_data_ns / 1e6, n);
 	snprintf(f->threshold, sizeof(f->threshold),
 	         "GPU idle while waiting for the next batch >= %.0f%% of the step", IDLE_HOST_PCT);
 	snprintf(f->fix, sizeof(f->fix),
@@ -550,8 +560,9 @@ static void rule_idle(rule_ctx_t *c)
 	for (unsigned i = 0; i < job->nranks; i++) {
 		const gp_rank_t *r = &job->ranks[i];
 		double ms, pct, tr;
-		uint64_t host =
-		    r->idle_host_ns > r->idle_data_ns ? r->idle_host_ns - r->idle_data_ns : 0;
+		uint64_t host = r->gpu.idle_host_ns > r->gpu.idle_data_ns
+		                    ? r->gpu.idle_host_ns - r->gpu.idle_data_ns
+		                    : 0;
 		per_step(r, host, &ms, &pct);
 		tr = gsteps(r) ? tracer_ms(r, &how) : 0;
 		tr = tr < ms ? tr : ms;
@@ -563,18 +574,19 @@ static void rule_idle(rule_ctx_t *c)
 	gp_finding_t *f;
 	if (!w || !(f = add_time(job, "idle_gaps", w, best, best_pct)))
 		return;
-	uint64_t host = w->idle_host_ns - (w->idle_data_ns < w->idle_host_ns ? w->idle_data_ns : 0);
-	double step = w->step_median_ms > 0 ? w->step_median_ms : 1;
-	bool compiling = host && w->idle_compile_ns * 2 >= host;
-	bool launching = !compiling && w->kernels_per_step >= 50 &&
-	                 (w->host_busy_per_step_ms >= 0.25 * step ||
-	                  (w->kernels_per_step >= 100 && w->kernel_mean_us < 20));
+	uint64_t host = w->gpu.idle_host_ns -
+	                (w->gpu.idle_data_ns < w->gpu.idle_host_ns ? w->gpu.idle_data_ns : 0);
+	double step = w->steps.median_ms > 0 ? w->steps.median_ms : 1;
+	bool compiling = host && w->gpu.idle_compile_ns * 2 >= host;
+	bool launching = !compiling && w->gpu.kernels_per_step >= 50 &&
+	                 (w->gpu.host_busy_per_step_ms >= 0.25 * step ||
+	                  (w->gpu.kernels_per_step >= 100 && w->gpu.kernel_mean_us < 20));
 	snprintf(f->title, sizeof(f->title),
 	         "GPU idle waiting for the host%s: %.2f ms per step (%.1f%%) on rank %d",
 	         compiling   ? " (compiling)"
 	         : launching ? " (launch-bound)"
 	                     : "",
-	         best, best_pct, w->rank);
+	         best, best_pct, w->id.rank);
 	char tr[200] = "";
 	if (w_tr > 0.005)
 		snprintf(
@@ -587,9 +599,9 @@ static void rule_idle(rule_ctx_t *c)
 	         "after it had finished (no synchronisation pending, not waiting for data), of "
 	         "which %.1f ms with the host inside CUDA calls and %.1f ms compiling; the host "
 	         "spent %.2f ms per step in launch calls for %.0f kernels of %.1f us%s",
-	         w->span_ns ? 100.0 * w->busy_ns / w->span_ns : 0, host / 1e6,
-	         w->idle_launch_ns / 1e6, w->idle_compile_ns / 1e6, w->host_busy_per_step_ms,
-	         w->kernels_per_step, w->kernel_mean_us, tr);
+	         w->gpu.span_ns ? 100.0 * w->gpu.busy_ns / w->gpu.span_ns : 0, host / 1e6,
+	         w->gpu.idle_launch_ns / 1e6, w->gpu.idle_compile_ns / 1e6,
+	         w->gpu.host_busy_per_step_ms, w->gpu.kernels_per_step, w->gpu.kernel_mean_us, tr);
 	snprintf(f->threshold, sizeof(f->threshold),
 	         "host-caused idle, gpuprof's tracing taken out, >= %.0f%% of the step",
 	         IDLE_HOST_PCT);
@@ -606,7 +618,7 @@ static void rule_idle(rule_ctx_t *c)
 		    "runs them. Capture the step in a CUDA graph (torch.compile "
 		    "mode=\"reduce-overhead\", torch.cuda.graphs, jax.jit), fuse small kernels "
 		    "(torch.compile), or give each kernel more work (a larger batch).",
-		    w->kernels_per_step);
+		    w->gpu.kernels_per_step);
 	else
 		snprintf(
 		    f->fix, sizeof(f->fix),
@@ -624,11 +636,11 @@ static void rule_frag(rule_ctx_t *c)
 	for (unsigned i = 0; i < job->nranks; i++) {
 		const gp_rank_t *r = &job->ranks[i];
 		double ms, pct;
-		if (r->nkernels < 100 || !r->span_ns ||
-		    (double)r->small_kernels / r->nkernels < FRAG_SMALL_SHARE ||
-		    (double)r->busy_ns / r->span_ns >= FRAG_BUSY_MAX)
+		if (r->gpu.nkernels < 100 || !r->gpu.span_ns ||
+		    (double)r->gpu.small_kernels / r->gpu.nkernels < FRAG_SMALL_SHARE ||
+		    (double)r->gpu.busy_ns / r->gpu.span_ns >= FRAG_BUSY_MAX)
 			continue;
-		per_step(r, r->idle_kernel_ns, &ms, &pct);
+		per_step(r, r->gpu.idle_kernel_ns, &ms, &pct);
 		if (pct < MIN_SAVING_PCT || ms <= best)
 			continue;
 		best = ms, best_pct = pct, w = r;
@@ -639,14 +651,15 @@ static void rule_frag(rule_ctx_t *c)
 	snprintf(f->title, sizeof(f->title),
 	         "Kernel fragmentation: %.0f%% of kernels shorter than 10 us on rank %d; %.2f ms "
 	         "per step (%.1f%%) lost between them",
-	         100.0 * w->small_kernels / w->nkernels, w->rank, best, best_pct);
+	         100.0 * w->gpu.small_kernels / w->gpu.nkernels, w->id.rank, best, best_pct);
 	snprintf(f->evidence, sizeof(f->evidence),
 	         "%llu kernels, mean %.1f us, %.0f per step; %llu ran shorter than their launch "
 	         "call; median launch latency %.1f us; GPU busy %.1f%%; gaps under 30 us between "
 	         "kernels %.1f ms",
-	         (unsigned long long)w->nkernels, w->kernel_mean_us, w->kernels_per_step,
-	         (unsigned long long)w->short_vs_launch, w->launch_latency_us,
-	         100.0 * w->busy_ns / w->span_ns, w->idle_kernel_ns / 1e6);
+	         (unsigned long long)w->gpu.nkernels, w->gpu.kernel_mean_us,
+	         w->gpu.kernels_per_step, (unsigned long long)w->gpu.short_vs_launch,
+	         w->gpu.launch_latency_us, 100.0 * w->gpu.busy_ns / w->gpu.span_ns,
+	         w->gpu.idle_kernel_ns / 1e6);
 	snprintf(f->threshold, sizeof(f->threshold),
 	         ">= %.0f%% of kernels < 10 us while GPU busy < %.0f%%, gaps >= %.0f%% of the step",
 	         FRAG_SMALL_SHARE * 100, FRAG_BUSY_MAX * 100, MIN_SAVING_PCT);
@@ -662,12 +675,16 @@ static void rule_comm(rule_ctx_t *c)
 	double best = 0, best_pct = 0;
 	for (unsigned i = 0; i < job->nranks; i++) {
 		const gp_rank_t *r = &job->ranks[i];
-		if (r->compute_ns + r->comm_ns == 0 ||
-		    (double)r->comm_ns / (r->compute_ns + r->comm_ns) < COMM_SHARE_MIN ||
-		    (double)r->overlap_ns / (r->comm_ns ? r->comm_ns : 1) >= COMM_OVERLAP_MAX)
+		if (r->gpu.compute_ns + r->gpu.comm_ns == 0 ||
+		    (double)r->gpu.comm_ns / (r->gpu.compute_ns + r->gpu.comm_ns) <
+		        COMM_SHARE_MIN ||
+		    (double)r->gpu.overlap_ns / (r->gpu.comm_ns ? r->gpu.comm_ns : 1) >=
+		        COMM_OVERLAP_MAX)
 			continue;
 		double ms, pct;
-		per_step(r, r->comm_ns - (r->overlap_ns < r->comm_ns ? r->overlap_ns : r->comm_ns),
+		per_step(r,
+		         r->gpu.comm_ns - (r->gpu.overlap_ns < r->gpu.comm_ns ? r->gpu.overlap_ns
+		                                                              : r->gpu.comm_ns),
 		         &ms, &pct);
 		if (pct < MIN_SAVING_PCT || ms <= best)
 			continue;
@@ -678,11 +695,12 @@ static void rule_comm(rule_ctx_t *c)
 		return;
 	snprintf(f->title, sizeof(f->title),
 	         "Communication not overlapped with compute on rank %d: %.2f ms per step (%.1f%%)",
-	         w->rank, best, best_pct);
+	         w->id.rank, best, best_pct);
 	snprintf(f->evidence, sizeof(f->evidence),
 	         "NCCL kernels %.1f ms (%.0f%% of kernel time), overlapped with compute %.1f ms",
-	         w->comm_ns / 1e6, 100.0 * w->comm_ns / (w->comm_ns + w->compute_ns),
-	         w->overlap_ns / 1e6);
+	         w->gpu.comm_ns / 1e6,
+	         100.0 * w->gpu.comm_ns / (w->gpu.comm_ns + w->gpu.compute_ns),
+	         w->gpu.overlap_ns / 1e6);
 	snprintf(f->threshold, sizeof(f->threshold), "comm >= %.0f%% and overlap < %.0f%% of comm",
 	         COMM_SHARE_MIN * 100, COMM_OVERLAP_MAX * 100);
 	snprintf(f->fix, sizeof(f->fix),
@@ -701,14 +719,14 @@ static void rule_host_ahead(rule_ctx_t *c)
 		const gp_rank_t *r = &job->ranks[i];
 		/* a warning about timing a GPU-bound step with a host timer: not where the rank
 		 * mostly waits for others (exposed communication) */
-		if (strcmp(r->step_basis, "gpu") || r->cpu_median_ms <= 0 ||
-		    r->cpu_median_ms >= HOST_AHEAD_RATIO * r->step_median_ms ||
-		    exposed_comm_ms(r) >= 0.2 * r->step_median_ms ||
-		    (r->span_ns &&
-		     r->busy_ns < 0.7 * r->span_ns)) /* the GPU waits: not GPU-bound */
+		if (strcmp(r->steps.basis, "gpu") || r->steps.cpu_median_ms <= 0 ||
+		    r->steps.cpu_median_ms >= HOST_AHEAD_RATIO * r->steps.median_ms ||
+		    exposed_comm_ms(r) >= 0.2 * r->steps.median_ms ||
+		    (r->gpu.span_ns &&
+		     r->gpu.busy_ns < 0.7 * r->gpu.span_ns)) /* the GPU waits: not GPU-bound */
 			continue;
-		if (!w ||
-		    r->cpu_median_ms / r->step_median_ms < w->cpu_median_ms / w->step_median_ms)
+		if (!w || r->steps.cpu_median_ms / r->steps.median_ms <
+		              w->steps.cpu_median_ms / w->steps.median_ms)
 			w = r;
 	}
 	gp_finding_t *f;
@@ -717,12 +735,12 @@ static void rule_host_ahead(rule_ctx_t *c)
 	snprintf(f->title, sizeof(f->title),
 	         "The host runs ahead of the GPU on rank %d: the step range takes %.2f ms of CPU "
 	         "time, the GPU %.2f ms per step",
-	         w->rank, w->cpu_median_ms, w->step_median_ms);
+	         w->id.rank, w->steps.cpu_median_ms, w->steps.median_ms);
 	snprintf(f->evidence, sizeof(f->evidence),
-	         "median CPU time inside '%s' %.3f ms; GPU step %.3f ms (%s)", w->step_name,
-	         w->cpu_median_ms, w->step_median_ms,
-	         w->step_gpu_from_markers ? "from step completion markers"
-	                                  : "completion of the step's last GPU work to the next");
+	         "median CPU time inside '%s' %.3f ms; GPU step %.3f ms (%s)", w->steps.name,
+	         w->steps.cpu_median_ms, w->steps.median_ms,
+	         w->steps.gpu_from_markers ? "from step completion markers"
+	                                   : "completion of the step's last GPU work to the next");
 	snprintf(f->threshold, sizeof(f->threshold), "CPU range < %.0f%% of the GPU step",
 	         HOST_AHEAD_RATIO * 100);
 	snprintf(f->fix, sizeof(f->fix),
@@ -736,7 +754,7 @@ static void rule_host_ahead(rule_ctx_t *c)
 /* The rank's device memory peak: CUDA's (CUPTI's records), else PyTorch's reserved. */
 static uint64_t peak_of(const gp_rank_t *r)
 {
-	return r->mem_peak ? r->mem_peak : r->torch.max_reserved;
+	return r->memory.peak ? r->memory.peak : r->torch.max_reserved;
 }
 
 /* bytes as a person reads them: B, KiB, MiB, GiB */
@@ -756,7 +774,7 @@ static void human_bytes(double b, char *out, size_t len)
  * the caching allocator's segments), else the device allocations CUPTI saw. */
 static double leak_growth(const gp_rank_t *r)
 {
-	return r->torch.nmem_steps >= 3 ? r->torch.growth_per_step : r->mem_growth_per_step;
+	return r->torch.nmem_steps >= 3 ? r->torch.growth_per_step : r->memory.growth_per_step;
 }
 
 /* The owner of the growth: of what a window of the allocator history kept (PyTorch), the
@@ -780,7 +798,7 @@ static const char *leak_owner(const gp_rank_t *r, double growth, double *per)
 		*per = (double)best->bytes / steps;
 		return best->stack;
 	}
-	return r->leak_stack[0] ? r->leak_stack : NULL;
+	return r->memory.leak_stack[0] ? r->memory.leak_stack : NULL;
 }
 
 static void rule_leak(rule_ctx_t *c)
@@ -790,7 +808,7 @@ static void rule_leak(rule_ctx_t *c)
 	for (unsigned i = 0; i < job->nranks; i++) {
 		const gp_rank_t *r = &job->ranks[i];
 		if (leak_growth(r) >= LEAK_MIN_BYTES_PER_STEP &&
-		    (r->leak_allocs >= 2 || r->torch.nmem_steps >= 3) &&
+		    (r->memory.leak_allocs >= 2 || r->torch.nmem_steps >= 3) &&
 		    (!w || leak_growth(r) > leak_growth(w)))
 			w = r;
 	}
@@ -800,16 +818,16 @@ static void rule_leak(rule_ctx_t *c)
 	double growth = leak_growth(w), per = 0;
 	bool torch = w->torch.nmem_steps >= 3;
 	const char *who = leak_owner(w, growth, &per);
-	unsigned left = w->nsteps_post > 1 ? w->nsteps_post - 1 : 1;
+	unsigned left = w->steps.n_post > 1 ? w->steps.n_post - 1 : 1;
 	f->saving_bytes = growth * left; /* what the post-warm-up steps kept */
 	f->score = peak_of(w) ? f->saving_bytes / peak_of(w) : 0;
 	char gs[32];
 	human_bytes(growth, gs, sizeof(gs));
 	snprintf(f->title, sizeof(f->title), "Device memory grows %s per step on rank %d%s%.120s",
-	         gs, w->rank, who ? ": " : "", who ? who : "");
+	         gs, w->id.rank, who ? ": " : "", who ? who : "");
 	char fill[200] = "";
-	uint64_t total = w->gpu_total ? w->gpu_total : w->torch.oom_total;
-	uint64_t now = torch && w->torch.allocated_end ? w->torch.allocated_end : w->mem_final;
+	uint64_t total = w->id.gpu_total ? w->id.gpu_total : w->torch.oom_total;
+	uint64_t now = torch && w->torch.allocated_end ? w->torch.allocated_end : w->memory.final;
 	if (total > now && growth > 0)
 		snprintf(fill, sizeof(fill),
 		         "; at this rate the device's %.1f GiB fill after about %.0f more steps",
@@ -828,7 +846,8 @@ static void rule_leak(rule_ctx_t *c)
 		    "%s grows %.1f KiB per step after warm-up; %llu device allocations (%.1f MiB) "
 		    "made after warm-up were never freed; most came from: %s%s",
 		    torch ? "PyTorch's allocated memory (tensors)" : "live device memory",
-		    growth / 1024.0, (unsigned long long)w->leak_allocs, w->leak_bytes / 1048576.0,
+		    growth / 1024.0, (unsigned long long)w->memory.leak_allocs,
+		    w->memory.leak_bytes / 1048576.0,
 		    who     ? who
 		    : torch ? "(no stack: the allocator history recorded no growing allocation; "
 		              "it records in windows when the peak grows)"
@@ -856,27 +875,27 @@ static void rule_optimizer(rule_ctx_t *c)
 		const gp_rank_t *r = &job->ranks[i];
 		/* known only from the framework's own figures (PyTorch's state tensors), or, in a
 		 * program that is not PyTorch, from what its first optimizer range allocated */
-		bool known =
-		    !strcmp(r->optimizer_source, "PyTorch optimizer state") || !r->torch.seen;
+		bool known = !strcmp(r->memory.optimizer_source, "PyTorch optimizer state") ||
+		             !r->torch.seen;
 		if (known && peak_of(r) &&
-		    (double)r->optimizer_bytes / peak_of(r) >= OPT_STATE_SHARE &&
-		    (!w || r->optimizer_bytes > w->optimizer_bytes))
+		    (double)r->memory.optimizer_bytes / peak_of(r) >= OPT_STATE_SHARE &&
+		    (!w || r->memory.optimizer_bytes > w->memory.optimizer_bytes))
 			w = r;
 	}
 	gp_finding_t *f;
 	if (!w || !(f = add(job, "optimizer_state", GP_F_MEMORY, w)))
 		return;
 	uint64_t peak = peak_of(w);
-	bool torch = !strcmp(w->optimizer_source, "PyTorch optimizer state");
-	f->saving_bytes = w->optimizer_bytes / 2.0; /* bf16 states, or 2-way sharding */
-	f->score = (double)w->optimizer_bytes / peak;
+	bool torch = !strcmp(w->memory.optimizer_source, "PyTorch optimizer state");
+	f->saving_bytes = w->memory.optimizer_bytes / 2.0; /* bf16 states, or 2-way sharding */
+	f->score = (double)w->memory.optimizer_bytes / peak;
 	snprintf(f->title, sizeof(f->title),
 	         "Optimizer state holds %.0f%% of peak device memory on rank %d",
-	         100.0 * w->optimizer_bytes / peak, w->rank);
+	         100.0 * w->memory.optimizer_bytes / peak, w->id.rank);
 	snprintf(f->evidence, sizeof(f->evidence),
 	         "%.1f MiB %s; peak %.1f MiB; bf16 states or sharding over 2 ranks would free "
 	         "about %.1f MiB",
-	         w->optimizer_bytes / 1048576.0,
+	         w->memory.optimizer_bytes / 1048576.0,
 	         torch ? "in the optimizers' state tensors on the GPU (PyTorch's own figures)"
 	               : "allocated in the first optimizer step and still held at the last step",
 	         peak / 1048576.0, f->saving_bytes / 1048576.0);
@@ -970,13 +989,13 @@ void gp_job_findings(gp_job_t *job)
 	 * and idle findings are its effects, listed right after it */
 	for (unsigned i = 0; c.straggler && i < job->nf; i++) {
 		gp_finding_t *f = &job->f[i];
-		if (f->kind == GP_F_TIME && f->rank != c.straggler->rank &&
+		if (f->kind == GP_F_TIME && f->rank != c.straggler->id.rank &&
 		    (!strcmp(f->id, "comm_not_overlapped") || !strcmp(f->id, "sync_stall") ||
 		     !strcmp(f->id, "idle_gaps")))
 			snprintf(f->effect_of, sizeof(f->effect_of), "straggler");
 		/* the straggler's own idle time is what makes it slow: the same cause, told
 		 * under it, saving nothing more */
-		else if (f->kind == GP_F_TIME && f->rank == c.straggler->rank &&
+		else if (f->kind == GP_F_TIME && f->rank == c.straggler->id.rank &&
 		         (!strcmp(f->id, "idle_gaps") || !strcmp(f->id, "sync_stall") ||
 		          !strcmp(f->id, "input_bound")))
 			snprintf(f->effect_of, sizeof(f->effect_of), "straggler:self");

@@ -59,7 +59,7 @@ static void cuda_went_silent(gp_rank_t *r, rank_data_t *d)
 {
 	uint64_t last = 0;
 	size_t nst = d->steps.n, after = 0, first_after = 0;
-	if (d->ctrl.n || !d->kerns.n || nst < 4 || !strstr(r->modes, "cuda"))
+	if (d->ctrl.n || !d->kerns.n || nst < 4 || !strstr(r->id.modes, "cuda"))
 		return;
 	for (size_t i = 0; i < d->kerns.n; i++)
 		if (d->kerns.v[i].start > last)
@@ -69,10 +69,11 @@ static void cuda_went_silent(gp_rank_t *r, rank_data_t *d)
 			first_after = i;
 	if (after < 2)
 		return;
-	snprintf(r->yielded + strlen(r->yielded), sizeof(r->yielded) - strlen(r->yielded),
+	snprintf(r->quality.yielded + strlen(r->quality.yielded),
+	         sizeof(r->quality.yielded) - strlen(r->quality.yielded),
 	         "%sCUDA activity stopped arriving at step %zu of %zu (another CUPTI client, such "
 	         "as torch.profiler, took the activity buffers)",
-	         r->yielded[0] ? "; " : "", first_after, nst);
+	         r->quality.yielded[0] ? "; " : "", first_after, nst);
 }
 
 /* Sorted, disjoint intervals (lo, hi pairs) and how much of [a, b) they cover. */
@@ -164,11 +165,11 @@ static void classify_host_gap(gp_rank_t *r, const host_spans_t *h, uint64_t a, u
 {
 	uint64_t data = covered(&h->data, a, b), comp = covered(&h->compile, a, b);
 	uint64_t calls = covered(&h->calls, a, b);
-	r->idle_data_ns += data;
-	r->idle_tracer_ns += covered(&h->tracer, a, b);
-	r->idle_compile_ns += comp > b - a - data ? b - a - data : comp;
+	r->gpu.idle_data_ns += data;
+	r->gpu.idle_tracer_ns += covered(&h->tracer, a, b);
+	r->gpu.idle_compile_ns += comp > b - a - data ? b - a - data : comp;
 	if (!data && !comp)
-		r->idle_launch_ns += calls;
+		r->gpu.idle_launch_ns += calls;
 }
 
 /* The steady state's waits for the next batch, and the host's time in CUDA calls. */
@@ -176,16 +177,16 @@ static void host_per_step(gp_rank_t *r, const rank_data_t *d)
 {
 	for (size_t i = 0; i + 1 < d->data_wait.n; i += 2)
 		if (d->win_hi && d->data_wait.v[i] >= d->win_lo && d->data_wait.v[i] <= d->win_hi) {
-			r->data_wait_ns += d->data_wait.v[i + 1];
-			r->data_waits++;
+			r->gpu.data_wait_ns += d->data_wait.v[i + 1];
+			r->gpu.data_waits++;
 		}
 	uint64_t calls = 0; /* launch calls: what launching costs the host (not a cudaMalloc) */
 	for (size_t i = 0; i < d->apis.n; i++)
 		if (gp_in_gwin(d, d->apis.v[i].start) && d->apis.v[i].cls == GP_API_LAUNCH)
 			calls += d->apis.v[i].dur;
-	unsigned n = r->capture_window ? r->captured_steps : r->nsteps_post;
+	unsigned n = r->capture.window ? r->capture.steps : r->steps.n_post;
 	if (n)
-		r->host_busy_per_step_ms = (double)calls / 1e6 / n;
+		r->gpu.host_busy_per_step_ms = (double)calls / 1e6 / n;
 }
 
 /* The GPU the rank ran on: the device its kernels ran on most (CUDA's index, which the
@@ -204,8 +205,8 @@ static void rank_gpu(gp_rank_t *r, const rank_data_t *d)
 	}
 	if (!d->gpu_uuid[dev] || (!per[dev] && seen != 1))
 		return;
-	snprintf(r->gpu_uuid, sizeof(r->gpu_uuid), "%s", gp_rd_str(d, d->gpu_uuid[dev]));
-	r->gpu_total = d->gpu_bytes[dev];
+	snprintf(r->id.gpu_uuid, sizeof(r->id.gpu_uuid), "%s", gp_rd_str(d, d->gpu_uuid[dev]));
+	r->id.gpu_total = d->gpu_bytes[dev];
 }
 
 void gp_pass_gpu(gp_rank_t *r, rank_data_t *d)
@@ -220,7 +221,7 @@ void gp_pass_gpu(gp_rank_t *r, rank_data_t *d)
 	for (size_t i = 0; i < d->kerns.n; i++) {
 		const api_t *a = gp_rd_launch(d, &d->kerns.v[i]);
 		if (d->kerns.v[i].kind == 0 && a && gp_step_at(d, a->start))
-			r->kernels_in_steps++;
+			r->gpu.kernels_in_steps++;
 	}
 	SORT_IF_NEEDED(d->kerns, cmp_kern);
 	VEC(api_t) syncs = {0}; /* blocking calls, by start */
@@ -243,8 +244,8 @@ void gp_pass_gpu(gp_rank_t *r, rank_data_t *d)
 		size_t kp =
 		    d->gwin.n ? gp_interval_of(d->gwin.v, d->gwin.n, gp_rd_launch_ts(d, k)) : 1;
 		if (any && kp != part) { /* the previous stretch ends here */
-			r->busy_ns += cur_e - cur_s;
-			r->span_ns += last - first;
+			r->gpu.busy_ns += cur_e - cur_s;
+			r->gpu.span_ns += last - first;
 			any = false;
 		}
 		part = kp;
@@ -253,30 +254,30 @@ void gp_pass_gpu(gp_rank_t *r, rank_data_t *d)
 			any = true;
 		}
 		if (k->kind == 0)
-			r->nkernels++;
+			r->gpu.nkernels++;
 		if (e > last)
 			last = e;
 		/* busy union and idle classification */
 		if (k->start > cur_e) {
 			uint64_t gap = k->start - cur_e;
 			const api_t *a = gp_rd_launch(d, k);
-			r->busy_ns += cur_e - cur_s;
+			r->gpu.busy_ns += cur_e - cur_s;
 			if (a && a->start >= cur_e && blocked_at(syncs.v, syncs.n, cur_e))
-				r->idle_sync_ns += gap;
+				r->gpu.idle_sync_ns += gap;
 			else if (gap < KERNEL_WAIT_NS)
-				r->idle_kernel_ns += gap;
+				r->gpu.idle_kernel_ns += gap;
 			else if (a && a->start >= cur_e) {
-				r->idle_host_ns += gap;
+				r->gpu.idle_host_ns += gap;
 				classify_host_gap(r, &hs, cur_e, k->start);
 			} else
-				r->idle_other_ns += gap;
+				r->gpu.idle_other_ns += gap;
 			cur_s = k->start;
 		}
 		if (e > cur_e)
 			cur_e = e;
 		/* categories and comm/compute overlap (compute and comm unions swept) */
 		if (k->kind != 0) {
-			r->memcpy_ns += k->dur;
+			r->gpu.memcpy_ns += k->dur;
 			continue;
 		}
 		uint64_t cf;
@@ -286,30 +287,30 @@ void gp_pass_gpu(gp_rank_t *r, rank_data_t *d)
 		}
 		bool comm = cf == 2;
 		if (comm) {
-			r->comm_ns += k->dur;
+			r->gpu.comm_ns += k->dur;
 			if (comp_e > k->start)
-				r->overlap_ns += (comp_e < e ? comp_e : e) - k->start;
+				r->gpu.overlap_ns += (comp_e < e ? comp_e : e) - k->start;
 			if (e > comm_e)
 				comm_e = e;
 		} else {
-			r->compute_ns += k->dur;
+			r->gpu.compute_ns += k->dur;
 			if (comm_e > k->start)
-				r->overlap_ns += (comm_e < e ? comm_e : e) - k->start;
+				r->gpu.overlap_ns += (comm_e < e ? comm_e : e) - k->start;
 			if (e > comp_e)
 				comp_e = e;
 		}
 		if (k->dur < 10000)
-			r->small_kernels++;
+			r->gpu.small_kernels++;
 		const api_t *a = gp_rd_launch(d, k);
 		if (a) {
-			r->launches_matched++;
+			r->gpu.launches_matched++;
 			if (k->start >= a->start)
 				VEC_PUSH(lat, k->start - a->start);
 			if (a->corr != last_call) /* a graph launch's kernels share one call */
 				VEC_PUSH(calls, a->dur);
 			last_call = a->corr;
 			if (k->dur < a->dur)
-				r->short_vs_launch++;
+				r->gpu.short_vs_launch++;
 		}
 	}
 	u64map_free(&comm_by_name);
@@ -323,19 +324,19 @@ void gp_pass_gpu(gp_rank_t *r, rank_data_t *d)
 		VEC_FREE(calls);
 		return;
 	}
-	r->busy_ns += cur_e - cur_s;
-	r->span_ns += last - first;
-	if (r->nkernels)
-		r->kernel_mean_us = (double)r->compute_ns / 1e3 / (double)r->nkernels;
+	r->gpu.busy_ns += cur_e - cur_s;
+	r->gpu.span_ns += last - first;
+	if (r->gpu.nkernels)
+		r->gpu.kernel_mean_us = (double)r->gpu.compute_ns / 1e3 / (double)r->gpu.nkernels;
 	if (lat.n)
-		r->launch_latency_us = (double)gp_median_u64(lat.v, lat.n) / 1e3;
+		r->gpu.launch_latency_us = (double)gp_median_u64(lat.v, lat.n) / 1e3;
 	if (calls.n)
-		r->launch_call_us = (double)gp_median_u64(calls.v, calls.n) / 1e3;
+		r->gpu.launch_call_us = (double)gp_median_u64(calls.v, calls.n) / 1e3;
 	VEC_FREE(lat);
 	VEC_FREE(calls);
-	unsigned gsteps = r->capture_window ? r->captured_steps : r->nsteps_post;
+	unsigned gsteps = r->capture.window ? r->capture.steps : r->steps.n_post;
 	if (gsteps)
-		r->kernels_per_step = (double)r->nkernels / (double)gsteps;
+		r->gpu.kernels_per_step = (double)r->gpu.nkernels / (double)gsteps;
 }
 
 static gp_kstat_t *kstat_get(gp_job_t *job, const char *name)

@@ -12,7 +12,7 @@
  * in any browser. */
 #include "config.h"
 #include "names.h"
-#include "analyze.h"
+#include "job.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -71,11 +71,11 @@ static const char *page_title(const gp_job_t *job, char *buf, size_t len)
 	const gp_rank_t *r0 = job->nranks ? &job->ranks[0] : NULL;
 	char cmd[160];
 	if (job->job[0] && strcmp(job->job, "?"))
-		snprintf(buf, len, "job %s%s%s%s", job->job, r0 && r0->job_name[0] ? " (" : "",
-		         r0 && r0->job_name[0] ? r0->job_name : "",
-		         r0 && r0->job_name[0] ? ")" : "");
-	else if (r0 && r0->command[0]) {
-		const char *c = r0->command, *sp = strchr(c, ' '), *sl = c;
+		snprintf(buf, len, "job %s%s%s%s", job->job, r0 && r0->id.job_name[0] ? " (" : "",
+		         r0 && r0->id.job_name[0] ? r0->id.job_name : "",
+		         r0 && r0->id.job_name[0] ? ")" : "");
+	else if (r0 && r0->id.command[0]) {
+		const char *c = r0->id.command, *sp = strchr(c, ' '), *sl = c;
 		for (const char *q = c; *q && q != sp; q++) /* the program's own name, no path */
 			if (*q == '/')
 				sl = q + 1;
@@ -271,9 +271,9 @@ static void ranks_plot(FILE *o, const gp_job_t *job, const frame_t *f, const dou
 		for (unsigned r = 0; y && r < job->nranks; r++) {
 			for (unsigned i = 0; i < n; i++)
 				y[i] = get(&job->ranks[r], i, ctx);
-			snprintf(t, sizeof(t), "rank %d (%s)", job->ranks[r].rank, unit);
+			snprintf(t, sizeof(t), "rank %d (%s)", job->ranks[r].id.rank, unit);
 			line(o, f, x, y, n, color(r), 1.6, t);
-			snprintf(t, sizeof(t), "rank %d", job->ranks[r].rank);
+			snprintf(t, sizeof(t), "rank %d", job->ranks[r].id.rank);
 			legend_add(lg, color(r), t);
 		}
 		free(y);
@@ -330,9 +330,9 @@ static void ranks_plot(FILE *o, const gp_job_t *job, const frame_t *f, const dou
 		for (unsigned i = 0; i < n; i++)
 			y[i] = get(&job->ranks[best], i, ctx);
 		snprintf(t, sizeof(t), "rank %d: furthest from the median (%s)",
-		         job->ranks[best].rank, unit);
+		         job->ranks[best].id.rank, unit);
 		line(o, f, x, y, n, color(3 + k), 1.4, t);
-		snprintf(t, sizeof(t), "rank %d (outlier)", job->ranks[best].rank);
+		snprintf(t, sizeof(t), "rank %d (outlier)", job->ranks[best].id.rank);
 		legend_add(lg, color(3 + k), t);
 	}
 	free(taken);
@@ -356,7 +356,7 @@ static double step_sample(const gp_rank_t *r, unsigned i, const void *ctx)
 {
 	if (ctx)
 		i = ((const unsigned *)ctx)[i];
-	unsigned lo = 0, hi = r->nstep_ms;
+	unsigned lo = 0, hi = r->steps.nms;
 	while (lo < hi) {
 		unsigned mid = (lo + hi) / 2;
 		if (gp_step_no(r, mid) < i)
@@ -364,9 +364,10 @@ static double step_sample(const gp_rank_t *r, unsigned i, const void *ctx)
 		else
 			hi = mid;
 	}
-	if (lo < r->nstep_ms && gp_step_no(r, lo) == i)
-		return r->step_ms[lo];
-	return r->nstep_all > r->nstep_ms && lo > 0 && lo < r->nstep_ms ? r->step_ms[lo - 1] : -1;
+	if (lo < r->steps.nms && gp_step_no(r, lo) == i)
+		return r->steps.ms[lo];
+	return r->steps.nall > r->steps.nms && lo > 0 && lo < r->steps.nms ? r->steps.ms[lo - 1]
+	                                                                   : -1;
 }
 
 static void plot_steps(FILE *o, const gp_job_t *job)
@@ -376,15 +377,15 @@ static void plot_steps(FILE *o, const gp_job_t *job)
 	bool thinned = false;
 	for (unsigned i = 0; i < job->nranks; i++) {
 		const gp_rank_t *r = &job->ranks[i];
-		if (!r->nstep_ms)
+		if (!r->steps.nms)
 			continue;
-		thinned |= r->nstep_all > r->nstep_ms;
-		warm = r->warmup > warm ? r->warmup : warm;
-		last = gp_step_no(r, r->nstep_ms - 1) + 1 > last
-		           ? gp_step_no(r, r->nstep_ms - 1) + 1
+		thinned |= r->steps.nall > r->steps.nms;
+		warm = r->steps.warmup > warm ? r->steps.warmup : warm;
+		last = gp_step_no(r, r->steps.nms - 1) + 1 > last
+		           ? gp_step_no(r, r->steps.nms - 1) + 1
 		           : last;
-		for (unsigned s = 0; s < r->nstep_ms; s++)
-			ymax = fmax(ymax, r->step_ms[s]);
+		for (unsigned s = 0; s < r->steps.nms; s++)
+			ymax = fmax(ymax, r->steps.ms[s]);
 	}
 	if (!last)
 		return;
@@ -430,18 +431,18 @@ static void plot_steps(FILE *o, const gp_job_t *job)
 	 * come from them alone */
 	const gp_rank_t *cw = NULL;
 	for (unsigned i = 0; i < job->nranks && !cw; i++)
-		if (job->ranks[i].capture_window && job->ranks[i].captured_steps)
+		if (job->ranks[i].capture.window && job->ranks[i].capture.steps)
 			cw = &job->ranks[i];
 	char cap[96] = "";
 	if (cw) {
 		snprintf(cap, sizeof(cap), "CUDA captured (steps %u-%u, rank %d)",
-		         cw->capture_first, cw->capture_last, cw->rank);
+		         cw->capture.first, cw->capture.last, cw->id.rank);
 		fprintf(o,
 		        "<rect class=\"capture\" x=\"%.1f\" y=\"%d\" width=\"%.1f\" height=\"%d\" "
 		        "fill=\"#2ca02c\" fill-opacity=\"0.12\"><title>%s</title></rect>\n",
-		        fmax(X(&f, cw->capture_first - 0.5), ML), MT,
-		        fmin(X(&f, cw->capture_last + 0.5), W - MR) -
-		            fmax(X(&f, cw->capture_first - 0.5), ML),
+		        fmax(X(&f, cw->capture.first - 0.5), ML), MT,
+		        fmin(X(&f, cw->capture.last + 0.5), W - MR) -
+		            fmax(X(&f, cw->capture.first - 0.5), ML),
 		        H - MB - MT, cap);
 	}
 	legend_t lg = {0};
@@ -465,11 +466,11 @@ static double pct(uint64_t a, uint64_t b)
 /* busy, waiting for the host, synchronising, between kernels, other: shares of the span */
 static void parts(const gp_rank_t *r, double p[5])
 {
-	p[0] = pct(r->busy_ns, r->span_ns);
-	p[1] = pct(r->idle_host_ns, r->span_ns);
-	p[2] = pct(r->idle_sync_ns, r->span_ns);
-	p[3] = pct(r->idle_kernel_ns, r->span_ns);
-	p[4] = pct(r->idle_other_ns, r->span_ns);
+	p[0] = pct(r->gpu.busy_ns, r->gpu.span_ns);
+	p[1] = pct(r->gpu.idle_host_ns, r->gpu.span_ns);
+	p[2] = pct(r->gpu.idle_sync_ns, r->gpu.span_ns);
+	p[3] = pct(r->gpu.idle_kernel_ns, r->gpu.span_ns);
+	p[4] = pct(r->gpu.idle_other_ns, r->gpu.span_ns);
 }
 
 static const char *part_name[5] = {"busy", "idle: waiting for the host", "idle: synchronising",
@@ -480,7 +481,7 @@ static void plot_busy(FILE *o, const gp_job_t *job)
 {
 	bool any = false;
 	for (unsigned i = 0; i < job->nranks; i++)
-		any |= job->ranks[i].span_ns > 0;
+		any |= job->ranks[i].gpu.span_ns > 0;
 	if (!any)
 		return;
 	fprintf(o, "<h3>GPU busy and idle per rank</h3>\n"
@@ -500,10 +501,10 @@ static void plot_busy(FILE *o, const gp_job_t *job)
 			fprintf(o,
 			        "<text x=\"%.0f\" y=\"%u\" font-size=\"11\" "
 			        "text-anchor=\"end\">rank %d",
-			        x0 - 6, i * rh + 13, r->rank);
-			if (r->node[0]) {
+			        x0 - 6, i * rh + 13, r->id.rank);
+			if (r->id.node[0]) {
 				fprintf(o, " (");
-				esc(o, r->node);
+				esc(o, r->id.node);
 				fprintf(o, ")");
 			}
 			fprintf(o, "</text>\n");
@@ -512,8 +513,8 @@ static void plot_busy(FILE *o, const gp_job_t *job)
 				        "<rect class=\"bar\" x=\"%.1f\" y=\"%u\" width=\"%.1f\" "
 				        "height=\"%u\" fill=\"%s\"><title>rank %d: %s "
 				        "%.1f%%</title></rect>\n",
-				        x, i * rh + 2, w * p[k] / 100, rh - 4, part_col[k], r->rank,
-				        part_name[k], p[k]);
+				        x, i * rh + 2, w * p[k] / 100, rh - 4, part_col[k],
+				        r->id.rank, part_name[k], p[k]);
 				x += w * p[k] / 100;
 			}
 		}
@@ -537,7 +538,7 @@ static void plot_busy(FILE *o, const gp_job_t *job)
 			unsigned y = (unsigned)k * rh;
 			snprintf(t, sizeof(t),
 			         "lowest %.1f%% (rank %d), median %.1f%%, highest %.1f%% (rank %d)",
-			         mn, job->ranks[lo].rank, md, mx, job->ranks[hi].rank);
+			         mn, job->ranks[lo].id.rank, md, mx, job->ranks[hi].id.rank);
 			fprintf(o,
 			        "<text x=\"%.0f\" y=\"%u\" font-size=\"11\" text-anchor=\"end\">",
 			        x0 - 6, y + 13);
@@ -576,8 +577,8 @@ static void warm_band(FILE *o, const gp_job_t *job, const frame_t *f)
 {
 	double w = 0;
 	for (unsigned i = 0; i < job->nranks; i++)
-		if (job->ranks[i].ts_span_s > 0)
-			w = fmax(w, job->ranks[i].ts_warm_s);
+		if (job->ranks[i].ts.span_s > 0)
+			w = fmax(w, job->ranks[i].ts.warm_s);
 	if (w <= 0 || w >= f->x1)
 		return;
 	fprintf(o,
@@ -594,7 +595,7 @@ static void plot_util(FILE *o, const gp_job_t *job, bool nvml)
 	unsigned n = job->nranks;
 	double span = 0;
 	for (unsigned i = 0; i < n; i++)
-		span = fmax(span, job->ranks[i].ts_span_s);
+		span = fmax(span, job->ranks[i].ts.span_s);
 	if (!n || span <= 0)
 		return;
 	frame_t f = {0, span, 0, n};
@@ -609,10 +610,10 @@ static void plot_util(FILE *o, const gp_job_t *job, bool nvml)
 	double rowh = (double)(H - MB - MT) / n;
 	for (unsigned i = 0; i < n; i++) {
 		const gp_rank_t *r = &job->ranks[i];
-		double cw = (X(&f, r->ts_span_s) - ML) / GP_TS;
+		double cw = (X(&f, r->ts.span_s) - ML) / GP_TS;
 		for (int b = 0; b < GP_TS; b++) {
-			float u =
-			    nvml ? (r->nvml_util[b] >= 0 ? r->nvml_util[b] / 100 : 0) : r->util[b];
+			float u = nvml ? (r->ts.nvml_util[b] >= 0 ? r->ts.nvml_util[b] / 100 : 0)
+			               : r->ts.util[b];
 			if (u <= 0.005f)
 				continue;
 			fprintf(o,
@@ -629,7 +630,7 @@ static void plot_util(FILE *o, const gp_job_t *job, bool nvml)
 		fprintf(o,
 		        "<text x=\"%d\" y=\"%.1f\" font-size=\"10\" text-anchor=\"end\">rank "
 		        "%d</text>\n",
-		        ML - 4, MT + (i + 0.5) * rowh + 3, job->ranks[i].rank);
+		        ML - 4, MT + (i + 0.5) * rowh + 3, job->ranks[i].id.rank);
 	fprintf(o, "</svg>\n<div class=\"legend\"><span><i style=\"background:rgb(230,230,255)\">"
 	           "</i>idle</span><span><i style=\"background:rgb(115,115,255)\"></i>50%% busy"
 	           "</span><span><i style=\"background:rgb(0,0,255)\"></i>busy</span></div>\n");
@@ -683,12 +684,12 @@ typedef struct series_ctx {
 static double series_sample(const gp_rank_t *r, unsigned b, const void *ctx)
 {
 	const series_ctx_t *c = ctx;
-	if (r->ts_span_s <= 0)
+	if (r->ts.span_s <= 0)
 		return -1;
-	float v = c->which == 0   ? r->mem_mib[b]
-	          : c->which == 1 ? r->nvml_util[b]
-	          : c->which == 2 ? r->nvml_w[b]
-	                          : r->nvml_mhz[b];
+	float v = c->which == 0   ? r->ts.mem_mib[b]
+	          : c->which == 1 ? r->ts.nvml_util[b]
+	          : c->which == 2 ? r->ts.nvml_w[b]
+	                          : r->ts.nvml_mhz[b];
 	return v < 0 ? -1 : v * c->scale;
 }
 
@@ -697,7 +698,7 @@ static bool time_axis(const gp_job_t *job, double *x, double *span)
 {
 	*span = 0;
 	for (unsigned i = 0; i < job->nranks; i++)
-		*span = fmax(*span, job->ranks[i].ts_span_s);
+		*span = fmax(*span, job->ranks[i].ts.span_s);
 	for (int b = 0; b < GP_TS; b++)
 		x[b] = *span * (b + 1) / GP_TS;
 	return *span > 0;
@@ -745,7 +746,7 @@ static void plot_series(FILE *o, const gp_job_t *job, int which)
 		snprintf(note, sizeof(note),
 		         "Bytes allocated and not yet freed at the end of each of %d intervals; "
 		         "%.1f s of start-up before rank %d's steps not drawn; warm-up shaded.",
-		         GP_TS, r0->ts_from_s, r0->rank);
+		         GP_TS, r0->ts.from_s, r0->id.rank);
 	else
 		snprintf(note, sizeof(note), "Mean of the samples in each of %d intervals.", GP_TS);
 	frame_t f = {0, span, 0, which == 1 ? 100 : ymax * 1.1};
@@ -763,7 +764,7 @@ static void plot_series(FILE *o, const gp_job_t *job, int which)
 		        "font-size=\"11\" fill=\"#d62728\" text-anchor=\"%s\">peak %s %s, rank %d"
 		        "</text>\n",
 		        px, py, px + (px > W / 2 ? -8 : 8), py + 14 > H - MB ? py - 8 : py + 14,
-		        px > W / 2 ? "end" : "start", si(ymax, b, sizeof(b)), unit, r0->rank);
+		        px > W / 2 ? "end" : "start", si(ymax, b, sizeof(b)), unit, r0->id.rank);
 	}
 	legend_close(o, &lg);
 }
@@ -783,14 +784,14 @@ static void row_slow(FILE *o, const gp_rank_t *r, const char *who)
 {
 	char b[64];
 	fprintf(o, "<tr><td>%s</td><td>", who);
-	esc(o, r->node);
+	esc(o, r->id.node);
 	fprintf(o, "</td><td>");
 	esc(o, gp_rank_outcome(r, b, sizeof(b)));
 	fprintf(o,
 	        "</td><td>%u</td><td>%u</td><td>%s</td><td>%.3f</td><td>%.3f</td><td>%.3f</td>"
 	        "<td>%.3f</td><td>%.3f</td></tr>\n",
-	        r->nsteps, r->warmup, r->step_basis, r->step_median_ms, r->step_p95_ms,
-	        r->step_mean_ms, r->step_cv, r->cpu_median_ms);
+	        r->steps.n, r->steps.warmup, r->steps.basis, r->steps.median_ms, r->steps.p95_ms,
+	        r->steps.mean_ms, r->steps.cv, r->steps.cpu_median_ms);
 }
 
 static void row_time(FILE *o, const gp_rank_t *r, const char *who)
@@ -800,9 +801,9 @@ static void row_time(FILE *o, const gp_rank_t *r, const char *who)
 	fprintf(o,
 	        "<tr><td>%s</td><td>%.1f</td><td>%.1f</td><td>%.1f</td><td>%.1f</td><td>%.1f</td>"
 	        "<td>%.1f</td><td>%.1f</td><td>%llu</td><td>%.1f</td></tr>\n",
-	        who, p[0], p[1], p[2], p[3], p[4], pct(r->comm_ns, r->span_ns),
-	        pct(r->overlap_ns, r->comm_ns), (unsigned long long)r->nkernels,
-	        r->kernels_per_step);
+	        who, p[0], p[1], p[2], p[3], p[4], pct(r->gpu.comm_ns, r->gpu.span_ns),
+	        pct(r->gpu.overlap_ns, r->gpu.comm_ns), (unsigned long long)r->gpu.nkernels,
+	        r->gpu.kernels_per_step);
 }
 
 static void row_mem(FILE *o, const gp_rank_t *r, const char *who)
@@ -810,9 +811,9 @@ static void row_mem(FILE *o, const gp_rank_t *r, const char *who)
 	fprintf(o,
 	        "<tr><td>%s</td><td>%.1f</td><td>%.1f</td><td>%.2f</td><td>%.1f</td><td>%.1f</td>"
 	        "<td>%.1f</td></tr>\n",
-	        who, r->mem_peak / 1048576.0, r->mem_final / 1048576.0,
-	        r->mem_growth_per_step / 1048576.0, r->leak_bytes / 1048576.0,
-	        r->optimizer_bytes / 1048576.0, r->nvml_mem_max / 1048576.0);
+	        who, r->memory.peak / 1048576.0, r->memory.final / 1048576.0,
+	        r->memory.growth_per_step / 1048576.0, r->memory.leak_bytes / 1048576.0,
+	        r->memory.optimizer_bytes / 1048576.0, r->memory.nvml_max / 1048576.0);
 }
 
 typedef void (*row_fn)(FILE *o, const gp_rank_t *r, const char *who);
@@ -820,7 +821,8 @@ typedef void (*row_fn)(FILE *o, const gp_rank_t *r, const char *who);
 static int by_median(const void *a, const void *b)
 {
 	const gp_rank_t *x = *(const gp_rank_t *const *)a, *y = *(const gp_rank_t *const *)b;
-	return x->step_median_ms < y->step_median_ms ? -1 : x->step_median_ms > y->step_median_ms;
+	return x->steps.median_ms < y->steps.median_ms ? -1
+	                                               : x->steps.median_ms > y->steps.median_ms;
 }
 
 /* Every rank up to 32; else the fastest, the median and the slowest ranks by step time
@@ -830,7 +832,7 @@ static void rows(FILE *o, const gp_job_t *job, row_fn fn)
 	char who[64];
 	if (job->nranks <= 32) {
 		for (unsigned i = 0; i < job->nranks; i++) {
-			snprintf(who, sizeof(who), "%d", job->ranks[i].rank);
+			snprintf(who, sizeof(who), "%d", job->ranks[i].id.rank);
 			fn(o, &job->ranks[i], who);
 		}
 		return;
@@ -844,7 +846,7 @@ static void rows(FILE *o, const gp_job_t *job, row_fn fn)
 	unsigned pick[] = {0, 1, job->nranks / 2, job->nranks - 2, job->nranks - 1};
 	const char *what[] = {"fastest", "2nd fastest", "median", "2nd slowest", "slowest"};
 	for (unsigned k = 0; k < 5; k++) {
-		snprintf(who, sizeof(who), "%d (%s)", s[pick[k]]->rank, what[k]);
+		snprintf(who, sizeof(who), "%d (%s)", s[pick[k]]->id.rank, what[k]);
 		fn(o, s[pick[k]], who);
 	}
 	free(s);
@@ -940,8 +942,8 @@ int gp_report_html(const gp_job_t *job, FILE *o)
 {
 	bool kernels = false, nvml = false;
 	for (unsigned i = 0; i < job->nranks; i++) {
-		kernels |= job->ranks[i].nkernels > 0;
-		nvml |= job->ranks[i].nvml_samples > 0;
+		kernels |= job->ranks[i].gpu.nkernels > 0;
+		nvml |= job->ranks[i].gpu.nvml_samples > 0;
 	}
 	char title[256];
 	page_title(job, title, sizeof(title));

@@ -111,7 +111,7 @@ static bool pop_open(rank_data_t *d, uint32_t tid, uint32_t domain, open_t *o, u
 static void add_range(rank_data_t *d, gp_rank_t *r, range_t *rg)
 {
 	if (rg->end < rg->start) { /* ends before it starts: not a measurement */
-		r->bad_records++;
+		r->quality.bad_records++;
 		return;
 	}
 	VEC_PUSH(d->ranges, *rg);
@@ -124,7 +124,7 @@ void gp_rd_feed(rank_data_t *d, gp_rank_t *r, const gp_event_t *e)
 	if (gp_symtab_feed(&d->sym, e))
 		return;
 	if (implausible(d, e)) {
-		r->bad_records++;
+		r->quality.bad_records++;
 		return;
 	}
 	if (ts_outside(d, e->ts)) /* bookkeeping records with no time of their own */
@@ -208,16 +208,16 @@ typed:
 		k.copykind = e->type == GP_EV_MEMCPY ? (uint8_t)e->u16 : 0;
 		k.device = e->u8;
 		if (e->type == GP_EV_KERNEL)
-			r->kernels_total++;
+			r->gpu.kernels_total++;
 		if (e->type == GP_EV_MEMCPY)
-			r->nmemcpy++;
+			r->gpu.nmemcpy++;
 		if (e->type == GP_EV_MEMSET)
-			r->nmemset++;
+			r->gpu.nmemset++;
 		VEC_PUSH(d->kerns, k);
 		break;
 	}
 	case GP_EV_SYNC:
-		r->nsync_records++;
+		r->sync.records++;
 		break;
 	case GP_EV_API: {
 		api_t a = {.start = e->ts,
@@ -298,11 +298,11 @@ typed:
 				double bytes = (double)(v[k] - p->v[k]) * unit[k];
 				p->bytes[k] += bytes;
 				p->secs[k] += dt;
-				if (bytes / dt > r->io_peak_Bps[k])
-					r->io_peak_Bps[k] = bytes / dt;
+				if (bytes / dt > r->io.peak_Bps[k])
+					r->io.peak_Bps[k] = bytes / dt;
 			}
 		}
-		r->io_bits |= e->u16;
+		r->io.bits |= e->u16;
 		p->ts = e->ts;
 		p->bits = e->u16;
 		memcpy(p->v, v, sizeof(v));
@@ -310,37 +310,37 @@ typed:
 	}
 	case GP_EV_GPU_FAULT:
 		if (e->a == GP_FAULT_XID) {
-			if (!r->nxid++) {
-				r->first_xid = (unsigned)e->b;
-				r->first_xid_ns = e->ts;
+			if (!r->faults.nxid++) {
+				r->faults.first_xid = (unsigned)e->b;
+				r->faults.first_xid_ns = e->ts;
 			}
 		} else if (e->a == GP_FAULT_ECC_CORRECTED) {
-			r->ecc_corrected += e->b;
+			r->faults.ecc_corrected += e->b;
 		} else if (e->a == GP_FAULT_ECC_UNCORRECTED) {
-			r->ecc_uncorrected += e->b;
+			r->faults.ecc_uncorrected += e->b;
 		}
 		break;
 	case GP_EV_STEP_MARK: {
 		mark_t mk = {.ts = e->ts, .gpu = e->a, .chained = e->d == 1, .dropped = e->d == 2};
 		VEC_PUSH(d->marks, mk);
-		r->markers_not_placed += mk.dropped;
+		r->quality.markers_not_placed += mk.dropped;
 		break;
 	}
 	case GP_EV_OVERHEAD:
-		r->overhead_records++;
-		r->overhead_ns += e->a;
+		r->overhead.records++;
+		r->overhead.ns += e->a;
 		VEC_PUSH(d->overhead, e->ts);
 		VEC_PUSH(d->overhead, e->ts + e->a);
 		break;
 	case GP_EV_LOSS: /* running totals: the largest of each cause */
-		if (e->u8 < 16 && e->a > r->loss[e->u8])
-			r->loss[e->u8] = e->a;
+		if (e->u8 < 16 && e->a > r->quality.loss[e->u8])
+			r->quality.loss[e->u8] = e->a;
 		break;
 	case GP_EV_DROPS:
-		r->drops_ring += e->a;
-		r->drops_cupti += e->b;
-		r->drops_table += e->c;
-		r->drops_cap += e->d;
+		r->quality.drops_ring += e->a;
+		r->quality.drops_cupti += e->b;
+		r->quality.drops_table += e->c;
+		r->quality.drops_cap += e->d;
 		break;
 	case GP_EV_END:
 		/* u8 1: the agent saw one of a launcher's ranks end; its status is the
@@ -355,17 +355,17 @@ typed:
 			d->agent_status = (int)e->a;
 		}
 		if (e->u8 == 1) {
-			if (!r->has_end)
-				r->status_unknown = true;
+			if (!r->outcome.has_end)
+				r->outcome.status_unknown = true;
 		} else {
-			r->status_unknown = false;
-			r->wait_status = (int)e->a;
+			r->outcome.status_unknown = false;
+			r->outcome.wait_status = (int)e->a;
 		}
-		r->has_end = true;
+		r->outcome.has_end = true;
 		if (e->b || e->c || e->d) {
-			r->cpu_us = e->b;
-			r->maxrss_kib = e->c;
-			r->wall_ns = e->d;
+			r->outcome.cpu_us = e->b;
+			r->outcome.maxrss_kib = e->c;
+			r->outcome.wall_ns = e->d;
 		}
 		break;
 	case GP_EV_START:
@@ -374,16 +374,16 @@ typed:
 				VEC_PUSH(d->proc_changes, e->ts);
 			d->recorder_pid = e->a;
 			if (e->a <= INT32_MAX)
-				r->pid = (int)e->a;
+				r->id.pid = (int)e->a;
 			if (e->b && gp_rd_str(d, (uint32_t)e->b)[0])
-				snprintf(r->command, sizeof(r->command), "%s",
+				snprintf(r->id.command, sizeof(r->id.command), "%s",
 				         gp_rd_str(d, (uint32_t)e->b));
 			break;
 		}
 		d->start_ts = e->ts;
 		d->child_pid = e->a;
-		if (!r->pid && e->a <= INT32_MAX)
-			r->pid = (int)e->a;
+		if (!r->id.pid && e->a <= INT32_MAX)
+			r->id.pid = (int)e->a;
 		break;
 	case GP_EV_PROFILER:
 		VEC_PUSH(d->prof, e->ts << 1 | (e->a ? 1 : 0));
@@ -391,9 +391,9 @@ typed:
 	case GP_EV_CONTROL:
 		VEC_PUSH(d->ctrl, e->ts);
 		VEC_PUSH(d->ctrl, e->a);
-		r->capture_switches++;
-		if (e->c > r->capture_switch_max_ns)
-			r->capture_switch_max_ns = e->c;
+		r->capture.switches++;
+		if (e->c > r->capture.switch_max_ns)
+			r->capture.switch_max_ns = e->c;
 		break;
 	case GP_EV_FW:
 		feed_fw(d, r, e);
@@ -409,8 +409,9 @@ typed:
 			                              : "the framework's profiler");
 			y = now;
 		}
-		snprintf(r->yielded + strlen(r->yielded), sizeof(r->yielded) - strlen(r->yielded),
-		         "%s%s", r->yielded[0] ? "; " : "", y);
+		snprintf(r->quality.yielded + strlen(r->quality.yielded),
+		         sizeof(r->quality.yielded) - strlen(r->quality.yielded), "%s%s",
+		         r->quality.yielded[0] ? "; " : "", y);
 		break;
 	}
 	default:
@@ -792,13 +793,14 @@ const char *gp_loss_words(unsigned cause)
 /* Fold the newer per-cause losses into the four totals older outputs show. */
 void gp_rd_losses(gp_rank_t *r)
 {
-	r->drops_ring += r->loss[GP_LOSS_RING];
-	r->drops_cupti += r->loss[GP_LOSS_CUPTI];
-	r->drops_table += r->loss[GP_LOSS_STRINGS];
-	r->drops_cap += r->loss[GP_LOSS_CAP];
-	r->lost_any = r->drops_ring || r->drops_cupti || r->drops_table || r->drops_cap;
+	r->quality.drops_ring += r->quality.loss[GP_LOSS_RING];
+	r->quality.drops_cupti += r->quality.loss[GP_LOSS_CUPTI];
+	r->quality.drops_table += r->quality.loss[GP_LOSS_STRINGS];
+	r->quality.drops_cap += r->quality.loss[GP_LOSS_CAP];
+	r->quality.lost_any = r->quality.drops_ring || r->quality.drops_cupti ||
+	                      r->quality.drops_table || r->quality.drops_cap;
 	for (unsigned c = 1; c < GP_LOSS_N; c++)
-		r->lost_any |= r->loss[c] != 0;
+		r->quality.lost_any |= r->quality.loss[c] != 0;
 }
 
 int gp_rd_load_file(const char *path, rank_data_t *d, gp_rank_t *r,
@@ -829,22 +831,31 @@ int gp_rd_load_file(const char *path, rank_data_t *d, gp_rank_t *r,
 	d->src_ok = id != NULL;
 	if (id)
 		d->src = *id;
-	r->truncated = st->truncated;
-	r->corrupt_chunks = st->corrupt_chunks;
-	r->records = st->records;
+	r->quality.truncated = st->truncated;
+	r->quality.corrupt_chunks = st->corrupt_chunks;
+	r->quality.records = st->records;
 	gp_rf_close(rd);
 	gp_rd_losses(r);
 	gp_rd_finish(d);
 	/* the process recording here is not the program the agent started (a launcher's
 	 * worker with the task's RANK): how it ended is its own, not its launcher's */
-	r->child_pid = d->child_pid <= INT32_MAX ? (int)d->child_pid : 0;
-	r->agent_end = d->agent_end;
-	r->agent_status = d->agent_status;
+	r->id.child_pid = d->child_pid <= INT32_MAX ? (int)d->child_pid : 0;
+	r->outcome.agent_end = d->agent_end;
+	r->outcome.agent_status = d->agent_status;
 	if (d->lib_end && d->recorder_pid && d->child_pid && d->recorder_pid != d->child_pid) {
-		r->launcher_status = r->has_end ? r->wait_status : -1;
-		r->wait_status = d->lib_status;
-		r->has_end = true;
-		r->status_unknown = false;
+		r->outcome.launcher_status = r->outcome.has_end ? r->outcome.wait_status : -1;
+		r->outcome.wait_status = d->lib_status;
+		r->outcome.has_end = true;
+		r->outcome.status_unknown = false;
 	}
 	return 0;
+}
+void gp_rd_header_steps(rank_data_t *d, gp_rf_reader_t *rd)
+{
+	const char *h;
+	if ((h = gp_rf_header(rd, "step_range")))
+		snprintf(d->want_step, sizeof(d->want_step), "%s", h);
+	d->warmup = (h = gp_rf_header(rd, "warmup_steps"))
+	                ? (unsigned)atoi(h)
+	                : (unsigned)gp_setting_default_long("warmup_steps");
 }

@@ -1,7 +1,7 @@
 /* gpuprof: the command line. run (the agent without Slurm), report, export, salvage, diff. */
 #include "config.h"
 #include "settings.h"
-#include "analyze.h"
+#include "job.h"
 #include "cli.h"
 #include "jobref.h"
 #include "outfile.h"
@@ -1093,11 +1093,11 @@ static double *job_samples(const gp_job_t *j, size_t *n)
 {
 	size_t tot = 0, k = 0;
 	for (unsigned i = 0; i < j->nranks; i++)
-		tot += j->ranks[i].nstep_ms;
+		tot += j->ranks[i].steps.nms;
 	double *v = malloc((tot ? tot : 1) * sizeof(double));
 	for (unsigned i = 0; v && i < j->nranks; i++)
-		for (unsigned s = 0; s < j->ranks[i].nstep_ms; s++)
-			v[k++] = j->ranks[i].step_ms[s];
+		for (unsigned s = 0; s < j->ranks[i].steps.nms; s++)
+			v[k++] = j->ranks[i].steps.ms[s];
 	*n = v ? k : 0;
 	return v;
 }
@@ -1106,8 +1106,8 @@ static unsigned job_steps(const gp_job_t *j)
 {
 	unsigned n = 0;
 	for (unsigned i = 0; i < j->nranks; i++)
-		n += j->ranks[i].capture_window ? j->ranks[i].captured_steps
-		                                : j->ranks[i].nsteps_post;
+		n += j->ranks[i].capture.window ? j->ranks[i].capture.steps
+		                                : j->ranks[i].steps.n_post;
 	return n;
 }
 
@@ -1268,9 +1268,9 @@ static int cmd_diff(int argc, char **argv)
 	free(sb);
 	uint64_t pa = 0, pb = 0;
 	for (unsigned i = 0; i < a.nranks; i++)
-		pa = a.ranks[i].mem_peak > pa ? a.ranks[i].mem_peak : pa;
+		pa = a.ranks[i].memory.peak > pa ? a.ranks[i].memory.peak : pa;
 	for (unsigned i = 0; i < b.nranks; i++)
-		pb = b.ranks[i].mem_peak > pb ? b.ranks[i].mem_peak : pb;
+		pb = b.ranks[i].memory.peak > pb ? b.ranks[i].memory.peak : pb;
 	double dm = pa ? 100.0 * ((double)pb / pa - 1) : 0;
 	printf("%-28s %14.1f %14.1f %+8.1f%%%s\n", "peak device MiB", pa / 1048576.0,
 	       pb / 1048576.0, dm, dm >= thr ? "  REGRESSION" : "");

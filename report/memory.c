@@ -59,9 +59,9 @@ static void stack_text(const rank_data_t *d, uint32_t stack, char *out, size_t l
 
 static void growth_and_leaks(gp_rank_t *r, rank_data_t *d)
 {
-	size_t n = d->steps.n, warmup = r->warmup;
+	size_t n = d->steps.n, warmup = r->steps.warmup;
 	/* memory growth per step: device bytes live at each post-warm-up step end */
-	if (d->mems.n && r->nsteps_post >= 3) {
+	if (d->mems.n && r->steps.n_post >= 3) {
 		double xs = 0, ys = 0, xy = 0, xx = 0;
 		unsigned k = 0;
 		int64_t live = 0;
@@ -77,7 +77,7 @@ static void growth_and_leaks(gp_rank_t *r, rank_data_t *d)
 			xs += x, ys += y, xy += x * y, xx += x * x;
 		}
 		double den = k * xx - xs * xs;
-		r->mem_growth_per_step = den > 0 ? (k * xy - xs * ys) / den : 0;
+		r->memory.growth_per_step = den > 0 ? (k * xy - xs * ys) / den : 0;
 	}
 	/* leak suspects: device allocations made after warm-up and never freed */
 	if (d->mems.n && n > warmup) {
@@ -98,8 +98,8 @@ static void growth_and_leaks(gp_rank_t *r, rank_data_t *d)
 			mem_t *mm = &d->mems.v[live.v[i] - 1];
 			if (mm->ts < t_warm || !gp_mem_is_device(mm->kind))
 				continue;
-			r->leak_bytes += mm->bytes;
-			r->leak_allocs++;
+			r->memory.leak_bytes += mm->bytes;
+			r->memory.leak_allocs++;
 			uint64_t ai = 0, cnt = 0;
 			uint64_t sid =
 			    u64map_get(&d->alloc_api, mm->corr, &ai) ? d->apis.v[ai - 1].stack : 0;
@@ -110,7 +110,8 @@ static void growth_and_leaks(gp_rank_t *r, rank_data_t *d)
 				best_stack = sid;
 			}
 		}
-		stack_text(d, (uint32_t)best_stack, r->leak_stack, sizeof(r->leak_stack));
+		stack_text(d, (uint32_t)best_stack, r->memory.leak_stack,
+		           sizeof(r->memory.leak_stack));
 		u64map_free(&live);
 		u64map_free(&by_stack);
 	}
@@ -122,13 +123,14 @@ static void growth_and_leaks(gp_rank_t *r, rank_data_t *d)
 static void peak_context(gp_rank_t *r, rank_data_t *d, uint64_t ts, const api_t *a)
 {
 	size_t k = gp_step_at(d, ts);
-	r->mem_peak_step = k ? (int)k - 1 : -1;
-	if (a &&
-	    gp_open_ranges(d, a->tid, a->start, r->mem_peak_ranges, sizeof(r->mem_peak_ranges)))
+	r->memory.peak_step = k ? (int)k - 1 : -1;
+	if (a && gp_open_ranges(d, a->tid, a->start, r->memory.peak_ranges,
+	                        sizeof(r->memory.peak_ranges)))
 		return;
 	if (k && d->step_tid &&
-	    gp_open_ranges(d, d->step_tid, ts, r->mem_peak_ranges, sizeof(r->mem_peak_ranges)))
-		r->mem_peak_ranges_other_thread = a != NULL;
+	    gp_open_ranges(d, d->step_tid, ts, r->memory.peak_ranges,
+	                   sizeof(r->memory.peak_ranges)))
+		r->memory.peak_ranges_other_thread = a != NULL;
 }
 
 void gp_pass_memory(gp_rank_t *r, rank_data_t *d)
@@ -148,50 +150,51 @@ void gp_pass_memory(gp_rank_t *r, rank_data_t *d)
 			int64_t *l = m->kind == GP_MEM_PINNED || m->kind == GP_MEM_PAGEABLE
 			                 ? &host
 			                 : &managed;
-			uint64_t *p = l == &host ? &r->mem_host_peak : &r->mem_managed_peak;
+			uint64_t *p = l == &host ? &r->memory.host_peak : &r->memory.managed_peak;
 			*l += m->is_free ? -(int64_t)m->bytes : (int64_t)m->bytes;
 			if (*l > (int64_t)*p)
 				*p = (uint64_t)*l;
 			continue;
 		}
 		if (m->is_free) {
-			r->nfrees++;
+			r->memory.nfrees++;
 			live -= (int64_t)m->bytes;
 		} else {
-			r->nallocs++;
+			r->memory.nallocs++;
 			live += (int64_t)m->bytes;
-			if (live > (int64_t)r->mem_peak) {
-				r->mem_peak = (uint64_t)live;
-				r->mem_peak_t_ns = m->ts - d->first_ts;
+			if (live > (int64_t)r->memory.peak) {
+				r->memory.peak = (uint64_t)live;
+				r->memory.peak_t_ns = m->ts - d->first_ts;
 				peak_ts = m->ts;
 				peak_corr = m->corr;
 			}
 		}
 	}
-	r->mem_final = live > 0 ? (uint64_t)live : 0;
-	r->mem_static = static_b;
+	r->memory.final = live > 0 ? (uint64_t)live : 0;
+	r->memory.static_bytes = static_b;
 	uint64_t ai;
 	bool have_api = peak_corr && u64map_get(corr_api, peak_corr, &ai);
 	if (have_api)
-		stack_text(d, d->apis.v[ai - 1].stack, r->mem_peak_stack,
-		           sizeof(r->mem_peak_stack));
-	if (r->mem_peak_stack[0]) {
-		snprintf(r->mem_peak_stack_source, sizeof(r->mem_peak_stack_source),
+		stack_text(d, d->apis.v[ai - 1].stack, r->memory.peak_stack,
+		           sizeof(r->memory.peak_stack));
+	if (r->memory.peak_stack[0]) {
+		snprintf(r->memory.peak_stack_source, sizeof(r->memory.peak_stack_source),
 		         "CUPTI allocation callback");
 	} else { /* CUPTI's callbacks left to PyTorch's profiler: PyTorch's largest owner
 		    of the peak that has a stack ("(no stack: ...)" groups come first by size) */
 		const gp_owner_t *own = gp_torch_owners(&r->torch, GP_OWN_PEAK);
 		for (unsigned k = 0; k < r->torch.nowner; k++)
 			if (own[k].stack[0] != '(') {
-				snprintf(r->mem_peak_stack, sizeof(r->mem_peak_stack), "%s",
+				snprintf(r->memory.peak_stack, sizeof(r->memory.peak_stack), "%s",
 				         own[k].stack);
-				snprintf(r->mem_peak_stack_source, sizeof(r->mem_peak_stack_source),
+				snprintf(r->memory.peak_stack_source,
+				         sizeof(r->memory.peak_stack_source),
 				         "PyTorch allocator history");
 				break;
 			}
 	}
-	r->mem_peak_step = -1;
-	if (r->mem_peak)
+	r->memory.peak_step = -1;
+	if (r->memory.peak)
 		peak_context(r, d, peak_ts, have_api ? &d->apis.v[ai - 1] : NULL);
 	/* what is live at the end of the last step (programs often free everything at exit):
 	 * by allocating library, and the optimizer state: what the first optimizer step
@@ -213,14 +216,15 @@ void gp_pass_memory(gp_rank_t *r, rank_data_t *d)
 		bool found = u64map_get(corr_api, m->corr, &ai);
 		stack_owner(d, found ? d->apis.v[ai - 1].stack : 0, owner, sizeof(owner));
 		unsigned o;
-		for (o = 0; o < r->nowners && strcmp(r->owners[o].module, owner); o++)
+		for (o = 0; o < r->memory.nowners && strcmp(r->memory.owners[o].module, owner); o++)
 			;
-		if (o == r->nowners && o < 8) {
-			snprintf(r->owners[o].module, sizeof(r->owners[o].module), "%s", owner);
-			r->nowners++;
+		if (o == r->memory.nowners && o < 8) {
+			snprintf(r->memory.owners[o].module, sizeof(r->memory.owners[o].module),
+			         "%s", owner);
+			r->memory.nowners++;
 		}
 		if (o < 8)
-			r->owners[o].bytes += m->bytes;
+			r->memory.owners[o].bytes += m->bytes;
 		if (!found)
 			continue;
 		const api_t *a = &d->apis.v[ai - 1];
@@ -232,27 +236,28 @@ void gp_pass_memory(gp_rank_t *r, rank_data_t *d)
 		    !strstr(owner, "c10_cuda") &&
 		    gp_open_ranges(d, rg->tid, a->start, open, sizeof(open)) &&
 		    is_optimizer_name(open))
-			r->optimizer_bytes += m->bytes;
+			r->memory.optimizer_bytes += m->bytes;
 	}
 	u64map_free(&live_map);
-	if (r->optimizer_bytes)
-		snprintf(r->optimizer_source, sizeof(r->optimizer_source), "first optimizer range");
+	if (r->memory.optimizer_bytes)
+		snprintf(r->memory.optimizer_source, sizeof(r->memory.optimizer_source),
+		         "first optimizer range");
 	/* PyTorch's optimizers say what they keep: their state tensors on the GPU */
 	if (r->torch.opt_device_bytes) {
-		r->optimizer_bytes = r->torch.opt_device_bytes;
-		snprintf(r->optimizer_source, sizeof(r->optimizer_source),
+		r->memory.optimizer_bytes = r->torch.opt_device_bytes;
+		snprintf(r->memory.optimizer_source, sizeof(r->memory.optimizer_source),
 		         "PyTorch optimizer state");
 	}
-	r->nvml_mem_max = d->nvml_mem_max;
-	r->nvml_samples = d->nvml_samples;
-	r->nvml_util_mean = d->nvml_samples ? (double)d->nvml_util_sum / d->nvml_samples : 0;
+	r->memory.nvml_max = d->nvml_mem_max;
+	r->gpu.nvml_samples = d->nvml_samples;
+	r->gpu.nvml_util_mean = d->nvml_samples ? (double)d->nvml_util_sum / d->nvml_samples : 0;
 	/* a rank's traffic is the sum over its GPUs of each GPU's mean rate */
 	for (int dev = 0; dev < 8; dev++)
 		for (int k = 0; k < 4; k++)
 			if (d->io_prev[dev].secs[k] > 0)
-				r->io_Bps[k] += d->io_prev[dev].bytes[k] / d->io_prev[dev].secs[k];
-	if (r->nxid && r->first_xid_ns >= d->first_ts)
-		r->first_xid_ns -= d->first_ts;
+				r->io.Bps[k] += d->io_prev[dev].bytes[k] / d->io_prev[dev].secs[k];
+	if (r->faults.nxid && r->faults.first_xid_ns >= d->first_ts)
+		r->faults.first_xid_ns -= d->first_ts;
 }
 
 /* Utilisation, memory and NVML over the steps, in GP_TS buckets, for the HTML plots. */
@@ -271,17 +276,19 @@ void gp_pass_time_series(gp_rank_t *r, rank_data_t *d)
 		if (end > d->steps.v[f].start) {
 			a = d->steps.v[f].start;
 			z = end;
-			if (r->warmup && r->warmup < ns && d->steps.v[r->warmup].start > a)
-				r->ts_warm_s = (double)(d->steps.v[r->warmup].start - a) / 1e9;
+			if (r->steps.warmup && r->steps.warmup < ns &&
+			    d->steps.v[r->steps.warmup].start > a)
+				r->ts.warm_s =
+				    (double)(d->steps.v[r->steps.warmup].start - a) / 1e9;
 		}
 	}
 	for (int b = 0; b < GP_TS; b++)
-		r->nvml_util[b] = r->nvml_w[b] = r->nvml_mhz[b] = -1;
+		r->ts.nvml_util[b] = r->ts.nvml_w[b] = r->ts.nvml_mhz[b] = -1;
 	if (z <= a)
 		return;
 	double t0 = (double)a, w = (double)(z - a) / GP_TS;
-	r->ts_span_s = (double)(z - a) / 1e9;
-	r->ts_from_s = a > d->first_ts ? (double)(a - d->first_ts) / 1e9 : 0;
+	r->ts.span_s = (double)(z - a) / 1e9;
+	r->ts.from_s = a > d->first_ts ? (double)(a - d->first_ts) / 1e9 : 0;
 	/* NVML: the mean of the samples in each bucket (power summed over the rank's GPUs
 	 * sampled at once is close to the mean times their count: means are drawn) */
 	double su[GP_TS] = {0}, sw[GP_TS] = {0}, sm[GP_TS] = {0};
@@ -311,9 +318,9 @@ void gp_pass_time_series(gp_rank_t *r, rank_data_t *d)
 			pw = (float)(sw[b] / cnt[b]);
 			pm = (float)(sm[b] / cnt[b]);
 		}
-		r->nvml_util[b] = pu;
-		r->nvml_w[b] = pw;
-		r->nvml_mhz[b] = pm;
+		r->ts.nvml_util[b] = pu;
+		r->ts.nvml_w[b] = pw;
+		r->ts.nvml_mhz[b] = pm;
 	}
 	for (size_t i = 0; i < d->kerns.n; i++) { /* overlapping streams may exceed 1: clipped */
 		double s = (double)d->kerns.v[i].start - t0, e = s + (double)d->kerns.v[i].dur;
@@ -322,12 +329,12 @@ void gp_pass_time_series(gp_rank_t *r, rank_data_t *d)
 		for (int b = s > 0 ? (int)(s / w) : 0; b < GP_TS && b * w < e; b++) {
 			double lo = b * w > s ? b * w : s, hi = (b + 1) * w < e ? (b + 1) * w : e;
 			if (hi > lo)
-				r->util[b] += (float)((hi - lo) / w);
+				r->ts.util[b] += (float)((hi - lo) / w);
 		}
 	}
 	for (int b = 0; b < GP_TS; b++)
-		if (r->util[b] > 1)
-			r->util[b] = 1;
+		if (r->ts.util[b] > 1)
+			r->ts.util[b] = 1;
 	int64_t live = 0;
 	size_t m = 0;
 	for (int b = 0; b < GP_TS; b++) {
@@ -336,6 +343,6 @@ void gp_pass_time_series(gp_rank_t *r, rank_data_t *d)
 			if (gp_mem_is_device(d->mems.v[m].kind))
 				live += d->mems.v[m].is_free ? -(int64_t)d->mems.v[m].bytes
 				                             : (int64_t)d->mems.v[m].bytes;
-		r->mem_mib[b] = (float)(live > 0 ? live : 0) / 1048576.0f;
+		r->ts.mem_mib[b] = (float)(live > 0 ? live : 0) / 1048576.0f;
 	}
 }

@@ -19,7 +19,7 @@
  * frames}); its stats, segments, memory and compare fail on a dictionary. With torch113
  * that list is written (no trace: 1.13 has none to read). */
 #include "config.h"
-#include "analyze.h"
+#include "job.h"
 #include "rankdata.h"
 #include "event.h"
 #include "path.h"
@@ -198,9 +198,9 @@ static int torch_snapshot(const gp_job_t *job, const gp_rank_t *r)
 	if (!n || strchr(name, '/') || strncmp(name, "rank", 4) || n < 8 ||
 	    strcmp(name + n - 7, ".pickle"))
 		return -1;
-	const char *slash = strrchr(r->path, '/');
-	int dl = slash ? (int)(slash - r->path) : 1;
-	snprintf(path, sizeof(path), "%.*s/%s", dl, slash ? r->path : ".", name);
+	const char *slash = strrchr(r->id.path, '/');
+	int dl = slash ? (int)(slash - r->id.path) : 1;
+	snprintf(path, sizeof(path), "%.*s/%s", dl, slash ? r->id.path : ".", name);
 	return gp_open_regular(AT_FDCWD, path, job->owner, NULL);
 }
 
@@ -229,7 +229,7 @@ static int torch_snapshots(const gp_job_t *job, FILE *o, const gp_ranks_t *sel, 
 	argv[n++] = torch113 ? "--layout=1.13" : "--layout=2";
 	for (unsigned i = 0; i < job->nranks; i++) {
 		const gp_rank_t *r = &job->ranks[i];
-		if (!all && !gp_ranks_contains(sel, (uint32_t)r->rank))
+		if (!all && !gp_ranks_contains(sel, (uint32_t)r->id.rank))
 			continue;
 		int fd = torch_snapshot(job, r);
 		if (fd < 0) {
@@ -244,8 +244,8 @@ static int torch_snapshots(const gp_job_t *job, FILE *o, const gp_ranks_t *sel, 
 			break;
 		}
 		fds[n - FIXED] = fd;
-		snprintf(argv[n++], need, "rank %d step %.32s=/proc/self/fd/%d", r->rank, r->step,
-		         fd);
+		snprintf(argv[n++], need, "rank %d step %.32s=/proc/self/fd/%d", r->id.rank,
+		         r->id.step, fd);
 	}
 	int rc = 1;
 	if (n > FIXED && without) /* said, not silently left out */
@@ -309,25 +309,22 @@ typedef struct mrank {
 	uint8_t devs[256];   /* and back */
 } mrank_t;
 
-static int mrank_load(mrank_t *mr, const gp_rank_t *rk)
+static int mrank_load(mrank_t *mr, const gp_job_t *job, const gp_rank_t *rk)
 {
 	char err[256];
-	gp_rank_t scratch;
-	memset(&scratch, 0, sizeof(scratch));
 	mr->r = rk;
-	/* the report's loader: the same records, the impossible ones left out, sorted */
-	if (gp_rd_load_file(rk->path, &mr->d, &scratch, NULL, NULL, err, sizeof(err)) < 0) {
+	/* the report's analysis: the same records, the impossible ones left out, sorted */
+	if (gp_job_rank_records(job, rk, &mr->d, err, sizeof(err)) < 0) {
 		fprintf(stderr, "gpuprof: export: %s\n", err);
-		gp_rank_release(&scratch);
 		return -1;
 	}
-	gp_rank_release(&scratch); /* its PyTorch owners included */
 	rank_data_t *d = &mr->d;
 	mr->t0 = d->start_ts;
 	for (size_t i = 0; i < d->mems.n; i++) {
 		const mem_t *a = &d->mems.v[i];
 		uint64_t ai = 0, li;
-		if ((a->kind != 3 && a->kind != 5) || a->ts > rk->snapshot_ns) /* device, managed */
+		if ((a->kind != 3 && a->kind != 5) ||
+		    a->ts > rk->steps.snapshot_ns) /* device, managed */
 			continue;
 		u64map_get(&d->alloc_api, a->corr, &ai); /* the allocating call, with its stack */
 		mev_t m = {.ts = a->ts,
@@ -483,9 +480,9 @@ int gp_export_memviz(const gp_job_t *job, FILE *o, const char *ranklist, const c
 		goto out;
 	for (unsigned i = 0; i < job->nranks; i++) {
 		const gp_rank_t *rk = &job->ranks[i];
-		if (ranklist && !gp_ranks_contains(&sel, (uint32_t)rk->rank))
+		if (ranklist && !gp_ranks_contains(&sel, (uint32_t)rk->id.rank))
 			continue;
-		if (mrank_load(&mr[nr], rk) < 0) {
+		if (mrank_load(&mr[nr], job, rk) < 0) {
 			mrank_free(&mr[nr]);
 			goto out;
 		}
@@ -512,7 +509,7 @@ int gp_export_memviz(const gp_job_t *job, FILE *o, const char *ranklist, const c
 	for (unsigned k = 0; k < nr && ndev > 1; k++)
 		for (unsigned j = 0; j < mr[k].ndev; j++)
 			fprintf(stderr, "gpuprof: export: device %u = rank %d step %s cuda:%u\n",
-			        mr[k].dev0 + j, mr[k].r->rank, mr[k].r->step, mr[k].devs[j]);
+			        mr[k].dev0 + j, mr[k].r->id.rank, mr[k].r->id.step, mr[k].devs[j]);
 	if (empty)
 		fprintf(
 		    stderr,

@@ -2,7 +2,7 @@
  * one-line summary that goes into the job's AdminComment. */
 #include "config.h"
 #include "admincomment.h"
-#include "analyze.h"
+#include "job.h"
 #include "names.h"
 #include "stats.h"
 #include "event.h"
@@ -16,15 +16,15 @@
 
 const char *gp_rank_outcome(const gp_rank_t *r, char *buf, size_t len)
 {
-	if (!r->has_end && !r->status_from_node)
+	if (!r->outcome.has_end && !r->outcome.status_from_node)
 		return "incomplete";
-	if (r->status_unknown) /* a launcher's rank that did not exit() itself */
+	if (r->outcome.status_unknown) /* a launcher's rank that did not exit() itself */
 		return "ended (status with its launcher)";
-	const char *slurm = r->status_from_node ? " (Slurm's status; no end record)" : "";
-	if (WIFSIGNALED(r->wait_status))
-		snprintf(buf, len, "signal %d%s", WTERMSIG(r->wait_status), slurm);
+	const char *slurm = r->outcome.status_from_node ? " (Slurm's status; no end record)" : "";
+	if (WIFSIGNALED(r->outcome.wait_status))
+		snprintf(buf, len, "signal %d%s", WTERMSIG(r->outcome.wait_status), slurm);
 	else
-		snprintf(buf, len, "exit %d%s", WEXITSTATUS(r->wait_status), slurm);
+		snprintf(buf, len, "exit %d%s", WEXITSTATUS(r->outcome.wait_status), slurm);
 	return buf;
 }
 
@@ -36,11 +36,11 @@ static const char *label(const gp_job_t *job, const gp_rank_t *r)
 	char *b = buf[k++ & 3];
 	bool steps = false;
 	for (unsigned i = 1; i < job->nranks && !steps; i++)
-		steps = strcmp(job->ranks[i].step, job->ranks[0].step) != 0;
+		steps = strcmp(job->ranks[i].id.step, job->ranks[0].id.step) != 0;
 	if (steps)
-		snprintf(b, sizeof(buf[0]), "%.20s/%d", r->step, r->rank);
+		snprintf(b, sizeof(buf[0]), "%.20s/%d", r->id.step, r->id.rank);
 	else
-		snprintf(b, sizeof(buf[0]), "%d", r->rank);
+		snprintf(b, sizeof(buf[0]), "%d", r->id.rank);
 	return b;
 }
 
@@ -62,7 +62,7 @@ static void shorten(const char *name, char *out, size_t len)
 
 static double io_rate(const gp_rank_t *r, int k)
 {
-	return r->io_Bps[k];
+	return r->io.Bps[k];
 }
 
 /* PCIe/NVLink traffic and GPU faults (mode gpu), only when something was sampled or
@@ -79,7 +79,7 @@ static double mib(uint64_t b)
 static bool listed(const gp_job_t *job, const gp_rank_t *r)
 {
 	if (job->have_detail)
-		return gp_ranks_contains(&job->detail, (uint32_t)r->rank);
+		return gp_ranks_contains(&job->detail, (uint32_t)r->id.rank);
 	return job->nranks <= GP_TEXT_RANKS;
 }
 
@@ -136,8 +136,8 @@ static void dist_line(FILE *out, const gp_job_t *job, const char *what, const ch
 	fprintf(
 	    out,
 	    "  %-22s min %.3f%s (rank %d), median %.3f, p95 %.3f, max %.3f (rank %d) over %u ranks",
-	    what, f[0].v, unit, job->ranks[f[0].i].rank, med, q_of(f, n, 0.95), f[n - 1].v,
-	    job->ranks[f[n - 1].i].rank, n);
+	    what, f[0].v, unit, job->ranks[f[0].i].id.rank, med, q_of(f, n, 0.95), f[n - 1].v,
+	    job->ranks[f[n - 1].i].id.rank, n);
 	double *dev = malloc(n * sizeof(double));
 	if (dev) {
 		for (unsigned k = 0; k < n; k++)
@@ -150,7 +150,7 @@ static void dist_line(FILE *out, const gp_job_t *job, const char *what, const ch
 			if ((bad > 0 ? x->v - med : med - x->v) <= lim)
 				break;
 			fprintf(out, "%s rank %d %.3f",
-			        shown++ ? "," : "; outliers:", job->ranks[x->i].rank, x->v);
+			        shown++ ? "," : "; outliers:", job->ranks[x->i].id.rank, x->v);
 		}
 		free(dev);
 	}
@@ -169,10 +169,10 @@ static void node_lines(FILE *out, const gp_job_t *job)
 		goto out;
 	for (unsigned i = 0; i < job->nranks; i++) { /* node index of each rank */
 		unsigned k;
-		for (k = 0; k < nn && strcmp(node[k], job->ranks[i].node); k++)
+		for (k = 0; k < nn && strcmp(node[k], job->ranks[i].id.node); k++)
 			;
 		if (k == nn)
-			node[nn++] = job->ranks[i].node;
+			node[nn++] = job->ranks[i].id.node;
 		of[i] = k;
 	}
 	fig_t *med = calloc(nn, sizeof(fig_t));
@@ -187,9 +187,9 @@ static void node_lines(FILE *out, const gp_job_t *job)
 		uint64_t peak = 0;
 		for (unsigned i = 0; i < job->nranks; i++)
 			if (of[i] == k) {
-				v[m++] = job->ranks[i].step_median_ms;
-				if (job->ranks[i].mem_peak > peak)
-					peak = job->ranks[i].mem_peak;
+				v[m++] = job->ranks[i].steps.median_ms;
+				if (job->ranks[i].memory.peak > peak)
+					peak = job->ranks[i].memory.peak;
 			}
 		med[k] = (fig_t){gp_median(v, m), k};
 		if (nn <= 32)
@@ -218,39 +218,41 @@ out:
 
 static double f_step(const gp_rank_t *r)
 {
-	return r->step_median_ms;
+	return r->steps.median_ms;
 }
 static double f_step_p95(const gp_rank_t *r)
 {
-	return r->step_p95_ms;
+	return r->steps.p95_ms;
 }
 static double f_wall(const gp_rank_t *r)
 {
-	return r->wall_ns / 1e9;
+	return r->outcome.wall_ns / 1e9;
 }
 static double f_busy(const gp_rank_t *r)
 {
-	return r->span_ns ? 100.0 * r->busy_ns / r->span_ns : 0;
+	return r->gpu.span_ns ? 100.0 * r->gpu.busy_ns / r->gpu.span_ns : 0;
 }
 static double f_hostwait(const gp_rank_t *r)
 {
-	return r->span_ns ? 100.0 * r->idle_host_ns / r->span_ns : 0;
+	return r->gpu.span_ns ? 100.0 * r->gpu.idle_host_ns / r->gpu.span_ns : 0;
 }
 static double f_comm(const gp_rank_t *r)
 {
-	return r->comm_ns + r->compute_ns ? 100.0 * r->comm_ns / (r->comm_ns + r->compute_ns) : 0;
+	return r->gpu.comm_ns + r->gpu.compute_ns
+	           ? 100.0 * r->gpu.comm_ns / (r->gpu.comm_ns + r->gpu.compute_ns)
+	           : 0;
 }
 static double f_sync(const gp_rank_t *r)
 {
-	return r->sync_ns / 1e6;
+	return r->sync.ns / 1e6;
 }
 static double f_peak(const gp_rank_t *r)
 {
-	return r->mem_peak / 1048576.0;
+	return r->memory.peak / 1048576.0;
 }
 static double f_growth(const gp_rank_t *r)
 {
-	return r->mem_growth_per_step / 1024.0;
+	return r->memory.growth_per_step / 1024.0;
 }
 
 /* After a table that listed some ranks only: the figures of all of them. */
@@ -293,7 +295,7 @@ static void print_torch(FILE *out, const gp_job_t *job)
 			        "       optimizer.step(): %u calls, %.3f ms apart (median after "
 			        "warm-up)%s\n",
 			        t->opt_steps, t->opt_period_median_ms,
-			        strcmp(r->step_source, "optimizer") && r->step_source[0]
+			        strcmp(r->steps.source, "optimizer") && r->steps.source[0]
 			            ? "; the steps above are the program's own"
 			            : "");
 		for (unsigned k = 0; k < t->nopt && k < 8; k++)
@@ -312,15 +314,16 @@ static void print_torch(FILE *out, const gp_job_t *job)
 			    mib(t->max_allocated), mib(t->max_reserved), mib(t->frag_at_peak),
 			    mib(t->allocated_end), mib(t->reserved_end),
 			    t->growth_per_step / 1024.0);
-		if ((t->max_allocated || t->max_reserved) && r->mem_peak)
+		if ((t->max_allocated || t->max_reserved) && r->memory.peak)
 			fprintf(out,
 			        "       CUDA's own peak (every allocation CUPTI saw) %.1f MiB: "
 			        "%.1f MiB "
 			        "outside PyTorch's caching allocator (NCCL buffers, libraries "
 			        "calling cudaMalloc themselves)\n",
-			        mib(r->mem_peak),
-			        r->mem_peak > t->max_reserved ? mib(r->mem_peak - t->max_reserved)
-			                                      : 0.0);
+			        mib(r->memory.peak),
+			        r->memory.peak > t->max_reserved
+			            ? mib(r->memory.peak - t->max_reserved)
+			            : 0.0);
 		print_owners(out, "live at the peak", gp_torch_owners(t, GP_OWN_PEAK), t->nowner);
 		print_owners(out, "kept by recorded steps", gp_torch_owners(t, GP_OWN_GROW),
 		             t->ngrow_owner);
@@ -421,8 +424,8 @@ static void print_io(FILE *out, const gp_job_t *job)
 	bool any = false;
 	for (unsigned i = 0; i < job->nranks; i++) {
 		const gp_rank_t *r = &job->ranks[i];
-		any |= r->io_bits || r->nxid || r->ecc_corrected || r->ecc_uncorrected ||
-		       r->nvml_limits[0];
+		any |= r->io.bits || r->faults.nxid || r->faults.ecc_corrected ||
+		       r->faults.ecc_uncorrected || r->io.nvml_limits[0];
 	}
 	if (!any)
 		return;
@@ -432,25 +435,26 @@ static void print_io(FILE *out, const gp_job_t *job)
 	for (unsigned i = 0; i < job->nranks; i++) {
 		const gp_rank_t *r = &job->ranks[i];
 		char ecc[32];
-		snprintf(ecc, sizeof(ecc), "%llu/%llu", (unsigned long long)r->ecc_uncorrected,
-		         (unsigned long long)r->ecc_corrected);
+		snprintf(ecc, sizeof(ecc), "%llu/%llu",
+		         (unsigned long long)r->faults.ecc_uncorrected,
+		         (unsigned long long)r->faults.ecc_corrected);
 		fprintf(out, "%-8s", label(job, r));
 		for (int k = 0; k < 4; k += 2) {
-			double pk = r->io_peak_Bps[k] > r->io_peak_Bps[k + 1]
-			                ? r->io_peak_Bps[k]
-			                : r->io_peak_Bps[k + 1];
-			if (r->io_bits & (k ? GP_IO_NVLINK : GP_IO_PCIE))
+			double pk = r->io.peak_Bps[k] > r->io.peak_Bps[k + 1]
+			                ? r->io.peak_Bps[k]
+			                : r->io.peak_Bps[k + 1];
+			if (r->io.bits & (k ? GP_IO_NVLINK : GP_IO_PCIE))
 				fprintf(out, " %11.1f %11.1f %11.1f", io_rate(r, k) / 1e6,
 				        io_rate(r, k + 1) / 1e6, pk / 1e6);
 			else
 				fprintf(out, " %11s %11s %11s", "-", "-", "-");
 		}
-		fprintf(out, " %6llu %8s\n", (unsigned long long)r->nxid, ecc);
-		if (r->nxid)
-			fprintf(out, "       first Xid %u at %.3f s\n", r->first_xid,
-			        r->first_xid_ns / 1e9);
-		if (r->nvml_limits[0])
-			fprintf(out, "       not sampled: %s\n", r->nvml_limits);
+		fprintf(out, " %6llu %8s\n", (unsigned long long)r->faults.nxid, ecc);
+		if (r->faults.nxid)
+			fprintf(out, "       first Xid %u at %.3f s\n", r->faults.first_xid,
+			        r->faults.first_xid_ns / 1e9);
+		if (r->io.nvml_limits[0])
+			fprintf(out, "       not sampled: %s\n", r->io.nvml_limits);
 	}
 }
 
@@ -463,26 +467,27 @@ static void json_field(FILE *out, const gp_rank_t *r)
 	        "\"traced_median_ms\": %.6f, \"untraced_median_ms\": %.6f, "
 	        "\"tracer_ms_per_step\": %.6f},\n     \"startup\": {\"s\": %.6f, "
 	        "\"gpu_busy_s\": %.6f, \"compile_s\": %.6f, \"alloc_bytes\": %llu, \"top\": [",
-	        r->ntraced, r->nuntraced, r->traced_median_ms, r->untraced_median_ms,
-	        r->tracer_ms_per_step, r->startup_s, r->startup_gpu_busy_s, r->startup_compile_s,
-	        (unsigned long long)r->startup_alloc_bytes);
-	for (unsigned k = 0; k < r->nstartup_top; k++) {
+	        r->capture.ntraced, r->capture.nuntraced, r->capture.traced_median_ms,
+	        r->capture.untraced_median_ms, r->capture.tracer_ms_per_step, r->startup.s,
+	        r->startup.gpu_busy_s, r->startup.compile_s,
+	        (unsigned long long)r->startup.alloc_bytes);
+	for (unsigned k = 0; k < r->startup.ntop; k++) {
 		fprintf(out, "%s{\"name\": ", k ? ", " : "");
-		gp_json_str(out, r->startup_top[k].name);
+		gp_json_str(out, r->startup.top[k].name);
 		fprintf(out, ", \"kind\": \"%s\", \"ms\": %.3f, \"calls\": %u}",
-		        r->startup_top[k].kernel ? "kernel" : "range", r->startup_top[k].ms,
-		        r->startup_top[k].calls);
+		        r->startup.top[k].kernel ? "kernel" : "range", r->startup.top[k].ms,
+		        r->startup.top[k].calls);
 	}
 	fprintf(out,
 	        "]},\n     \"host\": {\"idle_data_wait_ns\": %llu, \"idle_compile_ns\": %llu, "
 	        "\"idle_in_cuda_calls_ns\": %llu, \"idle_tracer_ns\": %llu, "
 	        "\"cuda_calls_ms_per_step\": %.4f, \"data_wait_ns\": %llu, \"data_waits\": %llu}, "
 	        "\"gpu_uuid\": ",
-	        (unsigned long long)r->idle_data_ns, (unsigned long long)r->idle_compile_ns,
-	        (unsigned long long)r->idle_launch_ns, (unsigned long long)r->idle_tracer_ns,
-	        r->host_busy_per_step_ms, (unsigned long long)r->data_wait_ns,
-	        (unsigned long long)r->data_waits);
-	gp_json_str(out, r->gpu_uuid);
+	        (unsigned long long)r->gpu.idle_data_ns, (unsigned long long)r->gpu.idle_compile_ns,
+	        (unsigned long long)r->gpu.idle_launch_ns,
+	        (unsigned long long)r->gpu.idle_tracer_ns, r->gpu.host_busy_per_step_ms,
+	        (unsigned long long)r->gpu.data_wait_ns, (unsigned long long)r->gpu.data_waits);
+	gp_json_str(out, r->id.gpu_uuid);
 	if (r->pool.seen) {
 		fprintf(
 		    out,
@@ -501,18 +506,18 @@ static void json_procs(FILE *out, const gp_rank_t *r)
 {
 	fprintf(out,
 	        ",\n     \"processes\": {\"recorded\": %u, \"foreign_left_out\": %u, \"listed\": [",
-	        r->nprocs_all, r->nprocs_foreign);
-	for (unsigned i = 0; i < r->nprocs; i++) {
-		const struct gp_proc *p = &r->procs[i];
+	        r->procs.nall, r->procs.nforeign);
+	for (unsigned i = 0; i < r->procs.n; i++) {
+		const struct gp_proc *p = &r->procs.p[i];
 		fprintf(out,
 		        "%s{\"pid\": %d, \"trainer\": %s, \"steps\": %u, \"optimizer_steps\": %u, "
 		        "\"kernels\": %llu, \"peak_bytes\": %llu, \"outcome\": ",
 		        i ? ", " : "", p->pid, p->trainer ? "true" : "false", p->steps,
 		        p->opt_steps, (unsigned long long)p->kernels,
 		        (unsigned long long)p->mem_peak);
-		gp_rank_t o = {.has_end = p->has_end,
-		               .status_unknown = p->status_unknown,
-		               .wait_status = p->wait_status};
+		gp_rank_t o = {.outcome.has_end = p->has_end,
+		               .outcome.status_unknown = p->status_unknown,
+		               .outcome.wait_status = p->wait_status};
 		char b[64];
 		gp_json_str(out, gp_rank_outcome(&o, b, sizeof(b)));
 		fprintf(out, ", \"command\": ");
@@ -525,22 +530,22 @@ static void json_procs(FILE *out, const gp_rank_t *r)
 /* The rank's processes in words, when more than one recorded. */
 static void text_procs(FILE *out, const char *label, const gp_rank_t *r)
 {
-	if (r->nprocs_foreign)
+	if (r->procs.nforeign)
 		fprintf(
 		    out,
 		    "rank %s: %u process file(s) beside it written by another agent (an earlier "
 		    "run into this directory) left out\n",
-		    label, r->nprocs_foreign);
-	if (r->nprocs < 2)
+		    label, r->procs.nforeign);
+	if (r->procs.n < 2)
 		return;
 	fprintf(out,
 	        "rank %s: %u processes recorded; the rank's figures are the one that trained:\n",
-	        label, r->nprocs_all);
-	for (unsigned i = 0; i < r->nprocs; i++) {
-		const struct gp_proc *p = &r->procs[i];
-		gp_rank_t o = {.has_end = p->has_end,
-		               .status_unknown = p->status_unknown,
-		               .wait_status = p->wait_status};
+	        label, r->procs.nall);
+	for (unsigned i = 0; i < r->procs.n; i++) {
+		const struct gp_proc *p = &r->procs.p[i];
+		gp_rank_t o = {.outcome.has_end = p->has_end,
+		               .outcome.status_unknown = p->status_unknown,
+		               .outcome.wait_status = p->wait_status};
 		char b[64];
 		fprintf(out,
 		        "       pid %-7d %-8s %-10s %5u steps %6u optimizer steps %9llu kernels  "
@@ -563,7 +568,7 @@ static bool any_fw(const gp_job_t *job)
 static bool any_window(const gp_job_t *job)
 {
 	for (unsigned i = 0; i < job->nranks; i++)
-		if (job->ranks[i].capture_window)
+		if (job->ranks[i].capture.window)
 			return true;
 	return false;
 }
@@ -574,31 +579,31 @@ static void text_startup(const gp_job_t *job, FILE *out)
 {
 	bool any = false;
 	for (unsigned i = 0; i < job->nranks; i++)
-		any |= job->ranks[i].startup_s > 0 && listed(job, &job->ranks[i]);
+		any |= job->ranks[i].startup.s > 0 && listed(job, &job->ranks[i]);
 	if (!any)
 		return;
 	fprintf(out, "\n== Start-up (the program's start to its first step; not in any step "
 	             "figure) ==\n");
 	for (unsigned i = 0; i < job->nranks; i++) {
 		const gp_rank_t *r = &job->ranks[i];
-		if (r->startup_s <= 0 || !listed(job, r))
+		if (r->startup.s <= 0 || !listed(job, r))
 			continue;
-		fprintf(out, "rank %s: %.2f s; GPU busy %.3f s of it", label(job, r), r->startup_s,
-		        r->startup_gpu_busy_s);
-		if (r->startup_compile_s > 0)
+		fprintf(out, "rank %s: %.2f s; GPU busy %.3f s of it", label(job, r), r->startup.s,
+		        r->startup.gpu_busy_s);
+		if (r->startup.compile_s > 0)
 			fprintf(out, "; compilation the framework reported %.2f s",
-			        r->startup_compile_s);
-		if (r->startup_alloc_bytes)
+			        r->startup.compile_s);
+		if (r->startup.alloc_bytes)
 			fprintf(out, "; %.1f MiB of device memory allocated",
-			        r->startup_alloc_bytes / 1048576.0);
+			        r->startup.alloc_bytes / 1048576.0);
 		fprintf(out, "\n");
-		for (unsigned k = 0; k < r->nstartup_top; k++) {
+		for (unsigned k = 0; k < r->startup.ntop; k++) {
 			char nm[64];
-			gp_display_name(r->startup_top[k].name, nm, 61);
+			gp_display_name(r->startup.top[k].name, nm, 61);
 			fprintf(out, "       %-8s %-60s %10.1f ms %6u time%s\n",
-			        r->startup_top[k].kernel ? "kernel" : "range", nm,
-			        r->startup_top[k].ms, r->startup_top[k].calls,
-			        r->startup_top[k].calls > 1 ? "s" : "");
+			        r->startup.top[k].kernel ? "kernel" : "range", nm,
+			        r->startup.top[k].ms, r->startup.top[k].calls,
+			        r->startup.top[k].calls > 1 ? "s" : "");
 		}
 	}
 }
@@ -654,22 +659,23 @@ static const char *fig(char *buf, size_t len, int width, int prec, double v, boo
  * (an NVTX range, cudaProfilerStart/Stop), not found from kernels or optimizer returns. */
 static bool has_cpu_range(const gp_rank_t *r)
 {
-	return !strcmp(r->step_source, "nvtx") || !strcmp(r->step_source, "profiler");
+	return !strcmp(r->steps.source, "nvtx") || !strcmp(r->steps.source, "profiler");
 }
 
 /* Where the headline is the untraced steps': what tracing cost the traced ones. */
 static void text_windows(FILE *out, const char *label, const gp_rank_t *r)
 {
-	if (!r->ntraced || !r->nuntraced || !r->untraced_median_ms)
+	if (!r->capture.ntraced || !r->capture.nuntraced || !r->capture.untraced_median_ms)
 		return;
-	if (r->tracer_ms_per_step <= 0) {
+	if (r->capture.tracer_ms_per_step <= 0) {
 		fprintf(
 		    out,
 		    "rank %s: the headline is the %u post-warm-up steps timed by step markers "
 		    "between the capture windows (median %.3f ms); the %u steps traced at kernel "
 		    "level took %.3f ms: no faster than those, so the steps are not alike across "
 		    "the run and no cost of tracing can be read from them\n",
-		    label, r->nuntraced, r->untraced_median_ms, r->ntraced, r->traced_median_ms);
+		    label, r->capture.nuntraced, r->capture.untraced_median_ms, r->capture.ntraced,
+		    r->capture.traced_median_ms);
 		return;
 	}
 	fprintf(out,
@@ -677,9 +683,10 @@ static void text_windows(FILE *out, const char *label, const gp_rank_t *r)
 	        "between the capture windows (median %.3f ms); the %u steps traced at kernel "
 	        "level took %.3f ms (%+.3f ms, x%.3f): gpuprof's kernel tracing, measured in "
 	        "this run and taken out of the host-caused idle findings\n",
-	        label, r->nuntraced, r->untraced_median_ms, r->ntraced, r->traced_median_ms,
-	        r->traced_median_ms - r->untraced_median_ms,
-	        r->traced_median_ms / r->untraced_median_ms);
+	        label, r->capture.nuntraced, r->capture.untraced_median_ms, r->capture.ntraced,
+	        r->capture.traced_median_ms,
+	        r->capture.traced_median_ms - r->capture.untraced_median_ms,
+	        r->capture.traced_median_ms / r->capture.untraced_median_ms);
 }
 
 static void text_how_slow(const gp_job_t *job, FILE *out)
@@ -695,16 +702,17 @@ static void text_how_slow(const gp_job_t *job, FILE *out)
 		const gp_rank_t *r = &job->ranks[i];
 		if (!listed(job, r))
 			continue;
-		bool st = r->nstep_ms > 0;
+		bool st = r->steps.nms > 0;
 		fprintf(out, "%-8s %-10.10s %-12s %9.2f %6u %5u %-7.7s %s %s %s %s %s %s\n",
-		        label(job, r), r->node, gp_rank_outcome(r, b, sizeof(b)), r->wall_ns / 1e9,
-		        r->nsteps, r->warmup, r->step_basis[0] ? r->step_basis : "-",
-		        fig(f[0], 24, 9, 3, r->step_median_ms, st),
-		        fig(f[1], 24, 9, 3, r->step_p95_ms, st),
-		        fig(f[2], 24, 9, 3, r->step_mean_ms, st),
-		        fig(f[3], 24, 6, 3, r->step_cv, st),
-		        fig(f[4], 24, 9, 3, r->period_median_ms, r->nperiod > 0),
-		        fig(f[5], 24, 9, 3, r->cpu_median_ms, st && has_cpu_range(r)));
+		        label(job, r), r->id.node, gp_rank_outcome(r, b, sizeof(b)),
+		        r->outcome.wall_ns / 1e9, r->steps.n, r->steps.warmup,
+		        r->steps.basis[0] ? r->steps.basis : "-",
+		        fig(f[0], 24, 9, 3, r->steps.median_ms, st),
+		        fig(f[1], 24, 9, 3, r->steps.p95_ms, st),
+		        fig(f[2], 24, 9, 3, r->steps.mean_ms, st),
+		        fig(f[3], 24, 6, 3, r->steps.cv, st),
+		        fig(f[4], 24, 9, 3, r->steps.period_median_ms, r->steps.nperiod > 0),
+		        fig(f[5], 24, 9, 3, r->steps.cpu_median_ms, st && has_cpu_range(r)));
 	}
 	for (unsigned i = 0; i < job->nranks; i++)
 		if (listed(job, &job->ranks[i]))
@@ -717,20 +725,20 @@ static void text_how_slow(const gp_job_t *job, FILE *out)
 	}
 	bool cuda = false;
 	for (unsigned i = 0; i < job->nranks; i++)
-		cuda |= strstr(job->ranks[i].modes, "cuda") != NULL;
-	if (job->nranks && job->ranks[0].step_source[0]) {
+		cuda |= strstr(job->ranks[i].id.modes, "cuda") != NULL;
+	if (job->nranks && job->ranks[0].steps.source[0]) {
 		const gp_rank_t *r0 = &job->ranks[0];
 		fprintf(out, "steps: %s; warm-up steps excluded; job median %.3f ms (%s)\n",
-		        r0->step_how, job->step_median_ms, job->step_basis);
+		        r0->steps.how, job->step_median_ms, job->step_basis);
 		fprintf(
 		    out,
 		    "basis: gpu = completion of a step's last GPU work to the next step's%s; "
 		    "period = step start to next step start (the host's view); CPU = time inside "
 		    "the step range, which measures launches when the host runs ahead; - = not "
 		    "measured\n",
-		    r0->step_gpu_from_markers ? " (step completion markers: CUDA events at "
-		                                "the end of each step)"
-		                              : "");
+		    r0->steps.gpu_from_markers ? " (step completion markers: CUDA events at "
+		                                 "the end of each step)"
+		                               : "");
 	} else
 		fprintf(
 		    out,
@@ -750,8 +758,8 @@ static void text_time(const gp_job_t *job, FILE *out)
 	fprintf(out, "\n== Where the time goes ==\n");
 	uint64_t any_gpu = 0, any_mem = 0;
 	for (unsigned i = 0; i < job->nranks; i++) {
-		any_gpu += job->ranks[i].kernels_total + job->ranks[i].nmemcpy;
-		any_mem += job->ranks[i].nallocs + job->ranks[i].nvml_samples;
+		any_gpu += job->ranks[i].gpu.kernels_total + job->ranks[i].gpu.nmemcpy;
+		any_mem += job->ranks[i].memory.nallocs + job->ranks[i].gpu.nvml_samples;
 	}
 	if (!any_gpu)
 		fprintf(out, "no CUDA activity recorded (no GPU, no CUDA in the program, or modes "
@@ -767,13 +775,16 @@ static void text_time(const gp_job_t *job, FILE *out)
 			continue;
 		char cu[24], qu[24];
 		fprintf(out, "%-8s %8llu %8.1f %9.1f %8.1f %9.1f %8.1f %8.1f %8.1f %8.2f %s %s\n",
-		        label(job, r), (unsigned long long)r->nkernels, pct(r->busy_ns, r->span_ns),
-		        pct(r->idle_host_ns, r->span_ns), pct(r->idle_sync_ns, r->span_ns),
-		        pct(r->idle_kernel_ns, r->span_ns), pct(r->idle_other_ns, r->span_ns),
-		        pct(r->comm_ns, r->comm_ns + r->compute_ns), pct(r->overlap_ns, r->comm_ns),
-		        r->sync_ns / 1e6,
-		        fig(cu, 24, 8, 1, r->launch_call_us, r->launch_call_us > 0),
-		        fig(qu, 24, 9, 1, r->launch_latency_us, r->launches_matched > 0));
+		        label(job, r), (unsigned long long)r->gpu.nkernels,
+		        pct(r->gpu.busy_ns, r->gpu.span_ns),
+		        pct(r->gpu.idle_host_ns, r->gpu.span_ns),
+		        pct(r->gpu.idle_sync_ns, r->gpu.span_ns),
+		        pct(r->gpu.idle_kernel_ns, r->gpu.span_ns),
+		        pct(r->gpu.idle_other_ns, r->gpu.span_ns),
+		        pct(r->gpu.comm_ns, r->gpu.comm_ns + r->gpu.compute_ns),
+		        pct(r->gpu.overlap_ns, r->gpu.comm_ns), r->sync.ns / 1e6,
+		        fig(cu, 24, 8, 1, r->gpu.launch_call_us, r->gpu.launch_call_us > 0),
+		        fig(qu, 24, 9, 1, r->gpu.launch_latency_us, r->gpu.launches_matched > 0));
 	}
 	if (any_gpu)
 		fprintf(out,
@@ -789,27 +800,27 @@ static void text_time(const gp_job_t *job, FILE *out)
 		const gp_rank_t *r = &job->ranks[i];
 		if (!listed(job, r))
 			continue;
-		if (r->kernels_other_thread)
+		if (r->gpu.kernels_other_thread)
 			fprintf(
 			    out,
 			    "rank %s: %llu kernels launched by threads without a range of their "
 			    "own "
 			    "(PyTorch's autograd threads) count in the ranges open on the steps' "
 			    "thread\n",
-			    label(job, r), (unsigned long long)r->kernels_other_thread);
-		if (r->capture_window)
+			    label(job, r), (unsigned long long)r->gpu.kernels_other_thread);
+		if (r->capture.window)
 			fprintf(
 			    out,
 			    "rank %s: CUDA activity captured in %u of %u post-warm-up steps "
 			    "(capture window); %llu switch(es), the slowest took %.3f ms in the "
 			    "application\n",
-			    label(job, r), r->captured_steps, r->nsteps_post,
-			    (unsigned long long)r->capture_switches,
-			    r->capture_switch_max_ns / 1e6);
-		if (r->overhead_records)
+			    label(job, r), r->capture.steps, r->steps.n_post,
+			    (unsigned long long)r->capture.switches,
+			    r->capture.switch_max_ns / 1e6);
+		if (r->overhead.records)
 			fprintf(out, "rank %s: CUPTI's own overhead: %.3f ms in %llu records\n",
-			        label(job, r), r->overhead_ns / 1e6,
-			        (unsigned long long)r->overhead_records);
+			        label(job, r), r->overhead.ns / 1e6,
+			        (unsigned long long)r->overhead.records);
 	}
 	if (job->nk) {
 		uint64_t tot = 0;
@@ -850,7 +861,7 @@ static void text_memory(const gp_job_t *job, FILE *out)
 	bool rows = unlisted(job) < job->nranks; /* some rank is listed line by line */
 	uint64_t any_mem = 0;
 	for (unsigned i = 0; i < job->nranks; i++)
-		any_mem += job->ranks[i].nallocs + job->ranks[i].nvml_samples;
+		any_mem += job->ranks[i].memory.nallocs + job->ranks[i].gpu.nvml_samples;
 	fprintf(out, "\n== Where the memory goes ==\n");
 	if (!any_mem)
 		fprintf(out, "no device memory activity recorded (modes without mem or gpu, or no "
@@ -878,46 +889,50 @@ static void text_memory(const gp_job_t *job, FILE *out)
 		bool tq = r->torch.max_allocated > 0, pq = r->pool.seen;
 		double use = tq ? r->torch.max_allocated : r->pool.in_use_peak;
 		double pool = tq ? r->torch.max_reserved : r->pool.pool_peak;
-		bool cu = r->nallocs > 0;
-		fprintf(out, "%-8s %s %s %s %s %s %10.1fKiB %10.1f %s %s\n", label(job, r),
-		        fig(f[0], 24, 11, 1, use / 1048576.0, tq || pq),
-		        fig(f[1], 24, 11, 1, pool / 1048576.0, tq || pq),
-		        fig(f[2], 24, 11, 1, r->mem_peak / 1048576.0, cu),
-		        fig(f[3], 24, 8, 3, r->mem_peak_t_ns / 1e9, cu),
-		        fig(f[4], 24, 11, 1, r->mem_final / 1048576.0, cu),
-		        (tq && r->torch.nmem_steps ? r->torch.growth_per_step
-		                                   : r->mem_growth_per_step) /
-		            1024.0,
-		        r->optimizer_bytes / 1048576.0,
-		        fig(f[5], 24, 9, 1, r->mem_host_peak / 1048576.0, cu),
-		        fig(f[6], 24, 9, 1, r->nvml_mem_max / 1048576.0, r->nvml_samples > 0));
+		bool cu = r->memory.nallocs > 0;
+		fprintf(
+		    out, "%-8s %s %s %s %s %s %10.1fKiB %10.1f %s %s\n", label(job, r),
+		    fig(f[0], 24, 11, 1, use / 1048576.0, tq || pq),
+		    fig(f[1], 24, 11, 1, pool / 1048576.0, tq || pq),
+		    fig(f[2], 24, 11, 1, r->memory.peak / 1048576.0, cu),
+		    fig(f[3], 24, 8, 3, r->memory.peak_t_ns / 1e9, cu),
+		    fig(f[4], 24, 11, 1, r->memory.final / 1048576.0, cu),
+		    (tq && r->torch.nmem_steps ? r->torch.growth_per_step
+		                               : r->memory.growth_per_step) /
+		        1024.0,
+		    r->memory.optimizer_bytes / 1048576.0,
+		    fig(f[5], 24, 9, 1, r->memory.host_peak / 1048576.0, cu),
+		    fig(f[6], 24, 9, 1, r->memory.nvml_max / 1048576.0, r->gpu.nvml_samples > 0));
 		if (pq)
 			fprintf(out,
 			        "       %s: in use %.1f MiB at its peak, %.1f MiB at the last "
 			        "sample; the pool holds %.1f MiB of the device\n",
 			        r->pool.what, r->pool.in_use_peak / 1048576.0,
 			        r->pool.in_use / 1048576.0, r->pool.pool / 1048576.0);
-		if (r->mem_peak_stack[0])
-			fprintf(out, "       peak reached by: %s%s%s%s\n", r->mem_peak_stack,
-			        r->mem_peak_stack_source[0] ? " (stack from " : "",
-			        r->mem_peak_stack_source, r->mem_peak_stack_source[0] ? ")" : "");
-		if (r->mem_peak_step >= 0 || r->mem_peak_ranges[0]) {
+		if (r->memory.peak_stack[0])
+			fprintf(out, "       peak reached by: %s%s%s%s\n", r->memory.peak_stack,
+			        r->memory.peak_stack_source[0] ? " (stack from " : "",
+			        r->memory.peak_stack_source,
+			        r->memory.peak_stack_source[0] ? ")" : "");
+		if (r->memory.peak_step >= 0 || r->memory.peak_ranges[0]) {
 			fprintf(out, "       peak reached");
-			if (r->mem_peak_step >= 0)
-				fprintf(out, " in step %d%s", r->mem_peak_step,
-				        (unsigned)r->mem_peak_step < r->warmup ? " (warm-up)" : "");
-			if (r->mem_peak_ranges[0])
+			if (r->memory.peak_step >= 0)
+				fprintf(out, " in step %d%s", r->memory.peak_step,
+				        (unsigned)r->memory.peak_step < r->steps.warmup
+				            ? " (warm-up)"
+				            : "");
+			if (r->memory.peak_ranges[0])
 				fprintf(
-				    out, " inside %s%s", r->mem_peak_ranges,
-				    r->mem_peak_ranges_other_thread
+				    out, " inside %s%s", r->memory.peak_ranges,
+				    r->memory.peak_ranges_other_thread
 				        ? " (ranges of the steps' thread: the allocating thread "
 				          "had none open)"
 				        : "");
 			fprintf(out, "\n");
 		}
-		for (unsigned o = 0; o < r->nowners; o++)
+		for (unsigned o = 0; o < r->memory.nowners; o++)
 			fprintf(out, "       live at the last step from %-20s %10.1f MiB\n",
-			        r->owners[o].module, r->owners[o].bytes / 1048576.0);
+			        r->memory.owners[o].module, r->memory.owners[o].bytes / 1048576.0);
 	}
 	if (any_mem && dist_header(out, job)) {
 		dist_line(out, job, "peak (MiB)", "", f_peak, 1, 0);
@@ -934,22 +949,23 @@ static void text_quality(const gp_job_t *job, FILE *out)
 	for (unsigned i = 0; i < job->nranks; i++) {
 		const gp_rank_t *r = &job->ranks[i];
 		char bad[96] = "";
-		if (r->bad_records)
+		if (r->quality.bad_records)
 			snprintf(bad, sizeof(bad),
 			         "; %llu records with impossible times or sizes ignored",
-			         (unsigned long long)r->bad_records);
+			         (unsigned long long)r->quality.bad_records);
 		if (listed(job, r))
 			text_procs(out, label(job, r), r);
 		bool unobserved = gp_rank_unobserved(r);
-		if (!r->has_end || r->truncated || r->corrupt_chunks || r->lost_any ||
-		    r->yielded[0] || strcmp(r->wrapped, "agent") || r->nvtx_cuda_tids_unrelated ||
-		    r->markers_not_placed || r->bad_records || unobserved) {
+		if (!r->outcome.has_end || r->quality.truncated || r->quality.corrupt_chunks ||
+		    r->quality.lost_any || r->quality.yielded[0] ||
+		    strcmp(r->quality.wrapped, "agent") || r->quality.nvtx_cuda_tids_unrelated ||
+		    r->quality.markers_not_placed || r->quality.bad_records || unobserved) {
 			incomplete++;
 			if (!listed(job, r)) { /* large jobs: named below, not one line each */
 				if (quiet_n++ < 10)
 					snprintf(quiet + strlen(quiet),
 					         sizeof(quiet) - strlen(quiet), "%s%d",
-					         quiet_n > 1 ? ", " : "", r->rank);
+					         quiet_n > 1 ? ", " : "", r->id.rank);
 				continue;
 			}
 			fprintf(
@@ -959,28 +975,32 @@ static void text_quality(const gp_job_t *job, FILE *out)
 			    label(job, r),
 			    unobserved ? "not observed (NVML saw its GPU in use, no CUDA work was "
 			                 "recorded)"
-			    : r->has_end ? "complete"
-			                 : "incomplete (salvaged or killed)",
-			    r->truncated ? ", truncated tail" : "",
-			    strcmp(r->wrapped, "agent") ? ", not wrapped (environment-only)" : "",
-			    (unsigned long long)r->drops_ring, (unsigned long long)r->drops_cupti,
-			    (unsigned long long)r->drops_table, (unsigned long long)r->drops_cap,
-			    (unsigned long long)r->corrupt_chunks,
-			    r->yielded[0] ? "; yielded: " : "", r->yielded,
-			    r->nvtx_cuda_tids_unrelated
+			    : r->outcome.has_end ? "complete"
+			                         : "incomplete (salvaged or killed)",
+			    r->quality.truncated ? ", truncated tail" : "",
+			    strcmp(r->quality.wrapped, "agent") ? ", not wrapped (environment-only)"
+			                                        : "",
+			    (unsigned long long)r->quality.drops_ring,
+			    (unsigned long long)r->quality.drops_cupti,
+			    (unsigned long long)r->quality.drops_table,
+			    (unsigned long long)r->quality.drops_cap,
+			    (unsigned long long)r->quality.corrupt_chunks,
+			    r->quality.yielded[0] ? "; yielded: " : "", r->quality.yielded,
+			    r->quality.nvtx_cuda_tids_unrelated
 			        ? "; NVTX and CUDA API records name threads differently (an older "
 			          "collector): GPU work is matched to ranges by time on the steps' "
 			          "thread"
 			        : "",
-			    r->markers_not_placed
+			    r->quality.markers_not_placed
 			        ? "; step markers not placed (GPU too far behind): "
 			          "their steps' GPU times merge with the next"
 			        : "",
 			    bad);
 			for (unsigned c = 1; gp_loss_key(c); c++)
-				if (r->loss[c])
+				if (r->quality.loss[c])
 					fprintf(out, "       lost: %llu %s\n",
-					        (unsigned long long)r->loss[c], gp_loss_words(c));
+					        (unsigned long long)r->quality.loss[c],
+					        gp_loss_words(c));
 		}
 	}
 	if (quiet_n)
@@ -1050,12 +1070,12 @@ void gp_report_summary_line(const gp_job_t *job, char *buf, size_t len)
 {
 	uint64_t busy = 0, span = 0, idle = 0, peak = 0;
 	for (unsigned i = 0; i < job->nranks; i++) {
-		busy += job->ranks[i].busy_ns;
-		span += job->ranks[i].span_ns;
-		idle += job->ranks[i].idle_host_ns + job->ranks[i].idle_other_ns +
-		        job->ranks[i].idle_kernel_ns;
-		if (job->ranks[i].mem_peak > peak)
-			peak = job->ranks[i].mem_peak;
+		busy += job->ranks[i].gpu.busy_ns;
+		span += job->ranks[i].gpu.span_ns;
+		idle += job->ranks[i].gpu.idle_host_ns + job->ranks[i].gpu.idle_other_ns +
+		        job->ranks[i].gpu.idle_kernel_ns;
+		if (job->ranks[i].memory.peak > peak)
+			peak = job->ranks[i].memory.peak;
 	}
 	char line[8192];
 	snprintf(line, sizeof(line),
@@ -1135,25 +1155,25 @@ void gp_report_json(const gp_job_t *job, FILE *out)
 	fprintf(out, "\n  ],\n  \"ranks\": [");
 	for (unsigned i = 0; i < job->nranks; i++) {
 		const gp_rank_t *r = &job->ranks[i];
-		fprintf(out, "%s\n    {\"rank\": %d, \"step\": ", i ? "," : "", r->rank);
-		gp_json_str(out, r->step);
+		fprintf(out, "%s\n    {\"rank\": %d, \"step\": ", i ? "," : "", r->id.rank);
+		gp_json_str(out, r->id.step);
 		fprintf(out, ", \"node\": ");
-		gp_json_str(out, r->node);
+		gp_json_str(out, r->id.node);
 		fprintf(out, ", \"outcome\": ");
 		gp_json_str(out, gp_rank_outcome(r, b, sizeof(b)));
 		fprintf(
 		    out,
 		    ", \"complete\": %s, \"wall_s\": %.6f, \"cpu_s\": %.6f, \"max_rss_kib\": %llu,"
 		    "\n     \"steps\": {\"range\": ",
-		    r->has_end ? "true" : "false", r->wall_ns / 1e9, r->cpu_us / 1e6,
-		    (unsigned long long)r->maxrss_kib);
-		gp_json_str(out, r->step_name);
+		    r->outcome.has_end ? "true" : "false", r->outcome.wall_ns / 1e9,
+		    r->outcome.cpu_us / 1e6, (unsigned long long)r->outcome.maxrss_kib);
+		gp_json_str(out, r->steps.name);
 		fprintf(out, ", \"source\": ");
-		gp_json_str(out, r->step_source);
+		gp_json_str(out, r->steps.source);
 		fprintf(out, ", \"how\": ");
-		gp_json_str(out, r->step_how);
+		gp_json_str(out, r->steps.how);
 		fprintf(out, ", \"basis\": ");
-		gp_json_str(out, r->step_basis);
+		gp_json_str(out, r->steps.basis);
 		fprintf(out,
 		        ", \"gpu_from_markers\": %s, \"count\": %u, \"warmup\": %u, "
 		        "\"last_step\": %u, \"mean_ms\": %.6f, \"median_ms\": %.6f, "
@@ -1161,12 +1181,13 @@ void gp_report_json(const gp_job_t *job, FILE *out)
 		        "\"gpu_p95_ms\": %.6f, \"gpu_samples\": %u, \"period_median_ms\": %.6f, "
 		        "\"period_p95_ms\": %.6f, \"cpu_median_ms\": %.6f, \"cpu_p95_ms\": %.6f, "
 		        "\"durations_of\": %u, \"durations_ms\": [",
-		        r->step_gpu_from_markers ? "true" : "false", r->nsteps, r->warmup,
-		        r->last_step, r->step_mean_ms, r->step_median_ms, r->step_p95_ms,
-		        r->step_cv, r->gpu_median_ms, r->gpu_p95_ms, r->ngpu, r->period_median_ms,
-		        r->period_p95_ms, r->cpu_median_ms, r->cpu_p95_ms, r->nstep_all);
-		for (unsigned s = 0; s < r->nstep_ms; s++)
-			fprintf(out, "%s%.4f", s ? ", " : "", r->step_ms[s]);
+		        r->steps.gpu_from_markers ? "true" : "false", r->steps.n, r->steps.warmup,
+		        r->steps.last_step, r->steps.mean_ms, r->steps.median_ms, r->steps.p95_ms,
+		        r->steps.cv, r->steps.gpu_median_ms, r->steps.gpu_p95_ms, r->steps.ngpu,
+		        r->steps.period_median_ms, r->steps.period_p95_ms, r->steps.cpu_median_ms,
+		        r->steps.cpu_p95_ms, r->steps.nall);
+		for (unsigned s = 0; s < r->steps.nms; s++)
+			fprintf(out, "%s%.4f", s ? ", " : "", r->steps.ms[s]);
 		fprintf(
 		    out,
 		    "]},\n     \"gpu\": {\"kernels_total\": %llu, \"kernels_in_steps\": %llu, "
@@ -1181,20 +1202,23 @@ void gp_report_json(const gp_job_t *job, FILE *out)
 		    "\"kernels_per_step\": %.2f, "
 		    "\"kernels_attributed_across_threads\": %llu, "
 		    "\"nvml_util_mean\": %.1f, \"nvml_samples\": %llu},\n",
-		    (unsigned long long)r->kernels_total, (unsigned long long)r->kernels_in_steps,
-		    (unsigned long long)r->nkernels, (unsigned long long)r->nmemcpy,
-		    (unsigned long long)r->nmemset, (unsigned long long)r->span_ns,
-		    (unsigned long long)r->busy_ns, (unsigned long long)r->idle_host_ns,
-		    (unsigned long long)r->idle_kernel_ns, (unsigned long long)r->idle_sync_ns,
-		    (unsigned long long)r->idle_other_ns, (unsigned long long)r->compute_ns,
-		    (unsigned long long)r->comm_ns, (unsigned long long)r->memcpy_ns,
-		    (unsigned long long)r->overlap_ns, (unsigned long long)r->small_kernels,
-		    (unsigned long long)r->short_vs_launch, r->launch_latency_us, r->launch_call_us,
-		    r->kernels_per_step, (unsigned long long)r->kernels_other_thread,
-		    r->nvml_util_mean, (unsigned long long)r->nvml_samples);
+		    (unsigned long long)r->gpu.kernels_total,
+		    (unsigned long long)r->gpu.kernels_in_steps,
+		    (unsigned long long)r->gpu.nkernels, (unsigned long long)r->gpu.nmemcpy,
+		    (unsigned long long)r->gpu.nmemset, (unsigned long long)r->gpu.span_ns,
+		    (unsigned long long)r->gpu.busy_ns, (unsigned long long)r->gpu.idle_host_ns,
+		    (unsigned long long)r->gpu.idle_kernel_ns,
+		    (unsigned long long)r->gpu.idle_sync_ns,
+		    (unsigned long long)r->gpu.idle_other_ns, (unsigned long long)r->gpu.compute_ns,
+		    (unsigned long long)r->gpu.comm_ns, (unsigned long long)r->gpu.memcpy_ns,
+		    (unsigned long long)r->gpu.overlap_ns, (unsigned long long)r->gpu.small_kernels,
+		    (unsigned long long)r->gpu.short_vs_launch, r->gpu.launch_latency_us,
+		    r->gpu.launch_call_us, r->gpu.kernels_per_step,
+		    (unsigned long long)r->gpu.kernels_other_thread, r->gpu.nvml_util_mean,
+		    (unsigned long long)r->gpu.nvml_samples);
 		fprintf(out, "     \"sync\": {\"calls\": %llu, \"ns\": %llu, \"top_range\": ",
-		        (unsigned long long)r->sync_calls, (unsigned long long)r->sync_ns);
-		gp_json_str(out, r->sync_range);
+		        (unsigned long long)r->sync.calls, (unsigned long long)r->sync.ns);
+		gp_json_str(out, r->sync.range);
 		fprintf(out,
 		        ", \"top_range_ns\": %llu},\n     \"memory\": {\"allocs\": %llu, "
 		        "\"frees\": %llu, "
@@ -1204,33 +1228,35 @@ void gp_report_json(const gp_job_t *job, FILE *out)
 		        "\"leak_allocs\": %llu, \"optimizer_bytes\": %llu, "
 		        "\"nvml_used_max_bytes\": %llu, "
 		        "\"peak_stack\": ",
-		        (unsigned long long)r->sync_range_ns, (unsigned long long)r->nallocs,
-		        (unsigned long long)r->nfrees, (unsigned long long)r->mem_peak,
-		        (unsigned long long)r->mem_peak_t_ns, (unsigned long long)r->mem_final,
-		        (unsigned long long)r->mem_static, r->mem_growth_per_step,
-		        (unsigned long long)r->leak_bytes, (unsigned long long)r->leak_allocs,
-		        (unsigned long long)r->optimizer_bytes,
-		        (unsigned long long)r->nvml_mem_max);
-		gp_json_str(out, r->mem_peak_stack);
+		        (unsigned long long)r->sync.range_ns, (unsigned long long)r->memory.nallocs,
+		        (unsigned long long)r->memory.nfrees, (unsigned long long)r->memory.peak,
+		        (unsigned long long)r->memory.peak_t_ns,
+		        (unsigned long long)r->memory.final,
+		        (unsigned long long)r->memory.static_bytes, r->memory.growth_per_step,
+		        (unsigned long long)r->memory.leak_bytes,
+		        (unsigned long long)r->memory.leak_allocs,
+		        (unsigned long long)r->memory.optimizer_bytes,
+		        (unsigned long long)r->memory.nvml_max);
+		gp_json_str(out, r->memory.peak_stack);
 		fprintf(out, ", \"peak_stack_source\": ");
-		gp_json_str(out, r->mem_peak_stack_source);
+		gp_json_str(out, r->memory.peak_stack_source);
 		fprintf(out, ", \"optimizer_source\": ");
-		gp_json_str(out, r->optimizer_source);
-		if (r->mem_peak_step >= 0)
-			fprintf(out, ", \"peak_step\": %d", r->mem_peak_step);
+		gp_json_str(out, r->memory.optimizer_source);
+		if (r->memory.peak_step >= 0)
+			fprintf(out, ", \"peak_step\": %d", r->memory.peak_step);
 		else
 			fprintf(out, ", \"peak_step\": null");
 		fprintf(out, ", \"peak_ranges\": ");
-		gp_json_str(out, r->mem_peak_ranges);
+		gp_json_str(out, r->memory.peak_ranges);
 		fprintf(out, ", \"peak_ranges_other_thread\": %s",
-		        r->mem_peak_ranges_other_thread ? "true" : "false");
+		        r->memory.peak_ranges_other_thread ? "true" : "false");
 		fprintf(out, ", \"leak_stack\": ");
-		gp_json_str(out, r->leak_stack);
+		gp_json_str(out, r->memory.leak_stack);
 		fprintf(out, ", \"bytes_by_library_at_last_step\": {");
-		for (unsigned o = 0; o < r->nowners; o++) {
+		for (unsigned o = 0; o < r->memory.nowners; o++) {
 			fprintf(out, "%s", o ? ", " : "");
-			gp_json_str(out, r->owners[o].module);
-			fprintf(out, ": %llu", (unsigned long long)r->owners[o].bytes);
+			gp_json_str(out, r->memory.owners[o].module);
+			fprintf(out, ": %llu", (unsigned long long)r->memory.owners[o].bytes);
 		}
 		fprintf(out, "}");
 		fprintf(
@@ -1240,12 +1266,12 @@ void gp_report_json(const gp_job_t *job, FILE *out)
 		    "\"nvlink_rx_Bps\": %.0f, \"nvlink_peak_Bps\": %.0f, \"pcie\": %s, "
 		    "\"nvlink\": %s, \"not_sampled\": ",
 		    io_rate(r, 0), io_rate(r, 1),
-		    r->io_peak_Bps[0] > r->io_peak_Bps[1] ? r->io_peak_Bps[0] : r->io_peak_Bps[1],
+		    r->io.peak_Bps[0] > r->io.peak_Bps[1] ? r->io.peak_Bps[0] : r->io.peak_Bps[1],
 		    io_rate(r, 2), io_rate(r, 3),
-		    r->io_peak_Bps[2] > r->io_peak_Bps[3] ? r->io_peak_Bps[2] : r->io_peak_Bps[3],
-		    r->io_bits & GP_IO_PCIE ? "true" : "false",
-		    r->io_bits & GP_IO_NVLINK ? "true" : "false");
-		gp_json_str(out, r->nvml_limits);
+		    r->io.peak_Bps[2] > r->io.peak_Bps[3] ? r->io.peak_Bps[2] : r->io.peak_Bps[3],
+		    r->io.bits & GP_IO_PCIE ? "true" : "false",
+		    r->io.bits & GP_IO_NVLINK ? "true" : "false");
+		gp_json_str(out, r->io.nvml_limits);
 		fprintf(
 		    out,
 		    "},\n     \"faults\": {\"xid\": %llu, \"first_xid\": %u, "
@@ -1253,12 +1279,14 @@ void gp_report_json(const gp_job_t *job, FILE *out)
 		    "\"ecc_corrected\": %llu},\n     \"cupti_overhead\": {\"records\": %llu, "
 		    "\"ns\": %llu},\n     \"capture\": {\"window\": %s, \"captured_steps\": %u, "
 		    "\"switches\": %llu, \"switch_max_ns\": %llu",
-		    (unsigned long long)r->nxid, r->first_xid, (unsigned long long)r->first_xid_ns,
-		    (unsigned long long)r->ecc_uncorrected, (unsigned long long)r->ecc_corrected,
-		    (unsigned long long)r->overhead_records, (unsigned long long)r->overhead_ns,
-		    r->capture_window ? "true" : "false", r->captured_steps,
-		    (unsigned long long)r->capture_switches,
-		    (unsigned long long)r->capture_switch_max_ns);
+		    (unsigned long long)r->faults.nxid, r->faults.first_xid,
+		    (unsigned long long)r->faults.first_xid_ns,
+		    (unsigned long long)r->faults.ecc_uncorrected,
+		    (unsigned long long)r->faults.ecc_corrected,
+		    (unsigned long long)r->overhead.records, (unsigned long long)r->overhead.ns,
+		    r->capture.window ? "true" : "false", r->capture.steps,
+		    (unsigned long long)r->capture.switches,
+		    (unsigned long long)r->capture.switch_max_ns);
 		fprintf(out, "}");
 		json_torch(out, r);
 		fprintf(out,
@@ -1267,24 +1295,27 @@ void gp_report_json(const gp_job_t *job, FILE *out)
 		        "%llu, \"dropped_ring\": %llu, \"dropped_cupti\": %llu, "
 		        "\"dropped_strings\": %llu, "
 		        "\"dropped_byte_cap\": %llu, \"wrapped\": ",
-		        (unsigned long long)r->records, r->truncated ? "true" : "false",
-		        (unsigned long long)r->corrupt_chunks, (unsigned long long)r->drops_ring,
-		        (unsigned long long)r->drops_cupti, (unsigned long long)r->drops_table,
-		        (unsigned long long)r->drops_cap);
-		gp_json_str(out, r->wrapped);
+		        (unsigned long long)r->quality.records,
+		        r->quality.truncated ? "true" : "false",
+		        (unsigned long long)r->quality.corrupt_chunks,
+		        (unsigned long long)r->quality.drops_ring,
+		        (unsigned long long)r->quality.drops_cupti,
+		        (unsigned long long)r->quality.drops_table,
+		        (unsigned long long)r->quality.drops_cap);
+		gp_json_str(out, r->quality.wrapped);
 		fprintf(out, ", \"yielded\": ");
-		gp_json_str(out, r->yielded);
+		gp_json_str(out, r->quality.yielded);
 		fprintf(out,
 		        ", \"nvtx_cuda_tids_unrelated\": %s, \"markers_not_placed\": %llu, "
 		        "\"bad_records\": %llu",
-		        r->nvtx_cuda_tids_unrelated ? "true" : "false",
-		        (unsigned long long)r->markers_not_placed,
-		        (unsigned long long)r->bad_records);
+		        r->quality.nvtx_cuda_tids_unrelated ? "true" : "false",
+		        (unsigned long long)r->quality.markers_not_placed,
+		        (unsigned long long)r->quality.bad_records);
 		fprintf(out, ", \"losses\": {");
 		for (unsigned c = 1, n = 0; gp_loss_key(c); c++)
-			if (r->loss[c])
+			if (r->quality.loss[c])
 				fprintf(out, "%s\"%s\": %llu", n++ ? ", " : "", gp_loss_key(c),
-				        (unsigned long long)r->loss[c]);
+				        (unsigned long long)r->quality.loss[c]);
 		fprintf(out, "}, \"not_observed\": %s}", gp_rank_unobserved(r) ? "true" : "false");
 		json_procs(out, r);
 		json_field(out, r);
@@ -1344,42 +1375,44 @@ void gp_job_json(const gp_job_t *job, FILE *out)
 	const gp_rank_t *r0 = job->nranks ? &job->ranks[0] : NULL;
 	for (unsigned i = 0; i < job->nranks; i++) {
 		const gp_rank_t *r = &job->ranks[i];
-		if (r->start_realtime_ns && r->start_realtime_ns < start)
-			start = r->start_realtime_ns;
-		if (r->start_realtime_ns + r->wall_ns > end)
-			end = r->start_realtime_ns + r->wall_ns;
+		if (r->id.start_realtime_ns && r->id.start_realtime_ns < start)
+			start = r->id.start_realtime_ns;
+		if (r->id.start_realtime_ns + r->outcome.wall_ns > end)
+			end = r->id.start_realtime_ns + r->outcome.wall_ns;
 	}
 	fprintf(out, "{\n  \"schema\": \"gpuprof-job/1\",\n  \"job\": ");
 	gp_json_str(out, job->job);
 	fprintf(out, ",\n  \"job_name\": ");
-	gp_json_str(out, r0 ? r0->job_name : "");
+	gp_json_str(out, r0 ? r0->id.job_name : "");
 	fprintf(out, ",\n  \"user\": ");
-	gp_json_str(out, r0 ? r0->user : "");
+	gp_json_str(out, r0 ? r0->id.user : "");
 	fprintf(out, ",\n  \"modes\": ");
-	gp_json_str(out, r0 ? r0->modes : "");
+	gp_json_str(out, r0 ? r0->id.modes : "");
 	fprintf(out, ",\n  \"start_unix_ns\": %llu,\n  \"end_unix_ns\": %llu,\n  \"nodes\": [",
 	        (unsigned long long)(start == UINT64_MAX ? 0 : start), (unsigned long long)end);
 	for (unsigned i = 0, n = 0; i < job->nranks; i++) {
 		bool seen = false;
 		for (unsigned k = 0; k < i; k++)
-			seen |= !strcmp(job->ranks[k].node, job->ranks[i].node);
+			seen |= !strcmp(job->ranks[k].id.node, job->ranks[i].id.node);
 		if (seen)
 			continue;
 		fprintf(out, "%s", n++ ? ", " : "");
-		gp_json_str(out, job->ranks[i].node);
+		gp_json_str(out, job->ranks[i].id.node);
 	}
 	fprintf(out, "],\n  \"profiled_ranks\": [");
 	for (unsigned i = 0; i < job->nranks; i++) {
 		const gp_rank_t *r = &job->ranks[i];
 		fprintf(out, "%s\n    {\"step\": ", i ? "," : "");
-		gp_json_str(out, r->step);
-		fprintf(out, ", \"rank\": %d, \"node\": ", r->rank);
-		gp_json_str(out, r->node);
+		gp_json_str(out, r->id.step);
+		fprintf(out, ", \"rank\": %d, \"node\": ", r->id.rank);
+		gp_json_str(out, r->id.node);
 		fprintf(out, ", \"outcome\": ");
 		gp_json_str(out, gp_rank_outcome(r, b, sizeof(b)));
-		fprintf(out, ", \"complete\": %s, \"wrapped\": ", r->has_end ? "true" : "false");
-		gp_json_str(out, r->wrapped);
-		fprintf(out, ", \"fallback\": %s}", strcmp(r->wrapped, "agent") ? "true" : "false");
+		fprintf(out,
+		        ", \"complete\": %s, \"wrapped\": ", r->outcome.has_end ? "true" : "false");
+		gp_json_str(out, r->quality.wrapped);
+		fprintf(out, ", \"fallback\": %s}",
+		        strcmp(r->quality.wrapped, "agent") ? "true" : "false");
 	}
 	fprintf(out, "\n  ],\n  \"node_summaries\": [");
 	/* step<S>[.attemptN]/node<N>.json, written by the plugin as the user at step end */

@@ -125,8 +125,8 @@ static void project_started(rank_data_t *d, const size_t *idx, size_t n, uint32_
 void gp_pass_ranges(gp_job_t *job, gp_rank_t *r, rank_data_t *d)
 {
 	size_t from;
-	r->nvtx_ranges = d->ranges.n;
-	r->nvtx_cuda_tids_unrelated = d->tid_mismatch;
+	r->quality.nvtx_ranges = d->ranges.n;
+	r->quality.nvtx_cuda_tids_unrelated = d->tid_mismatch;
 	if (!d->step_tid)
 		d->step_tid = busiest_range_thread(d);
 	/* projected GPU time: each kernel to every range enclosing its launch call, on the
@@ -146,7 +146,7 @@ void gp_pass_ranges(gp_job_t *job, gp_rank_t *r, rank_data_t *d)
 		if (!rg)
 			continue;
 		if (rg->tid != a->tid || d->tid_mismatch)
-			r->kernels_other_thread++;
+			r->gpu.kernels_other_thread++;
 		for (size_t j = from, steps = 0; j-- > 0 && steps < 4096; steps++) {
 			range_t *x = &d->ranges.v[j];
 			if (x->tid != rg->tid)
@@ -167,17 +167,17 @@ void gp_pass_ranges(gp_job_t *job, gp_rank_t *r, rank_data_t *d)
 			continue;
 		if (!a->sync)
 			continue;
-		r->sync_ns += a->dur;
-		r->sync_calls++;
+		r->sync.ns += a->dur;
+		r->sync.calls++;
 		range_t *rg = gp_owner_range(d, a->tid, a->start, &from);
 		if (rg) {
 			rg->sync_ns += a->dur;
 			uint64_t v = 0;
 			u64map_get(&sync_by_name, (uint64_t)rg->name + 1, &v);
 			u64map_put(&sync_by_name, (uint64_t)rg->name + 1, v + a->dur);
-			if (v + a->dur > r->sync_range_ns) {
-				r->sync_range_ns = v + a->dur;
-				snprintf(r->sync_range, sizeof(r->sync_range), "%s",
+			if (v + a->dur > r->sync.range_ns) {
+				r->sync.range_ns = v + a->dur;
+				snprintf(r->sync.range, sizeof(r->sync.range), "%s",
 				         gp_rd_str(d, rg->name));
 			}
 		}

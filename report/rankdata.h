@@ -11,6 +11,7 @@
 #define GP_RANKDATA_H
 
 #include "analyze.h"
+#include "job.h"
 #include "event.h"
 #include "symtab.h"
 #include "vec.h"
@@ -142,9 +143,6 @@ typedef struct rank_data {
 	gp_rf_ident_t src;
 	bool src_ok;
 } rank_data_t;
-
-/* Where steps come from: the first source that yields two or more (auto), or one. */
-enum { GP_STEPS_AUTO = 0, GP_STEPS_NVTX, GP_STEPS_PROFILER, GP_STEPS_KERNELS, GP_STEPS_OPTIMIZER };
 
 /* load.c */
 void gp_rd_reset(rank_data_t *d);

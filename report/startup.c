@@ -46,7 +46,7 @@ void gp_pass_startup(gp_rank_t *r, rank_data_t *d)
 	uint64_t t0 = d->start_ts ? d->start_ts : d->first_ts, t1 = d->steps.v[0].start;
 	if (t1 <= t0)
 		return;
-	r->startup_s = (double)(t1 - t0) / 1e9;
+	r->startup.s = (double)(t1 - t0) / 1e9;
 	VEC(item_t) items = {0};
 	u64map_t at = {0};
 	uint64_t busy = 0;
@@ -58,7 +58,7 @@ void gp_pass_startup(gp_rank_t *r, rank_data_t *d)
 		if (k->kind == 0)
 			add_item(&items, &at, k->name, true, k->dur);
 	}
-	r->startup_gpu_busy_s = (double)busy / 1e9;
+	r->startup.gpu_busy_s = (double)busy / 1e9;
 	for (size_t i = 0; i < d->ranges.n; i++) {
 		const range_t *rg = &d->ranges.v[i];
 		if (rg->depth == 0 && rg->start < t1 && gp_symtab_str(&d->sym, rg->name))
@@ -72,22 +72,22 @@ void gp_pass_startup(gp_rank_t *r, rank_data_t *d)
 			add_item(&items, &at, (uint32_t)d->compiles.v[i + 2], false,
 			         d->compiles.v[i + 1]);
 		}
-	r->startup_compile_s = (double)comp / 1e9;
+	r->startup.compile_s = (double)comp / 1e9;
 	for (size_t i = 0; i < d->mems.n && d->mems.v[i].ts < t1; i++)
 		if (!d->mems.v[i].is_free && d->mems.v[i].kind == 3)
-			r->startup_alloc_bytes += d->mems.v[i].bytes;
+			r->startup.alloc_bytes += d->mems.v[i].bytes;
 	if (items.n)
 		qsort(items.v, items.n, sizeof(item_t), cmp_item);
 	/* the longest compilations and ranges, then the kernels that took most GPU time (a
 	 * framework's autotuning): each kind has its own share of the rows */
-	unsigned max = sizeof(r->startup_top) / sizeof(r->startup_top[0]), nk = 0, nr = 0;
-	for (size_t i = 0; i < items.n && r->nstartup_top < max; i++) {
+	unsigned max = sizeof(r->startup.top) / sizeof(r->startup.top[0]), nk = 0, nr = 0;
+	for (size_t i = 0; i < items.n && r->startup.ntop < max; i++) {
 		const char *s = gp_rd_str(d, items.v[i].name);
 		if (!s[0] || (items.v[i].kernel ? nk : nr) >= max / 2)
 			continue;
 		nk += items.v[i].kernel;
 		nr += !items.v[i].kernel;
-		__typeof__(r->startup_top[0]) *t = &r->startup_top[r->nstartup_top++];
+		__typeof__(r->startup.top[0]) *t = &r->startup.top[r->startup.ntop++];
 		char *rn = gp_readable_name(s); /* demangled before it is cut to the field */
 		snprintf(t->name, sizeof(t->name), "%s", rn ? rn : s);
 		free(rn);

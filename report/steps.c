@@ -73,9 +73,9 @@ static size_t nvtx_steps(gp_rank_t *r, rank_data_t *d)
 			tid_n = c, d->step_tid = rg->tid;
 	}
 	u64map_free(&per_tid);
-	snprintf(r->step_name, sizeof(r->step_name), "%s", gp_rd_str(d, best));
-	snprintf(r->step_source, sizeof(r->step_source), "nvtx");
-	snprintf(r->step_how, sizeof(r->step_how), "NVTX range '%s' (%llu times)", r->step_name,
+	snprintf(r->steps.name, sizeof(r->steps.name), "%s", gp_rd_str(d, best));
+	snprintf(r->steps.source, sizeof(r->steps.source), "nvtx");
+	snprintf(r->steps.how, sizeof(r->steps.how), "NVTX range '%s' (%llu times)", r->steps.name,
 	         (unsigned long long)bestn);
 	return d->steps.n;
 }
@@ -164,9 +164,9 @@ static size_t optimizer_steps(gp_rank_t *r, rank_data_t *d)
 			free(p);
 		}
 	}
-	snprintf(r->step_name, sizeof(r->step_name), "optimizer.step()");
-	snprintf(r->step_source, sizeof(r->step_source), "optimizer");
-	snprintf(r->step_how, sizeof(r->step_how),
+	snprintf(r->steps.name, sizeof(r->steps.name), "optimizer.step()");
+	snprintf(r->steps.source, sizeof(r->steps.source), "optimizer");
+	snprintf(r->steps.how, sizeof(r->steps.how),
 	         "PyTorch optimizer.step() returns (optimizer %d of %u, %zu calls)", who,
 	         r->torch.nopt ? r->torch.nopt : 1, count);
 	return d->steps.n;
@@ -232,9 +232,9 @@ static size_t profiler_steps(gp_rank_t *r, rank_data_t *d)
 		d->steps.n = 0;
 		return 0;
 	}
-	snprintf(r->step_name, sizeof(r->step_name), "cudaProfilerStart/Stop");
-	snprintf(r->step_source, sizeof(r->step_source), "profiler");
-	snprintf(r->step_how, sizeof(r->step_how), "cudaProfilerStart/Stop windows (%zu)",
+	snprintf(r->steps.name, sizeof(r->steps.name), "cudaProfilerStart/Stop");
+	snprintf(r->steps.source, sizeof(r->steps.source), "profiler");
+	snprintf(r->steps.how, sizeof(r->steps.how), "cudaProfilerStart/Stop windows (%zu)",
 	         d->steps.n);
 	return d->steps.n;
 }
@@ -404,9 +404,9 @@ static size_t kernel_steps(gp_rank_t *r, rank_data_t *d)
 		d->steps.n = nst = 0;
 		goto out;
 	}
-	snprintf(r->step_name, sizeof(r->step_name), "(kernel sequence)");
-	snprintf(r->step_source, sizeof(r->step_source), "kernels");
-	snprintf(r->step_how, sizeof(r->step_how),
+	snprintf(r->steps.name, sizeof(r->steps.name), "(kernel sequence)");
+	snprintf(r->steps.source, sizeof(r->steps.source), "kernels");
+	snprintf(r->steps.how, sizeof(r->steps.how),
 	         "no step range: a sequence of %zu GPU launches repeats %zu times (%.0f%% of "
 	         "launches in the steady state recur one period later; %s)",
 	         P, nst, 100 * best,
@@ -503,12 +503,13 @@ out:
  * ones' (gpu[nk..ng), from step markers), in the same run: what tracing costs a step. */
 static void traced_vs_untraced(gp_rank_t *r, const double *gpu, size_t nk, size_t ng)
 {
-	r->ntraced = (unsigned)nk;
-	r->nuntraced = (unsigned)(ng - nk);
-	r->traced_median_ms = nk ? gp_median(gpu, nk) : 0;
-	r->untraced_median_ms = ng > nk ? gp_median(gpu + nk, ng - nk) : 0;
-	if (nk >= 3 && ng - nk >= 3 && r->traced_median_ms > r->untraced_median_ms)
-		r->tracer_ms_per_step = r->traced_median_ms - r->untraced_median_ms;
+	r->capture.ntraced = (unsigned)nk;
+	r->capture.nuntraced = (unsigned)(ng - nk);
+	r->capture.traced_median_ms = nk ? gp_median(gpu, nk) : 0;
+	r->capture.untraced_median_ms = ng > nk ? gp_median(gpu + nk, ng - nk) : 0;
+	if (nk >= 3 && ng - nk >= 3 && r->capture.traced_median_ms > r->capture.untraced_median_ms)
+		r->capture.tracer_ms_per_step =
+		    r->capture.traced_median_ms - r->capture.untraced_median_ms;
 }
 
 /* Which steps were traced at kernel level: wholly inside a stretch of d->cuda_on. */
@@ -523,7 +524,7 @@ static void mark_traced(rank_data_t *d)
 
 static void step_timing(gp_rank_t *r, rank_data_t *d)
 {
-	size_t n = d->steps.n, w = r->warmup;
+	size_t n = d->steps.n, w = r->steps.warmup;
 	for (size_t i = 0; i < d->kerns.n; i++) {
 		const kern_t *k = &d->kerns.v[i];
 		size_t s = step_of_launch(d, gp_rd_launch_ts(d, k));
@@ -564,46 +565,47 @@ static void step_timing(gp_rank_t *r, rank_data_t *d)
 	/* the headline: the untraced steps, where the traced ones were measurably slower (the
 	 * cost of tracing); where they were not, the steps are not alike across the run and
 	 * every step counts */
-	if (nk && ng > nk && r->nuntraced >= 3 && r->tracer_ms_per_step > 0) {
+	if (nk && ng > nk && r->capture.nuntraced >= 3 && r->capture.tracer_ms_per_step > 0) {
 		memmove(gpu, gpu + nk, (ng - nk) * sizeof(double));
 		memmove(gpu_i, gpu_i + nk, (ng - nk) * sizeof(unsigned));
 		ng -= nk;
 		markers = true;
-	} else if (ng > nk && nk && r->nuntraced < 3) { /* too few untraced: the traced alone */
+	} else if (ng > nk && nk &&
+	           r->capture.nuntraced < 3) { /* too few untraced: the traced alone */
 		ng = nk;
 	}
 	/* found without a range of the program's: no CPU range to speak of */
-	if (strcmp(r->step_source, "kernels") && strcmp(r->step_source, "optimizer"))
-		summarise(cpu, nc, &r->cpu_median_ms, &r->cpu_p95_ms);
-	summarise(per, np, &r->period_median_ms, &r->period_p95_ms);
-	summarise(gpu, ng, &r->gpu_median_ms, &r->gpu_p95_ms);
-	r->ngpu = (unsigned)ng;
-	r->nperiod = (unsigned)np;
+	if (strcmp(r->steps.source, "kernels") && strcmp(r->steps.source, "optimizer"))
+		summarise(cpu, nc, &r->steps.cpu_median_ms, &r->steps.cpu_p95_ms);
+	summarise(per, np, &r->steps.period_median_ms, &r->steps.period_p95_ms);
+	summarise(gpu, ng, &r->steps.gpu_median_ms, &r->steps.gpu_p95_ms);
+	r->steps.ngpu = (unsigned)ng;
+	r->steps.nperiod = (unsigned)np;
 	double *head = ng ? gpu : np ? per : cpu;
 	size_t nh = ng ? ng : np ? np : nc;
-	snprintf(r->step_basis, sizeof(r->step_basis), "%s",
+	snprintf(r->steps.basis, sizeof(r->steps.basis), "%s",
 	         ng   ? "gpu"
 	         : np ? "period"
 	              : "cpu range");
-	r->step_gpu_from_markers = markers;
+	r->steps.gpu_from_markers = markers;
 	const unsigned *head_i = ng ? gpu_i : np ? per_i : cpu_i;
-	free(r->step_ms);
-	free(r->step_no);
+	free(r->steps.ms);
+	free(r->steps.no);
 	size_t keep = nh < GP_STEP_KEEP ? nh : GP_STEP_KEEP;
-	r->step_ms = malloc((keep ? keep : 1) * sizeof(double));
-	r->step_no = malloc((keep ? keep : 1) * sizeof(unsigned));
-	for (size_t j = 0; r->step_ms && r->step_no && j < keep; j++) {
+	r->steps.ms = malloc((keep ? keep : 1) * sizeof(double));
+	r->steps.no = malloc((keep ? keep : 1) * sizeof(unsigned));
+	for (size_t j = 0; r->steps.ms && r->steps.no && j < keep; j++) {
 		/* evenly spaced, the first and the last included */
 		size_t at = keep > 1 ? (size_t)((uint64_t)j * (nh - 1) / (keep - 1)) : 0;
-		r->step_ms[j] = head[at];
-		r->step_no[j] = head_i[at];
+		r->steps.ms[j] = head[at];
+		r->steps.no[j] = head_i[at];
 	}
-	r->nstep_ms = r->step_ms && r->step_no ? (unsigned)keep : 0;
-	r->nstep_all = r->nstep_ms ? (unsigned)nh : 0;
+	r->steps.nms = r->steps.ms && r->steps.no ? (unsigned)keep : 0;
+	r->steps.nall = r->steps.nms ? (unsigned)nh : 0;
 	gp_rank_compact_steps(r);
-	summarise(head, nh, &r->step_median_ms, &r->step_p95_ms);
-	r->step_mean_ms = gp_mean(head, nh);
-	r->step_cv = gp_cv(head, nh);
+	summarise(head, nh, &r->steps.median_ms, &r->steps.p95_ms);
+	r->steps.mean_ms = gp_mean(head, nh);
+	r->steps.cv = gp_cv(head, nh);
 out:
 	free(cpu);
 	free(per);
@@ -693,7 +695,7 @@ void gp_pass_steps(gp_rank_t *r, rank_data_t *d)
 		size_t cnt;
 		if (step_optimizer(d, &cnt) >= 0) {
 			d->steps.n = n = 0;
-			r->step_name[0] = r->step_source[0] = r->step_how[0] = '\0';
+			r->steps.name[0] = r->steps.source[0] = r->steps.how[0] = '\0';
 		}
 	}
 	if (!n && (d->steps_from == GP_STEPS_AUTO || d->steps_from == GP_STEPS_OPTIMIZER))
@@ -711,11 +713,11 @@ void gp_pass_steps(gp_rank_t *r, rank_data_t *d)
 	unsigned warmup = d->warmup;
 	if (warmup >= n)
 		warmup = n > 1 ? 1 : 0;
-	r->nsteps = (unsigned)n;
-	r->warmup = warmup;
-	r->nsteps_post = (unsigned)(n - warmup);
+	r->steps.n = (unsigned)n;
+	r->steps.warmup = warmup;
+	r->steps.n_post = (unsigned)(n - warmup);
 	/* the last step the program started, from 0, for findings about how it ended */
-	r->last_step = (unsigned)n - 1;
+	r->steps.last_step = (unsigned)n - 1;
 	mark_traced(d);
 	step_timing(r, d);
 	d->win_lo = d->steps.v[warmup].start;
@@ -753,18 +755,18 @@ void gp_pass_capture(gp_rank_t *r, rank_data_t *d)
 	}
 	if (!d->ctrl.n)
 		return;
-	r->capture_window = true;
-	r->captured_steps = 0;
+	r->capture.window = true;
+	r->capture.steps = 0;
 	if (d->win_hi && !d->gwin.n) { /* cuda never on in the steady state */
 		d->gpu_lo = d->gpu_hi = 1;
 		VEC_PUSH(d->gwin, 1);
 		VEC_PUSH(d->gwin, 1);
 		return;
 	}
-	for (size_t i = r->warmup; i < d->steps.n; i++)
+	for (size_t i = r->steps.warmup; i < d->steps.n; i++)
 		if (d->steps.v[i].traced) {
-			if (!r->captured_steps++)
-				r->capture_first = (unsigned)i;
-			r->capture_last = (unsigned)i;
+			if (!r->capture.steps++)
+				r->capture.first = (unsigned)i;
+			r->capture.last = (unsigned)i;
 		}
 }

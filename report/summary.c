@@ -17,6 +17,9 @@
  *   everything before it. */
 #include "config.h"
 #include "analyze.h"
+#include "log.h"
+#include "rankdata.h"
+#include "summary.h"
 #include "crc32c.h"
 #include "env.h"
 #include "path.h"
@@ -119,12 +122,12 @@ int gp_summary_write(const char *gpr, const gp_rank_t *r, const gp_rank_tables_t
 	if (!m)
 		return -1;
 	gp_rank_t copy = *r;
-	copy.path = NULL;
-	copy.step_ms = NULL;
-	copy.step_no = NULL;
+	copy.id.path = NULL;
+	copy.steps.ms = NULL;
+	copy.steps.no = NULL;
 	copy.torch.own = NULL;
 	uint8_t has_own = r->torch.own != NULL;
-	uint32_t n3[3] = {r->nstep_ms, nk, nr};
+	uint32_t n3[3] = {r->steps.nms, nk, nr};
 	fwrite(MAGIC, 1, 8, m);
 	fwrite(&key, sizeof(key), 1, m);
 	fwrite(n3, sizeof(n3), 1, m);
@@ -134,9 +137,9 @@ int gp_summary_write(const char *gpr, const gp_rank_t *r, const gp_rank_tables_t
 	fwrite(&has_own, 1, 1, m);
 	if (has_own)
 		fwrite(r->torch.own, sizeof(gp_owner_t), 3 * GP_OWNERS, m);
-	if (r->nstep_ms) {
-		fwrite(r->step_ms, sizeof(double), r->nstep_ms, m);
-		for (unsigned i = 0; i < r->nstep_ms; i++) {
+	if (r->steps.nms) {
+		fwrite(r->steps.ms, sizeof(double), r->steps.nms, m);
+		for (unsigned i = 0; i < r->steps.nms; i++) {
 			unsigned no = gp_step_no(r, i);
 			fwrite(&no, sizeof(no), 1, m);
 		}
@@ -230,15 +233,15 @@ static char *get_name(rd_t *r)
 #define CLAMP(n, a) ((n) = (n) > sizeof(a) / sizeof((a)[0]) ? sizeof(a) / sizeof((a)[0]) : (n))
 static void sanitize(gp_rank_t *r)
 {
-	TERM(r->node), TERM(r->step), TERM(r->wrapped), TERM(r->yielded);
-	TERM(r->command), TERM(r->user), TERM(r->modes), TERM(r->job_name);
-	TERM(r->step_name), TERM(r->step_source), TERM(r->step_how), TERM(r->step_basis);
-	TERM(r->sync_range), TERM(r->mem_peak_stack), TERM(r->mem_peak_stack_source);
-	TERM(r->mem_peak_ranges), TERM(r->leak_stack), TERM(r->optimizer_source);
-	TERM(r->nvml_limits);
-	CLAMP(r->nowners, r->owners);
-	for (unsigned i = 0; i < sizeof(r->owners) / sizeof(r->owners[0]); i++)
-		TERM(r->owners[i].module);
+	TERM(r->id.node), TERM(r->id.step), TERM(r->quality.wrapped), TERM(r->quality.yielded);
+	TERM(r->id.command), TERM(r->id.user), TERM(r->id.modes), TERM(r->id.job_name);
+	TERM(r->steps.name), TERM(r->steps.source), TERM(r->steps.how), TERM(r->steps.basis);
+	TERM(r->sync.range), TERM(r->memory.peak_stack), TERM(r->memory.peak_stack_source);
+	TERM(r->memory.peak_ranges), TERM(r->memory.leak_stack), TERM(r->memory.optimizer_source);
+	TERM(r->io.nvml_limits);
+	CLAMP(r->memory.nowners, r->memory.owners);
+	for (unsigned i = 0; i < sizeof(r->memory.owners) / sizeof(r->memory.owners[0]); i++)
+		TERM(r->memory.owners[i].module);
 	struct gp_torch *t = &r->torch;
 	TERM(t->info), TERM(t->missing), TERM(t->snap_peak), TERM(t->snap_oom);
 	TERM(t->snap_exit);
@@ -297,9 +300,9 @@ int gp_summary_read(const char *gpr, gp_rank_t *out, gp_rank_tables_t *one)
 	one->job[sizeof(one->job) - 1] = '\0';
 	get(&r, &one->ntasks_expected, sizeof(one->ntasks_expected));
 	get(&r, out, sizeof(*out));
-	out->path = NULL;
-	out->step_ms = NULL;
-	out->step_no = NULL;
+	out->id.path = NULL;
+	out->steps.ms = NULL;
+	out->steps.no = NULL;
 	out->torch.own = NULL;
 	uint8_t has_own = 0;
 	get(&r, &has_own, 1);
@@ -310,16 +313,16 @@ int gp_summary_read(const char *gpr, gp_rank_t *out, gp_rank_tables_t *one)
 			get(&r, out->torch.own, 3 * GP_OWNERS * sizeof(gp_owner_t));
 	}
 	if (n3[0]) {
-		out->step_ms = malloc(n3[0] * sizeof(double));
-		out->step_no = malloc(n3[0] * sizeof(unsigned));
-		if (!out->step_ms || !out->step_no)
+		out->steps.ms = malloc(n3[0] * sizeof(double));
+		out->steps.no = malloc(n3[0] * sizeof(unsigned));
+		if (!out->steps.ms || !out->steps.no)
 			r.bad = true;
 		else {
-			get(&r, out->step_ms, n3[0] * sizeof(double));
-			get(&r, out->step_no, n3[0] * sizeof(unsigned));
+			get(&r, out->steps.ms, n3[0] * sizeof(double));
+			get(&r, out->steps.no, n3[0] * sizeof(unsigned));
 		}
 	}
-	out->nstep_ms = n3[0];
+	out->steps.nms = n3[0];
 	one->k = calloc(n3[1] ? n3[1] : 1, sizeof(gp_kstat_t));
 	one->r = calloc(n3[2] ? n3[2] : 1, sizeof(gp_rstat_t));
 	if (!one->k || !one->r)
@@ -343,7 +346,7 @@ int gp_summary_read(const char *gpr, gp_rank_t *out, gp_rank_tables_t *one)
 		s->count_all = v[4];
 	}
 	free(buf);
-	if (!r.bad && r.p == r.end && !(out->path = strdup(gpr))) /* where it is now */
+	if (!r.bad && r.p == r.end && !(out->id.path = strdup(gpr))) /* where it is now */
 		r.bad = true;
 	if (r.bad || r.p != r.end) {
 		gp_rank_release(out);
@@ -353,4 +356,25 @@ int gp_summary_read(const char *gpr, gp_rank_t *out, gp_rank_tables_t *one)
 	sanitize(out);
 	gp_rank_compact_steps(out);
 	return 0;
+}
+
+int gp_rank_summarize(const char *gpr, char *err, size_t errlen)
+{
+	gp_rank_t r;
+	gp_rank_tables_t t;
+	rank_data_t rd;
+	memset(&rd, 0, sizeof(rd));
+	bool ok = gp_rank_analyse(gpr, NULL, &r, &t, &rd, err, errlen) == 0;
+	gp_rd_free(&rd);
+	int rc = -1;
+	if (ok && (rc = gp_summary_write(gpr, &r, &t)) < 0 && errno == ESTALE) {
+		/* replaced or changed while read: the report reads the file there now */
+		gp_debug("%s changed while it was read; no summary of it", gpr);
+		rc = 0;
+	} else if (ok && rc < 0)
+		snprintf(err, errlen, "%s: cannot write its summary: %s", gpr, strerror(errno));
+	if (ok)
+		gp_rank_release(&r);
+	gp_rank_tables_free(&t);
+	return rc;
 }

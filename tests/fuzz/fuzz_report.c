@@ -12,7 +12,7 @@
  * Timestamps advance by dts x 1000 ns from the header's monotonic time, except that a
  * dts of 0xffff means a raw 8-byte timestamp follows. */
 #include "config.h"
-#include "analyze.h"
+#include "job.h"
 #include "event.h"
 #include "path.h"
 #include "rankfile.h"

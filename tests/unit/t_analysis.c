@@ -105,14 +105,15 @@ static void gpu_bound(void)
 		pop(7, s + 500 * US);
 	}
 	run();
-	ok(r.nsteps == 10 && !strcmp(r.step_source, "nvtx"), "NVTX steps: 10 (%u, %s)", r.nsteps,
-	   r.step_source);
-	ok(!strcmp(r.step_basis, "gpu") && near(r.step_median_ms, 5.0, 1e-6),
-	   "headline is the GPU step, 5 ms (%s %.4f)", r.step_basis, r.step_median_ms);
-	ok(near(r.cpu_median_ms, 0.5, 1e-6) && near(r.period_median_ms, 1.0, 1e-6),
-	   "CPU range 0.5 ms and period 1 ms kept beside it (%.4f %.4f)", r.cpu_median_ms,
-	   r.period_median_ms);
-	ok(r.ngpu == 8 && r.nstep_ms == 8, "one GPU sample per post-warm-up step (%u)", r.ngpu);
+	ok(r.steps.n == 10 && !strcmp(r.steps.source, "nvtx"), "NVTX steps: 10 (%u, %s)", r.steps.n,
+	   r.steps.source);
+	ok(!strcmp(r.steps.basis, "gpu") && near(r.steps.median_ms, 5.0, 1e-6),
+	   "headline is the GPU step, 5 ms (%s %.4f)", r.steps.basis, r.steps.median_ms);
+	ok(near(r.steps.cpu_median_ms, 0.5, 1e-6) && near(r.steps.period_median_ms, 1.0, 1e-6),
+	   "CPU range 0.5 ms and period 1 ms kept beside it (%.4f %.4f)", r.steps.cpu_median_ms,
+	   r.steps.period_median_ms);
+	ok(r.steps.ngpu == 8 && r.steps.nms == 8, "one GPU sample per post-warm-up step (%u)",
+	   r.steps.ngpu);
 }
 
 /* No NVTX: a 4-launch sequence repeats 12 times with a 2 ms host pause before each. */
@@ -134,12 +135,12 @@ static void kernel_steps(void)
 		}
 	}
 	run();
-	ok(!strcmp(r.step_source, "kernels") && r.nsteps >= 11 && r.nsteps <= 13,
-	   "steps found from the repeating launch sequence: %u (want 12 +- 1), %s", r.nsteps,
-	   r.step_how);
+	ok(!strcmp(r.steps.source, "kernels") && r.steps.n >= 11 && r.steps.n <= 13,
+	   "steps found from the repeating launch sequence: %u (want 12 +- 1), %s", r.steps.n,
+	   r.steps.how);
 	/* each step: 2 ms + 4 x 20 us of host time; the GPU follows the host */
-	ok(near(r.step_median_ms, 2.08, 0.01), "GPU step of the found steps %.4f ms (2.08)",
-	   r.step_median_ms);
+	ok(near(r.steps.median_ms, 2.08, 0.01), "GPU step of the found steps %.4f ms (2.08)",
+	   r.steps.median_ms);
 }
 
 /* Markers: no kernel records; GPU time between step ends from CUDA events. */
@@ -155,9 +156,9 @@ static void markers(void)
 		                  .d = i ? 1 : 0});
 	}
 	run();
-	ok(!strcmp(r.step_basis, "gpu") && r.step_gpu_from_markers &&
-	       near(r.step_median_ms, 3, 1e-6),
-	   "step markers give the GPU step, 3 ms (%s %.4f)", r.step_basis, r.step_median_ms);
+	ok(!strcmp(r.steps.basis, "gpu") && r.steps.gpu_from_markers &&
+	       near(r.steps.median_ms, 3, 1e-6),
+	   "step markers give the GPU step, 3 ms (%s %.4f)", r.steps.basis, r.steps.median_ms);
 }
 
 /* A thread without a range of its own (autograd) launches inside the step's range. */
@@ -178,11 +179,11 @@ static void cross_thread(void)
 		if (!strcmp(job.r[i].name, "backward"))
 			bw = job.r[i].gpu_ns;
 	/* the range table is the steady state's: its post-warm-up steps */
-	ok(r.nsteps_post >= 1 && bw == r.nsteps_post * MS,
+	ok(r.steps.n_post >= 1 && bw == r.steps.n_post * MS,
 	   "the other thread's kernels count in 'backward' (%llu ns over %u steps)",
-	   (unsigned long long)bw, r.nsteps_post);
-	ok(r.kernels_other_thread == 4, "and are counted as attributed across threads (%llu)",
-	   (unsigned long long)r.kernels_other_thread);
+	   (unsigned long long)bw, r.steps.n_post);
+	ok(r.gpu.kernels_other_thread == 4, "and are counted as attributed across threads (%llu)",
+	   (unsigned long long)r.gpu.kernels_other_thread);
 }
 
 /* The GPU runs dry while the host waits in a synchronize: that idle is the sync's. */
@@ -200,9 +201,9 @@ static void sync_idle(void)
 	launch(7, 1500 * US, 3, 1600 * US, 1 * MS, 2); /* 590 us after the GPU went idle */
 	launch(7, 4 * MS, 4, 4100 * US, 1 * MS, 2);    /* no sync: host wait of 1.5 ms */
 	run();
-	ok(r.idle_sync_ns == 590 * US && r.idle_host_ns == 1500 * US,
+	ok(r.gpu.idle_sync_ns == 590 * US && r.gpu.idle_host_ns == 1500 * US,
 	   "idle after a synchronize (%llu) apart from host waits (%llu)",
-	   (unsigned long long)r.idle_sync_ns, (unsigned long long)r.idle_host_ns);
+	   (unsigned long long)r.gpu.idle_sync_ns, (unsigned long long)r.gpu.idle_host_ns);
 }
 
 static void stats(void)
@@ -250,10 +251,10 @@ static void time_limit(void)
 	gp_job_t j;
 	memset(&j, 0, sizeof(j));
 	gp_rank_t *rk = calloc(1, sizeof(*rk));
-	rk->has_end = true;
-	rk->wait_status = SIGTERM; /* a wait status: killed by SIGTERM */
-	rk->nsteps = 120;
-	rk->last_step = 119;
+	rk->outcome.has_end = true;
+	rk->outcome.wait_status = SIGTERM; /* a wait status: killed by SIGTERM */
+	rk->steps.n = 120;
+	rk->steps.last_step = 119;
 	j.ranks = rk;
 	j.nranks = 1;
 	snprintf(j.sacct_state, sizeof(j.sacct_state), "TIMEOUT");
@@ -301,19 +302,20 @@ static void optimizer_steps(void)
 	}
 	fw(GP_FW_OPT_STATE, 7, 41 * MS, 0, 1048576, 1048580, 6);
 	run();
-	ok(r.nsteps == 10 && !strcmp(r.step_source, "optimizer"),
-	   "10 steps from optimizer 0's step() (%u, %s: %s)", r.nsteps, r.step_source, r.step_how);
-	ok(!strcmp(r.step_basis, "gpu") && near(r.step_median_ms, 4.0, 1e-6),
-	   "GPU step 4 ms (%s %.4f)", r.step_basis, r.step_median_ms);
+	ok(r.steps.n == 10 && !strcmp(r.steps.source, "optimizer"),
+	   "10 steps from optimizer 0's step() (%u, %s: %s)", r.steps.n, r.steps.source,
+	   r.steps.how);
+	ok(!strcmp(r.steps.basis, "gpu") && near(r.steps.median_ms, 4.0, 1e-6),
+	   "GPU step 4 ms (%s %.4f)", r.steps.basis, r.steps.median_ms);
 	ok(r.torch.opt_steps == 10 && near(r.torch.opt_period_median_ms, 4.0, 1e-6) &&
 	       r.torch.nopt == 2 && r.torch.opt[1].steps == 5,
 	   "PyTorch's view: 10 calls 4 ms apart, a second optimizer with 5 (%u %.3f %u %llu)",
 	   r.torch.opt_steps, r.torch.opt_period_median_ms, r.torch.nopt,
 	   (unsigned long long)r.torch.opt[1].steps);
-	ok(r.torch.opt_device_bytes == 1048576 && r.optimizer_bytes == 1048576 &&
-	       !strcmp(r.optimizer_source, "PyTorch optimizer state"),
+	ok(r.torch.opt_device_bytes == 1048576 && r.memory.optimizer_bytes == 1048576 &&
+	       !strcmp(r.memory.optimizer_source, "PyTorch optimizer state"),
 	   "optimizer state from its state tensors (%llu, %s)",
-	   (unsigned long long)r.optimizer_bytes, r.optimizer_source);
+	   (unsigned long long)r.memory.optimizer_bytes, r.memory.optimizer_source);
 	ok(near(r.torch.growth_per_step, 64, 1e-9), "allocator growth 64 bytes a step (%.3f)",
 	   r.torch.growth_per_step);
 	d.steps_from = GP_STEPS_AUTO;
@@ -349,7 +351,7 @@ static void layer_ranges(void)
 			st = &job.r[i];
 	}
 	/* the table is the steady state's: the 3 steps after the 3 of warm-up */
-	unsigned post = r.nsteps_post;
+	unsigned post = r.steps.n_post;
 	ok(bw && bw->count == post && bw->count_all == 6 && bw->gpu_ns == post * 2 * MS,
 	   "a start/end range gets the GPU work of its thread while open (%llu ns)",
 	   bw ? (unsigned long long)bw->gpu_ns : 0);
@@ -357,8 +359,8 @@ static void layer_ranges(void)
 	   "the step range on the main thread still gets all of it through the autograd thread "
 	   "(%llu ns)",
 	   st ? (unsigned long long)st->gpu_ns : 0);
-	ok(!strcmp(r.step_source, "nvtx") && !strcmp(r.step_name, "train_step"),
-	   "steps are the program's range, not a layer range (%s)", r.step_name);
+	ok(!strcmp(r.steps.source, "nvtx") && !strcmp(r.steps.name, "train_step"),
+	   "steps are the program's range, not a layer range (%s)", r.steps.name);
 }
 
 /* Two programs one after the other under one agent: CUPTI counts correlation ids from 1

@@ -1,0 +1,31 @@
+/* Where the time goes on the GPU (gputime.c: gp_pass_gpu): busy/idle and why it idled,
+ * communication vs compute, launches. Section "gpu" of gp_rank_t (rank.h). */
+#ifndef GP_GPUTIME_H
+#define GP_GPUTIME_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+typedef struct gp_gpu {
+	uint64_t kernels_total, kernels_in_steps, nkernels, span_ns, busy_ns, idle_host_ns,
+	    idle_kernel_ns, idle_other_ns, idle_sync_ns;
+	uint64_t kernels_other_thread; /* attributed to a range of another thread */
+	uint64_t comm_ns, compute_ns, memcpy_ns, overlap_ns, nmemcpy, nmemset;
+	uint64_t small_kernels, short_vs_launch, launches_matched;
+	/* launch_latency_us: a kernel's start less its launch call's start (the queue: how far
+	 * the host runs ahead, not what launching costs); launch_call_us: the launch call's
+	 * own duration (the host's cost of a launch); medians, 0 when not measured */
+	double launch_latency_us, launch_call_us, kernel_mean_us, kernels_per_step,
+	    kernel_gpu_per_step_ms;
+	/* where the steps' GPU idled, by what the host did: waiting for the next batch
+	 * (GP_FW_DATA_WAIT), inside a framework's compilation, in a launch call, or none of
+	 * those (time in Python, a slow host, or what gpuprof cannot see) */
+	uint64_t idle_data_ns, idle_compile_ns, idle_launch_ns;
+	uint64_t idle_tracer_ns; /* ... covered by CUPTI's own work (its overhead records) */
+	uint64_t data_wait_ns, data_waits; /* inside the post-warm-up steps */
+	double host_busy_per_step_ms;      /* host time inside launch and sync calls per step */
+	double nvml_util_mean;             /* NVML's utilisation (analyze.c, from the loader) */
+	uint64_t nvml_samples;
+} gp_gpu_t;
+
+#endif

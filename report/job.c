@@ -1,0 +1,536 @@
+/* The job report's analysis (job.h): every rank file of a job directory found, each
+ * rank analysed on its own (gp_rank_analyse, or its summary), a batch at a time on
+ * several threads, and merged in the order found; then how each task ended from the
+ * plugin's node records. Only the per-rank results and the merged kernel and range
+ * tables stay in memory. */
+#include "config.h"
+#include "env.h"
+#include "settings.h"
+#include "job.h"
+#include "log.h"
+#include "path.h"
+#include "rankdata.h"
+#include "rankfile.h"
+#include "stats.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* A launcher's file (the task's own, when its launcher's ranks recorded files of their
+ * own): only how the task ended and what it did not record. */
+static void load_launcher(gp_job_t *job, const char *path)
+{
+	char err[512];
+	gp_rf_reader_t *rd;
+	gp_event_t e;
+	const char *h;
+	struct gp_launcher *n = realloc(job->launchers, (job->nlaunchers + 1) * sizeof(*n));
+	if (!n)
+		return;
+	job->launchers = n;
+	struct gp_launcher *l = &n[job->nlaunchers];
+	memset(l, 0, sizeof(*l));
+	if (gp_rf_open(path, &rd, err, sizeof(err)) < 0) {
+		if (!job->nunreadable++)
+			snprintf(job->unreadable, sizeof(job->unreadable), "%s", err);
+		gp_warn("%s", err);
+		return;
+	}
+	l->task = (h = gp_rf_header(rd, "rank")) ? atoi(h) : -1;
+	if ((h = gp_rf_header(rd, "node")))
+		snprintf(l->node, sizeof(l->node), "%s", h);
+	if ((h = gp_rf_header(rd, "command")))
+		snprintf(l->command, sizeof(l->command), "%s", h);
+	while (gp_rf_next(rd, &e) > 0) {
+		if (e.type == GP_EV_END) {
+			l->has_end = true;
+			l->wait_status = (int)e.a;
+		} else if (e.type == GP_EV_LOSS && e.u8 == GP_LOSS_PROCESSES &&
+		           e.a > l->other_processes) {
+			l->other_processes = e.a;
+		}
+	}
+	gp_rf_close(rd);
+	job->nlaunchers++;
+}
+
+static int cmp_rank(const void *a, const void *b)
+{
+	const gp_rank_t *x = a, *y = b;
+	int c = strcmp(x->id.step, y->id.step);
+	return c ? c : x->id.rank - y->id.rank;
+}
+
+static int cmp_kstat(const void *a, const void *b)
+{
+	const gp_kstat_t *x = a, *y = b;
+	return x->total > y->total ? -1 : x->total < y->total;
+}
+
+static int cmp_rstat(const void *a, const void *b)
+{
+	const gp_rstat_t *x = a, *y = b;
+	return x->cpu_ns > y->cpu_ns ? -1 : x->cpu_ns < y->cpu_ns;
+}
+
+/* One rank analysed on its own, as the job merges it: the rank and its tables. Ranks are
+ * analysed in parallel a batch at a time, then merged in the order their files were
+ * found, so the report does not depend on the threads, and only one batch of per-rank
+ * tables is ever held (a job of 10 000 ranks holds 10 000 gp_rank_t and the merged
+ * tables, not 10 000 copies of them). */
+typedef struct rank_sum {
+	char *path;
+	char **sides; /* the rank's other processes' files (rankR.pidP.gpr) */
+	unsigned nsides;
+	bool ok, summary; /* analysed; from its summary */
+	gp_rank_t r;
+	gp_rank_tables_t t;
+	unsigned nunreadable; /* not analysed: why (the rank file's reader) */
+	char *unreadable;
+} rank_sum_t;
+
+typedef struct pool {
+	rank_sum_t *sums;
+	unsigned n;
+	_Atomic unsigned next;
+	int steps_from;
+} pool_t;
+
+static void analyse_one(rank_sum_t *s, rank_data_t *rd, int steps_from)
+{
+	char err[768];
+	gp_rank_opts_t o = {
+	    .steps_from = steps_from, .sides = (const char *const *)s->sides, .nsides = s->nsides};
+	/* summaries hold the default analysis of a rank of one process only */
+	bool sums =
+	    !s->nsides && steps_from == GP_STEPS_AUTO && gp_setting_bool(GP_ENV_REPORT_SUMMARIES);
+	if (sums && gp_summary_read(s->path, &s->r, &s->t) == 0) {
+		s->ok = s->summary = true;
+		return;
+	}
+	s->ok = gp_rank_analyse(s->path, &o, &s->r, &s->t, rd, err, sizeof(err)) == 0;
+	if (!s->ok) {
+		s->nunreadable = 1;
+		s->unreadable = strdup(err);
+	}
+	/* for the next report; where the directory is not ours to write, not at all */
+	if (sums && s->ok && gp_summary_wanted(s->path))
+		gp_summary_write(s->path, &s->r, &s->t);
+}
+
+static void *pool_worker(void *arg)
+{
+	pool_t *p = arg;
+	rank_data_t rd;
+	memset(&rd, 0, sizeof(rd));
+	for (unsigned i; (i = atomic_fetch_add(&p->next, 1)) < p->n;)
+		analyse_one(&p->sums[i], &rd, p->steps_from);
+	gp_rd_free(&rd);
+	return NULL;
+}
+
+/* Threads for reading rank files: GPUPROF_REPORT_THREADS, else every online core. */
+static unsigned report_threads(unsigned work)
+{
+	long n = (long)gp_setting_long(GP_ENV_REPORT_THREADS);
+	if (n <= 0)
+		n = sysconf(_SC_NPROCESSORS_ONLN);
+	if (n < 1)
+		n = 1;
+	return (unsigned)(n > (long)work ? (long)work : n);
+}
+
+static void analyse_batch(rank_sum_t *sums, unsigned n, unsigned nt, int steps_from)
+{
+	pool_t p = {.sums = sums, .n = n, .steps_from = steps_from};
+	unsigned started = 0;
+	pthread_t *t = calloc(nt ? nt : 1, sizeof(pthread_t));
+	for (unsigned i = 1; t && i < nt; i++) /* this thread is the first worker */
+		if (pthread_create(&t[started], NULL, pool_worker, &p) == 0)
+			started++;
+	pool_worker(&p);
+	for (unsigned i = 0; i < started; i++)
+		pthread_join(t[i], NULL);
+	free(t);
+}
+
+/* Merge one analysed rank into the job (in the order found), freeing its tables. */
+static void merge_one(gp_job_t *job, rank_sum_t *s, unsigned *from_sum)
+{
+	if (s->ok) {
+		*from_sum += s->summary;
+		/* what the ranks' headers say of the job: its id (the first found), tasks */
+		if (!job->job[0])
+			snprintf(job->job, sizeof(job->job), "%s", s->t.job);
+		if (s->t.ntasks_expected > job->ntasks_expected)
+			job->ntasks_expected = s->t.ntasks_expected;
+		job->ranks[job->nranks++] = s->r;
+		gp_job_add_kernels(job, s->t.k, s->t.nk);
+		gp_job_add_ranges(job, s->t.r, s->t.nr);
+	} else if (s->nunreadable) {
+		if (!job->nunreadable) /* the first one's reason */
+			snprintf(job->unreadable, sizeof(job->unreadable), "%s",
+			         s->unreadable ? s->unreadable : "");
+		job->nunreadable += s->nunreadable;
+	}
+	gp_rank_tables_free(&s->t);
+	free(s->unreadable);
+}
+
+/* A rank file to analyse, with the files of the rank's other processes. */
+typedef struct rank_in {
+	char *path;
+	char **sides;
+	unsigned nsides;
+} rank_in_t;
+
+static void (*progress_fn)(unsigned done, unsigned total);
+
+void gp_job_set_progress(void (*fn)(unsigned done, unsigned total))
+{
+	progress_fn = fn;
+}
+
+/* Analyse and merge every rank of paths, a batch of a few per thread at a time. */
+static void analyse_all(gp_job_t *job, rank_in_t *paths, unsigned n)
+{
+	unsigned nt = report_threads(n), from_sum = 0;
+	unsigned batch = nt * 32 < 256 ? 256 : nt * 32;
+	if (batch > n)
+		batch = n;
+	rank_sum_t *sums = calloc(batch ? batch : 1, sizeof(*sums));
+	job->ranks = malloc((n ? n : 1) * sizeof(gp_rank_t));
+	if (!sums || !job->ranks) {
+		gp_warn("report: out of memory for %u ranks", n);
+		free(sums);
+		return;
+	}
+	for (unsigned lo = 0; lo < n; lo += batch) {
+		unsigned m = n - lo < batch ? n - lo : batch;
+		memset(sums, 0, m * sizeof(*sums));
+		for (unsigned i = 0; i < m; i++) {
+			sums[i].path = paths[lo + i].path;
+			sums[i].sides = paths[lo + i].sides;
+			sums[i].nsides = paths[lo + i].nsides;
+		}
+		analyse_batch(sums, m, nt < m ? nt : m, job->steps_from);
+		for (unsigned i = 0; i < m; i++)
+			merge_one(job, &sums[i], &from_sum);
+		if (progress_fn)
+			progress_fn(lo + m, n);
+	}
+	free(sums);
+	gp_debug("report: %u rank(s) from their summaries, %u from their rank files", from_sum,
+	         job->nranks - from_sum);
+}
+
+/* A writer killed between creating its temporary file and renaming it into place leaves
+ * ".rankR.gps.tmp.PID" (a summary: written whole in one go, so stale after seconds) or
+ * ".rankR.gpr.tmp.PID" (a rank file's copy into the job directory; the spool keeps the
+ * data for `gpuprof salvage`). Removed here, when old enough to be nobody's work in
+ * progress, and only one's own: root reading a user's job leaves them. */
+static void drop_stale_tmp(DIR *d, const char *name)
+{
+	struct stat sb;
+	const char *t = strstr(name, ".tmp.");
+	if (name[0] != '.' || strncmp(name + 1, "rank", 4) || !t || t - name < 5)
+		return;
+	bool summary = !strncmp(t - 4, ".gps", 4);
+	if (!summary && strncmp(t - 4, ".gpr", 4))
+		return;
+	if (fstatat(dirfd(d), name, &sb, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISREG(sb.st_mode) ||
+	    sb.st_uid != geteuid())
+		return;
+	if (time(NULL) - sb.st_mtime > (summary ? 30 : 600) && unlinkat(dirfd(d), name, 0) == 0)
+		gp_debug("report: removed %s, left by a writer that did not finish", name);
+}
+
+/* Set each rankR.pidP.gpr beside its rankR.gpr (same directory); one with no rankR.gpr
+ * (its agent's file lost) stands for the rank itself. Takes the side paths. */
+static int cmp_rank_in(const void *a, const void *b)
+{
+	return strcmp(((const rank_in_t *)a)->path, ((const rank_in_t *)b)->path);
+}
+
+static void group_sides(rank_in_t **v, size_t *n, size_t *cap, char **sides, size_t ns)
+{
+	size_t sorted = *n; /* the rank files, sorted for the lookups; orphans after them */
+	if (ns && *n)
+		qsort(*v, *n, sizeof(**v), cmp_rank_in);
+	for (size_t i = 0; i < ns; i++) {
+		const char *pid = strstr(strrchr(sides[i], '/'), ".pid");
+		size_t base = (size_t)(pid - sides[i]); /* ".../rankR" */
+		char key[4800];
+		snprintf(key, sizeof(key), "%.*s.gpr", (int)base, sides[i]);
+		rank_in_t k0 = {.path = key}, *in = NULL;
+		if (sorted)
+			in = bsearch(&k0, *v, sorted, sizeof(**v), cmp_rank_in);
+		for (size_t k = sorted; k < *n && !in; k++) /* an orphan's first side */
+			if (!strncmp((*v)[k].path, sides[i], base + 4))
+				in = &(*v)[k];
+		if (!in) {
+			if (*n == *cap) {
+				size_t nc = *cap ? *cap * 2 : 16;
+				rank_in_t *nv = realloc(*v, nc * sizeof(**v));
+				if (!nv) {
+					free(sides[i]);
+					continue;
+				}
+				*v = nv, *cap = nc;
+			}
+			(*v)[(*n)++] = (rank_in_t){.path = sides[i]};
+			continue;
+		}
+		char **ns2 = realloc(in->sides, (in->nsides + 1) * sizeof(char *));
+		if (!ns2) {
+			free(sides[i]);
+			continue;
+		}
+		in->sides = ns2;
+		in->sides[in->nsides++] = sides[i];
+	}
+}
+
+/* The batch script of an sbatch job (step "batch") that ran no GPU work and no steps of
+ * its own (its sruns did): a line of the report, not a rank with zeros in every table. */
+static void drop_batch_script(gp_job_t *job)
+{
+	unsigned n = 0;
+	for (unsigned i = 0; i < job->nranks; i++) {
+		gp_rank_t *r = &job->ranks[i];
+		if (!strcmp(r->id.step, "batch") && !r->gpu.kernels_total && !r->gpu.nmemcpy &&
+		    !r->steps.n && job->nranks > 1 && !job->batch.seen) {
+			job->batch.seen = true;
+			job->batch.has_end = r->outcome.has_end;
+			job->batch.wait_status = r->outcome.wait_status;
+			job->batch.wall_ns = r->outcome.wall_ns;
+			snprintf(job->batch.command, sizeof(job->batch.command), "%s",
+			         r->id.command);
+			gp_rank_release(r);
+			continue;
+		}
+		job->ranks[n++] = *r;
+	}
+	job->nranks = n;
+}
+
+size_t gp_read_job_file(const gp_job_t *job, const char *path, char *buf, size_t len)
+{
+	int fd = gp_open_regular(AT_FDCWD, path, job->owner, NULL);
+	size_t n = 0;
+	ssize_t k = 0;
+	if (fd < 0 || !len) {
+		if (fd >= 0)
+			close(fd);
+		return (size_t)-1;
+	}
+	while (n + 1 < len &&
+	       ((k = read(fd, buf + n, len - 1 - n)) > 0 || (k < 0 && errno == EINTR)))
+		n += k > 0 ? (size_t)k : 0;
+	close(fd);
+	buf[n] = '\0';
+	return k < 0 ? (size_t)-1 : n;
+}
+
+/* Slurm's wait status of task rank/pid from the node summaries in dir (stepd.c:
+ * node<N>.json, {"task": T, "rank": R, "pid": P, "wait_status": W, ...} per task). */
+static bool node_status(const gp_job_t *job, const char *dir, int rank, int pid, int *status)
+{
+	static char buf[65536];
+	bool found = false;
+	DIR *d = opendir(dir);
+	struct dirent *de;
+	while (d && !found && (de = readdir(d))) {
+		char path[4400];
+		size_t l = strlen(de->d_name);
+		if (strncmp(de->d_name, "node", 4) || l < 9 ||
+		    strcmp(de->d_name + l - 5, ".json") ||
+		    snprintf(path, sizeof(path), "%s/%s", dir, de->d_name) >= (int)sizeof(path) ||
+		    gp_read_job_file(job, path, buf, sizeof(buf)) == (size_t)-1)
+			continue;
+		for (const char *p = buf; !found && (p = strstr(p, "{\"task\": ")); p++) {
+			unsigned t, r;
+			int tp, w;
+			if (sscanf(p,
+			           "{\"task\": %u, \"rank\": %u, \"pid\": %d, \"wait_status\": %d",
+			           &t, &r, &tp, &w) == 4 &&
+			    (int)r == rank && tp == pid)
+				found = true, *status = w;
+		}
+	}
+	if (d)
+		closedir(d);
+	return found;
+}
+
+/* A task of the environment-only fallback (no agent) that died where its library's exit
+ * hook never ran (SIGSEGV, _exit) leaves a rank file with no end record, and it was
+ * reported "killed with its agent"; Slurm's wait status for the task is in the plugin's
+ * node summary beside it. Matched by rank and pid: a fallback file is the task's own
+ * only when its process is the task's (a launcher's worker, or a program a batch script
+ * started, is another process and keeps "incomplete"). */
+static void node_statuses(gp_job_t *job)
+{
+	for (unsigned i = 0; i < job->nranks; i++) {
+		gp_rank_t *r = &job->ranks[i];
+		char dir[4200];
+		const char *slash = r->id.path ? strrchr(r->id.path, '/') : NULL;
+		if (r->outcome.has_end || !strcmp(r->quality.wrapped, "agent") || r->id.pid <= 0 ||
+		    !slash)
+			continue;
+		snprintf(dir, sizeof(dir), "%.*s", (int)(slash - r->id.path), r->id.path);
+		if (node_status(job, dir, r->id.rank, r->id.pid, &r->outcome.wait_status))
+			r->outcome.status_from_node = true;
+	}
+}
+
+int gp_job_load(gp_job_t *job, const char *dir, const char *step, const char *steps_from, char *err,
+                size_t errlen)
+{
+	DIR *top;
+	struct dirent *de;
+	memset(job, 0, sizeof(*job));
+	snprintf(job->dir, sizeof(job->dir), "%s", dir);
+	if ((job->steps_from = gp_steps_from_name(steps_from)) < 0) {
+		snprintf(err, errlen,
+		         "--steps-from: '%s' (auto, nvtx, optimizer, profiler, kernels)",
+		         steps_from);
+		return -1;
+	}
+	top = opendir(dir);
+	struct stat ds;
+	if (!top || fstat(dirfd(top), &ds) < 0) {
+		snprintf(err, errlen, "%s: %s", dir, strerror(errno));
+		if (top)
+			closedir(top);
+		return -1;
+	}
+	VEC(rank_in_t) paths = {0};
+	VEC(char *) sides = {0};
+	job->owner = ds.st_uid;
+	while ((de = readdir(top))) {
+		char sub[4400];
+		DIR *sd;
+		struct dirent *fe;
+		if (strncmp(de->d_name, "step", 4))
+			continue;
+		if (step && strcmp(de->d_name + 4, step))
+			continue;
+		snprintf(sub, sizeof(sub), "%s/%s", dir, de->d_name);
+		sd = opendir(sub);
+		if (!sd)
+			continue;
+		while ((fe = readdir(sd))) {
+			size_t l = strlen(fe->d_name);
+			char path[4700];
+			if (fe->d_name[0] == '.') {
+				drop_stale_tmp(sd, fe->d_name);
+				continue;
+			}
+			if (!strncmp(fe->d_name, "launcher", 8) && l > 12 &&
+			    !strcmp(fe->d_name + l - 4, ".gpr")) {
+				snprintf(path, sizeof(path), "%s/%s", sub, fe->d_name);
+				load_launcher(job, path);
+				continue;
+			}
+			if (strncmp(fe->d_name, "rank", 4) || l < 8 ||
+			    strcmp(fe->d_name + l - 4, ".gpr"))
+				continue;
+			snprintf(path, sizeof(path), "%s/%s", sub, fe->d_name);
+			char *p = strdup(path);
+			if (!p)
+				continue;
+			if (strstr(fe->d_name, ".pid")) { /* another process of a rank */
+				VEC_PUSH(sides, p);
+			} else {
+				rank_in_t in = {.path = p};
+				VEC_PUSH(paths, in);
+			}
+		}
+		closedir(sd);
+	}
+	closedir(top);
+	group_sides(&paths.v, &paths.n, &paths.cap, sides.v, sides.n);
+	VEC_FREE(sides);
+	if (paths.n)
+		analyse_all(job, paths.v, (unsigned)paths.n);
+	node_statuses(job);
+	for (size_t i = 0; i < paths.n; i++) {
+		free(paths.v[i].path);
+		for (unsigned k = 0; k < paths.v[i].nsides; k++)
+			free(paths.v[i].sides[k]);
+		free(paths.v[i].sides);
+	}
+	VEC_FREE(paths);
+	if (!job->nranks) {
+		if (job->nunreadable)
+			snprintf(err, errlen, "%s: no readable rank file (%s)", dir,
+			         job->unreadable);
+		else
+			snprintf(err, errlen, "%s: no rank files (step*/rank*.gpr)", dir);
+		gp_job_free(job);
+		return -1;
+	}
+	drop_batch_script(job);
+	u64map_free(&job->kidx); /* indices of the unsorted tables */
+	u64map_free(&job->ridx);
+	qsort(job->ranks, job->nranks, sizeof(gp_rank_t), cmp_rank);
+	if (job->nk)
+		qsort(job->k, job->nk, sizeof(gp_kstat_t), cmp_kstat);
+	if (job->nr)
+		qsort(job->r, job->nr, sizeof(gp_rstat_t), cmp_rstat);
+	double *med = calloc(job->nranks, sizeof(double));
+	unsigned nm = 0;
+	for (unsigned i = 0; med && i < job->nranks; i++) {
+		const gp_rank_t *r = &job->ranks[i];
+		if (!r->steps.nms)
+			continue;
+		med[nm++] = r->steps.median_ms;
+		if (!job->step_basis[0])
+			snprintf(job->step_basis, sizeof(job->step_basis), "%s", r->steps.basis);
+		else if (strcmp(job->step_basis, r->steps.basis))
+			snprintf(job->step_basis, sizeof(job->step_basis), "mixed");
+	}
+	job->step_median_ms = gp_median(med, nm);
+	free(med);
+	return 0;
+}
+
+void gp_job_free(gp_job_t *job)
+{
+	for (unsigned i = 0; i < job->nranks; i++)
+		gp_rank_release(&job->ranks[i]);
+	free(job->ranks);
+	free(job->launchers);
+	for (unsigned i = 0; i < job->nk; i++)
+		free(job->k[i].name);
+	free(job->k);
+	for (unsigned i = 0; i < job->nr; i++)
+		free(job->r[i].name);
+	free(job->r);
+	u64map_free(&job->kidx);
+	u64map_free(&job->ridx);
+	memset(job, 0, sizeof(*job));
+}
+
+int gp_job_rank_records(const gp_job_t *job, const gp_rank_t *rk, rank_data_t *d, char *err,
+                        size_t errlen)
+{
+	gp_rank_t r;
+	gp_rank_tables_t t;
+	gp_rank_opts_t o = {.steps_from = job->steps_from};
+	int rc = gp_rank_analyse(rk->id.path, &o, &r, &t, d, err, errlen);
+	if (rc == 0)
+		gp_rank_release(&r);
+	gp_rank_tables_free(&t);
+	return rc;
+}

@@ -1,0 +1,137 @@
+/* Per-rank analysis and job-wide aggregation behind `gpuprof report` and `diff`.
+ * Rank files are read one at a time through the common reader; only per-rank summaries
+ * and the merged kernel/range tables stay in memory. */
+#ifndef GP_JOB_H
+#define GP_JOB_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <sys/types.h>
+
+#include "analyze.h"
+#include "rank.h"
+#include "summary.h"
+#include "rankfile.h"
+#include "ranks.h"
+#include "vec.h"
+
+/* Findings come in tiers, listed in this order: how the job ended, then what costs time
+ * (ranked by the time a fix would save), then what costs memory (by the bytes). */
+enum gp_finding_kind { GP_F_OUTCOME = 0, GP_F_TIME = 1, GP_F_MEMORY = 2 };
+
+typedef struct gp_finding {
+	char id[32];
+	int kind;            /* gp_finding_kind */
+	int rank;            /* the rank it is about, -1: the job */
+	double score;        /* the saving's share: of step time (time), of peak memory (memory) */
+	double saving_ms;    /* time findings: estimated saving per step */
+	double saving_pct;   /* ... as % of the step time */
+	double saving_bytes; /* memory findings: bytes a fix would free */
+	char effect_of[32];  /* id of the finding that causes this one, "" if none */
+	char title[256];
+	char evidence[1024];
+	char threshold[256];
+	char fix[512];
+} gp_finding_t;
+
+typedef struct gp_job {
+	char dir[4096];
+	uid_t owner; /* the job directory's: the only user whose files in it are read */
+	char job[32];
+	gp_rank_t *ranks;
+	unsigned nranks;
+	gp_kstat_t *k;
+	unsigned nk, kcap;
+	gp_rstat_t *r;
+	unsigned nr, rcap;
+	/* while loading: name hash -> index + 1 into k and r (10^5 distinct range names
+	 * made the linear lookup quadratic); freed before k and r are sorted */
+	u64map_t kidx, ridx;
+	/* tasks that were launchers (torchrun) whose ranks recorded files of their own:
+	 * launcher<T>.gpr, read for how the task ended (analyze.c) */
+	struct gp_launcher {
+		int task;
+		bool has_end;
+		int wait_status;
+		uint64_t other_processes; /* processes it started that were not recorded */
+		char node[64], command[160];
+	} * launchers;
+	unsigned nlaunchers;
+	gp_finding_t f[24];
+	unsigned nf;
+	unsigned missing_ranks, ntasks_expected;
+	/* the batch script, when it ran no GPU work of its own (analyze.c): not a rank */
+	struct {
+		bool seen, has_end;
+		int wait_status;
+		uint64_t wall_ns;
+		char command[160];
+	} batch;
+	/* rank files that could not be read: how many, and the first one with its reason */
+	unsigned nunreadable;
+	char unreadable[768];
+	char sacct[2048];
+	char sacct_state[64]; /* sacct's State of the job (TIMEOUT, CANCELLED by U, ...), "" unknown
+	                       */
+	double step_median_ms; /* median over ranks of rank medians (each rank's headline) */
+	char step_basis[16];   /* what the ranks' headlines measure (gpu, period, mixed) */
+	int steps_from;        /* 0 auto, 1 nvtx, 2 profiler, 3 kernels (see rankdata.h) */
+	/* text report: ranks listed line by line. With more than GP_TEXT_RANKS ranks and no
+	 * list, the tables give distributions across ranks and nodes with outliers named */
+	bool have_detail;
+	gp_ranks_t detail;
+} gp_job_t;
+#define GP_TEXT_RANKS 32
+
+/* A small file of the job directory (a node summary) into buf, NUL-terminated: a regular
+ * file of the directory's owner (or the caller's), never through a link nor waiting on a
+ * FIFO. Its length, or (size_t)-1. */
+size_t gp_read_job_file(const gp_job_t *job, const char *path, char *buf, size_t len);
+
+/* Load every rank file under dir (step* subdirectories), optionally one step only.
+ * Each rank comes from its summary where one is valid (GPUPROF_REPORT_SUMMARIES), else
+ * from its rank file, read on GPUPROF_REPORT_THREADS threads, its summary then written.
+ * steps_from: where steps come from, "auto" (or NULL), "nvtx", "profiler", "kernels". */
+/* fn(done, total) after each batch of rank files gp_job_load has read, on the calling
+ * thread (a progress line); NULL: none. */
+void gp_job_set_progress(void (*fn)(unsigned done, unsigned total));
+int gp_job_load(gp_job_t *job, const char *dir, const char *step, const char *steps_from, char *err,
+                size_t errlen);
+void gp_job_findings(gp_job_t *job);
+/* The records of one of the job's ranks (its file, analysed as the report analysed it:
+ * the same steps), into d for an export (reused from rank to rank; gp_rd_free after).
+ * 0, or -1 with the reason in err. */
+int gp_job_rank_records(const gp_job_t *job, const gp_rank_t *rk, rank_data_t *d, char *err,
+                        size_t errlen);
+void gp_job_free(gp_job_t *job);
+
+void gp_report_text(const gp_job_t *job, FILE *out);
+/* How a rank ended, in words: "exit 0", "signal 9", "incomplete", ... */
+const char *gp_rank_outcome(const gp_rank_t *r, char *buf, size_t len);
+void gp_report_json(const gp_job_t *job, FILE *out);
+/* job.json: who, where, when, which ranks were profiled and how they ended, and the
+ * plugin's per-node step summaries (step*\/node*.json) embedded as they are. */
+void gp_job_json(const gp_job_t *job, FILE *out);
+void gp_report_summary_line(const gp_job_t *job, char *buf, size_t len);
+/* PyTorch memory_viz snapshot (pickle protocol 2) of one rank (first of ranks, else the
+ * first rank), as torch.cuda.memory._dump_snapshot writes it. */
+/* pydir: agent/python (its _gpuprof_merge.py merges PyTorch's own snapshots when the
+ * ranks have them); NULL: the CUDA records alone. torch113: the layout PyTorch 1.13's
+ * _memory_viz reads (a list of segments, each block with its history) instead of 2.x's
+ * dictionary of segments and device_traces. */
+int gp_export_memviz(const gp_job_t *job, FILE *out, const char *ranks, const char *pydir,
+                     bool torch113);
+/* Self-contained HTML with SVG plots. */
+int gp_report_html(const gp_job_t *job, FILE *out);
+/* Chrome/Perfetto trace of the job (re-reads the rank files). */
+/* One Kineto-layout trace per rank under dir/stepS/rankR.json, for HTA */
+int gp_export_kineto(const gp_job_t *job, const char *dir, const char *ranks);
+int gp_export_chrome(const gp_job_t *job, FILE *out, const char *ranks, uint64_t max_events,
+                     double win_from_s, double win_to_s);
+
+/* The name of a GP_LOSS_* cause in JSON and in words; NULL past the last. */
+const char *gp_loss_key(unsigned cause);
+const char *gp_loss_words(unsigned cause);
+
+#endif

@@ -1,0 +1,49 @@
+/* A rank's lifecycle (rank.h): what a gp_rank_t owns, and the figures every output reads
+ * the same way. Depends on nothing else of the report. */
+#include "config.h"
+#include "rank.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+void gp_rank_release(gp_rank_t *r)
+{
+	free(r->id.path);
+	free(r->steps.ms);
+	free(r->steps.no);
+	free(r->torch.own);
+	r->id.path = NULL;
+	r->steps.ms = NULL;
+	r->steps.no = NULL;
+	r->torch.own = NULL;
+}
+
+bool gp_rank_unobserved(const gp_rank_t *r)
+{
+	return strstr(r->id.modes, "cuda") && !r->quality.yielded[0] && !r->gpu.kernels_total &&
+	       !r->gpu.nmemcpy && !r->gpu.nmemset &&
+	       r->memory.nvml_max >= (uint64_t)GP_UNOBSERVED_MIB << 20;
+}
+
+void gp_rank_compact_steps(gp_rank_t *r)
+{
+	if (!r->steps.no)
+		return;
+	for (unsigned k = 1; k < r->steps.nms; k++)
+		if (r->steps.no[k] != r->steps.no[0] + k)
+			return;
+	r->steps.no0 = r->steps.nms ? r->steps.no[0] : 0;
+	free(r->steps.no);
+	r->steps.no = NULL;
+}
+
+void gp_rank_tables_free(gp_rank_tables_t *t)
+{
+	for (unsigned i = 0; i < t->nk; i++)
+		free(t->k[i].name);
+	for (unsigned i = 0; i < t->nr; i++)
+		free(t->r[i].name);
+	free(t->k);
+	free(t->r);
+	memset(t, 0, sizeof(*t));
+}

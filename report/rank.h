@@ -1,0 +1,109 @@
+/* One rank's result: what the analysis of one rank file found, as sections named like
+ * the JSON report's objects. Each section is declared beside the pass that fills it:
+ *   id, outcome, quality, io, faults, overhead, pool, torch   load.h    (the loader)
+ *   steps, capture                                            steps.h   (steps.c)
+ *   gpu                                                       gputime.h (gputime.c)
+ *   sync                                                      ranges.h  (ranges.c)
+ *   memory, ts                                                memory.h  (memory.c)
+ *   startup                                                   startup.h (startup.c)
+ *   procs                                                     here      (analyze.c)
+ * Its lifecycle is here (rank.c): a gp_rank_t is zeroed, filled by gp_rank_analyse (or
+ * read from its summary, summary.c), and released with gp_rank_release. The fields the
+ * report writes, and the summary keeps, are listed once in fields.c. */
+#ifndef GP_RANK_H
+#define GP_RANK_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "gputime.h"
+#include "load.h"
+#include "memory.h"
+#include "rankfile.h"
+#include "ranges.h"
+#include "startup.h"
+#include "steps.h"
+
+/* A kernel's figures by name (the job's kernel table; one rank's, merged) */
+typedef struct gp_kstat {
+	char *name;
+	uint64_t calls, total, min, max;
+	bool comm;
+} gp_kstat_t;
+
+/* An NVTX range's figures by name */
+typedef struct gp_rstat {
+	char *name;
+	uint64_t count, cpu_ns, gpu_ns, sync_ns; /* over the steady state (post-warm-up steps) */
+	uint64_t count_all;                      /* over the whole run, start-up included */
+} gp_rstat_t;
+
+/* The rank's processes, when more than one recorded (rankR.pidP.gpr beside rankR.gpr,
+ * agent/inject): the one that trained is the rank (its figures are the rank's); the
+ * rank's outcome, resources and NVML are the task's (rankR.gpr's, the agent's). */
+#define GP_PROCS 8
+typedef struct gp_proc {
+	int pid;
+	bool trainer;
+	unsigned steps, opt_steps;
+	uint64_t kernels, api_calls, mem_peak;
+	bool has_end, status_unknown;
+	int wait_status;
+	char command[96];
+} gp_proc_t;
+typedef struct gp_procs {
+	gp_proc_t p[GP_PROCS];
+	unsigned n, nall;  /* listed, and in all (more than GP_PROCS: the largest) */
+	unsigned nforeign; /* rankR.pidP.gpr beside it that another agent wrote (an earlier run
+	                      into the same directory): left out, counted */
+} gp_procs_t;
+
+typedef struct gp_rank {
+	gp_ident_t id;
+	gp_outcome_t outcome;
+	gp_steps_t steps;
+	gp_rank_capture_t capture;
+	gp_startup_t startup;
+	gp_gpu_t gpu;
+	gp_sync_t sync;
+	gp_memory_t memory;
+	gp_pool_t pool;
+	gp_torch_t torch;
+	gp_io_t io;
+	gp_faults_t faults;
+	gp_overhead_t overhead;
+	gp_procs_t procs;
+	gp_quality_t quality;
+	gp_series_t ts;
+} gp_rank_t;
+
+/* The step number of rank r's k-th headline sample. */
+static inline unsigned gp_step_no(const gp_rank_t *r, unsigned k)
+{
+	return r->steps.no ? r->steps.no[k] : r->steps.no0 + k;
+}
+/* Drop r->steps.no where its numbers run on from the first (no0). */
+void gp_rank_compact_steps(gp_rank_t *r);
+/* The rank recorded no CUDA work although its modes asked for it, nothing was yielded to
+ * another tool, and NVML saw its GPU in use (GP_UNOBSERVED_MIB or more): the process that
+ * used the GPU was not the one recorded. Never "complete"; the first finding. */
+#define GP_UNOBSERVED_MIB 256
+bool gp_rank_unobserved(const gp_rank_t *r);
+/* Frees what a rank owns (its path, step samples, owners), not the rank itself. */
+void gp_rank_release(gp_rank_t *r);
+
+/* One rank's share of the job besides its gp_rank_t: its kernel and range tables and
+ * what its header says of the job (the job report merges these rank by rank). */
+typedef struct gp_rank_tables {
+	gp_kstat_t *k;
+	gp_rstat_t *r;
+	unsigned nk, nr;
+	char job[32];
+	unsigned ntasks_expected;
+	gp_rf_ident_t src; /* the rank file the analysis read (its summary's key) */
+	bool src_ok;       /* false: it changed while read; no summary is made of it */
+} gp_rank_tables_t;
+void gp_rank_tables_free(gp_rank_tables_t *t);
+
+#endif

@@ -1,0 +1,55 @@
+/* The rank's steps (steps.c: gp_pass_steps, gp_pass_capture): which intervals are the
+ * training steps, how long each really took, and what the capture windows covered.
+ * Sections of gp_rank_t (rank.h); JSON objects "steps" and "capture". */
+#ifndef GP_STEPS_H
+#define GP_STEPS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+/* Step samples kept per rank: the job report holds every rank's, and 10 240 ranks x
+ * 100 000 steps would be 12 GiB of them; 512 draw a rank's step-time plot as well and
+ * keep it under 64 MiB at 10 240 ranks. */
+#define GP_STEP_KEEP 512
+
+/* How slow: the headline per-step figure is basis: "gpu" (completion of a step's GPU
+ * work to the next one's), "period" (start to start) where no CUDA activity was
+ * recorded, "cpu range" with a single post-warm-up step. */
+typedef struct gp_steps {
+	char name[128];
+	char source[16]; /* nvtx, profiler, kernels; empty: no steps found */
+	char how[256];   /* how the steps were found, and how sure */
+	char basis[16];
+	unsigned n, warmup, n_post, last_step;
+	double mean_ms, median_ms, p95_ms, cv; /* the headline */
+	/* the headline's post-warm-up samples, in step order: all of them up to
+	 * GP_STEP_KEEP, else GP_STEP_KEEP evenly spaced over the nall there were (the
+	 * figures above are from all); owned (gp_rank_release) */
+	double *ms;
+	unsigned *no; /* each one's step number, from 0; NULL when they run on from no0
+	                 (the usual case: 10 240 ranks x 1 000 steps is 40 MiB of numbers
+	                 that say nothing); read through gp_step_no */
+	unsigned no0;
+	unsigned nms, nall;
+	double cpu_median_ms, cpu_p95_ms;       /* CPU time inside the step range */
+	double period_median_ms, period_p95_ms; /* start to start */
+	double gpu_median_ms, gpu_p95_ms;       /* GPU completion to completion */
+	unsigned nperiod, ngpu;
+	bool gpu_from_markers; /* gpu from step completion markers, not kernel records */
+	uint64_t snapshot_ns;  /* end of the last step (monotonic ns): memory_viz snapshot time */
+} gp_steps_t;
+
+/* Capture windows (GP_EV_CONTROL): GPU statistics cover steps captured steps. With
+ * untraced steps between windows (sampled capture) the headline is the untraced steps'
+ * (step markers), the traced ones' beside it. */
+typedef struct gp_rank_capture {
+	bool window;
+	unsigned steps, first, last; /* step numbers, from 0 */
+	uint64_t switches, switch_max_ns;
+	unsigned ntraced, nuntraced;                 /* post-warm-up samples of each */
+	double traced_median_ms, untraced_median_ms; /* 0: not measured */
+	double tracer_ms_per_step; /* what tracing added to a traced step (their difference, or
+	                              CUPTI's overhead records where no step was untraced) */
+} gp_rank_capture_t;
+
+#endif
