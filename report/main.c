@@ -1,6 +1,7 @@
 /* gpuprof: the command line. run (the agent without Slurm), report, export, salvage, diff. */
 #include "config.h"
 #include "settings.h"
+#include "fields.h"
 #include "job.h"
 #include "cli.h"
 #include "jobref.h"
@@ -248,6 +249,18 @@ static const gp_cli_cmd_t cmd_settings_doc = {
     NULL,
     false};
 
+static const gp_cli_opt_t fields_opts[] = {
+    {"format", 'f', "FORMAT", "text (the default) or markdown"}, {NULL, 0, NULL, NULL}};
+
+static const gp_cli_cmd_t cmd_fields_doc = {
+    "fields",
+    "[OPTION]...",
+    "List every figure of a rank that report.json gives: its key (object.key), unit and "
+    "meaning, from the one table the JSON is written from.",
+    fields_opts,
+    NULL,
+    false};
+
 static const gp_cli_opt_t help_opts[] = {
     {"format", 'f', "FORMAT",
      "text (the default), or man: every command's options in man(7) markup, which is how "
@@ -262,8 +275,9 @@ static const gp_cli_cmd_t cmd_help_doc = {"help",
                                           false};
 
 static const gp_cli_cmd_t *const commands[] = {
-    &cmd_run_doc,     &cmd_report_doc, &cmd_export_doc,    &cmd_diff_doc,     &cmd_salvage_doc,
-    &cmd_capture_doc, &cmd_dump_doc,   &cmd_summarize_doc, &cmd_settings_doc, &cmd_help_doc};
+    &cmd_run_doc,      &cmd_report_doc,  &cmd_export_doc, &cmd_diff_doc,
+    &cmd_salvage_doc,  &cmd_capture_doc, &cmd_dump_doc,   &cmd_summarize_doc,
+    &cmd_settings_doc, &cmd_fields_doc,  &cmd_help_doc};
 #define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))
 
 /* gpuprof --help */
@@ -1165,6 +1179,27 @@ static int cmd_settings(int argc, char **argv)
 	return gp_settings_print(stdout, which, format) < 0 || fflush(stdout) ? 1 : 0;
 }
 
+/* gpuprof fields: the rank figures of report.json (report/fields.c) */
+static int cmd_fields(int argc, char **argv)
+{
+	const gp_cli_cmd_t *cmd = &cmd_fields_doc;
+	const char *format = "text";
+	gp_cli_t c;
+	int k;
+	gp_cli_begin(&c, cmd, argc, argv);
+	while ((k = gp_cli_next(&c)) > 0)
+		if (k == 'f')
+			format = c.arg;
+	if (k < 0)
+		return c.status;
+	if (c.ind < argc)
+		return gp_cli_usage(cmd, "unexpected '%s' (fields takes no operand)", argv[c.ind]);
+	if (strcmp(format, "text") && strcmp(format, "markdown"))
+		return gp_cli_usage(cmd, "--format: '%s' is not text or markdown", format);
+	gp_fields_print(stdout, !strcmp(format, "markdown"));
+	return fflush(stdout) ? 1 : 0;
+}
+
 /* gpuprof help [COMMAND]; --format=man: every command's options for gpuprof(1) */
 static int cmd_help(int argc, char **argv)
 {
@@ -1312,8 +1347,8 @@ static int cmd_diff(int argc, char **argv)
 int main(int argc, char **argv)
 {
 	static int (*const run[])(int, char **) = {
-	    cmd_run,     cmd_report, cmd_export,    cmd_diff,     cmd_salvage,
-	    cmd_capture, cmd_dump,   cmd_summarize, cmd_settings, cmd_help};
+	    cmd_run,  cmd_report,    cmd_export,   cmd_diff,   cmd_salvage, cmd_capture,
+	    cmd_dump, cmd_summarize, cmd_settings, cmd_fields, cmd_help};
 	_Static_assert(sizeof(run) / sizeof(run[0]) == NCOMMANDS, "a function per command");
 	if (argc < 2)
 		return usage_line();

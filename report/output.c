@@ -6,6 +6,7 @@
 #include "names.h"
 #include "stats.h"
 #include "event.h"
+#include "fields.h"
 #include "json.h"
 
 #include <dirent.h>
@@ -349,76 +350,6 @@ static void print_torch(FILE *out, const gp_job_t *job)
 	}
 }
 
-static void json_owners(FILE *out, const gp_owner_t *o, unsigned n)
-{
-	for (unsigned k = 0; k < n; k++) {
-		fprintf(out, "%s{\"bytes\": %llu, \"tensors\": %llu, \"stack\": ", k ? ", " : "",
-		        (unsigned long long)o[k].bytes, (unsigned long long)o[k].tensors);
-		gp_json_str(out, o[k].stack);
-		fprintf(out, "}");
-	}
-}
-
-static void json_torch(FILE *out, const gp_rank_t *r)
-{
-	const struct gp_torch *t = &r->torch;
-	fprintf(out, ",\n     \"pytorch\": ");
-	if (!t->seen) {
-		fprintf(out, "null");
-		return;
-	}
-	fprintf(out, "{\"info\": ");
-	gp_json_str(out, t->info);
-	fprintf(out, ", \"not_collected\": ");
-	gp_json_str(out, t->missing);
-	fprintf(out,
-	        ", \"optimizer_steps\": %u, \"optimizer_period_median_ms\": %.6f, "
-	        "\"optimizer_state_bytes\": %llu, \"optimizer_state_device_bytes\": %llu, "
-	        "\"optimizers\": [",
-	        t->opt_steps, t->opt_period_median_ms, (unsigned long long)t->opt_bytes,
-	        (unsigned long long)t->opt_device_bytes);
-	for (unsigned k = 0; k < t->nopt && k < 8; k++) {
-		fprintf(out,
-		        "%s{\"steps\": %llu, \"state_bytes\": %llu, \"state_device_bytes\": %llu, "
-		        "\"state\": ",
-		        k ? ", " : "", (unsigned long long)t->opt[k].steps,
-		        (unsigned long long)t->opt[k].bytes,
-		        (unsigned long long)t->opt[k].device_bytes);
-		gp_json_str(out, t->opt[k].what);
-		fprintf(out, "}");
-	}
-	fprintf(out,
-	        "], \"max_allocated_bytes\": %llu, \"max_reserved_bytes\": %llu, "
-	        "\"reserved_unused_at_peak_bytes\": %llu, \"allocated_end_bytes\": %llu, "
-	        "\"reserved_end_bytes\": %llu, \"growth_bytes_per_step\": %.1f, "
-	        "\"peak_owners\": [",
-	        (unsigned long long)t->max_allocated, (unsigned long long)t->max_reserved,
-	        (unsigned long long)t->frag_at_peak, (unsigned long long)t->allocated_end,
-	        (unsigned long long)t->reserved_end, t->growth_per_step);
-	json_owners(out, gp_torch_owners(t, GP_OWN_PEAK), t->nowner);
-	fprintf(out, "], \"kept_by_recorded_steps\": [");
-	json_owners(out, gp_torch_owners(t, GP_OWN_GROW), t->ngrow_owner);
-	fprintf(out, "], \"oom\": ");
-	if (t->oom) {
-		fprintf(out,
-		        "{\"requested_bytes\": %llu, \"total_bytes\": %llu, \"free_bytes\": %llu, "
-		        "\"holders\": [",
-		        (unsigned long long)t->oom_requested, (unsigned long long)t->oom_total,
-		        (unsigned long long)t->oom_free);
-		json_owners(out, gp_torch_owners(t, GP_OWN_OOM), t->noom_owner);
-		fprintf(out, "]}");
-	} else {
-		fprintf(out, "null");
-	}
-	fprintf(out, ", \"memviz\": {\"exit\": ");
-	gp_json_str(out, t->snap_exit);
-	fprintf(out, ", \"peak\": ");
-	gp_json_str(out, t->snap_peak);
-	fprintf(out, ", \"oom\": ");
-	gp_json_str(out, t->snap_oom);
-	fprintf(out, "}}");
-}
-
 static void print_io(FILE *out, const gp_job_t *job)
 {
 	bool any = false;
@@ -456,75 +387,6 @@ static void print_io(FILE *out, const gp_job_t *job)
 		if (r->io.nvml_limits[0])
 			fprintf(out, "       not sampled: %s\n", r->io.nvml_limits);
 	}
-}
-
-/* What the field issue added to a rank: the capture windows' two timings, start-up, the
- * host's side of the idle time, a framework's memory pool. */
-static void json_field(FILE *out, const gp_rank_t *r)
-{
-	fprintf(out,
-	        ",\n     \"windows\": {\"traced_steps\": %u, \"untraced_steps\": %u, "
-	        "\"traced_median_ms\": %.6f, \"untraced_median_ms\": %.6f, "
-	        "\"tracer_ms_per_step\": %.6f},\n     \"startup\": {\"s\": %.6f, "
-	        "\"gpu_busy_s\": %.6f, \"compile_s\": %.6f, \"alloc_bytes\": %llu, \"top\": [",
-	        r->capture.ntraced, r->capture.nuntraced, r->capture.traced_median_ms,
-	        r->capture.untraced_median_ms, r->capture.tracer_ms_per_step, r->startup.s,
-	        r->startup.gpu_busy_s, r->startup.compile_s,
-	        (unsigned long long)r->startup.alloc_bytes);
-	for (unsigned k = 0; k < r->startup.ntop; k++) {
-		fprintf(out, "%s{\"name\": ", k ? ", " : "");
-		gp_json_str(out, r->startup.top[k].name);
-		fprintf(out, ", \"kind\": \"%s\", \"ms\": %.3f, \"calls\": %u}",
-		        r->startup.top[k].kernel ? "kernel" : "range", r->startup.top[k].ms,
-		        r->startup.top[k].calls);
-	}
-	fprintf(out,
-	        "]},\n     \"host\": {\"idle_data_wait_ns\": %llu, \"idle_compile_ns\": %llu, "
-	        "\"idle_in_cuda_calls_ns\": %llu, \"idle_tracer_ns\": %llu, "
-	        "\"cuda_calls_ms_per_step\": %.4f, \"data_wait_ns\": %llu, \"data_waits\": %llu}, "
-	        "\"gpu_uuid\": ",
-	        (unsigned long long)r->gpu.idle_data_ns, (unsigned long long)r->gpu.idle_compile_ns,
-	        (unsigned long long)r->gpu.idle_launch_ns,
-	        (unsigned long long)r->gpu.idle_tracer_ns, r->gpu.host_busy_per_step_ms,
-	        (unsigned long long)r->gpu.data_wait_ns, (unsigned long long)r->gpu.data_waits);
-	gp_json_str(out, r->id.gpu_uuid);
-	if (r->pool.seen) {
-		fprintf(
-		    out,
-		    ", \"pool\": {\"in_use_bytes\": %llu, \"in_use_peak_bytes\": %llu, "
-		    "\"pool_bytes\": %llu, \"pool_peak_bytes\": %llu, \"samples\": %u, \"what\": ",
-		    (unsigned long long)r->pool.in_use, (unsigned long long)r->pool.in_use_peak,
-		    (unsigned long long)r->pool.pool, (unsigned long long)r->pool.pool_peak,
-		    r->pool.samples);
-		gp_json_str(out, r->pool.what);
-		fprintf(out, "}");
-	}
-}
-
-/* The rank's processes when more than one recorded (the trainer first). */
-static void json_procs(FILE *out, const gp_rank_t *r)
-{
-	fprintf(out,
-	        ",\n     \"processes\": {\"recorded\": %u, \"foreign_left_out\": %u, \"listed\": [",
-	        r->procs.nall, r->procs.nforeign);
-	for (unsigned i = 0; i < r->procs.n; i++) {
-		const struct gp_proc *p = &r->procs.p[i];
-		fprintf(out,
-		        "%s{\"pid\": %d, \"trainer\": %s, \"steps\": %u, \"optimizer_steps\": %u, "
-		        "\"kernels\": %llu, \"peak_bytes\": %llu, \"outcome\": ",
-		        i ? ", " : "", p->pid, p->trainer ? "true" : "false", p->steps,
-		        p->opt_steps, (unsigned long long)p->kernels,
-		        (unsigned long long)p->mem_peak);
-		gp_rank_t o = {.outcome.has_end = p->has_end,
-		               .outcome.status_unknown = p->status_unknown,
-		               .outcome.wait_status = p->wait_status};
-		char b[64];
-		gp_json_str(out, gp_rank_outcome(&o, b, sizeof(b)));
-		fprintf(out, ", \"command\": ");
-		gp_json_str(out, p->command);
-		fprintf(out, "}");
-	}
-	fprintf(out, "]}");
 }
 
 /* The rank's processes in words, when more than one recorded. */
@@ -1092,7 +954,6 @@ void gp_report_summary_line(const gp_job_t *job, char *buf, size_t len)
 
 void gp_report_json(const gp_job_t *job, FILE *out)
 {
-	char b[64];
 	fprintf(out, "{\n  \"schema\": \"gpuprof-report/1\",\n  \"job\": ");
 	gp_json_str(out, job->job);
 	fprintf(out, ",\n  \"dir\": ");
@@ -1154,172 +1015,8 @@ void gp_report_json(const gp_job_t *job, FILE *out)
 	}
 	fprintf(out, "\n  ],\n  \"ranks\": [");
 	for (unsigned i = 0; i < job->nranks; i++) {
-		const gp_rank_t *r = &job->ranks[i];
-		fprintf(out, "%s\n    {\"rank\": %d, \"step\": ", i ? "," : "", r->id.rank);
-		gp_json_str(out, r->id.step);
-		fprintf(out, ", \"node\": ");
-		gp_json_str(out, r->id.node);
-		fprintf(out, ", \"outcome\": ");
-		gp_json_str(out, gp_rank_outcome(r, b, sizeof(b)));
-		fprintf(
-		    out,
-		    ", \"complete\": %s, \"wall_s\": %.6f, \"cpu_s\": %.6f, \"max_rss_kib\": %llu,"
-		    "\n     \"steps\": {\"range\": ",
-		    r->outcome.has_end ? "true" : "false", r->outcome.wall_ns / 1e9,
-		    r->outcome.cpu_us / 1e6, (unsigned long long)r->outcome.maxrss_kib);
-		gp_json_str(out, r->steps.name);
-		fprintf(out, ", \"source\": ");
-		gp_json_str(out, r->steps.source);
-		fprintf(out, ", \"how\": ");
-		gp_json_str(out, r->steps.how);
-		fprintf(out, ", \"basis\": ");
-		gp_json_str(out, r->steps.basis);
-		fprintf(out,
-		        ", \"gpu_from_markers\": %s, \"count\": %u, \"warmup\": %u, "
-		        "\"last_step\": %u, \"mean_ms\": %.6f, \"median_ms\": %.6f, "
-		        "\"p95_ms\": %.6f, \"cv\": %.6f, \"gpu_median_ms\": %.6f, "
-		        "\"gpu_p95_ms\": %.6f, \"gpu_samples\": %u, \"period_median_ms\": %.6f, "
-		        "\"period_p95_ms\": %.6f, \"cpu_median_ms\": %.6f, \"cpu_p95_ms\": %.6f, "
-		        "\"durations_of\": %u, \"durations_ms\": [",
-		        r->steps.gpu_from_markers ? "true" : "false", r->steps.n, r->steps.warmup,
-		        r->steps.last_step, r->steps.mean_ms, r->steps.median_ms, r->steps.p95_ms,
-		        r->steps.cv, r->steps.gpu_median_ms, r->steps.gpu_p95_ms, r->steps.ngpu,
-		        r->steps.period_median_ms, r->steps.period_p95_ms, r->steps.cpu_median_ms,
-		        r->steps.cpu_p95_ms, r->steps.nall);
-		for (unsigned s = 0; s < r->steps.nms; s++)
-			fprintf(out, "%s%.4f", s ? ", " : "", r->steps.ms[s]);
-		fprintf(
-		    out,
-		    "]},\n     \"gpu\": {\"kernels_total\": %llu, \"kernels_in_steps\": %llu, "
-		    "\"kernels\": %llu, \"memcpy\": %llu, \"memset\": %llu, "
-		    "\"span_ns\": %llu, \"busy_ns\": %llu, \"idle_host_wait_ns\": %llu, "
-		    "\"idle_kernel_wait_ns\": %llu, \"idle_sync_ns\": %llu, \"idle_other_ns\": "
-		    "%llu, "
-		    "\"compute_ns\": %llu, "
-		    "\"comm_ns\": %llu, \"memcpy_ns\": %llu, \"comm_compute_overlap_ns\": %llu, "
-		    "\"small_kernels\": %llu, \"kernels_shorter_than_launch\": %llu, "
-		    "\"launch_latency_us_median\": %.3f, \"launch_call_us_median\": %.3f, "
-		    "\"kernels_per_step\": %.2f, "
-		    "\"kernels_attributed_across_threads\": %llu, "
-		    "\"nvml_util_mean\": %.1f, \"nvml_samples\": %llu},\n",
-		    (unsigned long long)r->gpu.kernels_total,
-		    (unsigned long long)r->gpu.kernels_in_steps,
-		    (unsigned long long)r->gpu.nkernels, (unsigned long long)r->gpu.nmemcpy,
-		    (unsigned long long)r->gpu.nmemset, (unsigned long long)r->gpu.span_ns,
-		    (unsigned long long)r->gpu.busy_ns, (unsigned long long)r->gpu.idle_host_ns,
-		    (unsigned long long)r->gpu.idle_kernel_ns,
-		    (unsigned long long)r->gpu.idle_sync_ns,
-		    (unsigned long long)r->gpu.idle_other_ns, (unsigned long long)r->gpu.compute_ns,
-		    (unsigned long long)r->gpu.comm_ns, (unsigned long long)r->gpu.memcpy_ns,
-		    (unsigned long long)r->gpu.overlap_ns, (unsigned long long)r->gpu.small_kernels,
-		    (unsigned long long)r->gpu.short_vs_launch, r->gpu.launch_latency_us,
-		    r->gpu.launch_call_us, r->gpu.kernels_per_step,
-		    (unsigned long long)r->gpu.kernels_other_thread, r->gpu.nvml_util_mean,
-		    (unsigned long long)r->gpu.nvml_samples);
-		fprintf(out, "     \"sync\": {\"calls\": %llu, \"ns\": %llu, \"top_range\": ",
-		        (unsigned long long)r->sync.calls, (unsigned long long)r->sync.ns);
-		gp_json_str(out, r->sync.range);
-		fprintf(out,
-		        ", \"top_range_ns\": %llu},\n     \"memory\": {\"allocs\": %llu, "
-		        "\"frees\": %llu, "
-		        "\"peak_bytes\": %llu, \"peak_at_ns\": %llu, \"final_bytes\": %llu, "
-		        "\"static_bytes\": %llu, \"growth_bytes_per_step\": %.1f, \"leak_bytes\": "
-		        "%llu, "
-		        "\"leak_allocs\": %llu, \"optimizer_bytes\": %llu, "
-		        "\"nvml_used_max_bytes\": %llu, "
-		        "\"peak_stack\": ",
-		        (unsigned long long)r->sync.range_ns, (unsigned long long)r->memory.nallocs,
-		        (unsigned long long)r->memory.nfrees, (unsigned long long)r->memory.peak,
-		        (unsigned long long)r->memory.peak_t_ns,
-		        (unsigned long long)r->memory.final,
-		        (unsigned long long)r->memory.static_bytes, r->memory.growth_per_step,
-		        (unsigned long long)r->memory.leak_bytes,
-		        (unsigned long long)r->memory.leak_allocs,
-		        (unsigned long long)r->memory.optimizer_bytes,
-		        (unsigned long long)r->memory.nvml_max);
-		gp_json_str(out, r->memory.peak_stack);
-		fprintf(out, ", \"peak_stack_source\": ");
-		gp_json_str(out, r->memory.peak_stack_source);
-		fprintf(out, ", \"optimizer_source\": ");
-		gp_json_str(out, r->memory.optimizer_source);
-		if (r->memory.peak_step >= 0)
-			fprintf(out, ", \"peak_step\": %d", r->memory.peak_step);
-		else
-			fprintf(out, ", \"peak_step\": null");
-		fprintf(out, ", \"peak_ranges\": ");
-		gp_json_str(out, r->memory.peak_ranges);
-		fprintf(out, ", \"peak_ranges_other_thread\": %s",
-		        r->memory.peak_ranges_other_thread ? "true" : "false");
-		fprintf(out, ", \"leak_stack\": ");
-		gp_json_str(out, r->memory.leak_stack);
-		fprintf(out, ", \"bytes_by_library_at_last_step\": {");
-		for (unsigned o = 0; o < r->memory.nowners; o++) {
-			fprintf(out, "%s", o ? ", " : "");
-			gp_json_str(out, r->memory.owners[o].module);
-			fprintf(out, ": %llu", (unsigned long long)r->memory.owners[o].bytes);
-		}
-		fprintf(out, "}");
-		fprintf(
-		    out,
-		    "},\n     \"io\": {\"pcie_tx_Bps\": %.0f, \"pcie_rx_Bps\": %.0f, "
-		    "\"pcie_peak_Bps\": %.0f, \"nvlink_tx_Bps\": %.0f, "
-		    "\"nvlink_rx_Bps\": %.0f, \"nvlink_peak_Bps\": %.0f, \"pcie\": %s, "
-		    "\"nvlink\": %s, \"not_sampled\": ",
-		    io_rate(r, 0), io_rate(r, 1),
-		    r->io.peak_Bps[0] > r->io.peak_Bps[1] ? r->io.peak_Bps[0] : r->io.peak_Bps[1],
-		    io_rate(r, 2), io_rate(r, 3),
-		    r->io.peak_Bps[2] > r->io.peak_Bps[3] ? r->io.peak_Bps[2] : r->io.peak_Bps[3],
-		    r->io.bits & GP_IO_PCIE ? "true" : "false",
-		    r->io.bits & GP_IO_NVLINK ? "true" : "false");
-		gp_json_str(out, r->io.nvml_limits);
-		fprintf(
-		    out,
-		    "},\n     \"faults\": {\"xid\": %llu, \"first_xid\": %u, "
-		    "\"first_xid_ns\": %llu, \"ecc_uncorrected\": %llu, "
-		    "\"ecc_corrected\": %llu},\n     \"cupti_overhead\": {\"records\": %llu, "
-		    "\"ns\": %llu},\n     \"capture\": {\"window\": %s, \"captured_steps\": %u, "
-		    "\"switches\": %llu, \"switch_max_ns\": %llu",
-		    (unsigned long long)r->faults.nxid, r->faults.first_xid,
-		    (unsigned long long)r->faults.first_xid_ns,
-		    (unsigned long long)r->faults.ecc_uncorrected,
-		    (unsigned long long)r->faults.ecc_corrected,
-		    (unsigned long long)r->overhead.records, (unsigned long long)r->overhead.ns,
-		    r->capture.window ? "true" : "false", r->capture.steps,
-		    (unsigned long long)r->capture.switches,
-		    (unsigned long long)r->capture.switch_max_ns);
-		fprintf(out, "}");
-		json_torch(out, r);
-		fprintf(out,
-		        ",\n     \"quality\": {\"records\": %llu, \"truncated\": %s, "
-		        "\"corrupt_chunks\": "
-		        "%llu, \"dropped_ring\": %llu, \"dropped_cupti\": %llu, "
-		        "\"dropped_strings\": %llu, "
-		        "\"dropped_byte_cap\": %llu, \"wrapped\": ",
-		        (unsigned long long)r->quality.records,
-		        r->quality.truncated ? "true" : "false",
-		        (unsigned long long)r->quality.corrupt_chunks,
-		        (unsigned long long)r->quality.drops_ring,
-		        (unsigned long long)r->quality.drops_cupti,
-		        (unsigned long long)r->quality.drops_table,
-		        (unsigned long long)r->quality.drops_cap);
-		gp_json_str(out, r->quality.wrapped);
-		fprintf(out, ", \"yielded\": ");
-		gp_json_str(out, r->quality.yielded);
-		fprintf(out,
-		        ", \"nvtx_cuda_tids_unrelated\": %s, \"markers_not_placed\": %llu, "
-		        "\"bad_records\": %llu",
-		        r->quality.nvtx_cuda_tids_unrelated ? "true" : "false",
-		        (unsigned long long)r->quality.markers_not_placed,
-		        (unsigned long long)r->quality.bad_records);
-		fprintf(out, ", \"losses\": {");
-		for (unsigned c = 1, n = 0; gp_loss_key(c); c++)
-			if (r->quality.loss[c])
-				fprintf(out, "%s\"%s\": %llu", n++ ? ", " : "", gp_loss_key(c),
-				        (unsigned long long)r->quality.loss[c]);
-		fprintf(out, "}, \"not_observed\": %s}", gp_rank_unobserved(r) ? "true" : "false");
-		json_procs(out, r);
-		json_field(out, r);
-		fprintf(out, "}");
+		fprintf(out, "%s\n    ", i ? "," : "");
+		gp_json_rank(out, &job->ranks[i]);
 	}
 	fprintf(out, "\n  ],\n  \"kernels\": [");
 	for (unsigned i = 0; i < job->nk && i < 200; i++) {

@@ -1,0 +1,552 @@
+/* The figures of a rank the JSON report gives, listed once (fields.h): each with its JSON
+ * key, the object of the rank it is in, where in gp_rank_t it lives, its type and unit,
+ * and one line of doc. The rank objects of report.json are written from this table, and
+ * doc/report.md's list of them is made from it (`gpuprof fields --format=markdown`,
+ * checked by scripts/settings-docs --check), so a figure added here is written and
+ * documented at once. Keys are only ever added. */
+#include "config.h"
+#include "fields.h"
+#include "event.h"
+#include "job.h"
+#include "json.h"
+
+#include <stddef.h>
+#include <stdio.h>
+#include <string.h>
+
+/* ---- the values no single field holds ---- */
+
+static void v_outcome(FILE *out, const gp_rank_t *r)
+{
+	char b[64];
+	gp_json_str(out, gp_rank_outcome(r, b, sizeof(b)));
+}
+
+static void v_durations(FILE *out, const gp_rank_t *r)
+{
+	fputc('[', out);
+	for (unsigned s = 0; s < r->steps.nms; s++)
+		fprintf(out, "%s%.4f", s ? ", " : "", r->steps.ms[s]);
+	fputc(']', out);
+}
+
+static void v_by_library(FILE *out, const gp_rank_t *r)
+{
+	fputc('{', out);
+	for (unsigned o = 0; o < r->memory.nowners; o++) {
+		fprintf(out, "%s", o ? ", " : "");
+		gp_json_str(out, r->memory.owners[o].module);
+		fprintf(out, ": %llu", (unsigned long long)r->memory.owners[o].bytes);
+	}
+	fputc('}', out);
+}
+
+static double peak2(const gp_rank_t *r, int k)
+{
+	return r->io.peak_Bps[k] > r->io.peak_Bps[k + 1] ? r->io.peak_Bps[k]
+	                                                 : r->io.peak_Bps[k + 1];
+}
+static void v_pcie_peak(FILE *out, const gp_rank_t *r)
+{
+	fprintf(out, "%.0f", peak2(r, 0));
+}
+static void v_nvlink_peak(FILE *out, const gp_rank_t *r)
+{
+	fprintf(out, "%.0f", peak2(r, 2));
+}
+static void v_pcie(FILE *out, const gp_rank_t *r)
+{
+	fputs(r->io.bits & GP_IO_PCIE ? "true" : "false", out);
+}
+static void v_nvlink(FILE *out, const gp_rank_t *r)
+{
+	fputs(r->io.bits & GP_IO_NVLINK ? "true" : "false", out);
+}
+
+static void v_losses(FILE *out, const gp_rank_t *r)
+{
+	fputc('{', out);
+	for (unsigned c = 1, n = 0; gp_loss_key(c); c++)
+		if (r->quality.loss[c])
+			fprintf(out, "%s\"%s\": %llu", n++ ? ", " : "", gp_loss_key(c),
+			        (unsigned long long)r->quality.loss[c]);
+	fputc('}', out);
+}
+
+static void v_not_observed(FILE *out, const gp_rank_t *r)
+{
+	fputs(gp_rank_unobserved(r) ? "true" : "false", out);
+}
+
+static void owners(FILE *out, const gp_owner_t *o, unsigned n)
+{
+	fputc('[', out);
+	for (unsigned k = 0; k < n; k++) {
+		fprintf(out, "%s{\"bytes\": %llu, \"tensors\": %llu, \"stack\": ", k ? ", " : "",
+		        (unsigned long long)o[k].bytes, (unsigned long long)o[k].tensors);
+		gp_json_str(out, o[k].stack);
+		fputc('}', out);
+	}
+	fputc(']', out);
+}
+
+static void v_optimizers(FILE *out, const gp_rank_t *r)
+{
+	const gp_torch_t *t = &r->torch;
+	fputc('[', out);
+	for (unsigned k = 0; k < t->nopt && k < 8; k++) {
+		fprintf(out,
+		        "%s{\"steps\": %llu, \"state_bytes\": %llu, \"state_device_bytes\": %llu, "
+		        "\"state\": ",
+		        k ? ", " : "", (unsigned long long)t->opt[k].steps,
+		        (unsigned long long)t->opt[k].bytes,
+		        (unsigned long long)t->opt[k].device_bytes);
+		gp_json_str(out, t->opt[k].what);
+		fputc('}', out);
+	}
+	fputc(']', out);
+}
+
+static void v_peak_owners(FILE *out, const gp_rank_t *r)
+{
+	owners(out, gp_torch_owners(&r->torch, GP_OWN_PEAK), r->torch.nowner);
+}
+static void v_kept(FILE *out, const gp_rank_t *r)
+{
+	owners(out, gp_torch_owners(&r->torch, GP_OWN_GROW), r->torch.ngrow_owner);
+}
+
+static void v_oom(FILE *out, const gp_rank_t *r)
+{
+	const gp_torch_t *t = &r->torch;
+	if (!t->oom) {
+		fputs("null", out);
+		return;
+	}
+	fprintf(out,
+	        "{\"requested_bytes\": %llu, \"total_bytes\": %llu, \"free_bytes\": %llu, "
+	        "\"holders\": ",
+	        (unsigned long long)t->oom_requested, (unsigned long long)t->oom_total,
+	        (unsigned long long)t->oom_free);
+	owners(out, gp_torch_owners(t, GP_OWN_OOM), t->noom_owner);
+	fputc('}', out);
+}
+
+static void v_memviz(FILE *out, const gp_rank_t *r)
+{
+	fprintf(out, "{\"exit\": ");
+	gp_json_str(out, r->torch.snap_exit);
+	fprintf(out, ", \"peak\": ");
+	gp_json_str(out, r->torch.snap_peak);
+	fprintf(out, ", \"oom\": ");
+	gp_json_str(out, r->torch.snap_oom);
+	fputc('}', out);
+}
+
+static void v_procs(FILE *out, const gp_rank_t *r)
+{
+	fputc('[', out);
+	for (unsigned i = 0; i < r->procs.n; i++) {
+		const gp_proc_t *p = &r->procs.p[i];
+		fprintf(out,
+		        "%s{\"pid\": %d, \"trainer\": %s, \"steps\": %u, \"optimizer_steps\": %u, "
+		        "\"kernels\": %llu, \"peak_bytes\": %llu, \"outcome\": ",
+		        i ? ", " : "", p->pid, p->trainer ? "true" : "false", p->steps,
+		        p->opt_steps, (unsigned long long)p->kernels,
+		        (unsigned long long)p->mem_peak);
+		gp_rank_t o = {.outcome.has_end = p->has_end,
+		               .outcome.status_unknown = p->status_unknown,
+		               .outcome.wait_status = p->wait_status};
+		char b[64];
+		gp_json_str(out, gp_rank_outcome(&o, b, sizeof(b)));
+		fprintf(out, ", \"command\": ");
+		gp_json_str(out, p->command);
+		fputc('}', out);
+	}
+	fputc(']', out);
+}
+
+static void v_startup_top(FILE *out, const gp_rank_t *r)
+{
+	fputc('[', out);
+	for (unsigned k = 0; k < r->startup.ntop; k++) {
+		fprintf(out, "%s{\"name\": ", k ? ", " : "");
+		gp_json_str(out, r->startup.top[k].name);
+		fprintf(out, ", \"kind\": \"%s\", \"ms\": %.3f, \"calls\": %u}",
+		        r->startup.top[k].kernel ? "kernel" : "range", r->startup.top[k].ms,
+		        r->startup.top[k].calls);
+	}
+	fputc(']', out);
+}
+
+static bool torch_seen(const gp_rank_t *r)
+{
+	return r->torch.seen;
+}
+static bool pool_seen(const gp_rank_t *r)
+{
+	return r->pool.seen;
+}
+
+/* ---- the table ---- */
+
+#define AT(m) offsetof(gp_rank_t, m)
+#define U64(sec, key, m, unit, doc)                                                                \
+	{                                                                                          \
+		sec, key, GP_FT_U64, AT(m), 0, 0, unit, doc, NULL                                  \
+	}
+#define U32(sec, key, m, unit, doc)                                                                \
+	{                                                                                          \
+		sec, key, GP_FT_U32, AT(m), 0, 0, unit, doc, NULL                                  \
+	}
+#define I32(sec, key, m, unit, doc)                                                                \
+	{                                                                                          \
+		sec, key, GP_FT_I32, AT(m), 0, 0, unit, doc, NULL                                  \
+	}
+#define F64(sec, key, m, prec, unit, doc)                                                          \
+	{                                                                                          \
+		sec, key, GP_FT_F64, AT(m), prec, 0, unit, doc, NULL                               \
+	}
+#define SEC(sec, key, m, scale, unit, doc)                                                         \
+	{                                                                                          \
+		sec, key, GP_FT_U64, AT(m), 6, scale, unit, doc, NULL                              \
+	}
+#define BOOL(sec, key, m, doc)                                                                     \
+	{                                                                                          \
+		sec, key, GP_FT_BOOL, AT(m), 0, 0, NULL, doc, NULL                                 \
+	}
+#define STR(sec, key, m, doc)                                                                      \
+	{                                                                                          \
+		sec, key, GP_FT_STR, AT(m), 0, 0, NULL, doc, NULL                                  \
+	}
+#define NEG_NULL(sec, key, m, doc)                                                                 \
+	{                                                                                          \
+		sec, key, GP_FT_I32_NULL, AT(m), 0, 0, NULL, doc, NULL                             \
+	}
+#define FN(sec, key, fn, unit, doc)                                                                \
+	{                                                                                          \
+		sec, key, GP_FT_FN, 0, 0, 0, unit, doc, fn                                         \
+	}
+
+const gp_field_t gp_rank_fields[] = {
+    I32(NULL, "rank", id.rank, NULL, "the rank (the task's, or the launcher worker's RANK)"),
+    STR(NULL, "step", id.step, "the Slurm step"),
+    STR(NULL, "node", id.node, "the node it ran on"),
+    FN(NULL, "outcome", v_outcome, NULL, "how it ended: exit N, signal N, incomplete, ..."),
+    BOOL(NULL, "complete", outcome.has_end, "its end was recorded"),
+    SEC(NULL, "wall_s", outcome.wall_ns, 1e9, "s", "wall-clock time of the program"),
+    SEC(NULL, "cpu_s", outcome.cpu_us, 1e6, "s", "CPU time of the program"),
+    U64(NULL, "max_rss_kib", outcome.maxrss_kib, "KiB", "largest resident set"),
+
+    STR("steps", "range", steps.name, "the NVTX range (or source) the steps are"),
+    STR("steps", "source", steps.source, "nvtx, optimizer, profiler, kernels; empty: none"),
+    STR("steps", "how", steps.how, "how the steps were found, and how sure"),
+    STR("steps", "basis", steps.basis, "what the headline measures: gpu, period, cpu range"),
+    BOOL("steps", "gpu_from_markers", steps.gpu_from_markers,
+         "GPU step time from step completion markers, not kernel records"),
+    U32("steps", "count", steps.n, NULL, "steps found"),
+    U32("steps", "warmup", steps.warmup, NULL, "warm-up steps left out of every figure"),
+    U32("steps", "last_step", steps.last_step, NULL, "the last step's number, from 0"),
+    F64("steps", "mean_ms", steps.mean_ms, 6, "ms", "headline: mean step time"),
+    F64("steps", "median_ms", steps.median_ms, 6, "ms", "headline: median step time"),
+    F64("steps", "p95_ms", steps.p95_ms, 6, "ms", "headline: 95th percentile"),
+    F64("steps", "cv", steps.cv, 6, NULL, "headline: coefficient of variation"),
+    F64("steps", "gpu_median_ms", steps.gpu_median_ms, 6, "ms",
+        "GPU completion to completion, median"),
+    F64("steps", "gpu_p95_ms", steps.gpu_p95_ms, 6, "ms", "... 95th percentile"),
+    U32("steps", "gpu_samples", steps.ngpu, NULL, "steps with a GPU time"),
+    F64("steps", "period_median_ms", steps.period_median_ms, 6, "ms",
+        "step start to start, median"),
+    F64("steps", "period_p95_ms", steps.period_p95_ms, 6, "ms", "... 95th percentile"),
+    F64("steps", "cpu_median_ms", steps.cpu_median_ms, 6, "ms",
+        "CPU time inside the step range, median"),
+    F64("steps", "cpu_p95_ms", steps.cpu_p95_ms, 6, "ms", "... 95th percentile"),
+    U32("steps", "durations_of", steps.nall, NULL, "post-warm-up samples of the headline"),
+    FN("steps", "durations_ms", v_durations, "ms",
+       "the headline's samples: all up to 512, else 512 evenly spaced, first and last "
+       "included (mean, median, p95 are from all)"),
+
+    U64("gpu", "kernels_total", gpu.kernels_total, NULL, "kernels recorded"),
+    U64("gpu", "kernels_in_steps", gpu.kernels_in_steps, NULL, "... inside the steps"),
+    U64("gpu", "kernels", gpu.nkernels, NULL, "... in the steady state (post-warm-up)"),
+    U64("gpu", "memcpy", gpu.nmemcpy, NULL, "copies in the steady state"),
+    U64("gpu", "memset", gpu.nmemset, NULL, "memsets in the steady state"),
+    U64("gpu", "span_ns", gpu.span_ns, "ns", "the steady state's length on the GPU"),
+    U64("gpu", "busy_ns", gpu.busy_ns, "ns", "GPU busy (any stream) in it"),
+    U64("gpu", "idle_host_wait_ns", gpu.idle_host_ns, "ns", "idle, waiting for the host"),
+    U64("gpu", "idle_kernel_wait_ns", gpu.idle_kernel_ns, "ns", "idle between dependent kernels"),
+    U64("gpu", "idle_sync_ns", gpu.idle_sync_ns, "ns", "idle while the host synchronised"),
+    U64("gpu", "idle_other_ns", gpu.idle_other_ns, "ns", "idle, other"),
+    U64("gpu", "compute_ns", gpu.compute_ns, "ns", "kernel time, communication excluded"),
+    U64("gpu", "comm_ns", gpu.comm_ns, "ns", "communication kernels (NCCL)"),
+    U64("gpu", "memcpy_ns", gpu.memcpy_ns, "ns", "copies"),
+    U64("gpu", "comm_compute_overlap_ns", gpu.overlap_ns, "ns",
+        "communication overlapped by compute"),
+    U64("gpu", "small_kernels", gpu.small_kernels, NULL, "kernels under 20 us"),
+    U64("gpu", "kernels_shorter_than_launch", gpu.short_vs_launch, NULL,
+        "kernels shorter than their launch call"),
+    F64("gpu", "launch_latency_us_median", gpu.launch_latency_us, 3, "us",
+        "a kernel's start less its launch call's (the queue), median"),
+    F64("gpu", "launch_call_us_median", gpu.launch_call_us, 3, "us",
+        "the launch call's own time, median"),
+    F64("gpu", "kernels_per_step", gpu.kernels_per_step, 2, NULL, "kernels per step"),
+    U64("gpu", "kernels_attributed_across_threads", gpu.kernels_other_thread, NULL,
+        "kernels given to a range of another thread"),
+    F64("gpu", "nvml_util_mean", gpu.nvml_util_mean, 1, "%", "NVML's utilisation, mean"),
+    U64("gpu", "nvml_samples", gpu.nvml_samples, NULL, "NVML samples"),
+
+    U64("sync", "calls", sync.calls, NULL, "calls that block the host on the GPU"),
+    U64("sync", "ns", sync.ns, "ns", "time in them"),
+    STR("sync", "top_range", sync.range, "the NVTX range most of it fell in"),
+    U64("sync", "top_range_ns", sync.range_ns, "ns", "... and how much"),
+
+    U64("memory", "allocs", memory.nallocs, NULL, "device allocations"),
+    U64("memory", "frees", memory.nfrees, NULL, "device frees"),
+    U64("memory", "peak_bytes", memory.peak, "bytes", "device memory peak"),
+    U64("memory", "peak_at_ns", memory.peak_t_ns, "ns", "when, after the rank's start"),
+    U64("memory", "final_bytes", memory.final, "bytes", "live at the end"),
+    U64("memory", "static_bytes", memory.static_bytes, "bytes",
+        "allocated before the first step and never freed"),
+    F64("memory", "growth_bytes_per_step", memory.growth_per_step, 1, "bytes",
+        "growth per post-warm-up step"),
+    U64("memory", "leak_bytes", memory.leak_bytes, "bytes", "allocated in steps, never freed"),
+    U64("memory", "leak_allocs", memory.leak_allocs, NULL, "... in so many allocations"),
+    U64("memory", "optimizer_bytes", memory.optimizer_bytes, "bytes", "optimizer state"),
+    U64("memory", "nvml_used_max_bytes", memory.nvml_max, "bytes",
+        "NVML's largest memory in use on the GPU"),
+    STR("memory", "peak_stack", memory.peak_stack, "the stack that allocated most at the peak"),
+    STR("memory", "peak_stack_source", memory.peak_stack_source,
+        "where it came from (CUPTI callback, PyTorch allocator history)"),
+    STR("memory", "optimizer_source", memory.optimizer_source,
+        "where the optimizer state came from"),
+    NEG_NULL("memory", "peak_step", memory.peak_step,
+             "the step the peak fell in, from 0; null outside steps"),
+    STR("memory", "peak_ranges", memory.peak_ranges,
+        "NVTX ranges open at the peak, \"outer > inner\""),
+    BOOL("memory", "peak_ranges_other_thread", memory.peak_ranges_other_thread,
+         "the allocating thread had none open: the steps' thread's"),
+    STR("memory", "leak_stack", memory.leak_stack, "the stack of the leaked bytes"),
+    FN("memory", "bytes_by_library_at_last_step", v_by_library, "bytes",
+       "device bytes live at the end, by allocating library"),
+
+    F64("io", "pcie_tx_Bps", io.Bps[0], 0, "B/s", "PCIe sent, mean"),
+    F64("io", "pcie_rx_Bps", io.Bps[1], 0, "B/s", "PCIe received, mean"),
+    FN("io", "pcie_peak_Bps", v_pcie_peak, "B/s", "PCIe, highest rate of one GPU"),
+    F64("io", "nvlink_tx_Bps", io.Bps[2], 0, "B/s", "NVLink sent, mean"),
+    F64("io", "nvlink_rx_Bps", io.Bps[3], 0, "B/s", "NVLink received, mean"),
+    FN("io", "nvlink_peak_Bps", v_nvlink_peak, "B/s", "NVLink, highest rate of one GPU"),
+    FN("io", "pcie", v_pcie, NULL, "PCIe was sampled"),
+    FN("io", "nvlink", v_nvlink, NULL, "NVLink was sampled"),
+    STR("io", "not_sampled", io.nvml_limits, "what NVML could not sample on this node"),
+
+    U64("faults", "xid", faults.nxid, NULL, "Xid errors"),
+    U32("faults", "first_xid", faults.first_xid, NULL, "the first one's code"),
+    U64("faults", "first_xid_ns", faults.first_xid_ns, "ns", "... when, after the start"),
+    U64("faults", "ecc_uncorrected", faults.ecc_uncorrected, NULL, "uncorrected ECC errors"),
+    U64("faults", "ecc_corrected", faults.ecc_corrected, NULL, "corrected ECC errors"),
+
+    U64("cupti_overhead", "records", overhead.records, NULL, "CUPTI's overhead records"),
+    U64("cupti_overhead", "ns", overhead.ns, "ns", "CUPTI's own time"),
+
+    BOOL("capture", "window", capture.window, "kernels were traced in windows only"),
+    U32("capture", "captured_steps", capture.steps, NULL, "post-warm-up steps traced"),
+    U64("capture", "switches", capture.switches, NULL, "capture switches"),
+    U64("capture", "switch_max_ns", capture.switch_max_ns, "ns", "the longest switch"),
+
+    /* PyTorch's own figures (the integration); null without it */
+    STR("pytorch", "info", torch.info, "version, how steps and memory were taken"),
+    STR("pytorch", "not_collected", torch.missing, "what was not collected, and why"),
+    U32("pytorch", "optimizer_steps", torch.opt_steps, NULL,
+        "step() calls of the optimizer that steps most"),
+    F64("pytorch", "optimizer_period_median_ms", torch.opt_period_median_ms, 6, "ms",
+        "end to end of those calls, median"),
+    U64("pytorch", "optimizer_state_bytes", torch.opt_bytes, "bytes",
+        "state tensors of every optimizer"),
+    U64("pytorch", "optimizer_state_device_bytes", torch.opt_device_bytes, "bytes",
+        "... on the GPU"),
+    FN("pytorch", "optimizers", v_optimizers, NULL,
+       "[{steps state_bytes state_device_bytes state}]"),
+    U64("pytorch", "max_allocated_bytes", torch.max_allocated, "bytes",
+        "PyTorch's max_memory_allocated"),
+    U64("pytorch", "max_reserved_bytes", torch.max_reserved, "bytes", "max_memory_reserved"),
+    U64("pytorch", "reserved_unused_at_peak_bytes", torch.frag_at_peak, "bytes",
+        "reserved but unallocated at the peak"),
+    U64("pytorch", "allocated_end_bytes", torch.allocated_end, "bytes", "allocated at the end"),
+    U64("pytorch", "reserved_end_bytes", torch.reserved_end, "bytes", "reserved at the end"),
+    F64("pytorch", "growth_bytes_per_step", torch.growth_per_step, 1, "bytes",
+        "allocated after each step: mean growth"),
+    FN("pytorch", "peak_owners", v_peak_owners, NULL, "[{bytes tensors stack}] live at the peak"),
+    FN("pytorch", "kept_by_recorded_steps", v_kept, NULL,
+       "[{bytes tensors stack}] kept by the allocator history's window"),
+    FN("pytorch", "oom", v_oom, NULL,
+       "{requested_bytes total_bytes free_bytes holders[]}, null: no OOM"),
+    FN("pytorch", "memviz", v_memviz, NULL, "{exit peak oom}: memory_viz pickles written"),
+
+    U64("quality", "records", quality.records, NULL, "records read"),
+    BOOL("quality", "truncated", quality.truncated, "the file ends mid-chunk"),
+    U64("quality", "corrupt_chunks", quality.corrupt_chunks, NULL, "chunks skipped"),
+    U64("quality", "dropped_ring", quality.drops_ring, NULL, "records the ring had no room for"),
+    U64("quality", "dropped_cupti", quality.drops_cupti, NULL, "records CUPTI dropped"),
+    U64("quality", "dropped_strings", quality.drops_table, NULL, "strings the table refused"),
+    U64("quality", "dropped_byte_cap", quality.drops_cap, NULL, "records past the byte cap"),
+    STR("quality", "wrapped", quality.wrapped, "how the program was wrapped (agent, fallback)"),
+    STR("quality", "yielded", quality.yielded, "what was left to another CUPTI client"),
+    BOOL("quality", "nvtx_cuda_tids_unrelated", quality.nvtx_cuda_tids_unrelated,
+         "NVTX and CUDA thread ids cannot be matched"),
+    U64("quality", "markers_not_placed", quality.markers_not_placed, NULL,
+        "step markers skipped: the GPU 64 markers behind"),
+    U64("quality", "bad_records", quality.bad_records, NULL,
+        "impossible times, durations or sizes: ignored"),
+    FN("quality", "losses", v_losses, NULL, "records lost by cause (causes with a count only)"),
+    FN("quality", "not_observed", v_not_observed, NULL,
+       "NVML saw the GPU in use while no CUDA work was recorded"),
+
+    U32("processes", "recorded", procs.nall, NULL, "processes of the rank that recorded"),
+    U32("processes", "foreign_left_out", procs.nforeign, NULL,
+        "files another agent wrote beside it: left out"),
+    FN("processes", "listed", v_procs, NULL,
+       "[{pid trainer steps optimizer_steps kernels peak_bytes outcome command}]"),
+
+    U32("windows", "traced_steps", capture.ntraced, NULL, "post-warm-up steps traced"),
+    U32("windows", "untraced_steps", capture.nuntraced, NULL, "... and not"),
+    F64("windows", "traced_median_ms", capture.traced_median_ms, 6, "ms",
+        "the traced steps' median"),
+    F64("windows", "untraced_median_ms", capture.untraced_median_ms, 6, "ms",
+        "the untraced steps' median"),
+    F64("windows", "tracer_ms_per_step", capture.tracer_ms_per_step, 6, "ms",
+        "what tracing added to a traced step"),
+
+    F64("startup", "s", startup.s, 6, "s", "the program's start to the first step's"),
+    F64("startup", "gpu_busy_s", startup.gpu_busy_s, 6, "s", "GPU busy in it"),
+    F64("startup", "compile_s", startup.compile_s, 6, "s", "compilations the framework reported"),
+    U64("startup", "alloc_bytes", startup.alloc_bytes, "bytes", "device memory allocated in it"),
+    FN("startup", "top", v_startup_top, NULL,
+       "[{name kind (kernel, range) ms calls}]: what took most of it"),
+
+    U64("host", "idle_data_wait_ns", gpu.idle_data_ns, "ns",
+        "GPU idle while the host waited for the next batch"),
+    U64("host", "idle_compile_ns", gpu.idle_compile_ns, "ns", "... while it compiled"),
+    U64("host", "idle_in_cuda_calls_ns", gpu.idle_launch_ns, "ns", "... inside CUDA calls"),
+    U64("host", "idle_tracer_ns", gpu.idle_tracer_ns, "ns", "... covered by CUPTI's own work"),
+    F64("host", "cuda_calls_ms_per_step", gpu.host_busy_per_step_ms, 4, "ms",
+        "host time in launch and sync calls per step"),
+    U64("host", "data_wait_ns", gpu.data_wait_ns, "ns", "time waiting for batches"),
+    U64("host", "data_waits", gpu.data_waits, NULL, "batches waited for"),
+
+    STR(NULL, "gpu_uuid", id.gpu_uuid, "the rank's GPU (NVML), empty: unknown"),
+
+    /* a framework's own pool (XLA); only where one was seen */
+    U64("pool", "in_use_bytes", pool.in_use, "bytes", "in use, the last sample"),
+    U64("pool", "in_use_peak_bytes", pool.in_use_peak, "bytes", "in use, the largest"),
+    U64("pool", "pool_bytes", pool.pool, "bytes", "held from the device, the last sample"),
+    U64("pool", "pool_peak_bytes", pool.pool_peak, "bytes", "... the largest"),
+    U32("pool", "samples", pool.samples, NULL, "samples"),
+    STR("pool", "what", pool.what, "the pool"),
+};
+const size_t gp_rank_nfields = sizeof(gp_rank_fields) / sizeof(gp_rank_fields[0]);
+
+/* Sections written only on a condition: null in its place, or left out. */
+static const struct {
+	const char *name;
+	bool (*when)(const gp_rank_t *);
+	bool null_else; /* false: the key is left out */
+} conditional[] = {{"pytorch", torch_seen, true}, {"pool", pool_seen, false}};
+
+static void value(FILE *out, const gp_field_t *f, const gp_rank_t *r)
+{
+	const char *p = (const char *)r + f->off;
+	uint64_t u;
+	int i;
+	double d;
+	switch (f->type) {
+	case GP_FT_U64:
+		memcpy(&u, p, sizeof(u));
+		if (f->scale > 0)
+			fprintf(out, "%.*f", f->prec, (double)u / f->scale);
+		else
+			fprintf(out, "%llu", (unsigned long long)u);
+		break;
+	case GP_FT_U32:
+		fprintf(out, "%u", *(const unsigned *)(const void *)p);
+		break;
+	case GP_FT_I32:
+		fprintf(out, "%d", *(const int *)(const void *)p);
+		break;
+	case GP_FT_I32_NULL:
+		memcpy(&i, p, sizeof(i));
+		if (i >= 0)
+			fprintf(out, "%d", i);
+		else
+			fputs("null", out);
+		break;
+	case GP_FT_F64:
+		memcpy(&d, p, sizeof(d));
+		fprintf(out, "%.*f", f->prec, d);
+		break;
+	case GP_FT_BOOL:
+		fputs(*(const bool *)(const void *)p ? "true" : "false", out);
+		break;
+	case GP_FT_STR:
+		gp_json_str(out, p);
+		break;
+	case GP_FT_FN:
+		f->fn(out, r);
+		break;
+	}
+}
+
+void gp_json_rank(FILE *out, const gp_rank_t *r)
+{
+	const char *open = NULL; /* the section being written */
+	bool first = true, skip = false;
+	fputc('{', out);
+	for (size_t i = 0; i < gp_rank_nfields; i++) {
+		const gp_field_t *f = &gp_rank_fields[i];
+		if (open && (!f->section || strcmp(f->section, open))) { /* a section ends */
+			if (!skip)
+				fputc('}', out);
+			open = NULL;
+			skip = false;
+		}
+		if (f->section && !open) { /* a section begins */
+			open = f->section;
+			for (size_t c = 0; c < sizeof(conditional) / sizeof(conditional[0]); c++)
+				if (!strcmp(conditional[c].name, open) && !conditional[c].when(r)) {
+					skip = true;
+					if (conditional[c].null_else)
+						fprintf(out, ",\n     \"%s\": null", open);
+				}
+			if (!skip)
+				fprintf(out, ",\n     \"%s\": {", open);
+			first = true;
+		}
+		if (skip)
+			continue;
+		fprintf(out, "%s\"%s\": ", first ? "" : ", ", f->key);
+		first = false;
+		value(out, f, r);
+	}
+	if (open && !skip)
+		fputc('}', out);
+	fputc('}', out);
+}
+
+void gp_fields_print(FILE *out, bool markdown)
+{
+	const char *open = "";
+	if (markdown)
+		fprintf(out, "| key | unit | what |\n|---|---|---|\n");
+	for (size_t i = 0; i < gp_rank_nfields; i++) {
+		const gp_field_t *f = &gp_rank_fields[i];
+		const char *sec = f->section ? f->section : "";
+		char key[96];
+		snprintf(key, sizeof(key), "%s%s%s", sec, *sec ? "." : "", f->key);
+		if (markdown && strcmp(sec, open) && *sec)
+			fprintf(out, "| **`%s`** | | |\n", sec);
+		open = sec;
+		if (markdown)
+			fprintf(out, "| `%s` | %s | %s |\n", key, f->unit ? f->unit : "", f->doc);
+		else
+			fprintf(out, "%-40s %-6s %s\n", key, f->unit ? f->unit : "-", f->doc);
+	}
+}

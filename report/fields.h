@@ -1,0 +1,46 @@
+/* The figures of a rank the JSON report gives, listed once (fields.c): key, the JSON
+ * object of the rank it is in, where in gp_rank_t it lives, type, unit, one line of doc.
+ * report.json's rank objects are written from the table and doc/report.md's list of them
+ * is made from it, so the two cannot drift apart. */
+#ifndef GP_FIELDS_H
+#define GP_FIELDS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+
+#include "rank.h"
+
+enum gp_field_type {
+	GP_FT_U64,      /* uint64_t; with scale, printed as value / scale, prec digits */
+	GP_FT_U32,      /* unsigned */
+	GP_FT_I32,      /* int */
+	GP_FT_I32_NULL, /* int, null when negative */
+	GP_FT_F64,      /* double, prec digits */
+	GP_FT_BOOL,
+	GP_FT_STR, /* char[], NUL-terminated */
+	GP_FT_FN   /* written by fn: what no single field holds (lists, derived values) */
+};
+
+typedef struct gp_field {
+	const char *section; /* the rank's JSON object it is in; NULL: the rank's own keys */
+	const char *key;
+	enum gp_field_type type;
+	size_t off; /* offsetof(gp_rank_t, ...) */
+	int prec;   /* digits after the point (F64, a scaled U64) */
+	double scale;
+	const char *unit; /* NULL: a count, a name or a flag */
+	const char *doc;
+	void (*fn)(FILE *out, const gp_rank_t *r);
+} gp_field_t;
+
+extern const gp_field_t gp_rank_fields[];
+extern const size_t gp_rank_nfields;
+
+/* One rank as a JSON object, from the table. */
+void gp_json_rank(FILE *out, const gp_rank_t *r);
+/* The table, one line a field: as text, or as markdown (doc/report.md, between its
+ * gpuprof fields markers). */
+void gp_fields_print(FILE *out, bool markdown);
+
+#endif
