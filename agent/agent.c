@@ -952,7 +952,9 @@ int main(int argc, char **argv)
 	a.step = env_or(GP_ENV_STEP, env_or("SLURM_STEP_ID", "0"));
 	a.rank = env_or(GP_ENV_RANK, env_or("SLURM_PROCID", "0"));
 	a.inject = gp_setting_str(GP_ENV_INJECT);
-	a.spool_root = env_or(GP_ENV_SPOOL, env_or("TMPDIR", "/tmp"));
+	static char spool_root[4096]; /* without the plugin's: the same fallback (spool.h) */
+	a.spool_root = env_or(GP_ENV_SPOOL, gp_spool_root(spool_root, sizeof(spool_root), NULL,
+	                                                  getenv("TMPDIR"), NULL, 0));
 	a.max_bytes = (uint64_t)gp_setting_long(GP_ENV_MAXBYTES);
 	a.nvml_hz = (long)gp_setting_long(GP_ENV_NVML_HZ);
 	a.group_readable = gp_setting_bool(GP_ENV_GROUP_READABLE);
