@@ -11,6 +11,7 @@
 #include "log.h"
 #include "modes.h"
 #include "nvml.h"
+#include "optenv.h"
 #include "summary.h"
 #include "path.h"
 #include "proc.h"
@@ -100,23 +101,27 @@ static void usage(void)
 	                "-- PROGRAM [ARGS...]\n");
 }
 
-/* Returns the index of PROGRAM in argv, or -1. */
+/* Returns the index of PROGRAM in argv, or -1. The options become the environment the
+ * plugin would have set (optenv.h), read back below as a wrapped task's. */
 static int parse_args(agent_t *a, int argc, char **argv)
 {
+	gp_task_env_t t = {0};
 	for (int i = 1; i < argc; i++) {
 		const char *v = i + 1 < argc ? argv[i + 1] : NULL;
 		if (!strcmp(argv[i], "--"))
-			return i + 1 < argc ? i + 1 : -1;
+			return i + 1 < argc && gp_task_env_export(&t, gp_env_process_set, NULL) == 0
+			           ? i + 1
+			           : -1;
 		if (!v)
 			return -1;
 		if (!strcmp(argv[i], "--modes"))
-			setenv(GP_ENV_MODES, v, 1);
+			t.modes = v;
 		else if (!strcmp(argv[i], "--output"))
-			setenv(GP_ENV_JOBDIR, v, 1);
+			t.jobdir = v;
 		else if (!strcmp(argv[i], "--step"))
-			setenv(GP_ENV_STEP, v, 1);
+			t.step = v;
 		else if (!strcmp(argv[i], "--rank"))
-			setenv(GP_ENV_RANK, v, 1);
+			t.rank = v;
 		else
 			return -1;
 		i++;
@@ -952,7 +957,9 @@ int main(int argc, char **argv)
 	a.step = env_or(GP_ENV_STEP, env_or("SLURM_STEP_ID", "0"));
 	a.rank = env_or(GP_ENV_RANK, env_or("SLURM_PROCID", "0"));
 	a.inject = gp_setting_str(GP_ENV_INJECT);
-	a.spool_root = env_or(GP_ENV_SPOOL, env_or("TMPDIR", "/tmp"));
+	static char spool_root[4096]; /* without the plugin's: the same fallback (spool.h) */
+	a.spool_root = env_or(GP_ENV_SPOOL, gp_spool_root(spool_root, sizeof(spool_root), NULL,
+	                                                  getenv("TMPDIR"), NULL, 0));
 	a.max_bytes = (uint64_t)gp_setting_long(GP_ENV_MAXBYTES);
 	a.nvml_hz = (long)gp_setting_long(GP_ENV_NVML_HZ);
 	a.group_readable = gp_setting_bool(GP_ENV_GROUP_READABLE);

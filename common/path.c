@@ -5,17 +5,54 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
-static const char tmpl_escapes[] = "juxsntr%";
+/* The codes, once: what each stands for and whether a node's directory may hold it. */
+static const struct tmpl_code {
+	char code;
+	bool node;
+	size_t off; /* in gp_tmpl_vars_t; (size_t)-1: '%' itself */
+} tmpl_codes[] = {
+    {'j', false, offsetof(gp_tmpl_vars_t, job)},
+    {'u', false, offsetof(gp_tmpl_vars_t, user)},
+    {'x', false, offsetof(gp_tmpl_vars_t, name)},
+    {'s', false, offsetof(gp_tmpl_vars_t, step)},
+    {'n', true, offsetof(gp_tmpl_vars_t, node)},
+    {'h', true, offsetof(gp_tmpl_vars_t, host)},
+    {'t', false, offsetof(gp_tmpl_vars_t, task)},
+    {'r', false, offsetof(gp_tmpl_vars_t, rank)},
+    {'%', true, (size_t)-1},
+};
+#define NCODES (sizeof(tmpl_codes) / sizeof(tmpl_codes[0]))
 
-int gp_tmpl_check(const char *tmpl, char *err, size_t errlen)
+static const struct tmpl_code *tmpl_code(char c)
 {
-	char why[128];
+	for (size_t i = 0; c && i < NCODES; i++)
+		if (tmpl_codes[i].code == c)
+			return &tmpl_codes[i];
+	return NULL;
+}
+
+/* "%j %u ... %%": the codes a template of kind may hold */
+static const char *tmpl_codes_list(gp_tmpl_kind_t kind, char *b, size_t len)
+{
+	size_t o = 0;
+	b[0] = '\0';
+	for (size_t i = 0; i < NCODES && o + 4 < len; i++)
+		if (kind == GP_TMPL_JOB || tmpl_codes[i].node)
+			o += (size_t)snprintf(b + o, len - o, "%s%%%c", o ? " " : "",
+			                      tmpl_codes[i].code);
+	return b;
+}
+
+int gp_tmpl_check_kind(const char *tmpl, gp_tmpl_kind_t kind, char *err, size_t errlen)
+{
+	char why[128], list[64];
 	if (!tmpl || !*tmpl) {
 		snprintf(err, errlen, "empty directory");
 		return -1;
@@ -24,27 +61,41 @@ int gp_tmpl_check(const char *tmpl, char *err, size_t errlen)
 		snprintf(err, errlen, "%s", why);
 		return -1;
 	}
+	tmpl_codes_list(kind, list, sizeof(list));
 	for (const char *p = tmpl; *p; p++) {
 		if (*p != '%')
 			continue;
+		const struct tmpl_code *c = tmpl_code(p[1]);
 		if (!p[1]) {
-			snprintf(err, errlen,
-			         "trailing '%%' (escapes: %%j %%u %%x %%s %%n %%t %%r %%%%)");
+			snprintf(err, errlen, "trailing '%%' (escapes: %s)", list);
 			return -1;
 		}
-		if (!strchr(tmpl_escapes, p[1])) {
+		if (!c || (kind == GP_TMPL_NODE && !c->node)) {
 			char esc[8];
 			gp_text_escape(p + 1, 1, esc, sizeof(esc));
-			snprintf(
-			    err, errlen,
-			    "unknown escape '%%%s' at position %zu (escapes: %%j %%u %%x %%s %%n "
-			    "%%t %%r %%%%)",
-			    esc, (size_t)(p - tmpl) + 1);
+			snprintf(err, errlen, "%s '%%%s' at position %zu (escapes%s: %s)",
+			         c ? "job escape" : "unknown escape", esc, (size_t)(p - tmpl) + 1,
+			         kind == GP_TMPL_NODE ? " of a node's directory" : "", list);
 			return -1;
 		}
 		p++;
 	}
 	return 0;
+}
+
+int gp_tmpl_check(const char *tmpl, char *err, size_t errlen)
+{
+	return gp_tmpl_check_kind(tmpl, GP_TMPL_JOB, err, errlen);
+}
+
+void gp_tmpl_this_host(gp_tmpl_vars_t *v, gp_tmpl_hostbuf_t *buf)
+{
+	memset(buf, 0, sizeof(*buf));
+	if (gethostname(buf->node, sizeof(buf->node) - 1) < 0)
+		buf->node[0] = '\0';
+	snprintf(buf->host, sizeof(buf->host), "%.*s", (int)strcspn(buf->node, "."), buf->node);
+	v->node = buf->node[0] ? buf->node : NULL;
+	v->host = buf->host[0] ? buf->host : NULL;
 }
 
 int gp_tmpl_expand(const char *tmpl, const gp_tmpl_vars_t *v, char *out, size_t outlen)
@@ -56,36 +107,12 @@ int gp_tmpl_expand(const char *tmpl, const gp_tmpl_vars_t *v, char *out, size_t 
 		const char *val = NULL;
 		char c[2] = {*p, 0};
 		if (*p == '%') {
-			p++;
-			switch (*p) {
-			case 'j':
-				val = v->job;
-				break;
-			case 'u':
-				val = v->user;
-				break;
-			case 'x':
-				val = v->name;
-				break;
-			case 's':
-				val = v->step;
-				break;
-			case 'n':
-				val = v->node;
-				break;
-			case 't':
-				val = v->task;
-				break;
-			case 'r':
-				val = v->rank;
-				break;
-			case '%':
-				val = "%";
-				break;
-			default:
-				errno = EINVAL;
-				return -1;
-			}
+			const struct tmpl_code *k = tmpl_code(*++p);
+			if (!k)
+				return errno = EINVAL, -1;
+			val = k->off == (size_t)-1
+			          ? "%"
+			          : *(const char *const *)((const char *)v + k->off);
 			if (!val)
 				val = "unknown";
 			for (const char *q = val; *q; q++) {

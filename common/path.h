@@ -1,5 +1,9 @@
 /* Path templates and safe file creation as the current user.
- * Templates: %j job id, %u user, %x job name, %s step, %n node, %t task, %r rank, %% '%'. */
+ * The one template grammar of gpuprof (doc/admin.md, "Templates"): %j job id, %u user,
+ * %x job name, %s step, %n node (host name), %h host's short name, %t task, %r rank,
+ * %% '%'. The job directory (output, --gpuprof-output, GPUPROF_OUTPUT, gpuprof run
+ * --output) takes every escape; a node's directories (spool_dir, plugstack.conf's
+ * state_dir), known before any job, take the node's alone: %n %h %%. */
 #ifndef GP_PATH_H
 #define GP_PATH_H
 
@@ -16,11 +20,24 @@ typedef struct gp_tmpl_vars {
 	const char *node; /* %n */
 	const char *task; /* %t */
 	const char *rank; /* %r */
+	const char *host; /* %h */
 } gp_tmpl_vars_t;
 
-/* Check a template's syntax without expanding it: -1 with a message on an unknown %
- * escape, a trailing '%', control characters, non-UTF-8 or an over-long value. */
+/* Which escapes a template may hold: every one, or the node's alone. */
+typedef enum gp_tmpl_kind { GP_TMPL_JOB, GP_TMPL_NODE } gp_tmpl_kind_t;
+
+/* Check a job-directory template's syntax without expanding it: -1 with a message on an
+ * unknown % escape, a trailing '%', control characters, non-UTF-8 or an over-long value. */
 int gp_tmpl_check(const char *tmpl, char *err, size_t errlen);
+/* The same for a template of the given kind: an escape of the job's in a node's directory
+ * is refused, naming the escapes it may hold. */
+int gp_tmpl_check_kind(const char *tmpl, gp_tmpl_kind_t kind, char *err, size_t errlen);
+/* This host's names, for %n (gethostname) and %h (its first label), in storage of the
+ * caller's; v->node and v->host point into it. */
+typedef struct gp_tmpl_hostbuf {
+	char node[256], host[256];
+} gp_tmpl_hostbuf_t;
+void gp_tmpl_this_host(gp_tmpl_vars_t *v, gp_tmpl_hostbuf_t *buf);
 /* Expand tmpl into out. A variable that is NULL expands to "unknown". Expanded values
  * never contain '/' (replaced by '_') so a job name cannot climb directories. */
 int gp_tmpl_expand(const char *tmpl, const gp_tmpl_vars_t *v, char *out, size_t outlen);

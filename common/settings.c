@@ -43,12 +43,13 @@ const gp_setting_t gp_settings[] = {
     {"accounts_deny", NULL, GP_T_LIST, "", 0, 0, OFF(accounts_deny), 0,
      "accounts whose jobs may not (wins over accounts_allow)", NULL},
     {"output", GP_ENV_OUTPUT, GP_T_STR, "gpuprof-%j", 0, 0, OFF(output), USER,
-     "the job directory: %j job id, %u user, %x job name, %s step, %n node; relative "
-     "to the submit directory (the user's --gpuprof-output or variable wins)",
+     "the job directory, a template (doc/admin.md, Templates: %j job id, %u user, %x job "
+     "name, %s step, %n node, %h its short name); relative to the submit directory (the "
+     "user's --gpuprof-output or variable wins)",
      NULL},
     {"spool_dir", NULL, GP_T_STR, "", 0, 0, OFF(spool_dir), 0,
-     "node-local spool for rings and rank files in flight (%h: this host's short name); "
-     "empty: the job's $TMPDIR, else /tmp",
+     "node-local spool for rings and rank files in flight, a node's template (%n this "
+     "host's name, %h its short name); empty: the job's $TMPDIR when absolute, else /tmp",
      NULL},
     {"max_bytes_per_rank", GP_ENV_MAXBYTES, GP_T_SIZE, "1G", 0, 0, OFF(max_bytes_per_rank), TASK,
      "cap per rank file; records past it are dropped and counted in the report", NULL},

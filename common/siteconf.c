@@ -169,6 +169,10 @@ static int parse_value(parser_t *ps, gp_config_t *cfg, const gp_setting_t *k)
 		return perr(ps, "'%s': %s", k->key, why);
 	if (k->off == OFF(output) && gp_tmpl_check(v, why, sizeof(why)) < 0)
 		return perr(ps, "'%s': %s", k->key, why);
+	/* empty: the default spool (spool.h: gp_spool_root) */
+	if (k->off == OFF(spool_dir) && *v &&
+	    gp_tmpl_check_kind(v, GP_TMPL_NODE, why, sizeof(why)) < 0)
+		return perr(ps, "'%s': %s", k->key, why);
 	free(*(char **)f);
 	*(char **)f = strdup(v);
 	return 0;

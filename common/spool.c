@@ -22,6 +22,30 @@
 #include <time.h>
 #include <unistd.h>
 
+const char *gp_spool_root(char *out, size_t len, const char *site, const char *tmpdir, char *why,
+                          size_t whylen)
+{
+	char err[256];
+	bool bad = false;
+	if (site && *site) {
+		gp_tmpl_vars_t v = {0};
+		gp_tmpl_hostbuf_t hb;
+		gp_tmpl_this_host(&v, &hb);
+		if (gp_tmpl_check_kind(site, GP_TMPL_NODE, err, sizeof(err)) == 0) {
+			if (gp_tmpl_expand(site, &v, out, len) == 0)
+				return out;
+			snprintf(err, sizeof(err), "too long once expanded");
+		}
+		if (why)
+			snprintf(why, whylen, "%s", err);
+		bad = true;
+	}
+	const char *fallback = tmpdir && tmpdir[0] == '/' ? tmpdir : "/tmp";
+	if (snprintf(out, len, "%s", fallback) >= (int)len)
+		snprintf(out, len, "/tmp");
+	return bad ? NULL : out;
+}
+
 int gp_spool_userdir(const char *root, char *out, size_t outlen)
 {
 	struct stat st;

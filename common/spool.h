@@ -53,7 +53,16 @@ typedef struct gp_spool_hdr {
 	char *const *argv; /* the command line when pid is 0 */
 } gp_spool_hdr_t;
 int gp_spool_header(char *hdr, size_t len, const gp_spool_hdr_t *h);
-/* Create (or reuse, if owned by us and not a link) <root>/gpuprof-<uid>. */
+/* Where a node's spools go, decided once for the plugin (which passes it to the agent as
+ * GPUPROF_SPOOL) and the agent (without one): site, the site's spool_dir, with its %n and
+ * %h expanded (path.h), when set; else tmpdir (the job's $TMPDIR) when it is absolute;
+ * else /tmp. Returns out; NULL when site is set but not a node's template (why says so)
+ * or its expansion too long, out then holding the fallback. */
+const char *gp_spool_root(char *out, size_t len, const char *site, const char *tmpdir, char *why,
+                          size_t whylen);
+/* Create (or reuse, if owned by us and not a link) <root>/gpuprof-<uid>; another user's
+ * directory, a link or one open to others under that name is passed over for
+ * gpuprof-<uid>.1 ... .9. */
 int gp_spool_userdir(const char *root, char *out, size_t outlen);
 /* Copy src into dest atomically (tmp + fsync + rename), creating dest's directory. */
 int gp_spool_publish(const char *src, const char *dest, mode_t fmode, mode_t dmode);

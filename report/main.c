@@ -10,6 +10,7 @@
 #include "env.h"
 #include "log.h"
 #include "modes.h"
+#include "optenv.h"
 #include "path.h"
 #include "rankfile.h"
 #include "ranks.h"
@@ -513,27 +514,31 @@ static void run_report(const char *dir, bool quiet)
 static int cmd_run(int argc, char **argv)
 {
 	const gp_cli_cmd_t *cmd = &cmd_run_doc;
-	const char *modes = getenv(GP_ENV_MODES), *output = getenv(GP_ENV_OUTPUT),
-	           *ranks = getenv(GP_ENV_RANKS), *capture = NULL;
-	char err[512], dir[PATH_MAX], expanded[PATH_MAX];
+	static const gp_opt_names_t names = {"--modes", "--output", "--ranks", "--capture"};
+	gp_opt_given_t given = {0};
+	gp_opt_defaults_t dflt = {.output = gp_setting_key("output")->def};
+	gp_opts_t *o = calloc(1, sizeof(*o));
+	char err[512], dir[PATH_MAX], modes[128];
 	bool force = false, quiet = false;
-	unsigned m;
 	gp_cli_t c;
 	int k;
+	if (!o)
+		return 1;
 	gp_cli_begin(&c, cmd, argc, argv);
 	while ((k = gp_cli_next(&c)) > 0) {
 		switch (k) {
 		case 'm':
-			modes = c.arg;
+			given.modes_given = true;
+			given.modes = c.arg;
 			break;
 		case 'o':
-			output = c.arg;
+			given.output = c.arg;
 			break;
 		case 'r':
-			ranks = c.arg;
+			given.ranks = c.arg;
 			break;
 		case 'c':
-			capture = c.arg;
+			given.capture = c.arg;
 			break;
 		case 'f':
 			force = true;
@@ -544,63 +549,45 @@ static int cmd_run(int argc, char **argv)
 		}
 	}
 	if (k < 0)
-		return c.status;
-	if (capture) {
-		gp_capture_t cw;
-		if (gp_capture_parse(capture, &cw, err, sizeof(err)) < 0)
-			return gp_cli_usage(cmd, "--capture: %s", err);
-		setenv(GP_ENV_CAPTURE, capture, 1);
-	}
-	if (!modes)
-		modes = gp_setting_env(GP_ENV_MODES)->def;
-	if (gp_modes_parse(modes, &m, err, sizeof(err)) < 0)
-		return gp_cli_usage(cmd, "--modes: %s", err);
-	if (m & GP_MODE_HELP) {
+		return free(o), c.status;
+	gp_modes_parse(gp_setting_env(GP_ENV_MODES)->def, &dflt.unset_modes, err, sizeof(err));
+	dflt.bare_modes = dflt.unset_modes;
+	if (gp_opts_resolve(o, &given, &names, &dflt, gp_env_process_get, NULL, err, sizeof(err)) <
+	    0)
+		return free(o), gp_cli_usage(cmd, "%s", err);
+	if (o->modes & GP_MODE_HELP) {
 		printf("modes:\n%s", gp_modes_help());
-		return 0;
+		return free(o), 0;
 	}
 	int i = c.ind;
 	if (i >= argc)
-		return gp_cli_missing(cmd, "no program given");
+		return free(o), gp_cli_missing(cmd, "no program given");
 	/* as a shell would: 127 when the program is not found, 126 when it cannot be run,
 	 * said before any agent starts (the agent under Slurm mirrors slurmstepd instead) */
 	int found = program_status(argv[i]);
 	if (found)
-		return gp_err("run: %s: %s", argv[i],
+		return free(o),
+		       gp_err("run: %s: %s", argv[i],
 		              found == 127 ? "command not found" : "not executable"),
 		       found;
-	if (ranks) {
-		gp_ranks_t rk;
-		if (gp_ranks_parse(ranks, &rk, err, sizeof(err)) < 0)
-			return gp_cli_usage(cmd, "--ranks: %s", err);
-		const char *me = getenv("SLURM_PROCID");
-		if (!gp_ranks_contains(&rk, me ? (uint32_t)atoi(me) : 0))
-			m = GP_MODE_NONE;
-	}
-	if (m & GP_MODE_NONE) {
+	const char *me = getenv("SLURM_PROCID");
+	if (!gp_ranks_contains(&o->ranks, me ? (uint32_t)atoi(me) : 0))
+		o->modes = GP_MODE_NONE;
+	if (o->modes & GP_MODE_NONE) {
 		execvp(argv[i], argv + i);
 		return gp_err_errno("execvp %s", argv[i]), 127;
 	}
-	if (!output)
-		output = gp_setting_key("output")->def;
-	if (gp_tmpl_check(output, err, sizeof(err)) < 0)
-		return gp_cli_usage(cmd, "--output: %s", err);
 	const char *job = getenv("SLURM_JOB_ID");
 	gp_tmpl_vars_t vars = {.job = job ? job : "local",
 	                       .user = getenv("USER"),
 	                       .name = getenv("SLURM_JOB_NAME"),
 	                       .step = getenv("SLURM_STEP_ID"),
 	                       .rank = getenv("SLURM_PROCID")};
-	if (gp_tmpl_expand(output, &vars, expanded, sizeof(expanded)) < 0)
-		return gp_cli_usage(cmd, "--output: too long");
-	if (expanded[0] != '/') {
-		char cwd[PATH_MAX];
-		if (!getcwd(cwd, sizeof(cwd)) ||
-		    snprintf(dir, sizeof(dir), "%s/%s", cwd, expanded) >= (int)sizeof(dir))
-			return gp_cli_usage(cmd, "--output: the path is too long");
-	} else {
-		snprintf(dir, sizeof(dir), "%s", expanded);
-	}
+	gp_tmpl_hostbuf_t hb;
+	gp_tmpl_this_host(&vars, &hb);
+	char cwd[PATH_MAX];
+	if (gp_opts_jobdir(o->output, &vars, getcwd(cwd, sizeof(cwd)), dir, sizeof(dir)) < 0)
+		return free(o), gp_cli_usage(cmd, "--output: the path is too long");
 	bool alone = gp_run_alone();
 	if (alone) { /* never over an earlier run, unless asked */
 		char asked[PATH_MAX];
@@ -614,9 +601,11 @@ static int cmd_run(int argc, char **argv)
 			        "(--force-overwrite replaces it)",
 			        asked, dir);
 	}
-	gp_modes_format(m, err, sizeof(err));
-	setenv(GP_ENV_MODES, err, 1);
-	setenv(GP_ENV_JOBDIR, dir, 1);
+	gp_task_env_t t;
+	gp_opts_task_env(o, &t, modes, sizeof(modes));
+	t.jobdir = dir;
+	gp_task_env_export(&t, gp_env_process_set, NULL);
+	free(o);
 	setenv(GP_ENV_INJECT, inject_path(), 0);
 	setenv(GP_ENV_PYTHON, python_dir(), 0);
 	const char *agent = agent_path();

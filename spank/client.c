@@ -11,35 +11,30 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-static const char *client_env(const char *name, void *arg)
-{
-	return getenv(name);
-}
-
-int gp_client_post_opt(spank_t sp)
+int gp_client_post_opt(spank_t sp, gp_plugin_t *p)
 {
 	char err[512];
 	const char *why;
 	struct passwd *pw;
 
-	if (!gp_plugin.config_ok)
+	if (!p->config_ok)
 		return 0;
-	if (gp_options_resolve(client_env, NULL, err, sizeof(err)) < 0)
+	if (gp_options_resolve(p, gp_env_process_get, NULL, err, sizeof(err)) < 0)
 		return gp_err("%s", err);
-	if (!gp_plugin.modes || (gp_plugin.modes & GP_MODE_NONE))
+	if (!p->opts.modes || (p->opts.modes & GP_MODE_NONE))
 		return 0;
 	/* GPUPROF_MODES from the environment gets the same policy check as --gpuprof. */
-	unsigned bad = gp_plugin.modes & ~gp_plugin.cfg.allowed_modes & GP_MODES_KNOWN;
+	unsigned bad = p->opts.modes & ~p->cfg.allowed_modes & GP_MODES_KNOWN;
 	if (bad) {
 		char b[128], a[128];
 		gp_modes_format(bad & ~GP_MODE_TIMING, b, sizeof(b));
-		gp_modes_format(gp_plugin.cfg.allowed_modes, a, sizeof(a));
+		gp_modes_format(p->cfg.allowed_modes, a, sizeof(a));
 		return gp_err("%s: mode '%s' is not allowed on this cluster (allowed: %s)",
-		              gp_plugin.opt_modes_set ? "--gpuprof" : GP_ENV_MODES, b, a);
+		              p->opts.modes_given ? "--gpuprof" : GP_ENV_MODES, b, a);
 	}
 	pw = getpwuid(getuid());
-	if (!gp_config_admits(&gp_plugin.cfg, pw ? pw->pw_name : NULL, NULL, &why))
+	if (!gp_config_admits(&p->cfg, pw ? pw->pw_name : NULL, NULL, &why))
 		return gp_err("%s: not available to you: %s",
-		              gp_plugin.opt_modes_set ? "--gpuprof" : GP_ENV_MODES, why);
+		              p->opts.modes_given ? "--gpuprof" : GP_ENV_MODES, why);
 	return 0;
 }

@@ -52,22 +52,23 @@ static int read_record(int dfd, const char *name, uid_t *uid, gid_t *gid, unsign
 }
 
 /* One step's record: salvage its spools as the user. Returns how many were salvaged. */
-static int salvage_step(uint32_t job, uid_t uid, gid_t gid, const char *spool, const char *jobdir)
+static int salvage_step(const gp_plugin_t *p, uint32_t job, const gp_creds_t *who,
+                        const char *spool, const char *jobdir)
 {
 	char jobarg[32], out[256] = "";
 	int n = 0;
 	snprintf(jobarg, sizeof(jobarg), "%u", job);
-	char *salv[] = {gp_plugin.cfg.cli_path, "salvage", "--job",        jobarg, "--spool",
-	                (char *)spool,          "--into",  (char *)jobdir, NULL};
-	gp_exec_as_user(uid, gid, salv, out, sizeof(out), 60);
+	char *salv[] = {p->cfg.cli_path, "salvage", "--job",        jobarg, "--spool",
+	                (char *)spool,   "--into",  (char *)jobdir, NULL};
+	gp_exec_as_user(who, salv, out, sizeof(out), 60);
 	return sscanf(out, "gpuprof: salvaged %d", &n) == 1 ? n : 0;
 }
 
-int gp_epilog(spank_t sp)
+int gp_epilog(spank_t sp, const gp_plugin_t *p)
 {
 	uint32_t job = 0;
 	char prefix[32];
-	if (!gp_plugin.config_ok)
+	if (!p->config_ok)
 		return 0;
 	if (spank_get_item(sp, S_JOB_ID, &job) != ESPANK_SUCCESS) {
 		const char *j = getenv("SLURM_JOB_ID");
@@ -75,12 +76,12 @@ int gp_epilog(spank_t sp)
 			return 0;
 		job = (uint32_t)strtoul(j, NULL, 10);
 	}
-	int dfd = open(gp_plugin.state_dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	int dfd = open(p->state_dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (dfd < 0)
 		return 0; /* nothing profiled on this node yet */
 	struct stat st;
 	if (fstat(dfd, &st) < 0 || st.st_uid != 0 || (st.st_mode & 022)) {
-		gp_err("state directory %s is not root's alone; ignored", gp_plugin.state_dir);
+		gp_err("state directory %s is not root's alone; ignored", p->state_dir);
 		close(dfd);
 		return 0;
 	}
@@ -90,16 +91,15 @@ int gp_epilog(spank_t sp)
 		return 0;
 	}
 	snprintf(prefix, sizeof(prefix), "%u.", job);
-	bool cli_ok = access(gp_plugin.cfg.cli_path, X_OK) == 0;
+	bool cli_ok = access(p->cfg.cli_path, X_OK) == 0;
 	if (!cli_ok)
-		gp_err("%s is not executable; job %u gets no report", gp_plugin.cfg.cli_path, job);
+		gp_err("%s is not executable; job %u gets no report", p->cfg.cli_path, job);
 	/* salvage every step's spools here; then the job's report, once per job directory,
 	 * by node 0 (whose step-end report may have missed what salvage recovers) and by
 	 * any node that recovered ranks (node 0 may have reported before them): detached,
 	 * the node is not held up by it */
 	struct {
-		uid_t uid;
-		gid_t gid;
+		gp_creds_t who;
 		char jobdir[4096];
 	} rep[8];
 	unsigned nrep = 0;
@@ -113,18 +113,19 @@ int gp_epilog(spank_t sp)
 			continue;
 		if (cli_ok && read_record(dfd, de->d_name, &uid, &gid, &node, spool, jobdir,
 		                          sizeof(jobdir)) == 0) {
-			int n = salvage_step(job, uid, gid, spool, jobdir);
+			/* the epilog has no groups of the job's: the user database's */
+			const gp_creds_t who = {uid, gid, -1, NULL};
+			int n = salvage_step(p, job, &who, spool, jobdir);
 			unsigned i;
 			for (i = 0; i < nrep && strcmp(rep[i].jobdir, jobdir); i++)
 				;
-			bool want =
-			    (node == 0 || n > 0) && i == nrep && gp_plugin.cfg.report_at_end;
+			bool want = (node == 0 || n > 0) && i == nrep && p->cfg.report_at_end;
 			if (want && nrep == 8) /* said, not dropped silently */
 				gp_warn("job %u: more than 8 job directories; %s gets no epilog "
 				        "report (gpuprof report %s)",
 				        job, jobdir, jobdir);
 			else if (want) {
-				rep[nrep].uid = uid, rep[nrep].gid = gid;
+				rep[nrep].who = who;
 				snprintf(rep[nrep++].jobdir, sizeof(rep[0].jobdir), "%s", jobdir);
 			}
 		}
@@ -133,6 +134,6 @@ int gp_epilog(spank_t sp)
 	closedir(d);
 	close(dfd);
 	for (unsigned i = 0; i < nrep; i++)
-		gp_finish_detached(job, rep[i].uid, rep[i].gid, rep[i].jobdir, true);
+		gp_finish_detached(p, job, &rep[i].who, rep[i].jobdir, true);
 	return 0;
 }

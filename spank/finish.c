@@ -72,10 +72,10 @@ static void finish_sink(int level, const char *msg)
  * nobody else can write it (plugstack.conf names it; a directory a user could write
  * would let them point root's log or lock at a file of their choosing). Otherwise the
  * finisher logs to syslog alone and reports unlocked. */
-static void open_state_dir(void)
+static void open_state_dir(const char *state_dir)
 {
 	struct stat st;
-	int fd = open(gp_plugin.state_dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	int fd = open(state_dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0)
 		return;
 	if (fstat(fd, &st) < 0 || st.st_uid != 0 || (st.st_mode & 022)) {
@@ -121,9 +121,10 @@ static int lock_node(int wait_s)
 	return lock_named("reports-node.lock", wait_s);
 }
 
-static void finisher(uint32_t job, uid_t uid, gid_t gid, const char *jobdir, bool ended)
+static void finisher(const gp_plugin_t *p, uint32_t job, const gp_creds_t *who, const char *jobdir,
+                     bool ended)
 {
-	const gp_config_t *cfg = &gp_plugin.cfg;
+	const gp_config_t *cfg = &p->cfg;
 	int timeout = (int)cfg->report_timeout;
 	char summary[ADMIN_COMMENT_MAX] = "";
 	char *argv[] = {cfg->cli_path, "report", "--quiet", "--summary-line", (char *)jobdir, NULL};
@@ -132,7 +133,7 @@ static void finisher(uint32_t job, uid_t uid, gid_t gid, const char *jobdir, boo
 	if (lock < 0 && state_fd < 0)
 		gp_warn("job %u: state directory %s missing or not root's alone; reporting "
 		        "unlocked",
-		        job, gp_plugin.state_dir);
+		        job, p->state_dir);
 	else if (lock < 0)
 		gp_warn("job %u: another report of the job still runs; reporting anyway", job);
 	int node_lock = lock_node(timeout);
@@ -147,7 +148,7 @@ static void finisher(uint32_t job, uid_t uid, gid_t gid, const char *jobdir, boo
 		setenv(GP_ENV_REPORT_THREADS, "2", 1);
 	struct timespec t0, t1;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
-	int rc = gp_exec_as_user(uid, gid, argv, summary, sizeof(summary), timeout);
+	int rc = gp_exec_as_user(who, argv, summary, sizeof(summary), timeout);
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	if (node_lock >= 0) /* the node's next report may start; AdminComment is no work */
 		close(node_lock);
@@ -188,7 +189,8 @@ static void finisher(uint32_t job, uid_t uid, gid_t gid, const char *jobdir, boo
 	}
 }
 
-void gp_finish_detached(uint32_t job, uid_t uid, gid_t gid, const char *jobdir, bool ended)
+void gp_finish_detached(const gp_plugin_t *p, uint32_t job, const gp_creds_t *who,
+                        const char *jobdir, bool ended)
 {
 	pid_t pid = fork();
 	if (pid < 0) {
@@ -212,7 +214,7 @@ void gp_finish_detached(uint32_t job, uid_t uid, gid_t gid, const char *jobdir, 
 		_exit(0);
 	umask(077);
 	openlog("gpuprof", LOG_PID, LOG_DAEMON);
-	open_state_dir();
+	open_state_dir(p->state_dir);
 	gp_log_set_sink(finish_sink);
 	gp_log_set_level(GP_LOG_DEBUG);
 	/* out of the step's cgroup, which Slurm removes (killing what is in it) */
@@ -220,6 +222,6 @@ void gp_finish_detached(uint32_t job, uid_t uid, gid_t gid, const char *jobdir, 
 		gp_debug("job %u: /proc/self/cgroup unreadable; the report stays in the step's "
 		         "cgroup",
 		         job);
-	finisher(job, uid, gid, jobdir, ended);
+	finisher(p, job, who, jobdir, ended);
 	_exit(0);
 }

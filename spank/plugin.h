@@ -1,4 +1,5 @@
-/* State shared by the SPANK plugin's contexts (one file per context, pyxis-style). */
+/* The SPANK plugin's context and the functions of its files (one file per context,
+ * pyxis-style): plugin.c dispatches, the others are called with the context. */
 #ifndef GP_SPANK_PLUGIN_H
 #define GP_SPANK_PLUGIN_H
 
@@ -7,6 +8,7 @@
 #include <sys/types.h>
 #include <slurm/spank.h>
 
+#include "optenv.h"
 #include "ranks.h"
 #include "siteconf.h"
 
@@ -14,23 +16,15 @@
 #define GP_STEP_EXTERN      0xfffffffcu
 #define GP_STEP_INTERACTIVE 0xfffffffau
 
+/* One per process: a static of plugin.c's, which passes it to the function of each
+ * context (pyxis's per-context struct). Nothing else holds it. */
 typedef struct gp_plugin {
 	bool config_ok;  /* site config loaded (else plugin disabled) */
 	bool enabled;    /* this step is profiled */
 	gp_config_t cfg; /* site policy */
 	char *config_path;
 	char *state_dir; /* root-owned node-local records for the epilog */
-	/* option values as given (NULL: not given); set by the option callbacks */
-	bool opt_modes_set;
-	char *opt_modes; /* may be NULL/"" with opt_modes_set: site default */
-	char *opt_output;
-	char *opt_ranks;
-	char *opt_capture;
-	/* resolved */
-	unsigned modes;
-	gp_ranks_t ranks;
-	char *output_tmpl;
-	char *capture; /* capture window for CUDA activity (GPUPROF_CAPTURE), NULL: all */
+	gp_opts_t opts;  /* modes, output, ranks and capture, resolved (optenv.h) */
 	/* stepd bookkeeping */
 	uint32_t job_id, step_id, node_id;
 	uid_t uid;
@@ -49,23 +43,30 @@ typedef struct gp_plugin {
 	bool task_seen[512];
 } gp_plugin_t;
 
-extern gp_plugin_t gp_plugin;
+/* Whom root-side helpers run as: the job's user, with its supplementary groups when
+ * slurmstepd gave them (ngroups -1: from the user database). */
+typedef struct gp_creds {
+	uid_t uid;
+	gid_t gid;
+	int ngroups;
+	const gid_t *groups;
+} gp_creds_t;
 
-/* spank/options.c */
-int gp_options_register(spank_t sp);
-/* Resolve modes/output/ranks from the options, then GPUPROF_* (env_get), then site
- * defaults. Returns -1 with a message (naming the option or variable) in err. */
-int gp_options_resolve(const char *(*env_get)(const char *name, void *arg), void *arg, char *err,
-                       size_t errlen);
+/* spank/options.c: the options as the user gave them (its own state: the callbacks
+ * Slurm calls have no argument for ours). p is kept for the callbacks' policy checks. */
+int gp_options_register(spank_t sp, const gp_plugin_t *p);
+/* Resolve modes/output/ranks/capture into p->opts: the options, then GPUPROF_* (get),
+ * then site defaults. Returns -1 with a message (naming the option or variable) in err. */
+int gp_options_resolve(gp_plugin_t *p, gp_getenv_fn get, void *arg, char *err, size_t errlen);
 
 /* spank/client.c: srun/sbatch/salloc */
-int gp_client_post_opt(spank_t sp);
+int gp_client_post_opt(spank_t sp, gp_plugin_t *p);
 /* spank/stepd.c: slurmstepd */
-int gp_stepd_init(spank_t sp);
-int gp_stepd_post_opt(spank_t sp);
-int gp_stepd_task_init(spank_t sp);
-int gp_stepd_task_exit(spank_t sp);
-int gp_stepd_exit(spank_t sp);
+int gp_stepd_init(spank_t sp, gp_plugin_t *p);
+int gp_stepd_post_opt(spank_t sp, gp_plugin_t *p);
+int gp_stepd_task_init(spank_t sp, gp_plugin_t *p);
+int gp_stepd_task_exit(spank_t sp, gp_plugin_t *p);
+int gp_stepd_exit(spank_t sp, gp_plugin_t *p);
 /* spank/slurmapi.c: the job as Slurm knows it (never the job's environment) */
 #define ADMIN_COMMENT_MAX    512  /* our one-line summary */
 #define GP_ADMIN_COMMENT_MAX 4096 /* the whole field we write: others' text plus ours */
@@ -84,21 +85,19 @@ int gp_slurm_job_info(uint32_t job, gp_slurm_job_t *out);
  * completion has reached it, waiting up to wait_s seconds for that. 0 done, -2 finished
  * and the record could not be updated, -1 otherwise. */
 int gp_set_admin_comment(uint32_t job, const char *summary, bool ended, int wait_s);
-/* spank/plugin.c: tmpl with %h replaced by this host's short name; NULL for any other
- * '%'. Allocated. */
-char *gp_expand_host(const char *tmpl);
 /* spank/finish.c: the job report and its AdminComment line, in a process detached from
  * slurmstepd (root; the report as the user), so that neither srun nor the node's
  * teardown waits for them; one at a time per job (a lock in the state directory). */
-void gp_finish_detached(uint32_t job, uid_t uid, gid_t gid, const char *jobdir, bool ended);
+void gp_finish_detached(const gp_plugin_t *p, uint32_t job, const gp_creds_t *who,
+                        const char *jobdir, bool ended);
 /* spank/epilog.c: job epilog (root) */
-int gp_epilog(spank_t sp);
+int gp_epilog(spank_t sp, const gp_plugin_t *p);
 
-/* spank/privsep.c: run fn(arg) in a child that dropped to uid/gid (setgroups, setgid,
+/* spank/privsep.c: run fn(arg) in a child that dropped to who (setgroups, setgid,
  * setuid, verified), with a deadline in seconds. Returns the child's exit code, or -1. */
-int gp_run_as_user(uid_t uid, gid_t gid, int (*fn)(void *), void *arg, int timeout_s);
+int gp_run_as_user(const gp_creds_t *who, int (*fn)(void *), void *arg, int timeout_s);
 /* Same, running argv (no shell) as the user, stdout captured into out (may be NULL). */
-int gp_exec_as_user(uid_t uid, gid_t gid, char *const argv[], char *out, size_t outlen,
+int gp_exec_as_user(const gp_creds_t *who, char *const argv[], char *out, size_t outlen,
                     int timeout_s);
 /* Run fn(arg, fd) in a forked child of the current user (root), nothing of ours open
  * but fd, whose writes come back in out; with a deadline. For Slurm API calls: a

@@ -21,13 +21,14 @@
 
 /* Drop to the job's uid and gid with its supplementary groups (as slurmstepd gave them,
  * else from the user database), and prove there is no way back. */
-static int drop_to(uid_t uid, gid_t gid)
+static int drop_to(const gp_creds_t *who)
 {
+	uid_t uid = who->uid;
+	gid_t gid = who->gid;
 	if (getuid() == 0) {
-		const gp_plugin_t *p = &gp_plugin;
 		int rc;
-		if (p->ngroups >= 0 && p->uid == uid) {
-			rc = setgroups((size_t)p->ngroups, p->groups);
+		if (who->ngroups >= 0 && who->groups) {
+			rc = setgroups((size_t)who->ngroups, who->groups);
 		} else {
 			struct passwd *pw = getpwuid(uid);
 			rc = pw ? initgroups(pw->pw_name, gid) : setgroups(1, &gid);
@@ -129,14 +130,14 @@ static int wait_child(pid_t pid, int fd, char *out, size_t outlen, int timeout_s
 	return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
-int gp_run_as_user(uid_t uid, gid_t gid, int (*fn)(void *), void *arg, int timeout_s)
+int gp_run_as_user(const gp_creds_t *who, int (*fn)(void *), void *arg, int timeout_s)
 {
 	pid_t pid = fork();
 	if (pid < 0)
 		return gp_err_errno("fork");
 	if (pid == 0) {
 		child_hygiene(-1);
-		if (drop_to(uid, gid) < 0)
+		if (drop_to(who) < 0)
 			_exit(125);
 		_exit(fn(arg) == 0 ? 0 : 1);
 	}
@@ -167,9 +168,7 @@ int gp_run_isolated(int (*fn)(void *, int), void *arg, char *out, size_t outlen,
 /* The helper programs, run through gp_run_isolated: stdout into the pipe, stdin from
  * /dev/null, dropped to the user where asked, then exec. */
 struct exec_arg {
-	bool drop;
-	uid_t uid;
-	gid_t gid;
+	const gp_creds_t *drop; /* NULL: stay who we are */
 	char *const *argv;
 };
 
@@ -180,26 +179,26 @@ static int exec_child(void *arg, int fd)
 	int devnull = open("/dev/null", O_RDWR | O_CLOEXEC);
 	if (devnull >= 0)
 		dup2(devnull, STDIN_FILENO);
-	if (a->drop && drop_to(a->uid, a->gid) < 0)
+	if (a->drop && drop_to(a->drop) < 0)
 		_exit(125);
 	execv(a->argv[0], a->argv);
 	_exit(127);
 }
 
-static int exec_common(bool drop, uid_t uid, gid_t gid, char *const argv[], char *out,
-                       size_t outlen, int timeout_s)
+static int exec_common(const gp_creds_t *drop, char *const argv[], char *out, size_t outlen,
+                       int timeout_s)
 {
-	struct exec_arg a = {drop, uid, gid, argv};
+	struct exec_arg a = {drop, argv};
 	return gp_run_isolated(exec_child, &a, out, outlen, timeout_s);
 }
 
-int gp_exec_as_user(uid_t uid, gid_t gid, char *const argv[], char *out, size_t outlen,
+int gp_exec_as_user(const gp_creds_t *who, char *const argv[], char *out, size_t outlen,
                     int timeout_s)
 {
-	return exec_common(true, uid, gid, argv, out, outlen, timeout_s);
+	return exec_common(who, argv, out, outlen, timeout_s);
 }
 
 int gp_exec_capture(char *const argv[], char *out, size_t outlen, int timeout_s)
 {
-	return exec_common(false, 0, 0, argv, out, outlen, timeout_s);
+	return exec_common(NULL, argv, out, outlen, timeout_s);
 }

@@ -23,14 +23,14 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-static spank_t cur_sp;
-
+/* A variable of the job's environment (arg: the spank_t); the last four values stay
+ * valid (gp_options_resolve holds up to four at once). */
 static const char *job_env(const char *name, void *arg)
 {
 	static char buf[4][4096];
 	static int k;
 	char *b = buf[k++ & 3];
-	if (spank_getenv(cur_sp, name, b, sizeof(buf[0])) != ESPANK_SUCCESS)
+	if (spank_getenv((spank_t)arg, name, b, sizeof(buf[0])) != ESPANK_SUCCESS)
 		return NULL;
 	return b;
 }
@@ -53,29 +53,12 @@ static bool policy_needs_job_info(const gp_config_t *c)
 	       c->partition_modes.n;
 }
 
-/* Resolve options and policy for this step; sets gp_plugin.enabled/modes/jobdir. Runs
- * in user_init (as the user) and again in task_init (the task process). */
-static int resolve_step(spank_t sp, bool quiet)
+/* The site policy for this step's user and job: narrows p->opts.modes, or returns false
+ * (not profiled), saying why unless quiet. */
+static bool step_admitted(gp_plugin_t *p, bool quiet)
 {
-	gp_plugin_t *p = &gp_plugin;
-	char err[600], stepbuf[32], jobbuf[32], nodebuf[256] = "", expanded[4096];
-	const char *v, *why;
-	struct passwd *pw;
-
-	cur_sp = sp;
-	p->enabled = false;
-	if (!p->config_ok || p->step_id == GP_STEP_EXTERN)
-		return 0;
-	if (gp_options_resolve(job_env, NULL, err, sizeof(err)) < 0) {
-		/* The client checked this already; a value can only be bad here if the
-		 * environment changed in between. Never fail the step for it. */
-		if (!quiet)
-			gp_warn("%s; this step is not profiled", err);
-		return 0;
-	}
-	if (!p->modes || (p->modes & GP_MODE_NONE))
-		return 0;
-	pw = getpwuid(p->uid);
+	const char *why, *account = p->job_info_ok ? p->account : NULL;
+	struct passwd *pw = getpwuid(p->uid);
 	/* account and partition as slurmctld has them (gp_stepd_post_opt): the job's
 	 * environment is the user's to write. Rules about them with nothing to check
 	 * them against refuse profiling rather than let it through. */
@@ -83,72 +66,80 @@ static int resolve_step(spank_t sp, bool quiet)
 		if (!quiet)
 			gp_warn("profiling refused: the site policy has account or partition rules "
 			        "and Slurm's view of this job could not be read");
-		return 0;
+		return false;
 	}
-	v = p->job_info_ok ? p->account : NULL;
-	if (!gp_config_admits(&p->cfg, pw ? pw->pw_name : NULL, v, &why)) {
+	if (!gp_config_admits(&p->cfg, pw ? pw->pw_name : NULL, account, &why)) {
 		if (!quiet)
 			gp_warn("profiling refused by site policy: %s", why);
-		return 0;
+		return false;
 	}
-	unsigned allowed = gp_config_allowed(&p->cfg, p->job_info_ok ? p->partition : NULL, v);
-	if (p->modes & ~allowed & GP_MODES_KNOWN) {
+	unsigned allowed =
+	    gp_config_allowed(&p->cfg, p->job_info_ok ? p->partition : NULL, account);
+	if (p->opts.modes & ~allowed & GP_MODES_KNOWN) {
 		char a[128];
-		p->modes &= allowed;
-		gp_modes_format(p->modes, a, sizeof(a));
+		p->opts.modes &= allowed;
+		gp_modes_format(p->opts.modes, a, sizeof(a));
 		if (!quiet)
 			gp_warn("site policy narrows this job to modes %s", a);
 	}
-	/* the job directory, relative to the submit directory */
+	return true;
+}
+
+/* The job directory (the template, relative to the submit directory) and the node's
+ * spool root into p; false when there is none. */
+static bool step_places(spank_t sp, gp_plugin_t *p, bool quiet)
+{
+	char stepbuf[32], jobbuf[32], cwd[PATH_MAX], why[256];
+	struct passwd *pw = getpwuid(p->uid);
+	gp_tmpl_hostbuf_t hb;
 	snprintf(jobbuf, sizeof(jobbuf), "%u", p->job_id);
 	step_name(p->step_id, stepbuf, sizeof(stepbuf));
-	gethostname(nodebuf, sizeof(nodebuf) - 1);
 	gp_tmpl_vars_t vars = {
 	    .job = jobbuf,
 	    .user = pw ? pw->pw_name : NULL,
-	    .name = job_env("SLURM_JOB_NAME", NULL),
+	    .name = job_env("SLURM_JOB_NAME", sp),
 	    .step = stepbuf,
-	    .node = nodebuf,
 	};
-	if (gp_tmpl_expand(p->output_tmpl, &vars, expanded, sizeof(expanded)) < 0) {
+	gp_tmpl_this_host(&vars, &hb);
+	const char *sub = job_env("SLURM_SUBMIT_DIR", sp);
+	if (!sub)
+		sub = getcwd(cwd, sizeof(cwd));
+	if (gp_opts_jobdir(p->opts.output, &vars, sub, p->jobdir, sizeof(p->jobdir)) < 0) {
 		if (!quiet)
-			gp_warn("--gpuprof-output: cannot expand '%s'", p->output_tmpl);
+			gp_warn("--gpuprof-output: cannot place the job directory '%s'",
+			        p->opts.output);
+		return false;
+	}
+	if (!gp_spool_root(p->spool, sizeof(p->spool), p->cfg.spool_dir, job_env("TMPDIR", sp), why,
+	                   sizeof(why)) &&
+	    !quiet)
+		gp_warn("spool_dir '%s': %s; the default spool is used", p->cfg.spool_dir, why);
+	return true;
+}
+
+/* Resolve options and policy for this step; sets p->enabled, p->opts, p->jobdir and
+ * p->spool. Runs in user_init (as the user) and again in task_init (the task process). */
+static int resolve_step(spank_t sp, gp_plugin_t *p, bool quiet)
+{
+	char err[600];
+	p->enabled = false;
+	if (!p->config_ok || p->step_id == GP_STEP_EXTERN)
+		return 0;
+	if (gp_options_resolve(p, job_env, sp, err, sizeof(err)) < 0) {
+		/* The client checked this already; a value can only be bad here if the
+		 * environment changed in between. Never fail the step for it. */
+		if (!quiet)
+			gp_warn("%s; this step is not profiled", err);
 		return 0;
 	}
-	if (expanded[0] == '/') {
-		snprintf(p->jobdir, sizeof(p->jobdir), "%s", expanded);
-	} else {
-		const char *sub = job_env("SLURM_SUBMIT_DIR", NULL);
-		char cwd[PATH_MAX];
-		if (!sub)
-			sub = getcwd(cwd, sizeof(cwd));
-		if (!sub || snprintf(p->jobdir, sizeof(p->jobdir), "%s/%s", sub, expanded) >=
-		                (int)sizeof(p->jobdir)) {
-			if (!quiet)
-				gp_warn("cannot place the job directory '%s'", expanded);
-			return 0;
-		}
-	}
-	v = job_env("TMPDIR", NULL);
-	char *site_spool =
-	    p->cfg.spool_dir && p->cfg.spool_dir[0] ? gp_expand_host(p->cfg.spool_dir) : NULL;
-	if (p->cfg.spool_dir && p->cfg.spool_dir[0] && !site_spool && !quiet)
-		gp_warn("spool_dir '%s': only %%h may follow a '%%'; the default spool is used",
-		        p->cfg.spool_dir);
-	if (site_spool)
-		snprintf(p->spool, sizeof(p->spool), "%s", site_spool);
-	else if (v && v[0] == '/')
-		snprintf(p->spool, sizeof(p->spool), "%s", v);
-	else
-		snprintf(p->spool, sizeof(p->spool), "/tmp");
-	free(site_spool);
-	p->enabled = true;
+	if (!p->opts.modes || (p->opts.modes & GP_MODE_NONE))
+		return 0;
+	p->enabled = step_admitted(p, quiet) && step_places(sp, p, quiet);
 	return 0;
 }
 
-int gp_stepd_init(spank_t sp)
+int gp_stepd_init(spank_t sp, gp_plugin_t *p)
 {
-	gp_plugin_t *p = &gp_plugin;
 	if (spank_get_item(sp, S_JOB_ID, &p->job_id) != ESPANK_SUCCESS ||
 	    spank_get_item(sp, S_JOB_STEPID, &p->step_id) != ESPANK_SUCCESS ||
 	    spank_get_item(sp, S_JOB_UID, &p->uid) != ESPANK_SUCCESS ||
@@ -172,28 +163,21 @@ int gp_stepd_init(spank_t sp)
 
 /* A task that is not profiled must not inherit our injection from a profiled parent
  * (a wrapped batch script running srun): remove what points at our library. */
-static void strip_inherited(spank_t sp)
+static void strip_inherited(spank_t sp, const gp_plugin_t *p)
 {
 	static const char *vars[] = {"CUDA_INJECTION64_PATH", "NVTX_INJECTION64_PATH"};
 	char v[4096];
 	for (size_t i = 0; i < 2; i++)
 		if (spank_getenv(sp, vars[i], v, sizeof(v)) == ESPANK_SUCCESS &&
-		    !strcmp(v, gp_plugin.cfg.inject_path))
+		    !strcmp(v, p->cfg.inject_path))
 			spank_unsetenv(sp, vars[i]);
 	spank_unsetenv(sp, GP_ENV_RING);
 	spank_unsetenv(sp, GP_ENV_AGENT_PID);
 }
 
-static int setenv_num(spank_t sp, const char *name, long long v)
+static int fail_task(const gp_plugin_t *p, const char *what)
 {
-	char b[32];
-	snprintf(b, sizeof(b), "%lld", v);
-	return spank_setenv(sp, name, b, 1);
-}
-
-static int fail_task(const char *what)
-{
-	if (gp_plugin.cfg.required) {
+	if (p->cfg.required) {
 		gp_err("%s (site policy: required)", what);
 		return -1;
 	}
@@ -202,22 +186,22 @@ static int fail_task(const char *what)
 }
 
 /* Fallback: no agent, the injected library writes its own rank file. */
-static void env_only(spank_t sp, const char *why)
+static void env_only(spank_t sp, const gp_plugin_t *p, const char *why)
 {
 	char v[4096];
-	if (access(gp_plugin.cfg.inject_path, R_OK) != 0)
+	if (access(p->cfg.inject_path, R_OK) != 0)
 		return;
 	if (spank_getenv(sp, "CUDA_INJECTION64_PATH", v, sizeof(v)) != ESPANK_SUCCESS)
-		spank_setenv(sp, "CUDA_INJECTION64_PATH", gp_plugin.cfg.inject_path, 1);
+		spank_setenv(sp, "CUDA_INJECTION64_PATH", p->cfg.inject_path, 1);
 	if (spank_getenv(sp, "NVTX_INJECTION64_PATH", v, sizeof(v)) != ESPANK_SUCCESS)
-		spank_setenv(sp, "NVTX_INJECTION64_PATH", gp_plugin.cfg.inject_path, 1);
+		spank_setenv(sp, "NVTX_INJECTION64_PATH", p->cfg.inject_path, 1);
 	spank_setenv(sp, GP_ENV_WRAPPED, "env", 1);
 	spank_setenv(sp, GP_ENV_FALLBACK, why, 1);
 }
 
-static int wrap_task(spank_t sp)
+static int wrap_task(spank_t sp, const gp_plugin_t *p)
 {
-	const char *agent = gp_plugin.cfg.agent_path;
+	const char *agent = p->cfg.agent_path;
 	if (access(agent, X_OK) != 0)
 		return -1;
 #ifdef HAVE_SPANK_PREPEND_TASK_ARGV
@@ -243,34 +227,39 @@ static int wrap_task(spank_t sp)
 	return 0;
 }
 
-int gp_stepd_task_init(spank_t sp)
+static int task_setenv(const char *name, const char *value, void *arg)
 {
-	gp_plugin_t *p = &gp_plugin;
+	return spank_setenv((spank_t)arg, name, value, 1) == ESPANK_SUCCESS ? 0 : -1;
+}
+
+int gp_stepd_task_init(spank_t sp, gp_plugin_t *p)
+{
 	uint32_t rank = 0;
-	char modes[128], stepbuf[32];
+	char modes[128], stepbuf[32], rankbuf[16];
+	gp_task_env_t t;
 
 	if (!p->config_ok)
 		return 0;
-	resolve_step(sp, false);
+	resolve_step(sp, p, false);
 	if (!p->enabled) {
-		strip_inherited(sp);
+		strip_inherited(sp, p);
 		return 0;
 	}
 	if (spank_get_item(sp, S_TASK_GLOBAL_ID, &rank) != ESPANK_SUCCESS)
 		rank = 0;
-	if (!gp_ranks_contains(&p->ranks, rank)) {
-		strip_inherited(sp);
+	if (!gp_ranks_contains(&p->opts.ranks, rank)) {
+		strip_inherited(sp, p);
 		return 0;
 	}
-	gp_modes_format(p->modes, modes, sizeof(modes));
 	step_name(p->step_id, stepbuf, sizeof(stepbuf));
-	if (spank_setenv(sp, GP_ENV_MODES, modes, 1) != ESPANK_SUCCESS ||
-	    spank_setenv(sp, GP_ENV_JOBDIR, p->jobdir, 1) != ESPANK_SUCCESS ||
-	    spank_setenv(sp, GP_ENV_STEP, stepbuf, 1) != ESPANK_SUCCESS ||
-	    setenv_num(sp, GP_ENV_RANK, rank) != ESPANK_SUCCESS ||
-	    spank_setenv(sp, GP_ENV_SPOOL, p->spool, 1) != ESPANK_SUCCESS ||
-	    (p->capture && spank_setenv(sp, GP_ENV_CAPTURE, p->capture, 1) != ESPANK_SUCCESS))
-		return fail_task("cannot set the task environment");
+	snprintf(rankbuf, sizeof(rankbuf), "%u", rank);
+	gp_opts_task_env(&p->opts, &t, modes, sizeof(modes));
+	t.jobdir = p->jobdir;
+	t.step = stepbuf;
+	t.rank = rankbuf;
+	t.spool = p->spool;
+	if (gp_task_env_export(&t, task_setenv, sp) != 0)
+		return fail_task(p, "cannot set the task environment");
 	/* the site's values of the settings every task gets (settings.h: GP_SET_TASK) */
 	for (unsigned i = 0; i < gp_nsettings; i++) {
 		const gp_setting_t *s = &gp_settings[i];
@@ -279,19 +268,18 @@ int gp_stepd_task_init(spank_t sp)
 			continue;
 		if (gp_config_env_text(&p->cfg, s, v, sizeof(v)) < 0 ||
 		    spank_setenv(sp, s->env, v, 1) != ESPANK_SUCCESS)
-			return fail_task("cannot set the task environment");
+			return fail_task(p, "cannot set the task environment");
 	}
 	/* Injection first, as the fallback: the agent, once running, points it at its
 	 * own ring; if the agent never runs (multi-prog), the library writes alone. */
-	env_only(sp, "task not wrapped by the agent");
-	if (wrap_task(sp) < 0)
-		return fail_task("cannot wrap the task with gpuprof-agent");
+	env_only(sp, p, "task not wrapped by the agent");
+	if (wrap_task(sp, p) < 0)
+		return fail_task(p, "cannot wrap the task with gpuprof-agent");
 	return 0;
 }
 
-int gp_stepd_task_exit(spank_t sp)
+int gp_stepd_task_exit(spank_t sp, gp_plugin_t *p)
 {
-	gp_plugin_t *p = &gp_plugin;
 	uint32_t tid = 0, gid = 0;
 	int status = 0;
 	if (!p->config_ok || !p->enabled)
@@ -307,22 +295,27 @@ int gp_stepd_task_exit(spank_t sp)
 	p->task_pid[tid] = pid;
 	p->exit_status[tid] = status;
 	p->global_id[tid] = gid;
-	p->profiled[tid] = gp_ranks_contains(&p->ranks, gid);
+	p->profiled[tid] = gp_ranks_contains(&p->opts.ranks, gid);
 	p->task_seen[tid] = true;
 	if (tid + 1 > p->ntasks_local)
 		p->ntasks_local = tid + 1;
 	return 0;
 }
 
+typedef struct node_summary {
+	const gp_plugin_t *p;
+	const char *attempt;
+} node_summary_t;
+
 /* As the user: write step<S>/node<N>.json with this node's task exit statuses. */
 static int write_node_summary(void *arg)
 {
-	gp_plugin_t *p = &gp_plugin;
+	const gp_plugin_t *p = ((const node_summary_t *)arg)->p;
+	const char *attempt = ((const node_summary_t *)arg)->attempt;
 	char stepbuf[32], dir[4200], name[64], node[256] = "";
 	char *buf = malloc(64 * 1024);
 	size_t off = 0;
 	int dfd, rc;
-	const char *attempt = arg;
 	if (!buf)
 		return -1;
 	step_name(p->step_id, stepbuf, sizeof(stepbuf));
@@ -362,9 +355,8 @@ static int write_node_summary(void *arg)
 /* Root-owned record for the epilog, one per step ("JOB.STEP": every step's spool and
  * directory is salvaged, not only the last one's), in a root-owned directory that
  * nobody else can write (never a user path). */
-static void write_state_record(void)
+static void write_state_record(const gp_plugin_t *p)
 {
-	gp_plugin_t *p = &gp_plugin;
 	char rec[4400], name[48];
 	struct stat st;
 	int dfd;
@@ -396,48 +388,46 @@ static void write_state_record(void)
 /* init_post_opt runs as root in slurmstepd once options are known: resolve the step
  * and leave the epilog its record now (the epilog can run before slurmstepd's exit
  * hook has finished). */
-int gp_stepd_post_opt(spank_t sp)
+int gp_stepd_post_opt(spank_t sp, gp_plugin_t *p)
 {
-	if (!gp_plugin.config_ok)
+	if (!p->config_ok)
 		return 0;
 	/* once per node and step, and only when the policy is about them */
-	if (policy_needs_job_info(&gp_plugin.cfg)) {
+	if (policy_needs_job_info(&p->cfg)) {
 		gp_slurm_job_t info;
-		if (gp_slurm_job_info(gp_plugin.job_id, &info) == 0) {
-			snprintf(gp_plugin.account, sizeof(gp_plugin.account), "%s", info.account);
-			snprintf(gp_plugin.partition, sizeof(gp_plugin.partition), "%s",
-			         info.partition);
-			gp_plugin.job_info_ok = true;
+		if (gp_slurm_job_info(p->job_id, &info) == 0) {
+			snprintf(p->account, sizeof(p->account), "%s", info.account);
+			snprintf(p->partition, sizeof(p->partition), "%s", info.partition);
+			p->job_info_ok = true;
 		}
 	}
-	resolve_step(sp, true);
-	if (gp_plugin.enabled)
-		write_state_record();
+	resolve_step(sp, p, true);
+	if (p->enabled)
+		write_state_record(p);
 	return 0;
 }
 
-int gp_stepd_exit(spank_t sp)
+int gp_stepd_exit(spank_t sp, gp_plugin_t *p)
 {
-	gp_plugin_t *p = &gp_plugin;
 	char attempt[32] = "0";
+	const gp_creds_t who = {p->uid, p->gid, p->ngroups, p->groups};
 	if (!p->config_ok || !p->enabled)
 		return 0;
-	cur_sp = sp;
-	const char *rc = job_env("SLURM_RESTART_COUNT", NULL);
+	const char *rc = job_env("SLURM_RESTART_COUNT", sp);
 	if (rc)
 		snprintf(attempt, sizeof(attempt), "%s", rc);
-	if (p->ntasks_local && gp_run_as_user(p->uid, p->gid, write_node_summary, attempt, 10) != 0)
+	node_summary_t ns = {p, attempt};
+	if (p->ntasks_local && gp_run_as_user(&who, write_node_summary, &ns, 10) != 0)
 		gp_warn("could not write the step summary into %s", p->jobdir);
 	/* node 0 refreshes the report as the user and puts its summary into AdminComment,
 	 * detached: srun does not wait for it (the epilog does it again after salvage) */
 	if (p->node_id == 0 && p->cfg.report_at_end && access(p->cfg.cli_path, X_OK) == 0) {
 		if (geteuid() == 0)
-			gp_finish_detached(p->job_id, p->uid, p->gid, p->jobdir, false);
+			gp_finish_detached(p, p->job_id, &who, p->jobdir, false);
 		else /* slurmstepd not root (a test): the report alone, as it is */
 			gp_exec_as_user(
-			    p->uid, p->gid,
-			    (char *[]){p->cfg.cli_path, "report", "--quiet", p->jobdir, NULL}, NULL,
-			    0, (int)p->cfg.report_timeout);
+			    &who, (char *[]){p->cfg.cli_path, "report", "--quiet", p->jobdir, NULL},
+			    NULL, 0, (int)p->cfg.report_timeout);
 	}
 	return 0;
 }

@@ -86,13 +86,15 @@ int main(void)
 	                    .step = "0",
 	                    .node = "n1",
 	                    .task = "3",
-	                    .rank = "3"};
+	                    .rank = "3",
+	                    .host = "h1"};
 	static const struct {
 		const char *tmpl, *want;
 	} good[] = {
 	    {"gpuprof-%j", "gpuprof-42"},
 	    {"/scratch/%u/%j/%s.%n.%t", "/scratch/alice/42/0.n1.3"},
 	    {"%x-%%-%r", ".._.._etc-%-3"},
+	    {"/spool/%h", "/spool/h1"},
 	    {"plain", "plain"},
 	};
 	static const struct {
@@ -116,6 +118,37 @@ int main(void)
 			diag("got %s", err);
 	}
 	ok(gp_tmpl_expand("%j%j%j", &v, out, 5) == -1 && errno == ENAMETOOLONG, "overflow");
+	gp_tmpl_vars_t none = {0};
+	ok(gp_tmpl_expand("d-%j-%h", &none, out, sizeof(out)) == 0, "expand with no values");
+	is_str(out, "d-unknown-unknown", "a value not known is 'unknown'");
+	/* a node's directory (spool_dir, state_dir): the node's escapes alone */
+	static const struct {
+		const char *tmpl, *msg; /* NULL: accepted */
+	} node[] = {
+	    {"/var/spool/gp-%h", NULL},
+	    {"/run/gp/%n/%%", NULL},
+	    {"/s/%j", "job escape '%j' at position 4 (escapes of a node's directory: %n %h %%)"},
+	    {"/s/%r", "job escape '%r'"},
+	    {"/s/%z", "unknown escape '%z'"},
+	};
+	for (size_t i = 0; i < sizeof(node) / sizeof(node[0]); i++) {
+		err[0] = '\0';
+		int rc = gp_tmpl_check_kind(node[i].tmpl, GP_TMPL_NODE, err, sizeof(err));
+		if (!node[i].msg) {
+			ok(rc == 0, "a node's directory '%s' accepted", node[i].tmpl);
+			continue;
+		}
+		ok(rc == -1, "a node's directory '%s' refused", node[i].tmpl);
+		if (!ok(strstr(err, node[i].msg) != NULL, "... saying %s", node[i].msg))
+			diag("got %s", err);
+	}
+	ok(gp_tmpl_check("/s/%j-%h", err, sizeof(err)) == 0, "a job directory takes every escape");
+	gp_tmpl_hostbuf_t hb;
+	gp_tmpl_vars_t here = {0};
+	gp_tmpl_this_host(&here, &hb);
+	ok(here.node && here.host && !strchr(here.host, '.') &&
+	       !strncmp(here.node, here.host, strlen(here.host)),
+	   "this host: %%n %s, %%h %s", here.node ? here.node : "-", here.host ? here.host : "-");
 
 	char base[] = "/tmp/gp-t-path.XXXXXX";
 	ok(mkdtemp(base) != NULL, "tmpdir");
