@@ -36,30 +36,28 @@ static void read_header(void *arg, gp_rf_reader_t *rd)
 	gp_job_t *job = c->job;
 	gp_rank_t *r = c->r;
 	const char *h;
-	r->rank = (h = gp_rf_header(rd, "rank")) ? atoi(h) : 0;
-	r->pid = (h = gp_rf_header(rd, "pid")) ? atoi(h) : 0;
-	r->agent_pid = (h = gp_rf_header(rd, "agent_pid")) ? atoi(h) : 0;
-	if ((h = gp_rf_header(rd, "node")))
+	r->rank = (h = gp_rf_header(rd, GP_HDR_RANK)) ? atoi(h) : 0;
+	r->pid = (h = gp_rf_header(rd, GP_HDR_PID)) ? atoi(h) : 0;
+	r->agent_pid = (h = gp_rf_header(rd, GP_HDR_AGENT_PID)) ? atoi(h) : 0;
+	if ((h = gp_rf_header(rd, GP_HDR_NODE)))
 		snprintf(r->node, sizeof(r->node), "%s", h);
-	if ((h = gp_rf_header(rd, "step")))
+	if ((h = gp_rf_header(rd, GP_HDR_STEP)))
 		snprintf(r->step, sizeof(r->step), "%s", h);
-	if ((h = gp_rf_header(rd, "wrapped")))
+	if ((h = gp_rf_header(rd, GP_HDR_WRAPPED)))
 		snprintf(r->wrapped, sizeof(r->wrapped), "%s", h);
-	if ((h = gp_rf_header(rd, "yielded")) && *h)
-		snprintf(r->yielded, sizeof(r->yielded), "%s", h);
-	if ((h = gp_rf_header(rd, "nvml_limits")))
+	if ((h = gp_rf_header(rd, GP_HDR_NVML_LIMITS)))
 		snprintf(r->nvml_limits, sizeof(r->nvml_limits), "%s", h);
-	if ((h = gp_rf_header(rd, "command")))
+	if ((h = gp_rf_header(rd, GP_HDR_COMMAND)))
 		snprintf(r->command, sizeof(r->command), "%s", h);
-	if ((h = gp_rf_header(rd, "user")))
+	if ((h = gp_rf_header(rd, GP_HDR_USER)))
 		snprintf(r->user, sizeof(r->user), "%s", h);
-	if ((h = gp_rf_header(rd, "modes")))
+	if ((h = gp_rf_header(rd, GP_HDR_MODES)))
 		snprintf(r->modes, sizeof(r->modes), "%s", h);
-	if ((h = gp_rf_header(rd, "job_name")))
+	if ((h = gp_rf_header(rd, GP_HDR_JOB_NAME)))
 		snprintf(r->job_name, sizeof(r->job_name), "%s", h);
-	if (!job->job[0] && (h = gp_rf_header(rd, "job")))
+	if (!job->job[0] && (h = gp_rf_header(rd, GP_HDR_JOB)))
 		snprintf(job->job, sizeof(job->job), "%s", h);
-	if ((h = gp_rf_header(rd, "ntasks")))
+	if ((h = gp_rf_header(rd, GP_HDR_NTASKS)))
 		job->ntasks_expected = (unsigned)atoi(h) > job->ntasks_expected
 		                           ? (unsigned)atoi(h)
 		                           : job->ntasks_expected;
@@ -69,9 +67,9 @@ static void read_header(void *arg, gp_rf_reader_t *rd)
 void gp_rd_header_steps(rank_data_t *d, gp_rf_reader_t *rd)
 {
 	const char *h;
-	if ((h = gp_rf_header(rd, "step_range")))
+	if ((h = gp_rf_header(rd, GP_HDR_STEP_RANGE)))
 		snprintf(d->want_step, sizeof(d->want_step), "%s", h);
-	d->warmup = (h = gp_rf_header(rd, "warmup_steps"))
+	d->warmup = (h = gp_rf_header(rd, GP_HDR_WARMUP_STEPS))
 	                ? (unsigned)atoi(h)
 	                : (unsigned)gp_setting_default_long("warmup_steps");
 }
@@ -96,10 +94,10 @@ static void load_launcher(gp_job_t *job, const char *path)
 		gp_warn("%s", err);
 		return;
 	}
-	l->task = (h = gp_rf_header(rd, "rank")) ? atoi(h) : -1;
-	if ((h = gp_rf_header(rd, "node")))
+	l->task = (h = gp_rf_header(rd, GP_HDR_RANK)) ? atoi(h) : -1;
+	if ((h = gp_rf_header(rd, GP_HDR_NODE)))
 		snprintf(l->node, sizeof(l->node), "%s", h);
-	if ((h = gp_rf_header(rd, "command")))
+	if ((h = gp_rf_header(rd, GP_HDR_COMMAND)))
 		snprintf(l->command, sizeof(l->command), "%s", h);
 	while (gp_rf_next(rd, &e) > 0) {
 		if (e.type == GP_EV_END) {
