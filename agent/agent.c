@@ -61,8 +61,8 @@ typedef struct proc_file {
 
 typedef struct agent {
 	unsigned modes;
-	const char *jobdir, *step, *rank, *inject, *spool_root;
-	char spool[4096], ring_path[4200], rank_path[4200], dest[4200];
+	const char *step, *rank, *inject, *spool_root;
+	char jobdir[4096], spool[4096], ring_path[4200], rank_path[4200], dest[4200];
 	uint64_t max_bytes;
 	long nvml_hz;
 	bool group_readable;
@@ -258,7 +258,7 @@ static void set_python_path(agent_t *a)
  * preloads itself (ncu, compute-sanitizer). */
 static void set_child_env(agent_t *a)
 {
-	char b[32];
+	char b[GP_MODES_MAXLEN];
 	/* CUDA's injection in every mode: CUPTI for cuda and mem, step completion markers
 	 * (agent/inject/marker.c) otherwise */
 	bool want_cuda = true;
@@ -310,8 +310,10 @@ static void set_child_env(agent_t *a)
 	setenv(GP_ENV_RANK_FILE, a->dest, 1);
 	/* the task's rank: a process with another RANK is one of a launcher's (inject.c) */
 	setenv(GP_ENV_RANK, a->rank, 1);
-	/* the values in force, as the PyTorch integration reads them (settings.h keeps the
-	 * defaults; Python has no copy of them) */
+	/* the values in force, as the injected library and the PyTorch integration read
+	 * them (settings.h keeps the defaults; Python has no copy of them) */
+	gp_modes_format(a->modes, b, sizeof(b));
+	setenv(GP_ENV_MODES, b, 1);
 	setenv(GP_ENV_GROUP_READABLE, a->group_readable ? "1" : "0", 1);
 	snprintf(b, sizeof(b), "%lld", gp_setting_long(GP_ENV_TORCH_HISTORY));
 	setenv(GP_ENV_TORCH_HISTORY, b, 1);
@@ -329,6 +331,8 @@ static int setup(agent_t *a)
 	mode_t dmode = a->group_readable ? 0750 : 0700;
 	mode_t fmode = a->group_readable ? 0640 : 0600;
 
+	if (gp_spool_jobdir(a->jobdir, sizeof(a->jobdir)) < 0)
+		return gp_err_errno("job directory");
 	if (gp_spool_userdir(a->spool_root, udir, sizeof(udir)) < 0)
 		return gp_err_errno("spool %s", a->spool_root);
 	if (gp_spool_task_dir(a->spool, sizeof(a->spool), udir, getenv("SLURM_JOB_ID"), a->step,
@@ -942,12 +946,6 @@ int main(int argc, char **argv)
 		if (!(a.modes & GP_MODE_NONE))
 			gp_warn("%s: %s; not profiling", GP_ENV_MODES, err);
 		exec_program(prog_argv);
-	}
-	a.jobdir = env_or(GP_ENV_JOBDIR, NULL);
-	if (!a.jobdir) {
-		static char def[64];
-		snprintf(def, sizeof(def), "gpuprof-%s", env_or("SLURM_JOB_ID", "local"));
-		a.jobdir = def;
 	}
 	a.step = env_or(GP_ENV_STEP, env_or("SLURM_STEP_ID", "0"));
 	a.rank = env_or(GP_ENV_RANK, env_or("SLURM_PROCID", "0"));

@@ -282,9 +282,8 @@ static long launcher_rank(void)
 /* No agent: own spool, ring and rank file, drained by a thread. */
 static int fallback_setup(void)
 {
-	char udir[4096], hdr[8192], path[4300];
+	char udir[4096], hdr[8192], path[4300], jobdir[4096];
 	const char *root = getenv(GP_ENV_SPOOL);
-	const char *jobdir = getenv(GP_ENV_JOBDIR);
 	const char *job = getenv("SLURM_JOB_ID");
 	const char *step = getenv(GP_ENV_STEP);
 	const char *rank = getenv(GP_ENV_RANK);
@@ -306,8 +305,8 @@ static int fallback_setup(void)
 	    gp_spool_entry_make(g.spool) < 0)
 		return -1;
 	/* the agent's names: a requeued job's attempt its own step directory */
-	if (gp_spool_step_dir(sdir, sizeof(sdir), jobdir ? jobdir : "gpuprof-local", step,
-	                      getenv("SLURM_RESTART_COUNT")) < 0)
+	if (gp_spool_jobdir(jobdir, sizeof(jobdir)) < 0 ||
+	    gp_spool_step_dir(sdir, sizeof(sdir), jobdir, step, getenv("SLURM_RESTART_COUNT")) < 0)
 		return -1;
 	snprintf(g.dest, sizeof(g.dest), "%s/rank%s.gpr", sdir, rank);
 	snprintf(path, sizeof(path), "%s/" GP_SPOOL_RING, g.spool);
@@ -570,8 +569,10 @@ static void do_init(void)
 	char err[256];
 	const char *ring = getenv(GP_ENV_RING);
 	const char *m = getenv(GP_ENV_MODES);
+	/* the agent, the plugin and `gpuprof run` pass the modes in force; by hand, the
+	 * settings table's default */
 	if (!m || gp_modes_parse(m, &g.modes, err, sizeof(err)) < 0)
-		g.modes = GP_MODE_TIMING | GP_MODE_NVTX | GP_MODE_CUDA | GP_MODE_MEM;
+		gp_modes_parse(gp_setting_env(GP_ENV_MODES)->def, &g.modes, err, sizeof(err));
 	if (g.modes & (GP_MODE_NONE | GP_MODE_HELP))
 		return;
 	if (gp_capture_parse(gp_setting_str(GP_ENV_CAPTURE), &g.cap, err, sizeof(err)) < 0)
