@@ -40,11 +40,11 @@ static const int fwd_signals[] = {SIGTERM, SIGINT,  SIGHUP,  SIGQUIT,  SIGUSR1,
                                   SIGUSR2, SIGCONT, SIGTSTP, SIGWINCH, SIGALRM};
 #define NFWD (sizeof(fwd_signals) / sizeof(fwd_signals[0]))
 
-/* A process of the task with a ring of its own (inject.c, proc_ring_setup): a rank of
- * the task's launcher (torchrun's workers under one task) in SPOOL/rankR, published as
- * rankR.gpr beside the task's file, or another process of rank R that used CUDA or NVTX
- * while that rank's ring was held (side: its pid) in SPOOL/rankR.pidP, published as
- * rankR.pidP.gpr (the report sets it beside rank R's file). */
+/* A process of the task with a ring of its own (agent/inject/startup.c, proc_ring_setup):
+ * a rank of the task's launcher (torchrun's workers under one task) in SPOOL/rankR,
+ * published as rankR.gpr beside the task's file, or another process of rank R that used
+ * CUDA or NVTX while that rank's ring was held (side: its pid) in SPOOL/rankR.pidP,
+ * published as rankR.pidP.gpr (the report sets it beside rank R's file). */
 typedef struct proc_file {
 	long rank;
 	pid_t side; /* 0: a launcher's rank */
@@ -311,7 +311,7 @@ static void set_child_env(agent_t *a)
 	}
 	setenv(GP_ENV_WRAPPED, "agent", 1);
 	setenv(GP_ENV_RANK_FILE, a->dest, 1);
-	/* the task's rank: a process with another RANK is one of a launcher's (inject.c) */
+	/* the task's rank: a process with another RANK is one of a launcher's (startup.c) */
 	setenv(GP_ENV_RANK, a->rank, 1);
 	/* the values in force, as the injected library and the PyTorch integration read
 	 * them (settings.h keeps the defaults; Python has no copy of them) */

@@ -313,7 +313,8 @@ static int salvage_procs(const char *dir, const char *into, bool verbose, long t
 		n++;
 		char *end;
 		long r = strtol(de->d_name + 4, &end, 10);
-		/* rankR.pidP: another process of rank R (inject.c), which makes no launcher */
+		/* rankR.pidP: another process of rank R (agent/inject/startup.c), which makes no
+		 * launcher */
 		*task_rank |= r == task && !*end;
 		salvage_one(sub, into, verbose, 0);
 	}
