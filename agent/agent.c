@@ -41,11 +41,11 @@ static const int fwd_signals[] = {SIGTERM, SIGINT,  SIGHUP,  SIGQUIT,  SIGUSR1,
                                   SIGUSR2, SIGCONT, SIGTSTP, SIGWINCH, SIGALRM};
 #define NFWD (sizeof(fwd_signals) / sizeof(fwd_signals[0]))
 
-/* A process of the task with a ring of its own (inject.c, proc_ring_setup): a rank of
- * the task's launcher (torchrun's workers under one task) in SPOOL/rankR, published as
- * rankR.gpr beside the task's file, or another process of rank R that used CUDA or NVTX
- * while that rank's ring was held (side: its pid) in SPOOL/rankR.pidP, published as
- * rankR.pidP.gpr (the report sets it beside rank R's file). */
+/* A process of the task with a ring of its own (agent/inject/startup.c, proc_ring_setup):
+ * a rank of the task's launcher (torchrun's workers under one task) in SPOOL/rankR,
+ * published as rankR.gpr beside the task's file, or another process of rank R that used
+ * CUDA or NVTX while that rank's ring was held (side: its pid) in SPOOL/rankR.pidP,
+ * published as rankR.pidP.gpr (the report sets it beside rank R's file). */
 typedef struct proc_file {
 	long rank;
 	pid_t side; /* 0: a launcher's rank */
@@ -62,8 +62,8 @@ typedef struct proc_file {
 
 typedef struct agent {
 	unsigned modes;
-	const char *jobdir, *step, *rank, *inject, *spool_root;
-	char spool[4096], ring_path[4200], rank_path[4200], dest[4200];
+	const char *step, *rank, *inject, *spool_root;
+	char jobdir[4096], spool[4096], ring_path[4200], rank_path[4200], dest[4200];
 	uint64_t max_bytes;
 	long nvml_hz;
 	bool group_readable;
@@ -85,6 +85,9 @@ typedef struct agent {
 	uint64_t procs_look; /* when to see next whether they have ended */
 	dev_t pub_dev;       /* what publish() put at dest, to remove it if renamed */
 	ino_t pub_ino;
+	int sfd;          /* the forwarded signals and SIGCHLD (spawn) */
+	int status;       /* the program's wait status */
+	struct rusage ru; /* and its resources */
 } agent_t;
 
 static char **prog_argv;
@@ -263,7 +266,7 @@ static void set_python_path(agent_t *a)
  * preloads itself (ncu, compute-sanitizer). */
 static void set_child_env(agent_t *a)
 {
-	char b[32];
+	char b[GP_MODES_MAXLEN];
 	/* CUDA's injection in every mode: CUPTI for cuda and mem, step completion markers
 	 * (agent/inject/marker.c) otherwise */
 	bool want_cuda = true;
@@ -313,10 +316,12 @@ static void set_child_env(agent_t *a)
 	}
 	setenv(GP_ENV_WRAPPED, "agent", 1);
 	setenv(GP_ENV_RANK_FILE, a->dest, 1);
-	/* the task's rank: a process with another RANK is one of a launcher's (inject.c) */
+	/* the task's rank: a process with another RANK is one of a launcher's (startup.c) */
 	setenv(GP_ENV_RANK, a->rank, 1);
-	/* the values in force, as the PyTorch integration reads them (settings.h keeps the
-	 * defaults; Python has no copy of them) */
+	/* the values in force, as the injected library and the PyTorch integration read
+	 * them (settings.h keeps the defaults; Python has no copy of them) */
+	gp_modes_format(a->modes, b, sizeof(b));
+	setenv(GP_ENV_MODES, b, 1);
 	setenv(GP_ENV_GROUP_READABLE, a->group_readable ? "1" : "0", 1);
 	snprintf(b, sizeof(b), "%lld", gp_setting_long(GP_ENV_TORCH_HISTORY));
 	setenv(GP_ENV_TORCH_HISTORY, b, 1);
@@ -334,6 +339,8 @@ static int setup(agent_t *a)
 	mode_t dmode = a->group_readable ? 0750 : 0700;
 	mode_t fmode = a->group_readable ? 0640 : 0600;
 
+	if (gp_spool_jobdir(a->jobdir, sizeof(a->jobdir)) < 0)
+		return gp_err_errno("job directory");
 	if (gp_spool_userdir(a->spool_root, udir, sizeof(udir)) < 0)
 		return gp_err_errno("spool %s", a->spool_root);
 	if (gp_spool_task_dir(a->spool, sizeof(a->spool), udir, getenv("SLURM_JOB_ID"), a->step,
@@ -917,96 +924,108 @@ static void __attribute__((noreturn)) exec_program(char **argv)
 	_exit(e ? e : 1);
 }
 
-int main(int argc, char **argv)
-{
-	agent_t a;
-	sigset_t fwd, old;
-	int sfd, status = 0;
-	struct rusage ru;
-	char err[256];
-	const char *argv0 = getenv(GP_ENV_ARGV0);
-	memset(&a, 0, sizeof(a));
+/* ---- the driver: setup, spawn, loop, finish ---- */
 
+/* The program's command line and the agent's options. 22.05's rewrite ran us in place of
+ * the program: argv[1..] are the program's own arguments and must not be parsed. -1: a
+ * usage error. */
+static int read_args(agent_t *a, int argc, char **argv)
+{
+	const char *argv0 = getenv(GP_ENV_ARGV0);
 	if (argv0 && *argv0) {
-		/* 22.05: slurmstepd ran us in place of the program; argv[1..] are the
-		 * program's own arguments and must not be parsed. */
 		argv[0] = strdup(argv0);
 		prog_argv = argv;
 	} else {
-		int i = parse_args(&a, argc, argv);
-		if (i < 0) {
-			usage();
-			return 2;
-		}
+		int i = parse_args(a, argc, argv);
+		if (i < 0)
+			return -1;
 		prog_argv = argv + i;
 	}
 	unsetenv(GP_ENV_ARGV0);
-	if (gp_modes_parse(env_or(GP_ENV_MODES, gp_setting_env(GP_ENV_MODES)->def), &a.modes, err,
+	return 0;
+}
+
+/* The modes and settings in force. Modes that profile nothing (none, help, or a value
+ * that does not parse) run the program unprofiled. */
+static void read_settings(agent_t *a)
+{
+	char err[256];
+	if (gp_modes_parse(env_or(GP_ENV_MODES, gp_setting_env(GP_ENV_MODES)->def), &a->modes, err,
 	                   sizeof(err)) < 0 ||
-	    (a.modes & (GP_MODE_NONE | GP_MODE_HELP))) {
-		if (!(a.modes & GP_MODE_NONE))
+	    (a->modes & (GP_MODE_NONE | GP_MODE_HELP))) {
+		if (!(a->modes & GP_MODE_NONE))
 			gp_warn("%s: %s; not profiling", GP_ENV_MODES, err);
 		exec_program(prog_argv);
 	}
-	a.jobdir = env_or(GP_ENV_JOBDIR, NULL);
-	if (!a.jobdir) {
-		static char def[64];
-		snprintf(def, sizeof(def), "gpuprof-%s", env_or("SLURM_JOB_ID", "local"));
-		a.jobdir = def;
-	}
-	a.step = env_or(GP_ENV_STEP, env_or("SLURM_STEP_ID", "0"));
-	a.rank = env_or(GP_ENV_RANK, env_or("SLURM_PROCID", "0"));
-	a.inject = gp_setting_str(GP_ENV_INJECT);
+	a->step = env_or(GP_ENV_STEP, env_or("SLURM_STEP_ID", "0"));
+	a->rank = env_or(GP_ENV_RANK, env_or("SLURM_PROCID", "0"));
+	a->inject = gp_setting_str(GP_ENV_INJECT);
 	static char spool_root[4096]; /* without the plugin's: the same fallback (spool.h) */
-	a.spool_root = env_or(GP_ENV_SPOOL, gp_spool_root(spool_root, sizeof(spool_root), NULL,
-	                                                  getenv("TMPDIR"), NULL, 0));
-	a.max_bytes = (uint64_t)gp_setting_long(GP_ENV_MAXBYTES);
-	a.nvml_hz = (long)gp_setting_long(GP_ENV_NVML_HZ);
-	a.group_readable = gp_setting_bool(GP_ENV_GROUP_READABLE);
+	a->spool_root = env_or(GP_ENV_SPOOL, gp_spool_root(spool_root, sizeof(spool_root), NULL,
+	                                                   getenv("TMPDIR"), NULL, 0));
+	a->max_bytes = (uint64_t)gp_setting_long(GP_ENV_MAXBYTES);
+	a->nvml_hz = (long)gp_setting_long(GP_ENV_NVML_HZ);
+	a->group_readable = gp_setting_bool(GP_ENV_GROUP_READABLE);
+}
 
-	if (setup(&a) < 0) {
+/* What set_child_env yielded to another tool, decided after the header was written: a
+ * record. */
+static void record_yielded(agent_t *a)
+{
+	if (!a->yielded[0] || !a->w)
+		return;
+	uint32_t id = a->next_string++;
+	gp_rf_append_string(a->w, id, a->yielded);
+	gp_event_t y = {
+	    .type = GP_EV_YIELD, .ts = gp_now_ns(), .a = GP_MODE_CUDA | GP_MODE_MEM, .b = id};
+	gp_rf_append(a->w, &y);
+}
+
+/* Spool, ring, rank file and the program's environment. A setup that fails runs the
+ * program unprofiled, unless the site requires profiling: -1, the task is not started. */
+static int start(agent_t *a)
+{
+	if (setup(a) < 0) {
 		if (gp_setting_bool(GP_ENV_REQUIRED)) {
 			gp_err("profiling is required by site policy; not starting the task");
-			return 1;
+			return -1;
 		}
 		gp_warn("running %s unprofiled", prog_argv[0]);
-		cleanup_spool(&a);
+		cleanup_spool(a);
 		exec_program(prog_argv);
 	}
-	set_child_env(&a);
-	if (a.yielded[0] && a.w) { /* decided after the header was written: a record */
-		uint32_t id = a.next_string++;
-		gp_rf_append_string(a.w, id, a.yielded);
-		gp_event_t y = {.type = GP_EV_YIELD,
-		                .ts = gp_now_ns(),
-		                .a = GP_MODE_CUDA | GP_MODE_MEM,
-		                .b = id};
-		gp_rf_append(a.w, &y);
-	}
+	set_child_env(a);
+	record_yielded(a);
+	return 0;
+}
 
-	/* Block the forwarded signals and SIGCHLD; read them from a signalfd. */
+/* Start the program with the forwarded signals and SIGCHLD blocked in the agent, read
+ * from a signalfd (a->sfd). A fork that fails runs the program unprofiled in our place. */
+static void spawn(agent_t *a)
+{
+	sigset_t fwd, old;
 	sigemptyset(&fwd);
 	for (size_t i = 0; i < NFWD; i++)
 		sigaddset(&fwd, fwd_signals[i]);
 	sigaddset(&fwd, SIGCHLD);
 	sigprocmask(SIG_BLOCK, &fwd, &old);
-	sfd = signalfd(-1, &fwd, SFD_CLOEXEC | SFD_NONBLOCK);
+	a->sfd = signalfd(-1, &fwd, SFD_CLOEXEC | SFD_NONBLOCK);
 
-	a.t_start = gp_now_ns();
+	a->t_start = gp_now_ns();
 	pid_t agent_pid = getpid();
 	volatile int exec_errno = 0;
 	/* vfork: the agent's page tables are not copied nor its pages made copy-on-write
 	 * for a child that only execs (64 agents of /bin/true at once on 2 vCPUs: 1.63 ->
 	 * 1.43 s of CPU, 8 interleaved rounds). The child makes system calls only until its
 	 * exec; a failed exec's errno it leaves in exec_errno, for the agent to report. */
-	a.child = vfork();
-	if (a.child < 0) {
+	a->child = vfork();
+	if (a->child < 0) {
 		gp_warn("fork: %s; running unprofiled", strerror(errno));
 		sigprocmask(SIG_SETMASK, &old, NULL);
-		cleanup_spool(&a);
+		cleanup_spool(a);
 		exec_program(prog_argv);
 	}
-	if (a.child == 0) {
+	if (a->child == 0) {
 		/* the program does not outlive a killed agent (kill -9, timeout -s KILL): it
 		 * would be orphaned with nobody to record or report its status */
 		prctl(PR_SET_PDEATHSIG, SIGKILL);
@@ -1020,105 +1039,139 @@ int main(int argc, char **argv)
 	if (exec_errno) /* as exec_program would have */
 		fprintf(stderr, "gpuprof-agent: execve(): %s: %s\n", prog_argv[0],
 		        strerror(exec_errno));
-	gp_event_t st = {.type = GP_EV_START, .ts = a.t_start, .a = (uint64_t)a.child};
-	gp_rf_append(a.w, &st);
+	gp_event_t st = {.type = GP_EV_START, .ts = a->t_start, .a = (uint64_t)a->child};
+	gp_rf_append(a->w, &st);
+}
 
-	uint64_t period = 1000000000ull / (uint64_t)a.nvml_hz, next_sample = a.t_start;
-	uint64_t next_flush = a.t_start + 500000000ull;
-	bool sample_all = a.modes & GP_MODE_GPU;
+/* The signals read from the signalfd: forwarded to the program unless they reached it
+ * without us, each recorded. Time limit / scancel: TERM comes first, KILL KillWait
+ * later, so what we have goes to the job directory now. */
+static void on_signals(agent_t *a, uint64_t now)
+{
+	struct signalfd_siginfo si;
+	while (read(a->sfd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
+		if ((int)si.ssi_signo == SIGCHLD)
+			continue;
+		bool direct = reached_program(a, &si);
+		if (!direct)
+			kill(a->child, (int)si.ssi_signo);
+		if (a->w) {
+			/* b: 1 when it reached the program directly (not forwarded) */
+			gp_event_t s = {
+			    .type = GP_EV_SIGNAL, .ts = now, .a = si.ssi_signo, .b = direct};
+			gp_rf_append(a->w, &s);
+		}
+		if (si.ssi_signo == SIGTERM || si.ssi_signo == SIGINT) {
+			for (unsigned i = 0; i < a->nprocs; i++) {
+				proc_drain(&a->procs[i], false);
+				if (!a->procs[i].done)
+					proc_publish(a, &a->procs[i]);
+			}
+			publish(a, false);
+		}
+	}
+}
+
+/* When the loop looks next. A ring more than 1/16 full since the last look: in 5 ms, so
+ * bursts of NVTX or CUPTI records are not dropped. Quiet rings: at the next flush (0.5
+ * s), woken sooner by a producer once a sixteenth of a ring has filled (gp_ring_wake);
+ * every 100 ms when a producer cannot wake us. 64 agents looking every 100 ms took ~0.4 s
+ * of CPU in 10 s (doc/performance.md). The next NVML sample may be due sooner. */
+static int next_wait_ms(agent_t *a, bool busy, uint64_t next_flush, uint64_t next_sample)
+{
+	int wait_ms;
+	if (busy) {
+		wait_ms = 5;
+		arm_wake(a, false);
+	} else if (!arm_wake(a, true)) {
+		wait_ms = 100;
+	} else { /* up to the next flush, so records reach the file within ~0.5 s */
+		uint64_t t = gp_now_ns();
+		wait_ms = next_flush > t ? (int)((next_flush - t) / 1000000) + 1 : 1;
+	}
+	if (a->nvml && a->w) {
+		uint64_t t = gp_now_ns();
+		long due = next_sample > t ? (long)((next_sample - t) / 1000000) + 1 : 1;
+		wait_ms = due < wait_ms ? (int)due : wait_ms;
+	}
+	return wait_ms;
+}
+
+/* Until the program exits (its status and resources into a): signals, the rings into
+ * the rank files, NVML samples, and every 0.5 s what was drained made durable. */
+static void watch(agent_t *a)
+{
+	uint64_t period = 1000000000ull / (uint64_t)a->nvml_hz, next_sample = a->t_start;
+	uint64_t next_flush = a->t_start + 500000000ull;
+	bool sample_all = a->modes & GP_MODE_GPU;
 	int wait_ms = 100;
 	for (;;) {
-		struct pollfd pfd = {.fd = sfd, .events = POLLIN};
+		struct pollfd pfd = {.fd = a->sfd, .events = POLLIN};
 		int r = poll(&pfd, 1, wait_ms);
 		uint64_t now = gp_now_ns();
-		if (r > 0) {
-			struct signalfd_siginfo si;
-			while (read(sfd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
-				if ((int)si.ssi_signo == SIGCHLD)
-					continue;
-				bool direct = reached_program(&a, &si);
-				if (!direct)
-					kill(a.child, (int)si.ssi_signo);
-				if (a.w) {
-					/* b: 1 when it reached the program directly (not forwarded)
-					 */
-					gp_event_t s = {.type = GP_EV_SIGNAL,
-					                .ts = now,
-					                .a = si.ssi_signo,
-					                .b = direct};
-					gp_rf_append(a.w, &s);
-				}
-				/* Time limit / scancel: TERM comes first, KILL KillWait later.
-				 * Put what we have on disk in the job directory now. */
-				if (si.ssi_signo == SIGTERM || si.ssi_signo == SIGINT) {
-					for (unsigned i = 0; i < a.nprocs; i++) {
-						proc_drain(&a.procs[i], false);
-						if (!a.procs[i].done)
-							proc_publish(&a, &a.procs[i]);
-					}
-					publish(&a, false);
-				}
-			}
-		}
-		pid_t w = wait4(a.child, &status, WNOHANG, &ru);
-		if (w == a.child)
-			break;
-		/* a ring more than 1/16 full since the last look: come back in 5 ms, so
-		 * bursts of NVTX or CUPTI records are not dropped. Quiet rings: sleep until
-		 * the next flush (0.5 s), woken sooner by a producer once a sixteenth of a
-		 * ring has filled (gp_ring_wake); every 100 ms when a producer cannot wake
-		 * us. 64 agents looking every 100 ms took ~0.4 s of CPU in 10 s
-		 * (doc/performance.md). */
-		long moved = drain(&a, false);
-		procs_tick(&a, now >= next_flush);
-		bool busy = a.have_ring && moved > (long)(a.ring.mask + 1) / 16;
-		if (a.nvml && a.w && now >= next_sample) {
-			gp_nvml_sample(a.nvml, a.w, false);
+		if (r > 0)
+			on_signals(a, now);
+		if (wait4(a->child, &a->status, WNOHANG, &a->ru) == a->child)
+			return;
+		long moved = drain(a, false);
+		procs_tick(a, now >= next_flush);
+		bool busy = a->have_ring && moved > (long)(a->ring.mask + 1) / 16;
+		if (a->nvml && a->w && now >= next_sample) {
+			gp_nvml_sample(a->nvml, a->w, false);
 			/* timing mode keeps a light 1 Hz memory/utilisation trace */
 			next_sample = now + (sample_all ? period : 1000000000ull);
 		}
 		if (now >= next_flush) {
 			/* in the file (survives our death), and only then off the ring */
-			if (a.w &&
-			    (a.have_ring ? gp_ring_commit(&a.ring, a.w) < 0 : gp_rf_flush(a.w) < 0))
-				writer_failed(&a);
+			if (a->w && (a->have_ring ? gp_ring_commit(&a->ring, a->w) < 0
+			                          : gp_rf_flush(a->w) < 0))
+				writer_failed(a);
 			next_flush = now + 500000000ull;
 		}
-		if (busy) {
-			wait_ms = 5;
-			arm_wake(&a, false);
-		} else if (!arm_wake(&a, true)) {
-			wait_ms = 100;
-		} else { /* up to the next flush, so records reach the file within ~0.5 s */
-			uint64_t t = gp_now_ns();
-			wait_ms = next_flush > t ? (int)((next_flush - t) / 1000000) + 1 : 1;
-		}
-		if (a.nvml && a.w) { /* the next sample is due sooner */
-			uint64_t t = gp_now_ns();
-			long due = next_sample > t ? (long)((next_sample - t) / 1000000) + 1 : 1;
-			wait_ms = due < wait_ms ? (int)due : wait_ms;
-		}
+		wait_ms = next_wait_ms(a, busy, next_flush, next_sample);
 	}
-	/* the launcher's ranks have ended with it (or are orphans we stop recording) */
-	find_procs(&a);
-	for (unsigned i = 0; i < a.nprocs; i++)
-		proc_finish(&a, &a.procs[i]);
-	if (a.nvml && a.w)
-		gp_nvml_sample(a.nvml, a.w, true); /* Xid/ECC up to the program's end */
-	write_end(&a, status, &ru);
-	if (a.write_failed && !a.w) {
-		finish_after_write_failure(&a, status, &ru);
-		gp_nvml_close(a.nvml);
-		mirror_exit(status);
+}
+
+/* The program has exited: the launcher's ranks (ended with it, or orphans we stop
+ * recording), the end records, the files into the job directory, the summaries, and
+ * the agent's exit as the program's. */
+static void __attribute__((noreturn)) finish(agent_t *a)
+{
+	find_procs(a);
+	for (unsigned i = 0; i < a->nprocs; i++)
+		proc_finish(a, &a->procs[i]);
+	if (a->nvml && a->w)
+		gp_nvml_sample(a->nvml, a->w, true); /* Xid/ECC up to the program's end */
+	write_end(a, a->status, &a->ru);
+	if (a->write_failed && !a->w) {
+		finish_after_write_failure(a, a->status, &a->ru);
+		gp_nvml_close(a->nvml);
+		mirror_exit(a->status);
 	}
-	bool published = publish(&a, true);
-	if (a.w) {
-		gp_rf_writer_close(a.w, false);
-		a.w = NULL;
+	bool published = publish(a, true);
+	if (a->w) {
+		gp_rf_writer_close(a->w, false);
+		a->w = NULL;
 		if (published) /* else the spool keeps the only copy */
-			cleanup_spool(&a);
+			cleanup_spool(a);
 	}
-	gp_nvml_close(a.nvml);
-	summarize(&a, published, sfd);
-	mirror_exit(status);
+	gp_nvml_close(a->nvml);
+	summarize(a, published, a->sfd);
+	mirror_exit(a->status);
+}
+
+int main(int argc, char **argv)
+{
+	agent_t a;
+	memset(&a, 0, sizeof(a));
+	if (read_args(&a, argc, argv) < 0) {
+		usage();
+		return 2;
+	}
+	read_settings(&a); /* modes that profile nothing: the program in our place */
+	if (start(&a) < 0)
+		return 1; /* profiling required by the site and not possible */
+	spawn(&a);
+	watch(&a);
+	finish(&a);
 }

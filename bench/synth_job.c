@@ -67,18 +67,18 @@ int main(int argc, char **argv)
 		int fd = openat(dfd, name, O_WRONLY | O_CREAT | O_TRUNC, 0600);
 		if (fd < 0)
 			return gp_err_errno("%s/%s", dir, name), 1;
-		gp_rf_hdr_add(hdr, sizeof(hdr), "job", "424242");
-		gp_rf_hdr_add(hdr, sizeof(hdr), "step", "0");
+		gp_rf_hdr_add(hdr, sizeof(hdr), GP_HDR_JOB, "424242");
+		gp_rf_hdr_add(hdr, sizeof(hdr), GP_HDR_STEP, "0");
 		snprintf(b, sizeof(b), "%d", r);
-		gp_rf_hdr_add(hdr, sizeof(hdr), "rank", b);
+		gp_rf_hdr_add(hdr, sizeof(hdr), GP_HDR_RANK, b);
 		snprintf(b, sizeof(b), "%d", ranks);
-		gp_rf_hdr_add(hdr, sizeof(hdr), "ntasks", b);
+		gp_rf_hdr_add(hdr, sizeof(hdr), GP_HDR_NTASKS, b);
 		snprintf(b, sizeof(b), "node%03d", r / 8);
-		gp_rf_hdr_add(hdr, sizeof(hdr), "node", b);
-		gp_rf_hdr_add(hdr, sizeof(hdr), "modes", "timing,nvtx,cuda,mem");
-		gp_rf_hdr_add(hdr, sizeof(hdr), "realtime_ns", "1796000000000000000");
-		gp_rf_hdr_add(hdr, sizeof(hdr), "monotonic_ns", "1000000000");
-		gp_rf_hdr_add(hdr, sizeof(hdr), "wrapped", "agent");
+		gp_rf_hdr_add(hdr, sizeof(hdr), GP_HDR_NODE, b);
+		gp_rf_hdr_add(hdr, sizeof(hdr), GP_HDR_MODES, "timing,nvtx,cuda,mem");
+		gp_rf_hdr_add(hdr, sizeof(hdr), GP_HDR_REALTIME_NS, "1796000000000000000");
+		gp_rf_hdr_add(hdr, sizeof(hdr), GP_HDR_MONOTONIC_NS, "1000000000");
+		gp_rf_hdr_add(hdr, sizeof(hdr), GP_HDR_WRAPPED, "agent");
 		gp_rf_writer_t *w = gp_rf_writer_create(fd, hdr, 0);
 		if (!w)
 			return gp_err_errno("writer"), 1;

@@ -42,7 +42,7 @@ void gp_text_escape(const char *s, size_t n, char *dst, size_t cap);
  *   sampled[=LEN/EVERY]  kernel-level tracing from the start through the warm-up and LEN
  *                        more steps, then LEN steps out of every EVERY (the default:
  *                        GP_SAMPLE_LEN/GP_SAMPLE_EVERY); programs whose steps the
- *                        collector cannot see get windows by time (inject.c) */
+ *                        collector cannot see get windows by time (agent/inject/capture.c) */
 #define GP_CAPTURE_MAXWIN 16
 #define GP_SAMPLE_LEN     20
 #define GP_SAMPLE_EVERY   500

@@ -21,6 +21,35 @@
 #define GP_RF_CHUNK_RAW_MAX (512u * 1024u)
 #define GP_RF_HDR_MAX       65536
 
+/* The header's keys, named once for the writer (spool.c: gp_spool_header, for the agent
+ * and the injected library alike) and every reader; doc/format.md's table of header keys
+ * says what each holds (tests/tree checks that both list the same keys). Keys are only
+ * ever added: a reader meets files of every earlier version. */
+#define GP_HDR_JOB                  "job"
+#define GP_HDR_STEP                 "step"
+#define GP_HDR_TASK                 "task"
+#define GP_HDR_RANK                 "rank"
+#define GP_HDR_PID                  "pid"
+#define GP_HDR_LAUNCHER_RANK        "launcher_rank"
+#define GP_HDR_NTASKS               "ntasks"
+#define GP_HDR_NODE                 "node"
+#define GP_HDR_AGENT_PID            "agent_pid"
+#define GP_HDR_MODES                "modes"
+#define GP_HDR_REALTIME_NS          "realtime_ns"
+#define GP_HDR_MONOTONIC_NS         "monotonic_ns"
+#define GP_HDR_GPUS                 "gpus"
+#define GP_HDR_NVML_LIMITS          "nvml_limits"
+#define GP_HDR_CUDA_VISIBLE_DEVICES "cuda_visible_devices"
+#define GP_HDR_USER                 "user"
+#define GP_HDR_RESTART_COUNT        "restart_count"
+#define GP_HDR_WARMUP_STEPS         "warmup_steps"
+#define GP_HDR_WRAPPED              "wrapped"
+#define GP_HDR_FALLBACK             "fallback"
+#define GP_HDR_VERSION              "version"
+#define GP_HDR_STEP_RANGE           "step_range"
+#define GP_HDR_JOB_NAME             "job_name"
+#define GP_HDR_COMMAND              "command"
+
 typedef struct gp_rf_writer gp_rf_writer_t;
 typedef struct gp_rf_reader gp_rf_reader_t;
 

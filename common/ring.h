@@ -51,15 +51,15 @@ typedef struct gp_ring_hdr {
 	 * (table full, nesting, CUPTI), the consumer (a dead producer's slot) */
 	_Atomic uint64_t lost[GP_LOSS_N];
 	/* the one process of the task whose records this ring carries (the first to attach,
-	 * see inject.c); the others count in lost[GP_LOSS_PROCESSES] */
+	 * see agent/inject/startup.c); the others count in lost[GP_LOSS_PROCESSES] */
 	_Atomic uint32_t recorder_pid;
 	_Atomic uint32_t generations; /* recorders so far */
-	/* rings of the task's other processes (a launcher's workers: inject.c), each in
-	 * SPOOL/rankR/ring: bumped once such a ring is complete, so the agent looks */
+	/* rings of the task's other processes (a launcher's workers: agent/inject/startup.c), each
+	 * in SPOOL/rankR/ring: bumped once such a ring is complete, so the agent looks */
 	_Atomic uint32_t procs;
 	/* 1: the recorder has no RANK of its own (a launcher, like torchrun, that touched
 	 * CUDA or NVTX before its workers): a worker whose RANK is the task's then records
-	 * into a ring of its own (inject.c) */
+	 * into a ring of its own (agent/inject/startup.c) */
 	_Atomic uint32_t recorder_unranked;
 	/* The agent looks at quiet rings once per flush (0.5 s), and a producer wakes it
 	 * (gp_ring_wake) when it crosses a sixteenth of the ring while the agent sleeps: an

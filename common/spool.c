@@ -155,6 +155,27 @@ int gp_spool_step_dir(char *out, size_t len, const char *jobdir, const char *ste
 	return n < 0 || (size_t)n >= len ? (errno = ENAMETOOLONG, -1) : 0;
 }
 
+int gp_spool_jobdir(char *out, size_t len)
+{
+	char err[256];
+	const char *dir = getenv(GP_ENV_JOBDIR), *tmpl = gp_setting_str(GP_ENV_OUTPUT);
+	const char *job = getenv("SLURM_JOB_ID");
+	if (dir && *dir) {
+		int n = snprintf(out, len, "%s", dir);
+		return n < 0 || (size_t)n >= len ? (errno = ENAMETOOLONG, -1) : 0;
+	}
+	if (gp_tmpl_check(tmpl, err, sizeof(err)) < 0) {
+		tmpl = gp_setting_env(GP_ENV_OUTPUT)->def;
+		gp_warn("%s: %s; the job directory is %s", GP_ENV_OUTPUT, err, tmpl);
+	}
+	gp_tmpl_vars_t v = {.job = job && *job ? job : "local",
+	                    .user = getenv("USER"),
+	                    .name = getenv("SLURM_JOB_NAME"),
+	                    .step = getenv("SLURM_STEP_ID"),
+	                    .rank = getenv("SLURM_PROCID")};
+	return gp_tmpl_expand(tmpl, &v, out, len) < 0 ? (errno = ENAMETOOLONG, -1) : 0;
+}
+
 int gp_spool_task_dir(char *out, size_t len, const char *udir, const char *job, const char *step,
                       const char *rank, int pid)
 {
@@ -249,48 +270,48 @@ int gp_spool_header(char *hdr, size_t len, const gp_spool_hdr_t *h)
 	clock_gettime(CLOCK_MONOTONIC, &mono);
 	gethostname(host, sizeof(host) - 1);
 	hdr[0] = '\0';
-	gp_rf_hdr_add(hdr, len, "job", env_or("SLURM_JOB_ID", ""));
-	gp_rf_hdr_add(hdr, len, "step", h->step);
-	gp_rf_hdr_add(hdr, len, "task", env_or("SLURM_LOCALID", "0"));
-	gp_rf_hdr_add(hdr, len, "rank", h->rank);
+	gp_rf_hdr_add(hdr, len, GP_HDR_JOB, env_or("SLURM_JOB_ID", ""));
+	gp_rf_hdr_add(hdr, len, GP_HDR_STEP, h->step);
+	gp_rf_hdr_add(hdr, len, GP_HDR_TASK, env_or("SLURM_LOCALID", "0"));
+	gp_rf_hdr_add(hdr, len, GP_HDR_RANK, h->rank);
 	if (h->pid) {
 		snprintf(b, sizeof(b), "%d", (int)h->pid);
-		gp_rf_hdr_add(hdr, len, "pid", b);
+		gp_rf_hdr_add(hdr, len, GP_HDR_PID, b);
 	}
 	if (h->launcher_rank)
-		gp_rf_hdr_add(hdr, len, "launcher_rank", h->launcher_rank);
-	gp_rf_hdr_add(hdr, len, "ntasks", env_or("SLURM_NTASKS", "1"));
-	gp_rf_hdr_add(hdr, len, "node", host);
+		gp_rf_hdr_add(hdr, len, GP_HDR_LAUNCHER_RANK, h->launcher_rank);
+	gp_rf_hdr_add(hdr, len, GP_HDR_NTASKS, env_or("SLURM_NTASKS", "1"));
+	gp_rf_hdr_add(hdr, len, GP_HDR_NODE, host);
 	if (!strcmp(h->wrapped, "agent")) {
 		snprintf(b, sizeof(b), "%d", (int)getpid());
-		gp_rf_hdr_add(hdr, len, "agent_pid", b);
+		gp_rf_hdr_add(hdr, len, GP_HDR_AGENT_PID, b);
 	}
 	gp_modes_format(h->modes, b, sizeof(b));
-	gp_rf_hdr_add(hdr, len, "modes", b);
+	gp_rf_hdr_add(hdr, len, GP_HDR_MODES, b);
 	snprintf(b, sizeof(b), "%lld", (long long)rt.tv_sec * 1000000000ll + rt.tv_nsec);
-	gp_rf_hdr_add(hdr, len, "realtime_ns", b);
+	gp_rf_hdr_add(hdr, len, GP_HDR_REALTIME_NS, b);
 	snprintf(b, sizeof(b), "%lld", (long long)mono.tv_sec * 1000000000ll + mono.tv_nsec);
-	gp_rf_hdr_add(hdr, len, "monotonic_ns", b);
-	gp_rf_hdr_add(hdr, len, "gpus", h->gpus ? h->gpus : "");
-	gp_rf_hdr_add(hdr, len, "nvml_limits", h->nvml_limits ? h->nvml_limits : "");
-	gp_rf_hdr_add(hdr, len, "cuda_visible_devices", env_or("CUDA_VISIBLE_DEVICES", ""));
-	gp_rf_hdr_add(hdr, len, "user", env_or("USER", ""));
-	gp_rf_hdr_add(hdr, len, "restart_count", env_or("SLURM_RESTART_COUNT", "0"));
+	gp_rf_hdr_add(hdr, len, GP_HDR_MONOTONIC_NS, b);
+	gp_rf_hdr_add(hdr, len, GP_HDR_GPUS, h->gpus ? h->gpus : "");
+	gp_rf_hdr_add(hdr, len, GP_HDR_NVML_LIMITS, h->nvml_limits ? h->nvml_limits : "");
+	gp_rf_hdr_add(hdr, len, GP_HDR_CUDA_VISIBLE_DEVICES, env_or("CUDA_VISIBLE_DEVICES", ""));
+	gp_rf_hdr_add(hdr, len, GP_HDR_USER, env_or("USER", ""));
+	gp_rf_hdr_add(hdr, len, GP_HDR_RESTART_COUNT, env_or("SLURM_RESTART_COUNT", "0"));
 	snprintf(b, sizeof(b), "%lld", gp_setting_long(GP_ENV_WARMUP));
-	gp_rf_hdr_add(hdr, len, "warmup_steps", b);
-	gp_rf_hdr_add(hdr, len, "wrapped", h->wrapped);
+	gp_rf_hdr_add(hdr, len, GP_HDR_WARMUP_STEPS, b);
+	gp_rf_hdr_add(hdr, len, GP_HDR_WRAPPED, h->wrapped);
 	if (h->fallback)
-		gp_rf_hdr_add(hdr, len, "fallback", h->fallback);
-	gp_rf_hdr_add(hdr, len, "version", PACKAGE_VERSION);
+		gp_rf_hdr_add(hdr, len, GP_HDR_FALLBACK, h->fallback);
+	gp_rf_hdr_add(hdr, len, GP_HDR_VERSION, PACKAGE_VERSION);
 	/* what the user chose last, each cut to a bound: a long job name must not push the
 	 * values the report needs out of the header */
 	snprintf(b, sizeof(b), "%.200s", env_or(GP_ENV_STEP_RANGE, ""));
-	gp_rf_hdr_add(hdr, len, "step_range", b);
+	gp_rf_hdr_add(hdr, len, GP_HDR_STEP_RANGE, b);
 	snprintf(b, sizeof(b), "%.200s", env_or("SLURM_JOB_NAME", ""));
-	gp_rf_hdr_add(hdr, len, "job_name", b);
+	gp_rf_hdr_add(hdr, len, GP_HDR_JOB_NAME, b);
 	/* the command line, for people reading the report */
 	command_line(h, b, sizeof(b));
-	return gp_rf_hdr_add(hdr, len, "command", b);
+	return gp_rf_hdr_add(hdr, len, GP_HDR_COMMAND, b);
 }
 
 static int salvage_one(const char *dir, const char *into, bool verbose, int nprocs);
@@ -316,7 +337,8 @@ static int salvage_procs(const char *dir, const char *into, bool verbose, long t
 		n++;
 		char *end;
 		long r = strtol(de->d_name + 4, &end, 10);
-		/* rankR.pidP: another process of rank R (inject.c), which makes no launcher */
+		/* rankR.pidP: another process of rank R (agent/inject/startup.c), which makes no
+		 * launcher */
 		*task_rank |= r == task && !*end;
 		salvage_one(sub, into, verbose, 0);
 	}

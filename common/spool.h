@@ -25,6 +25,11 @@ int gp_spool_step_dir(char *out, size_t len, const char *jobdir, const char *ste
                       const char *attempt);
 int gp_spool_task_dir(char *out, size_t len, const char *udir, const char *job, const char *step,
                       const char *rank, int pid);
+/* The job directory: GPUPROF_JOBDIR (the plugin's or `gpuprof run`'s, expanded), else
+ * (an agent or a fallback library started by hand) the output template in force
+ * (GPUPROF_OUTPUT, else the settings table's) expanded by gp_tmpl_expand with this
+ * process's job (SLURM_JOB_ID, else "local"), user, job name, step and rank. */
+int gp_spool_jobdir(char *out, size_t len);
 /* The files of one spool entry (a task's directory, or a launcher's rank's under it). */
 #define GP_SPOOL_RING "ring"
 #define GP_SPOOL_RANK "rank.gpr"

@@ -28,30 +28,28 @@ static void read_header(void *arg, gp_rf_reader_t *rd)
 	gp_job_t *job = c->job;
 	gp_rank_t *r = c->r;
 	const char *h;
-	r->id.rank = (h = gp_rf_header(rd, "rank")) ? atoi(h) : 0;
-	r->id.pid = (h = gp_rf_header(rd, "pid")) ? atoi(h) : 0;
-	r->id.agent_pid = (h = gp_rf_header(rd, "agent_pid")) ? atoi(h) : 0;
-	if ((h = gp_rf_header(rd, "node")))
+	r->id.rank = (h = gp_rf_header(rd, GP_HDR_RANK)) ? atoi(h) : 0;
+	r->id.pid = (h = gp_rf_header(rd, GP_HDR_PID)) ? atoi(h) : 0;
+	r->id.agent_pid = (h = gp_rf_header(rd, GP_HDR_AGENT_PID)) ? atoi(h) : 0;
+	if ((h = gp_rf_header(rd, GP_HDR_NODE)))
 		snprintf(r->id.node, sizeof(r->id.node), "%s", h);
-	if ((h = gp_rf_header(rd, "step")))
+	if ((h = gp_rf_header(rd, GP_HDR_STEP)))
 		snprintf(r->id.step, sizeof(r->id.step), "%s", h);
-	if ((h = gp_rf_header(rd, "wrapped")))
+	if ((h = gp_rf_header(rd, GP_HDR_WRAPPED)))
 		snprintf(r->quality.wrapped, sizeof(r->quality.wrapped), "%s", h);
-	if ((h = gp_rf_header(rd, "yielded")) && *h)
-		snprintf(r->quality.yielded, sizeof(r->quality.yielded), "%s", h);
-	if ((h = gp_rf_header(rd, "nvml_limits")))
+	if ((h = gp_rf_header(rd, GP_HDR_NVML_LIMITS)))
 		snprintf(r->io.nvml_limits, sizeof(r->io.nvml_limits), "%s", h);
-	if ((h = gp_rf_header(rd, "command")))
+	if ((h = gp_rf_header(rd, GP_HDR_COMMAND)))
 		snprintf(r->id.command, sizeof(r->id.command), "%s", h);
-	if ((h = gp_rf_header(rd, "user")))
+	if ((h = gp_rf_header(rd, GP_HDR_USER)))
 		snprintf(r->id.user, sizeof(r->id.user), "%s", h);
-	if ((h = gp_rf_header(rd, "modes")))
+	if ((h = gp_rf_header(rd, GP_HDR_MODES)))
 		snprintf(r->id.modes, sizeof(r->id.modes), "%s", h);
-	if ((h = gp_rf_header(rd, "job_name")))
+	if ((h = gp_rf_header(rd, GP_HDR_JOB_NAME)))
 		snprintf(r->id.job_name, sizeof(r->id.job_name), "%s", h);
-	if (!job->job[0] && (h = gp_rf_header(rd, "job")))
+	if (!job->job[0] && (h = gp_rf_header(rd, GP_HDR_JOB)))
 		snprintf(job->job, sizeof(job->job), "%s", h);
-	if ((h = gp_rf_header(rd, "ntasks")))
+	if ((h = gp_rf_header(rd, GP_HDR_NTASKS)))
 		job->ntasks_expected = (unsigned)atoi(h) > job->ntasks_expected
 		                           ? (unsigned)atoi(h)
 		                           : job->ntasks_expected;

@@ -813,9 +813,9 @@ int gp_rd_load_file(const char *path, rank_data_t *d, gp_rank_t *r,
 	d->steps_from = steps_from;
 	if (gp_rf_open(path, &rd, err, errlen) < 0)
 		return -1;
-	const char *h = gp_rf_header(rd, "realtime_ns");
+	const char *h = gp_rf_header(rd, GP_HDR_REALTIME_NS);
 	d->hdr_realtime = h ? strtoull(h, NULL, 10) : 0;
-	h = gp_rf_header(rd, "monotonic_ns");
+	h = gp_rf_header(rd, GP_HDR_MONOTONIC_NS);
 	d->hdr_monotonic = h ? strtoull(h, NULL, 10) : 0;
 	if (d->hdr_monotonic) { /* the rank's records fall in its life: an hour's slack */
 		const uint64_t hour = 3600ull * 1000000000;

@@ -194,12 +194,13 @@ class _ImportHook:
 def arm():
     if os.environ.get("GPUPROF_PYTORCH", "1") == "0":
         return
-    m = os.environ.get("GPUPROF_MODES", "all")
+    # the modes in force, each by name: the agent (the only way this hook reaches a
+    # program) sets them as common/modes.c formats them, so no default and no meaning
+    # of "all" is copied here
+    m = os.environ.get("GPUPROF_MODES", "")
     mods = set(x.strip() for x in m.split(",") if x.strip())
-    if "none" in mods or "help" in mods:
+    if not mods or "none" in mods or "help" in mods:
         return
-    if "all" in mods:
-        mods |= {"timing", "nvtx", "cuda", "mem", "gpu"}
     _s.modes = mods
     for name, started in (("torch", _on_torch), ("jax", _on_jax)):
         if name in sys.modules:

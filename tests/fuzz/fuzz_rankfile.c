@@ -30,7 +30,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		long n = 0;
 		while (gp_rf_next(r, &ev) == 1 && n < 10000000)
 			n++;
-		gp_rf_header(r, "rank");
+		gp_rf_header(r, GP_HDR_RANK);
 		gp_rf_close(r);
 	}
 	return 0;

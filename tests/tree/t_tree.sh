@@ -45,6 +45,22 @@ print(" ".join("%s=%s" % kv for kv in bad) if bad else "")
 PY
 )
 [ -z "$fw" ]; ok $? "GP_FW_* in common/event.h and agent/python/_gpuprof.py agree${fw:+ (differ: $fw)}"
+# the rank file's header keys are named once (GP_HDR_* in common/rankfile.h): doc/format.md's
+# table of header keys lists the same keys, and no writer or reader spells one as a string
+hdr=$(python3 - <<'PY'
+import re
+c = set(re.findall(r'#define GP_HDR_\w+\s+"(\w+)"', open("common/rankfile.h").read()))
+doc = open("doc/format.md").read()
+table = doc[doc.index("**Header text**"):].split("\n\n")[1]
+d = set(re.findall(r"^\| `(\w+)` \|", table, re.M))
+bad = ["not in doc/format.md: " + " ".join(sorted(c - d))] if c - d else []
+bad += ["not GP_HDR_*: " + " ".join(sorted(d - c))] if d - c else []
+print("; ".join(bad) if c else "no GP_HDR_* found")
+PY
+)
+[ -z "$hdr" ]; ok $? "GP_HDR_* in common/rankfile.h and doc/format.md's header keys agree${hdr:+ ($hdr)}"
+bare=$(git grep -nE 'gp_rf_(hdr_add|header) *\([^,]*(, *[^,]*)?, *"' -- common agent report spank bench 2>/dev/null)
+[ -z "$bare" ]; ok $? "header keys are GP_HDR_* constants in every writer and reader${bare:+ (bare: $(echo "$bare" | cut -d: -f1,2 | tr '\n' ' '))}"
 log=$(mktemp)
 if make -C "$B" distcheck >"$log" 2>&1; then
 	ok 0 "make distcheck: $(grep -A1 "archives ready for distribution" "$log" | tail -1) ready for distribution"

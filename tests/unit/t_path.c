@@ -2,6 +2,7 @@
 #include "config.h"
 #include "cgroup.h"
 #include "path.h"
+#include "spool.h"
 #include "tap.h"
 
 #include <errno.h>
@@ -149,6 +150,37 @@ int main(void)
 	ok(here.node && here.host && !strchr(here.host, '.') &&
 	       !strncmp(here.node, here.host, strlen(here.host)),
 	   "this host: %%n %s, %%h %s", here.node ? here.node : "-", here.host ? here.host : "-");
+
+	/* the job directory without the plugin: GPUPROF_JOBDIR, else the output template in
+	 * force expanded (spool.c), never a default of its own */
+	static const struct {
+		const char *jobdir, *output, *job, *want;
+	} jd[] = {
+	    {"/given/dir", "ignored-%j", "7", "/given/dir"},
+	    {NULL, NULL, NULL, "gpuprof-local"},
+	    {NULL, NULL, "1234", "gpuprof-1234"},
+	    {"", "", "1234", "gpuprof-1234"}, /* empty is unset */
+	    {NULL, "out/%j.%x", "5", "out/5.train_job"},
+	    {NULL, "bad-%q", "5", "gpuprof-5"}, /* a bad template: the table's, said once */
+	};
+	setenv("SLURM_JOB_NAME", "train/job", 1);
+	for (size_t i = 0; i < sizeof(jd) / sizeof(jd[0]); i++) {
+		jd[i].jobdir ? setenv("GPUPROF_JOBDIR", jd[i].jobdir, 1)
+		             : unsetenv("GPUPROF_JOBDIR");
+		jd[i].output ? setenv("GPUPROF_OUTPUT", jd[i].output, 1)
+		             : unsetenv("GPUPROF_OUTPUT");
+		jd[i].job ? setenv("SLURM_JOB_ID", jd[i].job, 1) : unsetenv("SLURM_JOB_ID");
+		out[0] = '\0';
+		ok(gp_spool_jobdir(out, sizeof(out)) == 0, "job directory %zu", i);
+		is_str(out, jd[i].want, "job directory %zu", i);
+	}
+	unsetenv("GPUPROF_JOBDIR");
+	ok(setenv("GPUPROF_OUTPUT", "gpuprof-%j", 1) == 0 && gp_spool_jobdir(out, 5) == -1 &&
+	       errno == ENAMETOOLONG,
+	   "a job directory too long for the buffer: ENAMETOOLONG");
+	unsetenv("GPUPROF_OUTPUT");
+	unsetenv("SLURM_JOB_ID");
+	unsetenv("SLURM_JOB_NAME");
 
 	char base[] = "/tmp/gp-t-path.XXXXXX";
 	ok(mkdtemp(base) != NULL, "tmpdir");

@@ -1,0 +1,98 @@
+/* The framework integration's calls (inject_int.h; agent/python/_gpuprof.py, through
+ * ctypes).
+ * The Python hook loads this library itself: a CPU-only PyTorch never starts CUDA or
+ * NVTX, which is how the library is otherwise loaded. It attaches on its first record,
+ * not at import, so a launcher that imports torch but trains nothing (torchrun) never
+ * takes the ring from the workers it starts. */
+#include "config.h"
+#include "inject_int.h"
+#include "marker.h"
+#include "clock.h"
+#include "env.h"
+#include "modes.h"
+
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+__attribute__((visibility("default"))) int gpuprof_fw_attach(void)
+{
+	gp_inj_init(false);
+	/* a fork whose framework records (its optimizer steps): it trains, on the GPU or
+	 * not, so it records into a ring of its own as at its cuInit */
+	gp_inj_child_attach();
+	return gp_inj_on() && getpid() == gp_inj.owner;
+}
+
+/* Where this process's rank file ends up: the task's (GPUPROF_RANK_FILE), or, for one
+ * of a launcher's ranks with a ring of its own, its own beside it. NULL when not
+ * recording. */
+__attribute__((visibility("default"))) const char *gpuprof_fw_rank_file(void)
+{
+	if (!gp_inj_on() || getpid() != gp_inj.owner)
+		return NULL;
+	return gp_inj.dest[0] ? gp_inj.dest : getenv(GP_ENV_RANK_FILE);
+}
+
+__attribute__((visibility("default"))) uint64_t gpuprof_fw_now(void)
+{
+	return gp_clock_ns();
+}
+
+/* One GP_EV_FW record (event.h lists the kinds); text, when given, is interned into b.
+ * The end of an optimizer step is a step boundary: without CUDA activity records it
+ * gets a completion marker, as the end of an outermost NVTX range does. */
+__attribute__((visibility("default"))) void
+gpuprof_fw_event(unsigned kind, unsigned dev, uint64_t a, uint64_t c, uint64_t d, const char *text)
+{
+	if (!gp_inj_on() || getpid() != gp_inj.owner || kind == 0 || kind >= GP_FW_N)
+		return;
+	gp_event_t e = {.type = GP_EV_FW,
+	                .u8 = (uint8_t)kind,
+	                .u16 = (uint16_t)(dev > 0xffff ? 0xffff : dev),
+	                .tid = gp_inj_tid(),
+	                .ts = gp_clock_ns(),
+	                .a = a,
+	                .c = c,
+	                .d = d};
+	if (text && *text)
+		e.b = gp_inj_intern_cstr(text);
+	gp_inj_emit(&e);
+	if (kind == GP_FW_OPT_END) {
+		gp_marker_step_end(e.ts);
+		gp_inj_optimizer_boundary(e.ts);
+	}
+}
+
+/* Layer ranges (mode layers): one start/end range per module forward or backward, in the
+ * "pytorch.layers" domain (never taken for steps). Start and end may come from different
+ * threads: a backward range starts in a gradient hook and may end in the autograd
+ * engine's end-of-pass callback. Returns the range id, 0 when not recording. */
+__attribute__((visibility("default"))) uint64_t gpuprof_fw_range_start(const char *name)
+{
+	static _Atomic uint32_t domain;
+	if (!gp_inj_on() || getpid() != gp_inj.owner || !(gp_inj.modes & GP_MODE_LAYERS) || !name)
+		return 0;
+	uint32_t d = atomic_load_explicit(&domain, memory_order_relaxed);
+	if (!d) {
+		d = gp_inj_intern_cstr("pytorch.layers");
+		atomic_store_explicit(&domain, d, memory_order_relaxed);
+	}
+	uint64_t id = atomic_fetch_add_explicit(&gp_inj.next_range, 1, memory_order_relaxed) + 1;
+	gp_event_t e = {.type = GP_EV_NVTX_START,
+	                .tid = gp_inj_tid(),
+	                .ts = gp_clock_ns(),
+	                .a = gp_inj_intern_cstr(name),
+	                .b = d,
+	                .c = id};
+	gp_inj_emit(&e);
+	return id;
+}
+
+__attribute__((visibility("default"))) void gpuprof_fw_range_end(uint64_t id)
+{
+	if (!id || !gp_inj_on() || getpid() != gp_inj.owner)
+		return;
+	gp_event_t e = {.type = GP_EV_NVTX_END, .tid = gp_inj_tid(), .ts = gp_clock_ns(), .c = id};
+	gp_inj_emit(&e);
+}

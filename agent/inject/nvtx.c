@@ -1,0 +1,376 @@
+/* The NVTX handlers (inject_int.h): every copy of nvtx3 in the process
+ * (NVTX_INJECTION64_PATH) calls InitializeInjectionNvtx2, which patches these into its
+ * function tables. Each is the hot path: the relaxed `enabled` check, then one record
+ * into the ring. */
+#include "config.h"
+#include "inject_int.h"
+#include "marker.h"
+#include "clock.h"
+#include "modes.h"
+
+#include <stdatomic.h>
+#include <string.h>
+
+#define NVTX_NO_IMPL
+#include <nvtx3/nvToolsExt.h>
+
+int InitializeInjectionNvtx2(NvtxGetExportTableFunc_t get);
+
+static inline uint64_t color_cat(const nvtxEventAttributes_t *a)
+{
+	return (a->colorType == NVTX_COLOR_ARGB ? (uint64_t)a->color << 32 | 1ull << 63 : 0) |
+	       a->category;
+}
+
+static inline uint64_t payload(const nvtxEventAttributes_t *a)
+{
+	switch (a->payloadType) {
+	case NVTX_PAYLOAD_TYPE_UNSIGNED_INT64:
+		return a->payload.ullValue;
+	case NVTX_PAYLOAD_TYPE_INT64:
+		return (uint64_t)a->payload.llValue;
+	case NVTX_PAYLOAD_TYPE_DOUBLE: {
+		uint64_t v;
+		memcpy(&v, &a->payload.dValue, 8);
+		return v;
+	}
+	case NVTX_PAYLOAD_TYPE_UNSIGNED_INT32:
+		return a->payload.uiValue;
+	case NVTX_PAYLOAD_TYPE_INT32:
+		return (uint64_t)(int64_t)a->payload.iValue;
+	case NVTX_PAYLOAD_TYPE_FLOAT: {
+		uint32_t v;
+		memcpy(&v, &a->payload.fValue, 4);
+		return v;
+	}
+	default:
+		return 0;
+	}
+}
+
+static uint32_t attr_name(const nvtxEventAttributes_t *a)
+{
+	if (!a)
+		return 0;
+	switch (a->messageType) {
+	case NVTX_MESSAGE_TYPE_ASCII:
+		return gp_inj_intern_cstr(a->message.ascii);
+	case NVTX_MESSAGE_TYPE_UNICODE:
+		return gp_inj_intern_wstr(a->message.unicode);
+	case NVTX_MESSAGE_TYPE_REGISTERED:
+		return (uint32_t)(uintptr_t)a->message.registered;
+	default:
+		return 0;
+	}
+}
+
+#define MAX_DEPTH 4096 /* runaway nesting: deeper pushes are counted, not recorded */
+
+static int push_common(uint32_t domain, uint32_t name, const nvtxEventAttributes_t *a)
+{
+	int level = gp_inj_t_depth[domain != 0]++;
+	if (level >= MAX_DEPTH) {
+		gp_inj_count_drop(GP_LOSS_DEPTH, 1);
+		return level;
+	}
+	/* timing alone keeps only the outermost ranges: they delimit steps */
+	if (!(gp_inj.modes & GP_MODE_NVTX) && level > 0)
+		return level;
+	gp_event_t e = {.type = GP_EV_NVTX_PUSH,
+	                .tid = gp_inj_tid(),
+	                .ts = gp_clock_ns(),
+	                .a = name,
+	                .b = domain};
+	if (a) {
+		e.c = payload(a);
+		e.d = color_cat(a);
+	}
+	gp_inj_emit(&e);
+	if (level == 0 && domain == 0 &&
+	    atomic_load_explicit(&gp_inj.cap_live, memory_order_relaxed))
+		gp_inj_step_boundary(name, e.ts);
+	return level;
+}
+
+static int pop_common(uint32_t domain)
+{
+	if (gp_inj_t_depth[domain != 0] == 0)
+		return -1; /* pop without push: NVTX returns a negative level */
+	int level = --gp_inj_t_depth[domain != 0];
+	if (level >= MAX_DEPTH || (!(gp_inj.modes & GP_MODE_NVTX) && level > 0))
+		return level;
+	gp_event_t e = {
+	    .type = GP_EV_NVTX_POP, .tid = gp_inj_tid(), .ts = gp_clock_ns(), .b = domain};
+	gp_inj_emit(&e);
+	if (level == 0 && domain == 0)
+		gp_marker_step_end(e.ts);
+	return level;
+}
+
+static nvtxRangeId_t start_common(uint32_t domain, uint32_t name, const nvtxEventAttributes_t *a)
+{
+	uint64_t id = atomic_fetch_add_explicit(&gp_inj.next_range, 1, memory_order_relaxed) + 1;
+	if (!(gp_inj.modes & GP_MODE_NVTX))
+		return id;
+	gp_event_t e = {.type = GP_EV_NVTX_START,
+	                .tid = gp_inj_tid(),
+	                .ts = gp_clock_ns(),
+	                .a = name,
+	                .b = domain,
+	                .c = id};
+	if (a)
+		e.d = color_cat(a);
+	gp_inj_emit(&e);
+	return id;
+}
+
+static void mark_common(uint32_t domain, uint32_t name, const nvtxEventAttributes_t *a)
+{
+	if (!(gp_inj.modes & GP_MODE_NVTX))
+		return;
+	gp_event_t e = {.type = GP_EV_NVTX_MARK,
+	                .tid = gp_inj_tid(),
+	                .ts = gp_clock_ns(),
+	                .a = name,
+	                .b = domain};
+	if (a) {
+		e.c = payload(a);
+		e.d = color_cat(a);
+	}
+	gp_inj_emit(&e);
+}
+
+static void NVTX_API h_MarkEx(const nvtxEventAttributes_t *a)
+{
+	if (gp_inj_on())
+		mark_common(0, attr_name(a), a);
+}
+static void NVTX_API h_MarkA(const char *m)
+{
+	if (gp_inj_on())
+		mark_common(0, gp_inj_intern_cstr(m), NULL);
+}
+static void NVTX_API h_MarkW(const wchar_t *m)
+{
+	if (gp_inj_on())
+		mark_common(0, gp_inj_intern_wstr(m), NULL);
+}
+static nvtxRangeId_t NVTX_API h_RangeStartEx(const nvtxEventAttributes_t *a)
+{
+	return gp_inj_on() ? start_common(0, attr_name(a), a) : 0;
+}
+static nvtxRangeId_t NVTX_API h_RangeStartA(const char *m)
+{
+	return gp_inj_on() ? start_common(0, gp_inj_intern_cstr(m), NULL) : 0;
+}
+static nvtxRangeId_t NVTX_API h_RangeStartW(const wchar_t *m)
+{
+	return gp_inj_on() ? start_common(0, gp_inj_intern_wstr(m), NULL) : 0;
+}
+static void NVTX_API h_RangeEnd(nvtxRangeId_t id)
+{
+	if (!gp_inj_on() || !(gp_inj.modes & GP_MODE_NVTX))
+		return;
+	gp_event_t e = {.type = GP_EV_NVTX_END, .tid = gp_inj_tid(), .ts = gp_clock_ns(), .c = id};
+	gp_inj_emit(&e);
+}
+static int NVTX_API h_RangePushEx(const nvtxEventAttributes_t *a)
+{
+	return gp_inj_on() ? push_common(0, attr_name(a), a) : 0;
+}
+static int NVTX_API h_RangePushA(const char *m)
+{
+	return gp_inj_on() ? push_common(0, gp_inj_intern_cstr(m), NULL) : 0;
+}
+static int NVTX_API h_RangePushW(const wchar_t *m)
+{
+	return gp_inj_on() ? push_common(0, gp_inj_intern_wstr(m), NULL) : 0;
+}
+static int NVTX_API h_RangePop(void)
+{
+	return gp_inj_on() ? pop_common(0) : 0;
+}
+static void name_thread(uint32_t tid, uint32_t name)
+{
+	gp_event_t e = {.type = GP_EV_THREAD_NAME, .tid = tid, .ts = gp_clock_ns(), .a = name};
+	gp_inj_emit(&e);
+}
+static void NVTX_API h_NameCategoryA(uint32_t cat, const char *n)
+{
+	if (gp_inj_on()) {
+		gp_event_t e = {.type = GP_EV_NVTX_MARK,
+		                .u8 = 1,
+		                .tid = gp_inj_tid(),
+		                .ts = gp_clock_ns(),
+		                .a = gp_inj_intern_cstr(n),
+		                .d = cat};
+		gp_inj_emit(&e); /* u8=1: a category name, not a mark */
+	}
+}
+static void NVTX_API h_NameCategoryW(uint32_t cat, const wchar_t *n)
+{
+	if (gp_inj_on()) {
+		gp_event_t e = {.type = GP_EV_NVTX_MARK,
+		                .u8 = 1,
+		                .tid = gp_inj_tid(),
+		                .ts = gp_clock_ns(),
+		                .a = gp_inj_intern_wstr(n),
+		                .d = cat};
+		gp_inj_emit(&e);
+	}
+}
+static void NVTX_API h_NameOsThreadA(uint32_t tid, const char *n)
+{
+	if (gp_inj_on())
+		name_thread(tid, gp_inj_intern_cstr(n));
+}
+static void NVTX_API h_NameOsThreadW(uint32_t tid, const wchar_t *n)
+{
+	if (gp_inj_on())
+		name_thread(tid, gp_inj_intern_wstr(n));
+}
+
+/* CUDA / CUDA runtime resource naming (nvtxNameCuStreamA, nvtxNameCudaStreamA, ...):
+ * streams keep the names users gave them. The handle is mapped to CUPTI's stream id,
+ * which kernel records carry, when the CUPTI module runs. Devices, contexts and events
+ * are not shown anywhere in the report and are left to the no-op. */
+static void name_stream(void *stream, uint32_t name)
+{
+	uint32_t id = 0;
+	gp_event_t e = {.type = GP_EV_STREAM_NAME,
+	                .ts = gp_clock_ns(),
+	                .a = (uint64_t)(uintptr_t)stream,
+	                .b = name,
+	                .c = (uint64_t)(uintptr_t)stream};
+	if (gp_inj.cupti_stream_id && gp_inj.cupti_stream_id(stream, &id) == 0) {
+		e.a = id;
+		e.u8 = 1;
+	}
+	gp_inj_emit(&e);
+}
+static void NVTX_API h_NameCuStreamA(void *stream, const char *n)
+{
+	if (gp_inj_on() && n)
+		name_stream(stream, gp_inj_intern_cstr(n));
+}
+static void NVTX_API h_NameCuStreamW(void *stream, const wchar_t *n)
+{
+	if (gp_inj_on() && n)
+		name_stream(stream, gp_inj_intern_wstr(n));
+}
+#define h_NameCudaStreamA h_NameCuStreamA
+#define h_NameCudaStreamW h_NameCuStreamW
+
+/* Core2: domains. A domain handle is the interned id of its name (never 0). */
+static uint32_t dom(nvtxDomainHandle_t d)
+{
+	return (uint32_t)(uintptr_t)d;
+}
+static void NVTX_API h_DomainMarkEx(nvtxDomainHandle_t d, const nvtxEventAttributes_t *a)
+{
+	if (gp_inj_on())
+		mark_common(dom(d), attr_name(a), a);
+}
+static nvtxRangeId_t NVTX_API h_DomainRangeStartEx(nvtxDomainHandle_t d,
+                                                   const nvtxEventAttributes_t *a)
+{
+	return gp_inj_on() ? start_common(dom(d), attr_name(a), a) : 0;
+}
+static void NVTX_API h_DomainRangeEnd(nvtxDomainHandle_t d, nvtxRangeId_t id)
+{
+	h_RangeEnd(id);
+}
+static int NVTX_API h_DomainRangePushEx(nvtxDomainHandle_t d, const nvtxEventAttributes_t *a)
+{
+	return gp_inj_on() ? push_common(dom(d), attr_name(a), a) : 0;
+}
+static int NVTX_API h_DomainRangePop(nvtxDomainHandle_t d)
+{
+	return gp_inj_on() ? pop_common(dom(d)) : 0;
+}
+static void NVTX_API h_DomainNameCategoryA(nvtxDomainHandle_t d, uint32_t cat, const char *n)
+{
+	h_NameCategoryA(cat, n);
+}
+static void NVTX_API h_DomainNameCategoryW(nvtxDomainHandle_t d, uint32_t cat, const wchar_t *n)
+{
+	h_NameCategoryW(cat, n);
+}
+static nvtxStringHandle_t NVTX_API h_DomainRegisterStringA(nvtxDomainHandle_t d, const char *s)
+{
+	return (nvtxStringHandle_t)(uintptr_t)(gp_inj_on() ? gp_inj_intern_cstr(s) : 0);
+}
+static nvtxStringHandle_t NVTX_API h_DomainRegisterStringW(nvtxDomainHandle_t d, const wchar_t *s)
+{
+	return (nvtxStringHandle_t)(uintptr_t)(gp_inj_on() ? gp_inj_intern_wstr(s) : 0);
+}
+static nvtxDomainHandle_t NVTX_API h_DomainCreateA(const char *n)
+{
+	uint32_t id = gp_inj_on() ? gp_inj_intern_cstr(n) : 0;
+	return (nvtxDomainHandle_t)(uintptr_t)(id ? id : 0xfffffffeu);
+}
+static nvtxDomainHandle_t NVTX_API h_DomainCreateW(const wchar_t *n)
+{
+	uint32_t id = gp_inj_on() ? gp_inj_intern_wstr(n) : 0;
+	return (nvtxDomainHandle_t)(uintptr_t)(id ? id : 0xfffffffeu);
+}
+static void NVTX_API h_DomainDestroy(nvtxDomainHandle_t d)
+{
+}
+
+typedef struct {
+	unsigned id;
+	NvtxFunctionPointer fn;
+} slot_t;
+
+static int patch_module(const NvtxExportTableCallbacks *cb, NvtxCallbackModule mod,
+                        const slot_t *slots, size_t n)
+{
+	NvtxFunctionTable table = NULL;
+	unsigned size = 0;
+	if (!cb->GetModuleFunctionTable(mod, &table, &size) || !table)
+		return -1;
+	for (size_t i = 0; i < n; i++)
+		if (slots[i].id < size && table[slots[i].id])
+			*table[slots[i].id] = slots[i].fn;
+	return 0;
+}
+
+#define S(mod, name)                                                                               \
+	{                                                                                          \
+		NVTX_CBID_##mod##_##name, (NvtxFunctionPointer)h_##name                            \
+	}
+
+__attribute__((visibility("default"))) int InitializeInjectionNvtx2(NvtxGetExportTableFunc_t get)
+{
+	static const slot_t core[] = {
+	    S(CORE, MarkEx),        S(CORE, MarkA),         S(CORE, MarkW),
+	    S(CORE, RangeStartEx),  S(CORE, RangeStartA),   S(CORE, RangeStartW),
+	    S(CORE, RangeEnd),      S(CORE, RangePushEx),   S(CORE, RangePushA),
+	    S(CORE, RangePushW),    S(CORE, RangePop),      S(CORE, NameCategoryA),
+	    S(CORE, NameCategoryW), S(CORE, NameOsThreadA), S(CORE, NameOsThreadW),
+	};
+	static const slot_t core2[] = {
+	    S(CORE2, DomainMarkEx),          S(CORE2, DomainRangeStartEx),
+	    S(CORE2, DomainRangeEnd),        S(CORE2, DomainRangePushEx),
+	    S(CORE2, DomainRangePop),        S(CORE2, DomainNameCategoryA),
+	    S(CORE2, DomainNameCategoryW),   S(CORE2, DomainRegisterStringA),
+	    S(CORE2, DomainRegisterStringW), S(CORE2, DomainCreateA),
+	    S(CORE2, DomainCreateW),         S(CORE2, DomainDestroy),
+	};
+	static const slot_t cuda[] = {S(CUDA, NameCuStreamA), S(CUDA, NameCuStreamW)};
+	static const slot_t cudart[] = {S(CUDART, NameCudaStreamA), S(CUDART, NameCudaStreamW)};
+	const NvtxExportTableCallbacks *cb;
+	gp_inj_init(false);
+	if (!gp_inj_on() || !get)
+		return 0; /* 0: NVTX stays a no-op in this library */
+	cb = get(NVTX_ETID_CALLBACKS);
+	if (!cb || cb->struct_size < sizeof(*cb))
+		return 0;
+	if (patch_module(cb, NVTX_CB_MODULE_CORE, core, sizeof(core) / sizeof(core[0])) < 0)
+		return 0;
+	patch_module(cb, NVTX_CB_MODULE_CORE2, core2, sizeof(core2) / sizeof(core2[0]));
+	patch_module(cb, NVTX_CB_MODULE_CUDA, cuda, sizeof(cuda) / sizeof(cuda[0]));
+	patch_module(cb, NVTX_CB_MODULE_CUDART, cudart, sizeof(cudart) / sizeof(cudart[0]));
+	return 1;
+}
