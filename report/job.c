@@ -45,10 +45,10 @@ static void load_launcher(gp_job_t *job, const char *path)
 		gp_warn("%s", err);
 		return;
 	}
-	l->task = (h = gp_rf_header(rd, "rank")) ? atoi(h) : -1;
-	if ((h = gp_rf_header(rd, "node")))
+	l->task = (h = gp_rf_header(rd, GP_HDR_RANK)) ? atoi(h) : -1;
+	if ((h = gp_rf_header(rd, GP_HDR_NODE)))
 		snprintf(l->node, sizeof(l->node), "%s", h);
-	if ((h = gp_rf_header(rd, "command")))
+	if ((h = gp_rf_header(rd, GP_HDR_COMMAND)))
 		snprintf(l->command, sizeof(l->command), "%s", h);
 	while (gp_rf_next(rd, &e) > 0) {
 		if (e.type == GP_EV_END) {

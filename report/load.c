@@ -853,9 +853,9 @@ int gp_rd_load_file(const char *path, rank_data_t *d, gp_rank_t *r,
 void gp_rd_header_steps(rank_data_t *d, gp_rf_reader_t *rd)
 {
 	const char *h;
-	if ((h = gp_rf_header(rd, "step_range")))
+	if ((h = gp_rf_header(rd, GP_HDR_STEP_RANGE)))
 		snprintf(d->want_step, sizeof(d->want_step), "%s", h);
-	d->warmup = (h = gp_rf_header(rd, "warmup_steps"))
+	d->warmup = (h = gp_rf_header(rd, GP_HDR_WARMUP_STEPS))
 	                ? (unsigned)atoi(h)
 	                : (unsigned)gp_setting_default_long("warmup_steps");
 }
