@@ -174,7 +174,8 @@ static void thread_name(ctx_t *c, uint64_t tid, const char *name)
 	fputs("}}", c->out);
 }
 
-static void export_rank(ctx_t *c, const gp_rank_t *rk, int index)
+/* The program's threads, numbered in the order they first appear, and its streams. */
+static void export_names(ctx_t *c)
 {
 	const rank_data_t *d = c->d;
 	FILE *out = c->out;
@@ -244,7 +245,13 @@ static void export_rank(ctx_t *c, const gp_rank_t *rk, int index)
 		}
 	}
 	u64map_free(&seen);
+}
 
+/* NVTX ranges, the ones still open at the end, and marks. */
+static void export_ranges(ctx_t *c, int index)
+{
+	const rank_data_t *d = c->d;
+	FILE *out = c->out;
 	/* NVTX ranges (complete: the loader paired them), then the ones still open at the
 	 * end, closed there */
 	for (size_t i = 0; i < d->ranges.n; i++) {
@@ -298,7 +305,14 @@ static void export_rank(ctx_t *c, const gp_rank_t *rk, int index)
 		gp_json_str(out, name_of(d, m->name));
 		fputs("}", out);
 	}
+}
 
+/* GPU work, and the launch calls that made it joined by flows. */
+static void export_work(ctx_t *c)
+{
+	const rank_data_t *d = c->d;
+	FILE *out = c->out;
+	char nm[512];
 	/* GPU work, and the launch calls that made it joined by flows. A flow id is a
 	 * number of the file's own (CUPTI's correlation ids repeat in every process, and
 	 * carry the process's generation above bit 32), small enough for any JSON reader;
@@ -373,21 +387,31 @@ static void export_rank(ctx_t *c, const gp_rank_t *rk, int index)
 	}
 	u64map_free(&flowed);
 	free(dbuf);
+}
 
+/* Kineto: the steps as PyTorch's profiler marks them. */
+static void export_steps(ctx_t *c)
+{
+	const rank_data_t *d = c->d;
+	FILE *out = c->out;
+	char nm[512];
 	/* Kineto: the steps as PyTorch's profiler marks them, on the steps' thread */
-	if (c->kineto) {
-		uint32_t tid = d->step_tid ? d->step_tid : d->apis.n ? d->apis.v[0].tid : 0;
-		for (size_t i = 0; i < d->steps.n; i++) {
-			const step_t *st = &d->steps.v[i];
-			if (!in_window(c, st->start, st->end) || !spend(c))
-				continue;
-			snprintf(nm, sizeof(nm), "ProfilerStep#%zu", i);
-			slice(c, "user_annotation", tid_of(c, tid), st->start, st->end - st->start,
-			      nm);
-			fputs("}", out);
-		}
+	uint32_t tid = d->step_tid ? d->step_tid : d->apis.n ? d->apis.v[0].tid : 0;
+	for (size_t i = 0; i < d->steps.n; i++) {
+		const step_t *st = &d->steps.v[i];
+		if (!in_window(c, st->start, st->end) || !spend(c))
+			continue;
+		snprintf(nm, sizeof(nm), "ProfilerStep#%zu", i);
+		slice(c, "user_annotation", tid_of(c, tid), st->start, st->end - st->start, nm);
+		fputs("}", out);
 	}
+}
 
+/* Device memory and NVML as counters. */
+static void export_counters(ctx_t *c)
+{
+	const rank_data_t *d = c->d;
+	FILE *out = c->out;
 	/* counters in time order; inside a window they start from the value at its start */
 	int64_t live = 0;
 	bool started = false;
@@ -419,7 +443,16 @@ static void export_rank(ctx_t *c, const gp_rank_t *rk, int index)
 		        ", \"args\": {\"util %%\": %u, \"used MiB\": %.1f, \"power W\": %.1f}}",
 		        s->util, s->mem_bytes / 1048576.0, s->power_mw / 1000.0);
 	}
-	(void)rk;
+}
+
+static void export_rank(ctx_t *c, int index)
+{
+	export_names(c);
+	export_ranges(c, index);
+	export_work(c);
+	if (c->kineto)
+		export_steps(c);
+	export_counters(c);
 }
 
 /* The ranks --ranks selects (all without it) and the earliest realtime among them (the
@@ -509,7 +542,7 @@ int gp_export_chrome(const gp_job_t *job, FILE *out, const char *ranklist, uint6
 		        "\"args\": {\"sort_index\": %u}}",
 		        c.pid, i);
 		c.flows = flows; /* flow ids count on through the file */
-		export_rank(&c, rk, (int)i);
+		export_rank(&c, (int)i);
 		u64map_free(&c.tids);
 		flows = c.flows;
 		written += c.spent;
@@ -593,7 +626,7 @@ int gp_export_kineto(const gp_job_t *job, const char *dir, const char *ranklist)
 		        1000000 + rk->id.rank, rk->id.rank);
 		ctx_t c = {.out = out, .pid = 1000000 + rk->id.rank, .d = &d, .kineto = true};
 		c.off = (uint64_t)(int64_t)(d.hdr_realtime - d.hdr_monotonic - t0);
-		export_rank(&c, rk, (int)i);
+		export_rank(&c, (int)i);
 		u64map_free(&c.tids);
 		fprintf(out, "\n]}\n");
 		if (gp_outfile_close(&of, true) != 0) {

@@ -98,133 +98,110 @@ static gp_finding_t *add_time(gp_job_t *job, const char *id, const gp_rank_t *r,
 
 /* ---- how the job ended ---- */
 
-static void rule_outcome(rule_ctx_t *c)
+/* How a rank ended, as the outcome findings tell it. */
+struct ending {
+	bool ended, sig;
+	int code;
+	char reached[96];
+};
+
+/* Out of device memory: the refused allocations, PyTorch's own account. */
+static void outcome_oom(gp_finding_t *f, const gp_job_t *job, const gp_rank_t *r,
+                        const struct ending *x)
 {
-	gp_job_t *job = c->job;
-	for (unsigned i = 0; i < job->nranks; i++) {
-		const gp_rank_t *r = &job->ranks[i];
-		/* how it ended: its end record, or Slurm's status where it left none (analyze.c:
-		 * a fallback task's node summary) */
-		bool ended = r->outcome.has_end || r->outcome.status_from_node;
-		bool sig = ended && WIFSIGNALED(r->outcome.wait_status);
-		int code = ended && WIFEXITED(r->outcome.wait_status)
-		               ? WEXITSTATUS(r->outcome.wait_status)
-		               : 0;
-		if (ended && !sig && !code)
-			continue;
-		/* Slurm's word on the job, when the report has it (--sacct, or a job id) */
-		bool timeout = !strncmp(job->sacct_state, "TIMEOUT", 7);
-		bool oom = (r->memory.oom_calls || r->torch.oom) && (code || sig);
-		const char *id = oom       ? "cuda_oom"
-		                 : timeout ? "time_limit"
-		                 : !ended  ? "incomplete"
-		                 : sig     ? "killed"
-		                           : "failed";
-		gp_finding_t *f = add(job, id, GP_F_OUTCOME, r);
-		if (!f)
-			return;
-		f->score = 1;
-		char reached[96];
-		if (r->steps.n)
-			snprintf(reached, sizeof(reached),
-			         "after reaching step %u (%u steps begun)", r->steps.last_step,
-			         r->steps.n);
-		else
-			snprintf(reached, sizeof(reached), "before any step was recognised");
-		if (!strcmp(id, "cuda_oom")) {
-			snprintf(
-			    f->title, sizeof(f->title),
-			    "Rank %d ran out of device memory (CUDA out of memory) and exited %s",
-			    r->id.rank, sig ? "on a signal" : "non-zero");
-			if (r->memory.oom_calls)
-				snprintf(
-				    f->evidence, sizeof(f->evidence),
-				    "%llu device allocation(s) refused for lack of memory, the "
-				    "last at %.3f s%s; ",
-				    (unsigned long long)r->memory.oom_calls,
-				    r->memory.oom_t_ns / 1e9,
-				    r->memory.oom_step >= 0 ? " in the last step" : "");
-			if (r->torch.oom) /* PyTorch's own account of the failed request */
-				snprintf(f->evidence + strlen(f->evidence),
-				         sizeof(f->evidence) - strlen(f->evidence),
-				         "PyTorch asked for %.1f MiB with %.1f MiB free of %.1f "
-				         "MiB%s%s; ",
-				         r->torch.oom_requested / 1048576.0,
-				         r->torch.oom_free / 1048576.0,
-				         r->torch.oom_total / 1048576.0,
-				         r->torch.noom_owner ? "; largest holder: " : "",
-				         r->torch.noom_owner
-				             ? gp_torch_owners(&r->torch, GP_OWN_OOM)[0].stack
-				             : "");
-			snprintf(f->evidence + strlen(f->evidence),
-			         sizeof(f->evidence) - strlen(f->evidence),
-			         "the program then %s %d %s; peak device memory %.1f MiB",
-			         sig ? "died of signal" : "exited with status",
-			         sig ? WTERMSIG(r->outcome.wait_status) : code, reached,
-			         (r->memory.peak ? r->memory.peak : r->torch.max_reserved) /
-			             1048576.0);
-			snprintf(
-			    f->fix, sizeof(f->fix),
-			    "See 'Where the memory goes': the peak's stack and growth per step say "
-			    "what filled the GPU. Reduce the batch or sequence, free what is kept "
-			    "across steps, or use activation checkpointing or sharding.");
-		} else if (!strcmp(id, "time_limit")) {
-			snprintf(f->title, sizeof(f->title),
-			         "Rank %d was stopped at the job's time limit %s", r->id.rank,
-			         reached);
-			snprintf(f->evidence, sizeof(f->evidence), "sacct: State %s; the rank %s%s",
-			         job->sacct_state,
-			         !ended ? "left no end record"
-			         : sig  ? "was killed by signal"
-			                : "exited with status",
-			         "");
-			if (ended)
-				snprintf(f->evidence + strlen(f->evidence),
-				         sizeof(f->evidence) - strlen(f->evidence), " %d",
-				         sig ? WTERMSIG(r->outcome.wait_status) : code);
-			snprintf(
-			    f->fix, sizeof(f->fix),
-			    "Ask for the time the run needs (--time; the median step times the "
-			    "steps still to go), or checkpoint on SIGTERM (srun --signal, "
-			    "sbatch --signal=B:TERM@60) and resubmit from the checkpoint.");
-		} else if (!strcmp(id, "incomplete")) {
-			snprintf(f->title, sizeof(f->title),
-			         "Rank %d ended without a record of how (killed with its agent, or "
-			         "salvaged)",
-			         r->id.rank);
-			snprintf(f->evidence, sizeof(f->evidence),
-			         "the rank file has no end record; what was captured %s is kept",
-			         reached);
-			snprintf(f->fix, sizeof(f->fix),
-			         "Check sacct's State (TIMEOUT, CANCELLED, NODE_FAIL, "
-			         "OUT_OF_MEMORY) for "
-			         "the job; a time limit needs --time or checkpointing.");
-		} else {
-			snprintf(f->title, sizeof(f->title), "Rank %d %s %d", r->id.rank,
-			         sig ? "was killed by signal" : "exited with status",
-			         sig ? WTERMSIG(r->outcome.wait_status) : code);
-			snprintf(f->evidence, sizeof(f->evidence), "the program %s %s%s",
-			         sig ? "was killed" : "failed", reached,
-			         r->outcome.status_from_node
-			             ? "; Slurm's status for the task (its rank file "
-			               "has no end record: no agent, and the "
-			               "library's exit hook did not run)"
-			             : "");
-			snprintf(
-			    f->fix, sizeof(f->fix),
-			    sig && (WTERMSIG(r->outcome.wait_status) == SIGTERM ||
-			            WTERMSIG(r->outcome.wait_status) == SIGKILL)
-			        ? "SIGTERM/SIGKILL come from Slurm at the time limit or scancel "
-			          "(see "
-			          "sacct State), or from the kernel's OOM killer (host memory)."
-			        : "Read the task's stderr; the figures below cover the run up to "
-			          "the "
-			          "failure.");
-		}
-		snprintf(f->threshold, sizeof(f->threshold),
-		         "any rank that exits non-zero, dies of a signal or leaves no end record");
-	}
-	/* a launcher (torchrun) that failed: its workers' statuses were its to see */
+	snprintf(f->title, sizeof(f->title),
+	         "Rank %d ran out of device memory (CUDA out of memory) and exited %s", r->id.rank,
+	         x->sig ? "on a signal" : "non-zero");
+	if (r->memory.oom_calls)
+		snprintf(f->evidence, sizeof(f->evidence),
+		         "%llu device allocation(s) refused for lack of memory, the "
+		         "last at %.3f s%s; ",
+		         (unsigned long long)r->memory.oom_calls, r->memory.oom_t_ns / 1e9,
+		         r->memory.oom_step >= 0 ? " in the last step" : "");
+	if (r->torch.oom) /* PyTorch's own account of the failed request */
+		snprintf(
+		    f->evidence + strlen(f->evidence), sizeof(f->evidence) - strlen(f->evidence),
+		    "PyTorch asked for %.1f MiB with %.1f MiB free of %.1f "
+		    "MiB%s%s; ",
+		    r->torch.oom_requested / 1048576.0, r->torch.oom_free / 1048576.0,
+		    r->torch.oom_total / 1048576.0, r->torch.noom_owner ? "; largest holder: " : "",
+		    r->torch.noom_owner ? gp_torch_owners(&r->torch, GP_OWN_OOM)[0].stack : "");
+	snprintf(f->evidence + strlen(f->evidence), sizeof(f->evidence) - strlen(f->evidence),
+	         "the program then %s %d %s; peak device memory %.1f MiB",
+	         x->sig ? "died of signal" : "exited with status",
+	         x->sig ? WTERMSIG(r->outcome.wait_status) : x->code, x->reached,
+	         (r->memory.peak ? r->memory.peak : r->torch.max_reserved) / 1048576.0);
+	snprintf(f->fix, sizeof(f->fix),
+	         "See 'Where the memory goes': the peak's stack and growth per step say "
+	         "what filled the GPU. Reduce the batch or sequence, free what is kept "
+	         "across steps, or use activation checkpointing or sharding.");
+}
+
+/* Stopped at the time limit (sacct said TIMEOUT). */
+static void outcome_time_limit(gp_finding_t *f, const gp_job_t *job, const gp_rank_t *r,
+                               const struct ending *x)
+{
+	snprintf(f->title, sizeof(f->title), "Rank %d was stopped at the job's time limit %s",
+	         r->id.rank, x->reached);
+	snprintf(f->evidence, sizeof(f->evidence), "sacct: State %s; the rank %s%s",
+	         job->sacct_state,
+	         !x->ended ? "left no end record"
+	         : x->sig  ? "was killed by signal"
+	                   : "exited with status",
+	         "");
+	if (x->ended)
+		snprintf(f->evidence + strlen(f->evidence),
+		         sizeof(f->evidence) - strlen(f->evidence), " %d",
+		         x->sig ? WTERMSIG(r->outcome.wait_status) : x->code);
+	snprintf(f->fix, sizeof(f->fix),
+	         "Ask for the time the run needs (--time; the median step times the "
+	         "steps still to go), or checkpoint on SIGTERM (srun --signal, "
+	         "sbatch --signal=B:TERM@60) and resubmit from the checkpoint.");
+}
+
+/* No end record: killed with its agent, or salvaged. */
+static void outcome_incomplete(gp_finding_t *f, const gp_job_t *job, const gp_rank_t *r,
+                               const struct ending *x)
+{
+	snprintf(f->title, sizeof(f->title),
+	         "Rank %d ended without a record of how (killed with its agent, or "
+	         "salvaged)",
+	         r->id.rank);
+	snprintf(f->evidence, sizeof(f->evidence),
+	         "the rank file has no end record; what was captured %s is kept", x->reached);
+	snprintf(f->fix, sizeof(f->fix),
+	         "Check sacct's State (TIMEOUT, CANCELLED, NODE_FAIL, "
+	         "OUT_OF_MEMORY) for "
+	         "the job; a time limit needs --time or checkpointing.");
+}
+
+/* A non-zero exit or a signal. */
+static void outcome_failed(gp_finding_t *f, const gp_job_t *job, const gp_rank_t *r,
+                           const struct ending *x)
+{
+	snprintf(f->title, sizeof(f->title), "Rank %d %s %d", r->id.rank,
+	         x->sig ? "was killed by signal" : "exited with status",
+	         x->sig ? WTERMSIG(r->outcome.wait_status) : x->code);
+	snprintf(f->evidence, sizeof(f->evidence), "the program %s %s%s",
+	         x->sig ? "was killed" : "failed", x->reached,
+	         r->outcome.status_from_node ? "; Slurm's status for the task (its rank file "
+	                                       "has no end record: no agent, and the "
+	                                       "library's exit hook did not run)"
+	                                     : "");
+	snprintf(f->fix, sizeof(f->fix),
+	         x->sig && (WTERMSIG(r->outcome.wait_status) == SIGTERM ||
+	                    WTERMSIG(r->outcome.wait_status) == SIGKILL)
+	             ? "SIGTERM/SIGKILL come from Slurm at the time limit or scancel "
+	               "(see "
+	               "sacct State), or from the kernel's OOM killer (host memory)."
+	             : "Read the task's stderr; the figures below cover the run up to "
+	               "the "
+	               "failure.");
+}
+
+/* A launcher (torchrun) that failed: its workers' statuses were its to see. */
+static void outcome_launchers(gp_job_t *job)
+{
 	for (unsigned i = 0; i < job->nlaunchers; i++) {
 		const struct gp_launcher *l = &job->launchers[i];
 		bool sig = l->has_end && WIFSIGNALED(l->wait_status);
@@ -258,6 +235,52 @@ static void rule_outcome(rule_ctx_t *c)
 		         "any launcher that exits non-zero, dies of a signal or leaves no end "
 		         "record");
 	}
+}
+
+static void rule_outcome(rule_ctx_t *c)
+{
+	gp_job_t *job = c->job;
+	for (unsigned i = 0; i < job->nranks; i++) {
+		const gp_rank_t *r = &job->ranks[i];
+		/* how it ended: its end record, or Slurm's status where it left none (analyze.c:
+		 * a fallback task's node summary) */
+		struct ending x = {.ended = r->outcome.has_end || r->outcome.status_from_node};
+		x.sig = x.ended && WIFSIGNALED(r->outcome.wait_status);
+		x.code = x.ended && WIFEXITED(r->outcome.wait_status)
+		             ? WEXITSTATUS(r->outcome.wait_status)
+		             : 0;
+		if (x.ended && !x.sig && !x.code)
+			continue;
+		/* Slurm's word on the job, when the report has it (--sacct, or a job id) */
+		bool timeout = !strncmp(job->sacct_state, "TIMEOUT", 7);
+		bool oom = (r->memory.oom_calls || r->torch.oom) && (x.code || x.sig);
+		const char *id = oom        ? "cuda_oom"
+		                 : timeout  ? "time_limit"
+		                 : !x.ended ? "incomplete"
+		                 : x.sig    ? "killed"
+		                            : "failed";
+		gp_finding_t *f = add(job, id, GP_F_OUTCOME, r);
+		if (!f)
+			return;
+		f->score = 1;
+		if (r->steps.n)
+			snprintf(x.reached, sizeof(x.reached),
+			         "after reaching step %u (%u steps begun)", r->steps.last_step,
+			         r->steps.n);
+		else
+			snprintf(x.reached, sizeof(x.reached), "before any step was recognised");
+		if (oom)
+			outcome_oom(f, job, r, &x);
+		else if (timeout)
+			outcome_time_limit(f, job, r, &x);
+		else if (!x.ended)
+			outcome_incomplete(f, job, r, &x);
+		else
+			outcome_failed(f, job, r, &x);
+		snprintf(f->threshold, sizeof(f->threshold),
+		         "any rank that exits non-zero, dies of a signal or leaves no end record");
+	}
+	outcome_launchers(job);
 }
 
 /* The GPU was in use but no process of the rank that was recorded used it: the report's

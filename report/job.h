@@ -107,8 +107,6 @@ int gp_job_rank_records(const gp_job_t *job, const gp_rank_t *rk, rank_data_t *d
 void gp_job_free(gp_job_t *job);
 
 void gp_report_text(const gp_job_t *job, FILE *out);
-/* How a rank ended, in words: "exit 0", "signal 9", "incomplete", ... */
-const char *gp_rank_outcome(const gp_rank_t *r, char *buf, size_t len);
 void gp_report_json(const gp_job_t *job, FILE *out);
 /* job.json: who, where, when, which ranks were profiled and how they ended, and the
  * plugin's per-node step summaries (step*\/node*.json) embedded as they are. */

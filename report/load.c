@@ -119,22 +119,9 @@ static void add_range(rank_data_t *d, gp_rank_t *r, range_t *rg)
 
 static void feed_fw(rank_data_t *d, gp_rank_t *r, const gp_event_t *e);
 
-void gp_rd_feed(rank_data_t *d, gp_rank_t *r, const gp_event_t *e)
+/* NVTX ranges: push/pop on a stack per (thread, domain), start/end by id. */
+static void feed_nvtx(rank_data_t *d, gp_rank_t *r, const gp_event_t *e)
 {
-	if (gp_symtab_feed(&d->sym, e))
-		return;
-	if (implausible(d, e)) {
-		r->quality.bad_records++;
-		return;
-	}
-	if (ts_outside(d, e->ts)) /* bookkeeping records with no time of their own */
-		goto typed;
-	if (!d->first_ts || e->ts < d->first_ts)
-		d->first_ts = e->ts;
-	if (e->ts > d->last_ts)
-		d->last_ts =
-		    e->ts + ((e->type >= GP_EV_KERNEL && e->type <= GP_EV_SYNC) ? e->a : 0);
-typed:
 	switch (e->type) {
 	case GP_EV_NVTX_PUSH: {
 		open_t o = {.start = e->ts,
@@ -199,6 +186,16 @@ typed:
 		d->started.n--;
 		break;
 	}
+	default:
+		break;
+	}
+}
+
+/* GPU work and the host calls that made it: kernels, copies, syncs, API
+ * calls, allocations. */
+static void feed_work(rank_data_t *d, gp_rank_t *r, const gp_event_t *e)
+{
+	switch (e->type) {
 	case GP_EV_KERNEL:
 	case GP_EV_MEMCPY:
 	case GP_EV_MEMSET: {
@@ -251,19 +248,16 @@ typed:
 		VEC_PUSH(d->mems, m);
 		break;
 	}
-	case GP_EV_NVTX_MARK: {
-		nvtx_mark_t mk = {.ts = e->ts, .tid = e->tid, .name = (uint32_t)e->a};
-		if (!e->u8) /* u8: a mark of ours, not the program's */
-			VEC_PUSH(d->nvtx_marks, mk);
+	default:
 		break;
 	}
-	case GP_EV_STREAM_NAME:
-		if (e->u8 == 1) /* mapped to a CUPTI stream id */
-			u64map_put(&d->stream_name, e->a + 1, e->b);
-		break;
-	case GP_EV_THREAD_NAME:
-		u64map_put(&d->thread_name, (uint64_t)e->tid + 1, e->a);
-		break;
+}
+
+/* What the agent sampled of the GPUs: which they are, NVML, PCIe/NVLink,
+ * faults. */
+static void feed_device(rank_data_t *d, gp_rank_t *r, const gp_event_t *e)
+{
+	switch (e->type) {
 	case GP_EV_GPU: /* the GPUs the agent sees, in CUDA's order (gp_pass_gpu picks one) */
 		if (e->u8 < 8 && e->a) {
 			d->gpu_uuid[e->u8] = (uint32_t)e->a;
@@ -320,28 +314,16 @@ typed:
 			r->faults.ecc_uncorrected += e->b;
 		}
 		break;
-	case GP_EV_STEP_MARK: {
-		mark_t mk = {.ts = e->ts, .gpu = e->a, .chained = e->d == 1, .dropped = e->d == 2};
-		VEC_PUSH(d->marks, mk);
-		r->quality.markers_not_placed += mk.dropped;
+	default:
 		break;
 	}
-	case GP_EV_OVERHEAD:
-		r->overhead.records++;
-		r->overhead.ns += e->a;
-		VEC_PUSH(d->overhead, e->ts);
-		VEC_PUSH(d->overhead, e->ts + e->a);
-		break;
-	case GP_EV_LOSS: /* running totals: the largest of each cause */
-		if (e->u8 < 16 && e->a > r->quality.loss[e->u8])
-			r->quality.loss[e->u8] = e->a;
-		break;
-	case GP_EV_DROPS:
-		r->quality.drops_ring += e->a;
-		r->quality.drops_cupti += e->b;
-		r->quality.drops_table += e->c;
-		r->quality.drops_cap += e->d;
-		break;
+}
+
+/* The recorded process's start and end: who recorded, how it ended, what
+ * it used. */
+static void feed_process(rank_data_t *d, gp_rank_t *r, const gp_event_t *e)
+{
+	switch (e->type) {
 	case GP_EV_END:
 		/* u8 1: the agent saw one of a launcher's ranks end; its status is the
 		 * launcher's to know. The library's own record (what exit() was given) may
@@ -384,6 +366,88 @@ typed:
 		d->child_pid = e->a;
 		if (!r->id.pid && e->a <= INT32_MAX)
 			r->id.pid = (int)e->a;
+		break;
+	default:
+		break;
+	}
+}
+
+void gp_rd_feed(rank_data_t *d, gp_rank_t *r, const gp_event_t *e)
+{
+	if (gp_symtab_feed(&d->sym, e))
+		return;
+	if (implausible(d, e)) {
+		r->quality.bad_records++;
+		return;
+	}
+	if (ts_outside(d, e->ts)) /* bookkeeping records with no time of their own */
+		goto typed;
+	if (!d->first_ts || e->ts < d->first_ts)
+		d->first_ts = e->ts;
+	if (e->ts > d->last_ts)
+		d->last_ts =
+		    e->ts + ((e->type >= GP_EV_KERNEL && e->type <= GP_EV_SYNC) ? e->a : 0);
+typed:
+	switch (e->type) {
+	case GP_EV_NVTX_PUSH:
+	case GP_EV_NVTX_POP:
+	case GP_EV_NVTX_START:
+	case GP_EV_NVTX_END:
+		feed_nvtx(d, r, e);
+		break;
+	case GP_EV_KERNEL:
+	case GP_EV_MEMCPY:
+	case GP_EV_MEMSET:
+	case GP_EV_SYNC:
+	case GP_EV_API:
+	case GP_EV_ALLOC:
+	case GP_EV_FREE:
+		feed_work(d, r, e);
+		break;
+	case GP_EV_GPU: /* the GPUs the agent sees, in CUDA's order (gp_pass_gpu picks one) */
+	case GP_EV_NVML:
+	case GP_EV_NVML_IO:
+	case GP_EV_GPU_FAULT:
+		feed_device(d, r, e);
+		break;
+	case GP_EV_END:
+	case GP_EV_START:
+		feed_process(d, r, e);
+		break;
+	case GP_EV_NVTX_MARK: {
+		nvtx_mark_t mk = {.ts = e->ts, .tid = e->tid, .name = (uint32_t)e->a};
+		if (!e->u8) /* u8: a mark of ours, not the program's */
+			VEC_PUSH(d->nvtx_marks, mk);
+		break;
+	}
+	case GP_EV_STREAM_NAME:
+		if (e->u8 == 1) /* mapped to a CUPTI stream id */
+			u64map_put(&d->stream_name, e->a + 1, e->b);
+		break;
+	case GP_EV_THREAD_NAME:
+		u64map_put(&d->thread_name, (uint64_t)e->tid + 1, e->a);
+		break;
+	case GP_EV_STEP_MARK: {
+		mark_t mk = {.ts = e->ts, .gpu = e->a, .chained = e->d == 1, .dropped = e->d == 2};
+		VEC_PUSH(d->marks, mk);
+		r->quality.markers_not_placed += mk.dropped;
+		break;
+	}
+	case GP_EV_OVERHEAD:
+		r->overhead.records++;
+		r->overhead.ns += e->a;
+		VEC_PUSH(d->overhead, e->ts);
+		VEC_PUSH(d->overhead, e->ts + e->a);
+		break;
+	case GP_EV_LOSS: /* running totals: the largest of each cause */
+		if (e->u8 < 16 && e->a > r->quality.loss[e->u8])
+			r->quality.loss[e->u8] = e->a;
+		break;
+	case GP_EV_DROPS:
+		r->quality.drops_ring += e->a;
+		r->quality.drops_cupti += e->b;
+		r->quality.drops_table += e->c;
+		r->quality.drops_cap += e->d;
 		break;
 	case GP_EV_PROFILER:
 		VEC_PUSH(d->prof, e->ts << 1 | (e->a ? 1 : 0));

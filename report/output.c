@@ -15,20 +15,6 @@
 #include <string.h>
 #include <sys/wait.h>
 
-const char *gp_rank_outcome(const gp_rank_t *r, char *buf, size_t len)
-{
-	if (!r->outcome.has_end && !r->outcome.status_from_node)
-		return "incomplete";
-	if (r->outcome.status_unknown) /* a launcher's rank that did not exit() itself */
-		return "ended (status with its launcher)";
-	const char *slurm = r->outcome.status_from_node ? " (Slurm's status; no end record)" : "";
-	if (WIFSIGNALED(r->outcome.wait_status))
-		snprintf(buf, len, "signal %d%s", WTERMSIG(r->outcome.wait_status), slurm);
-	else
-		snprintf(buf, len, "exit %d%s", WEXITSTATUS(r->outcome.wait_status), slurm);
-	return buf;
-}
-
 /* "3" for a job of one step, "batch/0" when several steps are in the report */
 static const char *label(const gp_job_t *job, const gp_rank_t *r)
 {

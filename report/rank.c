@@ -3,8 +3,10 @@
 #include "config.h"
 #include "rank.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 
 void gp_rank_release(gp_rank_t *r)
 {
@@ -46,4 +48,18 @@ void gp_rank_tables_free(gp_rank_tables_t *t)
 	free(t->k);
 	free(t->r);
 	memset(t, 0, sizeof(*t));
+}
+
+const char *gp_rank_outcome(const gp_rank_t *r, char *buf, size_t len)
+{
+	if (!r->outcome.has_end && !r->outcome.status_from_node)
+		return "incomplete";
+	if (r->outcome.status_unknown) /* a launcher's rank that did not exit() itself */
+		return "ended (status with its launcher)";
+	const char *slurm = r->outcome.status_from_node ? " (Slurm's status; no end record)" : "";
+	if (WIFSIGNALED(r->outcome.wait_status))
+		snprintf(buf, len, "signal %d%s", WTERMSIG(r->outcome.wait_status), slurm);
+	else
+		snprintf(buf, len, "exit %d%s", WEXITSTATUS(r->outcome.wait_status), slurm);
+	return buf;
 }

@@ -90,6 +90,8 @@ void gp_rank_compact_steps(gp_rank_t *r);
  * used the GPU was not the one recorded. Never "complete"; the first finding. */
 #define GP_UNOBSERVED_MIB 256
 bool gp_rank_unobserved(const gp_rank_t *r);
+/* How a rank ended, in words: "exit 0", "signal 9", "incomplete", ... */
+const char *gp_rank_outcome(const gp_rank_t *r, char *buf, size_t len);
 /* Frees what a rank owns (its path, step samples, owners), not the rank itself. */
 void gp_rank_release(gp_rank_t *r);
 

@@ -26,8 +26,6 @@ typedef struct buf_node {
 	size_t valid;
 } buf_node_t;
 
-const gp_inject_api_t *gp_cu_api;
-
 static _Atomic(buf_node_t *) completed;
 static _Atomic int outstanding;
 static _Atomic int stop;

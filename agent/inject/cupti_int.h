@@ -1,5 +1,7 @@
 /* The parts of libgpuprof-cupti.so and what they share (nothing here leaves the module:
  * cupti.map exports only the gp_cupti_* entry points).
+ *   cupti_api.c gp_cu_api, the injected library's services every part calls (alone:
+ *               it depends on none)
  *   cupti.c     CUPTI's activity buffers, the processing thread, the callback subscriber,
  *               switching capture on and off, start and the final flush
  *   cbids.c     the one table of CUDA API callback ids: what each means for the report,

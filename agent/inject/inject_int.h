@@ -9,7 +9,9 @@
  * inject.map exports only the injection entry points and the framework integration's
  * calls, and everything declared here is hidden, so calls between the parts are direct
  * and the state is reached without the GOT).
- *   startup.c  the library's state (gp_inj); attaching to the agent's ring (the task's,
+ *   state.c    the library's state (gp_inj and the thread-local state), alone: every
+ *              part reads it, and it depends on none
+ *   startup.c  attaching to the agent's ring (the task's,
  *              a launcher's rank's or one of the process's own) or, without an agent, a
  *              ring and rank file of its own drained by a thread; forks; the process's end
  *   intern.c   string interning: content hash -> id, lock-free open addressing, each
@@ -45,7 +47,7 @@
 
 #pragma GCC visibility push(hidden)
 
-/* ---- the state (startup.c defines it; each part owns the fields it writes) ---- */
+/* ---- the state (state.c defines it; each part owns the fields it writes) ---- */
 typedef struct gp_inj_state {
 	_Atomic int enabled; /* relaxed check first on every hot path */
 	unsigned modes;

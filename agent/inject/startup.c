@@ -26,10 +26,6 @@
 #include <time.h>
 #include <unistd.h>
 
-gp_inj_state_t gp_inj;
-__thread uint32_t gp_inj_t_tid;
-__thread int gp_inj_t_depth[2];
-
 static void child_after_fork(void)
 {
 	/* A DataLoader worker or a subprocess: the parent's ring and buffers are not its to

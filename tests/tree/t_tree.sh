@@ -14,6 +14,9 @@ if command -v clang-format >/dev/null && git rev-parse --git-dir >/dev/null 2>&1
 else
 	skip "clang-format or git not here"
 fi
+# the house rules (scripts/house): no function over 150 lines in report/, agent/, spank/,
+# common/, and no loop of files among each directory's objects
+out=$(scripts/house "$B" 2>&1); ok $? "scripts/house: no function over 150 lines, no loop of files${out:+ ($(echo "$out" | head -3 | tr '\n' ';'))}"
 # the man pages render without a warning
 for m in "$B"/doc/gpuprof.yaml.5 "$B"/doc/gpuprof-agent.8 "$B"/doc/gpuprof-spank.8 "$B"/doc/gpuprof.1; do
 	w=$(groff -man -Tutf8 -ww -z "$m" 2>&1)

@@ -26,7 +26,7 @@ done
 # whose 4 threads open ranges at once, under its own drainer thread (no agent: fallback)
 CF=(-g -O1 -fsanitize=thread -D_GNU_SOURCE -I"$C" -I"$top/_build" -I"$top/agent/inject")
 [ -d /usr/local/cuda/include ] && CF+=(-I/usr/local/cuda/include)
-INJ=("$top"/agent/inject/{startup,intern,nvtx,capture,cuda,fw,marker}.c)
+INJ=("$top"/agent/inject/{state,startup,intern,nvtx,capture,cuda,fw,marker}.c)
 clang "${CF[@]}" -fPIC -shared "${INJ[@]}" \
 	"$C/ring.c" "$C/clock.c" "$C/rankfile.c" "$C/crc32c.c" "$C/path.c" "$C/log.c" "$C/modes.c" \
 	"$C/spool.c" "$C/settings.c" "${PATHS[@]}" -lzstd -ldl -lpthread -o "$T/inject.so" \

@@ -1,0 +1,8 @@
+/* The library's state (inject_int.h): defined apart from every part that uses it, so that
+ * no two parts depend on each other through it. Each part owns the fields it writes. */
+#include "config.h"
+#include "inject_int.h"
+
+gp_inj_state_t gp_inj;
+__thread uint32_t gp_inj_t_tid;
+__thread int gp_inj_t_depth[2];
