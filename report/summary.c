@@ -8,13 +8,18 @@
  * is read and the summary written again where the directory allows.
  *
  * Layout (little-endian, as the machine writes it; the rank file's own byte order):
- *   "GPSUM\0v3" | gpuprof version (32 bytes) | sizes of gp_rank_t, gp_kstat_t, gp_rstat_t
+ *   "GPSUM\0v4" | gpuprof version (32 bytes) | sizes of gp_rank_t, gp_kstat_t, gp_rstat_t
  *   | the rank file's ends' CRC-32C, size, mtime (ns), device and inode | nstep, nk, nr | the job
- * id and task count its header gave | gp_rank_t (pointers zeroed) | owners flag (1 byte) and, when
- * 1, 3 x GP_OWNERS gp_owner_t | nstep doubles, nstep step numbers | nk kernels (name length, name,
+ * id and task count its header gave | the number of sections, then each section of
+ * gp_rank_t (rank.h) in the order of sum_sections: its name (length byte, bytes), its size
+ * (4 bytes) and its bytes, pointers zeroed | owners flag (1 byte) and, when 1, 3 x
+ * GP_OWNERS gp_owner_t | nstep doubles, nstep step numbers | nk kernels (name length, name,
  * comm, calls, total, min, max) | nr ranges (name length, name, count, cpu, gpu, sync,
- * count over the whole run) | CRC-32C of
- *   everything before it. */
+ * count over the whole run) | CRC-32C of everything before it.
+ * A section whose name or size differs from this gpuprof's makes the summary stale (it is a
+ * cache: the rank file is read instead), and the table is checked to cover every byte of
+ * gp_rank_t but padding (tests/unit/t_summary.c), so a section added to the rank and not
+ * here fails a test rather than a report. */
 #include "config.h"
 #include "analyze.h"
 #include "log.h"
@@ -26,6 +31,7 @@
 #include "settings.h"
 
 #include <errno.h>
+#include <stddef.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -33,8 +39,36 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#define MAGIC    "GPSUM\0v3"
+#define MAGIC    "GPSUM\0v4"
 #define MAXBYTES (256u << 20) /* a summary larger than this is not one */
+
+#define SECTION(name, m)                                                                           \
+	{                                                                                          \
+		name, offsetof(gp_rank_t, m), sizeof(((gp_rank_t *)0)->m)                          \
+	}
+static const gp_sum_section_t sum_sections[] = {SECTION("id", id),
+                                                SECTION("outcome", outcome),
+                                                SECTION("steps", steps),
+                                                SECTION("capture", capture),
+                                                SECTION("startup", startup),
+                                                SECTION("gpu", gpu),
+                                                SECTION("sync", sync),
+                                                SECTION("memory", memory),
+                                                SECTION("pool", pool),
+                                                SECTION("pytorch", torch),
+                                                SECTION("io", io),
+                                                SECTION("faults", faults),
+                                                SECTION("overhead", overhead),
+                                                SECTION("processes", procs),
+                                                SECTION("quality", quality),
+                                                SECTION("ts", ts)};
+#define NSECTIONS (sizeof(sum_sections) / sizeof(sum_sections[0]))
+
+const gp_sum_section_t *gp_summary_sections(size_t *n)
+{
+	*n = NSECTIONS;
+	return sum_sections;
+}
 
 /* "dir/rankR.gpr" -> "dir/rankR.gps" */
 static int sum_path(const char *gpr, char *out, size_t len)
@@ -133,7 +167,17 @@ int gp_summary_write(const char *gpr, const gp_rank_t *r, const gp_rank_tables_t
 	fwrite(n3, sizeof(n3), 1, m);
 	fwrite(one->job, sizeof(one->job), 1, m); /* what the rank's header says of its job */
 	fwrite(&one->ntasks_expected, sizeof(one->ntasks_expected), 1, m);
-	fwrite(&copy, sizeof(copy), 1, m);
+	uint8_t nsec = NSECTIONS;
+	fwrite(&nsec, 1, 1, m);
+	for (size_t i = 0; i < NSECTIONS; i++) {
+		const gp_sum_section_t *sec = &sum_sections[i];
+		uint8_t l = (uint8_t)strlen(sec->name);
+		uint32_t size = (uint32_t)sec->size;
+		fwrite(&l, 1, 1, m);
+		fwrite(sec->name, 1, l, m);
+		fwrite(&size, 4, 1, m);
+		fwrite((const char *)&copy + sec->off, 1, sec->size, m);
+	}
 	fwrite(&has_own, 1, 1, m);
 	if (has_own)
 		fwrite(r->torch.own, sizeof(gp_owner_t), 3 * GP_OWNERS, m);
@@ -240,6 +284,13 @@ static void sanitize(gp_rank_t *r)
 	TERM(r->memory.peak_ranges), TERM(r->memory.leak_stack), TERM(r->memory.optimizer_source);
 	TERM(r->io.nvml_limits);
 	CLAMP(r->memory.nowners, r->memory.owners);
+	CLAMP(r->startup.ntop, r->startup.top);
+	for (unsigned i = 0; i < sizeof(r->startup.top) / sizeof(r->startup.top[0]); i++)
+		TERM(r->startup.top[i].name);
+	CLAMP(r->procs.n, r->procs.p);
+	for (unsigned i = 0; i < GP_PROCS; i++)
+		TERM(r->procs.p[i].command);
+	TERM(r->pool.what), TERM(r->id.gpu_uuid);
 	for (unsigned i = 0; i < sizeof(r->memory.owners) / sizeof(r->memory.owners[0]); i++)
 		TERM(r->memory.owners[i].module);
 	struct gp_torch *t = &r->torch;
@@ -254,6 +305,29 @@ static void sanitize(gp_rank_t *r)
 		TERM(t->opt[i].what);
 	for (unsigned i = 0; t->own && i < 3 * GP_OWNERS; i++)
 		TERM(t->own[i].stack);
+}
+
+/* Each section of this gpuprof's, named and sized as it is here; -1: stale or not one. */
+static int get_sections(rd_t *r, gp_rank_t *out)
+{
+	uint8_t nsec = 0;
+	get(r, &nsec, 1);
+	if (r->bad || nsec != NSECTIONS)
+		return -1;
+	for (size_t i = 0; i < NSECTIONS; i++) {
+		const gp_sum_section_t *sec = &sum_sections[i];
+		uint8_t l = 0;
+		char name[256];
+		uint32_t size = 0;
+		get(r, &l, 1);
+		get(r, name, l);
+		get(r, &size, 4);
+		if (r->bad || l != strlen(sec->name) || memcmp(name, sec->name, l) ||
+		    size != sec->size)
+			return -1;
+		get(r, (char *)out + sec->off, sec->size);
+	}
+	return r->bad ? -1 : 0;
 }
 
 int gp_summary_read(const char *gpr, gp_rank_t *out, gp_rank_tables_t *one)
@@ -299,7 +373,11 @@ int gp_summary_read(const char *gpr, gp_rank_t *out, gp_rank_tables_t *one)
 	get(&r, one->job, sizeof(one->job));
 	one->job[sizeof(one->job) - 1] = '\0';
 	get(&r, &one->ntasks_expected, sizeof(one->ntasks_expected));
-	get(&r, out, sizeof(*out));
+	memset(out, 0, sizeof(*out));
+	if (get_sections(&r, out) < 0) {
+		free(buf);
+		return -1;
+	}
 	out->id.path = NULL;
 	out->steps.ms = NULL;
 	out->steps.no = NULL;

@@ -18,4 +18,12 @@ int gp_rank_summarize(const char *gpr, char *err, size_t errlen);
  * file is read as fast as a summary would be, and its summary would be the larger. */
 bool gp_summary_wanted(const char *gpr);
 
+/* The sections of gp_rank_t a summary holds, each by name: where it is in gp_rank_t and
+ * its size (the unit test checks that they cover every byte of it but padding). */
+typedef struct gp_sum_section {
+	const char *name;
+	size_t off, size;
+} gp_sum_section_t;
+const gp_sum_section_t *gp_summary_sections(size_t *n);
+
 #endif

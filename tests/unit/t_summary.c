@@ -1,0 +1,174 @@
+/* Per-rank summaries (report/summary.c): the sections a summary holds cover every byte of
+ * gp_rank_t but padding, and a rank written and read back is the same rank, its step
+ * samples, PyTorch owners and tables included; a summary of another file, a torn one or a
+ * corrupted one is refused. */
+#include "config.h"
+#include "rankfile.h"
+#include "summary.h"
+#include "tap.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdalign.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static int cmp_off(const void *a, const void *b)
+{
+	const gp_sum_section_t *x = a, *y = b;
+	return x->off < y->off ? -1 : x->off > y->off;
+}
+
+static void coverage(void)
+{
+	size_t n;
+	const gp_sum_section_t *s0 = gp_summary_sections(&n);
+	gp_sum_section_t s[64];
+	ok(n > 0 && n <= 64, "%zu sections", n);
+	memcpy(s, s0, n * sizeof(*s));
+	qsort(s, n, sizeof(*s), cmp_off);
+	size_t at = 0, worst = 0;
+	const char *where = "";
+	for (size_t i = 0; i < n; i++) {
+		size_t gap = s[i].off >= at ? s[i].off - at : (size_t)-1;
+		if (gap > worst)
+			worst = gap, where = s[i].name;
+		at = s[i].off + s[i].size;
+	}
+	size_t tail = sizeof(gp_rank_t) - at;
+	/* padding is less than the largest alignment of a member */
+	ok(worst < alignof(max_align_t) && tail < alignof(max_align_t),
+	   "the sections cover gp_rank_t but padding (largest gap %zu before %s, %zu at the end)",
+	   worst == (size_t)-1 ? 0 : worst, where, tail);
+}
+
+/* A rank whose every byte says something: a pattern, then values to check. */
+static void fill(gp_rank_t *r, const char *gpr)
+{
+	unsigned char *p = (unsigned char *)r;
+	for (size_t i = 0; i < sizeof(*r); i++)
+		p[i] = (unsigned char)(i * 7 + 3);
+	r->id.path = strdup(gpr);
+	r->id.rank = 42;
+	snprintf(r->id.node, sizeof(r->id.node), "node-a");
+	snprintf(r->steps.name, sizeof(r->steps.name), "train_step");
+	r->steps.median_ms = 12.5;
+	r->steps.nms = 3;
+	r->steps.ms = malloc(3 * sizeof(double));
+	r->steps.ms[0] = 1, r->steps.ms[1] = 2, r->steps.ms[2] = 3;
+	r->steps.no = NULL;
+	r->steps.no0 = 5;
+	r->gpu.busy_ns = 123456789;
+	r->memory.peak = 1ull << 30;
+	r->memory.nowners = 2;
+	r->ts.util[GP_TS - 1] = 0.75f;
+	r->quality.loss[15] = 9;
+	r->procs.n = 2;
+	r->procs.p[1].pid = 777;
+	r->torch.nopt = 1;
+	r->torch.nowner = 1, r->torch.noom_owner = 0, r->torch.ngrow_owner = 1;
+	r->torch.own = calloc(3 * GP_OWNERS, sizeof(gp_owner_t));
+	snprintf(r->torch.own[0].stack, sizeof(r->torch.own[0].stack), "train.py:17 step");
+	r->torch.own[0].bytes = 4096;
+}
+
+int main(void)
+{
+	coverage();
+
+	char dir[] = "/tmp/gp-t-summary.XXXXXX", gpr[256], gps[256];
+	if (!mkdtemp(dir))
+		return ok(0, "mkdtemp"), done_testing();
+	snprintf(gpr, sizeof(gpr), "%s/rank0.gpr", dir);
+	snprintf(gps, sizeof(gps), "%s/rank0.gps", dir);
+	int fd = open(gpr, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	char bytes[4096];
+	memset(bytes, 'x', sizeof(bytes));
+	ok(fd >= 0 && write(fd, bytes, sizeof(bytes)) == (ssize_t)sizeof(bytes), "a rank file");
+	close(fd);
+
+	gp_rank_t r, back, again;
+	gp_rank_tables_t t = {0}, tb, ta;
+	fill(&r, gpr);
+	t.nk = 2, t.nr = 1;
+	t.k = calloc(2, sizeof(gp_kstat_t));
+	t.r = calloc(1, sizeof(gp_rstat_t));
+	t.k[0] = (gp_kstat_t){strdup("gemm"), 10, 1000, 50, 200, false};
+	t.k[1] = (gp_kstat_t){strdup("ncclAllReduce"), 5, 500, 90, 110, true};
+	t.r[0] = (gp_rstat_t){strdup("forward"), 10, 100, 80, 5, 12};
+	snprintf(t.job, sizeof(t.job), "4242");
+	t.ntasks_expected = 8;
+	fd = open(gpr, O_RDONLY);
+	t.src_ok = gp_rf_ident_fd(fd, &t.src) == 0;
+	close(fd);
+
+	ok(gp_summary_write(gpr, &r, &t) == 0, "written");
+	ok(gp_summary_read(gpr, &back, &tb) == 0, "read back");
+	ok(back.id.rank == 42 && !strcmp(back.id.node, "node-a") &&
+	       !strcmp(back.steps.name, "train_step") && back.steps.median_ms == 12.5 &&
+	       back.gpu.busy_ns == 123456789 && back.memory.peak == 1ull << 30 &&
+	       back.ts.util[GP_TS - 1] == 0.75f && back.quality.loss[15] == 9 &&
+	       back.procs.p[1].pid == 777,
+	   "figures of every section come back");
+	ok(back.steps.nms == 3 && back.steps.ms[2] == 3 && gp_step_no(&back, 2) == 7 &&
+	       !back.steps.no,
+	   "step samples and their numbers (run on from 5: not kept)");
+	ok(back.torch.own && !strcmp(back.torch.own[0].stack, "train.py:17 step") &&
+	       back.torch.own[0].bytes == 4096,
+	   "PyTorch's owners");
+	ok(back.id.path && !strcmp(back.id.path, gpr), "the path is where the rank file is");
+	ok(tb.nk == 2 && !strcmp(tb.k[1].name, "ncclAllReduce") && tb.k[1].comm &&
+	       tb.k[0].total == 1000 && tb.nr == 1 && tb.r[0].count_all == 12 &&
+	       !strcmp(tb.job, "4242") && tb.ntasks_expected == 8,
+	   "the kernel and range tables, the job and its tasks");
+	/* what a write of what was read reads as: the same, byte for byte, section by section */
+	tb.src = t.src, tb.src_ok = true;
+	ok(gp_summary_write(gpr, &back, &tb) == 0 && gp_summary_read(gpr, &again, &ta) == 0,
+	   "written and read again");
+	size_t n;
+	const gp_sum_section_t *s = gp_summary_sections(&n);
+	unsigned same = 0;
+	gp_rank_t x = back, y = again;
+	x.id.path = y.id.path = NULL, x.steps.ms = y.steps.ms = NULL;
+	x.steps.no = y.steps.no = NULL, x.torch.own = y.torch.own = NULL;
+	for (size_t i = 0; i < n; i++)
+		same += !memcmp((char *)&x + s[i].off, (char *)&y + s[i].off, s[i].size);
+	ok(same == n, "a read rank written again reads the same (%u of %zu sections)", same, n);
+	gp_rank_release(&again);
+	gp_rank_tables_free(&ta);
+
+	/* refused: a corrupted byte, a torn file, another rank file at the path */
+	struct stat st;
+	stat(gps, &st);
+	fd = open(gps, O_RDWR);
+	char c;
+	bool flipped = pread(fd, &c, 1, st.st_size / 2) == 1;
+	c ^= 1;
+	flipped &= pwrite(fd, &c, 1, st.st_size / 2) == 1;
+	close(fd);
+	ok(flipped, "a byte in the middle of the summary flipped");
+	ok(gp_summary_read(gpr, &again, &ta) < 0, "a corrupted summary is refused");
+	ok(gp_summary_write(gpr, &back, &tb) == 0 && truncate(gps, st.st_size - 9) == 0 &&
+	       gp_summary_read(gpr, &again, &ta) < 0,
+	   "a torn summary is refused");
+	ok(gp_summary_write(gpr, &back, &tb) == 0, "written again");
+	fd = open(gpr, O_WRONLY | O_APPEND);
+	ok(write(fd, "more", 4) == 4, "the rank file grows");
+	close(fd);
+	ok(gp_summary_read(gpr, &again, &ta) < 0, "a summary of the file as it was is stale");
+	t.src_ok = false;
+	errno = 0;
+	ok(gp_summary_write(gpr, &r, &t) < 0, "no summary of a file that changed while read");
+
+	gp_rank_release(&r);
+	gp_rank_release(&back);
+	gp_rank_tables_free(&t);
+	gp_rank_tables_free(&tb);
+	unlink(gps);
+	unlink(gpr);
+	rmdir(dir);
+	return done_testing();
+}
