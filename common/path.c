@@ -259,3 +259,13 @@ int gp_path_join(char *out, size_t outlen, const char *dir, const char *name)
 		return errno = ENAMETOOLONG, -1;
 	return 0;
 }
+
+void gp_tmpl_vars_from_env(gp_tmpl_vars_t *v)
+{
+	const char *job = getenv("SLURM_JOB_ID");
+	*v = (gp_tmpl_vars_t){.job = job && *job ? job : "local",
+	                      .user = getenv("USER"),
+	                      .name = getenv("SLURM_JOB_NAME"),
+	                      .step = getenv("SLURM_STEP_ID"),
+	                      .rank = getenv("SLURM_PROCID")};
+}

@@ -38,6 +38,10 @@ typedef struct gp_tmpl_hostbuf {
 	char node[256], host[256];
 } gp_tmpl_hostbuf_t;
 void gp_tmpl_this_host(gp_tmpl_vars_t *v, gp_tmpl_hostbuf_t *buf);
+/* The codes a job step's environment gives outside the plugin (the agent by hand,
+ * gpuprof run): %j SLURM_JOB_ID (else "local"), %u USER, %x SLURM_JOB_NAME, %s
+ * SLURM_STEP_ID, %r SLURM_PROCID; the others unset. */
+void gp_tmpl_vars_from_env(gp_tmpl_vars_t *v);
 /* Expand tmpl into out. A variable that is NULL expands to "unknown". Expanded values
  * never contain '/' (replaced by '_') so a job name cannot climb directories. */
 int gp_tmpl_expand(const char *tmpl, const gp_tmpl_vars_t *v, char *out, size_t outlen);

@@ -159,7 +159,6 @@ int gp_spool_jobdir(char *out, size_t len)
 {
 	char err[256];
 	const char *dir = getenv(GP_ENV_JOBDIR), *tmpl = gp_setting_str(GP_ENV_OUTPUT);
-	const char *job = getenv("SLURM_JOB_ID");
 	if (dir && *dir) {
 		int n = snprintf(out, len, "%s", dir);
 		return n < 0 || (size_t)n >= len ? (errno = ENAMETOOLONG, -1) : 0;
@@ -168,11 +167,8 @@ int gp_spool_jobdir(char *out, size_t len)
 		tmpl = gp_setting_env(GP_ENV_OUTPUT)->def;
 		gp_warn("%s: %s; the job directory is %s", GP_ENV_OUTPUT, err, tmpl);
 	}
-	gp_tmpl_vars_t v = {.job = job && *job ? job : "local",
-	                    .user = getenv("USER"),
-	                    .name = getenv("SLURM_JOB_NAME"),
-	                    .step = getenv("SLURM_STEP_ID"),
-	                    .rank = getenv("SLURM_PROCID")};
+	gp_tmpl_vars_t v;
+	gp_tmpl_vars_from_env(&v);
 	return gp_tmpl_expand(tmpl, &v, out, len) < 0 ? (errno = ENAMETOOLONG, -1) : 0;
 }
 

@@ -182,7 +182,8 @@ static const gp_cli_cmd_t cmd_diff_doc = {
 
 static const gp_cli_opt_t salvage_opts[] = {
     {"job", 'j', "ID", "only the spools of job ID"},
-    {"spool", OPT_SPOOL, "ROOT", "look for spools under ROOT (default: $TMPDIR, else /tmp)"},
+    {"spool", OPT_SPOOL, "ROOT",
+     "look for spools under ROOT (default: $TMPDIR when absolute, else /tmp)"},
     {"into", OPT_INTO, "DIR",
      "put the rank files under DIR instead of the job directory each spool names"},
     {NULL, 0, NULL, NULL}};
@@ -577,12 +578,8 @@ static int cmd_run(int argc, char **argv)
 		execvp(argv[i], argv + i);
 		return gp_err_errno("execvp %s", argv[i]), 127;
 	}
-	const char *job = getenv("SLURM_JOB_ID");
-	gp_tmpl_vars_t vars = {.job = job ? job : "local",
-	                       .user = getenv("USER"),
-	                       .name = getenv("SLURM_JOB_NAME"),
-	                       .step = getenv("SLURM_STEP_ID"),
-	                       .rank = getenv("SLURM_PROCID")};
+	gp_tmpl_vars_t vars;
+	gp_tmpl_vars_from_env(&vars);
 	gp_tmpl_hostbuf_t hb;
 	gp_tmpl_this_host(&vars, &hb);
 	char cwd[PATH_MAX];
@@ -1031,10 +1028,12 @@ static int cmd_salvage(int argc, char **argv)
 		explicit ++;
 		n += salvage_as_owner(argv[i], into) == 0;
 	}
+	char root[4096]; /* the agent's fallback: an absolute $TMPDIR, else /tmp (spool.h) */
 	if (!explicit)
-		n = gp_spool_salvage_all(spool ? spool
-		                               : (getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp"),
-		                         job, into, true);
+		n = gp_spool_salvage_all(
+		    spool ? spool
+		          : gp_spool_root(root, sizeof(root), NULL, getenv("TMPDIR"), NULL, 0),
+		    job, into, true);
 	printf("gpuprof: salvaged %d spool(s)\n", n);
 	return explicit && n < explicit ? 1 : 0;
 }

@@ -1,0 +1,162 @@
+/* The report's writers (report/output.c, report/fields.c) on a job made in memory: the
+ * table of a rank's figures is sound (every key once in its object, a doc line each, a
+ * place inside gp_rank_t), report.json holds each of them once per rank as valid JSON
+ * with the values the rank has, and the text report has its sections and figures. */
+#include "config.h"
+#include "fields.h"
+#include "job.h"
+#include "tap.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static char *render(void (*fn)(const gp_job_t *, FILE *), const gp_job_t *job)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *m = open_memstream(&buf, &len);
+	fn(job, m);
+	fclose(m);
+	return buf;
+}
+
+/* Valid JSON's shape: braces and brackets balance outside strings, strings end. */
+static bool balanced(const char *s)
+{
+	int depth = 0;
+	bool str = false;
+	for (; *s; s++) {
+		if (str) {
+			if (*s == '\\' && s[1])
+				s++;
+			else if (*s == '"')
+				str = false;
+			continue;
+		}
+		if (*s == '"')
+			str = true;
+		else if (*s == '{' || *s == '[')
+			depth++;
+		else if ((*s == '}' || *s == ']') && --depth < 0)
+			return false;
+	}
+	return !str && depth == 0;
+}
+
+static unsigned count(const char *hay, const char *needle)
+{
+	unsigned n = 0;
+	for (const char *p = hay; (p = strstr(p, needle)); p += strlen(needle))
+		n++;
+	return n;
+}
+
+static void table(void)
+{
+	unsigned dup = 0, nodoc = 0, outside = 0;
+	for (size_t i = 0; i < gp_rank_nfields; i++) {
+		const gp_field_t *f = &gp_rank_fields[i];
+		nodoc += !f->doc || !*f->doc;
+		outside += f->type != GP_FT_FN && f->off >= sizeof(gp_rank_t);
+		for (size_t j = 0; j < i; j++) {
+			const gp_field_t *g = &gp_rank_fields[j];
+			bool same_sec =
+			    (!f->section && !g->section) ||
+			    (f->section && g->section && !strcmp(f->section, g->section));
+			dup += same_sec && !strcmp(f->key, g->key);
+		}
+	}
+	ok(gp_rank_nfields > 100, "%zu fields", gp_rank_nfields);
+	ok(!dup, "every key once in its object (%u twice)", dup);
+	ok(!nodoc, "every field has its line of doc (%u without)", nodoc);
+	ok(!outside, "every field lies inside gp_rank_t (%u outside)", outside);
+	/* a section's fields are together: once left, an object is never reopened */
+	unsigned reopened = 0;
+	for (size_t i = 1; i < gp_rank_nfields; i++) {
+		const char *s = gp_rank_fields[i].section, *p = gp_rank_fields[i - 1].section;
+		if (!s || (p && !strcmp(s, p)))
+			continue;
+		for (size_t j = 0; j + 1 < i; j++)
+			reopened +=
+			    gp_rank_fields[j].section && !strcmp(gp_rank_fields[j].section, s);
+	}
+	ok(!reopened, "each object's fields are listed together (%u out of place)", reopened);
+}
+
+int main(void)
+{
+	table();
+
+	gp_job_t job;
+	memset(&job, 0, sizeof(job));
+	snprintf(job.job, sizeof(job.job), "4242");
+	snprintf(job.dir, sizeof(job.dir), "/tmp/gpuprof-4242");
+	job.nranks = 2;
+	job.ranks = calloc(2, sizeof(gp_rank_t));
+	for (int i = 0; i < 2; i++) {
+		gp_rank_t *r = &job.ranks[i];
+		r->id.rank = i;
+		snprintf(r->id.node, sizeof(r->id.node), "node-%d", i);
+		snprintf(r->id.step, sizeof(r->id.step), "0");
+		snprintf(r->id.modes, sizeof(r->id.modes), "timing,nvtx,cuda,mem");
+		r->outcome.has_end = true;
+		r->outcome.wall_ns = 2500000000ull;
+		snprintf(r->steps.name, sizeof(r->steps.name), "train \"step\"");
+		snprintf(r->steps.source, sizeof(r->steps.source), "nvtx");
+		snprintf(r->steps.basis, sizeof(r->steps.basis), "gpu");
+		r->steps.n = 20, r->steps.warmup = 2, r->steps.n_post = 18;
+		r->steps.median_ms = 10.0 + i;
+		r->steps.nms = 2, r->steps.nall = 2;
+		r->steps.ms = calloc(2, sizeof(double));
+		r->steps.ms[0] = 10.5, r->steps.ms[1] = 11.25;
+		r->gpu.span_ns = 200000000, r->gpu.busy_ns = 150000000;
+		r->memory.peak = 3ull << 30;
+		r->memory.peak_step = i ? -1 : 7;
+		r->torch.seen = i == 1;
+	}
+	job.step_median_ms = 10.5;
+	snprintf(job.step_basis, sizeof(job.step_basis), "gpu");
+
+	char *json = render(gp_report_json, &job);
+	ok(json && balanced(json), "report.json balances its braces and strings");
+	unsigned missing = 0;
+	char key[128], first[128] = "";
+	for (size_t i = 0; i < gp_rank_nfields; i++) {
+		const gp_field_t *f = &gp_rank_fields[i];
+		if (f->section && !strcmp(f->section, "pool"))
+			continue; /* only where a framework's pool was seen */
+		snprintf(key, sizeof(key), "\"%s\": ", f->key);
+		if (!strstr(json, key)) {
+			missing++;
+			if (!first[0])
+				snprintf(first, sizeof(first), "%s", f->key);
+		}
+	}
+	ok(!missing, "every field of the table is in report.json (%u missing, first %s)", missing,
+	   first);
+	ok(count(json, "\"pytorch\": null") == 1 && count(json, "\"pytorch\": {") == 1,
+	   "pytorch: an object where the integration ran, null where not");
+	ok(!strstr(json, "\"pool\""), "no pool object where none was seen");
+	ok(strstr(json, "\"median_ms\": 10.000000") && strstr(json, "\"median_ms\": 11.000000"),
+	   "each rank's headline");
+	ok(strstr(json, "\"durations_ms\": [10.5000, 11.2500]") != NULL, "the step samples");
+	ok(strstr(json, "\"peak_step\": 7") && strstr(json, "\"peak_step\": null"),
+	   "peak_step: a number, or null outside steps");
+	ok(strstr(json, "\"range\": \"train \\\"step\\\"\"") != NULL, "strings are escaped");
+	ok(strstr(json, "\"wall_s\": 2.500000") != NULL, "scaled figures (ns to s)");
+	ok(count(json, "\"busy_ns\": 150000000") == 2, "the same figure for each rank");
+	free(json);
+
+	char *text = render(gp_report_text, &job);
+	ok(text && strstr(text, "== How slow ==") && strstr(text, "== Where the time goes ==") &&
+	       strstr(text, "== Where the memory goes ==") && strstr(text, "== Data quality =="),
+	   "the text report has its sections");
+	ok(text && strstr(text, "10.50") != NULL, "and the job's median step");
+	free(text);
+
+	for (unsigned i = 0; i < job.nranks; i++)
+		gp_rank_release(&job.ranks[i]);
+	free(job.ranks);
+	return done_testing();
+}
