@@ -650,10 +650,15 @@ static void plot_kernels(FILE *o, const gp_job_t *job)
 	        "id=\"kernels\" width=\"%d\" height=\"%u\" xmlns=\"http://www.w3.org/2000/svg\" "
 	        "font-family=\"sans-serif\">\n",
 	        W, 22 * n + 10);
+	const char *names[12];
+	char shown[12][56];
+	for (unsigned i = 0; i < n; i++)
+		names[i] = job->k[i].name;
+	gp_display_names(names, n, shown[0], sizeof(shown[0]));
 	for (unsigned i = 0; i < n; i++) {
 		const gp_kstat_t *k = &job->k[i];
 		double share = (double)k->total / tot;
-		char nm[128];
+		const char *nm = shown[i];
 		fprintf(o, "<g><title>");
 		esc(o, k->name);
 		fprintf(o,
@@ -662,7 +667,7 @@ static void plot_kernels(FILE *o, const gp_job_t *job)
 		        "font-size=\"11\" font-family=\"monospace\" text-anchor=\"end\">",
 		        (unsigned long long)k->calls, k->total / 1e6, x0, 5 + 22 * i, share * w + 1,
 		        k->comm ? "#d62728" : "#1f77b4", x0 - 6, 17 + 22 * i);
-		gp_display_name(k->name, nm, 56); /* the whole name on hover (title) */
+		/* the whole name on hover (title) */
 		esc(o, nm);
 		fprintf(o,
 		        "</text>\n<text x=\"%.1f\" y=\"%u\" font-size=\"11\">%.1f%% (%.2f "

@@ -122,16 +122,25 @@ static void drop_inner_namespaces(char *s)
 	}
 }
 
-void gp_display_name(const char *name, char *out, size_t width)
+/* The name as a person reads it without its signature and anonymous namespaces, its
+ * template arguments whole; malloc'd, NULL out of memory. */
+static char *unfolded(const char *name)
 {
 	char *s = gp_readable_name(name ? name : "");
-	size_t n;
-	if (!width)
-		goto out;
-	if (!s) {
-		snprintf(out, width, "%s", name ? name : "");
-		return;
+	if (s) {
+		drop_signature(s);
+		drop_all(s, "(anonymous namespace)::");
 	}
+	return s;
+}
+
+/* The name as a person reads it, folded to fit width as far as folding goes (the middle
+ * cut aside); malloc'd, NULL out of memory. */
+static char *folded(const char *name, size_t width)
+{
+	char *s = gp_readable_name(name ? name : "");
+	if (!s)
+		return NULL;
 	if (strlen(s) >= width) {
 		drop_signature(s);
 		drop_all(s, "(anonymous namespace)::");
@@ -140,6 +149,19 @@ void gp_display_name(const char *name, char *out, size_t width)
 		fold_nested(s);
 	if (strlen(s) >= width)
 		drop_inner_namespaces(s);
+	return s;
+}
+
+void gp_display_name(const char *name, char *out, size_t width)
+{
+	char *s = width ? folded(name, width) : NULL;
+	size_t n;
+	if (!width)
+		return;
+	if (!s) {
+		snprintf(out, width, "%s", name ? name : "");
+		return;
+	}
 	n = strlen(s);
 	if (n >= width && width > 8) { /* the middle cut: both ends kept */
 		size_t keep = width - 1 - 2, head = keep / 2, tail = keep - head;
@@ -147,6 +169,105 @@ void gp_display_name(const char *name, char *out, size_t width)
 		s[head] = s[head + 1] = '.';
 	}
 	snprintf(out, width, "%s", s);
-out:
 	free(s);
+}
+
+/* s cut to room characters so that it shows its head and each of the np positions p[]
+ * (sorted) with a little around it, the pieces joined by "..". */
+static void cut_around(const char *s, const size_t *p, unsigned np, char *o, size_t room)
+{
+	size_t len = strlen(s), lo[8], hi[8], k = 0, used = 0;
+	if (len <= room) {
+		snprintf(o, room + 1, "%s", s);
+		return;
+	}
+	lo[k] = 0, hi[k++] = 16; /* the head */
+	for (unsigned i = 0; i < np && k < 8; i++) {
+		size_t a = p[i] > 4 ? p[i] - 4 : 0, z = p[i] + 12 < len ? p[i] + 12 : len;
+		if (a <= hi[k - 1] + 2) /* touches the piece before: one piece */
+			hi[k - 1] = z > hi[k - 1] ? z : hi[k - 1];
+		else
+			lo[k] = a, hi[k++] = z;
+	}
+	for (size_t i = 0; i < k; i++)
+		used += hi[i] - lo[i] + (i ? 2 : 0);
+	used += hi[k - 1] < len ? 2 : 0;
+	while (used > room && k > 1) /* too many pieces: the last ones go */
+		used -= hi[k - 1] - lo[k - 1] + 2, k--;
+	if (used < room) { /* what is left widens the last piece */
+		size_t more = room - used, can = len - hi[k - 1];
+		if (more >= can + (hi[k - 1] < len ? 2 : 0))
+			hi[k - 1] = len;
+		else
+			hi[k - 1] += more;
+	}
+	size_t w = 0;
+	for (size_t i = 0; i < k && w < room; i++) {
+		if (i)
+			w += (size_t)snprintf(o + w, room + 1 - w, "..");
+		size_t n = hi[i] - lo[i];
+		if (w + n > room)
+			n = room - w;
+		memcpy(o + w, s + lo[i], n);
+		w += n;
+	}
+	if (hi[k - 1] < len && w + 2 <= room)
+		w += (size_t)snprintf(o + w, room + 1 - w, "..");
+	o[w < room ? w : room] = '\0';
+}
+
+static int cmp_size(const void *a, const void *b)
+{
+	size_t x = *(const size_t *)a, y = *(const size_t *)b;
+	return (x > y) - (x < y);
+}
+
+void gp_display_names(const char *const *names, unsigned n, char *out, size_t width)
+{
+	for (unsigned i = 0; i < n; i++)
+		gp_display_name(names[i], out + i * width, width);
+	if (width < 40 || !n)
+		return;
+	char *now = malloc(n * width), **full = calloc(n, sizeof(char *));
+	size_t(*pos)[4] = calloc(n, sizeof(*pos));
+	unsigned *npos = calloc(n, sizeof(unsigned));
+	if (!now || !full || !pos || !npos)
+		goto out;
+	for (unsigned i = 0; i < n; i++)
+		full[i] = unfolded(names[i]);
+	/* rows that read the same are cut around where their names differ, as often as that
+	 * leaves two rows reading the same (a few rounds: each adds a place to show) */
+	for (int round = 0; round < 3; round++) {
+		bool changed = false;
+		memcpy(now, out, n * width);
+		for (unsigned i = 0; i < n; i++) {
+			for (unsigned j = 0; full[i] && j < n; j++) {
+				if (j == i || !full[j] || strcmp(now + i * width, now + j * width))
+					continue;
+				size_t d = 0;
+				while (full[i][d] && full[i][d] == full[j][d])
+					d++;
+				bool known = false;
+				for (unsigned k = 0; k < npos[i]; k++)
+					known |= pos[i][k] == d;
+				if (!known && full[i][d] && npos[i] < 4) {
+					pos[i][npos[i]++] = d;
+					changed = true;
+				}
+			}
+			if (npos[i]) {
+				qsort(pos[i], npos[i], sizeof(size_t), cmp_size);
+				cut_around(full[i], pos[i], npos[i], out + i * width, width - 1);
+			}
+		}
+		if (!changed)
+			break;
+	}
+out:
+	for (unsigned i = 0; full && i < n; i++)
+		free(full[i]);
+	free(full);
+	free(now);
+	free(pos);
+	free(npos);
 }

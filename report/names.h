@@ -16,5 +16,9 @@ char *gp_readable_name(const char *name);
  * arguments dropped, then the middle cut (".."), so names that differ at their end (the
  * tile sizes of three GEMMs) stay apart. */
 void gp_display_name(const char *name, char *out, size_t width);
+/* The rows of a table (n names into out, width bytes each): as gp_display_name, except
+ * that rows that would read the same are cut around where their names differ (three GEMMs
+ * that differ only in the middle of their names stay three names). */
+void gp_display_names(const char *const *names, unsigned n, char *out, size_t width);
 
 #endif

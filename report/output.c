@@ -680,10 +680,15 @@ static void text_time(const gp_job_t *job, FILE *out)
 		        any_window(job) ? " traced at kernel level" : "");
 		fprintf(out, "%-60s %8s %11s %10s %10s %10s %6s\n", "name", "calls", "total ms",
 		        "mean us", "min us", "max us", "share");
-		for (unsigned i = 0; i < job->nk && i < 15; i++) {
+		const char *names[15];
+		char shown[15][61];
+		unsigned nshow = job->nk < 15 ? job->nk : 15;
+		for (unsigned i = 0; i < nshow; i++)
+			names[i] = job->k[i].name;
+		gp_display_names(names, nshow, shown[0], sizeof(shown[0]));
+		for (unsigned i = 0; i < nshow; i++) {
 			const gp_kstat_t *k = &job->k[i];
-			gp_display_name(k->name, nm, 61);
-			fprintf(out, "%-60s %8llu %11.3f %10.2f %10.2f %10.2f %5.1f%%\n", nm,
+			fprintf(out, "%-60s %8llu %11.3f %10.2f %10.2f %10.2f %5.1f%%\n", shown[i],
 			        (unsigned long long)k->calls, k->total / 1e6,
 			        k->total / 1e3 / (double)k->calls, k->min / 1e3, k->max / 1e3,
 			        pct(k->total, tot));

@@ -13,11 +13,11 @@ int main(void)
 {
 	/* three GEMMs whose names differ only at their end (Hugging Face GPT-2 on an H200) */
 	static const char *gemm[] = {"_ZN7cutlass7Kernel2I62cutlass_75_tensorop_bf16_s1688gemm_"
-	                             "bf16_256x128_32x3_tn_align8EEvNT_6ParamsE",
-	                             "_ZN7cutlass7Kernel2I62cutlass_75_tensorop_bf16_s1688gemm_"
-	                             "bf16_128x128_32x4_nn_align8EEvNT_6ParamsE",
-	                             "_ZN7cutlass7Kernel2I61cutlass_75_tensorop_bf16_s1688gemm_"
-	                             "bf16_64x128_32x6_nt_align8EEvNT_6ParamsE"};
+	                              "bf16_256x128_32x3_tn_align8EEvNT_6ParamsE",
+	                              "_ZN7cutlass7Kernel2I62cutlass_75_tensorop_bf16_s1688gemm_"
+	                              "bf16_128x128_32x4_nn_align8EEvNT_6ParamsE",
+	                              "_ZN7cutlass7Kernel2I61cutlass_75_tensorop_bf16_s1688gemm_"
+	                              "bf16_64x128_32x6_nt_align8EEvNT_6ParamsE"};
 	char a[3][64];
 	char *full = gp_readable_name(gemm[0]);
 	bool have = full && strncmp(full, "_Z", 2);
@@ -61,5 +61,34 @@ int main(void)
 	ok(!strcmp(b, "_Znot_mangled_really"), "what does not demangle stays: %s", b);
 	gp_display_name("_ZN12_GLOBAL__N_16kernelEv", b, 12);
 	ok(strlen(b) <= 11, "a narrow column is never overrun: %s", b);
+
+	/* a table's rows: names that fold alike are cut where they differ */
+	const char *gemms[] = {
+	    "sm80_xmma_gemm_f32f32_f32f32_f32_nn_n_tilesize32x32x8_stage3_warpsize1x2x1_ffma_"
+	    "aligna4_alignc4_execute_kernel__5x_cublas",
+	    "sm80_xmma_gemm_f32f32_f32f32_f32_tn_n_tilesize32x32x8_stage3_warpsize1x2x1_ffma_"
+	    "aligna4_alignc4_execute_kernel__5x_cublas",
+	    "sm80_xmma_gemm_f32f32_f32f32_f32_nn_n_tilesize32x32x8_stage3_warpsize1x2x1_ffma_"
+	    "aligna4_alignc4_execute_split_k_kernel__5x_cublas",
+	    "sm80_xmma_gemm_f32f32_f32f32_f32_tn_n_tilesize32x32x8_stage3_warpsize1x2x1_ffma_"
+	    "aligna4_alignc4_execute_split_k_kernel__5x_cublas",
+	    "bias_grad(float const*, float*, int, int)"};
+	char rows[5][61];
+	gp_display_names(gemms, 5, rows[0], sizeof(rows[0]));
+	unsigned same = 0, long_rows = 0;
+	for (int i = 0; i < 5; i++) {
+		long_rows += strlen(rows[i]) > 60;
+		for (int j = 0; j < i; j++)
+			same += !strcmp(rows[i], rows[j]);
+	}
+	ok(!same && !long_rows,
+	   "four GEMMs that differ in two places read as four: %s | %s | %s | %s", rows[0], rows[1],
+	   rows[2], rows[3]);
+	ok(!strcmp(rows[4], "bias_grad(float const*, float*, int, int)"),
+	   "a row that collides with none is left as it was: %s", rows[4]);
+	char one[1][61];
+	gp_display_names(gemms, 1, one[0], sizeof(one[0]));
+	gp_display_name(gemms[0], b, 61);
+	ok(!strcmp(one[0], b), "a table of one row is gp_display_name's: %s", one[0]);
 	return done_testing();
 }
