@@ -92,7 +92,7 @@ static int load_rank(gp_job_t *job, const char *path, gp_rank_t *r, rank_data_t 
 		      : (d.steps.n && d.oom_ts > d.steps.v[0].start ? (int)d.steps.n - 1 : -1);
 		r->memory.oom_t_ns = d.oom_ts > d.first_ts ? d.oom_ts - d.first_ts : 0;
 	}
-	gp_merge_kernels(job, dp);
+	gp_merge_kernels(job, r, dp);
 	return 0;
 #undef d
 }

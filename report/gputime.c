@@ -366,6 +366,24 @@ static gp_kstat_t *kstat_get(gp_job_t *job, const char *name)
 	return k;
 }
 
+/* Where a kernel was launched, merged: the same range adds up, another takes its place
+ * where it launched more of the kernel's time. */
+static void add_range(gp_kstat_t *g, const char *range, uint64_t ns)
+{
+	if (!range || !ns)
+		return;
+	if (g->range && !strcmp(g->range, range)) {
+		g->range_ns += ns;
+	} else if (ns > g->range_ns) {
+		char *c = strdup(range);
+		if (!c)
+			return;
+		free(g->range);
+		g->range = c;
+		g->range_ns = ns;
+	}
+}
+
 void gp_job_add_kernels(gp_job_t *job, const gp_kstat_t *k, unsigned n)
 {
 	for (unsigned i = 0; i < n; i++) {
@@ -378,10 +396,43 @@ void gp_job_add_kernels(gp_job_t *job, const gp_kstat_t *k, unsigned n)
 			g->min = k[i].min;
 		if (k[i].max > g->max)
 			g->max = k[i].max;
+		add_range(g, k[i].range, k[i].range_ns);
 	}
 }
 
-void gp_merge_kernels(gp_job_t *job, rank_data_t *d)
+/* The range of each kernel name (by name id) that launched most of its time: (kernel
+ * name, range name) -> ns, then the largest per kernel; the steps' own range says
+ * nothing (every kernel of a step is in it) and is not taken. */
+static void launching_ranges(const gp_rank_t *r, rank_data_t *d, u64map_t *idx, gp_kstat_t *loc)
+{
+	u64map_t by = {0};
+	for (size_t i = 0; i < d->kerns.n; i++) {
+		const kern_t *k = &d->kerns.v[i];
+		uint64_t v = 0;
+		if (k->kind != 0 || !k->range || !in_window(d, k) ||
+		    (r->steps.name[0] && !strcmp(gp_rd_str(d, k->range), r->steps.name)))
+			continue;
+		uint64_t key = (uint64_t)k->name << 32 | k->range;
+		u64map_get(&by, key + 1, &v);
+		u64map_put(&by, key + 1, v + k->dur);
+	}
+	for (size_t i = 0; i < by.cap; i++) {
+		uint64_t j;
+		if (!by.k[i])
+			continue;
+		uint64_t key = by.k[i] - 1, ns = by.v[i];
+		if (!u64map_get(idx, (key >> 32) + 1, &j))
+			continue;
+		gp_kstat_t *s = &loc[j];
+		if (ns > s->range_ns) {
+			s->range = (char *)gp_rd_str(d, (uint32_t)key);
+			s->range_ns = ns;
+		}
+	}
+	u64map_free(&by);
+}
+
+void gp_merge_kernels(gp_job_t *job, const gp_rank_t *r, rank_data_t *d)
 {
 	/* per-rank aggregation by name id first (cheap), then by name across ranks */
 	u64map_t idx = {0};
@@ -406,6 +457,8 @@ void gp_merge_kernels(gp_job_t *job, rank_data_t *d)
 		if (k->dur > s->max)
 			s->max = k->dur;
 	}
+	if (loc.n)
+		launching_ranges(r, d, &idx, loc.v);
 	for (size_t i = 0; i < loc.n; i++) {
 		/* by the name a person reads (demangled): what every output shows */
 		char *rn = gp_readable_name(loc.v[i].name);
@@ -419,6 +472,7 @@ void gp_merge_kernels(gp_job_t *job, rank_data_t *d)
 			g->min = loc.v[i].min;
 		if (loc.v[i].max > g->max)
 			g->max = loc.v[i].max;
+		add_range(g, loc.v[i].range, loc.v[i].range_ns);
 	}
 	VEC_FREE(loc);
 	u64map_free(&idx);

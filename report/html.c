@@ -661,6 +661,11 @@ static void plot_kernels(FILE *o, const gp_job_t *job)
 		const char *nm = shown[i];
 		fprintf(o, "<g><title>");
 		esc(o, k->name);
+		if (k->range) {
+			fprintf(o, " (launched in ");
+			esc(o, k->range);
+			fprintf(o, ")");
+		}
 		fprintf(o,
 		        ": %llu calls, %.2f ms</title><rect class=\"bar\" x=\"%.0f\" y=\"%u\" "
 		        "width=\"%.1f\" height=\"16\" fill=\"%s\"/>\n<text x=\"%.0f\" y=\"%u\" "

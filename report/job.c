@@ -512,7 +512,7 @@ void gp_job_free(gp_job_t *job)
 	free(job->ranks);
 	free(job->launchers);
 	for (unsigned i = 0; i < job->nk; i++)
-		free(job->k[i].name);
+		free(job->k[i].name), free(job->k[i].range);
 	free(job->k);
 	for (unsigned i = 0; i < job->nr; i++)
 		free(job->r[i].name);

@@ -678,20 +678,27 @@ static void text_time(const gp_job_t *job, FILE *out)
 		        "\nTop kernels by total GPU time (all ranks, post-warm-up steps%s; "
 		        "names demangled, the whole name in report.json):\n",
 		        any_window(job) ? " traced at kernel level" : "");
-		fprintf(out, "%-60s %8s %11s %10s %10s %10s %6s\n", "name", "calls", "total ms",
-		        "mean us", "min us", "max us", "share");
 		const char *names[15];
 		char shown[15][61];
 		unsigned nshow = job->nk < 15 ? job->nk : 15;
+		bool ranges = false; /* a column of the NVTX range that launched each, if any */
 		for (unsigned i = 0; i < nshow; i++)
-			names[i] = job->k[i].name;
+			names[i] = job->k[i].name, ranges |= job->k[i].range != NULL;
+		fprintf(out, "%-60s %8s %11s %10s %10s %10s %6s%s\n", "name", "calls", "total ms",
+		        "mean us", "min us", "max us", "share", ranges ? "  launched in" : "");
 		gp_display_names(names, nshow, shown[0], sizeof(shown[0]));
 		for (unsigned i = 0; i < nshow; i++) {
 			const gp_kstat_t *k = &job->k[i];
-			fprintf(out, "%-60s %8llu %11.3f %10.2f %10.2f %10.2f %5.1f%%\n", shown[i],
-			        (unsigned long long)k->calls, k->total / 1e6,
+			char in[48] = "", rn[33];
+			if (k->range) { /* with its share where other ranges launched it too */
+				shorten(k->range, rn, sizeof(rn));
+				double sh = pct(k->range_ns, k->total);
+				snprintf(in, sizeof(in), sh < 95 ? "%s (%.0f%%)" : "%s", rn, sh);
+			}
+			fprintf(out, "%-60s %8llu %11.3f %10.2f %10.2f %10.2f %5.1f%%%s%s\n",
+			        shown[i], (unsigned long long)k->calls, k->total / 1e6,
 			        k->total / 1e3 / (double)k->calls, k->min / 1e3, k->max / 1e3,
-			        pct(k->total, tot));
+			        pct(k->total, tot), in[0] ? "  " : "", in);
 		}
 	}
 	if (job->nr) {
@@ -1017,10 +1024,15 @@ void gp_report_json(const gp_job_t *job, FILE *out)
 		fprintf(
 		    out,
 		    ", \"calls\": %llu, \"total_ns\": %llu, \"min_ns\": %llu, \"max_ns\": %llu, "
-		    "\"comm\": %s}",
+		    "\"comm\": %s, \"launched_in\": ",
 		    (unsigned long long)k->calls, (unsigned long long)k->total,
 		    (unsigned long long)k->min, (unsigned long long)k->max,
 		    k->comm ? "true" : "false");
+		if (k->range)
+			gp_json_str(out, k->range);
+		else
+			fputs("null", out);
+		fprintf(out, ", \"launched_in_ns\": %llu}", (unsigned long long)k->range_ns);
 	}
 	fprintf(out, "\n  ],\n  \"nvtx\": [");
 	for (unsigned i = 0; i < job->nr && i < 500; i++) {

@@ -145,6 +145,7 @@ void gp_pass_ranges(gp_job_t *job, gp_rank_t *r, rank_data_t *d)
 		range_t *rg = gp_owner_range(d, a->tid, a->start, &from);
 		if (!rg)
 			continue;
+		k->range = rg->name;
 		if (rg->tid != a->tid || d->tid_mismatch)
 			r->gpu.kernels_other_thread++;
 		for (size_t j = from, steps = 0; j-- > 0 && steps < 4096; steps++) {

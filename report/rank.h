@@ -30,6 +30,10 @@ typedef struct gp_kstat {
 	char *name;
 	uint64_t calls, total, min, max;
 	bool comm;
+	/* the NVTX range that launched most of its GPU time (the innermost range open at the
+	 * launch call, not the step range itself), and that time; NULL: none (owned) */
+	char *range;
+	uint64_t range_ns;
 } gp_kstat_t;
 
 /* An NVTX range's figures by name */

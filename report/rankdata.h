@@ -27,6 +27,8 @@ typedef struct kern {
 	uint64_t start, dur;
 	uint64_t corr; /* CUPTI's id; bits 32+: the process's generation (cupti.c) */
 	uint32_t name, stream;
+	uint32_t range;   /* the innermost range open at its launch (its name id; 0: none),
+	                     set by gp_pass_ranges */
 	uint8_t kind;     /* 0 kernel 1 memcpy 2 memset */
 	uint8_t copykind; /* CUPTI memcpy kind: 1 HtoD 2 DtoH 8 DtoD ... */
 	uint8_t device;
@@ -185,7 +187,7 @@ size_t gp_interval_of(const uint64_t *v, size_t n, uint64_t t);
 
 /* gputime.c */
 void gp_pass_gpu(gp_rank_t *r, rank_data_t *d);
-void gp_merge_kernels(gp_job_t *job, rank_data_t *d);
+void gp_merge_kernels(gp_job_t *job, const gp_rank_t *r, rank_data_t *d);
 /* Add one rank's tables (its own analysis) into the job's, by name. */
 void gp_job_add_kernels(gp_job_t *job, const gp_kstat_t *k, unsigned n);
 void gp_job_add_ranges(gp_job_t *job, const gp_rstat_t *r, unsigned n);

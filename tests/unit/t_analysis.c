@@ -363,6 +363,48 @@ static void layer_ranges(void)
 	   "steps are the program's range, not a layer range (%s)", r.steps.name);
 }
 
+/* Each kernel's launching range: the innermost range open at its launch, not the step
+ * range itself, the largest share where several ranges launched it. */
+static void launched_in(void)
+{
+	begin();
+	str(6, "fc1");
+	str(7, "fc2");
+	for (uint32_t i = 0; i < 8; i++) {
+		uint64_t s = i * 10 * MS;
+		push(1, s, 1);          /* train_step */
+		push(1, s + 1 * MS, 6); /* fc1: gemm 2 ms */
+		launch(1, s + 1 * MS + 100 * US, 100 + i, s + 2 * MS, 2 * MS, 2);
+		pop(1, s + 2 * MS);
+		push(1, s + 2 * MS, 7); /* fc2: gemm 1 ms, relu */
+		launch(1, s + 2 * MS + 100 * US, 200 + i, s + 4 * MS, 1 * MS, 2);
+		launch(1, s + 2 * MS + 300 * US, 300 + i, s + 5 * MS, 1 * MS, 3);
+		pop(1, s + 3 * MS);
+		launch(1, s + 3 * MS + 100 * US, 400 + i, s + 6 * MS, 1 * MS,
+		       4); /* sgd: the step's */
+		pop(1, s + 8 * MS);
+	}
+	run();
+	gp_merge_kernels(&job, &r, &d);
+	const gp_kstat_t *gemm = NULL, *relu = NULL, *sgd = NULL;
+	for (unsigned i = 0; i < job.nk; i++) {
+		if (!strcmp(job.k[i].name, "gemm"))
+			gemm = &job.k[i];
+		if (!strcmp(job.k[i].name, "relu"))
+			relu = &job.k[i];
+		if (!strcmp(job.k[i].name, "sgd"))
+			sgd = &job.k[i];
+	}
+	ok(gemm && gemm->range && !strcmp(gemm->range, "fc1") &&
+	       gemm->range_ns * 3 == gemm->total * 2,
+	   "gemm: launched in fc1 for 2 of its 3 ms per step (%s)",
+	   gemm && gemm->range ? gemm->range : "-");
+	ok(relu && relu->range && !strcmp(relu->range, "fc2") && relu->range_ns == relu->total,
+	   "relu: all of it in fc2 (%s)", relu && relu->range ? relu->range : "-");
+	ok(sgd && !sgd->range, "sgd, launched in the step range alone: none (%s)",
+	   sgd && sgd->range ? sgd->range : "-");
+}
+
 /* Two programs one after the other under one agent: CUPTI counts correlation ids from 1
  * in each; the second's carry its generation above bit 32 (cupti.c) and every kernel
  * must be matched to its own program's launch. */
@@ -392,6 +434,7 @@ int main(void)
 	time_limit();
 	optimizer_steps();
 	layer_ranges();
+	launched_in();
 	gpu_bound();
 	kernel_steps();
 	markers();

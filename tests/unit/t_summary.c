@@ -96,8 +96,19 @@ int main(void)
 	t.nk = 2, t.nr = 1;
 	t.k = calloc(2, sizeof(gp_kstat_t));
 	t.r = calloc(1, sizeof(gp_rstat_t));
-	t.k[0] = (gp_kstat_t){strdup("gemm"), 10, 1000, 50, 200, false};
-	t.k[1] = (gp_kstat_t){strdup("ncclAllReduce"), 5, 500, 90, 110, true};
+	t.k[0] = (gp_kstat_t){.name = strdup("gemm"),
+	                      .calls = 10,
+	                      .total = 1000,
+	                      .min = 50,
+	                      .max = 200,
+	                      .range = strdup("fc1"),
+	                      .range_ns = 800};
+	t.k[1] = (gp_kstat_t){.name = strdup("ncclAllReduce"),
+	                      .calls = 5,
+	                      .total = 500,
+	                      .min = 90,
+	                      .max = 110,
+	                      .comm = true};
 	t.r[0] = (gp_rstat_t){strdup("forward"), 10, 100, 80, 5, 12};
 	snprintf(t.job, sizeof(t.job), "4242");
 	t.ntasks_expected = 8;
@@ -121,9 +132,10 @@ int main(void)
 	   "PyTorch's owners");
 	ok(back.id.path && !strcmp(back.id.path, gpr), "the path is where the rank file is");
 	ok(tb.nk == 2 && !strcmp(tb.k[1].name, "ncclAllReduce") && tb.k[1].comm &&
-	       tb.k[0].total == 1000 && tb.nr == 1 && tb.r[0].count_all == 12 &&
+	       tb.k[0].total == 1000 && tb.k[0].range && !strcmp(tb.k[0].range, "fc1") &&
+	       tb.k[0].range_ns == 800 && !tb.k[1].range && tb.nr == 1 && tb.r[0].count_all == 12 &&
 	       !strcmp(tb.job, "4242") && tb.ntasks_expected == 8,
-	   "the kernel and range tables, the job and its tasks");
+	   "the kernel and range tables (a kernel's launching range), the job and its tasks");
 	/* what a write of what was read reads as: the same, byte for byte, section by section */
 	tb.src = t.src, tb.src_ok = true;
 	ok(gp_summary_write(gpr, &back, &tb) == 0 && gp_summary_read(gpr, &again, &ta) == 0,
