@@ -10,6 +10,7 @@
 #include "job.h"
 #include "json.h"
 
+#include <math.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <string.h>
@@ -26,7 +27,10 @@ static void v_durations(FILE *out, const gp_rank_t *r)
 {
 	fputc('[', out);
 	for (unsigned s = 0; s < r->steps.nms; s++)
-		fprintf(out, "%s%.4f", s ? ", " : "", r->steps.ms[s]);
+		if (isfinite(r->steps.ms[s]))
+			fprintf(out, "%s%.4f", s ? ", " : "", r->steps.ms[s]);
+		else
+			fprintf(out, "%snull", s ? ", " : "");
 	fputc(']', out);
 }
 
@@ -435,7 +439,7 @@ const gp_field_t gp_rank_fields[] = {
 
     STR(NULL, "gpu_uuid", id.gpu_uuid, "the rank's GPU (NVML), empty: unknown"),
 
-    /* a framework's own pool (XLA); only where one was seen */
+    /* a framework's own pool (XLA); null where none was seen */
     U64("pool", "in_use_bytes", pool.in_use, "bytes", "in use, the last sample"),
     U64("pool", "in_use_peak_bytes", pool.in_use_peak, "bytes", "in use, the largest"),
     U64("pool", "pool_bytes", pool.pool, "bytes", "held from the device, the last sample"),
@@ -449,8 +453,8 @@ const size_t gp_rank_nfields = sizeof(gp_rank_fields) / sizeof(gp_rank_fields[0]
 static const struct {
 	const char *name;
 	bool (*when)(const gp_rank_t *);
-	bool null_else; /* false: the key is left out */
-} conditional[] = {{"pytorch", torch_seen, true}, {"pool", pool_seen, false}};
+	bool null_else; /* false: the key is left out (none is: every rank, the same keys) */
+} conditional[] = {{"pytorch", torch_seen, true}, {"pool", pool_seen, true}};
 
 static void value(FILE *out, const gp_field_t *f, const gp_rank_t *r)
 {
@@ -479,9 +483,12 @@ static void value(FILE *out, const gp_field_t *f, const gp_rank_t *r)
 		else
 			fputs("null", out);
 		break;
-	case GP_FT_F64:
+	case GP_FT_F64: /* JSON has no NaN or infinity: null */
 		memcpy(&d, p, sizeof(d));
-		fprintf(out, "%.*f", f->prec, d);
+		if (isfinite(d))
+			fprintf(out, "%.*f", f->prec, d);
+		else
+			fputs("null", out);
 		break;
 	case GP_FT_BOOL:
 		fputs(*(const bool *)(const void *)p ? "true" : "false", out);

@@ -366,21 +366,29 @@ static gp_kstat_t *kstat_get(gp_job_t *job, const char *name)
 	return k;
 }
 
-/* Where a kernel was launched, merged: the same range adds up, another takes its place
- * where it launched more of the kernel's time. */
+/* Where a kernel was launched, merged: the same range adds up; a new one takes the
+ * place of the least of GP_KRANGES where it launched more; most first. */
 static void add_range(gp_kstat_t *g, const char *range, uint64_t ns)
 {
 	if (!range || !ns)
 		return;
-	if (g->range && !strcmp(g->range, range)) {
-		g->range_ns += ns;
-	} else if (ns > g->range_ns) {
-		char *c = strdup(range);
-		if (!c)
+	unsigned i = 0;
+	while (i < GP_KRANGES && g->in[i].name && strcmp(g->in[i].name, range))
+		i++;
+	if (i == GP_KRANGES) { /* not there, and no room: over the least, if more */
+		i = GP_KRANGES - 1;
+		if (ns <= g->in[i].ns)
 			return;
-		free(g->range);
-		g->range = c;
-		g->range_ns = ns;
+		free(g->in[i].name);
+		g->in[i].name = NULL, g->in[i].ns = 0;
+	}
+	if (!g->in[i].name && !(g->in[i].name = strdup(range)))
+		return;
+	g->in[i].ns += ns;
+	for (; i > 0 && g->in[i].ns > g->in[i - 1].ns; i--) { /* most first */
+		struct gp_krange t = g->in[i];
+		g->in[i] = g->in[i - 1];
+		g->in[i - 1] = t;
 	}
 }
 
@@ -396,12 +404,13 @@ void gp_job_add_kernels(gp_job_t *job, const gp_kstat_t *k, unsigned n)
 			g->min = k[i].min;
 		if (k[i].max > g->max)
 			g->max = k[i].max;
-		add_range(g, k[i].range, k[i].range_ns);
+		for (unsigned j = 0; j < GP_KRANGES; j++)
+			add_range(g, k[i].in[j].name, k[i].in[j].ns);
 	}
 }
 
-/* The range of each kernel name (by name id) that launched most of its time: (kernel
- * name, range name) -> ns, then the largest per kernel; the steps' own range says
+/* The ranges of each kernel name (by name id) that launched most of its time: (kernel
+ * name, range name) -> ns, then the GP_KRANGES largest per kernel; the steps' own range says
  * nothing (every kernel of a step is in it) and is not taken. */
 static void launching_ranges(const gp_rank_t *r, rank_data_t *d, u64map_t *idx, gp_kstat_t *loc)
 {
@@ -424,10 +433,14 @@ static void launching_ranges(const gp_rank_t *r, rank_data_t *d, u64map_t *idx, 
 		if (!u64map_get(idx, (key >> 32) + 1, &j))
 			continue;
 		gp_kstat_t *s = &loc[j];
-		if (ns > s->range_ns) {
-			s->range = (char *)gp_rd_str(d, (uint32_t)key);
-			s->range_ns = ns;
-		}
+		unsigned at = GP_KRANGES;
+		while (at > 0 && ns > s->in[at - 1].ns) /* most first: where it goes */
+			at--;
+		if (at == GP_KRANGES)
+			continue;
+		memmove(&s->in[at + 1], &s->in[at], (GP_KRANGES - 1 - at) * sizeof(s->in[0]));
+		s->in[at].name = (char *)gp_rd_str(d, (uint32_t)key);
+		s->in[at].ns = ns;
 	}
 	u64map_free(&by);
 }
@@ -472,7 +485,8 @@ void gp_merge_kernels(gp_job_t *job, const gp_rank_t *r, rank_data_t *d)
 			g->min = loc.v[i].min;
 		if (loc.v[i].max > g->max)
 			g->max = loc.v[i].max;
-		add_range(g, loc.v[i].range, loc.v[i].range_ns);
+		for (unsigned j = 0; j < GP_KRANGES; j++)
+			add_range(g, loc.v[i].in[j].name, loc.v[i].in[j].ns);
 	}
 	VEC_FREE(loc);
 	u64map_free(&idx);

@@ -661,9 +661,9 @@ static void plot_kernels(FILE *o, const gp_job_t *job)
 		const char *nm = shown[i];
 		fprintf(o, "<g><title>");
 		esc(o, k->name);
-		if (k->range) {
+		if (k->in[0].name) {
 			fprintf(o, " (launched in ");
-			esc(o, k->range);
+			esc(o, k->in[0].name);
 			fprintf(o, ")");
 		}
 		fprintf(o,

@@ -512,7 +512,10 @@ void gp_job_free(gp_job_t *job)
 	free(job->ranks);
 	free(job->launchers);
 	for (unsigned i = 0; i < job->nk; i++)
-		free(job->k[i].name), free(job->k[i].range);
+		for (unsigned j = 0; j < GP_KRANGES; j++)
+			free(job->k[i].in[j].name);
+	for (unsigned i = 0; i < job->nk; i++)
+		free(job->k[i].name);
 	free(job->k);
 	for (unsigned i = 0; i < job->nr; i++)
 		free(job->r[i].name);

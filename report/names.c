@@ -122,16 +122,35 @@ static void drop_inner_namespaces(char *s)
 	}
 }
 
-/* The name as a person reads it without its signature and anonymous namespaces, its
- * template arguments whole; malloc'd, NULL out of memory. */
+/* The name as a person reads it without its anonymous namespaces, its template
+ * arguments and its signature whole (overloads differ only there); malloc'd, NULL out of
+ * memory. */
 static char *unfolded(const char *name)
 {
 	char *s = gp_readable_name(name ? name : "");
-	if (s) {
-		drop_signature(s);
+	if (s && !strncmp(s, "void ", 5))
+		cut(s, 0, 5);
+	if (s)
 		drop_all(s, "(anonymous namespace)::");
-	}
 	return s;
+}
+
+/* A cut at i of s moved back to the start of the UTF-8 character there (never half a
+ * character in a table). */
+static size_t utf8_back(const char *s, size_t i)
+{
+	while (i > 0 && ((unsigned char)s[i] & 0xc0) == 0x80)
+		i--;
+	return i;
+}
+
+/* What a terminal would act on (escape sequences, bells, carriage returns) made '?':
+ * names are the program's strings, and an admin reads a user's report. */
+static void no_controls(char *s)
+{
+	for (; *s; s++)
+		if ((unsigned char)*s < 0x20 || *s == 0x7f)
+			*s = '?';
 }
 
 /* The name as a person reads it, folded to fit width as far as folding goes (the middle
@@ -163,11 +182,15 @@ void gp_display_name(const char *name, char *out, size_t width)
 		return;
 	}
 	n = strlen(s);
-	if (n >= width && width > 8) { /* the middle cut: both ends kept */
-		size_t keep = width - 1 - 2, head = keep / 2, tail = keep - head;
-		memmove(s + head + 2, s + n - tail, tail + 1);
+	if (n >= width && width > 8) { /* the middle cut: both ends kept, whole characters */
+		size_t keep = width - 1 - 2, head = utf8_back(s, keep / 2), tail = keep - keep / 2;
+		size_t from = n - tail;
+		while (s[from] && ((unsigned char)s[from] & 0xc0) == 0x80)
+			from++;
+		memmove(s + head + 2, s + from, n - from + 1);
 		s[head] = s[head + 1] = '.';
 	}
+	no_controls(s);
 	snprintf(out, width, "%s", s);
 	free(s);
 }
@@ -179,6 +202,7 @@ static void cut_around(const char *s, const size_t *p, unsigned np, char *o, siz
 	size_t len = strlen(s), lo[8], hi[8], k = 0, used = 0;
 	if (len <= room) {
 		snprintf(o, room + 1, "%s", s);
+		no_controls(o);
 		return;
 	}
 	lo[k] = 0, hi[k++] = 16; /* the head */
@@ -205,15 +229,21 @@ static void cut_around(const char *s, const size_t *p, unsigned np, char *o, siz
 	for (size_t i = 0; i < k && w < room; i++) {
 		if (i)
 			w += (size_t)snprintf(o + w, room + 1 - w, "..");
-		size_t n = hi[i] - lo[i];
-		if (w + n > room)
-			n = room - w;
-		memcpy(o + w, s + lo[i], n);
-		w += n;
+		size_t a = lo[i], z = hi[i];
+		while (a < z && ((unsigned char)s[a] & 0xc0) == 0x80) /* whole characters */
+			a++;
+		if (w + (z - a) > room)
+			z = a + (room - w);
+		z = z < len ? utf8_back(s, z) : z;
+		if (z < a)
+			z = a;
+		memcpy(o + w, s + a, z - a);
+		w += z - a;
 	}
 	if (hi[k - 1] < len && w + 2 <= room)
 		w += (size_t)snprintf(o + w, room + 1 - w, "..");
 	o[w < room ? w : room] = '\0';
+	no_controls(o);
 }
 
 static int cmp_size(const void *a, const void *b)

@@ -41,10 +41,16 @@ static void shorten(const char *name, char *out, size_t len)
 	size_t n = strlen(name);
 	if (n < len) {
 		memcpy(out, name, n + 1);
-		return;
+	} else {
+		size_t k = len - 4;
+		while (k > 0 && ((unsigned char)name[k] & 0xc0) == 0x80) /* whole characters */
+			k--;
+		memcpy(out, name, k);
+		strcpy(out + k, "...");
 	}
-	memcpy(out, name, len - 4);
-	strcpy(out + len - 4, "...");
+	for (char *p = out; *p; p++) /* nothing a terminal acts on: the program's strings */
+		if ((unsigned char)*p < 0x20 || *p == 0x7f)
+			*p = '?';
 }
 
 static double io_rate(const gp_rank_t *r, int k)
@@ -799,16 +805,16 @@ static void text_time(const gp_job_t *job, FILE *out)
 		unsigned nshow = job->nk < 15 ? job->nk : 15;
 		bool ranges = false; /* a column of the NVTX range that launched each, if any */
 		for (unsigned i = 0; i < nshow; i++)
-			names[i] = job->k[i].name, ranges |= job->k[i].range != NULL;
+			names[i] = job->k[i].name, ranges |= job->k[i].in[0].name != NULL;
 		fprintf(out, "%-60s %8s %11s %10s %10s %10s %6s%s\n", "name", "calls", "total ms",
 		        "mean us", "min us", "max us", "share", ranges ? "  launched in" : "");
 		gp_display_names(names, nshow, shown[0], sizeof(shown[0]));
 		for (unsigned i = 0; i < nshow; i++) {
 			const gp_kstat_t *k = &job->k[i];
 			char in[48] = "", rn[33];
-			if (k->range) { /* with its share where other ranges launched it too */
-				shorten(k->range, rn, sizeof(rn));
-				double sh = pct(k->range_ns, k->total);
+			if (k->in[0].name) { /* with its share where others launched it too */
+				shorten(k->in[0].name, rn, sizeof(rn));
+				double sh = pct(k->in[0].ns, k->total);
 				snprintf(in, sizeof(in), sh < 95 ? "%s (%.0f%%)" : "%s", rn, sh);
 			}
 			fprintf(out, "%-60s %8llu %11.3f %10.2f %10.2f %10.2f %5.1f%%%s%s\n",
@@ -1123,11 +1129,11 @@ void gp_report_json(const gp_job_t *job, FILE *out)
 		    (unsigned long long)k->calls, (unsigned long long)k->total,
 		    (unsigned long long)k->min, (unsigned long long)k->max,
 		    k->comm ? "true" : "false");
-		if (k->range)
-			gp_json_str(out, k->range);
+		if (k->in[0].name)
+			gp_json_str(out, k->in[0].name);
 		else
 			fputs("null", out);
-		fprintf(out, ", \"launched_in_ns\": %llu}", (unsigned long long)k->range_ns);
+		fprintf(out, ", \"launched_in_ns\": %llu}", (unsigned long long)k->in[0].ns);
 	}
 	fprintf(out, "\n  ],\n  \"nvtx\": [");
 	for (unsigned i = 0; i < job->nr && i < 500; i++) {

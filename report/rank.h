@@ -30,10 +30,15 @@ typedef struct gp_kstat {
 	char *name;
 	uint64_t calls, total, min, max;
 	bool comm;
-	/* the NVTX range that launched most of its GPU time (the innermost range open at the
-	 * launch call, not the step range itself), and that time; NULL: none (owned) */
-	char *range;
-	uint64_t range_ns;
+	/* the NVTX ranges that launched most of its GPU time (the innermost range open at the
+	 * launch call, not the step range itself), with that time, most first: in[0] is the
+	 * one the report names; name NULL: none (owned). Ranks merge them by name, so a
+	 * range that launched a little on each of many ranks adds up. */
+#define GP_KRANGES 4
+	struct gp_krange {
+		char *name;
+		uint64_t ns;
+	} in[GP_KRANGES];
 } gp_kstat_t;
 
 /* An NVTX range's figures by name */

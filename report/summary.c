@@ -14,8 +14,8 @@
  * gp_rank_t (rank.h) in the order of sum_sections: its name (length byte, bytes), its size
  * (4 bytes) and its bytes, pointers zeroed | owners flag (1 byte) and, when 1, 3 x
  * GP_OWNERS gp_owner_t | nstep doubles, nstep step numbers | nk kernels (name length, name,
- * comm, calls, total, min, max, the launching range's length, name and ns) | nr ranges (name length, name, count, cpu, gpu, sync,
- * count over the whole run) | CRC-32C of everything before it.
+ * comm, calls, total, min, max, GP_KRANGES launching ranges: length, name, ns) | nr ranges (name
+ * length, name, count, cpu, gpu, sync, count over the whole run) | CRC-32C of everything before it.
  * A section whose name or size differs from this gpuprof's makes the summary stale (it is a
  * cache: the rank file is read instead), and the table is checked to cover every byte of
  * gp_rank_t but padding (tests/unit/t_summary.c), so a section added to the rank and not
@@ -196,10 +196,13 @@ int gp_summary_write(const char *gpr, const gp_rank_t *r, const gp_rank_tables_t
 		fwrite(k[i].name, 1, l, m);
 		fwrite(&comm, 1, 1, m);
 		fwrite(v, sizeof(v), 1, m);
-		uint16_t rl = (uint16_t)(k[i].range ? strnlen(k[i].range, 65535) : 0);
-		fwrite(&rl, 2, 1, m);
-		fwrite(k[i].range ? k[i].range : "", 1, rl, m);
-		fwrite(&k[i].range_ns, 8, 1, m);
+		for (unsigned j = 0; j < GP_KRANGES; j++) {
+			const char *rn = k[i].in[j].name ? k[i].in[j].name : "";
+			uint16_t rl = (uint16_t)strnlen(rn, 65535);
+			fwrite(&rl, 2, 1, m);
+			fwrite(rn, 1, rl, m);
+			fwrite(&k[i].in[j].ns, 8, 1, m);
+		}
 	}
 	for (unsigned i = 0; i < nr; i++) {
 		uint16_t l = (uint16_t)strnlen(rs[i].name, 65535);
@@ -368,8 +371,11 @@ int gp_summary_read(const char *gpr, gp_rank_t *out, gp_rank_tables_t *one)
 	uint32_t n3[3];
 	get(&r, &have, sizeof(have));
 	get(&r, n3, sizeof(n3));
-	if (r.bad || memcmp(&have, &want, sizeof(have)) || n3[0] > 100000000 || n3[1] > 10000000 ||
-	    n3[2] > 10000000) { /* stale: another version or rank file */
+	/* stale (another version or rank file), or counts the file cannot hold: a rank keeps
+	 * GP_STEP_KEEP samples at most, a kernel's record takes 75 bytes or more, a
+	 * range's 42 (no allocation larger than the file is made for them) */
+	if (r.bad || memcmp(&have, &want, sizeof(have)) || n3[0] > GP_STEP_KEEP ||
+	    (uint64_t)n3[1] * 75 + (uint64_t)n3[2] * 42 > n) {
 		free(buf);
 		return -1;
 	}
@@ -418,11 +424,13 @@ int gp_summary_read(const char *gpr, gp_rank_t *out, gp_rank_tables_t *one)
 		get(&r, v, sizeof(v));
 		k->comm = comm != 0;
 		k->calls = v[0], k->total = v[1], k->min = v[2], k->max = v[3];
-		k->range = get_name(&r);
-		get(&r, &k->range_ns, 8);
-		if (k->range && !k->range[0]) { /* none */
-			free(k->range);
-			k->range = NULL;
+		for (unsigned j = 0; j < GP_KRANGES; j++) {
+			k->in[j].name = get_name(&r);
+			get(&r, &k->in[j].ns, 8);
+			if (k->in[j].name && !k->in[j].name[0]) { /* none */
+				free(k->in[j].name);
+				k->in[j].name = NULL;
+			}
 		}
 	}
 	for (unsigned i = 0; !r.bad && i < n3[2]; i++) {

@@ -395,14 +395,15 @@ static void launched_in(void)
 		if (!strcmp(job.k[i].name, "sgd"))
 			sgd = &job.k[i];
 	}
-	ok(gemm && gemm->range && !strcmp(gemm->range, "fc1") &&
-	       gemm->range_ns * 3 == gemm->total * 2,
+	ok(gemm && gemm->in[0].name && !strcmp(gemm->in[0].name, "fc1") &&
+	       gemm->in[0].ns * 3 == gemm->total * 2,
 	   "gemm: launched in fc1 for 2 of its 3 ms per step (%s)",
-	   gemm && gemm->range ? gemm->range : "-");
-	ok(relu && relu->range && !strcmp(relu->range, "fc2") && relu->range_ns == relu->total,
-	   "relu: all of it in fc2 (%s)", relu && relu->range ? relu->range : "-");
-	ok(sgd && !sgd->range, "sgd, launched in the step range alone: none (%s)",
-	   sgd && sgd->range ? sgd->range : "-");
+	   gemm && gemm->in[0].name ? gemm->in[0].name : "-");
+	ok(relu && relu->in[0].name && !strcmp(relu->in[0].name, "fc2") &&
+	       relu->in[0].ns == relu->total,
+	   "relu: all of it in fc2 (%s)", relu && relu->in[0].name ? relu->in[0].name : "-");
+	ok(sgd && !sgd->in[0].name, "sgd, launched in the step range alone: none (%s)",
+	   sgd && sgd->in[0].name ? sgd->in[0].name : "-");
 }
 
 /* Two programs one after the other under one agent: CUPTI counts correlation ids from 1

@@ -13,11 +13,11 @@ int main(void)
 {
 	/* three GEMMs whose names differ only at their end (Hugging Face GPT-2 on an H200) */
 	static const char *gemm[] = {"_ZN7cutlass7Kernel2I62cutlass_75_tensorop_bf16_s1688gemm_"
-	                              "bf16_256x128_32x3_tn_align8EEvNT_6ParamsE",
-	                              "_ZN7cutlass7Kernel2I62cutlass_75_tensorop_bf16_s1688gemm_"
-	                              "bf16_128x128_32x4_nn_align8EEvNT_6ParamsE",
-	                              "_ZN7cutlass7Kernel2I61cutlass_75_tensorop_bf16_s1688gemm_"
-	                              "bf16_64x128_32x6_nt_align8EEvNT_6ParamsE"};
+	                             "bf16_256x128_32x3_tn_align8EEvNT_6ParamsE",
+	                             "_ZN7cutlass7Kernel2I62cutlass_75_tensorop_bf16_s1688gemm_"
+	                             "bf16_128x128_32x4_nn_align8EEvNT_6ParamsE",
+	                             "_ZN7cutlass7Kernel2I61cutlass_75_tensorop_bf16_s1688gemm_"
+	                             "bf16_64x128_32x6_nt_align8EEvNT_6ParamsE"};
 	char a[3][64];
 	char *full = gp_readable_name(gemm[0]);
 	bool have = full && strncmp(full, "_Z", 2);
@@ -86,6 +86,25 @@ int main(void)
 	   rows[2], rows[3]);
 	ok(!strcmp(rows[4], "bias_grad(float const*, float*, int, int)"),
 	   "a row that collides with none is left as it was: %s", rows[4]);
+	const char *over[] = {"_ZN5flash42fwd_kernel_with_a_very_long_name_that_goesEPKfPfii",
+	                      "_ZN5flash42fwd_kernel_with_a_very_long_name_that_goesEPKdPdii"};
+	char two[2][41];
+	gp_display_names(over, 2, two[0], sizeof(two[0]));
+	ok(strcmp(two[0], two[1]) && strlen(two[0]) <= 40,
+	   "overloads that differ in their parameters read as two: %s | %s", two[0], two[1]);
+	const char *wide[] = {"\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9"
+	                      "\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9"
+	                      "\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9_\x1b[31m_end"};
+	char w[1][20];
+	gp_display_names(wide, 1, w[0], sizeof(w[0]));
+	bool whole = true;
+	for (size_t i = 0; w[0][i]; i++) /* every 0xc3 is followed by its 0xa9 */
+		whole &= (unsigned char)w[0][i] != 0xc3 || (unsigned char)w[0][i + 1] == 0xa9;
+	for (size_t i = 0; w[0][i]; i++)
+		whole &=
+		    (unsigned char)w[0][i] != 0xa9 || (i && (unsigned char)w[0][i - 1] == 0xc3);
+	ok(whole && !strchr(w[0], '\x1b'),
+	   "a cut never halves a UTF-8 character, and no escape reaches the terminal: %s", w[0]);
 	char one[1][61];
 	gp_display_names(gemms, 1, one[0], sizeof(one[0]));
 	gp_display_name(gemms[0], b, 61);

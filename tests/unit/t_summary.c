@@ -96,13 +96,14 @@ int main(void)
 	t.nk = 2, t.nr = 1;
 	t.k = calloc(2, sizeof(gp_kstat_t));
 	t.r = calloc(1, sizeof(gp_rstat_t));
-	t.k[0] = (gp_kstat_t){.name = strdup("gemm"),
-	                      .calls = 10,
-	                      .total = 1000,
-	                      .min = 50,
-	                      .max = 200,
-	                      .range = strdup("fc1"),
-	                      .range_ns = 800};
+	t.k[0] = (gp_kstat_t){
+	    .name = strdup("gemm"),
+	    .calls = 10,
+	    .total = 1000,
+	    .min = 50,
+	    .max = 200,
+	    .in = {{strdup("fc1"), 800}, {strdup("fc2"), 100}},
+	};
 	t.k[1] = (gp_kstat_t){.name = strdup("ncclAllReduce"),
 	                      .calls = 5,
 	                      .total = 500,
@@ -132,8 +133,9 @@ int main(void)
 	   "PyTorch's owners");
 	ok(back.id.path && !strcmp(back.id.path, gpr), "the path is where the rank file is");
 	ok(tb.nk == 2 && !strcmp(tb.k[1].name, "ncclAllReduce") && tb.k[1].comm &&
-	       tb.k[0].total == 1000 && tb.k[0].range && !strcmp(tb.k[0].range, "fc1") &&
-	       tb.k[0].range_ns == 800 && !tb.k[1].range && tb.nr == 1 && tb.r[0].count_all == 12 &&
+	       tb.k[0].total == 1000 && tb.k[0].in[0].name && !strcmp(tb.k[0].in[0].name, "fc1") &&
+	       tb.k[0].in[0].ns == 800 && tb.k[0].in[1].ns == 100 && !tb.k[0].in[2].name &&
+	       !tb.k[1].in[0].name && tb.nr == 1 && tb.r[0].count_all == 12 &&
 	       !strcmp(tb.job, "4242") && tb.ntasks_expected == 8,
 	   "the kernel and range tables (a kernel's launching range), the job and its tasks");
 	/* what a write of what was read reads as: the same, byte for byte, section by section */
