@@ -280,7 +280,9 @@ static char *get_name(rd_t *r)
 /* A record read from a file is text the report prints and counts it loops on: every
  * string ends inside its array, every count within its array (defence in depth: only
  * the reader's own or root's summaries are read at all). */
-#define TERM(a)     ((a)[sizeof(a) - 1] = '\0')
+#define TERM(a) ((a)[sizeof(a) - 1] = '\0')
+/* a bool is 0 or 1, read as its byte (any other value loaded as a bool is undefined) */
+#define BOOL01(b)   (*(unsigned char *)&(b) = *(unsigned char *)&(b) != 0)
 #define CLAMP(n, a) ((n) = (n) > sizeof(a) / sizeof((a)[0]) ? sizeof(a) / sizeof((a)[0]) : (n))
 static void sanitize(gp_rank_t *r)
 {
@@ -298,6 +300,17 @@ static void sanitize(gp_rank_t *r)
 	for (unsigned i = 0; i < GP_PROCS; i++)
 		TERM(r->procs.p[i].command);
 	TERM(r->pool.what), TERM(r->id.gpu_uuid);
+	BOOL01(r->outcome.has_end), BOOL01(r->outcome.status_unknown);
+	BOOL01(r->outcome.agent_end), BOOL01(r->outcome.status_from_node);
+	BOOL01(r->quality.truncated), BOOL01(r->quality.nvtx_cuda_tids_unrelated);
+	BOOL01(r->quality.lost_any), BOOL01(r->pool.seen), BOOL01(r->torch.seen);
+	BOOL01(r->torch.grow_stale), BOOL01(r->torch.oom), BOOL01(r->steps.gpu_from_markers);
+	BOOL01(r->capture.window), BOOL01(r->memory.peak_ranges_other_thread);
+	for (unsigned i = 0; i < sizeof(r->startup.top) / sizeof(r->startup.top[0]); i++)
+		BOOL01(r->startup.top[i].kernel);
+	for (unsigned i = 0; i < GP_PROCS; i++)
+		BOOL01(r->procs.p[i].trainer), BOOL01(r->procs.p[i].has_end),
+		    BOOL01(r->procs.p[i].status_unknown);
 	for (unsigned i = 0; i < sizeof(r->memory.owners) / sizeof(r->memory.owners[0]); i++)
 		TERM(r->memory.owners[i].module);
 	struct gp_torch *t = &r->torch;

@@ -132,6 +132,16 @@ int main(void)
 	       back.torch.own[0].bytes == 4096,
 	   "PyTorch's owners");
 	ok(back.id.path && !strcmp(back.id.path, gpr), "the path is where the rank file is");
+	/* the pattern put bytes other than 0 and 1 into the bools: read as 0 or 1 */
+	const unsigned char *bools[] = {(const unsigned char *)&back.outcome.has_end,
+	                                (const unsigned char *)&back.torch.seen,
+	                                (const unsigned char *)&back.capture.window,
+	                                (const unsigned char *)&back.procs.p[3].trainer,
+	                                (const unsigned char *)&back.startup.top[5].kernel};
+	unsigned loose = 0;
+	for (size_t i = 0; i < sizeof(bools) / sizeof(bools[0]); i++)
+		loose += *bools[i] > 1;
+	ok(!loose, "a bool is read as 0 or 1, whatever byte the file held (%u not)", loose);
 	ok(tb.nk == 2 && !strcmp(tb.k[1].name, "ncclAllReduce") && tb.k[1].comm &&
 	       tb.k[0].total == 1000 && tb.k[0].in[0].name && !strcmp(tb.k[0].in[0].name, "fc1") &&
 	       tb.k[0].in[0].ns == 800 && tb.k[0].in[1].ns == 100 && !tb.k[0].in[2].name &&
