@@ -101,9 +101,11 @@ void gp_job_add_ranges(gp_job_t *job, const gp_rstat_t *r, unsigned n)
  * GPU work launched on the thread that started it while it was open. They are looked up
  * in their own index (positions in d->ranges, so in (tid, start) order): a job without
  * them pays nothing per kernel. */
-static void project_started(rank_data_t *d, const size_t *idx, size_t n, uint32_t tid, uint64_t ts,
-                            uint64_t dur)
+/* ... and returns the innermost of them (the latest to start), NULL: none. */
+static const range_t *project_started(rank_data_t *d, const size_t *idx, size_t n, uint32_t tid,
+                                      uint64_t ts, uint64_t dur)
 {
+	const range_t *inner = NULL;
 	size_t lo = 0, hi = n;
 	while (lo < hi) { /* first with (tid, start) > (tid, ts) */
 		size_t mid = (lo + hi) / 2;
@@ -117,9 +119,13 @@ static void project_started(rank_data_t *d, const size_t *idx, size_t n, uint32_
 		range_t *x = &d->ranges.v[idx[j]];
 		if (x->tid != tid)
 			break;
-		if (x->end >= ts)
+		if (x->end >= ts) {
 			x->gpu_ns += dur;
+			if (!inner)
+				inner = x;
+		}
 	}
+	return inner;
 }
 
 void gp_pass_ranges(gp_job_t *job, gp_rank_t *r, rank_data_t *d)
@@ -140,12 +146,16 @@ void gp_pass_ranges(gp_job_t *job, gp_rank_t *r, rank_data_t *d)
 		const api_t *a = gp_rd_launch(d, k);
 		if (!a)
 			continue;
-		if (started.n && !d->tid_mismatch)
-			project_started(d, started.v, started.n, a->tid, a->start, k->dur);
+		const range_t *in =
+		    started.n && !d->tid_mismatch
+		        ? project_started(d, started.v, started.n, a->tid, a->start, k->dur)
+		        : NULL;
 		range_t *rg = gp_owner_range(d, a->tid, a->start, &from);
+		/* what launched it: the innermost range around the call, a start/end range (a
+		 * module's, mode layers) where it began inside the push/pop one */
+		k->range = in && (!rg || in->start >= rg->start) ? in->name : rg ? rg->name : 0;
 		if (!rg)
 			continue;
-		k->range = rg->name;
 		if (rg->tid != a->tid || d->tid_mismatch)
 			r->gpu.kernels_other_thread++;
 		for (size_t j = from, steps = 0; j-- > 0 && steps < 4096; steps++) {

@@ -27,8 +27,8 @@ typedef struct kern {
 	uint64_t start, dur;
 	uint64_t corr; /* CUPTI's id; bits 32+: the process's generation (cupti.c) */
 	uint32_t name, stream;
-	uint32_t range;   /* the innermost range open at its launch (its name id; 0: none),
-	                     set by gp_pass_ranges */
+	uint32_t range;   /* the innermost range open at its launch, push/pop or start/end
+	                     (its name id; 0: none), set by gp_pass_ranges */
 	uint8_t kind;     /* 0 kernel 1 memcpy 2 memset */
 	uint8_t copykind; /* CUPTI memcpy kind: 1 HtoD 2 DtoH 8 DtoD ... */
 	uint8_t device;

@@ -361,6 +361,14 @@ static void layer_ranges(void)
 	   st ? (unsigned long long)st->gpu_ns : 0);
 	ok(!strcmp(r.steps.source, "nvtx") && !strcmp(r.steps.name, "train_step"),
 	   "steps are the program's range, not a layer range (%s)", r.steps.name);
+	gp_merge_kernels(&job, &r, &d);
+	const gp_kstat_t *g = NULL;
+	for (unsigned i = 0; i < job.nk; i++)
+		if (!strcmp(job.k[i].name, "gemm"))
+			g = &job.k[i];
+	ok(g && g->in[0].name && !strcmp(g->in[0].name, "Linear backward"),
+	   "a kernel launched in a module's start/end range is launched in it (%s)",
+	   g && g->in[0].name ? g->in[0].name : "-");
 }
 
 /* Each kernel's launching range: the innermost range open at its launch, not the step
