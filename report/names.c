@@ -256,7 +256,7 @@ void gp_display_names(const char *const *names, unsigned n, char *out, size_t wi
 {
 	for (unsigned i = 0; i < n; i++)
 		gp_display_name(names[i], out + i * width, width);
-	if (width < 40 || !n)
+	if (width < 12 || !n)
 		return;
 	char *now = malloc(n * width), **full = calloc(n, sizeof(char *));
 	size_t(*pos)[4] = calloc(n, sizeof(*pos));
@@ -266,8 +266,9 @@ void gp_display_names(const char *const *names, unsigned n, char *out, size_t wi
 	for (unsigned i = 0; i < n; i++)
 		full[i] = unfolded(names[i]);
 	/* rows that read the same are cut around where their names differ, as often as that
-	 * leaves two rows reading the same (a few rounds: each adds a place to show) */
-	for (int round = 0; round < 3; round++) {
+	 * leaves two rows reading the same (a few rounds: each adds a place to show), where
+	 * the column has room for pieces */
+	for (int round = 0; round < 3 && width >= 40; round++) {
 		bool changed = false;
 		memcpy(now, out, n * width);
 		for (unsigned i = 0; i < n; i++) {
@@ -292,6 +293,23 @@ void gp_display_names(const char *const *names, unsigned n, char *out, size_t wi
 		}
 		if (!changed)
 			break;
+	}
+	/* rows that still read alike (names differing in more places than a row can show):
+	 * numbered, the first left as it is */
+	memcpy(now, out, n * width);
+	for (unsigned i = 1; i < n; i++) {
+		unsigned same = 1;
+		for (unsigned j = 0; j < i; j++)
+			same += !strcmp(now + i * width, now + j * width);
+		if (same > 1) {
+			char tag[16];
+			int t = snprintf(tag, sizeof(tag), " #%u", same);
+			char *o = out + i * width;
+			size_t l = strlen(o),
+			       at = l + (size_t)t < width ? l : width - 1 - (size_t)t;
+			at = utf8_back(o, at);
+			memcpy(o + at, tag, (size_t)t + 1);
+		}
 	}
 out:
 	for (unsigned i = 0; full && i < n; i++)

@@ -105,6 +105,24 @@ int main(void)
 		    (unsigned char)w[0][i] != 0xa9 || (i && (unsigned char)w[0][i - 1] == 0xc3);
 	ok(whole && !strchr(w[0], '\x1b'),
 	   "a cut never halves a UTF-8 character, and no escape reaches the terminal: %s", w[0]);
+	/* names that differ only far apart and in many places: numbered if nothing else */
+	char many_names[6][200];
+	const char *many[6];
+	for (int i = 0; i < 6; i++) {
+		snprintf(many_names[i], sizeof(many_names[i]),
+		         "kernel_with_a_common_prefix_that_is_long_%c_and_a_middle_that_goes_on_%c_"
+		         "then_more_%c_and_more_%c_to_the_end_%c",
+		         'a' + (i & 1), 'a' + (i >> 1 & 1), 'a' + (i >> 2 & 1), 'a', 'a');
+		many[i] = many_names[i];
+	}
+	char mrows[6][24];
+	gp_display_names(many, 6, mrows[0], sizeof(mrows[0]));
+	unsigned msame = 0;
+	for (int i = 0; i < 6; i++)
+		for (int j = 0; j < i; j++)
+			msame += !strcmp(mrows[i], mrows[j]);
+	ok(!msame, "six names too alike for a narrow column still read as six: %s | %s | %s",
+	   mrows[0], mrows[1], mrows[5]);
 	char one[1][61];
 	gp_display_names(gemms, 1, one[0], sizeof(one[0]));
 	gp_display_name(gemms[0], b, 61);
