@@ -135,18 +135,14 @@ static char *unfolded(const char *name)
 	return s;
 }
 
-/* A cut at i of s moved back to the start of the UTF-8 character there (never half a
- * character in a table). */
-static size_t utf8_back(const char *s, size_t i)
+size_t gp_utf8_back(const char *s, size_t i)
 {
 	while (i > 0 && ((unsigned char)s[i] & 0xc0) == 0x80)
 		i--;
 	return i;
 }
 
-/* What a terminal would act on (escape sequences, bells, carriage returns) made '?':
- * names are the program's strings, and an admin reads a user's report. */
-static void no_controls(char *s)
+void gp_text_safe(char *s)
 {
 	for (; *s; s++)
 		if ((unsigned char)*s < 0x20 || *s == 0x7f)
@@ -183,14 +179,15 @@ void gp_display_name(const char *name, char *out, size_t width)
 	}
 	n = strlen(s);
 	if (n >= width && width > 8) { /* the middle cut: both ends kept, whole characters */
-		size_t keep = width - 1 - 2, head = utf8_back(s, keep / 2), tail = keep - keep / 2;
+		size_t keep = width - 1 - 2, head = gp_utf8_back(s, keep / 2),
+		       tail = keep - keep / 2;
 		size_t from = n - tail;
 		while (s[from] && ((unsigned char)s[from] & 0xc0) == 0x80)
 			from++;
 		memmove(s + head + 2, s + from, n - from + 1);
 		s[head] = s[head + 1] = '.';
 	}
-	no_controls(s);
+	gp_text_safe(s);
 	snprintf(out, width, "%s", s);
 	free(s);
 }
@@ -202,7 +199,7 @@ static void cut_around(const char *s, const size_t *p, unsigned np, char *o, siz
 	size_t len = strlen(s), lo[8], hi[8], k = 0, used = 0;
 	if (len <= room) {
 		snprintf(o, room + 1, "%s", s);
-		no_controls(o);
+		gp_text_safe(o);
 		return;
 	}
 	lo[k] = 0, hi[k++] = 16; /* the head */
@@ -234,7 +231,7 @@ static void cut_around(const char *s, const size_t *p, unsigned np, char *o, siz
 			a++;
 		if (w + (z - a) > room)
 			z = a + (room - w);
-		z = z < len ? utf8_back(s, z) : z;
+		z = z < len ? gp_utf8_back(s, z) : z;
 		if (z < a)
 			z = a;
 		memcpy(o + w, s + a, z - a);
@@ -243,7 +240,7 @@ static void cut_around(const char *s, const size_t *p, unsigned np, char *o, siz
 	if (hi[k - 1] < len && w + 2 <= room)
 		w += (size_t)snprintf(o + w, room + 1 - w, "..");
 	o[w < room ? w : room] = '\0';
-	no_controls(o);
+	gp_text_safe(o);
 }
 
 static int cmp_size(const void *a, const void *b)
@@ -307,7 +304,7 @@ void gp_display_names(const char *const *names, unsigned n, char *out, size_t wi
 			char *o = out + i * width;
 			size_t l = strlen(o),
 			       at = l + (size_t)t < width ? l : width - 1 - (size_t)t;
-			at = utf8_back(o, at);
+			at = gp_utf8_back(o, at);
 			memcpy(o + at, tag, (size_t)t + 1);
 		}
 	}

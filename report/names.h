@@ -20,5 +20,11 @@ void gp_display_name(const char *name, char *out, size_t width);
  * that rows that would read the same are cut around where their names differ (three GEMMs
  * that differ only in the middle of their names stay three names). */
 void gp_display_names(const char *const *names, unsigned n, char *out, size_t width);
+/* A cut at i of s moved back to the start of the UTF-8 character there (never half a
+ * character in a table). */
+size_t gp_utf8_back(const char *s, size_t i);
+/* What a terminal would act on (escape sequences, bells, carriage returns) made '?':
+ * names are the program's strings, and an admin may read a user's report. */
+void gp_text_safe(char *s);
 
 #endif

@@ -42,15 +42,11 @@ static void shorten(const char *name, char *out, size_t len)
 	if (n < len) {
 		memcpy(out, name, n + 1);
 	} else {
-		size_t k = len - 4;
-		while (k > 0 && ((unsigned char)name[k] & 0xc0) == 0x80) /* whole characters */
-			k--;
+		size_t k = gp_utf8_back(name, len - 4);
 		memcpy(out, name, k);
 		strcpy(out + k, "...");
 	}
-	for (char *p = out; *p; p++) /* nothing a terminal acts on: the program's strings */
-		if ((unsigned char)*p < 0x20 || *p == 0x7f)
-			*p = '?';
+	gp_text_safe(out);
 }
 
 static double io_rate(const gp_rank_t *r, int k)
@@ -1017,14 +1013,30 @@ static void text_quality(const gp_job_t *job, FILE *out)
 
 void gp_report_text(const gp_job_t *job, FILE *out)
 {
-	text_findings(job, out);
-	text_how_slow(job, out);
-	text_startup(job, out);
-	text_time(job, out);
-	print_io(out, job);
-	text_memory(job, out);
-	print_torch(out, job);
-	text_quality(job, out);
+	/* written whole, then every control character but the newline made '?': the text
+	 * carries the program's own strings (range, thread and kernel names, paths, its
+	 * command line) to a terminal, an admin's too */
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *m = open_memstream(&buf, &len);
+	FILE *to = m ? m : out;
+	text_findings(job, to);
+	text_how_slow(job, to);
+	text_startup(job, to);
+	text_time(job, to);
+	print_io(to, job);
+	text_memory(job, to);
+	print_torch(to, job);
+	text_quality(job, to);
+	if (!m)
+		return;
+	fclose(m);
+	for (size_t i = 0; buf && i < len; i++)
+		if (((unsigned char)buf[i] < 0x20 && buf[i] != '\n') || buf[i] == 0x7f)
+			buf[i] = '?';
+	if (buf)
+		fwrite(buf, 1, len, out);
+	free(buf);
 }
 
 void gp_report_summary_line(const gp_job_t *job, char *buf, size_t len)

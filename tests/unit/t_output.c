@@ -97,7 +97,7 @@ int main(void)
 	for (int i = 0; i < 2; i++) {
 		gp_rank_t *r = &job.ranks[i];
 		r->id.rank = i;
-		snprintf(r->id.node, sizeof(r->id.node), "node-%d", i);
+		snprintf(r->id.node, sizeof(r->id.node), i ? "node-%d" : "\x1b[31mnode%d\a", i);
 		snprintf(r->id.step, sizeof(r->id.step), "0");
 		snprintf(r->id.modes, sizeof(r->id.modes), "timing,nvtx,cuda,mem");
 		r->outcome.has_end = true;
@@ -153,6 +153,8 @@ int main(void)
 	       strstr(text, "== Where the memory goes ==") && strstr(text, "== Data quality =="),
 	   "the text report has its sections");
 	ok(text && strstr(text, "10.50") != NULL, "and the job's median step");
+	ok(text && !strchr(text, '\x1b') && !strchr(text, '\a') && strstr(text, "?[31mnode"),
+	   "no escape sequence or bell of the program's strings reaches the text");
 	free(text);
 
 	for (unsigned i = 0; i < job.nranks; i++)
