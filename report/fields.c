@@ -449,12 +449,12 @@ const gp_field_t gp_rank_fields[] = {
 };
 const size_t gp_rank_nfields = sizeof(gp_rank_fields) / sizeof(gp_rank_fields[0]);
 
-/* Sections written only on a condition: null in its place, or left out. */
+/* Sections written only on a condition, null in their place otherwise (every rank has
+ * the same keys). */
 static const struct {
 	const char *name;
 	bool (*when)(const gp_rank_t *);
-	bool null_else; /* false: the key is left out (none is: every rank, the same keys) */
-} conditional[] = {{"pytorch", torch_seen, true}, {"pool", pool_seen, true}};
+} conditional[] = {{"pytorch", torch_seen}, {"pool", pool_seen}};
 
 static void value(FILE *out, const gp_field_t *f, const gp_rank_t *r)
 {
@@ -520,8 +520,7 @@ void gp_json_rank(FILE *out, const gp_rank_t *r)
 			for (size_t c = 0; c < sizeof(conditional) / sizeof(conditional[0]); c++)
 				if (!strcmp(conditional[c].name, open) && !conditional[c].when(r)) {
 					skip = true;
-					if (conditional[c].null_else)
-						fprintf(out, ",\n     \"%s\": null", open);
+					fprintf(out, ",\n     \"%s\": null", open);
 				}
 			if (!skip)
 				fprintf(out, ",\n     \"%s\": {", open);

@@ -511,11 +511,11 @@ void gp_job_free(gp_job_t *job)
 		gp_rank_release(&job->ranks[i]);
 	free(job->ranks);
 	free(job->launchers);
-	for (unsigned i = 0; i < job->nk; i++)
+	for (unsigned i = 0; i < job->nk; i++) {
+		free(job->k[i].name);
 		for (unsigned j = 0; j < GP_KRANGES; j++)
 			free(job->k[i].in[j].name);
-	for (unsigned i = 0; i < job->nk; i++)
-		free(job->k[i].name);
+	}
 	free(job->k);
 	for (unsigned i = 0; i < job->nr; i++)
 		free(job->r[i].name);

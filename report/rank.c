@@ -41,11 +41,11 @@ void gp_rank_compact_steps(gp_rank_t *r)
 
 void gp_rank_tables_free(gp_rank_tables_t *t)
 {
-	for (unsigned i = 0; i < t->nk; i++)
+	for (unsigned i = 0; i < t->nk; i++) {
+		free(t->k[i].name);
 		for (unsigned j = 0; j < GP_KRANGES; j++)
 			free(t->k[i].in[j].name);
-	for (unsigned i = 0; i < t->nk; i++)
-		free(t->k[i].name);
+	}
 	for (unsigned i = 0; i < t->nr; i++)
 		free(t->r[i].name);
 	free(t->k);
