@@ -17,6 +17,7 @@ mkdir -p .gpubin/debs
 /usr/local/cuda/bin/nvcc -O2 -gencode 'arch=compute_90,code=[sm_90,compute_90]' -o .gpubin/known_counts bench/known_counts.cu
 /usr/local/cuda/bin/nvcc -O2 -gencode 'arch=compute_90,code=[sm_90,compute_90]' -I/usr/local/cuda/include -o .gpubin/marker_check bench/marker_check.cu
 /usr/local/cuda/bin/nvcc -O2 -gencode 'arch=compute_90,code=[sm_90,compute_90]' -I/usr/local/cuda/include -o .gpubin/launch-loop bench/launch_loop.cu
+/usr/local/cuda/bin/nvcc -O2 -gencode 'arch=compute_90,code=[sm_90,compute_90]' -I/usr/local/cuda/include -o .gpubin/cupti-floor bench/cupti_floor.cu -L/usr/local/cuda/lib64 -lcupti
 cp _build/bench/nvtx_cost .gpubin/
 for l in $(ldd .gpubin/gpuprof .gpubin/gpuprof-agent .gpubin/.libs/*.so | awk '{print $3}' | grep -E 'zstd|unwind|lzma|libdw|libelf|bz2' | sort -u); do cp -L "$l" .gpubin/; done
 du -sh .gpubin

@@ -48,7 +48,8 @@ enum gp_ev_type {
 	GP_EV_NVML_IO = 27,     /* ts u8=device u16=GP_IO_* valid bits; cumulative counters:
 	                           a=PCIe tx bytes b=PCIe rx bytes c=NVLink tx KiB d=NVLink rx KiB */
 	GP_EV_GPU_FAULT = 28,   /* ts u8=device a=GP_FAULT_* b=Xid code or new errors c=total */
-	GP_EV_OVERHEAD = 29,    /* ts a=duration b=CUPTI overhead kind (profiler's own cost) */
+	GP_EV_OVERHEAD = 29,    /* ts a=duration b=CUPTI overhead kind (profiler's own cost),
+	                         * or GP_OVERHEAD_DETACH */
 	GP_EV_STEP_MARK = 30,   /* ts=end of an outermost NVTX range (a step) on the host;
 	                           d=1: a=GPU ns since the previous marker completed (CUDA
 	                           events), d=0: first of a chain, d=2: not placed (GPU too
@@ -59,6 +60,10 @@ enum gp_ev_type {
 	                           ts tid, u16=device; a..d per kind (below) */
 	GP_EV_MAX = 33,
 };
+
+/* GP_EV_OVERHEAD b for gpuprof's own work on CUPTI, above CUPTI's overhead kinds:
+ * detaching it after a capture window and attaching its light parts again. */
+#define GP_OVERHEAD_DETACH 0x10000u
 
 /* GP_EV_FW kinds. Byte counts are the framework's own (PyTorch's caching allocator and
  * optimizer state), not CUDA's. b is a string id wherever the kind carries text. */
@@ -86,7 +91,10 @@ enum gp_fw {
 	                         durations) took a ns, ending at ts; b=what */
 	GP_FW_POOL = 14,      /* a framework's device memory pool (XLA's allocator): a=bytes
 	                         in use c=bytes the pool holds d=peak in use; b=which pool */
-	GP_FW_N = 15
+	GP_FW_PROFILER = 15,  /* the program's own profiler (torch.profiler: kineto) began
+	                         (a=1) or ended (a=0); it shares CUPTI, so gpuprof switches
+	                         no CUDA capture while it runs */
+	GP_FW_N = 16
 };
 enum { GP_SNAP_PEAK = 1, GP_SNAP_OOM = 2, GP_SNAP_EXIT = 3, GP_SNAP_SIGTERM = 4 };
 

@@ -360,6 +360,8 @@ const gp_field_t gp_rank_fields[] = {
     /* PyTorch's own figures (the integration); null without it */
     STR("pytorch", "info", torch.info, "version, how steps and memory were taken"),
     STR("pytorch", "not_collected", torch.missing, "what was not collected, and why"),
+    U32("pytorch", "profiler_sessions", torch.profiler_sessions, NULL,
+        "torch.profiler sessions the program ran (gpuprof switched no capture meanwhile)"),
     U32("pytorch", "optimizer_steps", torch.opt_steps, NULL,
         "step() calls of the optimizer that steps most"),
     F64("pytorch", "optimizer_period_median_ms", torch.opt_period_median_ms, 6, "ms",

@@ -92,9 +92,10 @@ typedef struct gp_pool {
  * "pytorch") */
 typedef struct gp_torch {
 	bool seen;
-	char info[256];    /* version, how steps and memory were taken */
-	char missing[512]; /* what was not collected, and why */
-	unsigned nopt;     /* optimizers that stepped */
+	char info[256];             /* version, how steps and memory were taken */
+	char missing[512];          /* what was not collected, and why */
+	unsigned nopt;              /* optimizers that stepped */
+	unsigned profiler_sessions; /* torch.profiler sessions (GP_FW_PROFILER begins) */
 	struct {
 		uint64_t bytes, device_bytes, steps;
 		char what[192];

@@ -36,11 +36,13 @@ static void capture_set(unsigned want, uint64_t idx, uint64_t ts)
 	if (!atomic_compare_exchange_strong(&gp_inj.cap_busy, &z, 1))
 		return; /* another thread is switching; never wait for it */
 	uint64_t t0 = gp_clock_ns();
-	gp_inj.cupti_capture(want);
-	gp_event_t e = {.type = GP_EV_CONTROL, .ts = ts ? ts : t0, .a = want, .b = idx};
-	e.c = gp_clock_ns() - t0;
-	gp_inj_emit(&e);
-	atomic_store(&gp_inj.cap_cur, want);
+	unsigned got = gp_inj.cupti_capture(want);
+	if (got == want) { /* else the module was busy: the next boundary tries again */
+		gp_event_t e = {.type = GP_EV_CONTROL, .ts = ts ? ts : t0, .a = want, .b = idx};
+		e.c = gp_clock_ns() - t0;
+		gp_inj_emit(&e);
+		atomic_store(&gp_inj.cap_cur, want);
+	}
 	atomic_store(&gp_inj.cap_busy, 0);
 }
 

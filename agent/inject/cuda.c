@@ -29,13 +29,20 @@ static uint64_t clock_ns(void)
 	return gp_clock_ns();
 }
 
+static bool fw_profiler(void)
+{
+	return atomic_load_explicit(&gp_inj.fw_profiler, memory_order_relaxed);
+}
+
 static const gp_inject_api_t api_template = {.emit = gp_inj_emit,
                                              .intern = gp_inj_intern,
                                              .count_drop = gp_inj_count_drop,
                                              .tid = gp_inj_tid,
                                              .now = clock_ns,
                                              .profiler = gp_inj_on_profiler,
-                                             .tick = gp_inj_capture_tick};
+                                             .tick = gp_inj_capture_tick,
+                                             .gpu_done = gp_marker_done,
+                                             .foreign = fw_profiler};
 
 /* Frameworks whose own profiler subscribes to CUPTI's callback API when the user starts
  * it (torch.profiler/kineto, jax.profiler/XLA, TensorFlow): CUPTI has one subscriber per
@@ -120,6 +127,8 @@ static void load_cupti(void)
 	}
 	gp_cupti_start_fn start = (gp_cupti_start_fn)dlsym(gp_inj.cupti_mod, "gp_cupti_start");
 	gp_inj.cupti_flush = (gp_cupti_flush_fn)dlsym(gp_inj.cupti_mod, "gp_cupti_flush");
+	gp_inj.cupti_hand_over =
+	    (gp_cupti_hand_over_fn)dlsym(gp_inj.cupti_mod, "gp_cupti_hand_over");
 	gp_inj.cupti_capture = (gp_cupti_capture_fn)dlsym(gp_inj.cupti_mod, "gp_cupti_capture");
 	gp_inj.cupti_stream_id =
 	    (gp_cupti_stream_id_fn)dlsym(gp_inj.cupti_mod, "gp_cupti_stream_id");
@@ -144,6 +153,10 @@ static void load_cupti(void)
 	                : am && !strcmp(am, "calls")       ? 0
 	                : gp_inj.cap.how == GP_CAP_SAMPLED ? 1 /* auto: no cost between windows */
 	                                                   : 0;
+	const char *det = gp_setting_str(GP_ENV_CUPTI_DETACH);
+	bool det_on = det && (!strcmp(det, "true") || !strcmp(det, "1") || !strcmp(det, "on"));
+	bool det_auto = !det || !*det || !strcmp(det, "auto");
+	api->detach = gp_inj.cap.how == GP_CAP_SAMPLED && (det_on || (det_auto && !fw));
 	if ((gp_inj.modes & GP_MODE_MEM) && !api->callbacks) {
 		char msg[256];
 		snprintf(msg, sizeof(msg), GP_YIELD_STACKS_FMT,

@@ -5,12 +5,28 @@
  * every 200 ms (CUPTI delivers nothing until a flush) and turns records into events.
  * The parts of the module: cupti_int.h.
  * Locks: flush_lock serialises process_all (the worker, a context's destruction and the
- * final flush); pyframes.c's cache lock is only ever try-locked (the frame walker never
- * waits). Everything else shared is atomic. */
+ * final flush); cupti_lock serialises every change of CUPTI's state (switching kinds, the
+ * worker's flushes, the detach between windows): the application's threads only ever
+ * try-lock it, and retry at the next step; pyframes.c's cache lock is only ever
+ * try-locked (the frame walker never waits). Everything else shared is atomic.
+ *
+ * Detached between windows (gp_inject_api_t.detach): once CUPTI has traced kernels, every
+ * later launch costs the host about 1.5 us more (H200, CUDA 13.0, bench/cupti_floor.cu),
+ * whether the kinds are disabled or not; only cuptiFinalize gives that back. So after a
+ * window, once the step markers say the GPU has finished the window's work, the worker
+ * flushes, subscribes (in a framework process only if the slot is free: a running
+ * torch.profiler or jax.profiler holds it, and then nothing is detached), and calls
+ * cuDriverGetVersion with that one callback enabled: cuptiFinalize runs at its exit, the
+ * place NVIDIA's cupti_finalize sample calls it from, on our own thread. The light parts
+ * (buffers, memory records, allocation callbacks) are attached again at once (they cost
+ * a launch nothing measurable); the next window only enables the kinds again. CUPTI's
+ * correlation ids may start again after a re-attach: each attach has its epoch in the
+ * ids' top bits. */
 #include "config.h"
 #include "cupti_int.h"
 #include "modes.h"
 
+#include <dlfcn.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -34,6 +50,8 @@ static CUpti_SubscriberHandle subscriber;
 static bool have_sub; /* we hold CUPTI's callback subscriber */
 static bool api_captured(uint64_t ts);
 static pthread_mutex_t flush_lock = PTHREAD_MUTEX_INITIALIZER; /* process_all only */
+/* recursive: cuptiFinalize, called with it held, may call back into this module */
+static pthread_mutex_t cupti_lock = PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP;
 
 static uint64_t CUPTIAPI timestamp(void)
 {
@@ -137,13 +155,27 @@ static void process_all(void)
 static long flush_ms = 200, flush_mem_ms = 1000;
 static _Atomic unsigned capturing; /* GP_MODE_CUDA | GP_MODE_MEM now on; one writer at a time */
 
+static void maybe_detach(void);
+static _Atomic uint64_t window_end;
+
+/* Every flush period: flush, process, windows by time. While a detach waits for the GPU
+ * (window_end), it wakes every 10 ms to look, flushing at its usual period only. */
 static void *worker_main(void *arg)
 {
+	uint64_t last = 0;
 	while (!atomic_load(&stop)) {
 		long ms = (capturing & GP_MODE_CUDA) ? flush_ms : flush_mem_ms;
-		struct timespec ts = {ms / 1000, (ms % 1000) * 1000 * 1000};
+		long nap = atomic_load(&window_end) && ms > 10 ? 10 : ms;
+		struct timespec ts = {nap / 1000, (nap % 1000) * 1000 * 1000};
 		nanosleep(&ts, NULL);
+		maybe_detach();
+		uint64_t now = gp_cu_api->now();
+		if (now - last < (uint64_t)ms * 1000000u - 5000000u && atomic_load(&window_end))
+			continue;
+		last = now;
+		pthread_mutex_lock(&cupti_lock);
 		cuptiActivityFlushAll(0);
+		pthread_mutex_unlock(&cupti_lock);
 		process_all();
 		if (gp_cu_api->tick)
 			gp_cu_api->tick(gp_cu_api->now());
@@ -151,23 +183,37 @@ static void *worker_main(void *arg)
 	return NULL;
 }
 
+static _Atomic int finalize_now; /* the worker asks for cuptiFinalize at the next exit */
+
 static void CUPTIAPI on_callback(void *ud, CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
                                  const void *data)
 {
 	if (domain == CUPTI_CB_DOMAIN_RESOURCE) {
-		if (cbid == CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING) {
+		/* try-locked: the worker may be detaching, and flushes then itself */
+		if (cbid == CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING &&
+		    pthread_mutex_trylock(&cupti_lock) == 0) {
 			cuptiActivityFlushAll(0);
+			pthread_mutex_unlock(&cupti_lock);
 			process_all();
 		}
 		return;
 	}
 	const CUpti_CallbackData *cb = data;
+	if (domain == CUPTI_CB_DOMAIN_DRIVER_API &&
+	    cbid == CUPTI_DRIVER_TRACE_CBID_cuDriverGetVersion) { /* maybe_detach's call */
+		if (cb->callbackSite == CUPTI_API_EXIT && atomic_exchange(&finalize_now, 0)) {
+			cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+			process_all();
+			cuptiFinalize();
+		}
+		return;
+	}
 	if (cb->callbackSite != CUPTI_API_ENTER)
 		return;
 	gp_event_t e = {.type = GP_EV_API,
 	                .ts = gp_cu_api->now(),
 	                .b = cbid,
-	                .c = GP_CORR(gp_cu_api->gen, cb->correlationId),
+	                .c = GP_CORR(GP_XGEN(&xlate), cb->correlationId),
 	                .tid = gp_cu_api->tid(),
 	                .u8 = domain == CUPTI_CB_DOMAIN_RUNTIME_API ? 1 : 2};
 	if (domain == CUPTI_CB_DOMAIN_RUNTIME_API &&
@@ -216,7 +262,27 @@ static bool api_captured(uint64_t ts)
 	return lo == 0 || (lo == n && atomic_load(&switch_full)) || (switch_ts[lo - 1] & 1);
 }
 
-static void set_capture(unsigned want)
+/* Memory records and the allocation callbacks (with cupti_lock held). */
+static void switch_mem(int en)
+{
+	(en ? cuptiActivityEnable : cuptiActivityDisable)(CUPTI_ACTIVITY_KIND_MEMORY2);
+	for (unsigned i = 0; have_sub && i < gp_ncbids; i++)
+		if (gp_cbids[i].flags & GP_CB_STACK)
+			cuptiEnableCallback((uint32_t)en, subscriber,
+			                    gp_cbids[i].domain == GP_CB_RUNTIME
+			                        ? CUPTI_CB_DOMAIN_RUNTIME_API
+			                        : CUPTI_CB_DOMAIN_DRIVER_API,
+			                    gp_cbids[i].cbid);
+}
+
+/* Detaching between windows (the file's comment). window_end: when kernels were last
+ * switched off, 0 when there is nothing to detach. */
+#define DETACH_WAIT_NS (10ull * 1000000000ull) /* no step marker passed: detach anyway */
+static bool detach_on;
+static bool foreign_seen; /* a profiler of the program's registered its buffers */
+static CUresult (*drv_version)(int *);
+
+static void set_capture(unsigned want) /* cupti_lock held */
 {
 	unsigned on = want & ~capturing, off = capturing & ~want;
 	if ((on | off) & GP_MODE_CUDA) {
@@ -234,36 +300,92 @@ static void set_capture(unsigned want)
 		 * enabled mid-run: gp_cupti_start enables them once. Records of calls made
 		 * while cuda is off are dropped when they are read (api_captured). */
 		unsigned n = atomic_load(&nswitch);
+		uint64_t now = gp_cu_api->now();
 		if (n < MAX_SWITCH) {
-			switch_ts[n] = gp_cu_api->now() << 1 | (uint64_t)en;
+			switch_ts[n] = now << 1 | (uint64_t)en;
 			atomic_store(&nswitch, n + 1);
 		} else {
 			atomic_store(&switch_full, true);
 		}
+		atomic_store(&window_end, !en && detach_on ? now : 0);
 	}
-	if ((on | off) & GP_MODE_MEM) {
-		int en = !!(on & GP_MODE_MEM);
-		(en ? cuptiActivityEnable : cuptiActivityDisable)(CUPTI_ACTIVITY_KIND_MEMORY2);
-		for (unsigned i = 0; have_sub && i < gp_ncbids; i++)
-			if (gp_cbids[i].flags & GP_CB_STACK)
-				cuptiEnableCallback((uint32_t)en, subscriber,
-				                    gp_cbids[i].domain == GP_CB_RUNTIME
-				                        ? CUPTI_CB_DOMAIN_RUNTIME_API
-				                        : CUPTI_CB_DOMAIN_DRIVER_API,
-				                    gp_cbids[i].cbid);
-	}
+	if ((on | off) & GP_MODE_MEM)
+		switch_mem(!!(on & GP_MODE_MEM));
 	capturing = want;
 }
 
-__attribute__((visibility("default"))) void gp_cupti_capture(unsigned modes)
+/* A profiler the program runs itself (torch.profiler's kineto) shares CUPTI with us.
+ * CUPTI's kinds are the process's, not ours: switching them off at a window's end took
+ * every kernel from a torch.profiler running across it (H200: 0 of 2 880;
+ * bench/field/profiler_mid.py), and a detach in its session leaves it nothing. So while
+ * one runs (the PyTorch integration says so: GP_FW_PROFILER; or another tool holds
+ * CUPTI's subscriber) we switch and detach nothing, and the next step tries again. Its
+ * buffer callbacks replaced ours: once it has gone, ours are registered again, and the
+ * buffers it was handed are forgotten (cupti_lock held). */
+static bool foreign_profiler(void)
 {
-	if (gp_cu_api)
-		set_capture(modes & gp_cu_api->modes & (GP_MODE_CUDA | GP_MODE_MEM));
+	CUpti_SubscriberHandle h;
+	if (gp_cu_api->foreign && gp_cu_api->foreign()) {
+		foreign_seen = true;
+		return true;
+	}
+	if (have_sub)
+		return false; /* ours: nobody else can hold it */
+	if (cuptiSubscribe(&h, (CUpti_CallbackFunc)on_callback, NULL) != CUPTI_SUCCESS) {
+		foreign_seen = true;
+		return true;
+	}
+	cuptiUnsubscribe(h);
+	if (foreign_seen) {
+		foreign_seen = false;
+		cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+		atomic_store(&outstanding, 0);
+		cuptiActivityRegisterTimestampCallback(timestamp);
+		cuptiActivityRegisterCallbacks(buffer_requested, buffer_completed);
+	}
+	return false;
+}
+
+/* The program's profiler is about to register its buffer callbacks (begin): hand back
+ * every buffer CUPTI holds of ours first. CUPTI goes on filling a buffer it was given, and
+ * once the profiler's callbacks are registered that buffer is completed to them, which
+ * drop it as unknown: 0 of 2 880 kernels reached a torch.profiler started inside a
+ * window. It has ended (!begin, its buffers flushed): register ours again at once. */
+__attribute__((visibility("default"))) void gp_cupti_hand_over(int begin)
+{
+	if (!gp_cu_api)
+		return;
+	pthread_mutex_lock(&cupti_lock);
+	if (begin) {
+		cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+		foreign_seen = true;
+	} else {
+		foreign_profiler(); /* the take-back, where no other tool holds CUPTI */
+	}
+	pthread_mutex_unlock(&cupti_lock);
+	process_all();
+}
+
+__attribute__((visibility("default"))) unsigned gp_cupti_capture(unsigned modes)
+{
+	if (!gp_cu_api)
+		return 0;
+	if (pthread_mutex_trylock(&cupti_lock) != 0)
+		return capturing; /* the worker is flushing or detaching: the next step retries */
+	unsigned want = modes & gp_cu_api->modes & (GP_MODE_CUDA | GP_MODE_MEM);
+	if (want != capturing && !foreign_profiler())
+		set_capture(want);
+	pthread_mutex_unlock(&cupti_lock);
+	return capturing;
 }
 
 __attribute__((visibility("default"))) int gp_cupti_stream_id(void *stream, uint32_t *id)
 {
-	return cuptiGetStreamIdEx(NULL, (CUstream)stream, 0, id) == CUPTI_SUCCESS ? 0 : -1;
+	if (pthread_mutex_trylock(&cupti_lock) != 0)
+		return -1;
+	int rc = cuptiGetStreamIdEx(NULL, (CUstream)stream, 0, id) == CUPTI_SUCCESS ? 0 : -1;
+	pthread_mutex_unlock(&cupti_lock);
+	return rc;
 }
 
 static void at_exit_flush(void)
@@ -271,7 +393,9 @@ static void at_exit_flush(void)
 	if (!gp_cu_api)
 		return;
 	atomic_store(&stop, 1);
+	pthread_mutex_lock(&cupti_lock);
 	cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+	pthread_mutex_unlock(&cupti_lock);
 	process_all();
 }
 
@@ -288,24 +412,15 @@ static int fail(char *why, unsigned len, const char *what, CUptiResult rc)
 	return -1;
 }
 
-__attribute__((visibility("default"))) int gp_cupti_start(const gp_inject_api_t *a, char *why,
-                                                          unsigned whylen)
+/* Subscribe (when the api asks for callbacks), register the buffers and the clock: the
+ * parts that cost a launch nothing. first: at start (a subscriber refused is an error);
+ * later: again after a detach, with memory records as they were (cupti_lock held). */
+static int attach(const gp_inject_api_t *a, bool first, char *why, unsigned whylen)
 {
 	CUptiResult rc;
-	discard = a->discard;
-	if (a->flush_ms >= 10)
-		flush_ms = flush_mem_ms = a->flush_ms;
-	gp_cu_api = a;
-	xlate = (gp_xlate_t){.gen = a->gen,
-	                     .intern = a->intern,
-	                     .api_captured = api_captured,
-	                     .profiler_by_callback = false};
-	uint32_t ver = 0;
-	may_refuse = cuptiGetVersion(&ver) == CUPTI_SUCCESS && ver >= 27;
 	if (a->callbacks) {
 		rc = cuptiSubscribe(&subscriber, (CUpti_CallbackFunc)on_callback, NULL);
-		if (rc != CUPTI_SUCCESS) {
-			gp_cu_api = NULL;
+		if (rc != CUPTI_SUCCESS && first) {
 			if (rc == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED)
 				snprintf(why, whylen,
 				         "CUPTI is held by another tool (nsys, ncu, "
@@ -314,8 +429,10 @@ __attribute__((visibility("default"))) int gp_cupti_start(const gp_inject_api_t 
 				fail(why, whylen, "cuptiSubscribe", rc);
 			return -1;
 		}
-		have_sub = true;
-		xlate.profiler_by_callback = true;
+		have_sub = rc == CUPTI_SUCCESS; /* later: taken in between, stacks lost */
+		xlate.profiler_by_callback = have_sub;
+	}
+	if (have_sub) {
 		cuptiEnableCallback(1, subscriber, CUPTI_CB_DOMAIN_RESOURCE,
 		                    CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING);
 		/* cudaProfilerStart/Stop mark steps for programs without NVTX */
@@ -332,7 +449,90 @@ __attribute__((visibility("default"))) int gp_cupti_start(const gp_inject_api_t 
 	cuptiActivityRegisterTimestampCallback(timestamp);
 	rc = cuptiActivityRegisterCallbacks(buffer_requested, buffer_completed);
 	if (rc != CUPTI_SUCCESS)
-		return fail(why, whylen, "cuptiActivityRegisterCallbacks", rc);
+		return first ? fail(why, whylen, "cuptiActivityRegisterCallbacks", rc) : -1;
+	if (!first && (capturing & GP_MODE_MEM))
+		switch_mem(1);
+	return 0;
+}
+
+/* After a window, once the GPU has finished its work (a step marker placed after the
+ * window's end has completed, or DETACH_WAIT_NS passed): flush, finalize at the exit of
+ * our own cuDriverGetVersion, attach the light parts again. The worker's thread. */
+static void maybe_detach(void)
+{
+	uint64_t end = atomic_load(&window_end), now = gp_cu_api->now();
+	uint64_t done = gp_cu_api->gpu_done ? gp_cu_api->gpu_done() : 0;
+	if (!end || (done < end && now - end < DETACH_WAIT_NS) ||
+	    (gp_cu_api->foreign && gp_cu_api->foreign()))
+		return;
+	pthread_mutex_lock(&cupti_lock);
+	if (atomic_load(&window_end) != end || (capturing & GP_MODE_CUDA)) {
+		pthread_mutex_unlock(&cupti_lock);
+		return; /* a window began again */
+	}
+	atomic_store(&window_end, 0);
+	cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+	process_all();
+	bool own = have_sub;
+	if (!own) { /* a framework's profiler holds the slot while it runs: leave it be */
+		if (cuptiSubscribe(&subscriber, (CUpti_CallbackFunc)on_callback, NULL) !=
+		    CUPTI_SUCCESS) {
+			pthread_mutex_unlock(&cupti_lock);
+			return;
+		}
+		have_sub = true;
+	}
+	cuptiEnableCallback(1, subscriber, CUPTI_CB_DOMAIN_DRIVER_API,
+	                    CUPTI_DRIVER_TRACE_CBID_cuDriverGetVersion);
+	atomic_store(&finalize_now, 1);
+	int v = 0;
+	drv_version(&v);
+	if (atomic_exchange(&finalize_now, 0)) { /* no callback came: stay attached */
+		cuptiEnableCallback(0, subscriber, CUPTI_CB_DOMAIN_DRIVER_API,
+		                    CUPTI_DRIVER_TRACE_CBID_cuDriverGetVersion);
+		if (!own) {
+			cuptiUnsubscribe(subscriber);
+			have_sub = false;
+		}
+		detach_on = false;
+		pthread_mutex_unlock(&cupti_lock);
+		return;
+	}
+	have_sub = false;
+	/* the next attach's correlation ids apart from the last one's */
+	__atomic_store_n(&xlate.gen, GP_XGEN(&xlate) + (1u << 16), __ATOMIC_RELAXED);
+	attach(gp_cu_api, false, NULL, 0);
+	pthread_mutex_unlock(&cupti_lock);
+	uint64_t t1 = gp_cu_api->now();
+	gp_event_t o = {.type = GP_EV_OVERHEAD, .ts = now, .a = t1 - now, .b = GP_OVERHEAD_DETACH};
+	gp_cu_api->emit(&o);
+}
+
+__attribute__((visibility("default"))) int gp_cupti_start(const gp_inject_api_t *a, char *why,
+                                                          unsigned whylen)
+{
+	discard = a->discard;
+	if (a->flush_ms >= 10)
+		flush_ms = flush_mem_ms = a->flush_ms;
+	gp_cu_api = a;
+	xlate = (gp_xlate_t){.gen = a->gen,
+	                     .intern = a->intern,
+	                     .api_captured = api_captured,
+	                     .profiler_by_callback = false};
+	uint32_t ver = 0;
+	may_refuse = cuptiGetVersion(&ver) == CUPTI_SUCCESS && ver >= 27;
+	/* the driver that loaded us: in the global scope, else by its soname */
+	drv_version = (CUresult(*)(int *))dlsym(RTLD_DEFAULT, "cuDriverGetVersion");
+	void *cuda = drv_version ? NULL : dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
+	if (cuda)
+		drv_version = (CUresult(*)(int *))dlsym(cuda, "cuDriverGetVersion");
+	detach_on = a->detach && a->api_mode == 1 && drv_version;
+	pthread_mutex_lock(&cupti_lock);
+	if (attach(a, true, why, whylen) != 0) {
+		pthread_mutex_unlock(&cupti_lock);
+		gp_cu_api = NULL;
+		return -1;
+	}
 	xlate.api_listed_only = a->api_mode == 1;
 	if (a->modes & GP_MODE_CUDA) {
 		/* only the API records the report reads, not whole domains */
@@ -350,6 +550,7 @@ __attribute__((visibility("default"))) int gp_cupti_start(const gp_inject_api_t 
 		}
 	}
 	set_capture(a->capture);
+	pthread_mutex_unlock(&cupti_lock);
 	if (pthread_create(&worker, NULL, worker_main, NULL) != 0)
 		return fail(why, whylen, "pthread_create", CUPTI_ERROR_UNKNOWN);
 	pthread_detach(worker);

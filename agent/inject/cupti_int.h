@@ -52,8 +52,12 @@ bool gp_cbid_listed(unsigned domain, uint32_t cbid);
  * two programs run one after the other under one agent apart in the report's
  * launch-to-kernel matching. */
 #define GP_CORR(gen, id) ((uint64_t)(gen) << 32 | (uint32_t)(id))
+#define GP_XGEN(x)       __atomic_load_n(&(x)->gen, __ATOMIC_RELAXED)
 typedef struct gp_xlate {
-	uint32_t gen;                                  /* gp_inject_api_t.gen */
+	/* gp_inject_api_t.gen, and above bit 16 the attach epoch (cupti.c: the ids may
+	 * start again after CUPTI is detached and attached again); written only once every
+	 * record of the previous epoch is processed (read and written with __atomic) */
+	uint32_t gen;
 	uint32_t (*intern)(const char *s, size_t len); /* kernel names */
 	bool (*api_captured)(uint64_t ts);             /* NULL: every API record */
 	bool profiler_by_callback; /* cudaProfilerStart/Stop came through the callback */

@@ -57,6 +57,11 @@ gpuprof_fw_event(unsigned kind, unsigned dev, uint64_t a, uint64_t c, uint64_t d
 	                .d = d};
 	if (text && *text)
 		e.b = gp_inj_intern_cstr(text);
+	/* before the record: no window switches from here on, and none of CUPTI's buffers
+	 * ours when the profiler registers its own */
+	if (kind == GP_FW_PROFILER && atomic_exchange(&gp_inj.fw_profiler, a != 0) != (a != 0) &&
+	    gp_inj.cupti_hand_over)
+		gp_inj.cupti_hand_over(a != 0);
 	gp_inj_emit(&e);
 	if (kind == GP_FW_OPT_END) {
 		gp_marker_step_end(e.ts);

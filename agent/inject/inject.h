@@ -41,18 +41,31 @@ typedef struct gp_inject_api {
 	/* GPUPROF_CUPTI_API: 0 calls (per-callback-id records, on for the whole run),
 	 * 1 windows (whole runtime and driver kinds, switched with the capture), 2 off */
 	unsigned api_mode;
+	/* GPUPROF_CUPTI_DETACH with sampled capture: give CUPTI back between windows */
+	bool detach;
+	/* The host time up to which the GPU has finished the program's work (the step
+	 * markers); 0 while none is known. NULL: never known. */
+	uint64_t (*gpu_done)(void);
+	/* The framework's own profiler runs (the PyTorch integration says so): CUPTI's
+	 * kinds are its too, so nothing is switched or detached meanwhile. */
+	bool (*foreign)(void);
 } gp_inject_api_t;
 
 /* The CUPTI module's entry points (libgpuprof-cupti.so). */
 typedef int (*gp_cupti_start_fn)(const gp_inject_api_t *api, char *why, unsigned whylen);
 typedef void (*gp_cupti_flush_fn)(void);
-/* Switch CUDA activity (GP_MODE_CUDA) and memory tracking (GP_MODE_MEM) on or off. */
-typedef void (*gp_cupti_capture_fn)(unsigned modes);
+/* The program's own profiler begins (1): CUPTI returns every buffer of ours before it
+ * registers its own; it ended (0): ours are registered again (gp_cupti_hand_over). */
+typedef void (*gp_cupti_hand_over_fn)(int begin);
+/* Switch CUDA activity (GP_MODE_CUDA) and memory tracking (GP_MODE_MEM) on or off; returns
+ * the bits captured now (unchanged when the module was busy: try again later). */
+typedef unsigned (*gp_cupti_capture_fn)(unsigned modes);
 /* CUPTI's stream id of a CUstream/cudaStream_t handle; -1 when CUPTI does not know it. */
 typedef int (*gp_cupti_stream_id_fn)(void *stream, uint32_t *id);
 int gp_cupti_start(const gp_inject_api_t *api, char *why, unsigned whylen);
 void gp_cupti_flush(void);
-void gp_cupti_capture(unsigned modes);
+void gp_cupti_hand_over(int begin);
+unsigned gp_cupti_capture(unsigned modes);
 int gp_cupti_stream_id(void *stream, uint32_t *id);
 /* The framework integration's calls into libgpuprof-inject.so (agent/python/_gpuprof.py,
  * through ctypes): attach to the agent's ring (1: recording), the clock records carry,

@@ -63,6 +63,7 @@ typedef struct gp_inj_state {
 	/* cuda.c: the CUPTI module */
 	void *cupti_mod;
 	gp_cupti_flush_fn cupti_flush;
+	gp_cupti_hand_over_fn cupti_hand_over;
 	gp_cupti_capture_fn cupti_capture;
 	gp_cupti_stream_id_fn cupti_stream_id;
 	/* capture.c: cuda (and mem) switched at step boundaries */
@@ -71,6 +72,7 @@ typedef struct gp_inj_state {
 	_Atomic unsigned cap_cur;   /* cuda/mem bits capturing now */
 	_Atomic int cap_busy;       /* one thread switches at a time; the others go on */
 	_Atomic int cap_prof;       /* between cudaProfilerStart and Stop */
+	_Atomic int fw_profiler;    /* the framework's own profiler runs (GP_FW_PROFILER) */
 	_Atomic uint32_t step_name; /* interned name of the step range; 0: not known yet */
 	_Atomic uint64_t step_idx;  /* steps begun so far */
 	_Atomic uint64_t seen0[8];  /* first outermost names (id << 8 | 1, never 0), to learn it */

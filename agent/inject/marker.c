@@ -46,8 +46,9 @@ static struct {
 	CUevent ev[NSLOT];
 	uint64_t ts[NSLOT];
 	_Atomic int full[NSLOT];
-	uint64_t head; /* under busy */
-	uint32_t name; /* the waiter's thread name (string id) */
+	uint64_t head;         /* under busy */
+	_Atomic uint64_t done; /* host time of the last marker the GPU has passed */
+	uint32_t name;         /* the waiter's thread name (string id) */
 	sem_t sem;
 	pthread_t thr;
 } m;
@@ -123,6 +124,7 @@ static void *waiter(void *arg)
 			continue;
 		}
 		e.b = m.now();
+		atomic_store_explicit(&m.done, m.ts[k], memory_order_release);
 		float ms = 0;
 		if (have_prev && m.ev_elapsed(&ms, m.ev[prev], m.ev[k]) == CUDA_SUCCESS &&
 		    ms >= 0) {
@@ -157,6 +159,11 @@ static int first_use(CUcontext c)
 		return -1;
 	pthread_detach(m.thr);
 	return 0;
+}
+
+uint64_t gp_marker_done(void)
+{
+	return atomic_load_explicit(&m.done, memory_order_acquire);
 }
 
 void gp_marker_step_end(uint64_t ts)

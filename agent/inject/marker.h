@@ -16,5 +16,8 @@ int gp_marker_enable(void (*emit)(const gp_event_t *), uint64_t (*now)(void), ui
 /* An outermost range of the program's own domain ended at ts: place a marker. Never
  * blocks; skipped when another thread is placing one. */
 void gp_marker_step_end(uint64_t ts);
+/* The host time (the clock of ts above) of the last step end the GPU has finished the
+ * work before: the CUDA work launched before it is done. 0: no marker has completed. */
+uint64_t gp_marker_done(void);
 
 #endif

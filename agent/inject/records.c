@@ -15,7 +15,7 @@ static gp_event_t on_stream(unsigned type, uint64_t start, uint64_t end, const g
 	return (gp_event_t){.type = (uint8_t)type,
 	                    .ts = start,
 	                    .a = end - start,
-	                    .c = GP_CORR(x->gen, corr),
+	                    .c = GP_CORR(GP_XGEN(x), corr),
 	                    .d = stream,
 	                    .u8 = (uint8_t)device};
 }
@@ -73,7 +73,7 @@ bool gp_cupti_translate(const CUpti_Activity *r, const gp_xlate_t *x, gp_event_t
 		e.ts = a->start;
 		e.a = a->end - a->start;
 		e.b = a->cbid;
-		e.c = GP_CORR(x->gen, a->correlationId);
+		e.c = GP_CORR(GP_XGEN(x), a->correlationId);
 		e.tid = a->threadId;
 		e.u8 = r->kind == CUPTI_ACTIVITY_KIND_RUNTIME ? 1 : 2;
 		e.u16 = (uint16_t)(gp_cbid_class(e.u8, a->cbid) |
@@ -98,7 +98,7 @@ bool gp_cupti_translate(const CUpti_Activity *r, const gp_xlate_t *x, gp_event_t
 		e.ts = m->timestamp;
 		e.a = m->address;
 		e.b = m->bytes;
-		e.c = GP_CORR(x->gen, m->correlationId);
+		e.c = GP_CORR(GP_XGEN(x), m->correlationId);
 		e.u8 = (uint8_t)m->deviceId;
 		e.u16 = (uint16_t)m->memoryKind;
 		e.d = m->streamId;

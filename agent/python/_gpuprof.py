@@ -30,7 +30,7 @@ import sys
 # GP_FW_* (common/event.h)
 _INFO, _MISSING, _OPT_BEGIN, _OPT_END, _OPT_STATE = 1, 2, 3, 4, 5
 _MEM_STEP, _MEM_PEAK, _OWNER, _OOM, _SNAPSHOT = 6, 7, 8, 9, 10
-_MEM_MAX, _DATA_WAIT, _COMPILE, _POOL = 11, 12, 13, 14
+_MEM_MAX, _DATA_WAIT, _COMPILE, _POOL, _PROFILER = 11, 12, 13, 14, 15
 _SNAP_PEAK, _SNAP_OOM, _SNAP_EXIT, _SNAP_SIGTERM = 1, 2, 3, 4
 
 # The allocator history costs 5-14 % of a step while it records (a Python stack per
@@ -230,6 +230,7 @@ def _start(torch):
         pass
     how = _install_steps(torch)
     how += "; input: " + _install_data_wait(torch)
+    how += "; torch.profiler: " + _install_profiler_watch(torch)
     _at_fork()
     if "layers" in _s.modes:
         how += "; layer ranges: " + _install_layers(torch)
@@ -255,6 +256,43 @@ def _at_fork():
         os.register_at_fork(after_in_child=child)
     except Exception:
         pass
+
+
+def _install_profiler_watch(torch):
+    """torch.profiler (kineto) and gpuprof share CUPTI, whose kinds belong to the whole
+    process: a capture window ending while the profiler runs would switch its kernels off,
+    and CUPTI detached between windows would leave it nothing. So the library is told
+    when kineto is prepared or enabled and when it is disabled (the functions every
+    torch.profiler and autograd profiler session goes through), and switches nothing
+    meanwhile."""
+    try:
+        import torch.autograd.profiler as ap
+    except Exception as e:
+        return "not watched (%s)" % type(e).__name__
+
+    def wrap(name, active):
+        orig = getattr(ap, name, None)
+        if orig is None or getattr(orig, "_gpuprof", False):
+            return 0
+
+        def wrapper(*args, **kwargs):
+            if active:
+                _emit(_PROFILER, a=1)
+            try:
+                return orig(*args, **kwargs)
+            finally:
+                if not active:
+                    _emit(_PROFILER, a=0)
+
+        wrapper._gpuprof = True
+        wrapper.__wrapped__ = orig
+        setattr(ap, name, wrapper)
+        return 1
+
+    n = wrap("_prepare_profiler", True) + wrap("_enable_profiler", True)
+    if not n or not wrap("_disable_profiler", False):
+        return "not watched (no kineto entry points)"
+    return "watched"
 
 
 def _install_data_wait(torch):

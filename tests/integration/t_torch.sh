@@ -307,4 +307,26 @@ EOF
 "$GP" run -o jobL2 -- "$PY" launch2.py >launch2.out 2>&1
 ok $? "a launcher starting two ranked gloo workers under one agent ($(tail -1 launch2.out))"
 ddp_check jobL2; ok $? "each worker's 9 optimizer steps in its own file $(tail -1 jobL2.err)"
+# torch.profiler shares CUPTI with gpuprof: the integration sees each session begin and
+# end (through kineto's entry points), so the collector switches no capture meanwhile;
+# the program's profiler still records what it did
+cat >prof.py <<'EOF'
+import torch
+from torch.profiler import ProfilerActivity, profile
+m = torch.nn.Linear(64, 64); opt = torch.optim.SGD(m.parameters(), lr=0.1)
+x = torch.randn(16, 64)
+for i in range(12):
+    if i in (3, 8):
+        p = profile(activities=[ProfilerActivity.CPU]); p.__enter__()
+    m(x).sum().backward(); opt.step(); opt.zero_grad()
+    if i in (5, 10):
+        p.__exit__(None, None, None)
+        print("ops", len(p.events()) > 0)
+EOF
+out=$("$GP" run -o jobP -- "$PY" prof.py 2>&1)
+ok $? "a program running torch.profiler twice runs under gpuprof"
+[ "$(echo "$out" | grep -c '^ops True')" = 2 ]; ok $? "its profiler recorded both sessions"
+[ "$(j jobP 'r["pytorch"]["profiler_sessions"]')" = 2 ]; ok $? "the report counts 2 torch.profiler sessions ($(j jobP 'r["pytorch"]["profiler_sessions"]'))"
+j jobP 'r["pytorch"]["info"]' | grep -q "torch.profiler: watched"; ok $? "the integration says it watches torch.profiler ($(j jobP 'r["pytorch"]["info"]'))"
+[ "$(j jobP 'r["steps"]["count"]')" = 12 ]; ok $? "its 12 steps still counted ($(j jobP 'r["steps"]["count"]'))"
 done_testing

@@ -1,0 +1,338 @@
+/* The CUPTI module's switching between capture windows (agent/inject/cupti.c) against a
+ * CUPTI of our own making: kinds switched with the windows; CUPTI detached after a window
+ * only once the GPU has finished its work, at the exit of the module's own
+ * cuDriverGetVersion, with the light parts attached again and the correlation ids of the
+ * next attach kept apart; nothing switched or detached while the program's own profiler
+ * runs or another tool holds CUPTI's subscriber; the buffers handed back when a profiler
+ * begins and taken back when it ends. No GPU, no libcupti. */
+#include "config.h"
+#include "cupti_int.h"
+#include "modes.h"
+#include "tap.h"
+
+#include <cuda.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+/* ---- the fake CUPTI: what was enabled, registered, subscribed, finalized ---- */
+static struct {
+	pthread_mutex_t mu;
+	int subscribed; /* 0 none, 1 the module, 2 another tool */
+	CUpti_CallbackFunc cb;
+	bool drv_cb;
+	bool kind[CUPTI_ACTIVITY_KIND_COUNT];
+	_Atomic int finalized, registered, forced_flushes;
+	CUpti_BuffersCallbackRequestFunc req;
+	CUpti_BuffersCallbackCompleteFunc done;
+	uint32_t next_corr;
+	int pending; /* kernel records to deliver at the next flush */
+} F = {.mu = PTHREAD_MUTEX_INITIALIZER, .next_corr = 1};
+
+CUptiResult CUPTIAPI cuptiActivityEnable(CUpti_ActivityKind k)
+{
+	F.kind[k] = true;
+	return CUPTI_SUCCESS;
+}
+CUptiResult CUPTIAPI cuptiActivityDisable(CUpti_ActivityKind k)
+{
+	F.kind[k] = false;
+	return CUPTI_SUCCESS;
+}
+CUptiResult CUPTIAPI cuptiActivityEnableRuntimeApi(CUpti_CallbackId c, uint8_t e)
+{
+	(void)c, (void)e;
+	return CUPTI_SUCCESS;
+}
+CUptiResult CUPTIAPI cuptiActivityEnableDriverApi(CUpti_CallbackId c, uint8_t e)
+{
+	(void)c, (void)e;
+	return CUPTI_SUCCESS;
+}
+CUptiResult CUPTIAPI cuptiActivityRegisterCallbacks(CUpti_BuffersCallbackRequestFunc r,
+                                                    CUpti_BuffersCallbackCompleteFunc d)
+{
+	F.req = r;
+	F.done = d;
+	F.registered++;
+	return CUPTI_SUCCESS;
+}
+CUptiResult CUPTIAPI cuptiActivityRegisterTimestampCallback(CUpti_TimestampCallbackFunc f)
+{
+	(void)f;
+	return CUPTI_SUCCESS;
+}
+CUptiResult CUPTIAPI cuptiActivityFlushAll(uint32_t flag)
+{
+	pthread_mutex_lock(&F.mu);
+	if (flag & CUPTI_ACTIVITY_FLAG_FLUSH_FORCED)
+		F.forced_flushes++;
+	if (F.req && F.pending) {
+		uint8_t *b;
+		size_t size, max;
+		F.req(&b, &size, &max);
+		CUpti_ActivityKernel10 *k = (void *)b;
+		int n = F.pending;
+		for (int i = 0; i < n; i++) {
+			memset(&k[i], 0, sizeof(k[i]));
+			k[i].kind = CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;
+			k[i].start = 1000;
+			k[i].end = 2000;
+			k[i].name = "k";
+			k[i].correlationId = F.next_corr++;
+		}
+		F.pending = 0;
+		F.done(NULL, 0, b, size, n * sizeof(*k));
+	}
+	pthread_mutex_unlock(&F.mu);
+	return CUPTI_SUCCESS;
+}
+CUptiResult CUPTIAPI cuptiActivityGetNextRecord(uint8_t *b, size_t valid, CUpti_Activity **r)
+{
+	uint8_t *next = *r ? (uint8_t *)*r + sizeof(CUpti_ActivityKernel10) : b;
+	if (next >= b + valid)
+		return CUPTI_ERROR_MAX_LIMIT_REACHED;
+	*r = (CUpti_Activity *)next;
+	return CUPTI_SUCCESS;
+}
+CUptiResult CUPTIAPI cuptiActivityGetNumDroppedRecords(CUcontext c, uint32_t s, size_t *n)
+{
+	(void)c, (void)s;
+	*n = 0;
+	return CUPTI_SUCCESS;
+}
+CUptiResult CUPTIAPI cuptiSubscribe(CUpti_SubscriberHandle *h, CUpti_CallbackFunc cb, void *u)
+{
+	(void)u;
+	if (F.subscribed)
+		return CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED;
+	F.subscribed = 1;
+	F.cb = cb;
+	*h = (CUpti_SubscriberHandle)&F;
+	return CUPTI_SUCCESS;
+}
+CUptiResult CUPTIAPI cuptiUnsubscribe(CUpti_SubscriberHandle h)
+{
+	(void)h;
+	F.subscribed = 0;
+	F.drv_cb = false;
+	return CUPTI_SUCCESS;
+}
+CUptiResult CUPTIAPI cuptiEnableCallback(uint32_t en, CUpti_SubscriberHandle h,
+                                         CUpti_CallbackDomain d, CUpti_CallbackId c)
+{
+	(void)h;
+	if (d == CUPTI_CB_DOMAIN_DRIVER_API && c == CUPTI_DRIVER_TRACE_CBID_cuDriverGetVersion)
+		F.drv_cb = en;
+	return CUPTI_SUCCESS;
+}
+CUptiResult CUPTIAPI cuptiFinalize(void)
+{
+	F.finalized++;
+	F.subscribed = 0;
+	F.drv_cb = false;
+	memset(F.kind, 0, sizeof(F.kind));
+	F.req = NULL;
+	F.done = NULL;
+	F.next_corr = 1; /* a new CUPTI counts from 1 again */
+	return CUPTI_SUCCESS;
+}
+CUptiResult CUPTIAPI cuptiGetResultString(CUptiResult r, const char **s)
+{
+	(void)r;
+	*s = "fake";
+	return CUPTI_SUCCESS;
+}
+CUptiResult CUPTIAPI cuptiGetStreamIdEx(CUcontext c, CUstream s, uint8_t p, uint32_t *id)
+{
+	(void)c, (void)s, (void)p;
+	*id = 0;
+	return CUPTI_SUCCESS;
+}
+CUptiResult CUPTIAPI cuptiGetVersion(uint32_t *v)
+{
+	*v = 130001;
+	return CUPTI_SUCCESS;
+}
+/* the driver entry the module finalizes at the exit of (found with dlsym: -rdynamic) */
+CUresult cuDriverGetVersion(int *v)
+{
+	*v = 13000;
+	if (F.drv_cb && F.subscribed == 1) {
+		CUpti_CallbackData d = {.callbackSite = CUPTI_API_EXIT};
+		F.cb(NULL, CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuDriverGetVersion,
+		     &d);
+	}
+	return CUDA_SUCCESS;
+}
+uint32_t gp_stack_capture(void)
+{
+	return 0;
+}
+
+/* ---- the injected library's side ---- */
+static pthread_mutex_t ev_mu = PTHREAD_MUTEX_INITIALIZER;
+static gp_event_t evs[1024];
+static int nev;
+static _Atomic uint64_t gpu_done_ts;
+static _Atomic bool profiler_runs;
+
+static void emit(const gp_event_t *e)
+{
+	pthread_mutex_lock(&ev_mu);
+	if (nev < 1024)
+		evs[nev++] = *e;
+	pthread_mutex_unlock(&ev_mu);
+}
+static uint32_t intern(const char *s, size_t n)
+{
+	(void)s, (void)n;
+	return 7;
+}
+static void count_drop(unsigned c, uint64_t n)
+{
+	(void)c, (void)n;
+}
+static uint32_t tid(void)
+{
+	return 1;
+}
+static uint64_t now(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
+}
+static uint64_t gpu_done(void)
+{
+	return atomic_load(&gpu_done_ts);
+}
+static bool foreign(void)
+{
+	return atomic_load(&profiler_runs);
+}
+
+/* kernels (their correlations) and detach records emitted so far */
+static int kernels(uint64_t *corr, int max)
+{
+	int n = 0;
+	pthread_mutex_lock(&ev_mu);
+	for (int i = 0; i < nev; i++)
+		if (evs[i].type == GP_EV_KERNEL && n < max)
+			corr[n++] = evs[i].c;
+	pthread_mutex_unlock(&ev_mu);
+	return n;
+}
+static int detach_records(void)
+{
+	int n = 0;
+	pthread_mutex_lock(&ev_mu);
+	for (int i = 0; i < nev; i++)
+		n += evs[i].type == GP_EV_OVERHEAD && evs[i].b == GP_OVERHEAD_DETACH;
+	pthread_mutex_unlock(&ev_mu);
+	return n;
+}
+static bool wait_for(_Atomic int *v, int want)
+{
+	for (int i = 0; i < 300 && atomic_load(v) < want; i++)
+		nanosleep(&(struct timespec){0, 10000000}, NULL);
+	return atomic_load(v) >= want;
+}
+static void nap_ms(long ms)
+{
+	nanosleep(&(struct timespec){ms / 1000, (ms % 1000) * 1000000}, NULL);
+}
+
+int main(void)
+{
+	const unsigned CUDA = GP_MODE_CUDA, MEM = GP_MODE_MEM;
+	gp_inject_api_t api = {.modes = CUDA | MEM,
+	                       .emit = emit,
+	                       .intern = intern,
+	                       .count_drop = count_drop,
+	                       .gen = 3,
+	                       .tid = tid,
+	                       .now = now,
+	                       .capture = CUDA | MEM,
+	                       .callbacks = false, /* a framework's process: the slot left free */
+	                       .flush_ms = 10,
+	                       .api_mode = 1,
+	                       .detach = true,
+	                       .gpu_done = gpu_done,
+	                       .foreign = foreign};
+	char why[128] = "";
+	ok(gp_cupti_start(&api, why, sizeof(why)) == 0, "started (%s)", why);
+	ok(F.kind[CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL] && F.kind[CUPTI_ACTIVITY_KIND_MEMORY2] &&
+	       F.kind[CUPTI_ACTIVITY_KIND_RUNTIME],
+	   "a window from the start: kernels, API calls and memory enabled");
+	ok(F.subscribed == 0, "no subscriber taken in a framework's process");
+
+	/* the window ends: kinds off; no detach before the GPU has finished its work */
+	F.pending = 2;
+	ok(gp_cupti_capture(MEM) == MEM, "window off");
+	ok(!F.kind[CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL] && !F.kind[CUPTI_ACTIVITY_KIND_RUNTIME] &&
+	       F.kind[CUPTI_ACTIVITY_KIND_MEMORY2],
+	   "kernels and API calls off, memory on");
+	nap_ms(150);
+	uint64_t c[8];
+	int n = kernels(c, 8);
+	ok(n == 2 && c[0] == (3ull << 32 | 1) && c[1] == (3ull << 32 | 2),
+	   "the window's kernels delivered, correlations under generation 3 (%d)", n);
+	ok(F.finalized == 0, "no detach while the GPU is still on the window's work");
+
+	/* the step markers say the GPU is past the window's end: detached, light parts back */
+	atomic_store(&gpu_done_ts, now());
+	ok(wait_for(&F.finalized, 1), "detached once the GPU passed the window's end");
+	nap_ms(50);
+	ok(F.registered == 2 && F.kind[CUPTI_ACTIVITY_KIND_MEMORY2] &&
+	       !F.kind[CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL],
+	   "buffers registered again and memory records on (registered %d)", F.registered);
+	ok(F.subscribed == 0, "the subscriber taken for the detach is gone with it");
+	ok(detach_records() == 1, "the detach's own cost recorded (GP_OVERHEAD_DETACH)");
+
+	/* the next window: kinds on again; CUPTI counts correlations from 1 again, the ids stay
+	 * apart from the first attach's */
+	ok(gp_cupti_capture(CUDA | MEM) == (CUDA | MEM) &&
+	       F.kind[CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL],
+	   "the next window enables kernels again");
+	F.pending = 1;
+	nap_ms(100);
+	n = kernels(c, 8);
+	ok(n == 3 && c[2] != c[0] && (uint32_t)c[2] == 1 && ((c[2] >> 32) & 0xffff) == 3,
+	   "after the re-attach: correlation 0x%llx apart from the first attach's 0x%llx",
+	   (unsigned long long)(n == 3 ? c[2] : 0), (unsigned long long)c[0]);
+
+	/* torch.profiler runs: nothing switched, buffers handed over, taken back after */
+	int flushes = F.forced_flushes, regs = F.registered;
+	atomic_store(&profiler_runs, true);
+	gp_cupti_hand_over(1);
+	ok(F.forced_flushes == flushes + 1, "a profiler beginning gets every buffer of ours back");
+	ok(gp_cupti_capture(MEM) == (CUDA | MEM) && F.kind[CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL],
+	   "no window switched while the program's profiler runs");
+	atomic_store(&profiler_runs, false);
+	gp_cupti_hand_over(0);
+	ok(F.registered == regs + 1, "ours registered again once it has ended");
+	ok(gp_cupti_capture(MEM) == MEM && !F.kind[CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL],
+	   "then the window switches off");
+
+	/* a detach waits while the profiler runs again */
+	atomic_store(&profiler_runs, true);
+	atomic_store(&gpu_done_ts, now() + 1000000000000ull);
+	nap_ms(150);
+	ok(F.finalized == 1, "no detach while the program's profiler runs");
+	atomic_store(&profiler_runs, false);
+	ok(wait_for(&F.finalized, 2), "detached once it has ended");
+	nap_ms(50);
+
+	/* another tool holds the subscriber (nsys, a profiler that subscribes): hands off */
+	F.subscribed = 2;
+	ok(gp_cupti_capture(CUDA | MEM) == MEM && !F.kind[CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL],
+	   "no window begins while another tool holds CUPTI's subscriber");
+	F.subscribed = 0;
+	ok(gp_cupti_capture(CUDA | MEM) == (CUDA | MEM) &&
+	       F.kind[CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL],
+	   "it begins at the next step once the tool has gone");
+	done_testing();
+}
