@@ -32,6 +32,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #define BUF_SIZE            (8u << 20)
 #define BUF_MAX_OUTSTANDING 32
@@ -388,9 +389,13 @@ __attribute__((visibility("default"))) int gp_cupti_stream_id(void *stream, uint
 	return rc;
 }
 
+static pid_t owner; /* the process that started CUPTI */
+
 static void at_exit_flush(void)
 {
-	if (!gp_cu_api)
+	/* a forked child has no worker, and may have been forked while the worker held
+	 * the locks: its exit must never wait for them */
+	if (!gp_cu_api || getpid() != owner)
 		return;
 	atomic_store(&stop, 1);
 	pthread_mutex_lock(&cupti_lock);
@@ -512,6 +517,7 @@ __attribute__((visibility("default"))) int gp_cupti_start(const gp_inject_api_t 
                                                           unsigned whylen)
 {
 	discard = a->discard;
+	owner = getpid();
 	if (a->flush_ms >= 10)
 		flush_ms = flush_mem_ms = a->flush_ms;
 	gp_cu_api = a;
