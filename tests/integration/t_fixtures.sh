@@ -105,6 +105,13 @@ check(near(r["steps"]["median_ms"], st.median(un), 0.02), "gpt2: headline %.3f v
 check(near(w["traced_median_ms"], st.median(tr), 0.03), "gpt2: traced %.3f vs the program's %.3f" % (w["traced_median_ms"], st.median(tr)))
 check(w["untraced_steps"] > 100 and w["traced_steps"] >= 40 and w["tracer_ms_per_step"] > 0, "gpt2: windows %s" % w)
 check(r["capture"]["switches"] >= 10, "gpt2: windows every 40 steps: %s switches" % r["capture"]["switches"])
+# the seed step with CUPTI detached after each window and attached again: every window's
+# kernels (10 steps each, the first after the warm-up), each joined to its launch call
+j, t = load("field-seed-detach"); r = j["ranks"][0]; g = r["gpu"]
+check(r["capture"]["captured_steps"] == t["windows_post_warmup_steps"], "seed-detach: %s steps traced" % r["capture"]["captured_steps"])
+check(g["kernels"] == t["windows_post_warmup_steps"] * t["kernels_per_step"], "seed-detach: %s kernels in the traced steps" % g["kernels"])
+check(g["launch_latency_us_median"] and g["kernels_shorter_than_launch"] is not None, "seed-detach: launches joined %s" % g["launch_latency_us_median"])
+check(near(r["steps"]["median_ms"], t["step_ms_median"], 0.03), "seed-detach: headline %.3f vs %.3f" % (r["steps"]["median_ms"], t["step_ms_median"]))
 # a leak of 1 MiB per step: its growth (tensors), its line
 j, t = load("field-leak"); f = [x for x in j["findings"] if x["id"] == "memory_leak"]
 check(f and "leak.py:17" in f[0]["title"] and "1.0 MiB per step" in f[0]["title"], "leak: %s" % (f and f[0]["title"]))
@@ -115,7 +122,7 @@ for b in bad:
     print("# " + b)
 sys.exit(1 if bad else 0)
 PY
-ok $? "field fixtures (JAX, Lightning, input-bound, GPT-2 in windows, leak, OOM) against each program's own truth"
+ok $? "field fixtures (JAX, Lightning, input-bound, GPT-2 in windows, the seed step detached between windows, leak, OOM) against each program's own truth"
 
 # the PyTorch integration's captures against PyTorch's own figures (TRUTH)
 python3 - "$T" "$F" <<'PY'
