@@ -684,6 +684,20 @@ static void text_windows(FILE *out, const char *label, const gp_rank_t *r)
 	        r->capture.traced_median_ms,
 	        r->capture.traced_median_ms - r->capture.untraced_median_ms,
 	        r->capture.traced_median_ms / r->capture.untraced_median_ms);
+	const gp_rank_capture_t *c = &r->capture;
+	if (c->traced_lo_ms > 0 && c->untraced_lo_ms > 0)
+		fprintf(out,
+		        "rank %s: how sure: 95 %% intervals of the medians, untraced %.3f-%.3f ms, "
+		        "traced %.3f-%.3f ms, so tracing added %+.3f to %+.3f ms a step; the "
+		        "kernel-level figures come from %u of the %u post-warm-up steps\n",
+		        label, c->untraced_lo_ms, c->untraced_hi_ms, c->traced_lo_ms,
+		        c->traced_hi_ms, c->traced_lo_ms - c->untraced_hi_ms,
+		        c->traced_hi_ms - c->untraced_lo_ms, c->ntraced, c->ntraced + c->nuntraced);
+	else
+		fprintf(out,
+		        "rank %s: how sure: the kernel-level figures come from %u of the %u "
+		        "post-warm-up steps, too few for an interval of their median\n",
+		        label, c->ntraced, c->ntraced + c->nuntraced);
 }
 
 /* How slow: each rank's steps and what the headline measures. */

@@ -23,6 +23,10 @@ double gp_median_without(const double *s, size_t n, double v);
  * reorders v). The upper middle of an even count. 0 when n is 0. */
 uint64_t gp_median_u64(uint64_t *v, size_t n);
 double gp_mean(const double *v, size_t n);
+/* A 95 % interval of the median from the samples' order statistics (distribution-free:
+ * the ranks n/2 -+ 0.98 sqrt(n) of the sorted values, as binomial tables give them);
+ * *lo = *hi = 0 below 6 samples, where no such interval exists. */
+void gp_median_interval(const double *v, size_t n, double *lo, double *hi);
 /* Coefficient of variation (sample standard deviation / mean); 0 below 2 samples. */
 double gp_cv(const double *v, size_t n);
 

@@ -22,6 +22,7 @@ typedef struct gp_steps {
 	char basis[16];
 	unsigned n, warmup, n_post, last_step;
 	double mean_ms, median_ms, p95_ms, cv; /* the headline */
+	double median_lo_ms, median_hi_ms;     /* its median's 95 % interval; 0: too few */
 	/* the headline's post-warm-up samples, in step order: all of them up to
 	 * GP_STEP_KEEP, else GP_STEP_KEEP evenly spaced over the nall there were (the
 	 * figures above are from all); owned (gp_rank_release) */
@@ -50,6 +51,9 @@ typedef struct gp_rank_capture {
 	double traced_median_ms, untraced_median_ms; /* 0: not measured */
 	double tracer_ms_per_step; /* what tracing added to a traced step (their difference, or
 	                              CUPTI's overhead records where no step was untraced) */
+	/* 95 % intervals of the two medians, and the difference's widest reading of them:
+	 * the traced interval's ends less the untraced one's far ends; 0: too few steps */
+	double traced_lo_ms, traced_hi_ms, untraced_lo_ms, untraced_hi_ms;
 } gp_rank_capture_t;
 
 #endif

@@ -103,6 +103,8 @@ un = [v for s, v in steps if not (s < 13 or s % 40 < 10)]
 tr = [v for s, v in steps if s < 13 or s % 40 < 10]
 check(near(r["steps"]["median_ms"], st.median(un), 0.02), "gpt2: headline %.3f vs the program's untraced median %.3f" % (r["steps"]["median_ms"], st.median(un)))
 check(near(w["traced_median_ms"], st.median(tr), 0.03), "gpt2: traced %.3f vs the program's %.3f" % (w["traced_median_ms"], st.median(tr)))
+check(r["steps"]["median_low_ms"] <= st.median(un) <= r["steps"]["median_high_ms"], "gpt2: the program's untraced median %.3f inside the headline's interval %.3f-%.3f" % (st.median(un), r["steps"]["median_low_ms"], r["steps"]["median_high_ms"]))
+check(w["traced_low_ms"] <= st.median(tr) <= w["traced_high_ms"], "gpt2: the program's traced median %.3f inside the interval %.3f-%.3f" % (st.median(tr), w["traced_low_ms"], w["traced_high_ms"]))
 check(w["untraced_steps"] > 100 and w["traced_steps"] >= 40 and w["tracer_ms_per_step"] > 0, "gpt2: windows %s" % w)
 check(r["capture"]["switches"] >= 10, "gpt2: windows every 40 steps: %s switches" % r["capture"]["switches"])
 # the seed step with CUPTI detached after each window and attached again: every window's
