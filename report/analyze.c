@@ -81,8 +81,16 @@ static int load_rank(gp_job_t *job, const char *path, gp_rank_t *r, rank_data_t 
 	gp_pass_startup(r, dp);
 	gp_pass_time_series(r, dp);
 	r->steps.snapshot_ns = d.win_hi ? d.win_hi : d.last_ts;
-	if (r->steps.n)
-		r->gpu.kernel_gpu_per_step_ms = (double)r->gpu.compute_ns / 1e6 / r->steps.n;
+	/* with windows the kernel records cover the traced steps only */
+	unsigned per = r->capture.window ? r->capture.steps : r->steps.n;
+	if (per)
+		r->gpu.kernel_gpu_per_step_ms = (double)r->gpu.compute_ns / 1e6 / per;
+	if (r->capture.window && r->capture.steps && r->capture.nuntraced &&
+	    r->capture.untraced_median_ms > 0 && r->gpu.busy_ns) {
+		double busy = (double)r->gpu.busy_ns / 1e6 / r->capture.steps;
+		double pct = 100 * busy / r->capture.untraced_median_ms;
+		r->gpu.busy_pct_untraced = pct < 100 ? pct : 100;
+	}
 	r->memory.oom_calls = d.oom_count;
 	r->memory.oom_step = -1;
 	if (d.oom_count) {

@@ -297,6 +297,11 @@ const gp_field_t gp_rank_fields[] = {
     F64("gpu", "launch_call_us_median", gpu.launch_call_us, 3, "us",
         "the launch call's own time, median"),
     F64("gpu", "kernels_per_step", gpu.kernels_per_step, 2, NULL, "kernels per step"),
+    F64("gpu", "kernel_ms_per_step", gpu.kernel_gpu_per_step_ms, 6, "ms",
+        "compute kernels' GPU time per step (per traced step with capture windows)"),
+    F64("gpu", "busy_pct_untraced", gpu.busy_pct_untraced, 2, "%",
+        "with windows: GPU busy per traced step over the untraced steps' median (the busy "
+        "share scaled to the job's own steps); 0: not scaled"),
     U64("gpu", "kernels_attributed_across_threads", gpu.kernels_other_thread, NULL,
         "kernels given to a range of another thread"),
     F64("gpu", "nvml_util_mean", gpu.nvml_util_mean, 1, "%", "NVML's utilisation, mean"),

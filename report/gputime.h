@@ -16,7 +16,11 @@ typedef struct gp_gpu {
 	 * the host runs ahead, not what launching costs); launch_call_us: the launch call's
 	 * own duration (the host's cost of a launch); medians, 0 when not measured */
 	double launch_latency_us, launch_call_us, kernel_mean_us, kernels_per_step,
-	    kernel_gpu_per_step_ms;
+	    kernel_gpu_per_step_ms; /* compute per step: per traced step with capture windows */
+	/* With windows and a headline from the untraced steps: the GPU's busy time per traced
+	 * step over the headline, the busy share scaled to the job's own steps (tracing
+	 * stretches the traced steps' host side, not the GPU's work); 0: not scaled */
+	double busy_pct_untraced;
 	/* where the steps' GPU idled, by what the host did: waiting for the next batch
 	 * (GP_FW_DATA_WAIT), inside a framework's compilation, in a launch call, or none of
 	 * those (time in Python, a slow host, or what gpuprof cannot see) */

@@ -797,6 +797,16 @@ static void text_time(const gp_job_t *job, FILE *out)
 			    label(job, r), r->capture.steps, r->steps.n_post,
 			    (unsigned long long)r->capture.switches,
 			    r->capture.switch_max_ns / 1e6);
+		if (r->gpu.busy_pct_untraced > 0)
+			fprintf(
+			    out,
+			    "rank %s: scaled to the job's untraced steps (the headline): GPU busy "
+			    "about %.1f%% (%.3f ms of GPU work per step in a %.3f ms step); the "
+			    "table's shares are the traced steps', which tracing stretched to "
+			    "%.3f ms\n",
+			    label(job, r), r->gpu.busy_pct_untraced,
+			    (double)r->gpu.busy_ns / 1e6 / r->capture.steps,
+			    r->capture.untraced_median_ms, r->capture.traced_median_ms);
 		if (r->overhead.records)
 			fprintf(out, "rank %s: CUPTI's own overhead: %.3f ms in %llu records\n",
 			        label(job, r), r->overhead.ns / 1e6,

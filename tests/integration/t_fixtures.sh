@@ -107,6 +107,11 @@ check(r["steps"]["median_low_ms"] <= st.median(un) <= r["steps"]["median_high_ms
 check(w["traced_low_ms"] <= st.median(tr) <= w["traced_high_ms"], "gpt2: the program's traced median %.3f inside the interval %.3f-%.3f" % (st.median(tr), w["traced_low_ms"], w["traced_high_ms"]))
 check(w["untraced_steps"] > 100 and w["traced_steps"] >= 40 and w["tracer_ms_per_step"] > 0, "gpt2: windows %s" % w)
 check(r["capture"]["switches"] >= 10, "gpt2: windows every 40 steps: %s switches" % r["capture"]["switches"])
+# GPU-bound: its fastest untraced steps are its GPU work, which tracing does not stretch;
+# the busy share scaled to the untraced steps follows from it
+work = r["gpu"]["busy_ns"] / 1e6 / r["capture"]["captured_steps"]
+check(0.9 * min(un) <= work <= min(un), "gpt2: %.3f ms of GPU work a step vs the program's fastest step %.3f" % (work, min(un)))
+check(near(r["gpu"]["busy_pct_untraced"], 100 * work / r["steps"]["median_ms"], 0.001) and r["gpu"]["busy_pct_untraced"] > 90, "gpt2: busy %.1f%% of an untraced step" % r["gpu"]["busy_pct_untraced"])
 # the seed step with CUPTI detached after each window and attached again: every window's
 # kernels (10 steps each, the first after the warm-up), each joined to its launch call
 j, t = load("field-seed-detach"); r = j["ranks"][0]; g = r["gpu"]
