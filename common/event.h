@@ -61,9 +61,10 @@ enum gp_ev_type {
 	GP_EV_MAX = 33,
 };
 
-/* GP_EV_OVERHEAD b for gpuprof's own work on CUPTI, above CUPTI's overhead kinds:
+/* GP_EV_OVERHEAD b for gpuprof's own work on CUPTI, outside CUPTI's overhead kinds (theirs
+ * are n << 16 for small n: CUPTI_ACTIVITY_OVERHEAD_CUPTI_BUFFER_FLUSH is 1 << 16):
  * detaching it after a capture window and attaching its light parts again. */
-#define GP_OVERHEAD_DETACH 0x10000u
+#define GP_OVERHEAD_DETACH 0x40000000u
 
 /* GP_EV_FW kinds. Byte counts are the framework's own (PyTorch's caching allocator and
  * optimizer state), not CUDA's. b is a string id wherever the kind carries text. */
