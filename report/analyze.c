@@ -81,8 +81,8 @@ static int load_rank(gp_job_t *job, const char *path, gp_rank_t *r, rank_data_t 
 	gp_pass_startup(r, dp);
 	gp_pass_time_series(r, dp);
 	r->steps.snapshot_ns = d.win_hi ? d.win_hi : d.last_ts;
-	/* with windows the kernel records cover the traced steps only */
-	unsigned per = r->capture.window ? r->capture.steps : r->steps.n;
+	/* the post-warm-up steps whose kernels compute_ns holds: with windows the traced */
+	unsigned per = r->capture.window ? r->capture.steps : r->steps.n_post;
 	if (per)
 		r->gpu.kernel_gpu_per_step_ms = (double)r->gpu.compute_ns / 1e6 / per;
 	if (r->capture.window && r->capture.steps && r->capture.nuntraced &&

@@ -369,7 +369,7 @@ const gp_field_t gp_rank_fields[] = {
     STR("pytorch", "info", torch.info, "version, how steps and memory were taken"),
     STR("pytorch", "not_collected", torch.missing, "what was not collected, and why"),
     U32("pytorch", "profiler_sessions", torch.profiler_sessions, NULL,
-        "torch.profiler sessions the program ran (gpuprof switched no capture meanwhile)"),
+        "torch.profiler sessions that traced CUDA (gpuprof switched no capture meanwhile)"),
     U32("pytorch", "optimizer_steps", torch.opt_steps, NULL,
         "step() calls of the optimizer that steps most"),
     F64("pytorch", "optimizer_period_median_ms", torch.opt_period_median_ms, 6, "ms",

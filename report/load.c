@@ -498,8 +498,8 @@ static void feed_fw(rank_data_t *d, gp_rank_t *r, const gp_event_t *e)
 	case GP_FW_INFO:
 		copy_text(t->info, sizeof(t->info), text);
 		break;
-	case GP_FW_PROFILER: /* prepare and enable both begin one: count the ends */
-		if (!e->a)
+	case GP_FW_PROFILER: /* one begin a session (the integration's) */
+		if (e->a)
 			t->profiler_sessions++;
 		break;
 	case GP_FW_MISSING:

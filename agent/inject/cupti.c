@@ -65,6 +65,36 @@ static uint64_t CUPTIAPI timestamp(void)
  * 27 on; older ones are always given one, whatever the bound on outstanding buffers. */
 static bool may_refuse;
 
+/* The buffers CUPTI holds of ours: a profiler of the program's that registers its own
+ * callbacks is completed the ones CUPTI had, and drops them; once it has gone, those
+ * still listed here after a forced flush are forgotten (forget_lost). */
+static _Atomic(uint8_t *) ours[BUF_MAX_OUTSTANDING + 8];
+
+static void ours_put(uint8_t *b)
+{
+	for (size_t i = 0; i < sizeof(ours) / sizeof(ours[0]); i++) {
+		uint8_t *z = NULL;
+		if (atomic_compare_exchange_strong(&ours[i], &z, b))
+			return;
+	}
+}
+
+static void ours_take(uint8_t *b)
+{
+	for (size_t i = 0; i < sizeof(ours) / sizeof(ours[0]); i++) {
+		uint8_t *x = b;
+		if (atomic_compare_exchange_strong(&ours[i], &x, NULL))
+			return;
+	}
+}
+
+static void forget_lost(void)
+{
+	for (size_t i = 0; i < sizeof(ours) / sizeof(ours[0]); i++)
+		if (atomic_exchange(&ours[i], NULL))
+			atomic_fetch_sub(&outstanding, 1); /* freed by whoever was handed it */
+}
+
 static void CUPTIAPI buffer_requested(uint8_t **buffer, size_t *size, size_t *maxRecords)
 {
 	*maxRecords = 0;
@@ -81,6 +111,7 @@ static void CUPTIAPI buffer_requested(uint8_t **buffer, size_t *size, size_t *ma
 		*buffer = NULL;
 		return;
 	}
+	ours_put(*buffer);
 	*size = BUF_SIZE;
 }
 
@@ -99,6 +130,7 @@ static void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t streamId, uint8_t 
                                       size_t size, size_t validSize)
 {
 	count_cupti_drops(ctx, streamId);
+	ours_take(buffer);
 	if (discard) {
 		free(buffer);
 		atomic_fetch_sub(&outstanding, 1);
@@ -119,11 +151,21 @@ static void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t streamId, uint8_t 
 
 static gp_xlate_t xlate; /* set once by gp_cupti_start */
 
+/* A window's kernel launch calls and the kernel records that came of them: CUPTI writes
+ * a kernel's record when it has run, so a detach waits until every launch has one (a
+ * graph's launch has several; a failed launch none: DETACH_WAIT_NS then). */
+static _Atomic uint64_t win_launches, win_kernels;
+
 static void emit_record(const CUpti_Activity *r)
 {
 	gp_event_t e;
-	if (gp_cupti_translate(r, &xlate, &e))
+	if (gp_cupti_translate(r, &xlate, &e)) {
+		if (e.type == GP_EV_KERNEL)
+			atomic_fetch_add_explicit(&win_kernels, 1, memory_order_relaxed);
+		else if (e.type == GP_EV_API && (e.u16 & 0xff) == GP_API_LAUNCH)
+			atomic_fetch_add_explicit(&win_launches, 1, memory_order_relaxed);
 		gp_cu_api->emit(&e);
+	}
 }
 
 static void process_all(void)
@@ -163,33 +205,54 @@ static _Atomic uint64_t window_end;
 /* posted when a window ends (set_capture), so that the worker does not sleep out a flush
  * period first: measured, windows 300 ms apart were detached after one in two or three */
 static sem_t wake;
+static pid_t owner;    /* the process that started CUPTI: a forked child never touches it */
+static pthread_t self; /* the worker: the only thread that finalizes */
+
+/* realtime deadline ms from now, for sem_timedwait and pthread_mutex_timedlock (glibc
+ * before 2.30 has no monotonic variant; a clock step only lengthens one wait) */
+static struct timespec deadline(long ms)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	ts.tv_sec += ms / 1000;
+	ts.tv_nsec += (ms % 1000) * 1000 * 1000;
+	if (ts.tv_nsec >= 1000000000) {
+		ts.tv_sec++;
+		ts.tv_nsec -= 1000000000;
+	}
+	return ts;
+}
+
+/* cupti_lock for a thread that must not wait long (the program's, the exit): false when
+ * it could not be had in ms */
+static bool lock_within(long ms)
+{
+	struct timespec ts = deadline(ms);
+	return pthread_mutex_timedlock(&cupti_lock, &ts) == 0;
+}
 
 /* Every flush period: flush, process, windows by time. While a detach waits for the GPU
- * (window_end), it wakes every 10 ms to look, flushing at its usual period only. */
+ * (window_end), it wakes every 10 ms to look, flushing at its usual period only. The
+ * periodic flush needs no lock: CUPTI's calls are thread-safe, and the one call that
+ * must not overlap a flush, cuptiFinalize, is this thread's own. */
 static void *worker_main(void *arg)
 {
 	uint64_t last = 0;
+	__atomic_store_n(&self, pthread_self(), __ATOMIC_RELEASE);
 	while (!atomic_load(&stop)) {
 		long ms = (capturing & GP_MODE_CUDA) ? flush_ms : flush_mem_ms;
 		long nap = atomic_load(&window_end) && ms > 10 ? 10 : ms;
-		struct timespec ts;
-		clock_gettime(CLOCK_MONOTONIC, &ts);
-		ts.tv_sec += nap / 1000;
-		ts.tv_nsec += (nap % 1000) * 1000 * 1000;
-		if (ts.tv_nsec >= 1000000000) {
-			ts.tv_sec++;
-			ts.tv_nsec -= 1000000000;
-		}
-		while (sem_clockwait(&wake, CLOCK_MONOTONIC, &ts) != 0 && errno == EINTR)
+		struct timespec ts = deadline(nap);
+		while (sem_timedwait(&wake, &ts) != 0 && errno == EINTR)
 			;
+		if (atomic_load(&stop))
+			break;
 		maybe_detach();
 		uint64_t now = gp_cu_api->now();
 		if (now - last < (uint64_t)ms * 1000000u - 5000000u && atomic_load(&window_end))
 			continue;
 		last = now;
-		pthread_mutex_lock(&cupti_lock);
 		cuptiActivityFlushAll(0);
-		pthread_mutex_unlock(&cupti_lock);
 		process_all();
 		if (gp_cu_api->tick)
 			gp_cu_api->tick(gp_cu_api->now());
@@ -197,15 +260,16 @@ static void *worker_main(void *arg)
 	return NULL;
 }
 
-static _Atomic int finalize_now; /* the worker asks for cuptiFinalize at the next exit */
+static _Atomic int finalize_now; /* the worker asks for cuptiFinalize at its call's exit */
+static _Atomic int finalize_rc;  /* what cuptiFinalize returned; -1: not called */
 
 static void CUPTIAPI on_callback(void *ud, CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
                                  const void *data)
 {
 	if (domain == CUPTI_CB_DOMAIN_RESOURCE) {
-		/* try-locked: the worker may be detaching, and flushes then itself */
-		if (cbid == CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING &&
-		    pthread_mutex_trylock(&cupti_lock) == 0) {
+		/* not across a detach (which flushes itself), and never for long */
+		if (cbid == CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING && getpid() == owner &&
+		    lock_within(200)) {
 			cuptiActivityFlushAll(0);
 			pthread_mutex_unlock(&cupti_lock);
 			process_all();
@@ -215,10 +279,14 @@ static void CUPTIAPI on_callback(void *ud, CUpti_CallbackDomain domain, CUpti_Ca
 	const CUpti_CallbackData *cb = data;
 	if (domain == CUPTI_CB_DOMAIN_DRIVER_API &&
 	    cbid == CUPTI_DRIVER_TRACE_CBID_cuDriverGetVersion) { /* maybe_detach's call */
-		if (cb->callbackSite == CUPTI_API_EXIT && atomic_exchange(&finalize_now, 0)) {
+		/* the worker's own call only: the program's would finalize on its thread, and
+		 * race the worker's re-attach */
+		if (cb->callbackSite == CUPTI_API_EXIT &&
+		    pthread_equal(pthread_self(), __atomic_load_n(&self, __ATOMIC_ACQUIRE)) &&
+		    atomic_exchange(&finalize_now, 0)) {
 			cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
 			process_all();
-			cuptiFinalize();
+			atomic_store(&finalize_rc, (int)cuptiFinalize());
 		}
 		return;
 	}
@@ -322,6 +390,10 @@ static void set_capture(unsigned want) /* cupti_lock held */
 			atomic_store(&switch_full, true);
 		}
 		atomic_store(&window_end, !en && detach_on ? now : 0);
+		if (en) { /* the window's launches and kernels, counted afresh */
+			atomic_store(&win_launches, 0);
+			atomic_store(&win_kernels, 0);
+		}
 		if (!en && detach_on)
 			sem_post(&wake); /* never blocks */
 	}
@@ -340,54 +412,62 @@ static void set_capture(unsigned want) /* cupti_lock held */
  * buffers it was handed are forgotten (cupti_lock held). */
 static bool foreign_profiler(void)
 {
-	CUpti_SubscriberHandle h;
+	/* Only the integration's word: kineto keeps CUPTI's subscriber from its first
+	 * session on, so a refused subscription says nothing about a session running now */
 	if (gp_cu_api->foreign && gp_cu_api->foreign()) {
 		foreign_seen = true;
 		return true;
 	}
-	if (have_sub)
-		return false; /* ours: nobody else can hold it */
-	if (cuptiSubscribe(&h, (CUpti_CallbackFunc)on_callback, NULL) != CUPTI_SUCCESS) {
-		foreign_seen = true;
-		return true;
-	}
-	cuptiUnsubscribe(h);
-	if (foreign_seen) {
-		foreign_seen = false;
-		cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
-		atomic_store(&outstanding, 0);
-		cuptiActivityRegisterTimestampCallback(timestamp);
-		cuptiActivityRegisterCallbacks(buffer_requested, buffer_completed);
-	}
 	return false;
+}
+
+/* The program's profiler has ended: its buffers are flushed (our forced flush hands it
+ * what CUPTI still held), the ones of ours it was completed are forgotten, ours are
+ * registered again, and the kinds it switched off at its end are switched on again as
+ * far as our capture has them (cupti_lock held). */
+static void take_back(void)
+{
+	foreign_seen = false;
+	cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+	forget_lost(); /* what the flush gave back is off the table: the rest went to it */
+	cuptiActivityRegisterTimestampCallback(timestamp);
+	cuptiActivityRegisterCallbacks(buffer_requested, buffer_completed);
+	if (capturing & GP_MODE_CUDA) {
+		for (size_t i = 0; i < N(cuda_kinds); i++)
+			cuptiActivityEnable(cuda_kinds[i]);
+		if (gp_cu_api->api_mode == 1) {
+			cuptiActivityEnable(CUPTI_ACTIVITY_KIND_RUNTIME);
+			cuptiActivityEnable(CUPTI_ACTIVITY_KIND_DRIVER);
+		}
+	}
+	if (capturing & GP_MODE_MEM)
+		switch_mem(1);
 }
 
 /* The program's profiler is about to register its buffer callbacks (begin): hand back
  * every buffer CUPTI holds of ours first. CUPTI goes on filling a buffer it was given, and
  * once the profiler's callbacks are registered that buffer is completed to them, which
  * drop it as unknown: 0 of 2 880 kernels reached a torch.profiler started inside a
- * window. It has ended (!begin, its buffers flushed): register ours again at once. */
+ * window. It has ended (!begin): take_back. On the program's thread, so never for long. */
 __attribute__((visibility("default"))) void gp_cupti_hand_over(int begin)
 {
-	if (!gp_cu_api)
+	if (!gp_cu_api || getpid() != owner || !lock_within(100))
 		return;
-	pthread_mutex_lock(&cupti_lock);
-	if (begin) {
+	if (begin) { /* the buffers come back to the list; the worker reads them */
 		cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
 		foreign_seen = true;
-	} else {
-		foreign_profiler(); /* the take-back, where no other tool holds CUPTI */
+	} else if (foreign_seen) {
+		take_back();
 	}
 	pthread_mutex_unlock(&cupti_lock);
-	process_all();
 }
 
 __attribute__((visibility("default"))) unsigned gp_cupti_capture(unsigned modes)
 {
-	if (!gp_cu_api)
+	if (!gp_cu_api || getpid() != owner)
 		return 0;
 	if (pthread_mutex_trylock(&cupti_lock) != 0)
-		return capturing; /* the worker is flushing or detaching: the next step retries */
+		return capturing; /* the worker is detaching: the next step retries */
 	unsigned want = modes & gp_cu_api->modes & (GP_MODE_CUDA | GP_MODE_MEM);
 	if (want != capturing && !foreign_profiler())
 		set_capture(want);
@@ -397,14 +477,12 @@ __attribute__((visibility("default"))) unsigned gp_cupti_capture(unsigned modes)
 
 __attribute__((visibility("default"))) int gp_cupti_stream_id(void *stream, uint32_t *id)
 {
-	if (pthread_mutex_trylock(&cupti_lock) != 0)
+	if (getpid() != owner || pthread_mutex_trylock(&cupti_lock) != 0)
 		return -1;
 	int rc = cuptiGetStreamIdEx(NULL, (CUstream)stream, 0, id) == CUPTI_SUCCESS ? 0 : -1;
 	pthread_mutex_unlock(&cupti_lock);
 	return rc;
 }
-
-static pid_t owner; /* the process that started CUPTI */
 
 static void at_exit_flush(void)
 {
@@ -413,7 +491,9 @@ static void at_exit_flush(void)
 	if (!gp_cu_api || getpid() != owner)
 		return;
 	atomic_store(&stop, 1);
-	pthread_mutex_lock(&cupti_lock);
+	/* the worker may be in a detach: wait for it, not for a CUPTI stuck on a hung GPU */
+	if (!lock_within(2000))
+		return; /* a flush now could overlap its finalize: what is queued is lost */
 	cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
 	pthread_mutex_unlock(&cupti_lock);
 	process_all();
@@ -482,19 +562,26 @@ static void maybe_detach(void)
 {
 	uint64_t end = atomic_load(&window_end), now = gp_cu_api->now();
 	uint64_t done = gp_cu_api->gpu_done ? gp_cu_api->gpu_done() : 0;
-	if (!end || (done < end && now - end < DETACH_WAIT_NS) ||
-	    (gp_cu_api->foreign && gp_cu_api->foreign()))
+	bool waited = now - end >= DETACH_WAIT_NS;
+	if (!end || (done < end && !waited) || foreign_profiler())
 		return;
 	pthread_mutex_lock(&cupti_lock);
-	if (atomic_load(&window_end) != end || (capturing & GP_MODE_CUDA)) {
+	if (atomic_load(&stop) || atomic_load(&window_end) != end || (capturing & GP_MODE_CUDA) ||
+	    foreign_profiler()) {
 		pthread_mutex_unlock(&cupti_lock);
-		return; /* a window began again */
+		return; /* the process is ending, a window began again, a profiler began */
 	}
-	atomic_store(&window_end, 0);
 	cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
 	process_all();
+	/* the legacy stream's marker says nothing of other streams and devices: every
+	 * launch of the window has its kernel record first */
+	if (atomic_load(&win_kernels) < atomic_load(&win_launches) && !waited) {
+		pthread_mutex_unlock(&cupti_lock);
+		return;
+	}
+	atomic_store(&window_end, 0);
 	bool own = have_sub;
-	if (!own) { /* a framework's profiler holds the slot while it runs: leave it be */
+	if (!own) { /* a framework's profiler may hold the slot: then leave it be */
 		if (cuptiSubscribe(&subscriber, (CUpti_CallbackFunc)on_callback, NULL) !=
 		    CUPTI_SUCCESS) {
 			pthread_mutex_unlock(&cupti_lock);
@@ -504,10 +591,13 @@ static void maybe_detach(void)
 	}
 	cuptiEnableCallback(1, subscriber, CUPTI_CB_DOMAIN_DRIVER_API,
 	                    CUPTI_DRIVER_TRACE_CBID_cuDriverGetVersion);
+	atomic_store(&finalize_rc, -1);
 	atomic_store(&finalize_now, 1);
 	int v = 0;
 	drv_version(&v);
-	if (atomic_exchange(&finalize_now, 0)) { /* no callback came: stay attached */
+	int rc = atomic_load(&finalize_rc);
+	if (atomic_exchange(&finalize_now, 0) || rc != CUPTI_SUCCESS) {
+		/* no callback came, or the finalize failed: stay attached from here on */
 		cuptiEnableCallback(0, subscriber, CUPTI_CB_DOMAIN_DRIVER_API,
 		                    CUPTI_DRIVER_TRACE_CBID_cuDriverGetVersion);
 		if (!own) {
@@ -519,8 +609,13 @@ static void maybe_detach(void)
 		return;
 	}
 	have_sub = false;
-	/* the next attach's correlation ids apart from the last one's */
-	__atomic_store_n(&xlate.gen, GP_XGEN(&xlate) + (1u << 16), __ATOMIC_RELAXED);
+	process_all(); /* what the finalize flushed, under the epoch it belongs to */
+	/* the next attach's correlation ids apart from the last one's; at the last epoch
+	 * this is the last detach */
+	uint32_t gen = GP_XGEN(&xlate) + (1u << 16);
+	__atomic_store_n(&xlate.gen, gen, __ATOMIC_RELAXED);
+	if (gen >> 16 == 0xffff)
+		detach_on = false;
 	attach(gp_cu_api, false, NULL, 0);
 	pthread_mutex_unlock(&cupti_lock);
 	uint64_t t1 = gp_cu_api->now();

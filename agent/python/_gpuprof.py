@@ -66,6 +66,7 @@ class _State:
     hist_window_at = -_HIST_GAP  # the step the last window began
     record_history = None  # PyTorch's own _record_memory_history
     layers_off = False  # a layer hook failed: no more layer ranges
+    profiling = False  # a torch.profiler session that traces CUDA runs (GP_FW_PROFILER)
     cb_queued = False  # the end-of-backward callback is queued for this pass
     mem_dev = 0
     mem_broken = ""
@@ -267,8 +268,19 @@ def _install_profiler_watch(torch):
     meanwhile."""
     try:
         import torch.autograd.profiler as ap
+        from torch.profiler import ProfilerActivity
+        cuda = ProfilerActivity.CUDA
     except Exception as e:
         return "not watched (%s)" % type(e).__name__
+
+    def uses_cuda(args, kwargs):
+        """Does the session trace CUDA (CUPTI)? emit_nvtx, emit_itt and CPU-only
+        sessions go through the same entry points without touching CUPTI."""
+        try:
+            acts = kwargs.get("activities", args[1] if len(args) > 1 else ())
+            return cuda in acts
+        except Exception:
+            return True  # unknown: treat it as CUPTI's user
 
     def wrap(name, active):
         orig = getattr(ap, name, None)
@@ -276,12 +288,21 @@ def _install_profiler_watch(torch):
             return 0
 
         def wrapper(*args, **kwargs):
-            if active:
+            began = False
+            # one session prepares, then enables: one begin for both
+            if active and not _s.profiling and uses_cuda(args, kwargs):
+                _s.profiling = began = True
                 _emit(_PROFILER, a=1)
             try:
                 return orig(*args, **kwargs)
+            except BaseException:
+                if began:  # it did not start: nothing runs that could be disturbed
+                    _s.profiling = False
+                    _emit(_PROFILER, a=0)
+                raise
             finally:
-                if not active:
+                if not active and _s.profiling:
+                    _s.profiling = False
                     _emit(_PROFILER, a=0)
 
         wrapper._gpuprof = True

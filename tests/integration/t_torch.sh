@@ -307,11 +307,14 @@ EOF
 "$GP" run -o jobL2 -- "$PY" launch2.py >launch2.out 2>&1
 ok $? "a launcher starting two ranked gloo workers under one agent ($(tail -1 launch2.out))"
 ddp_check jobL2; ok $? "each worker's 9 optimizer steps in its own file $(tail -1 jobL2.err)"
-# torch.profiler shares CUPTI with gpuprof: the integration sees each session begin and
-# end (through kineto's entry points), so the collector switches no capture meanwhile;
-# the program's profiler still records what it did
+# torch.profiler shares CUPTI with gpuprof: the integration sees each session that traces
+# CUDA begin and end (through kineto's entry points), so the collector switches no
+# capture meanwhile; CPU-only sessions and a start that fails are not sessions of CUPTI's;
+# the program's profiler still records what it did. (A CPU build drops the CUDA activity
+# before kineto sees it, so the CUDA session is made through the entry points themselves.)
 cat >prof.py <<'EOF'
 import torch
+import torch.autograd.profiler as ap
 from torch.profiler import ProfilerActivity, profile
 m = torch.nn.Linear(64, 64); opt = torch.optim.SGD(m.parameters(), lr=0.1)
 x = torch.randn(16, 64)
@@ -322,11 +325,23 @@ for i in range(12):
     if i in (5, 10):
         p.__exit__(None, None, None)
         print("ops", len(p.events()) > 0)
+cfg = ap.profile(use_kineto=True).config()
+for _ in range(2):
+    ap._prepare_profiler(cfg, {ProfilerActivity.CUDA})
+    ap._enable_profiler(cfg, {ProfilerActivity.CUDA})
+    m(x).sum().backward()
+    ap._disable_profiler()
+try:
+    ap._enable_profiler("not a config", {ProfilerActivity.CUDA})
+except Exception as e:
+    print("bad start raised", type(e).__name__)
 EOF
 out=$("$GP" run -o jobP -- "$PY" prof.py 2>&1)
-ok $? "a program running torch.profiler twice runs under gpuprof"
-[ "$(echo "$out" | grep -c '^ops True')" = 2 ]; ok $? "its profiler recorded both sessions"
-[ "$(j jobP 'r["pytorch"]["profiler_sessions"]')" = 2 ]; ok $? "the report counts 2 torch.profiler sessions ($(j jobP 'r["pytorch"]["profiler_sessions"]'))"
+ok $? "a program running torch.profiler under gpuprof runs ($(echo "$out" | tail -1))"
+[ "$(echo "$out" | grep -c '^ops True')" = 2 ]; ok $? "its profiler recorded both CPU sessions"
+echo "$out" | grep -q "^bad start raised TypeError"; ok $? "a start that fails raises the profiler's own error through the watch"
+[ "$(j jobP 'r["pytorch"]["profiler_sessions"]')" = 3 ]; ok $? "the report counts the 2 CUDA sessions and the failed start, not the CPU-only ones ($(j jobP 'r["pytorch"]["profiler_sessions"]'))"
+[ "$("$GP" dump --events jobP/step0/rank0.gpr | grep -c '^fw .*u8=15 ')" = 6 ]; ok $? "each begins and ends once ($("$GP" dump --events jobP/step0/rank0.gpr | grep '^fw .*u8=15 ' | grep -o ' a=[0-9]*' | tr -d '\n'))"
 j jobP 'r["pytorch"]["info"]' | grep -q "torch.profiler: watched"; ok $? "the integration says it watches torch.profiler ($(j jobP 'r["pytorch"]["info"]'))"
 [ "$(j jobP 'r["steps"]["count"]')" = 12 ]; ok $? "its 12 steps still counted ($(j jobP 'r["steps"]["count"]'))"
 done_testing

@@ -24,7 +24,8 @@ static struct {
 	CUpti_CallbackFunc cb;
 	bool drv_cb;
 	bool kind[CUPTI_ACTIVITY_KIND_COUNT];
-	_Atomic int finalized, registered, forced_flushes;
+	_Atomic int finalized, registered, forced_flushes, finalize_calls;
+	bool fail_finalize;
 	CUpti_BuffersCallbackRequestFunc req;
 	CUpti_BuffersCallbackCompleteFunc done;
 	uint32_t next_corr;
@@ -130,6 +131,9 @@ CUptiResult CUPTIAPI cuptiEnableCallback(uint32_t en, CUpti_SubscriberHandle h,
 }
 CUptiResult CUPTIAPI cuptiFinalize(void)
 {
+	F.finalize_calls++;
+	if (F.fail_finalize)
+		return CUPTI_ERROR_UNKNOWN;
 	F.finalized++;
 	F.subscribed = 0;
 	F.drv_cb = false;
@@ -248,20 +252,21 @@ static void nap_ms(long ms)
 int main(void)
 {
 	const unsigned CUDA = GP_MODE_CUDA, MEM = GP_MODE_MEM;
-	gp_inject_api_t api = {.modes = CUDA | MEM,
-	                       .emit = emit,
-	                       .intern = intern,
-	                       .count_drop = count_drop,
-	                       .gen = 3,
-	                       .tid = tid,
-	                       .now = now,
-	                       .capture = CUDA | MEM,
-	                       .callbacks = false, /* a framework's process: the slot left free */
-	                       .flush_ms = 1500, /* flushes come from the detach, not the period */
-	                       .api_mode = 1,
-	                       .detach = true,
-	                       .gpu_done = gpu_done,
-	                       .foreign = foreign};
+	static gp_inject_api_t api; /* the module reads it until the process exits */
+	api = (gp_inject_api_t){.modes = CUDA | MEM,
+	                        .emit = emit,
+	                        .intern = intern,
+	                        .count_drop = count_drop,
+	                        .gen = 3,
+	                        .tid = tid,
+	                        .now = now,
+	                        .capture = CUDA | MEM,
+	                        .callbacks = false, /* a framework's process: the slot left free */
+	                        .flush_ms = 1500, /* flushes come from the detach, not the period */
+	                        .api_mode = 1,
+	                        .detach = true,
+	                        .gpu_done = gpu_done,
+	                        .foreign = foreign};
 	char why[128] = "";
 	ok(gp_cupti_start(&api, why, sizeof(why)) == 0, "started (%s)", why);
 	ok(F.kind[CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL] && F.kind[CUPTI_ACTIVITY_KIND_MEMORY2] &&
@@ -285,11 +290,11 @@ int main(void)
 	ok(wait_for(&F.finalized, 1), "detached once the GPU passed the window's end");
 	ok(now() - t0 < 500000000ull, "within %.0f ms, not a flush period later",
 	   (now() - t0) / 1e6);
-	nap_ms(50);
+	wait_for(&F.registered, 2); /* the re-attach follows the finalize */
 	uint64_t c[8];
 	int n = kernels(c, 8);
 	ok(n == 2 && c[0] == (3ull << 32 | 1) && c[1] == (3ull << 32 | 2),
-	   "the window's kernels flushed before the detach, under generation 3 (%d)", n);
+	   "the window's kernels delivered, under generation 3 (%d)", n);
 	ok(F.registered == 2 && F.kind[CUPTI_ACTIVITY_KIND_MEMORY2] &&
 	       !F.kind[CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL],
 	   "buffers registered again and memory records on (registered %d)", F.registered);
@@ -323,20 +328,51 @@ int main(void)
 	ok(F.finalized == 1, "no detach while the program's profiler runs");
 	atomic_store(&profiler_runs, false);
 	ok(wait_for(&F.finalized, 2), "detached once it has ended");
-	nap_ms(50);
+	wait_for(&F.registered, 4);
 	n = kernels(c, 8);
 	ok(n == 3 && c[2] != c[0] && (uint32_t)c[2] == 1 && ((c[2] >> 32) & 0xffff) == 3,
 	   "the second attach's first kernel: correlation 0x%llx apart from the first "
 	   "attach's 0x%llx",
 	   (unsigned long long)(n == 3 ? c[2] : 0), (unsigned long long)c[0]);
 
-	/* another tool holds the subscriber (nsys, a profiler that subscribes): hands off */
+	/* another tool holds the subscriber (kineto keeps it from its first session on): the
+	 * windows go on, but nothing is detached */
 	F.subscribed = 2;
-	ok(gp_cupti_capture(CUDA | MEM) == MEM && !F.kind[CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL],
-	   "no window begins while another tool holds CUPTI's subscriber");
-	F.subscribed = 0;
 	ok(gp_cupti_capture(CUDA | MEM) == (CUDA | MEM) &&
 	       F.kind[CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL],
-	   "it begins at the next step once the tool has gone");
-	done_testing();
+	   "a window begins while another tool holds CUPTI's subscriber");
+	ok(gp_cupti_capture(MEM) == MEM, "and ends");
+	atomic_store(&gpu_done_ts, now() + 1000000000000ull);
+	nap_ms(150);
+	ok(F.finalize_calls == 2 && F.subscribed == 2, "no detach: the slot is the tool's");
+	F.subscribed = 0;
+	gp_cupti_capture(CUDA | MEM);
+	gp_cupti_capture(MEM);
+	ok(wait_for(&F.finalized, 3), "the next window's end detaches, the slot free again");
+	wait_for(&F.registered, 5);
+
+	/* a finalize that fails: attached from then on, the detach's subscriber given back */
+	F.fail_finalize = true;
+	gp_cupti_capture(CUDA | MEM);
+	gp_cupti_capture(MEM);
+	ok(wait_for(&F.finalize_calls, 4), "the next detach tries");
+	for (int i = 0; i < 300 && (F.subscribed || F.drv_cb); i++)
+		nap_ms(10); /* the failed path gives the subscriber back */
+	ok(F.finalized == 3 && F.subscribed == 0 && !F.drv_cb,
+	   "a failed finalize leaves CUPTI attached, the subscriber and callback given back");
+	gp_cupti_capture(CUDA | MEM);
+	gp_cupti_capture(MEM);
+	nap_ms(150);
+	ok(F.finalize_calls == 4, "and no detach is tried again");
+	ok(gp_cupti_capture(CUDA | MEM) == (CUDA | MEM), "windows still switch");
+
+	/* the final flush: nothing of the worker's after it */
+	gp_cupti_flush();
+	pthread_mutex_lock(&ev_mu);
+	int before = nev;
+	pthread_mutex_unlock(&ev_mu);
+	F.pending = 1;
+	nap_ms(100);
+	ok(nev == before, "no record after the final flush (%d, %d)", before, nev);
+	return done_testing();
 }
