@@ -85,8 +85,12 @@ static int load_rank(gp_job_t *job, const char *path, gp_rank_t *r, rank_data_t 
 	unsigned per = r->capture.window ? r->capture.steps : r->steps.n_post;
 	if (per)
 		r->gpu.kernel_gpu_per_step_ms = (double)r->gpu.compute_ns / 1e6 / per;
+	/* only where the traced steps are the untraced ones stretched by tracing: where they
+	 * ran faster, the steps are not alike across the run (an input-bound job's first
+	 * window) and no share carries over */
 	if (r->capture.window && r->capture.steps && r->capture.nuntraced &&
-	    r->capture.untraced_median_ms > 0 && r->gpu.busy_ns) {
+	    r->capture.untraced_median_ms > 0 && r->capture.tracer_ms_per_step > 0 &&
+	    r->gpu.busy_ns) {
 		double busy = (double)r->gpu.busy_ns / 1e6 / r->capture.steps;
 		double pct = 100 * busy / r->capture.untraced_median_ms;
 		r->gpu.busy_pct_untraced = pct < 100 ? pct : 100;

@@ -19,7 +19,8 @@ typedef struct gp_gpu {
 	    kernel_gpu_per_step_ms; /* compute per step: per traced step with capture windows */
 	/* With windows and a headline from the untraced steps: the GPU's busy time per traced
 	 * step over the headline, the busy share scaled to the job's own steps (tracing
-	 * stretches the traced steps' host side, not the GPU's work); 0: not scaled */
+	 * stretches the traced steps' host side, not the GPU's work); 0: not scaled (no
+	 * windows, or traced steps no slower than the untraced: steps not alike) */
 	double busy_pct_untraced;
 	/* where the steps' GPU idled, by what the host did: waiting for the next batch
 	 * (GP_FW_DATA_WAIT), inside a framework's compilation, in a launch call, or none of
