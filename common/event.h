@@ -105,7 +105,8 @@ enum { GP_SNAP_PEAK = 1, GP_SNAP_OOM = 2, GP_SNAP_EXIT = 3, GP_SNAP_SIGTERM = 4 
 enum gp_loss {
 	GP_LOSS_RING = 1,          /* the shared ring was full */
 	GP_LOSS_CUPTI = 2,         /* CUPTI dropped activity records (no buffer to put them in) */
-	GP_LOSS_CUPTI_REFUSED = 3, /* CUPTI buffers we refused (memory bound) or failed to get */
+	GP_LOSS_CUPTI_REFUSED = 3, /* CUPTI buffers we refused (memory bound) or failed to get,
+	                            * or that CUPTI handed to the program's own profiler */
 	GP_LOSS_STRINGS = 4,       /* the string table was full: names recorded as unnamed */
 	GP_LOSS_DEPTH = 5,         /* ranges nested deeper than the 4096 recorded */
 	GP_LOSS_STACKS = 6,        /* the call-stack table was full: allocations without stack */

@@ -837,7 +837,8 @@ static const char *const loss_key[GP_LOSS_N] = {
 static const char *const loss_words[GP_LOSS_N] = {
     [GP_LOSS_RING] = "records dropped, the ring was full",
     [GP_LOSS_CUPTI] = "CUDA activity records dropped by CUPTI",
-    [GP_LOSS_CUPTI_REFUSED] = "CUPTI buffers not given (memory bound)",
+    [GP_LOSS_CUPTI_REFUSED] = "CUPTI buffers lost: not given (memory bound), or handed to the "
+                              "program's own profiler with their records",
     [GP_LOSS_STRINGS] = "names lost, the string table was full (ranges shown unnamed)",
     [GP_LOSS_DEPTH] = "ranges nested deeper than 4096, not recorded",
     [GP_LOSS_STACKS] = "allocation stacks lost, the stack table was full",

@@ -91,8 +91,10 @@ static void ours_take(uint8_t *b)
 static void forget_lost(void)
 {
 	for (size_t i = 0; i < sizeof(ours) / sizeof(ours[0]); i++)
-		if (atomic_exchange(&ours[i], NULL))
+		if (atomic_exchange(&ours[i], NULL)) {
 			atomic_fetch_sub(&outstanding, 1); /* freed by whoever was handed it */
+			gp_cu_api->count_drop(GP_LOSS_CUPTI_REFUSED, 1);
+		}
 }
 
 static void CUPTIAPI buffer_requested(uint8_t **buffer, size_t *size, size_t *maxRecords)
