@@ -119,6 +119,8 @@ for _ in $(seq 60); do sacct -j "${aj}_2" -X -n -P -o AdminComment 2>/dev/null |
 (cd / && runuser -u gpuprof-test -- env SLURM_CONF="$SLURM_CONF" /usr/bin/gpuprof report --format=json "${aj}_2") 2>"$T/arr.err" |
 	python3 -c 'import json,sys; d=json.load(sys.stdin); assert "/elsewhere/arr-" in d["dir"] and d["ranks"], d["dir"]' 2>>"$T/arr.err"
 ok $? "an array task by its id (${aj}_2), its directory where --gpuprof-output put it $(tail -1 "$T/arr.err")"
+# accounting may list the second task a moment after the first: wait until it has both
+for _ in $(seq 60); do [ "$(sacct -j "$aj" -X -n -P -o JobID 2>/dev/null | grep -c .)" -ge 2 ] && break; sleep 1; done
 (cd / && /usr/bin/gpuprof report "$aj" >/dev/null 2>"$T/arr2.err"); rc=$?
 [ $rc = 1 ] && grep -q "name one, as ${aj}_N" "$T/arr2.err"; ok $? "the array's own id: which task? ($(cat "$T/arr2.err"))"
 # removing the plugin removes the admin's link with it; srun works without it
