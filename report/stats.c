@@ -38,16 +38,21 @@ void gp_sort_doubles(double *v, size_t n)
 		qsort(v, n, sizeof(double), cmp_double);
 }
 
-void gp_median_interval(const double *v, size_t n, double *lo, double *hi)
+void gp_median_interval(const double *v, size_t n, double *med, double *lo, double *hi)
 {
-	*lo = *hi = 0;
-	if (n < 6)
+	*med = *lo = *hi = 0;
+	if (!n)
 		return;
 	double *s = malloc(n * sizeof(double));
 	if (!s)
 		return;
 	memcpy(s, v, n * sizeof(double));
 	qsort(s, n, sizeof(double), cmp_double);
+	*med = n % 2 ? s[n / 2] : (s[n / 2 - 1] + s[n / 2]) / 2;
+	if (n < 6) {
+		free(s);
+		return;
+	}
 	double h = 0.98 * sqrt((double)n); /* 1.96 / 2 standard deviations of Bin(n, 1/2) */
 	size_t j = (size_t)floor((double)n / 2 - h), k = (size_t)ceil((double)n / 2 + 1 + h);
 	*lo = s[(j ? j : 1) - 1]; /* 1-based ranks j and k */

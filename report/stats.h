@@ -23,10 +23,11 @@ double gp_median_without(const double *s, size_t n, double v);
  * reorders v). The upper middle of an even count. 0 when n is 0. */
 uint64_t gp_median_u64(uint64_t *v, size_t n);
 double gp_mean(const double *v, size_t n);
-/* A 95 % interval of the median from the samples' order statistics (distribution-free:
- * the ranks n/2 -+ 0.98 sqrt(n) of the sorted values, as binomial tables give them);
- * *lo = *hi = 0 below 6 samples, where no such interval exists. */
-void gp_median_interval(const double *v, size_t n, double *lo, double *hi);
+/* The median (as gp_median) and a 95 % interval of it from the samples' order statistics
+ * (distribution-free: the ranks n/2 -+ 0.98 sqrt(n) of the sorted values, as binomial
+ * tables give them), from one sort; *lo = *hi = 0 below 6 samples, where no such interval
+ * exists; all 0 without samples. */
+void gp_median_interval(const double *v, size_t n, double *med, double *lo, double *hi);
 /* Coefficient of variation (sample standard deviation / mean); 0 below 2 samples. */
 double gp_cv(const double *v, size_t n);
 

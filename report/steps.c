@@ -505,11 +505,10 @@ static void traced_vs_untraced(gp_rank_t *r, const double *gpu, size_t nk, size_
 {
 	r->capture.ntraced = (unsigned)nk;
 	r->capture.nuntraced = (unsigned)(ng - nk);
-	r->capture.traced_median_ms = nk ? gp_median(gpu, nk) : 0;
-	r->capture.untraced_median_ms = ng > nk ? gp_median(gpu + nk, ng - nk) : 0;
-	gp_median_interval(gpu, nk, &r->capture.traced_lo_ms, &r->capture.traced_hi_ms);
-	gp_median_interval(gpu + nk, ng - nk, &r->capture.untraced_lo_ms,
-	                   &r->capture.untraced_hi_ms);
+	gp_median_interval(gpu, nk, &r->capture.traced_median_ms, &r->capture.traced_lo_ms,
+	                   &r->capture.traced_hi_ms);
+	gp_median_interval(gpu + nk, ng - nk, &r->capture.untraced_median_ms,
+	                   &r->capture.untraced_lo_ms, &r->capture.untraced_hi_ms);
 	if (nk >= 3 && ng - nk >= 3 && r->capture.traced_median_ms > r->capture.untraced_median_ms)
 		r->capture.tracer_ms_per_step =
 		    r->capture.traced_median_ms - r->capture.untraced_median_ms;
@@ -606,8 +605,9 @@ static void step_timing(gp_rank_t *r, rank_data_t *d)
 	r->steps.nms = r->steps.ms && r->steps.no ? (unsigned)keep : 0;
 	r->steps.nall = r->steps.nms ? (unsigned)nh : 0;
 	gp_rank_compact_steps(r);
-	summarise(head, nh, &r->steps.median_ms, &r->steps.p95_ms);
-	gp_median_interval(head, nh, &r->steps.median_lo_ms, &r->steps.median_hi_ms);
+	gp_median_interval(head, nh, &r->steps.median_ms, &r->steps.median_lo_ms,
+	                   &r->steps.median_hi_ms);
+	r->steps.p95_ms = gp_quantile(head, nh, 0.95);
 	r->steps.mean_ms = gp_mean(head, nh);
 	r->steps.cv = gp_cv(head, nh);
 out:

@@ -96,18 +96,20 @@ int main(void)
 
 	/* the median's 95 % interval: the binomial tables' ranks (n = 100: the 40th and the
 	 * 61st; n = 6: the extremes, 96.9 % coverage), any order of the samples */
-	double d[100], lo, hi;
+	double d[100], med, lo, hi;
 	for (int i = 0; i < 100; i++)
 		d[i] = (double)((i * 37) % 100 + 1); /* 1..100, shuffled */
-	gp_median_interval(d, 100, &lo, &hi);
+	gp_median_interval(d, 100, &med, &lo, &hi);
 	ok(lo == 40 && hi == 61, "median interval of 1..100: %g-%g (tables: 40-61)", lo, hi);
-	gp_median_interval(d, 6, &lo, &hi);
+	ok(med == 50.5 && med == gp_median(d, 100), "its median from the same sort: %g", med);
+	gp_median_interval(d, 6, &med, &lo, &hi);
 	double mn = d[0], mx = d[0];
 	for (int i = 1; i < 6; i++)
 		mn = d[i] < mn ? d[i] : mn, mx = d[i] > mx ? d[i] : mx;
 	ok(lo == mn && hi == mx, "6 samples: their extremes (%g-%g)", lo, hi);
-	gp_median_interval(d, 5, &lo, &hi);
-	ok(lo == 0 && hi == 0, "5 samples: no interval");
+	gp_median_interval(d, 5, &med, &lo, &hi);
+	ok(lo == 0 && hi == 0 && med == gp_median(d, 5), "5 samples: the median (%g), no interval",
+	   med);
 	/* coverage: of 2 000 draws of 51 uniform samples, about 95 % hold the true median */
 	unsigned held = 0, seed = 12345;
 	for (int t = 0; t < 2000; t++) {
@@ -115,7 +117,7 @@ int main(void)
 			seed = seed * 1103515245u + 12345u;
 			d[i] = (double)(seed >> 8) / (double)(1u << 24);
 		}
-		gp_median_interval(d, 51, &lo, &hi);
+		gp_median_interval(d, 51, &med, &lo, &hi);
 		held += lo <= 0.5 && 0.5 <= hi;
 	}
 	ok(held >= 1860 && held <= 1990, "it holds the true median in %u of 2000 draws", held);
