@@ -93,8 +93,9 @@ enum gp_fw {
 	GP_FW_POOL = 14,      /* a framework's device memory pool (XLA's allocator): a=bytes
 	                         in use c=bytes the pool holds d=peak in use; b=which pool */
 	GP_FW_PROFILER = 15,  /* the program's own profiler (torch.profiler: kineto) began
-	                         (a=1) or ended (a=0); it shares CUPTI, so gpuprof switches
-	                         no CUDA capture while it runs */
+	                         (a=1) or ended (a=0; c=1: its start failed, no session); it
+	                         shares CUPTI, so gpuprof switches no CUDA capture while it
+	                         runs */
 	GP_FW_N = 16
 };
 enum { GP_SNAP_PEAK = 1, GP_SNAP_OOM = 2, GP_SNAP_EXIT = 3, GP_SNAP_SIGTERM = 4 };

@@ -498,9 +498,12 @@ static void feed_fw(rank_data_t *d, gp_rank_t *r, const gp_event_t *e)
 	case GP_FW_INFO:
 		copy_text(t->info, sizeof(t->info), text);
 		break;
-	case GP_FW_PROFILER: /* one begin a session (the integration's) */
+	case GP_FW_PROFILER: /* one begin a session (the integration's); a start that
+	                      * failed took its begin back */
 		if (e->a)
 			t->profiler_sessions++;
+		else if (e->c == 1 && t->profiler_sessions)
+			t->profiler_sessions--;
 		break;
 	case GP_FW_MISSING:
 		if (!strstr(t->missing, text))

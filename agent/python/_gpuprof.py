@@ -298,7 +298,7 @@ def _install_profiler_watch(torch):
             except BaseException:
                 if began:  # it did not start: nothing runs that could be disturbed
                     _s.profiling = False
-                    _emit(_PROFILER, a=0)
+                    _emit(_PROFILER, a=0, c=1)  # c: not a session
                 raise
             finally:
                 if not active and _s.profiling:
