@@ -111,6 +111,7 @@ check(r["capture"]["switches"] >= 10, "gpt2: windows every 40 steps: %s switches
 # the busy share scaled to the untraced steps follows from it
 work = r["gpu"]["busy_ns"] / 1e6 / r["capture"]["captured_steps"]
 check(0.9 * min(un) <= work <= min(un), "gpt2: %.3f ms of GPU work a step vs the program's fastest step %.3f" % (work, min(un)))
+check(0.9 * min(un) <= r["gpu"]["kernel_ms_per_step"] <= work, "gpt2: %.3f ms of kernels a traced step vs the program's fastest step %.3f" % (r["gpu"]["kernel_ms_per_step"], min(un)))
 check(near(r["gpu"]["busy_pct_untraced"], 100 * work / r["steps"]["median_ms"], 0.001) and r["gpu"]["busy_pct_untraced"] > 90, "gpt2: busy %.1f%% of an untraced step" % r["gpu"]["busy_pct_untraced"])
 # the seed step with CUPTI detached after each window and attached again: every window's
 # kernels (10 steps each, the first after the warm-up), each joined to its launch call
