@@ -29,6 +29,7 @@ for wl in $WORKLOADS; do
 		plain | plain2) cmd="$py" ;;
 		default) cmd="$g $py" ;;
 		nodetach) cmd="env GPUPROF_CUPTI_DETACH=0 $g $py" ;;
+		detach) cmd="env GPUPROF_CUPTI_DETACH=1 $g $py" ;;
 		capall) cmd="env GPUPROF_CAPTURE=all $g $py" ;;
 		apiwin) cmd="env GPUPROF_CAPTURE=all GPUPROF_CUPTI_API=windows $g $py" ;;
 		apioff) cmd="env GPUPROF_CAPTURE=all GPUPROF_CUPTI_API=off $g $py" ;;

@@ -124,10 +124,9 @@ const gp_setting_t gp_settings[] = {
     {NULL, GP_ENV_CUPTI_DETACH, GP_T_STR, "auto", 0, 0, NOC, USER,
      "with sampled capture, give CUPTI back between windows (cuptiFinalize once the GPU has "
      "finished a window's work; its memory records attached again at once): a CUPTI that "
-     "once traced kernels costs every later launch about 1 us on the H200 host, kinds "
-     "disabled or not. true, false, or auto: in processes without PyTorch, JAX or "
-     "TensorFlow (a torch.profiler started inside a window after a detach lost half its "
-     "kernels)",
+     "once traced kernels costs every later launch about 1.5 us on the H200 host, kinds "
+     "disabled or not. true, false, or auto (off): experimental, a finalize while the "
+     "program's threads were launching crashed 2 of 3 PyTorch runs on the H200",
      NULL},
     {NULL, GP_ENV_CUPTI_DISCARD, GP_T_BOOL, "false", 0, 0, NOC, USER,
      "benchmarks: enable the same CUPTI kinds but free the buffers unread (the CUPTI "

@@ -154,9 +154,10 @@ static void load_cupti(void)
 	                : gp_inj.cap.how == GP_CAP_SAMPLED ? 1 /* auto: no cost between windows */
 	                                                   : 0;
 	const char *det = gp_setting_str(GP_ENV_CUPTI_DETACH);
+	/* auto is off: a cuptiFinalize while the program's threads launch crashed PyTorch
+	 * processes on the H200 (doc/performance.md, session 15) */
 	bool det_on = det && (!strcmp(det, "true") || !strcmp(det, "1") || !strcmp(det, "on"));
-	bool det_auto = !det || !*det || !strcmp(det, "auto");
-	api->detach = gp_inj.cap.how == GP_CAP_SAMPLED && (det_on || (det_auto && !fw));
+	api->detach = gp_inj.cap.how == GP_CAP_SAMPLED && det_on;
 	if ((gp_inj.modes & GP_MODE_MEM) && !api->callbacks) {
 		char msg[256];
 		snprintf(msg, sizeof(msg), GP_YIELD_STACKS_FMT,

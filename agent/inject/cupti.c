@@ -67,41 +67,63 @@ static bool may_refuse;
 
 /* The buffers CUPTI holds of ours: a profiler of the program's that registers its own
  * callbacks is completed the ones CUPTI had, and drops them; once it has gone, those
- * still listed here after a forced flush are forgotten (forget_lost). */
-static _Atomic(uint8_t *) ours[BUF_MAX_OUTSTANDING + 8];
+ * still listed here after a forced flush are forgotten (forget_lost) into gone[], where a
+ * late one is still known as ours. CUPTI may as well complete one of the profiler's
+ * buffers to us once ours are registered again: neither table has it, and it is left
+ * alone (kineto frees its own; a free() here would corrupt the program's heap). */
+#define OURS_MAX (BUF_MAX_OUTSTANDING + 8)
+static _Atomic(uint8_t *) ours[OURS_MAX], gone[OURS_MAX];
 
-static void ours_put(uint8_t *b)
+static bool table_put(_Atomic(uint8_t *) *t, uint8_t *b)
 {
-	for (size_t i = 0; i < sizeof(ours) / sizeof(ours[0]); i++) {
+	for (size_t i = 0; i < OURS_MAX; i++) {
 		uint8_t *z = NULL;
-		if (atomic_compare_exchange_strong(&ours[i], &z, b))
-			return;
+		if (atomic_compare_exchange_strong(&t[i], &z, b))
+			return true;
 	}
+	return false;
 }
 
-static void ours_take(uint8_t *b)
+static bool table_take(_Atomic(uint8_t *) *t, uint8_t *b)
 {
-	for (size_t i = 0; i < sizeof(ours) / sizeof(ours[0]); i++) {
+	for (size_t i = 0; i < OURS_MAX; i++) {
 		uint8_t *x = b;
-		if (atomic_compare_exchange_strong(&ours[i], &x, NULL))
-			return;
+		if (atomic_compare_exchange_strong(&t[i], &x, NULL))
+			return true;
 	}
+	return false;
 }
 
 static void forget_lost(void)
 {
-	for (size_t i = 0; i < sizeof(ours) / sizeof(ours[0]); i++)
-		if (atomic_exchange(&ours[i], NULL)) {
-			atomic_fetch_sub(&outstanding, 1); /* freed by whoever was handed it */
-			gp_cu_api->count_drop(GP_LOSS_CUPTI_REFUSED, 1);
+	for (size_t i = 0; i < OURS_MAX; i++) {
+		uint8_t *b = atomic_exchange(&ours[i], NULL);
+		if (!b)
+			continue;
+		atomic_fetch_sub(&outstanding, 1); /* kineto keeps a buffer it did not know */
+		gp_cu_api->count_drop(GP_LOSS_CUPTI_REFUSED, 1);
+		if (!table_put(gone, b)) { /* full: the oldest is forgotten for good */
+			atomic_store(&gone[i], b);
 		}
+	}
 }
+
+/* From the hand-over of CUPTI to a profiler of the program's until it has its own buffer
+ * callbacks: no buffer of ours, or CUPTI fills the one it asks for now for the whole of
+ * the profiler's session and completes it to the profiler, which drops it (H200,
+ * torch.profiler over 40 steps: one thread's launches and kernels, 1 480 of 2 920,
+ * bench/gpu-between-windows.sh). What CUPTI records meanwhile it drops and counts. */
+static atomic_bool handing_over;
 
 static void CUPTIAPI buffer_requested(uint8_t **buffer, size_t *size, size_t *maxRecords)
 {
 	*maxRecords = 0;
 	*buffer = NULL;
 	*size = 0;
+	if (may_refuse && atomic_load(&handing_over)) {
+		gp_cu_api->count_drop(GP_LOSS_CUPTI_REFUSED, 1);
+		return;
+	}
 	if (atomic_fetch_add(&outstanding, 1) >= BUF_MAX_OUTSTANDING && may_refuse) {
 		atomic_fetch_sub(&outstanding, 1);
 		gp_cu_api->count_drop(GP_LOSS_CUPTI_REFUSED, 1); /* the records: CUPTI's count */
@@ -113,7 +135,13 @@ static void CUPTIAPI buffer_requested(uint8_t **buffer, size_t *size, size_t *ma
 		*buffer = NULL;
 		return;
 	}
-	ours_put(*buffer);
+	if (!table_put(ours, *buffer)) { /* more than the table: only without may_refuse */
+		free(*buffer);
+		*buffer = NULL;
+		atomic_fetch_sub(&outstanding, 1);
+		gp_cu_api->count_drop(GP_LOSS_CUPTI_REFUSED, 1);
+		return;
+	}
 	*size = BUF_SIZE;
 }
 
@@ -132,7 +160,13 @@ static void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t streamId, uint8_t 
                                       size_t size, size_t validSize)
 {
 	count_cupti_drops(ctx, streamId);
-	ours_take(buffer);
+	if (!table_take(ours, buffer)) {
+		if (!table_take(gone, buffer))
+			return; /* the program's profiler's: not ours to read or free */
+		/* counted lost when forgotten; it was not: -1, modulo 2^64 */
+		gp_cu_api->count_drop(GP_LOSS_CUPTI_REFUSED, UINT64_MAX);
+		atomic_fetch_add(&outstanding, 1);
+	}
 	if (discard) {
 		free(buffer);
 		atomic_fetch_sub(&outstanding, 1);
@@ -430,6 +464,7 @@ static bool foreign_profiler(void)
 static void take_back(void)
 {
 	foreign_seen = false;
+	atomic_store(&handing_over, false);
 	cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
 	forget_lost(); /* what the flush gave back is off the table: the rest went to it */
 	cuptiActivityRegisterTimestampCallback(timestamp);
@@ -456,6 +491,10 @@ __attribute__((visibility("default"))) void gp_cupti_hand_over(int begin)
 	if (!gp_cu_api || getpid() != owner || !lock_within(100))
 		return;
 	if (begin) { /* the buffers come back to the list; the worker reads them */
+		/* a flush moves the device's records into buffers it may ask for: the second
+		 * hands back any asked for during the first, and from then on none is given */
+		cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+		atomic_store(&handing_over, true);
 		cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
 		foreign_seen = true;
 	} else if (foreign_seen) {

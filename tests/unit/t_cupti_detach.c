@@ -4,7 +4,8 @@
  * cuDriverGetVersion, with the light parts attached again and the correlation ids of the
  * next attach kept apart; nothing switched or detached while the program's own profiler
  * runs or another tool holds CUPTI's subscriber; the buffers handed back when a profiler
- * begins and taken back when it ends. No GPU, no libcupti. */
+ * begins and taken back when it ends, none of ours handed out while it takes CUPTI over,
+ * and a buffer of its own completed to us afterwards left alone. No GPU, no libcupti. */
 #include "config.h"
 #include "cupti_int.h"
 #include "modes.h"
@@ -195,9 +196,21 @@ static uint32_t intern(const char *s, size_t n)
 	(void)s, (void)n;
 	return 7;
 }
+static _Atomic uint64_t refused; /* GP_LOSS_CUPTI_REFUSED, as the ring adds it */
 static void count_drop(unsigned c, uint64_t n)
 {
-	(void)c, (void)n;
+	if (c == GP_LOSS_CUPTI_REFUSED)
+		atomic_fetch_add(&refused, n);
+}
+/* the program's profiler's own buffer callbacks (kineto's) */
+static uint8_t kineto_buf[4096] __attribute__((aligned(8)));
+static void CUPTIAPI kineto_req(uint8_t **b, size_t *size, size_t *max)
+{
+	*b = kineto_buf, *size = sizeof(kineto_buf), *max = 0;
+}
+static void CUPTIAPI kineto_done(CUcontext c, uint32_t s, uint8_t *b, size_t size, size_t valid)
+{
+	(void)c, (void)s, (void)b, (void)size, (void)valid;
 }
 static uint32_t tid(void)
 {
@@ -309,15 +322,32 @@ int main(void)
 	F.pending = 1; /* a kernel of this window, delivered at the next detach's flush */
 
 	/* torch.profiler runs: nothing switched, buffers handed over, taken back after */
-	int flushes = F.forced_flushes, regs = F.registered;
+	uint8_t *held = NULL, *b = (uint8_t *)&F;
+	size_t size = 1, max;
+	F.req(&held, &size, &max); /* one that CUPTI holds on to, through the session */
+	int flushes = F.forced_flushes;
 	atomic_store(&profiler_runs, true);
 	gp_cupti_hand_over(1);
-	ok(F.forced_flushes == flushes + 1, "a profiler beginning gets every buffer of ours back");
+	ok(F.forced_flushes == flushes + 2, "a profiler beginning gets every buffer of ours back");
+	F.req(&b, &size, &max);
+	ok(b == NULL && size == 0 && refused == 1,
+	   "none of ours handed out before the profiler's callbacks are registered");
+	cuptiActivityRegisterCallbacks(kineto_req, kineto_done);
+	int regs = F.registered;
 	ok(gp_cupti_capture(MEM) == (CUDA | MEM) && F.kind[CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL],
 	   "no window switched while the program's profiler runs");
 	atomic_store(&profiler_runs, false);
 	gp_cupti_hand_over(0);
 	ok(F.registered == regs + 1, "ours registered again once it has ended");
+	ok(refused == 2, "the buffer it was completed counted lost (%llu)",
+	   (unsigned long long)refused);
+	F.done(NULL, 0, kineto_buf, sizeof(kineto_buf), 0); /* a free() of it would abort */
+	F.done(NULL, 0, held, size, 0);
+	ok(refused == 1, "one of ours that comes back late is read and freed, not lost");
+	b = NULL;
+	F.req(&b, &size, &max);
+	ok(b != NULL && b != kineto_buf, "and ours are handed out again");
+	F.done(NULL, 0, b, size, 0);
 	ok(gp_cupti_capture(MEM) == MEM && !F.kind[CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL],
 	   "then the window switches off");
 
@@ -328,7 +358,7 @@ int main(void)
 	ok(F.finalized == 1, "no detach while the program's profiler runs");
 	atomic_store(&profiler_runs, false);
 	ok(wait_for(&F.finalized, 2), "detached once it has ended");
-	wait_for(&F.registered, 4);
+	wait_for(&F.registered, 5);
 	n = kernels(c, 8);
 	ok(n == 3 && c[2] != c[0] && (uint32_t)c[2] == 1 && ((c[2] >> 32) & 0xffff) == 3,
 	   "the second attach's first kernel: correlation 0x%llx apart from the first "
@@ -349,7 +379,7 @@ int main(void)
 	gp_cupti_capture(CUDA | MEM);
 	gp_cupti_capture(MEM);
 	ok(wait_for(&F.finalized, 3), "the next window's end detaches, the slot free again");
-	wait_for(&F.registered, 5);
+	wait_for(&F.registered, 6);
 
 	/* a finalize that fails: attached from then on, the detach's subscriber given back */
 	F.fail_finalize = true;
