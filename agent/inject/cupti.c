@@ -52,7 +52,8 @@ static pthread_t worker;
 static CUpti_SubscriberHandle subscriber;
 static bool have_sub; /* we hold CUPTI's callback subscriber */
 static bool api_captured(uint64_t ts);
-static pthread_mutex_t flush_lock = PTHREAD_MUTEX_INITIALIZER; /* process_all only */
+/* the translation of records: process_all, and a foreign buffer's (buffer_completed) */
+static pthread_mutex_t flush_lock = PTHREAD_MUTEX_INITIALIZER;
 /* recursive: cuptiFinalize, called with it held, may call back into this module */
 static pthread_mutex_t cupti_lock = PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP;
 
@@ -68,11 +69,14 @@ static bool may_refuse;
 /* The buffers CUPTI holds of ours: a profiler of the program's that registers its own
  * callbacks is completed the ones CUPTI had, and drops them; once it has gone, those
  * still listed here after a forced flush are forgotten (forget_lost) into gone[], where a
- * late one is still known as ours. CUPTI may as well complete one of the profiler's
- * buffers to us once ours are registered again: neither table has it, and it is left
- * alone (kineto frees its own; a free() here would corrupt the program's heap). */
+ * late one is still known as ours (the oldest entry makes room: kineto keeps, and never
+ * frees, a buffer it does not know, so most entries there are dead). CUPTI may as well
+ * complete one of the profiler's buffers to us once ours are registered again: neither
+ * table has it; its records are read where they are and the buffer is left to its owner
+ * (a free() here would corrupt the program's heap). */
 #define OURS_MAX (BUF_MAX_OUTSTANDING + 8)
 static _Atomic(uint8_t *) ours[OURS_MAX], gone[OURS_MAX];
+static unsigned gone_next; /* the oldest entry of gone[] when it is full (cupti_lock) */
 
 static bool table_put(_Atomic(uint8_t *) *t, uint8_t *b)
 {
@@ -103,7 +107,8 @@ static void forget_lost(void)
 		atomic_fetch_sub(&outstanding, 1); /* kineto keeps a buffer it did not know */
 		gp_cu_api->count_drop(GP_LOSS_CUPTI_REFUSED, 1);
 		if (!table_put(gone, b)) { /* full: the oldest is forgotten for good */
-			atomic_store(&gone[i], b);
+			atomic_store(&gone[gone_next], b);
+			gone_next = (gone_next + 1) % OURS_MAX;
 		}
 	}
 }
@@ -112,15 +117,35 @@ static void forget_lost(void)
  * callbacks: no buffer of ours, or CUPTI fills the one it asks for now for the whole of
  * the profiler's session and completes it to the profiler, which drops it (H200,
  * torch.profiler over 40 steps: one thread's launches and kernels, 1 480 of 2 920,
- * bench/gpu-between-windows.sh). What CUPTI records meanwhile it drops and counts. */
-static atomic_bool handing_over;
+ * bench/gpu-between-windows.sh). What CUPTI records meanwhile it drops and counts.
+ * handing_over holds the hand-over's start: a profiler that never registers callbacks of
+ * its own (a CPU-only kineto) leaves us refusing HANDING_OVER_NS at most; requesting
+ * counts the requests in progress, which the hand-over waits out before its last flush. */
+#define HANDING_OVER_NS (1000ull * 1000000ull)
+static _Atomic uint64_t handing_over;
+static _Atomic int requesting;
+
+static bool refusing(void)
+{
+	uint64_t t = atomic_load(&handing_over); /* seq_cst: against the hand-over's store */
+	return t && gp_cu_api->now() - t < HANDING_OVER_NS;
+}
+
+static void buffer_request(uint8_t **buffer, size_t *size);
 
 static void CUPTIAPI buffer_requested(uint8_t **buffer, size_t *size, size_t *maxRecords)
 {
 	*maxRecords = 0;
+	atomic_fetch_add(&requesting, 1);
+	buffer_request(buffer, size);
+	atomic_fetch_sub(&requesting, 1);
+}
+
+static void buffer_request(uint8_t **buffer, size_t *size)
+{
 	*buffer = NULL;
 	*size = 0;
-	if (may_refuse && atomic_load(&handing_over)) {
+	if (may_refuse && refusing()) {
 		gp_cu_api->count_drop(GP_LOSS_CUPTI_REFUSED, 1);
 		return;
 	}
@@ -155,14 +180,24 @@ static void count_cupti_drops(CUcontext ctx, uint32_t streamId)
 }
 
 static bool discard; /* the CUPTI floor for overhead benchmarks (gp_inject_api_t) */
+static void emit_record(const CUpti_Activity *r);
 
 static void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t streamId, uint8_t *buffer,
                                       size_t size, size_t validSize)
 {
 	count_cupti_drops(ctx, streamId);
 	if (!table_take(ours, buffer)) {
-		if (!table_take(gone, buffer))
-			return; /* the program's profiler's: not ours to read or free */
+		if (!table_take(gone, buffer)) {
+			/* the program's profiler's: its records read here (they came after its
+			 * session: ours, or nobody's), the buffer left to its owner */
+			CUpti_Activity *rec = NULL;
+			pthread_mutex_lock(&flush_lock);
+			while (!discard && cuptiActivityGetNextRecord(buffer, validSize, &rec) ==
+			                       CUPTI_SUCCESS)
+				emit_record(rec);
+			pthread_mutex_unlock(&flush_lock);
+			return;
+		}
 		/* counted lost when forgotten; it was not: -1, modulo 2^64 */
 		gp_cu_api->count_drop(GP_LOSS_CUPTI_REFUSED, UINT64_MAX);
 		atomic_fetch_add(&outstanding, 1);
@@ -237,6 +272,8 @@ static long flush_ms = 200, flush_mem_ms = 1000;
 static _Atomic unsigned capturing; /* GP_MODE_CUDA | GP_MODE_MEM now on; one writer at a time */
 
 static void maybe_detach(void);
+static void settle(void);
+static atomic_bool foreign_seen; /* a profiler of the program's took CUPTI's buffers */
 static _Atomic uint64_t window_end;
 /* posted when a window ends (set_capture), so that the worker does not sleep out a flush
  * period first: measured, windows 300 ms apart were detached after one in two or three */
@@ -284,6 +321,10 @@ static void *worker_main(void *arg)
 		if (atomic_load(&stop))
 			break;
 		maybe_detach();
+		if (atomic_load(&foreign_seen) && pthread_mutex_trylock(&cupti_lock) == 0) {
+			settle();
+			pthread_mutex_unlock(&cupti_lock);
+		}
 		uint64_t now = gp_cu_api->now();
 		if (now - last < (uint64_t)ms * 1000000u - 5000000u && atomic_load(&window_end))
 			continue;
@@ -397,7 +438,6 @@ static void switch_mem(int en)
  * switched off, 0 when there is nothing to detach. */
 #define DETACH_WAIT_NS (10ull * 1000000000ull) /* no step marker passed: detach anyway */
 static bool detach_on;
-static bool foreign_seen; /* a profiler of the program's registered its buffers */
 static CUresult (*drv_version)(int *);
 
 static void set_capture(unsigned want) /* cupti_lock held */
@@ -464,7 +504,7 @@ static bool foreign_profiler(void)
 static void take_back(void)
 {
 	foreign_seen = false;
-	atomic_store(&handing_over, false);
+	atomic_store(&handing_over, 0);
 	cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
 	forget_lost(); /* what the flush gave back is off the table: the rest went to it */
 	cuptiActivityRegisterTimestampCallback(timestamp);
@@ -492,9 +532,13 @@ __attribute__((visibility("default"))) void gp_cupti_hand_over(int begin)
 		return;
 	if (begin) { /* the buffers come back to the list; the worker reads them */
 		/* a flush moves the device's records into buffers it may ask for: the second
-		 * hands back any asked for during the first, and from then on none is given */
+		 * hands back any asked for during the first or while the refusal began (the
+		 * requests in progress are waited out, 10 ms at most), and from then on none is
+		 * given */
 		cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
-		atomic_store(&handing_over, true);
+		atomic_store(&handing_over, gp_cu_api->now() | 1);
+		for (int i = 0; i < 200 && atomic_load(&requesting); i++)
+			nanosleep(&(struct timespec){0, 50000}, NULL);
 		cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
 		foreign_seen = true;
 	} else if (foreign_seen) {
@@ -503,12 +547,22 @@ __attribute__((visibility("default"))) void gp_cupti_hand_over(int begin)
 	pthread_mutex_unlock(&cupti_lock);
 }
 
+/* A profiler's end whose hand-over missed the lock (the worker was in a flush or a
+ * detach): taken back at the next chance, or its callbacks would keep CUPTI's records
+ * for the rest of the run (cupti_lock held). */
+static void settle(void)
+{
+	if (foreign_seen && !(gp_cu_api->foreign && gp_cu_api->foreign()))
+		take_back();
+}
+
 __attribute__((visibility("default"))) unsigned gp_cupti_capture(unsigned modes)
 {
 	if (!gp_cu_api || getpid() != owner)
 		return 0;
 	if (pthread_mutex_trylock(&cupti_lock) != 0)
 		return capturing; /* the worker is detaching: the next step retries */
+	settle();
 	unsigned want = modes & gp_cu_api->modes & (GP_MODE_CUDA | GP_MODE_MEM);
 	if (want != capturing && !foreign_profiler())
 		set_capture(want);
@@ -591,6 +645,7 @@ static int attach(const gp_inject_api_t *a, bool first, char *why, unsigned whyl
 	rc = cuptiActivityRegisterCallbacks(buffer_requested, buffer_completed);
 	if (rc != CUPTI_SUCCESS)
 		return first ? fail(why, whylen, "cuptiActivityRegisterCallbacks", rc) : -1;
+	atomic_store(&handing_over, 0); /* ours are the callbacks now */
 	if (!first && (capturing & GP_MODE_MEM))
 		switch_mem(1);
 	return 0;

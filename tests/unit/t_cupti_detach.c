@@ -341,13 +341,50 @@ int main(void)
 	ok(F.registered == regs + 1, "ours registered again once it has ended");
 	ok(refused == 2, "the buffer it was completed counted lost (%llu)",
 	   (unsigned long long)refused);
-	F.done(NULL, 0, kineto_buf, sizeof(kineto_buf), 0); /* a free() of it would abort */
+	/* one of its buffers, with two kernels of after its session, completed to us */
+	int kbefore = kernels(c, 8);
+	CUpti_ActivityKernel10 *kk = (void *)kineto_buf;
+	for (int i = 0; i < 2; i++) {
+		memset(&kk[i], 0, sizeof(kk[i]));
+		kk[i].kind = CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;
+		kk[i].start = 3000, kk[i].end = 4000, kk[i].name = "k";
+		kk[i].correlationId = 900 + i;
+	}
+	F.done(NULL, 0, kineto_buf, sizeof(kineto_buf), 2 * sizeof(*kk)); /* a free() aborts */
+	ok(kernels(c, 8) == kbefore + 2, "a profiler's buffer completed to us: its records read, "
+	                                "the buffer left to its owner");
 	F.done(NULL, 0, held, size, 0);
 	ok(refused == 1, "one of ours that comes back late is read and freed, not lost");
 	b = NULL;
 	F.req(&b, &size, &max);
 	ok(b != NULL && b != kineto_buf, "and ours are handed out again");
 	F.done(NULL, 0, b, size, 0);
+
+	/* a profiler's end whose hand-over missed the lock: taken back at the next chance */
+	atomic_store(&profiler_runs, true);
+	gp_cupti_hand_over(1);
+	cuptiActivityRegisterCallbacks(kineto_req, kineto_done);
+	regs = F.registered;
+	atomic_store(&profiler_runs, false); /* and no gp_cupti_hand_over(0) */
+	gp_cupti_capture(CUDA | MEM);
+	for (int i = 0; i < 100 && F.registered == regs; i++)
+		nap_ms(10);
+	ok(F.registered == regs + 1 && F.req != kineto_req,
+	   "a missed end of the profiler is taken back at the next step");
+
+	/* a profiler that never registers callbacks of its own (a CPU-only kineto): our
+	 * buffers refused for a second at most */
+	atomic_store(&profiler_runs, true);
+	gp_cupti_hand_over(1);
+	b = (uint8_t *)&F;
+	F.req(&b, &size, &max);
+	ok(b == NULL, "refused while the profiler takes CUPTI over");
+	nap_ms(1100);
+	F.req(&b, &size, &max);
+	ok(b != NULL, "given again once it has had a second to register its own");
+	F.done(NULL, 0, b, size, 0);
+	atomic_store(&profiler_runs, false);
+	gp_cupti_hand_over(0);
 	ok(gp_cupti_capture(MEM) == MEM && !F.kind[CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL],
 	   "then the window switches off");
 
@@ -358,12 +395,12 @@ int main(void)
 	ok(F.finalized == 1, "no detach while the program's profiler runs");
 	atomic_store(&profiler_runs, false);
 	ok(wait_for(&F.finalized, 2), "detached once it has ended");
-	wait_for(&F.registered, 5);
+	wait_for(&F.registered, 9);
 	n = kernels(c, 8);
-	ok(n == 3 && c[2] != c[0] && (uint32_t)c[2] == 1 && ((c[2] >> 32) & 0xffff) == 3,
+	ok(n == 5 && c[4] != c[0] && (uint32_t)c[4] == 1 && ((c[4] >> 32) & 0xffff) == 3,
 	   "the second attach's first kernel: correlation 0x%llx apart from the first "
 	   "attach's 0x%llx",
-	   (unsigned long long)(n == 3 ? c[2] : 0), (unsigned long long)c[0]);
+	   (unsigned long long)(n == 5 ? c[4] : 0), (unsigned long long)c[0]);
 
 	/* another tool holds the subscriber (kineto keeps it from its first session on): the
 	 * windows go on, but nothing is detached */
@@ -379,7 +416,7 @@ int main(void)
 	gp_cupti_capture(CUDA | MEM);
 	gp_cupti_capture(MEM);
 	ok(wait_for(&F.finalized, 3), "the next window's end detaches, the slot free again");
-	wait_for(&F.registered, 6);
+	wait_for(&F.registered, 10);
 
 	/* a finalize that fails: attached from then on, the detach's subscriber given back */
 	F.fail_finalize = true;
