@@ -284,6 +284,9 @@ const gp_field_t gp_rank_fields[] = {
     U64("gpu", "idle_kernel_wait_ns", gpu.idle_kernel_ns, "ns", "idle between dependent kernels"),
     U64("gpu", "idle_sync_ns", gpu.idle_sync_ns, "ns", "idle while the host synchronised"),
     U64("gpu", "idle_other_ns", gpu.idle_other_ns, "ns", "idle, other"),
+    U64("gpu", "idle_host_gaps", gpu.idle_host_gaps, NULL,
+        "post-warm-up steps with a host-caused idle gap of a tenth of the median step or "
+        "more (every step: the host never runs ahead)"),
     U64("gpu", "compute_ns", gpu.compute_ns, "ns", "kernel time, communication excluded"),
     U64("gpu", "comm_ns", gpu.comm_ns, "ns", "communication kernels (NCCL)"),
     U64("gpu", "memcpy_ns", gpu.memcpy_ns, "ns", "copies"),

@@ -604,13 +604,26 @@ static void rule_idle(rule_ctx_t *c)
 	bool launching = !compiling && w->gpu.kernels_per_step >= 50 &&
 	                 (w->gpu.host_busy_per_step_ms >= 0.25 * step ||
 	                  (w->gpu.kernels_per_step >= 100 && w->gpu.kernel_mean_us < 20));
+	/* the GPU idle before (nearly) every step's launch: the host never ran ahead. In JAX,
+	 * whose dispatch is asynchronous, that is a wait for the GPU each step (its
+	 * block_until_ready is no CUDA call gpuprof sees) */
+	unsigned traced = w->capture.window ? w->capture.steps : w->steps.n_post;
+	bool never_ahead = traced >= 5 && w->gpu.idle_host_gaps * 10 >= (uint64_t)traced * 8;
+	bool jax_waits = !compiling && !launching && never_ahead && !strncmp(w->torch.info, "jax ", 4);
 	snprintf(f->title, sizeof(f->title),
 	         "GPU idle waiting for the host%s: %.2f ms per step (%.1f%%) on rank %d",
 	         compiling   ? " (compiling)"
 	         : launching ? " (launch-bound)"
+	         : jax_waits ? " (it waits for every step)"
 	                     : "",
 	         best, best_pct, w->id.rank);
-	char tr[200] = "";
+	char tr[200] = "", ahead[120] = "";
+	if (never_ahead)
+		snprintf(ahead, sizeof(ahead),
+		         "; the GPU idled before %llu of %u steps' launches: the host never ran ahead",
+		         (unsigned long long)(w->gpu.idle_host_gaps < traced ? w->gpu.idle_host_gaps
+		                                                             : traced),
+		         traced);
 	if (w_tr > 0.005)
 		snprintf(
 		    tr, sizeof(tr),
@@ -621,10 +634,11 @@ static void rule_idle(rule_ctx_t *c)
 	         "GPU busy %.1f%% of the traced steps; idle %.1f ms waiting for launches that came "
 	         "after it had finished (no synchronisation pending, not waiting for data), of "
 	         "which %.1f ms with the host inside CUDA calls and %.1f ms compiling; the host "
-	         "spent %.2f ms per step in launch calls for %.0f kernels of %.1f us%s",
+	         "spent %.2f ms per step in launch calls for %.0f kernels of %.1f us%s%s",
 	         w->gpu.span_ns ? 100.0 * w->gpu.busy_ns / w->gpu.span_ns : 0, host / 1e6,
 	         w->gpu.idle_launch_ns / 1e6, w->gpu.idle_compile_ns / 1e6,
-	         w->gpu.host_busy_per_step_ms, w->gpu.kernels_per_step, w->gpu.kernel_mean_us, tr);
+	         w->gpu.host_busy_per_step_ms, w->gpu.kernels_per_step, w->gpu.kernel_mean_us,
+	         ahead, tr);
 	snprintf(f->threshold, sizeof(f->threshold),
 	         "host-caused idle, gpuprof's tracing taken out, >= %.0f%% of the step",
 	         IDLE_HOST_PCT);
@@ -634,6 +648,14 @@ static void rule_idle(rule_ctx_t *c)
 		    "The host compiles during the steps: keep shapes and dtypes stable (pad or "
 		    "bucket sequence lengths), mark static arguments (jax.jit static_argnums, "
 		    "torch.compile dynamic=True), and warm up every shape before timing.");
+	else if (jax_waits)
+		snprintf(
+		    f->fix, sizeof(f->fix),
+		    "JAX dispatches asynchronously, so a host that starts each step only once the "
+		    "GPU has finished the last is waiting for it: a block_until_ready, "
+		    "jax.device_get, float() or print of a device value in every step. Let "
+		    "dispatch run ahead: fetch and log metrics every N steps (or keep them on "
+		    "the device), and block only where a step is timed.");
 	else if (launching)
 		snprintf(
 		    f->fix, sizeof(f->fix),

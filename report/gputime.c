@@ -230,6 +230,8 @@ void gp_pass_gpu(gp_rank_t *r, rank_data_t *d)
 			VEC_PUSH(syncs, d->apis.v[i]);
 	uint64_t cur_s = 0, cur_e = 0, first = 0, last = 0;
 	uint64_t comm_e = 0, comp_e = 0;
+	uint64_t step_ns = r->steps.median_ms > 0 ? (uint64_t)(r->steps.median_ms * 1e6) : UINT64_MAX;
+	size_t gap_step = 0; /* the last step counted in idle_host_gaps */
 	size_t part = 0; /* the stretch of gwin the last kernel was in: the GPU's idle time
 	                    between two capture windows is not measured */
 	bool any = false;
@@ -269,6 +271,11 @@ void gp_pass_gpu(gp_rank_t *r, rank_data_t *d)
 			else if (a && a->start >= cur_e) {
 				r->gpu.idle_host_ns += gap;
 				classify_host_gap(r, &hs, cur_e, k->start);
+				size_t sk = gap * 10 >= step_ns ? gp_step_at(d, a->start) : 0;
+				if (sk > r->steps.warmup && sk != gap_step) { /* a step once */
+					r->gpu.idle_host_gaps++;
+					gap_step = sk;
+				}
 			} else
 				r->gpu.idle_other_ns += gap;
 			cur_s = k->start;

@@ -27,6 +27,10 @@ typedef struct gp_gpu {
 	 * those (time in Python, a slow host, or what gpuprof cannot see) */
 	uint64_t idle_data_ns, idle_compile_ns, idle_launch_ns;
 	uint64_t idle_tracer_ns; /* ... covered by CUPTI's own work (its overhead records) */
+	/* post-warm-up steps with a host-caused idle gap of a tenth of the median step or
+	 * more before one of their launches: (nearly) every step is a host that never runs
+	 * ahead */
+	uint64_t idle_host_gaps;
 	uint64_t data_wait_ns, data_waits; /* inside the post-warm-up steps */
 	double host_busy_per_step_ms;      /* host time inside launch and sync calls per step */
 	double nvml_util_mean;             /* NVML's utilisation (analyze.c, from the loader) */

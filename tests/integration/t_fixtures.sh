@@ -79,6 +79,14 @@ for n in ("field-jax", "field-jax-noprealloc"):
     check(r["startup"]["s"] > 1 and r["startup"]["compile_s"] > 0.5, "%s: start-up %s" % (n, r["startup"]))
     top = [k["name"] for k in j["kernels"][:10]]
     check(not any("RedzoneAllocator" in k or "autotun" in k.lower() for k in top), "%s: start-up kernels in the steady table %s" % (n, top))
+    # the program waits for every step (l.block_until_ready()), which is no CUDA call: the
+    # GPU idle before each step's launch says so, and the advice is JAX's, not py-spy's
+    f = [x for x in j["findings"] if x["id"] == "idle_gaps"]
+    check(f and "waits for every step" in f[0]["title"] and "block_until_ready" in f[0]["fix"] and "py-spy" not in f[0]["fix"], "%s: the per-step wait %s" % (n, f and (f[0]["title"], f[0]["fix"][:80])))
+    check(r["gpu"]["idle_host_gaps"] >= 0.9 * r["steps"]["count"] - 5, "%s: idle before %s of %s steps" % (n, r["gpu"]["idle_host_gaps"], r["steps"]["count"]))
+# a planted host sleep in a PyTorch loop (fixture idle): never ahead either, but no JAX wait
+j = json.load(open("%s/idle.json" % T)); f = [x for x in j["findings"] if x["id"] == "idle_gaps"]
+check(f and "waits for every step" not in f[0]["title"] and "py-spy" in f[0]["fix"] and "never ran ahead" in f[0]["evidence"], "idle: host advice %s" % (f and f[0]["title"]))
 # Lightning: the trainer is the rank though another process took the task's ring first
 j, t = load("field-lightning"); r = j["ranks"][0]
 check(r["processes"]["recorded"] == 2 and r["processes"]["listed"][0]["pid"] == t["pid"], "lightning: processes %s, trainer pid %s" % (r["processes"], t["pid"]))
