@@ -316,3 +316,48 @@ out:
 	free(pos);
 	free(npos);
 }
+
+/* The kinds, in the order their patterns are tried: a name is the first kind one of whose
+ * patterns it holds (lower-cased). Attention before convolution and GEMM (cuDNN's SDPA,
+ * CUTLASS's FMHA), convolution before GEMM (cuDNN's implicit GEMMs), Triton's and XLA's
+ * own prefixes among the generic words; copies before the elementwise kernels that run
+ * them (direct_copy_kernel_cuda inside an elementwise kernel). */
+static const struct {
+	const char *kind;
+	const char *pat[12];
+} kinds[] = {
+    {"communication", {"nccl"}},
+    {"attention", {"flash", "fmha", "attention", "sdpa", "mha_"}},
+    {"convolution", {"convolution", "convolve", "conv1d", "conv2d", "conv3d", "depthwise",
+                     "fprop_implicit", "dgrad", "wgrad"}},
+    {"GEMM", {"triton_tem", "gemm", "cutlass", "cublas", "nvjet", "xmma", "matmul", "wgmma",
+              "sm90_", "sm80_"}},
+    {"softmax", {"softmax"}},
+    {"normalisation", {"layer_norm", "layernorm", "rms_norm", "rmsnorm", "batch_norm",
+                       "batchnorm", "group_norm", "groupnorm", "gammabeta", "norm_kernel"}},
+    {"optimizer", {"multi_tensor_apply", "adam", "_sgd", "lamb_", "fused_optim"}},
+    {"reduction, scan, sort", {"triton_red", "triton_per", "reduce", "reduction", "cub::",
+                               "radixsort", "scan", "argmax", "argmin", "topk"}},
+    {"indexing", {"embedding", "index_select", "indexselect", "gather", "scatter",
+                  "index_put", "indexing", "index_elementwise", "segment", "grad_weight"}},
+    {"copy, transpose, fill", {"copy", "transpose", "catarray", "concat", "fill"}},
+    {"elementwise", {"triton_poi", "elementwise", "functor", "pointwise", "dropout", "philox",
+                     "loop_"}},
+    {"XLA fusion", {"fusion"}}, /* XLA's names only: no C++ scope (cudnn::fusion::...) */
+};
+
+const char *gp_kernel_kind(const char *name)
+{
+	char low[512];
+	size_t n = 0;
+	for (; name && name[n] && n + 1 < sizeof(low); n++)
+		low[n] = (char)(name[n] >= 'A' && name[n] <= 'Z' ? name[n] + 32 : name[n]);
+	low[n] = 0;
+	bool scoped = strstr(low, "::") != NULL;
+	for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++)
+		for (size_t p = 0; p < 12 && kinds[i].pat[p]; p++)
+			if (strstr(low, kinds[i].pat[p]) &&
+			    !(scoped && !strcmp(kinds[i].kind, "XLA fusion")))
+				return kinds[i].kind;
+	return "other";
+}

@@ -87,6 +87,19 @@ for n in ("field-jax", "field-jax-noprealloc"):
 # a planted host sleep in a PyTorch loop (fixture idle): never ahead either, but no JAX wait
 j = json.load(open("%s/idle.json" % T)); f = [x for x in j["findings"] if x["id"] == "idle_gaps"]
 check(f and "waits for every step" not in f[0]["title"] and "py-spy" in f[0]["fix"] and "never ran ahead" in f[0]["evidence"], "idle: host advice %s" % (f and f[0]["title"]))
+# kernel time by kind: every kernel in one kind, so the kinds add up to the kernels' time;
+# GPT-2's largest is its GEMMs, and nothing of the JAX step is left unread
+for n in ("field-gpt2-windows", "field-jax", "ddp-clean"):
+    j = json.load(open("%s/%s.json" % (T, n)))
+    ks, kk = j["kernels"], j["kernel_kinds"]
+    check(len(ks) < 200 and sum(k["total_ns"] for k in kk) == sum(k["total_ns"] for k in ks) and sum(k["kernels"] for k in kk) == len(ks), "%s: kinds %s against %d kernels" % (n, [(k["kind"], k["total_ns"]) for k in kk], len(ks)))
+    check(all(sum(x["total_ns"] for x in ks if x["kind"] == k["kind"]) == k["total_ns"] for k in kk), "%s: each kernel's kind as the kinds say" % n)
+j = json.load(open("%s/field-gpt2-windows.json" % T))
+check(j["kernel_kinds"][0]["kind"] == "GEMM", "gpt2: largest kind %s" % j["kernel_kinds"][0])
+j = json.load(open("%s/field-jax.json" % T)); tot = sum(k["total_ns"] for k in j["kernel_kinds"])
+check(all(k["kind"] != "other" or k["total_ns"] < 0.01 * tot for k in j["kernel_kinds"]), "jax: kinds %s" % j["kernel_kinds"])
+j = json.load(open("%s/ddp-clean.json" % T))
+check(any(k["kind"] == "communication" and k["total_ns"] > 0 for k in j["kernel_kinds"]), "ddp: NCCL's kernels a kind of their own")
 # Lightning: the trainer is the rank though another process took the task's ring first
 j, t = load("field-lightning"); r = j["ranks"][0]
 check(r["processes"]["recorded"] == 2 and r["processes"]["listed"][0]["pid"] == t["pid"], "lightning: processes %s, trainer pid %s" % (r["processes"], t["pid"]))

@@ -127,5 +127,67 @@ int main(void)
 	gp_display_names(gemms, 1, one[0], sizeof(one[0]));
 	gp_display_name(gemms[0], b, 61);
 	ok(!strcmp(one[0], b), "a table of one row is gp_display_name's: %s", one[0]);
+
+	/* the kind of work, from names seen on the H200 (PyTorch 2.11, JAX, NCCL, Triton),
+	 * including the traps: a lambda is no LAMB optimizer, cuDNN's SDPA is attention and
+	 * not a convolution, a convert_ is no convolution, cuDNN's fusion is no XLA fusion */
+	static const struct {
+		const char *name, *kind;
+	} kk[] = {
+	    {"void cutlass::Kernel2<cutlass_75_tensorop_bf16_s1688gemm_bf16_128x128_tn_align1>("
+	     "cutlass_75_tensorop_bf16_s1688gemm_bf16_128x128_tn_align1::Params)",
+	     "GEMM"},
+	    {"nvjet_sm90_tst_192x128_64x5_1x2_h_bz_coopB_TNT", "GEMM"},
+	    {"sm90_xmma_gemm_f32f32_tf32f32_f32_nt_n_tilesize128x256x32_warpgroupsize2x1x1_"
+	     "execute_segment_k_off_kernel__5x_cublas",
+	     "GEMM"},
+	    {"triton_tem_fused_mm_0", "GEMM"},
+	    {"void at::native::unrolled_elementwise_kernel<at::native::direct_copy_kernel_cuda("
+	     "at::TensorIteratorBase&)::{lambda()#3}::operator()() const::{lambda()#7}::"
+	     "operator()() const::{lambda(float)#1}, std::array<char*, 2ul>, 4>",
+	     "copy, transpose, fill"},
+	    {"void at::native::vectorized_elementwise_kernel<4, at::native::CUDAFunctor_add<float>,"
+	     " std::array<char*, 3ul> >(int, at::native::CUDAFunctor_add<float>, "
+	     "std::array<char*, 3ul>)",
+	     "elementwise"},
+	    {"void at::native::(anonymous namespace)::multi_tensor_apply_kernel<at::native::"
+	     "(anonymous namespace)::TensorListMetadata<2>, at::native::(anonymous namespace)::"
+	     "UnaryOpFunctor<float, 2, 1, 1>, at::native::Sqrt<float> >",
+	     "optimizer"},
+	    {"void at::native::(anonymous namespace)::cunn_SoftMaxForward<4, float, float, float, "
+	     "at::native::(anonymous namespace)::LogSoftMaxForwardEpilogue>(float*, float const*, "
+	     "int)",
+	     "softmax"},
+	    {"cudnn_generated_fort_native_sdpa_sm90_flash_fprop_wgmma_f16_knob_7_64x128x64_4x1x1_"
+	     "cga1x1x1_kernel0_0",
+	     "attention"},
+	    {"void at::native::(anonymous namespace)::vectorized_layer_norm_kernel<float, float, "
+	     "false>(int, float, float const*, float const*, float const*, float*, float*, "
+	     "float*)",
+	     "normalisation"},
+	    {"void at::native::reduce_kernel<128, 4, at::native::ReduceOp<c10::BFloat16, "
+	     "at::native::func_wrapper_t<c10::BFloat16, at::native::sum_functor<c10::BFloat16, "
+	     "float, c10::BFloat16> > > >",
+	     "reduction, scan, sort"},
+	    {"void at::native::(anonymous namespace)::embedding_backward_feature_kernel<float, "
+	     "float, long>(long const*, float const*, float*, int, long, int)",
+	     "indexing"},
+	    {"ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevKernelArgsStorage<4096ul>)",
+	     "communication"},
+	    {"void cudnn::fusion::convert_dq_to_16bits<true>(void const*, void*, unsigned int)",
+	     "other"},
+	    {"loop_add_fusion_7", "elementwise"},
+	    {"input_reduce_fusion", "reduction, scan, sort"},
+	    {"wrapped_concatenate", "copy, transpose, fill"},
+	    {"triton_poi_fused_add_mul_0", "elementwise"},
+	    {"triton_red_fused_sum_1", "reduction, scan, sort"},
+	    {"sm80_xmma_fprop_implicit_gemm_indexed_f16f16_f16f32_f32_nhwckrsc_nchw", "convolution"},
+	};
+	for (size_t i = 0; i < sizeof(kk) / sizeof(kk[0]); i++) {
+		const char *got = gp_kernel_kind(kk[i].name);
+		ok(!strcmp(got, kk[i].kind), "kind of %.50s: %s (want %s)", kk[i].name, got, kk[i].kind);
+	}
+	ok(!strcmp(gp_kernel_kind(""), "other") && !strcmp(gp_kernel_kind(NULL), "other"),
+	   "no name: other");
 	return done_testing();
 }
