@@ -609,7 +609,8 @@ static void rule_idle(rule_ctx_t *c)
 	 * block_until_ready is no CUDA call gpuprof sees) */
 	unsigned traced = w->capture.window ? w->capture.steps : w->steps.n_post;
 	bool never_ahead = traced >= 5 && w->gpu.idle_host_gaps * 10 >= (uint64_t)traced * 8;
-	bool jax_waits = !compiling && !launching && never_ahead && !strncmp(w->torch.info, "jax ", 4);
+	bool jax_waits =
+	    !compiling && !launching && never_ahead && !strncmp(w->torch.info, "jax ", 4);
 	snprintf(f->title, sizeof(f->title),
 	         "GPU idle waiting for the host%s: %.2f ms per step (%.1f%%) on rank %d",
 	         compiling   ? " (compiling)"
@@ -619,11 +620,12 @@ static void rule_idle(rule_ctx_t *c)
 	         best, best_pct, w->id.rank);
 	char tr[200] = "", ahead[120] = "";
 	if (never_ahead)
-		snprintf(ahead, sizeof(ahead),
-		         "; the GPU idled before %llu of %u steps' launches: the host never ran ahead",
-		         (unsigned long long)(w->gpu.idle_host_gaps < traced ? w->gpu.idle_host_gaps
-		                                                             : traced),
-		         traced);
+		snprintf(
+		    ahead, sizeof(ahead),
+		    "; the GPU idled before %llu of %u steps' launches: the host never ran ahead",
+		    (unsigned long long)(w->gpu.idle_host_gaps < traced ? w->gpu.idle_host_gaps
+		                                                        : traced),
+		    traced);
 	if (w_tr > 0.005)
 		snprintf(
 		    tr, sizeof(tr),

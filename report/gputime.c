@@ -230,10 +230,11 @@ void gp_pass_gpu(gp_rank_t *r, rank_data_t *d)
 			VEC_PUSH(syncs, d->apis.v[i]);
 	uint64_t cur_s = 0, cur_e = 0, first = 0, last = 0;
 	uint64_t comm_e = 0, comp_e = 0;
-	uint64_t step_ns = r->steps.median_ms > 0 ? (uint64_t)(r->steps.median_ms * 1e6) : UINT64_MAX;
+	uint64_t step_ns =
+	    r->steps.median_ms > 0 ? (uint64_t)(r->steps.median_ms * 1e6) : UINT64_MAX;
 	size_t gap_step = 0; /* the last step counted in idle_host_gaps */
-	size_t part = 0; /* the stretch of gwin the last kernel was in: the GPU's idle time
-	                    between two capture windows is not measured */
+	size_t part = 0;     /* the stretch of gwin the last kernel was in: the GPU's idle time
+	                        between two capture windows is not measured */
 	bool any = false;
 	u64map_t comm_by_name = {0};
 	VEC(uint64_t) lat = {0}, calls = {0};

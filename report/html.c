@@ -661,11 +661,12 @@ static void plot_kernels(FILE *o, const gp_job_t *job)
 		const char *nm = shown[i];
 		fprintf(o, "<g><title>");
 		esc(o, k->name);
+		fprintf(o, " (%s", gp_kernel_kind(k->name));
 		if (k->in[0].name) {
-			fprintf(o, " (launched in ");
+			fprintf(o, "; launched in ");
 			esc(o, k->in[0].name);
-			fprintf(o, ")");
 		}
+		fprintf(o, ")");
 		fprintf(o,
 		        ": %llu calls, %.2f ms</title><rect class=\"bar\" x=\"%.0f\" y=\"%u\" "
 		        "width=\"%.1f\" height=\"16\" fill=\"%s\"/>\n<text x=\"%.0f\" y=\"%u\" "
@@ -682,6 +683,12 @@ static void plot_kernels(FILE *o, const gp_job_t *job)
 	fprintf(o, "</svg>\n<div class=\"legend\"><span><i style=\"background:#1f77b4\"></i>compute"
 	           "</span><span><i style=\"background:#d62728\"></i>communication (NCCL)</span>"
 	           "</div>\n");
+	gp_kind_t kd[16];
+	unsigned nkd = gp_job_kernel_kinds(job, kd, 16);
+	fprintf(o, "<p>Kernel time by kind (read from the kernels' names):");
+	for (unsigned i = 0; i < nkd; i++)
+		fprintf(o, "%s %s %.1f%%", i ? ";" : "", kd[i].kind, 100.0 * kd[i].total / tot);
+	fprintf(o, "</p>\n");
 }
 
 /* ---- where the memory goes, what NVML saw ---- */

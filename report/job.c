@@ -8,6 +8,7 @@
 #include "settings.h"
 #include "job.h"
 #include "log.h"
+#include "names.h"
 #include "path.h"
 #include "rankdata.h"
 #include "rankfile.h"
@@ -536,4 +537,30 @@ int gp_job_rank_records(const gp_job_t *job, const gp_rank_t *rk, rank_data_t *d
 		gp_rank_release(&r);
 	gp_rank_tables_free(&t);
 	return rc;
+}
+
+unsigned gp_job_kernel_kinds(const gp_job_t *job, gp_kind_t *k, unsigned max)
+{
+	unsigned n = 0;
+	for (unsigned i = 0; i < job->nk; i++) {
+		const char *kd = gp_kernel_kind(job->k[i].name);
+		unsigned j = 0;
+		while (j < n && strcmp(k[j].kind, kd))
+			j++;
+		if (j == n) {
+			if (n == max)
+				continue;
+			k[n++] = (gp_kind_t){.kind = kd};
+		}
+		k[j].total += job->k[i].total;
+		k[j].calls += job->k[i].calls;
+		k[j].kernels++;
+	}
+	for (unsigned i = 1; i < n; i++) /* a handful: insertion sort, most time first */
+		for (unsigned j = i; j > 0 && k[j].total > k[j - 1].total; j--) {
+			gp_kind_t t = k[j];
+			k[j] = k[j - 1];
+			k[j - 1] = t;
+		}
+	return n;
 }

@@ -99,6 +99,13 @@ void gp_job_set_progress(void (*fn)(unsigned done, unsigned total));
 int gp_job_load(gp_job_t *job, const char *dir, const char *step, const char *steps_from, char *err,
                 size_t errlen);
 void gp_job_findings(gp_job_t *job);
+/* The job's kernel time by kind of work (gp_kernel_kind of every kernel's name), most
+ * first: n kinds into k[], at most max (the kinds are fewer than 16). */
+typedef struct gp_kind {
+	const char *kind;
+	uint64_t total, calls, kernels;
+} gp_kind_t;
+unsigned gp_job_kernel_kinds(const gp_job_t *job, gp_kind_t *k, unsigned max);
 /* The records of one of the job's ranks (its file, analysed as the report analysed it:
  * the same steps), into d for an export (reused from rank to rank; gp_rd_free after).
  * 0, or -1 with the reason in err. */

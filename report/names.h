@@ -28,10 +28,10 @@ size_t gp_utf8_back(const char *s, size_t i);
 void gp_text_safe(char *s);
 
 /* What kind of work a kernel does, read from its (demangled) name alone: "GEMM",
- * "convolution", "attention", "softmax", "normalisation", "optimizer", "reduction, scan,
- * sort", "indexing", "copy, transpose, fill", "elementwise", "XLA fusion",
- * "communication" or "other". A static string. Names say what a kernel is, not which operation launched it:
- * a cast inside a GEMM's epilogue is a GEMM. */
+ * "convolution", "attention", "softmax", "normalisation", "optimizer", "reduction/scan/sort",
+ * "indexing", "copy/transpose/fill", "elementwise", "XLA fusion", "communication" or "other". A
+ * static string. Names say what a kernel is, not which operation launched it: a cast inside a
+ * GEMM's epilogue is a GEMM. */
 const char *gp_kernel_kind(const char *name);
 
 #endif

@@ -746,39 +746,6 @@ static void text_how_slow(const gp_job_t *job, FILE *out)
 		           "range)");
 }
 
-/* The job's kernel time by kind of work (gp_kernel_kind on every kernel's name), most
- * first: n kinds into k[], at most max. */
-typedef struct {
-	const char *kind;
-	uint64_t total, calls, kernels;
-} kind_t;
-
-static unsigned kernel_kinds(const gp_job_t *job, kind_t *k, unsigned max)
-{
-	unsigned n = 0;
-	for (unsigned i = 0; i < job->nk; i++) {
-		const char *kd = gp_kernel_kind(job->k[i].name);
-		unsigned j = 0;
-		while (j < n && strcmp(k[j].kind, kd))
-			j++;
-		if (j == n) {
-			if (n == max)
-				continue;
-			k[n++] = (kind_t){.kind = kd};
-		}
-		k[j].total += job->k[i].total;
-		k[j].calls += job->k[i].calls;
-		k[j].kernels++;
-	}
-	for (unsigned i = 1; i < n; i++) /* a handful: insertion sort, most time first */
-		for (unsigned j = i; j > 0 && k[j].total > k[j - 1].total; j--) {
-			kind_t t = k[j];
-			k[j] = k[j - 1];
-			k[j - 1] = t;
-		}
-	return n;
-}
-
 /* Where the time goes: the GPU over the steady state, kernels and ranges. */
 static void text_time(const gp_job_t *job, FILE *out)
 {
@@ -875,8 +842,8 @@ static void text_time(const gp_job_t *job, FILE *out)
 			        k->total / 1e3 / (double)k->calls, k->min / 1e3, k->max / 1e3,
 			        pct(k->total, tot), in[0] ? "  " : "", in);
 		}
-		kind_t kd[16];
-		unsigned nkd = kernel_kinds(job, kd, 16);
+		gp_kind_t kd[16];
+		unsigned nkd = gp_job_kernel_kinds(job, kd, 16);
 		fprintf(out, "\nKernel time by kind (read from the kernels' names, not from the "
 		             "operations that launched them):\n");
 		fprintf(out, "%-24s %11s %6s %10s %8s\n", "kind", "total ms", "share", "calls",
@@ -1212,12 +1179,13 @@ void gp_report_json(const gp_job_t *job, FILE *out)
 			gp_json_str(out, k->in[0].name);
 		else
 			fputs("null", out);
-		fprintf(out, ", \"launched_in_ns\": %llu, \"kind\": ", (unsigned long long)k->in[0].ns);
+		fprintf(out,
+		        ", \"launched_in_ns\": %llu, \"kind\": ", (unsigned long long)k->in[0].ns);
 		gp_json_str(out, gp_kernel_kind(k->name));
 		fputc('}', out);
 	}
-	kind_t kd[16];
-	unsigned nkd = kernel_kinds(job, kd, 16);
+	gp_kind_t kd[16];
+	unsigned nkd = gp_job_kernel_kinds(job, kd, 16);
 	fprintf(out, "\n  ],\n  \"kernel_kinds\": [");
 	for (unsigned i = 0; i < nkd; i++) {
 		fprintf(out, "%s\n    {\"kind\": ", i ? "," : "");

@@ -192,8 +192,8 @@ static void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t streamId, uint8_t 
 			 * session: ours, or nobody's), the buffer left to its owner */
 			CUpti_Activity *rec = NULL;
 			pthread_mutex_lock(&flush_lock);
-			while (!discard && cuptiActivityGetNextRecord(buffer, validSize, &rec) ==
-			                       CUPTI_SUCCESS)
+			while (!discard &&
+			       cuptiActivityGetNextRecord(buffer, validSize, &rec) == CUPTI_SUCCESS)
 				emit_record(rec);
 			pthread_mutex_unlock(&flush_lock);
 			return;

@@ -352,7 +352,7 @@ int main(void)
 	}
 	F.done(NULL, 0, kineto_buf, sizeof(kineto_buf), 2 * sizeof(*kk)); /* a free() aborts */
 	ok(kernels(c, 8) == kbefore + 2, "a profiler's buffer completed to us: its records read, "
-	                                "the buffer left to its owner");
+	                                 "the buffer left to its owner");
 	F.done(NULL, 0, held, size, 0);
 	ok(refused == 1, "one of ours that comes back late is read and freed, not lost");
 	b = NULL;

@@ -145,7 +145,7 @@ int main(void)
 	    {"void at::native::unrolled_elementwise_kernel<at::native::direct_copy_kernel_cuda("
 	     "at::TensorIteratorBase&)::{lambda()#3}::operator()() const::{lambda()#7}::"
 	     "operator()() const::{lambda(float)#1}, std::array<char*, 2ul>, 4>",
-	     "copy, transpose, fill"},
+	     "copy/transpose/fill"},
 	    {"void at::native::vectorized_elementwise_kernel<4, at::native::CUDAFunctor_add<float>,"
 	     " std::array<char*, 3ul> >(int, at::native::CUDAFunctor_add<float>, "
 	     "std::array<char*, 3ul>)",
@@ -168,7 +168,7 @@ int main(void)
 	    {"void at::native::reduce_kernel<128, 4, at::native::ReduceOp<c10::BFloat16, "
 	     "at::native::func_wrapper_t<c10::BFloat16, at::native::sum_functor<c10::BFloat16, "
 	     "float, c10::BFloat16> > > >",
-	     "reduction, scan, sort"},
+	     "reduction/scan/sort"},
 	    {"void at::native::(anonymous namespace)::embedding_backward_feature_kernel<float, "
 	     "float, long>(long const*, float const*, float*, int, long, int)",
 	     "indexing"},
@@ -177,15 +177,17 @@ int main(void)
 	    {"void cudnn::fusion::convert_dq_to_16bits<true>(void const*, void*, unsigned int)",
 	     "other"},
 	    {"loop_add_fusion_7", "elementwise"},
-	    {"input_reduce_fusion", "reduction, scan, sort"},
-	    {"wrapped_concatenate", "copy, transpose, fill"},
+	    {"input_reduce_fusion", "reduction/scan/sort"},
+	    {"wrapped_concatenate", "copy/transpose/fill"},
 	    {"triton_poi_fused_add_mul_0", "elementwise"},
-	    {"triton_red_fused_sum_1", "reduction, scan, sort"},
-	    {"sm80_xmma_fprop_implicit_gemm_indexed_f16f16_f16f32_f32_nhwckrsc_nchw", "convolution"},
+	    {"triton_red_fused_sum_1", "reduction/scan/sort"},
+	    {"sm80_xmma_fprop_implicit_gemm_indexed_f16f16_f16f32_f32_nhwckrsc_nchw",
+	     "convolution"},
 	};
 	for (size_t i = 0; i < sizeof(kk) / sizeof(kk[0]); i++) {
 		const char *got = gp_kernel_kind(kk[i].name);
-		ok(!strcmp(got, kk[i].kind), "kind of %.50s: %s (want %s)", kk[i].name, got, kk[i].kind);
+		ok(!strcmp(got, kk[i].kind), "kind of %.50s: %s (want %s)", kk[i].name, got,
+		   kk[i].kind);
 	}
 	ok(!strcmp(gp_kernel_kind(""), "other") && !strcmp(gp_kernel_kind(NULL), "other"),
 	   "no name: other");
