@@ -183,6 +183,10 @@ int main(void)
 	    {"triton_red_fused_sum_1", "reduction/scan/sort"},
 	    {"sm80_xmma_fprop_implicit_gemm_indexed_f16f16_f16f32_f32_nhwckrsc_nchw",
 	     "convolution"},
+	    {"void gemv2T_kernel_val<int, int, float, float, float, float, 128, 16, 4, 4, false, "
+	     "false, cublasGemvParamsEx<int, cublasGemvTensorStridedBatched<float const> > >",
+	     "GEMM"},
+	    {"void at::native::(anonymous namespace)::convert_kernel<float>(float*)", "other"},
 	};
 	for (size_t i = 0; i < sizeof(kk) / sizeof(kk[0]); i++) {
 		const char *got = gp_kernel_kind(kk[i].name);
