@@ -126,7 +126,7 @@ const gp_setting_t gp_settings[] = {
      "finished a window's work; its memory records attached again at once): a CUPTI that "
      "once traced kernels costs every later launch about 1.5 us on the H200 host, kinds "
      "disabled or not. true, false, or auto (off): experimental, a finalize while the "
-     "program's threads were launching crashed 2 of 3 PyTorch runs on the H200",
+     "program's threads were launching crashed 4 of 6 PyTorch runs on the H200",
      NULL},
     {NULL, GP_ENV_CUPTI_DISCARD, GP_T_BOOL, "false", 0, 0, NOC, USER,
      "benchmarks: enable the same CUPTI kinds but free the buffers unread (the CUPTI "
