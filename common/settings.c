@@ -122,11 +122,12 @@ const gp_setting_t gp_settings[] = {
      "sampled capture, else calls)",
      NULL},
     {NULL, GP_ENV_CUPTI_DETACH, GP_T_STR, "auto", 0, 0, NOC, USER,
-     "with sampled capture, give CUPTI back between windows (cuptiFinalize once the GPU has "
-     "finished a window's work; its memory records attached again at once): a CUPTI that "
-     "once traced kernels costs every later launch about 1.5 us on the H200 host, kinds "
-     "disabled or not. true, false, or auto (off): experimental, a finalize while the "
-     "program's threads were launching crashed 4 of 6 PyTorch runs on the H200",
+     "with sampled capture, give CUPTI back between windows (cuptiFinalize at the exit of "
+     "the program's next CUDA call once the GPU has finished a window's work; its memory "
+     "records attached again at once): a CUPTI that once traced kernels costs every later "
+     "launch about 1.5 us on the H200 host, kinds disabled or not. true, false, or auto "
+     "(on in plain CUDA programs and PyTorch on a CUDA 12.6 or later driver, off in JAX and "
+     "TensorFlow)",
      NULL},
     {NULL, GP_ENV_CUPTI_DISCARD, GP_T_BOOL, "false", 0, 0, NOC, USER,
      "benchmarks: enable the same CUPTI kinds but free the buffers unread (the CUPTI "

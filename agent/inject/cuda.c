@@ -42,7 +42,8 @@ static const gp_inject_api_t api_template = {.emit = gp_inj_emit,
                                              .profiler = gp_inj_on_profiler,
                                              .tick = gp_inj_capture_tick,
                                              .gpu_done = gp_marker_done,
-                                             .foreign = fw_profiler};
+                                             .foreign = fw_profiler,
+                                             .own_thread = gp_marker_own_thread};
 
 /* Frameworks whose own profiler subscribes to CUPTI's callback API when the user starts
  * it (torch.profiler/kineto, jax.profiler/XLA, TensorFlow): CUPTI has one subscriber per
@@ -102,6 +103,19 @@ static bool preload_cupti(char *why, size_t len)
 	return false;
 }
 
+/* The loaded driver's CUDA version (13000 for 13.0), 0 when it cannot say. */
+static int driver_version(void)
+{
+	int v = 0;
+	void *cuda = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
+	int (*get)(int *) = cuda ? (int (*)(int *))dlsym(cuda, "cuDriverGetVersion") : NULL;
+	if (!get || get(&v) != 0)
+		v = 0;
+	if (cuda)
+		dlclose(cuda); /* NOLOAD: only our reference goes */
+	return v;
+}
+
 static void load_cupti(void)
 {
 	char path[4200], why[256] = "";
@@ -154,9 +168,19 @@ static void load_cupti(void)
 	                : gp_inj.cap.how == GP_CAP_SAMPLED ? 1 /* auto: no cost between windows */
 	                                                   : 0;
 	const char *det = gp_setting_str(GP_ENV_CUPTI_DETACH);
-	/* auto is off: a cuptiFinalize while the program's threads launch crashed PyTorch
-	 * processes on the H200 (doc/performance.md, session 15) */
 	bool det_on = det && (!strcmp(det, "true") || !strcmp(det, "1") || !strcmp(det, "on"));
+	/* auto: on where nothing else in the process may be holding CUPTI's state across our
+	 * finalize -- plain CUDA programs and PyTorch (whose torch.profiler the integration
+	 * watches: nothing is detached while it runs) -- on a driver of CUDA 12.6 or later,
+	 * the first whose teardown kineto trusts (before, it crashed with CUDA graphs); not
+	 * in JAX or TensorFlow, whose profilers nothing watches. Sampled windows only, whose
+	 * kinds are on from CUDA's start: after a steps= window, whose kinds were first enabled
+	 * mid-run, a detach crashed 4 of 6 seed runs on the H200 (both where it finalized on
+	 * gpuprof's thread and at the program's own call); after sampled ones, none of 6 runs
+	 * of 16 detaches each (bench/gpu-detach-site.sh, doc/performance.md) */
+	if (det && !strcmp(det, "auto"))
+		det_on = driver_version() >= 12060 &&
+		         (!fw || strstr(fw, "torch") || strstr(fw, "kineto"));
 	api->detach = gp_inj.cap.how == GP_CAP_SAMPLED && det_on;
 	if ((gp_inj.modes & GP_MODE_MEM) && !api->callbacks) {
 		char msg[256];
@@ -197,8 +221,9 @@ static void cuda_init(void)
 		return;
 	load_cupti();
 	/* without CUDA activity records, markers are the only GPU clock for the steps; with
-	 * sampled windows, they are the clock of the steps between the windows */
-	if ((!(gp_inj.modes & GP_MODE_CUDA) || gp_inj.cap.how == GP_CAP_SAMPLED) &&
+	 * windows, they are the clock of the steps between them (and what a detach waits for) */
+	if ((!(gp_inj.modes & GP_MODE_CUDA) || gp_inj.cap.how == GP_CAP_SAMPLED ||
+	     gp_inj.cap.how == GP_CAP_STEPS) &&
 	    gp_setting_bool(GP_ENV_STEP_MARKERS) &&
 	    gp_marker_enable(gp_inj_emit, gp_clock_ns,
 	                     gp_inj_intern_cstr(GP_OWN_THREAD_PREFIX "step markers")) != 0)

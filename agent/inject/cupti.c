@@ -15,9 +15,10 @@
  * whether the kinds are disabled or not; only cuptiFinalize gives that back. So after a
  * window, once the step markers say the GPU has finished the window's work, the worker
  * flushes, subscribes (in a framework process only if the slot is free: a running
- * torch.profiler or jax.profiler holds it, and then nothing is detached), and calls
- * cuDriverGetVersion with that one callback enabled: cuptiFinalize runs at its exit, the
- * place NVIDIA's cupti_finalize sample calls it from, on our own thread. The light parts
+ * torch.profiler or jax.profiler holds it, and then nothing is detached), and enables every
+ * runtime and driver callback: cuptiFinalize runs at the exit of the program's next API
+ * call, on its thread, where NVIDIA's cupti_finalize sample and kineto's TEARDOWN_CUPTI
+ * call it (on our own thread, at the exit of our own call, it crashed PyTorch). The light parts
  * (buffers, memory records, allocation callbacks) are attached again at once (they cost
  * a launch nothing measurable); the next window only enables the kinds again. CUPTI's
  * correlation ids may start again after a re-attach: each attach has its epoch in the
@@ -26,7 +27,6 @@
 #include "cupti_int.h"
 #include "modes.h"
 
-#include <dlfcn.h>
 #include <errno.h>
 #include <pthread.h>
 #include <semaphore.h>
@@ -279,7 +279,7 @@ static _Atomic uint64_t window_end;
  * period first: measured, windows 300 ms apart were detached after one in two or three */
 static sem_t wake;
 static pid_t owner;    /* the process that started CUPTI: a forked child never touches it */
-static pthread_t self; /* the worker: the only thread that finalizes */
+static pthread_t self; /* the worker, which never finalizes */
 
 /* realtime deadline ms from now, for sem_timedwait and pthread_mutex_timedlock (glibc
  * before 2.30 has no monotonic variant; a clock step only lengthens one wait) */
@@ -337,8 +337,34 @@ static void *worker_main(void *arg)
 	return NULL;
 }
 
-static _Atomic int finalize_now; /* the worker asks for cuptiFinalize at its call's exit */
-static _Atomic int finalize_rc;  /* what cuptiFinalize returned; -1: not called */
+/* A detach (maybe_detach) turns on every callback of the runtime and driver domains and
+ * asks (finalize_now) for cuptiFinalize at the exit of the first of the program's API
+ * calls to come, on that call's thread: CUPTI's own recommendation for a dynamic detach
+ * (NVIDIA's cupti_finalize sample) and kineto's TEARDOWN_CUPTI. Finalized on our own
+ * thread at the exit of our own call instead, it crashed 4 of 6 PyTorch runs on the H200
+ * (a launch on another thread). all_domains: the whole domains are on for this alone, so
+ * the entry of any other call is no allocation of ours to record. */
+static _Atomic int finalize_now;     /* set by the worker; taken by the first API exit */
+static _Atomic int finalize_rc;      /* what cuptiFinalize returned; -1: not called */
+static _Atomic bool all_domains;     /* the runtime and driver domains' callbacks all on */
+static _Atomic uint64_t finalize_ns; /* how long the program's thread spent in it */
+static sem_t finalized;              /* posted once cuptiFinalize has returned */
+
+/* a callback gpuprof enabled for itself (an allocation's stack, cudaProfilerStart/Stop) */
+static bool wanted_cbid(CUpti_CallbackDomain domain, CUpti_CallbackId cbid)
+{
+	if (domain == CUPTI_CB_DOMAIN_RUNTIME_API &&
+	    (cbid == CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStart_v4000 ||
+	     cbid == CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStop_v4000))
+		return true;
+	if (!(capturing & GP_MODE_MEM))
+		return false;
+	uint8_t d = domain == CUPTI_CB_DOMAIN_RUNTIME_API ? GP_CB_RUNTIME : GP_CB_DRIVER;
+	for (unsigned i = 0; i < gp_ncbids; i++)
+		if (gp_cbids[i].domain == d && gp_cbids[i].cbid == cbid)
+			return gp_cbids[i].flags & GP_CB_STACK;
+	return false;
+}
 
 static void CUPTIAPI on_callback(void *ud, CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
                                  const void *data)
@@ -354,18 +380,20 @@ static void CUPTIAPI on_callback(void *ud, CUpti_CallbackDomain domain, CUpti_Ca
 		return;
 	}
 	const CUpti_CallbackData *cb = data;
-	if (domain == CUPTI_CB_DOMAIN_DRIVER_API &&
-	    cbid == CUPTI_DRIVER_TRACE_CBID_cuDriverGetVersion) { /* maybe_detach's call */
-		/* the worker's own call only: the program's would finalize on its thread, and
-		 * race the worker's re-attach */
-		if (cb->callbackSite == CUPTI_API_EXIT &&
-		    pthread_equal(pthread_self(), __atomic_load_n(&self, __ATOMIC_ACQUIRE)) &&
+	if (atomic_load_explicit(&all_domains, memory_order_acquire)) {
+		if (cb->callbackSite == CUPTI_API_EXIT && getpid() == owner &&
+		    !pthread_equal(pthread_self(), __atomic_load_n(&self, __ATOMIC_ACQUIRE)) &&
+		    !(gp_cu_api->own_thread && gp_cu_api->own_thread()) &&
+		    atomic_load_explicit(&finalize_now, memory_order_relaxed) &&
 		    atomic_exchange(&finalize_now, 0)) {
-			cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
-			process_all();
+			uint64_t t0 = gp_cu_api->now();
 			atomic_store(&finalize_rc, (int)cuptiFinalize());
+			atomic_store(&finalize_ns, gp_cu_api->now() - t0);
+			sem_post(&finalized);
+			return;
 		}
-		return;
+		if (!wanted_cbid(domain, cbid))
+			return;
 	}
 	if (cb->callbackSite != CUPTI_API_ENTER)
 		return;
@@ -438,7 +466,6 @@ static void switch_mem(int en)
  * switched off, 0 when there is nothing to detach. */
 #define DETACH_WAIT_NS (10ull * 1000000000ull) /* no step marker passed: detach anyway */
 static bool detach_on;
-static CUresult (*drv_version)(int *);
 
 static void set_capture(unsigned want) /* cupti_lock held */
 {
@@ -651,15 +678,43 @@ static int attach(const gp_inject_api_t *a, bool first, char *why, unsigned whyl
 	return 0;
 }
 
+/* Our own callbacks as they were before a detach that did not happen (cupti_lock held):
+ * the whole domains off, the few we keep on again, or the subscriber given back. */
+static void domains_off(bool own)
+{
+	cuptiEnableDomain(0, subscriber, CUPTI_CB_DOMAIN_RUNTIME_API);
+	cuptiEnableDomain(0, subscriber, CUPTI_CB_DOMAIN_DRIVER_API);
+	atomic_store(&all_domains, false);
+	if (!own) {
+		cuptiUnsubscribe(subscriber);
+		have_sub = false;
+		return;
+	}
+	cuptiEnableCallback(1, subscriber, CUPTI_CB_DOMAIN_RUNTIME_API,
+	                    CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStart_v4000);
+	cuptiEnableCallback(1, subscriber, CUPTI_CB_DOMAIN_RUNTIME_API,
+	                    CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStop_v4000);
+	if (capturing & GP_MODE_MEM)
+		switch_mem(1);
+}
+
+/* How long a detach waits for one of the program's API calls (a program that makes none
+ * for that long is between steps: the worker tries again FINALIZE_RETRY_NS later), and
+ * for a finalize a program's thread has begun. */
+#define FINALIZE_CALL_WAIT_MS 500
+#define FINALIZE_RETRY_NS     (1000ull * 1000000ull)
+#define FINALIZE_RUN_WAIT_MS  10000
+static uint64_t retry_at;
+
 /* After a window, once the GPU has finished its work (a step marker placed after the
- * window's end has completed, or DETACH_WAIT_NS passed): flush, finalize at the exit of
- * our own cuDriverGetVersion, attach the light parts again. The worker's thread. */
+ * window's end has completed, or DETACH_WAIT_NS passed): flush, have the program's next
+ * API call finalize at its exit, attach the light parts again. The worker's thread. */
 static void maybe_detach(void)
 {
 	uint64_t end = atomic_load(&window_end), now = gp_cu_api->now();
 	uint64_t done = gp_cu_api->gpu_done ? gp_cu_api->gpu_done() : 0;
 	bool waited = now - end >= DETACH_WAIT_NS;
-	if (!end || (done < end && !waited) || foreign_profiler())
+	if (!end || (done < end && !waited) || now < retry_at || foreign_profiler())
 		return;
 	pthread_mutex_lock(&cupti_lock);
 	if (atomic_load(&stop) || atomic_load(&window_end) != end || (capturing & GP_MODE_CUDA) ||
@@ -675,35 +730,49 @@ static void maybe_detach(void)
 		pthread_mutex_unlock(&cupti_lock);
 		return;
 	}
-	atomic_store(&window_end, 0);
 	bool own = have_sub;
 	if (!own) { /* a framework's profiler may hold the slot: then leave it be */
 		if (cuptiSubscribe(&subscriber, (CUpti_CallbackFunc)on_callback, NULL) !=
 		    CUPTI_SUCCESS) {
+			atomic_store(&window_end, 0);
 			pthread_mutex_unlock(&cupti_lock);
 			return;
 		}
 		have_sub = true;
 	}
-	cuptiEnableCallback(1, subscriber, CUPTI_CB_DOMAIN_DRIVER_API,
-	                    CUPTI_DRIVER_TRACE_CBID_cuDriverGetVersion);
 	atomic_store(&finalize_rc, -1);
 	atomic_store(&finalize_now, 1);
-	int v = 0;
-	drv_version(&v);
+	atomic_store(&all_domains, true);
+	cuptiEnableDomain(1, subscriber, CUPTI_CB_DOMAIN_RUNTIME_API);
+	cuptiEnableDomain(1, subscriber, CUPTI_CB_DOMAIN_DRIVER_API);
+	struct timespec ts = deadline(FINALIZE_CALL_WAIT_MS);
+	int w;
+	while ((w = sem_timedwait(&finalized, &ts)) != 0 && errno == EINTR)
+		;
+	if (w != 0 && atomic_exchange(&finalize_now, 0)) {
+		/* no call of the program's came: as before, and again a little later */
+		domains_off(own);
+		retry_at = gp_cu_api->now() + FINALIZE_RETRY_NS;
+		pthread_mutex_unlock(&cupti_lock);
+		return;
+	}
+	if (w != 0) { /* a program's thread took it just now: its finalize is running */
+		ts = deadline(FINALIZE_RUN_WAIT_MS);
+		while ((w = sem_timedwait(&finalized, &ts)) != 0 && errno == EINTR)
+			;
+	}
 	int rc = atomic_load(&finalize_rc);
-	if (atomic_exchange(&finalize_now, 0) || rc != CUPTI_SUCCESS) {
-		/* no callback came, or the finalize failed: stay attached from here on */
-		cuptiEnableCallback(0, subscriber, CUPTI_CB_DOMAIN_DRIVER_API,
-		                    CUPTI_DRIVER_TRACE_CBID_cuDriverGetVersion);
-		if (!own) {
-			cuptiUnsubscribe(subscriber);
-			have_sub = false;
-		}
+	atomic_store(&window_end, 0);
+	if (w != 0 || rc != CUPTI_SUCCESS) {
+		/* the finalize failed (CUPTI attached as it was), or never returned: no more
+		 * detaches; a hung one is left alone */
+		if (w == 0)
+			domains_off(own);
 		detach_on = false;
 		pthread_mutex_unlock(&cupti_lock);
 		return;
 	}
+	atomic_store(&all_domains, false);
 	have_sub = false;
 	process_all(); /* what the finalize flushed, under the epoch it belongs to */
 	/* the next attach's correlation ids apart from the last one's; at the last epoch
@@ -712,10 +781,15 @@ static void maybe_detach(void)
 	__atomic_store_n(&xlate.gen, gen, __ATOMIC_RELAXED);
 	if (gen >> 16 == 0xffff)
 		detach_on = false;
-	attach(gp_cu_api, false, NULL, 0);
+	if (!foreign_profiler()) /* one that began meanwhile has it: taken back after it */
+		attach(gp_cu_api, false, NULL, 0);
 	pthread_mutex_unlock(&cupti_lock);
-	uint64_t t1 = gp_cu_api->now();
-	gp_event_t o = {.type = GP_EV_OVERHEAD, .ts = now, .a = t1 - now, .b = GP_OVERHEAD_DETACH};
+	/* what it cost the program: its thread's time in cuptiFinalize */
+	uint64_t fns = atomic_load(&finalize_ns);
+	gp_event_t o = {.type = GP_EV_OVERHEAD,
+	                .ts = gp_cu_api->now() - fns,
+	                .a = fns,
+	                .b = GP_OVERHEAD_DETACH};
 	gp_cu_api->emit(&o);
 }
 
@@ -736,11 +810,7 @@ __attribute__((visibility("default"))) int gp_cupti_start(const gp_inject_api_t 
 	uint32_t ver = 0;
 	may_refuse = cuptiGetVersion(&ver) == CUPTI_SUCCESS && ver >= 27;
 	/* the driver that loaded us: in the global scope, else by its soname */
-	drv_version = (CUresult(*)(int *))dlsym(RTLD_DEFAULT, "cuDriverGetVersion");
-	void *cuda = drv_version ? NULL : dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
-	if (cuda)
-		drv_version = (CUresult(*)(int *))dlsym(cuda, "cuDriverGetVersion");
-	detach_on = a->detach && a->api_mode == 1 && drv_version;
+	detach_on = a->detach && a->api_mode == 1 && sem_init(&finalized, 0, 0) == 0;
 	pthread_mutex_lock(&cupti_lock);
 	if (attach(a, true, why, whylen) != 0) {
 		pthread_mutex_unlock(&cupti_lock);

@@ -49,6 +49,9 @@ typedef struct gp_inject_api {
 	/* The framework's own profiler runs (the PyTorch integration says so): CUPTI's
 	 * kinds are its too, so nothing is switched or detached meanwhile. */
 	bool (*foreign)(void);
+	/* The calling thread is one of gpuprof's (the step markers' waiter): a detach never
+	 * finalizes CUPTI at the exit of one of its calls. NULL: none is. */
+	bool (*own_thread)(void);
 } gp_inject_api_t;
 
 /* The CUPTI module's entry points (libgpuprof-cupti.so). */

@@ -87,12 +87,20 @@ int gp_marker_enable(void (*emit)(const gp_event_t *), uint64_t (*now)(void), ui
 	return 0;
 }
 
+static __thread bool is_waiter;
+
+bool gp_marker_own_thread(void)
+{
+	return is_waiter;
+}
+
 static void *waiter(void *arg)
 {
 	uint64_t tail = 0;
 	size_t prev = 0;
 	bool have_prev = false;
 	(void)arg;
+	is_waiter = true;
 	if (m.ctx_set(m.ctx) != CUDA_SUCCESS)
 		return NULL;
 	/* its calls are gpuprof's, not the program's: the report leaves them out */

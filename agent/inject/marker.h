@@ -19,5 +19,7 @@ void gp_marker_step_end(uint64_t ts);
 /* The host time (the clock of ts above) of the last step end the GPU has finished the
  * work before: the CUDA work launched before it is done. 0: no marker has completed. */
 uint64_t gp_marker_done(void);
+/* The calling thread is the markers' waiter (gpuprof's own CUDA calls). */
+bool gp_marker_own_thread(void);
 
 #endif

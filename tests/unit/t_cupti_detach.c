@@ -1,11 +1,12 @@
 /* The CUPTI module's switching between capture windows (agent/inject/cupti.c) against a
  * CUPTI of our own making: kinds switched with the windows; CUPTI detached after a window
- * only once the GPU has finished its work, at the exit of the module's own
- * cuDriverGetVersion, with the light parts attached again and the correlation ids of the
- * next attach kept apart; nothing switched or detached while the program's own profiler
- * runs or another tool holds CUPTI's subscriber; the buffers handed back when a profiler
- * begins and taken back when it ends, none of ours handed out while it takes CUPTI over,
- * and a buffer of its own completed to us afterwards left alone. No GPU, no libcupti. */
+ * only once the GPU has finished its work, at the exit of one of the program's own API
+ * calls on the program's thread (never the module's own threads), with the light parts
+ * attached again and the correlation ids of the next attach kept apart; a program that
+ * makes no call leaves CUPTI attached until it does; nothing switched or detached while the
+ * program's own profiler runs or another tool holds CUPTI's subscriber; the buffers handed back
+ * when a profiler begins and taken back when it ends, none of ours handed out while it takes CUPTI
+ * over, and a buffer of its own completed to us afterwards left alone. No GPU, no libcupti. */
 #include "config.h"
 #include "cupti_int.h"
 #include "modes.h"
@@ -23,7 +24,8 @@ static struct {
 	pthread_mutex_t mu;
 	int subscribed; /* 0 none, 1 the module, 2 another tool */
 	CUpti_CallbackFunc cb;
-	bool drv_cb;
+	bool domains; /* every runtime and driver callback on */
+	pthread_t finalized_on;
 	bool kind[CUPTI_ACTIVITY_KIND_COUNT];
 	_Atomic int finalized, registered, forced_flushes, finalize_calls;
 	bool fail_finalize;
@@ -119,15 +121,21 @@ CUptiResult CUPTIAPI cuptiUnsubscribe(CUpti_SubscriberHandle h)
 {
 	(void)h;
 	F.subscribed = 0;
-	F.drv_cb = false;
+	F.domains = false;
 	return CUPTI_SUCCESS;
 }
 CUptiResult CUPTIAPI cuptiEnableCallback(uint32_t en, CUpti_SubscriberHandle h,
                                          CUpti_CallbackDomain d, CUpti_CallbackId c)
 {
+	(void)h, (void)en, (void)d, (void)c;
+	return CUPTI_SUCCESS;
+}
+CUptiResult CUPTIAPI cuptiEnableDomain(uint32_t en, CUpti_SubscriberHandle h,
+                                       CUpti_CallbackDomain d)
+{
 	(void)h;
-	if (d == CUPTI_CB_DOMAIN_DRIVER_API && c == CUPTI_DRIVER_TRACE_CBID_cuDriverGetVersion)
-		F.drv_cb = en;
+	if (d == CUPTI_CB_DOMAIN_RUNTIME_API)
+		F.domains = en;
 	return CUPTI_SUCCESS;
 }
 CUptiResult CUPTIAPI cuptiFinalize(void)
@@ -136,8 +144,9 @@ CUptiResult CUPTIAPI cuptiFinalize(void)
 	if (F.fail_finalize)
 		return CUPTI_ERROR_UNKNOWN;
 	F.finalized++;
+	F.finalized_on = pthread_self();
 	F.subscribed = 0;
-	F.drv_cb = false;
+	F.domains = false;
 	memset(F.kind, 0, sizeof(F.kind));
 	F.req = NULL;
 	F.done = NULL;
@@ -161,16 +170,29 @@ CUptiResult CUPTIAPI cuptiGetVersion(uint32_t *v)
 	*v = 130001;
 	return CUPTI_SUCCESS;
 }
-/* the driver entry the module finalizes at the exit of (found with dlsym: -rdynamic) */
-CUresult cuDriverGetVersion(int *v)
+/* The program: an API call of its thread, with CUPTI's callbacks at its entry and exit
+ * where the subscriber has them on (a launch: no allocation of ours to record). */
+static _Atomic bool program_calls = true;
+static void program_call(void)
 {
-	*v = 13000;
-	if (F.drv_cb && F.subscribed == 1) {
-		CUpti_CallbackData d = {.callbackSite = CUPTI_API_EXIT};
-		F.cb(NULL, CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuDriverGetVersion,
-		     &d);
+	if (F.domains && F.subscribed == 1) {
+		CUpti_CallbackData d = {.callbackSite = CUPTI_API_ENTER};
+		F.cb(NULL, CUPTI_CB_DOMAIN_RUNTIME_API,
+		     CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, &d);
+		d.callbackSite = CUPTI_API_EXIT;
+		F.cb(NULL, CUPTI_CB_DOMAIN_RUNTIME_API,
+		     CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, &d);
 	}
-	return CUDA_SUCCESS;
+}
+static void *program(void *arg)
+{
+	(void)arg;
+	for (;;) {
+		if (atomic_load(&program_calls))
+			program_call();
+		nanosleep(&(struct timespec){0, 1000000}, NULL);
+	}
+	return NULL;
 }
 uint32_t gp_stack_capture(void)
 {
@@ -242,6 +264,15 @@ static int kernels(uint64_t *corr, int max)
 	pthread_mutex_unlock(&ev_mu);
 	return n;
 }
+static int api_records(void)
+{
+	int n = 0;
+	pthread_mutex_lock(&ev_mu);
+	for (int i = 0; i < nev; i++)
+		n += evs[i].type == GP_EV_API;
+	pthread_mutex_unlock(&ev_mu);
+	return n;
+}
 static int detach_records(void)
 {
 	int n = 0;
@@ -281,6 +312,8 @@ int main(void)
 	                        .gpu_done = gpu_done,
 	                        .foreign = foreign};
 	char why[128] = "";
+	pthread_t prog;
+	pthread_create(&prog, NULL, program, NULL);
 	ok(gp_cupti_start(&api, why, sizeof(why)) == 0, "started (%s)", why);
 	ok(F.kind[CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL] && F.kind[CUPTI_ACTIVITY_KIND_MEMORY2] &&
 	       F.kind[CUPTI_ACTIVITY_KIND_RUNTIME],
@@ -312,6 +345,9 @@ int main(void)
 	       !F.kind[CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL],
 	   "buffers registered again and memory records on (registered %d)", F.registered);
 	ok(F.subscribed == 0, "the subscriber taken for the detach is gone with it");
+	ok(pthread_equal(F.finalized_on, prog), "finalized at the exit of the program's own call, "
+	                                        "on its thread");
+	ok(api_records() == 0, "the program's calls while every callback was on: none recorded");
 	ok(detach_records() == 1, "the detach's own cost recorded (GP_OVERHEAD_DETACH)");
 
 	/* the next window: kinds on again; CUPTI counts correlations from 1 again, the ids stay
@@ -418,19 +454,31 @@ int main(void)
 	ok(wait_for(&F.finalized, 3), "the next window's end detaches, the slot free again");
 	wait_for(&F.registered, 10);
 
+	/* a program that makes no API call for a while (between steps): nothing finalized,
+	 * every callback off again and the subscriber given back; detached at a later call */
+	atomic_store(&program_calls, false);
+	gp_cupti_capture(CUDA | MEM);
+	gp_cupti_capture(MEM);
+	nap_ms(800);
+	ok(F.finalized == 3 && !F.domains && F.subscribed == 0,
+	   "no call of the program's: nothing finalized, the callbacks and subscriber given back");
+	atomic_store(&program_calls, true);
+	ok(wait_for(&F.finalized, 4), "detached at one of its calls once it makes them again");
+	wait_for(&F.registered, 11);
+
 	/* a finalize that fails: attached from then on, the detach's subscriber given back */
 	F.fail_finalize = true;
 	gp_cupti_capture(CUDA | MEM);
 	gp_cupti_capture(MEM);
-	ok(wait_for(&F.finalize_calls, 4), "the next detach tries");
-	for (int i = 0; i < 300 && (F.subscribed || F.drv_cb); i++)
+	ok(wait_for(&F.finalize_calls, 5), "the next detach tries");
+	for (int i = 0; i < 300 && (F.subscribed || F.domains); i++)
 		nap_ms(10); /* the failed path gives the subscriber back */
-	ok(F.finalized == 3 && F.subscribed == 0 && !F.drv_cb,
+	ok(F.finalized == 4 && F.subscribed == 0 && !F.domains,
 	   "a failed finalize leaves CUPTI attached, the subscriber and callback given back");
 	gp_cupti_capture(CUDA | MEM);
 	gp_cupti_capture(MEM);
 	nap_ms(150);
-	ok(F.finalize_calls == 4, "and no detach is tried again");
+	ok(F.finalize_calls == 5, "and no detach is tried again");
 	ok(gp_cupti_capture(CUDA | MEM) == (CUDA | MEM), "windows still switch");
 
 	/* the final flush: nothing of the worker's after it */
