@@ -86,6 +86,7 @@ typedef struct agent {
 	dev_t pub_dev;       /* what publish() put at dest, to remove it if renamed */
 	ino_t pub_ino;
 	int sfd;          /* the forwarded signals and SIGCHLD (spawn) */
+	pid_t stepd;      /* the slurmstepd we run under (parent or further up), 0 outside */
 	int status;       /* the program's wait status */
 	struct rusage ru; /* and its resources */
 } agent_t;
@@ -892,8 +893,9 @@ static void __attribute__((noreturn)) mirror_exit(int status)
  * would lose its checkpoint). Two senders are known to signal every process:
  *   the kernel for the terminal (Ctrl-C, Ctrl-\\, SIGWINCH, hang-up): the foreground
  *   process group, which the program shares with us;
- *   slurmstepd, our parent under Slurm: scancel, time limits and srun --signal go to
- *   every process of the step (proctrack cgroup, pgid and linuxproc alike).
+ *   slurmstepd, our parent under Slurm or above it: scancel, time limits and srun
+ *   --signal go to every process of the step (proctrack cgroup, pgid and linuxproc
+ *   alike; under Slurm the program stays in our process group).
  * The program itself, or a process it started, signals our process group (a script's
  * `kill 0`, a launcher stopping its workers): the program is in that group, and a
  * signal it meant for us alone would only come back to it.
@@ -910,9 +912,9 @@ static bool reached_program(const agent_t *a, const struct signalfd_siginfo *si)
 	if (si->ssi_code == SI_USER && getpgid(a->child) == getpgrp() &&
 	    from_program(a, (pid_t)si->ssi_pid))
 		return true;
-	if (si->ssi_code != SI_USER || (pid_t)si->ssi_pid != getppid())
-		return false;
-	return gp_proc_is_slurmstepd((pid_t)si->ssi_pid);
+	/* slurmstepd: our parent (the plugin's task), or above it (a batch script's or an
+	 * srun's gpuprof run, which keeps us in its process group under Slurm) */
+	return si->ssi_code == SI_USER && a->stepd && (pid_t)si->ssi_pid == a->stepd;
 }
 
 static void __attribute__((noreturn)) exec_program(char **argv)
@@ -1012,6 +1014,7 @@ static void spawn(agent_t *a)
 	a->sfd = signalfd(-1, &fwd, SFD_CLOEXEC | SFD_NONBLOCK);
 
 	a->t_start = gp_now_ns();
+	a->stepd = gp_proc_slurmstepd_above();
 	pid_t agent_pid = getpid();
 	volatile int exec_errno = 0;
 	/* vfork: the agent's page tables are not copied nor its pages made copy-on-write
@@ -1111,8 +1114,15 @@ static void watch(agent_t *a)
 		uint64_t now = gp_now_ns();
 		if (r > 0)
 			on_signals(a, now);
-		if (wait4(a->child, &a->status, WNOHANG, &a->ru) == a->child)
-			return;
+		if (wait4(a->child, &a->status, WNOHANG | WUNTRACED, &a->ru) == a->child) {
+			if (!WIFSTOPPED(a->status))
+				return;
+			/* stopped (Ctrl-Z, SIGSTOP): outside Slurm so is its job, as a shell or
+			 * gpuprof run waiting for us sees it; continued by a SIGCONT to us, which
+			 * is forwarded, or to our process group, which holds it */
+			if (!a->stepd)
+				kill(getpid(), SIGSTOP);
+		}
 		long moved = drain(a, false);
 		procs_tick(a, now >= next_flush);
 		bool busy = a->have_ring && moved > (long)(a->ring.mask + 1) / 16;

@@ -109,22 +109,37 @@ bool gp_proc_is_slurmstepd(pid_t pid)
 	return !strcmp(comm, "slurmstepd");
 }
 
+/* The parent of pid, from /proc/PID/stat (comm may hold spaces and parentheses); 0 when
+ * it cannot be read. */
+static pid_t parent_of(pid_t pid)
+{
+	char buf[512];
+	if (proc_read(pid, "stat", buf, sizeof(buf)) <= 0)
+		return 0;
+	const char *p = strrchr(buf, ')');
+	if (!p || p[1] != ' ' || !p[2] || p[3] != ' ' || p[4] < '0' || p[4] > '9')
+		return 0;
+	pid_t ppid = 0;
+	for (p += 4; *p >= '0' && *p <= '9'; p++)
+		ppid = ppid * 10 + (*p - '0');
+	return ppid;
+}
+
 bool gp_proc_descends_from(pid_t pid, pid_t ancestor)
 {
 	for (int depth = 0; pid > 1 && depth < 64; depth++) {
-		char buf[512];
 		if (pid == ancestor)
 			return true;
-		if (proc_read(pid, "stat", buf, sizeof(buf)) <= 0)
-			return false;
-		/* pid (comm) state ppid: comm may hold spaces and parentheses */
-		const char *p = strrchr(buf, ')');
-		if (!p || p[1] != ' ' || !p[2] || p[3] != ' ' || p[4] < '0' || p[4] > '9')
-			return false;
-		pid_t ppid = 0;
-		for (p += 4; *p >= '0' && *p <= '9'; p++)
-			ppid = ppid * 10 + (*p - '0');
-		pid = ppid;
+		pid = parent_of(pid);
 	}
 	return false;
+}
+
+pid_t gp_proc_slurmstepd_above(void)
+{
+	pid_t pid = getppid();
+	for (int depth = 0; pid > 1 && depth < 64; depth++, pid = parent_of(pid))
+		if (gp_proc_is_slurmstepd(pid))
+			return pid;
+	return 0;
 }

@@ -33,5 +33,8 @@ bool gp_proc_is_slurmstepd(pid_t pid);
 /* Is pid ancestor, or a process under it (its parents' chain in /proc, 64 deep at most)?
  * Who sent a signal: the program or what it started. Async-signal-safe. */
 bool gp_proc_descends_from(pid_t pid, pid_t ancestor);
+/* The slurmstepd this process runs under (its parent, or further up: a batch script,
+ * srun gpuprof run), 0 outside Slurm. Async-signal-safe. */
+pid_t gp_proc_slurmstepd_above(void);
 
 #endif

@@ -2,6 +2,7 @@
 # The agent without Slurm: exit codes and signals mirrored, stdio and argv untouched,
 # crash capture (program SIGKILLed, agent SIGKILLed + salvage), full spool, corrupt files.
 . "$(dirname "$0")/tap.sh"
+HERE=$(cd "$(dirname "$0")" && pwd)
 B=${GP_BUILD:?}
 T=$(mktemp -d /tmp/gp-agent.XXXXXX)
 trap 'rm -rf "$T"' EXIT
@@ -78,6 +79,53 @@ bash -c '"$0" run --output="$1/out" -- python3 cnt.py ready >cnt2.out & a=$!; wh
 rm -f ready
 setsid -w "$B/gpuprof" run --output="$T/out" -- python3 cnt.py ready self >cnt3.out 2>/dev/null
 [ "$(cat cnt3.out)" = 1 ]; ok $? "a signal from the program to its own process group arrives once ($(cat cnt3.out))"
+# the same from a slurmstepd further up: a batch script's gpuprof run (scancel reached the
+# program three times: directly, and passed on by gpuprof run and by the agent)
+rm -f ready
+setsid -w "$T/slurmstepd" -c 'trap : USR1; bash -c "trap : USR1; \"\$0\" run --output=\"\$1/out\" -- python3 cnt.py ready >cnt5.out" "$0" "$1" & while [ ! -e ready ]; do sleep 0.05; done; kill -USR1 0; wait' "$B/gpuprof" "$T"
+[ "$(cat cnt5.out)" = 1 ]; ok $? "a step-wide signal from a slurmstepd above a batch script arrives once ($(cat cnt5.out))"
+# a shell's signal to the whole job (kill %1, kill -- -PGID) outside Slurm: gpuprof run's
+# group, which held the agent and the program too (3 deliveries: direct, the agent's, gpuprof
+# run's); now they have a group of their own, and gpuprof run passes it on once
+rm -f ready
+setsid -w bash -c 'trap : USR1; "$0" run --output="$1/out" -- python3 cnt.py ready >cnt4.out & while [ ! -e ready ]; do sleep 0.05; done; kill -USR1 -- -$$; wait' "$B/gpuprof" "$T"
+[ "$(cat cnt4.out)" = 1 ]; ok $? "a signal to gpuprof run's whole process group arrives once ($(cat cnt4.out))"
+# on a terminal, under a job-control shell: the program has the terminal's foreground
+# (reads it), Ctrl-C reaches it once, Ctrl-Z stops the job the shell sees, fg continues it
+cat >jc.py <<'PY'
+import signal, sys, time
+n = cont = 0
+def h(s, f):
+    global n
+    n += 1
+def c(s, f):
+    global cont
+    cont += 1
+signal.signal(signal.SIGINT, h)
+signal.signal(signal.SIGCONT, c)
+print("READY", flush=True)
+print("GOT", sys.stdin.readline().strip(), flush=True)
+t = time.time()
+while time.time() - t < 20 and not cont:
+    time.sleep(0.01)
+print("CONT", flush=True)
+t = time.time()
+while time.time() - t < 20 and not n:
+    time.sleep(0.01)
+time.sleep(0.5)
+print("INTS", n, flush=True)
+PY
+if python3 -c 'import os; [os.close(f) for f in os.openpty()]' 2>/dev/null; then
+	timeout 90 python3 "$HERE/jobctl.py" "$B/gpuprof" "$T/out-jc" -- python3 jc.py >jc.out 2>&1
+	grep -q "^GOT hello" jc.out; ok $? "under a job-control shell the program reads the terminal ($(grep -c GOT jc.out))"
+	# (the terminal echoes ^Z and ^C before what is printed next)
+	grep -q "SHELL stopped" jc.out && grep -q "^CONT" jc.out
+	ok $? "Ctrl-Z stops the job the shell waits for, fg continues the program"
+	grep -q "INTS 1$" jc.out; ok $? "Ctrl-C reaches the program once ($(grep INTS jc.out))"
+	grep -q "^SHELL exit 0 stops 1" jc.out; ok $? "the job ends with the program's status ($(grep SHELL jc.out | tail -1))"
+else
+	for _ in 1 2 3 4; do skip "no pseudo-terminal here"; done
+fi
 
 # killing the agent takes the program with it: no orphan left running
 mkdir -p "$T/spool-kill"; TMPDIR=$T/spool-kill timeout -s KILL 1 "$B/gpuprof" run --output="$T/out-kill" -- sleep 31.7

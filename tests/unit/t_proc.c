@@ -82,5 +82,25 @@ int main(void)
 	ok(is, "... and a process named slurmstepd is");
 	ok(below, "gp_proc_descends_from: a child of ours, and we of our parent");
 	ok(!above, "... and not the other way round");
+	/* the slurmstepd above a process: its grandparent here (a batch script's gpuprof run) */
+	int res[2];
+	pid_t found = -1;
+	if (pipe(res) == 0 && (pid = fork()) == 0) {
+		prctl(PR_SET_NAME, "slurmstepd");
+		pid_t g = fork();
+		if (g == 0) {
+			pid_t s = gp_proc_slurmstepd_above();
+			_exit(write(res[1], &s, sizeof(s)) == sizeof(s) ? 0 : 1);
+		}
+		waitpid(g, NULL, 0);
+		_exit(0);
+	}
+	if (pid > 0) {
+		if (read(res[0], &found, sizeof(found)) != sizeof(found))
+			found = -1;
+		waitpid(pid, &st, 0);
+	}
+	ok(found == pid, "gp_proc_slurmstepd_above: the one above a process's parent (%d, %d)",
+	   (int)found, (int)pid);
 	return done_testing();
 }
