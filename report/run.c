@@ -177,7 +177,11 @@ static void stop_with(pid_t pid, int tty)
 		set_foreground(tty, getpgrp());
 	struct sigaction cur;
 	sigaction(SIGTSTP, NULL, &cur);
-	raise(cur.sa_handler == SIG_IGN ? SIGSTOP : SIGTSTP);
+	int sig = cur.sa_handler == SIG_IGN ? SIGSTOP : SIGTSTP;
+	/* a terminal's job is our whole group (gpuprof run -- prog | tee log): all of it
+	 * stops, as the terminal's Ctrl-Z stopped all of it when the program was in it */
+	if (tty < 0 || killpg(getpgrp(), sig) != 0)
+		raise(sig);
 	if (tty >= 0 && tcgetpgrp(tty) == getpgrp())
 		set_foreground(tty, pid);
 	kill(pid, SIGCONT);

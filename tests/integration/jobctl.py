@@ -3,7 +3,7 @@ t_agent.sh): the "shell" gives the job a process group and the terminal, as bash
 the program must then read the terminal (it has the foreground), get Ctrl-C once, and on
 Ctrl-Z the job the shell waits for must stop; fg (the terminal back, SIGCONT to the job's
 group) continues it. Prints what the program and the shell said, for the test to check.
-usage: jobctl.py GPUPROF OUTDIR -- PROGRAM ARGS"""
+usage: jobctl.py [--pipe] GPUPROF OUTDIR -- PROGRAM ARGS (--pipe: gpuprof run ... | cat)"""
 import os
 import pty
 import select
@@ -11,32 +11,60 @@ import signal
 import sys
 import time
 
+pipe = sys.argv[1] == "--pipe"  # the job is a pipeline: gpuprof run ... | cat
+if pipe:
+    del sys.argv[1]
 gp, out, prog = sys.argv[1], sys.argv[2], sys.argv[4:]
 pid, master = pty.fork()
 if pid == 0:  # the shell: a session leader with the terminal (pty.fork)
     signal.signal(signal.SIGTTOU, signal.SIG_IGN)
-    job = os.fork()
-    if job == 0:
-        os.setpgid(0, 0)
-        os.tcsetpgrp(0, os.getpid())
-        signal.signal(signal.SIGTTOU, signal.SIG_DFL)
-        os.execv(gp, [gp, "run", "--output=" + out, "--"] + prog)
-    os.setpgid(job, job)
+    cmds = [[gp, "run", "--output=" + out, "--"] + prog]
+    if pipe:
+        cmds.append(["cat"])
+        r, w = os.pipe()
+    job, pids = 0, []
+    for i, cmd in enumerate(cmds):
+        p = os.fork()
+        if p == 0:
+            os.setpgid(0, job)
+            if i == 0:
+                os.tcsetpgrp(0, os.getpgrp())
+            signal.signal(signal.SIGTTOU, signal.SIG_DFL)
+            if pipe:
+                os.dup2(w if i == 0 else r, 1 if i == 0 else 0)
+                os.close(r)
+                os.close(w)
+            os.execvp(cmd[0], cmd)
+        job = job or p
+        try:
+            os.setpgid(p, job)  # both sides, as shells do; EACCES once it has exec'd
+        except OSError:
+            pass
+        pids.append(p)
+    if pipe:
+        os.close(r)
+        os.close(w)
     os.tcsetpgrp(0, job)
-    stops = 0
-    while True:
-        _, st = os.waitpid(job, os.WUNTRACED)
+    stops, live, stopped, status = 0, set(pids), set(), 0
+    while live:
+        p, st = os.waitpid(-job, os.WUNTRACED)
         if os.WIFSTOPPED(st):
-            stops += 1
-            os.tcsetpgrp(0, os.getpgrp())
-            print("SHELL stopped", flush=True)
-            time.sleep(0.3)
-            os.tcsetpgrp(0, job)  # fg
-            os.killpg(job, signal.SIGCONT)
+            stopped.add(p)
+            if stopped == live:  # every live process of the job: the job is stopped
+                stops += 1
+                os.tcsetpgrp(0, os.getpgrp())
+                print("SHELL stopped", flush=True)
+                time.sleep(0.3)
+                os.tcsetpgrp(0, job)  # fg
+                os.killpg(job, signal.SIGCONT)
+                stopped.clear()
             continue
-        break
+        live.discard(p)
+        stopped.discard(p)
+        if p == pids[0]:
+            status = os.waitstatus_to_exitcode(st)
     os.tcsetpgrp(0, os.getpgrp())
-    print("SHELL exit %d stops %d" % (os.waitstatus_to_exitcode(st), stops), flush=True)
+    print("SHELL exit %d stops %d" % (status, stops), flush=True)
     os._exit(0)
 
 seen = b""

@@ -123,8 +123,14 @@ if python3 -c 'import os; [os.close(f) for f in os.openpty()]' 2>/dev/null; then
 	ok $? "Ctrl-Z stops the job the shell waits for, fg continues the program"
 	grep -q "INTS 1$" jc.out; ok $? "Ctrl-C reaches the program once ($(grep INTS jc.out))"
 	grep -q "^SHELL exit 0 stops 1" jc.out; ok $? "the job ends with the program's status ($(grep SHELL jc.out | tail -1))"
+	# a pipeline (gpuprof run -- prog | cat): Ctrl-Z stops the whole job, cat too, which is
+	# not in the program's group (without that the shell waited for cat forever)
+	timeout 90 python3 "$HERE/jobctl.py" --pipe "$B/gpuprof" "$T/out-jcp" -- python3 jc.py >jcp.out 2>&1
+	grep -q "SHELL stopped" jcp.out && grep -q "INTS 1$" jcp.out && grep -q "^SHELL exit 0 stops 1" jcp.out
+	ok $? "in a pipeline too ($(grep SHELL jcp.out | tail -1))"
+	pkill -f "python3 jc.py" 2>/dev/null
 else
-	for _ in 1 2 3 4; do skip "no pseudo-terminal here"; done
+	for _ in 1 2 3 4 5; do skip "no pseudo-terminal here"; done
 fi
 
 # killing the agent takes the program with it: no orphan left running
