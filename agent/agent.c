@@ -1114,15 +1114,8 @@ static void watch(agent_t *a)
 		uint64_t now = gp_now_ns();
 		if (r > 0)
 			on_signals(a, now);
-		if (wait4(a->child, &a->status, WNOHANG | WUNTRACED, &a->ru) == a->child) {
-			if (!WIFSTOPPED(a->status))
-				return;
-			/* stopped (Ctrl-Z, SIGSTOP): outside Slurm so is its job, as a shell or
-			 * gpuprof run waiting for us sees it; continued by a SIGCONT to us, which
-			 * is forwarded, or to our process group, which holds it */
-			if (!a->stepd)
-				kill(getpid(), SIGSTOP);
-		}
+		if (wait4(a->child, &a->status, WNOHANG, &a->ru) == a->child)
+			return;
 		long moved = drain(a, false);
 		procs_tick(a, now >= next_flush);
 		bool busy = a->have_ring && moved > (long)(a->ring.mask + 1) / 16;

@@ -132,61 +132,25 @@ static void pass_on(int sig, siginfo_t *si, void *uc)
 {
 	(void)uc;
 	/* the terminal's signals (Ctrl-C, Ctrl-\, hang-up) went to the whole foreground
-	 * process group, the agent and the program in it: passing them on would deliver
+	 * process group, the agent and the program included: passing them on would deliver
 	 * them twice. So did a signal the program (or what it started: the agent's
-	 * descendants) sent to its process group when that holds us (agent.c,
-	 * reached_program), and slurmstepd's, which reach every process of the step */
+	 * descendants) sent to its process group, which holds us: the agent does not forward
+	 * it (agent.c, reached_program), and neither do we; and slurmstepd's, which reach
+	 * every process of the step (a batch script's or an srun's gpuprof run) */
 	if (si->si_code == SI_KERNEL || child_pid <= 0)
 		return;
 	int e = errno;
-	bool shared = getpgid(child_pid) == getpgrp();
-	if (si->si_code != SI_USER || !(shared && (gp_proc_descends_from(si->si_pid, child_pid) ||
-	                                           (stepd && si->si_pid == stepd))))
+	if (si->si_code != SI_USER || getpgid(child_pid) != getpgrp() ||
+	    !(gp_proc_descends_from(si->si_pid, child_pid) || (stepd && si->si_pid == stepd)))
 		kill(child_pid, sig);
 	errno = e;
 }
 
-/* The terminal whose foreground process group is ours (a shell's foreground job), -1
- * when none is. */
-static int foreground_tty(void)
-{
-	for (int fd = 0; fd < 3; fd++)
-		if (isatty(fd) && tcgetpgrp(fd) == getpgrp())
-			return fd;
-	return -1;
-}
-
-/* Give the terminal's foreground to pgrp, from any group of its session (SIGTTOU, which
- * a background group's tcsetpgrp raises, held meanwhile). */
-static void set_foreground(int tty, pid_t pgrp)
-{
-	sigset_t ttou, old;
-	sigemptyset(&ttou);
-	sigaddset(&ttou, SIGTTOU);
-	sigprocmask(SIG_BLOCK, &ttou, &old);
-	tcsetpgrp(tty, pgrp);
-	sigprocmask(SIG_SETMASK, &old, NULL);
-}
-
-/* The agent (and the program under it) stopped: so do we, the job the shell sees, after
- * taking the terminal back; continued (fg, bg), the agent is continued too, with the
- * terminal where a fg gave it to us. */
-static void stop_with(pid_t pid, int tty)
-{
-	if (tty >= 0 && tcgetpgrp(tty) == pid)
-		set_foreground(tty, getpgrp());
-	struct sigaction cur;
-	sigaction(SIGTSTP, NULL, &cur);
-	int sig = cur.sa_handler == SIG_IGN ? SIGSTOP : SIGTSTP;
-	/* a terminal's job is our whole group (gpuprof run -- prog | tee log): all of it
-	 * stops, as the terminal's Ctrl-Z stopped all of it when the program was in it */
-	if (tty < 0 || killpg(getpgrp(), sig) != 0)
-		raise(sig);
-	if (tty >= 0 && tcgetpgrp(tty) == getpgrp())
-		set_foreground(tty, pid);
-	kill(pid, SIGCONT);
-}
-
+/* The agent, the program and gpuprof run stay in one process group, the terminal's job:
+ * Ctrl-C and Ctrl-Z reach all of it (a driver script above us too), and a killpg of the
+ * job takes the program's own children with it. A shell's signal to that group
+ * (kill %1) therefore reaches the program directly and again through the agent and
+ * through us: doc/reliability.md, "Left open", says why that stays. */
 int gp_run_supervise(char **argv)
 {
 	sigset_t fwd, old;
@@ -195,14 +159,7 @@ int gp_run_supervise(char **argv)
 	sigemptyset(&fwd);
 	for (size_t i = 0; i < NFWD; i++)
 		sigaddset(&fwd, fwd_signals[i]);
-	/* Outside Slurm the agent and the program get a process group of their own, the
-	 * terminal's foreground where ours had it: a signal to our group (a shell's kill %1,
-	 * kill -- -PGID) then reaches us alone, and we pass it on once; in one group it
-	 * reached the program, the agent and us, and came to the program three times. Under
-	 * Slurm all stay in the step's group, which slurmstepd may signal as a whole
-	 * (proctrack/pgid). */
 	stepd = gp_proc_slurmstepd_above();
-	int tty = stepd ? -1 : foreground_tty();
 	sigprocmask(SIG_BLOCK, &fwd, &old); /* none lost, none acted on before we are ready */
 	pid_t parent = getpid(), pid = fork();
 	if (pid < 0) {
@@ -215,11 +172,6 @@ int gp_run_supervise(char **argv)
 		prctl(PR_SET_PDEATHSIG, SIGKILL);
 		if (getppid() != parent)
 			_exit(127);
-		if (!stepd) {
-			setpgid(0, 0);
-			if (tty >= 0)
-				set_foreground(tty, getpid());
-		}
 		sigprocmask(SIG_SETMASK, &old, NULL);
 		execv(argv[0], argv);
 		fprintf(stderr, "gpuprof: cannot run %s: %s; running the program unprofiled\n",
@@ -228,11 +180,6 @@ int gp_run_supervise(char **argv)
 		fprintf(stderr, "gpuprof: %s: %s\n", argv[2], strerror(errno));
 		_exit(127);
 	}
-	if (!stepd) { /* both sides: whichever runs first */
-		setpgid(pid, pid);
-		if (tty >= 0)
-			set_foreground(tty, pid);
-	}
 	child_pid = pid;
 	sigemptyset(&sa.sa_mask);
 	for (size_t i = 0; i < NFWD; i++)
@@ -240,18 +187,8 @@ int gp_run_supervise(char **argv)
 	sigprocmask(SIG_SETMASK, &old, NULL);
 	int st = 0;
 	pid_t w;
-	for (;;) {
-		w = waitpid(pid, &st, stepd ? 0 : WUNTRACED);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w == pid && WIFSTOPPED(st)) {
-			stop_with(pid, tty);
-			continue;
-		}
-		break;
-	}
-	if (tty >= 0 && tcgetpgrp(tty) == pid) /* ours again, for what we print now */
-		set_foreground(tty, getpgrp());
+	while ((w = waitpid(pid, &st, 0)) < 0 && errno == EINTR)
+		;
 	/* from here on a signal is for us: Ctrl-C stops the report */
 	sigprocmask(SIG_BLOCK, &fwd, NULL);
 	child_pid = 0;
