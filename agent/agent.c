@@ -326,6 +326,7 @@ static void set_child_env(agent_t *a)
 	setenv(GP_ENV_GROUP_READABLE, a->group_readable ? "1" : "0", 1);
 	snprintf(b, sizeof(b), "%lld", gp_setting_long(GP_ENV_TORCH_HISTORY));
 	setenv(GP_ENV_TORCH_HISTORY, b, 1);
+	setenv(GP_ENV_TORCH_LAYERS, gp_setting_bool(GP_ENV_TORCH_LAYERS) ? "1" : "0", 1);
 	set_python_path(a);
 	unsetenv(GP_ENV_ARGV0);
 	unsetenv(GP_ENV_FALLBACK);

@@ -18,8 +18,8 @@ echo "default (last round): $($G/gpuprof dump --events "$f" | grep -c 'b=1073741
 $G/gpuprof dump --events "$f" | grep 'b=1073741824' | head -5
 cp $OUT/cost.csv $OUT/seed-default-cost.csv
 echo "== 2. crashes under windows of 10 in 50, detached after each"
-for n in 1 2; do
-	for p in compile_ro.py gpt2.py; do
+for n in $(seq ${CRASH_RUNS:-2}); do
+	for p in ${CRASH_PROGS:-compile_ro.py gpt2.py}; do
 		d=/tmp/cr.$p.$n; rm -rf $d
 		STEPS=300 GPUPROF_CAPTURE=sampled=10/50 timeout 200 $G/gpuprof run --output=$d -- \
 			python3 -X faulthandler bench/field/$p >$d.out 2>$d.err

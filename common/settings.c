@@ -82,6 +82,12 @@ const gp_setting_t gp_settings[] = {
      "entries of PyTorch's allocator history ring in mode mem (recorded in windows); 0: "
      "no history",
      NULL},
+    {"torch_layers", GP_ENV_TORCH_LAYERS, GP_T_BOOL, "true", 0, 0, OFF(torch_layers), TASK | USER,
+     "in mode cuda, PyTorch's module ranges while kernels are traced (a capture window): "
+     "each traced kernel under the module that launched it, forward and backward; the hooks "
+     "are registered at a window's first optimizer step and removed at its end (no cost "
+     "between windows), never once torch.compile has run (mode layers: all along)",
+     NULL},
     {"agent_path", NULL, GP_T_STR, GP_AGENT_PATH, 0, 0, OFF(agent_path), 0,
      "the gpuprof-agent to run (plugstack.conf's agent= wins)", "the installed one"},
     {"inject_path", GP_ENV_INJECT, GP_T_STR, GP_INJECT_PATH, 0, 0, OFF(inject_path), TASK,

@@ -43,6 +43,7 @@ typedef struct gp_config {
 	long report_timeout; /* seconds the detached end-of-step and epilog report may take */
 	bool pytorch;        /* the PyTorch integration (agent/python) */
 	long torch_history_entries; /* its allocator history ring; 0: no history */
+	bool torch_layers;          /* its module ranges while kernels are traced */
 	char *agent_path;           /* default: the installed gpuprof-agent */
 	char *inject_path;          /* default: the installed libgpuprof-inject.so */
 	char *cli_path;             /* default: the installed gpuprof */

@@ -69,14 +69,24 @@ gpuprof_fw_event(unsigned kind, unsigned dev, uint64_t a, uint64_t c, uint64_t d
 	}
 }
 
-/* Layer ranges (mode layers): one start/end range per module forward or backward, in the
- * "pytorch.layers" domain (never taken for steps). Start and end may come from different
- * threads: a backward range starts in a gradient hook and may end in the autograd
- * engine's end-of-pass callback. Returns the range id, 0 when not recording. */
+/* CUDA kernels are traced now (a capture window, or every step): what the integration
+ * records layer ranges in when mode layers was not asked for. */
+__attribute__((visibility("default"))) int gpuprof_fw_tracing(void)
+{
+	return gp_inj_on() && getpid() == gp_inj.owner &&
+	       (atomic_load_explicit(&gp_inj.cap_cur, memory_order_relaxed) & GP_MODE_CUDA);
+}
+
+/* Layer ranges: one start/end range per module forward or backward, in the
+ * "pytorch.layers" domain (never taken for steps), in mode layers all along, else (mode
+ * cuda) while kernels are traced, for the kernels' modules. Start and end may come from
+ * different threads: a backward range starts in a gradient hook and may end in the
+ * autograd engine's end-of-pass callback. Returns the range id, 0 when not recording. */
 __attribute__((visibility("default"))) uint64_t gpuprof_fw_range_start(const char *name)
 {
 	static _Atomic uint32_t domain;
-	if (!gp_inj_on() || getpid() != gp_inj.owner || !(gp_inj.modes & GP_MODE_LAYERS) || !name)
+	if (!gp_inj_on() || getpid() != gp_inj.owner || !name ||
+	    !(gp_inj.modes & (GP_MODE_LAYERS | GP_MODE_CUDA)))
 		return 0;
 	uint32_t d = atomic_load_explicit(&domain, memory_order_relaxed);
 	if (!d) {

@@ -78,7 +78,9 @@ uint64_t gpuprof_fw_now(void);
 const char *gpuprof_fw_rank_file(void);
 void gpuprof_fw_event(unsigned kind, unsigned dev, uint64_t a, uint64_t c, uint64_t d,
                       const char *text);
-/* Layer ranges (mode layers): start returns the range id (0: not recording) */
+/* Layer ranges (mode layers, or mode cuda while kernels are traced: gpuprof_fw_tracing);
+ * start returns the range id (0: not recording) */
+int gpuprof_fw_tracing(void);
 uint64_t gpuprof_fw_range_start(const char *name);
 void gpuprof_fw_range_end(uint64_t id);
 /* Test hook: the calling thread's Python frames (CPython, GIL held) as text. */

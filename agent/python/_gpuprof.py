@@ -66,6 +66,9 @@ class _State:
     hist_window_at = -_HIST_GAP  # the step the last window began
     record_history = None  # PyTorch's own _record_memory_history
     layers_off = False  # a layer hook failed: no more layer ranges
+    layers_windowed = False  # module ranges only while kernels are traced (mode cuda)
+    layers_handles = None  # the global module hooks while registered
+    layers_register = None  # registers them (_install_layers)
     profiling = False  # a torch.profiler session that traces CUDA runs (GP_FW_PROFILER)
     cb_queued = False  # the end-of-backward callback is queued for this pass
     mem_dev = 0
@@ -235,6 +238,8 @@ def _start(torch):
     _at_fork()
     if "layers" in _s.modes:
         how += "; layer ranges: " + _install_layers(torch)
+    elif "cuda" in _s.modes and os.environ.get("GPUPROF_TORCH_LAYERS", "1") != "0":
+        how += "; layer ranges: " + _install_layers(torch, windowed=True)
     mem = "off (mode mem not asked for)"
     if "mem" in _s.modes:
         mem = _arm_memory(torch)
@@ -472,12 +477,14 @@ def _attach():
     return _s.attached
 
 
-def _install_layers(torch):
+def _install_layers(torch, windowed=False):
     """Global module hooks: a forward range from the forward pre-hook to the forward
     hook; a backward range from the first gradient of the module's outputs to the first
     of its inputs (tensor hooks, which only observe), else to the end of the backward
     pass. Names are the modules' class names. Full backward hooks are not used: they
-    wrap the module's tensors and can break in-place operations."""
+    wrap the module's tensors and can break in-place operations. windowed: registered
+    only while kernels are traced (_layers_window), so the steps between capture windows
+    run the module call's fast path, with no hook at all."""
     import importlib
     import threading
 
@@ -485,7 +492,8 @@ def _install_layers(torch):
     pre = getattr(mm, "register_module_forward_pre_hook", None)
     post = getattr(mm, "register_module_forward_hook", None)
     if not (pre and post):
-        _missing("layer ranges: this PyTorch has no global module hooks", attach=False)
+        if not windowed:  # asked for (mode layers): say it could not be had
+            _missing("layer ranges: this PyTorch has no global module hooks", attach=False)
         return "not available"
     tls = threading.local()
     engine = getattr(getattr(torch.autograd, "Variable", None), "_execution_engine", None)
@@ -574,9 +582,53 @@ def _install_layers(torch):
         except Exception as e:
             fail(e)
 
-    pre(fpre)
-    post(fpost)
+    def register():
+        if _s.layers_handles is None:
+            _s.layers_handles = (pre(fpre), post(fpost))
+
+    _s.layers_register = register
+    if windowed:
+        _s.layers_windowed = True
+        return "module forward and backward, in capture windows"
+    register()
     return "module forward and backward"
+
+
+def _layers_unregister():
+    h, _s.layers_handles = _s.layers_handles, None
+    for x in h or ():
+        x.remove()
+
+
+def _compiled():
+    """Has torch.compile (TorchDynamo) compiled a frame? Hooks that come and go would
+    then change what it guards on (a recompilation at each window), and its graphs call
+    no Python hook anyway."""
+    u = sys.modules.get("torch._dynamo.utils")
+    try:
+        return bool(u and u.counters["frames"]["total"])
+    except Exception:
+        return True
+
+
+def _layers_window():
+    """After an optimizer step (the collector switched its window there): the module
+    hooks registered while kernels are traced, removed when they are not."""
+    if not _s.layers_windowed:
+        return
+    tracing = False
+    try:
+        if not _s.layers_off and _s.attached and not _compiled():
+            fn = getattr(_s.lib, "gpuprof_fw_tracing", None)
+            tracing = bool(fn and fn())
+    except Exception:
+        tracing = False
+    if tracing and _s.layers_handles is None:
+        _s.layers_register()
+    elif not tracing and _s.layers_handles is not None:
+        _layers_unregister()
+        if _compiled():
+            _s.layers_windowed = False
 
 
 # ---- steps: optimizer.step() of every optimizer ----
@@ -677,6 +729,7 @@ def _step_post(opt, args, kwargs):
         n = _s.opt_steps.get(i, 0) + 1
         _s.opt_steps[i] = n
         _emit(_OPT_END, a=i, c=n)
+        _layers_window()
         if n <= 2:
             _opt_state(opt, i)
         if _s.mem_opt is None:

@@ -73,6 +73,14 @@ ok $? "... and the steps still come from optimizer.step() ($(j jobL 'r["steps"][
 out=$("$PY" "$HERE/trace_check.py" jobL.trace.json 3)
 ok $? "the layer ranges (backward ones overlap) make a trace Perfetto imports: async slices${out:+ ($out)}"
 
+# mode cuda without mode layers: module ranges only in capture windows, no hook between
+# them, none after torch.compile (a stand-in library traces steps 3-4 and 8-9)
+out=$("$PY" "$HERE/layers_window.py" "$HERE/../../agent/python" 2>&1)
+case "$out" in
+*"SKIP "*) skip "${out#*SKIP }" ;;
+*) echo "$out" | tail -1 | grep -q '^OK$'; ok $? "module ranges in capture windows only, none after torch.compile${out:+ ($(echo "$out" | tail -1))}" ;;
+esac
+
 # two optimizers: the one that steps every iteration makes the steps
 "$GP" run -o job2 -- "$PY" train.py 20 gan >/dev/null 2>&1
 [ "$(j job2 'r["steps"]["count"]')" = 20 ] && [ "$(j job2 'len(r["pytorch"]["optimizers"])')" = 2 ]
