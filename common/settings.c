@@ -132,8 +132,8 @@ const gp_setting_t gp_settings[] = {
      "the program's next CUDA call once the GPU has finished a window's work; its memory "
      "records attached again at once): a CUPTI that once traced kernels costs every later "
      "launch about 1.5 us on the H200 host, kinds disabled or not. true, false, or auto "
-     "(on in plain CUDA programs and PyTorch on a CUDA 12.6 or later driver, off in JAX and "
-     "TensorFlow)",
+     "(on in plain CUDA programs and PyTorch with the driver and CUPTI of CUDA 12.6 or later, "
+     "off in JAX and TensorFlow; never after steps= windows)",
      NULL},
     {NULL, GP_ENV_CUPTI_DISCARD, GP_T_BOOL, "false", 0, 0, NOC, USER,
      "benchmarks: enable the same CUPTI kinds but free the buffers unread (the CUPTI "

@@ -344,7 +344,10 @@ static void *worker_main(void *arg)
  * thread at the exit of our own call instead, it crashed 4 of 6 PyTorch runs on the H200
  * (a launch on another thread). all_domains: the whole domains are on for this alone, so
  * the entry of any other call is no allocation of ours to record. */
-static _Atomic int finalize_now;     /* set by the worker; taken by the first API exit */
+enum { FIN_IDLE, FIN_ARMED, FIN_CANCELLED };
+/* FIN_*: armed by the worker, taken (back to idle) by the first API exit, cancelled by
+ * the program's profiler beginning */
+static _Atomic int finalize_now;
 static _Atomic int finalize_rc;      /* what cuptiFinalize returned; -1: not called */
 static _Atomic bool all_domains;     /* the runtime and driver domains' callbacks all on */
 static _Atomic uint64_t finalize_ns; /* how long the program's thread spent in it */
@@ -380,21 +383,24 @@ static void CUPTIAPI on_callback(void *ud, CUpti_CallbackDomain domain, CUpti_Ca
 		return;
 	}
 	const CUpti_CallbackData *cb = data;
-	if (atomic_load_explicit(&all_domains, memory_order_acquire)) {
-		if (cb->callbackSite == CUPTI_API_EXIT && getpid() == owner &&
-		    !pthread_equal(pthread_self(), __atomic_load_n(&self, __ATOMIC_ACQUIRE)) &&
-		    !(gp_cu_api->own_thread && gp_cu_api->own_thread()) &&
-		    atomic_load_explicit(&finalize_now, memory_order_relaxed) &&
-		    atomic_exchange(&finalize_now, 0)) {
-			uint64_t t0 = gp_cu_api->now();
-			atomic_store(&finalize_rc, (int)cuptiFinalize());
-			atomic_store(&finalize_ns, gp_cu_api->now() - t0);
-			sem_post(&finalized);
-			return;
-		}
-		if (!wanted_cbid(domain, cbid))
-			return;
+	int armed = FIN_ARMED;
+	if (atomic_load_explicit(&all_domains, memory_order_acquire) &&
+	    cb->callbackSite == CUPTI_API_EXIT && getpid() == owner &&
+	    atomic_load_explicit(&finalize_now, memory_order_relaxed) == FIN_ARMED &&
+	    !pthread_equal(pthread_self(), __atomic_load_n(&self, __ATOMIC_ACQUIRE)) &&
+	    !(gp_cu_api->own_thread && gp_cu_api->own_thread()) &&
+	    !(gp_cu_api->foreign && gp_cu_api->foreign()) &&
+	    atomic_compare_exchange_strong(&finalize_now, &armed, FIN_IDLE)) {
+		uint64_t t0 = gp_cu_api->now();
+		atomic_store(&finalize_rc, (int)cuptiFinalize());
+		atomic_store(&finalize_ns, gp_cu_api->now() - t0);
+		sem_post(&finalized);
+		return;
 	}
+	/* only the callbacks of ours: whole domains may be on for a detach, or have been a
+	 * moment ago (a callback already under way when they went off) */
+	if (!wanted_cbid(domain, cbid))
+		return;
 	if (cb->callbackSite != CUPTI_API_ENTER)
 		return;
 	gp_event_t e = {.type = GP_EV_API,
@@ -555,7 +561,14 @@ static void take_back(void)
  * window. It has ended (!begin): take_back. On the program's thread, so never for long. */
 __attribute__((visibility("default"))) void gp_cupti_hand_over(int begin)
 {
-	if (!gp_cu_api || getpid() != owner || !lock_within(100))
+	if (!gp_cu_api || getpid() != owner)
+		return;
+	/* a detach waiting for one of the program's calls: off, and the worker woken (it
+	 * holds the lock while it waits), so the profiler never starts on a finalized CUPTI */
+	int armed = FIN_ARMED;
+	if (begin && atomic_compare_exchange_strong(&finalize_now, &armed, FIN_CANCELLED))
+		sem_post(&finalized);
+	if (!lock_within(100))
 		return;
 	if (begin) { /* the buffers come back to the list; the worker reads them */
 		/* a flush moves the device's records into buffers it may ask for: the second
@@ -698,12 +711,12 @@ static void domains_off(bool own)
 		switch_mem(1);
 }
 
-/* How long a detach waits for one of the program's API calls (a program that makes none
- * for that long is between steps: the worker tries again FINALIZE_RETRY_NS later), and
- * for a finalize a program's thread has begun. */
-#define FINALIZE_CALL_WAIT_MS 500
+/* How long a detach waits for one of the program's API calls, with cupti_lock held (a
+ * program that makes none for that long is between steps: the worker tries again
+ * FINALIZE_RETRY_NS later). Once a program's thread has taken it, the worker waits for
+ * its finalize to return, however long: that thread is in it. */
+#define FINALIZE_CALL_WAIT_MS 100
 #define FINALIZE_RETRY_NS     (1000ull * 1000000ull)
-#define FINALIZE_RUN_WAIT_MS  10000
 static uint64_t retry_at;
 
 /* After a window, once the GPU has finished its work (a step marker placed after the
@@ -740,8 +753,10 @@ static void maybe_detach(void)
 		}
 		have_sub = true;
 	}
+	while (sem_trywait(&finalized) == 0) /* a late cancel's post, of an attempt before */
+		;
 	atomic_store(&finalize_rc, -1);
-	atomic_store(&finalize_now, 1);
+	atomic_store(&finalize_now, FIN_ARMED);
 	atomic_store(&all_domains, true);
 	cuptiEnableDomain(1, subscriber, CUPTI_CB_DOMAIN_RUNTIME_API);
 	cuptiEnableDomain(1, subscriber, CUPTI_CB_DOMAIN_DRIVER_API);
@@ -749,25 +764,20 @@ static void maybe_detach(void)
 	int w;
 	while ((w = sem_timedwait(&finalized, &ts)) != 0 && errno == EINTR)
 		;
-	if (w != 0 && atomic_exchange(&finalize_now, 0)) {
-		/* no call of the program's came: as before, and again a little later */
+	if (atomic_exchange(&finalize_now, FIN_IDLE) != FIN_IDLE) {
+		/* no call of the program's came, or a profiler of its began: as before, and
+		 * again a little later */
 		domains_off(own);
 		retry_at = gp_cu_api->now() + FINALIZE_RETRY_NS;
 		pthread_mutex_unlock(&cupti_lock);
 		return;
 	}
-	if (w != 0) { /* a program's thread took it just now: its finalize is running */
-		ts = deadline(FINALIZE_RUN_WAIT_MS);
-		while ((w = sem_timedwait(&finalized, &ts)) != 0 && errno == EINTR)
-			;
-	}
+	while (w != 0 && (w = sem_wait(&finalized)) != 0 && errno == EINTR)
+		; /* a program's thread took it just now: its finalize is running */
 	int rc = atomic_load(&finalize_rc);
 	atomic_store(&window_end, 0);
-	if (w != 0 || rc != CUPTI_SUCCESS) {
-		/* the finalize failed (CUPTI attached as it was), or never returned: no more
-		 * detaches; a hung one is left alone */
-		if (w == 0)
-			domains_off(own);
+	if (rc != CUPTI_SUCCESS) { /* CUPTI attached as it was: no more detaches */
+		domains_off(own);
 		detach_on = false;
 		pthread_mutex_unlock(&cupti_lock);
 		return;
@@ -809,8 +819,9 @@ __attribute__((visibility("default"))) int gp_cupti_start(const gp_inject_api_t 
 	                     .profiler_by_callback = false};
 	uint32_t ver = 0;
 	may_refuse = cuptiGetVersion(&ver) == CUPTI_SUCCESS && ver >= 27;
-	/* the driver that loaded us: in the global scope, else by its soname */
-	detach_on = a->detach && a->api_mode == 1 && sem_init(&finalized, 0, 0) == 0;
+	/* the CUPTI of CUDA 12.6 (API version 24) or later: kineto tears CUPTI down by default
+	 * from there on; before, a re-initialised CUPTI crashed with CUDA graphs */
+	detach_on = a->detach && a->api_mode == 1 && ver >= 24 && sem_init(&finalized, 0, 0) == 0;
 	pthread_mutex_lock(&cupti_lock);
 	if (attach(a, true, why, whylen) != 0) {
 		pthread_mutex_unlock(&cupti_lock);

@@ -87,11 +87,12 @@ int gp_marker_enable(void (*emit)(const gp_event_t *), uint64_t (*now)(void), ui
 	return 0;
 }
 
-static __thread bool is_waiter;
+static __thread bool is_waiter; /* the waiter thread */
+static __thread bool in_marker; /* a program's thread placing a marker (our CUDA calls) */
 
 bool gp_marker_own_thread(void)
 {
-	return is_waiter;
+	return is_waiter || in_marker;
 }
 
 static void *waiter(void *arg)
@@ -182,6 +183,7 @@ void gp_marker_step_end(uint64_t ts)
 		return;
 	CUcontext c = NULL;
 	CUstreamCaptureStatus st = CU_STREAM_CAPTURE_STATUS_NONE;
+	in_marker = true;
 	if (m.ctx_get(&c) != CUDA_SUCCESS || !c)
 		goto out;
 	if (!m.ctx && first_use(c) != 0) {
@@ -217,5 +219,6 @@ void gp_marker_step_end(uint64_t ts)
 	m.head++;
 	sem_post(&m.sem);
 out:
+	in_marker = false;
 	atomic_store_explicit(&m.busy, 0, memory_order_release);
 }

@@ -19,7 +19,8 @@ void gp_marker_step_end(uint64_t ts);
 /* The host time (the clock of ts above) of the last step end the GPU has finished the
  * work before: the CUDA work launched before it is done. 0: no marker has completed. */
 uint64_t gp_marker_done(void);
-/* The calling thread is the markers' waiter (gpuprof's own CUDA calls). */
+/* The calling thread is in gpuprof's own CUDA calls: the markers' waiter, or a
+ * program's thread placing a marker. */
 bool gp_marker_own_thread(void);
 
 #endif

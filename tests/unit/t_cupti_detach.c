@@ -466,19 +466,45 @@ int main(void)
 	ok(wait_for(&F.finalized, 4), "detached at one of its calls once it makes them again");
 	wait_for(&F.registered, 11);
 
+	/* the program's profiler begins while a detach waits for one of its calls (the worker
+	 * holds the lock): the detach is called off at once, the hand-over is not held up, and
+	 * nothing is finalized under the profiler; once it has ended, the detach comes */
+	atomic_store(&program_calls, false);
+	gp_cupti_capture(CUDA | MEM);
+	gp_cupti_capture(MEM);
+	for (int i = 0; i < 200 && !F.domains; i++)
+		nap_ms(1); /* armed: every callback on, waiting for a call */
+	int fl = F.forced_flushes;
+	uint64_t t1 = now();
+	atomic_store(&profiler_runs, true);
+	gp_cupti_hand_over(1);
+	uint64_t took = now() - t1;
+	ok(F.forced_flushes >= fl + 2 && took < 60000000ull,
+	   "a profiler beginning during a detach's wait: handed over at once (%.1f ms)",
+	   took / 1e6);
+	cuptiActivityRegisterCallbacks(kineto_req, kineto_done);
+	atomic_store(&program_calls, true);
+	nap_ms(300);
+	ok(F.finalized == 4 && !F.domains,
+	   "nothing finalized while it runs, the callbacks off again");
+	atomic_store(&profiler_runs, false);
+	gp_cupti_hand_over(0);
+	ok(wait_for(&F.finalized, 5), "detached once it has ended");
+	wait_for(&F.registered, 14);
+
 	/* a finalize that fails: attached from then on, the detach's subscriber given back */
 	F.fail_finalize = true;
 	gp_cupti_capture(CUDA | MEM);
 	gp_cupti_capture(MEM);
-	ok(wait_for(&F.finalize_calls, 5), "the next detach tries");
+	ok(wait_for(&F.finalize_calls, 6), "the next detach tries");
 	for (int i = 0; i < 300 && (F.subscribed || F.domains); i++)
 		nap_ms(10); /* the failed path gives the subscriber back */
-	ok(F.finalized == 4 && F.subscribed == 0 && !F.domains,
+	ok(F.finalized == 5 && F.subscribed == 0 && !F.domains,
 	   "a failed finalize leaves CUPTI attached, the subscriber and callback given back");
 	gp_cupti_capture(CUDA | MEM);
 	gp_cupti_capture(MEM);
 	nap_ms(150);
-	ok(F.finalize_calls == 5, "and no detach is tried again");
+	ok(F.finalize_calls == 6, "and no detach is tried again");
 	ok(gp_cupti_capture(CUDA | MEM) == (CUDA | MEM), "windows still switch");
 
 	/* the final flush: nothing of the worker's after it */
