@@ -3,6 +3,7 @@
  * its slot; later callers get the id alone. */
 #include "config.h"
 #include "inject_int.h"
+#include "strhash.h"
 
 #include <stdatomic.h>
 #include <string.h>
@@ -13,15 +14,6 @@
  * another under one agent intern into their own tables and must not share ids */
 #define STR_ID(idx) ((gp_inj.gen << GP_INJ_STR_BITS) + (uint32_t)(idx) + 1)
 static _Atomic uint64_t str_tbl[STR_SLOTS];
-
-static uint64_t hash_bytes(const char *s, size_t len)
-{
-	uint64_t h = 0xcbf29ce484222325ull ^ len;
-	for (size_t i = 0; i < len; i++)
-		h = (h ^ (uint8_t)s[i]) * 0x100000001b3ull;
-	h ^= h >> 29;
-	return h ? h : 1;
-}
 
 static void emit_string(uint32_t id, const char *s, size_t len)
 {
@@ -40,7 +32,7 @@ static void emit_string(uint32_t id, const char *s, size_t len)
 
 uint32_t gp_inj_intern(const char *s, size_t len)
 {
-	uint64_t h = hash_bytes(s, len);
+	uint64_t h = gp_strhash(s, len);
 	uint32_t idx = (uint32_t)h & (STR_SLOTS - 1);
 	for (int p = 0; p < STR_PROBES; p++, idx = (idx + 1) & (STR_SLOTS - 1)) {
 		uint64_t v = atomic_load_explicit(&str_tbl[idx], memory_order_relaxed);
