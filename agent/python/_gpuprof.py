@@ -235,6 +235,7 @@ def _start(torch):
     how = _install_steps(torch)
     how += "; input: " + _install_data_wait(torch)
     how += "; torch.profiler: " + _install_profiler_watch(torch)
+    how += "; torch.compile: " + _install_compile_watch(torch)
     _at_fork()
     if "layers" in _s.modes:
         how += "; layer ranges: " + _install_layers(torch)
@@ -319,6 +320,60 @@ def _install_profiler_watch(torch):
     if not n or not wrap("_disable_profiler", False):
         return "not watched (no kineto entry points)"
     return "watched"
+
+
+def _install_compile_watch(torch):
+    """TorchDynamo's compilations (torch.compile: a frame's capture, AOTAutograd, Inductor),
+    each a GP_FW_COMPILE of its duration, as JAX's are: those before the first step are
+    start-up, those during the steps (a new shape, a guard that failed) are what the host
+    did while the GPU waited. Its compile callbacks are taken when torch._dynamo is first
+    imported (by torch.compile): importing it here would cost every program its import."""
+    if not hasattr(torch, "compile"):
+        return "not in this PyTorch"
+    name = "torch._dynamo.callback"
+    if name in sys.modules:
+        _on_dynamo(sys.modules[name])
+        return "compilations timed"
+    sys.meta_path.insert(0, _ImportHook(name, _on_dynamo))
+    return "compilations timed once it is used"
+
+
+def _on_dynamo(cb):
+    import threading
+    import time
+
+    h = getattr(cb, "callback_handler", None)
+    on_start = getattr(h, "register_start_callback", None)
+    on_end = getattr(h, "register_end_callback", None)
+    if not (on_start and on_end):
+        _missing("torch.compile's compilations: no compile callbacks in this PyTorch",
+                 attach=False)
+        return
+    tls = threading.local()
+
+    def start(*args, **kwargs):  # PyTorch 2.6 passes nothing, later ones their reason
+        try:
+            depth = getattr(tls, "depth", 0)
+            tls.depth = depth + 1
+            if depth == 0:
+                tls.t0 = time.perf_counter_ns()
+        except Exception:
+            pass
+
+    def end(*args, **kwargs):
+        try:
+            depth = getattr(tls, "depth", 0) - 1
+            tls.depth = max(depth, 0)
+            if depth == 0:
+                _emit(_COMPILE, a=time.perf_counter_ns() - tls.t0, text="torch.compile")
+        except Exception:
+            pass
+
+    try:
+        on_start(start)
+        on_end(end)
+    except Exception as e:
+        _missing("torch.compile's compilations", e, attach=False)
 
 
 def _install_data_wait(torch):

@@ -81,6 +81,33 @@ case "$out" in
 *) echo "$out" | tail -1 | grep -q '^OK$'; ok $? "module ranges in capture windows only, none after torch.compile${out:+ ($(echo "$out" | tail -1))}" ;;
 esac
 
+# torch.compile's compilations (TorchDynamo's compile callbacks, taken when torch._dynamo
+# is first imported): the first is start-up, a recompilation for a new shape during the
+# steps is what the host did while the GPU waited (idle_gaps' compiling cause)
+cat >comp.py <<'EOF'
+import sys, torch
+if not hasattr(torch, "compile"):
+    print("SKIP no torch.compile in this PyTorch"); sys.exit(0)
+m = torch.nn.Linear(16, 4)
+opt = torch.optim.SGD(m.parameters(), lr=0.1)
+f = torch.compile(lambda x: m(x).sum(), backend="aot_eager", dynamic=False)
+for i in range(12):
+    x = torch.randn(4 + (i % 3 if i >= 6 else 0), 16)  # new shapes from step 6
+    opt.zero_grad(); f(x).backward(); opt.step()
+EOF
+out=$("$GP" run -o jobC -- "$PY" comp.py 2>&1)
+case "$out" in
+*"SKIP "*) skip "$(echo "$out" | sed -n 's/^SKIP //p')"; skip "no torch.compile" ;;
+*)
+	n=$("$GP" dump --events jobC/step0/rank0.gpr 2>/dev/null | grep -c '^fw .* u8=13 ')
+	late=$("$GP" dump --events jobC/step0/rank0.gpr 2>/dev/null | awk '/^fw .* u8=4 /{s=1} s && /^fw .* u8=13 /{n++} END{print n+0}')
+	[ "$n" -ge 2 ] && [ "$late" -ge 1 ]
+	ok $? "torch.compile's compilations recorded: $n, $late of them after the first step (a new shape)"
+	c=$(j jobC 'r["startup"]["compile_s"]')
+	"$PY" -c "import sys; sys.exit(not float(sys.argv[1]) > 0)" "$c"
+	ok $? "the first compilation is start-up's ($c s)" ;;
+esac
+
 # two optimizers: the one that steps every iteration makes the steps
 "$GP" run -o job2 -- "$PY" train.py 20 gan >/dev/null 2>&1
 [ "$(j job2 'r["steps"]["count"]')" = 20 ] && [ "$(j job2 'len(r["pytorch"]["optimizers"])')" = 2 ]

@@ -321,6 +321,47 @@ static void optimizer_steps(void)
 	d.steps_from = GP_STEPS_AUTO;
 }
 
+/* A host that compiles in every step (torch.compile or jit meeting a new shape each
+ * time): 6 ms of each 10 ms step compiling before the step's 3 ms kernel is launched. The
+ * GPU's idle time is the host's, mostly compiling, and idle_gaps says so with the advice
+ * for it; no input-pipeline or launch-overhead advice. */
+static void compiling(void)
+{
+	begin();
+	str(6, "torch.compile");
+	for (uint32_t i = 0; i < 12; i++) {
+		uint64_t s = i * 10 * MS;
+		fw(GP_FW_COMPILE, 7, s + 6 * MS, 6 * MS, 0, 0, 6); /* ended at +6 ms, took 6 */
+		launch(7, s + 6100 * US, 100 + i, s + 6200 * US, 3 * MS, 2);
+		fw(GP_FW_OPT_BEGIN, 7, s + 9500 * US, 0, 0, 0, 0);
+		fw(GP_FW_OPT_END, 7, s + 9900 * US, 0, i + 1, 0, 0);
+	}
+	run();
+	ok(r.steps.n == 12 && near(r.steps.median_ms, 10.0, 0.01),
+	   "12 optimizer steps of 10 ms (%u, %.3f)", r.steps.n, r.steps.median_ms);
+	uint64_t host = r.gpu.idle_host_ns;
+	ok(host > 0 && r.gpu.idle_compile_ns * 2 >= host,
+	   "the GPU's idle time is the host's, most of it compiling (%.1f of %.1f ms)",
+	   r.gpu.idle_compile_ns / 1e6, host / 1e6);
+	gp_job_t j;
+	memset(&j, 0, sizeof(j));
+	j.ranks = calloc(1, sizeof(*j.ranks));
+	memcpy(j.ranks, &r, sizeof(r)); /* the job owns the rank's tables from here */
+	memset(&r, 0, sizeof(r));
+	j.ranks[0].outcome.has_end = true;
+	j.nranks = 1;
+	gp_job_findings(&j);
+	const gp_finding_t *f = NULL;
+	for (unsigned i = 0; i < j.nf; i++)
+		if (!strcmp(j.f[i].id, "idle_gaps"))
+			f = &j.f[i];
+	ok(f && strstr(f->title, "compiling") && strstr(f->fix, "keep shapes and dtypes stable") &&
+	       !strstr(f->fix, "DataLoader") && !strstr(f->fix, "CUDA graph"),
+	   "idle_gaps: compiling, with the advice for it (%s / %.80s)", f ? f->title : "none",
+	   f ? f->fix : "");
+	gp_job_free(&j);
+}
+
 /* Layer ranges (start/end, another domain) on the autograd thread: they get the GPU work
  * launched on their own thread while open, and never become the steps. */
 static void layer_ranges(void)
@@ -443,6 +484,7 @@ int main(void)
 	time_limit();
 	optimizer_steps();
 	layer_ranges();
+	compiling();
 	launched_in();
 	gpu_bound();
 	kernel_steps();
