@@ -36,6 +36,8 @@ for p in ${sel:-jax jax_noprealloc lightning compile input gpt2 leak oom}; do
 	input) run input -- python3 $F/input_bound.py ;;
 	gpt2) run gpt2 -- python3 $F/gpt2.py ;;
 	gpt2_windows) run gpt2_windows STEPS=240 GPUPROF_CAPTURE=sampled=10/40 -- python3 $F/gpt2.py ;;
+	# the same since session 16's module ranges in windows (tests/fixtures/field-gpt2-layers)
+	gpt2_layers) run gpt2_layers STEPS=240 GPUPROF_CAPTURE=sampled=10/40 -- python3 $F/gpt2.py ;;
 	leak) run leak -- python3 $F/leak.py ;;
 	oom) run oom -- python3 $F/oom.py ;;
 	esac

@@ -134,6 +134,21 @@ work = r["gpu"]["busy_ns"] / 1e6 / r["capture"]["captured_steps"]
 check(0.9 * min(un) <= work <= min(un), "gpt2: %.3f ms of GPU work a step vs the program's fastest step %.3f" % (work, min(un)))
 check(0.9 * min(un) <= r["gpu"]["kernel_ms_per_step"] <= work, "gpt2: %.3f ms of kernels a traced step vs the program's fastest step %.3f" % (r["gpu"]["kernel_ms_per_step"], min(un)))
 check(near(r["gpu"]["busy_pct_untraced"], 100 * work / r["steps"]["median_ms"], 0.001) and r["gpu"]["busy_pct_untraced"] > 90, "gpt2: busy %.1f%% of an untraced step" % r["gpu"]["busy_pct_untraced"])
+# GPT-2 again, with PyTorch's module ranges in the windows (session 16's default): each
+# traced kernel under the module that launched it, module ranges in the traced steps only
+# (hooks registered at the optimizer step a window begins at, from the first step's end),
+# and the headline still the untraced steps' own (the hooks cost the traced steps only)
+j, t = load("field-gpt2-layers"); r = j["ranks"][0]
+nv = {x["name"]: x for x in j["nvtx"]}
+steps = [(k + 6, v) for k, v in enumerate(t["step_ms"])]
+un = [v for s, v in steps if not (s < 13 or s % 40 < 10)]
+check(near(r["steps"]["median_ms"], st.median(un), 0.02), "gpt2-layers: headline %.3f vs the program's untraced median %.3f" % (r["steps"]["median_ms"], st.median(un)))
+want = sum(1 for s in range(1, len(t["step_ms"]) + 6) if s < 13 or s % 40 < 10)
+m = nv.get("GPT2LMHeadModel", {})
+check(m.get("count_all") == want, "gpt2-layers: the model's forward in %s steps, the traced ones from step 1: %s" % (m.get("count_all"), want))
+check(all(nv.get(n, {}).get("count_all") == 6 * want for n in ("GPT2Block", "GPT2Block backward", "GPT2Attention", "GPT2MLP")), "gpt2-layers: six blocks a step, forward and backward %s" % [(n, nv.get(n, {}).get("count_all")) for n in ("GPT2Block", "GPT2Block backward", "GPT2Attention", "GPT2MLP")])
+ks = j["kernels"]; inmod = sum(k["launched_in_ns"] for k in ks if k["launched_in"]) / sum(k["total_ns"] for k in ks)
+check(inmod > 0.7 and ks[0]["launched_in"] == "Linear", "gpt2-layers: %.1f %% of the kernels' time launched in a module, the largest GEMM in %s (the LM head)" % (100 * inmod, ks[0]["launched_in"]))
 # the seed step with CUPTI detached after each window and attached again: every window's
 # kernels (10 steps each, the first after the warm-up), each joined to its launch call
 j, t = load("field-seed-detach"); r = j["ranks"][0]; g = r["gpu"]
