@@ -86,7 +86,7 @@ __attribute__((visibility("default"))) uint64_t gpuprof_fw_range_start(const cha
 {
 	static _Atomic uint32_t domain;
 	if (!gp_inj_on() || getpid() != gp_inj.owner || !name ||
-	    !(gp_inj.modes & (GP_MODE_LAYERS | GP_MODE_CUDA)))
+	    !((gp_inj.modes & GP_MODE_LAYERS) || gpuprof_fw_tracing()))
 		return 0;
 	uint32_t d = atomic_load_explicit(&domain, memory_order_relaxed);
 	if (!d) {

@@ -69,6 +69,11 @@ class _State:
     layers_windowed = False  # module ranges only while kernels are traced (mode cuda)
     layers_handles = None  # the global module hooks while registered
     layers_register = None  # registers them (_install_layers)
+    layers_end_all = None  # ends every layer range still open (_install_layers)
+    layers_end_bwd = None  # ends the backward pass's open ranges
+    layers_forget = None  # drops the open ranges without ending them (a forked child)
+    dynamo_seen = False  # TorchDynamo has begun a compilation
+    in_fork_child = False  # a forked copy that has not recorded a step of its own
     profiling = False  # a torch.profiler session that traces CUDA runs (GP_FW_PROFILER)
     cb_queued = False  # the end-of-backward callback is queued for this pass
     mem_dev = 0
@@ -256,6 +261,17 @@ def _at_fork():
         _s.attached = _s.broken = False
         _s.pending = []
         _s.opt_steps = {}
+        # a DataLoader worker runs modules (transforms) and never steps: no layer range
+        # of its, nor an attach, until it steps itself; the parent's hooks go
+        _s.in_fork_child = True
+        try:
+            h, _s.layers_handles = _s.layers_handles, None
+            for x in h or ():
+                x.remove()
+            if _s.layers_forget:
+                _s.layers_forget()
+        except Exception:
+            pass
         rf = os.environ.get("GPUPROF_RANK_FILE", "")
         _s.base = rf[:-4] if rf.endswith(".gpr") else ""
 
@@ -339,6 +355,13 @@ def _install_compile_watch(torch):
 
 
 def _on_dynamo(cb):
+    try:
+        _watch_dynamo(cb)
+    except Exception as e:
+        _missing("torch.compile's compilations", e, attach=False)
+
+
+def _watch_dynamo(cb):
     import threading
     import time
 
@@ -349,23 +372,28 @@ def _on_dynamo(cb):
         _missing("torch.compile's compilations: no compile callbacks in this PyTorch",
                  attach=False)
         return
-    tls = threading.local()
+    lock = threading.Lock()
+    state = {"depth": 0, "t0": 0}  # process-wide: PyTorch 2.7 on may end a compilation
+    # on another thread than the one that began it
 
     def start(*args, **kwargs):  # PyTorch 2.6 passes nothing, later ones their reason
         try:
-            depth = getattr(tls, "depth", 0)
-            tls.depth = depth + 1
-            if depth == 0:
-                tls.t0 = time.perf_counter_ns()
+            _s.dynamo_seen = True
+            _layers_never()  # before Dynamo traces a module call with our hooks in it
+            with lock:
+                state["depth"] += 1
+                if state["depth"] == 1:
+                    state["t0"] = time.perf_counter_ns()
         except Exception:
             pass
 
     def end(*args, **kwargs):
         try:
-            depth = getattr(tls, "depth", 0) - 1
-            tls.depth = max(depth, 0)
-            if depth == 0:
-                _emit(_COMPILE, a=time.perf_counter_ns() - tls.t0, text="torch.compile")
+            with lock:
+                state["depth"] = max(state["depth"] - 1, 0)
+                took = time.perf_counter_ns() - state["t0"] if not state["depth"] else -1
+            if took >= 0:
+                _emit(_COMPILE, a=took, text="torch.compile")
         except Exception:
             pass
 
@@ -539,7 +567,13 @@ def _install_layers(torch, windowed=False):
     pass. Names are the modules' class names. Full backward hooks are not used: they
     wrap the module's tensors and can break in-place operations. windowed: registered
     only while kernels are traced (_layers_window), so the steps between capture windows
-    run the module call's fast path, with no hook at all."""
+    run the module call's fast path, with no hook at all.
+    What a hook inside someone else's model must not do, each found by a review: be
+    traced by TorchDynamo (a graph break inside Module.__call__ made it give up compiling
+    modules for the whole process, and fullgraph=True raised), hook a leaf tensor (a
+    Parameter's hooks are never freed: one more per call, run in every later backward),
+    keep a module alive or a range open after a forward that raised or a pass that
+    failed, or act in a forked DataLoader worker."""
     import importlib
     import threading
 
@@ -550,7 +584,13 @@ def _install_layers(torch, windowed=False):
         if not windowed:  # asked for (mode layers): say it could not be had
             _missing("layer ranges: this PyTorch has no global module hooks", attach=False)
         return "not available"
+    comp = getattr(getattr(torch, "compiler", None), "is_compiling", None)
+    if comp is None:
+        comp = getattr(getattr(torch, "_dynamo", None), "is_compiling", None)
+    compiling = comp or (lambda: False)
     tls = threading.local()
+    stacks = []  # every thread's forward stack, ended when the hooks go
+    stacks_lock = threading.Lock()
     engine = getattr(getattr(torch.autograd, "Variable", None), "_execution_engine", None)
     open_bwd = []  # backward ranges open in this pass: ended by the engine's callback
     names = {}
@@ -574,6 +614,17 @@ def _install_layers(torch, windowed=False):
         del open_bwd[:]
         _s.cb_queued = False
 
+    def end_all():
+        """Every range still open: each thread's forward stack, the backward pass's."""
+        try:
+            with stacks_lock:
+                for st in stacks:
+                    while st:
+                        _s.lib.gpuprof_fw_range_end(st.pop()[1])
+            end_open()
+        except Exception:
+            pass
+
     def tensors(x):
         if isinstance(x, torch.Tensor):
             return [x]
@@ -581,8 +632,11 @@ def _install_layers(torch, windowed=False):
             return [t for t in x if isinstance(t, torch.Tensor)]
         return []
 
+    def graph_tensors(x):  # a hook on a leaf (a Parameter) would outlive the pass
+        return [t for t in tensors(x) if t.requires_grad and t.grad_fn is not None]
+
     def backward_hooks(module, inputs, output):
-        outs = [t for t in tensors(output) if t.requires_grad]
+        outs = graph_tensors(output)
         if not outs:
             return
         rec = [0, False]  # range id, ended
@@ -609,29 +663,43 @@ def _install_layers(torch, windowed=False):
 
         for t in outs:
             t.register_hook(on_out)
-        for t in tensors(inputs):
-            if t.requires_grad:
-                t.register_hook(on_in)
+        for t in graph_tensors(inputs):
+            t.register_hook(on_in)
+
+    def stack():
+        st = getattr(tls, "stack", None)
+        if st is None:
+            st = tls.stack = []
+            with stacks_lock:
+                stacks.append(st)
+        return st
 
     def fpre(module, inputs):
-        if _s.layers_off or not _attach():
+        if compiling() or _s.layers_off or _s.in_fork_child:
+            return
+        if not (_s.attached if _s.layers_windowed else _attach()):
             return
         try:
-            st = tls.__dict__.setdefault("stack", [])
-            st.append((module, _s.lib.gpuprof_fw_range_start(name_of(module).encode())))
+            st = stack()
+            if len(st) >= 256:  # entries whose post-hook never came (PyTorch 1.x)
+                while st:
+                    _s.lib.gpuprof_fw_range_end(st.pop()[1])
+            st.append((id(module), _s.lib.gpuprof_fw_range_start(name_of(module).encode())))
         except Exception as e:
             fail(e)
 
     def fpost(module, inputs, output):
-        if _s.layers_off or not _s.attached:
+        if compiling() or _s.layers_off or not _s.attached:
             return
         try:
-            st = tls.__dict__.get("stack") or []
-            while st:  # a forward that raised left its entry: end it here
-                m, rid = st.pop()
-                _s.lib.gpuprof_fw_range_end(rid)
-                if m is module:
-                    break
+            st = stack()
+            mid = id(module)
+            if any(m == mid for m, _ in st):  # ends inner forwards that raised too
+                while st:
+                    m, rid = st.pop()
+                    _s.lib.gpuprof_fw_range_end(rid)
+                    if m == mid:
+                        break
             if torch.is_grad_enabled():
                 backward_hooks(module, inputs, output)
         except Exception as e:
@@ -639,9 +707,22 @@ def _install_layers(torch, windowed=False):
 
     def register():
         if _s.layers_handles is None:
-            _s.layers_handles = (pre(fpre), post(fpost))
+            try:  # called also when the forward raised (PyTorch 2.0 on)
+                hpost = post(fpost, always_call=True)
+            except TypeError:
+                hpost = post(fpost)
+            _s.layers_handles = (pre(fpre), hpost)
+
+    def forget():  # a forked child: its parent's open ranges are not its own
+        for st in stacks:
+            del st[:]
+        del open_bwd[:]
+        _s.cb_queued = False
 
     _s.layers_register = register
+    _s.layers_end_all = end_all
+    _s.layers_end_bwd = end_open
+    _s.layers_forget = forget
     if windowed:
         _s.layers_windowed = True
         return "module forward and backward, in capture windows"
@@ -653,17 +734,36 @@ def _layers_unregister():
     h, _s.layers_handles = _s.layers_handles, None
     for x in h or ():
         x.remove()
+    if _s.layers_end_all:
+        _s.layers_end_all()
+
+
+def _layers_never():
+    """TorchDynamo compiles: the windowed hooks go for good, before it traces anything."""
+    if _s.layers_windowed:
+        _s.layers_windowed = False
+        _layers_unregister()
 
 
 def _compiled():
-    """Has torch.compile (TorchDynamo) compiled a frame? Hooks that come and go would
-    then change what it guards on (a recompilation at each window), and its graphs call
-    no Python hook anyway."""
+    """Has torch.compile (TorchDynamo) compiled a frame? (the compile watch says so at its
+    start; its counters do not count a fullgraph compile)"""
     u = sys.modules.get("torch._dynamo.utils")
     try:
-        return bool(u and u.counters["frames"]["total"])
+        return _s.dynamo_seen or bool(u and u.counters["frames"]["total"])
     except Exception:
         return True
+
+
+def _layers_step():
+    """An optimizer step returned: the backward pass is over, so a backward range still
+    open is one a failed pass left (its end-of-pass callback never ran); then the window."""
+    if _s.cb_queued and _s.layers_end_bwd:
+        try:
+            _s.layers_end_bwd()
+        except Exception:
+            pass
+    _layers_window()
 
 
 def _layers_window():
@@ -780,11 +880,12 @@ def _step_post(opt, args, kwargs):
         if _s.outer is not opt:
             return
         _s.outer = None
+        _s.in_fork_child = False  # a forked child that trains records as itself
         i = _opt_idx(opt)
         n = _s.opt_steps.get(i, 0) + 1
         _s.opt_steps[i] = n
         _emit(_OPT_END, a=i, c=n)
-        _layers_window()
+        _layers_step()
         if n <= 2:
             _opt_state(opt, i)
         if _s.mem_opt is None:
