@@ -87,6 +87,7 @@ typedef struct agent {
 	ino_t pub_ino;
 	int sfd;          /* the forwarded signals and SIGCHLD (spawn) */
 	pid_t stepd;      /* the slurmstepd we run under (parent or further up), 0 outside */
+	bool in_step;     /* a Slurm job's (SLURM_JOB_ID): slurmstepd may be out of sight */
 	int status;       /* the program's wait status */
 	struct rusage ru; /* and its resources */
 } agent_t;
@@ -914,8 +915,12 @@ static bool reached_program(const agent_t *a, const struct signalfd_siginfo *si)
 	    from_program(a, (pid_t)si->ssi_pid))
 		return true;
 	/* slurmstepd: our parent (the plugin's task), or above it (a batch script's or an
-	 * srun's gpuprof run, which keeps us in its process group under Slurm) */
-	return si->ssi_code == SI_USER && a->stepd && (pid_t)si->ssi_pid == a->stepd;
+	 * srun's gpuprof run, which keeps us in its process group under Slurm); in a
+	 * container's PID namespace (pyxis, enroot) it is not seen, and its signals come from
+	 * pid 0, the sender outside the namespace */
+	if (si->ssi_code != SI_USER)
+		return false;
+	return (a->stepd && (pid_t)si->ssi_pid == a->stepd) || (!si->ssi_pid && a->in_step);
 }
 
 static void __attribute__((noreturn)) exec_program(char **argv)
@@ -1016,6 +1021,7 @@ static void spawn(agent_t *a)
 
 	a->t_start = gp_now_ns();
 	a->stepd = gp_proc_slurmstepd_above();
+	a->in_step = getenv("SLURM_JOB_ID") && *getenv("SLURM_JOB_ID");
 	pid_t agent_pid = getpid();
 	volatile int exec_errno = 0;
 	/* vfork: the agent's page tables are not copied nor its pages made copy-on-write

@@ -126,7 +126,9 @@ int gp_run_pick_dir(char *dir, size_t len, bool force)
 static const int fwd_signals[] = {SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGALRM};
 #define NFWD (sizeof(fwd_signals) / sizeof(fwd_signals[0]))
 static volatile pid_t child_pid;
-static pid_t stepd; /* the slurmstepd we run under, 0 outside Slurm */
+static pid_t stepd;  /* the slurmstepd we run under, 0 outside Slurm */
+static bool in_step; /* SLURM_JOB_ID: a sender outside our PID namespace (pid 0, a
+                      * container's) is slurmstepd signalling the whole step */
 
 static void pass_on(int sig, siginfo_t *si, void *uc)
 {
@@ -141,7 +143,8 @@ static void pass_on(int sig, siginfo_t *si, void *uc)
 		return;
 	int e = errno;
 	if (si->si_code != SI_USER || getpgid(child_pid) != getpgrp() ||
-	    !(gp_proc_descends_from(si->si_pid, child_pid) || (stepd && si->si_pid == stepd)))
+	    !(gp_proc_descends_from(si->si_pid, child_pid) || (stepd && si->si_pid == stepd) ||
+	      (!si->si_pid && in_step)))
 		kill(child_pid, sig);
 	errno = e;
 }
@@ -160,6 +163,7 @@ int gp_run_supervise(char **argv)
 	for (size_t i = 0; i < NFWD; i++)
 		sigaddset(&fwd, fwd_signals[i]);
 	stepd = gp_proc_slurmstepd_above();
+	in_step = getenv("SLURM_JOB_ID") && *getenv("SLURM_JOB_ID");
 	sigprocmask(SIG_BLOCK, &fwd, &old); /* none lost, none acted on before we are ready */
 	pid_t parent = getpid(), pid = fork();
 	if (pid < 0) {

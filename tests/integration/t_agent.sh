@@ -84,6 +84,21 @@ setsid -w "$B/gpuprof" run --output="$T/out" -- python3 cnt.py ready self >cnt3.
 rm -f ready
 setsid -w "$T/slurmstepd" -c 'trap : USR1; bash -c "trap : USR1; \"\$0\" run --output=\"\$1/out\" -- python3 cnt.py ready >cnt5.out" "$0" "$1" & while [ ! -e ready ]; do sleep 0.05; done; kill -USR1 0; wait' "$B/gpuprof" "$T"
 [ "$(cat cnt5.out)" = 1 ]; ok $? "a step-wide signal from a slurmstepd above a batch script arrives once ($(cat cnt5.out))"
+# the same from a slurmstepd outside a container's PID namespace (pyxis, enroot), where its
+# pid reads 0: every process of the step gets it (a cgroup-wide kill), so it arrives once
+# (it came twice: the agent and gpuprof run saw an unknown sender and passed it on)
+if unshare --pid --fork --kill-child true 2>/dev/null; then
+	rm -f ready
+	SLURM_JOB_ID=77 unshare --pid --fork --kill-child "$B/gpuprof" run --output="$T/out-ns" -- python3 cnt.py ready >cnt6.out 2>/dev/null &
+	u=$!
+	for _ in $(seq 200); do [ -e ready ] && break; sleep 0.05; done
+	desc() { local c; for c in $(pgrep -P "$1"); do echo "$c"; desc "$c"; done; }
+	kill -USR1 $(desc $u)
+	wait $u
+	[ "$(cat cnt6.out)" = 1 ]; ok $? "a step-wide signal from outside a container's PID namespace arrives once ($(cat cnt6.out))"
+else
+	skip "unshare --pid: no PID namespaces here"
+fi
 # a shell's signal to the whole job reaches what the program started too (they share the
 # job's process group: a group of their own left its children running, a review found)
 setsid -w bash -c 'trap : TERM; "$0" run --output="$1/out-orph" -- bash -c "sleep 31.9; echo after" >/dev/null 2>&1 & sleep 1; kill -TERM -- -$$; wait' "$B/gpuprof" "$T"
