@@ -18,7 +18,8 @@
  * torch.profiler or jax.profiler holds it, and then nothing is detached), and enables every
  * runtime and driver callback: cuptiFinalize runs at the exit of the program's next API
  * call, on its thread, where NVIDIA's cupti_finalize sample and kineto's TEARDOWN_CUPTI
- * call it (on our own thread, at the exit of our own call, it crashed PyTorch). The light parts
+ * call it. Only after sampled windows: after a steps= window a detach crashed PyTorch
+ * wherever it finalized (cuda.c, doc/performance.md). The light parts
  * (buffers, memory records, allocation callbacks) are attached again at once (they cost
  * a launch nothing measurable); the next window only enables the kinds again. CUPTI's
  * correlation ids may start again after a re-attach: each attach has its epoch in the
@@ -340,18 +341,20 @@ static void *worker_main(void *arg)
 /* A detach (maybe_detach) turns on every callback of the runtime and driver domains and
  * asks (finalize_now) for cuptiFinalize at the exit of the first of the program's API
  * calls to come, on that call's thread: CUPTI's own recommendation for a dynamic detach
- * (NVIDIA's cupti_finalize sample) and kineto's TEARDOWN_CUPTI. Finalized on our own
- * thread at the exit of our own call instead, it crashed 4 of 6 PyTorch runs on the H200
- * (a launch on another thread). all_domains: the whole domains are on for this alone, so
- * the entry of any other call is no allocation of ours to record. */
+ * (NVIDIA's cupti_finalize sample) and kineto's TEARDOWN_CUPTI. (Session 15 finalized on
+ * our own thread at our own call's exit and suspected that site of its crashes; the same
+ * seed runs crashed as often at the program's call, after steps= windows only.)
+ * all_domains: the whole domains are on for this alone, so the entry of any other call
+ * is no allocation of ours to record. */
 enum { FIN_IDLE, FIN_ARMED, FIN_CANCELLED };
 /* FIN_*: armed by the worker, taken (back to idle) by the first API exit, cancelled by
  * the program's profiler beginning */
 static _Atomic int finalize_now;
-static _Atomic int finalize_rc;      /* what cuptiFinalize returned; -1: not called */
-static _Atomic bool all_domains;     /* the runtime and driver domains' callbacks all on */
-static _Atomic uint64_t finalize_ns; /* how long the program's thread spent in it */
-static sem_t finalized;              /* posted once cuptiFinalize has returned */
+static _Atomic int finalize_rc;  /* what cuptiFinalize returned; -1: not called */
+static _Atomic bool all_domains; /* the runtime and driver domains' callbacks all on */
+static _Atomic uint64_t finalize_t0, finalize_ns; /* when, and how long, the program's
+                                                   * thread spent in it */
+static sem_t finalized;                           /* posted once cuptiFinalize has returned */
 
 /* a callback gpuprof enabled for itself (an allocation's stack, cudaProfilerStart/Stop) */
 static bool wanted_cbid(CUpti_CallbackDomain domain, CUpti_CallbackId cbid)
@@ -394,6 +397,7 @@ static void CUPTIAPI on_callback(void *ud, CUpti_CallbackDomain domain, CUpti_Ca
 		uint64_t t0 = gp_cu_api->now();
 		atomic_store(&finalize_rc, (int)cuptiFinalize());
 		atomic_store(&finalize_ns, gp_cu_api->now() - t0);
+		atomic_store(&finalize_t0, t0);
 		sem_post(&finalized);
 		return;
 	}
@@ -794,11 +798,10 @@ static void maybe_detach(void)
 	if (!foreign_profiler()) /* one that began meanwhile has it: taken back after it */
 		attach(gp_cu_api, false, NULL, 0);
 	pthread_mutex_unlock(&cupti_lock);
-	/* what it cost the program: its thread's time in cuptiFinalize */
-	uint64_t fns = atomic_load(&finalize_ns);
+	/* what it cost the program: its thread's time in cuptiFinalize, where it was */
 	gp_event_t o = {.type = GP_EV_OVERHEAD,
-	                .ts = gp_cu_api->now() - fns,
-	                .a = fns,
+	                .ts = atomic_load(&finalize_t0),
+	                .a = atomic_load(&finalize_ns),
 	                .b = GP_OVERHEAD_DETACH};
 	gp_cu_api->emit(&o);
 }
