@@ -100,6 +100,26 @@ for i in range(12):
     if not hooks and set(range(1, state["next"] + 1)) - ended:
         bad.append("step %d: ranges %s still open after the window" % (
             i, sorted(set(range(1, state["next"] + 1)) - ended)))
+# a process forked while a window's hooks are registered (a DataLoader worker running
+# module transforms): the hooks gone there, no range of its, no attach
+WINDOWS.add(state["ended"])  # a window again, before TorchDynamo was seen
+g._s.dynamo_seen = False
+g._s.layers_windowed = True
+u = sys.modules.get("torch._dynamo.utils")
+if u is not None and not hasattr(torch, "compile"):
+    del sys.modules["torch._dynamo.utils"]
+g._layers_window()
+if hasattr(os, "fork") and g._s.layers_handles is not None and not g._compiled():
+    n0 = len(state["names"])
+    pid = os.fork()
+    if pid == 0:
+        m(x)
+        hooks = len(mm._global_forward_pre_hooks) + len(mm._global_forward_hooks)
+        os._exit(0 if not hooks and len(state["names"]) == n0 and not g._s.attached else 1)
+    _, status = os.waitpid(pid, 0)
+    if status:
+        bad.append("a forked child kept the hooks or recorded a range (status %d)" % status)
+    g._layers_unregister()
 left = len(getattr(lat, "_backward_hooks", None) or {})
 if left:
     bad.append("%d hooks left on a Parameter given to a module" % left)
