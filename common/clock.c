@@ -92,6 +92,11 @@ void gp_clock_init(void)
 	pthread_once(&clock_once, clock_setup);
 }
 
+uint64_t gp_clock_gettime_ns(void)
+{
+	return gp_now_ns();
+}
+
 void gp_clock_reanchor(uint64_t unused)
 {
 #if defined(__x86_64__)

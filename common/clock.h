@@ -46,6 +46,9 @@ extern gp_clock_t gp_clock;
 /* Decide whether the TSC can be trusted and take the first anchor. Idempotent, cheap. */
 void gp_clock_init(void);
 void gp_clock_reanchor(uint64_t tsc);
+/* clock_gettime(CLOCK_MONOTONIC), out of line: the inline fast path then keeps no
+ * struct timespec on its caller's stack (no stack-protector canary on the hot paths) */
+uint64_t gp_clock_gettime_ns(void);
 
 #define GP_CLK_LOAD(f) atomic_load_explicit(&gp_clock.f, memory_order_relaxed)
 
@@ -75,7 +78,7 @@ static inline uint64_t gp_clock_ns(void)
 		gp_clock_reanchor(0);
 	}
 #endif
-	return gp_now_ns();
+	return gp_clock_gettime_ns();
 }
 
 #endif

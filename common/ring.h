@@ -124,8 +124,11 @@ void gp_ring_wake_init(gp_ring_t *ring);
 /* Wake the agent if it sleeps (one signal per sleep; never blocks). */
 void gp_ring_wake(gp_ring_t *ring);
 
-/* Producer side: never blocks; false when the ring was full (counted in hdr->drops). */
-static inline bool gp_ring_push(gp_ring_t *ring, const gp_event_t *ev)
+/* Producer side, a record written in place: claim a slot (NULL when the ring was full,
+ * counted in hdr->drops; never blocks), fill its ev, then publish it. A claimed slot must
+ * be published: the consumer waits for it (or, once the producers are gone, skips it as
+ * a dead thread's). */
+static inline gp_ring_slot_t *gp_ring_claim(gp_ring_t *ring, uint64_t *posp)
 {
 	gp_ring_hdr_t *h = ring->hdr;
 	uint64_t pos = atomic_load_explicit(&h->head, memory_order_relaxed);
@@ -134,13 +137,12 @@ static inline bool gp_ring_push(gp_ring_t *ring, const gp_event_t *ev)
 		 * slot's last record come before our write) */
 		if (pos - atomic_load_explicit(&h->tail, memory_order_acquire) > ring->mask) {
 			atomic_fetch_add_explicit(&h->drops, 1, memory_order_relaxed);
-			return false;
+			return NULL;
 		}
 		if (atomic_compare_exchange_weak_explicit(
 		        &h->head, &pos, pos + 1, memory_order_relaxed, memory_order_relaxed))
 			break;
 	}
-	gp_ring_slot_t *s = &ring->slots[pos & ring->mask];
 	/* the next records' slots, fetched for writing now: lines the consumer read a lap ago,
 	 * taken with write intent where the CPU can (PREFETCHW), so that a later record's
 	 * stores, and the locked CAS that waits for them, do not wait for the line. Measured
@@ -153,10 +155,26 @@ static inline bool gp_ring_push(gp_ring_t *ring, const gp_event_t *ev)
 	else
 #endif
 		__builtin_prefetch(next, 1, 3);
-	s->ev = *ev;
+	*posp = pos;
+	return &ring->slots[pos & ring->mask];
+}
+
+static inline void gp_ring_publish(gp_ring_t *ring, uint64_t pos)
+{
 	gp_slot_set_seq(ring, pos, pos + 1, memory_order_release);
 	if (ring->wake && !(pos & ring->wake_mask))
 		gp_ring_wake(ring);
+}
+
+/* Producer side, a record built elsewhere: false when the ring was full. */
+static inline bool gp_ring_push(gp_ring_t *ring, const gp_event_t *ev)
+{
+	uint64_t pos;
+	gp_ring_slot_t *s = gp_ring_claim(ring, &pos);
+	if (!s)
+		return false;
+	s->ev = *ev;
+	gp_ring_publish(ring, pos);
 	return true;
 }
 

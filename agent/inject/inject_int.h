@@ -86,24 +86,43 @@ extern gp_inj_state_t gp_inj;
 /* Thread-local state, reached as a static of one file would be: the library is dlopen'd
  * (no initial-exec), and the module's own TLS block needs no per-variable lookup. */
 #define GP_INJ_TLS __attribute__((tls_model("local-dynamic")))
-/* CUPTI's API records name threads by (uint32_t)pthread_self(): the same id, so launch
- * calls fall inside the NVTX ranges of their thread. */
-extern __thread uint32_t gp_inj_t_tid GP_INJ_TLS;
-/* push/pop nesting per thread, the default domain apart from the others: NVTX keeps a
- * stack per domain, and a library's unbalanced ranges in its own domain (NCCL leaves
- * some open) must not push the program's step ranges off the outermost level */
-extern __thread int gp_inj_t_depth[2] GP_INJ_TLS;
+/* The library's state of one thread, in one TLS variable: a hot path takes its address
+ * once (one module-base lookup, __tls_get_addr in a dlopen'd library) and reaches every
+ * field from it.
+ *   tid: CUPTI's API records name threads by (uint32_t)pthread_self(): the same id, so
+ *   launch calls fall inside the NVTX ranges of their thread (0: not read yet);
+ *   depth: push/pop nesting, the default domain apart from the others: NVTX keeps a stack
+ *   per domain, and a library's unbalanced ranges in its own domain (NCCL leaves some
+ *   open) must not push the program's step ranges off the outermost level. */
+typedef struct gp_inj_thr {
+	uint32_t tid;
+	int depth[2];
+} gp_inj_thr_t;
+extern __thread gp_inj_thr_t gp_inj_thr GP_INJ_TLS;
+/* &gp_inj_thr, taken once: GCC would otherwise call __tls_get_addr again at each use
+ * rather than keep the address in a register */
+static inline gp_inj_thr_t *gp_inj_thr_get(void)
+{
+	gp_inj_thr_t *t = &gp_inj_thr;
+	__asm__("" : "+r"(t));
+	return t;
+}
 
 static inline bool gp_inj_on(void)
 {
 	return atomic_load_explicit(&gp_inj.enabled, memory_order_relaxed);
 }
 
+static inline uint32_t gp_inj_thr_tid(gp_inj_thr_t *t)
+{
+	if (!t->tid)
+		t->tid = (uint32_t)(uintptr_t)pthread_self();
+	return t->tid;
+}
+
 static inline uint32_t gp_inj_tid(void)
 {
-	if (!gp_inj_t_tid)
-		gp_inj_t_tid = (uint32_t)(uintptr_t)pthread_self();
-	return gp_inj_t_tid;
+	return gp_inj_thr_tid(&gp_inj_thr);
 }
 
 /* Hot path: one record into the ring; never blocks. */

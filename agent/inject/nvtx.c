@@ -66,9 +66,13 @@ static uint32_t attr_name(const nvtxEventAttributes_t *a)
 
 #define MAX_DEPTH 4096 /* runaway nesting: deeper pushes are counted, not recorded */
 
+/* push and pop are the hottest calls of the library (a program may make millions): the
+ * thread's state is reached through one TLS lookup, and the record is written straight
+ * into its ring slot, not built on the stack and copied (bench/nvtx-cost.sh). */
 static int push_common(uint32_t domain, uint32_t name, const nvtxEventAttributes_t *a)
 {
-	int level = gp_inj_t_depth[domain != 0]++;
+	gp_inj_thr_t *t = gp_inj_thr_get();
+	int level = t->depth[domain != 0]++;
 	if (level >= MAX_DEPTH) {
 		gp_inj_count_drop(GP_LOSS_DEPTH, 1);
 		return level;
@@ -76,34 +80,42 @@ static int push_common(uint32_t domain, uint32_t name, const nvtxEventAttributes
 	/* timing alone keeps only the outermost ranges: they delimit steps */
 	if (!(gp_inj.modes & GP_MODE_NVTX) && level > 0)
 		return level;
-	gp_event_t e = {.type = GP_EV_NVTX_PUSH,
-	                .tid = gp_inj_tid(),
-	                .ts = gp_clock_ns(),
-	                .a = name,
-	                .b = domain};
-	if (a) {
-		e.c = payload(a);
-		e.d = color_cat(a);
+	uint32_t tid = gp_inj_thr_tid(t);
+	uint64_t ts = gp_clock_ns(), pos;
+	gp_ring_slot_t *s = gp_ring_claim(&gp_inj.ring, &pos);
+	if (s) {
+		s->ev = (gp_event_t){.type = GP_EV_NVTX_PUSH,
+		                     .tid = tid,
+		                     .ts = ts,
+		                     .a = name,
+		                     .b = domain,
+		                     .c = a ? payload(a) : 0,
+		                     .d = a ? color_cat(a) : 0};
+		gp_ring_publish(&gp_inj.ring, pos);
 	}
-	gp_inj_emit(&e);
 	if (level == 0 && domain == 0 &&
 	    atomic_load_explicit(&gp_inj.cap_live, memory_order_relaxed))
-		gp_inj_step_boundary(name, e.ts);
+		gp_inj_step_boundary(name, ts);
 	return level;
 }
 
 static int pop_common(uint32_t domain)
 {
-	if (gp_inj_t_depth[domain != 0] == 0)
+	gp_inj_thr_t *t = gp_inj_thr_get();
+	if (t->depth[domain != 0] == 0)
 		return -1; /* pop without push: NVTX returns a negative level */
-	int level = --gp_inj_t_depth[domain != 0];
+	int level = --t->depth[domain != 0];
 	if (level >= MAX_DEPTH || (!(gp_inj.modes & GP_MODE_NVTX) && level > 0))
 		return level;
-	gp_event_t e = {
-	    .type = GP_EV_NVTX_POP, .tid = gp_inj_tid(), .ts = gp_clock_ns(), .b = domain};
-	gp_inj_emit(&e);
+	uint32_t tid = gp_inj_thr_tid(t);
+	uint64_t ts = gp_clock_ns(), pos;
+	gp_ring_slot_t *s = gp_ring_claim(&gp_inj.ring, &pos);
+	if (s) {
+		s->ev = (gp_event_t){.type = GP_EV_NVTX_POP, .tid = tid, .ts = ts, .b = domain};
+		gp_ring_publish(&gp_inj.ring, pos);
+	}
 	if (level == 0 && domain == 0)
-		gp_marker_step_end(e.ts);
+		gp_marker_step_end(ts);
 	return level;
 }
 

@@ -4,5 +4,4 @@
 #include "inject_int.h"
 
 gp_inj_state_t gp_inj;
-__thread uint32_t gp_inj_t_tid;
-__thread int gp_inj_t_depth[2];
+__thread gp_inj_thr_t gp_inj_thr;
