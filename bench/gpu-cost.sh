@@ -38,7 +38,9 @@ for wl in $WORKLOADS; do
 		torchprof) cmd="env PROFILE=1 $py" ;;
 		esac
 		rm -rf /tmp/cost.$cfg
-		t=$(env STEPS=$STEPS timeout 120 $cmd 2>/dev/null | grep "^TRUTH" | cut -c7-)
+		# PIN: a prefix for every run, plain ones included (bench/gpu-default-cost.sh: ASLR
+		# off and a fixed hash seed, so that identical processes differ less)
+		t=$(env STEPS=$STEPS timeout 120 $PIN $cmd 2>/dev/null | grep "^TRUTH" | cut -c7-)
 		echo "$wl.$cfg;$round;$t" >>$CSV
 	done
 done

@@ -40,6 +40,8 @@ int main(int argc, char **argv)
 			nvtxRangePop();
 		}
 		double ns = (now_ns() - t0) / per;
+		if (getenv("NVTX_COST_BURSTS")) /* each burst's figure, on stderr */
+			fprintf(stderr, "burst %d %.1f\n", b, ns);
 		total += ns;
 		if (ns < best)
 			best = ns;

@@ -75,6 +75,7 @@ static int load_rank(gp_job_t *job, const char *path, gp_rank_t *r, rank_data_t 
 
 	gp_pass_steps(r, dp);
 	gp_pass_capture(r, dp);
+	gp_pass_own(r, dp);
 	gp_pass_gpu(r, dp);
 	gp_pass_ranges(job, r, dp);
 	gp_pass_memory(r, dp);

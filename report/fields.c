@@ -439,6 +439,16 @@ const gp_field_t gp_rank_fields[] = {
     F64("windows", "tracer_ms_per_step", capture.tracer_ms_per_step, 6, "ms",
         "what tracing added to a traced step"),
 
+    U32("own_cost", "steps", own.steps, NULL,
+        "optimizer steps gpuprof's own time was read over (0: not measured, no PyTorch "
+        "optimizer)"),
+    F64("own_cost", "us_per_step", own.us_median, 3, "us",
+        "gpuprof's own time on the program's threads a step, median, timed in the process: "
+        "its PyTorch hooks with the step marker and batch timing (not NVTX records, nor "
+        "kernel tracing in windows: windows.tracer_ms_per_step)"),
+    F64("own_cost", "us_p95", own.us_p95, 3, "us", "... its 95th percentile"),
+    F64("own_cost", "pct_of_step", own.pct, 4, "%", "us_per_step of the headline's median step"),
+
     F64("startup", "s", startup.s, 6, "s", "the program's start to the first step's"),
     F64("startup", "gpu_busy_s", startup.gpu_busy_s, 6, "s", "GPU busy in it"),
     F64("startup", "compile_s", startup.compile_s, 6, "s", "compilations the framework reported"),

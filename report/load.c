@@ -513,6 +513,8 @@ static void feed_fw(rank_data_t *d, gp_rank_t *r, const gp_event_t *e)
 		break;
 	case GP_FW_OPT_END:
 		VEC_PUSH(d->opt_ends, e->ts << 8 | (e->a < 255 ? e->a : 255));
+		if (e->a == 0 && e->d)
+			VEC_PUSH(d->opt_own, e->d);
 		if (e->a < 8) {
 			if (e->a >= t->nopt)
 				t->nopt = (unsigned)e->a + 1;
@@ -632,7 +634,7 @@ void gp_rd_reset(rank_data_t *d)
 	u64map_clear(&d->stack_of);
 	u64map_clear(&d->started_of);
 	d->started.n = d->steps.n = d->ctrl.n = d->marks.n = 0;
-	d->opt_ends.n = d->torch_mem.n = 0;
+	d->opt_ends.n = d->opt_own.n = d->torch_mem.n = 0;
 	d->gwin.n = d->cuda_on.n = d->data_wait.n = d->compiles.n = d->overhead.n = 0;
 	d->proc_changes.n = 0;
 	d->child_pid = d->recorder_pid = 0;
@@ -678,6 +680,7 @@ void gp_rd_free(rank_data_t *d)
 	VEC_FREE(d->steps);
 	VEC_FREE(d->marks);
 	VEC_FREE(d->opt_ends);
+	VEC_FREE(d->opt_own);
 	VEC_FREE(d->torch_mem);
 	VEC_FREE(d->prof);
 	VEC_FREE(d->ctrl);

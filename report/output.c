@@ -700,6 +700,20 @@ static void text_windows(FILE *out, const char *label, const gp_rank_t *r)
 		        label, c->ntraced, c->ntraced + c->nuntraced);
 }
 
+/* What gpuprof's own work cost the program's thread, timed in the process. */
+static void text_own(FILE *out, const char *label, const gp_rank_t *r)
+{
+	if (!r->own.steps)
+		return;
+	fprintf(out,
+	        "rank %s: gpuprof's own work on the program's thread (its PyTorch hooks, the "
+	        "step marker, batch timing), timed in the process: median %.1f us a step",
+	        label, r->own.us_median);
+	if (r->own.pct > 0)
+		fprintf(out, " (%.2f %% of the median step)", r->own.pct);
+	fprintf(out, ", p95 %.1f us, over %u optimizer steps\n", r->own.us_p95, r->own.steps);
+}
+
 /* How slow: each rank's steps and what the headline measures. */
 static void text_how_slow(const gp_job_t *job, FILE *out)
 {
@@ -711,8 +725,10 @@ static void text_how_slow(const gp_job_t *job, FILE *out)
 		if (listed(job, &job->ranks[i]))
 			table_row(out, job, &job->ranks[i], how_slow_cols, NCOLS(how_slow_cols));
 	for (unsigned i = 0; i < job->nranks; i++)
-		if (listed(job, &job->ranks[i]))
+		if (listed(job, &job->ranks[i])) {
 			text_windows(out, label(job, &job->ranks[i]), &job->ranks[i]);
+			text_own(out, label(job, &job->ranks[i]), &job->ranks[i]);
+		}
 	if (dist_header(out, job)) {
 		dist_line(out, job, "step median (ms)", "", f_step, 1, 0);
 		dist_line(out, job, "step p95 (ms)", "", f_step_p95, 1, 0);

@@ -73,6 +73,7 @@ typedef struct gp_rank {
 	gp_outcome_t outcome;
 	gp_steps_t steps;
 	gp_rank_capture_t capture;
+	gp_rank_own_t own;
 	gp_startup_t startup;
 	gp_gpu_t gpu;
 	gp_sync_t sync;

@@ -118,6 +118,7 @@ typedef struct rank_data {
 	VEC(step_t) steps;       /* sorted by start */
 	VEC(mark_t) marks;       /* in the order they completed */
 	VEC(uint64_t) opt_ends;  /* optimizer.step() returns: ts << 8 | optimizer index */
+	VEC(uint64_t) opt_own;   /* at each of optimizer 0's: the integration's own ns so far */
 	VEC(uint64_t) torch_mem; /* optimizer step, allocated bytes after it (PyTorch's): pairs */
 	VEC(uint64_t) data_wait; /* waits for the next batch (GP_FW_DATA_WAIT): end ts, ns */
 	VEC(uint64_t) compiles;  /* framework compilations (GP_FW_COMPILE): end ts, ns, name */
@@ -177,6 +178,8 @@ uint64_t gp_name_hash(const char *s);
 void gp_pass_steps(gp_rank_t *r, rank_data_t *d);
 /* Capture windows: GPU statistics cover the longest captured stretch of the steps. */
 void gp_pass_capture(gp_rank_t *r, rank_data_t *d);
+/* gpuprof's own time on the program's threads per step (after gp_pass_capture) */
+void gp_pass_own(gp_rank_t *r, rank_data_t *d);
 /* 1 + the index of the step that time t falls in (its CPU interval); 0 when none. */
 size_t gp_step_at(const rank_data_t *d, uint64_t t);
 /* Is t inside one of the GPU statistics' stretches (gwin; everything when there are

@@ -774,3 +774,28 @@ void gp_pass_capture(gp_rank_t *r, rank_data_t *d)
 			r->capture.last = (unsigned)i;
 		}
 }
+
+/* The integration's own time a step: the running total's rise from one return of optimizer
+ * 0 to the next, past the warm-up (its first steps read the optimizer's state and start
+ * the allocator history, once each). A step in which a capture window began or ended
+ * carries the switch as well; the median leaves those few out. */
+void gp_pass_own(gp_rank_t *r, rank_data_t *d)
+{
+	size_t n = d->opt_own.n, skip = r->steps.warmup > 2 ? r->steps.warmup : 2, k = 0;
+	if (n < skip + 2)
+		return;
+	double *v = malloc((n - skip) * sizeof(*v));
+	if (!v)
+		return;
+	for (size_t i = skip + 1; i < n; i++)
+		if (d->opt_own.v[i] >= d->opt_own.v[i - 1]) /* a forked child's total starts over */
+			v[k++] = (double)(d->opt_own.v[i] - d->opt_own.v[i - 1]) / 1e3;
+	if (k) {
+		r->own.steps = (unsigned)k;
+		r->own.us_median = gp_median(v, k);
+		r->own.us_p95 = gp_quantile(v, k, 0.95);
+		if (r->steps.median_ms > 0)
+			r->own.pct = r->own.us_median / 10 / r->steps.median_ms;
+	}
+	free(v);
+}

@@ -56,4 +56,16 @@ typedef struct gp_rank_capture {
 	double traced_lo_ms, traced_hi_ms, untraced_lo_ms, untraced_hi_ms;
 } gp_rank_capture_t;
 
+/* gpuprof's own time on the program's threads, timed in the process it is paid in: the
+ * PyTorch integration's optimizer hooks (with the step marker they place and the
+ * allocator counters they read) and its batch timing, from the running total each
+ * optimizer step's record carries. Not in it: NVTX records (tens of ns each), CUPTI's
+ * work inside capture windows (capture.tracer_ms_per_step), the agent (another
+ * process). JSON object "own_cost". */
+typedef struct gp_rank_own {
+	unsigned steps;           /* optimizer steps it was read over (0: not measured) */
+	double us_median, us_p95; /* per step */
+	double pct;               /* us_median of the headline's median step, in % */
+} gp_rank_own_t;
+
 #endif

@@ -26,6 +26,7 @@ it (torch.cuda._lazy_call). GPUPROF_PYTORCH=0 turns all of it off.
 
 import os
 import sys
+import time
 
 # GP_FW_* (common/event.h)
 _INFO, _MISSING, _OPT_BEGIN, _OPT_END, _OPT_STATE = 1, 2, 3, 4, 5
@@ -83,9 +84,15 @@ class _State:
     peak_at = 0.0  # when it was taken (time.monotonic)
     base = ""  # <jobdir>/step<S>/rank<R>: where the pickles go
     history_entries = 100000
+    # this integration's own time on the program's threads so far (monotonic ns): its
+    # optimizer hooks, with the step marker they place, and its batch timing; each
+    # optimizer step's record carries it (d), and the report takes a step's from two
+    # (gpuprof's own cost, measured in the process it is paid in)
+    own_ns = 0
 
 
 _s = _State()
+_clock = time.monotonic_ns
 
 
 # ---- the collector ----
@@ -428,10 +435,12 @@ def _install_data_wait(torch):
         try:
             return nxt(self)
         finally:
+            t1 = clock()
             try:
-                _emit(_DATA_WAIT, a=clock() - t0)
+                _emit(_DATA_WAIT, a=t1 - t0)
             except Exception:
                 pass
+            _s.own_ns += clock() - t1
 
     __next__._gpuprof_wait = True
     __next__.__wrapped__ = nxt
@@ -866,6 +875,7 @@ def _stepping(opt):
 
 
 def _step_pre(opt, args, kwargs):
+    t0 = _clock()
     try:
         if _s.outer is not None and _s.outer is not opt and _stepping(_s.outer):
             return  # an optimizer stepping inside another's step (a wrapper)
@@ -873,9 +883,12 @@ def _step_pre(opt, args, kwargs):
         _emit(_OPT_BEGIN, a=_opt_idx(opt))
     except Exception:
         pass
+    finally:
+        _s.own_ns += _clock() - t0
 
 
 def _step_post(opt, args, kwargs):
+    t0 = _clock()
     try:
         if _s.outer is not opt:
             return
@@ -884,7 +897,9 @@ def _step_post(opt, args, kwargs):
         i = _opt_idx(opt)
         n = _s.opt_steps.get(i, 0) + 1
         _s.opt_steps[i] = n
-        _emit(_OPT_END, a=i, c=n)
+        # our time so far: what follows (the marker this record places, the allocator's
+        # counters) lands in the next step's figure
+        _emit(_OPT_END, a=i, c=n, d=_s.own_ns + _clock() - t0)
         _layers_step()
         if n <= 2:
             _opt_state(opt, i)
@@ -894,6 +909,8 @@ def _step_post(opt, args, kwargs):
             _after_step(n)
     except Exception as e:
         _missing("optimizer step hook", e)
+    finally:
+        _s.own_ns += _clock() - t0
 
 
 def _mib(b):

@@ -61,6 +61,23 @@ own=$(echo "$out" | sed -n 's/^own_state_bytes //p')
 ok $? "optimizer state = the sum of Adam's state tensors ($own bytes)"
 j job1 'r["pytorch"]["info"]' | grep -q "^torch $V; steps: optimizer.step()"; ok $? "the report says which PyTorch and how ($(j job1 'r["pytorch"]["info"]'))"
 "$GP" report job1 | grep -q "== The framework (its own figures: PyTorch, JAX) =="; ok $? "the text report has a framework section"
+# gpuprof's own time on the program's thread: each optimizer step's record carries the
+# integration's running total, and the report's median per step is the records' own
+f=$(find job1 -name 'rank*.gpr' | head -1)
+"$GP" dump --events "$f" | "$PY" -c '
+import statistics, sys, json
+tot = [int(l.split(" d=")[1].split()[0]) for l in sys.stdin
+       if l.startswith("fw ") and " u8=4 " in l and " a=0 " in l]
+j = json.load(open(sys.argv[1]))["ranks"][0]
+r = j["own_cost"]
+d = [b - a for a, b in zip(tot, tot[1:])][max(j["steps"]["warmup"], 2):]  # past the warm-up
+ok = (all(x >= 0 for x in d) and tot[0] > 0 and r["steps"] == len(d) and
+      abs(r["us_per_step"] - statistics.median(d) / 1e3) < 0.01 and
+      0 < r["pct_of_step"] < 20)
+print(r, len(d)); sys.exit(0 if ok else 1)' <("$GP" report --format=json job1 2>/dev/null) >own.out 2>&1
+ok $? "gpuprof's own time a step is the median of the increments its step records carry ($(cat own.out | tail -1))"
+"$GP" report job1 | grep -q "gpuprof's own work on the program's thread .* timed in the process: median"
+ok $? "... and the text report says it"
 
 # mode layers: a range per module forward and backward, never taken for the steps
 "$GP" run --modes=timing,nvtx,layers -o jobL -- "$PY" train.py 12 >/dev/null 2>&1
