@@ -71,7 +71,8 @@ enum gp_ev_type {
 enum gp_fw {
 	GP_FW_INFO = 1,       /* b=what the integration is doing ("torch 2.6.0; steps: ...") */
 	GP_FW_MISSING = 2,    /* b=what was not collected, and why */
-	GP_FW_OPT_BEGIN = 3,  /* an optimizer's step() begins: a=optimizer index */
+	GP_FW_OPT_BEGIN = 3,  /* an optimizer's step() begins: a=optimizer index (written by
+	                       * gpuprof 0.1.1 and before; no reader used it) */
 	GP_FW_OPT_END = 4,    /* it returned: a=optimizer index c=its steps so far d=the
 	                       * integration's own ns on the program's threads so far (0: untimed) */
 	GP_FW_OPT_STATE = 5,  /* its state tensors: a=optimizer index c=bytes on CUDA devices

@@ -191,6 +191,10 @@ static bool pool_seen(const gp_rank_t *r)
 {
 	return r->pool.seen;
 }
+static bool own_seen(const gp_rank_t *r)
+{
+	return r->own.steps > 0;
+}
 
 /* ---- the table ---- */
 
@@ -440,14 +444,18 @@ const gp_field_t gp_rank_fields[] = {
         "what tracing added to a traced step"),
 
     U32("own_cost", "steps", own.steps, NULL,
-        "optimizer steps gpuprof's own time was read over (0: not measured, no PyTorch "
-        "optimizer)"),
+        "steps of the step optimizer (the one returning most often) gpuprof's own time was "
+        "read over (null: not measured, no PyTorch optimizer)"),
+    U32("own_cost", "optimizer", own.optimizer, NULL, "that optimizer's index"),
     F64("own_cost", "us_per_step", own.us_median, 3, "us",
-        "gpuprof's own time on the program's threads a step, median, timed in the process: "
-        "its PyTorch hooks with the step marker and batch timing (not NVTX records, nor "
-        "kernel tracing in windows: windows.tracer_ms_per_step)"),
+        "gpuprof's own time on the program's threads a step of it, median, timed in the "
+        "process: its optimizer hooks with the step marker and allocator counters they "
+        "read, and its batch timing (not its module hooks, NVTX records, kernel tracing "
+        "in windows, the agent)"),
     F64("own_cost", "us_p95", own.us_p95, 3, "us", "... its 95th percentile"),
-    F64("own_cost", "pct_of_step", own.pct, 4, "%", "us_per_step of the headline's median step"),
+    F64("own_cost", "pct_of_step", own.pct, 4, "%",
+        "us_per_step of the headline's median step (0: the headline's steps are not that "
+        "optimizer's, one to one)"),
 
     F64("startup", "s", startup.s, 6, "s", "the program's start to the first step's"),
     F64("startup", "gpu_busy_s", startup.gpu_busy_s, 6, "s", "GPU busy in it"),
@@ -483,7 +491,7 @@ const size_t gp_rank_nfields = sizeof(gp_rank_fields) / sizeof(gp_rank_fields[0]
 static const struct {
 	const char *name;
 	bool (*when)(const gp_rank_t *);
-} conditional[] = {{"pytorch", torch_seen}, {"pool", pool_seen}};
+} conditional[] = {{"pytorch", torch_seen}, {"pool", pool_seen}, {"own_cost", own_seen}};
 
 static void value(FILE *out, const gp_field_t *f, const gp_rank_t *r)
 {

@@ -513,8 +513,8 @@ static void feed_fw(rank_data_t *d, gp_rank_t *r, const gp_event_t *e)
 		break;
 	case GP_FW_OPT_END:
 		VEC_PUSH(d->opt_ends, e->ts << 8 | (e->a < 255 ? e->a : 255));
-		if (e->a == 0 && e->d)
-			VEC_PUSH(d->opt_own, e->d);
+		if (e->d && e->d < (1ull << 56))
+			VEC_PUSH(d->opt_own, e->d << 8 | (e->a < 255 ? e->a : 255));
 		if (e->a < 8) {
 			if (e->a >= t->nopt)
 				t->nopt = (unsigned)e->a + 1;

@@ -706,12 +706,14 @@ static void text_own(FILE *out, const char *label, const gp_rank_t *r)
 	if (!r->own.steps)
 		return;
 	fprintf(out,
-	        "rank %s: gpuprof's own work on the program's thread (its PyTorch hooks, the "
-	        "step marker, batch timing), timed in the process: median %.1f us a step",
+	        "rank %s: gpuprof's own work on the program's thread (its optimizer hooks with "
+	        "the step marker, its batch timing; not its module hooks, NVTX records or "
+	        "kernel tracing), timed in the process: median %.1f us a step",
 	        label, r->own.us_median);
 	if (r->own.pct > 0)
 		fprintf(out, " (%.2f %% of the median step)", r->own.pct);
-	fprintf(out, ", p95 %.1f us, over %u optimizer steps\n", r->own.us_p95, r->own.steps);
+	fprintf(out, ", p95 %.1f us, over %u steps of optimizer %u\n", r->own.us_p95, r->own.steps,
+	        r->own.optimizer);
 }
 
 /* How slow: each rank's steps and what the headline measures. */

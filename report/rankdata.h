@@ -109,16 +109,18 @@ typedef struct rank_data {
 	gwin; /* ... exactly: lo, hi, lo, hi, ... (sorted, disjoint): the
 	         post-warm-up steps where kernels were traced */
 	VEC(uint64_t)
-	cuda_on;                 /* when kernels were traced at all: lo, hi, ... (the capture
-	                            switches; one stretch over the run without any) */
-	VEC(uint64_t) ctrl;      /* capture switches: ts, modes, ts, modes, ... */
-	u64map_t alloc_api;      /* correlation -> index + 1 of the allocation call (its stack) */
-	u64map_t corr_api;       /* correlation -> index + 1 of the other API calls */
-	VEC(uint64_t) prof;      /* cudaProfilerStart/Stop: ts << 1 | start */
-	VEC(step_t) steps;       /* sorted by start */
-	VEC(mark_t) marks;       /* in the order they completed */
-	VEC(uint64_t) opt_ends;  /* optimizer.step() returns: ts << 8 | optimizer index */
-	VEC(uint64_t) opt_own;   /* at each of optimizer 0's: the integration's own ns so far */
+	cuda_on;                /* when kernels were traced at all: lo, hi, ... (the capture
+	                           switches; one stretch over the run without any) */
+	VEC(uint64_t) ctrl;     /* capture switches: ts, modes, ts, modes, ... */
+	u64map_t alloc_api;     /* correlation -> index + 1 of the allocation call (its stack) */
+	u64map_t corr_api;      /* correlation -> index + 1 of the other API calls */
+	VEC(uint64_t) prof;     /* cudaProfilerStart/Stop: ts << 1 | start */
+	VEC(step_t) steps;      /* sorted by start */
+	VEC(mark_t) marks;      /* in the order they completed */
+	VEC(uint64_t) opt_ends; /* optimizer.step() returns: ts << 8 | optimizer index */
+	VEC(uint64_t)
+	opt_own;                 /* at each, in file order: the integration's own ns so far << 8
+	                            | optimizer index (GP_FW_OPT_END d) */
 	VEC(uint64_t) torch_mem; /* optimizer step, allocated bytes after it (PyTorch's): pairs */
 	VEC(uint64_t) data_wait; /* waits for the next batch (GP_FW_DATA_WAIT): end ts, ns */
 	VEC(uint64_t) compiles;  /* framework compilations (GP_FW_COMPILE): end ts, ns, name */

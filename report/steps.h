@@ -59,13 +59,17 @@ typedef struct gp_rank_capture {
 /* gpuprof's own time on the program's threads, timed in the process it is paid in: the
  * PyTorch integration's optimizer hooks (with the step marker they place and the
  * allocator counters they read) and its batch timing, from the running total each
- * optimizer step's record carries. Not in it: NVTX records (tens of ns each), CUPTI's
- * work inside capture windows (capture.tracer_ms_per_step), the agent (another
- * process). JSON object "own_cost". */
+ * optimizer step's record carries, over the steps of the optimizer that returns most
+ * often (the headline's, when its steps are the optimizer's). Not in it: its module hooks
+ * (mode layers; in windows), NVTX records (tens of ns each), CUPTI's work inside capture
+ * windows (capture.tracer_ms_per_step), the agent (another process). JSON object
+ * "own_cost", null where not measured. */
 typedef struct gp_rank_own {
-	unsigned steps;           /* optimizer steps it was read over (0: not measured) */
-	double us_median, us_p95; /* per step */
-	double pct;               /* us_median of the headline's median step, in % */
+	unsigned steps;           /* steps of that optimizer it was read over (0: not measured) */
+	unsigned optimizer;       /* which (its index) */
+	double us_median, us_p95; /* per step of it */
+	double pct; /* us_median of the headline's median step, in % (0: the headline's
+	               steps are not that optimizer's, one to one) */
 } gp_rank_own_t;
 
 #endif

@@ -39,14 +39,23 @@ __attribute__((visibility("default"))) uint64_t gpuprof_fw_now(void)
 	return gp_clock_ns();
 }
 
+static int tracing(void)
+{
+	return (atomic_load_explicit(&gp_inj.cap_cur, memory_order_relaxed) & GP_MODE_CUDA) != 0;
+}
+
 /* One GP_EV_FW record (event.h lists the kinds); text, when given, is interned into b.
  * The end of an optimizer step is a step boundary: without CUDA activity records it
- * gets a completion marker, as the end of an outermost NVTX range does. */
-__attribute__((visibility("default"))) void
+ * gets a completion marker, as the end of an outermost NVTX range does. Returns, so that
+ * the integration's step hook needs no second call: bit 0, kernels are traced now (a
+ * capture window: gpuprof_fw_tracing); above it, the ns the step marker waited for room
+ * in CUDA's launch queue (gp_marker_step_end: the program's wait, which the integration
+ * leaves out of its own time). */
+__attribute__((visibility("default"))) uint64_t
 gpuprof_fw_event(unsigned kind, unsigned dev, uint64_t a, uint64_t c, uint64_t d, const char *text)
 {
 	if (!gp_inj_on() || getpid() != gp_inj.owner || kind == 0 || kind >= GP_FW_N)
-		return;
+		return 0;
 	gp_event_t e = {.type = GP_EV_FW,
 	                .u8 = (uint8_t)kind,
 	                .u16 = (uint16_t)(dev > 0xffff ? 0xffff : dev),
@@ -63,18 +72,19 @@ gpuprof_fw_event(unsigned kind, unsigned dev, uint64_t a, uint64_t c, uint64_t d
 	    gp_inj.cupti_hand_over)
 		gp_inj.cupti_hand_over(a != 0);
 	gp_inj_emit(&e);
+	uint64_t waited = 0;
 	if (kind == GP_FW_OPT_END) {
-		gp_marker_step_end(e.ts);
+		waited = gp_marker_step_end(e.ts);
 		gp_inj_optimizer_boundary(e.ts);
 	}
+	return (waited < (1ull << 62) ? waited << 1 : 0) | (uint64_t)tracing();
 }
 
 /* CUDA kernels are traced now (a capture window, or every step): what the integration
  * records layer ranges in when mode layers was not asked for. */
 __attribute__((visibility("default"))) int gpuprof_fw_tracing(void)
 {
-	return gp_inj_on() && getpid() == gp_inj.owner &&
-	       (atomic_load_explicit(&gp_inj.cap_cur, memory_order_relaxed) & GP_MODE_CUDA);
+	return gp_inj_on() && getpid() == gp_inj.owner && tracing();
 }
 
 /* Layer ranges: one start/end range per module forward or backward, in the

@@ -72,12 +72,12 @@ unsigned gp_cupti_capture(unsigned modes);
 int gp_cupti_stream_id(void *stream, uint32_t *id);
 /* The framework integration's calls into libgpuprof-inject.so (agent/python/_gpuprof.py,
  * through ctypes): attach to the agent's ring (1: recording), the clock records carry,
- * and one GP_EV_FW record (kind GP_FW_*, text interned into b). */
+ * and one GP_EV_FW record (kind GP_FW_*, text interned into b; returns what fw.c says). */
 int gpuprof_fw_attach(void);
 uint64_t gpuprof_fw_now(void);
 const char *gpuprof_fw_rank_file(void);
-void gpuprof_fw_event(unsigned kind, unsigned dev, uint64_t a, uint64_t c, uint64_t d,
-                      const char *text);
+uint64_t gpuprof_fw_event(unsigned kind, unsigned dev, uint64_t a, uint64_t c, uint64_t d,
+                          const char *text);
 /* Layer ranges (mode layers, or mode cuda while kernels are traced: gpuprof_fw_tracing);
  * start returns the range id (0: not recording) */
 int gpuprof_fw_tracing(void);

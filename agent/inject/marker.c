@@ -175,12 +175,13 @@ uint64_t gp_marker_done(void)
 	return atomic_load_explicit(&m.done, memory_order_acquire);
 }
 
-void gp_marker_step_end(uint64_t ts)
+uint64_t gp_marker_step_end(uint64_t ts)
 {
 	int z = 0;
+	uint64_t waited = 0;
 	if (atomic_load_explicit(&m.state, memory_order_relaxed) <= 0 || getpid() != m.pid ||
 	    !atomic_compare_exchange_strong(&m.busy, &z, 1))
-		return;
+		return 0;
 	CUcontext c = NULL;
 	CUstreamCaptureStatus st = CU_STREAM_CAPTURE_STATUS_NONE;
 	in_marker = true;
@@ -209,7 +210,11 @@ void gp_marker_step_end(uint64_t ts)
 	 * on the legacy stream is not part of it, so relax the thread for that one call */
 	CUstreamCaptureMode mode = CU_STREAM_CAPTURE_MODE_RELAXED;
 	bool swapped = m.capture_mode && m.capture_mode(&mode) == CUDA_SUCCESS;
+	uint64_t t0 = m.now();
 	CUresult rec = m.ev_record(m.ev[k], CU_STREAM_LEGACY);
+	uint64_t took = m.now() - t0;
+	if (took > GP_MARKER_WAIT_NS)
+		waited = took;
 	if (swapped)
 		m.capture_mode(&mode);
 	if (rec != CUDA_SUCCESS)
@@ -221,4 +226,5 @@ void gp_marker_step_end(uint64_t ts)
 out:
 	in_marker = false;
 	atomic_store_explicit(&m.busy, 0, memory_order_release);
+	return waited;
 }

@@ -13,9 +13,13 @@
 /* name: the interned name the waiter thread announces itself with (GP_EV_THREAD_NAME),
  * so the report leaves its CUDA calls (event synchronisations) out of the program's */
 int gp_marker_enable(void (*emit)(const gp_event_t *), uint64_t (*now)(void), uint32_t name);
-/* An outermost range of the program's own domain ended at ts: place a marker. Never
- * blocks; skipped when another thread is placing one. */
-void gp_marker_step_end(uint64_t ts);
+/* An outermost range of the program's own domain ended at ts: place a marker. Skipped
+ * when another thread is placing one. Returns the ns the marker's record waited for room
+ * in CUDA's launch queue (a GPU-bound program's host, ahead by a full queue, waits there
+ * at whatever launch comes next: that wait is the program's, not gpuprof's), 0 when it
+ * took no longer than a record does (GP_MARKER_WAIT_NS). */
+#define GP_MARKER_WAIT_NS 20000
+uint64_t gp_marker_step_end(uint64_t ts);
 /* The host time (the clock of ts above) of the last step end the GPU has finished the
  * work before: the CUDA work launched before it is done. 0: no marker has completed. */
 uint64_t gp_marker_done(void);

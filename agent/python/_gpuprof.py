@@ -27,6 +27,7 @@ it (torch.cuda._lazy_call). GPUPROF_PYTORCH=0 turns all of it off.
 import os
 import sys
 import time
+import weakref as _weakref
 
 # GP_FW_* (common/event.h)
 _INFO, _MISSING, _OPT_BEGIN, _OPT_END, _OPT_STATE = 1, 2, 3, 4, 5
@@ -89,6 +90,8 @@ class _State:
     # optimizer step's record carries it (d), and the report takes a step's from two
     # (gpuprof's own cost, measured in the process it is paid in)
     own_ns = 0
+    last_opt = None  # a weak reference to the optimizer _opt_idx looked up last ...
+    last_idx = 0  # ... and its index
 
 
 _s = _State()
@@ -112,7 +115,9 @@ def _load():
     lib = ctypes.CDLL(path)
     lib.gpuprof_fw_attach.restype = ctypes.c_int
     lib.gpuprof_fw_attach.argtypes = []
-    lib.gpuprof_fw_event.restype = None
+    # bit 0: kernels are traced now; above it, what an optimizer step's marker waited
+    # for room in CUDA's launch queue (ns)
+    lib.gpuprof_fw_event.restype = ctypes.c_uint64
     lib.gpuprof_fw_event.argtypes = [
         ctypes.c_uint,
         ctypes.c_uint,
@@ -150,6 +155,20 @@ def _put(kind, dev, a, c, d, text):
         _s.lib.gpuprof_fw_event(kind, dev, a, c, d, t)
     except Exception:
         _s.broken = True
+
+
+def _step_end(i, n, own):
+    """The step hook's one call into the library: the optimizer step's record (with the
+    integration's own time so far), the step marker, the window's switch. Returns the
+    library's answer (bit 0: kernels traced now; above it: ns the marker waited for room
+    in CUDA's queue), None when there is none."""
+    if _s.broken or (not _s.attached and not _attach()):
+        return None
+    try:
+        return _s.lib.gpuprof_fw_event(_OPT_END, 0, i, n, own, None)
+    except Exception:
+        _s.broken = True
+        return None
 
 
 def _missing(what, exc=None, attach=True):
@@ -764,28 +783,33 @@ def _compiled():
         return True
 
 
-def _layers_step():
+def _layers_step(tracing=None):
     """An optimizer step returned: the backward pass is over, so a backward range still
-    open is one a failed pass left (its end-of-pass callback never ran); then the window."""
+    open is one a failed pass left (its end-of-pass callback never ran); then the window
+    (tracing: the library's answer to the step's record, None: ask it)."""
     if _s.cb_queued and _s.layers_end_bwd:
         try:
             _s.layers_end_bwd()
         except Exception:
             pass
-    _layers_window()
+    _layers_window(tracing)
 
 
-def _layers_window():
+def _layers_window(tracing=None):
     """After an optimizer step (the collector switched its window there): the module
-    hooks registered while kernels are traced, removed when they are not."""
+    hooks registered while kernels are traced, removed when they are not. tracing: the
+    library's answer to the step's record; None: ask it."""
     if not _s.layers_windowed:
         return
-    tracing = False
-    try:
-        if not _s.layers_off and _s.attached and not _compiled():
-            fn = getattr(_s.lib, "gpuprof_fw_tracing", None)
+    if tracing is None:
+        try:
+            fn = getattr(_s.lib, "gpuprof_fw_tracing", None) if _s.attached else None
             tracing = bool(fn and fn())
-    except Exception:
+        except Exception:
+            tracing = False
+    if not tracing and _s.layers_handles is None:
+        return  # between windows, nothing registered: every step but a window's ends
+    if tracing and (_s.layers_off or not _s.attached or _compiled()):
         tracing = False
     if tracing and _s.layers_handles is None:
         _s.layers_register()
@@ -851,11 +875,14 @@ def _wrap_class(cls):
 
 def _opt_idx(opt):
     try:
+        if _s.last_opt is not None and _s.last_opt() is opt:
+            return _s.last_idx  # the usual case: the same optimizer as last time
         i = _s.opt_index.get(opt)
         if i is None:
             i = len(_s.opt_steps)
             _s.opt_index[opt] = i
             _s.opt_steps[i] = 0
+        _s.last_opt, _s.last_idx = _weakref.ref(opt), i  # weak: the program may drop it
         return i
     except TypeError:  # not weak-referenceable or unhashable
         return 0
@@ -879,8 +906,7 @@ def _step_pre(opt, args, kwargs):
     try:
         if _s.outer is not None and _s.outer is not opt and _stepping(_s.outer):
             return  # an optimizer stepping inside another's step (a wrapper)
-        _s.outer = opt
-        _emit(_OPT_BEGIN, a=_opt_idx(opt))
+        _s.outer = opt  # its step's begin is not recorded: no reader wants it
     except Exception:
         pass
     finally:
@@ -889,6 +915,7 @@ def _step_pre(opt, args, kwargs):
 
 def _step_post(opt, args, kwargs):
     t0 = _clock()
+    waited = 0
     try:
         if _s.outer is not opt:
             return
@@ -898,9 +925,12 @@ def _step_post(opt, args, kwargs):
         n = _s.opt_steps.get(i, 0) + 1
         _s.opt_steps[i] = n
         # our time so far: what follows (the marker this record places, the allocator's
-        # counters) lands in the next step's figure
-        _emit(_OPT_END, a=i, c=n, d=_s.own_ns + _clock() - t0)
-        _layers_step()
+        # counters) lands in the next step's figure, less what the marker waited for room
+        # in CUDA's queue (the program's own wait: it would have waited at its next launch)
+        ret = _step_end(i, n, _s.own_ns + _clock() - t0)
+        if ret is not None:
+            waited = ret >> 1
+        _layers_step(None if ret is None else ret & 1)
         if n <= 2:
             _opt_state(opt, i)
         if _s.mem_opt is None:
@@ -910,7 +940,7 @@ def _step_post(opt, args, kwargs):
     except Exception as e:
         _missing("optimizer step hook", e)
     finally:
-        _s.own_ns += _clock() - t0
+        _s.own_ns += max(0, _clock() - t0 - waited)
 
 
 def _mib(b):

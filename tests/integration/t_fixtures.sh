@@ -57,9 +57,9 @@ done
 
 # the field: programs nobody here wrote the loop of, captured with the default modes and
 # sampled capture, each against what the program measured itself (TRUTH, bench/field)
-python3 - "$T" "$F" <<'PY'
-import json, statistics as st, sys
-T, F = sys.argv[1], sys.argv[2]
+python3 - "$T" "$F" "$B" <<'PY'
+import json, statistics as st, subprocess, sys
+T, F, B = sys.argv[1], sys.argv[2], sys.argv[3]
 def load(n):
     return json.load(open("%s/%s.json" % (T, n))), json.loads(open("%s/%s/TRUTH" % (F, n)).read())
 def near(a, b, tol):
@@ -156,6 +156,15 @@ check(r["capture"]["captured_steps"] == t["windows_post_warmup_steps"], "seed-de
 check(g["kernels"] == t["windows_post_warmup_steps"] * t["kernels_per_step"], "seed-detach: %s kernels in the traced steps" % g["kernels"])
 check(g["launch_latency_us_median"] and g["kernels_shorter_than_launch"] is not None, "seed-detach: launches joined %s" % g["launch_latency_us_median"])
 check(near(r["steps"]["median_ms"], t["step_ms_median"], 0.03), "seed-detach: headline %.3f vs %.3f" % (r["steps"]["median_ms"], t["step_ms_median"]))
+# gpuprof's own time on the program's thread under the default (H200, PyTorch 2.11): the
+# report's median a step is the median of the rises of the running total each optimizer
+# step's record carries (read here from the records, past the warm-up), and its share is
+# of the headline, which is the program's own median
+j, t = load("field-seed-own"); r = j["ranks"][0]; o = r["own_cost"]
+tot = [int(l.split(" d=")[1].split()[0]) for l in subprocess.run([B + "/gpuprof", "dump", "--events", F + "/field-seed-own/step0/rank0.gpr"], capture_output=True, text=True).stdout.splitlines() if l.startswith("fw ") and " u8=4 " in l and " a=0 " in l]
+d = [b - a for a, b in zip(tot, tot[1:])][max(r["steps"]["warmup"], 2):]
+check(o["steps"] == len(d) > 1000 and abs(o["us_per_step"] - st.median(d) / 1e3) < 0.01, "seed-own: %s us a step over %s steps; from the records %.3f over %s" % (o["us_per_step"], o["steps"], st.median(d) / 1e3 if d else 0, len(d)))
+check(abs(o["pct_of_step"] - o["us_per_step"] / 10 / r["steps"]["median_ms"]) < 0.001 and near(r["steps"]["median_ms"], t["step_ms_median"], 0.03), "seed-own: %.3f %% of the headline %.3f ms (the program's median %.3f)" % (o["pct_of_step"], r["steps"]["median_ms"], t["step_ms_median"]))
 # a leak of 1 MiB per step: its growth (tensors), its line
 j, t = load("field-leak"); f = [x for x in j["findings"] if x["id"] == "memory_leak"]
 check(f and "leak.py:17" in f[0]["title"] and "1.0 MiB per step" in f[0]["title"], "leak: %s" % (f and f[0]["title"]))
@@ -166,7 +175,7 @@ for b in bad:
     print("# " + b)
 sys.exit(1 if bad else 0)
 PY
-ok $? "field fixtures (JAX, Lightning, input-bound, GPT-2 in windows, the seed step detached between windows, leak, OOM) against each program's own truth"
+ok $? "field fixtures (JAX, Lightning, input-bound, GPT-2 in windows, the seed step detached between windows, gpuprof's own time on the seed step, leak, OOM) against each program's own truth"
 
 # the PyTorch integration's captures against PyTorch's own figures (TRUTH)
 python3 - "$T" "$F" <<'PY'
