@@ -114,6 +114,9 @@ int main(void)
 		r->memory.peak = 3ull << 30;
 		r->memory.peak_step = i ? -1 : 7;
 		r->torch.seen = i == 1;
+		if (i == 1) /* gpuprof's own time measured on rank 1 only */
+			r->own.steps = 18, r->own.us_median = 30, r->own.us_p95 = 60,
+			r->own.pct = 0.27;
 	}
 	job.step_median_ms = 10.5;
 	snprintf(job.step_basis, sizeof(job.step_basis), "gpu");
@@ -138,6 +141,8 @@ int main(void)
 	ok(count(json, "\"pytorch\": null") == 1 && count(json, "\"pytorch\": {") == 1,
 	   "pytorch: an object where the integration ran, null where not");
 	ok(count(json, "\"pool\": null") == 2, "pool: null where none was seen");
+	ok(count(json, "\"own_cost\": null") == 1 && count(json, "\"own_cost\": {") == 1,
+	   "own_cost: an object where gpuprof's own time was measured, null where not");
 	ok(strstr(json, "\"median_ms\": 10.000000") && strstr(json, "\"median_ms\": 11.000000"),
 	   "each rank's headline");
 	ok(strstr(json, "\"durations_ms\": [10.5000, 11.2500]") != NULL, "the step samples");
