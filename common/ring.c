@@ -8,14 +8,19 @@
 #include <cpuid.h>
 #endif
 #include <fcntl.h>
+#include <pthread.h>
 #include <stddef.h>
 #include <signal.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE 23 /* Linux 5.14 */
+#endif
 #ifndef SYS_pidfd_open
 #define SYS_pidfd_open 434
 #endif
@@ -172,6 +177,88 @@ void gp_ring_wake(gp_ring_t *ring)
 		ring->wake = false;
 	}
 	errno = e;
+}
+
+/* The prefaulting thread: the ring's pages from the one after pos to the ring's end,
+ * then from its start, a mebibyte a call
+ * (each call holds the process's mmap lock for reading, briefly: a thread of the
+ * program's that maps memory meanwhile waits for one mebibyte at most). A kernel
+ * before 5.14 has no MADV_POPULATE_WRITE: the pages are then read into the page cache
+ * (MADV_WILLNEED), so that the faults left are minor ones. */
+typedef struct prefault_job {
+	char *from, *end, *start; /* [from, end), then [start, from): the lap after pos */
+} prefault_job_t;
+
+static bool prefault_range(char *p, char *end)
+{
+	for (; p < end; p += 1u << 20) {
+		size_t n = (size_t)(end - p) < (1u << 20) ? (size_t)(end - p) : 1u << 20;
+		if (madvise(p, n, MADV_POPULATE_WRITE) != 0) {
+			if (errno == EINVAL) /* an older kernel */
+				madvise(p, (size_t)(end - p), MADV_WILLNEED);
+			return false; /* or ENOMEM: no longer mapped */
+		}
+	}
+	return true;
+}
+
+static void *prefault_main(void *arg)
+{
+	prefault_job_t j = *(prefault_job_t *)arg;
+	free(arg);
+	if (prefault_range(j.from, j.end))
+		prefault_range(j.start, j.from);
+	return NULL;
+}
+
+void gp_ring_prefault_init(gp_ring_t *ring)
+{
+	ring->wake_mask = (ring->mask + 1) / 16 - 1;
+	atomic_store(&ring->prefault, true);
+}
+
+/* The rest of the ring after pos, by a detached thread with every signal blocked (the
+ * program's handlers are not for it); never waits, errno kept: this runs inside one of
+ * the program's calls. */
+static void prefault_start(gp_ring_t *ring, uint64_t pos)
+{
+	int e = errno;
+	prefault_job_t *j = malloc(sizeof(*j));
+	if (j) {
+		const long pg = sysconf(_SC_PAGESIZE) > 0 ? sysconf(_SC_PAGESIZE) : 4096;
+		uintptr_t a = (uintptr_t)&ring->slots[(pos & ring->mask) + 1];
+		j->from = (char *)((a + (uintptr_t)pg - 1) & ~((uintptr_t)pg - 1));
+		j->end = (char *)ring->hdr + ring->maplen;
+		j->start = (char *)ring->slots;
+		pthread_attr_t at;
+		pthread_t t;
+		sigset_t all, old;
+		sigfillset(&all);
+		if (j->from > j->end)
+			j->from = j->end;
+		bool ok = pthread_attr_init(&at) == 0;
+		if (ok) {
+			pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
+			pthread_attr_setstacksize(&at, 64 * 1024);
+			pthread_sigmask(SIG_SETMASK, &all, &old);
+			ok = pthread_create(&t, &at, prefault_main, j) == 0;
+			pthread_sigmask(SIG_SETMASK, &old, NULL);
+			pthread_attr_destroy(&at);
+		}
+		if (!ok)
+			free(j);
+	}
+	errno = e;
+}
+
+void gp_ring_tick(gp_ring_t *ring, uint64_t pos)
+{
+	if (ring->wake)
+		gp_ring_wake(ring);
+	/* the first sixteenth is full (the agent read its first mebibyte in already) */
+	if (pos && atomic_load_explicit(&ring->prefault, memory_order_relaxed) &&
+	    atomic_exchange(&ring->prefault, false))
+		prefault_start(ring, pos);
 }
 
 /* Give the slots of records up to ring->rd back to the producers: tail moves (release:

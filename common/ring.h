@@ -94,6 +94,8 @@ typedef struct gp_ring {
 	bool wake;
 	int wake_fd; /* a pidfd of the agent, or -1: kill() the parent agent */
 	uint64_t wake_mask;
+	/* producer: fault the ring's pages in ahead of its first lap (gp_ring_prefault_init) */
+	_Atomic bool prefault;
 	bool prefetchw; /* producer: the CPU has PREFETCHW (CPUID 80000001h ECX bit 8) */
 } gp_ring_t;
 
@@ -123,6 +125,15 @@ static inline void gp_slot_set_seq(gp_ring_t *ring, uint64_t pos, uint64_t seq, 
 void gp_ring_wake_init(gp_ring_t *ring);
 /* Wake the agent if it sleeps (one signal per sleep; never blocks). */
 void gp_ring_wake(gp_ring_t *ring);
+/* Producer side: once this process has filled a sixteenth of the ring (it records a lot),
+ * a thread of ours faults the rest of the ring's pages into this process's page tables
+ * (MADV_POPULATE_WRITE, a mebibyte at a time), so the program's own writes of the first
+ * lap do not each take a page fault (bench/nvtx-cost.sh: a fault every 64 records cost
+ * ~100 ns a push+pop through the first 262 144 records). A process that records little
+ * never pays for it. */
+void gp_ring_prefault_init(gp_ring_t *ring);
+/* What a producer does at each sixteenth of the ring (wake_mask): out of line. */
+void gp_ring_tick(gp_ring_t *ring, uint64_t pos);
 
 /* Producer side, a record written in place: claim a slot (NULL when the ring was full,
  * counted in hdr->drops; never blocks), fill its ev, then publish it. A claimed slot must
@@ -162,8 +173,8 @@ static inline gp_ring_slot_t *gp_ring_claim(gp_ring_t *ring, uint64_t *posp)
 static inline void gp_ring_publish(gp_ring_t *ring, uint64_t pos)
 {
 	gp_slot_set_seq(ring, pos, pos + 1, memory_order_release);
-	if (ring->wake && !(pos & ring->wake_mask))
-		gp_ring_wake(ring);
+	if (!(pos & ring->wake_mask) && ring->wake_mask)
+		gp_ring_tick(ring, pos);
 }
 
 /* Producer side, a record built elsewhere: false when the ring was full. */

@@ -664,23 +664,27 @@ static void text_windows(FILE *out, const char *label, const gp_rank_t *r)
 {
 	if (!r->capture.ntraced || !r->capture.nuntraced || !r->capture.untraced_median_ms)
 		return;
+	/* no step marker between the windows: the untraced steps' host period (steps.c) */
+	const char *how = strcmp(r->steps.basis, "period")
+	                      ? "timed by step markers"
+	                      : "timed by their period on the host (no step markers between them)";
 	if (r->capture.tracer_ms_per_step <= 0) {
 		fprintf(
 		    out,
-		    "rank %s: the headline is the %u post-warm-up steps timed by step markers "
-		    "between the capture windows (median %.3f ms); the %u steps traced at kernel "
+		    "rank %s: the headline is the %u post-warm-up steps between the capture "
+		    "windows, %s (median %.3f ms); the %u steps traced at kernel "
 		    "level took %.3f ms: no faster than those, so the steps are not alike across "
 		    "the run and no cost of tracing can be read from them\n",
-		    label, r->capture.nuntraced, r->capture.untraced_median_ms, r->capture.ntraced,
-		    r->capture.traced_median_ms);
+		    label, r->capture.nuntraced, how, r->capture.untraced_median_ms,
+		    r->capture.ntraced, r->capture.traced_median_ms);
 		return;
 	}
 	fprintf(out,
-	        "rank %s: the headline is the %u post-warm-up steps timed by step markers "
-	        "between the capture windows (median %.3f ms); the %u steps traced at kernel "
+	        "rank %s: the headline is the %u post-warm-up steps between the capture windows, "
+	        "%s (median %.3f ms); the %u steps traced at kernel "
 	        "level took %.3f ms (%+.3f ms, x%.3f): gpuprof's kernel tracing, measured in "
 	        "this run and taken out of the host-caused idle findings\n",
-	        label, r->capture.nuntraced, r->capture.untraced_median_ms, r->capture.ntraced,
+	        label, r->capture.nuntraced, how, r->capture.untraced_median_ms, r->capture.ntraced,
 	        r->capture.traced_median_ms,
 	        r->capture.traced_median_ms - r->capture.untraced_median_ms,
 	        r->capture.traced_median_ms / r->capture.untraced_median_ms);

@@ -576,6 +576,40 @@ static void step_timing(gp_rank_t *r, rank_data_t *d)
 	           r->capture.nuntraced < 3) { /* too few untraced: the traced alone */
 		ng = nk;
 	}
+	/* Capture windows, and GPU times for the traced steps alone (no step markers between
+	 * them: GPUPROF_STEP_MARKERS=0, a second CUDA context, markers skipped): those steps
+	 * are the ones tracing slowed (the seed MLP's x1.7 on the H200), so the headline is
+	 * the untraced steps' host period, and the traced GPU time is set against it. Only
+	 * where the host keeps pace with the GPU (the traced steps' period is their GPU time):
+	 * a host that runs ahead launches steps faster than the GPU runs them, and its period
+	 * says nothing of the GPU (the traced steps' GPU time stays the headline there). */
+	bool untraced_period = false;
+	if (nk && ng == nk && d->ctrl.n) {
+		size_t nu = 0, nt = 0;
+		double *tp = malloc(np ? np * sizeof(double) : sizeof(double));
+		for (size_t j = 0; tp && j < np; j++)
+			if (has[per_i[j]])
+				tp[nt++] = per[j];
+		bool paced = tp && nt >= 3 && gp_median(tp, nt) >= 0.9 * gp_median(gpu, nk);
+		free(tp);
+		for (size_t j = 0; paced && j < np; j++) {
+			if (d->steps.v[per_i[j]].traced || has[per_i[j]])
+				continue;
+			per[nu] = per[j];
+			per_i[nu++] = per_i[j];
+		}
+		if (nu >= 3) {
+			np = nu;
+			untraced_period = true;
+			r->capture.nuntraced = (unsigned)nu;
+			gp_median_interval(per, nu, &r->capture.untraced_median_ms,
+			                   &r->capture.untraced_lo_ms, &r->capture.untraced_hi_ms);
+			r->capture.tracer_ms_per_step =
+			    nk >= 3 && r->capture.traced_median_ms > r->capture.untraced_median_ms
+			        ? r->capture.traced_median_ms - r->capture.untraced_median_ms
+			        : 0;
+		}
+	}
 	/* found without a range of the program's: no CPU range to speak of */
 	if (strcmp(r->steps.source, "kernels") && strcmp(r->steps.source, "optimizer"))
 		summarise(cpu, nc, &r->steps.cpu_median_ms, &r->steps.cpu_p95_ms);
@@ -583,14 +617,15 @@ static void step_timing(gp_rank_t *r, rank_data_t *d)
 	summarise(gpu, ng, &r->steps.gpu_median_ms, &r->steps.gpu_p95_ms);
 	r->steps.ngpu = (unsigned)ng;
 	r->steps.nperiod = (unsigned)np;
-	double *head = ng ? gpu : np ? per : cpu;
-	size_t nh = ng ? ng : np ? np : nc;
+	size_t nhg = untraced_period ? 0 : ng; /* GPU samples the headline takes */
+	double *head = nhg ? gpu : np ? per : cpu;
+	size_t nh = nhg ? nhg : np ? np : nc;
 	snprintf(r->steps.basis, sizeof(r->steps.basis), "%s",
-	         ng   ? "gpu"
+	         nhg  ? "gpu"
 	         : np ? "period"
 	              : "cpu range");
 	r->steps.gpu_from_markers = markers;
-	const unsigned *head_i = ng ? gpu_i : np ? per_i : cpu_i;
+	const unsigned *head_i = nhg ? gpu_i : np ? per_i : cpu_i;
 	free(r->steps.ms);
 	free(r->steps.no);
 	size_t keep = nh < GP_STEP_KEEP ? nh : GP_STEP_KEEP;

@@ -5,7 +5,11 @@
  * the legacy default stream, which completes once all work launched before it on the
  * blocking streams has finished; a thread of ours waits for each event in turn and emits
  * GP_EV_STEP_MARK with the GPU time elapsed since the previous marker (cuEventElapsedTime,
- * the GPU's own clock). Cost on the application's thread: one cuEventRecord per step.
+ * the GPU's own clock). Cost on the application's thread: one cuEventRecord per step, and
+ * no wake-up of ours: while markers come the waiter looks every WAIT_POLL_MS on its own (a
+ * semaphore posted at each marker cost the program's thread a futex wake, an IPI in these
+ * VMs, at every step of a host-bound loop); idle for a second, it sleeps until the next
+ * marker posts, and a marker posts when half the slots are waiting.
  *
  * What it may change, and how that is avoided: nothing waits for our events (they are
  * never waited on by the program's streams); a marker is skipped while the legacy or
@@ -14,9 +18,10 @@
  * driver's functions are looked up in the already loaded libcuda (we are called from
  * within cuInit), so nothing links or loads CUDA here. GPUPROF_STEP_MARKERS=0 turns it off. */
 #include "config.h"
-#include "marker.h"
 
 #include <cuda.h>
+
+#include "marker.h"
 #include <dlfcn.h>
 #include <errno.h>
 #include <pthread.h>
@@ -24,19 +29,15 @@
 #include <signal.h>
 #include <stdatomic.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
-#define NSLOT 64 /* markers outstanding at most (the GPU that far behind: dropped) */
+#define NSLOT        64 /* markers outstanding at most (the GPU that far behind: dropped) */
+#define WAIT_POLL_MS 2  /* the waiter's look while markers come */
+#define WAIT_IDLE_NS 1000000000ull /* no marker that long: sleep until posted */
 
 static struct {
-	CUresult (*ctx_get)(CUcontext *);
-	CUresult (*ctx_set)(CUcontext);
-	CUresult (*ev_create)(CUevent *, unsigned);
-	CUresult (*ev_record)(CUevent, CUstream);
-	CUresult (*ev_sync)(CUevent);
-	CUresult (*ev_elapsed)(float *, CUevent, CUevent);
-	CUresult (*capturing)(CUstream, CUstreamCaptureStatus *);
-	CUresult (*capture_mode)(CUstreamCaptureMode *); /* optional */
+	gp_marker_cuda_t cu; /* the driver's functions */
 	void (*emit)(const gp_event_t *);
 	uint64_t (*now)(void);
 	_Atomic int state; /* 0 off, 1 ready, -1 failed */
@@ -47,6 +48,9 @@ static struct {
 	uint64_t ts[NSLOT];
 	_Atomic int full[NSLOT];
 	uint64_t head;         /* under busy */
+	_Atomic uint64_t tail; /* markers the waiter has taken (head - tail: waiting) */
+	_Atomic int idle;      /* the waiter sleeps until posted */
+	_Atomic int kicked;    /* posted since the waiter last woke: one post a wake */
 	_Atomic uint64_t done; /* host time of the last marker the GPU has passed */
 	uint32_t name;         /* the waiter's thread name (string id) */
 	sem_t sem;
@@ -61,25 +65,33 @@ static void *sym(void *lib, const char *a, const char *b)
 
 int gp_marker_enable(void (*emit)(const gp_event_t *), uint64_t (*now)(void), uint32_t name)
 {
-	m.name = name;
+	gp_marker_cuda_t cu;
 	void *lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
 	if (!lib)
 		return -1;
-	m.ctx_get = (CUresult(*)(CUcontext *))sym(lib, "cuCtxGetCurrent", NULL);
-	m.ctx_set = (CUresult(*)(CUcontext))sym(lib, "cuCtxSetCurrent", NULL);
-	m.ev_create = (CUresult(*)(CUevent *, unsigned))sym(lib, "cuEventCreate", NULL);
-	m.ev_record = (CUresult(*)(CUevent, CUstream))sym(lib, "cuEventRecord", NULL);
-	m.ev_sync = (CUresult(*)(CUevent))sym(lib, "cuEventSynchronize", NULL);
-	m.ev_elapsed = (CUresult(*)(float *, CUevent, CUevent))sym(lib, "cuEventElapsedTime_v2",
-	                                                           "cuEventElapsedTime");
-	m.capturing =
+	cu.ctx_get = (CUresult(*)(CUcontext *))sym(lib, "cuCtxGetCurrent", NULL);
+	cu.ctx_set = (CUresult(*)(CUcontext))sym(lib, "cuCtxSetCurrent", NULL);
+	cu.ev_create = (CUresult(*)(CUevent *, unsigned))sym(lib, "cuEventCreate", NULL);
+	cu.ev_record = (CUresult(*)(CUevent, CUstream))sym(lib, "cuEventRecord", NULL);
+	cu.ev_sync = (CUresult(*)(CUevent))sym(lib, "cuEventSynchronize", NULL);
+	cu.ev_elapsed = (CUresult(*)(float *, CUevent, CUevent))sym(lib, "cuEventElapsedTime_v2",
+	                                                            "cuEventElapsedTime");
+	cu.capturing =
 	    (CUresult(*)(CUstream, CUstreamCaptureStatus *))sym(lib, "cuStreamIsCapturing", NULL);
-	m.capture_mode =
+	cu.capture_mode =
 	    (CUresult(*)(CUstreamCaptureMode *))sym(lib, "cuThreadExchangeStreamCaptureMode", NULL);
 	dlclose(lib); /* NOLOAD: only our reference goes; libcuda stays */
-	if (!m.ctx_get || !m.ctx_set || !m.ev_create || !m.ev_record || !m.ev_sync ||
-	    !m.ev_elapsed || !m.capturing)
+	return gp_marker_enable_with(&cu, emit, now, name);
+}
+
+int gp_marker_enable_with(const gp_marker_cuda_t *cu, void (*emit)(const gp_event_t *),
+                          uint64_t (*now)(void), uint32_t name)
+{
+	if (!cu->ctx_get || !cu->ctx_set || !cu->ev_create || !cu->ev_record || !cu->ev_sync ||
+	    !cu->ev_elapsed || !cu->capturing)
 		return -1;
+	m.cu = *cu;
+	m.name = name;
 	m.emit = emit;
 	m.now = now;
 	m.pid = getpid();
@@ -102,7 +114,7 @@ static void *waiter(void *arg)
 	bool have_prev = false;
 	(void)arg;
 	is_waiter = true;
-	if (m.ctx_set(m.ctx) != CUDA_SUCCESS)
+	if (m.cu.ctx_set(m.ctx) != CUDA_SUCCESS)
 		return NULL;
 	/* its calls are gpuprof's, not the program's: the report leaves them out */
 	gp_event_t tn = {.type = GP_EV_THREAD_NAME,
@@ -114,18 +126,43 @@ static void *waiter(void *arg)
 	 * from any other thread fail and invalidate that capture; our synchronize and
 	 * elapsed-time calls touch none of its streams: this thread is relaxed. Measured
 	 * without it: a non-blocking-stream capture failed when a wait overlapped it. */
-	if (m.capture_mode) {
+	if (m.cu.capture_mode) {
 		CUstreamCaptureMode mode = CU_STREAM_CAPTURE_MODE_RELAXED;
-		m.capture_mode(&mode);
+		m.cu.capture_mode(&mode);
 	}
+	uint64_t last = m.now();
 	for (;;) {
-		while (sem_wait(&m.sem) != 0 && errno == EINTR)
-			;
 		size_t k = tail % NSLOT;
-		if (!atomic_load_explicit(&m.full[k], memory_order_acquire))
+		if (!atomic_load_explicit(&m.full[k], memory_order_seq_cst)) {
+			if (m.now() - last < WAIT_IDLE_NS) {
+				/* sem_timedwait's clock is CLOCK_REALTIME (sem_clockwait is
+				 * glibc 2.30's): a step of the wall clock costs one look */
+				struct timespec ts;
+				clock_gettime(CLOCK_REALTIME, &ts);
+				ts.tv_nsec += WAIT_POLL_MS * 1000000L;
+				if (ts.tv_nsec >= 1000000000L) {
+					ts.tv_sec++;
+					ts.tv_nsec -= 1000000000L;
+				}
+				sem_timedwait(&m.sem, &ts);
+				atomic_store(&m.kicked, 0);
+				continue;
+			}
+			/* idle: the next marker posts (seq_cst on both sides: either it sees
+			 * idle, or this sees its slot full) */
+			atomic_store_explicit(&m.idle, 1, memory_order_seq_cst);
+			if (!atomic_load_explicit(&m.full[k], memory_order_seq_cst))
+				while (sem_wait(&m.sem) != 0 && errno == EINTR)
+					;
+			atomic_store_explicit(&m.idle, 0, memory_order_relaxed);
+			atomic_store(&m.kicked, 0);
+			last = m.now();
 			continue;
+		}
+		last = m.now();
 		gp_event_t e = {.type = GP_EV_STEP_MARK, .ts = m.ts[k], .c = tail++};
-		if (m.ev_sync(m.ev[k]) != CUDA_SUCCESS) { /* context going away: stop chaining */
+		atomic_store_explicit(&m.tail, tail, memory_order_relaxed);
+		if (m.cu.ev_sync(m.ev[k]) != CUDA_SUCCESS) { /* context going away: stop chaining */
 			atomic_store_explicit(&m.full[k], 0, memory_order_release);
 			if (have_prev)
 				atomic_store_explicit(&m.full[prev], 0, memory_order_release);
@@ -135,7 +172,7 @@ static void *waiter(void *arg)
 		e.b = m.now();
 		atomic_store_explicit(&m.done, m.ts[k], memory_order_release);
 		float ms = 0;
-		if (have_prev && m.ev_elapsed(&ms, m.ev[prev], m.ev[k]) == CUDA_SUCCESS &&
+		if (have_prev && m.cu.ev_elapsed(&ms, m.ev[prev], m.ev[k]) == CUDA_SUCCESS &&
 		    ms >= 0) {
 			e.a = (uint64_t)((double)ms * 1e6);
 			e.d = 1; /* a is the GPU time since the previous marker */
@@ -154,7 +191,7 @@ static void *waiter(void *arg)
 static int first_use(CUcontext c)
 {
 	for (int i = 0; i < NSLOT; i++)
-		if (m.ev_create(&m.ev[i], CU_EVENT_BLOCKING_SYNC) != CUDA_SUCCESS)
+		if (m.cu.ev_create(&m.ev[i], CU_EVENT_BLOCKING_SYNC) != CUDA_SUCCESS)
 			return -1;
 	if (sem_init(&m.sem, 0, 0) != 0)
 		return -1;
@@ -185,7 +222,7 @@ uint64_t gp_marker_step_end(uint64_t ts)
 	CUcontext c = NULL;
 	CUstreamCaptureStatus st = CU_STREAM_CAPTURE_STATUS_NONE;
 	in_marker = true;
-	if (m.ctx_get(&c) != CUDA_SUCCESS || !c)
+	if (m.cu.ctx_get(&c) != CUDA_SUCCESS || !c)
 		goto out;
 	if (!m.ctx && first_use(c) != 0) {
 		atomic_store(&m.state, -1);
@@ -193,9 +230,9 @@ uint64_t gp_marker_step_end(uint64_t ts)
 	}
 	if (c != m.ctx)
 		goto out;
-	if (m.capturing(CU_STREAM_LEGACY, &st) != CUDA_SUCCESS ||
+	if (m.cu.capturing(CU_STREAM_LEGACY, &st) != CUDA_SUCCESS ||
 	    st != CU_STREAM_CAPTURE_STATUS_NONE ||
-	    m.capturing(CU_STREAM_PER_THREAD, &st) != CUDA_SUCCESS ||
+	    m.cu.capturing(CU_STREAM_PER_THREAD, &st) != CUDA_SUCCESS ||
 	    st != CU_STREAM_CAPTURE_STATUS_NONE)
 		goto out;
 	size_t k = m.head % NSLOT;
@@ -209,20 +246,25 @@ uint64_t gp_marker_step_end(uint64_t ts)
 	/* the program's thread may be capturing another stream in global mode: our record
 	 * on the legacy stream is not part of it, so relax the thread for that one call */
 	CUstreamCaptureMode mode = CU_STREAM_CAPTURE_MODE_RELAXED;
-	bool swapped = m.capture_mode && m.capture_mode(&mode) == CUDA_SUCCESS;
+	bool swapped = m.cu.capture_mode && m.cu.capture_mode(&mode) == CUDA_SUCCESS;
 	uint64_t t0 = m.now();
-	CUresult rec = m.ev_record(m.ev[k], CU_STREAM_LEGACY);
+	CUresult rec = m.cu.ev_record(m.ev[k], CU_STREAM_LEGACY);
 	uint64_t took = m.now() - t0;
 	if (took > GP_MARKER_WAIT_NS)
 		waited = took;
 	if (swapped)
-		m.capture_mode(&mode);
+		m.cu.capture_mode(&mode);
 	if (rec != CUDA_SUCCESS)
 		goto out;
 	m.ts[k] = ts;
-	atomic_store_explicit(&m.full[k], 1, memory_order_release);
+	atomic_store_explicit(&m.full[k], 1, memory_order_seq_cst);
 	m.head++;
-	sem_post(&m.sem);
+	/* the waiter looks on its own while markers come: wake it only from its idle sleep,
+	 * or when half the slots wait (markers faster than its look), once a wake */
+	if ((atomic_load_explicit(&m.idle, memory_order_seq_cst) ||
+	     m.head - atomic_load_explicit(&m.tail, memory_order_relaxed) > NSLOT / 2) &&
+	    !atomic_exchange(&m.kicked, 1))
+		sem_post(&m.sem);
 out:
 	in_marker = false;
 	atomic_store_explicit(&m.busy, 0, memory_order_release);

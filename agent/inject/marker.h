@@ -13,6 +13,21 @@
 /* name: the interned name the waiter thread announces itself with (GP_EV_THREAD_NAME),
  * so the report leaves its CUDA calls (event synchronisations) out of the program's */
 int gp_marker_enable(void (*emit)(const gp_event_t *), uint64_t (*now)(void), uint32_t name);
+#ifdef __cuda_cuda_h__
+/* The driver functions the markers call (tests give their own: t_marker). */
+typedef struct gp_marker_cuda {
+	CUresult (*ctx_get)(CUcontext *);
+	CUresult (*ctx_set)(CUcontext);
+	CUresult (*ev_create)(CUevent *, unsigned);
+	CUresult (*ev_record)(CUevent, CUstream);
+	CUresult (*ev_sync)(CUevent);
+	CUresult (*ev_elapsed)(float *, CUevent, CUevent);
+	CUresult (*capturing)(CUstream, CUstreamCaptureStatus *);
+	CUresult (*capture_mode)(CUstreamCaptureMode *); /* optional */
+} gp_marker_cuda_t;
+int gp_marker_enable_with(const gp_marker_cuda_t *cu, void (*emit)(const gp_event_t *),
+                          uint64_t (*now)(void), uint32_t name);
+#endif
 /* An outermost range of the program's own domain ended at ts: place a marker. Skipped
  * when another thread is placing one. Returns the ns the marker's record waited for room
  * in CUDA's launch queue (a GPU-bound program's host, ahead by a full queue, waits there

@@ -343,6 +343,7 @@ void gp_inj_child_attach(void)
 		return;
 	}
 	atomic_store(&gp_inj.ring.hdr->writer_pid, (uint32_t)gp_inj.owner);
+	gp_ring_prefault_init(&gp_inj.ring);
 	atomic_store_explicit(&gp_inj.enabled, 1, memory_order_release);
 	announce();
 }
@@ -407,6 +408,7 @@ static void do_init(void)
 		gp_warn("no agent ring and no spool of our own: not profiling this process");
 		return;
 	}
+	gp_ring_prefault_init(&gp_inj.ring);
 	const char *sr = getenv(GP_ENV_STEP_RANGE);
 	if (sr && *sr)
 		atomic_store(&gp_inj.step_name, gp_inj_intern_cstr(sr));

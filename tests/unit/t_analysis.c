@@ -4,6 +4,7 @@
 #include "config.h"
 #include "rankdata.h"
 #include "stats.h"
+#include "modes.h"
 #include "tap.h"
 
 #include <math.h>
@@ -159,6 +160,41 @@ static void markers(void)
 	ok(!strcmp(r.steps.basis, "gpu") && r.steps.gpu_from_markers &&
 	       near(r.steps.median_ms, 3, 1e-6),
 	   "step markers give the GPU step, 3 ms (%s %.4f)", r.steps.basis, r.steps.median_ms);
+}
+
+/* Capture windows without step markers between them (GPUPROF_STEP_MARKERS=0, a context
+ * the markers do not follow): a host-bound step of 3 ms, which tracing stretches to 5 ms in
+ * the windows (steps 0-3 and 12-16, kernels recorded). The headline is the untraced steps'
+ * period, not the traced steps' GPU time (the seed MLP on the H200: 5.4 ms for 3.6). */
+static void windows_no_markers(void)
+{
+	begin();
+	uint64_t t = 0;
+	uint32_t corr = 1;
+	feed((gp_event_t){.type = GP_EV_CONTROL, .ts = 1, .a = GP_MODE_CUDA | GP_MODE_MEM});
+	for (uint32_t i = 0; i < 30; i++) {
+		bool traced = i < 4 || (i >= 12 && i < 17);
+		if (i == 4 || i == 17)
+			feed(
+			    (gp_event_t){.type = GP_EV_CONTROL, .ts = t, .a = GP_MODE_MEM, .b = i});
+		if (i == 12)
+			feed((gp_event_t){
+			    .type = GP_EV_CONTROL, .ts = t, .a = GP_MODE_CUDA, .b = i});
+		uint64_t len = traced ? 5 * MS : 3 * MS;
+		push(7, t + 10 * US, 1);
+		if (traced)
+			launch(7, t + 100 * US, corr++, t + 200 * US, len - 300 * US, 2);
+		pop(7, t + len - 10 * US);
+		t += len;
+	}
+	run();
+	ok(!strcmp(r.steps.basis, "period") && near(r.steps.median_ms, 3.0, 1e-3),
+	   "headline: the untraced steps' period, 3 ms (%s %.4f)", r.steps.basis,
+	   r.steps.median_ms);
+	ok(r.capture.nuntraced >= 18 && near(r.capture.untraced_median_ms, 3.0, 1e-3) &&
+	       near(r.capture.tracer_ms_per_step, 2.0, 0.01),
+	   "the traced steps' GPU time set against it: +%.3f ms over %u untraced steps",
+	   r.capture.tracer_ms_per_step, r.capture.nuntraced);
 }
 
 /* A thread without a range of its own (autograd) launches inside the step's range. */
@@ -489,6 +525,7 @@ int main(void)
 	gpu_bound();
 	kernel_steps();
 	markers();
+	windows_no_markers();
 	cross_thread();
 	sync_idle();
 	stats();

@@ -7,7 +7,9 @@
 #include <pthread.h>
 #include <signal.h>
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/signalfd.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -111,6 +113,54 @@ static void wake_tests(const char *path)
 	sigprocmask(SIG_UNBLOCK, &ss, NULL);
 }
 
+/* KiB of the mapping at addr this process has in its page tables (smaps' Rss) */
+static long mapped_kib(const void *addr)
+{
+	char line[512], want[32];
+	long kib = -1;
+	bool in = false;
+	FILE *f = fopen("/proc/self/smaps", "r");
+	if (!f)
+		return -1;
+	snprintf(want, sizeof(want), "%lx-", (unsigned long)(uintptr_t)addr);
+	while (fgets(line, sizeof(line), f)) {
+		if (strchr(line, '-') && strchr(line, '-') < strchr(line, ' ') && line[0] != ' ')
+			in = !strncmp(line, want, strlen(want));
+		else if (in && sscanf(line, "Rss: %ld kB", &kib) == 1)
+			break;
+	}
+	fclose(f);
+	return kib;
+}
+
+/* A producer that has filled a sixteenth of the ring has the rest of its pages faulted
+ * in by a thread of ours (gp_ring_prefault_init); one that records less does not. */
+static void prefault_tests(const char *path)
+{
+	gp_ring_t c, r;
+	const long total = (4096 + 4096 * 64) / 1024; /* header page + 4 096 slots, KiB */
+	ok(gp_ring_create(&c, path, 4096) == 0 && gp_ring_attach(&r, path) == 0,
+	   "a ring and a fresh mapping of it");
+	gp_ring_prefault_init(&r);
+	push_n(&r, 200); /* under 256, a sixteenth */
+	usleep(200000);
+	long small = mapped_kib(r.hdr);
+	ok(small > 0 && small < total / 4,
+	   "under a sixteenth: only what was written is mapped (%ld of %ld KiB)", small, total);
+	errno = 4242;
+	push_n(&r, 100); /* crosses 256 */
+	int e = errno;
+	long kib = 0;
+	for (int i = 0; i < 500 && (kib = mapped_kib(r.hdr)) < total; i++)
+		usleep(10000);
+	ok(kib == total && e == 4242,
+	   "past a sixteenth: the whole ring is mapped (%ld of %ld KiB); errno kept", kib, total);
+	ok(!atomic_load(&r.prefault), "once");
+	gp_ring_detach(&r);
+	gp_ring_detach(&c);
+	unlink(path);
+}
+
 int main(void)
 {
 	char path[64];
@@ -182,6 +232,7 @@ int main(void)
 	unlink(path);
 
 	wake_tests(path);
+	prefault_tests(path);
 
 	ok(gp_ring_create(&ring, "/proc/nope/ring", 1024) == -1, "create in a bad place fails");
 	ok(gp_ring_create(&ring, path, 1000) == -1, "slot count must be a power of two");
