@@ -160,11 +160,14 @@ check(near(r["steps"]["median_ms"], t["step_ms_median"], 0.03), "seed-detach: he
 # report's median a step is the median of the rises of the running total each optimizer
 # step's record carries (read here from the records, past the warm-up), and its share is
 # of the headline, which is the program's own median
-j, t = load("field-seed-own"); r = j["ranks"][0]; o = r["own_cost"]
-tot = [int(l.split(" d=")[1].split()[0]) for l in subprocess.run([B + "/gpuprof", "dump", "--events", F + "/field-seed-own/step0/rank0.gpr"], capture_output=True, text=True).stdout.splitlines() if l.startswith("fw ") and " u8=4 " in l and " a=0 " in l]
-d = [b - a for a, b in zip(tot, tot[1:])][max(r["steps"]["warmup"], 2):]
-check(o["steps"] == len(d) > 1000 and abs(o["us_per_step"] - st.median(d) / 1e3) < 0.01, "seed-own: %s us a step over %s steps; from the records %.3f over %s" % (o["us_per_step"], o["steps"], st.median(d) / 1e3 if d else 0, len(d)))
-check(abs(o["pct_of_step"] - o["us_per_step"] / 10 / r["steps"]["median_ms"]) < 0.001 and near(r["steps"]["median_ms"], t["step_ms_median"], 0.03), "seed-own: %.3f %% of the headline %.3f ms (the program's median %.3f)" % (o["pct_of_step"], r["steps"]["median_ms"], t["step_ms_median"]))
+for n, most in (("field-seed-own", 2.0), ("field-seed-fast", 1.0)):
+    j, t = load(n); r = j["ranks"][0]; o = r["own_cost"]
+    tot = [int(l.split(" d=")[1].split()[0]) for l in subprocess.run([B + "/gpuprof", "dump", "--events", "%s/%s/step0/rank0.gpr" % (F, n)], capture_output=True, text=True).stdout.splitlines() if l.startswith("fw ") and " u8=4 " in l and " a=0 " in l]
+    d = [b - a for a, b in zip(tot, tot[1:])][max(r["steps"]["warmup"], 2):]
+    check(o["steps"] == len(d) > 1000 and abs(o["us_per_step"] - st.median(d) / 1e3) < 0.01, "%s: %s us a step over %s steps; from the records %.3f over %s" % (n, o["us_per_step"], o["steps"], st.median(d) / 1e3 if d else 0, len(d)))
+    check(abs(o["pct_of_step"] - o["us_per_step"] / 10 / r["steps"]["median_ms"]) < 0.001 and near(r["steps"]["median_ms"], t["step_ms_median"], 0.03), "%s: %.3f %% of the headline %.3f ms (the program's median %.3f)" % (n, o["pct_of_step"], r["steps"]["median_ms"], t["step_ms_median"]))
+    # session 17's ctypes call (1.09 %); session 18's C extension (0.78 %): the 1 % goal
+    check(0 < o["pct_of_step"] <= most, "%s: own %.3f %% of the step (at most %s)" % (n, o["pct_of_step"], most))
 # a leak of 1 MiB per step: its growth (tensors), its line
 j, t = load("field-leak"); f = [x for x in j["findings"] if x["id"] == "memory_leak"]
 check(f and "leak.py:17" in f[0]["title"] and "1.0 MiB per step" in f[0]["title"], "leak: %s" % (f and f[0]["title"]))

@@ -79,6 +79,43 @@ ok $? "gpuprof's own time a step is the median of the increments its step record
 "$GP" report job1 | grep -q "gpuprof's own work on the program's thread .* timed in the process: median"
 ok $? "... and the text report says it"
 
+# the records without text go through the C extension beside _gpuprof.py where it
+# imports (_gpuprof_fast.so: CPython 3.10+, built with Python's headers), through ctypes
+# under GPUPROF_PY_CTYPES=1 or without it: the same optimizer step records either way
+pydir=${GPUPROF_PYTHON:-$(dirname "$GP")/python}
+if [ -f "$pydir/_gpuprof_fast.so" ] && "$PY" -c 'import sys; sys.exit(sys.version_info < (3, 10))'; then
+	cat >fastcheck.py <<'EOF'
+import torch
+import _gpuprof as g
+m = torch.nn.Linear(8, 8)
+opt = torch.optim.SGD(m.parameters(), lr=0.1)
+for i in range(6):
+    m(torch.randn(2, 8)).sum().backward()
+    opt.step()
+    opt.zero_grad()
+print("fast", g._s.fast is not None)
+EOF
+	"$GP" run -o jobFast -- "$PY" fastcheck.py >fast.out 2>&1
+	GPUPROF_PY_CTYPES=1 "$GP" run -o jobCtypes -- "$PY" fastcheck.py >ctypes.out 2>&1
+	grep -q "^fast True" fast.out && grep -q "^fast False" ctypes.out
+	ok $? "the C extension is taken where it imports, ctypes under GPUPROF_PY_CTYPES=1 ($(grep ^fast fast.out), $(grep ^fast ctypes.out))"
+	steps() { # a job's optimizer step records: index:step, and whether the running total grew
+		"$GP" dump --events "$(find "$1" -name 'rank*.gpr' | head -1)" | "$PY" -c '
+import sys
+rows = [l.split() for l in sys.stdin if l.startswith("fw ") and " u8=4 " in l]
+f = lambda r, k: int([x for x in r if x.startswith(k + "=")][0].split("=")[1])
+tot = [f(r, "d") for r in rows]
+print(" ".join("%d:%d" % (f(r, "a"), f(r, "c")) for r in rows),
+      "own>0" if tot and tot[0] > 0 and all(b >= a for a, b in zip(tot, tot[1:])) else "own?")'
+	}
+	a=$(steps jobFast) b=$(steps jobCtypes)
+	[ "$a" = "$b" ] && [ "$a" = "0:1 0:2 0:3 0:4 0:5 0:6 own>0" ]
+	ok $? "the same step records either way ($a | $b)"
+else
+	skip "no C extension for $PY here"
+	skip "no C extension for $PY here"
+fi
+
 # mode layers: a range per module forward and backward, never taken for the steps
 "$GP" run --modes=timing,nvtx,layers -o jobL -- "$PY" train.py 12 >/dev/null 2>&1
 ok $? "--modes=layers: the program runs"

@@ -1,0 +1,98 @@
+/* The PyTorch integration's hot call into the injected library, without ctypes: the
+ * optimizer step hook calls gpuprof_fw_event once a step, and through ctypes that call
+ * cost ~11 us on the H200 in the seed MLP's loop (libffi and ctypes' argument conversion
+ * with cold caches after Adam's step: bench/gpu-own-parts.sh), more than the library's own
+ * work (~10 us, most of it the step marker's cuEventRecord). This module calls the same
+ * function through a pointer with no conversion but PyLong's.
+ *
+ * Built against the limited C API of Python 3.10 (abi3: one file for every CPython from
+ * 3.10 on; METH_FASTCALL is in the stable ABI from 3.10). It links no Python library (the
+ * interpreter it is imported into has the symbols) and no gpuprof library: bind() looks
+ * the function up in the injected library ctypes has already loaded (RTLD_NOLOAD), so
+ * it can never load a second copy. _gpuprof.py falls back to ctypes when the module is
+ * missing, cannot be imported (an older Python, a free-threaded build: no abi3 there) or
+ * will not bind. The GIL is released around the call, as ctypes does: the step marker's
+ * cuEventRecord can wait for room in CUDA's launch queue, a wait other Python threads
+ * (a DataLoader's pin-memory thread) may run through. */
+#define Py_LIMITED_API 0x030a0000
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+
+#include <dlfcn.h>
+#include <stdint.h>
+
+typedef uint64_t (*fw_event_fn)(unsigned, unsigned, uint64_t, uint64_t, uint64_t, const char *);
+static fw_event_fn fw_event;
+
+/* bind(path: bytes) -> bool: the injected library at path, already loaded */
+static PyObject *fast_bind(PyObject *self, PyObject *const *args, Py_ssize_t n)
+{
+	(void)self;
+	if (n != 1 || !PyBytes_Check(args[0])) {
+		PyErr_SetString(PyExc_TypeError, "bind(path: bytes)");
+		return NULL;
+	}
+	const char *path = PyBytes_AsString(args[0]);
+	if (!path)
+		return NULL;
+	void *h = dlopen(path, RTLD_NOW | RTLD_NOLOAD);
+	fw_event = h ? (fw_event_fn)dlsym(h, "gpuprof_fw_event") : NULL;
+	/* the handle is kept: the library stays loaded as long as this process has us */
+	return PyBool_FromLong(fw_event != NULL);
+}
+
+/* event(kind, dev, a, c, d) -> int: gpuprof_fw_event(kind, dev, a, c, d, NULL) */
+static PyObject *fast_event(PyObject *self, PyObject *const *args, Py_ssize_t n)
+{
+	unsigned long long v[5];
+	(void)self;
+	if (n != 5) {
+		PyErr_SetString(PyExc_TypeError, "event(kind, dev, a, c, d)");
+		return NULL;
+	}
+	if (!fw_event) {
+		PyErr_SetString(PyExc_RuntimeError, "not bound");
+		return NULL;
+	}
+	for (int i = 0; i < 5; i++) {
+		v[i] = PyLong_AsUnsignedLongLong(args[i]);
+		if (v[i] == (unsigned long long)-1 && PyErr_Occurred())
+			return NULL;
+	}
+	if (v[0] > 0xffffffffull || v[1] > 0xffffffffull) {
+		PyErr_SetString(PyExc_OverflowError, "kind and dev are 32-bit");
+		return NULL;
+	}
+	PyThreadState *ts = PyEval_SaveThread();
+	uint64_t r = fw_event((unsigned)v[0], (unsigned)v[1], v[2], v[3], v[4], NULL);
+	PyEval_RestoreThread(ts);
+	return PyLong_FromUnsignedLongLong(r);
+}
+
+static PyMethodDef methods[] = {
+    {"bind", (PyCFunction)(void (*)(void))fast_bind, METH_FASTCALL,
+     "bind(path: bytes) -> bool: look gpuprof_fw_event up in the loaded injected library"},
+    {"event", (PyCFunction)(void (*)(void))fast_event, METH_FASTCALL,
+     "event(kind, dev, a, c, d) -> int: one GP_EV_FW record without text"},
+    {NULL, NULL, 0, NULL}};
+
+static struct PyModuleDef module = {PyModuleDef_HEAD_INIT,
+                                    "_gpuprof_fast",
+                                    "gpuprof's framework records without ctypes",
+                                    -1,
+                                    methods,
+                                    NULL,
+                                    NULL,
+                                    NULL,
+                                    NULL};
+
+PyMODINIT_FUNC PyInit__gpuprof_fast(void);
+PyMODINIT_FUNC PyInit__gpuprof_fast(void)
+{
+	PyObject *m = PyModule_Create(&module);
+	if (m && PyModule_AddIntConstant(m, "VERSION", 1) < 0) {
+		Py_DECREF(m);
+		return NULL;
+	}
+	return m;
+}
