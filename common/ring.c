@@ -13,7 +13,9 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sched.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -205,7 +207,11 @@ static bool prefault_range(char *p, char *end)
 static void *prefault_main(void *arg)
 {
 	prefault_job_t j = *(prefault_job_t *)arg;
-	free(arg);
+	/* only on a CPU the program leaves idle (it inherited the caller's policy and
+	 * affinity): where there is none, the producer faults its pages in itself, as before */
+	struct sched_param sp = {0};
+	if (pthread_setschedparam(pthread_self(), SCHED_IDLE, &sp) != 0)
+		setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), 19);
 	if (prefault_range(j.from, j.end))
 		prefault_range(j.start, j.from);
 	return NULL;
@@ -222,31 +228,29 @@ void gp_ring_prefault_init(gp_ring_t *ring)
  * the program's calls. */
 static void prefault_start(gp_ring_t *ring, uint64_t pos)
 {
+	/* no malloc of ours on the program's path; one job a process (gp_ring_tick starts it
+	 * once: ring->prefault). Where no thread can be made, the producer faults its pages
+	 * in itself, as before. */
+	static prefault_job_t job;
+	const long pg = sysconf(_SC_PAGESIZE) > 0 ? sysconf(_SC_PAGESIZE) : 4096;
+	uintptr_t a = (uintptr_t)&ring->slots[(pos & ring->mask) + 1];
+	pthread_attr_t at;
+	pthread_t t;
+	sigset_t all, old;
 	int e = errno;
-	prefault_job_t *j = malloc(sizeof(*j));
-	if (j) {
-		const long pg = sysconf(_SC_PAGESIZE) > 0 ? sysconf(_SC_PAGESIZE) : 4096;
-		uintptr_t a = (uintptr_t)&ring->slots[(pos & ring->mask) + 1];
-		j->from = (char *)((a + (uintptr_t)pg - 1) & ~((uintptr_t)pg - 1));
-		j->end = (char *)ring->hdr + ring->maplen;
-		j->start = (char *)ring->slots;
-		pthread_attr_t at;
-		pthread_t t;
-		sigset_t all, old;
-		sigfillset(&all);
-		if (j->from > j->end)
-			j->from = j->end;
-		bool ok = pthread_attr_init(&at) == 0;
-		if (ok) {
-			pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
-			pthread_attr_setstacksize(&at, 64 * 1024);
-			pthread_sigmask(SIG_SETMASK, &all, &old);
-			ok = pthread_create(&t, &at, prefault_main, j) == 0;
-			pthread_sigmask(SIG_SETMASK, &old, NULL);
-			pthread_attr_destroy(&at);
-		}
-		if (!ok)
-			free(j);
+	job.from = (char *)((a + (uintptr_t)pg - 1) & ~((uintptr_t)pg - 1));
+	job.end = (char *)ring->hdr + ring->maplen;
+	job.start = (char *)ring->slots;
+	if (job.from > job.end)
+		job.from = job.end;
+	sigfillset(&all);
+	if (pthread_attr_init(&at) == 0) {
+		pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
+		pthread_attr_setstacksize(&at, 64 * 1024);
+		pthread_sigmask(SIG_SETMASK, &all, &old);
+		pthread_create(&t, &at, prefault_main, &job);
+		pthread_sigmask(SIG_SETMASK, &old, NULL);
+		pthread_attr_destroy(&at);
 	}
 	errno = e;
 }

@@ -127,7 +127,8 @@ void gp_ring_wake_init(gp_ring_t *ring);
 void gp_ring_wake(gp_ring_t *ring);
 /* Producer side: once this process has filled a sixteenth of the ring (it records a lot),
  * a thread of ours faults the rest of the ring's pages into this process's page tables
- * (MADV_POPULATE_WRITE, a mebibyte at a time), so the program's own writes of the first
+ * (MADV_POPULATE_WRITE, a mebibyte at a time, at SCHED_IDLE: only on a CPU the program
+ * leaves idle), so the program's own writes of the first
  * lap do not each take a page fault (bench/nvtx-cost.sh: a fault every 64 records cost
  * ~100 ns a push+pop through the first 262 144 records). A process that records little
  * never pays for it. */

@@ -559,9 +559,9 @@ static void step_timing(gp_rank_t *r, rank_data_t *d)
 	}
 	/* the steps without kernel records of their own (all of them without mode cuda;
 	 * those between capture windows): the step markers' GPU clock */
-	size_t nk = ng;
+	size_t nk = ng, nmark = 0;
 	if (d->marks.n)
-		ng += marker_samples(d, w, has, gpu + ng, gpu_i + ng);
+		ng += nmark = marker_samples(d, w, has, gpu + ng, gpu_i + ng);
 	bool markers = ng > nk && !nk;
 	traced_vs_untraced(r, gpu, nk, ng);
 	/* the headline: the untraced steps, where the traced ones were measurably slower (the
@@ -576,15 +576,18 @@ static void step_timing(gp_rank_t *r, rank_data_t *d)
 	           r->capture.nuntraced < 3) { /* too few untraced: the traced alone */
 		ng = nk;
 	}
-	/* Capture windows, and GPU times for the traced steps alone (no step markers between
+	/* Capture windows, and GPU times for the traced steps alone (no step marker between
 	 * them: GPUPROF_STEP_MARKERS=0, a second CUDA context, markers skipped): those steps
 	 * are the ones tracing slowed (the seed MLP's x1.7 on the H200), so the headline is
 	 * the untraced steps' host period, and the traced GPU time is set against it. Only
-	 * where the host keeps pace with the GPU (the traced steps' period is their GPU time):
-	 * a host that runs ahead launches steps faster than the GPU runs them, and its period
-	 * says nothing of the GPU (the traced steps' GPU time stays the headline there). */
+	 * where that period is the GPU's too: the traced steps' period is their GPU time (the
+	 * host keeps pace: a host that runs ahead launches faster than the GPU runs, and its
+	 * period says nothing of the GPU), and the untraced periods' median is their mean
+	 * (a loop that synchronises every tenth step has short periods and one long one: its
+	 * median is its launches, not its throughput). Steps next to a traced one (a window's
+	 * edge, the switch's cost) are left out. Elsewhere the traced GPU time stays. */
 	bool untraced_period = false;
-	if (nk && ng == nk && d->ctrl.n) {
+	if (nk && !nmark && d->ctrl.n) {
 		size_t nu = 0, nt = 0;
 		double *tp = malloc(np ? np * sizeof(double) : sizeof(double));
 		for (size_t j = 0; tp && j < np; j++)
@@ -593,12 +596,16 @@ static void step_timing(gp_rank_t *r, rank_data_t *d)
 		bool paced = tp && nt >= 3 && gp_median(tp, nt) >= 0.9 * gp_median(gpu, nk);
 		free(tp);
 		for (size_t j = 0; paced && j < np; j++) {
-			if (d->steps.v[per_i[j]].traced || has[per_i[j]])
+			size_t i = per_i[j];
+			if (d->steps.v[i].traced || has[i] || (i && d->steps.v[i - 1].traced) ||
+			    (i + 1 < n && d->steps.v[i + 1].traced))
 				continue;
 			per[nu] = per[j];
 			per_i[nu++] = per_i[j];
 		}
-		if (nu >= 3) {
+		double med = nu >= 3 ? gp_median(per, nu) : 0,
+		       mean = nu >= 3 ? gp_mean(per, nu) : 0;
+		if (nu >= 3 && med > 0.9 * mean && med < 1.1 * mean) {
 			np = nu;
 			untraced_period = true;
 			r->capture.nuntraced = (unsigned)nu;
@@ -608,6 +615,13 @@ static void step_timing(gp_rank_t *r, rank_data_t *d)
 			    nk >= 3 && r->capture.traced_median_ms > r->capture.untraced_median_ms
 			        ? r->capture.traced_median_ms - r->capture.untraced_median_ms
 			        : 0;
+		} else if (paced) { /* per[] holds the chosen few now: all of them again */
+			np = 0;
+			for (size_t i = w; i + 1 < n; i++) {
+				per_i[np] = (unsigned)i;
+				per[np++] =
+				    (double)(d->steps.v[i + 1].start - d->steps.v[i].start) / 1e6;
+			}
 		}
 	}
 	/* found without a range of the program's: no CPU range to speak of */

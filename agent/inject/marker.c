@@ -6,10 +6,12 @@
  * blocking streams has finished; a thread of ours waits for each event in turn and emits
  * GP_EV_STEP_MARK with the GPU time elapsed since the previous marker (cuEventElapsedTime,
  * the GPU's own clock). Cost on the application's thread: one cuEventRecord per step, and
- * no wake-up of ours: while markers come the waiter looks every WAIT_POLL_MS on its own (a
- * semaphore posted at each marker cost the program's thread a futex wake, an IPI in these
- * VMs, at every step of a host-bound loop); idle for a second, it sleeps until the next
- * marker posts, and a marker posts when half the slots are waiting.
+ * no wake-up of ours: while markers come the waiter looks on its own, every quarter of the
+ * time between the last two markers, 2 to 100 ms (a semaphore posted at each marker cost
+ * the program's thread a futex wake, an IPI in these VMs, at every step of a host-bound
+ * loop); idle for a second, it sleeps until the next marker posts, and a marker posts when
+ * half the slots are waiting. At exit the markers placed are waited for (50 ms at most),
+ * as the waiter that was woken at each marker took them.
  *
  * What it may change, and how that is avoided: nothing waits for our events (they are
  * never waited on by the program's streams); a marker is skipped while the legacy or
@@ -28,13 +30,16 @@
 #include <semaphore.h>
 #include <signal.h>
 #include <stdatomic.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
 
-#define NSLOT        64 /* markers outstanding at most (the GPU that far behind: dropped) */
-#define WAIT_POLL_MS 2  /* the waiter's look while markers come */
+#define NSLOT        64         /* markers outstanding at most (the GPU that far behind: dropped) */
+#define LOOK_MIN_NS  2000000ull /* the waiter's look while markers come: from */
+#define LOOK_MAX_NS  100000000ull  /* ... to */
 #define WAIT_IDLE_NS 1000000000ull /* no marker that long: sleep until posted */
+#define EXIT_WAIT_MS 50            /* at exit, for the markers placed to be taken */
 
 static struct {
 	gp_marker_cuda_t cu; /* the driver's functions */
@@ -47,10 +52,15 @@ static struct {
 	CUevent ev[NSLOT];
 	uint64_t ts[NSLOT];
 	_Atomic int full[NSLOT];
-	uint64_t head;         /* under busy */
-	_Atomic uint64_t tail; /* markers the waiter has taken (head - tail: waiting) */
-	_Atomic int idle;      /* the waiter sleeps until posted */
-	_Atomic int kicked;    /* posted since the waiter last woke: one post a wake */
+	uint64_t head;           /* under busy */
+	_Atomic uint64_t placed; /* head, for at_exit */
+	_Atomic uint64_t tail;   /* markers the waiter has taken (head - tail: waiting) */
+	_Atomic int idle;        /* the waiter sleeps until posted */
+	_Atomic int kicked;      /* posted since the waiter last woke: one post a wake */
+	_Atomic uint64_t taken;  /* markers the waiter has emitted (or given up on) */
+	/* sem_clockwait (glibc 2.30): a wait on the monotonic clock, which a step of the wall
+	 * clock does not stretch; looked up, so the library still loads on an older glibc */
+	int (*clockwait)(sem_t *, clockid_t, const struct timespec *);
 	_Atomic uint64_t done; /* host time of the last marker the GPU has passed */
 	uint32_t name;         /* the waiter's thread name (string id) */
 	sem_t sem;
@@ -91,6 +101,8 @@ int gp_marker_enable_with(const gp_marker_cuda_t *cu, void (*emit)(const gp_even
 	    !cu->ev_elapsed || !cu->capturing)
 		return -1;
 	m.cu = *cu;
+	m.clockwait = (int (*)(sem_t *, clockid_t, const struct timespec *))dlsym(RTLD_DEFAULT,
+	                                                                          "sem_clockwait");
 	m.name = name;
 	m.emit = emit;
 	m.now = now;
@@ -105,6 +117,40 @@ static __thread bool in_marker; /* a program's thread placing a marker (our CUDA
 bool gp_marker_own_thread(void)
 {
 	return is_waiter || in_marker;
+}
+
+/* One look's wait: on the semaphore (a post ends it early) with a monotonic deadline where
+ * glibc has sem_clockwait; else a sleep, then whatever was posted meanwhile taken. */
+static void look_wait(uint64_t ns)
+{
+	struct timespec ts;
+	if (m.clockwait && clock_gettime(CLOCK_MONOTONIC, &ts) == 0) {
+		uint64_t t = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec + ns;
+		ts.tv_sec = (time_t)(t / 1000000000ull);
+		ts.tv_nsec = (long)(t % 1000000000ull);
+		m.clockwait(&m.sem, CLOCK_MONOTONIC, &ts);
+		return;
+	}
+	ts.tv_sec = (time_t)(ns / 1000000000ull);
+	ts.tv_nsec = (long)(ns % 1000000000ull);
+	nanosleep(&ts, NULL);
+	while (sem_trywait(&m.sem) == 0)
+		;
+}
+
+/* At the program's exit (atexit, registered after CUDA's own: it runs first): the markers
+ * placed are taken before the library's last records go, EXIT_WAIT_MS at most (a GPU still
+ * busy then finishes none of them anyway). */
+static void at_exit(void)
+{
+	if (getpid() != m.pid || atomic_load(&m.state) <= 0)
+		return;
+	for (int i = 0; i < EXIT_WAIT_MS && atomic_load(&m.taken) < atomic_load(&m.placed); i++) {
+		if (!atomic_exchange(&m.kicked, 1))
+			sem_post(&m.sem);
+		struct timespec ts = {0, 1000000L};
+		nanosleep(&ts, NULL);
+	}
 }
 
 static void *waiter(void *arg)
@@ -130,21 +176,12 @@ static void *waiter(void *arg)
 		CUstreamCaptureMode mode = CU_STREAM_CAPTURE_MODE_RELAXED;
 		m.cu.capture_mode(&mode);
 	}
-	uint64_t last = m.now();
+	uint64_t last = m.now(), look = LOOK_MIN_NS, prev_ts = 0;
 	for (;;) {
 		size_t k = tail % NSLOT;
 		if (!atomic_load_explicit(&m.full[k], memory_order_seq_cst)) {
 			if (m.now() - last < WAIT_IDLE_NS) {
-				/* sem_timedwait's clock is CLOCK_REALTIME (sem_clockwait is
-				 * glibc 2.30's): a step of the wall clock costs one look */
-				struct timespec ts;
-				clock_gettime(CLOCK_REALTIME, &ts);
-				ts.tv_nsec += WAIT_POLL_MS * 1000000L;
-				if (ts.tv_nsec >= 1000000000L) {
-					ts.tv_sec++;
-					ts.tv_nsec -= 1000000000L;
-				}
-				sem_timedwait(&m.sem, &ts);
+				look_wait(look);
 				atomic_store(&m.kicked, 0);
 				continue;
 			}
@@ -160,6 +197,12 @@ static void *waiter(void *arg)
 			continue;
 		}
 		last = m.now();
+		/* the next look: a quarter of the time between the last two markers */
+		if (prev_ts && m.ts[k] > prev_ts) {
+			uint64_t q = (m.ts[k] - prev_ts) / 4;
+			look = q < LOOK_MIN_NS ? LOOK_MIN_NS : q > LOOK_MAX_NS ? LOOK_MAX_NS : q;
+		}
+		prev_ts = m.ts[k];
 		gp_event_t e = {.type = GP_EV_STEP_MARK, .ts = m.ts[k], .c = tail++};
 		atomic_store_explicit(&m.tail, tail, memory_order_relaxed);
 		if (m.cu.ev_sync(m.ev[k]) != CUDA_SUCCESS) { /* context going away: stop chaining */
@@ -167,6 +210,7 @@ static void *waiter(void *arg)
 			if (have_prev)
 				atomic_store_explicit(&m.full[prev], 0, memory_order_release);
 			have_prev = false;
+			atomic_fetch_add(&m.taken, 1);
 			continue;
 		}
 		e.b = m.now();
@@ -178,6 +222,7 @@ static void *waiter(void *arg)
 			e.d = 1; /* a is the GPU time since the previous marker */
 		}
 		m.emit(&e);
+		atomic_fetch_add(&m.taken, 1);
 		if (have_prev) /* the previous event is free once its successor is measured */
 			atomic_store_explicit(&m.full[prev], 0, memory_order_release);
 		prev = k;
@@ -204,6 +249,7 @@ static int first_use(CUcontext c)
 	if (rc != 0)
 		return -1;
 	pthread_detach(m.thr);
+	atexit(at_exit);
 	return 0;
 }
 
@@ -259,6 +305,7 @@ uint64_t gp_marker_step_end(uint64_t ts)
 	m.ts[k] = ts;
 	atomic_store_explicit(&m.full[k], 1, memory_order_seq_cst);
 	m.head++;
+	atomic_store_explicit(&m.placed, m.head, memory_order_relaxed);
 	/* the waiter looks on its own while markers come: wake it only from its idle sleep,
 	 * or when half the slots wait (markers faster than its look), once a wake */
 	if ((atomic_load_explicit(&m.idle, memory_order_seq_cst) ||

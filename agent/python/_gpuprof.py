@@ -139,9 +139,16 @@ def _load_fast(path):
     try:
         import importlib.machinery
         import importlib.util
+        import sysconfig
 
         so = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_gpuprof_fast.so")
         if os.environ.get("GPUPROF_PY_CTYPES") == "1" or not os.path.exists(so):
+            return None
+        # built for the limited API of CPython 3.10 with the GIL: a free-threaded build's
+        # objects have another header, which an explicit loader would not check (a crash,
+        # not an ImportError)
+        if (sys.implementation.name != "cpython" or sys.version_info < (3, 10)
+                or sysconfig.get_config_var("Py_GIL_DISABLED")):
             return None
         loader = importlib.machinery.ExtensionFileLoader("_gpuprof_fast", so)
         spec = importlib.util.spec_from_file_location("_gpuprof_fast", so, loader=loader)
@@ -177,8 +184,11 @@ def _emit(kind, dev=0, a=0, c=0, d=0, text=None, attach=True):
 def _put(kind, dev, a, c, d, text):
     try:
         if text is None and _s.fast is not None:
-            _s.fast(kind, dev, a, c, d)
-            return
+            try:
+                _s.fast(kind, dev, a, c, d)
+                return
+            except Exception:
+                pass  # ctypes converts what the extension would not (it masks)
         t = None if text is None else text.encode("utf-8", "replace")[:1000]
         _s.lib.gpuprof_fw_event(kind, dev, a, c, d, t)
     except Exception:
@@ -194,7 +204,10 @@ def _step_end(i, n, own):
         return None
     try:
         if _s.fast is not None:
-            return _s.fast(_OPT_END, 0, i, n, own)
+            try:
+                return _s.fast(_OPT_END, 0, i, n, own)
+            except Exception:
+                pass
         return _s.lib.gpuprof_fw_event(_OPT_END, 0, i, n, own, None)
     except Exception:
         _s.broken = True

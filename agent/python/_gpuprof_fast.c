@@ -10,10 +10,11 @@
  * interpreter it is imported into has the symbols) and no gpuprof library: bind() looks
  * the function up in the injected library ctypes has already loaded (RTLD_NOLOAD), so
  * it can never load a second copy. _gpuprof.py falls back to ctypes when the module is
- * missing, cannot be imported (an older Python, a free-threaded build: no abi3 there) or
- * will not bind. The GIL is released around the call, as ctypes does: the step marker's
- * cuEventRecord can wait for room in CUDA's launch queue, a wait other Python threads
- * (a DataLoader's pin-memory thread) may run through. */
+ * missing, on an older, another or a free-threaded Python (whose objects have another
+ * header: it never loads it there), when it will not bind, and for a call it refuses. The GIL is
+ * released around the call, as ctypes does: the step marker's cuEventRecord can wait for room in
+ * CUDA's launch queue, a wait other Python threads (a DataLoader's pin-memory thread) may run
+ * through. */
 #define Py_LIMITED_API 0x030a0000
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -36,9 +37,12 @@ static PyObject *fast_bind(PyObject *self, PyObject *const *args, Py_ssize_t n)
 	if (!path)
 		return NULL;
 	void *h = dlopen(path, RTLD_NOW | RTLD_NOLOAD);
-	fw_event = h ? (fw_event_fn)dlsym(h, "gpuprof_fw_event") : NULL;
-	/* the handle is kept: the library stays loaded as long as this process has us */
-	return PyBool_FromLong(fw_event != NULL);
+	fw_event_fn f = h ? (fw_event_fn)dlsym(h, "gpuprof_fw_event") : NULL;
+	/* a binding that worked stays: a second bind that fails changes nothing. The handle
+	 * is kept: the library stays loaded as long as this process has us */
+	if (f)
+		fw_event = f;
+	return PyBool_FromLong(f != NULL);
 }
 
 /* event(kind, dev, a, c, d) -> int: gpuprof_fw_event(kind, dev, a, c, d, NULL) */
@@ -50,21 +54,23 @@ static PyObject *fast_event(PyObject *self, PyObject *const *args, Py_ssize_t n)
 		PyErr_SetString(PyExc_TypeError, "event(kind, dev, a, c, d)");
 		return NULL;
 	}
-	if (!fw_event) {
+	fw_event_fn f = fw_event; /* read once, with the GIL */
+	if (!f) {
 		PyErr_SetString(PyExc_RuntimeError, "not bound");
 		return NULL;
 	}
+	/* as ctypes converts them: any integer (an __index__ too), taken modulo 2^64 */
 	for (int i = 0; i < 5; i++) {
-		v[i] = PyLong_AsUnsignedLongLong(args[i]);
+		PyObject *o = PyNumber_Index(args[i]);
+		if (!o)
+			return NULL;
+		v[i] = PyLong_AsUnsignedLongLongMask(o);
+		Py_DECREF(o);
 		if (v[i] == (unsigned long long)-1 && PyErr_Occurred())
 			return NULL;
 	}
-	if (v[0] > 0xffffffffull || v[1] > 0xffffffffull) {
-		PyErr_SetString(PyExc_OverflowError, "kind and dev are 32-bit");
-		return NULL;
-	}
 	PyThreadState *ts = PyEval_SaveThread();
-	uint64_t r = fw_event((unsigned)v[0], (unsigned)v[1], v[2], v[3], v[4], NULL);
+	uint64_t r = f((unsigned)v[0], (unsigned)v[1], v[2], v[3], v[4], NULL);
 	PyEval_RestoreThread(ts);
 	return PyLong_FromUnsignedLongLong(r);
 }
