@@ -162,25 +162,24 @@ static void markers(void)
 	   "step markers give the GPU step, 3 ms (%s %.4f)", r.steps.basis, r.steps.median_ms);
 }
 
-/* Capture windows without step markers between them (GPUPROF_STEP_MARKERS=0, a context
- * the markers do not follow): a host-bound step of 3 ms, which tracing stretches to 5 ms in
- * the windows (steps 0-3 and 12-16, kernels recorded). The headline is the untraced steps'
- * period, not the traced steps' GPU time (the seed MLP on the H200: 5.4 ms for 3.6). */
-static void windows_no_markers(void)
+/* n steps, kernels traced from the start to step a and from b to c (capture switches as
+ * the collector writes them, no step markers); a traced step takes 5 ms and runs a kernel
+ * through it, an untraced one its own length (ms[i % nms]) */
+static void windowed(uint32_t n, uint32_t a, uint32_t b, uint32_t c, const uint64_t *ms,
+                     uint32_t nms)
 {
-	begin();
 	uint64_t t = 0;
 	uint32_t corr = 1;
+	begin();
 	feed((gp_event_t){.type = GP_EV_CONTROL, .ts = 1, .a = GP_MODE_CUDA | GP_MODE_MEM});
-	for (uint32_t i = 0; i < 30; i++) {
-		bool traced = i < 4 || (i >= 12 && i < 17);
-		if (i == 4 || i == 17)
-			feed(
-			    (gp_event_t){.type = GP_EV_CONTROL, .ts = t, .a = GP_MODE_MEM, .b = i});
-		if (i == 12)
-			feed((gp_event_t){
-			    .type = GP_EV_CONTROL, .ts = t, .a = GP_MODE_CUDA, .b = i});
-		uint64_t len = traced ? 5 * MS : 3 * MS;
+	for (uint32_t i = 0; i < n; i++) {
+		bool traced = i < a || (i >= b && i < c);
+		if (i == a || i == c || i == b)
+			feed((gp_event_t){.type = GP_EV_CONTROL,
+			                  .ts = t,
+			                  .a = i == b ? GP_MODE_CUDA : GP_MODE_MEM,
+			                  .b = i});
+		uint64_t len = traced ? 5 * MS : ms[i % nms];
 		push(7, t + 10 * US, 1);
 		if (traced)
 			launch(7, t + 100 * US, corr++, t + 200 * US, len - 300 * US, 2);
@@ -188,6 +187,16 @@ static void windows_no_markers(void)
 		t += len;
 	}
 	run();
+}
+
+/* Capture windows without step markers between them (GPUPROF_STEP_MARKERS=0, a context
+ * the markers do not follow): a host-bound step of 3 ms, which tracing stretches to 5 ms in
+ * the windows (steps 0-3 and 12-16). The headline is the untraced steps' period, not the
+ * traced steps' GPU time (the seed MLP on the H200: 5.4 ms for 3.6). */
+static void windows_no_markers(void)
+{
+	static const uint64_t three[] = {3 * MS}, fifth[] = {MS, MS, MS, MS, 7 * MS};
+	windowed(30, 4, 12, 17, three, 1);
 	ok(!strcmp(r.steps.basis, "period") && near(r.steps.median_ms, 3.0, 1e-3),
 	   "headline: the untraced steps' period, 3 ms (%s %.4f)", r.steps.basis,
 	   r.steps.median_ms);
@@ -196,30 +205,10 @@ static void windows_no_markers(void)
 	   "the traced steps' GPU time set against it: +%.3f ms over %u untraced steps (those "
 	   "next to a window left out: 17)",
 	   r.capture.tracer_ms_per_step, r.capture.nuntraced);
-
-	/* the same, but the untraced loop waits for the GPU only every fifth step: four 1 ms
-	 * launches, then a 7 ms wait. Its periods' median (1 ms) is not its throughput (2.2
-	 * ms): the traced steps' GPU time stays the headline */
-	begin();
-	t = 0;
-	corr = 1;
-	feed((gp_event_t){.type = GP_EV_CONTROL, .ts = 1, .a = GP_MODE_CUDA | GP_MODE_MEM});
-	for (uint32_t i = 0; i < 40; i++) {
-		bool traced = i < 4 || (i >= 20 && i < 25);
-		if (i == 4 || i == 25)
-			feed(
-			    (gp_event_t){.type = GP_EV_CONTROL, .ts = t, .a = GP_MODE_MEM, .b = i});
-		if (i == 20)
-			feed((gp_event_t){
-			    .type = GP_EV_CONTROL, .ts = t, .a = GP_MODE_CUDA, .b = i});
-		uint64_t len = traced ? 5 * MS : i % 5 == 4 ? 7 * MS : 1 * MS;
-		push(7, t + 10 * US, 1);
-		if (traced)
-			launch(7, t + 100 * US, corr++, t + 200 * US, len - 300 * US, 2);
-		pop(7, t + len - 10 * US);
-		t += len;
-	}
-	run();
+	/* the untraced loop waits for the GPU only every fifth step: four 1 ms launches, then
+	 * a 7 ms wait. Its periods' median (1 ms) is not its throughput (2.2 ms): the traced
+	 * steps' GPU time stays the headline */
+	windowed(40, 4, 20, 25, fifth, 5);
 	ok(!strcmp(r.steps.basis, "gpu") && near(r.steps.median_ms, 5.0, 1e-3),
 	   "a loop that waits every fifth step: its period is no headline, the traced GPU time is "
 	   "(%s %.4f)",
