@@ -57,7 +57,8 @@ extern "C" void marker_calls_once(unsigned long long *out)
 	unsigned long long f = now_ns();
 	cuEventRecord(ev[n++ % 64], CU_STREAM_LEGACY);
 	unsigned long long g = now_ns();
-	out[0] = b - a, out[1] = d - b, out[2] = e - d, out[3] = f - e, out[4] = g - f, out[5] = g - a;
+	out[0] = b - a, out[1] = d - b, out[2] = e - d, out[3] = f - e, out[4] = g - f,
+	out[5] = g - a;
 }
 
 /* The loop in the calling process's current context (also built as a shared library:
@@ -98,7 +99,8 @@ int main(int argc, char **argv)
 	cudaFree(0);
 	std::vector<cudaStream_t> st(ns);
 	for (int i = 0; i < ns; i++)
-		cudaStreamCreateWithFlags(&st[i], i % 2 ? cudaStreamNonBlocking : cudaStreamDefault);
+		cudaStreamCreateWithFlags(&st[i],
+		                          i % 2 ? cudaStreamNonBlocking : cudaStreamDefault);
 	printf("# streams %d\n", ns);
 	return marker_calls_run(busy);
 }
