@@ -191,17 +191,14 @@ typedef struct prefault_job {
 	char *from, *end, *start; /* [from, end), then [start, from): the lap after pos */
 } prefault_job_t;
 
-static bool prefault_range(char *p, char *end)
+static int prefault_range(char *p, char *end)
 {
 	for (; p < end; p += 1u << 20) {
 		size_t n = (size_t)(end - p) < (1u << 20) ? (size_t)(end - p) : 1u << 20;
-		if (madvise(p, n, MADV_POPULATE_WRITE) != 0) {
-			if (errno == EINVAL) /* an older kernel */
-				madvise(p, (size_t)(end - p), MADV_WILLNEED);
-			return false; /* or ENOMEM: no longer mapped */
-		}
+		if (madvise(p, n, MADV_POPULATE_WRITE) != 0)
+			return errno; /* EINVAL: an older kernel; ENOMEM: no longer mapped */
 	}
-	return true;
+	return 0;
 }
 
 static void *prefault_main(void *arg)
@@ -212,8 +209,11 @@ static void *prefault_main(void *arg)
 	struct sched_param sp = {0};
 	if (pthread_setschedparam(pthread_self(), SCHED_IDLE, &sp) != 0)
 		setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), 19);
-	if (prefault_range(j.from, j.end))
-		prefault_range(j.start, j.from);
+	int e = prefault_range(j.from, j.end);
+	if (!e)
+		e = prefault_range(j.start, j.from);
+	if (e == EINVAL) /* no MADV_POPULATE_WRITE: the whole ring into the page cache */
+		madvise(j.start, (size_t)(j.end - j.start), MADV_WILLNEED);
 	return NULL;
 }
 

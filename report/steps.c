@@ -587,25 +587,26 @@ static void step_timing(gp_rank_t *r, rank_data_t *d)
 	 * median is its launches, not its throughput). Steps next to a traced one (a window's
 	 * edge, the switch's cost) are left out. Elsewhere the traced GPU time stays. */
 	bool untraced_period = false;
-	if (nk && !nmark && d->ctrl.n) {
+	double *u = nk && !nmark && d->ctrl.n ? malloc((np ? np : 1) * sizeof(double)) : NULL;
+	unsigned *ui = u ? malloc((np ? np : 1) * sizeof(unsigned)) : NULL;
+	if (u && ui) {
 		size_t nu = 0, nt = 0;
-		double *tp = malloc(np ? np * sizeof(double) : sizeof(double));
-		for (size_t j = 0; tp && j < np; j++)
+		for (size_t j = 0; j < np; j++) /* the traced steps' periods first */
 			if (has[per_i[j]])
-				tp[nt++] = per[j];
-		bool paced = tp && nt >= 3 && gp_median(tp, nt) >= 0.9 * gp_median(gpu, nk);
-		free(tp);
+				u[nt++] = per[j];
+		bool paced = nt >= 3 && gp_median(u, nt) >= 0.9 * gp_median(gpu, nk);
 		for (size_t j = 0; paced && j < np; j++) {
 			size_t i = per_i[j];
 			if (d->steps.v[i].traced || has[i] || (i && d->steps.v[i - 1].traced) ||
 			    (i + 1 < n && d->steps.v[i + 1].traced))
 				continue;
-			per[nu] = per[j];
-			per_i[nu++] = per_i[j];
+			u[nu] = per[j];
+			ui[nu++] = per_i[j];
 		}
-		double med = nu >= 3 ? gp_median(per, nu) : 0,
-		       mean = nu >= 3 ? gp_mean(per, nu) : 0;
+		double med = nu >= 3 ? gp_median(u, nu) : 0, mean = nu >= 3 ? gp_mean(u, nu) : 0;
 		if (nu >= 3 && med > 0.9 * mean && med < 1.1 * mean) {
+			memcpy(per, u, nu * sizeof(double));
+			memcpy(per_i, ui, nu * sizeof(unsigned));
 			np = nu;
 			untraced_period = true;
 			r->capture.nuntraced = (unsigned)nu;
@@ -615,15 +616,10 @@ static void step_timing(gp_rank_t *r, rank_data_t *d)
 			    nk >= 3 && r->capture.traced_median_ms > r->capture.untraced_median_ms
 			        ? r->capture.traced_median_ms - r->capture.untraced_median_ms
 			        : 0;
-		} else if (paced) { /* per[] holds the chosen few now: all of them again */
-			np = 0;
-			for (size_t i = w; i + 1 < n; i++) {
-				per_i[np] = (unsigned)i;
-				per[np++] =
-				    (double)(d->steps.v[i + 1].start - d->steps.v[i].start) / 1e6;
-			}
 		}
 	}
+	free(u);
+	free(ui);
 	/* found without a range of the program's: no CPU range to speak of */
 	if (strcmp(r->steps.source, "kernels") && strcmp(r->steps.source, "optimizer"))
 		summarise(cpu, nc, &r->steps.cpu_median_ms, &r->steps.cpu_p95_ms);
