@@ -4,3 +4,11 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.." || exit 1
 G=$PWD/.gpubin
 export LD_LIBRARY_PATH=$G:${LD_LIBRARY_PATH:-}
 export GPUPROF_INJECT=$G/.libs/libgpuprof-inject.so GPUPROF_AGENT=$G/gpuprof-agent GPUPROF_PYTHON=$G/python
+# The GPU tier with this tree's binaries, its TAP in $OUT/t_gpu.txt, a line of counts and the
+# failures on stdout
+gpu_tier() {
+	GP_BUILD=$G KNOWN_COUNTS=$G/known_counts MARKER_CHECK=$G/marker_check timeout ${TIER_S:-330} \
+		bash tests/gpu/t_gpu.sh >$OUT/t_gpu.txt 2>&1
+	echo "tier rc=$? ok $(grep -c '^ok' $OUT/t_gpu.txt) not-ok $(grep -c '^not ok' $OUT/t_gpu.txt)"
+	grep '^not ok' $OUT/t_gpu.txt
+}

@@ -70,8 +70,5 @@ print("own_us", o.get("us_per_step"), "own_p95_us", o.get("us_p95"), "pct", o.ge
 done | tee $OUT/own.txt
 [ -n "$NO_TIER" ] && exit 0
 echo "== 4. GPU tier"
-GP_BUILD=$G KNOWN_COUNTS=$G/known_counts MARKER_CHECK=$G/marker_check timeout ${TIER_S:-300} \
-	bash tests/gpu/t_gpu.sh >$OUT/t_gpu.txt 2>&1
-echo "tier rc=$? ok $(grep -c '^ok' $OUT/t_gpu.txt) not-ok $(grep -c '^not ok' $OUT/t_gpu.txt)"
-grep '^not ok' $OUT/t_gpu.txt
+gpu_tier
 grep -i "marker" $OUT/t_gpu.txt

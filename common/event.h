@@ -11,7 +11,8 @@
 enum gp_ev_type {
 	GP_EV_NONE = 0,
 	GP_EV_STRING = 1,      /* tid=string id, u16=byte offset, u8=bytes here; a..d = bytes */
-	GP_EV_NVTX_PUSH = 2,   /* ts tid a=name b=domain c=payload d=color<<32|category */
+	GP_EV_NVTX_PUSH = 2,   /* ts tid a=name b=domain c=payload d=color<<32|category
+	                          u16=level + 1 (0: not given; the reader's stack says) */
 	GP_EV_NVTX_POP = 3,    /* ts tid b=domain */
 	GP_EV_NVTX_START = 4,  /* ts tid a=name b=domain c=range id d=color<<32|category */
 	GP_EV_NVTX_END = 5,    /* ts tid c=range id */
@@ -58,7 +59,10 @@ enum gp_ev_type {
 	                           total: the reader keeps the largest of each cause) */
 	GP_EV_FW = 32,          /* framework integration (agent/python/_gpuprof.py): u8=GP_FW_*
 	                           ts tid, u16=device; a..d per kind (below) */
-	GP_EV_MAX = 33,
+	GP_EV_NVTX_RANGE = 33,  /* a push/pop range of the default domain in one record (a
+	                           thread's lane of the ring): ts=start tid a=name b=duration
+	                           c=payload d=color<<32|category u16=level (0 outermost) */
+	GP_EV_MAX = 34,
 };
 
 /* GP_EV_OVERHEAD b for gpuprof's own work on CUPTI, outside CUPTI's overhead kinds (theirs

@@ -45,26 +45,67 @@ static bool cpu_prefetchw(void)
 #endif
 }
 
-static int ring_map(gp_ring_t *ring, int fd, size_t len)
+_Static_assert(sizeof(gp_ring_lane_t) % 64 == 0, "a lane's header is whole cache lines");
+
+/* This process's mappings of rings, numbered (gp_ring_t.id) */
+static _Atomic uint32_t ring_ids;
+
+static uint64_t page_up(uint64_t n)
+{
+	return (n + GP_RING_DATA_OFF - 1) & ~(uint64_t)(GP_RING_DATA_OFF - 1);
+}
+
+/* The file's length for a ring of nslots shared slots and nlanes lanes of lane_slots */
+static uint64_t ring_len(uint64_t nslots, unsigned nlanes, uint64_t lane_slots)
+{
+	uint64_t len = GP_RING_DATA_OFF + nslots * sizeof(gp_ring_slot_t);
+	if (nlanes)
+		len += page_up(nlanes * sizeof(gp_ring_lane_t)) +
+		       nlanes * lane_slots * sizeof(gp_ring_slot_t);
+	return len;
+}
+
+static int ring_map(gp_ring_t *ring, int fd, size_t len, uint64_t nslots, unsigned nlanes,
+                    uint64_t lane_slots)
 {
 	void *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	if (p == MAP_FAILED)
 		return -1;
 	ring->hdr = p;
 	ring->slots = (gp_ring_slot_t *)((char *)p + GP_RING_DATA_OFF);
+	ring->mask = nslots - 1;
 	ring->maplen = len;
 	ring->prefetchw = cpu_prefetchw();
+	ring->nlanes = nlanes;
+	if (nlanes) {
+		char *l = (char *)ring->slots + nslots * sizeof(gp_ring_slot_t);
+		ring->lanes = (gp_ring_lane_t *)l;
+		ring->lslots = (gp_ring_slot_t *)(l + page_up(nlanes * sizeof(gp_ring_lane_t)));
+		ring->lmask = lane_slots - 1;
+	}
+	ring->id = atomic_fetch_add(&ring_ids, 1) + 1;
 	return 0;
 }
 
 int gp_ring_create(gp_ring_t *ring, const char *path, uint64_t nslots)
 {
+	bool lanes = nslots >= GP_RING_LANES_MIN;
+	return gp_ring_create_lanes(ring, path, nslots, lanes ? GP_RING_LANES : 0,
+	                            !lanes             ? 0
+	                            : nslots / 32 < 64 ? 64
+	                                               : nslots / 32);
+}
+
+int gp_ring_create_lanes(gp_ring_t *ring, const char *path, uint64_t nslots, unsigned nlanes,
+                         uint64_t lane_slots)
+{
 	size_t len;
 	int fd, e;
 	memset(ring, 0, sizeof(*ring));
-	if (nslots < 64 || (nslots & (nslots - 1)))
+	if (nslots < 64 || (nslots & (nslots - 1)) || nlanes > GP_RING_LANES ||
+	    (nlanes && (lane_slots < 64 || (lane_slots & (lane_slots - 1)))))
 		return errno = EINVAL, -1;
-	len = GP_RING_DATA_OFF + nslots * sizeof(gp_ring_slot_t);
+	len = ring_len(nslots, nlanes, lane_slots);
 	fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (fd < 0)
 		return -1;
@@ -74,7 +115,7 @@ int gp_ring_create(gp_ring_t *ring, const char *path, uint64_t nslots)
 		unlink(path);
 		return errno = e, -1;
 	}
-	if (ring_map(ring, fd, len) < 0) {
+	if (ring_map(ring, fd, len, nslots, nlanes, lane_slots) < 0) {
 		e = errno;
 		close(fd);
 		unlink(path);
@@ -92,9 +133,24 @@ int gp_ring_create(gp_ring_t *ring, const char *path, uint64_t nslots)
 	 * pages past the first MiB one at a time. */
 	posix_fadvise(fd, 0, (off_t)(len < GP_RING_PREREAD ? len : GP_RING_PREREAD),
 	              POSIX_FADV_WILLNEED);
+	/* the lanes' headers and each lane's first 64 KiB likewise (a thread's first ranges) */
+	for (unsigned k = 0; k < nlanes; k++) {
+		uint64_t off = (uint64_t)((char *)gp_lane_slot(ring, k, 0) - (char *)ring->hdr);
+		posix_fadvise(fd, (off_t)off,
+		              (off_t)(lane_slots * sizeof(gp_ring_slot_t) < 65536
+		                          ? lane_slots * sizeof(gp_ring_slot_t)
+		                          : 65536),
+		              POSIX_FADV_WILLNEED);
+	}
+	if (nlanes)
+		posix_fadvise(fd, (off_t)((char *)ring->lanes - (char *)ring->hdr),
+		              (off_t)(nlanes * sizeof(gp_ring_lane_t)), POSIX_FADV_WILLNEED);
 	close(fd);
 	madvise(ring->hdr, len, MADV_RANDOM);
-	ring->mask = nslots - 1; /* every slot's sequence is its index: the file's zeros */
+	/* every slot's sequence is its index: the file's zeros; every lane free and empty */
+	ring->hdr->nlanes = nlanes;
+	ring->hdr->lane_slots = (uint32_t)lane_slots;
+	ring->hdr->lanes_off = nlanes ? (uint64_t)((char *)ring->lanes - (char *)ring->hdr) : 0;
 	ring->hdr->version = GP_RING_VERSION;
 	ring->hdr->slot_size = sizeof(gp_ring_slot_t);
 	ring->hdr->nslots = nslots;
@@ -119,19 +175,74 @@ int gp_ring_attach(gp_ring_t *ring, const char *path)
 		return errno = EINVAL, -1;
 	}
 	if (h.magic != GP_RING_MAGIC || h.version != GP_RING_VERSION ||
-	    h.slot_size != sizeof(gp_ring_slot_t) || h.nslots < 64 || (h.nslots & (h.nslots - 1)) ||
-	    (uint64_t)sb.st_size != GP_RING_DATA_OFF + h.nslots * sizeof(gp_ring_slot_t)) {
+	    h.slot_size != sizeof(gp_ring_slot_t) || h.nslots < 64 || h.nslots > (1ull << 40) ||
+	    (h.nslots & (h.nslots - 1)) || h.nlanes > GP_RING_LANES ||
+	    (h.nlanes && (h.lane_slots < 64 || (h.lane_slots & (h.lane_slots - 1)) ||
+	                  h.lanes_off != GP_RING_DATA_OFF + h.nslots * sizeof(gp_ring_slot_t))) ||
+	    (uint64_t)sb.st_size != ring_len(h.nslots, h.nlanes, h.lane_slots)) {
 		close(fd);
 		return errno = EINVAL, -1;
 	}
-	if (ring_map(ring, fd, (size_t)sb.st_size) < 0) {
+	if (ring_map(ring, fd, (size_t)sb.st_size, h.nslots, h.nlanes, h.lane_slots) < 0) {
 		e = errno;
 		close(fd);
 		return errno = e, -1;
 	}
 	close(fd);
-	ring->mask = h.nslots - 1;
 	return 0;
+}
+
+int gp_ring_lane_claim(gp_ring_t *ring, uint32_t owner)
+{
+	if (!owner || !ring->hdr)
+		return -1;
+	for (unsigned k = 0; k < ring->nlanes; k++) {
+		uint32_t z = 0;
+		/* acquire: the last owner's head and depth come before ours */
+		if (atomic_load_explicit(&ring->lanes[k].owner, memory_order_relaxed) == 0 &&
+		    atomic_compare_exchange_strong_explicit(&ring->lanes[k].owner, &z, owner,
+		                                            memory_order_acquire,
+		                                            memory_order_relaxed))
+			return (int)k;
+	}
+	return -1;
+}
+
+/* Lane k's open range at level i as the push record it would have been */
+static bool lane_open_event(const gp_ring_lane_t *l, unsigned i, uint32_t tid, gp_event_t *e)
+{
+	const gp_lane_open_t *o = &l->open[i];
+	if (!o->ts)
+		return false;
+	*e = (gp_event_t){.type = GP_EV_NVTX_PUSH,
+	                  .u16 = (uint16_t)(i + 1),
+	                  .tid = tid,
+	                  .ts = o->ts,
+	                  .a = o->name,
+	                  .c = o->payload,
+	                  .d = o->color};
+	return true;
+}
+
+static unsigned lane_depth(const gp_ring_lane_t *l)
+{
+	unsigned n = atomic_load_explicit(&l->depth, memory_order_acquire);
+	return n < GP_LANE_STACK ? n : GP_LANE_STACK;
+}
+
+void gp_ring_lane_release(gp_ring_t *ring, unsigned k)
+{
+	if (!ring->hdr || k >= ring->nlanes)
+		return;
+	gp_ring_lane_t *l = &ring->lanes[k];
+	uint32_t tid = atomic_load_explicit(&l->owner, memory_order_relaxed);
+	gp_event_t e;
+	for (unsigned i = 0, n = lane_depth(l); i < n; i++)
+		if (lane_open_event(l, i, tid, &e))
+			gp_ring_push(ring, &e);
+	atomic_store_explicit(&l->depth, 0, memory_order_relaxed);
+	/* release: our head and depth before the next owner's claim */
+	atomic_store_explicit(&l->owner, 0, memory_order_release);
 }
 
 void gp_ring_detach(gp_ring_t *ring)
@@ -158,8 +269,9 @@ void gp_ring_wake_init(gp_ring_t *ring)
 		return;
 	}
 	ring->wake_fd = fd;
-	/* a sixteenth of the ring: at 2 M records/s, 8 ms of its 131 */
+	/* a sixteenth of the ring: at 2 M records/s, 8 ms of its 131; a quarter of a lane */
 	ring->wake_mask = (ring->mask + 1) / 16 - 1;
+	ring->lwake_mask = ring->nlanes ? (ring->lmask + 1) / 4 - 1 : 0;
 	ring->wake = true;
 }
 
@@ -220,6 +332,7 @@ static void *prefault_main(void *arg)
 void gp_ring_prefault_init(gp_ring_t *ring)
 {
 	ring->wake_mask = (ring->mask + 1) / 16 - 1;
+	ring->lwake_mask = ring->nlanes ? (ring->lmask + 1) / 4 - 1 : 0;
 	atomic_store(&ring->prefault, true);
 }
 
@@ -265,12 +378,82 @@ void gp_ring_tick(gp_ring_t *ring, uint64_t pos)
 		prefault_start(ring, pos);
 }
 
-/* Give the slots of records up to ring->rd back to the producers: tail moves (release:
- * our reads of those slots come before a producer's next write of them). Whatever the
- * program scribbled over tail, our own cursor is what is stored. */
+void gp_ring_lane_tick(gp_ring_t *ring)
+{
+	if (ring->wake)
+		gp_ring_wake(ring);
+	/* a quarter of a lane is full: the rest of the ring's pages, the lanes' among them */
+	if (atomic_load_explicit(&ring->prefault, memory_order_relaxed) &&
+	    atomic_exchange(&ring->prefault, false))
+		prefault_start(ring, atomic_load_explicit(&ring->hdr->head, memory_order_relaxed));
+}
+
+/* Give the slots of records up to ring->rd (lrd[k] in lane k) back to the producers: tail
+ * moves (release: our reads of those slots come before a producer's next write of them).
+ * Whatever the program scribbled over tail, our own cursor is what is stored. */
 static void release(gp_ring_t *ring)
 {
 	atomic_store_explicit(&ring->hdr->tail, ring->rd, memory_order_release);
+	for (unsigned k = 0; k < ring->nlanes; k++)
+		atomic_store_explicit(&ring->lanes[k].tail, ring->lrd[k], memory_order_release);
+}
+
+/* One record taken off the ring into w (NULL: counted lost). held: how far the cursor is
+ * ahead of what was released. -1 on a write error. */
+static int take(gp_ring_t *ring, gp_rf_writer_t *w, const gp_event_t *ev, uint64_t held,
+                uint64_t quarter)
+{
+	if (!w) { /* nowhere to write: taken off the ring and counted */
+		gp_ring_lost(ring, GP_LOSS_WRITE, 1);
+		release(ring);
+		return 0;
+	}
+	if (gp_rf_append(w, ev) < 0) /* it is among w's pending records, which */
+		return -1;           /* the caller counts when it gives w up */
+	/* written (an automatic flush), or a quarter of the ring held back */
+	if (!gp_rf_pending(w) || held > quarter)
+		return gp_ring_commit(ring, w);
+	return 0;
+}
+
+/* The lanes' records, then with force (their threads are gone) the ranges left open on
+ * them, as pushes. A head the program scribbled over moves the cursor one lane's worth at
+ * most a call. */
+static long drain_lanes(gp_ring_t *ring, gp_rf_writer_t *w, bool force)
+{
+	long moved = 0;
+	uint64_t lslots = ring->lmask + 1;
+	for (unsigned k = 0; k < ring->nlanes; k++) {
+		gp_ring_lane_t *l = &ring->lanes[k];
+		uint64_t head = atomic_load_explicit(&l->head, memory_order_acquire);
+		for (uint64_t budget = lslots; budget-- > 0 && ring->lrd[k] != head;) {
+			if (head - ring->lrd[k] > lslots) { /* not a head a producer wrote */
+				ring->lrd[k] = head;
+				release(ring);
+				break;
+			}
+			gp_event_t ev = gp_lane_slot(ring, k, ring->lrd[k])->ev;
+			ring->lrd[k]++;
+			moved++;
+			uint64_t held =
+			    ring->lrd[k] - atomic_load_explicit(&l->tail, memory_order_relaxed);
+			if (take(ring, w, &ev, held, lslots / 4) < 0)
+				return -1;
+		}
+		uint32_t tid = atomic_load_explicit(&l->owner, memory_order_relaxed);
+		if (!force || !tid)
+			continue;
+		gp_event_t e;
+		for (unsigned i = 0, n = lane_depth(l); i < n; i++) {
+			if (!lane_open_event(l, i, tid, &e))
+				continue;
+			moved++;
+			if (take(ring, w, &e, 0, 0) < 0)
+				return -1;
+		}
+		atomic_store_explicit(&l->depth, 0, memory_order_relaxed); /* written once */
+	}
+	return moved;
 }
 
 int gp_ring_commit(gp_ring_t *ring, gp_rf_writer_t *w)
@@ -289,6 +472,9 @@ long gp_ring_drain(gp_ring_t *ring, gp_rf_writer_t *w, bool force, uint64_t *los
 	long moved = 0;
 	if (!ring->rd_set) {
 		ring->rd = atomic_load_explicit(&h->tail, memory_order_relaxed);
+		for (unsigned k = 0; k < ring->nlanes; k++)
+			ring->lrd[k] =
+			    atomic_load_explicit(&ring->lanes[k].tail, memory_order_relaxed);
 		ring->rd_set = true;
 	}
 	for (uint64_t budget = nslots; budget-- > 0;) {
@@ -298,22 +484,11 @@ long gp_ring_drain(gp_ring_t *ring, gp_rf_writer_t *w, bool force, uint64_t *los
 		if (seq == pos + 1) {
 			gp_event_t ev = s->ev;
 			ring->rd++;
-			if (!w) { /* nowhere to write: taken off the ring and counted */
-				gp_ring_lost(ring, GP_LOSS_WRITE, 1);
-				release(ring);
-				moved++;
-				continue;
-			}
-			if (gp_rf_append(w, &ev) < 0) /* it is among w's pending records, which */
-				return -1;            /* the caller counts when it gives w up */
 			moved++;
-			/* written (an automatic flush), or a quarter of the ring held back */
-			if (!gp_rf_pending(w) ||
-			    ring->rd - atomic_load_explicit(&h->tail, memory_order_relaxed) >
-			        nslots / 4) {
-				if (gp_ring_commit(ring, w) < 0)
-					return -1;
-			}
+			if (take(ring, w, &ev,
+			         ring->rd - atomic_load_explicit(&h->tail, memory_order_relaxed),
+			         nslots / 4) < 0)
+				return -1;
 			continue;
 		}
 		/* Not published. With force, skip slots a dead producer had claimed: at most
@@ -327,6 +502,10 @@ long gp_ring_drain(gp_ring_t *ring, gp_rf_writer_t *w, bool force, uint64_t *los
 		}
 		break;
 	}
+	long lm = drain_lanes(ring, w, force);
+	if (lm < 0)
+		return -1;
+	moved += lm;
 	if (force && gp_ring_commit(ring, w) < 0)
 		return -1;
 	return moved;

@@ -8,7 +8,18 @@
  * Vyukov, whose consumer rewrites every slot's sequence: each push then fetched its line
  * from the agent's cache). Producers never block and take no lock. Because the
  * mapping is a file, records published before the application died are still there for
- * the agent or for `gpuprof salvage`. */
+ * the agent or for `gpuprof salvage`.
+ *
+ * Lanes (version 6): after the shared slots, GP_RING_LANES lanes of one producer each.
+ * A thread takes one at its first outermost NVTX push and gives it back when it ends;
+ * its push records nothing in the ring (the range's start waits in the lane's open[],
+ * which is in the file too), and its pop writes the whole range as one record
+ * (GP_EV_NVTX_RANGE) into the lane with a plain store of the lane's head: no locked
+ * instruction and one record a pair instead of two on the library's hottest path. A
+ * lane's records are self-contained, so their order against the shared slots' does not
+ * matter; a full lane sends the record to the shared slots (nothing is dropped that the
+ * shared slots would have held), and ranges the program left open when it died are in
+ * open[] for the agent's last drain (gp_ring_drain with force) to write as pushes. */
 #ifndef GP_RING_H
 #define GP_RING_H
 
@@ -22,10 +33,13 @@
 #define GP_RING_MAGIC 0x474e495250475047ull /* "GPGPRING" */
 /* 3: slots hold their sequence less their index; 4: the agent sleeps until woken
  * (agent_pid, agent_idle, wake_off); 5: free slots known from tail, the consumer writes
- * no slot */
-#define GP_RING_VERSION       5
+ * no slot; 6: lanes of one producer each */
+#define GP_RING_VERSION       6
 #define GP_RING_DEFAULT_SLOTS (1u << 18) /* 16 MiB */
 #define GP_RING_PREREAD       (1u << 20) /* bytes read into the page cache at creation */
+#define GP_RING_LANES         8          /* lanes of one producer each (at most) */
+#define GP_RING_LANES_MIN     1024       /* a ring of fewer slots has no lanes */
+#define GP_LANE_STACK         64         /* a lane's open ranges kept in the file */
 
 typedef struct gp_ring_slot {
 	/* the position + 1 of the record last published here, less the slot's index
@@ -37,6 +51,29 @@ typedef struct gp_ring_slot {
 	gp_event_t ev;
 	uint64_t pad;
 } gp_ring_slot_t;
+
+/* A range pushed on a lane's thread and not yet popped (level = its index in open[]) */
+typedef struct gp_lane_open {
+	uint64_t ts; /* 0: not a paired range (the lane was taken above it) */
+	uint32_t name;
+	uint32_t pad;
+	uint64_t payload, color;
+} gp_lane_open_t;
+
+/* One producer's lane: owner, head, depth and open[] written by the thread that owns it
+ * (taken with a CAS on owner, given back with owner 0); tail by the consumer alone. head
+ * moves only once the record before it is written: a lane has no claimed slot to wait
+ * for or to skip. */
+typedef struct gp_ring_lane {
+	_Atomic uint32_t owner; /* the owning thread's record tid; 0: free */
+	char pad0[60];
+	_Atomic uint64_t head __attribute__((aligned(64)));
+	_Atomic uint32_t depth; /* entries of open[] in use */
+	char pad1[52];
+	_Atomic uint64_t tail __attribute__((aligned(64)));
+	char pad2[56];
+	gp_lane_open_t open[GP_LANE_STACK];
+} gp_ring_lane_t;
 
 typedef struct gp_ring_hdr {
 	uint64_t magic;
@@ -76,6 +113,11 @@ typedef struct gp_ring_hdr {
 	char pad1[56];
 	_Atomic uint64_t tail __attribute__((aligned(64)));
 	char pad2[56];
+	/* lanes: nlanes (0: none) of lane_slots slots each; their gp_ring_lane_t array at
+	 * lanes_off (after the shared slots), their slots after it from the next page */
+	uint32_t nlanes;
+	uint32_t lane_slots;
+	uint64_t lanes_off;
 } gp_ring_hdr_t;
 
 #define GP_RING_DATA_OFF 4096
@@ -97,12 +139,26 @@ typedef struct gp_ring {
 	/* producer: fault the ring's pages in ahead of its first lap (gp_ring_prefault_init) */
 	_Atomic bool prefault;
 	bool prefetchw; /* producer: the CPU has PREFETCHW (CPUID 80000001h ECX bit 8) */
+	/* lanes (0 of them in a ring without) */
+	unsigned nlanes;
+	gp_ring_lane_t *lanes;
+	gp_ring_slot_t *lslots; /* lane k's slots: lslots + k * (lmask + 1) */
+	uint64_t lmask;
+	uint64_t lwake_mask;         /* producer: tick at every quarter of a lane */
+	uint64_t lrd[GP_RING_LANES]; /* consumer: as rd, a lane's */
+	uint32_t id; /* this process's mapping of it, numbered (a thread's lane names its
+	              * ring by it: a ring mapped later may land at the same address) */
 } gp_ring_t;
 
 /* Create the ring file at path (O_EXCL, mode 0600) with its space reserved up front
  * (posix_fallocate) so that a full spool fails here, in the agent, and never later as a
  * SIGBUS inside the application. nslots must be a power of two. */
 int gp_ring_create(gp_ring_t *ring, const char *path, uint64_t nslots);
+/* The same with nlanes lanes of lane_slots slots (a power of two, at least 64); nlanes
+ * 0: none. gp_ring_create gives a ring of GP_RING_LANES_MIN slots or more 8 lanes of a
+ * thirty-second of its slots each (8 192 of the default's 262 144: 4 MiB more). */
+int gp_ring_create_lanes(gp_ring_t *ring, const char *path, uint64_t nslots, unsigned nlanes,
+                         uint64_t lane_slots);
 /* Map an existing ring (the injected library, salvage). Validates the header. */
 int gp_ring_attach(gp_ring_t *ring, const char *path);
 void gp_ring_detach(gp_ring_t *ring);
@@ -188,6 +244,48 @@ static inline bool gp_ring_push(gp_ring_t *ring, const gp_event_t *ev)
 	s->ev = *ev;
 	gp_ring_publish(ring, pos);
 	return true;
+}
+
+/* Producer side, lanes. Take a free lane for the calling thread, whose record tid is
+ * owner (never 0): its index, or -1 when none is free (the thread writes to the shared
+ * slots). The thread is the lane's only writer until it gives it back. */
+int gp_ring_lane_claim(gp_ring_t *ring, uint32_t owner);
+/* Give lane k back (its thread ends): ranges still open on it are written to the shared
+ * slots as pushes first (the thread ended inside them). */
+void gp_ring_lane_release(gp_ring_t *ring, unsigned k);
+/* What a producer does at each quarter of a lane: out of line. */
+void gp_ring_lane_tick(gp_ring_t *ring);
+
+static inline gp_ring_slot_t *gp_lane_slot(const gp_ring_t *ring, unsigned k, uint64_t pos)
+{
+	return &ring->lslots[(uint64_t)k * (ring->lmask + 1) + (pos & ring->lmask)];
+}
+
+/* Write one record into lane k, whose owner calls this: claim its slot (NULL when the
+ * lane is full: the caller sends the record to the shared slots), fill the record in
+ * place, publish it. *lim is the owner's cached limit (the consumer's tail plus the
+ * lane's size, read again only when the head reaches it: the consumer's line is fetched
+ * once in a while, not at every record). */
+static inline gp_event_t *gp_ring_lane_claim_slot(gp_ring_t *ring, unsigned k, uint64_t *lim,
+                                                  uint64_t *posp)
+{
+	gp_ring_lane_t *l = &ring->lanes[k];
+	uint64_t pos = atomic_load_explicit(&l->head, memory_order_relaxed);
+	if (pos - *lim < (1ull << 63)) { /* pos >= lim: look at the consumer's tail again */
+		*lim = atomic_load_explicit(&l->tail, memory_order_acquire) + ring->lmask + 1;
+		if (pos - *lim < (1ull << 63))
+			return NULL;
+	}
+	*posp = pos;
+	return &gp_lane_slot(ring, k, pos)->ev;
+}
+
+static inline void gp_ring_lane_publish(gp_ring_t *ring, unsigned k, uint64_t pos)
+{
+	/* release: the record before the head that says it is there */
+	atomic_store_explicit(&ring->lanes[k].head, pos + 1, memory_order_release);
+	if (!(pos & ring->lwake_mask) && ring->lwake_mask)
+		gp_ring_lane_tick(ring);
 }
 
 static inline void gp_ring_lost(gp_ring_t *ring, unsigned cause, uint64_t n)

@@ -63,6 +63,8 @@ static bool implausible(const rank_data_t *d, const gp_event_t *e)
 	case GP_EV_ALLOC:
 	case GP_EV_FREE:
 		return ts_outside(d, e->ts) || e->b > GP_BYTES_MAX;
+	case GP_EV_NVTX_RANGE:
+		return ts_outside(d, e->ts) || e->ts + e->b < e->ts || ts_outside(d, e->ts + e->b);
 	default:
 		return ts_outside(d, e->ts);
 	}
@@ -127,7 +129,8 @@ static void feed_nvtx(rank_data_t *d, gp_rank_t *r, const gp_event_t *e)
 		open_t o = {.start = e->ts,
 		            .name = (uint32_t)e->a,
 		            .tid = e->tid,
-		            .domain = (uint32_t)e->b};
+		            .domain = (uint32_t)e->b,
+		            .level = e->u16};
 		push_open(d, &o);
 		break;
 	}
@@ -135,14 +138,25 @@ static void feed_nvtx(rank_data_t *d, gp_rank_t *r, const gp_event_t *e)
 		open_t o;
 		uint32_t depth;
 		if (pop_open(d, e->tid, (uint32_t)e->b, &o, &depth)) {
+			/* a push that says its level: the ranges below it may be in range
+			 * records (a thread's lane), which never were on this stack */
 			range_t rg = {.start = o.start,
 			              .end = e->ts,
 			              .name = o.name,
 			              .tid = e->tid,
-			              .depth = depth,
+			              .depth = o.level ? o.level - 1 : depth,
 			              .domain = o.domain};
 			add_range(d, r, &rg);
 		}
+		break;
+	}
+	case GP_EV_NVTX_RANGE: { /* a push and its pop in one record, default domain */
+		range_t rg = {.start = e->ts,
+		              .end = e->ts + e->b,
+		              .name = (uint32_t)e->a,
+		              .tid = e->tid,
+		              .depth = e->u16};
+		add_range(d, r, &rg);
 		break;
 	}
 	case GP_EV_NVTX_START: {
@@ -387,12 +401,15 @@ void gp_rd_feed(rank_data_t *d, gp_rank_t *r, const gp_event_t *e)
 	if (e->ts > d->last_ts)
 		d->last_ts =
 		    e->ts + ((e->type >= GP_EV_KERNEL && e->type <= GP_EV_SYNC) ? e->a : 0);
+	if (e->type == GP_EV_NVTX_RANGE && e->ts + e->b > d->last_ts)
+		d->last_ts = e->ts + e->b; /* its end (plausible: implausible() says) */
 typed:
 	switch (e->type) {
 	case GP_EV_NVTX_PUSH:
 	case GP_EV_NVTX_POP:
 	case GP_EV_NVTX_START:
 	case GP_EV_NVTX_END:
+	case GP_EV_NVTX_RANGE:
 		feed_nvtx(d, r, e);
 		break;
 	case GP_EV_KERNEL:

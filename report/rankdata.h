@@ -58,6 +58,7 @@ typedef struct mem {
 typedef struct open_range {
 	uint64_t start;
 	uint32_t name, tid, domain;
+	uint32_t level; /* a push's level + 1 as recorded (0: not recorded: the stack's) */
 	uint64_t id;
 } open_t;
 typedef VEC(open_t) open_stack_t;

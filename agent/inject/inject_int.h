@@ -97,6 +97,12 @@ extern gp_inj_state_t gp_inj;
 typedef struct gp_inj_thr {
 	uint32_t tid;
 	int depth[2];
+	/* lane: the thread's lane of the ring (common/ring.h; -1: none, the shared slots),
+	 * taken at an outermost push of the default domain for the ring numbered lane_ring
+	 * (another ring, a forked child's: taken again); lane_lim: gp_ring_lane_push's */
+	int lane;
+	uint32_t lane_ring;
+	uint64_t lane_lim;
 } gp_inj_thr_t;
 extern __thread gp_inj_thr_t gp_inj_thr GP_INJ_TLS;
 /* &gp_inj_thr, taken once: GCC would otherwise call __tls_get_addr again at each use

@@ -8,8 +8,10 @@
 #include "clock.h"
 #include "modes.h"
 
+#include <pthread.h>
 #include <stdatomic.h>
 #include <string.h>
+#include <unistd.h>
 
 #define NVTX_NO_IMPL
 #include <nvtx3/nvToolsExt.h>
@@ -66,9 +68,70 @@ static uint32_t attr_name(const nvtxEventAttributes_t *a)
 
 #define MAX_DEPTH 4096 /* runaway nesting: deeper pushes are counted, not recorded */
 
+/* A thread's lane of the ring is given back when the thread ends (a key's destructor),
+ * for the next thread: a program that starts threads by the thousand uses the lanes
+ * over again. */
+static pthread_key_t lane_key;
+static pthread_once_t lane_once = PTHREAD_ONCE_INIT;
+static bool lane_key_ok;
+
+static void lane_end(void *ring_id)
+{
+	gp_inj_thr_t *t = gp_inj_thr_get();
+	if (t->lane >= 0 && t->lane_ring == (uint32_t)(uintptr_t)ring_id &&
+	    t->lane_ring == gp_inj.ring.id && getpid() == gp_inj.owner)
+		gp_ring_lane_release(&gp_inj.ring, (unsigned)t->lane);
+	t->lane = -1;
+}
+
+static void lane_key_make(void)
+{
+	lane_key_ok = pthread_key_create(&lane_key, lane_end) == 0;
+}
+
+/* The thread's first outermost push into this ring: a lane of its own, if one is free
+ * (out of line: once a thread and ring). */
+static __attribute__((noinline)) void lane_take(gp_inj_thr_t *t, uint32_t tid)
+{
+	gp_ring_t *r = &gp_inj.ring;
+	/* a lane of another ring (a forked child's parent's) is not given back here: it is
+	 * that ring's other process's */
+	t->lane = -1;
+	t->lane_ring = r->id;
+	if (!r->hdr || !r->nlanes)
+		return;
+	pthread_once(&lane_once, lane_key_make);
+	if (!lane_key_ok)
+		return; /* no way to give it back when the thread ends: the shared slots */
+	int k = gp_ring_lane_claim(r, tid);
+	if (k >= 0 && pthread_setspecific(lane_key, (void *)(uintptr_t)r->id) != 0) {
+		gp_ring_lane_release(r, (unsigned)k);
+		k = -1;
+	}
+	t->lane = k;
+	t->lane_lim = 0;
+}
+
+/* The lane a push or pop at level of the default domain keeps its range in, or -1: a
+ * thread's lane is taken only at an outermost push, so every level above it was pushed
+ * with the lane in place, and a pop finds its push where it left it. */
+static inline int lane_of(gp_inj_thr_t *t, int level, uint32_t tid, bool push)
+{
+	if (__builtin_expect(t->lane_ring != gp_inj.ring.id, 0)) {
+		if (!push || level)
+			return -1; /* a ring changed under an open range: the shared slots */
+		lane_take(t, tid);
+	}
+	return level < GP_LANE_STACK ? t->lane : -1;
+}
+
 /* push and pop are the hottest calls of the library (a program may make millions): the
- * thread's state is reached through one TLS lookup, and the record is written straight
- * into its ring slot, not built on the stack and copied (bench/nvtx-cost.sh). */
+ * thread's state is reached through one TLS lookup. A push of the default domain on a
+ * thread with a lane writes its start into the lane's open[] (in the ring's file: a
+ * program that dies inside it still shows it open) and nothing into the ring; its pop
+ * writes the range as one record into the lane, with no locked instruction. Other
+ * domains, threads without a lane and ranges nested 64 deep write a push and a pop
+ * record straight into their shared slots (bench/nvtx-cost.sh). */
 static int push_common(uint32_t domain, uint32_t name, const nvtxEventAttributes_t *a)
 {
 	gp_inj_thr_t *t = gp_inj_thr_get();
@@ -82,16 +145,27 @@ static int push_common(uint32_t domain, uint32_t name, const nvtxEventAttributes
 		return level;
 	uint32_t tid = gp_inj_thr_tid(t);
 	uint64_t ts = gp_clock_ns(), pos;
-	gp_ring_slot_t *s = gp_ring_claim(&gp_inj.ring, &pos);
-	if (s) {
-		s->ev = (gp_event_t){.type = GP_EV_NVTX_PUSH,
-		                     .tid = tid,
-		                     .ts = ts,
-		                     .a = name,
-		                     .b = domain,
-		                     .c = a ? payload(a) : 0,
-		                     .d = a ? color_cat(a) : 0};
-		gp_ring_publish(&gp_inj.ring, pos);
+	int k = domain ? -1 : lane_of(t, level, tid, true);
+	if (k >= 0) {
+		gp_ring_lane_t *l = &gp_inj.ring.lanes[k];
+		l->open[level] = (gp_lane_open_t){.ts = ts,
+		                                  .name = name,
+		                                  .payload = a ? payload(a) : 0,
+		                                  .color = a ? color_cat(a) : 0};
+		atomic_store_explicit(&l->depth, (uint32_t)level + 1, memory_order_relaxed);
+	} else {
+		gp_ring_slot_t *s = gp_ring_claim(&gp_inj.ring, &pos);
+		if (s) {
+			s->ev = (gp_event_t){.type = GP_EV_NVTX_PUSH,
+			                     .u16 = (uint16_t)(level + 1),
+			                     .tid = tid,
+			                     .ts = ts,
+			                     .a = name,
+			                     .b = domain,
+			                     .c = a ? payload(a) : 0,
+			                     .d = a ? color_cat(a) : 0};
+			gp_ring_publish(&gp_inj.ring, pos);
+		}
 	}
 	if (level == 0 && domain == 0 &&
 	    atomic_load_explicit(&gp_inj.cap_live, memory_order_relaxed))
@@ -109,10 +183,39 @@ static int pop_common(uint32_t domain)
 		return level;
 	uint32_t tid = gp_inj_thr_tid(t);
 	uint64_t ts = gp_clock_ns(), pos;
-	gp_ring_slot_t *s = gp_ring_claim(&gp_inj.ring, &pos);
-	if (s) {
-		s->ev = (gp_event_t){.type = GP_EV_NVTX_POP, .tid = tid, .ts = ts, .b = domain};
-		gp_ring_publish(&gp_inj.ring, pos);
+	int k = domain ? -1 : lane_of(t, level, tid, false);
+	if (k >= 0) {
+		gp_ring_lane_t *l = &gp_inj.ring.lanes[k];
+		const gp_lane_open_t *o = &l->open[level];
+		/* open no more before the record is there: a death between the two loses this
+		 * one range, where the other order would show it twice */
+		atomic_store_explicit(&l->depth, (uint32_t)level, memory_order_relaxed);
+		gp_event_t *e =
+		    gp_ring_lane_claim_slot(&gp_inj.ring, (unsigned)k, &t->lane_lim, &pos);
+		gp_ring_slot_t *s = NULL;
+		if (!e && (s = gp_ring_claim(&gp_inj.ring, &pos))) /* a full lane: shared slots */
+			e = &s->ev;
+		if (e) {
+			*e = (gp_event_t){.type = GP_EV_NVTX_RANGE,
+			                  .u16 = (uint16_t)level,
+			                  .tid = tid,
+			                  .ts = o->ts,
+			                  .a = o->name,
+			                  .b = ts - o->ts,
+			                  .c = o->payload,
+			                  .d = o->color};
+			if (s)
+				gp_ring_publish(&gp_inj.ring, pos);
+			else
+				gp_ring_lane_publish(&gp_inj.ring, (unsigned)k, pos);
+		}
+	} else {
+		gp_ring_slot_t *s = gp_ring_claim(&gp_inj.ring, &pos);
+		if (s) {
+			s->ev =
+			    (gp_event_t){.type = GP_EV_NVTX_POP, .tid = tid, .ts = ts, .b = domain};
+			gp_ring_publish(&gp_inj.ring, pos);
+		}
 	}
 	if (level == 0 && domain == 0)
 		gp_marker_step_end(ts);

@@ -337,6 +337,8 @@ void gp_inj_child_attach(void)
 	gp_inj.owner = getpid();
 	gp_inj_intern_reset(); /* its parent's names are not in its file */
 	gp_inj_thr.depth[0] = gp_inj_thr.depth[1] = 0;
+	gp_inj_thr.lane = -1; /* its parent's lane is its parent's */
+	gp_inj_thr.lane_ring = 0;
 	if (proc_ring_setup(ring, own_rank(), getpid()) < 0) {
 		gp_ring_lost(&gp_inj.ring, GP_LOSS_PROCESSES, 1);
 		gp_ring_detach(&gp_inj.ring);

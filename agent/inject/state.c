@@ -4,4 +4,4 @@
 #include "inject_int.h"
 
 gp_inj_state_t gp_inj;
-__thread gp_inj_thr_t gp_inj_thr;
+__thread gp_inj_thr_t gp_inj_thr = {.lane = -1}; /* no lane until one is taken */

@@ -257,8 +257,9 @@ if mount -t tmpfs -o size=64k tmpfs "$T/spool" 2>/dev/null; then
 	grep -q "lost: 1 no event ring could be made" rep2.txt && ! grep -q "nothing dropped" rep2.txt
 	ok $? "no ring: the report says the program was not observed, not 'complete'"
 	umount "$T/spool"
-	# room for the ring and a few hundred KiB of rank file: the spool fills mid-run
-	mount -t tmpfs -o size=16800k tmpfs "$T/spool"
+	# room for the ring (16 MiB of shared slots, 4 MiB of lanes: 20 504 KiB) and a few
+	# hundred KiB of rank file: the spool fills mid-run
+	mount -t tmpfs -o size=20916k tmpfs "$T/spool"
 	GPUPROF_MODES=nvtx TMPDIR=$T/spool "$B/gpuprof" run --output="$T/out3" -- sh -c "'$B/tests/nvtx/nvtx_client' names >/dev/null; exit 5" 2>err4.txt; rc=$?
 	ok $(( rc == 5 ? 0 : 1 )) "spool full mid-run: exit status kept ($rc)"
 	"$B/gpuprof" report --format=json "$T/out3" >rep3.json 2>/dev/null
@@ -275,7 +276,7 @@ PY
 	# went uncounted: 112 355 of 600 000, and the report said complete). What the program
 	# produces (ranges, their names, its thread) is counted from a run with room.
 	GPUPROF_MODES=nvtx TMPDIR=$T "$B/gpuprof" run --output="$T/out6" -- "$B/tests/nvtx/nvtx_client" names >/dev/null 2>&1
-	mount -t tmpfs -o size=16800k tmpfs "$T/spool"
+	mount -t tmpfs -o size=20916k tmpfs "$T/spool"
 	GPUPROF_MODES=nvtx TMPDIR=$T/spool "$B/gpuprof" run --output="$T/out5" -- "$B/tests/nvtx/nvtx_client" names >/dev/null 2>&1
 	umount "$T/spool"
 	for o in 5 6; do
@@ -286,7 +287,7 @@ PY
 import json, re, sys
 def acct(rep, dump):
     l = json.load(open(rep))["ranks"][0]["quality"]["losses"]
-    rec = sum(int(x) for x in re.findall(r"^count (?:nvtx_push|nvtx_pop|string|thread) (\d+)", open(dump).read(), re.M))
+    rec = sum(int(x) for x in re.findall(r"^count (?:nvtx_push|nvtx_pop|nvtx_range|string|thread) (\d+)", open(dump).read(), re.M))
     return rec, l.get("write_failed", 0), l.get("ring_full", 0)
 rec, wf, rf = acct(sys.argv[1], sys.argv[2])
 rec6, wf6, rf6 = acct(sys.argv[3], sys.argv[4])

@@ -1,5 +1,5 @@
 /* The shared ring: multi-producer ordering per producer, overflow drops, crash salvage,
- * the producer's wake-up of a sleeping agent. */
+ * the producer's wake-up of a sleeping agent; its lanes of one producer each. */
 #include "config.h"
 #include "ring.h"
 #include "tap.h"
@@ -7,6 +7,7 @@
 #include <pthread.h>
 #include <signal.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -138,9 +139,10 @@ static long mapped_kib(const void *addr)
 static void prefault_tests(const char *path)
 {
 	gp_ring_t c, r;
-	const long total = (4096 + 4096 * 64) / 1024; /* header page + 4 096 slots, KiB */
 	ok(gp_ring_create(&c, path, 4096) == 0 && gp_ring_attach(&r, path) == 0,
 	   "a ring and a fresh mapping of it");
+	/* header page, 4 096 shared slots, the lanes' headers and slots (KiB) */
+	const long total = (long)(r.maplen / 1024);
 	gp_ring_prefault_init(&r);
 	push_n(&r, 200); /* under 256, a sixteenth */
 	usleep(200000);
@@ -159,6 +161,219 @@ static void prefault_tests(const char *path)
 	gp_ring_detach(&r);
 	gp_ring_detach(&c);
 	unlink(path);
+}
+
+/* ---- lanes: one producer each, ranges in one record, open ranges kept in the file ---- */
+
+static gp_ring_t lring;
+static _Atomic int lanes_done;
+#define LANE_N 100000
+
+static void lane_put(gp_ring_t *r, unsigned k, uint64_t *lim, const gp_event_t *ev)
+{
+	uint64_t pos;
+	gp_event_t *e = gp_ring_lane_claim_slot(r, k, lim, &pos);
+	if (e) {
+		*e = *ev;
+		gp_ring_lane_publish(r, k, pos);
+	} else { /* a full lane: the shared slots, as nvtx.c does */
+		gp_ring_push(r, ev);
+	}
+}
+
+static void *lane_producer(void *arg)
+{
+	unsigned owner = (unsigned)(uintptr_t)arg;
+	int k = gp_ring_lane_claim(&lring, owner);
+	uint64_t lim = 0;
+	for (uint64_t i = 0; i < LANE_N && k >= 0; i++) {
+		gp_event_t e = {
+		    .type = GP_EV_NVTX_RANGE, .tid = owner, .ts = i + 1, .a = i, .b = 5};
+		lane_put(&lring, (unsigned)k, &lim, &e);
+	}
+	if (k >= 0)
+		gp_ring_lane_release(&lring, (unsigned)k);
+	atomic_fetch_add(&lanes_done, 1);
+	return (void *)(intptr_t)k;
+}
+
+/* Records a writer put in a rank file, read back: counts by type into n[] */
+static uint64_t read_back(const char *file, uint64_t *n, gp_event_t *last_push)
+{
+	gp_rf_reader_t *rd;
+	char err[256];
+	gp_event_t e;
+	uint64_t all = 0;
+	if (gp_rf_open(file, &rd, err, sizeof(err)) < 0)
+		return 0;
+	while (gp_rf_next(rd, &e) > 0) {
+		if (e.type < GP_EV_MAX)
+			n[e.type]++;
+		if (e.type == GP_EV_NVTX_PUSH && last_push)
+			*last_push = e;
+		all++;
+	}
+	gp_rf_close(rd);
+	return all;
+}
+
+static gp_rf_writer_t *writer_at(const char *file)
+{
+	unlink(file);
+	int fd = open(file, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	return fd < 0 ? NULL : gp_rf_writer_create(fd, "job=1\n", 0);
+}
+
+static void lane_tests(const char *path)
+{
+	char file[96];
+	snprintf(file, sizeof(file), "%s.gpr", path);
+	unlink(path);
+	ok(gp_ring_create_lanes(&lring, path, 1024, 9, 64) == -1 &&
+	       gp_ring_create_lanes(&lring, path, 1024, 2, 48) == -1,
+	   "lanes: more than %d, or a lane not a power of two of 64 slots or more, refused",
+	   GP_RING_LANES);
+	ok(gp_ring_create_lanes(&lring, path, 1024, 4, 256) == 0 && lring.nlanes == 4,
+	   "a ring of 1 024 shared slots and 4 lanes of 256");
+	gp_ring_detach(&lring);
+	ok(gp_ring_attach(&lring, path) == 0 && lring.nlanes == 4 && lring.lmask == 255,
+	   "attached, its lanes read from its header");
+
+	/* claim and release */
+	int k1 = gp_ring_lane_claim(&lring, 11), k2 = gp_ring_lane_claim(&lring, 12);
+	int k3 = gp_ring_lane_claim(&lring, 13), k4 = gp_ring_lane_claim(&lring, 14);
+	ok(k1 >= 0 && k2 >= 0 && k3 >= 0 && k4 >= 0 && k1 != k2 && k3 != k4 && k1 != k4 &&
+	       gp_ring_lane_claim(&lring, 15) == -1 && gp_ring_lane_claim(&lring, 0) == -1,
+	   "four owners, four lanes; a fifth has none (the shared slots); owner 0 refused");
+	gp_ring_lane_release(&lring, (unsigned)k2);
+	ok(gp_ring_lane_claim(&lring, 16) == k2, "a lane given back is taken by the next thread");
+	for (int k = 0; k < 4; k++)
+		gp_ring_lane_release(&lring, (unsigned)k);
+
+	/* 4 producers on lanes of 256 slots while the consumer drains: every record, each
+	 * lane's in order, the overflow in the shared slots */
+	pthread_t th[4];
+	for (uintptr_t i = 0; i < 4; i++)
+		pthread_create(&th[i], NULL, lane_producer, (void *)(i + 1));
+	uint64_t got = 0, lane_bad = 0, next[5] = {0}, shared = 0, drops0 = lring.hdr->drops;
+	uint64_t rd[4] = {0};
+	for (bool last = false;;) {
+		bool done = atomic_load(&lanes_done) == 4; /* then one more pass takes the rest */
+		for (unsigned k = 0; k < 4; k++) {
+			uint64_t head =
+			    atomic_load_explicit(&lring.lanes[k].head, memory_order_acquire);
+			for (; rd[k] != head; rd[k]++, got++) {
+				gp_event_t e = gp_lane_slot(&lring, k, rd[k])->ev;
+				if (e.tid < 1 || e.tid > 4 || e.a < next[e.tid])
+					lane_bad++;
+				else
+					next[e.tid] = e.a + 1;
+			}
+			atomic_store_explicit(&lring.lanes[k].tail, rd[k], memory_order_release);
+		}
+		for (;;) {
+			uint64_t pos = atomic_load(&lring.hdr->tail);
+			if (gp_slot_seq(&lring, pos, memory_order_acquire) != pos + 1)
+				break;
+			atomic_store_explicit(&lring.hdr->tail, pos + 1, memory_order_release);
+			got++;
+			shared++;
+		}
+		if (last)
+			break;
+		last = done;
+	}
+	uint64_t dropped = lring.hdr->drops - drops0;
+	int claimed = 0;
+	for (int i = 0; i < 4; i++) {
+		void *rv;
+		pthread_join(th[i], &rv);
+		claimed += (intptr_t)rv >= 0;
+	}
+	ok(claimed == 4 && got + dropped == 4ull * LANE_N && lane_bad == 0 && got > 0,
+	   "4 lanes x %d records with the consumer draining: %llu taken, each lane's in its "
+	   "order (%llu through the shared slots while a lane was full, %llu dropped there)",
+	   LANE_N, (unsigned long long)got, (unsigned long long)shared,
+	   (unsigned long long)dropped);
+
+	/* a full lane: nothing written past it until the consumer takes some */
+	int k = gp_ring_lane_claim(&lring, 21);
+	uint64_t lim = 0, pos, n = 0;
+	while (gp_ring_lane_claim_slot(&lring, (unsigned)k, &lim, &pos))
+		gp_ring_lane_publish(&lring, (unsigned)k, pos), n++;
+	ok(n == 256, "a lane holds its 256 records, then says it is full (%llu)",
+	   (unsigned long long)n);
+	gp_rf_writer_t *w = writer_at(file);
+	lring.rd_set = false;
+	long moved = w ? gp_ring_drain(&lring, w, false, NULL) : -1;
+	gp_ring_commit(&lring, w);
+	ok(moved == 256 && gp_ring_lane_claim_slot(&lring, (unsigned)k, &lim, &pos) != NULL,
+	   "drained (%ld records) and released: the lane takes records again", moved);
+
+	/* ranges left open: the thread ends inside two (given back: pushes in the shared
+	 * slots); the process dies inside three (the forced drain writes them) */
+	gp_ring_lane_t *l = &lring.lanes[k];
+	l->open[0] = (gp_lane_open_t){.ts = 1000, .name = 7};
+	l->open[1] = (gp_lane_open_t){.ts = 2000, .name = 8, .payload = 42};
+	atomic_store(&l->depth, 2);
+	gp_ring_lane_release(&lring, (unsigned)k);
+	uint64_t cnt[GP_EV_MAX] = {0};
+	gp_ring_drain(&lring, w, true, NULL);
+	gp_rf_writer_close(w, false);
+	gp_event_t last = {0};
+	read_back(file, cnt, &last);
+	ok(cnt[GP_EV_NVTX_PUSH] == 2 && last.ts == 2000 && last.u16 == 2 && last.c == 42 &&
+	       last.tid == 21 && atomic_load(&l->depth) == 0 && atomic_load(&l->owner) == 0,
+	   "a thread that ends inside two ranges: they are pushes, with their levels (%llu)",
+	   (unsigned long long)cnt[GP_EV_NVTX_PUSH]);
+	gp_ring_detach(&lring);
+
+	pid_t pid = fork();
+	if (pid == 0) {
+		gp_ring_t r2;
+		if (gp_ring_attach(&r2, path) < 0)
+			_exit(2);
+		int c = gp_ring_lane_claim(&r2, 77);
+		uint64_t lm = 0;
+		for (int i = 0; i < 100 && c >= 0; i++) {
+			gp_event_t e = {.type = GP_EV_NVTX_RANGE, .tid = 77, .ts = 10 + i, .b = 1};
+			lane_put(&r2, (unsigned)c, &lm, &e);
+		}
+		for (unsigned i = 0; i < 3 && c >= 0; i++) {
+			r2.lanes[c].open[i] = (gp_lane_open_t){.ts = 5000 + i, .name = 9};
+			atomic_store(&r2.lanes[c].depth, i + 1);
+		}
+		raise(SIGKILL);
+	}
+	int st;
+	waitpid(pid, &st, 0);
+	memset(cnt, 0, sizeof(cnt));
+	w = writer_at(file);
+	ok(WIFSIGNALED(st) && gp_ring_attach(&lring, path) == 0 && w &&
+	       gp_ring_drain(&lring, w, false, NULL) == 100,
+	   "a producer killed on its lane: its 100 records are there");
+	ok(gp_ring_drain(&lring, w, true, NULL) == 3 && gp_ring_drain(&lring, w, true, NULL) == 0,
+	   "the forced drain writes the 3 ranges it died inside, once");
+	gp_rf_writer_close(w, false);
+	read_back(file, cnt, &last);
+	ok(cnt[GP_EV_NVTX_RANGE] == 100 && cnt[GP_EV_NVTX_PUSH] == 3 && last.ts == 5002 &&
+	       last.u16 == 3 && last.tid == 77,
+	   "in the rank file: 100 ranges, 3 pushes open at the death, innermost at level 3");
+	gp_ring_detach(&lring);
+
+	/* a header that lies about its lanes is refused */
+	int fd = open(path, O_RDWR);
+	gp_ring_hdr_t h;
+	if (fd >= 0 && pread(fd, &h, sizeof(h), 0) == (ssize_t)sizeof(h)) {
+		h.nlanes = 200;
+		(void)!pwrite(fd, &h, sizeof(h), 0);
+	}
+	if (fd >= 0)
+		close(fd);
+	ok(gp_ring_attach(&lring, path) == -1 && errno == EINVAL,
+	   "a ring whose header says 200 lanes is refused");
+	unlink(path);
+	unlink(file);
 }
 
 int main(void)
@@ -233,6 +448,7 @@ int main(void)
 
 	wake_tests(path);
 	prefault_tests(path);
+	lane_tests(path);
 
 	ok(gp_ring_create(&ring, "/proc/nope/ring", 1024) == -1, "create in a bad place fails");
 	ok(gp_ring_create(&ring, path, 1000) == -1, "slot count must be a power of two");
