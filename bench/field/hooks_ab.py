@@ -6,7 +6,9 @@ between step ends) and prints the median step with the hooks in, without them, a
 difference: what the hooks cost this loop, all effects included, against the report's
 figure. Without the hooks gpuprof sees no step, so run it with a single window
 (GPUPROF_CAPTURE=sampled=20/100000: the first window, then none): the steady state between
-windows is the default's. PyTorch 2 (global hooks)."""
+windows is the default's. PyTorch 2 (global hooks). AA=1: the hooks stay in through every
+block (the same bookkeeping), so hooks_us is the method's own floor: what two sets of
+blocks of one loop differ by when nothing differs."""
 import os
 import sys
 
@@ -20,6 +22,7 @@ STEPS = int(os.environ.get("STEPS", "1200"))
 BLOCK = int(os.environ.get("BLOCK", "25"))
 AB_FROM = int(os.environ.get("AB_FROM", "100"))
 big = os.environ.get("BIG") == "1"
+aa = os.environ.get("AA") == "1"
 dim, batch = (8192, 8192) if big else (4096, 64)
 torch.manual_seed(0)
 layers = []
@@ -38,7 +41,7 @@ for i in range(STEPS):
     if on and not pre:
         pre.update(saved[0])
         post.update(saved[1])
-    elif not on and pre:
+    elif not on and pre and not aa:
         pre.clear()
         post.clear()
     own0 = gp._s.own_ns if gp else 0
@@ -63,7 +66,7 @@ for i in range(AB_FROM + 1, STEPS):
         continue
     (on_ms if hooked[i] else off_ms).append(ev[i - 1].elapsed_time(ev[i]))
 n_on = sum(1 for i in range(AB_FROM + 1, STEPS) if hooked[i])
-truth(framework="seed mlp hooks a/b" + (" big" if big else ""), steps=STEPS, block=BLOCK,
+truth(framework="seed mlp hooks " + ("a/a" if aa else "a/b") + (" big" if big else ""), steps=STEPS, block=BLOCK,
       on_ms_median=round(med(on_ms), 5), off_ms_median=round(med(off_ms), 5),
       hooks_us=round((med(on_ms) - med(off_ms)) * 1000, 2),
       own_us_mean_on=round(own_on / n_on / 1000, 2) if n_on else None,

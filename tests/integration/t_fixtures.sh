@@ -168,6 +168,17 @@ for n, most in (("field-seed-own", 2.0), ("field-seed-fast", 1.0)):
     check(abs(o["pct_of_step"] - o["us_per_step"] / 10 / r["steps"]["median_ms"]) < 0.001 and near(r["steps"]["median_ms"], t["step_ms_median"], 0.03), "%s: %.3f %% of the headline %.3f ms (the program's median %.3f)" % (n, o["pct_of_step"], r["steps"]["median_ms"], t["step_ms_median"]))
     # session 17's ctypes call (1.09 %); session 18's C extension (0.78 %): the 1 % goal
     check(0 < o["pct_of_step"] <= most, "%s: own %.3f %% of the step (at most %s)" % (n, o["pct_of_step"], most))
+# ring v6: every range of the C step is one record from its thread's lane (216 = 24 steps
+# x 9 ranges, no push or pop), nested as the program nests them, kernels inside them; the
+# headline against the program's own synchronised step (it diverged: exit 3, its truth)
+j = json.load(open("%s/lanes.json" % T)); r = j["ranks"][0]
+t = {l.split()[0]: float(l.split()[1]) for l in open("%s/lanes/TRUTH" % F) if l[:1] != "#"}
+cnt = {l.split()[1]: int(l.split()[2]) for l in subprocess.run([B + "/gpuprof", "dump", "%s/lanes/step0/rank0.gpr" % F], capture_output=True, text=True).stdout.splitlines() if l.startswith("count ")}
+check(cnt.get("nvtx_range") == t["nvtx_ranges"] and "nvtx_push" not in cnt and "nvtx_pop" not in cnt, "lanes: range records %s" % cnt)
+names = {n["name"]: n["count_all"] for n in j["nvtx"]}
+check(len(names) == 9 and set(names.values()) == {24} and r["steps"]["count"] == t["iterations"], "lanes: ranges %s, %s steps" % (names, r["steps"]["count"]))
+check(near(r["steps"]["median_ms"], t["synchronised_step_ms"], 0.01) and r["outcome"] == "exit 3", "lanes: headline %.4f ms against the program's %.4f (%s)" % (r["steps"]["median_ms"], t["synchronised_step_ms"], r["outcome"]))
+check(all(k["launched_in"] in names for k in j["kernels"]), "lanes: every kernel launched inside a range: %s" % sorted({k["launched_in"] for k in j["kernels"]}))
 # a leak of 1 MiB per step: its growth (tensors), its line
 j, t = load("field-leak"); f = [x for x in j["findings"] if x["id"] == "memory_leak"]
 check(f and "leak.py:17" in f[0]["title"] and "1.0 MiB per step" in f[0]["title"], "leak: %s" % (f and f[0]["title"]))
