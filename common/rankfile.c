@@ -474,9 +474,9 @@ int gp_rf_open(const char *path, gp_rf_reader_t **out, char *err, size_t errlen)
 		snprintf(err, errlen, "%s: not a gpuprof rank file (bad magic)", path);
 		goto fail;
 	}
-	if (ver != GP_RF_VERSION) {
-		snprintf(err, errlen, "%s: rank file version %u, this gpuprof reads %u", path, ver,
-		         GP_RF_VERSION);
+	if (ver < GP_RF_VERSION_MIN || ver > GP_RF_VERSION) {
+		snprintf(err, errlen, "%s: rank file version %u, this gpuprof reads %u to %u", path,
+		         ver, GP_RF_VERSION_MIN, GP_RF_VERSION);
 		goto fail;
 	}
 	if (len > GP_RF_HDR_MAX || !(p = at(r, 20, len)) || gp_crc32c(0, p, len) != crc) {

@@ -15,8 +15,11 @@
 
 #include "event.h"
 
-#define GP_RF_MAGIC         "GPUPROF1"
-#define GP_RF_VERSION       1
+#define GP_RF_MAGIC "GPUPROF1"
+/* 2: nvtx_range records (a push and its pop in one, from a thread's lane of the ring);
+ * a version-1 file is read as it always was */
+#define GP_RF_VERSION       2
+#define GP_RF_VERSION_MIN   1
 #define GP_RF_CHUNK_MAGIC   0x31435047u /* "GPC1" little-endian */
 #define GP_RF_CHUNK_RAW_MAX (512u * 1024u)
 #define GP_RF_HDR_MAX       65536

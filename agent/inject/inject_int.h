@@ -2,8 +2,10 @@
  * driver (CUDA_INJECTION64_PATH -> InitializeInjection, in cuInit), by every copy of nvtx3
  * (NVTX_INJECTION64_PATH -> InitializeInjectionNvtx2) and by the PyTorch integration
  * (gpuprof_fw_*). It writes events straight into the agent's shared ring: one CAS per
- * record, no lock, no allocation on the hot path, and what is published survives the
- * process's death. It never exits, aborts or blocks the application.
+ * record (an NVTX range of the default domain: one record at its pop into the thread's
+ * own lane, with no locked instruction), no lock, no allocation on the hot path, and
+ * what is published survives the process's death. It never exits, aborts or blocks the
+ * application.
  *
  * Its parts and what they share (nothing here leaves the library:
  * inject.map exports only the injection entry points and the framework integration's
@@ -26,7 +28,8 @@
  *   fw.c       the framework integration's calls (agent/python/_gpuprof.py, by ctypes)
  *   marker.c   step completion markers (marker.h)
  * The hot paths (NVTX push/pop, every ring write) use the static inline helpers below:
- * a relaxed `enabled` check first, one CAS into the ring, no lock, no allocation. */
+ * a relaxed `enabled` check first, one CAS into the ring (or a plain store into the
+ * thread's lane), no lock, no allocation. */
 #ifndef GP_INJECT_INT_H
 #define GP_INJECT_INT_H
 

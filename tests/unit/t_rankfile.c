@@ -155,6 +155,37 @@ int main(void)
 	ok(gp_rf_stats(r)->end_seen, "END written past the cap");
 	gp_rf_close(r);
 
+	/* versions: 1 (before nvtx_range records) is read, one from a later gpuprof refused
+	 * with both numbers; a range record comes back whole */
+	write_file(path, 10, 0);
+	uint32_t v;
+	fd = open(path, O_RDWR);
+	v = 1;
+	ok(pwrite(fd, &v, 4, 8) == 4 && gp_rf_open(path, &r, err, sizeof(err)) == 0,
+	   "a version-1 rank file is read");
+	gp_rf_close(r);
+	v = GP_RF_VERSION + 1;
+	ok(pwrite(fd, &v, 4, 8) == 4 && gp_rf_open(path, &r, err, sizeof(err)) == -1 &&
+	       strstr(err, "reads 1 to 2"),
+	   "a later version is refused: %s", err);
+	close(fd);
+	{
+		gp_rf_delta_t st0 = {0}, st1 = {0};
+		uint8_t rb[128];
+		gp_event_t in = {.type = GP_EV_NVTX_RANGE,
+		                 .u16 = 3,
+		                 .tid = 9,
+		                 .ts = 1000000,
+		                 .a = 5,
+		                 .b = 25000,
+		                 .c = 42,
+		                 .d = 1ull << 63},
+		           outev = {0};
+		size_t rn = gp_rf_encode(&st0, &in, rb);
+		ok(gp_rf_decode(&st1, rb, rn, &outev) == rn && !memcmp(&in, &outev, sizeof(in)),
+		   "an nvtx_range record round-trips (%zu bytes)", rn);
+	}
+
 	/* not a rank file */
 	fd = open(path, O_WRONLY | O_TRUNC);
 	ok(write(fd, "hello world, this is not it", 27) == 27, "write junk");
