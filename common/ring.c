@@ -174,7 +174,11 @@ int gp_ring_attach(gp_ring_t *ring, const char *path)
 		close(fd);
 		return errno = EINVAL, -1;
 	}
-	if (h.magic != GP_RING_MAGIC || h.version != GP_RING_VERSION ||
+	/* version 5 is version 6 without lanes: its header's lane fields are the header
+	 * page's zeros (a spool left by the agent before, salvaged by this one) */
+	if (h.magic == GP_RING_MAGIC && h.version == 5)
+		h.nlanes = h.lane_slots = 0, h.lanes_off = 0;
+	if (h.magic != GP_RING_MAGIC || (h.version != GP_RING_VERSION && h.version != 5) ||
 	    h.slot_size != sizeof(gp_ring_slot_t) || h.nslots < 64 || h.nslots > (1ull << 40) ||
 	    (h.nslots & (h.nslots - 1)) || h.nlanes > GP_RING_LANES ||
 	    (h.nlanes && (h.lane_slots < 64 || (h.lane_slots & (h.lane_slots - 1)) ||
@@ -192,18 +196,37 @@ int gp_ring_attach(gp_ring_t *ring, const char *path)
 	return 0;
 }
 
+/* The lane's process has ended (its pid no longer exists). errno kept. */
+static bool lane_dead_owner(uint64_t owner)
+{
+	pid_t pid = (pid_t)(owner >> 32);
+	int e = errno;
+	bool dead = pid > 0 && pid != getpid() && kill(pid, 0) < 0 && errno == ESRCH;
+	errno = e;
+	return dead;
+}
+
 int gp_ring_lane_claim(gp_ring_t *ring, uint32_t owner)
 {
 	if (!owner || !ring->hdr)
 		return -1;
-	for (unsigned k = 0; k < ring->nlanes; k++) {
-		uint32_t z = 0;
-		/* acquire: the last owner's head and depth come before ours */
-		if (atomic_load_explicit(&ring->lanes[k].owner, memory_order_relaxed) == 0 &&
-		    atomic_compare_exchange_strong_explicit(&ring->lanes[k].owner, &z, owner,
-		                                            memory_order_acquire,
-		                                            memory_order_relaxed))
-			return (int)k;
+	uint64_t me = (uint64_t)(uint32_t)getpid() << 32 | owner;
+	for (int pass = 0; pass < 2; pass++) {
+		for (unsigned k = 0; k < ring->nlanes; k++) {
+			gp_ring_lane_t *l = &ring->lanes[k];
+			uint64_t z = atomic_load_explicit(&l->owner, memory_order_acquire);
+			/* the second pass: lanes whose process is gone with nothing open on
+			 * them (a program that ran before this one under the same agent) */
+			if (z && (pass == 0 || !lane_dead_owner(z) ||
+			          atomic_load_explicit(&l->depth, memory_order_relaxed)))
+				continue;
+			/* acquire: the last owner's head and depth come before ours */
+			if (atomic_compare_exchange_strong_explicit(
+			        &l->owner, &z, me, memory_order_acquire, memory_order_relaxed)) {
+				atomic_store_explicit(&l->closed, 0, memory_order_relaxed);
+				return (int)k;
+			}
+		}
 	}
 	return -1;
 }
@@ -235,7 +258,7 @@ void gp_ring_lane_release(gp_ring_t *ring, unsigned k)
 	if (!ring->hdr || k >= ring->nlanes)
 		return;
 	gp_ring_lane_t *l = &ring->lanes[k];
-	uint32_t tid = atomic_load_explicit(&l->owner, memory_order_relaxed);
+	uint32_t tid = (uint32_t)atomic_load_explicit(&l->owner, memory_order_relaxed);
 	gp_event_t e;
 	for (unsigned i = 0, n = lane_depth(l); i < n; i++)
 		if (lane_open_event(l, i, tid, &e))
@@ -250,6 +273,11 @@ void gp_ring_detach(gp_ring_t *ring)
 	if (ring && ring->hdr) {
 		munmap(ring->hdr, ring->maplen);
 		ring->hdr = NULL;
+		/* no lane of it is reached again: a thread's lane names a ring id that is gone */
+		ring->nlanes = 0;
+		ring->lanes = NULL;
+		ring->lslots = NULL;
+		ring->id = atomic_fetch_add(&ring_ids, 1) + 1;
 	}
 }
 
@@ -378,12 +406,13 @@ void gp_ring_tick(gp_ring_t *ring, uint64_t pos)
 		prefault_start(ring, pos);
 }
 
-void gp_ring_lane_tick(gp_ring_t *ring)
+void gp_ring_lane_tick(gp_ring_t *ring, uint64_t pos)
 {
 	if (ring->wake)
 		gp_ring_wake(ring);
-	/* a quarter of a lane is full: the rest of the ring's pages, the lanes' among them */
-	if (atomic_load_explicit(&ring->prefault, memory_order_relaxed) &&
+	/* a quarter of a lane is full (not its first record: a process that records little
+	 * never pays): the rest of the ring's pages, the lanes' among them */
+	if (pos && atomic_load_explicit(&ring->prefault, memory_order_relaxed) &&
 	    atomic_exchange(&ring->prefault, false))
 		prefault_start(ring, atomic_load_explicit(&ring->hdr->head, memory_order_relaxed));
 }
@@ -394,8 +423,11 @@ void gp_ring_lane_tick(gp_ring_t *ring)
 static void release(gp_ring_t *ring)
 {
 	atomic_store_explicit(&ring->hdr->tail, ring->rd, memory_order_release);
-	for (unsigned k = 0; k < ring->nlanes; k++)
+	for (unsigned k = 0; k < ring->nlanes; k++) {
 		atomic_store_explicit(&ring->lanes[k].tail, ring->lrd[k], memory_order_release);
+		if (ring->lforced[k]) /* its open ranges are in the file now */
+			atomic_store_explicit(&ring->lanes[k].closed, 1, memory_order_relaxed);
+	}
 }
 
 /* One record taken off the ring into w (NULL: counted lost). held: how far the cursor is
@@ -427,9 +459,9 @@ static long drain_lanes(gp_ring_t *ring, gp_rf_writer_t *w, bool force)
 		gp_ring_lane_t *l = &ring->lanes[k];
 		uint64_t head = atomic_load_explicit(&l->head, memory_order_acquire);
 		for (uint64_t budget = lslots; budget-- > 0 && ring->lrd[k] != head;) {
-			if (head - ring->lrd[k] > lslots) { /* not a head a producer wrote */
-				ring->lrd[k] = head;
-				release(ring);
+			if (head - ring->lrd[k] > lslots) { /* not a head a producer wrote: */
+				ring->lrd[k] = head; /* what it skips is lost (released with */
+				gp_ring_lost(ring, GP_LOSS_DEAD_THREAD, 1); /* the next commit) */
 				break;
 			}
 			gp_event_t ev = gp_lane_slot(ring, k, ring->lrd[k])->ev;
@@ -440,18 +472,31 @@ static long drain_lanes(gp_ring_t *ring, gp_rf_writer_t *w, bool force)
 			if (take(ring, w, &ev, held, lslots / 4) < 0)
 				return -1;
 		}
-		uint32_t tid = atomic_load_explicit(&l->owner, memory_order_relaxed);
-		if (!force || !tid)
+		/* once per lane and consumer, once in the file whatever consumer comes later,
+		 * and only for a process that has ended (ours: at its exit): a live one's open
+		 * ranges are still to be closed, and written here they would be twice */
+		uint64_t own = atomic_load_explicit(&l->owner, memory_order_relaxed);
+		uint32_t tid = (uint32_t)own;
+		if (!force || !tid || ring->lforced[k] ||
+		    atomic_load_explicit(&l->closed, memory_order_relaxed) ||
+		    ((pid_t)(own >> 32) != getpid() && !lane_dead_owner(own)))
 			continue;
-		gp_event_t e;
-		for (unsigned i = 0, n = lane_depth(l); i < n; i++) {
+		ring->lforced[k] = true;
+		unsigned n = lane_depth(l);
+		gp_event_t e, last = {0};
+		/* a death between a pop's record and its depth store: the record is there */
+		if (n && head)
+			last = gp_lane_slot(ring, k, head - 1)->ev;
+		for (unsigned i = 0; i < n; i++) {
 			if (!lane_open_event(l, i, tid, &e))
+				continue;
+			if (i == n - 1 && last.type == GP_EV_NVTX_RANGE && last.tid == tid &&
+			    last.ts == e.ts && last.u16 == i)
 				continue;
 			moved++;
 			if (take(ring, w, &e, 0, 0) < 0)
 				return -1;
 		}
-		atomic_store_explicit(&l->depth, 0, memory_order_relaxed); /* written once */
 	}
 	return moved;
 }

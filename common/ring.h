@@ -65,13 +65,20 @@ typedef struct gp_lane_open {
  * moves only once the record before it is written: a lane has no claimed slot to wait
  * for or to skip. */
 typedef struct gp_ring_lane {
-	_Atomic uint32_t owner; /* the owning thread's record tid; 0: free */
-	char pad0[60];
+	/* the owning thread's record tid, its process's pid above bit 32 (one word: taken
+	 * with one CAS); 0: free. A lane of a process that has ended with nothing open on
+	 * it is taken again (a main thread never gives its lane back). */
+	_Atomic uint64_t owner;
+	char pad0[56];
 	_Atomic uint64_t head __attribute__((aligned(64)));
 	_Atomic uint32_t depth; /* entries of open[] in use */
 	char pad1[52];
 	_Atomic uint64_t tail __attribute__((aligned(64)));
-	char pad2[56];
+	/* the consumer's: 1 once the ranges open on the lane when its process ended are in
+	 * the rank file (a later consumer, salvage, writes them no second time); 0 again
+	 * when a thread takes the lane */
+	_Atomic uint32_t closed;
+	char pad2[52];
 	gp_lane_open_t open[GP_LANE_STACK];
 } gp_ring_lane_t;
 
@@ -146,6 +153,8 @@ typedef struct gp_ring {
 	uint64_t lmask;
 	uint64_t lwake_mask;         /* producer: tick at every quarter of a lane */
 	uint64_t lrd[GP_RING_LANES]; /* consumer: as rd, a lane's */
+	bool lforced[GP_RING_LANES]; /* consumer: the lane's open ranges written (closed in the
+	                              * ring once they are in the file) */
 	uint32_t id; /* this process's mapping of it, numbered (a thread's lane names its
 	              * ring by it: a ring mapped later may land at the same address) */
 } gp_ring_t;
@@ -253,8 +262,8 @@ int gp_ring_lane_claim(gp_ring_t *ring, uint32_t owner);
 /* Give lane k back (its thread ends): ranges still open on it are written to the shared
  * slots as pushes first (the thread ended inside them). */
 void gp_ring_lane_release(gp_ring_t *ring, unsigned k);
-/* What a producer does at each quarter of a lane: out of line. */
-void gp_ring_lane_tick(gp_ring_t *ring);
+/* What a producer does at each quarter of a lane (pos: the lane's): out of line. */
+void gp_ring_lane_tick(gp_ring_t *ring, uint64_t pos);
 
 static inline gp_ring_slot_t *gp_lane_slot(const gp_ring_t *ring, unsigned k, uint64_t pos)
 {
@@ -285,7 +294,7 @@ static inline void gp_ring_lane_publish(gp_ring_t *ring, unsigned k, uint64_t po
 	/* release: the record before the head that says it is there */
 	atomic_store_explicit(&ring->lanes[k].head, pos + 1, memory_order_release);
 	if (!(pos & ring->lwake_mask) && ring->lwake_mask)
-		gp_ring_lane_tick(ring);
+		gp_ring_lane_tick(ring, pos);
 }
 
 static inline void gp_ring_lost(gp_ring_t *ring, unsigned cause, uint64_t n)

@@ -64,7 +64,7 @@ static bool implausible(const rank_data_t *d, const gp_event_t *e)
 	case GP_EV_FREE:
 		return ts_outside(d, e->ts) || e->b > GP_BYTES_MAX;
 	case GP_EV_NVTX_RANGE:
-		return ts_outside(d, e->ts) || e->ts + e->b < e->ts || ts_outside(d, e->ts + e->b);
+		return ts_outside(d, e->ts) || e->b > GP_DUR_MAX || ts_outside(d, e->ts + e->b);
 	default:
 		return ts_outside(d, e->ts);
 	}

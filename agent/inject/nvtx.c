@@ -72,7 +72,6 @@ static uint32_t attr_name(const nvtxEventAttributes_t *a)
  * for the next thread: a program that starts threads by the thousand uses the lanes
  * over again. */
 static pthread_key_t lane_key;
-static pthread_once_t lane_once = PTHREAD_ONCE_INIT;
 static bool lane_key_ok;
 
 static void lane_end(void *ring_id)
@@ -84,7 +83,9 @@ static void lane_end(void *ring_id)
 	t->lane = -1;
 }
 
-static void lane_key_make(void)
+/* At load, not at a thread's first push (pthread_key_create is no call for a program's
+ * hot path, nor one a signal handler's NVTX range may make) */
+__attribute__((constructor)) static void lane_key_make(void)
 {
 	lane_key_ok = pthread_key_create(&lane_key, lane_end) == 0;
 }
@@ -100,7 +101,6 @@ static __attribute__((noinline)) void lane_take(gp_inj_thr_t *t, uint32_t tid)
 	t->lane_ring = r->id;
 	if (!r->hdr || !r->nlanes)
 		return;
-	pthread_once(&lane_once, lane_key_make);
 	if (!lane_key_ok)
 		return; /* no way to give it back when the thread ends: the shared slots */
 	int k = gp_ring_lane_claim(r, tid);
@@ -152,12 +152,15 @@ static int push_common(uint32_t domain, uint32_t name, const nvtxEventAttributes
 		                                  .name = name,
 		                                  .payload = a ? payload(a) : 0,
 		                                  .color = a ? color_cat(a) : 0};
-		atomic_store_explicit(&l->depth, (uint32_t)level + 1, memory_order_relaxed);
+		/* release: the entry before the depth that says it is there */
+		atomic_store_explicit(&l->depth, (uint32_t)level + 1, memory_order_release);
 	} else {
 		gp_ring_slot_t *s = gp_ring_claim(&gp_inj.ring, &pos);
 		if (s) {
+			/* its level where the default domain's ranges may be range records
+			 * (other domains share one counter: the reader's stack says theirs) */
 			s->ev = (gp_event_t){.type = GP_EV_NVTX_PUSH,
-			                     .u16 = (uint16_t)(level + 1),
+			                     .u16 = domain ? 0 : (uint16_t)(level + 1),
 			                     .tid = tid,
 			                     .ts = ts,
 			                     .a = name,
@@ -187,9 +190,6 @@ static int pop_common(uint32_t domain)
 	if (k >= 0) {
 		gp_ring_lane_t *l = &gp_inj.ring.lanes[k];
 		const gp_lane_open_t *o = &l->open[level];
-		/* open no more before the record is there: a death between the two loses this
-		 * one range, where the other order would show it twice */
-		atomic_store_explicit(&l->depth, (uint32_t)level, memory_order_relaxed);
 		gp_event_t *e =
 		    gp_ring_lane_claim_slot(&gp_inj.ring, (unsigned)k, &t->lane_lim, &pos);
 		gp_ring_slot_t *s = NULL;
@@ -209,6 +209,9 @@ static int pop_common(uint32_t domain)
 			else
 				gp_ring_lane_publish(&gp_inj.ring, (unsigned)k, pos);
 		}
+		/* open no more once the record is there: a death between the two leaves both,
+		 * and the forced drain writes no open push for the lane's last record */
+		atomic_store_explicit(&l->depth, (uint32_t)level, memory_order_release);
 	} else {
 		gp_ring_slot_t *s = gp_ring_claim(&gp_inj.ring, &pos);
 		if (s) {

@@ -198,6 +198,23 @@ done
 cap fork; ok $? "a forked worker emitting NVTX"
 [ "$(nvtx_json fork parent_range)" = 1 ] && [ "$(nvtx_json fork child_range)" = 0 ]
 ok $? "the parent's range is recorded, the forked child's are not"
+# threads through the lanes: 20 one after another, each ending inside a range (its lane
+# given back, the open range a push); then 12 at once, 4 more than the lanes
+cap churn; ok $? "20 threads ending inside a range, then 12 at once"
+[ "$(count churn nvtx_push)" = "$(( 20 + $(count churn nvtx_pop) ))" ]
+ok $? "each ended thread's open range is a push ($(count churn nvtx_push) pushes, $(count churn nvtx_pop) pops)"
+[ "$(( $(count churn nvtx_range) + $(count churn nvtx_pop) ))" = $(( 20 + 24000 )) ] && [ "$(count churn nvtx_pop)" -gt 0 ]
+ok $? "every closed range recorded, from lanes or, past the 8 lanes, as pushes and pops ($(count churn nvtx_range) + $(count churn nvtx_pop))"
+[ "$(nvtx_json churn many_inner)" = 12000 ] && [ "$(nvtx_json churn many)" = 12000 ] && [ "$(nvtx_json churn churn_closed)" = 20 ]
+ok $? "the report pairs them all: 12 000 + 12 000 + 20"
+"$B/gpuprof" dump --events "$T/churn/step0/rank0.gpr" | grep "^nvtx_range" | grep -q "c=42 d=$(python3 -c 'print((1 << 63) | (0xff00ff00 << 32) | 7)')"
+ok $? "a range record keeps its payload, colour and category"
+rj churn "import json,sys; r=json.load(sys.stdin); d={n['name']: n for n in r['nvtx']}; sys.exit(0 if 'churn_open' not in d else 1)"
+ok $? "the ranges left open are not counted as closed"
+"$B/gpuprof" export --format=chrome --output="$T/churn.json" "$T/churn" 2>/dev/null
+python3 -c "import json,sys; t=json.load(open(sys.argv[1]))['traceEvents']; n=sum(1 for e in t if e.get('name')=='churn_open' and e.get('args',{}).get('open_at_end')); sys.exit(0 if n == 20 else 1)" "$T/churn.json"
+ok $? "and the trace shows the 20 of them open at the end"
+
 cap pops; ok $? "pops without pushes"
 grep -q "unbalanced_pop_nonnegative 0" "$T/pops.out"; ok $? "an unbalanced pop returns a negative level, as NVTX specifies"
 [ -z "$(count pops nvtx_pop)" ]; ok $? "and records nothing"

@@ -55,6 +55,42 @@ static void *ranges_thread(void *arg)
 	return NULL;
 }
 
+/* a thread that ends inside a range it pushed, after one closed range with a payload and
+ * a colour (lanes: the range is one record, the open one a push at the thread's end) */
+static void *churn_thread(void *arg)
+{
+	(void)arg;
+	nvtxRangePushA("churn_open");
+	nvtxEventAttributes_t a = {0};
+	a.version = NVTX_VERSION;
+	a.size = NVTX_EVENT_ATTRIB_STRUCT_SIZE;
+	a.messageType = NVTX_MESSAGE_TYPE_ASCII;
+	a.message.ascii = "churn_closed";
+	a.payloadType = NVTX_PAYLOAD_TYPE_UNSIGNED_INT64;
+	a.payload.ullValue = 42;
+	a.colorType = NVTX_COLOR_ARGB;
+	a.color = 0xff00ff00;
+	a.category = 7;
+	nvtxRangePushEx(&a);
+	nvtxRangePop();
+	return NULL;
+}
+
+/* 12 threads at once, more than the ring's 8 lanes, each holding its ranges open a while */
+static void *many_thread(void *arg)
+{
+	(void)arg;
+	for (int i = 0; i < 1000; i++) {
+		nvtxRangePushA("many");
+		nvtxRangePushA("many_inner");
+		nvtxRangePop();
+		nvtxRangePop();
+		if (i % 100 == 99)
+			pause_ms(1);
+	}
+	return NULL;
+}
+
 static nvtxRangeId_t shared_ids[1000];
 
 static void *ender(void *arg)
@@ -327,6 +363,21 @@ int main(int argc, char **argv)
 		}
 		printf("badnames done\n");
 		return 0;
+	}
+	if (!strcmp(what, "churn")) {
+		/* 20 threads one after another, each ending inside a range: each gives its lane
+		 * back for the next; then 12 threads at once */
+		pthread_t t[12];
+		for (int i = 0; i < 20; i++) {
+			pthread_create(&t[0], NULL, churn_thread, NULL);
+			pthread_join(t[0], NULL);
+		}
+		for (int i = 0; i < 12; i++)
+			pthread_create(&t[i], NULL, many_thread, NULL);
+		for (int i = 0; i < 12; i++)
+			pthread_join(t[i], NULL);
+		add(&push, 20 * 2 + 12 * 2000);
+		add(&pop, 20 + 12 * 2000);
 	}
 	if (all || !strcmp(what, "pops")) {
 		int rc = 0;

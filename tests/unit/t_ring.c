@@ -361,6 +361,42 @@ static void lane_tests(const char *path)
 	   "in the rank file: 100 ranges, 3 pushes open at the death, innermost at level 3");
 	gp_ring_detach(&lring);
 
+	/* a producer alive on its lane when the forced drain runs (a process that outlives
+	 * the agent's child): its open ranges are not written as ended; once it is gone,
+	 * they are, once, and the lane (nothing open after a release) is taken again */
+	int pfd[2];
+	if (pipe(pfd) < 0)
+		pfd[0] = pfd[1] = -1;
+	pid = fork();
+	if (pid == 0) {
+		gp_ring_t r3;
+		char c = 0;
+		if (gp_ring_attach(&r3, path) < 0)
+			_exit(2);
+		int q = gp_ring_lane_claim(&r3, 88);
+		for (unsigned i = 0; i < 2 && q >= 0; i++) {
+			r3.lanes[q].open[i] = (gp_lane_open_t){.ts = 7000 + i, .name = 9};
+			atomic_store(&r3.lanes[q].depth, i + 1);
+		}
+		(void)!write(pfd[1], "x", 1);
+		(void)!read(pfd[0], &c, 1); /* until the parent says */
+		_exit(0);
+	}
+	char c;
+	(void)!read(pfd[0], &c, 1);
+	gp_ring_detach(&lring);
+	memset(cnt, 0, sizeof(cnt));
+	w = writer_at(file);
+	ok(gp_ring_attach(&lring, path) == 0 && w && gp_ring_drain(&lring, w, true, NULL) == 0,
+	   "a live producer's open ranges are not written by a forced drain");
+	(void)!write(pfd[1], "x", 1);
+	waitpid(pid, &st, 0);
+	ok(gp_ring_drain(&lring, w, true, NULL) == 2, "once it has ended, they are (2)");
+	gp_rf_writer_close(w, false);
+	gp_ring_detach(&lring);
+	close(pfd[0]);
+	close(pfd[1]);
+
 	/* a header that lies about its lanes is refused */
 	int fd = open(path, O_RDWR);
 	gp_ring_hdr_t h;
@@ -372,6 +408,52 @@ static void lane_tests(const char *path)
 		close(fd);
 	ok(gp_ring_attach(&lring, path) == -1 && errno == EINVAL,
 	   "a ring whose header says 200 lanes is refused");
+	unlink(path);
+	/* 9 lanes in a file of exactly the size 9 lanes would need (the consumer keeps 8
+	 * cursors) */
+	ok(gp_ring_create_lanes(&lring, path, 1024, 8, 64) == 0, "a ring of 8 lanes of 64");
+	gp_ring_detach(&lring);
+	fd = open(path, O_RDWR);
+	if (fd >= 0 && pread(fd, &h, sizeof(h), 0) == (ssize_t)sizeof(h)) {
+		h.nlanes = 9;
+		(void)!pwrite(fd, &h, sizeof(h), 0);
+		size_t lh = (9 * sizeof(gp_ring_lane_t) + 4095) & ~(size_t)4095;
+		(void)!ftruncate(fd, (off_t)(4096 + 1024 * 64 + lh + 9 * 64 * 64));
+	}
+	if (fd >= 0)
+		close(fd);
+	ok(gp_ring_attach(&lring, path) == -1 && errno == EINVAL,
+	   "9 lanes, the file the size of 9: refused");
+	unlink(path);
+	/* a version-5 ring (the agent before lanes; salvage after an upgrade) is read */
+	ok(gp_ring_create_lanes(&lring, path, 1024, 0, 0) == 0, "a ring without lanes");
+	push_n(&lring, 10);
+	lring.hdr->version = 5;
+	gp_ring_detach(&lring);
+	ok(gp_ring_attach(&lring, path) == 0 && lring.nlanes == 0 &&
+	       gp_ring_drain(&lring, NULL, true, NULL) == 10,
+	   "a version-5 ring is attached without lanes and its 10 records drained");
+	gp_ring_detach(&lring);
+	unlink(path);
+	/* a process that records one range does not start the prefault */
+	gp_ring_t c5, r5;
+	ok(gp_ring_create(&c5, path, 4096) == 0 && gp_ring_attach(&r5, path) == 0 && r5.nlanes,
+	   "a ring with lanes and a fresh mapping of it");
+	gp_ring_prefault_init(&r5);
+	int q = gp_ring_lane_claim(&r5, 5);
+	uint64_t lm = 0, p5;
+	gp_event_t *e5 = q >= 0 ? gp_ring_lane_claim_slot(&r5, (unsigned)q, &lm, &p5) : NULL;
+	if (e5) {
+		*e5 = (gp_event_t){.type = GP_EV_NVTX_RANGE, .ts = 1};
+		gp_ring_lane_publish(&r5, (unsigned)q, p5);
+	}
+	usleep(200000);
+	long kib5 = mapped_kib(r5.hdr);
+	ok(e5 && kib5 < (long)(r5.maplen / 1024 / 4),
+	   "one lane record: the ring is not faulted in (%ld of %zu KiB mapped)", kib5,
+	   r5.maplen / 1024);
+	gp_ring_detach(&r5);
+	gp_ring_detach(&c5);
 	unlink(path);
 	unlink(file);
 }
