@@ -425,7 +425,10 @@ static void release(gp_ring_t *ring)
 	atomic_store_explicit(&ring->hdr->tail, ring->rd, memory_order_release);
 	for (unsigned k = 0; k < ring->nlanes; k++) {
 		atomic_store_explicit(&ring->lanes[k].tail, ring->lrd[k], memory_order_release);
-		if (ring->lforced[k]) /* its open ranges are in the file now */
+		/* its open ranges are in the file now (if the lane has not changed hands) */
+		if (ring->lforced[k] &&
+		    ring->lforced[k] ==
+		        atomic_load_explicit(&ring->lanes[k].owner, memory_order_relaxed))
 			atomic_store_explicit(&ring->lanes[k].closed, 1, memory_order_relaxed);
 	}
 }
@@ -477,11 +480,11 @@ static long drain_lanes(gp_ring_t *ring, gp_rf_writer_t *w, bool force)
 		 * ranges are still to be closed, and written here they would be twice */
 		uint64_t own = atomic_load_explicit(&l->owner, memory_order_relaxed);
 		uint32_t tid = (uint32_t)own;
-		if (!force || !tid || ring->lforced[k] ||
+		if (!force || !tid || ring->lforced[k] == own ||
 		    atomic_load_explicit(&l->closed, memory_order_relaxed) ||
 		    ((pid_t)(own >> 32) != getpid() && !lane_dead_owner(own)))
 			continue;
-		ring->lforced[k] = true;
+		ring->lforced[k] = own;
 		unsigned n = lane_depth(l);
 		gp_event_t e, last = {0};
 		/* a death between a pop's record and its depth store: the record is there */

@@ -153,8 +153,9 @@ typedef struct gp_ring {
 	uint64_t lmask;
 	uint64_t lwake_mask;         /* producer: tick at every quarter of a lane */
 	uint64_t lrd[GP_RING_LANES]; /* consumer: as rd, a lane's */
-	bool lforced[GP_RING_LANES]; /* consumer: the lane's open ranges written (closed in the
-	                              * ring once they are in the file) */
+	/* consumer: the owner word whose open ranges on the lane were written (closed in the
+	 * ring once they are in the file); 0: none */
+	uint64_t lforced[GP_RING_LANES];
 	uint32_t id; /* this process's mapping of it, numbered (a thread's lane names its
 	              * ring by it: a ring mapped later may land at the same address) */
 } gp_ring_t;
