@@ -366,9 +366,13 @@ static void lane_tests(const char *path)
 	/* a producer alive on its lane when the forced drain runs (a process that outlives
 	 * the agent's child): its open ranges are not written as ended; once it is gone,
 	 * they are, once, and the lane (nothing open after a release) is taken again */
-	int pfd[2];
-	if (pipe(pfd) < 0)
-		pfd[0] = pfd[1] = -1;
+	/* two pipes: over one, the child could read back its own byte (it did under
+	 * ThreadSanitizer, and both sides then waited for ever) */
+	int up[2], down[2];
+	if (pipe(up) < 0)
+		up[0] = up[1] = -1;
+	if (pipe(down) < 0)
+		down[0] = down[1] = -1;
 	pid = fork();
 	if (pid == 0) {
 		gp_ring_t r3;
@@ -380,24 +384,26 @@ static void lane_tests(const char *path)
 			r3.lanes[q].open[i] = (gp_lane_open_t){.ts = 7000 + i, .name = 9};
 			atomic_store(&r3.lanes[q].depth, i + 1);
 		}
-		(void)!write(pfd[1], "x", 1);
-		(void)!read(pfd[0], &c, 1); /* until the parent says */
+		(void)!write(up[1], "x", 1);
+		(void)!read(down[0], &c, 1); /* until the parent says */
 		_exit(0);
 	}
 	char c;
-	(void)!read(pfd[0], &c, 1);
+	(void)!read(up[0], &c, 1);
 	gp_ring_detach(&lring);
 	memset(cnt, 0, sizeof(cnt));
 	w = writer_at(file);
 	ok(gp_ring_attach(&lring, path) == 0 && w && gp_ring_drain(&lring, w, true, NULL) == 0,
 	   "a live producer's open ranges are not written by a forced drain");
-	(void)!write(pfd[1], "x", 1);
+	(void)!write(down[1], "x", 1);
 	waitpid(pid, &st, 0);
 	ok(gp_ring_drain(&lring, w, true, NULL) == 2, "once it has ended, they are (2)");
 	gp_rf_writer_close(w, false);
 	gp_ring_detach(&lring);
-	close(pfd[0]);
-	close(pfd[1]);
+	for (int i = 0; i < 2; i++) {
+		close(up[i]);
+		close(down[i]);
+	}
 
 	/* a header that lies about its lanes is refused */
 	int fd = open(path, O_RDWR);
