@@ -927,15 +927,6 @@ static bool reached_program(const agent_t *a, const struct signalfd_siginfo *si)
 	if (si->ssi_code == SI_USER && getpgid(a->child) == getpgrp() &&
 	    from_program(a, (pid_t)si->ssi_pid))
 		return true;
-	/* Without gpuprof run above us (a task the plugin wrapped), a sender in our process
-	 * group other than our parent: the other tasks of the step on this node and what
-	 * they started share it (slurmstepd gives a step's tasks one group), and one of them
-	 * signals the group, not our pid, which it has no reason to know. (Under gpuprof run
-	 * such a sender, a pkill -f in the script above, is paired instead: pair_signal.) */
-	if (si->ssi_code == SI_USER && a->notes < 0 && si->ssi_pid &&
-	    (pid_t)si->ssi_pid != getppid() && getpgid(a->child) == getpgrp() &&
-	    getpgid((pid_t)si->ssi_pid) == getpgrp())
-		return true;
 	/* slurmstepd: our parent (the plugin's task), or above it (a batch script's or an
 	 * srun's gpuprof run, which keeps us in its process group under Slurm); in a
 	 * container's PID namespace (pyxis, enroot) it is not seen, and its signals come from
