@@ -32,7 +32,6 @@
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/signalfd.h>
-#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -60,15 +59,6 @@ typedef struct proc_file {
 } proc_file_t;
 
 #define MAX_PROCS 1024
-
-/* A signal of an unknown sender seen one way (received directly, or in gpuprof run's
- * notes) and waiting, until its deadline, to be seen the other way too (pair_signal) */
-typedef struct pend_sig {
-	int sig;
-	pid_t from;
-	unsigned seen; /* 1: received, 2: in a note */
-	uint64_t deadline;
-} pend_sig_t;
 
 typedef struct agent {
 	unsigned modes;
@@ -100,9 +90,6 @@ typedef struct agent {
 	bool in_step;     /* a Slurm job's (SLURM_JOB_ID): slurmstepd may be out of sight */
 	int status;       /* the program's wait status */
 	struct rusage ru; /* and its resources */
-	int notes;        /* gpuprof run's notes of the signals it received, or -1 */
-	pend_sig_t pend[16];
-	unsigned npend;
 } agent_t;
 
 static char **prog_argv;
@@ -1066,153 +1053,31 @@ static void spawn(agent_t *a)
 	gp_rf_append(a->w, &st);
 }
 
-/* A signal that reaches the program: what we have goes to the job directory now (time
- * limit, scancel: TERM comes first, KILL KillWait later) */
-static void signal_seen(agent_t *a, int sig)
-{
-	if (sig != SIGTERM && sig != SIGINT)
-		return;
-	for (unsigned i = 0; i < a->nprocs; i++) {
-		proc_drain(&a->procs[i], false);
-		if (!a->procs[i].done)
-			proc_publish(a, &a->procs[i]);
-	}
-	publish(a, false);
-}
-
-static void record_signal(agent_t *a, uint64_t now, int sig, bool direct)
-{
-	if (a->w) {
-		/* b: 1 when it reached the program directly (not forwarded) */
-		gp_event_t s = {.type = GP_EV_SIGNAL, .ts = now, .a = (uint64_t)sig, .b = direct};
-		gp_rf_append(a->w, &s);
-	}
-}
-
-static void forward(agent_t *a, uint64_t now, int sig)
-{
-	kill(a->child, sig);
-	record_signal(a, now, sig, false);
-}
-
-/* How long a signal of a sender we do not know waits to be seen the other way */
-#define PAIR_NS 200000000ull
-
-/* Under gpuprof run, a signal whose sender we do not know (reached_program: not the
- * terminal, slurmstepd or the program) was meant for us alone, for gpuprof run alone (kill
- * $!), or for the whole process group (a shell's kill %1, kill -- -PGID, a pkill -f that
- * matches all three): then the program received it too, and passing it on, by us and by
- * gpuprof run, delivered it two or three times. gpuprof run does not pass such a signal
- * on: it notes it to us (report/run.c). A signal we received and gpuprof run noted, from
- * the same sender, went to both of us, so to the group: it is paired and passed on by no
- * one. One seen only one way within PAIR_NS was meant for one of us alone and is passed
- * on at its deadline (pend_expire). how: 1 received, 2 noted. Returns 1 when it paired,
- * 0 when it waits, -1 when it cannot wait (passed on now, as before). */
-static int pair_signal(agent_t *a, int sig, pid_t from, unsigned how, uint64_t now)
-{
-	for (unsigned i = 0; i < a->npend; i++) {
-		pend_sig_t *p = &a->pend[i];
-		if (p->sig == sig && p->from == from && !(p->seen & how)) {
-			a->pend[i] = a->pend[--a->npend];
-			record_signal(a, now, sig, true);
-			return 1;
-		}
-	}
-	signal_seen(a, sig); /* at its first sight, whichever way */
-	if (a->npend == sizeof(a->pend) / sizeof(a->pend[0])) {
-		forward(a, now, sig);
-		return -1;
-	}
-	a->pend[a->npend++] =
-	    (pend_sig_t){.sig = sig, .from = from, .seen = how, .deadline = now + PAIR_NS};
-	return 0;
-}
-
-/* The signals seen one way only, past their deadline (all: every one): passed on */
-static void pend_expire(agent_t *a, uint64_t now, bool all)
-{
-	for (unsigned i = 0; i < a->npend;) {
-		if (all || a->pend[i].deadline <= now) {
-			forward(a, now, a->pend[i].sig);
-			a->pend[i] = a->pend[--a->npend];
-		} else {
-			i++;
-		}
-	}
-}
-
-static bool forwarded_signal(int sig)
-{
-	for (size_t i = 0; i < NFWD; i++)
-		if (fwd_signals[i] == sig)
-			return true;
-	return false;
-}
-
-/* gpuprof run's notes (pair_signal); its end closed: it has gone */
-static void on_notes(agent_t *a, uint64_t now)
-{
-	int32_t m[2];
-	for (;;) {
-		ssize_t n = recv(a->notes, m, sizeof(m), MSG_DONTWAIT);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0 && errno == EAGAIN)
-			return;
-		if (n <= 0) {
-			close(a->notes);
-			a->notes = -1;
-			pend_expire(a, now, true);
-			return;
-		}
-		if (n == (ssize_t)sizeof(m) && forwarded_signal(m[0]))
-			pair_signal(a, m[0], (pid_t)m[1], 2, now);
-	}
-}
-
-/* The descriptor of gpuprof run's notes (GPUPROF_RUN_NOTES), only where it is the socket
- * our parent made: the variable is taken out of what the program inherits, and a value
- * that names anything else (set by hand, inherited by a program that starts another
- * agent) leaves that descriptor alone. */
-static int open_notes(void)
-{
-	const char *v = getenv(GP_ENV_RUN_NOTES);
-	if (!v)
-		return -1;
-	char *end;
-	errno = 0;
-	long fd = strtol(v, &end, 10);
-	bool num = !errno && end != v && !*end && fd > 2 && fd < 1 << 20;
-	unsetenv(GP_ENV_RUN_NOTES);
-	int type = 0;
-	struct ucred cr = {0};
-	socklen_t tl = sizeof(type), cl = sizeof(cr);
-	if (!num || getsockopt((int)fd, SOL_SOCKET, SO_TYPE, &type, &tl) < 0 ||
-	    type != SOCK_SEQPACKET || getsockopt((int)fd, SOL_SOCKET, SO_PEERCRED, &cr, &cl) < 0 ||
-	    cr.pid != getppid())
-		return -1;
-	fcntl((int)fd, F_SETFD, FD_CLOEXEC);
-	return (int)fd;
-}
-
 /* The signals read from the signalfd: forwarded to the program unless they reached it
- * without us (or wait for gpuprof run's note: pair_signal), each recorded. */
+ * without us, each recorded. Time limit / scancel: TERM comes first, KILL KillWait
+ * later, so what we have goes to the job directory now. */
 static void on_signals(agent_t *a, uint64_t now)
 {
 	struct signalfd_siginfo si;
 	while (read(a->sfd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
-		int sig = (int)si.ssi_signo;
-		if (sig == SIGCHLD)
+		if ((int)si.ssi_signo == SIGCHLD)
 			continue;
-		if (reached_program(a, &si)) {
-			record_signal(a, now, sig, true);
-			signal_seen(a, sig);
-		} else if (a->notes >= 0 && si.ssi_code == SI_USER &&
-		           (pid_t)si.ssi_pid != getppid() && getpgid(a->child) == getpgrp()) {
-			pair_signal(a, sig, (pid_t)si.ssi_pid, 1, now);
-		} else {
-			forward(a, now, sig);
-			signal_seen(a, sig);
+		bool direct = reached_program(a, &si);
+		if (!direct)
+			kill(a->child, (int)si.ssi_signo);
+		if (a->w) {
+			/* b: 1 when it reached the program directly (not forwarded) */
+			gp_event_t s = {
+			    .type = GP_EV_SIGNAL, .ts = now, .a = si.ssi_signo, .b = direct};
+			gp_rf_append(a->w, &s);
+		}
+		if (si.ssi_signo == SIGTERM || si.ssi_signo == SIGINT) {
+			for (unsigned i = 0; i < a->nprocs; i++) {
+				proc_drain(&a->procs[i], false);
+				if (!a->procs[i].done)
+					proc_publish(a, &a->procs[i]);
+			}
+			publish(a, false);
 		}
 	}
 }
@@ -1251,16 +1116,11 @@ static void watch(agent_t *a)
 	bool sample_all = a->modes & GP_MODE_GPU;
 	int wait_ms = 100;
 	for (;;) {
-		struct pollfd pfd[2] = {{.fd = a->sfd, .events = POLLIN},
-		                        {.fd = a->notes, .events = POLLIN}};
-		int r = poll(pfd, a->notes >= 0 ? 2 : 1, wait_ms);
+		struct pollfd pfd = {.fd = a->sfd, .events = POLLIN};
+		int r = poll(&pfd, 1, wait_ms);
 		uint64_t now = gp_now_ns();
-		if (r > 0 && pfd[0].revents)
+		if (r > 0)
 			on_signals(a, now);
-		if (r > 0 && a->notes >= 0 && pfd[1].revents)
-			on_notes(a, now);
-		if (a->npend)
-			pend_expire(a, now, false);
 		if (wait4(a->child, &a->status, WNOHANG, &a->ru) == a->child)
 			return;
 		long moved = drain(a, false);
@@ -1279,11 +1139,6 @@ static void watch(agent_t *a)
 			next_flush = now + 500000000ull;
 		}
 		wait_ms = next_wait_ms(a, busy, next_flush, next_sample);
-		for (unsigned i = 0; i < a->npend; i++) { /* a signal waiting for its pair */
-			uint64_t t = gp_now_ns(), d = a->pend[i].deadline;
-			int ms = d > t ? (int)((d - t) / 1000000) + 1 : 0;
-			wait_ms = ms < wait_ms ? ms : wait_ms;
-		}
 	}
 }
 
@@ -1319,7 +1174,6 @@ int main(int argc, char **argv)
 {
 	agent_t a;
 	memset(&a, 0, sizeof(a));
-	a.notes = open_notes(); /* before anything may run the program in our place */
 	if (read_args(&a, argc, argv) < 0) {
 		usage();
 		return 2;

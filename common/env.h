@@ -24,13 +24,10 @@
 #define GP_ENV_STEP           "GPUPROF_STEP" /* step name for the rank file path: 0, 1, batch, ... */
 #define GP_ENV_RANK           "GPUPROF_RANK" /* global rank (S_TASK_GLOBAL_ID) */
 #define GP_ENV_GROUP_READABLE "GPUPROF_GROUP_READABLE"
-/* gpuprof run -> its agent: the descriptor of a socket over which it tells the agent the
- * signals it received, rather than passing them on (report/run.c, agent.c: pair_signal) */
-#define GP_ENV_RUN_NOTES     "GPUPROF_RUN_NOTES"
-#define GP_ENV_PYTHON        "GPUPROF_PYTHON"  /* directory of the Python hook (agent/python) */
-#define GP_ENV_PYTORCH       "GPUPROF_PYTORCH" /* "0": no PyTorch integration */
-#define GP_ENV_TORCH_HISTORY "GPUPROF_TORCH_HISTORY" /* its allocator history entries */
-#define GP_ENV_TORCH_LAYERS  "GPUPROF_TORCH_LAYERS"  /* its module ranges in windows */
+#define GP_ENV_PYTHON         "GPUPROF_PYTHON"  /* directory of the Python hook (agent/python) */
+#define GP_ENV_PYTORCH        "GPUPROF_PYTORCH" /* "0": no PyTorch integration */
+#define GP_ENV_TORCH_HISTORY  "GPUPROF_TORCH_HISTORY" /* its allocator history entries */
+#define GP_ENV_TORCH_LAYERS   "GPUPROF_TORCH_LAYERS"  /* its module ranges in windows */
 /* agent -> injected library and Python hook */
 #define GP_ENV_RANK_FILE "GPUPROF_RANK_FILE" /* where the rank file ends up (.gpr) */
 #define GP_ENV_RING      "GPUPROF_RING"      /* ring file path */

@@ -2,7 +2,6 @@
  * end we wait for, signals passed on, the program's status passed on. */
 #include "config.h"
 #include "run.h"
-#include "env.h"
 #include "proc.h"
 
 #include <dirent.h>
@@ -14,7 +13,6 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
-#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -128,10 +126,9 @@ int gp_run_pick_dir(char *dir, size_t len, bool force)
 static const int fwd_signals[] = {SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGALRM};
 #define NFWD (sizeof(fwd_signals) / sizeof(fwd_signals[0]))
 static volatile pid_t child_pid;
-static pid_t stepd;             /* the slurmstepd we run under, 0 outside Slurm */
-static bool in_step;            /* SLURM_JOB_ID: a sender outside our PID namespace (pid 0, a
-                                 * container's) is slurmstepd signalling the whole step */
-static volatile int notes = -1; /* our end of the agent's notes socket */
+static pid_t stepd;  /* the slurmstepd we run under, 0 outside Slurm */
+static bool in_step; /* SLURM_JOB_ID: a sender outside our PID namespace (pid 0, a
+                      * container's) is slurmstepd signalling the whole step */
 
 static void pass_on(int sig, siginfo_t *si, void *uc)
 {
@@ -147,27 +144,16 @@ static void pass_on(int sig, siginfo_t *si, void *uc)
 	int e = errno;
 	if (si->si_code != SI_USER || getpgid(child_pid) != getpgrp() ||
 	    !(gp_proc_descends_from(si->si_pid, child_pid) || (stepd && si->si_pid == stepd) ||
-	      (!si->si_pid && in_step))) {
-		/* A sender we do not know: it signalled us alone (kill $!), or our whole process
-		 * group (a shell's kill %1, pkill -f), the agent and the program too. The agent
-		 * tells the two apart: we tell it what we received, and it passes the signal on
-		 * only where it did not receive the same one itself (agent.c, pair_signal). Where
-		 * it cannot be told (no agent reading: the program unprofiled in its place), the
-		 * signal is passed on as before. */
-		int32_t m[2] = {sig, si->si_pid};
-		if (si->si_code != SI_USER || notes < 0 ||
-		    send(notes, m, sizeof(m), MSG_NOSIGNAL | MSG_DONTWAIT) != (ssize_t)sizeof(m))
-			kill(child_pid, sig);
-	}
+	      (!si->si_pid && in_step)))
+		kill(child_pid, sig);
 	errno = e;
 }
 
 /* The agent, the program and gpuprof run stay in one process group, the terminal's job:
  * Ctrl-C and Ctrl-Z reach all of it (a driver script above us too), and a killpg of the
  * job takes the program's own children with it. A shell's signal to that group
- * (kill %1) reaches the program directly: we note it to the agent rather than pass it
- * on, and the agent, which received it too, pairs the two (pass_on; agent.c,
- * pair_signal), so it arrives once. */
+ * (kill %1) therefore reaches the program directly and again through the agent and
+ * through us: doc/reliability.md, "Left open", says why that stays. */
 int gp_run_supervise(char **argv)
 {
 	sigset_t fwd, old;
@@ -179,16 +165,9 @@ int gp_run_supervise(char **argv)
 	stepd = gp_proc_slurmstepd_above();
 	in_step = getenv("SLURM_JOB_ID") && *getenv("SLURM_JOB_ID");
 	sigprocmask(SIG_BLOCK, &fwd, &old); /* none lost, none acted on before we are ready */
-	int sp[2];
-	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp) < 0)
-		sp[0] = sp[1] = -1;
 	pid_t parent = getpid(), pid = fork();
 	if (pid < 0) {
 		sigprocmask(SIG_SETMASK, &old, NULL);
-		if (sp[0] >= 0) {
-			close(sp[0]);
-			close(sp[1]);
-		}
 		return -1;
 	}
 	if (pid == 0) {
@@ -198,27 +177,14 @@ int gp_run_supervise(char **argv)
 		if (getppid() != parent)
 			_exit(127);
 		sigprocmask(SIG_SETMASK, &old, NULL);
-		char fd[16];
-		if (sp[0] >= 0) {
-			close(sp[0]);
-			snprintf(fd, sizeof(fd), "%d", sp[1]);
-			if (fcntl(sp[1], F_SETFD, 0) == 0) /* the agent's, across its exec */
-				setenv(GP_ENV_RUN_NOTES, fd, 1);
-		}
 		execv(argv[0], argv);
 		fprintf(stderr, "gpuprof: cannot run %s: %s; running the program unprofiled\n",
 		        argv[0], strerror(errno));
-		unsetenv(GP_ENV_RUN_NOTES);
-		if (sp[1] >= 0)
-			close(sp[1]);
 		execvp(argv[2], argv + 2); /* argv: AGENT -- PROGRAM ARGS */
 		fprintf(stderr, "gpuprof: %s: %s\n", argv[2], strerror(errno));
 		_exit(127);
 	}
 	child_pid = pid;
-	if (sp[1] >= 0)
-		close(sp[1]);
-	notes = sp[0];
 	sigemptyset(&sa.sa_mask);
 	for (size_t i = 0; i < NFWD; i++)
 		sigaction(fwd_signals[i], &sa, &prev[i]);
@@ -230,10 +196,6 @@ int gp_run_supervise(char **argv)
 	/* from here on a signal is for us: Ctrl-C stops the report */
 	sigprocmask(SIG_BLOCK, &fwd, NULL);
 	child_pid = 0;
-	if (notes >= 0) {
-		close(notes);
-		notes = -1;
-	}
 	for (size_t i = 0; i < NFWD; i++)
 		sigaction(fwd_signals[i], &prev[i], NULL);
 	sigprocmask(SIG_SETMASK, &old, NULL);

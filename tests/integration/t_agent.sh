@@ -79,25 +79,6 @@ bash -c '"$0" run --output="$1/out" -- python3 cnt.py ready >cnt2.out & a=$!; wh
 rm -f ready
 setsid -w "$B/gpuprof" run --output="$T/out" -- python3 cnt.py ready self >cnt3.out 2>/dev/null
 [ "$(cat cnt3.out)" = 1 ]; ok $? "a signal from the program to its own process group arrives once ($(cat cnt3.out))"
-# a shell's signal to the job (kill %1 under job control), and one sent to gpuprof run, the
-# agent and the program each (pkill -f matches all three command lines): the program
-# received it, and gpuprof run and the agent passed it on besides (3 deliveries); now
-# gpuprof run notes it to the agent, which pairs the note with its own (agent.c,
-# pair_signal). A signal to the agent alone still reaches the program, once.
-rm -f ready
-setsid -w bash -c 'set -m; "$0" run --output="$1/out" -- python3 cnt.py ready >cnt7.out 2>/dev/null & while [ ! -e ready ]; do sleep 0.05; done; kill -USR1 %1; wait' "$B/gpuprof" "$T" >/dev/null 2>&1
-[ "$(cat cnt7.out)" = 1 ]; ok $? "a shell's kill %1 of gpuprof run's job arrives once ($(cat cnt7.out))"
-rm -f ready
-bash -c '"$0" run --output="$1/out" -- python3 cnt.py ready >cnt8.out 2>/dev/null & a=$!; while [ ! -e ready ]; do sleep 0.05; done; g=$(pgrep -P $a); kill -USR1 $a $g $(pgrep -P $g); wait' "$B/gpuprof" "$T"
-[ "$(cat cnt8.out)" = 1 ]; ok $? "a signal to gpuprof run, the agent and the program each (pkill -f) arrives once ($(cat cnt8.out))"
-"$B/gpuprof" dump "$T/out/step0/rank0.gpr" | grep -qx "count signal 1"; ok $? "and the agent recorded it once"
-rm -f ready
-bash -c '"$0" run --output="$1/out" -- python3 cnt.py ready >cnt9.out 2>/dev/null & a=$!; while [ ! -e ready ]; do sleep 0.05; done; kill -USR1 $(pgrep -P $a); wait' "$B/gpuprof" "$T"
-[ "$(cat cnt9.out)" = 1 ]; ok $? "a signal to gpuprof run's agent alone is passed on once ($(cat cnt9.out))"
-# GPUPROF_RUN_NOTES that names a descriptor which is not gpuprof run's socket is left alone
-# (and taken out of the program's environment)
-GPUPROF_RUN_NOTES=5 "$B/gpuprof-agent" --output "$T/out-notes" -- bash -c 'echo "${GPUPROF_RUN_NOTES-unset}"; [ -e /proc/$$/fd/5 ] && echo open' 5<>"$T/notes-file" >notes.out 2>/dev/null
-[ "$(tr '\n' ' ' <notes.out)" = "unset open " ]; ok $? "a GPUPROF_RUN_NOTES of the user's: not the program's, its descriptor left open ($(tr '\n' ' ' <notes.out))"
 # the same from a slurmstepd further up: a batch script's gpuprof run (scancel reached the
 # program three times: directly, and passed on by gpuprof run and by the agent)
 rm -f ready
