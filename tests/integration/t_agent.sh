@@ -79,6 +79,20 @@ bash -c '"$0" run --output="$1/out" -- python3 cnt.py ready >cnt2.out & a=$!; wh
 rm -f ready
 setsid -w "$B/gpuprof" run --output="$T/out" -- python3 cnt.py ready self >cnt3.out 2>/dev/null
 [ "$(cat cnt3.out)" = 1 ]; ok $? "a signal from the program to its own process group arrives once ($(cat cnt3.out))"
+# Never lost, whatever else: a signal meant for the program reaches it at least once. A
+# pairing of gpuprof run's and the agent's receipts (session 20, reverted after review)
+# lost both of these: a signal sent to gpuprof run and to the agent, not to the program
+# (kill $run $agent, pkill -x of the two names), and a batch script's watchdog killing
+# $! (the agent: under Slurm gpuprof run execs it) from a subshell in its group. Counted
+# by a C handler (tests/integration/sigcount.c): Python's runs once for deliveries that
+# came while its main thread was busy.
+cc -O2 -o sigcount "$HERE/sigcount.c"
+rm -f ready
+bash -c '"$0" run --output="$1/out" -- ./sigcount ready >cnt7.out 2>/dev/null & a=$!; while [ ! -e ready ]; do sleep 0.05; done; kill -USR1 $a $(pgrep -P $a); wait' "$B/gpuprof" "$T"
+[ "$(cat cnt7.out)" -ge 1 ] 2>/dev/null; ok $? "a signal to gpuprof run and to its agent reaches the program ($(cat cnt7.out))"
+rm -f ready
+SLURM_JOB_ID=4242 bash -c '"$0" run --output="$1/out" -- ./sigcount ready >cnt8.out 2>/dev/null & p=$!; (while [ ! -e ready ]; do sleep 0.05; done; kill -USR1 $p) & wait' "$B/gpuprof" "$T"
+[ "$(cat cnt8.out)" -ge 1 ] 2>/dev/null; ok $? "a batch script's watchdog signalling \$! from a subshell reaches the program ($(cat cnt8.out))"
 # the same from a slurmstepd further up: a batch script's gpuprof run (scancel reached the
 # program three times: directly, and passed on by gpuprof run and by the agent)
 rm -f ready
