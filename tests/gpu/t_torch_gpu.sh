@@ -77,8 +77,9 @@ ok $? "all modes: optimizer steps = NVTX steps"
 # 3b. mode layers: per-module ranges with their GPU time, beside the script's own ranges
 "$B/gpuprof" run --modes=all,layers --output="$T/layers" -- $P --steps 12 --dim 1024 --layers 4 >"$T/layers.out" 2>&1
 ok $? "--modes=all,layers: the program succeeds"
-g=$("$B/gpuprof" report --format=json "$T/layers" | python3 -c 'import json,sys; n={x["name"]: x for x in json.load(sys.stdin)["nvtx"]}; print(n["Linear"]["count"], n["Linear backward"]["count"], n["Linear backward"]["gpu_ns"] > 0, n["Linear"]["gpu_ns"] > 0)')
-[ "$g" = "48 48 True True" ]; ok $? "Linear forward and backward ranges, 4 a step, with GPU time ($g)"
+# count_all: every step's; count: the steady state's, after the warm-up steps (report.md)
+g=$("$B/gpuprof" report --format=json "$T/layers" | python3 -c 'import json,sys; j=json.load(sys.stdin); n={x["name"]: x for x in j["nvtx"]}; w=j["ranks"][0]["steps"]["warmup"]; print(n["Linear"]["count_all"], n["Linear backward"]["count_all"], n["Linear"]["count"] == n["Linear backward"]["count"] == 4 * (12 - w), n["Linear backward"]["gpu_ns"] > 0, n["Linear"]["gpu_ns"] > 0)')
+[ "$g" = "48 48 True True True" ]; ok $? "Linear forward and backward ranges, 4 a step (4 a steady step), with GPU time ($g)"
 [ "$(jr layers "r['steps']['range']")" = train_step ]; ok $? "the steps are still the script's own"
 
 # 4. CUDA out of memory: the failing request and what held the memory
