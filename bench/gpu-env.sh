@@ -11,4 +11,9 @@ gpu_tier() {
 		bash tests/gpu/t_gpu.sh >$OUT/t_gpu.txt 2>&1
 	echo "tier rc=$? ok $(grep -c '^ok' $OUT/t_gpu.txt) not-ok $(grep -c '^not ok' $OUT/t_gpu.txt)"
 	grep '^not ok' $OUT/t_gpu.txt
+	# the PyTorch integration on the GPU too (its check of mode layers' counts went stale
+	# for sessions, unrun here: session 20)
+	GP_BUILD=$G timeout ${TIER_S:-330} bash tests/gpu/t_torch_gpu.sh >$OUT/t_torch_gpu.txt 2>&1
+	echo "torch tier rc=$? ok $(grep -c '^ok' $OUT/t_torch_gpu.txt) not-ok $(grep -c '^not ok' $OUT/t_torch_gpu.txt)"
+	grep '^not ok' $OUT/t_torch_gpu.txt
 }
