@@ -4,7 +4,6 @@
  * half a second after the first (10 s at most). */
 #include <signal.h>
 #include <stdio.h>
-#include <time.h>
 #include <unistd.h>
 static volatile sig_atomic_t n;
 static void h(int s)
