@@ -12,6 +12,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "event.h"
 
@@ -105,6 +106,10 @@ int gp_rf_ident_fd(int fd, gp_rf_ident_t *id);
 /* Open and validate the header (the file is read with pread, never mapped: a file cut
  * shorter while it is read ends there, as a truncated tail). -1 with a message in err. */
 int gp_rf_open(const char *path, gp_rf_reader_t **out, char *err, size_t errlen);
+/* The same for a file that must be owner's or the caller's ((uid_t)-1: anyone's): a job
+ * directory's rank files are its owner's, and root's report of it reads no other user's
+ * file that a hard link put there. */
+int gp_rf_open_owned(const char *path, uid_t owner, gp_rf_reader_t **out, char *err, size_t errlen);
 const char *gp_rf_header(const gp_rf_reader_t *r, const char *key);
 const char *gp_rf_header_text(const gp_rf_reader_t *r);
 /* Next record: 1 = *ev filled, 0 = end of file. Corruption is skipped and counted. */

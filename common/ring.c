@@ -102,8 +102,10 @@ int gp_ring_create_lanes(gp_ring_t *ring, const char *path, uint64_t nslots, uns
 	size_t len;
 	int fd, e;
 	memset(ring, 0, sizeof(*ring));
-	if (nslots < 64 || (nslots & (nslots - 1)) || nlanes > GP_RING_LANES ||
-	    (nlanes && (lane_slots < 64 || (lane_slots & (lane_slots - 1)))))
+	if (nslots < 64 || nslots > GP_RING_MAX_SLOTS || (nslots & (nslots - 1)) ||
+	    nlanes > GP_RING_LANES ||
+	    (nlanes && (lane_slots < 64 || lane_slots > GP_RING_MAX_SLOTS ||
+	                (lane_slots & (lane_slots - 1)))))
 		return errno = EINVAL, -1;
 	len = ring_len(nslots, nlanes, lane_slots);
 	fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
@@ -179,9 +181,11 @@ int gp_ring_attach(gp_ring_t *ring, const char *path)
 	if (h.magic == GP_RING_MAGIC && h.version == 5)
 		h.nlanes = h.lane_slots = 0, h.lanes_off = 0;
 	if (h.magic != GP_RING_MAGIC || (h.version != GP_RING_VERSION && h.version != 5) ||
-	    h.slot_size != sizeof(gp_ring_slot_t) || h.nslots < 64 || h.nslots > (1ull << 40) ||
-	    (h.nslots & (h.nslots - 1)) || h.nlanes > GP_RING_LANES ||
-	    (h.nlanes && (h.lane_slots < 64 || (h.lane_slots & (h.lane_slots - 1)) ||
+	    h.slot_size != sizeof(gp_ring_slot_t) || h.nslots < 64 ||
+	    h.nslots > GP_RING_MAX_SLOTS || (h.nslots & (h.nslots - 1)) ||
+	    h.nlanes > GP_RING_LANES ||
+	    (h.nlanes && (h.lane_slots < 64 || h.lane_slots > GP_RING_MAX_SLOTS ||
+	                  (h.lane_slots & (h.lane_slots - 1)) ||
 	                  h.lanes_off != GP_RING_DATA_OFF + h.nslots * sizeof(gp_ring_slot_t))) ||
 	    (uint64_t)sb.st_size != ring_len(h.nslots, h.nlanes, h.lane_slots)) {
 		close(fd);

@@ -36,10 +36,15 @@
  * no slot; 6: lanes of one producer each */
 #define GP_RING_VERSION       6
 #define GP_RING_DEFAULT_SLOTS (1u << 18) /* 16 MiB */
-#define GP_RING_PREREAD       (1u << 20) /* bytes read into the page cache at creation */
-#define GP_RING_LANES         8          /* lanes of one producer each (at most) */
-#define GP_RING_LANES_MIN     1024       /* a ring of fewer slots has no lanes */
-#define GP_LANE_STACK         64         /* a lane's open ranges kept in the file */
+/* The most slots (shared, or one lane's) a ring that is attached may say it has: four times
+ * what any agent has made. Root's salvage walks a ring's slots, and a user's spool may hold
+ * a ring of their own making: one of 2^36 slots on a sparse 4 TiB file held the node's
+ * epilog a minute per step record (and faulted in tmpfs pages outside any cgroup). */
+#define GP_RING_MAX_SLOTS (1u << 20)
+#define GP_RING_PREREAD   (1u << 20) /* bytes read into the page cache at creation */
+#define GP_RING_LANES     8          /* lanes of one producer each (at most) */
+#define GP_RING_LANES_MIN 1024       /* a ring of fewer slots has no lanes */
+#define GP_LANE_STACK     64         /* a lane's open ranges kept in the file */
 
 typedef struct gp_ring_slot {
 	/* the position + 1 of the record last published here, less the slot's index

@@ -313,6 +313,7 @@ int gp_rank_analyse(const char *path, const gp_rank_opts_t *o, gp_rank_t *r, gp_
 	}
 	scratch->steps_from = o->steps_from;
 	d->steps_from = o->steps_from;
+	d->owner = o->owned ? o->owner : (uid_t)-1;
 	int rc = o->nsides ? analyse_procs(path, o, r, t, scratch, d)
 	                   : analyse_file(path, r, t, scratch, d);
 	if (rc < 0)

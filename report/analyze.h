@@ -5,6 +5,7 @@
 #define GP_ANALYZE_H
 
 #include <stddef.h>
+#include <sys/types.h>
 
 #include "rank.h"
 
@@ -18,6 +19,11 @@ typedef struct gp_rank_opts {
 	int steps_from;           /* GP_STEPS_* */
 	const char *const *sides; /* the files of the rank's other processes (rankR.pidP.gpr) */
 	unsigned nsides;
+	/* owned: read only rank files of user owner (or the caller's own): a job directory's
+	 * files are its owner's, and root's report of it reads no other user's file that a
+	 * link of a step directory, or a hard link, put there */
+	bool owned;
+	uid_t owner;
 } gp_rank_opts_t;
 
 typedef struct rank_data rank_data_t;

@@ -40,7 +40,7 @@ static void load_launcher(gp_job_t *job, const char *path)
 	job->launchers = n;
 	struct gp_launcher *l = &n[job->nlaunchers];
 	memset(l, 0, sizeof(*l));
-	if (gp_rf_open(path, &rd, err, sizeof(err)) < 0) {
+	if (gp_rf_open_owned(path, job->owner, &rd, err, sizeof(err)) < 0) {
 		if (!job->nunreadable++)
 			snprintf(job->unreadable, sizeof(job->unreadable), "%s", err);
 		gp_warn("%s", err);
@@ -104,17 +104,21 @@ typedef struct pool {
 	unsigned n;
 	_Atomic unsigned next;
 	int steps_from;
+	uid_t owner;
 } pool_t;
 
-static void analyse_one(rank_sum_t *s, rank_data_t *rd, int steps_from)
+static void analyse_one(rank_sum_t *s, rank_data_t *rd, int steps_from, uid_t owner)
 {
 	char err[768];
-	gp_rank_opts_t o = {
-	    .steps_from = steps_from, .sides = (const char *const *)s->sides, .nsides = s->nsides};
+	gp_rank_opts_t o = {.steps_from = steps_from,
+	                    .sides = (const char *const *)s->sides,
+	                    .nsides = s->nsides,
+	                    .owned = true,
+	                    .owner = owner};
 	/* summaries hold the default analysis of a rank of one process only */
 	bool sums =
 	    !s->nsides && steps_from == GP_STEPS_AUTO && gp_setting_bool(GP_ENV_REPORT_SUMMARIES);
-	if (sums && gp_summary_read(s->path, &s->r, &s->t) == 0) {
+	if (sums && gp_summary_read(s->path, owner, &s->r, &s->t) == 0) {
 		s->ok = s->summary = true;
 		return;
 	}
@@ -134,7 +138,7 @@ static void *pool_worker(void *arg)
 	rank_data_t rd;
 	memset(&rd, 0, sizeof(rd));
 	for (unsigned i; (i = atomic_fetch_add(&p->next, 1)) < p->n;)
-		analyse_one(&p->sums[i], &rd, p->steps_from);
+		analyse_one(&p->sums[i], &rd, p->steps_from, p->owner);
 	gp_rd_free(&rd);
 	return NULL;
 }
@@ -150,9 +154,9 @@ static unsigned report_threads(unsigned work)
 	return (unsigned)(n > (long)work ? (long)work : n);
 }
 
-static void analyse_batch(rank_sum_t *sums, unsigned n, unsigned nt, int steps_from)
+static void analyse_batch(rank_sum_t *sums, unsigned n, unsigned nt, int steps_from, uid_t owner)
 {
-	pool_t p = {.sums = sums, .n = n, .steps_from = steps_from};
+	pool_t p = {.sums = sums, .n = n, .steps_from = steps_from, .owner = owner};
 	unsigned started = 0;
 	pthread_t *t = calloc(nt ? nt : 1, sizeof(pthread_t));
 	for (unsigned i = 1; t && i < nt; i++) /* this thread is the first worker */
@@ -223,7 +227,7 @@ static void analyse_all(gp_job_t *job, rank_in_t *paths, unsigned n)
 			sums[i].sides = paths[lo + i].sides;
 			sums[i].nsides = paths[lo + i].nsides;
 		}
-		analyse_batch(sums, m, nt < m ? nt : m, job->steps_from);
+		analyse_batch(sums, m, nt < m ? nt : m, job->steps_from, job->owner);
 		for (unsigned i = 0; i < m; i++)
 			merge_one(job, &sums[i], &from_sum);
 		if (progress_fn)
@@ -427,9 +431,30 @@ int gp_job_load(gp_job_t *job, const char *dir, const char *step, const char *st
 		if (step && strcmp(de->d_name + 4, step))
 			continue;
 		snprintf(sub, sizeof(sub), "%s/%s", dir, de->d_name);
-		sd = opendir(sub);
-		if (!sd)
+		/* a step directory of the job directory's owner (or the caller's), never
+		 * through a link: a user's step0 -> another user's job would have root's
+		 * report read that job as theirs (the rank files are checked again as they are
+		 * opened, gp_rf_open_owned, should one be swapped in meanwhile) */
+		int sfd = openat(dirfd(top), de->d_name,
+		                 O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+		struct stat ss;
+		if (sfd < 0 || fstat(sfd, &ss) < 0 ||
+		    (ss.st_uid != job->owner && ss.st_uid != geteuid())) {
+			struct stat ls; /* a link is ENOTDIR with O_DIRECTORY, as a file is */
+			if (sfd >= 0 || errno == ELOOP ||
+			    (fstatat(dirfd(top), de->d_name, &ls, AT_SYMLINK_NOFOLLOW) == 0 &&
+			     S_ISLNK(ls.st_mode)))
+				gp_warn("%s: %s; not read", sub,
+				        sfd >= 0 ? "not the job directory's owner's" : "a link");
+			if (sfd >= 0)
+				close(sfd);
 			continue;
+		}
+		sd = fdopendir(sfd);
+		if (!sd) {
+			close(sfd);
+			continue;
+		}
 		while ((fe = readdir(sd))) {
 			size_t l = strlen(fe->d_name);
 			char path[4700];
@@ -531,7 +556,7 @@ int gp_job_rank_records(const gp_job_t *job, const gp_rank_t *rk, rank_data_t *d
 {
 	gp_rank_t r;
 	gp_rank_tables_t t;
-	gp_rank_opts_t o = {.steps_from = job->steps_from};
+	gp_rank_opts_t o = {.steps_from = job->steps_from, .owned = true, .owner = job->owner};
 	int rc = gp_rank_analyse(rk->id.path, &o, &r, &t, d, err, errlen);
 	if (rc == 0)
 		gp_rank_release(&r);

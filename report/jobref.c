@@ -1,6 +1,7 @@
 /* A job directory from a job id, through sacct (jobref.h). */
 #include "config.h"
 #include "jobref.h"
+#include "log.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -150,20 +151,10 @@ static const char *one_line(const char *id, char *out, int lines, char *err, siz
 	return out;
 }
 
-int gp_jobref_resolve(const char *arg, char *dir, size_t len, bool *by_id, char *err, size_t errlen)
+/* The directory of job id arg from sacct: 0, or -1 with err said. */
+static int resolve_id(const char *arg, char *dir, size_t len, char *err, size_t errlen)
 {
 	struct stat st;
-	*by_id = false;
-	if (stat(arg, &st) == 0 && S_ISDIR(st.st_mode))
-		return snprintf(dir, len, "%s", arg) < (int)len ? 0 : -1;
-	if (!gp_jobref_is_id(arg)) {
-		snprintf(err, errlen, "%s: %s", arg,
-		         errno == ENOENT ? "no such job directory, nor a job id (1234, 1234_5, "
-		                           "1234+1)"
-		                         : strerror(errno ? errno : ENOTDIR));
-		return -1;
-	}
-	*by_id = true;
 	char out[8192], raw[64], work[PATH_MAX];
 	int n = gp_sacct_field(arg, "JobIDRaw", out, sizeof(out));
 	const char *l = one_line(arg, out, n, err, errlen);
@@ -193,5 +184,38 @@ int gp_jobref_resolve(const char *arg, char *dir, size_t len, bool *by_id, char 
 	snprintf(err, errlen,
 	         "job %s (%s): sacct gives neither its gpuprof directory nor its WorkDir", arg,
 	         raw);
+	return -1;
+}
+
+/* A job id is looked up as one before a directory of the same name is taken: a
+ * directory "94" that someone made in the current directory (root's /tmp, a shared
+ * project directory) must not stand in for job 94, whose report an admin or `gpuprof diff
+ * --fail-on-regression` asked for. "./94" names the directory. */
+int gp_jobref_resolve(const char *arg, char *dir, size_t len, bool *by_id, char *err, size_t errlen)
+{
+	struct stat st;
+	*by_id = false;
+	errno = 0;
+	bool isdir = stat(arg, &st) == 0 && S_ISDIR(st.st_mode);
+	int e = errno;
+	if (!gp_jobref_is_id(arg)) {
+		if (isdir)
+			return snprintf(dir, len, "%s", arg) < (int)len ? 0 : -1;
+		snprintf(err, errlen, "%s: %s", arg,
+		         e == ENOENT ? "no such job directory, nor a job id (1234, 1234_5, "
+		                       "1234+1)"
+		                     : strerror(e ? e : ENOTDIR));
+		return -1;
+	}
+	if (resolve_id(arg, dir, len, err, errlen) == 0) {
+		*by_id = true;
+		if (isdir)
+			gp_warn("%s is job %s's directory, not the directory %s here (./%s names "
+			        "that)",
+			        dir, arg, arg, arg);
+		return 0;
+	}
+	if (isdir) /* no such job (or no sacct): the directory it names */
+		return snprintf(dir, len, "%s", arg) < (int)len ? 0 : -1;
 	return -1;
 }

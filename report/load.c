@@ -673,6 +673,7 @@ void gp_rd_reset(rank_data_t *d)
 	d->want_step[0] = '\0';
 	d->warmup = (unsigned)gp_setting_default_long("warmup_steps");
 	d->steps_from = GP_STEPS_AUTO;
+	d->owner = (uid_t)-1;
 }
 
 void gp_rd_free(rank_data_t *d)
@@ -901,9 +902,11 @@ int gp_rd_load_file(const char *path, rank_data_t *d, gp_rank_t *r,
 	gp_rf_reader_t *rd;
 	gp_event_t ev;
 	int steps_from = d->steps_from;
+	uid_t owner = d->owner;
 	gp_rd_reset(d);
 	d->steps_from = steps_from;
-	if (gp_rf_open(path, &rd, err, errlen) < 0)
+	d->owner = owner;
+	if (gp_rf_open_owned(path, owner, &rd, err, errlen) < 0)
 		return -1;
 	const char *h = gp_rf_header(rd, GP_HDR_REALTIME_NS);
 	d->hdr_realtime = h ? strtoull(h, NULL, 10) : 0;

@@ -120,7 +120,9 @@ static const gp_cli_cmd_t cmd_report_doc = {
     report_opts,
     "JOBID is a Slurm job id (1234, an array task 1234_5, a heterogeneous job's component "
     "1234+1): its directory is the one gpuprof's summary names in the job's AdminComment "
-    "(sacct -o AdminComment), else gpuprof-ID in its working directory.\n\n"
+    "(sacct -o AdminComment), else gpuprof-ID in its working directory. An operand shaped "
+    "like a job id is asked of sacct first, even where a directory of that name is here "
+    "(./1234 names the directory); one sacct does not know is a directory.\n\n"
     "A progress line goes to standard error while a long report reads rank files, when "
     "standard error is a terminal.\n\n"
     "Exit status: 0 done, 1 the job could not be read or a file not written, 2 a usage "
@@ -311,6 +313,10 @@ static int usage_line(void)
 /* -o FILE: "-" is standard output, FILE.gz gzip-compressed, a link refused (outfile.h) */
 static FILE *open_out(const gp_cli_cmd_t *cmd, gp_outfile_t *o, const char *path)
 {
+	if (!*path) {
+		gp_err("%s: -o: an empty file name ('-' for standard output)", cmd->name);
+		return NULL;
+	}
 	FILE *f = gp_outfile_open(o, path);
 	if (!f)
 		gp_err_errno("%s: %s%s", cmd->name, path,

@@ -144,6 +144,7 @@ typedef struct rank_data {
 	char want_step[128];
 	unsigned warmup;
 	int steps_from; /* GP_STEPS_* */
+	uid_t owner;    /* whose rank files are read ((uid_t)-1: anyone's; gp_rank_opts_t) */
 	/* the identity of the file read (gp_rf_ident); src_ok false when it changed under
 	 * the reader */
 	gp_rf_ident_t src;

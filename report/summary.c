@@ -109,12 +109,14 @@ static void make_key(const gp_rf_ident_t *id, sum_key_t *k)
 }
 
 /* The key of the rank file at gpr as it is now (its mode too, for the summary's). */
-static int rank_key(const char *gpr, sum_key_t *k, mode_t *mode)
+static int rank_key(const char *gpr, uid_t owner, sum_key_t *k, mode_t *mode)
 {
 	struct stat st;
 	gp_rf_ident_t id;
-	int fd = open(gpr, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
-	if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || gp_rf_ident_fd(fd, &id) < 0) {
+	/* a regular file, never through a link nor a FIFO or device: root must not open, let
+	 * alone read, what a user's rank0.gpr -> /root/secret names */
+	int fd = gp_open_regular(AT_FDCWD, gpr, owner, &st);
+	if (fd < 0 || gp_rf_ident_fd(fd, &id) < 0) {
 		if (fd >= 0)
 			close(fd);
 		return -1;
@@ -132,7 +134,8 @@ static int rank_key(const char *gpr, sum_key_t *k, mode_t *mode)
 bool gp_summary_wanted(const char *gpr)
 {
 	struct stat st;
-	return stat(gpr, &st) == 0 && (long long)st.st_size >= gp_setting_long(GP_ENV_SUMMARY_MIN);
+	return lstat(gpr, &st) == 0 && S_ISREG(st.st_mode) &&
+	       (long long)st.st_size >= gp_setting_long(GP_ENV_SUMMARY_MIN);
 }
 
 int gp_summary_write(const char *gpr, const gp_rank_t *r, const gp_rank_tables_t *one)
@@ -144,7 +147,7 @@ int gp_summary_write(const char *gpr, const gp_rank_t *r, const gp_rank_tables_t
 	size_t len = 0;
 	sum_key_t key, now;
 	mode_t mode;
-	if (sum_path(gpr, path, sizeof(path)) < 0 || rank_key(gpr, &now, &mode) < 0)
+	if (sum_path(gpr, path, sizeof(path)) < 0 || rank_key(gpr, (uid_t)-1, &now, &mode) < 0)
 		return -1;
 	/* what was read, or no summary: one of a file that changed under its reader, or of
 	 * another file than the one now at gpr, would be stale on arrival */
@@ -351,12 +354,12 @@ static int get_sections(rd_t *r, gp_rank_t *out)
 	return r->bad ? -1 : 0;
 }
 
-int gp_summary_read(const char *gpr, gp_rank_t *out, gp_rank_tables_t *one)
+int gp_summary_read(const char *gpr, uid_t owner, gp_rank_t *out, gp_rank_tables_t *one)
 {
 	char path[4200];
 	sum_key_t want, have;
 	struct stat st;
-	if (sum_path(gpr, path, sizeof(path)) < 0 || rank_key(gpr, &want, NULL) < 0)
+	if (sum_path(gpr, path, sizeof(path)) < 0 || rank_key(gpr, owner, &want, NULL) < 0)
 		return -1;
 	/* only a summary this user (or root) wrote: another user's could say anything; a
 	 * FIFO in its place must not hang the report (it was opened blocking) */

@@ -5,6 +5,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <sys/types.h>
 
 #include "rank.h"
 
@@ -12,7 +13,9 @@
  * analysis and read in its place while the rank file is unchanged (-1: none, stale or
  * not valid). gp_rank_summarize analyses one rank file and writes its summary. */
 int gp_summary_write(const char *gpr, const gp_rank_t *r, const gp_rank_tables_t *t);
-int gp_summary_read(const char *gpr, gp_rank_t *out, gp_rank_tables_t *t);
+/* owner: the rank file's owner that the reader takes ((uid_t)-1: anyone; the caller's
+ * own are always taken) */
+int gp_summary_read(const char *gpr, uid_t owner, gp_rank_t *out, gp_rank_tables_t *t);
 int gp_rank_summarize(const char *gpr, char *err, size_t errlen);
 /* Is gpr large enough to be worth a summary (GPUPROF_SUMMARY_MIN_BYTES)? A small rank
  * file is read as fast as a summary would be, and its summary would be the larger. */

@@ -130,4 +130,61 @@ job "$d" absurd 10
 line=$(as_user "$B/gpuprof" report --quiet --summary-line "$d" 2>/dev/null)
 case $line in gpuprof:*) r=0 ;; *) r=1 ;; esac
 [ $r = 0 ] && ! printf '%s' "$line" | grep -q ';'; ok $? "S18: the summary line of a directory named '...; JS1:...; site:tag=999; ...' forges no '; KEY:' entry ($line)"
+
+# Round 3's second review (session 21)
+# 19. a step directory that is a link to another user's job: root's report does not read it
+mkdir -p "$T/victim"; "$H" absurd 10 "$T/victim/job" >/dev/null; mv "$T/victim/job/step0/rank0.gpr" "$T/victim/job/step0/rank7.gpr"
+chmod -R go-rwx "$T/victim"
+job "$T/u/sl" absurd 10
+as_user ln -s "$T/victim/job/step0" "$T/u/sl/step1"
+"$B/gpuprof" report --format=json "$T/u/sl" 2>"$T/19.err" | python3 -c 'import json,sys; j=json.load(sys.stdin); assert [r["rank"] for r in j["ranks"]] == [0], j["ranks"]' &&
+	grep -q "step1: a link; not read" "$T/19.err"
+ok $? "S19: a step directory that is a link to another user's job is not read by root's report ($(head -c 200 "$T/19.err"))"
+# 20. a rank file in the user's job that is not the user's (a hard link, where protected_hardlinks
+#     is off, of another user's file; root stands in for the user, who could make it there)
+job "$T/u/hl" absurd 10
+cp "$T/src/step0/rank0.gpr" "$T/u/hl/step0/rank8.gpr"; chown nobody "$T/u/hl/step0/rank8.gpr"; chmod 600 "$T/u/hl/step0/rank8.gpr"
+"$B/gpuprof" report --format=json "$T/u/hl" 2>"$T/20.err" | python3 -c 'import json,sys; j=json.load(sys.stdin); assert [r["rank"] for r in j["ranks"]] == [0], j["ranks"]' &&
+	grep -q "rank8.gpr: owned by uid $(id -u nobody), not by the job directory's owner" "$T/20.err"
+ok $? "S20: a rank file of another user's in the job directory is not read by root's report"
+# 21. a rank file that is a link is not even opened by root (the summary lookup opened it,
+#     read its ends, and only then refused it: a device's open runs with root's rights)
+if command -v strace >/dev/null; then
+	job "$T/u/so" absurd 10
+	echo "root secret" >"$T/secret"; chmod 600 "$T/secret"
+	as_user ln -s "$T/secret" "$T/u/so/step0/rank3.gpr"
+	GPUPROF_SUMMARY_MIN_BYTES=0 strace -f -e trace=openat -o "$T/21.trace" "$B/gpuprof" report --quiet "$T/u/so" >/dev/null 2>&1
+	! grep "rank3.gpr" "$T/21.trace" | grep -v O_NOFOLLOW | grep -q . && grep -q "rank3.gpr" "$T/21.trace"
+	ok $? "S21: a rank file that is a link is opened by root only with O_NOFOLLOW ($(grep -c rank3.gpr "$T/21.trace") opens, $(grep rank3.gpr "$T/21.trace" | grep -vc O_NOFOLLOW) without)"
+else
+	skip "S21: strace not installed (scripts/deps installs it)"
+fi
+# 22. a rank file with a 20 GB hole in it (16 KB on disk): the reader skips holes
+job "$T/u/sp" absurd 10
+truncate -s +20G "$T/u/sp/step0/rank0.gpr"
+s=$(date +%s%N); timeout 60 "$B/gpuprof" report --quiet "$T/u/sp" >/dev/null 2>&1; rc=$?; e=$((($(date +%s%N) - s) / 1000000))
+[ $rc -eq 0 ] && [ $e -lt 30000 ]; ok $? "S22: a rank file with a 20 GB hole is reported in $e ms (exit $rc; byte by byte it took 95 s)"
+# 23. a directory named like a job id in the current directory does not stand in for the job
+mkdir -p "$T/fake"; cat >"$T/fake/sacct" <<SACCT
+#!/bin/sh
+# a stand-in for sacct that knows job 94, whose directory is $T/u/j94
+j=; p=; for a; do [ "\$p" = -j ] && j=\$a; p=\$a; f=\$a; done
+[ "\$j" = 94 ] || exit 0
+case \$f in
+JobIDRaw) echo 94 ;;
+AdminComment) echo "gpuprof: steps=1 dir=$T/u/j94" ;;
+WorkDir) echo "$T/u" ;;
+esac
+SACCT
+chmod 755 "$T/fake/sacct"
+job "$T/u/j94" absurd 10
+mkdir -p "$T/cwd/94/step0"; "$H" noise 200 "$T/cwd/n" >/dev/null; cp "$T/cwd/n/step0/rank0.gpr" "$T/cwd/94/step0/rank5.gpr"
+dir_is() { python3 -c 'import json,sys; j=json.load(sys.stdin); assert j["dir"] == sys.argv[1], j["dir"]' "$1"; }
+(cd "$T/cwd" && PATH=$T/fake:$PATH "$B/gpuprof" report --format=json 94 2>"$T/23.err") | dir_is "$T/u/j94" &&
+	grep -q "not the directory 94 here" "$T/23.err" &&
+	(cd "$T/cwd" && PATH=$T/fake:$PATH "$B/gpuprof" report --format=json ./94 2>/dev/null) | dir_is ./94
+ok $? "S23: 'gpuprof report 94' is job 94 even with a directory 94 here (said); './94' is the directory"
+mkdir -p "$T/cwd/95"; cp -r "$T/cwd/94/step0" "$T/cwd/95/"
+(cd "$T/cwd" && PATH=$T/fake:$PATH "$B/gpuprof" report --format=json 95 2>/dev/null) | dir_is 95
+ok $? "S24: the control: where sacct knows no job 95, a directory 95 here is what '95' names"
 done_testing

@@ -433,6 +433,51 @@ static void lane_tests(const char *path)
 	ok(gp_ring_attach(&lring, path) == -1 && errno == EINVAL,
 	   "9 lanes, the file the size of 9: refused");
 	unlink(path);
+	/* a ring of a user's making, its header and sparse file agreeing on 2^36 slots (or on
+	 * lanes of 2^36): root's salvage walked every slot, a minute per step record in the
+	 * epilog. Nothing larger than GP_RING_MAX_SLOTS is attached. */
+	for (int lanes = 0; lanes < 2; lanes++) {
+		/* lanes: 8 of 2^33 slots, a 4 TiB file as the ring's (ext4 holds 16 TiB) */
+		uint64_t big = lanes ? 1ull << 33 : 1ull << 36, ns = lanes ? 1024 : big;
+		ok(gp_ring_create_lanes(&lring, path, 1024, lanes ? 8 : 0, lanes ? 64 : 0) == 0,
+		   "a ring to rewrite");
+		gp_ring_detach(&lring);
+		fd = open(path, O_RDWR);
+		int sized = -1;
+		if (fd >= 0 && pread(fd, &h, sizeof(h), 0) == (ssize_t)sizeof(h)) {
+			h.nslots = ns;
+			if (lanes) {
+				h.lane_slots = big;
+				h.lanes_off = 4096 + ns * 64;
+			}
+			(void)!pwrite(fd, &h, sizeof(h), 0);
+			size_t lh = (8 * sizeof(gp_ring_lane_t) + 4095) & ~(size_t)4095;
+			sized = ftruncate(
+			    fd, (off_t)(4096 + ns * 64 + (lanes ? lh + 8 * big * 64 : 0)));
+		}
+		if (fd >= 0)
+			close(fd);
+		if (sized < 0) {
+			skip("ftruncate to a sparse ring failed");
+		} else {
+			struct timespec t0, t1;
+			clock_gettime(CLOCK_MONOTONIC, &t0);
+			int rc = gp_ring_attach(&lring, path);
+			int e = errno;
+			clock_gettime(CLOCK_MONOTONIC, &t1);
+			ok(rc == -1 && e == EINVAL,
+			   "a sparse ring whose header and size agree on %s slots is refused (%.3f "
+			   "s)",
+			   lanes ? "lanes of 2^33" : "2^36",
+			   (double)(t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9);
+			if (rc == 0)
+				gp_ring_detach(&lring);
+		}
+		unlink(path);
+	}
+	ok(gp_ring_create(&lring, path, (uint64_t)GP_RING_MAX_SLOTS << 1) == -1 && errno == EINVAL,
+	   "nor is one made larger than GP_RING_MAX_SLOTS");
+	unlink(path);
 	/* a version-5 ring (the agent before lanes; salvage after an upgrade) is read */
 	ok(gp_ring_create_lanes(&lring, path, 1024, 0, 0) == 0, "a ring without lanes");
 	push_n(&lring, 10);

@@ -118,7 +118,7 @@ int main(void)
 	close(fd);
 
 	ok(gp_summary_write(gpr, &r, &t) == 0, "written");
-	ok(gp_summary_read(gpr, &back, &tb) == 0, "read back");
+	ok(gp_summary_read(gpr, (uid_t)-1, &back, &tb) == 0, "read back");
 	ok(back.id.rank == 42 && !strcmp(back.id.node, "node-a") &&
 	       !strcmp(back.steps.name, "train_step") && back.steps.median_ms == 12.5 &&
 	       back.gpu.busy_ns == 123456789 && back.memory.peak == 1ull << 30 &&
@@ -150,7 +150,7 @@ int main(void)
 	   "the kernel and range tables (a kernel's launching range), the job and its tasks");
 	/* what a write of what was read reads as: the same, byte for byte, section by section */
 	tb.src = t.src, tb.src_ok = true;
-	ok(gp_summary_write(gpr, &back, &tb) == 0 && gp_summary_read(gpr, &again, &ta) == 0,
+	ok(gp_summary_write(gpr, &back, &tb) == 0 && gp_summary_read(gpr, (uid_t)-1, &again, &ta) == 0,
 	   "written and read again");
 	size_t n;
 	const gp_sum_section_t *s = gp_summary_sections(&n);
@@ -174,15 +174,15 @@ int main(void)
 	flipped &= pwrite(fd, &c, 1, st.st_size / 2) == 1;
 	close(fd);
 	ok(flipped, "a byte in the middle of the summary flipped");
-	ok(gp_summary_read(gpr, &again, &ta) < 0, "a corrupted summary is refused");
+	ok(gp_summary_read(gpr, (uid_t)-1, &again, &ta) < 0, "a corrupted summary is refused");
 	ok(gp_summary_write(gpr, &back, &tb) == 0 && truncate(gps, st.st_size - 9) == 0 &&
-	       gp_summary_read(gpr, &again, &ta) < 0,
+	       gp_summary_read(gpr, (uid_t)-1, &again, &ta) < 0,
 	   "a torn summary is refused");
 	ok(gp_summary_write(gpr, &back, &tb) == 0, "written again");
 	fd = open(gpr, O_WRONLY | O_APPEND);
 	ok(write(fd, "more", 4) == 4, "the rank file grows");
 	close(fd);
-	ok(gp_summary_read(gpr, &again, &ta) < 0, "a summary of the file as it was is stale");
+	ok(gp_summary_read(gpr, (uid_t)-1, &again, &ta) < 0, "a summary of the file as it was is stale");
 	t.src_ok = false;
 	errno = 0;
 	ok(gp_summary_write(gpr, &r, &t) < 0, "no summary of a file that changed while read");
