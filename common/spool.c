@@ -418,10 +418,9 @@ static int salvage_one(const char *dir, const char *into, bool verbose, int npro
 	gp_ring_t ring;
 	snprintf(path, sizeof(path), "%s/dest", dir);
 	if (read_small(path, said, sizeof(said)) < 0)
-		return errno == EINVAL ? gp_err("%s: not a regular file; not salvaged", path)
-		                       : errno == EPERM
-		                             ? gp_err("%s: not the spool owner's; not salvaged", path)
-		                             : gp_err_errno("%s", path);
+		return errno == EINVAL  ? gp_err("%s: not a regular file; not salvaged", path)
+		       : errno == EPERM ? gp_err("%s: not the spool owner's; not salvaged", path)
+		                        : gp_err_errno("%s", path);
 	if (gp_spool_dest_check(said, into, dest, sizeof(dest)) < 0)
 		return gp_err(
 		    "%s: not salvaged: its dest '%.200s' is not <jobdir>/step<S>/rank<N>.gpr", dir,

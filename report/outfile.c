@@ -84,8 +84,7 @@ FILE *gp_outfile_open(gp_outfile_t *o, const char *path)
 	const char *base = slash ? slash + 1 : path;
 	if (!*base) /* "" or "dir/": no file named (a directory is EISDIR above) */
 		return errno = *path ? EISDIR : ENOENT, NULL;
-	if (strlen(base) + 32 > sizeof(o->tmp) ||
-	    (slash && (size_t)(slash - path) >= sizeof(dir)))
+	if (strlen(base) + 32 > sizeof(o->tmp) || (slash && (size_t)(slash - path) >= sizeof(dir)))
 		return errno = ENAMETOOLONG, NULL;
 	snprintf(dir, sizeof(dir), "%.*s", slash ? (slash == path ? 1 : (int)(slash - path)) : 1,
 	         slash ? path : ".");

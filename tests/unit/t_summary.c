@@ -150,7 +150,8 @@ int main(void)
 	   "the kernel and range tables (a kernel's launching range), the job and its tasks");
 	/* what a write of what was read reads as: the same, byte for byte, section by section */
 	tb.src = t.src, tb.src_ok = true;
-	ok(gp_summary_write(gpr, &back, &tb) == 0 && gp_summary_read(gpr, (uid_t)-1, &again, &ta) == 0,
+	ok(gp_summary_write(gpr, &back, &tb) == 0 &&
+	       gp_summary_read(gpr, (uid_t)-1, &again, &ta) == 0,
 	   "written and read again");
 	size_t n;
 	const gp_sum_section_t *s = gp_summary_sections(&n);
@@ -182,7 +183,8 @@ int main(void)
 	fd = open(gpr, O_WRONLY | O_APPEND);
 	ok(write(fd, "more", 4) == 4, "the rank file grows");
 	close(fd);
-	ok(gp_summary_read(gpr, (uid_t)-1, &again, &ta) < 0, "a summary of the file as it was is stale");
+	ok(gp_summary_read(gpr, (uid_t)-1, &again, &ta) < 0,
+	   "a summary of the file as it was is stale");
 	t.src_ok = false;
 	errno = 0;
 	ok(gp_summary_write(gpr, &r, &t) < 0, "no summary of a file that changed while read");
