@@ -228,6 +228,11 @@ int gp_write_file_at(int dirfd, const char *name, const void *buf, size_t len, m
 	return 0;
 }
 
+bool gp_job_file_ok(uid_t file_uid, uid_t owner)
+{
+	return owner == (uid_t)-1 || geteuid() != 0 || owner == 0 || file_uid == owner;
+}
+
 int gp_open_regular(int dirfd, const char *path, uid_t owner, struct stat *st)
 {
 	struct stat sb;

@@ -69,6 +69,12 @@ int gp_write_file_at(int dirfd, const char *name, const void *buf, size_t len, m
  * The descriptor (O_CLOEXEC) with *st filled when st is not NULL, or -1: ELOOP a link,
  * EINVAL not a regular file, EPERM another user's. */
 int gp_open_regular(int dirfd, const char *path, uid_t owner, struct stat *st);
+/* Whether a file (or step directory) of file_uid in a job directory of owner is read:
+ * root reads only the owner's in another user's job directory (what a link or a hard
+ * link put there is another user's), and anything in its own; any other caller reads
+ * what the kernel lets it (a group member of a group-readable job, a user's own job
+ * assembled from links). owner (uid_t)-1: no owner, anything. */
+bool gp_job_file_ok(uid_t file_uid, uid_t owner);
 /* Join dir and name into out, -1 on overflow. */
 int gp_path_join(char *out, size_t outlen, const char *dir, const char *name);
 

@@ -359,7 +359,8 @@ struct gp_rf_reader {
 	ZSTD_DCtx *zd;
 	gp_rf_stats_t st;
 	gp_rf_ident_t id;
-	bool changed; /* the file was seen shorter, or another size or mtime, while read */
+	bool changed;          /* the file was seen shorter, or another size or mtime, while read */
+	unsigned resync_false; /* headers valid but not their chunks, while resynchronising */
 };
 
 /* The largest payload a writer makes (writer_new's cbuf): a chunk claiming more is not
@@ -449,9 +450,10 @@ int gp_rf_open_owned(const char *path, uid_t owner, gp_rf_reader_t **out, char *
 		close(fd);
 		return -1;
 	}
-	if (owner != (uid_t)-1 && sb.st_uid != owner && sb.st_uid != geteuid()) {
+	if (!gp_job_file_ok(sb.st_uid, owner)) {
 		snprintf(err, errlen,
-		         "%s: owned by uid %u, not by the job directory's owner (uid %u): not read",
+		         "%s: owned by uid %u, not by the job directory's owner (uid %u): not read "
+		         "as root",
 		         path, (unsigned)sb.st_uid, (unsigned)owner);
 		close(fd);
 		return -1;
@@ -561,10 +563,18 @@ static bool chunk_valid(gp_rf_reader_t *r, size_t off, uint32_t h[6], bool *trun
 	return gp_crc32c(0, *payload, h[1]) == h[4];
 }
 
-/* The offset of the next valid chunk at or after from, or r->size. Holes are skipped
- * (SEEK_DATA: a sparse file's gigabytes of nothing hold no chunk and are not read), and
- * the magic is searched a window at a time: byte by byte, a rank file with a 20 GB hole
- * took the report 95 s of CPU. */
+/* Chunk headers that pass their own CRC but not their payload's that one file may make
+ * the reader try while resynchronising: each costs a CRC over up to chunk_max() bytes
+ * and a window read, so a file of such headers every 24 bytes was hours of root's time.
+ * A file torn by a crash or a bad disk has a few. */
+#define RESYNC_FALSE_MAX 256
+
+/* The offset of the next valid chunk at or after from, or r->size (with the rest
+ * counted as dropped, when the file made too many false starts). Holes are skipped
+ * (SEEK_DATA: a sparse file's gigabytes of nothing hold no chunk and are not read); the
+ * magic is searched a window at a time, each candidate's header CRC checked in the
+ * window before anything else is read. Byte by byte, a rank file with a 20 GB hole took
+ * the report 95 s of CPU; re-reading the window after each false magic was quadratic. */
 static size_t resync(gp_rf_reader_t *r, size_t from, uint32_t *h, bool *trunc,
                      const uint8_t **payload)
 {
@@ -581,18 +591,33 @@ static size_t resync(gp_rf_reader_t *r, size_t from, uint32_t *h, bool *trunc,
 		if (o + CHUNK_HDR > r->size)
 			break;
 		size_t len = r->size - o < WINDOW ? r->size - o : WINDOW;
-		const uint8_t *w = at(r, o, len);
+		const uint8_t *w = at(r, o, len), *m;
 		if (!w)
 			break;
-		const uint8_t *m = memmem(w, len, magic, 4);
-		if (!m) {
-			o += len - 3; /* a magic across the window's end is found in the next */
-			continue;
+		size_t i = 0, next = o + len - 3; /* a magic across the end: the next window */
+		while ((m = i + 4 <= len ? memmem(w + i, len - i, magic, 4) : NULL)) {
+			size_t k = (size_t)(m - w);
+			uint32_t hh[6];
+			if (k + CHUNK_HDR > len) {
+				next = o + k; /* its header across the end: the next window */
+				break;
+			}
+			memcpy(hh, m, CHUNK_HDR);
+			if (gp_crc32c(0, hh, 20) != hh[5]) {
+				i = k + 1; /* not a header: the next in this window */
+				continue;
+			}
+			if (chunk_valid(r, o + k, h, trunc, payload))
+				return o + k;
+			if (++r->resync_false > RESYNC_FALSE_MAX) {
+				r->st.truncated = true;
+				r->st.truncated_offset = o + k;
+				return r->size;
+			}
+			next = o + k + 1; /* chunk_valid may have moved the window */
+			break;
 		}
-		size_t c = o + (size_t)(m - w);
-		if (chunk_valid(r, c, h, trunc, payload))
-			return c;
-		o = c + 1;
+		o = next;
 	}
 	return r->size;
 }

@@ -398,6 +398,34 @@ static void node_statuses(gp_job_t *job)
 	}
 }
 
+DIR *gp_job_step_dir(const gp_job_t *job, int topfd, const char *name, const char *path, bool warn)
+{
+	/* root in another user's job: the owner's step directory, never through a link (a
+	 * user's step1 -> another user's job would have root read that job as theirs; the
+	 * rank files are checked again as they are opened, gp_rf_open_owned, should one be
+	 * swapped in meanwhile) */
+	bool strict = !gp_job_file_ok((uid_t)-2, job->owner);
+	int fd =
+	    openat(topfd, name,
+	           O_RDONLY | O_DIRECTORY | O_NONBLOCK | O_CLOEXEC | (strict ? O_NOFOLLOW : 0));
+	struct stat ss, ls;
+	if (fd < 0 || fstat(fd, &ss) < 0 || !gp_job_file_ok(ss.st_uid, job->owner)) {
+		/* a link is ENOTDIR with O_DIRECTORY, as a file is */
+		if (warn &&
+		    (fd >= 0 || errno == ELOOP ||
+		     (fstatat(topfd, name, &ls, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(ls.st_mode))))
+			gp_warn("%s: %s; not read as root", path,
+			        fd >= 0 ? "not the job directory's owner's" : "a link");
+		if (fd >= 0)
+			close(fd);
+		return NULL;
+	}
+	DIR *d = fdopendir(fd);
+	if (!d)
+		close(fd);
+	return d;
+}
+
 int gp_job_load(gp_job_t *job, const char *dir, const char *step, const char *steps_from, char *err,
                 size_t errlen)
 {
@@ -409,6 +437,16 @@ int gp_job_load(gp_job_t *job, const char *dir, const char *step, const char *st
 		snprintf(err, errlen,
 		         "--steps-from: '%s' (auto, nvtx, optimizer, profiler, kernels)",
 		         steps_from);
+		return -1;
+	}
+	/* root does not follow a link to another user's job directory that a third user made
+	 * (a user's job -> the victim's job would be reported as the user's) */
+	struct stat ls, ts;
+	if (geteuid() == 0 && lstat(dir, &ls) == 0 && S_ISLNK(ls.st_mode) && ls.st_uid != 0 &&
+	    stat(dir, &ts) == 0 && ts.st_uid != ls.st_uid) {
+		snprintf(err, errlen,
+		         "%s: a link of uid %u's to uid %u's directory: not followed as root", dir,
+		         (unsigned)ls.st_uid, (unsigned)ts.st_uid);
 		return -1;
 	}
 	top = opendir(dir);
@@ -431,30 +469,8 @@ int gp_job_load(gp_job_t *job, const char *dir, const char *step, const char *st
 		if (step && strcmp(de->d_name + 4, step))
 			continue;
 		snprintf(sub, sizeof(sub), "%s/%s", dir, de->d_name);
-		/* a step directory of the job directory's owner (or the caller's), never
-		 * through a link: a user's step0 -> another user's job would have root's
-		 * report read that job as theirs (the rank files are checked again as they are
-		 * opened, gp_rf_open_owned, should one be swapped in meanwhile) */
-		int sfd = openat(dirfd(top), de->d_name,
-		                 O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-		struct stat ss;
-		if (sfd < 0 || fstat(sfd, &ss) < 0 ||
-		    (ss.st_uid != job->owner && ss.st_uid != geteuid())) {
-			struct stat ls; /* a link is ENOTDIR with O_DIRECTORY, as a file is */
-			if (sfd >= 0 || errno == ELOOP ||
-			    (fstatat(dirfd(top), de->d_name, &ls, AT_SYMLINK_NOFOLLOW) == 0 &&
-			     S_ISLNK(ls.st_mode)))
-				gp_warn("%s: %s; not read", sub,
-				        sfd >= 0 ? "not the job directory's owner's" : "a link");
-			if (sfd >= 0)
-				close(sfd);
+		if (!(sd = gp_job_step_dir(job, dirfd(top), de->d_name, sub, true)))
 			continue;
-		}
-		sd = fdopendir(sfd);
-		if (!sd) {
-			close(sfd);
-			continue;
-		}
 		while ((fe = readdir(sd))) {
 			size_t l = strlen(fe->d_name);
 			char path[4700];

@@ -86,6 +86,8 @@ int gp_sacct_field(const char *id, const char *field, char *out, size_t len)
 	int st = 0;
 	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
 		;
+	if (WIFEXITED(st) && WEXITSTATUS(st) == 127 && !n)
+		rc = -2; /* the child's execvp failed */
 	if (WIFEXITED(st) && WEXITSTATUS(st) == 0) {
 		rc = 0;
 		for (size_t i = 0; i < n; i++)
@@ -151,13 +153,18 @@ static const char *one_line(const char *id, char *out, int lines, char *err, siz
 	return out;
 }
 
-/* The directory of job id arg from sacct: 0, or -1 with err said. */
+/* The directory of job id arg from sacct: 0; 1 sacct knows no such job, 2 there is no
+ * sacct (both with err said); -1 with err said. */
 static int resolve_id(const char *arg, char *dir, size_t len, char *err, size_t errlen)
 {
 	struct stat st;
 	char out[8192], raw[64], work[PATH_MAX];
 	int n = gp_sacct_field(arg, "JobIDRaw", out, sizeof(out));
 	const char *l = one_line(arg, out, n, err, errlen);
+	if (!l && (n == 0 || (n > 0 && !out[0])))
+		return 1;
+	if (!l && n == -2)
+		return 2;
 	if (!l)
 		return -1;
 	snprintf(raw, sizeof(raw), "%s", l);
@@ -190,7 +197,9 @@ static int resolve_id(const char *arg, char *dir, size_t len, char *err, size_t 
 /* A job id is looked up as one before a directory of the same name is taken: a
  * directory "94" that someone made in the current directory (root's /tmp, a shared
  * project directory) must not stand in for job 94, whose report an admin or `gpuprof diff
- * --fail-on-regression` asked for. "./94" names the directory. */
+ * --fail-on-regression` asked for. "./94" names the directory. A directory of the
+ * caller's own is taken at once (no sacct to wait for: nobody else made it); another
+ * user's only where sacct knows no such job, or there is no sacct. */
 int gp_jobref_resolve(const char *arg, char *dir, size_t len, bool *by_id, char *err, size_t errlen)
 {
 	struct stat st;
@@ -207,7 +216,10 @@ int gp_jobref_resolve(const char *arg, char *dir, size_t len, bool *by_id, char 
 		                     : strerror(e ? e : ENOTDIR));
 		return -1;
 	}
-	if (resolve_id(arg, dir, len, err, errlen) == 0) {
+	if (isdir && st.st_uid == geteuid())
+		return snprintf(dir, len, "%s", arg) < (int)len ? 0 : -1;
+	int rc = resolve_id(arg, dir, len, err, errlen);
+	if (rc == 0) {
 		*by_id = true;
 		if (isdir)
 			gp_warn("%s is job %s's directory, not the directory %s here (./%s names "
@@ -215,7 +227,15 @@ int gp_jobref_resolve(const char *arg, char *dir, size_t len, bool *by_id, char 
 			        dir, arg, arg, arg);
 		return 0;
 	}
-	if (isdir) /* no such job (or no sacct): the directory it names */
+	if (isdir && rc > 0) { /* no such job, or not a Slurm machine: the directory */
+		gp_warn("%s: %s; the directory %s here (uid %u's) is read", arg,
+		        rc == 1 ? "sacct knows no such job" : "no sacct to ask", arg,
+		        (unsigned)st.st_uid);
 		return snprintf(dir, len, "%s", arg) < (int)len ? 0 : -1;
+	}
+	if (isdir) { /* sacct knows the job but not its directory, or failed */
+		size_t l = strlen(err);
+		snprintf(err + l, errlen - l, " (./%s names the directory %s here)", arg, arg);
+	}
 	return -1;
 }

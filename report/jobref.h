@@ -19,7 +19,7 @@ int gp_jobref_resolve(const char *arg, char *dir, size_t len, bool *by_id, char 
 int gp_jobref_admin_dir(const char *comment, char *dir, size_t len);
 /* One sacct field of job id (sacct -j ID -X -n -P -o FIELD), each allocation's on a line
  * of out (at most len bytes, NUL-terminated); run without a shell. Lines, or -1 when sacct
- * cannot be run or fails. */
+ * fails, -2 when there is no sacct to run (not a Slurm machine). */
 int gp_sacct_field(const char *id, const char *field, char *out, size_t len);
 
 #endif

@@ -313,8 +313,8 @@ static int usage_line(void)
 /* -o FILE: "-" is standard output, FILE.gz gzip-compressed, a link refused (outfile.h) */
 static FILE *open_out(const gp_cli_cmd_t *cmd, gp_outfile_t *o, const char *path)
 {
-	if (!*path) {
-		gp_err("%s: -o: an empty file name ('-' for standard output)", cmd->name);
+	if (!*path || path[strlen(path) - 1] == '/') {
+		gp_err("%s: -o: '%s' names no file ('-' for standard output)", cmd->name, path);
 		return NULL;
 	}
 	FILE *f = gp_outfile_open(o, path);

@@ -1306,7 +1306,7 @@ void gp_job_json(const gp_job_t *job, FILE *out)
 		if (strncmp(de->d_name, "step", 4))
 			continue;
 		snprintf(sub, sizeof(sub), "%s/%s", job->dir, de->d_name);
-		DIR *sd = opendir(sub);
+		DIR *sd = gp_job_step_dir(job, dirfd(top), de->d_name, sub, false);
 		struct dirent *fe;
 		while (sd && (fe = readdir(sd))) {
 			char path[4700];

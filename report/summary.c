@@ -115,8 +115,8 @@ static int rank_key(const char *gpr, uid_t owner, sum_key_t *k, mode_t *mode)
 	gp_rf_ident_t id;
 	/* a regular file, never through a link nor a FIFO or device: root must not open, let
 	 * alone read, what a user's rank0.gpr -> /root/secret names */
-	int fd = gp_open_regular(AT_FDCWD, gpr, owner, &st);
-	if (fd < 0 || gp_rf_ident_fd(fd, &id) < 0) {
+	int fd = gp_open_regular(AT_FDCWD, gpr, (uid_t)-1, &st);
+	if (fd < 0 || !gp_job_file_ok(st.st_uid, owner) || gp_rf_ident_fd(fd, &id) < 0) {
 		if (fd >= 0)
 			close(fd);
 		return -1;

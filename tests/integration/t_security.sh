@@ -147,6 +147,20 @@ cp "$T/src/step0/rank0.gpr" "$T/u/hl/step0/rank8.gpr"; chown nobody "$T/u/hl/ste
 "$B/gpuprof" report --format=json "$T/u/hl" 2>"$T/20.err" | python3 -c 'import json,sys; j=json.load(sys.stdin); assert [r["rank"] for r in j["ranks"]] == [0], j["ranks"]' &&
 	grep -q "rank8.gpr: owned by uid $(id -u nobody), not by the job directory's owner" "$T/20.err"
 ok $? "S20: a rank file of another user's in the job directory is not read by root's report"
+# 27. nor a root-owned one there (a hard link of root's own job's file: the caller's own
+#     files were taken, so root's report read it)
+job "$T/u/rh" absurd 10
+cp "$T/src/step0/rank0.gpr" "$T/u/rh/step0/rank6.gpr"; chmod 600 "$T/u/rh/step0/rank6.gpr"
+"$B/gpuprof" report --format=json "$T/u/rh" 2>/dev/null | python3 -c 'import json,sys; j=json.load(sys.stdin); assert [r["rank"] for r in j["ranks"]] == [0], j["ranks"]'
+ok $? "S27: a root-owned rank file in a user's job directory is not read by root's report"
+# 28. a job directory that is the user's link to another user's job is not followed by root
+as_user ln -s "$T/victim/job" "$T/u/jl"
+"$B/gpuprof" report --format=json "$T/u/jl" >/dev/null 2>"$T/28.err"; rc=$?
+[ $rc -ne 0 ] && grep -q "not followed as root" "$T/28.err"; ok $? "S28: root does not report another user's job through a user's link to it (exit $rc)"
+# 29. the control: the user's own report of a job assembled from links to their own steps
+job "$T/u/own1" absurd 10; mkdir -p "$T/u/own2"; chown "$U" "$T/u/own2"; as_user ln -s "$T/u/own1/step0" "$T/u/own2/step0"
+as_user "$B/gpuprof" report --format=json "$T/u/own2" 2>/dev/null | python3 -c 'import json,sys; j=json.load(sys.stdin); assert [r["rank"] for r in j["ranks"]] == [0], j["ranks"]'
+ok $? "S29: the control: a user's own report follows their own step links"
 # 21. a rank file that is a link is not even opened by root (the summary lookup opened it,
 #     read its ends, and only then refused it: a device's open runs with root's rights)
 if command -v strace >/dev/null; then
@@ -164,27 +178,67 @@ job "$T/u/sp" absurd 10
 truncate -s +20G "$T/u/sp/step0/rank0.gpr"
 s=$(date +%s%N); timeout 60 "$B/gpuprof" report --quiet "$T/u/sp" >/dev/null 2>&1; rc=$?; e=$((($(date +%s%N) - s) / 1000000))
 [ $rc -eq 0 ] && [ $e -lt 30000 ]; ok $? "S22: a rank file with a 20 GB hole is reported in $e ms (exit $rc; byte by byte it took 95 s)"
+# 25. after a bad chunk, a file of nothing but chunk magics ("GPC1" every 4 bytes, 32 MiB):
+#     the resynchronising reader re-read its 1 MiB window after each false magic (hours)
+# 26. after it, 24-byte chunk headers whose own CRC holds but whose 500 KB payload's does
+#     not, 8 MiB of them: each a CRC over 500 KB
+for n in 25 26; do
+	job "$T/u/rs$n" absurd 10
+	python3 - "$T/u/rs$n/step0/rank0.gpr" $n <<'PY'
+import struct, sys
+path, n = sys.argv[1], int(sys.argv[2])
+b = bytearray(open(path, "rb").read())
+hlen = struct.unpack_from("<I", b, 12)[0]
+first = 20 + hlen
+b[first + 20] ^= 0xFF  # the first chunk's header CRC: a bad chunk, the reader resynchronises
+t = []
+for i in range(256):
+    c = i
+    for _ in range(8): c = (c >> 1) ^ 0x82F63B78 if c & 1 else c >> 1
+    t.append(c)
+def crc(d):
+    c = 0xFFFFFFFF
+    for x in d: c = t[(c ^ x) & 0xFF] ^ (c >> 8)
+    return c ^ 0xFFFFFFFF
+if n == 25:
+    tail = b"GPC1" * (8 << 20)
+else:
+    h = struct.pack("<5I", 0x31435047, 500000, 1000, 1, 0)
+    h += struct.pack("<I", crc(h))
+    tail = h * ((8 << 20) // 24)
+open(path, "wb").write(bytes(b[:first + 24]) + tail)
+PY
+	s=$(date +%s%N); timeout 120 "$B/gpuprof" report --quiet "$T/u/rs$n" >/dev/null 2>&1; rc=$?; e=$((($(date +%s%N) - s) / 1000000))
+	[ $rc -ne 124 ] && [ $e -lt 60000 ]; ok $? "S$n: a rank file of $([ $n = 25 ] && echo '32 MiB of chunk magics' || echo '8 MiB of chunk headers whose payloads are not theirs') after a bad chunk is read in $e ms (exit $rc)"
+done
 # 23. a directory named like a job id in the current directory does not stand in for the job
 mkdir -p "$T/fake"; cat >"$T/fake/sacct" <<SACCT
 #!/bin/sh
 # a stand-in for sacct that knows job 94, whose directory is $T/u/j94
 j=; p=; for a; do [ "\$p" = -j ] && j=\$a; p=\$a; f=\$a; done
-[ "\$j" = 94 ] || exit 0
-case \$f in
-JobIDRaw) echo 94 ;;
-AdminComment) echo "gpuprof: steps=1 dir=$T/u/j94" ;;
-WorkDir) echo "$T/u" ;;
+case \$j:\$f in
+94:JobIDRaw) echo 94 ;;
+94:AdminComment) echo "gpuprof: steps=1 dir=$T/u/j94" ;;
+94:WorkDir) echo "$T/u" ;;
+96:JobIDRaw) echo 96 ;; # a job without a gpuprof directory
+96:WorkDir) echo "$T/u" ;;
 esac
 SACCT
 chmod 755 "$T/fake/sacct"
 job "$T/u/j94" absurd 10
-mkdir -p "$T/cwd/94/step0"; "$H" noise 200 "$T/cwd/n" >/dev/null; cp "$T/cwd/n/step0/rank0.gpr" "$T/cwd/94/step0/rank5.gpr"
+userdir "$T/cwd"; as_user mkdir -p "$T/cwd/94/step0"; "$H" noise 200 "$T/n" >/dev/null; cp "$T/n/step0/rank0.gpr" "$T/cwd/94/step0/rank5.gpr"; chown -R "$U" "$T/cwd/94"
 dir_is() { python3 -c 'import json,sys; j=json.load(sys.stdin); assert j["dir"] == sys.argv[1], j["dir"]' "$1"; }
 (cd "$T/cwd" && PATH=$T/fake:$PATH "$B/gpuprof" report --format=json 94 2>"$T/23.err") | dir_is "$T/u/j94" &&
 	grep -q "not the directory 94 here" "$T/23.err" &&
 	(cd "$T/cwd" && PATH=$T/fake:$PATH "$B/gpuprof" report --format=json ./94 2>/dev/null) | dir_is ./94
 ok $? "S23: 'gpuprof report 94' is job 94 even with a directory 94 here (said); './94' is the directory"
-mkdir -p "$T/cwd/95"; cp -r "$T/cwd/94/step0" "$T/cwd/95/"
-(cd "$T/cwd" && PATH=$T/fake:$PATH "$B/gpuprof" report --format=json 95 2>/dev/null) | dir_is 95
-ok $? "S24: the control: where sacct knows no job 95, a directory 95 here is what '95' names"
+as_user cp -r "$T/cwd/94" "$T/cwd/95"; as_user cp -r "$T/cwd/94" "$T/cwd/96"
+(cd "$T/cwd" && PATH=$T/fake:$PATH "$B/gpuprof" report --format=json 95 2>"$T/24.err") | dir_is 95 && grep -q "sacct knows no such job" "$T/24.err"
+ok $? "S24: the control: where sacct knows no job 95, another user's directory 95 here is what '95' names (said)"
+(cd "$T/cwd" && PATH=$T/fake:$PATH "$B/gpuprof" report --format=json 96 >/dev/null 2>"$T/30.err"); rc=$?
+[ $rc -ne 0 ] && grep -q "(./96 names the directory 96 here)" "$T/30.err"
+ok $? "S30: where sacct knows job 96 but not its directory, another user's directory 96 does not stand in for it (exit $rc)"
+mkdir -p "$T/cwd/97"; cp -r "$T/cwd/94/step0" "$T/cwd/97/"
+(cd "$T/cwd" && PATH=$T/fake:$PATH "$B/gpuprof" report --format=json 97 2>"$T/31.err") | dir_is 97 && ! grep -q . "$T/31.err"
+ok $? "S31: the control: the caller's own directory 97 is taken at once, sacct not asked"
 done_testing
