@@ -411,13 +411,15 @@ DIR *gp_job_step_dir(const gp_job_t *job, int topfd, const char *name, const cha
 	struct stat ss, ls;
 	if (fd < 0 || fstat(fd, &ss) < 0 || !gp_job_file_ok(ss.st_uid, job->owner)) {
 		/* a link is ENOTDIR with O_DIRECTORY, as a file is */
-		if (warn &&
-		    (fd >= 0 || errno == ELOOP ||
-		     (fstatat(topfd, name, &ls, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(ls.st_mode))))
+		bool refused =
+		    fd >= 0 || errno == ELOOP ||
+		    (fstatat(topfd, name, &ls, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(ls.st_mode));
+		if (warn && refused)
 			gp_warn("%s: %s; not read as root", path,
 			        fd >= 0 ? "not the job directory's owner's" : "a link");
 		if (fd >= 0)
 			close(fd);
+		errno = refused ? EPERM : ENOTDIR;
 		return NULL;
 	}
 	DIR *d = fdopendir(fd);
@@ -469,8 +471,13 @@ int gp_job_load(gp_job_t *job, const char *dir, const char *step, const char *st
 		if (step && strcmp(de->d_name + 4, step))
 			continue;
 		snprintf(sub, sizeof(sub), "%s/%s", dir, de->d_name);
-		if (!(sd = gp_job_step_dir(job, dirfd(top), de->d_name, sub, true)))
+		if (!(sd = gp_job_step_dir(job, dirfd(top), de->d_name, sub, true))) {
+			/* a step left out as root's policy: counted with the unreadable files */
+			if (errno == EPERM && !job->nunreadable++)
+				snprintf(job->unreadable, sizeof(job->unreadable),
+				         "%s: not read as root (a link, or not the owner's)", sub);
 			continue;
+		}
 		while ((fe = readdir(sd))) {
 			size_t l = strlen(fe->d_name);
 			char path[4700];

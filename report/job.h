@@ -99,7 +99,8 @@ size_t gp_read_job_file(const gp_job_t *job, const char *path, char *buf, size_t
 void gp_job_set_progress(void (*fn)(unsigned done, unsigned total));
 /* Step directory name of the job directory open as topfd (path: its name to say), as
  * the job's readers may read it (gp_job_file_ok: root in another user's job takes only
- * the owner's, never through a link; said when warn), or NULL. */
+ * the owner's, never through a link; said when warn), or NULL: errno EPERM when refused so,
+ * ENOTDIR when it is no directory. */
 DIR *gp_job_step_dir(const gp_job_t *job, int topfd, const char *name, const char *path, bool warn);
 int gp_job_load(gp_job_t *job, const char *dir, const char *step, const char *steps_from, char *err,
                 size_t errlen);
