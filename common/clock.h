@@ -1,12 +1,21 @@
 /* Fast CLOCK_MONOTONIC nanoseconds for the hot path of the injected library.
- * clock_gettime costs about 31 ns in these VMs, rdtsc about 12 ns. Where the kernel itself
- * keeps time with an invariant TSC (clocksource "tsc", constant_tsc and nonstop_tsc), we
- * extrapolate CLOCK_MONOTONIC from the TSC and re-anchor every 2^27 ticks (about 55 ms at
- * 2.5 GHz), the rate measured over the whole interval, so the error against clock_gettime
- * stays around a microsecond while NTP slews. Until the first interval has passed (the
- * rate of a short calibration was 0.5 % off in a VM) it is plain clock_gettime.
- * Elsewhere gp_clock_ns() is clock_gettime. All stages keep comparing like with like:
- * everything the profiler stamps goes through here or is the same clock.
+ * clock_gettime costs 26-31 ns in these VMs, rdtsc 11-28 ns. Where the kernel's own clock is
+ * the TSC or a paravirtual clock made from it (clocksource "tsc", "kvm-clock" or Hyper-V's
+ * "hyperv_clocksource_tsc_page": each is the TSC, scaled) and the TSC is invariant
+ * (constant_tsc and nonstop_tsc), we extrapolate CLOCK_MONOTONIC from the TSC and
+ * re-anchor every 2^27 ticks (about 55 ms at 2.5 GHz), the rate measured over the whole
+ * interval, so the error against clock_gettime stays around a microsecond while NTP slews.
+ *
+ * The TSC is not taken on trust. Every re-anchor first checks the interval just ended: the
+ * previous anchor and rate must predict clock_gettime within 100 us plus 0.2 % of the
+ * interval (NTP slews by at most 0.05 %). The first interval measures the rate and the
+ * second checks it, so for the first ~110 ms it is plain clock_gettime. A check that fails
+ * (a TSC that jumped at a VM's snapshot restore or migration, one that runs at another
+ * rate than the kernel's clock, CPUs whose TSCs disagree) drops the TSC for the rest of the
+ * process: clock_gettime from then on, the disagreement kept (gp_clock.drop_err_ns) and
+ * handed to gp_clock_on_drop, which the injected library turns into a record the report
+ * shows. Elsewhere gp_clock_ns() is clock_gettime. All stages keep comparing like with
+ * like: everything the profiler stamps goes through here or is the same clock.
  *
  * The anchor is a seqlock whose fields are all atomics (relaxed loads and stores between
  * the sequence's acquire/release, Boehm's "Can Seqlocks Get Along with Programming
@@ -34,14 +43,31 @@
 typedef struct gp_clock {
 	_Atomic uint32_t seq;       /* seqlock: odd while anchors change */
 	_Atomic uint32_t busy;      /* one re-anchoring thread at a time */
-	_Atomic bool tsc;           /* TSC extrapolation in use (after the first ~55 ms) */
-	_Atomic bool pending;       /* TSC trusted, rate not measured yet */
+	_Atomic bool tsc;           /* TSC extrapolation in use (after the first ~110 ms) */
+	_Atomic bool pending;       /* TSC trusted so far, its rate not measured and checked yet */
 	_Atomic uint64_t tsc0, ns0; /* anchor */
-	_Atomic uint64_t mult;      /* ns per tick, 32.32 fixed point */
+	_Atomic uint64_t mult;      /* ns per tick, 32.32 fixed point (0: not measured yet) */
 	_Atomic uint64_t reanchors; /* how many anchors were taken (tests) */
+	_Atomic int64_t drop_err;   /* clock_gettime minus the TSC's prediction when the TSC
+	                               was dropped (0: never dropped) */
+	_Atomic uint64_t drop_at;   /* when it was dropped (CLOCK_MONOTONIC ns) */
+	_Atomic uint64_t drop_span; /* the interval that check covered (ns) */
 } gp_clock_t;
 
 extern gp_clock_t gp_clock;
+
+/* Called once, from the thread whose re-anchor found the TSC wrong, after the clock went
+ * back to clock_gettime (the injected library records it: GP_EV_CLOCK). Set before the
+ * first gp_clock_ns; it must not block. */
+extern void (*gp_clock_on_drop)(int64_t err_ns, uint64_t at_ns, uint64_t span_ns);
+
+/* Whether the kernel clocksource `name` (as in current_clocksource, without the newline)
+ * is made from the TSC, so the TSC may stand in for it (still checked as above). */
+bool gp_clock_source_tsc_based(const char *name);
+
+/* Tests only: shift the anchor's nanoseconds by `ns`, as a TSC that jumped would look to
+ * the next check. */
+void gp_clock_test_skew(int64_t ns);
 
 /* Decide whether the TSC can be trusted and take the first anchor. Idempotent, cheap. */
 void gp_clock_init(void);

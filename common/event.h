@@ -62,7 +62,10 @@ enum gp_ev_type {
 	GP_EV_NVTX_RANGE = 33,  /* a push/pop range of the default domain in one record (a
 	                           thread's lane of the ring): ts=start tid a=name b=duration
 	                           c=payload d=color<<32|category u16=level (0 outermost) */
-	GP_EV_MAX = 34,
+	GP_EV_CLOCK = 34,       /* the TSC was dropped (common/clock.h): ts=when, a=clock_gettime
+	                           minus the TSC's prediction (ns, signed) b=the interval that
+	                           check covered (ns) */
+	GP_EV_MAX = 35,
 };
 
 /* GP_EV_OVERHEAD b for gpuprof's own work on CUPTI, outside CUPTI's overhead kinds (theirs

@@ -29,7 +29,7 @@ static const char *const type_names[GP_EV_MAX] = {
     "thread",    "kernel",   "memcpy",    "memset",   "sync",       "api",        "alloc",
     "free",      "stack",    "frame",     "nvml",     "drops",      "end",        "stream_name",
     "yield",     "gpu",      "profiler",  "start",    "signal",     "control",    "nvml_io",
-    "gpu_fault", "overhead", "step_mark", "loss",     "fw",         "nvtx_range",
+    "gpu_fault", "overhead", "step_mark", "loss",     "fw",         "nvtx_range", "clock",
 };
 
 const char *gp_ev_type_name(unsigned type)

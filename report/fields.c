@@ -77,6 +77,18 @@ static void v_losses(FILE *out, const gp_rank_t *r)
 	fputc('}', out);
 }
 
+static void v_clock(FILE *out, const gp_rank_t *r)
+{
+	const gp_quality_t *q = &r->quality;
+	if (!q->clock_dropped) {
+		fputs("null", out);
+		return;
+	}
+	fprintf(out, "{\"error_ns\": %lld, \"at_s\": %.3f, \"interval_s\": %.3f}",
+	        (long long)q->clock_err_ns, (double)q->clock_at_ns / 1e9,
+	        (double)q->clock_span_ns / 1e9);
+}
+
 static void v_not_observed(FILE *out, const gp_rank_t *r)
 {
 	fputs(gp_rank_unobserved(r) ? "true" : "false", out);
@@ -419,6 +431,10 @@ const gp_field_t gp_rank_fields[] = {
     U64("quality", "bad_records", quality.bad_records, NULL,
         "impossible times, durations or sizes: ignored"),
     FN("quality", "losses", v_losses, NULL, "records lost by cause (causes with a count only)"),
+    FN("quality", "clock_dropped", v_clock, NULL,
+       "{error_ns at_s interval_s}: the TSC disagreed with the kernel's clock by error_ns "
+       "over the interval_s before at_s and the collector went back to clock_gettime; "
+       "null: it never did"),
     FN("quality", "not_observed", v_not_observed, NULL,
        "NVML saw the GPU in use while no CUDA work was recorded"),
 

@@ -466,6 +466,15 @@ typed:
 		r->quality.drops_table += e->c;
 		r->quality.drops_cap += e->d;
 		break;
+	case GP_EV_CLOCK: /* the first: the clock is dropped once per process */
+		if (!r->quality.clock_dropped) {
+			r->quality.clock_dropped = true;
+			r->quality.clock_err_ns = (int64_t)e->a;
+			r->quality.clock_at_ns =
+			    e->ts >= d->hdr_monotonic ? e->ts - d->hdr_monotonic : 0;
+			r->quality.clock_span_ns = e->b;
+		}
+		break;
 	case GP_EV_PROFILER:
 		VEC_PUSH(d->prof, e->ts << 1 | (e->a ? 1 : 0));
 		break;

@@ -48,6 +48,12 @@ typedef struct gp_quality {
 	uint64_t nvtx_ranges;          /* ranges.c */
 	bool nvtx_cuda_tids_unrelated; /* ranges.c */
 	char wrapped[16], yielded[256];
+	/* the collector's TSC disagreed with the kernel's clock and was dropped (GP_EV_CLOCK):
+	 * clock_gettime minus the TSC's prediction, when (ns after the rank's start) and over
+	 * what interval; the times of that interval may be off by up to the error */
+	bool clock_dropped;
+	int64_t clock_err_ns;
+	uint64_t clock_at_ns, clock_span_ns;
 } gp_quality_t;
 
 /* PCIe tx, PCIe rx, NVLink tx, NVLink rx (GP_EV_NVML_IO): mean bytes per second (summed

@@ -972,7 +972,8 @@ static void text_quality(const gp_job_t *job, FILE *out)
 		if (!r->outcome.has_end || r->quality.truncated || r->quality.corrupt_chunks ||
 		    r->quality.lost_any || r->quality.yielded[0] ||
 		    strcmp(r->quality.wrapped, "agent") || r->quality.nvtx_cuda_tids_unrelated ||
-		    r->quality.markers_not_placed || r->quality.bad_records || unobserved) {
+		    r->quality.markers_not_placed || r->quality.bad_records ||
+		    r->quality.clock_dropped || unobserved) {
 			incomplete++;
 			if (!listed(job, r)) { /* large jobs: named below, not one line each */
 				if (quiet_n++ < 10)
@@ -1014,6 +1015,15 @@ static void text_quality(const gp_job_t *job, FILE *out)
 					fprintf(out, "       lost: %llu %s\n",
 					        (unsigned long long)r->quality.loss[c],
 					        gp_loss_words(c));
+			if (r->quality.clock_dropped)
+				fprintf(
+				    out,
+				    "       clock: the TSC was %.1f us off the kernel's clock at "
+				    "%.3f s; times in the %.3f s before it may be off by up to "
+				    "that, those after it are clock_gettime's\n",
+				    (double)r->quality.clock_err_ns / 1e3,
+				    (double)r->quality.clock_at_ns / 1e9,
+				    (double)r->quality.clock_span_ns / 1e9);
 		}
 	}
 	if (quiet_n)

@@ -386,6 +386,14 @@ static bool attach_agent_ring(const char *ring, bool cuda)
 static bool init_from_cuda; /* do_init called from cuInit (InitializeInjection) */
 static pthread_once_t init_once = PTHREAD_ONCE_INIT;
 
+/* The clock found the TSC wrong and went back to clock_gettime (common/clock.h): the
+ * report says which times may be off, and by how much. */
+static void clock_dropped(int64_t err_ns, uint64_t at_ns, uint64_t span_ns)
+{
+	gp_event_t e = {.type = GP_EV_CLOCK, .ts = at_ns, .a = (uint64_t)err_ns, .b = span_ns};
+	gp_inj_emit(&e);
+}
+
 static void do_init(void)
 {
 	char err[256];
@@ -401,6 +409,7 @@ static void do_init(void)
 		gp_warn("GPUPROF_CAPTURE: %s; capturing every step", err);
 	gp_capture_warmup(&gp_inj.cap, (unsigned long long)gp_setting_long(GP_ENV_WARMUP));
 	gp_inj.owner = getpid();
+	gp_clock_on_drop = clock_dropped;
 	gp_clock_init();
 	if (ring && gp_ring_attach(&gp_inj.ring, ring) == 0) {
 		if (!attach_agent_ring(ring, init_from_cuda))

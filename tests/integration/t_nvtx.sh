@@ -230,4 +230,18 @@ else
 	"$B/gpuprof" report "$T/burst" | grep -q "nothing dropped"
 fi
 ok $? "the report shows the drops ($(drops burst))"
+
+# a TSC that stops agreeing with the kernel's clock (forced: GPUPROF_TEST_CLOCK=tsc-jump puts
+# its time 5 ms ahead as soon as it is in use) is dropped at its next check, and the report
+# says which times may be off and by how much
+STEPS=150 GPUPROF_TEST_CLOCK=tsc-jump "$B/gpuprof" run --modes=nvtx --output="$T/jump" -- "$C" worker >"$T/jump.out" 2>&1
+ok $? "a run whose TSC jumps"
+[ "$("$B/gpuprof" dump --events "$T/jump/step0/rank0.gpr" | grep -c "^clock ")" = 1 ]
+ok $? "one clock record: the TSC is dropped once"
+rj jump "import json,sys; c=json.load(sys.stdin)['ranks'][0]['quality']['clock_dropped']; sys.exit(0 if c and -5.2e6 < c['error_ns'] < -4.8e6 and 0 < c['interval_s'] < 1 and 0 < c['at_s'] < 5 else 1)"
+ok $? "report.json: quality.clock_dropped says -5 ms, when, and over what interval"
+"$B/gpuprof" report "$T/jump" | grep -q "clock: the TSC was -5[0-9][0-9][0-9].[0-9] us off the kernel's clock at"
+ok $? "report.txt says it under data quality"
+rj threads "import json,sys; sys.exit(0 if json.load(sys.stdin)['ranks'][0]['quality']['clock_dropped'] is None else 1)"
+ok $? "a run whose clock held says null"
 done_testing

@@ -2,7 +2,8 @@
  * paths whatever the CPU (GPUPROF_TEST_CLOCK forces one: a machine whose TSC the clock
  * does not trust never ran the TSC path, so CI passed or failed by the CPU it landed on),
  * from one thread and from four at once while the anchor is replaced under them (the
- * ThreadSanitizer tier builds this file: tests/tsan/run.sh). */
+ * ThreadSanitizer tier builds this file: tests/tsan/run.sh). The TSC is taken only after
+ * its rate was measured and checked, and dropped for good when a check fails. */
 #include "config.h"
 #include "clock.h"
 #include "tap.h"
@@ -96,6 +97,69 @@ static int run_forked(const char *mode, result_t *r)
 	return n == (ssize_t)sizeof(*r) && WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : -1;
 }
 
+/* The TSC comes into use only after two intervals (a rate, then its check); a jump of
+ * the TSC's time (a snapshot restore) fails the next check: clock_gettime from then on,
+ * the error handed to the hook once. Returns a bitmask of failed expectations (0: all
+ * held), in a child of its own. */
+static int64_t hook_err;
+static unsigned hook_calls;
+static void on_drop(int64_t err, uint64_t at, uint64_t span)
+{
+	(void)at;
+	(void)span;
+	hook_err = err;
+	hook_calls++;
+}
+
+static void nap_ms(long ms)
+{
+	struct timespec p = {0, ms * 1000000L};
+	nanosleep(&p, NULL);
+}
+
+static int drop_child(void)
+{
+	int bad = 0;
+	setenv(GP_ENV_TEST_CLOCK, "tsc", 1);
+	gp_clock_on_drop = on_drop;
+	gp_clock_init();
+	/* 2^27 ticks is 32-134 ms at 1-4 GHz: 150 ms between reads is past it */
+	gp_clock_ns();
+	nap_ms(150);
+	gp_clock_ns(); /* the first interval: a rate, not in use yet */
+	if (atomic_load(&gp_clock.tsc) || !atomic_load(&gp_clock.pending) ||
+	    !atomic_load(&gp_clock.mult))
+		bad |= 1;
+	nap_ms(150);
+	gp_clock_ns(); /* the second: the rate checked, in use */
+	if (!atomic_load(&gp_clock.tsc) || atomic_load(&gp_clock.pending))
+		bad |= 2;
+	/* a quiet interval passes its check, and the TSC stays */
+	nap_ms(150);
+	gp_clock_ns();
+	if (!atomic_load(&gp_clock.tsc) || hook_calls)
+		bad |= 4;
+	gp_clock_test_skew(5000000); /* the TSC's time now 5 ms ahead of the kernel's */
+	nap_ms(150);
+	uint64_t prev = 0;
+	th_t one = {0, 0};
+	gp_clock_ns(); /* the check fails here */
+	for (int i = 0; i < 100000; i++)
+		read_once(&one, &prev);
+	if (atomic_load(&gp_clock.tsc) || atomic_load(&gp_clock.pending))
+		bad |= 8;
+	if (hook_calls != 1 || hook_err > -4900000 || hook_err < -5100000 ||
+	    atomic_load(&gp_clock.drop_err) != hook_err)
+		bad |= 16;
+	if (one.back || one.worst > 2000) /* clock_gettime's own from then on */
+		bad |= 32;
+	nap_ms(150);
+	gp_clock_ns(); /* dropped for good: no second call, no way back */
+	if (atomic_load(&gp_clock.tsc) || hook_calls != 1)
+		bad |= 64;
+	return bad;
+}
+
 int main(void)
 {
 	static const char *modes[] = {"tsc", "gettime"};
@@ -125,5 +189,33 @@ int main(void)
 		ok(r.worst_threads < 2000, "%s path, 4 threads: within 2 us (worst %lld ns)",
 		   modes[m], (long long)r.worst_threads);
 	}
+#if defined(__x86_64__)
+	{
+		pid_t pid = fork();
+		if (pid == 0)
+			_exit(drop_child());
+		int st = 0;
+		waitpid(pid, &st, 0);
+		int bad = WIFEXITED(st) ? WEXITSTATUS(st) : 255;
+		ok(!(bad & 1), "the first interval measures a rate; the TSC is not used yet");
+		ok(!(bad & 2),
+		   "the second interval checks that rate; the TSC is used from then on");
+		ok(!(bad & 4), "an interval that agrees with the kernel's clock keeps the TSC");
+		ok(!(bad & 8), "a TSC 5 ms off the kernel's clock is dropped at the next check");
+		ok(!(bad & 16), "the hook is told once, with the error (-5 ms)");
+		ok(!(bad & 32), "after the drop: clock_gettime, monotonic, within 2 us");
+		ok(!(bad & 64), "a dropped TSC stays dropped");
+	}
+#else
+	skip("no TSC path on this architecture");
+#endif
+	ok(gp_clock_source_tsc_based("tsc") && gp_clock_source_tsc_based("kvm-clock") &&
+	       gp_clock_source_tsc_based("hyperv_clocksource_tsc_page"),
+	   "clocksources made from the TSC: tsc, kvm-clock, Hyper-V's TSC page");
+	ok(!gp_clock_source_tsc_based("hpet") && !gp_clock_source_tsc_based("acpi_pm") &&
+	       !gp_clock_source_tsc_based("xen") && !gp_clock_source_tsc_based("") &&
+	       !gp_clock_source_tsc_based("tsc-early") &&
+	       !gp_clock_source_tsc_based("arch_sys_counter"),
+	   "others are not: hpet, acpi_pm, xen, tsc-early, arm's counter, none");
 	return done_testing();
 }
