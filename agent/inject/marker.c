@@ -45,8 +45,7 @@ static struct {
 	gp_marker_cuda_t cu; /* the driver's functions */
 	void (*emit)(const gp_event_t *);
 	uint64_t (*now)(void);
-	_Atomic int state; /* 0 off, 1 ready, -1 failed */
-	_Atomic int busy;  /* one thread places a marker at a time; the others skip */
+	_Atomic int busy; /* one thread places a marker at a time; the others skip */
 	pid_t pid;
 	CUcontext ctx;
 	CUevent ev[NSLOT];
@@ -66,6 +65,7 @@ static struct {
 	sem_t sem;
 	pthread_t thr;
 } m;
+_Atomic int gp_marker_state; /* 0 off, 1 ready, -1 failed (marker.h) */
 
 static void *sym(void *lib, const char *a, const char *b)
 {
@@ -107,7 +107,7 @@ int gp_marker_enable_with(const gp_marker_cuda_t *cu, void (*emit)(const gp_even
 	m.emit = emit;
 	m.now = now;
 	m.pid = getpid();
-	atomic_store(&m.state, 1);
+	atomic_store(&gp_marker_state, 1);
 	return 0;
 }
 
@@ -143,7 +143,7 @@ static void look_wait(uint64_t ns)
  * busy then finishes none of them anyway). */
 static void at_exit(void)
 {
-	if (getpid() != m.pid || atomic_load(&m.state) <= 0)
+	if (getpid() != m.pid || atomic_load(&gp_marker_state) <= 0)
 		return;
 	for (int i = 0; i < EXIT_WAIT_MS && atomic_load(&m.taken) < atomic_load(&m.placed); i++) {
 		if (!atomic_exchange(&m.kicked, 1))
@@ -258,12 +258,12 @@ uint64_t gp_marker_done(void)
 	return atomic_load_explicit(&m.done, memory_order_acquire);
 }
 
-uint64_t gp_marker_step_end(uint64_t ts)
+uint64_t gp_marker_step_end_slow(uint64_t ts)
 {
 	int z = 0;
 	uint64_t waited = 0;
-	if (atomic_load_explicit(&m.state, memory_order_relaxed) <= 0 || getpid() != m.pid ||
-	    !atomic_compare_exchange_strong(&m.busy, &z, 1))
+	if (atomic_load_explicit(&gp_marker_state, memory_order_relaxed) <= 0 ||
+	    getpid() != m.pid || !atomic_compare_exchange_strong(&m.busy, &z, 1))
 		return 0;
 	CUcontext c = NULL;
 	CUstreamCaptureStatus st = CU_STREAM_CAPTURE_STATUS_NONE;
@@ -271,7 +271,7 @@ uint64_t gp_marker_step_end(uint64_t ts)
 	if (m.cu.ctx_get(&c) != CUDA_SUCCESS || !c)
 		goto out;
 	if (!m.ctx && first_use(c) != 0) {
-		atomic_store(&m.state, -1);
+		atomic_store(&gp_marker_state, -1);
 		goto out;
 	}
 	if (c != m.ctx)

@@ -3,6 +3,7 @@
 #ifndef GP_MARKER_H
 #define GP_MARKER_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -34,7 +35,16 @@ int gp_marker_enable_with(const gp_marker_cuda_t *cu, void (*emit)(const gp_even
  * at whatever launch comes next: that wait is the program's, not gpuprof's), 0 when it
  * took no longer than a record does (GP_MARKER_WAIT_NS). */
 #define GP_MARKER_WAIT_NS 20000
-uint64_t gp_marker_step_end(uint64_t ts);
+/* 0 off, 1 ready, -1 failed: read inline on every outermost pop, so a program without
+ * markers (no CUDA, or a mode without them) pays a load, not a call (bench/nvtx_cost) */
+extern _Atomic int gp_marker_state __attribute__((visibility("hidden")));
+uint64_t gp_marker_step_end_slow(uint64_t ts) __attribute__((visibility("hidden")));
+static inline uint64_t gp_marker_step_end(uint64_t ts)
+{
+	if (atomic_load_explicit(&gp_marker_state, memory_order_relaxed) <= 0)
+		return 0;
+	return gp_marker_step_end_slow(ts);
+}
 /* The host time (the clock of ts above) of the last step end the GPU has finished the
  * work before: the CUDA work launched before it is done. 0: no marker has completed. */
 uint64_t gp_marker_done(void);
