@@ -20,7 +20,7 @@ mkdir -p .gpubin/debs
 /usr/local/cuda/bin/nvcc -O2 -gencode 'arch=compute_90,code=[sm_90,compute_90]' -I/usr/local/cuda/include -o .gpubin/cupti-floor bench/cupti_floor.cu -L/usr/local/cuda/lib64 -lcupti
 /usr/local/cuda/bin/nvcc -O2 -gencode 'arch=compute_90,code=[sm_90,compute_90]' -o .gpubin/marker_calls bench/marker_calls.cu -lcuda
 /usr/local/cuda/bin/nvcc -O2 -gencode 'arch=compute_90,code=[sm_90,compute_90]' -DMARKER_CALLS_LIB -shared -Xcompiler -fPIC -o .gpubin/libmarker_calls.so bench/marker_calls.cu -lcuda
-cp _build/bench/nvtx_cost .gpubin/
+cp _build/bench/nvtx_cost _build/bench/ring_push .gpubin/
 gcc -O2 -o .gpubin/prim bench/prim.c
 for l in $(ldd .gpubin/gpuprof .gpubin/gpuprof-agent .gpubin/.libs/*.so | awk '{print $3}' | grep -E 'zstd|unwind|lzma|libdw|libelf|bz2' | sort -u); do cp -L "$l" .gpubin/; done
 du -sh .gpubin

@@ -18,6 +18,13 @@ mkdir -p "$OUT" /tmp/gpt /dev/shm/gpt
 	df -T /tmp /dev/shm | awk 'NR > 1 {print "fs", $7, $2}'
 } | tee "$OUT/facts.txt"
 "$G/prim" | tee "$OUT/prim.txt"
+# a record's cost to its producer with no consumer: the shared ring's CAS, a lane's plain
+# store, and that without the clock
+[ -x "$G/ring_push" ] && "$G/ring_push" 5 | tee -a "$OUT/prim.txt"
+# each burst of one run with the TSC, for the shape (first laps, drain overlap)
+NVTX_COST_BURSTS=1 TMPDIR=/tmp/gpt "$G/gpuprof" run --modes=nvtx --output=/tmp/nv -- "$G/nvtx_cost" 20 const 2>&1 |
+	awk '/^burst/ {printf "%s ", $3} /^ns_per/ {print; print ""}' | tee "$OUT/bursts.txt"
+rm -rf /tmp/nv
 for r in $(seq "${NV_ROUNDS:-5}"); do
 	echo "none $("$G/nvtx_cost" 20 const)"
 	echo "tsc-tmp $(TMPDIR=/tmp/gpt "$G/gpuprof" run --modes=nvtx --output=/tmp/nv -- "$G/nvtx_cost" 20 const 2>/dev/null)"
