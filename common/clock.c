@@ -98,13 +98,36 @@ static bool tsc_wanted(void)
 	return tsc_trusted();
 }
 
+/* The widest bracket a sample may have: three preempted tries in a row say nothing about
+ * the TSC (20 000 ticks: 5-20 us at 1-4 GHz). */
+#define SAMPLE_WIDTH_MAX 20000u
+
+/* A fork while another thread re-anchored: the child has that thread's busy and, mid-way,
+ * an odd sequence over half-written fields. Free busy; with an odd sequence, keep to
+ * clock_gettime (no record: the drop is not the TSC's). */
+#if defined(__x86_64__)
+static void clock_atfork_child(void)
+{
+	if (atomic_load(&gp_clock.seq) & 1) {
+		atomic_store(&gp_clock.pending, false);
+		atomic_store(&gp_clock.tsc, false);
+		atomic_store(&gp_clock.seq, atomic_load(&gp_clock.seq) + 1);
+	}
+	atomic_store(&gp_clock.busy, 0);
+}
+#endif
+
 static void clock_setup(void)
 {
 #if defined(__x86_64__)
 	uint64_t t, n;
+	int tries = 0;
 	if (!tsc_wanted())
 		return;
-	sample(&t, &n);
+	pthread_atfork(NULL, NULL, clock_atfork_child);
+	while (sample(&t, &n) > SAMPLE_WIDTH_MAX)
+		if (++tries == 16)
+			return; /* never a narrow sample: clock_gettime */
 	atomic_store_explicit(&gp_clock.tsc0, t, memory_order_relaxed);
 	atomic_store_explicit(&gp_clock.ns0, n, memory_order_relaxed);
 	atomic_store_explicit(&gp_clock.pending, true, memory_order_release);
@@ -121,12 +144,10 @@ uint64_t gp_clock_gettime_ns(void)
 	return gp_now_ns();
 }
 
-/* The widest bracket a sample may have: three preempted tries in a row say nothing about
- * the TSC (20 000 ticks: 5-20 us at 1-4 GHz). */
-#define SAMPLE_WIDTH_MAX 20000u
-
-/* The check of an interval: how far the TSC's prediction may be from clock_gettime. NTP
- * slews by at most 500 ppm; the bound is four times that, plus 100 us for the samples. */
+/* The check of an interval: how far the TSC's prediction may be from clock_gettime. ntpd
+ * slews by at most 500 ppm; the bound is four times that, plus 100 us for the samples.
+ * chrony may slew faster while it corrects a large offset (its maxslewrate): that drops
+ * the TSC, the safe side (clock_gettime's times from then on). */
 static bool within(int64_t err, uint64_t span)
 {
 	uint64_t e = err < 0 ? -(uint64_t)err : (uint64_t)err;
@@ -175,12 +196,14 @@ void gp_clock_reanchor(uint64_t unused)
 			err = INT64_MAX;
 		if (err < -INT64_MAX)
 			err = -INT64_MAX;
-		if (t < tsc0 || !within((int64_t)err, n - ns0)) {
+		if (!within((int64_t)err, n - ns0)) {
 			drop((int64_t)err, n, n - ns0);
 			dropped = true;
 			goto out;
 		}
 	}
+	if (t < tsc0)
+		goto out; /* a CPU whose TSC is a little behind the anchor's: keep the anchor */
 	if (t > tsc0 && n > ns0) {
 		uint64_t mult = (uint64_t)(((unsigned __int128)(n - ns0) << 32) / (t - tsc0));
 		/* odd, then the fields, then even: a reader that saw any new field sees an odd

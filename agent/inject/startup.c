@@ -47,6 +47,31 @@ static void *drain_thread(void *arg)
 	return NULL;
 }
 
+/* The clock found the TSC wrong and went back to clock_gettime (common/clock.h): the
+ * report says which times may be off, and by how much. */
+static _Atomic bool clock_record_lost; /* the ring was full at the drop */
+
+static void clock_dropped(int64_t err_ns, uint64_t at_ns, uint64_t span_ns)
+{
+	/* only the recording process writes (not a forked child, not one whose set-up
+	 * failed and left no ring) */
+	if (!gp_inj_on() || getpid() != gp_inj.owner || !gp_inj.ring.hdr)
+		return;
+	gp_event_t e = {.type = GP_EV_CLOCK, .ts = at_ns, .a = (uint64_t)err_ns, .b = span_ns};
+	if (!gp_ring_push(&gp_inj.ring, &e))
+		atomic_store(&clock_record_lost, true);
+}
+
+/* At the process's exit: a clock record the full ring dropped goes in again (with none
+ * the report would say the TSC held) */
+static void clock_record_again(void)
+{
+	int64_t err = atomic_load(&gp_clock.drop_err);
+	if (err && atomic_exchange(&clock_record_lost, false))
+		clock_dropped(err, atomic_load(&gp_clock.drop_at),
+		              atomic_load(&gp_clock.drop_span));
+}
+
 static void fallback_finish(int exit_code, void *arg)
 {
 	(void)arg;
@@ -54,6 +79,7 @@ static void fallback_finish(int exit_code, void *arg)
 		return;
 	if (gp_inj.cupti_flush)
 		gp_inj.cupti_flush();
+	clock_record_again();
 	atomic_store(&gp_inj.stop, 1);
 	pthread_join(gp_inj.drainer, NULL);
 	gp_ring_drain(&gp_inj.ring, gp_inj.w, true, NULL);
@@ -219,6 +245,7 @@ static void proc_exit(int exit_code, void *arg)
 		return;
 	if (gp_inj.cupti_flush)
 		gp_inj.cupti_flush();
+	clock_record_again();
 	/* the status exit() was given; a worker killed by a signal leaves none, and the
 	 * agent (not its parent) marks the status unknown */
 	gp_event_t e = {
@@ -385,14 +412,6 @@ static bool attach_agent_ring(const char *ring, bool cuda)
 
 static bool init_from_cuda; /* do_init called from cuInit (InitializeInjection) */
 static pthread_once_t init_once = PTHREAD_ONCE_INIT;
-
-/* The clock found the TSC wrong and went back to clock_gettime (common/clock.h): the
- * report says which times may be off, and by how much. */
-static void clock_dropped(int64_t err_ns, uint64_t at_ns, uint64_t span_ns)
-{
-	gp_event_t e = {.type = GP_EV_CLOCK, .ts = at_ns, .a = (uint64_t)err_ns, .b = span_ns};
-	gp_inj_emit(&e);
-}
 
 static void do_init(void)
 {

@@ -139,6 +139,19 @@ static int drop_child(void)
 	gp_clock_ns();
 	if (!atomic_load(&gp_clock.tsc) || hook_calls)
 		bad |= 4;
+	/* a read on a CPU whose TSC is a little behind the anchor's (here: the anchor moved
+	 * 20 000 ticks into the future, its time with it) checks out and keeps the TSC */
+	uint32_t sq = atomic_load(&gp_clock.seq);
+	atomic_store(&gp_clock.seq, sq + 1);
+	atomic_store(&gp_clock.ns0,
+	             atomic_load(&gp_clock.ns0) + ((20000ull * atomic_load(&gp_clock.mult)) >> 32));
+	atomic_store(&gp_clock.tsc0, atomic_load(&gp_clock.tsc0) + 20000);
+	atomic_store(&gp_clock.seq, sq + 2);
+	gp_clock_reanchor(0);
+	if (!atomic_load(&gp_clock.tsc) || hook_calls)
+		bad |= 128;
+	nap_ms(150);
+	gp_clock_ns();
 	gp_clock_test_skew(5000000); /* the TSC's time now 5 ms ahead of the kernel's */
 	nap_ms(150);
 	uint64_t prev = 0;
@@ -201,6 +214,7 @@ int main(void)
 		ok(!(bad & 2),
 		   "the second interval checks that rate; the TSC is used from then on");
 		ok(!(bad & 4), "an interval that agrees with the kernel's clock keeps the TSC");
+		ok(!(bad & 128), "a TSC a little behind the anchor's keeps its place");
 		ok(!(bad & 8), "a TSC 5 ms off the kernel's clock is dropped at the next check");
 		ok(!(bad & 16), "the hook is told once, with the error (-5 ms)");
 		ok(!(bad & 32), "after the drop: clock_gettime, monotonic, within 2 us");
