@@ -8,11 +8,12 @@
  *
  * The TSC is not taken on trust. Every re-anchor first checks the interval just ended: the
  * previous anchor and rate must predict clock_gettime within 100 us plus 0.2 % of the
- * interval (NTP slews by at most 0.05 %). The first interval measures the rate and the
+ * interval (ntpd slews by at most 0.05 %; chrony correcting a large offset may slew faster,
+ * which drops the TSC: the safe side). The first interval measures the rate and the
  * second checks it, so for the first ~110 ms it is plain clock_gettime. A check that fails
  * (a TSC that jumped at a VM's snapshot restore or migration, one that runs at another
  * rate than the kernel's clock, CPUs whose TSCs disagree) drops the TSC for the rest of the
- * process: clock_gettime from then on, the disagreement kept (gp_clock.drop_err_ns) and
+ * process: clock_gettime from then on, the disagreement kept (gp_clock.drop_err) and
  * handed to gp_clock_on_drop, which the injected library turns into a record the report
  * shows. Elsewhere gp_clock_ns() is clock_gettime. All stages keep comparing like with
  * like: everything the profiler stamps goes through here or is the same clock.
