@@ -20,6 +20,16 @@ mkdir -p .gpubin/debs
 /usr/local/cuda/bin/nvcc -O2 -gencode 'arch=compute_90,code=[sm_90,compute_90]' -I/usr/local/cuda/include -o .gpubin/cupti-floor bench/cupti_floor.cu -L/usr/local/cuda/lib64 -lcupti
 /usr/local/cuda/bin/nvcc -O2 -gencode 'arch=compute_90,code=[sm_90,compute_90]' -o .gpubin/marker_calls bench/marker_calls.cu -lcuda
 /usr/local/cuda/bin/nvcc -O2 -gencode 'arch=compute_90,code=[sm_90,compute_90]' -DMARKER_CALLS_LIB -shared -Xcompiler -fPIC -o .gpubin/libmarker_calls.so bench/marker_calls.cu -lcuda
+# the injected library again with a clock that costs nothing (common/clock.h,
+# GP_BENCH_FREE_CLOCK), for bench/gpu-nvtx-clock.sh's split of a pair's cost; its own build
+# directory, configured once
+if [ ! -f _build-freeclock/Makefile ]; then
+	mkdir -p _build-freeclock
+	(cd _build-freeclock && ../configure CPPFLAGS=-DGP_BENCH_FREE_CLOCK >/dev/null)
+fi
+make -C _build-freeclock -j2 libgpuprof-inject.la >/dev/null
+mkdir -p .gpubin/freeclock
+cp _build-freeclock/.libs/libgpuprof-inject.so .gpubin/freeclock/
 cp _build/bench/nvtx_cost _build/bench/ring_push .gpubin/
 gcc -O2 -o .gpubin/prim bench/prim.c
 for l in $(ldd .gpubin/gpuprof .gpubin/gpuprof-agent .gpubin/.libs/*.so | awk '{print $3}' | grep -E 'zstd|unwind|lzma|libdw|libelf|bz2' | sort -u); do cp -L "$l" .gpubin/; done

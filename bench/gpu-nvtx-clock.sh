@@ -4,8 +4,11 @@
 # Hyper-V's page) against clock_gettime forced (GPUPROF_TEST_CLOCK=gettime, the clock before
 # session 22) and no tool, interleaved, with the ring in $TMPDIR on /tmp and on /dev/shm.
 # Each run prints the mean over 20 bursts of 50 000 pairs, the best burst and the median
-# burst; the summary gives the median of each over the rounds. Also what decides the clock
-# (the clocksource, the CPU's flags) and the primitives (bench/prim.c). Results in $OUT.
+# burst; the summary gives the median of each over the rounds. With the library built with
+# a clock that costs nothing (gpu-carry.sh puts it in $G/freeclock): the pair's cost less
+# the clock's; with NV_BASE=path: another build of the library, interleaved with this one.
+# Also what decides the clock (the clocksource, the CPU's flags) and the primitives
+# (bench/prim.c). Results in $OUT.
 . "$(dirname "$0")/gpu-env.sh"
 OUT=${OUT:-/tmp/out}
 mkdir -p "$OUT" /tmp/gpt /dev/shm/gpt
@@ -35,6 +38,17 @@ for r in $(seq "${NV_ROUNDS:-5}"); do
 	rm -rf /tmp/nv
 	echo "tsc-5000 $(TMPDIR=/tmp/gpt "$G/gpuprof" run --modes=nvtx --output=/tmp/nv -- "$G/nvtx_cost" 20 const 5000 2>/dev/null)"
 	rm -rf /tmp/nv
+	# the injected library with a clock that costs nothing (gpu-carry.sh): the pair's
+	# cost less the clock's, as the pair runs it (the clock's reads overlap the rest)
+	if [ -f "$G/freeclock/libgpuprof-inject.so" ]; then
+		echo "freeclock $(GPUPROF_INJECT=$G/freeclock/libgpuprof-inject.so TMPDIR=/tmp/gpt "$G/gpuprof" run --modes=nvtx --output=/tmp/nv -- "$G/nvtx_cost" 20 const 2>/dev/null)"
+		rm -rf /tmp/nv
+	fi
+	# another build of the library to compare with (NV_BASE: its path), interleaved
+	if [ -n "${NV_BASE:-}" ]; then
+		echo "base-tmp $(GPUPROF_INJECT=$NV_BASE TMPDIR=/tmp/gpt "$G/gpuprof" run --modes=nvtx --output=/tmp/nv -- "$G/nvtx_cost" 20 const 2>/dev/null)"
+		rm -rf /tmp/nv
+	fi
 done | tee "$OUT/nvtx.txt"
 python3 - "$OUT/nvtx.txt" <<'PY' | tee "$OUT/nvtx-summary.txt"
 import sys, statistics as st

@@ -44,6 +44,7 @@
 
 #include "event.h"
 #include "inject.h"
+#include "strhash.h"
 #include "modes.h"
 #include "rankfile.h"
 #include "ring.h"
@@ -162,12 +163,29 @@ void gp_inj_child_attach(void);
 /* The id of a string (content-hashed), its definition emitted the first time; 0 when
  * the table is full (counted, GP_LOSS_STRINGS). */
 uint32_t gp_inj_intern(const char *s, size_t len);
+/* The table and its lookup's first probe, inline: every NVTX push of a name interns it,
+ * and the call with the miss path's frame (its record on the stack, the stack
+ * protector's canary) cost about a third of a push+pop (perf, CPU machine). The miss,
+ * a probe past the first or a new string, is gp_inj_intern_miss's. */
+#define GP_INJ_STR_SLOTS   (1u << GP_INJ_STR_BITS)
+#define GP_INJ_STR_ID(idx) ((gp_inj.gen << GP_INJ_STR_BITS) + (uint32_t)(idx) + 1)
+extern _Atomic uint64_t gp_inj_str_tbl[GP_INJ_STR_SLOTS];
+uint32_t gp_inj_intern_miss(const char *s, size_t len, uint64_t h);
+static inline uint32_t gp_inj_intern_inl(const char *s, size_t len)
+{
+	uint64_t h = gp_strhash(s, len);
+	uint32_t idx = (uint32_t)h & (GP_INJ_STR_SLOTS - 1);
+	if (__builtin_expect(atomic_load_explicit(&gp_inj_str_tbl[idx], memory_order_relaxed) == h,
+	                     1))
+		return GP_INJ_STR_ID(idx);
+	return gp_inj_intern_miss(s, len, h);
+}
 uint32_t gp_inj_intern_wstr(const wchar_t *ws); /* as UTF-8 */
 /* Forget every string (a forked child's new ring: its parent's names are not in it). */
 void gp_inj_intern_reset(void);
 static inline uint32_t gp_inj_intern_cstr(const char *s)
 {
-	return s ? gp_inj_intern(s, strnlen(s, GP_STRING_MAX)) : 0;
+	return s ? gp_inj_intern_inl(s, strnlen(s, GP_STRING_MAX)) : 0;
 }
 
 /* ---- capture.c ---- */

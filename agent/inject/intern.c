@@ -8,12 +8,12 @@
 #include <stdatomic.h>
 #include <string.h>
 
-#define STR_SLOTS  (1u << GP_INJ_STR_BITS)
+#define STR_SLOTS  GP_INJ_STR_SLOTS
 #define STR_PROBES 64
 /* ids carry the process's generation on the ring (gp_inj.gen): processes that follow one
  * another under one agent intern into their own tables and must not share ids */
-#define STR_ID(idx) ((gp_inj.gen << GP_INJ_STR_BITS) + (uint32_t)(idx) + 1)
-static _Atomic uint64_t str_tbl[STR_SLOTS];
+#define STR_ID(idx) GP_INJ_STR_ID(idx)
+_Atomic uint64_t gp_inj_str_tbl[STR_SLOTS];
 
 static void emit_string(uint32_t id, const char *s, size_t len)
 {
@@ -32,15 +32,19 @@ static void emit_string(uint32_t id, const char *s, size_t len)
 
 uint32_t gp_inj_intern(const char *s, size_t len)
 {
-	uint64_t h = gp_strhash(s, len);
+	return gp_inj_intern_inl(s, len);
+}
+
+uint32_t gp_inj_intern_miss(const char *s, size_t len, uint64_t h)
+{
 	uint32_t idx = (uint32_t)h & (STR_SLOTS - 1);
 	for (int p = 0; p < STR_PROBES; p++, idx = (idx + 1) & (STR_SLOTS - 1)) {
-		uint64_t v = atomic_load_explicit(&str_tbl[idx], memory_order_relaxed);
+		uint64_t v = atomic_load_explicit(&gp_inj_str_tbl[idx], memory_order_relaxed);
 		if (v == h)
 			return STR_ID(idx);
 		if (v == 0) {
 			uint64_t zero = 0;
-			if (atomic_compare_exchange_strong_explicit(&str_tbl[idx], &zero, h,
+			if (atomic_compare_exchange_strong_explicit(&gp_inj_str_tbl[idx], &zero, h,
 			                                            memory_order_relaxed,
 			                                            memory_order_relaxed)) {
 				emit_string(STR_ID(idx), s, len);
@@ -85,5 +89,5 @@ uint32_t gp_inj_intern_wstr(const wchar_t *ws)
 
 void gp_inj_intern_reset(void)
 {
-	memset((void *)str_tbl, 0, sizeof(str_tbl));
+	memset((void *)gp_inj_str_tbl, 0, sizeof(gp_inj_str_tbl));
 }
