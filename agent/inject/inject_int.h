@@ -90,9 +90,7 @@ extern gp_inj_state_t gp_inj;
 /* Thread-local state, reached as a static of one file would be: the library is dlopen'd
  * (no initial-exec), and the module's own TLS block needs no per-variable lookup. */
 #define GP_INJ_TLS __attribute__((tls_model("local-dynamic")))
-/* The library's state of one thread, in one TLS variable: a hot path takes its address
- * once (one module-base lookup, __tls_get_addr in a dlopen'd library) and reaches every
- * field from it.
+/* The library's state of one thread.
  *   tid: CUPTI's API records name threads by (uint32_t)pthread_self(): the same id, so
  *   launch calls fall inside the NVTX ranges of their thread (0: not read yet);
  *   depth: push/pop nesting, the default domain apart from the others: NVTX keeps a stack
@@ -108,14 +106,46 @@ typedef struct gp_inj_thr {
 	uint32_t lane_ring;
 	uint64_t lane_lim;
 } gp_inj_thr_t;
-extern __thread gp_inj_thr_t gp_inj_thr GP_INJ_TLS;
-/* &gp_inj_thr, taken once: GCC would otherwise call __tls_get_addr again at each use
- * rather than keep the address in a register */
+
+/* Where a thread's state lives (state.c). In a dlopen'd library every TLS access is a call
+ * to __tls_get_addr, which was about 2 ns of an NVTX push+pop of 31 (perf, CPU machine).
+ * So on x86-64 a thread's state is a slot of a small table that its thread pointer (%fs:0,
+ * one load) hashes to: the hot path reads the slot's owner word and compares. A thread
+ * whose slot another thread holds, and every thread elsewhere, keeps its state in TLS,
+ * found through gp_inj_thr_slow. A slot is taken at the thread's first call and given back
+ * by a thread-specific key's destructor when the thread ends (the state then moves to
+ * TLS, for a later destructor's NVTX calls); a forked child frees its parent's other
+ * threads' slots (gp_inj_thr_fork_child), whose stacks, and so thread pointers, glibc
+ * hands to the child's new threads. */
+#define GP_INJ_TSLOT_BITS 8
+typedef struct gp_inj_tslot {
+	_Atomic uintptr_t tp; /* the owning thread's thread pointer; 0: free */
+	gp_inj_thr_t thr;
+} __attribute__((aligned(64))) gp_inj_tslot_t;
+extern gp_inj_tslot_t gp_inj_tslots[1u << GP_INJ_TSLOT_BITS];
+gp_inj_thr_t *gp_inj_thr_slow(void);
+void gp_inj_thr_fork_child(void);
+#if defined(__x86_64__)
+static inline uintptr_t gp_inj_tp(void)
+{
+	uintptr_t tp;
+	__asm__("mov %%fs:0, %0" : "=r"(tp)); /* the TCB's pointer to itself */
+	return tp;
+}
+static inline gp_inj_tslot_t *gp_inj_tslot_of(uintptr_t tp)
+{
+	return &gp_inj_tslots[(tp * 0x9e3779b97f4a7c15ull) >> (64 - GP_INJ_TSLOT_BITS)];
+}
+#endif
 static inline gp_inj_thr_t *gp_inj_thr_get(void)
 {
-	gp_inj_thr_t *t = &gp_inj_thr;
-	__asm__("" : "+r"(t));
-	return t;
+#if defined(__x86_64__)
+	uintptr_t tp = gp_inj_tp();
+	gp_inj_tslot_t *s = gp_inj_tslot_of(tp);
+	if (__builtin_expect(atomic_load_explicit(&s->tp, memory_order_relaxed) == tp, 1))
+		return &s->thr;
+#endif
+	return gp_inj_thr_slow();
 }
 
 static inline bool gp_inj_on(void)
@@ -132,7 +162,7 @@ static inline uint32_t gp_inj_thr_tid(gp_inj_thr_t *t)
 
 static inline uint32_t gp_inj_tid(void)
 {
-	return gp_inj_thr_tid(&gp_inj_thr);
+	return gp_inj_thr_tid(gp_inj_thr_get());
 }
 
 /* Hot path: one record into the ring; never blocks. */

@@ -34,6 +34,7 @@ static void child_after_fork(void)
 	 * touched CUDA) gets a ring of its own at its cuInit (gp_inj_child_attach). */
 	atomic_store_explicit(&gp_inj.enabled, 0, memory_order_relaxed);
 	gp_inj.forked = true;
+	gp_inj_thr_fork_child();
 }
 
 static void *drain_thread(void *arg)
@@ -363,9 +364,10 @@ void gp_inj_child_attach(void)
 	gp_inj.forked = false;
 	gp_inj.owner = getpid();
 	gp_inj_intern_reset(); /* its parent's names are not in its file */
-	gp_inj_thr.depth[0] = gp_inj_thr.depth[1] = 0;
-	gp_inj_thr.lane = -1; /* its parent's lane is its parent's */
-	gp_inj_thr.lane_ring = 0;
+	gp_inj_thr_t *t = gp_inj_thr_get();
+	t->depth[0] = t->depth[1] = 0;
+	t->lane = -1; /* its parent's lane is its parent's */
+	t->lane_ring = 0;
 	if (proc_ring_setup(ring, own_rank(), getpid()) < 0) {
 		gp_ring_lost(&gp_inj.ring, GP_LOSS_PROCESSES, 1);
 		gp_ring_detach(&gp_inj.ring);

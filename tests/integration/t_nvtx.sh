@@ -215,6 +215,16 @@ ok $? "the ranges left open are not counted as closed"
 python3 -c "import json,sys; t=json.load(open(sys.argv[1]))['traceEvents']; n=sum(1 for e in t if e.get('name')=='churn_open' and e.get('args',{}).get('open_at_end')); sys.exit(0 if n == 20 else 1)" "$T/churn.json"
 ok $? "and the trace shows the 20 of them open at the end"
 
+grep -q "^bad_levels 0$" "$T/churn.out"
+ok $? "each thread's pushes return its own nesting levels, on stacks of ended threads too ($(grep bad_levels "$T/churn.out"))"
+# more threads at once than the table of thread states has slots, twice (the second 300
+# on the first's stacks): each finds its own state, the first level 0 whatever an ended
+# thread on its stack left open
+cap tslots; ok $? "300 threads at once, ending inside a range, twice"
+grep -q "^bad_levels 0$" "$T/tslots.out"; ok $? "every push returned the thread's own level ($(grep bad_levels "$T/tslots.out"))"
+[ "$(nvtx_json tslots tslot)" = 6000 ] && [ "$(nvtx_json tslots tslot_inner)" = 6000 ]
+ok $? "and the report pairs every closed range: 6 000 + 6 000"
+
 cap pops; ok $? "pops without pushes"
 grep -q "unbalanced_pop_nonnegative 0" "$T/pops.out"; ok $? "an unbalanced pop returns a negative level, as NVTX specifies"
 [ -z "$(count pops nvtx_pop)" ]; ok $? "and records nothing"

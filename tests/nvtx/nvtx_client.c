@@ -57,10 +57,15 @@ static void *ranges_thread(void *arg)
 
 /* a thread that ends inside a range it pushed, after one closed range with a payload and
  * a colour (lanes: the range is one record, the open one a push at the thread's end) */
+/* pushes whose returned level was not the thread's own nesting (a thread that found
+ * another's state: agent/inject/state.c gives a thread's slot to the next) */
+static long bad_levels;
+
 static void *churn_thread(void *arg)
 {
 	(void)arg;
-	nvtxRangePushA("churn_open");
+	if (nvtxRangePushA("churn_open") != 0)
+		add(&bad_levels, 1);
 	nvtxEventAttributes_t a = {0};
 	a.version = NVTX_VERSION;
 	a.size = NVTX_EVENT_ATTRIB_STRUCT_SIZE;
@@ -71,7 +76,8 @@ static void *churn_thread(void *arg)
 	a.colorType = NVTX_COLOR_ARGB;
 	a.color = 0xff00ff00;
 	a.category = 7;
-	nvtxRangePushEx(&a);
+	if (nvtxRangePushEx(&a) != 1)
+		add(&bad_levels, 1);
 	nvtxRangePop();
 	return NULL;
 }
@@ -81,13 +87,32 @@ static void *many_thread(void *arg)
 {
 	(void)arg;
 	for (int i = 0; i < 1000; i++) {
-		nvtxRangePushA("many");
-		nvtxRangePushA("many_inner");
+		if (nvtxRangePushA("many") != 0 || nvtxRangePushA("many_inner") != 1)
+			add(&bad_levels, 1);
 		nvtxRangePop();
 		nvtxRangePop();
 		if (i % 100 == 99)
 			pause_ms(1);
 	}
+	return NULL;
+}
+
+/* more threads at once than the library's table of thread states has slots (256), each
+ * ending inside a range: then as many again, on the stacks (so the thread pointers) of
+ * the ended ones */
+static pthread_barrier_t tslot_bar;
+static void *tslot_thread(void *arg)
+{
+	(void)arg;
+	pthread_barrier_wait(&tslot_bar);
+	for (int i = 0; i < 10; i++) {
+		if (nvtxRangePushA("tslot") != 0 || nvtxRangePushA("tslot_inner") != 1)
+			add(&bad_levels, 1);
+		nvtxRangePop();
+		nvtxRangePop();
+	}
+	if (nvtxRangePushA("tslot_open") != 0)
+		add(&bad_levels, 1);
 	return NULL;
 }
 
@@ -379,6 +404,20 @@ int main(int argc, char **argv)
 		add(&push, 20 * 2 + 12 * 2000);
 		add(&pop, 20 + 12 * 2000);
 	}
+	if (!strcmp(what, "tslots")) {
+		enum { N = 300 };
+		static pthread_t t[N];
+		for (int round = 0; round < 2; round++) {
+			pthread_barrier_init(&tslot_bar, NULL, N);
+			for (int i = 0; i < N; i++)
+				pthread_create(&t[i], NULL, tslot_thread, NULL);
+			for (int i = 0; i < N; i++)
+				pthread_join(t[i], NULL);
+			pthread_barrier_destroy(&tslot_bar);
+		}
+		add(&push, 2 * N * 21);
+		add(&pop, 2 * N * 20);
+	}
 	if (all || !strcmp(what, "pops")) {
 		int rc = 0;
 		for (int i = 0; i < 100; i++)
@@ -387,5 +426,6 @@ int main(int argc, char **argv)
 	}
 	printf("produced push=%ld pop=%ld start=%ld end=%ld mark=%ld\n", push, pop, start_, end_,
 	       mark);
+	printf("bad_levels %ld\n", bad_levels);
 	return 0;
 }
