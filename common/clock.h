@@ -112,7 +112,7 @@ static inline uint64_t gp_clock_ns(void)
 			if (d > (1ull << 27)) /* stale anchor: refresh, then use the real clock */
 				gp_clock_reanchor(t);
 			else
-				return ns0 + (uint64_t)(((unsigned __int128)d * mult) >> 32);
+				return ns0 + ((d * mult) >> 32); /* 2^27 x 2^36: no overflow */
 			break;
 		}
 	} else if (atomic_load_explicit(&gp_clock.pending, memory_order_relaxed) &&
