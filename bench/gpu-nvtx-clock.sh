@@ -6,7 +6,7 @@
 # Each run prints the mean over 20 bursts of 50 000 pairs, the best burst and the median
 # burst; the summary gives the median of each over the rounds. With the library built with
 # a clock that costs nothing (gpu-carry.sh puts it in $G/freeclock): the pair's cost less
-# the clock's; with NV_BASE=path: another build of the library, interleaved with this one.
+# the clock's; with NV_LIBS="name=path ...": other builds of the library, interleaved.
 # Also what decides the clock (the clocksource, the CPU's flags) and the primitives
 # (bench/prim.c). Results in $OUT.
 . "$(dirname "$0")/gpu-env.sh"
@@ -44,11 +44,11 @@ for r in $(seq "${NV_ROUNDS:-5}"); do
 		echo "freeclock $(GPUPROF_INJECT=$G/freeclock/libgpuprof-inject.so TMPDIR=/tmp/gpt "$G/gpuprof" run --modes=nvtx --output=/tmp/nv -- "$G/nvtx_cost" 20 const 2>/dev/null)"
 		rm -rf /tmp/nv
 	fi
-	# another build of the library to compare with (NV_BASE: its path), interleaved
-	if [ -n "${NV_BASE:-}" ]; then
-		echo "base-tmp $(GPUPROF_INJECT=$NV_BASE TMPDIR=/tmp/gpt "$G/gpuprof" run --modes=nvtx --output=/tmp/nv -- "$G/nvtx_cost" 20 const 2>/dev/null)"
+	# other builds of the library to compare with (NV_LIBS="name=path ..."), interleaved
+	for nl in ${NV_LIBS:-}; do
+		echo "${nl%%=*}-tmp $(GPUPROF_INJECT=${nl#*=} TMPDIR=/tmp/gpt "$G/gpuprof" run --modes=nvtx --output=/tmp/nv -- "$G/nvtx_cost" 20 const 2>/dev/null)"
 		rm -rf /tmp/nv
-	fi
+	done
 done | tee "$OUT/nvtx.txt"
 python3 - "$OUT/nvtx.txt" <<'PY' | tee "$OUT/nvtx-summary.txt"
 import sys, statistics as st

@@ -206,10 +206,11 @@ void gp_clock_reanchor(uint64_t unused)
 		goto out; /* a CPU whose TSC is a little behind the anchor's: keep the anchor */
 	if (t > tsc0 && n > ns0) {
 		uint64_t mult = (uint64_t)(((unsigned __int128)(n - ns0) << 32) / (t - tsc0));
-		/* gp_clock_ns multiplies in 64 bits: under 2^27 ticks by under 2^36 (a TSC over
-		 * 62.5 MHz; every invariant TSC is) */
-		if (mult >> 36) {
+		/* gp_clock_ns multiplies in 64 bits: at most 2^27 ticks by under 2^36 (a TSC
+		 * over 62.5 MHz; every invariant TSC is) */
+		if (mult >> 36) { /* clock_gettime from now on */
 			atomic_store(&gp_clock.pending, false);
+			atomic_store_explicit(&gp_clock.tsc, false, memory_order_release);
 			goto out;
 		}
 		/* odd, then the fields, then even: a reader that saw any new field sees an odd

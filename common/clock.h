@@ -81,9 +81,9 @@ uint64_t gp_clock_gettime_ns(void);
 
 #ifdef GP_BENCH_FREE_CLOCK
 /* bench/gpu-carry.sh's second build of the injected library only: a clock that costs a
- * load and a store (40 ns a call from the first real reading; racy across threads), so
- * that a benchmark can split an NVTX pair's cost between the clock and the rest. Never in
- * a product build: its times are not times. */
+ * load and a store (40 ns a call from the first real reading; racy across threads, and
+ * one such clock per source file), so that a benchmark can split an NVTX pair's cost
+ * between the clock and the rest. Never in a product build: its times are not times. */
 static inline uint64_t gp_clock_ns(void)
 {
 	static uint64_t fake;
@@ -112,7 +112,7 @@ static inline uint64_t gp_clock_ns(void)
 			if (d > (1ull << 27)) /* stale anchor: refresh, then use the real clock */
 				gp_clock_reanchor(t);
 			else
-				return ns0 + ((d * mult) >> 32); /* 2^27 x 2^36: no overflow */
+				return ns0 + ((d * mult) >> 32); /* <= 2^27 x < 2^36: no overflow */
 			break;
 		}
 	} else if (atomic_load_explicit(&gp_clock.pending, memory_order_relaxed) &&

@@ -110,16 +110,20 @@ typedef struct gp_inj_thr {
 /* Where a thread's state lives (state.c). In a dlopen'd library every TLS access is a call
  * to __tls_get_addr, which was about 2 ns of an NVTX push+pop of 31 (perf, CPU machine).
  * So on x86-64 a thread's state is a slot of a small table that its thread pointer (%fs:0,
- * one load) hashes to: the hot path reads the slot's owner word and compares. A thread
- * whose slot another thread holds, and every thread elsewhere, keeps its state in TLS,
- * found through gp_inj_thr_slow. A slot is taken at the thread's first call and given back
- * by a thread-specific key's destructor when the thread ends (the state then moves to
- * TLS, for a later destructor's NVTX calls); a forked child frees its parent's other
- * threads' slots (gp_inj_thr_fork_child), whose stacks, and so thread pointers, glibc
- * hands to the child's new threads. */
+ * one load) hashes to. The hot path compares the slot's owner with the thread pointer and
+ * the kernel thread id it recorded with the one in glibc's control block of the thread
+ * (%fs:0x2d0, struct pthread's tid: glibc reuses an ended thread's stack, so its thread
+ * pointer, for a new thread, which has a new id). A thread whose slot another holds, and
+ * every thread elsewhere, keeps its state in TLS, found through gp_inj_thr_slow. A slot
+ * is taken at the thread's first call (signals blocked) and given back by a key's
+ * destructor when the thread ends; one its thread left without that (an exit that skips
+ * the destructors, a first call in the last destructor round) is taken again by the next
+ * thread on the same stack. A forked child frees its parent's other threads' slots
+ * (gp_inj_thr_fork_child). */
 #define GP_INJ_TSLOT_BITS 8
 typedef struct gp_inj_tslot {
-	_Atomic uintptr_t tp; /* the owning thread's thread pointer; 0: free */
+	_Atomic uintptr_t tp; /* the owner's thread pointer; 0: free; 1: being taken */
+	_Atomic int32_t tid;  /* the owner's kernel thread id */
 	gp_inj_thr_t thr;
 } __attribute__((aligned(64))) gp_inj_tslot_t;
 extern gp_inj_tslot_t gp_inj_tslots[1u << GP_INJ_TSLOT_BITS];
@@ -132,6 +136,14 @@ static inline uintptr_t gp_inj_tp(void)
 	__asm__("mov %%fs:0, %0" : "=r"(tp)); /* the TCB's pointer to itself */
 	return tp;
 }
+/* glibc's struct pthread keeps the thread's kernel id here on x86-64 (checked against
+ * gettid() before a slot is taken: where it is not, no thread takes one) */
+static inline int32_t gp_inj_tcb_tid(void)
+{
+	int32_t tid;
+	__asm__("movl %%fs:0x2d0, %0" : "=r"(tid));
+	return tid;
+}
 static inline gp_inj_tslot_t *gp_inj_tslot_of(uintptr_t tp)
 {
 	return &gp_inj_tslots[(tp * 0x9e3779b97f4a7c15ull) >> (64 - GP_INJ_TSLOT_BITS)];
@@ -142,7 +154,10 @@ static inline gp_inj_thr_t *gp_inj_thr_get(void)
 #if defined(__x86_64__)
 	uintptr_t tp = gp_inj_tp();
 	gp_inj_tslot_t *s = gp_inj_tslot_of(tp);
-	if (__builtin_expect(atomic_load_explicit(&s->tp, memory_order_relaxed) == tp, 1))
+	if (__builtin_expect(atomic_load_explicit(&s->tp, memory_order_relaxed) == tp &&
+	                         atomic_load_explicit(&s->tid, memory_order_relaxed) ==
+	                             gp_inj_tcb_tid(),
+	                     1))
 		return &s->thr;
 #endif
 	return gp_inj_thr_slow();

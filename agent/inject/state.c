@@ -3,6 +3,10 @@
 #include "config.h"
 #include "inject_int.h"
 
+#include <signal.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
 gp_inj_state_t gp_inj;
 
 /* A thread's state (inject_int.h): its slot of gp_inj_tslots, or its own copy here */
@@ -16,20 +20,63 @@ static pthread_key_t tslot_key;
 static bool tslot_key_ok;
 
 /* The thread ends: its state back into TLS (a later destructor may still push a range),
- * then its slot to the next thread */
+ * then its slot to the next thread, if the slot is still this thread's (a thread on the
+ * stack of one that ended without this call inherits its key's value). Signals blocked:
+ * a handler's NVTX call in between would change the copy being left. */
 static void tslot_end(void *p)
 {
+#if defined(__x86_64__)
 	gp_inj_tslot_t *s = p;
 	thr_tls_t *l = &thr_tls;
-	l->own = s->thr;
-	l->cur = &l->own;
-	atomic_store_explicit(&s->tp, 0, memory_order_release);
+	sigset_t all, old;
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, &old);
+	if (atomic_load_explicit(&s->tp, memory_order_relaxed) == gp_inj_tp() &&
+	    atomic_load_explicit(&s->tid, memory_order_relaxed) == gp_inj_tcb_tid()) {
+		l->own = s->thr;
+		l->cur = &l->own;
+		atomic_store_explicit(&s->tp, 0, memory_order_release);
+	}
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+#else
+	(void)p;
+#endif
 }
 
-/* At load, not at a thread's first call (which may be in a signal handler) */
+/* At load, not at a thread's first call */
 __attribute__((constructor)) static void tslot_key_make(void)
 {
 	tslot_key_ok = pthread_key_create(&tslot_key, tslot_end) == 0;
+}
+
+/* The thread's first call: its slot, if it is free or an ended thread's on this same
+ * control block (no live thread shares a thread pointer, so nobody else writes it), and
+ * glibc's control block has the thread's id where gp_inj_tcb_tid reads it. The slot is
+ * 1 (no thread pointer) while it is filled in, and given back at once if the key that
+ * frees it cannot be set; else the TLS copy. */
+static void thr_place(thr_tls_t *l)
+{
+	l->cur = &l->own;
+#if defined(__x86_64__)
+	uintptr_t tp = gp_inj_tp(), v;
+	int32_t tid = (int32_t)syscall(SYS_gettid);
+	gp_inj_tslot_t *s = gp_inj_tslot_of(tp);
+	if (!tslot_key_ok || gp_inj_tcb_tid() != tid)
+		return;
+	v = atomic_load_explicit(&s->tp, memory_order_acquire);
+	if (v == tp)
+		atomic_store_explicit(&s->tp, 1, memory_order_relaxed);
+	else if (v != 0 || !atomic_compare_exchange_strong(&s->tp, &v, 1))
+		return;
+	if (pthread_setspecific(tslot_key, s) != 0) {
+		atomic_store_explicit(&s->tp, 0, memory_order_release);
+		return;
+	}
+	s->thr = l->own;
+	atomic_store_explicit(&s->tid, tid, memory_order_relaxed);
+	atomic_store_explicit(&s->tp, tp, memory_order_release);
+	l->cur = &s->thr;
+#endif
 }
 
 gp_inj_thr_t *gp_inj_thr_slow(void)
@@ -37,35 +84,28 @@ gp_inj_thr_t *gp_inj_thr_slow(void)
 	thr_tls_t *l = &thr_tls;
 	if (l->cur)
 		return l->cur;
-	l->cur = &l->own;
-#if defined(__x86_64__)
-	/* the thread's first call: its slot, if free. Taken as 1 (no thread pointer) while
-	 * it is filled in, so that a signal handler's call in between finds the TLS copy, and
-	 * given back at once if the key that frees it cannot be set. */
-	uintptr_t tp = gp_inj_tp(), free = 0;
-	gp_inj_tslot_t *s = gp_inj_tslot_of(tp);
-	if (tslot_key_ok && atomic_load_explicit(&s->tp, memory_order_relaxed) == 0 &&
-	    atomic_compare_exchange_strong(&s->tp, &free, 1)) {
-		if (pthread_setspecific(tslot_key, s) == 0) {
-			s->thr = l->own;
-			atomic_store_explicit(&s->tp, tp, memory_order_release);
-			l->cur = &s->thr;
-		} else {
-			atomic_store_explicit(&s->tp, 0, memory_order_release);
-		}
-	}
-#endif
+	/* signals blocked: a handler's NVTX call in between would find half a state */
+	sigset_t all, old;
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, &old);
+	if (!l->cur)
+		thr_place(l);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	return l->cur;
 }
 
 /* In a forked child, its only thread: the parent's other threads are gone, and a new
- * thread here may get one of their stacks, so their thread pointers */
+ * thread here may get one of their stacks, so their thread pointers; its own slot stays */
 void gp_inj_thr_fork_child(void)
 {
 #if defined(__x86_64__)
 	uintptr_t tp = gp_inj_tp();
-	for (size_t i = 0; i < sizeof(gp_inj_tslots) / sizeof(gp_inj_tslots[0]); i++)
-		if (atomic_load_explicit(&gp_inj_tslots[i].tp, memory_order_relaxed) != tp)
-			atomic_store_explicit(&gp_inj_tslots[i].tp, 0, memory_order_relaxed);
+	for (size_t i = 0; i < sizeof(gp_inj_tslots) / sizeof(gp_inj_tslots[0]); i++) {
+		gp_inj_tslot_t *s = &gp_inj_tslots[i];
+		if (atomic_load_explicit(&s->tp, memory_order_relaxed) != tp)
+			atomic_store_explicit(&s->tp, 0, memory_order_relaxed);
+		else /* this thread's, under the child's own thread id (glibc set it at fork) */
+			atomic_store_explicit(&s->tid, gp_inj_tcb_tid(), memory_order_relaxed);
+	}
 #endif
 }
