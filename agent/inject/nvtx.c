@@ -125,43 +125,18 @@ static inline int lane_of(gp_inj_thr_t *t, int level, uint32_t tid, bool push)
 	return level < GP_LANE_STACK ? t->lane : -1;
 }
 
-/* A push's record into the shared slots: another domain's, a thread without a lane, or
- * nested past the lane's stack (out of line: the hot path keeps fewer registers). Its
- * level where the default domain's ranges may be range records (other domains share one
- * counter: the reader's stack says theirs). */
-static __attribute__((noinline, cold)) void push_shared(uint32_t domain, int level, uint32_t tid,
-                                                        uint64_t ts, uint32_t name,
-                                                        const nvtxEventAttributes_t *a)
-{
-	uint64_t pos;
-	gp_ring_slot_t *s = gp_ring_claim(&gp_inj.ring, &pos);
-	if (s) {
-		s->ev = (gp_event_t){.type = GP_EV_NVTX_PUSH,
-		                     .u16 = domain ? 0 : (uint16_t)(level + 1),
-		                     .tid = tid,
-		                     .ts = ts,
-		                     .a = name,
-		                     .b = domain,
-		                     .c = a ? payload(a) : 0,
-		                     .d = a ? color_cat(a) : 0};
-		gp_ring_publish(&gp_inj.ring, pos);
-	}
-}
-
 /* push and pop are the hottest calls of the library (a program may make millions): the
- * thread's state is reached through one load (inject_int.h). A push of the default domain
- * on a thread with a lane writes its start into the lane's open[] (in the ring's file: a
+ * thread's state is reached through one TLS lookup. A push of the default domain on a
+ * thread with a lane writes its start into the lane's open[] (in the ring's file: a
  * program that dies inside it still shows it open) and nothing into the ring; its pop
  * writes the range as one record into the lane, with no locked instruction. Other
  * domains, threads without a lane and ranges nested 64 deep write a push and a pop
- * record straight into their shared slots (bench/nvtx-cost.sh). Inlined into each entry
- * point, so that nvtxRangePushA's has no attributes to look at. */
-static inline __attribute__((always_inline)) int push_common(uint32_t domain, uint32_t name,
-                                                             const nvtxEventAttributes_t *a)
+ * record straight into their shared slots (bench/nvtx-cost.sh). */
+static int push_common(uint32_t domain, uint32_t name, const nvtxEventAttributes_t *a)
 {
 	gp_inj_thr_t *t = gp_inj_thr_get();
 	int level = t->depth[domain != 0]++;
-	if (__builtin_expect(level >= MAX_DEPTH, 0)) {
+	if (level >= MAX_DEPTH) {
 		gp_inj_count_drop(GP_LOSS_DEPTH, 1);
 		return level;
 	}
@@ -169,9 +144,9 @@ static inline __attribute__((always_inline)) int push_common(uint32_t domain, ui
 	if (!(gp_inj.modes & GP_MODE_NVTX) && level > 0)
 		return level;
 	uint32_t tid = gp_inj_thr_tid(t);
-	uint64_t ts = gp_clock_ns();
+	uint64_t ts = gp_clock_ns(), pos;
 	int k = domain ? -1 : lane_of(t, level, tid, true);
-	if (__builtin_expect(k >= 0, 1)) {
+	if (k >= 0) {
 		gp_ring_lane_t *l = &gp_inj.ring.lanes[k];
 		l->open[level] = (gp_lane_open_t){.ts = ts,
 		                                  .name = name,
@@ -180,7 +155,20 @@ static inline __attribute__((always_inline)) int push_common(uint32_t domain, ui
 		/* release: the entry before the depth that says it is there */
 		atomic_store_explicit(&l->depth, (uint32_t)level + 1, memory_order_release);
 	} else {
-		push_shared(domain, level, tid, ts, name, a);
+		gp_ring_slot_t *s = gp_ring_claim(&gp_inj.ring, &pos);
+		if (s) {
+			/* its level where the default domain's ranges may be range records
+			 * (other domains share one counter: the reader's stack says theirs) */
+			s->ev = (gp_event_t){.type = GP_EV_NVTX_PUSH,
+			                     .u16 = domain ? 0 : (uint16_t)(level + 1),
+			                     .tid = tid,
+			                     .ts = ts,
+			                     .a = name,
+			                     .b = domain,
+			                     .c = a ? payload(a) : 0,
+			                     .d = a ? color_cat(a) : 0};
+			gp_ring_publish(&gp_inj.ring, pos);
+		}
 	}
 	if (level == 0 && domain == 0 &&
 	    atomic_load_explicit(&gp_inj.cap_live, memory_order_relaxed))
@@ -188,63 +176,49 @@ static inline __attribute__((always_inline)) int push_common(uint32_t domain, ui
 	return level;
 }
 
-/* The one record of a range popped at ts whose push is o */
-static inline gp_event_t range_record(int level, uint32_t tid, const gp_lane_open_t *o, uint64_t ts)
-{
-	return (gp_event_t){.type = GP_EV_NVTX_RANGE,
-	                    .u16 = (uint16_t)level,
-	                    .tid = tid,
-	                    .ts = o->ts,
-	                    .a = o->name,
-	                    .b = ts - o->ts,
-	                    .c = o->payload,
-	                    .d = o->color};
-}
-
-/* A pop's record when its lane is full (the range, into the shared slots) or when it has
- * no lane (a pop record); out of line */
-static __attribute__((noinline, cold)) void pop_shared(uint32_t domain, int level, uint32_t tid,
-                                                       uint64_t ts, gp_ring_lane_t *l)
-{
-	uint64_t pos;
-	gp_ring_slot_t *s = gp_ring_claim(&gp_inj.ring, &pos);
-	if (s && l) {
-		s->ev = range_record(level, tid, &l->open[level], ts);
-		gp_ring_publish(&gp_inj.ring, pos);
-	} else if (s) {
-		s->ev = (gp_event_t){.type = GP_EV_NVTX_POP, .tid = tid, .ts = ts, .b = domain};
-		gp_ring_publish(&gp_inj.ring, pos);
-	}
-}
-
-static inline __attribute__((always_inline)) int pop_common(uint32_t domain)
+static int pop_common(uint32_t domain)
 {
 	gp_inj_thr_t *t = gp_inj_thr_get();
 	if (t->depth[domain != 0] == 0)
 		return -1; /* pop without push: NVTX returns a negative level */
 	int level = --t->depth[domain != 0];
-	if (__builtin_expect(level >= MAX_DEPTH, 0) ||
-	    (!(gp_inj.modes & GP_MODE_NVTX) && level > 0))
+	if (level >= MAX_DEPTH || (!(gp_inj.modes & GP_MODE_NVTX) && level > 0))
 		return level;
 	uint32_t tid = gp_inj_thr_tid(t);
 	uint64_t ts = gp_clock_ns(), pos;
 	int k = domain ? -1 : lane_of(t, level, tid, false);
-	if (__builtin_expect(k >= 0, 1)) {
+	if (k >= 0) {
 		gp_ring_lane_t *l = &gp_inj.ring.lanes[k];
 		const gp_lane_open_t *o = &l->open[level];
 		gp_event_t *e =
 		    gp_ring_lane_claim_slot(&gp_inj.ring, (unsigned)k, &t->lane_lim, &pos);
-		if (__builtin_expect(e != NULL, 1)) {
-			*e = range_record(level, tid, o, ts);
-			gp_ring_lane_publish(&gp_inj.ring, (unsigned)k, pos);
-		} else {
-			pop_shared(domain, level, tid, ts, l); /* a full lane: the shared slots */
+		gp_ring_slot_t *s = NULL;
+		if (!e && (s = gp_ring_claim(&gp_inj.ring, &pos))) /* a full lane: shared slots */
+			e = &s->ev;
+		if (e) {
+			*e = (gp_event_t){.type = GP_EV_NVTX_RANGE,
+			                  .u16 = (uint16_t)level,
+			                  .tid = tid,
+			                  .ts = o->ts,
+			                  .a = o->name,
+			                  .b = ts - o->ts,
+			                  .c = o->payload,
+			                  .d = o->color};
+			if (s)
+				gp_ring_publish(&gp_inj.ring, pos);
+			else
+				gp_ring_lane_publish(&gp_inj.ring, (unsigned)k, pos);
 		}
 		/* open no more once the record is there: a death between the two leaves both,
 		 * and the forced drain writes no open push for the lane's last record */
 		atomic_store_explicit(&l->depth, (uint32_t)level, memory_order_release);
 	} else {
-		pop_shared(domain, level, tid, ts, NULL);
+		gp_ring_slot_t *s = gp_ring_claim(&gp_inj.ring, &pos);
+		if (s) {
+			s->ev =
+			    (gp_event_t){.type = GP_EV_NVTX_POP, .tid = tid, .ts = ts, .b = domain};
+			gp_ring_publish(&gp_inj.ring, pos);
+		}
 	}
 	if (level == 0 && domain == 0)
 		gp_marker_step_end(ts);
