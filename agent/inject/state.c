@@ -20,9 +20,10 @@ static pthread_key_t tslot_key;
 static bool tslot_key_ok;
 
 /* The thread ends: its state back into TLS (a later destructor may still push a range),
- * then its slot to the next thread, if the slot is still this thread's (a thread on the
- * stack of one that ended without this call inherits its key's value). Signals blocked:
- * a handler's NVTX call in between would change the copy being left. */
+ * then its slot to the next thread. A slot under this thread pointer is freed whoever
+ * took it: this thread, or one that ended on this stack without this call (a thread on
+ * its stack inherits its key's value; no live thread shares the thread pointer). Signals
+ * blocked: a handler's NVTX call in between would change the copy being left. */
 static void tslot_end(void *p)
 {
 #if defined(__x86_64__)
@@ -31,10 +32,11 @@ static void tslot_end(void *p)
 	sigset_t all, old;
 	sigfillset(&all);
 	pthread_sigmask(SIG_BLOCK, &all, &old);
-	if (atomic_load_explicit(&s->tp, memory_order_relaxed) == gp_inj_tp() &&
-	    atomic_load_explicit(&s->tid, memory_order_relaxed) == gp_inj_tcb_tid()) {
-		l->own = s->thr;
-		l->cur = &l->own;
+	if (atomic_load_explicit(&s->tp, memory_order_relaxed) == gp_inj_tp()) {
+		if (l->cur == &s->thr) {
+			l->own = s->thr;
+			l->cur = &l->own;
+		}
 		atomic_store_explicit(&s->tp, 0, memory_order_release);
 	}
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
@@ -100,12 +102,15 @@ void gp_inj_thr_fork_child(void)
 {
 #if defined(__x86_64__)
 	uintptr_t tp = gp_inj_tp();
+	gp_inj_thr_t *mine = thr_tls.cur;
 	for (size_t i = 0; i < sizeof(gp_inj_tslots) / sizeof(gp_inj_tslots[0]); i++) {
 		gp_inj_tslot_t *s = &gp_inj_tslots[i];
-		if (atomic_load_explicit(&s->tp, memory_order_relaxed) != tp)
-			atomic_store_explicit(&s->tp, 0, memory_order_relaxed);
-		else /* this thread's, under the child's own thread id (glibc set it at fork) */
+		/* this thread's own (not one an ended thread left on its stack) stays, under the
+		 * child's thread id (glibc set it at fork) */
+		if (atomic_load_explicit(&s->tp, memory_order_relaxed) == tp && mine == &s->thr)
 			atomic_store_explicit(&s->tid, gp_inj_tcb_tid(), memory_order_relaxed);
+		else
+			atomic_store_explicit(&s->tp, 0, memory_order_relaxed);
 	}
 #endif
 }

@@ -48,6 +48,37 @@ static void *ends_open(void *arg)
 	return NULL;
 }
 
+/* a thread that takes its slot and ends raw, leaving it stale; then one on its stack that
+ * makes no call and forks: in the child that thread starts fresh (the stale slot is not
+ * taken for the forking thread's own) */
+static uintptr_t raw_tp;
+static void *raw_five(void *arg)
+{
+	(void)arg;
+	gp_inj_thr_get()->depth[0] = 5;
+#if defined(__x86_64__)
+	raw_tp = gp_inj_tp();
+#endif
+	syscall(SYS_exit, 0);
+	return NULL;
+}
+static void *fork_on_stale(void *arg)
+{
+	(void)arg;
+#if defined(__x86_64__)
+	if (gp_inj_tp() != raw_tp)
+		return (void *)(intptr_t)-1; /* not on its stack: nothing to show */
+#endif
+	pid_t pid = fork();
+	if (pid == 0) {
+		gp_inj_thr_fork_child();
+		_exit(gp_inj_thr_get()->depth[0] == 0 ? 0 : 1);
+	}
+	int st = -1;
+	waitpid(pid, &st, 0);
+	return (void *)(intptr_t)(WIFEXITED(st) ? WEXITSTATUS(st) : 2);
+}
+
 /* a thread whose first call comes in the last round of pthread key destructors (another
  * key's destructor that sets itself again to run last): its own key is then never called */
 static pthread_key_t late_key;
@@ -174,5 +205,18 @@ int main(void)
 	   "id, a new thread fresh (failures 0x%x)",
 	   WIFEXITED(st) ? WEXITSTATUS(st) : 0xff);
 	ok(gp_inj_thr_get() == m && m->depth[0] == 4, "the parent's state is as it was");
+
+	void *rc = NULL;
+	pthread_create(&th, NULL, raw_five, NULL);
+	pthread_join(th, NULL);
+	pthread_create(&th, NULL, fork_on_stale, NULL);
+	pthread_join(th, &rc);
+	if ((intptr_t)rc == -1)
+		skip("the forking thread did not get the stack of the one that ended raw");
+	else
+		ok(rc == NULL,
+		   "a thread on the stack of one that ended raw forks: in the child it "
+		   "starts at depth 0, not the ended thread's 5 (child status %d)",
+		   (int)(intptr_t)rc);
 	return done_testing();
 }
