@@ -225,6 +225,13 @@ grep -q "^bad_levels 0$" "$T/tslots.out"; ok $? "every push returned the thread'
 [ "$(nvtx_json tslots tslot)" = 6000 ] && [ "$(nvtx_json tslots tslot_inner)" = 6000 ]
 ok $? "and the report pairs every closed range: 6 000 + 6 000"
 
+# a thread that ends with a raw exit inside a range (no key destructors), then one on its
+# stack: three times (the unit tier's t_tslots cannot, under its sanitizers)
+cap rawexit; ok $? "3 threads ending with a raw exit inside a range, each followed by one on its stack"
+grep -q "^bad_levels 0$" "$T/rawexit.out"; ok $? "each thread after a raw exit starts at level 0 ($(grep bad_levels "$T/rawexit.out"))"
+[ "$(nvtx_json rawexit after_raw)" = 3 ] && [ "$(nvtx_json rawexit after_raw_inner)" = 3 ]
+ok $? "and the report pairs their ranges: 3 + 3"
+
 cap pops; ok $? "pops without pushes"
 grep -q "unbalanced_pop_nonnegative 0" "$T/pops.out"; ok $? "an unbalanced pop returns a negative level, as NVTX specifies"
 [ -z "$(count pops nvtx_pop)" ]; ok $? "and records nothing"

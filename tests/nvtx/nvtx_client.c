@@ -116,6 +116,26 @@ static void *tslot_thread(void *arg)
 	return NULL;
 }
 
+/* a thread that ends inside a range with a raw exit (no key destructors: its state is
+ * left where the library keeps it), then one on its stack, whose levels start at 0 */
+static void *raw_exit_thread(void *arg)
+{
+	(void)arg;
+	if (nvtxRangePushA("raw_open") != 0)
+		add(&bad_levels, 1);
+	syscall(SYS_exit, 0);
+	return NULL;
+}
+static void *after_raw_thread(void *arg)
+{
+	(void)arg;
+	if (nvtxRangePushA("after_raw") != 0 || nvtxRangePushA("after_raw_inner") != 1)
+		add(&bad_levels, 1);
+	nvtxRangePop();
+	nvtxRangePop();
+	return NULL;
+}
+
 static nvtxRangeId_t shared_ids[1000];
 
 static void *ender(void *arg)
@@ -417,6 +437,17 @@ int main(int argc, char **argv)
 		}
 		add(&push, 2 * N * 21);
 		add(&pop, 2 * N * 20);
+	}
+	if (!strcmp(what, "rawexit")) {
+		pthread_t t;
+		for (int i = 0; i < 3; i++) {
+			pthread_create(&t, NULL, raw_exit_thread, NULL);
+			pthread_join(t, NULL);
+			pthread_create(&t, NULL, after_raw_thread, NULL);
+			pthread_join(t, NULL);
+		}
+		add(&push, 3 * 3);
+		add(&pop, 3 * 2);
 	}
 	if (all || !strcmp(what, "pops")) {
 		int rc = 0;

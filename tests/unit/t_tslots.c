@@ -48,25 +48,14 @@ static void *ends_open(void *arg)
 	return NULL;
 }
 
-/* a thread that takes its slot and ends raw, leaving it stale; then one on its stack that
- * makes no call and forks: in the child that thread starts fresh (the stale slot is not
- * taken for the forking thread's own) */
-static uintptr_t raw_tp;
-static void *raw_five(void *arg)
-{
-	(void)arg;
-	gp_inj_thr_get()->depth[0] = 5;
-#if defined(__x86_64__)
-	raw_tp = gp_inj_tp();
-#endif
-	syscall(SYS_exit, 0);
-	return NULL;
-}
+/* the thread pointer of the last thread whose first call came in the last destructor
+ * round (late_dtor below), which left its slot stale */
+static uintptr_t stale_tp;
 static void *fork_on_stale(void *arg)
 {
 	(void)arg;
 #if defined(__x86_64__)
-	if (gp_inj_tp() != raw_tp)
+	if (gp_inj_tp() != stale_tp)
 		return (void *)(intptr_t)-1; /* not on its stack: nothing to show */
 #endif
 	pid_t pid = fork();
@@ -90,6 +79,9 @@ static void late_dtor(void *p)
 		return;
 	}
 	gp_inj_thr_get()->depth[0] = 3;
+#if defined(__x86_64__)
+	stale_tp = gp_inj_tp();
+#endif
 }
 static void *late_first(void *arg)
 {
@@ -146,6 +138,12 @@ int main(void)
 	pthread_join(th, NULL);
 	ok(fresh_depth() == 0, "a thread after one that ended inside ranges starts at depth 0");
 
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+	/* the sanitizers' runtimes keep per-thread state of their own that a raw exit leaves
+	 * behind for the next thread on the stack (ASan's CHECK fails there) */
+	skip("a raw thread exit under a sanitizer (integration/nvtx's rawexit runs it)");
+	int d1, d2;
+#else
 	pthread_create(&th, NULL, ends_open, (void *)1);
 	pthread_join(th, NULL);
 	int d1 = fresh_depth(), d2 = fresh_depth();
@@ -153,6 +151,7 @@ int main(void)
 	   "after a raw exit (no destructors), the next threads on its stack start at depth 0 "
 	   "(%d, %d)",
 	   d1, d2);
+#endif
 
 	pthread_key_create(&late_key, late_dtor);
 	pthread_create(&th, NULL, late_first, NULL);
@@ -207,16 +206,16 @@ int main(void)
 	ok(gp_inj_thr_get() == m && m->depth[0] == 4, "the parent's state is as it was");
 
 	void *rc = NULL;
-	pthread_create(&th, NULL, raw_five, NULL);
+	pthread_create(&th, NULL, late_first, NULL); /* a stale slot again */
 	pthread_join(th, NULL);
 	pthread_create(&th, NULL, fork_on_stale, NULL);
 	pthread_join(th, &rc);
 	if ((intptr_t)rc == -1)
-		skip("the forking thread did not get the stack of the one that ended raw");
+		skip("the forking thread did not get the stack of the one that left its slot");
 	else
 		ok(rc == NULL,
-		   "a thread on the stack of one that ended raw forks: in the child it "
-		   "starts at depth 0, not the ended thread's 5 (child status %d)",
+		   "a thread on the stack of one that left its slot stale forks: in the child it "
+		   "starts at depth 0, not the ended thread's 3 (child status %d)",
 		   (int)(intptr_t)rc);
 	return done_testing();
 }
