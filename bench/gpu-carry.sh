@@ -30,6 +30,14 @@ fi
 make -C _build-freeclock -j2 libgpuprof-inject.la >/dev/null
 mkdir -p .gpubin/freeclock
 cp _build-freeclock/.libs/libgpuprof-inject.so .gpubin/freeclock/
+# and with the raw TSC as its clock (GP_BENCH_RAW_TSC): the floor of a pair that reads it
+if [ ! -f _build-rawtsc/Makefile ]; then
+	mkdir -p _build-rawtsc
+	(cd _build-rawtsc && ../configure CPPFLAGS=-DGP_BENCH_RAW_TSC >/dev/null)
+fi
+make -C _build-rawtsc -j2 libgpuprof-inject.la >/dev/null
+mkdir -p .gpubin/rawtsc
+cp _build-rawtsc/.libs/libgpuprof-inject.so .gpubin/rawtsc/
 cp _build/bench/nvtx_cost _build/bench/ring_push .gpubin/
 gcc -O2 -o .gpubin/prim bench/prim.c
 for l in $(ldd .gpubin/gpuprof .gpubin/gpuprof-agent .gpubin/.libs/*.so | awk '{print $3}' | grep -E 'zstd|unwind|lzma|libdw|libelf|bz2' | sort -u); do cp -L "$l" .gpubin/; done

@@ -6,7 +6,8 @@
 # Each run prints the mean over 20 bursts of 50 000 pairs, the best burst and the median
 # burst; the summary gives the median of each over the rounds. With the library built with
 # a clock that costs nothing (gpu-carry.sh puts it in $G/freeclock): the pair's cost less
-# the clock's; with NV_LIBS="name=path ...": other builds of the library, interleaved.
+# the clock's; with the raw TSC as the clock ($G/rawtsc): the floor of a pair that reads
+# it; with NV_LIBS="name=path ...": other builds of the library, interleaved.
 # Also what decides the clock (the clocksource, the CPU's flags) and the primitives
 # (bench/prim.c). Results in $OUT.
 . "$(dirname "$0")/gpu-env.sh"
@@ -42,6 +43,12 @@ for r in $(seq "${NV_ROUNDS:-5}"); do
 	# cost less the clock's, as the pair runs it (the clock's reads overlap the rest)
 	if [ -f "$G/freeclock/libgpuprof-inject.so" ]; then
 		echo "freeclock $(GPUPROF_INJECT=$G/freeclock/libgpuprof-inject.so TMPDIR=/tmp/gpt "$G/gpuprof" run --modes=nvtx --output=/tmp/nv -- "$G/nvtx_cost" 20 const 2>/dev/null)"
+		rm -rf /tmp/nv
+	fi
+	# and with the TSC's raw ticks as its clock (no anchor, no conversion): the floor of a
+	# pair that reads the TSC twice on this host
+	if [ -f "$G/rawtsc/libgpuprof-inject.so" ]; then
+		echo "rawtsc $(GPUPROF_INJECT=$G/rawtsc/libgpuprof-inject.so TMPDIR=/tmp/gpt "$G/gpuprof" run --modes=nvtx --output=/tmp/nv -- "$G/nvtx_cost" 20 const 2>/dev/null)"
 		rm -rf /tmp/nv
 	fi
 	# other builds of the library to compare with (NV_LIBS="name=path ..."), interleaved

@@ -93,6 +93,14 @@ static inline uint64_t gp_clock_ns(void)
 	__atomic_store_n(&fake, t + 40, __ATOMIC_RELAXED);
 	return t + 40;
 }
+#elif defined(GP_BENCH_RAW_TSC) && defined(__x86_64__)
+/* bench/gpu-carry.sh's third build only: the TSC's ticks as they are, with no anchor and
+ * no conversion, so that a benchmark measures the floor of a pair that reads the TSC
+ * (two rdtscs and the code around them). Never in a product build: ticks are not ns. */
+static inline uint64_t gp_clock_ns(void)
+{
+	return __rdtsc();
+}
 #else
 static inline uint64_t gp_clock_ns(void)
 {
@@ -122,6 +130,6 @@ static inline uint64_t gp_clock_ns(void)
 #endif
 	return gp_clock_gettime_ns();
 }
-#endif /* GP_BENCH_FREE_CLOCK */
+#endif /* GP_BENCH_FREE_CLOCK, GP_BENCH_RAW_TSC */
 
 #endif
