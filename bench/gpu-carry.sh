@@ -20,24 +20,21 @@ mkdir -p .gpubin/debs
 /usr/local/cuda/bin/nvcc -O2 -gencode 'arch=compute_90,code=[sm_90,compute_90]' -I/usr/local/cuda/include -o .gpubin/cupti-floor bench/cupti_floor.cu -L/usr/local/cuda/lib64 -lcupti
 /usr/local/cuda/bin/nvcc -O2 -gencode 'arch=compute_90,code=[sm_90,compute_90]' -o .gpubin/marker_calls bench/marker_calls.cu -lcuda
 /usr/local/cuda/bin/nvcc -O2 -gencode 'arch=compute_90,code=[sm_90,compute_90]' -DMARKER_CALLS_LIB -shared -Xcompiler -fPIC -o .gpubin/libmarker_calls.so bench/marker_calls.cu -lcuda
-# the injected library again with a clock that costs nothing (common/clock.h,
-# GP_BENCH_FREE_CLOCK), for bench/gpu-nvtx-clock.sh's split of a pair's cost; its own build
-# directory, configured once
-if [ ! -f _build-freeclock/Makefile ]; then
-	mkdir -p _build-freeclock
-	(cd _build-freeclock && ../configure CPPFLAGS=-DGP_BENCH_FREE_CLOCK >/dev/null)
-fi
-make -C _build-freeclock -j2 libgpuprof-inject.la >/dev/null
-mkdir -p .gpubin/freeclock
-cp _build-freeclock/.libs/libgpuprof-inject.so .gpubin/freeclock/
-# and with the raw TSC as its clock (GP_BENCH_RAW_TSC): the floor of a pair that reads it
-if [ ! -f _build-rawtsc/Makefile ]; then
-	mkdir -p _build-rawtsc
-	(cd _build-rawtsc && ../configure CPPFLAGS=-DGP_BENCH_RAW_TSC >/dev/null)
-fi
-make -C _build-rawtsc -j2 libgpuprof-inject.la >/dev/null
-mkdir -p .gpubin/rawtsc
-cp _build-rawtsc/.libs/libgpuprof-inject.so .gpubin/rawtsc/
+# the injected library again with other clocks (common/clock.h), for bench/gpu-nvtx-clock.sh's
+# split of a pair's cost, each in its own build directory, configured once: one that costs
+# nothing (GP_BENCH_FREE_CLOCK), and the raw TSC with no anchor or conversion
+# (GP_BENCH_RAW_TSC: the floor of a pair that reads it)
+variant() {
+	if [ ! -f "_build-$1/Makefile" ]; then
+		mkdir -p "_build-$1"
+		(cd "_build-$1" && ../configure CPPFLAGS="-D$2" >/dev/null)
+	fi
+	make -C "_build-$1" -j2 libgpuprof-inject.la >/dev/null
+	mkdir -p ".gpubin/$1"
+	cp "_build-$1/.libs/libgpuprof-inject.so" ".gpubin/$1/"
+}
+variant freeclock GP_BENCH_FREE_CLOCK
+variant rawtsc GP_BENCH_RAW_TSC
 cp _build/bench/nvtx_cost _build/bench/ring_push .gpubin/
 gcc -O2 -o .gpubin/prim bench/prim.c
 for l in $(ldd .gpubin/gpuprof .gpubin/gpuprof-agent .gpubin/.libs/*.so | awk '{print $3}' | grep -E 'zstd|unwind|lzma|libdw|libelf|bz2' | sort -u); do cp -L "$l" .gpubin/; done
