@@ -44,10 +44,10 @@
 
 #include "event.h"
 #include "inject.h"
-#include "strhash.h"
 #include "modes.h"
 #include "rankfile.h"
 #include "ring.h"
+#include "strhash.h"
 
 #pragma GCC visibility push(hidden)
 

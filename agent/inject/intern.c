@@ -3,17 +3,14 @@
  * its slot; later callers get the id alone. */
 #include "config.h"
 #include "inject_int.h"
-#include "strhash.h"
 
 #include <stdatomic.h>
 #include <string.h>
 
-#define STR_SLOTS  GP_INJ_STR_SLOTS
 #define STR_PROBES 64
 /* ids carry the process's generation on the ring (gp_inj.gen): processes that follow one
  * another under one agent intern into their own tables and must not share ids */
-#define STR_ID(idx) GP_INJ_STR_ID(idx)
-_Atomic uint64_t gp_inj_str_tbl[STR_SLOTS];
+_Atomic uint64_t gp_inj_str_tbl[GP_INJ_STR_SLOTS];
 
 static void emit_string(uint32_t id, const char *s, size_t len)
 {
@@ -37,21 +34,21 @@ uint32_t gp_inj_intern(const char *s, size_t len)
 
 uint32_t gp_inj_intern_miss(const char *s, size_t len, uint64_t h)
 {
-	uint32_t idx = (uint32_t)h & (STR_SLOTS - 1);
-	for (int p = 0; p < STR_PROBES; p++, idx = (idx + 1) & (STR_SLOTS - 1)) {
+	uint32_t idx = (uint32_t)h & (GP_INJ_STR_SLOTS - 1);
+	for (int p = 0; p < STR_PROBES; p++, idx = (idx + 1) & (GP_INJ_STR_SLOTS - 1)) {
 		uint64_t v = atomic_load_explicit(&gp_inj_str_tbl[idx], memory_order_relaxed);
 		if (v == h)
-			return STR_ID(idx);
+			return GP_INJ_STR_ID(idx);
 		if (v == 0) {
 			uint64_t zero = 0;
 			if (atomic_compare_exchange_strong_explicit(&gp_inj_str_tbl[idx], &zero, h,
 			                                            memory_order_relaxed,
 			                                            memory_order_relaxed)) {
-				emit_string(STR_ID(idx), s, len);
-				return STR_ID(idx);
+				emit_string(GP_INJ_STR_ID(idx), s, len);
+				return GP_INJ_STR_ID(idx);
 			}
 			if (zero == h)
-				return STR_ID(idx);
+				return GP_INJ_STR_ID(idx);
 		}
 	}
 	gp_inj_count_drop(GP_LOSS_STRINGS, 1);
