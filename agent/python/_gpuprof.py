@@ -41,6 +41,11 @@ _SNAP_PEAK, _SNAP_OOM, _SNAP_EXIT, _SNAP_SIGTERM = 1, 2, 3, 4
 # peak is usually set, and the optimizer's state made), then for HIST_WINDOW steps when
 # the peak has grown since its last picture, at most once every HIST_GAP steps.
 _HIST_WARM, _HIST_WINDOW, _HIST_GAP = 5, 3, 50
+# A program with no optimizer step (inference, evaluation, a loop of its own) never reaches
+# the end of that warm-up: a thread of ours ends it where the collector's first capture
+# window closes, or after HIST_NOSTEP_S where no kernels are traced (_hist_watch), looking
+# every HIST_TICK_S.
+_HIST_NOSTEP_S, _HIST_TICK_S = 60.0, 0.5
 
 _OWNERS_MAX = 8  # stack groups recorded per memory picture (the report keeps 8)
 _FRAMES_MAX = 6  # frames of each owner's stack text
@@ -66,6 +71,10 @@ class _State:
     hist_until = 0  # ... until this optimizer step (0: no end planned)
     in_window = False  # a window after warm-up, begun with an empty trace
     hist_window_at = -_HIST_GAP  # the step the last window began
+    hist_t0 = 0  # when our history began (monotonic ns)
+    hist_stop = None  # threading.Event: the watcher (_hist_watch) stops
+    hist_lock = None  # threading.Lock: the end of the warm-up, by a step or the watcher
+    watch_lib = None  # the watcher's own handle on the library before any attach
     record_history = None  # PyTorch's own _record_memory_history
     layers_off = False  # a layer hook failed: no more layer ranges
     layers_windowed = False  # module ranges only while kernels are traced (mode cuda)
@@ -99,18 +108,32 @@ _s = _State()
 _clock = time.monotonic_ns
 
 
+class _NoLock:
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+
+_NO_LOCK = _NoLock()
+
+
 # ---- the collector ----
+
+
+def _inject_path():
+    for var in ("NVTX_INJECTION64_PATH", "CUDA_INJECTION64_PATH", "GPUPROF_INJECT"):
+        p = os.environ.get(var, "")
+        if p.endswith("libgpuprof-inject.so"):
+            return p
+    return ""
 
 
 def _load():
     import ctypes
 
-    path = ""
-    for var in ("NVTX_INJECTION64_PATH", "CUDA_INJECTION64_PATH", "GPUPROF_INJECT"):
-        p = os.environ.get(var, "")
-        if p.endswith("libgpuprof-inject.so"):
-            path = p
-            break
+    path = _inject_path()
     if not path:
         return False
     lib = ctypes.CDLL(path)
@@ -1069,6 +1092,7 @@ def _start_history():
         _history(True)
         _s.hist_own = True
         _s.hist_until = _HIST_WARM
+        _hist_watch_start()
     _s.mem_on = True
     obs = getattr(torch._C, "_cuda_attach_out_of_memory_observer", None)
     if obs is not None:
@@ -1121,6 +1145,80 @@ def _history(on, clear=False):
     _s.hist_live = on
 
 
+def _hist_watch_start():
+    """The watcher of a program that never steps an optimizer (_hist_watch)."""
+    import threading
+
+    _s.hist_t0 = _clock()
+    _s.hist_lock = threading.Lock()
+    _s.hist_stop = threading.Event()
+    threading.Thread(target=_hist_watch, name="gpuprof-history", daemon=True).start()
+
+
+def _hist_watch():
+    """Without an optimizer step, _after_step never runs, and the history begun at CUDA's
+    initialisation would take a Python stack at every allocation and free of the whole
+    job (a ResNet-50 inference loop ran 17 % slower for it). This thread ends the warm-up
+    stretch for such a program; it leaves at the first optimizer step, which owns the
+    history from there on."""
+    while not _s.hist_stop.wait(_HIST_TICK_S):
+        try:
+            if not _hist_watch_tick(_clock()):
+                return
+        except Exception as e:
+            _missing("allocator history watch", e)
+            return
+
+
+def _hist_watch_tick(now):
+    """One look at a history that records with no optimizer step seen: ended once the
+    collector's first capture window has closed (it opens at CUDA's initialisation and
+    holds the start-up, the warm-up and the first steps, as HIST_WARM does), or after
+    HIST_NOSTEP_S where no kernels are traced (no mode cuda, or no collector to ask).
+    False: nothing more to watch."""
+    if _s.opt_steps or not (_s.hist_live and _s.hist_until) or _s.in_fork_child:
+        return False
+    if "cuda" in _s.modes:
+        tracing = _tracing_now()
+        if tracing:
+            return True  # the first window traces: the history with it
+        if tracing is not None:
+            return _hist_end()
+    if now - _s.hist_t0 < _HIST_NOSTEP_S * 1e9:
+        return True
+    return _hist_end()
+
+
+def _tracing_now():
+    """The collector's answer to "are kernels traced now?"; None: no collector to ask.
+    Asked without attaching (a program that records nothing of ours stays detached)."""
+    lib = _s.lib
+    if lib is None:
+        import ctypes
+
+        if _s.watch_lib is None:
+            path = _inject_path()
+            _s.watch_lib = ctypes.CDLL(path) if path else False
+        lib = _s.watch_lib
+    fn = getattr(lib, "gpuprof_fw_tracing", None) if lib else None
+    return bool(fn()) if fn else None
+
+
+def _hist_end():
+    """The watcher ends the warm-up stretch as _after_step would (the peak's picture
+    when it grew, then the history off), unless an optimizer step came first."""
+    with _s.hist_lock:
+        if _s.opt_steps or not (_s.hist_live and _s.hist_until):
+            return False
+        alloc, peak, res, res_peak = _stats()
+        if peak > _s.peak_seen * 1.01:
+            _picture(_SNAP_PEAK, peak, res_peak)
+        _history(False)
+        _s.hist_until = 0
+        _s.in_window = False
+    return False
+
+
 def _after_step(n):
     """After optimizer step n: the allocator's counters (every step for the first 20,
     then every 10th: the growth per step needs no more), the peak's picture when it grew,
@@ -1132,11 +1230,13 @@ def _after_step(n):
     _emit(_MEM_STEP, dev=_s.mem_dev, a=alloc, c=res, d=n)
     grew = peak > _s.peak_seen * 1.01
     if ending:  # a recording stretch ends: the peak's picture, and what a window kept
-        if grew or _s.in_window:
-            _picture(_SNAP_PEAK, peak, res_peak, window=_s.in_window)
-        _history(False)
-        _s.hist_until = 0
-        _s.in_window = False
+        with _s.hist_lock or _NO_LOCK:  # not at once with the watcher's end (_hist_end)
+            if _s.hist_live:
+                if grew or _s.in_window:
+                    _picture(_SNAP_PEAK, peak, res_peak, window=_s.in_window)
+                _history(False)
+            _s.hist_until = 0
+            _s.in_window = False
     elif grew and _s.hist_live and not _s.in_window:
         _picture(_SNAP_PEAK, peak, res_peak)
     elif grew and not _s.hist_live and n - _s.hist_window_at >= _HIST_GAP and _s.hist_own:
@@ -1340,6 +1440,8 @@ def _final(why):
 
 
 def _at_exit():
+    if _s.hist_stop is not None:
+        _s.hist_stop.set()
     if _s.attached:
         try:
             for opt, i in list(_s.opt_index.items()):

@@ -136,6 +136,13 @@ case "$out" in
 *) echo "$out" | tail -1 | grep -q '^OK$'; ok $? "module ranges in capture windows only, none after torch.compile${out:+ ($(echo "$out" | tail -1))}" ;;
 esac
 
+# a program that never steps an optimizer (inference): the allocator history begun at
+# CUDA's initialisation ends with the first capture window (or after a time bound), not
+# at the job's end (a stand-in library and history switch; no PyTorch needed)
+out=$("$PY" "$HERE/hist_watch.py" "$HERE/../../agent/python" 2>&1)
+echo "$out" | tail -1 | grep -q '^OK$'
+ok $? "no optimizer step: the allocator history ends with the first window or after a time bound ($(echo "$out" | tail -1))"
+
 # torch.compile's compilations (TorchDynamo's compile callbacks, taken when torch._dynamo
 # is first imported): the first is start-up, a recompilation for a new shape during the
 # steps is what the host did while the GPU waited (idle_gaps' compiling cause)

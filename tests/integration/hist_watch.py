@@ -1,0 +1,103 @@
+"""The allocator history of a program that never steps an optimizer (inference, evaluation,
+a loop of its own): agent/python/_gpuprof.py begins it at CUDA's initialisation and, with
+no optimizer step to end its warm-up, a thread of its own ends it where the collector's
+first capture window closes (mode cuda), or after _HIST_NOSTEP_S (no kernels traced).
+Against a stand-in for the injected library and for PyTorch's history switch; needs no
+PyTorch. Prints one line per case and a verdict (OK, or what went wrong).
+usage: PY hist_watch.py AGENT_PYTHON_DIR"""
+import os
+import sys
+import time
+import types
+
+sys.path.insert(0, sys.argv[1])
+import _gpuprof as g  # noqa: E402
+
+bad = []
+calls = []  # what was asked of PyTorch's history switch: True on, None off
+pictures = []
+lib = types.SimpleNamespace(tracing=1)
+lib.gpuprof_fw_tracing = lambda: lib.tracing
+
+
+def record_history(enabled="all", **kw):
+    calls.append(None if enabled is None else True)
+
+
+g._stats = lambda: (100, 200, 300, 400)  # allocated, its peak, reserved, its peak
+g._picture = lambda why, peak=0, res_peak=0, window=False: pictures.append((why, peak))
+
+
+def begin(modes, steps=None):
+    """The state _start_history leaves: our history on, its warm-up to end at step 5."""
+    del calls[:], pictures[:]
+    g._s.modes = set(modes.split(","))
+    g._s.lib = lib
+    g._s.opt_steps = steps if steps is not None else {}
+    g._s.record_history = record_history
+    g._s.peak_seen = 0
+    g._s.in_fork_child = False
+    g._history(True)
+    g._s.hist_own = True
+    g._s.hist_until = g._HIST_WARM
+
+
+def check(name, cond, detail):
+    print("%-58s %s (%s)" % (name, "ok" if cond else "NOT OK", detail))
+    if not cond:
+        bad.append(name)
+
+
+# 1. mode cuda: the history records while the first window traces, and ends (the peak's
+# picture first) once it has closed; the watcher is a thread, looking every tick
+g._HIST_TICK_S = 0.02
+begin("timing,nvtx,cuda,mem")
+lib.tracing = 1
+g._hist_watch_start()
+time.sleep(0.2)
+on_during = g._s.hist_live and calls == [True]
+lib.tracing = 0
+for _ in range(100):
+    if not g._s.hist_live:
+        break
+    time.sleep(0.02)
+check("mode cuda, no optimizer: on through the first window", on_during, "calls %s" % calls[:1])
+check("... and off once it closed, the peak's picture taken",
+      not g._s.hist_live and calls == [True, None] and pictures == [(g._SNAP_PEAK, 200)]
+      and g._s.hist_until == 0, "calls %s, pictures %s" % (calls, pictures))
+g._s.hist_stop.set()
+
+# 2. an optimizer step came first: the watcher leaves the history to _after_step
+begin("timing,nvtx,cuda,mem", steps={0: 1})
+lib.tracing = 0
+more = g._hist_watch_tick(time.monotonic_ns())
+check("an optimizer step seen: the watcher leaves, history untouched",
+      not more and g._s.hist_live and calls == [True] and not pictures, "calls %s" % calls)
+
+# 3. no mode cuda (nothing traced to follow): on for _HIST_NOSTEP_S, then off
+begin("timing,nvtx,mem")
+t0 = g._s.hist_t0 = time.monotonic_ns()
+early = g._hist_watch_tick(t0 + int(g._HIST_NOSTEP_S * 1e9) - 1) and g._s.hist_live
+late = g._hist_watch_tick(t0 + int(g._HIST_NOSTEP_S * 1e9) + 1)
+check("no mode cuda: on for %g s" % g._HIST_NOSTEP_S, early, "calls %s" % calls)
+check("... then off", not late and not g._s.hist_live and calls == [True, None], "calls %s" % calls)
+
+# 4. mode cuda with no collector to ask (no library): the same bound by time
+begin("timing,nvtx,cuda,mem")
+g._s.lib = False
+t0 = g._s.hist_t0 = time.monotonic_ns()
+early = g._hist_watch_tick(t0 + 1000)
+late = g._hist_watch_tick(t0 + int(g._HIST_NOSTEP_S * 1e9) + 1)
+check("no collector to ask: bounded by time as well", early and not late and calls == [True, None],
+      "calls %s" % calls)
+
+# 5. the history already off (the program switched it, or a step ended it): nothing done
+begin("timing,nvtx,cuda,mem")
+g._history(False)
+del calls[:]
+lib.tracing = 0
+more = g._hist_watch_tick(time.monotonic_ns())
+check("history already off: the watcher leaves it", not more and calls == [], "calls %s" % calls)
+
+print("OK" if not bad else "FAILED: " + "; ".join(bad))
+sys.exit(1 if bad else 0)
