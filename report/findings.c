@@ -518,7 +518,11 @@ static double tracer_ms(const gp_rank_t *r, const char **how)
 		*how = "the traced steps took that much longer than the untraced ones";
 		return r->capture.tracer_ms_per_step;
 	}
-	*how = "CUPTI's own overhead records inside those gaps";
+	*how = r->capture.ntraced && !r->capture.nuntraced
+	           ? "CUPTI's own overhead records inside those gaps; every step was traced, so "
+	             "the rest of tracing's cost could not be measured and is still in these "
+	             "figures"
+	           : "CUPTI's own overhead records inside those gaps";
 	return n ? (double)r->gpu.idle_tracer_ns / 1e6 / n : 0;
 }
 
@@ -618,7 +622,7 @@ static void rule_idle(rule_ctx_t *c)
 	         : jax_waits ? " (it waits for every step)"
 	                     : "",
 	         best, best_pct, w->id.rank);
-	char tr[200] = "", ahead[120] = "";
+	char tr[400] = "", ahead[120] = "";
 	if (never_ahead)
 		snprintf(
 		    ahead, sizeof(ahead),

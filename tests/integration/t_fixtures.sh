@@ -191,6 +191,14 @@ sys.exit(1 if bad else 0)
 PY
 ok $? "field fixtures (JAX, Lightning, input-bound, GPT-2 in windows, the seed step detached between windows, gpuprof's own time on the seed step, leak, OOM) against each program's own truth"
 
+# a run whose every step was traced (field-jax: it ended inside its first window) has no
+# untraced step to measure tracing against: the headline says it holds the tracing; a run
+# with untraced steps (GPT-2 in windows) says what tracing cost instead
+a=$("$B/gpuprof" report "$T/field-jax" 2>/dev/null | grep "post-warm-up steps were traced at kernel level")
+b=$("$B/gpuprof" report "$T/field-gpt2-windows" 2>/dev/null | grep -c "steps were traced at kernel level")
+echo "$a" | grep -q "headline includes gpuprof's kernel tracing, which this run cannot measure" && [ "$b" = 0 ]
+ok $? "every step traced: the headline says it holds gpuprof's tracing; not said with untraced steps (${a:0:60}..., $b)"
+
 # the PyTorch integration's captures against PyTorch's own figures (TRUTH)
 python3 - "$T" "$F" <<'PY'
 import json, sys
