@@ -259,8 +259,12 @@ static bool dist_header(FILE *out, const gp_job_t *job)
 static void print_owners(FILE *out, const char *what, const gp_owner_t *o, unsigned n)
 {
 	for (unsigned k = 0; k < n; k++)
-		fprintf(out, "       %-22s %9.1f MiB %6llu tensors  %s\n", what, mib(o[k].bytes),
-		        (unsigned long long)o[k].tensors, o[k].stack);
+		if (o[k].tensors) /* 0: bytes no block accounts for (a peak the history missed) */
+			fprintf(out, "       %-22s %9.1f MiB %6llu tensors  %s\n", what,
+			        mib(o[k].bytes), (unsigned long long)o[k].tensors, o[k].stack);
+		else
+			fprintf(out, "       %-22s %9.1f MiB %6s tensors  %s\n", what,
+			        mib(o[k].bytes), "-", o[k].stack);
 }
 
 /* What PyTorch said about itself (agent/python): steps from its optimizers, their state,
@@ -294,15 +298,20 @@ static void print_torch(FILE *out, const gp_job_t *job)
 				        "GPU): %s\n",
 				        k, mib(t->opt[k].bytes), mib(t->opt[k].device_bytes),
 				        t->opt[k].what);
-		if (t->max_allocated || t->max_reserved)
-			fprintf(
-			    out,
-			    "       allocator: peak allocated %.1f MiB, peak reserved %.1f MiB, "
-			    "reserved but unused at the peak %.1f MiB; at the end %.1f / %.1f MiB; "
-			    "growth %.1f KiB/step\n",
-			    mib(t->max_allocated), mib(t->max_reserved), mib(t->frag_at_peak),
-			    mib(t->allocated_end), mib(t->reserved_end),
-			    t->growth_per_step / 1024.0);
+		if (t->max_allocated || t->max_reserved) {
+			/* 0: not known (the peak's moment was not in the allocator history) */
+			char unused[80] = "";
+			if (t->frag_at_peak)
+				snprintf(unused, sizeof(unused),
+				         ", reserved but unused at the peak %.1f MiB",
+				         mib(t->frag_at_peak));
+			fprintf(out,
+			        "       allocator: peak allocated %.1f MiB, peak reserved %.1f "
+			        "MiB%s; at the end %.1f / %.1f MiB; growth %.1f KiB/step\n",
+			        mib(t->max_allocated), mib(t->max_reserved), unused,
+			        mib(t->allocated_end), mib(t->reserved_end),
+			        t->growth_per_step / 1024.0);
+		}
 		if ((t->max_allocated || t->max_reserved) && r->memory.peak)
 			fprintf(out,
 			        "       CUDA's own peak (every allocation CUPTI saw) %.1f MiB: "

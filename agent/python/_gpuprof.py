@@ -48,6 +48,8 @@ _HIST_WARM, _HIST_WINDOW, _HIST_GAP = 5, 3, 50
 _HIST_NOSTEP_S, _HIST_TICK_S = 60.0, 0.5
 
 _OWNERS_MAX = 8  # stack groups recorded per memory picture (the report keeps 8)
+# the owner of a peak's bytes that the history did not see (_picture)
+_UNSEEN_TEXT = "(no stack: reached while the allocator history was off, between its windows)"
 _FRAMES_MAX = 6  # frames of each owner's stack text
 
 
@@ -1276,16 +1278,21 @@ def _owners(live):
     return sorted(((b, n, k) for k, (b, n) in groups.items()), reverse=True)
 
 
-def _emit_owners(live, dev, which):
-    """The largest groups, then one for all the others: the records add up to the total."""
+def _emit_owners(live, dev, which, unseen=0):
+    """The largest groups, then one for all the others: the records add up to the total.
+    unseen: bytes of the total no block of live accounts for (a peak reached while the
+    history was off), one record of their own, last."""
     groups = _owners(live)
-    keep = groups[:_OWNERS_MAX - 1] if len(groups) > _OWNERS_MAX else groups
+    most = _OWNERS_MAX - (1 if unseen else 0)
+    keep = groups[:most - 1] if len(groups) > most else groups
     rest = groups[len(keep):]
     for b, n, text in keep:
         _emit(_OWNER, dev=dev, a=b, c=n, d=which, text=text)
     if rest:
         _emit(_OWNER, dev=dev, a=sum(g[0] for g in rest), c=sum(g[1] for g in rest), d=which,
               text="(%d other stacks)" % len(rest))
+    if unseen:
+        _emit(_OWNER, dev=dev, a=unseen, c=0, d=which, text=_UNSEEN_TEXT)
 
 
 def _live_now(snap, dev):
@@ -1396,9 +1403,14 @@ def _picture(why, peak=0, res_peak=0, window=False):
         _emit_owners(_live_now(snap, dev), dev, 2)
     elif why == _SNAP_PEAK:
         live, at, res_at = _live_at_peak(snap, dev)
+        # the history holds the peak's moment when its largest total is the counters' peak;
+        # a peak reached while it was off (between windows) is not in it: what the history
+        # saw at its largest is then listed with the rest of the peak as unseen, so the
+        # owners add up to the peak, and the reserved-but-unused figure is not made up
+        held = not peak or at >= 0.99 * peak
         _emit(_MEM_PEAK, dev=dev, a=peak, c=res_peak,
-              d=max(0, res_at - at) if at else 0)
-        _emit_owners(live, dev, 1)
+              d=max(0, res_at - at) if at and held else 0)
+        _emit_owners(live, dev, 1, unseen=0 if held else peak - at)
         if window:  # d: 3, and the window's steps above it (a leak's slope: bytes / steps)
             _emit_owners(_grown(snap, dev), dev, 3 | (_HIST_WINDOW << 8))
         _s.peak_seen = peak

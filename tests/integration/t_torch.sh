@@ -143,6 +143,12 @@ out=$("$PY" "$HERE/hist_watch.py" "$HERE/../../agent/python" 2>&1)
 echo "$out" | tail -1 | grep -q '^OK$'
 ok $? "no optimizer step: the allocator history ends with the first window or after a time bound ($(echo "$out" | tail -1))"
 
+# the owners of a peak the allocator history did not see (reached between its windows):
+# what it saw, and the rest said to be unseen, so that they add up to the peak
+out=$("$PY" "$HERE/peak_owners.py" "$HERE/../../agent/python" 2>&1)
+echo "$out" | tail -1 | grep -q '^OK$'
+ok $? "the peak's owners add up to the peak, one the history missed included ($(echo "$out" | tail -1))"
+
 # torch.compile's compilations (TorchDynamo's compile callbacks, taken when torch._dynamo
 # is first imported): the first is start-up, a recompilation for a new shape during the
 # steps is what the host did while the GPU waited (idle_gaps' compiling cause)
