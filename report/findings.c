@@ -943,26 +943,44 @@ static void rule_optimizer(rule_ctx_t *c)
 	snprintf(f->title, sizeof(f->title),
 	         "Optimizer state holds %.0f%% of peak device memory on rank %d",
 	         100.0 * w->memory.optimizer_bytes / peak, w->id.rank);
-	snprintf(f->evidence, sizeof(f->evidence),
-	         "%.1f MiB %s; peak %.1f MiB; bf16 states or sharding over 2 ranks would free "
-	         "about %.1f MiB",
-	         w->memory.optimizer_bytes / 1048576.0,
-	         torch ? "in the optimizers' state tensors on the GPU (PyTorch's own figures)"
-	               : "allocated in the first optimizer step and still held at the last step",
-	         peak / 1048576.0, f->saving_bytes / 1048576.0);
-	snprintf(f->threshold, sizeof(f->threshold), "optimizer state >= %.0f%% of peak",
-	         OPT_STATE_SHARE * 100);
 	bool low = false; /* states already in 16 bits: then only sharding or 8 bits help */
 	for (unsigned k = 0; k < w->torch.nopt && k < 8; k++)
 		low |= strstr(w->torch.opt[k].what, "bfloat16") ||
 		       strstr(w->torch.opt[k].what, "float16");
-	snprintf(
-	    f->fix, sizeof(f->fix),
-	    low ? "The states are already 16-bit: shard them across ranks (ZeRO, FSDP, "
-	          "torch.distributed.optim.ZeroRedundancyOptimizer) or use an 8-bit optimizer."
-	        : "Adam keeps two extra tensors per parameter. Use a lower-precision optimizer "
-	          "(8-bit Adam, bf16 states), or shard optimizer state across ranks "
-	          "(ZeRO/FSDP).");
+	bool multi = job->nranks > 1; /* ranks to shard over */
+	snprintf(f->evidence, sizeof(f->evidence),
+	         "%.1f MiB %s; peak %.1f MiB; %s%s would free about %.1f MiB",
+	         w->memory.optimizer_bytes / 1048576.0,
+	         torch ? "in the optimizers' state tensors on the GPU (PyTorch's own figures)"
+	               : "allocated in the first optimizer step and still held at the last step",
+	         peak / 1048576.0, low ? "8-bit states" : "bf16 states",
+	         multi ? " or sharding over 2 ranks" : "", f->saving_bytes / 1048576.0);
+	snprintf(f->threshold, sizeof(f->threshold), "optimizer state >= %.0f%% of peak",
+	         OPT_STATE_SHARE * 100);
+	/* what the optimizer keeps, by its class ("SGD: 391.9 MiB float32 on cuda") */
+	char kind[40] = "";
+	for (unsigned k = 0; k < w->torch.nopt && k < 8 && !kind[0]; k++)
+		sscanf(w->torch.opt[k].what, "%39[A-Za-z0-9_]", kind);
+	char keeps[120];
+	if (strstr(kind, "Adam") || strstr(kind, "Lamb") || strstr(kind, "Lion") == kind)
+		snprintf(keeps, sizeof(keeps), "%s keeps %s per parameter. ", kind,
+		         strstr(kind, "Lion") == kind ? "one momentum tensor"
+		                                      : "two extra tensors (its moments)");
+	else if (!strcmp(kind, "SGD"))
+		snprintf(keeps, sizeof(keeps), "SGD keeps one momentum buffer per parameter. ");
+	else if (kind[0])
+		snprintf(keeps, sizeof(keeps), "%s keeps state tensors beside the parameters. ",
+		         kind);
+	else
+		keeps[0] = 0;
+	snprintf(f->fix, sizeof(f->fix), "%s%s%s", keeps,
+	         low ? "The states are already 16-bit: an 8-bit optimizer (bitsandbytes) halves "
+	               "them"
+	             : "Keep them in lower precision (bf16 states, an 8-bit optimizer)",
+	         multi ? ", or shard them across the ranks (ZeRO, FSDP, "
+	                 "torch.distributed.optim.ZeroRedundancyOptimizer)."
+	               : "; on several GPUs, sharding them (ZeRO, FSDP) divides them among "
+	                 "the ranks.");
 }
 
 /* The table: run in this order (the straggler first: the rules after it know it). */

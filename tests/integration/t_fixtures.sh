@@ -185,6 +185,11 @@ check(f and "leak.py:17" in f[0]["title"] and "1.0 MiB per step" in f[0]["title"
 # an OOM: PyTorch's failed request, the line that made what filled the device
 j, t = load("field-oom"); f = j["findings"][0]
 check(f["id"] == "cuda_oom" and "%.1f MiB" % (t["requested"] / 1048576) in f["evidence"] and t["make_line"] in f["evidence"], "oom: %s" % f["evidence"])
+# a field review's SGD loop on one GPU: the headline, and advice that fits its optimizer
+j, t = load("field-sgd-sync"); r = j["ranks"][0]
+check(near(r["steps"]["median_ms"], t["step_ms"]["median"], 0.01), "sgd-sync: headline %.3f vs %.3f" % (r["steps"]["median_ms"], t["step_ms"]["median"]))
+f = [x for x in j["findings"] if x["id"] == "optimizer_state"]
+check(f and f[0]["fix"].startswith("SGD keeps one momentum buffer") and "Adam" not in f[0]["fix"] and "over 2 ranks" not in f[0]["evidence"], "sgd-sync: optimizer advice %r" % ((f and (f[0]["evidence"][-60:], f[0]["fix"])),))
 for b in bad:
     print("# " + b)
 sys.exit(1 if bad else 0)
