@@ -456,14 +456,19 @@ static void text_startup(const gp_job_t *job, FILE *out)
 			fprintf(out, "; %.1f MiB of device memory allocated",
 			        r->startup.alloc_bytes / 1048576.0);
 		fprintf(out, "\n");
-		for (unsigned k = 0; k < r->startup.ntop; k++) {
-			char nm[64];
-			gp_display_name(r->startup.top[k].name, nm, 61);
+		/* cut to the column as the kernels' table is: rows that share a long prefix
+		 * keep what tells them apart (gp_display_names) */
+		enum { NT = sizeof(r->startup.top) / sizeof(r->startup.top[0]), W = 61 };
+		const char *full[NT];
+		char nm[NT][W];
+		for (unsigned k = 0; k < r->startup.ntop; k++)
+			full[k] = r->startup.top[k].name;
+		gp_display_names(full, r->startup.ntop, &nm[0][0], W);
+		for (unsigned k = 0; k < r->startup.ntop; k++)
 			fprintf(out, "       %-8s %-60s %10.1f ms %6u time%s\n",
-			        r->startup.top[k].kernel ? "kernel" : "range", nm,
+			        r->startup.top[k].kernel ? "kernel" : "range", nm[k],
 			        r->startup.top[k].ms, r->startup.top[k].calls,
 			        r->startup.top[k].calls > 1 ? "s" : "");
-		}
 	}
 }
 

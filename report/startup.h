@@ -10,7 +10,7 @@ typedef struct gp_startup {
 	double s, gpu_busy_s, compile_s;
 	uint64_t alloc_bytes;
 	struct {
-		char name[96];
+		char name[512]; /* demangled, whole as far as it fits (report.json) */
 		double ms;
 		unsigned calls;
 		bool kernel; /* a kernel (else an NVTX range or a compilation) */

@@ -196,6 +196,14 @@ sys.exit(1 if bad else 0)
 PY
 ok $? "field fixtures (JAX, Lightning, input-bound, GPT-2 in windows, the seed step detached between windows, gpuprof's own time on the seed step, leak, OOM) against each program's own truth"
 
+# start-up's kernels: whole names in report.json (not cut at 95 bytes), and rows in the
+# text that tell apart names sharing a long prefix (field-seed-detach: three of PyTorch's
+# multi_tensor_apply_kernel<...> instantiations)
+a=$("$B/gpuprof" report --format=json "$T/field-seed-detach" 2>/dev/null | python3 -c 'import json,sys; print(max(len(x["name"]) for x in json.load(sys.stdin)["ranks"][0]["startup"]["top"]))')
+b=$("$B/gpuprof" report "$T/field-seed-detach" 2>/dev/null | sed -n '/^== Start-up/,/^$/p' | grep '^       kernel' | cut -c17-77 | sort | uniq -d | wc -l)
+[ "${a:-0}" -gt 300 ] && [ "$b" = 0 ]
+ok $? "start-up kernels: whole names in report.json (longest $a bytes), distinct rows in the text ($b alike)"
+
 # a run whose every step was traced (field-jax: it ended inside its first window) has no
 # untraced step to measure tracing against: the headline says it holds the tracing; a run
 # with untraced steps (GPT-2 in windows) says what tracing cost instead
