@@ -190,6 +190,14 @@ j, t = load("field-sgd-sync"); r = j["ranks"][0]
 check(near(r["steps"]["median_ms"], t["step_ms"]["median"], 0.01), "sgd-sync: headline %.3f vs %.3f" % (r["steps"]["median_ms"], t["step_ms"]["median"]))
 f = [x for x in j["findings"] if x["id"] == "optimizer_state"]
 check(f and f[0]["fix"].startswith("SGD keeps one momentum buffer") and "Adam" not in f[0]["fix"] and "over 2 ranks" not in f[0]["evidence"], "sgd-sync: optimizer advice %r" % ((f and (f[0]["evidence"][-60:], f[0]["fix"])),))
+# a field review's inference loop (no optimizer; an NVTX range per batch) under sampled
+# windows: the headline is the untraced batches' own; fragmentation's saving, sized on the
+# traced steps, leaves out tracing's share and stays inside an untraced step's idle time
+j, t = load("field-infer-nvtx"); r = j["ranks"][0]
+check(near(r["steps"]["median_ms"], t["iter_ms"]["median"], 0.01), "infer: headline %.3f vs %.3f" % (r["steps"]["median_ms"], t["iter_ms"]["median"]))
+idle = r["steps"]["median_ms"] - r["gpu"]["busy_ns"] / 1e6 / r["capture"]["captured_steps"]
+f = [x for x in j["findings"] if x["id"] == "fragmentation"]
+check(f and 0 < f[0]["saving_ms"] <= idle and "gpuprof's own tracing" in f[0]["evidence"], "infer: fragmentation saves %s ms of an untraced step's %.2f ms idle" % (f and f[0]["saving_ms"], idle))
 for b in bad:
     print("# " + b)
 sys.exit(1 if bad else 0)
