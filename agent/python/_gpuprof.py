@@ -26,6 +26,7 @@ it (torch.cuda._lazy_call). GPUPROF_PYTORCH=0 turns all of it off.
 
 import os
 import sys
+import threading as _threading
 import time
 import weakref as _weakref
 
@@ -108,6 +109,7 @@ class _State:
 
 _s = _State()
 _clock = time.monotonic_ns
+_ATTACH_LOCK = _threading.Lock()
 
 
 class _NoLock:
@@ -352,6 +354,8 @@ def _at_fork():
     """A fork that goes on to train records into a rank file of its own (the library
     gives it a ring at its cuInit): it attaches afresh, with nothing of its parent's."""
     def child():
+        global _ATTACH_LOCK
+        _ATTACH_LOCK = _threading.Lock()  # the parent's may have been held at the fork
         _s.attached = _s.broken = False
         _s.pending = []
         _s.opt_steps = {}
@@ -624,36 +628,47 @@ def _start_jax(jax):
 
 
 def _attach():
-    """Attach now (layer ranges come before the first optimizer step); False: none."""
+    """Attach now (layer ranges come before the first optimizer step); False: none. One
+    thread at a time: the history's watcher (_hist_watch) may make the first record."""
     if not _s.attached and not _s.broken:
-        try:
-            if _s.lib is None:
-                _s.lib = _load()
-            if _s.lib and _s.lib.gpuprof_fw_attach():
-                import ctypes
-
-                _s.lib.gpuprof_fw_range_start.restype = ctypes.c_uint64
-                _s.lib.gpuprof_fw_range_start.argtypes = [ctypes.c_char_p]
-                _s.lib.gpuprof_fw_range_end.restype = None
-                _s.lib.gpuprof_fw_range_end.argtypes = [ctypes.c_uint64]
-                # this process's own rank file: a launcher's rank (torchrun's workers)
-                # records into its own, beside the task's
-                fn = getattr(_s.lib, "gpuprof_fw_rank_file", None)
-                if fn is not None:
-                    fn.restype = ctypes.c_char_p
-                    fn.argtypes = []
-                    rf = fn()
-                    if rf and rf.endswith(b".gpr"):
-                        _s.base = os.fsdecode(rf[:-4])
-                _s.attached = True
-                held, _s.pending = _s.pending, []
-                for r in held:
-                    _put(*r)
-            else:
-                _s.broken = True
-        except Exception:
-            _s.broken = True
+        lock = _ATTACH_LOCK
+        if lock.acquire(timeout=1.0):  # never an endless wait in the program's thread
+            try:
+                if not _s.attached and not _s.broken:
+                    _attach_locked()
+            finally:
+                lock.release()
     return _s.attached
+
+
+def _attach_locked():
+    try:
+        if _s.lib is None:
+            _s.lib = _load()
+        if _s.lib and _s.lib.gpuprof_fw_attach():
+            import ctypes
+
+            _s.lib.gpuprof_fw_range_start.restype = ctypes.c_uint64
+            _s.lib.gpuprof_fw_range_start.argtypes = [ctypes.c_char_p]
+            _s.lib.gpuprof_fw_range_end.restype = None
+            _s.lib.gpuprof_fw_range_end.argtypes = [ctypes.c_uint64]
+            # this process's own rank file: a launcher's rank (torchrun's workers)
+            # records into its own, beside the task's
+            fn = getattr(_s.lib, "gpuprof_fw_rank_file", None)
+            if fn is not None:
+                fn.restype = ctypes.c_char_p
+                fn.argtypes = []
+                rf = fn()
+                if rf and rf.endswith(b".gpr"):
+                    _s.base = os.fsdecode(rf[:-4])
+            _s.attached = True
+            held, _s.pending = _s.pending, []
+            for r in held:
+                _put(*r)
+        else:
+            _s.broken = True
+    except Exception:
+        _s.broken = True
 
 
 def _install_layers(torch, windowed=False):

@@ -99,5 +99,25 @@ lib.tracing = 0
 more = g._hist_watch_tick(time.monotonic_ns())
 check("history already off: the watcher leaves it", not more and calls == [], "calls %s" % calls)
 
+# 6. the watcher's first record and the program's, at once: one attach, each held-back
+# record put once
+import threading  # noqa: E402
+
+puts, attaches = [], []
+lib2 = types.SimpleNamespace()
+lib2.gpuprof_fw_attach = lambda: (attaches.append(1), time.sleep(0.05), 1)[2]
+lib2.gpuprof_fw_event = lambda *a: puts.append(a) or 0
+for n in ("gpuprof_fw_range_start", "gpuprof_fw_range_end"):
+    setattr(lib2, n, types.SimpleNamespace())
+g._s.lib, g._s.attached, g._s.broken, g._s.fast = lib2, False, False, None
+g._s.pending = [(g._INFO, 0, 0, 0, 0, "held back")]
+ts = [threading.Thread(target=g._attach) for _ in range(4)]
+for t in ts:
+    t.start()
+for t in ts:
+    t.join()
+check("first records from two threads: one attach, the held one put once",
+      len(attaches) == 1 and len(puts) == 1 and g._s.attached, "%d attaches, %d puts" % (len(attaches), len(puts)))
+
 print("OK" if not bad else "FAILED: " + "; ".join(bad))
 sys.exit(1 if bad else 0)
