@@ -76,7 +76,6 @@ class _State:
     hist_window_at = -_HIST_GAP  # the step the last window began
     hist_t0 = 0  # when our history began (monotonic ns)
     hist_stop = None  # threading.Event: the watcher (_hist_watch) stops
-    hist_lock = None  # threading.Lock: the end of the warm-up, by a step or the watcher
     watch_lib = None  # the watcher's own handle on the library before any attach
     record_history = None  # PyTorch's own _record_memory_history
     layers_off = False  # a layer hook failed: no more layer ranges
@@ -109,18 +108,8 @@ class _State:
 
 _s = _State()
 _clock = time.monotonic_ns
-_ATTACH_LOCK = _threading.Lock()
-
-
-class _NoLock:
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        return False
-
-
-_NO_LOCK = _NoLock()
+_ATTACH_LOCK = _threading.Lock()  # the first attach (_attach)
+_HIST_LOCK = _threading.Lock()  # the end of the history's warm-up, by a step or the watcher
 
 
 # ---- the collector ----
@@ -354,8 +343,9 @@ def _at_fork():
     """A fork that goes on to train records into a rank file of its own (the library
     gives it a ring at its cuInit): it attaches afresh, with nothing of its parent's."""
     def child():
-        global _ATTACH_LOCK
-        _ATTACH_LOCK = _threading.Lock()  # the parent's may have been held at the fork
+        global _ATTACH_LOCK, _HIST_LOCK
+        # the parent's may have been held at the fork, by a thread the child has not
+        _ATTACH_LOCK, _HIST_LOCK = _threading.Lock(), _threading.Lock()
         _s.attached = _s.broken = False
         _s.pending = []
         _s.opt_steps = {}
@@ -1164,12 +1154,9 @@ def _history(on, clear=False):
 
 def _hist_watch_start():
     """The watcher of a program that never steps an optimizer (_hist_watch)."""
-    import threading
-
     _s.hist_t0 = _clock()
-    _s.hist_lock = threading.Lock()
-    _s.hist_stop = threading.Event()
-    threading.Thread(target=_hist_watch, name="gpuprof-history", daemon=True).start()
+    _s.hist_stop = _threading.Event()
+    _threading.Thread(target=_hist_watch, name="gpuprof-history", daemon=True).start()
 
 
 def _hist_watch():
@@ -1224,7 +1211,7 @@ def _tracing_now():
 def _hist_end():
     """The watcher ends the warm-up stretch as _after_step would (the peak's picture
     when it grew, then the history off), unless an optimizer step came first."""
-    with _s.hist_lock:
+    with _HIST_LOCK:
         if _s.opt_steps or not (_s.hist_live and _s.hist_until):
             return False
         alloc, peak, res, res_peak = _stats()
@@ -1247,7 +1234,7 @@ def _after_step(n):
     _emit(_MEM_STEP, dev=_s.mem_dev, a=alloc, c=res, d=n)
     grew = peak > _s.peak_seen * 1.01
     if ending:  # a recording stretch ends: the peak's picture, and what a window kept
-        with _s.hist_lock or _NO_LOCK:  # not at once with the watcher's end (_hist_end)
+        with _HIST_LOCK:  # not at once with the watcher's end (_hist_end)
             if _s.hist_live:
                 if grew or _s.in_window:
                     _picture(_SNAP_PEAK, peak, res_peak, window=_s.in_window)

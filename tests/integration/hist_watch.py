@@ -119,5 +119,17 @@ for t in ts:
 check("first records from two threads: one attach, the held one put once",
       len(attaches) == 1 and len(puts) == 1 and g._s.attached, "%d attaches, %d puts" % (len(attaches), len(puts)))
 
+# 7. a fork while the parent's watcher holds a lock of ours: the child's are free (its
+# optimizer step would wait forever on a lock no thread of its holds)
+if hasattr(os, "fork"):
+    g._at_fork()
+    with g._HIST_LOCK, g._ATTACH_LOCK:
+        pid = os.fork()
+        if pid == 0:
+            free = g._HIST_LOCK.acquire(timeout=2) and g._ATTACH_LOCK.acquire(timeout=2)
+            os._exit(0 if free else 1)
+    _, status = os.waitpid(pid, 0)
+    check("a fork while our locks are held: the child's are free", status == 0, "status %d" % status)
+
 print("OK" if not bad else "FAILED: " + "; ".join(bad))
 sys.exit(1 if bad else 0)
