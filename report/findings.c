@@ -992,9 +992,10 @@ static void rule_optimizer(rule_ctx_t *c)
 	else
 		keeps[0] = 0;
 	snprintf(f->fix, sizeof(f->fix), "%s%s%s", keeps,
-	         low ? "The states are already 16-bit: an 8-bit optimizer (bitsandbytes) halves "
-	               "them"
-	             : "Keep them in lower precision (bf16 states, an 8-bit optimizer)",
+	         low ? "The optimizer's states are already 16-bit: an 8-bit optimizer "
+	               "(bitsandbytes) halves them"
+	             : "Keep the optimizer's states in lower precision (bf16 states, an 8-bit "
+	               "optimizer)",
 	         multi ? ", or shard them across the ranks (ZeRO, FSDP, "
 	                 "torch.distributed.optim.ZeroRedundancyOptimizer)."
 	               : "; on several GPUs, sharding them (ZeRO, FSDP) divides them among "

@@ -678,14 +678,16 @@ static void text_windows(FILE *out, const char *label, const gp_rank_t *r)
 {
 	if (r->capture.ntraced && !r->capture.nuntraced) {
 		/* nothing to hold the traced steps against: say the headline holds the tracing */
-		fprintf(out,
-		        "rank %s: all %u post-warm-up steps were traced at kernel level (the run "
-		        "ended inside its first capture window, or every step was asked for): the "
-		        "headline includes gpuprof's kernel tracing, which this run cannot measure "
-		        "(no untraced step to hold the traced ones against); on launch-bound steps "
-		        "tracing has added 10-70 %%, so time a longer run, or one with "
-		        "--modes=timing,nvtx,mem, for the program's own speed\n",
-		        label, r->capture.ntraced);
+		fprintf(
+		    out,
+		    "rank %s: all %u post-warm-up steps were traced at kernel level (the run "
+		    "ended inside its first capture window, or every step was asked for): the "
+		    "headline includes gpuprof's kernel tracing, which this run cannot measure "
+		    "(no untraced step to hold the traced ones against); on launch-bound steps "
+		    "tracing has added from 10 %% to more than 100 %%, so time a longer run, or "
+		    "one with "
+		    "--modes=timing,nvtx,mem, for the program's own speed\n",
+		    label, r->capture.ntraced);
 		return;
 	}
 	if (!r->capture.ntraced || !r->capture.nuntraced || !r->capture.untraced_median_ms)
