@@ -403,7 +403,8 @@ const gp_field_t gp_rank_fields[] = {
         "PyTorch's max_memory_allocated"),
     U64("pytorch", "max_reserved_bytes", torch.max_reserved, "bytes", "max_memory_reserved"),
     U64("pytorch", "reserved_unused_at_peak_bytes", torch.frag_at_peak, "bytes",
-        "reserved but unallocated at the peak"),
+        "reserved but unallocated at the peak; 0: not known (a peak the allocator history did not "
+        "see)"),
     U64("pytorch", "allocated_end_bytes", torch.allocated_end, "bytes", "allocated at the end"),
     U64("pytorch", "reserved_end_bytes", torch.reserved_end, "bytes", "reserved at the end"),
     F64("pytorch", "growth_bytes_per_step", torch.growth_per_step, 1, "bytes",
