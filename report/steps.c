@@ -729,6 +729,31 @@ static size_t drop_across_processes(rank_data_t *d)
 	return m >= 2 ? m : (d->steps.n = 0);
 }
 
+/* When step i's work was done: its end on the host, or its GPU work's completion where
+ * kernels were traced and later (a host that runs ahead ends its loop long before the
+ * GPU). */
+static uint64_t step_done(const rank_data_t *d, size_t i)
+{
+	const step_t *s = &d->steps.v[i];
+	return s->gpu_end > s->end ? s->gpu_end : s->end;
+}
+
+/* The throughput's step: the post-warm-up steps' wall time, from the last warm-up step's
+ * completion (the first step's start where there is no warm-up) to the last step's, over
+ * their count; and whether the headline's steps are alike (a median describes neither a
+ * bimodal loop's steps nor its throughput: issue 49). */
+static void throughput(gp_rank_t *r, const rank_data_t *d)
+{
+	size_t n = d->steps.n, w = r->steps.warmup;
+	uint64_t begin = w ? step_done(d, w - 1) : d->steps.v[0].start, end = step_done(d, n - 1);
+	if (n >= w + 2 && end > begin) {
+		r->steps.mean_period_ms = (double)(end - begin) / 1e6 / (double)(n - w);
+		r->steps.per_second = 1000 / r->steps.mean_period_ms;
+	}
+	gp_step_shape(r->steps.ms, r->steps.nms, r->steps.median_ms, r->steps.mean_period_ms,
+	              &r->steps.shape);
+}
+
 void gp_pass_steps(gp_rank_t *r, rank_data_t *d)
 {
 	size_t n = 0;
@@ -769,6 +794,7 @@ void gp_pass_steps(gp_rank_t *r, rank_data_t *d)
 	r->steps.last_step = (unsigned)n - 1;
 	mark_traced(d);
 	step_timing(r, d);
+	throughput(r, d);
 	d->win_lo = d->steps.v[warmup].start;
 	d->win_hi = 0;
 	for (size_t i = warmup; i < n; i++)
