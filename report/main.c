@@ -198,7 +198,8 @@ static const gp_cli_cmd_t cmd_salvage_doc = {
     "directories (the job epilog does this on every node).",
     salvage_opts,
     "Without SPOOLDIR, every spool found under ROOT is salvaged.\n\n"
-    "Exit status: 0 done, 1 a named SPOOLDIR could not be salvaged, 2 a usage error.",
+    "Exit status: 0 done, 1 a spool (or one of its processes' files) could not be "
+    "salvaged, 2 a usage error.",
     false};
 
 static const gp_cli_opt_t capture_opts[] = {
@@ -749,23 +750,6 @@ static void write_into_jobdir(const gp_job_t *job)
 	close(dfd);
 }
 
-/* --step: what the plugin names step directories: a number, batch, interactive or
- * extern, and .attemptN for a requeued job's later attempts */
-static bool step_name_ok(const char *s)
-{
-	size_t n = strspn(s, "0123456789");
-	if (!n && (n = !strncmp(s, "batch", 5)          ? 5
-	               : !strncmp(s, "extern", 6)       ? 6
-	               : !strncmp(s, "interactive", 11) ? 11
-	                                                : 0) == 0)
-		return false;
-	if (!s[n])
-		return true;
-	if (strncmp(s + n, ".attempt", 8) || !s[n + 8])
-		return false;
-	return strspn(s + n + 8, "0123456789") == strlen(s + n + 8);
-}
-
 static int cmd_report(int argc, char **argv)
 {
 	const gp_cli_cmd_t *cmd = &cmd_report_doc;
@@ -812,7 +796,7 @@ static int cmd_report(int argc, char **argv)
 	const char *target = argv[c.ind];
 	if (strcmp(format, "text") && strcmp(format, "json"))
 		return gp_cli_usage(cmd, "--format: '%s' (formats: text, json)", format);
-	if (step && !step_name_ok(step))
+	if (step && !gp_spool_step_name_ok(step))
 		return gp_cli_usage(cmd,
 		                    "--step: '%s' is not a step (a number, batch, interactive or "
 		                    "extern, with .attemptN for a requeued attempt)",
@@ -1012,7 +996,7 @@ static int salvage_as_owner(const char *dir, const char *into)
 static int cmd_salvage(int argc, char **argv)
 {
 	const char *job = NULL, *spool = NULL, *into = NULL;
-	int n = 0, explicit = 0;
+	int n = 0, explicit = 0, failed = 0;
 	gp_cli_t c;
 	int k;
 	gp_cli_begin(&c, &cmd_salvage_doc, argc, argv);
@@ -1033,16 +1017,25 @@ static int cmd_salvage(int argc, char **argv)
 		return c.status;
 	for (int i = c.ind; i < argc; i++) {
 		explicit ++;
-		n += salvage_as_owner(argv[i], into) == 0;
+		if (salvage_as_owner(argv[i], into) == 0)
+			n++;
+		else
+			failed++;
 	}
 	char root[4096]; /* the agent's fallback: an absolute $TMPDIR, else /tmp (spool.h) */
 	if (!explicit)
 		n = gp_spool_salvage_all(
 		    spool ? spool
 		          : gp_spool_root(root, sizeof(root), NULL, getenv("TMPDIR"), NULL, 0),
-		    job, into, true);
-	printf("gpuprof: salvaged %d spool(s)\n", n);
-	return explicit && n < explicit ? 1 : 0;
+		    job, into, true, &failed);
+	/* the epilog reads the count from the line's start (spank/epilog.c) */
+	if (failed)
+		printf("gpuprof: salvaged %d spool(s); %d not, or not whole (kept in the spool: "
+		       "see above)\n",
+		       n, failed);
+	else
+		printf("gpuprof: salvaged %d spool(s)\n", n);
+	return failed ? 1 : 0;
 }
 
 /* gpuprof dump FILE: what a rank file holds (header, records per type, strings, drops);

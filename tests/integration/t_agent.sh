@@ -333,6 +333,43 @@ ok $? "gpuprof salvage --into recovers it"
 "$B/gpuprof" report --format=json "$T/rescue" | python3 -c 'import json,sys; r=json.load(sys.stdin)["ranks"][0]; assert r["steps"]["count"] == 5 and r["complete"], r["steps"]'
 ok $? "with all 5 steps and the end record"
 
+# issue 51 #2: a job directory given as ./DIR, DIR/ or DIR//x (an agent started by hand,
+# --output as typed): the agent SIGKILLed, salvage takes the dest the agent wrote
+C=$B/tests/nvtx/nvtx_client
+export GPUPROF_INJECT=$B/.libs/libgpuprof-inject.so # as gpuprof run sets it
+for jd in ./jd1 "$T/jd2/" "$T//jd3//x"; do
+	rm -rf "$TMPDIR"/gpuprof-*/job*
+	STEPS=100000 "$B/gpuprof-agent" --modes nvtx --output "$jd" -- "$C" worker >/dev/null 2>&1 &
+	apid=$!; sleep 1; kill -KILL $apid; wait $apid 2>/dev/null
+	"$B/gpuprof" salvage --spool="$TMPDIR" >salv2.txt 2>&1; rc=$?
+	case $jd in ./*) want=$T/${jd#./} ;; *) want=$(realpath -m "$jd") ;; esac
+	[ $rc = 0 ] && "$B/gpuprof" report --format=json "$want" 2>/dev/null | python3 -c 'import json,sys; assert json.load(sys.stdin)["ranks"][0]["steps"]["count"] > 50' &&
+		grep -q "salvaged 1 spool" salv2.txt &&
+		! ls -d "$TMPDIR"/gpuprof-*/job* >/dev/null 2>&1
+	ok $? "a job directory given as '$jd': the dead agent's spool is salvaged into $want (exit $rc: $(tail -1 salv2.txt))"
+done
+# issue 51 #3: another process of rank 0 (two programs at once without RANK: the second
+# records into rank0.pidP) when the agent dies: both files salvaged, none silently left
+rm -rf "$T/out" "$TMPDIR"/gpuprof-*/job*
+STEPS=100000 "$B/gpuprof-agent" --modes nvtx --output "$T/out" -- sh -c "'$C' worker & sleep 0.1; '$C' worker second" >/dev/null 2>&1 &
+apid=$!; sleep 1.5; kill -KILL $apid; wait $apid 2>/dev/null
+for p in $(pgrep -f "^$C worker"); do kill -KILL "$p"; done
+"$B/gpuprof" salvage --spool="$TMPDIR" >salv3.txt 2>&1; rc=$?
+ls "$T/out/step0" | grep "\.gpr$" | tr '\n' ' ' | grep -qxE "rank0.gpr rank0.pid[0-9]+.gpr " && [ $rc = 0 ] &&
+	! ls -d "$TMPDIR"/gpuprof-*/job* >/dev/null 2>&1
+ok $? "a process's own file (rank0.pidP) is salvaged with the task's, the spool gone (exit $rc; $(ls "$T/out/step0" | tr '\n' ' '))"
+# and one that cannot be published is counted and said, the exit status 1, the spool kept
+rm -rf "$T/out" "$TMPDIR"/gpuprof-*/job*
+STEPS=100000 "$B/gpuprof-agent" --modes nvtx --output "$T/out" -- sh -c "'$C' worker & sleep 0.1; '$C' worker second" >/dev/null 2>&1 &
+apid=$!; sleep 1.5; kill -KILL $apid; wait $apid 2>/dev/null
+for p in $(pgrep -f "^$C worker"); do kill -KILL "$p"; done
+for d in "$TMPDIR"/gpuprof-*/job*/rank0.pid*; do printf 'nowhere' >"$d/dest"; done
+"$B/gpuprof" salvage --spool="$TMPDIR" >salv4.txt 2>&1; rc=$?
+[ $rc = 1 ] && grep -q "1 of 1 process file(s) of the task not salvaged" salv4.txt &&
+	grep -q "salvaged 0 spool(s); 1 not, or not whole" salv4.txt && ls -d "$TMPDIR"/gpuprof-*/job*/rank0.pid* >/dev/null 2>&1
+ok $? "a process's file that cannot be salvaged is counted and said (exit $rc: $(tail -1 salv4.txt))"
+unset GPUPROF_INJECT
+
 # a requeued job (preemption, submitit) adds an attempt beside the old one, never over it
 rm -rf "$T/out"
 run "$B/gpuprof-train-mlp" --steps 4 --dim 8 >/dev/null
