@@ -34,6 +34,9 @@ int gp_spool_task_dir(char *out, size_t len, const char *udir, const char *job, 
  * process's job (SLURM_JOB_ID, else "local"), user, job name, step and rank; made one
  * absolute spelling of plain components (gp_path_normalise), the one every dest has. */
 int gp_spool_jobdir(char *out, size_t len);
+/* Rings of a task's other processes (SPOOL/rank<N>[.pid<P>]/) at most: the library
+ * makes no more (counted as GP_LOSS_PROCESSES), so the agent drains every one made */
+#define GP_SPOOL_MAX_PROCS 1024
 /* The files of one spool entry (a task's directory, or a launcher's rank's under it). */
 #define GP_SPOOL_RING "ring"
 #define GP_SPOOL_RANK "rank.gpr"

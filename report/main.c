@@ -18,9 +18,12 @@
 #include "spool.h"
 #include "stats.h"
 
+#include <ctype.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
+#include <signal.h>
 #include <pwd.h>
 #include <limits.h>
 #include <math.h>
@@ -210,7 +213,7 @@ static const gp_cli_cmd_t cmd_capture_doc = {
     "capture",
     "[OPTION]... on|off PID",
     "Switch CUDA activity tracing of a running profiled process on or off; it takes effect "
-    "at the process's next step.",
+    "at the process's next step. On holds between capture windows too, until off.",
     capture_opts,
     "Only the process's owner can do it: the request goes through the ring the process "
     "shares with its agent.\n\n"
@@ -374,6 +377,61 @@ static const char *python_dir(void)
 	return beside_us(GP_ENV_PYTHON, "python", GP_PYTHON_DIR, R_OK);
 }
 
+/* The ring process pid records into, beside task_ring (its agent's: GPUPROF_RING in its
+ * environment): the task's, or one of SPOOL/rank<N>[.pid<P>]/ring (a launcher's worker,
+ * another process of the rank), the one whose recorder it is; else the task's when it
+ * has no live recorder and pid is the agent's own child (the program, which takes it at
+ * its first CUDA or NVTX call). 0 with out set, -1 said. */
+static int capture_ring(const char *task_ring, long pid, char *out, size_t len)
+{
+	gp_ring_t r;
+	if (gp_ring_attach(&r, task_ring) < 0)
+		return gp_err_errno("capture: %s (has the process ended?)", task_ring);
+	long rec = (long)atomic_load(&r.hdr->recorder_pid), agent = atomic_load(&r.hdr->agent_pid);
+	gp_ring_detach(&r);
+	snprintf(out, len, "%s", task_ring);
+	if (rec == pid)
+		return 0;
+	char dir[PATH_MAX], sub[PATH_MAX + 300];
+	const char *slash = strrchr(task_ring, '/');
+	snprintf(dir, sizeof(dir), "%.*s", slash ? (int)(slash - task_ring) : 1,
+	         slash ? task_ring : ".");
+	DIR *d = opendir(dir);
+	struct dirent *de;
+	bool found = false;
+	while (d && !found && (de = readdir(d))) {
+		if (strncmp(de->d_name, "rank", 4) || !isdigit((unsigned char)de->d_name[4]))
+			continue;
+		snprintf(sub, sizeof(sub), "%s/%s/" GP_SPOOL_RING, dir, de->d_name);
+		if (gp_ring_attach(&r, sub) < 0)
+			continue;
+		found = (long)atomic_load(&r.hdr->recorder_pid) == pid;
+		gp_ring_detach(&r);
+		if (found)
+			snprintf(out, len, "%s", sub);
+	}
+	if (d)
+		closedir(d);
+	if (found)
+		return 0;
+	char ppath[64], stat[512] = "";
+	snprintf(ppath, sizeof(ppath), "/proc/%ld/stat", pid);
+	FILE *f = fopen(ppath, "r");
+	if (f && !fgets(stat, sizeof(stat), f))
+		stat[0] = '\0';
+	if (f)
+		fclose(f);
+	const char *q = strrchr(stat, ')');
+	long ppid = 0;
+	if (q && sscanf(q + 1, " %*c %ld", &ppid) == 1 && ppid == agent &&
+	    (!rec || (kill((pid_t)rec, 0) < 0 && errno == ESRCH)))
+		return 0;
+	return gp_err("capture: process %ld records into none of its agent's rings (it has not "
+	              "used CUDA or NVTX, or another process of its rank records there): nothing "
+	              "switched",
+	              pid);
+}
+
 /* gpuprof capture on|off [--mem] PID: switch CUDA activity tracing (and with --mem,
  * memory tracking) of a running profiled process. The request goes into the ring header
  * the process shares with its agent; the process applies it at its next step boundary
@@ -445,10 +503,16 @@ static int cmd_capture(int argc, char **argv)
 		return gp_err("capture: process %ld was not started by gpuprof's agent (no %s)",
 		              pid, GP_ENV_RING),
 		       1;
+	/* the process's own ring: the task's switched a launcher's worker or another
+	 * process of the rank, and said it succeeded */
+	char own[PATH_MAX];
+	if (capture_ring(ring, pid, own, sizeof(own)) < 0)
+		return 1;
 	gp_ring_t r;
-	if (gp_ring_attach(&r, ring) < 0)
-		return gp_err_errno("capture: %s (has the process ended?)", ring), 1;
-	unsigned bits = GP_MODE_CUDA | (mem ? GP_MODE_MEM : 0);
+	if (gp_ring_attach(&r, own) < 0)
+		return gp_err_errno("capture: %s (has the process ended?)", own), 1;
+	/* on: now, inside capture windows or not (GP_CAPTURE_FORCED); off: until asked */
+	unsigned bits = GP_MODE_CUDA | (mem ? GP_MODE_MEM : 0) | GP_CAPTURE_FORCED;
 	unsigned prev =
 	    on ? atomic_fetch_or(&r.hdr->modes, bits) : atomic_fetch_and(&r.hdr->modes, ~bits);
 	gp_ring_detach(&r);
