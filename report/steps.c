@@ -342,17 +342,17 @@ static size_t kernel_steps(gp_rank_t *r, rank_data_t *d)
 			P = (size_t)cand[c];
 	if (best < 0.8 || !P)
 		goto out;
-	/* a clean period in the steady state: the template */
-	size_t r0 = n / 4;
-	while (r0 + 2 * P <= n) {
-		size_t k = 0;
-		while (k < P && s[r0 + k].tok == s[r0 + P + k].tok)
-			k++;
-		if (k == P)
-			break;
-		r0++;
+	/* a clean period in the steady state: the template, the first r0 from n/4 on with
+	 * s[r0 + k] == s[r0 + P + k] for every k < P. One pass keeping the run of matches
+	 * ending at i: comparing P launches afresh from each r0 was quadratic on a sequence
+	 * that almost repeats (27 s for 50 000 launches a step, issue 51) */
+	size_t r0 = SIZE_MAX;
+	for (size_t i = n / 4, run = 0; i + P < n && r0 == SIZE_MAX; i++) {
+		run = s[i].tok == s[i + P].tok ? run + 1 : 0;
+		if (run == P)
+			r0 = i + 1 - P;
 	}
-	if (r0 + 2 * P > n)
+	if (r0 == SIZE_MAX)
 		goto out;
 	/* the phase: cut where the host paused longest before a launch (median over the
 	 * periods from r0 on) -- between steps, where data loading and logging happen */
