@@ -23,7 +23,7 @@
 #define STRMAX   96
 #define NTHREADS 64 /* threads whose push/pop depth is followed */
 #define OPT_NAME 0xffffffffu
-#define IVMAX    4096 /* the last interval's steps kept in order, to date a slowdown */
+#define IVMAX    4096 /* the last steps kept in order, to date a slowdown */
 
 typedef struct hist {
 	uint32_t b[HB];
@@ -37,7 +37,7 @@ typedef struct cand {
 	hist_t all, iv;
 } cand_t;
 
-/* The interval's steps in order (a ring of the last IVMAX): when each began, how long */
+/* The last IVMAX steps in order (a ring): when each began, how long */
 typedef struct ivlog {
 	struct {
 		uint64_t at, ns;
@@ -116,16 +116,23 @@ static void ivlog_add(ivlog_t *g, uint64_t at, uint64_t ns)
 	g->n++;
 }
 
-/* When a slowdown began: the start of the earliest step of the interval that is slow
- * (thr_ms or more) and from which three steps in four are; 0 when none is. */
+/* When a slowdown began: the change point of the last IVMAX steps that best splits them
+ * into fast before and slow (thr_ms or more) from it on, the fewest steps on the wrong side
+ * (a step slowed by a hiccup before it does not move it); the start of that step, 0 when
+ * no step is slow. */
 static uint64_t ivlog_onset(const ivlog_t *g, double thr_ms)
 {
-	uint64_t kept = g->n < IVMAX ? g->n : IVMAX, slow = 0, at = 0;
-	for (uint64_t i = g->n; i-- > g->n - kept;) {
+	uint64_t kept = g->n < IVMAX ? g->n : IVMAX, first = g->n - kept, nslow = 0;
+	for (uint64_t i = first; i < g->n; i++)
+		nslow += (double)g->v[i % IVMAX].ns / 1e6 >= thr_ms;
+	uint64_t slow_before = 0, best = UINT64_MAX, at = 0;
+	for (uint64_t i = first; nslow && i < g->n; i++) {
 		bool sl = (double)g->v[i % IVMAX].ns / 1e6 >= thr_ms;
-		slow += sl;
-		if (sl && 4 * slow >= 3 * (g->n - i))
-			at = g->v[i % IVMAX].at;
+		/* split before step i: slow ones before it, fast ones from it on */
+		uint64_t wrong = slow_before + (g->n - i) - (nslow - slow_before);
+		if (sl && wrong < best)
+			best = wrong, at = g->v[i % IVMAX].at;
+		slow_before += sl;
 	}
 	return at;
 }
@@ -534,7 +541,6 @@ void gp_live_tick(gp_live_t *l, uint64_t now, gp_live_rank_t *r)
 	for (unsigned i = 0; i < l->ncand; i++)
 		hist_clear(&l->cand[i].iv);
 	hist_clear(&l->gpu_iv);
-	l->host_log.n = l->gpu_log.n = 0;
 	l->iv_start_ns = now;
 }
 

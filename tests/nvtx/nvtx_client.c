@@ -163,8 +163,8 @@ static int cmp_double(const void *a, const void *b)
  * MS2 ms from the step N/2 on (a planted slowdown); S: a pause before the first step (a
  * start-up). It prints its own timing of each half, the period from a step's start to the
  * next one's (what gpuprof's live figures measure), as each half ends:
- * "steps half=H n=K median_ms=M from_s=F" (F: the half's first step, seconds after the
- * program began). */
+ * "steps half=H n=K median_ms=M from_s=F from_unix=U" (the half's first step began F s
+ * after the program did, at Unix time U). */
 static int planted_steps(int argc, char **argv)
 {
 	int n = argc > 2 ? atoi(argv[2]) : 40;
@@ -182,9 +182,13 @@ static int planted_steps(int argc, char **argv)
 			for (int j = a; j < i; j++)
 				per[k++] = (start[j + 1] - start[j]) * 1e3;
 			qsort(per, (size_t)k, sizeof(double), cmp_double);
-			printf("steps half=%d n=%d median_ms=%.4f from_s=%.3f\n", i == n ? 2 : 1, k,
+			struct timespec rt;
+			clock_gettime(CLOCK_REALTIME, &rt);
+			double unix_now = (double)rt.tv_sec + rt.tv_nsec / 1e9;
+			printf("steps half=%d n=%d median_ms=%.4f from_s=%.3f from_unix=%.3f\n",
+			       i == n ? 2 : 1, k,
 			       k % 2 ? per[k / 2] : (per[k / 2 - 1] + per[k / 2]) / 2,
-			       start[a] - t0);
+			       start[a] - t0, unix_now - (mono_s() - start[a]));
 			fflush(stdout);
 		}
 		if (i == n)

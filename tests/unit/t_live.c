@@ -61,15 +61,17 @@ static void test_steps_and_slowdown(void)
 	ok(near(r.median_ms, 10, 0.004) && near(r.last_median_ms, 10, 0.004) && r.last_steps == 96,
 	   "median 10 ms within 0.4 %% (%.4f), the interval's 96 after the warm-up", r.median_ms);
 	ok(r.slow_since_s < 0 && r.nfind == 0, "no slowdown, no finding");
+	steps(5, 10);
+	steps(1, 16); /* a hiccup before the slowdown */
+	steps(5, 10);
 	uint64_t onset = t;
-	steps(10, 10);
-	onset = t;
 	steps(40, 15);
 	gp_live_tick(l, t, &r);
 	ok(r.slow_since_s >= 0 && near(r.slow_ratio, 1.5, 0.01) && near(r.slow_base_ms, 10, 0.004),
 	   "a slowdown: 1.5x the 10 ms before it (%.3f, %.3f)", r.slow_ratio, r.slow_base_ms);
 	ok(fabs(r.slow_since_s - (double)(onset - 1000 * MS) / 1e9) < 1e-6,
-	   "dated at its first slow step's start (%.3f s)", r.slow_since_s);
+	   "dated at its first slow step's start, not at a hiccup before it (%.3f s)",
+	   r.slow_since_s);
 	ok(r.nfind == 1 && !strcmp(r.find[0].id, "slowdown"), "the slowdown is a finding");
 	steps(150, 15); /* the median so far turns slow: the base stays the one before */
 	gp_live_tick(l, t, &r);
