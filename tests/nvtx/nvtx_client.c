@@ -159,12 +159,41 @@ static int cmp_double(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+static volatile sig_atomic_t steps_stop;
+
+static void steps_on_term(int sig)
+{
+	(void)sig;
+	steps_stop = 1;
+}
+
+/* The periods of steps a..i-1 (start[] holds i + 1 starts): their median, and when the
+ * first began, as the program's own clock says. */
+static void print_half(int half, const double *start, int a, int i, double *per, double t0,
+                       const char *how)
+{
+	int k = 0;
+	for (int j = a; j < i; j++)
+		per[k++] = (start[j + 1] - start[j]) * 1e3;
+	qsort(per, (size_t)k, sizeof(double), cmp_double);
+	struct timespec rt;
+	clock_gettime(CLOCK_REALTIME, &rt);
+	double unix_now = (double)rt.tv_sec + rt.tv_nsec / 1e9;
+	printf("steps half=%d n=%d median_ms=%.4f from_s=%.3f from_unix=%.3f%s\n", half, k,
+	       k == 0  ? 0
+	       : k % 2 ? per[k / 2]
+	               : (per[k / 2 - 1] + per[k / 2]) / 2,
+	       start[a] - t0, unix_now - (mono_s() - start[a]), how);
+	fflush(stdout);
+}
+
 /* steps N MS1 MS2 [S]: N steps ("train_step" with a nested "fwd"), each taking MS1 ms, then
  * MS2 ms from the step N/2 on (a planted slowdown); S: a pause before the first step (a
  * start-up). It prints its own timing of each half, the period from a step's start to the
  * next one's (what gpuprof's live figures measure), as each half ends:
  * "steps half=H n=K median_ms=M from_s=F from_unix=U" (the half's first step began F s
- * after the program did, at Unix time U). */
+ * after the program did, at Unix time U). A SIGTERM (a time limit) prints the half so far
+ * (" stopped") and ends the program by that signal. */
 static int planted_steps(int argc, char **argv)
 {
 	int n = argc > 2 ? atoi(argv[2]) : 40;
@@ -174,23 +203,18 @@ static int planted_steps(int argc, char **argv)
 	       *per = calloc((size_t)n, sizeof(double));
 	if (!start || !per || n < 4)
 		return 2;
+	signal(SIGTERM, steps_on_term);
 	pause_ms((int)(pre * 1000));
 	for (int i = 0; i <= n; i++) {
 		start[i] = mono_s();
-		if (i == n / 2 || i == n) { /* the half that ended: its periods */
-			int a = i == n ? n / 2 : 0, k = 0;
-			for (int j = a; j < i; j++)
-				per[k++] = (start[j + 1] - start[j]) * 1e3;
-			qsort(per, (size_t)k, sizeof(double), cmp_double);
-			struct timespec rt;
-			clock_gettime(CLOCK_REALTIME, &rt);
-			double unix_now = (double)rt.tv_sec + rt.tv_nsec / 1e9;
-			printf("steps half=%d n=%d median_ms=%.4f from_s=%.3f from_unix=%.3f\n",
-			       i == n ? 2 : 1, k,
-			       k % 2 ? per[k / 2] : (per[k / 2 - 1] + per[k / 2]) / 2,
-			       start[a] - t0, unix_now - (mono_s() - start[a]));
-			fflush(stdout);
+		if (steps_stop) {
+			print_half(i > n / 2 ? 2 : 1, start, i > n / 2 ? n / 2 : 0, i, per, t0,
+			           " stopped");
+			signal(SIGTERM, SIG_DFL);
+			raise(SIGTERM);
 		}
+		if (i == n / 2 || i == n) /* the half that ended */
+			print_half(i == n ? 2 : 1, start, i == n ? n / 2 : 0, i, per, t0, "");
 		if (i == n)
 			break;
 		nvtxRangePushA("train_step");
