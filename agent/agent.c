@@ -8,6 +8,7 @@
 #include "config.h"
 #include "env.h"
 #include "event.h"
+#include "live_writer.h"
 #include "log.h"
 #include "modes.h"
 #include "nvml.h"
@@ -73,8 +74,9 @@ typedef struct agent {
 	bool have_ring;
 	gp_rf_writer_t *w;
 	gp_nvml_t *nvml;
-	uint32_t next_string; /* agent-side string ids, from 0xfffffe00 up: above the library's
-	                         (generation << 18) */
+	gp_live_writer_t *live; /* rank<R>.live.json every live_interval s; NULL: none */
+	uint32_t next_string;   /* agent-side string ids, from 0xfffffe00 up: above the library's
+	                           (generation << 18) */
 	char yielded[256];
 	pid_t child;
 	uint64_t t_start;
@@ -384,6 +386,7 @@ static int setup(agent_t *a)
 		close(fd);
 		return gp_err_errno("%s", a->rank_path);
 	}
+	a->live = gp_live_writer_start(a->w, dest_dir, a->step, a->rank, fmode);
 	a->next_string = 0xffffff00u;
 	if (a->nvml)
 		gp_nvml_describe(a->nvml, a->w, &a->next_string);
@@ -1106,6 +1109,31 @@ static void spawn(agent_t *a)
 	gp_rf_append(a->w, &st);
 }
 
+/* Records lost so far by cause, as the end records will count them (gp_ring_write_losses
+ * and write_end): the producers' counts in the ring, and the agent's own. */
+static void losses_so_far(const agent_t *a, uint64_t n[GP_LOSS_N])
+{
+	memset(n, 0, GP_LOSS_N * sizeof(n[0]));
+	for (unsigned c = 1; a->have_ring && c < GP_LOSS_N; c++)
+		n[c] = atomic_load_explicit(&a->ring.hdr->lost[c], memory_order_relaxed);
+	if (a->have_ring)
+		n[GP_LOSS_RING] += atomic_load_explicit(&a->ring.hdr->drops, memory_order_relaxed);
+	n[GP_LOSS_WRITE] += a->lost_write;
+	if (a->w)
+		n[GP_LOSS_CAP] += gp_rf_dropped(a->w);
+}
+
+/* The live figures now (live_writer.h): state "running", or "ended" with the program's
+ * wait status. */
+static void live_now(agent_t *a, const char *state)
+{
+	uint64_t lost[GP_LOSS_N];
+	if (!a->live)
+		return;
+	losses_so_far(a, lost);
+	gp_live_writer_write(a->live, state, a->child, a->status, lost);
+}
+
 /* The signals read from the signalfd: forwarded to the program unless they reached it
  * without us, each recorded. Time limit / scancel: TERM comes first, KILL KillWait
  * later, so what we have goes to the job directory now. */
@@ -1131,6 +1159,7 @@ static void on_signals(agent_t *a, uint64_t now)
 					proc_publish(a, &a->procs[i]);
 			}
 			publish(a, false);
+			live_now(a, "running"); /* a time limit's KILL may follow */
 		}
 	}
 }
@@ -1184,6 +1213,8 @@ static void watch(agent_t *a)
 			/* timing mode keeps a light 1 Hz memory/utilisation trace */
 			next_sample = now + (sample_all ? period : 1000000000ull);
 		}
+		if (now >= gp_live_writer_due(a->live))
+			live_now(a, "running");
 		if (now >= next_flush) {
 			/* in the file (survives our death), and only then off the ring */
 			if (a->w && (a->have_ring ? gp_ring_commit(&a->ring, a->w) < 0
@@ -1212,11 +1243,16 @@ static void __attribute__((noreturn)) finish(agent_t *a)
 		gp_nvml_sample(a->nvml, a->w, true); /* Xid/ECC up to the program's end */
 	write_end(a, a->status, &a->ru);
 	if (a->write_failed && !a->w) {
+		live_now(a, "ended");
+		gp_live_writer_free(a->live, NULL);
 		finish_after_write_failure(a, a->status, &a->ru);
 		gp_nvml_close(a->nvml);
 		mirror_exit(a->status);
 	}
 	bool published = publish(a, true);
+	live_now(a, "ended"); /* after the last drain: every record seen */
+	gp_live_writer_free(a->live, a->w);
+	a->live = NULL;
 	if (a->w) {
 		gp_rf_writer_close(a->w, false);
 		a->w = NULL;

@@ -4,7 +4,9 @@
 #include "fields.h"
 #include "job.h"
 #include "cli.h"
+#include "commands.h"
 #include "jobref.h"
+#include "live_report.h"
 #include "outfile.h"
 #include "run.h"
 #include "env.h"
@@ -284,9 +286,9 @@ static const gp_cli_cmd_t cmd_help_doc = {"help",
                                           false};
 
 static const gp_cli_cmd_t *const commands[] = {
-    &cmd_run_doc,      &cmd_report_doc,  &cmd_export_doc, &cmd_diff_doc,
-    &cmd_salvage_doc,  &cmd_capture_doc, &cmd_dump_doc,   &cmd_summarize_doc,
-    &cmd_settings_doc, &cmd_fields_doc,  &cmd_help_doc};
+    &cmd_run_doc,       &cmd_report_doc,   &gp_cmd_top_doc,  &cmd_export_doc,
+    &cmd_diff_doc,      &cmd_salvage_doc,  &cmd_capture_doc, &cmd_dump_doc,
+    &cmd_summarize_doc, &cmd_settings_doc, &cmd_fields_doc,  &cmd_help_doc};
 #define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))
 
 /* gpuprof --help */
@@ -814,6 +816,39 @@ static void write_into_jobdir(const gp_job_t *job)
 	close(dfd);
 }
 
+/* A job that still runs (or whose agents left live files and no rank files): its report
+ * from the live figures (live_report.h), printed, never written into the job directory
+ * (report.txt is the finished job's). -1 when the rank files make the report. */
+static int report_live(const gp_cli_cmd_t *cmd, const char *dir, const char *step,
+                       const char *format, const char *output, bool summary, bool quiet,
+                       bool no_rank_files)
+{
+	gp_live_job_t lj;
+	char err[512];
+	gp_outfile_t out;
+	if (gp_live_job_load(&lj, dir, step, err, sizeof(err)) < 0 || !lj.n ||
+	    (!gp_live_job_running(&lj) && !no_rank_files)) {
+		gp_live_job_free(&lj);
+		return -1;
+	}
+	if (!open_out(cmd, &out, output ? output : "-")) {
+		gp_live_job_free(&lj);
+		return 1;
+	}
+	if (summary) {
+		char line[600];
+		gp_live_report_line(&lj, line, sizeof(line));
+		fprintf(out.f, "%s\n", line);
+	} else if (!quiet) {
+		if (!strcmp(format, "json"))
+			gp_live_report_json(&lj, out.f);
+		else
+			gp_live_report_text(&lj, out.f);
+	}
+	gp_live_job_free(&lj);
+	return close_out(cmd, &out, true) < 0 ? 1 : 0;
+}
+
 static int cmd_report(int argc, char **argv)
 {
 	const gp_cli_cmd_t *cmd = &cmd_report_doc;
@@ -874,9 +909,16 @@ static int cmd_report(int argc, char **argv)
 		return gp_cli_usage(cmd, "--ranks: %s", err);
 	if (find_job(cmd, target, dir, sizeof(dir), &by_id))
 		return 1;
+	int live = report_live(cmd, dir, step, format, output, summary, quiet, false);
+	if (live >= 0)
+		return live;
 	progress_arm();
-	if (gp_job_load(&job, dir, step, steps_from, err, sizeof(err)) < 0)
+	if (gp_job_load(&job, dir, step, steps_from, err, sizeof(err)) < 0) {
+		/* agents killed with the node, say: their last live figures */
+		if ((live = report_live(cmd, dir, step, format, output, summary, quiet, true)) >= 0)
+			return live;
 		return gp_err("report: %s", err), 1;
+	}
 	/* sacct first: how the job ended (a time limit) is a finding */
 	if (sacct || by_id)
 		fetch_sacct(&job);
@@ -1399,8 +1441,8 @@ static int cmd_diff(int argc, char **argv)
 int main(int argc, char **argv)
 {
 	static int (*const run[])(int, char **) = {
-	    cmd_run,  cmd_report,    cmd_export,   cmd_diff,   cmd_salvage, cmd_capture,
-	    cmd_dump, cmd_summarize, cmd_settings, cmd_fields, cmd_help};
+	    cmd_run,     cmd_report, gp_cmd_top,    cmd_export,   cmd_diff,   cmd_salvage,
+	    cmd_capture, cmd_dump,   cmd_summarize, cmd_settings, cmd_fields, cmd_help};
 	_Static_assert(sizeof(run) / sizeof(run[0]) == NCOMMANDS, "a function per command");
 	if (argc < 2)
 		return usage_line();
