@@ -324,6 +324,64 @@ static void time_limit(void)
 	gp_job_free(&j);
 }
 
+/* Memory held against the card: the same optimizer state (30 % of the peak) is a finding
+ * on a card the peak nearly fills and none where the peak is 2 % of it; a peak at 95 % of
+ * the card without an OOM is memory_near_limit; the advice speaks the program's framework
+ * (PyTorch's kernels: never cudaFree). */
+static void memory_against_card(void)
+{
+	const uint64_t gib = 1ull << 30;
+	for (int big = 0; big < 2; big++) {
+		gp_job_t j;
+		memset(&j, 0, sizeof(j));
+		gp_rank_t *rk = calloc(1, sizeof(*rk));
+		rk->outcome.has_end = true;
+		rk->id.gpu_total = 80 * gib;
+		rk->memory.peak = big ? 76 * gib : 2 * gib;
+		rk->memory.optimizer_bytes = rk->memory.peak * 3 / 10;
+		snprintf(rk->memory.optimizer_source, sizeof(rk->memory.optimizer_source),
+		         "first optimizer range");
+		rk->memory.growth_per_step = 1 << 20;
+		rk->memory.leak_allocs = 10;
+		rk->steps.n_post = 20;
+		rk->gpu.torch_kernels = big;
+		j.ranks = rk;
+		j.nranks = 1;
+		gp_job_findings(&j);
+		const gp_finding_t *opt = NULL, *near = NULL, *leak = NULL;
+		for (unsigned i = 0; i < j.nf; i++) {
+			if (!strcmp(j.f[i].id, "optimizer_state"))
+				opt = &j.f[i];
+			if (!strcmp(j.f[i].id, "memory_near_limit"))
+				near = &j.f[i];
+			if (!strcmp(j.f[i].id, "memory_leak"))
+				leak = &j.f[i];
+		}
+		if (big) {
+			ok(opt && strstr(opt->evidence, "of the card's 80.00 GiB (95.0%)"),
+			   "95 %% of the card: optimizer_state, held against it (%s)",
+			   opt ? opt->evidence : "none");
+			ok(near && strstr(near->title, "95%") &&
+			       strstr(near->fix, "torch.utils.checkpoint"),
+			   "... and memory_near_limit in PyTorch's words (%s / %.60s)",
+			   near ? near->title : "none", near ? near->fix : "");
+			ok(leak && !strstr(leak->fix, "cudaFree") && strstr(leak->fix, ".detach()"),
+			   "a PyTorch program's leak advice never says cudaFree (%.60s)",
+			   leak ? leak->fix : "none");
+		} else {
+			ok(!opt && !near,
+			   "2.5 %% of the card: no optimizer_state, no near-limit (%s)",
+			   opt    ? opt->title
+			   : near ? near->title
+			          : "none");
+			ok(leak && strstr(leak->fix, "cudaFree"),
+			   "a CUDA C program's leak advice names cudaFree (%.60s)",
+			   leak ? leak->fix : "none");
+		}
+		gp_job_free(&j);
+	}
+}
+
 static void fw(uint8_t kind, uint32_t tid, uint64_t ts, uint64_t a, uint64_t c, uint64_t dd,
                uint32_t text)
 {
@@ -536,6 +594,7 @@ int main(void)
 {
 	two_programs();
 	time_limit();
+	memory_against_card();
 	optimizer_steps();
 	layer_ranges();
 	compiling();
