@@ -349,7 +349,7 @@ const gp_field_t gp_rank_fields[] = {
     U64("gpu", "pageable_bytes", gpu.pageable_bytes, "bytes", "... their bytes"),
     U64("gpu", "pageable_ns", gpu.pageable_ns, "ns", "... their GPU time"),
     U64("gpu", "pageable_held_ns", gpu.pageable_held_ns, "ns",
-        "... the host's time inside their copy calls"),
+        "... the host's time inside their copy calls from the transfer's start on"),
     BOOL("gpu", "pageable_inferred", gpu.pageable_inferred,
          "pageable told by the copy call holding the host (a rank file without memory kinds)"),
     U64("gpu", "fp32_simt_gemm_ns", gpu.fp32_gemm_ns, "ns",

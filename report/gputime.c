@@ -317,7 +317,11 @@ static void copies_and_precision(gp_rank_t *r, const rank_data_t *d)
 			r->gpu.pageable_copies++;
 			r->gpu.pageable_bytes += k->bytes;
 			r->gpu.pageable_ns += k->dur;
-			r->gpu.pageable_held_ns += a ? a->dur : 0;
+			/* the host held from the transfer's start to the call's end: before it, the
+			 * call waited for the GPU's earlier work (a synchronisation's cost, sized
+			 * by sync_stall) */
+			uint64_t from = a && a->start > k->start ? a->start : k->start;
+			r->gpu.pageable_held_ns += a && a->start + a->dur > from ? a->start + a->dur - from : 0;
 			r->gpu.pageable_inferred |= inferred;
 			continue;
 		}

@@ -39,7 +39,7 @@ typedef struct gp_gpu {
 	 * memory (staged by the driver, holding the host: pageable_copies): the recorded memory
 	 * kinds, or, in files without them (pageable_inferred), an async copy of
 	 * GP_PAGEABLE_MIN_BYTES or more whose call held the host through most of the transfer.
-	 * held: the host's time inside those calls */
+	 * held: the host's time inside those calls from the transfer's start on */
 	uint64_t hd_copies, hd_bytes;
 	uint64_t pageable_copies, pageable_bytes, pageable_ns, pageable_held_ns;
 	bool pageable_inferred;
