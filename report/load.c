@@ -949,7 +949,8 @@ int gp_rd_load_file(const char *path, rank_data_t *d, gp_rank_t *r,
 	r->id.child_pid = d->child_pid <= INT32_MAX ? (int)d->child_pid : 0;
 	r->outcome.agent_end = d->agent_end;
 	r->outcome.agent_status = d->agent_status;
-	if (d->lib_end && d->recorder_pid && d->child_pid && d->recorder_pid != d->child_pid) {
+	if (d->lib_end && d->recorder_pid && d->child_pid && d->recorder_pid != d->child_pid &&
+	    !gp_rank_task_failed(r)) {
 		r->outcome.launcher_status = r->outcome.has_end ? r->outcome.wait_status : -1;
 		r->outcome.wait_status = d->lib_status;
 		r->outcome.has_end = true;

@@ -53,6 +53,11 @@ void gp_rank_tables_free(gp_rank_tables_t *t)
 	memset(t, 0, sizeof(*t));
 }
 
+bool gp_rank_task_failed(const gp_rank_t *r)
+{
+	return r->outcome.agent_end && r->outcome.agent_status != 0;
+}
+
 const char *gp_rank_outcome(const gp_rank_t *r, char *buf, size_t len)
 {
 	if (!r->outcome.has_end && !r->outcome.status_from_node)

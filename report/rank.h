@@ -116,6 +116,11 @@ void gp_rank_compact_steps(gp_rank_t *r);
  * used the GPU was not the one recorded. Never "complete"; the first finding. */
 #define GP_UNOBSERVED_MIB 256
 bool gp_rank_unobserved(const gp_rank_t *r);
+/* The program the agent started (the task, what Slurm sees) ended in failure: a
+ * non-zero exit or a signal, in the agent's own end record. Such a failure is the rank's
+ * outcome whichever of its processes trained: a worker's or a forked trainer's own
+ * "exit 0" never hides it (issue 51). */
+bool gp_rank_task_failed(const gp_rank_t *r);
 /* How a rank ended, in words: "exit 0", "signal 9", "incomplete", ... */
 const char *gp_rank_outcome(const gp_rank_t *r, char *buf, size_t len);
 /* Frees what a rank owns (its path, step samples, owners), not the rank itself. */
