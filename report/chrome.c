@@ -409,6 +409,7 @@ static void export_steps(ctx_t *c, const char *source)
 	FILE *out = c->out;
 	char nm[512];
 	uint32_t tid = d->step_tid ? d->step_tid : d->apis.n ? d->apis.v[0].tid : 0;
+	uint64_t gpu_last = 0; /* the GPU track's last end: its slices may not overlap either */
 	if (!c->kineto && d->steps.n) {
 		snprintf(nm, sizeof(nm), "steps (%s)", source && source[0] ? source : "found");
 		thread_name(c, STEPS_TID, nm);
@@ -432,10 +433,12 @@ static void export_steps(ctx_t *c, const char *source)
 		fprintf(out, ", \"args\": {\"step\": %zu, \"traced\": %s}}", i,
 		        st->traced ? "true" : "false");
 		const step_t *pv = i ? &d->steps.v[i - 1] : NULL;
-		if (pv && pv->gpu_end && st->gpu_end > pv->gpu_end && spend(c)) {
-			slice(c, "step", GPU_STEPS_TID, pv->gpu_end, st->gpu_end - pv->gpu_end, nm);
+		uint64_t from = pv && pv->gpu_end > gpu_last ? pv->gpu_end : gpu_last;
+		if (pv && pv->gpu_end && st->gpu_end > from && spend(c)) {
+			slice(c, "step", GPU_STEPS_TID, from, st->gpu_end - from, nm);
 			fprintf(out, ", \"args\": {\"step\": %zu, \"gpu_ms\": %.4f}}", i,
 			        (st->gpu_end - pv->gpu_end) / 1e6);
+			gpu_last = st->gpu_end;
 		}
 	}
 }

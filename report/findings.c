@@ -1222,22 +1222,6 @@ static void rule_optimizer(rule_ctx_t *c)
 	                 "the ranks.");
 }
 
-/* What the rank's memory peak is, as the framework counts it (its allocated or in-use
- * bytes: a pool is not its use), else CUDA's. */
-static uint64_t in_use_peak(const gp_rank_t *r, const char **what)
-{
-	if (r->torch.max_allocated) {
-		*what = "PyTorch's allocated memory (max_memory_allocated)";
-		return r->torch.max_allocated;
-	}
-	if (r->pool.seen && r->pool.in_use_peak) {
-		*what = "the framework's memory in use (its pool's own figure)";
-		return r->pool.in_use_peak;
-	}
-	*what = "live device memory (CUDA's allocations)";
-	return r->memory.peak;
-}
-
 /* The peak close to the card's memory in a run that did not run out (yet): a longer
  * sequence, a larger batch or fragmentation will. The rank nearest the limit. */
 static void rule_near_limit(rule_ctx_t *c)
@@ -1249,7 +1233,7 @@ static void rule_near_limit(rule_ctx_t *c)
 	for (unsigned i = 0; i < job->nranks; i++) {
 		const gp_rank_t *r = &job->ranks[i];
 		const char *wh;
-		uint64_t p = in_use_peak(r, &wh);
+		uint64_t p = gp_rank_in_use_peak(r, &wh);
 		double share = r->id.gpu_total ? (double)p / (double)r->id.gpu_total : 0;
 		if (share < MEM_NEAR_LIMIT || r->memory.oom_calls || r->torch.oom || share <= best)
 			continue;
@@ -1259,7 +1243,7 @@ static void rule_near_limit(rule_ctx_t *c)
 	if (!w || !(f = add(job, "memory_near_limit", GP_F_MEMORY, w)))
 		return;
 	f->score = best;
-	uint64_t p = in_use_peak(w, &what);
+	uint64_t p = gp_rank_in_use_peak(w, &what);
 	char card[160];
 	against_card(w, p, card, sizeof(card));
 	snprintf(f->title, sizeof(f->title),

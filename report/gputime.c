@@ -321,7 +321,8 @@ static void copies_and_precision(gp_rank_t *r, const rank_data_t *d)
 			 * call waited for the GPU's earlier work (a synchronisation's cost, sized
 			 * by sync_stall) */
 			uint64_t from = a && a->start > k->start ? a->start : k->start;
-			r->gpu.pageable_held_ns += a && a->start + a->dur > from ? a->start + a->dur - from : 0;
+			r->gpu.pageable_held_ns +=
+			    a && a->start + a->dur > from ? a->start + a->dur - from : 0;
 			r->gpu.pageable_inferred |= inferred;
 			continue;
 		}

@@ -921,6 +921,25 @@ static void text_time(const gp_job_t *job, FILE *out)
 	}
 }
 
+/* The rank's peak against its card, and what that leaves: room for a larger batch or
+ * model, or how close to out of memory (the thresholds are findings.c's). */
+static void text_card(FILE *out, const gp_rank_t *r)
+{
+	const char *what;
+	uint64_t p = gp_rank_in_use_peak(r, &what);
+	if (!r->id.gpu_total || !p)
+		return;
+	double share = (double)p / (double)r->id.gpu_total;
+	fprintf(out,
+	        "       the card%s%s has %.1f GiB: the peak in use (%s) is %.1f%% of it, %.1f GiB "
+	        "left%s\n",
+	        r->id.gpu_name[0] ? ", " : "", r->id.gpu_name, r->id.gpu_total / 1073741824.0, what,
+	        100 * share, p < r->id.gpu_total ? (r->id.gpu_total - p) / 1073741824.0 : 0.0,
+	        share < 0.5   ? ": memory is no constraint here (a larger batch or model fits)"
+	        : share < 0.9 ? ""
+	                      : ": close to out of memory");
+}
+
 /* Where the memory goes: peaks, their stacks, what is live. */
 static void text_memory(const gp_job_t *job, FILE *out)
 {
@@ -954,6 +973,7 @@ static void text_memory(const gp_job_t *job, FILE *out)
 			        "sample; the pool holds %.1f MiB of the device\n",
 			        r->pool.what, r->pool.in_use_peak / 1048576.0,
 			        r->pool.in_use / 1048576.0, r->pool.pool / 1048576.0);
+		text_card(out, r);
 		if (r->memory.peak_stack[0])
 			fprintf(out, "       peak reached by: %s%s%s%s\n", r->memory.peak_stack,
 			        r->memory.peak_stack_source[0] ? " (stack from " : "",

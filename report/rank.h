@@ -121,6 +121,9 @@ bool gp_rank_unobserved(const gp_rank_t *r);
  * outcome whichever of its processes trained: a worker's or a forked trainer's own
  * "exit 0" never hides it (issue 51). */
 bool gp_rank_task_failed(const gp_rank_t *r);
+/* The rank's memory peak as its framework counts it (PyTorch's max allocated, a pool's
+ * in-use peak: a pool is not its use), else CUDA's live device bytes; *what says which. */
+uint64_t gp_rank_in_use_peak(const gp_rank_t *r, const char **what);
 /* How a rank ended, in words: "exit 0", "signal 9", "incomplete", ... */
 const char *gp_rank_outcome(const gp_rank_t *r, char *buf, size_t len);
 /* Frees what a rank owns (its path, step samples, owners), not the rank itself. */
