@@ -201,6 +201,7 @@ static void take_task_figures(gp_rank_t *r, const gp_rank_t *task)
 	if (!r->id.gpu_uuid[0]) {
 		memcpy(r->id.gpu_uuid, task->id.gpu_uuid, sizeof(r->id.gpu_uuid));
 		r->id.gpu_total = task->id.gpu_total;
+		memcpy(r->id.gpu_name, task->id.gpu_name, sizeof(r->id.gpu_name));
 	}
 	for (int k = 0; k < GP_LOSS_N && k < 16; k++)
 		if (task->quality.loss[k] > r->quality.loss[k])

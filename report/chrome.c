@@ -15,7 +15,10 @@
  * with args stream >= 0 and correlation (HTA's GPU-kernel test); API calls as
  * cuda_runtime/cuda_driver with the same correlation and no stream (its CPU test); NVTX
  * ranges as user_annotation; each step as a "ProfilerStep#N" annotation on the steps'
- * thread (HTA's iterations); flows ac2g by correlation, unique within the file. */
+ * thread (HTA's iterations), from whatever found the steps; copies and sets with Kineto's
+ * "bytes" and "memory bandwidth (GB/s)" (HTA's memory bandwidth analysis); flows ac2g by
+ * correlation, unique within the file. Kernels carry no launch configuration (grid, block,
+ * registers, shared memory): the rank file does not record it (doc/format.md). */
 #include "config.h"
 #include "names.h"
 #include "job.h"
@@ -346,9 +349,12 @@ static void export_work(ctx_t *c)
 		         : k->kind == 1 ? memcpy_name(k->copykind)
 		                        : "Memset");
 		fprintf(out,
-		        ", \"args\": {\"correlation\": %" PRIu64
-		        ", \"stream\": %u, \"device\": %u}}",
+		        ", \"args\": {\"correlation\": %" PRIu64 ", \"stream\": %u, \"device\": %u",
 		        k->corr, k->stream, k->device);
+		if (k->kind != 0) /* Kineto's keys, which HTA's memory bandwidth analysis reads */
+			fprintf(out, ", \"bytes\": %" PRIu64 ", \"memory bandwidth (GB/s)\": %.3f",
+			        k->bytes, k->dur ? (double)k->bytes / (double)k->dur : 0.0);
+		fputs("}}", out);
 		const api_t *a = gp_rd_launch(d, k);
 		uint64_t had;
 		/* one flow per launch call: a graph launch's many kernels share its
@@ -393,21 +399,51 @@ static void export_work(ctx_t *c)
 	free(dbuf);
 }
 
-/* Kineto: the steps as PyTorch's profiler marks them. */
-static void export_steps(ctx_t *c)
+/* The steps, from whatever found them (NVTX, optimizer.step(), cudaProfilerStart/Stop,
+ * the kernels' own rhythm: steps.c). Kineto: as PyTorch's profiler marks them, on the
+ * steps' thread. Chrome: a track of their own, "steps (SOURCE)", each step from its start
+ * to the next one's (never overlapping, so Perfetto keeps every one), and a second one,
+ * "steps on the GPU", from the completion of one step's GPU work to the next's, the
+ * headline's GPU step. */
+#define STEPS_TID     (1ull << 41)
+#define GPU_STEPS_TID (STEPS_TID + 1)
+static void export_steps(ctx_t *c, const char *source)
 {
 	const rank_data_t *d = c->d;
 	FILE *out = c->out;
 	char nm[512];
-	/* Kineto: the steps as PyTorch's profiler marks them, on the steps' thread */
 	uint32_t tid = d->step_tid ? d->step_tid : d->apis.n ? d->apis.v[0].tid : 0;
+	uint64_t gpu_last = 0; /* the GPU track's last end: its slices may not overlap either */
+	if (!c->kineto && d->steps.n) {
+		snprintf(nm, sizeof(nm), "steps (%s)", source && source[0] ? source : "found");
+		thread_name(c, STEPS_TID, nm);
+		thread_name(c, GPU_STEPS_TID, "steps on the GPU (completion to completion)");
+	}
 	for (size_t i = 0; i < d->steps.n; i++) {
 		const step_t *st = &d->steps.v[i];
-		if (!in_window(c, st->start, st->end) || !spend(c))
+		uint64_t end = st->end;
+		if (!c->kineto && i + 1 < d->steps.n && d->steps.v[i + 1].start < end)
+			end = d->steps.v[i + 1].start; /* a track's slices may not overlap */
+		if (end < st->start || !in_window(c, st->start, end) || !spend(c))
 			continue;
-		snprintf(nm, sizeof(nm), "ProfilerStep#%zu", i);
-		slice(c, "user_annotation", tid_of(c, tid), st->start, st->end - st->start, nm);
-		fputs("}", out);
+		if (c->kineto) {
+			snprintf(nm, sizeof(nm), "ProfilerStep#%zu", i);
+			slice(c, "user_annotation", tid_of(c, tid), st->start, end - st->start, nm);
+			fputs("}", out);
+			continue;
+		}
+		snprintf(nm, sizeof(nm), "step %zu", i);
+		slice(c, "step", STEPS_TID, st->start, end - st->start, nm);
+		fprintf(out, ", \"args\": {\"step\": %zu, \"traced\": %s}}", i,
+		        st->traced ? "true" : "false");
+		const step_t *pv = i ? &d->steps.v[i - 1] : NULL;
+		uint64_t from = pv && pv->gpu_end > gpu_last ? pv->gpu_end : gpu_last;
+		if (pv && pv->gpu_end && st->gpu_end > from && spend(c)) {
+			slice(c, "step", GPU_STEPS_TID, from, st->gpu_end - from, nm);
+			fprintf(out, ", \"args\": {\"step\": %zu, \"gpu_ms\": %.4f}}", i,
+			        (st->gpu_end - pv->gpu_end) / 1e6);
+			gpu_last = st->gpu_end;
+		}
 	}
 }
 
@@ -449,13 +485,12 @@ static void export_counters(ctx_t *c)
 	}
 }
 
-static void export_rank(ctx_t *c, int index)
+static void export_rank(ctx_t *c, int index, const char *step_source)
 {
 	export_names(c);
 	export_ranges(c, index);
 	export_work(c);
-	if (c->kineto)
-		export_steps(c);
+	export_steps(c, step_source);
 	export_counters(c);
 }
 
@@ -546,7 +581,7 @@ int gp_export_chrome(const gp_job_t *job, FILE *out, const char *ranklist, uint6
 		        "\"args\": {\"sort_index\": %u}}",
 		        c.pid, i);
 		c.flows = flows; /* flow ids count on through the file */
-		export_rank(&c, (int)i);
+		export_rank(&c, (int)i, rk->steps.source);
 		u64map_free(&c.tids);
 		flows = c.flows;
 		written += c.spent;
@@ -694,7 +729,7 @@ int gp_export_kineto(const gp_job_t *job, const char *dir, const char *ranklist)
 		        1000000 + rk->id.rank, rk->id.rank);
 		ctx_t c = {.out = out, .pid = 1000000 + rk->id.rank, .d = &d, .kineto = true};
 		c.off = (uint64_t)(int64_t)(d.hdr_realtime - d.hdr_monotonic - t0);
-		export_rank(&c, (int)i);
+		export_rank(&c, (int)i, rk->steps.source);
 		u64map_free(&c.tids);
 		fprintf(out, "\n]}\n");
 		if (gp_outfile_close(&of, true) != 0) {

@@ -203,6 +203,21 @@ static bool pool_seen(const gp_rank_t *r)
 {
 	return r->pool.seen;
 }
+/* NCCL's collectives, the largest first: [{name calls ns exposed_ns}] */
+static void v_collectives(FILE *out, const gp_rank_t *r)
+{
+	fputc('[', out);
+	for (unsigned k = 0; k < r->gpu.ncoll && k < GP_COLLS; k++) {
+		const struct gp_coll *c = &r->gpu.coll[k];
+		fprintf(out, "%s{\"name\": ", k ? ", " : "");
+		gp_json_str(out, c->name);
+		fprintf(out, ", \"calls\": %llu, \"ns\": %llu, \"exposed_ns\": %llu}",
+		        (unsigned long long)c->calls, (unsigned long long)c->ns,
+		        (unsigned long long)c->exposed_ns);
+	}
+	fputc(']', out);
+}
+
 static bool own_seen(const gp_rank_t *r)
 {
 	return r->own.steps > 0;
@@ -342,6 +357,29 @@ const gp_field_t gp_rank_fields[] = {
         "share scaled to the job's own steps); 0: not scaled"),
     U64("gpu", "kernels_attributed_across_threads", gpu.kernels_other_thread, NULL,
         "kernels given to a range of another thread"),
+    FN("gpu", "collectives", v_collectives, NULL,
+       "[{name calls ns exposed_ns}]: NCCL's collectives by kernel, the largest 4; exposed: "
+       "not overlapped by compute kernels"),
+    U64("gpu", "host_device_copies", gpu.hd_copies, NULL,
+        "host-to-device and device-to-host copies in the steady state"),
+    U64("gpu", "host_device_bytes", gpu.hd_bytes, "bytes", "... their bytes"),
+    U64("gpu", "pageable_copies", gpu.pageable_copies, NULL,
+        "... of them from or into pageable host memory"),
+    U64("gpu", "pageable_bytes", gpu.pageable_bytes, "bytes", "... their bytes"),
+    U64("gpu", "pageable_ns", gpu.pageable_ns, "ns", "... their GPU time"),
+    U64("gpu", "pageable_held_ns", gpu.pageable_held_ns, "ns",
+        "... the host's time inside their copy calls from the transfer's start on"),
+    BOOL("gpu", "pageable_inferred", gpu.pageable_inferred,
+         "pageable told by the copy call holding the host (a rank file without memory kinds)"),
+    U64("gpu", "fp32_simt_gemm_ns", gpu.fp32_gemm_ns, "ns",
+        "GEMM kernels with fp32 inputs on CUDA cores (SIMT, FFMA), steady state"),
+    U64("gpu", "fp32_simt_gemm_calls", gpu.fp32_gemm_calls, NULL, "... their launches"),
+    U32("gpu", "fp32_simt_gemm_sm", gpu.fp32_gemm_sm, NULL,
+        "... the architecture their names say (80: sm_80), 0: not said"),
+    STR("gpu", "fp32_simt_gemm_top", gpu.fp32_gemm_top, "... the largest"),
+    BOOL("gpu", "pytorch_kernels", gpu.torch_kernels,
+         "kernels named by PyTorch (at::native): the advice speaks PyTorch"),
+    BOOL("gpu", "xla_kernels", gpu.xla_kernels, "kernels named by XLA (fusions)"),
     F64("gpu", "nvml_util_mean", gpu.nvml_util_mean, 1, "%", "NVML's utilisation, mean"),
     U64("gpu", "nvml_samples", gpu.nvml_samples, NULL, "NVML samples"),
 
@@ -511,6 +549,9 @@ const gp_field_t gp_rank_fields[] = {
     U64("host", "data_waits", gpu.data_waits, NULL, "batches waited for"),
 
     STR(NULL, "gpu_uuid", id.gpu_uuid, "the rank's GPU (NVML), empty: unknown"),
+    STR(NULL, "gpu_name", id.gpu_name, "its name (NVML), empty: unknown"),
+    U64(NULL, "gpu_memory_bytes", id.gpu_total, "bytes",
+        "its memory (NVML's total; 0: unknown): what memory findings are held against"),
 
     /* a framework's own pool (XLA); null where none was seen */
     U64("pool", "in_use_bytes", pool.in_use, "bytes", "in use, the last sample"),
@@ -608,6 +649,62 @@ void gp_json_rank(FILE *out, const gp_rank_t *r)
 	if (open && !skip)
 		fputc('}', out);
 	fputc('}', out);
+}
+
+void gp_csv_str(FILE *out, const char *s)
+{
+	if (!strpbrk(s, ",\"\r\n")) {
+		fputs(s, out);
+		return;
+	}
+	fputc('"', out);
+	for (; *s; s++) {
+		if (*s == '"')
+			fputc('"', out);
+		fputc(*s, out);
+	}
+	fputc('"', out);
+}
+
+void gp_csv_rank(FILE *out, const gp_rank_t *r)
+{
+	bool first = true;
+	for (size_t i = 0; i < gp_rank_nfields; i++) {
+		const gp_field_t *f = &gp_rank_fields[i];
+		if (f->type == GP_FT_FN)
+			continue;
+		fputs(first ? "" : ",", out);
+		first = false;
+		if (!r) {
+			fprintf(out, "%s%s%s", f->section ? f->section : "", f->section ? "." : "",
+			        f->key);
+			continue;
+		}
+		bool shown = true; /* a section the JSON writes as null: empty cells */
+		for (size_t c = 0; f->section && c < sizeof(conditional) / sizeof(conditional[0]);
+		     c++)
+			if (!strcmp(conditional[c].name, f->section) && !conditional[c].when(r))
+				shown = false;
+		const char *p = (const char *)r + f->off;
+		double d;
+		int n;
+		if (!shown)
+			continue;
+		if (f->type == GP_FT_STR) {
+			gp_csv_str(out, p);
+		} else if (f->type == GP_FT_F64) {
+			memcpy(&d, p, sizeof(d));
+			if (isfinite(d))
+				fprintf(out, "%.*f", f->prec, d);
+		} else if (f->type == GP_FT_I32_NULL) {
+			memcpy(&n, p, sizeof(n));
+			if (n >= 0)
+				fprintf(out, "%d", n);
+		} else {
+			value(out, f, r);
+		}
+	}
+	fputs("\r\n", out);
 }
 
 void gp_fields_print(FILE *out, bool markdown)

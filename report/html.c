@@ -644,7 +644,7 @@ static void plot_kernels(FILE *o, const gp_job_t *job)
 		tot += job->k[i].total;
 	if (!n || !tot)
 		return;
-	double x0 = 400, w = W - x0 - 130;
+	double x0 = 400, w = W - x0 - 280; /* room for the share, the time, median and p95 */
 	fprintf(o,
 	        "<h3>Kernels (all ranks, the steady state's steps)</h3>\n<svg class=\"plot\" "
 	        "id=\"kernels\" width=\"%d\" height=\"%u\" xmlns=\"http://www.w3.org/2000/svg\" "
@@ -667,18 +667,23 @@ static void plot_kernels(FILE *o, const gp_job_t *job)
 			esc(o, k->in[0].name);
 		}
 		fprintf(o, ")");
+		fprintf(o, ": %llu calls, %.2f ms; median %.2f us, p95 %.2f us, sd %.2f us",
+		        (unsigned long long)k->calls, k->total / 1e6,
+		        gp_kstat_quantile(k, 0.5) / 1e3, gp_kstat_quantile(k, 0.95) / 1e3,
+		        gp_kstat_stddev(k) / 1e3);
 		fprintf(o,
-		        ": %llu calls, %.2f ms</title><rect class=\"bar\" x=\"%.0f\" y=\"%u\" "
+		        "</title><rect class=\"bar\" x=\"%.0f\" y=\"%u\" "
 		        "width=\"%.1f\" height=\"16\" fill=\"%s\"/>\n<text x=\"%.0f\" y=\"%u\" "
 		        "font-size=\"11\" font-family=\"monospace\" text-anchor=\"end\">",
-		        (unsigned long long)k->calls, k->total / 1e6, x0, 5 + 22 * i, share * w + 1,
-		        k->comm ? "#d62728" : "#1f77b4", x0 - 6, 17 + 22 * i);
+		        x0, 5 + 22 * i, share * w + 1, k->comm ? "#d62728" : "#1f77b4", x0 - 6,
+		        17 + 22 * i);
 		/* the whole name on hover (title) */
 		esc(o, nm);
 		fprintf(o,
 		        "</text>\n<text x=\"%.1f\" y=\"%u\" font-size=\"11\">%.1f%% (%.2f "
-		        "ms)</text></g>\n",
-		        x0 + share * w + 5, 17 + 22 * i, 100 * share, k->total / 1e6);
+		        "ms; median %.1f us, p95 %.1f us)</text></g>\n",
+		        x0 + share * w + 5, 17 + 22 * i, 100 * share, k->total / 1e6,
+		        gp_kstat_quantile(k, 0.5) / 1e3, gp_kstat_quantile(k, 0.95) / 1e3);
 	}
 	fprintf(o, "</svg>\n<div class=\"legend\"><span><i style=\"background:#1f77b4\"></i>compute"
 	           "</span><span><i style=\"background:#d62728\"></i>communication (NCCL)</span>"

@@ -153,6 +153,11 @@ int gp_export_kineto(const gp_job_t *job, const char *dir, const char *ranks);
 int gp_export_chrome(const gp_job_t *job, FILE *out, const char *ranks, uint64_t max_events,
                      double win_from_s, double win_to_s);
 
+/* CSV of one of the job's tables (csv.c): "kernels" (every kernel, its whole name),
+ * "ranks" (every single value of a rank in report.json) or "findings" (after
+ * gp_job_findings). -1: an unknown table or a write error. */
+int gp_export_csv(const gp_job_t *job, FILE *out, const char *table);
+
 /* The name of a GP_LOSS_* cause in JSON and in words; NULL past the last. */
 const char *gp_loss_key(unsigned cause);
 const char *gp_loss_words(unsigned cause);

@@ -51,6 +51,7 @@ enum { /* long-only options */
        OPT_EVENTS,
        OPT_STRINGS,
        OPT_ENV,
+       OPT_TABLE,
 };
 
 static const gp_cli_opt_t run_opts[] = {
@@ -138,8 +139,9 @@ static const gp_cli_cmd_t cmd_report_doc = {
 static const gp_cli_opt_t export_opts[] = {
     {"format", 'f', "FORMAT",
      "chrome (a Chrome/Perfetto trace, JSON), memviz (a PyTorch memory snapshot pickle for "
-     "memory_viz), html (one self-contained page of plots and tables) or kineto (a "
-     "directory of Kineto traces, one per rank, for Holistic Trace Analysis)"},
+     "memory_viz), html (one self-contained page of plots and tables), kineto (a "
+     "directory of Kineto traces, one per rank, for Holistic Trace Analysis) or csv (one of "
+     "the report's tables, --table)"},
     {"output", 'o', "FILE",
      "where to write (- is standard output, except for kineto, which writes a directory); "
      "a name ending in .gz is written gzip-compressed, which Perfetto and HTA read"},
@@ -149,6 +151,10 @@ static const gp_cli_opt_t export_opts[] = {
     {"window", 'w', "FROM:TO",
      "chrome: only events between FROM and TO seconds after the job's first event, as "
      "10:12.5"},
+    {"table", OPT_TABLE, "TABLE",
+     "csv: kernels (the default: every kernel with its whole demangled name, calls, total, "
+     "mean, median, p95, standard deviation, min, max), ranks (every single value of a "
+     "rank in report.json) or findings"},
     {"torch", OPT_TORCH, "VERSION",
      "memviz: the snapshot layout of PyTorch VERSION: 2 (the default: the dictionary of "
      "segments and device_traces of PyTorch 2.0 and later and of the memory_viz web page) "
@@ -975,6 +981,7 @@ static int cmd_export(int argc, char **argv)
 {
 	const gp_cli_cmd_t *cmd = &cmd_export_doc;
 	const char *format = NULL, *output = NULL, *ranks = NULL, *torch = "2";
+	const char *table = "kernels";
 	uint64_t max_events = 0;
 	double win_from = 0, win_to = 0;
 	char err[512], dir[PATH_MAX];
@@ -997,6 +1004,9 @@ static int cmd_export(int argc, char **argv)
 		case OPT_TORCH:
 			torch = c.arg;
 			break;
+		case OPT_TABLE:
+			table = c.arg;
+			break;
 		case 'n':
 			if (gp_cli_count(cmd, "--max-events", c.arg, UINT64_MAX, &max_events))
 				return GP_CLI_USAGE;
@@ -1009,10 +1019,14 @@ static int cmd_export(int argc, char **argv)
 	}
 	if (k < 0)
 		return c.status;
-	if (!format || (strcmp(format, "chrome") && strcmp(format, "html") &&
-	                strcmp(format, "memviz") && strcmp(format, "kineto")))
-		return gp_cli_usage(cmd, "--format: '%s' (formats: chrome, memviz, html, kineto)",
+	if (!format ||
+	    (strcmp(format, "chrome") && strcmp(format, "html") && strcmp(format, "memviz") &&
+	     strcmp(format, "kineto") && strcmp(format, "csv")))
+		return gp_cli_usage(cmd,
+		                    "--format: '%s' (formats: chrome, memviz, html, kineto, csv)",
 		                    format ? format : "");
+	if (strcmp(table, "kernels") && strcmp(table, "ranks") && strcmp(table, "findings"))
+		return gp_cli_usage(cmd, "--table: '%s' (tables: kernels, ranks, findings)", table);
 	if (strcmp(torch, "2") && strcmp(torch, "1.13"))
 		return gp_cli_usage(cmd, "--torch: '%s' (2 for PyTorch 2.0 and later, or 1.13)",
 		                    torch);
@@ -1048,6 +1062,9 @@ static int cmd_export(int argc, char **argv)
 		rc = gp_report_html(&job, out.f);
 	} else if (!strcmp(format, "memviz")) {
 		rc = gp_export_memviz(&job, out.f, ranks, python_dir(), !strcmp(torch, "1.13"));
+	} else if (!strcmp(format, "csv")) {
+		gp_job_findings(&job);
+		rc = gp_export_csv(&job, out.f, table);
 	} else {
 		rc = gp_export_chrome(&job, out.f, ranks, max_events, win_from, win_to);
 	}

@@ -916,8 +916,9 @@ static void text_time(const gp_job_t *job, FILE *out)
 		bool ranges = false; /* a column of the NVTX range that launched each, if any */
 		for (unsigned i = 0; i < nshow; i++)
 			names[i] = job->k[i].name, ranges |= job->k[i].in[0].name != NULL;
-		fprintf(out, "%-60s %8s %11s %10s %10s %10s %6s%s\n", "name", "calls", "total ms",
-		        "mean us", "min us", "max us", "share", ranges ? "  launched in" : "");
+		fprintf(out, "%-60s %8s %11s %10s %10s %10s %10s %6s%s\n", "name", "calls",
+		        "total ms", "mean us", "median us", "p95 us", "sd us", "share",
+		        ranges ? "  launched in" : "");
 		gp_display_names(names, nshow, shown[0], sizeof(shown[0]));
 		for (unsigned i = 0; i < nshow; i++) {
 			const gp_kstat_t *k = &job->k[i];
@@ -927,11 +928,14 @@ static void text_time(const gp_job_t *job, FILE *out)
 				double sh = pct(k->in[0].ns, k->total);
 				snprintf(in, sizeof(in), sh < 95 ? "%s (%.0f%%)" : "%s", rn, sh);
 			}
-			fprintf(out, "%-60s %8llu %11.3f %10.2f %10.2f %10.2f %5.1f%%%s%s\n",
+			fprintf(out, "%-60s %8llu %11.3f %10.2f %10.2f %10.2f %10.2f %5.1f%%%s%s\n",
 			        shown[i], (unsigned long long)k->calls, k->total / 1e6,
-			        k->total / 1e3 / (double)k->calls, k->min / 1e3, k->max / 1e3,
+			        k->total / 1e3 / (double)k->calls, gp_kstat_quantile(k, 0.5) / 1e3,
+			        gp_kstat_quantile(k, 0.95) / 1e3, gp_kstat_stddev(k) / 1e3,
 			        pct(k->total, tot), in[0] ? "  " : "", in);
 		}
+		fprintf(out, "median, p95: from durations in buckets 4.4 %% wide (within 2.2 %%); "
+		             "sd: standard deviation; min and max in report.json\n");
 		gp_kind_t kd[16];
 		unsigned nkd = gp_job_kernel_kinds(job, kd, 16);
 		fprintf(out, "\nKernel time by kind (read from the kernels' names, not from the "
@@ -955,6 +959,25 @@ static void text_time(const gp_job_t *job, FILE *out)
 			        r->sync_ns / 1e6);
 		}
 	}
+}
+
+/* The rank's peak against its card, and what that leaves: room for a larger batch or
+ * model, or how close to out of memory (the thresholds are findings.c's). */
+static void text_card(FILE *out, const gp_rank_t *r)
+{
+	const char *what;
+	uint64_t p = gp_rank_in_use_peak(r, &what);
+	if (!r->id.gpu_total || !p)
+		return;
+	double share = (double)p / (double)r->id.gpu_total;
+	fprintf(out,
+	        "       the card%s%s has %.1f GiB: the peak in use (%s) is %.1f%% of it, %.1f GiB "
+	        "left%s\n",
+	        r->id.gpu_name[0] ? ", " : "", r->id.gpu_name, r->id.gpu_total / 1073741824.0, what,
+	        100 * share, p < r->id.gpu_total ? (r->id.gpu_total - p) / 1073741824.0 : 0.0,
+	        share < 0.5   ? ": memory is no constraint here (a larger batch or model fits)"
+	        : share < 0.9 ? ""
+	                      : ": close to out of memory");
 }
 
 /* Where the memory goes: peaks, their stacks, what is live. */
@@ -990,6 +1013,7 @@ static void text_memory(const gp_job_t *job, FILE *out)
 			        "sample; the pool holds %.1f MiB of the device\n",
 			        r->pool.what, r->pool.in_use_peak / 1048576.0,
 			        r->pool.in_use / 1048576.0, r->pool.pool / 1048576.0);
+		text_card(out, r);
 		if (r->memory.peak_stack[0])
 			fprintf(out, "       peak reached by: %s%s%s%s\n", r->memory.peak_stack,
 			        r->memory.peak_stack_source[0] ? " (stack from " : "",
@@ -1271,9 +1295,11 @@ void gp_report_json(const gp_job_t *job, FILE *out)
 		fprintf(
 		    out,
 		    ", \"calls\": %llu, \"total_ns\": %llu, \"min_ns\": %llu, \"max_ns\": %llu, "
-		    "\"comm\": %s, \"launched_in\": ",
+		    "\"median_ns\": %.0f, \"p95_ns\": %.0f, \"stddev_ns\": %.0f, \"comm\": %s, "
+		    "\"launched_in\": ",
 		    (unsigned long long)k->calls, (unsigned long long)k->total,
 		    (unsigned long long)k->min, (unsigned long long)k->max,
+		    gp_kstat_quantile(k, 0.5), gp_kstat_quantile(k, 0.95), gp_kstat_stddev(k),
 		    k->comm ? "true" : "false");
 		if (k->in[0].name)
 			gp_json_str(out, k->in[0].name);
