@@ -68,3 +68,11 @@ int gp_ac_compose(char *others, const char *ours, char *val, size_t len)
 	int n = snprintf(val, len, "%s%s%s", others, others[0] ? "; " : "", ours);
 	return n < 0 || (size_t)n >= len ? -1 : 0;
 }
+
+bool gp_ac_has_js1(const char *s)
+{
+	for (const char *p = s; (p = strstr(p, "JS1:")); p++)
+		if (p == s || (p - s >= 2 && !strncmp(p - 2, "; ", 2)))
+			return true;
+	return false;
+}

@@ -1109,4 +1109,5 @@ void gp_job_findings(gp_job_t *job)
 	}
 	memcpy(job->f, out, n * sizeof(gp_finding_t));
 	job->nf = n;
+	gp_job_accounting(job);
 }

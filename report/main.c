@@ -38,6 +38,7 @@ enum { /* long-only options */
        OPT_STEPS_FROM = 256,
        OPT_SACCT,
        OPT_SUMMARY_LINE,
+       OPT_RECORD_LINE,
        OPT_TORCH,
        OPT_FAIL,
        OPT_SPOOL,
@@ -109,6 +110,9 @@ static const gp_cli_opt_t report_opts[] = {
      "print nothing: only write report.txt, report.json and job.json into the job directory"},
     {"summary-line", OPT_SUMMARY_LINE, NULL,
      "print the one-line summary that goes into the job's AdminComment"},
+    {"record-line", OPT_RECORD_LINE, NULL,
+     "print the accounting record that goes into the job's SystemComment (gpuprof ledger "
+     "reads it; after the summary line when both are asked)"},
     {NULL, 0, NULL, NULL}};
 
 static const gp_cli_cmd_t cmd_report_doc = {
@@ -771,7 +775,7 @@ static int cmd_report(int argc, char **argv)
 	const gp_cli_cmd_t *cmd = &cmd_report_doc;
 	const char *step = NULL, *format = "text", *output = NULL;
 	const char *steps_from = NULL, *ranks = NULL;
-	bool quiet = false, summary = false, sacct = false, by_id = false;
+	bool quiet = false, summary = false, sacct = false, by_id = false, record = false;
 	char err[512], dir[PATH_MAX];
 	gp_job_t job;
 	gp_cli_t c;
@@ -802,6 +806,9 @@ static int cmd_report(int argc, char **argv)
 			break;
 		case OPT_SUMMARY_LINE:
 			summary = true;
+			break;
+		case OPT_RECORD_LINE:
+			record = true;
 			break;
 		}
 	}
@@ -848,7 +855,13 @@ static int cmd_report(int argc, char **argv)
 		char line[600];
 		gp_report_summary_line(&job, line, sizeof(line));
 		fprintf(out.f, "%s\n", line);
-	} else if (!quiet) {
+	}
+	if (record) {
+		char line[GP_REC_MAX + 1];
+		if (gp_rec_format(&job.acct, line, sizeof(line)) == 0)
+			fprintf(out.f, "%s\n", line);
+	}
+	if (!summary && !record && !quiet) {
 		if (!strcmp(format, "json"))
 			gp_report_json(&job, out.f);
 		else
