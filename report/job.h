@@ -112,6 +112,9 @@ void gp_job_findings(gp_job_t *job);
 /* job->acct from the ranks and the findings (acct.c; gp_job_findings calls it), and its
  * JSON object (report.json "accounting"). */
 void gp_job_accounting(gp_job_t *job);
+/* A finding's advice in one sentence, for any job (findings.c; gpuprof ledger); NULL for an
+ * unknown id */
+const char *gp_finding_advice(const char *id);
 void gp_acct_json(const gp_job_t *job, FILE *out);
 /* The job's kernel time by kind of work (gp_kernel_kind of every kernel's name), most
  * first: n kinds into k[], at most max (the kinds are fewer than 16). */
