@@ -569,10 +569,23 @@ static time_t day_at(time_t now, int days, int hour)
 	return mktime(&tm);
 }
 
+/* "HH:MM[:SS]" at s, to its end */
+static bool clock_of(const char *s, int *h, int *mi, int *sec)
+{
+	size_t n = strlen(s);
+	*sec = 0;
+	if ((n != 5 && n != 8) || s[2] != ':' || (n == 8 && s[5] != ':'))
+		return false;
+	*h = digits(s, 2), *mi = digits(s + 3, 2);
+	if (n == 8)
+		*sec = digits(s + 6, 2);
+	return *h >= 0 && *mi >= 0 && *sec >= 0;
+}
+
 int gp_ld_time(const char *s, time_t now, time_t *out)
 {
 	struct tm tm, today;
-	int n = 0, y, mo, d, h = 0, mi = 0, sec = 0;
+	int y, mo, d, h = 0, mi = 0, sec = 0;
 	localtime_r(&now, &today);
 	if (!strncasecmp(s, "now", 3))
 		return rel_time(s + 3, now, out);
@@ -586,22 +599,22 @@ int gp_ld_time(const char *s, time_t now, time_t *out)
 			*out = day_at(now, words[i].days, words[i].hour);
 			return 0;
 		}
-	memset(&tm, 0, sizeof(tm));
-	if (sscanf(s, "%4d-%2d-%2d%n", &y, &mo, &d, &n) == 3 &&
-	    (!s[n] || (s[n] == 'T' && (sscanf(s + n, "T%2d:%2d%n", &h, &mi, &n) >= 2) &&
-	               (!s[n] || sscanf(s + n, ":%2d%n", &sec, &n) == 1) && !s[n]))) {
-		/* YYYY-MM-DD[THH:MM[:SS]] */
-	} else if (n = 0, sscanf(s, "%2d/%2d%n", &mo, &d, &n) == 2 &&
-	                      (!s[n] || (sscanf(s + n, "/%2d%n", &y, &n) == 1 && !s[n]))) {
-		y = strchr(s + 3, '/') ? 2000 + y : today.tm_year + 1900; /* MM/DD[/YY] */
-	} else if (n = 0, sscanf(s, "%2d:%2d%n", &h, &mi, &n) == 2 &&
-	                      (!s[n] || (sscanf(s + n, ":%2d%n", &sec, &n) == 1 && !s[n]))) {
-		y = today.tm_year + 1900, mo = today.tm_mon + 1, d = today.tm_mday; /* HH:MM[:SS] */
+	size_t n = strlen(s);
+	if (n >= 10 && s[4] == '-' && s[7] == '-' && (n == 10 || s[10] == 'T')) {
+		y = digits(s, 4), mo = digits(s + 5, 2), d = digits(s + 8, 2); /* YYYY-MM-DD[T..] */
+		if (n > 10 && !clock_of(s + 11, &h, &mi, &sec))
+			return -1;
+	} else if ((n == 5 || n == 8) && s[2] == '/' && (n == 5 || s[5] == '/')) {
+		mo = digits(s, 2), d = digits(s + 3, 2); /* MM/DD[/YY] */
+		y = n == 8 ? 2000 + digits(s + 6, 2) : today.tm_year + 1900;
+	} else if (clock_of(s, &h, &mi, &sec)) { /* HH:MM[:SS] today */
+		y = today.tm_year + 1900, mo = today.tm_mon + 1, d = today.tm_mday;
 	} else {
 		return -1;
 	}
 	if (mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 || sec > 60 || y < 1970)
 		return -1;
+	memset(&tm, 0, sizeof(tm));
 	tm.tm_year = y - 1900, tm.tm_mon = mo - 1, tm.tm_mday = d;
 	tm.tm_hour = h, tm.tm_min = mi, tm.tm_sec = sec, tm.tm_isdst = -1;
 	*out = mktime(&tm);
