@@ -124,8 +124,9 @@ static const gp_cli_cmd_t cmd_report_doc = {
     "report.txt, report.json and job.json are written into the job directory too.",
     report_opts,
     "JOBID is a Slurm job id (1234, an array task 1234_5, a heterogeneous job's component "
-    "1234+1): its directory is the one gpuprof's summary names in the job's AdminComment "
-    "(sacct -o AdminComment), else gpuprof-ID in its working directory. An operand shaped "
+    "1234+1): its directory is the one gpuprof's record names in the job's SystemComment "
+    "(sacct -o SystemComment), else its summary in AdminComment, else gpuprof-ID in its "
+    "working directory. An operand shaped "
     "like a job id is asked of sacct first, unless it is a directory of the caller's own "
     "(./1234 names the directory); another user's directory of that name is read only "
     "where sacct knows no such job.\n\n"
