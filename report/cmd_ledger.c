@@ -246,7 +246,6 @@ int gp_cmd_ledger(int argc, char **argv)
 		puts(GP_LD_FIELDS);
 		return fflush(stdout) ? 1 : 0;
 	}
-	gp_config_defaults(&cfg);
 	if (gp_config_load(&cfg, a.config ? a.config : GP_SYSCONF_PATH, !a.config, err,
 	                   sizeof(err)) < 0) {
 		gp_err("ledger: %s", err);

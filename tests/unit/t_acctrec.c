@@ -59,7 +59,7 @@ static const struct {
 static void test_round_trip(void)
 {
 	gp_acct_rec_t r, back;
-	char line[GP_REC_MAX + 1], err[200];
+	char line[GP_REC_MAX + 1], err[200] = "";
 	ok(gp_rec_parse(good, strlen(good), &r, err, sizeof(err)) == 0, "a record parses (%s)",
 	   err);
 	ok(r.ranks == 2 && r.gpus == 2 && r.s[GP_CAUSE_COMM] == 2.113 &&
