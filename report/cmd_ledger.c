@@ -162,13 +162,15 @@ static int from_sacct(gp_ledger_t *l)
 	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
 		;
 	if (!rc && !(WIFEXITED(st) && WEXITSTATUS(st) == 0))
-		rc = gp_err("ledger: sacct failed (status %d); its message is above", st);
+		rc = gp_err("ledger: sacct failed (%s %d); its message is above",
+		            WIFEXITED(st) ? "exit status" : "signal",
+		            WIFEXITED(st) ? WEXITSTATUS(st) : WTERMSIG(st));
 	return rc;
 }
 
 typedef struct args {
 	const char *from, *format, *output, *config;
-	bool fields;
+	bool fields, stop;
 } args_t;
 
 static int parse_args(int argc, char **argv, gp_ledger_t *l, args_t *a)
@@ -212,8 +214,10 @@ static int parse_args(int argc, char **argv, gp_ledger_t *l, args_t *a)
 			break;
 		}
 	}
-	if (k < 0)
+	if (k < 0) { /* --help printed (0), or a usage error said */
+		a->stop = true;
 		return c.status;
+	}
 	if (gp_cli_operands(&c, 0, 0, "option"))
 		return GP_CLI_USAGE;
 	if (!gp_ld_writer(a->format))
@@ -240,7 +244,7 @@ int gp_cmd_ledger(int argc, char **argv)
 	gp_config_t cfg;
 	char err[512];
 	int rc = parse_args(argc, argv, &l, &a);
-	if (rc)
+	if (rc || a.stop)
 		return rc;
 	if (a.fields) {
 		puts(GP_LD_FIELDS);

@@ -215,6 +215,9 @@ PY
 fi
 
 # 4. the command line
+out=$(PATH=/nonexistent "$G" ledger --help 2>&1)
+[ $? = 0 ] && echo "$out" | grep -q "^usage: gpuprof ledger" && ! echo "$out" | grep -q "gpuprof: ledger:"
+ok $? "--help prints the help and runs nothing"
 [ "$("$G" ledger --print-fields)" = "JobID,User,Account,Partition,JobName,NodeList,State,End,ElapsedRaw,AllocTRES,SystemComment" ]
 ok $? "--print-fields"
 bad=(
