@@ -104,6 +104,10 @@ const gp_setting_t gp_settings[] = {
      "the gpuprof that writes the step-end and epilog reports and salvages dead agents' "
      "spools (plugstack.conf's cli= wins)",
      "the installed one"},
+    {"finding_notes", NULL, GP_T_TEXTMAP, "", 0, 0, OFF(finding_notes), 0,
+     "the site's note per finding id (id: text or URL), shown by gpuprof ledger beside the "
+     "jobs that wasted most, as jobstats' notes",
+     NULL},
     /* the environment only: what a user (or a benchmark) sets for one job */
     {NULL, GP_ENV_MODES, GP_T_MODES, DEFAULT_MODES, 0, 0, NOC, USER,
      "the modes when --gpuprof gives none (srun/sbatch), and `gpuprof run`'s default", NULL},
@@ -329,8 +333,14 @@ long long gp_setting_default_long(const char *key)
 
 static const char *type_name(const gp_setting_t *s, char *b, size_t len)
 {
-	static const char *names[] = {
-	    "bool", "modes", "string", "int", "size", "list", "mapping name: modes"};
+	static const char *names[] = {"bool",
+	                              "modes",
+	                              "string",
+	                              "int",
+	                              "size",
+	                              "list",
+	                              "mapping name: modes",
+	                              "mapping id: text"};
 	if (s->type == GP_T_INT)
 		snprintf(b, len, "int %ld..%ld", s->lo, s->hi);
 	else
@@ -376,7 +386,7 @@ int gp_settings_print(FILE *f, const char *which, const char *format)
 		const char *def = s->shown ? s->shown : *s->def ? s->def : "\"\"";
 		if (!name || (!site && !(s->flags & (GP_SET_USER | GP_SET_TASK))))
 			continue;
-		if (s->type == GP_T_LIST || s->type == GP_T_MODEMAP)
+		if (s->type == GP_T_LIST || s->type == GP_T_MODEMAP || s->type == GP_T_TEXTMAP)
 			def = "empty";
 		type_name(s, tb, sizeof(tb));
 		if (md)

@@ -30,7 +30,7 @@ void gp_config_defaults(gp_config_t *cfg)
 		void *f = (char *)cfg + k->off;
 		if (k->type == GP_T_STR)
 			*(char **)f = strdup(k->def);
-		else if (k->type != GP_T_LIST && k->type != GP_T_MODEMAP)
+		else if (k->type != GP_T_LIST && k->type != GP_T_MODEMAP && k->type != GP_T_TEXTMAP)
 			gp_setting_parse(k, k->def, f, why, sizeof(why)); /* t_siteconf checks */
 	}
 }
@@ -49,6 +49,15 @@ static void map_free(gp_modemap_t *m)
 	m->n = 0;
 }
 
+static void textmap_free(gp_textmap_t *m)
+{
+	for (unsigned i = 0; i < m->n; i++) {
+		free(m->key[i]);
+		free(m->text[i]);
+	}
+	m->n = 0;
+}
+
 void gp_config_free(gp_config_t *cfg)
 {
 	if (!cfg)
@@ -63,6 +72,8 @@ void gp_config_free(gp_config_t *cfg)
 			list_free(f);
 		else if (k->type == GP_T_MODEMAP)
 			map_free(f);
+		else if (k->type == GP_T_TEXTMAP)
+			textmap_free(f);
 	}
 }
 
@@ -104,6 +115,50 @@ static const char *scalar(parser_t *ps)
 	return (const char *)ps->ev.data.scalar.value;
 }
 
+/* name: text, each text one line of printable text (it is printed to admins' terminals
+ * and into HTML, escaped there) */
+static int parse_textmap(parser_t *ps, gp_textmap_t *m, const gp_setting_t *k)
+{
+	char why[300];
+	textmap_free(m);
+	if (ps->ev.type != YAML_MAPPING_START_EVENT)
+		return perr(ps, "'%s' must be a mapping of id: text", k->key);
+	for (;;) {
+		if (next(ps) < 0)
+			return -1;
+		if (ps->ev.type == YAML_MAPPING_END_EVENT)
+			return 0;
+		if (ps->ev.type != YAML_SCALAR_EVENT)
+			return perr(ps, "'%s' keys must be finding ids", k->key);
+		if (m->n == GP_CONFIG_MAXMAP)
+			return perr(ps, "'%s' has too many entries", k->key);
+		for (unsigned i = 0; i < m->n; i++)
+			if (!strcmp(m->key[i], scalar(ps)))
+				return perr(ps, "'%s': '%s' is given twice", k->key, scalar(ps));
+		char *key = strdup(scalar(ps));
+		if (next(ps) < 0 || ps->ev.type != YAML_SCALAR_EVENT) {
+			free(key);
+			return ps->ev.type == YAML_SCALAR_EVENT
+			           ? -1
+			           : perr(ps, "'%s': expected text", k->key);
+		}
+		if (gp_text_check(scalar(ps), 1024, why, sizeof(why)) < 0) {
+			free(key);
+			return perr(ps, "'%s': %s", k->key, why);
+		}
+		m->key[m->n] = key;
+		m->text[m->n++] = strdup(scalar(ps));
+	}
+}
+
+const char *gp_config_note(const gp_config_t *cfg, const char *id)
+{
+	for (unsigned i = 0; i < cfg->finding_notes.n; i++)
+		if (!strcmp(cfg->finding_notes.key[i], id))
+			return cfg->finding_notes.text[i];
+	return NULL;
+}
+
 static int parse_value(parser_t *ps, gp_config_t *cfg, const gp_setting_t *k)
 {
 	void *f = (char *)cfg + k->off;
@@ -127,6 +182,8 @@ static int parse_value(parser_t *ps, gp_config_t *cfg, const gp_setting_t *k)
 			l->v[l->n++] = strdup(scalar(ps));
 		}
 	}
+	if (k->type == GP_T_TEXTMAP)
+		return parse_textmap(ps, f, k);
 	if (k->type == GP_T_MODEMAP) {
 		gp_modemap_t *m = f;
 		map_free(m);

@@ -23,6 +23,13 @@ typedef struct gp_modemap {
 	unsigned modes[GP_CONFIG_MAXMAP];
 } gp_modemap_t;
 
+/* name: text (finding_notes: a finding's id and the site's note on it) */
+typedef struct gp_textmap {
+	unsigned n;
+	char *key[GP_CONFIG_MAXMAP];
+	char *text[GP_CONFIG_MAXMAP];
+} gp_textmap_t;
+
 typedef struct gp_config {
 	bool enabled;
 	bool required;
@@ -48,6 +55,7 @@ typedef struct gp_config {
 	char *agent_path;           /* default: the installed gpuprof-agent */
 	char *inject_path;          /* default: the installed libgpuprof-inject.so */
 	char *cli_path;             /* default: the installed gpuprof */
+	gp_textmap_t finding_notes; /* gpuprof ledger: a site's note per finding id */
 } gp_config_t;
 
 /* Fill cfg with defaults. */
@@ -65,6 +73,8 @@ bool gp_config_admits(const gp_config_t *cfg, const char *user, const char *acco
 /* A site setting's value in cfg as its environment variable carries it to a task
  * (settings.h, GP_SET_TASK): -1 for a list or a mapping. */
 int gp_config_env_text(const gp_config_t *cfg, const struct gp_setting *s, char *buf, size_t len);
+/* The site's note on finding id (finding_notes), NULL when none. */
+const char *gp_config_note(const gp_config_t *cfg, const char *id);
 /* Print the policy in force, for --gpuprof=help. */
 int gp_config_describe(const gp_config_t *cfg, char *buf, size_t len);
 

@@ -74,17 +74,22 @@ typedef struct gp_slurm_job {
 	char account[256], partition[256];
 	char admin_comment[GP_ADMIN_COMMENT_MAX];
 	bool admin_comment_cut; /* longer than we hold: never rewritten */
+	char system_comment[GP_ADMIN_COMMENT_MAX];
+	bool system_comment_cut;
 } gp_slurm_job_t;
 /* 0 with the job's account, partition and AdminComment; -1 when Slurm's API is not
  * loaded in this process or the job is unknown. */
 int gp_slurm_job_info(uint32_t job, gp_slurm_job_t *out);
 /* Root, in a process of its own (the detached finisher: it may wait): append summary
- * (a "gpuprof: ..." line) to the job's AdminComment, replacing an
- * older one of ours, never cutting other tools' text: in slurmctld while the job runs,
- * else (ended: known to have ended) in its accounting record once slurmctld's
- * completion has reached it, waiting up to wait_s seconds for that. 0 done, -2 finished
- * and the record could not be updated, -1 otherwise. */
-int gp_set_admin_comment(uint32_t job, const char *summary, bool ended, int wait_s);
+ * (a "gpuprof: ..." line, or NULL) to the job's AdminComment and record (an accounting
+ * record, common/acctrec.h, or NULL) to its SystemComment, each replacing an older one of
+ * ours, never cutting other tools' text; the summary is left out where AdminComment holds
+ * jobstats' JS1: value (which its reader decodes whole). In slurmctld while the job runs,
+ * else (ended: known to have ended) in its accounting record once slurmctld's completion
+ * has reached it, waiting up to wait_s seconds for that. 0 done, -2 finished and the
+ * record could not be updated, -1 otherwise. */
+int gp_set_job_comments(uint32_t job, const char *summary, const char *record, bool ended,
+                        int wait_s);
 /* spank/finish.c: the job report and its AdminComment line, in a process detached from
  * slurmstepd (root; the report as the user), so that neither srun nor the node's
  * teardown waits for them; one at a time per job (a lock in the state directory). */

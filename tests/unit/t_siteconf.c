@@ -25,6 +25,10 @@ static const struct {
 } bad[] = {
     {"enabled: maybe\n", ":1: 'enabled' must be true or false, not 'maybe'"},
     {"enabled: true\nbogus: 1\n", ":2: unknown key 'bogus'"},
+    {"finding_notes: [a, b]\n", ":1: 'finding_notes' must be a mapping of id: text"},
+    {"finding_notes:\n  idle_gaps: [x]\n", ":2: 'finding_notes': expected text"},
+    {"finding_notes:\n  a: x\n  a: y\n", ":3: 'finding_notes': 'a' is given twice"},
+    {"finding_notes:\n  a: \"x\\ty\"\n", "'finding_notes': "},
     {"default_modes: nvtx,memm\n", ":1: 'default_modes': unknown mode 'memm'"},
     {"default_modes: help\n", "'help' is not a mode here"},
     {"nvml_hz: fast\n", ":1: 'nvml_hz' must be a whole number"},
@@ -74,7 +78,7 @@ int main(void)
 		const gp_setting_t *s = &gp_settings[i];
 		char why[256];
 		long long v[2];
-		if (s->type != GP_T_LIST && s->type != GP_T_MODEMAP &&
+		if (s->type != GP_T_LIST && s->type != GP_T_MODEMAP && s->type != GP_T_TEXTMAP &&
 		    gp_setting_parse(s, s->def, v, why, sizeof(why)) < 0)
 			badd++, diag("%s", why);
 		for (unsigned j = i + 1; j < gp_nsettings; j++)
@@ -181,6 +185,18 @@ int main(void)
 	ok(rc == 0 && cfg.enabled, "empty file means defaults");
 	gp_config_free(&cfg);
 
+	/* finding_notes: gpuprof ledger's note per finding id */
+	rc =
+	    load("finding_notes:\n  input_bound: \"https://hpc.example.edu/dl\"\n  sync_stall: Log "
+	         "less often.\n",
+	         &cfg, err, sizeof(err));
+	ok(rc == 0 && cfg.finding_notes.n == 2 &&
+	       !strcmp(gp_config_note(&cfg, "input_bound"), "https://hpc.example.edu/dl") &&
+	       !strcmp(gp_config_note(&cfg, "sync_stall"), "Log less often.") &&
+	       !gp_config_note(&cfg, "straggler"),
+	   "finding_notes: id: text, looked up by id (none for another)");
+	gp_config_free(&cfg);
+
 	/* the file the packages install as /etc/gpuprof.yaml says "every value below is the
 	 * default": it must not narrow anything (issue 32: it dropped layers) */
 	gp_config_t def, shipped;
@@ -201,7 +217,8 @@ int main(void)
 	       shipped.report_at_end == def.report_at_end && shipped.pytorch == def.pytorch &&
 	       shipped.torch_history_entries == def.torch_history_entries &&
 	       !shipped.partition_modes.n && !shipped.account_modes.n && !shipped.users_allow.n &&
-	       !shipped.users_deny.n && !shipped.accounts_allow.n && !shipped.accounts_deny.n,
+	       !shipped.users_deny.n && !shipped.accounts_allow.n && !shipped.accounts_deny.n &&
+	       !shipped.finding_notes.n,
 	   "every value the shipped file sets is the default");
 	gp_config_free(&shipped);
 	gp_config_free(&def);
