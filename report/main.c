@@ -6,6 +6,7 @@
 #include "cli.h"
 #include "jobref.h"
 #include "outfile.h"
+#include "prune.h"
 #include "run.h"
 #include "env.h"
 #include "log.h"
@@ -280,9 +281,9 @@ static const gp_cli_cmd_t cmd_help_doc = {"help",
                                           false};
 
 static const gp_cli_cmd_t *const commands[] = {
-    &cmd_run_doc,      &cmd_report_doc,  &cmd_export_doc, &cmd_diff_doc,
-    &cmd_salvage_doc,  &cmd_capture_doc, &cmd_dump_doc,   &cmd_summarize_doc,
-    &cmd_settings_doc, &cmd_fields_doc,  &cmd_help_doc};
+    &cmd_run_doc,      &cmd_report_doc,  &cmd_export_doc,   &cmd_diff_doc,
+    &cmd_salvage_doc,  &cmd_capture_doc, &cmd_dump_doc,     &cmd_summarize_doc,
+    &cmd_settings_doc, &cmd_fields_doc,  &gp_cmd_prune_doc, &cmd_help_doc};
 #define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))
 
 /* gpuprof --help */
@@ -1342,8 +1343,8 @@ static int cmd_diff(int argc, char **argv)
 int main(int argc, char **argv)
 {
 	static int (*const run[])(int, char **) = {
-	    cmd_run,  cmd_report,    cmd_export,   cmd_diff,   cmd_salvage, cmd_capture,
-	    cmd_dump, cmd_summarize, cmd_settings, cmd_fields, cmd_help};
+	    cmd_run,  cmd_report,    cmd_export,   cmd_diff,   cmd_salvage,  cmd_capture,
+	    cmd_dump, cmd_summarize, cmd_settings, cmd_fields, gp_cmd_prune, cmd_help};
 	_Static_assert(sizeof(run) / sizeof(run[0]) == NCOMMANDS, "a function per command");
 	if (argc < 2)
 		return usage_line();
