@@ -17,6 +17,7 @@ typedef struct gp_strlist {
 	char *v[GP_CONFIG_MAXLIST];
 } gp_strlist_t;
 
+/* name: modes (GP_T_MODEMAP), or name: 0/1 in modes (GP_T_BOOLMAP) */
 typedef struct gp_modemap {
 	unsigned n;
 	char *key[GP_CONFIG_MAXMAP];
@@ -38,8 +39,15 @@ typedef struct gp_config {
 	gp_modemap_t partition_modes; /* allowed modes per partition */
 	gp_modemap_t account_modes;   /* allowed modes per account */
 	gp_strlist_t users_allow, users_deny, accounts_allow, accounts_deny;
-	char *output;    /* job directory template */
-	char *spool_dir; /* node-local spool; "" = $TMPDIR, else /tmp */
+	bool profile_all_jobs;               /* every task with GPUs, without --gpuprof */
+	gp_modemap_t profile_all_partitions; /* per partition: 0/1 over profile_all_jobs */
+	gp_modemap_t profile_all_accounts;   /* per account */
+	bool profile_all_opt_out;            /* --gpuprof=none keeps a job out of it */
+	char *site_output;                   /* their job directory: /ROOT/%u/... */
+	char *site_group;                    /* who else reads it ("": the user alone) */
+	long long site_quota_per_user;       /* bytes under ROOT/USER; 0: no cap */
+	char *output;                        /* job directory template */
+	char *spool_dir;                     /* node-local spool; "" = $TMPDIR, else /tmp */
 	long long max_bytes_per_rank;
 	long nvml_hz;
 	long warmup_steps;
@@ -67,6 +75,12 @@ int gp_config_load(gp_config_t *cfg, const char *path, bool missing_ok, char *er
 void gp_config_free(gp_config_t *cfg);
 /* Modes allowed for this partition/account (site allowed_modes narrowed by the maps). */
 unsigned gp_config_allowed(const gp_config_t *cfg, const char *partition, const char *account);
+/* Whether a job of this partition/account that did not ask is profiled by the site
+ * (profile_all_jobs and its maps: an entry of false in either map wins, then one of
+ * true, then profile_all_jobs). NULL partition/account: no entry of theirs. */
+bool gp_config_profile_all(const gp_config_t *cfg, const char *partition, const char *account);
+/* Whether any job at all may be profiled by the site (the client's notice). */
+bool gp_config_profile_any(const gp_config_t *cfg);
 /* Is this user/account admitted by the allow/deny lists? reason set on denial. */
 bool gp_config_admits(const gp_config_t *cfg, const char *user, const char *account,
                       const char **reason);

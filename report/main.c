@@ -9,6 +9,7 @@
 #include "live_report.h"
 #include "ledger.h"
 #include "outfile.h"
+#include "prune.h"
 #include "run.h"
 #include "env.h"
 #include "log.h"
@@ -298,9 +299,9 @@ static const gp_cli_cmd_t cmd_help_doc = {"help",
                                           false};
 
 static const gp_cli_cmd_t *const commands[] = {
-    &cmd_run_doc,     &cmd_report_doc,    &gp_cmd_top_doc, &cmd_export_doc,    &cmd_diff_doc,
-    &cmd_salvage_doc, &cmd_capture_doc,   &cmd_dump_doc,   &cmd_summarize_doc, &cmd_settings_doc,
-    &cmd_fields_doc,  &gp_cmd_ledger_doc, &cmd_help_doc};
+    &cmd_run_doc,     &cmd_report_doc,    &gp_cmd_top_doc,   &cmd_export_doc,    &cmd_diff_doc,
+    &cmd_salvage_doc, &cmd_capture_doc,   &cmd_dump_doc,     &cmd_summarize_doc, &cmd_settings_doc,
+    &cmd_fields_doc,  &gp_cmd_ledger_doc, &gp_cmd_prune_doc, &cmd_help_doc};
 #define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))
 
 /* gpuprof --help */
@@ -1473,9 +1474,9 @@ static int cmd_diff(int argc, char **argv)
 int main(int argc, char **argv)
 {
 	static int (*const run[])(int, char **) = {
-	    cmd_run,     cmd_report,    gp_cmd_top, cmd_export,    cmd_diff,
-	    cmd_salvage, cmd_capture,   cmd_dump,   cmd_summarize, cmd_settings,
-	    cmd_fields,  gp_cmd_ledger, cmd_help};
+	    cmd_run,     cmd_report,    gp_cmd_top,   cmd_export,    cmd_diff,
+	    cmd_salvage, cmd_capture,   cmd_dump,     cmd_summarize, cmd_settings,
+	    cmd_fields,  gp_cmd_ledger, gp_cmd_prune, cmd_help};
 	_Static_assert(sizeof(run) / sizeof(run[0]) == NCOMMANDS, "a function per command");
 	if (argc < 2)
 		return usage_line();

@@ -33,6 +33,12 @@ typedef struct gp_plugin {
 	int ngroups;      /* -1: unknown (initgroups from the user database) */
 	char account[256], partition[256]; /* from slurmctld, for the site policy */
 	bool job_info_ok;
+	/* a step the site profiles without its asking (profile_all_jobs; site.c) */
+	bool by_site;            /* profiled by the site's policy */
+	bool site_dir;           /* into site_output (the user named no directory) */
+	int site_state;          /* init_post_opt's answer: 0 not asked, 1 ready, -1 refused */
+	bool site_group_ok;      /* the user's directory is site_group's */
+	long long site_rank_cap; /* bytes a rank may write in the user's room; 0: no quota */
 	char jobdir[4096];
 	char spool[4096]; /* node-local spool root for the agents */
 	unsigned ntasks_local;
@@ -98,6 +104,12 @@ void gp_finish_detached(const gp_plugin_t *p, uint32_t job, const gp_creds_t *wh
 /* spank/epilog.c: job epilog (root) */
 int gp_epilog(spank_t sp, const gp_plugin_t *p);
 
+/* spank/site.c: as root in init_post_opt, the site's directory of a step profiled by
+ * profile_all_jobs into site_output: ROOT checked, ROOT/USER made for the user, what it
+ * holds against site_quota_per_user (p->site_rank_cap: the room left for each of the
+ * step's ntasks). 0, or -1 after one line in slurmd's log: the step is not profiled. */
+int gp_site_prepare(gp_plugin_t *p, const char *user, unsigned ntasks);
+
 /* spank/privsep.c: run fn(arg) in a child that dropped to who (setgroups, setgid,
  * setuid, verified), with a deadline in seconds. Returns the child's exit code, or -1. */
 int gp_run_as_user(const gp_creds_t *who, int (*fn)(void *), void *arg, int timeout_s);
@@ -109,6 +121,10 @@ int gp_exec_as_user(const gp_creds_t *who, char *const argv[], char *out, size_t
  * fatal() inside Slurm's library (24.11's epilog process has no hash plugins loaded)
  * or a hang ends the child, never the host process. Returns fn's 0/1, or -1. */
 int gp_run_isolated(int (*fn)(void *, int), void *arg, char *out, size_t outlen, int timeout_s);
+/* fn(arg, fd) in a child that dropped to who (as gp_run_as_user), its writes to fd back
+ * in out; with a deadline. Returns fn's 0/1, or -1. */
+int gp_run_as_user_out(const gp_creds_t *who, int (*fn)(void *, int), void *arg, char *out,
+                       size_t outlen, int timeout_s);
 /* Run argv as the current user (root, in the epilog), stdout into out. */
 int gp_exec_capture(char *const argv[], char *out, size_t outlen, int timeout_s);
 
