@@ -364,7 +364,7 @@ static int set_comments_here(uint32_t job, const char *summary, const char *reco
 			e = ESLURM_INVALID_JOB_ID; /* purged: only the database has it */
 		} else if (compose(job, &info, summary, NULL, ac, sc, sizeof(ac), &ac_out,
 		                   &sc_out) < 0) {
-			return -1;
+			return record ? 1 : -1; /* AdminComment left as it is */
 		} else {
 			job_desc_msg_t desc;
 			api.init_desc(&desc);
@@ -374,14 +374,14 @@ static int set_comments_here(uint32_t job, const char *summary, const char *reco
 				e = api.get_errno ? api.get_errno() : -1;
 		}
 		if (!e)
-			return 0;
+			return record ? 1 : 0; /* the record waits for the job's end */
 		if (e != ESLURM_JOB_FINISHED && e != ESLURM_ALREADY_DONE &&
 		    e != ESLURM_INVALID_JOB_ID) {
 			gp_debug("job %u: AdminComment not set (Slurm error %d)", job, e);
 			return -1;
 		}
 	} else if (!ended && known) {
-		return 0; /* a record alone while the job runs: the epilog's */
+		return 1; /* a record alone while the job runs: the epilog's */
 	}
 	/* the job has ended: its accounting record */
 	if (set_in_database(job, summary, record, known ? &info : NULL, wait_s) == 0)
