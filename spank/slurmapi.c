@@ -358,7 +358,7 @@ static int set_comments_here(uint32_t job, const char *summary, const char *reco
 	if (!ended && summary) {
 		/* slurmctld, while the job runs: its completion then carries the line. The
 		 * record waits for the job's end (the epilog's report is the job's last, and
-		 * slurmctld takes no SystemComment from a job update before 23.02) */
+		 * slurmctld takes SystemComment from no job update, 22.05 and 24.11 alike) */
 		char *ac_out, *sc_out;
 		if (!known) {
 			e = ESLURM_INVALID_JOB_ID; /* purged: only the database has it */
