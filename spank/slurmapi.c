@@ -266,13 +266,14 @@ static int compose(uint32_t job, gp_slurm_job_t *have, const char *summary, cons
                    char *ac, char *sc, size_t len, char **ac_out, char **sc_out)
 {
 	*ac_out = *sc_out = NULL;
-	if (summary && have->admin_comment_cut)
-		gp_warn("job %u: AdminComment longer than %d bytes; left as it is", job,
-		        GP_ADMIN_COMMENT_MAX);
-	else if (summary && gp_ac_has_js1(have->admin_comment))
+	/* jobstats' value first: a large job's runs past what we hold (5 000 bytes seen) */
+	if (summary && gp_ac_has_js1(have->admin_comment))
 		gp_info("job %u: AdminComment holds jobstats' JS1 summary; our line left out (the "
 		        "record is in SystemComment)",
 		        job);
+	else if (summary && have->admin_comment_cut)
+		gp_warn("job %u: AdminComment longer than %d bytes; left as it is", job,
+		        GP_ADMIN_COMMENT_MAX);
 	else if (summary && gp_ac_compose(have->admin_comment, summary, ac, len) < 0)
 		gp_warn("job %u: no room for the gpuprof summary in AdminComment", job);
 	else if (summary)
