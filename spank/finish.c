@@ -200,7 +200,9 @@ static void finisher(const gp_plugin_t *p, uint32_t job, const gp_creds_t *who, 
 	if (line || record[0]) {
 		rc = gp_set_job_comments(job, line ? summary : NULL, record[0] ? record : NULL,
 		                         ended, 300);
-		if (rc != 0)
+		if (rc == 1)
+			gp_info("job %u: AdminComment written; the record at the job's end", job);
+		else if (rc != 0)
 			gp_warn("job %u: AdminComment/SystemComment not written (%d)", job, rc);
 		else
 			gp_info("job %u: %s written", job,

@@ -92,8 +92,9 @@ int gp_slurm_job_info(uint32_t job, gp_slurm_job_t *out);
  * ours, never cutting other tools' text; the summary is left out where AdminComment holds
  * jobstats' JS1: value (which its reader decodes whole). In slurmctld while the job runs,
  * else (ended: known to have ended) in its accounting record once slurmctld's completion
- * has reached it, waiting up to wait_s seconds for that. 0 done, -2 finished and the
- * record could not be updated, -1 otherwise. */
+ * has reached it, waiting up to wait_s seconds for that. 0 done, 1 the summary written
+ * and the record left for the job's end (it still runs), -2 finished and the record could
+ * not be updated, -1 otherwise. */
 int gp_set_job_comments(uint32_t job, const char *summary, const char *record, bool ended,
                         int wait_s);
 /* spank/finish.c: the job report and its AdminComment line, in a process detached from

@@ -266,13 +266,14 @@ static int compose(uint32_t job, gp_slurm_job_t *have, const char *summary, cons
                    char *ac, char *sc, size_t len, char **ac_out, char **sc_out)
 {
 	*ac_out = *sc_out = NULL;
-	if (summary && have->admin_comment_cut)
-		gp_warn("job %u: AdminComment longer than %d bytes; left as it is", job,
-		        GP_ADMIN_COMMENT_MAX);
-	else if (summary && gp_ac_has_js1(have->admin_comment))
+	/* jobstats' value first: a large job's runs past what we hold (5 000 bytes seen) */
+	if (summary && gp_ac_has_js1(have->admin_comment))
 		gp_info("job %u: AdminComment holds jobstats' JS1 summary; our line left out (the "
 		        "record is in SystemComment)",
 		        job);
+	else if (summary && have->admin_comment_cut)
+		gp_warn("job %u: AdminComment longer than %d bytes; left as it is", job,
+		        GP_ADMIN_COMMENT_MAX);
 	else if (summary && gp_ac_compose(have->admin_comment, summary, ac, len) < 0)
 		gp_warn("job %u: no room for the gpuprof summary in AdminComment", job);
 	else if (summary)
@@ -358,13 +359,13 @@ static int set_comments_here(uint32_t job, const char *summary, const char *reco
 	if (!ended && summary) {
 		/* slurmctld, while the job runs: its completion then carries the line. The
 		 * record waits for the job's end (the epilog's report is the job's last, and
-		 * slurmctld takes no SystemComment from a job update before 23.02) */
+		 * slurmctld takes SystemComment from no job update, 22.05 and 24.11 alike) */
 		char *ac_out, *sc_out;
 		if (!known) {
 			e = ESLURM_INVALID_JOB_ID; /* purged: only the database has it */
 		} else if (compose(job, &info, summary, NULL, ac, sc, sizeof(ac), &ac_out,
 		                   &sc_out) < 0) {
-			return -1;
+			return record ? 1 : -1; /* AdminComment left as it is */
 		} else {
 			job_desc_msg_t desc;
 			api.init_desc(&desc);
@@ -374,14 +375,14 @@ static int set_comments_here(uint32_t job, const char *summary, const char *reco
 				e = api.get_errno ? api.get_errno() : -1;
 		}
 		if (!e)
-			return 0;
+			return record ? 1 : 0; /* the record waits for the job's end */
 		if (e != ESLURM_JOB_FINISHED && e != ESLURM_ALREADY_DONE &&
 		    e != ESLURM_INVALID_JOB_ID) {
 			gp_debug("job %u: AdminComment not set (Slurm error %d)", job, e);
 			return -1;
 		}
 	} else if (!ended && known) {
-		return 0; /* a record alone while the job runs: the epilog's */
+		return 1; /* a record alone while the job runs: the epilog's */
 	}
 	/* the job has ended: its accounting record */
 	if (set_in_database(job, summary, record, known ? &info : NULL, wait_s) == 0)
