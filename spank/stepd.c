@@ -379,13 +379,14 @@ static int write_node_summary(void *arg)
 	char *buf = malloc(64 * 1024);
 	size_t off = 0;
 	int dfd, rc;
+	bool grp = p->cfg.group_readable || (p->site_dir && p->site_group_ok);
 	if (!buf)
 		return -1;
 	step_name(p->step_id, stepbuf, sizeof(stepbuf));
 	gethostname(node, sizeof(node) - 1);
 	dfd = gp_spool_step_dir(dir, sizeof(dir), p->jobdir, stepbuf, attempt) < 0
 	          ? -1
-	          : gp_mkdir_p(dir, p->cfg.group_readable ? 0750 : 0700);
+	          : gp_mkdir_p(dir, grp ? 0750 : 0700);
 	if (dfd < 0) {
 		free(buf);
 		return -1;
@@ -409,7 +410,7 @@ static int write_node_summary(void *arg)
 	}
 	off += (size_t)snprintf(buf + off, 65536 - off, "]}\n");
 	snprintf(name, sizeof(name), "node%u.json", p->node_id);
-	rc = gp_write_file_at(dfd, name, buf, off, p->cfg.group_readable ? 0640 : 0600, true);
+	rc = gp_write_file_at(dfd, name, buf, off, grp ? 0640 : 0600, true);
 	close(dfd);
 	free(buf);
 	return rc;
