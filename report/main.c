@@ -709,6 +709,8 @@ static void write_streamed(int dfd, const char *name, const gp_job_t *job,
 	char tmp[128];
 	snprintf(tmp, sizeof(tmp), ".%s.tmp.%d", name, (int)getpid());
 	int fd = gp_open_at(dfd, tmp, O_CREAT | O_EXCL | O_TRUNC, mode);
+	if (fd >= 0 && (mode & S_IRGRP))
+		fchmod(fd, mode); /* the group's to read whatever the umask (the finisher's: 077) */
 	FILE *f = fd < 0 ? NULL : fdopen(fd, "w");
 	if (!f) {
 		if (fd >= 0)

@@ -23,16 +23,31 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-/* A variable of the job's environment (arg: the spank_t); the last four values stay
- * valid (gp_options_resolve holds up to four at once). */
+/* A variable of the job's environment (arg: the spank_t); the last eight values stay
+ * valid (gp_options_resolve holds up to four at once, step_env two more). */
 static const char *job_env(const char *name, void *arg)
 {
-	static char buf[4][4096];
+	static char buf[8][4096];
 	static int k;
-	char *b = buf[k++ & 3];
+	char *b = buf[k++ & 7];
 	if (spank_getenv((spank_t)arg, name, b, sizeof(buf[0])) != ESPANK_SUCCESS)
 		return NULL;
 	return b;
+}
+
+/* The job's environment as the user's choices: GPUPROF_MODES hidden where the site's
+ * policy set it for an enclosing step (GPUPROF_SITE holds the modes it set), so that an
+ * inner step of a batch script the site profiles did not ask either (and is checked for
+ * GPUs of its own); a value the user changed since is the user's. */
+static const char *step_env(const char *name, void *arg)
+{
+	const char *v = job_env(name, arg);
+	if (v && !strcmp(name, GP_ENV_MODES)) {
+		const char *site = job_env(GP_ENV_SITE, arg);
+		if (site && !strcmp(site, v))
+			return NULL;
+	}
+	return v;
 }
 
 static void step_name(uint32_t step, char *buf, size_t len)
@@ -167,7 +182,7 @@ static int resolve_step(spank_t sp, gp_plugin_t *p, bool quiet)
 	p->enabled = false;
 	if (!p->config_ok || p->step_id == GP_STEP_EXTERN)
 		return 0;
-	if (gp_options_resolve(p, job_env, sp, err, sizeof(err)) < 0) {
+	if (gp_options_resolve(p, step_env, sp, err, sizeof(err)) < 0) {
 		/* The client checked this already; a value can only be bad here if the
 		 * environment changed in between. Never fail the step for it. */
 		if (!quiet)
@@ -273,11 +288,17 @@ static int wrap_task(spank_t sp, const gp_plugin_t *p)
 	return 0;
 }
 
-/* A task profiled into site_output: its rank's cap is the room the user's quota leaves,
- * and its files are site_group's to read (the user's directory passes the group on). */
+/* A task profiled by the site: GPUPROF_SITE for its inner steps; into site_output, its
+ * rank's cap is the room the user's quota leaves, and its files are site_group's to read
+ * (the user's directory passes the group on). */
 static int site_task_env(spank_t sp, const gp_plugin_t *p)
 {
-	char v[32];
+	char v[128];
+	if (p->by_site) { /* what the task's inner steps take for not asked (step_env) */
+		gp_modes_format(p->opts.modes, v, sizeof(v));
+		if (spank_setenv(sp, GP_ENV_SITE, v, 1) != ESPANK_SUCCESS)
+			return -1;
+	}
 	if (!p->site_dir)
 		return 0;
 	snprintf(v, sizeof(v), "%lld", p->site_rank_cap);
