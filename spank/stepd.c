@@ -69,7 +69,7 @@ static bool policy_needs_job_info(const gp_config_t *c)
 }
 
 /* Whether this step was allocated GPUs on this node, as slurmstepd set the step's
- * environment from its GRES (seen on 22.05 and 24.11): SLURM_GPUS_ON_NODE, else the
+ * environment from its GRES (seen on 22.05; 24.11 not run here): SLURM_GPUS_ON_NODE, else the
  * step's SLURM_STEP_GPUS (the batch step's SLURM_JOB_GPUS). The job's SLURM_JOB_GPUS
  * alone is not the step's: an inner `srun --gres=gpu:0` inherits it with no GPU. */
 static bool step_has_gpus(spank_t sp, uint32_t step)
