@@ -3,11 +3,13 @@
 #include "config.h"
 #include "nvml.h"
 #include "event.h"
+#include "proc.h"
 
 #include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 typedef int nvmlReturn_t; /* NVML_SUCCESS == 0 */
 typedef void *nvmlDevice_t;
@@ -67,6 +69,20 @@ enum {
 	NVML_VOLATILE_ECC = 0,
 };
 
+/* nvmlDeviceGetComputeRunningProcesses: _v2 and _v3 fill nvmlProcessInfo_v2_t (with MIG's
+ * instance ids), the first version the two fields alone */
+typedef struct {
+	unsigned pid;
+	unsigned long long usedGpuMemory;
+	unsigned gpuInstanceId, computeInstanceId;
+} nvmlProcessInfo_v2_t;
+typedef struct {
+	unsigned pid;
+	unsigned long long usedGpuMemory;
+} nvmlProcessInfo_v1_t;
+#define NVML_VALUE_NOT_AVAILABLE_ULL 0xffffffffffffffffull
+#define MAXPROCS                     64
+
 #define MAXDEV 16
 
 struct gp_nvml {
@@ -90,6 +106,9 @@ struct gp_nvml {
 	nvmlReturn_t (*ev_wait)(nvmlEventSet_t, nvmlEventData_t *, unsigned);
 	nvmlReturn_t (*ev_free)(nvmlEventSet_t);
 	const char *(*errstr)(nvmlReturn_t);
+	nvmlReturn_t (*procs)(nvmlDevice_t, unsigned *, void *);
+	bool procs_v1;      /* procs fills nvmlProcessInfo_v1_t */
+	bool procs_refused; /* the driver answered it with an error: not asked again */
 	nvmlEventSet_t evset;
 	unsigned ndev;
 	unsigned io_bits[MAXDEV]; /* GP_IO_* the device answers */
@@ -263,6 +282,13 @@ gp_nvml_t *gp_nvml_open(const char **why)
 	SYM(ev_wait, "nvmlEventSetWait_v2");
 	SYM(ev_free, "nvmlEventSetFree");
 	SYM(errstr, "nvmlErrorString");
+	SYM(procs, "nvmlDeviceGetComputeRunningProcesses_v3");
+	if (!n->procs)
+		SYM(procs, "nvmlDeviceGetComputeRunningProcesses_v2");
+	if (!n->procs) {
+		SYM(procs, "nvmlDeviceGetComputeRunningProcesses");
+		n->procs_v1 = true;
+	}
 	if (!n->init || !n->count || !n->by_index || !n->uuid || n->init() != 0) {
 		*why = "NVML did not initialise";
 		dlclose(n->lib);
@@ -319,6 +345,50 @@ void gp_nvml_describe(gp_nvml_t *n, gp_rf_writer_t *w, uint32_t *next_id)
 	}
 }
 
+/* Which processes hold a CUDA context on device i (NVML's compute processes), and which
+ * of them are the task's: the agent or a process under it. A GP_EV_GPU_PROCS record;
+ * none where the driver does not answer (it is not asked again). What tells "allocated,
+ * not used" from "used, not recorded": an idle H100 shows ~480 MiB in use with no process
+ * (doc/report.md). A pid NVML gives from another PID namespace is not found under the
+ * agent: counted among the others. */
+static void sample_procs(gp_nvml_t *n, unsigned i, gp_rf_writer_t *w, uint64_t ts)
+{
+	nvmlProcessInfo_v2_t v2[MAXPROCS];
+	nvmlProcessInfo_v1_t *v1 = (nvmlProcessInfo_v1_t *)v2;
+	unsigned count = MAXPROCS;
+	if (n->procs_refused)
+		return;
+	if (!n->procs) { /* a driver without the call: as refused */
+		gp_event_t no = {.type = GP_EV_GPU_PROCS, .u8 = (uint8_t)i, .u16 = 1, .ts = ts};
+		gp_rf_append(w, &no);
+		n->procs_refused = true;
+		return;
+	}
+	nvmlReturn_t rc = n->procs(n->dev[i], &count, v2);
+	if (rc != 0 && rc != 7) { /* 7: NVML_ERROR_INSUFFICIENT_SIZE, count holds them all */
+		/* said once (u16 1): the report then knows this collector asked and what the
+		 * cuInit records' absence means */
+		gp_event_t no = {.type = GP_EV_GPU_PROCS, .u8 = (uint8_t)i, .u16 = 1, .ts = ts};
+		gp_rf_append(w, &no);
+		n->procs_refused = true;
+		return;
+	}
+	gp_event_t e = {.type = GP_EV_GPU_PROCS, .u8 = (uint8_t)i, .ts = ts, .a = count};
+	pid_t self = getpid();
+	for (unsigned k = 0; k < count && k < MAXPROCS; k++) {
+		unsigned pid = n->procs_v1 ? v1[k].pid : v2[k].pid;
+		unsigned long long mem = n->procs_v1 ? v1[k].usedGpuMemory : v2[k].usedGpuMemory;
+		if (mem == NVML_VALUE_NOT_AVAILABLE_ULL)
+			mem = 0;
+		e.d += mem;
+		if ((pid_t)pid == self || gp_proc_descends_from((pid_t)pid, self)) {
+			e.b++;
+			e.c += mem;
+		}
+	}
+	gp_rf_append(w, &e);
+}
+
 void gp_nvml_sample(gp_nvml_t *n, gp_rf_writer_t *w, bool final)
 {
 	/* every NVML query is a driver call that may take the GPU's lock the application
@@ -348,6 +418,8 @@ void gp_nvml_sample(gp_nvml_t *n, gp_rf_writer_t *w, bool final)
 		if (n->throttle)
 			n->throttle(d, &thr);
 		gp_event_t e = {.type = GP_EV_NVML, .u8 = (uint8_t)i, .ts = gp_now_ns()};
+		if (faults)
+			sample_procs(n, i, w, e.ts);
 		e.a = (u.gpu & 0xff) | (u.memory & 0xff) << 8 | (uint64_t)(t & 0xffff) << 16;
 		e.b = m.used;
 		e.c = p | (uint64_t)sm << 32;

@@ -67,7 +67,13 @@ enum gp_ev_type {
 	GP_EV_CLOCK = 34,       /* the TSC was dropped (common/clock.h): ts=when, a=clock_gettime
 	                           minus the TSC's prediction (ns, signed) b=the interval that
 	                           check covered (ns) */
-	GP_EV_MAX = 35,
+	GP_EV_CUDA_INIT = 35,   /* ts a=pid: cuInit reached the injected library in that process
+	                           (InitializeInjection; one per process) */
+	GP_EV_GPU_PROCS = 36,   /* ts u8=device: NVML's compute processes on it (once a second):
+	                           a=processes b=of them the task's (the agent or under it)
+	                           c=bytes the task's use d=bytes all use (0: not known);
+	                           u16=1: the driver refused the list (once, nothing else) */
+	GP_EV_MAX = 37,
 };
 
 /* GP_EV_OVERHEAD b for gpuprof's own work on CUPTI, outside CUPTI's overhead kinds (theirs

@@ -25,11 +25,12 @@ static const uint8_t delta_c[GP_EV_MAX] = {
 };
 
 static const char *const type_names[GP_EV_MAX] = {
-    "none",      "string",   "nvtx_push", "nvtx_pop", "nvtx_start", "nvtx_end",   "nvtx_mark",
-    "thread",    "kernel",   "memcpy",    "memset",   "sync",       "api",        "alloc",
-    "free",      "stack",    "frame",     "nvml",     "drops",      "end",        "stream_name",
-    "yield",     "gpu",      "profiler",  "start",    "signal",     "control",    "nvml_io",
-    "gpu_fault", "overhead", "step_mark", "loss",     "fw",         "nvtx_range", "clock",
+    "none",      "string",    "nvtx_push", "nvtx_pop", "nvtx_start", "nvtx_end",   "nvtx_mark",
+    "thread",    "kernel",    "memcpy",    "memset",   "sync",       "api",        "alloc",
+    "free",      "stack",     "frame",     "nvml",     "drops",      "end",        "stream_name",
+    "yield",     "gpu",       "profiler",  "start",    "signal",     "control",    "nvml_io",
+    "gpu_fault", "overhead",  "step_mark", "loss",     "fw",         "nvtx_range", "clock",
+    "cuda_init", "gpu_procs",
 };
 
 const char *gp_ev_type_name(unsigned type)

@@ -9,8 +9,9 @@
  * what the host did). Sampled capture measures the shares over its windows and applies
  * them to the untraced steps between (their step times are measured by markers, their
  * GPU timeline is not): the record says so in doc/admin.md. A rank with a GPU and no
- * kernel is unused, unless its modes did not trace CUDA or another process used the GPU
- * (gp_rank_unobserved): unprofiled. A rank without a GPU adds nothing. */
+ * kernel is unused where the evidence says the task never used it (gp_rank_gpu_unused:
+ * NVML's process lists, cuInit records), else unprofiled. A rank without a GPU adds
+ * nothing. */
 #include "config.h"
 #include "job.h"
 
@@ -22,8 +23,9 @@ static void rank_causes(const gp_rank_t *r, double s[GP_NCAUSES])
 	const gp_gpu_t *g = &r->gpu;
 	double wall = (double)r->outcome.wall_ns / 1e9;
 	if (!g->kernels_total) {
-		bool traced = strstr(r->id.modes, "cuda") != NULL;
-		s[traced && !gp_rank_unobserved(r) ? GP_CAUSE_UNUSED : GP_CAUSE_UNPROFILED] += wall;
+		/* unused only where the evidence says the task never used its GPU (NVML's
+		 * process lists, cuInit records: gp_rank_gpu_unused); without it, unprofiled */
+		s[gp_rank_gpu_unused(r) ? GP_CAUSE_UNUSED : GP_CAUSE_UNPROFILED] += wall;
 		return;
 	}
 	double st = r->startup.s < wall ? r->startup.s : wall, rest = wall - st;

@@ -189,6 +189,12 @@ static void take_task_figures(gp_rank_t *r, const gp_rank_t *task)
 	r->memory.nvml_max = task->memory.nvml_max;
 	r->gpu.nvml_samples = task->gpu.nvml_samples;
 	r->gpu.nvml_util_mean = task->gpu.nvml_util_mean;
+	r->gpu.nvml_proc_samples = task->gpu.nvml_proc_samples;
+	r->gpu.nvml_procs_refused = task->gpu.nvml_procs_refused;
+	r->gpu.nvml_own_procs = task->gpu.nvml_own_procs;
+	r->gpu.nvml_other_procs = task->gpu.nvml_other_procs;
+	r->gpu.nvml_own_bytes = task->gpu.nvml_own_bytes;
+	r->gpu.nvml_rise = task->gpu.nvml_rise;
 	memcpy(r->io.Bps, task->io.Bps, sizeof(r->io.Bps));
 	memcpy(r->io.peak_Bps, task->io.peak_Bps, sizeof(r->io.peak_Bps));
 	r->io.bits = task->io.bits;
@@ -302,6 +308,9 @@ static int analyse_procs(const char *path, const gp_rank_opts_t *o, gp_rank_t *o
 			add_losses(out, &r[i]);
 	out->procs.nall = ok;
 	out->procs.nforeign = foreign;
+	for (unsigned i = 0; i < n; i++) /* any process of the task that initialised CUDA */
+		if (good[i] && i != best)
+			out->gpu.cuda_inits += r[i].gpu.cuda_inits;
 	/* the trainer first, then the others by their GPU work */
 	describe_proc(&out->procs.p[out->procs.n++], out, true);
 	out->procs.p[0].has_end = trainer_end.has; /* its own end, not the task's */

@@ -94,6 +94,11 @@ static void v_not_observed(FILE *out, const gp_rank_t *r)
 	fputs(gp_rank_unobserved(r) ? "true" : "false", out);
 }
 
+static void v_allocated_unused(FILE *out, const gp_rank_t *r)
+{
+	fputs(gp_rank_gpu_unused(r) ? "true" : "false", out);
+}
+
 static void owners(FILE *out, const gp_owner_t *o, unsigned n)
 {
 	fputc('[', out);
@@ -382,6 +387,25 @@ const gp_field_t gp_rank_fields[] = {
     BOOL("gpu", "xla_kernels", gpu.xla_kernels, "kernels named by XLA (fusions)"),
     F64("gpu", "nvml_util_mean", gpu.nvml_util_mean, 1, "%", "NVML's utilisation, mean"),
     U64("gpu", "nvml_samples", gpu.nvml_samples, NULL, "NVML samples"),
+    U64("gpu", "nvml_process_samples", gpu.nvml_proc_samples, NULL,
+        "NVML's lists of the processes on the rank's GPUs read (once a second; 0: the "
+        "driver gave none)"),
+    BOOL("gpu", "nvml_processes_refused", gpu.nvml_procs_refused,
+         "the driver refused NVML's list of the GPU's processes"),
+    U32("gpu", "nvml_task_processes", gpu.nvml_own_procs, NULL,
+        "most processes of the task NVML listed on its GPUs at once"),
+    U32("gpu", "nvml_other_processes", gpu.nvml_other_procs, NULL,
+        "most processes of others (or of the task in another PID namespace) on them"),
+    U64("gpu", "nvml_task_bytes", gpu.nvml_own_bytes, "bytes",
+        "most memory NVML gave the task's processes (0: not known)"),
+    U64("gpu", "nvml_rise_bytes", gpu.nvml_rise, "bytes",
+        "most memory in use above a GPU's first sample (the idle baseline: an idle H100 "
+        "shows ~480 MiB)"),
+    U32("gpu", "cuda_inits", gpu.cuda_inits, NULL,
+        "processes of the rank that initialised CUDA (cuInit reached the collector)"),
+    FN("gpu", "allocated_unused", v_allocated_unused, NULL,
+       "the rank had a GPU and never used it: no CUDA work recorded and no process of the "
+       "task on it (rank.c)"),
 
     U64("sync", "calls", sync.calls, NULL, "calls that block the host on the GPU"),
     U64("sync", "ns", sync.ns, "ns", "time in them"),
@@ -494,7 +518,8 @@ const gp_field_t gp_rank_fields[] = {
        "over the interval_s before at_s and the collector went back to clock_gettime; "
        "null: it never did"),
     FN("quality", "not_observed", v_not_observed, NULL,
-       "NVML saw the GPU in use while no CUDA work was recorded"),
+       "the task used its GPU (NVML listed a process of it there) while no CUDA work was "
+       "recorded"),
 
     U32("processes", "recorded", procs.nall, NULL, "processes of the rank that recorded"),
     U32("processes", "foreign_left_out", procs.nforeign, NULL,

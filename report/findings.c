@@ -334,21 +334,85 @@ static void rule_unobserved(rule_ctx_t *c)
 	snprintf(f->title, sizeof(f->title),
 	         "Rank %d used its GPU, but no CUDA work of it was recorded%s", w->id.rank,
 	         n > 1 ? " (and on other ranks)" : "");
+	char used[200];
+	if (w->gpu.nvml_proc_samples)
+		snprintf(used, sizeof(used),
+		         "NVML listed %u process(es) of the task on the rank's GPU (%.0f MiB)%s",
+		         w->gpu.nvml_own_procs, w->gpu.nvml_own_bytes / 1048576.0,
+		         w->gpu.nvml_own_procs ? ""
+		                               : " and others' while a process of ours "
+		                                 "initialised CUDA");
+	else
+		snprintf(
+		    used, sizeof(used),
+		    "NVML's memory in use rose %.0f MiB above its first sample (no process list "
+		    "from this driver)",
+		    w->gpu.nvml_rise / 1048576.0);
 	snprintf(f->evidence, sizeof(f->evidence),
-	         "NVML saw up to %.0f MiB in use on the rank's GPU (mean utilisation %.0f%%), "
-	         "while the %u recorded process(es) of the rank made no kernel, copy or set "
-	         "(modes %s); %llu other process(es) of the task were not recorded; %u rank(s) "
-	         "like this",
-	         w->memory.nvml_max / 1048576.0, w->gpu.nvml_util_mean, w->procs.n ? w->procs.n : 1,
-	         w->id.modes, (unsigned long long)w->quality.loss[GP_LOSS_PROCESSES], n);
+	         "%s, up to %.0f MiB in use (mean utilisation %.0f%%), while the %u recorded "
+	         "process(es) of the rank made no kernel, copy or set (modes %s); %llu other "
+	         "process(es) of the task were not recorded; %u rank(s) like this",
+	         used, w->memory.nvml_max / 1048576.0, w->gpu.nvml_util_mean,
+	         w->procs.n ? w->procs.n : 1, w->id.modes,
+	         (unsigned long long)w->quality.loss[GP_LOSS_PROCESSES], n);
 	snprintf(f->threshold, sizeof(f->threshold),
-	         "modes with cuda, nothing yielded, no CUDA activity recorded, NVML memory in "
-	         "use >= %d MiB",
+	         "modes with cuda, nothing yielded, no CUDA activity recorded, a process of the "
+	         "task in NVML's list of the GPU's processes (without that list: memory in use "
+	         ">= %d MiB above the first sample)",
 	         GP_UNOBSERVED_MIB);
 	snprintf(f->fix, sizeof(f->fix),
 	         "The figures below do not describe the program that used the GPU. Report this "
 	         "with the rank file (gpuprof dump --events) and the task's process tree; "
 	         "GPUPROF_DEBUG=1 logs which process took the rank's ring.");
+}
+
+/* Allocated, not used: a rank had a GPU and the task never used it (rank.h: no CUDA work,
+ * no process of the task in NVML's lists). What a site that profiles every GPU job wants
+ * named first: GPU-hours held for nothing. */
+static void rule_unused(rule_ctx_t *c)
+{
+	gp_job_t *job = c->job;
+	const gp_rank_t *w = NULL;
+	unsigned n = 0;
+	for (unsigned i = 0; i < job->nranks; i++)
+		if (gp_rank_gpu_unused(&job->ranks[i]) && n++ == 0)
+			w = &job->ranks[i];
+	gp_finding_t *f;
+	if (!w || !(f = add(job, "gpu_unused", GP_F_OUTCOME, w)))
+		return;
+	f->score = 0.5; /* after a failure or a GPU fault, which say why it was not used */
+	if (n > 1 && n == job->nranks)
+		snprintf(f->title, sizeof(f->title),
+		         "Every rank was allocated a GPU it never used (%u ranks)", n);
+	else
+		snprintf(f->title, sizeof(f->title), "Rank %d was allocated a GPU it never used%s",
+		         w->id.rank, n > 1 ? " (and other ranks)" : "");
+	char why[240];
+	if (w->gpu.nvml_proc_samples)
+		snprintf(why, sizeof(why),
+		         "NVML listed no process of the task on it in %llu lists (once a second; "
+		         "others' processes at most %u)",
+		         (unsigned long long)w->gpu.nvml_proc_samples, w->gpu.nvml_other_procs);
+	else
+		snprintf(why, sizeof(why),
+		         "NVML's memory in use never rose %d MiB above its first sample (%.0f MiB "
+		         "at most; no process list from this driver)",
+		         GP_UNOBSERVED_MIB, w->gpu.nvml_rise / 1048576.0);
+	snprintf(f->evidence, sizeof(f->evidence),
+	         "no kernel, copy or set was recorded, and %s; %u process(es) of the rank "
+	         "initialised CUDA; the %.0f MiB NVML showed in use is the idle GPU's own; %u of "
+	         "%u rank(s) like this",
+	         why, w->gpu.cuda_inits, w->memory.nvml_max / 1048576.0, n, job->nranks);
+	snprintf(f->threshold, sizeof(f->threshold),
+	         "a GPU, no CUDA work recorded, no process of the task in NVML's lists of the "
+	         "GPU's processes (without them: memory in use never %d MiB above the first "
+	         "sample)",
+	         GP_UNOBSERVED_MIB);
+	snprintf(f->fix, sizeof(f->fix),
+	         "The job held a GPU it did not use. A job that runs on the CPU should ask for "
+	         "none (no --gres=gpu or --gpus); a program meant for the GPU did not find it (a "
+	         "framework that sees no GPU falls back to the CPU silently): check "
+	         "CUDA_VISIBLE_DEVICES and, in PyTorch, torch.cuda.is_available() in the job.");
 }
 
 /* Ranks on one node that run on the same GPU (the same NVML UUID in their headers): each
@@ -1286,14 +1350,23 @@ static const struct rule {
 	const char *id;
 	void (*run)(rule_ctx_t *c);
 } rules[] = {
-    {"not_observed", rule_unobserved},   {"outcome", rule_outcome},
-    {"gpu_fault", rule_gpu_fault},       {"gpu_shared", rule_gpu_shared},
-    {"straggler", rule_straggler},       {"sync_stall", rule_sync},
-    {"input_bound", rule_input},         {"idle_gaps", rule_idle},
-    {"fragmentation", rule_frag},        {"comm_not_overlapped", rule_comm},
-    {"pageable_copies", rule_pageable},  {"fp32_no_tensor_cores", rule_fp32},
-    {"host_ahead", rule_host_ahead},     {"memory_leak", rule_leak},
-    {"optimizer_state", rule_optimizer}, {"memory_near_limit", rule_near_limit},
+    {"not_observed", rule_unobserved},
+    {"gpu_unused", rule_unused},
+    {"outcome", rule_outcome},
+    {"gpu_fault", rule_gpu_fault},
+    {"gpu_shared", rule_gpu_shared},
+    {"straggler", rule_straggler},
+    {"sync_stall", rule_sync},
+    {"input_bound", rule_input},
+    {"idle_gaps", rule_idle},
+    {"fragmentation", rule_frag},
+    {"comm_not_overlapped", rule_comm},
+    {"pageable_copies", rule_pageable},
+    {"fp32_no_tensor_cores", rule_fp32},
+    {"host_ahead", rule_host_ahead},
+    {"memory_leak", rule_leak},
+    {"optimizer_state", rule_optimizer},
+    {"memory_near_limit", rule_near_limit},
 };
 
 /* Each finding's advice for any job, in one sentence (gpuprof ledger lists many jobs; a
@@ -1332,6 +1405,14 @@ static const struct {
                    "not host time."},
     {"memory_leak", "Device memory grows every step: something is kept across steps (a "
                     "tensor with its graph, a growing list)."},
+    {"gpu_unused", "The job held a GPU it never used: ask for the GPUs the program uses "
+                   "(--gres=gpu:N), or none for CPU work."},
+    {"pageable_copies", "Host-device copies from pageable memory hold the host: pin the "
+                        "host buffers (pin_memory=True) and copy non-blocking."},
+    {"fp32_no_tensor_cores", "fp32 matrix work runs on CUDA cores: enable TF32 "
+                             "(torch.backends.cuda.matmul.allow_tf32) or train in bf16."},
+    {"memory_near_limit", "The memory peak is close to the card's: leave headroom (a smaller "
+                          "batch, activation checkpointing) before a longer input fails."},
     {"optimizer_state", "The optimizer's state holds much of the memory: a lighter optimizer "
                         "or sharded state (ZeRO, FSDP) frees it."},
 };

@@ -63,6 +63,16 @@ typedef struct gp_gpu {
 		uint64_t calls, ns, exposed_ns;
 	} coll[GP_COLLS];
 	unsigned ncoll;
+	/* whether the task used its GPUs where no CUDA activity says (rank.c), from the loader:
+	 * NVML's compute processes (read once a second), the processes that called cuInit,
+	 * and NVML's memory in use over its first sample */
+	uint64_t nvml_proc_samples; /* NVML's process lists read (0: the driver gave none) */
+	bool nvml_procs_refused;    /* the driver refused them (a collector that asks) */
+	unsigned nvml_own_procs;    /* most processes of the task on its GPUs at once */
+	unsigned nvml_other_procs;  /* most processes of others on them */
+	uint64_t nvml_own_bytes;    /* most memory the task's processes held (0: not known) */
+	uint64_t nvml_rise;         /* most memory in use above a GPU's first sample */
+	unsigned cuda_inits;        /* processes of the rank that called cuInit */
 } gp_gpu_t;
 #define GP_PAGEABLE_MIN_BYTES (1u << 20)
 

@@ -289,12 +289,30 @@ static void feed_device(rank_data_t *d, gp_rank_t *r, const gp_event_t *e)
 		                    .device = e->u8,
 		                    .util = (uint8_t)(e->a & 0xff)};
 		VEC_PUSH(d->nvml, ns);
+		uint64_t *first = &d->nvml_mem_first[e->u8 & 7];
+		if (!*first)
+			*first = e->b + 1;
+		if (e->b + 1 > *first && e->b + 1 - *first > d->nvml_rise)
+			d->nvml_rise = e->b + 1 - *first;
 		d->nvml_samples++;
 		d->nvml_util_sum += e->a & 0xff;
 		if (e->b > d->nvml_mem_max)
 			d->nvml_mem_max = e->b;
 		break;
 	}
+	case GP_EV_GPU_PROCS:
+		if (e->u16 == 1) { /* the driver refused the list: said once */
+			d->procs_refused = true;
+			break;
+		}
+		d->procs_samples++;
+		if (e->b > d->procs_own_max)
+			d->procs_own_max = e->b;
+		if (e->a > e->b && e->a - e->b > d->procs_other_max)
+			d->procs_other_max = e->a - e->b;
+		if (e->c > d->procs_own_bytes)
+			d->procs_own_bytes = e->c;
+		break;
 	case GP_EV_NVML_IO: {
 		struct io_prev *p = &d->io_prev[e->u8 & 7];
 		uint64_t v[4] = {e->a, e->b, e->c, e->d};
@@ -428,11 +446,15 @@ typed:
 	case GP_EV_NVML:
 	case GP_EV_NVML_IO:
 	case GP_EV_GPU_FAULT:
+	case GP_EV_GPU_PROCS:
 		feed_device(d, r, e);
 		break;
 	case GP_EV_END:
 	case GP_EV_START:
 		feed_process(d, r, e);
+		break;
+	case GP_EV_CUDA_INIT:
+		d->cuda_inits++;
 		break;
 	case GP_EV_NVTX_MARK: {
 		nvtx_mark_t mk = {.ts = e->ts, .tid = e->tid, .name = (uint32_t)e->a};
@@ -677,6 +699,10 @@ void gp_rd_reset(rank_data_t *d)
 	u64map_clear(&d->stream_name);
 	u64map_clear(&d->thread_name);
 	d->nvml_mem_max = d->nvml_samples = d->nvml_util_sum = 0;
+	memset(d->nvml_mem_first, 0, sizeof(d->nvml_mem_first));
+	d->nvml_rise = d->procs_samples = d->procs_own_max = d->procs_other_max = 0;
+	d->procs_own_bytes = d->cuda_inits = 0;
+	d->procs_refused = false;
 	memset(d->io_prev, 0, sizeof(d->io_prev));
 	d->first_ts = d->last_ts = d->win_lo = d->win_hi = d->gpu_lo = d->gpu_hi = 0;
 	d->step_tid = 0;

@@ -783,11 +783,13 @@ static void progress_arm(void)
 /* name in dfd, written by fn as it goes (report.json of 10 000 ranks is 100 MiB: never
  * all in memory), then renamed into place: whole or not at all */
 static void write_streamed(int dfd, const char *name, const gp_job_t *job,
-                           void (*fn)(const gp_job_t *, FILE *))
+                           void (*fn)(const gp_job_t *, FILE *), mode_t mode)
 {
 	char tmp[128];
 	snprintf(tmp, sizeof(tmp), ".%s.tmp.%d", name, (int)getpid());
-	int fd = gp_open_at(dfd, tmp, O_CREAT | O_EXCL | O_TRUNC, 0600);
+	int fd = gp_open_at(dfd, tmp, O_CREAT | O_EXCL | O_TRUNC, mode);
+	if (fd >= 0 && (mode & S_IRGRP))
+		fchmod(fd, mode); /* the group's to read whatever the umask (the finisher's: 077) */
 	FILE *f = fd < 0 ? NULL : fdopen(fd, "w");
 	if (!f) {
 		if (fd >= 0)
@@ -823,9 +825,11 @@ static void write_into_jobdir(const gp_job_t *job)
 		close(dfd);
 		return;
 	}
-	write_streamed(dfd, "report.txt", job, gp_report_text);
-	write_streamed(dfd, "report.json", job, gp_report_json);
-	write_streamed(dfd, "job.json", job, gp_job_json);
+	/* readable by the group where the job directory is (group_readable, site_group) */
+	mode_t mode = fstat(dfd, &st) == 0 && (st.st_mode & S_IRGRP) ? 0640 : 0600;
+	write_streamed(dfd, "report.txt", job, gp_report_text, mode);
+	write_streamed(dfd, "report.json", job, gp_report_json, mode);
+	write_streamed(dfd, "job.json", job, gp_job_json, mode);
 	close(dfd);
 }
 

@@ -251,6 +251,13 @@ void gp_pass_memory(gp_rank_t *r, rank_data_t *d)
 	r->memory.nvml_max = d->nvml_mem_max;
 	r->gpu.nvml_samples = d->nvml_samples;
 	r->gpu.nvml_util_mean = d->nvml_samples ? (double)d->nvml_util_sum / d->nvml_samples : 0;
+	r->gpu.nvml_proc_samples = d->procs_samples;
+	r->gpu.nvml_procs_refused = d->procs_refused;
+	r->gpu.nvml_own_procs = (unsigned)d->procs_own_max;
+	r->gpu.nvml_other_procs = (unsigned)d->procs_other_max;
+	r->gpu.nvml_own_bytes = d->procs_own_bytes;
+	r->gpu.nvml_rise = d->nvml_rise;
+	r->gpu.cuda_inits = (unsigned)d->cuda_inits;
 	/* a rank's traffic is the sum over its GPUs of each GPU's mean rate */
 	for (int dev = 0; dev < 8; dev++)
 		for (int k = 0; k < 4; k++)

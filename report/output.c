@@ -1079,8 +1079,9 @@ static void text_quality(const gp_job_t *job, FILE *out)
 			    "rank %s: %s%s%s dropped ring=%llu cupti=%llu strings=%llu cap=%llu "
 			    "corrupt_chunks=%llu%s%s%s%s%s\n",
 			    label(job, r),
-			    unobserved ? "not observed (NVML saw its GPU in use, no CUDA work was "
-			                 "recorded)"
+			    unobserved
+			        ? "not observed (a process of the task used its GPU, no CUDA "
+			          "work was recorded)"
 			    : r->outcome.has_end ? "complete"
 			                         : "incomplete (salvaged or killed)",
 			    r->quality.truncated ? ", truncated tail" : "",

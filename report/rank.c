@@ -20,11 +20,43 @@ void gp_rank_release(gp_rank_t *r)
 	r->torch.own = NULL;
 }
 
+gp_gpu_use_t gp_rank_gpu_use(const gp_rank_t *r)
+{
+	const gp_gpu_t *g = &r->gpu;
+	bool rose = g->nvml_rise >= (uint64_t)GP_UNOBSERVED_MIB << 20;
+	if (g->nvml_proc_samples) {
+		if (g->nvml_own_procs || (g->nvml_other_procs && g->cuda_inits))
+			return GP_GPU_USED;
+		return GP_GPU_UNUSED;
+	}
+	if (!g->nvml_samples)
+		return GP_GPU_UNKNOWN;
+	if (rose)
+		return GP_GPU_USED;
+	/* a collector that writes the cuInit record (its driver refused the process list)
+	 * and saw none: nothing of the task initialised CUDA. An older collector's first
+	 * sample may come after the program's context (a short run): unknown. */
+	return g->nvml_procs_refused && !g->cuda_inits ? GP_GPU_UNUSED : GP_GPU_UNKNOWN;
+}
+
+/* No CUDA work recorded: no kernel, copy, set or allocation, no step measured on the
+ * GPU (step markers are CUDA events) */
+static bool no_cuda_work(const gp_rank_t *r)
+{
+	return !r->gpu.kernels_total && !r->gpu.nmemcpy && !r->gpu.nmemset && !r->memory.nallocs &&
+	       !r->steps.gpu_from_markers;
+}
+
 bool gp_rank_unobserved(const gp_rank_t *r)
 {
-	return strstr(r->id.modes, "cuda") && !r->quality.yielded[0] && !r->gpu.kernels_total &&
-	       !r->gpu.nmemcpy && !r->gpu.nmemset &&
-	       r->memory.nvml_max >= (uint64_t)GP_UNOBSERVED_MIB << 20;
+	return strstr(r->id.modes, "cuda") && !r->quality.yielded[0] && no_cuda_work(r) &&
+	       gp_rank_gpu_use(r) == GP_GPU_USED;
+}
+
+bool gp_rank_gpu_unused(const gp_rank_t *r)
+{
+	return (r->id.gpu_uuid[0] || r->gpu.nvml_samples) && no_cuda_work(r) &&
+	       gp_rank_gpu_use(r) == GP_GPU_UNUSED;
 }
 
 void gp_rank_compact_steps(gp_rank_t *r)

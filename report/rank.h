@@ -111,11 +111,27 @@ static inline unsigned gp_step_no(const gp_rank_t *r, unsigned k)
 }
 /* Drop r->steps.no where its numbers run on from the first (no0). */
 void gp_rank_compact_steps(gp_rank_t *r);
-/* The rank recorded no CUDA work although its modes asked for it, nothing was yielded to
- * another tool, and NVML saw its GPU in use (GP_UNOBSERVED_MIB or more): the process that
- * used the GPU was not the one recorded. Never "complete"; the first finding. */
+/* Whether the task used its GPUs, where no CUDA activity was recorded. NVML's memory in
+ * use is not that evidence (an idle H100 shows ~480 MiB with no process on it):
+ *   USED    NVML listed a process of the task on them (or, where it listed only others'
+ *           and a process of ours called cuInit, one NVML named from another PID
+ *           namespace); without NVML's lists (older collectors, drivers that refuse),
+ *           memory in use rose GP_UNOBSERVED_MIB or more above the first sample
+ *   UNUSED  NVML's lists never held a process of the task (another job's on a shared
+ *           GPU are not the task's, unless a process of ours called cuInit); where the
+ *           driver refused the lists, no process called cuInit and memory never rose
+ *   UNKNOWN no NVML sample; or an older collector (no process list, no cuInit record)
+ *           whose memory never rose: its first sample may follow a short run's context */
 #define GP_UNOBSERVED_MIB 256
+typedef enum gp_gpu_use { GP_GPU_UNKNOWN, GP_GPU_USED, GP_GPU_UNUSED } gp_gpu_use_t;
+gp_gpu_use_t gp_rank_gpu_use(const gp_rank_t *r);
+/* The rank recorded no CUDA work although its modes asked for it, nothing was yielded to
+ * another tool, and the task used its GPU (GP_GPU_USED): the process that used the GPU
+ * was not the one recorded. Never "complete"; the first finding. */
 bool gp_rank_unobserved(const gp_rank_t *r);
+/* Allocated, not used: the rank had a GPU, recorded no CUDA work, and the task never used
+ * it (GP_GPU_UNUSED). */
+bool gp_rank_gpu_unused(const gp_rank_t *r);
 /* The program the agent started (the task, what Slurm sees) ended in failure: a
  * non-zero exit or a signal, in the agent's own end record. Such a failure is the rank's
  * outcome whichever of its processes trained: a worker's or a forked trainer's own

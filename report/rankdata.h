@@ -101,6 +101,11 @@ typedef struct rank_data {
 	u64map_t stream_name; /* CUPTI stream id + 1 -> string id (nvtxNameCudaStream) */
 	u64map_t thread_name; /* tid + 1 -> string id (nvtxNameOsThread) */
 	uint64_t nvml_mem_max, nvml_samples, nvml_util_sum;
+	uint64_t nvml_mem_first[8]; /* per device: its first sample + 1 (0: none yet) */
+	uint64_t nvml_rise;         /* memory in use above a device's first sample, most */
+	/* NVML's compute processes (GP_EV_GPU_PROCS) and the processes that called cuInit */
+	uint64_t procs_samples, procs_own_max, procs_other_max, procs_own_bytes, cuda_inits;
+	bool procs_refused; /* a GP_EV_GPU_PROCS with u16 1: the driver refused the list */
 	struct io_prev {
 		uint64_t ts, v[4];
 		unsigned bits;

@@ -86,6 +86,10 @@ static int user_dir(int rfd, const char *user, uid_t uid, gid_t gid, mode_t mode
 		unlinkat(rfd, user, AT_REMOVEDIR); /* never left as root's for the next job */
 		return -1;
 	}
+	/* another node of the step made it a moment ago and gives it to the user now (a
+	 * shared file system): a second at most for its fchown */
+	for (int i = 0; i < 20 && !made && fstat(ufd, &st) == 0 && st.st_uid == 0 && uid != 0; i++)
+		usleep(50000);
 	if (fstat(ufd, &st) < 0 || st.st_uid != uid) {
 		if (!*why)
 			snprintf(why, whylen, "belongs to uid %u, not the job's user",

@@ -23,16 +23,31 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-/* A variable of the job's environment (arg: the spank_t); the last four values stay
- * valid (gp_options_resolve holds up to four at once). */
+/* A variable of the job's environment (arg: the spank_t); the last eight values stay
+ * valid (gp_options_resolve holds up to four at once, step_env two more). */
 static const char *job_env(const char *name, void *arg)
 {
-	static char buf[4][4096];
+	static char buf[8][4096];
 	static int k;
-	char *b = buf[k++ & 3];
+	char *b = buf[k++ & 7];
 	if (spank_getenv((spank_t)arg, name, b, sizeof(buf[0])) != ESPANK_SUCCESS)
 		return NULL;
 	return b;
+}
+
+/* The job's environment as the user's choices: GPUPROF_MODES hidden where the site's
+ * policy set it for an enclosing step (GPUPROF_SITE holds the modes it set), so that an
+ * inner step of a batch script the site profiles did not ask either (and is checked for
+ * GPUs of its own); a value the user changed since is the user's. */
+static const char *step_env(const char *name, void *arg)
+{
+	const char *v = job_env(name, arg);
+	if (v && !strcmp(name, GP_ENV_MODES)) {
+		const char *site = job_env(GP_ENV_SITE, arg);
+		if (site && !strcmp(site, v))
+			return NULL;
+	}
+	return v;
 }
 
 static void step_name(uint32_t step, char *buf, size_t len)
@@ -54,7 +69,7 @@ static bool policy_needs_job_info(const gp_config_t *c)
 }
 
 /* Whether this step was allocated GPUs on this node, as slurmstepd set the step's
- * environment from its GRES (seen on 22.05 and 24.11): SLURM_GPUS_ON_NODE, else the
+ * environment from its GRES (seen on 22.05; 24.11 not run here): SLURM_GPUS_ON_NODE, else the
  * step's SLURM_STEP_GPUS (the batch step's SLURM_JOB_GPUS). The job's SLURM_JOB_GPUS
  * alone is not the step's: an inner `srun --gres=gpu:0` inherits it with no GPU. */
 static bool step_has_gpus(spank_t sp, uint32_t step)
@@ -167,7 +182,7 @@ static int resolve_step(spank_t sp, gp_plugin_t *p, bool quiet)
 	p->enabled = false;
 	if (!p->config_ok || p->step_id == GP_STEP_EXTERN)
 		return 0;
-	if (gp_options_resolve(p, job_env, sp, err, sizeof(err)) < 0) {
+	if (gp_options_resolve(p, step_env, sp, err, sizeof(err)) < 0) {
 		/* The client checked this already; a value can only be bad here if the
 		 * environment changed in between. Never fail the step for it. */
 		if (!quiet)
@@ -273,11 +288,17 @@ static int wrap_task(spank_t sp, const gp_plugin_t *p)
 	return 0;
 }
 
-/* A task profiled into site_output: its rank's cap is the room the user's quota leaves,
- * and its files are site_group's to read (the user's directory passes the group on). */
+/* A task profiled by the site: GPUPROF_SITE for its inner steps; into site_output, its
+ * rank's cap is the room the user's quota leaves, and its files are site_group's to read
+ * (the user's directory passes the group on). */
 static int site_task_env(spank_t sp, const gp_plugin_t *p)
 {
-	char v[32];
+	char v[128];
+	if (p->by_site) { /* what the task's inner steps take for not asked (step_env) */
+		gp_modes_format(p->opts.modes, v, sizeof(v));
+		if (spank_setenv(sp, GP_ENV_SITE, v, 1) != ESPANK_SUCCESS)
+			return -1;
+	}
 	if (!p->site_dir)
 		return 0;
 	snprintf(v, sizeof(v), "%lld", p->site_rank_cap);
@@ -379,13 +400,14 @@ static int write_node_summary(void *arg)
 	char *buf = malloc(64 * 1024);
 	size_t off = 0;
 	int dfd, rc;
+	bool grp = p->cfg.group_readable || (p->site_dir && p->site_group_ok);
 	if (!buf)
 		return -1;
 	step_name(p->step_id, stepbuf, sizeof(stepbuf));
 	gethostname(node, sizeof(node) - 1);
 	dfd = gp_spool_step_dir(dir, sizeof(dir), p->jobdir, stepbuf, attempt) < 0
 	          ? -1
-	          : gp_mkdir_p(dir, p->cfg.group_readable ? 0750 : 0700);
+	          : gp_mkdir_p(dir, grp ? 0750 : 0700);
 	if (dfd < 0) {
 		free(buf);
 		return -1;
@@ -409,7 +431,7 @@ static int write_node_summary(void *arg)
 	}
 	off += (size_t)snprintf(buf + off, 65536 - off, "]}\n");
 	snprintf(name, sizeof(name), "node%u.json", p->node_id);
-	rc = gp_write_file_at(dfd, name, buf, off, p->cfg.group_readable ? 0640 : 0600, true);
+	rc = gp_write_file_at(dfd, name, buf, off, grp ? 0640 : 0600, true);
 	close(dfd);
 	free(buf);
 	return rc;

@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 int InitializeInjection(void);
 
@@ -219,6 +220,10 @@ static void cuda_init(void)
 	gp_inj_child_attach();
 	if (!gp_inj_on())
 		return;
+	/* the process initialised CUDA: with NVML's process list, what tells a GPU the task
+	 * never touched from one it used unrecorded (report/rank.c) */
+	gp_event_t ci = {.type = GP_EV_CUDA_INIT, .ts = gp_clock_ns(), .a = (uint64_t)getpid()};
+	gp_inj_emit(&ci);
 	load_cupti();
 	/* without CUDA activity records, markers are the only GPU clock for the steps; with
 	 * windows, they are the clock of the steps between them (and what a detach waits for) */

@@ -507,4 +507,25 @@ lim=$(jq_rank "r['io']['not_sampled']")
 case "$lim" in *"NVLink counters not supported"*"Xid events: Not Supported"*) ok 0 "what NVML cannot sample is said: $lim" ;;
 *) ok 1 "what NVML cannot sample is said: '$lim'" ;; esac
 grep -q "GPU I/O" <("$B/gpuprof" report "$T/nv"); ok $? "the report has the GPU I/O section"
+# allocated, not used (issue 48): the stand-in GPU shows 1 GiB in use with no process on
+# it, as an idle H100 shows ~480 MiB; a program that never touches CUDA under the default
+# modes must read as unused, not as "used, not recorded" (not_observed)
+use() { # FAKE_NVML -> "findings allocated_unused not_observed process_lists task_procs"
+	rm -rf "$T/nv"
+	FAKE_NVML=$1 CUDA_VISIBLE_DEVICES=0 LD_LIBRARY_PATH=$T/nvml "$B/gpuprof" run --modes=timing,nvtx,cuda,mem --output="$T/nv" -- sleep 1.3 2>/dev/null
+	"$B/gpuprof" report --format=json "$T/nv" | python3 -c 'import json,sys
+j = json.load(sys.stdin); r = j["ranks"][0]; g = r["gpu"]
+print(",".join(f["id"] for f in j["findings"]) or "none", g["allocated_unused"], r["quality"]["not_observed"], g["nvml_process_samples"] > 0, g["nvml_task_processes"])'
+}
+got=$(use ""); [ "$got" = "gpu_unused True False True 0" ]
+ok $? "an idle GPU's memory in use and no process of the task on it: gpu_unused, not not_observed ($got)"
+"$B/gpuprof" report "$T/nv" | grep -q "^1. \[gpu_unused\] Rank 0 was allocated a GPU it never used"; ok $? "the text says allocated, never used, first"
+got=$(use procs=child); [ "$got" = "not_observed False True True 1" ]
+ok $? "the program on the GPU in NVML's list, no CUDA work recorded: not_observed ($got)"
+got=$(use procs=other); [ "$got" = "gpu_unused True False True 0" ]
+ok $? "another job's process on a shared GPU is not the task's: still unused ($got)"
+got=$(use noprocs); [ "$got" = "gpu_unused True False False 0" ]
+ok $? "a driver that refuses the process list, no cuInit, memory flat: unused ($got)"
+got=$(use noprocs,grow); [ "$got" = "not_observed False True False 0" ]
+ok $? "... and with memory in use 600 MiB above the first sample: not_observed ($got)"
 done_testing

@@ -151,4 +151,18 @@ if command -v script >/dev/null; then
 else
 	skip "no script(1) for a terminal"
 fi
+# gpuprof prune (issue 48): bad input refused naming the option; by age, in a tree of
+# ROOT/USER/JOB (tests/integration/t_slurm.sh runs it as root over users' directories)
+out=$("$B/gpuprof" prune "$T" 2>&1); rc=$?
+[ $rc = 2 ] && echo "$out" | grep -q "prune: --older-than is needed (an age such as 30d)"; ok $? "prune without --older-than: usage error ($rc)"
+out=$("$B/gpuprof" prune --older-than=30 "$T" 2>&1); rc=$?
+[ $rc = 2 ] && echo "$out" | grep -q "prune: --older-than: '30' is not an age (a whole number above 0 with s, m, h, d or w: 30d)"; ok $? "an age without its unit is refused ($rc)"
+out=$("$B/gpuprof" prune --older-than=30d --config="$T/none.yaml" 2>&1); rc=$?
+[ $rc = 2 ] && echo "$out" | grep -q "which directory? $T/none.yaml sets no site_output; give ROOT"; ok $? "no ROOT and no site_output: which directory? ($rc)"
+P=$T/prune; mkdir -p "$P/u1/1/step0" "$P/u1/2" "$P/u2/3"
+echo x >"$P/u1/1/step0/rank0.gpr"; echo y >"$P/u2/3/f"; ln -s "$P/u2/3/f" "$P/u1/1/link"
+touch -h -d '3 days ago' "$P/u1/1/step0/rank0.gpr" "$P/u1/1/link" "$P/u1/1/step0" "$P/u1/1" "$P/u2/3/f" "$P/u2/3"
+"$B/gpuprof" prune --older-than=2d --config="$T/none.yaml" "$P" >prune.out 2>&1; rc=$?
+[ $rc = 0 ] && [ ! -e "$P/u1/1" ] && [ ! -e "$P/u2/3" ] && [ -d "$P/u1/2" ] && grep -q "removed 2 job directories" prune.out
+ok $? "prune --older-than=2d: the two old job directories go, the new one stays ($(tail -1 prune.out))"
 done_testing

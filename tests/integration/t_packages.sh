@@ -36,9 +36,14 @@ if command -v lintian >/dev/null; then
 else
 	skip "lintian not installed"
 fi
-sv=$(dpkg-query -W -f='${Version}' libslurm-dev | sed -e 's/^[0-9]*://' -e 's/-[^-]*$//')
-dpkg -I "$D2" | grep -q "slurm-wlm-basic-plugins (>= $sv), slurm-wlm-basic-plugins (<< $sv+~)"
-ok $? "the plugin depends on the Slurm it was built against ($sv)"
+# the release series of the spank.h it was built against (slurmstepd masks the micro
+# release), of Debian's or SchedMD's plugins package
+read -r smaj smin < <(sed -n 's/^#define SLURM_VERSION_NUMBER 0x\(..\)\(..\)..$/0x\1 0x\2/p' /usr/include/slurm/slurm_version.h)
+sv=$(printf '%d.%02d' "$smaj" "$smin"); snext=$(printf '%d.%02d' "$smaj" $((smin + 1)))
+dpkg -I "$D2" | grep -qF "slurm-wlm-basic-plugins (>= $sv) | slurm-smd (>= $sv), slurm-wlm-basic-plugins (<< $snext~) | slurm-smd (<< $snext~)"
+ok $? "the plugin depends on the series it was built against ($sv), Debian's or SchedMD's ($(dpkg -f "$D2" Depends | tr -s ' ' | head -c 200))"
+grep -q "^Build-Depends:.*" "$S/debian/control" && grep -q "libslurm-dev | slurm-smd-dev," "$S/debian/control"
+ok $? "it builds against Debian's libslurm-dev or SchedMD's slurm-smd-dev"
 dpkg -c "$D2" 2>/dev/null | grep -q ' ./usr/share/gpuprof/plugstack.conf.d/gpuprof.conf$' &&
 	! dpkg -c "$D2" 2>/dev/null | grep -q ' ./etc/' && dpkg -c "$D1" 2>/dev/null | grep -q ' ./usr/libexec/gpuprof/gpuprof-agent$'
 ok $? "the plugstack line shipped under /usr/share (nothing in /etc/slurm), the agent in libexec"
@@ -56,12 +61,30 @@ if command -v rpmbuild >/dev/null && [ -n "${GP_BUILD:-}" ]; then
 	make -C "$GP_BUILD" dist >"$T/dist.log" 2>&1 && cp "$GP_BUILD/gpuprof-$V.tar.gz" "$T/rpm/SOURCES/" &&
 		rpmbuild -bb --nodeps --define "_topdir $T/rpm" "$top/gpuprof.spec" >"$T/rpm.log" 2>&1
 	ok $? "rpmbuild builds gpuprof.spec from make dist's tarball ($(tail -1 "$T/rpm.log"))"
-	rpm -qp --requires "$T"/rpm/RPMS/*/slurm-spank-gpuprof-"$V"-*.rpm 2>/dev/null | grep -q "^slurm(.*) = $sv$" &&
-		rpm -qpl "$T"/rpm/RPMS/*/gpuprof-"$V"-*.rpm 2>/dev/null | grep -q '/usr/libexec/gpuprof/gpuprof-agent$'
-	ok $? "the RPM plugin requires the Slurm it was built against ($sv); the agent in libexec"
+	req=$(rpm -qp --requires "$T"/rpm/RPMS/*/slurm-spank-gpuprof-"$V"-*.rpm 2>/dev/null)
+	echo "$req" | grep -q "^slurm(.*) >= $sv$" && echo "$req" | grep -q "^slurm(.*) < $snext$" &&
+		rpm -qpl "$T"/rpm/RPMS/*/gpuprof-"$V"-*.rpm 2>/dev/null | grep -q '/usr/libexec/gpuprof/gpuprof-agent$' &&
+		rpm -qpl "$T"/rpm/RPMS/*/slurm-spank-gpuprof-"$V"-*.rpm 2>/dev/null | grep -q '/usr/lib64/slurm/gpuprof.so$'
+	ok $? "the RPM plugin requires the series it was built against ($sv, before $snext), in Slurm's RPM plugin directory; the agent in libexec"
 else
 	skip "no rpmbuild or no configured build (GP_BUILD)"
 	skip "no rpmbuild or no configured build (GP_BUILD)"
+fi
+
+# configure --with-slurm=PREFIX finds spank.h there and the plugin directory of that
+# Slurm: here a SchedMD-package layout (PREFIX/lib/TRIPLET/slurm, Slurm's plugins in it)
+if [ -n "${GP_BUILD:-}" ]; then
+	L=$T/smd; trip=$(gcc -print-multiarch)
+	mkdir -p "$L/include" "$L/lib/$trip/slurm" "$L/lib/$trip/slurm-none" "$T/cfg"
+	cp -r /usr/include/slurm "$L/include/"
+	touch "$L/lib/$trip/slurm/select_cons_tres.so" "$L/lib/$trip/slurm/proctrack_pgid.so"
+	(cd "$T/cfg" && "$top/configure" --with-slurm="$L" --disable-cuda-workload >cfg.log 2>&1)
+	grep -q "Slurm spank.h           : yes ($sv\." "$T/cfg/cfg.log" &&
+		grep -qF "plugin directory      : $L/lib/$trip/slurm (Slurm's own plugins are there)" "$T/cfg/cfg.log" &&
+		grep -qx "slurmdir = $L/lib/$trip/slurm" "$T/cfg/Makefile"
+	ok $? "configure --with-slurm=PREFIX: its spank.h ($sv) and its plugin directory ($(grep 'plugin directory' "$T/cfg/cfg.log" | tr -s ' '))"
+else
+	skip "no configured build (GP_BUILD)"
 fi
 
 if [ -z "${SLURM_CONF:-}" ]; then

@@ -6,11 +6,18 @@
  *   ecc        3 uncorrected and 5 corrected ECC errors on device 0 after 0.3 s
  *   noevents   nvmlDeviceRegisterEvents answers NVML_ERROR_NOT_SUPPORTED
  *   nonvlink   the NVLink fields answer NVML_ERROR_NOT_SUPPORTED
+ *   procs=child  device 0's compute processes are the caller's children (the agent's
+ *                program), 512 MiB each; procs=other: pid 1's alone (not the task's);
+ *                neither: none (an idle GPU, its 1 GiB in use with no process)
+ *   noprocs    the compute-process query answers NVML_ERROR_NOT_SUPPORTED
+ *   grow       memory in use rises by 600 MiB 0.3 s after nvmlInit (a context made)
  * Only the entry points the agent resolves are here; the ABI follows nvml.h. */
+#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 typedef int ret_t;
 enum { OK = 0, NOT_SUPPORTED = 3, TIMEOUT = 10, INVALID = 2 };
@@ -19,7 +26,8 @@ typedef struct fake_dev {
 } fake_dev_t;
 static fake_dev_t devs[2] = {{0}, {1}};
 static double t0;
-static int xid_code, ecc, noevents, nonvlink, xid_sent, registered;
+static int xid_code, ecc, noevents, nonvlink, xid_sent, registered, noprocs, grow;
+static const char *procs_of; /* "child", "other" or NULL */
 
 static double now_s(void)
 {
@@ -49,6 +57,11 @@ ret_t nvmlInit_v2(void)
 	ecc = has(o, "ecc");
 	noevents = has(o, "noevents");
 	nonvlink = has(o, "nonvlink");
+	noprocs = has(o, "noprocs");
+	grow = has(o, "grow");
+	procs_of = o && strstr(o, "procs=child")   ? "child"
+	           : o && strstr(o, "procs=other") ? "other"
+	                                           : NULL;
 	return OK;
 }
 ret_t nvmlShutdown(void)
@@ -88,6 +101,8 @@ ret_t nvmlDeviceGetMemoryInfo(fake_dev_t *d, mem_t *m)
 {
 	m->total = 80ull << 30;
 	m->used = (1ull << 30) * (unsigned)(d->idx + 1);
+	if (grow && now_s() - t0 > 0.3)
+		m->used += 600ull << 20;
 	m->free = m->total - m->used;
 	return OK;
 }
@@ -190,5 +205,49 @@ ret_t nvmlEventSetWait_v2(void *set, event_t *e, unsigned timeout_ms)
 }
 ret_t nvmlEventSetFree(void *set)
 {
+	return OK;
+}
+
+typedef struct {
+	unsigned pid;
+	unsigned long long used;
+	unsigned gi, ci;
+} proc_t;
+/* the caller's children, from /proc (ppid is the 4th field of /proc/PID/stat) */
+static unsigned children(proc_t *p, unsigned max)
+{
+	unsigned n = 0;
+	DIR *d = opendir("/proc");
+	struct dirent *de;
+	while (d && (de = readdir(d)) && n < max) {
+		char path[64], buf[512];
+		int pid = atoi(de->d_name), ppid = 0;
+		if (pid <= 0)
+			continue;
+		snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+		FILE *f = fopen(path, "r");
+		if (!f)
+			continue;
+		size_t got = fread(buf, 1, sizeof(buf) - 1, f);
+		fclose(f);
+		buf[got] = 0;
+		const char *rp = strrchr(buf, ')');
+		if (rp && sscanf(rp + 2, "%*c %d", &ppid) == 1 && ppid == (int)getpid())
+			p[n++] = (proc_t){(unsigned)pid, 512ull << 20, 0, 0};
+	}
+	if (d)
+		closedir(d);
+	return n;
+}
+ret_t nvmlDeviceGetComputeRunningProcesses_v3(fake_dev_t *d, unsigned *count, proc_t *p)
+{
+	unsigned n = 0;
+	if (noprocs)
+		return NOT_SUPPORTED;
+	if (d->idx == 0 && procs_of && !strcmp(procs_of, "child"))
+		n = children(p, *count);
+	else if (d->idx == 0 && procs_of && *count)
+		p[n++] = (proc_t){1, 256ull << 20, 0, 0};
+	*count = n;
 	return OK;
 }

@@ -1,0 +1,92 @@
+#!/bin/bash
+# Run on the GPU machine (issue 48): what the site-wide default reads and costs there.
+#  1. allocated, not used: programs that never touch CUDA, that only ask whether CUDA is
+#     there, and that use the GPU, each under the default modes; what NVML's process list,
+#     the cuInit records and the report say (gpu_unused / not_observed), against what each
+#     program did;
+#  2. the default's cost on a job whose steps the collector does not see: a Hugging Face
+#     GPT-2 generate() loop (no optimizer, no NVTX; random weights, nothing downloaded),
+#     ~30 s, its own per-call times plain and under the default, alternated over ROUNDS
+#     rounds (the budget: <= 1 % of the wall time; issue 48 measured x1.6 on an H100).
+# Results in $OUT (site.txt, the reports); binaries from bench/gpu-carry.sh.
+# Usage: bench/gpu-site.sh [unused|cost]...   (default: both)   ROUNDS=3 SECS=30
+. "$(dirname "$0")/gpu-env.sh"
+OUT=${OUT:-/tmp/out}
+W=/tmp/site
+rm -rf $W && mkdir -p $W $OUT
+exec > >(tee -a $OUT/site.txt) 2>&1
+export PYTHONUNBUFFERED=1
+fields() { # job directory -> the figures that tell used from unused
+	$G/gpuprof report --format=json "$1" 2>/dev/null | python3 -c '
+import json, sys
+j = json.load(sys.stdin)
+for r in j["ranks"]:
+    g = r["gpu"]
+    print("  findings=%s unused=%s not_observed=%s lists=%s refused=%s task_procs=%s others=%s task_MiB=%.0f rise_MiB=%.0f cuda_inits=%s nvml_max_MiB=%.0f kernels=%s" % (
+        ",".join(f["id"] for f in j["findings"]) or "none", g["allocated_unused"],
+        r["quality"]["not_observed"], g["nvml_process_samples"], g["nvml_processes_refused"],
+        g["nvml_task_processes"], g["nvml_other_processes"], g["nvml_task_bytes"] / 2**20,
+        g["nvml_rise_bytes"] / 2**20, g["cuda_inits"], r["memory"]["nvml_used_max_bytes"] / 2**20,
+        g["kernels_total"]))'
+}
+unused() {
+	echo "== 1. allocated, not used (want: unused=True for the first two, False with task_procs>=1 for the last two)"
+	local name
+	for name in sleep is_available timing_tensor default_train; do
+		case $name in
+		sleep) set -- python3 -c 'import time; time.sleep(4)' ;;
+		is_available) set -- python3 -c 'import time, torch; print("cuda", torch.cuda.is_available()); time.sleep(4)' ;;
+		timing_tensor) set -- python3 -c 'import time, torch; x = torch.ones(1 << 20, device="cuda"); torch.cuda.synchronize(); time.sleep(4)' ;;
+		default_train) set -- env STEPS=60 python3 bench/field/seed_mlp.py ;;
+		esac
+		local modes=()
+		[ $name = timing_tensor ] && modes=(--modes=timing)
+		timeout 300 $G/gpuprof run "${modes[@]}" --output=$W/$name -- "$@" >$W/$name.log 2>&1
+		echo "-- $name (rc $?): $*"
+		fields $W/$name
+		$G/gpuprof report $W/$name >$W/$name.report.txt 2>&1
+		sed -n '/== Findings/,/== How slow/p' $W/$name.report.txt | head -6
+	done
+}
+cost() {
+	echo "== 2. the default on a generate() loop whose steps the collector does not see"
+	cat >$W/infer.py <<'PY'
+# GPT-2 (random weights) generate() calls for SECS seconds; its own per-call times
+import json, os, time, torch
+from transformers import GPT2Config, GPT2LMHeadModel
+torch.manual_seed(0)
+m = GPT2LMHeadModel(GPT2Config(n_layer=12, n_embd=768, n_head=12)).cuda().eval().half()
+ids = torch.randint(0, 50000, (8, 64), device="cuda")
+secs, ms, t_end = float(os.environ.get("SECS", "30")), [], None
+t0 = time.perf_counter()
+with torch.no_grad():
+    while time.perf_counter() - t0 < secs:
+        torch.cuda.synchronize(); a = time.perf_counter()
+        m.generate(ids, max_new_tokens=48, do_sample=False, pad_token_id=0)
+        torch.cuda.synchronize(); ms.append((time.perf_counter() - a) * 1e3)
+ms.sort()
+print("TRUTH " + json.dumps({"calls": len(ms), "median_ms": ms[len(ms) // 2],
+                             "wall_s": time.perf_counter() - t0}))
+PY
+	local r
+	for r in $(seq ${ROUNDS:-3}); do
+		SECS=${SECS:-30} timeout 300 python3 $W/infer.py >$W/plain.$r.log 2>&1
+		SECS=${SECS:-30} timeout 300 $G/gpuprof run --output=$W/default.$r -- python3 $W/infer.py >$W/default.$r.log 2>&1
+		echo "round $r plain:   $(grep '^TRUTH' $W/plain.$r.log)"
+		echo "round $r default: $(grep '^TRUTH' $W/default.$r.log)"
+	done
+	python3 - $W <<'PY'
+import glob, json, statistics, sys
+w = sys.argv[1]
+def med(kind):
+    v = [json.loads(l[6:])["median_ms"] for f in sorted(glob.glob(f"{w}/{kind}.*.log"))
+         for l in open(f) if l.startswith("TRUTH ")]
+    return statistics.median(v) if v else float("nan")
+p, d = med("plain"), med("default")
+print(f"median of the rounds' per-call medians: plain {p:.1f} ms, default {d:.1f} ms: {100 * (d / p - 1):+.1f} % (budget <= 1 %)")
+PY
+	$G/gpuprof report $W/default.1 >$W/default.report.txt 2>&1
+	sed -n '/== Findings/,/== Where the time/p' $W/default.report.txt | head -20
+}
+for part in ${*:-unused cost}; do $part; done
+tar -czf $OUT/site.tgz -C /tmp site 2>/dev/null
