@@ -104,6 +104,14 @@ PY
 	grep -q "^1 *39 .* gone " "$T/many.txt" && grep -q "first finding: rank 7: slowdown" "$T/many.txt" &&
 	grep -q "memory 60.0 of 80.0 GiB (rank 39)" "$T/many.txt" && grep -q "slowest rank 7" "$T/many.txt"
 ok $? "top --once: 40 ranks of 2 steps, the one not written for 200 s gone, rank 7 the slowest with its slowdown"
+"$GP" report --format=json "$J" | python3 -c "
+import json, sys
+d = json.load(sys.stdin)
+ids = [(f['id'], f['rank']) for f in d['findings']]
+assert d['running'] == 39 and d['gone'] == 1 and d['job'] == '4242', d
+assert ids == [('slowdown', 7), ('straggler', 7)], ids
+"
+ok $? "the running report of 40 ranks: rank 7's slowdown, and rank 7 the straggler"
 "$GP" top --once --sort=now "$J" | sed -n 5p | grep -q "^0 *7 "
 ok $? "--sort=now: the slowest rank first"
 "$GP" top --once --sort=busy "$J" | sed -n 5p | grep -q "^0 *0 "
