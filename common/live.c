@@ -418,6 +418,9 @@ static void add_find(gp_live_rank_t *r, const char *id, const char *fmt, ...)
 static void tick_steps(gp_live_t *l, gp_live_rank_t *r, uint64_t now)
 {
 	const cand_t *c = step_cand(l);
+	r->step_name[0] = r->step_source[0] = r->step_basis[0] = '\0';
+	r->steps = r->last_steps = 0;
+	r->median_ms = r->p95_ms = r->mean_ms = r->last_median_ms = 0;
 	if (!c)
 		return;
 	if (c->name == OPT_NAME)
@@ -474,6 +477,9 @@ static void tick_gpus(gp_live_t *l, gp_live_rank_t *r)
 {
 	uint64_t us = 0, s = 0, ius = 0, is = 0;
 	double fullest = -1;
+	r->ngpus = 0; /* each file's figures from the running totals, not added to the last's */
+	r->idle_startup_s = r->idle_steps_s = 0;
+	r->mem_used = r->mem_peak = r->mem_total = 0;
 	for (unsigned d = 0; d < GP_LIVE_GPUS; d++) {
 		gpu_t *g = &l->gpu[d];
 		if (!g->seen)

@@ -46,7 +46,7 @@ static bool near(double x, double want, double rel)
 
 static void test_steps_and_slowdown(void)
 {
-	gp_live_rank_t r;
+	gp_live_rank_t r = {0};
 	l = gp_live_new(1.0, 3, NULL);
 	t = 1000 * MS;
 	rec((gp_event_t){.type = GP_EV_START, .ts = t});
@@ -88,7 +88,7 @@ static void test_steps_and_slowdown(void)
 
 static void test_markers_pushes_nvml(void)
 {
-	gp_live_rank_t r;
+	gp_live_rank_t r = {0};
 	l = gp_live_new(1.0, 0, "step");
 	t = 50 * MS;
 	rec((gp_event_t){.type = GP_EV_START, .ts = t});
@@ -129,6 +129,7 @@ static void test_markers_pushes_nvml(void)
 		full |= !strcmp(r.find[i].id, "memory_near_limit");
 		lostf |= !strcmp(r.find[i].id, "records_lost");
 	}
+	ok(r.ngpus == 1 && r.mem_total == 1000, "a second file: one GPU still (%u)", r.ngpus);
 	ok(idle && full && lostf && r.lost == 15 && !strcmp(r.lost_by, "ring full 12, cupti 3"),
 	   "findings gpu_idle, memory_near_limit, records_lost (%s)", r.lost_by);
 	ok(r.idle_startup_s == 0 && r.idle_steps_s > 0, "idle time once steps ran, none before");
@@ -137,7 +138,7 @@ static void test_markers_pushes_nvml(void)
 
 static void test_optimizer(void)
 {
-	gp_live_rank_t r;
+	gp_live_rank_t r = {0};
 	l = gp_live_new(1.0, 0, NULL);
 	t = MS;
 	rec((gp_event_t){.type = GP_EV_START, .ts = t});
