@@ -415,7 +415,7 @@ static void add_find(gp_live_rank_t *r, const char *id, const char *fmt, ...)
 
 /* The steps' figures, and the slowdown: the interval's median against the steps' before
  * it, held from its onset (the median of all steps would drift toward the slow ones). */
-static void tick_steps(gp_live_t *l, gp_live_rank_t *r, uint64_t now)
+static void tick_steps(gp_live_t *l, gp_live_rank_t *r, uint64_t now, bool ended)
 {
 	const cand_t *c = step_cand(l);
 	r->step_name[0] = r->step_source[0] = r->step_basis[0] = '\0';
@@ -468,7 +468,8 @@ static void tick_steps(gp_live_t *l, gp_live_rank_t *r, uint64_t now)
 		         "of the steps before",
 		         r->last_median_ms, r->slow_since_s, r->slow_ratio, r->slow_base_ms);
 	double quiet_s = c->last_start && now > c->last_start ? (now - c->last_start) / 1e9 : 0;
-	if (r->median_ms > 0 && quiet_s > l->interval_s && quiet_s * 1e3 > 10 * r->median_ms)
+	if (!ended && r->median_ms > 0 && quiet_s > l->interval_s &&
+	    quiet_s * 1e3 > 10 * r->median_ms)
 		add_find(r, "no_progress", "no step began for %.0f s (the median step: %.1f ms)",
 		         quiet_s, r->median_ms);
 }
@@ -512,7 +513,7 @@ static void tick_gpus(gp_live_t *l, gp_live_rank_t *r)
 		         r->mem_peak / 1073741824.0, r->mem_total / 1073741824.0);
 }
 
-void gp_live_tick(gp_live_t *l, uint64_t now, gp_live_rank_t *r)
+void gp_live_tick(gp_live_t *l, uint64_t now, bool ended, gp_live_rank_t *r)
 {
 	if (!l->start_ns)
 		l->start_ns = l->iv_start_ns = now;
@@ -525,7 +526,7 @@ void gp_live_tick(gp_live_t *l, uint64_t now, gp_live_rank_t *r)
 	r->first_step_s = l->first_step_ns ? (double)(l->first_step_ns - l->start_ns) / 1e9 : -1;
 	r->slow_since_s = -1;
 	r->nfind = 0;
-	tick_steps(l, r, now);
+	tick_steps(l, r, now, ended);
 	tick_gpus(l, r);
 	r->faults = l->faults;
 	if (l->faults)

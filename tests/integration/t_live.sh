@@ -75,6 +75,25 @@ GPUPROF_LIVE_INTERVAL=0 "$GP" run -q --modes=nvtx -o "$T/off" -- "$C" steps 20 5
 [ -f "$T/off/step0/rank0.gpr" ] && ! ls "$T/off/step0" | grep -q live
 ok $? "live_interval 0: no live file"
 
+# a launcher's ranks (torchrun's workers, each with a ring of its own): a live file each;
+# the launcher's own (a task of rank 1 whose workers are ranks 4 and 5) goes once they come
+GPUPROF_LIVE_INTERVAL=1 "$GP" run -q --modes=nvtx -o "$T/l3" -- sh -c "for r in 0 1 2; do RANK=\$r '$C' steps 160 10 \$((10 + 10 * r)) & done; wait" >/dev/null 2>&1
+"$GP" report --format=json "$T/l3" >/dev/null 2>&1 # the finished job's files are all there
+python3 - "$T/l3/step0" <<'PY'
+import json, sys
+for r in (0, 1, 2):
+    d = json.load(open(f"{sys.argv[1]}/rank{r}.live.json"))
+    assert d["rank"] == r and d["state"] == "ended" and d["steps"] == 160, d
+    # three programs that spin on 2 vCPUs: each rank's own figures, not the clock's accuracy
+    assert abs(d["slow_base_ms" if r else "median_ms"] - 10) < 1, d
+    assert r == 0 or abs(d["slow_ratio"] - (1 + r)) < 0.1 * (1 + r), d
+    assert [f["id"] for f in d["findings"]] == ([] if r == 0 else ["slowdown"]), d["findings"]
+PY
+ok $? "3 workers under one task: a live file each, each with its own step time and slowdown (x2, x3)"
+GPUPROF_RANK=1 GPUPROF_LIVE_INTERVAL=1 "$GP" run -q --modes=nvtx -o "$T/l4" -- sh -c "sleep 1.6; for r in 4 5; do RANK=\$r '$C' steps 60 10 10 & done; wait" >/dev/null 2>&1
+[ "$(cd "$T/l4/step0" && ls -- *.live.json | tr '\n' ' ')" = "rank4.live.json rank5.live.json " ]
+ok $? "the launcher's own live file (task 1, no steps) gone once its workers' came ($(ls "$T/l4/step0" | tr '\n' ' '))"
+
 # a job of 40 ranks, as the agents would have written them, for top's screen
 J=$T/many
 mkdir -p "$J/step0" "$J/step1"

@@ -53,7 +53,7 @@ static void test_steps_and_slowdown(void)
 	name(5, "train_step \"q\"");
 	name(6, "fwd");
 	steps(100, 10);
-	gp_live_tick(l, t, &r);
+	gp_live_tick(l, t, false, &r);
 	ok(r.steps == 100 && !strcmp(r.step_name, "train_step \"q\"") &&
 	       !strcmp(r.step_source, "nvtx") && !strcmp(r.step_basis, "period"),
 	   "100 steps of the outermost range, by name, period basis (%u %s %s)", r.steps,
@@ -66,7 +66,7 @@ static void test_steps_and_slowdown(void)
 	steps(5, 10);
 	uint64_t onset = t;
 	steps(40, 15);
-	gp_live_tick(l, t, &r);
+	gp_live_tick(l, t, false, &r);
 	ok(r.slow_since_s >= 0 && near(r.slow_ratio, 1.5, 0.01) && near(r.slow_base_ms, 10, 0.004),
 	   "a slowdown: 1.5x the 10 ms before it (%.3f, %.3f)", r.slow_ratio, r.slow_base_ms);
 	ok(fabs(r.slow_since_s - (double)(onset - 1000 * MS) / 1e9) < 1e-6,
@@ -74,15 +74,17 @@ static void test_steps_and_slowdown(void)
 	   r.slow_since_s);
 	ok(r.nfind == 1 && !strcmp(r.find[0].id, "slowdown"), "the slowdown is a finding");
 	steps(150, 15); /* the median so far turns slow: the base stays the one before */
-	gp_live_tick(l, t, &r);
+	gp_live_tick(l, t, false, &r);
 	ok(r.slow_since_s >= 0 && near(r.slow_base_ms, 10, 0.004) && near(r.median_ms, 15, 0.004),
 	   "held against the median before it while the job's moves (%.2f)", r.median_ms);
 	steps(50, 10);
-	gp_live_tick(l, t, &r);
+	gp_live_tick(l, t, false, &r);
 	ok(r.slow_since_s < 0 && r.nfind == 0, "over when the steps are fast again");
 	t += 5000 * MS;
-	gp_live_tick(l, t, &r);
+	gp_live_tick(l, t, false, &r);
 	ok(r.nfind == 1 && !strcmp(r.find[0].id, "no_progress"), "no step for 5 s: no_progress");
+	gp_live_tick(l, t, true, &r);
+	ok(r.nfind == 0, "not once the program has ended");
 	gp_live_free(l);
 }
 
@@ -107,7 +109,7 @@ static void test_markers_pushes_nvml(void)
 		rec((gp_event_t){.type = GP_EV_NVML, .ts = t, .a = i < 10 ? 100 : 20, .b = 960});
 		t += 20 * MS;
 	}
-	gp_live_tick(l, t, &r);
+	gp_live_tick(l, t, false, &r);
 	ok(r.steps == 20 && !strcmp(r.step_name, "step"),
 	   "GPUPROF_STEP_RANGE's range counted, not the other outermost one (%u)", r.steps);
 	ok(!strcmp(r.step_basis, "gpu") && near(r.median_ms, 25, 0.004),
@@ -122,7 +124,7 @@ static void test_markers_pushes_nvml(void)
 	gp_live_set_losses(l, lost);
 	for (int i = 0; i < 5; i++, t += 20 * MS)
 		rec((gp_event_t){.type = GP_EV_NVML, .ts = t, .a = 10, .b = 100});
-	gp_live_tick(l, t, &r);
+	gp_live_tick(l, t, false, &r);
 	bool idle = false, full = false, lostf = false;
 	for (unsigned i = 0; i < r.nfind; i++) {
 		idle |= !strcmp(r.find[i].id, "gpu_idle");
@@ -144,7 +146,7 @@ static void test_optimizer(void)
 	rec((gp_event_t){.type = GP_EV_START, .ts = t});
 	for (int i = 0; i < 10; i++, t += 30 * MS)
 		rec((gp_event_t){.type = GP_EV_FW, .u8 = GP_FW_OPT_END, .ts = t, .a = 0});
-	gp_live_tick(l, t, &r);
+	gp_live_tick(l, t, false, &r);
 	ok(r.steps == 10 && !strcmp(r.step_source, "optimizer") && near(r.median_ms, 30, 0.004),
 	   "no NVTX: the optimizer's steps (%s %.2f)", r.step_source, r.median_ms);
 	gp_live_free(l);
@@ -161,7 +163,7 @@ static void test_file(void)
 	steps(30, 10);
 	t += 5 * MS;
 	steps(30, 20);
-	gp_live_tick(l, t, &r);
+	gp_live_tick(l, t, false, &r);
 	snprintf(r.job, sizeof(r.job), "123");
 	snprintf(r.state, sizeof(r.state), "running");
 	r.rank = 7, r.pid = 99, r.written = 1.5e9, r.seq = 3;
