@@ -57,10 +57,12 @@ typedef struct proc_file {
 	uint64_t t0, lost_write;
 	int status; /* its wait status when seen as a zombie, else -1 */
 	bool done, published;
+	bool no_file; /* its spool file could not be made (no descriptor left): its records
+	                 wait in its ring for the end, when one is made in the job directory */
 	gp_live_writer_t *live; /* a launcher's rank's live figures (side 0) */
 } proc_file_t;
 
-#define MAX_PROCS 1024
+#define MAX_PROCS GP_SPOOL_MAX_PROCS
 
 typedef struct agent {
 	unsigned modes;
@@ -623,11 +625,12 @@ static int proc_open(agent_t *a, long rank, pid_t side)
 	int fd = gp_spool_entry_create_rank(x->dir, a->group_readable ? 0640 : 0600);
 	if (fd < 0 || gp_spool_entry_set_dest(x->dir, x->dest) < 0 ||
 	    !(x->w = gp_rf_writer_create(fd, hdr, a->max_bytes))) {
-		gp_warn("rank %ld (pid %d): cannot write %s: %s; its records are counted as "
-		        "lost",
+		gp_warn("rank %ld (pid %d): cannot write %s: %s; its records wait in its ring "
+		        "for its end (what the ring cannot hold is counted as lost)",
 		        rank, (int)x->pid, x->path, strerror(errno));
 		if (fd >= 0 && !x->w)
 			close(fd);
+		x->no_file = true;
 	}
 	if (x->w && !side) /* a launcher's rank: its live figures */
 		x->live = gp_live_writer_start(x->w, a->dest_dir, a->step, rs,
@@ -675,7 +678,7 @@ static void find_procs(agent_t *a)
 
 static void proc_drain(proc_file_t *x, bool force)
 {
-	if (x->done)
+	if (x->done || (x->no_file && !x->w && !force))
 		return;
 	if (x->w && gp_ring_drain(&x->ring, x->w, force, NULL) < 0)
 		close_failed(&x->w, x->path, &x->lost_write);
@@ -700,10 +703,53 @@ static bool proc_publish(agent_t *a, proc_file_t *x)
  * (the launcher's) to know: the library's own end record carries what exit() was given;
  * this one carries the status when the agent saw the zombie before the launcher reaped
  * it, else only that the process ended (u8 = 1). */
+/* The process's file could not be written in the spool (full, or no descriptor left when
+ * it began): its copy in the job directory, to finish there, as the task's own
+ * (finish_after_write_failure): what fit in the spool published first, else a file of
+ * its header alone. Its whole file was never published, and its losses never said. The
+ * writer, or NULL (said). */
+static gp_rf_writer_t *proc_writer_in_jobdir(agent_t *a, proc_file_t *x)
+{
+	char err[512], hdr[8192], rs[24];
+	struct stat st;
+	mode_t fmode = a->group_readable ? 0640 : 0600, dmode = a->group_readable ? 0750 : 0700;
+	if (lstat(x->path, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0) {
+		if (gp_spool_publish(x->path, x->dest, fmode, dmode) < 0) {
+			gp_warn("cannot write %s: %s (data kept in %s)", x->dest, strerror(errno),
+			        x->dir);
+			return NULL;
+		}
+		gp_rf_writer_t *w = gp_rf_reopen(x->dest, err, sizeof(err));
+		if (!w)
+			gp_warn("%s", err);
+		return w;
+	}
+	const char *name = strrchr(x->dest, '/') + 1;
+	int dfd = gp_mkdir_p(a->dest_dir, dmode), fd = -1;
+	if (dfd >= 0)
+		fd = gp_open_at(dfd, name, O_CREAT | O_TRUNC, fmode);
+	int e = errno;
+	if (dfd >= 0)
+		close(dfd);
+	snprintf(rs, sizeof(rs), "%ld", x->rank);
+	build_header(a, hdr, sizeof(hdr), rs, x->pid);
+	gp_rf_writer_t *w = fd >= 0 ? gp_rf_writer_create(fd, hdr, a->max_bytes) : NULL;
+	if (!w) {
+		gp_warn("cannot write %s: %s", x->dest, strerror(fd >= 0 ? errno : e));
+		if (fd >= 0)
+			close(fd);
+		return NULL;
+	}
+	gp_event_t start = {.type = GP_EV_START, .ts = x->t0, .a = (uint64_t)x->pid};
+	gp_rf_append(w, &start); /* as proc_open's */
+	return w;
+}
+
 static void proc_finish(agent_t *a, proc_file_t *x)
 {
 	if (x->done)
 		return;
+	bool in_jobdir = !x->w && (x->w = proc_writer_in_jobdir(a, x));
 	proc_drain(x, true);
 	if (x->w) {
 		uint64_t extra[GP_LOSS_N] = {0};
@@ -722,10 +768,17 @@ static void proc_finish(agent_t *a, proc_file_t *x)
 	proc_live_now(x, "ended");
 	gp_live_writer_free(x->live, x->w);
 	x->live = NULL;
-	bool published = proc_publish(a, x);
+	bool published;
+	if (in_jobdir) {
+		published = x->w && gp_rf_writer_close(x->w, true) == 0;
+		if (!published)
+			gp_warn("cannot write %s: %s", x->dest, strerror(errno));
+	} else {
+		published = proc_publish(a, x);
+		if (x->w)
+			gp_rf_writer_close(x->w, false);
+	}
 	x->published = published;
-	if (x->w)
-		gp_rf_writer_close(x->w, false);
 	x->w = NULL;
 	gp_ring_detach(&x->ring);
 	if (published)
@@ -1217,9 +1270,14 @@ static void watch(agent_t *a)
  * the agent's exit as the program's. */
 static void __attribute__((noreturn)) finish(agent_t *a)
 {
-	find_procs(a);
-	for (unsigned i = 0; i < a->nprocs; i++)
-		proc_finish(a, &a->procs[i]);
+	/* twice: a ring that could not be attached while every descriptor was taken (ulimit
+	 * -n) is attached once the others' files are closed; left, it leaked in the spool */
+	for (int pass = 0; pass < 2; pass++) {
+		a->procs_seen = UINT32_MAX;
+		find_procs(a);
+		for (unsigned i = 0; i < a->nprocs; i++)
+			proc_finish(a, &a->procs[i]);
+	}
 	if (a->nvml && a->w)
 		gp_nvml_sample(a->nvml, a->w, true); /* Xid/ECC up to the program's end */
 	write_end(a, a->status, &a->ru);

@@ -19,7 +19,9 @@ enum gp_ev_type {
 	GP_EV_NVTX_MARK = 6,   /* ts tid a=name b=domain d=color<<32|category */
 	GP_EV_THREAD_NAME = 7, /* tid a=name */
 	GP_EV_KERNEL = 8,      /* ts=start a=duration b=name c=correlation d=stream, u8=device */
-	GP_EV_MEMCPY = 9, /* ts a=duration b=bytes c=correlation d=stream u8=device u16=copy kind */
+	GP_EV_MEMCPY = 9,  /* ts a=duration b=bytes c=correlation d=stream u8=device u16=copy kind
+	                      | source memory kind << 8 | destination memory kind << 12 (CUPTI's
+	                      kinds: 1 pageable, 2 pinned, 3 device ...; 0: not recorded) */
 	GP_EV_MEMSET = 10, /* ts a=duration b=bytes c=correlation d=stream u8=device */
 	GP_EV_SYNC = 11,   /* ts a=duration b=sync type c=correlation d=stream u8=device */
 	GP_EV_API = 12,    /* ts a=duration b=cbid c=correlation tid, u8=1 runtime 2 driver,

@@ -150,15 +150,27 @@ static int analyse_file(const char *path, gp_rank_t *r, gp_rank_tables_t *t, gp_
 	return rc;
 }
 
+/* The process is the program the agent started (program: its pid, from the task's own
+ * file; a process's file of its own names itself there), not a helper or worker it
+ * started, and it has steps. */
+static bool started_and_stepped(const gp_rank_t *r, int program)
+{
+	return program && r->id.pid == program && r->steps.n;
+}
+
 /* Which of a rank's processes trained: the one whose optimizer stepped most, else the
- * one with the most GPU work, then the most API calls, then steps; the task's own file
+ * one with the most GPU work; with neither to tell them apart (modes without cuda), the
+ * program the agent started where it has steps (a helper repeating more, shorter ranges,
+ * 'prefetch', is not the trainer: issue 51), then the most steps; the task's own file
  * (index 0) among equals. */
-static bool trained_more(const gp_rank_t *a, const gp_rank_t *b)
+static bool trained_more(const gp_rank_t *a, const gp_rank_t *b, int program)
 {
 	if (a->torch.opt_steps != b->torch.opt_steps)
 		return a->torch.opt_steps > b->torch.opt_steps;
 	if (a->gpu.kernels_total != b->gpu.kernels_total)
 		return a->gpu.kernels_total > b->gpu.kernels_total;
+	if (started_and_stepped(a, program) != started_and_stepped(b, program))
+		return started_and_stepped(a, program);
 	if (a->steps.n != b->steps.n)
 		return a->steps.n > b->steps.n;
 	return false;
@@ -189,11 +201,24 @@ static void take_task_figures(gp_rank_t *r, const gp_rank_t *task)
 	if (!r->id.gpu_uuid[0]) {
 		memcpy(r->id.gpu_uuid, task->id.gpu_uuid, sizeof(r->id.gpu_uuid));
 		r->id.gpu_total = task->id.gpu_total;
+		memcpy(r->id.gpu_name, task->id.gpu_name, sizeof(r->id.gpu_name));
 	}
 	for (int k = 0; k < GP_LOSS_N && k < 16; k++)
 		if (task->quality.loss[k] > r->quality.loss[k])
 			r->quality.loss[k] = task->quality.loss[k];
 	r->quality.lost_any |= task->quality.lost_any;
+}
+
+/* Another process's losses added to the rank's (each process has a ring of its own) */
+static void add_losses(gp_rank_t *r, const gp_rank_t *other)
+{
+	for (int k = 0; k < GP_LOSS_N && k < 16; k++)
+		r->quality.loss[k] += other->quality.loss[k];
+	r->quality.drops_ring += other->quality.drops_ring;
+	r->quality.drops_cupti += other->quality.drops_cupti;
+	r->quality.drops_table += other->quality.drops_table;
+	r->quality.drops_cap += other->quality.drops_cap;
+	r->quality.lost_any |= other->quality.lost_any;
 }
 
 static void describe_proc(struct gp_proc *p, const gp_rank_t *r, bool trainer)
@@ -218,6 +243,7 @@ static int analyse_procs(const char *path, const gp_rank_opts_t *o, gp_rank_t *o
                          gp_rank_tables_t *tout, gp_job_t *scratch, rank_data_t *rd)
 {
 	unsigned n = o->nsides + 1, best = 0, ok = 0, foreign = 0;
+	int program = 0; /* the program the agent started, as the task's own file says */
 	gp_rank_t *r = calloc(n, sizeof(*r));
 	gp_rank_tables_t *t = calloc(n, sizeof(*t));
 	bool *good = calloc(n, sizeof(*good));
@@ -236,7 +262,9 @@ static int analyse_procs(const char *path, const gp_rank_opts_t *o, gp_rank_t *o
 			foreign++;
 		}
 		ok += good[i];
-		if (good[i] && (!good[best] || trained_more(&r[i], &r[best])))
+		if (i == 0 && good[0])
+			program = r[0].id.child_pid;
+		if (good[i] && (!good[best] || trained_more(&r[i], &r[best], program)))
 			best = i;
 	}
 	if (!ok)
@@ -253,17 +281,25 @@ static int analyse_procs(const char *path, const gp_rank_opts_t *o, gp_rank_t *o
 	if (best && good[0]) {
 		take_task_figures(out, &r[0]);
 		/* the trainer is the program the agent started: the agent's status is its own;
-		 * else (a process it started) the trainer's own end record, where it left one */
+		 * else (a process it started) the trainer's own end record, where it left one,
+		 * unless the task failed: its failure is the rank's (the trainer's own end is
+		 * listed with the processes) */
 		if (out->id.pid && out->id.pid == r[0].id.child_pid && r[0].outcome.agent_end) {
 			out->outcome.wait_status = r[0].outcome.agent_status;
 			out->outcome.has_end = true;
 			out->outcome.status_unknown = false;
-		} else if (trainer_end.has) {
+		} else if (trainer_end.has && !gp_rank_task_failed(&r[0])) {
 			out->outcome.wait_status = trainer_end.status;
 			out->outcome.has_end = true;
 			out->outcome.status_unknown = trainer_end.unknown;
 		}
 	}
+	/* what the rank's other processes lost is the rank's loss too: a helper whose file
+	 * the spool could not hold lost 777 000 records while the report said "complete,
+	 * nothing dropped" (the task's file, r[0], was taken above) */
+	for (unsigned i = 0; i < n; i++)
+		if (good[i] && i != best && !(i == 0 && best))
+			add_losses(out, &r[i]);
 	out->procs.nall = ok;
 	out->procs.nforeign = foreign;
 	/* the trainer first, then the others by their GPU work */
@@ -275,7 +311,7 @@ static int analyse_procs(const char *path, const gp_rank_opts_t *o, gp_rank_t *o
 		int pick = -1;
 		for (unsigned i = 0; i < n; i++)
 			if (good[i] && i != best && r[i].id.path &&
-			    (pick < 0 || trained_more(&r[i], &r[pick])))
+			    (pick < 0 || trained_more(&r[i], &r[pick], program)))
 				pick = (int)i;
 		if (pick < 0)
 			break;

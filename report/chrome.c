@@ -15,7 +15,10 @@
  * with args stream >= 0 and correlation (HTA's GPU-kernel test); API calls as
  * cuda_runtime/cuda_driver with the same correlation and no stream (its CPU test); NVTX
  * ranges as user_annotation; each step as a "ProfilerStep#N" annotation on the steps'
- * thread (HTA's iterations); flows ac2g by correlation, unique within the file. */
+ * thread (HTA's iterations), from whatever found the steps; copies and sets with Kineto's
+ * "bytes" and "memory bandwidth (GB/s)" (HTA's memory bandwidth analysis); flows ac2g by
+ * correlation, unique within the file. Kernels carry no launch configuration (grid, block,
+ * registers, shared memory): the rank file does not record it (doc/format.md). */
 #include "config.h"
 #include "names.h"
 #include "job.h"
@@ -26,8 +29,12 @@
 #include "ranks.h"
 
 #include "path.h"
+#include "spool.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <sys/stat.h>
 #include <dlfcn.h>
 #include <inttypes.h>
 #include <pthread.h>
@@ -342,9 +349,12 @@ static void export_work(ctx_t *c)
 		         : k->kind == 1 ? memcpy_name(k->copykind)
 		                        : "Memset");
 		fprintf(out,
-		        ", \"args\": {\"correlation\": %" PRIu64
-		        ", \"stream\": %u, \"device\": %u}}",
+		        ", \"args\": {\"correlation\": %" PRIu64 ", \"stream\": %u, \"device\": %u",
 		        k->corr, k->stream, k->device);
+		if (k->kind != 0) /* Kineto's keys, which HTA's memory bandwidth analysis reads */
+			fprintf(out, ", \"bytes\": %" PRIu64 ", \"memory bandwidth (GB/s)\": %.3f",
+			        k->bytes, k->dur ? (double)k->bytes / (double)k->dur : 0.0);
+		fputs("}}", out);
 		const api_t *a = gp_rd_launch(d, k);
 		uint64_t had;
 		/* one flow per launch call: a graph launch's many kernels share its
@@ -389,21 +399,51 @@ static void export_work(ctx_t *c)
 	free(dbuf);
 }
 
-/* Kineto: the steps as PyTorch's profiler marks them. */
-static void export_steps(ctx_t *c)
+/* The steps, from whatever found them (NVTX, optimizer.step(), cudaProfilerStart/Stop,
+ * the kernels' own rhythm: steps.c). Kineto: as PyTorch's profiler marks them, on the
+ * steps' thread. Chrome: a track of their own, "steps (SOURCE)", each step from its start
+ * to the next one's (never overlapping, so Perfetto keeps every one), and a second one,
+ * "steps on the GPU", from the completion of one step's GPU work to the next's, the
+ * headline's GPU step. */
+#define STEPS_TID     (1ull << 41)
+#define GPU_STEPS_TID (STEPS_TID + 1)
+static void export_steps(ctx_t *c, const char *source)
 {
 	const rank_data_t *d = c->d;
 	FILE *out = c->out;
 	char nm[512];
-	/* Kineto: the steps as PyTorch's profiler marks them, on the steps' thread */
 	uint32_t tid = d->step_tid ? d->step_tid : d->apis.n ? d->apis.v[0].tid : 0;
+	uint64_t gpu_last = 0; /* the GPU track's last end: its slices may not overlap either */
+	if (!c->kineto && d->steps.n) {
+		snprintf(nm, sizeof(nm), "steps (%s)", source && source[0] ? source : "found");
+		thread_name(c, STEPS_TID, nm);
+		thread_name(c, GPU_STEPS_TID, "steps on the GPU (completion to completion)");
+	}
 	for (size_t i = 0; i < d->steps.n; i++) {
 		const step_t *st = &d->steps.v[i];
-		if (!in_window(c, st->start, st->end) || !spend(c))
+		uint64_t end = st->end;
+		if (!c->kineto && i + 1 < d->steps.n && d->steps.v[i + 1].start < end)
+			end = d->steps.v[i + 1].start; /* a track's slices may not overlap */
+		if (end < st->start || !in_window(c, st->start, end) || !spend(c))
 			continue;
-		snprintf(nm, sizeof(nm), "ProfilerStep#%zu", i);
-		slice(c, "user_annotation", tid_of(c, tid), st->start, st->end - st->start, nm);
-		fputs("}", out);
+		if (c->kineto) {
+			snprintf(nm, sizeof(nm), "ProfilerStep#%zu", i);
+			slice(c, "user_annotation", tid_of(c, tid), st->start, end - st->start, nm);
+			fputs("}", out);
+			continue;
+		}
+		snprintf(nm, sizeof(nm), "step %zu", i);
+		slice(c, "step", STEPS_TID, st->start, end - st->start, nm);
+		fprintf(out, ", \"args\": {\"step\": %zu, \"traced\": %s}}", i,
+		        st->traced ? "true" : "false");
+		const step_t *pv = i ? &d->steps.v[i - 1] : NULL;
+		uint64_t from = pv && pv->gpu_end > gpu_last ? pv->gpu_end : gpu_last;
+		if (pv && pv->gpu_end && st->gpu_end > from && spend(c)) {
+			slice(c, "step", GPU_STEPS_TID, from, st->gpu_end - from, nm);
+			fprintf(out, ", \"args\": {\"step\": %zu, \"gpu_ms\": %.4f}}", i,
+			        (st->gpu_end - pv->gpu_end) / 1e6);
+			gpu_last = st->gpu_end;
+		}
 	}
 }
 
@@ -445,13 +485,12 @@ static void export_counters(ctx_t *c)
 	}
 }
 
-static void export_rank(ctx_t *c, int index)
+static void export_rank(ctx_t *c, int index, const char *step_source)
 {
 	export_names(c);
 	export_ranges(c, index);
 	export_work(c);
-	if (c->kineto)
-		export_steps(c);
+	export_steps(c, step_source);
 	export_counters(c);
 }
 
@@ -542,7 +581,7 @@ int gp_export_chrome(const gp_job_t *job, FILE *out, const char *ranklist, uint6
 		        "\"args\": {\"sort_index\": %u}}",
 		        c.pid, i);
 		c.flows = flows; /* flow ids count on through the file */
-		export_rank(&c, (int)i);
+		export_rank(&c, (int)i, rk->steps.source);
 		u64map_free(&c.tids);
 		flows = c.flows;
 		written += c.spent;
@@ -565,17 +604,77 @@ int gp_export_chrome(const gp_job_t *job, FILE *out, const char *ranklist, uint6
 	return 0;
 }
 
-/* One Kineto-layout file per selected rank: DIR/stepS/rankR.json (see above). */
+/* The step directory of a rank's trace under -o: the name of the job directory's step
+ * directory the rank file came from (step0 and step0.attempt1 apart), when it is one the
+ * plugin makes; else "step_" and its other characters made '_'. Never the header's
+ * step (the user's to write: "/../../../home/VICTIM/t" led root's export there). */
+static void kineto_step_name(const gp_rank_t *rk, char *out, size_t len)
+{
+	const char *p = rk->id.path ? rk->id.path : "", *e = strrchr(p, '/'), *b = e;
+	while (b && b > p && b[-1] != '/')
+		b--;
+	size_t n = e && b ? (size_t)(e - b) : 0;
+	char name[128];
+	snprintf(name, sizeof(name), "%.*s", (int)(n < sizeof(name) ? n : 0), b ? b : "");
+	if (!strncmp(name, "step", 4) && gp_spool_step_name_ok(name + 4)) {
+		snprintf(out, len, "%s", name);
+		return;
+	}
+	snprintf(out, len, "step_%s", !strncmp(name, "step", 4) ? name + 4 : name);
+	for (char *q = out + 5; *q; q++)
+		if (!((*q >= '0' && *q <= '9') || (*q >= 'a' && *q <= 'z') ||
+		      (*q >= 'A' && *q <= 'Z')))
+			*q = '_';
+}
+
+/* dir/<step>, made if need be and opened, without leaving dir (no link followed); -1. */
+static int kineto_step_dir(int odfd, const char *step)
+{
+	if (mkdirat(odfd, step, 0755) < 0 && errno != EEXIST)
+		return -1;
+	return openat(odfd, step, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+}
+
+/* rank<R>.json in that directory, rank<R>.<k>.json for the k-th other file of the same
+ * rank there (a rank's other processes' files, rankR.pidP.gpr; a header's step that is
+ * not its directory's): none of this export's replaces another. made: the names given. */
+static void kineto_file_name(u64map_t *made, int rank, const char *step, char *out, size_t len)
+{
+	char key[256];
+	uint64_t v;
+	for (unsigned k = 0;; k++) {
+		if (k)
+			snprintf(out, len, "rank%d.%u.json", rank, k);
+		else
+			snprintf(out, len, "rank%d.json", rank);
+		snprintf(key, sizeof(key), "%s/%s", step, out);
+		uint64_t h = gp_name_hash(key);
+		if (!u64map_get(made, h, &v)) {
+			u64map_put(made, h, 1);
+			return;
+		}
+	}
+}
+
+/* One Kineto-layout file per selected rank: DIR/stepS/rankR.json (see above). Every
+ * name under DIR is ours (kineto_step_name, kineto_file_name), each made relative to
+ * DIR's descriptor. */
 int gp_export_kineto(const gp_job_t *job, const char *dir, const char *ranklist)
 {
 	gp_ranks_t sel;
-	char err[512], path[4400];
+	char err[512], path[4400], step[160], file[64];
 	uint64_t t0;
 	unsigned nsel = select_ranks(job, ranklist, &sel, &t0), written = 0;
 	if (!nsel)
 		return -1;
+	int odfd = gp_mkdir_p(dir, 0755);
+	if (odfd < 0) {
+		fprintf(stderr, "gpuprof: export: %s: %s\n", dir, strerror(errno));
+		return -1;
+	}
 	rank_data_t d;
 	memset(&d, 0, sizeof(d));
+	u64map_t made = {0};
 	for (unsigned i = 0; i < job->nranks; i++) {
 		const gp_rank_t *rk = &job->ranks[i];
 		if (ranklist && !gp_ranks_contains(&sel, (uint32_t)rk->id.rank))
@@ -587,17 +686,21 @@ int gp_export_kineto(const gp_job_t *job, const char *dir, const char *ranklist)
 		unsigned world = 0; /* the ranks of this step */
 		for (unsigned j = 0; j < job->nranks; j++)
 			world += !strcmp(job->ranks[j].id.step, rk->id.step);
-		snprintf(path, sizeof(path), "%s/step%s", dir, rk->id.step);
-		int dfd = gp_mkdir_p(path, 0755);
-		if (dfd < 0) {
-			fprintf(stderr, "gpuprof: export: %s: %s\n", path, strerror(errno));
+		kineto_step_name(rk, step, sizeof(step));
+		kineto_file_name(&made, rk->id.rank, step, file, sizeof(file));
+		snprintf(path, sizeof(path), "%s/%s/%s", dir, step, file);
+		int sdfd = kineto_step_dir(odfd, step);
+		if (sdfd < 0) {
+			fprintf(stderr, "gpuprof: export: %s/%s: %s\n", dir, step,
+			        errno == ENOTDIR || errno == ELOOP
+			            ? "not a directory of the export's "
+			              "(a link is not followed)"
+			            : strerror(errno));
 			break;
 		}
-		close(dfd);
-		snprintf(path, sizeof(path), "%s/step%s/rank%d.json", dir, rk->id.step,
-		         rk->id.rank);
 		gp_outfile_t of;
-		FILE *out = gp_outfile_open(&of, path);
+		FILE *out = gp_outfile_open_at(&of, sdfd, file, path);
+		close(sdfd);
 		if (!out) {
 			fprintf(stderr, "gpuprof: export: %s: %s\n", path, strerror(errno));
 			break;
@@ -626,7 +729,7 @@ int gp_export_kineto(const gp_job_t *job, const char *dir, const char *ranklist)
 		        1000000 + rk->id.rank, rk->id.rank);
 		ctx_t c = {.out = out, .pid = 1000000 + rk->id.rank, .d = &d, .kineto = true};
 		c.off = (uint64_t)(int64_t)(d.hdr_realtime - d.hdr_monotonic - t0);
-		export_rank(&c, (int)i);
+		export_rank(&c, (int)i, rk->steps.source);
 		u64map_free(&c.tids);
 		fprintf(out, "\n]}\n");
 		if (gp_outfile_close(&of, true) != 0) {
@@ -636,6 +739,8 @@ int gp_export_kineto(const gp_job_t *job, const char *dir, const char *ranklist)
 		written++;
 	}
 	gp_rd_free(&d);
+	u64map_free(&made);
+	close(odfd);
 	if (written)
 		fprintf(stderr,
 		        "gpuprof: export: %u Kineto trace(s) under %s/step*/ (one HTA trace "

@@ -203,6 +203,21 @@ static bool pool_seen(const gp_rank_t *r)
 {
 	return r->pool.seen;
 }
+/* NCCL's collectives, the largest first: [{name calls ns exposed_ns}] */
+static void v_collectives(FILE *out, const gp_rank_t *r)
+{
+	fputc('[', out);
+	for (unsigned k = 0; k < r->gpu.ncoll && k < GP_COLLS; k++) {
+		const struct gp_coll *c = &r->gpu.coll[k];
+		fprintf(out, "%s{\"name\": ", k ? ", " : "");
+		gp_json_str(out, c->name);
+		fprintf(out, ", \"calls\": %llu, \"ns\": %llu, \"exposed_ns\": %llu}",
+		        (unsigned long long)c->calls, (unsigned long long)c->ns,
+		        (unsigned long long)c->exposed_ns);
+	}
+	fputc(']', out);
+}
+
 static bool own_seen(const gp_rank_t *r)
 {
 	return r->own.steps > 0;
@@ -273,6 +288,21 @@ const gp_field_t gp_rank_fields[] = {
         "headline: 95 % interval of the median, low end (order statistics; 0 under 6 steps)"),
     F64("steps", "median_high_ms", steps.median_hi_ms, 6, "ms", "... high end"),
     F64("steps", "p95_ms", steps.p95_ms, 6, "ms", "headline: 95th percentile"),
+    F64("steps", "mean_period_ms", steps.mean_period_ms, 6, "ms",
+        "the throughput's step: the post-warm-up steps' wall time (the last warm-up step's "
+        "completion to the last step's, its GPU work where traced), over their count (0: "
+        "fewer than 2)"),
+    F64("steps", "per_second", steps.per_second, 4, NULL, "steps a second: 1000 / mean_period_ms"),
+    STR("steps", "shape", steps.shape.shape,
+        "are the headline's steps alike: alike, bimodal, "
+        "alternating (bimodal, changing group at most steps), drifting, uneven (the mean "
+        "period far from the median)"),
+    F64("steps", "shape_low_ms", steps.shape.low_ms, 6, "ms",
+        "bimodal, alternating: the faster group's median; drifting: the first quarter's"),
+    F64("steps", "shape_high_ms", steps.shape.high_ms, 6, "ms",
+        "bimodal, alternating: the slower group's median; drifting: the last quarter's"),
+    F64("steps", "shape_high_share", steps.shape.high_share, 4, NULL,
+        "bimodal, alternating: the share of steps in the slower group"),
     F64("steps", "cv", steps.cv, 6, NULL, "headline: coefficient of variation"),
     F64("steps", "gpu_median_ms", steps.gpu_median_ms, 6, "ms",
         "GPU completion to completion, median"),
@@ -308,6 +338,10 @@ const gp_field_t gp_rank_fields[] = {
     U64("gpu", "memcpy_ns", gpu.memcpy_ns, "ns", "copies"),
     U64("gpu", "comm_compute_overlap_ns", gpu.overlap_ns, "ns",
         "communication overlapped by compute"),
+    F64("gpu", "comm_pct", gpu.comm_pct, 2, "%",
+        "communication's share of kernel time: comm_ns / (comm_ns + compute_ns)"),
+    F64("gpu", "comm_overlap_pct", gpu.comm_overlap_pct, 2, "%",
+        "the share of communication that compute overlapped"),
     U64("gpu", "small_kernels", gpu.small_kernels, NULL, "kernels under 20 us"),
     U64("gpu", "kernels_shorter_than_launch", gpu.short_vs_launch, NULL,
         "kernels shorter than their launch call"),
@@ -323,6 +357,29 @@ const gp_field_t gp_rank_fields[] = {
         "share scaled to the job's own steps); 0: not scaled"),
     U64("gpu", "kernels_attributed_across_threads", gpu.kernels_other_thread, NULL,
         "kernels given to a range of another thread"),
+    FN("gpu", "collectives", v_collectives, NULL,
+       "[{name calls ns exposed_ns}]: NCCL's collectives by kernel, the largest 4; exposed: "
+       "not overlapped by compute kernels"),
+    U64("gpu", "host_device_copies", gpu.hd_copies, NULL,
+        "host-to-device and device-to-host copies in the steady state"),
+    U64("gpu", "host_device_bytes", gpu.hd_bytes, "bytes", "... their bytes"),
+    U64("gpu", "pageable_copies", gpu.pageable_copies, NULL,
+        "... of them from or into pageable host memory"),
+    U64("gpu", "pageable_bytes", gpu.pageable_bytes, "bytes", "... their bytes"),
+    U64("gpu", "pageable_ns", gpu.pageable_ns, "ns", "... their GPU time"),
+    U64("gpu", "pageable_held_ns", gpu.pageable_held_ns, "ns",
+        "... the host's time inside their copy calls from the transfer's start on"),
+    BOOL("gpu", "pageable_inferred", gpu.pageable_inferred,
+         "pageable told by the copy call holding the host (a rank file without memory kinds)"),
+    U64("gpu", "fp32_simt_gemm_ns", gpu.fp32_gemm_ns, "ns",
+        "GEMM kernels with fp32 inputs on CUDA cores (SIMT, FFMA), steady state"),
+    U64("gpu", "fp32_simt_gemm_calls", gpu.fp32_gemm_calls, NULL, "... their launches"),
+    U32("gpu", "fp32_simt_gemm_sm", gpu.fp32_gemm_sm, NULL,
+        "... the architecture their names say (80: sm_80), 0: not said"),
+    STR("gpu", "fp32_simt_gemm_top", gpu.fp32_gemm_top, "... the largest"),
+    BOOL("gpu", "pytorch_kernels", gpu.torch_kernels,
+         "kernels named by PyTorch (at::native): the advice speaks PyTorch"),
+    BOOL("gpu", "xla_kernels", gpu.xla_kernels, "kernels named by XLA (fusions)"),
     F64("gpu", "nvml_util_mean", gpu.nvml_util_mean, 1, "%", "NVML's utilisation, mean"),
     U64("gpu", "nvml_samples", gpu.nvml_samples, NULL, "NVML samples"),
 
@@ -492,6 +549,9 @@ const gp_field_t gp_rank_fields[] = {
     U64("host", "data_waits", gpu.data_waits, NULL, "batches waited for"),
 
     STR(NULL, "gpu_uuid", id.gpu_uuid, "the rank's GPU (NVML), empty: unknown"),
+    STR(NULL, "gpu_name", id.gpu_name, "its name (NVML), empty: unknown"),
+    U64(NULL, "gpu_memory_bytes", id.gpu_total, "bytes",
+        "its memory (NVML's total; 0: unknown): what memory findings are held against"),
 
     /* a framework's own pool (XLA); null where none was seen */
     U64("pool", "in_use_bytes", pool.in_use, "bytes", "in use, the last sample"),
@@ -589,6 +649,62 @@ void gp_json_rank(FILE *out, const gp_rank_t *r)
 	if (open && !skip)
 		fputc('}', out);
 	fputc('}', out);
+}
+
+void gp_csv_str(FILE *out, const char *s)
+{
+	if (!strpbrk(s, ",\"\r\n")) {
+		fputs(s, out);
+		return;
+	}
+	fputc('"', out);
+	for (; *s; s++) {
+		if (*s == '"')
+			fputc('"', out);
+		fputc(*s, out);
+	}
+	fputc('"', out);
+}
+
+void gp_csv_rank(FILE *out, const gp_rank_t *r)
+{
+	bool first = true;
+	for (size_t i = 0; i < gp_rank_nfields; i++) {
+		const gp_field_t *f = &gp_rank_fields[i];
+		if (f->type == GP_FT_FN)
+			continue;
+		fputs(first ? "" : ",", out);
+		first = false;
+		if (!r) {
+			fprintf(out, "%s%s%s", f->section ? f->section : "", f->section ? "." : "",
+			        f->key);
+			continue;
+		}
+		bool shown = true; /* a section the JSON writes as null: empty cells */
+		for (size_t c = 0; f->section && c < sizeof(conditional) / sizeof(conditional[0]);
+		     c++)
+			if (!strcmp(conditional[c].name, f->section) && !conditional[c].when(r))
+				shown = false;
+		const char *p = (const char *)r + f->off;
+		double d;
+		int n;
+		if (!shown)
+			continue;
+		if (f->type == GP_FT_STR) {
+			gp_csv_str(out, p);
+		} else if (f->type == GP_FT_F64) {
+			memcpy(&d, p, sizeof(d));
+			if (isfinite(d))
+				fprintf(out, "%.*f", f->prec, d);
+		} else if (f->type == GP_FT_I32_NULL) {
+			memcpy(&n, p, sizeof(n));
+			if (n >= 0)
+				fprintf(out, "%d", n);
+		} else {
+			value(out, f, r);
+		}
+	}
+	fputs("\r\n", out);
 }
 
 void gp_fields_print(FILE *out, bool markdown)

@@ -39,6 +39,11 @@ extern const size_t gp_rank_nfields;
 
 /* One rank as a JSON object, from the table. */
 void gp_json_rank(FILE *out, const gp_rank_t *r);
+/* One rank as a CSV row of the table's single values (lists left out), in the table's
+ * order; r NULL: the header row (section.key). */
+void gp_csv_rank(FILE *out, const gp_rank_t *r);
+/* A CSV cell: quoted where it holds a comma, a quote or a line break (RFC 4180). */
+void gp_csv_str(FILE *out, const char *s);
 /* The table, one line a field: as text, or as markdown (doc/report.md, between its
  * gpuprof fields markers). */
 void gp_fields_print(FILE *out, bool markdown);

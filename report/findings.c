@@ -10,6 +10,7 @@
 #include "job.h"
 #include "event.h"
 #include "stats.h"
+#include "kernelclass.h"
 
 #include <math.h>
 #include <signal.h>
@@ -33,7 +34,16 @@
 	                               sharing one H200 differed by 21 % with nothing planted) */
 #define HOST_AHEAD_RATIO        0.5 /* the step range's CPU time < half the GPU step */
 #define LEAK_MIN_BYTES_PER_STEP 1024.0
-#define OPT_STATE_SHARE         0.25 /* optimizer state >= 25% of peak device memory */
+#define OPT_STATE_SHARE         0.25 /* optimizer state >= 25% of peak device memory ... */
+#define MEM_PRESSURE_SHARE                                                                         \
+	0.50 /* ... with that peak >= 50 % of the card's memory: below it, memory is no constraint \
+	        and freeing some buys nothing */
+#define MEM_NEAR_LIMIT 0.90 /* memory_near_limit: the peak >= 90 % of the card, no OOM (yet) */
+#define FP32_GEMM_SHARE                                                                            \
+	0.10 /* fp32_no_tensor_cores: GEMMs on CUDA cores >= 10 % of the kernels' time ... */
+#define FP32_TF32_GAIN                                                                             \
+	0.5 /* ... sized as half their time: TF32 tensor cores run fp32 matmuls at 7-8 times the   \
+	       FFMA rate (A100 156 against 19.5 TFLOPS, H100 SXM 495 against 67, dense) */
 
 /* GPU window of a rank: steps its GPU statistics cover (0: no steps known) */
 static unsigned gsteps(const gp_rank_t *r)
@@ -94,6 +104,25 @@ static gp_finding_t *add_time(gp_job_t *job, const char *id, const gp_rank_t *r,
 		f->score = pct / 100;
 	}
 	return f;
+}
+
+/* The framework a rank's advice speaks: its integration's own word (PyTorch's or JAX's),
+ * else its kernels' names (at::native: PyTorch; XLA's fusions: JAX), else CUDA C. */
+enum framework { FW_CUDA = 0, FW_TORCH = 1, FW_JAX = 2 };
+static enum framework framework_of(const gp_rank_t *r)
+{
+	if (!strncmp(r->torch.info, "jax ", 4))
+		return FW_JAX;
+	if (r->torch.seen || r->gpu.torch_kernels)
+		return FW_TORCH;
+	return r->gpu.xla_kernels ? FW_JAX : FW_CUDA;
+}
+
+/* One of three sentences by the rank's framework */
+static const char *words(const gp_rank_t *r, const char *torch, const char *jax, const char *cuda)
+{
+	enum framework fw = framework_of(r);
+	return fw == FW_TORCH ? torch : fw == FW_JAX ? jax : cuda;
 }
 
 /* ---- how the job ended ---- */
@@ -770,11 +799,176 @@ static void rule_comm(rule_ctx_t *c)
 	         w->gpu.comm_ns / 1e6,
 	         100.0 * w->gpu.comm_ns / (w->gpu.comm_ns + w->gpu.compute_ns),
 	         w->gpu.overlap_ns / 1e6);
+	/* by collective (HTA's comm_comp_overlap, per kernel): which ones are exposed */
+	for (unsigned k = 0; k < w->gpu.ncoll && k < GP_COLLS; k++) {
+		const struct gp_coll *x = &w->gpu.coll[k];
+		size_t l = strlen(f->evidence);
+		snprintf(f->evidence + l, sizeof(f->evidence) - l,
+		         "%s%s: %llu calls, %.2f ms per step, %.0f%% of it exposed",
+		         k ? "; " : "; by collective: ", x->name, (unsigned long long)x->calls,
+		         gsteps(w) ? x->ns / 1e6 / gsteps(w) : 0,
+		         x->ns ? 100.0 * x->exposed_ns / x->ns : 0);
+	}
 	snprintf(f->threshold, sizeof(f->threshold), "comm >= %.0f%% and overlap < %.0f%% of comm",
 	         COMM_SHARE_MIN * 100, COMM_OVERLAP_MAX * 100);
 	snprintf(f->fix, sizeof(f->fix),
 	         "Overlap gradient all-reduce with backward (DDP bucketing, bucket_cap_mb), or "
 	         "reduce communication (gradient accumulation, compression).");
+}
+
+/* Copies between host and device from or into pageable memory (gputime.c): the driver
+ * stages them through a buffer of its own while the call holds the host, and an async copy
+ * from pageable memory is no longer async. Sized by the host's time inside those calls,
+ * which a non-blocking copy from pinned memory gives back (the copy itself then runs while
+ * the host goes on). nsys analyze's cuda_memcpy_async rule; HTA has no rule for it. */
+/* The rank where a time rule saves most: saving(r, &pct) is its saving per step in ms
+ * (0: the rule does not fire there); NULL when it fires nowhere. */
+static const gp_rank_t *most_saved(const gp_job_t *job,
+                                   double (*saving)(const gp_rank_t *, double *), double *ms,
+                                   double *pct)
+{
+	const gp_rank_t *w = NULL;
+	*ms = *pct = 0;
+	for (unsigned i = 0; i < job->nranks; i++) {
+		double p = 0, m = saving(&job->ranks[i], &p);
+		if (m > *ms)
+			*ms = m, *pct = p, w = &job->ranks[i];
+	}
+	return w;
+}
+
+static double pageable_saving(const gp_rank_t *r, double *pct)
+{
+	double ms;
+	per_step(r, r->gpu.pageable_held_ns, &ms, pct);
+	return r->gpu.pageable_copies && *pct >= MIN_SAVING_PCT ? ms : 0;
+}
+
+static void rule_pageable(rule_ctx_t *c)
+{
+	gp_job_t *job = c->job;
+	double best, best_pct;
+	const gp_rank_t *w = most_saved(job, pageable_saving, &best, &best_pct);
+	gp_finding_t *f;
+	if (!w || !(f = add_time(job, "pageable_copies", w, best, best_pct)))
+		return;
+	unsigned n = gsteps(w);
+	double gpu_ms, gpu_pct;
+	per_step(w, w->gpu.pageable_ns, &gpu_ms, &gpu_pct);
+	snprintf(f->title, sizeof(f->title),
+	         "Copies from pageable host memory hold the host %.2f ms per step (%.1f%%) on "
+	         "rank %d",
+	         best, best_pct, w->id.rank);
+	snprintf(
+	    f->evidence, sizeof(f->evidence),
+	    "%llu of the %llu host<->device copies in %u traced steps were from or into "
+	    "pageable memory (%s): %.1f copies and %.1f MiB per step, %.3f ms of copy time on "
+	    "the GPU per step (%.1f%% of the step, %.1f GB/s); the copy calls held the host "
+	    "%.3f ms per step",
+	    (unsigned long long)w->gpu.pageable_copies, (unsigned long long)w->gpu.hd_copies, n,
+	    w->gpu.pageable_inferred
+	        ? "told by the calls: async copies of 1 MiB or more that held the host through "
+	          "most of the transfer, as only a staged pageable copy does; this rank file "
+	          "has no memory kinds"
+	        : "CUPTI's memory kinds",
+	    n ? (double)w->gpu.pageable_copies / n : 0,
+	    n ? w->gpu.pageable_bytes / 1048576.0 / n : 0, gpu_ms, gpu_pct,
+	    w->gpu.pageable_ns ? (double)w->gpu.pageable_bytes / w->gpu.pageable_ns : 0, best);
+	snprintf(f->threshold, sizeof(f->threshold),
+	         "copies from or into pageable memory holding the host >= %.0f%% of the step",
+	         MIN_SAVING_PCT);
+	snprintf(f->fix, sizeof(f->fix), "%s",
+	         words(w,
+	               "Pin the host side and copy without blocking: DataLoader(pin_memory=True) "
+	               "(or batch.pin_memory() for a batch made by hand) and "
+	               "batch.to(device, non_blocking=True); the copy then runs while Python goes "
+	               "on, at the full PCIe rate.",
+	               "Hand JAX the next batch ahead of the step (jax.device_put of batch N+1 "
+	               "while step N runs, or flax.jax_utils.prefetch_to_device), so its copy "
+	               "overlaps the step instead of holding the host.",
+	               "Allocate the host buffers pinned (cudaMallocHost or cudaHostAlloc, or "
+	               "cudaHostRegister an existing one) and copy with cudaMemcpyAsync on a "
+	               "stream; from pageable memory the driver stages the copy and the host "
+	               "waits."));
+}
+
+/* fp32 matrix multiplies on CUDA cores on a card with tensor cores for them (TF32, sm_80
+ * on): the kernels' names say SIMT or FFMA (kernelclass.c). Sized as FP32_TF32_GAIN of
+ * their time, a saving of the step where the GPU's work is on its path (GPU-bound, or a
+ * step that waits for the GPU). nsys analyze has no such rule; HTA's kernel breakdown
+ * shows the GEMMs' time, not their precision. */
+/* How much of the GPU's work is on the step's path: all of it where the GPU is busy (GPU-
+ * bound), else the share of its idle time that the host spent waiting for it (blocked in a
+ * synchronisation) rather than the GPU waiting for the host (launches, data, Python): a
+ * faster kernel shortens the first kind of step, not the second. */
+static double on_path(const gp_rank_t *r)
+{
+	const gp_gpu_t *g = &r->gpu;
+	uint64_t waits = g->idle_sync_ns + g->idle_host_ns;
+	if (!g->span_ns || (double)g->busy_ns >= 0.9 * (double)g->span_ns || !waits)
+		return 1;
+	return (double)g->idle_sync_ns / (double)waits;
+}
+
+static double fp32_saving(const gp_rank_t *r, double *pct)
+{
+	double ms;
+	bool tf32 = r->gpu.fp32_gemm_sm >= 80 || gp_gpu_has_tf32(r->id.gpu_name);
+	if (!tf32 || !r->gpu.fp32_gemm_ns ||
+	    (double)r->gpu.fp32_gemm_ns < FP32_GEMM_SHARE * (double)r->gpu.compute_ns)
+		return 0;
+	per_step(r, (uint64_t)(FP32_TF32_GAIN * on_path(r) * (double)r->gpu.fp32_gemm_ns), &ms,
+	         pct);
+	return *pct >= MIN_SAVING_PCT ? ms : 0;
+}
+
+static void rule_fp32(rule_ctx_t *c)
+{
+	gp_job_t *job = c->job;
+	double best, best_pct;
+	const gp_rank_t *w = most_saved(job, fp32_saving, &best, &best_pct);
+	gp_finding_t *f;
+	if (!w || !(f = add_time(job, "fp32_no_tensor_cores", w, best, best_pct)))
+		return;
+	double ms, pct;
+	per_step(w, w->gpu.fp32_gemm_ns, &ms, &pct);
+	double share = 100.0 * w->gpu.fp32_gemm_ns / (w->gpu.compute_ns ? w->gpu.compute_ns : 1);
+	snprintf(f->title, sizeof(f->title),
+	         "fp32 matrix multiplies run on CUDA cores, not tensor cores: %.0f%% of kernel "
+	         "time on rank %d",
+	         share, w->id.rank);
+	char card[120];
+	if (w->gpu.fp32_gemm_sm)
+		snprintf(card, sizeof(card), "kernels built for sm_%u%s%s", w->gpu.fp32_gemm_sm,
+		         w->id.gpu_name[0] ? " on an " : "", w->id.gpu_name);
+	else
+		snprintf(card, sizeof(card), "%s", w->id.gpu_name);
+	snprintf(f->evidence, sizeof(f->evidence),
+	         "%llu GEMM kernels with fp32 inputs on CUDA cores (SIMT/FFMA, no TF32, bf16 or "
+	         "fp16 tensor-core kernel) took %.2f ms per step (%.1f%% of the step, %.1f%% of "
+	         "the kernels' time); the largest: %.160s; the card has TF32 tensor cores (%s); "
+	         "the saving is half their time (TF32 runs fp32 matmuls 7-8 times faster) on the "
+	         "step's path (%.0f%%: the GPU busy, or the host waiting for it, not it for the "
+	         "host)",
+	         (unsigned long long)w->gpu.fp32_gemm_calls, ms, pct, share, w->gpu.fp32_gemm_top,
+	         card, 100 * on_path(w));
+	snprintf(f->threshold, sizeof(f->threshold),
+	         "fp32 GEMMs on CUDA cores >= %.0f%% of kernel time on an sm_80+ card, half their "
+	         "time >= %.0f%% of the step",
+	         FP32_GEMM_SHARE * 100, MIN_SAVING_PCT);
+	snprintf(f->fix, sizeof(f->fix), "%s",
+	         words(w,
+	               "Let PyTorch use TF32 tensor cores for fp32 matmuls: "
+	               "torch.set_float32_matmul_precision(\"high\") (or "
+	               "torch.backends.cuda.matmul.allow_tf32 = True), or train in bf16 under "
+	               "torch.autocast(\"cuda\", dtype=torch.bfloat16).",
+	               "Let XLA use TF32: jax.config.update(\"jax_default_matmul_precision\", "
+	               "\"tensorfloat32\") (or precision= on jnp.dot/lax.dot_general), or keep "
+	               "parameters and activations in jnp.bfloat16.",
+	               "Ask cuBLAS for tensor cores: cublasSetMathMode(handle, "
+	               "CUBLAS_TF32_TENSOR_OP_MATH) or cublasGemmEx with "
+	               "CUBLAS_COMPUTE_32F_FAST_TF32, or store the matrices in bf16 (CUDA_R_16BF) "
+	               "with fp32 accumulation."));
 }
 
 /* The host runs ahead: the step range closes long before its GPU work does, so timing
@@ -927,13 +1121,33 @@ static void rule_leak(rule_ctx_t *c)
 	         "allocated memory grows >= %.0f B per step after warm-up",
 	         LEAK_MIN_BYTES_PER_STEP);
 	snprintf(f->fix, sizeof(f->fix), "%s",
-	         torch
-	             ? "Something keeps a reference each step (tensors appended to a list, a loss "
+	         words(w,
+	               "Something keeps a reference each step (tensors appended to a list, a loss "
 	               "kept with its graph, a cache): free it, or keep .item()/.detach().cpu() of "
-	               "what you need. The line named is where the kept tensors are made."
-	             : "Device allocations made each step are never freed: free them (cudaFree, "
+	               "what you need. The line named is where the kept tensors are made.",
+	               "Something keeps device arrays alive each step (a list of outputs or "
+	               "metrics, a cache of jitted functions over new shapes): keep "
+	               "jax.device_get() of what you need, or delete the references. The stack is "
+	               "where they are made.",
+	               "Device allocations made each step are never freed: free them (cudaFree, "
 	               "or the allocator's own free) when the step is done, or allocate once "
-	               "outside the loop. The stack is where they are made.");
+	               "outside the loop. The stack is where they are made."));
+}
+
+/* The rank's peak against its card: "peak 1.41 GiB of the card's 79.6 GiB (1.8 %)", and
+ * what is left. Empty when the card's memory is not known. */
+static void against_card(const gp_rank_t *r, uint64_t peak, char *out, size_t len)
+{
+	char p[32], t[32], left[32];
+	out[0] = 0;
+	if (!r->id.gpu_total || !peak)
+		return;
+	human_bytes((double)peak, p, sizeof(p));
+	human_bytes((double)r->id.gpu_total, t, sizeof(t));
+	human_bytes(peak < r->id.gpu_total ? (double)(r->id.gpu_total - peak) : 0, left,
+	            sizeof(left));
+	snprintf(out, len, "; the peak is %s of the card's %s (%.1f%%), %s left", p, t,
+	         100.0 * peak / r->id.gpu_total, left);
 }
 
 static void rule_optimizer(rule_ctx_t *c)
@@ -946,7 +1160,10 @@ static void rule_optimizer(rule_ctx_t *c)
 		 * program that is not PyTorch, from what its first optimizer range allocated */
 		bool known = !strcmp(r->memory.optimizer_source, "PyTorch optimizer state") ||
 		             !r->torch.seen;
-		if (known && peak_of(r) &&
+		/* held against the card: at a small share of it, the state costs nothing */
+		bool pressed = !r->id.gpu_total ||
+		               (double)peak_of(r) >= MEM_PRESSURE_SHARE * (double)r->id.gpu_total;
+		if (known && pressed && peak_of(r) &&
 		    (double)r->memory.optimizer_bytes / peak_of(r) >= OPT_STATE_SHARE &&
 		    (!w || r->memory.optimizer_bytes > w->memory.optimizer_bytes))
 			w = r;
@@ -966,15 +1183,18 @@ static void rule_optimizer(rule_ctx_t *c)
 		low |= strstr(w->torch.opt[k].what, "bfloat16") ||
 		       strstr(w->torch.opt[k].what, "float16");
 	bool multi = job->nranks > 1; /* ranks to shard over */
+	char card[160];
+	against_card(w, peak, card, sizeof(card));
 	snprintf(f->evidence, sizeof(f->evidence),
-	         "%.1f MiB %s; peak %.1f MiB; %s%s would free about %.1f MiB",
+	         "%.1f MiB %s; peak %.1f MiB; %s%s would free about %.1f MiB%s",
 	         w->memory.optimizer_bytes / 1048576.0,
 	         torch ? "in the optimizers' state tensors on the GPU (PyTorch's own figures)"
 	               : "allocated in the first optimizer step and still held at the last step",
 	         peak / 1048576.0, low ? "8-bit states" : "bf16 states",
-	         multi ? " or sharding over 2 ranks" : "", f->saving_bytes / 1048576.0);
-	snprintf(f->threshold, sizeof(f->threshold), "optimizer state >= %.0f%% of peak",
-	         OPT_STATE_SHARE * 100);
+	         multi ? " or sharding over 2 ranks" : "", f->saving_bytes / 1048576.0, card);
+	snprintf(f->threshold, sizeof(f->threshold),
+	         "optimizer state >= %.0f%% of peak, the peak >= %.0f%% of the card's memory",
+	         OPT_STATE_SHARE * 100, MEM_PRESSURE_SHARE * 100);
 	/* what the optimizer keeps, by its class ("SGD: 391.9 MiB float32 on cuda") */
 	char kind[40] = "";
 	for (unsigned k = 0; k < w->torch.nopt && k < 8 && !kind[0]; k++)
@@ -1002,6 +1222,52 @@ static void rule_optimizer(rule_ctx_t *c)
 	                 "the ranks.");
 }
 
+/* The peak close to the card's memory in a run that did not run out (yet): a longer
+ * sequence, a larger batch or fragmentation will. The rank nearest the limit. */
+static void rule_near_limit(rule_ctx_t *c)
+{
+	gp_job_t *job = c->job;
+	const gp_rank_t *w = NULL;
+	double best = 0;
+	const char *what = "";
+	for (unsigned i = 0; i < job->nranks; i++) {
+		const gp_rank_t *r = &job->ranks[i];
+		const char *wh;
+		uint64_t p = gp_rank_in_use_peak(r, &wh);
+		double share = r->id.gpu_total ? (double)p / (double)r->id.gpu_total : 0;
+		if (share < MEM_NEAR_LIMIT || r->memory.oom_calls || r->torch.oom || share <= best)
+			continue;
+		best = share, w = r, what = wh;
+	}
+	gp_finding_t *f;
+	if (!w || !(f = add(job, "memory_near_limit", GP_F_MEMORY, w)))
+		return;
+	f->score = best;
+	uint64_t p = gp_rank_in_use_peak(w, &what);
+	char card[160];
+	against_card(w, p, card, sizeof(card));
+	snprintf(f->title, sizeof(f->title),
+	         "Device memory peaks at %.0f%% of the GPU on rank %d: close to out of memory",
+	         100 * best, w->id.rank);
+	snprintf(f->evidence, sizeof(f->evidence), "%s peaked at %.1f MiB%s%s%.120s", what,
+	         p / 1048576.0, card, w->memory.peak_stack[0] ? "; the peak reached by: " : "",
+	         w->memory.peak_stack);
+	snprintf(f->threshold, sizeof(f->threshold),
+	         "the memory in use at its peak >= %.0f%% of the card's, no allocation refused",
+	         MEM_NEAR_LIMIT * 100);
+	snprintf(f->fix, sizeof(f->fix), "%s",
+	         words(w,
+	               "A longer sequence, a larger batch or fragmentation will run out: keep "
+	               "headroom with activation checkpointing (torch.utils.checkpoint), a "
+	               "smaller micro-batch with gradient accumulation, or "
+	               "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True against fragmentation.",
+	               "A larger batch or a new shape will run out: rematerialise activations "
+	               "(jax.checkpoint), use smaller micro-batches with gradient accumulation "
+	               "(optax.MultiSteps), or shard the state over devices.",
+	               "A larger problem will run out: free buffers as soon as they are done "
+	               "with, reuse them across steps, or split the work into smaller pieces."));
+}
+
 /* The table: run in this order (the straggler first: the rules after it know it). */
 static const struct rule {
 	const char *id;
@@ -1012,8 +1278,9 @@ static const struct rule {
     {"straggler", rule_straggler},       {"sync_stall", rule_sync},
     {"input_bound", rule_input},         {"idle_gaps", rule_idle},
     {"fragmentation", rule_frag},        {"comm_not_overlapped", rule_comm},
+    {"pageable_copies", rule_pageable},  {"fp32_no_tensor_cores", rule_fp32},
     {"host_ahead", rule_host_ahead},     {"memory_leak", rule_leak},
-    {"optimizer_state", rule_optimizer},
+    {"optimizer_state", rule_optimizer}, {"memory_near_limit", rule_near_limit},
 };
 
 static int cmp_f(const void *a, const void *b)
@@ -1109,4 +1376,18 @@ void gp_job_findings(gp_job_t *job)
 	}
 	memcpy(job->f, out, n * sizeof(gp_finding_t));
 	job->nf = n;
+}
+
+const char *gp_finding_relation(const gp_job_t *job, const gp_finding_t *f, char *buf, size_t len)
+{
+	if (!f->effect_of[0])
+		return "";
+	if (!strcmp(f->effect_of, "straggler:self"))
+		return "the straggler's own time";
+	for (unsigned i = 0; i < job->nf; i++)
+		if (!strcmp(job->f[i].id, f->effect_of)) {
+			snprintf(buf, len, "an effect of finding %u", i + 1);
+			return buf;
+		}
+	return "an effect of the finding above";
 }

@@ -14,8 +14,11 @@
 #include "config.h"
 #include "rankdata.h"
 #include "names.h"
+#include "kernelclass.h"
+#include "cbid_names.h"
 #include "stats.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -207,6 +210,156 @@ static void rank_gpu(gp_rank_t *r, const rank_data_t *d)
 		return;
 	snprintf(r->id.gpu_uuid, sizeof(r->id.gpu_uuid), "%s", gp_rd_str(d, d->gpu_uuid[dev]));
 	r->id.gpu_total = d->gpu_bytes[dev];
+	if (d->gpu_name[dev])
+		snprintf(r->id.gpu_name, sizeof(r->id.gpu_name), "%s",
+		         gp_rd_str(d, d->gpu_name[dev]));
+}
+
+/* NCCL's collectives of the steady state by name (gp_collective_name), while the kernels
+ * are swept: each kernel's time, and what compute overlapped of it (from the compute
+ * before it as it starts, and from compute that starts while it is the last to end). */
+typedef struct coll {
+	char name[48];
+	uint64_t calls, ns, overlap;
+} coll_t;
+typedef struct colls {
+	coll_t v[32];
+	unsigned n, at, last; /* at: the last kernel's; last: the one that ends last */
+	u64map_t of;          /* kernel name id + 1 -> index + 1 */
+} colls_t;
+
+static void coll_add(colls_t *c, const rank_data_t *d, const kern_t *k, uint64_t overlap)
+{
+	uint64_t j;
+	if (!c->n)
+		c->last = 32;
+	if (!u64map_get(&c->of, (uint64_t)k->name + 1, &j)) {
+		char nm[48];
+		char *rn = gp_readable_name(gp_rd_str(d, k->name));
+		gp_collective_name(rn ? rn : gp_rd_str(d, k->name), nm, sizeof(nm));
+		free(rn);
+		for (j = 1; j <= c->n && strcmp(c->v[j - 1].name, nm); j++)
+			;
+		if (j > c->n) {
+			if (c->n == 32) { /* more than 32 collectives: the rest uncounted by name */
+				c->at = 32;
+				return;
+			}
+			snprintf(c->v[c->n++].name, sizeof(c->v[0].name), "%s", nm);
+		}
+		u64map_put(&c->of, (uint64_t)k->name + 1, j);
+	}
+	coll_t *x = &c->v[j - 1];
+	x->calls++;
+	x->ns += k->dur;
+	x->overlap += overlap;
+	c->at = (unsigned)(j - 1);
+}
+
+static void colls_done(gp_rank_t *r, colls_t *c)
+{
+	for (unsigned n = 0; n < GP_COLLS; n++) { /* the largest GP_COLLS, most first */
+		unsigned best = c->n;
+		for (unsigned i = 0; i < c->n; i++)
+			if (c->v[i].ns && (best == c->n || c->v[i].ns > c->v[best].ns))
+				best = i;
+		if (best == c->n)
+			break;
+		struct gp_coll *o = &r->gpu.coll[r->gpu.ncoll++];
+		snprintf(o->name, sizeof(o->name), "%s", c->v[best].name);
+		o->calls = c->v[best].calls;
+		o->ns = c->v[best].ns;
+		o->exposed_ns =
+		    c->v[best].ns > c->v[best].overlap ? c->v[best].ns - c->v[best].overlap : 0;
+		c->v[best].ns = 0;
+	}
+	u64map_free(&c->of);
+}
+
+/* A copy between host and device from or into pageable memory: the memory kinds the
+ * collector recorded; in files without them, an async copy call of a MiB or more that held
+ * the host through most of the transfer (the driver stages pageable memory through a
+ * pinned buffer while the call waits; from pinned memory the call returns at once). */
+static bool pageable(const rank_data_t *d, const kern_t *k, bool *inferred)
+{
+	unsigned src = k->memkinds & 0xfu, dst = k->memkinds >> 4;
+	*inferred = false;
+	if (k->memkinds)
+		return (k->copykind == 1 && src == GP_MEM_PAGEABLE) ||
+		       (k->copykind == 2 && dst == GP_MEM_PAGEABLE);
+	const api_t *a = gp_rd_launch(d, k);
+	const char *n = a ? gp_cbid_name(a->domain, a->cbid) : NULL;
+	if (!n || !strstr(n, "emcpy") || !strstr(n, "Async") || k->bytes < GP_PAGEABLE_MIN_BYTES)
+		return false;
+	*inferred = true;
+	return a->start + a->dur >= k->start + k->dur / 2;
+}
+
+/* The steady state's host<->device copies (pageable ones apart) and its fp32 GEMMs on CUDA
+ * cores: what the pageable_copies and fp32_no_tensor_cores rules read. */
+static void copies_and_precision(gp_rank_t *r, const rank_data_t *d)
+{
+	u64map_t cls = {0}; /* kernel name id + 1 -> 1 + (sm << 3 | xla << 2 | torch << 1 | simt) */
+	uint64_t top_ns = 0;
+	uint32_t top = 0;
+	u64map_t by = {0}; /* fp32 SIMT kernel name id + 1 -> its time */
+	for (size_t i = 0; i < d->kerns.n; i++) {
+		const kern_t *k = &d->kerns.v[i];
+		if (!in_window(d, k))
+			continue;
+		if (k->kind == 1 && (k->copykind == 1 || k->copykind == 2)) {
+			bool inferred;
+			r->gpu.hd_copies++;
+			r->gpu.hd_bytes += k->bytes;
+			if (!pageable(d, k, &inferred))
+				continue;
+			const api_t *a = gp_rd_launch(d, k);
+			r->gpu.pageable_copies++;
+			r->gpu.pageable_bytes += k->bytes;
+			r->gpu.pageable_ns += k->dur;
+			/* the host held from the transfer's start to the call's end: before it, the
+			 * call waited for the GPU's earlier work (a synchronisation's cost, sized
+			 * by sync_stall) */
+			uint64_t from = a && a->start > k->start ? a->start : k->start;
+			r->gpu.pageable_held_ns +=
+			    a && a->start + a->dur > from ? a->start + a->dur - from : 0;
+			r->gpu.pageable_inferred |= inferred;
+			continue;
+		}
+		if (k->kind != 0)
+			continue;
+		uint64_t v, t = 0;
+		if (!u64map_get(&cls, (uint64_t)k->name + 1, &v)) {
+			unsigned sm;
+			const char *n = gp_rd_str(d, k->name);
+			bool f = gp_fp32_simt_gemm(n, &sm);
+			bool torch = strstr(n, "at::native") || strstr(n, "at6native") ||
+			             strstr(n, "c10::") || strstr(n, "3c10");
+			bool xla = !strcmp(gp_kernel_kind(n), "XLA fusion");
+			v = 1 + ((uint64_t)sm << 3 | (uint64_t)xla << 2 | (uint64_t)torch << 1 | f);
+			u64map_put(&cls, (uint64_t)k->name + 1, v);
+		}
+		r->gpu.torch_kernels |= ((v - 1) >> 1) & 1;
+		r->gpu.xla_kernels |= ((v - 1) >> 2) & 1;
+		if (!((v - 1) & 1))
+			continue;
+		r->gpu.fp32_gemm_ns += k->dur;
+		r->gpu.fp32_gemm_calls++;
+		if ((v - 1) >> 3 > r->gpu.fp32_gemm_sm)
+			r->gpu.fp32_gemm_sm = (unsigned)((v - 1) >> 3);
+		u64map_get(&by, (uint64_t)k->name + 1, &t);
+		u64map_put(&by, (uint64_t)k->name + 1, t + k->dur);
+		if (t + k->dur > top_ns)
+			top_ns = t + k->dur, top = k->name;
+	}
+	if (top) {
+		char *rn = gp_readable_name(gp_rd_str(d, top));
+		snprintf(r->gpu.fp32_gemm_top, sizeof(r->gpu.fp32_gemm_top), "%s",
+		         rn ? rn : gp_rd_str(d, top));
+		free(rn);
+	}
+	u64map_free(&cls);
+	u64map_free(&by);
 }
 
 void gp_pass_gpu(gp_rank_t *r, rank_data_t *d)
@@ -237,6 +390,7 @@ void gp_pass_gpu(gp_rank_t *r, rank_data_t *d)
 	                        between two capture windows is not measured */
 	bool any = false;
 	u64map_t comm_by_name = {0};
+	colls_t cl = {0};
 	VEC(uint64_t) lat = {0}, calls = {0};
 	uint64_t last_call = UINT64_MAX;
 	for (size_t i = 0; i < d->kerns.n; i++) {
@@ -295,15 +449,20 @@ void gp_pass_gpu(gp_rank_t *r, rank_data_t *d)
 		}
 		bool comm = cf == 2;
 		if (comm) {
+			uint64_t ov = comp_e > k->start ? (comp_e < e ? comp_e : e) - k->start : 0;
 			r->gpu.comm_ns += k->dur;
-			if (comp_e > k->start)
-				r->gpu.overlap_ns += (comp_e < e ? comp_e : e) - k->start;
+			r->gpu.overlap_ns += ov;
+			coll_add(&cl, d, k, ov);
 			if (e > comm_e)
-				comm_e = e;
+				comm_e = e, cl.last = cl.at;
 		} else {
 			r->gpu.compute_ns += k->dur;
-			if (comm_e > k->start)
-				r->gpu.overlap_ns += (comm_e < e ? comm_e : e) - k->start;
+			if (comm_e > k->start) {
+				uint64_t ov = (comm_e < e ? comm_e : e) - k->start;
+				r->gpu.overlap_ns += ov;
+				if (cl.last < cl.n)
+					cl.v[cl.last].overlap += ov;
+			}
 			if (e > comp_e)
 				comp_e = e;
 		}
@@ -322,6 +481,7 @@ void gp_pass_gpu(gp_rank_t *r, rank_data_t *d)
 		}
 	}
 	u64map_free(&comm_by_name);
+	colls_done(r, &cl);
 	VEC_FREE(syncs);
 	VEC_FREE(hs.data);
 	VEC_FREE(hs.compile);
@@ -336,6 +496,12 @@ void gp_pass_gpu(gp_rank_t *r, rank_data_t *d)
 	r->gpu.span_ns += last - first;
 	if (r->gpu.nkernels)
 		r->gpu.kernel_mean_us = (double)r->gpu.compute_ns / 1e3 / (double)r->gpu.nkernels;
+	if (r->gpu.comm_ns + r->gpu.compute_ns)
+		r->gpu.comm_pct =
+		    100.0 * (double)r->gpu.comm_ns / (double)(r->gpu.comm_ns + r->gpu.compute_ns);
+	if (r->gpu.comm_ns)
+		r->gpu.comm_overlap_pct =
+		    100.0 * (double)r->gpu.overlap_ns / (double)r->gpu.comm_ns;
 	if (lat.n)
 		r->gpu.launch_latency_us = (double)gp_median_u64(lat.v, lat.n) / 1e3;
 	if (calls.n)
@@ -345,6 +511,67 @@ void gp_pass_gpu(gp_rank_t *r, rank_data_t *d)
 	unsigned gsteps = r->capture.window ? r->capture.steps : r->steps.n_post;
 	if (gsteps)
 		r->gpu.kernels_per_step = (double)r->gpu.nkernels / (double)gsteps;
+	copies_and_precision(r, d);
+}
+
+unsigned gp_khist_bucket(uint64_t ns)
+{
+	double b = ns ? floor(16.0 * log2((double)ns)) - GP_KHIST_SHIFT : 0;
+	return b < 0 ? 0 : b >= GP_KHIST ? GP_KHIST - 1 : (unsigned)b;
+}
+
+void gp_kstat_add(gp_kstat_t *k, uint64_t ns)
+{
+	k->calls++;
+	k->total += ns;
+	k->sumsq += (double)ns * (double)ns;
+	k->hist[gp_khist_bucket(ns)]++;
+	if (ns < k->min)
+		k->min = ns;
+	if (ns > k->max)
+		k->max = ns;
+}
+
+void gp_kstat_merge(gp_kstat_t *into, const gp_kstat_t *k)
+{
+	into->calls += k->calls;
+	into->total += k->total;
+	into->sumsq += k->sumsq;
+	for (unsigned b = 0; b < GP_KHIST; b++)
+		into->hist[b] += k->hist[b];
+	if (k->min < into->min)
+		into->min = k->min;
+	if (k->max > into->max)
+		into->max = k->max;
+}
+
+double gp_kstat_quantile(const gp_kstat_t *k, double q)
+{
+	uint64_t n = 0, want, seen = 0;
+	for (unsigned b = 0; b < GP_KHIST; b++)
+		n += k->hist[b];
+	if (!n)
+		return 0;
+	want = (uint64_t)ceil(q * (double)n); /* the nearest-rank quantile */
+	want = want ? want : 1;
+	for (unsigned b = 0; b < GP_KHIST; b++) {
+		seen += k->hist[b];
+		if (seen < want)
+			continue;
+		double v = exp2((b + GP_KHIST_SHIFT + 0.5) / 16.0);
+		v = v < (double)k->min ? (double)k->min : v;
+		return v > (double)k->max ? (double)k->max : v;
+	}
+	return (double)k->max;
+}
+
+double gp_kstat_stddev(const gp_kstat_t *k)
+{
+	if (k->calls < 2)
+		return 0;
+	double mean = (double)k->total / (double)k->calls;
+	double var = k->sumsq / (double)k->calls - mean * mean;
+	return var > 0 ? sqrt(var) : 0;
 }
 
 static gp_kstat_t *kstat_get(gp_job_t *job, const char *name)
@@ -406,12 +633,7 @@ void gp_job_add_kernels(gp_job_t *job, const gp_kstat_t *k, unsigned n)
 		gp_kstat_t *g = kstat_get(job, k[i].name);
 		if (!g)
 			continue;
-		g->calls += k[i].calls;
-		g->total += k[i].total;
-		if (k[i].min < g->min)
-			g->min = k[i].min;
-		if (k[i].max > g->max)
-			g->max = k[i].max;
+		gp_kstat_merge(g, &k[i]);
 		for (unsigned j = 0; j < GP_KRANGES; j++)
 			add_range(g, k[i].in[j].name, k[i].in[j].ns);
 	}
@@ -470,13 +692,7 @@ void gp_merge_kernels(gp_job_t *job, const gp_rank_t *r, rank_data_t *d)
 			j = loc.n - 1;
 			u64map_put(&idx, (uint64_t)k->name + 1, j);
 		}
-		gp_kstat_t *s = &loc.v[j];
-		s->calls++;
-		s->total += k->dur;
-		if (k->dur < s->min)
-			s->min = k->dur;
-		if (k->dur > s->max)
-			s->max = k->dur;
+		gp_kstat_add(&loc.v[j], k->dur);
 	}
 	if (loc.n)
 		launching_ranges(r, d, &idx, loc.v);
@@ -487,12 +703,7 @@ void gp_merge_kernels(gp_job_t *job, const gp_rank_t *r, rank_data_t *d)
 		free(rn);
 		if (!g)
 			continue;
-		g->calls += loc.v[i].calls;
-		g->total += loc.v[i].total;
-		if (loc.v[i].min < g->min)
-			g->min = loc.v[i].min;
-		if (loc.v[i].max > g->max)
-			g->max = loc.v[i].max;
+		gp_kstat_merge(g, &loc.v[i]);
 		for (unsigned j = 0; j < GP_KRANGES; j++)
 			add_range(g, loc.v[i].in[j].name, loc.v[i].in[j].ns);
 	}

@@ -11,6 +11,10 @@ typedef struct gp_gpu {
 	    idle_kernel_ns, idle_other_ns, idle_sync_ns;
 	uint64_t kernels_other_thread; /* attributed to a range of another thread */
 	uint64_t comm_ns, compute_ns, memcpy_ns, overlap_ns, nmemcpy, nmemset;
+	/* communication's share of kernel time (comm / (comm + compute)), and the share of it
+	 * compute overlapped: computed once here, shown by every writer (issue 49: the text
+	 * said 30.5 % and the HTML 4.7 % of one rank, each its own ratio) */
+	double comm_pct, comm_overlap_pct;
 	uint64_t small_kernels, short_vs_launch, launches_matched;
 	/* launch_latency_us: a kernel's start less its launch call's start (the queue: how far
 	 * the host runs ahead, not what launching costs); launch_call_us: the launch call's
@@ -35,6 +39,31 @@ typedef struct gp_gpu {
 	double host_busy_per_step_ms;      /* host time inside launch and sync calls per step */
 	double nvml_util_mean;             /* NVML's utilisation (analyze.c, from the loader) */
 	uint64_t nvml_samples;
+	/* host<->device copies of the steady state, and those from or into pageable host
+	 * memory (staged by the driver, holding the host: pageable_copies): the recorded memory
+	 * kinds, or, in files without them (pageable_inferred), an async copy of
+	 * GP_PAGEABLE_MIN_BYTES or more whose call held the host through most of the transfer.
+	 * held: the host's time inside those calls from the transfer's start on */
+	uint64_t hd_copies, hd_bytes;
+	uint64_t pageable_copies, pageable_bytes, pageable_ns, pageable_held_ns;
+	bool pageable_inferred;
+	/* fp32 matrix work on CUDA cores (SIMT/FFMA GEMM kernels, gp_fp32_simt_gemm): their
+	 * time, the architecture they were built for (80: sm_80; 0 unknown) and the largest */
+	uint64_t fp32_gemm_ns, fp32_gemm_calls;
+	unsigned fp32_gemm_sm;
+	char fp32_gemm_top[160];
+	/* kernels whose names are PyTorch's (at::native) or XLA's (fusions): whose words the
+	 * advice speaks where the framework's integration did not say itself */
+	bool torch_kernels, xla_kernels;
+	/* NCCL's collectives by kernel (the largest GP_COLLS by time): their time and what of
+	 * it no compute kernel overlapped */
+#define GP_COLLS 4
+	struct gp_coll {
+		char name[48];
+		uint64_t calls, ns, exposed_ns;
+	} coll[GP_COLLS];
+	unsigned ncoll;
 } gp_gpu_t;
+#define GP_PAGEABLE_MIN_BYTES (1u << 20)
 
 #endif

@@ -644,7 +644,7 @@ static void plot_kernels(FILE *o, const gp_job_t *job)
 		tot += job->k[i].total;
 	if (!n || !tot)
 		return;
-	double x0 = 400, w = W - x0 - 130;
+	double x0 = 400, w = W - x0 - 280; /* room for the share, the time, median and p95 */
 	fprintf(o,
 	        "<h3>Kernels (all ranks, the steady state's steps)</h3>\n<svg class=\"plot\" "
 	        "id=\"kernels\" width=\"%d\" height=\"%u\" xmlns=\"http://www.w3.org/2000/svg\" "
@@ -667,18 +667,23 @@ static void plot_kernels(FILE *o, const gp_job_t *job)
 			esc(o, k->in[0].name);
 		}
 		fprintf(o, ")");
+		fprintf(o, ": %llu calls, %.2f ms; median %.2f us, p95 %.2f us, sd %.2f us",
+		        (unsigned long long)k->calls, k->total / 1e6,
+		        gp_kstat_quantile(k, 0.5) / 1e3, gp_kstat_quantile(k, 0.95) / 1e3,
+		        gp_kstat_stddev(k) / 1e3);
 		fprintf(o,
-		        ": %llu calls, %.2f ms</title><rect class=\"bar\" x=\"%.0f\" y=\"%u\" "
+		        "</title><rect class=\"bar\" x=\"%.0f\" y=\"%u\" "
 		        "width=\"%.1f\" height=\"16\" fill=\"%s\"/>\n<text x=\"%.0f\" y=\"%u\" "
 		        "font-size=\"11\" font-family=\"monospace\" text-anchor=\"end\">",
-		        (unsigned long long)k->calls, k->total / 1e6, x0, 5 + 22 * i, share * w + 1,
-		        k->comm ? "#d62728" : "#1f77b4", x0 - 6, 17 + 22 * i);
+		        x0, 5 + 22 * i, share * w + 1, k->comm ? "#d62728" : "#1f77b4", x0 - 6,
+		        17 + 22 * i);
 		/* the whole name on hover (title) */
 		esc(o, nm);
 		fprintf(o,
 		        "</text>\n<text x=\"%.1f\" y=\"%u\" font-size=\"11\">%.1f%% (%.2f "
-		        "ms)</text></g>\n",
-		        x0 + share * w + 5, 17 + 22 * i, 100 * share, k->total / 1e6);
+		        "ms; median %.1f us, p95 %.1f us)</text></g>\n",
+		        x0 + share * w + 5, 17 + 22 * i, 100 * share, k->total / 1e6,
+		        gp_kstat_quantile(k, 0.5) / 1e3, gp_kstat_quantile(k, 0.95) / 1e3);
 	}
 	fprintf(o, "</svg>\n<div class=\"legend\"><span><i style=\"background:#1f77b4\"></i>compute"
 	           "</span><span><i style=\"background:#d62728\"></i>communication (NCCL)</span>"
@@ -818,9 +823,8 @@ static void row_time(FILE *o, const gp_rank_t *r, const char *who)
 	fprintf(o,
 	        "<tr><td>%s</td><td>%.1f</td><td>%.1f</td><td>%.1f</td><td>%.1f</td><td>%.1f</td>"
 	        "<td>%.1f</td><td>%.1f</td><td>%llu</td><td>%.1f</td></tr>\n",
-	        who, p[0], p[1], p[2], p[3], p[4], pct(r->gpu.comm_ns, r->gpu.span_ns),
-	        pct(r->gpu.overlap_ns, r->gpu.comm_ns), (unsigned long long)r->gpu.nkernels,
-	        r->gpu.kernels_per_step);
+	        who, p[0], p[1], p[2], p[3], p[4], r->gpu.comm_pct, r->gpu.comm_overlap_pct,
+	        (unsigned long long)r->gpu.nkernels, r->gpu.kernels_per_step);
 }
 
 static void row_mem(FILE *o, const gp_rank_t *r, const char *who)
@@ -932,17 +936,19 @@ static void findings(FILE *o, const gp_job_t *job)
 		        i + 1);
 		esc(o, f->title);
 		fprintf(o, "</b>");
-		if (f->saving_ms > 0)
+		if (gp_finding_has_saving(f) && f->saving_ms > 0)
 			fprintf(
 			    o,
 			    " <span class=\"saving\">saves about %.2f ms per step (%.1f%%)</span>",
 			    f->saving_ms, f->saving_pct);
-		else if (f->saving_bytes > 0)
+		else if (gp_finding_has_saving(f) && f->saving_bytes > 0)
 			fprintf(o, " <span class=\"saving\">frees about %.1f MiB</span>",
 			        f->saving_bytes / 1048576.0);
-		if (f->effect_of[0]) {
-			fprintf(o, " <span class=\"effect\">(an effect of ");
-			esc(o, f->effect_of);
+		char relb[320];
+		const char *rel = gp_finding_relation(job, f, relb, sizeof(relb));
+		if (rel[0]) {
+			fprintf(o, " <span class=\"effect\">(");
+			esc(o, rel);
 			fprintf(o, ")</span>");
 		}
 		fprintf(o, "<br><span class=\"k\">evidence</span> ");

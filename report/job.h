@@ -36,6 +36,18 @@ typedef struct gp_finding {
 	char fix[512];
 } gp_finding_t;
 
+/* How a finding relates to the one that causes it, in words ("" for a cause, "the
+ * straggler's own time", "an effect of finding 1"), and whether it carries a
+ * saving of its own (an effect adds nothing to its cause's): one wording for every
+ * writer; an id never reaches a person's eyes. */
+struct gp_job;
+const char *gp_finding_relation(const struct gp_job *job, const gp_finding_t *f, char *buf,
+                                size_t len);
+static inline bool gp_finding_has_saving(const gp_finding_t *f)
+{
+	return !f->effect_of[0];
+}
+
 typedef struct gp_job {
 	char dir[4096];
 	uid_t owner; /* the job directory's: the only user whose files in it are read */
@@ -140,6 +152,11 @@ int gp_report_html(const gp_job_t *job, FILE *out);
 int gp_export_kineto(const gp_job_t *job, const char *dir, const char *ranks);
 int gp_export_chrome(const gp_job_t *job, FILE *out, const char *ranks, uint64_t max_events,
                      double win_from_s, double win_to_s);
+
+/* CSV of one of the job's tables (csv.c): "kernels" (every kernel, its whole name),
+ * "ranks" (every single value of a rank in report.json) or "findings" (after
+ * gp_job_findings). -1: an unknown table or a write error. */
+int gp_export_csv(const gp_job_t *job, FILE *out, const char *table);
 
 /* The name of a GP_LOSS_* cause in JSON and in words; NULL past the last. */
 const char *gp_loss_key(unsigned cause);

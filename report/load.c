@@ -217,6 +217,8 @@ static void feed_work(rank_data_t *d, gp_rank_t *r, const gp_event_t *e)
 		k.kind = e->type == GP_EV_KERNEL ? 0 : e->type == GP_EV_MEMCPY ? 1 : 2;
 		k.name = e->type == GP_EV_KERNEL ? (uint32_t)e->b : 0;
 		k.copykind = e->type == GP_EV_MEMCPY ? (uint8_t)e->u16 : 0;
+		k.memkinds = e->type == GP_EV_MEMCPY ? (uint8_t)(e->u16 >> 8) : 0;
+		k.bytes = e->type == GP_EV_KERNEL ? 0 : e->b;
 		k.device = e->u8;
 		if (e->type == GP_EV_KERNEL)
 			r->gpu.kernels_total++;
@@ -276,6 +278,7 @@ static void feed_device(rank_data_t *d, gp_rank_t *r, const gp_event_t *e)
 		if (e->u8 < 8 && e->a) {
 			d->gpu_uuid[e->u8] = (uint32_t)e->a;
 			d->gpu_bytes[e->u8] = e->b;
+			d->gpu_name[e->u8] = (uint32_t)e->c;
 		}
 		break;
 	case GP_EV_NVML: {
@@ -946,7 +949,8 @@ int gp_rd_load_file(const char *path, rank_data_t *d, gp_rank_t *r,
 	r->id.child_pid = d->child_pid <= INT32_MAX ? (int)d->child_pid : 0;
 	r->outcome.agent_end = d->agent_end;
 	r->outcome.agent_status = d->agent_status;
-	if (d->lib_end && d->recorder_pid && d->child_pid && d->recorder_pid != d->child_pid) {
+	if (d->lib_end && d->recorder_pid && d->child_pid && d->recorder_pid != d->child_pid &&
+	    !gp_rank_task_failed(r)) {
 		r->outcome.launcher_status = r->outcome.has_end ? r->outcome.wait_status : -1;
 		r->outcome.wait_status = d->lib_status;
 		r->outcome.has_end = true;

@@ -18,6 +18,7 @@ typedef struct gp_ident {
 	int pid; /* the recorded process (the header's, else the program the agent started) */
 	char gpu_uuid[64];        /* the rank's first GPU (NVML), "" unknown */
 	uint64_t gpu_total;       /* its memory, bytes (0 unknown) */
+	char gpu_name[64];        /* its name (NVML's), "" unknown */
 	int child_pid, agent_pid; /* the program the agent started; the agent (header) */
 	uint64_t t0_realtime_ns;  /* realtime of the first event, for cross-rank alignment */
 } gp_ident_t;

@@ -20,9 +20,12 @@
 #include "spool.h"
 #include "stats.h"
 
+#include <ctype.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
+#include <signal.h>
 #include <pwd.h>
 #include <limits.h>
 #include <math.h>
@@ -48,6 +51,7 @@ enum { /* long-only options */
        OPT_EVENTS,
        OPT_STRINGS,
        OPT_ENV,
+       OPT_TABLE,
 };
 
 static const gp_cli_opt_t run_opts[] = {
@@ -135,8 +139,9 @@ static const gp_cli_cmd_t cmd_report_doc = {
 static const gp_cli_opt_t export_opts[] = {
     {"format", 'f', "FORMAT",
      "chrome (a Chrome/Perfetto trace, JSON), memviz (a PyTorch memory snapshot pickle for "
-     "memory_viz), html (one self-contained page of plots and tables) or kineto (a "
-     "directory of Kineto traces, one per rank, for Holistic Trace Analysis)"},
+     "memory_viz), html (one self-contained page of plots and tables), kineto (a "
+     "directory of Kineto traces, one per rank, for Holistic Trace Analysis) or csv (one of "
+     "the report's tables, --table)"},
     {"output", 'o', "FILE",
      "where to write (- is standard output, except for kineto, which writes a directory); "
      "a name ending in .gz is written gzip-compressed, which Perfetto and HTA read"},
@@ -146,6 +151,10 @@ static const gp_cli_opt_t export_opts[] = {
     {"window", 'w', "FROM:TO",
      "chrome: only events between FROM and TO seconds after the job's first event, as "
      "10:12.5"},
+    {"table", OPT_TABLE, "TABLE",
+     "csv: kernels (the default: every kernel with its whole demangled name, calls, total, "
+     "mean, median, p95, standard deviation, min, max), ranks (every single value of a "
+     "rank in report.json) or findings"},
     {"torch", OPT_TORCH, "VERSION",
      "memviz: the snapshot layout of PyTorch VERSION: 2 (the default: the dictionary of "
      "segments and device_traces of PyTorch 2.0 and later and of the memory_viz web page) "
@@ -200,7 +209,8 @@ static const gp_cli_cmd_t cmd_salvage_doc = {
     "directories (the job epilog does this on every node).",
     salvage_opts,
     "Without SPOOLDIR, every spool found under ROOT is salvaged.\n\n"
-    "Exit status: 0 done, 1 a named SPOOLDIR could not be salvaged, 2 a usage error.",
+    "Exit status: 0 done, 1 a spool (or one of its processes' files) could not be "
+    "salvaged, 2 a usage error.",
     false};
 
 static const gp_cli_opt_t capture_opts[] = {
@@ -211,7 +221,7 @@ static const gp_cli_cmd_t cmd_capture_doc = {
     "capture",
     "[OPTION]... on|off PID",
     "Switch CUDA activity tracing of a running profiled process on or off; it takes effect "
-    "at the process's next step.",
+    "at the process's next step. On holds between capture windows too, until off.",
     capture_opts,
     "Only the process's owner can do it: the request goes through the ring the process "
     "shares with its agent.\n\n"
@@ -375,6 +385,61 @@ static const char *python_dir(void)
 	return beside_us(GP_ENV_PYTHON, "python", GP_PYTHON_DIR, R_OK);
 }
 
+/* The ring process pid records into, beside task_ring (its agent's: GPUPROF_RING in its
+ * environment): the task's, or one of SPOOL/rank<N>[.pid<P>]/ring (a launcher's worker,
+ * another process of the rank), the one whose recorder it is; else the task's when it
+ * has no live recorder and pid is the agent's own child (the program, which takes it at
+ * its first CUDA or NVTX call). 0 with out set, -1 said. */
+static int capture_ring(const char *task_ring, long pid, char *out, size_t len)
+{
+	gp_ring_t r;
+	if (gp_ring_attach(&r, task_ring) < 0)
+		return gp_err_errno("capture: %s (has the process ended?)", task_ring);
+	long rec = (long)atomic_load(&r.hdr->recorder_pid), agent = atomic_load(&r.hdr->agent_pid);
+	gp_ring_detach(&r);
+	snprintf(out, len, "%s", task_ring);
+	if (rec == pid)
+		return 0;
+	char dir[PATH_MAX], sub[PATH_MAX + 300];
+	const char *slash = strrchr(task_ring, '/');
+	snprintf(dir, sizeof(dir), "%.*s", slash ? (int)(slash - task_ring) : 1,
+	         slash ? task_ring : ".");
+	DIR *d = opendir(dir);
+	struct dirent *de;
+	bool found = false;
+	while (d && !found && (de = readdir(d))) {
+		if (strncmp(de->d_name, "rank", 4) || !isdigit((unsigned char)de->d_name[4]))
+			continue;
+		snprintf(sub, sizeof(sub), "%s/%s/" GP_SPOOL_RING, dir, de->d_name);
+		if (gp_ring_attach(&r, sub) < 0)
+			continue;
+		found = (long)atomic_load(&r.hdr->recorder_pid) == pid;
+		gp_ring_detach(&r);
+		if (found)
+			snprintf(out, len, "%s", sub);
+	}
+	if (d)
+		closedir(d);
+	if (found)
+		return 0;
+	char ppath[64], stat[512] = "";
+	snprintf(ppath, sizeof(ppath), "/proc/%ld/stat", pid);
+	FILE *f = fopen(ppath, "r");
+	if (f && !fgets(stat, sizeof(stat), f))
+		stat[0] = '\0';
+	if (f)
+		fclose(f);
+	const char *q = strrchr(stat, ')');
+	long ppid = 0;
+	if (q && sscanf(q + 1, " %*c %ld", &ppid) == 1 && ppid == agent &&
+	    (!rec || (kill((pid_t)rec, 0) < 0 && errno == ESRCH)))
+		return 0;
+	return gp_err("capture: process %ld records into none of its agent's rings (it has not "
+	              "used CUDA or NVTX, or another process of its rank records there): nothing "
+	              "switched",
+	              pid);
+}
+
 /* gpuprof capture on|off [--mem] PID: switch CUDA activity tracing (and with --mem,
  * memory tracking) of a running profiled process. The request goes into the ring header
  * the process shares with its agent; the process applies it at its next step boundary
@@ -446,10 +511,16 @@ static int cmd_capture(int argc, char **argv)
 		return gp_err("capture: process %ld was not started by gpuprof's agent (no %s)",
 		              pid, GP_ENV_RING),
 		       1;
+	/* the process's own ring: the task's switched a launcher's worker or another
+	 * process of the rank, and said it succeeded */
+	char own[PATH_MAX];
+	if (capture_ring(ring, pid, own, sizeof(own)) < 0)
+		return 1;
 	gp_ring_t r;
-	if (gp_ring_attach(&r, ring) < 0)
-		return gp_err_errno("capture: %s (has the process ended?)", ring), 1;
-	unsigned bits = GP_MODE_CUDA | (mem ? GP_MODE_MEM : 0);
+	if (gp_ring_attach(&r, own) < 0)
+		return gp_err_errno("capture: %s (has the process ended?)", own), 1;
+	/* on: now, inside capture windows or not (GP_CAPTURE_FORCED); off: until asked */
+	unsigned bits = GP_MODE_CUDA | (mem ? GP_MODE_MEM : 0) | GP_CAPTURE_FORCED;
 	unsigned prev =
 	    on ? atomic_fetch_or(&r.hdr->modes, bits) : atomic_fetch_and(&r.hdr->modes, ~bits);
 	gp_ring_detach(&r);
@@ -751,23 +822,6 @@ static void write_into_jobdir(const gp_job_t *job)
 	close(dfd);
 }
 
-/* --step: what the plugin names step directories: a number, batch, interactive or
- * extern, and .attemptN for a requeued job's later attempts */
-static bool step_name_ok(const char *s)
-{
-	size_t n = strspn(s, "0123456789");
-	if (!n && (n = !strncmp(s, "batch", 5)          ? 5
-	               : !strncmp(s, "extern", 6)       ? 6
-	               : !strncmp(s, "interactive", 11) ? 11
-	                                                : 0) == 0)
-		return false;
-	if (!s[n])
-		return true;
-	if (strncmp(s + n, ".attempt", 8) || !s[n + 8])
-		return false;
-	return strspn(s + n + 8, "0123456789") == strlen(s + n + 8);
-}
-
 /* A job that still runs (or whose agents left live files and no rank files): its report
  * from the live figures (live_report.h), printed, never written into the job directory
  * (report.txt is the finished job's). -1 when the rank files make the report. */
@@ -847,7 +901,7 @@ static int cmd_report(int argc, char **argv)
 	const char *target = argv[c.ind];
 	if (strcmp(format, "text") && strcmp(format, "json"))
 		return gp_cli_usage(cmd, "--format: '%s' (formats: text, json)", format);
-	if (step && !step_name_ok(step))
+	if (step && !gp_spool_step_name_ok(step))
 		return gp_cli_usage(cmd,
 		                    "--step: '%s' is not a step (a number, batch, interactive or "
 		                    "extern, with .attemptN for a requeued attempt)",
@@ -927,6 +981,7 @@ static int cmd_export(int argc, char **argv)
 {
 	const gp_cli_cmd_t *cmd = &cmd_export_doc;
 	const char *format = NULL, *output = NULL, *ranks = NULL, *torch = "2";
+	const char *table = "kernels";
 	uint64_t max_events = 0;
 	double win_from = 0, win_to = 0;
 	char err[512], dir[PATH_MAX];
@@ -949,6 +1004,9 @@ static int cmd_export(int argc, char **argv)
 		case OPT_TORCH:
 			torch = c.arg;
 			break;
+		case OPT_TABLE:
+			table = c.arg;
+			break;
 		case 'n':
 			if (gp_cli_count(cmd, "--max-events", c.arg, UINT64_MAX, &max_events))
 				return GP_CLI_USAGE;
@@ -961,10 +1019,14 @@ static int cmd_export(int argc, char **argv)
 	}
 	if (k < 0)
 		return c.status;
-	if (!format || (strcmp(format, "chrome") && strcmp(format, "html") &&
-	                strcmp(format, "memviz") && strcmp(format, "kineto")))
-		return gp_cli_usage(cmd, "--format: '%s' (formats: chrome, memviz, html, kineto)",
+	if (!format ||
+	    (strcmp(format, "chrome") && strcmp(format, "html") && strcmp(format, "memviz") &&
+	     strcmp(format, "kineto") && strcmp(format, "csv")))
+		return gp_cli_usage(cmd,
+		                    "--format: '%s' (formats: chrome, memviz, html, kineto, csv)",
 		                    format ? format : "");
+	if (strcmp(table, "kernels") && strcmp(table, "ranks") && strcmp(table, "findings"))
+		return gp_cli_usage(cmd, "--table: '%s' (tables: kernels, ranks, findings)", table);
 	if (strcmp(torch, "2") && strcmp(torch, "1.13"))
 		return gp_cli_usage(cmd, "--torch: '%s' (2 for PyTorch 2.0 and later, or 1.13)",
 		                    torch);
@@ -1000,6 +1062,9 @@ static int cmd_export(int argc, char **argv)
 		rc = gp_report_html(&job, out.f);
 	} else if (!strcmp(format, "memviz")) {
 		rc = gp_export_memviz(&job, out.f, ranks, python_dir(), !strcmp(torch, "1.13"));
+	} else if (!strcmp(format, "csv")) {
+		gp_job_findings(&job);
+		rc = gp_export_csv(&job, out.f, table);
 	} else {
 		rc = gp_export_chrome(&job, out.f, ranks, max_events, win_from, win_to);
 	}
@@ -1054,7 +1119,7 @@ static int salvage_as_owner(const char *dir, const char *into)
 static int cmd_salvage(int argc, char **argv)
 {
 	const char *job = NULL, *spool = NULL, *into = NULL;
-	int n = 0, explicit = 0;
+	int n = 0, explicit = 0, failed = 0;
 	gp_cli_t c;
 	int k;
 	gp_cli_begin(&c, &cmd_salvage_doc, argc, argv);
@@ -1075,16 +1140,25 @@ static int cmd_salvage(int argc, char **argv)
 		return c.status;
 	for (int i = c.ind; i < argc; i++) {
 		explicit ++;
-		n += salvage_as_owner(argv[i], into) == 0;
+		if (salvage_as_owner(argv[i], into) == 0)
+			n++;
+		else
+			failed++;
 	}
 	char root[4096]; /* the agent's fallback: an absolute $TMPDIR, else /tmp (spool.h) */
 	if (!explicit)
 		n = gp_spool_salvage_all(
 		    spool ? spool
 		          : gp_spool_root(root, sizeof(root), NULL, getenv("TMPDIR"), NULL, 0),
-		    job, into, true);
-	printf("gpuprof: salvaged %d spool(s)\n", n);
-	return explicit && n < explicit ? 1 : 0;
+		    job, into, true, &failed);
+	/* the epilog reads the count from the line's start (spank/epilog.c) */
+	if (failed)
+		printf("gpuprof: salvaged %d spool(s); %d not, or not whole (kept in the spool: "
+		       "see above)\n",
+		       n, failed);
+	else
+		printf("gpuprof: salvaged %d spool(s)\n", n);
+	return failed ? 1 : 0;
 }
 
 /* gpuprof dump FILE: what a rank file holds (header, records per type, strings, drops);

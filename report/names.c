@@ -122,6 +122,26 @@ static void drop_inner_namespaces(char *s)
 	}
 }
 
+/* What tells no two kernels apart, where a name is too long: CUTLASS's kernel wrapper
+ * around the one argument that names the kernel ("cutlass::Kernel2<cutlass_80_simt_sgemm_
+ * 256x128_8x4_nt_align1>": the precision and tile are in the argument), and the tail every
+ * cuBLAS xmma kernel has. */
+static void drop_boilerplate(char *s)
+{
+	static const char *wrap[] = {"cutlass::Kernel2<", "cutlass::Kernel<",
+	                             "cutlass::device_kernel<"};
+	for (size_t i = 0; i < sizeof(wrap) / sizeof(wrap[0]); i++) {
+		size_t w = strlen(wrap[i]), n = strlen(s);
+		if (strncmp(s, wrap[i], w) || n < w + 2 || s[n - 1] != '>' ||
+		    memchr(s + w, '<', n - w - 1))
+			continue;
+		s[n - 1] = '\0';
+		cut(s, 0, w);
+		break;
+	}
+	drop_all(s, "_execute_kernel__5x_cublas");
+}
+
 /* The name as a person reads it without its anonymous namespaces, its template
  * arguments and its signature whole (overloads differ only there); malloc'd, NULL out of
  * memory. */
@@ -132,6 +152,8 @@ static char *unfolded(const char *name)
 		cut(s, 0, 5);
 	if (s)
 		drop_all(s, "(anonymous namespace)::");
+	if (s)
+		drop_boilerplate(s);
 	return s;
 }
 
@@ -159,6 +181,7 @@ static char *folded(const char *name, size_t width)
 	if (strlen(s) >= width) {
 		drop_signature(s);
 		drop_all(s, "(anonymous namespace)::");
+		drop_boilerplate(s);
 	}
 	if (strlen(s) >= width)
 		fold_nested(s);

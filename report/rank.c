@@ -53,6 +53,11 @@ void gp_rank_tables_free(gp_rank_tables_t *t)
 	memset(t, 0, sizeof(*t));
 }
 
+bool gp_rank_task_failed(const gp_rank_t *r)
+{
+	return r->outcome.agent_end && r->outcome.agent_status != 0;
+}
+
 const char *gp_rank_outcome(const gp_rank_t *r, char *buf, size_t len)
 {
 	if (!r->outcome.has_end && !r->outcome.status_from_node)
@@ -65,4 +70,18 @@ const char *gp_rank_outcome(const gp_rank_t *r, char *buf, size_t len)
 	else
 		snprintf(buf, len, "exit %d%s", WEXITSTATUS(r->outcome.wait_status), slurm);
 	return buf;
+}
+
+uint64_t gp_rank_in_use_peak(const gp_rank_t *r, const char **what)
+{
+	if (r->torch.max_allocated) {
+		*what = "PyTorch's allocated memory (max_memory_allocated)";
+		return r->torch.max_allocated;
+	}
+	if (r->pool.seen && r->pool.in_use_peak) {
+		*what = "the framework's memory in use (its pool's own figure)";
+		return r->pool.in_use_peak;
+	}
+	*what = "live device memory (CUDA's allocations)";
+	return r->memory.peak;
 }

@@ -26,9 +26,15 @@
 #include "steps.h"
 
 /* A kernel's figures by name (the job's kernel table; one rank's, merged) */
+/* Durations in buckets 2^(1/16) wide (4.4 %) from 2^5 ns to 2^37 ns: a kernel's median
+ * and p95 merged across ranks to within 2.2 % (gp_kstat_quantile) */
+#define GP_KHIST       512
+#define GP_KHIST_SHIFT 80 /* 16 * log2(32 ns): bucket 0's lower edge */
 typedef struct gp_kstat {
 	char *name;
 	uint64_t calls, total, min, max;
+	double sumsq;            /* sum of squared durations (ns^2): the spread */
+	uint32_t hist[GP_KHIST]; /* durations by bucket (gp_khist_bucket) */
 	bool comm;
 	/* the NVTX ranges that launched most of its GPU time (the innermost range open at the
 	 * launch call, not the step range itself), with that time, most first: in[0] is the
@@ -40,6 +46,16 @@ typedef struct gp_kstat {
 		uint64_t ns;
 	} in[GP_KRANGES];
 } gp_kstat_t;
+
+/* A duration's bucket (GP_KHIST) */
+unsigned gp_khist_bucket(uint64_t ns);
+/* Add one duration to a kernel's figures; add one kernel's figures into another's */
+void gp_kstat_add(gp_kstat_t *k, uint64_t ns);
+void gp_kstat_merge(gp_kstat_t *into, const gp_kstat_t *k);
+/* The q-quantile of a kernel's durations (0.5: median, 0.95: p95), ns: the geometric middle
+ * of the bucket that holds it, within [min, max]; the standard deviation, ns. */
+double gp_kstat_quantile(const gp_kstat_t *k, double q);
+double gp_kstat_stddev(const gp_kstat_t *k);
 
 /* An NVTX range's figures by name */
 typedef struct gp_rstat {
@@ -100,6 +116,14 @@ void gp_rank_compact_steps(gp_rank_t *r);
  * used the GPU was not the one recorded. Never "complete"; the first finding. */
 #define GP_UNOBSERVED_MIB 256
 bool gp_rank_unobserved(const gp_rank_t *r);
+/* The program the agent started (the task, what Slurm sees) ended in failure: a
+ * non-zero exit or a signal, in the agent's own end record. Such a failure is the rank's
+ * outcome whichever of its processes trained: a worker's or a forked trainer's own
+ * "exit 0" never hides it (issue 51). */
+bool gp_rank_task_failed(const gp_rank_t *r);
+/* The rank's memory peak as its framework counts it (PyTorch's max allocated, a pool's
+ * in-use peak: a pool is not its use), else CUDA's live device bytes; *what says which. */
+uint64_t gp_rank_in_use_peak(const gp_rank_t *r, const char **what);
 /* How a rank ended, in words: "exit 0", "signal 9", "incomplete", ... */
 const char *gp_rank_outcome(const gp_rank_t *r, char *buf, size_t len);
 /* Frees what a rank owns (its path, step samples, owners), not the rank itself. */

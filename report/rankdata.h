@@ -32,6 +32,9 @@ typedef struct kern {
 	uint8_t kind;     /* 0 kernel 1 memcpy 2 memset */
 	uint8_t copykind; /* CUPTI memcpy kind: 1 HtoD 2 DtoH 8 DtoD ... */
 	uint8_t device;
+	uint8_t memkinds; /* a copy's source memory kind | destination's << 4 (GP_MEM_*; 0:
+	                     not recorded, files of gpuprof 0.1.1 and before) */
+	uint64_t bytes;   /* copies and sets: bytes */
 } kern_t;
 /* What only the exports draw: NVML samples, NVTX marks. */
 typedef struct nvml_sample {
@@ -127,6 +130,7 @@ typedef struct rank_data {
 	VEC(uint64_t) compiles;  /* framework compilations (GP_FW_COMPILE): end ts, ns, name */
 	VEC(uint64_t) overhead;  /* CUPTI's own work (GP_EV_OVERHEAD): start, end */
 	uint32_t gpu_uuid[8];    /* the GPUs the agent sees (GP_EV_GPU): UUID string ids */
+	uint32_t gpu_name[8];    /* ... and their names' */
 	uint64_t child_pid, recorder_pid; /* the agent's program; the process recording here */
 	VEC(uint64_t)
 	proc_changes;   /* when another process took over the file (a script

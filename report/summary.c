@@ -8,13 +8,15 @@
  * is read and the summary written again where the directory allows.
  *
  * Layout (little-endian, as the machine writes it; the rank file's own byte order):
- *   "GPSUM\0v4" | gpuprof version (32 bytes) | sizes of gp_rank_t, gp_kstat_t, gp_rstat_t
+ *   "GPSUM\0v5" | gpuprof version (32 bytes) | sizes of gp_rank_t, gp_kstat_t, gp_rstat_t
  *   | the rank file's ends' CRC-32C, size, mtime (ns), device and inode | nstep, nk, nr | the job
  * id and task count its header gave | the number of sections, then each section of
  * gp_rank_t (rank.h) in the order of sum_sections: its name (length byte, bytes), its size
  * (4 bytes) and its bytes, pointers zeroed | owners flag (1 byte) and, when 1, 3 x
  * GP_OWNERS gp_owner_t | nstep doubles, nstep step numbers | nk kernels (name length, name,
- * comm, calls, total, min, max, GP_KRANGES launching ranges: length, name, ns) | nr ranges (name
+ * comm, calls, total, min, max, GP_KRANGES launching ranges: length, name, ns, the sum of
+ * squared durations (double), the duration histogram's non-empty buckets: their number (2
+ * bytes) then (bucket 2 bytes, count 4 bytes) each) | nr ranges (name
  * length, name, count, cpu, gpu, sync, count over the whole run) | CRC-32C of everything before it.
  * A section whose name or size differs from this gpuprof's makes the summary stale (it is a
  * cache: the rank file is read instead), and the table is checked to cover every byte of
@@ -39,7 +41,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#define MAGIC    "GPSUM\0v4"
+#define MAGIC    "GPSUM\0v5"
 #define MAXBYTES (256u << 20) /* a summary larger than this is not one */
 
 #define SECTION(name, m)                                                                           \
@@ -207,6 +209,16 @@ int gp_summary_write(const char *gpr, const gp_rank_t *r, const gp_rank_tables_t
 			fwrite(rn, 1, rl, m);
 			fwrite(&k[i].in[j].ns, 8, 1, m);
 		}
+		uint16_t nb = 0;
+		fwrite(&k[i].sumsq, sizeof(double), 1, m);
+		for (unsigned b = 0; b < GP_KHIST; b++)
+			nb += k[i].hist[b] != 0;
+		fwrite(&nb, 2, 1, m);
+		for (uint16_t b = 0; b < GP_KHIST; b++)
+			if (k[i].hist[b]) {
+				fwrite(&b, 2, 1, m);
+				fwrite(&k[i].hist[b], 4, 1, m);
+			}
 	}
 	for (unsigned i = 0; i < nr; i++) {
 		uint16_t l = (uint16_t)strnlen(rs[i].name, 65535);
@@ -448,6 +460,19 @@ int gp_summary_read(const char *gpr, uid_t owner, gp_rank_t *out, gp_rank_tables
 				free(k->in[j].name);
 				k->in[j].name = NULL;
 			}
+		}
+		uint16_t nb = 0;
+		get(&r, &k->sumsq, sizeof(double));
+		get(&r, &nb, 2);
+		for (unsigned b = 0; !r.bad && b < nb; b++) {
+			uint16_t at = 0;
+			uint32_t cnt = 0;
+			get(&r, &at, 2);
+			get(&r, &cnt, 4);
+			if (at >= GP_KHIST)
+				r.bad = true;
+			else
+				k->hist[at] = cnt;
 		}
 	}
 	for (unsigned i = 0; !r.bad && i < n3[2]; i++) {

@@ -37,7 +37,10 @@ bool gp_cupti_translate(const CUpti_Activity *r, const gp_xlate_t *x, gp_event_t
 		e = on_stream(GP_EV_MEMCPY, m->start, m->end, x, m->correlationId, m->streamId,
 		              m->deviceId);
 		e.b = m->bytes;
-		e.u16 = m->copyKind;
+		/* the host side's memory kind says a copy is pageable (staged, and blocking
+		 * the host) or pinned: the report's pageable_copies finding */
+		e.u16 = (uint16_t)((m->copyKind & 0xffu) | (m->srcKind & 0xfu) << 8 |
+		                   (m->dstKind & 0xfu) << 12);
 		break;
 	}
 	case CUPTI_ACTIVITY_KIND_MEMSET: {

@@ -240,49 +240,72 @@ def _missing(what, exc=None, attach=True):
 
 
 class _ImportHook:
-    """A meta-path finder that answers nothing itself: on `import NAME` it finds the
-    module's spec with the other finders and wraps its loader's exec_module, so the
-    integration starts once the module's own __init__ has run."""
+    """A meta-path finder that answers nothing itself: each time NAME's spec is asked for
+    (an import, importlib.import_module, importlib.util.find_spec, a lazy loader) it finds
+    the spec with the other finders and wraps that spec's loader's exec_module, so the
+    integration starts once the module's own __init__ has run, whichever spec is the one
+    executed. It stays on sys.meta_path until then: transformers, accelerate and
+    lightning_utilities ask find_spec("torch") before they import it, and the spec that
+    answer holds is not the one the import then executes (PathFinder makes a new loader
+    each time); a hook that left at the first question never saw the import."""
 
     def __init__(self, name, started):
         self.name, self.started = name, started
+        self.done = False
+        self.busy = _threading.local()  # a finder of ours asking meta_path again
 
     def find_spec(self, name, path=None, target=None):
-        if name != self.name:
+        if name != self.name or self.done or getattr(self.busy, "on", False):
             return None
+        self.busy.on = True
         try:
-            sys.meta_path.remove(self)
-        except ValueError:
-            pass
-        spec = None
-        for f in sys.meta_path:
+            spec = self._others(name, path, target)
+        finally:
+            self.busy.on = False
+        loader = getattr(spec, "loader", None)
+        if loader is not None and not isinstance(loader, type):  # never a class's method
+            self._wrap(loader)
+        return spec
+
+    def _others(self, name, path, target):
+        for f in list(sys.meta_path):
             fs = getattr(f, "find_spec", None)
-            if fs is None:
+            if f is self or fs is None:
                 continue
             try:
                 spec = fs(name, path, target)
             except Exception:
                 spec = None
             if spec is not None:
-                break
-        loader = getattr(spec, "loader", None)
-        if loader is None or not hasattr(loader, "exec_module"):
-            return spec
-        orig = loader.exec_module
+                return spec
+        return None
+
+    def _wrap(self, loader):
+        orig = getattr(loader, "exec_module", None)
+        if orig is None or getattr(orig, "_gpuprof_hook", False):
+            return
+        hook = self
 
         def exec_module(module):
-            orig(module)  # torch's own errors are the program's
-            try:
-                del loader.exec_module  # back to the class's method
-            except Exception:
-                pass
-            self.started(module)
+            orig(module)  # the module's own errors are the program's
+            if getattr(module, "__name__", None) == hook.name:
+                hook.fire(module)
 
+        exec_module._gpuprof_hook = True
         try:
             loader.exec_module = exec_module
         except Exception:
             pass
-        return spec
+
+    def fire(self, module):
+        if self.done:
+            return
+        self.done = True
+        try:
+            sys.meta_path.remove(self)
+        except ValueError:
+            pass
+        self.started(module)
 
 
 def arm():
@@ -1477,12 +1500,7 @@ def _hook_sigterm():
     signal also wakes a thread of ours through Python's wakeup fd (written by the C-level
     handler, whatever the main thread is doing), which takes the picture and dies of
     SIGTERM at once. Not installed where the wakeup fd is someone else's (asyncio).
-
-    A forked child (os.fork, multiprocessing's fork, Pool workers) would inherit both the
-    handler and the wakeup fd, the parent's pipe: a SIGTERM to the child (Pool.terminate())
-    woke the parent's thread, which killed the parent (exit 143 where the program alone
-    exits 0). So the child gives both back at fork (os.register_at_fork), and the handler
-    acts only in the process that installed it."""
+    _TermHook holds the rules that keep the program's outcome its own."""
     import signal
     import threading
 
@@ -1490,30 +1508,116 @@ def _hook_sigterm():
         return
     if signal.getsignal(signal.SIGTERM) is not signal.SIG_DFL:
         return
-    rfd, wfd = os.pipe()
-    os.set_blocking(wfd, False)
     try:
-        old = signal.set_wakeup_fd(wfd, warn_on_full_buffer=False)
-    except (ValueError, TypeError, OSError):
-        old = None
-    if old != -1:  # not ours to take
-        if old is not None:
-            signal.set_wakeup_fd(old)
-        os.close(rfd)
-        os.close(wfd)
+        hook = _TermHook()
+    except (OSError, AttributeError, ValueError) as e:
+        _missing("memory picture at SIGTERM: no wakeup channel", e)
+        return
+    if not hook.take_wakeup():
         _missing("memory picture at SIGTERM: the program's own wakeup fd is in use")
         return
-    once = threading.Lock()
-    owner = os.getpid()
+    signal.signal(signal.SIGTERM, hook.on_term)
+    if hasattr(os, "register_at_fork"):
+        os.register_at_fork(after_in_child=hook.after_fork_in_child)
+    threading.Thread(target=hook.watch, name="gpuprof-sigterm", daemon=True).start()
 
-    def die():
-        if os.getpid() != owner:
-            # a child forked where no fork hook ran (a C-level fork): it was not ours to
-            # picture; it dies of the signal as it would have without us
+
+class _TermHook:
+    """The SIGTERM hook's state, and what keeps the program's outcome its own:
+
+    - The wakeup channel is a datagram socket pair whose reader asks the kernel for each
+      datagram's sender (SO_PASSCRED). A child forked where no fork hook runs (ctypes'
+      or a C extension's fork) inherits the write end, and its SIGTERM's wakeup byte
+      reached the parent's thread, which killed the parent (exit 143). A byte from
+      another process is now left to that process.
+    - A forked child that runs Python's fork hooks (os.fork, multiprocessing) gives the
+      handler and the wakeup fd back at fork, and the handler acts only in the process
+      that installed it.
+    - A program that installs its own handler and calls the one it replaced
+      (Lightning's _SignalConnector calls every earlier handler that is callable) has
+      taken SIGTERM for itself: without gpuprof it would have found SIG_DFL, which it
+      cannot call, checkpointed and exited 0. Called so, the hook does nothing."""
+
+    def __init__(self):
+        import socket
+        import threading
+
+        self.rsock, self.wsock = socket.socketpair(socket.AF_UNIX, socket.SOCK_DGRAM)
+        self.rsock.setsockopt(socket.SOL_SOCKET, socket.SO_PASSCRED, 1)
+        self.wsock.setblocking(False)
+        self.owner = os.getpid()
+        self.once = threading.Lock()
+
+    def take_wakeup(self):
+        import signal
+
+        try:
+            old = signal.set_wakeup_fd(self.wsock.fileno(), warn_on_full_buffer=False)
+        except (ValueError, TypeError, OSError):
+            old = None
+        if old == -1:
+            return True
+        if old is not None:  # not ours to take
+            signal.set_wakeup_fd(old)
+        self.close()
+        return False
+
+    def close(self):
+        for s in (self.rsock, self.wsock):
+            try:
+                s.close()
+            except OSError:
+                pass
+
+    def ours(self):
+        import signal
+
+        return signal.getsignal(signal.SIGTERM) == self.on_term
+
+    def on_term(self, signum, frame):
+        if self.ours():
+            self.die()
+
+    def recv(self):
+        """One wakeup datagram and the pid of the process that wrote it (0: not said)."""
+        import socket
+        import struct
+
+        n = struct.calcsize("3i")
+        got, anc, _, _ = self.rsock.recvmsg(64, socket.CMSG_SPACE(n))
+        pid = 0
+        for level, kind, data in anc:
+            if level == socket.SOL_SOCKET and kind == socket.SCM_CREDENTIALS and len(data) >= n:
+                pid = struct.unpack("3i", data[:n])[0]
+        return got, pid
+
+    def watch(self):
+        import signal
+
+        while True:
+            try:
+                got, pid = self.recv()
+            except InterruptedError:
+                continue
+            except OSError:
+                return
+            if pid != self.owner:  # a forked child's signal is its own
+                continue
+            if signal.SIGTERM in got and self.ours():
+                self.die()
+                return
+
+    def die(self):
+        import signal
+        import threading
+
+        if os.getpid() != self.owner:
+            # a child forked where no fork hook ran: not ours to picture; it dies of the
+            # signal as it would have without us
             signal.signal(signal.SIGTERM, signal.SIG_DFL)
             os.kill(os.getpid(), signal.SIGTERM)
             return
-        if not once.acquire(blocking=False):
+        if not self.once.acquire(blocking=False):
             return
         try:
             _final(_SNAP_SIGTERM)
@@ -1536,41 +1640,17 @@ def _hook_sigterm():
         finally:
             os._exit(128 + signal.SIGTERM)  # not reached unless the default was refused
 
-    def watch():
-        while True:
-            try:
-                got = os.read(rfd, 64)
-            except InterruptedError:
-                continue
-            except OSError:
-                return
-            if not got:
-                return
-            if signal.SIGTERM in got and signal.getsignal(signal.SIGTERM) is on_term:
-                die()
-                return
+    def after_fork_in_child(self):
+        # the child's SIGTERM is its own: no wakeup byte into the parent's channel, and
+        # the default action back (unless the program set a handler of its own since)
+        import signal
 
-    def on_term(signum, frame):
-        die()
-
-    def after_fork_in_child():
-        # the child's SIGTERM is its own: no wakeup byte into the parent's pipe, and the
-        # default action back (unless the program set a handler of its own since)
         try:
             cur = signal.set_wakeup_fd(-1)
-            if cur not in (wfd, -1):  # the program's own since: left to it
+            if cur not in (self.wsock.fileno(), -1):  # the program's own since: left to it
                 signal.set_wakeup_fd(cur)
-            if signal.getsignal(signal.SIGTERM) is on_term:
+            if self.ours():
                 signal.signal(signal.SIGTERM, signal.SIG_DFL)
         except (ValueError, OSError):
             pass
-        for fd in (rfd, wfd):
-            try:
-                os.close(fd)
-            except OSError:
-                pass
-
-    signal.signal(signal.SIGTERM, on_term)
-    if hasattr(os, "register_at_fork"):
-        os.register_at_fork(after_in_child=after_fork_in_child)
-    threading.Thread(target=watch, name="gpuprof-sigterm", daemon=True).start()
+        self.close()

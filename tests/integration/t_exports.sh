@@ -155,6 +155,33 @@ ok $? "report -o - as well"
 ok $(( rc == 2 ? 0 : 1 )) "unknown export format rejected"
 grep -q "formats: chrome, memviz, html, kineto" "$T/err"; ok $? "with the list of formats"
 
+# --format=csv: the report's tables for a spreadsheet, read back with Python's csv module
+# against report.json: every kernel with its whole demangled name and the same figures,
+# every rank's single values, every finding
+"$B/gpuprof" report --format=json "$F/field-sgd-sync" >"$T/sgd.json"
+for t in kernels ranks findings; do
+	"$B/gpuprof" export --format=csv --table=$t -o "$T/sgd.$t.csv" "$F/field-sgd-sync"; ok $? "csv export of the $t table"
+done
+python3 - "$T" <<'PY'
+import csv, json, sys
+T = sys.argv[1]
+j = json.load(open(T + "/sgd.json"))
+k = list(csv.DictReader(open(T + "/sgd.kernels.csv", newline="")))
+assert len(k) == sum(x["kernels"] for x in j["kernel_kinds"]), (len(k), j["kernel_kinds"])
+for row, js in zip(k, j["kernels"]):
+    assert row["name"] == js["name"] and int(row["total_ns"]) == js["total_ns"] and int(row["calls"]) == js["calls"], (row["name"], js["name"])
+    assert float(row["median_ns"]) == js["median_ns"] and float(row["p95_ns"]) == js["p95_ns"], row
+    assert int(row["min_ns"]) <= float(row["median_ns"]) <= float(row["p95_ns"]) <= int(row["max_ns"]), row
+assert max(len(r["name"]) for r in k) > 100 and any("cutlass_80_simt_sgemm" in r["name"] and "::Params)" in r["name"] for r in k)
+r = list(csv.DictReader(open(T + "/sgd.ranks.csv", newline="")))
+assert len(r) == 1 and float(r[0]["steps.median_ms"]) == j["ranks"][0]["steps"]["median_ms"] and int(r[0]["gpu_memory_bytes"]) == j["ranks"][0]["gpu_memory_bytes"], r[0]
+f = list(csv.DictReader(open(T + "/sgd.findings.csv", newline="")))
+assert [x["id"] for x in f] == [x["id"] for x in j["findings"]] and all(a["fix"] == b["fix"] for a, b in zip(f, j["findings"])), f
+PY
+ok $? "csv: every kernel with its whole name and report.json's figures (median <= p95 within min and max), the rank's values, the findings with their text"
+"$B/gpuprof" export --format=csv --table=nope -o "$T/x.csv" "$F/field-sgd-sync" 2>"$T/err"; rc=$?
+[ $rc = 2 ] && grep -q "tables: kernels, ranks, findings" "$T/err" && [ ! -e "$T/x.csv" ]; ok $? "an unknown --table is a usage error, nothing written"
+
 # --format=kineto for HTA: one file per rank, checked against what HTA's loader does
 # (hta/common/trace_file.py, trace.py, trace_filter.py, trace_symbol_table.py): a unique
 # integer distributedInfo.rank per file; GPU work with args stream >= 0 and a

@@ -132,6 +132,27 @@ rj launch6 'import json,sys
 r = json.load(sys.stdin)["ranks"][0]
 assert r["rank"] == 0 and r["outcome"] == "exit 5" and r["steps"]["count"] == 20, (r["outcome"], r["steps"]["count"])' 2>"$T/launch6.err"
 ok $? "a launcher's RANK=0 worker exits 5, the launcher 0: rank 0 is exit 5 $(tail -1 "$T/launch6.err")"
+# issue 51 (R4-5): the task fails after its trainer ended well (a launcher exits 1, or
+# dies of SIGSEGV, after its RANK=0 worker exited 0): the task's known failure is the
+# rank's outcome, never hidden under the worker's own "exit 0"
+for how in "exit 1" "kill -SEGV \$\$"; do
+	"$B/gpuprof" run --modes=nvtx --output="$T/launchfail" -f -- sh -c "RANK=0 '$C' worker; $how" >/dev/null 2>&1
+	HOW=$how rj launchfail 'import json,os,sys
+d = json.load(sys.stdin); r = d["ranks"][0]
+want = "exit 1" if os.environ["HOW"] == "exit 1" else "signal 11"
+assert r["outcome"] == want and r["steps"]["count"] == 20, (r["outcome"], r["steps"]["count"])
+assert d["findings"] and d["findings"][0]["id"] in ("failed", "killed"), d["findings"][:1]' 2>"$T/launchfail.err"
+	ok $? "R4-5: a launcher that ends '$how' after its worker exits 0: the rank says so, first finding $(tail -1 "$T/launchfail.err")"
+done
+# issue 51 (R4-6): a helper with more NVTX ranges than the trainer (2000 short 'prefetch'
+# ranges beside the program's 50 steps of 5 ms, modes without cuda) is not the trainer
+"$B/gpuprof" run --modes=nvtx --output="$T/busyhelper" -- "$C" busyhelper >/dev/null 2>&1
+rj busyhelper 'import json,sys
+r = json.load(sys.stdin)["ranks"][0]
+assert r["steps"]["range"] == "train_step" and r["steps"]["count"] == 50, r["steps"]
+assert 4.5 < r["steps"]["median_ms"] < 50, r["steps"]["median_ms"]
+p = r["processes"]["listed"]; assert p[0]["trainer"] and p[1]["steps"] == 2000, p' 2>"$T/busyhelper.err"
+ok $? "R4-6: the program's 50 steps of 5 ms are the rank, the helper's 2000 ranges beside it $(tail -1 "$T/busyhelper.err")"
 # a launcher without a RANK that touches NVTX (or CUDA) before its workers, as torchrun
 # does on a GPU: the worker with the task's RANK records into a ring of its own
 "$B/gpuprof" run --modes=nvtx --output="$T/launch4" -- sh -c "STEPS=100 '$C' worker & sleep 0.2; for r in 0 1; do RANK=\$r '$C' worker & done; wait" >/dev/null 2>&1

@@ -349,6 +349,44 @@ for m in fork pool; do
 	grep -q "^parent alive" fork$m.out && [ $rc = 0 ] && { [ $m = pool ] || grep -q "^child signal 15" fork$m.out; }
 	ok $? "SIGTERM to a child forked by $m: the child dies of it, the parent goes on and exits 0 (rc $rc: $(tr '\n' ' ' <fork$m.out | tail -c 100))"
 done
+# issue 51 (R4-8): a program that installs its own SIGTERM handler and calls the one it
+# replaced (Lightning's _SignalConnector) checkpoints and exits 0, as it does without us
+cat >chain.py <<'EOF'
+import os, signal, sys, time, _gpuprof
+_gpuprof._hook_sigterm()
+prev = signal.getsignal(signal.SIGTERM)
+seen = []
+def handler(signum, frame):
+    seen.append(signum)
+    if callable(prev):
+        prev(signum, frame)
+signal.signal(signal.SIGTERM, handler)
+os.kill(os.getpid(), signal.SIGTERM)
+time.sleep(1.5)  # the hook's thread would have acted by now
+print("checkpoint", len(seen), flush=True)
+EOF
+"$GP" run -o jobC -- "$PY" chain.py >chain.out 2>&1; rc=$?
+[ $rc = 0 ] && grep -q "^checkpoint 1" chain.out
+ok $? "R4-8: a handler of the program's own that calls the one it replaced: checkpoint written, exit 0 (rc $rc)"
+# issue 51 (R4-9): SIGTERM to a child forked below Python (ctypes' fork: no fork hook runs
+# there) must not kill the parent through the wakeup channel the child inherited
+cat >cfork.py <<'EOF'
+import ctypes, os, signal, sys, time, _gpuprof
+_gpuprof._hook_sigterm()
+pid = ctypes.CDLL(None).fork()
+if pid == 0:
+    time.sleep(30)
+    os._exit(0)
+time.sleep(0.5)
+os.kill(pid, signal.SIGTERM)
+_, st = os.waitpid(pid, 0)
+print("child", "signal %d" % os.WTERMSIG(st) if os.WIFSIGNALED(st) else "exit", flush=True)
+time.sleep(1.5)  # the parent's thread would have read the child's wakeup byte by now
+print("parent alive", flush=True)
+EOF
+"$GP" run -o jobCF -- "$PY" cfork.py >cfork.out 2>&1; rc=$?
+[ $rc = 0 ] && grep -q "^parent alive" cfork.out && grep -q "^child signal 15" cfork.out
+ok $? "R4-9: SIGTERM to a child of ctypes' fork: the child dies of it, the parent exits 0 (rc $rc: $(tr '\n' ' ' <cfork.out | tail -c 80))"
 "$GP" run -o jobF2 -- "$PY" term.py free "$W/libblock.so" >term3.out 2>&1 &
 gp=$!; sleep 3; pkill -TERM -f "^$PY term.py free"; wait $gp; rc=$?
 [ $rc = 143 ]; ok $? "and the parent's own SIGTERM still works with the fork hook installed (rc $rc)"
@@ -447,4 +485,33 @@ echo "$out" | grep -q "^bad start raised TypeError"; ok $? "a start that fails r
 [ "$("$GP" dump --events jobP/step0/rank0.gpr | grep -c '^fw .*u8=15 ')" = 6 ]; ok $? "each begins and ends once ($("$GP" dump --events jobP/step0/rank0.gpr | grep '^fw .*u8=15 ' | grep -o ' a=[0-9]*' | tr -d '\n'))"
 j jobP 'r["pytorch"]["info"]' | grep -q "torch.profiler: watched"; ok $? "the integration says it watches torch.profiler ($(j jobP 'r["pytorch"]["info"]'))"
 [ "$(j jobP 'r["steps"]["count"]')" = 12 ]; ok $? "its 12 steps still counted ($(j jobP 'r["steps"]["count"]'))"
+# issue 51 (R4-7): a program that asks importlib.util.find_spec("torch") before it imports
+# torch (transformers, accelerate, lightning_utilities), or imports it through
+# importlib.import_module or a lazy loader: the integration still starts at the import
+for how in find_spec import_module lazy; do
+	cat >imp_$how.py <<EOF
+import importlib, importlib.util, sys
+how = "$how"
+if how == "find_spec":
+    assert importlib.util.find_spec("torch") is not None
+    assert "torch" not in sys.modules
+    import torch
+elif how == "import_module":
+    torch = importlib.import_module("torch")
+else:
+    spec = importlib.util.find_spec("torch")
+    loader = importlib.util.LazyLoader(spec.loader)
+    spec.loader = loader
+    torch = importlib.util.module_from_spec(spec)
+    sys.modules["torch"] = torch
+    loader.exec_module(torch)
+m = torch.nn.Linear(16, 4); opt = torch.optim.SGD(m.parameters(), lr=0.1)
+x = torch.randn(8, 16)
+for i in range(20):
+    opt.zero_grad(); m(x).sum().backward(); opt.step()
+EOF
+	"$GP" run -q -o job_imp_$how -- "$PY" imp_$how.py >/dev/null 2>&1
+	n=$(j job_imp_$how 'r["steps"]["count"]')
+	[ "$n" = 20 ]; ok $? "R4-7: torch reached by $how: the integration starts, 20 steps of 20 ($n)"
+done
 done_testing

@@ -331,6 +331,31 @@ int main(int argc, char **argv)
 		waitpid(pid, NULL, 0);
 		return 0;
 	}
+	if (!strcmp(what, "prefetch")) { /* a helper: many short ranges of its own */
+		for (int i = 0; i < 2000; i++) {
+			nvtxRangePushA("prefetch");
+			pause_ms(0);
+			nvtxRangePop();
+		}
+		return 0;
+	}
+	if (!strcmp(what, "busyhelper")) {
+		/* the program trains 50 steps of 5 ms while a helper it starts records 2000
+		 * short 'prefetch' ranges: more ranges than the trainer's steps, but the
+		 * program the agent started is the one that trained (issue 51 item 6) */
+		pid_t pid = fork();
+		if (pid == 0) {
+			execl(argv[0], argv[0], "prefetch", (char *)NULL);
+			_exit(127);
+		}
+		for (int i = 0; i < 50; i++) {
+			nvtxRangePushA("train_step");
+			pause_ms(5);
+			nvtxRangePop();
+		}
+		waitpid(pid, NULL, 0);
+		return 0;
+	}
 	if (!strcmp(what, "earlyfork")) {
 		/* a worker forked before the process's first NVTX call (DataLoader workers
 		 * often are): it loads the library afresh in the child, with the parent's

@@ -324,6 +324,104 @@ static void time_limit(void)
 	gp_job_free(&j);
 }
 
+/* Memory held against the card: the same optimizer state (30 % of the peak) is a finding
+ * on a card the peak nearly fills and none where the peak is 2 % of it; a peak at 95 % of
+ * the card without an OOM is memory_near_limit; the advice speaks the program's framework
+ * (PyTorch's kernels: never cudaFree). */
+static void memory_against_card(void)
+{
+	const uint64_t gib = 1ull << 30;
+	for (int big = 0; big < 2; big++) {
+		gp_job_t j;
+		memset(&j, 0, sizeof(j));
+		gp_rank_t *rk = calloc(1, sizeof(*rk));
+		rk->outcome.has_end = true;
+		rk->id.gpu_total = 80 * gib;
+		rk->memory.peak = big ? 76 * gib : 2 * gib;
+		rk->memory.optimizer_bytes = rk->memory.peak * 3 / 10;
+		snprintf(rk->memory.optimizer_source, sizeof(rk->memory.optimizer_source),
+		         "first optimizer range");
+		rk->memory.growth_per_step = 1 << 20;
+		rk->memory.leak_allocs = 10;
+		rk->steps.n_post = 20;
+		rk->gpu.torch_kernels = big;
+		j.ranks = rk;
+		j.nranks = 1;
+		gp_job_findings(&j);
+		const gp_finding_t *opt = NULL, *near = NULL, *leak = NULL;
+		for (unsigned i = 0; i < j.nf; i++) {
+			if (!strcmp(j.f[i].id, "optimizer_state"))
+				opt = &j.f[i];
+			if (!strcmp(j.f[i].id, "memory_near_limit"))
+				near = &j.f[i];
+			if (!strcmp(j.f[i].id, "memory_leak"))
+				leak = &j.f[i];
+		}
+		if (big) {
+			ok(opt && strstr(opt->evidence, "of the card's 80.00 GiB (95.0%)"),
+			   "95 %% of the card: optimizer_state, held against it (%s)",
+			   opt ? opt->evidence : "none");
+			ok(near && strstr(near->title, "95%") &&
+			       strstr(near->fix, "torch.utils.checkpoint"),
+			   "... and memory_near_limit in PyTorch's words (%s / %.60s)",
+			   near ? near->title : "none", near ? near->fix : "");
+			ok(leak && !strstr(leak->fix, "cudaFree") && strstr(leak->fix, ".detach()"),
+			   "a PyTorch program's leak advice never says cudaFree (%.60s)",
+			   leak ? leak->fix : "none");
+		} else {
+			ok(!opt && !near,
+			   "2.5 %% of the card: no optimizer_state, no near-limit (%s)",
+			   opt    ? opt->title
+			   : near ? near->title
+			          : "none");
+			ok(leak && strstr(leak->fix, "cudaFree"),
+			   "a CUDA C program's leak advice names cudaFree (%.60s)",
+			   leak ? leak->fix : "none");
+		}
+		gp_job_free(&j);
+	}
+}
+
+/* A kernel's median and p95 from its bucketed durations, against the exact nearest-rank
+ * quantiles of the same durations: within 2.2 % (half a bucket), also after two ranks'
+ * figures are merged; the standard deviation exact. */
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return (x > y) - (x < y);
+}
+
+static void kernel_quantiles(void)
+{
+	static uint64_t v[3000];
+	gp_kstat_t *a = calloc(1, sizeof(*a)), *b = calloc(1, sizeof(*b));
+	a->min = b->min = UINT64_MAX;
+	uint64_t x = 88172645463325252ull;
+	double sum = 0, sq = 0;
+	for (unsigned i = 0; i < 3000; i++) { /* 1 us to ~4 ms, skewed, two ranks */
+		x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+		v[i] = 1000 + (x % 4000) * (x % 1000) + (i % 7 == 0 ? 50000 : 0);
+		gp_kstat_add(i % 2 ? a : b, v[i]);
+		sum += (double)v[i], sq += (double)v[i] * (double)v[i];
+	}
+	gp_kstat_merge(a, b);
+	qsort(v, 3000, sizeof(v[0]), cmp_u64);
+	double med = (double)v[1499], p95 = (double)v[2849]; /* ceil(q n) - 1 */
+	double gm = gp_kstat_quantile(a, 0.5), gp95 = gp_kstat_quantile(a, 0.95);
+	double sd = sqrt(sq / 3000 - (sum / 3000) * (sum / 3000));
+	ok(a->calls == 3000 && fabs(gm / med - 1) <= 0.022 && fabs(gp95 / p95 - 1) <= 0.022,
+	   "median %.0f (exact %.0f), p95 %.0f (exact %.0f) within 2.2 %%", gm, med, gp95, p95);
+	ok(fabs(gp_kstat_stddev(a) / sd - 1) < 1e-9 && a->min == v[0] && a->max == v[2999],
+	   "standard deviation %.1f (exact %.1f), min and max exact", gp_kstat_stddev(a), sd);
+	gp_kstat_t *one = calloc(1, sizeof(*one));
+	one->min = UINT64_MAX;
+	gp_kstat_add(one, 12345);
+	ok(gp_kstat_quantile(one, 0.5) == 12345 && gp_kstat_quantile(one, 0.95) == 12345 &&
+	       gp_kstat_stddev(one) == 0,
+	   "one call: its own duration (%.0f)", gp_kstat_quantile(one, 0.5));
+	free(a), free(b), free(one);
+}
+
 static void fw(uint8_t kind, uint32_t tid, uint64_t ts, uint64_t a, uint64_t c, uint64_t dd,
                uint32_t text)
 {
@@ -536,6 +634,8 @@ int main(void)
 {
 	two_programs();
 	time_limit();
+	memory_against_card();
+	kernel_quantiles();
 	optimizer_steps();
 	layer_ranges();
 	compiling();

@@ -62,6 +62,14 @@ int main(void)
 	       e.a == 400 && e.b == 1 << 20 && e.u16 == CUPTI_ACTIVITY_MEMCPY_KIND_DTOH &&
 	       e.c == (3ull << 32 | 9),
 	   "memcpy: duration, bytes, copy kind, correlation");
+	m.srcKind = CUPTI_ACTIVITY_MEMORY_KIND_DEVICE;
+	m.dstKind = CUPTI_ACTIVITY_MEMORY_KIND_PAGEABLE;
+	ok(gp_cupti_translate((CUpti_Activity *)&m, &x, &e) &&
+	       (e.u16 & 0xff) == CUPTI_ACTIVITY_MEMCPY_KIND_DTOH &&
+	       (e.u16 >> 8 & 0xf) == CUPTI_ACTIVITY_MEMORY_KIND_DEVICE &&
+	       e.u16 >> 12 == CUPTI_ACTIVITY_MEMORY_KIND_PAGEABLE,
+	   "memcpy: the source and destination memory kinds beside the copy kind (a pageable "
+	   "destination)");
 
 	CUpti_ActivityMemset4 ms = {0};
 	ms.kind = CUPTI_ACTIVITY_KIND_MEMSET;

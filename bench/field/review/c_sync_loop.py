@@ -4,7 +4,10 @@ copies it with .cuda() from pageable memory, runs an fp32 MLP (2048-8192-8192-20
 forward/backward with SGD+momentum, logs loss.item() every step (a host sync) and calls
 torch.cuda.synchronize() every 10 steps. No NVTX, no DataLoader.
 Truth: CUDA-event time between step ends; per step the host's time building the batch,
-in .item() and in synchronize() (time.perf_counter)."""
+in .item() and in synchronize() (time.perf_counter).
+PIN=1: the batch pinned and copied with non_blocking=True (no pageable copy); TF32=1:
+torch.backends.cuda.matmul.allow_tf32 (the GEMMs on tensor cores) - the expert rules'
+must-nots (bench/gpu-rules.sh)."""
 import os
 import sys
 import time
@@ -17,6 +20,9 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from fcommon import intervals, med, summary, truth
 
 STEPS = int(os.environ.get("STEPS", "150"))
+PIN = os.environ.get("PIN") == "1"
+TF32 = os.environ.get("TF32") == "1"
+torch.backends.cuda.matmul.allow_tf32 = TF32
 WARM = 5
 B, DIN = 512, 2048
 torch.manual_seed(0)
@@ -30,6 +36,8 @@ def make_batch():
     x = (x - x.mean(1, keepdim=True)) / (x.std(1, keepdim=True) + 1e-5)
     time.sleep(0.004)  # decoding / augmentation
     y = torch.randint(0, 1000, (B,))
+    if PIN:
+        return x.pin_memory().cuda(non_blocking=True), y.pin_memory().cuda(non_blocking=True)
     return x.cuda(), y.cuda()  # pageable memory: no pin_memory
 
 
@@ -64,5 +72,8 @@ truth(program="c_sync_loop", steps=STEPS, step_ms=summary(ms, WARM - 1), step_ms
       item_wait_share_of_step=round(med(item_ms[w]) / med(ms[WARM - 1:]), 4),
       data_share_of_step=round(med(data_ms[w]) / med(ms[WARM - 1:]), 4),
       sync_calls=len(sync_ms), sync_ms_median=med(sync_ms), item_calls=STEPS,
+      # loss.item() copies its 4 bytes into pageable memory whatever PIN says
+      pinned=PIN, tf32=TF32, pageable_copies_per_step=1 + (0 if PIN else 2),
+      pageable_bytes_per_step=4 + (0 if PIN else B * DIN * 4 + B * 8),
       max_memory_allocated=torch.cuda.max_memory_allocated(), max_memory_reserved=torch.cuda.max_memory_reserved(),
       memory_allocated_end=torch.cuda.memory_allocated())
