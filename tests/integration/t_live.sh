@@ -131,6 +131,13 @@ assert d['running'] == 39 and d['gone'] == 1 and d['job'] == '4242', d
 assert ids == [('slowdown', 7), ('straggler', 7)], ids
 "
 ok $? "the running report of 40 ranks: rank 7's slowdown, and rank 7 the straggler"
+"$GP" report --format=json --ranks=3-5,39 "$J" | python3 -c "
+import json, sys
+d = json.load(sys.stdin)
+assert [r['rank'] for r in d['ranks']] == [3, 4, 5, 39] and d['running'] == 3 and d['gone'] == 1, d
+assert [(f['id'], f['rank']) for f in d['findings']] == [('straggler', 39)], d['findings']
+"
+ok $? "--ranks=3-5,39: those ranks, and the job line of them (rank 39 their straggler)"
 "$GP" top --once --sort=now "$J" | sed -n 5p | grep -q "^0 *7 "
 ok $? "--sort=now: the slowest rank first"
 "$GP" top --once --sort=busy "$J" | sed -n 5p | grep -q "^0 *0 "
