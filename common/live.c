@@ -19,7 +19,7 @@
 #define HB       4096  /* histogram buckets: 1 us .. 4.4e4 s */
 #define HBASE    1.006 /* each bucket 0.6 % wider than the one before */
 #define NCAND    16    /* candidate step ranges followed */
-#define NSTR     4096  /* strings kept for naming a step range */
+#define NSTR     4096  /* strings kept for naming a step range: at most half the table's */
 #define STRMAX   96
 #define NTHREADS 64 /* threads whose push/pop depth is followed */
 #define OPT_NAME 0xffffffffu
@@ -65,11 +65,13 @@ struct gp_live {
 	struct {                   /* push/pop depth per thread, for GP_EV_NVTX_PUSH ranges */
 		uint32_t tid, depth;
 	} thr[NTHREADS];
-	struct {
-		uint32_t id;
-		char s[STRMAX];
-	} * str; /* open addressing on id; id 0 free (ids from the library are never 0 with
-	            a name) */
+	/* open addressing on id (0: a free slot; the library never names with 0): the ids
+	 * probed apart from the text, in 16 KiB that stay in cache (the text's 384 KiB, touched
+	 * at every probe, cost a cache miss per string record) */
+	uint32_t *str_id;
+	char (*str)[STRMAX];
+	unsigned nstr; /* kept: at most NSTR / 2, so a probe ends within a few slots (a program
+	                  of 10^5 distinct names probed the whole table for each) */
 	gpu_t gpu[GP_LIVE_GPUS];
 	uint64_t torch_alloc, torch_res, torch_peak;
 	uint64_t lost[GP_LOSS_N];
@@ -144,12 +146,20 @@ static void hist_clear(hist_t *h)
 
 /* ---- strings (names of ranges) ---- */
 
+/* The library numbers its strings one after the other: multiplied (Fibonacci hashing) they
+ * spread over the table, where id % NSTR filled one run of slots that every new id probed
+ * to its end (60 ns a string record at 10^5 distinct names). */
+static unsigned str_slot(uint32_t id)
+{
+	return (unsigned)((id * 2654435761u) >> 20) % NSTR;
+}
+
 static const char *str_get(const gp_live_t *l, uint32_t id)
 {
-	for (unsigned k = 0, i = id % NSTR; id && k < NSTR; k++, i = (i + 1) % NSTR) {
-		if (l->str[i].id == id)
-			return l->str[i].s;
-		if (!l->str[i].id)
+	for (unsigned k = 0, i = str_slot(id); id && k < NSTR; k++, i = (i + 1) % NSTR) {
+		if (l->str_id[i] == id)
+			return l->str[i];
+		if (!l->str_id[i])
 			break;
 	}
 	return NULL;
@@ -162,18 +172,19 @@ static void str_put(gp_live_t *l, const gp_event_t *ev)
 	unsigned off = ev->u16, n = ev->u8;
 	if (!id || off >= STRMAX - 1 || n > GP_STRING_CHUNK)
 		return;
-	for (unsigned k = 0, i = id % NSTR; k < NSTR; k++, i = (i + 1) % NSTR) {
-		if (l->str[i].id && l->str[i].id != id)
+	for (unsigned k = 0, i = str_slot(id); k < NSTR; k++, i = (i + 1) % NSTR) {
+		if (l->str_id[i] && l->str_id[i] != id)
 			continue;
-		if (!l->str[i].id) {
-			if (off)
-				return; /* its start was not kept */
-			l->str[i].id = id;
+		if (!l->str_id[i]) {
+			if (off || l->nstr >= NSTR / 2)
+				return; /* its start was not kept, or the table is full enough */
+			l->str_id[i] = id;
+			l->nstr++;
 		}
 		if (off + n > STRMAX - 1)
 			n = STRMAX - 1 - off;
-		memcpy(l->str[i].s + off, &ev->a, n);
-		l->str[i].s[off + n] = '\0';
+		memcpy(l->str[i] + off, &ev->a, n);
+		l->str[i][off + n] = '\0';
 		return;
 	}
 }
@@ -194,7 +205,13 @@ static cand_t *cand_get(gp_live_t *l, uint32_t name, uint32_t tid)
 	} else if (least->n > 2) {
 		return NULL; /* sixteen repeated ranges already: a newcomer is not the step */
 	}
-	memset(least, 0, sizeof(*least));
+	/* its histograms cleared only when they hold something: a program of distinct names
+	 * replaces a candidate at every range (32 KiB each) */
+	if (least->all.n || least->iv.n) {
+		hist_clear(&least->all);
+		hist_clear(&least->iv);
+	}
+	least->n = least->last_start = 0;
 	least->name = name;
 	least->tid = tid;
 	return least;
@@ -349,7 +366,10 @@ void gp_live_observe(void *arg, const gp_event_t *ev)
 gp_live_t *gp_live_new(double interval_s, unsigned warmup, const char *step_range)
 {
 	gp_live_t *l = calloc(1, sizeof(*l));
-	if (!l || !(l->str = calloc(NSTR, sizeof(*l->str)))) {
+	if (!l || !(l->str = calloc(NSTR, sizeof(*l->str))) ||
+	    !(l->str_id = calloc(NSTR, sizeof(*l->str_id)))) {
+		if (l)
+			free(l->str);
 		free(l);
 		return NULL;
 	}
@@ -364,6 +384,7 @@ void gp_live_free(gp_live_t *l)
 	if (!l)
 		return;
 	free(l->str);
+	free(l->str_id);
 	free(l);
 }
 
