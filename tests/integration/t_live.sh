@@ -70,6 +70,10 @@ python3 -c "import sys; sys.exit(not 0 < $cpu < 1)"
 ok $? "the agent's own CPU is in the file ($cpu s for the whole run)"
 "$GP" report "$D" >"$T/final.txt" 2>&1 && ! grep -q RUNNING "$T/final.txt" && grep -q "== How slow ==" "$T/final.txt"
 ok $? "once ended, gpuprof report is the full report from the rank file"
+echo x >"$D/step0/.rank0.live.json.tmp.1" && touch -d '20 minutes ago' "$D/step0/.rank0.live.json.tmp.1"
+echo x >"$D/step0/.rank0.live.json.tmp.2"
+"$GP" report -q "$D" && [ ! -e "$D/step0/.rank0.live.json.tmp.1" ] && [ -e "$D/step0/.rank0.live.json.tmp.2" ]
+ok $? "a live file's temporary file left by a killed agent: removed by the report after 10 minutes, not before"
 
 GPUPROF_LIVE_INTERVAL=0 "$GP" run -q --modes=nvtx -o "$T/off" -- "$C" steps 20 5 5 >/dev/null 2>&1
 [ -f "$T/off/step0/rank0.gpr" ] && ! ls "$T/off/step0" | grep -q live
