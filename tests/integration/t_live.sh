@@ -147,6 +147,25 @@ ok $? "--sort=now: the slowest rank first"
 "$GP" top --once --sort=busy "$J" | sed -n 5p | grep -q "^0 *0 "
 ok $? "--sort=busy: the least busy first"
 
+# gpuprof ledger --running: squeue's running jobs (here a file of its lines), each one's
+# gpuprof-<id> in its WorkDir; jobs without live figures are not listed
+mkdir -p "$T/wd" && cp -r "$J" "$T/wd/gpuprof-4242"
+printf '%s\n' "4242|alice|physics|gpu|10:00|$T/wd" "4243|bob|bio|gpu|1:00|$T/wd" "bad line" >"$T/squeue.txt"
+"$GP" ledger --running --from-file="$T/squeue.txt" >"$T/lr.txt" 2>&1
+[ "$(grep -c "^4242 " "$T/lr.txt")" = 1 ] && ! grep -q "^4243 " "$T/lr.txt" &&
+	grep -q "^4242 *alice *physics *gpu *10:00 *39/40 .* rank 7 slowdown: " "$T/lr.txt"
+ok $? "ledger --running: the running profiled job with its live figures, the one without none ($(sed -n 3p "$T/lr.txt" | cut -c1-110))"
+"$GP" ledger --running --format=json --from-file="$T/squeue.txt" | python3 -c "
+import json, sys
+d = json.load(sys.stdin)['running']
+assert len(d) == 1 and d[0]['job'] == '4242' and d[0]['ranks'] == 40 and d[0]['ranks_gone'] == 1, d
+assert d[0]['first_finding'] == 'slowdown' and abs(d[0]['last_busy_pct'] - 69.5) < 0.01, d
+"
+ok $? "ledger --running --format=json: the job, its ranks, its GPUs' busy now, its first finding"
+"$GP" ledger --running --format=csv --from-file="$T/squeue.txt" >/dev/null 2>"$T/lr.err"
+[ $? = 2 ] && grep -q "running: --format 'csv' (text, json)" "$T/lr.err"
+ok $? "ledger --running --format=csv: a usage error ($(cat "$T/lr.err"))"
+
 if command -v tmux >/dev/null; then
 	tx() { tmux -L gplive "$@"; }
 	screen() { tx capture-pane -p -t top; }

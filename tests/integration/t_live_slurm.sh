@@ -3,7 +3,7 @@
 # live_interval (2 s here, in the cluster's gpuprof.yaml) reaches every task; a real nvtx3
 # client times 20 ms steps for 30 s, then 50 ms steps (a planted slowdown) until the job's
 # one-minute time limit ends it; while it runs, its live file, `gpuprof report JOBID` and
-# `gpuprof top JOBID` (plain, and in tmux) are held to the program's own timing; once the
+# `gpuprof top JOBID` (plain, and in tmux) and `gpuprof ledger --running` are held to the program's own timing; once the
 # time limit has ended it, its last live figures are there, the program's end among them,
 # and the report of the finished job says it reached its time limit.
 . "$(dirname "$0")/tap.sh"
@@ -37,6 +37,9 @@ ok $? "while it runs: rank 0's live file, the job's id, the site's 2 s interval"
 "$GP" top --once "$jid" >top.txt 2>&1
 grep -q "^gpuprof top: job $jid ($W/gpuprof-$jid)" top.txt && grep -q "^0 *0 .* running .* slowdown$" top.txt
 ok $? "gpuprof top --once JOBID: the job found through sacct, rank 0 with its slowdown"
+"$GP" ledger --running >lr.txt 2>&1
+grep -q "^$jid .* 1/[12] .* rank 0 slowdown: " lr.txt
+ok $? "gpuprof ledger --running: the job from squeue, its live figures and its slowdown ($(sed -n 3p lr.txt | cut -c1-120))"
 if command -v tmux >/dev/null; then
 	tmux -L gplives new-session -d -s top -x 160 -y 12 "$GP top $jid"
 	for _ in $(seq 50); do tmux -L gplives capture-pane -p -t top | grep -q "q quit" && break; sleep 0.1; done
