@@ -38,7 +38,7 @@ ok $? "while it runs: rank 0's live file, the job's id, the site's 2 s interval"
 grep -q "^gpuprof top: job $jid ($W/gpuprof-$jid)" top.txt && grep -q "^0 *0 .* running .* slowdown$" top.txt
 ok $? "gpuprof top --once JOBID: the job found through sacct, rank 0 with its slowdown"
 "$GP" ledger --running >lr.txt 2>&1
-grep -q "^$jid .* 1/[12] .* rank 0 slowdown: " lr.txt
+grep -q "^$jid .* [12]/[12] .* rank 0 slowdown: " lr.txt
 ok $? "gpuprof ledger --running: the job from squeue, its live figures and its slowdown ($(sed -n 3p lr.txt | cut -c1-120))"
 if command -v tmux >/dev/null; then
 	tmux -L gplives new-session -d -s top -x 160 -y 12 "$GP top $jid"
