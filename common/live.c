@@ -669,10 +669,21 @@ static const char *val(const char *text, const char *key)
 	return p ? p + strlen(pat) : NULL;
 }
 
+/* A number; not one, or not finite (strtod takes "nan" and "inf", which the JSON we
+ * write again could not hold): 0. */
 static double num(const char *text, const char *key)
 {
 	const char *v = val(text, key);
-	return v ? strtod(v, NULL) : 0;
+	double d = v ? strtod(v, NULL) : 0;
+	return isfinite(d) ? d : 0;
+}
+
+/* A whole number of a file someone else may have written: in [lo, hi] (a cast of a double
+ * out of an int's range is undefined), NaN as lo. */
+static int inum(const char *text, const char *key, int lo, int hi)
+{
+	double v = num(text, key);
+	return !(v >= lo) ? lo : v > hi ? hi : (int)v;
 }
 
 static uint64_t u64(const char *text, const char *key)
@@ -730,7 +741,8 @@ static void parse_findings(const char *text, gp_live_rank_t *r)
 int gp_live_parse(const char *t, gp_live_rank_t *r)
 {
 	memset(r, 0, sizeof(*r));
-	if (strncmp(t, "{\"gpuprof_live\": ", 17) || (r->version = (int)num(t, "gpuprof_live")) < 1)
+	if (strncmp(t, "{\"gpuprof_live\": ", 17) ||
+	    (r->version = inum(t, "gpuprof_live", 0, 1000)) < 1)
 		return -1;
 	str(t, "job", r->job, sizeof(r->job));
 	str(t, "step", r->step, sizeof(r->step));
@@ -740,9 +752,9 @@ int gp_live_parse(const char *t, gp_live_rank_t *r)
 	str(t, "step_source", r->step_source, sizeof(r->step_source));
 	str(t, "step_basis", r->step_basis, sizeof(r->step_basis));
 	str(t, "lost_by", r->lost_by, sizeof(r->lost_by));
-	r->rank = (int)num(t, "rank");
-	r->pid = (int)num(t, "pid");
-	r->wait_status = (int)num(t, "wait_status");
+	r->rank = inum(t, "rank", -1, INT32_MAX);
+	r->pid = inum(t, "pid", 0, INT32_MAX);
+	r->wait_status = inum(t, "wait_status", 0, 65535);
 	r->seq = (unsigned)u64(t, "seq");
 	r->started = num(t, "started"), r->written = num(t, "written");
 	r->elapsed_s = num(t, "elapsed_s"), r->interval_s = num(t, "interval_s");

@@ -182,6 +182,11 @@ static void test_file(void)
 		rejected += gp_live_parse(bad[i], &back) < 0;
 	ok(rejected == 4 && gp_live_parse(bad[4], &back) == 0 && !back.step_name[0],
 	   "not a live file: rejected; a string cut short: empty");
+	ok(gp_live_parse("{\"gpuprof_live\": 1, \"rank\": 1e300, \"pid\": -5, \"median_ms\": nan, "
+	                 "\"p95_ms\": -inf}",
+	                 &back) == 0 &&
+	       back.rank == INT32_MAX && back.pid == 0 && back.median_ms == 0 && back.p95_ms == 0,
+	   "numbers out of range clamped, not finite ones 0 (a user's file, read by root)");
 	back.written = 100, back.interval_s = 30;
 	snprintf(back.state, sizeof(back.state), "running");
 	ok(!gp_live_stale(&back, 150) && gp_live_stale(&back, 201),
