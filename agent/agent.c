@@ -59,6 +59,7 @@ typedef struct proc_file {
 	bool done, published;
 	bool no_file; /* its spool file could not be made (no descriptor left): its records
 	                 wait in its ring for the end, when one is made in the job directory */
+	gp_live_writer_t *live; /* a launcher's rank's live figures (side 0) */
 } proc_file_t;
 
 #define MAX_PROCS GP_SPOOL_MAX_PROCS
@@ -495,6 +496,59 @@ static bool publish(agent_t *a, bool final)
 	return true;
 }
 
+/* ---- live figures (live_writer.h) ---- */
+
+/* Records lost so far by cause, as the end records will count them (gp_ring_write_losses
+ * and write_end): the producers' counts in the ring (NULL: none), and the agent's own. */
+static void losses_so_far(const gp_ring_t *ring, gp_rf_writer_t *w, uint64_t lost_write,
+                          uint64_t n[GP_LOSS_N])
+{
+	memset(n, 0, GP_LOSS_N * sizeof(n[0]));
+	for (unsigned c = 1; ring && c < GP_LOSS_N; c++)
+		n[c] = atomic_load_explicit(&ring->hdr->lost[c], memory_order_relaxed);
+	if (ring)
+		n[GP_LOSS_RING] += atomic_load_explicit(&ring->hdr->drops, memory_order_relaxed);
+	n[GP_LOSS_WRITE] += lost_write;
+	if (w)
+		n[GP_LOSS_CAP] += gp_rf_dropped(w);
+}
+
+/* The task's file is a launcher's, not a rank's, as name_main_file decides at the end:
+ * its live file (no steps, and rank<T> may be a worker's name on another node) goes. */
+static bool task_is_launcher(const agent_t *a)
+{
+	bool own = false; /* the task's rank has a ring of its own */
+	for (unsigned i = 0; i < a->nprocs; i++)
+		own |= !a->procs[i].side && a->procs[i].rank == strtol(a->rank, NULL, 10);
+	return a->have_ring && a->nprocs && (own || !atomic_load(&a->ring.hdr->generations));
+}
+
+/* The task's live figures now: state "running", or "ended" with the program's wait
+ * status. */
+static void live_now(agent_t *a, const char *state)
+{
+	uint64_t lost[GP_LOSS_N];
+	if (!a->live)
+		return;
+	if (task_is_launcher(a)) {
+		gp_live_writer_drop(a->live, a->w);
+		a->live = NULL;
+		return;
+	}
+	losses_so_far(a->have_ring ? &a->ring : NULL, a->w, a->lost_write, lost);
+	gp_live_writer_write(a->live, state, a->child, a->status, lost);
+}
+
+/* A launcher's rank's (torchrun's workers): its own live file, rank<R>.live.json. */
+static void proc_live_now(proc_file_t *x, const char *state)
+{
+	uint64_t lost[GP_LOSS_N];
+	if (!x->live)
+		return;
+	losses_so_far(&x->ring, x->w, x->lost_write, lost);
+	gp_live_writer_write(x->live, state, x->pid, x->status < 0 ? 0 : x->status, lost);
+}
+
 /* ---- the launcher's ranks (proc_file_t) ---- */
 
 static bool proc_known(const agent_t *a, long rank, pid_t side)
@@ -578,6 +632,9 @@ static int proc_open(agent_t *a, long rank, pid_t side)
 			close(fd);
 		x->no_file = true;
 	}
+	if (x->w && !side) /* a launcher's rank: its live figures */
+		x->live = gp_live_writer_start(x->w, a->dest_dir, a->step, rs,
+		                               a->group_readable ? 0640 : 0600);
 	/* its first step runs from its start, as the task's from the exec */
 	uint64_t born = proc_start_ns(x->pid);
 	if (!born || born > x->ring.hdr->created_ns)
@@ -708,6 +765,9 @@ static void proc_finish(agent_t *a, proc_file_t *x)
 		                .d = now - x->t0};
 		gp_rf_append(x->w, &e);
 	}
+	proc_live_now(x, "ended");
+	gp_live_writer_free(x->live, x->w);
+	x->live = NULL;
 	bool published;
 	if (in_jobdir) {
 		published = x->w && gp_rf_writer_close(x->w, true) == 0;
@@ -797,6 +857,8 @@ static void procs_tick(agent_t *a, bool flush)
 		proc_drain(x, false);
 		if (flush && x->w && gp_ring_commit(&x->ring, x->w) < 0)
 			close_failed(&x->w, x->path, &x->lost_write);
+		if (now >= gp_live_writer_due(x->live))
+			proc_live_now(x, "running");
 	}
 }
 
@@ -1109,31 +1171,6 @@ static void spawn(agent_t *a)
 	gp_rf_append(a->w, &st);
 }
 
-/* Records lost so far by cause, as the end records will count them (gp_ring_write_losses
- * and write_end): the producers' counts in the ring, and the agent's own. */
-static void losses_so_far(const agent_t *a, uint64_t n[GP_LOSS_N])
-{
-	memset(n, 0, GP_LOSS_N * sizeof(n[0]));
-	for (unsigned c = 1; a->have_ring && c < GP_LOSS_N; c++)
-		n[c] = atomic_load_explicit(&a->ring.hdr->lost[c], memory_order_relaxed);
-	if (a->have_ring)
-		n[GP_LOSS_RING] += atomic_load_explicit(&a->ring.hdr->drops, memory_order_relaxed);
-	n[GP_LOSS_WRITE] += a->lost_write;
-	if (a->w)
-		n[GP_LOSS_CAP] += gp_rf_dropped(a->w);
-}
-
-/* The live figures now (live_writer.h): state "running", or "ended" with the program's
- * wait status. */
-static void live_now(agent_t *a, const char *state)
-{
-	uint64_t lost[GP_LOSS_N];
-	if (!a->live)
-		return;
-	losses_so_far(a, lost);
-	gp_live_writer_write(a->live, state, a->child, a->status, lost);
-}
-
 /* The signals read from the signalfd: forwarded to the program unless they reached it
  * without us, each recorded. Time limit / scancel: TERM comes first, KILL KillWait
  * later, so what we have goes to the job directory now. */
@@ -1155,8 +1192,10 @@ static void on_signals(agent_t *a, uint64_t now)
 		if (si.ssi_signo == SIGTERM || si.ssi_signo == SIGINT) {
 			for (unsigned i = 0; i < a->nprocs; i++) {
 				proc_drain(&a->procs[i], false);
-				if (!a->procs[i].done)
+				if (!a->procs[i].done) {
 					proc_publish(a, &a->procs[i]);
+					proc_live_now(&a->procs[i], "running");
+				}
 			}
 			publish(a, false);
 			live_now(a, "running"); /* a time limit's KILL may follow */

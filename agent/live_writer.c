@@ -92,7 +92,7 @@ void gp_live_writer_write(gp_live_writer_t *lw, const char *state, pid_t pid, in
 	uint64_t now = gp_now_ns();
 	gp_live_rank_t *r = &lw->r;
 	gp_live_set_losses(lw->live, lost);
-	gp_live_tick(lw->live, now, r);
+	gp_live_tick(lw->live, now, !strcmp(state, "ended"), r);
 	snprintf(r->state, sizeof(r->state), "%s", state);
 	r->pid = (int)pid;
 	r->wait_status = wait_status;
@@ -126,4 +126,13 @@ void gp_live_writer_free(gp_live_writer_t *lw, gp_rf_writer_t *w)
 		close(lw->dfd);
 	gp_live_free(lw->live);
 	free(lw);
+}
+
+void gp_live_writer_drop(gp_live_writer_t *lw, gp_rf_writer_t *w)
+{
+	if (!lw)
+		return;
+	if (lw->dfd >= 0 && lw->r.seq)
+		unlinkat(lw->dfd, lw->name, 0);
+	gp_live_writer_free(lw, w);
 }

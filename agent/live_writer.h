@@ -24,5 +24,7 @@ uint64_t gp_live_writer_due(const gp_live_writer_t *lw);
 void gp_live_writer_write(gp_live_writer_t *lw, const char *state, pid_t pid, int wait_status,
                           const uint64_t lost[GP_LOSS_N]);
 void gp_live_writer_free(gp_live_writer_t *lw, gp_rf_writer_t *w);
+/* As gp_live_writer_free, and its file removed if it wrote one (NULL: nothing). */
+void gp_live_writer_drop(gp_live_writer_t *lw, gp_rf_writer_t *w);
 
 #endif

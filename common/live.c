@@ -19,7 +19,7 @@
 #define HB       4096  /* histogram buckets: 1 us .. 4.4e4 s */
 #define HBASE    1.006 /* each bucket 0.6 % wider than the one before */
 #define NCAND    16    /* candidate step ranges followed */
-#define NSTR     4096  /* strings kept for naming a step range */
+#define NSTR     4096  /* strings kept for naming a step range: at most half the table's */
 #define STRMAX   96
 #define NTHREADS 64 /* threads whose push/pop depth is followed */
 #define OPT_NAME 0xffffffffu
@@ -65,11 +65,13 @@ struct gp_live {
 	struct {                   /* push/pop depth per thread, for GP_EV_NVTX_PUSH ranges */
 		uint32_t tid, depth;
 	} thr[NTHREADS];
-	struct {
-		uint32_t id;
-		char s[STRMAX];
-	} * str; /* open addressing on id; id 0 free (ids from the library are never 0 with
-	            a name) */
+	/* open addressing on id (0: a free slot; the library never names with 0): the ids
+	 * probed apart from the text, in 16 KiB that stay in cache (the text's 384 KiB, touched
+	 * at every probe, cost a cache miss per string record) */
+	uint32_t *str_id;
+	char (*str)[STRMAX];
+	unsigned nstr; /* kept: at most NSTR / 2, so a probe ends within a few slots (a program
+	                  of 10^5 distinct names probed the whole table for each) */
 	gpu_t gpu[GP_LIVE_GPUS];
 	uint64_t torch_alloc, torch_res, torch_peak;
 	uint64_t lost[GP_LOSS_N];
@@ -144,12 +146,20 @@ static void hist_clear(hist_t *h)
 
 /* ---- strings (names of ranges) ---- */
 
+/* The library numbers its strings one after the other: multiplied (Fibonacci hashing) they
+ * spread over the table, where id % NSTR filled one run of slots that every new id probed
+ * to its end (60 ns a string record at 10^5 distinct names). */
+static unsigned str_slot(uint32_t id)
+{
+	return (unsigned)((id * 2654435761u) >> 20) % NSTR;
+}
+
 static const char *str_get(const gp_live_t *l, uint32_t id)
 {
-	for (unsigned k = 0, i = id % NSTR; id && k < NSTR; k++, i = (i + 1) % NSTR) {
-		if (l->str[i].id == id)
-			return l->str[i].s;
-		if (!l->str[i].id)
+	for (unsigned k = 0, i = str_slot(id); id && k < NSTR; k++, i = (i + 1) % NSTR) {
+		if (l->str_id[i] == id)
+			return l->str[i];
+		if (!l->str_id[i])
 			break;
 	}
 	return NULL;
@@ -162,18 +172,19 @@ static void str_put(gp_live_t *l, const gp_event_t *ev)
 	unsigned off = ev->u16, n = ev->u8;
 	if (!id || off >= STRMAX - 1 || n > GP_STRING_CHUNK)
 		return;
-	for (unsigned k = 0, i = id % NSTR; k < NSTR; k++, i = (i + 1) % NSTR) {
-		if (l->str[i].id && l->str[i].id != id)
+	for (unsigned k = 0, i = str_slot(id); k < NSTR; k++, i = (i + 1) % NSTR) {
+		if (l->str_id[i] && l->str_id[i] != id)
 			continue;
-		if (!l->str[i].id) {
-			if (off)
-				return; /* its start was not kept */
-			l->str[i].id = id;
+		if (!l->str_id[i]) {
+			if (off || l->nstr >= NSTR / 2)
+				return; /* its start was not kept, or the table is full enough */
+			l->str_id[i] = id;
+			l->nstr++;
 		}
 		if (off + n > STRMAX - 1)
 			n = STRMAX - 1 - off;
-		memcpy(l->str[i].s + off, &ev->a, n);
-		l->str[i].s[off + n] = '\0';
+		memcpy(l->str[i] + off, &ev->a, n);
+		l->str[i][off + n] = '\0';
 		return;
 	}
 }
@@ -194,7 +205,13 @@ static cand_t *cand_get(gp_live_t *l, uint32_t name, uint32_t tid)
 	} else if (least->n > 2) {
 		return NULL; /* sixteen repeated ranges already: a newcomer is not the step */
 	}
-	memset(least, 0, sizeof(*least));
+	/* its histograms cleared only when they hold something: a program of distinct names
+	 * replaces a candidate at every range (32 KiB each) */
+	if (least->all.n || least->iv.n) {
+		hist_clear(&least->all);
+		hist_clear(&least->iv);
+	}
+	least->n = least->last_start = 0;
 	least->name = name;
 	least->tid = tid;
 	return least;
@@ -349,7 +366,10 @@ void gp_live_observe(void *arg, const gp_event_t *ev)
 gp_live_t *gp_live_new(double interval_s, unsigned warmup, const char *step_range)
 {
 	gp_live_t *l = calloc(1, sizeof(*l));
-	if (!l || !(l->str = calloc(NSTR, sizeof(*l->str)))) {
+	if (!l || !(l->str = calloc(NSTR, sizeof(*l->str))) ||
+	    !(l->str_id = calloc(NSTR, sizeof(*l->str_id)))) {
+		if (l)
+			free(l->str);
 		free(l);
 		return NULL;
 	}
@@ -364,6 +384,7 @@ void gp_live_free(gp_live_t *l)
 	if (!l)
 		return;
 	free(l->str);
+	free(l->str_id);
 	free(l);
 }
 
@@ -415,9 +436,12 @@ static void add_find(gp_live_rank_t *r, const char *id, const char *fmt, ...)
 
 /* The steps' figures, and the slowdown: the interval's median against the steps' before
  * it, held from its onset (the median of all steps would drift toward the slow ones). */
-static void tick_steps(gp_live_t *l, gp_live_rank_t *r, uint64_t now)
+static void tick_steps(gp_live_t *l, gp_live_rank_t *r, uint64_t now, bool ended)
 {
 	const cand_t *c = step_cand(l);
+	r->step_name[0] = r->step_source[0] = r->step_basis[0] = '\0';
+	r->steps = r->last_steps = 0;
+	r->median_ms = r->p95_ms = r->mean_ms = r->last_median_ms = 0;
 	if (!c)
 		return;
 	if (c->name == OPT_NAME)
@@ -465,7 +489,8 @@ static void tick_steps(gp_live_t *l, gp_live_rank_t *r, uint64_t now)
 		         "of the steps before",
 		         r->last_median_ms, r->slow_since_s, r->slow_ratio, r->slow_base_ms);
 	double quiet_s = c->last_start && now > c->last_start ? (now - c->last_start) / 1e9 : 0;
-	if (r->median_ms > 0 && quiet_s > l->interval_s && quiet_s * 1e3 > 10 * r->median_ms)
+	if (!ended && r->median_ms > 0 && quiet_s > l->interval_s &&
+	    quiet_s * 1e3 > 10 * r->median_ms)
 		add_find(r, "no_progress", "no step began for %.0f s (the median step: %.1f ms)",
 		         quiet_s, r->median_ms);
 }
@@ -474,6 +499,9 @@ static void tick_gpus(gp_live_t *l, gp_live_rank_t *r)
 {
 	uint64_t us = 0, s = 0, ius = 0, is = 0;
 	double fullest = -1;
+	r->ngpus = 0; /* each file's figures from the running totals, not added to the last's */
+	r->idle_startup_s = r->idle_steps_s = 0;
+	r->mem_used = r->mem_peak = r->mem_total = 0;
 	for (unsigned d = 0; d < GP_LIVE_GPUS; d++) {
 		gpu_t *g = &l->gpu[d];
 		if (!g->seen)
@@ -506,7 +534,7 @@ static void tick_gpus(gp_live_t *l, gp_live_rank_t *r)
 		         r->mem_peak / 1073741824.0, r->mem_total / 1073741824.0);
 }
 
-void gp_live_tick(gp_live_t *l, uint64_t now, gp_live_rank_t *r)
+void gp_live_tick(gp_live_t *l, uint64_t now, bool ended, gp_live_rank_t *r)
 {
 	if (!l->start_ns)
 		l->start_ns = l->iv_start_ns = now;
@@ -519,7 +547,7 @@ void gp_live_tick(gp_live_t *l, uint64_t now, gp_live_rank_t *r)
 	r->first_step_s = l->first_step_ns ? (double)(l->first_step_ns - l->start_ns) / 1e9 : -1;
 	r->slow_since_s = -1;
 	r->nfind = 0;
-	tick_steps(l, r, now);
+	tick_steps(l, r, now, ended);
 	tick_gpus(l, r);
 	r->faults = l->faults;
 	if (l->faults)
@@ -641,10 +669,21 @@ static const char *val(const char *text, const char *key)
 	return p ? p + strlen(pat) : NULL;
 }
 
+/* A number; not one, or not finite (strtod takes "nan" and "inf", which the JSON we
+ * write again could not hold): 0. */
 static double num(const char *text, const char *key)
 {
 	const char *v = val(text, key);
-	return v ? strtod(v, NULL) : 0;
+	double d = v ? strtod(v, NULL) : 0;
+	return isfinite(d) ? d : 0;
+}
+
+/* A whole number of a file someone else may have written: in [lo, hi] (a cast of a double
+ * out of an int's range is undefined), NaN as lo. */
+static int inum(const char *text, const char *key, int lo, int hi)
+{
+	double v = num(text, key);
+	return !(v >= lo) ? lo : v > hi ? hi : (int)v;
 }
 
 static uint64_t u64(const char *text, const char *key)
@@ -702,7 +741,8 @@ static void parse_findings(const char *text, gp_live_rank_t *r)
 int gp_live_parse(const char *t, gp_live_rank_t *r)
 {
 	memset(r, 0, sizeof(*r));
-	if (strncmp(t, "{\"gpuprof_live\": ", 17) || (r->version = (int)num(t, "gpuprof_live")) < 1)
+	if (strncmp(t, "{\"gpuprof_live\": ", 17) ||
+	    (r->version = inum(t, "gpuprof_live", 0, 1000)) < 1)
 		return -1;
 	str(t, "job", r->job, sizeof(r->job));
 	str(t, "step", r->step, sizeof(r->step));
@@ -712,9 +752,9 @@ int gp_live_parse(const char *t, gp_live_rank_t *r)
 	str(t, "step_source", r->step_source, sizeof(r->step_source));
 	str(t, "step_basis", r->step_basis, sizeof(r->step_basis));
 	str(t, "lost_by", r->lost_by, sizeof(r->lost_by));
-	r->rank = (int)num(t, "rank");
-	r->pid = (int)num(t, "pid");
-	r->wait_status = (int)num(t, "wait_status");
+	r->rank = inum(t, "rank", -1, INT32_MAX);
+	r->pid = inum(t, "pid", 0, INT32_MAX);
+	r->wait_status = inum(t, "wait_status", 0, 65535);
 	r->seq = (unsigned)u64(t, "seq");
 	r->started = num(t, "started"), r->written = num(t, "written");
 	r->elapsed_s = num(t, "elapsed_s"), r->interval_s = num(t, "interval_s");

@@ -85,8 +85,9 @@ void gp_live_observe(void *l, const gp_event_t *ev);
 /* Records lost so far by cause (GP_LOSS_*; n[0] unused), as the agent counts them. */
 void gp_live_set_losses(gp_live_t *l, const uint64_t n[GP_LOSS_N]);
 /* Close the interval that ends at now (monotonic ns) and fill out (identity fields are
- * the caller's: job, step, node, rank, pid, state, started, agent CPU). */
-void gp_live_tick(gp_live_t *l, uint64_t now, gp_live_rank_t *out);
+ * the caller's: job, step, node, rank, pid, state, started, agent CPU); ended: the
+ * program has ended (no step to wait for: no no_progress). */
+void gp_live_tick(gp_live_t *l, uint64_t now, bool ended, gp_live_rank_t *out);
 /* out as the file's JSON into buf; its length, or 0 when it does not fit. */
 size_t gp_live_format(const gp_live_rank_t *r, char *buf, size_t len);
 

@@ -4,6 +4,7 @@
 #include "config.h"
 #include "cli.h"
 #include "ledger.h"
+#include "ledger_running.h"
 #include "log.h"
 #include "outfile.h"
 #include "siteconf.h"
@@ -19,7 +20,16 @@
 
 extern char **environ;
 
-enum { OPT_SINCE = 300, OPT_UNTIL, OPT_BY, OPT_FROM_FILE, OPT_PRINT_FIELDS, OPT_TOP, OPT_CONFIG };
+enum {
+	OPT_SINCE = 300,
+	OPT_UNTIL,
+	OPT_BY,
+	OPT_FROM_FILE,
+	OPT_PRINT_FIELDS,
+	OPT_TOP,
+	OPT_CONFIG,
+	OPT_RUNNING
+};
 
 static const gp_cli_opt_t ledger_opts[] = {
     {"since", OPT_SINCE, "WHEN",
@@ -34,6 +44,11 @@ static const gp_cli_opt_t ledger_opts[] = {
      "read FILE (- for standard input) instead of running sacct: what sacct -a -P -o "
      "$(gpuprof ledger --print-fields) prints, with its header or in that order without"},
     {"print-fields", OPT_PRINT_FIELDS, NULL, "print the sacct fields the ledger reads, and exit"},
+    {"running", OPT_RUNNING, NULL,
+     "the running profiled jobs instead, with their live figures (step time now against "
+     "the median, GPU busy, the first finding), the least busy first: squeue's running jobs "
+     "(--from-file: its lines, squeue -h -t RUNNING -o '%i|%u|%a|%P|%M|%Z'), each one's "
+     "gpuprof-<id> in its WorkDir; --format text or json"},
     {"format", 'f', "FORMAT", "text (the default), json, csv, html or openmetrics"},
     {"output", 'o', "FILE", "write to FILE instead of standard output"},
     {"top", OPT_TOP, "N", "jobs in each list of jobs (default 10, at most 1000)"},
@@ -170,7 +185,7 @@ static int from_sacct(gp_ledger_t *l)
 
 typedef struct args {
 	const char *from, *format, *output, *config;
-	bool fields, stop;
+	bool fields, stop, running;
 } args_t;
 
 static int parse_args(int argc, char **argv, gp_ledger_t *l, args_t *a)
@@ -199,6 +214,9 @@ static int parse_args(int argc, char **argv, gp_ledger_t *l, args_t *a)
 		case OPT_PRINT_FIELDS:
 			a->fields = true;
 			break;
+		case OPT_RUNNING:
+			a->running = true;
+			break;
 		case 'f':
 			a->format = c.arg;
 			break;
@@ -220,6 +238,8 @@ static int parse_args(int argc, char **argv, gp_ledger_t *l, args_t *a)
 	}
 	if (gp_cli_operands(&c, 0, 0, "option"))
 		return GP_CLI_USAGE;
+	if (a->running && strcmp(a->format, "text") && strcmp(a->format, "json"))
+		return gp_cli_usage(cmd, "--running: --format '%s' (text, json)", a->format);
 	if (!gp_ld_writer(a->format))
 		return gp_cli_usage(cmd, "--format: '%s' (" GP_LD_FORMATS ")", a->format);
 	if (parse_by(cmd, by, l))
@@ -249,6 +269,17 @@ int gp_cmd_ledger(int argc, char **argv)
 	if (a.fields) {
 		puts(GP_LD_FIELDS);
 		return fflush(stdout) ? 1 : 0;
+	}
+	if (a.running) {
+		gp_outfile_t ro;
+		if (!gp_outfile_open(&ro, a.output ? a.output : "-"))
+			return gp_err("ledger: %s: %s", a.output ? a.output : "-", strerror(errno)),
+			       1;
+		rc = gp_ledger_running(a.from, a.format, ro.f) < 0;
+		if (gp_outfile_close(&ro, !rc) < 0 && !rc)
+			rc = gp_err("ledger: %s: %s", a.output ? a.output : "-", strerror(errno)) <
+			     0;
+		return rc;
 	}
 	if (gp_config_load(&cfg, a.config ? a.config : GP_SYSCONF_PATH, !a.config, err,
 	                   sizeof(err)) < 0) {

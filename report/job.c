@@ -253,7 +253,9 @@ static void drop_stale_tmp(DIR *d, const char *name)
 	if (name[0] != '.' || strncmp(name + 1, "rank", 4) || !t || t - name < 5)
 		return;
 	bool summary = !strncmp(t - 4, ".gps", 4);
-	if (!summary && strncmp(t - 4, ".gpr", 4))
+	/* a live file's (common/live.h) left by an agent killed while writing it */
+	bool live = t - name > 14 && !strncmp(t - 10, ".live.json", 10);
+	if (!summary && !live && strncmp(t - 4, ".gpr", 4))
 		return;
 	if (fstatat(dirfd(d), name, &sb, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISREG(sb.st_mode) ||
 	    sb.st_uid != geteuid())

@@ -213,6 +213,15 @@ static void json_findings(const gp_live_job_t *j, FILE *f)
 				        j->r[i].slow_base_ms);
 			fprintf(f, "}");
 		}
+	if (j->slowest >= 0 && j->slowest_ratio >= GP_LIVE_SLOW_RATIO && j->n > 1) {
+		fprintf(f, "%s{\"id\": \"straggler\", \"step\": ", n++ ? ", " : "");
+		gp_json_str(f, j->r[j->slowest].step);
+		fprintf(
+		    f,
+		    ", \"rank\": %d, \"last_ms\": %.4f, \"ratio\": %.4f, \"ranks_last_ms\": %.4f}",
+		    j->r[j->slowest].rank, j->r[j->slowest].last_median_ms, j->slowest_ratio,
+		    j->now_ms);
+	}
 	fprintf(f, "]");
 }
 

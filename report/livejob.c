@@ -104,6 +104,15 @@ static int find_rank(const gp_live_rank_t *r)
 
 static void job_line(gp_live_job_t *j)
 {
+	j->nstale = j->running = j->ended = j->with_gpus = 0;
+	j->started = j->elapsed_s = j->busy_pct = j->last_busy_pct = 0;
+	j->lost = 0;
+	for (unsigned i = 0; i < j->n; i++) {
+		j->stale[i] = gp_live_stale(&j->r[i], j->now);
+		j->nstale += j->stale[i];
+		j->running += !j->stale[i] && !strcmp(j->r[i].state, "running");
+		j->ended += !strcmp(j->r[i].state, "ended");
+	}
 	double *med = calloc(j->n + 1, sizeof(double)), *last = calloc(j->n + 1, sizeof(double));
 	unsigned nm = 0, nl = 0;
 	double fullest = -1;
@@ -164,14 +173,18 @@ int gp_live_job_load(gp_live_job_t *j, const char *dir, const char *step, char *
 	if (j->n)
 		qsort(j->r, j->n, sizeof(*j->r), cmp_rank);
 	j->now = wall_now();
-	for (unsigned i = 0; i < j->n; i++) {
-		j->stale[i] = gp_live_stale(&j->r[i], j->now);
-		j->nstale += j->stale[i];
-		j->running += !j->stale[i] && !strcmp(j->r[i].state, "running");
-		j->ended += !strcmp(j->r[i].state, "ended");
-	}
 	job_line(j);
 	return 0;
+}
+
+void gp_live_job_select(gp_live_job_t *j, const gp_ranks_t *rk)
+{
+	unsigned k = 0;
+	for (unsigned i = 0; i < j->n; i++)
+		if (j->r[i].rank >= 0 && gp_ranks_contains(rk, (uint32_t)j->r[i].rank))
+			j->r[k++] = j->r[i];
+	j->n = k;
+	job_line(j);
 }
 
 bool gp_live_job_running(const gp_live_job_t *j)

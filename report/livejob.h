@@ -10,6 +10,7 @@
 #include <sys/types.h>
 
 #include "live.h"
+#include "ranks.h"
 
 typedef struct gp_live_job {
 	char dir[4096];
@@ -33,6 +34,8 @@ typedef struct gp_live_job {
 /* Read dir's live files (step: only that step; NULL every step). 0, with j->n possibly 0;
  * -1 with err when dir cannot be read. */
 int gp_live_job_load(gp_live_job_t *j, const char *dir, const char *step, char *err, size_t errlen);
+/* Keep only the ranks rk selects (gpuprof report --ranks), the job line made again. */
+void gp_live_job_select(gp_live_job_t *j, const gp_ranks_t *rk);
 /* Does a rank of the job still run (a live file of state running, not stale)? */
 bool gp_live_job_running(const gp_live_job_t *j);
 void gp_live_job_free(gp_live_job_t *j);

@@ -837,8 +837,8 @@ static void write_into_jobdir(const gp_job_t *job)
  * from the live figures (live_report.h), printed, never written into the job directory
  * (report.txt is the finished job's). -1 when the rank files make the report. */
 static int report_live(const gp_cli_cmd_t *cmd, const char *dir, const char *step,
-                       const char *format, const char *output, bool summary, bool quiet,
-                       bool no_rank_files)
+                       const gp_ranks_t *ranks, const char *format, const char *output,
+                       bool summary, bool quiet, bool no_rank_files)
 {
 	gp_live_job_t lj;
 	char err[512];
@@ -848,6 +848,8 @@ static int report_live(const gp_cli_cmd_t *cmd, const char *dir, const char *ste
 		gp_live_job_free(&lj);
 		return -1;
 	}
+	if (ranks) /* the job line of those ranks */
+		gp_live_job_select(&lj, ranks);
 	if (!open_out(cmd, &out, output ? output : "-")) {
 		gp_live_job_free(&lj);
 		return 1;
@@ -929,13 +931,15 @@ static int cmd_report(int argc, char **argv)
 		return gp_cli_usage(cmd, "--ranks: %s", err);
 	if (find_job(cmd, target, dir, sizeof(dir), &by_id))
 		return 1;
-	int live = report_live(cmd, dir, step, format, output, summary, quiet, false);
+	int live = report_live(cmd, dir, step, ranks ? &detail : NULL, format, output, summary,
+	                       quiet, false);
 	if (live >= 0)
 		return live;
 	progress_arm();
 	if (gp_job_load(&job, dir, step, steps_from, err, sizeof(err)) < 0) {
 		/* agents killed with the node, say: their last live figures */
-		if ((live = report_live(cmd, dir, step, format, output, summary, quiet, true)) >= 0)
+		if ((live = report_live(cmd, dir, step, ranks ? &detail : NULL, format, output,
+		                        summary, quiet, true)) >= 0)
 			return live;
 		return gp_err("report: %s", err), 1;
 	}

@@ -3,7 +3,7 @@
 # live_interval (2 s here, in the cluster's gpuprof.yaml) reaches every task; a real nvtx3
 # client times 20 ms steps for 30 s, then 50 ms steps (a planted slowdown) until the job's
 # one-minute time limit ends it; while it runs, its live file, `gpuprof report JOBID` and
-# `gpuprof top JOBID` (plain, and in tmux) are held to the program's own timing; once the
+# `gpuprof top JOBID` (plain, and in tmux) and `gpuprof ledger --running` are held to the program's own timing; once the
 # time limit has ended it, its last live figures are there, the program's end among them,
 # and the report of the finished job says it reached its time limit.
 . "$(dirname "$0")/tap.sh"
@@ -37,6 +37,9 @@ ok $? "while it runs: rank 0's live file, the job's id, the site's 2 s interval"
 "$GP" top --once "$jid" >top.txt 2>&1
 grep -q "^gpuprof top: job $jid ($W/gpuprof-$jid)" top.txt && grep -q "^0 *0 .* running .* slowdown$" top.txt
 ok $? "gpuprof top --once JOBID: the job found through sacct, rank 0 with its slowdown"
+"$GP" ledger --running >lr.txt 2>&1
+grep -q "^$jid .* [12]/[12] .* rank 0 slowdown: " lr.txt
+ok $? "gpuprof ledger --running: the job from squeue, its live figures and its slowdown ($(sed -n 3p lr.txt | cut -c1-120))"
 if command -v tmux >/dev/null; then
 	tmux -L gplives new-session -d -s top -x 160 -y 12 "$GP top $jid"
 	for _ in $(seq 50); do tmux -L gplives capture-pane -p -t top | grep -q "q quit" && break; sleep 0.1; done
@@ -68,8 +71,8 @@ from2=$(sed -n 's/^steps half=2 .*from_unix=\([0-9.]*\) stopped$/\1/p' "$W/out.$
 ok $? "the time limit stopped the program in its slow half ($(grep half=2 "$W/out.$jid"))"
 near "$last" "$h2" "$(python3 -c "print(${h2:-1}*0.02)")"
 ok $? "the last interval's median while it ran: $last ms live, $h2 ms by the program's clock"
-near "$since" "${from2:-0}" 0.1
-ok $? "the slowdown began at $since live, $from2 by the program's clock (within 0.1 s)"
+near "$since" "${from2:-0}" 0.3
+ok $? "the slowdown began at $since live, $from2 by the program's clock (within 0.3 s)"
 st=$(num "$L" state) ws=$(num "$L" wait_status) n=$(num "$L" steps)
 [ "$st" = ended ] && [ "$ws" = 15 ] && [ "$n" -gt 1600 ]
 ok $? "after the time limit: the last live figures, ended by SIGTERM (wait status $ws), $n steps"

@@ -46,14 +46,14 @@ static bool near(double x, double want, double rel)
 
 static void test_steps_and_slowdown(void)
 {
-	gp_live_rank_t r;
+	gp_live_rank_t r = {0};
 	l = gp_live_new(1.0, 3, NULL);
 	t = 1000 * MS;
 	rec((gp_event_t){.type = GP_EV_START, .ts = t});
 	name(5, "train_step \"q\"");
 	name(6, "fwd");
 	steps(100, 10);
-	gp_live_tick(l, t, &r);
+	gp_live_tick(l, t, false, &r);
 	ok(r.steps == 100 && !strcmp(r.step_name, "train_step \"q\"") &&
 	       !strcmp(r.step_source, "nvtx") && !strcmp(r.step_basis, "period"),
 	   "100 steps of the outermost range, by name, period basis (%u %s %s)", r.steps,
@@ -66,7 +66,7 @@ static void test_steps_and_slowdown(void)
 	steps(5, 10);
 	uint64_t onset = t;
 	steps(40, 15);
-	gp_live_tick(l, t, &r);
+	gp_live_tick(l, t, false, &r);
 	ok(r.slow_since_s >= 0 && near(r.slow_ratio, 1.5, 0.01) && near(r.slow_base_ms, 10, 0.004),
 	   "a slowdown: 1.5x the 10 ms before it (%.3f, %.3f)", r.slow_ratio, r.slow_base_ms);
 	ok(fabs(r.slow_since_s - (double)(onset - 1000 * MS) / 1e9) < 1e-6,
@@ -74,21 +74,23 @@ static void test_steps_and_slowdown(void)
 	   r.slow_since_s);
 	ok(r.nfind == 1 && !strcmp(r.find[0].id, "slowdown"), "the slowdown is a finding");
 	steps(150, 15); /* the median so far turns slow: the base stays the one before */
-	gp_live_tick(l, t, &r);
+	gp_live_tick(l, t, false, &r);
 	ok(r.slow_since_s >= 0 && near(r.slow_base_ms, 10, 0.004) && near(r.median_ms, 15, 0.004),
 	   "held against the median before it while the job's moves (%.2f)", r.median_ms);
 	steps(50, 10);
-	gp_live_tick(l, t, &r);
+	gp_live_tick(l, t, false, &r);
 	ok(r.slow_since_s < 0 && r.nfind == 0, "over when the steps are fast again");
 	t += 5000 * MS;
-	gp_live_tick(l, t, &r);
+	gp_live_tick(l, t, false, &r);
 	ok(r.nfind == 1 && !strcmp(r.find[0].id, "no_progress"), "no step for 5 s: no_progress");
+	gp_live_tick(l, t, true, &r);
+	ok(r.nfind == 0, "not once the program has ended");
 	gp_live_free(l);
 }
 
 static void test_markers_pushes_nvml(void)
 {
-	gp_live_rank_t r;
+	gp_live_rank_t r = {0};
 	l = gp_live_new(1.0, 0, "step");
 	t = 50 * MS;
 	rec((gp_event_t){.type = GP_EV_START, .ts = t});
@@ -107,7 +109,7 @@ static void test_markers_pushes_nvml(void)
 		rec((gp_event_t){.type = GP_EV_NVML, .ts = t, .a = i < 10 ? 100 : 20, .b = 960});
 		t += 20 * MS;
 	}
-	gp_live_tick(l, t, &r);
+	gp_live_tick(l, t, false, &r);
 	ok(r.steps == 20 && !strcmp(r.step_name, "step"),
 	   "GPUPROF_STEP_RANGE's range counted, not the other outermost one (%u)", r.steps);
 	ok(!strcmp(r.step_basis, "gpu") && near(r.median_ms, 25, 0.004),
@@ -122,13 +124,14 @@ static void test_markers_pushes_nvml(void)
 	gp_live_set_losses(l, lost);
 	for (int i = 0; i < 5; i++, t += 20 * MS)
 		rec((gp_event_t){.type = GP_EV_NVML, .ts = t, .a = 10, .b = 100});
-	gp_live_tick(l, t, &r);
+	gp_live_tick(l, t, false, &r);
 	bool idle = false, full = false, lostf = false;
 	for (unsigned i = 0; i < r.nfind; i++) {
 		idle |= !strcmp(r.find[i].id, "gpu_idle");
 		full |= !strcmp(r.find[i].id, "memory_near_limit");
 		lostf |= !strcmp(r.find[i].id, "records_lost");
 	}
+	ok(r.ngpus == 1 && r.mem_total == 1000, "a second file: one GPU still (%u)", r.ngpus);
 	ok(idle && full && lostf && r.lost == 15 && !strcmp(r.lost_by, "ring full 12, cupti 3"),
 	   "findings gpu_idle, memory_near_limit, records_lost (%s)", r.lost_by);
 	ok(r.idle_startup_s == 0 && r.idle_steps_s > 0, "idle time once steps ran, none before");
@@ -137,13 +140,13 @@ static void test_markers_pushes_nvml(void)
 
 static void test_optimizer(void)
 {
-	gp_live_rank_t r;
+	gp_live_rank_t r = {0};
 	l = gp_live_new(1.0, 0, NULL);
 	t = MS;
 	rec((gp_event_t){.type = GP_EV_START, .ts = t});
 	for (int i = 0; i < 10; i++, t += 30 * MS)
 		rec((gp_event_t){.type = GP_EV_FW, .u8 = GP_FW_OPT_END, .ts = t, .a = 0});
-	gp_live_tick(l, t, &r);
+	gp_live_tick(l, t, false, &r);
 	ok(r.steps == 10 && !strcmp(r.step_source, "optimizer") && near(r.median_ms, 30, 0.004),
 	   "no NVTX: the optimizer's steps (%s %.2f)", r.step_source, r.median_ms);
 	gp_live_free(l);
@@ -160,7 +163,7 @@ static void test_file(void)
 	steps(30, 10);
 	t += 5 * MS;
 	steps(30, 20);
-	gp_live_tick(l, t, &r);
+	gp_live_tick(l, t, false, &r);
 	snprintf(r.job, sizeof(r.job), "123");
 	snprintf(r.state, sizeof(r.state), "running");
 	r.rank = 7, r.pid = 99, r.written = 1.5e9, r.seq = 3;
@@ -179,6 +182,11 @@ static void test_file(void)
 		rejected += gp_live_parse(bad[i], &back) < 0;
 	ok(rejected == 4 && gp_live_parse(bad[4], &back) == 0 && !back.step_name[0],
 	   "not a live file: rejected; a string cut short: empty");
+	ok(gp_live_parse("{\"gpuprof_live\": 1, \"rank\": 1e300, \"pid\": -5, \"median_ms\": nan, "
+	                 "\"p95_ms\": -inf}",
+	                 &back) == 0 &&
+	       back.rank == INT32_MAX && back.pid == 0 && back.median_ms == 0 && back.p95_ms == 0,
+	   "numbers out of range clamped, not finite ones 0 (a user's file, read by root)");
 	back.written = 100, back.interval_s = 30;
 	snprintf(back.state, sizeof(back.state), "running");
 	ok(!gp_live_stale(&back, 150) && gp_live_stale(&back, 201),
