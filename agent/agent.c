@@ -8,6 +8,7 @@
 #include "config.h"
 #include "env.h"
 #include "event.h"
+#include "live_writer.h"
 #include "log.h"
 #include "modes.h"
 #include "nvml.h"
@@ -56,9 +57,11 @@ typedef struct proc_file {
 	uint64_t t0, lost_write;
 	int status; /* its wait status when seen as a zombie, else -1 */
 	bool done, published;
+	bool no_file; /* its spool file could not be made (no descriptor left): its records
+	                 wait in its ring for the end, when one is made in the job directory */
 } proc_file_t;
 
-#define MAX_PROCS 1024
+#define MAX_PROCS GP_SPOOL_MAX_PROCS
 
 typedef struct agent {
 	unsigned modes;
@@ -71,8 +74,9 @@ typedef struct agent {
 	bool have_ring;
 	gp_rf_writer_t *w;
 	gp_nvml_t *nvml;
-	uint32_t next_string; /* agent-side string ids, from 0xfffffe00 up: above the library's
-	                         (generation << 18) */
+	gp_live_writer_t *live; /* rank<R>.live.json every live_interval s; NULL: none */
+	uint32_t next_string;   /* agent-side string ids, from 0xfffffe00 up: above the library's
+	                           (generation << 18) */
 	char yielded[256];
 	pid_t child;
 	uint64_t t_start;
@@ -382,6 +386,7 @@ static int setup(agent_t *a)
 		close(fd);
 		return gp_err_errno("%s", a->rank_path);
 	}
+	a->live = gp_live_writer_start(a->w, dest_dir, a->step, a->rank, fmode);
 	a->next_string = 0xffffff00u;
 	if (a->nvml)
 		gp_nvml_describe(a->nvml, a->w, &a->next_string);
@@ -566,11 +571,12 @@ static int proc_open(agent_t *a, long rank, pid_t side)
 	int fd = gp_spool_entry_create_rank(x->dir, a->group_readable ? 0640 : 0600);
 	if (fd < 0 || gp_spool_entry_set_dest(x->dir, x->dest) < 0 ||
 	    !(x->w = gp_rf_writer_create(fd, hdr, a->max_bytes))) {
-		gp_warn("rank %ld (pid %d): cannot write %s: %s; its records are counted as "
-		        "lost",
+		gp_warn("rank %ld (pid %d): cannot write %s: %s; its records wait in its ring "
+		        "for its end (what the ring cannot hold is counted as lost)",
 		        rank, (int)x->pid, x->path, strerror(errno));
 		if (fd >= 0 && !x->w)
 			close(fd);
+		x->no_file = true;
 	}
 	/* its first step runs from its start, as the task's from the exec */
 	uint64_t born = proc_start_ns(x->pid);
@@ -615,7 +621,7 @@ static void find_procs(agent_t *a)
 
 static void proc_drain(proc_file_t *x, bool force)
 {
-	if (x->done)
+	if (x->done || (x->no_file && !x->w && !force))
 		return;
 	if (x->w && gp_ring_drain(&x->ring, x->w, force, NULL) < 0)
 		close_failed(&x->w, x->path, &x->lost_write);
@@ -640,10 +646,53 @@ static bool proc_publish(agent_t *a, proc_file_t *x)
  * (the launcher's) to know: the library's own end record carries what exit() was given;
  * this one carries the status when the agent saw the zombie before the launcher reaped
  * it, else only that the process ended (u8 = 1). */
+/* The process's file could not be written in the spool (full, or no descriptor left when
+ * it began): its copy in the job directory, to finish there, as the task's own
+ * (finish_after_write_failure): what fit in the spool published first, else a file of
+ * its header alone. Its whole file was never published, and its losses never said. The
+ * writer, or NULL (said). */
+static gp_rf_writer_t *proc_writer_in_jobdir(agent_t *a, proc_file_t *x)
+{
+	char err[512], hdr[8192], rs[24];
+	struct stat st;
+	mode_t fmode = a->group_readable ? 0640 : 0600, dmode = a->group_readable ? 0750 : 0700;
+	if (lstat(x->path, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0) {
+		if (gp_spool_publish(x->path, x->dest, fmode, dmode) < 0) {
+			gp_warn("cannot write %s: %s (data kept in %s)", x->dest, strerror(errno),
+			        x->dir);
+			return NULL;
+		}
+		gp_rf_writer_t *w = gp_rf_reopen(x->dest, err, sizeof(err));
+		if (!w)
+			gp_warn("%s", err);
+		return w;
+	}
+	const char *name = strrchr(x->dest, '/') + 1;
+	int dfd = gp_mkdir_p(a->dest_dir, dmode), fd = -1;
+	if (dfd >= 0)
+		fd = gp_open_at(dfd, name, O_CREAT | O_TRUNC, fmode);
+	int e = errno;
+	if (dfd >= 0)
+		close(dfd);
+	snprintf(rs, sizeof(rs), "%ld", x->rank);
+	build_header(a, hdr, sizeof(hdr), rs, x->pid);
+	gp_rf_writer_t *w = fd >= 0 ? gp_rf_writer_create(fd, hdr, a->max_bytes) : NULL;
+	if (!w) {
+		gp_warn("cannot write %s: %s", x->dest, strerror(fd >= 0 ? errno : e));
+		if (fd >= 0)
+			close(fd);
+		return NULL;
+	}
+	gp_event_t start = {.type = GP_EV_START, .ts = x->t0, .a = (uint64_t)x->pid};
+	gp_rf_append(w, &start); /* as proc_open's */
+	return w;
+}
+
 static void proc_finish(agent_t *a, proc_file_t *x)
 {
 	if (x->done)
 		return;
+	bool in_jobdir = !x->w && (x->w = proc_writer_in_jobdir(a, x));
 	proc_drain(x, true);
 	if (x->w) {
 		uint64_t extra[GP_LOSS_N] = {0};
@@ -659,10 +708,17 @@ static void proc_finish(agent_t *a, proc_file_t *x)
 		                .d = now - x->t0};
 		gp_rf_append(x->w, &e);
 	}
-	bool published = proc_publish(a, x);
+	bool published;
+	if (in_jobdir) {
+		published = x->w && gp_rf_writer_close(x->w, true) == 0;
+		if (!published)
+			gp_warn("cannot write %s: %s", x->dest, strerror(errno));
+	} else {
+		published = proc_publish(a, x);
+		if (x->w)
+			gp_rf_writer_close(x->w, false);
+	}
 	x->published = published;
-	if (x->w)
-		gp_rf_writer_close(x->w, false);
 	x->w = NULL;
 	gp_ring_detach(&x->ring);
 	if (published)
@@ -1053,6 +1109,31 @@ static void spawn(agent_t *a)
 	gp_rf_append(a->w, &st);
 }
 
+/* Records lost so far by cause, as the end records will count them (gp_ring_write_losses
+ * and write_end): the producers' counts in the ring, and the agent's own. */
+static void losses_so_far(const agent_t *a, uint64_t n[GP_LOSS_N])
+{
+	memset(n, 0, GP_LOSS_N * sizeof(n[0]));
+	for (unsigned c = 1; a->have_ring && c < GP_LOSS_N; c++)
+		n[c] = atomic_load_explicit(&a->ring.hdr->lost[c], memory_order_relaxed);
+	if (a->have_ring)
+		n[GP_LOSS_RING] += atomic_load_explicit(&a->ring.hdr->drops, memory_order_relaxed);
+	n[GP_LOSS_WRITE] += a->lost_write;
+	if (a->w)
+		n[GP_LOSS_CAP] += gp_rf_dropped(a->w);
+}
+
+/* The live figures now (live_writer.h): state "running", or "ended" with the program's
+ * wait status. */
+static void live_now(agent_t *a, const char *state)
+{
+	uint64_t lost[GP_LOSS_N];
+	if (!a->live)
+		return;
+	losses_so_far(a, lost);
+	gp_live_writer_write(a->live, state, a->child, a->status, lost);
+}
+
 /* The signals read from the signalfd: forwarded to the program unless they reached it
  * without us, each recorded. Time limit / scancel: TERM comes first, KILL KillWait
  * later, so what we have goes to the job directory now. */
@@ -1078,6 +1159,7 @@ static void on_signals(agent_t *a, uint64_t now)
 					proc_publish(a, &a->procs[i]);
 			}
 			publish(a, false);
+			live_now(a, "running"); /* a time limit's KILL may follow */
 		}
 	}
 }
@@ -1131,6 +1213,8 @@ static void watch(agent_t *a)
 			/* timing mode keeps a light 1 Hz memory/utilisation trace */
 			next_sample = now + (sample_all ? period : 1000000000ull);
 		}
+		if (now >= gp_live_writer_due(a->live))
+			live_now(a, "running");
 		if (now >= next_flush) {
 			/* in the file (survives our death), and only then off the ring */
 			if (a->w && (a->have_ring ? gp_ring_commit(&a->ring, a->w) < 0
@@ -1147,18 +1231,28 @@ static void watch(agent_t *a)
  * the agent's exit as the program's. */
 static void __attribute__((noreturn)) finish(agent_t *a)
 {
-	find_procs(a);
-	for (unsigned i = 0; i < a->nprocs; i++)
-		proc_finish(a, &a->procs[i]);
+	/* twice: a ring that could not be attached while every descriptor was taken (ulimit
+	 * -n) is attached once the others' files are closed; left, it leaked in the spool */
+	for (int pass = 0; pass < 2; pass++) {
+		a->procs_seen = UINT32_MAX;
+		find_procs(a);
+		for (unsigned i = 0; i < a->nprocs; i++)
+			proc_finish(a, &a->procs[i]);
+	}
 	if (a->nvml && a->w)
 		gp_nvml_sample(a->nvml, a->w, true); /* Xid/ECC up to the program's end */
 	write_end(a, a->status, &a->ru);
 	if (a->write_failed && !a->w) {
+		live_now(a, "ended");
+		gp_live_writer_free(a->live, NULL);
 		finish_after_write_failure(a, a->status, &a->ru);
 		gp_nvml_close(a->nvml);
 		mirror_exit(a->status);
 	}
 	bool published = publish(a, true);
+	live_now(a, "ended"); /* after the last drain: every record seen */
+	gp_live_writer_free(a->live, a->w);
+	a->live = NULL;
 	if (a->w) {
 		gp_rf_writer_close(a->w, false);
 		a->w = NULL;

@@ -20,6 +20,7 @@
 #define GP_ENV_NVML_HZ        "GPUPROF_NVML_HZ"
 #define GP_ENV_WARMUP         "GPUPROF_WARMUP_STEPS"
 #define GP_ENV_STEP_RANGE     "GPUPROF_STEP_RANGE"
+#define GP_ENV_LIVE_INTERVAL  "GPUPROF_LIVE_INTERVAL"
 #define GP_ENV_CAPTURE        "GPUPROF_CAPTURE" /* cuda capture windows: steps=A-B,... */
 #define GP_ENV_STEP           "GPUPROF_STEP" /* step name for the rank file path: 0, 1, batch, ... */
 #define GP_ENV_RANK           "GPUPROF_RANK" /* global rank (S_TASK_GLOBAL_ID) */

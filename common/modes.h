@@ -18,8 +18,12 @@ enum {
 	GP_MODE_NONE = 1u << 6,   /* profiling off */
 	GP_MODE_HELP = 1u << 7,   /* print the modes, submit nothing */
 };
-#define GP_MODES_ALL    (GP_MODE_TIMING | GP_MODE_NVTX | GP_MODE_CUDA | GP_MODE_MEM | GP_MODE_GPU)
-#define GP_MODES_MAXLEN 256
+/* Not a mode: in a ring header's modes word, `gpuprof capture on` asked for CUDA
+ * activity now, inside capture windows or not (agent/inject/capture.c); `capture off`
+ * clears it. */
+#define GP_CAPTURE_FORCED (1u << 30)
+#define GP_MODES_ALL      (GP_MODE_TIMING | GP_MODE_NVTX | GP_MODE_CUDA | GP_MODE_MEM | GP_MODE_GPU)
+#define GP_MODES_MAXLEN   256
 /* every mode a site can allow (all, and the opt-in ones) */
 #define GP_MODES_KNOWN (GP_MODES_ALL | GP_MODE_LAYERS)
 #define GP_MODES_WORDS "timing,nvtx,cuda,mem,gpu,layers,all,none,help"

@@ -4,6 +4,7 @@
 #include "modes.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <fcntl.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -127,6 +128,50 @@ int gp_tmpl_expand(const char *tmpl, const gp_tmpl_vars_t *v, char *out, size_t 
 		out[o++] = c[0];
 	}
 	out[o] = '\0';
+	return 0;
+}
+
+/* out (n bytes used) without its last component; "/" stays */
+static size_t path_pop(char *out, size_t n)
+{
+	while (n > 1 && out[n - 1] != '/')
+		n--;
+	n = n > 1 ? n - 1 : 1;
+	out[n] = '\0';
+	return n;
+}
+
+int gp_path_normalise(const char *path, char *out, size_t outlen)
+{
+	char buf[PATH_MAX], real[PATH_MAX];
+	size_t n;
+	if (outlen < 2 || strlen(path) >= sizeof(buf))
+		return errno = ENAMETOOLONG, -1;
+	if (path[0] == '/')
+		snprintf(buf, sizeof(buf), "/");
+	else if (!getcwd(buf, sizeof(buf)))
+		return -1;
+	n = strlen(buf);
+	for (const char *c = path; *c;) {
+		size_t l = strcspn(c, "/");
+		if (l == 2 && c[0] == '.' && c[1] == '.') {
+			/* the kernel's parent: of the directory the name so far reaches */
+			if (realpath(buf, real) && strlen(real) < sizeof(buf))
+				n = strlen(strcpy(buf, real));
+			n = path_pop(buf, n);
+		} else if (l && !(l == 1 && c[0] == '.')) {
+			if (n + 1 + l >= sizeof(buf))
+				return errno = ENAMETOOLONG, -1;
+			if (n > 1)
+				buf[n++] = '/';
+			memcpy(buf + n, c, l);
+			buf[n += l] = '\0';
+		}
+		c += l + (c[l] == '/');
+	}
+	if (n >= outlen)
+		return errno = ENAMETOOLONG, -1;
+	memcpy(out, buf, n + 1);
 	return 0;
 }
 

@@ -75,6 +75,12 @@ int gp_open_regular(int dirfd, const char *path, uid_t owner, struct stat *st);
  * what the kernel lets it (a group member of a group-readable job, a user's own job
  * assembled from links). owner (uid_t)-1: no owner, anything. */
 bool gp_job_file_ok(uid_t file_uid, uid_t owner);
+/* path as one absolute spelling of plain components, as the job directory is recorded
+ * (the spool's dest, the report's dir): relative to the current directory, no empty
+ * component, no "." nor "..", no trailing '/'. A ".." is its directory's parent as the
+ * kernel finds it (the existing part resolved, links and all), else the name before it.
+ * -1 (ENAMETOOLONG, or getcwd's errno). */
+int gp_path_normalise(const char *path, char *out, size_t outlen);
 /* Join dir and name into out, -1 on overflow. */
 int gp_path_join(char *out, size_t outlen, const char *dir, const char *name);
 

@@ -148,6 +148,8 @@ struct gp_rf_writer {
 	uint64_t bytes, max_bytes, dropped, records;
 	uint64_t unwritten; /* records of chunks whose write failed (a full spool) */
 	ZSTD_CCtx *zc;
+	gp_rf_observe_fn observe;
+	void *observe_ctx;
 };
 
 int gp_rf_hdr_add(char *buf, size_t len, const char *key, const char *value)
@@ -258,8 +260,16 @@ int gp_rf_flush(gp_rf_writer_t *w)
 	return 0;
 }
 
+void gp_rf_writer_observe(gp_rf_writer_t *w, gp_rf_observe_fn fn, void *ctx)
+{
+	w->observe = fn;
+	w->observe_ctx = ctx;
+}
+
 int gp_rf_append(gp_rf_writer_t *w, const gp_event_t *ev)
 {
+	if (w->observe)
+		w->observe(w->observe_ctx, ev);
 	/* The cap counts raw bytes too, so a chunk in the making cannot overshoot it. */
 	if (w->max_bytes && w->bytes + w->rawlen >= w->max_bytes && ev->type != GP_EV_END &&
 	    ev->type != GP_EV_DROPS && ev->type != GP_EV_LOSS) {

@@ -66,6 +66,11 @@ gp_rf_writer_t *gp_rf_writer_create(int fd, const char *hdr_text, uint64_t max_b
 /* Continue a file written earlier (salvage): fd positioned at its end. */
 gp_rf_writer_t *gp_rf_writer_resume(int fd, uint64_t max_bytes);
 int gp_rf_append(gp_rf_writer_t *w, const gp_event_t *ev);
+/* fn(ctx, ev) for every record appended from now on, before the byte cap is applied (the
+ * agent's live figures, common/live.h, see what the program did, not what the file kept);
+ * fn NULL: none. It runs on the appending thread and must not append. */
+typedef void (*gp_rf_observe_fn)(void *ctx, const gp_event_t *ev);
+void gp_rf_writer_observe(gp_rf_writer_t *w, gp_rf_observe_fn fn, void *ctx);
 /* Append string id's text as GP_EV_STRING pieces (at most GP_STRING_MAX bytes kept). */
 int gp_rf_append_string(gp_rf_writer_t *w, uint32_t id, const char *s);
 /* Compress and write the buffered records as one chunk (no-op when empty). */

@@ -120,7 +120,10 @@ typedef struct gp_ring_hdr {
 	_Atomic uint32_t agent_pid;
 	_Atomic uint32_t agent_idle;
 	_Atomic uint32_t wake_off;
-	char pad0[44];
+	/* rings of other processes begun (the library takes one before it makes a ring,
+	 * agent/inject/startup.c): at most GP_SPOOL_MAX_PROCS are made */
+	_Atomic uint32_t procs_claimed;
+	char pad0[40];
 	_Atomic uint64_t head __attribute__((aligned(64)));
 	char pad1[56];
 	_Atomic uint64_t tail __attribute__((aligned(64)));

@@ -63,6 +63,12 @@ const gp_setting_t gp_settings[] = {
      "the NVTX range that marks a step; empty: the most frequent outermost range of the "
      "program's own domain",
      NULL},
+    {"live_interval", GP_ENV_LIVE_INTERVAL, GP_T_INT, "30", 0, 86400, OFF(live_interval),
+     TASK | USER,
+     "seconds between a running rank's live figures (rank<R>.live.json beside its rank file: "
+     "steps, step time, GPU busy, memory, losses and findings so far and in the last "
+     "interval, read by `gpuprof top` and the report of a running job); 0: none",
+     NULL},
     {"group_readable", GP_ENV_GROUP_READABLE, GP_T_BOOL, "false", 0, 0, OFF(group_readable), TASK,
      "job files 0750/0640 instead of 0700/0600", NULL},
     {"admin_comment", NULL, GP_T_BOOL, "true", 0, 0, OFF(admin_comment), 0,

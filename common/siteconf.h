@@ -37,6 +37,7 @@ typedef struct gp_config {
 	long nvml_hz;
 	long warmup_steps;
 	char *step_range;
+	long live_interval; /* seconds between a rank's live figures; 0: none */
 	bool group_readable;
 	bool admin_comment;
 	bool report_at_end;

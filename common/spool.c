@@ -155,7 +155,23 @@ int gp_spool_step_dir(char *out, size_t len, const char *jobdir, const char *ste
 	return n < 0 || (size_t)n >= len ? (errno = ENAMETOOLONG, -1) : 0;
 }
 
-int gp_spool_jobdir(char *out, size_t len)
+bool gp_spool_step_name_ok(const char *s)
+{
+	size_t n = strspn(s, "0123456789");
+	if (!n && (n = !strncmp(s, "batch", 5)          ? 5
+	               : !strncmp(s, "extern", 6)       ? 6
+	               : !strncmp(s, "interactive", 11) ? 11
+	                                                : 0) == 0)
+		return false;
+	if (!s[n])
+		return true;
+	if (strncmp(s + n, ".attempt", 8) || !s[n + 8])
+		return false;
+	return strspn(s + n + 8, "0123456789") == strlen(s + n + 8);
+}
+
+/* The job directory as given (see spool.h), before gp_path_normalise */
+static int jobdir_given(char *out, size_t len)
 {
 	char err[256];
 	const char *dir = getenv(GP_ENV_JOBDIR), *tmpl = gp_setting_str(GP_ENV_OUTPUT);
@@ -170,6 +186,16 @@ int gp_spool_jobdir(char *out, size_t len)
 	gp_tmpl_vars_t v;
 	gp_tmpl_vars_from_env(&v);
 	return gp_tmpl_expand(tmpl, &v, out, len) < 0 ? (errno = ENAMETOOLONG, -1) : 0;
+}
+
+int gp_spool_jobdir(char *out, size_t len)
+{
+	char given[4096];
+	/* one spelling, decided here: "./DIR", "DIR/" or "DIR//x" went into the spool's dest
+	 * as typed, and salvage refused the agent's own destination */
+	if (jobdir_given(given, sizeof(given)) < 0)
+		return -1;
+	return gp_path_normalise(given, out, len);
 }
 
 int gp_spool_task_dir(char *out, size_t len, const char *udir, const char *job, const char *step,
@@ -312,10 +338,11 @@ int gp_spool_header(char *hdr, size_t len, const gp_spool_hdr_t *h)
 
 static int salvage_one(const char *dir, const char *into, bool verbose, int nprocs);
 
-/* The launcher's ranks, each in DIR/rank<N>/: salvaged first; returns how many there
- * were. */
+/* The task's other processes' files, each in DIR/rank<N>/ (a launcher's rank) or
+ * DIR/rank<N>.pid<P>/ (another process of rank N): salvaged first; returns how many
+ * there were, *failed how many of them could not be (each said). */
 static int salvage_procs(const char *dir, const char *into, bool verbose, long task,
-                         bool *task_rank)
+                         bool *task_rank, int *failed)
 {
 	DIR *d = opendir(dir);
 	struct dirent *de;
@@ -336,7 +363,8 @@ static int salvage_procs(const char *dir, const char *into, bool verbose, long t
 		/* rankR.pidP: another process of rank R (agent/inject/startup.c), which makes no
 		 * launcher */
 		*task_rank |= r == task && !*end;
-		salvage_one(sub, into, verbose, 0);
+		if (salvage_one(sub, into, verbose, 0) < 0)
+			++*failed;
 	}
 	closedir(d);
 	return n;
@@ -359,9 +387,14 @@ int gp_spool_salvage(const char *dir, const char *into, bool verbose)
 	if (d2)
 		task = strtol(d2 + 1, NULL, 10);
 	bool task_rank = false;
-	int nprocs = salvage_procs(dir, into, verbose, task, &task_rank);
+	int failed = 0;
+	int nprocs = salvage_procs(dir, into, verbose, task, &task_rank, &failed);
 	/* -1: the task's rank recorded into a ring of its own; the task is a launcher */
-	return salvage_one(dir, into, verbose, task_rank ? -1 : nprocs);
+	int rc = salvage_one(dir, into, verbose, task_rank ? -1 : nprocs);
+	if (failed) /* a process's file left behind was salvaged as "1 spool", rc 0 */
+		return gp_err("%s: %d of %d process file(s) of the task not salvaged (kept there)",
+		              dir, failed, nprocs);
+	return rc;
 }
 
 /* n characters of s are all of [A-Za-z0-9._-] */
@@ -373,41 +406,60 @@ static bool name_chars(const char *s, size_t n)
 	return n > 0;
 }
 
+/* A rank file's name in a step directory as the agent makes them: rank<N>.gpr,
+ * launcher<N>.gpr or (another process of rank N) rank<N>.pid<P>.gpr */
+static bool dest_file_ok(const char *f, size_t l)
+{
+	size_t p = !strncmp(f, "rank", 4) ? 4 : !strncmp(f, "launcher", 8) ? 8 : 0;
+	size_t d = p && p < l ? strspn(f + p, "0123456789") : 0;
+	if (!d)
+		return false;
+	p += d;
+	if (f[0] == 'r' && l > p + 4 && !strncmp(f + p, ".pid", 4) &&
+	    (d = strspn(f + p + 4, "0123456789")) > 0)
+		p += 4 + d;
+	return l == p + 4 && !strncmp(f + p, ".gpr", 4);
+}
+
 /* A spool's dest is the user's to write: only the shape the agent writes is believed,
- * <jobdir>/step<S>/rank<N>.gpr or .../launcher<N>.gpr, with an absolute jobdir of plain
- * components (no "." or "..", no empty one); with into, its last two components go under
- * into and nothing else of it is used. Root's salvage wrote a user's line wherever dest
- * said: an absolute path, or "../" out of --into into root's authorized_keys. */
+ * <jobdir>/step<S>/<file> (dest_file_ok). With into, its last two components go under
+ * into and nothing else of it is used (the job directory's spelling does not matter).
+ * Without, the job directory must be absolute and climb nowhere: empty and "."
+ * components (a job directory given as "DIR/" or "./DIR" to an agent before it
+ * normalised it) are dropped, ".." is refused. Root's salvage wrote a user's line
+ * wherever dest said: an absolute path, or "../" out of --into into root's
+ * authorized_keys. */
 int gp_spool_dest_check(const char *dest, const char *into, char *out, size_t outlen)
 {
-	const char *file = strrchr(dest, '/');
-	if (dest[0] != '/' || !file || file == dest)
-		return errno = EINVAL, -1;
-	const char *stepc = file - 1;
-	while (stepc > dest && *stepc != '/')
-		stepc--;
-	size_t fl = strlen(file + 1), sl = (size_t)(file - stepc - 1);
-	const char *digits = !strncmp(file + 1, "rank", 4)       ? file + 5
-	                     : !strncmp(file + 1, "launcher", 8) ? file + 9
-	                                                         : NULL;
-	if (!digits || fl < 5 || strcmp(file + fl - 3, ".gpr") || !isdigit((unsigned char)*digits))
-		return errno = EINVAL, -1;
-	for (const char *q = digits; q < file + 1 + fl - 4; q++)
-		if (!isdigit((unsigned char)*q))
-			return errno = EINVAL, -1;
-	if (sl < 5 || strncmp(stepc + 1, "step", 4) || !name_chars(stepc + 1, sl))
-		return errno = EINVAL, -1;
-	/* every component of the job directory a plain name */
-	for (const char *c = dest + 1; c < stepc + 1;) {
-		const char *e = strchr(c, '/');
-		size_t l = (size_t)(e - c);
-		if (!l || (l == 1 && c[0] == '.') || (l == 2 && c[0] == '.' && c[1] == '.'))
-			return errno = EINVAL, -1;
-		c = e + 1;
+	const char *comp[512];
+	size_t len[512], nc = 0;
+	for (const char *c = dest; *c;) {
+		size_t l = strcspn(c, "/");
+		if (l && !(l == 1 && c[0] == '.')) {
+			if (nc == 512 || (!into && l == 2 && c[0] == '.' && c[1] == '.'))
+				return errno = EINVAL, -1;
+			comp[nc] = c;
+			len[nc++] = l;
+		}
+		c += l + (c[l] == '/');
 	}
-	int n = into ? snprintf(out, outlen, "%s/%s", into, stepc + 1)
-	             : snprintf(out, outlen, "%s", dest);
-	return n < 0 || (size_t)n >= outlen ? (errno = ENAMETOOLONG, -1) : 0;
+	if (nc < 2 || !dest_file_ok(comp[nc - 1], len[nc - 1]) || len[nc - 2] < 5 ||
+	    strncmp(comp[nc - 2], "step", 4) || !name_chars(comp[nc - 2], len[nc - 2]))
+		return errno = EINVAL, -1;
+	size_t o = 0;
+	int n = 0;
+	if (into) {
+		n = snprintf(out, outlen, "%s/%.*s/%.*s", into, (int)len[nc - 2], comp[nc - 2],
+		             (int)len[nc - 1], comp[nc - 1]);
+		return n < 0 || (size_t)n >= outlen ? (errno = ENAMETOOLONG, -1) : 0;
+	}
+	if (dest[0] != '/') /* relative: to what? (--into says) */
+		return errno = EINVAL, -1;
+	for (size_t i = 0; i < nc && n >= 0; i++, o += (size_t)n)
+		if ((n = snprintf(out + o, outlen - o, "/%.*s", (int)len[i], comp[i])) < 0 ||
+		    o + (size_t)n >= outlen)
+			return errno = ENAMETOOLONG, -1;
+	return 0;
 }
 
 /* nprocs: the launcher's ranks salvaged with it (-1: one of them had the task's rank) */
@@ -423,8 +475,9 @@ static int salvage_one(const char *dir, const char *into, bool verbose, int npro
 		                        : gp_err_errno("%s", path);
 	if (gp_spool_dest_check(said, into, dest, sizeof(dest)) < 0)
 		return gp_err(
-		    "%s: not salvaged: its dest '%.200s' is not <jobdir>/step<S>/rank<N>.gpr", dir,
-		    said);
+		    "%s: not salvaged: its dest '%.200s' is not <absolute jobdir>/step<S>/"
+		    "{rank<N>,launcher<N>,rank<N>.pid<P>}.gpr%s",
+		    dir, said, said[0] == '/' || into ? "" : " (--into DIR puts it under DIR)");
 	/* cut a half-written chunk off before appending */
 	snprintf(path, sizeof(path), "%s/rank.gpr", dir);
 	gp_rf_writer_t *w = gp_rf_reopen(path, err, sizeof(err));
@@ -457,7 +510,8 @@ static int salvage_one(const char *dir, const char *into, bool verbose, int npro
 	return 0;
 }
 
-int gp_spool_salvage_all(const char *root, const char *job, const char *into, bool verbose)
+int gp_spool_salvage_all(const char *root, const char *job, const char *into, bool verbose,
+                         int *failed)
 {
 	char udir[4096], prefix[64], path[4200];
 	DIR *d;
@@ -475,6 +529,8 @@ int gp_spool_salvage_all(const char *root, const char *job, const char *into, bo
 		snprintf(path, sizeof(path), "%s/%s", udir, de->d_name);
 		if (gp_spool_salvage(path, into, verbose) == 0)
 			n++;
+		else if (failed)
+			++*failed;
 	}
 	closedir(d);
 	return n;

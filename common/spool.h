@@ -23,13 +23,20 @@
  * spool under the user's, <udir>/job<J>.<S>.<R>.<pid>. -1 (ENAMETOOLONG) when cut. */
 int gp_spool_step_dir(char *out, size_t len, const char *jobdir, const char *step,
                       const char *attempt);
+/* S of a step directory step<S>: what the plugin names steps, a number, batch,
+ * interactive or extern, with .attemptN for a requeued job's later attempts. */
+bool gp_spool_step_name_ok(const char *s);
 int gp_spool_task_dir(char *out, size_t len, const char *udir, const char *job, const char *step,
                       const char *rank, int pid);
 /* The job directory: GPUPROF_JOBDIR (the plugin's or `gpuprof run`'s, expanded), else
  * (an agent or a fallback library started by hand) the output template in force
  * (GPUPROF_OUTPUT, else the settings table's) expanded by gp_tmpl_expand with this
- * process's job (SLURM_JOB_ID, else "local"), user, job name, step and rank. */
+ * process's job (SLURM_JOB_ID, else "local"), user, job name, step and rank; made one
+ * absolute spelling of plain components (gp_path_normalise), the one every dest has. */
 int gp_spool_jobdir(char *out, size_t len);
+/* Rings of a task's other processes (SPOOL/rank<N>[.pid<P>]/) at most: the library
+ * makes no more (counted as GP_LOSS_PROCESSES), so the agent drains every one made */
+#define GP_SPOOL_MAX_PROCS 1024
 /* The files of one spool entry (a task's directory, or a launcher's rank's under it). */
 #define GP_SPOOL_RING "ring"
 #define GP_SPOOL_RANK "rank.gpr"
@@ -78,11 +85,14 @@ int gp_spool_launcher_dest(const char *dest, char *out, size_t outlen);
  * agent's shape, <absolute jobdir of plain components>/step<S>/{rank,launcher}<N>.gpr,
  * moved under into (when not NULL) as into/step<S>/<file>. -1 (EINVAL) for any other. */
 int gp_spool_dest_check(const char *dest, const char *into, char *out, size_t outlen);
-/* Salvage one task spool (and its launcher's ranks, SPOOL/rank<N>/): drain the ring
- * into the rank file (forced), publish it to dest, remove the spool. Refuses if the
- * owning agent is still alive. */
+/* Salvage one task spool (and its other processes' files, SPOOL/rank<N>/ of a
+ * launcher's ranks and SPOOL/rank<N>.pid<P>/): drain each ring into its rank file
+ * (forced), publish it to dest, remove what was published. Refuses if the owning agent
+ * is still alive. -1 (said) when any of its files could not be published (they stay). */
 int gp_spool_salvage(const char *dir, const char *into, bool verbose);
-/* Salvage every spool of job (NULL: all) under root. Returns the number salvaged. */
-int gp_spool_salvage_all(const char *root, const char *job, const char *into, bool verbose);
+/* Salvage every spool of job (NULL: all) under root. Returns the number salvaged
+ * whole; *failed (when not NULL) gets the number not, or not whole. */
+int gp_spool_salvage_all(const char *root, const char *job, const char *into, bool verbose,
+                         int *failed);
 
 #endif

@@ -209,6 +209,18 @@ static void take_task_figures(gp_rank_t *r, const gp_rank_t *task)
 	r->quality.lost_any |= task->quality.lost_any;
 }
 
+/* Another process's losses added to the rank's (each process has a ring of its own) */
+static void add_losses(gp_rank_t *r, const gp_rank_t *other)
+{
+	for (int k = 0; k < GP_LOSS_N && k < 16; k++)
+		r->quality.loss[k] += other->quality.loss[k];
+	r->quality.drops_ring += other->quality.drops_ring;
+	r->quality.drops_cupti += other->quality.drops_cupti;
+	r->quality.drops_table += other->quality.drops_table;
+	r->quality.drops_cap += other->quality.drops_cap;
+	r->quality.lost_any |= other->quality.lost_any;
+}
+
 static void describe_proc(struct gp_proc *p, const gp_rank_t *r, bool trainer)
 {
 	p->pid = r->id.pid;
@@ -282,6 +294,12 @@ static int analyse_procs(const char *path, const gp_rank_opts_t *o, gp_rank_t *o
 			out->outcome.status_unknown = trainer_end.unknown;
 		}
 	}
+	/* what the rank's other processes lost is the rank's loss too: a helper whose file
+	 * the spool could not hold lost 777 000 records while the report said "complete,
+	 * nothing dropped" (the task's file, r[0], was taken above) */
+	for (unsigned i = 0; i < n; i++)
+		if (good[i] && i != best && !(i == 0 && best))
+			add_losses(out, &r[i]);
 	out->procs.nall = ok;
 	out->procs.nforeign = foreign;
 	/* the trainer first, then the others by their GPU work */

@@ -29,8 +29,12 @@
 #include "ranks.h"
 
 #include "path.h"
+#include "spool.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <sys/stat.h>
 #include <dlfcn.h>
 #include <inttypes.h>
 #include <pthread.h>
@@ -600,17 +604,77 @@ int gp_export_chrome(const gp_job_t *job, FILE *out, const char *ranklist, uint6
 	return 0;
 }
 
-/* One Kineto-layout file per selected rank: DIR/stepS/rankR.json (see above). */
+/* The step directory of a rank's trace under -o: the name of the job directory's step
+ * directory the rank file came from (step0 and step0.attempt1 apart), when it is one the
+ * plugin makes; else "step_" and its other characters made '_'. Never the header's
+ * step (the user's to write: "/../../../home/VICTIM/t" led root's export there). */
+static void kineto_step_name(const gp_rank_t *rk, char *out, size_t len)
+{
+	const char *p = rk->id.path ? rk->id.path : "", *e = strrchr(p, '/'), *b = e;
+	while (b && b > p && b[-1] != '/')
+		b--;
+	size_t n = e && b ? (size_t)(e - b) : 0;
+	char name[128];
+	snprintf(name, sizeof(name), "%.*s", (int)(n < sizeof(name) ? n : 0), b ? b : "");
+	if (!strncmp(name, "step", 4) && gp_spool_step_name_ok(name + 4)) {
+		snprintf(out, len, "%s", name);
+		return;
+	}
+	snprintf(out, len, "step_%s", !strncmp(name, "step", 4) ? name + 4 : name);
+	for (char *q = out + 5; *q; q++)
+		if (!((*q >= '0' && *q <= '9') || (*q >= 'a' && *q <= 'z') ||
+		      (*q >= 'A' && *q <= 'Z')))
+			*q = '_';
+}
+
+/* dir/<step>, made if need be and opened, without leaving dir (no link followed); -1. */
+static int kineto_step_dir(int odfd, const char *step)
+{
+	if (mkdirat(odfd, step, 0755) < 0 && errno != EEXIST)
+		return -1;
+	return openat(odfd, step, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+}
+
+/* rank<R>.json in that directory, rank<R>.<k>.json for the k-th other file of the same
+ * rank there (a rank's other processes' files, rankR.pidP.gpr; a header's step that is
+ * not its directory's): none of this export's replaces another. made: the names given. */
+static void kineto_file_name(u64map_t *made, int rank, const char *step, char *out, size_t len)
+{
+	char key[256];
+	uint64_t v;
+	for (unsigned k = 0;; k++) {
+		if (k)
+			snprintf(out, len, "rank%d.%u.json", rank, k);
+		else
+			snprintf(out, len, "rank%d.json", rank);
+		snprintf(key, sizeof(key), "%s/%s", step, out);
+		uint64_t h = gp_name_hash(key);
+		if (!u64map_get(made, h, &v)) {
+			u64map_put(made, h, 1);
+			return;
+		}
+	}
+}
+
+/* One Kineto-layout file per selected rank: DIR/stepS/rankR.json (see above). Every
+ * name under DIR is ours (kineto_step_name, kineto_file_name), each made relative to
+ * DIR's descriptor. */
 int gp_export_kineto(const gp_job_t *job, const char *dir, const char *ranklist)
 {
 	gp_ranks_t sel;
-	char err[512], path[4400];
+	char err[512], path[4400], step[160], file[64];
 	uint64_t t0;
 	unsigned nsel = select_ranks(job, ranklist, &sel, &t0), written = 0;
 	if (!nsel)
 		return -1;
+	int odfd = gp_mkdir_p(dir, 0755);
+	if (odfd < 0) {
+		fprintf(stderr, "gpuprof: export: %s: %s\n", dir, strerror(errno));
+		return -1;
+	}
 	rank_data_t d;
 	memset(&d, 0, sizeof(d));
+	u64map_t made = {0};
 	for (unsigned i = 0; i < job->nranks; i++) {
 		const gp_rank_t *rk = &job->ranks[i];
 		if (ranklist && !gp_ranks_contains(&sel, (uint32_t)rk->id.rank))
@@ -622,17 +686,21 @@ int gp_export_kineto(const gp_job_t *job, const char *dir, const char *ranklist)
 		unsigned world = 0; /* the ranks of this step */
 		for (unsigned j = 0; j < job->nranks; j++)
 			world += !strcmp(job->ranks[j].id.step, rk->id.step);
-		snprintf(path, sizeof(path), "%s/step%s", dir, rk->id.step);
-		int dfd = gp_mkdir_p(path, 0755);
-		if (dfd < 0) {
-			fprintf(stderr, "gpuprof: export: %s: %s\n", path, strerror(errno));
+		kineto_step_name(rk, step, sizeof(step));
+		kineto_file_name(&made, rk->id.rank, step, file, sizeof(file));
+		snprintf(path, sizeof(path), "%s/%s/%s", dir, step, file);
+		int sdfd = kineto_step_dir(odfd, step);
+		if (sdfd < 0) {
+			fprintf(stderr, "gpuprof: export: %s/%s: %s\n", dir, step,
+			        errno == ENOTDIR || errno == ELOOP
+			            ? "not a directory of the export's "
+			              "(a link is not followed)"
+			            : strerror(errno));
 			break;
 		}
-		close(dfd);
-		snprintf(path, sizeof(path), "%s/step%s/rank%d.json", dir, rk->id.step,
-		         rk->id.rank);
 		gp_outfile_t of;
-		FILE *out = gp_outfile_open(&of, path);
+		FILE *out = gp_outfile_open_at(&of, sdfd, file, path);
+		close(sdfd);
 		if (!out) {
 			fprintf(stderr, "gpuprof: export: %s: %s\n", path, strerror(errno));
 			break;
@@ -671,6 +739,8 @@ int gp_export_kineto(const gp_job_t *job, const char *dir, const char *ranklist)
 		written++;
 	}
 	gp_rd_free(&d);
+	u64map_free(&made);
+	close(odfd);
 	if (written)
 		fprintf(stderr,
 		        "gpuprof: export: %u Kineto trace(s) under %s/step*/ (one HTA trace "

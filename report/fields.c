@@ -288,6 +288,21 @@ const gp_field_t gp_rank_fields[] = {
         "headline: 95 % interval of the median, low end (order statistics; 0 under 6 steps)"),
     F64("steps", "median_high_ms", steps.median_hi_ms, 6, "ms", "... high end"),
     F64("steps", "p95_ms", steps.p95_ms, 6, "ms", "headline: 95th percentile"),
+    F64("steps", "mean_period_ms", steps.mean_period_ms, 6, "ms",
+        "the throughput's step: the post-warm-up steps' wall time (the last warm-up step's "
+        "completion to the last step's, its GPU work where traced), over their count (0: "
+        "fewer than 2)"),
+    F64("steps", "per_second", steps.per_second, 4, NULL, "steps a second: 1000 / mean_period_ms"),
+    STR("steps", "shape", steps.shape.shape,
+        "are the headline's steps alike: alike, bimodal, "
+        "alternating (bimodal, changing group at most steps), drifting, uneven (the mean "
+        "period far from the median)"),
+    F64("steps", "shape_low_ms", steps.shape.low_ms, 6, "ms",
+        "bimodal, alternating: the faster group's median; drifting: the first quarter's"),
+    F64("steps", "shape_high_ms", steps.shape.high_ms, 6, "ms",
+        "bimodal, alternating: the slower group's median; drifting: the last quarter's"),
+    F64("steps", "shape_high_share", steps.shape.high_share, 4, NULL,
+        "bimodal, alternating: the share of steps in the slower group"),
     F64("steps", "cv", steps.cv, 6, NULL, "headline: coefficient of variation"),
     F64("steps", "gpu_median_ms", steps.gpu_median_ms, 6, "ms",
         "GPU completion to completion, median"),
@@ -323,6 +338,10 @@ const gp_field_t gp_rank_fields[] = {
     U64("gpu", "memcpy_ns", gpu.memcpy_ns, "ns", "copies"),
     U64("gpu", "comm_compute_overlap_ns", gpu.overlap_ns, "ns",
         "communication overlapped by compute"),
+    F64("gpu", "comm_pct", gpu.comm_pct, 2, "%",
+        "communication's share of kernel time: comm_ns / (comm_ns + compute_ns)"),
+    F64("gpu", "comm_overlap_pct", gpu.comm_overlap_pct, 2, "%",
+        "the share of communication that compute overlapped"),
     U64("gpu", "small_kernels", gpu.small_kernels, NULL, "kernels under 20 us"),
     U64("gpu", "kernels_shorter_than_launch", gpu.short_vs_launch, NULL,
         "kernels shorter than their launch call"),

@@ -1377,3 +1377,17 @@ void gp_job_findings(gp_job_t *job)
 	memcpy(job->f, out, n * sizeof(gp_finding_t));
 	job->nf = n;
 }
+
+const char *gp_finding_relation(const gp_job_t *job, const gp_finding_t *f, char *buf, size_t len)
+{
+	if (!f->effect_of[0])
+		return "";
+	if (!strcmp(f->effect_of, "straggler:self"))
+		return "the straggler's own time";
+	for (unsigned i = 0; i < job->nf; i++)
+		if (!strcmp(job->f[i].id, f->effect_of)) {
+			snprintf(buf, len, "an effect of finding %u", i + 1);
+			return buf;
+		}
+	return "an effect of the finding above";
+}

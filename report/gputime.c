@@ -496,6 +496,12 @@ void gp_pass_gpu(gp_rank_t *r, rank_data_t *d)
 	r->gpu.span_ns += last - first;
 	if (r->gpu.nkernels)
 		r->gpu.kernel_mean_us = (double)r->gpu.compute_ns / 1e3 / (double)r->gpu.nkernels;
+	if (r->gpu.comm_ns + r->gpu.compute_ns)
+		r->gpu.comm_pct =
+		    100.0 * (double)r->gpu.comm_ns / (double)(r->gpu.comm_ns + r->gpu.compute_ns);
+	if (r->gpu.comm_ns)
+		r->gpu.comm_overlap_pct =
+		    100.0 * (double)r->gpu.overlap_ns / (double)r->gpu.comm_ns;
 	if (lat.n)
 		r->gpu.launch_latency_us = (double)gp_median_u64(lat.v, lat.n) / 1e3;
 	if (calls.n)

@@ -823,9 +823,8 @@ static void row_time(FILE *o, const gp_rank_t *r, const char *who)
 	fprintf(o,
 	        "<tr><td>%s</td><td>%.1f</td><td>%.1f</td><td>%.1f</td><td>%.1f</td><td>%.1f</td>"
 	        "<td>%.1f</td><td>%.1f</td><td>%llu</td><td>%.1f</td></tr>\n",
-	        who, p[0], p[1], p[2], p[3], p[4], pct(r->gpu.comm_ns, r->gpu.span_ns),
-	        pct(r->gpu.overlap_ns, r->gpu.comm_ns), (unsigned long long)r->gpu.nkernels,
-	        r->gpu.kernels_per_step);
+	        who, p[0], p[1], p[2], p[3], p[4], r->gpu.comm_pct, r->gpu.comm_overlap_pct,
+	        (unsigned long long)r->gpu.nkernels, r->gpu.kernels_per_step);
 }
 
 static void row_mem(FILE *o, const gp_rank_t *r, const char *who)
@@ -937,17 +936,19 @@ static void findings(FILE *o, const gp_job_t *job)
 		        i + 1);
 		esc(o, f->title);
 		fprintf(o, "</b>");
-		if (f->saving_ms > 0)
+		if (gp_finding_has_saving(f) && f->saving_ms > 0)
 			fprintf(
 			    o,
 			    " <span class=\"saving\">saves about %.2f ms per step (%.1f%%)</span>",
 			    f->saving_ms, f->saving_pct);
-		else if (f->saving_bytes > 0)
+		else if (gp_finding_has_saving(f) && f->saving_bytes > 0)
 			fprintf(o, " <span class=\"saving\">frees about %.1f MiB</span>",
 			        f->saving_bytes / 1048576.0);
-		if (f->effect_of[0]) {
-			fprintf(o, " <span class=\"effect\">(an effect of ");
-			esc(o, f->effect_of);
+		char relb[320];
+		const char *rel = gp_finding_relation(job, f, relb, sizeof(relb));
+		if (rel[0]) {
+			fprintf(o, " <span class=\"effect\">(");
+			esc(o, rel);
 			fprintf(o, ")</span>");
 		}
 		fprintf(o, "<br><span class=\"k\">evidence</span> ");

@@ -36,6 +36,18 @@ typedef struct gp_finding {
 	char fix[512];
 } gp_finding_t;
 
+/* How a finding relates to the one that causes it, in words ("" for a cause, "the
+ * straggler's own time", "an effect of finding 1"), and whether it carries a
+ * saving of its own (an effect adds nothing to its cause's): one wording for every
+ * writer; an id never reaches a person's eyes. */
+struct gp_job;
+const char *gp_finding_relation(const struct gp_job *job, const gp_finding_t *f, char *buf,
+                                size_t len);
+static inline bool gp_finding_has_saving(const gp_finding_t *f)
+{
+	return !f->effect_of[0];
+}
+
 typedef struct gp_job {
 	char dir[4096];
 	uid_t owner; /* the job directory's: the only user whose files in it are read */

@@ -4,7 +4,9 @@
 #include "fields.h"
 #include "job.h"
 #include "cli.h"
+#include "commands.h"
 #include "jobref.h"
+#include "live_report.h"
 #include "outfile.h"
 #include "run.h"
 #include "env.h"
@@ -18,9 +20,12 @@
 #include "spool.h"
 #include "stats.h"
 
+#include <ctype.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
+#include <signal.h>
 #include <pwd.h>
 #include <limits.h>
 #include <math.h>
@@ -204,7 +209,8 @@ static const gp_cli_cmd_t cmd_salvage_doc = {
     "directories (the job epilog does this on every node).",
     salvage_opts,
     "Without SPOOLDIR, every spool found under ROOT is salvaged.\n\n"
-    "Exit status: 0 done, 1 a named SPOOLDIR could not be salvaged, 2 a usage error.",
+    "Exit status: 0 done, 1 a spool (or one of its processes' files) could not be "
+    "salvaged, 2 a usage error.",
     false};
 
 static const gp_cli_opt_t capture_opts[] = {
@@ -215,7 +221,7 @@ static const gp_cli_cmd_t cmd_capture_doc = {
     "capture",
     "[OPTION]... on|off PID",
     "Switch CUDA activity tracing of a running profiled process on or off; it takes effect "
-    "at the process's next step.",
+    "at the process's next step. On holds between capture windows too, until off.",
     capture_opts,
     "Only the process's owner can do it: the request goes through the ring the process "
     "shares with its agent.\n\n"
@@ -286,9 +292,9 @@ static const gp_cli_cmd_t cmd_help_doc = {"help",
                                           false};
 
 static const gp_cli_cmd_t *const commands[] = {
-    &cmd_run_doc,      &cmd_report_doc,  &cmd_export_doc, &cmd_diff_doc,
-    &cmd_salvage_doc,  &cmd_capture_doc, &cmd_dump_doc,   &cmd_summarize_doc,
-    &cmd_settings_doc, &cmd_fields_doc,  &cmd_help_doc};
+    &cmd_run_doc,       &cmd_report_doc,   &gp_cmd_top_doc,  &cmd_export_doc,
+    &cmd_diff_doc,      &cmd_salvage_doc,  &cmd_capture_doc, &cmd_dump_doc,
+    &cmd_summarize_doc, &cmd_settings_doc, &cmd_fields_doc,  &cmd_help_doc};
 #define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))
 
 /* gpuprof --help */
@@ -379,6 +385,61 @@ static const char *python_dir(void)
 	return beside_us(GP_ENV_PYTHON, "python", GP_PYTHON_DIR, R_OK);
 }
 
+/* The ring process pid records into, beside task_ring (its agent's: GPUPROF_RING in its
+ * environment): the task's, or one of SPOOL/rank<N>[.pid<P>]/ring (a launcher's worker,
+ * another process of the rank), the one whose recorder it is; else the task's when it
+ * has no live recorder and pid is the agent's own child (the program, which takes it at
+ * its first CUDA or NVTX call). 0 with out set, -1 said. */
+static int capture_ring(const char *task_ring, long pid, char *out, size_t len)
+{
+	gp_ring_t r;
+	if (gp_ring_attach(&r, task_ring) < 0)
+		return gp_err_errno("capture: %s (has the process ended?)", task_ring);
+	long rec = (long)atomic_load(&r.hdr->recorder_pid), agent = atomic_load(&r.hdr->agent_pid);
+	gp_ring_detach(&r);
+	snprintf(out, len, "%s", task_ring);
+	if (rec == pid)
+		return 0;
+	char dir[PATH_MAX], sub[PATH_MAX + 300];
+	const char *slash = strrchr(task_ring, '/');
+	snprintf(dir, sizeof(dir), "%.*s", slash ? (int)(slash - task_ring) : 1,
+	         slash ? task_ring : ".");
+	DIR *d = opendir(dir);
+	struct dirent *de;
+	bool found = false;
+	while (d && !found && (de = readdir(d))) {
+		if (strncmp(de->d_name, "rank", 4) || !isdigit((unsigned char)de->d_name[4]))
+			continue;
+		snprintf(sub, sizeof(sub), "%s/%s/" GP_SPOOL_RING, dir, de->d_name);
+		if (gp_ring_attach(&r, sub) < 0)
+			continue;
+		found = (long)atomic_load(&r.hdr->recorder_pid) == pid;
+		gp_ring_detach(&r);
+		if (found)
+			snprintf(out, len, "%s", sub);
+	}
+	if (d)
+		closedir(d);
+	if (found)
+		return 0;
+	char ppath[64], stat[512] = "";
+	snprintf(ppath, sizeof(ppath), "/proc/%ld/stat", pid);
+	FILE *f = fopen(ppath, "r");
+	if (f && !fgets(stat, sizeof(stat), f))
+		stat[0] = '\0';
+	if (f)
+		fclose(f);
+	const char *q = strrchr(stat, ')');
+	long ppid = 0;
+	if (q && sscanf(q + 1, " %*c %ld", &ppid) == 1 && ppid == agent &&
+	    (!rec || (kill((pid_t)rec, 0) < 0 && errno == ESRCH)))
+		return 0;
+	return gp_err("capture: process %ld records into none of its agent's rings (it has not "
+	              "used CUDA or NVTX, or another process of its rank records there): nothing "
+	              "switched",
+	              pid);
+}
+
 /* gpuprof capture on|off [--mem] PID: switch CUDA activity tracing (and with --mem,
  * memory tracking) of a running profiled process. The request goes into the ring header
  * the process shares with its agent; the process applies it at its next step boundary
@@ -450,10 +511,16 @@ static int cmd_capture(int argc, char **argv)
 		return gp_err("capture: process %ld was not started by gpuprof's agent (no %s)",
 		              pid, GP_ENV_RING),
 		       1;
+	/* the process's own ring: the task's switched a launcher's worker or another
+	 * process of the rank, and said it succeeded */
+	char own[PATH_MAX];
+	if (capture_ring(ring, pid, own, sizeof(own)) < 0)
+		return 1;
 	gp_ring_t r;
-	if (gp_ring_attach(&r, ring) < 0)
-		return gp_err_errno("capture: %s (has the process ended?)", ring), 1;
-	unsigned bits = GP_MODE_CUDA | (mem ? GP_MODE_MEM : 0);
+	if (gp_ring_attach(&r, own) < 0)
+		return gp_err_errno("capture: %s (has the process ended?)", own), 1;
+	/* on: now, inside capture windows or not (GP_CAPTURE_FORCED); off: until asked */
+	unsigned bits = GP_MODE_CUDA | (mem ? GP_MODE_MEM : 0) | GP_CAPTURE_FORCED;
 	unsigned prev =
 	    on ? atomic_fetch_or(&r.hdr->modes, bits) : atomic_fetch_and(&r.hdr->modes, ~bits);
 	gp_ring_detach(&r);
@@ -755,21 +822,37 @@ static void write_into_jobdir(const gp_job_t *job)
 	close(dfd);
 }
 
-/* --step: what the plugin names step directories: a number, batch, interactive or
- * extern, and .attemptN for a requeued job's later attempts */
-static bool step_name_ok(const char *s)
+/* A job that still runs (or whose agents left live files and no rank files): its report
+ * from the live figures (live_report.h), printed, never written into the job directory
+ * (report.txt is the finished job's). -1 when the rank files make the report. */
+static int report_live(const gp_cli_cmd_t *cmd, const char *dir, const char *step,
+                       const char *format, const char *output, bool summary, bool quiet,
+                       bool no_rank_files)
 {
-	size_t n = strspn(s, "0123456789");
-	if (!n && (n = !strncmp(s, "batch", 5)          ? 5
-	               : !strncmp(s, "extern", 6)       ? 6
-	               : !strncmp(s, "interactive", 11) ? 11
-	                                                : 0) == 0)
-		return false;
-	if (!s[n])
-		return true;
-	if (strncmp(s + n, ".attempt", 8) || !s[n + 8])
-		return false;
-	return strspn(s + n + 8, "0123456789") == strlen(s + n + 8);
+	gp_live_job_t lj;
+	char err[512];
+	gp_outfile_t out;
+	if (gp_live_job_load(&lj, dir, step, err, sizeof(err)) < 0 || !lj.n ||
+	    (!gp_live_job_running(&lj) && !no_rank_files)) {
+		gp_live_job_free(&lj);
+		return -1;
+	}
+	if (!open_out(cmd, &out, output ? output : "-")) {
+		gp_live_job_free(&lj);
+		return 1;
+	}
+	if (summary) {
+		char line[600];
+		gp_live_report_line(&lj, line, sizeof(line));
+		fprintf(out.f, "%s\n", line);
+	} else if (!quiet) {
+		if (!strcmp(format, "json"))
+			gp_live_report_json(&lj, out.f);
+		else
+			gp_live_report_text(&lj, out.f);
+	}
+	gp_live_job_free(&lj);
+	return close_out(cmd, &out, true) < 0 ? 1 : 0;
 }
 
 static int cmd_report(int argc, char **argv)
@@ -818,7 +901,7 @@ static int cmd_report(int argc, char **argv)
 	const char *target = argv[c.ind];
 	if (strcmp(format, "text") && strcmp(format, "json"))
 		return gp_cli_usage(cmd, "--format: '%s' (formats: text, json)", format);
-	if (step && !step_name_ok(step))
+	if (step && !gp_spool_step_name_ok(step))
 		return gp_cli_usage(cmd,
 		                    "--step: '%s' is not a step (a number, batch, interactive or "
 		                    "extern, with .attemptN for a requeued attempt)",
@@ -832,9 +915,16 @@ static int cmd_report(int argc, char **argv)
 		return gp_cli_usage(cmd, "--ranks: %s", err);
 	if (find_job(cmd, target, dir, sizeof(dir), &by_id))
 		return 1;
+	int live = report_live(cmd, dir, step, format, output, summary, quiet, false);
+	if (live >= 0)
+		return live;
 	progress_arm();
-	if (gp_job_load(&job, dir, step, steps_from, err, sizeof(err)) < 0)
+	if (gp_job_load(&job, dir, step, steps_from, err, sizeof(err)) < 0) {
+		/* agents killed with the node, say: their last live figures */
+		if ((live = report_live(cmd, dir, step, format, output, summary, quiet, true)) >= 0)
+			return live;
 		return gp_err("report: %s", err), 1;
+	}
 	/* sacct first: how the job ended (a time limit) is a finding */
 	if (sacct || by_id)
 		fetch_sacct(&job);
@@ -1029,7 +1119,7 @@ static int salvage_as_owner(const char *dir, const char *into)
 static int cmd_salvage(int argc, char **argv)
 {
 	const char *job = NULL, *spool = NULL, *into = NULL;
-	int n = 0, explicit = 0;
+	int n = 0, explicit = 0, failed = 0;
 	gp_cli_t c;
 	int k;
 	gp_cli_begin(&c, &cmd_salvage_doc, argc, argv);
@@ -1050,16 +1140,25 @@ static int cmd_salvage(int argc, char **argv)
 		return c.status;
 	for (int i = c.ind; i < argc; i++) {
 		explicit ++;
-		n += salvage_as_owner(argv[i], into) == 0;
+		if (salvage_as_owner(argv[i], into) == 0)
+			n++;
+		else
+			failed++;
 	}
 	char root[4096]; /* the agent's fallback: an absolute $TMPDIR, else /tmp (spool.h) */
 	if (!explicit)
 		n = gp_spool_salvage_all(
 		    spool ? spool
 		          : gp_spool_root(root, sizeof(root), NULL, getenv("TMPDIR"), NULL, 0),
-		    job, into, true);
-	printf("gpuprof: salvaged %d spool(s)\n", n);
-	return explicit && n < explicit ? 1 : 0;
+		    job, into, true, &failed);
+	/* the epilog reads the count from the line's start (spank/epilog.c) */
+	if (failed)
+		printf("gpuprof: salvaged %d spool(s); %d not, or not whole (kept in the spool: "
+		       "see above)\n",
+		       n, failed);
+	else
+		printf("gpuprof: salvaged %d spool(s)\n", n);
+	return failed ? 1 : 0;
 }
 
 /* gpuprof dump FILE: what a rank file holds (header, records per type, strings, drops);
@@ -1359,8 +1458,8 @@ static int cmd_diff(int argc, char **argv)
 int main(int argc, char **argv)
 {
 	static int (*const run[])(int, char **) = {
-	    cmd_run,  cmd_report,    cmd_export,   cmd_diff,   cmd_salvage, cmd_capture,
-	    cmd_dump, cmd_summarize, cmd_settings, cmd_fields, cmd_help};
+	    cmd_run,     cmd_report, gp_cmd_top,    cmd_export,   cmd_diff,   cmd_salvage,
+	    cmd_capture, cmd_dump,   cmd_summarize, cmd_settings, cmd_fields, cmd_help};
 	_Static_assert(sizeof(run) / sizeof(run[0]) == NCOMMANDS, "a function per command");
 	if (argc < 2)
 		return usage_line();

@@ -59,38 +59,9 @@ static FILE *file_on(int fd, bool gz)
 	return f;
 }
 
-FILE *gp_outfile_open(gp_outfile_t *o, const char *path)
+/* The temporary file beside name in o->dfd (owned by o from here), as a FILE. */
+static FILE *open_tmp_in(gp_outfile_t *o, const char *base)
 {
-	struct stat st;
-	char dir[4096];
-	memset(o, 0, sizeof(*o));
-	o->dfd = o->sync_fd = -1;
-	o->path = path;
-	if (!strcmp(path, "-"))
-		return o->f = stdout;
-	o->gz = gp_outfile_gzip_name(path);
-	if (lstat(path, &st) == 0) {
-		if (S_ISLNK(st.st_mode))
-			return errno = ELOOP, NULL;
-		if (S_ISDIR(st.st_mode))
-			return errno = EISDIR, NULL;
-		if (S_ISFIFO(st.st_mode) || S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode)) {
-			/* a stream the caller chose: written in place, nothing to rename */
-			int fd = open(path, O_WRONLY | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC);
-			return fd < 0 ? NULL : (o->f = file_on(fd, o->gz));
-		}
-	}
-	const char *slash = strrchr(path, '/');
-	const char *base = slash ? slash + 1 : path;
-	if (!*base) /* "" or "dir/": no file named (a directory is EISDIR above) */
-		return errno = *path ? EISDIR : ENOENT, NULL;
-	if (strlen(base) + 32 > sizeof(o->tmp) || (slash && (size_t)(slash - path) >= sizeof(dir)))
-		return errno = ENAMETOOLONG, NULL;
-	snprintf(dir, sizeof(dir), "%.*s", slash ? (slash == path ? 1 : (int)(slash - path)) : 1,
-	         slash ? path : ".");
-	o->dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (o->dfd < 0)
-		return NULL;
 	snprintf(o->name, sizeof(o->name), "%s", base);
 	snprintf(o->tmp, sizeof(o->tmp), ".%s.tmp.%d", base, (int)getpid());
 	/* the mode a new file would get (0666 less the umask), with O_EXCL and O_NOFOLLOW:
@@ -116,6 +87,74 @@ FILE *gp_outfile_open(gp_outfile_t *o, const char *path)
 		errno = e;
 	}
 	return o->f;
+}
+
+/* What is at path (lstat, or fstatat without following at dirfd): refused (NULL with
+ * errno), a stream to write in place (*fd set), or nothing in the way (NULL, errno 0). */
+static FILE *existing(gp_outfile_t *o, int dirfd, const char *path, bool *done)
+{
+	struct stat st;
+	*done = false;
+	if (fstatat(dirfd, path, &st, AT_SYMLINK_NOFOLLOW) < 0)
+		return NULL;
+	*done = true;
+	if (S_ISLNK(st.st_mode))
+		return errno = ELOOP, NULL;
+	if (S_ISDIR(st.st_mode))
+		return errno = EISDIR, NULL;
+	if (S_ISFIFO(st.st_mode) || S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode)) {
+		/* a stream the caller chose: written in place, nothing to rename */
+		int fd = openat(dirfd, path, O_WRONLY | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC);
+		return fd < 0 ? NULL : (o->f = file_on(fd, o->gz));
+	}
+	*done = false;
+	return NULL;
+}
+
+FILE *gp_outfile_open(gp_outfile_t *o, const char *path)
+{
+	char dir[4096];
+	bool done;
+	memset(o, 0, sizeof(*o));
+	o->dfd = o->sync_fd = -1;
+	o->path = path;
+	if (!strcmp(path, "-"))
+		return o->f = stdout;
+	o->gz = gp_outfile_gzip_name(path);
+	FILE *f = existing(o, AT_FDCWD, path, &done);
+	if (done)
+		return f;
+	const char *slash = strrchr(path, '/');
+	const char *base = slash ? slash + 1 : path;
+	if (!*base) /* "" or "dir/": no file named (a directory is EISDIR above) */
+		return errno = *path ? EISDIR : ENOENT, NULL;
+	if (strlen(base) + 32 > sizeof(o->tmp) || (slash && (size_t)(slash - path) >= sizeof(dir)))
+		return errno = ENAMETOOLONG, NULL;
+	snprintf(dir, sizeof(dir), "%.*s", slash ? (slash == path ? 1 : (int)(slash - path)) : 1,
+	         slash ? path : ".");
+	o->dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (o->dfd < 0)
+		return NULL;
+	return open_tmp_in(o, base);
+}
+
+FILE *gp_outfile_open_at(gp_outfile_t *o, int dirfd, const char *name, const char *path)
+{
+	bool done;
+	memset(o, 0, sizeof(*o));
+	o->dfd = o->sync_fd = -1;
+	o->path = path;
+	o->gz = gp_outfile_gzip_name(name);
+	if (!*name || strchr(name, '/') || !strcmp(name, ".") || !strcmp(name, ".."))
+		return errno = EINVAL, NULL;
+	if (strlen(name) + 32 > sizeof(o->tmp))
+		return errno = ENAMETOOLONG, NULL;
+	FILE *f = existing(o, dirfd, name, &done);
+	if (done)
+		return f;
+	if ((o->dfd = fcntl(dirfd, F_DUPFD_CLOEXEC, 0)) < 0)
+		return NULL;
+	return open_tmp_in(o, name);
 }
 
 int gp_outfile_close(gp_outfile_t *o, bool ok)

@@ -27,6 +27,9 @@ bool gp_outfile_gzip_name(const char *path);
  * in path's directory (O_EXCL, O_NOFOLLOW, 0666 less the umask) that replaces path only
  * at gp_outfile_close. NULL with errno on failure. */
 FILE *gp_outfile_open(gp_outfile_t *o, const char *path);
+/* The same for name, one component (no '/', not "." or ".."), in the directory open as
+ * dirfd, which is never left: a link there is refused as above. path: for messages. */
+FILE *gp_outfile_open_at(gp_outfile_t *o, int dirfd, const char *name, const char *path);
 /* Finish: with ok, flush (and for .gz write the compressor's last block), sync and rename
  * over the target (0, or -1 with errno when any of it fails, the temporary file removed);
  * without, remove the temporary file and leave the target as it was (-1). Standard output

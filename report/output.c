@@ -227,9 +227,7 @@ static double f_hostwait(const gp_rank_t *r)
 }
 static double f_comm(const gp_rank_t *r)
 {
-	return r->gpu.comm_ns + r->gpu.compute_ns
-	           ? 100.0 * r->gpu.comm_ns / (r->gpu.comm_ns + r->gpu.compute_ns)
-	           : 0;
+	return r->gpu.comm_pct;
 }
 static double f_sync(const gp_rank_t *r)
 {
@@ -493,18 +491,18 @@ static void text_findings(const gp_job_t *job, FILE *out)
 			snprintf(sav, sizeof(sav),
 			         "   saving:    about %.1f MiB of device memory\n",
 			         f->saving_bytes / 1048576.0);
-		const char *rel = !f->effect_of[0] ? ""
-		                  : !strcmp(f->effect_of, "straggler:self")
-		                      ? "(the straggler's own time) "
-		                      : "(effect of the straggler) ";
-		if (f->effect_of[0]) /* effects and details add nothing to the savings */
+		char relb[320];
+		const char *rel = gp_finding_relation(job, f, relb, sizeof(relb));
+		if (!gp_finding_has_saving(f)) /* effects add nothing to the savings */
 			snprintf(sav, sizeof(sav), "%s",
 			         f->saving_ms > 0
 			             ? "   saving:    none of its own (part of the finding above)\n"
 			             : "");
 		fprintf(out,
-		        "%u. [%s] %s%s\n%s   evidence:  %s\n   threshold: %s\n   fix:       %s\n",
-		        i + 1, f->id, rel, f->title, sav, f->evidence, f->threshold, f->fix);
+		        "%u. [%s] %s%s%s%s\n%s   evidence:  %s\n   threshold: %s\n   fix:       "
+		        "%s\n",
+		        i + 1, f->id, rel[0] ? "(" : "", rel, rel[0] ? ") " : "", f->title, sav,
+		        f->evidence, f->threshold, f->fix);
 	}
 }
 
@@ -616,7 +614,7 @@ RANK_NUM(c_hostwait, pct(r->gpu.idle_host_ns, r->gpu.span_ns), true)
 RANK_NUM(c_syncidle, pct(r->gpu.idle_sync_ns, r->gpu.span_ns), true)
 RANK_NUM(c_kernwait, pct(r->gpu.idle_kernel_ns, r->gpu.span_ns), true)
 RANK_NUM(c_other, pct(r->gpu.idle_other_ns, r->gpu.span_ns), true)
-RANK_NUM(c_comm, pct(r->gpu.comm_ns, r->gpu.comm_ns + r->gpu.compute_ns), true)
+RANK_NUM(c_comm, r->gpu.comm_pct, true)
 RANK_NUM(c_overlap, pct(r->gpu.overlap_ns, r->gpu.comm_ns), true)
 RANK_NUM(c_sync, r->sync.ns / 1e6, true)
 RANK_NUM(c_call, r->gpu.launch_call_us, r->gpu.launch_call_us > 0)
@@ -672,6 +670,47 @@ static const col_t mem_cols[] = {{"rank", 8, 0, true, false, c_rank},
                                  {"optim MiB", 10, 1, false, false, c_optim},
                                  {"host MiB", 9, 1, false, false, c_host},
                                  {"NVML MiB", 9, 1, false, false, c_nvml}};
+
+/* The throughput beside the median, and the ranks whose steps are not alike, for which
+ * the median describes neither their steps nor their throughput (steps.shape). */
+static void text_throughput(FILE *out, const gp_job_t *job)
+{
+	const gp_rank_t *slow = NULL;
+	for (unsigned i = 0; i < job->nranks; i++)
+		if (job->ranks[i].steps.mean_period_ms > 0 &&
+		    (!slow || job->ranks[i].steps.mean_period_ms > slow->steps.mean_period_ms))
+			slow = &job->ranks[i];
+	if (!slow)
+		return;
+	char lb[64];
+	fprintf(out,
+	        "throughput: %.4g steps/s, a step every %.3f ms on average (post-warm-up wall time "
+	        "over the steps%s%s)\n",
+	        slow->steps.per_second, slow->steps.mean_period_ms, job->nranks > 1 ? "; " : "",
+	        job->nranks > 1
+	            ? (snprintf(lb, sizeof(lb), "rank %s, the slowest", label(job, slow)), lb)
+	            : "");
+	unsigned said = 0;
+	for (unsigned i = 0; i < job->nranks && said < 4; i++) {
+		const gp_rank_t *r = &job->ranks[i];
+		const gp_step_shape_t *sh = &r->steps.shape;
+		if (!strcmp(sh->shape, "alike") || !sh->shape[0])
+			continue;
+		said++;
+		fprintf(out, "rank %s: steps not alike: ", label(job, r));
+		if (!strcmp(sh->shape, "drifting"))
+			fprintf(out,
+			        "drifting from %.3f ms (first quarter) to %.3f ms (last quarter)",
+			        sh->low_ms, sh->high_ms);
+		else if (!strcmp(sh->shape, "uneven"))
+			fprintf(out, "uneven (a few long steps)");
+		else
+			fprintf(out, "%s between %.3f and %.3f ms (%.0f %% of them slow)",
+			        sh->shape, sh->low_ms, sh->high_ms, 100 * sh->high_share);
+		fprintf(out, "; its median %.3f ms is not its throughput: %.3f ms a step\n",
+		        r->steps.median_ms, r->steps.mean_period_ms);
+	}
+}
 
 /* Where the headline is the untraced steps': what tracing cost the traced ones. */
 static void text_windows(FILE *out, const char *label, const gp_rank_t *r)
@@ -776,6 +815,7 @@ static void text_how_slow(const gp_job_t *job, FILE *out)
 		const gp_rank_t *r0 = &job->ranks[0];
 		fprintf(out, "steps: %s; warm-up steps excluded; job median %.3f ms (%s)\n",
 		        r0->steps.how, job->step_median_ms, job->step_basis);
+		text_throughput(out, job);
 		fprintf(
 		    out,
 		    "basis: gpu = completion of a step's last GPU work to the next step's%s; "

@@ -342,17 +342,17 @@ static size_t kernel_steps(gp_rank_t *r, rank_data_t *d)
 			P = (size_t)cand[c];
 	if (best < 0.8 || !P)
 		goto out;
-	/* a clean period in the steady state: the template */
-	size_t r0 = n / 4;
-	while (r0 + 2 * P <= n) {
-		size_t k = 0;
-		while (k < P && s[r0 + k].tok == s[r0 + P + k].tok)
-			k++;
-		if (k == P)
-			break;
-		r0++;
+	/* a clean period in the steady state: the template, the first r0 from n/4 on with
+	 * s[r0 + k] == s[r0 + P + k] for every k < P. One pass keeping the run of matches
+	 * ending at i: comparing P launches afresh from each r0 was quadratic on a sequence
+	 * that almost repeats (27 s for 50 000 launches a step, issue 51) */
+	size_t r0 = SIZE_MAX;
+	for (size_t i = n / 4, run = 0; i + P < n && r0 == SIZE_MAX; i++) {
+		run = s[i].tok == s[i + P].tok ? run + 1 : 0;
+		if (run == P)
+			r0 = i + 1 - P;
 	}
-	if (r0 + 2 * P > n)
+	if (r0 == SIZE_MAX)
 		goto out;
 	/* the phase: cut where the host paused longest before a launch (median over the
 	 * periods from r0 on) -- between steps, where data loading and logging happen */
@@ -729,6 +729,31 @@ static size_t drop_across_processes(rank_data_t *d)
 	return m >= 2 ? m : (d->steps.n = 0);
 }
 
+/* When step i's work was done: its end on the host, or its GPU work's completion where
+ * kernels were traced and later (a host that runs ahead ends its loop long before the
+ * GPU). */
+static uint64_t step_done(const rank_data_t *d, size_t i)
+{
+	const step_t *s = &d->steps.v[i];
+	return s->gpu_end > s->end ? s->gpu_end : s->end;
+}
+
+/* The throughput's step: the post-warm-up steps' wall time, from the last warm-up step's
+ * completion (the first step's start where there is no warm-up) to the last step's, over
+ * their count; and whether the headline's steps are alike (a median describes neither a
+ * bimodal loop's steps nor its throughput: issue 49). */
+static void throughput(gp_rank_t *r, const rank_data_t *d)
+{
+	size_t n = d->steps.n, w = r->steps.warmup;
+	uint64_t begin = w ? step_done(d, w - 1) : d->steps.v[0].start, end = step_done(d, n - 1);
+	if (n >= w + 2 && end > begin) {
+		r->steps.mean_period_ms = (double)(end - begin) / 1e6 / (double)(n - w);
+		r->steps.per_second = 1000 / r->steps.mean_period_ms;
+	}
+	gp_step_shape(r->steps.ms, r->steps.nms, r->steps.median_ms, r->steps.mean_period_ms,
+	              &r->steps.shape);
+}
+
 void gp_pass_steps(gp_rank_t *r, rank_data_t *d)
 {
 	size_t n = 0;
@@ -769,6 +794,7 @@ void gp_pass_steps(gp_rank_t *r, rank_data_t *d)
 	r->steps.last_step = (unsigned)n - 1;
 	mark_traced(d);
 	step_timing(r, d);
+	throughput(r, d);
 	d->win_lo = d->steps.v[warmup].start;
 	d->win_hi = 0;
 	for (size_t i = warmup; i < n; i++)

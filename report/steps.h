@@ -7,6 +7,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "stepshape.h"
+
 /* Step samples kept per rank: the job report holds every rank's, and 10 240 ranks x
  * 100 000 steps would be 12 GiB of them; 512 draw a rank's step-time plot as well and
  * keep it under 64 MiB at 10 240 ranks. */
@@ -38,6 +40,11 @@ typedef struct gp_steps {
 	unsigned nperiod, ngpu;
 	bool gpu_from_markers; /* gpu from step completion markers, not kernel records */
 	uint64_t snapshot_ns;  /* end of the last step (monotonic ns): memory_viz snapshot time */
+	/* the throughput: the post-warm-up steps' wall time (the last warm-up step's
+	 * completion to the last step's, its GPU work where traced; traced steps included:
+	 * the job as it ran) over their count, and steps a second; 0: fewer than 2 steps */
+	double mean_period_ms, per_second;
+	gp_step_shape_t shape; /* are the headline's steps alike (stepshape.h) */
 } gp_steps_t;
 
 /* Capture windows (GP_EV_CONTROL): GPU statistics cover steps captured steps. With

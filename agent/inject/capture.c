@@ -15,6 +15,13 @@
 
 #include <stdatomic.h>
 
+/* Is CUDA activity asked for now whatever the windows say (`gpuprof capture on`)? */
+static bool capture_forced(void)
+{
+	unsigned req = atomic_load_explicit(&gp_inj.ring.hdr->modes, memory_order_relaxed);
+	return (req & GP_CAPTURE_FORCED) && (req & GP_MODE_CUDA);
+}
+
 /* The cuda/mem bits wanted now, at step idx. */
 unsigned gp_inj_capture_wanted(uint64_t idx)
 {
@@ -23,7 +30,8 @@ unsigned gp_inj_capture_wanted(uint64_t idx)
 	bool in = gp_capture_in(&gp_inj.cap, idx);
 	if (gp_inj.cap.how == GP_CAP_PROFILER)
 		in = atomic_load_explicit(&gp_inj.cap_prof, memory_order_relaxed);
-	return in ? want : want & ~(unsigned)GP_MODE_CUDA;
+	/* `capture on` between windows: it said it succeeded and did nothing */
+	return in || capture_forced() ? want : want & ~(unsigned)GP_MODE_CUDA;
 }
 
 /* Switch to want (cuda/mem bits) at step idx; ts: when the step began (its push), so
@@ -66,7 +74,8 @@ void gp_inj_capture_tick(uint64_t now)
 	    atomic_load_explicit(&gp_inj.steps_seen, memory_order_relaxed))
 		return;
 	uint64_t t = now > gp_inj.cap_t0 ? (now - gp_inj.cap_t0) / 1000000000ull : 0;
-	bool in = t < SAMPLE_FIRST_S || (t - SAMPLE_FIRST_S) % SAMPLE_EVERY_S < SAMPLE_ON_S;
+	bool in = t < SAMPLE_FIRST_S || (t - SAMPLE_FIRST_S) % SAMPLE_EVERY_S < SAMPLE_ON_S ||
+	          capture_forced();
 	unsigned want = gp_inj_capture_wanted(0);
 	capture_set(in ? want : want & ~(unsigned)GP_MODE_CUDA, UINT32_MAX, 0);
 }

@@ -272,6 +272,10 @@ static int proc_ring_setup(const char *task_ring, long rank, pid_t side)
 	gp_ring_t r;
 	if (!slash || (size_t)(slash - task_ring) > 4000)
 		return -1;
+	/* a bound on the rings: past the agent's table they were never drained (1.5 GB left
+	 * in the spool for 1 100 processes), and their records never counted */
+	if (atomic_fetch_add(&gp_inj.ring.hdr->procs_claimed, 1) >= GP_SPOOL_MAX_PROCS)
+		return -1;
 	if (side)
 		snprintf(tail, sizeof(tail), "rank%ld.pid%d", rank, (int)side);
 	else

@@ -75,7 +75,8 @@ static void step(uint64_t i, uint32_t name)
 int main(int argc, char **argv)
 {
 	if (argc != 4) {
-		fprintf(stderr, "usage: mkhostile strings|pops|ends|ts0|absurd|threads N DIR\n");
+		fprintf(stderr,
+		        "usage: mkhostile strings|pops|ends|ts0|absurd|threads|moving N DIR\n");
 		return 2;
 	}
 	const char *what = argv[1];
@@ -194,6 +195,22 @@ int main(int argc, char **argv)
 			uint64_t t = MONO + i * 10000;
 			put(GP_EV_API, 1, t, 1000, 211, 100 + i, 0); /* dur, cbid, corr */
 			put(GP_EV_KERNEL, 0, t + 2000, 5000, 1, 100 + i, 7);
+		}
+	} else if (!strcmp(what, "moving")) {
+		/* almost periodic (issue 51): 10 steps of N launches of one kernel and one of
+		 * another at a place in the step that moves from step to step (pseudo-random);
+		 * no NVTX, so steps come from the launch sequence, and no clean period exists */
+		gp_rf_append_string(w, 2, "kern_a");
+		gp_rf_append_string(w, 3, "kern_b");
+		uint64_t t = MONO, c = 100, x = 88172645463325252ull;
+		for (uint64_t st = 0; st < 10; st++, t += 1000000) { /* 1 ms between steps */
+			x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+			uint64_t at = x % (n + 1);
+			for (uint64_t i = 0; i <= n; i++, t += 2000, c++) {
+				bool b = i == at;
+				put(GP_EV_API, 1, t, 1000, 211, c, 0);
+				put(GP_EV_KERNEL, 0, t + 1000, 1000, b ? 3 : 2, c, 7);
+			}
 		}
 	} else if (!strcmp(what, "threads")) {
 		for (uint64_t i = 0; i < n; i++)

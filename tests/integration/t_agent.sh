@@ -309,9 +309,28 @@ print("produced %d: recorded %d + write_failed %d + ring_full %d = %d" % (rec6 +
 assert wf > 0 and wf6 == 0 and rec + wf + rf == rec6 + rf6
 PY
 	ok $? "spool full mid-run: recorded + lost = produced ($(head -1 acct5.txt))"
+	# issue 51 #4: the spool fills while another process of the rank records (two rings of
+	# 20 504 KiB and ~400 KiB of files): its whole file was never published, 21 MB stayed
+	# in the spool and the report said "complete, nothing dropped"
+	mount -t tmpfs -o size=41400k tmpfs "$T/spool"
+	GPUPROF_MODES=nvtx TMPDIR=$T/spool "$B/gpuprof" run --output="$T/out7" -- sh -c "STEPS=60 '$B/tests/nvtx/nvtx_client' worker & sleep 0.1; '$B/tests/nvtx/nvtx_client' names >/dev/null; wait" >/dev/null 2>&1
+	left=$(du -sk "$T/spool" | cut -f1); umount "$T/spool"
+	ls "$T/out7/step0" | grep "\.gpr$" | tr '\n' ' ' | grep -qxE "rank0.gpr rank0.pid[0-9]+.gpr " && [ "$left" -lt 100 ]
+	ok $? "spool full while another process records: its file is published, the spool emptied ($left KiB left)"
+	"$B/gpuprof" report --format=json "$T/out7" 2>/dev/null | python3 -c 'import json,sys; r=json.load(sys.stdin)["ranks"][0]; l=r["quality"]["losses"]; assert l.get("write_failed", 0) > 1000 and r["processes"]["recorded"] == 2 and r["steps"]["count"] == 60, (l, r["processes"]["recorded"])' &&
+		! "$B/gpuprof" report "$T/out7" 2>/dev/null | grep -q "nothing dropped"
+	ok $? "and its losses are the rank's, counted and said (not 'nothing dropped')"
 else
-	for _ in 1 2 3 4 5 6 7; do skip "tmpfs mount not permitted"; done
+	for _ in 1 2 3 4 5 6 7 8 9; do skip "tmpfs mount not permitted"; done
 fi
+# issue 51 #4: 20 ranks of a launcher with 16 descriptors (ulimit -n): the agent had none
+# left for their files; 13 of 20 were never published, 261 MB of rings stayed in the spool
+rm -rf "$TMPDIR"/gpuprof-*/job*
+(ulimit -n 16; GPUPROF_MODES=nvtx "$B/gpuprof" run --output="$T/out8" -- sh -c "for r in \$(seq 1 20); do RANK=\$r STEPS=40 '$B/tests/nvtx/nvtx_client' worker >/dev/null & done; wait" >/dev/null 2>&1)
+n=$(ls "$T/out8/step0" | grep -c "^rank[0-9]*\.gpr$")
+"$B/gpuprof" report --format=json "$T/out8" 2>/dev/null | python3 -c 'import json,sys; d=json.load(sys.stdin); assert len(d["ranks"]) == 20 and all(r["steps"]["count"] == 40 for r in d["ranks"]), [(r["rank"], r["steps"]["count"]) for r in d["ranks"]]' &&
+	! ls -d "$TMPDIR"/gpuprof-*/job* >/dev/null 2>&1
+ok $? "20 ranks of a launcher under ulimit -n 16: every file published with its 40 steps, no ring left ($n rank files)"
 # an unwritable job directory: the program runs, one warning, exit status kept
 mkdir -p ro && chmod 500 ro
 if [ "$(id -u)" = 0 ]; then
@@ -332,6 +351,43 @@ ls "$TMPDIR"/gpuprof-*/job*/rank.gpr >/dev/null 2>&1; ok $? "the spool keeps the
 ok $? "gpuprof salvage --into recovers it"
 "$B/gpuprof" report --format=json "$T/rescue" | python3 -c 'import json,sys; r=json.load(sys.stdin)["ranks"][0]; assert r["steps"]["count"] == 5 and r["complete"], r["steps"]'
 ok $? "with all 5 steps and the end record"
+
+# issue 51 #2: a job directory given as ./DIR, DIR/ or DIR//x (an agent started by hand,
+# --output as typed): the agent SIGKILLed, salvage takes the dest the agent wrote
+C=$B/tests/nvtx/nvtx_client
+export GPUPROF_INJECT=$B/.libs/libgpuprof-inject.so # as gpuprof run sets it
+for jd in ./jd1 "$T/jd2/" "$T//jd3//x"; do
+	rm -rf "$TMPDIR"/gpuprof-*/job*
+	STEPS=100000 "$B/gpuprof-agent" --modes nvtx --output "$jd" -- "$C" worker >/dev/null 2>&1 &
+	apid=$!; sleep 1; kill -KILL $apid; wait $apid 2>/dev/null
+	"$B/gpuprof" salvage --spool="$TMPDIR" >salv2.txt 2>&1; rc=$?
+	case $jd in ./*) want=$T/${jd#./} ;; *) want=$(realpath -m "$jd") ;; esac
+	[ $rc = 0 ] && "$B/gpuprof" report --format=json "$want" 2>/dev/null | python3 -c 'import json,sys; assert json.load(sys.stdin)["ranks"][0]["steps"]["count"] > 50' &&
+		grep -q "salvaged 1 spool" salv2.txt &&
+		! ls -d "$TMPDIR"/gpuprof-*/job* >/dev/null 2>&1
+	ok $? "a job directory given as '$jd': the dead agent's spool is salvaged into $want (exit $rc: $(tail -1 salv2.txt))"
+done
+# issue 51 #3: another process of rank 0 (two programs at once without RANK: the second
+# records into rank0.pidP) when the agent dies: both files salvaged, none silently left
+rm -rf "$T/out" "$TMPDIR"/gpuprof-*/job*
+STEPS=100000 "$B/gpuprof-agent" --modes nvtx --output "$T/out" -- sh -c "'$C' worker & sleep 0.1; '$C' worker second" >/dev/null 2>&1 &
+apid=$!; sleep 1.5; kill -KILL $apid; wait $apid 2>/dev/null
+for p in $(pgrep -f "^$C worker"); do kill -KILL "$p"; done
+"$B/gpuprof" salvage --spool="$TMPDIR" >salv3.txt 2>&1; rc=$?
+ls "$T/out/step0" | grep "\.gpr$" | tr '\n' ' ' | grep -qxE "rank0.gpr rank0.pid[0-9]+.gpr " && [ $rc = 0 ] &&
+	! ls -d "$TMPDIR"/gpuprof-*/job* >/dev/null 2>&1
+ok $? "a process's own file (rank0.pidP) is salvaged with the task's, the spool gone (exit $rc; $(ls "$T/out/step0" | tr '\n' ' '))"
+# and one that cannot be published is counted and said, the exit status 1, the spool kept
+rm -rf "$T/out" "$TMPDIR"/gpuprof-*/job*
+STEPS=100000 "$B/gpuprof-agent" --modes nvtx --output "$T/out" -- sh -c "'$C' worker & sleep 0.1; '$C' worker second" >/dev/null 2>&1 &
+apid=$!; sleep 1.5; kill -KILL $apid; wait $apid 2>/dev/null
+for p in $(pgrep -f "^$C worker"); do kill -KILL "$p"; done
+for d in "$TMPDIR"/gpuprof-*/job*/rank0.pid*; do printf 'nowhere' >"$d/dest"; done
+"$B/gpuprof" salvage --spool="$TMPDIR" >salv4.txt 2>&1; rc=$?
+[ $rc = 1 ] && grep -q "1 of 1 process file(s) of the task not salvaged" salv4.txt &&
+	grep -q "salvaged 0 spool(s); 1 not, or not whole" salv4.txt && ls -d "$TMPDIR"/gpuprof-*/job*/rank0.pid* >/dev/null 2>&1
+ok $? "a process's file that cannot be salvaged is counted and said (exit $rc: $(tail -1 salv4.txt))"
+unset GPUPROF_INJECT
 
 # a requeued job (preemption, submitit) adds an attempt beside the old one, never over it
 rm -rf "$T/out"
@@ -377,6 +433,29 @@ if [ "$(id -u)" = 0 ] && command -v runuser >/dev/null; then
 else
 	skip "not root"; skip "not root"
 fi
+# issue 51 #10: a launcher's worker (RANK set) records into a ring of its own, SPOOL/rank1:
+# capture switches that one, not the task's (it did, and said it succeeded)
+modes_of() { python3 -c 'import struct,sys; print(struct.unpack_from("<I", open(sys.argv[1],"rb").read(64), 36)[0])' "$1"; }
+"$B/gpuprof" run --modes=timing,nvtx,cuda --output="$T/capw" -- sh -c "RANK=0 STEPS=4000 '$B/tests/nvtx/nvtx_client' worker & RANK=1 STEPS=4000 '$B/tests/nvtx/nvtx_client' worker & wait" >/dev/null 2>&1 &
+for _ in $(seq 50); do
+	wpid=$(pgrep -f "^$B/tests/nvtx/nvtx_client worker" | while read -r p; do tr '\0' '\n' </proc/$p/environ 2>/dev/null | grep -qx RANK=1 && echo "$p"; done | head -1)
+	[ -n "$wpid" ] && ls -d "$TMPDIR"/gpuprof-*/job*/rank1/ring >/dev/null 2>&1 && break; sleep 0.1
+done
+sleep 0.3
+"$B/gpuprof" capture off "$wpid" >capw.txt 2>&1; rc=$?
+tring=$(tr '\0' '\n' </proc/$wpid/environ | sed -n 's/^GPUPROF_RING=//p')
+wring=$(dirname "$tring")/rank1/ring
+mt=$(modes_of "$tring"); mw=$(modes_of "$wring")
+[ $rc = 0 ] && (( (mw & 4) == 0 && (mt & 4) == 4 ))
+ok $? "capture off of a launcher's worker switches its own ring (rank1: $mw), not the task's ($mt) (exit $rc)"
+"$B/gpuprof" capture on "$wpid" >/dev/null 2>&1
+mw=$(modes_of "$wring")
+(( (mw & 4) == 4 && (mw & (1 << 30)) )); ok $? "capture on sets cuda there, asked for now whatever the windows say ($mw)"
+"$B/gpuprof" capture off "$(pgrep -f "^sh -c RANK=0 STEPS=4000" | head -1)" >capw2.txt 2>&1; rc=$?
+[ $rc = 1 ] && grep -q "records into none of its agent's rings" capw2.txt
+ok $? "a process of the task that records nothing (the launcher's shell) is refused, not switched (exit $rc: $(head -c 150 capw2.txt))"
+for p in $(pgrep -f "^$B/tests/nvtx/nvtx_client worker"); do kill "$p"; done
+wait
 "$B/gpuprof" capture off $$ 2>err.txt; ok $(( $? == 1 ? 0 : 1 )) "a process not run by gpuprof is refused"
 grep -q "not started by gpuprof's agent" err.txt; ok $? "with the reason"
 "$B/gpuprof" capture off 12x 2>err.txt; ok $(( $? == 2 ? 0 : 1 )) "a bad pid is a usage error"

@@ -241,4 +241,48 @@ ok $? "S30: where sacct knows job 96 but not its directory, another user's direc
 mkdir -p "$T/cwd/97"; cp -r "$T/cwd/94/step0" "$T/cwd/97/"
 (cd "$T/cwd" && PATH=$T/fake:$PATH "$B/gpuprof" report --format=json 97 2>"$T/31.err") | dir_is 97 && ! grep -q . "$T/31.err"
 ok $? "S31: the control: the caller's own directory 97 is taken at once, sacct not asked"
+# Round 4 (issue 51)
+# a rank file's header rewritten (the user's to write: the agent writes it as the user)
+sethdr() { # FILE KEY VALUE
+	python3 - "$@" <<'PY'
+import struct, sys
+path, key, val = sys.argv[1:4]
+b = open(path, "rb").read()
+ver, tl = struct.unpack_from("<II", b, 8)
+text = b[20:20 + tl].decode()
+lines = [l for l in text.split("\n") if l and not l.startswith(key + "=")]
+text = "\n".join([key + "=" + val] + lines) + "\n"
+t = []
+for i in range(256):
+    c = i
+    for _ in range(8): c = (c >> 1) ^ 0x82F63B78 if c & 1 else c >> 1
+    t.append(c)
+c = 0xFFFFFFFF
+for x in text.encode(): c = t[(c ^ x) & 0xFF] ^ (c >> 8)
+hdr = b[:8] + struct.pack("<III", ver, len(text.encode()), c ^ 0xFFFFFFFF) + text.encode()
+open(path, "wb").write(hdr + b[20 + tl:])
+PY
+}
+# 32. root's Kineto export of a user's job whose header names the step
+#     "/../../../victim/t": it wrote root's rank0.json over another user's file there
+job "$T/u/kx" noise 200
+sethdr "$T/u/kx/step0/rank0.gpr" step /../../../victim/t # (root stands in for the user: the file stays theirs)
+mkdir -p "$T/victim/t" "$T/o/x"; echo VICTIM >"$T/victim/t/rank0.json"; chown -R nobody "$T/victim/t"
+"$B/gpuprof" export --format=kineto -o "$T/o/x" "$T/u/kx" >/dev/null 2>"$T/32.err"; rc=$?
+[ "$(cat "$T/victim/t/rank0.json")" = VICTIM ] && [ "$(owner "$T/victim/t/rank0.json")" = nobody ] &&
+	python3 -c 'import json,sys; json.load(open(sys.argv[1]))' "$T/o/x/step0/rank0.json" && [ ! -e "$T/o/x/step" ]
+ok $? "S32: root's Kineto export writes under -o by its own names (step0/rank0.json), never where a header's step '/../../../victim/t' leads (exit $rc)"
+# 33. a requeued job's attempts (step0, step0.attempt1: the same step in both headers)
+#     each keep their trace; one overwrote the other
+job "$T/u/kq" noise 200
+as_user mkdir "$T/u/kq/step0.attempt1"; as_user cp "$T/u/kq/step0/rank0.gpr" "$T/u/kq/step0.attempt1/rank0.gpr"
+"$B/gpuprof" export --format=kineto -o "$T/o/q" "$T/u/kq" >/dev/null 2>&1
+[ -s "$T/o/q/step0/rank0.json" ] && [ -s "$T/o/q/step0.attempt1/rank0.json" ]
+ok $? "S33: a requeued attempt's Kineto trace is kept apart ($(cd "$T/o/q" 2>/dev/null && find . -name '*.json' | sort | tr '\n' ' '))"
+# 34. -o inside the user's job (the user can write there): a link the user planted at
+#     -o/step0 is not followed by root
+userdir "$T/u/ko"; as_user ln -s "$T/rootdir" "$T/u/ko/step0"; mkdir -p "$T/rootdir"
+"$B/gpuprof" export --format=kineto -o "$T/u/ko" "$T/u/kx" >/dev/null 2>"$T/34.err"; rc=$?
+[ $rc -ne 0 ] && [ -z "$(ls -A "$T/rootdir")" ] && grep -q "a link is not followed" "$T/34.err"
+ok $? "S34: a link planted at -o/step0 is not written through by root's Kineto export (exit $rc: $(head -c 160 "$T/34.err"))"
 done_testing

@@ -146,10 +146,98 @@ static void *ender(void *arg)
 	return NULL;
 }
 
+static double mono_s(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (double)t.tv_sec + t.tv_nsec / 1e9;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return x < y ? -1 : x > y;
+}
+
+static volatile sig_atomic_t steps_stop;
+
+static void steps_on_term(int sig)
+{
+	(void)sig;
+	steps_stop = 1;
+}
+
+/* The periods of steps a..i-1 (start[] holds i + 1 starts): their median, and when the
+ * first began, as the program's own clock says. */
+static void print_half(int half, const double *start, int a, int i, double *per, double t0,
+                       const char *how)
+{
+	int k = 0;
+	for (int j = a; j < i; j++)
+		per[k++] = (start[j + 1] - start[j]) * 1e3;
+	qsort(per, (size_t)k, sizeof(double), cmp_double);
+	struct timespec rt;
+	clock_gettime(CLOCK_REALTIME, &rt);
+	double unix_now = (double)rt.tv_sec + rt.tv_nsec / 1e9;
+	printf("steps half=%d n=%d median_ms=%.4f from_s=%.3f from_unix=%.3f%s\n", half, k,
+	       k == 0  ? 0
+	       : k % 2 ? per[k / 2]
+	               : (per[k / 2 - 1] + per[k / 2]) / 2,
+	       start[a] - t0, unix_now - (mono_s() - start[a]), how);
+	fflush(stdout);
+}
+
+/* steps N MS1 MS2 [S]: N steps ("train_step" with a nested "fwd"), each taking MS1 ms, then
+ * MS2 ms from the step N/2 on (a planted slowdown); S: a pause before the first step (a
+ * start-up). It prints its own timing of each half, the period from a step's start to the
+ * next one's (what gpuprof's live figures measure), as each half ends:
+ * "steps half=H n=K median_ms=M from_s=F from_unix=U" (the half's first step began F s
+ * after the program did, at Unix time U). A SIGTERM (a time limit) prints the half so far
+ * (" stopped") and ends the program by that signal. */
+static int planted_steps(int argc, char **argv)
+{
+	int n = argc > 2 ? atoi(argv[2]) : 40;
+	double ms[2] = {argc > 3 ? atof(argv[3]) : 20, argc > 4 ? atof(argv[4]) : 40};
+	double t0 = mono_s(), pre = argc > 5 ? atof(argv[5]) : 0;
+	double *start = calloc((size_t)n + 1, sizeof(double)),
+	       *per = calloc((size_t)n, sizeof(double));
+	if (!start || !per || n < 4)
+		return 2;
+	signal(SIGTERM, steps_on_term);
+	pause_ms((int)(pre * 1000));
+	for (int i = 0; i <= n; i++) {
+		start[i] = mono_s();
+		if (steps_stop) {
+			print_half(i > n / 2 ? 2 : 1, start, i > n / 2 ? n / 2 : 0, i, per, t0,
+			           " stopped");
+			signal(SIGTERM, SIG_DFL);
+			raise(SIGTERM);
+		}
+		if (i == n / 2 || i == n) /* the half that ended */
+			print_half(i == n ? 2 : 1, start, i == n ? n / 2 : 0, i, per, t0, "");
+		if (i == n)
+			break;
+		nvtxRangePushA("train_step");
+		nvtxRangePushA("fwd");
+		double until = start[i] + ms[i >= n / 2] / 1e3;
+		while (mono_s() < until - 0.002)
+			pause_ms(1);
+		while (mono_s() < until) /* the last 2 ms spun: the step's time is exact */
+			;
+		nvtxRangePop();
+		nvtxRangePop();
+	}
+	free(start);
+	free(per);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	const char *what = argc > 1 ? argv[1] : "all";
 	bool all = !strcmp(what, "all");
+	if (!strcmp(what, "steps"))
+		return planted_steps(argc, argv);
 	if (!strcmp(what, "segv") || !strcmp(what, "exit4")) {
 		/* 20 steps, then an end no exit hook sees: a signal, or _exit (what the
 		 * environment-only fallback cannot record itself) */

@@ -1,7 +1,7 @@
 #!/bin/bash
 # The tree as a maintainer and a packager meet it: every C and CUDA file formatted as
-# .clang-format says, and `make distcheck` (the release tarball configures, builds, passes
-# its unit tests from a read-only source tree, installs and uninstalls cleanly).
+# .clang-format says, and `make distcheck` (the release tarball configures and builds its
+# programs and test programs from a read-only source tree, installs and uninstalls cleanly).
 . "$(dirname "$0")/../integration/tap.sh"
 top=$(cd "$(dirname "$0")/../.." && pwd)
 B=${GP_BUILD:?}
@@ -65,7 +65,11 @@ PY
 bare=$(git grep -nE 'gp_rf_(hdr_add|header) *\([^,]*(, *[^,]*)?, *"' -- common agent report spank bench 2>/dev/null)
 [ -z "$bare" ]; ok $? "header keys are GP_HDR_* constants in every writer and reader${bare:+ (bare: $(echo "$bare" | cut -d: -f1,2 | tr '\n' ' '))}"
 log=$(mktemp)
-if make -C "$B" distcheck >"$log" 2>&1; then
+# TESTS empty: the release tarball still configures, builds every program and test
+# program, installs and uninstalls, but its `make check` runs no test: the unit tier and
+# the script tiers have run each of them once already (CI ran them twice: 18 of its 55
+# minutes here, issue 49)
+if make -C "$B" distcheck TESTS= >"$log" 2>&1; then
 	ok 0 "make distcheck: $(grep -A1 "archives ready for distribution" "$log" | tail -1) ready for distribution"
 else
 	ok 1 "make distcheck"

@@ -78,6 +78,43 @@ static void cgroup_cases(const char *base)
 	ok(gp_cgroup_leave_jobs(p, root, 5) == -1, "an unreadable cgroup list: -1");
 }
 
+/* One spelling of a job directory (issue 51: "./DIR", "DIR/", "DIR//x" reached the
+ * spool's dest as typed and salvage refused them) */
+static void normalise_cases(const char *base)
+{
+	char out[4096], want[4096], cwd[4096], p[4096];
+	static const struct {
+		const char *in, *want;
+	} abs[] = {{"/a/b", "/a/b"},
+	           {"/a/b/", "/a/b"},
+	           {"//a//b//", "/a/b"},
+	           {"/a/./b/.", "/a/b"},
+	           {"/", "/"},
+	           {"/a/../../b", "/b"},
+	           {"/nonexistent-gp/x/../y", "/nonexistent-gp/y"}};
+	for (size_t i = 0; i < sizeof(abs) / sizeof(abs[0]); i++)
+		ok(gp_path_normalise(abs[i].in, out, sizeof(out)) == 0 && !strcmp(out, abs[i].want),
+		   "normalise '%s' -> '%s' (%s)", abs[i].in, abs[i].want, out);
+	ok(getcwd(cwd, sizeof(cwd)) != NULL, "cwd");
+	ok(gp_path_normalise("./x//y/", out, sizeof(out)) == 0 &&
+	       snprintf(want, sizeof(want), "%s/x/y", strcmp(cwd, "/") ? cwd : "") > 0 &&
+	       !strcmp(out, want),
+	   "a relative directory is the current directory's (%s)", out);
+	/* ".." of a link is the parent of where it leads, as mkdir -p goes */
+	snprintf(p, sizeof(p), "%s/real/deep", base);
+	gp_mkdir_p(p, 0700);
+	snprintf(p, sizeof(p), "%s/real/deep", base);
+	snprintf(want, sizeof(want), "%s/ln", base);
+	ok(symlink(p, want) == 0, "a link to real/deep");
+	snprintf(p, sizeof(p), "%s/ln/../x", base);
+	snprintf(want, sizeof(want), "%s/real/x", base);
+	char rb[4096];
+	ok(gp_path_normalise(p, out, sizeof(out)) == 0 && realpath(base, rb) &&
+	       snprintf(want, sizeof(want), "%s/real/x", rb) > 0 && !strcmp(out, want),
+	   "'ln/..' is the link target's parent (%s)", out);
+	ok(gp_path_normalise("/a/b", out, 4) == -1 && errno == ENAMETOOLONG, "too long: -1");
+}
+
 int main(void)
 {
 	char out[256], err[256];
@@ -152,11 +189,13 @@ int main(void)
 	   "this host: %%n %s, %%h %s", here.node ? here.node : "-", here.host ? here.host : "-");
 
 	/* the job directory without the plugin: GPUPROF_JOBDIR, else the output template in
-	 * force expanded (spool.c), never a default of its own */
+	 * force expanded (spool.c), never a default of its own; one absolute spelling (a
+	 * relative template is the current directory's) */
 	static const struct {
 		const char *jobdir, *output, *job, *want;
 	} jd[] = {
 	    {"/given/dir", "ignored-%j", "7", "/given/dir"},
+	    {"/given//dir/./", "ignored-%j", "7", "/given/dir"},
 	    {NULL, NULL, NULL, "gpuprof-local"},
 	    {NULL, NULL, "1234", "gpuprof-1234"},
 	    {"", "", "1234", "gpuprof-1234"}, /* empty is unset */
@@ -171,8 +210,12 @@ int main(void)
 		             : unsetenv("GPUPROF_OUTPUT");
 		jd[i].job ? setenv("SLURM_JOB_ID", jd[i].job, 1) : unsetenv("SLURM_JOB_ID");
 		out[0] = '\0';
+		char want[4200], cwd[4096];
+		snprintf(want, sizeof(want), "%s%s%s",
+		         jd[i].want[0] == '/' ? "" : getcwd(cwd, sizeof(cwd)),
+		         jd[i].want[0] == '/' ? "" : "/", jd[i].want);
 		ok(gp_spool_jobdir(out, sizeof(out)) == 0, "job directory %zu", i);
-		is_str(out, jd[i].want, "job directory %zu", i);
+		is_str(out, want, "job directory %zu", i);
 	}
 	unsetenv("GPUPROF_JOBDIR");
 	ok(setenv("GPUPROF_OUTPUT", "gpuprof-%j", 1) == 0 && gp_spool_jobdir(out, 5) == -1 &&
@@ -236,6 +279,7 @@ int main(void)
 	if (yfd >= 0)
 		close(yfd);
 	close(fd);
+	normalise_cases(base);
 	cgroup_cases(base);
 	char cmd[600];
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", base);

@@ -200,12 +200,19 @@ static void dest_shapes(void)
 {
 	char out[256];
 	static const char *good[] = {"/j/step0/rank3.gpr", "/a/b-c/step12.attempt2/launcher0.gpr",
-	                             "/j/stepbatch/rank10.gpr"};
+	                             "/j/stepbatch/rank10.gpr", "/j/step0/rank3.pid4711.gpr"};
 	static const char *bad[] = {
-	    "j/step0/rank3.gpr",     "/j/../step0/rank3.gpr", "/j/./step0/rank3.gpr",
+	    "j/step0/rank3.gpr",     "/j/../step0/rank3.gpr", "/j/step0/rank3.pid.gpr",
 	    "/j/step0/rank3.txt",    "/j/step0/rankx.gpr",    "/j/step0/rank3a.gpr",
-	    "/j/steps/../rank1.gpr", "/j/foo/rank1.gpr",      "/j//step0/rank1.gpr",
-	    "/j/step0/other1.gpr",   "/etc/step0/../passwd"};
+	    "/j/steps/../rank1.gpr", "/j/foo/rank1.gpr",      "/j/step0/rank3.pidx.gpr",
+	    "/j/step0/other1.gpr",   "/etc/step0/../passwd",  "/j/step0/launcher3.pid4.gpr",
+	    "./j/step0/rank1.gpr",   "/j/step0/rank3.pid4",   "/j/step0/rank3.pid4.gpr.x"};
+	/* what an agent before issue 51 wrote for a job directory given as /j/ or /j/./ */
+	static const struct {
+		const char *dest, *want;
+	} spelled[] = {{"/j//step0/rank1.gpr", "/j/step0/rank1.gpr"},
+	               {"/j/./step0/rank3.gpr", "/j/step0/rank3.gpr"},
+	               {"//j///x//step0/rank0.pid9.gpr", "/j/x/step0/rank0.pid9.gpr"}};
 	for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++)
 		ok(gp_spool_dest_check(good[i], NULL, out, sizeof(out)) == 0 &&
 		       !strcmp(out, good[i]),
@@ -213,6 +220,16 @@ static void dest_shapes(void)
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
 		ok(gp_spool_dest_check(bad[i], NULL, out, sizeof(out)) == -1 && errno == EINVAL,
 		   "dest '%s' refused", bad[i]);
+	for (size_t i = 0; i < sizeof(spelled) / sizeof(spelled[0]); i++)
+		ok(gp_spool_dest_check(spelled[i].dest, NULL, out, sizeof(out)) == 0 &&
+		       !strcmp(out, spelled[i].want),
+		   "dest '%s' is %s", spelled[i].dest, spelled[i].want);
+	/* with --into only step<S>/<file> is used: the job directory's spelling is not */
+	ok(gp_spool_dest_check("./j/../k//step0/rank3.pid5.gpr", "/into", out, sizeof(out)) == 0 &&
+	       !strcmp(out, "/into/step0/rank3.pid5.gpr"),
+	   "--into: a relative dest with .. keeps step<S>/<file> only (%s)", out);
+	ok(gp_spool_dest_check("/j/step0/../rank3.gpr", "/into", out, sizeof(out)) == -1,
+	   "--into: '..' as the step refused");
 	ok(gp_spool_dest_check("/j/step0/rank3.gpr", "/into", out, sizeof(out)) == 0, "into");
 	is_str(out, "/into/step0/rank3.gpr", "--into keeps step<S>/<file> only");
 }

@@ -2,7 +2,10 @@
  * on all of them. A million equal launch latencies took the Lomuto quickselect 533 s;
  * every case below must take well under a second (O(n^2) of 10^6 is hours). */
 #include "config.h"
+#include <math.h>
+#include <stdbool.h>
 #include "stats.h"
+#include "stepshape.h"
 #include "tap.h"
 
 #include <stdlib.h>
@@ -58,6 +61,49 @@ static void fill(uint64_t *v, size_t n, int s)
 			break;
 		}
 	}
+}
+
+/* gp_step_shape on step series in step order, each made to one shape, and at the edges
+ * of each threshold (stepshape.h) */
+static void shape_case(const char *name, const double *v, size_t n, double median, double period,
+                       const char *want, double lo, double hi)
+{
+	gp_step_shape_t sh;
+	gp_step_shape(v, n, median, period, &sh);
+	bool good = !strcmp(sh.shape, want) && (lo == 0 || fabs(sh.low_ms - lo) < 1e-9) &&
+	            (hi == 0 || fabs(sh.high_ms - hi) < 1e-9);
+	ok(good, "step shape of %s: %s (want %s), %g / %g ms", name, sh.shape, want, sh.low_ms,
+	   sh.high_ms);
+}
+
+static void test_step_shape(void)
+{
+	double v[64];
+	for (int i = 0; i < 40; i++) /* alike: 10 ms +- 2 % */
+		v[i] = 10 + 0.2 * ((i * 7) % 5 - 2) / 2;
+	shape_case("alike steps", v, 40, 10, 10, "alike", 0, 0);
+	for (int i = 0; i < 40; i++) /* an input-bound loader: 13, 130, 13, 130 ... */
+		v[i] = i % 2 ? 130 : 13;
+	shape_case("alternating 13/130", v, 40, 71.5, 71.5, "alternating", 13, 130);
+	for (int i = 0; i < 40; i++) /* every fifth step slow: bimodal, not alternating */
+		v[i] = i % 5 == 4 ? 50 : 10;
+	shape_case("one in five at 5x", v, 40, 10, 18, "bimodal", 10, 50);
+	for (int i = 0; i < 40; i++) /* two groups 1.8x apart: under the ratio */
+		v[i] = i % 2 ? 18 : 10;
+	shape_case("groups 1.8x apart", v, 40, 14, 14, "alike", 0, 0);
+	for (int i = 0; i < 40; i++) /* 1 slow step in 40 (2.5 %): under the group minimum */
+		v[i] = i == 20 ? 200 : 10;
+	shape_case("one long step in 40", v, 40, 10, 14.75, "uneven", 0, 0);
+	for (int i = 0; i < 40; i++) /* slowing down: 10 ms to 20 ms */
+		v[i] = 10 + 10.0 * i / 39;
+	shape_case("a slowdown from 10 to 20 ms", v, 40, 15, 15, "drifting", 0, 0);
+	for (int i = 0; i < 40; i++) /* 10 to 12 ms: under the drift threshold */
+		v[i] = 10 + 2.0 * i / 39;
+	shape_case("10 to 12 ms", v, 40, 11, 11, "alike", 0, 0);
+	for (int i = 0; i < 7; i++)
+		v[i] = i % 2 ? 130 : 13;
+	shape_case("7 samples", v, 7, 13, 70, "alike", 0, 0);
+	shape_case("no samples", NULL, 0, 0, 0, "alike", 0, 0);
 }
 
 int main(void)
@@ -121,5 +167,6 @@ int main(void)
 		held += lo <= 0.5 && 0.5 <= hi;
 	}
 	ok(held >= 1860 && held <= 1990, "it holds the true median in %u of 2000 draws", held);
+	test_step_shape();
 	return done_testing();
 }

@@ -1,0 +1,251 @@
+/* The report of a running job (`gpuprof report` while it runs): made from its ranks' live
+ * files (livejob.h), every figure labelled as the job's so far or as its last interval's;
+ * the full report comes from the rank files when the job ends. A slowdown during the run
+ * (a rank's last interval against the median of its steps before it) is a finding of its
+ * own, with when it began. */
+#include "config.h"
+#include "live_report.h"
+#include "json.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#define GIB 1073741824.0
+
+static const char *state_of(const gp_live_job_t *j, unsigned i)
+{
+	return j->stale[i] ? "gone" : j->r[i].state;
+}
+
+/* A finding's line: what it says, with when a slowdown began on the wall clock. */
+static void finding_text(const gp_live_rank_t *r, const gp_live_finding_t *f, char *out, size_t len)
+{
+	char when[48], hms[24];
+	if (!strcmp(f->id, "slowdown") && r->slow_since_s >= 0)
+		snprintf(out, len, "%s (began %s, %s into the run)", f->text,
+		         gp_live_clock(r->started + r->slow_since_s, when, sizeof(when)),
+		         gp_live_hms(r->slow_since_s, hms, sizeof(hms)));
+	else
+		snprintf(out, len, "%s", f->text);
+}
+
+static void text_head(const gp_live_job_t *j, FILE *f)
+{
+	char hms[24], when[48];
+	const char *job = j->n && j->r[0].job[0] ? j->r[0].job : "?";
+	double newest = 0;
+	for (unsigned i = 0; i < j->n; i++)
+		newest = j->r[i].written > newest ? j->r[i].written : newest;
+	fprintf(f, "gpuprof report: job %s %s, live figures of the job so far (%s)\n", job,
+	        j->running ? "RUNNING" : "NOT FINISHED", j->dir);
+	fprintf(f,
+	        "started %s, %s so far; %u rank(s): %u running, %u ended, %u gone (no live "
+	        "figures for %d intervals); newest figures %.0f s old\n",
+	        gp_live_clock(j->started, when, sizeof(when)),
+	        gp_live_hms(j->elapsed_s, hms, sizeof(hms)), j->n, j->running, j->ended, j->nstale,
+	        GP_LIVE_STALE_INTERVALS, j->now - newest);
+	fprintf(f, "Every figure covers the job so far, except those headed \"last\": each rank's "
+	           "last interval (live_interval). The full report is made from the rank files "
+	           "when the job ends.\n");
+}
+
+static void text_findings(const gp_live_job_t *j, FILE *f)
+{
+	char line[640];
+	unsigned n = 0;
+	fprintf(f, "\n== Findings so far ==\n");
+	for (int pass = 0; pass < 2; pass++) /* slowdowns first */
+		for (unsigned i = 0; i < j->n; i++)
+			for (unsigned k = 0; k < j->r[i].nfind; k++) {
+				const gp_live_finding_t *x = &j->r[i].find[k];
+				if ((pass == 0) != !strcmp(x->id, "slowdown"))
+					continue;
+				finding_text(&j->r[i], x, line, sizeof(line));
+				fprintf(f, "  %s: rank %d (step %s): %s\n", x->id, j->r[i].rank,
+				        j->r[i].step, line);
+				n++;
+			}
+	if (j->slowest >= 0 && j->slowest_ratio >= GP_LIVE_SLOW_RATIO && j->n > 1) {
+		fprintf(f,
+		        "  straggler: rank %d's last steps take %.1f ms, %.2fx the median over "
+		        "ranks (%.1f ms)\n",
+		        j->r[j->slowest].rank, j->r[j->slowest].last_median_ms, j->slowest_ratio,
+		        j->now_ms);
+		n++;
+	}
+	if (!n)
+		fprintf(f, "  none so far\n");
+}
+
+static void text_steps(const gp_live_job_t *j, FILE *f)
+{
+	fprintf(f, "\n== How slow, so far ==\n");
+	fprintf(f, "%-6s %-6s %-12s %-8s %8s %10s %10s %10s %12s %7s  %s\n", "step", "rank", "node",
+	        "state", "steps", "median ms", "p95 ms", "last ms", "last steps", "last/med",
+	        "basis, step");
+	for (unsigned i = 0; i < j->n; i++) {
+		const gp_live_rank_t *r = &j->r[i];
+		fprintf(f, "%-6s %-6d %-12.12s %-8s %8u ", r->step, r->rank, r->node,
+		        state_of(j, i), r->steps);
+		if (!r->step_source[0]) {
+			fprintf(f, "%10s %10s %10s %12s %7s  %s\n", "-", "-", "-", "-", "-",
+			        "no steps found yet");
+			continue;
+		}
+		fprintf(f, "%10.3f %10.3f ", r->median_ms, r->p95_ms);
+		if (r->last_steps)
+			fprintf(f, "%10.3f %12u %7.2f", r->last_median_ms, r->last_steps,
+			        r->median_ms > 0 ? r->last_median_ms / r->median_ms : 0);
+		else
+			fprintf(f, "%10s %12u %7s", "-", 0u, "-");
+		fprintf(f, "  %s, %s (%s)\n", r->step_basis, r->step_name, r->step_source);
+	}
+	if (j->median_ms > 0)
+		fprintf(f,
+		        "job: median step %.3f ms so far (median over ranks), %.3f ms in the "
+		        "ranks' last intervals\n",
+		        j->median_ms, j->now_ms);
+}
+
+static void text_gpus(const gp_live_job_t *j, FILE *f)
+{
+	fprintf(f, "\n== GPU and memory, so far ==\n");
+	if (!j->with_gpus) {
+		fprintf(f, "no NVML samples (no GPU, or NVML not found)\n");
+		return;
+	}
+	fprintf(f, "%-6s %-6s %6s %10s %14s %14s %10s %10s %10s\n", "step", "rank", "busy%",
+	        "last busy%", "idle startup s", "idle steps s", "used GiB", "peak GiB", "card GiB");
+	for (unsigned i = 0; i < j->n; i++) {
+		const gp_live_rank_t *r = &j->r[i];
+		if (!r->ngpus)
+			continue;
+		fprintf(f, "%-6s %-6d %6.1f %10.1f %14.1f %14.1f %10.2f %10.2f %10.2f\n", r->step,
+		        r->rank, r->busy_pct, r->last_busy_pct, r->idle_startup_s, r->idle_steps_s,
+		        r->mem_used / GIB, r->mem_peak / GIB, r->mem_total / GIB);
+	}
+	fprintf(f, "busy: NVML's utilisation (a kernel running), mean of the samples; idle split "
+	           "by cause: before the first step (start-up), once steps run\n");
+}
+
+static void text_quality(const gp_live_job_t *j, FILE *f)
+{
+	double cpu = 0, last = 0, iv = 0;
+	fprintf(f, "\n== Data quality, so far ==\n");
+	for (unsigned i = 0; i < j->n; i++) {
+		cpu += j->r[i].agent_cpu_s;
+		last = j->r[i].agent_cpu_last_ms > last ? j->r[i].agent_cpu_last_ms : last;
+		iv = j->r[i].interval_s;
+		if (j->r[i].lost)
+			fprintf(f, "rank %d: %llu records lost (%s)\n", j->r[i].rank,
+			        (unsigned long long)j->r[i].lost, j->r[i].lost_by);
+	}
+	if (!j->lost)
+		fprintf(f, "nothing lost so far (every rank's counters)\n");
+	if (j->unreadable)
+		fprintf(f, "%u live file(s) not read (not the job's owner's, or not live files)\n",
+		        j->unreadable);
+	fprintf(f,
+	        "gpuprof's agents used %.3f s of CPU in all so far, at most %.1f ms in a rank's "
+	        "last %.0f s interval\n",
+	        cpu, last, iv);
+}
+
+void gp_live_report_text(const gp_live_job_t *j, FILE *f)
+{
+	text_head(j, f);
+	text_findings(j, f);
+	text_steps(j, f);
+	text_gpus(j, f);
+	text_quality(j, f);
+}
+
+static void json_rank(const gp_live_job_t *j, unsigned i, FILE *f)
+{
+	const gp_live_rank_t *r = &j->r[i];
+	fprintf(f, "{\"step\": ");
+	gp_json_str(f, r->step);
+	fprintf(f, ", \"rank\": %d, \"node\": ", r->rank);
+	gp_json_str(f, r->node);
+	fprintf(f, ", \"state\": \"%s\", \"written\": %.3f, \"elapsed_s\": %.3f, \"steps\": {",
+	        state_of(j, i), r->written, r->elapsed_s);
+	fprintf(f, "\"name\": ");
+	gp_json_str(f, r->step_name);
+	fprintf(f,
+	        ", \"source\": \"%s\", \"basis\": \"%s\", \"n\": %u, \"warmup\": %u, "
+	        "\"so_far\": {\"median_ms\": %.4f, \"p95_ms\": %.4f, \"mean_ms\": %.4f}, "
+	        "\"last\": {\"from_s\": %.3f, \"to_s\": %.3f, \"n\": %u, \"median_ms\": %.4f}}",
+	        r->step_source, r->step_basis, r->steps, r->warmup, r->median_ms, r->p95_ms,
+	        r->mean_ms, r->last_from_s, r->last_to_s, r->last_steps, r->last_median_ms);
+	fprintf(f,
+	        ", \"gpu\": {\"devices\": %u, \"so_far\": {\"busy_pct\": %.2f, "
+	        "\"idle_startup_s\": %.3f, \"idle_steps_s\": %.3f}, \"last\": {\"busy_pct\": "
+	        "%.2f}, \"mem_used_bytes\": %llu, \"mem_peak_bytes\": %llu, \"mem_total_bytes\": "
+	        "%llu}",
+	        r->ngpus, r->busy_pct, r->idle_startup_s, r->idle_steps_s, r->last_busy_pct,
+	        (unsigned long long)r->mem_used, (unsigned long long)r->mem_peak,
+	        (unsigned long long)r->mem_total);
+	fprintf(f, ", \"lost\": %llu, \"agent_cpu_s\": %.4f}", (unsigned long long)r->lost,
+	        r->agent_cpu_s);
+}
+
+static void json_findings(const gp_live_job_t *j, FILE *f)
+{
+	char line[640];
+	unsigned n = 0;
+	fprintf(f, ", \"findings\": [");
+	for (unsigned i = 0; i < j->n; i++)
+		for (unsigned k = 0; k < j->r[i].nfind; k++) {
+			const gp_live_finding_t *x = &j->r[i].find[k];
+			finding_text(&j->r[i], x, line, sizeof(line));
+			fprintf(f, "%s{\"id\": ", n++ ? ", " : "");
+			gp_json_str(f, x->id);
+			fprintf(f, ", \"step\": ");
+			gp_json_str(f, j->r[i].step);
+			fprintf(f, ", \"rank\": %d, \"text\": ", j->r[i].rank);
+			gp_json_str(f, line);
+			if (!strcmp(x->id, "slowdown"))
+				fprintf(f,
+				        ", \"since_s\": %.3f, \"since\": %.3f, \"ratio\": %.4f, "
+				        "\"base_ms\": %.4f",
+				        j->r[i].slow_since_s,
+				        j->r[i].started + j->r[i].slow_since_s, j->r[i].slow_ratio,
+				        j->r[i].slow_base_ms);
+			fprintf(f, "}");
+		}
+	fprintf(f, "]");
+}
+
+void gp_live_report_json(const gp_live_job_t *j, FILE *f)
+{
+	fprintf(f, "{\"live\": true, \"covers\": \"the job so far\", \"job\": ");
+	gp_json_str(f, j->n ? j->r[0].job : "");
+	fprintf(f, ", \"dir\": ");
+	gp_json_str(f, j->dir);
+	fprintf(f,
+	        ", \"read_at\": %.3f, \"started\": %.3f, \"elapsed_s\": %.3f, \"running\": %u, "
+	        "\"ended\": %u, \"gone\": %u, \"step_median_ms\": %.4f, \"step_last_ms\": %.4f, "
+	        "\"busy_pct\": %.2f, \"lost\": %llu",
+	        j->now, j->started, j->elapsed_s, j->running, j->ended, j->nstale, j->median_ms,
+	        j->now_ms, j->busy_pct, (unsigned long long)j->lost);
+	json_findings(j, f);
+	fprintf(f, ", \"ranks\": [");
+	for (unsigned i = 0; i < j->n; i++) {
+		fprintf(f, "%s", i ? ", " : "");
+		json_rank(j, i, f);
+	}
+	fprintf(f, "]}\n");
+}
+
+void gp_live_report_line(const gp_live_job_t *j, char *out, size_t len)
+{
+	char hms[24];
+	int n = snprintf(out, len, "gpuprof: running, %s so far, %u rank(s) running",
+	                 gp_live_hms(j->elapsed_s, hms, sizeof(hms)), j->running);
+	if (n > 0 && (size_t)n < len && j->median_ms > 0)
+		n += snprintf(out + n, len - (size_t)n, ", median step %.3f ms so far, %.3f ms now",
+		              j->median_ms, j->now_ms);
+	if (n > 0 && (size_t)n < len && j->first_find >= 0)
+		snprintf(out + n, len - (size_t)n, "; %s (rank %d)", j->r[j->first_find].find[0].id,
+		         j->r[j->first_find].rank);
+}

@@ -1,0 +1,160 @@
+#!/bin/bash
+# Live figures of a running job (issue 52), outside Slurm: `gpuprof run` runs the same agent.
+# A real nvtx3 client times 360 steps of its own, 20 ms each, then 40 ms from the 180th on
+# (a planted slowdown), and prints its own medians and when the slow half began; the live
+# file (every second here: GPUPROF_LIVE_INTERVAL=1) is held to those figures while the
+# program runs and after it ended; the report of the running job says it covers the job so
+# far and has the slowdown with when it began; `gpuprof top` is driven as a person would,
+# in tmux (send-keys, capture-pane): sorting, scrolling, quitting; the files are read as the
+# report reads rank files (root takes no link and nobody else's file in a user's job).
+. "$(dirname "$0")/tap.sh"
+B=${GP_BUILD:?}
+C=$B/tests/nvtx/nvtx_client
+[ -x "$C" ] || skip_all "nvtx client not built (no NVTX3 headers)"
+T=$(mktemp -d /tmp/gp-live.XXXXXX)
+trap 'tmux -L gplive kill-server 2>/dev/null; rm -rf "$T"' EXIT
+export TMPDIR=$T
+GP=$B/gpuprof
+D=$T/job
+L=$D/step0/rank0.live.json
+num() { python3 -c "import json,sys; print(json.load(open(sys.argv[1]))[sys.argv[2]])" "$1" "$2"; }
+near() { python3 -c "import sys; a,b,t=map(float,sys.argv[1:]); sys.exit(abs(a-b)>t)" "$1" "$2" "$3"; }
+
+GPUPROF_LIVE_INTERVAL=1 "$GP" run -q --modes=nvtx -o "$D" -- "$C" steps 360 20 40 0.3 >"$T/prog.out" 2>"$T/run.err" &
+run=$!
+for _ in $(seq 100); do grep -q "half=1" "$T/prog.out" 2>/dev/null && break; sleep 0.1; done
+sleep 2.5 # the slow half for 2 intervals
+cp "$L" "$T/mid.json" 2>/dev/null
+ok $? "a live file beside the rank file while the program runs"
+[ "$(num "$T/mid.json" state)" = running ] && [ "$(stat -c %a "$L")" = 600 ] &&
+	[ -z "$(ls -A "$D/step0" | grep -v '^rank0.live.json$')" ]
+ok $? "running, mode 0600, and nothing else in the step directory (no temporary file left)"
+"$GP" top "$D" >"$T/top.txt" 2>&1 # not a terminal: plain lines
+grep -q "^job: 0:00:[0-9][0-9] so far; ranks 1 running" "$T/top.txt" && grep -q "^0 .* running .* slowdown$" "$T/top.txt" &&
+	! grep -q $'\033' "$T/top.txt"
+ok $? "gpuprof top with no terminal: plain lines, the job line and the rank's ($(sed -n 2p "$T/top.txt" | cut -c1-120))"
+"$GP" report "$D" >"$T/rep.txt" 2>&1
+grep -q "RUNNING, live figures of the job so far" "$T/rep.txt" && grep -q "== How slow, so far ==" "$T/rep.txt"
+ok $? "gpuprof report of the running job: from its live figures, the job so far"
+grep -q "slowdown: rank 0 (step 0): steps take 4[0-9].[0-9] ms since .*2.00x\|slowdown: rank 0 (step 0): steps take 4[0-9].[0-9] ms since .*1.9[0-9]x" "$T/rep.txt" &&
+	grep -q "(began [0-9:]* UTC, 0:00:0[0-9] into the run)" "$T/rep.txt"
+ok $? "the slowdown is a finding, with when it began ($(grep -m1 slowdown: "$T/rep.txt" | cut -c1-150))"
+"$GP" report --format=json "$D" >"$T/rep.json"
+python3 - "$T/rep.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["live"] is True and d["covers"] == "the job so far" and d["running"] == 1, d
+assert [f["id"] for f in d["findings"]][:1] == ["slowdown"], d["findings"]
+assert d["ranks"][0]["steps"]["so_far"]["median_ms"] > 0
+PY
+ok $? "--format=json: live, covers the job so far, the slowdown first"
+wait $run
+ok $? "the program's exit status through gpuprof run"
+
+# the figures against the program's own timing
+h1=$(sed -n 's/^steps half=1 .*median_ms=\([0-9.]*\) .*/\1/p' "$T/prog.out")
+h2=$(sed -n 's/^steps half=2 .*median_ms=\([0-9.]*\) .*/\1/p' "$T/prog.out")
+since=$(sed -n 's/^steps half=2 .*from_unix=\([0-9.]*\).*/\1/p' "$T/prog.out")
+base=$(num "$L" slow_base_ms) last=$(num "$T/mid.json" last_median_ms)
+near "$base" "$h1" "$(python3 -c "print($h1*0.02)")"
+ok $? "the median before the slowdown: $base ms live, $h1 ms by the program's own clock"
+near "$last" "$h2" "$(python3 -c "print($h2*0.02)")"
+ok $? "the last interval's median while it ran: $last ms live, $h2 ms by the program"
+began=$(python3 -c "import json; d=json.load(open('$L')); print(d['started'] + d['slow_since_s'])")
+near "$began" "$since" 0.1
+ok $? "the slowdown began at $began (live), $since by the program's clock (within 0.1 s)"
+[ "$(num "$L" state)" = ended ] && [ "$(num "$L" steps)" = 360 ] && [ "$(num "$L" wait_status)" = 0 ]
+ok $? "after the end: ended, all 360 steps, the program's wait status"
+cpu=$(num "$L" agent_cpu_s)
+python3 -c "import sys; sys.exit(not 0 < $cpu < 1)"
+ok $? "the agent's own CPU is in the file ($cpu s for the whole run)"
+"$GP" report "$D" >"$T/final.txt" 2>&1 && ! grep -q RUNNING "$T/final.txt" && grep -q "== How slow ==" "$T/final.txt"
+ok $? "once ended, gpuprof report is the full report from the rank file"
+
+GPUPROF_LIVE_INTERVAL=0 "$GP" run -q --modes=nvtx -o "$T/off" -- "$C" steps 20 5 5 >/dev/null 2>&1
+[ -f "$T/off/step0/rank0.gpr" ] && ! ls "$T/off/step0" | grep -q live
+ok $? "live_interval 0: no live file"
+
+# a job of 40 ranks, as the agents would have written them, for top's screen
+J=$T/many
+mkdir -p "$J/step0" "$J/step1"
+python3 - "$J" <<'PY'
+import json, sys, time
+now = time.time()
+for r in range(40):
+    step = "step0" if r < 36 else "step1"
+    d = {"gpuprof_live": 1, "job": "4242", "step": step[4:], "rank": r, "node": "n%02d" % (r // 8),
+         "pid": 100 + r, "state": "running", "wait_status": 0, "seq": 9, "started": now - 600,
+         "written": now - (200 if r == 39 else 1), "elapsed_s": 600, "interval_s": 30,
+         "step_name": "train_step", "step_source": "nvtx", "step_basis": "gpu", "steps": 5000,
+         "warmup": 3, "median_ms": 100 + r, "p95_ms": 120, "mean_ms": 101, "last_steps": 300,
+         "last_median_ms": 100 + r + (150 if r == 7 else 0), "last_from_s": 570,
+         "last_to_s": 600, "first_step_s": 20, "slow_since_s": 580 if r == 7 else -1,
+         "slow_ratio": 2.5 if r == 7 else 0, "slow_base_ms": 107 if r == 7 else 0, "gpus": 1,
+         "nvml_samples": 600, "last_nvml_samples": 30, "busy_pct": 90, "last_busy_pct": 50 + r,
+         "idle_startup_s": 15, "idle_steps_s": 40, "mem_used_bytes": (20 + r) << 30,
+         "mem_peak_bytes": (21 + r) << 30, "mem_total_bytes": 80 << 30,
+         "torch_allocated_bytes": 0, "torch_reserved_bytes": 0, "torch_peak_bytes": 0,
+         "lost": 0, "lost_by": "", "faults": 0, "agent_cpu_s": 0.5, "agent_cpu_last_ms": 20,
+         "findings": [{"id": "slowdown", "text": "steps take 257.0 ms since 580 s into the run"}] if r == 7 else []}
+    open("%s/%s/rank%d.live.json" % (sys.argv[1], step, r), "w").write(json.dumps(d) + "\n")
+PY
+"$GP" top --once "$J" >"$T/many.txt"
+[ "$(grep -c '^[01] ' "$T/many.txt")" = 40 ] && grep -q "ranks 39 running, 0 ended, 1 gone" "$T/many.txt" &&
+	grep -q "^1 *39 .* gone " "$T/many.txt" && grep -q "first finding: rank 7: slowdown" "$T/many.txt" &&
+	grep -q "memory 60.0 of 80.0 GiB (rank 39)" "$T/many.txt" && grep -q "slowest rank 7" "$T/many.txt"
+ok $? "top --once: 40 ranks of 2 steps, the one not written for 200 s gone, rank 7 the slowest with its slowdown"
+"$GP" top --once --sort=now "$J" | sed -n 5p | grep -q "^0 *7 "
+ok $? "--sort=now: the slowest rank first"
+"$GP" top --once --sort=busy "$J" | sed -n 5p | grep -q "^0 *0 "
+ok $? "--sort=busy: the least busy first"
+
+if command -v tmux >/dev/null; then
+	tx() { tmux -L gplive "$@"; }
+	screen() { tx capture-pane -p -t top; }
+	waitfor() { for _ in $(seq 50); do screen | grep -q -- "$1" && return 0; sleep 0.1; done; return 1; }
+	tx new-session -d -s top -x 150 -y 20 "$GP top --delay=0.5 $J; echo TOP-EXITED \$?; sleep 30"
+	waitfor "q quit"
+	ok $? "top in tmux: a screen with its key line"
+	screen | sed -n 5p | grep -q "^0 *0 " && screen | grep -q "ranks 1-14 of 40"
+	ok $? "20 rows: ranks 1-14 of 40 shown, rank 0 first ($(screen | tail -1 | cut -c1-80))"
+	tx send-keys -t top j j j
+	waitfor "ranks 4-17 of 40" && screen | sed -n 5p | grep -q "^0 *3 "
+	ok $? "j scrolls a line at a time (rank 3 on top after three)"
+	tx send-keys -t top Space
+	waitfor "ranks 17-30 of 40"
+	ok $? "space: a page down"
+	tx send-keys -t top g s
+	waitfor "sort: now" && screen | sed -n 5p | grep -q "^0 *7 "
+	ok $? "s: sorted by the step time now, rank 7 first"
+	tx send-keys -t top r
+	waitfor "sort: now (reversed)" && screen | sed -n 5p | grep -q "^0 *0 "
+	ok $? "r: reversed"
+	tx send-keys -t top q
+	waitfor "TOP-EXITED 0"
+	ok $? "q: top ends with status 0, the terminal given back"
+	tx kill-server 2>/dev/null
+else
+	skip "tmux not installed (scripts/deps installs it)"
+fi
+
+# read as the report reads rank files: root in another user's job takes no link and no
+# file of someone else's
+if [ "$(id -u)" = 0 ] && id gpuprof-test >/dev/null 2>&1; then
+	V=$T/victim
+	mkdir -p "$V/step0"
+	cp "$J/step0/rank1.live.json" "$V/step0/rank1.live.json"   # root's, in the user's job
+	ln -s "$J/step0/rank2.live.json" "$V/step0/rank2.live.json" # a link
+	cp "$J/step0/rank3.live.json" "$V/step0/rank3.live.json"
+	chown -R gpuprof-test "$V"
+	chown -h root "$V/step0/rank1.live.json"
+	"$GP" top --once "$V" >"$T/v.txt" 2>&1
+	[ "$(grep -c '^0 ' "$T/v.txt")" = 1 ] && grep -q "^0 *3 " "$T/v.txt"
+	ok $? "as root in a user's job: only the owner's file is read, not root's, not a link"
+	runuser -u gpuprof-test -- "$GP" top --once "$J" >"$T/u.txt" 2>&1
+	[ $? = 1 ] && grep -q "Permission denied" "$T/u.txt"
+	ok $? "another user's job that the user may not read: refused ($(head -c 100 "$T/u.txt"))"
+else
+	skip "not root, or no user gpuprof-test"
+fi
+done_testing

@@ -1,0 +1,85 @@
+/* `gpuprof capture on` against the capture windows (agent/inject/capture.c), with a
+ * CUPTI module of our own making that records what it is asked for: "on" asks for CUDA
+ * activity now, between a program's step windows and between the windows by time of a
+ * program whose steps are not seen; "off" stops it again; without "on" the windows rule
+ * (issue 51: "on" between windows said it succeeded and did nothing). No GPU. */
+#include "config.h"
+#include "inject_int.h"
+#include "clock.h"
+#include "tap.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+gp_inj_state_t gp_inj;
+
+static unsigned asked = 0xff; /* what the module was last asked for */
+static unsigned fake_capture(unsigned want)
+{
+	return asked = want;
+}
+
+/* what `gpuprof capture on|off` does to the ring header (report/main.c) */
+static void cli(bool on)
+{
+	unsigned bits = GP_MODE_CUDA | GP_CAPTURE_FORCED;
+	if (on)
+		atomic_fetch_or(&gp_inj.ring.hdr->modes, bits);
+	else
+		atomic_fetch_and(&gp_inj.ring.hdr->modes, ~bits);
+}
+
+int main(void)
+{
+	char path[] = "/tmp/gp-tcap.XXXXXX", ring[64], err[256];
+	if (!mkdtemp(path))
+		return 1;
+	snprintf(ring, sizeof(ring), "%s/ring", path);
+	ok(gp_ring_create(&gp_inj.ring, ring, 1024) == 0, "a ring");
+	gp_inj.modes = GP_MODE_TIMING | GP_MODE_NVTX | GP_MODE_CUDA;
+	atomic_store(&gp_inj.ring.hdr->modes, gp_inj.modes);
+	gp_inj.cupti_capture = fake_capture;
+	atomic_store(&gp_inj.cap_live, 1);
+	atomic_store(&gp_inj.cap_cur, GP_MODE_CUDA); /* started capturing (a first window) */
+	ok(gp_capture_parse("steps=5-6", &gp_inj.cap, err, sizeof(err)) == 0, "windows steps=5-6");
+
+	/* a program's steps: its step range begins twice (step 1), then again (step 2) */
+	gp_inj_step_boundary(7, 100);
+	gp_inj_step_boundary(7, 200);
+	gp_inj_step_boundary(7, 300);
+	ok(!(asked & GP_MODE_CUDA), "outside the window: no CUDA activity (%#x)", asked);
+	cli(true);
+	gp_inj_step_boundary(7, 400);
+	ok(asked & GP_MODE_CUDA, "capture on between windows: CUDA activity at the next step (%#x)",
+	   asked);
+	cli(false);
+	gp_inj_step_boundary(7, 500);
+	ok(!(asked & GP_MODE_CUDA), "capture off: none again (%#x)", asked);
+	atomic_store(&gp_inj.ring.hdr->modes, gp_inj.modes); /* as the agent made it */
+	gp_inj_step_boundary(7, 600);                        /* step 5: the window */
+	ok(asked & GP_MODE_CUDA, "the window still switches it on (%#x)", asked);
+	gp_inj_step_boundary(7, 700);
+	gp_inj_step_boundary(7, 800);
+	ok(!(asked & GP_MODE_CUDA), "and off after it (%#x)", asked);
+
+	/* a program whose steps are not seen: windows by time, 60 s then 5 s of every 120 */
+	memset(&gp_inj.cap, 0, sizeof(gp_inj.cap));
+	ok(gp_capture_parse("sampled", &gp_inj.cap, err, sizeof(err)) == 0, "sampled");
+	atomic_store(&gp_inj.steps_seen, 0);
+	uint64_t now = gp_clock_ns();
+	gp_inj.cap_t0 = now - 70ull * 1000000000; /* 70 s in: between windows */
+	gp_inj_capture_tick(now);
+	ok(!(asked & GP_MODE_CUDA), "between windows by time: none (%#x)", asked);
+	cli(true);
+	gp_inj_capture_tick(now);
+	ok(asked & GP_MODE_CUDA, "capture on between windows by time: CUDA activity (%#x)", asked);
+	cli(false);
+	gp_inj_capture_tick(now);
+	ok(!(asked & GP_MODE_CUDA), "capture off: none (%#x)", asked);
+
+	gp_ring_detach(&gp_inj.ring);
+	unlink(ring);
+	rmdir(path);
+	return done_testing();
+}
