@@ -4,6 +4,7 @@
 
 #include <stdio.h>
 #include <string.h>
+#include <strings.h>
 
 #define OURS "gpuprof:"
 
@@ -67,4 +68,15 @@ int gp_ac_compose(char *others, const char *ours, char *val, size_t len)
 	gp_ac_strip_ours(others);
 	int n = snprintf(val, len, "%s%s%s", others, others[0] ? "; " : "", ours);
 	return n < 0 || (size_t)n >= len ? -1 : 0;
+}
+
+bool gp_ac_has_js1(const char *s)
+{
+	/* any case: Slurm 22.05's sacctmgr lowercases the value jobstats' epilog sets
+	 * ("js1:h4si..."); such a field is jobstats' still, and nothing is added to it */
+	for (const char *p = s; *p; p++)
+		if (!strncasecmp(p, "JS1:", 4) &&
+		    (p == s || (p - s >= 2 && !strncmp(p - 2, "; ", 2))))
+			return true;
+	return false;
 }

@@ -4,6 +4,7 @@
 #ifndef GP_ADMINCOMMENT_H
 #define GP_ADMINCOMMENT_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 /* Our summary line s made one entry that nothing in it can end: each ';' (the job
@@ -18,5 +19,8 @@ void gp_ac_strip_ours(char *s);
 /* others (ours removed first) then "; " and ours; -1 when that does not fit (others' text
  * is never cut). */
 int gp_ac_compose(char *others, const char *ours, char *val, size_t len);
+/* Does the field hold jobstats' summary (an entry "JS1:...", in any case)? Its reader decodes everything
+ * after the field's first four characters: nothing may be added to such a field. */
+bool gp_ac_has_js1(const char *s);
 
 #endif

@@ -78,6 +78,7 @@ int gp_opts_resolve(gp_opts_t *o, const gp_opt_given_t *g, const gp_opt_names_t 
 		return -1;
 
 	v = g->output ? g->output : get(GP_ENV_OUTPUT, arg);
+	o->output_given = v != NULL;
 	if (v && gp_opts_check(GP_OPT_OUTPUT, v, why, sizeof(why)) < 0)
 		return bad(err, errlen, g->output ? names->output : GP_ENV_OUTPUT, why);
 	v = v ? v : d->output;

@@ -34,6 +34,7 @@ typedef struct gp_opts {
 	unsigned modes;    /* may hold GP_MODE_HELP or GP_MODE_NONE (modes.h) */
 	bool modes_given;  /* from the option, not the variable or the default */
 	char output[1100]; /* the job directory's template (checked) */
+	bool output_given; /* from the option or the variable, not the default */
 	gp_ranks_t ranks;  /* all when none given */
 	char capture[260]; /* "": none given */
 } gp_opts_t;

@@ -476,7 +476,7 @@ int gp_rf_open_owned(const char *path, uid_t owner, gp_rf_reader_t **out, char *
 	r = calloc(1, sizeof(*r));
 	if (!r) {
 		close(fd);
-		snprintf(err, errlen, "out of memory");
+		snprintf(err, errlen, "%s: out of memory", path);
 		return -1;
 	}
 	r->fd = fd;
@@ -510,7 +510,7 @@ int gp_rf_open_owned(const char *path, uid_t owner, gp_rf_reader_t **out, char *
 	r->hdr = malloc(len + 1);
 	r->zd = ZSTD_createDCtx();
 	if (!r->hdr || !r->zd) {
-		snprintf(err, errlen, "out of memory");
+		snprintf(err, errlen, "%s: out of memory", path);
 		goto fail;
 	}
 	memcpy(r->hdr, p, len);

@@ -42,6 +42,36 @@ const gp_setting_t gp_settings[] = {
      "accounts whose jobs may use gpuprof (* matches every account; empty: all)", NULL},
     {"accounts_deny", NULL, GP_T_LIST, "", 0, 0, OFF(accounts_deny), 0,
      "accounts whose jobs may not (wins over accounts_allow)", NULL},
+    {"profile_all_jobs", NULL, GP_T_BOOL, "false", 0, 0, OFF(profile_all_jobs), 0,
+     "every task that was allocated GPUs runs under gpuprof with default_modes and the "
+     "default capture, without --gpuprof; its job directory goes under site_output (needed). "
+     "Tasks without GPUs are never wrapped",
+     NULL},
+    {"profile_all_partitions", NULL, GP_T_BOOLMAP, "", 0, 0, OFF(profile_all_partitions), 0,
+     "profile_all_jobs per partition (name: true or false), over the cluster's value; a "
+     "false here or in profile_all_accounts wins",
+     NULL},
+    {"profile_all_accounts", NULL, GP_T_BOOLMAP, "", 0, 0, OFF(profile_all_accounts), 0,
+     "profile_all_jobs per account (name: true or false), as profile_all_partitions", NULL},
+    {"profile_all_opt_out", NULL, GP_T_BOOL, "true", 0, 0, OFF(profile_all_opt_out), 0,
+     "a user may keep a job out of profile_all_jobs with --gpuprof=none (or GPUPROF_MODES=none); "
+     "false: the site's policy holds and the client says so",
+     NULL},
+    {"site_output", NULL, GP_T_STR, "", 0, 0, OFF(site_output), 0,
+     "the job directory of a job profiled by profile_all_jobs that did not name one itself: "
+     "an absolute template with a directory of its own for the user, /ROOT/%u/..., e.g. "
+     "/srv/gpuprof/%u/%j; ROOT is the admin's (root's, or sticky), the user's directory is "
+     "made by root for the user (0700, or 2750 with site_group), the rest as the user",
+     NULL},
+    {"site_group", NULL, GP_T_STR, "", 0, 0, OFF(site_group), 0,
+     "a group whose members may read the job directories under site_output (the user's "
+     "directory is made 2750 in that group and the job's files 0640); empty: the user alone",
+     NULL},
+    {"site_quota_per_user", NULL, GP_T_SIZE, "20G", 0, 0, OFF(site_quota_per_user), 0,
+     "the most a user's directory under site_output may hold: checked when a step starts "
+     "(a user at it gets no site profile until `gpuprof prune` or the user frees room; "
+     "below it each rank's cap is the room left shared by the step's tasks); 0: no cap",
+     NULL},
     {"output", GP_ENV_OUTPUT, GP_T_STR, "gpuprof-%j", 0, 0, OFF(output), USER,
      "the job directory, a template (doc/admin.md, Templates: %j job id, %u user, %x job "
      "name, %s step, %n node, %h its short name); relative to the submit directory (the "
@@ -104,6 +134,10 @@ const gp_setting_t gp_settings[] = {
      "the gpuprof that writes the step-end and epilog reports and salvages dead agents' "
      "spools (plugstack.conf's cli= wins)",
      "the installed one"},
+    {"finding_notes", NULL, GP_T_TEXTMAP, "", 0, 0, OFF(finding_notes), 0,
+     "the site's note per finding id (id: text or URL), shown by gpuprof ledger beside the "
+     "jobs that wasted most, as jobstats' notes",
+     NULL},
     /* the environment only: what a user (or a benchmark) sets for one job */
     {NULL, GP_ENV_MODES, GP_T_MODES, DEFAULT_MODES, 0, 0, NOC, USER,
      "the modes when --gpuprof gives none (srun/sbatch), and `gpuprof run`'s default", NULL},
@@ -329,8 +363,15 @@ long long gp_setting_default_long(const char *key)
 
 static const char *type_name(const gp_setting_t *s, char *b, size_t len)
 {
-	static const char *names[] = {
-	    "bool", "modes", "string", "int", "size", "list", "mapping name: modes"};
+	static const char *names[] = {"bool",
+	                              "modes",
+	                              "string",
+	                              "int",
+	                              "size",
+	                              "list",
+	                              "mapping name: modes",
+	                              "mapping id: text",
+	                              "mapping name: bool"};
 	if (s->type == GP_T_INT)
 		snprintf(b, len, "int %ld..%ld", s->lo, s->hi);
 	else
@@ -376,7 +417,8 @@ int gp_settings_print(FILE *f, const char *which, const char *format)
 		const char *def = s->shown ? s->shown : *s->def ? s->def : "\"\"";
 		if (!name || (!site && !(s->flags & (GP_SET_USER | GP_SET_TASK))))
 			continue;
-		if (s->type == GP_T_LIST || s->type == GP_T_MODEMAP)
+		if (s->type == GP_T_LIST || s->type == GP_T_MODEMAP || s->type == GP_T_TEXTMAP ||
+		    s->type == GP_T_BOOLMAP)
 			def = "empty";
 		type_name(s, tb, sizeof(tb));
 		if (md)

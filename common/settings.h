@@ -22,6 +22,8 @@ typedef enum gp_set_type {
 	GP_T_SIZE,    /* bytes, with an optional K, M, G or T suffix (powers of 1024) */
 	GP_T_LIST,    /* a YAML list of names (site only) */
 	GP_T_MODEMAP, /* a YAML mapping name: modes (site only) */
+	GP_T_TEXTMAP, /* a YAML mapping name: text (site only) */
+	GP_T_BOOLMAP, /* a YAML mapping name: true/false (site only) */
 } gp_set_type_t;
 
 enum {

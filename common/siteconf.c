@@ -5,6 +5,7 @@
 #include "modes.h"
 #include "path.h"
 #include "settings.h"
+#include "sitedir.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -30,7 +31,8 @@ void gp_config_defaults(gp_config_t *cfg)
 		void *f = (char *)cfg + k->off;
 		if (k->type == GP_T_STR)
 			*(char **)f = strdup(k->def);
-		else if (k->type != GP_T_LIST && k->type != GP_T_MODEMAP)
+		else if (k->type != GP_T_LIST && k->type != GP_T_MODEMAP &&
+		         k->type != GP_T_TEXTMAP && k->type != GP_T_BOOLMAP)
 			gp_setting_parse(k, k->def, f, why, sizeof(why)); /* t_siteconf checks */
 	}
 }
@@ -49,6 +51,15 @@ static void map_free(gp_modemap_t *m)
 	m->n = 0;
 }
 
+static void textmap_free(gp_textmap_t *m)
+{
+	for (unsigned i = 0; i < m->n; i++) {
+		free(m->key[i]);
+		free(m->text[i]);
+	}
+	m->n = 0;
+}
+
 void gp_config_free(gp_config_t *cfg)
 {
 	if (!cfg)
@@ -61,8 +72,10 @@ void gp_config_free(gp_config_t *cfg)
 			*(char **)f = NULL;
 		} else if (k->type == GP_T_LIST)
 			list_free(f);
-		else if (k->type == GP_T_MODEMAP)
+		else if (k->type == GP_T_MODEMAP || k->type == GP_T_BOOLMAP)
 			map_free(f);
+		else if (k->type == GP_T_TEXTMAP)
+			textmap_free(f);
 	}
 }
 
@@ -104,6 +117,50 @@ static const char *scalar(parser_t *ps)
 	return (const char *)ps->ev.data.scalar.value;
 }
 
+/* name: text, each text one line of printable text (it is printed to admins' terminals
+ * and into HTML, escaped there) */
+static int parse_textmap(parser_t *ps, gp_textmap_t *m, const gp_setting_t *k)
+{
+	char why[300];
+	textmap_free(m);
+	if (ps->ev.type != YAML_MAPPING_START_EVENT)
+		return perr(ps, "'%s' must be a mapping of id: text", k->key);
+	for (;;) {
+		if (next(ps) < 0)
+			return -1;
+		if (ps->ev.type == YAML_MAPPING_END_EVENT)
+			return 0;
+		if (ps->ev.type != YAML_SCALAR_EVENT)
+			return perr(ps, "'%s' keys must be finding ids", k->key);
+		if (m->n == GP_CONFIG_MAXMAP)
+			return perr(ps, "'%s' has too many entries", k->key);
+		for (unsigned i = 0; i < m->n; i++)
+			if (!strcmp(m->key[i], scalar(ps)))
+				return perr(ps, "'%s': '%s' is given twice", k->key, scalar(ps));
+		char *key = strdup(scalar(ps));
+		if (next(ps) < 0 || ps->ev.type != YAML_SCALAR_EVENT) {
+			free(key);
+			return ps->ev.type == YAML_SCALAR_EVENT
+			           ? -1
+			           : perr(ps, "'%s': expected text", k->key);
+		}
+		if (gp_text_check(scalar(ps), 1024, why, sizeof(why)) < 0) {
+			free(key);
+			return perr(ps, "'%s': %s", k->key, why);
+		}
+		m->key[m->n] = key;
+		m->text[m->n++] = strdup(scalar(ps));
+	}
+}
+
+const char *gp_config_note(const gp_config_t *cfg, const char *id)
+{
+	for (unsigned i = 0; i < cfg->finding_notes.n; i++)
+		if (!strcmp(cfg->finding_notes.key[i], id))
+			return cfg->finding_notes.text[i];
+	return NULL;
+}
+
 static int parse_value(parser_t *ps, gp_config_t *cfg, const gp_setting_t *k)
 {
 	void *f = (char *)cfg + k->off;
@@ -127,11 +184,15 @@ static int parse_value(parser_t *ps, gp_config_t *cfg, const gp_setting_t *k)
 			l->v[l->n++] = strdup(scalar(ps));
 		}
 	}
-	if (k->type == GP_T_MODEMAP) {
+	if (k->type == GP_T_TEXTMAP)
+		return parse_textmap(ps, f, k);
+	if (k->type == GP_T_MODEMAP || k->type == GP_T_BOOLMAP) {
 		gp_modemap_t *m = f;
+		bool bools = k->type == GP_T_BOOLMAP;
 		map_free(m);
 		if (ps->ev.type != YAML_MAPPING_START_EVENT)
-			return perr(ps, "'%s' must be a mapping of name: modes", k->key);
+			return perr(ps, "'%s' must be a mapping of name: %s", k->key,
+			            bools ? "true or false" : "modes");
 		for (;;) {
 			unsigned modes;
 			if (next(ps) < 0)
@@ -150,6 +211,15 @@ static int parse_value(parser_t *ps, gp_config_t *cfg, const gp_setting_t *k)
 			m->n++;
 			if (next(ps) < 0)
 				return -1;
+			if (bools) {
+				bool b;
+				if (ps->ev.type != YAML_SCALAR_EVENT ||
+				    gp_parse_bool(scalar(ps), &b))
+					return perr(ps, "'%s': '%s' must be true or false", k->key,
+					            m->key[m->n - 1]);
+				m->modes[m->n - 1] = b;
+				continue;
+			}
 			if (ps->ev.type != YAML_SCALAR_EVENT ||
 			    gp_modes_parse(scalar(ps), &modes, why, sizeof(why)) < 0)
 				return perr(ps, "'%s': %s", k->key,
@@ -169,6 +239,10 @@ static int parse_value(parser_t *ps, gp_config_t *cfg, const gp_setting_t *k)
 		return perr(ps, "'%s': %s", k->key, why);
 	if (k->off == OFF(output) && gp_tmpl_check(v, why, sizeof(why)) < 0)
 		return perr(ps, "'%s': %s", k->key, why);
+	if (k->off == OFF(site_output) && *v && gp_site_tmpl_check(v, why, sizeof(why)) < 0)
+		return perr(ps, "'%s': %s", k->key, why);
+	if (k->off == OFF(site_group) && *v && !gp_site_group_name_ok(v))
+		return perr(ps, "'%s': '%s' is not a group name", k->key, v);
 	/* empty: the default spool (spool.h: gp_spool_root) */
 	if (k->off == OFF(spool_dir) && *v &&
 	    gp_tmpl_check_kind(v, GP_TMPL_NODE, why, sizeof(why)) < 0)
@@ -176,6 +250,27 @@ static int parse_value(parser_t *ps, gp_config_t *cfg, const gp_setting_t *k)
 	free(*(char **)f);
 	*(char **)f = strdup(v);
 	return 0;
+}
+
+/* Keys that hold only together: a job the site profiles without its asking needs a
+ * place of the site's (never the submit directory unasked). */
+static int site_keys_check(parser_t *ps, gp_config_t *cfg, const size_t *seen_line)
+{
+	if (!gp_config_profile_any(cfg) || *cfg->site_output)
+		return 0;
+	const char *name = "profile_all_accounts";
+	if (cfg->profile_all_jobs)
+		name = "profile_all_jobs";
+	else
+		for (unsigned i = 0; i < cfg->profile_all_partitions.n; i++)
+			if (cfg->profile_all_partitions.modes[i])
+				name = "profile_all_partitions";
+	const gp_setting_t *k = gp_setting_key(name);
+	snprintf(ps->err, ps->errlen,
+	         "%s:%zu: '%s' needs 'site_output' (a job that did not ask is written under the "
+	         "site's directory, never into its submit directory)",
+	         ps->path, seen_line[k - gp_settings], k->key);
+	return -1;
 }
 
 static int parse_doc(parser_t *ps, gp_config_t *cfg)
@@ -213,6 +308,8 @@ static int parse_doc(parser_t *ps, gp_config_t *cfg)
 		if (parse_value(ps, cfg, k) < 0)
 			return -1;
 	}
+	if (site_keys_check(ps, cfg, seen_line) < 0)
+		return -1;
 	if (next(ps) < 0)
 		return -1;
 	if (ps->ev.type == YAML_DOCUMENT_END_EVENT && next(ps) < 0)
@@ -301,6 +398,35 @@ unsigned gp_config_allowed(const gp_config_t *cfg, const char *partition, const 
 	return m | GP_MODE_TIMING;
 }
 
+static int map_bool(const gp_modemap_t *m, const char *key)
+{
+	for (unsigned i = 0; key && i < m->n; i++)
+		if (!strcmp(m->key[i], key))
+			return (int)m->modes[i];
+	return -1;
+}
+
+bool gp_config_profile_all(const gp_config_t *cfg, const char *partition, const char *account)
+{
+	int byp = map_bool(&cfg->profile_all_partitions, partition);
+	int bya = map_bool(&cfg->profile_all_accounts, account);
+	if (byp == 0 || bya == 0)
+		return false;
+	return byp == 1 || bya == 1 || cfg->profile_all_jobs;
+}
+
+bool gp_config_profile_any(const gp_config_t *cfg)
+{
+	const gp_modemap_t *maps[] = {&cfg->profile_all_partitions, &cfg->profile_all_accounts};
+	if (cfg->profile_all_jobs)
+		return true;
+	for (unsigned k = 0; k < 2; k++)
+		for (unsigned i = 0; i < maps[k]->n; i++)
+			if (maps[k]->modes[i])
+				return true;
+	return false;
+}
+
 bool gp_config_admits(const gp_config_t *cfg, const char *user, const char *account,
                       const char **reason)
 {
@@ -330,5 +456,10 @@ int gp_config_describe(const gp_config_t *cfg, char *buf, size_t len)
 	                 (cfg->partition_modes.n || cfg->account_modes.n)
 	                     ? " (narrowed per partition/account)"
 	                     : "");
+	if (n >= 0 && (size_t)n < len && gp_config_profile_any(cfg))
+		n += snprintf(
+		    buf + n, len - (size_t)n, "             every GPU job profiled%s into %s%s\n",
+		    cfg->profile_all_jobs ? "" : " (in some partitions/accounts)", cfg->site_output,
+		    cfg->profile_all_opt_out ? " (--gpuprof=none opts out)" : " (no opting out)");
 	return n;
 }

@@ -379,8 +379,10 @@ int gp_spool_salvage(const char *dir, const char *into, bool verbose)
 	const char *dot = strrchr(base, '.');
 	if (dot)
 		pid = strtol(dot + 1, NULL, 10);
-	if (pid > 0 && kill((pid_t)pid, 0) == 0)
-		return gp_err("%s: agent %ld is still running; not salvaging", dir, pid);
+	if (pid > 0 && kill((pid_t)pid, 0) == 0) {
+		gp_err("%s: agent %ld is still running; not salvaging", dir, pid);
+		return 1;
+	}
 	/* the task's rank, from its name job<J>.<step>.<rank>.<agentpid> */
 	long task = -1;
 	const char *d1 = strchr(base, '.'), *d2 = d1 ? strchr(d1 + 1, '.') : NULL;
@@ -527,9 +529,10 @@ int gp_spool_salvage_all(const char *root, const char *job, const char *into, bo
 		if (strncmp(de->d_name, prefix, strlen(prefix)))
 			continue;
 		snprintf(path, sizeof(path), "%s/%s", udir, de->d_name);
-		if (gp_spool_salvage(path, into, verbose) == 0)
+		int rc = gp_spool_salvage(path, into, verbose);
+		if (rc == 0)
 			n++;
-		else if (failed)
+		else if (rc < 0 && failed) /* not a live agent's: that one is not salvaged yet */
 			++*failed;
 	}
 	closedir(d);

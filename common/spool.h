@@ -87,8 +87,9 @@ int gp_spool_launcher_dest(const char *dest, char *out, size_t outlen);
 int gp_spool_dest_check(const char *dest, const char *into, char *out, size_t outlen);
 /* Salvage one task spool (and its other processes' files, SPOOL/rank<N>/ of a
  * launcher's ranks and SPOOL/rank<N>.pid<P>/): drain each ring into its rank file
- * (forced), publish it to dest, remove what was published. Refuses if the owning agent
- * is still alive. -1 (said) when any of its files could not be published (they stay). */
+ * (forced), publish it to dest, remove what was published. 1 (said) when the owning
+ * agent is still alive (nothing done); -1 (said) when any of its files could not be
+ * published (they stay). */
 int gp_spool_salvage(const char *dir, const char *into, bool verbose);
 /* Salvage every spool of job (NULL: all) under root. Returns the number salvaged
  * whole; *failed (when not NULL) gets the number not, or not whole. */

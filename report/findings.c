@@ -623,6 +623,19 @@ static void rule_idle(rule_ctx_t *c)
 		tr = gsteps(r) ? tracer_ms(r, &how) : 0;
 		tr = tr < ms ? tr : ms;
 		double net = ms - tr, net_pct = pct * (ms > 0 ? net / ms : 0);
+		/* never more than the idle time the headline's step has: the busy share of the
+		 * untraced steps where known, else the traced span's, applied to the median (a
+		 * torch.compile program was told 10.95 ms of an 11.46 ms step whose GPU was busy
+		 * 36 % of it: issue 49) */
+		double busy = r->gpu.busy_pct_untraced > 0 ? r->gpu.busy_pct_untraced
+		              : r->gpu.span_ns
+		                  ? 100.0 * (double)r->gpu.busy_ns / (double)r->gpu.span_ns
+		                  : 0;
+		double cap = r->steps.median_ms * (1 - busy / 100);
+		if (busy > 0 && cap >= 0 && net > cap) {
+			net_pct = net > 0 ? net_pct * cap / net : 0;
+			net = cap;
+		}
 		if (net_pct < IDLE_HOST_PCT || net <= best)
 			continue;
 		best = net, best_pct = net_pct, w = r, w_meas = ms, w_tr = tr, w_how = how;
@@ -1283,6 +1296,54 @@ static const struct rule {
     {"optimizer_state", rule_optimizer}, {"memory_near_limit", rule_near_limit},
 };
 
+/* Each finding's advice for any job, in one sentence (gpuprof ledger lists many jobs; a
+ * job's own report gives the advice with its figures) */
+static const struct {
+	const char *id, *advice;
+} advice[] = {
+    {"not_observed", "The process that used the GPU was not the one recorded: see the job's "
+                     "report for its process tree."},
+    {"cuda_oom", "The GPU ran out of memory: reduce the batch or sequence, free what is kept "
+                 "across steps, or use activation checkpointing or sharding."},
+    {"time_limit", "Ask for the time the run needs (--time), or checkpoint on SIGTERM "
+                   "(sbatch --signal=B:TERM@60) and resubmit from the checkpoint."},
+    {"incomplete", "The program did not end: check sacct's State (TIMEOUT, CANCELLED, "
+                   "NODE_FAIL) for the job."},
+    {"killed", "A signal ended the program: Slurm at the time limit or scancel, or the "
+               "kernel's OOM killer."},
+    {"failed", "The program failed: read its output; the report's figures cover the run up "
+               "to the failure."},
+    {"gpu_fault", "A GPU fault (Xid): tell the cluster admins and resubmit excluding the node."},
+    {"gpu_shared", "Ranks shared a GPU: give each rank a GPU of its own (--gpus-per-task=1) "
+                   "unless the sharing is meant (MPS)."},
+    {"straggler", "Every collective waits for the slowest rank: look at its node, its data "
+                  "shard, or uneven work."},
+    {"sync_stall", "A blocking read of a GPU value every step (loss.item(), .cpu(), print) "
+                   "drains the pipeline: log every N steps or asynchronously."},
+    {"input_bound", "The input pipeline is the bottleneck: more DataLoader workers, "
+                    "persistent_workers, prefetching, pinned memory with non_blocking copies."},
+    {"idle_gaps", "The GPU waits for the host between launches: host work, I/O or logging in "
+                  "the step, or too many small kernels (CUDA graphs, torch.compile)."},
+    {"fragmentation", "Many tiny kernels per step: fuse them or capture the step in a CUDA "
+                      "graph (torch.compile mode=reduce-overhead)."},
+    {"comm_not_overlapped", "Communication is not overlapped with compute: bucket gradients, "
+                            "overlap all-reduce with backward, or use fewer, larger messages."},
+    {"host_ahead", "The host runs far ahead of the GPU: the GPU is the limit; measure kernels, "
+                   "not host time."},
+    {"memory_leak", "Device memory grows every step: something is kept across steps (a "
+                    "tensor with its graph, a growing list)."},
+    {"optimizer_state", "The optimizer's state holds much of the memory: a lighter optimizer "
+                        "or sharded state (ZeRO, FSDP) frees it."},
+};
+
+const char *gp_finding_advice(const char *id)
+{
+	for (size_t i = 0; i < sizeof(advice) / sizeof(advice[0]); i++)
+		if (!strcmp(advice[i].id, id))
+			return advice[i].advice;
+	return NULL;
+}
+
 static int cmp_f(const void *a, const void *b)
 {
 	const gp_finding_t *x = a, *y = b;
@@ -1376,6 +1437,7 @@ void gp_job_findings(gp_job_t *job)
 	}
 	memcpy(job->f, out, n * sizeof(gp_finding_t));
 	job->nf = n;
+	gp_job_accounting(job);
 }
 
 const char *gp_finding_relation(const gp_job_t *job, const gp_finding_t *f, char *buf, size_t len)

@@ -205,8 +205,9 @@ void gp_job_set_progress(void (*fn)(unsigned done, unsigned total))
 	progress_fn = fn;
 }
 
-/* Analyse and merge every rank of paths, a batch of a few per thread at a time. */
-static void analyse_all(gp_job_t *job, rank_in_t *paths, unsigned n)
+/* Analyse and merge every rank of paths, a batch of a few per thread at a time. -1
+ * (ENOMEM) when the ranks' results do not fit in memory (nothing read). */
+static int analyse_all(gp_job_t *job, rank_in_t *paths, unsigned n)
 {
 	unsigned nt = report_threads(n), from_sum = 0;
 	unsigned batch = nt * 32 < 256 ? 256 : nt * 32;
@@ -215,9 +216,10 @@ static void analyse_all(gp_job_t *job, rank_in_t *paths, unsigned n)
 	rank_sum_t *sums = calloc(batch ? batch : 1, sizeof(*sums));
 	job->ranks = malloc((n ? n : 1) * sizeof(gp_rank_t));
 	if (!sums || !job->ranks) {
-		gp_warn("report: out of memory for %u ranks", n);
 		free(sums);
-		return;
+		free(job->ranks);
+		job->ranks = NULL;
+		return errno = ENOMEM, -1;
 	}
 	for (unsigned lo = 0; lo < n; lo += batch) {
 		unsigned m = n - lo < batch ? n - lo : batch;
@@ -236,6 +238,7 @@ static void analyse_all(gp_job_t *job, rank_in_t *paths, unsigned n)
 	free(sums);
 	gp_debug("report: %u rank(s) from their summaries, %u from their rank files", from_sum,
 	         job->nranks - from_sum);
+	return 0;
 }
 
 /* A writer killed between creating its temporary file and renaming it into place leaves
@@ -510,8 +513,16 @@ int gp_job_load(gp_job_t *job, const char *dir, const char *step, const char *st
 	closedir(top);
 	group_sides(&paths.v, &paths.n, &paths.cap, sides.v, sides.n);
 	VEC_FREE(sides);
-	if (paths.n)
-		analyse_all(job, paths.v, (unsigned)paths.n);
+	/* each rank's results are held to the end (the text, JSON and exports read them): a
+	 * job of more ranks than memory holds is said as such, not as "no rank files" */
+	bool oom = paths.n && analyse_all(job, paths.v, (unsigned)paths.n) < 0;
+	if (oom)
+		snprintf(err, errlen,
+		         "%s: out of memory: the results of %zu rank files need %zu MiB (%zu KiB a "
+		         "rank) before any is read; report a step at a time (--step) or give the "
+		         "report more memory",
+		         dir, paths.n, (paths.n * sizeof(gp_rank_t) + (1u << 20) - 1) >> 20,
+		         sizeof(gp_rank_t) >> 10);
 	node_statuses(job);
 	for (size_t i = 0; i < paths.n; i++) {
 		free(paths.v[i].path);
@@ -520,6 +531,10 @@ int gp_job_load(gp_job_t *job, const char *dir, const char *step, const char *st
 		free(paths.v[i].sides);
 	}
 	VEC_FREE(paths);
+	if (oom) {
+		gp_job_free(job);
+		return -1;
+	}
 	if (!job->nranks) {
 		if (job->nunreadable)
 			snprintf(err, errlen, "%s: no readable rank file (%s)", dir,

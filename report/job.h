@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <sys/types.h>
 
+#include "acctrec.h"
 #include "analyze.h"
 #include "rank.h"
 #include "summary.h"
@@ -94,6 +95,9 @@ typedef struct gp_job {
 	 * list, the tables give distributions across ranks and nodes with outliers named */
 	bool have_detail;
 	gp_ranks_t detail;
+	/* GPU-seconds by cause and the record's other figures (acct.c), once the findings are
+	 * made (the first one's id is in it) */
+	gp_acct_rec_t acct;
 } gp_job_t;
 #define GP_TEXT_RANKS 32
 
@@ -117,6 +121,13 @@ DIR *gp_job_step_dir(const gp_job_t *job, int topfd, const char *name, const cha
 int gp_job_load(gp_job_t *job, const char *dir, const char *step, const char *steps_from, char *err,
                 size_t errlen);
 void gp_job_findings(gp_job_t *job);
+/* job->acct from the ranks and the findings (acct.c; gp_job_findings calls it), and its
+ * JSON object (report.json "accounting"). */
+void gp_job_accounting(gp_job_t *job);
+/* A finding's advice in one sentence, for any job (findings.c; gpuprof ledger); NULL for an
+ * unknown id */
+const char *gp_finding_advice(const char *id);
+void gp_acct_json(const gp_job_t *job, FILE *out);
 /* The job's kernel time by kind of work (gp_kernel_kind of every kernel's name), most
  * first: n kinds into k[], at most max (the kinds are fewer than 16). */
 typedef struct gp_kind {

@@ -1,6 +1,7 @@
 /* A job directory from a job id, through sacct (jobref.h). */
 #include "config.h"
 #include "jobref.h"
+#include "acctrec.h"
 #include "log.h"
 
 #include <ctype.h>
@@ -168,7 +169,20 @@ static int resolve_id(const char *arg, char *dir, size_t len, char *err, size_t 
 	if (!l)
 		return -1;
 	snprintf(raw, sizeof(raw), "%s", l);
-	/* the summary gpuprof wrote at the job's end names the directory wherever it is */
+	/* the record gpuprof wrote at the job's end names the directory wherever it is
+	 * (SystemComment, which only root and SlurmUser write), else its summary line */
+	if (gp_sacct_field(arg, "SystemComment", out, sizeof(out)) > 0) {
+		const char *at;
+		size_t rn;
+		gp_acct_rec_t rec;
+		char why[160];
+		out[strcspn(out, "\n")] = '\0';
+		if (gp_rec_find(out, &at, &rn, why, sizeof(why)) == 1 &&
+		    gp_rec_parse(at, rn, &rec, why, sizeof(why)) == 0 && strlen(rec.dir) < len) {
+			snprintf(dir, len, "%s", rec.dir);
+			return 0;
+		}
+	}
 	if (gp_sacct_field(arg, "AdminComment", out, sizeof(out)) > 0) {
 		out[strcspn(out, "\n")] = '\0';
 		if (gp_jobref_admin_dir(out, dir, len) == 0)

@@ -7,7 +7,9 @@
 #include "commands.h"
 #include "jobref.h"
 #include "live_report.h"
+#include "ledger.h"
 #include "outfile.h"
+#include "prune.h"
 #include "run.h"
 #include "env.h"
 #include "log.h"
@@ -43,6 +45,7 @@ enum { /* long-only options */
        OPT_STEPS_FROM = 256,
        OPT_SACCT,
        OPT_SUMMARY_LINE,
+       OPT_RECORD_LINE,
        OPT_TORCH,
        OPT_FAIL,
        OPT_SPOOL,
@@ -115,6 +118,9 @@ static const gp_cli_opt_t report_opts[] = {
      "print nothing: only write report.txt, report.json and job.json into the job directory"},
     {"summary-line", OPT_SUMMARY_LINE, NULL,
      "print the one-line summary that goes into the job's AdminComment"},
+    {"record-line", OPT_RECORD_LINE, NULL,
+     "print the accounting record that goes into the job's SystemComment (gpuprof ledger "
+     "reads it; after the summary line when both are asked)"},
     {NULL, 0, NULL, NULL}};
 
 static const gp_cli_cmd_t cmd_report_doc = {
@@ -125,8 +131,9 @@ static const gp_cli_cmd_t cmd_report_doc = {
     "report.txt, report.json and job.json are written into the job directory too.",
     report_opts,
     "JOBID is a Slurm job id (1234, an array task 1234_5, a heterogeneous job's component "
-    "1234+1): its directory is the one gpuprof's summary names in the job's AdminComment "
-    "(sacct -o AdminComment), else gpuprof-ID in its working directory. An operand shaped "
+    "1234+1): its directory is the one gpuprof's record names in the job's SystemComment "
+    "(sacct -o SystemComment), else its summary in AdminComment, else gpuprof-ID in its "
+    "working directory. An operand shaped "
     "like a job id is asked of sacct first, unless it is a directory of the caller's own "
     "(./1234 names the directory); another user's directory of that name is read only "
     "where sacct knows no such job.\n\n"
@@ -292,9 +299,9 @@ static const gp_cli_cmd_t cmd_help_doc = {"help",
                                           false};
 
 static const gp_cli_cmd_t *const commands[] = {
-    &cmd_run_doc,       &cmd_report_doc,   &gp_cmd_top_doc,  &cmd_export_doc,
-    &cmd_diff_doc,      &cmd_salvage_doc,  &cmd_capture_doc, &cmd_dump_doc,
-    &cmd_summarize_doc, &cmd_settings_doc, &cmd_fields_doc,  &cmd_help_doc};
+    &cmd_run_doc,     &cmd_report_doc,    &gp_cmd_top_doc,   &cmd_export_doc,    &cmd_diff_doc,
+    &cmd_salvage_doc, &cmd_capture_doc,   &cmd_dump_doc,     &cmd_summarize_doc, &cmd_settings_doc,
+    &cmd_fields_doc,  &gp_cmd_ledger_doc, &gp_cmd_prune_doc, &cmd_help_doc};
 #define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))
 
 /* gpuprof --help */
@@ -860,7 +867,7 @@ static int cmd_report(int argc, char **argv)
 	const gp_cli_cmd_t *cmd = &cmd_report_doc;
 	const char *step = NULL, *format = "text", *output = NULL;
 	const char *steps_from = NULL, *ranks = NULL;
-	bool quiet = false, summary = false, sacct = false, by_id = false;
+	bool quiet = false, summary = false, sacct = false, by_id = false, record = false;
 	char err[512], dir[PATH_MAX];
 	gp_job_t job;
 	gp_cli_t c;
@@ -891,6 +898,9 @@ static int cmd_report(int argc, char **argv)
 			break;
 		case OPT_SUMMARY_LINE:
 			summary = true;
+			break;
+		case OPT_RECORD_LINE:
+			record = true;
 			break;
 		}
 	}
@@ -944,7 +954,13 @@ static int cmd_report(int argc, char **argv)
 		char line[600];
 		gp_report_summary_line(&job, line, sizeof(line));
 		fprintf(out.f, "%s\n", line);
-	} else if (!quiet) {
+	}
+	if (record) {
+		char line[GP_REC_MAX + 1];
+		if (gp_rec_format(&job.acct, line, sizeof(line)) == 0)
+			fprintf(out.f, "%s\n", line);
+	}
+	if (!summary && !record && !quiet) {
 		if (!strcmp(format, "json"))
 			gp_report_json(&job, out.f);
 		else
@@ -1458,8 +1474,9 @@ static int cmd_diff(int argc, char **argv)
 int main(int argc, char **argv)
 {
 	static int (*const run[])(int, char **) = {
-	    cmd_run,     cmd_report, gp_cmd_top,    cmd_export,   cmd_diff,   cmd_salvage,
-	    cmd_capture, cmd_dump,   cmd_summarize, cmd_settings, cmd_fields, cmd_help};
+	    cmd_run,     cmd_report,    gp_cmd_top,   cmd_export,    cmd_diff,
+	    cmd_salvage, cmd_capture,   cmd_dump,     cmd_summarize, cmd_settings,
+	    cmd_fields,  gp_cmd_ledger, gp_cmd_prune, cmd_help};
 	_Static_assert(sizeof(run) / sizeof(run[0]) == NCOMMANDS, "a function per command");
 	if (argc < 2)
 		return usage_line();

@@ -1229,6 +1229,8 @@ void gp_report_json(const gp_job_t *job, FILE *out)
 	gp_json_str(out, job->dir);
 	fprintf(out, ",\n  \"step_median_ms\": %.6f,\n  \"step_basis\": ", job->step_median_ms);
 	gp_json_str(out, job->step_basis);
+	fprintf(out, ",\n  \"accounting\": ");
+	gp_acct_json(job, out);
 	fprintf(out, ",\n  \"sacct\": ");
 	gp_json_str(out, job->sacct);
 	fprintf(out,

@@ -21,6 +21,12 @@ int gp_client_post_opt(spank_t sp, gp_plugin_t *p)
 		return 0;
 	if (gp_options_resolve(p, gp_env_process_get, NULL, err, sizeof(err)) < 0)
 		return gp_err("%s", err);
+	/* an opt-out the site does not honour is said where it was typed, and the job runs */
+	if ((p->opts.modes & GP_MODE_NONE) && !p->cfg.profile_all_opt_out &&
+	    gp_config_profile_any(&p->cfg))
+		gp_warn("%s=none: this cluster profiles every job's tasks that have GPUs "
+		        "(profile_all_opt_out: false); yours are profiled all the same",
+		        p->opts.modes_given ? "--gpuprof" : GP_ENV_MODES);
 	if (!p->opts.modes || (p->opts.modes & GP_MODE_NONE))
 		return 0;
 	/* GPUPROF_MODES from the environment gets the same policy check as --gpuprof. */

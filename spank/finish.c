@@ -24,6 +24,7 @@
  * accounting record does, after slurmctld's completion has reached it (slurmapi.c). */
 #include "config.h"
 #include "plugin.h"
+#include "acctrec.h"
 #include "cgroup.h"
 #include "env.h"
 #include "log.h"
@@ -121,13 +122,35 @@ static int lock_node(int wait_s)
 	return lock_named("reports-node.lock", wait_s);
 }
 
+/* The report's output, as the user ran it: the summary line, then the accounting record.
+ * The record is parsed and written anew here, root-side (its text is the user's process's
+ * output: only a well-formed record of known keys goes into SystemComment); summary keeps
+ * its first line. */
+static void take_record(uint32_t job, char *summary, char *record, size_t len)
+{
+	char *nl = strchr(summary, '\n');
+	const char *rec = nl ? nl + 1 : "";
+	size_t n = strcspn(rec, "\n");
+	gp_acct_rec_t r;
+	char why[160];
+	if (n && gp_rec_parse(rec, n, &r, why, sizeof(why)) == 0) {
+		if (gp_rec_format(&r, record, len) < 0)
+			record[0] = '\0';
+	} else if (n) {
+		gp_warn("job %u: the report's accounting record is refused: %s", job, why);
+	}
+	if (nl)
+		*nl = '\0';
+}
+
 static void finisher(const gp_plugin_t *p, uint32_t job, const gp_creds_t *who, const char *jobdir,
                      bool ended)
 {
 	const gp_config_t *cfg = &p->cfg;
 	int timeout = (int)cfg->report_timeout;
-	char summary[ADMIN_COMMENT_MAX] = "";
-	char *argv[] = {cfg->cli_path, "report", "--quiet", "--summary-line", (char *)jobdir, NULL};
+	char summary[ADMIN_COMMENT_MAX + GP_REC_MAX + 4] = "", record[GP_REC_MAX + 1] = "";
+	char *argv[] = {cfg->cli_path,   "report",       "--quiet", "--summary-line",
+	                "--record-line", (char *)jobdir, NULL};
 	int lock = lock_job(job, timeout);
 	gp_debug("job %u: %s, reporting %s", job, lock < 0 ? "no lock" : "lock held", jobdir);
 	if (lock < 0 && state_fd < 0)
@@ -169,16 +192,23 @@ static void finisher(const gp_plugin_t *p, uint32_t job, const gp_creds_t *who, 
 		else
 			summary[0] = '\0';
 	} else {
-		summary[strcspn(summary, "\n")] = '\0';
+		take_record(job, summary, record, sizeof(record));
 		gp_info("job %u: report of %s done (%s)", job, jobdir,
 		        ended ? "epilog" : "step end");
 	}
-	if (summary[0] && cfg->admin_comment && !strncmp(summary, "gpuprof:", 8)) {
-		rc = gp_set_admin_comment(job, summary, ended, 300);
-		if (rc != 0)
-			gp_warn("job %u: AdminComment not written (%d)", job, rc);
+	bool line = summary[0] && cfg->admin_comment && !strncmp(summary, "gpuprof:", 8);
+	if (line || record[0]) {
+		rc = gp_set_job_comments(job, line ? summary : NULL, record[0] ? record : NULL,
+		                         ended, 300);
+		if (rc == 1)
+			gp_info("job %u: AdminComment written; the record at the job's end", job);
+		else if (rc != 0)
+			gp_warn("job %u: AdminComment/SystemComment not written (%d)", job, rc);
 		else
-			gp_info("job %u: AdminComment written", job);
+			gp_info("job %u: %s written", job,
+			        line && record[0] ? "AdminComment and SystemComment"
+			        : line            ? "AdminComment"
+			                          : "SystemComment");
 	}
 	if (lock >= 0) {
 		char name[64];

@@ -33,6 +33,12 @@ typedef struct gp_plugin {
 	int ngroups;      /* -1: unknown (initgroups from the user database) */
 	char account[256], partition[256]; /* from slurmctld, for the site policy */
 	bool job_info_ok;
+	/* a step the site profiles without its asking (profile_all_jobs; site.c) */
+	bool by_site;            /* profiled by the site's policy */
+	bool site_dir;           /* into site_output (the user named no directory) */
+	int site_state;          /* init_post_opt's answer: 0 not asked, 1 ready, -1 refused */
+	bool site_group_ok;      /* the user's directory is site_group's */
+	long long site_rank_cap; /* bytes a rank may write in the user's room; 0: no quota */
 	char jobdir[4096];
 	char spool[4096]; /* node-local spool root for the agents */
 	unsigned ntasks_local;
@@ -74,17 +80,23 @@ typedef struct gp_slurm_job {
 	char account[256], partition[256];
 	char admin_comment[GP_ADMIN_COMMENT_MAX];
 	bool admin_comment_cut; /* longer than we hold: never rewritten */
+	char system_comment[GP_ADMIN_COMMENT_MAX];
+	bool system_comment_cut;
 } gp_slurm_job_t;
 /* 0 with the job's account, partition and AdminComment; -1 when Slurm's API is not
  * loaded in this process or the job is unknown. */
 int gp_slurm_job_info(uint32_t job, gp_slurm_job_t *out);
 /* Root, in a process of its own (the detached finisher: it may wait): append summary
- * (a "gpuprof: ..." line) to the job's AdminComment, replacing an
- * older one of ours, never cutting other tools' text: in slurmctld while the job runs,
- * else (ended: known to have ended) in its accounting record once slurmctld's
- * completion has reached it, waiting up to wait_s seconds for that. 0 done, -2 finished
- * and the record could not be updated, -1 otherwise. */
-int gp_set_admin_comment(uint32_t job, const char *summary, bool ended, int wait_s);
+ * (a "gpuprof: ..." line, or NULL) to the job's AdminComment and record (an accounting
+ * record, common/acctrec.h, or NULL) to its SystemComment, each replacing an older one of
+ * ours, never cutting other tools' text; the summary is left out where AdminComment holds
+ * jobstats' JS1: value (which its reader decodes whole). In slurmctld while the job runs,
+ * else (ended: known to have ended) in its accounting record once slurmctld's completion
+ * has reached it, waiting up to wait_s seconds for that. 0 done, 1 the summary written
+ * and the record left for the job's end (it still runs), -2 finished and the record could
+ * not be updated, -1 otherwise. */
+int gp_set_job_comments(uint32_t job, const char *summary, const char *record, bool ended,
+                        int wait_s);
 /* spank/finish.c: the job report and its AdminComment line, in a process detached from
  * slurmstepd (root; the report as the user), so that neither srun nor the node's
  * teardown waits for them; one at a time per job (a lock in the state directory). */
@@ -92,6 +104,12 @@ void gp_finish_detached(const gp_plugin_t *p, uint32_t job, const gp_creds_t *wh
                         const char *jobdir, bool ended);
 /* spank/epilog.c: job epilog (root) */
 int gp_epilog(spank_t sp, const gp_plugin_t *p);
+
+/* spank/site.c: as root in init_post_opt, the site's directory of a step profiled by
+ * profile_all_jobs into site_output: ROOT checked, ROOT/USER made for the user, what it
+ * holds against site_quota_per_user (p->site_rank_cap: the room left for each of the
+ * step's ntasks). 0, or -1 after one line in slurmd's log: the step is not profiled. */
+int gp_site_prepare(gp_plugin_t *p, const char *user, unsigned ntasks);
 
 /* spank/privsep.c: run fn(arg) in a child that dropped to who (setgroups, setgid,
  * setuid, verified), with a deadline in seconds. Returns the child's exit code, or -1. */
@@ -104,6 +122,10 @@ int gp_exec_as_user(const gp_creds_t *who, char *const argv[], char *out, size_t
  * fatal() inside Slurm's library (24.11's epilog process has no hash plugins loaded)
  * or a hang ends the child, never the host process. Returns fn's 0/1, or -1. */
 int gp_run_isolated(int (*fn)(void *, int), void *arg, char *out, size_t outlen, int timeout_s);
+/* fn(arg, fd) in a child that dropped to who (as gp_run_as_user), its writes to fd back
+ * in out; with a deadline. Returns fn's 0/1, or -1. */
+int gp_run_as_user_out(const gp_creds_t *who, int (*fn)(void *, int), void *arg, char *out,
+                       size_t outlen, int timeout_s);
 /* Run argv as the current user (root, in the epilog), stdout into out. */
 int gp_exec_capture(char *const argv[], char *out, size_t outlen, int timeout_s);
 

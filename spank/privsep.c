@@ -165,6 +165,27 @@ int gp_run_isolated(int (*fn)(void *, int), void *arg, char *out, size_t outlen,
 	return wait_child(pid, p[0], out, outlen, timeout_s);
 }
 
+struct dropped_arg {
+	const gp_creds_t *who;
+	int (*fn)(void *, int);
+	void *arg;
+};
+
+static int dropped_child(void *arg, int fd)
+{
+	const struct dropped_arg *a = arg;
+	if (drop_to(a->who) < 0)
+		_exit(125);
+	return a->fn(a->arg, fd);
+}
+
+int gp_run_as_user_out(const gp_creds_t *who, int (*fn)(void *, int), void *arg, char *out,
+                       size_t outlen, int timeout_s)
+{
+	struct dropped_arg a = {who, fn, arg};
+	return gp_run_isolated(dropped_child, &a, out, outlen, timeout_s);
+}
+
 /* The helper programs, run through gp_run_isolated: stdout into the pipe, stdin from
  * /dev/null, dropped to the user where asked, then exec. */
 struct exec_arg {

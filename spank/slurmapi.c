@@ -11,6 +11,7 @@
  * per Slurm version). */
 #include "config.h"
 #include "plugin.h"
+#include "acctrec.h"
 #include "admincomment.h"
 #include "log.h"
 
@@ -83,6 +84,10 @@ static int job_info_here(uint32_t job, gp_slurm_job_t *out)
 		         j->admin_comment ? j->admin_comment : "");
 		out->admin_comment_cut =
 		    j->admin_comment && strlen(j->admin_comment) >= sizeof(out->admin_comment);
+		snprintf(out->system_comment, sizeof(out->system_comment), "%s",
+		         j->system_comment ? j->system_comment : "");
+		out->system_comment_cut =
+		    j->system_comment && strlen(j->system_comment) >= sizeof(out->system_comment);
 		rc = 0;
 		break;
 	}
@@ -196,9 +201,10 @@ static int db_open(db_t *d, uint32_t job)
 	return 0;
 }
 
-/* The job's record: 1 with its AdminComment once slurmctld's completion is in it (an end
- * time), 0 while it is not (or there is no record yet), -1 on error. */
-static int db_get(db_t *d, char *ac, size_t len, bool *cut)
+/* The job's record: 1 with its AdminComment and SystemComment (got->) once slurmctld's
+ * completion is in it (an end time), 0 while it is not (or there is no record yet), -1 on
+ * error. */
+static int db_get(db_t *d, gp_slurm_job_t *got)
 {
 	void *l = d->jobs_get(d->conn, &d->cond);
 	if (!l)
@@ -215,8 +221,12 @@ static int db_get(db_t *d, char *ac, size_t len, bool *cut)
 		                : "not complete (waiting)",
 		         j && j->admin_comment ? j->admin_comment : "");
 	if (done) {
-		snprintf(ac, len, "%s", j->admin_comment ? j->admin_comment : "");
-		*cut = j->admin_comment && strlen(j->admin_comment) >= len;
+		const char *ac = j->admin_comment ? j->admin_comment : "";
+		const char *sc = j->system_comment ? j->system_comment : "";
+		snprintf(got->admin_comment, sizeof(got->admin_comment), "%s", ac);
+		got->admin_comment_cut = strlen(ac) >= sizeof(got->admin_comment);
+		snprintf(got->system_comment, sizeof(got->system_comment), "%s", sc);
+		got->system_comment_cut = strlen(sc) >= sizeof(got->system_comment);
 		rc = 1;
 	}
 	d->list_destroy(l);
@@ -226,18 +236,20 @@ static int db_get(db_t *d, char *ac, size_t len, bool *cut)
 	return rc;
 }
 
-static int db_set(db_t *d, char *value)
+/* ac, sc: the new AdminComment and SystemComment, NULL: left as they are */
+static int db_set(db_t *d, char *ac, char *sc)
 {
-	/* the value goes into SQL in slurmdbd: nothing that could end its quoting */
-	if (strpbrk(value, "'\"\\`"))
+	/* the values go into SQL in slurmdbd: nothing that could end its quoting */
+	if ((ac && strpbrk(ac, "'\"\\`")) || (sc && strpbrk(sc, "'\"\\`")) || (!ac && !sc))
 		return -1;
 	slurmdb_job_rec_t *rec = d->rec_create();
 	if (!rec)
 		return -1;
 	int rc = -1;
-	rec->admin_comment = value;
+	rec->admin_comment = ac;
+	rec->system_comment = sc;
 	void *changed = d->job_modify(d->conn, &d->cond, rec);
-	rec->admin_comment = NULL; /* ours, not Slurm's to free */
+	rec->admin_comment = rec->system_comment = NULL; /* ours, not Slurm's to free */
 	if (changed) {
 		if (d->list_count(changed) > 0)
 			rc = d->conn_commit(d->conn, true) == 0 ? 0 : -1;
@@ -247,51 +259,76 @@ static int db_set(db_t *d, char *value)
 	return rc;
 }
 
-/* others' text (ours, from an earlier report, replaced), then ours; -1 when it does not
- * fit: others' text is never cut */
-static int compose(uint32_t job, char *others, const char *summary, char *val, size_t len)
+/* The values to write, from the fields as they are (have; its AdminComment's entries of
+ * ours are stripped here): *ac_out / *sc_out point at ac / sc, or stay NULL where that
+ * field is left alone. -1 when neither is written. */
+static int compose(uint32_t job, gp_slurm_job_t *have, const char *summary, const char *record,
+                   char *ac, char *sc, size_t len, char **ac_out, char **sc_out)
 {
-	if (gp_ac_compose(others, summary, val, len) < 0)
-		return gp_warn("job %u: no room for the gpuprof summary in AdminComment", job);
-	return 0;
+	*ac_out = *sc_out = NULL;
+	/* jobstats' value first: a large job's runs past what we hold (5 000 bytes seen) */
+	if (summary && gp_ac_has_js1(have->admin_comment))
+		gp_info("job %u: AdminComment holds jobstats' JS1 summary; our line left out (the "
+		        "record is in SystemComment)",
+		        job);
+	else if (summary && have->admin_comment_cut)
+		gp_warn("job %u: AdminComment longer than %d bytes; left as it is", job,
+		        GP_ADMIN_COMMENT_MAX);
+	else if (summary && gp_ac_compose(have->admin_comment, summary, ac, len) < 0)
+		gp_warn("job %u: no room for the gpuprof summary in AdminComment", job);
+	else if (summary)
+		*ac_out = ac;
+	if (record && have->system_comment_cut)
+		gp_warn("job %u: SystemComment longer than %d bytes; left as it is", job,
+		        GP_ADMIN_COMMENT_MAX);
+	else if (record && gp_rec_compose(have->system_comment, record, sc, len) < 0)
+		gp_warn("job %u: no room for the gpuprof record in SystemComment", job);
+	else if (record)
+		*sc_out = sc;
+	return *ac_out || *sc_out ? 0 : -1;
 }
 
 /* The finished job's accounting record, once slurmctld's completion is in it: waits up
- * to wait_s seconds for that. ctld_others: other tools' AdminComment as slurmctld holds
- * it (NULL: slurmctld no longer knows the job). Its completion writes that value into
- * the record; a record with an end time but another value (seen: a job whose
- * AdminComment was set while it ran, read 0.1 s after its end) is not complete yet. */
-static int set_in_database(uint32_t job, const char *summary, const char *ctld_others, int wait_s)
+ * to wait_s seconds for that. ctld: the job as slurmctld holds it (NULL: slurmctld no
+ * longer knows it). Its completion writes slurmctld's AdminComment into the record; a
+ * record with an end time but another value (seen: a job whose AdminComment was set while
+ * it ran, read 0.1 s after its end) is not complete yet, unless another tool (jobstats'
+ * epilog) has written it since. */
+static int set_in_database(uint32_t job, const char *summary, const char *record,
+                           const gp_slurm_job_t *ctld, int wait_s)
 {
 	db_t d;
-	char have[GP_ADMIN_COMMENT_MAX], val[GP_ADMIN_COMMENT_MAX];
+	static gp_slurm_job_t have;
+	static char ac[GP_ADMIN_COMMENT_MAX], sc[GP_ADMIN_COMMENT_MAX];
 	if (db_open(&d, job) < 0)
 		return -1;
 	int rc = -1;
-	bool cut = false;
 	for (int waited = 0;; waited++) {
-		int got = db_get(&d, have, sizeof(have), &cut);
+		int got = db_get(&d, &have);
 		if (got < 0)
 			break;
-		if (got == 1 && !cut)
-			gp_ac_strip_ours(have);
-		bool same = !ctld_others || cut || !strcmp(have, ctld_others);
+		if (got == 1 && !have.admin_comment_cut)
+			gp_ac_strip_ours(have.admin_comment);
+		bool same = !ctld || ctld->admin_comment_cut || have.admin_comment_cut ||
+		            gp_ac_has_js1(have.admin_comment) ||
+		            !strcmp(have.admin_comment, ctld->admin_comment);
 		if (got == 1 && (same || waited >= wait_s)) {
-			if (!same)
+			if (!same) {
 				gp_warn("job %u: the accounting record's AdminComment is not "
 				        "slurmctld's after %d s; slurmctld's kept",
 				        job, wait_s);
-			if (cut)
-				gp_warn("job %u: AdminComment longer than %d bytes; left as it is",
-				        job, GP_ADMIN_COMMENT_MAX);
-			else if (compose(job, same ? have : (char *)ctld_others, summary, val,
-			                 sizeof(val)) == 0)
-				rc = db_set(&d, val);
+				memcpy(have.admin_comment, ctld->admin_comment,
+				       sizeof(have.admin_comment));
+			}
+			char *ac_out, *sc_out;
+			if (compose(job, &have, summary, record, ac, sc, sizeof(ac), &ac_out,
+			            &sc_out) == 0)
+				rc = db_set(&d, ac_out, sc_out);
 			break;
 		}
 		if (waited >= wait_s) {
 			gp_warn("job %u: no completed accounting record after %d s; AdminComment "
-			        "not written",
+			        "and SystemComment not written",
 			        job, wait_s);
 			break;
 		}
@@ -301,50 +338,54 @@ static int set_in_database(uint32_t job, const char *summary, const char *ctld_o
 	return rc;
 }
 
-static int set_admin_comment_here(uint32_t job, const char *summary, bool ended, int wait_s)
+static int set_comments_here(uint32_t job, const char *summary, const char *record, bool ended,
+                             int wait_s)
 {
-	gp_slurm_job_t info;
-	char val[GP_ADMIN_COMMENT_MAX];
+	static gp_slurm_job_t info;
+	static char ac[GP_ADMIN_COMMENT_MAX], sc[GP_ADMIN_COMMENT_MAX];
 	/* only ever our own line, made one entry here, root-side: the line comes from a
 	 * report that ran as the user (whose text, the job directory, is in it) */
 	char ours[ADMIN_COMMENT_MAX * 3];
-	if (gp_ac_entry(summary, ours, sizeof(ours)) < 0)
+	if (summary && gp_ac_entry(summary, ours, sizeof(ours)) < 0)
+		summary = NULL;
+	else if (summary)
+		summary = ours;
+	if (!summary && !record)
 		return -1;
-	summary = ours;
 	int e = 0;
 	bool known = job_info_here(job, &info) == 0;
-	if (known)
+	if (known && !info.admin_comment_cut)
 		gp_ac_strip_ours(info.admin_comment);
-	if (!ended) {
-		/* slurmctld, while the job runs: its completion then carries the value */
+	if (!ended && summary) {
+		/* slurmctld, while the job runs: its completion then carries the line. The
+		 * record waits for the job's end (the epilog's report is the job's last, and
+		 * slurmctld takes SystemComment from no job update, 22.05 and 24.11 alike) */
+		char *ac_out, *sc_out;
 		if (!known) {
 			e = ESLURM_INVALID_JOB_ID; /* purged: only the database has it */
-		} else if (info.admin_comment_cut) {
-			gp_warn("job %u: AdminComment longer than %d bytes; left as it is", job,
-			        GP_ADMIN_COMMENT_MAX);
-			return -1;
-		} else if (compose(job, info.admin_comment, summary, val, sizeof(val)) < 0) {
-			return -1;
+		} else if (compose(job, &info, summary, NULL, ac, sc, sizeof(ac), &ac_out,
+		                   &sc_out) < 0) {
+			return record ? 1 : -1; /* AdminComment left as it is */
 		} else {
 			job_desc_msg_t desc;
 			api.init_desc(&desc);
 			desc.job_id = job;
-			desc.admin_comment = val;
+			desc.admin_comment = ac_out;
 			if (api.update(&desc) != 0)
 				e = api.get_errno ? api.get_errno() : -1;
 		}
 		if (!e)
-			return 0;
+			return record ? 1 : 0; /* the record waits for the job's end */
 		if (e != ESLURM_JOB_FINISHED && e != ESLURM_ALREADY_DONE &&
 		    e != ESLURM_INVALID_JOB_ID) {
 			gp_debug("job %u: AdminComment not set (Slurm error %d)", job, e);
 			return -1;
 		}
+	} else if (!ended && known) {
+		return 1; /* a record alone while the job runs: the epilog's */
 	}
 	/* the job has ended: its accounting record */
-	if (set_in_database(job, summary,
-	                    known && !info.admin_comment_cut ? info.admin_comment : NULL,
-	                    wait_s) == 0)
+	if (set_in_database(job, summary, record, known ? &info : NULL, wait_s) == 0)
 		return 0;
 	gp_debug("job %u: its accounting record could not be updated", job);
 	return -2;
@@ -377,7 +418,8 @@ int gp_slurm_job_info(uint32_t job, gp_slurm_job_t *out)
 	return 0;
 }
 
-int gp_set_admin_comment(uint32_t job, const char *summary, bool ended, int wait_s)
+int gp_set_job_comments(uint32_t job, const char *summary, const char *record, bool ended,
+                        int wait_s)
 {
-	return set_admin_comment_here(job, summary, ended, wait_s);
+	return set_comments_here(job, summary, record, ended, wait_s);
 }

@@ -50,7 +50,49 @@ static void step_name(uint32_t step, char *buf, size_t len)
 static bool policy_needs_job_info(const gp_config_t *c)
 {
 	return c->accounts_allow.n || c->accounts_deny.n || c->account_modes.n ||
-	       c->partition_modes.n;
+	       c->partition_modes.n || c->profile_all_partitions.n || c->profile_all_accounts.n;
+}
+
+/* Whether this step was allocated GPUs on this node, as slurmstepd set the step's
+ * environment from its GRES (seen on 22.05 and 24.11): SLURM_GPUS_ON_NODE, else the
+ * step's SLURM_STEP_GPUS (the batch step's SLURM_JOB_GPUS). The job's SLURM_JOB_GPUS
+ * alone is not the step's: an inner `srun --gres=gpu:0` inherits it with no GPU. */
+static bool step_has_gpus(spank_t sp, uint32_t step)
+{
+	const char *n = job_env("SLURM_GPUS_ON_NODE", sp);
+	if (n && atoi(n) > 0)
+		return true;
+	bool whole = step == GP_STEP_BATCH || step == GP_STEP_INTERACTIVE;
+	const char *v = job_env(whole ? "SLURM_JOB_GPUS" : "SLURM_STEP_GPUS", sp);
+	return v && *v;
+}
+
+/* A task of such a step bound to none of them (--gpu-bind): CUDA_VISIBLE_DEVICES empty,
+ * or Slurm's "NoDevFiles". */
+static bool task_has_gpus(spank_t sp)
+{
+	const char *v = job_env("CUDA_VISIBLE_DEVICES", sp);
+	return !v || (*v && strcmp(v, "NoDevFiles"));
+}
+
+/* profile_all_jobs: a step that did not ask (or opted out where the site allows none) and
+ * has GPUs on this node is profiled with the site's default modes, into site_output
+ * unless its user named a directory (--gpuprof-output, GPUPROF_OUTPUT). */
+static void site_policy(spank_t sp, gp_plugin_t *p)
+{
+	bool none = p->opts.modes & GP_MODE_NONE;
+	const char *part = p->job_info_ok ? p->partition : NULL;
+	const char *acct = p->job_info_ok ? p->account : NULL;
+	p->by_site = p->site_dir = false;
+	if (p->opts.modes && !(none && !p->cfg.profile_all_opt_out))
+		return;
+	if (!gp_config_profile_all(&p->cfg, part, acct) || !step_has_gpus(sp, p->step_id))
+		return;
+	p->opts.modes = p->cfg.default_modes;
+	p->by_site = true;
+	p->site_dir = !p->opts.output_given;
+	if (p->site_dir)
+		snprintf(p->opts.output, sizeof(p->opts.output), "%s", p->cfg.site_output);
 }
 
 /* The site policy for this step's user and job: narrows p->opts.modes, or returns false
@@ -132,9 +174,13 @@ static int resolve_step(spank_t sp, gp_plugin_t *p, bool quiet)
 			gp_warn("%s; this step is not profiled", err);
 		return 0;
 	}
+	site_policy(sp, p);
 	if (!p->opts.modes || (p->opts.modes & GP_MODE_NONE))
 		return 0;
-	p->enabled = step_admitted(p, quiet) && step_places(sp, p, quiet);
+	if (p->site_dir && p->site_state < 0)
+		return 0; /* init_post_opt found no room of the site's for it */
+	/* a job the site profiles did not ask: its user hears nothing of the policy */
+	p->enabled = step_admitted(p, quiet || p->by_site) && step_places(sp, p, quiet);
 	return 0;
 }
 
@@ -227,6 +273,21 @@ static int wrap_task(spank_t sp, const gp_plugin_t *p)
 	return 0;
 }
 
+/* A task profiled into site_output: its rank's cap is the room the user's quota leaves,
+ * and its files are site_group's to read (the user's directory passes the group on). */
+static int site_task_env(spank_t sp, const gp_plugin_t *p)
+{
+	char v[32];
+	if (!p->site_dir)
+		return 0;
+	snprintf(v, sizeof(v), "%lld", p->site_rank_cap);
+	if (p->site_rank_cap > 0 && spank_setenv(sp, GP_ENV_MAXBYTES, v, 1) != ESPANK_SUCCESS)
+		return -1;
+	if (p->site_group_ok && spank_setenv(sp, GP_ENV_GROUP_READABLE, "1", 1) != ESPANK_SUCCESS)
+		return -1;
+	return 0;
+}
+
 static int task_setenv(const char *name, const char *value, void *arg)
 {
 	return spank_setenv((spank_t)arg, name, value, 1) == ESPANK_SUCCESS ? 0 : -1;
@@ -247,7 +308,7 @@ int gp_stepd_task_init(spank_t sp, gp_plugin_t *p)
 	}
 	if (spank_get_item(sp, S_TASK_GLOBAL_ID, &rank) != ESPANK_SUCCESS)
 		rank = 0;
-	if (!gp_ranks_contains(&p->opts.ranks, rank)) {
+	if (!gp_ranks_contains(&p->opts.ranks, rank) || (p->by_site && !task_has_gpus(sp))) {
 		strip_inherited(sp, p);
 		return 0;
 	}
@@ -270,6 +331,8 @@ int gp_stepd_task_init(spank_t sp, gp_plugin_t *p)
 		    spank_setenv(sp, s->env, v, 1) != ESPANK_SUCCESS)
 			return fail_task(p, "cannot set the task environment");
 	}
+	if (site_task_env(sp, p) < 0)
+		return fail_task(p, "cannot set the task environment");
 	/* Injection first, as the fallback: the agent, once running, points it at its
 	 * own ring; if the agent never runs (multi-prog), the library writes alone. */
 	env_only(sp, p, "task not wrapped by the agent");
@@ -402,6 +465,14 @@ int gp_stepd_post_opt(spank_t sp, gp_plugin_t *p)
 		}
 	}
 	resolve_step(sp, p, true);
+	if (p->enabled && p->site_dir) {
+		struct passwd *pw = getpwuid(p->uid);
+		uint32_t ntasks = 1;
+		if (spank_get_item(sp, S_JOB_TOTAL_TASK_COUNT, &ntasks) != ESPANK_SUCCESS)
+			ntasks = 1;
+		p->site_state = gp_site_prepare(p, pw ? pw->pw_name : NULL, ntasks) == 0 ? 1 : -1;
+		p->enabled = p->site_state > 0;
+	}
 	if (p->enabled)
 		write_state_record(p);
 	return 0;

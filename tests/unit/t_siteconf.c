@@ -25,6 +25,10 @@ static const struct {
 } bad[] = {
     {"enabled: maybe\n", ":1: 'enabled' must be true or false, not 'maybe'"},
     {"enabled: true\nbogus: 1\n", ":2: unknown key 'bogus'"},
+    {"finding_notes: [a, b]\n", ":1: 'finding_notes' must be a mapping of id: text"},
+    {"finding_notes:\n  idle_gaps: [x]\n", ":2: 'finding_notes': expected text"},
+    {"finding_notes:\n  a: x\n  a: y\n", ":3: 'finding_notes': 'a' is given twice"},
+    {"finding_notes:\n  a: \"x\\ty\"\n", "'finding_notes': "},
     {"default_modes: nvtx,memm\n", ":1: 'default_modes': unknown mode 'memm'"},
     {"default_modes: help\n", "'help' is not a mode here"},
     {"nvml_hz: fast\n", ":1: 'nvml_hz' must be a whole number"},
@@ -49,6 +53,26 @@ static const struct {
     {"output: /scratch/x%\n", ":1: 'output': trailing '%'"},
     {"torch_history_entries: -5\n", "'torch_history_entries' must be a whole number"},
     {"pytorch: maybe\n", ":1: 'pytorch'"},
+    /* issue 48: profiling every GPU job by site policy */
+    {"profile_all_jobs: true\n", ":1: 'profile_all_jobs' needs 'site_output'"},
+    {"enabled: true\nprofile_all_accounts:\n  ml: true\n",
+     ":2: 'profile_all_accounts' needs 'site_output'"},
+    {"profile_all_partitions:\n  gpu: maybe\n",
+     ":2: 'profile_all_partitions': 'gpu' must be true or false"},
+    {"profile_all_partitions: [gpu]\n",
+     ":1: 'profile_all_partitions' must be a mapping of name: true or false"},
+    {"site_output: gpuprof/%u/%j\n", ":1: 'site_output': must be absolute"},
+    {"site_output: /srv/gpuprof/%j\n", "needs a directory that is %u alone"},
+    {"site_output: /srv/gpuprof/%u-%j\n", "needs a directory that is %u alone"},
+    {"site_output: /srv/%x/%u/%j\n", "an escape before the user's directory %u"},
+    {"site_output: /srv/gpuprof/%u\n", "needs the job's directory below %u"},
+    {"site_output: /%u/%j\n", "%u cannot be a directory of / itself"},
+    {"site_output: /srv/../%u/%j\n", "'.' and '..' are not allowed"},
+    {"site_output: /srv/gp/%u/%q\n", ":1: 'site_output': unknown escape '%q'"},
+    {"site_group: 'a b'\n", ":1: 'site_group': 'a b' is not a group name"},
+    {"site_group: a/b\n", "is not a group name"},
+    {"site_quota_per_user: lots\n", ":1: 'site_quota_per_user' must be a size"},
+    {"profile_all_opt_out: perhaps\n", ":1: 'profile_all_opt_out' must be true or false"},
 };
 
 int main(void)
@@ -74,8 +98,8 @@ int main(void)
 		const gp_setting_t *s = &gp_settings[i];
 		char why[256];
 		long long v[2];
-		if (s->type != GP_T_LIST && s->type != GP_T_MODEMAP &&
-		    gp_setting_parse(s, s->def, v, why, sizeof(why)) < 0)
+		if (s->type != GP_T_LIST && s->type != GP_T_MODEMAP && s->type != GP_T_TEXTMAP &&
+		    s->type != GP_T_BOOLMAP && gp_setting_parse(s, s->def, v, why, sizeof(why)) < 0)
 			badd++, diag("%s", why);
 		for (unsigned j = i + 1; j < gp_nsettings; j++)
 			dup +=
@@ -179,6 +203,55 @@ int main(void)
 	}
 	rc = load("", &cfg, err, sizeof(err));
 	ok(rc == 0 && cfg.enabled, "empty file means defaults");
+	ok(!cfg.profile_all_jobs && cfg.profile_all_opt_out && !*cfg.site_output &&
+	       !*cfg.site_group && cfg.site_quota_per_user == 20ll << 30 &&
+	       !gp_config_profile_any(&cfg) && !gp_config_profile_all(&cfg, "gpu", "ml"),
+	   "by default no job is profiled unasked (20G quota, opting out allowed)");
+	gp_config_free(&cfg);
+
+	/* profile_all_jobs with its maps: a false in either wins, then a true, then the
+	 * cluster's value */
+	rc = load("profile_all_jobs: true\n"
+	          "profile_all_partitions:\n  debug: false\n  gpu: true\n"
+	          "profile_all_accounts:\n  ml: true\n  private: no\n"
+	          "profile_all_opt_out: false\n"
+	          "site_output: /srv/gpuprof/%u/%j\n"
+	          "site_group: gpuadmins\n"
+	          "site_quota_per_user: 5G\n",
+	          &cfg, err, sizeof(err));
+	if (!ok(rc == 0, "profile_all_jobs with site_output and the maps loads"))
+		diag("%s", err);
+	ok(gp_config_profile_all(&cfg, "batch", "physics") &&
+	       !gp_config_profile_all(&cfg, "debug", "ml") &&
+	       !gp_config_profile_all(&cfg, "gpu", "private") &&
+	       gp_config_profile_all(&cfg, NULL, NULL) && !cfg.profile_all_opt_out &&
+	       !strcmp(cfg.site_group, "gpuadmins") && cfg.site_quota_per_user == 5ll << 30,
+	   "a false entry wins over the cluster's true and over another map's true");
+	gp_config_describe(&cfg, err, sizeof(err));
+	ok(strstr(err, "every GPU job profiled into /srv/gpuprof/%u/%j (no opting out)") != NULL,
+	   "describe says every GPU job is profiled, where, and that none opts out");
+	gp_config_free(&cfg);
+	rc = load("profile_all_partitions:\n  gpu: true\n"
+	          "profile_all_accounts:\n  ml: yes\n"
+	          "site_output: /srv/gpuprof/%u/%x/%j\n",
+	          &cfg, err, sizeof(err));
+	ok(rc == 0 && gp_config_profile_any(&cfg) && gp_config_profile_all(&cfg, "gpu", NULL) &&
+	       gp_config_profile_all(&cfg, "cpu", "ml") &&
+	       !gp_config_profile_all(&cfg, "cpu", "physics") &&
+	       !gp_config_profile_all(&cfg, NULL, NULL),
+	   "per partition and per account alone, the cluster's value off");
+	gp_config_free(&cfg);
+
+	/* finding_notes: gpuprof ledger's note per finding id */
+	rc =
+	    load("finding_notes:\n  input_bound: \"https://hpc.example.edu/dl\"\n  sync_stall: Log "
+	         "less often.\n",
+	         &cfg, err, sizeof(err));
+	ok(rc == 0 && cfg.finding_notes.n == 2 &&
+	       !strcmp(gp_config_note(&cfg, "input_bound"), "https://hpc.example.edu/dl") &&
+	       !strcmp(gp_config_note(&cfg, "sync_stall"), "Log less often.") &&
+	       !gp_config_note(&cfg, "straggler"),
+	   "finding_notes: id: text, looked up by id (none for another)");
 	gp_config_free(&cfg);
 
 	/* the file the packages install as /etc/gpuprof.yaml says "every value below is the
@@ -197,11 +270,16 @@ int main(void)
 	       shipped.nvml_hz == def.nvml_hz && shipped.warmup_steps == def.warmup_steps &&
 	       !strcmp(shipped.step_range, def.step_range) &&
 	       shipped.group_readable == def.group_readable &&
+	       shipped.profile_all_jobs == def.profile_all_jobs &&
+	       shipped.profile_all_opt_out == def.profile_all_opt_out &&
+	       !strcmp(shipped.site_output, def.site_output) &&
+	       shipped.site_quota_per_user == def.site_quota_per_user &&
 	       shipped.admin_comment == def.admin_comment &&
 	       shipped.report_at_end == def.report_at_end && shipped.pytorch == def.pytorch &&
 	       shipped.torch_history_entries == def.torch_history_entries &&
 	       !shipped.partition_modes.n && !shipped.account_modes.n && !shipped.users_allow.n &&
-	       !shipped.users_deny.n && !shipped.accounts_allow.n && !shipped.accounts_deny.n,
+	       !shipped.users_deny.n && !shipped.accounts_allow.n && !shipped.accounts_deny.n &&
+	       !shipped.finding_notes.n,
 	   "every value the shipped file sets is the default");
 	gp_config_free(&shipped);
 	gp_config_free(&def);

@@ -1,0 +1,72 @@
+/* site_output's template split into the admin's root, the user's directory and the
+ * job's part (sitedir.h). */
+#include "config.h"
+#include "sitedir.h"
+#include "path.h"
+
+#include <stdio.h>
+#include <string.h>
+
+static int bad(char *why, size_t whylen, const char *msg)
+{
+	snprintf(why, whylen,
+	         "%s (an absolute template with a directory of the user's: "
+	         "/srv/gpuprof/%%u/%%j)",
+	         msg);
+	return -1;
+}
+
+int gp_site_tmpl_split(const char *tmpl, gp_site_tmpl_t *t, char *why, size_t whylen)
+{
+	char copy[1024];
+	char *save = NULL;
+	size_t root = 0, rest = 0;
+	bool user = false;
+	memset(t, 0, sizeof(*t));
+	if (gp_tmpl_check(tmpl, why, whylen) < 0)
+		return -1;
+	if (tmpl[0] != '/')
+		return bad(why, whylen, "must be absolute");
+	if (snprintf(copy, sizeof(copy), "%s/", tmpl) >= (int)sizeof(copy))
+		return bad(why, whylen, "too long");
+	if (!strstr(copy, "/%u/"))
+		return bad(why, whylen, "needs a directory that is %u alone");
+	for (char *c = strtok_r(copy, "/", &save); c; c = strtok_r(NULL, "/", &save)) {
+		if (!strcmp(c, ".") || !strcmp(c, ".."))
+			return bad(why, whylen, "'.' and '..' are not allowed");
+		char *dst = user ? t->rest : t->root;
+		size_t *at = user ? &rest : &root;
+		if (!user && !strcmp(c, "%u")) {
+			user = true;
+			continue;
+		}
+		if (!user && strchr(c, '%'))
+			return bad(why, whylen, "an escape before the user's directory %u");
+		*at += (size_t)snprintf(dst + *at, sizeof(t->root) - *at, "%s%s",
+		                        user && !*at ? "" : "/", c);
+		t->depth += user;
+	}
+	if (!root)
+		return bad(why, whylen, "%u cannot be a directory of / itself");
+	if (!t->depth)
+		return bad(why, whylen, "needs the job's directory below %u");
+	return 0;
+}
+
+int gp_site_tmpl_check(const char *tmpl, char *why, size_t whylen)
+{
+	gp_site_tmpl_t t;
+	return gp_site_tmpl_split(tmpl, &t, why, whylen);
+}
+
+bool gp_site_group_name_ok(const char *name)
+{
+	size_t n = strlen(name);
+	if (!n || n > 64 || name[0] == '-')
+		return false;
+	for (const char *c = name; *c; c++)
+		if ((unsigned char)*c <= ' ' || *c == '/' || *c == ':' || *c == ',' ||
+		    (unsigned char)*c == 0x7f)
+			return false;
+	return true;
+}

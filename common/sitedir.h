@@ -1,0 +1,26 @@
+/* The site's directory of the jobs it profiles without their asking (gpuprof.yaml's
+ * site_output): an absolute template /ROOT/%u/REST. ROOT is the admin's and holds no
+ * escape; the component %u is the user's own directory, made by root for the user (the
+ * plugin, spank/site.c), which the quota measures and `gpuprof prune` works inside; REST
+ * (one component or more) is the job's, made by the job's user. */
+#ifndef GP_SITEDIR_H
+#define GP_SITEDIR_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+typedef struct gp_site_tmpl {
+	char root[1024]; /* "/srv/gpuprof" */
+	char rest[1024]; /* "%j", "%x/%j" */
+	unsigned depth;  /* REST's components: a job directory's depth below ROOT/USER */
+} gp_site_tmpl_t;
+
+/* Split tmpl into t: 0, or -1 with why ("must be absolute", "needs a directory %u of the
+ * user's", ...). */
+int gp_site_tmpl_split(const char *tmpl, gp_site_tmpl_t *t, char *why, size_t whylen);
+/* The same check, for the loader. */
+int gp_site_tmpl_check(const char *tmpl, char *why, size_t whylen);
+/* A group name as groupadd takes it (no '/', ':', space or control character). */
+bool gp_site_group_name_ok(const char *name);
+
+#endif

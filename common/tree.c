@@ -1,0 +1,143 @@
+/* Link-safe, one-file-system tree measurement and removal (tree.h). Recursive, one open
+ * directory per level, at most GP_TREE_MAX_DEPTH levels. */
+#include "config.h"
+#include "tree.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static void account(gp_tree_usage_t *u, const struct stat *st)
+{
+	u->bytes += (uint64_t)st->st_blocks * 512u;
+	u->entries++;
+	if (st->st_mtime > u->newest)
+		u->newest = st->st_mtime;
+}
+
+/* The directory dirfd/name opened for reading, never through a link, and only where it is
+ * on dev; -1 otherwise (errno EXDEV for another file system). */
+static DIR *open_below(int dirfd, const char *name, dev_t dev)
+{
+	struct stat st;
+	int fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return NULL;
+	int e = fstat(fd, &st) < 0 ? errno : st.st_dev != dev ? EXDEV : 0;
+	if (e) {
+		close(fd);
+		errno = e;
+		return NULL;
+	}
+	DIR *d = fdopendir(fd);
+	if (!d)
+		close(fd);
+	return d;
+}
+
+static bool dot(const char *n)
+{
+	return n[0] == '.' && (!n[1] || (n[1] == '.' && !n[2]));
+}
+
+static void measure_dir(int at, const char *name, dev_t dev, unsigned depth, uint64_t max,
+                        gp_tree_usage_t *u)
+{
+	struct dirent *de;
+	DIR *d;
+	if (depth >= GP_TREE_MAX_DEPTH) {
+		u->cut = true;
+		return;
+	}
+	if (!(d = open_below(at, name, dev))) {
+		u->skipped++;
+		return;
+	}
+	while ((de = readdir(d))) {
+		struct stat st;
+		if (dot(de->d_name))
+			continue;
+		if (max && u->entries >= max) {
+			u->cut = true;
+			break;
+		}
+		if (fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
+			u->skipped++;
+			continue;
+		}
+		account(u, &st);
+		if (S_ISDIR(st.st_mode))
+			measure_dir(dirfd(d), de->d_name, dev, depth + 1, max, u);
+	}
+	closedir(d);
+}
+
+int gp_tree_measure(int dirfd, const char *name, uint64_t max_entries, gp_tree_usage_t *u)
+{
+	struct stat st;
+	if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+		return -1;
+	account(u, &st);
+	if (S_ISDIR(st.st_mode))
+		measure_dir(dirfd, name, st.st_dev, 0, max_entries, u);
+	return 0;
+}
+
+/* Empty the directory dirfd/name (on dev). 0 when every entry went. */
+static int empty_dir(int at, const char *name, dev_t dev, unsigned depth, gp_tree_usage_t *u)
+{
+	struct dirent *de;
+	DIR *d;
+	int rc = 0;
+	if (depth >= GP_TREE_MAX_DEPTH)
+		return errno = ELOOP, -1;
+	if (!(d = open_below(at, name, dev)))
+		return -1;
+	while ((de = readdir(d))) {
+		struct stat st;
+		if (dot(de->d_name))
+			continue;
+		if (fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
+			rc = -1;
+			continue;
+		}
+		bool dir = S_ISDIR(st.st_mode);
+		if (dir &&
+		    (st.st_dev != dev || empty_dir(dirfd(d), de->d_name, dev, depth + 1, u) < 0)) {
+			u->skipped++;
+			rc = -1;
+			continue;
+		}
+		if (unlinkat(dirfd(d), de->d_name, dir ? AT_REMOVEDIR : 0) < 0) {
+			u->skipped++;
+			rc = -1;
+			continue;
+		}
+		account(u, &st);
+	}
+	int e = errno;
+	closedir(d);
+	errno = e;
+	return rc;
+}
+
+int gp_tree_remove(int dirfd, const char *name, gp_tree_usage_t *u)
+{
+	struct stat st;
+	if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+		return -1;
+	bool dir = S_ISDIR(st.st_mode);
+	if (dir && empty_dir(dirfd, name, st.st_dev, 0, u) < 0) {
+		u->skipped++;
+		return -1;
+	}
+	if (unlinkat(dirfd, name, dir ? AT_REMOVEDIR : 0) < 0) {
+		u->skipped++;
+		return -1;
+	}
+	account(u, &st);
+	return 0;
+}

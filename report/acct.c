@@ -1,0 +1,103 @@
+/* The job's accounting figures (report.json "accounting", the accounting record of
+ * common/acctrec.h): each profiled rank's wall time on its GPU split by cause, computed
+ * once here from the rank's own sections, summed over ranks. The ledger sums these and
+ * nothing else.
+ *
+ * A rank that ran kernels: its start-up (program start to the first step) is start-up;
+ * the rest of its wall time is split in the shares the GPU timeline measured over the
+ * steady state's span (gpu.span_ns: busy, exposed communication, and the idle time by
+ * what the host did). Sampled capture measures the shares over its windows and applies
+ * them to the untraced steps between (their step times are measured by markers, their
+ * GPU timeline is not): the record says so in doc/admin.md. A rank with a GPU and no
+ * kernel is unused, unless its modes did not trace CUDA or another process used the GPU
+ * (gp_rank_unobserved): unprofiled. A rank without a GPU adds nothing. */
+#include "config.h"
+#include "job.h"
+
+#include <stdio.h>
+#include <string.h>
+
+static void rank_causes(const gp_rank_t *r, double s[GP_NCAUSES])
+{
+	const gp_gpu_t *g = &r->gpu;
+	double wall = (double)r->outcome.wall_ns / 1e9;
+	if (!g->kernels_total) {
+		bool traced = strstr(r->id.modes, "cuda") != NULL;
+		s[traced && !gp_rank_unobserved(r) ? GP_CAUSE_UNUSED : GP_CAUSE_UNPROFILED] += wall;
+		return;
+	}
+	double st = r->startup.s < wall ? r->startup.s : wall, rest = wall - st;
+	s[GP_CAUSE_STARTUP] += st;
+	if (!g->span_ns || g->busy_ns > g->span_ns) {
+		s[GP_CAUSE_UNPROFILED] += rest;
+		return;
+	}
+	uint64_t exposed = g->comm_ns > g->overlap_ns ? g->comm_ns - g->overlap_ns : 0;
+	if (exposed > g->busy_ns)
+		exposed = g->busy_ns;
+	uint64_t idle = g->span_ns - g->busy_ns;
+	uint64_t known = g->idle_data_ns + g->idle_launch_ns + g->idle_sync_ns + g->idle_compile_ns;
+	double per_ns = rest / (double)g->span_ns;
+	s[GP_CAUSE_COMPUTE] += (double)(g->busy_ns - exposed) * per_ns;
+	s[GP_CAUSE_COMM] += (double)exposed * per_ns;
+	s[GP_CAUSE_INPUT] += (double)g->idle_data_ns * per_ns;
+	s[GP_CAUSE_LAUNCH] += (double)g->idle_launch_ns * per_ns;
+	s[GP_CAUSE_SYNC] += (double)g->idle_sync_ns * per_ns;
+	s[GP_CAUSE_STARTUP] += (double)g->idle_compile_ns * per_ns;
+	s[GP_CAUSE_IDLE] += (double)(idle > known ? idle - known : 0) * per_ns;
+}
+
+/* a rank that had a GPU: NVML named one, or it ran kernels */
+static bool had_gpu(const gp_rank_t *r)
+{
+	return r->id.gpu_uuid[0] || r->gpu.kernels_total;
+}
+
+void gp_job_accounting(gp_job_t *job)
+{
+	gp_acct_rec_t *a = &job->acct;
+	memset(a, 0, sizeof(*a));
+	for (unsigned i = 0; i < job->nranks; i++) {
+		const gp_rank_t *r = &job->ranks[i];
+		a->ranks++;
+		if (r->memory.peak > a->peak_bytes) {
+			a->peak_bytes = r->memory.peak;
+			a->card_bytes = r->id.gpu_total;
+		}
+		if (!had_gpu(r))
+			continue;
+		rank_causes(r, a->s);
+		if (!r->gpu.kernels_total)
+			continue;
+		bool seen = false; /* GPUs by UUID; a rank without one is a GPU of its own */
+		for (unsigned k = 0; k < i && r->id.gpu_uuid[0]; k++)
+			seen |= job->ranks[k].gpu.kernels_total &&
+			        !strcmp(job->ranks[k].id.gpu_uuid, r->id.gpu_uuid);
+		a->gpus += !seen;
+	}
+	/* to the record's precision, so report.json and the record carry the same figures */
+	for (int c = 0; c < GP_NCAUSES; c++) {
+		char b[64];
+		snprintf(b, sizeof(b), "%.3f", a->s[c]);
+		sscanf(b, "%lf", &a->s[c]);
+	}
+	char b[64];
+	snprintf(b, sizeof(b), "%.3f", job->step_median_ms);
+	sscanf(b, "%lf", &a->step_ms);
+	snprintf(a->top, sizeof(a->top), "%s", job->nf ? job->f[0].id : "none");
+	snprintf(a->dir, sizeof(a->dir), "%s", job->dir);
+}
+
+void gp_acct_json(const gp_job_t *job, FILE *out)
+{
+	const gp_acct_rec_t *a = &job->acct;
+	fprintf(out, "{\"schema\": \"" GP_REC_TAG "%d\", \"ranks\": %u, \"gpus\": %u, \"gpu_s\": {",
+	        GP_REC_VERSION, a->ranks, a->gpus);
+	for (int c = 0; c < GP_NCAUSES; c++)
+		fprintf(out, "%s\"%s\": %.3f", c ? ", " : "", gp_cause_key[c], a->s[c]);
+	fprintf(
+	    out,
+	    "}, \"step_ms\": %.3f, \"peak_bytes\": %llu, \"card_bytes\": %llu, \"top\": \"%s\"}",
+	    a->step_ms, (unsigned long long)a->peak_bytes, (unsigned long long)a->card_bytes,
+	    a->top);
+}

@@ -1,0 +1,622 @@
+/* gpuprof ledger's reading and summing (ledger.h): one line of sacct's parsable output at
+ * a time, kept as sums per group and two short lists of jobs, so a million jobs take a
+ * few seconds and a table of groups, never the jobs themselves. */
+#include "config.h"
+#include "ledger.h"
+#include "log.h"
+#include "strhash.h"
+
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+const char *const gp_by_name[GP_NBY] = {"user", "account", "partition", "name", "node"};
+const char *const gp_end_name[GP_NEND] = {"failed", "oom", "timeout"};
+
+enum {
+	F_ID,
+	F_USER,
+	F_ACCOUNT,
+	F_PARTITION,
+	F_NAME,
+	F_NODES,
+	F_STATE,
+	F_END,
+	F_ELAPSED,
+	F_TRES,
+	F_SC,
+	NF
+};
+static const char *const field_name[NF] = {"JobID",      "User",      "Account",      "Partition",
+                                           "JobName",    "NodeList",  "State",        "End",
+                                           "ElapsedRaw", "AllocTRES", "SystemComment"};
+#define MAX_COLS     64
+#define REFUSED_SAID 20 /* refusals printed; the rest counted */
+#define MAX_NODES    4096
+
+void gp_ledger_init(gp_ledger_t *l)
+{
+	for (int i = 0; i < NF; i++)
+		l->col[i] = -1;
+	if (!l->top)
+		l->top = 10;
+}
+
+void gp_ledger_free(gp_ledger_t *l)
+{
+	for (size_t i = 0; i < l->cap; i++)
+		free(l->groups[i].key);
+	free(l->groups);
+	free(l->waste);
+	free(l->idle);
+	l->groups = NULL;
+	l->waste = l->idle = NULL;
+}
+
+double gp_ld_waste(const gp_ld_sums_t *s)
+{
+	double w = 0;
+	for (int c = 0; c < GP_NCAUSES; c++)
+		if (c != GP_CAUSE_COMPUTE && c != GP_CAUSE_UNPROFILED)
+			w += s->s[c];
+	return w;
+}
+
+/* ---- the header ---- */
+
+static int read_header(gp_ledger_t *l, char **f, int n, char *err, size_t errlen)
+{
+	for (int i = 0; i < n; i++)
+		for (int k = 0; k < NF; k++)
+			if (!strcasecmp(f[i], field_name[k]) && l->col[k] < 0)
+				l->col[k] = i;
+	for (int k = 0; k < NF; k++)
+		if (l->col[k] < 0) {
+			snprintf(err, errlen,
+			         "sacct's header has no %s (sacct -a -P -o $(gpuprof ledger "
+			         "--print-fields))",
+			         field_name[k]);
+			return -1;
+		}
+	l->ncols = n;
+	return 0;
+}
+
+/* ---- one job's fields ---- */
+
+static unsigned tres_gpus(const char *tres)
+{
+	for (const char *p = tres; (p = strstr(p, "gres/gpu=")); p++)
+		if (p == tres || p[-1] == ',')
+			return (unsigned)strtoul(p + 9, NULL, 10);
+	return 0;
+}
+
+static int digits(const char *s, int n)
+{
+	int v = 0;
+	for (int i = 0; i < n; i++) {
+		if (s[i] < '0' || s[i] > '9')
+			return -1;
+		v = v * 10 + (s[i] - '0');
+	}
+	return v;
+}
+
+/* sacct's End, 2026-12-06T17:10:10 (local time); 0 when Unknown. mktime's result for the
+ * hour is kept (mktime reads the time zone file's status every call: a third of the
+ * ledger's time over a million jobs) */
+static time_t end_time(const char *s)
+{
+	static struct {
+		int key;
+		time_t t;
+	} hours[4096];
+	if (strlen(s) != 19 || s[4] != '-' || s[7] != '-' || s[10] != 'T' || s[13] != ':' ||
+	    s[16] != ':')
+		return 0;
+	int y = digits(s, 4), mo = digits(s + 5, 2), d = digits(s + 8, 2), h = digits(s + 11, 2);
+	int mi = digits(s + 14, 2), sec = digits(s + 17, 2);
+	if (y < 1970 || mo < 1 || mo > 12 || d < 1 || d > 31 || h < 0 || h > 23 || mi < 0 ||
+	    mi > 59 || sec < 0 || sec > 60)
+		return 0;
+	int key = ((y * 13 + mo) * 32 + d) * 24 + h, slot = key & 4095;
+	if (hours[slot].key != key) {
+		struct tm tm = {.tm_year = y - 1900,
+		                .tm_mon = mo - 1,
+		                .tm_mday = d,
+		                .tm_hour = h,
+		                .tm_isdst = -1};
+		hours[slot].key = key;
+		hours[slot].t = mktime(&tm);
+	}
+	return hours[slot].t + mi * 60 + sec;
+}
+
+static int end_kind(const char *state, const gp_acct_rec_t *rec)
+{
+	if (!strncmp(state, "OUT_OF_MEMORY", 13))
+		return GP_END_OOM;
+	if (!strncmp(state, "TIMEOUT", 7))
+		return GP_END_TIMEOUT;
+	if (!strncmp(state, "FAILED", 6) || !strncmp(state, "NODE_FAIL", 9))
+		return rec && !strcmp(rec->top, "cuda_oom") ? GP_END_OOM : GP_END_FAILED;
+	return -1;
+}
+
+/* The job's record from its SystemComment: 1 read, 0 none, -1 refused (said, counted) */
+static int job_record(gp_ledger_t *l, const char *id, const char *sc, gp_acct_rec_t *rec)
+{
+	const char *at;
+	size_t n;
+	char why[200];
+	int found = gp_rec_find(sc, &at, &n, why, sizeof(why));
+	if (found == 0)
+		return 0;
+	if (found == 1 && gp_rec_parse(at, n, rec, why, sizeof(why)) == 0)
+		return 1;
+	if (l->refused_said++ < REFUSED_SAID)
+		gp_err(
+		    "ledger: job %.32s: SystemComment record refused: %s; its GPU-hours count as "
+		    "unprofiled",
+		    id, why);
+	return -1;
+}
+
+/* ---- sums ---- */
+
+typedef struct job_fig {
+	double alloc, s[GP_NCAUSES], rec[GP_NCAUSES];
+	int end; /* -1, or GP_END_* */
+	bool has_rec, refused;
+	time_t end_t;
+} job_fig_t;
+
+static void add_sums(const gp_ledger_t *l, gp_ld_sums_t *t, const job_fig_t *j, double w)
+{
+	t->jobs++;
+	t->profiled += j->has_rec;
+	t->refused += j->refused;
+	t->alloc_s += j->alloc * w;
+	for (int c = 0; c < GP_NCAUSES; c++) {
+		t->s[c] += j->s[c] * w;
+		t->rec[c] += j->rec[c] * w;
+	}
+	if (j->end >= 0)
+		t->end_s[j->end] += j->alloc * w;
+	time_t until = l->until ? l->until : time(NULL);
+	int week = j->end_t > until - 7 * 86400 ? 0 : j->end_t > until - 14 * 86400 ? 1 : -1;
+	if (week >= 0 && j->end_t <= until) {
+		double waste = 0;
+		for (int c = 0; c < GP_NCAUSES; c++)
+			if (c != GP_CAUSE_COMPUTE && c != GP_CAUSE_UNPROFILED)
+				waste += j->s[c];
+		t->week_alloc[week] += j->alloc * w;
+		t->week_waste[week] += waste * w;
+	}
+}
+
+static gp_ld_group_t *group_of(gp_ledger_t *l, const char *key, size_t n)
+{
+	if (l->ngroups * 2 >= l->cap) { /* grow: rehash */
+		size_t cap = l->cap ? l->cap * 2 : 1024;
+		gp_ld_group_t *g = calloc(cap, sizeof(*g));
+		if (!g)
+			return NULL;
+		for (size_t i = 0; i < l->cap; i++) {
+			if (!l->groups[i].key)
+				continue;
+			size_t k = l->groups[i].hash & (cap - 1);
+			while (g[k].key)
+				k = (k + 1) & (cap - 1);
+			g[k] = l->groups[i];
+		}
+		free(l->groups);
+		l->groups = g;
+		l->cap = cap;
+	}
+	uint64_t h = gp_strhash(key, n);
+	size_t k = h & (l->cap - 1);
+	while (l->groups[k].key) {
+		if (l->groups[k].hash == h && !strcmp(l->groups[k].key, key))
+			return &l->groups[k];
+		k = (k + 1) & (l->cap - 1);
+	}
+	l->groups[k].key = strndup(key, n);
+	l->groups[k].hash = h;
+	l->ngroups++;
+	return l->groups[k].key ? &l->groups[k] : NULL;
+}
+
+/* node[01-03,7],gpu5 -> each name, to fn; the count */
+static unsigned expand_hosts(const char *list, void (*fn)(const char *, void *), void *arg)
+{
+	unsigned n = 0;
+	char item[256];
+	for (const char *p = list; *p && n < MAX_NODES;) {
+		size_t len = 0;
+		int depth = 0;
+		while (p[len] && (depth || p[len] != ',')) {
+			depth += p[len] == '[' ? 1 : p[len] == ']' ? -1 : 0;
+			len++;
+		}
+		snprintf(item, sizeof(item), "%.*s", (int)len, p);
+		p += len + (p[len] == ',');
+		char *lb = strchr(item, '['), *rb = lb ? strchr(lb, ']') : NULL;
+		if (!lb || !rb) {
+			fn(item, arg), n++;
+			continue;
+		}
+		*lb = *rb = '\0';
+		for (char *r = strtok(lb + 1, ","); r && n < MAX_NODES; r = strtok(NULL, ",")) {
+			unsigned a, b;
+			int width = (int)strcspn(r, "-");
+			if (sscanf(r, "%u-%u", &a, &b) != 2)
+				b = a = (unsigned)strtoul(r, NULL, 10);
+			for (unsigned x = a; x <= b && n < MAX_NODES; x++) {
+				char name[300];
+				snprintf(name, sizeof(name), "%s%0*u%s", item, width, x, rb + 1);
+				fn(name, arg), n++;
+			}
+		}
+	}
+	return n;
+}
+
+typedef struct add_ctx {
+	gp_ledger_t *l;
+	char **f;
+	const job_fig_t *j;
+	double w;
+	bool count_only;
+	unsigned n;
+} add_ctx_t;
+
+static void add_to_group(add_ctx_t *c, const char *node)
+{
+	char key[1024];
+	size_t o = 0;
+	static const int fld[GP_NBY] = {F_USER, F_ACCOUNT, F_PARTITION, F_NAME, F_NODES};
+	for (unsigned i = 0; i < c->l->nby; i++) { /* each value cut at 200 bytes */
+		int b = c->l->by[i];
+		const char *v = b == GP_BY_NODE ? node : c->f[c->l->col[fld[b]]];
+		size_t n = strnlen(v, 200);
+		if (i)
+			key[o++] = '\x1f';
+		memcpy(key + o, v, n);
+		o += n;
+	}
+	key[o] = '\0';
+	gp_ld_group_t *g = group_of(c->l, key, o);
+	if (g)
+		add_sums(c->l, &g->sums, c->j, c->w);
+}
+
+static void host_cb(const char *name, void *arg)
+{
+	add_ctx_t *c = arg;
+	if (c->count_only)
+		c->n++;
+	else
+		add_to_group(c, name);
+}
+
+static void add_groups(gp_ledger_t *l, char **f, const job_fig_t *j)
+{
+	add_ctx_t c = {.l = l, .f = f, .j = j, .w = 1};
+	bool by_node = false;
+	for (unsigned i = 0; i < l->nby; i++)
+		by_node |= l->by[i] == GP_BY_NODE;
+	if (!by_node) {
+		add_to_group(&c, NULL);
+		return;
+	}
+	/* a job's GPU-seconds shared evenly by its nodes */
+	c.count_only = true;
+	expand_hosts(f[l->col[F_NODES]], host_cb, &c);
+	c.count_only = false;
+	c.w = c.n ? 1.0 / c.n : 1;
+	if (!c.n)
+		add_to_group(&c, "");
+	else
+		expand_hosts(f[l->col[F_NODES]], host_cb, &c);
+}
+
+/* ---- the lists of jobs: the top ones kept in a min-heap while reading ---- */
+
+static double key_of(const gp_ld_job_t *j, bool idle)
+{
+	return idle ? j->unused_s : j->waste_s;
+}
+
+static void heap_push(gp_ld_job_t **heap, unsigned *n, unsigned cap, const gp_ld_job_t *j,
+                      bool idle)
+{
+	if (!*heap && !(*heap = calloc(cap, sizeof(gp_ld_job_t))))
+		return;
+	gp_ld_job_t *h = *heap;
+	unsigned i;
+	if (*n < cap) {
+		i = (*n)++;
+		for (; i && key_of(&h[(i - 1) / 2], idle) > key_of(j, idle); i = (i - 1) / 2)
+			h[i] = h[(i - 1) / 2];
+		h[i] = *j;
+		return;
+	}
+	if (key_of(j, idle) <= key_of(&h[0], idle))
+		return;
+	for (i = 0;;) { /* replace the least, sift down */
+		unsigned c = 2 * i + 1;
+		if (c >= *n)
+			break;
+		if (c + 1 < *n && key_of(&h[c + 1], idle) < key_of(&h[c], idle))
+			c++;
+		if (key_of(&h[c], idle) >= key_of(j, idle))
+			break;
+		h[i] = h[c];
+		i = c;
+	}
+	h[i] = *j;
+}
+
+static void list_job(gp_ledger_t *l, char **f, const job_fig_t *j, const gp_acct_rec_t *rec,
+                     unsigned gpus)
+{
+	gp_ld_job_t x = {0};
+	snprintf(x.id, sizeof(x.id), "%s", f[l->col[F_ID]]);
+	snprintf(x.user, sizeof(x.user), "%s", f[l->col[F_USER]]);
+	snprintf(x.account, sizeof(x.account), "%s", f[l->col[F_ACCOUNT]]);
+	snprintf(x.partition, sizeof(x.partition), "%s", f[l->col[F_PARTITION]]);
+	snprintf(x.name, sizeof(x.name), "%s", f[l->col[F_NAME]]);
+	snprintf(x.state, sizeof(x.state), "%s", f[l->col[F_STATE]]);
+	x.alloc_s = j->alloc;
+	x.unused_s = j->s[GP_CAUSE_UNUSED];
+	for (int c = 0; c < GP_NCAUSES; c++)
+		if (c != GP_CAUSE_COMPUTE && c != GP_CAUSE_UNPROFILED)
+			x.waste_s += j->s[c];
+	x.gpus_alloc = gpus;
+	x.has_rec = j->has_rec;
+	if (j->has_rec) {
+		x.rec = *rec;
+		x.gpus_used = rec->gpus;
+	}
+	if (x.waste_s > 0)
+		heap_push(&l->waste, &l->nwaste, l->top, &x, false);
+	if (j->has_rec && rec->gpus < gpus && rec->s[GP_CAUSE_UNPROFILED] <= 0)
+		heap_push(&l->idle, &l->nidle, l->top, &x, true);
+}
+
+/* ---- one line ---- */
+
+/* The job's figures: its allocation by cause (ledger.h) */
+static void job_figures(job_fig_t *j, unsigned gpus, double elapsed, const gp_acct_rec_t *rec)
+{
+	j->alloc = gpus * elapsed;
+	double covered = 0;
+	if (j->has_rec)
+		for (int c = 0; c < GP_NCAUSES; c++) {
+			j->rec[c] = j->s[c] = rec->s[c];
+			covered += rec->s[c];
+		}
+	double rest = j->alloc > covered ? j->alloc - covered : 0, unused = 0;
+	/* GPUs no rank ran kernels on, where every rank's GPU use was recorded (a rank whose
+	 * modes did not trace CUDA may have used one) */
+	if (j->has_rec && rec->gpus < gpus && rec->s[GP_CAUSE_UNPROFILED] <= 0) {
+		double idle = (gpus - rec->gpus) * elapsed - rec->s[GP_CAUSE_UNUSED];
+		unused = idle < 0 ? 0 : idle < rest ? idle : rest;
+	}
+	j->s[GP_CAUSE_UNUSED] += unused;
+	j->s[GP_CAUSE_UNPROFILED] += rest - unused;
+}
+
+/* Split on '|'; JobName, the only field a user names freely, takes any extra '|' */
+static int split(gp_ledger_t *l, char *line, char **f)
+{
+	int n = 0;
+	for (char *p = line;; p++) {
+		if (n < MAX_COLS)
+			f[n] = p;
+		n++;
+		p = strchr(p, '|');
+		if (!p)
+			break;
+		*p = '\0';
+	}
+	if (n > MAX_COLS)
+		return -1;
+	int want = l->ncols ? l->ncols : NF, extra = n - want, name = l->col[F_NAME];
+	if (extra < 0 || (extra > 0 && name < 0))
+		return -1;
+	for (int k = 0; k < extra; k++) /* JobName's pieces joined back */
+		f[name + k + 1][-1] = '|';
+	for (int i = name + 1; extra > 0 && i + extra < n; i++)
+		f[i] = f[i + extra];
+	return want;
+}
+
+int gp_ledger_line(gp_ledger_t *l, char *line, size_t len, char *err, size_t errlen)
+{
+	char *f[MAX_COLS];
+	(void)len;
+	l->lines++;
+	if (l->col[0] < 0 && !strncasecmp(line, "JobID|", 6)) {
+		int n = 0;
+		for (char *t = strtok(line, "|"); t && n < MAX_COLS; t = strtok(NULL, "|"))
+			f[n++] = t;
+		return read_header(l, f, n, err, errlen);
+	}
+	if (l->col[0] < 0) /* no header: --print-fields' order */
+		for (int k = 0; k < NF; k++)
+			l->col[k] = k;
+	if (!*line)
+		return 0;
+	if (split(l, line, f) < 0) {
+		l->bad_lines++;
+		return 0;
+	}
+	const char *id = f[l->col[F_ID]], *state = f[l->col[F_STATE]];
+	if (strchr(id, '.')) { /* a step: the allocation's line has the job */
+		l->steps++;
+		return 0;
+	}
+	unsigned gpus = tres_gpus(f[l->col[F_TRES]]);
+	if (!gpus) {
+		l->not_gpu++;
+		return 0;
+	}
+	if (!strncmp(state, "RUNNING", 7) || !strncmp(state, "PENDING", 7) ||
+	    !strncmp(state, "SUSPENDED", 9) || !strncmp(state, "REQUEUED", 8)) {
+		l->running++;
+		return 0;
+	}
+	job_fig_t j = {.end_t = end_time(f[l->col[F_END]])};
+	if ((l->since && j.end_t < l->since) || (l->until && j.end_t > l->until)) {
+		l->out_of_range++;
+		return 0;
+	}
+	gp_acct_rec_t rec;
+	int got = job_record(l, id, f[l->col[F_SC]], &rec);
+	j.has_rec = got == 1;
+	j.refused = got < 0;
+	job_figures(&j, gpus, strtod(f[l->col[F_ELAPSED]], NULL), &rec);
+	j.end = end_kind(state, j.has_rec ? &rec : NULL);
+	add_sums(l, &l->total, &j, 1);
+	add_groups(l, f, &j);
+	list_job(l, f, &j, &rec, gpus);
+	return 0;
+}
+
+/* ---- the end ---- */
+
+static int cmp_group(const void *a, const void *b)
+{
+	const gp_ld_group_t *x = a, *y = b;
+	double wx = gp_ld_waste(&x->sums), wy = gp_ld_waste(&y->sums);
+	if (wx != wy)
+		return wx > wy ? -1 : 1;
+	return x->sums.alloc_s > y->sums.alloc_s ? -1 : x->sums.alloc_s < y->sums.alloc_s;
+}
+
+static int cmp_waste(const void *a, const void *b)
+{
+	const gp_ld_job_t *x = a, *y = b;
+	return x->waste_s > y->waste_s ? -1 : x->waste_s < y->waste_s;
+}
+
+static int cmp_unused(const void *a, const void *b)
+{
+	const gp_ld_job_t *x = a, *y = b;
+	return x->unused_s > y->unused_s ? -1 : x->unused_s < y->unused_s;
+}
+
+void gp_ledger_finish(gp_ledger_t *l)
+{
+	size_t n = 0; /* the table packed, then sorted */
+	for (size_t i = 0; i < l->cap; i++)
+		if (l->groups[i].key)
+			l->groups[n++] = l->groups[i];
+	for (size_t i = n; i < l->cap; i++)
+		l->groups[i].key = NULL;
+	if (n)
+		qsort(l->groups, n, sizeof(*l->groups), cmp_group);
+	if (l->nwaste)
+		qsort(l->waste, l->nwaste, sizeof(*l->waste), cmp_waste);
+	if (l->nidle)
+		qsort(l->idle, l->nidle, sizeof(*l->idle), cmp_unused);
+	if (l->refused_said > REFUSED_SAID)
+		gp_err("ledger: %u more records refused (not shown; counted)",
+		       l->refused_said - REFUSED_SAID);
+}
+
+/* ---- Slurm's date syntax ---- */
+
+static int rel_time(const char *s, time_t now, time_t *out)
+{
+	static const struct {
+		const char *unit;
+		long sec;
+	} units[] = {{"seconds", 1},    {"second", 1},    {"minutes", 60}, {"minute", 60},
+	             {"hours", 3600},   {"hour", 3600},   {"days", 86400}, {"day", 86400},
+	             {"weeks", 604800}, {"week", 604800}, {"", 1}};
+	if (!*s) {
+		*out = now;
+		return 0;
+	}
+	if (*s != '+' && *s != '-')
+		return -1;
+	char *end;
+	long n = strtol(s + 1, &end, 10);
+	if (end == s + 1 || n < 0 || n > 100000000)
+		return -1;
+	for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++)
+		if (!strcasecmp(end, units[i].unit)) {
+			*out = now + (*s == '+' ? 1 : -1) * n * units[i].sec;
+			return 0;
+		}
+	return -1;
+}
+
+static time_t day_at(time_t now, int days, int hour)
+{
+	struct tm tm;
+	localtime_r(&now, &tm);
+	tm.tm_mday += days;
+	tm.tm_hour = hour;
+	tm.tm_min = tm.tm_sec = 0;
+	tm.tm_isdst = -1;
+	return mktime(&tm);
+}
+
+/* "HH:MM[:SS]" at s, to its end */
+static bool clock_of(const char *s, int *h, int *mi, int *sec)
+{
+	size_t n = strlen(s);
+	*sec = 0;
+	if ((n != 5 && n != 8) || s[2] != ':' || (n == 8 && s[5] != ':'))
+		return false;
+	*h = digits(s, 2), *mi = digits(s + 3, 2);
+	if (n == 8)
+		*sec = digits(s + 6, 2);
+	return *h >= 0 && *mi >= 0 && *sec >= 0;
+}
+
+int gp_ld_time(const char *s, time_t now, time_t *out)
+{
+	struct tm tm, today;
+	int y, mo, d, h = 0, mi = 0, sec = 0;
+	localtime_r(&now, &today);
+	if (!strncasecmp(s, "now", 3))
+		return rel_time(s + 3, now, out);
+	static const struct {
+		const char *word;
+		int days, hour;
+	} words[] = {{"today", 0, 0},    {"midnight", 0, 0}, {"noon", 0, 12},
+	             {"teatime", 0, 16}, {"tomorrow", 1, 0}, {"yesterday", -1, 0}};
+	for (size_t i = 0; i < sizeof(words) / sizeof(words[0]); i++)
+		if (!strcasecmp(s, words[i].word)) {
+			*out = day_at(now, words[i].days, words[i].hour);
+			return 0;
+		}
+	size_t n = strlen(s);
+	if (n >= 10 && s[4] == '-' && s[7] == '-' && (n == 10 || s[10] == 'T')) {
+		y = digits(s, 4), mo = digits(s + 5, 2), d = digits(s + 8, 2); /* YYYY-MM-DD[T..] */
+		if (n > 10 && !clock_of(s + 11, &h, &mi, &sec))
+			return -1;
+	} else if ((n == 5 || n == 8) && s[2] == '/' && (n == 5 || s[5] == '/')) {
+		mo = digits(s, 2), d = digits(s + 3, 2); /* MM/DD[/YY] */
+		y = n == 8 ? 2000 + digits(s + 6, 2) : today.tm_year + 1900;
+	} else if (clock_of(s, &h, &mi, &sec)) { /* HH:MM[:SS] today */
+		y = today.tm_year + 1900, mo = today.tm_mon + 1, d = today.tm_mday;
+	} else {
+		return -1;
+	}
+	if (mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 || sec > 60 || y < 1970)
+		return -1;
+	memset(&tm, 0, sizeof(tm));
+	tm.tm_year = y - 1900, tm.tm_mon = mo - 1, tm.tm_mday = d;
+	tm.tm_hour = h, tm.tm_min = mi, tm.tm_sec = sec, tm.tm_isdst = -1;
+	*out = mktime(&tm);
+	return *out == (time_t)-1 ? -1 : 0;
+}

@@ -1,0 +1,110 @@
+/* gpuprof ledger: the cluster's GPU-hours by cause over a time range, from the accounting
+ * database's job records (sacct) or a file of them. ledger.c reads and sums them,
+ * ledger_out.c writes the formats, cmd_ledger.c is the command. Every cause's figure is
+ * the sum of the jobs' accounting records (report.json "accounting", acctrec.h), which
+ * only root or SlurmUser can write (SystemComment); what the records do not cover of a
+ * job's allocation is the ledger's own, from Slurm's AllocTRES and ElapsedRaw: GPUs the
+ * job held that no rank ran kernels on (unused), the rest unprofiled. */
+#ifndef GP_LEDGER_H
+#define GP_LEDGER_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <time.h>
+
+#include "acctrec.h"
+#include "job.h"
+#include "siteconf.h"
+
+/* sacct's fields, in the order --print-fields gives them (a file with sacct's header may
+ * hold them in any order, and more) */
+#define GP_LD_FIELDS                                                                               \
+	"JobID,User,Account,Partition,JobName,NodeList,State,End,ElapsedRaw,AllocTRES,"            \
+	"SystemComment"
+
+enum { GP_BY_USER, GP_BY_ACCOUNT, GP_BY_PARTITION, GP_BY_NAME, GP_BY_NODE, GP_NBY };
+extern const char *const gp_by_name[GP_NBY];
+
+/* Failed allocations by how they ended (sacct's State) */
+enum { GP_END_FAILED, GP_END_OOM, GP_END_TIMEOUT, GP_NEND };
+extern const char *const gp_end_name[GP_NEND];
+
+/* GPU-seconds of a set of jobs */
+typedef struct gp_ld_sums {
+	uint64_t jobs, profiled, refused; /* GPU jobs; with a record; with a refused one */
+	double alloc_s;
+	double s[GP_NCAUSES];   /* by cause: the records' plus the ledger's unused and
+	                           unprofiled (what records do not cover) */
+	double rec[GP_NCAUSES]; /* the records' alone (the sum of the reports' fields) */
+	double end_s[GP_NEND];  /* allocations of jobs that failed, ran out of memory, timed out */
+	double week_alloc[2],
+	    week_waste[2]; /* ended in the last 7 days of the range, the 7 before */
+} gp_ld_sums_t;
+
+/* One job, as the lists of jobs show it */
+typedef struct gp_ld_job {
+	char id[32], user[64], account[64], partition[64], name[96], state[32];
+	double alloc_s, waste_s, unused_s;
+	unsigned gpus_alloc, gpus_used;
+	bool has_rec;
+	gp_acct_rec_t rec;
+} gp_ld_job_t;
+
+typedef struct gp_ld_group {
+	char *key; /* the group's values, joined by '\x1f' */
+	uint64_t hash;
+	gp_ld_sums_t sums;
+} gp_ld_group_t;
+
+#define GP_LD_TOP_MAX 1000
+
+typedef struct gp_ledger {
+	/* asked */
+	int by[GP_NBY];
+	unsigned nby;
+	time_t since, until; /* 0: open */
+	unsigned top;        /* jobs listed */
+	const gp_config_t *cfg;
+	/* read */
+	uint64_t lines, steps, not_gpu, running, out_of_range, bad_lines;
+	gp_ld_sums_t total;
+	gp_ld_group_t *groups;
+	size_t ngroups, cap; /* an open-addressed table while reading, sorted after */
+	gp_ld_job_t *waste;  /* the jobs that wasted most, a min-heap of top while reading */
+	unsigned nwaste;
+	gp_ld_job_t *idle; /* jobs that held GPUs they never used, most GPU-hours first */
+	unsigned nidle;
+	unsigned refused_said; /* refusal lines printed (the rest are counted) */
+	/* the header's columns: index of each of GP_LD_FIELDS' fields, -1 before it is read */
+	int col[11];
+	int ncols;
+} gp_ledger_t;
+
+/* Begin: by and the rest set by the caller, the table empty. */
+void gp_ledger_init(gp_ledger_t *l);
+void gp_ledger_free(gp_ledger_t *l);
+/* One line of `sacct -P` output (no newline); the first may be its header. -1 when the
+ * header lacks a field we need (err says which). */
+int gp_ledger_line(gp_ledger_t *l, char *line, size_t len, char *err, size_t errlen);
+/* After the last line: groups sorted by wasted GPU-hours, the job lists sorted. */
+void gp_ledger_finish(gp_ledger_t *l);
+/* Wasted GPU-seconds of a set of sums (every cause but compute and unprofiled). */
+double gp_ld_waste(const gp_ld_sums_t *s);
+
+/* Slurm's date syntax (sacct -S/-E): YYYY-MM-DD[THH:MM[:SS]], MM/DD[/YY], HH:MM[:SS],
+ * now[{+|-}N[seconds|minutes|hours|days|weeks]], today, midnight, noon, teatime,
+ * tomorrow, yesterday. 0 or -1. */
+int gp_ld_time(const char *s, time_t now, time_t *out);
+
+/* The formats (ledger_out.c) */
+typedef void (*gp_ld_writer_t)(const gp_ledger_t *l, FILE *out);
+gp_ld_writer_t gp_ld_writer(const char *format);
+#define GP_LD_FORMATS "text, json, csv, html, openmetrics"
+
+/* the command (cmd_ledger.c) */
+#include "cli.h"
+extern const gp_cli_cmd_t gp_cmd_ledger_doc;
+int gp_cmd_ledger(int argc, char **argv);
+
+#endif

@@ -1,0 +1,256 @@
+#!/bin/bash
+# gpuprof ledger from a file of sacct output (no cluster): the accounting record of real
+# GPU captures (tests/fixtures) equals their report.json "accounting"; the ledger's totals
+# equal the sum of those reports' fields and Slurm's allocations; forged and malformed
+# records are refused with a line naming the job and never counted; every format is
+# checked by a reader of it (JSON, CSV, promtool or a strict exposition checker, HTML in
+# headless Chromium); bad options are usage errors.
+. "$(dirname "$0")/tap.sh"
+B=${GP_BUILD:?}
+G=$B/gpuprof
+F=$(cd "$(dirname "$0")/../fixtures" && pwd)
+H=$(cd "$(dirname "$0")" && pwd)
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+cd "$T"
+
+# 1. records of real captures, as the plugin gets them (report --record-line)
+fx="clean idle sync ddp-imbalanced straggler pt-oom"
+for f in $fx; do
+	cp -r "$F/$f" "$T/$f"
+	"$G" report --quiet --summary-line --record-line "$T/$f" >"$T/$f.lines" || echo "# report $f failed"
+	sed -n 2p "$T/$f.lines" >"$T/$f.rec"
+done
+python3 - "$T" $fx <<'PY'
+import json, sys
+t = sys.argv[1]
+for f in sys.argv[2:]:
+    rec = open(f"{t}/{f}.rec").read().split()
+    assert rec[0] == "gpuprof-record/1", rec[:1]
+    kv = dict(x.split("=", 1) for x in rec[1:])
+    a = json.load(open(f"{t}/{f}/report.json"))["accounting"]
+    for k, v in a["gpu_s"].items():
+        assert float(kv[k]) == v, (f, k, kv[k], v)
+    assert int(kv["ranks"]) == a["ranks"] and int(kv["gpus"]) == a["gpus"], f
+    assert float(kv["step_ms"]) == a["step_ms"] and kv["top"] == a["top"], f
+    assert int(kv["peak"]) == a["peak_bytes"] and int(kv["card"]) == a["card_bytes"], f
+    assert kv["dir"] == f"{t}/{f}", kv["dir"]
+    assert sum(a["gpu_s"].values()) > 0, f
+PY
+ok $? "the record line of 6 GPU captures carries report.json's accounting figures, to the digit"
+python3 - "$T" <<'PY'
+import json, sys
+a = json.load(open(f"{sys.argv[1]}/ddp-imbalanced/report.json"))
+r = a["ranks"]
+wall = sum(x["wall_s"] for x in r)
+s = sum(a["accounting"]["gpu_s"].values())
+# every rank ran kernels: its wall time is split whole among the causes
+assert abs(s - wall) < 0.001 * len(r) + 1e-6, (s, wall)
+assert a["accounting"]["gpus"] == 2 and a["accounting"]["gpu_s"]["comm"] > 0
+PY
+ok $? "2-rank DDP capture: the causes add up to the ranks' wall time; exposed communication seen"
+
+# 2. a file as sacct -a -P prints it: 3 users, 2 accounts, 2 partitions; records of ours
+# beside another tool's entry; forged and malformed ones
+rec() { cat "$T/$1.rec"; }
+big=$(head -c 3000 /dev/zero | tr '\0' a)
+{
+	echo "JobID|User|Account|Partition|JobName|NodeList|State|End|ElapsedRaw|AllocTRES|SystemComment"
+	echo "201|alice|phys|gpu|train|n[01-02]|COMPLETED|2026-12-05T10:00:00|100|cpu=4,gres/gpu=2,node=2|$(rec ddp-imbalanced)"
+	echo "201.batch|alice|phys|gpu|batch|n01|COMPLETED|2026-12-05T10:00:00|100|cpu=4,gres/gpu=2,node=1|"
+	echo "202|bob|chem|gpu|a|b|n03|FAILED|2026-12-05T11:00:00|20|cpu=1,gres/gpu=1|$(rec pt-oom)"
+	echo "203|carol|phys|debug|x|n04|COMPLETED|2026-11-28T11:00:00|10|cpu=1,gres/gpu=4|bb=0; $(rec idle)"
+	echo "204|carol|chem|debug|y|n04|TIMEOUT|2026-12-04T11:00:00|30|cpu=1,gres/gpu=1|$(rec clean)"
+	echo "205|alice|chem|gpu|z|n05|COMPLETED|2026-11-27T11:00:00|40|cpu=1,gres/gpu=1|$(rec sync)"
+	echo "206|bob|phys|gpu|s|n06|OUT_OF_MEMORY|2026-12-01T11:00:00|50|cpu=1,gres/gpu=2|$(rec straggler)"
+	echo "207|dave|phys|gpu|cpu-only|n07|COMPLETED|2026-12-01T11:00:00|50|cpu=1|"
+	echo "208|bob|chem|gpu|$(rec clean | sed 's/compute=[0-9.]*/compute=99999.000/')|n08|COMPLETED|2026-12-02T11:00:00|60|cpu=1,gres/gpu=1|"
+	echo "209|bob|chem|gpu|v2|n08|COMPLETED|2026-12-02T11:00:00|60|cpu=1,gres/gpu=1|$(rec clean | sed 's|record/1|record/2|')"
+	echo "210|bob|chem|gpu|huge|n08|COMPLETED|2026-12-02T11:00:00|60|cpu=1,gres/gpu=1|$(rec clean | sed "s|dir=.*|dir=/$big|")"
+	echo "211|bob|chem|gpu|neg|n08|COMPLETED|2026-12-02T11:00:00|60|cpu=1,gres/gpu=1|$(rec clean | sed 's/input=[0-9.]*/input=-5/')"
+	echo "212|bob|chem|gpu|nan|n08|COMPLETED|2026-12-02T11:00:00|60|cpu=1,gres/gpu=1|$(rec clean | sed 's/sync=[0-9.]*/sync=nan/')"
+	echo "213|bob|chem|gpu|twice|n08|COMPLETED|2026-12-02T11:00:00|60|cpu=1,gres/gpu=1|$(rec clean); $(rec clean)"
+	echo "214|bob|chem|gpu|dupkey|n08|COMPLETED|2026-12-02T11:00:00|60|cpu=1,gres/gpu=1|$(rec clean) ranks=9"
+	echo "215|bob|chem|gpu|missing|n08|COMPLETED|2026-12-02T11:00:00|60|cpu=1,gres/gpu=1|$(rec clean | sed 's/ idle=[0-9.]*//')"
+	echo "216|bob|chem|gpu|semicolon|n08|COMPLETED|2026-12-02T11:00:00|60|cpu=1,gres/gpu=1|$(rec clean | sed 's|dir=|dir=/x;y|')"
+	echo "217|erin|phys|gpu|running|n09|RUNNING|Unknown|60|cpu=1,gres/gpu=1|"
+	echo "218|erin|phys|gpu|old|n09|COMPLETED|2026-10-01T11:00:00|60|cpu=1,gres/gpu=1|$(rec clean)"
+	echo "219|bob|chem|gpu|<script>alert(1)</script>|n10|COMPLETED|2026-12-03T11:00:00|70|cpu=1,gres/gpu=1|"
+} >"$T/sacct.txt"
+"$G" ledger --from-file "$T/sacct.txt" --until 2026-12-06 --by user,account,partition -f json \
+	-o "$T/l.json" 2>"$T/l.err"
+ok $? "ledger --from-file: exit 0"
+diag "$(head -c 600 "$T/l.err")"
+for want in "job 209: SystemComment record refused: version '2' not understood" \
+	"job 210: SystemComment record refused: " "job 211: SystemComment record refused: input: bad value" \
+	"job 212: SystemComment record refused: sync: bad value 'nan'" \
+	"job 213: SystemComment record refused: more than one gpuprof record" \
+	"job 214: SystemComment record refused: key 'ranks' twice" \
+	"job 215: SystemComment record refused: key 'idle' missing" \
+	"job 216: SystemComment record refused: dir: bad value"; do
+	grep -qF -- "gpuprof: ledger: $want" "$T/l.err"
+	ok $? "refused with a clear line: $want"
+done
+grep -q "job 210: SystemComment record refused: [0-9]* bytes (at most 1024)" "$T/l.err"
+ok $? "a huge record is refused by its size"
+[ "$(grep -c refused "$T/l.err")" = 8 ]
+ok $? "exactly the 8 malformed records refused (forged JobName, another tool's entry, old and running jobs are not)"
+python3 - "$T" ddp-imbalanced pt-oom idle clean sync straggler <<'PY'
+import json, sys
+t = sys.argv[1]
+l = json.load(open(f"{t}/l.json"))
+tot = l["total"]
+want = {}
+for f in sys.argv[2:]:
+    for k, v in json.load(open(f"{t}/{f}/report.json"))["accounting"]["gpu_s"].items():
+        want[k] = want.get(k, 0) + v
+for k, v in want.items():
+    assert abs(tot["records_gpu_s"][k] - v) < 1e-6, (k, tot["records_gpu_s"][k], v)
+# allocations: gres/gpu x ElapsedRaw of the GPU jobs that ended in the 14 days
+alloc = 2*100 + 1*20 + 4*10 + 1*30 + 1*40 + 2*50 + 9*60 + 70  # 208-216: 9 jobs of 60 s
+assert abs(tot["allocated_s"] - alloc) < 1e-6, (tot["allocated_s"], alloc)
+assert tot["jobs"] == 16 and tot["profiled"] == 6 and tot["refused"] == 8, tot
+assert abs(sum(tot["gpu_s"].values()) - alloc) < 1e-3 or sum(tot["records_gpu_s"].values()) > alloc
+# nothing of the forged JobName (compute=99999) counted
+assert tot["gpu_s"]["compute"] < 1000, tot["gpu_s"]["compute"]
+assert l["skipped"] == {"steps": 1, "not_gpu": 1, "running": 1, "out_of_range": 1, "unreadable": 0}, l["skipped"]
+# how jobs ended: 202 failed with a CUDA OOM, 206 OUT_OF_MEMORY, 204 TIMEOUT
+assert tot["ended_s"] == {"failed": 0, "oom": 20 + 100, "timeout": 30}, tot["ended_s"]
+# weeks before 2026-12-06: 203 and 205 ended in the one before the last
+assert tot["week_before"]["allocated_s"] == 40 + 40 and tot["last_week"]["allocated_s"] == alloc - 80
+g = {(x["user"], x["account"], x["partition"]): x for x in l["groups"]}
+assert set(u for u, a, p in g) == {"alice", "bob", "carol"}
+assert {a for u, a, p in g} == {"phys", "chem"} and {p for u, a, p in g} == {"gpu", "debug"}
+assert g[("alice", "phys", "gpu")]["allocated_s"] == 200
+assert g[("bob", "chem", "gpu")]["refused"] == 8
+PY
+ok $? "totals: the records' seconds are the sum of the 6 reports' fields; allocations, jobs, refusals, endings and weeks as written"
+python3 - "$T" <<'PY'
+import json, sys
+l = json.load(open(f"{sys.argv[1]}/l.json"))
+u = {j["job"]: j for j in l["unused_gpus"]}
+# 203 held 4 GPUs and ran kernels on 1 (idle's one rank): 3 x 10 s unused, no more than
+# the allocation left after the record
+assert "203" in u and u["203"]["gpus"] == 4 and u["203"]["gpus_used"] == 1, u
+rec = json.load(open(f"{sys.argv[1]}/idle/report.json"))["accounting"]["gpu_s"]
+assert abs(u["203"]["unused_s"] - min(30, 40 - sum(rec.values()))) < 1e-6, u["203"]
+# 202's rank was not traced for CUDA: no GPU is called unused
+assert "202" not in u
+w = l["wasted_most"]
+assert w == sorted(w, key=lambda j: -j["wasted_s"]) and w[0]["first_finding"] != ""
+assert any(j["advice"] for j in w)
+PY
+ok $? "jobs that held GPUs they never used (3 of 4), never from an untraced rank; wasters sorted, with advice"
+
+# 3. the formats, each read by a reader of its own
+"$G" ledger --from-file "$T/sacct.txt" --until 2026-12-06 -f csv -o "$T/l.csv" 2>/dev/null
+python3 - "$T" <<'PY'
+import csv, json, sys
+t = sys.argv[1]
+rows = list(csv.DictReader(open(f"{t}/l.csv")))
+tot = [r for r in rows if r["user"] == "*"][0]
+j = json.load(open(f"{t}/l.json"))["total"]
+assert abs(float(tot["allocated_h"]) * 3600 - j["allocated_s"]) < 1
+assert int(tot["jobs"]) == j["jobs"] and int(tot["refused"]) == j["refused"]
+assert {r["user"] for r in rows} == {"alice", "bob", "carol", "*"}
+PY
+ok $? "csv: one row per user and the total, as the JSON"
+"$G" ledger --from-file "$T/sacct.txt" --until 2026-12-06 --by user,name -f openmetrics -o "$T/m.prom" 2>/dev/null
+python3 "$H/om_check.py" "$T/m.prom"
+ok $? "openmetrics: the strict exposition checker (tests/integration/om_check.py) takes it"
+sed 's/^gpuprof_ledger_jobs{/gpuprof_ledger_jobs {/' "$T/m.prom" >"$T/bad.prom"
+! python3 "$H/om_check.py" "$T/bad.prom" 2>/dev/null
+ok $? "openmetrics: the checker refuses a broken line"
+if command -v promtool >/dev/null; then
+	promtool check metrics <"$T/m.prom" >"$T/promtool.out" 2>&1
+	ok $? "openmetrics: promtool check metrics takes it (no lint problem) $(head -c 300 "$T/promtool.out")"
+	printf '# TYPE x gauge\nx{a="1"} 1\nx{a="1"} 2\n' | promtool check metrics >/dev/null 2>&1
+	[ $? -ne 0 ]
+	ok $? "promtool refuses a duplicate sample (it can fail)"
+else
+	skip "promtool not installed (Debian's prometheus)"
+	skip "promtool not installed"
+fi
+grep -q 'job_name="_script_alert(1)_/script_"\|job_name="<script>alert(1)</script>"' "$T/m.prom"
+ok $? "openmetrics: a job name is a label value"
+
+cat >"$T/site.yaml" <<'Y'
+finding_notes:
+  idle_gaps: "https://hpc.example.edu/gpu/idle"
+  straggler: "Ask research computing about node health checks."
+Y
+"$G" ledger --from-file "$T/sacct.txt" --until 2026-12-06 --config "$T/site.yaml" >"$T/l.txt" 2>/dev/null
+grep -q "site note: Ask research computing about node health checks." "$T/l.txt" &&
+	grep -q "site note: https://hpc.example.edu/gpu/idle" "$T/l.txt"
+ok $? "text: the site's finding_notes beside the wasters' first findings"
+grep -q "^GPU-hours allocated" "$T/l.txt" && grep -q "^  bob " "$T/l.txt" && grep -q "week over week" "$T/l.txt"
+ok $? "text: totals, a line per user, week over week"
+"$G" ledger --from-file "$T/sacct.txt" --until 2026-12-06 --by user,name --config "$T/site.yaml" -f html -o "$T/l.html" 2>/dev/null
+C=$(command -v chromium || command -v chromium-browser)
+if [ -z "$C" ]; then
+	skip "chromium not installed"
+else
+	timeout 120 "$C" --headless --no-sandbox --disable-gpu --no-first-run --disable-background-networking \
+		--disable-component-update --disable-sync --user-data-dir="$T/ud" --dump-dom "file://$T/l.html" \
+		>"$T/dom.html" 2>/dev/null
+	python3 - "$T/dom.html" <<'PY'
+import sys
+from html.parser import HTMLParser
+class P(HTMLParser):
+    def __init__(s):
+        super().__init__(); s.tags = {}; s.rows = 0; s.links = []; s.text = ""
+    def handle_starttag(s, tag, a):
+        s.tags[tag] = s.tags.get(tag, 0) + 1
+        s.rows += tag == "tr"
+        if tag == "a": s.links.append(dict(a).get("href"))
+    def handle_data(s, d): s.text += d
+p = P(); p.feed(open(sys.argv[1]).read())
+assert "script" not in p.tags, "a job name became a script"
+assert "<script>alert(1)</script>" in p.text
+assert p.tags.get("table") == 3 and p.rows > 10, (p.tags, p.rows)
+assert "https://hpc.example.edu/gpu/idle" in p.links, p.links
+assert p.tags.get("span", 0) > 20  # the cause bars
+PY
+	ok $? "html: headless Chromium's DOM has the three tables, the bars, the note's link, and a job name as text, never a script"
+fi
+
+# 4. the command line
+out=$(PATH=/nonexistent "$G" ledger --help 2>&1)
+[ $? = 0 ] && echo "$out" | grep -q "^usage: gpuprof ledger" && ! echo "$out" | grep -q "gpuprof: ledger:"
+ok $? "--help prints the help and runs nothing"
+[ "$("$G" ledger --print-fields)" = "JobID,User,Account,Partition,JobName,NodeList,State,End,ElapsedRaw,AllocTRES,SystemComment" ]
+ok $? "--print-fields"
+bad=(
+	"--by=group|--by: 'group' is not a grouping"
+	"--by=user,user|--by: 'user' twice"
+	"--by=user,|--by: 'user,'"
+	"--since=yesterdayish|--since: 'yesterdayish' is not a date"
+	"--until=2026-13-01|--until: '2026-13-01' is not a date"
+	"--since=now-3fortnights|--since: 'now-3fortnights' is not a date"
+	"--since=2026-12-06 --until=2026-12-01|--since '2026-12-06' comes after --until '2026-12-01'"
+	"--format=xml|--format: 'xml' (text, json, csv, html, openmetrics)"
+	"--top=5000|--top"
+)
+for e in "${bad[@]}"; do
+	a=${e%%|*}
+	w=${e#*|}
+	# shellcheck disable=SC2086
+	out=$("$G" ledger --from-file "$T/sacct.txt" $a 2>&1)
+	rc=$?
+	[ $rc = 2 ] && echo "$out" | grep -qF "gpuprof: ledger: $w"
+	ok $? "usage error ($rc): $a"
+done
+for w in now-7days now-36hours 2026-11-01 2026-11-01T08:00 2026-11-01T08:00:30 11/01 11/01/26 today midnight; do
+	"$G" ledger --from-file "$T/sacct.txt" --since "$w" --until now -f json -o /dev/null 2>/dev/null
+	ok $? "Slurm's date syntax: --since $w"
+done
+"$G" ledger --from-file "$T/nonexistent" >/dev/null 2>"$T/e"
+[ $? = 1 ] && grep -q "gpuprof: ledger: --from-file $T/nonexistent: No such file" "$T/e"
+ok $? "a file that is not there: exit 1 and its name"
+printf 'JobID|User|State\n1|a|COMPLETED\n' | "$G" ledger --from-file - >/dev/null 2>"$T/e"
+[ $? = 1 ] && grep -q "sacct's header has no Account" "$T/e"
+ok $? "a header without the fields: exit 1 and the field named"
+tail -n +2 "$T/sacct.txt" | "$G" ledger --from-file - --until 2026-12-06 -f json 2>/dev/null |
+	python3 -c 'import json,sys; t=json.load(sys.stdin)["total"]; assert t["jobs"] == 16 and t["profiled"] == 6, t'
+ok $? "no header: --print-fields' order"
+done_testing
