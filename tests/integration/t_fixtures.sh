@@ -252,6 +252,8 @@ check(g["fp32_simt_gemm_ns"] == 0 and not [x for x in j["findings"] if x["id"] =
 # kernels say PyTorch) is never told to call cudaFree; a CUDA C program is
 j = json.load(open("%s/oom-torch.json" % T)); f = [x for x in j["findings"] if x["id"] == "memory_leak"]
 check(f and "cudaFree" not in f[0]["fix"] and ".detach()" in f[0]["fix"] and j["ranks"][0]["gpu"]["pytorch_kernels"], "oom-torch: leak advice %s" % (f and f[0]["fix"][:80]))
+j = json.load(open("%s/field-oom.json" % T)); f = [x for x in j["findings"] if x["id"] == "memory_leak"]
+check(f and "cudaFree" not in f[0]["fix"] and ".detach()" in f[0]["fix"], "field-oom (PyTorch, the allocator's counters not seen for 3 steps): leak advice %s" % (f and f[0]["fix"][:80]))
 j = json.load(open("%s/leak.json" % T)); f = [x for x in j["findings"] if x["id"] == "memory_leak"]
 check(f and "cudaFree" in f[0]["fix"], "leak (CUDA C): leak advice %s" % (f and f[0]["fix"][:80]))
 # NCCL by collective: the DDP runs' one all-reduce, its exposed part within its time
