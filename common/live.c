@@ -710,6 +710,10 @@ static const char *get_str(const char *p, char *out, size_t len)
 				ch = '?';
 			}
 		}
+		/* a control byte (an escape sequence a job wrote for root's terminal, gpuprof
+		 * top) is never kept */
+		if ((unsigned char)ch < 0x20 || ch == 0x7f)
+			ch = '?';
 		if (n + 1 < len)
 			out[n++] = ch;
 	}

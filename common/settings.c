@@ -60,7 +60,8 @@ const gp_setting_t gp_settings[] = {
     {"site_output", NULL, GP_T_STR, "", 0, 0, OFF(site_output), 0,
      "the job directory of a job profiled by profile_all_jobs that did not name one itself: "
      "an absolute template with a directory of its own for the user, /ROOT/%u/..., e.g. "
-     "/srv/gpuprof/%u/%j; ROOT is the admin's (root's, or sticky), the user's directory is "
+     "/srv/gpuprof/%u/%j; ROOT is root's and writable by nobody else (a root-owned sticky /tmp "
+     "only on the way to it), the user's directory is "
      "made by root for the user (0700, or 2750 with site_group), the rest as the user",
      NULL},
     {"site_group", NULL, GP_T_STR, "", 0, 0, OFF(site_group), 0,

@@ -124,9 +124,10 @@ static int lock_node(int wait_s)
 
 /* The report's output, as the user ran it: the summary line, then the accounting record.
  * The record is parsed and written anew here, root-side (its text is the user's process's
- * output: only a well-formed record of known keys goes into SystemComment); summary keeps
- * its first line. */
-static void take_record(uint32_t job, char *summary, char *record, size_t len)
+ * output: only a well-formed record of known keys goes into SystemComment, with root's own
+ * job directory); its figures are the report's, computed as the user from the user's rank
+ * files. summary keeps its first line. */
+static void take_record(uint32_t job, const char *jobdir, char *summary, char *record, size_t len)
 {
 	char *nl = strchr(summary, '\n');
 	const char *rec = nl ? nl + 1 : "";
@@ -134,6 +135,9 @@ static void take_record(uint32_t job, char *summary, char *record, size_t len)
 	gp_acct_rec_t r;
 	char why[160];
 	if (n && gp_rec_parse(rec, n, &r, why, sizeof(why)) == 0) {
+		/* the job directory is root's word, never the user's process's: readers of the
+		 * record (gpuprof report JOBID) trust its dir= because only root writes it */
+		snprintf(r.dir, sizeof(r.dir), "%s", jobdir);
 		if (gp_rec_format(&r, record, len) < 0)
 			record[0] = '\0';
 	} else if (n) {
@@ -192,7 +196,7 @@ static void finisher(const gp_plugin_t *p, uint32_t job, const gp_creds_t *who, 
 		else
 			summary[0] = '\0';
 	} else {
-		take_record(job, summary, record, sizeof(record));
+		take_record(job, jobdir, summary, record, sizeof(record));
 		gp_info("job %u: report of %s done (%s)", job, jobdir,
 		        ended ? "epilog" : "step end");
 	}

@@ -26,12 +26,15 @@
 #define QUOTA_TIMEOUT_S   5            /* and for this long: init_post_opt holds the step's start */
 #define RANK_CAP_MIN      (64ll << 20) /* less room than this a rank: not profiled */
 
-/* A directory nobody but root can change: root's and not writable by group or others,
- * or sticky (a user cannot rename or remove another's entry in it). */
-static bool admins(const struct stat *st)
+/* A directory nobody but root can change: root's, and not writable by group or others,
+ * or (on the way to ROOT, as /tmp) sticky, where a user cannot rename or remove another's
+ * entry. Never a user's sticky directory (its owner may rename any entry in it), and ROOT
+ * itself never sticky: a user could make another user's ROOT/USER first, and nobody but
+ * root could remove it. */
+static bool admins(const struct stat *st, bool last)
 {
-	return S_ISDIR(st->st_mode) &&
-	       ((st->st_uid == 0 && !(st->st_mode & 022)) || (st->st_mode & S_ISVTX));
+	return S_ISDIR(st->st_mode) && st->st_uid == 0 &&
+	       (!(st->st_mode & 022) || (!last && (st->st_mode & S_ISVTX)));
 }
 
 /* ROOT opened, each component checked as it is reached (a link is followed only where it
@@ -56,7 +59,8 @@ static int open_root(const char *root)
 		int nfd = openat(dfd, c, flags);
 		close(dfd);
 		dfd = nfd;
-		if (dfd >= 0 && (fstat(dfd, &st) < 0 || !admins(&st))) {
+		bool last = !save || !save[strspn(save, "/")]; /* ROOT itself */
+		if (dfd >= 0 && (fstat(dfd, &st) < 0 || !admins(&st, last))) {
 			close(dfd);
 			return errno = EPERM, -1;
 		}

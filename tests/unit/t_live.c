@@ -187,6 +187,13 @@ static void test_file(void)
 	                 &back) == 0 &&
 	       back.rank == INT32_MAX && back.pid == 0 && back.median_ms == 0 && back.p95_ms == 0,
 	   "numbers out of range clamped, not finite ones 0 (a user's file, read by root)");
+	ok(gp_live_parse("{\"gpuprof_live\": 1, \"node\": \"n\x1b]52;c;x\x07\", "
+	                 "\"step_name\": \"s\\u001b[2Jt\x7f\"}",
+	                 &back) == 0 &&
+	       !strchr(back.node, 0x1b) && !strchr(back.node, 0x07) &&
+	       !strchr(back.step_name, 0x7f),
+	   "control bytes a job wrote (escapes for root's terminal) are never kept (%s, %s)",
+	   back.node, back.step_name);
 	back.written = 100, back.interval_s = 30;
 	snprintf(back.state, sizeof(back.state), "running");
 	ok(!gp_live_stale(&back, 150) && gp_live_stale(&back, 201),
