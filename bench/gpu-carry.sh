@@ -38,5 +38,5 @@ variant freeclock GP_BENCH_FREE_CLOCK
 variant rawtsc GP_BENCH_RAW_TSC
 cp _build/bench/nvtx_cost _build/bench/ring_push .gpubin/
 gcc -O2 -o .gpubin/prim bench/prim.c
-for l in $(ldd .gpubin/gpuprof .gpubin/gpuprof-agent .gpubin/.libs/*.so | awk '{print $3}' | grep -E 'zstd|unwind|lzma|libdw|libelf|bz2' | sort -u); do cp -L "$l" .gpubin/; done
+for l in $(ldd .gpubin/gpuprof .gpubin/gpuprof-agent .gpubin/.libs/*.so | awk '{print $3}' | grep -E 'zstd|unwind|lzma|libdw|libelf|bz2|yaml' | sort -u); do cp -L "$l" .gpubin/; done
 du -sh .gpubin
