@@ -153,7 +153,8 @@ static int quota_cap(const gp_plugin_t *p, const char *root, const char *user, u
 		           "or the user frees room",
 		           bytes / 1048576.0, quota / 1048576.0),
 		       -1;
-	if (*cap > p->cfg.max_bytes_per_rank)
+	/* max_bytes_per_rank 0 is no cap of the site's own: the quota's cap stands */
+	if (p->cfg.max_bytes_per_rank > 0 && *cap > p->cfg.max_bytes_per_rank)
 		*cap = p->cfg.max_bytes_per_rank;
 	return 0;
 }
