@@ -29,15 +29,21 @@ ok $rc "rank-file reader: no crash, leak or hang in ${secs}s ($(grep -o 'Done [0
 
 report=()
 # the analysis and its writers (outfile.c too: the Kineto export writes its files with it);
-# not the command line's own files (main.c and the parts of it that parse options, run
-# sacct and supervise the agent)
+# not the command line's own files (main.c, the commands and the parts of it that parse
+# options, run sacct, read the ledger and live files, and supervise the agent)
 for f in "$top"/report/*.c; do
-	case $(basename "$f") in main.c | cli.c | jobref.c | run.c) ;; *) report+=("$f") ;; esac
+	case $(basename "$f") in
+	main.c | cli.c | jobref.c | run.c | cmd_*.c | ledger*.c | live_report.c | livejob.c) ;;
+	*) report+=("$f") ;;
+	esac
 done
 # the report's native-frame symboliser links libdw where the build found it
 dw=(); grep -q "define HAVE_LIBDW 1" "$top/_build/config.h" 2>/dev/null && dw=(-ldw -lelf)
+# the accounting record (acct.c) and the Kineto export's step names (chrome.c: spool.c,
+# which reaches the ring) are common/'s
 clang "${flags[@]}" "$top/tests/fuzz/fuzz_report.c" "${report[@]}" "${common[@]}" "$C/clock.c" \
-	-lzstd -lz -lm "${dw[@]}" -o "$T/fuzz-report" 2>"$T/build-report.log"
+	"$C/acctrec.c" "$C/spool.c" "$C/ring.c" -lzstd -lz -lm "${dw[@]}" -o "$T/fuzz-report" \
+	2>"$T/build-report.log"
 ok $? "report fuzzer builds ($(tail -1 "$T/build-report.log"))"
 mkdir -p "$T/corpus-report"
 # inputs that once failed (tests/fuzz/report-seeds): run first, every time
@@ -47,7 +53,7 @@ cp "$top"/tests/fuzz/report-seeds/* "$T/corpus-report/" 2>/dev/null
 rc=$?
 ok $rc "report and exports: no crash, leak, hang or UB in ${secs}s ($(grep -o 'Done [0-9]* runs' "$T/fuzz-report.log"); $(grep -o 'cov: [0-9]*' "$T/fuzz-report.log" | tail -1) edges)"
 [ $rc -eq 0 ] || grep -v "^#\|^INFO\|^gpuprof" "$T/fuzz-report.log" | tail -40 | sed 's/^/# /'
-clang "${flags[@]}" "$top/tests/fuzz/fuzz_parsers.c" "$C/siteconf.c" "${common[@]}" -lyaml -lzstd \
+clang "${flags[@]}" "$top/tests/fuzz/fuzz_parsers.c" "$C/siteconf.c" "$C/sitedir.c" "${common[@]}" -lyaml -lzstd \
 	-o "$T/fuzz-parsers" 2>"$T/build-parsers.log"
 ok $? "parser fuzzer builds ($(tail -1 "$T/build-parsers.log"))"
 mkdir -p "$T/corpus-parsers"
