@@ -556,6 +556,12 @@ int gp_job_load(gp_job_t *job, const char *dir, const char *step, const char *st
 		qsort(job->r, job->nr, sizeof(gp_rstat_t), cmp_rstat);
 	double *med = calloc(job->nranks, sizeof(double));
 	unsigned nm = 0;
+	job->step_period_rank = -1;
+	for (unsigned i = 0; i < job->nranks; i++)
+		if (job->ranks[i].steps.mean_period_ms > job->step_mean_period_ms) {
+			job->step_mean_period_ms = job->ranks[i].steps.mean_period_ms;
+			job->step_period_rank = (int)i;
+		}
 	for (unsigned i = 0; med && i < job->nranks; i++) {
 		const gp_rank_t *r = &job->ranks[i];
 		if (!r->steps.nms)

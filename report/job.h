@@ -89,8 +89,12 @@ typedef struct gp_job {
 	char sacct_state[64]; /* sacct's State of the job (TIMEOUT, CANCELLED by U, ...), "" unknown
 	                       */
 	double step_median_ms; /* median over ranks of rank medians (each rank's headline) */
-	char step_basis[16];   /* what the ranks' headlines measure (gpu, period, mixed) */
-	int steps_from;        /* 0 auto, 1 nvtx, 2 profiler, 3 kernels (see rankdata.h) */
+	/* the job's throughput: the slowest rank's mean step period (steps.mean_period_ms; a
+	 * synchronous job runs at its pace), and that rank's index (-1: no rank has one) */
+	double step_mean_period_ms;
+	int step_period_rank;
+	char step_basis[16]; /* what the ranks' headlines measure (gpu, period, mixed) */
+	int steps_from;      /* 0 auto, 1 nvtx, 2 profiler, 3 kernels (see rankdata.h) */
 	/* text report: ranks listed line by line. With more than GP_TEXT_RANKS ranks and no
 	 * list, the tables give distributions across ranks and nodes with outliers named */
 	bool have_detail;

@@ -675,13 +675,10 @@ static const col_t mem_cols[] = {{"rank", 8, 0, true, false, c_rank},
  * the median describes neither their steps nor their throughput (steps.shape). */
 static void text_throughput(FILE *out, const gp_job_t *job)
 {
-	const gp_rank_t *slow = NULL;
-	for (unsigned i = 0; i < job->nranks; i++)
-		if (job->ranks[i].steps.mean_period_ms > 0 &&
-		    (!slow || job->ranks[i].steps.mean_period_ms > slow->steps.mean_period_ms))
-			slow = &job->ranks[i];
-	if (!slow)
+	if (job->step_period_rank < 0 || (unsigned)job->step_period_rank >= job->nranks ||
+	    !(job->step_mean_period_ms > 0))
 		return;
+	const gp_rank_t *slow = &job->ranks[job->step_period_rank];
 	char lb[64];
 	fprintf(out,
 	        "throughput: %.4g steps/s, a step every %.3f ms on average (post-warm-up wall time "
@@ -1228,7 +1225,11 @@ void gp_report_json(const gp_job_t *job, FILE *out)
 	gp_json_str(out, job->job);
 	fprintf(out, ",\n  \"dir\": ");
 	gp_json_str(out, job->dir);
-	fprintf(out, ",\n  \"step_median_ms\": %.6f,\n  \"step_basis\": ", job->step_median_ms);
+	fprintf(out,
+	        ",\n  \"step_median_ms\": %.6f,\n  \"step_mean_period_ms\": %.6f,\n  "
+	        "\"steps_per_second\": %.4f,\n  \"step_basis\": ",
+	        job->step_median_ms, job->step_mean_period_ms,
+	        job->step_mean_period_ms > 0 ? 1000 / job->step_mean_period_ms : 0);
 	gp_json_str(out, job->step_basis);
 	fprintf(out, ",\n  \"accounting\": ");
 	gp_acct_json(job, out);
