@@ -47,6 +47,7 @@ _HIST_WARM, _HIST_WINDOW, _HIST_GAP = 5, 3, 50
 # window closes, or after HIST_NOSTEP_S where no kernels are traced (_hist_watch), looking
 # every HIST_TICK_S.
 _HIST_NOSTEP_S, _HIST_TICK_S = 60.0, 0.5
+_HIST_MAIN_WAIT_S = 30.0  # the watcher's end waits this long for the main thread
 
 _OWNERS_MAX = 8  # stack groups recorded per memory picture (the report keeps 8)
 # the owner of a peak's bytes that the history did not see (_picture)
@@ -77,6 +78,10 @@ class _State:
     hist_t0 = 0  # when our history began (monotonic ns)
     hist_stop = None  # threading.Event: the watcher (_hist_watch) stops
     watch_lib = None  # the watcher's own handle on the library before any attach
+    hist_end_queued = False  # the watcher's end of the warm-up waits for the main thread
+    hist_end_asked = 0  # when it was queued (monotonic ns)
+    hist_end_cb = None  # ... as this ctypes callback (kept alive while queued)
+    add_pending = None  # Py_AddPendingCall
     record_history = None  # PyTorch's own _record_memory_history
     layers_off = False  # a layer hook failed: no more layer ranges
     layers_windowed = False  # module ranges only while kernels are traced (mode cuda)
@@ -375,6 +380,7 @@ def _at_fork():
         # a DataLoader worker runs modules (transforms) and never steps: no layer range
         # of its, nor an attach, until it steps itself; the parent's hooks go
         _s.in_fork_child = True
+        _s.hist_end_queued = False
         try:
             h, _s.layers_handles = _s.layers_handles, None
             for x in h or ():
@@ -1210,10 +1216,72 @@ def _hist_watch_tick(now):
         if tracing:
             return True  # the first window traces: the history with it
         if tracing is not None:
-            return _hist_end()
+            return _hist_end_soon()
     if now - _s.hist_t0 < _HIST_NOSTEP_S * 1e9:
         return True
-    return _hist_end()
+    return _hist_end_soon()
+
+
+def _importing():
+    """Is a module being imported now, by any thread? (importlib marks a module's spec
+    _initializing while its code runs.) Read through the module's __dict__: an attribute
+    of a lazily loaded module would load it."""
+    for m in list(sys.modules.values()):
+        try:
+            spec = object.__getattribute__(m, "__dict__").get("__spec__")
+            if spec is not None and getattr(spec, "_initializing", False):
+                return True
+        except Exception:
+            continue
+    return False
+
+
+def _hist_end_soon():
+    """The watcher's end of the warm-up stretch, done on the main thread between two of
+    its bytecodes (Py_AddPendingCall), where no import is under way: the allocator's
+    snapshot imports modules (PyTorch 2.11's looks up torch._inductor, seconds of imports
+    behind it), and begun on a thread of ours while the program imported torch._dynamo
+    (an optimizer's first param group), Python broke the circle by handing the program a
+    partly initialised torch._inductor.utils: ImportError, exit 1 (issue 51). True: watch
+    on (the end is pending or is retried); False: done."""
+    if _threading.current_thread() is _threading.main_thread():
+        return True if _importing() else _hist_end()
+    if _s.hist_end_queued:
+        # a main thread that runs no bytecode for long (blocked in C, or joining the
+        # threads that do the work): the history off from here, without the picture
+        # that could import; the queued call then finds it done
+        if _clock() - _s.hist_end_asked > _HIST_MAIN_WAIT_S * 1e9 and not _importing():
+            return _hist_end(picture=False)
+        return True
+    try:
+        import ctypes
+
+        if _s.hist_end_cb is None:
+            _s.hist_end_cb = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p)(_hist_end_pending)
+            _s.add_pending = ctypes.pythonapi.Py_AddPendingCall
+            _s.add_pending.argtypes = [ctypes.c_void_p, ctypes.c_void_p]
+            _s.add_pending.restype = ctypes.c_int
+        _s.hist_end_queued, _s.hist_end_asked = True, _clock()
+        if _s.add_pending(ctypes.cast(_s.hist_end_cb, ctypes.c_void_p), None) != 0:
+            _s.hist_end_queued = False  # the queue is full: the next tick asks again
+    except Exception as e:
+        _s.hist_end_queued = False
+        _missing("allocator history watch (no pending call)", e)
+        return False
+    return True
+
+
+def _hist_end_pending(_arg):
+    """Py_AddPendingCall's callback, on the main thread: never raises (an exception
+    here would surface in the program's code)."""
+    try:
+        if not _s.in_fork_child and not _importing():  # a fork's copy of the queue: not its
+            _hist_end()
+    except Exception as e:
+        _missing("allocator history end", e)
+    finally:
+        _s.hist_end_queued = False
+    return 0
 
 
 def _tracing_now():
@@ -1231,14 +1299,14 @@ def _tracing_now():
     return bool(fn()) if fn else None
 
 
-def _hist_end():
+def _hist_end(picture=True):
     """The watcher ends the warm-up stretch as _after_step would (the peak's picture
     when it grew, then the history off), unless an optimizer step came first."""
     with _HIST_LOCK:
         if _s.opt_steps or not (_s.hist_live and _s.hist_until):
             return False
         alloc, peak, res, res_peak = _stats()
-        if peak > _s.peak_seen * 1.01:
+        if picture and peak > _s.peak_seen * 1.01:
             _picture(_SNAP_PEAK, peak, res_peak)
         _history(False)
         _s.hist_until = 0

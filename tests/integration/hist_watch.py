@@ -7,6 +7,7 @@ PyTorch. Prints one line per case and a verdict (OK, or what went wrong).
 usage: PY hist_watch.py AGENT_PYTHON_DIR"""
 import os
 import sys
+import threading
 import time
 import types
 
@@ -25,7 +26,15 @@ def record_history(enabled="all", **kw):
 
 
 g._stats = lambda: (100, 200, 300, 400)  # allocated, its peak, reserved, its peak
-g._picture = lambda why, peak=0, res_peak=0, window=False: pictures.append((why, peak))
+threads = []  # the thread each picture was taken on
+
+
+def _fake_picture(why, peak=0, res_peak=0, window=False):
+    pictures.append((why, peak))
+    threads.append(threading.current_thread().name)
+
+
+g._picture = _fake_picture
 
 
 def begin(modes, steps=None):
@@ -65,7 +74,64 @@ check("mode cuda, no optimizer: on through the first window", on_during, "calls 
 check("... and off once it closed, the peak's picture taken",
       not g._s.hist_live and calls == [True, None] and pictures == [(g._SNAP_PEAK, 200)]
       and g._s.hist_until == 0, "calls %s, pictures %s" % (calls, pictures))
+check("... on the main thread (the snapshot imports: never on ours)", threads == ["MainThread"],
+      "threads %s" % threads)
 g._s.hist_stop.set()
+
+# 1b. the end falls due while the program imports a module (its code runs 0.6 s): the
+# picture waits until the import is over (PyTorch 2.11's snapshot imports torch._inductor,
+# and begun beside the program's import of torch._dynamo, it broke that import: issue 51)
+import tempfile  # noqa: E402
+
+d = tempfile.mkdtemp()
+with open(os.path.join(d, "gp_slow_import.py"), "w") as f:
+    f.write("import time\nfor _ in range(60):\n    time.sleep(0.01)\nDONE = True\n")
+sys.path.insert(0, d)
+begin("timing,nvtx,cuda,mem")
+del threads[:]
+seen = []
+g._picture = lambda why, peak=0, res_peak=0, window=False: seen.append(
+    getattr(sys.modules.get("gp_slow_import"), "DONE", False))
+lib.tracing = 1
+g._hist_watch_start()
+time.sleep(0.05)
+lib.tracing = 0
+import gp_slow_import  # noqa: E402,F401
+
+for _ in range(100):
+    if not g._s.hist_live:
+        break
+    time.sleep(0.02)
+check("the end falls due during an import: taken after it", seen == [True] and not g._s.hist_live,
+      "pictures taken with the import done: %s" % seen)
+g._s.hist_stop.set()
+g._picture = _fake_picture
+
+# 1c. a main thread that runs no bytecode (blocked in one C call) past _HIST_MAIN_WAIT_S:
+# the history off from the watcher's thread, without the picture (which could import)
+g._HIST_MAIN_WAIT_S = 0.2
+begin("timing,nvtx,cuda,mem")
+lib.tracing = 0
+g._hist_watch_start()
+time.sleep(1.0)  # one C call: no pending call runs in it
+off_in_sleep = not g._s.hist_live
+check("a main thread blocked past the wait: off from the watcher, no picture",
+      off_in_sleep and calls == [True, None] and not pictures, "calls %s, pictures %s" % (calls, pictures))
+g._s.hist_stop.set()
+time.sleep(0.05)
+g._HIST_MAIN_WAIT_S = 30.0
+
+# 1d. an import under way when the main thread's tick falls due: nothing until it is over
+begin("timing,nvtx,cuda,mem")
+lib.tracing = 0
+fake = types.ModuleType("gp_half_imported")
+fake.__spec__ = types.SimpleNamespace(_initializing=True)
+sys.modules["gp_half_imported"] = fake
+during = g._hist_watch_tick(time.monotonic_ns()) and g._s.hist_live and not pictures
+fake.__spec__._initializing = False
+after = not g._hist_watch_tick(time.monotonic_ns()) and not g._s.hist_live
+check("an import under way: the end waits for it", during and after, "calls %s" % calls)
+del sys.modules["gp_half_imported"]
 
 # 2. an optimizer step came first: the watcher leaves the history to _after_step
 begin("timing,nvtx,cuda,mem", steps={0: 1})
@@ -101,8 +167,6 @@ check("history already off: the watcher leaves it", not more and calls == [], "c
 
 # 6. the watcher's first record and the program's, at once: one attach, each held-back
 # record put once
-import threading  # noqa: E402
-
 puts, attaches = [], []
 lib2 = types.SimpleNamespace()
 lib2.gpuprof_fw_attach = lambda: (attaches.append(1), time.sleep(0.05), 1)[2]
