@@ -2,6 +2,7 @@
 #include "config.h"
 #include "settings.h"
 #include "fields.h"
+#include "tables.h"
 #include "job.h"
 #include "cli.h"
 #include "commands.h"
@@ -274,7 +275,11 @@ static const gp_cli_cmd_t cmd_settings_doc = {
     false};
 
 static const gp_cli_opt_t fields_opts[] = {
-    {"format", 'f', "FORMAT", "text (the default) or markdown"}, {NULL, 0, NULL, NULL}};
+    {"format", 'f', "FORMAT",
+     "text (the default), markdown, or tables: the columns of the per-rank tables of the "
+     "text and HTML reports, a line each (table, heading, the JSON field shown, the field "
+     "that must be nonzero for a figure, width, scale, kind), tab-separated"},
+    {NULL, 0, NULL, NULL}};
 
 static const gp_cli_cmd_t cmd_fields_doc = {
     "fields",
@@ -1329,9 +1334,12 @@ static int cmd_fields(int argc, char **argv)
 		return c.status;
 	if (c.ind < argc)
 		return gp_cli_usage(cmd, "unexpected '%s' (fields takes no operand)", argv[c.ind]);
-	if (strcmp(format, "text") && strcmp(format, "markdown"))
-		return gp_cli_usage(cmd, "--format: '%s' is not text or markdown", format);
-	gp_fields_print(stdout, !strcmp(format, "markdown"));
+	if (strcmp(format, "text") && strcmp(format, "markdown") && strcmp(format, "tables"))
+		return gp_cli_usage(cmd, "--format: '%s' is not text, markdown or tables", format);
+	if (!strcmp(format, "tables"))
+		gp_tables_print(stdout);
+	else
+		gp_fields_print(stdout, !strcmp(format, "markdown"));
 	return fflush(stdout) ? 1 : 0;
 }
 
