@@ -293,6 +293,7 @@ const gp_field_t gp_rank_fields[] = {
         "headline: 95 % interval of the median, low end (order statistics; 0 under 6 steps)"),
     F64("steps", "median_high_ms", steps.median_hi_ms, 6, "ms", "... high end"),
     F64("steps", "p95_ms", steps.p95_ms, 6, "ms", "headline: 95th percentile"),
+    F64("steps", "p99_ms", steps.p99_ms, 6, "ms", "headline: 99th percentile"),
     F64("steps", "mean_period_ms", steps.mean_period_ms, 6, "ms",
         "the throughput's step: the post-warm-up steps' wall time (the last warm-up step's "
         "completion to the last step's, its GPU work where traced), over their count (0: "

@@ -30,13 +30,14 @@
 
 static const gp_col_t slow[] = {
     LABEL,
-    TXT("node", "node", 10),
-    TXT("outcome", "outcome", 10),
+    TXT("node", "node", 8),
+    TXT("outcome", "outcome", 9),
     NUM("wall s", "wall_s", NULL, 8, 2),
     NUM("steps", "steps.count", NULL, 6, 0),
     NUM("warm", "steps.warmup", NULL, 4, 0),
     NUM("median ms", "steps.median_ms", "steps.durations_of", 9, 3),
     NUM("p95 ms", "steps.p95_ms", "steps.durations_of", 8, 3),
+    NUM("p99 ms", "steps.p99_ms", "steps.durations_of", 8, 3),
     NUM("mean ms", "steps.mean_ms", "steps.durations_of", 8, 3),
     NUM("CV", "steps.cv", "steps.durations_of", 6, 3),
     NUM("period ms", "steps.period_median_ms", "steps.period_samples", 9, 3),
