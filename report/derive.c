@@ -15,7 +15,11 @@ void gp_rank_derive(gp_rank_t *r)
 {
 	gp_shares_t *s = &r->shares;
 	const gp_gpu_t *g = &r->gpu;
-	s->busy_pct = pct(g->busy_ns, g->span_ns);
+	s->comm_exposed_ns = g->comm_ns > g->overlap_ns ? g->comm_ns - g->overlap_ns : 0;
+	if (s->comm_exposed_ns > g->busy_ns) /* collectives on two streams at once */
+		s->comm_exposed_ns = g->busy_ns;
+	s->busy_pct = pct(g->busy_ns - s->comm_exposed_ns, g->span_ns);
+	s->comm_only_pct = pct(s->comm_exposed_ns, g->span_ns);
 	s->idle_host_pct = pct(g->idle_host_ns, g->span_ns);
 	s->idle_sync_pct = pct(g->idle_sync_ns, g->span_ns);
 	s->idle_kernel_pct = pct(g->idle_kernel_ns, g->span_ns);

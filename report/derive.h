@@ -9,8 +9,14 @@
 #include <stdint.h>
 
 typedef struct gp_shares {
-	/* of the steady state's GPU span (gpu.span_ns), % */
-	double busy_pct, idle_host_pct, idle_sync_pct, idle_kernel_pct, idle_other_pct;
+	/* of the steady state's GPU span (gpu.span_ns), %, adding up to 100: busy with
+	 * compute or copies; running communication alone (NCCL kernels not overlapped by
+	 * compute: a rank waiting in a collective for a straggler spins there, and is not
+	 * busy); idle waiting for the host, for a synchronising host, between dependent
+	 * kernels, other */
+	double busy_pct, comm_only_pct, idle_host_pct, idle_sync_pct, idle_kernel_pct,
+	    idle_other_pct;
+	uint64_t comm_exposed_ns; /* communication not overlapped by compute */
 	/* memory in use as the program's allocator counts it: PyTorch's allocated and
 	 * reserved peaks, else a framework pool's (XLA); 0: no framework figure */
 	uint64_t in_use_peak, pool_peak;

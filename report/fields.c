@@ -348,7 +348,14 @@ const gp_field_t gp_rank_fields[] = {
     U64("gpu", "memcpy_ns", gpu.memcpy_ns, "ns", "copies"),
     U64("gpu", "comm_compute_overlap_ns", gpu.overlap_ns, "ns",
         "communication overlapped by compute"),
-    F64("gpu", "busy_pct", shares.busy_pct, 2, "%", "busy_ns of span_ns"),
+    F64("gpu", "busy_pct", shares.busy_pct, 2, "%",
+        "busy with compute or copies: busy_ns less comm_exposed_ns, of span_ns (with "
+        "comm_only_pct and the idle shares: 100)"),
+    U64("gpu", "comm_exposed_ns", shares.comm_exposed_ns, "ns",
+        "communication not overlapped by compute: comm_ns less comm_compute_overlap_ns"),
+    F64("gpu", "comm_only_pct", shares.comm_only_pct, 2, "%",
+        "the GPU running communication alone: comm_exposed_ns of span_ns (a rank that waits "
+        "in a collective for a straggler spins there: not busy)"),
     F64("gpu", "idle_host_wait_pct", shares.idle_host_pct, 2, "%", "idle_host_wait_ns of span_ns"),
     F64("gpu", "idle_sync_pct", shares.idle_sync_pct, 2, "%", "idle_sync_ns of span_ns"),
     F64("gpu", "idle_kernel_wait_pct", shares.idle_kernel_pct, 2, "%",

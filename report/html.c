@@ -459,20 +459,28 @@ static void plot_steps(FILE *o, const gp_job_t *job)
 
 /* ---- where the time goes ---- */
 
-/* busy, waiting for the host, synchronising, between kernels, other: shares of the span
+#define NPARTS 6
+/* busy, communication alone, waiting for the host, synchronising, between kernels, other:
+ * shares of the span
  * (derive.c, as report.json and the tables give them) */
-static void parts(const gp_rank_t *r, double p[5])
+static void parts(const gp_rank_t *r, double p[NPARTS])
 {
 	p[0] = r->shares.busy_pct;
-	p[1] = r->shares.idle_host_pct;
-	p[2] = r->shares.idle_sync_pct;
-	p[3] = r->shares.idle_kernel_pct;
-	p[4] = r->shares.idle_other_pct;
+	p[1] = r->shares.comm_only_pct;
+	p[2] = r->shares.idle_host_pct;
+	p[3] = r->shares.idle_sync_pct;
+	p[4] = r->shares.idle_kernel_pct;
+	p[5] = r->shares.idle_other_pct;
 }
 
-static const char *part_name[5] = {"busy", "idle: waiting for the host", "idle: synchronising",
-                                   "idle: between kernels", "idle: other"};
-static const char *part_col[5] = {"#2ca02c", "#ff7f0e", "#d62728", "#9467bd", "#bbbbbb"};
+static const char *part_name[NPARTS] = {"busy",
+                                        "communication alone",
+                                        "idle: waiting for the host",
+                                        "idle: synchronising",
+                                        "idle: between kernels",
+                                        "idle: other"};
+static const char *part_col[NPARTS] = {"#2ca02c", "#1f77b4", "#ff7f0e",
+                                       "#d62728", "#9467bd", "#bbbbbb"};
 
 static void plot_busy(FILE *o, const gp_job_t *job)
 {
@@ -493,7 +501,7 @@ static void plot_busy(FILE *o, const gp_job_t *job)
 	if (job->nranks <= 32) {
 		for (unsigned i = 0; i < job->nranks; i++) {
 			const gp_rank_t *r = &job->ranks[i];
-			double p[5], x = x0;
+			double p[NPARTS], x = x0;
 			parts(r, p);
 			fprintf(o,
 			        "<text x=\"%.0f\" y=\"%u\" font-size=\"11\" "
@@ -505,7 +513,7 @@ static void plot_busy(FILE *o, const gp_job_t *job)
 				fprintf(o, ")");
 			}
 			fprintf(o, "</text>\n");
-			for (int k = 0; k < 5; k++) {
+			for (int k = 0; k < NPARTS; k++) {
 				fprintf(o,
 				        "<rect class=\"bar\" x=\"%.1f\" y=\"%u\" width=\"%.1f\" "
 				        "height=\"%u\" fill=\"%s\"><title>rank %d: %s "
@@ -520,10 +528,10 @@ static void plot_busy(FILE *o, const gp_job_t *job)
 		 * at the median), the lowest and highest ranks named in a column on the right */
 		double *v = malloc(job->nranks * sizeof(double));
 		w = W - x0 - MR - 360;
-		for (int k = 0; v && k < 5; k++) {
+		for (int k = 0; v && k < NPARTS; k++) {
 			unsigned lo = 0, hi = 0;
 			for (unsigned i = 0; i < job->nranks; i++) {
-				double p[5];
+				double p[NPARTS];
 				parts(&job->ranks[i], p);
 				v[i] = p[k];
 				lo = v[i] < v[lo] ? i : lo;
@@ -560,7 +568,7 @@ static void plot_busy(FILE *o, const gp_job_t *job)
 		        "text-anchor=\"middle\">%d%%</text>\n",
 		        x0 + w * p / 100, rows * rh + 14, p);
 	fprintf(o, "</svg>\n<div class=\"legend\">");
-	for (int k = 0; k < 5; k++) {
+	for (int k = 0; k < NPARTS; k++) {
 		fprintf(o, "<span><i style=\"background:%s\"></i>", part_col[k]);
 		esc(o, part_name[k]);
 		fprintf(o, "</span>");

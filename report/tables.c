@@ -48,11 +48,11 @@ static const gp_col_t time_[] = {
     NUM("kernels", "gpu.kernels", NULL, 8, 0),
     NUM("per step", "gpu.kernels_per_step", "=", 8, 1),
     NUM("busy %", "gpu.busy_pct", "gpu.span_ns", 7, 1),
+    NUM("comm %", "gpu.comm_only_pct", "gpu.span_ns", 7, 1),
     NUM("host %", "gpu.idle_host_wait_pct", "gpu.span_ns", 7, 1),
     NUM("sync %", "gpu.idle_sync_pct", "gpu.span_ns", 7, 1),
     NUM("deps %", "gpu.idle_kernel_wait_pct", "gpu.span_ns", 7, 1),
     NUM("other %", "gpu.idle_other_pct", "gpu.span_ns", 7, 1),
-    NUM("comm %", "gpu.comm_pct", "gpu.comm_ns", 7, 1),
     NUM("hidden %", "gpu.comm_overlap_pct", "gpu.comm_ns", 8, 1),
 };
 
@@ -85,10 +85,11 @@ const gp_rank_table_t gp_rank_tables[GP_NTABLES] = {
                        "times of the post-warm-up steps; period: step start to the next "
                        "start (the host's view); - = not measured"},
     [GP_TABLE_TIME] = {"time", "Where the time goes", time_, N(time_),
-                       "shares of the steps' GPU span: busy, and idle while the GPU waited "
-                       "for the host (host), for a synchronising host (sync), between "
-                       "dependent kernels (deps), other; comm: communication's share of "
-                       "kernel time; hidden: the share of it compute overlapped"},
+                       "shares of the steps' GPU span, adding up to 100: busy computing or "
+                       "copying; comm: running communication alone (waiting in a collective "
+                       "is not busy); idle while the GPU waited for the host (host), for a "
+                       "synchronising host (sync), between dependent kernels (deps), other; "
+                       "hidden: the share of communication compute overlapped"},
     [GP_TABLE_HOST] = {"host", "The host's side", host, N(host),
                        "CPU: CPU time inside the step range (median); call: a launch call's "
                        "own time; queue: from the call to the kernel's start (how far the "
