@@ -218,17 +218,18 @@ static double f_wall(const gp_rank_t *r)
 {
 	return r->outcome.wall_ns / 1e9;
 }
+/* the tables' figures (derive.c), across the ranks */
 static double f_busy(const gp_rank_t *r)
 {
-	return r->gpu.span_ns ? 100.0 * r->gpu.busy_ns / r->gpu.span_ns : 0;
+	return r->shares.busy_pct;
 }
 static double f_hostwait(const gp_rank_t *r)
 {
-	return r->gpu.span_ns ? 100.0 * r->gpu.idle_host_ns / r->gpu.span_ns : 0;
+	return r->shares.idle_host_pct;
 }
 static double f_comm(const gp_rank_t *r)
 {
-	return r->gpu.comm_pct;
+	return r->shares.comm_only_pct;
 }
 static double f_sync(const gp_rank_t *r)
 {
@@ -240,7 +241,7 @@ static double f_peak(const gp_rank_t *r)
 }
 static double f_growth(const gp_rank_t *r)
 {
-	return r->memory.growth_per_step / 1024.0;
+	return r->shares.growth_per_step / 1024.0;
 }
 
 /* After a table that listed some ranks only: the figures of all of them. */
@@ -707,7 +708,7 @@ static void text_time(const gp_job_t *job, FILE *out)
 	if (any_gpu && dist_header(out, job)) {
 		dist_line(out, job, "GPU busy (%)", "", f_busy, -1, 2.0);
 		dist_line(out, job, "host wait (%)", "", f_hostwait, 1, 2.0);
-		dist_line(out, job, "communication (%)", "", f_comm, 1, 2.0);
+		dist_line(out, job, "communication alone (%)", "", f_comm, 1, 2.0);
 		dist_line(out, job, "sync (ms)", "", f_sync, 1, 0);
 	}
 	for (unsigned i = 0; i < job->nranks; i++) {
