@@ -196,4 +196,31 @@ if unshare -m true 2>/dev/null; then
 else
 	skip "no mount namespace (unshare -m) for mount points"
 fi
+# one pipeline for every command (issue 49): a job named by its id is taken with its sacct
+# record by export as by report, so the HTML has the time-limit finding report.txt has
+mkdir -p "$T/fakesacct" "$T/j77210" && cp -r "$F/ddp-imbalanced/step0" "$T/j77210/"
+# rank 1's file cut at 70 %: no end record (a rank stopped at the time limit)
+sz=$(stat -c %s "$T/j77210/step0/rank1.gpr") && truncate -s $((sz * 7 / 10)) "$T/j77210/step0/rank1.gpr"
+cat >"$T/fakesacct/sacct" <<SACCT
+#!/bin/sh
+# a stand-in for sacct that knows job 77210 (ddp-imbalanced's), ended at its time limit
+j=; p=; for a; do [ "\$p" = -j ] && j=\$a; p=\$a; f=\$a; done
+case \$j:\$f in
+77210:JobIDRaw) echo 77210 ;;
+77210:AdminComment) echo "gpuprof: steps=1 dir=$T/j77210" ;;
+77210:State) echo TIMEOUT ;;
+77210:JobID,*) echo "77210|ddp|TIMEOUT|0:0|00:10:00|gres/gpu=2|vm|1G|" ;;
+esac
+SACCT
+chmod 755 "$T/fakesacct/sacct"
+PATH=$T/fakesacct:$PATH GPUPROF_REPORT_SUMMARIES=0 "$B/gpuprof" report --format=json 77210 >"$T/77210.json" 2>/dev/null &&
+	PATH=$T/fakesacct:$PATH GPUPROF_REPORT_SUMMARIES=0 "$B/gpuprof" export --format=html -o "$T/77210.html" 77210 2>/dev/null &&
+	grep -q '"id": "time_limit"' "$T/77210.json" && grep -q 'id="finding-time_limit"' "$T/77210.html"
+ok $? "a job named by its id: export --format=html has report's time-limit finding (sacct asked once, by the one pipeline)"
+PATH=$T/fakesacct:$PATH GPUPROF_REPORT_SUMMARIES=0 "$B/gpuprof" export --format=html -o "$T/77210d.html" "$T/j77210" 2>/dev/null &&
+	! grep -q 'id="finding-time_limit"' "$T/77210d.html" && grep -q 'id="finding-incomplete"' "$T/77210d.html"
+ok $? "... and named by its directory, sacct is not asked (incomplete, not the time limit)"
+out=$("$B/gpuprof" export --format=pdf -o x "$F/clean" 2>&1); rc=$?
+[ $rc = 2 ] && echo "$out" | grep -q "formats: chrome, memviz, html, kineto, csv"
+ok $? "export's formats listed from the writers' table ($rc)"
 done_testing
