@@ -3,6 +3,7 @@
  * step and leak suspects, what is live at the last step by allocating library, the
  * optimizer state, NVML aggregates, and the time series the HTML plots. */
 #include "config.h"
+#include "names.h"
 #include "rankdata.h"
 
 #include <stdio.h>
@@ -43,17 +44,41 @@ static void stack_owner(const rank_data_t *d, uint32_t stack, char *out, size_t 
 	}
 }
 
+/* A frame as a person reads it: "sym+0xoff (lib)" with a C++ symbol demangled and
+ * folded (its parameter list and nested template arguments dropped: names.h) */
+static const char *frame_readable(const char *s, char *out, size_t len)
+{
+	size_t n = strcspn(s, "+ ");
+	char sym[512], *dem = NULL, folded[96];
+	size_t dl = 0;
+	if (strncmp(s, "_Z", 2) || n >= sizeof(sym))
+		return s;
+	memcpy(sym, s, n);
+	sym[n] = 0;
+	const char *d = gp_demangle(sym, &dem, &dl);
+	if (!d) {
+		free(dem);
+		return s;
+	}
+	gp_display_name(d, folded, sizeof(folded));
+	snprintf(out, len, "%s%s", folded, s + n);
+	free(dem);
+	return out;
+}
+
 static void stack_text(const rank_data_t *d, uint32_t stack, char *out, size_t len)
 {
 	const uint64_t *pcs;
 	size_t n = gp_symtab_stack(&d->sym, stack, &pcs), o = 0;
 	unsigned shown = 0;
+	char b[256];
 	out[0] = '\0';
 	for (size_t i = 0; i < n && shown < 8 && o + 2 < len; i++) {
 		const char *s = gp_symtab_frame(&d->sym, pcs[i]);
 		if (gp_symtab_profiler_frame(s))
 			continue;
-		o += (size_t)snprintf(out + o, len - o, "%s%s", shown++ ? " <- " : "", s);
+		o += (size_t)snprintf(out + o, len - o, "%s%s", shown++ ? " <- " : "",
+		                      frame_readable(s, b, sizeof(b)));
 	}
 }
 
