@@ -28,6 +28,9 @@ typedef struct gp_shares {
 	/* the steps' CPU time samples: only where the steps are a range of the program's (an
 	 * NVTX range, cudaProfilerStart/Stop), not found from kernels or optimizer returns */
 	unsigned cpu_samples;
+	/* the framework whose integration recorded (the Python integration's info line):
+	 * "pytorch", "jax", or "" (none); its version */
+	char framework[16], framework_version[48];
 } gp_shares_t;
 
 struct gp_rank;

@@ -200,7 +200,13 @@ static void v_startup_top(FILE *out, const gp_rank_t *r)
 	fputc(']', out);
 }
 
+/* PyTorch's figures: a rank its integration recorded, not JAX's (whose info line was
+ * filed under "pytorch" before the framework section) */
 static bool torch_seen(const gp_rank_t *r)
+{
+	return r->torch.seen && strcmp(r->shares.framework, "jax");
+}
+static bool framework_seen(const gp_rank_t *r)
 {
 	return r->torch.seen;
 }
@@ -495,6 +501,12 @@ const gp_field_t gp_rank_fields[] = {
     U64("capture", "switches", capture.switches, NULL, "capture switches"),
     U64("capture", "switch_max_ns", capture.switch_max_ns, "ns", "the longest switch"),
 
+    /* the framework whose integration recorded; null without one */
+    STR("framework", "name", shares.framework, "pytorch, jax, or empty (not recognised)"),
+    STR("framework", "version", shares.framework_version, "its version"),
+    STR("framework", "info", torch.info, "how steps and memory were taken"),
+    STR("framework", "not_collected", torch.missing, "what was not collected, and why"),
+
     /* PyTorch's own figures (the integration); null without it */
     STR("pytorch", "info", torch.info, "version, how steps and memory were taken"),
     STR("pytorch", "not_collected", torch.missing, "what was not collected, and why"),
@@ -623,7 +635,10 @@ const size_t gp_rank_nfields = sizeof(gp_rank_fields) / sizeof(gp_rank_fields[0]
 static const struct {
 	const char *name;
 	bool (*when)(const gp_rank_t *);
-} conditional[] = {{"pytorch", torch_seen}, {"pool", pool_seen}, {"own_cost", own_seen}};
+} conditional[] = {{"framework", framework_seen},
+                   {"pytorch", torch_seen},
+                   {"pool", pool_seen},
+                   {"own_cost", own_seen}};
 
 static bool section_shown(const char *section, const gp_rank_t *r)
 {

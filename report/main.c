@@ -826,7 +826,7 @@ static int report_live(const gp_cli_cmd_t *cmd, const char *dir, const char *ste
 	gp_live_job_t lj;
 	char err[512];
 	gp_outfile_t out;
-	if (gp_live_job_load(&lj, dir, step, err, sizeof(err)) < 0 || !lj.n ||
+	if (gp_live_job_load(&lj, dir, step, 0, err, sizeof(err)) < 0 || !lj.n ||
 	    (!gp_live_job_running(&lj) && !no_rank_files)) {
 		gp_live_job_free(&lj);
 		return -1;
