@@ -1207,7 +1207,8 @@ static void on_signals(agent_t *a, uint64_t now)
  * bursts of NVTX or CUPTI records are not dropped. Quiet rings: at the next flush (0.5
  * s), woken sooner by a producer once a sixteenth of a ring has filled (gp_ring_wake);
  * every 100 ms when a producer cannot wake us. 64 agents looking every 100 ms took ~0.4 s
- * of CPU in 10 s (doc/performance.md). The next NVML sample may be due sooner. */
+ * of CPU in 10 s (bench/results/performance-history.md, session 11). The next NVML
+ * sample may be due sooner. */
 static int next_wait_ms(agent_t *a, bool busy, uint64_t next_flush, uint64_t next_sample)
 {
 	int wait_ms;

@@ -10,7 +10,8 @@
 # The detach waits for the step markers, which only sampled windows place: here it comes
 # DETACH_WAIT_NS (10 s) after the window, past the end of an 800-step run. Session 15 ran
 # this with a build that placed them under steps= windows too, and the detach crashed 4 of
-# 6 runs (doc/performance.md): GPUPROF_CUPTI_DETACH=1 is experimental.
+# 6 runs (bench/results/performance-history.md, session 15): GPUPROF_CUPTI_DETACH=1 is
+# experimental.
 # Binaries from gpu-carry.sh.
 . "$(dirname "$0")/gpu-env.sh"
 OUT=${OUT:-/tmp/out}

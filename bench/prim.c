@@ -1,6 +1,6 @@
 /* The cost of the hot path's primitives on this host: rdtsc, an uncontended CAS,
  * clock_gettime, a 64-byte store into a 16 MiB ring, and rdtsc + store + CAS together
- * (doc/performance.md, session 17). Build: gcc -O2 -o prim bench/prim.c */
+ * (bench/results/performance-history.md, session 17). Build: gcc -O2 -o prim bench/prim.c */
 #include <x86intrin.h>
 #include <stdio.h>
 #include <stdlib.h>

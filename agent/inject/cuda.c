@@ -178,7 +178,7 @@ static void load_cupti(void)
 	 * kinds are on from CUDA's start: after a steps= window, whose kinds were first enabled
 	 * mid-run, a detach crashed 4 of 6 seed runs on the H200 (both where it finalized on
 	 * gpuprof's thread and at the program's own call); after sampled ones, none of 6 runs
-	 * of 16 detaches each (bench/gpu-detach-site.sh, doc/performance.md) */
+	 * of 16 detaches each (bench/gpu-detach-site.sh, bench/results/performance-history.md) */
 	if (det && !strcmp(det, "auto"))
 		det_on = driver_version() >= 12060 &&
 		         (!fw || strstr(fw, "torch") || strstr(fw, "kineto"));

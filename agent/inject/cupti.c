@@ -19,7 +19,7 @@
  * runtime and driver callback: cuptiFinalize runs at the exit of the program's next API
  * call, on its thread, where NVIDIA's cupti_finalize sample and kineto's TEARDOWN_CUPTI
  * call it. Only after sampled windows: after a steps= window a detach crashed PyTorch
- * wherever it finalized (cuda.c, doc/performance.md). The light parts
+ * wherever it finalized (cuda.c, bench/results/performance-history.md). The light parts
  * (buffers, memory records, allocation callbacks) are attached again at once (they cost
  * a launch nothing measurable); the next window only enables the kinds again. CUPTI's
  * correlation ids may start again after a re-attach: each attach has its epoch in the
