@@ -17,6 +17,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "attribution.h"
 #include "gputime.h"
 #include "load.h"
 #include "memory.h"
@@ -151,6 +152,7 @@ typedef struct gp_rank_tables {
 	gp_kstat_t *k;
 	gp_rstat_t *r;
 	unsigned nk, nr;
+	gp_otab_t ops; /* kernel time by operation range (attribution.h) */
 	char job[32];
 	unsigned ntasks_expected;
 	gp_rf_ident_t src; /* the rank file the analysis read (its summary's key) */

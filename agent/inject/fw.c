@@ -92,16 +92,15 @@ __attribute__((visibility("default"))) int gpuprof_fw_tracing(void)
  * cuda) while kernels are traced, for the kernels' modules. Start and end may come from
  * different threads: a backward range starts in a gradient hook and may end in the
  * autograd engine's end-of-pass callback. Returns the range id, 0 when not recording. */
-__attribute__((visibility("default"))) uint64_t gpuprof_fw_range_start(const char *name)
+static uint64_t range_start(const char *name, _Atomic uint32_t *domain, const char *domain_name)
 {
-	static _Atomic uint32_t domain;
 	if (!gp_inj_on() || getpid() != gp_inj.owner || !name ||
 	    !((gp_inj.modes & GP_MODE_LAYERS) || gpuprof_fw_tracing()))
 		return 0;
-	uint32_t d = atomic_load_explicit(&domain, memory_order_relaxed);
+	uint32_t d = atomic_load_explicit(domain, memory_order_relaxed);
 	if (!d) {
-		d = gp_inj_intern_cstr("pytorch.layers");
-		atomic_store_explicit(&domain, d, memory_order_relaxed);
+		d = gp_inj_intern_cstr(domain_name);
+		atomic_store_explicit(domain, d, memory_order_relaxed);
 	}
 	uint64_t id = atomic_fetch_add_explicit(&gp_inj.next_range, 1, memory_order_relaxed) + 1;
 	gp_event_t e = {.type = GP_EV_NVTX_START,
@@ -112,6 +111,22 @@ __attribute__((visibility("default"))) uint64_t gpuprof_fw_range_start(const cha
 	                .c = id};
 	gp_inj_emit(&e);
 	return id;
+}
+
+__attribute__((visibility("default"))) uint64_t gpuprof_fw_range_start(const char *name)
+{
+	static _Atomic uint32_t domain;
+	return range_start(name, &domain, "pytorch.layers");
+}
+
+/* Operation ranges: one per framework operation the user's code called, named
+ * "op @ file:line (function)" (agent/python/_gpuprof_ops.py), in the "pytorch.ops" domain,
+ * which the report attributes kernels by (report/attribution.c) and keeps out of the
+ * program's range table. Recorded when layer ranges are; ended by gpuprof_fw_range_end. */
+__attribute__((visibility("default"))) uint64_t gpuprof_fw_op_start(const char *name)
+{
+	static _Atomic uint32_t domain;
+	return range_start(name, &domain, "pytorch.ops");
 }
 
 __attribute__((visibility("default"))) void gpuprof_fw_range_end(uint64_t id)

@@ -90,6 +90,7 @@ class _State:
     layers_end_all = None  # ends every layer range still open (_install_layers)
     layers_end_bwd = None  # ends the backward pass's open ranges
     layers_forget = None  # drops the open ranges without ending them (a forked child)
+    ops = None  # _gpuprof_ops once its operation ranges are ready
     dynamo_seen = False  # TorchDynamo has begun a compilation
     in_fork_child = False  # a forked copy that has not recorded a step of its own
     profiling = False  # a torch.profiler session that traces CUDA runs (GP_FW_PROFILER)
@@ -359,6 +360,8 @@ def _start(torch):
         how += "; layer ranges: " + _install_layers(torch)
     elif "cuda" in _s.modes and os.environ.get("GPUPROF_TORCH_LAYERS", "1") != "0":
         how += "; layer ranges: " + _install_layers(torch, windowed=True)
+    if "cuda" in _s.modes or "layers" in _s.modes:
+        how += "; operation ranges: " + _ops_install(torch)
     mem = "off (mode mem not asked for)"
     if "mem" in _s.modes:
         mem = _arm_memory(torch)
@@ -387,6 +390,8 @@ def _at_fork():
                 x.remove()
             if _s.layers_forget:
                 _s.layers_forget()
+            if _s.ops:
+                _s.ops.forget()
         except Exception:
             pass
         rf = os.environ.get("GPUPROF_RANK_FILE", "")
@@ -870,9 +875,20 @@ def _layers_unregister():
 
 def _layers_never():
     """TorchDynamo compiles: the windowed hooks go for good, before it traces anything."""
+    if _s.ops:
+        _s.ops.never()
     if _s.layers_windowed:
         _s.layers_windowed = False
         _layers_unregister()
+
+
+def _lib_tracing():
+    """The attached library's "are kernels traced now?" (False: not attached)."""
+    try:
+        fn = getattr(_s.lib, "gpuprof_fw_tracing", None) if _s.attached else None
+        return bool(fn and fn())
+    except Exception:
+        return False
 
 
 def _compiled():
@@ -904,11 +920,7 @@ def _layers_window(tracing=None):
     if not _s.layers_windowed:
         return
     if tracing is None:
-        try:
-            fn = getattr(_s.lib, "gpuprof_fw_tracing", None) if _s.attached else None
-            tracing = bool(fn and fn())
-        except Exception:
-            tracing = False
+        tracing = _lib_tracing()
     if not tracing and _s.layers_handles is None:
         return  # between windows, nothing registered: every step but a window's ends
     if tracing and (_s.layers_off or not _s.attached or _compiled()):
@@ -919,6 +931,34 @@ def _layers_window(tracing=None):
         _layers_unregister()
         if _compiled():
             _s.layers_windowed = False
+
+
+# ---- operation ranges (_gpuprof_ops.py): kernel time by the user's line ----
+
+
+def _ops_install(torch):
+    try:
+        import _gpuprof_ops
+
+        how = _gpuprof_ops.install(torch, _missing)
+        if how.startswith("operation"):
+            _s.ops = _gpuprof_ops
+        return how
+    except Exception as e:
+        _missing("operation ranges not started", e, attach=False)
+        return "not available"
+
+
+def _ops_window(tracing=None):
+    """After an optimizer step: the operation ranges' mode pushed while kernels are traced
+    (all along in mode layers), popped between windows; never once TorchDynamo compiled."""
+    if tracing is None:
+        tracing = _lib_tracing()
+    tracing = (tracing or "layers" in _s.modes) and _s.attached and not _s.in_fork_child
+    if tracing and _compiled():
+        _s.ops.never()
+        return
+    _s.ops.window(tracing, _s.lib)
 
 
 # ---- steps: optimizer.step() of every optimizer ----
@@ -1033,6 +1073,8 @@ def _step_post(opt, args, kwargs):
         if ret is not None:
             waited = ret >> 1
         _layers_step(None if ret is None else ret & 1)
+        if _s.ops:
+            _ops_window(None if ret is None else ret & 1)
         if n <= 2:
             _opt_state(opt, i)
         if _s.mem_opt is None:

@@ -1,0 +1,306 @@
+/* Kernel time by the user's code (attribution.h): the pass that charges each kernel of a
+ * rank's steady state to the operation range open at its launch, the table it fills
+ * (merged across ranks, kept in the ranks' summaries), and the two tables the report shows
+ * from it, by operation and by source line. */
+#include "config.h"
+#include "attribution.h"
+#include "job.h"
+#include "json.h"
+#include "names.h"
+#include "rankdata.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- the table ---- */
+
+int gp_otab_add(gp_otab_t *t, const char *name, uint64_t calls, uint64_t kernels, uint64_t gpu_ns)
+{
+	uint64_t h = gp_name_hash(name), at = 0;
+	gp_ostat_t *o = NULL;
+	if (u64map_get(&t->idx, h, &at) && at && !strcmp(t->v[at - 1].name, name))
+		o = &t->v[at - 1];
+	for (unsigned i = 0; !o && at && i < t->n; i++) /* two names, one hash */
+		if (!strcmp(t->v[i].name, name))
+			o = &t->v[i];
+	if (!o) {
+		if (t->n == t->cap) {
+			unsigned nc = t->cap ? t->cap * 2 : 64;
+			gp_ostat_t *nv = realloc(t->v, nc * sizeof(*nv));
+			if (!nv)
+				return -1;
+			t->v = nv, t->cap = nc;
+		}
+		char *nm = strdup(name);
+		if (!nm)
+			return -1;
+		o = &t->v[t->n++];
+		memset(o, 0, sizeof(*o));
+		o->name = nm;
+		if (!at)
+			u64map_put(&t->idx, h, t->n);
+	}
+	o->calls += calls, o->kernels += kernels, o->gpu_ns += gpu_ns;
+	return 0;
+}
+
+void gp_otab_merge(gp_otab_t *t, const gp_otab_t *from)
+{
+	for (unsigned i = 0; i < from->n; i++)
+		gp_otab_add(t, from->v[i].name, from->v[i].calls, from->v[i].kernels,
+		            from->v[i].gpu_ns);
+	t->ranks += from->ranks;
+}
+
+void gp_otab_free(gp_otab_t *t)
+{
+	for (unsigned i = 0; i < t->n; i++)
+		free(t->v[i].name);
+	free(t->v);
+	u64map_free(&t->idx);
+	memset(t, 0, sizeof(*t));
+}
+
+/* rows: u32 count, u32 ranks, then each: u16 name length, name, u64 calls, kernels, gpu_ns */
+void gp_otab_write(FILE *f, const gp_otab_t *t)
+{
+	uint32_t n[2] = {t->n, t->ranks};
+	fwrite(n, sizeof(n), 1, f);
+	for (unsigned i = 0; i < t->n; i++) {
+		uint16_t l = (uint16_t)strnlen(t->v[i].name, 65535);
+		uint64_t v[3] = {t->v[i].calls, t->v[i].kernels, t->v[i].gpu_ns};
+		fwrite(&l, 2, 1, f);
+		fwrite(t->v[i].name, 1, l, f);
+		fwrite(v, sizeof(v), 1, f);
+	}
+}
+
+int gp_otab_read(const unsigned char **p, const unsigned char *end, gp_otab_t *t)
+{
+	const unsigned char *q = *p;
+	uint32_t n[2];
+	memset(t, 0, sizeof(*t));
+	if (end - q < (long)sizeof(n))
+		return -1;
+	memcpy(n, q, sizeof(n));
+	q += sizeof(n);
+	if ((uint64_t)n[0] * 26 > (uint64_t)(end - q)) /* a row takes 26 bytes or more */
+		return -1;
+	for (uint32_t i = 0; i < n[0]; i++) {
+		uint16_t l;
+		uint64_t v[3];
+		char name[65536];
+		if (end - q < 2)
+			goto bad;
+		memcpy(&l, q, 2);
+		q += 2;
+		if (end - q < (long)l + (long)sizeof(v))
+			goto bad;
+		memcpy(name, q, l);
+		name[l] = '\0';
+		memcpy(v, q + l, sizeof(v));
+		q += l + sizeof(v);
+		if (gp_otab_add(t, name, v[0], v[1], v[2]) < 0)
+			goto bad;
+	}
+	t->ranks = n[1];
+	*p = q;
+	return 0;
+bad:
+	gp_otab_free(t);
+	return -1;
+}
+
+bool gp_is_ops_domain(const char *domain)
+{
+	return domain && !strcmp(domain, GP_OPS_DOMAIN);
+}
+
+/* ---- the pass ---- */
+
+/* The innermost operation range (the latest begun) open on thread tid at ts; ops holds
+ * positions in d->ranges in (tid, start) order. NULL: none. */
+static const range_t *op_at(const rank_data_t *d, const size_t *ops, size_t n, uint32_t tid,
+                            uint64_t ts)
+{
+	size_t lo = 0, hi = n;
+	while (lo < hi) { /* first with (tid, start) > (tid, ts) */
+		size_t mid = (lo + hi) / 2;
+		const range_t *x = &d->ranges.v[ops[mid]];
+		if (x->tid < tid || (x->tid == tid && x->start <= ts))
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (size_t j = lo, steps = 0; j-- > 0 && steps < 4096; steps++) {
+		const range_t *x = &d->ranges.v[ops[j]];
+		if (x->tid != tid)
+			break;
+		if (x->end >= ts)
+			return x;
+	}
+	return NULL;
+}
+
+/* The operation a kernel launched at ts on thread tid ran for: the innermost range open on
+ * that thread; where it had none (an autograd engine thread running a node the integration
+ * did not hook), the one open on another thread then, the latest begun (the thread that
+ * asked for the work: the program's line calling backward()). */
+static const range_t *owner_op(const rank_data_t *d, const size_t *ops, size_t n,
+                               const uint32_t *tids, size_t ntids, uint32_t tid, uint64_t ts)
+{
+	const range_t *x = op_at(d, ops, n, tid, ts);
+	for (size_t i = 0; !x && i < ntids; i++) {
+		const range_t *y = tids[i] != tid ? op_at(d, ops, n, tids[i], ts) : NULL;
+		if (y && (!x || y->start > x->start))
+			x = y;
+	}
+	return x;
+}
+
+typedef struct local {
+	uint32_t name; /* the range name's string id; 0: not attributed */
+	uint64_t calls, kernels, gpu_ns;
+} local_t;
+typedef VEC(local_t) locals_t;
+
+static local_t *local_row(locals_t *rows, u64map_t *idx, uint32_t name)
+{
+	uint64_t at;
+	if (u64map_get(idx, (uint64_t)name + 1, &at))
+		return &rows->v[at];
+	local_t z = {.name = name};
+	size_t n = rows->n;
+	VEC_PUSH(*rows, z);
+	if (rows->n == n)
+		return NULL;
+	u64map_put(idx, (uint64_t)name + 1, n);
+	return &rows->v[n];
+}
+
+void gp_pass_attribution(gp_otab_t *t, rank_data_t *d)
+{
+	VEC(size_t) ops = {0};
+	VEC(uint32_t) tids = {0};
+	locals_t rows = {0};
+	u64map_t idx = {0};
+	uint32_t dom = 0; /* the last domain id looked at, and whether it is the operations' */
+	bool is_ops = false;
+	for (size_t i = 0; i < d->ranges.n; i++) {
+		const range_t *x = &d->ranges.v[i];
+		if (!x->domain || x->depth != 1000)
+			continue;
+		if (x->domain != dom)
+			dom = x->domain, is_ops = gp_is_ops_domain(gp_rd_str(d, dom));
+		if (!is_ops)
+			continue;
+		VEC_PUSH(ops, i);
+		if (!tids.n || tids.v[tids.n - 1] != x->tid) /* sorted by thread */
+			VEC_PUSH(tids, x->tid);
+		local_t *l = gp_in_gwin(d, x->start) ? local_row(&rows, &idx, x->name) : NULL;
+		if (l)
+			l->calls++;
+	}
+	for (size_t i = 0; ops.n && i < d->kerns.n; i++) {
+		const kern_t *k = &d->kerns.v[i];
+		if (k->kind != 0 || !gp_in_gwin(d, gp_rd_launch_ts(d, k)))
+			continue;
+		const api_t *a = gp_rd_launch(d, k);
+		const range_t *x =
+		    a ? owner_op(d, ops.v, ops.n, tids.v, tids.n, a->tid, a->start) : NULL;
+		local_t *l = local_row(&rows, &idx, x ? x->name : 0);
+		if (l)
+			l->kernels++, l->gpu_ns += k->dur;
+	}
+	for (size_t i = 0; i < rows.n; i++) {
+		const local_t *l = &rows.v[i];
+		gp_otab_add(t, l->name ? gp_rd_str(d, l->name) : "", l->calls, l->kernels,
+		            l->gpu_ns);
+	}
+	t->ranks += ops.n > 0;
+	VEC_FREE(ops);
+	VEC_FREE(tids);
+	VEC_FREE(rows);
+	u64map_free(&idx);
+}
+
+/* ---- the two tables ---- */
+
+/* name "op @ where": the operation or the place, as a slice of name */
+static void split(const char *name, bool line, const char **key, unsigned *len)
+{
+	const char *at = strstr(name, " @ ");
+	if (!*name) {
+		*key = "(not attributed)", *len = 16;
+	} else if (!at) {
+		*key = name, *len = (unsigned)strlen(name);
+	} else if (line) {
+		*key = at + 3, *len = (unsigned)strlen(at + 3);
+	} else {
+		*key = name, *len = (unsigned)(at - name);
+	}
+}
+
+static int add_row(gp_attr_row_t **rows, unsigned *n, const gp_ostat_t *o, bool line)
+{
+	const char *key;
+	unsigned len;
+	split(o->name, line, &key, &len);
+	/* a backward range is no call of the user's: its line's calls are the forward's */
+	const char *at = strstr(o->name, " @ ");
+	bool bwd = at && at - o->name >= 9 && !memcmp(at - 9, " backward", 9);
+	for (unsigned i = 0; i < *n; i++) {
+		gp_attr_row_t *r = &(*rows)[i];
+		if (r->keylen == len && !memcmp(r->key, key, len)) {
+			r->calls += line && bwd ? 0 : o->calls;
+			r->kernels += o->kernels, r->gpu_ns += o->gpu_ns;
+			return 0;
+		}
+	}
+	gp_attr_row_t *nv = realloc(*rows, (*n + 1) * sizeof(**rows));
+	if (!nv)
+		return -1;
+	*rows = nv;
+	nv[*n] = (gp_attr_row_t){key, len, line && bwd ? 0 : o->calls, o->kernels, o->gpu_ns};
+	(*n)++;
+	return 0;
+}
+
+static int cmp_row(const void *a, const void *b)
+{
+	const gp_attr_row_t *x = a, *y = b;
+	if (x->gpu_ns != y->gpu_ns)
+		return x->gpu_ns > y->gpu_ns ? -1 : 1;
+	if (x->calls != y->calls)
+		return x->calls > y->calls ? -1 : 1;
+	unsigned n = x->keylen < y->keylen ? x->keylen : y->keylen;
+	int c = memcmp(x->key, y->key, n);
+	return c ? c : (int)x->keylen - (int)y->keylen;
+}
+
+int gp_attr_make(const gp_otab_t *t, gp_attr_t *a)
+{
+	memset(a, 0, sizeof(*a));
+	a->ranks = t->ranks;
+	for (unsigned i = 0; i < t->n; i++) {
+		const gp_ostat_t *o = &t->v[i];
+		a->total_ns += o->gpu_ns, a->total_kernels += o->kernels;
+		if (add_row(&a->by_op, &a->nop, o, false) < 0 ||
+		    add_row(&a->by_line, &a->nline, o, true) < 0) {
+			gp_attr_free(a);
+			return -1;
+		}
+	}
+	if (a->nop)
+		qsort(a->by_op, a->nop, sizeof(gp_attr_row_t), cmp_row);
+	if (a->nline)
+		qsort(a->by_line, a->nline, sizeof(gp_attr_row_t), cmp_row);
+	return 0;
+}
+
+void gp_attr_free(gp_attr_t *a)
+{
+	free(a->by_op);
+	free(a->by_line);
+	memset(a, 0, sizeof(*a));
+}

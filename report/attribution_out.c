@@ -1,0 +1,189 @@
+/* Kernel time by the user's code, written (attribution.h): the tables by operation and by
+ * source line in the text report's and the HTML page's "where the time goes", and
+ * report.json's "attribution" object. */
+#include "config.h"
+#include "attribution.h"
+#include "job.h"
+#include "json.h"
+#include "names.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define TOP       10  /* rows of the text and HTML tables */
+#define JSON_ROWS 100 /* rows of each JSON array */
+
+static double share(uint64_t a, uint64_t b)
+{
+	return b ? 100.0 * (double)a / (double)b : 0.0;
+}
+
+/* The rows shown: the first TOP, the "(not attributed)" row wherever it sorted, and the
+ * rest summed into one, so the shares shown add up to 100 %. */
+static unsigned shown(const gp_attr_row_t *rows, unsigned n, unsigned top, gp_attr_row_t *rest,
+                      int *unattributed)
+{
+	unsigned k = n < top ? n : top;
+	memset(rest, 0, sizeof(*rest));
+	*unattributed = -1;
+	for (unsigned i = 0; i < n; i++) {
+		bool none = rows[i].keylen == 16 && !memcmp(rows[i].key, "(not attributed)", 16);
+		if (none && i >= k)
+			*unattributed = (int)i;
+		else if (i >= k)
+			rest->calls += rows[i].calls, rest->kernels += rows[i].kernels,
+			    rest->gpu_ns += rows[i].gpu_ns, rest->keylen++;
+	}
+	return k;
+}
+
+static void text_row(FILE *out, const char *key, unsigned len, const gp_attr_row_t *r,
+                     uint64_t total, unsigned width)
+{
+	char nm[128];
+	snprintf(nm, sizeof(nm), "%.*s", (int)(len < sizeof(nm) - 1 ? len : sizeof(nm) - 1), key);
+	if (strlen(nm) > width) {
+		size_t cut = gp_utf8_back(nm, width - 3);
+		strcpy(nm + cut, "...");
+	}
+	gp_text_safe(nm);
+	fprintf(out, "%-*s %10.3f %5.1f%% %8llu %8llu", (int)width, nm, r->gpu_ns / 1e6,
+	        share(r->gpu_ns, total), (unsigned long long)r->kernels,
+	        (unsigned long long)r->calls);
+	if (r->calls)
+		fprintf(out, " %12.1f\n", r->gpu_ns / 1e3 / (double)r->calls);
+	else
+		fprintf(out, " %12s\n", "-");
+}
+
+static void text_table(FILE *out, const char *what, const gp_attr_row_t *rows, unsigned n,
+                       uint64_t total, unsigned width)
+{
+	gp_attr_row_t rest;
+	int none;
+	unsigned k = shown(rows, n, TOP, &rest, &none);
+	fprintf(out, "%-*s %10s %6s %8s %8s %12s\n", (int)width, what, "GPU ms", "share", "kernels",
+	        "calls", "us per call");
+	for (unsigned i = 0; i < k; i++)
+		text_row(out, rows[i].key, rows[i].keylen, &rows[i], total, width);
+	if (none >= 0)
+		text_row(out, rows[none].key, rows[none].keylen, &rows[none], total, width);
+	if (rest.keylen) {
+		char b[48];
+		snprintf(b, sizeof(b), "(%u others)", rest.keylen);
+		text_row(out, b, (unsigned)strlen(b), &rest, total, width);
+	}
+}
+
+void gp_attr_text(const gp_job_t *job, FILE *out)
+{
+	gp_attr_t a;
+	if (!job->ops.ranks || gp_attr_make(&job->ops, &a) < 0)
+		return;
+	fprintf(out,
+	        "\nKernel time by operation (the PyTorch calls the program made, in capture "
+	        "windows, post-warm-up steps; %u rank%s):\n",
+	        a.ranks, a.ranks == 1 ? "" : "s");
+	text_table(out, "operation", a.by_op, a.nop, a.total_ns, 30);
+	fprintf(out, "\nKernel time by source line (the program's innermost frame outside torch "
+	             "and installed packages; a line's backward counts with it, its calls are "
+	             "the forward's):\n");
+	text_table(out, "line", a.by_line, a.nline, a.total_ns, 48);
+	fprintf(out,
+	        "share: of the %.3f ms of %llu kernels those ranks traced; (not attributed): "
+	        "launched outside every operation range\n",
+	        a.total_ns / 1e6, (unsigned long long)a.total_kernels);
+	gp_attr_free(&a);
+}
+
+static void html_row(FILE *o, const char *key, unsigned len, const gp_attr_row_t *r, uint64_t total)
+{
+	fprintf(o, "<tr><td>");
+	gp_html_escn(o, key, len);
+	fprintf(o, "</td><td>%.2f</td><td>%.1f %%</td><td>%llu</td><td>%llu</td>", r->gpu_ns / 1e6,
+	        share(r->gpu_ns, total), (unsigned long long)r->kernels,
+	        (unsigned long long)r->calls);
+	if (r->calls)
+		fprintf(o, "<td>%.1f</td></tr>\n", r->gpu_ns / 1e3 / (double)r->calls);
+	else
+		fprintf(o, "<td>-</td></tr>\n");
+}
+
+static void html_table(FILE *o, const char *id, const char *what, const gp_attr_row_t *rows,
+                       unsigned n, uint64_t total)
+{
+	gp_attr_row_t rest;
+	int none;
+	unsigned k = shown(rows, n, TOP, &rest, &none);
+	fprintf(o,
+	        "<table id=\"%s\">\n<tr><th>%s</th><th>GPU ms</th><th>share</th><th>kernels</th>"
+	        "<th>calls</th><th>&micro;s per call</th></tr>\n",
+	        id, what);
+	for (unsigned i = 0; i < k; i++)
+		html_row(o, rows[i].key, rows[i].keylen, &rows[i], total);
+	if (none >= 0)
+		html_row(o, rows[none].key, rows[none].keylen, &rows[none], total);
+	if (rest.keylen) {
+		char b[48];
+		snprintf(b, sizeof(b), "(%u others)", rest.keylen);
+		html_row(o, b, (unsigned)strlen(b), &rest, total);
+	}
+	fprintf(o, "</table>\n");
+}
+
+void gp_attr_html(const gp_job_t *job, FILE *o)
+{
+	gp_attr_t a;
+	if (!job->ops.ranks || gp_attr_make(&job->ops, &a) < 0)
+		return;
+	fprintf(o,
+	        "<h3>Kernel time by operation</h3>\n<p class=\"note\">The PyTorch calls the "
+	        "program made, in capture windows (%u rank%s): share of the %.2f ms of %llu "
+	        "kernels traced there.</p>\n",
+	        a.ranks, a.ranks == 1 ? "" : "s", a.total_ns / 1e6,
+	        (unsigned long long)a.total_kernels);
+	html_table(o, "attr-ops", "operation", a.by_op, a.nop, a.total_ns);
+	fprintf(o, "<h3>Kernel time by source line</h3>\n<p class=\"note\">The program's "
+	           "innermost frame outside torch and installed packages; a line's backward "
+	           "counts with it, its calls are the forward's.</p>\n");
+	html_table(o, "attr-lines", "source line", a.by_line, a.nline, a.total_ns);
+	gp_attr_free(&a);
+}
+
+static void json_rows(FILE *out, const char *key, const gp_attr_row_t *rows, unsigned n,
+                      uint64_t total)
+{
+	fprintf(out, ",\n    \"%s\": [", key);
+	for (unsigned i = 0, w = 0; i < n; i++) {
+		bool none = rows[i].keylen == 16 && !memcmp(rows[i].key, "(not attributed)", 16);
+		if (i >= JSON_ROWS && !none)
+			continue;
+		fprintf(out, "%s\n      {\"name\": ", w++ ? "," : "");
+		gp_json_strn(out, rows[i].key, rows[i].keylen);
+		fprintf(out,
+		        ", \"attributed\": %s, \"gpu_ns\": %llu, \"share_pct\": %.3f, \"kernels\": "
+		        "%llu, \"calls\": %llu, \"mean_ns_per_call\": %.0f}",
+		        none ? "false" : "true", (unsigned long long)rows[i].gpu_ns,
+		        share(rows[i].gpu_ns, total), (unsigned long long)rows[i].kernels,
+		        (unsigned long long)rows[i].calls,
+		        rows[i].calls ? (double)rows[i].gpu_ns / (double)rows[i].calls : 0.0);
+	}
+	fprintf(out, "%s]", n ? "\n    " : "");
+}
+
+void gp_attr_json(const gp_job_t *job, FILE *out)
+{
+	gp_attr_t a;
+	memset(&a, 0, sizeof(a));
+	if (job->ops.ranks && gp_attr_make(&job->ops, &a) < 0)
+		memset(&a, 0, sizeof(a));
+	fprintf(out,
+	        ",\n  \"attribution\": {\"ranks\": %u, \"total_ns\": %llu, \"kernels\": %llu, "
+	        "\"by_operation_rows\": %u, \"by_line_rows\": %u",
+	        a.ranks, (unsigned long long)a.total_ns, (unsigned long long)a.total_kernels, a.nop,
+	        a.nline);
+	json_rows(out, "operations", a.by_op, a.nop, a.total_ns);
+	json_rows(out, "source_lines", a.by_line, a.nline, a.total_ns);
+	fprintf(out, "\n  }");
+	gp_attr_free(&a);
+}
