@@ -178,6 +178,47 @@ static local_t *local_row(locals_t *rows, u64map_t *idx, uint32_t name)
 	return &rows->v[n];
 }
 
+/* The steps the operation ranges covered: those in which one began before the step's first
+ * launch. The integration pushes its mode at the end of one step and pops it at the end of
+ * another (a few steps of each window): the step it was pushed in, whose kernels ran before,
+ * and the window's steps after it was popped are left out, so that their kernels do not
+ * read as unattributed. NULL: no steps known (every kernel counts). */
+static bool *covered_steps(const rank_data_t *d, const size_t *ops, size_t nops)
+{
+	size_t n = d->steps.n;
+	uint64_t *first = n ? calloc(2 * n, sizeof(uint64_t)) : NULL; /* op, launch; 0: none */
+	bool *cov = n ? calloc(n, sizeof(bool)) : NULL;
+	if (!first || !cov) {
+		free(first);
+		free(cov);
+		return NULL;
+	}
+	for (size_t i = 0; i < nops; i++) {
+		uint64_t ts = d->ranges.v[ops[i]].start;
+		size_t s = gp_step_at(d, ts);
+		if (s && (!first[2 * (s - 1)] || ts < first[2 * (s - 1)]))
+			first[2 * (s - 1)] = ts;
+	}
+	for (size_t i = 0; i < d->kerns.n; i++) {
+		uint64_t ts = gp_rd_launch_ts(d, &d->kerns.v[i]);
+		size_t s = gp_step_at(d, ts);
+		if (s && (!first[2 * (s - 1) + 1] || ts < first[2 * (s - 1) + 1]))
+			first[2 * (s - 1) + 1] = ts;
+	}
+	for (size_t s = 0; s < n; s++)
+		cov[s] = first[2 * s] && (!first[2 * s + 1] || first[2 * s] < first[2 * s + 1]);
+	free(first);
+	return cov;
+}
+
+static bool counted(const rank_data_t *d, const bool *cov, uint64_t ts)
+{
+	if (!gp_in_gwin(d, ts))
+		return false;
+	size_t s = cov ? gp_step_at(d, ts) : 1;
+	return s && (!cov || cov[s - 1]);
+}
+
 void gp_pass_attribution(gp_otab_t *t, rank_data_t *d)
 {
 	VEC(size_t) ops = {0};
@@ -197,13 +238,17 @@ void gp_pass_attribution(gp_otab_t *t, rank_data_t *d)
 		VEC_PUSH(ops, i);
 		if (!tids.n || tids.v[tids.n - 1] != x->tid) /* sorted by thread */
 			VEC_PUSH(tids, x->tid);
-		local_t *l = gp_in_gwin(d, x->start) ? local_row(&rows, &idx, x->name) : NULL;
+	}
+	bool *cov = ops.n ? covered_steps(d, ops.v, ops.n) : NULL;
+	for (size_t i = 0; i < ops.n; i++) {
+		const range_t *x = &d->ranges.v[ops.v[i]];
+		local_t *l = counted(d, cov, x->start) ? local_row(&rows, &idx, x->name) : NULL;
 		if (l)
 			l->calls++;
 	}
 	for (size_t i = 0; ops.n && i < d->kerns.n; i++) {
 		const kern_t *k = &d->kerns.v[i];
-		if (k->kind != 0 || !gp_in_gwin(d, gp_rd_launch_ts(d, k)))
+		if (k->kind != 0 || !counted(d, cov, gp_rd_launch_ts(d, k)))
 			continue;
 		const api_t *a = gp_rd_launch(d, k);
 		const range_t *x =
@@ -218,6 +263,7 @@ void gp_pass_attribution(gp_otab_t *t, rank_data_t *d)
 		            l->gpu_ns);
 	}
 	t->ranks += ops.n > 0;
+	free(cov);
 	VEC_FREE(ops);
 	VEC_FREE(tids);
 	VEC_FREE(rows);

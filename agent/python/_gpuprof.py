@@ -360,13 +360,14 @@ def _start(torch):
         how += "; layer ranges: " + _install_layers(torch)
     elif "cuda" in _s.modes and os.environ.get("GPUPROF_TORCH_LAYERS", "1") != "0":
         how += "; layer ranges: " + _install_layers(torch, windowed=True)
+    ops = ""  # last: the text is cut at 255 bytes (report/load.h)
     if "cuda" in _s.modes or "layers" in _s.modes:
-        how += "; operation ranges: " + _ops_install(torch)
+        ops = "; ops: " + _ops_install(torch)
     mem = "off (mode mem not asked for)"
     if "mem" in _s.modes:
         mem = _arm_memory(torch)
-    _emit(_INFO, text="torch %s; steps: optimizer.step() (%s); memory: %s"
-          % (getattr(torch, "__version__", "?"), how, mem), attach=False)
+    _emit(_INFO, text="torch %s; steps: optimizer.step() (%s); memory: %s%s"
+          % (getattr(torch, "__version__", "?"), how, mem, ops), attach=False)
     atexit.register(_at_exit)
 
 
@@ -941,7 +942,7 @@ def _ops_install(torch):
         import _gpuprof_ops
 
         how = _gpuprof_ops.install(torch, _missing)
-        if how.startswith("operation"):
+        if how.startswith("by line"):
             _s.ops = _gpuprof_ops
         return how
     except Exception as e:
@@ -954,11 +955,12 @@ def _ops_window(tracing=None):
     (all along in mode layers), popped between windows; never once TorchDynamo compiled."""
     if tracing is None:
         tracing = _lib_tracing()
-    tracing = (tracing or "layers" in _s.modes) and _s.attached and not _s.in_fork_child
+    every = "layers" in _s.modes
+    tracing = (tracing or every) and _s.attached and not _s.in_fork_child
     if tracing and _compiled():
         _s.ops.never()
         return
-    _s.ops.window(tracing, _s.lib)
+    _s.ops.window(tracing, _s.lib, None if every else _s.ops.STEPS)
 
 
 # ---- steps: optimizer.step() of every optimizer ----

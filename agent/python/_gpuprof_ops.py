@@ -1,8 +1,8 @@
 """Operation ranges for gpuprof's PyTorch integration: kernel time by the user's code.
 
-Inside capture windows (mode cuda: while the collector traces kernels), each torch
-function the program's own code calls (torch.*, torch.nn.functional.*, Tensor methods and
-operators) gets a range "op @ file:line (function)", where the frame is the innermost one
+Inside capture windows (mode cuda: the first STEPS steps of each stretch the collector
+traces kernels in; in mode layers all along), each torch function the program's own code
+calls (torch.*, torch.nn.functional.*, Tensor methods and operators) gets a range "op @ file:line (function)", where the frame is the innermost one
 outside torch, site-packages/dist-packages, the standard library and gpuprof itself: the
 line of the user's program that asked for the work. The backward of such an operation gets
 a range "op backward @ file:line (function)" around its autograd node (the node of the
@@ -29,6 +29,10 @@ import sysconfig
 import threading
 
 _CACHE_MAX = 65536  # names kept per (code, line, op): a program has a few thousand
+# Steps of each capture window with operation ranges: the report needs a sample, and a
+# host-bound step pays each torch call's range (bench/torch_ops_cost.py); the report's
+# tables cover the steps the ranges did (report/attribution.c)
+STEPS = 5
 _NOT_OPS = frozenset(("__get__", "__set__", "__repr__", "__format__", "__len__", "__bool__",
                       "__hash__", "__iter__", "__contains__", "__reduce_ex__", "__deepcopy__",
                       "dim", "size", "stride", "numel", "element_size", "data_ptr",
@@ -49,6 +53,7 @@ class _St:
     names = {}  # (code, line, op) -> (forward name, backward name) as bytes
     ops = {}  # function -> its operation's name ("" : no range for it)
     open_bwd = {}  # backward range ids open (their node's post hook not yet run)
+    window_steps = 0  # optimizer steps of the current window so far
     lock = threading.Lock()
 
 
@@ -220,18 +225,25 @@ def install(torch, missing):
     except Exception as e:
         _fail(e)
         return "not available (%s)" % e
-    return "operation and source line, in capture windows"
+    return "by line, in capture windows"
 
 
-def window(tracing, lib):
+def window(tracing, lib, steps=STEPS):
     """The collector's window after an optimizer step, on the training thread: the mode
-    pushed when kernels are traced, popped when they are not (or its ranges stopped where
-    it cannot be popped here: another mode above it, another thread). lib: the attached
-    library's handle."""
-    if _st.torch is None or (_st.mode is None and (_st.off or not tracing)):
-        return  # between windows: one test per optimizer step
+    pushed when a window begins, for its first `steps` steps (None: all of them), popped
+    after them or when the window ends (or its ranges stopped where it cannot be popped
+    here: another mode above it, another thread). lib: the attached library's handle."""
+    if _st.torch is None:
+        return
+    if not tracing:
+        _st.window_steps = 0
+        if _st.mode is not None:
+            _pop()
+        return  # between windows: this test once per optimizer step
+    _st.window_steps += 1
+    spent = steps is not None and _st.window_steps > steps
     try:
-        if tracing and not _st.off and _st.mode is None and lib:
+        if _st.mode is None and not (_st.off or spent) and lib:
             if not hasattr(lib, "gpuprof_fw_op_start"):  # a library older than this
                 _st.off = True
                 return
@@ -245,7 +257,7 @@ def window(tracing, lib):
             m.__enter__()
             _st.mode, _st.owner = m, threading.get_ident()
             _st.live = True
-        elif not tracing or _st.off:
+        elif _st.mode is not None and (spent or _st.off):
             _pop()
     except Exception as e:
         _fail(e)

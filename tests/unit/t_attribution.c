@@ -56,14 +56,20 @@ static void launch(uint32_t tid, uint64_t ts, uint64_t dur, uint32_t name)
 }
 
 /* an operation range (domain 9: "pytorch.ops"; 8: "pytorch.layers") */
+static bool ranges_on = true; /* the integration's mode pushed (operation ranges made) */
+
 static uint64_t op_start(uint32_t tid, uint64_t ts, uint32_t name, uint32_t domain)
 {
+	if (!ranges_on && domain == 9)
+		return 0;
 	feed((gp_event_t){
 	    .type = GP_EV_NVTX_START, .tid = tid, .ts = ts, .a = name, .b = domain, .c = ++rid});
 	return rid;
 }
 static void op_end(uint32_t tid, uint64_t ts, uint64_t id)
 {
+	if (!id)
+		return;
 	feed((gp_event_t){.type = GP_EV_NVTX_END, .tid = tid, .ts = ts, .c = id});
 }
 
@@ -71,8 +77,9 @@ static void op_end(uint32_t tid, uint64_t ts, uint64_t id)
  * (2 kernels, 300 + 200 us) and relu (100 us) on line 10, then backward() on line 12, in
  * which the engine thread 9 runs linear's backward node (400 us) and a node no range holds
  * (50 us: the backward() call's); a module range (layers) around linear; 25 us after all
- * of them (not attributed). */
-static void timeline(void)
+ * of them (not attributed). Operation ranges in steps from..to only (the integration's
+ * mode pushed at the end of step from - 1, where one range follows the step's launches). */
+static void timeline_in(uint64_t from, uint64_t to)
 {
 	gp_rd_reset(&d);
 	gp_rank_release(&r);
@@ -88,6 +95,7 @@ static void timeline(void)
 	str(14, "Linear");
 	for (uint64_t i = 0; i < 6; i++) {
 		uint64_t s = i * 10 * MS;
+		ranges_on = i >= from && i <= to;
 		feed((gp_event_t){.type = GP_EV_NVTX_PUSH, .tid = 7, .ts = s, .a = 1});
 		uint64_t mod = op_start(7, s + 900 * US, 14, 8);
 		uint64_t a = op_start(7, s + 1 * MS, 10, 9);
@@ -105,14 +113,24 @@ static void timeline(void)
 		launch(9, s + 7 * MS, 50 * US, 5);
 		op_end(7, s + 9 * MS, bw);
 		launch(7, s + 9500 * US, 25 * US, 6);
+		if (i + 1 == from) { /* pushed here: a call after the step's launches */
+			ranges_on = true;
+			op_end(7, s + 9800 * US, op_start(7, s + 9700 * US, 10, 9));
+		}
 		feed((gp_event_t){.type = GP_EV_NVTX_POP, .tid = 7, .ts = s + 9900 * US});
 	}
+	ranges_on = true;
 	gp_rd_finish(&d);
 	gp_pass_steps(&r, &d);
 	gp_pass_capture(&r, &d);
 	gp_pass_gpu(&r, &d);
 	gp_pass_ranges(&job, &r, &d);
 	gp_pass_attribution(&job.ops, &d);
+}
+
+static void timeline(void)
+{
+	timeline_in(0, 5);
 }
 
 static const gp_ostat_t *row(const gp_otab_t *t, const char *name)
@@ -185,6 +203,25 @@ static void per_rank(void)
 	gp_attr_free(&a);
 }
 
+/* Operation ranges in steps 3 and 4 only (a window's first steps), one stray range at the
+ * end of step 2 where the mode was pushed: the tables hold steps 3 and 4, none of the other
+ * steps' kernels read as unattributed. */
+static void part_of_a_window(void)
+{
+	timeline_in(3, 4);
+	const gp_otab_t *t = &job.ops;
+	ok(is(row(t, "linear @ train.py:10 (step)"), 2, 4, 2 * 500 * US) &&
+	       is(row(t, ""), 0, 2, 2 * 25 * US),
+	   "only the steps the ranges covered: 2 of linear's calls, 2 unattributed kernels");
+	uint64_t tot = 0;
+	for (unsigned i = 0; i < t->n; i++)
+		tot += t->v[i].gpu_ns;
+	ok(tot == 2 * 1075 * US,
+	   "total 2 x 1075 us: the step the mode was pushed in and the "
+	   "steps after it was popped left out (%llu ns)",
+	   (unsigned long long)tot);
+}
+
 static void summary_and_merge(void)
 {
 	timeline();
@@ -253,6 +290,7 @@ static void writers(void)
 int main(void)
 {
 	per_rank();
+	part_of_a_window();
 	summary_and_merge();
 	writers();
 	gp_job_free(&job);
