@@ -70,20 +70,31 @@ def main():
     with Count():
         step()
     calls = Count.n
-    on, off = [], []
-    for b in range(2 * blocks):
-        live = b % 2 == 0
-        ops.window(live, g._s.lib)
+    on, off, floor = [], [], []
+    for b in range(3 * blocks):
+        side = (on, off, floor)[b % 3]
+        if side is on:
+            ops.window(True, g._s.lib, None, g._s.fast_mod)
+        elif side is floor:  # any torch-function mode's own cost: a handler that only calls
+            mode = Count()
+            mode.__enter__()
         times = []
         for i in range(BLOCK):
             t0 = time.perf_counter()
             step()
             times.append(time.perf_counter() - t0)
-        (on if live else off).extend(times[1:])
-    ops.window(False, g._s.lib)
-    a, b = st.median(off) * 1e3, st.median(on) * 1e3
+        if side is on:
+            ops.window(False, g._s.lib)
+        elif side is floor:
+            mode.__exit__(None, None, None)
+        side.extend(times[1:])
+    a, b, c = (st.median(x) * 1e3 for x in (off, on, floor))
+    how = "C extension" if ops._st.start is not g._s.lib.gpuprof_fw_op_start else "ctypes"
     print("ops_cost %s calls_per_step %d off_ms %.4f on_ms %.4f per_call_us %.2f ratio %.3f"
-          % (dev, calls, a, b, (b - a) * 1e3 / calls, b / a))
+          " (calls into the library through %s)"
+          % (dev, calls, a, b, (b - a) * 1e3 / calls, b / a, how))
+    print("ops_cost %s floor_ms %.4f per_call_us %.2f (a torch-function mode that only calls)"
+          % (dev, c, (c - a) * 1e3 / calls))
     print("ops_cost %s calls_per_second off %.0f on %.0f" % (dev, calls / a * 1e3,
                                                              calls / b * 1e3))
     return 0

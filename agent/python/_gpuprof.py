@@ -108,6 +108,7 @@ class _State:
     # (gpuprof's own cost, measured in the process it is paid in)
     own_ns = 0
     fast = None  # _gpuprof_fast.event: the records without text, without ctypes
+    fast_mod = None  # ... its module (the operation ranges' calls)
     last_opt = None  # a weak reference to the optimizer _opt_idx looked up last ...
     last_idx = 0  # ... and its index
 
@@ -178,6 +179,7 @@ def _load_fast(path):
         loader.exec_module(mod)
         if getattr(mod, "VERSION", 0) != 1 or not mod.bind(os.fsencode(path)):
             return None
+        _s.fast_mod = mod
         return mod.event
     except Exception:
         return None
@@ -960,7 +962,7 @@ def _ops_window(tracing=None):
     if tracing and _compiled():
         _s.ops.never()
         return
-    _s.ops.window(tracing, _s.lib, None if every else _s.ops.STEPS)
+    _s.ops.window(tracing, _s.lib, None if every else _s.ops.STEPS, _s.fast_mod)
 
 
 # ---- steps: optimizer.step() of every optimizer ----

@@ -43,6 +43,7 @@ _NOT_OPS = frozenset(("__get__", "__set__", "__repr__", "__format__", "__len__",
 
 class _St:
     lib = None  # the library's handle (gpuprof_fw_op_start, gpuprof_fw_range_end)
+    start = end = None  # those two calls, through the C extension where it is bound
     mode = None  # the TorchFunctionMode instance while pushed
     owner = None  # the thread it is pushed on
     live = False  # ranges are made (the handler passes calls through when False)
@@ -148,7 +149,7 @@ def _hook_backward(out, bname):
     def pre(*_):
         try:
             if _st.live:
-                rid = _st.lib.gpuprof_fw_op_start(bname)
+                rid = _st.start(bname)
                 if rid:
                     _st.open_bwd[key] = rid
         except Exception as e:
@@ -158,7 +159,7 @@ def _hook_backward(out, bname):
         try:
             rid = _st.open_bwd.pop(key, 0)
             if rid:
-                _st.lib.gpuprof_fw_range_end(rid)
+                _st.end(rid)
         except Exception as e:
             _fail(e)
 
@@ -176,7 +177,7 @@ def _fail(e):
 def _make_mode(torch):
     from torch.overrides import TorchFunctionMode
 
-    start, end = _st.lib.gpuprof_fw_op_start, _st.lib.gpuprof_fw_range_end
+    start, end = _st.start, _st.end
     grad_on = torch.is_grad_enabled
 
     class _OpRanges(TorchFunctionMode):
@@ -228,11 +229,12 @@ def install(torch, missing):
     return "by line, in capture windows"
 
 
-def window(tracing, lib, steps=STEPS):
+def window(tracing, lib, steps=STEPS, fast=None):
     """The collector's window after an optimizer step, on the training thread: the mode
     pushed when a window begins, for its first `steps` steps (None: all of them), popped
     after them or when the window ends (or its ranges stopped where it cannot be popped
-    here: another mode above it, another thread). lib: the attached library's handle."""
+    here: another mode above it, another thread). lib: the attached library's handle;
+    fast: the C extension _gpuprof_fast where it is bound (its calls cost less)."""
     if _st.torch is None:
         return
     if not tracing:
@@ -253,6 +255,12 @@ def window(tracing, lib, steps=STEPS):
                 lib.gpuprof_fw_op_start.restype = ctypes.c_uint64
                 lib.gpuprof_fw_op_start.argtypes = [ctypes.c_char_p]
                 _st.lib = lib
+            _st.start, _st.end = lib.gpuprof_fw_op_start, lib.gpuprof_fw_range_end
+            try:
+                if fast is not None and getattr(fast, "ops", None) and fast.ops():
+                    _st.start, _st.end = fast.op_start, fast.range_end
+            except Exception:
+                pass
             m = _make_mode(_st.torch)
             m.__enter__()
             _st.mode, _st.owner = m, threading.get_ident()
@@ -289,7 +297,7 @@ def _end_open():
         rid = _st.open_bwd.pop(key, 0)
         if rid:
             try:
-                _st.lib.gpuprof_fw_range_end(rid)
+                _st.end(rid)
             except Exception:
                 pass
 
