@@ -171,6 +171,46 @@ static void json_rows(FILE *out, const char *key, const gp_attr_row_t *rows, uns
 	fprintf(out, "%s]", n ? "\n    " : "");
 }
 
+static int cmp_ostat(const void *a, const void *b)
+{
+	const gp_ostat_t *const *x = a, *const *y = b;
+	if ((*x)->gpu_ns != (*y)->gpu_ns)
+		return (*x)->gpu_ns > (*y)->gpu_ns ? -1 : 1;
+	return strcmp((*x)->name, (*y)->name);
+}
+
+/* The rows as recorded, one per operation and line (key_averages(group_by_stack_n=1)'s
+ * grain), most GPU time first */
+static void json_op_lines(FILE *out, const gp_otab_t *t, uint64_t total)
+{
+	const gp_ostat_t **v = t->n ? malloc(t->n * sizeof(*v)) : NULL;
+	fprintf(out, ",\n    \"operation_lines\": [");
+	for (unsigned i = 0; v && i < t->n; i++)
+		v[i] = &t->v[i];
+	if (v)
+		qsort(v, t->n, sizeof(*v), cmp_ostat);
+	for (unsigned i = 0, w = 0; v && i < t->n; i++) {
+		const char *at = strstr(v[i]->name, " @ ");
+		if (i >= JSON_ROWS && v[i]->name[0])
+			continue;
+		fprintf(out, "%s\n      {\"operation\": ", w++ ? "," : "");
+		if (v[i]->name[0])
+			gp_json_strn(out, v[i]->name,
+			             at ? (size_t)(at - v[i]->name) : strlen(v[i]->name));
+		else
+			gp_json_str(out, "(not attributed)");
+		fprintf(out, ", \"line\": ");
+		gp_json_str(out, at ? at + 3 : "");
+		fprintf(
+		    out,
+		    ", \"gpu_ns\": %llu, \"share_pct\": %.3f, \"kernels\": %llu, \"calls\": %llu}",
+		    (unsigned long long)v[i]->gpu_ns, share(v[i]->gpu_ns, total),
+		    (unsigned long long)v[i]->kernels, (unsigned long long)v[i]->calls);
+	}
+	fprintf(out, "%s]", t->n ? "\n    " : "");
+	free(v);
+}
+
 void gp_attr_json(const gp_job_t *job, FILE *out)
 {
 	gp_attr_t a;
@@ -184,6 +224,7 @@ void gp_attr_json(const gp_job_t *job, FILE *out)
 	        a.nline);
 	json_rows(out, "operations", a.by_op, a.nop, a.total_ns);
 	json_rows(out, "source_lines", a.by_line, a.nline, a.total_ns);
+	json_op_lines(out, &job->ops, a.total_ns);
 	fprintf(out, "\n  }");
 	gp_attr_free(&a);
 }

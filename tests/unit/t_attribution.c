@@ -274,6 +274,10 @@ static void writers(void)
 	                   "\"share_pct\": 46.512, \"kernels\": 8, \"calls\": 4, "
 	                   "\"mean_ns_per_call\": 500000}"),
 	   "report.json's attribution object");
+	ok(buf && strstr(buf, "{\"operation\": \"linear backward\", \"line\": \"train.py:10 "
+	                      "(step)\", \"gpu_ns\": 1600000, \"share_pct\": 37.209, "
+	                      "\"kernels\": 4, \"calls\": 4}"),
+	   "... with its rows by operation and line");
 	free(buf);
 	gp_otab_t none = {0};
 	gp_otab_t keep = job.ops;
