@@ -91,6 +91,7 @@ class _State:
     layers_end_bwd = None  # ends the backward pass's open ranges
     layers_forget = None  # drops the open ranges without ending them (a forked child)
     ops = None  # _gpuprof_ops once its operation ranges are ready
+    warmup = None  # the steps the report leaves out (GPUPROF_WARMUP_STEPS)
     dynamo_seen = False  # TorchDynamo has begun a compilation
     in_fork_child = False  # a forked copy that has not recorded a step of its own
     profiling = False  # a torch.profiler session that traces CUDA runs (GP_FW_PROFILER)
@@ -885,6 +886,15 @@ def _layers_never():
         _layers_unregister()
 
 
+def _warmup_steps():
+    if _s.warmup is None:
+        try:  # the agent sets the value in force (common/settings.c holds the default)
+            _s.warmup = max(0, int(os.environ.get("GPUPROF_WARMUP_STEPS", "3")))
+        except ValueError:
+            _s.warmup = 3
+    return _s.warmup
+
+
 def _lib_tracing():
     """The attached library's "are kernels traced now?" (False: not attached)."""
     try:
@@ -952,11 +962,15 @@ def _ops_install(torch):
         return "not available"
 
 
-def _ops_window(tracing=None):
-    """After an optimizer step: the operation ranges' mode pushed while kernels are traced
-    (all along in mode layers), popped between windows; never once TorchDynamo compiled."""
+def _ops_window(tracing=None, steps=None):
+    """After an optimizer step (steps: its count): the operation ranges' mode pushed while
+    kernels are traced, for the first steps of a window after the warm-up's (which the
+    report leaves out; GPUPROF_WARMUP_STEPS), popped between windows (all along in mode
+    layers); never once TorchDynamo compiled."""
     if tracing is None:
         tracing = _lib_tracing()
+    if tracing and steps is not None and steps < _warmup_steps():
+        return  # a window's steps are counted from the first after the warm-up
     every = "layers" in _s.modes
     tracing = (tracing or every) and _s.attached and not _s.in_fork_child
     if tracing and _compiled():
@@ -1078,7 +1092,7 @@ def _step_post(opt, args, kwargs):
             waited = ret >> 1
         _layers_step(None if ret is None else ret & 1)
         if _s.ops:
-            _ops_window(None if ret is None else ret & 1)
+            _ops_window(None if ret is None else ret & 1, n)
         if n <= 2:
             _opt_state(opt, i)
         if _s.mem_opt is None:

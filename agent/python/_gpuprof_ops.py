@@ -20,7 +20,7 @@ module call's own hooks are _gpuprof.py's layer ranges; this adds the line.
 
 Rules as in _gpuprof.py: the program is never changed or stopped; a failure records
 GP_FW_MISSING once and the ranges stop; never under torch.compile (TorchDynamo), never in a
-forked child. GPUPROF_TORCH_OPS=0 turns it off.
+forked child. GPUPROF_TORCH_OPS=0 (the site's torch_ops) turns it off.
 """
 
 import os
@@ -29,10 +29,11 @@ import sysconfig
 import threading
 
 _CACHE_MAX = 65536  # names kept per (code, line, op): a program has a few thousand
-# Steps of each capture window with operation ranges: the report needs a sample, and a
-# host-bound step pays each torch call's range (bench/torch_ops_cost.py); the report's
-# tables cover the steps the ranges did (report/attribution.c)
-STEPS = 5
+# Steps of each capture window with operation ranges (after the warm-up's): the report
+# needs a sample, and a host-bound step pays each torch call's range, several times a bare
+# call's (bench/torch_ops_cost.py); the report's tables cover the steps the ranges did
+# (report/attribution.c)
+STEPS = 3
 _NOT_OPS = frozenset(("__get__", "__set__", "__repr__", "__format__", "__len__", "__bool__",
                       "__hash__", "__iter__", "__contains__", "__reduce_ex__", "__deepcopy__",
                       "dim", "size", "stride", "numel", "element_size", "data_ptr",
@@ -55,6 +56,7 @@ class _St:
     ops = {}  # function -> its operation's name ("" : no range for it)
     open_bwd = {}  # backward range ids open (their node's post hook not yet run)
     window_steps = 0  # optimizer steps of the current window so far
+    last_first = last_user = None  # the last call's first frame and the program's above it
     lock = threading.Lock()
 
 
@@ -110,8 +112,15 @@ def _site(op):
     """(forward name, backward name) for an operation called now, from the innermost
     frame outside torch and the packages (two frames up: the handler, torch's caller)."""
     f = sys._getframe(2)
-    while f is not None and _frame_is_not_users(f.f_code):
-        f = f.f_back
+    if f is _st.last_first:  # torch's frame of the call before: the same program frame
+        f = _st.last_user
+    else:
+        first = f
+        while f is not None and _frame_is_not_users(f.f_code):
+            f = f.f_back
+        # kept while alive (the next call, or the window's end): a loop inside torch (an
+        # optimizer's over its parameters) makes all its calls from one frame of its own
+        _st.last_first, _st.last_user = first, f
     if f is None:
         key = (None, 0, op)
     else:
@@ -212,8 +221,8 @@ def _make_mode(torch):
 
 def install(torch, missing):
     """Ready the operation ranges (pushed by window()); what is had, in words."""
-    if os.environ.get("GPUPROF_TORCH_OPS", "1") == "0":
-        return "off (GPUPROF_TORCH_OPS=0)"
+    if os.environ.get("GPUPROF_TORCH_OPS", "1").lower() in ("0", "false", "no", "off"):
+        return "off (GPUPROF_TORCH_OPS)"
     try:
         import torch.overrides as o
 
@@ -274,6 +283,7 @@ def window(tracing, lib, steps=STEPS, fast=None):
 
 def _pop():
     _st.live = False
+    _st.last_first = _st.last_user = None
     m = _st.mode
     if m is None or _st.owner != threading.get_ident():
         return

@@ -15,6 +15,7 @@ import types
 sys.path.insert(0, sys.argv[1])
 os.environ["GPUPROF_MODES"] = "timing,nvtx,cuda"
 os.environ["GPUPROF_TORCH_LAYERS"] = "0"
+os.environ["GPUPROF_WARMUP_STEPS"] = "3"
 import _gpuprof as g  # noqa: E402
 import torch  # noqa: E402
 import torch.overrides as ov  # noqa: E402
@@ -23,9 +24,11 @@ if not hasattr(ov, "TorchFunctionMode") or not hasattr(ov, "_get_current_functio
     print("SKIP no torch-function modes in this PyTorch")
     sys.exit(0)
 
-# the steps (0-based) whose kernels the collector traces: a short window, then one longer
-# than the STEPS steps with operation ranges; torch.compile from step COMPILE on
-WINDOWS = {3, 4} | set(range(8, 16)) | {18, 19}
+# the steps (0-based) whose kernels the collector traces: a window that begins in the
+# warm-up, then one longer than the STEPS steps with operation ranges, then one after
+# torch.compile began (step COMPILE)
+WINDOWS = {1, 2, 3, 4} | set(range(8, 16)) | {18, 19}
+WARM = 3  # the warm-up's steps (GPUPROF_WARMUP_STEPS): none of them has ranges
 COMPILE = 17
 state = {"ended": 0, "next": 0, "names": [], "open": set()}
 
@@ -104,10 +107,10 @@ bad = []
 
 def covered(i):
     """Operation ranges in step i: the window's first STEPS steps, before torch.compile."""
-    if i not in WINDOWS or i >= COMPILE:
+    if i not in WINDOWS or i >= COMPILE or i < WARM:
         return False
     first = min(j for j in range(i, -1, -1) if all(k in WINDOWS for k in range(j, i + 1)))
-    return i - first < g._s.ops.STEPS
+    return i - max(first, WARM) < g._s.ops.STEPS
 
 
 for i in range(20):
