@@ -80,6 +80,12 @@ void gp_attr_text(const gp_job_t *job, FILE *out)
 	gp_attr_t a;
 	if (!job->ops.ranks || gp_attr_make(&job->ops, &a) < 0)
 		return;
+	if (!a.total_kernels) { /* no table of zeros that reads as a measurement */
+		fprintf(out, "\nKernel time by operation and source line: none (operation ranges "
+		             "recorded, no kernel traced in their steps)\n");
+		gp_attr_free(&a);
+		return;
+	}
 	fprintf(out,
 	        "\nKernel time by operation (the PyTorch calls the program made, in capture "
 	        "windows, post-warm-up steps; %u rank%s):\n",
@@ -136,6 +142,10 @@ void gp_attr_html(const gp_job_t *job, FILE *o)
 	gp_attr_t a;
 	if (!job->ops.ranks || gp_attr_make(&job->ops, &a) < 0)
 		return;
+	if (!a.total_kernels) {
+		gp_attr_free(&a);
+		return;
+	}
 	fprintf(o,
 	        "<h3>Kernel time by operation</h3>\n<p class=\"note\">The PyTorch calls the "
 	        "program made, in capture windows (%u rank%s): share of the %.2f ms of %llu "

@@ -279,6 +279,15 @@ static void writers(void)
 	                      "\"kernels\": 4, \"calls\": 4}"),
 	   "... with its rows by operation and line");
 	free(buf);
+	gp_otab_add(&job.ops, "mul @ a.py:1 (<module>)", 1, 1, 1000);
+	m = open_memstream(&buf, &len);
+	gp_attr_html(&job, m);
+	fclose(m);
+	ok(buf && strstr(buf, "<table id=\"attr-lines\">") &&
+	       strstr(buf, "<tr><td>a.py:1 (&lt;module&gt;)</td><td>0.00</td><td>0.0 %</td>") &&
+	       !strstr(buf, "(<module>)"),
+	   "the HTML page's tables, the program's names escaped");
+	free(buf);
 	gp_otab_t none = {0};
 	gp_otab_t keep = job.ops;
 	job.ops = none;
