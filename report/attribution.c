@@ -56,7 +56,7 @@ static const range_t *owner_op(const rank_data_t *d, const size_t *ops, size_t n
 
 typedef struct local {
 	uint32_t name; /* the range name's string id; 0: not attributed */
-	uint64_t calls, kernels, gpu_ns;
+	uint64_t calls, kernels, gpu_ns, syncs, sync_ns;
 } local_t;
 typedef VEC(local_t) locals_t;
 
@@ -153,10 +153,26 @@ void gp_pass_attribution(gp_otab_t *t, rank_data_t *d)
 		if (l)
 			l->kernels++, l->gpu_ns += k->dur;
 	}
+	/* the host's waits: a synchronising call belongs to the operation open on its own
+	 * thread (loss.item(), print(loss), GradScaler's found_inf.item() in scaler.step) */
+	for (size_t i = 0; ops.n && i < d->apis.n; i++) {
+		const api_t *a = &d->apis.v[i];
+		if (!a->sync || !counted(d, cov, a->start))
+			continue;
+		const range_t *x = op_at(d, ops.v, ops.n, a->tid, a->start);
+		local_t *l = local_row(&rows, &idx, x ? x->name : 0);
+		if (l)
+			l->syncs++, l->sync_ns += a->dur;
+	}
 	for (size_t i = 0; i < rows.n; i++) {
 		const local_t *l = &rows.v[i];
-		gp_otab_add(t, l->name ? gp_rd_str(d, l->name) : "", l->calls, l->kernels,
-		            l->gpu_ns);
+		gp_ostat_t row = {(char *)(l->name ? gp_rd_str(d, l->name) : ""),
+		                  l->calls,
+		                  l->kernels,
+		                  l->gpu_ns,
+		                  l->syncs,
+		                  l->sync_ns};
+		gp_otab_add(t, &row);
 	}
 	t->ranks += ops.n > 0;
 	free(cov);
@@ -196,6 +212,7 @@ static int add_row(gp_attr_row_t **rows, unsigned *n, const gp_ostat_t *o, bool 
 		if (r->keylen == len && !memcmp(r->key, key, len)) {
 			r->calls += line && bwd ? 0 : o->calls;
 			r->kernels += o->kernels, r->gpu_ns += o->gpu_ns;
+			r->syncs += o->syncs, r->sync_ns += o->sync_ns;
 			return 0;
 		}
 	}
@@ -203,7 +220,8 @@ static int add_row(gp_attr_row_t **rows, unsigned *n, const gp_ostat_t *o, bool 
 	if (!nv)
 		return -1;
 	*rows = nv;
-	nv[*n] = (gp_attr_row_t){key, len, line && bwd ? 0 : o->calls, o->kernels, o->gpu_ns};
+	nv[*n] = (gp_attr_row_t){
+	    key, len, line && bwd ? 0 : o->calls, o->kernels, o->gpu_ns, o->syncs, o->sync_ns};
 	(*n)++;
 	return 0;
 }
@@ -226,7 +244,7 @@ int gp_attr_make(const gp_otab_t *t, gp_attr_t *a)
 	a->ranks = t->ranks;
 	for (unsigned i = 0; i < t->n; i++) {
 		const gp_ostat_t *o = &t->v[i];
-		a->total_ns += o->gpu_ns, a->total_kernels += o->kernels;
+		a->total_ns += o->gpu_ns, a->total_kernels += o->kernels, a->sync_ns += o->sync_ns;
 		if (add_row(&a->by_op, &a->nop, o, false) < 0 ||
 		    add_row(&a->by_line, &a->nline, o, true) < 0) {
 			gp_attr_free(a);
@@ -245,4 +263,34 @@ void gp_attr_free(gp_attr_t *a)
 	free(a->by_op);
 	free(a->by_line);
 	memset(a, 0, sizeof(*a));
+}
+
+bool gp_attr_top_sync(const gp_job_t *job, char *out, size_t len, double *share)
+{
+	const gp_otab_t *t = &job->ops;
+	const gp_ostat_t *top = NULL;
+	uint64_t all = 0;
+	for (unsigned i = 0; i < t->n; i++) {
+		all += t->v[i].sync_ns;
+		if (t->v[i].name[0] && t->v[i].sync_ns && (!top || t->v[i].sync_ns > top->sync_ns))
+			top = &t->v[i];
+	}
+	if (!top)
+		return false;
+	snprintf(out, len, "%s", top->name);
+	*share = 100.0 * (double)top->sync_ns / (double)all;
+	return true;
+}
+
+void gp_attr_sync_evidence(const gp_job_t *job, char *evidence, size_t len)
+{
+	char line[256];
+	double share;
+	size_t n = strlen(evidence);
+	if (gp_attr_top_sync(job, line, sizeof(line), &share) && n + 1 < len)
+		snprintf(
+		    evidence + n, len - n,
+		    "; in the steps with operation ranges, %.0f%% of the blocking time was the "
+		    "program's '%s'",
+		    share, line);
 }

@@ -15,10 +15,12 @@
 #include "vec.h"
 
 /* One operation range's name and what ran in it: calls (ranges begun in the steady
- * state), kernels and their GPU time. name "" : the kernels no range owned. */
+ * state), kernels and their GPU time, and the synchronising calls (a stream, device or
+ * event synchronize, a blocking device-to-host copy: .item(), .cpu(), print(tensor)) that
+ * held the host inside it, and their time. name "" : what no range owned. */
 typedef struct gp_ostat {
 	char *name;
-	uint64_t calls, kernels, gpu_ns;
+	uint64_t calls, kernels, gpu_ns, syncs, sync_ns;
 } gp_ostat_t;
 typedef struct gp_otab {
 	gp_ostat_t *v;
@@ -30,8 +32,8 @@ typedef struct gp_otab {
 /* The domain the integration records operation ranges in. */
 #define GP_OPS_DOMAIN "pytorch.ops"
 
-/* Add figures under a name (merged with the name's); -1 when out of memory. */
-int gp_otab_add(gp_otab_t *t, const char *name, uint64_t calls, uint64_t kernels, uint64_t gpu_ns);
+/* Add a row's figures under its name (merged with the name's); -1 when out of memory. */
+int gp_otab_add(gp_otab_t *t, const gp_ostat_t *row);
 /* Add every row of from into t (a rank's into the job's), ranks counted. */
 void gp_otab_merge(gp_otab_t *t, const gp_otab_t *from);
 void gp_otab_free(gp_otab_t *t);
@@ -54,15 +56,23 @@ bool gp_is_ops_domain(const char *domain);
 typedef struct gp_attr_row {
 	const char *key; /* points into the job's table (the part of a name after " @ ") */
 	unsigned keylen;
-	uint64_t calls, kernels, gpu_ns;
+	uint64_t calls, kernels, gpu_ns, syncs, sync_ns;
 } gp_attr_row_t;
 typedef struct gp_attr {
 	gp_attr_row_t *by_op, *by_line;
 	unsigned nop, nline;
 	uint64_t total_ns, total_kernels; /* every kernel of the ranks with operation ranges */
+	uint64_t sync_ns;                 /* and every synchronising call's time */
 	unsigned ranks;
 } gp_attr_t;
 int gp_attr_make(const gp_otab_t *t, gp_attr_t *a);
+/* The operation and line that held the host longest in synchronising calls ("item @
+ * train.py:40 (step)"), its share of all of them (%), into out; false: none (no operation
+ * ranges, or no such call inside one). For the sync_stall finding's evidence. */
+struct gp_job;
+bool gp_attr_top_sync(const struct gp_job *job, char *out, size_t len, double *share);
+/* ... appended to a finding's evidence (NUL-terminated, len bytes in all) where there is one */
+void gp_attr_sync_evidence(const struct gp_job *job, char *evidence, size_t len);
 void gp_attr_free(gp_attr_t *a);
 
 /* Writers: "where the time goes" gains both tables (text, HTML) and report.json's

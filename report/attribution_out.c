@@ -75,6 +75,46 @@ static void text_table(FILE *out, const char *what, const gp_attr_row_t *rows, u
 	}
 }
 
+static int cmp_sync(const void *a, const void *b)
+{
+	const gp_attr_row_t *x = a, *y = b;
+	return x->sync_ns != y->sync_ns ? (x->sync_ns > y->sync_ns ? -1 : 1) : 0;
+}
+
+/* The lines whose torch calls held the host in synchronising calls, most first (SYNC_TOP);
+ * the rows sorted in place. 0 where none did. */
+#define SYNC_TOP 5
+static unsigned sync_rows(gp_attr_t *a)
+{
+	unsigned n = 0;
+	if (a->nline)
+		qsort(a->by_line, a->nline, sizeof(gp_attr_row_t), cmp_sync);
+	while (n < a->nline && n < SYNC_TOP && a->by_line[n].sync_ns)
+		n++;
+	return n;
+}
+
+static void text_sync(FILE *out, gp_attr_t *a)
+{
+	unsigned n = sync_rows(a);
+	if (!n)
+		return;
+	fprintf(out,
+	        "\nHost blocked in synchronising calls (.item(), .cpu(), print(tensor), "
+	        "synchronize) by source line:\n%-48s %10s %6s %8s\n",
+	        "line", "held ms", "share", "calls");
+	for (unsigned i = 0; i < n; i++) {
+		const gp_attr_row_t *r = &a->by_line[i];
+		char nm[128];
+		snprintf(nm, sizeof(nm), "%.*s", (int)(r->keylen < 127 ? r->keylen : 127), r->key);
+		if (strlen(nm) > 48)
+			strcpy(nm + gp_utf8_back(nm, 45), "...");
+		gp_text_safe(nm);
+		fprintf(out, "%-48s %10.3f %5.1f%% %8llu\n", nm, r->sync_ns / 1e6,
+		        share(r->sync_ns, a->sync_ns), (unsigned long long)r->syncs);
+	}
+}
+
 void gp_attr_text(const gp_job_t *job, FILE *out)
 {
 	gp_attr_t a;
@@ -99,6 +139,7 @@ void gp_attr_text(const gp_job_t *job, FILE *out)
 	        "share: of the %.3f ms of %llu kernels those ranks traced; (not attributed): "
 	        "launched outside every operation range\n",
 	        a.total_ns / 1e6, (unsigned long long)a.total_kernels);
+	text_sync(out, &a);
 	gp_attr_free(&a);
 }
 
@@ -172,11 +213,13 @@ static void json_rows(FILE *out, const char *key, const gp_attr_row_t *rows, uns
 		gp_json_strn(out, rows[i].key, rows[i].keylen);
 		fprintf(out,
 		        ", \"attributed\": %s, \"gpu_ns\": %llu, \"share_pct\": %.3f, \"kernels\": "
-		        "%llu, \"calls\": %llu, \"mean_ns_per_call\": %.0f}",
+		        "%llu, \"calls\": %llu, \"mean_ns_per_call\": %.0f, \"syncs\": %llu, "
+		        "\"sync_ns\": %llu}",
 		        none ? "false" : "true", (unsigned long long)rows[i].gpu_ns,
 		        share(rows[i].gpu_ns, total), (unsigned long long)rows[i].kernels,
 		        (unsigned long long)rows[i].calls,
-		        rows[i].calls ? (double)rows[i].gpu_ns / (double)rows[i].calls : 0.0);
+		        rows[i].calls ? (double)rows[i].gpu_ns / (double)rows[i].calls : 0.0,
+		        (unsigned long long)rows[i].syncs, (unsigned long long)rows[i].sync_ns);
 	}
 	fprintf(out, "%s]", n ? "\n    " : "");
 }
@@ -201,8 +244,8 @@ static void json_op_lines(FILE *out, const gp_otab_t *t, uint64_t total)
 		qsort(v, t->n, sizeof(*v), cmp_ostat);
 	for (unsigned i = 0, w = 0; v && i < t->n; i++) {
 		const char *at = strstr(v[i]->name, " @ ");
-		if (i >= JSON_ROWS && v[i]->name[0])
-			continue;
+		if (i >= JSON_ROWS && v[i]->name[0] && !v[i]->sync_ns)
+			continue; /* the top rows, and every one that held the host */
 		fprintf(out, "%s\n      {\"operation\": ", w++ ? "," : "");
 		if (v[i]->name[0])
 			gp_json_strn(out, v[i]->name,
@@ -211,11 +254,12 @@ static void json_op_lines(FILE *out, const gp_otab_t *t, uint64_t total)
 			gp_json_str(out, "(not attributed)");
 		fprintf(out, ", \"line\": ");
 		gp_json_str(out, at ? at + 3 : "");
-		fprintf(
-		    out,
-		    ", \"gpu_ns\": %llu, \"share_pct\": %.3f, \"kernels\": %llu, \"calls\": %llu}",
-		    (unsigned long long)v[i]->gpu_ns, share(v[i]->gpu_ns, total),
-		    (unsigned long long)v[i]->kernels, (unsigned long long)v[i]->calls);
+		fprintf(out,
+		        ", \"gpu_ns\": %llu, \"share_pct\": %.3f, \"kernels\": %llu, \"calls\": "
+		        "%llu, \"syncs\": %llu, \"sync_ns\": %llu}",
+		        (unsigned long long)v[i]->gpu_ns, share(v[i]->gpu_ns, total),
+		        (unsigned long long)v[i]->kernels, (unsigned long long)v[i]->calls,
+		        (unsigned long long)v[i]->syncs, (unsigned long long)v[i]->sync_ns);
 	}
 	fprintf(out, "%s]", t->n ? "\n    " : "");
 	free(v);
@@ -229,9 +273,9 @@ void gp_attr_json(const gp_job_t *job, FILE *out)
 		memset(&a, 0, sizeof(a));
 	fprintf(out,
 	        ",\n  \"attribution\": {\"ranks\": %u, \"total_ns\": %llu, \"kernels\": %llu, "
-	        "\"by_operation_rows\": %u, \"by_line_rows\": %u",
-	        a.ranks, (unsigned long long)a.total_ns, (unsigned long long)a.total_kernels, a.nop,
-	        a.nline);
+	        "\"sync_ns\": %llu, \"by_operation_rows\": %u, \"by_line_rows\": %u",
+	        a.ranks, (unsigned long long)a.total_ns, (unsigned long long)a.total_kernels,
+	        (unsigned long long)a.sync_ns, a.nop, a.nline);
 	json_rows(out, "operations", a.by_op, a.nop, a.total_ns);
 	json_rows(out, "source_lines", a.by_line, a.nline, a.total_ns);
 	json_op_lines(out, &job->ops, a.total_ns);

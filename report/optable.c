@@ -17,8 +17,9 @@ static uint64_t name_key(const char *s)
 	return h ? h : 1;
 }
 
-int gp_otab_add(gp_otab_t *t, const char *name, uint64_t calls, uint64_t kernels, uint64_t gpu_ns)
+int gp_otab_add(gp_otab_t *t, const gp_ostat_t *row)
 {
+	const char *name = row->name;
 	uint64_t h = name_key(name), at = 0;
 	gp_ostat_t *o = NULL;
 	if (u64map_get(&t->idx, h, &at) && at && !strcmp(t->v[at - 1].name, name))
@@ -43,15 +44,15 @@ int gp_otab_add(gp_otab_t *t, const char *name, uint64_t calls, uint64_t kernels
 		if (!at)
 			u64map_put(&t->idx, h, t->n);
 	}
-	o->calls += calls, o->kernels += kernels, o->gpu_ns += gpu_ns;
+	o->calls += row->calls, o->kernels += row->kernels, o->gpu_ns += row->gpu_ns;
+	o->syncs += row->syncs, o->sync_ns += row->sync_ns;
 	return 0;
 }
 
 void gp_otab_merge(gp_otab_t *t, const gp_otab_t *from)
 {
 	for (unsigned i = 0; i < from->n; i++)
-		gp_otab_add(t, from->v[i].name, from->v[i].calls, from->v[i].kernels,
-		            from->v[i].gpu_ns);
+		gp_otab_add(t, &from->v[i]);
 	t->ranks += from->ranks;
 }
 
@@ -64,14 +65,16 @@ void gp_otab_free(gp_otab_t *t)
 	memset(t, 0, sizeof(*t));
 }
 
-/* rows: u32 count, u32 ranks, then each: u16 name length, name, u64 calls, kernels, gpu_ns */
+/* rows: u32 count, u32 ranks, then each: u16 name length, name, u64 calls, kernels, gpu_ns,
+ * syncs, sync_ns */
 void gp_otab_write(FILE *f, const gp_otab_t *t)
 {
 	uint32_t n[2] = {t->n, t->ranks};
 	fwrite(n, sizeof(n), 1, f);
 	for (unsigned i = 0; i < t->n; i++) {
 		uint16_t l = (uint16_t)strnlen(t->v[i].name, 65535);
-		uint64_t v[3] = {t->v[i].calls, t->v[i].kernels, t->v[i].gpu_ns};
+		uint64_t v[5] = {t->v[i].calls, t->v[i].kernels, t->v[i].gpu_ns, t->v[i].syncs,
+		                 t->v[i].sync_ns};
 		fwrite(&l, 2, 1, f);
 		fwrite(t->v[i].name, 1, l, f);
 		fwrite(v, sizeof(v), 1, f);
@@ -87,11 +90,11 @@ int gp_otab_read(const unsigned char **p, const unsigned char *end, gp_otab_t *t
 		return -1;
 	memcpy(n, q, sizeof(n));
 	q += sizeof(n);
-	if ((uint64_t)n[0] * 26 > (uint64_t)(end - q)) /* a row takes 26 bytes or more */
+	if ((uint64_t)n[0] * 42 > (uint64_t)(end - q)) /* a row takes 42 bytes or more */
 		return -1;
 	for (uint32_t i = 0; i < n[0]; i++) {
 		uint16_t l;
-		uint64_t v[3];
+		uint64_t v[5];
 		char name[65536];
 		if (end - q < 2)
 			goto bad;
@@ -103,7 +106,8 @@ int gp_otab_read(const unsigned char **p, const unsigned char *end, gp_otab_t *t
 		name[l] = '\0';
 		memcpy(v, q + l, sizeof(v));
 		q += l + sizeof(v);
-		if (gp_otab_add(t, name, v[0], v[1], v[2]) < 0)
+		gp_ostat_t row = {name, v[0], v[1], v[2], v[3], v[4]};
+		if (gp_otab_add(t, &row) < 0)
 			goto bad;
 	}
 	t->ranks = n[1];

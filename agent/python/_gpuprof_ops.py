@@ -34,12 +34,17 @@ _CACHE_MAX = 65536  # names kept per (code, line, op): a program has a few thous
 # call's (bench/torch_ops_cost.py); the report's tables cover the steps the ranges did
 # (report/attribution.c)
 STEPS = 3
-_NOT_OPS = frozenset(("__get__", "__set__", "__repr__", "__format__", "__len__", "__bool__",
-                      "__hash__", "__iter__", "__contains__", "__reduce_ex__", "__deepcopy__",
-                      "dim", "size", "stride", "numel", "element_size", "data_ptr",
-                      "is_contiguous", "is_floating_point", "is_complex", "requires_grad_",
-                      "register_hook", "retain_grad", "tolist", "storage_offset",
-                      "get_device", "__index__", "__int__", "__float__", "__array__"))
+# calls that launch no GPU work and wait for none: no range (a blocking read of a value,
+# __repr__/__format__/__bool__/__float__/item/tolist, keeps its range: its wait is named)
+_NOT_OPS = frozenset(("__get__", "__set__", "__len__", "__hash__", "__iter__",
+                      "__contains__", "__reduce_ex__", "__deepcopy__", "dim", "size",
+                      "stride", "numel", "element_size", "data_ptr", "is_contiguous",
+                      "is_floating_point", "is_complex", "requires_grad_", "register_hook",
+                      "retain_grad", "storage_offset", "get_device"))
+_RIGHT = frozenset(("radd", "rsub", "rmul", "rtruediv", "rmatmul", "rpow", "rfloordiv",
+                    "rmod", "rand", "ror", "rxor"))
+_INPLACE = frozenset(("iadd", "isub", "imul", "itruediv", "imatmul", "ipow", "ifloordiv",
+                      "imod", "iand", "ior", "ixor", "ilshift", "irshift"))
 
 
 class _St:
@@ -98,10 +103,9 @@ def _op_name(func):
             n = ""
         elif n.startswith("__") and n.endswith("__") and len(n) > 4:
             n = n[2:-2]
-            if n[:1] == "r" and n[1:] in ("add", "sub", "mul", "truediv", "matmul", "pow",
-                                          "floordiv", "mod", "and", "or", "xor"):
+            if n in _RIGHT:
                 n = n[1:]
-            elif n[:1] == "i" and n not in ("invert", "index"):
+            elif n in _INPLACE:
                 n = n[1:] + "_"
         if len(_st.ops) < _CACHE_MAX:
             _st.ops[func] = n

@@ -56,6 +56,17 @@ static void launch(uint32_t tid, uint64_t ts, uint64_t dur, uint32_t name)
 }
 
 /* an operation range (domain 9: "pytorch.ops"; 8: "pytorch.layers") */
+static void sync_call(uint32_t tid, uint64_t ts, uint64_t dur)
+{
+	feed((gp_event_t){.type = GP_EV_API,
+	                  .tid = tid,
+	                  .ts = ts,
+	                  .a = dur,
+	                  .c = ++corr,
+	                  .u8 = 1,
+	                  .u16 = GP_API_SYNC});
+}
+
 static bool ranges_on = true; /* the integration's mode pushed (operation ranges made) */
 
 static uint64_t op_start(uint32_t tid, uint64_t ts, uint32_t name, uint32_t domain)
@@ -93,6 +104,7 @@ static void timeline_in(uint64_t from, uint64_t to)
 	str(10, "linear @ train.py:10 (step)"), str(11, "relu @ train.py:10 (step)");
 	str(12, "backward @ train.py:12 (step)"), str(13, "linear backward @ train.py:10 (step)");
 	str(14, "Linear");
+	str(15, "item @ train.py:14 (step)");
 	for (uint64_t i = 0; i < 6; i++) {
 		uint64_t s = i * 10 * MS;
 		ranges_on = i >= from && i <= to;
@@ -113,6 +125,10 @@ static void timeline_in(uint64_t from, uint64_t to)
 		launch(9, s + 7 * MS, 50 * US, 5);
 		op_end(7, s + 9 * MS, bw);
 		launch(7, s + 9500 * US, 25 * US, 6);
+		a = op_start(7, s + 9550 * US, 15, 9); /* loss.item(): 150 us blocked */
+		sync_call(7, s + 9560 * US, 150 * US);
+		op_end(7, s + 9720 * US, a);
+		sync_call(7, s + 9730 * US, 40 * US); /* outside every range */
 		if (i + 1 == from) { /* pushed here: a call after the step's launches */
 			ranges_on = true;
 			op_end(7, s + 9800 * US, op_start(7, s + 9700 * US, 10, 9));
@@ -160,7 +176,7 @@ static void per_rank(void)
 	uint64_t p = r.steps.n_post;
 	ok(p == 4, "4 post-warm-up steps of 6 (%llu)", (unsigned long long)p);
 	const gp_otab_t *t = &job.ops;
-	ok(t->ranks == 1 && t->n == 5, "one rank, 5 rows: 4 operations and the unattributed (%u)",
+	ok(t->ranks == 1 && t->n == 6, "one rank, 6 rows: 5 operations and the unattributed (%u)",
 	   t->n);
 	ok(is(row(t, "linear @ train.py:10 (step)"), p, 2 * p, p * 500 * US),
 	   "linear: its 2 kernels a step (300 + 200 us), not the module range around it");
@@ -172,6 +188,20 @@ static void per_rank(void)
 	   "training thread (backward(): 50 us)");
 	ok(is(row(t, ""), 0, p, p * 25 * US), "25 us a step launched outside every range: the "
 	                                      "unattributed row");
+	const gp_ostat_t *item = row(t, "item @ train.py:14 (step)"), *out = row(t, "");
+	ok(item && item->syncs == p && item->sync_ns == p * 150 * US && out->syncs == p &&
+	       out->sync_ns == p * 40 * US && row(t, "backward @ train.py:12 (step)")->syncs == 0,
+	   "the host's waits: 150 us a step in loss.item()'s range, 40 us outside every range");
+	char top[128];
+	double sh = 0;
+	ok(gp_attr_top_sync(&job, top, sizeof(top), &sh) && !strcmp(top, item->name) && sh > 78.9 &&
+	       sh < 79.0,
+	   "the line that held the host longest, named for the sync finding: %s, %.1f %%", top, sh);
+	char ev[512] = "12 blocking calls";
+	gp_attr_sync_evidence(&job, ev, sizeof(ev));
+	ok(!strcmp(ev, "12 blocking calls; in the steps with operation ranges, 79% of the "
+	               "blocking time was the program's 'item @ train.py:14 (step)'"),
+	   "... in its evidence: %s", ev);
 	bool leaked = false;
 	for (unsigned i = 0; i < job.nr; i++)
 		leaked |= strstr(job.r[i].name, " @ ") != NULL;
@@ -186,7 +216,7 @@ static void per_rank(void)
 	const gp_attr_row_t *l10 = arow(a.by_line, a.nline, "train.py:10 (step)");
 	const gp_attr_row_t *l12 = arow(a.by_line, a.nline, "train.py:12 (step)");
 	const gp_attr_row_t *none = arow(a.by_line, a.nline, "(not attributed)");
-	ok(a.nline == 3 && l10 && l10->gpu_ns == p * 1000 * US && l10->kernels == 4 * p &&
+	ok(a.nline == 4 && l10 && l10->gpu_ns == p * 1000 * US && l10->kernels == 4 * p &&
 	       l10->calls == 2 * p,
 	   "line 10: linear, relu and linear's backward, 1000 us a step; its calls the forward's "
 	   "two (%llu)",
@@ -199,7 +229,8 @@ static void per_rank(void)
 	uint64_t sum = 0;
 	for (unsigned i = 0; i < a.nop; i++)
 		sum += a.by_op[i].gpu_ns;
-	ok(sum == a.total_ns && a.nop == 5, "the operations' rows add up to the total");
+	ok(sum == a.total_ns && a.nop == 6 && a.sync_ns == p * 190 * US,
+	   "the operations' rows add up to the total");
 	gp_attr_free(&a);
 }
 
@@ -269,17 +300,31 @@ static void writers(void)
 	m = open_memstream(&buf, &len);
 	gp_attr_json(&job, m);
 	fclose(m);
-	ok(buf && strstr(buf, "\"attribution\": {\"ranks\": 1, \"total_ns\": 4300000") &&
+	ok(buf &&
+	       strstr(buf, "\"attribution\": {\"ranks\": 1, \"total_ns\": 4300000, \"kernels\": "
+	                   "24, \"sync_ns\": 760000") &&
 	       strstr(buf, "{\"name\": \"linear\", \"attributed\": true, \"gpu_ns\": 2000000, "
 	                   "\"share_pct\": 46.512, \"kernels\": 8, \"calls\": 4, "
-	                   "\"mean_ns_per_call\": 500000}"),
+	                   "\"mean_ns_per_call\": 500000, \"syncs\": 0, \"sync_ns\": 0}"),
 	   "report.json's attribution object");
-	ok(buf && strstr(buf, "{\"operation\": \"linear backward\", \"line\": \"train.py:10 "
-	                      "(step)\", \"gpu_ns\": 1600000, \"share_pct\": 37.209, "
-	                      "\"kernels\": 4, \"calls\": 4}"),
-	   "... with its rows by operation and line");
+	ok(buf &&
+	       strstr(buf, "{\"operation\": \"linear backward\", \"line\": \"train.py:10 "
+	                   "(step)\", \"gpu_ns\": 1600000, \"share_pct\": 37.209, "
+	                   "\"kernels\": 4, \"calls\": 4, \"syncs\": 0, \"sync_ns\": 0}") &&
+	       strstr(buf, "{\"operation\": \"item\", \"line\": \"train.py:14 (step)\", "
+	                   "\"gpu_ns\": 0, \"share_pct\": 0.000, \"kernels\": 0, \"calls\": 4, "
+	                   "\"syncs\": 4, \"sync_ns\": 600000}"),
+	   "... with its rows by operation and line, the host's waits in them");
 	free(buf);
-	gp_otab_add(&job.ops, "mul @ a.py:1 (<module>)", 1, 1, 1000);
+	m = open_memstream(&buf, &len);
+	gp_attr_text(&job, m);
+	fclose(m);
+	ok(buf && strstr(buf, "Host blocked in synchronising calls") &&
+	       strstr(buf, "train.py:14 (step)                                    0.600  78.9%  "
+	                   "      4"),
+	   "the text names the line that blocked the host: train.py:14, 0.6 ms, 78.9 %%");
+	free(buf);
+	gp_otab_add(&job.ops, &(gp_ostat_t){"mul @ a.py:1 (<module>)", 1, 1, 1000, 0, 0});
 	m = open_memstream(&buf, &len);
 	gp_attr_html(&job, m);
 	fclose(m);
