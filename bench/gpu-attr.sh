@@ -24,7 +24,7 @@ rm -rf $W && mkdir -p $W $OUT
 export PYTHONUNBUFFERED=1
 python3 -c 'import torch; print("torch", torch.__version__, torch.cuda.get_device_name(0))'
 
-GPUPROF_CAPTURE=steps=20-39 STEPS=60 timeout 300 $G/gpuprof run --output=$W/window -- \
+STEPS=60 timeout 300 $G/gpuprof run --capture=steps=20-39 --output=$W/window -- \
 	python3 bench/attr_prog.py >$W/window.log 2>&1
 echo "window rc=$?"
 STEPS=60 timeout 300 $G/gpuprof run --output=$W/sampled -- python3 bench/attr_prog.py \

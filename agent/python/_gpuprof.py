@@ -975,7 +975,7 @@ def _ops_window(tracing=None, steps=None):
     tracing = (tracing or every) and _s.attached and not _s.in_fork_child
     if tracing and _compiled():
         _s.ops.never()
-        return
+        tracing = False  # popped here, at an optimizer step, outside any compilation
     _s.ops.window(tracing, _s.lib, None if every else _s.ops.STEPS, _s.fast_mod)
 
 

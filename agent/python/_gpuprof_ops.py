@@ -317,9 +317,11 @@ def _end_open():
 
 
 def never():
-    """TorchDynamo compiles: no operation ranges from here on (popped where possible)."""
+    """TorchDynamo compiles: no operation ranges from here on. Only said here (this runs
+    inside Dynamo's compilation, which keeps the mode stack as it found it); the mode is
+    popped by the next window() call, at an optimizer step."""
     _st.off = True
-    _pop()
+    _st.live = False
 
 
 def forget():
