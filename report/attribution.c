@@ -115,6 +115,45 @@ static bool counted(const rank_data_t *d, const bool *cov, uint64_t ts)
 	return s && (!cov || cov[s - 1]);
 }
 
+/* JAX: no operation ranges of ours, but XLA's own NVTX ranges around what it runs
+ * ("XlaModule:#hlo_module=jit_step,..." > "Thunk:#name=jit(step)/...,hlo_op=loop_add_fusion,..."):
+ * each kernel of the steady state to "op @ module", the op the innermost thunk's hlo_op or,
+ * inside a command buffer (a CUDA graph of many ops) or with no thunk, the kernel's own name
+ * (XLA names its kernels after their fusions). False: no XLA module range in the rank. */
+static bool xla_attribution(gp_otab_t *t, rank_data_t *d)
+{
+	VEC(size_t) mods = {0}; /* XLA's module ranges, in (thread, start) order */
+	for (size_t i = 0; i < d->ranges.n; i++)
+		if (!strncmp(gp_rd_str(d, d->ranges.v[i].name), "XlaModule:#", 11))
+			VEC_PUSH(mods, i);
+	for (size_t i = 0; mods.n && i < d->kerns.n; i++) {
+		const kern_t *k = &d->kerns.v[i];
+		if (k->kind != 0 || !gp_in_gwin(d, gp_rd_launch_ts(d, k)))
+			continue;
+		const api_t *a = gp_rd_launch(d, k);
+		const range_t *m = a ? op_at(d, mods.v, mods.n, a->tid, a->start) : NULL;
+		const char *mod = m ? strstr(gp_rd_str(d, m->name), "hlo_module=") : NULL;
+		char name[512] = "";
+		if (mod) {
+			const char *th = k->range ? gp_rd_str(d, k->range) : "";
+			const char *op = !strncmp(th, "Thunk:#", 7) ? strstr(th, "hlo_op=") : NULL;
+			size_t ml = strcspn(mod + 11, ",#"), ol = op ? strcspn(op + 7, ",#") : 0;
+			if (!ol || !strncmp(op + 7, "command_buffer", 14))
+				snprintf(name, sizeof(name), "%s @ %.*s", gp_rd_str(d, k->name),
+				         (int)ml, mod + 11);
+			else
+				snprintf(name, sizeof(name), "%.*s @ %.*s", (int)ol, op + 7,
+				         (int)ml, mod + 11);
+		}
+		gp_ostat_t row = {name, 0, 1, k->dur, 0, 0};
+		gp_otab_add(t, &row);
+	}
+	bool any = mods.n > 0;
+	t->ranks += any, t->xla += any;
+	VEC_FREE(mods);
+	return any;
+}
+
 void gp_pass_attribution(gp_otab_t *t, rank_data_t *d)
 {
 	VEC(size_t) ops = {0};
@@ -134,6 +173,10 @@ void gp_pass_attribution(gp_otab_t *t, rank_data_t *d)
 		VEC_PUSH(ops, i);
 		if (!tids.n || tids.v[tids.n - 1] != x->tid) /* sorted by thread */
 			VEC_PUSH(tids, x->tid);
+	}
+	if (!ops.n && xla_attribution(t, d)) {
+		VEC_FREE(tids);
+		return;
 	}
 	bool *cov = ops.n ? covered_steps(d, ops.v, ops.n) : NULL;
 	for (size_t i = 0; i < ops.n; i++) {
@@ -242,6 +285,7 @@ int gp_attr_make(const gp_otab_t *t, gp_attr_t *a)
 {
 	memset(a, 0, sizeof(*a));
 	a->ranks = t->ranks;
+	a->xla = t->ranks && t->xla == t->ranks;
 	for (unsigned i = 0; i < t->n; i++) {
 		const gp_ostat_t *o = &t->v[i];
 		a->total_ns += o->gpu_ns, a->total_kernels += o->kernels, a->sync_ns += o->sync_ns;

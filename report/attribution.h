@@ -27,6 +27,7 @@ typedef struct gp_otab {
 	unsigned n, cap;
 	u64map_t idx;   /* name hash -> index + 1 (while filled) */
 	unsigned ranks; /* ranks that recorded operation ranges */
+	unsigned xla;   /* ... of them, ranks whose rows are XLA's ("op @ jitted function") */
 } gp_otab_t;
 
 /* The domain the integration records operation ranges in. */
@@ -63,6 +64,7 @@ typedef struct gp_attr {
 	unsigned nop, nline;
 	uint64_t total_ns, total_kernels; /* every kernel of the ranks with operation ranges */
 	uint64_t sync_ns;                 /* and every synchronising call's time */
+	bool xla;                         /* every rank's rows are XLA's (JAX) */
 	unsigned ranks;
 } gp_attr_t;
 int gp_attr_make(const gp_otab_t *t, gp_attr_t *a);

@@ -126,15 +126,29 @@ void gp_attr_text(const gp_job_t *job, FILE *out)
 		gp_attr_free(&a);
 		return;
 	}
-	fprintf(out,
-	        "\nKernel time by operation (the PyTorch calls the program made, in capture "
-	        "windows, post-warm-up steps; %u rank%s):\n",
-	        a.ranks, a.ranks == 1 ? "" : "s");
-	text_table(out, "operation", a.by_op, a.nop, a.total_ns, 30);
-	fprintf(out, "\nKernel time by source line (the program's innermost frame outside torch "
-	             "and installed packages; a line's backward counts with it, its calls are "
-	             "the forward's):\n");
-	text_table(out, "line", a.by_line, a.nline, a.total_ns, 48);
+	if (a.xla) { /* JAX: XLA's own names, from its NVTX ranges and its kernels */
+		fprintf(
+		    out,
+		    "\nKernel time by XLA operation (the thunk's HLO op; inside a command "
+		    "buffer, a CUDA graph, each kernel by its own name, which XLA takes from its "
+		    "fusion; post-warm-up steps; %u rank%s):\n",
+		    a.ranks, a.ranks == 1 ? "" : "s");
+		text_table(out, "operation", a.by_op, a.nop, a.total_ns, 56);
+		fprintf(out, "\nKernel time by jitted function (XLA module):\n");
+		text_table(out, "function", a.by_line, a.nline, a.total_ns, 48);
+	} else {
+		fprintf(
+		    out,
+		    "\nKernel time by operation (the PyTorch calls the program made, in capture "
+		    "windows, post-warm-up steps; %u rank%s):\n",
+		    a.ranks, a.ranks == 1 ? "" : "s");
+		text_table(out, "operation", a.by_op, a.nop, a.total_ns, 30);
+		fprintf(out,
+		        "\nKernel time by source line (the program's innermost frame outside torch "
+		        "and installed packages; a line's backward counts with it, its calls are "
+		        "the forward's):\n");
+		text_table(out, "line", a.by_line, a.nline, a.total_ns, 48);
+	}
 	fprintf(out,
 	        "share: of the %.3f ms of %llu kernels those ranks traced; (not attributed): "
 	        "launched outside every operation range\n",
@@ -188,16 +202,23 @@ void gp_attr_html(const gp_job_t *job, FILE *o)
 		return;
 	}
 	fprintf(o,
-	        "<h3>Kernel time by operation</h3>\n<p class=\"note\">The PyTorch calls the "
-	        "program made, in capture windows (%u rank%s): share of the %.2f ms of %llu "
-	        "kernels traced there.</p>\n",
+	        "<h3>Kernel time by operation</h3>\n<p class=\"note\">%s (%u rank%s): share of "
+	        "the %.2f ms of %llu kernels traced there.</p>\n",
+	        a.xla ? "XLA's operations: the thunk's HLO op, or inside a command buffer each "
+	                "kernel's own name"
+	              : "The PyTorch calls the program made, in capture windows",
 	        a.ranks, a.ranks == 1 ? "" : "s", a.total_ns / 1e6,
 	        (unsigned long long)a.total_kernels);
 	html_table(o, "attr-ops", "operation", a.by_op, a.nop, a.total_ns);
-	fprintf(o, "<h3>Kernel time by source line</h3>\n<p class=\"note\">The program's "
-	           "innermost frame outside torch and installed packages; a line's backward "
-	           "counts with it, its calls are the forward's.</p>\n");
-	html_table(o, "attr-lines", "source line", a.by_line, a.nline, a.total_ns);
+	if (a.xla)
+		fprintf(o, "<h3>Kernel time by jitted function</h3>\n");
+	else
+		fprintf(o,
+		        "<h3>Kernel time by source line</h3>\n<p class=\"note\">The program's "
+		        "innermost frame outside torch and installed packages; a line's backward "
+		        "counts with it, its calls are the forward's.</p>\n");
+	html_table(o, "attr-lines", a.xla ? "jitted function" : "source line", a.by_line, a.nline,
+	           a.total_ns);
 	gp_attr_free(&a);
 }
 
@@ -273,9 +294,13 @@ void gp_attr_json(const gp_job_t *job, FILE *out)
 		memset(&a, 0, sizeof(a));
 	fprintf(out,
 	        ",\n  \"attribution\": {\"ranks\": %u, \"total_ns\": %llu, \"kernels\": %llu, "
-	        "\"sync_ns\": %llu, \"by_operation_rows\": %u, \"by_line_rows\": %u",
+	        "\"sync_ns\": %llu, \"by_operation_rows\": %u, \"by_line_rows\": %u, "
+	        "\"framework\": \"%s\"",
 	        a.ranks, (unsigned long long)a.total_ns, (unsigned long long)a.total_kernels,
-	        (unsigned long long)a.sync_ns, a.nop, a.nline);
+	        (unsigned long long)a.sync_ns, a.nop, a.nline,
+	        !a.ranks ? ""
+	        : a.xla  ? "jax"
+	                 : "pytorch");
 	json_rows(out, "operations", a.by_op, a.nop, a.total_ns);
 	json_rows(out, "source_lines", a.by_line, a.nline, a.total_ns);
 	json_op_lines(out, &job->ops, a.total_ns);

@@ -54,6 +54,7 @@ void gp_otab_merge(gp_otab_t *t, const gp_otab_t *from)
 	for (unsigned i = 0; i < from->n; i++)
 		gp_otab_add(t, &from->v[i]);
 	t->ranks += from->ranks;
+	t->xla += from->xla;
 }
 
 void gp_otab_free(gp_otab_t *t)
@@ -65,11 +66,11 @@ void gp_otab_free(gp_otab_t *t)
 	memset(t, 0, sizeof(*t));
 }
 
-/* rows: u32 count, u32 ranks, then each: u16 name length, name, u64 calls, kernels, gpu_ns,
- * syncs, sync_ns */
+/* rows: u32 count, u32 ranks, u32 XLA ranks, then each: u16 name length, name, u64 calls, kernels,
+ * gpu_ns, syncs, sync_ns */
 void gp_otab_write(FILE *f, const gp_otab_t *t)
 {
-	uint32_t n[2] = {t->n, t->ranks};
+	uint32_t n[3] = {t->n, t->ranks, t->xla};
 	fwrite(n, sizeof(n), 1, f);
 	for (unsigned i = 0; i < t->n; i++) {
 		uint16_t l = (uint16_t)strnlen(t->v[i].name, 65535);
@@ -84,7 +85,7 @@ void gp_otab_write(FILE *f, const gp_otab_t *t)
 int gp_otab_read(const unsigned char **p, const unsigned char *end, gp_otab_t *t)
 {
 	const unsigned char *q = *p;
-	uint32_t n[2];
+	uint32_t n[3];
 	memset(t, 0, sizeof(*t));
 	if (end - q < (long)sizeof(n))
 		return -1;
@@ -111,6 +112,7 @@ int gp_otab_read(const unsigned char **p, const unsigned char *end, gp_otab_t *t
 			goto bad;
 	}
 	t->ranks = n[1];
+	t->xla = n[2];
 	*p = q;
 	return 0;
 bad:
