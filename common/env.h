@@ -29,6 +29,7 @@
 #define GP_ENV_PYTORCH        "GPUPROF_PYTORCH" /* "0": no PyTorch integration */
 #define GP_ENV_TORCH_HISTORY  "GPUPROF_TORCH_HISTORY" /* its allocator history entries */
 #define GP_ENV_TORCH_LAYERS   "GPUPROF_TORCH_LAYERS"  /* its module ranges in windows */
+#define GP_ENV_TORCH_OPS      "GPUPROF_TORCH_OPS"     /* its operation ranges in windows */
 #define GP_ENV_SITE           "GPUPROF_SITE" /* the modes profile_all_jobs set (inner steps) */
 /* agent -> injected library and Python hook */
 #define GP_ENV_RANK_FILE "GPUPROF_RANK_FILE" /* where the rank file ends up (.gpr) */

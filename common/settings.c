@@ -132,6 +132,15 @@ const gp_setting_t gp_settings[] = {
      "are registered at a window's first optimizer step and removed at its end (no cost "
      "between windows), never once torch.compile has run (mode layers: all along)",
      NULL},
+    {"torch_ops", GP_ENV_TORCH_OPS, GP_T_BOOL, "true", 0, 0, OFF(torch_ops), TASK | USER,
+     "in mode cuda, PyTorch's operation ranges in the first 3 steps of each capture window "
+     "after the warm-up: "
+     "each torch call the program makes named by its source line (\"linear @ train.py:42 "
+     "(step)\"), its backward by the same line, for the report's kernel time by operation "
+     "and by source line; a torch-function mode pushed at a window's first optimizer step "
+     "and popped 3 steps later (no cost between), never once torch.compile has run (mode "
+     "layers: all along)",
+     NULL},
     {"agent_path", NULL, GP_T_STR, GP_AGENT_PATH, 0, 0, OFF(agent_path), 0,
      "the gpuprof-agent to run (plugstack.conf's agent= wins)", "the installed one"},
     {"inject_path", GP_ENV_INJECT, GP_T_STR, GP_INJECT_PATH, 0, 0, OFF(inject_path), TASK,

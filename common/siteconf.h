@@ -61,6 +61,7 @@ typedef struct gp_config {
 	bool pytorch;        /* the PyTorch integration (agent/python) */
 	long torch_history_entries; /* its allocator history ring; 0: no history */
 	bool torch_layers;          /* its module ranges while kernels are traced */
+	bool torch_ops;             /* its operation ranges (kernel time by line) in windows */
 	char *agent_path;           /* default: the installed gpuprof-agent */
 	char *inject_path;          /* default: the installed libgpuprof-inject.so */
 	char *cli_path;             /* default: the installed gpuprof */

@@ -78,6 +78,7 @@ static int load_rank(gp_job_t *job, const char *path, gp_rank_t *r, rank_data_t 
 	gp_pass_own(r, dp);
 	gp_pass_gpu(r, dp);
 	gp_pass_ranges(job, r, dp);
+	gp_pass_attribution(&job->ops, dp);
 	gp_pass_memory(r, dp);
 	gp_pass_startup(r, dp);
 	gp_pass_time_series(r, dp);
@@ -139,6 +140,8 @@ static int analyse_file(const char *path, gp_rank_t *r, gp_rank_tables_t *t, gp_
 	memset(t, 0, sizeof(*t));
 	t->k = scratch->k, t->nk = scratch->nk;
 	t->r = scratch->r, t->nr = scratch->nr;
+	t->ops = scratch->ops;
+	memset(&scratch->ops, 0, sizeof(scratch->ops));
 	memcpy(t->job, scratch->job, sizeof(t->job));
 	t->ntasks_expected = scratch->ntasks_expected;
 	t->src = rd->src;

@@ -591,6 +591,7 @@ static void rule_sync(rule_ctx_t *c)
 	         (unsigned long long)w->sync.calls, w->sync.ns / 1e6,
 	         w->sync.range[0] ? "inside NVTX range '" : "outside any NVTX range", w->sync.range,
 	         w->sync.range[0] ? "'" : "", w->gpu.idle_sync_ns / 1e6);
+	gp_attr_sync_evidence(job, f->evidence, sizeof(f->evidence));
 	snprintf(f->threshold, sizeof(f->threshold),
 	         "a blocking call in >= %.0f%% of steps and GPU idle after them >= %.2g%% of the "
 	         "step",

@@ -31,24 +31,7 @@
 
 static void esc(FILE *o, const char *s)
 {
-	for (; s && *s; s++) {
-		switch (*s) {
-		case '<':
-			fputs("&lt;", o);
-			break;
-		case '>':
-			fputs("&gt;", o);
-			break;
-		case '&':
-			fputs("&amp;", o);
-			break;
-		case '"':
-			fputs("&quot;", o);
-			break;
-		default:
-			fputc(*s, o);
-		}
-	}
+	gp_html_escn(o, s, SIZE_MAX);
 }
 
 /* A long name with its middle taken out: both ends say more than the start alone. */
@@ -1023,6 +1006,7 @@ int gp_report_html(const gp_job_t *job, FILE *o)
 	plot_busy(o, job);
 	plot_util(o, job, !kernels && nvml);
 	plot_kernels(o, job);
+	gp_attr_html(job, o);
 	fprintf(o, "<h2>Where the memory goes</h2>\n");
 	plot_series(o, job, 0);
 	if (nvml) {

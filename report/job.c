@@ -182,6 +182,7 @@ static void merge_one(gp_job_t *job, rank_sum_t *s, unsigned *from_sum)
 		job->ranks[job->nranks++] = s->r;
 		gp_job_add_kernels(job, s->t.k, s->t.nk);
 		gp_job_add_ranges(job, s->t.r, s->t.nr);
+		gp_otab_merge(&job->ops, &s->t.ops);
 	} else if (s->nunreadable) {
 		if (!job->nunreadable) /* the first one's reason */
 			snprintf(job->unreadable, sizeof(job->unreadable), "%s",
@@ -597,6 +598,7 @@ void gp_job_free(gp_job_t *job)
 	free(job->r);
 	u64map_free(&job->kidx);
 	u64map_free(&job->ridx);
+	gp_otab_free(&job->ops);
 	memset(job, 0, sizeof(*job));
 }
 

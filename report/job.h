@@ -59,6 +59,7 @@ typedef struct gp_job {
 	unsigned nk, kcap;
 	gp_rstat_t *r;
 	unsigned nr, rcap;
+	gp_otab_t ops; /* kernel time by operation range, the ranks' merged (attribution.h) */
 	/* while loading: name hash -> index + 1 into k and r (10^5 distinct range names
 	 * made the linear lookup quadratic); freed before k and r are sorted */
 	u64map_t kidx, ridx;

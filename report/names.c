@@ -389,3 +389,25 @@ const char *gp_kernel_kind(const char *name)
 				return kinds[i].kind;
 	return "other";
 }
+
+void gp_html_escn(FILE *o, const char *s, size_t n)
+{
+	for (size_t i = 0; s && i < n && s[i]; i++) {
+		switch (s[i]) {
+		case '<':
+			fputs("&lt;", o);
+			break;
+		case '>':
+			fputs("&gt;", o);
+			break;
+		case '&':
+			fputs("&amp;", o);
+			break;
+		case '"':
+			fputs("&quot;", o);
+			break;
+		default:
+			fputc(s[i], o);
+		}
+	}
+}

@@ -5,6 +5,7 @@
 #define GP_NAMES_H
 
 #include <stddef.h>
+#include <stdio.h>
 
 /* The demangled name in *buf (realloc'd as __cxa_demangle does; the caller frees it), or
  * NULL: not a mangled name, or no demangler. */
@@ -26,6 +27,8 @@ size_t gp_utf8_back(const char *s, size_t i);
 /* What a terminal would act on (escape sequences, bells, carriage returns) made '?':
  * names are the program's strings, and an admin may read a user's report. */
 void gp_text_safe(char *s);
+/* The first n bytes of s (up to its end) for HTML text or an attribute value. */
+void gp_html_escn(FILE *o, const char *s, size_t n);
 
 /* What kind of work a kernel does, read from its (demangled) name alone: "GEMM",
  * "convolution", "attention", "softmax", "normalisation", "optimizer", "reduction/scan/sort",

@@ -804,6 +804,7 @@ static void text_time(const gp_job_t *job, FILE *out)
 			        r->sync_ns / 1e6);
 		}
 	}
+	gp_attr_text(job, out);
 }
 
 /* The rank's peak against its card, and what that leaves: room for a larger batch or
@@ -1178,7 +1179,9 @@ void gp_report_json(const gp_job_t *job, FILE *out)
 		        (unsigned long long)r->gpu_ns, (unsigned long long)r->sync_ns,
 		        (unsigned long long)r->count_all);
 	}
-	fprintf(out, "\n  ]\n}\n");
+	fprintf(out, "\n  ]");
+	gp_attr_json(job, out);
+	fprintf(out, "\n}\n");
 }
 
 /* Append a small JSON file we wrote ourselves (the plugin's node summary) verbatim: a

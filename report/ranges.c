@@ -194,8 +194,15 @@ void gp_pass_ranges(gp_job_t *job, gp_rank_t *r, rank_data_t *d)
 		}
 	}
 	u64map_free(&sync_by_name);
+	uint32_t dom = 0; /* the last domain looked at, and whether it is the operations' */
+	bool ops = false;
 	for (size_t i = 0; i < d->ranges.n; i++) {
 		range_t *x = &d->ranges.v[i];
+		if (x->domain && x->domain != dom)
+			dom = x->domain, ops = gp_is_ops_domain(gp_rd_str(d, dom));
+		if (x->domain &&
+		    ops) /* operation ranges have tables of their own (attribution.c) */
+			continue;
 		gp_rstat_t *s = rstat_get(job, gp_rd_str(d, x->name));
 		if (!s)
 			continue;

@@ -82,6 +82,7 @@ void gp_rank_tables_free(gp_rank_tables_t *t)
 		free(t->r[i].name);
 	free(t->k);
 	free(t->r);
+	gp_otab_free(&t->ops);
 	memset(t, 0, sizeof(*t));
 }
 

@@ -18,6 +18,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "attribution.h"
 #include "derive.h"
 #include "gputime.h"
 #include "load.h"
@@ -154,6 +155,7 @@ typedef struct gp_rank_tables {
 	gp_kstat_t *k;
 	gp_rstat_t *r;
 	unsigned nk, nr;
+	gp_otab_t ops; /* kernel time by operation range (attribution.h) */
 	char job[32];
 	unsigned ntasks_expected;
 	gp_rf_ident_t src; /* the rank file the analysis read (its summary's key) */

@@ -17,7 +17,9 @@
  * comm, calls, total, min, max, GP_KRANGES launching ranges: length, name, ns, the sum of
  * squared durations (double), the duration histogram's non-empty buckets: their number (2
  * bytes) then (bucket 2 bytes, count 4 bytes) each) | nr ranges (name
- * length, name, count, cpu, gpu, sync, count over the whole run) | CRC-32C of everything before it.
+ * length, name, count, cpu, gpu, sync, count over the whole run) | the operation table
+ * (attribution.c: rows, ranks, then each row's name, calls, kernels, GPU ns) | CRC-32C of
+ * everything before it.
  * A section whose name or size differs from this gpuprof's makes the summary stale (it is a
  * cache: the rank file is read instead), and the table is checked to cover every byte of
  * gp_rank_t but padding (tests/unit/t_summary.c), so a section added to the rank and not
@@ -221,6 +223,7 @@ int gp_summary_write(const char *gpr, const gp_rank_t *r, const gp_rank_tables_t
 		fwrite(rs[i].name, 1, l, m);
 		fwrite(v, sizeof(v), 1, m);
 	}
+	gp_otab_write(m, &one->ops);
 	if (fflush(m) != 0) {
 		fclose(m);
 		free(buf);
@@ -476,6 +479,8 @@ int gp_summary_read(const char *gpr, uid_t owner, gp_rank_t *out, gp_rank_tables
 		s->count = v[0], s->cpu_ns = v[1], s->gpu_ns = v[2], s->sync_ns = v[3];
 		s->count_all = v[4];
 	}
+	if (!r.bad && gp_otab_read(&r.p, r.end, &one->ops) < 0)
+		r.bad = true;
 	free(buf);
 	if (!r.bad && r.p == r.end && !(out->id.path = strdup(gpr))) /* where it is now */
 		r.bad = true;

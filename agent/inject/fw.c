@@ -11,6 +11,7 @@
 #include "env.h"
 #include "modes.h"
 
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -37,6 +38,33 @@ __attribute__((visibility("default"))) const char *gpuprof_fw_rank_file(void)
 __attribute__((visibility("default"))) uint64_t gpuprof_fw_now(void)
 {
 	return gp_clock_ns();
+}
+
+/* getpid(), kept until a fork: the operation ranges ask it twice per torch call, and the
+ * system call cost 2.7-3.0 us on the CPU machine's VM (bench/torch_ops_cost.py). The child
+ * handler forgets it in a fork's child (os.fork, a DataLoader worker). */
+static _Atomic pid_t self_pid;
+static pthread_once_t self_pid_once = PTHREAD_ONCE_INIT;
+
+static void self_pid_forget(void)
+{
+	atomic_store_explicit(&self_pid, 0, memory_order_relaxed);
+}
+
+static void self_pid_watch(void)
+{
+	pthread_atfork(NULL, NULL, self_pid_forget);
+}
+
+static pid_t my_pid(void)
+{
+	pid_t p = atomic_load_explicit(&self_pid, memory_order_relaxed);
+	if (!p) {
+		pthread_once(&self_pid_once, self_pid_watch);
+		p = getpid();
+		atomic_store_explicit(&self_pid, p, memory_order_relaxed);
+	}
+	return p;
 }
 
 static int tracing(void)
@@ -84,7 +112,7 @@ gpuprof_fw_event(unsigned kind, unsigned dev, uint64_t a, uint64_t c, uint64_t d
  * records layer ranges in when mode layers was not asked for. */
 __attribute__((visibility("default"))) int gpuprof_fw_tracing(void)
 {
-	return gp_inj_on() && getpid() == gp_inj.owner && tracing();
+	return gp_inj_on() && my_pid() == gp_inj.owner && tracing();
 }
 
 /* Layer ranges: one start/end range per module forward or backward, in the
@@ -92,16 +120,15 @@ __attribute__((visibility("default"))) int gpuprof_fw_tracing(void)
  * cuda) while kernels are traced, for the kernels' modules. Start and end may come from
  * different threads: a backward range starts in a gradient hook and may end in the
  * autograd engine's end-of-pass callback. Returns the range id, 0 when not recording. */
-__attribute__((visibility("default"))) uint64_t gpuprof_fw_range_start(const char *name)
+static uint64_t range_start(const char *name, _Atomic uint32_t *domain, const char *domain_name)
 {
-	static _Atomic uint32_t domain;
-	if (!gp_inj_on() || getpid() != gp_inj.owner || !name ||
+	if (!gp_inj_on() || my_pid() != gp_inj.owner || !name ||
 	    !((gp_inj.modes & GP_MODE_LAYERS) || gpuprof_fw_tracing()))
 		return 0;
-	uint32_t d = atomic_load_explicit(&domain, memory_order_relaxed);
+	uint32_t d = atomic_load_explicit(domain, memory_order_relaxed);
 	if (!d) {
-		d = gp_inj_intern_cstr("pytorch.layers");
-		atomic_store_explicit(&domain, d, memory_order_relaxed);
+		d = gp_inj_intern_cstr(domain_name);
+		atomic_store_explicit(domain, d, memory_order_relaxed);
 	}
 	uint64_t id = atomic_fetch_add_explicit(&gp_inj.next_range, 1, memory_order_relaxed) + 1;
 	gp_event_t e = {.type = GP_EV_NVTX_START,
@@ -114,9 +141,25 @@ __attribute__((visibility("default"))) uint64_t gpuprof_fw_range_start(const cha
 	return id;
 }
 
+__attribute__((visibility("default"))) uint64_t gpuprof_fw_range_start(const char *name)
+{
+	static _Atomic uint32_t domain;
+	return range_start(name, &domain, "pytorch.layers");
+}
+
+/* Operation ranges: one per framework operation the user's code called, named
+ * "op @ file:line (function)" (agent/python/_gpuprof_ops.py), in the "pytorch.ops" domain,
+ * which the report attributes kernels by (report/attribution.c) and keeps out of the
+ * program's range table. Recorded when layer ranges are; ended by gpuprof_fw_range_end. */
+__attribute__((visibility("default"))) uint64_t gpuprof_fw_op_start(const char *name)
+{
+	static _Atomic uint32_t domain;
+	return range_start(name, &domain, "pytorch.ops");
+}
+
 __attribute__((visibility("default"))) void gpuprof_fw_range_end(uint64_t id)
 {
-	if (!id || !gp_inj_on() || getpid() != gp_inj.owner)
+	if (!id || !gp_inj_on() || my_pid() != gp_inj.owner)
 		return;
 	gp_event_t e = {.type = GP_EV_NVTX_END, .tid = gp_inj_tid(), .ts = gp_clock_ns(), .c = id};
 	gp_inj_emit(&e);

@@ -82,6 +82,8 @@ uint64_t gpuprof_fw_event(unsigned kind, unsigned dev, uint64_t a, uint64_t c, u
  * start returns the range id (0: not recording) */
 int gpuprof_fw_tracing(void);
 uint64_t gpuprof_fw_range_start(const char *name);
+/* ... and an operation's range ("op @ file:line (function)", domain pytorch.ops) */
+uint64_t gpuprof_fw_op_start(const char *name);
 void gpuprof_fw_range_end(uint64_t id);
 /* Test hook: the calling thread's Python frames (CPython, GIL held) as text. */
 int gp_cupti_pyframes(char *out, int len);

@@ -90,6 +90,8 @@ class _State:
     layers_end_all = None  # ends every layer range still open (_install_layers)
     layers_end_bwd = None  # ends the backward pass's open ranges
     layers_forget = None  # drops the open ranges without ending them (a forked child)
+    ops = None  # _gpuprof_ops once its operation ranges are ready
+    warmup = None  # the steps the report leaves out (GPUPROF_WARMUP_STEPS)
     dynamo_seen = False  # TorchDynamo has begun a compilation
     in_fork_child = False  # a forked copy that has not recorded a step of its own
     profiling = False  # a torch.profiler session that traces CUDA runs (GP_FW_PROFILER)
@@ -107,6 +109,7 @@ class _State:
     # (gpuprof's own cost, measured in the process it is paid in)
     own_ns = 0
     fast = None  # _gpuprof_fast.event: the records without text, without ctypes
+    fast_mod = None  # ... its module (the operation ranges' calls)
     last_opt = None  # a weak reference to the optimizer _opt_idx looked up last ...
     last_idx = 0  # ... and its index
 
@@ -177,6 +180,7 @@ def _load_fast(path):
         loader.exec_module(mod)
         if getattr(mod, "VERSION", 0) != 1 or not mod.bind(os.fsencode(path)):
             return None
+        _s.fast_mod = mod
         return mod.event
     except Exception:
         return None
@@ -359,11 +363,14 @@ def _start(torch):
         how += "; layer ranges: " + _install_layers(torch)
     elif "cuda" in _s.modes and os.environ.get("GPUPROF_TORCH_LAYERS", "1") != "0":
         how += "; layer ranges: " + _install_layers(torch, windowed=True)
+    ops = ""  # last: the text is cut at 255 bytes (report/load.h)
+    if "cuda" in _s.modes or "layers" in _s.modes:
+        ops = "; ops: " + _ops_install(torch)
     mem = "off (mode mem not asked for)"
     if "mem" in _s.modes:
         mem = _arm_memory(torch)
-    _emit(_INFO, text="torch %s; steps: optimizer.step() (%s); memory: %s"
-          % (getattr(torch, "__version__", "?"), how, mem), attach=False)
+    _emit(_INFO, text="torch %s; steps: optimizer.step() (%s); memory: %s%s"
+          % (getattr(torch, "__version__", "?"), how, mem, ops), attach=False)
     atexit.register(_at_exit)
 
 
@@ -387,6 +394,8 @@ def _at_fork():
                 x.remove()
             if _s.layers_forget:
                 _s.layers_forget()
+            if _s.ops:
+                _s.ops.forget()
         except Exception:
             pass
         rf = os.environ.get("GPUPROF_RANK_FILE", "")
@@ -870,9 +879,29 @@ def _layers_unregister():
 
 def _layers_never():
     """TorchDynamo compiles: the windowed hooks go for good, before it traces anything."""
+    if _s.ops:
+        _s.ops.never()
     if _s.layers_windowed:
         _s.layers_windowed = False
         _layers_unregister()
+
+
+def _warmup_steps():
+    if _s.warmup is None:
+        try:  # the agent sets the value in force (common/settings.c holds the default)
+            _s.warmup = max(0, int(os.environ.get("GPUPROF_WARMUP_STEPS", "3")))
+        except ValueError:
+            _s.warmup = 3
+    return _s.warmup
+
+
+def _lib_tracing():
+    """The attached library's "are kernels traced now?" (False: not attached)."""
+    try:
+        fn = getattr(_s.lib, "gpuprof_fw_tracing", None) if _s.attached else None
+        return bool(fn and fn())
+    except Exception:
+        return False
 
 
 def _compiled():
@@ -904,11 +933,7 @@ def _layers_window(tracing=None):
     if not _s.layers_windowed:
         return
     if tracing is None:
-        try:
-            fn = getattr(_s.lib, "gpuprof_fw_tracing", None) if _s.attached else None
-            tracing = bool(fn and fn())
-        except Exception:
-            tracing = False
+        tracing = _lib_tracing()
     if not tracing and _s.layers_handles is None:
         return  # between windows, nothing registered: every step but a window's ends
     if tracing and (_s.layers_off or not _s.attached or _compiled()):
@@ -919,6 +944,39 @@ def _layers_window(tracing=None):
         _layers_unregister()
         if _compiled():
             _s.layers_windowed = False
+
+
+# ---- operation ranges (_gpuprof_ops.py): kernel time by the user's line ----
+
+
+def _ops_install(torch):
+    try:
+        import _gpuprof_ops
+
+        how = _gpuprof_ops.install(torch, _missing)
+        if how.startswith("by line"):
+            _s.ops = _gpuprof_ops
+        return how
+    except Exception as e:
+        _missing("operation ranges not started", e, attach=False)
+        return "not available"
+
+
+def _ops_window(tracing=None, steps=None):
+    """After an optimizer step (steps: its count): the operation ranges' mode pushed while
+    kernels are traced, for the first steps of a window after the warm-up's (which the
+    report leaves out; GPUPROF_WARMUP_STEPS), popped between windows (all along in mode
+    layers); never once TorchDynamo compiled."""
+    if tracing is None:
+        tracing = _lib_tracing()
+    if tracing and steps is not None and steps < _warmup_steps():
+        return  # a window's steps are counted from the first after the warm-up
+    every = "layers" in _s.modes
+    tracing = (tracing or every) and _s.attached and not _s.in_fork_child
+    if tracing and _compiled():
+        _s.ops.never()
+        tracing = False  # popped here, at an optimizer step, outside any compilation
+    _s.ops.window(tracing, _s.lib, None if every else _s.ops.STEPS, _s.fast_mod)
 
 
 # ---- steps: optimizer.step() of every optimizer ----
@@ -1033,6 +1091,8 @@ def _step_post(opt, args, kwargs):
         if ret is not None:
             waited = ret >> 1
         _layers_step(None if ret is None else ret & 1)
+        if _s.ops:
+            _ops_window(None if ret is None else ret & 1, n)
         if n <= 2:
             _opt_state(opt, i)
         if _s.mem_opt is None:

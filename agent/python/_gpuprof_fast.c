@@ -24,6 +24,13 @@
 
 typedef uint64_t (*fw_event_fn)(unsigned, unsigned, uint64_t, uint64_t, uint64_t, const char *);
 static fw_event_fn fw_event;
+/* the operation ranges' two calls (agent/python/_gpuprof_ops.py: one of each per torch call
+ * the program makes in a window's first steps; ctypes took ~2.5 us a call on a loaded
+ * CPU machine, bench/torch_ops_cost.py). NULL: a library without them (ctypes' then). */
+typedef uint64_t (*fw_op_start_fn)(const char *);
+typedef void (*fw_range_end_fn)(uint64_t);
+static fw_op_start_fn fw_op_start;
+static fw_range_end_fn fw_range_end;
 
 /* bind(path: bytes) -> bool: the injected library at path, already loaded */
 static PyObject *fast_bind(PyObject *self, PyObject *const *args, Py_ssize_t n)
@@ -40,8 +47,11 @@ static PyObject *fast_bind(PyObject *self, PyObject *const *args, Py_ssize_t n)
 	fw_event_fn f = h ? (fw_event_fn)dlsym(h, "gpuprof_fw_event") : NULL;
 	/* a binding that worked stays: a second bind that fails changes nothing. The handle
 	 * is kept: the library stays loaded as long as this process has us */
-	if (f)
+	if (f) {
 		fw_event = f;
+		fw_op_start = (fw_op_start_fn)dlsym(h, "gpuprof_fw_op_start");
+		fw_range_end = (fw_range_end_fn)dlsym(h, "gpuprof_fw_range_end");
+	}
 	return PyBool_FromLong(f != NULL);
 }
 
@@ -75,11 +85,54 @@ static PyObject *fast_event(PyObject *self, PyObject *const *args, Py_ssize_t n)
 	return PyLong_FromUnsignedLongLong(r);
 }
 
+/* op_start(name: bytes) -> int: gpuprof_fw_op_start(name), the range's id (0: none). The
+ * GIL is kept: the library only interns the name and writes one record. */
+static PyObject *fast_op_start(PyObject *self, PyObject *const *args, Py_ssize_t n)
+{
+	(void)self;
+	fw_op_start_fn f = fw_op_start;
+	if (n != 1 || !PyBytes_Check(args[0]) || !f) {
+		PyErr_SetString(PyExc_TypeError, f ? "op_start(name: bytes)" : "not bound");
+		return NULL;
+	}
+	const char *name = PyBytes_AsString(args[0]);
+	return name ? PyLong_FromUnsignedLongLong(f(name)) : NULL;
+}
+
+/* range_end(id: int) -> None: gpuprof_fw_range_end(id) */
+static PyObject *fast_range_end(PyObject *self, PyObject *const *args, Py_ssize_t n)
+{
+	(void)self;
+	fw_range_end_fn f = fw_range_end;
+	if (n != 1 || !f) {
+		PyErr_SetString(PyExc_TypeError, f ? "range_end(id: int)" : "not bound");
+		return NULL;
+	}
+	unsigned long long id = PyLong_AsUnsignedLongLongMask(args[0]);
+	if (id == (unsigned long long)-1 && PyErr_Occurred())
+		return NULL;
+	f(id);
+	Py_RETURN_NONE;
+}
+
+/* ops() -> bool: the operation ranges' calls are bound */
+static PyObject *fast_ops(PyObject *self, PyObject *const *args, Py_ssize_t n)
+{
+	(void)self, (void)args, (void)n;
+	return PyBool_FromLong(fw_op_start && fw_range_end);
+}
+
 static PyMethodDef methods[] = {
     {"bind", (PyCFunction)(void (*)(void))fast_bind, METH_FASTCALL,
      "bind(path: bytes) -> bool: look gpuprof_fw_event up in the loaded injected library"},
     {"event", (PyCFunction)(void (*)(void))fast_event, METH_FASTCALL,
      "event(kind, dev, a, c, d) -> int: one GP_EV_FW record without text"},
+    {"op_start", (PyCFunction)(void (*)(void))fast_op_start, METH_FASTCALL,
+     "op_start(name: bytes) -> int: an operation range begun (its id; 0: none)"},
+    {"range_end", (PyCFunction)(void (*)(void))fast_range_end, METH_FASTCALL,
+     "range_end(id: int) -> None: a range ended"},
+    {"ops", (PyCFunction)(void (*)(void))fast_ops, METH_FASTCALL,
+     "ops() -> bool: op_start and range_end are bound"},
     {NULL, NULL, 0, NULL}};
 
 static struct PyModuleDef module = {PyModuleDef_HEAD_INIT,

@@ -131,6 +131,14 @@ j = json.load(open("%s/field-gpt2-windows.json" % T))
 check(j["kernel_kinds"][0]["kind"] == "GEMM", "gpt2: largest kind %s" % j["kernel_kinds"][0])
 j = json.load(open("%s/field-jax.json" % T)); tot = sum(k["total_ns"] for k in j["kernel_kinds"])
 check(all(k["kind"] != "other" or k["total_ns"] < 0.01 * tot for k in j["kernel_kinds"]), "jax: kinds %s" % j["kernel_kinds"])
+# kernel time by XLA operation and jitted function (XLA's own NVTX ranges and kernel
+# names): every kernel of the kernel table in one row, the jitted step all of it, and an
+# XLA fusion's row its kernels' time as the kernel table has it (CUPTI's records)
+a = j["attribution"]; ks = {k["name"]: k for k in j["kernels"]}
+ops = {o["name"]: o for o in a["operations"]}
+check(a["framework"] == "jax" and a["total_ns"] == sum(k["total_ns"] for k in ks.values()) and [(x["name"], x["share_pct"]) for x in a["source_lines"]] == [("jit_step", 100.0)], "jax: attribution %s %s %s" % (a["framework"], a["total_ns"], [(x["name"], x["share_pct"]) for x in a["source_lines"]]))
+fus = [n for n in ks if "fusion" in n]
+check(fus and all(n in ops and ops[n]["gpu_ns"] == ks[n]["total_ns"] and ops[n]["kernels"] == ks[n]["calls"] for n in fus), "jax: fusions' rows against the kernel table %s" % [(n, ops.get(n, {}).get("gpu_ns"), ks[n]["total_ns"]) for n in fus][:4])
 j = json.load(open("%s/ddp-clean.json" % T))
 check(any(k["kind"] == "communication" and k["total_ns"] > 0 for k in j["kernel_kinds"]), "ddp: NCCL's kernels a kind of their own")
 # Lightning: the trainer is the rank though another process took the task's ring first

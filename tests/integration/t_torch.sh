@@ -136,6 +136,51 @@ case "$out" in
 *) echo "$out" | tail -1 | grep -q '^OK$'; ok $? "module ranges in capture windows only, none after torch.compile${out:+ ($(echo "$out" | tail -1))}" ;;
 esac
 
+# operation ranges (kernel time by the user's line): in capture windows under mode cuda
+# (a stand-in library), all along in mode layers (the real one, no GPU needed): each torch
+# call gets "op @ file:line (function)" with the line of this program that made it, its
+# backward the same line; no torch-function mode between windows nor after torch.compile
+out=$("$PY" "$HERE/ops_window.py" "$HERE/../../agent/python" 2>&1)
+case "$out" in
+*"SKIP "*) skip "${out#*SKIP }" ;;
+*) echo "$out" | tail -1 | grep -q '^OK$'; ok $? "operation ranges in capture windows only, named by the calling line, none after torch.compile${out:+ ($(echo "$out" | tail -1 | cut -c1-300))}" ;;
+esac
+cat >lines.py <<'EOF'
+import sys, torch
+torch.manual_seed(0)
+m = torch.nn.Sequential(torch.nn.Linear(64, 64), torch.nn.ReLU(), torch.nn.Linear(64, 8))
+opt = torch.optim.SGD(m.parameters(), lr=0.01)
+x, y = torch.randn(16, 64), torch.zeros(16, dtype=torch.long)
+def step():
+    opt.zero_grad()
+    h = m(x)  # line 8: two linear calls and a relu per step
+    loss = torch.nn.functional.cross_entropy(h, y)  # line 9
+    loss.backward()  # line 10
+    opt.step()
+for i in range(int(sys.argv[1])):
+    step()
+EOF
+"$GP" run --modes=timing,nvtx,layers -o jobO -- "$PY" lines.py 12 >/dev/null 2>&1
+ok $? "--modes=layers with operation ranges: the program runs"
+p=$(j jobO 'r["steps"]["count"] - r["steps"]["warmup"]')
+got=$("$GP" report --format=json jobO 2>/dev/null | "$PY" -c '
+import json, sys
+a = json.load(sys.stdin)["attribution"]
+ops = {r["name"]: r["calls"] for r in a["operations"]}
+lines = {r["name"]: r["calls"] for r in a["source_lines"]}
+print(a["ranks"], ops.get("linear"), ops.get("linear backward"), ops.get("relu"),
+      ops.get("cross_entropy"), ops.get("cross_entropy backward"),
+      lines.get("lines.py:8 (step)"), lines.get("lines.py:9 (step)"), lines.get("lines.py:10 (step)"))')
+[ "$got" = "1 $((2 * p)) $((2 * p)) $p $p $p $((3 * p)) $p $p" ]
+ok $? "operation ranges name the program's lines: linear, its backward, relu, cross_entropy, lines 8, 9, 10 over $p steps: $got (want 1 $((2 * p)) $((2 * p)) $p $p $p $((3 * p)) $p $p)"
+"$GP" report --format=json jobO 2>/dev/null | "$PY" -c '
+import json, sys
+sys.exit(any(" @ " in r["name"] for r in json.load(sys.stdin)["nvtx"]))'
+ok $? "... and stay out of the NVTX range table"
+GPUPROF_TORCH_OPS=0 "$GP" run --modes=timing,nvtx,layers -o jobO0 -- "$PY" lines.py 6 >/dev/null 2>&1
+n=$("$GP" report --format=json jobO0 2>/dev/null | "$PY" -c 'import json,sys; print(len(json.load(sys.stdin)["attribution"]["operations"]))')
+[ "$n" = 0 ]; ok $? "GPUPROF_TORCH_OPS=0: no operation range ($n rows)"
+
 # a program that never steps an optimizer (inference): the allocator history begun at
 # CUDA's initialisation ends with the first capture window (or after a time bound), not
 # at the job's end (a stand-in library and history switch; no PyTorch needed)

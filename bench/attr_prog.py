@@ -1,0 +1,106 @@
+"""A training step whose source lines are known, for bench/gpu-attr.sh (kernel time by the
+user's code): each line marked "# L:name" launches its own GPU work. Run under gpuprof it
+is what the operation ranges attribute; run alone with PROFILE=1 it profiles PROF_STEPS
+steps after WARM steps with torch.profiler (with_stack) and writes its own figures to
+TRUTH_FILE: the device time by the innermost frame of this file (the line that made the
+call; backward ops run on the autograd thread with no Python stack), the total device time
+of every kernel, and key_averages(group_by_stack_n=1)'s table.
+Environment: STEPS (60), DIM (2048), BATCH (512), PROFILE, WARM (10), PROF_STEPS (5),
+TRUTH_FILE, DEVICE (cuda)."""
+import json
+import os
+import sys
+
+import torch
+
+STEPS = int(os.environ.get("STEPS", "60"))
+D, B = int(os.environ.get("DIM", "2048")), int(os.environ.get("BATCH", "512"))
+dev = os.environ.get("DEVICE", "cuda")  # cpu: to try the script where there is no GPU
+torch.manual_seed(0)
+w1 = torch.nn.Parameter(torch.randn(D, D, device=dev) / D ** 0.5)
+w2 = torch.nn.Parameter(torch.randn(D, D, device=dev) / D ** 0.5)
+opt = torch.optim.SGD([w1, w2], lr=1e-4, momentum=0.9)
+x = torch.randn(B, D, device=dev)
+
+
+def step():
+    opt.zero_grad(set_to_none=True)
+    h = x @ w1  # L:matmul1
+    h = torch.nn.functional.gelu(h)  # L:gelu
+    h = torch.matmul(h, w2)  # L:matmul2
+    loss = (h * h).mean()  # L:loss
+    loss.backward()  # L:backward
+    opt.step()  # L:opt_step
+
+
+def sync():
+    if dev == "cuda":
+        torch.cuda.synchronize()
+
+
+def lines():
+    import re
+
+    out = {}
+    for n, text in enumerate(open(__file__), 1):
+        m = re.match(r"^\s+[^#\s].*  # L:(\w+)\s*$", text)
+        if m:
+            out[m.group(1)] = n
+    return out
+
+
+def device_ns(e, self_time=True):
+    for k in (("self_device_time_total", "self_cuda_time_total") if self_time
+              else ("device_time_total", "cuda_time_total")):
+        v = getattr(e, k, None)
+        if v is not None:
+            return float(v) * 1000.0  # us -> ns
+    return 0.0
+
+
+def profile():
+    from torch.profiler import ProfilerActivity, profile as prof_
+
+    warm, n = int(os.environ.get("WARM", "10")), int(os.environ.get("PROF_STEPS", "5"))
+    for _ in range(warm):
+        step()
+    sync()
+    act = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if dev == "cuda" else [])
+    with prof_(activities=act, with_stack=True) as p:
+        for _ in range(n):
+            step()
+        sync()
+    me = os.path.basename(__file__)
+    by_line, no_frame, total = {}, 0.0, 0.0
+    for e in p.events():
+        if str(getattr(e, "device_type", "")).endswith("CUDA"):  # a kernel, a copy
+            total += e.time_range.elapsed_us() * 1000.0
+            continue
+        ns = device_ns(e)
+        if not ns:
+            continue
+        frame = next((s for s in (e.stack or []) if me + "(" in s), None)
+        if frame is None:
+            no_frame += ns
+            continue
+        line = int(frame.split(me + "(")[1].split(")")[0])
+        by_line[line] = by_line.get(line, 0.0) + ns
+    key = "self_device_time_total" if hasattr(p.key_averages()[0], "self_device_time_total") \
+        else "self_cuda_time_total"
+    table = p.key_averages(group_by_stack_n=1).table(sort_by=key, row_limit=20)
+    truth = {"steps": n, "lines": lines(), "by_line_ns": by_line, "no_frame_ns": no_frame,
+             "total_ns": total, "attributed_ns": sum(by_line.values()) + no_frame,
+             "table": table}
+    with open(os.environ["TRUTH_FILE"], "w") as f:
+        json.dump(truth, f)
+    print(table)
+
+
+if __name__ == "__main__":
+    if os.environ.get("PROFILE") == "1":
+        profile()
+    else:
+        for _ in range(STEPS):
+            step()
+        sync()
+    sys.exit(0)

@@ -1,0 +1,340 @@
+/* Kernel time by the user's code (attribution.h): the pass that charges each kernel of a
+ * rank's steady state to the operation range open at its launch (into the table of
+ * optable.c), and the two tables the report shows from the job's, by operation and by
+ * source line. */
+#include "config.h"
+#include "attribution.h"
+#include "job.h"
+#include "json.h"
+#include "names.h"
+#include "rankdata.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- the pass ---- */
+
+/* The innermost operation range (the latest begun) open on thread tid at ts; ops holds
+ * positions in d->ranges in (tid, start) order. NULL: none. */
+static const range_t *op_at(const rank_data_t *d, const size_t *ops, size_t n, uint32_t tid,
+                            uint64_t ts)
+{
+	size_t lo = 0, hi = n;
+	while (lo < hi) { /* first with (tid, start) > (tid, ts) */
+		size_t mid = (lo + hi) / 2;
+		const range_t *x = &d->ranges.v[ops[mid]];
+		if (x->tid < tid || (x->tid == tid && x->start <= ts))
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (size_t j = lo, steps = 0; j-- > 0 && steps < 4096; steps++) {
+		const range_t *x = &d->ranges.v[ops[j]];
+		if (x->tid != tid)
+			break;
+		if (x->end >= ts)
+			return x;
+	}
+	return NULL;
+}
+
+/* The operation a kernel launched at ts on thread tid ran for: the innermost range open on
+ * that thread; where it had none (an autograd engine thread running a node the integration
+ * did not hook), the one open on another thread then, the latest begun (the thread that
+ * asked for the work: the program's line calling backward()). */
+static const range_t *owner_op(const rank_data_t *d, const size_t *ops, size_t n,
+                               const uint32_t *tids, size_t ntids, uint32_t tid, uint64_t ts)
+{
+	const range_t *x = op_at(d, ops, n, tid, ts);
+	for (size_t i = 0; !x && i < ntids; i++) {
+		const range_t *y = tids[i] != tid ? op_at(d, ops, n, tids[i], ts) : NULL;
+		if (y && (!x || y->start > x->start))
+			x = y;
+	}
+	return x;
+}
+
+typedef struct local {
+	uint32_t name; /* the range name's string id; 0: not attributed */
+	uint64_t calls, kernels, gpu_ns, syncs, sync_ns;
+} local_t;
+typedef VEC(local_t) locals_t;
+
+static local_t *local_row(locals_t *rows, u64map_t *idx, uint32_t name)
+{
+	uint64_t at;
+	if (u64map_get(idx, (uint64_t)name + 1, &at))
+		return &rows->v[at];
+	local_t z = {.name = name};
+	size_t n = rows->n;
+	VEC_PUSH(*rows, z);
+	if (rows->n == n)
+		return NULL;
+	u64map_put(idx, (uint64_t)name + 1, n);
+	return &rows->v[n];
+}
+
+/* The steps the operation ranges covered: those in which one began before the step's first
+ * launch. The integration pushes its mode at the end of one step and pops it at the end of
+ * another (a few steps of each window): the step it was pushed in, whose kernels ran before,
+ * and the window's steps after it was popped are left out, so that their kernels do not
+ * read as unattributed. NULL: no steps known (every kernel counts). */
+static bool *covered_steps(const rank_data_t *d, const size_t *ops, size_t nops)
+{
+	size_t n = d->steps.n;
+	uint64_t *first = n ? calloc(2 * n, sizeof(uint64_t)) : NULL; /* op, launch; 0: none */
+	bool *cov = n ? calloc(n, sizeof(bool)) : NULL;
+	if (!first || !cov) {
+		free(first);
+		free(cov);
+		return NULL;
+	}
+	for (size_t i = 0; i < nops; i++) {
+		uint64_t ts = d->ranges.v[ops[i]].start;
+		size_t s = gp_step_at(d, ts);
+		if (s && (!first[2 * (s - 1)] || ts < first[2 * (s - 1)]))
+			first[2 * (s - 1)] = ts;
+	}
+	for (size_t i = 0; i < d->kerns.n; i++) {
+		uint64_t ts = gp_rd_launch_ts(d, &d->kerns.v[i]);
+		size_t s = gp_step_at(d, ts);
+		if (s && (!first[2 * (s - 1) + 1] || ts < first[2 * (s - 1) + 1]))
+			first[2 * (s - 1) + 1] = ts;
+	}
+	for (size_t s = 0; s < n; s++)
+		cov[s] = first[2 * s] && (!first[2 * s + 1] || first[2 * s] < first[2 * s + 1]);
+	free(first);
+	return cov;
+}
+
+static bool counted(const rank_data_t *d, const bool *cov, uint64_t ts)
+{
+	if (!gp_in_gwin(d, ts))
+		return false;
+	size_t s = cov ? gp_step_at(d, ts) : 1;
+	return s && (!cov || cov[s - 1]);
+}
+
+/* JAX: no operation ranges of ours, but XLA's own NVTX ranges around what it runs
+ * ("XlaModule:#hlo_module=jit_step,..." > "Thunk:#name=jit(step)/...,hlo_op=loop_add_fusion,..."):
+ * each kernel of the steady state to "op @ module", the op the innermost thunk's hlo_op or,
+ * inside a command buffer (a CUDA graph of many ops) or with no thunk, the kernel's own name
+ * (XLA names its kernels after their fusions). False: no XLA module range in the rank. */
+static bool xla_attribution(gp_otab_t *t, rank_data_t *d)
+{
+	VEC(size_t) mods = {0}; /* XLA's module ranges, in (thread, start) order */
+	for (size_t i = 0; i < d->ranges.n; i++)
+		if (!strncmp(gp_rd_str(d, d->ranges.v[i].name), "XlaModule:#", 11))
+			VEC_PUSH(mods, i);
+	for (size_t i = 0; mods.n && i < d->kerns.n; i++) {
+		const kern_t *k = &d->kerns.v[i];
+		if (k->kind != 0 || !gp_in_gwin(d, gp_rd_launch_ts(d, k)))
+			continue;
+		const api_t *a = gp_rd_launch(d, k);
+		const range_t *m = a ? op_at(d, mods.v, mods.n, a->tid, a->start) : NULL;
+		const char *mod = m ? strstr(gp_rd_str(d, m->name), "hlo_module=") : NULL;
+		char name[512] = "";
+		if (mod) {
+			const char *th = k->range ? gp_rd_str(d, k->range) : "";
+			const char *op = !strncmp(th, "Thunk:#", 7) ? strstr(th, "hlo_op=") : NULL;
+			size_t ml = strcspn(mod + 11, ",#"), ol = op ? strcspn(op + 7, ",#") : 0;
+			if (!ol || !strncmp(op + 7, "command_buffer", 14))
+				snprintf(name, sizeof(name), "%s @ %.*s", gp_rd_str(d, k->name),
+				         (int)ml, mod + 11);
+			else
+				snprintf(name, sizeof(name), "%.*s @ %.*s", (int)ol, op + 7,
+				         (int)ml, mod + 11);
+		}
+		gp_ostat_t row = {name, 0, 1, k->dur, 0, 0};
+		gp_otab_add(t, &row);
+	}
+	bool any = mods.n > 0;
+	t->ranks += any, t->xla += any;
+	VEC_FREE(mods);
+	return any;
+}
+
+void gp_pass_attribution(gp_otab_t *t, rank_data_t *d)
+{
+	VEC(size_t) ops = {0};
+	VEC(uint32_t) tids = {0};
+	locals_t rows = {0};
+	u64map_t idx = {0};
+	uint32_t dom = 0; /* the last domain id looked at, and whether it is the operations' */
+	bool is_ops = false;
+	for (size_t i = 0; i < d->ranges.n; i++) {
+		const range_t *x = &d->ranges.v[i];
+		if (!x->domain || x->depth != 1000)
+			continue;
+		if (x->domain != dom)
+			dom = x->domain, is_ops = gp_is_ops_domain(gp_rd_str(d, dom));
+		if (!is_ops)
+			continue;
+		VEC_PUSH(ops, i);
+		if (!tids.n || tids.v[tids.n - 1] != x->tid) /* sorted by thread */
+			VEC_PUSH(tids, x->tid);
+	}
+	if (!ops.n && xla_attribution(t, d)) {
+		VEC_FREE(tids);
+		return;
+	}
+	bool *cov = ops.n ? covered_steps(d, ops.v, ops.n) : NULL;
+	for (size_t i = 0; i < ops.n; i++) {
+		const range_t *x = &d->ranges.v[ops.v[i]];
+		local_t *l = counted(d, cov, x->start) ? local_row(&rows, &idx, x->name) : NULL;
+		if (l)
+			l->calls++;
+	}
+	for (size_t i = 0; ops.n && i < d->kerns.n; i++) {
+		const kern_t *k = &d->kerns.v[i];
+		if (k->kind != 0 || !counted(d, cov, gp_rd_launch_ts(d, k)))
+			continue;
+		const api_t *a = gp_rd_launch(d, k);
+		const range_t *x =
+		    a ? owner_op(d, ops.v, ops.n, tids.v, tids.n, a->tid, a->start) : NULL;
+		local_t *l = local_row(&rows, &idx, x ? x->name : 0);
+		if (l)
+			l->kernels++, l->gpu_ns += k->dur;
+	}
+	/* the host's waits: a synchronising call belongs to the operation open on its own
+	 * thread (loss.item(), print(loss), GradScaler's found_inf.item() in scaler.step) */
+	for (size_t i = 0; ops.n && i < d->apis.n; i++) {
+		const api_t *a = &d->apis.v[i];
+		if (!a->sync || !counted(d, cov, a->start))
+			continue;
+		const range_t *x = op_at(d, ops.v, ops.n, a->tid, a->start);
+		local_t *l = local_row(&rows, &idx, x ? x->name : 0);
+		if (l)
+			l->syncs++, l->sync_ns += a->dur;
+	}
+	for (size_t i = 0; i < rows.n; i++) {
+		const local_t *l = &rows.v[i];
+		gp_ostat_t row = {(char *)(l->name ? gp_rd_str(d, l->name) : ""),
+		                  l->calls,
+		                  l->kernels,
+		                  l->gpu_ns,
+		                  l->syncs,
+		                  l->sync_ns};
+		gp_otab_add(t, &row);
+	}
+	t->ranks += ops.n > 0;
+	free(cov);
+	VEC_FREE(ops);
+	VEC_FREE(tids);
+	VEC_FREE(rows);
+	u64map_free(&idx);
+}
+
+/* ---- the two tables ---- */
+
+/* name "op @ where": the operation or the place, as a slice of name */
+static void split(const char *name, bool line, const char **key, unsigned *len)
+{
+	const char *at = strstr(name, " @ ");
+	if (!*name) {
+		*key = "(not attributed)", *len = 16;
+	} else if (!at) {
+		*key = name, *len = (unsigned)strlen(name);
+	} else if (line) {
+		*key = at + 3, *len = (unsigned)strlen(at + 3);
+	} else {
+		*key = name, *len = (unsigned)(at - name);
+	}
+}
+
+static int add_row(gp_attr_row_t **rows, unsigned *n, const gp_ostat_t *o, bool line)
+{
+	const char *key;
+	unsigned len;
+	split(o->name, line, &key, &len);
+	/* a backward range is no call of the user's: its line's calls are the forward's */
+	const char *at = strstr(o->name, " @ ");
+	bool bwd = at && at - o->name >= 9 && !memcmp(at - 9, " backward", 9);
+	for (unsigned i = 0; i < *n; i++) {
+		gp_attr_row_t *r = &(*rows)[i];
+		if (r->keylen == len && !memcmp(r->key, key, len)) {
+			r->calls += line && bwd ? 0 : o->calls;
+			r->kernels += o->kernels, r->gpu_ns += o->gpu_ns;
+			r->syncs += o->syncs, r->sync_ns += o->sync_ns;
+			return 0;
+		}
+	}
+	gp_attr_row_t *nv = realloc(*rows, (*n + 1) * sizeof(**rows));
+	if (!nv)
+		return -1;
+	*rows = nv;
+	nv[*n] = (gp_attr_row_t){
+	    key, len, line && bwd ? 0 : o->calls, o->kernels, o->gpu_ns, o->syncs, o->sync_ns};
+	(*n)++;
+	return 0;
+}
+
+static int cmp_row(const void *a, const void *b)
+{
+	const gp_attr_row_t *x = a, *y = b;
+	if (x->gpu_ns != y->gpu_ns)
+		return x->gpu_ns > y->gpu_ns ? -1 : 1;
+	if (x->calls != y->calls)
+		return x->calls > y->calls ? -1 : 1;
+	unsigned n = x->keylen < y->keylen ? x->keylen : y->keylen;
+	int c = memcmp(x->key, y->key, n);
+	return c ? c : (int)x->keylen - (int)y->keylen;
+}
+
+int gp_attr_make(const gp_otab_t *t, gp_attr_t *a)
+{
+	memset(a, 0, sizeof(*a));
+	a->ranks = t->ranks;
+	a->xla = t->ranks && t->xla == t->ranks;
+	for (unsigned i = 0; i < t->n; i++) {
+		const gp_ostat_t *o = &t->v[i];
+		a->total_ns += o->gpu_ns, a->total_kernels += o->kernels, a->sync_ns += o->sync_ns;
+		if (add_row(&a->by_op, &a->nop, o, false) < 0 ||
+		    add_row(&a->by_line, &a->nline, o, true) < 0) {
+			gp_attr_free(a);
+			return -1;
+		}
+	}
+	if (a->nop)
+		qsort(a->by_op, a->nop, sizeof(gp_attr_row_t), cmp_row);
+	if (a->nline)
+		qsort(a->by_line, a->nline, sizeof(gp_attr_row_t), cmp_row);
+	return 0;
+}
+
+void gp_attr_free(gp_attr_t *a)
+{
+	free(a->by_op);
+	free(a->by_line);
+	memset(a, 0, sizeof(*a));
+}
+
+bool gp_attr_top_sync(const gp_job_t *job, char *out, size_t len, double *share)
+{
+	const gp_otab_t *t = &job->ops;
+	const gp_ostat_t *top = NULL;
+	uint64_t all = 0;
+	for (unsigned i = 0; i < t->n; i++) {
+		all += t->v[i].sync_ns;
+		if (t->v[i].name[0] && t->v[i].sync_ns && (!top || t->v[i].sync_ns > top->sync_ns))
+			top = &t->v[i];
+	}
+	if (!top)
+		return false;
+	snprintf(out, len, "%s", top->name);
+	*share = 100.0 * (double)top->sync_ns / (double)all;
+	return true;
+}
+
+void gp_attr_sync_evidence(const gp_job_t *job, char *evidence, size_t len)
+{
+	char line[256];
+	double share;
+	size_t n = strlen(evidence);
+	if (gp_attr_top_sync(job, line, sizeof(line), &share) && n + 1 < len)
+		snprintf(
+		    evidence + n, len - n,
+		    "; in the steps with operation ranges, %.0f%% of the blocking time was the "
+		    "program's '%s'",
+		    share, line);
+}

@@ -1,0 +1,88 @@
+/* Kernel time by the user's code (report/attribution.c): each kernel of the steady state
+ * charged to the framework operation range open at its launch ("op @ file:line
+ * (function)", the "pytorch.ops" domain the PyTorch integration records in capture
+ * windows, agent/python/_gpuprof_ops.py), per rank, merged across ranks by name, and shown
+ * as two tables, by operation and by source line, like torch.profiler's
+ * key_averages(group_by_stack_n=1). Kernels launched outside every operation range count
+ * as "(not attributed)", so the shares add up to 100 %. */
+#ifndef GP_ATTRIBUTION_H
+#define GP_ATTRIBUTION_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "vec.h"
+
+/* One operation range's name and what ran in it: calls (ranges begun in the steady
+ * state), kernels and their GPU time, and the synchronising calls (a stream, device or
+ * event synchronize, a blocking device-to-host copy: .item(), .cpu(), print(tensor)) that
+ * held the host inside it, and their time. name "" : what no range owned. */
+typedef struct gp_ostat {
+	char *name;
+	uint64_t calls, kernels, gpu_ns, syncs, sync_ns;
+} gp_ostat_t;
+typedef struct gp_otab {
+	gp_ostat_t *v;
+	unsigned n, cap;
+	u64map_t idx;   /* name hash -> index + 1 (while filled) */
+	unsigned ranks; /* ranks that recorded operation ranges */
+	unsigned xla;   /* ... of them, ranks whose rows are XLA's ("op @ jitted function") */
+} gp_otab_t;
+
+/* The domain the integration records operation ranges in. */
+#define GP_OPS_DOMAIN "pytorch.ops"
+
+/* Add a row's figures under its name (merged with the name's); -1 when out of memory. */
+int gp_otab_add(gp_otab_t *t, const gp_ostat_t *row);
+/* Add every row of from into t (a rank's into the job's), ranks counted. */
+void gp_otab_merge(gp_otab_t *t, const gp_otab_t *from);
+void gp_otab_free(gp_otab_t *t);
+/* The table in a rank's summary (summary.c): written to f; read from [*p, end), *p moved
+ * past it. -1: a table that cannot be (truncated, counts beyond the bytes). */
+void gp_otab_write(FILE *f, const gp_otab_t *t);
+int gp_otab_read(const unsigned char **p, const unsigned char *end, gp_otab_t *t);
+
+/* The pass: a rank's kernels of the steady state (the kernel table's) to the operation
+ * ranges open at their launch, added into t (runs after gp_pass_ranges). */
+struct rank_data;
+void gp_pass_attribution(gp_otab_t *t, struct rank_data *d);
+
+/* Is this range domain (a string of the rank file) the operations'? */
+bool gp_is_ops_domain(const char *domain);
+
+/* The two tables: rows grouped by operation ("linear", "linear backward") or by source
+ * line ("train.py:34 (step)"), most GPU time first, the "(not attributed)" row among them.
+ * calls: forward calls (a backward range is no call of the user's). */
+typedef struct gp_attr_row {
+	const char *key; /* points into the job's table (the part of a name after " @ ") */
+	unsigned keylen;
+	uint64_t calls, kernels, gpu_ns, syncs, sync_ns;
+} gp_attr_row_t;
+typedef struct gp_attr {
+	gp_attr_row_t *by_op, *by_line;
+	unsigned nop, nline;
+	uint64_t total_ns, total_kernels; /* every kernel of the ranks with operation ranges */
+	uint64_t sync_ns;                 /* and every synchronising call's time */
+	bool xla;                         /* every rank's rows are XLA's (JAX) */
+	unsigned ranks;
+} gp_attr_t;
+int gp_attr_make(const gp_otab_t *t, gp_attr_t *a);
+/* The operation and line that held the host longest in synchronising calls ("item @
+ * train.py:40 (step)"), its share of all of them (%), into out; false: none (no operation
+ * ranges, or no such call inside one). For the sync_stall finding's evidence. */
+struct gp_job;
+bool gp_attr_top_sync(const struct gp_job *job, char *out, size_t len, double *share);
+/* ... appended to a finding's evidence (NUL-terminated, len bytes in all) where there is one */
+void gp_attr_sync_evidence(const struct gp_job *job, char *evidence, size_t len);
+void gp_attr_free(gp_attr_t *a);
+
+/* Writers: "where the time goes" gains both tables (text, HTML) and report.json's
+ * "operations" and "source_lines" arrays (each begins with ",\n": the key before it is
+ * closed). Nothing where no rank recorded operation ranges (an empty array in JSON). */
+struct gp_job;
+void gp_attr_text(const struct gp_job *job, FILE *out);
+void gp_attr_html(const struct gp_job *job, FILE *out);
+void gp_attr_json(const struct gp_job *job, FILE *out);
+
+#endif

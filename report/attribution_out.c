@@ -1,0 +1,309 @@
+/* Kernel time by the user's code, written (attribution.h): the tables by operation and by
+ * source line in the text report's and the HTML page's "where the time goes", and
+ * report.json's "attribution" object. */
+#include "config.h"
+#include "attribution.h"
+#include "job.h"
+#include "json.h"
+#include "names.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define TOP       10  /* rows of the text and HTML tables */
+#define JSON_ROWS 100 /* rows of each JSON array */
+
+static double share(uint64_t a, uint64_t b)
+{
+	return b ? 100.0 * (double)a / (double)b : 0.0;
+}
+
+/* The rows shown: the first TOP, the "(not attributed)" row wherever it sorted, and the
+ * rest summed into one, so the shares shown add up to 100 %. */
+static unsigned shown(const gp_attr_row_t *rows, unsigned n, unsigned top, gp_attr_row_t *rest,
+                      int *unattributed)
+{
+	unsigned k = n < top ? n : top;
+	memset(rest, 0, sizeof(*rest));
+	*unattributed = -1;
+	for (unsigned i = 0; i < n; i++) {
+		bool none = rows[i].keylen == 16 && !memcmp(rows[i].key, "(not attributed)", 16);
+		if (none && i >= k)
+			*unattributed = (int)i;
+		else if (i >= k)
+			rest->calls += rows[i].calls, rest->kernels += rows[i].kernels,
+			    rest->gpu_ns += rows[i].gpu_ns, rest->keylen++;
+	}
+	return k;
+}
+
+static void text_row(FILE *out, const char *key, unsigned len, const gp_attr_row_t *r,
+                     uint64_t total, unsigned width)
+{
+	char nm[128];
+	snprintf(nm, sizeof(nm), "%.*s", (int)(len < sizeof(nm) - 1 ? len : sizeof(nm) - 1), key);
+	if (strlen(nm) > width) {
+		size_t cut = gp_utf8_back(nm, width - 3);
+		strcpy(nm + cut, "...");
+	}
+	gp_text_safe(nm);
+	fprintf(out, "%-*s %10.3f %5.1f%% %8llu %8llu", (int)width, nm, r->gpu_ns / 1e6,
+	        share(r->gpu_ns, total), (unsigned long long)r->kernels,
+	        (unsigned long long)r->calls);
+	if (r->calls)
+		fprintf(out, " %12.1f\n", r->gpu_ns / 1e3 / (double)r->calls);
+	else
+		fprintf(out, " %12s\n", "-");
+}
+
+static void text_table(FILE *out, const char *what, const gp_attr_row_t *rows, unsigned n,
+                       uint64_t total, unsigned width)
+{
+	gp_attr_row_t rest;
+	int none;
+	unsigned k = shown(rows, n, TOP, &rest, &none);
+	fprintf(out, "%-*s %10s %6s %8s %8s %12s\n", (int)width, what, "GPU ms", "share", "kernels",
+	        "calls", "us per call");
+	for (unsigned i = 0; i < k; i++)
+		text_row(out, rows[i].key, rows[i].keylen, &rows[i], total, width);
+	if (none >= 0)
+		text_row(out, rows[none].key, rows[none].keylen, &rows[none], total, width);
+	if (rest.keylen) {
+		char b[48];
+		snprintf(b, sizeof(b), "(%u others)", rest.keylen);
+		text_row(out, b, (unsigned)strlen(b), &rest, total, width);
+	}
+}
+
+static int cmp_sync(const void *a, const void *b)
+{
+	const gp_attr_row_t *x = a, *y = b;
+	return x->sync_ns != y->sync_ns ? (x->sync_ns > y->sync_ns ? -1 : 1) : 0;
+}
+
+/* The lines whose torch calls held the host in synchronising calls, most first (SYNC_TOP);
+ * the rows sorted in place. 0 where none did. */
+#define SYNC_TOP 5
+static unsigned sync_rows(gp_attr_t *a)
+{
+	unsigned n = 0;
+	if (a->nline)
+		qsort(a->by_line, a->nline, sizeof(gp_attr_row_t), cmp_sync);
+	while (n < a->nline && n < SYNC_TOP && a->by_line[n].sync_ns)
+		n++;
+	return n;
+}
+
+static void text_sync(FILE *out, gp_attr_t *a)
+{
+	unsigned n = sync_rows(a);
+	if (!n)
+		return;
+	fprintf(out,
+	        "\nHost blocked in synchronising calls (.item(), .cpu(), print(tensor), "
+	        "synchronize) by source line:\n%-48s %10s %6s %8s\n",
+	        "line", "held ms", "share", "calls");
+	for (unsigned i = 0; i < n; i++) {
+		const gp_attr_row_t *r = &a->by_line[i];
+		char nm[128];
+		snprintf(nm, sizeof(nm), "%.*s", (int)(r->keylen < 127 ? r->keylen : 127), r->key);
+		if (strlen(nm) > 48)
+			strcpy(nm + gp_utf8_back(nm, 45), "...");
+		gp_text_safe(nm);
+		fprintf(out, "%-48s %10.3f %5.1f%% %8llu\n", nm, r->sync_ns / 1e6,
+		        share(r->sync_ns, a->sync_ns), (unsigned long long)r->syncs);
+	}
+}
+
+void gp_attr_text(const gp_job_t *job, FILE *out)
+{
+	gp_attr_t a;
+	if (!job->ops.ranks || gp_attr_make(&job->ops, &a) < 0)
+		return;
+	if (!a.total_kernels) { /* no table of zeros that reads as a measurement */
+		fprintf(out, "\nKernel time by operation and source line: none (operation ranges "
+		             "recorded, no kernel traced in their steps)\n");
+		gp_attr_free(&a);
+		return;
+	}
+	if (a.xla) { /* JAX: XLA's own names, from its NVTX ranges and its kernels */
+		fprintf(
+		    out,
+		    "\nKernel time by XLA operation (the thunk's HLO op; inside a command "
+		    "buffer, a CUDA graph, each kernel by its own name, which XLA takes from its "
+		    "fusion; post-warm-up steps; %u rank%s):\n",
+		    a.ranks, a.ranks == 1 ? "" : "s");
+		text_table(out, "operation", a.by_op, a.nop, a.total_ns, 56);
+		fprintf(out, "\nKernel time by jitted function (XLA module):\n");
+		text_table(out, "function", a.by_line, a.nline, a.total_ns, 48);
+	} else {
+		fprintf(
+		    out,
+		    "\nKernel time by operation (the PyTorch calls the program made, in capture "
+		    "windows, post-warm-up steps; %u rank%s):\n",
+		    a.ranks, a.ranks == 1 ? "" : "s");
+		text_table(out, "operation", a.by_op, a.nop, a.total_ns, 30);
+		fprintf(out,
+		        "\nKernel time by source line (the program's innermost frame outside torch "
+		        "and installed packages; a line's backward counts with it, its calls are "
+		        "the forward's):\n");
+		text_table(out, "line", a.by_line, a.nline, a.total_ns, 48);
+	}
+	fprintf(out,
+	        "share: of the %.3f ms of %llu kernels those ranks traced; (not attributed): "
+	        "launched outside every operation range\n",
+	        a.total_ns / 1e6, (unsigned long long)a.total_kernels);
+	text_sync(out, &a);
+	gp_attr_free(&a);
+}
+
+static void html_row(FILE *o, const char *key, unsigned len, const gp_attr_row_t *r, uint64_t total)
+{
+	fprintf(o, "<tr><td>");
+	gp_html_escn(o, key, len);
+	fprintf(o, "</td><td>%.2f</td><td>%.1f %%</td><td>%llu</td><td>%llu</td>", r->gpu_ns / 1e6,
+	        share(r->gpu_ns, total), (unsigned long long)r->kernels,
+	        (unsigned long long)r->calls);
+	if (r->calls)
+		fprintf(o, "<td>%.1f</td></tr>\n", r->gpu_ns / 1e3 / (double)r->calls);
+	else
+		fprintf(o, "<td>-</td></tr>\n");
+}
+
+static void html_table(FILE *o, const char *id, const char *what, const gp_attr_row_t *rows,
+                       unsigned n, uint64_t total)
+{
+	gp_attr_row_t rest;
+	int none;
+	unsigned k = shown(rows, n, TOP, &rest, &none);
+	fprintf(o,
+	        "<table id=\"%s\">\n<tr><th>%s</th><th>GPU ms</th><th>share</th><th>kernels</th>"
+	        "<th>calls</th><th>&micro;s per call</th></tr>\n",
+	        id, what);
+	for (unsigned i = 0; i < k; i++)
+		html_row(o, rows[i].key, rows[i].keylen, &rows[i], total);
+	if (none >= 0)
+		html_row(o, rows[none].key, rows[none].keylen, &rows[none], total);
+	if (rest.keylen) {
+		char b[48];
+		snprintf(b, sizeof(b), "(%u others)", rest.keylen);
+		html_row(o, b, (unsigned)strlen(b), &rest, total);
+	}
+	fprintf(o, "</table>\n");
+}
+
+void gp_attr_html(const gp_job_t *job, FILE *o)
+{
+	gp_attr_t a;
+	if (!job->ops.ranks || gp_attr_make(&job->ops, &a) < 0)
+		return;
+	if (!a.total_kernels) {
+		gp_attr_free(&a);
+		return;
+	}
+	fprintf(o,
+	        "<h3>Kernel time by operation</h3>\n<p class=\"note\">%s (%u rank%s): share of "
+	        "the %.2f ms of %llu kernels traced there.</p>\n",
+	        a.xla ? "XLA's operations: the thunk's HLO op, or inside a command buffer each "
+	                "kernel's own name"
+	              : "The PyTorch calls the program made, in capture windows",
+	        a.ranks, a.ranks == 1 ? "" : "s", a.total_ns / 1e6,
+	        (unsigned long long)a.total_kernels);
+	html_table(o, "attr-ops", "operation", a.by_op, a.nop, a.total_ns);
+	if (a.xla)
+		fprintf(o, "<h3>Kernel time by jitted function</h3>\n");
+	else
+		fprintf(o,
+		        "<h3>Kernel time by source line</h3>\n<p class=\"note\">The program's "
+		        "innermost frame outside torch and installed packages; a line's backward "
+		        "counts with it, its calls are the forward's.</p>\n");
+	html_table(o, "attr-lines", a.xla ? "jitted function" : "source line", a.by_line, a.nline,
+	           a.total_ns);
+	gp_attr_free(&a);
+}
+
+static void json_rows(FILE *out, const char *key, const gp_attr_row_t *rows, unsigned n,
+                      uint64_t total)
+{
+	fprintf(out, ",\n    \"%s\": [", key);
+	for (unsigned i = 0, w = 0; i < n; i++) {
+		bool none = rows[i].keylen == 16 && !memcmp(rows[i].key, "(not attributed)", 16);
+		if (i >= JSON_ROWS && !none)
+			continue;
+		fprintf(out, "%s\n      {\"name\": ", w++ ? "," : "");
+		gp_json_strn(out, rows[i].key, rows[i].keylen);
+		fprintf(out,
+		        ", \"attributed\": %s, \"gpu_ns\": %llu, \"share_pct\": %.3f, \"kernels\": "
+		        "%llu, \"calls\": %llu, \"mean_ns_per_call\": %.0f, \"syncs\": %llu, "
+		        "\"sync_ns\": %llu}",
+		        none ? "false" : "true", (unsigned long long)rows[i].gpu_ns,
+		        share(rows[i].gpu_ns, total), (unsigned long long)rows[i].kernels,
+		        (unsigned long long)rows[i].calls,
+		        rows[i].calls ? (double)rows[i].gpu_ns / (double)rows[i].calls : 0.0,
+		        (unsigned long long)rows[i].syncs, (unsigned long long)rows[i].sync_ns);
+	}
+	fprintf(out, "%s]", n ? "\n    " : "");
+}
+
+static int cmp_ostat(const void *a, const void *b)
+{
+	const gp_ostat_t *const *x = a, *const *y = b;
+	if ((*x)->gpu_ns != (*y)->gpu_ns)
+		return (*x)->gpu_ns > (*y)->gpu_ns ? -1 : 1;
+	return strcmp((*x)->name, (*y)->name);
+}
+
+/* The rows as recorded, one per operation and line (key_averages(group_by_stack_n=1)'s
+ * grain), most GPU time first */
+static void json_op_lines(FILE *out, const gp_otab_t *t, uint64_t total)
+{
+	const gp_ostat_t **v = t->n ? malloc(t->n * sizeof(*v)) : NULL;
+	fprintf(out, ",\n    \"operation_lines\": [");
+	for (unsigned i = 0; v && i < t->n; i++)
+		v[i] = &t->v[i];
+	if (v)
+		qsort(v, t->n, sizeof(*v), cmp_ostat);
+	for (unsigned i = 0, w = 0; v && i < t->n; i++) {
+		const char *at = strstr(v[i]->name, " @ ");
+		if (i >= JSON_ROWS && v[i]->name[0] && !v[i]->sync_ns)
+			continue; /* the top rows, and every one that held the host */
+		fprintf(out, "%s\n      {\"operation\": ", w++ ? "," : "");
+		if (v[i]->name[0])
+			gp_json_strn(out, v[i]->name,
+			             at ? (size_t)(at - v[i]->name) : strlen(v[i]->name));
+		else
+			gp_json_str(out, "(not attributed)");
+		fprintf(out, ", \"line\": ");
+		gp_json_str(out, at ? at + 3 : "");
+		fprintf(out,
+		        ", \"gpu_ns\": %llu, \"share_pct\": %.3f, \"kernels\": %llu, \"calls\": "
+		        "%llu, \"syncs\": %llu, \"sync_ns\": %llu}",
+		        (unsigned long long)v[i]->gpu_ns, share(v[i]->gpu_ns, total),
+		        (unsigned long long)v[i]->kernels, (unsigned long long)v[i]->calls,
+		        (unsigned long long)v[i]->syncs, (unsigned long long)v[i]->sync_ns);
+	}
+	fprintf(out, "%s]", t->n ? "\n    " : "");
+	free(v);
+}
+
+void gp_attr_json(const gp_job_t *job, FILE *out)
+{
+	gp_attr_t a;
+	memset(&a, 0, sizeof(a));
+	if (job->ops.ranks && gp_attr_make(&job->ops, &a) < 0)
+		memset(&a, 0, sizeof(a));
+	fprintf(out,
+	        ",\n  \"attribution\": {\"ranks\": %u, \"total_ns\": %llu, \"kernels\": %llu, "
+	        "\"sync_ns\": %llu, \"by_operation_rows\": %u, \"by_line_rows\": %u, "
+	        "\"framework\": \"%s\"",
+	        a.ranks, (unsigned long long)a.total_ns, (unsigned long long)a.total_kernels,
+	        (unsigned long long)a.sync_ns, a.nop, a.nline,
+	        !a.ranks ? ""
+	        : a.xla  ? "jax"
+	                 : "pytorch");
+	json_rows(out, "operations", a.by_op, a.nop, a.total_ns);
+	json_rows(out, "source_lines", a.by_line, a.nline, a.total_ns);
+	json_op_lines(out, &job->ops, a.total_ns);
+	fprintf(out, "\n  }");
+	gp_attr_free(&a);
+}
