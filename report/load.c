@@ -687,7 +687,7 @@ void gp_rd_reset(rank_data_t *d)
 	d->started.n = d->steps.n = d->ctrl.n = d->marks.n = 0;
 	d->opt_ends.n = d->opt_own.n = d->torch_mem.n = 0;
 	d->gwin.n = d->cuda_on.n = d->data_wait.n = d->compiles.n = d->overhead.n = 0;
-	d->proc_changes.n = 0;
+	d->proc_changes.n = d->side_loops.n = 0;
 	d->child_pid = d->recorder_pid = 0;
 	d->lib_end = d->agent_end = false;
 	d->lib_status = d->agent_status = 0;
@@ -746,6 +746,7 @@ void gp_rd_free(rank_data_t *d)
 	VEC_FREE(d->compiles);
 	VEC_FREE(d->overhead);
 	VEC_FREE(d->proc_changes);
+	VEC_FREE(d->side_loops);
 }
 
 static int cmp_api(const void *a, const void *b)

@@ -630,6 +630,47 @@ static void two_programs(void)
 	   right, d.kerns.n);
 }
 
+/* Steps on a program with side threads (issue 51 item 13, bench/mt_streams.cu): the main
+ * thread's 'train_step' (10 of 1 ms, a 0.6 ms kernel each) against, on thread 8, a range
+ * repeated more often: a worker's loop inside the steps that holds more GPU time than they
+ * do (its kernels must not move the steps' GPU completion either), a loader's loop beside
+ * them with no GPU work, and one with a sliver of it. The steps stay 'train_step', 1 ms. */
+static void side_threads(void)
+{
+	static const char *what[] = {"a worker's loop inside the steps, holding more GPU time",
+	                             "a loop beside the steps, no GPU work",
+	                             "a loop beside the steps, 0.5 % of the GPU time"};
+	for (int c = 0; c < 3; c++) {
+		begin();
+		str(6, "side_iter");
+		uint64_t corr = 1;
+		for (uint64_t i = 0; i < 10; i++) {
+			push(7, i * MS, 1);
+			launch(7, i * MS + 100 * US, corr++, i * MS + 200 * US, 600 * US, 2);
+			pop(7, i * MS + 900 * US);
+		}
+		/* c 0: every 0.3 ms through the steps, a 0.2 ms kernel each (33 of them); c 1,
+		 * 2: 30 ranges after the steps, with no kernel or one of 1 us */
+		uint64_t from = c == 0 ? 50 * US : 20 * MS, every = c == 0 ? 300 * US : 200 * US;
+		unsigned n = c == 0 ? 33 : 30;
+		for (uint64_t t = from, k = 0; k < n; k++, t += every) {
+			push(8, t, 6);
+			if (c != 1)
+				launch(8, t + 10 * US, corr++, t + 20 * US,
+				       c == 0 ? 200 * US : 1 * US, 3);
+			pop(8, t + (c == 0 ? 230 : 100) * US);
+		}
+		run();
+		ok(!strcmp(r.steps.name, "train_step") && r.steps.n == 10 &&
+		       !strcmp(r.steps.basis, "gpu") && near(r.steps.median_ms, 1.0, 1e-9) &&
+		       near(r.steps.p95_ms, 1.0, 1e-9),
+		   "%s: steps 'train_step' (%s, %u), GPU median and p95 1 ms (%.6f, %.6f)", what[c],
+		   r.steps.name, r.steps.n, r.steps.median_ms, r.steps.p95_ms);
+		ok(strstr(r.steps.how, "not 'side_iter'") != NULL,
+		   "... and the report says why (%s)", r.steps.how);
+	}
+}
+
 int main(void)
 {
 	two_programs();
@@ -641,6 +682,7 @@ int main(void)
 	compiling();
 	launched_in();
 	gpu_bound();
+	side_threads();
 	kernel_steps();
 	markers();
 	windows_no_markers();
