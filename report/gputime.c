@@ -72,11 +72,11 @@ static void cuda_went_silent(gp_rank_t *r, rank_data_t *d)
 			first_after = i;
 	if (after < 2)
 		return;
-	snprintf(r->quality.yielded + strlen(r->quality.yielded),
-	         sizeof(r->quality.yielded) - strlen(r->quality.yielded),
-	         "%sCUDA activity stopped arriving at step %zu of %zu (another CUPTI client, such "
-	         "as torch.profiler, took the activity buffers)",
-	         r->quality.yielded[0] ? "; " : "", first_after, nst);
+	gp_text_setf(&r->quality.yielded, GP_YIELDED,
+	             "%s%sCUDA activity stopped arriving at step %zu of %zu (another CUPTI client, "
+	             "such as torch.profiler, took the activity buffers)",
+	             gp_txt(r->quality.yielded), r->quality.yielded.s ? "; " : "", first_after,
+	             nst);
 }
 
 /* Sorted, disjoint intervals (lo, hi pairs) and how much of [a, b) they cover. */
@@ -354,8 +354,7 @@ static void copies_and_precision(gp_rank_t *r, const rank_data_t *d)
 	}
 	if (top) {
 		char *rn = gp_readable_name(gp_rd_str(d, top));
-		snprintf(r->gpu.fp32_gemm_top, sizeof(r->gpu.fp32_gemm_top), "%s",
-		         rn ? rn : gp_rd_str(d, top));
+		gp_text_set(&r->gpu.fp32_gemm_top, rn ? rn : gp_rd_str(d, top), GP_GEMM_TOP);
 		free(rn);
 	}
 	u64map_free(&cls);
@@ -688,7 +687,10 @@ void gp_merge_kernels(gp_job_t *job, const gp_rank_t *r, rank_data_t *d)
 			continue;
 		if (!u64map_get(&idx, (uint64_t)k->name + 1, &j)) {
 			gp_kstat_t z = {.name = (char *)gp_rd_str(d, k->name), .min = UINT64_MAX};
+			size_t had = loc.n;
 			VEC_PUSH(loc, z);
+			if (loc.n == had) /* no memory: no row for it (index -1 was a crash) */
+				continue;
 			j = loc.n - 1;
 			u64map_put(&idx, (uint64_t)k->name + 1, j);
 		}

@@ -324,7 +324,7 @@ static void drop_batch_script(gp_job_t *job)
 			job->batch.wait_status = r->outcome.wait_status;
 			job->batch.wall_ns = r->outcome.wall_ns;
 			snprintf(job->batch.command, sizeof(job->batch.command), "%s",
-			         r->id.command);
+			         gp_txt(r->id.command));
 			gp_rank_release(r);
 			continue;
 		}

@@ -49,7 +49,7 @@ static bool no_cuda_work(const gp_rank_t *r)
 
 bool gp_rank_unobserved(const gp_rank_t *r)
 {
-	return strstr(r->id.modes, "cuda") && !r->quality.yielded[0] && no_cuda_work(r) &&
+	return strstr(r->id.modes, "cuda") && !r->quality.yielded.s && no_cuda_work(r) &&
 	       gp_rank_gpu_use(r) == GP_GPU_USED;
 }
 

@@ -9,7 +9,9 @@
  *   procs                                                     here      (analyze.c)
  * Its lifecycle is here (rank.c): a gp_rank_t is zeroed, filled by gp_rank_analyse (or
  * read from its summary, summary.c), and released with gp_rank_release. The fields the
- * report writes, and the summary keeps, are listed once in fields.c. */
+ * report writes, and the summary keeps, are listed once in fields.c. Names, stacks and
+ * sentences are gp_text_t (text.h: one copy a process, never freed with the rank), each
+ * listed in summary.c's sum_texts; a rank is 6 KiB, not 16 (issue 51 item 12). */
 #ifndef GP_RANK_H
 #define GP_RANK_H
 
@@ -75,8 +77,9 @@ typedef struct gp_proc {
 	uint64_t kernels, api_calls, mem_peak;
 	bool has_end, status_unknown;
 	int wait_status;
-	char command[96];
+	gp_text_t command; /* GP_PROC_COMMAND bytes at most */
 } gp_proc_t;
+#define GP_PROC_COMMAND 96
 typedef struct gp_procs {
 	gp_proc_t p[GP_PROCS];
 	unsigned n, nall;  /* listed, and in all (more than GP_PROCS: the largest) */

@@ -301,8 +301,8 @@ static size_t nvtx_steps(gp_rank_t *r, rank_data_t *d)
 		return 0;
 	snprintf(r->steps.name, sizeof(r->steps.name), "%s", gp_rd_str(d, name));
 	snprintf(r->steps.source, sizeof(r->steps.source), "nvtx");
-	snprintf(r->steps.how, sizeof(r->steps.how), "NVTX range '%s' (%llu times%s)",
-	         r->steps.name, (unsigned long long)bestn, passed);
+	gp_text_setf(&r->steps.how, GP_STEPS_HOW, "NVTX range '%s' (%llu times%s)", r->steps.name,
+	             (unsigned long long)bestn, passed);
 	return d->steps.n;
 }
 
@@ -386,9 +386,9 @@ static size_t optimizer_steps(gp_rank_t *r, rank_data_t *d)
 	}
 	snprintf(r->steps.name, sizeof(r->steps.name), "optimizer.step()");
 	snprintf(r->steps.source, sizeof(r->steps.source), "optimizer");
-	snprintf(r->steps.how, sizeof(r->steps.how),
-	         "PyTorch optimizer.step() returns (optimizer %d of %u, %zu calls)", who,
-	         r->torch.nopt ? r->torch.nopt : 1, count);
+	gp_text_setf(&r->steps.how, GP_STEPS_HOW,
+	             "PyTorch optimizer.step() returns (optimizer %d of %u, %zu calls)", who,
+	             r->torch.nopt ? r->torch.nopt : 1, count);
 	return d->steps.n;
 }
 
@@ -454,8 +454,8 @@ static size_t profiler_steps(gp_rank_t *r, rank_data_t *d)
 	}
 	snprintf(r->steps.name, sizeof(r->steps.name), "cudaProfilerStart/Stop");
 	snprintf(r->steps.source, sizeof(r->steps.source), "profiler");
-	snprintf(r->steps.how, sizeof(r->steps.how), "cudaProfilerStart/Stop windows (%zu)",
-	         d->steps.n);
+	gp_text_setf(&r->steps.how, GP_STEPS_HOW, "cudaProfilerStart/Stop windows (%zu)",
+	             d->steps.n);
 	return d->steps.n;
 }
 
@@ -626,13 +626,13 @@ static size_t kernel_steps(gp_rank_t *r, rank_data_t *d)
 	}
 	snprintf(r->steps.name, sizeof(r->steps.name), "(kernel sequence)");
 	snprintf(r->steps.source, sizeof(r->steps.source), "kernels");
-	snprintf(r->steps.how, sizeof(r->steps.how),
-	         "no step range: a sequence of %zu GPU launches repeats %zu times (%.0f%% of "
-	         "launches in the steady state recur one period later; %s)",
-	         P, nst, 100 * best,
-	         best >= 0.95   ? "sure"
-	         : best >= 0.88 ? "fairly sure"
-	                        : "unsure");
+	gp_text_setf(&r->steps.how, GP_STEPS_HOW,
+	             "no step range: a sequence of %zu GPU launches repeats %zu times (%.0f%% of "
+	             "launches in the steady state recur one period later; %s)",
+	             P, nst, 100 * best,
+	             best >= 0.95   ? "sure"
+	             : best >= 0.88 ? "fairly sure"
+	                            : "unsure");
 out:
 	free(g);
 	free(s);
@@ -992,7 +992,8 @@ void gp_pass_steps(gp_rank_t *r, rank_data_t *d)
 		size_t cnt;
 		if (step_optimizer(d, &cnt) >= 0) {
 			d->steps.n = n = 0;
-			r->steps.name[0] = r->steps.source[0] = r->steps.how[0] = '\0';
+			r->steps.name[0] = r->steps.source[0] = '\0';
+			r->steps.how.s = NULL;
 		}
 	}
 	if (!n && (d->steps_from == GP_STEPS_AUTO || d->steps_from == GP_STEPS_OPTIMIZER))

@@ -138,7 +138,7 @@ static void kernel_steps(void)
 	run();
 	ok(!strcmp(r.steps.source, "kernels") && r.steps.n >= 11 && r.steps.n <= 13,
 	   "steps found from the repeating launch sequence: %u (want 12 +- 1), %s", r.steps.n,
-	   r.steps.how);
+	   gp_txt(r.steps.how));
 	/* each step: 2 ms + 4 x 20 us of host time; the GPU follows the host */
 	ok(near(r.steps.median_ms, 2.08, 0.01), "GPU step of the found steps %.4f ms (2.08)",
 	   r.steps.median_ms);
@@ -456,7 +456,7 @@ static void optimizer_steps(void)
 	run();
 	ok(r.steps.n == 10 && !strcmp(r.steps.source, "optimizer"),
 	   "10 steps from optimizer 0's step() (%u, %s: %s)", r.steps.n, r.steps.source,
-	   r.steps.how);
+	   gp_txt(r.steps.how));
 	ok(!strcmp(r.steps.basis, "gpu") && near(r.steps.median_ms, 4.0, 1e-6),
 	   "GPU step 4 ms (%s %.4f)", r.steps.basis, r.steps.median_ms);
 	ok(r.torch.opt_steps == 10 && near(r.torch.opt_period_median_ms, 4.0, 1e-6) &&
@@ -666,8 +666,8 @@ static void side_threads(void)
 		       near(r.steps.p95_ms, 1.0, 1e-9),
 		   "%s: steps 'train_step' (%s, %u), GPU median and p95 1 ms (%.6f, %.6f)", what[c],
 		   r.steps.name, r.steps.n, r.steps.median_ms, r.steps.p95_ms);
-		ok(strstr(r.steps.how, "not 'side_iter'") != NULL,
-		   "... and the report says why (%s)", r.steps.how);
+		ok(strstr(gp_txt(r.steps.how), "not 'side_iter'") != NULL,
+		   "... and the report says why (%s)", gp_txt(r.steps.how));
 	}
 }
 

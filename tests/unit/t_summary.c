@@ -53,7 +53,11 @@ static void fill(gp_rank_t *r, const char *gpr)
 		p[i] = (unsigned char)(i * 7 + 3);
 	r->id.path = strdup(gpr);
 	r->id.rank = 42;
-	snprintf(r->id.node, sizeof(r->id.node), "node-a");
+	size_t nt;
+	const size_t *tx = gp_summary_texts(&nt);
+	for (size_t i = 0; i < nt; i++) /* every text a string of its own */
+		gp_text_setf((gp_text_t *)(void *)((char *)r + tx[i]), 0, "text %zu", i);
+	gp_text_set(&r->id.node, "node-a", GP_ID_NODE);
 	snprintf(r->steps.name, sizeof(r->steps.name), "train_step");
 	r->steps.median_ms = 12.5;
 	r->steps.nms = 3;
@@ -119,7 +123,7 @@ int main(void)
 
 	ok(gp_summary_write(gpr, &r, &t) == 0, "written");
 	ok(gp_summary_read(gpr, (uid_t)-1, &back, &tb) == 0, "read back");
-	ok(back.id.rank == 42 && !strcmp(back.id.node, "node-a") &&
+	ok(back.id.rank == 42 && !strcmp(gp_txt(back.id.node), "node-a") &&
 	       !strcmp(back.steps.name, "train_step") && back.steps.median_ms == 12.5 &&
 	       back.gpu.busy_ns == 123456789 && back.memory.peak == 1ull << 30 &&
 	       back.ts.util[GP_TS - 1] == 0.75f && back.quality.loss[15] == 9 &&
@@ -132,6 +136,15 @@ int main(void)
 	       back.torch.own[0].bytes == 4096,
 	   "PyTorch's owners");
 	ok(back.id.path && !strcmp(back.id.path, gpr), "the path is where the rank file is");
+	size_t nt, right = 0;
+	const size_t *tx = gp_summary_texts(&nt);
+	for (size_t i = 0; i < nt; i++) {
+		const gp_text_t *a = (const gp_text_t *)(const void *)((const char *)&r + tx[i]),
+		                *b = (const gp_text_t *)(const void *)((const char *)&back + tx[i]);
+		right += a->s && b->s && !strcmp(a->s, b->s);
+	}
+	ok(nt >= 47 && right == nt, "every text of the rank comes back as it was (%zu of %zu)",
+	   right, nt);
 	/* the pattern put bytes other than 0 and 1 into the bools: read as 0 or 1 */
 	const unsigned char *bools[] = {(const unsigned char *)&back.outcome.has_end,
 	                                (const unsigned char *)&back.torch.seen,
