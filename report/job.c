@@ -585,6 +585,7 @@ void gp_job_free(gp_job_t *job)
 	free(job->launchers);
 	for (unsigned i = 0; i < job->nk; i++) {
 		free(job->k[i].name);
+		gp_kstat_free_hist(&job->k[i]);
 		for (unsigned j = 0; j < GP_KRANGES; j++)
 			free(job->k[i].in[j].name);
 	}

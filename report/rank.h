@@ -35,8 +35,12 @@
 typedef struct gp_kstat {
 	char *name;
 	uint64_t calls, total, min, max;
-	double sumsq;            /* sum of squared durations (ns^2): the spread */
-	uint32_t hist[GP_KHIST]; /* durations by bucket (gp_khist_bucket) */
+	double sumsq; /* sum of squared durations (ns^2): the spread */
+	/* durations by bucket (gp_khist_bucket), buckets hlo to hlo + hn - 1 of GP_KHIST: a
+	 * kernel's durations span a few dozen, and 2 KiB for every kernel of every rank made
+	 * a summary's reading mostly zeroing (owned; gp_kstat_free_hist) */
+	uint32_t *hist;
+	uint16_t hlo, hn;
 	bool comm;
 	/* the NVTX ranges that launched most of its GPU time (the innermost range open at the
 	 * launch call, not the step range itself), with that time, most first: in[0] is the
@@ -54,6 +58,9 @@ unsigned gp_khist_bucket(uint64_t ns);
 /* Add one duration to a kernel's figures; add one kernel's figures into another's */
 void gp_kstat_add(gp_kstat_t *k, uint64_t ns);
 void gp_kstat_merge(gp_kstat_t *into, const gp_kstat_t *k);
+/* Add n to bucket b (< GP_KHIST) of k; false: no memory. Free k's histogram. */
+bool gp_kstat_hist_add(gp_kstat_t *k, unsigned b, uint32_t n);
+void gp_kstat_free_hist(gp_kstat_t *k);
 /* The q-quantile of a kernel's durations (0.5: median, 0.95: p95), ns: the geometric middle
  * of the bucket that holds it, within [min, max]; the standard deviation, ns. */
 double gp_kstat_quantile(const gp_kstat_t *k, double q);

@@ -275,13 +275,14 @@ int gp_summary_write(const char *gpr, const gp_rank_t *r, const gp_rank_tables_t
 		}
 		uint16_t nb = 0;
 		fwrite(&k[i].sumsq, sizeof(double), 1, m);
-		for (unsigned b = 0; b < GP_KHIST; b++)
-			nb += k[i].hist[b] != 0;
+		for (unsigned j = 0; j < k[i].hn; j++)
+			nb += k[i].hist[j] != 0;
 		fwrite(&nb, 2, 1, m);
-		for (uint16_t b = 0; b < GP_KHIST; b++)
-			if (k[i].hist[b]) {
+		for (unsigned j = 0; j < k[i].hn; j++)
+			if (k[i].hist[j]) {
+				uint16_t b = (uint16_t)(k[i].hlo + j);
 				fwrite(&b, 2, 1, m);
-				fwrite(&k[i].hist[b], 4, 1, m);
+				fwrite(&k[i].hist[j], 4, 1, m);
 			}
 	}
 	for (unsigned i = 0; i < nr; i++) {
@@ -418,6 +419,30 @@ static int get_sections(rd_t *r, gp_rank_t *out)
 	return r->bad ? -1 : 0;
 }
 
+/* A kernel's histogram: its non-empty buckets (number, then bucket and count each), in
+ * one allocation from the first to the last. */
+static void get_hist(rd_t *r, gp_kstat_t *k)
+{
+	uint16_t nb = 0, at[GP_KHIST];
+	uint32_t cnt[GP_KHIST];
+	get(r, &nb, 2);
+	if (nb > GP_KHIST)
+		r->bad = true;
+	for (unsigned b = 0; !r->bad && b < nb; b++) {
+		get(r, &at[b], 2);
+		get(r, &cnt[b], 4);
+		r->bad |= at[b] >= GP_KHIST;
+	}
+	if (r->bad || !nb)
+		return;
+	unsigned lo = at[0], hi = at[0];
+	for (unsigned b = 1; b < nb; b++)
+		lo = at[b] < lo ? at[b] : lo, hi = at[b] > hi ? at[b] : hi;
+	r->bad |= !gp_kstat_hist_add(k, lo, 0) || !gp_kstat_hist_add(k, hi, 0);
+	for (unsigned b = 0; !r->bad && b < nb; b++)
+		gp_kstat_hist_add(k, at[b], cnt[b]);
+}
+
 /* The rank's text (put_texts); what the sections held there is no pointer of ours. */
 static int get_texts(rd_t *r, gp_rank_t *out)
 {
@@ -537,19 +562,8 @@ int gp_summary_read(const char *gpr, uid_t owner, gp_rank_t *out, gp_rank_tables
 				k->in[j].name = NULL;
 			}
 		}
-		uint16_t nb = 0;
 		get(&r, &k->sumsq, sizeof(double));
-		get(&r, &nb, 2);
-		for (unsigned b = 0; !r.bad && b < nb; b++) {
-			uint16_t at = 0;
-			uint32_t cnt = 0;
-			get(&r, &at, 2);
-			get(&r, &cnt, 4);
-			if (at >= GP_KHIST)
-				r.bad = true;
-			else
-				k->hist[at] = cnt;
-		}
+		get_hist(&r, k);
 	}
 	for (unsigned i = 0; !r.bad && i < n3[2]; i++) {
 		gp_rstat_t *s = &one->r[one->nr++];

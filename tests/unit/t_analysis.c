@@ -419,6 +419,7 @@ static void kernel_quantiles(void)
 	ok(gp_kstat_quantile(one, 0.5) == 12345 && gp_kstat_quantile(one, 0.95) == 12345 &&
 	       gp_kstat_stddev(one) == 0,
 	   "one call: its own duration (%.0f)", gp_kstat_quantile(one, 0.5));
+	gp_kstat_free_hist(a), gp_kstat_free_hist(b), gp_kstat_free_hist(one);
 	free(a), free(b), free(one);
 }
 

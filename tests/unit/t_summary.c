@@ -114,6 +114,8 @@ int main(void)
 	                      .min = 90,
 	                      .max = 110,
 	                      .comm = true};
+	gp_kstat_hist_add(&t.k[0], 100, 7); /* two buckets far apart: one histogram of both */
+	gp_kstat_hist_add(&t.k[0], 140, 3);
 	t.r[0] = (gp_rstat_t){strdup("forward"), 10, 100, 80, 5, 12};
 	snprintf(t.job, sizeof(t.job), "4242");
 	t.ntasks_expected = 8;
@@ -161,6 +163,15 @@ int main(void)
 	       !tb.k[1].in[0].name && tb.nr == 1 && tb.r[0].count_all == 12 &&
 	       !strcmp(tb.job, "4242") && tb.ntasks_expected == 8,
 	   "the kernel and range tables (a kernel's launching range), the job and its tasks");
+	unsigned h100 = 0, h140 = 0, hall = 0;
+	for (unsigned i = 0; tb.nk && i < tb.k[0].hn; i++) {
+		hall += tb.k[0].hist[i];
+		h100 += tb.k[0].hlo + i == 100 ? tb.k[0].hist[i] : 0;
+		h140 += tb.k[0].hlo + i == 140 ? tb.k[0].hist[i] : 0;
+	}
+	ok(h100 == 7 && h140 == 3 && hall == 10 && !tb.k[1].hn,
+	   "a kernel's duration histogram comes back bucket by bucket (%u, %u of %u)", h100, h140,
+	   hall);
 	/* what a write of what was read reads as: the same, byte for byte, section by section */
 	tb.src = t.src, tb.src_ok = true;
 	ok(gp_summary_write(gpr, &back, &tb) == 0 &&
