@@ -151,19 +151,30 @@ static void dist_line(FILE *out, const gp_job_t *job, const char *what, const ch
  * more than 32 nodes, the node medians' distribution with the slowest named. */
 static void node_lines(FILE *out, const gp_job_t *job)
 {
-	unsigned nn = 0;
-	const char **node = calloc(job->nranks ? job->nranks : 1, sizeof(char *));
-	unsigned *of = calloc(job->nranks ? job->nranks : 1, sizeof(unsigned));
-	if (!node || !of)
+	unsigned nn = 0, n = job->nranks ? job->nranks : 1;
+	const char **node = calloc(n, sizeof(char *));
+	unsigned *of = calloc(n, sizeof(unsigned)), *by = calloc(n, sizeof(unsigned)),
+	         *from = calloc(n + 1, sizeof(unsigned));
+	u64map_t at = {0}; /* a node's name -> index + 1: one pointer a name (text.h) */
+	if (!node || !of || !by || !from)
 		goto out;
 	for (unsigned i = 0; i < job->nranks; i++) { /* node index of each rank */
-		unsigned k;
-		for (k = 0; k < nn && strcmp(node[k], gp_txt(job->ranks[i].id.node)); k++)
-			;
-		if (k == nn)
-			node[nn++] = gp_txt(job->ranks[i].id.node);
-		of[i] = k;
+		uint64_t key = (uint64_t)(uintptr_t)job->ranks[i].id.node.s + 1, k;
+		if (!u64map_get(&at, key, &k)) {
+			node[nn] = gp_txt(job->ranks[i].id.node);
+			u64map_put(&at, key, k = ++nn);
+		}
+		of[i] = (unsigned)k - 1;
 	}
+	for (unsigned i = 0; i < job->nranks; i++) /* the ranks of node k: by[from[k]..from[k+1]) */
+		from[of[i] + 1]++;
+	for (unsigned k = 0; k < nn; k++)
+		from[k + 1] += from[k];
+	for (unsigned i = 0; i < job->nranks; i++) /* from[k] ends as node k's end */
+		by[from[of[i]]++] = i;
+	for (unsigned k = nn; k > 0; k--) /* back to each node's start */
+		from[k] = from[k - 1];
+	from[0] = 0;
 	fig_t *med = calloc(nn, sizeof(fig_t));
 	double *v = calloc(job->nranks, sizeof(double));
 	if (!med || !v) {
@@ -174,12 +185,12 @@ static void node_lines(FILE *out, const gp_job_t *job)
 	for (unsigned k = 0; k < nn; k++) {
 		unsigned m = 0;
 		uint64_t peak = 0;
-		for (unsigned i = 0; i < job->nranks; i++)
-			if (of[i] == k) {
-				v[m++] = job->ranks[i].steps.median_ms;
-				if (job->ranks[i].memory.peak > peak)
-					peak = job->ranks[i].memory.peak;
-			}
+		for (unsigned j = from[k]; j < from[k + 1]; j++) {
+			const gp_rank_t *r = &job->ranks[by[j]];
+			v[m++] = r->steps.median_ms;
+			if (r->memory.peak > peak)
+				peak = r->memory.peak;
+		}
 		med[k] = (fig_t){gp_median(v, m), k};
 		if (nn <= 32)
 			fprintf(out,
@@ -201,8 +212,11 @@ static void node_lines(FILE *out, const gp_job_t *job)
 	free(med);
 	free(v);
 out:
+	u64map_free(&at);
 	free(node);
 	free(of);
+	free(by);
+	free(from);
 }
 
 static double f_step(const gp_rank_t *r)
@@ -1382,16 +1396,16 @@ void gp_job_json(const gp_job_t *job, FILE *out)
 	gp_json_str(out, r0 ? r0->id.modes : "");
 	fprintf(out, ",\n  \"start_unix_ns\": %llu,\n  \"end_unix_ns\": %llu,\n  \"nodes\": [",
 	        (unsigned long long)(start == UINT64_MAX ? 0 : start), (unsigned long long)end);
+	u64map_t seen = {0}; /* nodes listed: one pointer a name (text.h) */
 	for (unsigned i = 0, n = 0; i < job->nranks; i++) {
-		bool seen = false;
-		for (unsigned k = 0; k < i; k++)
-			seen |=
-			    !strcmp(gp_txt(job->ranks[k].id.node), gp_txt(job->ranks[i].id.node));
-		if (seen)
+		uint64_t key = (uint64_t)(uintptr_t)job->ranks[i].id.node.s + 1, had;
+		if (u64map_get(&seen, key, &had))
 			continue;
+		u64map_put(&seen, key, 1);
 		fprintf(out, "%s", n++ ? ", " : "");
 		gp_json_str(out, gp_txt(job->ranks[i].id.node));
 	}
+	u64map_free(&seen);
 	fprintf(out, "],\n  \"profiled_ranks\": [");
 	for (unsigned i = 0; i < job->nranks; i++) {
 		const gp_rank_t *r = &job->ranks[i];
