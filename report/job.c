@@ -328,7 +328,9 @@ static void drop_batch_script(gp_job_t *job)
 			gp_rank_release(r);
 			continue;
 		}
-		job->ranks[n++] = *r;
+		if (n != i) /* 6 KiB a rank: copied only where one was dropped before it */
+			job->ranks[n] = *r;
+		n++;
 	}
 	job->nranks = n;
 }
