@@ -75,7 +75,7 @@ void gp_rank_tables_free(gp_rank_tables_t *t)
 {
 	for (unsigned i = 0; i < t->nk; i++) {
 		free(t->k[i].name);
-		gp_kstat_free_hist(&t->k[i]);
+		free(t->k[i].hist); /* gp_kstat_free_hist: gputime.c depends on this file */
 		for (unsigned j = 0; j < GP_KRANGES; j++)
 			free(t->k[i].in[j].name);
 	}
