@@ -50,23 +50,16 @@
 	{                                                                                          \
 		name, offsetof(gp_rank_t, m), sizeof(((gp_rank_t *)0)->m)                          \
 	}
-static const gp_sum_section_t sum_sections[] = {SECTION("id", id),
-                                                SECTION("outcome", outcome),
-                                                SECTION("steps", steps),
-                                                SECTION("capture", capture),
-                                                SECTION("own_cost", own),
-                                                SECTION("startup", startup),
-                                                SECTION("gpu", gpu),
-                                                SECTION("sync", sync),
-                                                SECTION("memory", memory),
-                                                SECTION("pool", pool),
-                                                SECTION("pytorch", torch),
-                                                SECTION("io", io),
-                                                SECTION("faults", faults),
-                                                SECTION("overhead", overhead),
-                                                SECTION("processes", procs),
-                                                SECTION("quality", quality),
-                                                SECTION("ts", ts)};
+static const gp_sum_section_t sum_sections[] = {
+    SECTION("id", id),           SECTION("outcome", outcome),
+    SECTION("steps", steps),     SECTION("capture", capture),
+    SECTION("own_cost", own),    SECTION("startup", startup),
+    SECTION("gpu", gpu),         SECTION("sync", sync),
+    SECTION("memory", memory),   SECTION("pool", pool),
+    SECTION("pytorch", torch),   SECTION("io", io),
+    SECTION("faults", faults),   SECTION("overhead", overhead),
+    SECTION("processes", procs), SECTION("quality", quality),
+    SECTION("ts", ts),           SECTION("shares", shares)};
 #define NSECTIONS (sizeof(sum_sections) / sizeof(sum_sections[0]))
 
 /* Where gp_rank_t holds text (text.h): written as strings, never as the pointers they are.
