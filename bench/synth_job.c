@@ -2,7 +2,12 @@
  * common writer, shaped like a data-parallel training run: per step an NVTX train_step
  * with forward/backward/optimizer ranges, ~100 distinct kernels (5% NCCL), one launch
  * API record per kernel, a few allocations, NVML samples. Rank 3 is 40% slower.
- *   synth-job --ranks N --events M --out DIR     (M kernel events per rank) */
+ *   synth-job --ranks N --events M --out DIR     (M kernel events per rank)
+ * --threads: the shape of bench/mt_streams.cu (issue 51 item 13): the main thread's steps
+ * take exactly 0.39 ms (every kernel 2.58 us; the GPU is behind the launches), while two
+ * worker threads (tids 11, 12) each loop on a range 'workerN_iter' of 8 kernels of 10 us
+ * on a stream of their own, about 4 times as often, each holding more GPU time than the
+ * steps do. */
 #include "config.h"
 #include "event.h"
 #include "log.h"
@@ -26,9 +31,43 @@ static uint64_t rnd(uint64_t *s)
 	return *s;
 }
 
+/* One iteration of a worker thread's loop (--threads) from t: its range, 8 launches of
+ * 10 us kernels on its own stream, the wait for them; returns its next start. */
+static uint64_t worker_iter(gp_rf_writer_t *w, uint32_t tid, uint64_t range, uint64_t t,
+                            uint64_t *gpu, uint64_t *corr)
+{
+	gp_event_t p = {.type = GP_EV_NVTX_PUSH, .tid = tid, .ts = t, .a = range};
+	gp_rf_append(w, &p);
+	for (int k = 0; k < 8; k++) {
+		uint64_t launch = t + 2000 + (uint64_t)k * 2000;
+		if (*gpu < launch + 4000)
+			*gpu = launch + 4000;
+		gp_event_t a = {.type = GP_EV_API,
+		                .tid = tid,
+		                .ts = launch,
+		                .a = 1500,
+		                .b = 211,
+		                .c = *corr,
+		                .u8 = 1,
+		                .u16 = GP_API_LAUNCH};
+		gp_event_t kr = {.type = GP_EV_KERNEL,
+		                 .ts = *gpu,
+		                 .a = 10000,
+		                 .b = 200 + k,
+		                 .c = (*corr)++,
+		                 .d = 20 + tid};
+		gp_rf_append(w, &a);
+		gp_rf_append(w, &kr);
+		*gpu += 10000;
+	}
+	gp_event_t q = {.type = GP_EV_NVTX_POP, .tid = tid, .ts = *gpu + 3000};
+	gp_rf_append(w, &q);
+	return *gpu + 4000;
+}
+
 int main(int argc, char **argv)
 {
-	int ranks = 8, profiler_steps = 0;
+	int ranks = 8, profiler_steps = 0, threads = 0;
 	long events = 100000, cap_from = -1, cap_to = -1;
 	const char *out = NULL;
 	for (int i = 1; i < argc; i++) {
@@ -36,6 +75,8 @@ int main(int argc, char **argv)
 		if (!strcmp(argv[i],
 		            "--profiler-steps")) /* steps marked by cudaProfilerStart/Stop */
 			profiler_steps = 1;
+		else if (!strcmp(argv[i], "--threads")) /* worker threads' loops (mt_streams) */
+			threads = 1;
 		else if (!strcmp(argv[i], "--capture") &&
 		         i + 1 < argc) /* kernels only in steps A-B */
 			i++, sscanf(v, "%ld-%ld", &cap_from, &cap_to);
@@ -51,7 +92,7 @@ int main(int argc, char **argv)
 	if (!out || ranks < 1 || events < 100) {
 		fprintf(stderr,
 		        "usage: synth-job --ranks N --events M --out DIR [--profiler-steps] "
-		        "[--capture A-B]\n");
+		        "[--capture A-B] [--threads]\n");
 		return 2;
 	}
 	char dir[4096];
@@ -82,9 +123,10 @@ int main(int argc, char **argv)
 		gp_rf_writer_t *w = gp_rf_writer_create(fd, hdr, 0);
 		if (!w)
 			return gp_err_errno("writer"), 1;
-		static const char *ranges[] = {"train_step", "zero_grad", "forward", "backward",
-		                               "optimizer_step"};
-		for (uint32_t i = 0; i < 5; i++)
+		static const char *ranges[] = {"train_step",  "zero_grad",      "forward",
+		                               "backward",    "optimizer_step", "worker1_iter",
+		                               "worker2_iter"};
+		for (uint32_t i = 0; i < 7; i++)
 			gp_rf_append_string(w, i + 1, ranges[i]);
 		for (uint32_t k = 0; k < kpstep; k++) {
 			char kn[128];
@@ -98,9 +140,15 @@ int main(int argc, char **argv)
 				    k);
 			gp_rf_append_string(w, 100 + k, kn);
 		}
+		for (uint32_t k = 0; threads && k < 8; k++) {
+			char kn[64];
+			snprintf(kn, sizeof(kn), "axpy_%u(float*, const float*, float, int)", k);
+			gp_rf_append_string(w, 200 + k, kn);
+		}
 		uint64_t seed = 0x9e3779b97f4a7c15ull ^ (uint64_t)r, t = 1000000000ull, corr = 1;
 		uint64_t addr = 0x7f0000000000ull;
 		double slow = r == 3 ? 1.4 : 1.0;
+		uint64_t wt[2] = {t, t + 40000}, wgpu[2] = {0, 0}; /* --threads: the workers' */
 		for (long s = 0; s < steps; s++) {
 			gp_event_t p = {.type = GP_EV_NVTX_PUSH, .tid = 7, .ts = t, .a = 1};
 			if (profiler_steps)
@@ -121,6 +169,8 @@ int main(int argc, char **argv)
 			for (int k = 0; k < kpstep; k++) {
 				uint64_t launch = t + 5000 + (uint64_t)k * 3000;
 				uint64_t dur = (uint64_t)((5000 + rnd(&seed) % 20000) * slow);
+				if (threads) /* known step times: 100 x (2580 + 1000) + 32000 ns */
+					dur = 2580;
 				if (gpu < launch + 4000)
 					gpu = launch + 4000;
 				gp_event_t a = {.type = GP_EV_API,
@@ -180,6 +230,10 @@ int main(int argc, char **argv)
 				gp_rf_append(w, &n);
 			}
 			t = end + 2000;
+			for (int k = 0; threads && k < 2; k++)
+				while (wt[k] < t)
+					wt[k] =
+					    worker_iter(w, 11 + k, 6 + k, wt[k], &wgpu[k], &corr);
 		}
 		gp_event_t e = {.type = GP_EV_END, .ts = t, .d = t - 1000000000ull};
 		gp_rf_append(w, &e);

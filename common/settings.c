@@ -96,8 +96,8 @@ const gp_setting_t gp_settings[] = {
     {"warmup_steps", GP_ENV_WARMUP, GP_T_INT, "3", 0, 1000000, OFF(warmup_steps), TASK,
      "steps excluded from the step statistics", NULL},
     {"step_range", GP_ENV_STEP_RANGE, GP_T_STR, "", 0, 0, OFF(step_range), TASK,
-     "the NVTX range that marks a step; empty: the most frequent outermost range of the "
-     "program's own domain",
+     "the NVTX range that marks a step; empty: the outermost range of the program's own "
+     "domain that repeats and holds its GPU work (not a side thread's loop)",
      NULL},
     {"live_interval", GP_ENV_LIVE_INTERVAL, GP_T_INT, "30", 0, 86400, OFF(live_interval),
      TASK | USER,

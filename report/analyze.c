@@ -32,21 +32,21 @@ static void read_header(void *arg, gp_rf_reader_t *rd)
 	r->id.pid = (h = gp_rf_header(rd, GP_HDR_PID)) ? atoi(h) : 0;
 	r->id.agent_pid = (h = gp_rf_header(rd, GP_HDR_AGENT_PID)) ? atoi(h) : 0;
 	if ((h = gp_rf_header(rd, GP_HDR_NODE)))
-		snprintf(r->id.node, sizeof(r->id.node), "%s", h);
+		gp_text_set(&r->id.node, h, GP_ID_NODE);
 	if ((h = gp_rf_header(rd, GP_HDR_STEP)))
 		snprintf(r->id.step, sizeof(r->id.step), "%s", h);
 	if ((h = gp_rf_header(rd, GP_HDR_WRAPPED)))
 		snprintf(r->quality.wrapped, sizeof(r->quality.wrapped), "%s", h);
 	if ((h = gp_rf_header(rd, GP_HDR_NVML_LIMITS)))
-		snprintf(r->io.nvml_limits, sizeof(r->io.nvml_limits), "%s", h);
+		gp_text_set(&r->io.nvml_limits, h, GP_NVML_LIMITS);
 	if ((h = gp_rf_header(rd, GP_HDR_COMMAND)))
-		snprintf(r->id.command, sizeof(r->id.command), "%s", h);
+		gp_text_set(&r->id.command, h, GP_ID_COMMAND);
 	if ((h = gp_rf_header(rd, GP_HDR_USER)))
 		snprintf(r->id.user, sizeof(r->id.user), "%s", h);
 	if ((h = gp_rf_header(rd, GP_HDR_MODES)))
 		snprintf(r->id.modes, sizeof(r->id.modes), "%s", h);
 	if ((h = gp_rf_header(rd, GP_HDR_JOB_NAME)))
-		snprintf(r->id.job_name, sizeof(r->id.job_name), "%s", h);
+		gp_text_set(&r->id.job_name, h, GP_ID_JOB_NAME);
 	if (!job->job[0] && (h = gp_rf_header(rd, GP_HDR_JOB)))
 		snprintf(job->job, sizeof(job->job), "%s", h);
 	if ((h = gp_rf_header(rd, GP_HDR_NTASKS)))
@@ -206,7 +206,7 @@ static void take_task_figures(gp_rank_t *r, const gp_rank_t *task)
 	r->faults.ecc_uncorrected = task->faults.ecc_uncorrected;
 	r->faults.first_xid = task->faults.first_xid;
 	r->faults.first_xid_ns = task->faults.first_xid_ns;
-	memcpy(r->io.nvml_limits, task->io.nvml_limits, sizeof(r->io.nvml_limits));
+	r->io.nvml_limits = task->io.nvml_limits;
 	if (!r->id.gpu_uuid[0]) {
 		memcpy(r->id.gpu_uuid, task->id.gpu_uuid, sizeof(r->id.gpu_uuid));
 		r->id.gpu_total = task->id.gpu_total;
@@ -242,7 +242,7 @@ static void describe_proc(struct gp_proc *p, const gp_rank_t *r, bool trainer)
 	p->has_end = r->outcome.has_end;
 	p->status_unknown = r->outcome.status_unknown;
 	p->wait_status = r->outcome.wait_status;
-	snprintf(p->command, sizeof(p->command), "%s", r->id.command);
+	gp_text_set(&p->command, gp_txt(r->id.command), GP_PROC_COMMAND);
 }
 
 /* A rank whose task ran more than one process that recorded (rankR.gpr and

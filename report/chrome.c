@@ -567,7 +567,7 @@ int gp_export_chrome(const gp_job_t *job, FILE *out, const char *ranklist, uint6
 		n++;
 		char pname[256];
 		snprintf(pname, sizeof(pname), "rank %d (step %s) on %s", rk->id.rank, rk->id.step,
-		         rk->id.node[0] ? rk->id.node : "?");
+		         rk->id.node.s ? gp_txt(rk->id.node) : "?");
 		/* the first event opens the list: no comma before it, and no placeholder event
 		 * (Chrome's format has no "trace" metadata) */
 		fprintf(out,

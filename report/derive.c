@@ -43,7 +43,7 @@ void gp_rank_derive(gp_rank_t *r)
 	s->idle_sync_pct = pct(g->idle_sync_ns, g->span_ns);
 	s->idle_kernel_pct = pct(g->idle_kernel_ns, g->span_ns);
 	s->idle_other_pct = pct(g->idle_other_ns, g->span_ns);
-	framework(s, r->torch.info);
+	framework(s, gp_txt(r->torch.info));
 	s->in_use_source[0] = 0;
 	if (r->torch.max_allocated) {
 		s->in_use_peak = r->torch.max_allocated;

@@ -39,7 +39,7 @@ static void v_by_library(FILE *out, const gp_rank_t *r)
 	fputc('{', out);
 	for (unsigned o = 0; o < r->memory.nowners; o++) {
 		fprintf(out, "%s", o ? ", " : "");
-		gp_json_str(out, r->memory.owners[o].module);
+		gp_json_str(out, gp_txt(r->memory.owners[o].module));
 		fprintf(out, ": %llu", (unsigned long long)r->memory.owners[o].bytes);
 	}
 	fputc('}', out);
@@ -122,7 +122,7 @@ static void v_optimizers(FILE *out, const gp_rank_t *r)
 		        k ? ", " : "", (unsigned long long)t->opt[k].steps,
 		        (unsigned long long)t->opt[k].bytes,
 		        (unsigned long long)t->opt[k].device_bytes);
-		gp_json_str(out, t->opt[k].what);
+		gp_json_str(out, gp_txt(t->opt[k].what));
 		fputc('}', out);
 	}
 	fputc(']', out);
@@ -156,11 +156,11 @@ static void v_oom(FILE *out, const gp_rank_t *r)
 static void v_memviz(FILE *out, const gp_rank_t *r)
 {
 	fprintf(out, "{\"exit\": ");
-	gp_json_str(out, r->torch.snap_exit);
+	gp_json_str(out, gp_txt(r->torch.snap_exit));
 	fprintf(out, ", \"peak\": ");
-	gp_json_str(out, r->torch.snap_peak);
+	gp_json_str(out, gp_txt(r->torch.snap_peak));
 	fprintf(out, ", \"oom\": ");
-	gp_json_str(out, r->torch.snap_oom);
+	gp_json_str(out, gp_txt(r->torch.snap_oom));
 	fputc('}', out);
 }
 
@@ -181,7 +181,7 @@ static void v_procs(FILE *out, const gp_rank_t *r)
 		char b[64];
 		gp_json_str(out, gp_rank_outcome(&o, b, sizeof(b)));
 		fprintf(out, ", \"command\": ");
-		gp_json_str(out, p->command);
+		gp_json_str(out, gp_txt(p->command));
 		fputc('}', out);
 	}
 	fputc(']', out);
@@ -192,7 +192,7 @@ static void v_startup_top(FILE *out, const gp_rank_t *r)
 	fputc('[', out);
 	for (unsigned k = 0; k < r->startup.ntop; k++) {
 		fprintf(out, "%s{\"name\": ", k ? ", " : "");
-		gp_json_str(out, r->startup.top[k].name);
+		gp_json_str(out, gp_txt(r->startup.top[k].name));
 		fprintf(out, ", \"kind\": \"%s\", \"ms\": %.3f, \"calls\": %u}",
 		        r->startup.top[k].kernel ? "kernel" : "range", r->startup.top[k].ms,
 		        r->startup.top[k].calls);
@@ -261,9 +261,16 @@ static bool own_seen(const gp_rank_t *r)
 	{                                                                                          \
 		sec, key, GP_FT_BOOL, AT(m), 0, 0, NULL, doc, NULL                                 \
 	}
+/* a char array (the size of its first byte checks it is one), or text (text.h) */
 #define STR(sec, key, m, doc)                                                                      \
 	{                                                                                          \
-		sec, key, GP_FT_STR, AT(m), 0, 0, NULL, doc, NULL                                  \
+		sec, key, GP_FT_STR, AT(m) + 0 * sizeof(((gp_rank_t *)0)->m[0]), 0, 0, NULL, doc,  \
+		    NULL                                                                           \
+	}
+#define TEXT(sec, key, m, doc)                                                                     \
+	{                                                                                          \
+		sec, key, GP_FT_TEXT, AT(m) + 0 * sizeof(((gp_rank_t *)0)->m.s), 0, 0, NULL, doc,  \
+		    NULL                                                                           \
 	}
 #define NEG_NULL(sec, key, m, doc)                                                                 \
 	{                                                                                          \
@@ -277,7 +284,7 @@ static bool own_seen(const gp_rank_t *r)
 const gp_field_t gp_rank_fields[] = {
     I32(NULL, "rank", id.rank, NULL, "the rank (the task's, or the launcher worker's RANK)"),
     STR(NULL, "step", id.step, "the Slurm step"),
-    STR(NULL, "node", id.node, "the node it ran on"),
+    TEXT(NULL, "node", id.node, "the node it ran on"),
     FN(NULL, "outcome", v_outcome, NULL, "how it ended: exit N, signal N, incomplete, ..."),
     BOOL(NULL, "complete", outcome.has_end, "its end was recorded"),
     SEC(NULL, "wall_s", outcome.wall_ns, 1e9, "s", "wall-clock time of the program"),
@@ -286,7 +293,7 @@ const gp_field_t gp_rank_fields[] = {
 
     STR("steps", "range", steps.name, "the NVTX range (or source) the steps are"),
     STR("steps", "source", steps.source, "nvtx, optimizer, profiler, kernels; empty: none"),
-    STR("steps", "how", steps.how, "how the steps were found, and how sure"),
+    TEXT("steps", "how", steps.how, "how the steps were found, and how sure"),
     STR("steps", "basis", steps.basis, "what the headline measures: gpu, period, cpu range"),
     BOOL("steps", "gpu_from_markers", steps.gpu_from_markers,
          "GPU step time from step completion markers, not kernel records"),
@@ -405,7 +412,7 @@ const gp_field_t gp_rank_fields[] = {
     U64("gpu", "fp32_simt_gemm_calls", gpu.fp32_gemm_calls, NULL, "... their launches"),
     U32("gpu", "fp32_simt_gemm_sm", gpu.fp32_gemm_sm, NULL,
         "... the architecture their names say (80: sm_80), 0: not said"),
-    STR("gpu", "fp32_simt_gemm_top", gpu.fp32_gemm_top, "... the largest"),
+    TEXT("gpu", "fp32_simt_gemm_top", gpu.fp32_gemm_top, "... the largest"),
     BOOL("gpu", "pytorch_kernels", gpu.torch_kernels,
          "kernels named by PyTorch (at::native): the advice speaks PyTorch"),
     BOOL("gpu", "xla_kernels", gpu.xla_kernels, "kernels named by XLA (fusions)"),
@@ -433,7 +440,7 @@ const gp_field_t gp_rank_fields[] = {
 
     U64("sync", "calls", sync.calls, NULL, "calls that block the host on the GPU"),
     U64("sync", "ns", sync.ns, "ns", "time in them"),
-    STR("sync", "top_range", sync.range, "the NVTX range most of it fell in"),
+    TEXT("sync", "top_range", sync.range, "the NVTX range most of it fell in"),
     U64("sync", "top_range_ns", sync.range_ns, "ns", "... and how much"),
 
     U64("memory", "allocs", memory.nallocs, NULL, "device allocations"),
@@ -462,18 +469,18 @@ const gp_field_t gp_rank_fields[] = {
         "host memory CUPTI saw allocated (pinned, pageable), at its peak"),
     U64("memory", "nvml_used_max_bytes", memory.nvml_max, "bytes",
         "NVML's largest memory in use on the GPU"),
-    STR("memory", "peak_stack", memory.peak_stack, "the stack that allocated most at the peak"),
+    TEXT("memory", "peak_stack", memory.peak_stack, "the stack that allocated most at the peak"),
     STR("memory", "peak_stack_source", memory.peak_stack_source,
         "where it came from (CUPTI callback, PyTorch allocator history)"),
     STR("memory", "optimizer_source", memory.optimizer_source,
         "where the optimizer state came from"),
     NEG_NULL("memory", "peak_step", memory.peak_step,
              "the step the peak fell in, from 0; null outside steps"),
-    STR("memory", "peak_ranges", memory.peak_ranges,
-        "NVTX ranges open at the peak, \"outer > inner\""),
+    TEXT("memory", "peak_ranges", memory.peak_ranges,
+         "NVTX ranges open at the peak, \"outer > inner\""),
     BOOL("memory", "peak_ranges_other_thread", memory.peak_ranges_other_thread,
          "the allocating thread had none open: the steps' thread's"),
-    STR("memory", "leak_stack", memory.leak_stack, "the stack of the leaked bytes"),
+    TEXT("memory", "leak_stack", memory.leak_stack, "the stack of the leaked bytes"),
     FN("memory", "bytes_by_library_at_last_step", v_by_library, "bytes",
        "device bytes live at the end, by allocating library"),
 
@@ -485,7 +492,7 @@ const gp_field_t gp_rank_fields[] = {
     FN("io", "nvlink_peak_Bps", v_nvlink_peak, "B/s", "NVLink, highest rate of one GPU"),
     FN("io", "pcie", v_pcie, NULL, "PCIe was sampled"),
     FN("io", "nvlink", v_nvlink, NULL, "NVLink was sampled"),
-    STR("io", "not_sampled", io.nvml_limits, "what NVML could not sample on this node"),
+    TEXT("io", "not_sampled", io.nvml_limits, "what NVML could not sample on this node"),
 
     U64("faults", "xid", faults.nxid, NULL, "Xid errors"),
     U32("faults", "first_xid", faults.first_xid, NULL, "the first one's code"),
@@ -504,12 +511,12 @@ const gp_field_t gp_rank_fields[] = {
     /* the framework whose integration recorded; null without one */
     STR("framework", "name", shares.framework, "pytorch, jax, or empty (not recognised)"),
     STR("framework", "version", shares.framework_version, "its version"),
-    STR("framework", "info", torch.info, "how steps and memory were taken"),
-    STR("framework", "not_collected", torch.missing, "what was not collected, and why"),
+    TEXT("framework", "info", torch.info, "how steps and memory were taken"),
+    TEXT("framework", "not_collected", torch.missing, "what was not collected, and why"),
 
     /* PyTorch's own figures (the integration); null without it */
-    STR("pytorch", "info", torch.info, "version, how steps and memory were taken"),
-    STR("pytorch", "not_collected", torch.missing, "what was not collected, and why"),
+    TEXT("pytorch", "info", torch.info, "version, how steps and memory were taken"),
+    TEXT("pytorch", "not_collected", torch.missing, "what was not collected, and why"),
     U32("pytorch", "profiler_sessions", torch.profiler_sessions, NULL,
         "torch.profiler sessions that traced CUDA (gpuprof switched no capture meanwhile)"),
     U32("pytorch", "optimizer_steps", torch.opt_steps, NULL,
@@ -547,7 +554,7 @@ const gp_field_t gp_rank_fields[] = {
     U64("quality", "dropped_strings", quality.drops_table, NULL, "strings the table refused"),
     U64("quality", "dropped_byte_cap", quality.drops_cap, NULL, "records past the byte cap"),
     STR("quality", "wrapped", quality.wrapped, "how the program was wrapped (agent, fallback)"),
-    STR("quality", "yielded", quality.yielded, "what was left to another CUPTI client"),
+    TEXT("quality", "yielded", quality.yielded, "what was left to another CUPTI client"),
     BOOL("quality", "nvtx_cuda_tids_unrelated", quality.nvtx_cuda_tids_unrelated,
          "NVTX and CUDA thread ids cannot be matched"),
     U64("quality", "markers_not_placed", quality.markers_not_placed, NULL,
@@ -626,7 +633,7 @@ const gp_field_t gp_rank_fields[] = {
     U64("pool", "pool_bytes", pool.pool, "bytes", "held from the device, the last sample"),
     U64("pool", "pool_peak_bytes", pool.pool_peak, "bytes", "... the largest"),
     U32("pool", "samples", pool.samples, NULL, "samples"),
-    STR("pool", "what", pool.what, "the pool"),
+    TEXT("pool", "what", pool.what, "the pool"),
 };
 const size_t gp_rank_nfields = sizeof(gp_rank_fields) / sizeof(gp_rank_fields[0]);
 
@@ -664,6 +671,8 @@ const gp_field_t *gp_field_find(const char *name)
 
 const char *gp_field_text(const gp_field_t *f, const gp_rank_t *r)
 {
+	if (f->type == GP_FT_TEXT)
+		return gp_txt(*(const gp_text_t *)(const void *)((const char *)r + f->off));
 	return f->type == GP_FT_STR ? (const char *)r + f->off : NULL;
 }
 
@@ -739,6 +748,9 @@ static void value(FILE *out, const gp_field_t *f, const gp_rank_t *r)
 		break;
 	case GP_FT_STR:
 		gp_json_str(out, p);
+		break;
+	case GP_FT_TEXT:
+		gp_json_str(out, gp_txt(*(const gp_text_t *)(const void *)p));
 		break;
 	case GP_FT_FN:
 		f->fn(out, r);
@@ -818,6 +830,8 @@ void gp_csv_rank(FILE *out, const gp_rank_t *r)
 			continue;
 		if (f->type == GP_FT_STR) {
 			gp_csv_str(out, p);
+		} else if (f->type == GP_FT_TEXT) {
+			gp_csv_str(out, gp_txt(*(const gp_text_t *)(const void *)p));
 		} else if (f->type == GP_FT_F64) {
 			memcpy(&d, p, sizeof(d));
 			if (isfinite(d))

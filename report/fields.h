@@ -18,8 +18,9 @@ enum gp_field_type {
 	GP_FT_I32_NULL, /* int, null when negative */
 	GP_FT_F64,      /* double, prec digits */
 	GP_FT_BOOL,
-	GP_FT_STR, /* char[], NUL-terminated */
-	GP_FT_FN   /* written by fn: what no single field holds (lists, derived values) */
+	GP_FT_STR,  /* char[], NUL-terminated */
+	GP_FT_TEXT, /* gp_text_t (text.h) */
+	GP_FT_FN    /* written by fn: what no single field holds (lists, derived values) */
 };
 
 typedef struct gp_field {

@@ -111,7 +111,7 @@ static gp_finding_t *add_time(gp_job_t *job, const char *id, const gp_rank_t *r,
 enum framework { FW_CUDA = 0, FW_TORCH = 1, FW_JAX = 2 };
 static enum framework framework_of(const gp_rank_t *r)
 {
-	if (!strncmp(r->torch.info, "jax ", 4))
+	if (!strncmp(gp_txt(r->torch.info), "jax ", 4))
 		return FW_JAX;
 	if (r->torch.seen || r->gpu.torch_kernels)
 		return FW_TORCH;
@@ -430,7 +430,7 @@ static void rule_gpu_shared(rule_ctx_t *c)
 		for (unsigned k = 0; k < job->nranks; k++)
 			n += job->ranks[k].steps.nms &&
 			     !strcmp(job->ranks[k].id.gpu_uuid, r->id.gpu_uuid) &&
-			     !strcmp(job->ranks[k].id.node, r->id.node);
+			     !strcmp(gp_txt(job->ranks[k].id.node), gp_txt(r->id.node));
 		if (n > best)
 			best = n, wi = i;
 	}
@@ -441,12 +441,12 @@ static void rule_gpu_shared(rule_ctx_t *c)
 	char list[128] = "";
 	for (unsigned k = 0, m = 0; k < job->nranks; k++)
 		if (!strcmp(job->ranks[k].id.gpu_uuid, w->id.gpu_uuid) &&
-		    !strcmp(job->ranks[k].id.node, w->id.node))
+		    !strcmp(gp_txt(job->ranks[k].id.node), gp_txt(w->id.node)))
 			snprintf(list + strlen(list), sizeof(list) - strlen(list), "%s%d",
 			         m++ ? ", " : "", job->ranks[k].id.rank);
 	f->score = 0.99; /* the first time finding: it explains the others' figures */
 	snprintf(f->title, sizeof(f->title), "%u ranks share one GPU on %s (ranks %s)", best,
-	         w->id.node, list);
+	         gp_txt(w->id.node), list);
 	snprintf(f->evidence, sizeof(f->evidence),
 	         "the rank files name the same GPU (%s) for ranks %s; their kernels run "
 	         "interleaved on it, so each rank's step time includes the others' work",
@@ -477,7 +477,7 @@ static void rule_gpu_fault(rule_ctx_t *c)
 	if (!w || !(f = add(job, "gpu_fault", GP_F_OUTCOME, w)))
 		return;
 	f->score = 1;
-	snprintf(f->title, sizeof(f->title), "GPU fault on %s: %s", w->id.node,
+	snprintf(f->title, sizeof(f->title), "GPU fault on %s: %s", gp_txt(w->id.node),
 	         w->faults.nxid ? "Xid error reported by the driver" : "uncorrected ECC errors");
 	snprintf(f->evidence, sizeof(f->evidence),
 	         "rank %d: %llu Xid event(s)%s%u%s, %llu uncorrected and %llu corrected ECC "
@@ -492,7 +492,7 @@ static void rule_gpu_fault(rule_ctx_t *c)
 	         "Tell the cluster admins (node %s, the Xid code; NVIDIA's Xid catalogue says "
 	         "whether it is the application, the driver or the hardware) and resubmit with "
 	         "--exclude=%s; timings from this rank are not trustworthy.",
-	         w->id.node, w->id.node);
+	         gp_txt(w->id.node), gp_txt(w->id.node));
 }
 
 /* ---- time: each sized by the GPU idle time (or exposed work) a fix would remove ---- */
@@ -544,7 +544,7 @@ static void rule_straggler(rule_ctx_t *c)
 	c->straggler = slow;
 	snprintf(f->title, sizeof(f->title),
 	         "Straggler: rank %d on %s does %.0f%% more work per step than the others",
-	         slow->id.rank, slow->id.node, 100 * excess / base);
+	         slow->id.rank, gp_txt(slow->id.node), 100 * excess / base);
 	snprintf(f->evidence, sizeof(f->evidence),
 	         "rank %d: %.2f ms of its own work per step (%s step %.2f ms, %.2f ms of it "
 	         "exposed communication) against %.2f ms on the other ranks (%u)%s",
@@ -589,8 +589,8 @@ static void rule_sync(rule_ctx_t *c)
 	         "copies) held the host %.1f ms in all, most %s%s%s; after they "
 	         "returned the GPU sat idle %.1f ms waiting for the next launch",
 	         (unsigned long long)w->sync.calls, w->sync.ns / 1e6,
-	         w->sync.range[0] ? "inside NVTX range '" : "outside any NVTX range", w->sync.range,
-	         w->sync.range[0] ? "'" : "", w->gpu.idle_sync_ns / 1e6);
+	         w->sync.range.s ? "inside NVTX range '" : "outside any NVTX range",
+	         gp_txt(w->sync.range), w->sync.range.s ? "'" : "", w->gpu.idle_sync_ns / 1e6);
 	gp_attr_sync_evidence(job, f->evidence, sizeof(f->evidence));
 	snprintf(f->threshold, sizeof(f->threshold),
 	         "a blocking call in >= %.0f%% of steps and GPU idle after them >= %.2g%% of the "
@@ -721,7 +721,7 @@ static void rule_idle(rule_ctx_t *c)
 	unsigned traced = w->capture.window ? w->capture.steps : w->steps.n_post;
 	bool never_ahead = traced >= 5 && w->gpu.idle_host_gaps * 10 >= (uint64_t)traced * 8;
 	bool jax_waits =
-	    !compiling && !launching && never_ahead && !strncmp(w->torch.info, "jax ", 4);
+	    !compiling && !launching && never_ahead && !strncmp(gp_txt(w->torch.info), "jax ", 4);
 	snprintf(f->title, sizeof(f->title),
 	         "GPU idle waiting for the host%s: %.2f ms per step (%.1f%%) on rank %d",
 	         compiling   ? " (compiling)"
@@ -1028,8 +1028,8 @@ static void rule_fp32(rule_ctx_t *c)
 	         "the saving is half their time (TF32 runs fp32 matmuls 7-8 times faster) on the "
 	         "step's path (%.0f%%: the GPU busy, or the host waiting for it, not it for the "
 	         "host)",
-	         (unsigned long long)w->gpu.fp32_gemm_calls, ms, pct, share, w->gpu.fp32_gemm_top,
-	         card, 100 * on_path(w));
+	         (unsigned long long)w->gpu.fp32_gemm_calls, ms, pct, share,
+	         gp_txt(w->gpu.fp32_gemm_top), card, 100 * on_path(w));
 	snprintf(f->threshold, sizeof(f->threshold),
 	         "fp32 GEMMs on CUDA cores >= %.0f%% of kernel time on an sm_80+ card, half their "
 	         "time >= %.0f%% of the step",
@@ -1139,7 +1139,7 @@ static const char *leak_owner(const gp_rank_t *r, double growth, double *per)
 		*per = (double)best->bytes / steps;
 		return best->stack;
 	}
-	return r->memory.leak_stack[0] ? r->memory.leak_stack : NULL;
+	return r->memory.leak_stack.s ? gp_txt(r->memory.leak_stack) : NULL;
 }
 
 static void rule_leak(rule_ctx_t *c)
@@ -1258,8 +1258,8 @@ static void rule_optimizer(rule_ctx_t *c)
 	         100.0 * w->memory.optimizer_bytes / peak, w->id.rank);
 	bool low = false; /* states already in 16 bits: then only sharding or 8 bits help */
 	for (unsigned k = 0; k < w->torch.nopt && k < 8; k++)
-		low |= strstr(w->torch.opt[k].what, "bfloat16") ||
-		       strstr(w->torch.opt[k].what, "float16");
+		low |= strstr(gp_txt(w->torch.opt[k].what), "bfloat16") ||
+		       strstr(gp_txt(w->torch.opt[k].what), "float16");
 	bool multi = job->nranks > 1; /* ranks to shard over */
 	char card[160];
 	against_card(w, peak, card, sizeof(card));
@@ -1276,7 +1276,7 @@ static void rule_optimizer(rule_ctx_t *c)
 	/* what the optimizer keeps, by its class ("SGD: 391.9 MiB float32 on cuda") */
 	char kind[40] = "";
 	for (unsigned k = 0; k < w->torch.nopt && k < 8 && !kind[0]; k++)
-		sscanf(w->torch.opt[k].what, "%39[A-Za-z0-9_]", kind);
+		sscanf(gp_txt(w->torch.opt[k].what), "%39[A-Za-z0-9_]", kind);
 	char keeps[120];
 	if (strstr(kind, "Adam") || strstr(kind, "Lamb") || strstr(kind, "Lion") == kind)
 		snprintf(keeps, sizeof(keeps), "%s keeps %s per parameter. ", kind,
@@ -1328,8 +1328,8 @@ static void rule_near_limit(rule_ctx_t *c)
 	         "Device memory peaks at %.0f%% of the GPU on rank %d: close to out of memory",
 	         100 * best, w->id.rank);
 	snprintf(f->evidence, sizeof(f->evidence), "%s peaked at %.1f MiB%s%s%.120s", what,
-	         p / 1048576.0, card, w->memory.peak_stack[0] ? "; the peak reached by: " : "",
-	         w->memory.peak_stack);
+	         p / 1048576.0, card, w->memory.peak_stack.s ? "; the peak reached by: " : "",
+	         gp_txt(w->memory.peak_stack));
 	snprintf(f->threshold, sizeof(f->threshold),
 	         "the memory in use at its peak >= %.0f%% of the card's, no allocation refused",
 	         MEM_NEAR_LIMIT * 100);

@@ -72,11 +72,11 @@ static void cuda_went_silent(gp_rank_t *r, rank_data_t *d)
 			first_after = i;
 	if (after < 2)
 		return;
-	snprintf(r->quality.yielded + strlen(r->quality.yielded),
-	         sizeof(r->quality.yielded) - strlen(r->quality.yielded),
-	         "%sCUDA activity stopped arriving at step %zu of %zu (another CUPTI client, such "
-	         "as torch.profiler, took the activity buffers)",
-	         r->quality.yielded[0] ? "; " : "", first_after, nst);
+	gp_text_setf(&r->quality.yielded, GP_YIELDED,
+	             "%s%sCUDA activity stopped arriving at step %zu of %zu (another CUPTI client, "
+	             "such as torch.profiler, took the activity buffers)",
+	             gp_txt(r->quality.yielded), r->quality.yielded.s ? "; " : "", first_after,
+	             nst);
 }
 
 /* Sorted, disjoint intervals (lo, hi pairs) and how much of [a, b) they cover. */
@@ -354,8 +354,7 @@ static void copies_and_precision(gp_rank_t *r, const rank_data_t *d)
 	}
 	if (top) {
 		char *rn = gp_readable_name(gp_rd_str(d, top));
-		snprintf(r->gpu.fp32_gemm_top, sizeof(r->gpu.fp32_gemm_top), "%s",
-		         rn ? rn : gp_rd_str(d, top));
+		gp_text_set(&r->gpu.fp32_gemm_top, rn ? rn : gp_rd_str(d, top), GP_GEMM_TOP);
 		free(rn);
 	}
 	u64map_free(&cls);
@@ -520,12 +519,50 @@ unsigned gp_khist_bucket(uint64_t ns)
 	return b < 0 ? 0 : b >= GP_KHIST ? GP_KHIST - 1 : (unsigned)b;
 }
 
+/* k's histogram covering buckets lo to hi (it grows by HIST_SLACK more each side, so a
+ * kernel's durations seldom move it; never shrinks). false: no memory. */
+#define HIST_SLACK 8u
+static bool hist_cover(gp_kstat_t *k, unsigned lo, unsigned hi)
+{
+	unsigned from = k->hlo, to = k->hlo + k->hn; /* [from, to) */
+	if (k->hn && lo >= from && hi < to)
+		return true;
+	from = !k->hn || lo < from ? (lo > HIST_SLACK ? lo - HIST_SLACK : 0) : from;
+	to = !k->hn || hi >= to ? (hi + 1 + HIST_SLACK < GP_KHIST ? hi + 1 + HIST_SLACK : GP_KHIST)
+	                        : to;
+	uint32_t *h = calloc(to - from, sizeof(uint32_t));
+	if (!h)
+		return false;
+	if (k->hn)
+		memcpy(h + (k->hlo - from), k->hist, k->hn * sizeof(uint32_t));
+	free(k->hist);
+	k->hist = h;
+	k->hlo = (uint16_t)from;
+	k->hn = (uint16_t)(to - from);
+	return true;
+}
+
+bool gp_kstat_hist_add(gp_kstat_t *k, unsigned b, uint32_t n)
+{
+	if (b >= GP_KHIST || !hist_cover(k, b, b))
+		return false;
+	k->hist[b - k->hlo] += n;
+	return true;
+}
+
+void gp_kstat_free_hist(gp_kstat_t *k)
+{
+	free(k->hist);
+	k->hist = NULL;
+	k->hlo = k->hn = 0;
+}
+
 void gp_kstat_add(gp_kstat_t *k, uint64_t ns)
 {
 	k->calls++;
 	k->total += ns;
 	k->sumsq += (double)ns * (double)ns;
-	k->hist[gp_khist_bucket(ns)]++;
+	gp_kstat_hist_add(k, gp_khist_bucket(ns), 1);
 	if (ns < k->min)
 		k->min = ns;
 	if (ns > k->max)
@@ -537,8 +574,9 @@ void gp_kstat_merge(gp_kstat_t *into, const gp_kstat_t *k)
 	into->calls += k->calls;
 	into->total += k->total;
 	into->sumsq += k->sumsq;
-	for (unsigned b = 0; b < GP_KHIST; b++)
-		into->hist[b] += k->hist[b];
+	if (k->hn && hist_cover(into, k->hlo, k->hlo + k->hn - 1u))
+		for (unsigned i = 0; i < k->hn; i++)
+			into->hist[k->hlo - into->hlo + i] += k->hist[i];
 	if (k->min < into->min)
 		into->min = k->min;
 	if (k->max > into->max)
@@ -548,14 +586,15 @@ void gp_kstat_merge(gp_kstat_t *into, const gp_kstat_t *k)
 double gp_kstat_quantile(const gp_kstat_t *k, double q)
 {
 	uint64_t n = 0, want, seen = 0;
-	for (unsigned b = 0; b < GP_KHIST; b++)
-		n += k->hist[b];
+	for (unsigned i = 0; i < k->hn; i++)
+		n += k->hist[i];
 	if (!n)
 		return 0;
 	want = (uint64_t)ceil(q * (double)n); /* the nearest-rank quantile */
 	want = want ? want : 1;
-	for (unsigned b = 0; b < GP_KHIST; b++) {
-		seen += k->hist[b];
+	for (unsigned i = 0; i < k->hn; i++) {
+		unsigned b = k->hlo + i;
+		seen += k->hist[i];
 		if (seen < want)
 			continue;
 		double v = exp2((b + GP_KHIST_SHIFT + 0.5) / 16.0);
@@ -688,7 +727,10 @@ void gp_merge_kernels(gp_job_t *job, const gp_rank_t *r, rank_data_t *d)
 			continue;
 		if (!u64map_get(&idx, (uint64_t)k->name + 1, &j)) {
 			gp_kstat_t z = {.name = (char *)gp_rd_str(d, k->name), .min = UINT64_MAX};
+			size_t had = loc.n;
 			VEC_PUSH(loc, z);
+			if (loc.n == had) /* no memory: no row for it (index -1 was a crash) */
+				continue;
 			j = loc.n - 1;
 			u64map_put(&idx, (uint64_t)k->name + 1, j);
 		}
@@ -707,6 +749,8 @@ void gp_merge_kernels(gp_job_t *job, const gp_rank_t *r, rank_data_t *d)
 		for (unsigned j = 0; j < GP_KRANGES; j++)
 			add_range(g, loc.v[i].in[j].name, loc.v[i].in[j].ns);
 	}
+	for (size_t i = 0; i < loc.n; i++)
+		gp_kstat_free_hist(&loc.v[i]);
 	VEC_FREE(loc);
 	u64map_free(&idx);
 }

@@ -6,6 +6,9 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "text.h"
+
+#define GP_GEMM_TOP 160
 typedef struct gp_gpu {
 	uint64_t kernels_total, kernels_in_steps, nkernels, span_ns, busy_ns, idle_host_ns,
 	    idle_kernel_ns, idle_other_ns, idle_sync_ns;
@@ -51,7 +54,7 @@ typedef struct gp_gpu {
 	 * time, the architecture they were built for (80: sm_80; 0 unknown) and the largest */
 	uint64_t fp32_gemm_ns, fp32_gemm_calls;
 	unsigned fp32_gemm_sm;
-	char fp32_gemm_top[160];
+	gp_text_t fp32_gemm_top; /* GP_GEMM_TOP bytes at most */
 	/* kernels whose names are PyTorch's (at::native) or XLA's (fusions): whose words the
 	 * advice speaks where the framework's integration did not say itself */
 	bool torch_kernels, xla_kernels;

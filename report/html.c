@@ -55,11 +55,11 @@ static const char *page_title(const gp_job_t *job, char *buf, size_t len)
 	const gp_rank_t *r0 = job->nranks ? &job->ranks[0] : NULL;
 	char cmd[160];
 	if (job->job[0] && strcmp(job->job, "?"))
-		snprintf(buf, len, "job %s%s%s%s", job->job, r0 && r0->id.job_name[0] ? " (" : "",
-		         r0 && r0->id.job_name[0] ? r0->id.job_name : "",
-		         r0 && r0->id.job_name[0] ? ")" : "");
-	else if (r0 && r0->id.command[0]) {
-		const char *c = r0->id.command, *sp = strchr(c, ' '), *sl = c;
+		snprintf(buf, len, "job %s%s%s%s", job->job, r0 && r0->id.job_name.s ? " (" : "",
+		         r0 && r0->id.job_name.s ? gp_txt(r0->id.job_name) : "",
+		         r0 && r0->id.job_name.s ? ")" : "");
+	else if (r0 && r0->id.command.s) {
+		const char *c = gp_txt(r0->id.command), *sp = strchr(c, ' '), *sl = c;
 		for (const char *q = c; *q && q != sp; q++) /* the program's own name, no path */
 			if (*q == '/')
 				sl = q + 1;
@@ -490,9 +490,9 @@ static void plot_busy(FILE *o, const gp_job_t *job)
 			        "<text x=\"%.0f\" y=\"%u\" font-size=\"11\" "
 			        "text-anchor=\"end\">rank %d",
 			        x0 - 6, i * rh + 13, r->id.rank);
-			if (r->id.node[0]) {
+			if (r->id.node.s) {
 				fprintf(o, " (");
-				esc(o, r->id.node);
+				esc(o, gp_txt(r->id.node));
 				fprintf(o, ")");
 			}
 			fprintf(o, "</text>\n");

@@ -326,11 +326,13 @@ static void drop_batch_script(gp_job_t *job)
 			job->batch.wait_status = r->outcome.wait_status;
 			job->batch.wall_ns = r->outcome.wall_ns;
 			snprintf(job->batch.command, sizeof(job->batch.command), "%s",
-			         r->id.command);
+			         gp_txt(r->id.command));
 			gp_rank_release(r);
 			continue;
 		}
-		job->ranks[n++] = *r;
+		if (n != i) /* 6 KiB a rank: copied only where one was dropped before it */
+			job->ranks[n] = *r;
+		n++;
 	}
 	job->nranks = n;
 }
@@ -589,6 +591,7 @@ void gp_job_free(gp_job_t *job)
 	free(job->launchers);
 	for (unsigned i = 0; i < job->nk; i++) {
 		free(job->k[i].name);
+		gp_kstat_free_hist(&job->k[i]);
 		for (unsigned j = 0; j < GP_KRANGES; j++)
 			free(job->k[i].in[j].name);
 	}

@@ -393,8 +393,8 @@ static void feed_process(rank_data_t *d, gp_rank_t *r, const gp_event_t *e)
 			if (e->a <= INT32_MAX)
 				r->id.pid = (int)e->a;
 			if (e->b && gp_rd_str(d, (uint32_t)e->b)[0])
-				snprintf(r->id.command, sizeof(r->id.command), "%s",
-				         gp_rd_str(d, (uint32_t)e->b));
+				gp_text_set(&r->id.command, gp_rd_str(d, (uint32_t)e->b),
+				            GP_ID_COMMAND);
 			break;
 		}
 		d->start_ts = e->ts;
@@ -524,9 +524,8 @@ typed:
 			                              : "the framework's profiler");
 			y = now;
 		}
-		snprintf(r->quality.yielded + strlen(r->quality.yielded),
-		         sizeof(r->quality.yielded) - strlen(r->quality.yielded), "%s%s",
-		         r->quality.yielded[0] ? "; " : "", y);
+		gp_text_setf(&r->quality.yielded, GP_YIELDED, "%s%s%s", gp_txt(r->quality.yielded),
+		             r->quality.yielded.s ? "; " : "", y);
 		break;
 	}
 	default:
@@ -535,11 +534,6 @@ typed:
 }
 
 /* What PyTorch said (GP_EV_FW, agent/python/_gpuprof.py). */
-static void copy_text(char *dst, size_t cap, const char *s)
-{
-	snprintf(dst, cap, "%s", s);
-}
-
 static void feed_fw(rank_data_t *d, gp_rank_t *r, const gp_event_t *e)
 {
 	struct gp_torch *t = &r->torch;
@@ -547,7 +541,7 @@ static void feed_fw(rank_data_t *d, gp_rank_t *r, const gp_event_t *e)
 	t->seen = true;
 	switch (e->u8) {
 	case GP_FW_INFO:
-		copy_text(t->info, sizeof(t->info), text);
+		gp_text_set(&t->info, text, GP_TORCH_INFO);
 		break;
 	case GP_FW_PROFILER: /* one begin a session (the integration's); a start that
 	                      * failed took its begin back */
@@ -557,10 +551,9 @@ static void feed_fw(rank_data_t *d, gp_rank_t *r, const gp_event_t *e)
 			t->profiler_sessions--;
 		break;
 	case GP_FW_MISSING:
-		if (!strstr(t->missing, text))
-			snprintf(t->missing + strlen(t->missing),
-			         sizeof(t->missing) - strlen(t->missing), "%s%s",
-			         t->missing[0] ? "; " : "", text);
+		if (!strstr(gp_txt(t->missing), text))
+			gp_text_setf(&t->missing, GP_TORCH_MISSING, "%s%s%s", gp_txt(t->missing),
+			             t->missing.s ? "; " : "", text);
 		break;
 	case GP_FW_OPT_END:
 		VEC_PUSH(d->opt_ends, e->ts << 8 | (e->a < 255 ? e->a : 255));
@@ -579,7 +572,7 @@ static void feed_fw(rank_data_t *d, gp_rank_t *r, const gp_event_t *e)
 				t->nopt = (unsigned)e->a + 1;
 			t->opt[e->a].bytes = e->d;
 			t->opt[e->a].device_bytes = e->c;
-			copy_text(t->opt[e->a].what, sizeof(t->opt[0].what), text);
+			gp_text_set(&t->opt[e->a].what, text, GP_TORCH_OPT);
 		}
 		break;
 	case GP_FW_MEM_STEP: /* d: the optimizer step it follows (0: at exit) */
@@ -626,7 +619,7 @@ static void feed_fw(rank_data_t *d, gp_rank_t *r, const gp_event_t *e)
 		if (o) {
 			o->bytes = e->a;
 			o->tensors = e->c;
-			copy_text(o->stack, sizeof(o->stack), text);
+			snprintf(o->stack, sizeof(o->stack), "%s", text);
 		}
 		break;
 	}
@@ -659,14 +652,14 @@ static void feed_fw(rank_data_t *d, gp_rank_t *r, const gp_event_t *e)
 			p->in_use_peak = e->a;
 		if (e->c > p->pool_peak)
 			p->pool_peak = e->c;
-		copy_text(p->what, sizeof(p->what), text);
+		gp_text_set(&p->what, text, GP_POOL_WHAT);
 		break;
 	}
 	case GP_FW_SNAPSHOT:
-		copy_text(e->a == GP_SNAP_PEAK  ? t->snap_peak
-		          : e->a == GP_SNAP_OOM ? t->snap_oom
-		                                : t->snap_exit,
-		          sizeof(t->snap_peak), text);
+		gp_text_set(e->a == GP_SNAP_PEAK  ? &t->snap_peak
+		            : e->a == GP_SNAP_OOM ? &t->snap_oom
+		                                  : &t->snap_exit,
+		            text, GP_TORCH_SNAP);
 		break;
 	default:
 		break;
@@ -687,7 +680,7 @@ void gp_rd_reset(rank_data_t *d)
 	d->started.n = d->steps.n = d->ctrl.n = d->marks.n = 0;
 	d->opt_ends.n = d->opt_own.n = d->torch_mem.n = 0;
 	d->gwin.n = d->cuda_on.n = d->data_wait.n = d->compiles.n = d->overhead.n = 0;
-	d->proc_changes.n = 0;
+	d->proc_changes.n = d->side_loops.n = 0;
 	d->child_pid = d->recorder_pid = 0;
 	d->lib_end = d->agent_end = false;
 	d->lib_status = d->agent_status = 0;
@@ -746,6 +739,7 @@ void gp_rd_free(rank_data_t *d)
 	VEC_FREE(d->compiles);
 	VEC_FREE(d->overhead);
 	VEC_FREE(d->proc_changes);
+	VEC_FREE(d->side_loops);
 }
 
 static int cmp_api(const void *a, const void *b)

@@ -8,11 +8,17 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "text.h"
+
 /* Who: the header (section "id"; top-level keys of a JSON rank) */
+#define GP_ID_NODE     128
+#define GP_ID_COMMAND  256
+#define GP_ID_JOB_NAME 128
 typedef struct gp_ident {
 	char *path; /* the rank file (owned; gp_rank_release) */
-	char node[128], step[32], command[256];
-	char user[64], modes[64], job_name[128];
+	char step[32];
+	gp_text_t node, command, job_name; /* GP_ID_NODE, _COMMAND, _JOB_NAME bytes at most */
+	char user[64], modes[64];
 	uint64_t start_realtime_ns; /* CLOCK_REALTIME when the agent started */
 	int rank;
 	int pid; /* the recorded process (the header's, else the program the agent started) */
@@ -38,6 +44,7 @@ typedef struct gp_outcome {
 } gp_outcome_t;
 
 /* Data quality (section "quality") */
+#define GP_YIELDED 256
 typedef struct gp_quality {
 	uint64_t records, corrupt_chunks;
 	bool truncated;
@@ -48,7 +55,8 @@ typedef struct gp_quality {
 	uint64_t markers_not_placed;   /* step markers skipped: the GPU 64 markers behind */
 	uint64_t nvtx_ranges;          /* ranges.c */
 	bool nvtx_cuda_tids_unrelated; /* ranges.c */
-	char wrapped[16], yielded[256];
+	char wrapped[16];
+	gp_text_t yielded; /* GP_YIELDED bytes at most */
 	/* the collector's TSC disagreed with the kernel's clock and was dropped (GP_EV_CLOCK):
 	 * clock_gettime minus the TSC's prediction, when (ns after the rank's start) and over
 	 * what interval; the times of that interval may be off by up to the error */
@@ -60,10 +68,11 @@ typedef struct gp_quality {
 /* PCIe tx, PCIe rx, NVLink tx, NVLink rx (GP_EV_NVML_IO): mean bytes per second (summed
  * over the rank's GPUs), and the highest rate of one GPU between two samples (section
  * "io") */
+#define GP_NVML_LIMITS 256
 typedef struct gp_io {
 	double Bps[4], peak_Bps[4];
 	unsigned bits;         /* GP_IO_* seen */
-	char nvml_limits[256]; /* what NVML could not sample on this node */
+	gp_text_t nvml_limits; /* what NVML could not sample on this node (GP_NVML_LIMITS) */
 } gp_io_t;
 
 /* GPU faults (GP_EV_GPU_FAULT), section "faults" */
@@ -91,21 +100,27 @@ typedef struct gp_pool {
 	bool seen;
 	unsigned samples;
 	uint64_t in_use, in_use_peak, pool, pool_peak; /* the last sample; the largest */
-	char what[128];
+	gp_text_t what;                                /* GP_POOL_WHAT bytes at most */
 } gp_pool_t;
+#define GP_POOL_WHAT 128
 
 /* What PyTorch itself said (GP_EV_FW, agent/python/_gpuprof.py): steps from its
  * optimizers, their state tensors, its caching allocator's own figures (section
  * "pytorch") */
+/* the longest text of each (bytes + 1: what the arrays held before, text.h) */
+#define GP_TORCH_INFO    256
+#define GP_TORCH_MISSING 512
+#define GP_TORCH_OPT     192
+#define GP_TORCH_SNAP    96
 typedef struct gp_torch {
 	bool seen;
-	char info[256];             /* version, how steps and memory were taken */
-	char missing[512];          /* what was not collected, and why */
+	gp_text_t info;             /* version, how steps and memory were taken */
+	gp_text_t missing;          /* what was not collected, and why */
 	unsigned nopt;              /* optimizers that stepped */
 	unsigned profiler_sessions; /* torch.profiler sessions (GP_FW_PROFILER begins) */
 	struct {
 		uint64_t bytes, device_bytes, steps;
-		char what[192];
+		gp_text_t what;
 	} opt[8];
 	uint64_t opt_bytes, opt_device_bytes; /* state tensors of every optimizer */
 	unsigned opt_steps;                   /* step() calls of the optimizer that steps most */
@@ -124,7 +139,7 @@ typedef struct gp_torch {
 	unsigned grow_steps; /* the steps that window held (0: not said, older files) */
 	bool oom;
 	uint64_t oom_requested, oom_total, oom_free;
-	char snap_peak[96], snap_oom[96], snap_exit[96]; /* memory_viz pickles written */
+	gp_text_t snap_peak, snap_oom, snap_exit; /* memory_viz pickles written */
 } gp_torch_t;
 
 /* The owners of one kind; NULL when the rank has none of any kind. */

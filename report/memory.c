@@ -135,8 +135,9 @@ static void growth_and_leaks(gp_rank_t *r, rank_data_t *d)
 				best_stack = sid;
 			}
 		}
-		stack_text(d, (uint32_t)best_stack, r->memory.leak_stack,
-		           sizeof(r->memory.leak_stack));
+		char st[GP_MEM_STACK];
+		stack_text(d, (uint32_t)best_stack, st, sizeof(st));
+		gp_text_set(&r->memory.leak_stack, st, GP_MEM_STACK);
 		u64map_free(&live);
 		u64map_free(&by_stack);
 	}
@@ -148,14 +149,16 @@ static void growth_and_leaks(gp_rank_t *r, rank_data_t *d)
 static void peak_context(gp_rank_t *r, rank_data_t *d, uint64_t ts, const api_t *a)
 {
 	size_t k = gp_step_at(d, ts);
+	char open[GP_MEM_RANGES];
 	r->memory.peak_step = k ? (int)k - 1 : -1;
-	if (a && gp_open_ranges(d, a->tid, a->start, r->memory.peak_ranges,
-	                        sizeof(r->memory.peak_ranges)))
+	if (a && gp_open_ranges(d, a->tid, a->start, open, sizeof(open))) {
+		gp_text_set(&r->memory.peak_ranges, open, GP_MEM_RANGES);
 		return;
-	if (k && d->step_tid &&
-	    gp_open_ranges(d, d->step_tid, ts, r->memory.peak_ranges,
-	                   sizeof(r->memory.peak_ranges)))
+	}
+	if (k && d->step_tid && gp_open_ranges(d, d->step_tid, ts, open, sizeof(open))) {
+		gp_text_set(&r->memory.peak_ranges, open, GP_MEM_RANGES);
 		r->memory.peak_ranges_other_thread = a != NULL;
+	}
 }
 
 void gp_pass_memory(gp_rank_t *r, rank_data_t *d)
@@ -199,10 +202,12 @@ void gp_pass_memory(gp_rank_t *r, rank_data_t *d)
 	r->memory.static_bytes = static_b;
 	uint64_t ai;
 	bool have_api = peak_corr && u64map_get(corr_api, peak_corr, &ai);
-	if (have_api)
-		stack_text(d, d->apis.v[ai - 1].stack, r->memory.peak_stack,
-		           sizeof(r->memory.peak_stack));
-	if (r->memory.peak_stack[0]) {
+	if (have_api) {
+		char st[GP_MEM_STACK];
+		stack_text(d, d->apis.v[ai - 1].stack, st, sizeof(st));
+		gp_text_set(&r->memory.peak_stack, st, GP_MEM_STACK);
+	}
+	if (r->memory.peak_stack.s) {
 		snprintf(r->memory.peak_stack_source, sizeof(r->memory.peak_stack_source),
 		         "CUPTI allocation callback");
 	} else { /* CUPTI's callbacks left to PyTorch's profiler: PyTorch's largest owner
@@ -210,8 +215,7 @@ void gp_pass_memory(gp_rank_t *r, rank_data_t *d)
 		const gp_owner_t *own = gp_torch_owners(&r->torch, GP_OWN_PEAK);
 		for (unsigned k = 0; k < r->torch.nowner; k++)
 			if (own[k].stack[0] != '(') {
-				snprintf(r->memory.peak_stack, sizeof(r->memory.peak_stack), "%s",
-				         own[k].stack);
+				gp_text_set(&r->memory.peak_stack, own[k].stack, GP_MEM_STACK);
 				snprintf(r->memory.peak_stack_source,
 				         sizeof(r->memory.peak_stack_source),
 				         "PyTorch allocator history");
@@ -241,11 +245,12 @@ void gp_pass_memory(gp_rank_t *r, rank_data_t *d)
 		bool found = u64map_get(corr_api, m->corr, &ai);
 		stack_owner(d, found ? d->apis.v[ai - 1].stack : 0, owner, sizeof(owner));
 		unsigned o;
-		for (o = 0; o < r->memory.nowners && strcmp(r->memory.owners[o].module, owner); o++)
+		for (o = 0;
+		     o < r->memory.nowners && strcmp(gp_txt(r->memory.owners[o].module), owner);
+		     o++)
 			;
 		if (o == r->memory.nowners && o < 8) {
-			snprintf(r->memory.owners[o].module, sizeof(r->memory.owners[o].module),
-			         "%s", owner);
+			gp_text_set(&r->memory.owners[o].module, owner, GP_MEM_MODULE);
 			r->memory.nowners++;
 		}
 		if (o < 8)

@@ -7,23 +7,28 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "text.h"
+
+#define GP_MEM_STACK  1024
+#define GP_MEM_RANGES 256
+#define GP_MEM_MODULE 64
 typedef struct gp_memory {
 	uint64_t nallocs, nfrees, peak, peak_t_ns, final, static_bytes;
 	uint64_t host_peak, managed_peak; /* pinned/pageable host, managed: apart */
-	char peak_stack[1024];
-	char peak_stack_source[48];    /* "CUPTI allocation callback", "PyTorch allocator
-	                                  history" (the peak's largest owner), "" */
-	int peak_step;                 /* the step the peak fell in, from 0; -1: none */
-	char peak_ranges[256];         /* NVTX ranges open at the peak, outermost first */
+	gp_text_t peak_stack;             /* up to GP_MEM_STACK - 1 bytes, as leak_stack */
+	char peak_stack_source[48];       /* "CUPTI allocation callback", "PyTorch allocator
+	                                     history" (the peak's largest owner), "" */
+	int peak_step;                    /* the step the peak fell in, from 0; -1: none */
+	gp_text_t peak_ranges; /* NVTX ranges open at the peak, outermost first (GP_MEM_RANGES) */
 	bool peak_ranges_other_thread; /* ... on the steps' thread, not the allocating one */
 	double growth_per_step;
 	uint64_t leak_bytes, leak_allocs;
-	char leak_stack[1024];
+	gp_text_t leak_stack;
 	uint64_t optimizer_bytes;
 	char optimizer_source[48]; /* "PyTorch optimizer state" (its state tensors on the GPU)
 	                              or "first optimizer range" (allocations still held) */
 	struct {
-		char module[64];
+		gp_text_t module; /* up to GP_MEM_MODULE - 1 bytes */
 		uint64_t bytes;
 	} owners[8]; /* device bytes live at the end, by allocating library */
 	unsigned nowners;

@@ -191,9 +191,9 @@ static int torch_snapshot(const gp_job_t *job, const gp_rank_t *r)
 {
 	char path[4400];
 	const struct gp_torch *t = &r->torch;
-	const char *name = t->snap_exit[0]  ? t->snap_exit
-	                   : t->snap_oom[0] ? t->snap_oom
-	                                    : t->snap_peak;
+	const char *name = t->snap_exit.s  ? gp_txt(t->snap_exit)
+	                   : t->snap_oom.s ? gp_txt(t->snap_oom)
+	                                   : gp_txt(t->snap_peak);
 	size_t n = strlen(name);
 	if (!n || strchr(name, '/') || strncmp(name, "rank", 4) || n < 8 ||
 	    strcmp(name + n - 7, ".pickle"))

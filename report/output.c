@@ -152,19 +152,30 @@ static void dist_line(FILE *out, const gp_job_t *job, const char *what, const ch
  * more than 32 nodes, the node medians' distribution with the slowest named. */
 static void node_lines(FILE *out, const gp_job_t *job)
 {
-	unsigned nn = 0;
-	const char **node = calloc(job->nranks ? job->nranks : 1, sizeof(char *));
-	unsigned *of = calloc(job->nranks ? job->nranks : 1, sizeof(unsigned));
-	if (!node || !of)
+	unsigned nn = 0, n = job->nranks ? job->nranks : 1;
+	const char **node = calloc(n, sizeof(char *));
+	unsigned *of = calloc(n, sizeof(unsigned)), *by = calloc(n, sizeof(unsigned)),
+	         *from = calloc(n + 1, sizeof(unsigned));
+	u64map_t at = {0}; /* a node's name -> index + 1: one pointer a name (text.h) */
+	if (!node || !of || !by || !from)
 		goto out;
 	for (unsigned i = 0; i < job->nranks; i++) { /* node index of each rank */
-		unsigned k;
-		for (k = 0; k < nn && strcmp(node[k], job->ranks[i].id.node); k++)
-			;
-		if (k == nn)
-			node[nn++] = job->ranks[i].id.node;
-		of[i] = k;
+		uint64_t key = (uint64_t)(uintptr_t)job->ranks[i].id.node.s + 1, k;
+		if (!u64map_get(&at, key, &k)) {
+			node[nn] = gp_txt(job->ranks[i].id.node);
+			u64map_put(&at, key, k = ++nn);
+		}
+		of[i] = (unsigned)k - 1;
 	}
+	for (unsigned i = 0; i < job->nranks; i++) /* the ranks of node k: by[from[k]..from[k+1]) */
+		from[of[i] + 1]++;
+	for (unsigned k = 0; k < nn; k++)
+		from[k + 1] += from[k];
+	for (unsigned i = 0; i < job->nranks; i++) /* from[k] ends as node k's end */
+		by[from[of[i]]++] = i;
+	for (unsigned k = nn; k > 0; k--) /* back to each node's start */
+		from[k] = from[k - 1];
+	from[0] = 0;
 	fig_t *med = calloc(nn, sizeof(fig_t));
 	double *v = calloc(job->nranks, sizeof(double));
 	if (!med || !v) {
@@ -175,12 +186,12 @@ static void node_lines(FILE *out, const gp_job_t *job)
 	for (unsigned k = 0; k < nn; k++) {
 		unsigned m = 0;
 		uint64_t peak = 0;
-		for (unsigned i = 0; i < job->nranks; i++)
-			if (of[i] == k) {
-				v[m++] = job->ranks[i].steps.median_ms;
-				if (job->ranks[i].memory.peak > peak)
-					peak = job->ranks[i].memory.peak;
-			}
+		for (unsigned j = from[k]; j < from[k + 1]; j++) {
+			const gp_rank_t *r = &job->ranks[by[j]];
+			v[m++] = r->steps.median_ms;
+			if (r->memory.peak > peak)
+				peak = r->memory.peak;
+		}
 		med[k] = (fig_t){gp_median(v, m), k};
 		if (nn <= 32)
 			fprintf(out,
@@ -202,8 +213,11 @@ static void node_lines(FILE *out, const gp_job_t *job)
 	free(med);
 	free(v);
 out:
+	u64map_free(&at);
 	free(node);
 	free(of);
+	free(by);
+	free(from);
 }
 
 static double f_step(const gp_rank_t *r)
@@ -282,7 +296,8 @@ static void print_torch(FILE *out, const gp_job_t *job)
 		const struct gp_torch *t = &r->torch;
 		if (!t->seen || !listed(job, r))
 			continue;
-		fprintf(out, "rank %s: %s\n", label(job, r), t->info[0] ? t->info : "(no summary)");
+		fprintf(out, "rank %s: %s\n", label(job, r),
+		        t->info.s ? gp_txt(t->info) : "(no summary)");
 		if (t->opt_steps)
 			fprintf(out,
 			        "       optimizer.step(): %u calls, %.3f ms apart (median after "
@@ -292,12 +307,12 @@ static void print_torch(FILE *out, const gp_job_t *job)
 			            ? "; the steps above are the program's own"
 			            : "");
 		for (unsigned k = 0; k < t->nopt && k < 8; k++)
-			if (t->opt[k].what[0])
+			if (t->opt[k].what.s)
 				fprintf(out,
 				        "       optimizer %u state: %.1f MiB (%.1f MiB on the "
 				        "GPU): %s\n",
 				        k, mib(t->opt[k].bytes), mib(t->opt[k].device_bytes),
-				        t->opt[k].what);
+				        gp_txt(t->opt[k].what));
 		if (t->max_allocated || t->max_reserved) {
 			/* 0: not known (the peak's moment was not in the allocator history) */
 			char unused[80] = "";
@@ -334,16 +349,16 @@ static void print_torch(FILE *out, const gp_job_t *job)
 			print_owners(out, "held at the OOM", gp_torch_owners(t, GP_OWN_OOM),
 			             t->noom_owner);
 		}
-		if (t->snap_peak[0] || t->snap_oom[0] || t->snap_exit[0])
+		if (t->snap_peak.s || t->snap_oom.s || t->snap_exit.s)
 			fprintf(out,
 			        "       memory_viz pickles: %s%s%s%s%s (open in "
 			        "pytorch.org/memory_viz)\n",
-			        t->snap_exit, t->snap_exit[0] && t->snap_peak[0] ? ", " : "",
-			        t->snap_peak,
-			        (t->snap_exit[0] || t->snap_peak[0]) && t->snap_oom[0] ? ", " : "",
-			        t->snap_oom);
-		if (t->missing[0])
-			fprintf(out, "       not collected: %s\n", t->missing);
+			        gp_txt(t->snap_exit), t->snap_exit.s && t->snap_peak.s ? ", " : "",
+			        gp_txt(t->snap_peak),
+			        (t->snap_exit.s || t->snap_peak.s) && t->snap_oom.s ? ", " : "",
+			        gp_txt(t->snap_oom));
+		if (t->missing.s)
+			fprintf(out, "       not collected: %s\n", gp_txt(t->missing));
 	}
 }
 
@@ -353,7 +368,7 @@ static void print_io(FILE *out, const gp_job_t *job)
 	for (unsigned i = 0; i < job->nranks; i++) {
 		const gp_rank_t *r = &job->ranks[i];
 		any |= r->io.bits || r->faults.nxid || r->faults.ecc_corrected ||
-		       r->faults.ecc_uncorrected || r->io.nvml_limits[0];
+		       r->faults.ecc_uncorrected || r->io.nvml_limits.s;
 	}
 	if (!any)
 		return;
@@ -381,8 +396,8 @@ static void print_io(FILE *out, const gp_job_t *job)
 		if (r->faults.nxid)
 			fprintf(out, "       first Xid %u at %.3f s\n", r->faults.first_xid,
 			        r->faults.first_xid_ns / 1e9);
-		if (r->io.nvml_limits[0])
-			fprintf(out, "       not sampled: %s\n", r->io.nvml_limits);
+		if (r->io.nvml_limits.s)
+			fprintf(out, "       not sampled: %s\n", gp_txt(r->io.nvml_limits));
 	}
 }
 
@@ -410,7 +425,7 @@ static void text_procs(FILE *out, const char *label, const gp_rank_t *r)
 		        "       pid %-7d %-8s %-10s %5u steps %6u optimizer steps %9llu kernels  "
 		        "%.60s\n",
 		        p->pid, p->trainer ? "trained" : "", gp_rank_outcome(&o, b, sizeof(b)),
-		        p->steps, p->opt_steps, (unsigned long long)p->kernels, p->command);
+		        p->steps, p->opt_steps, (unsigned long long)p->kernels, gp_txt(p->command));
 	}
 }
 
@@ -462,7 +477,7 @@ static void text_startup(const gp_job_t *job, FILE *out)
 		const char *full[NT];
 		char nm[NT][W];
 		for (unsigned k = 0; k < r->startup.ntop; k++)
-			full[k] = r->startup.top[k].name;
+			full[k] = gp_txt(r->startup.top[k].name);
 		gp_display_names(full, r->startup.ntop, &nm[0][0], W);
 		for (unsigned k = 0; k < r->startup.ntop; k++)
 			fprintf(out, "       %-8s %-60s %10.1f ms %6u time%s\n",
@@ -662,7 +677,7 @@ static void text_how_slow(const gp_job_t *job, FILE *out)
 	if (job->nranks && job->ranks[0].steps.source[0]) {
 		const gp_rank_t *r0 = &job->ranks[0];
 		fprintf(out, "steps: %s; warm-up steps excluded; job median %.3f ms (%s)\n",
-		        r0->steps.how, job->step_median_ms, job->step_basis);
+		        gp_txt(r0->steps.how), job->step_median_ms, job->step_basis);
 		text_throughput(out, job);
 		fprintf(
 		    out,
@@ -852,24 +867,24 @@ static void text_memory(const gp_job_t *job, FILE *out)
 			fprintf(out,
 			        "       %s: in use %.1f MiB at its peak, %.1f MiB at the last "
 			        "sample; the pool holds %.1f MiB of the device\n",
-			        r->pool.what, r->pool.in_use_peak / 1048576.0,
+			        gp_txt(r->pool.what), r->pool.in_use_peak / 1048576.0,
 			        r->pool.in_use / 1048576.0, r->pool.pool / 1048576.0);
 		text_card(out, r);
-		if (r->memory.peak_stack[0])
-			fprintf(out, "       peak reached by: %s%s%s%s\n", r->memory.peak_stack,
-			        r->memory.peak_stack_source[0] ? " (stack from " : "",
-			        r->memory.peak_stack_source,
-			        r->memory.peak_stack_source[0] ? ")" : "");
-		if (r->memory.peak_step >= 0 || r->memory.peak_ranges[0]) {
+		if (r->memory.peak_stack.s)
+			fprintf(
+			    out, "       peak reached by: %s%s%s%s\n", gp_txt(r->memory.peak_stack),
+			    r->memory.peak_stack_source[0] ? " (stack from " : "",
+			    r->memory.peak_stack_source, r->memory.peak_stack_source[0] ? ")" : "");
+		if (r->memory.peak_step >= 0 || r->memory.peak_ranges.s) {
 			fprintf(out, "       peak reached");
 			if (r->memory.peak_step >= 0)
 				fprintf(out, " in step %d%s", r->memory.peak_step,
 				        (unsigned)r->memory.peak_step < r->steps.warmup
 				            ? " (warm-up)"
 				            : "");
-			if (r->memory.peak_ranges[0])
+			if (r->memory.peak_ranges.s)
 				fprintf(
-				    out, " inside %s%s", r->memory.peak_ranges,
+				    out, " inside %s%s", gp_txt(r->memory.peak_ranges),
 				    r->memory.peak_ranges_other_thread
 				        ? " (ranges of the steps' thread: the allocating thread "
 				          "had none open)"
@@ -878,7 +893,8 @@ static void text_memory(const gp_job_t *job, FILE *out)
 		}
 		for (unsigned o = 0; o < r->memory.nowners; o++)
 			fprintf(out, "       live at the last step from %-20s %10.1f MiB\n",
-			        r->memory.owners[o].module, r->memory.owners[o].bytes / 1048576.0);
+			        gp_txt(r->memory.owners[o].module),
+			        r->memory.owners[o].bytes / 1048576.0);
 	}
 	if (any_mem && dist_header(out, job)) {
 		dist_line(out, job, "peak (MiB)", "", f_peak, 1, 0);
@@ -903,7 +919,7 @@ static void text_quality(const gp_job_t *job, FILE *out)
 			text_procs(out, label(job, r), r);
 		bool unobserved = gp_rank_unobserved(r);
 		if (!r->outcome.has_end || r->quality.truncated || r->quality.corrupt_chunks ||
-		    r->quality.lost_any || r->quality.yielded[0] ||
+		    r->quality.lost_any || r->quality.yielded.s ||
 		    strcmp(r->quality.wrapped, "agent") || r->quality.nvtx_cuda_tids_unrelated ||
 		    r->quality.markers_not_placed || r->quality.bad_records ||
 		    r->quality.clock_dropped || unobserved) {
@@ -933,7 +949,7 @@ static void text_quality(const gp_job_t *job, FILE *out)
 			    (unsigned long long)r->quality.drops_table,
 			    (unsigned long long)r->quality.drops_cap,
 			    (unsigned long long)r->quality.corrupt_chunks,
-			    r->quality.yielded[0] ? "; yielded: " : "", r->quality.yielded,
+			    r->quality.yielded.s ? "; yielded: " : "", gp_txt(r->quality.yielded),
 			    r->quality.nvtx_cuda_tids_unrelated
 			        ? "; NVTX and CUDA API records name threads differently (an older "
 			          "collector): GPU work is matched to ranges by time on the steps' "
@@ -1218,29 +1234,30 @@ void gp_job_json(const gp_job_t *job, FILE *out)
 	fprintf(out, "{\n  \"schema\": \"gpuprof-job/1\",\n  \"job\": ");
 	gp_json_str(out, job->job);
 	fprintf(out, ",\n  \"job_name\": ");
-	gp_json_str(out, r0 ? r0->id.job_name : "");
+	gp_json_str(out, r0 ? gp_txt(r0->id.job_name) : "");
 	fprintf(out, ",\n  \"user\": ");
 	gp_json_str(out, r0 ? r0->id.user : "");
 	fprintf(out, ",\n  \"modes\": ");
 	gp_json_str(out, r0 ? r0->id.modes : "");
 	fprintf(out, ",\n  \"start_unix_ns\": %llu,\n  \"end_unix_ns\": %llu,\n  \"nodes\": [",
 	        (unsigned long long)(start == UINT64_MAX ? 0 : start), (unsigned long long)end);
+	u64map_t seen = {0}; /* nodes listed: one pointer a name (text.h) */
 	for (unsigned i = 0, n = 0; i < job->nranks; i++) {
-		bool seen = false;
-		for (unsigned k = 0; k < i; k++)
-			seen |= !strcmp(job->ranks[k].id.node, job->ranks[i].id.node);
-		if (seen)
+		uint64_t key = (uint64_t)(uintptr_t)job->ranks[i].id.node.s + 1, had;
+		if (u64map_get(&seen, key, &had))
 			continue;
+		u64map_put(&seen, key, 1);
 		fprintf(out, "%s", n++ ? ", " : "");
-		gp_json_str(out, job->ranks[i].id.node);
+		gp_json_str(out, gp_txt(job->ranks[i].id.node));
 	}
+	u64map_free(&seen);
 	fprintf(out, "],\n  \"profiled_ranks\": [");
 	for (unsigned i = 0; i < job->nranks; i++) {
 		const gp_rank_t *r = &job->ranks[i];
 		fprintf(out, "%s\n    {\"step\": ", i ? "," : "");
 		gp_json_str(out, r->id.step);
 		fprintf(out, ", \"rank\": %d, \"node\": ", r->id.rank);
-		gp_json_str(out, r->id.node);
+		gp_json_str(out, gp_txt(r->id.node));
 		fprintf(out, ", \"outcome\": ");
 		gp_json_str(out, gp_rank_outcome(r, b, sizeof(b)));
 		fprintf(out,

@@ -188,8 +188,7 @@ void gp_pass_ranges(gp_job_t *job, gp_rank_t *r, rank_data_t *d)
 			u64map_put(&sync_by_name, (uint64_t)rg->name + 1, v + a->dur);
 			if (v + a->dur > r->sync.range_ns) {
 				r->sync.range_ns = v + a->dur;
-				snprintf(r->sync.range, sizeof(r->sync.range), "%s",
-				         gp_rd_str(d, rg->name));
+				gp_text_set(&r->sync.range, gp_rd_str(d, rg->name), GP_SYNC_RANGE);
 			}
 		}
 	}

@@ -5,9 +5,12 @@
 
 #include <stdint.h>
 
+#include "text.h"
+
+#define GP_SYNC_RANGE 128
 typedef struct gp_sync {
 	uint64_t ns, calls, records;
-	char range[128]; /* the range the most synchronisation time fell in */
+	gp_text_t range; /* the range the most synchronisation time fell in (GP_SYNC_RANGE) */
 	uint64_t range_ns;
 } gp_sync_t;
 

@@ -49,7 +49,7 @@ static bool no_cuda_work(const gp_rank_t *r)
 
 bool gp_rank_unobserved(const gp_rank_t *r)
 {
-	return strstr(r->id.modes, "cuda") && !r->quality.yielded[0] && no_cuda_work(r) &&
+	return strstr(r->id.modes, "cuda") && !r->quality.yielded.s && no_cuda_work(r) &&
 	       gp_rank_gpu_use(r) == GP_GPU_USED;
 }
 
@@ -75,6 +75,7 @@ void gp_rank_tables_free(gp_rank_tables_t *t)
 {
 	for (unsigned i = 0; i < t->nk; i++) {
 		free(t->k[i].name);
+		free(t->k[i].hist); /* gp_kstat_free_hist: gputime.c depends on this file */
 		for (unsigned j = 0; j < GP_KRANGES; j++)
 			free(t->k[i].in[j].name);
 	}

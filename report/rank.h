@@ -10,7 +10,9 @@
  *   shares (figures made from the others, once)              derive.h  (derive.c)
  * Its lifecycle is here (rank.c): a gp_rank_t is zeroed, filled by gp_rank_analyse (or
  * read from its summary, summary.c), and released with gp_rank_release. The fields the
- * report writes, and the summary keeps, are listed once in fields.c. */
+ * report writes, and the summary keeps, are listed once in fields.c. Names, stacks and
+ * sentences are gp_text_t (text.h: one copy a process, never freed with the rank), each
+ * listed in summary.c's sum_texts; a rank is 6 KiB, not 16 (issue 51 item 12). */
 #ifndef GP_RANK_H
 #define GP_RANK_H
 
@@ -36,8 +38,12 @@
 typedef struct gp_kstat {
 	char *name;
 	uint64_t calls, total, min, max;
-	double sumsq;            /* sum of squared durations (ns^2): the spread */
-	uint32_t hist[GP_KHIST]; /* durations by bucket (gp_khist_bucket) */
+	double sumsq; /* sum of squared durations (ns^2): the spread */
+	/* durations by bucket (gp_khist_bucket), buckets hlo to hlo + hn - 1 of GP_KHIST: a
+	 * kernel's durations span a few dozen, and 2 KiB for every kernel of every rank made
+	 * a summary's reading mostly zeroing (owned; gp_kstat_free_hist) */
+	uint32_t *hist;
+	uint16_t hlo, hn;
 	bool comm;
 	/* the NVTX ranges that launched most of its GPU time (the innermost range open at the
 	 * launch call, not the step range itself), with that time, most first: in[0] is the
@@ -55,6 +61,9 @@ unsigned gp_khist_bucket(uint64_t ns);
 /* Add one duration to a kernel's figures; add one kernel's figures into another's */
 void gp_kstat_add(gp_kstat_t *k, uint64_t ns);
 void gp_kstat_merge(gp_kstat_t *into, const gp_kstat_t *k);
+/* Add n to bucket b (< GP_KHIST) of k; false: no memory. Free k's histogram. */
+bool gp_kstat_hist_add(gp_kstat_t *k, unsigned b, uint32_t n);
+void gp_kstat_free_hist(gp_kstat_t *k);
 /* The q-quantile of a kernel's durations (0.5: median, 0.95: p95), ns: the geometric middle
  * of the bucket that holds it, within [min, max]; the standard deviation, ns. */
 double gp_kstat_quantile(const gp_kstat_t *k, double q);
@@ -78,8 +87,9 @@ typedef struct gp_proc {
 	uint64_t kernels, api_calls, mem_peak;
 	bool has_end, status_unknown;
 	int wait_status;
-	char command[96];
+	gp_text_t command; /* GP_PROC_COMMAND bytes at most */
 } gp_proc_t;
+#define GP_PROC_COMMAND 96
 typedef struct gp_procs {
 	gp_proc_t p[GP_PROCS];
 	unsigned n, nall;  /* listed, and in all (more than GP_PROCS: the largest) */

@@ -146,7 +146,10 @@ typedef struct rank_data {
 	int lib_status;        /* ... and what exit() was given */
 	uint64_t gpu_bytes[8]; /* ... and their memory */
 	uint32_t step_tid;     /* the thread that ran the step ranges (0: none/unknown) */
-	bool tid_mismatch;     /* NVTX and CUDA API records carry unrelated thread ids */
+	/* the outermost ranges of loops other threads run beside NVTX steps (indices into
+	 * ranges, in its order): what is launched in them is their work, not a step's */
+	VEC(size_t) side_loops;
+	bool tid_mismatch; /* NVTX and CUDA API records carry unrelated thread ids */
 	/* the rank's CUDA allocation that failed for lack of memory, if any */
 	uint64_t oom_ts, oom_count;
 	/* pending: header values the passes need */

@@ -89,7 +89,7 @@ void gp_pass_startup(gp_rank_t *r, rank_data_t *d)
 		nr += !items.v[i].kernel;
 		__typeof__(r->startup.top[0]) *t = &r->startup.top[r->startup.ntop++];
 		char *rn = gp_readable_name(s); /* demangled before it is cut to the field */
-		snprintf(t->name, sizeof(t->name), "%s", rn ? rn : s);
+		gp_text_set(&t->name, rn ? rn : s, GP_STARTUP_NAME);
 		free(rn);
 		t->ms = (double)items.v[i].ns / 1e6;
 		t->calls = items.v[i].calls;

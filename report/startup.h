@@ -6,11 +6,14 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "text.h"
+
+#define GP_STARTUP_NAME 512
 typedef struct gp_startup {
 	double s, gpu_busy_s, compile_s;
 	uint64_t alloc_bytes;
 	struct {
-		char name[512]; /* demangled, whole as far as it fits (report.json) */
+		gp_text_t name; /* demangled, whole up to GP_STARTUP_NAME - 1 bytes (report.json) */
 		double ms;
 		unsigned calls;
 		bool kernel; /* a kernel (else an NVTX range or a compilation) */

@@ -33,57 +33,277 @@ static int cmp_step(const void *a, const void *b)
 	return x->start < y->start ? -1 : x->start > y->start;
 }
 
-/* The program's most repeated outermost range on one thread's default domain. */
-static size_t nvtx_steps(gp_rank_t *r, rank_data_t *d)
-{
-	u64map_t counts = {0};
-	uint32_t best = 0;
-	uint64_t bestn = 0, c;
-	for (size_t i = 0; i < d->ranges.n; i++) {
-		const range_t *rg = &d->ranges.v[i];
-		/* steps are the program's own outermost ranges, not a library's (NCCL and
-		 * others annotate their calls in their own NVTX domains), and have a name */
-		if (rg->depth != 0 || rg->domain != 0 || !gp_symtab_str(&d->sym, rg->name))
-			continue;
-		if (d->want_step[0] && strcmp(gp_rd_str(d, rg->name), d->want_step))
-			continue;
-		c = 0;
-		u64map_get(&counts, (uint64_t)rg->name + 1, &c);
-		u64map_put(&counts, (uint64_t)rg->name + 1, ++c);
-		if (c > bestn) {
-			bestn = c;
-			best = rg->name;
-		}
-	}
-	u64map_free(&counts);
-	if (bestn < 2)
-		return 0;
-	u64map_t per_tid = {0};
-	uint64_t tid_n = 0;
-	for (size_t i = 0; i < d->ranges.n; i++) {
-		const range_t *rg = &d->ranges.v[i];
-		if (rg->depth || rg->domain || rg->name != best)
-			continue;
-		step_t s = {.start = rg->start, .end = rg->end};
-		VEC_PUSH(d->steps, s);
-		c = 0;
-		u64map_get(&per_tid, (uint64_t)rg->tid + 1, &c);
-		u64map_put(&per_tid, (uint64_t)rg->tid + 1, ++c);
-		if (c > tid_n)
-			tid_n = c, d->step_tid = rg->tid;
-	}
-	u64map_free(&per_tid);
-	snprintf(r->steps.name, sizeof(r->steps.name), "%s", gp_rd_str(d, best));
-	snprintf(r->steps.source, sizeof(r->steps.source), "nvtx");
-	snprintf(r->steps.how, sizeof(r->steps.how), "NVTX range '%s' (%llu times)", r->steps.name,
-	         (unsigned long long)bestn);
-	return d->steps.n;
-}
-
 static int cmp_u64(const void *a, const void *b)
 {
 	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
 	return x < y ? -1 : x > y;
+}
+
+/* ---- steps from NVTX ranges ----
+ * The steps are the outermost repeating range that holds the program's GPU work, not
+ * merely the most frequent one: a program whose side threads run loops of their own
+ * (a prefetcher, worker threads each on its own stream, a monitor) repeats their ranges
+ * more often than its training step (issue 51: 'worker2_iter', 0.005 ms, 4x as often,
+ * was taken for the main thread's 0.39 ms 'train_step'). Per candidate name (a named
+ * outermost range of the program's own domain, seen twice or more):
+ *   1. the GPU work launched while one of its ranges was open on the launching thread;
+ *      a name holding under GP_STEP_GPU_SHARE of the candidates' GPU time is out (a
+ *      monitor's or compiler thread's ranges hold none) -- unless none holds any;
+ *   2. a name whose ranges lie mostly (GP_STEP_INNER) inside another candidate's ranges
+ *      on other threads, and that repeats more often than it, is a loop inside the
+ *      steps, not the steps (a worker thread's iterations in the main thread's step);
+ *   3. of those left, the most repeated; then the most GPU time; then, as before, the
+ *      first to reach its count in (thread, start) order.
+ * With one candidate (the usual case, or GPUPROF_STEP_RANGE) it is the steps. */
+#define GP_STEP_GPU_SHARE 0.10
+#define GP_STEP_INNER     0.5
+#define GP_STEP_CANDS     16   /* the most repeated names weighed (2. is quadratic) */
+#define GP_STEP_SAMPLES   1024 /* ranges of a name sampled for 2. */
+
+typedef struct cand {
+	uint32_t name;
+	uint64_t count, gpu_ns;
+	size_t order; /* index (in d->ranges) of its last range: the old tie-break */
+	bool out;
+	VEC(uint64_t) iv; /* its ranges: start, end, ... by start (the weighed ones) */
+} cand_t;
+typedef VEC(cand_t) cands_t;
+
+static bool step_candidate(const rank_data_t *d, const range_t *rg)
+{
+	/* steps are the program's own outermost ranges, not a library's (NCCL and others
+	 * annotate their calls in their own NVTX domains), and have a name */
+	return rg->depth == 0 && rg->domain == 0 && gp_symtab_str(&d->sym, rg->name) &&
+	       (!d->want_step[0] || !strcmp(gp_rd_str(d, rg->name), d->want_step));
+}
+
+/* Every candidate name with its count; idx: name + 1 -> index + 1 into c. */
+static void count_candidates(const rank_data_t *d, cands_t *c, u64map_t *idx)
+{
+	for (size_t i = 0; i < d->ranges.n; i++) {
+		const range_t *rg = &d->ranges.v[i];
+		uint64_t k;
+		if (!step_candidate(d, rg))
+			continue;
+		if (!u64map_get(idx, (uint64_t)rg->name + 1, &k)) {
+			cand_t n = {.name = rg->name};
+			size_t had = c->n;
+			VEC_PUSH(*c, n);
+			if (c->n == had)
+				continue;
+			k = c->n;
+			u64map_put(idx, (uint64_t)rg->name + 1, k);
+		}
+		c->v[k - 1].count++;
+		c->v[k - 1].order = i;
+	}
+}
+
+static int cmp_cand_count(const void *a, const void *b)
+{
+	const cand_t *x = a, *y = b;
+	if (x->count != y->count)
+		return x->count > y->count ? -1 : 1;
+	return x->order < y->order ? -1 : x->order > y->order;
+}
+
+/* Of the outermost ranges at[0..n) (indices into d->ranges, in its (thread, start)
+ * order; a thread's outermost ranges never overlap), the one open on thread tid at ts. */
+static const range_t *open_of(const rank_data_t *d, const size_t *at, size_t n, uint32_t tid,
+                              uint64_t ts)
+{
+	size_t lo = 0, hi = n; /* the first range after (tid, ts) */
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		const range_t *rg = &d->ranges.v[at[mid]];
+		if (rg->tid < tid || (rg->tid == tid && rg->start <= ts))
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	const range_t *rg = lo ? &d->ranges.v[at[lo - 1]] : NULL;
+	return rg && rg->tid == tid && ts <= rg->end ? rg : NULL;
+}
+
+/* 1.: each weighed candidate's GPU time, from the launch call's thread and time. */
+static void candidate_gpu(const rank_data_t *d, cands_t *c, const u64map_t *idx)
+{
+	VEC(size_t) top = {0};
+	uint64_t k;
+	for (size_t i = 0; i < d->ranges.n; i++)
+		if (step_candidate(d, &d->ranges.v[i]) &&
+		    u64map_get(idx, (uint64_t)d->ranges.v[i].name + 1, &k))
+			VEC_PUSH(top, i);
+	for (size_t i = 0; i < d->kerns.n && top.n; i++) {
+		const kern_t *kr = &d->kerns.v[i];
+		const api_t *a = gp_rd_launch(d, kr);
+		if (!a)
+			continue;
+		const range_t *rg = open_of(d, top.v, top.n, a->tid, a->start);
+		if (rg && u64map_get(idx, (uint64_t)rg->name + 1, &k))
+			c->v[k - 1].gpu_ns += kr->dur;
+	}
+	VEC_FREE(top);
+}
+
+/* The share of b's ranges (up to GP_STEP_SAMPLES of them, evenly spaced) that a's ranges
+ * cover, by time. Both sorted by start; a's may overlap one another (several threads). */
+static double covered_share(const cand_t *a, const cand_t *b)
+{
+	size_t na = a->iv.n / 2, nb = b->iv.n / 2;
+	size_t stride = nb > GP_STEP_SAMPLES ? nb / GP_STEP_SAMPLES : 1;
+	double all = 0, in = 0;
+	for (size_t j = 0; j < nb; j += stride) {
+		uint64_t s = b->iv.v[2 * j], e = b->iv.v[2 * j + 1], at = s;
+		size_t lo = 0, hi = na; /* the first of a's ranges starting after s */
+		while (lo < hi) {
+			size_t mid = (lo + hi) / 2;
+			if (a->iv.v[2 * mid] <= s)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		/* what a covers of [s, e): the one before (it may reach in), then those in it */
+		for (size_t i = lo ? lo - 1 : 0; i < na && a->iv.v[2 * i] < e && at < e; i++) {
+			uint64_t from = a->iv.v[2 * i] > at ? a->iv.v[2 * i] : at;
+			uint64_t to = a->iv.v[2 * i + 1] < e ? a->iv.v[2 * i + 1] : e;
+			if (to > from)
+				in += (double)(to - from), at = to;
+		}
+		all += (double)(e - s);
+	}
+	return all > 0 ? in / all : 0;
+}
+
+/* 1. and 2. over the weighed candidates c[0..n) (most repeated first). */
+static void weigh_candidates(const rank_data_t *d, cand_t *c, size_t n)
+{
+	uint64_t total = 0, k;
+	u64map_t idx = {0};
+	for (size_t i = 0; i < n; i++)
+		u64map_put(&idx, (uint64_t)c[i].name + 1, i + 1);
+	cands_t view = {.v = c, .n = n, .cap = n};
+	candidate_gpu(d, &view, &idx);
+	for (size_t i = 0; i < n; i++)
+		total += c[i].gpu_ns;
+	for (size_t i = 0; i < n; i++)
+		c[i].out = total && (double)c[i].gpu_ns < GP_STEP_GPU_SHARE * (double)total;
+	for (size_t i = 0; i < d->ranges.n; i++) {
+		const range_t *rg = &d->ranges.v[i];
+		if (step_candidate(d, rg) && u64map_get(&idx, (uint64_t)rg->name + 1, &k) &&
+		    !c[k - 1].out) {
+			VEC_PUSH(c[k - 1].iv, rg->start);
+			VEC_PUSH(c[k - 1].iv, rg->end);
+		}
+	}
+	u64map_free(&idx);
+	for (size_t i = 0; i < n; i++) /* several threads' ranges of one name interleave */
+		if (c[i].iv.n > 2)
+			qsort(c[i].iv.v, c[i].iv.n / 2, 2 * sizeof(uint64_t), cmp_u64);
+	bool inner[GP_STEP_CANDS] = {false};
+	for (size_t b = 0; b < n; b++)
+		for (size_t a = 0; a < n && !c[b].out && !inner[b]; a++)
+			inner[b] = a != b && !c[a].out && c[a].count < c[b].count &&
+			           covered_share(&c[a], &c[b]) >= GP_STEP_INNER;
+	size_t left = 0;
+	for (size_t i = 0; i < n; i++)
+		left += !c[i].out && !inner[i];
+	for (size_t i = 0; i < n && left; i++) /* all nested in one another: weigh all */
+		c[i].out = c[i].out || inner[i];
+}
+
+/* The steps' name among the candidates (3.), and whether the most repeated was passed. */
+static const cand_t *choose_candidate(const cand_t *c, size_t n)
+{
+	const cand_t *best = NULL;
+	for (size_t i = 0; i < n; i++) {
+		const cand_t *x = &c[i];
+		if (x->out || x->count < 2)
+			continue;
+		if (!best || x->count > best->count ||
+		    (x->count == best->count &&
+		     (x->gpu_ns > best->gpu_ns ||
+		      (x->gpu_ns == best->gpu_ns && x->order < best->order))))
+			best = x;
+	}
+	return best;
+}
+
+/* The loops other threads run beside the steps: every outermost range, on a thread
+ * other than the steps', of a candidate name repeated there (a thread with a loop of its
+ * own runs its own work: worker threads on their streams, a prefetcher). Threads with no
+ * range of their own (PyTorch's autograd threads) work for the step that is open. */
+static void side_loops(rank_data_t *d, const cands_t *c, uint32_t steps)
+{
+	u64map_t idx = {0};
+	uint64_t k;
+	for (size_t i = 0; i < c->n; i++)
+		if (c->v[i].count >= 2 && c->v[i].name != steps)
+			u64map_put(&idx, (uint64_t)c->v[i].name + 1, i + 1);
+	for (size_t i = 0; i < d->ranges.n && idx.n; i++) {
+		const range_t *rg = &d->ranges.v[i];
+		if (rg->tid != d->step_tid && step_candidate(d, rg) &&
+		    u64map_get(&idx, (uint64_t)rg->name + 1, &k))
+			VEC_PUSH(d->side_loops, i);
+	}
+	u64map_free(&idx);
+}
+
+/* Was a call made on thread tid at ts inside one of the side loops' ranges? */
+static bool in_side_loop(const rank_data_t *d, uint32_t tid, uint64_t ts)
+{
+	return open_of(d, d->side_loops.v, d->side_loops.n, tid, ts) != NULL;
+}
+
+static size_t nvtx_steps(gp_rank_t *r, rank_data_t *d)
+{
+	cands_t c = {0};
+	u64map_t idx = {0};
+	uint64_t c2 = 0, k;
+	count_candidates(d, &c, &idx);
+	u64map_free(&idx);
+	if (c.n)
+		qsort(c.v, c.n, sizeof(cand_t), cmp_cand_count);
+	for (size_t i = 0; i < c.n; i++)
+		c2 += c.v[i].count >= 2;
+	size_t weighed = c2 < GP_STEP_CANDS ? c2 : GP_STEP_CANDS;
+	if (weighed > 1)
+		weigh_candidates(d, c.v, weighed);
+	const cand_t *best = choose_candidate(c.v, weighed);
+	uint32_t name = best ? best->name : 0;
+	uint64_t bestn = best ? best->count : 0;
+	char passed[160] = "";
+	if (best && best->count < c.v[0].count)
+		snprintf(passed, sizeof(passed), "; not '%s' (%llu times: %s)",
+		         gp_rd_str(d, c.v[0].name), (unsigned long long)c.v[0].count,
+		         c.v[0].iv.n ? "inside it on another thread" : "little of the GPU work");
+	for (size_t i = 0; i < c.n; i++)
+		VEC_FREE(c.v[i].iv);
+	u64map_t per_tid = {0};
+	uint64_t tid_n = 0;
+	for (size_t i = 0; i < d->ranges.n && bestn >= 2; i++) {
+		const range_t *rg = &d->ranges.v[i];
+		if (rg->depth || rg->domain || rg->name != name)
+			continue;
+		step_t s = {.start = rg->start, .end = rg->end};
+		VEC_PUSH(d->steps, s);
+		k = 0;
+		u64map_get(&per_tid, (uint64_t)rg->tid + 1, &k);
+		u64map_put(&per_tid, (uint64_t)rg->tid + 1, ++k);
+		if (k > tid_n)
+			tid_n = k, d->step_tid = rg->tid;
+	}
+	u64map_free(&per_tid);
+	if (bestn >= 2)
+		side_loops(d, &c, name);
+	VEC_FREE(c);
+	if (bestn < 2)
+		return 0;
+	snprintf(r->steps.name, sizeof(r->steps.name), "%s", gp_rd_str(d, name));
+	snprintf(r->steps.source, sizeof(r->steps.source), "nvtx");
+	gp_text_setf(&r->steps.how, GP_STEPS_HOW, "NVTX range '%s' (%llu times%s)", r->steps.name,
+	             (unsigned long long)bestn, passed);
+	return d->steps.n;
 }
 
 /* The optimizer whose step() returned most often (the first of equals: in a GAN both
@@ -166,9 +386,9 @@ static size_t optimizer_steps(gp_rank_t *r, rank_data_t *d)
 	}
 	snprintf(r->steps.name, sizeof(r->steps.name), "optimizer.step()");
 	snprintf(r->steps.source, sizeof(r->steps.source), "optimizer");
-	snprintf(r->steps.how, sizeof(r->steps.how),
-	         "PyTorch optimizer.step() returns (optimizer %d of %u, %zu calls)", who,
-	         r->torch.nopt ? r->torch.nopt : 1, count);
+	gp_text_setf(&r->steps.how, GP_STEPS_HOW,
+	             "PyTorch optimizer.step() returns (optimizer %d of %u, %zu calls)", who,
+	             r->torch.nopt ? r->torch.nopt : 1, count);
 	return d->steps.n;
 }
 
@@ -234,8 +454,8 @@ static size_t profiler_steps(gp_rank_t *r, rank_data_t *d)
 	}
 	snprintf(r->steps.name, sizeof(r->steps.name), "cudaProfilerStart/Stop");
 	snprintf(r->steps.source, sizeof(r->steps.source), "profiler");
-	snprintf(r->steps.how, sizeof(r->steps.how), "cudaProfilerStart/Stop windows (%zu)",
-	         d->steps.n);
+	gp_text_setf(&r->steps.how, GP_STEPS_HOW, "cudaProfilerStart/Stop windows (%zu)",
+	             d->steps.n);
 	return d->steps.n;
 }
 
@@ -406,13 +626,13 @@ static size_t kernel_steps(gp_rank_t *r, rank_data_t *d)
 	}
 	snprintf(r->steps.name, sizeof(r->steps.name), "(kernel sequence)");
 	snprintf(r->steps.source, sizeof(r->steps.source), "kernels");
-	snprintf(r->steps.how, sizeof(r->steps.how),
-	         "no step range: a sequence of %zu GPU launches repeats %zu times (%.0f%% of "
-	         "launches in the steady state recur one period later; %s)",
-	         P, nst, 100 * best,
-	         best >= 0.95   ? "sure"
-	         : best >= 0.88 ? "fairly sure"
-	                        : "unsure");
+	gp_text_setf(&r->steps.how, GP_STEPS_HOW,
+	             "no step range: a sequence of %zu GPU launches repeats %zu times (%.0f%% of "
+	             "launches in the steady state recur one period later; %s)",
+	             P, nst, 100 * best,
+	             best >= 0.95   ? "sure"
+	             : best >= 0.88 ? "fairly sure"
+	                            : "unsure");
 out:
 	free(g);
 	free(s);
@@ -529,6 +749,9 @@ static void step_timing(gp_rank_t *r, rank_data_t *d)
 	size_t n = d->steps.n, w = r->steps.warmup;
 	for (size_t i = 0; i < d->kerns.n; i++) {
 		const kern_t *k = &d->kerns.v[i];
+		const api_t *a = d->side_loops.n ? gp_rd_launch(d, k) : NULL;
+		if (a && in_side_loop(d, a->tid, a->start))
+			continue; /* another thread's loop's work, not the step's */
 		size_t s = step_of_launch(d, gp_rd_launch_ts(d, k));
 		if (s && k->start + k->dur > d->steps.v[s - 1].gpu_end)
 			d->steps.v[s - 1].gpu_end = k->start + k->dur;
@@ -770,7 +993,8 @@ void gp_pass_steps(gp_rank_t *r, rank_data_t *d)
 		size_t cnt;
 		if (step_optimizer(d, &cnt) >= 0) {
 			d->steps.n = n = 0;
-			r->steps.name[0] = r->steps.source[0] = r->steps.how[0] = '\0';
+			r->steps.name[0] = r->steps.source[0] = '\0';
+			r->steps.how.s = NULL;
 		}
 	}
 	if (!n && (d->steps_from == GP_STEPS_AUTO || d->steps_from == GP_STEPS_OPTIMIZER))

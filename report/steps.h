@@ -8,6 +8,9 @@
 #include <stdint.h>
 
 #include "stepshape.h"
+#include "text.h"
+
+#define GP_STEPS_HOW 256
 
 /* Step samples kept per rank: the job report holds every rank's, and 10 240 ranks x
  * 100 000 steps would be 12 GiB of them; 512 draw a rank's step-time plot as well and
@@ -20,7 +23,7 @@
 typedef struct gp_steps {
 	char name[128];
 	char source[16]; /* nvtx, profiler, kernels; empty: no steps found */
-	char how[256];   /* how the steps were found, and how sure */
+	gp_text_t how;   /* how the steps were found, and how sure (GP_STEPS_HOW bytes at most) */
 	char basis[16];
 	unsigned n, warmup, n_post, last_step;
 	double mean_ms, median_ms, p95_ms, p99_ms, cv; /* the headline */

@@ -12,7 +12,9 @@
  *   | the rank file's ends' CRC-32C, size, mtime (ns), device and inode | nstep, nk, nr | the job
  * id and task count its header gave | the number of sections, then each section of
  * gp_rank_t (rank.h) in the order of sum_sections: its name (length byte, bytes), its size
- * (4 bytes) and its bytes, pointers zeroed | owners flag (1 byte) and, when 1, 3 x
+ * (4 bytes) and its bytes, pointers zeroed | the rank's text (text.h: every gp_text_t of
+ * gp_rank_t, in the order of sum_texts): their number (2 bytes), then each one's length (2
+ * bytes) and bytes | owners flag (1 byte) and, when 1, 3 x
  * GP_OWNERS gp_owner_t | nstep doubles, nstep step numbers | nk kernels (name length, name,
  * comm, calls, total, min, max, GP_KRANGES launching ranges: length, name, ns, the sum of
  * squared durations (double), the duration histogram's non-empty buckets: their number (2
@@ -61,6 +63,65 @@ static const gp_sum_section_t sum_sections[] = {
     SECTION("processes", procs), SECTION("quality", quality),
     SECTION("ts", ts),           SECTION("shares", shares)};
 #define NSECTIONS (sizeof(sum_sections) / sizeof(sum_sections[0]))
+
+/* Where gp_rank_t holds text (text.h): written as strings, never as the pointers they are.
+ * A gp_text_t added to the rank is added here (tests/unit/t_summary.c sets every one). */
+#define TXT(m)     (offsetof(gp_rank_t, m) + 0 * sizeof(((gp_rank_t *)0)->m.s))
+#define TXT6(a, f) TXT(a[0].f), TXT(a[1].f), TXT(a[2].f), TXT(a[3].f), TXT(a[4].f), TXT(a[5].f)
+#define TXT8(a, f) TXT6(a, f), TXT(a[6].f), TXT(a[7].f)
+static const size_t sum_texts[] = {
+    TXT(id.node),
+    TXT(id.command),
+    TXT(id.job_name),
+    TXT(steps.how),
+    TXT6(startup.top, name),
+    TXT(gpu.fp32_gemm_top),
+    TXT(sync.range),
+    TXT(memory.peak_stack),
+    TXT(memory.peak_ranges),
+    TXT(memory.leak_stack),
+    TXT8(memory.owners, module),
+    TXT(pool.what),
+    TXT(torch.info),
+    TXT(torch.missing),
+    TXT8(torch.opt, what),
+    TXT(torch.snap_peak),
+    TXT(torch.snap_oom),
+    TXT(torch.snap_exit),
+    TXT(io.nvml_limits),
+    TXT8(procs.p, command),
+    TXT(quality.yielded),
+};
+#define NTEXTS   (sizeof(sum_texts) / sizeof(sum_texts[0]))
+#define COUNT(m) (sizeof(((gp_rank_t *)0)->m) / sizeof(((gp_rank_t *)0)->m[0]))
+_Static_assert(COUNT(startup.top) == 6 && COUNT(memory.owners) == 8 && COUNT(torch.opt) == 8 &&
+                   COUNT(procs.p) == 8,
+               "sum_texts lists every element of the rank's arrays of text");
+
+const size_t *gp_summary_texts(size_t *n)
+{
+	*n = NTEXTS;
+	return sum_texts;
+}
+
+static gp_text_t *text_at(gp_rank_t *r, size_t i)
+{
+	return (gp_text_t *)(void *)((char *)r + sum_texts[i]);
+}
+
+/* The rank's text as strings (length, bytes) */
+static void put_texts(FILE *m, const gp_rank_t *r)
+{
+	uint16_t n = NTEXTS;
+	fwrite(&n, 2, 1, m);
+	for (size_t i = 0; i < NTEXTS; i++) {
+		const char *s =
+		    gp_txt(*(const gp_text_t *)(const void *)((const char *)r + sum_texts[i]));
+		uint16_t l = (uint16_t)strnlen(s, 65535);
+		fwrite(&l, 2, 1, m);
+		fwrite(s, 1, l, m);
+	}
+}
 
 const gp_sum_section_t *gp_summary_sections(size_t *n)
 {
@@ -161,6 +222,8 @@ int gp_summary_write(const char *gpr, const gp_rank_t *r, const gp_rank_tables_t
 	copy.steps.ms = NULL;
 	copy.steps.no = NULL;
 	copy.torch.own = NULL;
+	for (size_t i = 0; i < NTEXTS; i++) /* written as strings after the sections */
+		text_at(&copy, i)->s = NULL;
 	uint8_t has_own = r->torch.own != NULL;
 	uint32_t n3[3] = {r->steps.nms, nk, nr};
 	fwrite(MAGIC, 1, 8, m);
@@ -179,6 +242,7 @@ int gp_summary_write(const char *gpr, const gp_rank_t *r, const gp_rank_tables_t
 		fwrite(&size, 4, 1, m);
 		fwrite((const char *)&copy + sec->off, 1, sec->size, m);
 	}
+	put_texts(m, r);
 	fwrite(&has_own, 1, 1, m);
 	if (has_own)
 		fwrite(r->torch.own, sizeof(gp_owner_t), 3 * GP_OWNERS, m);
@@ -206,13 +270,14 @@ int gp_summary_write(const char *gpr, const gp_rank_t *r, const gp_rank_tables_t
 		}
 		uint16_t nb = 0;
 		fwrite(&k[i].sumsq, sizeof(double), 1, m);
-		for (unsigned b = 0; b < GP_KHIST; b++)
-			nb += k[i].hist[b] != 0;
+		for (unsigned j = 0; j < k[i].hn; j++)
+			nb += k[i].hist[j] != 0;
 		fwrite(&nb, 2, 1, m);
-		for (uint16_t b = 0; b < GP_KHIST; b++)
-			if (k[i].hist[b]) {
+		for (unsigned j = 0; j < k[i].hn; j++)
+			if (k[i].hist[j]) {
+				uint16_t b = (uint16_t)(k[i].hlo + j);
 				fwrite(&b, 2, 1, m);
-				fwrite(&k[i].hist[b], 4, 1, m);
+				fwrite(&k[i].hist[j], 4, 1, m);
 			}
 	}
 	for (unsigned i = 0; i < nr; i++) {
@@ -298,20 +363,14 @@ static char *get_name(rd_t *r)
 #define CLAMP(n, a) ((n) = (n) > sizeof(a) / sizeof((a)[0]) ? sizeof(a) / sizeof((a)[0]) : (n))
 static void sanitize(gp_rank_t *r)
 {
-	TERM(r->id.node), TERM(r->id.step), TERM(r->quality.wrapped), TERM(r->quality.yielded);
-	TERM(r->id.command), TERM(r->id.user), TERM(r->id.modes), TERM(r->id.job_name);
-	TERM(r->steps.name), TERM(r->steps.source), TERM(r->steps.how), TERM(r->steps.basis);
-	TERM(r->sync.range), TERM(r->memory.peak_stack), TERM(r->memory.peak_stack_source);
-	TERM(r->memory.peak_ranges), TERM(r->memory.leak_stack), TERM(r->memory.optimizer_source);
-	TERM(r->io.nvml_limits);
+	/* text (text.h) ends where it was read: get_texts */
+	TERM(r->id.step), TERM(r->quality.wrapped), TERM(r->id.user), TERM(r->id.modes);
+	TERM(r->steps.name), TERM(r->steps.source), TERM(r->steps.basis);
+	TERM(r->memory.peak_stack_source), TERM(r->memory.optimizer_source);
 	CLAMP(r->memory.nowners, r->memory.owners);
 	CLAMP(r->startup.ntop, r->startup.top);
-	for (unsigned i = 0; i < sizeof(r->startup.top) / sizeof(r->startup.top[0]); i++)
-		TERM(r->startup.top[i].name);
 	CLAMP(r->procs.n, r->procs.p);
-	for (unsigned i = 0; i < GP_PROCS; i++)
-		TERM(r->procs.p[i].command);
-	TERM(r->pool.what), TERM(r->id.gpu_uuid);
+	TERM(r->id.gpu_uuid), TERM(r->id.gpu_name);
 	BOOL01(r->outcome.has_end), BOOL01(r->outcome.status_unknown);
 	BOOL01(r->outcome.agent_end), BOOL01(r->outcome.status_from_node);
 	BOOL01(r->quality.truncated), BOOL01(r->quality.nvtx_cuda_tids_unrelated);
@@ -323,18 +382,12 @@ static void sanitize(gp_rank_t *r)
 	for (unsigned i = 0; i < GP_PROCS; i++)
 		BOOL01(r->procs.p[i].trainer), BOOL01(r->procs.p[i].has_end),
 		    BOOL01(r->procs.p[i].status_unknown);
-	for (unsigned i = 0; i < sizeof(r->memory.owners) / sizeof(r->memory.owners[0]); i++)
-		TERM(r->memory.owners[i].module);
 	struct gp_torch *t = &r->torch;
-	TERM(t->info), TERM(t->missing), TERM(t->snap_peak), TERM(t->snap_oom);
-	TERM(t->snap_exit);
 	CLAMP(t->nopt, t->opt);
 	unsigned most = t->own ? GP_OWNERS : 0;
 	t->nowner = t->nowner > most ? most : t->nowner;
 	t->noom_owner = t->noom_owner > most ? most : t->noom_owner;
 	t->ngrow_owner = t->ngrow_owner > most ? most : t->ngrow_owner;
-	for (unsigned i = 0; i < 8; i++)
-		TERM(t->opt[i].what);
 	for (unsigned i = 0; t->own && i < 3 * GP_OWNERS; i++)
 		TERM(t->own[i].stack);
 }
@@ -358,6 +411,50 @@ static int get_sections(rd_t *r, gp_rank_t *out)
 		    size != sec->size)
 			return -1;
 		get(r, (char *)out + sec->off, sec->size);
+	}
+	return r->bad ? -1 : 0;
+}
+
+/* A kernel's histogram: its non-empty buckets (number, then bucket and count each), in
+ * one allocation from the first to the last. */
+static void get_hist(rd_t *r, gp_kstat_t *k)
+{
+	uint16_t nb = 0, at[GP_KHIST];
+	uint32_t cnt[GP_KHIST];
+	get(r, &nb, 2);
+	if (nb > GP_KHIST)
+		r->bad = true;
+	for (unsigned b = 0; !r->bad && b < nb; b++) {
+		get(r, &at[b], 2);
+		get(r, &cnt[b], 4);
+		r->bad |= at[b] >= GP_KHIST;
+	}
+	if (r->bad || !nb)
+		return;
+	unsigned lo = at[0], hi = at[0];
+	for (unsigned b = 1; b < nb; b++)
+		lo = at[b] < lo ? at[b] : lo, hi = at[b] > hi ? at[b] : hi;
+	r->bad |= !gp_kstat_hist_add(k, lo, 0) || !gp_kstat_hist_add(k, hi, 0);
+	for (unsigned b = 0; !r->bad && b < nb; b++)
+		gp_kstat_hist_add(k, at[b], cnt[b]);
+}
+
+/* The rank's text (put_texts); what the sections held there is no pointer of ours. */
+static int get_texts(rd_t *r, gp_rank_t *out)
+{
+	uint16_t n = 0;
+	for (size_t i = 0; i < NTEXTS; i++)
+		text_at(out, i)->s = NULL;
+	get(r, &n, 2);
+	if (r->bad || n != NTEXTS)
+		return -1;
+	for (size_t i = 0; i < NTEXTS && !r->bad; i++) {
+		uint16_t l = 0;
+		get(r, &l, 2);
+		if (r->bad || (size_t)(r->end - r->p) < l)
+			return r->bad = true, -1;
+		gp_text_setn(text_at(out, i), (const char *)r->p, l);
+		r->p += l;
 	}
 	return r->bad ? -1 : 0;
 }
@@ -417,6 +514,10 @@ int gp_summary_read(const char *gpr, uid_t owner, gp_rank_t *out, gp_rank_tables
 	out->steps.ms = NULL;
 	out->steps.no = NULL;
 	out->torch.own = NULL;
+	if (get_texts(&r, out) < 0) {
+		free(buf);
+		return -1;
+	}
 	uint8_t has_own = 0;
 	get(&r, &has_own, 1);
 	if (has_own && !r.bad) {
@@ -457,19 +558,8 @@ int gp_summary_read(const char *gpr, uid_t owner, gp_rank_t *out, gp_rank_tables
 				k->in[j].name = NULL;
 			}
 		}
-		uint16_t nb = 0;
 		get(&r, &k->sumsq, sizeof(double));
-		get(&r, &nb, 2);
-		for (unsigned b = 0; !r.bad && b < nb; b++) {
-			uint16_t at = 0;
-			uint32_t cnt = 0;
-			get(&r, &at, 2);
-			get(&r, &cnt, 4);
-			if (at >= GP_KHIST)
-				r.bad = true;
-			else
-				k->hist[at] = cnt;
-		}
+		get_hist(&r, k);
 	}
 	for (unsigned i = 0; !r.bad && i < n3[2]; i++) {
 		gp_rstat_t *s = &one->r[one->nr++];

@@ -28,5 +28,7 @@ typedef struct gp_sum_section {
 	size_t off, size;
 } gp_sum_section_t;
 const gp_sum_section_t *gp_summary_sections(size_t *n);
+/* Where gp_rank_t holds text (text.h), which a summary keeps as strings: n offsets. */
+const size_t *gp_summary_texts(size_t *n);
 
 #endif

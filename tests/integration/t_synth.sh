@@ -97,6 +97,24 @@ assert "drawn from 512 of them" in h[i:i + 2000]
 PY
 ok $? "its HTML step plot is one unbroken line through the kept steps, and says it is thinned"
 
+# a program with side threads (issue 51 item 13, bench/mt_streams.cu's shape): the main
+# thread's train_step takes exactly 0.39 ms on the GPU; two worker threads each loop on a
+# range of their own, 4.3 times as often, on streams of their own, each holding more GPU
+# time than the steps. The steps are train_step, and the workers' kernels do not move its
+# GPU completion: the headline is the known 0.39 ms, not the workers' loop
+"$B/bench/synth-job" --ranks 2 --events 20000 --out "$T/mt" --threads >/dev/null &&
+	"$B/gpuprof" report --quiet "$T/mt"
+ok $? "report on a job of two-thread programs"
+python3 - "$T/mt/report.json" <<'PY2'
+import json, sys
+for r in json.load(open(sys.argv[1]))["ranks"]:
+    s = r["steps"]
+    got = (s["range"], s["count"], s["basis"], s["median_ms"], s["p95_ms"], s["period_median_ms"])
+    assert got == ("train_step", 200, "gpu", 0.39, 0.39, 0.39), got
+    assert "not 'worker" in s["how"] and "inside it on another thread" in s["how"], s["how"]
+PY2
+ok $? "steps are the main thread's train_step with its known 0.39 ms, not a worker's loop"
+
 # a large job: distributions across ranks and nodes with the outliers named, not a line
 # per rank; --ranks lists the ones asked for; JSON keeps every rank
 "$B/bench/synth-job" --ranks 80 --events 2000 --out "$T/big" >/dev/null

@@ -138,7 +138,7 @@ static void kernel_steps(void)
 	run();
 	ok(!strcmp(r.steps.source, "kernels") && r.steps.n >= 11 && r.steps.n <= 13,
 	   "steps found from the repeating launch sequence: %u (want 12 +- 1), %s", r.steps.n,
-	   r.steps.how);
+	   gp_txt(r.steps.how));
 	/* each step: 2 ms + 4 x 20 us of host time; the GPU follows the host */
 	ok(near(r.steps.median_ms, 2.08, 0.01), "GPU step of the found steps %.4f ms (2.08)",
 	   r.steps.median_ms);
@@ -419,6 +419,7 @@ static void kernel_quantiles(void)
 	ok(gp_kstat_quantile(one, 0.5) == 12345 && gp_kstat_quantile(one, 0.95) == 12345 &&
 	       gp_kstat_stddev(one) == 0,
 	   "one call: its own duration (%.0f)", gp_kstat_quantile(one, 0.5));
+	gp_kstat_free_hist(a), gp_kstat_free_hist(b), gp_kstat_free_hist(one);
 	free(a), free(b), free(one);
 }
 
@@ -456,7 +457,7 @@ static void optimizer_steps(void)
 	run();
 	ok(r.steps.n == 10 && !strcmp(r.steps.source, "optimizer"),
 	   "10 steps from optimizer 0's step() (%u, %s: %s)", r.steps.n, r.steps.source,
-	   r.steps.how);
+	   gp_txt(r.steps.how));
 	ok(!strcmp(r.steps.basis, "gpu") && near(r.steps.median_ms, 4.0, 1e-6),
 	   "GPU step 4 ms (%s %.4f)", r.steps.basis, r.steps.median_ms);
 	ok(r.torch.opt_steps == 10 && near(r.torch.opt_period_median_ms, 4.0, 1e-6) &&
@@ -630,6 +631,47 @@ static void two_programs(void)
 	   right, d.kerns.n);
 }
 
+/* Steps on a program with side threads (issue 51 item 13, bench/mt_streams.cu): the main
+ * thread's 'train_step' (10 of 1 ms, a 0.6 ms kernel each) against, on thread 8, a range
+ * repeated more often: a worker's loop inside the steps that holds more GPU time than they
+ * do (its kernels must not move the steps' GPU completion either), a loader's loop beside
+ * them with no GPU work, and one with a sliver of it. The steps stay 'train_step', 1 ms. */
+static void side_threads(void)
+{
+	static const char *what[] = {"a worker's loop inside the steps, holding more GPU time",
+	                             "a loop beside the steps, no GPU work",
+	                             "a loop beside the steps, 0.5 % of the GPU time"};
+	for (int c = 0; c < 3; c++) {
+		begin();
+		str(6, "side_iter");
+		uint64_t corr = 1;
+		for (uint64_t i = 0; i < 10; i++) {
+			push(7, i * MS, 1);
+			launch(7, i * MS + 100 * US, corr++, i * MS + 200 * US, 600 * US, 2);
+			pop(7, i * MS + 900 * US);
+		}
+		/* c 0: every 0.3 ms through the steps, a 0.2 ms kernel each (33 of them); c 1,
+		 * 2: 30 ranges after the steps, with no kernel or one of 1 us */
+		uint64_t from = c == 0 ? 50 * US : 20 * MS, every = c == 0 ? 300 * US : 200 * US;
+		unsigned n = c == 0 ? 33 : 30;
+		for (uint64_t t = from, k = 0; k < n; k++, t += every) {
+			push(8, t, 6);
+			if (c != 1)
+				launch(8, t + 10 * US, corr++, t + 20 * US,
+				       c == 0 ? 200 * US : 1 * US, 3);
+			pop(8, t + (c == 0 ? 230 : 100) * US);
+		}
+		run();
+		ok(!strcmp(r.steps.name, "train_step") && r.steps.n == 10 &&
+		       !strcmp(r.steps.basis, "gpu") && near(r.steps.median_ms, 1.0, 1e-9) &&
+		       near(r.steps.p95_ms, 1.0, 1e-9),
+		   "%s: steps 'train_step' (%s, %u), GPU median and p95 1 ms (%.6f, %.6f)", what[c],
+		   r.steps.name, r.steps.n, r.steps.median_ms, r.steps.p95_ms);
+		ok(strstr(gp_txt(r.steps.how), "not 'side_iter'") != NULL,
+		   "... and the report says why (%s)", gp_txt(r.steps.how));
+	}
+}
+
 int main(void)
 {
 	two_programs();
@@ -641,6 +683,7 @@ int main(void)
 	compiling();
 	launched_in();
 	gpu_bound();
+	side_threads();
 	kernel_steps();
 	markers();
 	windows_no_markers();

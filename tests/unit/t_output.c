@@ -97,7 +97,7 @@ int main(void)
 	for (int i = 0; i < 2; i++) {
 		gp_rank_t *r = &job.ranks[i];
 		r->id.rank = i;
-		snprintf(r->id.node, sizeof(r->id.node), i ? "node-%d" : "\x1b[31mnode%d\a", i);
+		gp_text_setf(&r->id.node, GP_ID_NODE, i ? "node-%d" : "\x1b[31mnode%d\a", i);
 		snprintf(r->id.step, sizeof(r->id.step), "0");
 		snprintf(r->id.modes, sizeof(r->id.modes), "timing,nvtx,cuda,mem");
 		r->outcome.has_end = true;

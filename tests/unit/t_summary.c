@@ -53,7 +53,11 @@ static void fill(gp_rank_t *r, const char *gpr)
 		p[i] = (unsigned char)(i * 7 + 3);
 	r->id.path = strdup(gpr);
 	r->id.rank = 42;
-	snprintf(r->id.node, sizeof(r->id.node), "node-a");
+	size_t nt;
+	const size_t *tx = gp_summary_texts(&nt);
+	for (size_t i = 0; i < nt; i++) /* every text a string of its own */
+		gp_text_setf((gp_text_t *)(void *)((char *)r + tx[i]), 0, "text %zu", i);
+	gp_text_set(&r->id.node, "node-a", GP_ID_NODE);
 	snprintf(r->steps.name, sizeof(r->steps.name), "train_step");
 	r->steps.median_ms = 12.5;
 	r->steps.nms = 3;
@@ -110,6 +114,8 @@ int main(void)
 	                      .min = 90,
 	                      .max = 110,
 	                      .comm = true};
+	gp_kstat_hist_add(&t.k[0], 100, 7); /* two buckets far apart: one histogram of both */
+	gp_kstat_hist_add(&t.k[0], 140, 3);
 	t.r[0] = (gp_rstat_t){strdup("forward"), 10, 100, 80, 5, 12};
 	snprintf(t.job, sizeof(t.job), "4242");
 	t.ntasks_expected = 8;
@@ -119,7 +125,7 @@ int main(void)
 
 	ok(gp_summary_write(gpr, &r, &t) == 0, "written");
 	ok(gp_summary_read(gpr, (uid_t)-1, &back, &tb) == 0, "read back");
-	ok(back.id.rank == 42 && !strcmp(back.id.node, "node-a") &&
+	ok(back.id.rank == 42 && !strcmp(gp_txt(back.id.node), "node-a") &&
 	       !strcmp(back.steps.name, "train_step") && back.steps.median_ms == 12.5 &&
 	       back.gpu.busy_ns == 123456789 && back.memory.peak == 1ull << 30 &&
 	       back.ts.util[GP_TS - 1] == 0.75f && back.quality.loss[15] == 9 &&
@@ -132,6 +138,15 @@ int main(void)
 	       back.torch.own[0].bytes == 4096,
 	   "PyTorch's owners");
 	ok(back.id.path && !strcmp(back.id.path, gpr), "the path is where the rank file is");
+	size_t nt, right = 0;
+	const size_t *tx = gp_summary_texts(&nt);
+	for (size_t i = 0; i < nt; i++) {
+		const gp_text_t *a = (const gp_text_t *)(const void *)((const char *)&r + tx[i]),
+		                *b = (const gp_text_t *)(const void *)((const char *)&back + tx[i]);
+		right += a->s && b->s && !strcmp(a->s, b->s);
+	}
+	ok(nt >= 47 && right == nt, "every text of the rank comes back as it was (%zu of %zu)",
+	   right, nt);
 	/* the pattern put bytes other than 0 and 1 into the bools: read as 0 or 1 */
 	const unsigned char *bools[] = {(const unsigned char *)&back.outcome.has_end,
 	                                (const unsigned char *)&back.torch.seen,
@@ -148,6 +163,15 @@ int main(void)
 	       !tb.k[1].in[0].name && tb.nr == 1 && tb.r[0].count_all == 12 &&
 	       !strcmp(tb.job, "4242") && tb.ntasks_expected == 8,
 	   "the kernel and range tables (a kernel's launching range), the job and its tasks");
+	unsigned h100 = 0, h140 = 0, hall = 0;
+	for (unsigned i = 0; tb.nk && i < tb.k[0].hn; i++) {
+		hall += tb.k[0].hist[i];
+		h100 += tb.k[0].hlo + i == 100 ? tb.k[0].hist[i] : 0;
+		h140 += tb.k[0].hlo + i == 140 ? tb.k[0].hist[i] : 0;
+	}
+	ok(h100 == 7 && h140 == 3 && hall == 10 && !tb.k[1].hn,
+	   "a kernel's duration histogram comes back bucket by bucket (%u, %u of %u)", h100, h140,
+	   hall);
 	/* what a write of what was read reads as: the same, byte for byte, section by section */
 	tb.src = t.src, tb.src_ok = true;
 	ok(gp_summary_write(gpr, &back, &tb) == 0 &&
