@@ -148,12 +148,6 @@ static void frag_kernels(gp_job_t *j, int k)
 	frag(j);
 	R0->gpu.nkernels = R0->gpu.small_kernels = (uint64_t)(100 + k);
 }
-static void frag_small_us(gp_job_t *j, int k)
-{
-	/* what gputime.c counts is small: the threshold is GP_SMALL_KERNEL_US, one place */
-	frag(j);
-	R0->gpu.small_kernels = k < 0 ? 600 : 400;
-}
 static void comm_share(gp_job_t *j, int k)
 {
 	R0->gpu.comm_ns = (uint64_t)(1e8 + k * US);
@@ -307,7 +301,6 @@ static const struct tcase {
     {"fragmentation", "small_share", frag_share, 1, {0, 1, 1}, NULL},
     {"fragmentation", "busy_max", frag_busy, 1, {1, 0, 0}, NULL},
     {"fragmentation", "min_kernels", frag_kernels, 1, {0, 1, 1}, NULL},
-    {"fragmentation", "small_kernel", frag_small_us, 1, {1, 0, 0}, NULL},
     {"comm_not_overlapped", "comm_share", comm_share, 1, {0, 1, 1}, NULL},
     {"comm_not_overlapped", "overlap_max", comm_overlap, 1, {1, 0, 0}, NULL},
     {"comm_not_overlapped", "min_saving", comm_saving, 1, {0, 1, 1}, NULL},
@@ -380,10 +373,12 @@ static void run_case(const struct tcase *t, bool *bounded)
 	}
 }
 
-/* every threshold of every rule is swept by a case, or sizes a saving checked below */
+/* every threshold of every rule is swept by a case, or sizes a saving (checked below), or
+ * is a pass's (small kernels: gputime.c counts them, t_analysis.c sweeps it) */
 static void coverage(void)
 {
-	static const char *const sizing[] = {"fp32_no_tensor_cores/gain", "optimizer_state/saves"};
+	static const char *const sizing[] = {"fp32_no_tensor_cores/gain", "optimizer_state/saves",
+	                                     "fragmentation/small_kernel"};
 	unsigned missing = 0;
 	for (unsigned i = 0; i < gp_nrules; i++)
 		for (unsigned k = 0; k < gp_rules[i]->nth; k++) {
