@@ -313,30 +313,57 @@ static const char *kind_words(const gp_rule_t *rule, char *buf, size_t len)
 	return buf;
 }
 
+/* text at most 100 columns wide: prefix on the first line, as many spaces on the others */
+static void wrapped(FILE *out, const char *prefix, const char *text)
+{
+	enum { WIDTH = 100 };
+	size_t indent = strlen(prefix), col = indent;
+	fputs(prefix, out);
+	for (const char *p = text; *p;) {
+		while (*p == ' ')
+			p++;
+		size_t n = strcspn(p, " ");
+		if (!n)
+			break;
+		if (col > indent && col + 1 + n > WIDTH) {
+			fprintf(out, "\n%*s", (int)indent, "");
+			col = indent;
+		}
+		fprintf(out, "%s%.*s", col > indent ? " " : "", (int)n, p);
+		col += (col > indent) + n;
+		p += n;
+	}
+	fputc('\n', out);
+}
+
 static void print_explains(FILE *out, const gp_rule_t *rule)
 {
+	char buf[512] = "";
 	if (!rule->explains && !rule->explains_own)
 		return;
-	fprintf(out, "  explains:   ");
 	for (const gp_rule_t *const *e = rule->explains; e && *e; e++)
-		fprintf(out, "%s%s", e == rule->explains ? "" : ", ", (*e)->id);
-	fprintf(out, " on other ranks (its effects); ");
+		gp_cat(buf, sizeof(buf), "%s%s", e == rule->explains ? "" : ", ", (*e)->id);
+	gp_cat(buf, sizeof(buf), " on other ranks (its effects); ");
 	for (const gp_rule_t *const *e = rule->explains_own; e && *e; e++)
-		fprintf(out, "%s%s", e == rule->explains_own ? "" : ", ", (*e)->id);
-	fprintf(out, " on its own rank (%s)\n", rule->own_words ? rule->own_words : "its own time");
+		gp_cat(buf, sizeof(buf), "%s%s", e == rule->explains_own ? "" : ", ", (*e)->id);
+	gp_cat(buf, sizeof(buf), " on its own rank (%s)",
+	       rule->own_words ? rule->own_words : "its own time");
+	wrapped(out, "  explains:   ", buf);
 }
 
 static void print_text(FILE *out, const gp_rule_t *rule)
 {
-	char kind[64], fires[2048], saves[1024];
-	gp_rule_text(rule, rule->fires, fires, sizeof(fires));
-	gp_rule_text(rule, rule->saves, saves, sizeof(saves));
-	fprintf(out, "%s: %s [%s]\n  fires when: %s\n  saves:      %s\n", rule->id, rule->name,
-	        kind_words(rule, kind, sizeof(kind)), fires, saves);
+	char kind[64], text[2048], head[160];
+	fprintf(out, "%s: %s [%s]\n", rule->id, rule->name, kind_words(rule, kind, sizeof(kind)));
+	gp_rule_text(rule, rule->fires, text, sizeof(text));
+	wrapped(out, "  fires when: ", text);
+	gp_rule_text(rule, rule->saves, text, sizeof(text));
+	wrapped(out, "  saves:      ", text);
 	for (unsigned k = 0; k < rule->nth; k++) {
 		char v[64];
 		th_text(&rule->th[k], v, sizeof(v));
-		fprintf(out, "  %-20s %-14s %s\n", rule->th[k].name, v, rule->th[k].doc);
+		snprintf(head, sizeof(head), "  %-20s %-14s ", rule->th[k].name, v);
+		wrapped(out, head, rule->th[k].doc);
 	}
 	print_explains(out, rule);
 }
@@ -372,7 +399,9 @@ void gp_rules_print(FILE *out, const gp_rule_t *only, bool markdown)
 		print_markdown(out, only);
 		return;
 	}
-	for (unsigned i = 0; i < gp_nrules; i++)
-		if (!only || gp_rules[i] == only)
+	for (unsigned i = 0, n = 0; i < gp_nrules; i++)
+		if (!only || gp_rules[i] == only) {
+			fputs(n++ ? "\n" : "", out);
 			print_text(out, gp_rules[i]);
+		}
 }
