@@ -48,7 +48,6 @@ static bool measure(const gp_rule_ctx_t *c, const gp_rule_t *rule, unsigned i, g
 		return false;
 	if (!sized_time(rule))
 		return true;
-	s->rank_by = s->saving_ms;
 	return time_saving(rule, s) && (s->rank_by = s->saving_ms) > 0;
 }
 
@@ -66,6 +65,13 @@ static void emit(gp_rule_ctx_t *c, const gp_rule_t *rule, const gp_rank_t *r, co
 		f->score = s->score;
 	}
 	rule->describe(c, f, r, s);
+	if (s->bounded)
+		gp_cat(f->evidence, sizeof(f->evidence),
+		       "; the saving is held to the %s (%.2f ms per step)",
+		       s->bound_ms >= 0 && s->bound_ms < s->step_ms
+		           ? "step's idle time: the mean step less its GPU busy share"
+		           : "step",
+		       s->saving_ms);
 }
 
 /* The rank where the rule is worst (the largest saving, else rank_by; the first among
@@ -116,18 +122,20 @@ static bool listed(const gp_rule_t *const *list, const gp_rule_t *rule)
 static void mark_effects(gp_job_t *job)
 {
 	for (unsigned i = 0; i < job->nf; i++) {
-		const gp_finding_t *cause = &job->f[i];
-		if (!cause->rule || (!cause->rule->explains && !cause->rule->explains_own))
+		const gp_rule_t *rule = job->f[i].rule;
+		int rank = job->f[i].rank;
+		char id[sizeof(job->f[i].id)]; /* a copy: the effects are written beside it */
+		if (!rule || (!rule->explains && !rule->explains_own))
 			continue;
+		memcpy(id, job->f[i].id, sizeof(id));
 		for (unsigned k = 0; k < job->nf; k++) {
 			gp_finding_t *f = &job->f[k];
 			if (k == i || f->kind != GP_F_TIME || f->effect_of[0])
 				continue;
-			if (f->rank != cause->rank && listed(cause->rule->explains, f->rule))
-				snprintf(f->effect_of, sizeof(f->effect_of), "%s", cause->id);
-			else if (f->rank == cause->rank &&
-			         listed(cause->rule->explains_own, f->rule))
-				snprintf(f->effect_of, sizeof(f->effect_of), "%s:self", cause->id);
+			if (f->rank != rank && listed(rule->explains, f->rule))
+				snprintf(f->effect_of, sizeof(f->effect_of), "%s", id);
+			else if (f->rank == rank && listed(rule->explains_own, f->rule))
+				snprintf(f->effect_of, sizeof(f->effect_of), "%s:self", id);
 		}
 	}
 }
