@@ -42,7 +42,7 @@ usage "findings of two rules" "not 'straggler' and 'idle_gaps'" -- "$GP" finding
 # id that fixtures of most kinds of finding give is a rule listed
 "$GP" findings fragmentation >fr.txt && grep -q "^fragmentation: kernel fragmentation \[time\]" fr.txt &&
 	grep -q "^  small_kernel  *10 us " fr.txt && [ "$(grep -c '^[a-z_]*: ' fr.txt)" = 1 ]
-ok $? "findings RULE: that rule, its thresholds by name, value and unit ($(sed -n 5p fr.txt | head -c 60))"
+ok $? "findings RULE: that rule, its thresholds by name, value and unit ($(grep -m1 small_kernel fr.txt | head -c 60))"
 "$GP" findings >all.txt && for d in ddp-imbalanced field-oom field-sgd-sync field-input straggler frag; do
 	"$GP" report --format=json "$F/$d" 2>/dev/null; done |
 	python3 -c '
