@@ -44,7 +44,7 @@ usage "findings of two rules" "not 'straggler' and 'idle_gaps'" -- "$GP" finding
 	grep -q "^  small_kernel  *10 us " fr.txt && [ "$(grep -c '^[a-z_]*: ' fr.txt)" = 1 ]
 ok $? "findings RULE: that rule, its thresholds by name, value and unit ($(grep -m1 small_kernel fr.txt | head -c 60))"
 "$GP" findings >all.txt && for d in ddp-imbalanced field-oom field-sgd-sync field-input straggler frag; do
-	"$GP" report --format=json "$F/$d" 2>/dev/null; done |
+	GPUPROF_REPORT_SUMMARIES=0 "$GP" report --format=json "$F/$d" 2>/dev/null; done |
 	python3 -c '
 import json, re, sys
 listed = set(re.findall(r"^([a-z_0-9]+): ", open(sys.argv[1]).read(), re.M))
