@@ -74,23 +74,41 @@ static void emit(gp_rule_ctx_t *c, const gp_rule_t *rule, const gp_rank_t *r, co
 		       s->saving_ms);
 }
 
-/* The rank where the rule is worst (the largest saving, else rank_by; the first among
- * equals), with the number of ranks where it fired. */
-static void run_worst(gp_rule_ctx_t *c, const gp_rule_t *rule)
+/* Where each rule is worst: its largest saving (else rank_by; the first among equals), on
+ * how many ranks it fired, and its job-wide figures (prepare). */
+struct worst {
+	gp_size_t best;
+	const gp_rank_t *w;
+	unsigned fired;
+	void *state;
+	bool off; /* its prepare failed (no memory): it does not run */
+};
+
+/* Every rule that picks its worst rank, over the ranks once, rank by rank: a rank's
+ * figures are read while they are in the cache (a rank is 16 KiB; rule by rule, 100 000
+ * ranks took 21 passes through 1.6 GB). */
+static void find_worst(gp_rule_ctx_t *c, struct worst *wr)
 {
-	gp_size_t s, best = {0};
-	const gp_rank_t *w = NULL;
-	unsigned n = 0;
-	for (unsigned i = 0; i < c->job->nranks; i++) {
-		if (!measure(c, rule, i, &s))
+	gp_size_t s;
+	for (unsigned k = 0; k < gp_nrules; k++) {
+		const gp_rule_t *rule = gp_rules[k];
+		if (rule->select != GP_SELECT_WORST)
 			continue;
-		n++;
-		if (!w || s.rank_by > best.rank_by)
-			best = s, w = &c->job->ranks[i];
+		wr[k].state = rule->prepare ? rule->prepare(c->job) : NULL;
+		wr[k].off = rule->prepare && !wr[k].state;
 	}
-	best.nfired = n;
-	if (w)
-		emit(c, rule, w, &best);
+	for (unsigned i = 0; i < c->job->nranks; i++)
+		for (unsigned k = 0; k < gp_nrules; k++) {
+			if (gp_rules[k]->select != GP_SELECT_WORST || wr[k].off)
+				continue;
+			c->state = wr[k].state;
+			if (!measure(c, gp_rules[k], i, &s))
+				continue;
+			wr[k].fired++;
+			if (!wr[k].w || s.rank_by > wr[k].best.rank_by)
+				wr[k].best = s, wr[k].w = &c->job->ranks[i];
+		}
+	c->state = NULL;
 }
 
 /* Rules that judge every rank (how each ended) run rank by rank, a rank's findings
@@ -226,6 +244,10 @@ static void place_effects(gp_job_t *job)
 void gp_job_findings(gp_job_t *job)
 {
 	gp_rule_ctx_t c = {.job = job};
+	struct worst wr[gp_nrules];
+	memset(wr, 0, sizeof(wr));
+	find_worst(&c, wr);
+	/* the findings in the rules' order */
 	for (unsigned i = 0; i < gp_nrules;) {
 		const gp_rule_t *rule = gp_rules[i];
 		if (rule->select == GP_SELECT_EACH) {
@@ -236,11 +258,13 @@ void gp_job_findings(gp_job_t *job)
 			i += n;
 			continue;
 		}
-		c.state = rule->prepare ? rule->prepare(job) : NULL;
-		if (!rule->prepare || c.state)
-			run_worst(&c, rule);
+		if (wr[i].w) {
+			c.state = wr[i].state;
+			wr[i].best.nfired = wr[i].fired;
+			emit(&c, rule, wr[i].w, &wr[i].best);
+		}
 		if (rule->release)
-			rule->release(c.state);
+			rule->release(wr[i].state);
 		c.state = NULL;
 		i++;
 	}
