@@ -3,11 +3,11 @@
 # are planted and counted (bench/field/review/c_sync_loop.py: each step copies a 512 x 2048
 # fp32 batch and its 512 int64 labels with .cuda() from pageable memory, and runs an fp32
 # MLP), under this tree's collector, which records CUPTI's memory kinds of each copy:
-#   pageable   as planted: pageable_copies from the memory kinds (not inferred), 3 copies
-#              (the batch, its labels, loss.item()'s 4 bytes) and 4 198 404 bytes a traced
-#              step; fp32_no_tensor_cores on an sm_80+ card
-#   pinned     PIN=1 (pinned, non_blocking): loss.item()'s copy alone, no pageable_copies
-#              finding
+#   pageable   as planted: pageable_copies from the memory kinds (not inferred), 2 copies
+#              (the batch, its labels; loss.item()'s 4 bytes go to a pinned buffer from
+#              PyTorch 2.5) and 4 198 400 bytes a traced step; fp32_no_tensor_cores on an
+#              sm_80+ card
+#   pinned     PIN=1 (pinned, non_blocking): no pageable copy, no pageable_copies finding
 #   tf32       TF32=1 (allow_tf32): no fp32 SIMT GEMM, no fp32_no_tensor_cores finding
 # Each program prints its own truth (TRUTH {json}); the check compares. Rank files,
 # reports and the check's lines go to $OUT/rules.tgz; "RULES ok|FAIL ..." lines on stdout.

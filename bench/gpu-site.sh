@@ -9,7 +9,9 @@
 #     ~30 s, its own per-call times plain and under the default, alternated over ROUNDS
 #     rounds (the budget: <= 1 % of the wall time; issue 48 measured x1.6 on an H100).
 # Results in $OUT (site.txt, the reports); binaries from bench/gpu-carry.sh.
-# Usage: bench/gpu-site.sh [unused|cost]...   (default: both)   ROUNDS=3 SECS=30
+#  3. (parts) the same loop under each part of the default alone: where its cost goes.
+# Usage: bench/gpu-site.sh [unused|cost|parts]...   (default: unused cost)   ROUNDS=3 SECS=30
+# (parts runs 9 programs a round: ROUNDS=2 SECS=20 keeps it within a 10-minute command)
 . "$(dirname "$0")/gpu-env.sh"
 OUT=${OUT:-/tmp/out}
 W=/tmp/site
@@ -48,8 +50,7 @@ unused() {
 		sed -n '/== Findings/,/== How slow/p' $W/$name.report.txt | head -6
 	done
 }
-cost() {
-	echo "== 2. the default on a generate() loop whose steps the collector does not see"
+write_infer() { # the generate() loop of parts 2 and 3
 	cat >$W/infer.py <<'PY'
 # GPT-2 (random weights) generate() calls for SECS seconds; its own per-call times
 import json, os, time, torch
@@ -68,6 +69,10 @@ ms.sort()
 print("TRUTH " + json.dumps({"calls": len(ms), "median_ms": ms[len(ms) // 2],
                              "wall_s": time.perf_counter() - t0}))
 PY
+}
+cost() {
+	echo "== 2. the default on a generate() loop whose steps the collector does not see"
+	write_infer
 	local r
 	for r in $(seq ${ROUNDS:-3}); do
 		SECS=${SECS:-30} timeout 300 python3 $W/infer.py >$W/plain.$r.log 2>&1
@@ -87,6 +92,51 @@ print(f"median of the rounds' per-call medians: plain {p:.1f} ms, default {d:.1f
 PY
 	$G/gpuprof report $W/default.1 >$W/default.report.txt 2>&1
 	sed -n '/== Findings/,/== Where the time/p' $W/default.report.txt | head -20
+}
+# 3. where the default's cost on the generate() loop goes: each part of the default alone,
+# against plain runs in the same rounds (the same infer.py as part 2). A variant is a name
+# and the environment it runs under (gpuprof run --modes, and the switches of the PyTorch
+# integration); each is run ROUNDS times interleaved with plain runs. What to read: if
+# timing,cuda costs what the default costs, the time-based first window (60 s traced
+# where no step is seen, agent/inject/capture.c) is the cost, and shortening it or
+# bounding it by kernels is the fix; if timing,mem or the history does, the allocator
+# history is, and it needs windows for step-less programs; if timing alone costs, the
+# PyTorch hooks do.
+parts() {
+	echo "== 3. the default's cost on generate(), part by part"
+	write_infer
+	local v r
+	local variants=(
+		"timing|--modes=timing"
+		"timing_nopytorch|--modes=timing|GPUPROF_PYTORCH=0"
+		"nvtx|--modes=timing,nvtx"
+		"cuda_sampled|--modes=timing,cuda"
+		"cuda_all|--modes=timing,cuda --capture=all"
+		"mem|--modes=timing,mem"
+		"mem_nohistory|--modes=timing,mem|GPUPROF_TORCH_HISTORY=0"
+		"default|--modes=timing,nvtx,cuda,mem")
+	for r in $(seq ${ROUNDS:-3}); do
+		SECS=${SECS:-30} timeout 300 python3 $W/infer.py >$W/p3plain.$r.log 2>&1
+		for v in "${variants[@]}"; do
+			IFS='|' read -r name args envs <<<"$v"
+			SECS=${SECS:-30} timeout 300 env $envs $G/gpuprof run $args --output=$W/p3.$name.$r \
+				-- python3 $W/infer.py >$W/p3.$name.$r.log 2>&1
+		done
+	done
+	python3 - $W "${variants[@]}" <<'PY'
+import glob, json, statistics, sys
+w = sys.argv[1]
+def med(pattern):
+    v = [json.loads(l[6:])["median_ms"] for f in sorted(glob.glob(f"{w}/{pattern}"))
+         for l in open(f) if l.startswith("TRUTH ")]
+    return statistics.median(v) if v else float("nan"), len(v)
+p, n = med("p3plain.*.log")
+print(f"plain: {p:.1f} ms per call ({n} rounds)")
+for v in sys.argv[2:]:
+    name = v.split("|")[0]
+    d, n = med(f"p3.{name}.*.log")
+    print(f"{name:18s} {d:8.1f} ms per call ({n} rounds): {100 * (d / p - 1):+6.1f} %")
+PY
 }
 for part in ${*:-unused cost}; do $part; done
 tar -czf $OUT/site.tgz -C /tmp site 2>/dev/null

@@ -99,34 +99,71 @@ void gp_tmpl_this_host(gp_tmpl_vars_t *v, gp_tmpl_hostbuf_t *buf)
 	v->host = buf->host[0] ? buf->host : NULL;
 }
 
+/* A value's bytes at most, whole UTF-8 characters: a job name of any length still makes
+ * a component a file system takes (NAME_MAX 255 with the template's own text). */
+#define TMPL_VALUE_MAX 128
+
+static size_t utf8_len(unsigned char lead)
+{
+	return lead < 0xc0 ? 1 : lead < 0xe0 ? 2 : lead < 0xf0 ? 3 : 4;
+}
+
+/* One value into out at *o, made harmless as a path's part: '/' and control characters
+ * (a newline in a job name) become '_', and it is cut to TMPL_VALUE_MAX bytes. */
+static int tmpl_put_value(const char *val, char *out, size_t outlen, size_t *o)
+{
+	size_t n = 0;
+	for (const unsigned char *q = (const unsigned char *)val; *q; q++, n++) {
+		bool cont = (*q & 0xc0) == 0x80;
+		if (!cont && n + utf8_len(*q) > TMPL_VALUE_MAX)
+			break;
+		if (*o + 1 >= outlen)
+			return errno = ENAMETOOLONG, -1;
+		out[(*o)++] = (*q == '/' || *q < 0x20 || *q == 0x7f) ? '_' : (char)*q;
+	}
+	return 0;
+}
+
+/* The component out[start..end) that a value made "." or "..": its first dot becomes
+ * '_', so that no job name or user climbs out of the directory the template names. */
+static void tmpl_defuse_dots(char *out, size_t start, size_t end)
+{
+	size_t n = end - start;
+	if ((n == 1 && out[start] == '.') || (n == 2 && out[start] == '.' && out[start + 1] == '.'))
+		out[start] = '_';
+}
+
 int gp_tmpl_expand(const char *tmpl, const gp_tmpl_vars_t *v, char *out, size_t outlen)
 {
-	size_t o = 0;
+	size_t o = 0, comp = 0;
+	bool valued = false; /* the component being written holds a value */
 	if (outlen == 0)
 		return -1;
 	for (const char *p = tmpl; *p; p++) {
-		const char *val = NULL;
-		char c[2] = {*p, 0};
 		if (*p == '%') {
 			const struct tmpl_code *k = tmpl_code(*++p);
 			if (!k)
 				return errno = EINVAL, -1;
-			val = k->off == (size_t)-1
-			          ? "%"
-			          : *(const char *const *)((const char *)v + k->off);
-			if (!val)
-				val = "unknown";
-			for (const char *q = val; *q; q++) {
-				if (o + 1 >= outlen)
-					return errno = ENAMETOOLONG, -1;
-				out[o++] = (*q == '/') ? '_' : *q;
-			}
+			const char *val = k->off == (size_t)-1
+			                      ? "%"
+			                      : *(const char *const *)((const char *)v + k->off);
+			if (tmpl_put_value(val && *val ? val : "unknown", out, outlen, &o) < 0)
+				return -1;
+			valued = true;
 			continue;
 		}
 		if (o + 1 >= outlen)
 			return errno = ENAMETOOLONG, -1;
-		out[o++] = c[0];
+		if (*p == '/') {
+			if (valued)
+				tmpl_defuse_dots(out, comp, o);
+			comp = o + 1;
+			valued = false;
+		}
+		out[o++] = *p;
 	}
+	if (valued)
+		tmpl_defuse_dots(out, comp, o);
 	out[o] = '\0';
 	return 0;
 }

@@ -42,8 +42,11 @@ void gp_tmpl_this_host(gp_tmpl_vars_t *v, gp_tmpl_hostbuf_t *buf);
  * gpuprof run): %j SLURM_JOB_ID (else "local"), %u USER, %x SLURM_JOB_NAME, %s
  * SLURM_STEP_ID, %r SLURM_PROCID; the others unset. */
 void gp_tmpl_vars_from_env(gp_tmpl_vars_t *v);
-/* Expand tmpl into out. A variable that is NULL expands to "unknown". Expanded values
- * never contain '/' (replaced by '_') so a job name cannot climb directories. */
+/* Expand tmpl into out. A variable that is NULL or empty expands to "unknown". Every value
+ * is made harmless as a path's part, so that a job name (%x is the user's to choose) can
+ * never leave the directory the template's own text names: '/' and control characters
+ * become '_', a value is cut to 128 bytes (whole UTF-8 characters), and a component that
+ * a value made "." or ".." gets '_' for its first dot. */
 int gp_tmpl_expand(const char *tmpl, const gp_tmpl_vars_t *v, char *out, size_t outlen);
 
 /* mkdir -p as the current user: every component opened with O_NOFOLLOW|O_DIRECTORY via

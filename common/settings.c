@@ -73,6 +73,11 @@ const gp_setting_t gp_settings[] = {
      "(a user at it gets no site profile until `gpuprof prune` or the user frees room; "
      "below it each rank's cap is the room left shared by the step's tasks); 0: no cap",
      NULL},
+    {"site_quota_cache", NULL, GP_T_INT, "300", 0, 86400, OFF(site_quota_cache), 0,
+     "seconds a node reuses its last measure of a user's directory for site_quota_per_user, "
+     "with every cap it granted since added (an upper bound of what the directory holds); "
+     "a bound that leaves too little room measures again at once; 0: measure at every step",
+     NULL},
     {"output", GP_ENV_OUTPUT, GP_T_STR, "gpuprof-%j", 0, 0, OFF(output), USER,
      "the job directory, a template (doc/admin.md, Templates: %j job id, %u user, %x job "
      "name, %s step, %n node, %h its short name); relative to the submit directory (the "

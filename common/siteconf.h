@@ -46,6 +46,7 @@ typedef struct gp_config {
 	char *site_output;                   /* their job directory: /ROOT/%u/... */
 	char *site_group;                    /* who else reads it ("": the user alone) */
 	long long site_quota_per_user;       /* bytes under ROOT/USER; 0: no cap */
+	long site_quota_cache;               /* seconds a node reuses its walk; 0: each step */
 	char *output;                        /* job directory template */
 	char *spool_dir;                     /* node-local spool; "" = $TMPDIR, else /tmp */
 	long long max_bytes_per_rank;

@@ -75,15 +75,43 @@ static void measure_dir(int at, const char *name, dev_t dev, unsigned depth, uin
 	closedir(d);
 }
 
-int gp_tree_measure(int dirfd, const char *name, uint64_t max_entries, gp_tree_usage_t *u)
+/* name's stat into st and the file system the walk stays on into dev: name's own, or
+ * (within) dirfd's, name refused (EXDEV) when it is a mount point on dirfd. */
+static int top_stat(int dirfd, const char *name, bool within, struct stat *st, dev_t *dev)
+{
+	struct stat parent;
+	if (fstatat(dirfd, name, st, AT_SYMLINK_NOFOLLOW) < 0)
+		return -1;
+	*dev = st->st_dev;
+	if (!within)
+		return 0;
+	if (fstat(dirfd, &parent) < 0)
+		return -1;
+	*dev = parent.st_dev;
+	return st->st_dev == parent.st_dev ? 0 : (errno = EXDEV, -1);
+}
+
+static int measure(int dirfd, const char *name, bool within, uint64_t max_entries,
+                   gp_tree_usage_t *u)
 {
 	struct stat st;
-	if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+	dev_t dev;
+	if (top_stat(dirfd, name, within, &st, &dev) < 0)
 		return -1;
 	account(u, &st);
 	if (S_ISDIR(st.st_mode))
-		measure_dir(dirfd, name, st.st_dev, 0, max_entries, u);
+		measure_dir(dirfd, name, dev, 0, max_entries, u);
 	return 0;
+}
+
+int gp_tree_measure(int dirfd, const char *name, uint64_t max_entries, gp_tree_usage_t *u)
+{
+	return measure(dirfd, name, false, max_entries, u);
+}
+
+int gp_tree_measure_within(int dirfd, const char *name, uint64_t max_entries, gp_tree_usage_t *u)
+{
+	return measure(dirfd, name, true, max_entries, u);
 }
 
 /* Empty the directory dirfd/name (on dev). 0 when every entry went. */
@@ -124,13 +152,16 @@ static int empty_dir(int at, const char *name, dev_t dev, unsigned depth, gp_tre
 	return rc;
 }
 
-int gp_tree_remove(int dirfd, const char *name, gp_tree_usage_t *u)
+static int tree_remove(int dirfd, const char *name, bool within, gp_tree_usage_t *u)
 {
 	struct stat st;
-	if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+	dev_t dev;
+	if (top_stat(dirfd, name, within, &st, &dev) < 0) {
+		u->skipped += errno == EXDEV;
 		return -1;
+	}
 	bool dir = S_ISDIR(st.st_mode);
-	if (dir && empty_dir(dirfd, name, st.st_dev, 0, u) < 0) {
+	if (dir && empty_dir(dirfd, name, dev, 0, u) < 0) {
 		u->skipped++;
 		return -1;
 	}
@@ -140,4 +171,14 @@ int gp_tree_remove(int dirfd, const char *name, gp_tree_usage_t *u)
 	}
 	account(u, &st);
 	return 0;
+}
+
+int gp_tree_remove(int dirfd, const char *name, gp_tree_usage_t *u)
+{
+	return tree_remove(dirfd, name, false, u);
+}
+
+int gp_tree_remove_within(int dirfd, const char *name, gp_tree_usage_t *u)
+{
+	return tree_remove(dirfd, name, true, u);
 }

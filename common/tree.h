@@ -29,5 +29,11 @@ int gp_tree_measure(int dirfd, const char *name, uint64_t max_entries, gp_tree_u
  * descriptor; what it freed is added to u (bytes and entries). 0 when it is gone, -1 with
  * errno when it could not all be removed (the rest stays, counted in u->skipped). */
 int gp_tree_remove(int dirfd, const char *name, gp_tree_usage_t *u);
+/* The same, where name itself must be on dirfd's file system: a mount point at name (a
+ * user's bind mount or FUSE file system where a job directory was) is -1 with EXDEV,
+ * neither entered nor removed; what the walk opens is checked against dirfd's device, so
+ * a mount made after the check is not entered either. For `gpuprof prune`. */
+int gp_tree_measure_within(int dirfd, const char *name, uint64_t max_entries, gp_tree_usage_t *u);
+int gp_tree_remove_within(int dirfd, const char *name, gp_tree_usage_t *u);
 
 #endif

@@ -363,6 +363,8 @@ int gp_rank_analyse(const char *path, const gp_rank_opts_t *o, gp_rank_t *r, gp_
 	                   : analyse_file(path, r, t, scratch, d);
 	if (rc < 0)
 		snprintf(err, errlen, "%s", scratch->unreadable[0] ? scratch->unreadable : path);
+	else
+		gp_rank_derive(r);
 	free(scratch);
 	return rc;
 }

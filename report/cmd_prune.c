@@ -15,6 +15,8 @@
 #include <fcntl.h>
 #include <grp.h>
 #include <inttypes.h>
+#include <poll.h>
+#include <signal.h>
 #include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,7 +26,10 @@
 #include <time.h>
 #include <unistd.h>
 
-enum { OPT_OLDER = 400, OPT_DRY_RUN, OPT_DEPTH, OPT_CONFIG };
+enum { OPT_OLDER = 400, OPT_DRY_RUN, OPT_DEPTH, OPT_CONFIG, OPT_TIMEOUT };
+
+#define USER_TIMEOUT_DEFAULT "1h"
+#define REAP_GRACE_MS        2000 /* a killed child that has not ended by then is left */
 
 static const gp_cli_opt_t prune_opts[] = {
     {"older-than", OPT_OLDER, "AGE",
@@ -35,6 +40,9 @@ static const gp_cli_opt_t prune_opts[] = {
      "a job directory's depth below ROOT/USER (default: site_output's, else 1)"},
     {"config", OPT_CONFIG, "FILE",
      "the site's gpuprof.yaml, for site_output (default: the installed one)"},
+    {"timeout", OPT_TIMEOUT, "AGE",
+     "the longest one user's directory may take (default " USER_TIMEOUT_DEFAULT
+     "): its child is then killed, said, and the next user's goes on"},
     {NULL, 0, NULL, NULL}};
 
 const gp_cli_cmd_t gp_cmd_prune_doc = {
@@ -45,9 +53,12 @@ const gp_cli_cmd_t gp_cmd_prune_doc = {
     prune_opts,
     "ROOT defaults to site_output's root in the site's gpuprof.yaml. Run as root (a daily "
     "timer), each user's directory is pruned by a child that dropped to its owner; a link "
-    "is removed as a link and never followed, and nothing on another file system (a mount "
-    "point) is entered. The age of a job directory is the newest modification time of "
-    "anything in it.\n\n"
+    "is removed as a link and never followed, and nothing on another file system than ROOT's "
+    "(a user's bind mount, NFS or FUSE file system) is entered or removed: it is named and "
+    "left alone. Each user's directory is walked by a child given --timeout: one that is "
+    "stopped (SIGSTOP) or waits on a file system that does not answer is killed and named, "
+    "and the next user's directory goes on. The age of a job directory is the newest "
+    "modification time of anything in it.\n\n"
     "Exit status: 0 done, 1 something could not be removed or read, 2 a usage error.",
     false};
 
@@ -56,8 +67,17 @@ typedef struct prune {
 	unsigned depth;
 	bool dry;
 	const char *root;
-	uint64_t bytes, jobs, kept, failed;
+	dev_t dev;       /* ROOT's file system: nothing on another is entered */
+	long long limit; /* seconds a user's directory may take */
+	uint64_t bytes, jobs, kept, failed, mounts;
 } prune_t;
+
+/* A mount point met where a level or a job directory was: named, never entered. */
+static void mount_point(prune_t *pr, const char *path)
+{
+	printf("left alone %s: another file system (a mount point)\n", path);
+	pr->mounts++;
+}
 
 long long gp_prune_age(const char *v)
 {
@@ -93,7 +113,12 @@ static void said(const prune_t *pr, const char *path, const gp_tree_usage_t *u, 
 static void prune_job(prune_t *pr, int dfd, const char *name, const char *path)
 {
 	gp_tree_usage_t u = {0};
-	if (gp_tree_measure(dfd, name, 0, &u) < 0 || u.skipped) {
+	int rc = gp_tree_measure_within(dfd, name, 0, &u);
+	if (rc < 0 && errno == EXDEV) {
+		mount_point(pr, path);
+		return;
+	}
+	if (rc < 0 || u.skipped) {
 		fprintf(stderr, "gpuprof: prune: %s: cannot read all of it; kept\n", path);
 		pr->failed++;
 		return;
@@ -109,10 +134,30 @@ static void prune_job(prune_t *pr, int dfd, const char *name, const char *path)
 		return;
 	}
 	gp_tree_usage_t gone = {0};
-	int rc = gp_tree_remove(dfd, name, &gone);
+	rc = gp_tree_remove_within(dfd, name, &gone);
 	said(pr, path, &u, rc == 0);
 	if (rc < 0)
 		pr->failed++;
+}
+
+/* The directory at/name (path) of a level above the job directories: opened without
+ * following a link, and only where it is on ROOT's file system (checked on what was
+ * opened); -1 otherwise, said and counted. */
+static int open_level(prune_t *pr, int at, const char *name, const char *path)
+{
+	struct stat st;
+	int fd = openat(at, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0 || fstat(fd, &st) < 0) {
+		fprintf(stderr, "gpuprof: prune: %s: %s\n", path, strerror(errno));
+		pr->failed++;
+	} else if (st.st_dev != pr->dev) {
+		mount_point(pr, path);
+	} else {
+		return fd;
+	}
+	if (fd >= 0)
+		close(fd);
+	return -1;
 }
 
 /* The level of dfd (path) at depth: job directories there, directories to walk above. */
@@ -140,12 +185,9 @@ static void prune_level(prune_t *pr, int dfd, const char *path, unsigned depth)
 		if (fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
 		    !S_ISDIR(st.st_mode))
 			continue; /* not a level of the template's: left alone */
-		int nfd =
-		    openat(dirfd(d), de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-		if (nfd < 0) {
-			pr->failed++;
+		int nfd = open_level(pr, dirfd(d), de->d_name, sub);
+		if (nfd < 0)
 			continue;
-		}
 		prune_level(pr, nfd, sub, depth + 1);
 		close(nfd);
 	}
@@ -163,60 +205,136 @@ static int become(uid_t uid, gid_t dir_gid)
 	return uid != 0 && setuid(0) == 0 ? -1 : 0;
 }
 
-/* ROOT/USER, as its owner when we are root: the counts come back through a pipe. */
+static long long ms_since(const struct timespec *t0)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (t.tv_sec - t0->tv_sec) * 1000ll + (t.tv_nsec - t0->tv_nsec) / 1000000;
+}
+
+/* Reap pid within ms: true when it ended (status into *status). */
+static bool reap(pid_t pid, long long ms, int *status)
+{
+	struct timespec t0;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (;;) {
+		pid_t r = waitpid(pid, status, WNOHANG);
+		if (r == pid || (r < 0 && errno != EINTR))
+			return r == pid;
+		if (ms_since(&t0) >= ms)
+			return false;
+		usleep(10000);
+	}
+}
+
+/* The child's line "BYTES JOBS KEPT FAILED MOUNTS" from fd, read until its end or until
+ * the deadline t0 + limit_ms: 0 and what it said in got, -1 when the deadline passed. */
+static int child_line(int fd, const struct timespec *t0, long long limit_ms, prune_t *got)
+{
+	char buf[256];
+	size_t n = 0;
+	for (;;) {
+		long long left = limit_ms - ms_since(t0);
+		struct pollfd pf = {fd, POLLIN, 0};
+		int r = left > 0 ? poll(&pf, 1, left > 60000 ? 60000 : (int)left) : 0;
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r == 0 && left > 60000)
+			continue;
+		if (r <= 0)
+			return -1;
+		ssize_t k = read(fd, buf + n, sizeof(buf) - 1 - n);
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k <= 0 || (n += (size_t)k) == sizeof(buf) - 1)
+			break;
+	}
+	buf[n] = '\0';
+	if (sscanf(buf, "%" SCNu64 " %" SCNu64 " %" SCNu64 " %" SCNu64 " %" SCNu64, &got->bytes,
+	           &got->jobs, &got->kept, &got->failed, &got->mounts) != 5)
+		got->failed = 1;
+	return 0;
+}
+
+/* The parent's side of a user's child: its counts added to pr, within pr->limit; a child
+ * that did not finish by then (stopped, or waiting on a file system that does not
+ * answer) is killed and named, and the walk goes on with the next user's directory. */
+static void user_child_wait(prune_t *pr, pid_t pid, int fd, const char *path)
+{
+	struct timespec t0;
+	prune_t got = {0};
+	int status = 0;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	int rc = child_line(fd, &t0, pr->limit * 1000, &got);
+	close(fd);
+	long long left = pr->limit * 1000 - ms_since(&t0);
+	if (rc == 0 && reap(pid, left > REAP_GRACE_MS ? left : REAP_GRACE_MS, &status)) {
+		pr->bytes += got.bytes, pr->jobs += got.jobs, pr->kept += got.kept;
+		pr->mounts += got.mounts;
+		pr->failed += got.failed + !(WIFEXITED(status) && !WEXITSTATUS(status));
+		return;
+	}
+	kill(pid, SIGKILL);
+	bool ended = reap(pid, REAP_GRACE_MS, &status);
+	fprintf(stderr,
+	        "gpuprof: prune: %s: not done in %lld s (--timeout; its child stopped, or a file "
+	        "system that does not answer): killed%s; what it removed before stays removed; "
+	        "the next user's directory goes on\n",
+	        path, pr->limit, ended ? "" : " (it has not ended yet: a file system that hangs)");
+	fflush(stdout); /* the child's lines before this one */
+	pr->failed++;
+}
+
+/* The child's side: ROOT/USER walked as its owner (root running it) and the counts
+ * written to fd. Never returns. */
+static void user_child(prune_t *pr, int rfd, const char *user, const struct stat *st,
+                       const char *path, int fd)
+{
+	prune_t mine = *pr;
+	mine.bytes = mine.jobs = mine.kept = mine.failed = mine.mounts = 0;
+	setvbuf(stdout, NULL, _IOLBF, 0); /* each line out before a kill can take it */
+	int ufd = -1;
+	if (geteuid() == 0 && st->st_uid != 0 && become(st->st_uid, st->st_gid) < 0)
+		fprintf(stderr, "gpuprof: prune: %s: cannot become uid %u\n", path,
+		        (unsigned)st->st_uid);
+	else
+		ufd = open_level(&mine, rfd, user, path);
+	if (ufd >= 0) {
+		prune_level(&mine, ufd, path, 1);
+		close(ufd);
+	} else if (!mine.mounts && !mine.failed) {
+		mine.failed++;
+	}
+	fflush(stdout);
+	dprintf(fd, "%" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64 "\n", mine.bytes,
+	        mine.jobs, mine.kept, mine.failed, mine.mounts);
+	_exit(0);
+}
+
+/* ROOT/USER, in a child of its own (as its owner when we are root) given pr->limit. */
 static void prune_user(prune_t *pr, int rfd, const char *user)
 {
 	char path[4096];
 	struct stat st;
+	int p[2] = {-1, -1};
+	pid_t pid = -1;
 	snprintf(path, sizeof(path), "%s/%s", pr->root, user);
 	if (fstatat(rfd, user, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISDIR(st.st_mode))
 		return; /* a link or a file at the users' level: not a user's directory */
-	bool drop = geteuid() == 0 && st.st_uid != 0;
-	int p[2] = {-1, -1};
-	pid_t pid = 0;
 	fflush(stdout);
-	if (drop && (pipe(p) < 0 || (pid = fork()) < 0)) {
+	if (pipe2(p, O_CLOEXEC) < 0 || (pid = fork()) < 0) {
 		fprintf(stderr, "gpuprof: prune: %s: %s\n", path, strerror(errno));
+		if (p[0] >= 0)
+			close(p[0]), close(p[1]);
 		pr->failed++;
 		return;
 	}
-	if (pid > 0) { /* root: the child's counts */
-		prune_t got = {0};
-		close(p[1]);
-		FILE *f = fdopen(p[0], "r");
-		if (!f || fscanf(f, "%" SCNu64 " %" SCNu64 " %" SCNu64 " %" SCNu64, &got.bytes,
-		                 &got.jobs, &got.kept, &got.failed) != 4)
-			got.failed = 1;
-		if (f)
-			fclose(f);
-		int status = 0;
-		waitpid(pid, &status, 0);
-		pr->bytes += got.bytes, pr->jobs += got.jobs, pr->kept += got.kept;
-		pr->failed += got.failed + !(WIFEXITED(status) && !WEXITSTATUS(status));
-		return;
+	if (pid == 0) {
+		close(p[0]);
+		user_child(pr, rfd, user, &st, path, p[1]);
 	}
-	prune_t mine = *pr;
-	mine.bytes = mine.jobs = mine.kept = mine.failed = 0;
-	int ufd = -1;
-	if (drop && become(st.st_uid, st.st_gid) < 0)
-		fprintf(stderr, "gpuprof: prune: %s: cannot become uid %u\n", path,
-		        (unsigned)st.st_uid);
-	else if ((ufd = openat(rfd, user, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0)
-		fprintf(stderr, "gpuprof: prune: %s: %s\n", path, strerror(errno));
-	else
-		prune_level(&mine, ufd, path, 1);
-	mine.failed += ufd < 0;
-	if (ufd >= 0)
-		close(ufd);
-	if (!drop) {
-		pr->bytes += mine.bytes, pr->jobs += mine.jobs, pr->kept += mine.kept;
-		pr->failed += mine.failed;
-		return;
-	}
-	fflush(stdout);
-	dprintf(p[1], "%" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64 "\n", mine.bytes, mine.jobs,
-	        mine.kept, mine.failed);
-	_exit(0);
+	close(p[1]);
+	user_child_wait(pr, pid, p[0], path);
 }
 
 /* ROOT and the depth from the operand, --depth and site_output. */
@@ -254,6 +372,7 @@ int gp_cmd_prune(int argc, char **argv)
 {
 	const gp_cli_cmd_t *cmd = &gp_cmd_prune_doc;
 	const char *age = NULL, *depth = NULL, *config = GP_SYSCONF_PATH;
+	const char *timeout = USER_TIMEOUT_DEFAULT;
 	char root[1024];
 	prune_t pr = {0};
 	gp_cli_t c;
@@ -268,6 +387,8 @@ int gp_cmd_prune(int argc, char **argv)
 			depth = c.arg;
 		else if (k == OPT_CONFIG)
 			config = c.arg;
+		else if (k == OPT_TIMEOUT)
+			timeout = c.arg;
 	}
 	if (k < 0)
 		return c.status;
@@ -281,19 +402,26 @@ int gp_cmd_prune(int argc, char **argv)
 		                    "--older-than: '%s' is not an age (a whole number above 0 with "
 		                    "s, m, h, d or w: 30d)",
 		                    age);
+	if ((pr.limit = gp_prune_age(timeout)) < 0)
+		return gp_cli_usage(cmd,
+		                    "--timeout: '%s' is not an age (a whole number above 0 with "
+		                    "s, m, h, d or w: 1h)",
+		                    timeout);
 	if (where(cmd, config, c.ind < argc ? argv[c.ind] : NULL, depth, root, sizeof(root),
 	          &pr.depth) != 0)
 		return GP_CLI_USAGE;
 	pr.root = root;
 	pr.cutoff = time(NULL) - (time_t)secs;
 	int rfd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	DIR *d = rfd >= 0 ? fdopendir(dup(rfd)) : NULL;
+	struct stat rst;
+	DIR *d = rfd >= 0 && fstat(rfd, &rst) == 0 ? fdopendir(dup(rfd)) : NULL;
 	if (!d) {
 		gp_err("prune: %s: %s", root, strerror(errno));
 		if (rfd >= 0)
 			close(rfd);
 		return 1;
 	}
+	pr.dev = rst.st_dev;
 	struct dirent *de;
 	while ((de = readdir(d)))
 		if (strcmp(de->d_name, ".") && strcmp(de->d_name, ".."))
@@ -301,9 +429,9 @@ int gp_cmd_prune(int argc, char **argv)
 	closedir(d);
 	close(rfd);
 	printf("gpuprof prune: %s %" PRIu64 " job director%s (%.1f MiB) older than %s under %s; "
-	       "%" PRIu64 " kept%s\n",
+	       "%" PRIu64 " kept; %" PRIu64 " mount point%s left alone%s\n",
 	       pr.dry ? "would remove" : "removed", pr.jobs, pr.jobs == 1 ? "y" : "ies",
-	       pr.bytes / 1048576.0, age, root, pr.kept,
+	       pr.bytes / 1048576.0, age, root, pr.kept, pr.mounts, pr.mounts == 1 ? "" : "s",
 	       pr.failed ? "; some could not be read or removed (above)" : "");
 	return fflush(stdout) || pr.failed ? 1 : 0;
 }

@@ -22,7 +22,11 @@
 #include <time.h>
 #include <unistd.h>
 
-enum { OPT_ONCE = 256, OPT_STEP };
+enum { OPT_ONCE = 256, OPT_STEP, OPT_MAX_RANKS };
+
+/* Live files read at each refresh: a job directory of 100 000 ranks would take seconds a
+ * refresh and gigabytes (gp_live_rank_t is ~2.3 KB); a screen shows a few dozen lines. */
+#define TOP_MAX_RANKS_DEFAULT 1000
 
 static const gp_cli_opt_t top_opts[] = {
     {"once", OPT_ONCE, NULL,
@@ -33,6 +37,9 @@ static const gp_cli_opt_t top_opts[] = {
      "rank (the default), now (last step time, slowest first), ratio (last against the "
      "rank's median), busy (least busy first), mem (fullest card first), finding"},
     {"step", OPT_STEP, "S", "only step S's ranks (default: every step's)"},
+    {"max-ranks", OPT_MAX_RANKS, "N",
+     "read at most N ranks' live files at each refresh, the lowest of each step first "
+     "(default 1000; 0: every one); the job line is then of those, and says so"},
     {NULL, 0, NULL, NULL}};
 
 const gp_cli_cmd_t gp_cmd_top_doc = {
@@ -54,7 +61,7 @@ static const char *const sort_keys[] = {"rank", "now", "ratio", "busy", "mem", "
 typedef struct top {
 	char dir[PATH_MAX];
 	const char *step;
-	unsigned sort;
+	unsigned sort, max_ranks;
 	bool reverse, tty;
 	double delay;
 	int scroll;
@@ -126,6 +133,11 @@ static void job_lines(const top_t *t, FILE *f, const char *eol)
 	if (j->lost)
 		fprintf(f, "; %llu records lost", (unsigned long long)j->lost);
 	fprintf(f, "%s", eol);
+	if (j->beyond)
+		fprintf(f,
+		        "only the first %u ranks' live files read of %u (--max-ranks): the figures "
+		        "above are theirs%s",
+		        j->n, j->n + j->beyond, eol);
 	if (j->first_find >= 0) {
 		const gp_live_rank_t *r = &j->r[j->first_find];
 		fprintf(f, "first finding: rank %d: %s: %s", r->rank, r->find[0].id,
@@ -166,7 +178,7 @@ static int load(top_t *t)
 	gp_live_job_free(&t->j);
 	free(t->order);
 	t->order = NULL;
-	if (gp_live_job_load(&t->j, t->dir, t->step, err, sizeof(err)) < 0)
+	if (gp_live_job_load(&t->j, t->dir, t->step, t->max_ranks, err, sizeof(err)) < 0)
 		return gp_err("top: %s", err);
 	t->order = calloc(t->j.n + 1, sizeof(unsigned));
 	if (!t->order)
@@ -256,7 +268,7 @@ static void draw(top_t *t)
 		        t->dir);
 	else
 		job_lines(t, m, "\n");
-	int body = rows - 6; /* header lines and the key line */
+	int body = rows - 6 - (t->j.beyond > 0); /* header lines and the key line */
 	body = body < 1 ? 1 : body;
 	int maxscroll = (int)t->j.n > body ? (int)t->j.n - body : 0;
 	t->scroll = t->scroll > maxscroll ? maxscroll : t->scroll < 0 ? 0 : t->scroll;
@@ -367,7 +379,8 @@ static int interactive(top_t *t)
 int gp_cmd_top(int argc, char **argv)
 {
 	const gp_cli_cmd_t *cmd = &gp_cmd_top_doc;
-	top_t t = {.delay = 2};
+	top_t t = {.delay = 2, .max_ranks = TOP_MAX_RANKS_DEFAULT};
+	uint64_t max_ranks = 0;
 	bool once = false, by_id = false;
 	char err[PATH_MAX + 256];
 	gp_cli_t c;
@@ -378,8 +391,12 @@ int gp_cmd_top(int argc, char **argv)
 			once = true;
 		else if (k == OPT_STEP)
 			t.step = c.arg;
-		else if (k == 'd' && gp_cli_number(cmd, "--delay", c.arg, 0.5, false, 3600, false,
-		                                   "2", &t.delay))
+		else if (k == OPT_MAX_RANKS) {
+			if (gp_cli_count(cmd, "--max-ranks", c.arg, 10000000, &max_ranks))
+				return GP_CLI_USAGE;
+			t.max_ranks = (unsigned)max_ranks;
+		} else if (k == 'd' && gp_cli_number(cmd, "--delay", c.arg, 0.5, false, 3600, false,
+		                                     "2", &t.delay))
 			return GP_CLI_USAGE;
 		else if (k == 's') {
 			for (t.sort = 0; t.sort < NSORT && strcmp(c.arg, sort_keys[t.sort]);

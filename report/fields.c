@@ -200,7 +200,13 @@ static void v_startup_top(FILE *out, const gp_rank_t *r)
 	fputc(']', out);
 }
 
+/* PyTorch's figures: a rank its integration recorded, not JAX's (whose info line was
+ * filed under "pytorch" before the framework section) */
 static bool torch_seen(const gp_rank_t *r)
+{
+	return r->torch.seen && strcmp(r->shares.framework, "jax");
+}
+static bool framework_seen(const gp_rank_t *r)
 {
 	return r->torch.seen;
 }
@@ -293,6 +299,7 @@ const gp_field_t gp_rank_fields[] = {
         "headline: 95 % interval of the median, low end (order statistics; 0 under 6 steps)"),
     F64("steps", "median_high_ms", steps.median_hi_ms, 6, "ms", "... high end"),
     F64("steps", "p95_ms", steps.p95_ms, 6, "ms", "headline: 95th percentile"),
+    F64("steps", "p99_ms", steps.p99_ms, 6, "ms", "headline: 99th percentile"),
     F64("steps", "mean_period_ms", steps.mean_period_ms, 6, "ms",
         "the throughput's step: the post-warm-up steps' wall time (the last warm-up step's "
         "completion to the last step's, its GPU work where traced), over their count (0: "
@@ -316,9 +323,13 @@ const gp_field_t gp_rank_fields[] = {
     F64("steps", "period_median_ms", steps.period_median_ms, 6, "ms",
         "step start to start, median"),
     F64("steps", "period_p95_ms", steps.period_p95_ms, 6, "ms", "... 95th percentile"),
+    U32("steps", "period_samples", steps.nperiod, NULL, "steps with a period"),
     F64("steps", "cpu_median_ms", steps.cpu_median_ms, 6, "ms",
         "CPU time inside the step range, median"),
     F64("steps", "cpu_p95_ms", steps.cpu_p95_ms, 6, "ms", "... 95th percentile"),
+    U32("steps", "cpu_samples", shares.cpu_samples, NULL,
+        "steps with a CPU time: those of a range of the program's (NVTX, "
+        "cudaProfilerStart/Stop); 0 for steps found from kernels or optimizer returns"),
     U32("steps", "durations_of", steps.nall, NULL, "post-warm-up samples of the headline"),
     FN("steps", "durations_ms", v_durations, "ms",
        "the headline's samples: all up to 512, else 512 evenly spaced, first and last "
@@ -343,6 +354,19 @@ const gp_field_t gp_rank_fields[] = {
     U64("gpu", "memcpy_ns", gpu.memcpy_ns, "ns", "copies"),
     U64("gpu", "comm_compute_overlap_ns", gpu.overlap_ns, "ns",
         "communication overlapped by compute"),
+    F64("gpu", "busy_pct", shares.busy_pct, 2, "%",
+        "busy with compute or copies: busy_ns less comm_exposed_ns, of span_ns (with "
+        "comm_only_pct and the idle shares: 100)"),
+    U64("gpu", "comm_exposed_ns", shares.comm_exposed_ns, "ns",
+        "communication not overlapped by compute: comm_ns less comm_compute_overlap_ns"),
+    F64("gpu", "comm_only_pct", shares.comm_only_pct, 2, "%",
+        "the GPU running communication alone: comm_exposed_ns of span_ns (a rank that waits "
+        "in a collective for a straggler spins there: not busy)"),
+    F64("gpu", "idle_host_wait_pct", shares.idle_host_pct, 2, "%", "idle_host_wait_ns of span_ns"),
+    F64("gpu", "idle_sync_pct", shares.idle_sync_pct, 2, "%", "idle_sync_ns of span_ns"),
+    F64("gpu", "idle_kernel_wait_pct", shares.idle_kernel_pct, 2, "%",
+        "idle_kernel_wait_ns of span_ns"),
+    F64("gpu", "idle_other_pct", shares.idle_other_pct, 2, "%", "idle_other_ns of span_ns"),
     F64("gpu", "comm_pct", gpu.comm_pct, 2, "%",
         "communication's share of kernel time: comm_ns / (comm_ns + compute_ns)"),
     F64("gpu", "comm_overlap_pct", gpu.comm_overlap_pct, 2, "%",
@@ -422,9 +446,21 @@ const gp_field_t gp_rank_fields[] = {
         "allocated before the first step and never freed"),
     F64("memory", "growth_bytes_per_step", memory.growth_per_step, 1, "bytes",
         "growth per post-warm-up step"),
+    U64("memory", "in_use_peak_bytes", shares.in_use_peak, "bytes",
+        "the program's allocator's peak of bytes in use: PyTorch's max_memory_allocated, "
+        "else a framework pool's (XLA); 0: no framework figure"),
+    U64("memory", "pool_peak_bytes", shares.pool_peak, "bytes",
+        "... what that allocator held from the device at its peak (max_memory_reserved)"),
+    STR("memory", "in_use_source", shares.in_use_source, "pytorch, pool, or empty: none"),
+    F64("memory", "step_growth_bytes", shares.growth_per_step, 1, "bytes",
+        "growth per post-warm-up step as the tables give it: PyTorch's allocated bytes "
+        "where it sampled steps, else growth_bytes_per_step (CUDA's allocations)"),
+    STR("memory", "step_growth_source", shares.growth_source, "pytorch, cuda, or empty: none"),
     U64("memory", "leak_bytes", memory.leak_bytes, "bytes", "allocated in steps, never freed"),
     U64("memory", "leak_allocs", memory.leak_allocs, NULL, "... in so many allocations"),
     U64("memory", "optimizer_bytes", memory.optimizer_bytes, "bytes", "optimizer state"),
+    U64("memory", "host_peak_bytes", memory.host_peak, "bytes",
+        "host memory CUPTI saw allocated (pinned, pageable), at its peak"),
     U64("memory", "nvml_used_max_bytes", memory.nvml_max, "bytes",
         "NVML's largest memory in use on the GPU"),
     STR("memory", "peak_stack", memory.peak_stack, "the stack that allocated most at the peak"),
@@ -465,6 +501,12 @@ const gp_field_t gp_rank_fields[] = {
     U32("capture", "captured_steps", capture.steps, NULL, "post-warm-up steps traced"),
     U64("capture", "switches", capture.switches, NULL, "capture switches"),
     U64("capture", "switch_max_ns", capture.switch_max_ns, "ns", "the longest switch"),
+
+    /* the framework whose integration recorded; null without one */
+    STR("framework", "name", shares.framework, "pytorch, jax, or empty (not recognised)"),
+    STR("framework", "version", shares.framework_version, "its version"),
+    STR("framework", "info", torch.info, "how steps and memory were taken"),
+    STR("framework", "not_collected", torch.missing, "what was not collected, and why"),
 
     /* PyTorch's own figures (the integration); null without it */
     STR("pytorch", "info", torch.info, "version, how steps and memory were taken"),
@@ -594,7 +636,70 @@ const size_t gp_rank_nfields = sizeof(gp_rank_fields) / sizeof(gp_rank_fields[0]
 static const struct {
 	const char *name;
 	bool (*when)(const gp_rank_t *);
-} conditional[] = {{"pytorch", torch_seen}, {"pool", pool_seen}, {"own_cost", own_seen}};
+} conditional[] = {{"framework", framework_seen},
+                   {"pytorch", torch_seen},
+                   {"pool", pool_seen},
+                   {"own_cost", own_seen}};
+
+static bool section_shown(const char *section, const gp_rank_t *r)
+{
+	for (size_t c = 0; section && c < sizeof(conditional) / sizeof(conditional[0]); c++)
+		if (!strcmp(conditional[c].name, section) && !conditional[c].when(r))
+			return false;
+	return true;
+}
+
+const gp_field_t *gp_field_find(const char *name)
+{
+	const char *dot = strchr(name, '.');
+	for (size_t i = 0; i < gp_rank_nfields; i++) {
+		const gp_field_t *f = &gp_rank_fields[i];
+		if (dot ? f->section && strlen(f->section) == (size_t)(dot - name) &&
+		              !strncmp(f->section, name, (size_t)(dot - name)) &&
+		              !strcmp(f->key, dot + 1)
+		        : !f->section && !strcmp(f->key, name))
+			return f;
+	}
+	return NULL;
+}
+
+const char *gp_field_text(const gp_field_t *f, const gp_rank_t *r)
+{
+	return f->type == GP_FT_STR ? (const char *)r + f->off : NULL;
+}
+
+bool gp_field_number(const gp_field_t *f, const gp_rank_t *r, double *v)
+{
+	const char *p = (const char *)r + f->off;
+	uint64_t u;
+	unsigned w;
+	int i;
+	if (!section_shown(f->section, r))
+		return false;
+	switch (f->type) {
+	case GP_FT_U64:
+		memcpy(&u, p, sizeof(u));
+		*v = f->scale > 0 ? (double)u / f->scale : (double)u;
+		return true;
+	case GP_FT_U32:
+		memcpy(&w, p, sizeof(w));
+		*v = w;
+		return true;
+	case GP_FT_I32:
+	case GP_FT_I32_NULL:
+		memcpy(&i, p, sizeof(i));
+		*v = i;
+		return f->type == GP_FT_I32 || i >= 0;
+	case GP_FT_F64:
+		memcpy(v, p, sizeof(*v));
+		return isfinite(*v);
+	case GP_FT_BOOL:
+		*v = *(const bool *)(const void *)p;
+		return true;
+	default:
+		return false;
+	}
+}
 
 static void value(FILE *out, const gp_field_t *f, const gp_rank_t *r)
 {
@@ -706,11 +811,7 @@ void gp_csv_rank(FILE *out, const gp_rank_t *r)
 			        f->key);
 			continue;
 		}
-		bool shown = true; /* a section the JSON writes as null: empty cells */
-		for (size_t c = 0; f->section && c < sizeof(conditional) / sizeof(conditional[0]);
-		     c++)
-			if (!strcmp(conditional[c].name, f->section) && !conditional[c].when(r))
-				shown = false;
+		bool shown = section_shown(f->section, r); /* null in the JSON: empty cells */
 		const char *p = (const char *)r + f->off;
 		double d;
 		int n;

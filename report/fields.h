@@ -37,6 +37,15 @@ typedef struct gp_field {
 extern const gp_field_t gp_rank_fields[];
 extern const size_t gp_rank_nfields;
 
+/* A field by its JSON name ("section.key", or "key" for the rank's own); NULL: none. */
+const gp_field_t *gp_field_find(const char *name);
+/* Its value as the JSON gives it, as a number (a scaled U64 divided by its scale, a flag
+ * 0 or 1); false: null in the JSON (its section written as null, a negative I32_NULL, not
+ * finite) or not a number (a string, a list). */
+bool gp_field_number(const gp_field_t *f, const gp_rank_t *r, double *v);
+/* Its value as text (STR); NULL: not a string. */
+const char *gp_field_text(const gp_field_t *f, const gp_rank_t *r);
+
 /* One rank as a JSON object, from the table. */
 void gp_json_rank(FILE *out, const gp_rank_t *r);
 /* One rank as a CSV row of the table's single values (lists left out), in the table's

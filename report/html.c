@@ -13,6 +13,7 @@
 #include "config.h"
 #include "names.h"
 #include "job.h"
+#include "tables.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -458,24 +459,28 @@ static void plot_steps(FILE *o, const gp_job_t *job)
 
 /* ---- where the time goes ---- */
 
-static double pct(uint64_t a, uint64_t b)
+#define NPARTS 6
+/* busy, communication alone, waiting for the host, synchronising, between kernels, other:
+ * shares of the span
+ * (derive.c, as report.json and the tables give them) */
+static void parts(const gp_rank_t *r, double p[NPARTS])
 {
-	return b ? 100.0 * (double)a / (double)b : 0;
+	p[0] = r->shares.busy_pct;
+	p[1] = r->shares.comm_only_pct;
+	p[2] = r->shares.idle_host_pct;
+	p[3] = r->shares.idle_sync_pct;
+	p[4] = r->shares.idle_kernel_pct;
+	p[5] = r->shares.idle_other_pct;
 }
 
-/* busy, waiting for the host, synchronising, between kernels, other: shares of the span */
-static void parts(const gp_rank_t *r, double p[5])
-{
-	p[0] = pct(r->gpu.busy_ns, r->gpu.span_ns);
-	p[1] = pct(r->gpu.idle_host_ns, r->gpu.span_ns);
-	p[2] = pct(r->gpu.idle_sync_ns, r->gpu.span_ns);
-	p[3] = pct(r->gpu.idle_kernel_ns, r->gpu.span_ns);
-	p[4] = pct(r->gpu.idle_other_ns, r->gpu.span_ns);
-}
-
-static const char *part_name[5] = {"busy", "idle: waiting for the host", "idle: synchronising",
-                                   "idle: between kernels", "idle: other"};
-static const char *part_col[5] = {"#2ca02c", "#ff7f0e", "#d62728", "#9467bd", "#bbbbbb"};
+static const char *part_name[NPARTS] = {"busy",
+                                        "communication alone",
+                                        "idle: waiting for the host",
+                                        "idle: synchronising",
+                                        "idle: between kernels",
+                                        "idle: other"};
+static const char *part_col[NPARTS] = {"#2ca02c", "#1f77b4", "#ff7f0e",
+                                       "#d62728", "#9467bd", "#bbbbbb"};
 
 static void plot_busy(FILE *o, const gp_job_t *job)
 {
@@ -496,7 +501,7 @@ static void plot_busy(FILE *o, const gp_job_t *job)
 	if (job->nranks <= 32) {
 		for (unsigned i = 0; i < job->nranks; i++) {
 			const gp_rank_t *r = &job->ranks[i];
-			double p[5], x = x0;
+			double p[NPARTS], x = x0;
 			parts(r, p);
 			fprintf(o,
 			        "<text x=\"%.0f\" y=\"%u\" font-size=\"11\" "
@@ -508,7 +513,7 @@ static void plot_busy(FILE *o, const gp_job_t *job)
 				fprintf(o, ")");
 			}
 			fprintf(o, "</text>\n");
-			for (int k = 0; k < 5; k++) {
+			for (int k = 0; k < NPARTS; k++) {
 				fprintf(o,
 				        "<rect class=\"bar\" x=\"%.1f\" y=\"%u\" width=\"%.1f\" "
 				        "height=\"%u\" fill=\"%s\"><title>rank %d: %s "
@@ -523,10 +528,10 @@ static void plot_busy(FILE *o, const gp_job_t *job)
 		 * at the median), the lowest and highest ranks named in a column on the right */
 		double *v = malloc(job->nranks * sizeof(double));
 		w = W - x0 - MR - 360;
-		for (int k = 0; v && k < 5; k++) {
+		for (int k = 0; v && k < NPARTS; k++) {
 			unsigned lo = 0, hi = 0;
 			for (unsigned i = 0; i < job->nranks; i++) {
-				double p[5];
+				double p[NPARTS];
 				parts(&job->ranks[i], p);
 				v[i] = p[k];
 				lo = v[i] < v[lo] ? i : lo;
@@ -563,7 +568,7 @@ static void plot_busy(FILE *o, const gp_job_t *job)
 		        "text-anchor=\"middle\">%d%%</text>\n",
 		        x0 + w * p / 100, rows * rh + 14, p);
 	fprintf(o, "</svg>\n<div class=\"legend\">");
-	for (int k = 0; k < 5; k++) {
+	for (int k = 0; k < NPARTS; k++) {
 		fprintf(o, "<span><i style=\"background:%s\"></i>", part_col[k]);
 		esc(o, part_name[k]);
 		fprintf(o, "</span>");
@@ -801,43 +806,23 @@ static void th(FILE *o, const char *const *cols, unsigned n)
 	fprintf(o, "</tr>\n");
 }
 
-/* the rank's row of each table */
-static void row_slow(FILE *o, const gp_rank_t *r, const char *who)
+/* A rank's row of a per-rank table (tables.c: the text's columns, from the same JSON
+ * fields); each figure's cell names its field (data-key), which the formats tier reads */
+static void rank_row(FILE *o, const gp_rank_table_t *t, const gp_rank_t *r, const char *who)
 {
-	char b[64];
-	fprintf(o, "<tr><td>%s</td><td>", who);
-	esc(o, r->id.node);
-	fprintf(o, "</td><td>");
-	esc(o, gp_rank_outcome(r, b, sizeof(b)));
-	fprintf(o,
-	        "</td><td>%u</td><td>%u</td><td>%s</td><td>%.3f</td><td>%.3f</td><td>%.3f</td>"
-	        "<td>%.3f</td><td>%.3f</td></tr>\n",
-	        r->steps.n, r->steps.warmup, r->steps.basis, r->steps.median_ms, r->steps.p95_ms,
-	        r->steps.mean_ms, r->steps.cv, r->steps.cpu_median_ms);
+	char b[128];
+	fprintf(o, "<tr>");
+	for (size_t i = 0; i < t->ncols; i++) {
+		const gp_col_t *c = &t->cols[i];
+		if (c->key)
+			fprintf(o, "<td data-key=\"%s\">", c->key);
+		else
+			fprintf(o, "<td class=\"who\">");
+		esc(o, gp_col_cell(c, r, who, b, sizeof(b)));
+		fprintf(o, "</td>");
+	}
+	fprintf(o, "</tr>\n");
 }
-
-static void row_time(FILE *o, const gp_rank_t *r, const char *who)
-{
-	double p[5];
-	parts(r, p);
-	fprintf(o,
-	        "<tr><td>%s</td><td>%.1f</td><td>%.1f</td><td>%.1f</td><td>%.1f</td><td>%.1f</td>"
-	        "<td>%.1f</td><td>%.1f</td><td>%llu</td><td>%.1f</td></tr>\n",
-	        who, p[0], p[1], p[2], p[3], p[4], r->gpu.comm_pct, r->gpu.comm_overlap_pct,
-	        (unsigned long long)r->gpu.nkernels, r->gpu.kernels_per_step);
-}
-
-static void row_mem(FILE *o, const gp_rank_t *r, const char *who)
-{
-	fprintf(o,
-	        "<tr><td>%s</td><td>%.1f</td><td>%.1f</td><td>%.2f</td><td>%.1f</td><td>%.1f</td>"
-	        "<td>%.1f</td></tr>\n",
-	        who, r->memory.peak / 1048576.0, r->memory.final / 1048576.0,
-	        r->memory.growth_per_step / 1048576.0, r->memory.leak_bytes / 1048576.0,
-	        r->memory.optimizer_bytes / 1048576.0, r->memory.nvml_max / 1048576.0);
-}
-
-typedef void (*row_fn)(FILE *o, const gp_rank_t *r, const char *who);
 
 static int by_median(const void *a, const void *b)
 {
@@ -848,13 +833,13 @@ static int by_median(const void *a, const void *b)
 
 /* Every rank up to 32; else the fastest, the median and the slowest ranks by step time
  * (gpuprof report --ranks LIST gives any rank's lines). */
-static void rows(FILE *o, const gp_job_t *job, row_fn fn)
+static void rows(FILE *o, const gp_job_t *job, const gp_rank_table_t *t)
 {
 	char who[64];
 	if (job->nranks <= 32) {
 		for (unsigned i = 0; i < job->nranks; i++) {
 			snprintf(who, sizeof(who), "%d", job->ranks[i].id.rank);
-			fn(o, &job->ranks[i], who);
+			rank_row(o, t, &job->ranks[i], who);
 		}
 		return;
 	}
@@ -868,37 +853,36 @@ static void rows(FILE *o, const gp_job_t *job, row_fn fn)
 	const char *what[] = {"fastest", "2nd fastest", "median", "2nd slowest", "slowest"};
 	for (unsigned k = 0; k < 5; k++) {
 		snprintf(who, sizeof(who), "%d (%s)", s[pick[k]]->id.rank, what[k]);
-		fn(o, s[pick[k]], who);
+		rank_row(o, t, s[pick[k]], who);
 	}
 	free(s);
 }
 
+static void rank_table(FILE *o, const gp_job_t *job, const gp_rank_table_t *t)
+{
+	fprintf(o, "<h3>%s</h3>\n<table id=\"table-%s\">\n<tr>", t->title, t->id);
+	for (size_t i = 0; i < t->ncols; i++) {
+		fprintf(o, "<th>");
+		esc(o, t->cols[i].head);
+		fprintf(o, "</th>");
+	}
+	fprintf(o, "</tr>\n");
+	rows(o, job, t);
+	fprintf(o, "</table>\n<p class=\"note\">");
+	esc(o, t->legend);
+	fprintf(o, "</p>\n");
+}
+
 static void tables(FILE *o, const gp_job_t *job)
 {
-	static const char *slow[] = {"rank",    "node",  "outcome",     "steps",
-	                             "warm-up", "basis", "median ms",   "p95 ms",
-	                             "mean ms", "CV",    "CPU range ms"};
-	static const char *time[] = {"rank",    "busy %",      "host wait %", "sync %",
-	                             "gaps %",  "other %",     "comm %",      "comm overlapped %",
-	                             "kernels", "kernels/step"};
-	static const char *mem[] = {"rank",     "peak MiB",      "at end MiB",  "growth MiB/step",
-	                            "leak MiB", "optimizer MiB", "NVML max MiB"};
 	fprintf(o, "<h2>Tables</h2>\n");
 	if (job->nranks > 32)
 		fprintf(o,
 		        "<p class=\"note\">%u ranks: the fastest, median and slowest by step time; "
 		        "<code>gpuprof report --ranks LIST</code> for any rank.</p>\n",
 		        job->nranks);
-	fprintf(o, "<h3>How slow</h3>\n");
-	th(o, slow, 11);
-	rows(o, job, row_slow);
-	fprintf(o, "</table>\n<h3>Where the time goes (share of the steps)</h3>\n");
-	th(o, time, 10);
-	rows(o, job, row_time);
-	fprintf(o, "</table>\n<h3>Where the memory goes</h3>\n");
-	th(o, mem, 7);
-	rows(o, job, row_mem);
-	fprintf(o, "</table>\n");
+	for (unsigned t = 0; t < GP_NTABLES; t++)
+		rank_table(o, job, &gp_rank_tables[t]);
 	unsigned n = job->nr < 15 ? job->nr : 15;
 	if (n) {
 		static const char *rc[] = {"NVTX range", "count", "CPU ms", "GPU ms", "sync ms"};
@@ -961,6 +945,33 @@ static void findings(FILE *o, const gp_job_t *job)
 	}
 }
 
+/* The throughput beside the median (the job's figures, as report.json gives them), and
+ * the ranks whose steps are not alike, for which the median is not the throughput. */
+static void headline_throughput(FILE *o, const gp_job_t *job)
+{
+	if (job->step_period_rank < 0 || (unsigned)job->step_period_rank >= job->nranks ||
+	    !(job->step_mean_period_ms > 0))
+		return;
+	fprintf(o,
+	        "<p>Throughput: <span data-job=\"steps_per_second\">%.4g</span> steps/s, a step "
+	        "every <span data-job=\"step_mean_period_ms\">%.3f</span> ms on average "
+	        "(post-warm-up wall time over the steps%s).</p>\n",
+	        job->steps_per_second, job->step_mean_period_ms,
+	        job->nranks > 1 ? "; the slowest rank" : "");
+	unsigned said = 0;
+	for (unsigned i = 0; i < job->nranks && said < 4; i++) {
+		const gp_step_shape_t *sh = &job->ranks[i].steps.shape;
+		if (!sh->shape[0] || !strcmp(sh->shape, "alike"))
+			continue;
+		said++;
+		fprintf(o,
+		        "<p class=\"note\">Rank %d: steps not alike (%s, %.3f to %.3f ms): its "
+		        "median %.3f ms is not its throughput, %.3f ms a step.</p>\n",
+		        job->ranks[i].id.rank, sh->shape, sh->low_ms, sh->high_ms,
+		        job->ranks[i].steps.median_ms, job->ranks[i].steps.mean_period_ms);
+	}
+}
+
 int gp_report_html(const gp_job_t *job, FILE *o)
 {
 	bool kernels = false, nvml = false;
@@ -996,8 +1007,10 @@ int gp_report_html(const gp_job_t *job, FILE *o)
 	esc(o, job->dir);
 	fprintf(o, "</code>");
 	if (job->step_median_ms > 0)
-		fprintf(o, "; median step %.3f ms (%s)", job->step_median_ms, job->step_basis);
+		fprintf(o, "; median step <span data-job=\"step_median_ms\">%.3f</span> ms (%s)",
+		        job->step_median_ms, job->step_basis);
 	fprintf(o, ".</p>\n");
+	headline_throughput(o, job);
 	if (job->sacct[0]) {
 		fprintf(o, "<p class=\"note\">sacct: <code>");
 		esc(o, job->sacct);

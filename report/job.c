@@ -178,6 +178,7 @@ static void merge_one(gp_job_t *job, rank_sum_t *s, unsigned *from_sum)
 			snprintf(job->job, sizeof(job->job), "%s", s->t.job);
 		if (s->t.ntasks_expected > job->ntasks_expected)
 			job->ntasks_expected = s->t.ntasks_expected;
+		gp_rank_derive(&s->r);
 		job->ranks[job->nranks++] = s->r;
 		gp_job_add_kernels(job, s->t.k, s->t.nk);
 		gp_job_add_ranges(job, s->t.r, s->t.nr);
@@ -562,6 +563,8 @@ int gp_job_load(gp_job_t *job, const char *dir, const char *step, const char *st
 			job->step_mean_period_ms = job->ranks[i].steps.mean_period_ms;
 			job->step_period_rank = (int)i;
 		}
+	if (job->step_mean_period_ms > 0)
+		job->steps_per_second = 1000 / job->step_mean_period_ms;
 	for (unsigned i = 0; med && i < job->nranks; i++) {
 		const gp_rank_t *r = &job->ranks[i];
 		if (!r->steps.nms)

@@ -94,6 +94,7 @@ typedef struct gp_job {
 	/* the job's throughput: the slowest rank's mean step period (steps.mean_period_ms; a
 	 * synchronous job runs at its pace), and that rank's index (-1: no rank has one) */
 	double step_mean_period_ms;
+	double steps_per_second; /* 1000 / step_mean_period_ms; 0: none */
 	int step_period_rank;
 	char step_basis[16]; /* what the ranks' headlines measure (gpu, period, mixed) */
 	int steps_from;      /* 0 auto, 1 nvtx, 2 profiler, 3 kernels (see rankdata.h) */

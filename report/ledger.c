@@ -32,9 +32,12 @@ enum {
 static const char *const field_name[NF] = {"JobID",      "User",      "Account",      "Partition",
                                            "JobName",    "NodeList",  "State",        "End",
                                            "ElapsedRaw", "AllocTRES", "SystemComment"};
-#define MAX_COLS     64
-#define REFUSED_SAID 20 /* refusals printed; the rest counted */
-#define MAX_NODES    4096
+#define MAX_COLS       64
+#define REFUSED_SAID   20 /* refusals printed; the rest counted */
+#define MAX_NODES      4096
+#define MAX_GPUS       1000000               /* a job's GPUs, at most (more: a line refused) */
+#define MAX_ELAPSED_S  (100.0 * 365 * 86400) /* a job's ElapsedRaw, at most */
+#define MAX_HEAD_LINES 64                    /* physical lines one job name's newlines may make */
 
 void gp_ledger_init(gp_ledger_t *l)
 {
@@ -51,6 +54,8 @@ void gp_ledger_free(gp_ledger_t *l)
 	free(l->groups);
 	free(l->waste);
 	free(l->idle);
+	free(l->head);
+	l->head = NULL;
 	l->groups = NULL;
 	l->waste = l->idle = NULL;
 }
@@ -86,11 +91,28 @@ static int read_header(gp_ledger_t *l, char **f, int n, char *err, size_t errlen
 
 /* ---- one job's fields ---- */
 
+/* s as a whole number 0..max (digits alone, as sacct prints them), or -1 */
+static double whole(const char *s, double max)
+{
+	double v = 0;
+	size_t i = 0;
+	for (; s[i] >= '0' && s[i] <= '9' && i < 16; i++)
+		v = v * 10 + (s[i] - '0');
+	return i && !s[i] && v <= max ? v : -1;
+}
+
+/* gres/gpu=N of AllocTRES: N, 0 when none; MAX_GPUS + 1 when it is not a count */
 static unsigned tres_gpus(const char *tres)
 {
+	char n[24];
 	for (const char *p = tres; (p = strstr(p, "gres/gpu=")); p++)
-		if (p == tres || p[-1] == ',')
-			return (unsigned)strtoul(p + 9, NULL, 10);
+		if (p == tres || p[-1] == ',') {
+			size_t len = strcspn(p + 9, ",");
+			snprintf(n, sizeof(n), "%.*s", (int)(len < sizeof(n) ? len : sizeof(n) - 1),
+			         p + 9);
+			double v = len < sizeof(n) ? whole(n, MAX_GPUS) : -1;
+			return v < 0 ? MAX_GPUS + 1 : (unsigned)v;
+		}
 	return 0;
 }
 
@@ -170,7 +192,7 @@ static int job_record(gp_ledger_t *l, const char *id, const char *sc, gp_acct_re
 typedef struct job_fig {
 	double alloc, s[GP_NCAUSES], rec[GP_NCAUSES];
 	int end; /* -1, or GP_END_* */
-	bool has_rec, refused;
+	bool has_rec, refused, scaled;
 	time_t end_t;
 } job_fig_t;
 
@@ -179,6 +201,7 @@ static void add_sums(const gp_ledger_t *l, gp_ld_sums_t *t, const job_fig_t *j, 
 	t->jobs++;
 	t->profiled += j->has_rec;
 	t->refused += j->refused;
+	t->scaled += j->scaled;
 	t->alloc_s += j->alloc * w;
 	for (int c = 0; c < GP_NCAUSES; c++) {
 		t->s[c] += j->s[c] * w;
@@ -391,7 +414,30 @@ static void list_job(gp_ledger_t *l, char **f, const job_fig_t *j, const gp_acct
 /* ---- one line ---- */
 
 /* The job's figures: its allocation by cause (ledger.h) */
-static void job_figures(job_fig_t *j, unsigned gpus, double elapsed, const gp_acct_rec_t *rec)
+/* A record claims its GPU-seconds (the user's process measured them: doc/admin.md, "What
+ * a user controls"); Slurm's allocation is the one figure the user cannot change. A job's
+ * causes never sum past it: a record that claims more is scaled down to it (said beyond
+ * ElapsedRaw's whole second per GPU, counted), so no record adds GPU-hours to the ledger
+ * that Slurm did not allocate, whatever it says. */
+static void scale_to_alloc(gp_ledger_t *l, const char *id, job_fig_t *j, unsigned gpus,
+                           double covered)
+{
+	if (covered <= j->alloc || covered <= 0)
+		return;
+	double k = j->alloc / covered;
+	for (int c = 0; c < GP_NCAUSES; c++)
+		j->s[c] *= k;
+	if (covered <= j->alloc + gpus) /* sacct's elapsed in whole seconds */
+		return;
+	j->scaled = true;
+	if (l->scaled_said++ < REFUSED_SAID)
+		gp_err("ledger: job %.32s: its record claims %.1f GPU-seconds, more than Slurm "
+		       "allocated (%.1f: GPUs x elapsed); scaled down to the allocation",
+		       id, covered, j->alloc);
+}
+
+static void job_figures(gp_ledger_t *l, const char *id, job_fig_t *j, unsigned gpus, double elapsed,
+                        const gp_acct_rec_t *rec)
 {
 	j->alloc = gpus * elapsed;
 	double covered = 0;
@@ -400,6 +446,7 @@ static void job_figures(job_fig_t *j, unsigned gpus, double elapsed, const gp_ac
 			j->rec[c] = j->s[c] = rec->s[c];
 			covered += rec->s[c];
 		}
+	scale_to_alloc(l, id, j, gpus, covered);
 	double rest = j->alloc > covered ? j->alloc - covered : 0, unused = 0;
 	/* GPUs no rank ran kernels on, where every rank's GPU use was recorded (a rank whose
 	 * modes did not trace CUDA may have used one) */
@@ -436,10 +483,29 @@ static int split(gp_ledger_t *l, char *line, char **f)
 	return want;
 }
 
+/* A line that ends before its last field was cut by a newline in JobName (a user's
+ * sbatch -J, which sacct -P prints raw): kept until its rest comes, so that the name's
+ * tail is never read as a job of its own (a user naming another user, account or job id
+ * there). -1: not a cut line (or too long to be one). */
+static int keep_head(gp_ledger_t *l, const char *line, size_t len)
+{
+	size_t fields = 1;
+	for (const char *p = line; (p = strchr(p, '|')); p++)
+		fields++;
+	if (fields >= (size_t)(l->ncols ? l->ncols : NF) || l->head_lines >= MAX_HEAD_LINES ||
+	    len > (1u << 20))
+		return -1;
+	free(l->head);
+	l->head = strdup(line);
+	l->head_lines++;
+	return l->head ? 0 : -1;
+}
+
+static int job_line(gp_ledger_t *l, char *line);
+
 int gp_ledger_line(gp_ledger_t *l, char *line, size_t len, char *err, size_t errlen)
 {
-	char *f[MAX_COLS];
-	(void)len;
+	char *f[MAX_COLS], *joined = NULL;
 	l->lines++;
 	if (l->col[0] < 0 && !strncasecmp(line, "JobID|", 6)) {
 		int n = 0;
@@ -450,8 +516,34 @@ int gp_ledger_line(gp_ledger_t *l, char *line, size_t len, char *err, size_t err
 	if (l->col[0] < 0) /* no header: --print-fields' order */
 		for (int k = 0; k < NF; k++)
 			l->col[k] = k;
-	if (!*line)
+	if (l->head) { /* the rest of a cut line: the newline put back into JobName */
+		size_t hl = strlen(l->head);
+		if ((joined = malloc(hl + len + 2))) {
+			memcpy(joined, l->head, hl);
+			joined[hl] = '\n';
+			memcpy(joined + hl + 1, line, len + 1);
+			line = joined;
+			len += hl + 1;
+		}
+		free(l->head);
+		l->head = NULL;
+	} else if (!*line) {
 		return 0;
+	}
+	if (keep_head(l, line, len) == 0) {
+		free(joined);
+		return 0;
+	}
+	l->head_lines = 0;
+	int rc = job_line(l, line);
+	free(joined);
+	return rc;
+}
+
+/* One job's whole line. */
+static int job_line(gp_ledger_t *l, char *line)
+{
+	char *f[MAX_COLS];
 	if (split(l, line, f) < 0) {
 		l->bad_lines++;
 		return 0;
@@ -464,6 +556,11 @@ int gp_ledger_line(gp_ledger_t *l, char *line, size_t len, char *err, size_t err
 	unsigned gpus = tres_gpus(f[l->col[F_TRES]]);
 	if (!gpus) {
 		l->not_gpu++;
+		return 0;
+	}
+	double elapsed = whole(f[l->col[F_ELAPSED]], MAX_ELAPSED_S);
+	if (gpus > MAX_GPUS || elapsed < 0) { /* a file's hostile line: never summed */
+		l->bad_lines++;
 		return 0;
 	}
 	if (!strncmp(state, "RUNNING", 7) || !strncmp(state, "PENDING", 7) ||
@@ -480,7 +577,7 @@ int gp_ledger_line(gp_ledger_t *l, char *line, size_t len, char *err, size_t err
 	int got = job_record(l, id, f[l->col[F_SC]], &rec);
 	j.has_rec = got == 1;
 	j.refused = got < 0;
-	job_figures(&j, gpus, strtod(f[l->col[F_ELAPSED]], NULL), &rec);
+	job_figures(l, id, &j, gpus, elapsed, &rec);
 	j.end = end_kind(state, j.has_rec ? &rec : NULL);
 	add_sums(l, &l->total, &j, 1);
 	add_groups(l, f, &j);
@@ -528,6 +625,15 @@ void gp_ledger_finish(gp_ledger_t *l)
 	if (l->refused_said > REFUSED_SAID)
 		gp_err("ledger: %u more records refused (not shown; counted)",
 		       l->refused_said - REFUSED_SAID);
+	if (l->scaled_said > REFUSED_SAID)
+		gp_err("ledger: %u more records scaled down to their allocation (not shown; "
+		       "counted)",
+		       l->scaled_said - REFUSED_SAID);
+	if (l->head) { /* a cut line whose rest never came */
+		l->bad_lines++;
+		free(l->head);
+		l->head = NULL;
+	}
 }
 
 /* ---- Slurm's date syntax ---- */

@@ -33,10 +33,12 @@ extern const char *const gp_end_name[GP_NEND];
 /* GPU-seconds of a set of jobs */
 typedef struct gp_ld_sums {
 	uint64_t jobs, profiled, refused; /* GPU jobs; with a record; with a refused one */
+	uint64_t scaled; /* records that claimed more GPU-seconds than Slurm allocated */
 	double alloc_s;
 	double s[GP_NCAUSES];   /* by cause: the records' plus the ledger's unused and
 	                           unprofiled (what records do not cover) */
-	double rec[GP_NCAUSES]; /* the records' alone (the sum of the reports' fields) */
+	double rec[GP_NCAUSES]; /* the records' alone, as they claim (the sum of the reports'
+	                           fields; s has them scaled to each job's allocation) */
 	double end_s[GP_NEND];  /* allocations of jobs that failed, ran out of memory, timed out */
 	double week_alloc[2],
 	    week_waste[2]; /* ended in the last 7 days of the range, the 7 before */
@@ -76,6 +78,9 @@ typedef struct gp_ledger {
 	gp_ld_job_t *idle; /* jobs that held GPUs they never used, most GPU-hours first */
 	unsigned nidle;
 	unsigned refused_said; /* refusal lines printed (the rest are counted) */
+	unsigned scaled_said;  /* lines printed for records scaled to their allocation */
+	char *head;            /* a line cut by a newline in JobName, until its rest comes */
+	unsigned head_lines;
 	/* the header's columns: index of each of GP_LD_FIELDS' fields, -1 before it is read */
 	int col[11];
 	int ncols;

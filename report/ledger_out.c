@@ -87,6 +87,9 @@ static void text_totals(const gp_ledger_t *l, FILE *out)
 	if (t->refused)
 		fprintf(out, ", %llu records refused (counted unprofiled)",
 		        (unsigned long long)t->refused);
+	if (t->scaled)
+		fprintf(out, ", %llu claiming more than Slurm allocated (scaled down to it)",
+		        (unsigned long long)t->scaled);
 	fprintf(out,
 	        "\nGPU-hours allocated %.1f: computing %.1f (%.1f %%), wasted %.1f (%.1f %%), "
 	        "unprofiled %.1f (%.1f %%)\n",
@@ -179,10 +182,11 @@ static void write_text(const gp_ledger_t *l, FILE *out)
 static void json_sums(const gp_ld_sums_t *s, FILE *out)
 {
 	fprintf(out,
-	        "\"jobs\": %llu, \"profiled\": %llu, \"refused\": %llu, \"allocated_s\": %.3f, "
-	        "\"wasted_s\": %.3f, \"gpu_s\": {",
+	        "\"jobs\": %llu, \"profiled\": %llu, \"refused\": %llu, \"scaled\": %llu, "
+	        "\"allocated_s\": %.3f, \"wasted_s\": %.3f, \"gpu_s\": {",
 	        (unsigned long long)s->jobs, (unsigned long long)s->profiled,
-	        (unsigned long long)s->refused, s->alloc_s, gp_ld_waste(s));
+	        (unsigned long long)s->refused, (unsigned long long)s->scaled, s->alloc_s,
+	        gp_ld_waste(s));
 	for (int c = 0; c < GP_NCAUSES; c++)
 		fprintf(out, "%s\"%s\": %.3f", c ? ", " : "", gp_cause_key[c], s->s[c]);
 	fprintf(out, "}, \"records_gpu_s\": {");

@@ -54,7 +54,7 @@ static bool one_job(char *line, running_t *r)
 	snprintf(r->partition, sizeof(r->partition), "%s", f[3]);
 	snprintf(r->elapsed, sizeof(r->elapsed), "%s", f[4]);
 	snprintf(dir, sizeof(dir), "%s/gpuprof-%s", f[5], f[0]);
-	if (access(dir, X_OK) != 0 || gp_live_job_load(&r->j, dir, NULL, err, sizeof(err)) < 0)
+	if (access(dir, X_OK) != 0 || gp_live_job_load(&r->j, dir, NULL, 0, err, sizeof(err)) < 0)
 		return false;
 	if (r->j.n)
 		return true;

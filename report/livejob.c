@@ -54,35 +54,122 @@ static bool live_name(const char *s)
 	       strspn(s + 4, "0123456789") == l - 4 - sl;
 }
 
-static void read_step(gp_live_job_t *j, gp_job_t *owner, int top, const char *name)
+/* A live file's name and its rank number, to read the lowest ranks first. */
+typedef struct live_name {
+	long rank;
+	char *name;
+} live_name_t;
+
+static int cmp_live_name(const void *a, const void *b)
 {
-	char path[4400];
-	snprintf(path, sizeof(path), "%s/%s", j->dir, name);
-	DIR *sd = gp_job_step_dir(owner, top, name, path, false);
+	const live_name_t *x = a, *y = b;
+	return (x->rank > y->rank) - (x->rank < y->rank);
+}
+
+/* Room for one more rank in j (grown by halves: a job of 100 000 ranks is not copied
+ * 100 000 times); false on no memory. */
+static bool room_for_one(gp_live_job_t *j, unsigned *cap)
+{
+	if (j->n < *cap)
+		return true;
+	unsigned want = *cap ? *cap + *cap / 2 : 64;
+	gp_live_rank_t *nr = realloc(j->r, want * sizeof(*nr));
+	if (nr)
+		j->r = nr;
+	bool *ns = realloc(j->stale, want * sizeof(*ns));
+	if (ns)
+		j->stale = ns;
+	if (!nr || !ns)
+		return false;
+	*cap = want;
+	return true;
+}
+
+/* The live files' names of the step directory sd, sorted by rank: their count, -1. */
+static long step_names(DIR *sd, live_name_t **out)
+{
 	struct dirent *de;
-	if (!sd)
-		return;
+	live_name_t *v = NULL;
+	size_t n = 0, cap = 0;
 	while ((de = readdir(sd))) {
-		gp_live_rank_t r;
 		if (!live_name(de->d_name))
 			continue;
-		if (read_one(dirfd(sd), de->d_name, j->owner, &r) < 0) {
+		if (n == cap) {
+			live_name_t *nv = realloc(v, (cap = cap ? cap * 2 : 64) * sizeof(*v));
+			if (!nv)
+				break;
+			v = nv;
+		}
+		v[n].rank = strtol(de->d_name + 4, NULL, 10);
+		if (!(v[n].name = strdup(de->d_name)))
+			break;
+		n++;
+	}
+	if (n)
+		qsort(v, n, sizeof(*v), cmp_live_name);
+	*out = v;
+	return (long)n;
+}
+
+static void read_step(gp_live_job_t *j, gp_job_t *owner, int top, const char *name, unsigned *cap)
+{
+	char path[4400];
+	live_name_t *names = NULL;
+	snprintf(path, sizeof(path), "%s/%s", j->dir, name);
+	DIR *sd = gp_job_step_dir(owner, top, name, path, false);
+	if (!sd)
+		return;
+	long n = step_names(sd, &names);
+	for (long i = 0; i < n; i++) {
+		gp_live_rank_t r;
+		if (j->max && j->n >= j->max) {
+			j->beyond++;
+			continue;
+		}
+		if (read_one(dirfd(sd), names[i].name, j->owner, &r) < 0) {
 			j->unreadable++;
 			continue;
 		}
-		gp_live_rank_t *nr = realloc(j->r, (j->n + 1) * sizeof(*nr));
-		bool *ns = realloc(j->stale, (j->n + 1) * sizeof(*ns));
-		if (nr)
-			j->r = nr;
-		if (ns)
-			j->stale = ns;
-		if (!nr || !ns)
+		if (!room_for_one(j, cap)) {
+			j->beyond += (unsigned)(n - i);
 			break;
+		}
 		if (!r.step[0]) /* the directory says which step */
 			snprintf(r.step, sizeof(r.step), "%s", name + 4);
 		j->r[j->n++] = r;
 	}
+	for (long i = 0; i < n; i++)
+		free(names[i].name);
+	free(names);
 	closedir(sd);
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* The step directories' names of top (only step when given), sorted: their count. */
+static size_t step_dirs(DIR *top, const char *step, char ***out)
+{
+	struct dirent *de;
+	char **v = NULL;
+	size_t n = 0;
+	while ((de = readdir(top))) {
+		if (strncmp(de->d_name, "step", 4) || (step && strcmp(de->d_name + 4, step)))
+			continue;
+		char **nv = realloc(v, (n + 1) * sizeof(*v));
+		if (!nv)
+			break;
+		v = nv;
+		if (!(v[n] = strdup(de->d_name)))
+			break;
+		n++;
+	}
+	if (n)
+		qsort(v, n, sizeof(*v), cmp_str);
+	*out = v;
+	return n;
 }
 
 static int cmp_rank(const void *a, const void *b)
@@ -151,12 +238,15 @@ static void job_line(gp_live_job_t *j)
 	free(last);
 }
 
-int gp_live_job_load(gp_live_job_t *j, const char *dir, const char *step, char *err, size_t errlen)
+int gp_live_job_load(gp_live_job_t *j, const char *dir, const char *step, unsigned max, char *err,
+                     size_t errlen)
 {
 	static gp_job_t owner; /* gp_job_step_dir's rules read its owner only */
 	struct stat ds;
-	struct dirent *de;
+	char **steps = NULL;
+	unsigned cap = 0;
 	memset(j, 0, sizeof(*j));
+	j->max = max;
 	snprintf(j->dir, sizeof(j->dir), "%s", dir);
 	DIR *top = opendir(dir);
 	if (!top || fstat(dirfd(top), &ds) < 0) {
@@ -166,9 +256,12 @@ int gp_live_job_load(gp_live_job_t *j, const char *dir, const char *step, char *
 		return -1;
 	}
 	j->owner = owner.owner = ds.st_uid;
-	while ((de = readdir(top)))
-		if (!strncmp(de->d_name, "step", 4) && (!step || !strcmp(de->d_name + 4, step)))
-			read_step(j, &owner, dirfd(top), de->d_name);
+	size_t nsteps = step_dirs(top, step, &steps);
+	for (size_t i = 0; i < nsteps; i++) {
+		read_step(j, &owner, dirfd(top), steps[i], &cap);
+		free(steps[i]);
+	}
+	free(steps);
 	closedir(top);
 	if (j->n)
 		qsort(j->r, j->n, sizeof(*j->r), cmp_rank);

@@ -18,7 +18,9 @@ typedef struct gp_live_job {
 	gp_live_rank_t *r;
 	bool *stale; /* r[i]'s agent is gone (gp_live_stale) */
 	unsigned n, running, ended, nstale, unreadable;
-	double now; /* Unix time the files were read */
+	unsigned max; /* the most live files read (0: all), the lowest ranks of each step first */
+	unsigned beyond; /* live files not read for max: the job line is of the n read */
+	double now;      /* Unix time the files were read */
 	/* the job line */
 	double started, elapsed_s;      /* the earliest rank's start; the longest run so far */
 	double median_ms, now_ms;       /* medians over ranks of their medians, last medians */
@@ -31,9 +33,11 @@ typedef struct gp_live_job {
 	int first_find; /* the rank of the first finding (slowdowns first), -1 */
 } gp_live_job_t;
 
-/* Read dir's live files (step: only that step; NULL every step). 0, with j->n possibly 0;
- * -1 with err when dir cannot be read. */
-int gp_live_job_load(gp_live_job_t *j, const char *dir, const char *step, char *err, size_t errlen);
+/* Read dir's live files (step: only that step; NULL every step), at most max of them (0:
+ * every one; steps in name order, ranks by number), those left counted in j->beyond. 0,
+ * with j->n possibly 0; -1 with err when dir cannot be read. */
+int gp_live_job_load(gp_live_job_t *j, const char *dir, const char *step, unsigned max, char *err,
+                     size_t errlen);
 /* Keep only the ranks rk selects (gpuprof report --ranks), the job line made again. */
 void gp_live_job_select(gp_live_job_t *j, const gp_ranks_t *rk);
 /* Does a rank of the job still run (a live file of state running, not stale)? */

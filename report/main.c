@@ -3,6 +3,8 @@
 #include "settings.h"
 #include "fields.h"
 #include "findings.h"
+#include "pipeline.h"
+#include "tables.h"
 #include "job.h"
 #include "cli.h"
 #include "commands.h"
@@ -275,7 +277,11 @@ static const gp_cli_cmd_t cmd_settings_doc = {
     false};
 
 static const gp_cli_opt_t fields_opts[] = {
-    {"format", 'f', "FORMAT", "text (the default) or markdown"}, {NULL, 0, NULL, NULL}};
+    {"format", 'f', "FORMAT",
+     "text (the default), markdown, or tables: the columns of the per-rank tables of the "
+     "text and HTML reports, a line each (table, heading, the JSON field shown, the field "
+     "that must be nonzero for a figure, width, scale, kind), tab-separated"},
+    {NULL, 0, NULL, NULL}};
 
 static const gp_cli_cmd_t cmd_fields_doc = {
     "fields",
@@ -577,13 +583,12 @@ static void run_report(const char *dir, bool quiet)
 {
 	gp_job_t job;
 	char err[512];
-	if (gp_job_load(&job, dir, NULL, NULL, err, sizeof(err)) < 0) {
+	if (gp_job_analyse(&job, dir, NULL, err, sizeof(err)) < 0) {
 		gp_warn("run: no report: %s (a killed agent's spool is recovered by gpuprof "
 		        "salvage)",
 		        err);
 		return;
 	}
-	gp_job_findings(&job);
 	write_into_jobdir(&job);
 	if (!quiet) {
 		fprintf(stderr, "gpuprof: wrote %s (report.txt, report.json, job.json)\n", dir);
@@ -717,28 +722,6 @@ static int cmd_run(int argc, char **argv)
 	return gp_err_errno("execvp %s", argv[i]), 127;
 }
 
-/* The job's sacct record for the report (how it ended, its resources), by the job id
- * its rank files carry */
-static void fetch_sacct(gp_job_t *job)
-{
-	static const char fields[] =
-	    "JobID,JobName,State,ExitCode,Elapsed,AllocTRES,NodeList,MaxRSS,AdminComment";
-	char out[4096];
-	if (!job->job[0] || !gp_jobref_is_id(job->job) ||
-	    gp_sacct_field(job->job, fields, out, sizeof(out)) < 1)
-		return;
-	out[strcspn(out, "\n")] = '\0';
-	snprintf(job->sacct, sizeof(job->sacct), "%s = %.*s",
-	         "JobID|JobName|State|ExitCode|"
-	         "Elapsed|AllocTRES|NodeList|MaxRSS|AdminComment",
-	         (int)(sizeof(job->sacct) - 100), out);
-	/* the State alone (the line above holds the job's name, which may hold '|') */
-	if (gp_sacct_field(job->job, "State", out, sizeof(out)) > 0) {
-		out[strcspn(out, "\n")] = '\0';
-		snprintf(job->sacct_state, sizeof(job->sacct_state), "%s", out);
-	}
-}
-
 /* A job named on the command line: its directory, or its id through sacct (jobref.h);
  * 1 (the work failed) with the reason said when there is none */
 static int find_job(const gp_cli_cmd_t *cmd, const char *arg, char *dir, size_t len, bool *by_id)
@@ -845,7 +828,7 @@ static int report_live(const gp_cli_cmd_t *cmd, const char *dir, const char *ste
 	gp_live_job_t lj;
 	char err[512];
 	gp_outfile_t out;
-	if (gp_live_job_load(&lj, dir, step, err, sizeof(err)) < 0 || !lj.n ||
+	if (gp_live_job_load(&lj, dir, step, 0, err, sizeof(err)) < 0 || !lj.n ||
 	    (!gp_live_job_running(&lj) && !no_rank_files)) {
 		gp_live_job_free(&lj);
 		return -1;
@@ -917,8 +900,10 @@ static int cmd_report(int argc, char **argv)
 	if (gp_cli_operands(&c, 1, 1, "job directory or job id"))
 		return GP_CLI_USAGE;
 	const char *target = argv[c.ind];
-	if (strcmp(format, "text") && strcmp(format, "json"))
-		return gp_cli_usage(cmd, "--format: '%s' (formats: text, json)", format);
+	char names[128];
+	if (!gp_writer_find(format, true))
+		return gp_cli_usage(cmd, "--format: '%s' (formats: %s)", format,
+		                    gp_writer_names(true, names, sizeof(names)));
 	if (step && !gp_spool_step_name_ok(step))
 		return gp_cli_usage(cmd,
 		                    "--step: '%s' is not a step (a number, batch, interactive or "
@@ -938,17 +923,15 @@ static int cmd_report(int argc, char **argv)
 	if (live >= 0)
 		return live;
 	progress_arm();
-	if (gp_job_load(&job, dir, step, steps_from, err, sizeof(err)) < 0) {
+	/* sacct before the findings: how the job ended (a time limit) is one */
+	gp_analyse_opts_t ao = {.step = step, .steps_from = steps_from, .sacct = sacct || by_id};
+	if (gp_job_analyse(&job, dir, &ao, err, sizeof(err)) < 0) {
 		/* agents killed with the node, say: their last live figures */
 		if ((live = report_live(cmd, dir, step, ranks ? &detail : NULL, format, output,
 		                        summary, quiet, true)) >= 0)
 			return live;
 		return gp_err("report: %s", err), 1;
 	}
-	/* sacct first: how the job ended (a time limit) is a finding */
-	if (sacct || by_id)
-		fetch_sacct(&job);
-	gp_job_findings(&job);
 	if (!step)
 		write_into_jobdir(&job);
 	gp_outfile_t out;
@@ -970,13 +953,10 @@ static int cmd_report(int argc, char **argv)
 		if (gp_rec_format(&job.acct, line, sizeof(line)) == 0)
 			fprintf(out.f, "%s\n", line);
 	}
-	if (!summary && !record && !quiet) {
-		if (!strcmp(format, "json"))
-			gp_report_json(&job, out.f);
-		else
-			gp_report_text(&job, out.f);
-	}
-	int rc = close_out(cmd, &out, true) < 0 ? 1 : 0;
+	int rc = 0;
+	if (!summary && !record && !quiet)
+		rc = gp_writer_find(format, true)->write(&job, out.f, output, NULL) < 0;
+	rc |= close_out(cmd, &out, rc == 0) < 0;
 	gp_job_free(&job);
 	return rc;
 }
@@ -1045,12 +1025,11 @@ static int cmd_export(int argc, char **argv)
 	}
 	if (k < 0)
 		return c.status;
-	if (!format ||
-	    (strcmp(format, "chrome") && strcmp(format, "html") && strcmp(format, "memviz") &&
-	     strcmp(format, "kineto") && strcmp(format, "csv")))
-		return gp_cli_usage(cmd,
-		                    "--format: '%s' (formats: chrome, memviz, html, kineto, csv)",
-		                    format ? format : "");
+	const gp_writer_t *w = gp_writer_find(format, false);
+	char names[256];
+	if (!w)
+		return gp_cli_usage(cmd, "--format: '%s' (formats: %s)", format ? format : "",
+		                    gp_writer_names(false, names, sizeof(names)));
 	if (strcmp(table, "kernels") && strcmp(table, "ranks") && strcmp(table, "findings"))
 		return gp_cli_usage(cmd, "--table: '%s' (tables: kernels, ranks, findings)", table);
 	if (strcmp(torch, "2") && strcmp(torch, "1.13"))
@@ -1058,22 +1037,34 @@ static int cmd_export(int argc, char **argv)
 		                    torch);
 	if (!output)
 		return gp_cli_missing(cmd, "--output FILE is needed (a directory for kineto)");
-	bool kineto = !strcmp(format, "kineto");
-	if (kineto && !strcmp(output, "-"))
-		return gp_cli_usage(cmd, "--format=kineto writes a directory of files, one per "
-		                         "rank: -o DIR, not standard output");
-	if (kineto && gp_outfile_gzip_name(output))
-		return gp_cli_usage(cmd, "--format=kineto writes a directory, not one .gz file: "
-		                         "-o DIR");
+	if (w->to_dir && !strcmp(output, "-"))
+		return gp_cli_usage(
+		    cmd,
+		    "--format=%s writes a directory of files, one per rank: -o DIR, "
+		    "not standard output",
+		    w->name);
+	if (w->to_dir && gp_outfile_gzip_name(output))
+		return gp_cli_usage(cmd, "--format=%s writes a directory, not one .gz file: -o DIR",
+		                    w->name);
 	if (gp_cli_operands(&c, 1, 1, "job directory or job id"))
 		return GP_CLI_USAGE;
 	if (find_job(cmd, argv[c.ind], dir, sizeof(dir), &by_id))
 		return 1;
 	progress_arm();
-	if (gp_job_load(&job, dir, NULL, NULL, err, sizeof(err)) < 0)
+	/* as the report: named by its id, with its sacct record (a time limit is a finding) */
+	gp_analyse_opts_t ao = {.sacct = by_id};
+	if (gp_job_analyse(&job, dir, &ao, err, sizeof(err)) < 0)
 		return gp_err("export: %s", err), 1;
-	if (kineto) { /* a directory of files, one per rank */
-		int rc = gp_export_kineto(&job, output, ranks);
+	gp_write_opts_t wo = {.ranks = ranks,
+	                      .pydir = python_dir(),
+	                      .table = table,
+	                      .torch113 = !strcmp(torch, "1.13"),
+	                      .max_events = max_events,
+	                      .win_from = win_from,
+	                      .win_to = win_to};
+	int rc;
+	if (w->to_dir) { /* a directory of files, one per rank */
+		rc = w->write(&job, NULL, output, &wo);
 		gp_job_free(&job);
 		return rc ? 1 : 0;
 	}
@@ -1082,18 +1073,7 @@ static int cmd_export(int argc, char **argv)
 		gp_job_free(&job);
 		return 1;
 	}
-	int rc;
-	if (!strcmp(format, "html")) {
-		gp_job_findings(&job);
-		rc = gp_report_html(&job, out.f);
-	} else if (!strcmp(format, "memviz")) {
-		rc = gp_export_memviz(&job, out.f, ranks, python_dir(), !strcmp(torch, "1.13"));
-	} else if (!strcmp(format, "csv")) {
-		gp_job_findings(&job);
-		rc = gp_export_csv(&job, out.f, table);
-	} else {
-		rc = gp_export_chrome(&job, out.f, ranks, max_events, win_from, win_to);
-	}
+	rc = w->write(&job, out.f, output, &wo);
 	/* nothing half-written is left behind: the file named by -o keeps what it held */
 	if (close_out(cmd, &out, rc == 0) < 0)
 		rc = -1;
@@ -1337,9 +1317,12 @@ static int cmd_fields(int argc, char **argv)
 		return c.status;
 	if (c.ind < argc)
 		return gp_cli_usage(cmd, "unexpected '%s' (fields takes no operand)", argv[c.ind]);
-	if (strcmp(format, "text") && strcmp(format, "markdown"))
-		return gp_cli_usage(cmd, "--format: '%s' is not text or markdown", format);
-	gp_fields_print(stdout, !strcmp(format, "markdown"));
+	if (strcmp(format, "text") && strcmp(format, "markdown") && strcmp(format, "tables"))
+		return gp_cli_usage(cmd, "--format: '%s' is not text, markdown or tables", format);
+	if (!strcmp(format, "tables"))
+		gp_tables_print(stdout);
+	else
+		gp_fields_print(stdout, !strcmp(format, "markdown"));
 	return fflush(stdout) ? 1 : 0;
 }
 
@@ -1412,14 +1395,12 @@ static int cmd_diff(int argc, char **argv)
 	    find_job(cmd, argv[c.ind + 1], db, sizeof(db), &by_id))
 		return 1;
 	progress_arm();
-	if (gp_job_load(&a, da, NULL, NULL, err, sizeof(err)) < 0)
+	if (gp_job_analyse(&a, da, NULL, err, sizeof(err)) < 0)
 		return gp_err("diff: %s", err), 1;
-	if (gp_job_load(&b, db, NULL, NULL, err, sizeof(err)) < 0) {
+	if (gp_job_analyse(&b, db, NULL, err, sizeof(err)) < 0) {
 		gp_job_free(&a);
 		return gp_err("diff: %s", err), 1;
 	}
-	gp_job_findings(&a);
-	gp_job_findings(&b);
 	bool regress = false;
 	size_t na, nb;
 	double *sa = job_samples(&a, &na), *sb = job_samples(&b, &nb), eff = 0.5;

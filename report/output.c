@@ -8,6 +8,7 @@
 #include "event.h"
 #include "fields.h"
 #include "json.h"
+#include "tables.h"
 
 #include <dirent.h>
 #include <math.h>
@@ -217,17 +218,18 @@ static double f_wall(const gp_rank_t *r)
 {
 	return r->outcome.wall_ns / 1e9;
 }
+/* the tables' figures (derive.c), across the ranks */
 static double f_busy(const gp_rank_t *r)
 {
-	return r->gpu.span_ns ? 100.0 * r->gpu.busy_ns / r->gpu.span_ns : 0;
+	return r->shares.busy_pct;
 }
 static double f_hostwait(const gp_rank_t *r)
 {
-	return r->gpu.span_ns ? 100.0 * r->gpu.idle_host_ns / r->gpu.span_ns : 0;
+	return r->shares.idle_host_pct;
 }
 static double f_comm(const gp_rank_t *r)
 {
-	return r->gpu.comm_pct;
+	return r->shares.comm_only_pct;
 }
 static double f_sync(const gp_rank_t *r)
 {
@@ -239,7 +241,7 @@ static double f_peak(const gp_rank_t *r)
 }
 static double f_growth(const gp_rank_t *r)
 {
-	return r->memory.growth_per_step / 1024.0;
+	return r->shares.growth_per_step / 1024.0;
 }
 
 /* After a table that listed some ranks only: the figures of all of them. */
@@ -507,170 +509,22 @@ static void text_findings(const gp_job_t *job, FILE *out)
 	}
 }
 
-/* The CPU time inside the step range: only where the steps are a range of the program's
- * (an NVTX range, cudaProfilerStart/Stop), not found from kernels or optimizer returns. */
-static bool has_cpu_range(const gp_rank_t *r)
+/* ---- the per-rank tables: defined once for the text and the HTML (tables.c) ---- */
+
+/* The table's heading, a line for each rank listed, and its legend. */
+static void rank_table(FILE *out, const gp_job_t *job, unsigned which)
 {
-	return !strcmp(r->steps.source, "nvtx") || !strcmp(r->steps.source, "profiler");
+	const gp_rank_table_t *t = &gp_rank_tables[which];
+	gp_table_text_head(out, t);
+	for (unsigned i = 0; i < job->nranks; i++)
+		if (listed(job, &job->ranks[i]))
+			gp_table_text_row(out, t, &job->ranks[i], label(job, &job->ranks[i]));
 }
 
-/* ---- the per-rank tables of the text, as tables of columns ---- */
-
-/* A cell: a number with the column's digits, "-" where it was not measured (never a 0
- * that reads as one), or text. */
-typedef struct cell {
-	double v;
-	bool has;
-	const char *s; /* text instead of a number */
-} cell_t;
-#define NUM(x)       ((cell_t){.v = (double)(x), .has = true})
-#define NUM_IF(x, c) ((cell_t){.v = (double)(x), .has = (c)})
-#define TEXT(x)      ((cell_t){.s = (x)})
-
-/* A column: heading, width, digits after the point, text left-aligned and cut to the
- * width (cut), and its cell for a rank. Adding a figure to a table is a line here. */
-typedef struct col {
-	const char *head;
-	int width, prec;
-	bool left, cut;
-	cell_t (*cell)(const gp_job_t *job, const gp_rank_t *r);
-} col_t;
-
-static void table_head(FILE *out, const col_t *c, size_t n)
+static void rank_legend(FILE *out, unsigned which)
 {
-	for (size_t i = 0; i < n; i++)
-		fprintf(out, c[i].left ? "%s%-*s" : "%s%*s", i ? " " : "", c[i].width, c[i].head);
-	fputc('\n', out);
+	fprintf(out, "(%s)\n", gp_rank_tables[which].legend);
 }
-
-static void table_row(FILE *out, const gp_job_t *job, const gp_rank_t *r, const col_t *c, size_t n)
-{
-	for (size_t i = 0; i < n; i++) {
-		cell_t v = c[i].cell(job, r);
-		const char *sep = i ? " " : "";
-		if (v.s && c[i].cut)
-			fprintf(out, "%s%-*.*s", sep, c[i].width, c[i].width, v.s);
-		else if (v.s)
-			fprintf(out, c[i].left ? "%s%-*s" : "%s%*s", sep, c[i].width, v.s);
-		else if (v.has)
-			fprintf(out, "%s%*.*f", sep, c[i].width, c[i].prec, v.v);
-		else
-			fprintf(out, "%s%*s", sep, c[i].width, "-");
-	}
-	fputc('\n', out);
-}
-
-static cell_t c_rank(const gp_job_t *job, const gp_rank_t *r)
-{
-	return TEXT(label(job, r));
-}
-
-/* How slow, a rank a line */
-static cell_t c_node(const gp_job_t *job, const gp_rank_t *r)
-{
-	(void)job;
-	return TEXT(r->id.node);
-}
-static cell_t c_outcome(const gp_job_t *job, const gp_rank_t *r)
-{
-	static char b[4][64];
-	static int k;
-	(void)job;
-	return TEXT(gp_rank_outcome(r, b[k++ & 3], sizeof(b[0])));
-}
-#define RANK_NUM(name, expr, when)                                                                 \
-	static cell_t name(const gp_job_t *job, const gp_rank_t *r)                                \
-	{                                                                                          \
-		(void)job;                                                                         \
-		return NUM_IF(expr, when);                                                         \
-	}
-RANK_NUM(c_wall, r->outcome.wall_ns / 1e9, true)
-RANK_NUM(c_steps, r->steps.n, true)
-RANK_NUM(c_warm, r->steps.warmup, true)
-static cell_t c_basis(const gp_job_t *job, const gp_rank_t *r)
-{
-	(void)job;
-	return TEXT(r->steps.basis[0] ? r->steps.basis : "-");
-}
-RANK_NUM(c_median, r->steps.median_ms, r->steps.nms > 0)
-RANK_NUM(c_p95, r->steps.p95_ms, r->steps.nms > 0)
-RANK_NUM(c_mean, r->steps.mean_ms, r->steps.nms > 0)
-RANK_NUM(c_cv, r->steps.cv, r->steps.nms > 0)
-RANK_NUM(c_period, r->steps.period_median_ms, r->steps.nperiod > 0)
-RANK_NUM(c_cpu, r->steps.cpu_median_ms, r->steps.nms > 0 && has_cpu_range(r))
-
-static const col_t how_slow_cols[] = {
-    {"rank", 8, 0, true, false, c_rank},        {"node", 10, 0, true, true, c_node},
-    {"outcome", 12, 0, true, false, c_outcome}, {"wall s", 9, 2, false, false, c_wall},
-    {"steps", 6, 0, false, false, c_steps},     {"warm", 5, 0, false, false, c_warm},
-    {"basis", 7, 0, true, true, c_basis},       {"median ms", 9, 3, false, false, c_median},
-    {"p95 ms", 9, 3, false, false, c_p95},      {"mean ms", 9, 3, false, false, c_mean},
-    {"CV", 6, 3, false, false, c_cv},           {"period ms", 9, 3, false, false, c_period},
-    {"CPU ms", 9, 3, false, false, c_cpu}};
-
-/* Where the time goes, a rank a line: shares of the steady state's GPU span */
-RANK_NUM(c_kernels, r->gpu.nkernels, true)
-RANK_NUM(c_busy, pct(r->gpu.busy_ns, r->gpu.span_ns), true)
-RANK_NUM(c_hostwait, pct(r->gpu.idle_host_ns, r->gpu.span_ns), true)
-RANK_NUM(c_syncidle, pct(r->gpu.idle_sync_ns, r->gpu.span_ns), true)
-RANK_NUM(c_kernwait, pct(r->gpu.idle_kernel_ns, r->gpu.span_ns), true)
-RANK_NUM(c_other, pct(r->gpu.idle_other_ns, r->gpu.span_ns), true)
-RANK_NUM(c_comm, r->gpu.comm_pct, true)
-RANK_NUM(c_overlap, pct(r->gpu.overlap_ns, r->gpu.comm_ns), true)
-RANK_NUM(c_sync, r->sync.ns / 1e6, true)
-RANK_NUM(c_call, r->gpu.launch_call_us, r->gpu.launch_call_us > 0)
-RANK_NUM(c_queue, r->gpu.launch_latency_us, r->gpu.launches_matched > 0)
-
-static const col_t time_cols[] = {
-    {"rank", 8, 0, true, false, c_rank},           {"kernels", 8, 0, false, false, c_kernels},
-    {"busy%", 8, 1, false, false, c_busy},         {"hostwait%", 9, 1, false, false, c_hostwait},
-    {"syncidle%", 8, 1, false, false, c_syncidle}, {"kernwait%", 9, 1, false, false, c_kernwait},
-    {"other%", 8, 1, false, false, c_other},       {"comm%", 8, 1, false, false, c_comm},
-    {"overlap%", 8, 1, false, false, c_overlap},   {"sync ms", 8, 2, false, false, c_sync},
-    {"call us", 8, 1, false, false, c_call},       {"queue us", 9, 1, false, false, c_queue}};
-#define NCOLS(t) (sizeof(t) / sizeof((t)[0]))
-
-/* Where the memory goes, a rank a line. In use and the pool: the framework's own figures
- * (PyTorch's allocated and reserved peaks, XLA's allocator); CUDA's: every device
- * allocation CUPTI saw (a pool's segments; XLA's preallocation is one). */
-static bool fw_mem(const gp_rank_t *r)
-{
-	return r->torch.max_allocated > 0 || r->pool.seen;
-}
-RANK_NUM(c_in_use,
-         (r->torch.max_allocated ? r->torch.max_allocated : r->pool.in_use_peak) / 1048576.0,
-         fw_mem(r))
-RANK_NUM(c_pool, (r->torch.max_allocated ? r->torch.max_reserved : r->pool.pool_peak) / 1048576.0,
-         fw_mem(r))
-RANK_NUM(c_cuda, r->memory.peak / 1048576.0, r->memory.nallocs > 0)
-RANK_NUM(c_at, r->memory.peak_t_ns / 1e9, r->memory.nallocs > 0)
-RANK_NUM(c_exit, r->memory.final / 1048576.0, r->memory.nallocs > 0)
-static cell_t c_growth(const gp_job_t *job, const gp_rank_t *r)
-{
-	static char b[4][32];
-	static int k;
-	char *o = b[k++ & 3];
-	(void)job;
-	snprintf(o, sizeof(b[0]), "%10.1fKiB",
-	         (r->torch.max_allocated && r->torch.nmem_steps ? r->torch.growth_per_step
-	                                                        : r->memory.growth_per_step) /
-	             1024.0);
-	return TEXT(o);
-}
-RANK_NUM(c_optim, r->memory.optimizer_bytes / 1048576.0, true)
-RANK_NUM(c_host, r->memory.host_peak / 1048576.0, r->memory.nallocs > 0)
-RANK_NUM(c_nvml, r->memory.nvml_max / 1048576.0, r->gpu.nvml_samples > 0)
-
-static const col_t mem_cols[] = {{"rank", 8, 0, true, false, c_rank},
-                                 {"in use MiB", 11, 1, false, false, c_in_use},
-                                 {"pool MiB", 11, 1, false, false, c_pool},
-                                 {"CUDA MiB", 11, 1, false, false, c_cuda},
-                                 {"at s", 8, 3, false, false, c_at},
-                                 {"exit MiB", 11, 1, false, false, c_exit},
-                                 {"growth/step", 12, 0, false, false, c_growth},
-                                 {"optim MiB", 10, 1, false, false, c_optim},
-                                 {"host MiB", 9, 1, false, false, c_host},
-                                 {"NVML MiB", 9, 1, false, false, c_nvml}};
 
 /* The throughput beside the median, and the ranks whose steps are not alike, for which
  * the median describes neither their steps nor their throughput (steps.shape). */
@@ -684,7 +538,7 @@ static void text_throughput(FILE *out, const gp_job_t *job)
 	fprintf(out,
 	        "throughput: %.4g steps/s, a step every %.3f ms on average (post-warm-up wall time "
 	        "over the steps%s%s)\n",
-	        slow->steps.per_second, slow->steps.mean_period_ms, job->nranks > 1 ? "; " : "",
+	        job->steps_per_second, job->step_mean_period_ms, job->nranks > 1 ? "; " : "",
 	        job->nranks > 1
 	            ? (snprintf(lb, sizeof(lb), "rank %s, the slowest", label(job, slow)), lb)
 	            : "");
@@ -791,10 +645,7 @@ static void text_how_slow(const gp_job_t *job, FILE *out)
 	fprintf(out, "\n== How slow ==\n");
 	bool rows = unlisted(job) < job->nranks; /* some rank is listed line by line */
 	if (rows)
-		table_head(out, how_slow_cols, NCOLS(how_slow_cols));
-	for (unsigned i = 0; i < job->nranks; i++)
-		if (listed(job, &job->ranks[i]))
-			table_row(out, job, &job->ranks[i], how_slow_cols, NCOLS(how_slow_cols));
+		rank_table(out, job, GP_TABLE_SLOW);
 	for (unsigned i = 0; i < job->nranks; i++)
 		if (listed(job, &job->ranks[i])) {
 			text_windows(out, label(job, &job->ranks[i]), &job->ranks[i]);
@@ -849,19 +700,16 @@ static void text_time(const gp_job_t *job, FILE *out)
 		fprintf(out, "no CUDA activity recorded (no GPU, no CUDA in the program, or modes "
 		             "without cuda)\n");
 	rows &= any_gpu > 0; /* nothing measured: no table of zeros */
-	if (rows)
-		table_head(out, time_cols, NCOLS(time_cols));
-	for (unsigned i = 0; rows && i < job->nranks; i++)
-		if (listed(job, &job->ranks[i]))
-			table_row(out, job, &job->ranks[i], time_cols, NCOLS(time_cols));
-	if (any_gpu)
-		fprintf(out,
-		        "call us: a launch call's own time (the host's cost of a launch); queue "
-		        "us: from the call to the kernel's start (how far the host runs ahead)\n");
+	if (rows) {
+		rank_table(out, job, GP_TABLE_TIME);
+		rank_legend(out, GP_TABLE_TIME);
+		rank_table(out, job, GP_TABLE_HOST);
+		rank_legend(out, GP_TABLE_HOST);
+	}
 	if (any_gpu && dist_header(out, job)) {
 		dist_line(out, job, "GPU busy (%)", "", f_busy, -1, 2.0);
 		dist_line(out, job, "host wait (%)", "", f_hostwait, 1, 2.0);
-		dist_line(out, job, "communication (%)", "", f_comm, 1, 2.0);
+		dist_line(out, job, "communication alone (%)", "", f_comm, 1, 2.0);
 		dist_line(out, job, "sync (ms)", "", f_sync, 1, 0);
 	}
 	for (unsigned i = 0; i < job->nranks; i++) {
@@ -989,22 +837,17 @@ static void text_memory(const gp_job_t *job, FILE *out)
 	if (!any_mem)
 		fprintf(out, "no device memory activity recorded (modes without mem or gpu, or no "
 		             "GPU)\n");
-	if (any_mem || any_fw(job)) /* the columns, where there is a table */
-		fprintf(
-		    out,
-		    "in use: the framework's allocated bytes at their peak; pool: what its "
-		    "allocator held from the device; CUDA: every device allocation CUPTI saw, at "
-		    "its peak (a pool's reservations), at s after the start; exit: live at the "
-		    "last record; host: pinned host buffers (apart from the device)\n");
 	rows &= any_mem > 0 || any_fw(job); /* nothing measured: no table of zeros */
-	if (rows)
-		table_head(out, mem_cols, NCOLS(mem_cols));
+	if (rows) {
+		rank_legend(out, GP_TABLE_MEMORY);
+		gp_table_text_head(out, &gp_rank_tables[GP_TABLE_MEMORY]);
+	}
 	for (unsigned i = 0; i < job->nranks; i++) {
 		const gp_rank_t *r = &job->ranks[i];
 		if (!rows || !listed(job, r))
 			continue;
 		bool pq = r->pool.seen;
-		table_row(out, job, r, mem_cols, NCOLS(mem_cols));
+		gp_table_text_row(out, &gp_rank_tables[GP_TABLE_MEMORY], r, label(job, r));
 		if (pq)
 			fprintf(out,
 			        "       %s: in use %.1f MiB at its peak, %.1f MiB at the last "
@@ -1229,8 +1072,7 @@ void gp_report_json(const gp_job_t *job, FILE *out)
 	fprintf(out,
 	        ",\n  \"step_median_ms\": %.6f,\n  \"step_mean_period_ms\": %.6f,\n  "
 	        "\"steps_per_second\": %.4f,\n  \"step_basis\": ",
-	        job->step_median_ms, job->step_mean_period_ms,
-	        job->step_mean_period_ms > 0 ? 1000 / job->step_mean_period_ms : 0);
+	        job->step_median_ms, job->step_mean_period_ms, job->steps_per_second);
 	gp_json_str(out, job->step_basis);
 	fprintf(out, ",\n  \"accounting\": ");
 	gp_acct_json(job, out);

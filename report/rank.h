@@ -7,6 +7,7 @@
  *   memory, ts                                                memory.h  (memory.c)
  *   startup                                                   startup.h (startup.c)
  *   procs                                                     here      (analyze.c)
+ *   shares (figures made from the others, once)              derive.h  (derive.c)
  * Its lifecycle is here (rank.c): a gp_rank_t is zeroed, filled by gp_rank_analyse (or
  * read from its summary, summary.c), and released with gp_rank_release. The fields the
  * report writes, and the summary keeps, are listed once in fields.c. */
@@ -17,6 +18,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "derive.h"
 #include "gputime.h"
 #include "load.h"
 #include "memory.h"
@@ -102,6 +104,7 @@ typedef struct gp_rank {
 	gp_procs_t procs;
 	gp_quality_t quality;
 	gp_series_t ts;
+	gp_shares_t shares;
 } gp_rank_t;
 
 /* The step number of rank r's k-th headline sample. */

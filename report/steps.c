@@ -653,6 +653,7 @@ static void step_timing(gp_rank_t *r, rank_data_t *d)
 	gp_median_interval(head, nh, &r->steps.median_ms, &r->steps.median_lo_ms,
 	                   &r->steps.median_hi_ms);
 	r->steps.p95_ms = gp_quantile(head, nh, 0.95);
+	r->steps.p99_ms = gp_quantile(head, nh, 0.99);
 	r->steps.mean_ms = gp_mean(head, nh);
 	r->steps.cv = gp_cv(head, nh);
 out:

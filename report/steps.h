@@ -23,8 +23,8 @@ typedef struct gp_steps {
 	char how[256];   /* how the steps were found, and how sure */
 	char basis[16];
 	unsigned n, warmup, n_post, last_step;
-	double mean_ms, median_ms, p95_ms, cv; /* the headline */
-	double median_lo_ms, median_hi_ms;     /* its median's 95 % interval; 0: too few */
+	double mean_ms, median_ms, p95_ms, p99_ms, cv; /* the headline */
+	double median_lo_ms, median_hi_ms;             /* its median's 95 % interval; 0: too few */
 	/* the headline's post-warm-up samples, in step order: all of them up to
 	 * GP_STEP_KEEP, else GP_STEP_KEEP evenly spaced over the nall there were (the
 	 * figures above are from all); owned (gp_rank_release) */

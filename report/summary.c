@@ -41,30 +41,23 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#define MAGIC    "GPSUM\0v5"
+#define MAGIC    "GPSUM\0v6"
 #define MAXBYTES (256u << 20) /* a summary larger than this is not one */
 
 #define SECTION(name, m)                                                                           \
 	{                                                                                          \
 		name, offsetof(gp_rank_t, m), sizeof(((gp_rank_t *)0)->m)                          \
 	}
-static const gp_sum_section_t sum_sections[] = {SECTION("id", id),
-                                                SECTION("outcome", outcome),
-                                                SECTION("steps", steps),
-                                                SECTION("capture", capture),
-                                                SECTION("own_cost", own),
-                                                SECTION("startup", startup),
-                                                SECTION("gpu", gpu),
-                                                SECTION("sync", sync),
-                                                SECTION("memory", memory),
-                                                SECTION("pool", pool),
-                                                SECTION("pytorch", torch),
-                                                SECTION("io", io),
-                                                SECTION("faults", faults),
-                                                SECTION("overhead", overhead),
-                                                SECTION("processes", procs),
-                                                SECTION("quality", quality),
-                                                SECTION("ts", ts)};
+static const gp_sum_section_t sum_sections[] = {
+    SECTION("id", id),           SECTION("outcome", outcome),
+    SECTION("steps", steps),     SECTION("capture", capture),
+    SECTION("own_cost", own),    SECTION("startup", startup),
+    SECTION("gpu", gpu),         SECTION("sync", sync),
+    SECTION("memory", memory),   SECTION("pool", pool),
+    SECTION("pytorch", torch),   SECTION("io", io),
+    SECTION("faults", faults),   SECTION("overhead", overhead),
+    SECTION("processes", procs), SECTION("quality", quality),
+    SECTION("ts", ts),           SECTION("shares", shares)};
 #define NSECTIONS (sizeof(sum_sections) / sizeof(sum_sections[0]))
 
 const gp_sum_section_t *gp_summary_sections(size_t *n)

@@ -2,29 +2,23 @@
  * site_output, common/sitedir.h), made ready as root in slurmstepd's init_post_opt: the
  * admin's ROOT checked (root's all the way, or sticky), the user's directory ROOT/USER
  * made for the user when missing (0700, or 2750 in site_group so that the job's
- * directories and files below inherit the group), and what it holds measured as the
- * user against site_quota_per_user. Root only ever makes that one directory; everything
+ * directories and files below inherit the group), and what it holds against
+ * site_quota_per_user (spank/quota.c). Root only ever makes that one directory; everything
  * below it is the user's to make (the agent, as the user). */
 #include "config.h"
 #include "plugin.h"
 #include "log.h"
 #include "path.h"
 #include "sitedir.h"
-#include "tree.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
-#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-
-#define QUOTA_MAX_ENTRIES 200000       /* a user's directory measured up to this many entries */
-#define QUOTA_TIMEOUT_S   5            /* and for this long: init_post_opt holds the step's start */
-#define RANK_CAP_MIN      (64ll << 20) /* less room than this a rank: not profiled */
 
 /* A directory nobody but root can change: root's, and not writable by group or others,
  * or (on the way to ROOT, as /tmp) sticky, where a user cannot rename or remove another's
@@ -104,61 +98,6 @@ static int user_dir(int rfd, const char *user, uid_t uid, gid_t gid, mode_t mode
 	return ufd;
 }
 
-typedef struct quota_arg {
-	const char *root, *user;
-} quota_arg_t;
-
-/* As the user: what ROOT/USER holds, "BYTES ENTRIES CUT" on fd. */
-static int measure_as_user(void *arg, int fd)
-{
-	const quota_arg_t *q = arg;
-	gp_tree_usage_t u = {0};
-	char line[96];
-	int rfd = open(q->root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (rfd < 0 || gp_tree_measure(rfd, q->user, QUOTA_MAX_ENTRIES, &u) < 0)
-		return -1;
-	int n = snprintf(line, sizeof(line), "%" PRIu64 " %" PRIu64 " %d\n", u.bytes, u.entries,
-	                 (int)u.cut);
-	return gp_write_all(fd, line, (size_t)n);
-}
-
-/* The user's room under the quota, as a cap per rank (0: no quota), or -1 with why. */
-static int quota_cap(const gp_plugin_t *p, const char *root, const char *user, unsigned ntasks,
-                     long long *cap, char *why, size_t whylen)
-{
-	const gp_creds_t who = {p->uid, p->gid, p->ngroups, p->groups};
-	quota_arg_t q = {root, user};
-	char out[128] = "";
-	unsigned long long bytes = 0, entries = 0;
-	int cut = 0;
-	long long quota = p->cfg.site_quota_per_user;
-	*cap = 0;
-	if (quota <= 0)
-		return 0;
-	if (gp_run_as_user_out(&who, measure_as_user, &q, out, sizeof(out), QUOTA_TIMEOUT_S) != 0 ||
-	    sscanf(out, "%llu %llu %d", &bytes, &entries, &cut) != 3)
-		return snprintf(why, whylen, "its size could not be measured in %d s",
-		                QUOTA_TIMEOUT_S),
-		       -1;
-	if (cut)
-		return snprintf(why, whylen, "holds more than %d entries (site_quota_per_user)",
-		                QUOTA_MAX_ENTRIES),
-		       -1;
-	long long room = quota - (long long)bytes;
-	*cap = room / (long long)(ntasks ? ntasks : 1);
-	if (*cap < RANK_CAP_MIN)
-		return snprintf(
-		           why, whylen,
-		           "holds %.1f MiB of its %.1f MiB (site_quota_per_user): gpuprof prune, "
-		           "or the user frees room",
-		           bytes / 1048576.0, quota / 1048576.0),
-		       -1;
-	/* max_bytes_per_rank 0 is no cap of the site's own: the quota's cap stands */
-	if (p->cfg.max_bytes_per_rank > 0 && *cap > p->cfg.max_bytes_per_rank)
-		*cap = p->cfg.max_bytes_per_rank;
-	return 0;
-}
-
 int gp_site_prepare(gp_plugin_t *p, const char *user, unsigned ntasks)
 {
 	gp_site_tmpl_t t;
@@ -190,7 +129,7 @@ int gp_site_prepare(gp_plugin_t *p, const char *user, unsigned ntasks)
 		goto out;
 	}
 	if ((ufd = user_dir(rfd, user, p->uid, gid, mode, why, sizeof(why))) < 0 ||
-	    quota_cap(p, t.root, user, ntasks, &p->site_rank_cap, why, sizeof(why)) < 0) {
+	    gp_site_quota_cap(p, t.root, user, ntasks, &p->site_rank_cap, why, sizeof(why)) < 0) {
 		gp_warn("site_output: %s/%s %s; job %u is not profiled by the site", t.root, user,
 		        why, p->job_id);
 		goto out;

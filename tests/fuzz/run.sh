@@ -33,7 +33,7 @@ report=()
 # options, run sacct, read the ledger and live files, and supervise the agent)
 for f in "$top"/report/*.c; do
 	case $(basename "$f") in
-	main.c | cli.c | jobref.c | run.c | cmd_*.c | ledger*.c | live_report.c | livejob.c) ;;
+	main.c | cli.c | jobref.c | run.c | cmd_*.c | ledger*.c | live_report.c | livejob.c | pipeline.c) ;;
 	*) report+=("$f") ;;
 	esac
 done

@@ -187,4 +187,62 @@ touch -h -d '3 days ago' "$P/u1/1/step0/rank0.gpr" "$P/u1/1/link" "$P/u1/1/step0
 "$B/gpuprof" prune --older-than=2d --config="$T/none.yaml" "$P" >prune.out 2>&1; rc=$?
 [ $rc = 0 ] && [ ! -e "$P/u1/1" ] && [ ! -e "$P/u2/3" ] && [ -d "$P/u1/2" ] && grep -q "removed 2 job directories" prune.out
 ok $? "prune --older-than=2d: the two old job directories go, the new one stays ($(tail -1 prune.out))"
+# a user's child that stops (the user's SIGSTOP: it runs as them) or waits on a file
+# system that does not answer (tests/integration/prune_stall.c makes both) is killed at
+# --timeout and named, and the other users' directories are pruned all the same
+cc -shared -fPIC -O2 -o prune_stall.so "$F/../integration/prune_stall.c" -ldl
+P=$T/prune2; mkdir -p "$P/ua/gp-stop" "$P/ub/7" "$P/uc/gp-hang" "$P/ud/8"
+touch -d '3 days ago' "$P/ub/7" "$P/ud/8"
+out=$(timeout 60 env LD_PRELOAD="$T/prune_stall.so" "$B/gpuprof" prune --older-than=2d --timeout=1s "$P" 2>&1); rc=$?
+[ $rc = 1 ] && [ ! -e "$P/ub/7" ] && [ ! -e "$P/ud/8" ] &&
+	echo "$out" | grep -q "prune: $P/ua: not done in 1 s (--timeout; its child stopped, or a file system that does not answer): killed; " &&
+	echo "$out" | grep -q "prune: $P/uc: not done in 1 s .*killed;" && echo "$out" | grep -q "removed 2 job directories"
+ok $? "prune --timeout=1s: a stopped child and a hung one killed and named, the other users' old directories removed, exit 1 ($rc: $(echo "$out" | tail -1))"
+out=$("$B/gpuprof" prune --older-than=2d --timeout=soon "$P" 2>&1); rc=$?
+[ $rc = 2 ] && echo "$out" | grep -q "prune: --timeout: 'soon' is not an age"; ok $? "a bad --timeout is refused ($rc)"
+# mount points under ROOT (a user's bind mount, NFS, FUSE) are never entered nor emptied:
+# as a job directory, as a user's directory; links never followed
+if unshare -m true 2>/dev/null; then
+	P=$T/prune3; mkdir -p "$P/ue/mnt" "$P/ue/9" "$P/uf" "$T/outside/10"
+	ln -s "$T/outside" "$P/ug"; ln -s "$T/outside/10" "$P/ue/11"
+	touch -d '3 days ago' "$P/ue/9" "$T/outside/10"
+	out=$(unshare -m sh -c 'mount -t tmpfs gp "$1/ue/mnt" && mount -t tmpfs gp "$1/uf" &&
+		mkdir "$1/uf/12" && echo keep >"$1/ue/mnt/data" && echo keep >"$1/uf/12/data" &&
+		touch -d "3 days ago" "$1/ue/mnt/data" "$1/ue/mnt" "$1/uf/12/data" "$1/uf/12" "$1/uf" &&
+		"$2" prune --older-than=2d "$1"; echo "rc=$?"; cat "$1/ue/mnt/data" "$1/uf/12/data"' sh "$P" "$B/gpuprof" 2>&1)
+	echo "$out" | grep -q "^rc=0$" && [ "$(echo "$out" | grep -c '^keep$')" = 2 ] &&
+		echo "$out" | grep -q "^left alone $P/ue/mnt: another file system (a mount point)$" &&
+		echo "$out" | grep -q "^left alone $P/uf: another file system (a mount point)$" &&
+		[ ! -e "$P/ue/9" ] && [ -d "$T/outside/10" ] && echo "$out" | grep -q "2 mount points left alone"
+	ok $? "prune: a job directory and a user's directory that are mount points left alone, their files kept; links not followed ($(echo "$out" | tr '\n' '|' | head -c 400))"
+else
+	skip "no mount namespace (unshare -m) for mount points"
+fi
+# one pipeline for every command (issue 49): a job named by its id is taken with its sacct
+# record by export as by report, so the HTML has the time-limit finding report.txt has
+mkdir -p "$T/fakesacct" "$T/j77210" && cp -r "$F/ddp-imbalanced/step0" "$T/j77210/"
+# rank 1's file cut at 70 %: no end record (a rank stopped at the time limit)
+sz=$(stat -c %s "$T/j77210/step0/rank1.gpr") && truncate -s $((sz * 7 / 10)) "$T/j77210/step0/rank1.gpr"
+cat >"$T/fakesacct/sacct" <<SACCT
+#!/bin/sh
+# a stand-in for sacct that knows job 77210 (ddp-imbalanced's), ended at its time limit
+j=; p=; for a; do [ "\$p" = -j ] && j=\$a; p=\$a; f=\$a; done
+case \$j:\$f in
+77210:JobIDRaw) echo 77210 ;;
+77210:AdminComment) echo "gpuprof: steps=1 dir=$T/j77210" ;;
+77210:State) echo TIMEOUT ;;
+77210:JobID,*) echo "77210|ddp|TIMEOUT|0:0|00:10:00|gres/gpu=2|vm|1G|" ;;
+esac
+SACCT
+chmod 755 "$T/fakesacct/sacct"
+PATH=$T/fakesacct:$PATH GPUPROF_REPORT_SUMMARIES=0 "$B/gpuprof" report --format=json 77210 >"$T/77210.json" 2>/dev/null &&
+	PATH=$T/fakesacct:$PATH GPUPROF_REPORT_SUMMARIES=0 "$B/gpuprof" export --format=html -o "$T/77210.html" 77210 2>/dev/null &&
+	grep -q '"id": "time_limit"' "$T/77210.json" && grep -q 'id="finding-time_limit"' "$T/77210.html"
+ok $? "a job named by its id: export --format=html has report's time-limit finding (sacct asked once, by the one pipeline)"
+PATH=$T/fakesacct:$PATH GPUPROF_REPORT_SUMMARIES=0 "$B/gpuprof" export --format=html -o "$T/77210d.html" "$T/j77210" 2>/dev/null &&
+	! grep -q 'id="finding-time_limit"' "$T/77210d.html" && grep -q 'id="finding-incomplete"' "$T/77210d.html"
+ok $? "... and named by its directory, sacct is not asked (incomplete, not the time limit)"
+out=$("$B/gpuprof" export --format=pdf -o x "$F/clean" 2>&1); rc=$?
+[ $rc = 2 ] && echo "$out" | grep -q "formats: chrome, memviz, html, kineto, csv"
+ok $? "export's formats listed from the writers' table ($rc)"
 done_testing

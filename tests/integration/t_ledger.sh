@@ -125,6 +125,50 @@ assert g[("alice", "phys", "gpu")]["allocated_s"] == 200
 assert g[("bob", "chem", "gpu")]["refused"] == 8
 PY
 ok $? "totals: the records' seconds are the sum of the 6 reports' fields; allocations, jobs, refusals, endings and weeks as written"
+# 2b. hostile values (doc/admin.md, "What a user controls"): a record that claims more
+# GPU-seconds than Slurm allocated is scaled down to the allocation and said; a job name
+# with a newline (sacct -P prints it raw) whose tail looks like another user's job is put
+# back into its job, never read as a job; a file's GPU count or elapsed time that is not a
+# whole number is a bad line, never summed; a name of 100 000 bytes with escapes and
+# separators is counted and printed harmless
+esc=$(printf '\033[2J;x|y')
+long=$(head -c 100000 /dev/zero | tr '\0' n)
+{
+	echo "JobID|User|Account|Partition|JobName|NodeList|State|End|ElapsedRaw|AllocTRES|SystemComment"
+	echo "301|mallory|phys|gpu|inflate|n11|COMPLETED|2026-12-05T12:00:00|10|cpu=1,gres/gpu=1|$(rec clean | sed 's/compute=[0-9.]*/compute=9999999.000/')"
+	printf '%s\n' "302|mallory|phys|gpu|x" "999|victim|chem|debug|y|n11|COMPLETED|2026-12-05T12:00:00|10|cpu=1,gres/gpu=1|"
+	echo "303|mallory|phys|gpu|negpus|n11|COMPLETED|2026-12-05T12:00:00|10|cpu=1,gres/gpu=-1|"
+	echo "304|mallory|phys|gpu|nanel|n11|COMPLETED|2026-12-05T12:00:00|nan|cpu=1,gres/gpu=1|"
+	echo "305|mallory|phys|gpu|negel|n11|COMPLETED|2026-12-05T12:00:00|-5|cpu=1,gres/gpu=1|"
+	echo "306|mallory|phys|gpu|expel|n11|COMPLETED|2026-12-05T12:00:00|1e9|cpu=1,gres/gpu=1|"
+	echo "307|mallory|phys|gpu|$long$esc|n11|COMPLETED|2026-12-05T12:00:00|10|cpu=1,gres/gpu=1|"
+} >"$T/hostile.txt"
+"$G" ledger --from-file "$T/hostile.txt" --until 2026-12-06 --by user,name -f json -o "$T/h.json" 2>"$T/h.err"
+rc=$?
+python3 - "$T/h.json" <<'PY'
+import json, sys
+l = json.load(open(sys.argv[1]))
+t = l["total"]
+assert t["jobs"] == 3 and t["scaled"] == 1 and abs(t["allocated_s"] - 30) < 1e-9, t
+assert abs(sum(t["gpu_s"].values()) - 30) < 1e-6, t["gpu_s"]
+assert t["records_gpu_s"]["compute"] >= 9999999, "the claim itself is kept, as claimed"
+assert l["skipped"]["unreadable"] == 4, l["skipped"]
+assert {g["user"] for g in l["groups"]} == {"mallory"}, [g["user"] for g in l["groups"]]
+names = {g["name"] for g in l["groups"]}
+assert "x\n999|victim|chem|debug|y" in names, names
+PY
+[ $rc = 0 ] && [ $? = 0 ] && grep -q "gpuprof: ledger: job 301: its record claims [0-9.]* GPU-seconds, more than Slurm allocated (10.0: GPUs x elapsed); scaled down to the allocation" "$T/h.err"
+ok $? "hostile values: a record claiming 9 999 999 GPU-s scaled to its 10 s (said), a newline name's forged tail never a job, non-numeric GPUs/elapsed never summed ($(head -c 300 "$T/h.err"))"
+"$G" ledger --from-file "$T/hostile.txt" --until 2026-12-06 --by name >"$T/h.txt" 2>/dev/null &&
+	! grep -q $'\033' "$T/h.txt" && [ "$(wc -l <"$T/h.txt")" -lt 60 ] && grep -q "^  x?999|victim|chem|debug|y  " "$T/h.txt" &&
+	grep -q "1 claiming more than Slurm allocated (scaled down to it)" "$T/h.txt"
+ok $? "hostile values in text: no escape byte, a newline of a name shown as ?, the scaled record said ($(sed -n 1p "$T/h.txt" | cut -c1-160))"
+"$G" ledger --from-file "$T/hostile.txt" --until 2026-12-06 --by name -f csv -o "$T/h.csv" 2>/dev/null
+python3 -c 'import csv, sys
+rows = list(csv.reader(open(sys.argv[1], newline="")))
+assert all(len(r) == len(rows[0]) for r in rows), [len(r) for r in rows]
+assert len(rows) == 1 + 3 + 1, len(rows)' "$T/h.csv"
+ok $? "hostile values in CSV: every row of the header's width, one per job name and the total"
 python3 - "$T" <<'PY'
 import json, sys
 l = json.load(open(f"{sys.argv[1]}/l.json"))

@@ -7,8 +7,10 @@
 # before it (gpuprof's report held back by the job's lock in the state directory), and
 # jobstats' decode of it still works; the record stays in SystemComment, which a user cannot write;
 # the ledger's totals read from sacct equal the sum of the jobs' own report.json fields
-# and Slurm's allocations; a forged Comment and job name are never read; malformed records
-# set by an operator are refused with a line and never counted.
+# and Slurm's allocations; a forged Comment and job name are never read; a job name with a
+# newline (sacct -P prints it raw, cutting the job's line in two) whose tail reads as another
+# user's job stays one job of its own user; malformed records set by an operator are
+# refused with a line and never counted.
 . "$(dirname "$0")/tap.sh"
 B=${GP_BUILD:?}
 [ -n "${SLURM_CONF:-}" ] || skip_all "no cluster (SLURM_CONF unset)"
@@ -99,8 +101,11 @@ o5=$(as gpl-bob sbatch --parsable -p gpu -A chem --gres=gpu:1 --gpuprof=nvtx \
 [ -n "$j5" ] && exec 9>"$STATE/report-$j5.lock" && flock 9
 o6=$(as gpl-alice sbatch --parsable -p gpu -A phys --gres=gpu:1 --wrap=true); j6=$(echo "$o6" | jid_of)
 o7=$(as gpl-carol sbatch --parsable -p debug -A phys --gres=gpu:2 --wrap=true); j7=$(echo "$o7" | jid_of)
-[ -n "$j1" ] && [ -n "$j2" ] && [ -n "$j3" ] && [ -n "$j4" ] && [ -n "$j5" ] && [ -n "$j6" ] && [ -n "$j7" ]
-ok $? "7 GPU jobs of 3 users, 2 accounts, 2 partitions submitted ($j1 $j2 $j3 $j4 $j5 $j6 $j7)"
+# 8: a job name with a newline whose tail reads as another user's job in sacct -P's output
+o8=$(as gpl-carol sbatch --parsable -p debug -A chem --gres=gpu:1 -J "$(printf 'x\n999|gpl-alice|phys|gpu|y')" \
+	--wrap='sleep 2'); j8=$(echo "$o8" | jid_of)
+[ -n "$j1" ] && [ -n "$j2" ] && [ -n "$j3" ] && [ -n "$j4" ] && [ -n "$j5" ] && [ -n "$j6" ] && [ -n "$j7" ] && [ -n "$j8" ]
+ok $? "8 GPU jobs of 3 users, 2 accounts, 2 partitions submitted ($j1 $j2 $j3 $j4 $j5 $j6 $j7 $j8)"
 
 # 2. jobstats after gpuprof (job 4), and before it (job 5)
 wait_record "$j4"
@@ -131,7 +136,7 @@ wait_record "$j1" && wait_record "$j2"
 ok $? "jobs $j1 (2 GPUs) and $j2 (failed): records in SystemComment"
 ac "$j1" | grep -q "^gpuprof: ranks=" && ! ac "$j1" | grep -q "gpuprof-record"
 ok $? "job $j1: the human line in AdminComment where no JS1 is, the record not there: $(ac "$j1" | head -c 80)"
-wait_done "$j3" && wait_done "$j6" && wait_done "$j7"
+wait_done "$j3" && wait_done "$j6" && wait_done "$j7" && wait_done "$j8"
 [ -z "$(sc "$j3")" ]
 ok $? "job $j3: a forged Comment and job name put nothing into SystemComment"
 # a user cannot write SystemComment, in slurmdbd nor in slurmctld
@@ -154,7 +159,9 @@ grep -q "gpuprof: ledger: job $j6: SystemComment record refused: version '2' not
 ok $? "the malformed records refused with a line naming each job: $(head -c 300 "$W/l.err")"
 sacct -n -P -X -S "$t0" -o JobID,AllocTRES,ElapsedRaw >"$W/alloc.txt"
 for j in $j1 $j2 $j4 $j5; do sc "$j" | sed 's/.* dir=//'; done >"$W/dirs.txt"
-python3 - "$W" "$j1" "$j2" "$j3" "$j4" "$j5" "$j6" "$j7" <<'PY'
+sacct -n -P -X -j "$j8" -o JobID,User,JobName,AllocTRES >"$W/j8.txt"
+sacct -n -P -X -S "$t0" -o JobID,User,AllocTRES,ElapsedRaw >"$W/alloc_u.txt"
+python3 - "$W" "$j1" "$j2" "$j3" "$j4" "$j5" "$j6" "$j7" "$j8" <<'PY'
 import json, re, sys
 w, ids = sys.argv[1], sys.argv[2:]
 l = json.load(open(f"{w}/l.json"))
@@ -165,7 +172,7 @@ for line in open(f"{w}/alloc.txt"):
     m = re.search(r"(?:^|,)gres/gpu=(\d+)", tres)
     if jid in ids and m:
         alloc[jid] = int(m.group(1)) * int(el)
-assert len(alloc) == 7, alloc
+assert len(alloc) == 8, alloc
 assert abs(tot["allocated_s"] - sum(alloc.values())) < 1e-6, (tot["allocated_s"], alloc)
 want = {}
 for d in open(f"{w}/dirs.txt").read().split():
@@ -173,18 +180,31 @@ for d in open(f"{w}/dirs.txt").read().split():
         want[k] = want.get(k, 0) + v
 for k, v in want.items():
     assert abs(tot["records_gpu_s"][k] - v) < 1e-6, (k, tot["records_gpu_s"][k], v)
-assert tot["jobs"] == 7 and tot["profiled"] == 4 and tot["refused"] == 2, tot
+# job 8's name holds a newline (sacct -P prints it raw: its line is cut in two): one job,
+# carol's, never a job 999 of alice's
+assert tot["jobs"] == 8 and tot["profiled"] == 4 and tot["refused"] == 2, (tot, open(f"{w}/j8.txt").read())
 assert tot["gpu_s"]["compute"] < 99999, "the forged figure counted"
 # a job's GPUs that no rank ran kernels on: unused; the rest of the allocation unprofiled
 assert abs(sum(tot["gpu_s"].values()) - tot["allocated_s"]) < 0.01, tot
 assert tot["ended_s"]["failed"] == alloc[ids[1]], tot["ended_s"]
 g = l["groups"]
 assert {x["user"] for x in g} == {"gpl-alice", "gpl-bob", "gpl-carol"}
+# each user's GPU-seconds are Slurm's for that user's jobs: job 8's are carol's, not alice's
+per_user = {}
+for line in open(f"{w}/alloc_u.txt"):
+    jid, user, tres, el = line.rstrip("\n").split("|")
+    m = re.search(r"(?:^|,)gres/gpu=(\d+)", tres)
+    if jid in ids and m:
+        per_user[user] = per_user.get(user, 0) + int(m.group(1)) * int(el)
+got = {}
+for x in g:
+    got[x["user"]] = got.get(x["user"], 0) + x["allocated_s"]
+assert all(abs(got.get(u, 0) - v) < 1e-6 for u, v in per_user.items()), (got, per_user)
 assert {x["account"] for x in g} == {"phys", "chem"} and {x["partition"] for x in g} == {"gpu", "debug"}
 u = {j["job"]: j for j in l["unused_gpus"]}
 assert ids[0] in u and u[ids[0]]["gpus"] == 2 and u[ids[0]]["gpus_used"] == 0, u
 PY
-ok $? "ledger from sacct: the records' seconds are the sum of the 4 jobs' report.json fields, allocations Slurm's, 2 refused, the forged job unprofiled, 3 users/2 accounts/2 partitions, the 2-GPU job unused"
+ok $? "ledger from sacct: the records' seconds are the sum of the 4 jobs' report.json fields, allocations Slurm's, 2 refused, the forged job unprofiled, a newline name one job, 3 users/2 accounts/2 partitions, the 2-GPU job unused ($(tr '\n' '~' <"$W/j8.txt" | head -c 80))"
 "$B/gpuprof" ledger --since "$t0" --by partition -f openmetrics 2>/dev/null >"$W/m.prom"
 python3 "$(dirname "$0")/om_check.py" "$W/m.prom" && grep -q '^gpuprof_ledger_jobs{partition="gpu",kind="profiled"} ' "$W/m.prom"
 ok $? "openmetrics from sacct, per partition"

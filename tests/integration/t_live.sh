@@ -147,6 +147,28 @@ ok $? "--sort=now: the slowest rank first"
 "$GP" top --once --sort=busy "$J" | sed -n 5p | grep -q "^0 *0 "
 ok $? "--sort=busy: the least busy first"
 
+# a job directory of 20 000 live files: top reads the first 1000 ranks (--max-ranks), lowest
+# first, and says so on screen; --max-ranks=0 reads every one
+B2=$T/big
+mkdir -p "$B2/step0"
+python3 - "$J/step0/rank3.live.json" "$B2/step0" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+for r in range(20000):
+    d["rank"] = r
+    open("%s/rank%d.live.json" % (sys.argv[2], r), "w").write(json.dumps(d) + "\n")
+PY
+"$GP" top --once "$B2" >"$T/big.txt" 2>&1
+[ "$(grep -c '^0 ' "$T/big.txt")" = 1000 ] && grep -q "^0 *999 " "$T/big.txt" && ! grep -q "^0 *1000 " "$T/big.txt" &&
+	grep -q "^only the first 1000 ranks' live files read of 20000 (--max-ranks): the figures above are theirs$" "$T/big.txt"
+ok $? "top of 20 000 ranks: ranks 0-999 read and shown, and the screen says so ($(grep -m1 '^only' "$T/big.txt"))"
+"$GP" top --once --max-ranks=0 --sort=rank "$B2" >"$T/big0.txt" 2>&1
+[ "$(grep -c '^0 ' "$T/big0.txt")" = 20000 ] && ! grep -q "^only the first" "$T/big0.txt"
+ok $? "--max-ranks=0: every one of the 20 000 read"
+out=$("$GP" top --once --max-ranks=-1 "$B2" 2>&1); rc=$?
+[ $rc = 2 ] && echo "$out" | grep -q "max-ranks"; ok $? "a bad --max-ranks is refused ($rc: $out)"
+rm -rf "$B2"
+
 # gpuprof ledger --running: squeue's running jobs (here a file of its lines), each one's
 # gpuprof-<id> in its WorkDir; jobs without live figures are not listed
 mkdir -p "$T/wd" && cp -r "$J" "$T/wd/gpuprof-4242"

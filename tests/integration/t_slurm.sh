@@ -245,6 +245,18 @@ out=$($TO srun --gres=gpu:1 --gpuprof=none sh -c 'echo "${GPUPROF_WRAPPED:-none}
 [ "$out" = none ]; ok $? "--gpuprof=none opts out ($out)"
 $TO srun --gres=gpu:1 --gpuprof=nvtx --gpuprof-output="$W/asked-%j" $MLP >/dev/null 2>&1
 ls -d "$W"/asked-*/step0 >/dev/null 2>&1; ok $? "a job that asks gets what it asked, where it said"
+# hostile job names through %x (sbatch/srun -J is the user's): the job directory stays in
+# the user's directory whatever the name holds
+printf 'site_output: %s/%%u/%%x/%%j\nprofile_all_jobs: true\n' "$SITE" >"$CFG"
+long=$(head -c 300 /dev/zero | tr '\0' n)
+for nm in "..|_." "../../etc|.._.._etc" "$(printf 'a\nb')|a_b" "$long|$(head -c 128 /dev/zero | tr '\0' n)"; do
+	name=${nm%|*}; want=${nm##*|}
+	out=$($TO srun -J "$name" --gres=gpu:1 sh -c 'echo "$SLURM_JOB_ID"; exec '"$MLP" 2>/dev/null)
+	jid=$(echo "$out" | head -1)
+	[ -n "$jid" ] && [ -f "$SITE/root/$want/$jid/step0/rank0.gpr" ] && [ ! -e "$SITE/$jid" ] && [ ! -e "$SITE/root/$jid" ]
+	ok $? "job name $(printf %q "${name:0:20}"): its directory $SITE/root/${want:0:20}.../$jid, inside the user's ($(ls "$SITE/root" | tr '\n' ' ' | head -c 120))"
+done
+site_cfg 'profile_all_jobs: true\n'
 if id gpuprof-test >/dev/null 2>&1; then
 	(cd user && $TO runuser -u gpuprof-test -- env SLURM_CONF=$SLURM_CONF srun --gres=gpu:1 $MLP >/dev/null 2>&1)
 	f=$(ls "$SITE"/gpuprof-test/*/step0/rank0.gpr 2>/dev/null | head -1)

@@ -135,6 +135,18 @@ static void test_markers_pushes_nvml(void)
 	ok(idle && full && lostf && r.lost == 15 && !strcmp(r.lost_by, "ring full 12, cupti 3"),
 	   "findings gpu_idle, memory_near_limit, records_lost (%s)", r.lost_by);
 	ok(r.idle_startup_s == 0 && r.idle_steps_s > 0, "idle time once steps ran, none before");
+	/* a short interval: two samples (NVML's are 1 s apart; GPUPROF_LIVE_INTERVAL=2) are
+	 * enough once five were taken, one is not */
+	for (int k = 1; k <= 2; k++) {
+		for (int i = 0; i < k; i++, t += 20 * MS)
+			rec((gp_event_t){.type = GP_EV_NVML, .ts = t, .a = 18, .b = 100});
+		gp_live_tick(l, t, false, &r);
+		idle = false;
+		for (unsigned i = 0; i < r.nfind; i++)
+			idle |= !strcmp(r.find[i].id, "gpu_idle");
+		ok(idle == (k == 2), "%d sample(s) of 18 %% busy in an interval: gpu_idle %s", k,
+		   idle ? "fires" : "waits");
+	}
 	gp_live_free(l);
 }
 

@@ -115,6 +115,44 @@ static void normalise_cases(const char *base)
 	ok(gp_path_normalise("/a/b", out, 4) == -1 && errno == ENAMETOOLONG, "too long: -1");
 }
 
+/* Job names are the user's (sbatch -J): through %x no name leaves the directory that the
+ * template's own text names (ROOT/USER of site_output), whatever it holds. */
+static void hostile_names(void)
+{
+	char out[1024], longname[600];
+	memset(longname, 'n', sizeof(longname) - 1);
+	longname[sizeof(longname) - 1] = '\0';
+	static const struct {
+		const char *name, *tmpl, *want;
+	} cases[] = {
+	    {"..", "/srv/gp/alice/%x", "/srv/gp/alice/_."},
+	    {"..", "/srv/gp/alice/%x/%j", "/srv/gp/alice/_./42"},
+	    {".", "/srv/gp/alice/%x/%j", "/srv/gp/alice/_/42"},
+	    {".", "/srv/gp/alice/%x.", "/srv/gp/alice/_."},
+	    {"..", "/srv/gp/alice/a%x", "/srv/gp/alice/a.."},
+	    {"../../etc", "/srv/gp/alice/%x", "/srv/gp/alice/.._.._etc"},
+	    {"/etc/cron.d", "/srv/gp/alice/%x", "/srv/gp/alice/_etc_cron.d"},
+	    {"a\nb\tc\x7f", "/srv/gp/alice/%x", "/srv/gp/alice/a_b_c_"},
+	    {"", "/srv/gp/alice/%x-%j", "/srv/gp/alice/unknown-42"},
+	    {"\xc3\xa9t\xc3\xa9", "/srv/gp/alice/%x", "/srv/gp/alice/\xc3\xa9t\xc3\xa9"},
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		gp_tmpl_vars_t v = {.job = "42", .name = cases[i].name};
+		ok(gp_tmpl_expand(cases[i].tmpl, &v, out, sizeof(out)) == 0 &&
+		       !strcmp(out, cases[i].want),
+		   "hostile job name %zu through '%s': '%s'", i, cases[i].tmpl, out);
+	}
+	gp_tmpl_vars_t v = {.job = "42", .name = longname};
+	ok(gp_tmpl_expand("/srv/gp/alice/%x", &v, out, sizeof(out)) == 0 &&
+	       strlen(out) == strlen("/srv/gp/alice/") + 128,
+	   "a 599-byte job name is cut to 128 bytes (%zu)", strlen(out));
+	/* 127 ASCII bytes then a 2-byte character: cut before it, never inside it */
+	memset(longname, 'n', 127);
+	memcpy(longname + 127, "\xc3\xa9z", 4);
+	ok(gp_tmpl_expand("%x", &v, out, sizeof(out)) == 0 && strlen(out) == 127,
+	   "the cut falls between UTF-8 characters (%zu bytes)", strlen(out));
+}
+
 int main(void)
 {
 	char out[256], err[256];
@@ -155,6 +193,7 @@ int main(void)
 		if (!ok(strstr(err, bad[i].msg) != NULL, "message %zu", i))
 			diag("got %s", err);
 	}
+	hostile_names();
 	ok(gp_tmpl_expand("%j%j%j", &v, out, 5) == -1 && errno == ENAMETOOLONG, "overflow");
 	gp_tmpl_vars_t none = {0};
 	ok(gp_tmpl_expand("d-%j-%h", &none, out, sizeof(out)) == 0, "expand with no values");

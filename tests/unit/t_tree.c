@@ -6,7 +6,10 @@
 #include "tree.h"
 #include "tap.h"
 
+#include <errno.h>
 #include <fcntl.h>
+#include <sched.h>
+#include <sys/mount.h>
 #include <stdlib.h>
 #include <sys/stat.h>
 #include <sys/time.h>
@@ -28,6 +31,40 @@ static void age(const char *path, long seconds_ago)
 	t[0].tv_sec -= seconds_ago;
 	t[1] = t[0];
 	utimensat(AT_FDCWD, path, t, AT_SYMLINK_NOFOLLOW);
+}
+
+/* gpuprof prune's walk: a name on another file system than its parent's (a mount point)
+ * is neither entered nor removed; as root, in a mount namespace of the test's own. */
+static void within(int dfd)
+{
+	gp_tree_usage_t u = {0}, gone = {0};
+	mkdir("plain", 0700);
+	file("plain/f", 10);
+	ok(gp_tree_measure_within(dfd, "plain", 0, &u) == 0 && u.entries == 2 &&
+	       gp_tree_remove_within(dfd, "plain", &gone) == 0 && gone.entries == 2,
+	   "within: a directory on its parent's file system measured and removed");
+	mkdir("mnt", 0700);
+	if (unshare(CLONE_NEWNS) < 0 || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0 ||
+	    mount("gp-t-tree", "mnt", "tmpfs", 0, NULL) < 0) {
+		skip("no mount namespace (not root)");
+		skip("no mount namespace (not root)");
+		rmdir("mnt");
+		return;
+	}
+	file("mnt/data", 10);
+	/* a descriptor opened before unshare() sees the old namespace's mounts */
+	dfd = open(".", O_RDONLY | O_DIRECTORY);
+	u = (gp_tree_usage_t){0};
+	gone = (gp_tree_usage_t){0};
+	errno = 0;
+	ok(gp_tree_measure_within(dfd, "mnt", 0, &u) < 0 && errno == EXDEV && u.entries == 0,
+	   "within: a mount point is not measured (EXDEV)");
+	ok(gp_tree_remove_within(dfd, "mnt", &gone) < 0 && errno == EXDEV &&
+	       access("mnt/data", F_OK) == 0,
+	   "within: nor emptied: the file on it stays");
+	close(dfd);
+	umount("mnt");
+	rmdir("mnt");
 }
 
 int main(void)
@@ -99,6 +136,7 @@ int main(void)
 	   "a link named as the tree is removed, not followed");
 	ok(gp_tree_measure(dfd, "missing", 0, &u) < 0 && gp_tree_remove(dfd, "missing", &gone) < 0,
 	   "a name that is not there: -1");
+	within(dfd);
 	gone = (gp_tree_usage_t){0};
 	gp_tree_remove(dfd, "outside", &gone);
 	close(dfd);

@@ -65,6 +65,7 @@ for step in range(STEPS):
 torch.cuda.synchronize()
 ms = intervals(ev)
 w = slice(WARM, None)
+ITEM_PINNED = tuple(int(x) for x in torch.__version__.split("+")[0].split(".")[:2]) >= (2, 5)
 print("DONE c_sync_loop steps=%d loss_first=%.4f" % (STEPS, losses[0]))
 truth(program="c_sync_loop", steps=STEPS, step_ms=summary(ms, WARM - 1), step_ms_all=[round(v, 3) for v in ms],
       host_step_wall_ms_median=med(step_wall_ms[w]), data_ms_median=med(data_ms[w]),
@@ -72,8 +73,11 @@ truth(program="c_sync_loop", steps=STEPS, step_ms=summary(ms, WARM - 1), step_ms
       item_wait_share_of_step=round(med(item_ms[w]) / med(ms[WARM - 1:]), 4),
       data_share_of_step=round(med(data_ms[w]) / med(ms[WARM - 1:]), 4),
       sync_calls=len(sync_ms), sync_ms_median=med(sync_ms), item_calls=STEPS,
-      # loss.item() copies its 4 bytes into pageable memory whatever PIN says
-      pinned=PIN, tf32=TF32, pageable_copies_per_step=1 + (0 if PIN else 2),
-      pageable_bytes_per_step=4 + (0 if PIN else B * DIN * 4 + B * 8),
+      # loss.item(): 4 bytes into a pageable stack variable up to PyTorch 2.4; from 2.5
+      # into a pinned buffer (aten/src/ATen/native/cuda/CUDAScalar.cu, "avoid implicit
+      # locking/sync ... due to pageable memory"; CUPTI's memory kinds on 2.11 say pinned)
+      pinned=PIN, tf32=TF32, item_pinned=ITEM_PINNED,
+      pageable_copies_per_step=(0 if ITEM_PINNED else 1) + (0 if PIN else 2),
+      pageable_bytes_per_step=(0 if ITEM_PINNED else 4) + (0 if PIN else B * DIN * 4 + B * 8),
       max_memory_allocated=torch.cuda.max_memory_allocated(), max_memory_reserved=torch.cuda.max_memory_reserved(),
       memory_allocated_end=torch.cuda.memory_allocated())

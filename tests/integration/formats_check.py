@@ -1,0 +1,204 @@
+"""Every figure the text and the HTML report show of a rank or of the job, held to the JSON
+field it claims to be (issue 49: comm% was 30.5 in the text and 4.7 in the HTML).
+The per-rank tables are read back through `gpuprof fields --format=tables` (each column's
+heading, JSON field, condition, width and scale): the text's rows cut at the columns'
+widths, the HTML's cells by their data-key; the headline's median and throughput by the
+job's fields. A cell holds "-" exactly where the column's condition fails (not measured);
+else its number equals the field's within the digits shown (bytes: within the digits of
+their unit). Prints one line per problem and a last line "checked N cells"; exit 1 on any
+problem.
+usage: formats_check.py TABLES REPORT.json REPORT.txt REPORT.html"""
+import html
+import json
+import re
+import sys
+
+UNITS = {"B": 1, "KiB": 1024, "MiB": 1024**2, "GiB": 1024**3, "TiB": 1024**4, "PiB": 1024**5}
+problems = []
+checked = 0
+
+
+def load_cols(path):
+    tables = {}
+    for line in open(path):
+        t, head, key, when, width, scale, kind = line.rstrip("\n").split("\t")
+        tables.setdefault(t, []).append(dict(head=head, key=None if key == "-" else key,
+                                             when=None if when == "-" else when,
+                                             width=int(width), scale=float(scale), kind=kind))
+    return tables
+
+
+def field(rank, key):
+    """The JSON value of "section.key" (None: null, its section null, or absent)."""
+    if "." in key:
+        sec, k = key.split(".", 1)
+        obj = rank.get(sec)
+        return obj.get(k) if isinstance(obj, dict) else None
+    return rank.get(key)
+
+
+def holds(col, rank):
+    if col["when"] is None:
+        return True
+    v = field(rank, col["key"] if col["when"] == "=" else col["when"])
+    return bool(v) if not isinstance(v, str) else v != ""
+
+
+def shown_digits(s):
+    return len(s.split(".")[1]) if "." in s else 0
+
+
+def check_cell(where, col, rank, cell):
+    """cell as shown; col its column; rank the JSON rank it is in."""
+    global checked
+    checked += 1
+    v = field(rank, col["key"])
+    if col["kind"] == "text":
+        want = v if isinstance(v, str) else ""
+        want = (want[:col["width"]] if col["width"] and where.startswith("text") else want).strip()
+        if cell != (want or "-"):
+            problems.append("%s: %s shows %r, the JSON %r" % (where, col["key"], cell, v))
+        return
+    if cell == "-":
+        if holds(col, rank) and v is not None:
+            problems.append("%s: %s shows '-' where the JSON has %r (its condition %s holds)"
+                            % (where, col["key"], v, col["when"]))
+        return
+    if not holds(col, rank) or v is None:
+        problems.append("%s: %s shows %r where it is not measured (JSON %r, condition %s)"
+                        % (where, col["key"], cell, v, col["when"]))
+        return
+    if col["kind"] == "bytes":
+        m = re.fullmatch(r"(-?[0-9.]+) (B|KiB|MiB|GiB|TiB|PiB)", cell)
+        if not m:
+            problems.append("%s: %s: %r is not a size" % (where, col["key"], cell))
+            return
+        unit = UNITS[m.group(2)]
+        got, tol = float(m.group(1)) * unit, 0.5 * 10 ** -shown_digits(m.group(1)) * unit
+    else:
+        try:
+            got = float(cell)
+        except ValueError:
+            problems.append("%s: %s: %r is not a number" % (where, col["key"], cell))
+            return
+        tol = 0.5 * 10 ** -shown_digits(cell)
+    want = float(v) / col["scale"]
+    # the JSON's own rounding (at least as many digits as shown, or an integer) beside
+    # the cell's
+    if abs(got - want) > tol * 1.001 + 1e-6 * abs(want) + 0.5e-6:
+        problems.append("%s: %s shows %s, the JSON %r (= %g shown)" % (where, col["key"], cell, v, want))
+
+
+def rank_of(label, ranks):
+    """The JSON rank a row's label names ("3", "batch/3", "3 (slowest)")."""
+    m = re.match(r"(?:(\S+)/)?(-?\d+)", label)
+    if not m:
+        return None
+    for r in ranks:
+        if r["rank"] == int(m.group(2)) and (m.group(1) is None or r["step"].startswith(m.group(1))):
+            return r
+    return None
+
+
+def text_tables(text, tables, ranks):
+    lines = text.split("\n")
+    for tid, cols in tables.items():
+        head = " ".join(("%-*s" if c["kind"] == "text" or c["key"] is None else "%*s")
+                        % (c["width"], c["head"]) for c in cols)
+        starts = [i for i, l in enumerate(lines) if l == head]
+        if not starts:
+            continue
+        for i in starts:
+            rows = 0
+            for line in lines[i + 1:]:
+                if not re.match(r"(\S+/)?-?\d+ ", line):
+                    if line.startswith("       "):  # a rank's detail line under its row
+                        continue
+                    break
+                label = line.split(" ")[0]
+                rank = rank_of(label, ranks)
+                if rank is None:
+                    problems.append("text %s: row %r names no rank of the JSON" % (tid, label))
+                    continue
+                rows += 1
+                pos = max(cols[0]["width"], len(label))
+                for c in cols[1:]:
+                    cell = line[pos + 1:pos + 1 + c["width"]].strip()
+                    pos += 1 + c["width"]
+                    check_cell("text %s rank %s" % (tid, label), c, rank, cell)
+            if not rows:
+                problems.append("text %s: a heading without a row" % tid)
+    return sum(1 for tid in tables for c in [tables[tid]] if any(
+        l == " ".join(("%-*s" if x["kind"] == "text" or x["key"] is None else "%*s")
+                      % (x["width"], x["head"]) for x in c) for l in lines))
+
+
+def html_tables(page, tables, ranks):
+    found = 0
+    for tid, cols in tables.items():
+        m = re.search(r'<table id="table-%s">(.*?)</table>' % re.escape(tid), page, re.S)
+        if not m:
+            problems.append("html: no table %s" % tid)
+            continue
+        found += 1
+        bykey = {c["key"]: c for c in cols if c["key"]}
+        for row in re.findall(r"<tr>(.*?)</tr>", m.group(1), re.S)[1:]:
+            who = re.search(r'<td class="who">(.*?)</td>', row)
+            rank = rank_of(html.unescape(who.group(1)), ranks) if who else None
+            if rank is None:
+                problems.append("html %s: a row that names no rank" % tid)
+                continue
+            cells = re.findall(r'<td data-key="([^"]+)">(.*?)</td>', row)
+            if len(cells) != len(bykey):
+                problems.append("html %s: %d cells for %d columns" % (tid, len(cells), len(bykey)))
+            for key, cell in cells:
+                if key not in bykey:
+                    problems.append("html %s: a cell of %s, no column" % (tid, key))
+                    continue
+                check_cell("html %s rank %d" % (tid, rank["rank"]), dict(bykey[key], width=0),
+                           rank, html.unescape(cell))
+    return found
+
+
+def job_figures(job, text, page):
+    """The headline's median and throughput in the text and the HTML."""
+    global checked
+    m = re.search(r"job median ([0-9.]+) ms", text)
+    shown = [("text", "step_median_ms", m.group(1))] if m else []
+    m = re.search(r"throughput: ([0-9.e+]+) steps/s, a step every ([0-9.]+) ms", text)
+    if m:
+        shown += [("text", "steps_per_second", m.group(1)), ("text", "step_mean_period_ms", m.group(2))]
+    elif job.get("steps_per_second"):
+        problems.append("text: no throughput line where the JSON has %r steps/s" % job["steps_per_second"])
+    for key, val in re.findall(r'<span data-job="([^"]+)">([^<]*)</span>', page):
+        shown.append(("html", key, val))
+    if job.get("steps_per_second") and not any(w == "html" and k == "steps_per_second" for w, k, _ in shown):
+        problems.append("html: no throughput where the JSON has %r steps/s" % job["steps_per_second"])
+    for where, key, val in shown:
+        checked += 1
+        want = float(job[key])
+        digits = shown_digits(val)
+        # %.4g: four significant digits
+        tol = 0.5 * 10 ** -digits if "e" not in val else abs(float(val)) * 5e-4
+        if key == "steps_per_second" and "." in val:
+            tol = max(tol, abs(want) * 5e-4)
+        if abs(float(val) - want) > tol * 1.001 + 1e-9:
+            problems.append("%s: %s shows %s, the JSON %r" % (where, key, val, job[key]))
+
+
+def main():
+    tables = load_cols(sys.argv[1])
+    job = json.load(open(sys.argv[2]))
+    text = open(sys.argv[3]).read()
+    page = open(sys.argv[4]).read()
+    ranks = job["ranks"]
+    nt = text_tables(text, tables, ranks)
+    nh = html_tables(page, tables, ranks)
+    job_figures(job, text, page)
+    for p in problems[:40]:
+        print(p)
+    print("checked %d cells (%d text tables, %d HTML tables)" % (checked, nt, nh))
+    sys.exit(1 if problems else 0)
+
+
+main()

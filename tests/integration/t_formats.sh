@@ -1,0 +1,63 @@
+#!/bin/bash
+# One figure in every output (issue 49): each committed fixture (and a synthetic job of
+# many ranks and steps) rendered as JSON, text and HTML, and every figure the text and
+# the HTML show of a rank or of the job held to the JSON field it claims to be
+# (formats_check.py, reading the columns from `gpuprof fields --format=tables`).
+. "$(dirname "$0")/tap.sh"
+B=${GP_BUILD:?}
+H=$(cd "$(dirname "$0")" && pwd)
+F=$(cd "$H/../fixtures" && pwd)
+ls "$F"/*/step*/rank*.gpr >/dev/null 2>&1 || skip_all "no fixtures committed"
+T=$(mktemp -d); trap 'rm -rf "$T"' EXIT
+export GPUPROF_REPORT_SUMMARIES=0 # nothing written into the tree
+"$B/gpuprof" fields --format=tables >"$T/tables.tsv"; ok $? "gpuprof fields --format=tables"
+n=$(cut -f1 "$T/tables.tsv" | sort -u | wc -l)
+ok $((n == 4 ? 0 : 1)) "four per-rank tables ($n)"
+# every column names a field of report.json
+bad=$(cut -f3 "$T/tables.tsv" | grep -v '^-$' | while read -r k; do
+	"$B/gpuprof" fields | awk '{print $1}' | grep -qx "$k" || echo "$k"; done)
+ok $([ -z "$bad" ] && echo 0 || echo 1) "every column is a field of report.json${bad:+ (not: $bad)}"
+
+one() { # NAME DIR
+	"$B/gpuprof" report --format=json "$2" >"$T/$1.json" 2>/dev/null &&
+		"$B/gpuprof" report --format=text "$2" >"$T/$1.txt" 2>/dev/null &&
+		"$B/gpuprof" export --format=html --output="$T/$1.html" "$2" 2>/dev/null
+	ok $? "$1: json, text and html"
+	out=$(python3 "$H/formats_check.py" "$T/tables.tsv" "$T/$1.json" "$T/$1.txt" "$T/$1.html" 2>&1)
+	ok $? "$1: every figure of the text and the HTML is its JSON field's: $(echo "$out" | tail -1)"
+	[ -n "$out" ] && echo "$out" | head -n -1 | head -5 | sed 's/^/# /'
+	true
+}
+for d in "$F"/*/; do
+	ls "$d"step*/rank*.gpr >/dev/null 2>&1 || continue
+	one "$(basename "$d")" "$d"
+done
+# a synthetic job of 40 ranks: the HTML's rows are the fastest, median and slowest
+if "$B/bench/synth-job" --ranks 40 --events 4000 --out "$T/synth40" >/dev/null; then
+	one synth40 "$T/synth40"
+	grep -q '<td class="who">[0-9]* (slowest)</td>' "$T/synth40.html"
+	ok $? "synth40: the HTML names its slowest rank's row"
+fi
+
+# the checker itself finds a figure that differs from its field
+python3 - "$T/ddp-imbalanced.txt" "$T/bad.txt" <<'PY'
+import re, sys
+t = open(sys.argv[1]).read()
+# rank 1's busy %: the third number of its line under the time table's heading
+lines = t.split("\n")
+i = next(i for i, l in enumerate(lines) if l.startswith("rank    kernels per step  busy %"))
+row = lines[i + 2]
+parts = row.split()
+parts_new = row.replace(" " + parts[3] + " ", " " + "%.1f" % (float(parts[3]) + 3) + " ", 1)
+lines[i + 2] = parts_new
+open(sys.argv[2], "w").write("\n".join(lines))
+PY
+out=$(python3 "$H/formats_check.py" "$T/tables.tsv" "$T/ddp-imbalanced.json" "$T/bad.txt" "$T/ddp-imbalanced.html")
+[ $? -ne 0 ] && echo "$out" | grep -q "gpu.busy_pct shows"
+ok $? "the check catches a busy % 3 points off its field ($(echo "$out" | head -1))"
+sed 's|<td data-key="gpu.comm_only_pct">[0-9.]*</td>|<td data-key="gpu.comm_only_pct">4.7</td>|' \
+	"$T/ddp-imbalanced.html" >"$T/bad.html"
+out=$(python3 "$H/formats_check.py" "$T/tables.tsv" "$T/ddp-imbalanced.json" "$T/ddp-imbalanced.txt" "$T/bad.html")
+[ $? -ne 0 ] && echo "$out" | grep -q "gpu.comm_only_pct shows 4.7"
+ok $? "... and an HTML comm % of 4.7 where its field says otherwise (the old drift: 4.7 for 30.5)"
+done_testing
