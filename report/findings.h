@@ -124,8 +124,8 @@ double gp_tracer_ms(const gp_rank_t *r, const char **how);
 const char *gp_words(const gp_rank_t *r, const char *torch, const char *jax, const char *cuda);
 /* the rank's framework is JAX (its integration said so) */
 bool gp_is_jax(const gp_rank_t *r);
-/* bytes as a person reads them: B, KiB, MiB, GiB */
-void gp_human_bytes(double b, char *out, size_t len);
+/* bytes as the findings have always said them: B, KiB, MiB (one decimal), GiB (two) */
+void gp_rule_bytes(double b, char *out, size_t len);
 /* append to a fixed buffer */
 void gp_cat(char *buf, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 

@@ -95,7 +95,7 @@ const char *gp_words(const gp_rank_t *r, const char *torch, const char *jax, con
 	return r->gpu.xla_kernels ? jax : cuda;
 }
 
-void gp_human_bytes(double b, char *out, size_t len)
+void gp_rule_bytes(double b, char *out, size_t len)
 {
 	if (b >= 1073741824.0)
 		snprintf(out, len, "%.2f GiB", b / 1073741824.0);

@@ -111,7 +111,7 @@ static void leak_describe(const gp_rule_ctx_t *c, gp_finding_t *f, const gp_rank
 	double growth = leak_growth(w), per = 0;
 	const char *who = leak_owner(w, growth, &per);
 	char gs[32];
-	gp_human_bytes(growth, gs, sizeof(gs));
+	gp_rule_bytes(growth, gs, sizeof(gs));
 	snprintf(f->title, sizeof(f->title), "Device memory grows %s per step on rank %d%s%.120s",
 	         gs, w->id.rank, who ? ": " : "", who ? who : "");
 	leak_evidence(f, w, growth, who, per);
@@ -192,10 +192,10 @@ static void against_card(const gp_rank_t *r, uint64_t peak, char *out, size_t le
 	out[0] = 0;
 	if (!r->id.gpu_total || !peak)
 		return;
-	gp_human_bytes((double)peak, p, sizeof(p));
-	gp_human_bytes((double)r->id.gpu_total, t, sizeof(t));
-	gp_human_bytes(peak < r->id.gpu_total ? (double)(r->id.gpu_total - peak) : 0, left,
-	               sizeof(left));
+	gp_rule_bytes((double)peak, p, sizeof(p));
+	gp_rule_bytes((double)r->id.gpu_total, t, sizeof(t));
+	gp_rule_bytes(peak < r->id.gpu_total ? (double)(r->id.gpu_total - peak) : 0, left,
+	              sizeof(left));
 	snprintf(out, len, "; the peak is %s of the card's %s (%.1f%%), %s left", p, t,
 	         100.0 * peak / r->id.gpu_total, left);
 }
