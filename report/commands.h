@@ -9,4 +9,7 @@
 extern const gp_cli_cmd_t gp_cmd_top_doc;
 int gp_cmd_top(int argc, char **argv);
 
+extern const gp_cli_cmd_t gp_cmd_findings_doc;
+int gp_cmd_findings(int argc, char **argv);
+
 #endif

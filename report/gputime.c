@@ -465,7 +465,7 @@ void gp_pass_gpu(gp_rank_t *r, rank_data_t *d)
 			if (e > comp_e)
 				comp_e = e;
 		}
-		if (k->dur < 10000)
+		if (k->dur < GP_SMALL_KERNEL_US * 1000ull)
 			r->gpu.small_kernels++;
 		const api_t *a = gp_rd_launch(d, k);
 		if (a) {

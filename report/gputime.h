@@ -9,6 +9,9 @@
 #include "text.h"
 
 #define GP_GEMM_TOP 160
+/* A kernel shorter than this is small (gpu.small_kernels; fragmentation's threshold) */
+#define GP_SMALL_KERNEL_US 10
+
 typedef struct gp_gpu {
 	uint64_t kernels_total, kernels_in_steps, nkernels, span_ns, busy_ns, idle_host_ns,
 	    idle_kernel_ns, idle_other_ns, idle_sync_ns;
@@ -18,6 +21,8 @@ typedef struct gp_gpu {
 	 * compute overlapped: computed once here, shown by every writer (issue 49: the text
 	 * said 30.5 % and the HTML 4.7 % of one rank, each its own ratio) */
 	double comm_pct, comm_overlap_pct;
+	/* small_kernels: kernels shorter than GP_SMALL_KERNEL_US (the fragmentation rule's
+	 * small_kernel threshold, findings.h) */
 	uint64_t small_kernels, short_vs_launch, launches_matched;
 	/* launch_latency_us: a kernel's start less its launch call's start (the queue: how far
 	 * the host runs ahead, not what launching costs); launch_call_us: the launch call's

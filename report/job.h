@@ -22,10 +22,12 @@
  * (ranked by the time a fix would save), then what costs memory (by the bytes). */
 enum gp_finding_kind { GP_F_OUTCOME = 0, GP_F_TIME = 1, GP_F_MEMORY = 2 };
 
+struct gp_rule;
 typedef struct gp_finding {
 	char id[32];
-	int kind;            /* gp_finding_kind */
-	int rank;            /* the rank it is about, -1: the job */
+	const struct gp_rule *rule; /* the rule that made it (findings.h) */
+	int kind;                   /* gp_finding_kind */
+	int rank;                   /* the rank it is about, -1: the job */
 	double score;        /* the saving's share: of step time (time), of peak memory (memory) */
 	double saving_ms;    /* time findings: estimated saving per step */
 	double saving_pct;   /* ... as % of the step time */

@@ -2,6 +2,7 @@
 #include "config.h"
 #include "settings.h"
 #include "fields.h"
+#include "findings.h"
 #include "pipeline.h"
 #include "tables.h"
 #include "job.h"
@@ -305,9 +306,10 @@ static const gp_cli_cmd_t cmd_help_doc = {"help",
                                           false};
 
 static const gp_cli_cmd_t *const commands[] = {
-    &cmd_run_doc,     &cmd_report_doc,    &gp_cmd_top_doc,   &cmd_export_doc,    &cmd_diff_doc,
-    &cmd_salvage_doc, &cmd_capture_doc,   &cmd_dump_doc,     &cmd_summarize_doc, &cmd_settings_doc,
-    &cmd_fields_doc,  &gp_cmd_ledger_doc, &gp_cmd_prune_doc, &cmd_help_doc};
+    &cmd_run_doc,       &cmd_report_doc,   &gp_cmd_top_doc,  &cmd_export_doc,
+    &cmd_diff_doc,      &cmd_salvage_doc,  &cmd_capture_doc, &cmd_dump_doc,
+    &cmd_summarize_doc, &cmd_settings_doc, &cmd_fields_doc,  &gp_cmd_findings_doc,
+    &gp_cmd_ledger_doc, &gp_cmd_prune_doc, &cmd_help_doc};
 #define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))
 
 /* gpuprof --help */
@@ -597,7 +599,7 @@ static void run_report(const char *dir, bool quiet)
 		else
 			fprintf(stderr, ", no steps found");
 		if (job.nf)
-			fprintf(stderr, "; first finding: [%s] %s\n", job.f[0].id, job.f[0].title);
+			fprintf(stderr, "; first finding: %s\n", job.f[0].title);
 		else
 			fprintf(stderr, "; no finding\n");
 	}
@@ -1240,6 +1242,12 @@ static unsigned job_steps(const gp_job_t *j)
 	return n;
 }
 
+/* a finding as a person names it: its rule's name (the id is report.json's) */
+static const char *finding_name(const gp_finding_t *f)
+{
+	return f->rule ? f->rule->name : f->id;
+}
+
 /* gpuprof diff A B: is B slower than A beyond noise? Per-step samples of both jobs are
  * compared with a Mann-Whitney test; a change is a regression only when it is both
  * significant (p < --alpha) and larger than --threshold on the median. Kernel time is
@@ -1444,14 +1452,14 @@ static int cmd_diff(int argc, char **argv)
 		bool old = false;
 		for (unsigned j = 0; j < a.nf; j++)
 			old |= !strcmp(a.f[j].id, b.f[i].id);
-		printf("  %-22s %s\n", b.f[i].id, old ? "in both" : "NEW in B");
+		printf("  %-44s %s\n", finding_name(&b.f[i]), old ? "in both" : "NEW in B");
 	}
 	for (unsigned j = 0; j < a.nf; j++) {
 		bool still = false;
 		for (unsigned i = 0; i < b.nf; i++)
 			still |= !strcmp(a.f[j].id, b.f[i].id);
 		if (!still)
-			printf("  %-22s %s\n", a.f[j].id, "gone in B");
+			printf("  %-44s %s\n", finding_name(&a.f[j]), "gone in B");
 	}
 	printf("\nverdict: %s (regression: p < %g and a change of %g%% or more)\n",
 	       regress ? "REGRESSION" : "no regression", alpha, thr);
@@ -1463,9 +1471,9 @@ static int cmd_diff(int argc, char **argv)
 int main(int argc, char **argv)
 {
 	static int (*const run[])(int, char **) = {
-	    cmd_run,     cmd_report,    gp_cmd_top,   cmd_export,    cmd_diff,
-	    cmd_salvage, cmd_capture,   cmd_dump,     cmd_summarize, cmd_settings,
-	    cmd_fields,  gp_cmd_ledger, gp_cmd_prune, cmd_help};
+	    cmd_run,     cmd_report,      gp_cmd_top,    cmd_export,    cmd_diff,
+	    cmd_salvage, cmd_capture,     cmd_dump,      cmd_summarize, cmd_settings,
+	    cmd_fields,  gp_cmd_findings, gp_cmd_ledger, gp_cmd_prune,  cmd_help};
 	_Static_assert(sizeof(run) / sizeof(run[0]) == NCOMMANDS, "a function per command");
 	if (argc < 2)
 		return usage_line();

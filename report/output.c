@@ -512,13 +512,14 @@ static void text_findings(const gp_job_t *job, FILE *out)
 		const char *rel = gp_finding_relation(job, f, relb, sizeof(relb));
 		if (!gp_finding_has_saving(f)) /* effects add nothing to the savings */
 			snprintf(sav, sizeof(sav), "%s",
-			         f->saving_ms > 0
+			         f->kind == GP_F_TIME
 			             ? "   saving:    none of its own (part of the finding above)\n"
 			             : "");
+		/* the id is report.json's, for programs: a person reads the title */
 		fprintf(out,
-		        "%u. [%s] %s%s%s%s\n%s   evidence:  %s\n   threshold: %s\n   fix:       "
+		        "%u. %s%s%s%s\n%s   evidence:  %s\n   threshold: %s\n   fix:       "
 		        "%s\n",
-		        i + 1, f->id, rel[0] ? "(" : "", rel, rel[0] ? ") " : "", f->title, sav,
+		        i + 1, rel[0] ? "(" : "", rel, rel[0] ? ") " : "", f->title, sav,
 		        f->evidence, f->threshold, f->fix);
 	}
 }

@@ -500,7 +500,7 @@ FAKE_NVML=xid=79,ecc nv -- sleep 1.2
 [ "$(jq_rank "r['faults']['xid'], r['faults']['first_xid'], r['faults']['ecc_uncorrected'], r['faults']['ecc_corrected']")" = "1 79 3 5" ]
 ok $? "Xid 79 event and ECC errors recorded"
 "$B/gpuprof" report "$T/nv" >fault.txt
-grep -q "^1. \[gpu_fault\] GPU fault on .*Xid" fault.txt; ok $? "a GPU fault is the first finding"
+grep -q "^1. GPU fault on .*Xid" fault.txt; ok $? "a GPU fault is the first finding"
 grep -qE "first Xid 79 at (0\.[3-9]|1\.[0-3])" fault.txt; ok $? "with the time of the first Xid since the start (polled once a second)"
 FAKE_NVML=noevents,nonvlink nv -- sleep 0.5
 lim=$(jq_rank "r['io']['not_sampled']")
@@ -519,7 +519,7 @@ print(",".join(f["id"] for f in j["findings"]) or "none", g["allocated_unused"],
 }
 got=$(use ""); [ "$got" = "gpu_unused True False True 0" ]
 ok $? "an idle GPU's memory in use and no process of the task on it: gpu_unused, not not_observed ($got)"
-"$B/gpuprof" report "$T/nv" | grep -q "^1. \[gpu_unused\] Rank 0 was allocated a GPU it never used"; ok $? "the text says allocated, never used, first"
+"$B/gpuprof" report "$T/nv" | grep -q "^1. Rank 0 was allocated a GPU it never used"; ok $? "the text says allocated, never used, first"
 got=$(use procs=child); [ "$got" = "not_observed False True True 1" ]
 ok $? "the program on the GPU in NVML's list, no CUDA work recorded: not_observed ($got)"
 got=$(use procs=other); [ "$got" = "gpu_unused True False True 0" ]

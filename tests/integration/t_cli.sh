@@ -35,6 +35,28 @@ usage "diff --threshold=inf" "--threshold: 'inf'" -- "$GP" diff --threshold=inf 
 usage "diff --alpha=1" "--alpha: '1'" -- "$GP" diff --alpha=1 "$F/leak" "$F/leak"
 usage "diff --threshold=0x10" "--threshold: '0x10'" -- "$GP" diff -t 0x10 "$F/leak" "$F/leak"
 usage "diff with one job" "2 jobs needed, 1 given" -- "$GP" diff "$F/leak"
+usage "findings --format=html" "--format: 'html' is not text or markdown" -- "$GP" findings --format=html
+usage "findings of no rule" "'nosuch' is no rule (rules: not_observed, " -- "$GP" findings nosuch
+usage "findings of two rules" "not 'straggler' and 'idle_gaps'" -- "$GP" findings straggler idle_gaps
+# the rules as the report applies them: one rule's thresholds by name, value and unit; every
+# id that fixtures of most kinds of finding give is a rule listed
+"$GP" findings fragmentation >fr.txt && grep -q "^fragmentation: kernel fragmentation \[time\]" fr.txt &&
+	grep -q "^  small_kernel  *10 us " fr.txt && [ "$(grep -c '^[a-z_]*: ' fr.txt)" = 1 ]
+ok $? "findings RULE: that rule, its thresholds by name, value and unit ($(grep -m1 small_kernel fr.txt | head -c 60))"
+"$GP" findings >all.txt && for d in ddp-imbalanced field-oom field-sgd-sync field-input straggler frag; do
+	GPUPROF_REPORT_SUMMARIES=0 "$GP" report --format=json "$F/$d" 2>/dev/null; done |
+	python3 -c '
+import json, re, sys
+listed = set(re.findall(r"^([a-z_0-9]+): ", open(sys.argv[1]).read(), re.M))
+ids, dec = set(), json.JSONDecoder()
+text, at = sys.stdin.read(), 0
+while at < len(text.rstrip()):
+    j, at = dec.raw_decode(text, at)
+    at += len(text[at:]) - len(text[at:].lstrip())
+    ids |= {f["id"] for f in j["findings"]}
+assert len(listed) == 21 and ids and ids <= listed, (ids - listed, len(listed))
+print(sorted(ids))' all.txt >ids.txt
+ok $? "findings lists 21 rules, every finding id of six fixtures among them ($(head -c 120 ids.txt))"
 usage "export --window=0:inf" "--window TO: 'inf'" -- "$GP" export --format=chrome -o w.json --window=0:inf "$F/leak"
 usage "export --window=nan:nan" "--window FROM: 'nan'" -- "$GP" export --format=chrome -o w.json --window=nan:nan "$F/leak"
 usage "export --window=5:2" "TO must come after FROM" -- "$GP" export --format=chrome -o w.json --window=5:2 "$F/leak"

@@ -412,7 +412,7 @@ for path in sys.argv[1:]:
 PY
 ok $? "DDP: NCCL communication, compute and their overlap measured on every rank"
 "$B/gpuprof" diff --fail-on-regression "$T/clean" "$T/sync" >"$T/diff.txt"; ok $? "gpuprof diff clean sync: no regression (a 0.7 % change) and exit 0 under --fail-on-regression"
-grep -q "median step ms.*+0.7%.*below the threshold" "$T/diff.txt" && grep -q "sync_stall.*NEW in B" "$T/diff.txt" && grep -q "^verdict: no regression" "$T/diff.txt"
+grep -q "median step ms.*+0.7%.*below the threshold" "$T/diff.txt" && grep -q "synchronisation stalls.*NEW in B" "$T/diff.txt" && grep -q "^verdict: no regression" "$T/diff.txt"
 ok $? "diff: significant but below the 5 % threshold, and the new finding named ($(grep 'median step' "$T/diff.txt"))"
 "$B/gpuprof" diff --fail-on-regression "$T/clean" "$T/idle" >"$T/diff2.txt"; rc=$?
 [ $rc = 3 ] && grep -q "median step ms.*REGRESSION" "$T/diff2.txt"; ok $? "diff clean idle: a regression, exit 3 under --fail-on-regression (rc $rc)"
@@ -448,10 +448,12 @@ for path in glob.glob(sys.argv[1] + "/*.json"):
     j = json.load(open(path))
     for f in j.get("findings", []) if isinstance(j, dict) else []:
         assert f["kind"] in ("outcome", "time", "memory"), f
-        if f["kind"] == "time" and f["id"] not in ("host_ahead", "gpu_shared"):
+        if f["effect_of"]:  # an effect's saving is its cause's
+            assert f["saving_ms"] == f["saving_pct"] == f["saving_bytes"] == 0, (path, f)
+        elif f["kind"] == "time" and f["id"] not in ("host_ahead", "gpu_shared"):
             assert 0 < f["saving_pct"] <= 100 and f["saving_ms"] > 0, (path, f)
 PY
-ok $? "every time finding states a saving in ms per step and % of the step, at most 100 %"
+ok $? "every time finding states a saving in ms per step and % of the step, at most 100 %; an effect none of its own"
 
 # steps without annotations, against the programs' own synchronised timing (TRUTH files:
 # synchronised_step_ms = cudaDeviceSynchronize/torch.cuda.synchronize around steps 3..N-1)

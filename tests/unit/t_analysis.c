@@ -672,8 +672,30 @@ static void side_threads(void)
 	}
 }
 
+/* Small kernels: shorter than GP_SMALL_KERNEL_US (fragmentation's small_kernel, the one
+ * value the rule documents): a kernel 1 ns under it is small, at it and 1 ns over are not. */
+static void small_kernels(void)
+{
+	begin();
+	const uint64_t at = GP_SMALL_KERNEL_US * US;
+	uint32_t corr = 1;
+	for (uint32_t i = 0; i < 10; i++) {
+		uint64_t s = i * MS;
+		push(7, s, 1);
+		launch(7, s + 10 * US, corr++, s + 100 * US, at - 1, 2);
+		launch(7, s + 20 * US, corr++, s + 200 * US, at, 2);
+		launch(7, s + 30 * US, corr++, s + 300 * US, at + 1, 2);
+		pop(7, s + 500 * US);
+	}
+	run();
+	ok(GP_SMALL_KERNEL_US == 10 && r.gpu.nkernels && r.gpu.small_kernels * 3 == r.gpu.nkernels,
+	   "small kernels: those under %d us, one in three (%llu of %llu)", GP_SMALL_KERNEL_US,
+	   (unsigned long long)r.gpu.small_kernels, (unsigned long long)r.gpu.nkernels);
+}
+
 int main(void)
 {
+	small_kernels();
 	two_programs();
 	time_limit();
 	memory_against_card();
