@@ -34,6 +34,11 @@ _CACHE_MAX = 65536  # names kept per (code, line, op): a program has a few thous
 # call's (bench/torch_ops_cost.py); the report's tables cover the steps the ranges did
 # (report/attribution.c)
 STEPS = 3
+# ... and in the first WINDOWS capture windows of the process only: the tables need a
+# sample, and the cost stays a constant of the job (3 host-bound steps at about x8 each,
+# twice: tens of ms in all) rather than a share of every window of a long job's sampled
+# capture (4 % of a host-bound job's mean step when every window paid it)
+WINDOWS = 2
 # calls that launch no GPU work and wait for none: no range (a blocking read of a value,
 # __repr__/__format__/__bool__/__float__/item/tolist, keeps its range: its wait is named)
 _NOT_OPS = frozenset(("__get__", "__set__", "__len__", "__hash__", "__iter__",
@@ -61,6 +66,7 @@ class _St:
     ops = {}  # function -> its operation's name ("" : no range for it)
     open_bwd = {}  # backward range ids open (their node's post hook not yet run)
     window_steps = 0  # optimizer steps of the current window so far
+    windows = 0  # capture windows begun so far (their first optimizer step seen)
     last_first = last_user = None  # the last call's first frame and the program's above it
     lock = threading.Lock()
 
@@ -256,7 +262,9 @@ def window(tracing, lib, steps=STEPS, fast=None):
             _pop()
         return  # between windows: this test once per optimizer step
     _st.window_steps += 1
-    spent = steps is not None and _st.window_steps > steps
+    if _st.window_steps == 1:
+        _st.windows += 1
+    spent = steps is not None and (_st.window_steps > steps or _st.windows > WINDOWS)
     try:
         if _st.mode is None and not (_st.off or spent) and lib:
             if not hasattr(lib, "gpuprof_fw_op_start"):  # a library older than this

@@ -146,6 +146,15 @@ if not hasattr(torch, "compile"):
     sys.modules.pop("torch._dynamo.utils", None)
 WINDOWS.add(state["ended"])
 if not g._compiled():
+    # past the first WINDOWS windows of a process no mode is pushed (the cost stays a
+    # constant of the job); then counted afresh for the cases below
+    ops = sys.modules["_gpuprof_ops"]
+    ops._st.windows = ops.WINDOWS
+    g._ops_window(True)
+    if ov._get_current_function_mode_stack():
+        bad.append("a mode pushed past the first %d windows" % ops.WINDOWS)
+    g._ops_window(False)
+    ops._st.windows = 0
     g._ops_window(True)
     if not ov._get_current_function_mode_stack():
         bad.append("no mode pushed for a window")
