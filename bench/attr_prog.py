@@ -7,6 +7,7 @@ call; backward ops run on the autograd thread with no Python stack), the total d
 of every kernel, and key_averages(group_by_stack_n=1)'s table.
 Environment: STEPS (60), DIM (2048), BATCH (512), PROFILE, WARM (10), PROF_STEPS (5),
 TRUTH_FILE, DEVICE (cuda)."""
+import contextlib
 import json
 import os
 import sys
@@ -23,12 +24,21 @@ opt = torch.optim.SGD([w1, w2], lr=1e-4, momentum=0.9)
 x = torch.randn(B, D, device=dev)
 
 
+def _r(name):
+    """Under PROFILE=1 a torch.profiler range named "L:NAME" around the line, whose device
+    time (its kernels and its children's) is the line's truth; a no-op context otherwise
+    (stdlib: the operation ranges skip its frame, so the line stays the statement's)."""
+    if os.environ.get("PROFILE") == "1":
+        return torch.profiler.record_function("L:" + name)
+    return contextlib.nullcontext()
+
+
 def step():
     opt.zero_grad(set_to_none=True)
-    h = x @ w1  # L:matmul1
-    h = torch.nn.functional.gelu(h)  # L:gelu
-    h = torch.matmul(h, w2)  # L:matmul2
-    loss = (h * h).mean()  # L:loss
+    with _r("matmul1"): h = x @ w1  # L:matmul1
+    with _r("gelu"): h = torch.nn.functional.gelu(h)  # L:gelu
+    with _r("matmul2"): h = torch.matmul(h, w2)  # L:matmul2
+    with _r("loss"): loss = (h * h).mean()  # L:loss
     loss.backward()  # L:backward
     opt.step()  # L:opt_step
 
@@ -66,15 +76,27 @@ def profile():
         step()
     sync()
     act = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if dev == "cuda" else [])
-    with prof_(activities=act, with_stack=True) as p:
+    kw = {}
+    try:  # PyTorch 2.x fills FunctionEvent.stack only with a verbose experimental config
+        from torch._C._profiler import _ExperimentalConfig
+        kw["experimental_config"] = _ExperimentalConfig(verbose=True)
+    except (ImportError, TypeError):
+        pass
+    with prof_(activities=act, with_stack=True, **kw) as p:
         for _ in range(n):
             step()
         sync()
     me = os.path.basename(__file__)
+    marks = lines()
     by_line, no_frame, total = {}, 0.0, 0.0
     for e in p.events():
         if str(getattr(e, "device_type", "")).endswith("CUDA"):  # a kernel, a copy
-            total += e.time_range.elapsed_us() * 1000.0
+            if not getattr(e, "is_user_annotation", False):  # not Optimizer.step#SGD.step
+                total += e.time_range.elapsed_us() * 1000.0
+            continue
+        if e.name.startswith("L:") and e.name[2:] in marks:  # the line's range: its kernels
+            line = marks[e.name[2:]]
+            by_line[line] = by_line.get(line, 0.0) + device_ns(e, self_time=False)
             continue
         ns = device_ns(e)
         if not ns:
@@ -82,9 +104,6 @@ def profile():
         frame = next((s for s in (e.stack or []) if me + "(" in s), None)
         if frame is None:
             no_frame += ns
-            continue
-        line = int(frame.split(me + "(")[1].split(")")[0])
-        by_line[line] = by_line.get(line, 0.0) + ns
     key = "self_device_time_total" if hasattr(p.key_averages()[0], "self_device_time_total") \
         else "self_cuda_time_total"
     table = p.key_averages(group_by_stack_n=1).table(sort_by=key, row_limit=20)

@@ -11,7 +11,9 @@
 # Results in $OUT (site.txt, the reports); binaries from bench/gpu-carry.sh.
 #  3. (parts) the same loop under each part of the default alone: where its cost goes.
 # Usage: bench/gpu-site.sh [unused|cost|parts]...   (default: unused cost)   ROUNDS=3 SECS=30
-# (parts runs 9 programs a round: ROUNDS=2 SECS=20 keeps it within a 10-minute command)
+# (parts runs 9 programs a round, each SECS plus ~12 s of start-up and report: ROUNDS=2
+# SECS=20 ran past a 10-minute command; ROUNDS=2 SECS=10 VARIANTS="timing cuda_sampled
+# cuda_all mem mem_nohistory default" fits in about 5 minutes)
 . "$(dirname "$0")/gpu-env.sh"
 OUT=${OUT:-/tmp/out}
 W=/tmp/site
@@ -115,6 +117,13 @@ parts() {
 		"mem|--modes=timing,mem"
 		"mem_nohistory|--modes=timing,mem|GPUPROF_TORCH_HISTORY=0"
 		"default|--modes=timing,nvtx,cuda,mem")
+	if [ -n "${VARIANTS:-}" ]; then # a subset by name: VARIANTS="timing mem default"
+		local keep=() want
+		for v in "${variants[@]}"; do
+			for want in $VARIANTS; do [ "${v%%|*}" = "$want" ] && keep+=("$v"); done
+		done
+		variants=("${keep[@]}")
+	fi
 	for r in $(seq ${ROUNDS:-3}); do
 		SECS=${SECS:-30} timeout 300 python3 $W/infer.py >$W/p3plain.$r.log 2>&1
 		for v in "${variants[@]}"; do
