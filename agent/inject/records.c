@@ -72,7 +72,8 @@ bool gp_cupti_translate(const CUpti_Activity *r, const gp_xlate_t *x, gp_event_t
 		              k->deviceId);
 		e.b = x->intern(k->name, strnlen(k->name, GP_STRING_MAX));
 		char launch[GP_LAUNCH_MAX];
-		e.tid = x->intern(launch, launch_text(k, launch));
+		if (x->intern_launch)
+			e.tid = x->intern_launch(launch, launch_text(k, launch));
 		break;
 	}
 	case CUPTI_ACTIVITY_KIND_MEMCPY: {

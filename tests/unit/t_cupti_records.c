@@ -26,7 +26,8 @@ static bool captured(uint64_t ts)
 
 int main(void)
 {
-	gp_xlate_t x = {.gen = 3, .intern = intern, .api_captured = captured};
+	gp_xlate_t x = {
+	    .gen = 3, .intern = intern, .intern_launch = intern, .api_captured = captured};
 	gp_event_t e;
 
 	/* a kernel: times, name, correlation with the generation above CUPTI's id, stream */
