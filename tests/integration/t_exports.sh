@@ -382,4 +382,16 @@ assert len(s["device_traces"]) == 1 and [e["action"] for e in s["device_traces"]
 PY
 ok $? "the peak's trace is taken where the exit snapshot's is empty (Active Memory Timeline populated)"
 grep -q "peak snapshot: the exit one's trace is empty" "$T/err"; ok $? "and the choice is said ($(cat "$T/err"))"
+# the same on a real capture: field-seed-detach (a committed GPU capture) left an exit snapshot taken with the
+# history off (an empty trace, 53 live blocks) and a peak one taken inside a window
+"$B/gpuprof" export --format=memviz -o "$T/fsd.pickle" "$F/field-seed-detach" 2>"$T/err"
+python3 - "$T/fsd.pickle" <<'PY'
+import collections, pickle, sys
+s = pickle.load(open(sys.argv[1], "rb"))
+tr = [e for t in s["device_traces"] for e in t]
+acts = collections.Counter(e["action"] for e in tr)
+assert acts["alloc"] >= 100 and acts["free_completed"] >= 50, acts
+assert sum(1 for e in tr if any(f["filename"].endswith(".py") for f in e.get("frames", []))) >= 100
+PY
+ok $? "field-seed-detach: the peak snapshot's trace (allocations and frees with Python frames), not the exit one's empty trace ($(cat "$T/err"))"
 done_testing
