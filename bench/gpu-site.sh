@@ -10,7 +10,9 @@
 #     rounds (the budget: <= 1 % of the wall time; issue 48 measured x1.6 on an H100).
 # Results in $OUT (site.txt, the reports); binaries from bench/gpu-carry.sh.
 #  3. (parts) the same loop under each part of the default alone: where its cost goes.
-# Usage: bench/gpu-site.sh [unused|cost|parts]...   (default: unused cost)   ROUNDS=3 SECS=30
+#  4. (budget) the windows by cost: plain, default and all traced, with the report's
+#     share traced and estimated cost, and the price of a traced kernel.
+# Usage: bench/gpu-site.sh [unused|cost|parts|budget]...   (default: unused cost)   ROUNDS=3 SECS=30
 # (parts runs 9 programs a round, each SECS plus ~12 s of start-up and report: ROUNDS=2
 # SECS=20 ran past a 10-minute command; ROUNDS=2 SECS=10 VARIANTS="timing cuda_sampled
 # cuda_all mem mem_nohistory default" fits in about 5 minutes)
@@ -69,7 +71,7 @@ with torch.no_grad():
         torch.cuda.synchronize(); ms.append((time.perf_counter() - a) * 1e3)
 ms.sort()
 print("TRUTH " + json.dumps({"calls": len(ms), "median_ms": ms[len(ms) // 2],
-                             "wall_s": time.perf_counter() - t0}))
+                             "mean_ms": sum(ms) / len(ms), "wall_s": time.perf_counter() - t0}))
 PY
 }
 cost() {
@@ -145,6 +147,68 @@ for v in sys.argv[2:]:
     name = v.split("|")[0]
     d, n = med(f"p3.{name}.*.log")
     print(f"{name:18s} {d:8.1f} ms per call ({n} rounds): {100 * (d / p - 1):+6.1f} %")
+PY
+}
+# 4. (budget) the windows by cost (agent/inject/costwin.h) on the generate() loop: plain,
+# the default and every kernel traced (--capture=all), rotated in each round. Reads: the
+# default's cost on the loop's wall time (the mean call, the traced first calls
+# included: a median would hide the first window) against the 1 % budget; the share of
+# the time traced and the estimated cost the report says; and the price of a traced
+# kernel, (all - plain) per call over the kernels of a call, which GP_COSTWIN_NS_PER_KERNEL
+# (20 us) should not undercut. ROUNDS=3 SECS=30: 9 programs, about 7 minutes.
+budget() {
+	echo "== 4. windows by cost on generate(): plain, default, all traced"
+	write_infer
+	local r kind
+	for r in $(seq ${ROUNDS:-3}); do
+		for kind in plain default all; do
+			case $kind in
+			plain) SECS=${SECS:-30} timeout 300 python3 $W/infer.py >$W/b.$kind.$r.log 2>&1 ;;
+			default) SECS=${SECS:-30} timeout 300 $G/gpuprof run --output=$W/b.$kind.$r \
+				-- python3 $W/infer.py >$W/b.$kind.$r.log 2>&1 ;;
+			all) SECS=${SECS:-30} timeout 300 $G/gpuprof run --capture=all --output=$W/b.$kind.$r \
+				-- python3 $W/infer.py >$W/b.$kind.$r.log 2>&1 ;;
+			esac
+			echo "round $r $kind: $(grep '^TRUTH' $W/b.$kind.$r.log)"
+			[ $kind = plain ] || $G/gpuprof report --format=json $W/b.$kind.$r >$W/b.$kind.$r.json 2>$W/b.$kind.$r.err
+		done
+	done
+	python3 - $W <<'PY'
+import glob, json, statistics, sys
+w = sys.argv[1]
+def truth(kind):
+    out = []
+    for f in sorted(glob.glob(f"{w}/b.{kind}.*.log")):
+        for l in open(f):
+            if l.startswith("TRUTH "):
+                out.append(json.loads(l[6:]))
+    return out
+def med(v):
+    return statistics.median(v) if v else float("nan")
+t = {k: truth(k) for k in ("plain", "default", "all")}
+for key in ("mean_ms", "median_ms"):
+    p, d, a = (med([x[key] for x in t[k]]) for k in ("plain", "default", "all"))
+    print(f"{key}: plain {p:.1f}, default {d:.1f} ({100 * (d / p - 1):+.2f} %, budget 1 %), "
+          f"all traced {a:.1f} ({100 * (a / p - 1):+.1f} %)")
+for f in sorted(glob.glob(f"{w}/b.default.*.json")):
+    try:
+        j = json.load(open(f))
+    except Exception as e:
+        print(f"{f}: no report ({e})"); continue
+    for r in j["ranks"]:
+        c = r["capture"]
+        print(f"{f.split('/')[-1]}: traced {c.get('traced_pct')} % of the time, "
+              f"{c.get('cost_windows')} window(s) by cost, estimated {c.get('cost_estimate_ns', 0) / 1e6:.1f} ms, "
+              f"kernels {r['gpu']['kernels_total']}, switches {c.get('switches')}")
+p = med([x["mean_ms"] for x in t["plain"]])
+for f, x in zip(sorted(glob.glob(f"{w}/b.all.*.json")), t["all"]):
+    try:
+        k = sum(r["gpu"]["kernels_total"] for r in json.load(open(f))["ranks"])
+    except Exception as e:
+        print(f"{f}: no report ({e})"); continue
+    per_call = k / max(x["calls"], 1)
+    print(f"{f.split('/')[-1]}: {per_call:.0f} kernels a call; a traced kernel costs "
+          f"{(x['mean_ms'] - p) * 1e3 / per_call:.1f} us (GP_COSTWIN_NS_PER_KERNEL: 20 us)")
 PY
 }
 for part in ${*:-unused cost}; do $part; done

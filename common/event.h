@@ -49,7 +49,10 @@ enum gp_ev_type {
 	                           a=its pid b=its command line */
 	GP_EV_SIGNAL = 25,      /* ts a=signal received b=1: it reached the program directly (sent
 	                           to the step or the terminal group), not forwarded */
-	GP_EV_CONTROL = 26,     /* ts a=modes now capturing b=step index (capture windows) */
+	GP_EV_CONTROL = 26,     /* ts a=modes now capturing b=step index (capture windows;
+	                           UINT32_MAX: windows by cost) c=ns the switch took; a window
+	                           by cost that ends: d=its estimated tracing cost in ns,
+	                           u8=why it ended (agent/inject/costwin.h GP_COSTWIN_*) */
 	GP_EV_NVML_IO = 27,     /* ts u8=device u16=GP_IO_* valid bits; cumulative counters:
 	                           a=PCIe tx bytes b=PCIe rx bytes c=NVLink tx KiB d=NVLink rx KiB */
 	GP_EV_GPU_FAULT = 28,   /* ts u8=device a=GP_FAULT_* b=Xid code or new errors c=total */

@@ -160,7 +160,7 @@ const gp_setting_t gp_settings[] = {
      "the ranks to profile, as --gpuprof-ranks (empty: all)", NULL},
     {NULL, GP_ENV_CAPTURE, GP_T_STR, "sampled", 0, 0, NOC, USER,
      "when kernels are traced (mode cuda): sampled[=LEN/EVERY] (the start-up, the warm-up "
-     "and 20 more steps, then 20 of every 500; by time where no steps are seen), all, "
+     "and 20 more steps, then 20 of every 500; by cost where no steps are seen), all, "
      "steps=A-B[,C-D...] (0-based, inclusive) or cudaprofilerapi (between "
      "cudaProfilerStart and Stop); between windows steps are timed by step markers",
      NULL},

@@ -508,6 +508,12 @@ const gp_field_t gp_rank_fields[] = {
     U32("capture", "captured_steps", capture.steps, NULL, "post-warm-up steps traced"),
     U64("capture", "switches", capture.switches, NULL, "capture switches"),
     U64("capture", "switch_max_ns", capture.switch_max_ns, "ns", "the longest switch"),
+    F64("capture", "traced_pct", capture.traced_pct, 2, "%",
+        "share of the rank's recorded time with kernels traced (0: no windows)"),
+    U32("capture", "cost_windows", capture.cost_windows, NULL,
+        "windows by cost that ended (a program whose steps were not seen)"),
+    U64("capture", "cost_estimate_ns", capture.cost_estimate_ns, "ns",
+        "... their estimated tracing cost (kernels at the per-kernel price, or measured)"),
 
     /* the framework whose integration recorded; null without one */
     STR("framework", "name", shares.framework, "pytorch, jax, or empty (not recognised)"),

@@ -512,6 +512,10 @@ typed:
 		r->capture.switches++;
 		if (e->c > r->capture.switch_max_ns)
 			r->capture.switch_max_ns = e->c;
+		if (e->u8) { /* a window by cost ended (agent/inject/costwin.h) */
+			r->capture.cost_windows++;
+			r->capture.cost_estimate_ns += e->d;
+		}
 		break;
 	case GP_EV_FW:
 		feed_fw(d, r, e);

@@ -740,14 +740,22 @@ static void text_time(const gp_job_t *job, FILE *out)
 			    "thread\n",
 			    label(job, r), (unsigned long long)r->gpu.kernels_other_thread);
 		if (r->capture.window)
+			fprintf(out,
+			        "rank %s: CUDA activity captured in %u of %u post-warm-up steps "
+			        "(capture window), %.1f%% of its time; %llu switch(es), the "
+			        "slowest took "
+			        "%.3f ms in the application\n",
+			        label(job, r), r->capture.steps, r->steps.n_post,
+			        r->capture.traced_pct, (unsigned long long)r->capture.switches,
+			        r->capture.switch_max_ns / 1e6);
+		if (r->capture.cost_windows)
 			fprintf(
 			    out,
-			    "rank %s: CUDA activity captured in %u of %u post-warm-up steps "
-			    "(capture window); %llu switch(es), the slowest took %.3f ms in the "
-			    "application\n",
-			    label(job, r), r->capture.steps, r->steps.n_post,
-			    (unsigned long long)r->capture.switches,
-			    r->capture.switch_max_ns / 1e6);
+			    "rank %s: its steps were not seen as it ran: kernels were traced in "
+			    "%u window(s) that each ended on a budget of tracing cost, estimated "
+			    "%.1f ms in all\n",
+			    label(job, r), r->capture.cost_windows,
+			    (double)r->capture.cost_estimate_ns / 1e6);
 		if (r->gpu.busy_pct_untraced > 0)
 			fprintf(
 			    out,

@@ -1027,6 +1027,21 @@ void gp_pass_steps(gp_rank_t *r, rank_data_t *d)
 			d->win_hi = d->steps.v[i].end;
 }
 
+/* The share of the rank's recorded time (first to last record) inside cuda_on */
+static double traced_pct(const rank_data_t *d)
+{
+	uint64_t lo = d->first_ts, hi = d->last_ts, in = 0;
+	if (hi <= lo)
+		return 0;
+	for (size_t k = 0; k + 1 < d->cuda_on.n; k += 2) {
+		uint64_t a = d->cuda_on.v[k] > lo ? d->cuda_on.v[k] : lo;
+		uint64_t b = d->cuda_on.v[k + 1] < hi ? d->cuda_on.v[k + 1] : hi;
+		if (b > a)
+			in += b - a;
+	}
+	return 100.0 * (double)in / (double)(hi - lo);
+}
+
 /* Capture windows (GP_EV_CONTROL): CUDA activity exists only while cuda was on, so GPU
  * statistics cover the captured stretches of the post-warm-up steps (gwin), and the
  * per-step figures count the steps inside them. Without steps: the whole run. */
@@ -1056,6 +1071,7 @@ void gp_pass_capture(gp_rank_t *r, rank_data_t *d)
 	if (!d->ctrl.n)
 		return;
 	r->capture.window = true;
+	r->capture.traced_pct = traced_pct(d);
 	r->capture.steps = 0;
 	if (d->win_hi && !d->gwin.n) { /* cuda never on in the steady state */
 		d->gpu_lo = d->gpu_hi = 1;

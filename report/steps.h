@@ -57,6 +57,11 @@ typedef struct gp_rank_capture {
 	bool window;
 	unsigned steps, first, last; /* step numbers, from 0 */
 	uint64_t switches, switch_max_ns;
+	/* the share of the rank's time with kernels traced (0 without switches); windows by
+	 * cost (a program whose steps were not seen) that ended, and their estimated cost */
+	double traced_pct;
+	unsigned cost_windows;
+	uint64_t cost_estimate_ns;
 	unsigned ntraced, nuntraced;                 /* post-warm-up samples of each */
 	double traced_median_ms, untraced_median_ms; /* 0: not measured */
 	double tracer_ms_per_step; /* what tracing added to a traced step (their difference, or

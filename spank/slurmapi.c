@@ -371,8 +371,10 @@ static int set_comments_here(uint32_t job, const char *summary, const char *reco
 			api.init_desc(&desc);
 			desc.job_id = job;
 			desc.admin_comment = ac_out;
+			/* Slurm 24.11's libslurm has no slurm_get_errno: errno holds it there */
+			errno = 0;
 			if (api.update(&desc) != 0)
-				e = api.get_errno ? api.get_errno() : -1;
+				e = api.get_errno ? api.get_errno() : errno ? errno : -1;
 		}
 		if (!e)
 			return record ? 1 : 0; /* the record waits for the job's end */

@@ -11,6 +11,7 @@
 #include "config.h"
 #include "inject_int.h"
 #include "clock.h"
+#include "costwin.h"
 #include "modes.h"
 
 #include <stdatomic.h>
@@ -35,8 +36,9 @@ unsigned gp_inj_capture_wanted(uint64_t idx)
 }
 
 /* Switch to want (cuda/mem bits) at step idx; ts: when the step began (its push), so
- * the report counts the step as captured. */
-static void capture_set(unsigned want, uint64_t idx, uint64_t ts)
+ * the report counts the step as captured; cost, why: a window by cost that ends (its
+ * estimated tracing cost, GP_COSTWIN_*), else 0. */
+static void capture_set(unsigned want, uint64_t idx, uint64_t ts, uint64_t cost, unsigned why)
 {
 	if (want == atomic_load_explicit(&gp_inj.cap_cur, memory_order_relaxed))
 		return;
@@ -46,7 +48,12 @@ static void capture_set(unsigned want, uint64_t idx, uint64_t ts)
 	uint64_t t0 = gp_clock_ns();
 	unsigned got = gp_inj.cupti_capture(want);
 	if (got == want) { /* else the module was busy: the next boundary tries again */
-		gp_event_t e = {.type = GP_EV_CONTROL, .ts = ts ? ts : t0, .a = want, .b = idx};
+		gp_event_t e = {.type = GP_EV_CONTROL,
+		                .ts = ts ? ts : t0,
+		                .a = want,
+		                .b = idx,
+		                .d = cost,
+		                .u8 = (uint8_t)why};
 		e.c = gp_clock_ns() - t0;
 		gp_inj_emit(&e);
 		atomic_store(&gp_inj.cap_cur, want);
@@ -57,27 +64,29 @@ static void capture_set(unsigned want, uint64_t idx, uint64_t ts)
 static void capture_check(uint64_t idx, uint64_t ts)
 {
 	atomic_store_explicit(&gp_inj.steps_seen, 1, memory_order_relaxed);
-	capture_set(gp_inj_capture_wanted(idx), idx, ts);
+	capture_set(gp_inj_capture_wanted(idx), idx, ts, 0, 0);
 }
 
 /* Sampled windows for a program whose steps the collector does not see (no step range,
- * no optimizer it knows: a JAX loop): by time, from the CUPTI module's thread. Kernels
- * are traced through the first SAMPLE_FIRST_S seconds (start-up and the first steps,
- * whose kernels tell the report what a step is), then SAMPLE_ON_S of every
- * SAMPLE_EVERY_S (4 % of the time). Idempotent, never waits. */
-#define SAMPLE_FIRST_S 60
-#define SAMPLE_ON_S    5
-#define SAMPLE_EVERY_S 120
-void gp_inj_capture_tick(uint64_t now)
+ * no optimizer it knows: a JAX loop, an inference loop): by cost (costwin.h), from the
+ * CUPTI module's thread at each of its flushes, with what it has counted so far. Each
+ * window's end records its estimated cost and why it ended (GP_EV_CONTROL d, u8), so the
+ * report can say what share was traced and what it cost. Never waits. */
+static gp_costwin_t costwin; /* the CUPTI module's thread only */
+void gp_inj_capture_tick(uint64_t now, uint64_t kernels, uint64_t measured_ns)
 {
 	if (gp_inj.cap.how != GP_CAP_SAMPLED || !atomic_load(&gp_inj.cap_live) ||
 	    atomic_load_explicit(&gp_inj.steps_seen, memory_order_relaxed))
 		return;
-	uint64_t t = now > gp_inj.cap_t0 ? (now - gp_inj.cap_t0) / 1000000000ull : 0;
-	bool in = t < SAMPLE_FIRST_S || (t - SAMPLE_FIRST_S) % SAMPLE_EVERY_S < SAMPLE_ON_S ||
-	          capture_forced();
+	gp_costwin_seen_t seen = {.kernels = kernels, .measured_ns = measured_ns};
+	if (!costwin.nwin) /* the first window: from the CUPTI module's start, counters at 0 */
+		gp_costwin_start(&costwin, gp_inj.cap_t0, &(gp_costwin_seen_t){0});
+	uint64_t cost = gp_costwin_cost(&costwin, &seen);
+	bool was = costwin.on, on = gp_costwin_tick(&costwin, now, &seen);
+	bool ended = was && !on; /* else no window's end to record */
 	unsigned want = gp_inj_capture_wanted(0);
-	capture_set(in ? want : want & ~(unsigned)GP_MODE_CUDA, UINT32_MAX, 0);
+	capture_set(on || capture_forced() ? want : want & ~(unsigned)GP_MODE_CUDA, UINT32_MAX, 0,
+	            ended ? cost : 0, ended ? (unsigned)costwin.why : 0);
 }
 
 /* An optimizer's step returned (the PyTorch integration): the next step begins. The

@@ -258,15 +258,34 @@ static uint32_t intern_launch(const char *s, size_t len)
  * a kernel's record when it has run, so a detach waits until every launch has one (a
  * graph's launch has several; a failed launch none: DETACH_WAIT_NS then). */
 static _Atomic uint64_t win_launches, win_kernels;
+/* Running counts for the windows by cost (gp_inject_api_t.tick): kernels recorded, and
+ * what this process measured of tracing's cost: its threads' time in launch calls while
+ * traced (CUPTI's added time is inside them), CUPTI's overhead records, detaches. */
+static _Atomic uint64_t all_kernels, measured_ns;
+
+/* CUPTI's own work (not the driver's compiler or module loading, which the program pays
+ * traced or not) */
+static bool tracing_overhead(uint64_t kind)
+{
+	return kind == CUPTI_ACTIVITY_OVERHEAD_CUPTI_BUFFER_FLUSH ||
+	       kind == CUPTI_ACTIVITY_OVERHEAD_CUPTI_INSTRUMENTATION ||
+	       kind == CUPTI_ACTIVITY_OVERHEAD_CUPTI_RESOURCE ||
+	       kind == CUPTI_ACTIVITY_OVERHEAD_ACTIVITY_BUFFER_REQUEST;
+}
 
 static void emit_record(const CUpti_Activity *r)
 {
 	gp_event_t e;
 	if (gp_cupti_translate(r, &xlate, &e)) {
-		if (e.type == GP_EV_KERNEL)
+		if (e.type == GP_EV_KERNEL) {
 			atomic_fetch_add_explicit(&win_kernels, 1, memory_order_relaxed);
-		else if (e.type == GP_EV_API && (e.u16 & 0xff) == GP_API_LAUNCH)
+			atomic_fetch_add_explicit(&all_kernels, 1, memory_order_relaxed);
+		} else if (e.type == GP_EV_API && (e.u16 & 0xff) == GP_API_LAUNCH) {
 			atomic_fetch_add_explicit(&win_launches, 1, memory_order_relaxed);
+			atomic_fetch_add_explicit(&measured_ns, e.a, memory_order_relaxed);
+		} else if (e.type == GP_EV_OVERHEAD && tracing_overhead(e.b)) {
+			atomic_fetch_add_explicit(&measured_ns, e.a, memory_order_relaxed);
+		}
 		gp_cu_api->emit(&e);
 	}
 }
@@ -364,7 +383,8 @@ static void *worker_main(void *arg)
 		cuptiActivityFlushAll(0);
 		process_all();
 		if (gp_cu_api->tick)
-			gp_cu_api->tick(gp_cu_api->now());
+			gp_cu_api->tick(gp_cu_api->now(), atomic_load(&all_kernels),
+			                atomic_load(&measured_ns));
 	}
 	return NULL;
 }
@@ -834,6 +854,7 @@ static void maybe_detach(void)
 	                .ts = atomic_load(&finalize_t0),
 	                .a = atomic_load(&finalize_ns),
 	                .b = GP_OVERHEAD_DETACH};
+	atomic_fetch_add(&measured_ns, o.a);
 	gp_cu_api->emit(&o);
 }
 

@@ -243,7 +243,7 @@ void gp_inj_optimizer_boundary(uint64_t ts);
 /* cudaProfilerStart (1) / Stop (0), from the CUPTI module. */
 void gp_inj_on_profiler(int start);
 /* The CUPTI module's flush: windows by time for programs whose steps are not seen. */
-void gp_inj_capture_tick(uint64_t now);
+void gp_inj_capture_tick(uint64_t now, uint64_t kernels, uint64_t measured_ns);
 
 #pragma GCC visibility pop
 

@@ -44,9 +44,9 @@ _SNAP_PEAK, _SNAP_OOM, _SNAP_EXIT, _SNAP_SIGTERM = 1, 2, 3, 4
 _HIST_WARM, _HIST_WINDOW, _HIST_GAP = 5, 3, 50
 # A program with no optimizer step (inference, evaluation, a loop of its own) never reaches
 # the end of that warm-up: a thread of ours ends it where the collector's first capture
-# window closes, or after HIST_NOSTEP_S where no kernels are traced (_hist_watch), looking
-# every HIST_TICK_S.
-_HIST_NOSTEP_S, _HIST_TICK_S = 60.0, 0.5
+# window closes (on a budget of tracing cost: agent/inject/costwin.h), or after
+# HIST_NOSTEP_S where no kernels are traced (_hist_watch), looking every HIST_TICK_S.
+_HIST_NOSTEP_S, _HIST_TICK_S = 10.0, 0.5
 _HIST_MAIN_WAIT_S = 30.0  # the watcher's end waits this long for the main thread
 
 _OWNERS_MAX = 8  # stack groups recorded per memory picture (the report keeps 8)

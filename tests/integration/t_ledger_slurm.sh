@@ -11,6 +11,8 @@
 # newline (sacct -P prints it raw, cutting the job's line in two) whose tail reads as another
 # user's job stays one job of its own user; malformed records set by an operator are
 # refused with a line and never counted.
+# Runs on Slurm 22.05 (the host cluster) and 24.11 (inside the trixie chroot: scripts/test
+# sets GP_BUILD=/opt/gpuprof/bin, GP_STATE_DIR=/run/gp/state, GP_MYSQL_SOCK=/run/gp/mysql.sock).
 . "$(dirname "$0")/tap.sh"
 B=${GP_BUILD:?}
 [ -n "${SLURM_CONF:-}" ] || skip_all "no cluster (SLURM_CONF unset)"
@@ -21,7 +23,7 @@ W=$(mktemp -d /var/tmp/gp-ledger.XXXXXX)
 chmod 755 "$W"
 trap 'exec 9>&- 2>/dev/null; scontrol delete PartitionName=gpu 2>/dev/null; rm -rf "$W"' EXIT
 TO="timeout 60"
-STATE=/run/gpuprof
+STATE=${GP_STATE_DIR:-/run/gpuprof} # the plugin's state_dir
 for u in gpl-alice gpl-bob gpl-carol; do
 	id "$u" >/dev/null 2>&1 || useradd -M -s /bin/bash "$u"
 	mkdir -p "$W/$u" && chown "$u" "$W/$u"
@@ -70,7 +72,7 @@ jobstats_epilog() { sacctmgr -i update job where jobid="$1" set AdminComment="JS
 D=$(dirname "$(dirname "$SLURM_CONF")")
 CLUSTER=$(sed -n 's/^ClusterName=//p' "$SLURM_CONF")
 jobstats_db() {
-	mariadb -S "$D/mysql/sock" slurm_acct_db \
+	mariadb --skip-ssl -S "${GP_MYSQL_SOCK:-$D/mysql/sock}" slurm_acct_db \
 		-e "UPDATE ${CLUSTER}_job_table SET admin_comment = 'JS1:$2' WHERE id_job = $1"
 }
 # jobstats' reader: everything after the first four characters, base64 -> gzip -> JSON

@@ -63,20 +63,28 @@ int main(void)
 	gp_inj_step_boundary(7, 800);
 	ok(!(asked & GP_MODE_CUDA), "and off after it (%#x)", asked);
 
-	/* a program whose steps are not seen: windows by time, 60 s then 5 s of every 120 */
+	/* a program whose steps are not seen: windows by cost (costwin.h), 60 s at most for
+	 * the first, then at most 300 ms of estimated cost or 5 s of every 120 s */
 	memset(&gp_inj.cap, 0, sizeof(gp_inj.cap));
 	ok(gp_capture_parse("sampled", &gp_inj.cap, err, sizeof(err)) == 0, "sampled");
 	atomic_store(&gp_inj.steps_seen, 0);
 	uint64_t now = gp_clock_ns();
-	gp_inj.cap_t0 = now - 70ull * 1000000000; /* 70 s in: between windows */
-	gp_inj_capture_tick(now);
-	ok(!(asked & GP_MODE_CUDA), "between windows by time: none (%#x)", asked);
+	gp_inj.cap_t0 = now - 70ull * 1000000000; /* 70 s in, few kernels: between windows */
+	gp_inj_capture_tick(now, 10, 0);
+	ok(!(asked & GP_MODE_CUDA), "past the first window's 60 s: none (%#x)", asked);
 	cli(true);
-	gp_inj_capture_tick(now);
-	ok(asked & GP_MODE_CUDA, "capture on between windows by time: CUDA activity (%#x)", asked);
+	gp_inj_capture_tick(now, 10, 0);
+	ok(asked & GP_MODE_CUDA, "capture on between windows: CUDA activity (%#x)", asked);
 	cli(false);
-	gp_inj_capture_tick(now);
+	gp_inj_capture_tick(now, 10, 0);
 	ok(!(asked & GP_MODE_CUDA), "capture off: none (%#x)", asked);
+	atomic_store(&gp_inj.ring.hdr->modes, gp_inj.modes); /* as the agent made it */
+	now += 60ull * 1000000000;                           /* 130 s in: the next window */
+	gp_inj_capture_tick(now, 10, 0);
+	ok(asked & GP_MODE_CUDA, "120 s after the first: a window (%#x)", asked);
+	now += 200000000;
+	gp_inj_capture_tick(now, 10 + 20000, 0); /* 20 000 kernels: 400 ms at 20 us */
+	ok(!(asked & GP_MODE_CUDA), "it ends on its cost, not after 5 s (%#x)", asked);
 
 	gp_ring_detach(&gp_inj.ring);
 	unlink(ring);
