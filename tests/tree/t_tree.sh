@@ -31,23 +31,20 @@ for k in $keys; do
 	grep -q "^\.B $k\$" "$B/doc/gpuprof.yaml.5" || miss="$miss $k"
 done
 [ -n "$keys" ] && [ -z "$miss" ]; ok $? "every site key ($(echo $keys | wc -w)) has its entry in gpuprof.yaml(5)${miss:+; missing:$miss}"
-# the framework records' numbers are written twice, in C (common/event.h) and in the
-# Python integration (agent/python/_gpuprof.py): the two lists must agree
-fw=$(python3 - <<'PY'
-import re
-c = {m.group(1): int(m.group(2)) for m in re.finditer(r"GP_FW_([A-Z_]+)\s*=\s*(\d+)", open("common/event.h").read()) if m.group(1) != "N"}
-src = open("agent/python/_gpuprof.py").read()
-py = {}
-for m in re.finditer(r"^((?:_[A-Z_]+, )*_[A-Z_]+) = ([\d, ]+)$", src, re.M):
-    names = [n.strip().lstrip("_") for n in m.group(1).split(",")]
-    vals = [int(v) for v in m.group(2).split(",")]
-    if len(names) == len(vals) and not names[0].startswith(("SNAP", "HIST", "OWNERS", "FRAMES")):
-        py.update(zip(names, vals))
-bad = sorted(set(c.items()) ^ set(py.items()))
-print(" ".join("%s=%s" % kv for kv in bad) if bad else "")
-PY
-)
-[ -z "$fw" ]; ok $? "GP_FW_* in common/event.h and agent/python/_gpuprof.py agree${fw:+ (differ: $fw)}"
+# the collector's ABI is written twice, in C (common/event.h's GP_FW_* and GP_SNAP_*,
+# agent/inject/inject.h's gpuprof_fw_* calls) and in the Python integration
+# (agent/python/_gpuprof_abi.py: FW_*, SNAP_*, SIGNATURES): the two must agree
+abi=$(python3 tests/tree/abi_check.py 2>&1)
+[ -z "$abi" ]; ok $? "GP_FW_*, GP_SNAP_* and gpuprof_fw_* in C and agent/python/_gpuprof_abi.py agree${abi:+ (differ: $abi)}"
+# the checker itself finds a difference: a copy of the Python side with one number and
+# one argument type changed must be refused
+tmp=$(mktemp -d)
+sed -e 's/^FW_POOL = 14$/FW_POOL = 41/' -e 's/("gpuprof_fw_range_end", None, ("c_uint64",))/("gpuprof_fw_range_end", None, ("c_uint",))/' \
+	agent/python/_gpuprof_abi.py >"$tmp/abi.py"
+bad=$(python3 tests/tree/abi_check.py "$tmp/abi.py" 2>&1)
+case "$bad" in *FW_POOL*gpuprof_fw_range_end*) ok 0 "... and a changed number or argument type is caught ($bad)" ;;
+*) ok 1 "... and a changed number or argument type is caught (got: $bad)" ;; esac
+rm -rf "$tmp"
 # the rank file's header keys are named once (GP_HDR_* in common/rankfile.h): doc/format.md's
 # table of header keys lists the same keys, and no writer or reader spells one as a string
 hdr=$(python3 - <<'PY'
