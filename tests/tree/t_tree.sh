@@ -14,9 +14,34 @@ if command -v clang-format >/dev/null && git rev-parse --git-dir >/dev/null 2>&1
 else
 	skip "clang-format or git not here"
 fi
-# the house rules (scripts/house): no function over 150 lines in report/, agent/, spank/,
-# common/, and no loop of files among each directory's objects
-out=$(scripts/house "$B" 2>&1); ok $? "scripts/house: no function over 150 lines, no loop of files${out:+ ($(echo "$out" | head -3 | tr '\n' ';'))}"
+# the house rules (scripts/house): no C function over 150 lines in report/, agent/, spank/,
+# common/, no loop of files among each directory's objects, no Python function over 80
+# lines, no compiled Python in git
+out=$(scripts/house "$B" 2>&1); ok $? "scripts/house: no C function over 150 lines, no loop of files, no Python function over 80 lines, no compiled Python in git${out:+ ($(echo "$out" | head -3 | tr '\n' ';'))}"
+# ... and each Python rule refuses what breaks it: a function of 81 lines (80 pass), and a
+# __pycache__ file committed to a repository
+tmp=$(mktemp -d)
+python3 -c 'import sys
+for n, f in ((79, "ok.py"), (80, "long.py")):  # a def line and n body lines
+    open(sys.argv[1] + "/" + f, "w").write("def f():\n" + "    x = 1\n" * n)' "$tmp"
+out=$(scripts/house --python "$tmp/ok.py" 2>&1); ok $? "scripts/house --python: a function of 80 lines passes${out:+ ($out)}"
+out=$(scripts/house --python "$tmp/long.py" 2>&1)
+[ $? = 1 ] && case "$out" in *"long.py:1: def f is 81 lines (at most 80)"*) true ;; *) false ;; esac
+ok $? "scripts/house --python: a function of 81 lines is refused ($out)"
+if command -v git >/dev/null; then
+	mkdir -p "$tmp/repo/__pycache__" && echo x >"$tmp/repo/a.py" && echo x >"$tmp/repo/__pycache__/a.cpython-311.pyc"
+	git -C "$tmp/repo" init -q && git -C "$tmp/repo" add -f a.py __pycache__ &&
+		git -C "$tmp/repo" -c user.name=t -c user.email=t@t.invalid commit -qm t
+	out=$(scripts/house --tracked "$tmp/repo" 2>&1)
+	[ $? = 1 ] && case "$out" in *"__pycache__/a.cpython-311.pyc: compiled Python is tracked"*) true ;; *) false ;; esac
+	ok $? "scripts/house --tracked: a committed __pycache__ file is refused ($out)"
+	git -C "$tmp/repo" rm -q --cached -r __pycache__ && git -C "$tmp/repo" -c user.name=t -c user.email=t@t.invalid commit -qm u
+	out=$(scripts/house --tracked "$tmp/repo" 2>&1); ok $? "... and passes once it is untracked${out:+ ($out)}"
+else
+	skip "git not here"
+	skip "git not here"
+fi
+rm -rf "$tmp"
 # the man pages render without a warning
 for m in "$B"/doc/gpuprof.yaml.5 "$B"/doc/gpuprof-agent.8 "$B"/doc/gpuprof-spank.8 "$B"/doc/gpuprof.1; do
 	w=$(groff -man -Tutf8 -ww -z "$m" 2>&1)
