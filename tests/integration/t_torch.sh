@@ -306,9 +306,9 @@ ok $? "a script without torch: the hook is armed, torch is not imported for it, 
 
 # GPUPROF_PYTORCH=0 and python -I leave the program alone
 out=$(GPUPROF_PYTORCH=0 "$GP" run -o job8 -- "$PY" plain.py 2>&1)
-echo "$out" | grep -q "^modules False False$"; ok $? "GPUPROF_PYTORCH=0: no hook"
+echo "$out" | grep -q "^modules False False \[\]$"; ok $? "GPUPROF_PYTORCH=0: no hook"
 out=$("$GP" run -o job9 -- "$PY" -I plain.py 2>&1)
-echo "$out" | grep -q "^modules False False$"; ok $? "python -I (isolated) ignores PYTHONPATH: no hook, the program runs"
+echo "$out" | grep -q "^modules False False \[\]$"; ok $? "python -I (isolated) ignores PYTHONPATH: no hook, the program runs"
 
 # a PyTorch without what the hook needs: a stand-in torch package that has no optim
 mkdir -p fake/torch
