@@ -194,6 +194,13 @@ out=$("$PY" "$HERE/peak_owners.py" "$HERE/../../agent/python" 2>&1)
 echo "$out" | tail -1 | grep -q '^OK$'
 ok $? "the peak's owners add up to the peak, one the history missed included ($(echo "$out" | tail -1))"
 
+# the connection to the collector (_gpuprof_abi.py: records held back until the first
+# attach, clamped, cut, silenced when broken; the signatures) and the JAX part's pool
+# records, against stand-ins (no PyTorch, no JAX needed)
+out=$("$PY" "$HERE/abi_unit.py" "$HERE/../../agent/python" 2>&1)
+echo "$out" | tail -1 | grep -q '^OK$'
+ok $? "the collector's connection and the JAX pool records, against stand-ins ($(echo "$out" | grep -c ' ok (') cases; $(echo "$out" | tail -1))"
+
 # torch.compile's compilations (TorchDynamo's compile callbacks, taken when torch._dynamo
 # is first imported): the first is start-up, a recompilation for a new shape during the
 # steps is what the host did while the GPU waited (idle_gaps' compiling cause)
