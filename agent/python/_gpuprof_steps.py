@@ -32,11 +32,9 @@ _clock = time.monotonic_ns
 
 
 def _install_steps(torch):
-    import weakref
-
     import importlib
 
-    _s.opt_index = weakref.WeakKeyDictionary()
+    _s.opt_index = _weakref.WeakKeyDictionary()
     om = importlib.import_module("torch.optim.optimizer")  # 1.13 deletes the attribute
     pre = getattr(om, "register_optimizer_step_pre_hook", None)
     post = getattr(om, "register_optimizer_step_post_hook", None)
