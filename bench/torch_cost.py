@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""What the PyTorch integration (agent/python/_gpuprof.py) costs a training step, measured
+"""What the PyTorch integration (agent/python) costs a training step, measured
 inside one process so that the +-15 % between identical processes on the H200 does not
 drown it (doc/performance.md):
 
@@ -95,7 +95,9 @@ def main():
             fn()
         print("cost %s %s %.1f us" % (name, what, (time.perf_counter() - t) / 200 * 1e6))
     try:
-        import _gpuprof as g
+        import _gpuprof
+        import _gpuprof_layers
+        import _gpuprof_steps as g
     except ImportError:
         print("cost %s hooks: not under gpuprof's hook" % name)
         return
@@ -107,7 +109,7 @@ def main():
         spent.append(time.perf_counter() - t)
     us = st.median(spent) * 1e6
     print("cost %s hooks %.1f %.4f %.5f" % (name, us, off, us / 1e3 / off), flush=True)
-    if "layers" not in g._s.modes:
+    if "layers" not in _gpuprof.ctx.modes or _gpuprof_layers._active is None:
         return
     # mode layers: its ranges switched on and off in interleaved blocks (the module hooks
     # stay installed; off, they return at once)
@@ -115,10 +117,10 @@ def main():
     side = {True: [], False: []}
     for _ in range(rounds):
         for on in (True, False):
-            g._s.layers_off = not on
+            _gpuprof_layers._active.off = not on
             times = [timed(step) for _ in range(block)]
             side[on] += times[1:]
-    g._s.layers_off = False
+    _gpuprof_layers._active.off = False
     on, off = st.median(side[True]), st.median(side[False])
     print("cost %s layers %.4f %.4f %.4f" % (name, on, off, on / off), flush=True)
 

@@ -56,17 +56,20 @@ class Count(TorchFunctionMode):
 def main():
     dev = sys.argv[1] if len(sys.argv) > 1 else "cpu"
     blocks = int(sys.argv[2]) if len(sys.argv) > 2 else 10
-    g = sys.modules.get("_gpuprof")
+    g = sys.modules.get("_gpuprof_steps")  # the integration's parts, once torch started it
+    la = sys.modules.get("_gpuprof_layers")
+    c = sys.modules["_gpuprof_abi"]._c if g else None
     ops = sys.modules.get("_gpuprof_ops")
     step = workload(dev)
     for _ in range(5):
         step()  # warm-up; the integration attaches at the first optimizer step
-    if g is None or ops is None or not g._s.attached:
+    if g is None or ops is None or not c.attached:
         print("ops_cost: not under gpuprof (run it with gpuprof run --modes=timing,nvtx,layers)")
         return 1
     g._ops_window = lambda tracing=None: None  # this bench switches the mode itself
-    g._layers_unregister()
-    g._s.layers_off = True
+    la._layers_unregister()
+    if la._active is not None:
+        la._active.off = True
     with Count():
         step()
     calls = Count.n
@@ -74,7 +77,7 @@ def main():
     for b in range(3 * blocks):
         side = (on, off, floor)[b % 3]
         if side is on:
-            ops.window(True, g._s.lib, None, g._s.fast_mod)
+            ops.window(True, c.lib, None, c.fast_mod)
         elif side is floor:  # any torch-function mode's own cost: a handler that only calls
             mode = Count()
             mode.__enter__()
@@ -84,12 +87,12 @@ def main():
             step()
             times.append(time.perf_counter() - t0)
         if side is on:
-            ops.window(False, g._s.lib)
+            ops.window(False, c.lib)
         elif side is floor:
             mode.__exit__(None, None, None)
         side.extend(times[1:])
     a, b, c = (st.median(x) * 1e3 for x in (off, on, floor))
-    how = "C extension" if ops._st.start is not g._s.lib.gpuprof_fw_op_start else "ctypes"
+    how = "C extension" if ops._st.start is not c.lib.gpuprof_fw_op_start else "ctypes"
     print("ops_cost %s calls_per_step %d off_ms %.4f on_ms %.4f per_call_us %.2f ratio %.3f"
           " (calls into the library through %s)"
           % (dev, calls, a, b, (b - a) * 1e3 / calls, b / a, how))

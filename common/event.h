@@ -64,7 +64,7 @@ enum gp_ev_type {
 	                           far behind); b=host time it was seen complete; c=sequence */
 	GP_EV_LOSS = 31,        /* u8=GP_LOSS_* a=records lost to that cause so far (a running
 	                           total: the reader keeps the largest of each cause) */
-	GP_EV_FW = 32,          /* framework integration (agent/python/_gpuprof.py): u8=GP_FW_*
+	GP_EV_FW = 32,          /* framework integration (agent/python): u8=GP_FW_*
 	                           ts tid, u16=device; a..d per kind (below) */
 	GP_EV_NVTX_RANGE = 33,  /* a push/pop range of the default domain in one record (a
 	                           thread's lane of the ring): ts=start tid a=name b=duration

@@ -31,7 +31,7 @@ class MLP(torch.nn.Module):
         return x
 
 
-def main():
+def _args():
     p = argparse.ArgumentParser()
     p.add_argument("--dim", type=int, default=4096)
     p.add_argument("--layers", type=int, default=8)
@@ -53,7 +53,41 @@ def main():
                    help="run under torch.profiler (overhead comparison, kernel count)")
     p.add_argument("--no-nvtx", action="store_true",
                    help="no NVTX ranges (steps must then be found without annotations)")
-    a = p.parse_args()
+    return p.parse_args()
+
+
+def _report(a, prof, times, t_warm, rank, dev, opt):
+    """The figures the run prints at its end: the ground truth the tests hold gpuprof to."""
+    if prof is not None:
+        torch.cuda.synchronize()
+        prof.__exit__(None, None, None)
+        cuda = [e for e in prof.events() if e.device_type.name == "CUDA"]
+        kernels = [e for e in cuda if not e.name.startswith(("Memcpy", "Memset"))]
+        print(f"torch_profiler_cuda_events {len(cuda)} kernels {len(kernels)}", flush=True)
+        if os.environ.get("TORCH_KERNEL_NAMES"):  # per-name counts, to compare with gpuprof
+            import collections, json
+            with open(os.environ["TORCH_KERNEL_NAMES"], "w") as f:
+                json.dump(collections.Counter(e.name for e in kernels), f)
+    if a.time and len(times) > 3:
+        t = sorted(times[3:])
+        print(f"step_ms_median {t[len(t) // 2]:.4f} rank {rank}", flush=True)
+    if dev.startswith("cuda") and a.steps > 4:  # synchronised mean over steps 3.. (ground truth)
+        torch.cuda.synchronize()
+        print(f"synchronised_step_ms {(time.perf_counter() - t_warm) * 1000 / (a.steps - 3):.4f}"
+              f" rank {rank}", flush=True)
+    if dev.startswith("cuda"):
+        torch.cuda.synchronize()
+        print(f"memory_reserved {torch.cuda.memory_reserved()}", flush=True)
+        # PyTorch's own figures, the ground truth of gpuprof's PyTorch section
+        print(f"max_memory_allocated {torch.cuda.max_memory_allocated()}", flush=True)
+        print(f"max_memory_reserved {torch.cuda.max_memory_reserved()}", flush=True)
+    state = sum(v.numel() * v.element_size() for s in opt.state.values() for v in s.values()
+                if isinstance(v, torch.Tensor))
+    print(f"optimizer_state_bytes {state}", flush=True)
+
+
+def main():
+    a = _args()
     global nvtx
     if a.no_nvtx:
         nvtx = _NoNvtx()
@@ -111,32 +145,7 @@ def main():
             if dev.startswith("cuda"):
                 torch.cuda.synchronize()
             times.append((time.perf_counter() - t0) * 1000)
-    if prof is not None:
-        torch.cuda.synchronize()
-        prof.__exit__(None, None, None)
-        cuda = [e for e in prof.events() if e.device_type.name == "CUDA"]
-        kernels = [e for e in cuda if not e.name.startswith(("Memcpy", "Memset"))]
-        print(f"torch_profiler_cuda_events {len(cuda)} kernels {len(kernels)}", flush=True)
-        if os.environ.get("TORCH_KERNEL_NAMES"):  # per-name counts, to compare with gpuprof
-            import collections, json
-            with open(os.environ["TORCH_KERNEL_NAMES"], "w") as f:
-                json.dump(collections.Counter(e.name for e in kernels), f)
-    if a.time and len(times) > 3:
-        t = sorted(times[3:])
-        print(f"step_ms_median {t[len(t) // 2]:.4f} rank {rank}", flush=True)
-    if dev.startswith("cuda") and a.steps > 4:  # synchronised mean over steps 3.. (ground truth)
-        torch.cuda.synchronize()
-        print(f"synchronised_step_ms {(time.perf_counter() - t_warm) * 1000 / (a.steps - 3):.4f}"
-              f" rank {rank}", flush=True)
-    if dev.startswith("cuda"):
-        torch.cuda.synchronize()
-        print(f"memory_reserved {torch.cuda.memory_reserved()}", flush=True)
-        # PyTorch's own figures, the ground truth of gpuprof's PyTorch section
-        print(f"max_memory_allocated {torch.cuda.max_memory_allocated()}", flush=True)
-        print(f"max_memory_reserved {torch.cuda.max_memory_reserved()}", flush=True)
-    state = sum(v.numel() * v.element_size() for s in opt.state.values() for v in s.values()
-                if isinstance(v, torch.Tensor))
-    print(f"optimizer_state_bytes {state}", flush=True)
+    _report(a, prof, times, t_warm, rank, dev, opt)
     if a.ddp:
         torch.distributed.destroy_process_group()
 

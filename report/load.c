@@ -540,7 +540,7 @@ typed:
 	}
 }
 
-/* What PyTorch said (GP_EV_FW, agent/python/_gpuprof.py). */
+/* What PyTorch said (GP_EV_FW, agent/python). */
 static void feed_fw(rank_data_t *d, gp_rank_t *r, const gp_event_t *e)
 {
 	struct gp_torch *t = &r->torch;

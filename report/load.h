@@ -104,7 +104,7 @@ typedef struct gp_pool {
 } gp_pool_t;
 #define GP_POOL_WHAT 128
 
-/* What PyTorch itself said (GP_EV_FW, agent/python/_gpuprof.py): steps from its
+/* What PyTorch itself said (GP_EV_FW, agent/python): steps from its
  * optimizers, their state tensors, its caching allocator's own figures (section
  * "pytorch") */
 /* the longest text of each (bytes + 1: what the arrays held before, text.h) */

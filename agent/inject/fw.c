@@ -1,4 +1,4 @@
-/* The framework integration's calls (inject_int.h; agent/python/_gpuprof.py, through
+/* The framework integration's calls (inject_int.h; agent/python/_gpuprof_abi.py, through
  * ctypes).
  * The Python hook loads this library itself: a CPU-only PyTorch never starts CUDA or
  * NVTX, which is how the library is otherwise loaded. It attaches on its first record,

@@ -72,7 +72,7 @@ void gp_cupti_flush(void);
 void gp_cupti_hand_over(int begin);
 unsigned gp_cupti_capture(unsigned modes);
 int gp_cupti_stream_id(void *stream, uint32_t *id);
-/* The framework integration's calls into libgpuprof-inject.so (agent/python/_gpuprof.py,
+/* The framework integration's calls into libgpuprof-inject.so (agent/python/_gpuprof_abi.py,
  * through ctypes): attach to the agent's ring (1: recording), the clock records carry,
  * and one GP_EV_FW record (kind GP_FW_*, text interned into b; returns what fw.c says). */
 int gpuprof_fw_attach(void);

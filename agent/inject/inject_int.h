@@ -25,7 +25,7 @@
  *   cuda.c     the CUDA injection (InitializeInjection, from cuInit): libcupti and the
  *              CUPTI module (libgpuprof-cupti.so, cupti_int.h) for cuda and mem, the step
  *              markers (marker.c) otherwise
- *   fw.c       the framework integration's calls (agent/python/_gpuprof.py, by ctypes)
+ *   fw.c       the framework integration's calls (agent/python/_gpuprof_abi.py, by ctypes)
  *   marker.c   step completion markers (marker.h)
  * The hot paths (NVTX push/pop, every ring write) use the static inline helpers below:
  * a relaxed `enabled` check first, one CAS into the ring (or a plain store into the

@@ -9,7 +9,7 @@
  * 3.10 on; METH_FASTCALL is in the stable ABI from 3.10). It links no Python library (the
  * interpreter it is imported into has the symbols) and no gpuprof library: bind() looks
  * the function up in the injected library ctypes has already loaded (RTLD_NOLOAD), so
- * it can never load a second copy. _gpuprof.py falls back to ctypes when the module is
+ * it can never load a second copy. _gpuprof_abi.py falls back to ctypes when the module is
  * missing, on an older, another or a free-threaded Python (whose objects have another
  * header: it never loads it there), when it will not bind, and for a call it refuses. The GIL is
  * released around the call, as ctypes does: the step marker's cuEventRecord can wait for room in

@@ -1,5 +1,5 @@
 """Merge PyTorch memory snapshots, one per rank (the rankR.torch-*.pickle files that
-_gpuprof.py writes beside the rank files), into one memory_viz pickle with a device per
+_gpuprof_mem.py writes beside the rank files), into one memory_viz pickle with a device per
 rank and GPU: `gpuprof export --format=memviz` runs it with plain python3 -I (a snapshot
 holds only dicts, lists, strings and numbers; torch is not needed).
 

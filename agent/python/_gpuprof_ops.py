@@ -16,7 +16,7 @@ nothing is installed and no call pays for it. A function mode sees the calls as 
 wrote them (one F.linear, not its t and addmm), is popped while its handler runs (an
 operation's inner calls are not seen again), and leaves dispatch itself alone (a dispatch
 mode would send every ATen op through Python, and change what torch.compile sees). The
-module call's own hooks are _gpuprof.py's layer ranges; this adds the line.
+module call's own hooks are _gpuprof_layers.py's layer ranges; this adds the line.
 
 Rules as in _gpuprof.py: the program is never changed or stopped; a failure records
 GP_FW_MISSING once and the ranges stop; never under torch.compile (TorchDynamo), never in a
@@ -60,7 +60,7 @@ class _St:
     live = False  # ranges are made (the handler passes calls through when False)
     off = False  # a failure, or torch.compile: never again
     torch = None
-    missing = None  # _gpuprof._missing
+    missing = None  # _gpuprof_abi._missing
     skip = {}  # code object -> its frame is not the user's
     names = {}  # (code, line, op) -> (forward name, backward name) as bytes
     ops = {}  # function -> its operation's name ("" : no range for it)

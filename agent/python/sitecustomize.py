@@ -1,6 +1,6 @@
 # gpuprof's Python hook. gpuprof's agent puts this directory first on PYTHONPATH, so
 # Python's site module imports this file as "sitecustomize". It arms the PyTorch
-# integration (_gpuprof.py: it acts only if and when the program imports torch) and then
+# integration (_gpuprof.py: it acts only if and when the program imports torch or jax) and then
 # runs the sitecustomize this one hides, if there is one, as Python would have: the
 # user's own (or the distribution's) keeps working, errors included.
 def _gpuprof_boot():

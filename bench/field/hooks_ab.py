@@ -44,7 +44,7 @@ for i in range(STEPS):
     elif not on and pre and not aa:
         pre.clear()
         post.clear()
-    own0 = gp._s.own_ns if gp else 0
+    own0 = gp.ctx.own_ns if gp else 0
     loss = m(x).float().square().mean()
     loss.backward()
     opt.step()
@@ -54,7 +54,7 @@ for i in range(STEPS):
     ev.append(e)
     hooked.append(on)
     if on and i >= AB_FROM + 1 and gp:
-        own_on += gp._s.own_ns - own0
+        own_on += gp.ctx.own_ns - own0
 pre.update(saved[0])
 post.update(saved[1])
 torch.cuda.synchronize()

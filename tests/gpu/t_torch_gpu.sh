@@ -1,5 +1,5 @@
 #!/bin/bash
-# The PyTorch integration on a GPU (agent/python/_gpuprof.py), checked against PyTorch's
+# The PyTorch integration on a GPU (agent/python), checked against PyTorch's
 # own figures printed by the script: the tensor-level peak against
 # torch.cuda.max_memory_allocated(), reserved against memory_reserved(), the optimizer
 # state against the sum of its state tensors, steps from optimizer.step() against the

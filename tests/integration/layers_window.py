@@ -1,4 +1,4 @@
-"""The PyTorch integration's module ranges in capture windows (agent/python/_gpuprof.py,
+"""The PyTorch integration's module ranges in capture windows (agent/python/_gpuprof_layers.py,
 mode cuda without mode layers), against a stand-in for the injected library whose
 collector traces kernels in steps WINDOW (switched, as the real one, at the end of an
 optimizer step): ranges only in the traced steps; between windows no global module hook
@@ -16,6 +16,9 @@ import types
 sys.path.insert(0, sys.argv[1])
 os.environ["GPUPROF_MODES"] = "timing,nvtx,cuda"
 import _gpuprof as g  # noqa: E402
+import _gpuprof_abi as gpa  # noqa: E402
+import _gpuprof_torch as gpt  # noqa: E402
+import _gpuprof_layers as gpl  # noqa: E402
 import torch  # noqa: E402
 from torch.nn.modules import module as mm  # noqa: E402
 
@@ -37,7 +40,7 @@ lib.gpuprof_fw_rank_file = f(lambda: None)
 
 
 def event(kind, dev, a, c, d, text):
-    if kind == g._OPT_END:
+    if kind == gpa.FW_OPT_END:
         state["ended"] += 1  # the next step begins: the collector switches here
 
 
@@ -56,9 +59,9 @@ lib.gpuprof_fw_tracing = f(tracing)
 lib.gpuprof_fw_range_start = f(start)
 ended = set()
 lib.gpuprof_fw_range_end = f(lambda i: ended.add(i))
-g._s.lib = lib
-g._s.modes = set(os.environ["GPUPROF_MODES"].split(","))
-g._start(torch)
+gpa._c.lib = lib
+g.ctx.modes = set(os.environ["GPUPROF_MODES"].split(","))
+gpt._start(torch)
 
 m = torch.nn.Sequential(torch.nn.Linear(8, 8), torch.nn.ReLU(), torch.nn.Linear(8, 1))
 lat = torch.nn.Parameter(torch.randn(4, 8))  # a Parameter given to a module (latents)
@@ -103,23 +106,23 @@ for i in range(12):
 # a process forked while a window's hooks are registered (a DataLoader worker running
 # module transforms): the hooks gone there, no range of its, no attach
 WINDOWS.add(state["ended"])  # a window again, before TorchDynamo was seen
-g._s.dynamo_seen = False
-g._s.layers_windowed = True
+g.ctx.dynamo_seen = False
+gpl._active.windowed = True
 u = sys.modules.get("torch._dynamo.utils")
 if u is not None and not hasattr(torch, "compile"):
     del sys.modules["torch._dynamo.utils"]
-g._layers_window()
-if hasattr(os, "fork") and g._s.layers_handles is not None and not g._compiled():
+gpl._layers_window()
+if hasattr(os, "fork") and gpl._active.handles is not None and not gpl._compiled():
     n0 = len(state["names"])
     pid = os.fork()
     if pid == 0:
         m(x)
         hooks = len(mm._global_forward_pre_hooks) + len(mm._global_forward_hooks)
-        os._exit(0 if not hooks and len(state["names"]) == n0 and not g._s.attached else 1)
+        os._exit(0 if not hooks and len(state["names"]) == n0 and not gpa._c.attached else 1)
     _, status = os.waitpid(pid, 0)
     if status:
         bad.append("a forked child kept the hooks or recorded a range (status %d)" % status)
-    g._layers_unregister()
+    gpl._layers_unregister()
 left = len(getattr(lat, "_backward_hooks", None) or {})
 if left:
     bad.append("%d hooks left on a Parameter given to a module" % left)

@@ -17,6 +17,10 @@ os.environ["GPUPROF_MODES"] = "timing,nvtx,cuda"
 os.environ["GPUPROF_TORCH_LAYERS"] = "0"
 os.environ["GPUPROF_WARMUP_STEPS"] = "3"
 import _gpuprof as g  # noqa: E402
+import _gpuprof_abi as gpa  # noqa: E402
+import _gpuprof_torch as gpt  # noqa: E402
+import _gpuprof_steps as gps  # noqa: E402
+import _gpuprof_layers as gpl  # noqa: E402
 import torch  # noqa: E402
 import torch.overrides as ov  # noqa: E402
 
@@ -38,9 +42,9 @@ def f(fn):  # ctypes functions take attributes (restype ...): so do plain functi
 
 
 def event(kind, dev, a, c, d, text):
-    if kind == g._OPT_END:
+    if kind == gpa.FW_OPT_END:
         state["ended"] += 1  # the next step begins: the collector switches here
-    return tracing() if kind == g._OPT_END else 0
+    return tracing() if kind == gpa.FW_OPT_END else 0
 
 
 def tracing():
@@ -62,9 +66,9 @@ lib.gpuprof_fw_tracing = f(tracing)
 lib.gpuprof_fw_range_start = f(start)
 lib.gpuprof_fw_op_start = f(start)
 lib.gpuprof_fw_range_end = f(lambda i: state["open"].discard(i))
-g._s.lib = lib
-g._s.modes = set(os.environ["GPUPROF_MODES"].split(","))
-g._start(torch)
+gpa._c.lib = lib
+g.ctx.modes = set(os.environ["GPUPROF_MODES"].split(","))
+gpt._start(torch)
 
 m = torch.nn.Linear(8, 4)
 opt = torch.optim.SGD(m.parameters(), lr=0.1)
@@ -110,7 +114,7 @@ def covered(i):
     if i not in WINDOWS or i >= COMPILE or i < WARM:
         return False
     first = min(j for j in range(i, -1, -1) if all(k in WINDOWS for k in range(j, i + 1)))
-    return i - max(first, WARM) < g._s.ops.STEPS
+    return i - max(first, WARM) < g.ctx.ops.STEPS
 
 
 for i in range(20):
@@ -139,23 +143,23 @@ for i in range(20):
     if not modes and state["open"]:
         bad.append("step %d: ranges %s still open after the window" % (i, sorted(state["open"])))
 # a window again, TorchDynamo forgotten: a forked child (a DataLoader worker) keeps no mode
-g._s.dynamo_seen = False
-g._s.ops = sys.modules["_gpuprof_ops"]
-g._s.ops._st.off = False
+g.ctx.dynamo_seen = False
+g.ctx.ops = sys.modules["_gpuprof_ops"]
+g.ctx.ops._st.off = False
 if not hasattr(torch, "compile"):
     sys.modules.pop("torch._dynamo.utils", None)
 WINDOWS.add(state["ended"])
-if not g._compiled():
+if not gpl._compiled():
     # past the first WINDOWS windows of a process no mode is pushed (the cost stays a
     # constant of the job); then counted afresh for the cases below
     ops = sys.modules["_gpuprof_ops"]
     ops._st.windows = ops.WINDOWS
-    g._ops_window(True)
+    gps._ops_window(True)
     if ov._get_current_function_mode_stack():
         bad.append("a mode pushed past the first %d windows" % ops.WINDOWS)
-    g._ops_window(False)
+    gps._ops_window(False)
     ops._st.windows = 0
-    g._ops_window(True)
+    gps._ops_window(True)
     if not ov._get_current_function_mode_stack():
         bad.append("no mode pushed for a window")
     if hasattr(os, "fork"):
@@ -181,7 +185,7 @@ if not g._compiled():
     except ValueError as e:
         if str(e) != "the program's own error":
             bad.append("the program's exception changed: %s" % e)
-    g._ops_window(False)
+    gps._ops_window(False)
     if ov._get_current_function_mode_stack() or state["open"]:
         bad.append("the mode or ranges left after the window (%s)" % sorted(state["open"]))
 print("OK" if not bad else "BAD " + "; ".join(bad))

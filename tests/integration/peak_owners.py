@@ -1,4 +1,4 @@
-"""The owners of the peak (agent/python/_gpuprof.py, _picture) against a made-up
+"""The owners of the peak (agent/python/_gpuprof_mem.py, _picture) against a made-up
 allocator snapshot: where the history holds the peak's moment, the blocks live then, and
 the reserved-but-unused figure; where the peak was reached while the history was off
 (between its windows), what the history saw at its largest plus one record for the rest,
@@ -9,11 +9,13 @@ import sys
 import types
 
 sys.path.insert(0, sys.argv[1])
-import _gpuprof as g  # noqa: E402
+import _gpuprof_abi as gpa  # noqa: E402
+import _gpuprof_mem as gpm  # noqa: E402
+import _gpuprof_snap as gpn  # noqa: E402
 
 bad = []
 out = []
-g._emit = lambda kind, dev=0, a=0, c=0, d=0, text=None, attach=True: out.append((kind, a, c, d, text))
+gpa._emit = lambda kind, dev=0, a=0, c=0, d=0, text=None, attach=True: out.append((kind, a, c, d, text))
 F1 = [{"filename": "/w/train.py", "line": 10, "name": "main"}]
 F2 = [{"filename": "/w/train.py", "line": 20, "name": "step"}]
 MIB = 1 << 20
@@ -29,10 +31,10 @@ def snapshot():
                                {"action": "free_completed", "addr": 2, "size": 50 * MIB}]]}
 
 
-g._s.torch = types.SimpleNamespace(cuda=types.SimpleNamespace(
+gpm._m.torch = types.SimpleNamespace(cuda=types.SimpleNamespace(
     memory=types.SimpleNamespace(_snapshot=snapshot)))
-g._s.mem_dev = 0
-g._s.base = ""  # no pickle written
+gpm._m.mem_dev = 0
+gpa._c.base = ""  # no pickle written
 
 
 def check(name, cond, detail):
@@ -43,9 +45,9 @@ def check(name, cond, detail):
 
 def run(peak):
     del out[:]
-    g._picture(g._SNAP_PEAK, peak, 400 * MIB)
-    pk = [r for r in out if r[0] == g._MEM_PEAK]
-    own = [r for r in out if r[0] == g._OWNER]
+    gpm._picture(gpa.SNAP_PEAK, peak, 400 * MIB)
+    pk = [r for r in out if r[0] == gpa.FW_MEM_PEAK]
+    own = [r for r in out if r[0] == gpa.FW_OWNER]
     return pk, own
 
 
@@ -58,7 +60,7 @@ pk, own = run(1000 * MIB)  # the counters' peak, reached while the history was o
 total = sum(a for _, a, _, _, _ in own)
 check("a peak the history did not see: the owners add up to it", total == 1000 * MIB,
       "%d MiB in %s" % (total // MIB, [(a // MIB, t) for _, a, _, _, t in own]))
-check("... the rest in one record, said to be unseen", own and own[-1][4] == g._UNSEEN_TEXT
+check("... the rest in one record, said to be unseen", own and own[-1][4] == gpn._UNSEEN_TEXT
       and own[-1][1] == 850 * MIB, own[-1:])
 check("... and no reserved-but-unused figure made up", pk and pk[0][3] == 0, pk)
 

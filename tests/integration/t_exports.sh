@@ -235,7 +235,7 @@ ok $? "the Kineto files meet HTA's loader: ranks, streams, correlations, launch 
 # memviz from PyTorch's own snapshots (agent/python writes them beside the rank files and
 # records their names): two ranks merged into one pickle, a device per rank. A CPU
 # stand-in: each rank records a snapshot name through the integration's own call and
-# writes a snapshot-shaped pickle where _gpuprof.py would.
+# writes a snapshot-shaped pickle where _gpuprof_mem.py would.
 cat >"$T/snap.py" <<'EOF'
 import ctypes, os, pickle, sys
 r = int(os.environ["SLURM_PROCID"])

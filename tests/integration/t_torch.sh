@@ -79,12 +79,12 @@ ok $? "gpuprof's own time a step is the median of the increments its step record
 "$GP" report job1 | grep -q "gpuprof's own work on the program's thread .* timed in the process: median"
 ok $? "... and the text report says it"
 
-# the records without text go through the C extension beside _gpuprof.py where it
+# the records without text go through the C extension beside _gpuprof_abi.py where it
 # imports (_gpuprof_fast.so: CPython 3.10+, built with Python's headers), through ctypes
 # under GPUPROF_PY_CTYPES=1 or without it: the same optimizer step records either way
 cat >fastcheck.py <<'EOF'
 import os, sys, torch
-import _gpuprof as g
+import _gpuprof_abi as g
 m = torch.nn.Linear(8, 8)
 opt = torch.optim.SGD(m.parameters(), lr=0.1)
 for i in range(6):
@@ -93,7 +93,7 @@ for i in range(6):
     opt.zero_grad()
 so = os.path.join(os.path.dirname(os.path.abspath(g.__file__)), "_gpuprof_fast.so")
 print("built", os.path.exists(so) and sys.version_info >= (3, 10))
-print("fast", g._s.fast is not None)
+print("fast", g._c.fast is not None)
 EOF
 "$GP" run -o jobFast -- "$PY" fastcheck.py >fast.out 2>&1
 if grep -q "^built True" fast.out; then
@@ -193,6 +193,13 @@ ok $? "no optimizer step: the allocator history ends with the first window or af
 out=$("$PY" "$HERE/peak_owners.py" "$HERE/../../agent/python" 2>&1)
 echo "$out" | tail -1 | grep -q '^OK$'
 ok $? "the peak's owners add up to the peak, one the history missed included ($(echo "$out" | tail -1))"
+
+# the connection to the collector (_gpuprof_abi.py: records held back until the first
+# attach, clamped, cut, silenced when broken; the signatures) and the JAX part's pool
+# records, against stand-ins (no PyTorch, no JAX needed)
+out=$("$PY" "$HERE/abi_unit.py" "$HERE/../../agent/python" 2>&1)
+echo "$out" | tail -1 | grep -q '^OK$'
+ok $? "the collector's connection and the JAX pool records, against stand-ins ($(echo "$out" | grep -c ' ok (') cases; $(echo "$out" | tail -1))"
 
 # torch.compile's compilations (TorchDynamo's compile callbacks, taken when torch._dynamo
 # is first imported): the first is start-up, a recompilation for a new shape during the
@@ -296,17 +303,19 @@ echo "$out" | grep -q "^empty_entry False False$"; ok $? "an empty PYTHONPATH pu
 # a script that never imports torch: nothing changes, nothing is said
 cat >plain.py <<'EOF'
 import sys
-print("modules", "torch" in sys.modules, "_gpuprof" in sys.modules)
+print("modules", "torch" in sys.modules, "_gpuprof" in sys.modules,
+      [m for m in sys.modules if m.startswith("_gpuprof_")])
 EOF
 out=$("$GP" run -o job7 -- "$PY" plain.py 2>&1)
-echo "$out" | grep -q "^modules False True$"; ok $? "a script without torch: the hook is armed, torch is not imported for it"
+echo "$out" | grep -q "^modules False True \[\]$"
+ok $? "a script without torch: the hook is armed, torch is not imported for it, nor any part of the integration but the arming ($(echo "$out" | grep ^modules))"
 [ "$(j job7 'r["pytorch"]')" = None ]; ok $? "... and the report has no PyTorch part"
 
 # GPUPROF_PYTORCH=0 and python -I leave the program alone
 out=$(GPUPROF_PYTORCH=0 "$GP" run -o job8 -- "$PY" plain.py 2>&1)
-echo "$out" | grep -q "^modules False False$"; ok $? "GPUPROF_PYTORCH=0: no hook"
+echo "$out" | grep -q "^modules False False \[\]$"; ok $? "GPUPROF_PYTORCH=0: no hook"
 out=$("$GP" run -o job9 -- "$PY" -I plain.py 2>&1)
-echo "$out" | grep -q "^modules False False$"; ok $? "python -I (isolated) ignores PYTHONPATH: no hook, the program runs"
+echo "$out" | grep -q "^modules False False \[\]$"; ok $? "python -I (isolated) ignores PYTHONPATH: no hook, the program runs"
 
 # a PyTorch without what the hook needs: a stand-in torch package that has no optim
 mkdir -p fake/torch
@@ -351,10 +360,10 @@ void block(int s) { time_t e = time(0) + s; while (time(0) < e) ; }
 EOF
 gcc -shared -fPIC -o libblock.so block.c
 cat >term.py <<'EOF'
-import ctypes, os, signal, sys, _gpuprof
+import ctypes, os, signal, sys, _gpuprof_signal
 if sys.argv[1] == "busy":  # the program's wakeup fd already in use: the hook stands back
     r, w = os.pipe(); os.set_blocking(w, False); signal.set_wakeup_fd(w)
-_gpuprof._hook_sigterm()
+_gpuprof_signal._hook_sigterm(lambda: None)
 print("handler", signal.getsignal(signal.SIGTERM) is not signal.SIG_DFL, flush=True)
 ctypes.CDLL(sys.argv[2]).block(20)  # the GIL released, never back in the interpreter
 print("not reached")
@@ -370,8 +379,8 @@ grep -q "^handler False" term2.out && [ $rc = 143 ]; ok $? "the program's own wa
 # a forked child shares nothing of the hook: SIGTERM to it (Pool.terminate()) must not
 # kill the parent (the child's signal went through the parent's wakeup pipe: exit 143)
 cat >forkterm.py <<'EOF'
-import ctypes, multiprocessing, os, signal, sys, time, _gpuprof
-_gpuprof._hook_sigterm()
+import ctypes, multiprocessing, os, signal, sys, time, _gpuprof_signal
+_gpuprof_signal._hook_sigterm(lambda: None)
 if sys.argv[1] in ("fork", "cfork"):  # cfork: libc's, where no fork hook runs (R4-9)
     pid = os.fork() if sys.argv[1] == "fork" else ctypes.CDLL(None).fork()
     if pid == 0:
@@ -397,8 +406,8 @@ done
 # issue 51 (R4-8): a program that installs its own SIGTERM handler and calls the one it
 # replaced (Lightning's _SignalConnector) checkpoints and exits 0, as it does without us
 cat >chain.py <<'EOF'
-import os, signal, sys, time, _gpuprof
-_gpuprof._hook_sigterm()
+import os, signal, sys, time, _gpuprof_signal
+_gpuprof_signal._hook_sigterm(lambda: None)
 prev = signal.getsignal(signal.SIGTERM)
 seen = []
 def handler(signum, frame):

@@ -14,9 +14,34 @@ if command -v clang-format >/dev/null && git rev-parse --git-dir >/dev/null 2>&1
 else
 	skip "clang-format or git not here"
 fi
-# the house rules (scripts/house): no function over 150 lines in report/, agent/, spank/,
-# common/, and no loop of files among each directory's objects
-out=$(scripts/house "$B" 2>&1); ok $? "scripts/house: no function over 150 lines, no loop of files${out:+ ($(echo "$out" | head -3 | tr '\n' ';'))}"
+# the house rules (scripts/house): no C function over 150 lines in report/, agent/, spank/,
+# common/, no loop of files among each directory's objects, no Python function over 80
+# lines, no compiled Python in git
+out=$(scripts/house "$B" 2>&1); ok $? "scripts/house: no C function over 150 lines, no loop of files, no Python function over 80 lines, no compiled Python in git${out:+ ($(echo "$out" | head -3 | tr '\n' ';'))}"
+# ... and each Python rule refuses what breaks it: a function of 81 lines (80 pass), and a
+# __pycache__ file committed to a repository
+tmp=$(mktemp -d)
+python3 -c 'import sys
+for n, f in ((79, "ok.py"), (80, "long.py")):  # a def line and n body lines
+    open(sys.argv[1] + "/" + f, "w").write("def f():\n" + "    x = 1\n" * n)' "$tmp"
+out=$(scripts/house --python "$tmp/ok.py" 2>&1); ok $? "scripts/house --python: a function of 80 lines passes${out:+ ($out)}"
+out=$(scripts/house --python "$tmp/long.py" 2>&1)
+[ $? = 1 ] && case "$out" in *"long.py:1: def f is 81 lines (at most 80)"*) true ;; *) false ;; esac
+ok $? "scripts/house --python: a function of 81 lines is refused ($out)"
+if command -v git >/dev/null; then
+	mkdir -p "$tmp/repo/__pycache__" && echo x >"$tmp/repo/a.py" && echo x >"$tmp/repo/__pycache__/a.cpython-311.pyc"
+	git -C "$tmp/repo" init -q && git -C "$tmp/repo" add -f a.py __pycache__ &&
+		git -C "$tmp/repo" -c user.name=t -c user.email=t@t.invalid commit -qm t
+	out=$(scripts/house --tracked "$tmp/repo" 2>&1)
+	[ $? = 1 ] && case "$out" in *"__pycache__/a.cpython-311.pyc: compiled Python is tracked"*) true ;; *) false ;; esac
+	ok $? "scripts/house --tracked: a committed __pycache__ file is refused ($out)"
+	git -C "$tmp/repo" rm -q --cached -r __pycache__ && git -C "$tmp/repo" -c user.name=t -c user.email=t@t.invalid commit -qm u
+	out=$(scripts/house --tracked "$tmp/repo" 2>&1); ok $? "... and passes once it is untracked${out:+ ($out)}"
+else
+	skip "git not here"
+	skip "git not here"
+fi
+rm -rf "$tmp"
 # the man pages render without a warning
 for m in "$B"/doc/gpuprof.yaml.5 "$B"/doc/gpuprof-agent.8 "$B"/doc/gpuprof-spank.8 "$B"/doc/gpuprof.1; do
 	w=$(groff -man -Tutf8 -ww -z "$m" 2>&1)
@@ -31,23 +56,20 @@ for k in $keys; do
 	grep -q "^\.B $k\$" "$B/doc/gpuprof.yaml.5" || miss="$miss $k"
 done
 [ -n "$keys" ] && [ -z "$miss" ]; ok $? "every site key ($(echo $keys | wc -w)) has its entry in gpuprof.yaml(5)${miss:+; missing:$miss}"
-# the framework records' numbers are written twice, in C (common/event.h) and in the
-# Python integration (agent/python/_gpuprof.py): the two lists must agree
-fw=$(python3 - <<'PY'
-import re
-c = {m.group(1): int(m.group(2)) for m in re.finditer(r"GP_FW_([A-Z_]+)\s*=\s*(\d+)", open("common/event.h").read()) if m.group(1) != "N"}
-src = open("agent/python/_gpuprof.py").read()
-py = {}
-for m in re.finditer(r"^((?:_[A-Z_]+, )*_[A-Z_]+) = ([\d, ]+)$", src, re.M):
-    names = [n.strip().lstrip("_") for n in m.group(1).split(",")]
-    vals = [int(v) for v in m.group(2).split(",")]
-    if len(names) == len(vals) and not names[0].startswith(("SNAP", "HIST", "OWNERS", "FRAMES")):
-        py.update(zip(names, vals))
-bad = sorted(set(c.items()) ^ set(py.items()))
-print(" ".join("%s=%s" % kv for kv in bad) if bad else "")
-PY
-)
-[ -z "$fw" ]; ok $? "GP_FW_* in common/event.h and agent/python/_gpuprof.py agree${fw:+ (differ: $fw)}"
+# the collector's ABI is written twice, in C (common/event.h's GP_FW_* and GP_SNAP_*,
+# agent/inject/inject.h's gpuprof_fw_* calls) and in the Python integration
+# (agent/python/_gpuprof_abi.py: FW_*, SNAP_*, SIGNATURES): the two must agree
+abi=$(python3 tests/tree/abi_check.py 2>&1)
+[ -z "$abi" ]; ok $? "GP_FW_*, GP_SNAP_* and gpuprof_fw_* in C and agent/python/_gpuprof_abi.py agree${abi:+ (differ: $abi)}"
+# the checker itself finds a difference: a copy of the Python side with one number and
+# one argument type changed must be refused
+tmp=$(mktemp -d)
+sed -e 's/^FW_POOL = 14$/FW_POOL = 41/' -e 's/("gpuprof_fw_range_end", None, ("c_uint64",))/("gpuprof_fw_range_end", None, ("c_uint",))/' \
+	agent/python/_gpuprof_abi.py >"$tmp/abi.py"
+bad=$(python3 tests/tree/abi_check.py "$tmp/abi.py" 2>&1)
+case "$bad" in *FW_POOL*gpuprof_fw_range_end*) ok 0 "... and a changed number or argument type is caught ($bad)" ;;
+*) ok 1 "... and a changed number or argument type is caught (got: $bad)" ;; esac
+rm -rf "$tmp"
 # the rank file's header keys are named once (GP_HDR_* in common/rankfile.h): doc/format.md's
 # table of header keys lists the same keys, and no writer or reader spells one as a string
 hdr=$(python3 - <<'PY'
