@@ -198,6 +198,14 @@ def _make_mode(torch):
 
     start, end = _st.start, _st.end
     grad_on = torch.is_grad_enabled
+    # TorchDynamo traces this handler when a compilation begins inside a covered step
+    # (the compile watch's never() comes first, but only where PyTorch has compile
+    # callbacks): it then reads "compiling" and passes the call through, with nothing
+    # Dynamo cannot trace (sys._getframe broke the graph: fullgraph=True raised)
+    comp = getattr(getattr(torch, "compiler", None), "is_compiling", None)
+    if comp is None:
+        comp = getattr(getattr(torch, "_dynamo", None), "is_compiling", None)
+    compiling = comp or (lambda: False)
 
     class _OpRanges(TorchFunctionMode):
         """One range per torch function the program calls (popped while it runs)."""
@@ -205,7 +213,7 @@ def _make_mode(torch):
         def __torch_function__(self, func, types, args=(), kwargs=None):
             if kwargs is None:
                 kwargs = {}
-            if not _st.live:
+            if not _st.live or compiling():
                 return func(*args, **kwargs)
             try:
                 op = _op_name(func)
