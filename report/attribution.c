@@ -174,7 +174,7 @@ void gp_pass_attribution(gp_otab_t *t, rank_data_t *d)
 		if (!tids.n || tids.v[tids.n - 1] != x->tid) /* sorted by thread */
 			VEC_PUSH(tids, x->tid);
 	}
-	if (!ops.n && xla_attribution(t, d)) {
+	if (!ops.n && (xla_attribution(t, d) || gp_sites_attribution(t, d))) {
 		VEC_FREE(tids);
 		return;
 	}
@@ -286,6 +286,8 @@ int gp_attr_make(const gp_otab_t *t, gp_attr_t *a)
 	memset(a, 0, sizeof(*a));
 	a->ranks = t->ranks;
 	a->xla = t->ranks && t->xla == t->ranks;
+	a->native = t->ranks && t->native == t->ranks;
+	a->site_missed = t->site_missed;
 	for (unsigned i = 0; i < t->n; i++) {
 		const gp_ostat_t *o = &t->v[i];
 		a->total_ns += o->gpu_ns, a->total_kernels += o->kernels, a->sync_ns += o->sync_ns;

@@ -401,6 +401,10 @@ static void CUPTIAPI on_callback(void *ud, CUpti_CallbackDomain domain, CUpti_Ca
 		sem_post(&finalized);
 		return;
 	}
+	if (gp_sites_wanted(domain, cbid)) { /* a launch in the first windows (sites.c) */
+		gp_sites_callback(domain, cbid, cb, GP_CORR(GP_XGEN(&xlate), cb->correlationId));
+		return;
+	}
 	/* only the callbacks of ours: whole domains may be on for a detach, or have been a
 	 * moment ago (a callback already under way when they went off) */
 	if (!wanted_cbid(domain, cbid))
@@ -509,6 +513,7 @@ static void set_capture(unsigned want) /* cupti_lock held */
 		}
 		if (!en && detach_on)
 			sem_post(&wake); /* never blocks */
+		gp_sites_switch(subscriber, have_sub, en);
 	}
 	if ((on | off) & GP_MODE_MEM)
 		switch_mem(!!(on & GP_MODE_MEM));
@@ -657,9 +662,10 @@ static int fail(char *why, unsigned len, const char *what, CUptiResult rc)
 static int attach(const gp_inject_api_t *a, bool first, char *why, unsigned whylen)
 {
 	CUptiResult rc;
-	if (a->callbacks) {
+	if (a->callbacks || a->launch_sites) {
 		rc = cuptiSubscribe(&subscriber, (CUpti_CallbackFunc)on_callback, NULL);
-		if (rc != CUPTI_SUCCESS && first) {
+		/* launch sites alone are not worth failing the capture for: profiled without */
+		if (rc != CUPTI_SUCCESS && first && a->callbacks) {
 			if (rc == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED)
 				snprintf(why, whylen,
 				         "CUPTI is held by another tool (nsys, ncu, "
@@ -832,6 +838,7 @@ __attribute__((visibility("default"))) int gp_cupti_start(const gp_inject_api_t 
 		return -1;
 	}
 	xlate.api_listed_only = a->api_mode == 1;
+	gp_sites_init(a->launch_sites);
 	if (a->modes & GP_MODE_CUDA) {
 		/* only the API records the report reads, not whole domains */
 		for (unsigned i = 0; a->api_mode == 0 && i < gp_ncbids; i++) {

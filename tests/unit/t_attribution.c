@@ -6,6 +6,7 @@
 #include "config.h"
 #include "attribution.h"
 #include "rankdata.h"
+#include "synth.h"
 #include "tap.h"
 
 #include <stdio.h>
@@ -14,7 +15,6 @@
 
 #define MS 1000000ull
 #define US 1000ull
-#define T0 1000000000ull /* a clock never reads 0: every record is shifted by 1 s */
 
 static rank_data_t d;
 static gp_rank_t r;
@@ -22,21 +22,12 @@ static gp_job_t job;
 
 static void feed(gp_event_t e)
 {
-	if (e.type != GP_EV_STRING)
-		e.ts += T0;
-	gp_rd_feed(&d, &r, &e);
+	synth_feed(&d, &r, e);
 }
 
 static void str(uint32_t id, const char *s)
 {
-	size_t n = strlen(s);
-	for (size_t off = 0; off < n; off += GP_STRING_CHUNK) {
-		gp_event_t e = {.type = GP_EV_STRING, .tid = id, .u16 = (uint16_t)off};
-		size_t k = n - off < GP_STRING_CHUNK ? n - off : GP_STRING_CHUNK;
-		e.u8 = (uint8_t)k;
-		memcpy(&e.a, s + off, k);
-		feed(e);
-	}
+	synth_str(&d, &r, id, s);
 }
 
 static uint64_t corr = 100, rid = 1000;
