@@ -20,22 +20,20 @@
  * whose host stub carries the same symbol (nvcc's <<<>>> launch). */
 static bool cuda_frame(const char *raw, const char *readable, const char *kernel)
 {
-	static const char *const pre[] = {"__device_stub__",
-	                                  "cudaLaunch",
-	                                  "cuLaunch",
-	                                  "cudaGraphLaunch",
-	                                  "cuGraphLaunch",
-	                                  "__cudart",
-	                                  "_ZN6cudart",
-	                                  "cudart::",
-	                                  "__cudaLaunch",
-	                                  "_Z16cudaLaunchKernel",
-	                                  "_Z27cudaLaunchCooperative"};
+	/* anywhere in the symbol: cuda_runtime.h's cudaLaunchKernel<T> template is
+	 * _ZL16cudaLaunchKernelIcE..., "cudaError cudaLaunchKernel<char>(...)" demangled;
+	 * the static runtime's own functions are cudart::... or __cudart<N> */
+	static const char *const part[] = {"__device_stub__",
+	                                   "cudaLaunch",
+	                                   "cuLaunch",
+	                                   "cudaGraphLaunch",
+	                                   "cuGraphLaunch",
+	                                   "cudart",
+	                                   "__cudaPushCallConfiguration"};
 	if (kernel && *kernel && !strcmp(raw, kernel))
 		return true;
-	for (size_t i = 0; i < sizeof(pre) / sizeof(pre[0]); i++)
-		if (!strncmp(raw, pre[i], strlen(pre[i])) ||
-		    (readable && !strncmp(readable, pre[i], strlen(pre[i]))))
+	for (size_t i = 0; i < sizeof(part) / sizeof(part[0]); i++)
+		if (strstr(raw, part[i]) || (readable && strstr(readable, part[i])))
 			return true;
 	return false;
 }
@@ -53,6 +51,22 @@ static const char *base_name(const char *path)
 {
 	const char *b = strrchr(path, '/');
 	return b ? b + 1 : path;
+}
+
+/* A demangled name's function, *fn moved to it, its length returned: the parameter list
+ * and a template's return type say nothing a line does not ("void update<4>(float*, int)"
+ * -> "update<4>", "ns::f(int)" -> "ns::f"). */
+static size_t callable(const char **fn)
+{
+	const char *s = *fn;
+	size_t end = 0, from = 0;
+	for (int depth = 0; s[end] && !(s[end] == '(' && !depth && end); end++) {
+		depth += s[end] == '<' ? 1 : s[end] == '>' ? -1 : 0;
+		if (s[end] == ' ' && !depth)
+			from = end + 1;
+	}
+	*fn = s + from;
+	return end - from ? end - from : strlen(s);
 }
 
 /* One native frame as "function @ file:line (function)"; false: a frame of CUDA's or
@@ -79,18 +93,18 @@ static bool name_native(rank_data_t *d, gp_symbolizer_t *sy, uint64_t pc, const 
 	bool cuda = cuda_frame(raw, readable, kernel);
 	if (!cuda) {
 		const char *fn = readable ? readable : raw[0] ? raw : "(no symbol)";
-		/* the parameter list says nothing a line does not: f(int, float*) -> f */
-		size_t fl = strcspn(fn, "(");
-		if (!fl)
-			fl = strlen(fn);
+		size_t fl = callable(&fn);
 		if (line)
 			snprintf(out, len, "%.*s @ %s:%d (%.*s)", (int)fl, fn, base_name(file),
 			         line, (int)fl, fn);
 		else if (mod_known)
 			snprintf(out, len, "%.*s @ %s+0x%llx", (int)fl, fn, base_name(mod),
 			         (unsigned long long)off);
-		else
-			snprintf(out, len, "%.*s @ %s", (int)fl, fn, fr);
+		else { /* the collector's "symbol+0xoff (library)": the library */
+			const char *lib = strstr(fr, " (");
+			lib = lib ? lib + 2 : "?";
+			snprintf(out, len, "%.*s @ %.*s", (int)fl, fn, (int)strcspn(lib, ")"), lib);
+		}
 	}
 	free(dbuf);
 	return !cuda;

@@ -322,6 +322,10 @@ static void *worker_main(void *arg)
 		if (atomic_load(&stop))
 			break;
 		maybe_detach();
+		if (gp_sites_spent() && pthread_mutex_trylock(&cupti_lock) == 0) {
+			gp_sites_switch(subscriber, have_sub, false); /* the window's cap reached */
+			pthread_mutex_unlock(&cupti_lock);
+		}
 		if (atomic_load(&foreign_seen) && pthread_mutex_trylock(&cupti_lock) == 0) {
 			settle();
 			pthread_mutex_unlock(&cupti_lock);

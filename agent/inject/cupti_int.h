@@ -79,6 +79,9 @@ void gp_sites_init(unsigned n);
 /* Kernels switched on or off (cupti_lock held): the launch callbacks with them, in the
  * first windows only. */
 void gp_sites_switch(CUpti_SubscriberHandle sub, bool have_sub, bool cuda_on);
+/* The window's cap reached with the launch callbacks still on (the worker switches them
+ * off: each still costs the launch a callback). */
+bool gp_sites_spent(void);
 /* Is this callback a launch whose site is wanted now? */
 bool gp_sites_wanted(CUpti_CallbackDomain domain, CUpti_CallbackId cbid);
 /* The launch callback (entry and exit); corr: the launch's correlation as records carry it. */

@@ -6,7 +6,8 @@
  * GP_API_LAUNCH_SITE). The report names the program's innermost frame outside CUDA and
  * gpuprof, from the module's DWARF (report/symbolize.c), and charges the kernel to it.
  * Bounded: nothing outside those windows (the callbacks are off), at most cap unwinds a
- * window; the launch past the cap records once that the window's sites end there. */
+ * window; the launch past the cap records once that the window's sites end there, and the
+ * CUPTI module's worker switches the callbacks off at its next wake-up (200 ms at most). */
 #include "config.h"
 #include "cupti_int.h"
 
@@ -36,6 +37,12 @@ static bool is_launch(CUpti_CallbackDomain domain, CUpti_CallbackId cbid)
 bool gp_sites_wanted(CUpti_CallbackDomain domain, CUpti_CallbackId cbid)
 {
 	return atomic_load_explicit(&on, memory_order_relaxed) && is_launch(domain, cbid);
+}
+
+bool gp_sites_spent(void)
+{
+	return atomic_load_explicit(&on, memory_order_relaxed) &&
+	       atomic_load_explicit(&taken, memory_order_relaxed) > cap;
 }
 
 void gp_sites_switch(CUpti_SubscriberHandle sub, bool have_sub, bool cuda_on)

@@ -6,6 +6,7 @@
  * later launches left out, counted), the tables and the summary's copy. */
 #include "config.h"
 #include "attribution.h"
+#include "names.h"
 #include "rankdata.h"
 #include "symbolize.h"
 #include "synth.h"
@@ -113,8 +114,8 @@ static void launch(uint64_t ts, uint64_t dur, uint32_t kname, int stk)
 #define PY_PC (1ull << 63)
 
 /* Six 10 ms steps (NVTX, two of warm-up): in each, function a launches _Z3addPfi twice
- * (300 us each) through nvcc's stub and the static CUDA runtime, b launches _Z5scalePf
- * (100 us) through the shared runtime, a Python function one (50 us), and a stack of
+ * (300 us each) through nvcc's stub and cuda_runtime.h's cudaLaunchKernel<T> template, b launches
+ * _Z5scalePf (100 us) through the shared runtime, a Python function one (50 us), and a stack of
  * CUDA's frames alone one (20 us); in the last step the window's cap was reached before a
  * fifth launch (25 us, no site). */
 static void timeline(void)
@@ -132,17 +133,22 @@ static void timeline(void)
 	uint64_t a = (uint64_t)(uintptr_t)ret_a, b = (uint64_t)(uintptr_t)ret_b;
 	frame(0x10, "cuptiCallback+0x40 (libcupti.so.13)", false);
 	frame(0x20, "cuLaunchKernel+0x10 (libcuda.so.1)", false);
-	frame(0x30, "cudaLaunchKernel+0x90 (t_launch_sites.t)", false);
+	frame(0x30,
+	      "_ZL16cudaLaunchKernelIcE9cudaErrorPKT_4dim3S4_PPvmP11CUstream_st+0x90 "
+	      "(t_launch_sites.t)",
+	      false);
 	frame(0x40, "_Z3addPfi+0x2c (t_launch_sites.t)", false);
 	frame(0x50, "__device_stub__Z5scalePf+0x5 (t_launch_sites.t)", false);
 	frame(0x60, "cudaLaunchKernel+0x90 (libcudart.so.13)", false);
 	frame(a, "gp_t_launch_a+0x1c (t_launch_sites.t)", true);
 	frame(b, "gp_t_launch_b+0x1c (t_launch_sites.t)", true);
 	frame(PY_PC | 5, "app.py:42 main [python]", false);
+	frame(0x70, "_Z13update_paramsILi4EEvPfi+0x21 (libapp.so)", false);
 	stack(1, (uint64_t[]){0x10, 0x20, 0x30, 0x40, a, b}, 6);
 	stack(2, (uint64_t[]){0x10, 0x20, 0x60, 0x50, b, a}, 6);
 	stack(3, (uint64_t[]){0x10, 0x20, 0x60, PY_PC | 5}, 4);
 	stack(4, (uint64_t[]){0x10, 0x20, 0x60}, 3);
+	stack(5, (uint64_t[]){0x10, 0x60, 0x70}, 3);
 	for (uint64_t i = 0; i < 6; i++) {
 		uint64_t s = i * 10 * MS;
 		feed((gp_event_t){.type = GP_EV_NVTX_PUSH, .tid = 7, .ts = s, .a = 1});
@@ -151,6 +157,7 @@ static void timeline(void)
 		launch(s + 3 * MS, 100 * US, 4, 2);
 		launch(s + 4 * MS, 50 * US, 4, 3);
 		launch(s + 5 * MS, 20 * US, 5, 4);
+		launch(s + 5500 * US, 5 * US, 4, 5);
 		if (i == 5) {
 			feed((gp_event_t){.type = GP_EV_API,
 			                  .tid = 7,
@@ -227,15 +234,23 @@ static void tables(void)
 	   "a CUDA Python launch: its Python frame (main @ app.py:42)");
 	ok(is(row(t, "(no frame of the program's)"), p, p, p * 20 * US),
 	   "a stack of CUDA's frames alone: said so, not made up");
-	ok(t->n == 4 && t->site_missed == 1,
-	   "4 rows; the launch past the window's cap left out and counted (%u rows, %llu)", t->n,
+	char *dm = NULL;
+	size_t dl = 0;
+	if (gp_demangle("_Z13update_paramsILi4EEvPfi", &dm, &dl))
+		ok(is(row(t, "update_params<4> @ libapp.so"), p, p, p * 5 * US),
+		   "a template's function, demangled, without its return type and parameters");
+	else
+		skip("no demangler here");
+	free(dm);
+	ok(t->n == 5 && t->site_missed == 1,
+	   "5 rows; the launch past the window's cap left out and counted (%u rows, %llu)", t->n,
 	   (unsigned long long)t->site_missed);
 	ok(d.sites_capped == 1, "the cap's record read (%u)", d.sites_capped);
 	gp_attr_t at;
 	ok(gp_attr_make(t, &at) == 0 && at.native && !at.xla && at.by_op[0].keylen == 13 &&
-	       !memcmp(at.by_op[0].key, "gp_t_launch_a", 13) && at.total_kernels == 5 * p &&
-	       at.total_ns == p * 770 * US,
-	   "by function: gp_t_launch_a first; 5 kernels a step, 770 us");
+	       !memcmp(at.by_op[0].key, "gp_t_launch_a", 13) && at.total_kernels == 6 * p &&
+	       at.total_ns == p * 775 * US,
+	   "by function: gp_t_launch_a first; 6 kernels a step, 775 us");
 	gp_attr_free(&at);
 }
 
