@@ -69,26 +69,13 @@ static size_t callable(const char **fn)
 	return end - from ? end - from : strlen(s);
 }
 
-/* One native frame as "function @ file:line (function)"; false: a frame of CUDA's or
- * gpuprof's, not the program's. */
-static bool name_native(rank_data_t *d, gp_symbolizer_t *sy, uint64_t pc, const char *kernel,
-                        char *out, size_t len)
+/* A function (raw: as the module has it) at file:line, or at where (no line), as
+ * "function @ file:line (function)" into out; false: a function of CUDA's. */
+static bool name_function(const char *raw, const char *file, int line, const char *where,
+                          const char *kernel, char *out, size_t len)
 {
-	const char *fr = gp_symtab_frame(&d->sym, pc), *mod = NULL;
-	if (gp_symtab_profiler_frame(fr) || strstr(fr, "(libcudart.so"))
-		return false;
-	char raw[512], file[512], *dbuf = NULL;
+	char *dbuf = NULL;
 	size_t dlen = 0;
-	int line = 0;
-	uint64_t off = 0;
-	frame_symbol(fr, raw, sizeof(raw));
-	bool mod_known = gp_symtab_frame_module(&d->sym, pc, &mod, &off);
-	if (mod_known) {
-		char fn[512];
-		gp_symbolize(sy, mod, off, true, fn, sizeof(fn), file, sizeof(file), &line);
-		if (fn[0])
-			snprintf(raw, sizeof(raw), "%s", fn);
-	}
 	const char *readable = raw[0] ? gp_demangle(raw, &dbuf, &dlen) : NULL;
 	bool cuda = cuda_frame(raw, readable, kernel);
 	if (!cuda) {
@@ -97,17 +84,43 @@ static bool name_native(rank_data_t *d, gp_symbolizer_t *sy, uint64_t pc, const 
 		if (line)
 			snprintf(out, len, "%.*s @ %s:%d (%.*s)", (int)fl, fn, base_name(file),
 			         line, (int)fl, fn);
-		else if (mod_known)
-			snprintf(out, len, "%.*s @ %s+0x%llx", (int)fl, fn, base_name(mod),
-			         (unsigned long long)off);
-		else { /* the collector's "symbol+0xoff (library)": the library */
-			const char *lib = strstr(fr, " (");
-			lib = lib ? lib + 2 : "?";
-			snprintf(out, len, "%.*s @ %.*s", (int)fl, fn, (int)strcspn(lib, ")"), lib);
-		}
+		else
+			snprintf(out, len, "%.*s @ %s", (int)fl, fn, where);
 	}
 	free(dbuf);
 	return !cuda;
+}
+
+/* One native frame as "function @ file:line (function)": the functions inlined at the
+ * pc first (nvcc's host stub is inlined into its caller at -O2: the pc's own line is
+ * the kernel's definition, the call's line the stub's call site); false: a frame of
+ * CUDA's or gpuprof's, not the program's. */
+static bool name_native(rank_data_t *d, gp_symbolizer_t *sy, uint64_t pc, const char *kernel,
+                        char *out, size_t len)
+{
+	const char *fr = gp_symtab_frame(&d->sym, pc), *mod = NULL;
+	if (gp_symtab_profiler_frame(fr) || strstr(fr, "(libcudart.so"))
+		return false;
+	char raw[512], where[600];
+	uint64_t off = 0;
+	frame_symbol(fr, raw, sizeof(raw));
+	if (gp_symtab_frame_module(&d->sym, pc, &mod, &off)) {
+		gp_sym_frame_t vf[8];
+		int nv = gp_symbolize_inlined(sy, mod, off, true, vf, 8);
+		for (int j = 0; j < nv; j++)
+			if (name_function(vf[j].func[0] ? vf[j].func : raw, vf[j].file, vf[j].line,
+			                  "", kernel, out, len))
+				return true;
+		if (nv)
+			return false; /* every function there is CUDA's */
+		snprintf(where, sizeof(where), "%s+0x%llx", base_name(mod),
+		         (unsigned long long)off);
+	} else { /* the collector's "symbol+0xoff (library)": the library */
+		const char *lib = strstr(fr, " (");
+		lib = lib ? lib + 2 : "?";
+		snprintf(where, sizeof(where), "%.*s", (int)strcspn(lib, ")"), lib);
+	}
+	return name_function(raw, "", 0, where, kernel, out, len);
 }
 
 /* The call site of a stack: the innermost frame of the program's (a Python frame of a
