@@ -107,9 +107,33 @@ static bool *covered_steps(const rank_data_t *d, const size_t *ops, size_t nops)
 	return cov;
 }
 
-static bool counted(const rank_data_t *d, const bool *cov, uint64_t ts)
+/* The kernels and calls the tables count: in the steps the ranges covered (cov; NULL:
+ * every step), and where no steps are known (inference: the integration covers a few
+ * top-level module calls, _gpuprof_ops.py's watch_calls) from the first operation range to
+ * the last, so the rest of the run does not read as unattributed. */
+typedef struct cover {
+	bool *cov;
+	uint64_t lo, hi;
+} cover_t;
+
+static cover_t cover_of(const rank_data_t *d, const size_t *ops, size_t n)
 {
-	if (!gp_in_gwin(d, ts))
+	cover_t c = {n ? covered_steps(d, ops, n) : NULL, 0, UINT64_MAX};
+	if (d->steps.n || !n)
+		return c;
+	c.lo = UINT64_MAX, c.hi = 0;
+	for (size_t i = 0; i < n; i++) {
+		const range_t *x = &d->ranges.v[ops[i]];
+		c.lo = x->start < c.lo ? x->start : c.lo;
+		c.hi = x->end > c.hi ? x->end : c.hi;
+	}
+	return c;
+}
+
+static bool counted(const rank_data_t *d, const cover_t *c, uint64_t ts)
+{
+	const bool *cov = c->cov;
+	if (!gp_in_gwin(d, ts) || ts < c->lo || ts > c->hi)
 		return false;
 	size_t s = cov ? gp_step_at(d, ts) : 1;
 	return s && (!cov || cov[s - 1]);
@@ -178,16 +202,16 @@ void gp_pass_attribution(gp_otab_t *t, rank_data_t *d)
 		VEC_FREE(tids);
 		return;
 	}
-	bool *cov = ops.n ? covered_steps(d, ops.v, ops.n) : NULL;
+	cover_t cv = cover_of(d, ops.v, ops.n);
 	for (size_t i = 0; i < ops.n; i++) {
 		const range_t *x = &d->ranges.v[ops.v[i]];
-		local_t *l = counted(d, cov, x->start) ? local_row(&rows, &idx, x->name) : NULL;
+		local_t *l = counted(d, &cv, x->start) ? local_row(&rows, &idx, x->name) : NULL;
 		if (l)
 			l->calls++;
 	}
 	for (size_t i = 0; ops.n && i < d->kerns.n; i++) {
 		const kern_t *k = &d->kerns.v[i];
-		if (k->kind != 0 || !counted(d, cov, gp_rd_launch_ts(d, k)))
+		if (k->kind != 0 || !counted(d, &cv, gp_rd_launch_ts(d, k)))
 			continue;
 		const api_t *a = gp_rd_launch(d, k);
 		const range_t *x =
@@ -200,7 +224,7 @@ void gp_pass_attribution(gp_otab_t *t, rank_data_t *d)
 	 * thread (loss.item(), print(loss), GradScaler's found_inf.item() in scaler.step) */
 	for (size_t i = 0; ops.n && i < d->apis.n; i++) {
 		const api_t *a = &d->apis.v[i];
-		if (!a->sync || !counted(d, cov, a->start))
+		if (!a->sync || !counted(d, &cv, a->start))
 			continue;
 		const range_t *x = op_at(d, ops.v, ops.n, a->tid, a->start);
 		local_t *l = local_row(&rows, &idx, x ? x->name : 0);
@@ -218,7 +242,7 @@ void gp_pass_attribution(gp_otab_t *t, rank_data_t *d)
 		gp_otab_add(t, &row);
 	}
 	t->ranks += ops.n > 0;
-	free(cov);
+	free(cv.cov);
 	VEC_FREE(ops);
 	VEC_FREE(tids);
 	VEC_FREE(rows);

@@ -956,6 +956,8 @@ def _ops_install(torch):
         how = _gpuprof_ops.install(torch, _missing)
         if how.startswith("by line"):
             _s.ops = _gpuprof_ops
+            _gpuprof_ops.watch_calls(lambda: _s.attached and not _s.in_fork_child and _s.lib,
+                                     _lib_tracing, lambda: _s.fast_mod)
         return how
     except Exception as e:
         _missing("operation ranges not started", e, attach=False)
