@@ -6,14 +6,15 @@ is gone after the step. Prints a verdict.
 usage: PY ops_compile.py AGENT_PYTHON_DIR [BACKEND]   (BACKEND: eager (default), inductor)"""
 import os
 import sys
-import types
 
 sys.path.insert(0, sys.argv[1])
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 BACKEND = sys.argv[2] if len(sys.argv) > 2 else "eager"
 os.environ["GPUPROF_MODES"] = "timing,nvtx,cuda"
 os.environ["GPUPROF_TORCH_LAYERS"] = "0"
 os.environ["GPUPROF_WARMUP_STEPS"] = "1"
 import _gpuprof as g  # noqa: E402
+import standin_lib  # noqa: E402
 import torch  # noqa: E402
 import torch.overrides as ov  # noqa: E402
 
@@ -21,30 +22,16 @@ if not hasattr(torch, "compile") or not hasattr(ov, "TorchFunctionMode"):
     print("SKIP no torch.compile or no torch-function modes in this PyTorch")
     sys.exit(0)
 
-state = {"ended": 0, "next": 0, "names": [], "open": set()}
+steps = {"ended": 0}
 
 
 def event(kind, dev, a, c, d, text):
     if kind == g._OPT_END:
-        state["ended"] += 1
+        steps["ended"] += 1
     return 1 if kind == g._OPT_END else 0  # every step traced
 
 
-def start(name):
-    state["next"] += 1
-    state["names"].append(name.decode())
-    state["open"].add(state["next"])
-    return state["next"]
-
-
-lib = types.SimpleNamespace()
-lib.gpuprof_fw_attach = lambda: 1
-lib.gpuprof_fw_rank_file = lambda: None
-lib.gpuprof_fw_event = event
-lib.gpuprof_fw_tracing = lambda: 1
-lib.gpuprof_fw_range_start = start
-lib.gpuprof_fw_op_start = start
-lib.gpuprof_fw_range_end = lambda i: state["open"].discard(i)
+lib, state = standin_lib.make(lambda: 1, event)
 g._s.lib = lib
 g._s.modes = set(os.environ["GPUPROF_MODES"].split(","))
 g._start(torch)

@@ -7,37 +7,21 @@ them, the global module hooks gone after them; untraced: no range at all. Prints
 usage: PY ops_infer.py AGENT_PYTHON_DIR [untraced]"""
 import os
 import sys
-import types
 
 sys.path.insert(0, sys.argv[1])
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 TRACED = not (len(sys.argv) > 2 and sys.argv[2] == "untraced")
 os.environ["GPUPROF_MODES"] = "timing,nvtx,cuda"
 os.environ["GPUPROF_TORCH_LAYERS"] = "0"
 import _gpuprof as g  # noqa: E402
+import standin_lib  # noqa: E402
 import torch  # noqa: E402
 import torch.overrides as ov  # noqa: E402
 
 if not hasattr(ov, "TorchFunctionMode") or not hasattr(ov, "_get_current_function_mode_stack"):
     print("SKIP no torch-function modes in this PyTorch")
     sys.exit(0)
-state = {"next": 0, "names": [], "open": set()}
-
-
-def start(name):
-    state["next"] += 1
-    state["names"].append(name.decode())
-    state["open"].add(state["next"])
-    return state["next"]
-
-
-lib = types.SimpleNamespace()
-lib.gpuprof_fw_attach = lambda: 1
-lib.gpuprof_fw_rank_file = lambda: None
-lib.gpuprof_fw_event = lambda kind, dev, a, c, d, text: 0
-lib.gpuprof_fw_tracing = lambda: 1 if TRACED else 0
-lib.gpuprof_fw_range_start = start
-lib.gpuprof_fw_op_start = start
-lib.gpuprof_fw_range_end = lambda i: state["open"].discard(i)
+lib, state = standin_lib.make(lambda: 1 if TRACED else 0)
 g._s.lib = lib
 g._s.attached = True
 g._s.modes = set(os.environ["GPUPROF_MODES"].split(","))

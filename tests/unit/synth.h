@@ -3,6 +3,7 @@
 #ifndef GP_T_SYNTH_H
 #define GP_T_SYNTH_H
 
+#include "attribution.h"
 #include "rankdata.h"
 
 #include <string.h>
@@ -27,6 +28,17 @@ static inline void synth_str(rank_data_t *d, gp_rank_t *r, uint32_t id, const ch
 		memcpy(&e.a, s + off, k);
 		synth_feed(d, r, e);
 	}
+}
+
+/* The rank read: its steps, capture, GPU time, ranges and the attribution pass into job */
+static inline void synth_attribute(rank_data_t *d, gp_rank_t *r, gp_job_t *job)
+{
+	gp_rd_finish(d);
+	gp_pass_steps(r, d);
+	gp_pass_capture(r, d);
+	gp_pass_gpu(r, d);
+	gp_pass_ranges(job, r, d);
+	gp_pass_attribution(&job->ops, d);
 }
 
 #endif

@@ -127,12 +127,7 @@ static void timeline_in(uint64_t from, uint64_t to)
 		feed((gp_event_t){.type = GP_EV_NVTX_POP, .tid = 7, .ts = s + 9900 * US});
 	}
 	ranges_on = true;
-	gp_rd_finish(&d);
-	gp_pass_steps(&r, &d);
-	gp_pass_capture(&r, &d);
-	gp_pass_gpu(&r, &d);
-	gp_pass_ranges(&job, &r, &d);
-	gp_pass_attribution(&job.ops, &d);
+	synth_attribute(&d, &r, &job);
 }
 
 static void timeline(void)
@@ -356,12 +351,7 @@ static void no_steps(void)
 		if (i == 5)
 			launch(7, s + 800 * US, 20 * US, 6);
 	}
-	gp_rd_finish(&d);
-	gp_pass_steps(&r, &d);
-	gp_pass_capture(&r, &d);
-	gp_pass_gpu(&r, &d);
-	gp_pass_ranges(&job, &r, &d);
-	gp_pass_attribution(&job.ops, &d);
+	synth_attribute(&d, &r, &job);
 	const gp_otab_t *t = &job.ops;
 	ok(d.steps.n == 0 && is(row(t, "linear @ infer.py:7 (<module>)"), 3, 3, 900 * US) &&
 	       is(row(t, ""), 0, 1, 20 * US) && t->n == 2,

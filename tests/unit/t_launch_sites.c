@@ -168,12 +168,7 @@ static void timeline(void)
 		}
 		feed((gp_event_t){.type = GP_EV_NVTX_POP, .tid = 7, .ts = s + 9900 * US});
 	}
-	gp_rd_finish(&d);
-	gp_pass_steps(&r, &d);
-	gp_pass_capture(&r, &d);
-	gp_pass_gpu(&r, &d);
-	gp_pass_ranges(&job, &r, &d);
-	gp_pass_attribution(&job.ops, &d);
+	synth_attribute(&d, &r, &job);
 }
 
 static const gp_ostat_t *row(const gp_otab_t *t, const char *name)
