@@ -139,7 +139,8 @@ const gp_setting_t gp_settings[] = {
      "(step)\"), its backward by the same line, for the report's kernel time by operation "
      "and by source line; a torch-function mode pushed at a window's first optimizer step "
      "and popped 3 steps later (no cost between), never once torch.compile has run (mode "
-     "layers: all along)",
+     "layers: all along); a program with no optimizer step (inference) gets them in its "
+     "top-level module calls 4-6 (a global module hook, removed after them)",
      NULL},
     {"agent_path", NULL, GP_T_STR, GP_AGENT_PATH, 0, 0, OFF(agent_path), 0,
      "the gpuprof-agent to run (plugstack.conf's agent= wins)", "the installed one"},
