@@ -78,8 +78,18 @@ if [ -x "$K" ]; then
 	"$B/gpuprof" export --format=chrome --output="$T/known.json" "$T/known" &&
 		grep -q "stream $sid: known_stream" "$T/known.json"
 	ok $? "the Chrome trace names the track after the user's name"
+	# its 10 kernels launched from main (no steps: the whole run), each with its call site
+	got=$("$B/gpuprof" report --format=json "$T/known" | python3 -c '
+import json, sys
+a = json.load(sys.stdin)["attribution"]
+rows = [(r["operation"], r["kernels"], r["calls"]) for r in a["operation_lines"]]
+print(a["framework"], a["kernels_without_site"], rows)')
+	case "$got" in
+	"native 0 [('main', 10, 10)]") ok 0 "kernel time by native caller: main, 10 kernels, 10 launches ($got)" ;;
+	*) ok 1 "kernel time by native caller: main, 10 kernels, 10 launches ($got)" ;;
+	esac
 else
-	for _ in 1 2 3; do skip "known_counts not built (bench/gpu-carry.sh builds it)"; done
+	for _ in 1 2 3 4; do skip "known_counts not built (bench/gpu-carry.sh builds it)"; done
 fi
 
 # living with other tools: the user's profiler wins, gpuprof keeps NVTX and timing
