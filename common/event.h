@@ -18,7 +18,9 @@ enum gp_ev_type {
 	GP_EV_NVTX_END = 5,    /* ts tid c=range id */
 	GP_EV_NVTX_MARK = 6,   /* ts tid a=name b=domain d=color<<32|category */
 	GP_EV_THREAD_NAME = 7, /* tid a=name */
-	GP_EV_KERNEL = 8,      /* ts=start a=duration b=name c=correlation d=stream, u8=device */
+	GP_EV_KERNEL = 8,      /* ts=start a=duration b=name c=correlation d=stream, u8=device
+	                          tid=launch configuration string id (GP_LAUNCH_FMT; 0: not
+	                          recorded: collectors before issue 50) */
 	GP_EV_MEMCPY = 9,  /* ts a=duration b=bytes c=correlation d=stream u8=device u16=copy kind
 	                      | source memory kind << 8 | destination memory kind << 12 (CUPTI's
 	                      kinds: 1 pageable, 2 pinned, 3 device ...; 0: not recorded) */
@@ -178,6 +180,12 @@ typedef struct gp_event {
 	uint64_t ts;
 	uint64_t a, b, c, d;
 } gp_event_t;
+
+/* A kernel's launch configuration, the string a kernel record's tid names: CUPTI's grid
+ * and block dimensions, registers per thread, static and dynamic shared memory per block
+ * (bytes). GP_LAUNCH_MAX holds the longest (nine 10-digit numbers and the words). */
+#define GP_LAUNCH_FMT "grid %u,%u,%u block %u,%u,%u regs %u smem %u+%u"
+#define GP_LAUNCH_MAX 160
 
 /* Bytes of string carried by one GP_EV_STRING record, and the longest string kept. */
 #define GP_STRING_CHUNK 32

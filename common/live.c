@@ -3,8 +3,9 @@
  *
  * Steps, as the report finds them (report/steps.c) but one record at a time: the most
  * repeated outermost NVTX range of the program's own domain, per thread (or the range
- * GPUPROF_STEP_RANGE names), else PyTorch's optimizer steps. A step's time is the period
- * from its start to the next one's start on the host, or, where the step completion
+ * GPUPROF_STEP_RANGE names) that is not a loop inside another thread's ranges (a
+ * worker's iterations inside the main thread's step), else PyTorch's optimizer steps. A step's time
+ * is the period from its start to the next one's start on the host, or, where the step completion
  * markers (GP_EV_STEP_MARK, the GPU's own clock) come one per step, the GPU's time from
  * one step's completion to the next one's. */
 #include "config.h"
@@ -24,6 +25,7 @@
 #define NTHREADS 64 /* threads whose push/pop depth is followed */
 #define OPT_NAME 0xffffffffu
 #define IVMAX    4096 /* the last steps kept in order, to date a slowdown */
+#define INNER    0.5  /* share of a name's starts inside another thread's range: nested */
 
 typedef struct hist {
 	uint32_t b[HB];
@@ -34,6 +36,10 @@ typedef struct hist {
 typedef struct cand {
 	uint32_t name, tid; /* name: a string id, OPT_NAME: an optimizer (tid: its index) */
 	uint64_t n, last_start;
+	/* starts made while another thread had a range of another name open (in_name, the
+	 * last such): the report's nesting rule (report/steps.c, 2.), counted by starts */
+	uint64_t inside;
+	uint32_t in_name;
 	hist_t all, iv;
 } cand_t;
 
@@ -62,8 +68,9 @@ struct gp_live {
 	hist_t gpu_all, gpu_iv; /* step marker GPU times */
 	uint64_t gpu_marks;
 	ivlog_t host_log, gpu_log; /* the step's periods, the markers' times */
-	struct {                   /* push/pop depth per thread, for GP_EV_NVTX_PUSH ranges */
-		uint32_t tid, depth;
+	struct { /* push/pop depth per thread, for GP_EV_NVTX_PUSH ranges, and the name of
+		    its outermost open range */
+		uint32_t tid, depth, name;
 	} thr[NTHREADS];
 	/* open addressing on id (0: a free slot; the library never names with 0): the ids
 	 * probed apart from the text, in 16 KiB that stay in cache (the text's 384 KiB, touched
@@ -211,7 +218,8 @@ static cand_t *cand_get(gp_live_t *l, uint32_t name, uint32_t tid)
 		hist_clear(&least->all);
 		hist_clear(&least->iv);
 	}
-	least->n = least->last_start = 0;
+	least->n = least->last_start = least->inside = 0;
+	least->in_name = 0;
 	least->name = name;
 	least->tid = tid;
 	return least;
@@ -230,6 +238,12 @@ static void step_start(gp_live_t *l, uint32_t name, uint32_t tid, uint64_t ts)
 	cand_t *c = cand_get(l, name, tid);
 	if (!c)
 		return;
+	for (unsigned i = 0; name != OPT_NAME && i < NTHREADS; i++)
+		if (l->thr[i].depth && l->thr[i].tid != tid && l->thr[i].name != name) {
+			c->inside++; /* a worker's iteration inside the main thread's step */
+			c->in_name = l->thr[i].name;
+			break;
+		}
 	if (c->n && ts > c->last_start) {
 		uint64_t period = ts - c->last_start;
 		if (c->n > l->warmup) { /* the warm-up's steps are in no figure */
@@ -245,17 +259,39 @@ static void step_start(gp_live_t *l, uint32_t name, uint32_t tid, uint64_t ts)
 		l->first_step_ns = ts;
 }
 
-/* The step: the most repeated NVTX candidate, else the optimizer that steps most. */
+/* Is c a loop inside the steps: most of its starts inside another thread's open range of
+ * a name that repeats less often (report/steps.c's rule 2; the live records hold no
+ * kernels, so its GPU-share rule 1 is not applied here). */
+static bool cand_inner(const gp_live_t *l, const cand_t *c)
+{
+	if (c->name == OPT_NAME || (double)c->inside < INNER * (double)c->n)
+		return false;
+	for (unsigned i = 0; i < l->ncand; i++)
+		if (l->cand[i].name == c->in_name && l->cand[i].n >= 2 && l->cand[i].n < c->n)
+			return true;
+	return false;
+}
+
+/* The step: the most repeated NVTX candidate that is no loop inside another's ranges
+ * (all of them when every one is), else the optimizer that steps most. */
 static const cand_t *step_cand(const gp_live_t *l)
 {
-	const cand_t *best = NULL, *opt = NULL;
+	const cand_t *best = NULL, *opt = NULL, *any = NULL;
 	for (unsigned i = 0; i < l->ncand; i++) {
 		const cand_t *c = &l->cand[i];
-		const cand_t **b = c->name == OPT_NAME ? &opt : &best;
-		if (c->n >= 2 && (!*b || c->n > (*b)->n))
-			*b = c;
+		if (c->n < 2)
+			continue;
+		if (c->name == OPT_NAME) {
+			if (!opt || c->n > opt->n)
+				opt = c;
+			continue;
+		}
+		if (!any || c->n > any->n)
+			any = c;
+		if (!cand_inner(l, c) && (!best || c->n > best->n))
+			best = c;
 	}
-	return best ? best : opt;
+	return best ? best : any ? any : opt;
 }
 
 static void on_push(gp_live_t *l, const gp_event_t *ev, bool push)
@@ -273,8 +309,10 @@ static void on_push(gp_live_t *l, const gp_event_t *ev, bool push)
 		l->thr[i].tid = ev->tid;
 	}
 	if (push) {
-		if (l->thr[i].depth++ == 0)
+		if (l->thr[i].depth++ == 0) {
 			step_start(l, (uint32_t)ev->a, ev->tid, ev->ts);
+			l->thr[i].name = (uint32_t)ev->a;
+		}
 	} else if (l->thr[i].depth) {
 		l->thr[i].depth--;
 	}

@@ -178,14 +178,11 @@ static bool xla_attribution(gp_otab_t *t, rank_data_t *d)
 	return any;
 }
 
-void gp_pass_attribution(gp_otab_t *t, rank_data_t *d)
+int gp_ops_index(const rank_data_t *d, gp_ops_t *ix)
 {
-	VEC(size_t) ops = {0};
-	VEC(uint32_t) tids = {0};
-	locals_t rows = {0};
-	u64map_t idx = {0};
 	uint32_t dom = 0; /* the last domain id looked at, and whether it is the operations' */
 	bool is_ops = false;
+	memset(ix, 0, sizeof(*ix));
 	for (size_t i = 0; i < d->ranges.n; i++) {
 		const range_t *x = &d->ranges.v[i];
 		if (!x->domain || x->depth != 1000)
@@ -194,39 +191,75 @@ void gp_pass_attribution(gp_otab_t *t, rank_data_t *d)
 			dom = x->domain, is_ops = gp_is_ops_domain(gp_rd_str(d, dom));
 		if (!is_ops)
 			continue;
-		VEC_PUSH(ops, i);
-		if (!tids.n || tids.v[tids.n - 1] != x->tid) /* sorted by thread */
-			VEC_PUSH(tids, x->tid);
+		VEC_PUSH(ix->ops, i);
+		if (!ix->tids.n || ix->tids.v[ix->tids.n - 1] != x->tid) /* sorted by thread */
+			VEC_PUSH(ix->tids, x->tid);
 	}
-	if (!ops.n && (xla_attribution(t, d) || gp_sites_attribution(t, d))) {
-		VEC_FREE(tids);
+	return ix->ops.n ? 1 : 0;
+}
+
+size_t gp_ops_owner(const rank_data_t *d, const gp_ops_t *ix, uint32_t tid, uint64_t ts)
+{
+	const range_t *x = owner_op(d, ix->ops.v, ix->ops.n, ix->tids.v, ix->tids.n, tid, ts);
+	return x ? (size_t)(x - d->ranges.v) + 1 : 0;
+}
+
+bool gp_ops_is_op(const rank_data_t *d, const gp_ops_t *ix, size_t i)
+{
+	size_t lo = 0, hi = ix->ops.n; /* ops is in d->ranges' order */
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		if (ix->ops.v[mid] < i)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	(void)d;
+	return lo < ix->ops.n && ix->ops.v[lo] == i;
+}
+
+void gp_ops_free(gp_ops_t *ix)
+{
+	VEC_FREE(ix->ops);
+	VEC_FREE(ix->tids);
+}
+
+void gp_pass_attribution(gp_otab_t *t, rank_data_t *d)
+{
+	gp_ops_t ix;
+	locals_t rows = {0};
+	u64map_t idx = {0};
+	gp_ops_index(d, &ix);
+	if (!ix.ops.n && (xla_attribution(t, d) || gp_sites_attribution(t, d))) {
+		gp_ops_free(&ix);
 		return;
 	}
-	cover_t cv = cover_of(d, ops.v, ops.n);
-	for (size_t i = 0; i < ops.n; i++) {
-		const range_t *x = &d->ranges.v[ops.v[i]];
+	cover_t cv = cover_of(d, ix.ops.v, ix.ops.n);
+	for (size_t i = 0; i < ix.ops.n; i++) {
+		const range_t *x = &d->ranges.v[ix.ops.v[i]];
 		local_t *l = counted(d, &cv, x->start) ? local_row(&rows, &idx, x->name) : NULL;
 		if (l)
 			l->calls++;
 	}
-	for (size_t i = 0; ops.n && i < d->kerns.n; i++) {
+	for (size_t i = 0; ix.ops.n && i < d->kerns.n; i++) {
 		const kern_t *k = &d->kerns.v[i];
 		if (k->kind != 0 || !counted(d, &cv, gp_rd_launch_ts(d, k)))
 			continue;
 		const api_t *a = gp_rd_launch(d, k);
 		const range_t *x =
-		    a ? owner_op(d, ops.v, ops.n, tids.v, tids.n, a->tid, a->start) : NULL;
+		    a ? owner_op(d, ix.ops.v, ix.ops.n, ix.tids.v, ix.tids.n, a->tid, a->start)
+		      : NULL;
 		local_t *l = local_row(&rows, &idx, x ? x->name : 0);
 		if (l)
 			l->kernels++, l->gpu_ns += k->dur;
 	}
 	/* the host's waits: a synchronising call belongs to the operation open on its own
 	 * thread (loss.item(), print(loss), GradScaler's found_inf.item() in scaler.step) */
-	for (size_t i = 0; ops.n && i < d->apis.n; i++) {
+	for (size_t i = 0; ix.ops.n && i < d->apis.n; i++) {
 		const api_t *a = &d->apis.v[i];
 		if (!a->sync || !counted(d, &cv, a->start))
 			continue;
-		const range_t *x = op_at(d, ops.v, ops.n, a->tid, a->start);
+		const range_t *x = op_at(d, ix.ops.v, ix.ops.n, a->tid, a->start);
 		local_t *l = local_row(&rows, &idx, x ? x->name : 0);
 		if (l)
 			l->syncs++, l->sync_ns += a->dur;
@@ -241,10 +274,9 @@ void gp_pass_attribution(gp_otab_t *t, rank_data_t *d)
 		                  l->sync_ns};
 		gp_otab_add(t, &row);
 	}
-	t->ranks += ops.n > 0;
+	t->ranks += ix.ops.n > 0;
 	free(cv.cov);
-	VEC_FREE(ops);
-	VEC_FREE(tids);
+	gp_ops_free(&ix);
 	VEC_FREE(rows);
 	u64map_free(&idx);
 }

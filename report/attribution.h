@@ -54,6 +54,21 @@ void gp_pass_attribution(gp_otab_t *t, struct rank_data *d);
  * launch had its call stack taken (GPUPROF_LAUNCH_SITES) to "function @ file:line
  * (function)", the program's innermost frame; false: no launch site in the rank. */
 bool gp_sites_attribution(gp_otab_t *t, struct rank_data *d);
+/* A rank's operation ranges, for the pass and the exports (chrome.c's Kineto cpu_op
+ * events): their positions in d->ranges (in its (thread, start) order) and their threads.
+ * gp_ops_index: 1 when there are any, 0 none (ix is empty and may be freed). */
+typedef struct gp_ops {
+	VEC(size_t) ops;
+	VEC(uint32_t) tids;
+} gp_ops_t;
+int gp_ops_index(const struct rank_data *d, gp_ops_t *ix);
+/* The operation a launch call at ts on thread tid ran for, as the pass charges its
+ * kernels: the innermost open on that thread, else the latest begun on another; its
+ * position in d->ranges + 1, 0: none. */
+size_t gp_ops_owner(const struct rank_data *d, const gp_ops_t *ix, uint32_t tid, uint64_t ts);
+/* Is d->ranges.v[i] an operation range? */
+bool gp_ops_is_op(const struct rank_data *d, const gp_ops_t *ix, size_t i);
+void gp_ops_free(gp_ops_t *ix);
 
 /* Is this range domain (a string of the rank file) the operations'? */
 bool gp_is_ops_domain(const char *domain);

@@ -17,9 +17,14 @@
  * ranges as user_annotation; each step as a "ProfilerStep#N" annotation on the steps'
  * thread (HTA's iterations), from whatever found the steps; copies and sets with Kineto's
  * "bytes" and "memory bandwidth (GB/s)" (HTA's memory bandwidth analysis); flows ac2g by
- * correlation, unique within the file. Kernels carry no launch configuration (grid, block,
- * registers, shared memory): the rank file does not record it (doc/format.md). */
+ * correlation, unique within the file; kernels with Kineto's launch configuration ("grid",
+ * "block", "registers per thread", "shared memory") where the collector recorded it; the
+ * framework operations gpuprof attributes kernels to (PyTorch's operation ranges,
+ * attribution.h) as cpu_op slices whose "External id" their launch calls and kernels
+ * carry, as Kineto links an operator to its kernels. */
 #include "config.h"
+#include "attribution.h"
+#include "event.h"
 #include "names.h"
 #include "job.h"
 #include "outfile.h"
@@ -52,6 +57,7 @@ typedef struct {
 	uint64_t budget, spent; /* events this rank may write */
 	const rank_data_t *d;
 	u64map_t tids; /* Chrome: the program's thread id + 1 -> its number in the rank, 1.. */
+	gp_ops_t ops;  /* Kineto: the operation ranges (attribution.h), exported as cpu_op */
 } ctx_t;
 
 #define STREAM_TID(s) (1000000ull + (s))
@@ -254,6 +260,25 @@ static void export_names(ctx_t *c)
 	u64map_free(&seen);
 }
 
+/* An operation range ("linear @ train.py:34 (step)", attribution.h) as Kineto writes a
+ * framework operation: a cpu_op slice named by the operation, its "External id" (the
+ * range's position + 1, unique in the file) on the launch calls and GPU work it owns
+ * (export_work), so HTA's call graph, frequent kernel patterns and operator statistics
+ * find the kernels under it; the user's line in "source". */
+static void cpu_op(ctx_t *c, const range_t *g, size_t i)
+{
+	const char *n = name_of(c->d, g->name), *at = strstr(n, " @ ");
+	char op[512];
+	snprintf(op, sizeof(op), "%.*s", at ? (int)(at - n) : (int)strlen(n), n);
+	slice(c, "cpu_op", tid_of(c, g->tid), g->start, g->end - g->start, op);
+	fprintf(c->out, ", \"args\": {\"External id\": %zu", i + 1);
+	if (at) {
+		fputs(", \"source\": ", c->out);
+		gp_json_str(c->out, at + 3);
+	}
+	fputs("}}", c->out);
+}
+
 /* NVTX ranges, the ones still open at the end, and marks. */
 static void export_ranges(ctx_t *c, int index)
 {
@@ -265,6 +290,10 @@ static void export_ranges(ctx_t *c, int index)
 		const range_t *g = &d->ranges.v[i];
 		if (!in_window(c, g->start, g->end) || !spend(c))
 			continue;
+		if (c->kineto && c->ops.ops.n && gp_ops_is_op(d, &c->ops, i)) {
+			cpu_op(c, g, i);
+			continue;
+		}
 		if (g->depth == 1000 && !c->kineto) {
 			/* start/end ranges need not nest (PyTorch's backward layer ranges overlap):
 			 * async slices, which Perfetto lays out on tracks of their own */
@@ -314,6 +343,22 @@ static void export_ranges(ctx_t *c, int index)
 	}
 }
 
+/* A kernel's launch configuration under Kineto's keys (its CUPTI kernel record's grid,
+ * block, registers per thread, static + dynamic shared memory per block), which HTA's
+ * kernel analyses read; nothing where the collector did not record it. */
+static void launch_args(ctx_t *c, const kern_t *k)
+{
+	unsigned v[9];
+	const char *s = k->launch ? gp_symtab_str(&c->d->sym, (uint32_t)k->launch) : NULL;
+	if (!s || sscanf(s, GP_LAUNCH_FMT, &v[0], &v[1], &v[2], &v[3], &v[4], &v[5], &v[6], &v[7],
+	                 &v[8]) != 9)
+		return;
+	fprintf(c->out,
+	        ", \"grid\": [%u, %u, %u], \"block\": [%u, %u, %u], \"registers per thread\": "
+	        "%u, \"shared memory\": %llu",
+	        v[0], v[1], v[2], v[3], v[4], v[5], v[6], (unsigned long long)v[7] + v[8]);
+}
+
 /* GPU work, and the launch calls that made it joined by flows. */
 static void export_work(ctx_t *c)
 {
@@ -354,8 +399,13 @@ static void export_work(ctx_t *c)
 		if (k->kind != 0) /* Kineto's keys, which HTA's memory bandwidth analysis reads */
 			fprintf(out, ", \"bytes\": %" PRIu64 ", \"memory bandwidth (GB/s)\": %.3f",
 			        k->bytes, k->dur ? (double)k->bytes / (double)k->dur : 0.0);
-		fputs("}}", out);
+		else
+			launch_args(c, k);
 		const api_t *a = gp_rd_launch(d, k);
+		size_t op = a && c->ops.ops.n ? gp_ops_owner(d, &c->ops, a->tid, a->start) : 0;
+		if (op)
+			fprintf(out, ", \"External id\": %zu", op);
+		fputs("}}", out);
 		uint64_t had;
 		/* one flow per launch call: a graph launch's many kernels share its
 		 * correlation, and the flow goes to the first of them */
@@ -384,9 +434,14 @@ static void export_work(ctx_t *c)
 		}
 		slice(c, a->domain == 1 ? "cuda_runtime" : "cuda_driver", tid_of(c, a->tid),
 		      a->start, a->dur, n);
-		fprintf(out, ", \"args\": {\"correlation\": %" PRIu64 ", \"cbid\": %u}}", a->corr,
+		fprintf(out, ", \"args\": {\"correlation\": %" PRIu64 ", \"cbid\": %u", a->corr,
 		        a->cbid);
-		if (a->corr && u64map_get(&flowed, a->corr + 1, &v)) {
+		bool made = a->corr && u64map_get(&flowed, a->corr + 1, &v);
+		size_t op = made && c->ops.ops.n ? gp_ops_owner(d, &c->ops, a->tid, a->start) : 0;
+		if (op) /* the operation its GPU work ran for, as on that work */
+			fprintf(out, ", \"External id\": %zu", op);
+		fputs("}}", out);
+		if (made) {
 			fprintf(out,
 			        ",\n{\"ph\": \"s\", \"cat\": \"ac2g\", \"name\": \"ac2g\", \"id\": "
 			        "%" PRIu64 ", \"pid\": %d, \"tid\": %u, ",
@@ -487,11 +542,14 @@ static void export_counters(ctx_t *c)
 
 static void export_rank(ctx_t *c, int index, const char *step_source)
 {
+	if (c->kineto)
+		gp_ops_index(c->d, &c->ops);
 	export_names(c);
 	export_ranges(c, index);
 	export_work(c);
 	export_steps(c, step_source);
 	export_counters(c);
+	gp_ops_free(&c->ops);
 }
 
 /* The ranks --ranks selects (all without it) and the earliest realtime among them (the

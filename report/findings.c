@@ -44,7 +44,9 @@ static bool measure(const gp_rule_ctx_t *c, const gp_rule_t *rule, unsigned i, g
 	memset(s, 0, sizeof(*s));
 	s->bound_ms = -1;
 	s->tracer_how = "";
-	if (!rule->size(c, &c->job->ranks[i], i, s))
+	gp_rule_ctx_t rc = *c;
+	rc.rule = rule;
+	if (!rule->size(&rc, &c->job->ranks[i], i, s))
 		return false;
 	if (!sized_time(rule))
 		return true;

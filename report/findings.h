@@ -55,6 +55,7 @@ typedef struct gp_rule gp_rule_t;
 typedef struct gp_rule_ctx {
 	gp_job_t *job;
 	void *state;
+	const struct gp_rule *rule; /* the rule whose size() runs: rules that share one */
 } gp_rule_ctx_t;
 
 struct gp_rule {

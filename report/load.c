@@ -218,7 +218,10 @@ static void feed_work(rank_data_t *d, gp_rank_t *r, const gp_event_t *e)
 		k.name = e->type == GP_EV_KERNEL ? (uint32_t)e->b : 0;
 		k.copykind = e->type == GP_EV_MEMCPY ? (uint8_t)e->u16 : 0;
 		k.memkinds = e->type == GP_EV_MEMCPY ? (uint8_t)(e->u16 >> 8) : 0;
-		k.bytes = e->type == GP_EV_KERNEL ? 0 : e->b;
+		if (e->type == GP_EV_KERNEL)
+			k.launch = e->tid;
+		else
+			k.bytes = e->b;
 		k.device = e->u8;
 		if (e->type == GP_EV_KERNEL)
 			r->gpu.kernels_total++;

@@ -182,18 +182,21 @@ typedef struct {
 	uint8_t dev, is_free;
 } mev_t;
 
-/* The snapshot PyTorch left for rank r: at exit, else at its OOM, else at its peak; the
- * name comes from the rank file, so only a plain "rank*.pickle" beside it is taken, and
- * it is opened here, not by name in the merge: a regular file of the job directory's
- * owner, never through a link (root's export copied a root-only file a user's link
- * named) nor waiting on a FIFO. The descriptor (O_CLOEXEC), or -1. */
-static int torch_snapshot(const gp_job_t *job, const gp_rank_t *r)
+/* A snapshot PyTorch left for rank r: which 0 at exit, 1 at its OOM, 2 at its peak (the
+ * merge takes the first of them whose trace holds events: the integration records the
+ * allocator's history in windows, and PyTorch empties the trace when it stops, so the exit
+ * one often has none). The name comes from the rank file, so only a plain "rank*.pickle"
+ * beside it is taken, and it is opened here, not by name in the merge: a regular file of
+ * the job directory's owner, never through a link (root's export copied a root-only file
+ * a user's link named) nor waiting on a FIFO. The descriptor (O_CLOEXEC), or -1. */
+static int torch_snapshot(const gp_job_t *job, const gp_rank_t *r, int which)
 {
 	char path[4400];
 	const struct gp_torch *t = &r->torch;
-	const char *name = t->snap_exit.s  ? gp_txt(t->snap_exit)
-	                   : t->snap_oom.s ? gp_txt(t->snap_oom)
-	                                   : gp_txt(t->snap_peak);
+	const gp_text_t *nm = which == 0   ? &t->snap_exit
+	                      : which == 1 ? &t->snap_oom
+	                                   : &t->snap_peak;
+	const char *name = nm->s ? gp_txt(*nm) : "";
 	size_t n = strlen(name);
 	if (!n || strchr(name, '/') || strncmp(name, "rank", 4) || n < 8 ||
 	    strcmp(name + n - 7, ".pickle"))
@@ -215,8 +218,8 @@ static int torch_snapshots(const gp_job_t *job, FILE *o, const gp_ranks_t *sel, 
 		return 1;
 	/* python3 -I script --layout=L, then one argument per rank */
 	enum { FIXED = 4 };
-	char **argv = calloc(job->nranks + FIXED + 1, sizeof(char *));
-	int *fds = calloc(job->nranks + 1, sizeof(int));
+	char **argv = calloc(3 * job->nranks + FIXED + 1, sizeof(char *));
+	int *fds = calloc(3 * job->nranks + 1, sizeof(int));
 	unsigned n = 0, without = 0;
 	if (!argv || !fds) {
 		free(argv);
@@ -231,21 +234,24 @@ static int torch_snapshots(const gp_job_t *job, FILE *o, const gp_ranks_t *sel, 
 		const gp_rank_t *r = &job->ranks[i];
 		if (!all && !gp_ranks_contains(sel, (uint32_t)r->id.rank))
 			continue;
-		int fd = torch_snapshot(job, r);
-		if (fd < 0) {
-			without++;
-			continue;
+		unsigned had = n;
+		for (int which = 0; which < 3; which++) {
+			static const char *const when[] = {"exit", "oom", "peak"};
+			int fd = torch_snapshot(job, r, which);
+			if (fd < 0)
+				continue;
+			/* the merge reads the descriptor opened here (/proc/self/fd/N reopens
+			 * that file, not the name); one label per rank, its candidates in order */
+			size_t need = 128;
+			if (!(argv[n] = malloc(need))) {
+				close(fd);
+				break;
+			}
+			fds[n - FIXED] = fd;
+			snprintf(argv[n++], need, "rank %d step %.32s@%s=/proc/self/fd/%d",
+			         r->id.rank, r->id.step, when[which], fd);
 		}
-		/* the merge reads the descriptor opened here (/proc/self/fd/N reopens that
-		 * file, not the name) */
-		size_t need = 128;
-		if (!(argv[n] = malloc(need))) {
-			close(fd);
-			break;
-		}
-		fds[n - FIXED] = fd;
-		snprintf(argv[n++], need, "rank %d step %.32s=/proc/self/fd/%d", r->id.rank,
-		         r->id.step, fd);
+		without += n == had;
 	}
 	int rc = 1;
 	if (n > FIXED && without) /* said, not silently left out */

@@ -34,7 +34,11 @@ typedef struct kern {
 	uint8_t device;
 	uint8_t memkinds; /* a copy's source memory kind | destination's << 4 (GP_MEM_*; 0:
 	                     not recorded, files of gpuprof 0.1.1 and before) */
-	uint64_t bytes;   /* copies and sets: bytes */
+	union {
+		uint64_t bytes;  /* copies and sets: bytes */
+		uint64_t launch; /* kernels: the launch configuration's string id (GP_LAUNCH_FMT;
+		                    0: not recorded) */
+	};
 } kern_t;
 /* What only the exports draw: NVML samples, NVTX marks. */
 typedef struct nvml_sample {

@@ -193,32 +193,11 @@ static const gp_rule_t *outcome_rule(const gp_job_t *job, const gp_rank_t *r)
 	                   : &gp_rule_failed;
 }
 
-static bool outcome_is(const gp_rule_ctx_t *c, const gp_rank_t *r, const gp_rule_t *rule,
-                       gp_size_t *s)
+/* The five share one size: the rank's ending is the rule's (outcome_rule). */
+static bool outcome_size(const gp_rule_ctx_t *c, const gp_rank_t *r, unsigned i, gp_size_t *s)
 {
 	s->score = 1;
-	return outcome_rule(c->job, r) == rule;
-}
-
-static bool oom_size(const gp_rule_ctx_t *c, const gp_rank_t *r, unsigned i, gp_size_t *s)
-{
-	return outcome_is(c, r, &gp_rule_cuda_oom, s);
-}
-static bool time_limit_size(const gp_rule_ctx_t *c, const gp_rank_t *r, unsigned i, gp_size_t *s)
-{
-	return outcome_is(c, r, &gp_rule_time_limit, s);
-}
-static bool incomplete_size(const gp_rule_ctx_t *c, const gp_rank_t *r, unsigned i, gp_size_t *s)
-{
-	return outcome_is(c, r, &gp_rule_incomplete, s);
-}
-static bool killed_size(const gp_rule_ctx_t *c, const gp_rank_t *r, unsigned i, gp_size_t *s)
-{
-	return outcome_is(c, r, &gp_rule_killed, s);
-}
-static bool failed_size(const gp_rule_ctx_t *c, const gp_rank_t *r, unsigned i, gp_size_t *s)
-{
-	return outcome_is(c, r, &gp_rule_failed, s);
+	return outcome_rule(c->job, r) == c->rule;
 }
 
 static const char outcome_threshold[] =
@@ -358,11 +337,11 @@ static void launcher_findings(gp_rule_ctx_t *c)
 	}
 }
 
-#define OUTCOME_RULE(ID, NAME, FIRES, ADVICE, SIZE, DESCRIBE, JOB)                                 \
+#define OUTCOME_RULE(ID, NAME, FIRES, ADVICE, DESCRIBE, JOB)                                       \
 	{                                                                                          \
 		.id = ID, .name = NAME, .tier = GP_F_OUTCOME, .role = GP_ROLE_CAUSE,               \
 		.select = GP_SELECT_EACH, .saving_th = -1, .fires = FIRES, .saves = "-",           \
-		.advice = ADVICE, .size = SIZE, .describe = DESCRIBE, .job_findings = JOB,         \
+		.advice = ADVICE, .size = outcome_size, .describe = DESCRIBE, .job_findings = JOB, \
 	}
 
 /* The five are one group run rank by rank (a rank's ending is one of them, in this order
@@ -373,33 +352,33 @@ const gp_rule_t gp_rule_cuda_oom = OUTCOME_RULE(
     "of memory (API record return value 2), or PyTorch said it ran out",
     "The GPU ran out of memory: reduce the batch or sequence, free what is kept across steps, "
     "or use activation checkpointing or sharding.",
-    oom_size, oom_describe, NULL);
+    oom_describe, NULL);
 const gp_rule_t gp_rule_time_limit = OUTCOME_RULE(
     "time_limit", "stopped at the time limit",
     "sacct's State is TIMEOUT (the report has it with `--sacct` or a job id) and a rank did "
     "not end cleanly; with the last step reached",
     "Ask for the time the run needs (--time), or checkpoint on SIGTERM (sbatch "
     "--signal=B:TERM@60) and resubmit from the checkpoint.",
-    time_limit_size, time_limit_describe, NULL);
+    time_limit_describe, NULL);
 const gp_rule_t gp_rule_incomplete = OUTCOME_RULE(
     "incomplete", "ended without a record of how",
     "a rank (or a launcher, torchrun) leaves no end record; with the last step reached",
     "The program did not end: check sacct's State (TIMEOUT, CANCELLED, NODE_FAIL) for the "
     "job.",
-    incomplete_size, incomplete_describe, NULL);
+    incomplete_describe, NULL);
 const gp_rule_t gp_rule_killed = OUTCOME_RULE(
     "killed", "killed by a signal",
     "a rank (or a launcher) dies of a signal; with the last step reached",
     "A signal ended the program: Slurm at the time limit or scancel, or the kernel's OOM "
     "killer.",
-    killed_size, failed_describe, NULL);
+    failed_describe, NULL);
 const gp_rule_t gp_rule_failed = OUTCOME_RULE(
     "failed", "exited non-zero",
     "a rank (or a launcher) exits non-zero; with the last step reached (a launcher's worker "
     "holding the task's rank: its own exit status)",
     "The program failed: read its output; the report's figures cover the run up to the "
     "failure.",
-    failed_size, failed_describe, launcher_findings);
+    failed_describe, launcher_findings);
 
 /* ---- GPU faults ---- */
 

@@ -27,6 +27,7 @@
 #include "config.h"
 #include "cupti_int.h"
 #include "modes.h"
+#include "strhash.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -222,6 +223,36 @@ static void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t streamId, uint8_t 
 }
 
 static gp_xlate_t xlate; /* set once by gp_cupti_start */
+
+/* Kernels' launch configurations (records.c) share the string table with the kernel names;
+ * a program whose shapes change from call to call (variable batch or sequence lengths) has
+ * as many grids as shapes. Past LAUNCH_KEEP distinct ones in a process a kernel's record
+ * names none (tid 0), so they never crowd the names out. A set of their hashes, lock-free
+ * (buffers may complete on several threads); a forked child starts with its parent's. */
+#define LAUNCH_KEEP 4096
+static _Atomic uint64_t launch_seen[2 * LAUNCH_KEEP];
+static _Atomic uint32_t launch_kept;
+
+static uint32_t intern_launch(const char *s, size_t len)
+{
+	uint64_t h = gp_strhash(s, len) | 1; /* 0 marks a free slot */
+	uint32_t idx = (uint32_t)h & (2 * LAUNCH_KEEP - 1);
+	for (int p = 0; p < 32; p++, idx = (idx + 1) & (2 * LAUNCH_KEEP - 1)) {
+		uint64_t v = atomic_load_explicit(&launch_seen[idx], memory_order_relaxed);
+		if (v == h)
+			return xlate.intern(s, len);
+		if (v)
+			continue;
+		if (atomic_fetch_add_explicit(&launch_kept, 1, memory_order_relaxed) >= LAUNCH_KEEP)
+			return 0;
+		uint64_t zero = 0;
+		if (atomic_compare_exchange_strong_explicit(
+		        &launch_seen[idx], &zero, h, memory_order_relaxed, memory_order_relaxed) ||
+		    zero == h)
+			return xlate.intern(s, len);
+	}
+	return 0;
+}
 
 /* A window's kernel launch calls and the kernel records that came of them: CUPTI writes
  * a kernel's record when it has run, so a detach waits until every launch has one (a
@@ -828,6 +859,7 @@ __attribute__((visibility("default"))) int gp_cupti_start(const gp_inject_api_t 
 	gp_cu_api = a;
 	xlate = (gp_xlate_t){.gen = a->gen,
 	                     .intern = a->intern,
+	                     .intern_launch = intern_launch,
 	                     .api_captured = api_captured,
 	                     .profiler_by_callback = false};
 	uint32_t ver = 0;

@@ -60,9 +60,11 @@ typedef struct gp_xlate {
 	 * record of the previous epoch is processed (read and written with __atomic) */
 	uint32_t gen;
 	uint32_t (*intern)(const char *s, size_t len); /* kernel names */
-	bool (*api_captured)(uint64_t ts);             /* NULL: every API record */
-	bool profiler_by_callback; /* cudaProfilerStart/Stop came through the callback */
-	bool api_listed_only;      /* whole API kinds enabled: drop calls not in the table */
+	/* launch configurations: as intern, but 0 past a bound (cupti.c); NULL: none */
+	uint32_t (*intern_launch)(const char *s, size_t len);
+	bool (*api_captured)(uint64_t ts); /* NULL: every API record */
+	bool profiler_by_callback;         /* cudaProfilerStart/Stop came through the callback */
+	bool api_listed_only; /* whole API kinds enabled: drop calls not in the table */
 } gp_xlate_t;
 /* One activity record as an event; false for a record that gives none (a kind not
  * read, an API call made while cuda capture was off). */

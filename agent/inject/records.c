@@ -8,6 +8,47 @@
 
 #include <string.h>
 
+/* Decimal digits of v at p; returns the end. */
+static char *put_uint(char *p, uint32_t v)
+{
+	char tmp[10];
+	int n = 0;
+	do
+		tmp[n++] = (char)('0' + v % 10);
+	while ((v /= 10) != 0);
+	while (n)
+		*p++ = tmp[--n];
+	return p;
+}
+
+/* A kernel's launch configuration as the string its record names (GP_LAUNCH_FMT in
+ * event.h): "grid X,Y,Z block X,Y,Z regs R smem STATIC+DYNAMIC". A string, interned like
+ * the kernel names, because a program launches few distinct ones: each is written once
+ * and a kernel record carries its id (tid), 1-2 bytes on disk. Formatted by hand: this runs
+ * for every kernel record on CUPTI's thread. */
+static size_t launch_text(const CUpti_ActivityKernel10 *k, char *out)
+{
+	const uint32_t v[] = {(uint32_t)k->gridX,
+	                      (uint32_t)k->gridY,
+	                      (uint32_t)k->gridZ,
+	                      (uint32_t)k->blockX,
+	                      (uint32_t)k->blockY,
+	                      (uint32_t)k->blockZ,
+	                      k->registersPerThread,
+	                      (uint32_t)k->staticSharedMemory,
+	                      (uint32_t)k->dynamicSharedMemory};
+	static const char *const sep[] = {"grid ", ",",      ",",      " block ", ",",
+	                                  ",",     " regs ", " smem ", "+"};
+	char *p = out;
+	for (int i = 0; i < 9; i++) {
+		for (const char *s = sep[i]; *s; s++)
+			*p++ = *s;
+		p = put_uint(p, v[i]);
+	}
+	*p = 0;
+	return (size_t)(p - out);
+}
+
 /* What every record of work on a stream carries: when, its correlation, where. */
 static gp_event_t on_stream(unsigned type, uint64_t start, uint64_t end, const gp_xlate_t *x,
                             uint32_t corr, uint32_t stream, uint32_t device)
@@ -30,6 +71,9 @@ bool gp_cupti_translate(const CUpti_Activity *r, const gp_xlate_t *x, gp_event_t
 		e = on_stream(GP_EV_KERNEL, k->start, k->end, x, k->correlationId, k->streamId,
 		              k->deviceId);
 		e.b = x->intern(k->name, strnlen(k->name, GP_STRING_MAX));
+		char launch[GP_LAUNCH_MAX];
+		if (x->intern_launch)
+			e.tid = x->intern_launch(launch, launch_text(k, launch));
 		break;
 	}
 	case CUPTI_ACTIVITY_KIND_MEMCPY: {

@@ -3,7 +3,14 @@ _gpuprof.py writes beside the rank files), into one memory_viz pickle with a dev
 rank and GPU: `gpuprof export --format=memviz` runs it with plain python3 -I (a snapshot
 holds only dicts, lists, strings and numbers; torch is not needed).
 
-    python3 -I _gpuprof_merge.py [--layout=2|1.13] LABEL=PATH... > merged.pickle
+    python3 -I _gpuprof_merge.py [--layout=2|1.13] LABEL[@WHEN]=PATH... > merged.pickle
+
+Arguments with one LABEL are one rank's snapshots (WHEN: exit, oom, peak), in the order
+they are preferred; the first whose trace holds events is taken, else the first. The
+integration records the allocator's history in windows, and PyTorch empties the trace when
+recording stops: a snapshot taken outside a window has none, and memory_viz's Active
+Memory Timeline then draws the blocks live at that moment as one flat band; the peak's,
+taken inside a window, draws each allocation and free with its stack.
 
 --layout=1.13 writes what PyTorch 1.13's python -m torch.cuda._memory_viz reads: the list
 of segments (torch.cuda.memory_snapshot()), each allocated block's call stack in its
@@ -36,19 +43,53 @@ def _as_113(segments):
     return segments
 
 
+def _load(path):
+    with open(path, "rb") as f:
+        snap = _Plain(f).load()
+    if isinstance(snap, list):  # PyTorch 1.13's torch.cuda.memory_snapshot()
+        snap = {"segments": snap}
+    if not isinstance(snap, dict):
+        raise ValueError("%s: not a memory snapshot" % path)
+    return snap
+
+
+def _chosen(args):
+    """Each rank's snapshot (label, snapshot, note): the first of its candidates whose
+    trace holds an event, else its first."""
+    ranks, order = {}, []
+    for arg in args:
+        label, _, path = arg.partition("=")
+        label, _, when = label.partition("@")
+        if label not in ranks:
+            ranks[label] = []
+            order.append(label)
+        ranks[label].append((when, path))
+    for label in order:
+        cands = ranks[label]
+        took, empty = None, []
+        for when, path in cands:
+            snap = _load(path)
+            if any(snap.get("device_traces") or []):
+                took = (when, snap)
+                break
+            empty.append(when or "?")
+        note = ""
+        if took is None:
+            took = (cands[0][0], _load(cands[0][1]))
+            if took[0]:
+                note = " (%s snapshot; no trace in any: the allocator history was off)" % took[0]
+        elif empty:
+            note = " (%s snapshot: the %s one's trace is empty, the allocator history " \
+                   "was off then)" % (took[0], "/".join(empty))
+        yield label, took[1], note
+
+
 def main(args):
     segments, traces, settings, names = [], [], None, []
     layout = "2"
     if args and args[0].startswith("--layout="):
         layout = args.pop(0).partition("=")[2]
-    for arg in args:
-        label, _, path = arg.partition("=")
-        with open(path, "rb") as f:
-            snap = _Plain(f).load()
-        if isinstance(snap, list):  # PyTorch 1.13's torch.cuda.memory_snapshot()
-            snap = {"segments": snap}
-        if not isinstance(snap, dict):
-            raise ValueError("%s: not a memory snapshot" % path)
+    for label, snap, note in _chosen(args):
         own = {}  # this snapshot's device -> merged index
         old = snap.get("device_traces") or []
         for seg in snap.get("segments") or []:
@@ -56,14 +97,14 @@ def main(args):
             if dev not in own:
                 own[dev] = len(traces)
                 traces.append(old[dev] if isinstance(dev, int) and dev < len(old) else [])
-                names.append("device %d = %s cuda:%s" % (own[dev], label, dev))
+                names.append("device %d = %s cuda:%s%s" % (own[dev], label, dev, note))
             seg["device"] = own[dev]
             segments.append(seg)
         for dev, tr in enumerate(old):  # a device with a trace but no segment left
             if dev not in own and tr:
                 own[dev] = len(traces)
                 traces.append(tr)
-                names.append("device %d = %s cuda:%s" % (own[dev], label, dev))
+                names.append("device %d = %s cuda:%s%s" % (own[dev], label, dev, note))
         if settings is None:
             settings = snap.get("allocator_settings")
     if layout == "1.13":

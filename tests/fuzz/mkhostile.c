@@ -18,6 +18,11 @@
  *             a memory_viz pickle it left beside the file: rank0.torch-exit.pickle
  *   samelaunch N launches of one kernel, every one with the same duration and launch
  *             latency (a launch loop: medians over equal values)
+ *   ops       N steps of a PyTorch program without NVTX (steps from optimizer.step()),
+ *             each with the integration's operation ranges (ops_step): a copy of 1 MiB,
+ *             linear's 2 kernels, relu's 1, backward() whose autograd thread launches 1
+ *             outside every range; kernels with their launch configuration but the
+ *             autograd thread's (as an older collector wrote them)
  * The good steps of "absurd" are 10 ms apart with a 4 ms kernel: a reader that ignores
  * the impossible records reports 10 ms steps and counts 4N bad records. */
 #include "config.h"
@@ -61,6 +66,59 @@ static void allocs(uint64_t n, bool freed)
 		if (freed)
 			gp_rf_append(w, &e);
 	}
+}
+
+/* A launch call (runtime API, class launch) on thread tid and the GPU work it made:
+ * kind GP_EV_KERNEL (name, launch configuration string) or GP_EV_MEMCPY (bytes, HtoD). */
+static uint64_t ops_corr = 1000;
+static void ops_launch(uint32_t tid, uint64_t t, unsigned kind, uint64_t name_or_bytes,
+                       uint32_t launch)
+{
+	gp_event_t a = {.type = GP_EV_API,
+	                .tid = tid,
+	                .ts = t,
+	                .a = 3000,
+	                .c = ++ops_corr,
+	                .u8 = 1,
+	                .u16 = GP_API_LAUNCH};
+	a.b = kind == GP_EV_KERNEL ? 211 : 41; /* cudaLaunchKernel, cudaMemcpyAsync */
+	gp_rf_append(w, &a);
+	gp_event_t k = {.type = (uint8_t)kind,
+	                .ts = t + 20000,
+	                .a = 100000,
+	                .b = name_or_bytes,
+	                .c = ops_corr,
+	                .d = 7,
+	                .tid = launch};
+	if (kind == GP_EV_MEMCPY)
+		k.u16 = 1 | 2 << 8 | 3 << 12; /* HtoD, pinned to device */
+	gp_rf_append(w, &k);
+}
+
+static void ops_range(uint32_t tid, uint64_t t0, uint64_t t1, uint32_t name, uint64_t id)
+{
+	put(GP_EV_NVTX_START, tid, t0, name, 5, id, 0); /* domain 5: "pytorch.ops" */
+	put(GP_EV_NVTX_END, tid, t1, 0, 0, id, 0);
+}
+
+/* One 10 ms step of the "ops" case: to (1 MiB copy), linear (2 kernels), relu (1),
+ * backward() on thread 1 while thread 2 (autograd's) launches 1 kernel with no range of
+ * its own; then optimizer.step() returns (the step's end: no NVTX in this program). */
+static void ops_step(uint64_t i)
+{
+	uint64_t t = MONO + i * 10000000ull, id = i * 8;
+	ops_range(1, t + 100000, t + 400000, 10, id + 1);
+	ops_launch(1, t + 200000, GP_EV_MEMCPY, 1 << 20, 0);
+	ops_range(1, t + 1000000, t + 2000000, 11, id + 2);
+	ops_launch(1, t + 1100000, GP_EV_KERNEL, 2, 20);
+	ops_launch(1, t + 1500000, GP_EV_KERNEL, 2, 20);
+	ops_range(1, t + 2100000, t + 2500000, 12, id + 3);
+	ops_launch(1, t + 2200000, GP_EV_KERNEL, 3, 21);
+	ops_range(1, t + 3000000, t + 6000000, 13, id + 4);
+	ops_launch(2, t + 4000000, GP_EV_KERNEL, 4, 0); /* a collector without launch config */
+	gp_event_t f = {
+	    .type = GP_EV_FW, .u8 = GP_FW_OPT_END, .tid = 1, .ts = t + 9000000, .c = i + 1};
+	gp_rf_append(w, &f);
 }
 
 static void step(uint64_t i, uint32_t name)
@@ -196,6 +254,23 @@ int main(int argc, char **argv)
 			put(GP_EV_API, 1, t, 1000, 211, 100 + i, 0); /* dur, cbid, corr */
 			put(GP_EV_KERNEL, 0, t + 2000, 5000, 1, 100 + i, 7);
 		}
+	} else if (!strcmp(what, "ops")) {
+		gp_rf_append_string(w, 2, "ampere_sgemm_128x64_nn");
+		gp_rf_append_string(w, 3, "relu_kernel");
+		gp_rf_append_string(w, 4, "gemm_bwd");
+		gp_rf_append_string(w, 5, "pytorch.ops");
+		gp_rf_append_string(w, 10, "to @ train.py:9 (step)");
+		gp_rf_append_string(w, 11, "linear @ train.py:10 (step)");
+		gp_rf_append_string(w, 12, "relu @ train.py:11 (step)");
+		gp_rf_append_string(w, 13, "backward @ train.py:12 (step)");
+		char cfg[GP_LAUNCH_MAX];
+		snprintf(cfg, sizeof(cfg), GP_LAUNCH_FMT, 128u, 2u, 1u, 256u, 1u, 1u, 96u, 16384u,
+		         32768u);
+		gp_rf_append_string(w, 20, cfg);
+		snprintf(cfg, sizeof(cfg), GP_LAUNCH_FMT, 4096u, 1u, 1u, 512u, 1u, 1u, 16u, 0u, 0u);
+		gp_rf_append_string(w, 21, cfg);
+		for (uint64_t i = 0; i < n; i++)
+			ops_step(i);
 	} else if (!strcmp(what, "moving")) {
 		/* almost periodic (issue 51): 10 steps of N launches of one kernel and one of
 		 * another at a place in the step that moves from step to step (pseudo-random);

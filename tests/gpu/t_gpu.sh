@@ -78,6 +78,19 @@ if [ -x "$K" ]; then
 	"$B/gpuprof" export --format=chrome --output="$T/known.json" "$T/known" &&
 		grep -q "stream $sid: known_stream" "$T/known.json"
 	ok $? "the Chrome trace names the track after the user's name"
+	# launch configuration and copy bytes against the program's source: 10 launches of
+	# inc<<<4096, 256, 0>>>, 3 cudaMemcpy of 4 MiB (issue 50)
+	"$B/gpuprof" export --format=kineto --output="$T/known.kt" "$T/known" 2>/dev/null
+	python3 - "$T/known.kt/step0/rank0.json" <<'PY'
+import json, sys
+ev = json.load(open(sys.argv[1]))["traceEvents"]
+k = [e["args"] for e in ev if e.get("cat") == "kernel"]
+assert len(k) == 10 and all(a["grid"] == [4096, 1, 1] and a["block"] == [256, 1, 1] and a["shared memory"] == 0
+                            and a["registers per thread"] > 0 for a in k), k[:2]
+c = [e["args"]["bytes"] for e in ev if e.get("cat") == "gpu_memcpy"]
+assert c == [4 << 20] * 3, c
+PY
+	ok $? "the Kineto export: each kernel's grid [4096,1,1], block [256,1,1], shared memory 0, registers; 3 copies of 4 MiB"
 	# its 10 kernels launched from main (no steps: the whole run), each with its call site
 	got=$("$B/gpuprof" report --format=json "$T/known" | python3 -c '
 import json, sys
@@ -89,7 +102,7 @@ print(a["framework"], a["kernels_without_site"], rows)')
 	*) ok 1 "kernel time by native caller: main, 10 kernels, 10 launches ($got)" ;;
 	esac
 else
-	for _ in 1 2 3 4; do skip "known_counts not built (bench/gpu-carry.sh builds it)"; done
+	for _ in 1 2 3 4 5; do skip "known_counts not built (bench/gpu-carry.sh builds it)"; done
 fi
 
 # living with other tools: the user's profiler wins, gpuprof keeps NVTX and timing

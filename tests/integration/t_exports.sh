@@ -289,4 +289,109 @@ if [ -x "$B/tests/nvtx/nvtx_client" ]; then
 else
 	skip "no nvtx_client built"
 fi
+
+# Kineto cpu_op events, launch configuration and copy bytes, and steps without NVTX, on a
+# synthetic PyTorch rank (mkhostile ops: 12 steps from optimizer.step(), no NVTX; each the
+# integration's operation ranges to/linear/relu/backward, a kernel of backward launched on
+# autograd's thread outside every range), held to what HTA's loader and call graph read:
+# cpu_op slices enclosing their launch calls on one thread, "External id" on the op, its
+# launch calls and kernels; Kineto's arg names (hta/configs/event_args_formats)
+"$B/tests/fuzz/mkhostile" ops 12 "$T/ops" >/dev/null
+"$B/gpuprof" export --format=kineto -o "$T/ops.kt" "$T/ops" 2>/dev/null &&
+	"$B/gpuprof" export --format=chrome -o "$T/ops.json" "$T/ops"
+ok $? "kineto and chrome exports of a PyTorch rank without NVTX"
+python3 - "$T/ops.kt/step0/rank0.json" "$T/ops.json" <<'PY'
+import collections, json, sys
+ev = json.load(open(sys.argv[1]))["traceEvents"]
+ops = [e for e in ev if e.get("cat") == "cpu_op"]
+names = collections.Counter(e["name"] for e in ops)
+assert names == {"to": 12, "linear": 12, "relu": 12, "backward": 12}, names
+assert {e["args"]["source"] for e in ops if e["name"] == "linear"} == {"train.py:10 (step)"}
+ext = {e["args"]["External id"]: e for e in ops}
+assert len(ext) == len(ops), "an External id given twice"
+rt = [e for e in ev if e.get("cat") == "cuda_runtime"]
+gpu = [e for e in ev if e.get("cat") in ("kernel", "gpu_memcpy")]
+by_corr = {e["args"]["correlation"]: e for e in rt}
+# every launch call inside an op on its own thread carries that op's id and lies inside it
+for r in rt:
+    i = r["args"].get("External id")
+    assert i in ext, r
+    o = ext[i]
+    if r["tid"] == o["tid"]:
+        assert o["ts"] <= r["ts"] and r["ts"] + r["dur"] <= o["ts"] + o["dur"], (o, r)
+# every kernel and copy carries its launch call's External id: the op it ran for
+want = {"ampere_sgemm_128x64_nn": "linear", "relu_kernel": "relu", "gemm_bwd": "backward", "Memcpy HtoD": "to"}
+for k in gpu:
+    assert ext[k["args"]["External id"]]["name"] == want[k["name"]], k
+    assert k["args"]["External id"] == by_corr[k["args"]["correlation"]]["args"]["External id"]
+# launch configuration under Kineto's names where the collector recorded it
+for k in gpu:
+    a = k["args"]
+    if k["name"] == "ampere_sgemm_128x64_nn":
+        assert a["grid"] == [128, 2, 1] and a["block"] == [256, 1, 1], a
+        assert a["registers per thread"] == 96 and a["shared memory"] == 49152, a
+    elif k["name"] == "relu_kernel":
+        assert a["grid"] == [4096, 1, 1] and a["block"] == [512, 1, 1] and a["registers per thread"] == 16 and a["shared memory"] == 0, a
+    elif k["name"] == "gemm_bwd":  # an older collector's record: no configuration, no keys
+        assert not {"grid", "block", "registers per thread", "shared memory"} & set(a), a
+    else:  # the copy: bytes and bandwidth (bytes / ns = GB/s), 1 MiB in 100 us
+        assert a["bytes"] == 1 << 20 and abs(a["memory bandwidth (GB/s)"] - 10.486) < 0.001, a
+# ProfilerStep#N from optimizer.step() without NVTX, each holding its step's ops
+steps = sorted((e for e in ev if e.get("name", "").startswith("ProfilerStep#")), key=lambda e: e["ts"])
+assert [e["name"] for e in steps] == ["ProfilerStep#%d" % i for i in range(len(steps))] and len(steps) >= 10, [e["name"] for e in steps]
+# the Chrome trace: a step track from the same source
+ch = json.load(open(sys.argv[2]))["traceEvents"]
+tn = [e["args"]["name"] for e in ch if e.get("name") == "thread_name"]
+assert "steps (optimizer)" in tn, tn
+assert len([e for e in ch if e.get("cat") == "step" and e["name"].startswith("step ")]) >= 10
+k = [e for e in ch if e.get("cat") == "kernel" and e["name"] == "ampere_sgemm_128x64_nn"]
+assert k and all(e["args"]["grid"] == [128, 2, 1] for e in k)
+print("# %d cpu_op, %d launch calls, %d GPU records, %d steps" % (len(ops), len(rt), len(gpu), len(steps)))
+PY
+ok $? "kineto: cpu_op per operation range with External id on its launches and kernels, grid/block/registers/shared memory, copy bytes and bandwidth, ProfilerStep from optimizer.step(); chrome: steps (optimizer) track, launch configuration"
+
+# memviz: a rank whose exit snapshot was taken with the allocator history off (PyTorch
+# empties the trace when recording stops: the Active Memory Timeline would draw one flat
+# band) and whose peak snapshot was taken inside a window: the peak's trace is exported
+cat >"$T/snap2.py" <<'PYEOF'
+import ctypes, os, pickle
+base = os.environ["GPUPROF_RANK_FILE"][:-4]
+fr = [{"filename": "train.py", "line": 20, "name": "step"}]
+def snap(trace):
+    blk = {"address": 8192, "size": 4096, "requested_size": 4000, "state": "active_allocated", "frames": fr}
+    return {"segments": [{"device": 0, "address": 8192, "total_size": 2 << 20, "allocated_size": 4096,
+                          "active_size": 4096, "requested_size": 4000, "stream": 0, "segment_type": "small",
+                          "blocks": [blk]}], "device_traces": [trace]}
+tr = [{"action": "alloc", "addr": 8192 + 4096, "size": 512, "stream": 0, "frames": fr},
+      {"action": "free_requested", "addr": 8192 + 4096, "size": 512, "stream": 0, "frames": fr},
+      {"action": "free_completed", "addr": 8192 + 4096, "size": 512, "stream": 0, "frames": fr}]
+lib = ctypes.CDLL(os.environ["NVTX_INJECTION64_PATH"])
+lib.gpuprof_fw_event.argtypes = [ctypes.c_uint, ctypes.c_uint, ctypes.c_uint64, ctypes.c_uint64, ctypes.c_uint64, ctypes.c_char_p]
+lib.gpuprof_fw_attach()
+for tag, why, t in (("peak", 1, tr), ("exit", 3, [])):
+    name = os.path.basename(base) + ".torch-%s.pickle" % tag
+    pickle.dump(snap(t), open(base + ".torch-%s.pickle" % tag, "wb"), protocol=4)
+    lib.gpuprof_fw_event(10, 0, why, 0, 0, name.encode())
+PYEOF
+SLURM_PROCID=0 "$B/gpuprof" run --modes=timing,nvtx -o "$T/tsnap2" -- python3 "$T/snap2.py"
+"$B/gpuprof" export --format=memviz -o "$T/tsnap2.pickle" "$T/tsnap2" 2>"$T/err"; ok $? "memviz export of a rank with an exit and a peak snapshot"
+python3 - "$T/tsnap2.pickle" <<'PY'
+import pickle, sys
+s = pickle.load(open(sys.argv[1], "rb"))
+assert len(s["device_traces"]) == 1 and [e["action"] for e in s["device_traces"][0]] == ["alloc", "free_requested", "free_completed"], s["device_traces"]
+PY
+ok $? "the peak's trace is taken where the exit snapshot's is empty (Active Memory Timeline populated)"
+grep -q "peak snapshot: the exit one's trace is empty" "$T/err"; ok $? "and the choice is said ($(cat "$T/err"))"
+# the same on a real capture: field-seed-detach (a committed GPU capture) left an exit snapshot taken with the
+# history off (an empty trace, 53 live blocks) and a peak one taken inside a window
+"$B/gpuprof" export --format=memviz -o "$T/fsd.pickle" "$F/field-seed-detach" 2>"$T/err"
+python3 - "$T/fsd.pickle" <<'PY'
+import collections, pickle, sys
+s = pickle.load(open(sys.argv[1], "rb"))
+tr = [e for t in s["device_traces"] for e in t]
+acts = collections.Counter(e["action"] for e in tr)
+assert acts["alloc"] >= 100 and acts["free_completed"] >= 50, acts
+assert sum(1 for e in tr if any(f["filename"].endswith(".py") for f in e.get("frames", []))) >= 100
+PY
+ok $? "field-seed-detach: the peak snapshot's trace (allocations and frees with Python frames), not the exit one's empty trace ($(cat "$T/err"))"
 done_testing

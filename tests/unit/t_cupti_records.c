@@ -26,7 +26,8 @@ static bool captured(uint64_t ts)
 
 int main(void)
 {
-	gp_xlate_t x = {.gen = 3, .intern = intern, .api_captured = captured};
+	gp_xlate_t x = {
+	    .gen = 3, .intern = intern, .intern_launch = intern, .api_captured = captured};
 	gp_event_t e;
 
 	/* a kernel: times, name, correlation with the generation above CUPTI's id, stream */
@@ -45,6 +46,24 @@ int main(void)
 	ok(e.c == (3ull << 32 | 0xfffffff0u), "kernel: correlation 0x%llx carries generation 3",
 	   (unsigned long long)e.c);
 	ok(e.d == 7 && e.u8 == 2, "kernel: stream %llu device %u", (unsigned long long)e.d, e.u8);
+	/* its launch configuration: CUPTI's grid, block, registers, shared memory, as a
+	 * string the kernel record names (tid), GP_LAUNCH_FMT read back by the exports */
+	ok(e.tid == 101 && !strcmp(interned[1], "grid 0,0,0 block 0,0,0 regs 0 smem 0+0"),
+	   "kernel: an unset launch configuration reads zeros (%s)", interned[1]);
+	k.gridX = 2147483647, k.gridY = 65535, k.gridZ = 3;
+	k.blockX = 1024, k.blockY = 1, k.blockZ = 64;
+	k.registersPerThread = 255, k.staticSharedMemory = 49152, k.dynamicSharedMemory = 167936;
+	ok(gp_cupti_translate((CUpti_Activity *)&k, &x, &e) && e.tid == 103 &&
+	       !strcmp(interned[3],
+	               "grid 2147483647,65535,3 block 1024,1,64 regs 255 smem 49152+167936"),
+	   "kernel: launch configuration interned (%s)", interned[3]);
+	unsigned v[9];
+	ok(sscanf(interned[3], GP_LAUNCH_FMT, &v[0], &v[1], &v[2], &v[3], &v[4], &v[5], &v[6],
+	          &v[7], &v[8]) == 9 &&
+	       v[0] == 2147483647u && v[2] == 3 && v[3] == 1024 && v[5] == 64 && v[6] == 255 &&
+	       v[7] + v[8] == 217088,
+	   "kernel: GP_LAUNCH_FMT reads it back");
+	ok(strlen(interned[3]) < GP_LAUNCH_MAX, "kernel: the longest configuration fits");
 	k.kind = CUPTI_ACTIVITY_KIND_KERNEL; /* the serial kind reads the same */
 	ok(gp_cupti_translate((CUpti_Activity *)&k, &x, &e) && e.type == GP_EV_KERNEL,
 	   "serial kernel kind too");

@@ -164,6 +164,34 @@ static void test_optimizer(void)
 	gp_live_free(l);
 }
 
+/* A worker thread's loop inside the main thread's steps (bench/mt_streams.cu's shape): the
+ * worker's 4 iterations a step repeat more often, but the steps are the main thread's. */
+static void test_worker_loop(void)
+{
+	gp_live_rank_t r = {0};
+	l = gp_live_new(1.0, 0, NULL);
+	t = 1000 * MS;
+	rec((gp_event_t){.type = GP_EV_START, .ts = t});
+	name(5, "train_step");
+	name(6, "worker_iter");
+	name(7, "monitor");
+	for (int i = 0; i < 50; i++) {
+		rec((gp_event_t){.type = GP_EV_NVTX_PUSH, .ts = t, .tid = 1, .a = 5});
+		for (int k = 0; k < 4; k++) {
+			uint64_t at = t + (uint64_t)(k + 1) * 2 * MS;
+			rec((gp_event_t){.type = GP_EV_NVTX_PUSH, .ts = at, .tid = 2, .a = 6});
+			rec((gp_event_t){.type = GP_EV_NVTX_POP, .ts = at + MS / 2, .tid = 2});
+		}
+		rec((gp_event_t){.type = GP_EV_NVTX_POP, .ts = t + 9 * MS, .tid = 1});
+		t += 10 * MS;
+	}
+	gp_live_tick(l, t, false, &r);
+	ok(r.steps == 50 && !strcmp(r.step_name, "train_step") && near(r.median_ms, 10, 0.004),
+	   "a worker's loop inside the steps is not the step: %s, %u steps, median %.3f ms",
+	   r.step_name, r.steps, r.median_ms);
+	gp_live_free(l);
+}
+
 static void test_file(void)
 {
 	gp_live_rank_t r = {0}, back;
@@ -220,6 +248,7 @@ int main(void)
 	test_steps_and_slowdown();
 	test_markers_pushes_nvml();
 	test_optimizer();
+	test_worker_loop();
 	test_file();
 	return done_testing();
 }

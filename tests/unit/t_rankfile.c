@@ -19,6 +19,8 @@ static uint64_t mix(uint64_t x)
 	return x;
 }
 
+static bool with_launch; /* kernels name their launch configuration (tid) */
+
 static gp_event_t kernel(uint64_t i)
 {
 	gp_event_t e = {0};
@@ -30,6 +32,9 @@ static gp_event_t kernel(uint64_t i)
 	e.c = 100 + i * 3 + (h >> 40) % 2;
 	e.d = 7 + ((h >> 50) % 4 == 0);
 	e.u8 = 0;
+	/* the collector's string id of the configuration: a slot of its 2^18-slot table (one
+	 * configuration per kernel name here, as a training step has) */
+	e.tid = with_launch ? (uint32_t)(mix(e.b) % (1u << 18)) + 1 : 0;
 	return e;
 }
 
@@ -88,6 +93,18 @@ int main(void)
 	stat(path, &st);
 	double per = (double)st.st_size / (double)N;
 	ok(per <= 16.0, "%.2f bytes per kernel event on disk (goal <= 16)", per);
+	char path2[96];
+	struct stat st2;
+	snprintf(path2, sizeof(path2), "%s.launch", path);
+	with_launch = true;
+	int wrc = write_file(path2, N, 0);
+	with_launch = false;
+	double per2 = wrc == 0 && stat(path2, &st2) == 0 ? (double)st2.st_size / (double)N : 99;
+	ok(per2 <= 16.0,
+	   "%.2f bytes per kernel event with its launch configuration's id (%.2f without; goal <= "
+	   "16)",
+	   per2, per);
+	unlink(path2);
 
 	ok(gp_rf_open(path, &r, err, sizeof(err)) == 0, "open");
 	is_str(gp_rf_header(r, "job"), "42", "header job");
