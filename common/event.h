@@ -29,7 +29,7 @@ enum gp_ev_type {
 	GP_EV_API = 12,    /* ts a=duration b=cbid c=correlation tid, u8=1 runtime 2 driver,
 	                      u16=GP_API_* class | return value << 8 (activity records:
 	                      0 success, 1-127 the CUDA error, 127 for larger ones),
-	                      d=stack id (GP_API_ALLOC_STACK) */
+	                      d=stack id (GP_API_ALLOC_STACK, GP_API_LAUNCH_SITE) */
 	GP_EV_ALLOC =
 	    13, /* ts a=address b=bytes c=correlation d=stack id u8=device u16=memory kind */
 	GP_EV_FREE = 14,  /* same fields as ALLOC */
@@ -153,7 +153,11 @@ enum gp_api_class {
 	GP_API_BLOCKING_COPY = 3, /* cudaMemcpy: blocks the host; a stall when device-to-host */
 	GP_API_LAUNCH = 4,        /* kernel or graph launch */
 	GP_API_ALLOC = 5,         /* device allocation (cudaMalloc, cuMemAlloc, cuMemCreate ...) */
+	GP_API_LAUNCH_SITE = 6,   /* a kernel launch's call stack (GPUPROF_LAUNCH_SITES), taken at
+	                           * its entry: c=the launch's correlation d=stack id; return
+	                           * value GP_SITE_CAP_REACHED (d=0): the window's cap, no more */
 };
+#define GP_SITE_CAP_REACHED 1u
 /* GP_EV_API u16: the class in the low byte, the call's return value above it. Runtime
  * and driver both number "out of memory" 2 (cudaErrorMemoryAllocation,
  * CUDA_ERROR_OUT_OF_MEMORY). */

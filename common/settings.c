@@ -139,7 +139,8 @@ const gp_setting_t gp_settings[] = {
      "(step)\"), its backward by the same line, for the report's kernel time by operation "
      "and by source line; a torch-function mode pushed at a window's first optimizer step "
      "and popped 3 steps later (no cost between), never once torch.compile has run (mode "
-     "layers: all along)",
+     "layers: all along); a program with no optimizer step (inference) gets them in its "
+     "top-level module calls 4-6 (a global module hook, removed after them)",
      NULL},
     {"agent_path", NULL, GP_T_STR, GP_AGENT_PATH, 0, 0, OFF(agent_path), 0,
      "the gpuprof-agent to run (plugstack.conf's agent= wins)", "the installed one"},
@@ -173,6 +174,11 @@ const gp_setting_t gp_settings[] = {
     {NULL, GP_ENV_STEP_MARKERS, GP_T_BOOL, "true", 0, 0, NOC, USER,
      "step completion markers (a CUDA event at the end of each outermost NVTX range) in "
      "modes without cuda; false: the headline is the host period",
+     NULL},
+    {NULL, GP_ENV_LAUNCH_SITES, GP_T_INT, "4096", 0, 1000000, NOC, USER,
+     "in mode cuda, in a program no framework integration names (CUDA C/C++): the call "
+     "stack of the first N kernel launches of each of the first 2 capture windows, for the "
+     "report's kernel time by calling function and source line; 0: none",
      NULL},
     {NULL, GP_ENV_CUPTI_FLUSH_MS, GP_T_INT, "0", 0, 10000, NOC, USER,
      "CUPTI's flush period in ms (10 or more); 0: 200 while kernels are traced, 1000 when "

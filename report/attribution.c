@@ -107,9 +107,33 @@ static bool *covered_steps(const rank_data_t *d, const size_t *ops, size_t nops)
 	return cov;
 }
 
-static bool counted(const rank_data_t *d, const bool *cov, uint64_t ts)
+/* The kernels and calls the tables count: in the steps the ranges covered (cov; NULL:
+ * every step), and where no steps are known (inference: the integration covers a few
+ * top-level module calls, _gpuprof_ops.py's watch_calls) from the first operation range to
+ * the last, so the rest of the run does not read as unattributed. */
+typedef struct cover {
+	bool *cov;
+	uint64_t lo, hi;
+} cover_t;
+
+static cover_t cover_of(const rank_data_t *d, const size_t *ops, size_t n)
 {
-	if (!gp_in_gwin(d, ts))
+	cover_t c = {n ? covered_steps(d, ops, n) : NULL, 0, UINT64_MAX};
+	if (d->steps.n || !n)
+		return c;
+	c.lo = UINT64_MAX, c.hi = 0;
+	for (size_t i = 0; i < n; i++) {
+		const range_t *x = &d->ranges.v[ops[i]];
+		c.lo = x->start < c.lo ? x->start : c.lo;
+		c.hi = x->end > c.hi ? x->end : c.hi;
+	}
+	return c;
+}
+
+static bool counted(const rank_data_t *d, const cover_t *c, uint64_t ts)
+{
+	const bool *cov = c->cov;
+	if (!gp_in_gwin(d, ts) || ts < c->lo || ts > c->hi)
 		return false;
 	size_t s = cov ? gp_step_at(d, ts) : 1;
 	return s && (!cov || cov[s - 1]);
@@ -206,20 +230,20 @@ void gp_pass_attribution(gp_otab_t *t, rank_data_t *d)
 	locals_t rows = {0};
 	u64map_t idx = {0};
 	gp_ops_index(d, &ix);
-	if (!ix.ops.n && xla_attribution(t, d)) {
+	if (!ix.ops.n && (xla_attribution(t, d) || gp_sites_attribution(t, d))) {
 		gp_ops_free(&ix);
 		return;
 	}
-	bool *cov = ix.ops.n ? covered_steps(d, ix.ops.v, ix.ops.n) : NULL;
+	cover_t cv = cover_of(d, ix.ops.v, ix.ops.n);
 	for (size_t i = 0; i < ix.ops.n; i++) {
 		const range_t *x = &d->ranges.v[ix.ops.v[i]];
-		local_t *l = counted(d, cov, x->start) ? local_row(&rows, &idx, x->name) : NULL;
+		local_t *l = counted(d, &cv, x->start) ? local_row(&rows, &idx, x->name) : NULL;
 		if (l)
 			l->calls++;
 	}
 	for (size_t i = 0; ix.ops.n && i < d->kerns.n; i++) {
 		const kern_t *k = &d->kerns.v[i];
-		if (k->kind != 0 || !counted(d, cov, gp_rd_launch_ts(d, k)))
+		if (k->kind != 0 || !counted(d, &cv, gp_rd_launch_ts(d, k)))
 			continue;
 		const api_t *a = gp_rd_launch(d, k);
 		const range_t *x =
@@ -233,7 +257,7 @@ void gp_pass_attribution(gp_otab_t *t, rank_data_t *d)
 	 * thread (loss.item(), print(loss), GradScaler's found_inf.item() in scaler.step) */
 	for (size_t i = 0; ix.ops.n && i < d->apis.n; i++) {
 		const api_t *a = &d->apis.v[i];
-		if (!a->sync || !counted(d, cov, a->start))
+		if (!a->sync || !counted(d, &cv, a->start))
 			continue;
 		const range_t *x = op_at(d, ix.ops.v, ix.ops.n, a->tid, a->start);
 		local_t *l = local_row(&rows, &idx, x ? x->name : 0);
@@ -251,7 +275,7 @@ void gp_pass_attribution(gp_otab_t *t, rank_data_t *d)
 		gp_otab_add(t, &row);
 	}
 	t->ranks += ix.ops.n > 0;
-	free(cov);
+	free(cv.cov);
 	gp_ops_free(&ix);
 	VEC_FREE(rows);
 	u64map_free(&idx);
@@ -318,6 +342,8 @@ int gp_attr_make(const gp_otab_t *t, gp_attr_t *a)
 	memset(a, 0, sizeof(*a));
 	a->ranks = t->ranks;
 	a->xla = t->ranks && t->xla == t->ranks;
+	a->native = t->ranks && t->native == t->ranks;
+	a->site_missed = t->site_missed;
 	for (unsigned i = 0; i < t->n; i++) {
 		const gp_ostat_t *o = &t->v[i];
 		a->total_ns += o->gpu_ns, a->total_kernels += o->kernels, a->sync_ns += o->sync_ns;

@@ -25,9 +25,11 @@ typedef struct gp_ostat {
 typedef struct gp_otab {
 	gp_ostat_t *v;
 	unsigned n, cap;
-	u64map_t idx;   /* name hash -> index + 1 (while filled) */
-	unsigned ranks; /* ranks that recorded operation ranges */
-	unsigned xla;   /* ... of them, ranks whose rows are XLA's ("op @ jitted function") */
+	u64map_t idx;    /* name hash -> index + 1 (while filled) */
+	unsigned ranks;  /* ranks that recorded operation ranges */
+	unsigned xla;    /* ... of them, ranks whose rows are XLA's ("op @ jitted function") */
+	unsigned native; /* ... ranks whose rows are native launch sites ("function @ file:line") */
+	uint64_t site_missed; /* kernels of those ranks' steady state launched with no site */
 } gp_otab_t;
 
 /* The domain the integration records operation ranges in. */
@@ -48,6 +50,10 @@ int gp_otab_read(const unsigned char **p, const unsigned char *end, gp_otab_t *t
 struct rank_data;
 void gp_pass_attribution(gp_otab_t *t, struct rank_data *d);
 
+/* A program no framework names (report/launch_sites.c): each kernel of the steady state whose
+ * launch had its call stack taken (GPUPROF_LAUNCH_SITES) to "function @ file:line
+ * (function)", the program's innermost frame; false: no launch site in the rank. */
+bool gp_sites_attribution(gp_otab_t *t, struct rank_data *d);
 /* A rank's operation ranges, for the pass and the exports (chrome.c's Kineto cpu_op
  * events): their positions in d->ranges (in its (thread, start) order) and their threads.
  * gp_ops_index: 1 when there are any, 0 none (ix is empty and may be freed). */
@@ -81,6 +87,8 @@ typedef struct gp_attr {
 	uint64_t total_ns, total_kernels; /* every kernel of the ranks with operation ranges */
 	uint64_t sync_ns;                 /* and every synchronising call's time */
 	bool xla;                         /* every rank's rows are XLA's (JAX) */
+	bool native;                      /* every rank's rows are native launch sites */
+	uint64_t site_missed;             /* kernels left out: launched with no site taken */
 	unsigned ranks;
 } gp_attr_t;
 int gp_attr_make(const gp_otab_t *t, gp_attr_t *a);

@@ -136,6 +136,16 @@ void gp_attr_text(const gp_job_t *job, FILE *out)
 		text_table(out, "operation", a.by_op, a.nop, a.total_ns, 56);
 		fprintf(out, "\nKernel time by jitted function (XLA module):\n");
 		text_table(out, "function", a.by_line, a.nline, a.total_ns, 48);
+	} else if (a.native) { /* CUDA C/C++: the launches' call stacks */
+		fprintf(out,
+		        "\nKernel time by calling function (the program's innermost frame outside "
+		        "CUDA and gpuprof at each launch: call stacks of the first launches of the "
+		        "first 2 capture windows, post-warm-up steps; %u rank%s):\n",
+		        a.ranks, a.ranks == 1 ? "" : "s");
+		text_table(out, "function", a.by_op, a.nop, a.total_ns, 40);
+		fprintf(out, "\nKernel time by source line (that frame's file:line, from the "
+		             "module's line table; calls: launches):\n");
+		text_table(out, "line", a.by_line, a.nline, a.total_ns, 48);
 	} else {
 		fprintf(
 		    out,
@@ -149,10 +159,18 @@ void gp_attr_text(const gp_job_t *job, FILE *out)
 		        "the forward's):\n");
 		text_table(out, "line", a.by_line, a.nline, a.total_ns, 48);
 	}
-	fprintf(out,
-	        "share: of the %.3f ms of %llu kernels those ranks traced; (not attributed): "
-	        "launched outside every operation range\n",
-	        a.total_ns / 1e6, (unsigned long long)a.total_kernels);
+	if (a.native)
+		fprintf(out,
+		        "share: of the %.3f ms of %llu kernels whose launch had its call stack "
+		        "taken; %llu more kernels of those steps, launched past the cap "
+		        "(GPUPROF_LAUNCH_SITES), are left out\n",
+		        a.total_ns / 1e6, (unsigned long long)a.total_kernels,
+		        (unsigned long long)a.site_missed);
+	else
+		fprintf(out,
+		        "share: of the %.3f ms of %llu kernels those ranks traced; (not "
+		        "attributed): launched outside every operation range\n",
+		        a.total_ns / 1e6, (unsigned long long)a.total_kernels);
 	text_sync(out, &a);
 	gp_attr_free(&a);
 }
@@ -206,12 +224,21 @@ void gp_attr_html(const gp_job_t *job, FILE *o)
 	        "the %.2f ms of %llu kernels traced there.</p>\n",
 	        a.xla ? "XLA's operations: the thunk's HLO op, or inside a command buffer each "
 	                "kernel's own name"
-	              : "The PyTorch calls the program made, in capture windows",
+	        : a.native ? "The program's function that launched each kernel (its call stack, "
+	                     "first launches of the first 2 capture windows)"
+	                   : "The PyTorch calls the program made, in capture windows",
 	        a.ranks, a.ranks == 1 ? "" : "s", a.total_ns / 1e6,
 	        (unsigned long long)a.total_kernels);
-	html_table(o, "attr-ops", "operation", a.by_op, a.nop, a.total_ns);
+	html_table(o, "attr-ops", a.native ? "function" : "operation", a.by_op, a.nop, a.total_ns);
 	if (a.xla)
 		fprintf(o, "<h3>Kernel time by jitted function</h3>\n");
+	else if (a.native)
+		fprintf(o,
+		        "<h3>Kernel time by source line</h3>\n<p class=\"note\">The calling "
+		        "function's file:line, from the module's line table; calls: launches. "
+		        "%llu kernels launched past the cap have no call stack and are left "
+		        "out.</p>\n",
+		        (unsigned long long)a.site_missed);
 	else
 		fprintf(o,
 		        "<h3>Kernel time by source line</h3>\n<p class=\"note\">The program's "
@@ -295,12 +322,14 @@ void gp_attr_json(const gp_job_t *job, FILE *out)
 	fprintf(out,
 	        ",\n  \"attribution\": {\"ranks\": %u, \"total_ns\": %llu, \"kernels\": %llu, "
 	        "\"sync_ns\": %llu, \"by_operation_rows\": %u, \"by_line_rows\": %u, "
-	        "\"framework\": \"%s\"",
+	        "\"framework\": \"%s\", \"kernels_without_site\": %llu",
 	        a.ranks, (unsigned long long)a.total_ns, (unsigned long long)a.total_kernels,
 	        (unsigned long long)a.sync_ns, a.nop, a.nline,
-	        !a.ranks ? ""
-	        : a.xla  ? "jax"
-	                 : "pytorch");
+	        !a.ranks   ? ""
+	        : a.xla    ? "jax"
+	        : a.native ? "native"
+	                   : "pytorch",
+	        (unsigned long long)a.site_missed);
 	json_rows(out, "operations", a.by_op, a.nop, a.total_ns);
 	json_rows(out, "source_lines", a.by_line, a.nline, a.total_ns);
 	json_op_lines(out, &job->ops, a.total_ns);

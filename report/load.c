@@ -236,6 +236,13 @@ static void feed_work(rank_data_t *d, gp_rank_t *r, const gp_event_t *e)
 		r->sync.records++;
 		break;
 	case GP_EV_API: {
+		if (GP_API_CLASS(e->u16) == GP_API_LAUNCH_SITE) { /* no call of its own */
+			if (GP_API_RET(e->u16) == GP_SITE_CAP_REACHED)
+				d->sites_capped++;
+			else
+				u64map_put(&d->launch_site, e->c, (uint32_t)e->d + 1ull);
+			break;
+		}
 		api_t a = {.start = e->ts,
 		           .dur = e->a,
 		           .corr = e->c,
@@ -678,6 +685,8 @@ void gp_rd_reset(rank_data_t *d)
 	gp_symtab_reset(&d->sym);
 	u64map_free(&d->alloc_api);
 	u64map_free(&d->corr_api);
+	u64map_free(&d->launch_site);
+	d->sites_capped = 0;
 	d->ranges.n = d->kerns.n = d->apis.n = d->mems.n = d->prof.n = 0;
 	for (size_t i = 0; i < d->stacks.n; i++)
 		VEC_FREE(d->stacks.v[i]);
@@ -719,6 +728,7 @@ void gp_rd_free(rank_data_t *d)
 	gp_symtab_free(&d->sym);
 	u64map_free(&d->alloc_api);
 	u64map_free(&d->corr_api);
+	u64map_free(&d->launch_site);
 	VEC_FREE(d->ranges);
 	VEC_FREE(d->kerns);
 	VEC_FREE(d->apis);

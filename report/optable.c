@@ -55,6 +55,8 @@ void gp_otab_merge(gp_otab_t *t, const gp_otab_t *from)
 		gp_otab_add(t, &from->v[i]);
 	t->ranks += from->ranks;
 	t->xla += from->xla;
+	t->native += from->native;
+	t->site_missed += from->site_missed;
 }
 
 void gp_otab_free(gp_otab_t *t)
@@ -66,12 +68,14 @@ void gp_otab_free(gp_otab_t *t)
 	memset(t, 0, sizeof(*t));
 }
 
-/* rows: u32 count, u32 ranks, u32 XLA ranks, then each: u16 name length, name, u64 calls, kernels,
+/* rows: u32 count, u32 ranks, u32 XLA ranks, u32 native ranks, u64 kernels with no launch
+ * site, then each: u16 name length, name, u64 calls, kernels,
  * gpu_ns, syncs, sync_ns */
 void gp_otab_write(FILE *f, const gp_otab_t *t)
 {
-	uint32_t n[3] = {t->n, t->ranks, t->xla};
+	uint32_t n[4] = {t->n, t->ranks, t->xla, t->native};
 	fwrite(n, sizeof(n), 1, f);
+	fwrite(&t->site_missed, sizeof(t->site_missed), 1, f);
 	for (unsigned i = 0; i < t->n; i++) {
 		uint16_t l = (uint16_t)strnlen(t->v[i].name, 65535);
 		uint64_t v[5] = {t->v[i].calls, t->v[i].kernels, t->v[i].gpu_ns, t->v[i].syncs,
@@ -85,12 +89,14 @@ void gp_otab_write(FILE *f, const gp_otab_t *t)
 int gp_otab_read(const unsigned char **p, const unsigned char *end, gp_otab_t *t)
 {
 	const unsigned char *q = *p;
-	uint32_t n[3];
+	uint32_t n[4];
+	uint64_t missed;
 	memset(t, 0, sizeof(*t));
-	if (end - q < (long)sizeof(n))
+	if (end - q < (long)(sizeof(n) + sizeof(missed)))
 		return -1;
 	memcpy(n, q, sizeof(n));
-	q += sizeof(n);
+	memcpy(&missed, q + sizeof(n), sizeof(missed));
+	q += sizeof(n) + sizeof(missed);
 	if ((uint64_t)n[0] * 42 > (uint64_t)(end - q)) /* a row takes 42 bytes or more */
 		return -1;
 	for (uint32_t i = 0; i < n[0]; i++) {
@@ -113,6 +119,8 @@ int gp_otab_read(const unsigned char **p, const unsigned char *end, gp_otab_t *t
 	}
 	t->ranks = n[1];
 	t->xla = n[2];
+	t->native = n[3];
+	t->site_missed = missed;
 	*p = q;
 	return 0;
 bad:

@@ -127,6 +127,9 @@ typedef struct rank_data {
 	VEC(uint64_t) ctrl;     /* capture switches: ts, modes, ts, modes, ... */
 	u64map_t alloc_api;     /* correlation -> index + 1 of the allocation call (its stack) */
 	u64map_t corr_api;      /* correlation -> index + 1 of the other API calls */
+	u64map_t launch_site;   /* correlation -> stack id + 1 of a kernel launch's call site
+	                           (GPUPROF_LAUNCH_SITES; 1: taken, no stack) */
+	unsigned sites_capped;  /* windows whose launch sites stopped at their cap */
 	VEC(uint64_t) prof;     /* cudaProfilerStart/Stop: ts << 1 | start */
 	VEC(step_t) steps;      /* sorted by start */
 	VEC(mark_t) marks;      /* in the order they completed */

@@ -8,7 +8,7 @@
  * is read and the summary written again where the directory allows.
  *
  * Layout (little-endian, as the machine writes it; the rank file's own byte order):
- *   "GPSUM\0v5" | gpuprof version (32 bytes) | sizes of gp_rank_t, gp_kstat_t, gp_rstat_t
+ *   "GPSUM\0v8" | gpuprof version (32 bytes) | sizes of gp_rank_t, gp_kstat_t, gp_rstat_t
  *   | the rank file's ends' CRC-32C, size, mtime (ns), device and inode | nstep, nk, nr | the job
  * id and task count its header gave | the number of sections, then each section of
  * gp_rank_t (rank.h) in the order of sum_sections: its name (length byte, bytes), its size
@@ -20,12 +20,12 @@
  * squared durations (double), the duration histogram's non-empty buckets: their number (2
  * bytes) then (bucket 2 bytes, count 4 bytes) each) | nr ranges (name
  * length, name, count, cpu, gpu, sync, count over the whole run) | the operation table
- * (attribution.c: rows, ranks, then each row's name, calls, kernels, GPU ns) | CRC-32C of
- * everything before it.
- * A section whose name or size differs from this gpuprof's makes the summary stale (it is a
- * cache: the rank file is read instead), and the table is checked to cover every byte of
- * gp_rank_t but padding (tests/unit/t_summary.c), so a section added to the rank and not
- * here fails a test rather than a report. */
+ * (optable.c: rows, ranks, XLA ranks, native ranks, kernels with no launch site, then each row's
+ * name, calls, kernels, GPU ns) | CRC-32C of everything before it. A section whose name or size
+ * differs from this gpuprof's makes the summary stale (it is a cache: the rank file is read
+ * instead), and the table is checked to cover every byte of gp_rank_t but padding
+ * (tests/unit/t_summary.c), so a section added to the rank and not here fails a test rather than a
+ * report. */
 #include "config.h"
 #include "analyze.h"
 #include "log.h"
@@ -45,7 +45,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#define MAGIC    "GPSUM\0v7"
+#define MAGIC    "GPSUM\0v8"
 #define MAXBYTES (256u << 20) /* a summary larger than this is not one */
 
 #define SECTION(name, m)                                                                           \

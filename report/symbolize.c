@@ -7,6 +7,8 @@
 #include <string.h>
 
 #ifdef HAVE_LIBDW
+#include <dwarf.h>
+#include <elfutils/libdw.h>
 #include <elfutils/libdwfl.h>
 
 #define MAXMOD 256
@@ -97,6 +99,80 @@ bool gp_symbolize(gp_symbolizer_t *s, const char *path, uint64_t off, bool retur
 	return name || src;
 }
 
+/* a scope's function: its linkage name (through abstract_origin and specification), else
+ * its name */
+static const char *scope_name(Dwarf_Die *die)
+{
+	Dwarf_Attribute at;
+	const char *n = NULL;
+	if (dwarf_attr_integrate(die, DW_AT_linkage_name, &at) ||
+	    dwarf_attr_integrate(die, DW_AT_MIPS_linkage_name, &at))
+		n = dwarf_formstring(&at);
+	return n ? n : dwarf_diename(die);
+}
+
+/* The functions around pc below parent, outermost first, into chain (their number
+ * returned): the subprogram, then each function inlined in it there. Walked by hand:
+ * dwarf_getscopes follows an inlined function's abstract origin (the CU where the
+ * function is defined), not the function it was inlined into. */
+#define CHAIN_MAX 16
+static int pc_chain(Dwarf_Die *parent, Dwarf_Addr pc, Dwarf_Die *chain, int n, int level)
+{
+	Dwarf_Die c;
+	if (level > 32 || dwarf_child(parent, &c) != 0)
+		return n;
+	do {
+		int tag = dwarf_tag(&c);
+		bool fn = tag == DW_TAG_subprogram || tag == DW_TAG_inlined_subroutine;
+		if (tag == DW_TAG_namespace || tag == DW_TAG_class_type ||
+		    tag == DW_TAG_structure_type) /* no address of their own */
+			n = pc_chain(&c, pc, chain, n, level + 1);
+		else if ((fn || tag == DW_TAG_lexical_block) && dwarf_haspc(&c, pc) > 0) {
+			if (fn && n < CHAIN_MAX)
+				chain[n++] = c;
+			return pc_chain(&c, pc, chain, n, level + 1);
+		}
+	} while (dwarf_siblingof(&c, &c) == 0);
+	return n;
+}
+
+int gp_symbolize_inlined(gp_symbolizer_t *s, const char *path, uint64_t off, bool return_address,
+                         gp_sym_frame_t *out, int max)
+{
+	struct mod *m = s && path && *path == '/' ? module(s, path) : NULL;
+	if (!m || !m->dwfl || max <= 0)
+		return 0;
+	Dwarf_Addr a = m->start + off - (return_address && off ? 1 : 0), bias = 0;
+	Dwarf_Die *cu = dwfl_module_addrdie(m->m, a, &bias), chain[CHAIN_MAX];
+	Dwfl_Line *l = dwfl_module_getsrc(m->m, a);
+	int line = 0, nc = cu ? pc_chain(cu, a - bias, chain, 0, 0) : 0, n = 0;
+	const char *src = l ? dwfl_lineinfo(l, NULL, &line, NULL, NULL, NULL) : NULL;
+	Dwarf_Files *files = NULL;
+	size_t nfiles = 0;
+	if (cu)
+		dwarf_getsrcfiles(cu, &files, &nfiles);
+	char file[256];
+	snprintf(file, sizeof(file), "%s", src ? src : "");
+	for (int i = nc - 1; i >= 0 && n < max; i--) { /* innermost first */
+		const char *nm = scope_name(&chain[i]);
+		snprintf(out[n].func, sizeof(out[n].func), "%s", nm ? nm : "");
+		snprintf(out[n].file, sizeof(out[n].file), "%s", file);
+		out[n++].line = line;
+		/* the function it was inlined into: at the call's file and line */
+		Dwarf_Attribute at;
+		Dwarf_Word w;
+		if (dwarf_attr(&chain[i], DW_AT_call_line, &at) && dwarf_formudata(&at, &w) == 0)
+			line = (int)w;
+		const char *cf = NULL;
+		if (files && dwarf_attr(&chain[i], DW_AT_call_file, &at) &&
+		    dwarf_formudata(&at, &w) == 0 && w < nfiles)
+			cf = dwarf_filesrc(files, w, NULL, NULL);
+		if (cf)
+			snprintf(file, sizeof(file), "%s", cf);
+	}
+	return n;
+}
+
 #else /* no libdw: nothing is ever found */
 
 struct gp_symbolizer {
@@ -116,6 +192,13 @@ gp_symbolizer_t *gp_symbolizer_new(void)
 void gp_symbolizer_free(gp_symbolizer_t *s)
 {
 	free(s);
+}
+
+int gp_symbolize_inlined(gp_symbolizer_t *s, const char *path, uint64_t off, bool return_address,
+                         gp_sym_frame_t *out, int max)
+{
+	(void)s, (void)path, (void)off, (void)return_address, (void)out, (void)max;
+	return 0;
 }
 
 bool gp_symbolize(gp_symbolizer_t *s, const char *path, uint64_t off, bool return_address,

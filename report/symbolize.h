@@ -21,6 +21,16 @@ void gp_symbolizer_free(gp_symbolizer_t *s);
  * was found (no libdw, no module, no symbol). */
 bool gp_symbolize(gp_symbolizer_t *s, const char *module, uint64_t off, bool return_address,
                   char *func, size_t funclen, char *file, size_t filelen, int *line);
+/* A pc's frames with the functions inlined there, innermost first: each one's function
+ * (its linkage name where DWARF has one, mangled; else its name), and the file and line
+ * in it (for a function another was inlined into, the line of that call). Returns how
+ * many (at most max); 0 when the module has no DWARF for the pc. */
+typedef struct gp_sym_frame {
+	char func[256], file[256];
+	int line;
+} gp_sym_frame_t;
+int gp_symbolize_inlined(gp_symbolizer_t *s, const char *module, uint64_t off, bool return_address,
+                         gp_sym_frame_t *out, int max);
 /* Was the report built with a symboliser (libdw)? */
 bool gp_symbolizer_available(void);
 

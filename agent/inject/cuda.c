@@ -160,6 +160,11 @@ static void load_cupti(void)
 	api->callbacks =
 	    gp_inj.cap.how == GP_CAP_PROFILER ||
 	    ((gp_inj.modes & GP_MODE_MEM) && (!fw || gp_setting_bool(GP_ENV_ALLOC_STACKS)));
+	/* a framework names its launches itself (the PyTorch integration's operation
+	 * ranges, XLA's NVTX ranges), and its profiler needs CUPTI's callback slot */
+	api->launch_sites = !fw && (gp_inj.modes & GP_MODE_CUDA)
+	                        ? (unsigned)gp_setting_long(GP_ENV_LAUNCH_SITES)
+	                        : 0;
 	api->flush_ms = (unsigned)gp_setting_long(GP_ENV_CUPTI_FLUSH_MS);
 	api->discard = gp_setting_bool(GP_ENV_CUPTI_DISCARD);
 	const char *am = gp_setting_str(GP_ENV_CUPTI_API);

@@ -372,6 +372,10 @@ static void *worker_main(void *arg)
 		if (atomic_load(&stop))
 			break;
 		maybe_detach();
+		if (gp_sites_spent() && pthread_mutex_trylock(&cupti_lock) == 0) {
+			gp_sites_switch(subscriber, have_sub, false); /* the window's cap reached */
+			pthread_mutex_unlock(&cupti_lock);
+		}
 		if (atomic_load(&foreign_seen) && pthread_mutex_trylock(&cupti_lock) == 0) {
 			settle();
 			pthread_mutex_unlock(&cupti_lock);
@@ -450,6 +454,10 @@ static void CUPTIAPI on_callback(void *ud, CUpti_CallbackDomain domain, CUpti_Ca
 		atomic_store(&finalize_ns, gp_cu_api->now() - t0);
 		atomic_store(&finalize_t0, t0);
 		sem_post(&finalized);
+		return;
+	}
+	if (gp_sites_wanted(domain, cbid)) { /* a launch in the first windows (sites.c) */
+		gp_sites_callback(domain, cbid, cb, GP_CORR(GP_XGEN(&xlate), cb->correlationId));
 		return;
 	}
 	/* only the callbacks of ours: whole domains may be on for a detach, or have been a
@@ -560,6 +568,7 @@ static void set_capture(unsigned want) /* cupti_lock held */
 		}
 		if (!en && detach_on)
 			sem_post(&wake); /* never blocks */
+		gp_sites_switch(subscriber, have_sub, en);
 	}
 	if ((on | off) & GP_MODE_MEM)
 		switch_mem(!!(on & GP_MODE_MEM));
@@ -708,9 +717,10 @@ static int fail(char *why, unsigned len, const char *what, CUptiResult rc)
 static int attach(const gp_inject_api_t *a, bool first, char *why, unsigned whylen)
 {
 	CUptiResult rc;
-	if (a->callbacks) {
+	if (a->callbacks || a->launch_sites) {
 		rc = cuptiSubscribe(&subscriber, (CUpti_CallbackFunc)on_callback, NULL);
-		if (rc != CUPTI_SUCCESS && first) {
+		/* launch sites alone are not worth failing the capture for: profiled without */
+		if (rc != CUPTI_SUCCESS && first && a->callbacks) {
 			if (rc == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED)
 				snprintf(why, whylen,
 				         "CUPTI is held by another tool (nsys, ncu, "
@@ -885,6 +895,7 @@ __attribute__((visibility("default"))) int gp_cupti_start(const gp_inject_api_t 
 		return -1;
 	}
 	xlate.api_listed_only = a->api_mode == 1;
+	gp_sites_init(a->launch_sites);
 	if (a->modes & GP_MODE_CUDA) {
 		/* only the API records the report reads, not whole domains */
 		for (unsigned i = 0; a->api_mode == 0 && i < gp_ncbids; i++) {

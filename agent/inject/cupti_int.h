@@ -9,6 +9,7 @@
  *   records.c   CUPTI activity records turned into events (no CUPTI call: unit-tested
  *               with synthetic records, tests/unit/t_cupti_records.c)
  *   stacks.c    allocation call stacks: native (libunwind) under Python's frames
+ *   sites.c     kernel launch call sites in the first capture windows (the same stacks)
  *   pyframes.c  the calling thread's CPython frames, with or without the GIL */
 #ifndef GP_CUPTI_INT_H
 #define GP_CUPTI_INT_H
@@ -73,6 +74,21 @@ bool gp_cupti_translate(const CUpti_Activity *r, const gp_xlate_t *x, gp_event_t
 /* The calling thread's allocation stack as an id (its frames emitted once, the first
  * time); 0 when the table of stacks is full (counted, GP_LOSS_STACKS). */
 uint32_t gp_stack_capture(void);
+
+/* ---- sites.c ---- */
+/* At start: call stacks for the first n launches of each of the first windows (0: none). */
+void gp_sites_init(unsigned n);
+/* Kernels switched on or off (cupti_lock held): the launch callbacks with them, in the
+ * first windows only. */
+void gp_sites_switch(CUpti_SubscriberHandle sub, bool have_sub, bool cuda_on);
+/* The window's cap reached with the launch callbacks still on (the worker switches them
+ * off: each still costs the launch a callback). */
+bool gp_sites_spent(void);
+/* Is this callback a launch whose site is wanted now? */
+bool gp_sites_wanted(CUpti_CallbackDomain domain, CUpti_CallbackId cbid);
+/* The launch callback (entry and exit); corr: the launch's correlation as records carry it. */
+void gp_sites_callback(CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
+                       const CUpti_CallbackData *cb, uint64_t corr);
 
 /* ---- pyframes.c ---- */
 #define GP_PY_DEPTH 16

@@ -54,6 +54,9 @@ typedef struct gp_inject_api {
 	/* The calling thread is one of gpuprof's (the step markers' waiter): a detach never
 	 * finalizes CUPTI at the exit of one of its calls. NULL: none is. */
 	bool (*own_thread)(void);
+	/* GPUPROF_LAUNCH_SITES: call stacks of the first N launches of each of the first
+	 * capture windows (sites.c); 0: none (a framework's process, or turned off) */
+	unsigned launch_sites;
 } gp_inject_api_t;
 
 /* The CUPTI module's entry points (libgpuprof-cupti.so). */

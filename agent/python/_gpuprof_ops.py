@@ -39,6 +39,13 @@ STEPS = 3
 # twice: tens of ms in all) rather than a share of every window of a long job's sampled
 # capture (4 % of a host-bound job's mean step when every window paid it)
 WINDOWS = 2
+# Programs with no optimizer step (inference: model(x), a generate() loop): the ranges cover
+# the top-level module calls CALLS_WARM + 1 .. CALLS_WARM + CALLS of the thread that makes
+# the first one (a warm-up's calls left out, as a training job's steps), where kernels are
+# traced then; a global module hook counts the calls and goes after them, or at the first
+# optimizer step (a training program's ranges are its steps'), or when TorchDynamo compiles
+CALLS_WARM = 3
+CALLS = 3
 # calls that launch no GPU work and wait for none: no range (a blocking read of a value,
 # __repr__/__format__/__bool__/__float__/item/tolist, keeps its range: its wait is named)
 _NOT_OPS = frozenset(("__get__", "__set__", "__len__", "__hash__", "__iter__",
@@ -68,6 +75,8 @@ class _St:
     window_steps = 0  # optimizer steps of the current window so far
     windows = 0  # capture windows begun so far (their first optimizer step seen)
     last_first = last_user = None  # the last call's first frame and the program's above it
+    steps_seen = False  # an optimizer step: the ranges are the steps' (window())
+    call_hooks = []  # the module hooks counting top-level calls (watch_calls), while on
     lock = threading.Lock()
 
 
@@ -198,6 +207,14 @@ def _make_mode(torch):
 
     start, end = _st.start, _st.end
     grad_on = torch.is_grad_enabled
+    # TorchDynamo traces this handler when a compilation begins inside a covered step
+    # (the compile watch's never() comes first, but only where PyTorch has compile
+    # callbacks): it then reads "compiling" and passes the call through, with nothing
+    # Dynamo cannot trace (sys._getframe broke the graph: fullgraph=True raised)
+    comp = getattr(getattr(torch, "compiler", None), "is_compiling", None)
+    if comp is None:
+        comp = getattr(getattr(torch, "_dynamo", None), "is_compiling", None)
+    compiling = comp or (lambda: False)
 
     class _OpRanges(TorchFunctionMode):
         """One range per torch function the program calls (popped while it runs)."""
@@ -205,7 +222,7 @@ def _make_mode(torch):
         def __torch_function__(self, func, types, args=(), kwargs=None):
             if kwargs is None:
                 kwargs = {}
-            if not _st.live:
+            if not _st.live or compiling():
                 return func(*args, **kwargs)
             try:
                 op = _op_name(func)
@@ -256,6 +273,9 @@ def window(tracing, lib, steps=STEPS, fast=None):
     fast: the C extension _gpuprof_fast where it is bound (its calls cost less)."""
     if _st.torch is None:
         return
+    if not _st.steps_seen:
+        _st.steps_seen = True
+        _calls_done()
     if not tracing:
         _st.window_steps = 0
         if _st.mode is not None:
@@ -267,30 +287,105 @@ def window(tracing, lib, steps=STEPS, fast=None):
     spent = steps is not None and (_st.window_steps > steps or _st.windows > WINDOWS)
     try:
         if _st.mode is None and not (_st.off or spent) and lib:
-            if not hasattr(lib, "gpuprof_fw_op_start"):  # a library older than this
-                _st.off = True
-                return
-            if _st.lib is not lib:
-                import ctypes
-
-                lib.gpuprof_fw_op_start.restype = ctypes.c_uint64
-                lib.gpuprof_fw_op_start.argtypes = [ctypes.c_char_p]
-                _st.lib = lib
-            _st.start, _st.end = lib.gpuprof_fw_op_start, lib.gpuprof_fw_range_end
-            try:
-                if fast is not None and getattr(fast, "ops", None) and fast.ops():
-                    _st.start, _st.end = fast.op_start, fast.range_end
-            except Exception:
-                pass
-            m = _make_mode(_st.torch)
-            m.__enter__()
-            _st.mode, _st.owner = m, threading.get_ident()
-            _st.live = True
+            _push(lib, fast)
         elif _st.mode is not None and (spent or _st.off):
             _pop()
     except Exception as e:
         _fail(e)
         _pop()
+
+
+def _push(lib, fast):
+    """The mode pushed on this thread, its calls bound to the library (or the C extension)."""
+    if not hasattr(lib, "gpuprof_fw_op_start"):  # a library older than this
+        _st.off = True
+        return
+    if _st.lib is not lib:
+        import ctypes
+
+        lib.gpuprof_fw_op_start.restype = ctypes.c_uint64
+        lib.gpuprof_fw_op_start.argtypes = [ctypes.c_char_p]
+        _st.lib = lib
+    _st.start, _st.end = lib.gpuprof_fw_op_start, lib.gpuprof_fw_range_end
+    try:
+        if fast is not None and getattr(fast, "ops", None) and fast.ops():
+            _st.start, _st.end = fast.op_start, fast.range_end
+    except Exception:
+        pass
+    m = _make_mode(_st.torch)
+    m.__enter__()
+    _st.mode, _st.owner = m, threading.get_ident()
+    _st.live = True
+
+
+def watch_calls(lib, tracing, fast=None):
+    """Programs with no optimizer step: the mode pushed around top-level module calls
+    CALLS_WARM + 1 .. CALLS_WARM + CALLS (CALLS's comment). lib, tracing, fast: functions
+    giving the attached library (None: not attached), whether kernels are traced now, and
+    the C extension. What is had, in words."""
+    import importlib
+
+    mm = importlib.import_module("torch.nn.modules.module")
+    pre = getattr(mm, "register_module_forward_pre_hook", None)
+    post = getattr(mm, "register_module_forward_hook", None)
+    if not (pre and post) or _st.torch is None:
+        return "steps only (no global module hooks)"
+    comp = getattr(getattr(_st.torch, "compiler", None), "is_compiling", None)
+    compiling = comp or (lambda: False)
+    c = {"depth": 0, "n": 0, "owner": None, "pushed": False, "pid": os.getpid()}
+
+    def on_pre(module, args):
+        try:
+            if compiling():
+                return
+            me = threading.get_ident()
+            if _st.off or _st.steps_seen or os.getpid() != c["pid"]:
+                _calls_done()
+                return
+            if c["owner"] is None:
+                c["owner"] = me
+            if me != c["owner"]:
+                return
+            c["depth"] += 1
+            if c["depth"] == 1:
+                c["n"] += 1
+                if c["n"] > CALLS_WARM and _st.mode is None and tracing():
+                    lb = lib()
+                    if lb:
+                        _push(lb, fast() if fast else None)
+                        c["pushed"] = _st.mode is not None
+        except Exception as e:
+            _fail(e)
+            _calls_done()
+
+    def on_post(module, args, out):
+        try:
+            if compiling() or threading.get_ident() != c["owner"]:
+                return
+            c["depth"] = max(c["depth"] - 1, 0)
+            if c["depth"]:
+                return
+            if c["pushed"]:
+                c["pushed"] = False
+                _pop()
+            if c["n"] >= CALLS_WARM + CALLS:
+                _calls_done()
+        except Exception as e:
+            _fail(e)
+            _calls_done()
+
+    _st.call_hooks = [pre(on_pre), post(on_post)]
+    return "steps, else top-level module calls %d-%d" % (CALLS_WARM + 1, CALLS_WARM + CALLS)
+
+
+def _calls_done():
+    """The top-level call hooks removed (their calls done, a step seen, or a compile)."""
+    hooks, _st.call_hooks = _st.call_hooks, []
+    for h in hooks:
+        try:
+            h.remove()
+        except Exception:
+            pass
 
 
 def _pop():
@@ -330,11 +425,13 @@ def never():
     popped by the next window() call, at an optimizer step."""
     _st.off = True
     _st.live = False
+    _calls_done()
 
 
 def forget():
     """A forked child (a DataLoader worker): the parent's mode is not its own."""
     _st.live = False
+    _calls_done()
     _st.open_bwd = {}
     if _st.mode is not None:
         _pop()

@@ -194,6 +194,9 @@ def _ops_install(torch):
         how = _gpuprof_ops.install(torch, _abi._missing)
         if how.startswith("by line"):
             _gp.ctx.ops = _gpuprof_ops
+            _gpuprof_ops.watch_calls(
+                lambda: _abi._c.attached and not _gp.ctx.in_fork_child and _abi._c.lib,
+                _abi._lib_tracing, lambda: _abi._c.fast_mod)
         return how
     except Exception as e:
         _abi._missing("operation ranges not started", e, attach=False)

@@ -91,8 +91,18 @@ c = [e["args"]["bytes"] for e in ev if e.get("cat") == "gpu_memcpy"]
 assert c == [4 << 20] * 3, c
 PY
 	ok $? "the Kineto export: each kernel's grid [4096,1,1], block [256,1,1], shared memory 0, registers; 3 copies of 4 MiB"
+	# its 10 kernels launched from main (no steps: the whole run), each with its call site
+	got=$("$B/gpuprof" report --format=json "$T/known" | python3 -c '
+import json, sys
+a = json.load(sys.stdin)["attribution"]
+rows = [(r["operation"], r["kernels"], r["calls"]) for r in a["operation_lines"]]
+print(a["framework"], a["kernels_without_site"], rows)')
+	case "$got" in
+	"native 0 [('main', 10, 10)]") ok 0 "kernel time by native caller: main, 10 kernels, 10 launches ($got)" ;;
+	*) ok 1 "kernel time by native caller: main, 10 kernels, 10 launches ($got)" ;;
+	esac
 else
-	for _ in 1 2 3 4; do skip "known_counts not built (bench/gpu-carry.sh builds it)"; done
+	for _ in 1 2 3 4 5; do skip "known_counts not built (bench/gpu-carry.sh builds it)"; done
 fi
 
 # living with other tools: the user's profiler wins, gpuprof keeps NVTX and timing

@@ -145,6 +145,23 @@ case "$out" in
 *"SKIP "*) skip "${out#*SKIP }" ;;
 *) echo "$out" | tail -1 | grep -q '^OK$'; ok $? "operation ranges in capture windows only, named by the calling line, none after torch.compile${out:+ ($(echo "$out" | tail -1 | cut -c1-300))}" ;;
 esac
+# a program with no optimizer step (inference): operation ranges in top-level module calls
+# 4-6 only, where kernels are traced, no mode between calls, the module hooks gone after
+for v in traced untraced; do
+	out=$("$PY" "$HERE/ops_infer.py" "$HERE/../../agent/python" $v 2>&1)
+	case "$out" in
+	*"SKIP "*) skip "${out#*SKIP }" ;;
+	*) echo "$out" | tail -1 | grep -q '^OK '; ok $? "inference ($v): operation ranges in top-level calls 4-6 only, hooks gone after${out:+ ($(echo "$out" | tail -2 | tr '\n' ' ' | cut -c1-300))}" ;;
+	esac
+done
+# torch.compile(fullgraph=True) first called inside a step with operation ranges: Dynamo
+# traces with the integration's mode on the stack (a graph break there raised); aot_eager
+# runs Dynamo and AOTAutograd without a C++ compiler (inductor's CPU code needs g++)
+out=$("$PY" "$HERE/ops_compile.py" "$HERE/../../agent/python" aot_eager 2>&1)
+case "$out" in
+*"SKIP "*) skip "${out#*SKIP }" ;;
+*) echo "$out" | tail -1 | grep -q '^OK '; ok $? "torch.compile(fullgraph=True) first run inside a step with operation ranges compiles, gives the eager result, makes no range${out:+ ($(echo "$out" | tail -1 | cut -c1-300))}" ;;
+esac
 cat >lines.py <<'EOF'
 import sys, torch
 torch.manual_seed(0)

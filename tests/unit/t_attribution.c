@@ -6,6 +6,7 @@
 #include "config.h"
 #include "attribution.h"
 #include "rankdata.h"
+#include "synth.h"
 #include "tap.h"
 
 #include <stdio.h>
@@ -14,7 +15,6 @@
 
 #define MS 1000000ull
 #define US 1000ull
-#define T0 1000000000ull /* a clock never reads 0: every record is shifted by 1 s */
 
 static rank_data_t d;
 static gp_rank_t r;
@@ -22,21 +22,12 @@ static gp_job_t job;
 
 static void feed(gp_event_t e)
 {
-	if (e.type != GP_EV_STRING)
-		e.ts += T0;
-	gp_rd_feed(&d, &r, &e);
+	synth_feed(&d, &r, e);
 }
 
 static void str(uint32_t id, const char *s)
 {
-	size_t n = strlen(s);
-	for (size_t off = 0; off < n; off += GP_STRING_CHUNK) {
-		gp_event_t e = {.type = GP_EV_STRING, .tid = id, .u16 = (uint16_t)off};
-		size_t k = n - off < GP_STRING_CHUNK ? n - off : GP_STRING_CHUNK;
-		e.u8 = (uint8_t)k;
-		memcpy(&e.a, s + off, k);
-		feed(e);
-	}
+	synth_str(&d, &r, id, s);
 }
 
 static uint64_t corr = 100, rid = 1000;
@@ -136,12 +127,7 @@ static void timeline_in(uint64_t from, uint64_t to)
 		feed((gp_event_t){.type = GP_EV_NVTX_POP, .tid = 7, .ts = s + 9900 * US});
 	}
 	ranges_on = true;
-	gp_rd_finish(&d);
-	gp_pass_steps(&r, &d);
-	gp_pass_capture(&r, &d);
-	gp_pass_gpu(&r, &d);
-	gp_pass_ranges(&job, &r, &d);
-	gp_pass_attribution(&job.ops, &d);
+	synth_attribute(&d, &r, &job);
 }
 
 static void timeline(void)
@@ -345,8 +331,38 @@ static void writers(void)
 	job.ops = keep;
 }
 
+/* No steps (inference: the integration covers top-level module calls 4-6 of the loop): 10
+ * calls of 1 ms, a linear (300 us) in each, ranges in calls 4-6 only, and in call 5 a kernel
+ * between the ranges (20 us). Counted: calls 4-6 and what is between them, nothing before
+ * the first range nor after the last. */
+static void no_steps(void)
+{
+	gp_rd_reset(&d);
+	gp_rank_release(&r);
+	memset(&r, 0, sizeof(r));
+	gp_job_free(&job);
+	str(2, "gemm"), str(6, "tail"), str(9, GP_OPS_DOMAIN);
+	str(10, "linear @ infer.py:7 (<module>)");
+	for (uint64_t i = 1; i <= 10; i++) {
+		uint64_t s = i * MS;
+		uint64_t a = i >= 4 && i <= 6 ? op_start(7, s + 100 * US, 10, 9) : 0;
+		launch(7, s + 200 * US, 300 * US, 2);
+		op_end(7, s + 600 * US, a);
+		if (i == 5)
+			launch(7, s + 800 * US, 20 * US, 6);
+	}
+	synth_attribute(&d, &r, &job);
+	const gp_otab_t *t = &job.ops;
+	ok(d.steps.n == 0 && is(row(t, "linear @ infer.py:7 (<module>)"), 3, 3, 900 * US) &&
+	       is(row(t, ""), 0, 1, 20 * US) && t->n == 2,
+	   "no steps: the span of the ranges (3 calls of 300 us, 20 us between them not "
+	   "attributed), not the 7 calls around it (%u rows)",
+	   t->n);
+}
+
 int main(void)
 {
+	no_steps();
 	per_rank();
 	part_of_a_window();
 	summary_and_merge();

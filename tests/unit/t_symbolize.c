@@ -7,6 +7,7 @@
 #include <dlfcn.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 static const int target_line = __LINE__ + 2;
@@ -22,6 +23,39 @@ static int call_line;
 __attribute__((noinline)) static void callee(void)
 {
 	ret = __builtin_return_address(0);
+}
+
+/* a function inlined into another at a known line, whose return address is taken inside
+ * the inlined one (nvcc's host stub, inlined into the function that launches) */
+static int inner_line, outer_line;
+static inline __attribute__((always_inline)) void gp_t_inlined(void)
+{
+	inner_line = __LINE__ + 1;
+	callee();
+}
+__attribute__((noinline)) void gp_t_outer(void);
+__attribute__((noinline)) void gp_t_outer(void)
+{
+	outer_line = __LINE__ + 1;
+	gp_t_inlined();
+	__asm__ volatile("" ::: "memory"); /* no tail call: the frame stays */
+}
+
+static void inlined(gp_symbolizer_t *s, const char *exe, const Dl_info *di)
+{
+	gp_sym_frame_t f[4];
+	gp_t_outer();
+	uint64_t off = (uint64_t)((char *)ret - (char *)di->dli_fbase);
+	int n = gp_symbolize_inlined(s, exe, off, true, f, 4);
+	ok(n == 2 && !strcmp(f[0].func, "gp_t_inlined") && f[0].line == inner_line &&
+	       !strcmp(f[1].func, "gp_t_outer") && f[1].line == outer_line &&
+	       strstr(f[1].file, "t_symbolize.c"),
+	   "an inlined function, then the one it was inlined into at the call's line (%d: %s:%d, "
+	   "%s:%d; want %d, %d)",
+	   n, n > 0 ? f[0].func : "", n > 0 ? f[0].line : 0, n > 1 ? f[1].func : "",
+	   n > 1 ? f[1].line : 0, inner_line, outer_line);
+	ok(gp_symbolize_inlined(s, "relative/lib.so", 0x1000, true, f, 4) == 0,
+	   "inlined frames: a path that is not absolute is not opened");
 }
 
 int main(void)
@@ -60,6 +94,7 @@ int main(void)
 	ok(!gp_symbolize(s, "relative/lib.so", 0x1000, true, fn, sizeof(fn), file, sizeof(file),
 	                 &line),
 	   "a path that is not absolute is not opened");
+	inlined(s, exe, &di);
 	gp_symbolizer_free(s);
 	return done_testing();
 }
