@@ -174,6 +174,11 @@ static int rank_key(const char *gpr, uid_t owner, sum_key_t *k, mode_t *mode)
 	/* a regular file, never through a link nor a FIFO or device: root must not open, let
 	 * alone read, what a user's rank0.gpr -> /root/secret names */
 	int fd = gp_open_regular(AT_FDCWD, gpr, (uid_t)-1, &st);
+	/* only its ends are read: without this, the kernel's readahead read the whole rank file
+	 * from a cold cache (a 2 000-rank job from its summaries read 125 MB from disk, its
+	 * rank files being 118 MB) */
+	if (fd >= 0)
+		posix_fadvise(fd, 0, 0, POSIX_FADV_RANDOM);
 	if (fd < 0 || !gp_job_file_ok(st.st_uid, owner) || gp_rf_ident_fd(fd, &id) < 0) {
 		if (fd >= 0)
 			close(fd);
