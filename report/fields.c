@@ -723,10 +723,10 @@ static void value(FILE *out, const gp_field_t *f, const gp_rank_t *r)
 		if (f->scale > 0)
 			gp_json_fixed(out, (double)u / f->scale, f->prec);
 		else
-			fprintf(out, "%llu", (unsigned long long)u);
+			gp_json_uint(out, u);
 		break;
 	case GP_FT_U32:
-		fprintf(out, "%u", *(const unsigned *)(const void *)p);
+		gp_json_uint(out, *(const unsigned *)(const void *)p);
 		break;
 	case GP_FT_I32:
 		fprintf(out, "%d", *(const int *)(const void *)p);
@@ -786,7 +786,10 @@ void gp_json_rank(FILE *out, const gp_rank_t *r)
 		}
 		if (skip)
 			continue;
-		fprintf(out, "%s\"%s\": ", first ? "" : ", ", f->key);
+		/* fputs, not fprintf: a key per field per rank was 9 % of a 2 000-rank report */
+		fputs(first ? "\"" : ", \"", out);
+		fputs(f->key, out);
+		fputs("\": ", out);
 		first = false;
 		value(out, f, r);
 	}

@@ -263,3 +263,12 @@ void gp_json_fixed(FILE *out, double d, int prec)
 		*--p = '-';
 	fwrite(p, 1, (size_t)(buf + sizeof(buf) - p), out);
 }
+
+void gp_json_uint(FILE *out, uint64_t v)
+{
+	char buf[24], *p = buf + sizeof(buf);
+	do
+		*--p = (char)('0' + v % 10);
+	while (v /= 10);
+	fwrite(p, 1, (size_t)(buf + sizeof(buf) - p), out);
+}

@@ -104,6 +104,21 @@ static void fixed_numbers(void)
 			diag("%.17g at %d: got %s", d, (int)((x >> 3) % 8), got);
 	}
 	ok(!bad, "200 000 numbers of every magnitude as printf writes them (%u differ)", bad);
+	static const uint64_t ints[] = {
+	    0, 1, 9, 10, 99, 4294967295ull, 1ull << 53, (1ull << 53) + 1, 18446744073709551615ull};
+	bad = 0;
+	for (size_t i = 0; i < sizeof(ints) / sizeof(ints[0]); i++) {
+		char want[32], *buf = NULL;
+		size_t n = 0;
+		FILE *m = open_memstream(&buf, &n);
+		gp_json_uint(m, ints[i]);
+		fclose(m);
+		snprintf(want, sizeof(want), "%llu", (unsigned long long)ints[i]);
+		bad += !buf || strcmp(buf, want);
+		free(buf);
+	}
+	ok(!bad, "integers as printf's %%llu writes them, 2^53 + 1 and 2^64 - 1 too (%u differ)",
+	   bad);
 }
 
 int main(void)
