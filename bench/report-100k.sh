@@ -3,7 +3,8 @@
 # reported from its summaries in <= 10 s and <= 1 GiB on the 2-core machine, the
 # straggler (rank 3, planted 40 % slower by bench/synth-job) named. Stages, each skipped
 # where its files are there already:
-#   1. bench/synth-job writes the rank files (about 60 KiB and 5 ms of CPU a rank);
+#   1. bench/synth-job writes the rank files (about 60 KiB and 5 ms of CPU a rank; resumed
+#      after the last one there);
 #   2. each rank's summary, as the agent writes it at capture end on the rank's node:
 #      `gpuprof summarize` over the rank files, JOBS processes of 500 files each (about 8 ms
 #      of CPU a rank), from a copy of the binary (a rebuild during the hours this takes
@@ -34,9 +35,11 @@ mkdir -p "$S" || exit 1
 has() { [[ " $stages " == *" $1 "* ]]; }
 
 if has synth && [ ! -f "$d/step0/rank$((ranks - 1)).gpr" ]; then
-	rm -rf "$d"
-	/usr/bin/time -f "synth-job: ranks=$ranks wall=%es cpu=%U+%Ss" \
-		"$B/bench/synth-job" --ranks "$ranks" --events "$events" --out "$d" >/dev/null || exit 1
+	# resumed after the last file there (written in rank order; that one perhaps torn)
+	have=$(find "$d/step0" -name 'rank*.gpr' 2>/dev/null | wc -l)
+	/usr/bin/time -f "synth-job: ranks=$ranks from $((have ? have - 1 : 0)) wall=%es cpu=%U+%Ss" \
+		"$B/bench/synth-job" --ranks "$ranks" --events "$events" --out "$d" \
+		--first "$((have ? have - 1 : 0))" >/dev/null || exit 1
 fi
 
 if has summarize; then
