@@ -67,7 +67,7 @@ static uint64_t worker_iter(gp_rf_writer_t *w, uint32_t tid, uint64_t range, uin
 
 int main(int argc, char **argv)
 {
-	int ranks = 8, profiler_steps = 0, threads = 0;
+	int ranks = 8, profiler_steps = 0, threads = 0, first = 0;
 	long events = 100000, cap_from = -1, cap_to = -1;
 	const char *out = NULL;
 	for (int i = 1; i < argc; i++) {
@@ -82,6 +82,8 @@ int main(int argc, char **argv)
 			i++, sscanf(v, "%ld-%ld", &cap_from, &cap_to);
 		else if (!strcmp(argv[i], "--ranks") && i + 1 < argc)
 			i++, ranks = atoi(v);
+		else if (!strcmp(argv[i], "--first") && i + 1 < argc) /* resume: ranks from R on */
+			i++, first = atoi(v);
 		else if (!strcmp(argv[i], "--events") && i + 1 < argc)
 			i++, events = atol(v);
 		else if (!strcmp(argv[i], "--out") && i + 1 < argc)
@@ -92,7 +94,7 @@ int main(int argc, char **argv)
 	if (!out || ranks < 1 || events < 100) {
 		fprintf(stderr,
 		        "usage: synth-job --ranks N --events M --out DIR [--profiler-steps] "
-		        "[--capture A-B] [--threads]\n");
+		        "[--capture A-B] [--threads] [--first R]\n");
 		return 2;
 	}
 	char dir[4096];
@@ -102,7 +104,8 @@ int main(int argc, char **argv)
 		return gp_err_errno("%s", dir), 1;
 	const int kpstep = 100; /* kernels per step */
 	const long steps = events / kpstep;
-	for (int r = 0; r < ranks; r++) {
+	/* every rank's events come from a seed of its own: a resumed job is the same job */
+	for (int r = first < 0 ? 0 : first; r < ranks; r++) {
 		char name[64], hdr[2048] = "", b[64];
 		snprintf(name, sizeof(name), "rank%d.gpr", r);
 		int fd = openat(dfd, name, O_WRONLY | O_CREAT | O_TRUNC, 0600);

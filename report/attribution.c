@@ -319,8 +319,13 @@ static int add_row(gp_attr_row_t **rows, unsigned *n, const gp_ostat_t *o, bool 
 	if (!nv)
 		return -1;
 	*rows = nv;
-	nv[*n] = (gp_attr_row_t){
-	    key, len, line && bwd ? 0 : o->calls, o->kernels, o->gpu_ns, o->syncs, o->sync_ns};
+	nv[*n] = (gp_attr_row_t){.key = key,
+	                         .keylen = len,
+	                         .calls = line && bwd ? 0 : o->calls,
+	                         .kernels = o->kernels,
+	                         .gpu_ns = o->gpu_ns,
+	                         .syncs = o->syncs,
+	                         .sync_ns = o->sync_ns};
 	(*n)++;
 	return 0;
 }
@@ -335,6 +340,65 @@ static int cmp_row(const void *a, const void *b)
 	unsigned n = x->keylen < y->keylen ? x->keylen : y->keylen;
 	int c = memcmp(x->key, y->key, n);
 	return c ? c : (int)x->keylen - (int)y->keylen;
+}
+
+#define COL(h, k, type, w, p, s, pct, doc)                                                         \
+	{                                                                                          \
+		h, #k, offsetof(gp_attr_row_t, k), type, w, p, s, pct, doc                         \
+	}
+const gp_attr_col_t gp_attr_cols[GP_ATTR_NCOLS] = {
+    COL("GPU ms", gpu_ns, false, 10, 3, 1e6, false,
+        "GPU time of the kernels launched inside the operation (or line), ns"),
+    COL("share", share_pct, true, 6, 1, 1, true,
+        "that time, % of every kernel's of the ranks that recorded operation ranges"),
+    COL("kernels", kernels, false, 8, 0, 1, false, "kernels launched inside it"),
+    COL("calls", calls, false, 8, 0, 1, false,
+        "calls of it in the steps counted (a backward's are its forward's)"),
+    COL("us per call", mean_ns_per_call, true, 12, 1, 1e3, false,
+        "GPU time per call, ns (none without calls)"),
+};
+
+double gp_attr_value(const gp_attr_row_t *r, const gp_attr_col_t *c)
+{
+	const char *p = (const char *)r + c->off;
+	uint64_t u;
+	double d;
+	if (c->dbl)
+		return memcpy(&d, p, sizeof(d)), d;
+	return memcpy(&u, p, sizeof(u)), (double)u;
+}
+
+double gp_attr_pct(uint64_t a, uint64_t b)
+{
+	return b ? 100.0 * (double)a / (double)b : 0.0;
+}
+
+static void derive_row(gp_attr_row_t *r, const gp_attr_t *a)
+{
+	r->share_pct = gp_attr_pct(r->gpu_ns, a->total_ns);
+	r->sync_share_pct = gp_attr_pct(r->sync_ns, a->sync_ns);
+	r->mean_ns_per_call = r->calls ? (double)r->gpu_ns / (double)r->calls : 0.0;
+}
+
+/* The rows shown (gp_attr_shown_t), with the rest's figures derived like a row's. */
+static void shown_rows(gp_attr_row_t *rows, unsigned n, const gp_attr_t *a, gp_attr_shown_t *s)
+{
+	memset(s, 0, sizeof(*s));
+	s->top = n < GP_ATTR_TOP ? n : GP_ATTR_TOP;
+	s->none = -1;
+	for (unsigned i = 0; i < n; i++) {
+		derive_row(&rows[i], a);
+		bool none = rows[i].keylen == 16 && !memcmp(rows[i].key, "(not attributed)", 16);
+		if (none && i >= s->top)
+			s->none = (int)i;
+		else if (i >= s->top) {
+			gp_attr_row_t *o = &s->others;
+			o->calls += rows[i].calls, o->kernels += rows[i].kernels;
+			o->gpu_ns += rows[i].gpu_ns, o->syncs += rows[i].syncs;
+			o->sync_ns += rows[i].sync_ns, s->nothers++;
+		}
+	}
+	derive_row(&s->others, a);
 }
 
 int gp_attr_make(const gp_otab_t *t, gp_attr_t *a)
@@ -357,6 +421,8 @@ int gp_attr_make(const gp_otab_t *t, gp_attr_t *a)
 		qsort(a->by_op, a->nop, sizeof(gp_attr_row_t), cmp_row);
 	if (a->nline)
 		qsort(a->by_line, a->nline, sizeof(gp_attr_row_t), cmp_row);
+	shown_rows(a->by_op, a->nop, a, &a->op_shown);
+	shown_rows(a->by_line, a->nline, a, &a->line_shown);
 	return 0;
 }
 

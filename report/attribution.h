@@ -9,6 +9,7 @@
 #define GP_ATTRIBUTION_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 
@@ -75,15 +76,32 @@ bool gp_is_ops_domain(const char *domain);
 
 /* The two tables: rows grouped by operation ("linear", "linear backward") or by source
  * line ("train.py:34 (step)"), most GPU time first, the "(not attributed)" row among them.
- * calls: forward calls (a backward range is no call of the user's). */
+ * calls: forward calls (a backward range is no call of the user's). Every figure a writer
+ * shows is a field here, computed once by gp_attr_make (the writers only format them):
+ * the shares and the time per call, and which rows the text and HTML show (the first
+ * GP_ATTR_TOP, the "(not attributed)" row wherever it sorted, the rest summed as one). */
+#define GP_ATTR_TOP 10
 typedef struct gp_attr_row {
 	const char *key; /* points into the job's table (the part of a name after " @ ") */
 	unsigned keylen;
 	uint64_t calls, kernels, gpu_ns, syncs, sync_ns;
+	double share_pct;        /* gpu_ns, % of the table's (gp_attr_t's total_ns) */
+	double sync_share_pct;   /* sync_ns, % of every synchronising call's (sync_ns) */
+	double mean_ns_per_call; /* gpu_ns / calls; 0 without calls */
 } gp_attr_row_t;
+/* The rows of a table the text and HTML show: rows[0..top), then rows[none] when none >=
+ * 0 (the "(not attributed)" row sorted below them), then others (the rest summed: its key
+ * NULL) when nothers > 0. The shares shown add up to 100 %. */
+typedef struct gp_attr_shown {
+	unsigned top;
+	int none;
+	gp_attr_row_t others;
+	unsigned nothers;
+} gp_attr_shown_t;
 typedef struct gp_attr {
 	gp_attr_row_t *by_op, *by_line;
 	unsigned nop, nline;
+	gp_attr_shown_t op_shown, line_shown;
 	uint64_t total_ns, total_kernels; /* every kernel of the ranks with operation ranges */
 	uint64_t sync_ns;                 /* and every synchronising call's time */
 	bool xla;                         /* every rank's rows are XLA's (JAX) */
@@ -91,6 +109,25 @@ typedef struct gp_attr {
 	uint64_t site_missed;             /* kernels left out: launched with no site taken */
 	unsigned ranks;
 } gp_attr_t;
+/* The columns of both tables, described once (as tables.c does for the per-rank tables):
+ * heading, the row's key in report.json's "operations" and "source_lines" (and
+ * "*_others"), width in the text, digits, scale (shown = value / scale) and what it is.
+ * The text, the HTML and `gpuprof fields --format=tables` (table "attribution") read
+ * them; the formats tier holds every cell to its JSON field. */
+typedef struct gp_attr_col {
+	const char *head, *key;
+	size_t off; /* where gp_attr_row_t holds it: a uint64_t, or a double when dbl */
+	bool dbl;
+	int width, prec;
+	double scale;
+	bool pct; /* shown with a % sign */
+	const char *doc;
+} gp_attr_col_t;
+#define GP_ATTR_NCOLS 5
+extern const gp_attr_col_t gp_attr_cols[GP_ATTR_NCOLS];
+/* A row's value of column c (unscaled); a percentage a / b (0 when b is 0). */
+double gp_attr_value(const gp_attr_row_t *r, const gp_attr_col_t *c);
+double gp_attr_pct(uint64_t a, uint64_t b);
 int gp_attr_make(const gp_otab_t *t, gp_attr_t *a);
 /* The operation and line that held the host longest in synchronising calls ("item @
  * train.py:40 (step)"), its share of all of them (%), into out; false: none (no operation

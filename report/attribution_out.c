@@ -7,72 +7,64 @@
 #include "json.h"
 #include "names.h"
 
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
-#define TOP       10  /* rows of the text and HTML tables */
 #define JSON_ROWS 100 /* rows of each JSON array */
 
-static double share(uint64_t a, uint64_t b)
+/* A cell of column c as shown (no "%" sign): "-" for a time per call without calls. */
+static const char *cell(const gp_attr_row_t *r, const gp_attr_col_t *c, char *buf, size_t len)
 {
-	return b ? 100.0 * (double)a / (double)b : 0.0;
-}
-
-/* The rows shown: the first TOP, the "(not attributed)" row wherever it sorted, and the
- * rest summed into one, so the shares shown add up to 100 %. */
-static unsigned shown(const gp_attr_row_t *rows, unsigned n, unsigned top, gp_attr_row_t *rest,
-                      int *unattributed)
-{
-	unsigned k = n < top ? n : top;
-	memset(rest, 0, sizeof(*rest));
-	*unattributed = -1;
-	for (unsigned i = 0; i < n; i++) {
-		bool none = rows[i].keylen == 16 && !memcmp(rows[i].key, "(not attributed)", 16);
-		if (none && i >= k)
-			*unattributed = (int)i;
-		else if (i >= k)
-			rest->calls += rows[i].calls, rest->kernels += rows[i].kernels,
-			    rest->gpu_ns += rows[i].gpu_ns, rest->keylen++;
-	}
-	return k;
+	if (c->off == offsetof(gp_attr_row_t, mean_ns_per_call) && !r->calls)
+		return "-";
+	snprintf(buf, len, "%.*f", c->prec, gp_attr_value(r, c) / c->scale);
+	return buf;
 }
 
 static void text_row(FILE *out, const char *key, unsigned len, const gp_attr_row_t *r,
-                     uint64_t total, unsigned width)
+                     unsigned width)
 {
-	char nm[128];
+	char nm[128], b[64];
 	snprintf(nm, sizeof(nm), "%.*s", (int)(len < sizeof(nm) - 1 ? len : sizeof(nm) - 1), key);
 	if (strlen(nm) > width) {
 		size_t cut = gp_utf8_back(nm, width - 3);
 		strcpy(nm + cut, "...");
 	}
 	gp_text_safe(nm);
-	fprintf(out, "%-*s %10.3f %5.1f%% %8llu %8llu", (int)width, nm, r->gpu_ns / 1e6,
-	        share(r->gpu_ns, total), (unsigned long long)r->kernels,
-	        (unsigned long long)r->calls);
-	if (r->calls)
-		fprintf(out, " %12.1f\n", r->gpu_ns / 1e3 / (double)r->calls);
-	else
-		fprintf(out, " %12s\n", "-");
+	fprintf(out, "%-*s", (int)width, nm);
+	for (unsigned i = 0; i < GP_ATTR_NCOLS; i++) {
+		const gp_attr_col_t *c = &gp_attr_cols[i];
+		fprintf(out, c->pct ? " %*s%%" : " %*s", c->width - c->pct,
+		        cell(r, c, b, sizeof(b)));
+	}
+	fputc('\n', out);
 }
 
-static void text_table(FILE *out, const char *what, const gp_attr_row_t *rows, unsigned n,
-                       uint64_t total, unsigned width)
+/* Each shown row of a table (gp_attr_shown_t) through row(key, length, row). */
+#define EACH_SHOWN(rows, s, row)                                                                   \
+	do {                                                                                       \
+		char b_[48];                                                                       \
+		for (unsigned i_ = 0; i_ < (s)->top; i_++)                                         \
+			row((rows)[i_].key, (rows)[i_].keylen, &(rows)[i_]);                       \
+		if ((s)->none >= 0)                                                                \
+			row((rows)[(s)->none].key, (rows)[(s)->none].keylen, &(rows)[(s)->none]);  \
+		if ((s)->nothers) {                                                                \
+			snprintf(b_, sizeof(b_), "(%u others)", (s)->nothers);                     \
+			row(b_, (unsigned)strlen(b_), &(s)->others);                               \
+		}                                                                                  \
+	} while (0)
+
+static void text_table(FILE *out, const char *what, const gp_attr_row_t *rows,
+                       const gp_attr_shown_t *s, unsigned width)
 {
-	gp_attr_row_t rest;
-	int none;
-	unsigned k = shown(rows, n, TOP, &rest, &none);
-	fprintf(out, "%-*s %10s %6s %8s %8s %12s\n", (int)width, what, "GPU ms", "share", "kernels",
-	        "calls", "us per call");
-	for (unsigned i = 0; i < k; i++)
-		text_row(out, rows[i].key, rows[i].keylen, &rows[i], total, width);
-	if (none >= 0)
-		text_row(out, rows[none].key, rows[none].keylen, &rows[none], total, width);
-	if (rest.keylen) {
-		char b[48];
-		snprintf(b, sizeof(b), "(%u others)", rest.keylen);
-		text_row(out, b, (unsigned)strlen(b), &rest, total, width);
-	}
+	fprintf(out, "%-*s", (int)width, what);
+	for (unsigned i = 0; i < GP_ATTR_NCOLS; i++)
+		fprintf(out, " %*s", gp_attr_cols[i].width, gp_attr_cols[i].head);
+	fputc('\n', out);
+#define TEXT_ROW(k, l, r) text_row(out, k, l, r, width)
+	EACH_SHOWN(rows, s, TEXT_ROW);
+#undef TEXT_ROW
 }
 
 static int cmp_sync(const void *a, const void *b)
@@ -111,7 +103,7 @@ static void text_sync(FILE *out, gp_attr_t *a)
 			strcpy(nm + gp_utf8_back(nm, 45), "...");
 		gp_text_safe(nm);
 		fprintf(out, "%-48s %10.3f %5.1f%% %8llu\n", nm, r->sync_ns / 1e6,
-		        share(r->sync_ns, a->sync_ns), (unsigned long long)r->syncs);
+		        r->sync_share_pct, (unsigned long long)r->syncs);
 	}
 }
 
@@ -133,31 +125,31 @@ void gp_attr_text(const gp_job_t *job, FILE *out)
 		    "buffer, a CUDA graph, each kernel by its own name, which XLA takes from its "
 		    "fusion; post-warm-up steps; %u rank%s):\n",
 		    a.ranks, a.ranks == 1 ? "" : "s");
-		text_table(out, "operation", a.by_op, a.nop, a.total_ns, 56);
+		text_table(out, "operation", a.by_op, &a.op_shown, 56);
 		fprintf(out, "\nKernel time by jitted function (XLA module):\n");
-		text_table(out, "function", a.by_line, a.nline, a.total_ns, 48);
+		text_table(out, "function", a.by_line, &a.line_shown, 48);
 	} else if (a.native) { /* CUDA C/C++: the launches' call stacks */
 		fprintf(out,
 		        "\nKernel time by calling function (the program's innermost frame outside "
 		        "CUDA and gpuprof at each launch: call stacks of the first launches of the "
 		        "first 2 capture windows, post-warm-up steps; %u rank%s):\n",
 		        a.ranks, a.ranks == 1 ? "" : "s");
-		text_table(out, "function", a.by_op, a.nop, a.total_ns, 40);
+		text_table(out, "function", a.by_op, &a.op_shown, 40);
 		fprintf(out, "\nKernel time by source line (that frame's file:line, from the "
 		             "module's line table; calls: launches):\n");
-		text_table(out, "line", a.by_line, a.nline, a.total_ns, 48);
+		text_table(out, "line", a.by_line, &a.line_shown, 48);
 	} else {
 		fprintf(
 		    out,
 		    "\nKernel time by operation (the PyTorch calls the program made, in capture "
 		    "windows, post-warm-up steps; %u rank%s):\n",
 		    a.ranks, a.ranks == 1 ? "" : "s");
-		text_table(out, "operation", a.by_op, a.nop, a.total_ns, 30);
+		text_table(out, "operation", a.by_op, &a.op_shown, 30);
 		fprintf(out,
 		        "\nKernel time by source line (the program's innermost frame outside torch "
 		        "and installed packages; a line's backward counts with it, its calls are "
 		        "the forward's):\n");
-		text_table(out, "line", a.by_line, a.nline, a.total_ns, 48);
+		text_table(out, "line", a.by_line, &a.line_shown, 48);
 	}
 	if (a.native)
 		fprintf(out,
@@ -175,38 +167,32 @@ void gp_attr_text(const gp_job_t *job, FILE *out)
 	gp_attr_free(&a);
 }
 
-static void html_row(FILE *o, const char *key, unsigned len, const gp_attr_row_t *r, uint64_t total)
+static void html_row(FILE *o, const char *key, unsigned len, const gp_attr_row_t *r)
 {
+	char b[64];
 	fprintf(o, "<tr><td>");
 	gp_html_escn(o, key, len);
-	fprintf(o, "</td><td>%.2f</td><td>%.1f %%</td><td>%llu</td><td>%llu</td>", r->gpu_ns / 1e6,
-	        share(r->gpu_ns, total), (unsigned long long)r->kernels,
-	        (unsigned long long)r->calls);
-	if (r->calls)
-		fprintf(o, "<td>%.1f</td></tr>\n", r->gpu_ns / 1e3 / (double)r->calls);
-	else
-		fprintf(o, "<td>-</td></tr>\n");
+	fprintf(o, "</td>");
+	for (unsigned i = 0; i < GP_ATTR_NCOLS; i++) {
+		const gp_attr_col_t *c = &gp_attr_cols[i];
+		fprintf(o, "<td data-key=\"%s\">%s%s</td>", c->key, cell(r, c, b, sizeof(b)),
+		        c->pct ? " %" : "");
+	}
+	fprintf(o, "</tr>\n");
 }
 
 static void html_table(FILE *o, const char *id, const char *what, const gp_attr_row_t *rows,
-                       unsigned n, uint64_t total)
+                       const gp_attr_shown_t *s)
 {
-	gp_attr_row_t rest;
-	int none;
-	unsigned k = shown(rows, n, TOP, &rest, &none);
-	fprintf(o,
-	        "<table id=\"%s\">\n<tr><th>%s</th><th>GPU ms</th><th>share</th><th>kernels</th>"
-	        "<th>calls</th><th>&micro;s per call</th></tr>\n",
-	        id, what);
-	for (unsigned i = 0; i < k; i++)
-		html_row(o, rows[i].key, rows[i].keylen, &rows[i], total);
-	if (none >= 0)
-		html_row(o, rows[none].key, rows[none].keylen, &rows[none], total);
-	if (rest.keylen) {
-		char b[48];
-		snprintf(b, sizeof(b), "(%u others)", rest.keylen);
-		html_row(o, b, (unsigned)strlen(b), &rest, total);
-	}
+	fprintf(o, "<table id=\"%s\">\n<tr><th>%s</th>", id, what);
+	for (unsigned i = 0; i < GP_ATTR_NCOLS; i++) /* "us" as the micro sign */
+		fprintf(o, "<th>%s%s</th>",
+		        strncmp(gp_attr_cols[i].head, "us ", 3) ? "" : "&micro;",
+		        gp_attr_cols[i].head + (strncmp(gp_attr_cols[i].head, "us ", 3) ? 0 : 1));
+	fprintf(o, "</tr>\n");
+#define HTML_ROW(k, l, r) html_row(o, k, l, r)
+	EACH_SHOWN(rows, s, HTML_ROW);
+#undef HTML_ROW
 	fprintf(o, "</table>\n");
 }
 
@@ -229,7 +215,7 @@ void gp_attr_html(const gp_job_t *job, FILE *o)
 	                   : "The PyTorch calls the program made, in capture windows",
 	        a.ranks, a.ranks == 1 ? "" : "s", a.total_ns / 1e6,
 	        (unsigned long long)a.total_kernels);
-	html_table(o, "attr-ops", a.native ? "function" : "operation", a.by_op, a.nop, a.total_ns);
+	html_table(o, "attr-ops", a.native ? "function" : "operation", a.by_op, &a.op_shown);
 	if (a.xla)
 		fprintf(o, "<h3>Kernel time by jitted function</h3>\n");
 	else if (a.native)
@@ -244,13 +230,26 @@ void gp_attr_html(const gp_job_t *job, FILE *o)
 		        "<h3>Kernel time by source line</h3>\n<p class=\"note\">The program's "
 		        "innermost frame outside torch and installed packages; a line's backward "
 		        "counts with it, its calls are the forward's.</p>\n");
-	html_table(o, "attr-lines", a.xla ? "jitted function" : "source line", a.by_line, a.nline,
-	           a.total_ns);
+	html_table(o, "attr-lines", a.xla ? "jitted function" : "source line", a.by_line,
+	           &a.line_shown);
 	gp_attr_free(&a);
 }
 
+/* A row's figures after its name, from "attributed" on */
+static void json_row(FILE *out, const gp_attr_row_t *r, bool attributed)
+{
+	fprintf(out,
+	        ", \"attributed\": %s, \"gpu_ns\": %llu, \"share_pct\": %.3f, \"kernels\": %llu, "
+	        "\"calls\": %llu, \"mean_ns_per_call\": %.0f, \"syncs\": %llu, \"sync_ns\": %llu}",
+	        attributed ? "true" : "false", (unsigned long long)r->gpu_ns, r->share_pct,
+	        (unsigned long long)r->kernels, (unsigned long long)r->calls, r->mean_ns_per_call,
+	        (unsigned long long)r->syncs, (unsigned long long)r->sync_ns);
+}
+
+/* The table's rows (the first JSON_ROWS and the "(not attributed)" one), then
+ * "KEY_others": the row the text and HTML show for the rest (gp_attr_shown_t). */
 static void json_rows(FILE *out, const char *key, const gp_attr_row_t *rows, unsigned n,
-                      uint64_t total)
+                      const gp_attr_shown_t *s)
 {
 	fprintf(out, ",\n    \"%s\": [", key);
 	for (unsigned i = 0, w = 0; i < n; i++) {
@@ -259,17 +258,12 @@ static void json_rows(FILE *out, const char *key, const gp_attr_row_t *rows, uns
 			continue;
 		fprintf(out, "%s\n      {\"name\": ", w++ ? "," : "");
 		gp_json_strn(out, rows[i].key, rows[i].keylen);
-		fprintf(out,
-		        ", \"attributed\": %s, \"gpu_ns\": %llu, \"share_pct\": %.3f, \"kernels\": "
-		        "%llu, \"calls\": %llu, \"mean_ns_per_call\": %.0f, \"syncs\": %llu, "
-		        "\"sync_ns\": %llu}",
-		        none ? "false" : "true", (unsigned long long)rows[i].gpu_ns,
-		        share(rows[i].gpu_ns, total), (unsigned long long)rows[i].kernels,
-		        (unsigned long long)rows[i].calls,
-		        rows[i].calls ? (double)rows[i].gpu_ns / (double)rows[i].calls : 0.0,
-		        (unsigned long long)rows[i].syncs, (unsigned long long)rows[i].sync_ns);
+		json_row(out, &rows[i], !none);
 	}
 	fprintf(out, "%s]", n ? "\n    " : "");
+	fprintf(out, ",\n    \"%s_others\": {\"name\": \"(%u others)\", \"rows\": %u", key,
+	        s->nothers, s->nothers);
+	json_row(out, &s->others, true);
 }
 
 static int cmp_ostat(const void *a, const void *b)
@@ -305,7 +299,7 @@ static void json_op_lines(FILE *out, const gp_otab_t *t, uint64_t total)
 		fprintf(out,
 		        ", \"gpu_ns\": %llu, \"share_pct\": %.3f, \"kernels\": %llu, \"calls\": "
 		        "%llu, \"syncs\": %llu, \"sync_ns\": %llu}",
-		        (unsigned long long)v[i]->gpu_ns, share(v[i]->gpu_ns, total),
+		        (unsigned long long)v[i]->gpu_ns, gp_attr_pct(v[i]->gpu_ns, total),
 		        (unsigned long long)v[i]->kernels, (unsigned long long)v[i]->calls,
 		        (unsigned long long)v[i]->syncs, (unsigned long long)v[i]->sync_ns);
 	}
@@ -330,8 +324,8 @@ void gp_attr_json(const gp_job_t *job, FILE *out)
 	        : a.native ? "native"
 	                   : "pytorch",
 	        (unsigned long long)a.site_missed);
-	json_rows(out, "operations", a.by_op, a.nop, a.total_ns);
-	json_rows(out, "source_lines", a.by_line, a.nline, a.total_ns);
+	json_rows(out, "operations", a.by_op, a.nop, &a.op_shown);
+	json_rows(out, "source_lines", a.by_line, a.nline, &a.line_shown);
 	json_op_lines(out, &job->ops, a.total_ns);
 	fprintf(out, "\n  }");
 	gp_attr_free(&a);

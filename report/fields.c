@@ -27,9 +27,10 @@ static void v_durations(FILE *out, const gp_rank_t *r)
 {
 	fputc('[', out);
 	for (unsigned s = 0; s < r->steps.nms; s++)
-		if (isfinite(r->steps.ms[s]))
-			fprintf(out, "%s%.4f", s ? ", " : "", r->steps.ms[s]);
-		else
+		if (isfinite(r->steps.ms[s])) {
+			fputs(s ? ", " : "", out);
+			gp_json_fixed(out, r->steps.ms[s], 4);
+		} else
 			fprintf(out, "%snull", s ? ", " : "");
 	fputc(']', out);
 }
@@ -726,12 +727,12 @@ static void value(FILE *out, const gp_field_t *f, const gp_rank_t *r)
 	case GP_FT_U64:
 		memcpy(&u, p, sizeof(u));
 		if (f->scale > 0)
-			fprintf(out, "%.*f", f->prec, (double)u / f->scale);
+			gp_json_fixed(out, (double)u / f->scale, f->prec);
 		else
-			fprintf(out, "%llu", (unsigned long long)u);
+			gp_json_uint(out, u);
 		break;
 	case GP_FT_U32:
-		fprintf(out, "%u", *(const unsigned *)(const void *)p);
+		gp_json_uint(out, *(const unsigned *)(const void *)p);
 		break;
 	case GP_FT_I32:
 		fprintf(out, "%d", *(const int *)(const void *)p);
@@ -746,7 +747,7 @@ static void value(FILE *out, const gp_field_t *f, const gp_rank_t *r)
 	case GP_FT_F64: /* JSON has no NaN or infinity: null */
 		memcpy(&d, p, sizeof(d));
 		if (isfinite(d))
-			fprintf(out, "%.*f", f->prec, d);
+			gp_json_fixed(out, d, f->prec);
 		else
 			fputs("null", out);
 		break;
@@ -791,7 +792,10 @@ void gp_json_rank(FILE *out, const gp_rank_t *r)
 		}
 		if (skip)
 			continue;
-		fprintf(out, "%s\"%s\": ", first ? "" : ", ", f->key);
+		/* fputs, not fprintf: a key per field per rank was 9 % of a 2 000-rank report */
+		fputs(first ? "\"" : ", \"", out);
+		fputs(f->key, out);
+		fputs("\": ", out);
 		first = false;
 		value(out, f, r);
 	}

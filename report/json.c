@@ -3,6 +3,8 @@
 #include "config.h"
 #include "json.h"
 
+#include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 size_t gp_utf8_next(const unsigned char *s, size_t n, uint32_t *cp, size_t *bad)
@@ -232,4 +234,41 @@ bool gp_json_valid(const char *buf, size_t n)
 		return false;
 	ws(&j);
 	return j.p == j.end;
+}
+
+/* Where it cannot go wrong: |d| * 10^prec below 2^40 (the product's rounding error is
+ * then under 2^-13) and not within 2^-10 of a tie, the digits of the nearest integer;
+ * elsewhere (ties, huge values, NaN, infinities) printf itself. printf's "%.3f" was 7 %
+ * of a 2 000-rank report's CPU (glibc converts through multi-precision arithmetic). */
+void gp_json_fixed(FILE *out, double d, int prec)
+{
+	static const double p10[] = {1, 10, 100, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9};
+	double a = fabs(d) * (prec >= 0 && prec <= 9 ? p10[prec] : 0);
+	double fl = floor(a), frac = a - fl;
+	if (prec < 0 || prec > 9 || !(a < 0x1p40) || fabs(frac - 0.5) < 0x1p-10) {
+		fprintf(out, "%.*f", prec, d);
+		return;
+	}
+	uint64_t v = (uint64_t)fl + (frac > 0.5), scale = (uint64_t)p10[prec];
+	char buf[48], *p = buf + sizeof(buf);
+	uint64_t ip = v / scale, fp = v % scale;
+	for (int i = 0; i < prec; i++, fp /= 10)
+		*--p = (char)('0' + fp % 10);
+	if (prec)
+		*--p = '.';
+	do
+		*--p = (char)('0' + ip % 10);
+	while (ip /= 10);
+	if (signbit(d)) /* as printf: "-0.000" for a negative that rounds to zero */
+		*--p = '-';
+	fwrite(p, 1, (size_t)(buf + sizeof(buf) - p), out);
+}
+
+void gp_json_uint(FILE *out, uint64_t v)
+{
+	char buf[24], *p = buf + sizeof(buf);
+	do
+		*--p = (char)('0' + v % 10);
+	while (v /= 10);
+	fwrite(p, 1, (size_t)(buf + sizeof(buf) - p), out);
 }

@@ -18,6 +18,10 @@ size_t gp_utf8_next(const unsigned char *s, size_t n, uint32_t *cp, size_t *bad)
 void gp_json_str(FILE *out, const char *s);
 /* The first n bytes of s as a JSON string. */
 void gp_json_strn(FILE *out, const char *s, size_t n);
+/* d with prec decimals, exactly as fprintf(out, "%.*f", prec, d) writes it, faster. */
+void gp_json_fixed(FILE *out, double d, int prec);
+/* v in decimal, as fprintf's "%llu" writes it. */
+void gp_json_uint(FILE *out, uint64_t v);
 /* Is buf[0..n) one JSON value (whitespace around it allowed), its strings valid UTF-8,
  * nested at most 64 deep? For files embedded whole into ours (job.json). */
 bool gp_json_valid(const char *buf, size_t n);

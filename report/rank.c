@@ -73,14 +73,15 @@ void gp_rank_compact_steps(gp_rank_t *r)
 
 void gp_rank_tables_free(gp_rank_tables_t *t)
 {
-	for (unsigned i = 0; i < t->nk; i++) {
+	for (unsigned i = 0; !t->arena && i < t->nk; i++) {
 		free(t->k[i].name);
 		free(t->k[i].hist); /* gp_kstat_free_hist: gputime.c depends on this file */
 		for (unsigned j = 0; j < GP_KRANGES; j++)
 			free(t->k[i].in[j].name);
 	}
-	for (unsigned i = 0; i < t->nr; i++)
+	for (unsigned i = 0; !t->arena && i < t->nr; i++)
 		free(t->r[i].name);
+	free(t->arena);
 	free(t->k);
 	free(t->r);
 	gp_otab_free(&t->ops);

@@ -170,6 +170,9 @@ typedef struct gp_rank_tables {
 	unsigned ntasks_expected;
 	gp_rf_ident_t src; /* the rank file the analysis read (its summary's key) */
 	bool src_ok;       /* false: it changed while read; no summary is made of it */
+	/* read from a summary: its bytes, where the kernels' and ranges' names and the
+	 * kernels' histograms are (summary.c), freed with the tables; NULL: each owned */
+	void *arena;
 } gp_rank_tables_t;
 void gp_rank_tables_free(gp_rank_tables_t *t);
 

@@ -8,24 +8,23 @@
  * is read and the summary written again where the directory allows.
  *
  * Layout (little-endian, as the machine writes it; the rank file's own byte order):
- *   "GPSUM\0v8" | gpuprof version (32 bytes) | sizes of gp_rank_t, gp_kstat_t, gp_rstat_t
+ *   "GPSUM\0v9" | gpuprof version (32 bytes) | sizes of gp_rank_t, gp_kstat_t, gp_rstat_t
  *   | the rank file's ends' CRC-32C, size, mtime (ns), device and inode | nstep, nk, nr | the job
  * id and task count its header gave | the number of sections, then each section of
  * gp_rank_t (rank.h) in the order of sum_sections: its name (length byte, bytes), its size
  * (4 bytes) and its bytes, pointers zeroed | the rank's text (text.h: every gp_text_t of
  * gp_rank_t, in the order of sum_texts): their number (2 bytes), then each one's length (2
  * bytes) and bytes | owners flag (1 byte) and, when 1, 3 x
- * GP_OWNERS gp_owner_t | nstep doubles, nstep step numbers | nk kernels (name length, name,
- * comm, calls, total, min, max, GP_KRANGES launching ranges: length, name, ns, the sum of
- * squared durations (double), the duration histogram's non-empty buckets: their number (2
- * bytes) then (bucket 2 bytes, count 4 bytes) each) | nr ranges (name
- * length, name, count, cpu, gpu, sync, count over the whole run) | the operation table
- * (optable.c: rows, ranks, XLA ranks, native ranks, kernels with no launch site, then each row's
- * name, calls, kernels, GPU ns) | CRC-32C of everything before it. A section whose name or size
- * differs from this gpuprof's makes the summary stale (it is a cache: the rank file is read
- * instead), and the table is checked to cover every byte of gp_rank_t but padding
- * (tests/unit/t_summary.c), so a section added to the rank and not here fails a test rather than a
- * report. */
+ * GP_OWNERS gp_owner_t | nstep doubles, nstep step numbers | the kernel and range tables
+ * (put_tables: the names they use, once each, then nk kernels and nr ranges that name
+ * them by index, each kernel's histogram aligned where it is read in place) | the
+ * operation table (optable.c: rows, ranks, XLA ranks, native ranks, kernels with no
+ * launch site, then each row's name, calls, kernels, GPU ns) | CRC-32C of everything
+ * before it. v8: no launch sites; v7: names and sparse histograms inline.
+ * A section whose name or size differs from this gpuprof's makes the summary stale (it is a
+ * cache: the rank file is read instead), and the table is checked to cover every byte of
+ * gp_rank_t but padding (tests/unit/t_summary.c), so a section added to the rank and not
+ * here fails a test rather than a report. */
 #include "config.h"
 #include "analyze.h"
 #include "log.h"
@@ -35,6 +34,8 @@
 #include "env.h"
 #include "path.h"
 #include "settings.h"
+#include "strhash.h"
+#include "vec.h"
 
 #include <errno.h>
 #include <stddef.h>
@@ -45,7 +46,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#define MAGIC    "GPSUM\0v8"
+#define MAGIC    "GPSUM\0v9"
 #define MAXBYTES (256u << 20) /* a summary larger than this is not one */
 
 #define SECTION(name, m)                                                                           \
@@ -174,6 +175,11 @@ static int rank_key(const char *gpr, uid_t owner, sum_key_t *k, mode_t *mode)
 	/* a regular file, never through a link nor a FIFO or device: root must not open, let
 	 * alone read, what a user's rank0.gpr -> /root/secret names */
 	int fd = gp_open_regular(AT_FDCWD, gpr, (uid_t)-1, &st);
+	/* only its ends are read: without this, the kernel's readahead read the whole rank file
+	 * from a cold cache (a 2 000-rank job from its summaries read 125 MB from disk, its
+	 * rank files being 118 MB) */
+	if (fd >= 0)
+		posix_fadvise(fd, 0, 0, POSIX_FADV_RANDOM);
 	if (fd < 0 || !gp_job_file_ok(st.st_uid, owner) || gp_rf_ident_fd(fd, &id) < 0) {
 		if (fd >= 0)
 			close(fd);
@@ -194,6 +200,119 @@ bool gp_summary_wanted(const char *gpr)
 	struct stat st;
 	return lstat(gpr, &st) == 0 && S_ISREG(st.st_mode) &&
 	       (long long)st.st_size >= gp_setting_long(GP_ENV_SUMMARY_MIN);
+}
+
+/* The kernel and range tables (v8). Every name they use is written once, in a list (a
+ * rank's ~100 kernels name four launching ranges each: 500 strings that were read,
+ * allocated and freed one by one per rank), and each record names its entries by index
+ * (NO_NAME: none). A kernel's histogram is written as it is held, its buckets from the
+ * first to the last non-empty one, at an offset aligned for uint32_t: the reader points
+ * at the names and counts where they are in the summary's bytes (gp_rank_tables_t's
+ * arena) instead of copying them. At 10 240 ranks, get_hist alone was 23 % of the
+ * report's CPU (perf). Layout: u32 names, each (u16 length, bytes, NUL); per kernel
+ * u32 name, u8 comm, u64 calls/total/min/max, GP_KRANGES x (u32 range, u64 ns), f64
+ * sum of squares, u16 first bucket, u16 buckets, zeros to a multiple of 4, u32 counts;
+ * per range u32 name, u64 count/cpu/gpu/sync/count over the run. */
+#define NO_NAME UINT32_MAX
+#define KREC    (4 + 1 + 32 + GP_KRANGES * 12 + 8 + 4) /* a kernel's bytes, at least */
+#define RREC    (4 + 40)                               /* a range's */
+
+typedef struct name_list {
+	const char **v;
+	uint32_t n, cap;
+	u64map_t idx; /* hash -> index + 1 of the first name with it */
+} name_list_t;
+
+/* s's index in the list, added if new; NO_NAME for NULL, "" or no memory. */
+static uint32_t name_id(name_list_t *l, const char *s)
+{
+	if (!s || !s[0])
+		return NO_NAME;
+	uint64_t h = gp_strhash(s, strlen(s)) | 1, at = 0;
+	if (u64map_get(&l->idx, h, &at) && !strcmp(l->v[at - 1], s))
+		return (uint32_t)(at - 1);
+	for (uint32_t i = 0; at && i < l->n; i++) /* two names, one hash */
+		if (!strcmp(l->v[i], s))
+			return i;
+	if (l->n == l->cap) {
+		uint32_t nc = l->cap ? l->cap * 2 : 256;
+		const char **nv = realloc(l->v, nc * sizeof(*nv));
+		if (!nv)
+			return NO_NAME;
+		l->v = nv, l->cap = nc;
+	}
+	l->v[l->n] = s;
+	if (!at)
+		u64map_put(&l->idx, h, l->n + 1);
+	return l->n++;
+}
+
+static void put_u32(FILE *m, uint32_t v)
+{
+	fwrite(&v, 4, 1, m);
+}
+
+static void put_kernel(FILE *m, name_list_t *l, const gp_kstat_t *k)
+{
+	static const char zeros[4];
+	uint8_t comm = k->comm;
+	uint64_t v[4] = {k->calls, k->total, k->min, k->max};
+	unsigned lo = 0, hi = k->hn; /* the non-empty buckets' extent [lo, hi) */
+	while (lo < hi && !k->hist[lo])
+		lo++;
+	while (hi > lo && !k->hist[hi - 1])
+		hi--;
+	uint16_t h[2] = {(uint16_t)(k->hlo + lo), (uint16_t)(hi - lo)};
+	put_u32(m, name_id(l, k->name));
+	fwrite(&comm, 1, 1, m);
+	fwrite(v, sizeof(v), 1, m);
+	for (unsigned j = 0; j < GP_KRANGES; j++) {
+		put_u32(m, name_id(l, k->in[j].name));
+		fwrite(&k->in[j].ns, 8, 1, m);
+	}
+	fwrite(&k->sumsq, sizeof(double), 1, m);
+	fwrite(h, sizeof(h), 1, m);
+	long at = ftell(m);
+	fwrite(zeros, 1, at < 0 ? 0 : (size_t)(-at & 3), m);
+	if (h[1])
+		fwrite(k->hist + lo, sizeof(uint32_t), h[1], m);
+}
+
+static int put_tables(FILE *m, const gp_kstat_t *k, unsigned nk, const gp_rstat_t *rs, unsigned nr)
+{
+	name_list_t l = {0};
+	char *body = NULL;
+	size_t blen = 0;
+	/* the records first (into their own buffer), so that the list they name comes first */
+	FILE *b = open_memstream(&body, &blen);
+	if (!b)
+		return -1;
+	for (unsigned i = 0; i < nk; i++)
+		put_kernel(b, &l, &k[i]);
+	for (unsigned i = 0; i < nr; i++) {
+		uint64_t v[5] = {rs[i].count, rs[i].cpu_ns, rs[i].gpu_ns, rs[i].sync_ns,
+		                 rs[i].count_all};
+		put_u32(b, name_id(&l, rs[i].name));
+		fwrite(v, sizeof(v), 1, b);
+	}
+	int rc = fclose(b) == 0 ? 0 : -1;
+	put_u32(m, l.n);
+	for (uint32_t i = 0; i < l.n; i++) {
+		uint16_t len = (uint16_t)strnlen(l.v[i], 65535);
+		fwrite(&len, 2, 1, m);
+		fwrite(l.v[i], 1, len, m);
+		fputc('\0', m);
+	}
+	/* the records' histograms were aligned as if they began at a multiple of 4 */
+	long at = ftell(m);
+	static const char zeros[4];
+	fwrite(zeros, 1, at < 0 ? 0 : (size_t)(-at & 3), m);
+	if (rc == 0 && body)
+		fwrite(body, 1, blen, m);
+	free(body);
+	free(l.v);
+	u64map_free(&l.idx);
+	return rc;
 }
 
 int gp_summary_write(const char *gpr, const gp_rank_t *r, const gp_rank_tables_t *one)
@@ -253,40 +372,10 @@ int gp_summary_write(const char *gpr, const gp_rank_t *r, const gp_rank_tables_t
 			fwrite(&no, sizeof(no), 1, m);
 		}
 	}
-	for (unsigned i = 0; i < nk; i++) {
-		uint16_t l = (uint16_t)strnlen(k[i].name, 65535);
-		uint8_t comm = k[i].comm;
-		uint64_t v[4] = {k[i].calls, k[i].total, k[i].min, k[i].max};
-		fwrite(&l, 2, 1, m);
-		fwrite(k[i].name, 1, l, m);
-		fwrite(&comm, 1, 1, m);
-		fwrite(v, sizeof(v), 1, m);
-		for (unsigned j = 0; j < GP_KRANGES; j++) {
-			const char *rn = k[i].in[j].name ? k[i].in[j].name : "";
-			uint16_t rl = (uint16_t)strnlen(rn, 65535);
-			fwrite(&rl, 2, 1, m);
-			fwrite(rn, 1, rl, m);
-			fwrite(&k[i].in[j].ns, 8, 1, m);
-		}
-		uint16_t nb = 0;
-		fwrite(&k[i].sumsq, sizeof(double), 1, m);
-		for (unsigned j = 0; j < k[i].hn; j++)
-			nb += k[i].hist[j] != 0;
-		fwrite(&nb, 2, 1, m);
-		for (unsigned j = 0; j < k[i].hn; j++)
-			if (k[i].hist[j]) {
-				uint16_t b = (uint16_t)(k[i].hlo + j);
-				fwrite(&b, 2, 1, m);
-				fwrite(&k[i].hist[j], 4, 1, m);
-			}
-	}
-	for (unsigned i = 0; i < nr; i++) {
-		uint16_t l = (uint16_t)strnlen(rs[i].name, 65535);
-		uint64_t v[5] = {rs[i].count, rs[i].cpu_ns, rs[i].gpu_ns, rs[i].sync_ns,
-		                 rs[i].count_all};
-		fwrite(&l, 2, 1, m);
-		fwrite(rs[i].name, 1, l, m);
-		fwrite(v, sizeof(v), 1, m);
+	if (put_tables(m, k, nk, rs, nr) < 0) {
+		fclose(m);
+		free(buf);
+		return -1;
 	}
 	gp_otab_write(m, &one->ops);
 	if (fflush(m) != 0) {
@@ -338,20 +427,6 @@ static void get(rd_t *r, void *dst, size_t n)
 	}
 	memcpy(dst, r->p, n);
 	r->p += n;
-}
-
-static char *get_name(rd_t *r)
-{
-	uint16_t l = 0;
-	get(r, &l, 2);
-	char *s = r->bad ? NULL : malloc((size_t)l + 1);
-	if (!s) {
-		r->bad = true;
-		return NULL;
-	}
-	get(r, s, l);
-	s[l] = '\0';
-	return s;
 }
 
 /* A record read from a file is text the report prints and counts it loops on: every
@@ -415,30 +490,6 @@ static int get_sections(rd_t *r, gp_rank_t *out)
 	return r->bad ? -1 : 0;
 }
 
-/* A kernel's histogram: its non-empty buckets (number, then bucket and count each), in
- * one allocation from the first to the last. */
-static void get_hist(rd_t *r, gp_kstat_t *k)
-{
-	uint16_t nb = 0, at[GP_KHIST];
-	uint32_t cnt[GP_KHIST];
-	get(r, &nb, 2);
-	if (nb > GP_KHIST)
-		r->bad = true;
-	for (unsigned b = 0; !r->bad && b < nb; b++) {
-		get(r, &at[b], 2);
-		get(r, &cnt[b], 4);
-		r->bad |= at[b] >= GP_KHIST;
-	}
-	if (r->bad || !nb)
-		return;
-	unsigned lo = at[0], hi = at[0];
-	for (unsigned b = 1; b < nb; b++)
-		lo = at[b] < lo ? at[b] : lo, hi = at[b] > hi ? at[b] : hi;
-	r->bad |= !gp_kstat_hist_add(k, lo, 0) || !gp_kstat_hist_add(k, hi, 0);
-	for (unsigned b = 0; !r->bad && b < nb; b++)
-		gp_kstat_hist_add(k, at[b], cnt[b]);
-}
-
 /* The rank's text (put_texts); what the sections held there is no pointer of ours. */
 static int get_texts(rd_t *r, gp_rank_t *out)
 {
@@ -456,6 +507,97 @@ static int get_texts(rd_t *r, gp_rank_t *out)
 		gp_text_setn(text_at(out, i), (const char *)r->p, l);
 		r->p += l;
 	}
+	return r->bad ? -1 : 0;
+}
+
+/* Skip the zeros that align the next bytes for uint32_t (put_kernel, put_tables). */
+static void get_align(rd_t *r, const unsigned char *base)
+{
+	size_t pad = -(size_t)(r->p - base) & 3;
+	if ((size_t)(r->end - r->p) < pad)
+		r->bad = true;
+	else
+		r->p += pad;
+}
+
+/* A name of the list by index: NULL for NO_NAME when none may be, else bad. */
+static char *name_at(rd_t *r, char *const *names, uint32_t nn, uint32_t id, bool none_ok)
+{
+	if (id < nn)
+		return names[id];
+	r->bad |= !(none_ok && id == NO_NAME);
+	return NULL;
+}
+
+/* One kernel (put_kernel); its name and histogram point into base's bytes. */
+static void get_kernel(rd_t *r, unsigned char *base, char *const *names, uint32_t nn, gp_kstat_t *k)
+{
+	uint32_t id = NO_NAME;
+	uint8_t comm = 0;
+	uint64_t v[4];
+	uint16_t h[2];
+	get(r, &id, 4);
+	k->name = name_at(r, names, nn, id, false);
+	get(r, &comm, 1);
+	get(r, v, sizeof(v));
+	k->comm = comm != 0;
+	k->calls = v[0], k->total = v[1], k->min = v[2], k->max = v[3];
+	for (unsigned j = 0; j < GP_KRANGES; j++) {
+		get(r, &id, 4);
+		k->in[j].name = name_at(r, names, nn, id, true);
+		get(r, &k->in[j].ns, 8);
+	}
+	get(r, &k->sumsq, sizeof(double));
+	get(r, h, sizeof(h));
+	get_align(r, base);
+	if (r->bad || (unsigned)h[0] + h[1] > GP_KHIST ||
+	    (size_t)(r->end - r->p) < (size_t)h[1] * sizeof(uint32_t)) {
+		r->bad = true;
+		return;
+	}
+	if (h[1]) {
+		k->hist = (uint32_t *)(void *)(base + (r->p - base));
+		k->hlo = h[0], k->hn = h[1];
+		r->p += (size_t)h[1] * sizeof(uint32_t);
+	}
+}
+
+/* The tables (put_tables) out of the summary's bytes base, which t keeps (t->arena). */
+static int get_tables(rd_t *r, unsigned char *base, uint32_t nk, uint32_t nr, gp_rank_tables_t *t)
+{
+	uint32_t nn = 0;
+	get(r, &nn, 4);
+	/* a name takes 3 bytes or more: no list longer than the bytes left */
+	if (r->bad || (uint64_t)nn * 3 > (uint64_t)(r->end - r->p))
+		return -1;
+	char **names = malloc((nn ? nn : 1) * sizeof(*names));
+	t->k = calloc(nk ? nk : 1, sizeof(gp_kstat_t));
+	t->r = calloc(nr ? nr : 1, sizeof(gp_rstat_t));
+	r->bad |= !names || !t->k || !t->r;
+	for (uint32_t i = 0; !r->bad && i < nn; i++) {
+		uint16_t l = 0;
+		get(r, &l, 2);
+		if (r->bad || (size_t)(r->end - r->p) < (size_t)l + 1 || r->p[l]) {
+			r->bad = true;
+			break;
+		}
+		names[i] = (char *)base + (r->p - base);
+		r->p += (size_t)l + 1;
+	}
+	get_align(r, base);
+	for (uint32_t i = 0; !r->bad && i < nk; i++)
+		get_kernel(r, base, names, nn, &t->k[t->nk++]);
+	for (uint32_t i = 0; !r->bad && i < nr; i++) {
+		gp_rstat_t *s = &t->r[t->nr++];
+		uint32_t id = NO_NAME;
+		uint64_t v[5];
+		get(r, &id, 4);
+		s->name = name_at(r, names, nn, id, false);
+		get(r, v, sizeof(v));
+		s->count = v[0], s->cpu_ns = v[1], s->gpu_ns = v[2], s->sync_ns = v[3];
+		s->count_all = v[4];
+	}
+	free(names);
 	return r->bad ? -1 : 0;
 }
 
@@ -494,10 +636,10 @@ int gp_summary_read(const char *gpr, uid_t owner, gp_rank_t *out, gp_rank_tables
 	get(&r, &have, sizeof(have));
 	get(&r, n3, sizeof(n3));
 	/* stale (another version or rank file), or counts the file cannot hold: a rank keeps
-	 * GP_STEP_KEEP samples at most, a kernel's record takes 75 bytes or more, a
-	 * range's 42 (no allocation larger than the file is made for them) */
+	 * GP_STEP_KEEP samples at most, a kernel's record takes KREC bytes or more, a
+	 * range's RREC (no allocation larger than the file is made for them) */
 	if (r.bad || memcmp(&have, &want, sizeof(have)) || n3[0] > GP_STEP_KEEP ||
-	    (uint64_t)n3[1] * 75 + (uint64_t)n3[2] * 42 > n) {
+	    (uint64_t)n3[1] * KREC + (uint64_t)n3[2] * RREC > n) {
 		free(buf);
 		return -1;
 	}
@@ -537,38 +679,10 @@ int gp_summary_read(const char *gpr, uid_t owner, gp_rank_t *out, gp_rank_tables
 		}
 	}
 	out->steps.nms = n3[0];
-	one->k = calloc(n3[1] ? n3[1] : 1, sizeof(gp_kstat_t));
-	one->r = calloc(n3[2] ? n3[2] : 1, sizeof(gp_rstat_t));
-	if (!one->k || !one->r)
+	if (!r.bad) /* the tables' names and histograms stay in the summary's bytes */
+		one->arena = buf, buf = NULL;
+	if (!r.bad && get_tables(&r, one->arena, n3[1], n3[2], one) < 0)
 		r.bad = true;
-	for (unsigned i = 0; !r.bad && i < n3[1]; i++) {
-		gp_kstat_t *k = &one->k[one->nk++];
-		uint8_t comm = 0;
-		uint64_t v[4];
-		k->name = get_name(&r);
-		get(&r, &comm, 1);
-		get(&r, v, sizeof(v));
-		k->comm = comm != 0;
-		k->calls = v[0], k->total = v[1], k->min = v[2], k->max = v[3];
-		for (unsigned j = 0; j < GP_KRANGES; j++) {
-			k->in[j].name = get_name(&r);
-			get(&r, &k->in[j].ns, 8);
-			if (k->in[j].name && !k->in[j].name[0]) { /* none */
-				free(k->in[j].name);
-				k->in[j].name = NULL;
-			}
-		}
-		get(&r, &k->sumsq, sizeof(double));
-		get_hist(&r, k);
-	}
-	for (unsigned i = 0; !r.bad && i < n3[2]; i++) {
-		gp_rstat_t *s = &one->r[one->nr++];
-		uint64_t v[5];
-		s->name = get_name(&r);
-		get(&r, v, sizeof(v));
-		s->count = v[0], s->cpu_ns = v[1], s->gpu_ns = v[2], s->sync_ns = v[3];
-		s->count_all = v[4];
-	}
 	if (!r.bad && gp_otab_read(&r.p, r.end, &one->ops) < 0)
 		r.bad = true;
 	free(buf);

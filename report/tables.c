@@ -4,6 +4,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "attribution.h"
 #include "fields.h"
 
 #define TXT(h, k, w)                                                                               \
@@ -191,4 +192,10 @@ void gp_tables_print(FILE *out)
 			        : c->flags & GP_COL_LEFT ? "text"
 			                                 : "number");
 		}
+	/* the kernel time by operation and by line (attribution.h): keys of their rows */
+	for (unsigned i = 0; i < GP_ATTR_NCOLS; i++) {
+		const gp_attr_col_t *c = &gp_attr_cols[i];
+		fprintf(out, "attribution\t%s\t%s\t-\t%d\t%g\t%s\n", c->head, c->key, c->width,
+		        c->scale, c->pct ? "percent" : "number");
+	}
 }

@@ -49,7 +49,8 @@ const char *gp_human_bytes(double bytes, char *buf, size_t len);
 /* The text's heading line and a rank's line (widths from the table, one space apart) */
 void gp_table_text_head(FILE *out, const gp_rank_table_t *t);
 void gp_table_text_row(FILE *out, const gp_rank_table_t *t, const gp_rank_t *r, const char *label);
-/* The columns, a line each: table, heading, JSON field, condition, width, scale, flags */
+/* The columns, a line each: table, heading, JSON field, condition, width, scale, flags;
+ * then the attribution tables' (table "attribution", attribution.h: keys of their rows) */
 void gp_tables_print(FILE *out);
 
 #endif

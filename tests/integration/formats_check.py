@@ -3,7 +3,9 @@ field it claims to be (issue 49: comm% was 30.5 in the text and 4.7 in the HTML)
 The per-rank tables are read back through `gpuprof fields --format=tables` (each column's
 heading, JSON field, condition, width and scale): the text's rows cut at the columns'
 widths, the HTML's cells by their data-key; the headline's median and throughput by the
-job's fields. A cell holds "-" exactly where the column's condition fails (not measured);
+job's fields; the attribution tables (kernel time by operation and by source line: table
+"attribution" of the listing, the columns of both) by their rows' names in the JSON's
+"operations" and "source_lines" (and "*_others" for the rest summed). A cell holds "-" exactly where the column's condition fails (not measured);
 else its number equals the field's within the digits shown (bytes: within the digits of
 their unit). Prints one line per problem and a last line "checked N cells"; exit 1 on any
 problem.
@@ -160,6 +162,95 @@ def html_tables(page, tables, ranks):
     return found
 
 
+def attr_row_of(label, rows, others):
+    """The JSON row a label of an attribution table names (cut with "..." to its width)."""
+    if re.fullmatch(r"\(\d+ others\)", label):
+        return others if others and others.get("name") == label else None
+    exact = [r for r in rows if r["name"] == label]
+    if exact:
+        return exact[0]
+    cut = [r for r in rows if label.endswith("...") and r["name"].startswith(label[:-3])]
+    return cut[0] if len(cut) == 1 else None
+
+
+def attr_cell(where, col, row, cell):
+    """A cell of an attribution table held to its row's JSON field."""
+    global checked
+    checked += 1
+    v = row.get(col["key"])
+    if v is None:
+        problems.append("%s: %s is no field of the JSON's row" % (where, col["key"]))
+        return
+    if cell == "-":  # a time per call where there is no call
+        if col["key"] != "mean_ns_per_call" or row.get("calls"):
+            problems.append("%s: %s shows '-' where the JSON has %r" % (where, col["key"], v))
+        return
+    if col["kind"] == "percent":
+        cell = cell.rstrip("%").strip()
+    try:
+        got = float(cell)
+    except ValueError:
+        problems.append("%s: %s: %r is not a number" % (where, col["key"], cell))
+        return
+    tol, want = 0.5 * 10 ** -shown_digits(cell), float(v) / col["scale"]
+    # the JSON's own rounding (share %.3f, ns per call an integer) beside the cell's
+    if abs(got - want) > tol * 1.001 + 1e-6 * abs(want) + 0.5e-6:
+        problems.append("%s: %s shows %s, the JSON %r (= %g shown)" % (where, col["key"], cell, v, want))
+
+
+def attr_tables(job, text, page, cols):
+    """The text's and the HTML's tables of kernel time by operation and by line: each row
+    named in the JSON, each cell its field. Returns the tables found."""
+    attr = job.get("attribution") or {}
+    arrays = ["operations", "source_lines"]
+    suffix = "".join(" %*s" % (c["width"], c["head"]) for c in cols)
+    lines = text.split("\n")
+    heads = [i for i, l in enumerate(lines) if l.endswith(suffix) and
+             l[:len(l) - len(suffix)].strip() in ("operation", "line", "function")]
+    found = 0
+    for n, i in enumerate(heads[:2]):
+        found += 1
+        rows, others = attr.get(arrays[n], []), attr.get(arrays[n] + "_others")
+        lw = len(lines[i]) - len(suffix)
+        for line in lines[i + 1:]:
+            if not line or line.startswith("share:"):
+                break
+            label = line[:lw].rstrip()
+            row = attr_row_of(label, rows, others)
+            if row is None:
+                problems.append("text %s: row %r names no row of the JSON" % (arrays[n], label))
+                continue
+            pos = lw
+            for c in cols:
+                attr_cell("text %s %r" % (arrays[n], label), c, row, line[pos + 1:pos + 1 + c["width"]].strip())
+                pos += 1 + c["width"]
+    bykey = {c["key"]: c for c in cols}
+    for n, tid in enumerate(["attr-ops", "attr-lines"]):
+        m = re.search(r'<table id="%s">(.*?)</table>' % tid, page, re.S)
+        if not m:
+            continue
+        found += 1
+        rows, others = attr.get(arrays[n], []), attr.get(arrays[n] + "_others")
+        for tr in re.findall(r"<tr>(.*?)</tr>", m.group(1), re.S)[1:]:
+            name = re.match(r"<td>(.*?)</td>", tr)
+            label = html.unescape(name.group(1)) if name else ""
+            row = attr_row_of(label, rows, others)
+            if row is None:
+                problems.append("html %s: row %r names no row of the JSON" % (tid, label))
+                continue
+            cells = re.findall(r'<td data-key="([^"]+)">(.*?)</td>', tr)
+            if [k for k, _ in cells] != [c["key"] for c in cols]:
+                problems.append("html %s %r: cells %s, columns %s" % (tid, label, [k for k, _ in cells],
+                                                                       [c["key"] for c in cols]))
+            for key, cell in cells:
+                if key in bykey:
+                    attr_cell("html %s %r" % (tid, label), bykey[key], row, html.unescape(cell))
+    if attr.get("operations") and found < 4:
+        problems.append("the JSON has %d operation rows, %d of the 4 tables shown" %
+                        (len(attr["operations"]), found))
+    return found
+
+
 def job_figures(job, text, page):
     """The headline's median and throughput in the text and the HTML."""
     global checked
@@ -188,6 +279,7 @@ def job_figures(job, text, page):
 
 def main():
     tables = load_cols(sys.argv[1])
+    acols = tables.pop("attribution", [])
     job = json.load(open(sys.argv[2]))
     text = open(sys.argv[3]).read()
     page = open(sys.argv[4]).read()
@@ -195,9 +287,10 @@ def main():
     nt = text_tables(text, tables, ranks)
     nh = html_tables(page, tables, ranks)
     job_figures(job, text, page)
+    na = attr_tables(job, text, page, acols)
     for p in problems[:40]:
         print(p)
-    print("checked %d cells (%d text tables, %d HTML tables)" % (checked, nt, nh))
+    print("checked %d cells (%d text tables, %d HTML tables, %d attribution tables)" % (checked, nt, nh, na))
     sys.exit(1 if problems else 0)
 
 

@@ -11,10 +11,12 @@ ls "$F"/*/step*/rank*.gpr >/dev/null 2>&1 || skip_all "no fixtures committed"
 T=$(mktemp -d); trap 'rm -rf "$T"' EXIT
 export GPUPROF_REPORT_SUMMARIES=0 # nothing written into the tree
 "$B/gpuprof" fields --format=tables >"$T/tables.tsv"; ok $? "gpuprof fields --format=tables"
-n=$(cut -f1 "$T/tables.tsv" | sort -u | wc -l)
+n=$(cut -f1 "$T/tables.tsv" | grep -vx attribution | sort -u | wc -l)
 ok $((n == 4 ? 0 : 1)) "four per-rank tables ($n)"
-# every column names a field of report.json
-bad=$(cut -f3 "$T/tables.tsv" | grep -v '^-$' | while read -r k; do
+n=$(grep -c '^attribution' "$T/tables.tsv")
+ok $((n == 5 ? 0 : 1)) "and the five columns of the attribution tables ($n)"
+# every per-rank column names a field of report.json (the attribution's: formats_check.py)
+bad=$(grep -v '^attribution' "$T/tables.tsv" | cut -f3 | grep -v '^-$' | while read -r k; do
 	"$B/gpuprof" fields | awk '{print $1}' | grep -qx "$k" || echo "$k"; done)
 ok $([ -z "$bad" ] && echo 0 || echo 1) "every column is a field of report.json${bad:+ (not: $bad)}"
 
@@ -32,6 +34,9 @@ for d in "$F"/*/; do
 	ls "$d"step*/rank*.gpr >/dev/null 2>&1 || continue
 	one "$(basename "$d")" "$d"
 done
+# the attribution tables were read back, not skipped: JAX's operations and jitted functions
+grep -q "4 attribution tables" <<<"$(python3 "$H/formats_check.py" "$T/tables.tsv" "$T/field-jax.json" "$T/field-jax.txt" "$T/field-jax.html")"
+ok $? "field-jax: its text and HTML tables of kernel time by operation and function checked"
 # a synthetic job of 40 ranks: the HTML's rows are the fastest, median and slowest
 if "$B/bench/synth-job" --ranks 40 --events 4000 --out "$T/synth40" >/dev/null; then
 	one synth40 "$T/synth40"
@@ -60,4 +65,27 @@ sed 's|<td data-key="gpu.comm_only_pct">[0-9.]*</td>|<td data-key="gpu.comm_only
 out=$(python3 "$H/formats_check.py" "$T/tables.tsv" "$T/ddp-imbalanced.json" "$T/ddp-imbalanced.txt" "$T/bad.html")
 [ $? -ne 0 ] && echo "$out" | grep -q "gpu.comm_only_pct shows 4.7"
 ok $? "... and an HTML comm % of 4.7 where its field says otherwise (the old drift: 4.7 for 30.5)"
+# ... and an attribution table's share 1 point off its row's share_pct, in the text and the HTML
+python3 - "$T/field-jax.txt" "$T/bad-attr.txt" <<'PY'
+import re, sys
+lines = open(sys.argv[1]).read().split("\n")
+i = next(i for i, l in enumerate(lines) if re.match(r"operation +GPU ms  share  kernels", l))
+m = re.search(r" (\d+\.\d)%", lines[i + 1])
+lines[i + 1] = lines[i + 1][:m.start(1)] + "%5.1f" % (float(m.group(1)) + 1) + lines[i + 1][m.end(1):]
+open(sys.argv[2], "w").write("\n".join(lines))
+PY
+out=$(python3 "$H/formats_check.py" "$T/tables.tsv" "$T/field-jax.json" "$T/bad-attr.txt" "$T/field-jax.html")
+[ $? -ne 0 ] && echo "$out" | grep -q "text operations .*share_pct shows"
+ok $? "the check catches an operation's share 1 point off in the text ($(echo "$out" | head -1 | cut -c1-120))"
+python3 - "$T/field-jax.html" "$T/bad-attr.html" <<'PY'
+import re, sys
+page = open(sys.argv[1]).read()
+t = page.index('<table id="attr-lines">')
+m = re.compile(r'<td data-key="share_pct">([0-9.]+) %</td>').search(page, t)
+page = page[:m.start(1)] + "%.1f" % (float(m.group(1)) - 1) + page[m.end(1):]
+open(sys.argv[2], "w").write(page)
+PY
+out=$(python3 "$H/formats_check.py" "$T/tables.tsv" "$T/field-jax.json" "$T/field-jax.txt" "$T/bad-attr.html")
+[ $? -ne 0 ] && echo "$out" | grep -q "html attr-lines .*share_pct shows"
+ok $? "... and a function's share 1 point off in the HTML ($(echo "$out" | head -1 | cut -c1-120))"
 done_testing

@@ -9,6 +9,7 @@
 #include "synth.h"
 #include "tap.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -217,6 +218,16 @@ static void per_rank(void)
 		sum += a.by_op[i].gpu_ns;
 	ok(sum == a.total_ns && a.nop == 6 && a.sync_ns == p * 190 * US,
 	   "the operations' rows add up to the total");
+	/* the figures the writers show are the result's: 1000 of 1075 us, 250 us a call */
+	ok(fabs(l10->share_pct - 100.0 * 1000 / 1075) < 1e-9 && l10->mean_ns_per_call == 500 * US &&
+	       fabs(none->share_pct - 100.0 * 25 / 1075) < 1e-9 && none->mean_ns_per_call == 0,
+	   "shares and time per call in the result (line 10: %.3f %%)", l10->share_pct);
+	double shown = 0;
+	for (unsigned i = 0; i < a.op_shown.top; i++)
+		shown += a.by_op[i].share_pct;
+	ok(a.op_shown.top == 6 && a.op_shown.none < 0 && !a.op_shown.nothers &&
+	       fabs(shown - 100) < 1e-9,
+	   "six operations shown, no rest: their shares add up to 100 (%.6f)", shown);
 	gp_attr_free(&a);
 }
 
@@ -315,7 +326,8 @@ static void writers(void)
 	gp_attr_html(&job, m);
 	fclose(m);
 	ok(buf && strstr(buf, "<table id=\"attr-lines\">") &&
-	       strstr(buf, "<tr><td>a.py:1 (&lt;module&gt;)</td><td>0.00</td><td>0.0 %</td>") &&
+	       strstr(buf, "<tr><td>a.py:1 (&lt;module&gt;)</td><td data-key=\"gpu_ns\">0.001</td>"
+	                   "<td data-key=\"share_pct\">0.0 %</td>") &&
 	       !strstr(buf, "(<module>)"),
 	   "the HTML page's tables, the program's names escaped");
 	free(buf);

@@ -6,6 +6,8 @@
 #include "json.h"
 #include "tap.h"
 
+#include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 
 #define R "\xef\xbf\xbd" /* U+FFFD */
@@ -57,6 +59,68 @@ static const struct {
     {"{\"a\": nul}", 0},
 };
 
+/* gp_json_fixed writes what printf's "%.*f" writes: d at prec into want and got. */
+static bool fixed_same(double d, int prec, char *got, size_t len)
+{
+	char want[512], *buf = NULL;
+	size_t n = 0;
+	FILE *m = open_memstream(&buf, &n);
+	gp_json_fixed(m, d, prec);
+	fclose(m);
+	snprintf(want, sizeof(want), "%.*f", prec, d);
+	snprintf(got, len, "%s", buf ? buf : "");
+	bool same = buf && !strcmp(buf, want);
+	free(buf);
+	return same;
+}
+
+/* Ties, signs, zeros, the edges of the fast path and printf's own cases, then values of
+ * every magnitude from a fixed generator: each as printf writes it, at precisions 0-10. */
+static void fixed_numbers(void)
+{
+	static const double edge[] = {0.0,      -0.0,      0.5,      1.5,         2.5,    0.125,
+	                              0.0625,   1.0005,    -0.00001, -0.0005,     9.9995, 0.9999999,
+	                              123.4565, 1e-300,    0x1p40,   0x1p40 - 1,  0x1p53, 1e300,
+	                              -1e15,    17.05,     4.35,     2.675,       1.005,  NAN,
+	                              INFINITY, -INFINITY, 0.045,    1234567.891, 5e-324, 0.3};
+	char got[512];
+	unsigned bad = 0;
+	for (size_t i = 0; i < sizeof(edge) / sizeof(edge[0]); i++)
+		for (int p = 0; p <= 10; p++)
+			if (!fixed_same(edge[i], p, got, sizeof(got)) && bad++ < 5)
+				diag("%.17g at %d: got %s", edge[i], p, got);
+	ok(!bad, "fixed-point numbers at the edges as printf writes them (%u differ)", bad);
+	uint64_t x = 88172645463325252ull;
+	bad = 0;
+	for (unsigned i = 0; i < 200000; i++) {
+		x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+		/* a mantissa of 53 random bits at a random scale from 1e-6 to 1e14 */
+		double d = (double)(x >> 11) / 0x1p53 * pow(10, (double)(x % 21) - 6);
+		if (x & 1024)
+			d = -d;
+		if (x & 2048) /* a value with few decimals: the ties' neighbourhood */
+			d = round(d * 1000) / 1000;
+		if (!fixed_same(d, (int)((x >> 3) % 8), got, sizeof(got)) && bad++ < 5)
+			diag("%.17g at %d: got %s", d, (int)((x >> 3) % 8), got);
+	}
+	ok(!bad, "200 000 numbers of every magnitude as printf writes them (%u differ)", bad);
+	static const uint64_t ints[] = {
+	    0, 1, 9, 10, 99, 4294967295ull, 1ull << 53, (1ull << 53) + 1, 18446744073709551615ull};
+	bad = 0;
+	for (size_t i = 0; i < sizeof(ints) / sizeof(ints[0]); i++) {
+		char want[32], *buf = NULL;
+		size_t n = 0;
+		FILE *m = open_memstream(&buf, &n);
+		gp_json_uint(m, ints[i]);
+		fclose(m);
+		snprintf(want, sizeof(want), "%llu", (unsigned long long)ints[i]);
+		bad += !buf || strcmp(buf, want);
+		free(buf);
+	}
+	ok(!bad, "integers as printf's %%llu writes them, 2^53 + 1 and 2^64 - 1 too (%u differ)",
+	   bad);
+}
+
 int main(void)
 {
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
@@ -97,5 +161,6 @@ int main(void)
 	memset(deep, '[', 100);
 	memset(deep + 100, ']', 100);
 	ok(!gp_json_valid(deep, 200), "nested 100 deep: refused (64 at most)");
+	fixed_numbers();
 	return done_testing();
 }
