@@ -25,6 +25,7 @@
  * correlation ids may start again after a re-attach: each attach has its epoch in the
  * ids' top bits. */
 #include "config.h"
+#include "costwin.h"
 #include "cupti_int.h"
 #include "modes.h"
 #include "strhash.h"
@@ -281,8 +282,13 @@ static void emit_record(const CUpti_Activity *r)
 			atomic_fetch_add_explicit(&win_kernels, 1, memory_order_relaxed);
 			atomic_fetch_add_explicit(&all_kernels, 1, memory_order_relaxed);
 		} else if (e.type == GP_EV_API && (e.u16 & 0xff) == GP_API_LAUNCH) {
+			/* a launch call's own time, at most what the model charges a kernel: a
+			 * call that waited for a full launch queue or loaded a module lazily
+			 * waited for the program's own work, not for the tracing */
+			uint64_t own =
+			    e.a < GP_COSTWIN_NS_PER_KERNEL ? e.a : GP_COSTWIN_NS_PER_KERNEL;
 			atomic_fetch_add_explicit(&win_launches, 1, memory_order_relaxed);
-			atomic_fetch_add_explicit(&measured_ns, e.a, memory_order_relaxed);
+			atomic_fetch_add_explicit(&measured_ns, own, memory_order_relaxed);
 		} else if (e.type == GP_EV_OVERHEAD && tracing_overhead(e.b)) {
 			atomic_fetch_add_explicit(&measured_ns, e.a, memory_order_relaxed);
 		}
