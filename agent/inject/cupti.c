@@ -754,6 +754,12 @@ static int attach(const gp_inject_api_t *a, bool first, char *why, unsigned whyl
 	/* timestamps on the host clock NVTX uses, registered before any kind is enabled */
 	cuptiActivityRegisterTimestampCallback(timestamp);
 	rc = cuptiActivityRegisterCallbacks(buffer_requested, buffer_completed);
+	if (rc != CUPTI_SUCCESS && first && have_sub) {
+		/* the start fails and gp_cu_api goes: no callback of ours may come after it
+		 * (the cudaProfilerStart one reads gp_cu_api) */
+		cuptiUnsubscribe(subscriber);
+		have_sub = false;
+	}
 	if (rc != CUPTI_SUCCESS)
 		return first ? fail(why, whylen, "cuptiActivityRegisterCallbacks", rc) : -1;
 	atomic_store(&handing_over, 0); /* ours are the callbacks now */
