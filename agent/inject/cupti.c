@@ -228,8 +228,9 @@ static gp_xlate_t xlate; /* set once by gp_cupti_start */
 /* Kernels' launch configurations (records.c) share the string table with the kernel names;
  * a program whose shapes change from call to call (variable batch or sequence lengths) has
  * as many grids as shapes. Past LAUNCH_KEEP distinct ones in a process a kernel's record
- * names none (tid 0), so they never crowd the names out. A set of their hashes, lock-free
- * (buffers may complete on several threads); a forked child starts with its parent's. */
+ * names none (tid 0), so they never crowd the names out, and is counted as a string lost
+ * (GP_LOSS_STRINGS). A set of their hashes, lock-free; a forked child starts with its
+ * parent's. */
 #define LAUNCH_KEEP 4096
 static _Atomic uint64_t launch_seen[2 * LAUNCH_KEEP];
 static _Atomic uint32_t launch_kept;
@@ -244,14 +245,18 @@ static uint32_t intern_launch(const char *s, size_t len)
 			return xlate.intern(s, len);
 		if (v)
 			continue;
-		if (atomic_fetch_add_explicit(&launch_kept, 1, memory_order_relaxed) >= LAUNCH_KEEP)
-			return 0;
+		/* read first: a full set's misses do not wrap the count past the bound */
+		if (atomic_load_explicit(&launch_kept, memory_order_relaxed) >= LAUNCH_KEEP ||
+		    atomic_fetch_add_explicit(&launch_kept, 1, memory_order_relaxed) >= LAUNCH_KEEP)
+			break;
 		uint64_t zero = 0;
 		if (atomic_compare_exchange_strong_explicit(
 		        &launch_seen[idx], &zero, h, memory_order_relaxed, memory_order_relaxed) ||
 		    zero == h)
 			return xlate.intern(s, len);
 	}
+	/* named none: counted as a name the string table could not hold */
+	gp_cu_api->count_drop(GP_LOSS_STRINGS, 1);
 	return 0;
 }
 
