@@ -378,7 +378,9 @@ grep -q "\"GPU [0-9]* stream $sid: known_stream\"" "$T/known.trace.json"; ok $? 
 python3 - "$T/window.json" "$T/clean.json" <<'PY'
 import json, sys
 w = json.load(open(sys.argv[1]))["ranks"][0]; c = json.load(open(sys.argv[2]))["ranks"][0]
-assert w["capture"] == {"window": True, "captured_steps": 10, "switches": 3, "switch_max_ns": w["capture"]["switch_max_ns"]}, w["capture"]
+cap = {k: w["capture"][k] for k in ("window", "captured_steps", "switches", "cost_windows", "cost_estimate_ns")}
+assert cap == {"window": True, "captured_steps": 10, "switches": 3, "cost_windows": 0, "cost_estimate_ns": 0}, w["capture"]
+assert 0 < w["capture"]["traced_pct"] < 100, w["capture"]  # windows by steps: none by cost
 assert w["gpu"]["kernels_total"] == 520 and w["gpu"]["kernels_per_step"] == c["gpu"]["kernels_per_step"] == 52, (w["gpu"], c["gpu"]["kernels_per_step"])
 assert w["gpu"]["launch_latency_us_median"] > 0, w["gpu"]
 PY
