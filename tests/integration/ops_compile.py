@@ -13,9 +13,7 @@ BACKEND = sys.argv[2] if len(sys.argv) > 2 else "eager"
 os.environ["GPUPROF_MODES"] = "timing,nvtx,cuda"
 os.environ["GPUPROF_TORCH_LAYERS"] = "0"
 os.environ["GPUPROF_WARMUP_STEPS"] = "1"
-import _gpuprof as g  # noqa: E402
 import _gpuprof_abi as gpa  # noqa: E402
-import _gpuprof_torch as gpt  # noqa: E402
 import standin_lib  # noqa: E402
 import torch  # noqa: E402
 import torch.overrides as ov  # noqa: E402
@@ -33,10 +31,7 @@ def event(kind, dev, a, c, d, text):
     return 1 if kind == gpa.FW_OPT_END else 0  # every step traced
 
 
-lib, state = standin_lib.make(lambda: 1, event)
-gpa._c.lib = lib
-g.ctx.modes = set(os.environ["GPUPROF_MODES"].split(","))
-gpt._start(torch)
+lib, state = standin_lib.install(lambda: 1, event)
 
 torch.manual_seed(0)
 m = torch.nn.Sequential(torch.nn.Linear(8, 16), torch.nn.ReLU(), torch.nn.Linear(16, 4))

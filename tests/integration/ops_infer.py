@@ -13,9 +13,6 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 TRACED = not (len(sys.argv) > 2 and sys.argv[2] == "untraced")
 os.environ["GPUPROF_MODES"] = "timing,nvtx,cuda"
 os.environ["GPUPROF_TORCH_LAYERS"] = "0"
-import _gpuprof as g  # noqa: E402
-import _gpuprof_abi as gpa  # noqa: E402
-import _gpuprof_torch as gpt  # noqa: E402
 import standin_lib  # noqa: E402
 import torch  # noqa: E402
 import torch.overrides as ov  # noqa: E402
@@ -23,11 +20,7 @@ import torch.overrides as ov  # noqa: E402
 if not hasattr(ov, "TorchFunctionMode") or not hasattr(ov, "_get_current_function_mode_stack"):
     print("SKIP no torch-function modes in this PyTorch")
     sys.exit(0)
-lib, state = standin_lib.make(lambda: 1 if TRACED else 0)
-gpa._c.lib = lib
-gpa._c.attached = True
-g.ctx.modes = set(os.environ["GPUPROF_MODES"].split(","))
-gpt._start(torch)
+lib, state = standin_lib.install(lambda: 1 if TRACED else 0, attached=True)
 ops = sys.modules["_gpuprof_ops"]
 mm = sys.modules["torch.nn.modules.module"]
 

@@ -13,14 +13,15 @@ import sys
 import types
 
 sys.path.insert(0, sys.argv[1])
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 os.environ["GPUPROF_MODES"] = "timing,nvtx,cuda"
 os.environ["GPUPROF_TORCH_LAYERS"] = "0"
 os.environ["GPUPROF_WARMUP_STEPS"] = "3"
 import _gpuprof as g  # noqa: E402
 import _gpuprof_abi as gpa  # noqa: E402
-import _gpuprof_torch as gpt  # noqa: E402
 import _gpuprof_steps as gps  # noqa: E402
 import _gpuprof_layers as gpl  # noqa: E402
+import standin_lib  # noqa: E402
 import torch  # noqa: E402
 import torch.overrides as ov  # noqa: E402
 
@@ -34,41 +35,20 @@ if not hasattr(ov, "TorchFunctionMode") or not hasattr(ov, "_get_current_functio
 WINDOWS = {1, 2, 3, 4} | set(range(8, 16)) | {18, 19}
 WARM = 3  # the warm-up's steps (GPUPROF_WARMUP_STEPS): none of them has ranges
 COMPILE = 17
-state = {"ended": 0, "next": 0, "names": [], "open": set()}
-
-
-def f(fn):  # ctypes functions take attributes (restype ...): so do plain functions
-    return fn
+steps = {"ended": 0}  # optimizer steps ended
 
 
 def event(kind, dev, a, c, d, text):
     if kind == gpa.FW_OPT_END:
-        state["ended"] += 1  # the next step begins: the collector switches here
+        steps["ended"] += 1  # the next step begins: the collector switches here
     return tracing() if kind == gpa.FW_OPT_END else 0
 
 
 def tracing():
-    return 1 if state["ended"] in WINDOWS else 0
+    return 1 if steps["ended"] in WINDOWS else 0
 
 
-def start(name):
-    state["next"] += 1
-    state["names"].append(name.decode())
-    state["open"].add(state["next"])
-    return state["next"]
-
-
-lib = types.SimpleNamespace()
-lib.gpuprof_fw_attach = f(lambda: 1)
-lib.gpuprof_fw_rank_file = f(lambda: None)
-lib.gpuprof_fw_event = f(event)
-lib.gpuprof_fw_tracing = f(tracing)
-lib.gpuprof_fw_range_start = f(start)
-lib.gpuprof_fw_op_start = f(start)
-lib.gpuprof_fw_range_end = f(lambda i: state["open"].discard(i))
-gpa._c.lib = lib
-g.ctx.modes = set(os.environ["GPUPROF_MODES"].split(","))
-gpt._start(torch)
+lib, state = standin_lib.install(tracing, event)
 
 m = torch.nn.Linear(8, 4)
 opt = torch.optim.SGD(m.parameters(), lr=0.1)
@@ -148,7 +128,7 @@ g.ctx.ops = sys.modules["_gpuprof_ops"]
 g.ctx.ops._st.off = False
 if not hasattr(torch, "compile"):
     sys.modules.pop("torch._dynamo.utils", None)
-WINDOWS.add(state["ended"])
+WINDOWS.add(steps["ended"])
 if not gpl._compiled():
     # past the first WINDOWS windows of a process no mode is pushed (the cost stays a
     # constant of the job); then counted afresh for the cases below
