@@ -14,8 +14,9 @@
 #             GPUPROF_CAPTURE=sampled=10/50, 200 steps (the sites' 2 windows, then 2 more),
 #             then the program subscribes to CUPTI itself (`launch_sites 200 subscribe`):
 #             it must succeed, and the tables must still be there
-#   held      the same with 20 steps (the sites' second window never comes, so they keep
-#             the subscriber): the program's subscribe must fail, or the probe proves nothing
+#   held      the same with 20 steps and no detach (the sites' second window never comes,
+#             so they keep the subscriber, with no finalize in between to race the probe):
+#             the program's subscribe must fail, or the probe proves nothing
 #   memsub    (information) the same as free with the default modes (mem: allocation
 #             stacks) and no sites: whether allocation stacks leave the subscriber free
 #   cost      `launch_sites 3000 cost` (7 small launches a step, synchronised every 20):
@@ -50,7 +51,7 @@ probe() { # probe NAME STEPS MODES ENV...: the program subscribes to CUPTI after
 	$G/gpuprof report --format=json $W/$n >$W/$n.report.json 2>/dev/null
 }
 probe free 200 timing,nvtx,cuda GPUPROF_LAUNCH_SITES=4096
-probe held 20 timing,nvtx,cuda GPUPROF_LAUNCH_SITES=4096
+probe held 20 timing,nvtx,cuda GPUPROF_LAUNCH_SITES=4096 GPUPROF_CUPTI_DETACH=false
 probe memsub 200 timing,nvtx,cuda,mem GPUPROF_LAUNCH_SITES=0
 sed -n '/Kernel time by calling function/,/^share:/p' $W/default.report.txt
 
