@@ -15,7 +15,7 @@ mkdir -p .gpubin/debs
 	libslurm38 munge libmunge2 libdbus-1-3 libjson-c5 libyaml-0-2 >/dev/null 2>&1) ||
 	echo "gpu-carry: could not download the Slurm packages" >&2
 /usr/local/cuda/bin/nvcc -O2 -gencode 'arch=compute_90,code=[sm_90,compute_90]' -o .gpubin/known_counts bench/known_counts.cu
-/usr/local/cuda/bin/nvcc -O2 -g -gencode 'arch=compute_90,code=[sm_90,compute_90]' -I/usr/local/cuda/include -o .gpubin/launch_sites bench/launch_sites.cu
+/usr/local/cuda/bin/nvcc -O2 -g -gencode 'arch=compute_90,code=[sm_90,compute_90]' -I/usr/local/cuda/include -o .gpubin/launch_sites bench/launch_sites.cu -L/usr/local/cuda/lib64 -lcupti
 /usr/local/cuda/bin/nvcc -O2 -g -gencode 'arch=compute_90,code=[sm_90,compute_90]' -I/usr/local/cuda/include -o .gpubin/mt_streams bench/mt_streams.cu
 /usr/local/cuda/bin/nvcc -O2 -gencode 'arch=compute_90,code=[sm_90,compute_90]' -I/usr/local/cuda/include -o .gpubin/marker_check bench/marker_check.cu
 /usr/local/cuda/bin/nvcc -O2 -gencode 'arch=compute_90,code=[sm_90,compute_90]' -I/usr/local/cuda/include -o .gpubin/launch-loop bench/launch_loop.cu

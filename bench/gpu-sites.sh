@@ -9,10 +9,20 @@
 #   cap       GPUPROF_LAUNCH_SITES=50: at most 50 kernels in the tables, the rest of the
 #             steady state counted as left out, and said in report.txt
 #   off       GPUPROF_LAUNCH_SITES=0: no tables
+#   free      the sites' subscriber given back: --modes=timing,nvtx,cuda (no allocation
+#             stacks, which hold CUPTI's subscriber for the whole run themselves),
+#             GPUPROF_CAPTURE=sampled=10/50, 200 steps (the sites' 2 windows, then 2 more),
+#             then the program subscribes to CUPTI itself (`launch_sites 200 subscribe`):
+#             it must succeed, and the tables must still be there
+#   held      the same with 20 steps and no detach (the sites' second window never comes,
+#             so they keep the subscriber, with no finalize in between to race the probe):
+#             the program's subscribe must fail, or the probe proves nothing
+#   memsub    (information) the same as free with the default modes (mem: allocation
+#             stacks) and no sites: whether allocation stacks leave the subscriber free
 #   cost      `launch_sites 3000 cost` (7 small launches a step, synchronised every 20):
 #             the median step's host time bare, under --capture=all without sites, with
-#             sites for every launch (GPUPROF_LAUNCH_SITES=1000000), and with the default
-#             cap; 3 rounds, interleaved. A launch's site = (all - none) / 7
+#             sites for every launch (GPUPROF_LAUNCH_SITES=1000000), and with the cap
+#             4096 ("default": the value to turn on); 3 rounds, interleaved. A launch's site = (all - none) / 7
 # Lines "SITES ok|FAIL ..." and "COST ..." on stdout; reports and logs in $OUT/sites.tgz.
 # Binaries from bench/gpu-carry.sh (.gpubin/launch_sites). Usage: bench/gpu-sites.sh
 . "$(dirname "$0")/gpu-env.sh"
@@ -33,6 +43,16 @@ run() { # run NAME ENV... -- ARGS: the program under gpuprof, its report text an
 run default GPUPROF_LAUNCH_SITES=4096
 run cap GPUPROF_LAUNCH_SITES=50
 run off GPUPROF_LAUNCH_SITES=0
+probe() { # probe NAME STEPS MODES ENV...: the program subscribes to CUPTI after its steps
+	local n=$1 steps=$2 modes=$3; shift 3
+	env GPUPROF_CAPTURE=sampled=10/50 "$@" timeout 300 $G/gpuprof run -q --modes=$modes \
+		--output=$W/$n -- $P $steps subscribe >$W/$n.log 2>&1
+	echo "$n rc=$? $(grep cupti_subscribe $W/$n.log)"
+	$G/gpuprof report --format=json $W/$n >$W/$n.report.json 2>/dev/null
+}
+probe free 200 timing,nvtx,cuda GPUPROF_LAUNCH_SITES=4096
+probe held 20 timing,nvtx,cuda GPUPROF_LAUNCH_SITES=4096 GPUPROF_CUPTI_DETACH=false
+probe memsub 200 timing,nvtx,cuda,mem GPUPROF_LAUNCH_SITES=0
 sed -n '/Kernel time by calling function/,/^share:/p' $W/default.report.txt
 
 python3 - $W <<'PY' | tee $W/check.txt
@@ -70,6 +90,24 @@ txt = open(W + "/cap.report.txt").read()
 say("launched past the cap" in txt, "cap 50: report.txt says what was left out")
 o = json.load(open(W + "/off.report.json"))["attribution"]
 say(o["ranks"] == 0, "off: no launch sites, no tables (ranks %d)" % o["ranks"])
+def sub(name):  # (first, last) return codes of the program's own cuptiSubscribe
+    for l in open("%s/%s.log" % (W, name)):
+        m = re.match(r"cupti_subscribe first=(-?\d+) last=(-?\d+) tries=(\d+)", l.strip())
+        if m:
+            return int(m.group(1)), int(m.group(2))
+    return None
+f, h, m = sub("free"), sub("held"), sub("memsub")
+say(f is not None and f[1] == 0,
+    "free: the program subscribes to CUPTI after the sites' 2 windows (first, last rc %s)" % (f,))
+fa = json.load(open(W + "/free.report.json"))["attribution"]
+say(fa["ranks"] == 1 and fa["kernels"] > 0 and fa["kernels_without_site"] > 0,
+    "free: the tables hold the sites' windows (%d kernels), later windows left out (%d)"
+    % (fa["kernels"], fa["kernels_without_site"]))
+say(h is not None and h[1] != 0,
+    "held: the sites' second window to come, the subscriber still theirs (rc %s): the probe "
+    "tells a held subscriber" % (h,))
+print("SITES info memsub: allocation stacks (mode mem), no sites: the program's subscribe "
+      "rc %s (0: free, 39: held)" % (m,))
 PY
 
 # the cost: a launch-bound loop's median step, 3 rounds interleaved
@@ -79,7 +117,7 @@ for round in 1 2 3; do
 		bare) timeout 120 $P 3000 cost >$W/cost-$v-$round.log 2>&1 ;;
 		none) GPUPROF_LAUNCH_SITES=0 timeout 120 $G/gpuprof run -q --capture=all --output=$W/c-$v-$round -- $P 3000 cost >$W/cost-$v-$round.log 2>&1 ;;
 		all) GPUPROF_LAUNCH_SITES=1000000 timeout 120 $G/gpuprof run -q --capture=all --output=$W/c-$v-$round -- $P 3000 cost >$W/cost-$v-$round.log 2>&1 ;;
-		default) timeout 120 $G/gpuprof run -q --capture=all --output=$W/c-$v-$round -- $P 3000 cost >$W/cost-$v-$round.log 2>&1 ;;
+		default) GPUPROF_LAUNCH_SITES=4096 timeout 120 $G/gpuprof run -q --capture=all --output=$W/c-$v-$round -- $P 3000 cost >$W/cost-$v-$round.log 2>&1 ;;
 		esac
 		echo "COST round $round $v step_ns_median $(sed -n 's/^step_ns_median //p' $W/cost-$v-$round.log)"
 	done

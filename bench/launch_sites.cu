@@ -6,9 +6,14 @@
 // prints its own truth, one line per site: "site FUNCTION FILE:LINE PER_STEP", then
 // "steps N". "launch_sites STEPS cost": 256-element kernels and a synchronisation every 20
 // steps only, so a step's host time is its 7 launches; prints the median step's host time
-// past the first 10 ("step_ns_median NS").
-// Build: nvcc -O2 -g (host line tables) -o launch_sites bench/launch_sites.cu
+// past the first 10 ("step_ns_median NS"). "launch_sites STEPS subscribe": after the steps
+// the program subscribes to CUPTI's callbacks itself, as a CUPTI tool it starts late would
+// (CUPTI has one subscriber: a profiler holding it makes this fail), trying every 100 ms for
+// 3 s (a detach of the collector's holds it for a moment), and prints
+// "cupti_subscribe first=RC last=RC tries=N" (0: CUPTI_SUCCESS, 39: another subscriber).
+// Build: nvcc -O2 -g (host line tables) -o launch_sites bench/launch_sites.cu -lcupti
 #include <cuda_runtime.h>
+#include <cupti.h>
 #include <nvtx3/nvToolsExt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -70,10 +75,36 @@ static int cmp_ll(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+static void CUPTIAPI tool_callback(void *u, CUpti_CallbackDomain d, CUpti_CallbackId c,
+                                   const void *p)
+{
+	(void)u, (void)d, (void)c, (void)p;
+}
+
+// The subscriber free for a tool of the program's own? (see the top)
+static void probe_subscriber(void)
+{
+	CUpti_SubscriberHandle h;
+	int first = -1, rc = -1, tries = 0;
+	while (tries < 30) {
+		rc = (int)cuptiSubscribe(&h, (CUpti_CallbackFunc)tool_callback, NULL);
+		if (!tries++)
+			first = rc;
+		if (rc == CUPTI_SUCCESS) {
+			cuptiUnsubscribe(h);
+			break;
+		}
+		struct timespec t = {0, 100000000};
+		nanosleep(&t, NULL);
+	}
+	printf("cupti_subscribe first=%d last=%d tries=%d\n", first, rc, tries);
+}
+
 int main(int argc, char **argv)
 {
 	int steps = argc > 1 ? atoi(argv[1]) : 40;
 	bool cost = argc > 2 && !strcmp(argv[2], "cost");
+	bool probe = argc > 2 && !strcmp(argv[2], "subscribe");
 	int n = cost ? 256 : N;
 	long long *took = (long long *)calloc(steps > 0 ? steps : 1, sizeof(long long));
 	float *x, *y;
@@ -112,6 +143,8 @@ int main(int argc, char **argv)
 		qsort(took + 10, steps - 10, sizeof(long long), cmp_ll);
 		printf("step_ns_median %lld\n", took[10 + (steps - 10) / 2]);
 	}
+	if (probe)
+		probe_subscriber();
 	free(took);
 	cudaFree(x);
 	cudaFree(y);

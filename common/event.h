@@ -132,7 +132,8 @@ enum gp_loss {
 	                            * or that CUPTI handed to the program's own profiler */
 	GP_LOSS_STRINGS = 4,       /* the string table was full: names recorded as unnamed */
 	GP_LOSS_DEPTH = 5,         /* ranges nested deeper than the 4096 recorded */
-	GP_LOSS_STACKS = 6,        /* the call-stack table was full: allocations without stack */
+	GP_LOSS_STACKS = 6,        /* a call-stack table was full: an allocation or a launch site
+	                              without stack (stacks.c: a table each) */
 	GP_LOSS_DEAD_THREAD = 7,   /* a thread died between claiming a ring slot and filling it */
 	GP_LOSS_WRITE = 8,         /* records the agent could not write (spool full, I/O error) */
 	GP_LOSS_CAP = 9,           /* past max_bytes_per_rank */

@@ -179,9 +179,9 @@ const gp_setting_t gp_settings[] = {
      "in mode cuda, in a program no framework integration names (CUDA C/C++): the call "
      "stack of the first N kernel launches of each of the first 2 capture windows, for the "
      "report's kernel time by calling function and source line (4096 is a good value); 0: "
-     "none (the default until it has run on a GPU: it holds CUPTI's one callback "
-     "subscriber for the whole run, which another CUPTI tool in the program then cannot "
-     "take)",
+     "none (the default until it has run on a GPU). CUPTI's one callback subscriber is "
+     "held for them until the second window ends, then given back for the program's own "
+     "CUPTI tools",
      NULL},
     {NULL, GP_ENV_CUPTI_FLUSH_MS, GP_T_INT, "0", 0, 10000, NOC, USER,
      "CUPTI's flush period in ms (10 or more); 0: 200 while kernels are traced, 1000 when "

@@ -260,17 +260,121 @@ static void export_names(ctx_t *c)
 	u64map_free(&seen);
 }
 
+/* The ATen operator a torch function the PyTorch integration names (agent/python/
+ * _gpuprof_ops.py: the function's name, F.linear -> linear, Tensor.__iadd__ -> add_) runs
+ * as, where it is known: the function is an ATen op of the same name (or of the one given).
+ * HTA's ATen analyses (get_aten_op_kernels_and_delay) read only cpu_op names that begin
+ * "aten::", as torch.profiler writes them. NULL: not known to be one (a Python-level
+ * composite such as F.normalize, the backward pass): the name stays as it is. Sorted. */
+static const char *const aten_ops[][2] = {
+    {"abs", NULL},
+    {"adaptive_avg_pool2d", NULL},
+    {"add", NULL},
+    {"add_", NULL},
+    {"addcdiv_", NULL},
+    {"addcmul_", NULL},
+    {"addmm", NULL},
+    {"argmax", NULL},
+    {"avg_pool2d", NULL},
+    {"baddbmm", NULL},
+    {"batch_norm", NULL},
+    {"binary_cross_entropy", NULL},
+    {"binary_cross_entropy_with_logits", NULL},
+    {"bmm", NULL},
+    {"cat", NULL},
+    {"clamp", NULL},
+    {"clone", NULL},
+    {"contiguous", NULL},
+    {"conv1d", NULL},
+    {"conv2d", NULL},
+    {"conv3d", NULL},
+    {"copy_", NULL},
+    {"cross_entropy", "aten::cross_entropy_loss"},
+    {"cumsum", NULL},
+    {"div", NULL},
+    {"div_", NULL},
+    {"dropout", NULL},
+    {"einsum", NULL},
+    {"embedding", NULL},
+    {"exp", NULL},
+    {"fill_", NULL},
+    {"flatten", NULL},
+    {"gather", NULL},
+    {"gelu", NULL},
+    {"group_norm", NULL},
+    {"index_select", NULL},
+    {"item", NULL},
+    {"layer_norm", NULL},
+    {"lerp_", NULL},
+    {"linear", NULL},
+    {"log", NULL},
+    {"log_softmax", NULL},
+    {"masked_fill", NULL},
+    {"matmul", NULL},
+    {"max_pool2d", NULL},
+    {"mean", NULL},
+    {"mm", NULL},
+    {"mse_loss", NULL},
+    {"mul", NULL},
+    {"mul_", NULL},
+    {"neg", NULL},
+    {"nll_loss", "aten::nll_loss_nd"},
+    {"one_hot", NULL},
+    {"pad", NULL},
+    {"permute", NULL},
+    {"pow", NULL},
+    {"relu", NULL},
+    {"relu_", NULL},
+    {"reshape", NULL},
+    {"rsqrt", NULL},
+    {"scaled_dot_product_attention", NULL},
+    {"sigmoid", NULL},
+    {"silu", NULL},
+    {"softmax", NULL},
+    {"sqrt", NULL},
+    {"stack", NULL},
+    {"sub", NULL},
+    {"sub_", NULL},
+    {"sum", NULL},
+    {"tanh", NULL},
+    {"to", NULL},
+    {"topk", NULL},
+    {"transpose", NULL},
+    {"where", NULL},
+    {"zero_", NULL},
+};
+
+static int cmp_aten(const void *key, const void *row)
+{
+	return strcmp(key, ((const char *const *)row)[0]);
+}
+
+/* op as HTA's ATen analyses want it, into out: "aten::linear", or op itself */
+static void aten_name(const char *op, char *out, size_t len)
+{
+	const char *const *row = bsearch(op, aten_ops, sizeof(aten_ops) / sizeof(aten_ops[0]),
+	                                 sizeof(aten_ops[0]), cmp_aten);
+	if (!row)
+		snprintf(out, len, "%s", op);
+	else if (row[1])
+		snprintf(out, len, "%s", row[1]);
+	else
+		snprintf(out, len, "aten::%s", op);
+}
+
 /* An operation range ("linear @ train.py:34 (step)", attribution.h) as Kineto writes a
- * framework operation: a cpu_op slice named by the operation, its "External id" (the
+ * framework operation: a cpu_op slice named by the operation (its ATen name where known,
+ * aten_ops), its "External id" (the
  * range's position + 1, unique in the file) on the launch calls and GPU work it owns
  * (export_work), so HTA's call graph, frequent kernel patterns and operator statistics
  * find the kernels under it; the user's line in "source". */
 static void cpu_op(ctx_t *c, const range_t *g, size_t i)
 {
 	const char *n = name_of(c->d, g->name), *at = strstr(n, " @ ");
-	char op[512];
+	char op[512], aten[520];
 	snprintf(op, sizeof(op), "%.*s", at ? (int)(at - n) : (int)strlen(n), n);
-	slice(c, "cpu_op", tid_of(c, g->tid), g->start, g->end - g->start, op);
+	aten_name(op, aten, sizeof(aten));
+	slice(c, "cpu_op", tid_of(c, g->tid), g->start, g->end - g->start, aten);
 	fprintf(c->out, ", \"args\": {\"External id\": %zu", i + 1);
 	if (at) {
 		fputs(", \"source\": ", c->out);

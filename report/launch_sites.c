@@ -160,7 +160,8 @@ static const char *cached_name(rank_data_t *d, gp_symbolizer_t *sy, u64map_t *ca
 	if (stack)
 		site_name(d, sy, stack, gp_rd_str(d, kname), buf, sizeof(buf));
 	else
-		snprintf(buf, sizeof(buf), "(no call stack: the stack table was full)");
+		snprintf(buf, sizeof(buf),
+		         "(no call stack: the launch sites' stack table was full)");
 	char *s = strdup(buf);
 	size_t n = names->n;
 	if (s)

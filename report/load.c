@@ -914,7 +914,8 @@ static const char *const loss_words[GP_LOSS_N] = {
                               "program's own profiler with their records",
     [GP_LOSS_STRINGS] = "names lost, the string table was full (ranges shown unnamed)",
     [GP_LOSS_DEPTH] = "ranges nested deeper than 4096, not recorded",
-    [GP_LOSS_STACKS] = "allocation stacks lost, the stack table was full",
+    [GP_LOSS_STACKS] = "call stacks lost, a stack table was full (allocations', or kernel "
+                       "launch sites': each has its own)",
     [GP_LOSS_DEAD_THREAD] = "records lost with a thread that died while writing one",
     [GP_LOSS_WRITE] = "records lost, the rank file could not be written (spool full?)",
     [GP_LOSS_CAP] = "records dropped past max_bytes_per_rank",

@@ -335,6 +335,7 @@ static _Atomic unsigned capturing; /* GP_MODE_CUDA | GP_MODE_MEM now on; one wri
 
 static void maybe_detach(void);
 static void settle(void);
+static void give_back_sites(void);
 static atomic_bool foreign_seen; /* a profiler of the program's took CUPTI's buffers */
 static _Atomic uint64_t window_end;
 /* posted when a window ends (set_capture), so that the worker does not sleep out a flush
@@ -385,6 +386,7 @@ static void *worker_main(void *arg)
 		maybe_detach();
 		if (gp_sites_spent() && pthread_mutex_trylock(&cupti_lock) == 0) {
 			gp_sites_switch(subscriber, have_sub, false); /* the window's cap reached */
+			give_back_sites();
 			pthread_mutex_unlock(&cupti_lock);
 		}
 		if (atomic_load(&foreign_seen) && pthread_mutex_trylock(&cupti_lock) == 0) {
@@ -580,6 +582,7 @@ static void set_capture(unsigned want) /* cupti_lock held */
 		if (!en && detach_on)
 			sem_post(&wake); /* never blocks */
 		gp_sites_switch(subscriber, have_sub, en);
+		give_back_sites();
 	}
 	if ((on | off) & GP_MODE_MEM)
 		switch_mem(!!(on & GP_MODE_MEM));
@@ -722,13 +725,16 @@ static int fail(char *why, unsigned len, const char *what, CUptiResult rc)
 	return -1;
 }
 
-/* Subscribe (when the api asks for callbacks), register the buffers and the clock: the
- * parts that cost a launch nothing. first: at start (a subscriber refused is an error);
- * later: again after a detach, with memory records as they were (cupti_lock held). */
+/* Subscribe (when the api asks for callbacks, or launch sites are still to be taken),
+ * register the buffers and the clock: the parts that cost a launch nothing. first: at
+ * start (a subscriber refused is an error); later: again after a detach, with memory
+ * records as they were (cupti_lock held). A subscriber held for launch sites alone leaves
+ * cudaProfilerStart/Stop to API records, as without one: it is given back after the
+ * sites' last window (give_back_sites), and nothing changes then. */
 static int attach(const gp_inject_api_t *a, bool first, char *why, unsigned whylen)
 {
 	CUptiResult rc;
-	if (a->callbacks || a->launch_sites) {
+	if (a->callbacks || gp_sites_pending()) {
 		rc = cuptiSubscribe(&subscriber, (CUpti_CallbackFunc)on_callback, NULL);
 		/* launch sites alone are not worth failing the capture for: profiled without */
 		if (rc != CUPTI_SUCCESS && first && a->callbacks) {
@@ -741,11 +747,12 @@ static int attach(const gp_inject_api_t *a, bool first, char *why, unsigned whyl
 			return -1;
 		}
 		have_sub = rc == CUPTI_SUCCESS; /* later: taken in between, stacks lost */
-		xlate.profiler_by_callback = have_sub;
+		xlate.profiler_by_callback = have_sub && a->callbacks;
 	}
-	if (have_sub) {
+	if (have_sub)
 		cuptiEnableCallback(1, subscriber, CUPTI_CB_DOMAIN_RESOURCE,
 		                    CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING);
+	if (have_sub && a->callbacks) {
 		/* cudaProfilerStart/Stop mark steps for programs without NVTX */
 		cuptiEnableCallback(1, subscriber, CUPTI_CB_DOMAIN_RUNTIME_API,
 		                    CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStart_v4000);
@@ -773,6 +780,19 @@ static int attach(const gp_inject_api_t *a, bool first, char *why, unsigned whyl
 	return 0;
 }
 
+/* Launch sites have had their last window (or stopped at its cap): a subscriber taken for
+ * them alone is given back now, as a detach gives back the one it takes, so a CUPTI tool
+ * the program starts later can subscribe (CUPTI has one subscriber); it is not taken
+ * again in this process (attach: nothing pending). Not while a detach has every callback
+ * on (cupti_lock held: none is waiting now). */
+static void give_back_sites(void)
+{
+	if (!have_sub || gp_cu_api->callbacks || gp_sites_pending() || atomic_load(&all_domains))
+		return;
+	cuptiUnsubscribe(subscriber);
+	have_sub = false;
+}
+
 /* Our own callbacks as they were before a detach that did not happen (cupti_lock held):
  * the whole domains off, the few we keep on again, or the subscriber given back. */
 static void domains_off(bool own)
@@ -785,10 +805,12 @@ static void domains_off(bool own)
 		have_sub = false;
 		return;
 	}
-	cuptiEnableCallback(1, subscriber, CUPTI_CB_DOMAIN_RUNTIME_API,
-	                    CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStart_v4000);
-	cuptiEnableCallback(1, subscriber, CUPTI_CB_DOMAIN_RUNTIME_API,
-	                    CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStop_v4000);
+	if (gp_cu_api->callbacks) { /* held for launch sites alone: API records say them */
+		cuptiEnableCallback(1, subscriber, CUPTI_CB_DOMAIN_RUNTIME_API,
+		                    CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStart_v4000);
+		cuptiEnableCallback(1, subscriber, CUPTI_CB_DOMAIN_RUNTIME_API,
+		                    CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStop_v4000);
+	}
 	if (capturing & GP_MODE_MEM)
 		switch_mem(1);
 }
@@ -905,6 +927,7 @@ __attribute__((visibility("default"))) int gp_cupti_start(const gp_inject_api_t 
 	/* the CUPTI of CUDA 12.6 (API version 24) or later: kineto tears CUPTI down by default
 	 * from there on; before, a re-initialised CUPTI crashed with CUDA graphs */
 	detach_on = a->detach && a->api_mode == 1 && ver >= 24 && sem_init(&finalized, 0, 0) == 0;
+	gp_sites_init(a->launch_sites); /* before attach: they may want the subscriber */
 	pthread_mutex_lock(&cupti_lock);
 	if (attach(a, true, why, whylen) != 0) {
 		pthread_mutex_unlock(&cupti_lock);
@@ -912,7 +935,6 @@ __attribute__((visibility("default"))) int gp_cupti_start(const gp_inject_api_t 
 		return -1;
 	}
 	xlate.api_listed_only = a->api_mode == 1;
-	gp_sites_init(a->launch_sites);
 	if (a->modes & GP_MODE_CUDA) {
 		/* only the API records the report reads, not whole domains */
 		for (unsigned i = 0; a->api_mode == 0 && i < gp_ncbids; i++) {

@@ -9,7 +9,8 @@
  *   records.c   CUPTI activity records turned into events (no CUPTI call: unit-tested
  *               with synthetic records, tests/unit/t_cupti_records.c)
  *   stacks.c    allocation call stacks: native (libunwind) under Python's frames
- *   sites.c     kernel launch call sites in the first capture windows (the same stacks)
+ *   sites.c     kernel launch call sites in the first capture windows (stacks.c's, in a
+ *               table of their own)
  *   pyframes.c  the calling thread's CPython frames, with or without the GIL */
 #ifndef GP_CUPTI_INT_H
 #define GP_CUPTI_INT_H
@@ -74,6 +75,8 @@ bool gp_cupti_translate(const CUpti_Activity *r, const gp_xlate_t *x, gp_event_t
 /* The calling thread's allocation stack as an id (its frames emitted once, the first
  * time); 0 when the table of stacks is full (counted, GP_LOSS_STACKS). */
 uint32_t gp_stack_capture(void);
+/* The same for a kernel launch's call site, in a table of its own (sites.c). */
+uint32_t gp_site_stack_capture(void);
 
 /* ---- sites.c ---- */
 /* At start: call stacks for the first n launches of each of the first windows (0: none). */
@@ -84,6 +87,9 @@ void gp_sites_switch(CUpti_SubscriberHandle sub, bool have_sub, bool cuda_on);
 /* The window's cap reached with the launch callbacks still on (the worker switches them
  * off: each still costs the launch a callback). */
 bool gp_sites_spent(void);
+/* Sites may still be taken (a window of theirs is on, or one is to come): CUPTI's
+ * callback subscriber is needed for them (cupti_lock held). */
+bool gp_sites_pending(void);
 /* Is this callback a launch whose site is wanted now? */
 bool gp_sites_wanted(CUpti_CallbackDomain domain, CUpti_CallbackId cbid);
 /* The launch callback (entry and exit); corr: the launch's correlation as records carry it. */

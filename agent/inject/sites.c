@@ -1,13 +1,16 @@
 /* Kernel launch call sites (GPUPROF_LAUNCH_SITES), for programs whose launches no
  * framework names (CUDA C/C++): in the first SITE_WINDOWS capture windows, the call stack
  * of the first `cap` kernel launches of each window, taken in CUPTI's callback at the
- * launch's entry (libunwind, as allocation stacks: stacks.c, defined once per distinct
- * stack) and recorded against the launch's correlation id (GP_EV_API of class
- * GP_API_LAUNCH_SITE). The report names the program's innermost frame outside CUDA and
- * gpuprof, from the module's DWARF (report/symbolize.c), and charges the kernel to it.
- * Bounded: nothing outside those windows (the callbacks are off), at most cap unwinds a
- * window; the launch past the cap records once that the window's sites end there, and the
- * CUPTI module's worker switches the callbacks off at its next wake-up (200 ms at most). */
+ * launch's entry (libunwind, as allocation stacks, in a table of their own: stacks.c,
+ * defined once per distinct stack) and recorded against the launch's correlation id
+ * (GP_EV_API of class GP_API_LAUNCH_SITE). The report names the program's innermost frame
+ * outside CUDA and gpuprof, from the module's DWARF (report/symbolize.c), and charges the
+ * kernel to it. Bounded: nothing outside those windows (the callbacks are off), at most cap
+ * unwinds a window; the launch past the cap records once that the window's sites end
+ * there, and the CUPTI module's worker switches the callbacks off at its next wake-up
+ * (200 ms at most). CUPTI's one callback subscriber is held for them only until their last
+ * window ends (gp_sites_pending): then cupti.c gives it back, as after a detach, and a
+ * CUPTI tool the program starts later can take it. */
 #include "config.h"
 #include "cupti_int.h"
 
@@ -19,7 +22,13 @@ static unsigned cap;           /* launches a window with a call site; 0: none ta
 static unsigned windows;       /* windows whose launch callbacks were switched on */
 static _Atomic bool on;        /* the launch callbacks are on now */
 static _Atomic uint64_t taken; /* launches of this window so far (past cap: none taken) */
-static __thread bool in_rt;    /* inside a runtime launch (its driver call is no other) */
+/* Inside a runtime launch (its driver call is no other): the switch generation at its
+ * entry, 0 outside one. The exit callback of a launch under way when the callbacks go off
+ * never comes; a flag would stay set, and the thread's direct driver launches of the next
+ * window would be skipped uncounted. Every switch moves the generation on, so a mark of
+ * an earlier one is stale. */
+static _Atomic uint32_t switch_gen = 1;
+static __thread uint32_t in_rt;
 
 void gp_sites_init(unsigned launches_per_window)
 {
@@ -45,6 +54,11 @@ bool gp_sites_spent(void)
 	       atomic_load_explicit(&taken, memory_order_relaxed) > cap;
 }
 
+bool gp_sites_pending(void)
+{
+	return cap && (atomic_load(&on) || windows < SITE_WINDOWS);
+}
+
 void gp_sites_switch(CUpti_SubscriberHandle sub, bool have_sub, bool cuda_on)
 {
 	bool want = cuda_on && cap && have_sub && windows < SITE_WINDOWS;
@@ -54,8 +68,9 @@ void gp_sites_switch(CUpti_SubscriberHandle sub, bool have_sub, bool cuda_on)
 		windows++;
 		atomic_store(&taken, 0);
 	}
+	atomic_fetch_add(&switch_gen, 1);
 	atomic_store(&on, want);
-	for (unsigned i = 0; i < gp_ncbids; i++)
+	for (unsigned i = 0; have_sub && i < gp_ncbids; i++)
 		if (gp_cbids[i].cls == GP_API_LAUNCH)
 			cuptiEnableCallback(want, sub,
 			                    gp_cbids[i].domain == GP_CB_RUNTIME
@@ -68,14 +83,15 @@ void gp_sites_callback(CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
                        const CUpti_CallbackData *cb, uint64_t corr)
 {
 	bool rt = domain == CUPTI_CB_DOMAIN_RUNTIME_API;
+	uint32_t gen = atomic_load_explicit(&switch_gen, memory_order_relaxed);
 	if (cb->callbackSite == CUPTI_API_EXIT) {
 		if (rt)
-			in_rt = false;
+			in_rt = 0;
 		return;
 	}
 	if (rt)
-		in_rt = true; /* set, not counted: a switch-off between entry and exit loses none */
-	else if (in_rt)       /* cudaLaunchKernel's own cuLaunchKernel: the site is taken */
+		in_rt = gen; /* set, not counted: a switch-off between entry and exit loses none */
+	else if (in_rt == gen) /* cudaLaunchKernel's own cuLaunchKernel: the site is taken */
 		return;
 	uint64_t n = atomic_fetch_add_explicit(&taken, 1, memory_order_relaxed);
 	if (n > cap)
@@ -88,7 +104,7 @@ void gp_sites_callback(CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
 	                .u8 = rt ? GP_CB_RUNTIME : GP_CB_DRIVER,
 	                .u16 = GP_API_LAUNCH_SITE};
 	if (n < cap)
-		e.d = gp_stack_capture();
+		e.d = gp_site_stack_capture();
 	else /* the first launch past the cap: the window's sites end here */
 		e.u16 |= GP_SITE_CAP_REACHED << 8;
 	gp_cu_api->emit(&e);

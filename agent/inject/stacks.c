@@ -1,8 +1,11 @@
-/* Allocation call stacks (mode mem), taken in the callback at a CUDA allocation's entry:
- * the thread's Python frames (pyframes.c) as pseudo program counters above the native
- * ones (libunwind). A stack is defined once per process (GP_EV_STACK, then one GP_EV_FRAME
- * per frame, symbolised here with dladdr, where the modules are mapped) and referred to
- * by its id afterwards: allocation stacks are few and repeat. */
+/* Call stacks taken in CUPTI's callbacks: a CUDA allocation's (mode mem) and a kernel
+ * launch's (sites.c), each the thread's Python frames (pyframes.c) as pseudo program
+ * counters above the native ones (libunwind). A stack is defined once per process
+ * (GP_EV_STACK, then one GP_EV_FRAME per frame, symbolised here with dladdr, where the
+ * modules are mapped) and referred to by its id afterwards: such stacks are few and
+ * repeat. Launch sites have a table of their own, so a program with many launch sites
+ * never crowds its allocation stacks out (nor the reverse); a full table's misses are
+ * counted (GP_LOSS_STACKS), either table's. */
 #include "config.h"
 #include "cupti_int.h"
 
@@ -21,11 +24,22 @@
 #define STACK_DEPTH 24
 #define PY_PC       (1ull << 63) /* pseudo program counters of Python frames */
 
-#define STK_SLOTS 4096
-/* stack ids: per process generation (see gp_inject_api_t.gen), so two programs run one
- * after the other under one agent never share an id */
+/* stack ids: per process generation (see gp_inject_api_t.gen, below GP_INJ_MAX_GEN, so
+ * under 2^12), so two programs run one after the other under one agent never share an
+ * id; the launch sites' above bit 31, apart from the allocations' */
+#ifndef STK_SLOTS /* a test builds smaller tables (tests/unit/t_stacks.c) */
+#define STK_SLOTS  4096
+#define SITE_SLOTS 2048
+#endif
 #define STK_ID(idx) ((gp_cu_api->gen << 12) + (uint32_t)(idx) + 1)
-static _Atomic uint64_t stk_tbl[STK_SLOTS];
+typedef struct stk_table {
+	_Atomic uint64_t *hash; /* a stack's hash, 0: a free slot */
+	uint32_t slots;         /* a power of two, at most 4096 */
+	uint32_t id_bits;       /* or'ed into its ids */
+} stk_table_t;
+static _Atomic uint64_t alloc_hash[STK_SLOTS], site_hash[SITE_SLOTS];
+static const stk_table_t alloc_tbl = {alloc_hash, STK_SLOTS, 0};
+static const stk_table_t site_tbl = {site_hash, SITE_SLOTS, 1u << 31};
 
 static uint64_t hash_pcs(void *const *pcs, int n)
 {
@@ -101,7 +115,8 @@ static void define_stack(uint32_t id, void *const *pcs, int n, char (*names)[GP_
 	}
 }
 
-uint32_t gp_stack_capture(void)
+/* inlined: the frames skipped below are the same for both tables */
+static inline __attribute__((always_inline)) uint32_t capture(const stk_table_t *t)
 {
 	char names[GP_PY_DEPTH][GP_PY_NAME];
 	void *all[GP_PY_DEPTH + STACK_DEPTH + 3], **pcs = all + GP_PY_DEPTH;
@@ -125,21 +140,31 @@ uint32_t gp_stack_capture(void)
 	n += npy;
 	skip = 0;
 	uint64_t h = hash_pcs(pcs + skip, n);
-	uint32_t idx = (uint32_t)h & (STK_SLOTS - 1);
-	for (int p = 0; p < 32; p++, idx = (idx + 1) & (STK_SLOTS - 1)) {
-		uint64_t v = atomic_load_explicit(&stk_tbl[idx], memory_order_relaxed);
+	uint32_t idx = (uint32_t)h & (t->slots - 1);
+	for (int p = 0; p < 32; p++, idx = (idx + 1) & (t->slots - 1)) {
+		uint64_t v = atomic_load_explicit(&t->hash[idx], memory_order_relaxed);
 		if (v == h)
-			return STK_ID(idx);
+			return STK_ID(idx) | t->id_bits;
 		if (v == 0) {
 			uint64_t z = 0;
-			if (atomic_compare_exchange_strong(&stk_tbl[idx], &z, h)) {
-				define_stack(STK_ID(idx), pcs + skip, n, names, npy);
-				return STK_ID(idx);
+			if (atomic_compare_exchange_strong(&t->hash[idx], &z, h)) {
+				define_stack(STK_ID(idx) | t->id_bits, pcs + skip, n, names, npy);
+				return STK_ID(idx) | t->id_bits;
 			}
 			if (z == h)
-				return STK_ID(idx);
+				return STK_ID(idx) | t->id_bits;
 		}
 	}
 	gp_cu_api->count_drop(GP_LOSS_STACKS, 1);
 	return 0;
+}
+
+uint32_t gp_stack_capture(void)
+{
+	return capture(&alloc_tbl);
+}
+
+uint32_t gp_site_stack_capture(void)
+{
+	return capture(&site_tbl);
 }

@@ -4,7 +4,8 @@
 # (scripts/deps), runs its analyses on the export of a synthetic PyTorch rank without NVTX
 # (mkhostile ops: 12 steps from optimizer.step(), operation ranges to/linear/relu/backward,
 # a 1 MiB copy of 100 us a step, kernels with their launch configuration) and of ddp-clean:
-# iterations, frequent CUDA kernel sequences under an operator, memory bandwidth, kernel
+# iterations, frequent CUDA kernel sequences under an operator, ATen ops' kernels and launch
+# delays (the integration's torch functions under their ATen names), memory bandwidth, kernel
 # launch statistics, the launch configuration columns, the temporal breakdown. HTA's source
 # is taken from GP_HTA_DIR (default /var/tmp/gpuprof-hta-<commit>), else cloned there; no
 # source, no network or no pandas: skipped.
@@ -37,8 +38,13 @@ say(steps == list(range(len(steps))) and len(steps) >= 10, "HTA's iterations fro
 os.makedirs(d + ".patterns")  # HTA writes the trace with the patterns overlaid there
 p = t.get_frequent_cuda_kernel_sequences(operator_name="linear", output_dir=d + ".patterns", min_pattern_len=2, visualize=False)
 top = p.iloc[0] if len(p) else None
-say(top is not None and top["pattern"] == "linear|ampere_sgemm_128x64_nn|ampere_sgemm_128x64_nn" and top["count"] >= 10,
-    "frequent CUDA kernel sequences under cpu_op linear: %s" % ((None if top is None else (top["pattern"], top["count"])),))
+say(top is not None and top["pattern"] == "aten::linear|ampere_sgemm_128x64_nn|ampere_sgemm_128x64_nn" and top["count"] >= 10,
+    "frequent CUDA kernel sequences under cpu_op aten::linear: %s" % ((None if top is None else (top["pattern"], top["count"])),))
+ak = t.get_aten_op_kernels_and_delay()[0]
+rows = {(r["aten_op_name"], r["kernel_sequence"]): r["occurrence_count"] for _, r in ak.iterrows()}
+say(rows.get(("aten::linear", "ampere_sgemm_128x64_nn -> ampere_sgemm_128x64_nn"), 0) >= 10
+    and rows.get(("aten::relu", "relu_kernel"), 0) >= 10,
+    "ATen op kernels and launch delay: linear's 2 GEMMs and relu's kernel each step: %s" % rows)
 bw = t.get_memory_bw_summary()
 m = bw.loc[(0, "Memcpy HtoD")]
 say(m[("memory_bw_gbps", "count")] >= 10 and abs(m[("memory_bw_gbps", "mean")] - 10.486) < 0.001,
@@ -68,7 +74,7 @@ rc=$?
 while read -r st rest; do
 	[ "$st" = ok ]; ok $? "HTA: $rest"
 done < <(grep -E '^(ok|FAIL) ' "$T/out")
-[ "$(grep -cE '^(ok|FAIL) ' "$T/out")" = 7 ]; ok $? "HTA ran every analysis (rc $rc)"
+[ "$(grep -cE '^(ok|FAIL) ' "$T/out")" = 8 ]; ok $? "HTA ran every analysis (rc $rc)"
 "$B/gpuprof" export --format=kineto -o "$T/ddp.kt" "$F/ddp-clean" 2>/dev/null
 (cd "$T" && PYTHONPATH=$H timeout 300 $PY - "$T/ddp.kt/step0" 2>"$T/err2") <<'PY'
 import sys

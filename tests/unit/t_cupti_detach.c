@@ -19,157 +19,8 @@
 #include <string.h>
 #include <time.h>
 
-/* ---- the fake CUPTI: what was enabled, registered, subscribed, finalized ---- */
-static struct {
-	pthread_mutex_t mu;
-	int subscribed; /* 0 none, 1 the module, 2 another tool */
-	CUpti_CallbackFunc cb;
-	bool domains; /* every runtime and driver callback on */
-	pthread_t finalized_on;
-	bool kind[CUPTI_ACTIVITY_KIND_COUNT];
-	_Atomic int finalized, registered, forced_flushes, finalize_calls;
-	bool fail_finalize;
-	CUpti_BuffersCallbackRequestFunc req;
-	CUpti_BuffersCallbackCompleteFunc done;
-	uint32_t next_corr;
-	int pending; /* kernel records to deliver at the next flush */
-} F = {.mu = PTHREAD_MUTEX_INITIALIZER, .next_corr = 1};
+#include "fake_cupti.h"
 
-CUptiResult CUPTIAPI cuptiActivityEnable(CUpti_ActivityKind k)
-{
-	F.kind[k] = true;
-	return CUPTI_SUCCESS;
-}
-CUptiResult CUPTIAPI cuptiActivityDisable(CUpti_ActivityKind k)
-{
-	F.kind[k] = false;
-	return CUPTI_SUCCESS;
-}
-CUptiResult CUPTIAPI cuptiActivityEnableRuntimeApi(CUpti_CallbackId c, uint8_t e)
-{
-	(void)c, (void)e;
-	return CUPTI_SUCCESS;
-}
-CUptiResult CUPTIAPI cuptiActivityEnableDriverApi(CUpti_CallbackId c, uint8_t e)
-{
-	(void)c, (void)e;
-	return CUPTI_SUCCESS;
-}
-CUptiResult CUPTIAPI cuptiActivityRegisterCallbacks(CUpti_BuffersCallbackRequestFunc r,
-                                                    CUpti_BuffersCallbackCompleteFunc d)
-{
-	F.req = r;
-	F.done = d;
-	F.registered++;
-	return CUPTI_SUCCESS;
-}
-CUptiResult CUPTIAPI cuptiActivityRegisterTimestampCallback(CUpti_TimestampCallbackFunc f)
-{
-	(void)f;
-	return CUPTI_SUCCESS;
-}
-CUptiResult CUPTIAPI cuptiActivityFlushAll(uint32_t flag)
-{
-	pthread_mutex_lock(&F.mu);
-	if (flag & CUPTI_ACTIVITY_FLAG_FLUSH_FORCED)
-		F.forced_flushes++;
-	if (F.req && F.pending) {
-		uint8_t *b;
-		size_t size, max;
-		F.req(&b, &size, &max);
-		CUpti_ActivityKernel10 *k = (void *)b;
-		int n = F.pending;
-		for (int i = 0; i < n; i++) {
-			memset(&k[i], 0, sizeof(k[i]));
-			k[i].kind = CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;
-			k[i].start = 1000;
-			k[i].end = 2000;
-			k[i].name = "k";
-			k[i].correlationId = F.next_corr++;
-		}
-		F.pending = 0;
-		F.done(NULL, 0, b, size, n * sizeof(*k));
-	}
-	pthread_mutex_unlock(&F.mu);
-	return CUPTI_SUCCESS;
-}
-CUptiResult CUPTIAPI cuptiActivityGetNextRecord(uint8_t *b, size_t valid, CUpti_Activity **r)
-{
-	uint8_t *next = *r ? (uint8_t *)*r + sizeof(CUpti_ActivityKernel10) : b;
-	if (next >= b + valid)
-		return CUPTI_ERROR_MAX_LIMIT_REACHED;
-	*r = (CUpti_Activity *)next;
-	return CUPTI_SUCCESS;
-}
-CUptiResult CUPTIAPI cuptiActivityGetNumDroppedRecords(CUcontext c, uint32_t s, size_t *n)
-{
-	(void)c, (void)s;
-	*n = 0;
-	return CUPTI_SUCCESS;
-}
-CUptiResult CUPTIAPI cuptiSubscribe(CUpti_SubscriberHandle *h, CUpti_CallbackFunc cb, void *u)
-{
-	(void)u;
-	if (F.subscribed)
-		return CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED;
-	F.subscribed = 1;
-	F.cb = cb;
-	*h = (CUpti_SubscriberHandle)&F;
-	return CUPTI_SUCCESS;
-}
-CUptiResult CUPTIAPI cuptiUnsubscribe(CUpti_SubscriberHandle h)
-{
-	(void)h;
-	F.subscribed = 0;
-	F.domains = false;
-	return CUPTI_SUCCESS;
-}
-CUptiResult CUPTIAPI cuptiEnableCallback(uint32_t en, CUpti_SubscriberHandle h,
-                                         CUpti_CallbackDomain d, CUpti_CallbackId c)
-{
-	(void)h, (void)en, (void)d, (void)c;
-	return CUPTI_SUCCESS;
-}
-CUptiResult CUPTIAPI cuptiEnableDomain(uint32_t en, CUpti_SubscriberHandle h,
-                                       CUpti_CallbackDomain d)
-{
-	(void)h;
-	if (d == CUPTI_CB_DOMAIN_RUNTIME_API)
-		F.domains = en;
-	return CUPTI_SUCCESS;
-}
-CUptiResult CUPTIAPI cuptiFinalize(void)
-{
-	F.finalize_calls++;
-	if (F.fail_finalize)
-		return CUPTI_ERROR_UNKNOWN;
-	F.finalized++;
-	F.finalized_on = pthread_self();
-	F.subscribed = 0;
-	F.domains = false;
-	memset(F.kind, 0, sizeof(F.kind));
-	F.req = NULL;
-	F.done = NULL;
-	F.next_corr = 1; /* a new CUPTI counts from 1 again */
-	return CUPTI_SUCCESS;
-}
-CUptiResult CUPTIAPI cuptiGetResultString(CUptiResult r, const char **s)
-{
-	(void)r;
-	*s = "fake";
-	return CUPTI_SUCCESS;
-}
-CUptiResult CUPTIAPI cuptiGetStreamIdEx(CUcontext c, CUstream s, uint8_t p, uint32_t *id)
-{
-	(void)c, (void)s, (void)p;
-	*id = 0;
-	return CUPTI_SUCCESS;
-}
-CUptiResult CUPTIAPI cuptiGetVersion(uint32_t *v)
-{
-	*v = 130001;
-	return CUPTI_SUCCESS;
-}
 /* The program: an API call of its thread, with CUPTI's callbacks at its entry and exit
  * where the subscriber has them on (a launch: no allocation of ours to record). */
 static _Atomic bool program_calls = true;
@@ -198,12 +49,15 @@ uint32_t gp_stack_capture(void)
 {
 	return 0;
 }
+uint32_t gp_site_stack_capture(void)
+{
+	return 0;
+}
 
 /* ---- the injected library's side ---- */
 static pthread_mutex_t ev_mu = PTHREAD_MUTEX_INITIALIZER;
 static gp_event_t evs[1024];
 static int nev;
-static _Atomic uint64_t gpu_done_ts;
 static _Atomic bool profiler_runs;
 
 static void emit(const gp_event_t *e)
@@ -233,20 +87,6 @@ static void CUPTIAPI kineto_req(uint8_t **b, size_t *size, size_t *max)
 static void CUPTIAPI kineto_done(CUcontext c, uint32_t s, uint8_t *b, size_t size, size_t valid)
 {
 	(void)c, (void)s, (void)b, (void)size, (void)valid;
-}
-static uint32_t tid(void)
-{
-	return 1;
-}
-static uint64_t now(void)
-{
-	struct timespec t;
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
-}
-static uint64_t gpu_done(void)
-{
-	return atomic_load(&gpu_done_ts);
 }
 static bool foreign(void)
 {
@@ -281,12 +121,6 @@ static int detach_records(void)
 		n += evs[i].type == GP_EV_OVERHEAD && evs[i].b == GP_OVERHEAD_DETACH;
 	pthread_mutex_unlock(&ev_mu);
 	return n;
-}
-static bool wait_for(_Atomic int *v, int want)
-{
-	for (int i = 0; i < 300 && atomic_load(v) < want; i++)
-		nanosleep(&(struct timespec){0, 10000000}, NULL);
-	return atomic_load(v) >= want;
 }
 static void nap_ms(long ms)
 {

@@ -1,0 +1,200 @@
+/* A CUPTI of our own making for the CUPTI module's unit tests (t_cupti_detach.c,
+ * t_cupti_sites.c): what was enabled, registered, subscribed (and how often), which
+ * callbacks are on, finalized. One program includes it once: it defines CUPTI's entry
+ * points in place of libcupti's. */
+#ifndef GP_FAKE_CUPTI_H
+#define GP_FAKE_CUPTI_H
+
+#include <cupti.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <string.h>
+#include <time.h>
+
+#define FAKE_CBIDS 1024
+static struct {
+	pthread_mutex_t mu;
+	int subscribed; /* 0 none, 1 the module, 2 another tool */
+	CUpti_CallbackFunc cb;
+	bool domains; /* every runtime and driver callback on */
+	pthread_t finalized_on;
+	bool kind[CUPTI_ACTIVITY_KIND_COUNT];
+	_Atomic int finalized, registered, forced_flushes, finalize_calls;
+	bool fail_finalize;
+	CUpti_BuffersCallbackRequestFunc req;
+	CUpti_BuffersCallbackCompleteFunc done;
+	uint32_t next_corr;
+	int pending;                          /* kernel records to deliver at the next flush */
+	_Atomic int subscribes, unsubscribes; /* successful calls */
+	/* the subscriber's callbacks enabled one by one: [0] runtime, [1] driver */
+	bool cb_on[2][FAKE_CBIDS];
+} F = {.mu = PTHREAD_MUTEX_INITIALIZER, .next_corr = 1};
+
+CUptiResult CUPTIAPI cuptiActivityEnable(CUpti_ActivityKind k)
+{
+	F.kind[k] = true;
+	return CUPTI_SUCCESS;
+}
+CUptiResult CUPTIAPI cuptiActivityDisable(CUpti_ActivityKind k)
+{
+	F.kind[k] = false;
+	return CUPTI_SUCCESS;
+}
+CUptiResult CUPTIAPI cuptiActivityEnableRuntimeApi(CUpti_CallbackId c, uint8_t e)
+{
+	(void)c, (void)e;
+	return CUPTI_SUCCESS;
+}
+CUptiResult CUPTIAPI cuptiActivityEnableDriverApi(CUpti_CallbackId c, uint8_t e)
+{
+	(void)c, (void)e;
+	return CUPTI_SUCCESS;
+}
+CUptiResult CUPTIAPI cuptiActivityRegisterCallbacks(CUpti_BuffersCallbackRequestFunc r,
+                                                    CUpti_BuffersCallbackCompleteFunc d)
+{
+	F.req = r;
+	F.done = d;
+	F.registered++;
+	return CUPTI_SUCCESS;
+}
+CUptiResult CUPTIAPI cuptiActivityRegisterTimestampCallback(CUpti_TimestampCallbackFunc f)
+{
+	(void)f;
+	return CUPTI_SUCCESS;
+}
+CUptiResult CUPTIAPI cuptiActivityFlushAll(uint32_t flag)
+{
+	pthread_mutex_lock(&F.mu);
+	if (flag & CUPTI_ACTIVITY_FLAG_FLUSH_FORCED)
+		F.forced_flushes++;
+	if (F.req && F.pending) {
+		uint8_t *b;
+		size_t size, max;
+		F.req(&b, &size, &max);
+		CUpti_ActivityKernel10 *k = (void *)b;
+		int n = F.pending;
+		for (int i = 0; i < n; i++) {
+			memset(&k[i], 0, sizeof(k[i]));
+			k[i].kind = CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;
+			k[i].start = 1000;
+			k[i].end = 2000;
+			k[i].name = "k";
+			k[i].correlationId = F.next_corr++;
+		}
+		F.pending = 0;
+		F.done(NULL, 0, b, size, n * sizeof(*k));
+	}
+	pthread_mutex_unlock(&F.mu);
+	return CUPTI_SUCCESS;
+}
+CUptiResult CUPTIAPI cuptiActivityGetNextRecord(uint8_t *b, size_t valid, CUpti_Activity **r)
+{
+	uint8_t *next = *r ? (uint8_t *)*r + sizeof(CUpti_ActivityKernel10) : b;
+	if (next >= b + valid)
+		return CUPTI_ERROR_MAX_LIMIT_REACHED;
+	*r = (CUpti_Activity *)next;
+	return CUPTI_SUCCESS;
+}
+CUptiResult CUPTIAPI cuptiActivityGetNumDroppedRecords(CUcontext c, uint32_t s, size_t *n)
+{
+	(void)c, (void)s;
+	*n = 0;
+	return CUPTI_SUCCESS;
+}
+CUptiResult CUPTIAPI cuptiSubscribe(CUpti_SubscriberHandle *h, CUpti_CallbackFunc cb, void *u)
+{
+	(void)u;
+	if (F.subscribed)
+		return CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED;
+	F.subscribed = 1;
+	F.subscribes++;
+	F.cb = cb;
+	*h = (CUpti_SubscriberHandle)&F;
+	return CUPTI_SUCCESS;
+}
+CUptiResult CUPTIAPI cuptiUnsubscribe(CUpti_SubscriberHandle h)
+{
+	(void)h;
+	F.subscribed = 0;
+	F.domains = false;
+	memset(F.cb_on, 0, sizeof(F.cb_on));
+	F.unsubscribes++;
+	return CUPTI_SUCCESS;
+}
+CUptiResult CUPTIAPI cuptiEnableCallback(uint32_t en, CUpti_SubscriberHandle h,
+                                         CUpti_CallbackDomain d, CUpti_CallbackId c)
+{
+	(void)h;
+	if ((d == CUPTI_CB_DOMAIN_RUNTIME_API || d == CUPTI_CB_DOMAIN_DRIVER_API) && c < FAKE_CBIDS)
+		F.cb_on[d == CUPTI_CB_DOMAIN_DRIVER_API][c] = en;
+	return CUPTI_SUCCESS;
+}
+CUptiResult CUPTIAPI cuptiEnableDomain(uint32_t en, CUpti_SubscriberHandle h,
+                                       CUpti_CallbackDomain d)
+{
+	(void)h;
+	if (d == CUPTI_CB_DOMAIN_RUNTIME_API)
+		F.domains = en;
+	return CUPTI_SUCCESS;
+}
+CUptiResult CUPTIAPI cuptiFinalize(void)
+{
+	F.finalize_calls++;
+	if (F.fail_finalize)
+		return CUPTI_ERROR_UNKNOWN;
+	F.finalized++;
+	F.finalized_on = pthread_self();
+	F.subscribed = 0;
+	F.domains = false;
+	memset(F.cb_on, 0, sizeof(F.cb_on));
+	memset(F.kind, 0, sizeof(F.kind));
+	F.req = NULL;
+	F.done = NULL;
+	F.next_corr = 1; /* a new CUPTI counts from 1 again */
+	return CUPTI_SUCCESS;
+}
+CUptiResult CUPTIAPI cuptiGetResultString(CUptiResult r, const char **s)
+{
+	(void)r;
+	*s = "fake";
+	return CUPTI_SUCCESS;
+}
+CUptiResult CUPTIAPI cuptiGetStreamIdEx(CUcontext c, CUstream s, uint8_t p, uint32_t *id)
+{
+	(void)c, (void)s, (void)p;
+	*id = 0;
+	return CUPTI_SUCCESS;
+}
+CUptiResult CUPTIAPI cuptiGetVersion(uint32_t *v)
+{
+	*v = 130001;
+	return CUPTI_SUCCESS;
+}
+
+/* ---- the injected library's services both tests give the module ---- */
+static _Atomic uint64_t gpu_done_ts; /* the step markers: the GPU is past this time */
+static uint32_t tid(void)
+{
+	return 1;
+}
+static uint64_t now(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
+}
+static uint64_t gpu_done(void)
+{
+	return atomic_load(&gpu_done_ts);
+}
+/* up to 3 s for a counter of the fake's to reach want */
+static bool wait_for(_Atomic int *v, int want)
+{
+	for (int i = 0; i < 300 && atomic_load(v) < want; i++)
+		nanosleep(&(struct timespec){0, 10000000}, NULL);
+	return atomic_load(v) >= want;
+}
+
+#endif
