@@ -4,6 +4,7 @@
 #include "config.h"
 #include "rankdata.h"
 #include "stats.h"
+#include "synth.h"
 #include "modes.h"
 #include "tap.h"
 
@@ -16,33 +17,7 @@
 #define MS 1000000ull
 #define US 1000ull
 
-static rank_data_t d;
-static gp_rank_t r;
-static gp_job_t job;
-
-/* Timelines are written from 0; a clock never reads 0 (the loader drops such records as
- * CUPTI's unknown timestamp), so every record is shifted by one second. */
-#define T0 1000000000ull
-static void feed(gp_event_t e)
-{
-	if (e.type != GP_EV_STRING && e.type != GP_EV_STACK && e.type != GP_EV_FRAME)
-		e.ts += T0;
-	gp_rd_feed(&d, &r, &e);
-}
-
-static void str(uint32_t id, const char *s)
-{
-	size_t n = strlen(s);
-	for (size_t off = 0; off < n || off == 0; off += GP_STRING_CHUNK) {
-		gp_event_t e = {.type = GP_EV_STRING, .tid = id, .u16 = (uint16_t)off};
-		size_t k = n - off < GP_STRING_CHUNK ? n - off : GP_STRING_CHUNK;
-		e.u8 = (uint8_t)k;
-		memcpy(&e.a, s + off, k);
-		feed(e);
-		if (!n)
-			break;
-	}
-}
+SYNTH_ONE_RANK()
 
 static void push(uint32_t tid, uint64_t ts, uint32_t name)
 {
@@ -55,14 +30,7 @@ static void pop(uint32_t tid, uint64_t ts)
 static void launch(uint32_t tid, uint64_t ts, uint64_t corr, uint64_t start, uint64_t dur,
                    uint32_t name)
 {
-	feed((gp_event_t){.type = GP_EV_API,
-	                  .tid = tid,
-	                  .ts = ts,
-	                  .a = 2 * US,
-	                  .c = corr,
-	                  .u8 = 1,
-	                  .u16 = GP_API_LAUNCH});
-	feed((gp_event_t){.type = GP_EV_KERNEL, .ts = start, .a = dur, .b = name, .c = corr});
+	synth_launch(&d, &r, tid, ts, corr, start, dur, name);
 }
 
 static void begin(void)

@@ -17,34 +17,13 @@
 #define MS 1000000ull
 #define US 1000ull
 
-static rank_data_t d;
-static gp_rank_t r;
-static gp_job_t job;
-
-static void feed(gp_event_t e)
-{
-	synth_feed(&d, &r, e);
-}
-
-static void str(uint32_t id, const char *s)
-{
-	synth_str(&d, &r, id, s);
-}
+SYNTH_ONE_RANK()
 
 static uint64_t corr = 100, rid = 1000;
 
 static void launch(uint32_t tid, uint64_t ts, uint64_t dur, uint32_t name)
 {
-	corr++;
-	feed((gp_event_t){.type = GP_EV_API,
-	                  .tid = tid,
-	                  .ts = ts,
-	                  .a = 2 * US,
-	                  .c = corr,
-	                  .u8 = 1,
-	                  .u16 = GP_API_LAUNCH});
-	feed(
-	    (gp_event_t){.type = GP_EV_KERNEL, .ts = ts + 10 * US, .a = dur, .b = name, .c = corr});
+	synth_launch(&d, &r, tid, ts, ++corr, ts + 10 * US, dur, name);
 }
 
 /* an operation range (domain 9: "pytorch.ops"; 8: "pytorch.layers") */

@@ -21,19 +21,7 @@
 #define US 1000ull
 #define MS 1000000ull
 
-static rank_data_t d;
-static gp_rank_t r;
-static gp_job_t job;
-
-static void feed(gp_event_t e)
-{
-	synth_feed(&d, &r, e);
-}
-
-static void str(uint32_t id, const char *s)
-{
-	synth_str(&d, &r, id, s);
-}
+SYNTH_ONE_RANK()
 
 /* the return addresses of two launches in this file, and their lines */
 static void *ret_a, *ret_b;
@@ -92,14 +80,7 @@ static void stack(uint32_t id, const uint64_t *pcs, int n)
 static void launch(uint64_t ts, uint64_t dur, uint32_t kname, int stk)
 {
 	corr++;
-	feed((gp_event_t){.type = GP_EV_API,
-	                  .tid = 7,
-	                  .ts = ts,
-	                  .a = 2 * US,
-	                  .c = corr,
-	                  .u8 = 1,
-	                  .u16 = GP_API_LAUNCH});
-	if (stk >= 0)
+	if (stk >= 0) /* the site is recorded at the launch's entry, before its API record */
 		feed((gp_event_t){.type = GP_EV_API,
 		                  .tid = 7,
 		                  .ts = ts,
@@ -107,8 +88,7 @@ static void launch(uint64_t ts, uint64_t dur, uint32_t kname, int stk)
 		                  .d = (uint64_t)stk,
 		                  .u8 = 1,
 		                  .u16 = GP_API_LAUNCH_SITE});
-	feed((gp_event_t){
-	    .type = GP_EV_KERNEL, .ts = ts + 10 * US, .a = dur, .b = kname, .c = corr});
+	synth_launch(&d, &r, 7, ts, corr, ts + 10 * US, dur, kname);
 }
 
 #define PY_PC (1ull << 63)
