@@ -70,20 +70,20 @@ int main(void)
 	atomic_store(&gp_inj.steps_seen, 0);
 	uint64_t now = gp_clock_ns();
 	gp_inj.cap_t0 = now - 70ull * 1000000000; /* 70 s in, few kernels: between windows */
-	gp_inj_capture_tick(now, 10, 0);
+	gp_inj_capture_tick(now, 10, 0, false);
 	ok(!(asked & GP_MODE_CUDA), "past the first window's 60 s: none (%#x)", asked);
 	cli(true);
-	gp_inj_capture_tick(now, 10, 0);
+	gp_inj_capture_tick(now, 10, 0, false);
 	ok(asked & GP_MODE_CUDA, "capture on between windows: CUDA activity (%#x)", asked);
 	cli(false);
-	gp_inj_capture_tick(now, 10, 0);
+	gp_inj_capture_tick(now, 10, 0, false);
 	ok(!(asked & GP_MODE_CUDA), "capture off: none (%#x)", asked);
 	atomic_store(&gp_inj.ring.hdr->modes, gp_inj.modes); /* as the agent made it */
 	now += 60ull * 1000000000;                           /* 130 s in: the next window */
-	gp_inj_capture_tick(now, 10, 0);
+	gp_inj_capture_tick(now, 10, 0, false);
 	ok(asked & GP_MODE_CUDA, "120 s after the first: a window (%#x)", asked);
 	now += 200000000;
-	gp_inj_capture_tick(now, 10 + 20000, 0); /* 20 000 kernels: 400 ms at 20 us */
+	gp_inj_capture_tick(now, 10 + 20000, 0, false); /* 20 000 kernels: 400 ms at 20 us */
 	ok(!(asked & GP_MODE_CUDA), "it ends on its cost, not after 5 s (%#x)", asked);
 
 	gp_ring_detach(&gp_inj.ring);
