@@ -155,7 +155,9 @@ PY
 # included: a median would hide the first window) against the 1 % budget; the share of
 # the time traced and the estimated cost the report says; and the price of a traced
 # kernel, (all - plain) per call over the kernels of a call, which GP_COSTWIN_NS_PER_KERNEL
-# (20 us) should not undercut. ROUNDS=3 SECS=30: 9 programs, about 7 minutes.
+# (20 us) should not undercut; the estimate (every window, the one open at exit and the
+# charges after each window's end included) against the wall time, beside the measured
+# cost. ROUNDS=3 SECS=30: 9 programs, about 7 minutes.
 budget() {
 	echo "== 4. windows by cost on generate(): plain, default, all traced"
 	write_infer
@@ -197,9 +199,14 @@ for f in sorted(glob.glob(f"{w}/b.default.*.json")):
         print(f"{f}: no report ({e})"); continue
     for r in j["ranks"]:
         c = r["capture"]
+        est = c.get('cost_estimate_ns', 0) / 1e6
+        wall = r.get('wall_s') or 0
+        share = f" ({100 * est / (wall * 1e3):.2f} % of its {wall:.1f} s)" if wall else ""
         print(f"{f.split('/')[-1]}: traced {c.get('traced_pct')} % of the time, "
-              f"{c.get('cost_windows')} window(s) by cost, estimated {c.get('cost_estimate_ns', 0) / 1e6:.1f} ms, "
-              f"kernels {r['gpu']['kernels_total']}, switches {c.get('switches')}")
+              f"{c.get('cost_windows')} window(s) by cost ({c.get('cost_at_exit')} open at exit, "
+              f"{c.get('cost_unended')} at death), estimated {est:.1f} ms{share}, "
+              f"{c.get('cost_late_ns', 0) / 1e6:.1f} ms of it after the windows' ends (late "
+              f"records, detaches), kernels {r['gpu']['kernels_total']}, switches {c.get('switches')}")
 p = med([x["mean_ms"] for x in t["plain"]])
 for f, x in zip(sorted(glob.glob(f"{w}/b.all.*.json")), t["all"]):
     try:

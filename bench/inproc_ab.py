@@ -41,6 +41,8 @@ def main():
         f = fields(line)
         ts, tid = int(f["ts"]), f.get("tid")
         if kind == "control":
+            if int(f.get("u8", 0)) > 3:  # a window by cost's charge, no switch (doc/format.md)
+                continue
             switches.append((ts, int(f["a"]) & bit != 0))
         elif kind == "nvtx_push":
             d = depth.get(tid, 0)

@@ -33,6 +33,8 @@ for line in open(sys.argv[1]):
     f = {k: int(v) for k, v in field.findall(line)}
     if kind == "overhead" and f.get("b") != DETACH:
         continue
+    if kind == "control" and f.get("u8", 0) > 3:  # a window by cost's charge: no switch
+        continue
     if kind == "control":
         what = "window %s (gpuprof's step %d)" % ("on " if f["a"] & CUDA else "off", f["b"])
     else:

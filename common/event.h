@@ -86,6 +86,21 @@ enum gp_ev_type {
  * detaching it after a capture window and attaching its light parts again. */
 #define GP_OVERHEAD_DETACH 0x40000000u
 
+/* GP_EV_CONTROL u8 for windows by cost (agent/inject/costwin.h), 0 for any other switch.
+ * 1-5: a window's end, d its estimated cost, u16 its number; 1-3 switched kernels off, 4-5
+ * switched nothing. 6-7 are no switch: charges beside the windows' ends. */
+enum gp_ctrl_cost {
+	GP_CTRL_BY_KERNELS = 1,  /* its kernels at the per-kernel price reached its budget */
+	GP_CTRL_BY_MEASURED = 2, /* the cost measured in the process did */
+	GP_CTRL_BY_TIME = 3,     /* its time did */
+	GP_CTRL_AT_EXIT = 4,     /* the process ended with it open */
+	GP_CTRL_BY_STEPS = 5,    /* the program's steps were seen: windows by steps from then */
+	GP_CTRL_LATE = 6,        /* d: charged to the window that ended last, after its end
+	                          * (activity records flushed after it, the detach) */
+	GP_CTRL_SO_FAR = 7,      /* d: the open window u16's cost so far; the last one stands
+	                          * for a window the process's death left open */
+};
+
 /* GP_EV_FW kinds. Byte counts are the framework's own (PyTorch's caching allocator and
  * optimizer state), not CUDA's. b is a string id wherever the kind carries text. */
 enum gp_fw {

@@ -512,9 +512,15 @@ const gp_field_t gp_rank_fields[] = {
     F64("capture", "traced_pct", capture.traced_pct, 2, "%",
         "share of the rank's recorded time with kernels traced (0: no windows)"),
     U32("capture", "cost_windows", capture.cost_windows, NULL,
-        "windows by cost that ended (a program whose steps were not seen)"),
+        "windows by cost (a program whose steps were not seen), however each ended"),
+    U32("capture", "cost_at_exit", capture.cost_at_exit, NULL,
+        "... of them, open when the process exited"),
+    U32("capture", "cost_unended", capture.cost_unended, NULL,
+        "... of them, open when the process died (counted at their last cost so far)"),
     U64("capture", "cost_estimate_ns", capture.cost_estimate_ns, "ns",
         "... their estimated tracing cost (kernels at the per-kernel price, or measured)"),
+    U64("capture", "cost_late_ns", capture.cost_late_ns, "ns",
+        "... of it, charged after the windows' ends (late records, the detach)"),
 
     /* the framework whose integration recorded; null without one */
     STR("framework", "name", shares.framework, "pytorch, jax, or empty (not recognised)"),

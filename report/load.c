@@ -65,6 +65,8 @@ static bool implausible(const rank_data_t *d, const gp_event_t *e)
 		return ts_outside(d, e->ts) || e->b > GP_BYTES_MAX;
 	case GP_EV_NVTX_RANGE:
 		return ts_outside(d, e->ts) || e->b > GP_DUR_MAX || ts_outside(d, e->ts + e->b);
+	case GP_EV_CONTROL: /* a switch's time, a window's cost: a forged one counts nothing */
+		return ts_outside(d, e->ts) || e->c > GP_DUR_MAX || e->d > GP_DUR_MAX;
 	default:
 		return ts_outside(d, e->ts);
 	}
@@ -366,6 +368,50 @@ static void feed_device(rank_data_t *d, gp_rank_t *r, const gp_event_t *e)
 
 /* The recorded process's start and end: who recorded, how it ended, what
  * it used. */
+/* A window by cost that the process's death left open: its last cost so far stands for
+ * it (GP_CTRL_SO_FAR), at a new recording process and once the file is read */
+void gp_rd_cost_unended(rank_data_t *d, gp_rank_t *r)
+{
+	if (!d->cost_open_win)
+		return;
+	r->capture.cost_windows++;
+	r->capture.cost_unended++;
+	r->capture.cost_estimate_ns += d->cost_open_ns;
+	d->cost_open_win = 0;
+	d->cost_open_ns = 0;
+}
+
+/* A capture record: a switch, and for windows by cost (agent/inject/costwin.h) a window's
+ * end, a late charge or an open window's cost so far (common/event.h GP_CTRL_*) */
+static void feed_control(rank_data_t *d, gp_rank_t *r, const gp_event_t *e)
+{
+	struct gp_rank_capture *c = &r->capture;
+	if (e->u8 == GP_CTRL_SO_FAR) {
+		d->cost_open_win = (uint32_t)e->u16 + 1;
+		d->cost_open_ns = e->d;
+		return;
+	}
+	if (e->u8 == GP_CTRL_LATE) {
+		c->cost_estimate_ns += e->d;
+		c->cost_late_ns += e->d;
+		return;
+	}
+	if (e->u8 >= GP_CTRL_BY_KERNELS && e->u8 <= GP_CTRL_BY_STEPS) { /* a window's end */
+		c->cost_windows++;
+		c->cost_estimate_ns += e->d;
+		c->cost_at_exit += e->u8 == GP_CTRL_AT_EXIT;
+		d->cost_open_win = 0;
+		d->cost_open_ns = 0;
+	}
+	if (e->u8 > GP_CTRL_BY_TIME) /* at exit, steps seen, or unknown: nothing switched */
+		return;
+	VEC_PUSH(d->ctrl, e->ts);
+	VEC_PUSH(d->ctrl, e->a);
+	c->switches++;
+	if (e->c > c->switch_max_ns)
+		c->switch_max_ns = e->c;
+}
+
 static void feed_process(rank_data_t *d, gp_rank_t *r, const gp_event_t *e)
 {
 	switch (e->type) {
@@ -397,8 +443,10 @@ static void feed_process(rank_data_t *d, gp_rank_t *r, const gp_event_t *e)
 		break;
 	case GP_EV_START:
 		if (e->u8 == 1) { /* the process that records here */
-			if (d->recorder_pid && d->recorder_pid != e->a)
+			if (d->recorder_pid && d->recorder_pid != e->a) {
 				VEC_PUSH(d->proc_changes, e->ts);
+				gp_rd_cost_unended(d, r); /* the one before died in a window */
+			}
 			d->recorder_pid = e->a;
 			if (e->a <= INT32_MAX)
 				r->id.pid = (int)e->a;
@@ -514,15 +562,7 @@ typed:
 		VEC_PUSH(d->prof, e->ts << 1 | (e->a ? 1 : 0));
 		break;
 	case GP_EV_CONTROL:
-		VEC_PUSH(d->ctrl, e->ts);
-		VEC_PUSH(d->ctrl, e->a);
-		r->capture.switches++;
-		if (e->c > r->capture.switch_max_ns)
-			r->capture.switch_max_ns = e->c;
-		if (e->u8) { /* a window by cost ended (agent/inject/costwin.h) */
-			r->capture.cost_windows++;
-			r->capture.cost_estimate_ns += e->d;
-		}
+		feed_control(d, r, e);
 		break;
 	case GP_EV_FW:
 		feed_fw(d, r, e);
@@ -694,6 +734,8 @@ void gp_rd_reset(rank_data_t *d)
 	u64map_clear(&d->stack_of);
 	u64map_clear(&d->started_of);
 	d->started.n = d->steps.n = d->ctrl.n = d->marks.n = 0;
+	d->cost_open_win = 0;
+	d->cost_open_ns = 0;
 	d->opt_ends.n = d->opt_own.n = d->torch_mem.n = 0;
 	d->gwin.n = d->cuda_on.n = d->data_wait.n = d->compiles.n = d->overhead.n = 0;
 	d->proc_changes.n = d->side_loops.n = 0;
@@ -981,6 +1023,7 @@ int gp_rd_load_file(const char *path, rank_data_t *d, gp_rank_t *r,
 	r->quality.records = st->records;
 	gp_rf_close(rd);
 	gp_rd_losses(r);
+	gp_rd_cost_unended(d, r);
 	gp_rd_finish(d);
 	/* the process recording here is not the program the agent started (a launcher's
 	 * worker with the task's RANK): how it ended is its own, not its launcher's */

@@ -749,13 +749,15 @@ static void text_time(const gp_job_t *job, FILE *out)
 			        r->capture.traced_pct, (unsigned long long)r->capture.switches,
 			        r->capture.switch_max_ns / 1e6);
 		if (r->capture.cost_windows)
-			fprintf(
-			    out,
-			    "rank %s: its steps were not seen as it ran: kernels were traced in "
-			    "%u window(s) that each ended on a budget of tracing cost, estimated "
-			    "%.1f ms in all\n",
-			    label(job, r), r->capture.cost_windows,
-			    (double)r->capture.cost_estimate_ns / 1e6);
+			fprintf(out,
+			        "rank %s: kernels were traced in %u window(s) by cost (while its "
+			        "steps were not seen; %u open at its exit, %u at its death), "
+			        "estimated %.1f ms "
+			        "in all, %.1f ms of it after the windows' ends (late records, "
+			        "detaches)\n",
+			        label(job, r), r->capture.cost_windows, r->capture.cost_at_exit,
+			        r->capture.cost_unended, (double)r->capture.cost_estimate_ns / 1e6,
+			        (double)r->capture.cost_late_ns / 1e6);
 		if (r->gpu.busy_pct_untraced > 0)
 			fprintf(
 			    out,

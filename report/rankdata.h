@@ -125,6 +125,9 @@ typedef struct rank_data {
 	cuda_on;                /* when kernels were traced at all: lo, hi, ... (the capture
 	                           switches; one stretch over the run without any) */
 	VEC(uint64_t) ctrl;     /* capture switches: ts, modes, ts, modes, ... */
+	uint32_t cost_open_win; /* a window by cost open as far as the records go: its number
+	                           + 1 (0: none), and its cost so far (GP_CTRL_SO_FAR) */
+	uint64_t cost_open_ns;
 	u64map_t alloc_api;     /* correlation -> index + 1 of the allocation call (its stack) */
 	u64map_t corr_api;      /* correlation -> index + 1 of the other API calls */
 	u64map_t launch_site;   /* correlation -> stack id + 1 of a kernel launch's call site
@@ -175,6 +178,9 @@ void gp_rd_reset(rank_data_t *d);
 void gp_rd_free(rank_data_t *d);
 /* Take one event of the rank file (strings, records, the end record). */
 void gp_rd_feed(rank_data_t *d, gp_rank_t *r, const gp_event_t *e);
+/* After the last event of a process (and of the file): a window by cost it left open
+ * counted at its last cost so far (gp_rd_load_file calls it). */
+void gp_rd_cost_unended(rank_data_t *d, gp_rank_t *r);
 /* After the last event: close what is open, sort, build the correlation maps. */
 void gp_rd_finish(rank_data_t *d);
 /* Read one rank file into d (reset first) and r's data-quality fields: the bounds from

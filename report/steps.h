@@ -58,10 +58,13 @@ typedef struct gp_rank_capture {
 	unsigned steps, first, last; /* step numbers, from 0 */
 	uint64_t switches, switch_max_ns;
 	/* the share of the rank's time with kernels traced (0 without switches); windows by
-	 * cost (a program whose steps were not seen) that ended, and their estimated cost */
+	 * cost (a program whose steps were not seen), and their estimated cost, every charge
+	 * (agent/inject/costwin.h): of the windows, those open at the process's exit and those
+	 * its death left open (at their last cost so far); of the cost, the charges after the
+	 * windows' ends (late activity records, the detach's cuptiFinalize) */
 	double traced_pct;
-	unsigned cost_windows;
-	uint64_t cost_estimate_ns;
+	unsigned cost_windows, cost_at_exit, cost_unended;
+	uint64_t cost_estimate_ns, cost_late_ns;
 	unsigned ntraced, nuntraced;                 /* post-warm-up samples of each */
 	double traced_median_ms, untraced_median_ms; /* 0: not measured */
 	double tracer_ms_per_step; /* what tracing added to a traced step (their difference, or

@@ -151,6 +151,41 @@ static void db_close(db_t *d)
 	d->steps = d->clusters = d->conn = NULL;
 }
 
+/* Why the accounting database could not be had, for the finisher's log */
+static int db_fail(uint32_t job, const char *what)
+{
+	int e = errno;
+	const slurm_conf_t *conf = SYM("slurm_conf");
+	gp_warn("job %u: the accounting database: %s (errno %d; this process's "
+	        "AccountingStorageType '%s', Host '%s')",
+	        job, what, e,
+	        conf && conf->accounting_storage_type ? conf->accounting_storage_type : "(none)",
+	        conf && conf->accounting_storage_host ? conf->accounting_storage_host : "(none)");
+	return -1;
+}
+
+/* Slurm 24.11's slurmstepd holds only the part of slurm.conf that slurmd hands it
+ * (src/slurmd/common/slurmstepd_init.c), and AccountingStorageHost and Port are not in it:
+ * in its process (the finisher is forked from it) slurmdb_connection_get had no address
+ * and returned NULL, so the record never reached the database. 22.05's slurmstepd read
+ * slurm.conf whole. Where this process's configuration has no host, slurmctld's (the copy
+ * just loaded) gives it, in strings of Slurm's own allocator (it may free them). */
+typedef char *(*xstrdup_fn)(const char *);
+static void dbd_address_from(const slurm_conf_t *ctld)
+{
+	slurm_conf_t *own = SYM("slurm_conf");
+	xstrdup_fn dup = (xstrdup_fn)SYM("slurm_xstrdup");
+	if (!own || !dup || own->accounting_storage_host || !ctld->accounting_storage_host)
+		return;
+	own->accounting_storage_host = dup(ctld->accounting_storage_host);
+	if (!own->accounting_storage_backup_host && ctld->accounting_storage_backup_host)
+		own->accounting_storage_backup_host = dup(ctld->accounting_storage_backup_host);
+	if (!own->accounting_storage_port)
+		own->accounting_storage_port = ctld->accounting_storage_port;
+	gp_debug("slurmdbd's address from slurmctld's configuration: %s:%u",
+	         own->accounting_storage_host, (unsigned)own->accounting_storage_port);
+}
+
 static int db_open(db_t *d, uint32_t job)
 {
 	memset(d, 0, sizeof(*d));
@@ -171,14 +206,15 @@ static int db_open(db_t *d, uint32_t job)
 	if (!d->list_create || !d->list_append || !d->list_destroy || !d->list_count ||
 	    !d->list_peek || !d->conn_get || !d->conn_commit || !d->conn_close || !d->job_modify ||
 	    !d->jobs_get || !d->rec_create || !d->rec_destroy || !load_conf || !free_conf)
-		return -1;
+		return db_fail(job, "Slurm's database API is not loaded in this process");
 	slurm_conf_t *conf = NULL;
 	if (load_conf((time_t)0, &conf) != 0 || !conf || !conf->cluster_name) {
 		if (conf)
 			free_conf(conf);
-		return -1;
+		return db_fail(job, "slurm_load_ctl_conf failed");
 	}
 	snprintf(d->cluster, sizeof(d->cluster), "%s", conf->cluster_name);
+	dbd_address_from(conf);
 	free_conf(conf);
 	d->job = job;
 	d->step = (slurm_selected_step_t){.array_task_id = NO_VAL, .het_job_offset = NO_VAL};
@@ -190,7 +226,7 @@ static int db_open(db_t *d, uint32_t job)
 	d->conn = d->conn_get(NULL);
 	if (!d->steps || !d->clusters || !d->conn) {
 		db_close(d);
-		return -1;
+		return db_fail(job, "no connection (slurmdb_connection_get)");
 	}
 	d->list_append(d->steps, &d->step);
 	d->list_append(d->clusters, d->cluster);
@@ -208,7 +244,7 @@ static int db_get(db_t *d, gp_slurm_job_t *got)
 {
 	void *l = d->jobs_get(d->conn, &d->cond);
 	if (!l)
-		return -1;
+		return db_fail(d->job, "slurmdb_jobs_get failed");
 	int rc = 0;
 	int n = d->list_count(l);
 	slurmdb_job_rec_t *j = n > 0 ? d->list_peek(l) : NULL;

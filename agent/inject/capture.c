@@ -14,7 +14,9 @@
 #include "costwin.h"
 #include "modes.h"
 
+#include <pthread.h>
 #include <stdatomic.h>
+#include <time.h>
 
 /* Is CUDA activity asked for now whatever the windows say (`gpuprof capture on`)? */
 static bool capture_forced(void)
@@ -35,58 +37,148 @@ unsigned gp_inj_capture_wanted(uint64_t idx)
 	return in || capture_forced() ? want : want & ~(unsigned)GP_MODE_CUDA;
 }
 
-/* Switch to want (cuda/mem bits) at step idx; ts: when the step began (its push), so
- * the report counts the step as captured; cost, why: a window by cost that ends (its
- * estimated tracing cost, GP_COSTWIN_*), else 0. */
-static void capture_set(unsigned want, uint64_t idx, uint64_t ts, uint64_t cost, unsigned why)
+/* Switch to want (cuda/mem bits): 1 switched (*took: the ns it took in the application),
+ * 0 already so, -1 refused (another thread switching, or the module busy: CUPTI's lock
+ * held by its worker, the program's profiler running; the next boundary tries again). */
+static int capture_switch(unsigned want, uint64_t *took)
 {
 	if (want == atomic_load_explicit(&gp_inj.cap_cur, memory_order_relaxed))
-		return;
-	int z = 0;
+		return 0;
+	int z = 0, rc = -1;
 	if (!atomic_compare_exchange_strong(&gp_inj.cap_busy, &z, 1))
-		return; /* another thread is switching; never wait for it */
+		return -1; /* another thread is switching; never wait for it */
 	uint64_t t0 = gp_clock_ns();
-	unsigned got = gp_inj.cupti_capture(want);
-	if (got == want) { /* else the module was busy: the next boundary tries again */
-		gp_event_t e = {.type = GP_EV_CONTROL,
-		                .ts = ts ? ts : t0,
-		                .a = want,
-		                .b = idx,
-		                .d = cost,
-		                .u8 = (uint8_t)why};
-		e.c = gp_clock_ns() - t0;
-		gp_inj_emit(&e);
+	if (gp_inj.cupti_capture(want) == want) {
+		*took = gp_clock_ns() - t0;
 		atomic_store(&gp_inj.cap_cur, want);
+		rc = 1;
 	}
 	atomic_store(&gp_inj.cap_busy, 0);
+	return rc;
+}
+
+/* A capture record (GP_EV_CONTROL): modes capturing from ts on, at step idx (UINT32_MAX:
+ * windows by cost); for those, cost and kind (GP_COSTWIN_*) and the window's number */
+static void capture_record(uint64_t ts, uint64_t idx, uint64_t took, uint64_t cost, unsigned kind,
+                           unsigned win)
+{
+	gp_event_t e = {.type = GP_EV_CONTROL,
+	                .ts = ts,
+	                .a = atomic_load(&gp_inj.cap_cur),
+	                .b = idx,
+	                .c = took,
+	                .d = cost,
+	                .u8 = (uint8_t)kind,
+	                .u16 = (uint16_t)win};
+	gp_inj_emit(&e);
+}
+
+/* Switch to want at step idx, recorded with what it cost; ts: when the step began (its
+ * push), so the report counts the step as captured. */
+static void capture_set(unsigned want, uint64_t idx, uint64_t ts)
+{
+	uint64_t t0 = gp_clock_ns(), took = 0;
+	if (capture_switch(want, &took) == 1)
+		capture_record(ts ? ts : t0, idx, took, 0, 0, 0);
 }
 
 static void capture_check(uint64_t idx, uint64_t ts)
 {
 	atomic_store_explicit(&gp_inj.steps_seen, 1, memory_order_relaxed);
-	capture_set(gp_inj_capture_wanted(idx), idx, ts, 0, 0);
+	capture_set(gp_inj_capture_wanted(idx), idx, ts);
 }
 
 /* Sampled windows for a program whose steps the collector does not see (no step range,
  * no optimizer it knows: a JAX loop, an inference loop): by cost (costwin.h), from the
- * CUPTI module's thread at each of its flushes, with what it has counted so far. Each
- * window's end records its estimated cost and why it ended (GP_EV_CONTROL d, u8), so the
- * report can say what share was traced and what it cost. Never waits. */
-static gp_costwin_t costwin; /* the CUPTI module's thread only */
-void gp_inj_capture_tick(uint64_t now, uint64_t kernels, uint64_t measured_ns)
+ * CUPTI module's thread at each of its flushes, with what it has counted so far, and once
+ * more at the process's exit (after the last flush). Every window is recorded once
+ * (GP_EV_CONTROL u8: why it ended, d: its estimated cost): when its switch-off takes
+ * effect (one refused is asked again at each flush), when the program's steps are seen,
+ * or at exit; what comes after its end (late records, the detach's cuptiFinalize) as a
+ * late charge; while it is open its cost so far once a second, which stands for it when
+ * the process dies with it open. Never waits for the application. */
+#define SO_FAR_EVERY_NS 1000000000ull
+static gp_costwin_t costwin; /* under costwin_lock: the CUPTI module's thread, the exit */
+static pthread_mutex_t costwin_lock = PTHREAD_MUTEX_INITIALIZER;
+static uint64_t so_far_at; /* when the open window's cost so far was last recorded */
+static bool finished;      /* recorded at exit: nothing opens after */
+
+/* Record a window's end (kind: why), a late charge or its cost so far, if any */
+static void cost_record(uint64_t now, uint64_t took, uint64_t cost, unsigned kind)
 {
-	if (gp_inj.cap.how != GP_CAP_SAMPLED || !atomic_load(&gp_inj.cap_live) ||
-	    atomic_load_explicit(&gp_inj.steps_seen, memory_order_relaxed))
+	if (cost || kind <= GP_COSTWIN_BY_STEPS)
+		capture_record(now, UINT32_MAX, took, cost, kind, costwin.nwin);
+}
+
+/* No more windows by cost (the process ends, or its steps were seen: windows by steps from
+ * then on): the open one ends where it is, unswitched, and what came after is charged */
+static void costwin_finish(uint64_t now, const gp_costwin_seen_t *seen, int why)
+{
+	if (costwin.on || costwin.closing) {
+		uint64_t c = gp_costwin_end(&costwin, now, seen, why);
+		cost_record(now, 0, c, (unsigned)costwin.why);
+	}
+	cost_record(now, 0, gp_costwin_late(&costwin, seen), GP_CTRL_LATE);
+	finished = true;
+}
+
+/* One look at the windows (costwin_lock held) */
+static void costwin_look(uint64_t now, const gp_costwin_seen_t *seen)
+{
+	bool on = gp_costwin_tick(&costwin, now, seen);
+	unsigned want = gp_inj_capture_wanted(0);
+	uint64_t took = 0;
+	int sw =
+	    capture_switch(on || capture_forced() ? want : want & ~(unsigned)GP_MODE_CUDA, &took);
+	/* its switch-off took effect (a `gpuprof capture on` keeps it waiting: traced on,
+	 * charged to it) */
+	if (costwin.closing && !(atomic_load(&gp_inj.cap_cur) & GP_MODE_CUDA)) {
+		uint64_t c = gp_costwin_end(&costwin, now, seen, GP_COSTWIN_OPEN);
+		cost_record(now, took, c, (unsigned)costwin.why);
+		return;
+	}
+	if (sw == 1) /* a window opened (or `gpuprof capture on|off`) */
+		capture_record(now, UINT32_MAX, took, 0, 0, 0);
+	/* the last window's cost after its end, to this look or to the next one's opening */
+	cost_record(now, 0, gp_costwin_late(&costwin, seen), GP_CTRL_LATE);
+	if ((costwin.on || costwin.closing) && now - so_far_at >= SO_FAR_EVERY_NS) {
+		so_far_at = now;
+		cost_record(now, 0, gp_costwin_cost(&costwin, seen), GP_CTRL_SO_FAR);
+	}
+}
+
+void gp_inj_capture_tick(uint64_t now, uint64_t kernels, uint64_t measured_ns, bool at_exit)
+{
+	if (gp_inj.cap.how != GP_CAP_SAMPLED || !atomic_load(&gp_inj.cap_live))
+		return;
+	/* the worker's look may be under way as the process exits: the exit waits for it
+	 * (microseconds; a second at most), the application's threads never */
+	struct timespec dl;
+	clock_gettime(CLOCK_REALTIME, &dl);
+	dl.tv_sec += 1;
+	if (pthread_mutex_timedlock(&costwin_lock, &dl) != 0)
 		return;
 	gp_costwin_seen_t seen = {.kernels = kernels, .measured_ns = measured_ns};
-	if (!costwin.nwin) /* the first window: from the CUPTI module's start, counters at 0 */
-		gp_costwin_start(&costwin, gp_inj.cap_t0, &(gp_costwin_seen_t){0});
-	uint64_t cost = gp_costwin_cost(&costwin, &seen);
-	bool was = costwin.on, on = gp_costwin_tick(&costwin, now, &seen);
-	bool ended = was && !on; /* else no window's end to record */
-	unsigned want = gp_inj_capture_wanted(0);
-	capture_set(on || capture_forced() ? want : want & ~(unsigned)GP_MODE_CUDA, UINT32_MAX, 0,
-	            ended ? cost : 0, ended ? (unsigned)costwin.why : 0);
+	bool steps = atomic_load_explicit(&gp_inj.steps_seen, memory_order_relaxed);
+	/* steps seen in the first window: it goes on as theirs (start-up is traced either
+	 * way), and no window by cost was had */
+	bool steps_from_start = steps && costwin.nwin <= 1 && !costwin.nended && !costwin.closing;
+	if (finished || steps_from_start) {
+		/* after the exit's look only what came after is charged (the exit path looks
+		 * twice); nothing opens */
+		if (finished && at_exit)
+			cost_record(now, 0, gp_costwin_late(&costwin, &seen), GP_CTRL_LATE);
+		finished = true;
+	} else {
+		if (!costwin.nwin) /* the first window: from the CUPTI module's start, at 0 */
+			gp_costwin_start(&costwin, gp_inj.cap_t0, &(gp_costwin_seen_t){0});
+		if (steps || at_exit)
+			costwin_finish(now, &seen,
+			               at_exit ? GP_COSTWIN_AT_EXIT : GP_COSTWIN_BY_STEPS);
+		else
+			costwin_look(now, &seen);
+	}
+	pthread_mutex_unlock(&costwin_lock);
 }
 
 /* An optimizer's step returned (the PyTorch integration): the next step begins. The

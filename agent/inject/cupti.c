@@ -401,7 +401,7 @@ static void *worker_main(void *arg)
 		process_all();
 		if (gp_cu_api->tick)
 			gp_cu_api->tick(gp_cu_api->now(), atomic_load(&all_kernels),
-			                atomic_load(&measured_ns));
+			                atomic_load(&measured_ns), false);
 	}
 	return NULL;
 }
@@ -705,11 +705,16 @@ static void at_exit_flush(void)
 		return;
 	atomic_store(&stop, 1);
 	/* the worker may be in a detach: wait for it, not for a CUPTI stuck on a hung GPU */
-	if (!lock_within(2000))
-		return; /* a flush now could overlap its finalize: what is queued is lost */
-	cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
-	pthread_mutex_unlock(&cupti_lock);
-	process_all();
+	if (lock_within(2000)) {
+		cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+		pthread_mutex_unlock(&cupti_lock);
+		process_all();
+	} /* else a flush now could overlap its finalize: what is queued is lost */
+	/* the window open at exit, and what came after the last one's end, charged with
+	 * what was counted (the exit path calls this twice: the second charges nothing) */
+	if (gp_cu_api->tick)
+		gp_cu_api->tick(gp_cu_api->now(), atomic_load(&all_kernels),
+		                atomic_load(&measured_ns), true);
 }
 
 __attribute__((visibility("default"))) void gp_cupti_flush(void)

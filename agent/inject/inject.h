@@ -26,10 +26,11 @@ typedef struct gp_inject_api {
 	uint64_t (*now)(void);
 	/* cudaProfilerStart (1) / Stop (0) seen by the CUPTI module: a capture boundary. */
 	void (*profiler)(int start);
-	/* Called by the CUPTI module's thread at each of its flushes, with its running counts
-	 * of kernels recorded and of its own cost measured in ns (launch calls while traced,
-	 * CUPTI's overhead records, detaches): windows by cost (costwin.h). */
-	void (*tick)(uint64_t now, uint64_t kernels, uint64_t measured_ns);
+	/* Called by the CUPTI module's thread at each of its flushes, and once more by the
+	 * exiting thread after the last flush (at_exit), with its running counts of kernels
+	 * recorded and of its own cost measured in ns (launch calls while traced, CUPTI's
+	 * overhead records, detaches): windows by cost (costwin.h). */
+	void (*tick)(uint64_t now, uint64_t kernels, uint64_t measured_ns, bool at_exit);
 	/* cuda/mem bits to capture from the start (capture windows may start with cuda off). */
 	unsigned capture;
 	/* Take CUPTI's one callback subscriber (allocation stacks, cudaProfilerStart/Stop

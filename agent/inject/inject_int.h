@@ -242,8 +242,9 @@ void gp_inj_step_boundary(uint32_t name, uint64_t ts);
 void gp_inj_optimizer_boundary(uint64_t ts);
 /* cudaProfilerStart (1) / Stop (0), from the CUPTI module. */
 void gp_inj_on_profiler(int start);
-/* The CUPTI module's flush: windows by time for programs whose steps are not seen. */
-void gp_inj_capture_tick(uint64_t now, uint64_t kernels, uint64_t measured_ns);
+/* The CUPTI module's flush (at_exit: its last, as the process exits): windows by cost for
+ * programs whose steps are not seen (capture.c, costwin.h). */
+void gp_inj_capture_tick(uint64_t now, uint64_t kernels, uint64_t measured_ns, bool at_exit);
 
 #pragma GCC visibility pop
 

@@ -144,6 +144,7 @@ CUptiResult CUPTIAPI cuptiFinalize(void)
 	F.finalize_calls++;
 	if (F.fail_finalize)
 		return CUPTI_ERROR_UNKNOWN;
+	nanosleep(&(struct timespec){0, 3000000}, NULL); /* a finalize takes time */
 	F.finalized++;
 	F.finalized_on = pthread_self();
 	F.subscribed = 0;

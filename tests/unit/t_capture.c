@@ -6,8 +6,10 @@
 #include "config.h"
 #include "inject_int.h"
 #include "clock.h"
+#include "rankfile.h"
 #include "tap.h"
 
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -70,21 +72,58 @@ int main(void)
 	atomic_store(&gp_inj.steps_seen, 0);
 	uint64_t now = gp_clock_ns();
 	gp_inj.cap_t0 = now - 70ull * 1000000000; /* 70 s in, few kernels: between windows */
-	gp_inj_capture_tick(now, 10, 0);
+	gp_inj_capture_tick(now, 10, 0, false);
 	ok(!(asked & GP_MODE_CUDA), "past the first window's 60 s: none (%#x)", asked);
 	cli(true);
-	gp_inj_capture_tick(now, 10, 0);
+	gp_inj_capture_tick(now, 10, 0, false);
 	ok(asked & GP_MODE_CUDA, "capture on between windows: CUDA activity (%#x)", asked);
 	cli(false);
-	gp_inj_capture_tick(now, 10, 0);
+	gp_inj_capture_tick(now, 10, 0, false);
 	ok(!(asked & GP_MODE_CUDA), "capture off: none (%#x)", asked);
 	atomic_store(&gp_inj.ring.hdr->modes, gp_inj.modes); /* as the agent made it */
 	now += 60ull * 1000000000;                           /* 130 s in: the next window */
-	gp_inj_capture_tick(now, 10, 0);
+	gp_inj_capture_tick(now, 10, 0, false);
 	ok(asked & GP_MODE_CUDA, "120 s after the first: a window (%#x)", asked);
 	now += 200000000;
-	gp_inj_capture_tick(now, 10 + 20000, 0); /* 20 000 kernels: 400 ms at 20 us */
+	gp_inj_capture_tick(now, 10 + 20000, 0, false); /* 20 000 kernels: 400 ms at 20 us */
 	ok(!(asked & GP_MODE_CUDA), "it ends on its cost, not after 5 s (%#x)", asked);
+
+	/* the program's steps are seen while a later window is open: that window ends there,
+	 * charged, and no window by cost opens after */
+	now += 120ull * 1000000000;
+	gp_inj_capture_tick(now, 20010, 0, false);
+	ok(asked & GP_MODE_CUDA, "the next window, 120 s on (%#x)", asked);
+	gp_inj_step_boundary(7, now + 1); /* the step range (learnt above) begins: steps seen */
+	gp_inj_capture_tick(now + 3, 20010 + 1000, 0, false); /* 20 ms more */
+	gp_inj_capture_tick(now + 300ull * 1000000000, 30000, 0, false);
+	unsigned by_steps = 0, after = 0;
+	uint64_t cost = 0;
+	char rf[64];
+	snprintf(rf, sizeof(rf), "%s/rank.gpr", path);
+	int fd = open(rf, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	gp_rf_writer_t *w = gp_rf_writer_create(fd, "", 0);
+	gp_ring_drain(&gp_inj.ring, w, true, NULL);
+	gp_rf_writer_close(w, false);
+	gp_rf_reader_t *rd = NULL;
+	gp_event_t e;
+	if (gp_rf_open(rf, &rd, err, sizeof(err)) == 0) {
+		while (gp_rf_next(rd, &e) == 1) {
+			if (e.type != GP_EV_CONTROL)
+				continue;
+			if (e.u8 == GP_CTRL_BY_STEPS) {
+				by_steps++;
+				cost = e.d;
+			} else if (by_steps) {
+				after++;
+			}
+		}
+		gp_rf_close(rd);
+	}
+	ok(by_steps == 1 && cost == 1000 * 20000ull,
+	   "steps seen in a window: it ends there, once, charged %llu ms (%u)",
+	   (unsigned long long)(cost / 1000000), by_steps);
+	ok(after == 0, "no window by cost after it (%u records)", after);
+	unlink(rf);
 
 	gp_ring_detach(&gp_inj.ring);
 	unlink(ring);

@@ -46,8 +46,9 @@ static gp_costwin_t run(prog_t *p, uint64_t len)
 		seen.kernels = p->kernels;
 		seen.measured_ns = (uint64_t)p->measured;
 		bool was = w.on;
-		uint64_t cost = gp_costwin_cost(&w, &seen);
 		bool on = gp_costwin_tick(&w, now, &seen);
+		/* the switch-off takes effect at once: the window ends, charged its cost */
+		uint64_t cost = was && !on ? gp_costwin_end(&w, now, &seen, GP_COSTWIN_OPEN) : 0;
 		if (was && !on) {
 			p->closed++;
 			p->by[w.why]++;
@@ -130,8 +131,9 @@ int main(void)
 	gp_costwin_start(&w, 0, &s);
 	s.kernels = 100000; /* 2 s of estimated cost in one flush */
 	ok(!gp_costwin_tick(&w, 1 * SEC, &s), "a flush past the budget closes the first window");
-	ok(w.spent_ns == 100000 * GP_COSTWIN_NS_PER_KERNEL, "... with its whole cost (%llu ms)",
-	   (unsigned long long)(w.spent_ns / MS));
+	uint64_t c = gp_costwin_end(&w, 1 * SEC, &s, GP_COSTWIN_OPEN);
+	ok(c == 100000 * GP_COSTWIN_NS_PER_KERNEL && w.spent_ns == c,
+	   "... with its whole cost (%llu ms)", (unsigned long long)(c / MS));
 	ok(!gp_costwin_tick(&w, 130 * SEC, &s), "no window at 130 s: the time has not paid for it");
 	/* (2 000 + 300 - 150) ms at 0.5 % of the time: 430 s */
 	ok(!gp_costwin_tick(&w, 429 * SEC, &s), "... nor at 429 s");
@@ -145,5 +147,53 @@ int main(void)
 	   "counters that went back: no cost, still open");
 	ok(!gp_costwin_tick(&w, 437 * SEC, &s) && w.why == GP_COSTWIN_BY_TIME,
 	   "... and it ends on its time (5 s)");
+
+	/* 7. a switch-off refused (CUPTI busy, the program's profiler): the window is charged
+	 * once, when it does end, with what was traced meanwhile; no window opens before */
+	s = (gp_costwin_seen_t){0};
+	gp_costwin_start(&w, 0, &s);
+	s.kernels = 10000; /* 200 ms at 20 us: past the first window's budget */
+	ok(!gp_costwin_tick(&w, 200 * MS, &s) && w.closing && w.nended == 0 && w.spent_ns == 0,
+	   "budget reached: kernels off asked, nothing charged before the switch-off");
+	s.kernels = 15000; /* refused: traced on */
+	ok(!gp_costwin_tick(&w, 400 * MS, &s) && !gp_costwin_tick(&w, 200 * SEC, &s) && w.nwin == 1,
+	   "no other window while its end is awaited, 200 s on (%u opened)", w.nwin);
+	c = gp_costwin_end(&w, 200 * SEC, &s, GP_COSTWIN_AT_EXIT);
+	ok(c == 15000 * GP_COSTWIN_NS_PER_KERNEL && w.why == GP_COSTWIN_BY_KERNELS &&
+	       w.nended == 1 && w.traced_ns == 200 * SEC,
+	   "it ends when the switch-off takes effect: %llu ms, its kernels traced meanwhile "
+	   "included, why it ended kept",
+	   (unsigned long long)(c / MS));
+	ok(gp_costwin_end(&w, 201 * SEC, &s, GP_COSTWIN_AT_EXIT) == 0 && w.nended == 1,
+	   "... and only once");
+
+	/* 8. after its end: late records and the detach's cuptiFinalize are its cost too */
+	s.kernels += 500; /* records the switch-off's flush delivered later: 10 ms */
+	c = gp_costwin_late(&w, &s);
+	ok(c == 500 * GP_COSTWIN_NS_PER_KERNEL && w.spent_ns == 310 * MS,
+	   "late records charged to it (%llu ms)", (unsigned long long)(c / MS));
+	ok(gp_costwin_late(&w, &s) == 0, "... once");
+	gp_costwin_start(&w, 0, &(gp_costwin_seen_t){0});
+	s = (gp_costwin_seen_t){.kernels = 100, .measured_ns = 160 * MS}; /* launch calls */
+	gp_costwin_tick(&w, 200 * MS, &s);
+	ok(w.why == GP_COSTWIN_BY_MEASURED && gp_costwin_end(&w, 200 * MS, &s, 0) == 160 * MS,
+	   "a window ended on the cost measured: 160 ms");
+	s.measured_ns += 7 * MS; /* the detach: its thread's time in cuptiFinalize */
+	c = gp_costwin_late(&w, &s);
+	ok(c == 7 * MS && w.spent_ns == 167 * MS, "the detach's finalize charged to it (%llu ms)",
+	   (unsigned long long)(c / MS));
+	s.measured_ns += 3 * MS; /* one more, uncharged, as the next window opens */
+	ok(gp_costwin_tick(&w, 130 * SEC, &s) && w.nwin == 2 && gp_costwin_cost(&w, &s) == 0,
+	   "the next window opens, counted from its start");
+	ok(gp_costwin_late(&w, &s) == 3 * MS && w.spent_ns == 170 * MS,
+	   "what the last one gained before it opened is still charged, to it");
+
+	/* 9. the process ends with a window open (a short job inside its first window) */
+	gp_costwin_start(&w, 0, &(gp_costwin_seen_t){0});
+	s = (gp_costwin_seen_t){.kernels = 4000};
+	ok(gp_costwin_tick(&w, 10 * SEC, &s), "30 s job, 80 ms of cost: its first window open");
+	c = gp_costwin_end(&w, 30 * SEC, &s, GP_COSTWIN_AT_EXIT);
+	ok(c == 80 * MS && w.why == GP_COSTWIN_AT_EXIT && w.nended == 1 && !w.on,
+	   "at exit: charged %llu ms, ended at exit", (unsigned long long)(c / MS));
 	return done_testing();
 }

@@ -92,6 +92,16 @@ static bool foreign(void)
 {
 	return atomic_load(&profiler_runs);
 }
+/* the windows by cost's looks (capture.c): the cost measured so far, and the exit's */
+static _Atomic uint64_t tick_measured;
+static _Atomic int exit_ticks;
+static void tick(uint64_t t, uint64_t k, uint64_t measured, bool at_exit)
+{
+	(void)t, (void)k;
+	atomic_store(&tick_measured, measured);
+	if (at_exit)
+		atomic_fetch_add(&exit_ticks, 1);
+}
 
 /* kernels (their correlations) and detach records emitted so far */
 static int kernels(uint64_t *corr, int max)
@@ -144,7 +154,8 @@ int main(void)
 	                        .api_mode = 1,
 	                        .detach = true,
 	                        .gpu_done = gpu_done,
-	                        .foreign = foreign};
+	                        .foreign = foreign,
+	                        .tick = tick};
 	char why[128] = "";
 	pthread_t prog;
 	pthread_create(&prog, NULL, program, NULL);
@@ -183,6 +194,11 @@ int main(void)
 	                                        "on its thread");
 	ok(api_records() == 0, "the program's calls while every callback was on: none recorded");
 	ok(detach_records() == 1, "the detach's own cost recorded (GP_OVERHEAD_DETACH)");
+	for (int i = 0; i < 100 && atomic_load(&tick_measured) < 3000000; i++)
+		nap_ms(10);
+	ok(atomic_load(&tick_measured) >= 3000000,
+	   "... and counted in the cost measured that the windows charge (%.1f ms)",
+	   atomic_load(&tick_measured) / 1e6);
 
 	/* the next window: kinds on again; CUPTI counts correlations from 1 again, the ids stay
 	 * apart from the first attach's */
@@ -342,7 +358,10 @@ int main(void)
 	ok(gp_cupti_capture(CUDA | MEM) == (CUDA | MEM), "windows still switch");
 
 	/* the final flush: nothing of the worker's after it */
+	int looks = atomic_load(&exit_ticks);
 	gp_cupti_flush();
+	ok(looks == 0 && atomic_load(&exit_ticks) == 1,
+	   "the windows' last look comes after the final flush (a window open at exit)");
 	pthread_mutex_lock(&ev_mu);
 	int before = nev;
 	pthread_mutex_unlock(&ev_mu);
