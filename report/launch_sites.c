@@ -78,8 +78,13 @@ static bool name_function(const char *raw, const char *file, int line, const cha
 	size_t dlen = 0;
 	const char *readable = raw[0] ? gp_demangle(raw, &dbuf, &dlen) : NULL;
 	bool cuda = cuda_frame(raw, readable, kernel);
-	if (!cuda) {
-		const char *fn = readable ? readable : raw[0] ? raw : "(no symbol)";
+	if (!cuda && !raw[0]) { /* no symbol: its line, or the module and offset */
+		if (line)
+			snprintf(out, len, "%s:%d", base_name(file), line);
+		else
+			snprintf(out, len, "%s", where[0] ? where : "?");
+	} else if (!cuda) {
+		const char *fn = readable ? readable : raw;
 		size_t fl = callable(&fn);
 		if (line)
 			snprintf(out, len, "%.*s @ %s:%d (%.*s)", (int)fl, fn, base_name(file),

@@ -170,6 +170,15 @@ int gp_symbolize_inlined(gp_symbolizer_t *s, const char *path, uint64_t off, boo
 		if (cf)
 			snprintf(file, sizeof(file), "%s", cf);
 	}
+	/* no DWARF function there (code linked in without debug info, such as the static CUDA
+	 * runtime nvcc links by default): the ELF symbol table's name, so the frame can
+	 * still be told (cudaLaunchKernel, libcudart_static_...) */
+	const char *sym = n ? NULL : dwfl_module_addrname(m->m, a);
+	if (sym && max > 0) {
+		snprintf(out[0].func, sizeof(out[0].func), "%s", sym);
+		snprintf(out[0].file, sizeof(out[0].file), "%s", file);
+		out[n++].line = line;
+	}
 	return n;
 }
 
