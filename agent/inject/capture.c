@@ -102,6 +102,7 @@ static gp_costwin_t costwin; /* under costwin_lock: the CUPTI module's thread, t
 static pthread_mutex_t costwin_lock = PTHREAD_MUTEX_INITIALIZER;
 static uint64_t so_far_at; /* when the open window's cost so far was last recorded */
 static bool finished;      /* recorded at exit: nothing opens after */
+static bool to_steps;      /* finished as the steps were seen: what is traced after is theirs */
 
 /* Record a window's end (kind: why), a late charge or its cost so far, if any */
 static void cost_record(uint64_t now, uint64_t took, uint64_t cost, unsigned kind)
@@ -160,23 +161,29 @@ void gp_inj_capture_tick(uint64_t now, uint64_t kernels, uint64_t measured_ns, b
 		return;
 	gp_costwin_seen_t seen = {.kernels = kernels, .measured_ns = measured_ns};
 	bool steps = atomic_load_explicit(&gp_inj.steps_seen, memory_order_relaxed);
-	/* steps seen in the first window: it goes on as theirs (start-up is traced either
-	 * way), and no window by cost was had */
-	bool steps_from_start = steps && costwin.nwin <= 1 && !costwin.nended && !costwin.closing;
+	/* steps seen before the first look: the windows are theirs from the start, and no
+	 * window by cost was had. Once a window has been looked at (its cost so far may be
+	 * on record), steps seen end it (GP_CTRL_BY_STEPS, unswitched: it goes on as theirs),
+	 * so every window on record has its end: a PyTorch job's first step comes seconds
+	 * after the first look, and its start-up window read as one its process died in. */
+	bool steps_from_start = steps && !costwin.nwin;
 	if (finished || steps_from_start) {
 		/* after the exit's look only what came after is charged (the exit path looks
 		 * twice); nothing opens */
-		if (finished && at_exit)
+		if (finished && at_exit && !to_steps)
 			cost_record(now, 0, gp_costwin_late(&costwin, &seen), GP_CTRL_LATE);
 		finished = true;
+		to_steps = to_steps || steps;
 	} else {
 		if (!costwin.nwin) /* the first window: from the CUPTI module's start, at 0 */
 			gp_costwin_start(&costwin, gp_inj.cap_t0, &(gp_costwin_seen_t){0});
-		if (steps || at_exit)
+		if (steps || at_exit) {
 			costwin_finish(now, &seen,
 			               at_exit ? GP_COSTWIN_AT_EXIT : GP_COSTWIN_BY_STEPS);
-		else
+			to_steps = !at_exit;
+		} else {
 			costwin_look(now, &seen);
+		}
 	}
 	pthread_mutex_unlock(&costwin_lock);
 }

@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 gp_inj_state_t gp_inj;
@@ -60,6 +61,53 @@ static int copy(const char *from, const char *to)
 	return system(cmd);
 }
 
+/* 0. (a child: the windows' state is the process's) a program whose steps are seen after
+ * the first look at its first window (a PyTorch job: its first step comes seconds after
+ * the CUPTI module's start): that window ends there, with an end on record, so the report
+ * does not read it as one the process died in */
+static void steps_after_first_look(const char *ring, const char *path)
+{
+	pid_t pid = fork();
+	if (pid == 0) {
+		char err[256];
+		int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+		if (gp_ring_create(&gp_inj.ring, ring, 1024) != 0 || fd < 0)
+			_exit(1);
+		w = gp_rf_writer_create(fd, "", 0);
+		gp_inj.modes = GP_MODE_TIMING | GP_MODE_CUDA;
+		atomic_store(&gp_inj.ring.hdr->modes, gp_inj.modes);
+		gp_inj.cupti_capture = fake_capture;
+		if (gp_capture_parse("sampled", &gp_inj.cap, err, sizeof(err)) != 0)
+			_exit(1);
+		atomic_store(&gp_inj.cap_live, 1);
+		cur_modes = GP_MODE_CUDA;
+		atomic_store(&gp_inj.cap_cur, GP_MODE_CUDA);
+		gp_inj.cap_t0 = 1000 * SEC;
+		gp_inj_capture_tick(gp_inj.cap_t0 + 1500 * MS, 100, 2 * MS, false); /* so far */
+		atomic_store(&gp_inj.steps_seen, 1);
+		gp_inj_capture_tick(gp_inj.cap_t0 + 2000 * MS, 150, 3 * MS, false);
+		gp_inj_capture_tick(gp_inj.cap_t0 + 9000 * MS, 900, 9 * MS, true); /* exit */
+		drain();
+		gp_rf_writer_close(w, false);
+		gp_ring_detach(&gp_inj.ring);
+		_exit(0);
+	}
+	int st = -1;
+	waitpid(pid, &st, 0);
+	gp_rank_t r = load(path);
+	ok(WIFEXITED(st) && !WEXITSTATUS(st) && r.capture.cost_windows == 1 &&
+	       r.capture.cost_unended == 0 && r.capture.cost_at_exit == 0,
+	   "steps seen after the first window's first look: it ends there, not at a death "
+	   "(%u windows, %u unended, %u at exit)",
+	   r.capture.cost_windows, r.capture.cost_unended, r.capture.cost_at_exit);
+	ok(r.capture.cost_estimate_ns == 3 * MS,
+	   "... charged what it measured until the steps (%.1f ms)",
+	   r.capture.cost_estimate_ns / 1e6);
+	gp_rank_release(&r);
+	unlink(ring);
+	unlink(path);
+}
+
 int main(void)
 {
 	char ring[64], path[64], crash[64], err[256], hdr[256] = "";
@@ -68,6 +116,7 @@ int main(void)
 	snprintf(ring, sizeof(ring), "%s/ring", dir);
 	snprintf(path, sizeof(path), "%s/rank0.gpr", dir);
 	snprintf(crash, sizeof(crash), "%s/crash.gpr", dir);
+	steps_after_first_look(ring, path);
 	ok(gp_ring_create(&gp_inj.ring, ring, 1024) == 0, "a ring");
 	gp_rf_hdr_add(hdr, sizeof(hdr), "job", "1");
 	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
