@@ -387,9 +387,9 @@ static void print_io(FILE *out, const gp_job_t *job)
 	}
 	if (!any)
 		return;
-	fprintf(out, "\n== GPU I/O and health (NVML) ==\n");
-	fprintf(out, "%-8s %11s %11s %11s %11s %11s %11s %6s %8s\n", "rank", "PCIe tx MB/s",
-	        "PCIe rx", "peak", "NVLink tx", "NVLink rx", "peak", "Xid", "ECC u/c");
+	fprintf(out, "\n== GPU I/O and health (NVML; transfer rates in MB/s) ==\n");
+	fprintf(out, "%-8s %10s %10s %10s %10s %10s %10s %6s %8s\n", "rank", "PCIe tx", "PCIe rx",
+	        "PCIe peak", "NVLink tx", "NVLink rx", "NVL peak", "Xid", "ECC u/c");
 	for (unsigned i = 0; i < job->nranks; i++) {
 		const gp_rank_t *r = &job->ranks[i];
 		char ecc[32];
@@ -402,10 +402,10 @@ static void print_io(FILE *out, const gp_job_t *job)
 			                ? r->io.peak_Bps[k]
 			                : r->io.peak_Bps[k + 1];
 			if (r->io.bits & (k ? GP_IO_NVLINK : GP_IO_PCIE))
-				fprintf(out, " %11.1f %11.1f %11.1f", io_rate(r, k) / 1e6,
+				fprintf(out, " %10.1f %10.1f %10.1f", io_rate(r, k) / 1e6,
 				        io_rate(r, k + 1) / 1e6, pk / 1e6);
 			else
-				fprintf(out, " %11s %11s %11s", "-", "-", "-");
+				fprintf(out, " %10s %10s %10s", "-", "-", "-");
 		}
 		fprintf(out, " %6llu %8s\n", (unsigned long long)r->faults.nxid, ecc);
 		if (r->faults.nxid)

@@ -2,7 +2,8 @@
 # One figure in every output (issue 49): each committed fixture (and a synthetic job of
 # many ranks and steps) rendered as JSON, text and HTML, and every figure the text and
 # the HTML show of a rank or of the job held to the JSON field it claims to be
-# (formats_check.py, reading the columns from `gpuprof fields --format=tables`).
+# (formats_check.py, reading the columns from `gpuprof fields --format=tables`), and
+# every line of the text within 100 characters (textwidth.py).
 . "$(dirname "$0")/tap.sh"
 B=${GP_BUILD:?}
 H=$(cd "$(dirname "$0")" && pwd)
@@ -27,6 +28,11 @@ one() { # NAME DIR
 	ok $? "$1: json, text and html"
 	out=$(python3 "$H/formats_check.py" "$T/tables.tsv" "$T/$1.json" "$T/$1.txt" "$T/$1.html" 2>&1)
 	ok $? "$1: every figure of the text and the HTML is its JSON field's: $(echo "$out" | tail -1)"
+	[ -n "$out" ] && echo "$out" | head -n -1 | head -5 | sed 's/^/# /'
+	# readable at a glance (issue 49 item 6): no line over 100 characters, and each
+	# finding's words whole once the cut lines are joined back
+	out=$(python3 "$H/textwidth.py" check "$T/$1.txt" "$T/$1.json" 2>&1)
+	ok $? "$1: report.txt within 100 columns: $(echo "$out" | tail -1)"
 	[ -n "$out" ] && echo "$out" | head -n -1 | head -5 | sed 's/^/# /'
 	true
 }
