@@ -956,8 +956,10 @@ static void text_quality(const gp_job_t *job, FILE *out)
 			}
 			fprintf(
 			    out,
-			    "rank %s: %s%s%s dropped ring=%llu cupti=%llu strings=%llu cap=%llu "
-			    "corrupt_chunks=%llu%s%s%s%s%s\n",
+			    "rank %s: %s%s%s; records dropped: %llu with the ring full, %llu by "
+			    "CUPTI, %llu names (string table full), %llu past the cap; %llu "
+			    "corrupt "
+			    "chunks%s%s%s%s%s\n",
 			    label(job, r),
 			    unobserved
 			        ? "not observed (a process of the task used its GPU, no CUDA "
@@ -972,7 +974,8 @@ static void text_quality(const gp_job_t *job, FILE *out)
 			    (unsigned long long)r->quality.drops_table,
 			    (unsigned long long)r->quality.drops_cap,
 			    (unsigned long long)r->quality.corrupt_chunks,
-			    r->quality.yielded.s ? "; yielded: " : "", gp_txt(r->quality.yielded),
+			    r->quality.yielded.s ? "; left to other tools: " : "",
+			    gp_txt(r->quality.yielded),
 			    r->quality.nvtx_cuda_tids_unrelated
 			        ? "; NVTX and CUDA API records name threads differently (an older "
 			          "collector): GPU work is matched to ranges by time on the steps' "

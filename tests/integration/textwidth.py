@@ -1,7 +1,8 @@
 """The text report read as a person reads it (issue 49 item 6): no line over 100 characters,
 and the lines the report cut (report/wrap.c) joined back into the sentences it wrote.
 
-usage: textwidth.py check REPORT.txt [REPORT.json]   every line <= 100 characters; with the
+usage: textwidth.py check REPORT.txt [REPORT.json]   every line <= 100 characters, no
+                                                     mangled C++ name (_ZN...); with the
                                                      JSON, each finding's title, evidence,
                                                      threshold and fix whole in the text
        textwidth.py unwrap [FILE]                    the text with its cut lines joined
@@ -16,6 +17,7 @@ import sys
 
 WIDTH = 100
 NUMBER = re.compile(r"^[(~+-]?[0-9][0-9.,-]*$")
+MANGLED = re.compile(r"(?<![A-Za-z0-9_])_Z[NLZ0-9]\w{3,}")  # Itanium C++ ABI
 
 
 def first_unit(rest):
@@ -53,6 +55,9 @@ def check(txt, js=None):
     bad = [(i + 1, len(l)) for i, l in enumerate(text.split("\n")) if len(l) > WIDTH]
     for n, w in bad[:5]:
         print("%s:%d: %d characters" % (txt, n, w))
+    mangled = MANGLED.findall(text)
+    for m in mangled[:3]:
+        print("%s: a mangled name: %s" % (txt, m[:60]))
     missing = []
     if js:
         flat = words(unwrap(text))
@@ -64,8 +69,9 @@ def check(txt, js=None):
                     missing.append("%s %s" % (f["id"], k))
     for m in missing[:5]:
         print("%s: finding's %s not whole in the joined text" % (txt, m))
-    print("%d lines over %d, %d finding texts not whole" % (len(bad), WIDTH, len(missing)))
-    return 1 if bad or missing else 0
+    print("%d lines over %d, %d mangled names, %d finding texts not whole"
+          % (len(bad), WIDTH, len(mangled), len(missing)))
+    return 1 if bad or missing or mangled else 0
 
 
 def main():
