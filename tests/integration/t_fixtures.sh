@@ -232,7 +232,9 @@ j, t = load("field-leak"); f = [x for x in j["findings"] if x["id"] == "memory_l
 check(f and "leak.py:17" in f[0]["title"] and "1.0 MiB per step" in f[0]["title"], "leak: %s" % (f and f[0]["title"]))
 # an OOM: PyTorch's failed request, the line that made what filled the device
 j, t = load("field-oom"); f = j["findings"][0]
-check(f["id"] == "cuda_oom" and "%.1f MiB" % (t["requested"] / 1048576) in f["evidence"] and t["make_line"] in f["evidence"], "oom: %s" % f["evidence"])
+# bytes as the findings scale them (gp_rule_bytes, report/rulekit.c): 5368709120 is "5.00 GiB"
+scaled = lambda b: next(("%.*f %s" % (p, b / d, u) for d, u, p in ((1 << 30, "GiB", 2), (1 << 20, "MiB", 1), (1 << 10, "KiB", 1)) if b >= d), "%.0f B" % b)
+check(f["id"] == "cuda_oom" and "PyTorch asked for %s " % scaled(t["requested"]) in f["evidence"] and t["make_line"] in f["evidence"], "oom: %s" % f["evidence"])
 # a field review's SGD loop on one GPU: the headline, and advice that fits its optimizer
 j, t = load("field-sgd-sync"); r = j["ranks"][0]
 check(near(r["steps"]["median_ms"], t["step_ms"]["median"], 0.01), "sgd-sync: headline %.3f vs %.3f" % (r["steps"]["median_ms"], t["step_ms"]["median"]))
