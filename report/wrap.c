@@ -17,9 +17,11 @@ size_t gp_wrap_chars(const char *s, size_t len)
 
 #define LABEL_MAX 24 /* "peak reached by", "rank batch/12", "threshold": a label, not a clause */
 
-size_t gp_wrap_hang(const char *s, size_t len)
+/* The hang, and in *label whether it ends a label ("1. ", "word: ") that no cut may part */
+static size_t hang_of(const char *s, size_t len, bool *label)
 {
 	size_t lead = 0, i;
+	*label = false;
 	while (lead < len && s[lead] == ' ')
 		lead++;
 	if (lead < len && s[lead] == '(') /* a legend in parentheses */
@@ -27,14 +29,20 @@ size_t gp_wrap_hang(const char *s, size_t len)
 	for (i = lead; i < len && s[i] >= '0' && s[i] <= '9'; i++)
 		;
 	if (i > lead && i + 1 < len && s[i] == '.' && s[i + 1] == ' ') /* "1. " */
-		return i + 2;
+		return *label = true, i + 2;
 	for (i = lead; i + 1 < len && i - lead <= LABEL_MAX; i++)
 		if (s[i] == ':' && s[i + 1] == ' ') {
 			for (i++; i < len && s[i] == ' '; i++)
 				;
-			return i;
+			return *label = true, i;
 		}
 	return lead + 2;
+}
+
+size_t gp_wrap_hang(const char *s, size_t len)
+{
+	bool label;
+	return hang_of(s, len, &label);
 }
 
 /* Does s[a..b) read as a number ("9.24", "+0.197", "16.758-16.810", "(54")? A space after
@@ -98,15 +106,14 @@ static size_t cut_at(const char *s, size_t len, size_t from, size_t room, size_t
 	return 0;
 }
 
-void gp_wrap_line(FILE *out, const char *s, size_t len, size_t width, size_t hang)
+/* gp_wrap_line, no cut in the first line before min */
+static void wrap_line(FILE *out, const char *s, size_t len, size_t width, size_t hang, size_t min)
 {
 	while (len && s[len - 1] == ' ')
 		len--;
-	if (hang * 5 > width * 3) /* a label that leaves too little room: a plain indent */
-		hang = 4;
+	if (hang * 5 > width * 3)  /* a label that leaves too little room: a plain indent, */
+		hang = 4, min = 0; /* and the label may be cut */
 	size_t from = 0, indent = 0;
-	/* the first line's label is no place to cut: cuts come after its column */
-	size_t min = hang < len ? hang : 0;
 	while (from < len) {
 		size_t next, end = cut_at(s, len, from, width - indent, min, &next);
 		if (!end) {
@@ -120,16 +127,24 @@ void gp_wrap_line(FILE *out, const char *s, size_t len, size_t width, size_t han
 		fputc('\n', out);
 }
 
+void gp_wrap_line(FILE *out, const char *s, size_t len, size_t width, size_t hang)
+{
+	/* the figures before the hang column stay whole: cuts come after it */
+	wrap_line(out, s, len, width, hang, hang && hang < len ? hang - 1 : 0);
+}
+
 void gp_wrap_text(FILE *out, const char *buf, size_t len, size_t width)
 {
 	size_t at = 0;
 	while (at < len) {
 		const char *nl = memchr(buf + at, '\n', len - at);
 		size_t n = nl ? (size_t)(nl - (buf + at)) : len - at;
+		bool label;
+		size_t hang = hang_of(buf + at, n, &label);
 		if (gp_wrap_chars(buf + at, n) <= width)
 			put_line(out, 0, buf + at, n);
-		else
-			gp_wrap_line(out, buf + at, n, width, gp_wrap_hang(buf + at, n));
+		else /* a label is no place to cut (its spaces end at the hang column) */
+			wrap_line(out, buf + at, n, width, hang, label ? hang - 1 : 0);
 		at += n + 1;
 	}
 }

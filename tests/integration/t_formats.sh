@@ -40,6 +40,14 @@ for d in "$F"/*/; do
 	ls "$d"step*/rank*.gpr >/dev/null 2>&1 || continue
 	one "$(basename "$d")" "$d"
 done
+# doc/report.md's example of a finding ("How to read the report") is a report's own text
+python3 - "$H/../../doc/report.md" "$T/field-sgd-sync.txt" <<'PY'
+import sys
+doc = open(sys.argv[1]).read()
+i = doc.index("```\n1. "); j = doc.index("```", i + 3)
+sys.exit(0 if doc[i + 4:j] in open(sys.argv[2]).read() else 1)
+PY
+ok $? "doc/report.md's example finding is field-sgd-sync's report.txt, line for line"
 # the attribution tables were read back, not skipped: JAX's operations and jitted functions
 grep -q "4 attribution tables" <<<"$(python3 "$H/formats_check.py" "$T/tables.tsv" "$T/field-jax.json" "$T/field-jax.txt" "$T/field-jax.html")"
 ok $? "field-jax: its text and HTML tables of kernel time by operation and function checked"
