@@ -125,7 +125,7 @@ void gp_attr_text(const gp_job_t *job, FILE *out)
 		    "buffer, a CUDA graph, each kernel by its own name, which XLA takes from its "
 		    "fusion; post-warm-up steps; %u rank%s):\n",
 		    a.ranks, a.ranks == 1 ? "" : "s");
-		text_table(out, "operation", a.by_op, &a.op_shown, 56);
+		text_table(out, "operation", a.by_op, &a.op_shown, 48);
 		fprintf(out, "\nKernel time by jitted function (XLA module):\n");
 		text_table(out, "function", a.by_line, &a.line_shown, 48);
 	} else if (a.native) { /* CUDA C/C++: the launches' call stacks */

@@ -9,6 +9,7 @@
 #include "fields.h"
 #include "json.h"
 #include "tables.h"
+#include "wrap.h"
 
 #include <dirent.h>
 #include <math.h>
@@ -57,9 +58,13 @@ static double io_rate(const gp_rank_t *r, int k)
 
 /* PCIe/NVLink traffic and GPU faults (mode gpu), only when something was sampled or
  * NVML said what it could not sample. */
-static double mib(uint64_t b)
+/* Bytes scaled for a person ("392 MiB", "1.26 GiB", "64.0 MiB"), never "117760.0 MiB":
+ * eight at a time in one printf (the exact bytes are report.json's) */
+static const char *hb(double b)
 {
-	return b / 1048576.0;
+	static char buf[8][24];
+	static unsigned k;
+	return gp_human_bytes(b, buf[k++ & 7], sizeof(buf[0]));
 }
 
 /* ---- large jobs: distributions across ranks and nodes, outliers named ---- */
@@ -101,6 +106,18 @@ static double q_of(const fig_t *f, unsigned n, double q)
 	return f[(unsigned)(q * (n - 1) + 0.5)].v;
 }
 
+/* A figure of a distribution: bytes scaled (unit "B"), else as it is with 3 decimals */
+static const char *dist_fig(double v, const char *unit)
+{
+	static char buf[8][32];
+	static unsigned k;
+	char *b = buf[k++ & 7];
+	if (!strcmp(unit, "B"))
+		return gp_human_bytes(v, b, sizeof(buf[0]));
+	snprintf(b, sizeof(buf[0]), "%.3f%s", v, unit);
+	return b;
+}
+
 /* "  what: min V (rank a), median V, p95 V, max V (rank b); outliers: rank r V, ..."
  * over the ranks that have the figure (has: nonzero); outliers lie beyond the median by
  * more than 3 median absolute deviations, 10 % and floor (in the figure's unit), on the
@@ -123,11 +140,10 @@ static void dist_line(FILE *out, const gp_job_t *job, const char *what, const ch
 	}
 	qsort(f, n, sizeof(*f), cmp_fig);
 	double med = q_of(f, n, 0.5);
-	fprintf(
-	    out,
-	    "  %-22s min %.3f%s (rank %d), median %.3f, p95 %.3f, max %.3f (rank %d) over %u ranks",
-	    what, f[0].v, unit, job->ranks[f[0].i].id.rank, med, q_of(f, n, 0.95), f[n - 1].v,
-	    job->ranks[f[n - 1].i].id.rank, n);
+	fprintf(out, "  %-22s min %s (rank %d), median %s, p95 %s, max %s (rank %d) over %u ranks",
+	        what, dist_fig(f[0].v, unit), job->ranks[f[0].i].id.rank, dist_fig(med, unit),
+	        dist_fig(q_of(f, n, 0.95), unit), dist_fig(f[n - 1].v, unit),
+	        job->ranks[f[n - 1].i].id.rank, n);
 	double *dev = malloc(n * sizeof(double));
 	if (dev) {
 		for (unsigned k = 0; k < n; k++)
@@ -139,8 +155,9 @@ static void dist_line(FILE *out, const gp_job_t *job, const char *what, const ch
 			const fig_t *x = bad > 0 ? &f[n - 1 - k] : &f[k];
 			if ((bad > 0 ? x->v - med : med - x->v) <= lim)
 				break;
-			fprintf(out, "%s rank %d %.3f",
-			        shown++ ? "," : "; outliers:", job->ranks[x->i].id.rank, x->v);
+			fprintf(out, "%s rank %d %s",
+			        shown++ ? "," : "; outliers:", job->ranks[x->i].id.rank,
+			        dist_fig(x->v, unit));
 		}
 		free(dev);
 	}
@@ -195,9 +212,8 @@ static void node_lines(FILE *out, const gp_job_t *job)
 		med[k] = (fig_t){gp_median(v, m), k};
 		if (nn <= 32)
 			fprintf(out,
-			        "  node %-16.16s %5u ranks, median step %.3f ms, largest peak %.1f "
-			        "MiB\n",
-			        node[k], m, med[k].v, peak / 1048576.0);
+			        "  node %-16.16s %5u ranks, median step %.3f ms, largest peak %s\n",
+			        node[k], m, med[k].v, hb((double)peak));
 	}
 	if (nn > 32) {
 		qsort(med, nn, sizeof(fig_t), cmp_fig);
@@ -251,11 +267,11 @@ static double f_sync(const gp_rank_t *r)
 }
 static double f_peak(const gp_rank_t *r)
 {
-	return r->memory.peak / 1048576.0;
+	return (double)r->memory.peak;
 }
 static double f_growth(const gp_rank_t *r)
 {
-	return r->shares.growth_per_step / 1024.0;
+	return r->shares.growth_per_step;
 }
 
 /* After a table that listed some ranks only: the figures of all of them. */
@@ -270,15 +286,18 @@ static bool dist_header(FILE *out, const gp_job_t *job)
 	return true;
 }
 
+/* an owner's stack starts at this column; its frames go on under it */
+#define OWNER_STACK 56
 static void print_owners(FILE *out, const char *what, const gp_owner_t *o, unsigned n)
 {
 	for (unsigned k = 0; k < n; k++)
 		if (o[k].tensors) /* 0: bytes no block accounts for (a peak the history missed) */
-			fprintf(out, "       %-22s %9.1f MiB %6llu tensors  %s\n", what,
-			        mib(o[k].bytes), (unsigned long long)o[k].tensors, o[k].stack);
+			gp_wrapf(out, OWNER_STACK, "       %-22s %9s %6llu tensors  %s\n", what,
+			         hb((double)o[k].bytes), (unsigned long long)o[k].tensors,
+			         o[k].stack);
 		else
-			fprintf(out, "       %-22s %9.1f MiB %6s tensors  %s\n", what,
-			        mib(o[k].bytes), "-", o[k].stack);
+			gp_wrapf(out, OWNER_STACK, "       %-22s %9s %6s tensors  %s\n", what,
+			         hb((double)o[k].bytes), "-", o[k].stack);
 }
 
 /* What PyTorch said about itself (agent/python): steps from its optimizers, their state,
@@ -309,43 +328,39 @@ static void print_torch(FILE *out, const gp_job_t *job)
 		for (unsigned k = 0; k < t->nopt && k < 8; k++)
 			if (t->opt[k].what.s)
 				fprintf(out,
-				        "       optimizer %u state: %.1f MiB (%.1f MiB on the "
+				        "       optimizer %u state: %s (%s on the "
 				        "GPU): %s\n",
-				        k, mib(t->opt[k].bytes), mib(t->opt[k].device_bytes),
+				        k, hb(t->opt[k].bytes), hb(t->opt[k].device_bytes),
 				        gp_txt(t->opt[k].what));
 		if (t->max_allocated || t->max_reserved) {
 			/* 0: not known (the peak's moment was not in the allocator history) */
 			char unused[80] = "";
 			if (t->frag_at_peak)
 				snprintf(unused, sizeof(unused),
-				         ", reserved but unused at the peak %.1f MiB",
-				         mib(t->frag_at_peak));
+				         ", reserved but unused at the peak %s",
+				         hb(t->frag_at_peak));
 			fprintf(out,
-			        "       allocator: peak allocated %.1f MiB, peak reserved %.1f "
-			        "MiB%s; at the end %.1f / %.1f MiB; growth %.1f KiB/step\n",
-			        mib(t->max_allocated), mib(t->max_reserved), unused,
-			        mib(t->allocated_end), mib(t->reserved_end),
-			        t->growth_per_step / 1024.0);
+			        "       allocator: peak allocated %s, peak reserved %s%s; at the "
+			        "end %s "
+			        "/ %s; growth %s/step\n",
+			        hb(t->max_allocated), hb(t->max_reserved), unused,
+			        hb(t->allocated_end), hb(t->reserved_end), hb(t->growth_per_step));
 		}
 		if ((t->max_allocated || t->max_reserved) && r->memory.peak)
 			fprintf(out,
-			        "       CUDA's own peak (every allocation CUPTI saw) %.1f MiB: "
-			        "%.1f MiB "
+			        "       CUDA's own peak (every allocation CUPTI saw) %s: %s "
 			        "outside PyTorch's caching allocator (NCCL buffers, libraries "
 			        "calling cudaMalloc themselves)\n",
-			        mib(r->memory.peak),
-			        r->memory.peak > t->max_reserved
-			            ? mib(r->memory.peak - t->max_reserved)
-			            : 0.0);
+			        hb(r->memory.peak),
+			        hb(r->memory.peak > t->max_reserved
+			               ? r->memory.peak - t->max_reserved
+			               : 0));
 		print_owners(out, "live at the peak", gp_torch_owners(t, GP_OWN_PEAK), t->nowner);
 		print_owners(out, "kept by recorded steps", gp_torch_owners(t, GP_OWN_GROW),
 		             t->ngrow_owner);
 		if (t->oom) {
-			fprintf(
-			    out,
-			    "       CUDA out of memory: %.1f MiB requested with %.1f MiB free of "
-			    "%.1f MiB\n",
-			    mib(t->oom_requested), mib(t->oom_free), mib(t->oom_total));
+			fprintf(out, "       CUDA out of memory: %s requested with %s free of %s\n",
+			        hb(t->oom_requested), hb(t->oom_free), hb(t->oom_total));
 			print_owners(out, "held at the OOM", gp_torch_owners(t, GP_OWN_OOM),
 			             t->noom_owner);
 		}
@@ -372,9 +387,9 @@ static void print_io(FILE *out, const gp_job_t *job)
 	}
 	if (!any)
 		return;
-	fprintf(out, "\n== GPU I/O and health (NVML) ==\n");
-	fprintf(out, "%-8s %11s %11s %11s %11s %11s %11s %6s %8s\n", "rank", "PCIe tx MB/s",
-	        "PCIe rx", "peak", "NVLink tx", "NVLink rx", "peak", "Xid", "ECC u/c");
+	fprintf(out, "\n== GPU I/O and health (NVML; transfer rates in MB/s) ==\n");
+	fprintf(out, "%-8s %10s %10s %10s %10s %10s %10s %6s %8s\n", "rank", "PCIe tx", "PCIe rx",
+	        "PCIe peak", "NVLink tx", "NVLink rx", "NVL peak", "Xid", "ECC u/c");
 	for (unsigned i = 0; i < job->nranks; i++) {
 		const gp_rank_t *r = &job->ranks[i];
 		char ecc[32];
@@ -387,10 +402,10 @@ static void print_io(FILE *out, const gp_job_t *job)
 			                ? r->io.peak_Bps[k]
 			                : r->io.peak_Bps[k + 1];
 			if (r->io.bits & (k ? GP_IO_NVLINK : GP_IO_PCIE))
-				fprintf(out, " %11.1f %11.1f %11.1f", io_rate(r, k) / 1e6,
+				fprintf(out, " %10.1f %10.1f %10.1f", io_rate(r, k) / 1e6,
 				        io_rate(r, k + 1) / 1e6, pk / 1e6);
 			else
-				fprintf(out, " %11s %11s %11s", "-", "-", "-");
+				fprintf(out, " %10s %10s %10s", "-", "-", "-");
 		}
 		fprintf(out, " %6llu %8s\n", (unsigned long long)r->faults.nxid, ecc);
 		if (r->faults.nxid)
@@ -421,11 +436,12 @@ static void text_procs(FILE *out, const char *label, const gp_rank_t *r)
 		               .outcome.status_unknown = p->status_unknown,
 		               .outcome.wait_status = p->wait_status};
 		char b[64];
-		fprintf(out,
-		        "       pid %-7d %-8s %-10s %5u steps %6u optimizer steps %9llu kernels  "
-		        "%.60s\n",
-		        p->pid, p->trainer ? "trained" : "", gp_rank_outcome(&o, b, sizeof(b)),
-		        p->steps, p->opt_steps, (unsigned long long)p->kernels, gp_txt(p->command));
+		gp_wrapf(out, 11,
+		         "       pid %-7d %-7s %-10s %5u steps, %u optimizer steps, %llu kernels: "
+		         "%.60s\n",
+		         p->pid, p->trainer ? "trained" : "", gp_rank_outcome(&o, b, sizeof(b)),
+		         p->steps, p->opt_steps, (unsigned long long)p->kernels,
+		         gp_txt(p->command));
 	}
 }
 
@@ -468,19 +484,18 @@ static void text_startup(const gp_job_t *job, FILE *out)
 			fprintf(out, "; compilation the framework reported %.2f s",
 			        r->startup.compile_s);
 		if (r->startup.alloc_bytes)
-			fprintf(out, "; %.1f MiB of device memory allocated",
-			        r->startup.alloc_bytes / 1048576.0);
+			fprintf(out, "; %s of device memory allocated", hb(r->startup.alloc_bytes));
 		fprintf(out, "\n");
 		/* cut to the column as the kernels' table is: rows that share a long prefix
 		 * keep what tells them apart (gp_display_names) */
-		enum { NT = sizeof(r->startup.top) / sizeof(r->startup.top[0]), W = 61 };
+		enum { NT = sizeof(r->startup.top) / sizeof(r->startup.top[0]), W = 53 };
 		const char *full[NT];
 		char nm[NT][W];
 		for (unsigned k = 0; k < r->startup.ntop; k++)
 			full[k] = gp_txt(r->startup.top[k].name);
 		gp_display_names(full, r->startup.ntop, &nm[0][0], W);
 		for (unsigned k = 0; k < r->startup.ntop; k++)
-			fprintf(out, "       %-8s %-60s %10.1f ms %6u time%s\n",
+			fprintf(out, "       %-8s %-52s %10.1f ms %6u time%s\n",
 			        r->startup.top[k].kernel ? "kernel" : "range", nm[k],
 			        r->startup.top[k].ms, r->startup.top[k].calls,
 			        r->startup.top[k].calls > 1 ? "s" : "");
@@ -505,9 +520,8 @@ static void text_findings(const gp_job_t *job, FILE *out)
 			         "   saving:    about %.2f ms per step (%.1f%% of the step)\n",
 			         f->saving_ms, f->saving_pct);
 		else if (f->kind == GP_F_MEMORY && f->saving_bytes > 0)
-			snprintf(sav, sizeof(sav),
-			         "   saving:    about %.1f MiB of device memory\n",
-			         f->saving_bytes / 1048576.0);
+			snprintf(sav, sizeof(sav), "   saving:    about %s of device memory\n",
+			         hb(f->saving_bytes));
 		char relb[320];
 		const char *rel = gp_finding_relation(job, f, relb, sizeof(relb));
 		if (!gp_finding_has_saving(f)) /* effects add nothing to the savings */
@@ -781,32 +795,33 @@ static void text_time(const gp_job_t *job, FILE *out)
 		        "\nTop kernels by total GPU time (all ranks, post-warm-up steps%s; "
 		        "names demangled, the whole name in report.json):\n",
 		        any_window(job) ? " traced at kernel level" : "");
+		/* the columns a person reads at a glance, in 100 characters; median, p95, sd,
+		 * min and max of each kernel are report.json's (and the CSV's) */
+		enum { NAME = 40, IN = 23 };
 		const char *names[15];
-		char shown[15][61];
+		char shown[15][NAME + 1];
 		unsigned nshow = job->nk < 15 ? job->nk : 15;
 		bool ranges = false; /* a column of the NVTX range that launched each, if any */
 		for (unsigned i = 0; i < nshow; i++)
 			names[i] = job->k[i].name, ranges |= job->k[i].in[0].name != NULL;
-		fprintf(out, "%-60s %8s %11s %10s %10s %10s %10s %6s%s\n", "name", "calls",
-		        "total ms", "mean us", "median us", "p95 us", "sd us", "share",
-		        ranges ? "  launched in" : "");
+		fprintf(out, "%-*s %7s %9s %9s %6s%s\n", NAME, "name", "calls", "total ms",
+		        "mean us", "share", ranges ? "  launched in" : "");
 		gp_display_names(names, nshow, shown[0], sizeof(shown[0]));
 		for (unsigned i = 0; i < nshow; i++) {
 			const gp_kstat_t *k = &job->k[i];
-			char in[48] = "", rn[33];
+			char in[IN + 1] = "", rn[IN + 1];
 			if (k->in[0].name) { /* with its share where others launched it too */
-				shorten(k->in[0].name, rn, sizeof(rn));
 				double sh = pct(k->in[0].ns, k->total);
+				shorten(k->in[0].name, rn, sh < 95 ? IN + 1 - 6 : IN + 1);
 				snprintf(in, sizeof(in), sh < 95 ? "%s (%.0f%%)" : "%s", rn, sh);
 			}
-			fprintf(out, "%-60s %8llu %11.3f %10.2f %10.2f %10.2f %10.2f %5.1f%%%s%s\n",
-			        shown[i], (unsigned long long)k->calls, k->total / 1e6,
-			        k->total / 1e3 / (double)k->calls, gp_kstat_quantile(k, 0.5) / 1e3,
-			        gp_kstat_quantile(k, 0.95) / 1e3, gp_kstat_stddev(k) / 1e3,
-			        pct(k->total, tot), in[0] ? "  " : "", in);
+			fprintf(out, "%-*s %7llu %9.3f %9.2f %5.1f%%%s%s\n", NAME, shown[i],
+			        (unsigned long long)k->calls, k->total / 1e6,
+			        k->total / 1e3 / (double)k->calls, pct(k->total, tot),
+			        in[0] ? "  " : "", in);
 		}
-		fprintf(out, "median, p95: from durations in buckets 4.4 %% wide (within 2.2 %%); "
-		             "sd: standard deviation; min and max in report.json\n");
+		fprintf(out, "mean: the total over the calls; each kernel's median, p95, standard "
+		             "deviation, min and max are in report.json\n");
 		gp_kind_t kd[16];
 		unsigned nkd = gp_job_kernel_kinds(job, kd, 16);
 		fprintf(out, "\nKernel time by kind (read from the kernels' names, not from the "
@@ -876,10 +891,10 @@ static void text_memory(const gp_job_t *job, FILE *out)
 		gp_table_text_row(out, &gp_rank_tables[GP_TABLE_MEMORY], r, label(job, r));
 		if (pq)
 			fprintf(out,
-			        "       %s: in use %.1f MiB at its peak, %.1f MiB at the last "
-			        "sample; the pool holds %.1f MiB of the device\n",
-			        gp_txt(r->pool.what), r->pool.in_use_peak / 1048576.0,
-			        r->pool.in_use / 1048576.0, r->pool.pool / 1048576.0);
+			        "       %s: in use %s at its peak, %s at the last sample; the pool "
+			        "holds %s of the device\n",
+			        gp_txt(r->pool.what), hb(r->pool.in_use_peak), hb(r->pool.in_use),
+			        hb(r->pool.pool));
 		text_card(out, r);
 		if (r->memory.peak_stack.s)
 			fprintf(
@@ -903,13 +918,12 @@ static void text_memory(const gp_job_t *job, FILE *out)
 			fprintf(out, "\n");
 		}
 		for (unsigned o = 0; o < r->memory.nowners; o++)
-			fprintf(out, "       live at the last step from %-20s %10.1f MiB\n",
-			        gp_txt(r->memory.owners[o].module),
-			        r->memory.owners[o].bytes / 1048576.0);
+			fprintf(out, "       live at the last step from %-20s %10s\n",
+			        gp_txt(r->memory.owners[o].module), hb(r->memory.owners[o].bytes));
 	}
 	if (any_mem && dist_header(out, job)) {
-		dist_line(out, job, "peak (MiB)", "", f_peak, 1, 0);
-		dist_line(out, job, "growth (KiB/step)", "", f_growth, 1, 0);
+		dist_line(out, job, "peak", "B", f_peak, 1, 0);
+		dist_line(out, job, "growth per step", "B", f_growth, 1, 0);
 	}
 }
 
@@ -944,8 +958,10 @@ static void text_quality(const gp_job_t *job, FILE *out)
 			}
 			fprintf(
 			    out,
-			    "rank %s: %s%s%s dropped ring=%llu cupti=%llu strings=%llu cap=%llu "
-			    "corrupt_chunks=%llu%s%s%s%s%s\n",
+			    "rank %s: %s%s%s; records dropped: %llu with the ring full, %llu by "
+			    "CUPTI, %llu names (string table full), %llu past the cap; %llu "
+			    "corrupt "
+			    "chunks%s%s%s%s%s\n",
 			    label(job, r),
 			    unobserved
 			        ? "not observed (a process of the task used its GPU, no CUDA "
@@ -960,7 +976,8 @@ static void text_quality(const gp_job_t *job, FILE *out)
 			    (unsigned long long)r->quality.drops_table,
 			    (unsigned long long)r->quality.drops_cap,
 			    (unsigned long long)r->quality.corrupt_chunks,
-			    r->quality.yielded.s ? "; yielded: " : "", gp_txt(r->quality.yielded),
+			    r->quality.yielded.s ? "; left to other tools: " : "",
+			    gp_txt(r->quality.yielded),
 			    r->quality.nvtx_cuda_tids_unrelated
 			        ? "; NVTX and CUDA API records name threads differently (an older "
 			          "collector): GPU work is matched to ranges by time on the steps' "
@@ -1061,8 +1078,10 @@ void gp_report_text(const gp_job_t *job, FILE *out)
 	for (size_t i = 0; buf && i < len; i++)
 		if (((unsigned char)buf[i] < 0x20 && buf[i] != '\n') || buf[i] == 0x7f)
 			buf[i] = '?';
+	/* every line through one cutter: no sentence, stack or name makes a line over
+	 * GP_TEXT_WIDTH (wrap.h), whichever writer above printed it */
 	if (buf)
-		fwrite(buf, 1, len, out);
+		gp_wrap_text(out, buf, len, GP_TEXT_WIDTH);
 	free(buf);
 }
 

@@ -83,26 +83,27 @@ static void leak_evidence(gp_finding_t *f, const gp_rank_t *w, double growth, co
 		         "; at this rate the device's %.1f GiB fill after about %.0f more steps",
 		         total / 1073741824.0, (double)(total - now) / growth);
 	const char *what = torch ? "PyTorch's allocated memory (tensors)" : "live device memory";
+	char gs[32], ps[32], ls[32]; /* scaled: "64.0 MiB", never "65536.0 KiB" */
+	gp_rule_bytes(growth, gs, sizeof(gs));
+	gp_rule_bytes(per, ps, sizeof(ps));
+	gp_rule_bytes((double)w->memory.leak_bytes, ls, sizeof(ls));
 	if (who && per > 0)
-		snprintf(
-		    f->evidence, sizeof(f->evidence),
-		    "%s grows %.1f KiB per step after warm-up; the allocator history's window of "
-		    "%u steps kept %.1f KiB per step allocated at %s, not freed%s",
-		    what, growth / 1024.0, w->torch.grow_steps ? w->torch.grow_steps : 2,
-		    per / 1024.0, who, fill);
+		snprintf(f->evidence, sizeof(f->evidence),
+		         "%s grows %s per step after warm-up; the allocator history's window of "
+		         "%u steps kept %s per step allocated at %s, not freed%s",
+		         what, gs, w->torch.grow_steps ? w->torch.grow_steps : 2, ps, who, fill);
 	else
-		snprintf(
-		    f->evidence, sizeof(f->evidence),
-		    "%s grows %.1f KiB per step after warm-up; %llu device allocations (%.1f MiB) "
-		    "made after warm-up were never freed; most came from: %s%s",
-		    what, growth / 1024.0, (unsigned long long)w->memory.leak_allocs,
-		    w->memory.leak_bytes / 1048576.0,
-		    who     ? who
-		    : torch ? "(no stack: the allocator history recorded no growing allocation; "
-		              "it records in windows when the peak grows)"
-		            : "(no stack: allocation call stacks need mode mem with CUPTI's "
-		              "callbacks)",
-		    fill);
+		snprintf(f->evidence, sizeof(f->evidence),
+		         "%s grows %s per step after warm-up; %llu device allocations (%s) "
+		         "made after warm-up were never freed; most came from: %s%s",
+		         what, gs, (unsigned long long)w->memory.leak_allocs, ls,
+		         who ? who
+		         : torch
+		             ? "(no stack: the allocator history recorded no growing allocation; "
+		               "it records in windows when the peak grows)"
+		             : "(no stack: allocation call stacks need mode mem with CUPTI's "
+		               "callbacks)",
+		         fill);
 }
 
 static void leak_describe(const gp_rule_ctx_t *c, gp_finding_t *f, const gp_rank_t *w,
@@ -233,13 +234,15 @@ static void opt_describe(const gp_rule_ctx_t *c, gp_finding_t *f, const gp_rank_
 	bool multi = c->job->nranks > 1; /* ranks to shard over */
 	char card[160];
 	against_card(w, peak, card, sizeof(card));
-	snprintf(f->evidence, sizeof(f->evidence),
-	         "%.1f MiB %s; peak %.1f MiB; %s%s would free about %.1f MiB%s",
-	         w->memory.optimizer_bytes / 1048576.0,
+	char os[32], pk[32], fr[32];
+	gp_rule_bytes(w->memory.optimizer_bytes, os, sizeof(os));
+	gp_rule_bytes(peak, pk, sizeof(pk));
+	gp_rule_bytes(f->saving_bytes, fr, sizeof(fr));
+	snprintf(f->evidence, sizeof(f->evidence), "%s %s; peak %s; %s%s would free about %s%s", os,
 	         torch ? "in the optimizers' state tensors on the GPU (PyTorch's own figures)"
 	               : "allocated in the first optimizer step and still held at the last step",
-	         peak / 1048576.0, low ? "8-bit states" : "bf16 states",
-	         multi ? " or sharding over 2 ranks" : "", f->saving_bytes / 1048576.0, card);
+	         pk, low ? "8-bit states" : "bf16 states", multi ? " or sharding over 2 ranks" : "",
+	         fr, card);
 	snprintf(f->threshold, sizeof(f->threshold),
 	         "optimizer state >= %.0f%% of peak, the peak >= %.0f%% of the card's memory",
 	         opt_th[OPT_SHARE].value, opt_th[OPT_PRESSURE].value);
@@ -308,8 +311,10 @@ static void near_describe(const gp_rule_ctx_t *c, gp_finding_t *f, const gp_rank
 	snprintf(f->title, sizeof(f->title),
 	         "Device memory peaks at %.0f%% of the GPU on rank %d: close to out of memory",
 	         100 * s->score, w->id.rank);
-	snprintf(f->evidence, sizeof(f->evidence), "%s peaked at %.1f MiB%s%s%.120s", what,
-	         p / 1048576.0, card, w->memory.peak_stack.s ? "; the peak reached by: " : "",
+	char ps[32];
+	gp_rule_bytes((double)p, ps, sizeof(ps));
+	snprintf(f->evidence, sizeof(f->evidence), "%s peaked at %s%s%s%.120s", what, ps, card,
+	         w->memory.peak_stack.s ? "; the peak reached by: " : "",
 	         gp_txt(w->memory.peak_stack));
 	snprintf(f->threshold, sizeof(f->threshold),
 	         "the memory in use at its peak >= %.0f%% of the card's, no allocation refused",

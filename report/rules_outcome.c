@@ -32,26 +32,27 @@ static void unobserved_describe(const gp_rule_ctx_t *c, gp_finding_t *f, const g
 	snprintf(f->title, sizeof(f->title),
 	         "Rank %d used its GPU, but no CUDA work of it was recorded%s", w->id.rank,
 	         n > 1 ? " (and on other ranks)" : "");
-	char used[200];
+	char used[200], own[32], rise[32], max[32];
+	gp_rule_bytes(w->gpu.nvml_own_bytes, own, sizeof(own));
+	gp_rule_bytes(w->gpu.nvml_rise, rise, sizeof(rise));
+	gp_rule_bytes(w->memory.nvml_max, max, sizeof(max));
 	if (w->gpu.nvml_proc_samples)
 		snprintf(used, sizeof(used),
-		         "NVML listed %u process(es) of the task on the rank's GPU (%.0f MiB)%s",
-		         w->gpu.nvml_own_procs, w->gpu.nvml_own_bytes / 1048576.0,
+		         "NVML listed %u process(es) of the task on the rank's GPU (%s)%s",
+		         w->gpu.nvml_own_procs, own,
 		         w->gpu.nvml_own_procs ? ""
 		                               : " and others' while a process of ours "
 		                                 "initialised CUDA");
 	else
-		snprintf(
-		    used, sizeof(used),
-		    "NVML's memory in use rose %.0f MiB above its first sample (no process list "
-		    "from this driver)",
-		    w->gpu.nvml_rise / 1048576.0);
+		snprintf(used, sizeof(used),
+		         "NVML's memory in use rose %s above its first sample (no process list "
+		         "from this driver)",
+		         rise);
 	snprintf(f->evidence, sizeof(f->evidence),
-	         "%s, up to %.0f MiB in use (mean utilisation %.0f%%), while the %u recorded "
+	         "%s, up to %s in use (mean utilisation %.0f%%), while the %u recorded "
 	         "process(es) of the rank made no kernel, copy or set (modes %s); %llu other "
 	         "process(es) of the task were not recorded; %u rank(s) like this",
-	         used, w->memory.nvml_max / 1048576.0, w->gpu.nvml_util_mean,
-	         w->procs.n ? w->procs.n : 1, w->id.modes,
+	         used, max, w->gpu.nvml_util_mean, w->procs.n ? w->procs.n : 1, w->id.modes,
 	         (unsigned long long)w->quality.loss[GP_LOSS_PROCESSES], n);
 	snprintf(f->threshold, sizeof(f->threshold),
 	         "modes with cuda, nothing yielded, no CUDA activity recorded, a process of the "
@@ -217,18 +218,19 @@ static void oom_describe(const gp_rule_ctx_t *c, gp_finding_t *f, const gp_rank_
 		    "%llu device allocation(s) refused for lack of memory, the last at %.3f s%s; ",
 		    (unsigned long long)r->memory.oom_calls, r->memory.oom_t_ns / 1e9,
 		    r->memory.oom_step >= 0 ? " in the last step" : "");
+	char rq[32], fr[32], tot[32], pk[32]; /* scaled: "5.00 GiB", never "5120.0 MiB" */
+	gp_rule_bytes(r->torch.oom_requested, rq, sizeof(rq));
+	gp_rule_bytes(r->torch.oom_free, fr, sizeof(fr));
+	gp_rule_bytes(r->torch.oom_total, tot, sizeof(tot));
+	gp_rule_bytes(r->memory.peak ? r->memory.peak : r->torch.max_reserved, pk, sizeof(pk));
 	if (r->torch.oom) /* PyTorch's own account of the failed request */
 		gp_cat(f->evidence, sizeof(f->evidence),
-		       "PyTorch asked for %.1f MiB with %.1f MiB free of %.1f MiB%s%s; ",
-		       r->torch.oom_requested / 1048576.0, r->torch.oom_free / 1048576.0,
-		       r->torch.oom_total / 1048576.0,
+		       "PyTorch asked for %s with %s free of %s%s%s; ", rq, fr, tot,
 		       r->torch.noom_owner ? "; largest holder: " : "",
 		       r->torch.noom_owner ? gp_torch_owners(&r->torch, GP_OWN_OOM)[0].stack : "");
-	gp_cat(f->evidence, sizeof(f->evidence),
-	       "the program then %s %d %s; peak device memory %.1f MiB",
+	gp_cat(f->evidence, sizeof(f->evidence), "the program then %s %d %s; peak device memory %s",
 	       x.sig ? "died of signal" : "exited with status",
-	       x.sig ? WTERMSIG(r->outcome.wait_status) : x.code, x.reached,
-	       (r->memory.peak ? r->memory.peak : r->torch.max_reserved) / 1048576.0);
+	       x.sig ? WTERMSIG(r->outcome.wait_status) : x.code, x.reached, pk);
 	snprintf(f->fix, sizeof(f->fix),
 	         "See 'Where the memory goes': the peak's stack and growth per step say "
 	         "what filled the GPU. Reduce the batch or sequence, free what is kept "

@@ -5,6 +5,7 @@
 #include "config.h"
 #include "findings.h"
 #include "kernelclass.h"
+#include "names.h"
 #include "stats.h"
 
 #include <stdio.h>
@@ -463,15 +464,19 @@ static void fp32_describe(const gp_rule_ctx_t *c, gp_finding_t *f, const gp_rank
 		         w->id.gpu_name[0] ? " on an " : "", w->id.gpu_name);
 	else
 		snprintf(card, sizeof(card), "%s", w->id.gpu_name);
+	/* its name as the kernels' table shows it (no return type, no parameters): the whole
+	 * name is report.json's kernels[], and a 150-character token fits no line of text */
+	char top[61];
+	gp_display_name(gp_txt(w->gpu.fp32_gemm_top), top, sizeof(top));
 	snprintf(f->evidence, sizeof(f->evidence),
 	         "%llu GEMM kernels with fp32 inputs on CUDA cores (SIMT/FFMA, no TF32, bf16 or "
 	         "fp16 tensor-core kernel) took %.2f ms per step (%.1f%% of the step, %.1f%% of "
-	         "the kernels' time); the largest: %.160s; the card has TF32 tensor cores (%s); "
+	         "the kernels' time); the largest: %s; the card has TF32 tensor cores (%s); "
 	         "the saving is half their time (TF32 runs fp32 matmuls 7-8 times faster) on the "
 	         "step's path (%.0f%%: the GPU busy, or the host waiting for it, not it for the "
 	         "host)",
-	         (unsigned long long)w->gpu.fp32_gemm_calls, ms, pct, share,
-	         gp_txt(w->gpu.fp32_gemm_top), card, 100 * on_path(w));
+	         (unsigned long long)w->gpu.fp32_gemm_calls, ms, pct, share, top, card,
+	         100 * on_path(w));
 	snprintf(f->threshold, sizeof(f->threshold),
 	         "fp32 GEMMs on CUDA cores >= %.0f%% of kernel time on an sm_80+ card, half their "
 	         "time >= %.0f%% of the step",

@@ -201,8 +201,16 @@ def _missing(what, exc=None, attach=True):
     _emit(FW_MISSING, text=what, attach=attach)
 
 
-def _mib(b):
-    return "%.1f MiB" % (b / 1048576.0)
+def _bytes(b):
+    """Bytes as the report prints them (report/tables.c, gp_human_bytes): "392 MiB",
+    "1.26 GiB", never "107368.0 MiB"; the exact bytes go in the record's numbers."""
+    units = ("B", "KiB", "MiB", "GiB", "TiB", "PiB")
+    k = 0
+    while abs(b) >= 1000 and k + 1 < len(units):
+        b /= 1024.0
+        k += 1
+    a = abs(b)
+    return "%.*f %s" % (0 if k == 0 or a >= 100 else 1 if a >= 10 else 2, b, units[k])
 
 
 def _attach():

@@ -32,8 +32,8 @@ def _jax_pool_sample(jax, final=False):
         pool = st.get("pool_bytes", st.get("bytes_reserved", 0))
         peak = st.get("peak_bytes_in_use", 0)
         text = "XLA %s allocator: limit %s, peak pool %s%s" % (
-            "BFC" if "bytes_limit" in st else "device", _abi._mib(st.get("bytes_limit", 0)),
-            _abi._mib(st.get("peak_pool_bytes", pool)), ", at exit" if final else "")
+            "BFC" if "bytes_limit" in st else "device", _abi._bytes(st.get("bytes_limit", 0)),
+            _abi._bytes(st.get("peak_pool_bytes", pool)), ", at exit" if final else "")
         _abi._emit(_abi.FW_POOL, dev=getattr(dev, "id", 0), a=use, c=pool, d=peak, text=text)
 
 

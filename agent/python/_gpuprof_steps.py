@@ -173,7 +173,7 @@ def _opt_state(opt, i):
         return
     _s.opt_bytes[i] = total
     largest = sorted(by.items(), key=lambda kv: -kv[1])
-    parts = ", ".join("%s %s" % (_abi._mib(b), k) for k, b in largest)
+    parts = ", ".join("%s %s" % (_abi._bytes(b), k) for k, b in largest)
     _abi._emit(_abi.FW_OPT_STATE, a=i, c=on_dev, d=total,
                text="%s: %s" % (type(opt).__name__, parts or "no state tensors"))
 

@@ -245,4 +245,11 @@ ok $? "... and named by its directory, sacct is not asked (incomplete, not the t
 out=$("$B/gpuprof" export --format=pdf -o x "$F/clean" 2>&1); rc=$?
 [ $rc = 2 ] && echo "$out" | grep -q "formats: chrome, memviz, html, kineto, csv"
 ok $? "export's formats listed from the writers' table ($rc)"
+# what gpuprof run and report wrote here within 100 columns (issue 49 item 6)
+n=0; bad=""
+while read -r r; do
+	n=$((n + 1))
+	python3 "$_tap_dir/textwidth.py" check "$r" >w.out || bad="$bad ${r#"$T"/}: $(head -1 w.out)"
+done < <(find "$T" -name report.txt)
+[ "$n" -ge 1 ] && [ -z "$bad" ]; ok $? "the $n report.txt written here: no line over 100 characters${bad:+ (not:$bad)}"
 done_testing

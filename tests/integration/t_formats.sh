@@ -2,7 +2,8 @@
 # One figure in every output (issue 49): each committed fixture (and a synthetic job of
 # many ranks and steps) rendered as JSON, text and HTML, and every figure the text and
 # the HTML show of a rank or of the job held to the JSON field it claims to be
-# (formats_check.py, reading the columns from `gpuprof fields --format=tables`).
+# (formats_check.py, reading the columns from `gpuprof fields --format=tables`), and
+# every line of the text within 100 characters (textwidth.py).
 . "$(dirname "$0")/tap.sh"
 B=${GP_BUILD:?}
 H=$(cd "$(dirname "$0")" && pwd)
@@ -28,12 +29,25 @@ one() { # NAME DIR
 	out=$(python3 "$H/formats_check.py" "$T/tables.tsv" "$T/$1.json" "$T/$1.txt" "$T/$1.html" 2>&1)
 	ok $? "$1: every figure of the text and the HTML is its JSON field's: $(echo "$out" | tail -1)"
 	[ -n "$out" ] && echo "$out" | head -n -1 | head -5 | sed 's/^/# /'
+	# readable at a glance (issue 49 item 6): no line over 100 characters, and each
+	# finding's words whole once the cut lines are joined back
+	out=$(python3 "$H/textwidth.py" check "$T/$1.txt" "$T/$1.json" 2>&1)
+	ok $? "$1: report.txt within 100 columns: $(echo "$out" | tail -1)"
+	[ -n "$out" ] && echo "$out" | head -n -1 | head -5 | sed 's/^/# /'
 	true
 }
 for d in "$F"/*/; do
 	ls "$d"step*/rank*.gpr >/dev/null 2>&1 || continue
 	one "$(basename "$d")" "$d"
 done
+# doc/report.md's example of a finding ("How to read the report") is a report's own text
+python3 - "$H/../../doc/report.md" "$T/field-sgd-sync.txt" <<'PY'
+import sys
+doc = open(sys.argv[1]).read()
+i = doc.index("```\n1. "); j = doc.index("```", i + 3)
+sys.exit(0 if doc[i + 4:j] in open(sys.argv[2]).read() else 1)
+PY
+ok $? "doc/report.md's example finding is field-sgd-sync's report.txt, line for line"
 # the attribution tables were read back, not skipped: JAX's operations and jitted functions
 grep -q "4 attribution tables" <<<"$(python3 "$H/formats_check.py" "$T/tables.tsv" "$T/field-jax.json" "$T/field-jax.txt" "$T/field-jax.html")"
 ok $? "field-jax: its text and HTML tables of kernel time by operation and function checked"

@@ -119,9 +119,10 @@ ok $? "steps are the main thread's train_step with its known 0.39 ms, not a work
 # per rank; --ranks lists the ones asked for; JSON keeps every rank
 "$B/bench/synth-job" --ranks 80 --events 2000 --out "$T/big" >/dev/null
 "$B/gpuprof" report "$T/big" >"$T/big.txt"; ok $? "report on 80 ranks"
-n=$(wc -l <"$T/big.txt"); [ "$n" -lt 120 ]; ok $? "80 ranks in $n lines, not one line per rank and table"
-grep -q "step median (ms) .* max 2\.[0-9]* (rank 3) over 80 ranks; outliers: rank 3 " "$T/big.txt"
-ok $? "the slow rank is named as the outlier of the step time ($(grep 'step median (ms)' "$T/big.txt"))"
+unwrap "$T/big.txt" >"$T/big.joined" # sentences whole (lines cut at 100 columns joined)
+n=$(wc -l <"$T/big.joined"); [ "$n" -lt 120 ]; ok $? "80 ranks in $n lines, not one line per rank and table"
+grep -q "step median (ms) .* max 2\.[0-9]* (rank 3) over 80 ranks; outliers: rank 3 " "$T/big.joined"
+ok $? "the slow rank is named as the outlier of the step time ($(grep 'step median (ms)' "$T/big.joined"))"
 [ "$(grep -c '^  node node0' "$T/big.txt")" = 10 ]; ok $? "one line per node (10 nodes of 8 ranks)"
 "$B/gpuprof" report --ranks=3,40-41 "$T/big" | grep -cE '^(3|40|41) +node0' | grep -qx 3
 ok $? "--ranks=3,40-41 lists those ranks' lines"
@@ -193,4 +194,14 @@ rm -f "$T/fx/leak/step0/rank0.gps"
 ok $? "gpuprof summarize writes a rank's summary"
 "$B/gpuprof" summarize "$T/nope/rank0.gpr" 2>"$T/err"; [ $? -eq 1 ] && grep -q "summarize" "$T/err"
 ok $? "gpuprof summarize of a missing rank file: an error, exit 1"
+# every synthetic job's text report within 100 columns (issue 49 item 6): the large jobs'
+# distributions and node lines, the windows, the threads; report.json's findings whole
+n=0; bad=""
+for r in "$T"/*/report.txt; do
+	[ -f "$r" ] || continue
+	n=$((n + 1))
+	python3 "$(dirname "$0")/textwidth.py" check "$r" "$(dirname "$r")/report.json" >"$T/w.out" ||
+		bad="$bad $(basename "$(dirname "$r")"): $(head -1 "$T/w.out")"
+done
+[ "$n" -ge 8 ] && [ -z "$bad" ]; ok $? "the $n synthetic jobs' report.txt: no line over 100 characters${bad:+ (not:$bad)}"
 done_testing

@@ -76,7 +76,7 @@ ok = (all(x >= 0 for x in d) and tot[0] > 0 and r["steps"] == len(d) and
       0 < r["pct_of_step"] < 20)
 print(r, len(d)); sys.exit(0 if ok else 1)' <("$GP" report --format=json job1 2>/dev/null) >own.out 2>&1
 ok $? "gpuprof's own time a step is the median of the increments its step records carry ($(cat own.out | tail -1))"
-"$GP" report job1 | grep -q "gpuprof's own work on the program's thread .* timed in the process: median"
+"$GP" report job1 | unwrap | grep -q "gpuprof's own work on the program's thread .* timed in the process: median"
 ok $? "... and the text report says it"
 
 # the records without text go through the C extension beside _gpuprof_abi.py where it

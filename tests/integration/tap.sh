@@ -14,3 +14,7 @@ skip_all() { echo "1..0 # SKIP $*"; exit 0; }
 skip() { _n=$((_n + 1)); echo "ok $_n # SKIP $*"; }
 diag() { echo "# $*"; }
 done_testing() { echo "1..$_n"; [ "$_fail" -eq 0 ]; }
+# The text report (stdin, or FILE) with the lines its cutter made joined back into the
+# sentences it wrote (textwidth.py, report/wrap.h), for a grep of a phrase a cut may part.
+_tap_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd) # the tiers cd away
+unwrap() { python3 "$_tap_dir/textwidth.py" unwrap "$@"; }

@@ -1,0 +1,36 @@
+/* The text report's lines at most GP_TEXT_WIDTH characters (wrap.c): the one place prose
+ * is cut into lines, so a sentence added anywhere in the text writers cannot bring back a
+ * line a terminal or a mail folds (issue 49 item 6: lines of 290-644 characters). A line
+ * is cut at spaces only, never between a number and the word after it ("9.24 ms",
+ * "95 % intervals") nor inside a token (a file:line, a path, a kernel's name has no
+ * space); its continuation lines hang under its label ("   evidence:  ", "rank 0: ",
+ * "1. ", "(") so the label column stays clear. Only a token longer than a line can make
+ * a longer line. Tables are laid out to fit and pass through unchanged.
+ *
+ * The rule a reader uses to join the lines back (tests/integration/textwidth.py): a line
+ * that begins with a space continues the line before it when that line's length, a space
+ * and the next line's first unit (its first token, with the token after it when that
+ * one is a number) exceed the width. */
+#ifndef GP_WRAP_H
+#define GP_WRAP_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+#define GP_TEXT_WIDTH 100
+
+/* Characters (UTF-8 code points) of s[0..len). */
+size_t gp_wrap_chars(const char *s, size_t len);
+/* The column a line's continuations start at: after its label ("word(s): " of at most
+ * 24 characters and its spaces), its number ("1. "), its "("; else its indent + 2. */
+size_t gp_wrap_hang(const char *line, size_t len);
+/* line[0..len) (no newline) to out as lines of at most width characters, continuations
+ * indented by hang spaces; a line that fits goes out unchanged. Each line ends in '\n'. */
+void gp_wrap_line(FILE *out, const char *line, size_t len, size_t width, size_t hang);
+/* Every line of buf[0..len) through gp_wrap_line with its own gp_wrap_hang. */
+void gp_wrap_text(FILE *out, const char *buf, size_t len, size_t width);
+/* printf, then gp_wrap_line at GP_TEXT_WIDTH with the hang given (a writer that knows
+ * its column: a stack after its figures). The text may hold several lines. */
+void gp_wrapf(FILE *out, size_t hang, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+#endif
