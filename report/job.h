@@ -108,6 +108,9 @@ typedef struct gp_job {
 	gp_acct_rec_t acct;
 } gp_job_t;
 #define GP_TEXT_RANKS 32
+/* report.json: every rank an object up to this many ranks; above, the ranks the findings
+ * and `--ranks` name (output.c: json_listed), and every rank a row of rank_table */
+#define GP_JSON_RANKS 1024
 
 /* A small file of the job directory (a node summary) into buf, NUL-terminated: a regular
  * file of the directory's owner (or the caller's), never through a link nor waiting on a
