@@ -1,6 +1,6 @@
 /* The job report's analysis (job.h): every rank file of a job directory found, each
- * rank analysed on its own (gp_rank_analyse, or its summary), a batch at a time on
- * several threads, and merged in the order found; then how each task ended from the
+ * rank analysed on its own (gp_rank_analyse, or its summary) on worker threads, and
+ * merged in the order found while they read on; then how each task ended from the
  * plugin's node records. Only the per-rank results and the merged kernel and range
  * tables stay in memory. */
 #include "config.h"
@@ -84,11 +84,8 @@ static int cmp_rstat(const void *a, const void *b)
 	return x->cpu_ns > y->cpu_ns ? -1 : x->cpu_ns < y->cpu_ns;
 }
 
-/* One rank analysed on its own, as the job merges it: the rank and its tables. Ranks are
- * analysed in parallel a batch at a time, then merged in the order their files were
- * found, so the report does not depend on the threads, and only one batch of per-rank
- * tables is ever held (a job of 10 000 ranks holds 10 000 gp_rank_t and the merged
- * tables, not 10 000 copies of them). */
+/* One rank analysed on its own, as the job merges it: the rank and its tables, in a slot
+ * of the pipeline's window (pool_t, below) until it is merged. */
 typedef struct rank_sum {
 	char *path;
 	char **sides; /* the rank's other processes' files (rankR.pidP.gpr) */

@@ -121,8 +121,8 @@ size_t gp_read_job_file(const gp_job_t *job, const char *path, char *buf, size_t
  * Each rank comes from its summary where one is valid (GPUPROF_REPORT_SUMMARIES), else
  * from its rank file, read on GPUPROF_REPORT_THREADS threads, its summary then written.
  * steps_from: where steps come from, "auto" (or NULL), "nvtx", "profiler", "kernels". */
-/* fn(done, total) after each batch of rank files gp_job_load has read, on the calling
- * thread (a progress line); NULL: none. */
+/* fn(done, total) after every 256 rank files gp_job_load has merged, and the last, on the
+ * calling thread (a progress line); NULL: none. */
 void gp_job_set_progress(void (*fn)(unsigned done, unsigned total));
 /* Step directory name of the job directory open as topfd (path: its name to say), as
  * the job's readers may read it (gp_job_file_ok: root in another user's job takes only
