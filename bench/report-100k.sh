@@ -10,8 +10,8 @@
 #      of CPU a rank), from a copy of the binary (a rebuild during the hours this takes
 #      must not stop it);
 #   3. per point K of POINTS (default: RANKS), the report of the first K ranks from their
-#      summaries (K < RANKS: hard links of their rank files and summaries in a directory of
-#      their own, so the summaries' keys still hold), ROUNDS times, warm cache, then once
+#      summaries (K < RANKS: hard links of their rank files, made before the summaries, and
+#      of the summaries, in a directory of their own), ROUNDS times, warm cache, then once
 #      with the job's files dropped from the page cache (POSIX_FADV_DONTNEED on each of
 #      them, nothing else's): /usr/bin/time's wall, CPU (user + sys), peak RSS and blocks
 #      read, checked that every rank came from its summary and that rank 3 is the finding
@@ -34,6 +34,22 @@ mkdir -p "$S" || exit 1
 
 has() { [[ " $stages " == *" $1 "* ]]; }
 
+# the first K ranks of the job in a directory of their own, hard links (python: a process
+# per link took minutes on the loaded machine): EXT gpr, the rank files, made before the
+# summaries (a link moves the rank file's ctime, which the summary's key holds: a summary
+# made before it is stale), then EXT gps, the summaries
+subset() { # K EXT
+	local k=$1 p=$S/r$ranks.e$events.first$1
+	[ "$2" = gpr ] && [ ! -f "$p/step0/rank$((k - 1)).gpr" ] && { rm -rf "$p" && mkdir -p "$p/step0" || return 1; }
+	python3 -c 'import os, sys
+src, dst, k, ext = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
+for i in range(k):
+    s, d = "%s/rank%d.%s" % (src, i, ext), "%s/rank%d.%s" % (dst, i, ext)
+    if os.path.exists(s) and not os.path.exists(d):
+        os.link(s, d)' "$d/step0" "$p/step0" "$k" "$2" || return 1
+	echo "$p"
+}
+
 if has synth && [ ! -f "$d/step0/rank$((ranks - 1)).gpr" ]; then
 	# resumed after the last file there (written in rank order; that one perhaps torn)
 	have=$(find "$d/step0" -name 'rank*.gpr' 2>/dev/null | wc -l)
@@ -43,11 +59,17 @@ if has synth && [ ! -f "$d/step0/rank$((ranks - 1)).gpr" ]; then
 fi
 
 if has summarize; then
+	for k in $points; do
+		[ "$k" -lt "$ranks" ] && { subset "$k" gpr >/dev/null || exit 1; }
+	done
 	cp "$B/gpuprof" "$S/gpuprof.summarize" || exit 1
 	(cd "$d/step0" && for ((i = 0; i < ranks; i++)); do
 		[ -f "rank$i.gps" ] || [ ! -f "rank$i.gpr" ] || echo "rank$i.gpr"
 	done | /usr/bin/time -f "summarize: wall=%es cpu=%U+%Ss (the ranks without one)" \
 		xargs -r -P "$jobs" -n 500 "$S/gpuprof.summarize" summarize)
+	for k in $points; do
+		[ "$k" -lt "$ranks" ] && { subset "$k" gps >/dev/null || exit 1; }
+	done
 fi
 
 # evict DIR's files (and only those) from the page cache
@@ -58,21 +80,6 @@ for root, _, files in os.walk(sys.argv[1]):
         fd = os.open(os.path.join(root, f), os.O_RDONLY)
         os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
         os.close(fd)' "$1"
-}
-
-# the first K ranks of the job, rank files and summaries hard-linked (python: a process
-# per link took minutes on the loaded machine)
-subset() {
-	local k=$1 p=$S/r$ranks.e$events.first$1
-	if [ ! -f "$p/step0/rank$((k - 1)).gps" ]; then
-		rm -rf "$p" && mkdir -p "$p/step0" && python3 -c 'import os, sys
-src, dst, k = sys.argv[1], sys.argv[2], int(sys.argv[3])
-for i in range(k):
-    for ext in ("gpr", "gps"):
-        os.link("%s/rank%d.%s" % (src, i, ext), "%s/rank%d.%s" % (dst, i, ext))' \
-			"$d/step0" "$p/step0" "$k" || return 1
-	fi
-	echo "$p"
 }
 
 one() { # DIR K LABEL
@@ -92,7 +99,7 @@ if has report; then
 	echo "load: $(cut -d' ' -f1-3 /proc/loadavg), $(nproc) cores"
 	for k in $points; do
 		p=$d
-		[ "$k" -lt "$ranks" ] && { p=$(subset "$k") || exit 1; }
+		[ "$k" -lt "$ranks" ] && p=$S/r$ranks.e$events.first$k
 		for ((r = 1; r <= rounds; r++)); do
 			one "$p" "$k" warm
 		done

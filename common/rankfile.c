@@ -419,22 +419,21 @@ static const uint8_t *at(gp_rf_reader_t *r, size_t off, size_t len)
 int gp_rf_ident_fd(int fd, gp_rf_ident_t *id)
 {
 	struct stat st;
-	unsigned char b[4096];
 	memset(id, 0, sizeof(*id));
 	if (fstat(fd, &st) < 0)
 		return -1;
-	/* mtime moves in clock ticks: a file rewritten within one tick to the same size still
-	 * differs at its ends, where the header and the last chunk are */
-	ssize_t n = pread(fd, b, sizeof(b), 0);
-	id->ends_crc = gp_crc32c(0, b, n > 0 ? (size_t)n : 0);
-	n = st.st_size > (off_t)sizeof(b) ? pread(fd, b, sizeof(b), st.st_size - (off_t)sizeof(b))
-	                                  : 0;
-	id->ends_crc = gp_crc32c(id->ends_crc, b, n > 0 ? (size_t)n : 0);
-	id->dev = (uint64_t)st.st_dev;
-	id->ino = (uint64_t)st.st_ino;
-	id->size = (uint64_t)st.st_size;
-	id->mtime_ns = (uint64_t)st.st_mtim.tv_sec * 1000000000ull + (uint64_t)st.st_mtim.tv_nsec;
+	gp_rf_ident_stat(&st, id);
 	return 0;
+}
+
+void gp_rf_ident_stat(const struct stat *st, gp_rf_ident_t *id)
+{
+	memset(id, 0, sizeof(*id));
+	id->dev = (uint64_t)st->st_dev;
+	id->ino = (uint64_t)st->st_ino;
+	id->size = (uint64_t)st->st_size;
+	id->mtime_ns = (uint64_t)st->st_mtim.tv_sec * 1000000000ull + (uint64_t)st->st_mtim.tv_nsec;
+	id->ctime_ns = (uint64_t)st->st_ctim.tv_sec * 1000000000ull + (uint64_t)st->st_ctim.tv_nsec;
 }
 
 int gp_rf_open(const char *path, gp_rf_reader_t **out, char *err, size_t errlen)
@@ -717,7 +716,7 @@ const gp_rf_ident_t *gp_rf_ident(gp_rf_reader_t *r)
 	/* a file that changed while it was read (appended to, cut, rewritten in place) is
 	 * not the one its identity describes: then none */
 	if (r->changed || gp_rf_ident_fd(r->fd, &now) < 0 || now.size != r->id.size ||
-	    now.mtime_ns != r->id.mtime_ns)
+	    now.mtime_ns != r->id.mtime_ns || now.ctime_ns != r->id.ctime_ns)
 		return NULL;
 	return &r->id;
 }

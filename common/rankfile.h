@@ -12,6 +12,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/stat.h>
 #include <sys/types.h>
 
 #include "event.h"
@@ -98,15 +99,15 @@ typedef struct gp_rf_stats {
 	uint64_t valid_end; /* offset just past the last valid chunk (or the header) */
 } gp_rf_stats_t;
 
-/* Which file, and which bytes of it, a reader read: its device, inode, size and
- * modification time, and a checksum of its first and last 4 KiB (a summary is keyed to
- * it, report/summary.c). */
+/* Which file, and which bytes of it, a reader read: its device, inode, size, modification
+ * time and status-change time (a summary is keyed to it, report/summary.c: the kernel sets
+ * ctime on every write, truncate, rename, link and chmod, and no program can set it). */
 typedef struct gp_rf_ident {
-	uint64_t dev, ino, size, mtime_ns;
-	uint32_t ends_crc, pad;
+	uint64_t dev, ino, size, mtime_ns, ctime_ns;
 } gp_rf_ident_t;
-/* The identity of the file open at fd, as it is now. */
+/* The identity of the file open at fd, as it is now; of the file st describes. */
 int gp_rf_ident_fd(int fd, gp_rf_ident_t *id);
+void gp_rf_ident_stat(const struct stat *st, gp_rf_ident_t *id);
 
 /* Open and validate the header (the file is read with pread, never mapped: a file cut
  * shorter while it is read ends there, as a truncated tail). -1 with a message in err. */

@@ -810,6 +810,49 @@ void gp_json_rank(FILE *out, const gp_rank_t *r)
 	fputc('}', out);
 }
 
+/* The rank table's columns (gp_json_rank_table): who the rank is, how it ended, and the
+ * figures the text report gives across ranks (output.c's distributions). */
+static const char *const table_keys[] = {"rank",
+                                         "step",
+                                         "node",
+                                         "complete",
+                                         "wall_s",
+                                         "steps.count",
+                                         "steps.median_ms",
+                                         "steps.p95_ms",
+                                         "steps.mean_period_ms",
+                                         "gpu.busy_pct",
+                                         "gpu.comm_only_pct",
+                                         "gpu.idle_host_wait_pct",
+                                         "sync.ns",
+                                         "memory.peak_bytes",
+                                         "memory.step_growth_bytes"};
+#define NTABLE (sizeof(table_keys) / sizeof(table_keys[0]))
+
+void gp_json_rank_table(FILE *out, const gp_rank_t *ranks, unsigned n)
+{
+	const gp_field_t *f[NTABLE];
+	fputs("{\"keys\": [", out);
+	for (size_t c = 0; c < NTABLE; c++) {
+		f[c] = gp_field_find(table_keys[c]); /* t_synth.sh: each one a field */
+		fputs(c ? ", " : "", out);
+		gp_json_str(out, table_keys[c]);
+	}
+	fputs("], \"rows\": [", out);
+	for (unsigned i = 0; i < n; i++) {
+		fputs(i ? ",\n    [" : "\n    [", out);
+		for (size_t c = 0; c < NTABLE; c++) {
+			fputs(c ? ", " : "", out);
+			if (!f[c] || !section_shown(f[c]->section, &ranks[i]))
+				fputs("null", out);
+			else
+				value(out, f[c], &ranks[i]);
+		}
+		fputc(']', out);
+	}
+	fputs(n ? "\n  ]}" : "]}", out);
+}
+
 void gp_csv_str(FILE *out, const char *s)
 {
 	if (!strpbrk(s, ",\"\r\n")) {

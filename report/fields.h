@@ -49,6 +49,10 @@ const char *gp_field_text(const gp_field_t *f, const gp_rank_t *r);
 
 /* One rank as a JSON object, from the table. */
 void gp_json_rank(FILE *out, const gp_rank_t *r);
+/* Every rank as a row of a few figures (report.json's rank_table: {"keys": [section.key,
+ * ...], "rows": [[...], ...]}, a value as the rank's object gives it, null where that gives
+ * its section as null), for a job too large for an object a rank. */
+void gp_json_rank_table(FILE *out, const gp_rank_t *ranks, unsigned n);
 /* One rank as a CSV row of the table's single values (lists left out), in the table's
  * order; r NULL: the header row (section.key). */
 void gp_csv_rank(FILE *out, const gp_rank_t *r);

@@ -108,6 +108,9 @@ typedef struct gp_job {
 	gp_acct_rec_t acct;
 } gp_job_t;
 #define GP_TEXT_RANKS 32
+/* report.json: every rank an object up to this many ranks; above, the ranks the findings
+ * and `--ranks` name (output.c: json_listed), and every rank a row of rank_table */
+#define GP_JSON_RANKS 1024
 
 /* A small file of the job directory (a node summary) into buf, NUL-terminated: a regular
  * file of the directory's owner (or the caller's), never through a link nor waiting on a
@@ -118,8 +121,8 @@ size_t gp_read_job_file(const gp_job_t *job, const char *path, char *buf, size_t
  * Each rank comes from its summary where one is valid (GPUPROF_REPORT_SUMMARIES), else
  * from its rank file, read on GPUPROF_REPORT_THREADS threads, its summary then written.
  * steps_from: where steps come from, "auto" (or NULL), "nvtx", "profiler", "kernels". */
-/* fn(done, total) after each batch of rank files gp_job_load has read, on the calling
- * thread (a progress line); NULL: none. */
+/* fn(done, total) after every 256 rank files gp_job_load has merged, and the last, on the
+ * calling thread (a progress line); NULL: none. */
 void gp_job_set_progress(void (*fn)(unsigned done, unsigned total));
 /* Step directory name of the job directory open as topfd (path: its name to say), as
  * the job's readers may read it (gp_job_file_ok: root in another user's job takes only

@@ -6,6 +6,7 @@
 #include "cbid_names.h"
 #include "modes.h"
 #include "rankfile.h"
+#include "strhash.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,12 +18,12 @@ const char *gp_rd_str(const rank_data_t *d, uint32_t id)
 	return s && *s ? s : "(unnamed)";
 }
 
+/* strhash.h's word-at-a-time hash: byte-at-a-time FNV-1a over each kernel name of each
+ * rank was 5 % of a report of 10 240 ranks from their summaries (perf), merging their
+ * kernel tables by name */
 uint64_t gp_name_hash(const char *s)
 {
-	uint64_t h = 0xcbf29ce484222325ull;
-	for (; *s; s++)
-		h = (h ^ (uint8_t)*s) * 0x100000001b3ull;
-	return h ? h : 1;
+	return gp_strhash(s, strlen(s));
 }
 
 bool gp_is_comm(const char *name)

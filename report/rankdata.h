@@ -200,7 +200,7 @@ const api_t *gp_rd_launch(const rank_data_t *d, const kern_t *k);
 /* When GPU work k was launched: its API call's start, else its own start. */
 uint64_t gp_rd_launch_ts(const rank_data_t *d, const kern_t *k);
 bool gp_is_comm(const char *name);
-/* FNV-1a of a name, never 0 (a u64map key). */
+/* A hash of a name (strhash.h), never 0 (a u64map key). */
 uint64_t gp_name_hash(const char *s);
 
 /* steps.c */

@@ -3,13 +3,13 @@
  * when each rank ended (`gpuprof summarize`, run by the agent at capture end), not by
  * re-reading every event. A summary is a cache: it is used only when it was written by
  * this version of gpuprof for the rank file as it is now (the identity of the bytes its
- * analysis read: device, inode, size, modification time, a checksum of its ends), in the
+ * analysis read: device, inode, size, modification and status-change times), in the
  * default step detection, and its checksum holds; otherwise the rank file
  * is read and the summary written again where the directory allows.
  *
  * Layout (little-endian, as the machine writes it; the rank file's own byte order):
- *   "GPSUM\0v9" | gpuprof version (32 bytes) | sizes of gp_rank_t, gp_kstat_t, gp_rstat_t
- *   | the rank file's ends' CRC-32C, size, mtime (ns), device and inode | nstep, nk, nr | the job
+ *   "GPSUMv10" | gpuprof version (32 bytes) | sizes of gp_rank_t, gp_kstat_t, gp_rstat_t, 0
+ *   | the rank file's size, mtime (ns), ctime (ns), device and inode | nstep, nk, nr | the job
  * id and task count its header gave | the number of sections, then each section of
  * gp_rank_t (rank.h) in the order of sum_sections: its name (length byte, bytes), its size
  * (4 bytes) and its bytes, pointers zeroed | the rank's text (text.h: every gp_text_t of
@@ -20,7 +20,8 @@
  * them by index, each kernel's histogram aligned where it is read in place) | the
  * operation table (optable.c: rows, ranks, XLA ranks, native ranks, kernels with no
  * launch site, then each row's name, calls, kernels, GPU ns) | CRC-32C of everything
- * before it. v8: no launch sites; v7: names and sparse histograms inline.
+ * before it. v9: the key held a CRC-32C of the rank file's first and last 4 KiB instead of
+ * its ctime; v8: no launch sites; v7: names and sparse histograms inline.
  * A section whose name or size differs from this gpuprof's makes the summary stale (it is a
  * cache: the rank file is read instead), and the table is checked to cover every byte of
  * gp_rank_t but padding (tests/unit/t_summary.c), so a section added to the rank and not
@@ -46,7 +47,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#define MAGIC    "GPSUM\0v9"
+#define MAGIC    "GPSUMv10"   /* v9 and before: "GPSUM\0vN" */
 #define MAXBYTES (256u << 20) /* a summary larger than this is not one */
 
 #define SECTION(name, m)                                                                           \
@@ -143,16 +144,16 @@ static int sum_path(const char *gpr, char *out, size_t len)
 
 typedef struct key {
 	char version[32];
-	uint32_t sz_rank, sz_k, sz_r, ends_crc;
-	uint64_t size, mtime_ns, dev, ino;
+	uint32_t sz_rank, sz_k, sz_r, pad;
+	uint64_t size, mtime_ns, ctime_ns, dev, ino;
 } sum_key_t;
 
 /* A summary's key: this gpuprof and a rank file's identity (rankfile.h: device, inode,
- * size, mtime, a checksum of its ends). Written with the identity of the bytes the
- * analysis read, not of the file at the path when the summary is written: a rank file
- * replaced while it was read (the agent's SIGTERM snapshot, then salvage's whole file
- * after SIGKILL) made a summary of the snapshot that the epilog's report took for the
- * whole file (3 372 of 5 487 steps). */
+ * size, mtime, ctime). Written with the identity of the bytes the analysis read, not of
+ * the file at the path when the summary is written: a rank file replaced while it was
+ * read (the agent's SIGTERM snapshot, then salvage's whole file after SIGKILL) made a
+ * summary of the snapshot that the epilog's report took for the whole file (3 372 of
+ * 5 487 steps). */
 static void make_key(const gp_rf_ident_t *id, sum_key_t *k)
 {
 	memset(k, 0, sizeof(*k));
@@ -160,34 +161,34 @@ static void make_key(const gp_rf_ident_t *id, sum_key_t *k)
 	k->sz_rank = sizeof(gp_rank_t);
 	k->sz_k = sizeof(gp_kstat_t);
 	k->sz_r = sizeof(gp_rstat_t);
-	k->ends_crc = id->ends_crc;
 	k->size = id->size;
 	k->mtime_ns = id->mtime_ns;
+	k->ctime_ns = id->ctime_ns;
 	k->dev = id->dev;
 	k->ino = id->ino;
 }
 
-/* The key of the rank file at gpr as it is now (its mode too, for the summary's). */
+/* The key of the rank file at gpr as it is now (its mode too, for the summary's), from
+ * its status alone: nothing of it is opened or read. A file put in its place is another
+ * inode, or the same one with a new ctime (a copy over it, `cp -p`, rsync --inplace, tar:
+ * each sets the kernel's ctime, which utimensat cannot set back), and one that grew or
+ * was cut has another size. Reading its first and last 4 KiB for a checksum instead (v9)
+ * was 16 % of a report from summaries (perf, 10 240 ranks: open, fstat, fcntl, two preads,
+ * close); what that checksum saw and this does not is a rewrite to the same size within
+ * the timestamp tick of the summary's own reading (a jiffy; none where the kernel gives
+ * fine-grained ctimes to files whose times were read, Linux >= 6.13), which no writer of
+ * rank files does: they append, or write another file and rename it into place. */
 static int rank_key(const char *gpr, uid_t owner, sum_key_t *k, mode_t *mode)
 {
 	struct stat st;
 	gp_rf_ident_t id;
-	/* a regular file, never through a link nor a FIFO or device: root must not open, let
-	 * alone read, what a user's rank0.gpr -> /root/secret names */
-	int fd = gp_open_regular(AT_FDCWD, gpr, (uid_t)-1, &st);
-	/* only its ends are read: without this, the kernel's readahead read the whole rank file
-	 * from a cold cache (a 2 000-rank job from its summaries read 125 MB from disk, its
-	 * rank files being 118 MB) */
-	if (fd >= 0)
-		posix_fadvise(fd, 0, 0, POSIX_FADV_RANDOM);
-	if (fd < 0 || !gp_job_file_ok(st.st_uid, owner) || gp_rf_ident_fd(fd, &id) < 0) {
-		if (fd >= 0)
-			close(fd);
+	/* a regular file, never through a link: its status, never what a link names */
+	if (fstatat(AT_FDCWD, gpr, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISREG(st.st_mode) ||
+	    !gp_job_file_ok(st.st_uid, owner))
 		return -1;
-	}
-	close(fd);
 	if (mode)
 		*mode = st.st_mode;
+	gp_rf_ident_stat(&st, &id);
 	make_key(&id, k);
 	return 0;
 }
@@ -609,11 +610,15 @@ int gp_summary_read(const char *gpr, uid_t owner, gp_rank_t *out, gp_rank_tables
 	if (sum_path(gpr, path, sizeof(path)) < 0 || rank_key(gpr, owner, &want, NULL) < 0)
 		return -1;
 	/* only a summary this user (or root) wrote: another user's could say anything; a
-	 * FIFO in its place must not hang the report (it was opened blocking) */
-	int fd = gp_open_regular(AT_FDCWD, path, 0, &st);
+	 * FIFO in its place must not hang the report (opened O_NONBLOCK, and left so: a
+	 * regular file's read ignores it, and a short read is a summary refused, the rank
+	 * file read instead; gp_open_regular's two fcntl calls to clear it were 2.6 % of a
+	 * report from summaries) */
+	int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
 	if (fd < 0)
 		return -1;
-	if (st.st_size < 16 || (uint64_t)st.st_size > MAXBYTES) {
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || (st.st_uid && st.st_uid != geteuid()) ||
+	    st.st_size < 16 || (uint64_t)st.st_size > MAXBYTES) {
 		close(fd);
 		return -1;
 	}

@@ -129,6 +129,35 @@ ok $? "--ranks=3,40-41 lists those ranks' lines"
 "$B/gpuprof" report --ranks=x "$T/big" 2>/dev/null; ok $(( $? == 2 ? 0 : 1 )) "--ranks=x is rejected as usage"
 python3 -c 'import json,sys; assert len(json.load(open(sys.argv[1]))["ranks"]) == 80' "$T/big/report.json"
 ok $? "report.json keeps all 80 ranks"
+# rank_table: every rank a row, each cell the value its rank's object gives that key
+python3 - "$T/big/report.json" <<'PY3'
+import json, sys
+j = json.load(open(sys.argv[1])); t = j["rank_table"]
+assert j["ranks_total"] == j["ranks_written"] == len(t["rows"]) == 80, (j["ranks_total"], len(t["rows"]))
+def field(r, key):
+    for k in key.split("."):
+        r = r[k]
+    return r
+for r, row in zip(j["ranks"], t["rows"]):
+    for k, v in zip(t["keys"], row):
+        assert field(r, k) == v, (r["rank"], k, field(r, k), v)
+assert all(v is not None for row in t["rows"] for v in row)
+PY3
+ok $? "rank_table gives every rank a row, each cell its rank object's value"
+# above 1 024 ranks (GP_JSON_RANKS) an object only for the ranks the findings or --ranks name
+"$B/bench/synth-job" --ranks 1100 --events 200 --out "$T/huge" >/dev/null &&
+	"$B/gpuprof" report --quiet "$T/huge" && "$B/gpuprof" report --ranks=40 --format=json "$T/huge" >"$T/huge40.json"
+ok $? "report on 1 100 ranks"
+python3 - "$T/huge/report.json" "$T/huge40.json" <<'PY4'
+import json, sys
+j = json.load(open(sys.argv[1])); k = json.load(open(sys.argv[2]))
+named = sorted({f["rank"] for f in j["findings"]})
+assert j["ranks_total"] == len(j["rank_table"]["rows"]) == 1100, j["ranks_total"]
+assert [r["rank"] for r in j["ranks"]] == named and 3 in named, ([r["rank"] for r in j["ranks"]], named)
+assert j["ranks_written"] == len(named) and j["findings"][0]["id"] == "straggler"
+assert sorted(r["rank"] for r in k["ranks"]) == sorted(set(named) | {40}), [r["rank"] for r in k["ranks"]]
+PY4
+ok $? "1 100 ranks: objects for the ranks the findings name (the straggler, rank 3) and --ranks=40 only, every rank in rank_table"
 # per-rank summaries (rankR.gps): the first report writes them, the next reads them in
 # place of the rank files, and says the same on every fixture; a rank file that changed,
 # or a summary that is not valid, is read again
@@ -159,6 +188,12 @@ j=$T/fx/straggler
 touch "$j/step0/rank1.gpr"
 GPUPROF_DEBUG=1 "$B/gpuprof" report "$j" 2>&1 >/dev/null | grep -q "1 rank(s) from their summaries, 1 from their rank files"
 ok $? "a rank file that changed since its summary is read again"
+# rewritten in place with its mtime put back: its ctime moved (the summary's key)
+"$B/gpuprof" report "$j" >/dev/null 2>&1 # both summaries valid again
+cat "$j/step0/rank1.gpr" >"$T/r1.copy" && touch -r "$j/step0/rank1.gpr" "$T/r1.copy" &&
+	cat "$T/r1.copy" >"$j/step0/rank1.gpr" && touch -r "$T/r1.copy" "$j/step0/rank1.gpr"
+GPUPROF_DEBUG=1 "$B/gpuprof" report "$j" 2>&1 >/dev/null | grep -q "1 rank(s) from their summaries, 1 from their rank files"
+ok $? "a rank file rewritten in place, its size and mtime as they were, is read again"
 printf 'x' | dd of="$j/step0/rank0.gps" bs=1 seek=200 conv=notrunc 2>/dev/null
 GPUPROF_DEBUG=1 "$B/gpuprof" report "$j" 2>&1 >/dev/null | grep -q " 1 from their rank files"
 ok $? "a summary whose checksum fails is not used"

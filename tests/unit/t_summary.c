@@ -1,7 +1,8 @@
 /* Per-rank summaries (report/summary.c): the sections a summary holds cover every byte of
  * gp_rank_t but padding, and a rank written and read back is the same rank, its step
  * samples, PyTorch owners and tables included; a summary of another file, a torn one or a
- * corrupted one is refused. */
+ * corrupted one is refused, and so is one whose rank file was rewritten in place or
+ * replaced with its size and mtime put back (the key is the file's status: its ctime). */
 #include "config.h"
 #include "rankfile.h"
 #include "summary.h"
@@ -14,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 static int cmp_off(const void *a, const void *b)
@@ -77,6 +79,95 @@ static void fill(gp_rank_t *r, const char *gpr)
 	r->torch.own = calloc(3 * GP_OWNERS, sizeof(gp_owner_t));
 	snprintf(r->torch.own[0].stack, sizeof(r->torch.own[0].stack), "train.py:17 step");
 	r->torch.own[0].bytes = 4096;
+}
+
+/* A summary of gpr as it is now (tb read from it, its identity taken now). */
+static bool summarize_now(const char *gpr, const gp_rank_t *r, gp_rank_tables_t *tb)
+{
+	int fd = open(gpr, O_RDONLY);
+	tb->src_ok = fd >= 0 && gp_rf_ident_fd(fd, &tb->src) == 0;
+	if (fd >= 0)
+		close(fd);
+	return tb->src_ok && gp_summary_write(gpr, r, tb) == 0;
+}
+
+/* Until the file system's clock has passed path's ctime: a change made now gets another
+ * (it moves in ticks of the kernel's coarse clock) */
+static void next_tick(const char *path)
+{
+	struct stat st;
+	struct timespec now, ms = {0, 1000000};
+	if (stat(path, &st) < 0)
+		return;
+	for (int i = 0; i < 1000; i++) {
+		clock_gettime(CLOCK_REALTIME_COARSE, &now);
+		if (now.tv_sec > st.st_ctim.tv_sec ||
+		    (now.tv_sec == st.st_ctim.tv_sec && now.tv_nsec > st.st_ctim.tv_nsec))
+			return;
+		nanosleep(&ms, NULL);
+	}
+}
+
+/* The rank file changed or replaced with what the old key checked (size, mtime) put back:
+ * each time the summary is refused (the report then reads the rank file). */
+static void replaced(const char *dir, const char *gpr, const gp_rank_t *r, gp_rank_tables_t *tb)
+{
+	gp_rank_t x;
+	gp_rank_tables_t tx;
+	struct stat st;
+	char other[300], link2[300];
+	ok(summarize_now(gpr, r, tb) && gp_summary_read(gpr, (uid_t)-1, &x, &tx) == 0,
+	   "a summary of the rank file as it is now is read");
+	gp_rank_release(&x);
+	gp_rank_tables_free(&tx);
+
+	/* in place: same inode, same size, another byte, its mtime set back */
+	stat(gpr, &st);
+	next_tick(gpr);
+	int fd = open(gpr, O_WRONLY);
+	bool rewrote = fd >= 0 && pwrite(fd, "y", 1, 100) == 1;
+	struct timespec times[2] = {st.st_atim, st.st_mtim};
+	rewrote &= futimens(fd, times) == 0;
+	close(fd);
+	struct stat now;
+	stat(gpr, &now);
+	ok(rewrote && now.st_ino == st.st_ino && now.st_size == st.st_size &&
+	       now.st_mtim.tv_sec == st.st_mtim.tv_sec && now.st_mtim.tv_nsec == st.st_mtim.tv_nsec,
+	   "the rank file rewritten in place, its inode, size and mtime as they were");
+	ok(gp_summary_read(gpr, (uid_t)-1, &x, &tx) < 0,
+	   "its summary is stale (the rewrite moved its ctime)");
+
+	/* another file of the same size and mtime renamed into its place */
+	ok(summarize_now(gpr, r, tb), "summarized again");
+	stat(gpr, &st);
+	snprintf(other, sizeof(other), "%s/other.gpr", dir);
+	fd = open(other, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	char b[4100];
+	memset(b, 'z', sizeof(b));
+	bool put = fd >= 0 && write(fd, b, (size_t)st.st_size) == st.st_size;
+	times[0] = st.st_atim, times[1] = st.st_mtim;
+	put &= futimens(fd, times) == 0;
+	close(fd);
+	put &= rename(other, gpr) == 0;
+	ok(put && gp_summary_read(gpr, (uid_t)-1, &x, &tx) < 0,
+	   "a file of the same size and mtime renamed into its place: stale");
+
+	/* a hard link made to it since (its ctime moves): stale, not wrong */
+	ok(summarize_now(gpr, r, tb), "summarized again");
+	next_tick(gpr);
+	snprintf(link2, sizeof(link2), "%s/rank1.gpr", dir);
+	ok(link(gpr, link2) == 0 && gp_summary_read(gpr, (uid_t)-1, &x, &tx) < 0,
+	   "a hard link made to the rank file since: stale");
+	unlink(link2);
+
+	/* the rank file's name a symbolic link to a file the summary was of: never followed */
+	ok(summarize_now(gpr, r, tb), "summarized again");
+	snprintf(other, sizeof(other), "%s/real.gpr", dir);
+	ok(rename(gpr, other) == 0 && symlink("real.gpr", gpr) == 0 &&
+	       gp_summary_read(gpr, (uid_t)-1, &x, &tx) < 0,
+	   "a link in the rank file's place is not followed");
+	unlink(gpr);
+	rename(other, gpr);
 }
 
 int main(void)
@@ -212,6 +303,7 @@ int main(void)
 	t.src_ok = false;
 	errno = 0;
 	ok(gp_summary_write(gpr, &r, &t) < 0, "no summary of a file that changed while read");
+	replaced(dir, gpr, &back, &tb);
 
 	gp_rank_release(&r);
 	gp_rank_release(&back);
