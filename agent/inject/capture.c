@@ -177,10 +177,10 @@ void gp_inj_capture_tick(uint64_t now, uint64_t kernels, uint64_t measured_ns, b
 	} else {
 		if (!costwin.nwin) /* the first window: from the CUPTI module's start, at 0 */
 			gp_costwin_start(&costwin, gp_inj.cap_t0, &(gp_costwin_seen_t){0});
-		if (steps || at_exit) {
+		if (steps || at_exit) { /* steps seen just before the exit: theirs too */
 			costwin_finish(now, &seen,
-			               at_exit ? GP_COSTWIN_AT_EXIT : GP_COSTWIN_BY_STEPS);
-			to_steps = !at_exit;
+			               steps ? GP_COSTWIN_BY_STEPS : GP_COSTWIN_AT_EXIT);
+			to_steps = steps;
 		} else {
 			costwin_look(now, &seen);
 		}

@@ -55,7 +55,9 @@ uint64_t gp_costwin_end(gp_costwin_t *w, uint64_t now, const gp_costwin_seen_t *
 {
 	if (!w->on && !w->closing)
 		return 0;
-	if (w->on)
+	/* a closing window keeps its budget's reason when its switch-off takes effect; at
+	 * exit or at the steps nothing switched it off: that is why it ended */
+	if (w->on || why == GP_COSTWIN_AT_EXIT || why == GP_COSTWIN_BY_STEPS)
 		w->why = why;
 	w->traced_ns += since(now, w->win_t0);
 	w->on = w->closing = false;

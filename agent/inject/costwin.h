@@ -36,8 +36,8 @@
  * so far (GP_EV_CONTROL, common/event.h GP_CTRL_*), so a process killed in a window leaves
  * its cost in the rank file; its last look comes at exit, after the CUPTI module's last
  * flush (cupti.c at_exit_flush: atexit, and the library's on_exit). A program whose steps
- * are seen during the first window has no window by cost: the first goes on as the
- * steps' start-up window. */
+ * are seen before the first look has no window by cost; seen later, they end the open
+ * window (GP_COSTWIN_BY_STEPS, unswitched: it goes on as the steps' start-up window). */
 #ifndef GP_COSTWIN_H
 #define GP_COSTWIN_H
 

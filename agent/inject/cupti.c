@@ -32,6 +32,7 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <signal.h>
 #include <semaphore.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -957,7 +958,14 @@ __attribute__((visibility("default"))) int gp_cupti_start(const gp_inject_api_t 
 	}
 	set_capture(a->capture);
 	pthread_mutex_unlock(&cupti_lock);
-	if (pthread_create(&worker, NULL, worker_main, NULL) != 0)
+	/* the worker takes no signal of the program's: a handler that calls exit() on it
+	 * would wait in at_exit_flush for the flush lock the worker holds */
+	sigset_t all, old;
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	int rc = pthread_create(&worker, NULL, worker_main, NULL);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (rc != 0)
 		return fail(why, whylen, "pthread_create", CUPTI_ERROR_UNKNOWN);
 	pthread_detach(worker);
 	atexit(at_exit_flush);

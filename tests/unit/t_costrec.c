@@ -65,7 +65,7 @@ static int copy(const char *from, const char *to)
  * the first look at its first window (a PyTorch job: its first step comes seconds after
  * the CUPTI module's start): that window ends there, with an end on record, so the report
  * does not read it as one the process died in */
-static void steps_after_first_look(const char *ring, const char *path)
+static void steps_after_first_look(const char *ring, const char *path, bool at_exit)
 {
 	pid_t pid = fork();
 	if (pid == 0) {
@@ -85,7 +85,8 @@ static void steps_after_first_look(const char *ring, const char *path)
 		gp_inj.cap_t0 = 1000 * SEC;
 		gp_inj_capture_tick(gp_inj.cap_t0 + 1500 * MS, 100, 2 * MS, false); /* so far */
 		atomic_store(&gp_inj.steps_seen, 1);
-		gp_inj_capture_tick(gp_inj.cap_t0 + 2000 * MS, 150, 3 * MS, false);
+		/* at_exit: the steps were seen between the worker's last look and the exit */
+		gp_inj_capture_tick(gp_inj.cap_t0 + 2000 * MS, 150, 3 * MS, at_exit);
 		gp_inj_capture_tick(gp_inj.cap_t0 + 9000 * MS, 900, 9 * MS, true); /* exit */
 		drain();
 		gp_rf_writer_close(w, false);
@@ -97,9 +98,10 @@ static void steps_after_first_look(const char *ring, const char *path)
 	gp_rank_t r = load(path);
 	ok(WIFEXITED(st) && !WEXITSTATUS(st) && r.capture.cost_windows == 1 &&
 	       r.capture.cost_unended == 0 && r.capture.cost_at_exit == 0,
-	   "steps seen after the first window's first look: it ends there, not at a death "
+	   "steps seen after the first window's first look%s: it ends there, not at a death "
 	   "(%u windows, %u unended, %u at exit)",
-	   r.capture.cost_windows, r.capture.cost_unended, r.capture.cost_at_exit);
+	   at_exit ? ", then the exit" : "", r.capture.cost_windows, r.capture.cost_unended,
+	   r.capture.cost_at_exit);
 	ok(r.capture.cost_estimate_ns == 3 * MS,
 	   "... charged what it measured until the steps (%.1f ms)",
 	   r.capture.cost_estimate_ns / 1e6);
@@ -116,7 +118,8 @@ int main(void)
 	snprintf(ring, sizeof(ring), "%s/ring", dir);
 	snprintf(path, sizeof(path), "%s/rank0.gpr", dir);
 	snprintf(crash, sizeof(crash), "%s/crash.gpr", dir);
-	steps_after_first_look(ring, path);
+	steps_after_first_look(ring, path, false);
+	steps_after_first_look(ring, path, true);
 	ok(gp_ring_create(&gp_inj.ring, ring, 1024) == 0, "a ring");
 	gp_rf_hdr_add(hdr, sizeof(hdr), "job", "1");
 	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);

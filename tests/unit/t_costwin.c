@@ -158,7 +158,7 @@ int main(void)
 	s.kernels = 15000; /* refused: traced on */
 	ok(!gp_costwin_tick(&w, 400 * MS, &s) && !gp_costwin_tick(&w, 200 * SEC, &s) && w.nwin == 1,
 	   "no other window while its end is awaited, 200 s on (%u opened)", w.nwin);
-	c = gp_costwin_end(&w, 200 * SEC, &s, GP_COSTWIN_AT_EXIT);
+	c = gp_costwin_end(&w, 200 * SEC, &s, GP_COSTWIN_OPEN); /* capture.c's: it took effect */
 	ok(c == 15000 * GP_COSTWIN_NS_PER_KERNEL && w.why == GP_COSTWIN_BY_KERNELS &&
 	       w.nended == 1 && w.traced_ns == 200 * SEC,
 	   "it ends when the switch-off takes effect: %llu ms, its kernels traced meanwhile "
@@ -187,6 +187,15 @@ int main(void)
 	   "the next window opens, counted from its start");
 	ok(gp_costwin_late(&w, &s) == 3 * MS && w.spent_ns == 170 * MS,
 	   "what the last one gained before it opened is still charged, to it");
+
+	/* 8b. a window whose switch-off is still refused when the process exits: nothing
+	 * switched it off, so it ended at exit (not on its budget: no switch to record) */
+	gp_costwin_start(&w, 0, &(gp_costwin_seen_t){0});
+	s = (gp_costwin_seen_t){.kernels = 10000};
+	gp_costwin_tick(&w, 200 * MS, &s);
+	ok(w.closing && gp_costwin_end(&w, 300 * MS, &s, GP_COSTWIN_AT_EXIT) == 200 * MS &&
+	       w.why == GP_COSTWIN_AT_EXIT,
+	   "closing at exit: charged once, ended at exit");
 
 	/* 9. the process ends with a window open (a short job inside its first window) */
 	gp_costwin_start(&w, 0, &(gp_costwin_seen_t){0});
