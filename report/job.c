@@ -203,6 +203,17 @@ static gp_rank_t *ranks_alloc(unsigned n)
 	return p;
 }
 
+/* Rank i analysed into slot s */
+static void analyse_rank(pool_t *p, unsigned i, rank_sum_t *s, rank_data_t *rd)
+{
+	memset(s, 0, sizeof(*s));
+	s->path = p->paths[i].path;
+	s->sides = p->paths[i].sides;
+	s->nsides = p->paths[i].nsides;
+	s->r = &p->ranks[i];
+	analyse_one(s, rd, p->steps_from, p->owner);
+}
+
 static void *pool_worker(void *arg)
 {
 	pool_t *p = arg;
@@ -214,12 +225,7 @@ static void *pool_worker(void *arg)
 		while (i >= p->merged + WINDOW) /* its slot still holds rank i - WINDOW */
 			pthread_cond_wait(&p->changed, &p->mu);
 		pthread_mutex_unlock(&p->mu);
-		memset(s, 0, sizeof(*s));
-		s->path = p->paths[i].path;
-		s->sides = p->paths[i].sides;
-		s->nsides = p->paths[i].nsides;
-		s->r = &p->ranks[i];
-		analyse_one(s, &rd, p->steps_from, p->owner);
+		analyse_rank(p, i, s, &rd);
 		pthread_mutex_lock(&p->mu);
 		p->done[i % WINDOW] = i + 1;
 		pthread_cond_broadcast(&p->changed);
@@ -240,13 +246,18 @@ static unsigned report_threads(unsigned work)
 	return (unsigned)(n > (long)work ? (long)work : n);
 }
 
-/* Merge the ranks in order as the workers analyse them (pool_t). */
-static void merge_in_order(gp_job_t *job, pool_t *p)
+/* Merge the ranks in order as the workers analyse them (pool_t); with no worker (none
+ * could start: a process or thread limit), analyse each here first, one at a time. */
+static void merge_in_order(gp_job_t *job, pool_t *p, bool workers)
 {
 	unsigned from_sum = 0;
+	rank_data_t rd;
+	memset(&rd, 0, sizeof(rd));
 	for (unsigned i = 0; i < p->n; i++) {
+		if (!workers)
+			analyse_rank(p, i, &p->win[i % WINDOW], &rd);
 		pthread_mutex_lock(&p->mu);
-		while (p->done[i % WINDOW] != i + 1)
+		while (workers && p->done[i % WINDOW] != i + 1)
 			pthread_cond_wait(&p->changed, &p->mu);
 		pthread_mutex_unlock(&p->mu);
 		merge_one(job, &p->win[i % WINDOW], &from_sum);
@@ -257,13 +268,14 @@ static void merge_in_order(gp_job_t *job, pool_t *p)
 		if (progress_fn && ((i + 1) % WINDOW == 0 || i + 1 == p->n))
 			progress_fn(i + 1, p->n);
 	}
+	gp_rd_free(&rd);
 	gp_debug("report: %u rank(s) from their summaries, %u from their rank files", from_sum,
 	         job->nranks - from_sum);
 }
 
-/* Analyse and merge every rank of paths: GPUPROF_REPORT_THREADS workers (at least one
- * thread of ours besides this one, which merges). -1 (ENOMEM) when the ranks' results do
- * not fit in memory or no thread starts (nothing read). */
+/* Analyse and merge every rank of paths: GPUPROF_REPORT_THREADS workers besides this
+ * thread, which merges (and analyses too where no worker starts). -1 (ENOMEM) when the
+ * ranks' results do not fit in memory (nothing read). */
 static int analyse_all(gp_job_t *job, rank_in_t *paths, unsigned n)
 {
 	pool_t p = {.paths = paths, .n = n, .steps_from = job->steps_from, .owner = job->owner};
@@ -277,8 +289,9 @@ static int analyse_all(gp_job_t *job, rank_in_t *paths, unsigned n)
 	for (unsigned i = 0; t && p.win && p.done && p.ranks && i < nt; i++)
 		if (pthread_create(&t[started], NULL, pool_worker, &p) == 0)
 			started++;
-	if (started)
-		merge_in_order(job, &p);
+	bool fit = t && p.win && p.done && p.ranks;
+	if (fit)
+		merge_in_order(job, &p, started > 0);
 	for (unsigned i = 0; i < started; i++)
 		pthread_join(t[i], NULL);
 	pthread_cond_destroy(&p.changed);
@@ -286,7 +299,7 @@ static int analyse_all(gp_job_t *job, rank_in_t *paths, unsigned n)
 	free(t);
 	free(p.win);
 	free(p.done);
-	if (!started) {
+	if (!fit) {
 		free(job->ranks);
 		job->ranks = NULL;
 		return errno = ENOMEM, -1;

@@ -29,6 +29,20 @@ for j in "$T/nvtx" "$F/ddp-clean" "$F/straggler" "$F/pt-torchrun"; do
 	done
 done
 [ $same = 1 ]; ok $? "the report on 1 and on 5 threads is the same (16 synthetic ranks, three multi-rank fixtures)"
+# no thread can start (a process or thread limit on a login node): the ranks are read on
+# the report's own thread, the same report
+printf '#include <errno.h>\n#include <pthread.h>\nint pthread_create(pthread_t *t, const pthread_attr_t *a, void *(*f)(void *), void *x) { (void)t, (void)a, (void)f, (void)x; return EAGAIN; }\n' >"$T/nothr.c"
+if ${CC:-cc} -shared -fPIC -o "$T/nothr.so" "$T/nothr.c" 2>/dev/null; then
+	same=1
+	for j in "$T/nvtx" "$F/ddp-clean"; do
+		GPUPROF_REPORT_THREADS=1 "$B/gpuprof" report --format=json "$j" >"$T/one" 2>&1
+		LD_PRELOAD="$T/nothr.so" "$B/gpuprof" report --format=json "$j" >"$T/none" 2>&1 &&
+			cmp -s "$T/one" "$T/none" || { same=0; echo "# differs: $j"; head -3 "$T/none"; }
+	done
+	[ $same = 1 ]; ok $? "no thread starts: the same report, read on the report's own thread"
+else
+	skip "no C compiler for the thread-less case"
+fi
 "$B/bench/synth-job" --ranks 2 --events 2000 --out "$T/prof" --profiler-steps >/dev/null
 "$B/gpuprof" report "$T/prof" >"$T/prof.txt"; ok $? "report on a job without NVTX steps"
 grep -q "steps: cudaProfilerStart/Stop windows" "$T/prof.txt"; ok $? "steps from cudaProfilerStart/Stop"
