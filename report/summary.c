@@ -45,6 +45,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #define MAGIC    "GPSUMv10"   /* v9 and before: "GPSUM\0vN" */
@@ -164,7 +165,8 @@ static void make_key(const gp_rf_ident_t *id, sum_key_t *k)
 	k->size = id->size;
 	k->mtime_ns = id->mtime_ns;
 	k->ctime_ns = id->ctime_ns;
-	k->dev = id->dev;
+	k->dev = 0; /* NFS and Lustre clients number a filesystem each their own way: a summary
+	             * made on a node would never match on another; the inode is the server's */
 	k->ino = id->ino;
 }
 
@@ -178,13 +180,33 @@ static void make_key(const gp_rf_ident_t *id, sum_key_t *k)
  * the timestamp tick of the summary's own reading (a jiffy; none where the kernel gives
  * fine-grained ctimes to files whose times were read, Linux >= 6.13), which no writer of
  * rank files does: they append, or write another file and rename it into place. */
+/* path's status as its filesystem's server has it now: NFS answers a stat from the
+ * client's attribute cache (seconds to a minute old: a rank file salvaged into place on
+ * another node would keep the old file's key); statx's FORCE_SYNC asks the server, and
+ * changes nothing on a local filesystem. Never through a link. */
+static int stat_now(const char *path, struct stat *st)
+{
+	struct statx sx;
+	if (statx(AT_FDCWD, path, AT_SYMLINK_NOFOLLOW | AT_STATX_FORCE_SYNC, STATX_BASIC_STATS,
+	          &sx) < 0)
+		return errno == ENOSYS ? fstatat(AT_FDCWD, path, st, AT_SYMLINK_NOFOLLOW) : -1;
+	memset(st, 0, sizeof(*st));
+	st->st_mode = sx.stx_mode;
+	st->st_uid = sx.stx_uid;
+	st->st_dev = makedev(sx.stx_dev_major, sx.stx_dev_minor);
+	st->st_ino = (ino_t)sx.stx_ino;
+	st->st_size = (off_t)sx.stx_size;
+	st->st_mtim = (struct timespec){sx.stx_mtime.tv_sec, sx.stx_mtime.tv_nsec};
+	st->st_ctim = (struct timespec){sx.stx_ctime.tv_sec, sx.stx_ctime.tv_nsec};
+	return 0;
+}
+
 static int rank_key(const char *gpr, uid_t owner, sum_key_t *k, mode_t *mode)
 {
 	struct stat st;
 	gp_rf_ident_t id;
 	/* a regular file, never through a link: its status, never what a link names */
-	if (fstatat(AT_FDCWD, gpr, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISREG(st.st_mode) ||
-	    !gp_job_file_ok(st.st_uid, owner))
+	if (stat_now(gpr, &st) < 0 || !S_ISREG(st.st_mode) || !gp_job_file_ok(st.st_uid, owner))
 		return -1;
 	if (mode)
 		*mode = st.st_mode;
