@@ -225,8 +225,9 @@ static int db_open(db_t *d, uint32_t job)
 	d->clusters = d->list_create(NULL);
 	d->conn = d->conn_get(NULL);
 	if (!d->steps || !d->clusters || !d->conn) {
+		int rc = db_fail(job, "no connection (slurmdb_connection_get)"); /* errno first */
 		db_close(d);
-		return db_fail(job, "no connection (slurmdb_connection_get)");
+		return rc;
 	}
 	d->list_append(d->steps, &d->step);
 	d->list_append(d->clusters, d->cluster);
