@@ -190,6 +190,28 @@ static uint64_t gpu_done(void)
 {
 	return atomic_load(&gpu_done_ts);
 }
+
+/* The injected library's API as the tests give it to the CUPTI module: modes traced from
+ * the start (the first window), CUPTI detached between windows, its flushes from the
+ * detach (a 1.5 s period), the callback slot left free unless a test takes it */
+static inline gp_inject_api_t fake_api(unsigned modes, void (*emit)(const gp_event_t *),
+                                       uint32_t (*intern)(const char *, size_t),
+                                       void (*count_drop)(unsigned, uint64_t))
+{
+	return (gp_inject_api_t){.modes = modes,
+	                         .emit = emit,
+	                         .intern = intern,
+	                         .count_drop = count_drop,
+	                         .gen = 3,
+	                         .tid = tid,
+	                         .now = now,
+	                         .capture = modes,
+	                         .callbacks = false,
+	                         .flush_ms = 1500,
+	                         .api_mode = 1,
+	                         .detach = true,
+	                         .gpu_done = gpu_done};
+}
 /* up to 3 s for a counter of the fake's to reach want */
 static bool wait_for(_Atomic int *v, int want)
 {

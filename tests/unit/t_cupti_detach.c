@@ -141,21 +141,10 @@ int main(void)
 {
 	const unsigned CUDA = GP_MODE_CUDA, MEM = GP_MODE_MEM;
 	static gp_inject_api_t api; /* the module reads it until the process exits */
-	api = (gp_inject_api_t){.modes = CUDA | MEM,
-	                        .emit = emit,
-	                        .intern = intern,
-	                        .count_drop = count_drop,
-	                        .gen = 3,
-	                        .tid = tid,
-	                        .now = now,
-	                        .capture = CUDA | MEM,
-	                        .callbacks = false, /* a framework's process: the slot left free */
-	                        .flush_ms = 1500, /* flushes come from the detach, not the period */
-	                        .api_mode = 1,
-	                        .detach = true,
-	                        .gpu_done = gpu_done,
-	                        .foreign = foreign,
-	                        .tick = tick};
+	/* a framework's process: the callback slot left free; flushes come from the detach */
+	api = fake_api(CUDA | MEM, emit, intern, count_drop);
+	api.foreign = foreign;
+	api.tick = tick;
 	char why[128] = "";
 	pthread_t prog;
 	pthread_create(&prog, NULL, program, NULL);

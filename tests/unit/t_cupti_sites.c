@@ -118,20 +118,8 @@ int main(void)
 {
 	const unsigned CUDA = GP_MODE_CUDA;
 	static gp_inject_api_t api; /* the module reads it until the process exits */
-	api = (gp_inject_api_t){.modes = CUDA,
-	                        .emit = emit,
-	                        .intern = intern,
-	                        .count_drop = count_drop,
-	                        .gen = 3,
-	                        .tid = tid,
-	                        .now = now,
-	                        .capture = CUDA, /* the first window from the start */
-	                        .callbacks = false,
-	                        .flush_ms = 1500,
-	                        .api_mode = 1,
-	                        .detach = true,
-	                        .gpu_done = gpu_done,
-	                        .launch_sites = 4};
+	api = fake_api(CUDA, emit, intern, count_drop); /* the first window from the start */
+	api.launch_sites = 4;
 	char why[128] = "";
 	pthread_t prog;
 	pthread_create(&prog, NULL, program, NULL);
