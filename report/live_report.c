@@ -6,8 +6,10 @@
 #include "config.h"
 #include "live_report.h"
 #include "json.h"
+#include "wrap.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define GIB 1073741824.0
@@ -77,29 +79,63 @@ static void text_findings(const gp_live_job_t *j, FILE *f)
 		fprintf(f, "  none so far\n");
 }
 
+/* A rank's step basis: "<basis>, <name> (<source>)". */
+static void basis_of(const gp_live_rank_t *r, char *out, size_t len)
+{
+	snprintf(out, len, "%s, %s (%s)", r->step_basis, r->step_name, r->step_source);
+}
+
 static void text_steps(const gp_live_job_t *j, FILE *f)
 {
 	fprintf(f, "\n== How slow, so far ==\n");
-	fprintf(f, "%-6s %-6s %-12s %-8s %8s %10s %10s %10s %12s %7s  %s\n", "step", "rank", "node",
-	        "state", "steps", "median ms", "p95 ms", "last ms", "last steps", "last/med",
-	        "basis, step");
+	fprintf(f, "%-6s %-6s %-12s %-8s %8s %10s %10s %10s %10s %8s\n", "step", "rank", "node",
+	        "state", "steps", "median ms", "p95 ms", "last ms", "last steps", "last/med");
 	for (unsigned i = 0; i < j->n; i++) {
 		const gp_live_rank_t *r = &j->r[i];
 		fprintf(f, "%-6s %-6d %-12.12s %-8s %8u ", r->step, r->rank, r->node,
 		        state_of(j, i), r->steps);
 		if (!r->step_source[0]) {
-			fprintf(f, "%10s %10s %10s %12s %7s  %s\n", "-", "-", "-", "-", "-",
-			        "no steps found yet");
+			fprintf(f, "%10s %10s %10s %10s %8s\n", "-", "-", "-", "-", "-");
 			continue;
 		}
 		fprintf(f, "%10.3f %10.3f ", r->median_ms, r->p95_ms);
 		if (r->last_steps)
-			fprintf(f, "%10.3f %12u %7.2f", r->last_median_ms, r->last_steps,
+			fprintf(f, "%10.3f %10u %8.2f\n", r->last_median_ms, r->last_steps,
 			        r->median_ms > 0 ? r->last_median_ms / r->median_ms : 0);
 		else
-			fprintf(f, "%10s %12u %7s", "-", 0u, "-");
-		fprintf(f, "  %s, %s (%s)\n", r->step_basis, r->step_name, r->step_source);
+			fprintf(f, "%10s %10u %8s\n", "-", 0u, "-");
 	}
+	/* what a step is, once per distinct basis with its ranks (the same for all of them in
+	 * most jobs), beneath the table rather than as a column that no width holds */
+	char a[320], b[320];
+	unsigned nobasis = 0;
+	for (unsigned i = 0; i < j->n; i++) {
+		if (!j->r[i].step_source[0]) {
+			nobasis++;
+			continue;
+		}
+		basis_of(&j->r[i], a, sizeof(a));
+		bool seen = false;
+		for (unsigned k = 0; k < i && !seen; k++)
+			if (j->r[k].step_source[0]) {
+				basis_of(&j->r[k], b, sizeof(b));
+				seen = !strcmp(a, b);
+			}
+		if (seen)
+			continue;
+		unsigned nr = 0;
+		for (unsigned k = i; k < j->n; k++)
+			if (j->r[k].step_source[0]) {
+				basis_of(&j->r[k], b, sizeof(b));
+				nr += !strcmp(a, b);
+			}
+		if (nr == j->n)
+			fprintf(f, "steps: %s\n", a);
+		else
+			fprintf(f, "steps of %u rank(s) from rank %d: %s\n", nr, j->r[i].rank, a);
+	}
+	if (nobasis)
+		fprintf(f, "no steps found yet on %u rank(s)\n", nobasis);
 	if (j->median_ms > 0)
 		fprintf(f,
 		        "job: median step %.3f ms so far (median over ranks), %.3f ms in the "
@@ -153,11 +189,22 @@ static void text_quality(const gp_live_job_t *j, FILE *f)
 
 void gp_live_report_text(const gp_live_job_t *j, FILE *f)
 {
-	text_head(j, f);
-	text_findings(j, f);
-	text_steps(j, f);
-	text_gpus(j, f);
-	text_quality(j, f);
+	/* as the full report: written whole, then made safe for a terminal and cut into
+	 * lines (gp_text_emit): findings and step names are the program's own strings */
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *m = open_memstream(&buf, &len);
+	FILE *to = m ? m : f;
+	text_head(j, to);
+	text_findings(j, to);
+	text_steps(j, to);
+	text_gpus(j, to);
+	text_quality(j, to);
+	if (!m)
+		return;
+	fclose(m);
+	gp_text_emit(f, buf, len);
+	free(buf);
 }
 
 static void json_rank(const gp_live_job_t *j, unsigned i, FILE *f)

@@ -1057,9 +1057,8 @@ static void text_quality(const gp_job_t *job, FILE *out)
 
 void gp_report_text(const gp_job_t *job, FILE *out)
 {
-	/* written whole, then every control character but the newline made '?': the text
-	 * carries the program's own strings (range, thread and kernel names, paths, its
-	 * command line) to a terminal, an admin's too */
+	/* written whole, then made safe for a terminal and cut into lines in one place
+	 * (gp_text_emit), whichever writer below printed them */
 	char *buf = NULL;
 	size_t len = 0;
 	FILE *m = open_memstream(&buf, &len);
@@ -1075,13 +1074,7 @@ void gp_report_text(const gp_job_t *job, FILE *out)
 	if (!m)
 		return;
 	fclose(m);
-	for (size_t i = 0; buf && i < len; i++)
-		if (((unsigned char)buf[i] < 0x20 && buf[i] != '\n') || buf[i] == 0x7f)
-			buf[i] = '?';
-	/* every line through one cutter: no sentence, stack or name makes a line over
-	 * GP_TEXT_WIDTH (wrap.h), whichever writer above printed it */
-	if (buf)
-		gp_wrap_text(out, buf, len, GP_TEXT_WIDTH);
+	gp_text_emit(out, buf, len);
 	free(buf);
 }
 

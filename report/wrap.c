@@ -149,6 +149,15 @@ void gp_wrap_text(FILE *out, const char *buf, size_t len, size_t width)
 	}
 }
 
+void gp_text_emit(FILE *out, char *buf, size_t len)
+{
+	for (size_t i = 0; buf && i < len; i++)
+		if (((unsigned char)buf[i] < 0x20 && buf[i] != '\n') || buf[i] == 0x7f)
+			buf[i] = '?';
+	if (buf)
+		gp_wrap_text(out, buf, len, GP_TEXT_WIDTH);
+}
+
 void gp_wrapf(FILE *out, size_t hang, const char *fmt, ...)
 {
 	char *s = NULL;

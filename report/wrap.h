@@ -29,6 +29,11 @@ size_t gp_wrap_hang(const char *line, size_t len);
 void gp_wrap_line(FILE *out, const char *line, size_t len, size_t width, size_t hang);
 /* Every line of buf[0..len) through gp_wrap_line with its own gp_wrap_hang. */
 void gp_wrap_text(FILE *out, const char *buf, size_t len, size_t width);
+/* A text report written whole in buf[0..len) to out: every control character but the
+ * newline made '?' (the text carries the program's own strings, range, thread and kernel
+ * names, paths, to a terminal, an admin's too), then every line through gp_wrap_text at
+ * GP_TEXT_WIDTH. buf is changed. */
+void gp_text_emit(FILE *out, char *buf, size_t len);
 /* printf, then gp_wrap_line at GP_TEXT_WIDTH with the hang given (a writer that knows
  * its column: a stack after its figures). The text may hold several lines. */
 void gp_wrapf(FILE *out, size_t hang, const char *fmt, ...) __attribute__((format(printf, 3, 4)));

@@ -142,6 +142,31 @@ assert [r['rank'] for r in d['ranks']] == [3, 4, 5, 39] and d['running'] == 3 an
 assert [(f['id'], f['rank']) for f in d['findings']] == [('straggler', 39)], d['findings']
 "
 ok $? "--ranks=3-5,39: those ranks, and the job line of them (rank 39 their straggler)"
+# the running job's text: the program's own strings made safe for a terminal, every line
+# within 100 characters (textwidth.py), and what a step is said once per basis beneath the
+# table
+H=$(dirname "$0")
+cp -r "$J" "$T/hostile"
+python3 - "$T/hostile/step0" <<'PY'
+import json, sys
+p = "%s/rank5.live.json" % sys.argv[1]
+d = json.load(open(p))
+d["step_name"] = "fwd\x1b[2J\x07" + "x" * 150
+d["step_source"] = "torch"
+d["findings"] = [{"id": "slowdown", "text": "steps take 9 ms " + "and longer " * 30 + "\x1b]0;owned\x07"}]
+open(p, "w").write(json.dumps(d) + "\n")
+PY
+"$GP" report "$T/hostile" >"$T/hostile.txt" 2>&1
+out=$(python3 "$H/textwidth.py" check "$T/hostile.txt" 2>&1)
+ok $? "the running report's text: every line within 100 characters ($out)"
+! grep -q $'[\x01-\x09\x0b-\x1f\x7f]' "$T/hostile.txt" && grep -q "fwd?\[2J?" "$T/hostile.txt"
+ok $? "the program's control characters shown as '?' ($(grep -m1 -o 'fwd.\{0,8\}' "$T/hostile.txt" | cat -v))"
+unwrap "$T/hostile.txt" >"$T/hostile.u"
+grep -q "^steps of 39 rank(s) from rank 0: gpu, train_step (nvtx)$" "$T/hostile.u" &&
+	grep -q "^steps of 1 rank(s) from rank 5: gpu, fwd?\[2J?x*x (torch)$" "$T/hostile.u" && ! grep -q "^steps: " "$T/hostile.u"
+ok $? "what a step is, once per basis with its ranks ($(grep -c '^steps' "$T/hostile.txt") lines)"
+"$GP" report "$J" | grep -q "^steps: gpu, train_step (nvtx)$"
+ok $? "one basis for all 40 ranks: one line"
 "$GP" top --once --sort=now "$J" | sed -n 5p | grep -q "^0 *7 "
 ok $? "--sort=now: the slowest rank first"
 "$GP" top --once --sort=busy "$J" | sed -n 5p | grep -q "^0 *0 "
