@@ -8,6 +8,7 @@
 #include "log.h"
 #include "siteconf.h"
 #include "sitedir.h"
+#include "spool.h"
 #include "tree.h"
 
 #include <dirent.h>
@@ -67,8 +68,9 @@ typedef struct prune {
 	unsigned depth;
 	bool dry;
 	const char *root;
-	dev_t dev;       /* ROOT's file system: nothing on another is entered */
-	long long limit; /* seconds a user's directory may take */
+	dev_t dev;                  /* ROOT's file system: nothing on another is entered */
+	const gp_site_tmpl_t *tmpl; /* site_output's levels below USER; NULL: not known */
+	long long limit;            /* seconds a user's directory may take */
 	uint64_t bytes, jobs, kept, failed, mounts;
 } prune_t;
 
@@ -107,6 +109,40 @@ static void said(const prune_t *pr, const char *path, const gp_tree_usage_t *u, 
 	       : gone  ? "removed"
 	               : "could not remove all of",
 	       path, u->bytes / 1048576.0, when);
+}
+
+/* Whether dfd/name is a job directory gpuprof wrote: a directory that holds a step's
+ * directory (step0, stepbatch, step3.attempt1: what the agent makes) or nothing at all.
+ * A user's own directory at a job directory's depth (ROOT is their home, or a template
+ * with an escape at that level) holds none and is never removed. One on another file
+ * system is taken as one, for prune_job to name and leave alone. */
+static bool job_dir(const prune_t *pr, int dfd, const char *name)
+{
+	int fd = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	struct stat top;
+	if (fd >= 0 && fstat(fd, &top) == 0 && top.st_dev != pr->dev) {
+		close(fd);
+		return true;
+	}
+	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+	struct dirent *de;
+	bool step = false, empty = true;
+	if (!d) {
+		if (fd >= 0)
+			close(fd);
+		return false;
+	}
+	while (!step && (de = readdir(d))) {
+		struct stat st;
+		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+			continue;
+		empty = false;
+		step = !strncmp(de->d_name, "step", 4) && gp_spool_step_name_ok(de->d_name + 4) &&
+		       fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+		       S_ISDIR(st.st_mode);
+	}
+	closedir(d);
+	return step || empty;
 }
 
 /* One job directory dfd/name (path for messages): removed when it is old enough. */
@@ -178,8 +214,16 @@ static void prune_level(prune_t *pr, int dfd, const char *path, unsigned depth)
 		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
 			continue;
 		snprintf(sub, sizeof(sub), "%s/%s", path, de->d_name);
+		/* only what the template could have made: ~/gpuprof/%j, never ~/thesis */
+		if (pr->tmpl && !gp_site_tmpl_level_match(pr->tmpl, depth, de->d_name))
+			continue;
 		if (depth == pr->depth) {
-			prune_job(pr, dirfd(d), de->d_name, sub);
+			if (pr->tmpl &&
+			    fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+			    S_ISLNK(st.st_mode)) /* a link the template's name: removed as one */
+				prune_job(pr, dirfd(d), de->d_name, sub);
+			else if (job_dir(pr, dirfd(d), de->d_name))
+				prune_job(pr, dirfd(d), de->d_name, sub);
 			continue;
 		}
 		if (fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
@@ -337,9 +381,17 @@ static void prune_user(prune_t *pr, int rfd, const char *user)
 	user_child_wait(pr, pid, p[0], path);
 }
 
-/* ROOT and the depth from the operand, --depth and site_output. */
+/* a and b name the same directory */
+static bool same_dir(const char *a, const char *b)
+{
+	struct stat x, y;
+	return stat(a, &x) == 0 && stat(b, &y) == 0 && x.st_dev == y.st_dev && x.st_ino == y.st_ino;
+}
+
+/* ROOT and the depth from the operand, --depth and site_output; *tmpl: site_output's
+ * split, when it describes ROOT at that depth (else its depth is 0). */
 static int where(const gp_cli_cmd_t *cmd, const char *config, const char *operand,
-                 const char *depth, char *root, size_t rootlen, unsigned *out)
+                 const char *depth, char *root, size_t rootlen, unsigned *out, gp_site_tmpl_t *tmpl)
 {
 	gp_config_t cfg;
 	gp_site_tmpl_t t = {{0}, {0}, 1};
@@ -365,6 +417,9 @@ static int where(const gp_cli_cmd_t *cmd, const char *config, const char *operan
 			                    depth);
 		*out = (unsigned)n;
 	}
+	*tmpl = t;
+	if (!have || *out != t.depth || (operand && !same_dir(operand, t.root)))
+		tmpl->depth = 0;
 	return 0;
 }
 
@@ -407,9 +462,11 @@ int gp_cmd_prune(int argc, char **argv)
 		                    "--timeout: '%s' is not an age (a whole number above 0 with "
 		                    "s, m, h, d or w: 1h)",
 		                    timeout);
+	gp_site_tmpl_t tmpl;
 	if (where(cmd, config, c.ind < argc ? argv[c.ind] : NULL, depth, root, sizeof(root),
-	          &pr.depth) != 0)
+	          &pr.depth, &tmpl) != 0)
 		return GP_CLI_USAGE;
+	pr.tmpl = tmpl.depth ? &tmpl : NULL;
 	pr.root = root;
 	pr.cutoff = time(NULL) - (time_t)secs;
 	int rfd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
