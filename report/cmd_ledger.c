@@ -142,17 +142,27 @@ static int from_file(gp_ledger_t *l, const char *path)
 	int rc = read_lines(l, f, path);
 	if (f != stdin)
 		fclose(f);
+	if (!rc && l->dlen == 1 && l->lines > 1)
+		gp_warn("ledger: %s: fields apart by '|': a job name holding '|' and a newline can "
+		        "pass for another job's line; sacct --delimiter='|#NNNNNNNNNNNN#|' (12 random "
+		        "digits) seals them (doc/admin.md)",
+		        path);
 	return rc;
 }
 
-/* sacct -a -X -P -S SINCE -E UNTIL -o FIELDS, its output read as it comes */
+/* sacct -a -X -P --delimiter=SEAL -S SINCE -E UNTIL -o FIELDS, its output read as it
+ * comes: fields apart by a fresh sealed delimiter (gp_ld_seal), so that a job name holding
+ * '|' and a newline (sbatch -J, scontrol update name=) cannot make another job's line */
 static int from_sacct(gp_ledger_t *l)
 {
-	char s[32], e[32];
+	char s[32], e[32], seal[32], delim[48];
 	struct tm tm;
 	strftime(s, sizeof(s), "%Y-%m-%dT%H:%M:%S", localtime_r(&l->since, &tm));
 	strftime(e, sizeof(e), "%Y-%m-%dT%H:%M:%S", localtime_r(&l->until, &tm));
-	char *argv[] = {"sacct", "-a", "-X", "-P", "-S", s, "-E", e, "-o", GP_LD_FIELDS, NULL};
+	gp_ld_seal(seal, sizeof(seal));
+	snprintf(delim, sizeof(delim), "--delimiter=%s", seal);
+	char *argv[] = {"sacct", "-a", "-X", "-P", delim,        "-S",
+	                s,       "-E", e,    "-o", GP_LD_FIELDS, NULL};
 	int fd[2];
 	if (pipe2(fd, O_CLOEXEC) < 0)
 		return gp_err("ledger: pipe: %s", strerror(errno));
