@@ -143,10 +143,11 @@ static int from_file(gp_ledger_t *l, const char *path)
 	if (f != stdin)
 		fclose(f);
 	if (!rc && l->dlen == 1 && l->lines > 1)
-		gp_warn("ledger: %s: fields apart by '|': a job name holding '|' and a newline can "
-		        "pass for another job's line; sacct --delimiter='|#NNNNNNNNNNNN#|' (12 random "
-		        "digits) seals them (doc/admin.md)",
-		        path);
+		gp_warn(
+		    "ledger: %s: fields apart by '|': a job name holding '|' and a newline can "
+		    "pass for another job's line; sacct --delimiter='|#NNNNNNNNNNNN#|' (12 random "
+		    "digits) seals them (doc/admin.md)",
+		    path);
 	return rc;
 }
 
