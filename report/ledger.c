@@ -4,6 +4,7 @@
 #include "config.h"
 #include "ledger.h"
 #include "log.h"
+#include "modes.h"
 #include "strhash.h"
 
 #include <ctype.h>
@@ -340,25 +341,6 @@ typedef struct add_ctx {
 	unsigned n;
 } add_ctx_t;
 
-/* The length of the valid UTF-8 character at s that is no C1 control (U+0080-U+009F):
- * 1-4, or 0 */
-static size_t utf8_ok(const unsigned char *s)
-{
-	size_t n = s[0] < 0x80                   ? 1
-	           : s[0] >= 0xc2 && s[0] < 0xe0 ? 2
-	           : s[0] >= 0xe0 && s[0] < 0xf0 ? 3
-	           : s[0] >= 0xf0 && s[0] < 0xf5 ? 4
-	                                         : 0;
-	for (size_t i = 1; i < n; i++)
-		if ((s[i] & 0xc0) != 0x80)
-			return 0;
-	if ((n == 2 && s[0] == 0xc2 && s[1] < 0xa0) || (n == 3 && s[0] == 0xe0 && s[1] < 0xa0) ||
-	    (n == 4 && s[0] == 0xf0 && s[1] < 0x90) || (n == 4 && s[0] == 0xf4 && s[1] >= 0x90) ||
-	    (n == 3 && s[0] == 0xed && s[1] >= 0xa0))
-		return 0; /* C1, overlong, past U+10FFFF, a surrogate */
-	return n;
-}
-
 /* A value of sacct's (a job name is the user's bytes) into out as text every output can
  * carry and no two values share: '\' as "\\", every control character (C0, DEL, C1)
  * and every byte that is no valid UTF-8 as "\xNN"; at most max bytes of v read, out cut at
@@ -369,7 +351,7 @@ static void ld_clean(char *out, size_t cap, const char *v, size_t max)
 	size_t o = 0;
 	const unsigned char *s = (const unsigned char *)v;
 	for (size_t i = 0; i < max && s[i];) {
-		size_t n = s[i] >= 0x20 && s[i] != 0x7f ? utf8_ok(s + i) : 0;
+		size_t n = gp_utf8_char(s + i);
 		if (n && i + n > max)
 			break;
 		char esc[8];
@@ -501,7 +483,7 @@ static void list_job(gp_ledger_t *l, char **f, const job_fig_t *j, const gp_acct
 	}
 	if (x.waste_s > 0)
 		heap_push(&l->waste, &l->nwaste, l->top, &x, false);
-	if (j->has_rec && rec->gpus < gpus && rec->s[GP_CAUSE_UNPROFILED] <= 0)
+	if (j->has_rec && x.unused_s > 0 && rec->gpus < gpus)
 		heap_push(&l->idle, &l->nidle, l->top, &x, true);
 }
 
@@ -543,8 +525,13 @@ static void job_figures(gp_ledger_t *l, const char *id, job_fig_t *j, unsigned g
 	scale_to_alloc(l, id, j, gpus, covered);
 	double rest = j->alloc > covered ? j->alloc - covered : 0, unused = 0;
 	/* GPUs no rank ran kernels on, where every rank's GPU use was recorded (a rank whose
-	 * modes did not trace CUDA may have used one) */
-	if (j->has_rec && rec->gpus < gpus && rec->s[GP_CAUSE_UNPROFILED] <= 0) {
+	 * modes did not trace CUDA may have used one) and the record saw something: GPU time
+	 * of some cause, or its report's first finding that a GPU went unused (gpu_unused:
+	 * NVML's process lists, for a task too short to leave a millisecond). A record whose
+	 * causes are all 0 otherwise (no GPU seen at all: no NVML, no CUDA traced) is no
+	 * evidence, so the GPUs stay unprofiled */
+	bool saw = covered > 0 || !strcmp(rec->top, "gpu_unused");
+	if (j->has_rec && saw && rec->gpus < gpus && rec->s[GP_CAUSE_UNPROFILED] <= 0) {
 		double idle = (gpus - rec->gpus) * elapsed - rec->s[GP_CAUSE_UNUSED];
 		unused = idle < 0 ? 0 : idle < rest ? idle : rest;
 	}

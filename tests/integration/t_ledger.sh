@@ -248,6 +248,51 @@ printf 'JobID|User|Account|Partition|JobName|NodeList|State|End|ElapsedRaw|Alloc
 python3 "$H/om_check.py" "$T/dup.prom" 2>"$T/dup.err"
 ok $? "openmetrics: job names 'a<newline>b' and 'a_b' are two label sets, never one twice ($(head -c 200 "$T/dup.err"))"
 
+# a record from a capture that saw no GPU at all (mode timing here: no NVML, no CUDA
+# traced; gpus=0 and every cause 0): nothing says the job's 4 GPUs went unused, so they
+# are unprofiled, never "held GPUs they never used" (the ledger charged all 4 GPU-hours as
+# allocated, unused: 100 % wasted)
+"$G" run -q --modes=timing -o "$T/blind" -- sleep 0.2 >/dev/null 2>&1
+brec=$("$G" report --quiet --record-line "$T/blind" 2>/dev/null | tail -1)
+printf 'JobID|User|Account|Partition|JobName|NodeList|State|End|ElapsedRaw|AllocTRES|SystemComment\n601|alice|phys|gpu|train|n1|COMPLETED|2026-12-05T12:00:00|3600|cpu=1,gres/gpu=4|%s\n' "$brec" >"$T/blind.txt"
+"$G" ledger --from-file "$T/blind.txt" --until 2026-12-06 -f json 2>/dev/null | python3 -c 'import json, sys
+l = json.load(sys.stdin)
+t = l["total"]
+assert t["profiled"] == 1, t
+assert not l["unused_gpus"], ("listed as unused", l["unused_gpus"])
+assert t["gpu_s"]["unused"] == 0 and t["gpu_s"]["unprofiled"] == 14400, t["gpu_s"]'
+ok $? "a record that saw no GPU (gpus=0, every cause 0): its 4 GPUs unprofiled, never 'held GPUs they never used' ($brec)"
+
+# 2d. C1 controls in a job name reach the admin's terminal in text: U+009B (CSI, as
+# UTF-8 c2 9b) and a raw 9b byte (CSI in an 8-bit terminal), which xterm acts on as ESC [
+# does; text prints control bytes as '?' (doc/admin.md), these included
+printf 'JobID|User|Account|Partition|JobName|NodeList|State|End|ElapsedRaw|AllocTRES|SystemComment\n501|mallory|phys|gpu|a\302\2332J|n1|COMPLETED|2026-12-05T12:00:00|10|cpu=1,gres/gpu=1|\n502|mallory|phys|gpu|b\2331;31m|n1|COMPLETED|2026-12-05T12:00:00|10|cpu=1,gres/gpu=1|\n' >"$T/c1.txt"
+"$G" ledger --from-file "$T/c1.txt" --until 2026-12-06 --by name >"$T/c1.out" 2>/dev/null
+python3 -c 'import sys
+b = open(sys.argv[1], "rb").read()
+assert b"a" in b and b"\x9b" not in b, [l for l in b.split(b"\n") if b"\x9b" in l]' "$T/c1.out"
+ok $? "text: a job name's C1 controls (U+009B, a raw 9b byte) never reach the terminal"
+# 2e. a site note for a finding id that does not exist (a typo) is said, not silently never shown
+printf 'finding_notes:\n  idle_gap: "https://hpc.example.edu/gpu/idle"\n' >"$T/typo.yaml"
+"$G" ledger --from-file "$T/sacct.txt" --until 2026-12-06 --config "$T/typo.yaml" >/dev/null 2>"$T/typo.err"
+grep -qw "idle_gap" "$T/typo.err"
+ok $? "finding_notes: an id no finding has (idle_gap) is named on stderr ($(head -c 200 "$T/typo.err"))"
+
+
+# the same 4-GPU job whose task NVML saw on its GPUs with no process of the task's (a stand-in
+# NVML, tests/nvml/fake_nvml.c), too short to leave a millisecond of any cause: its report's
+# gpu_unused is the evidence, so the GPUs read as unused
+mkdir -p "$T/fnv" && cp "$GP_BUILD/tests/nvml/.libs/libfakenvml.so" "$T/fnv/libnvidia-ml.so.1"
+LD_LIBRARY_PATH=$T/fnv "$G" run -q --modes=nvtx,cuda -o "$T/seen" -- true >/dev/null 2>&1
+srec=$("$G" report --quiet --record-line "$T/seen" 2>/dev/null | tail -1)
+printf 'JobID|User|Account|Partition|JobName|NodeList|State|End|ElapsedRaw|AllocTRES|SystemComment\n602|alice|phys|gpu|train|n1|COMPLETED|2026-12-05T12:00:00|3600|cpu=1,gres/gpu=4|%s\n' "$srec" >"$T/seen.txt"
+"$G" ledger --from-file "$T/seen.txt" --until 2026-12-06 -f json 2>/dev/null | python3 -c 'import json, sys
+l = json.load(sys.stdin)
+t = l["total"]
+assert [j["job"] for j in l["unused_gpus"]] == ["602"], l["unused_gpus"]
+assert abs(t["gpu_s"]["unused"] - 14400) < 1, t["gpu_s"]'
+ok $? "a record whose task NVML saw never use its GPUs (gpu_unused, every cause 0.000): its 4 GPUs unused ($srec)"
+
 # 3. the formats, each read by a reader of its own
 "$G" ledger --from-file "$T/sacct.txt" --until 2026-12-06 -f csv -o "$T/l.csv" 2>/dev/null
 python3 - "$T" <<'PY'

@@ -87,7 +87,12 @@ t0=$(date +%Y-%m-%dT%H:%M:%S)
 sleep 1
 
 # 1. the jobs
+# job 1 holds 2 GPUs it never uses, seen so through a stand-in NVML (tests/nvml/fake_nvml.c:
+# two GPUs, no process of the task on them): the evidence the ledger needs to call them
+# unused (a record that saw no GPU at all leaves them unprofiled)
+mkdir -p "$W/nvml" && cp "$B/tests/nvml/.libs/libfakenvml.so" "$W/nvml/libnvidia-ml.so.1" && chmod -R a+rX "$W/nvml"
 o1=$(as gpl-alice sbatch --parsable -p gpu -A phys --gres=gpu:2 --gpuprof=nvtx,cuda \
+	--export=ALL,LD_LIBRARY_PATH="$W/nvml" \
 	--gpuprof-output="$W/gpl-alice/gp-%j" --wrap='srun true'); j1=$(echo "$o1" | jid_of)
 o2=$(as gpl-bob sbatch --parsable -p debug -A chem --gres=gpu:1 --gpuprof=nvtx \
 	--gpuprof-output="$W/gpl-bob/gp-%j" --wrap='srun true; exit 3'); j2=$(echo "$o2" | jid_of)
