@@ -42,8 +42,10 @@ static const gp_cli_opt_t ledger_opts[] = {
      "group by one or several of user, account, partition, name, node, as user,partition "
      "(default: user; a job's GPU-hours are shared evenly by its nodes)"},
     {"from-file", OPT_FROM_FILE, "FILE",
-     "read FILE (- for standard input) instead of running sacct: what sacct -a -P -o "
-     "$(gpuprof ledger --print-fields) prints, with its header or in that order without"},
+     "read FILE (- for standard input) instead of running sacct: what sacct -a -X -D -P "
+     "--delimiter='|#NNNNNNNNNNNN#|' -o $(gpuprof ledger --print-fields) prints (12 digits "
+     "of one's own, read from its header; with plain -P a job name can forge a line: "
+     "doc/admin.md), with its header or in --print-fields' order without"},
     {"print-fields", OPT_PRINT_FIELDS, NULL, "print the sacct fields the ledger reads, and exit"},
     {"running", OPT_RUNNING, NULL,
      "the running profiled jobs instead, with their live figures (step time now against "
@@ -152,7 +154,7 @@ static int from_file(gp_ledger_t *l, const char *path)
 	return rc;
 }
 
-/* sacct -a -X -P --delimiter=SEAL -S SINCE -E UNTIL -o FIELDS, its output read as it
+/* sacct -a -X -D -P --delimiter=SEAL -S SINCE -E UNTIL -o FIELDS, its output read as it
  * comes: fields apart by a fresh sealed delimiter (gp_ld_seal), so that a job name holding
  * '|' and a newline (sbatch -J, scontrol update name=) cannot make another job's line */
 static int from_sacct(gp_ledger_t *l)
@@ -163,7 +165,8 @@ static int from_sacct(gp_ledger_t *l)
 	strftime(e, sizeof(e), "%Y-%m-%dT%H:%M:%S", localtime_r(&l->until, &tm));
 	gp_ld_seal(seal, sizeof(seal));
 	snprintf(delim, sizeof(delim), "--delimiter=%s", seal);
-	char *argv[] = {"sacct", "-a", "-X", "-P", delim,        "-S",
+	/* -D: every run of a requeued or preempted job (without it, the last alone) */
+	char *argv[] = {"sacct", "-a", "-X", "-D", "-P",         delim, "-S",
 	                s,       "-E", e,    "-o", GP_LD_FIELDS, NULL};
 	int fd[2];
 	if (pipe2(fd, O_CLOEXEC) < 0)

@@ -635,8 +635,10 @@ static int job_line(gp_ledger_t *l, char *line)
 		l->bad_lines++;
 		return 0;
 	}
+	/* still allocated: counted when it ends. A REQUEUED line is a run that ended (sacct
+	 * -D lists a requeued or preempted job's every run): Slurm allocated it, so it counts */
 	if (!strncmp(state, "RUNNING", 7) || !strncmp(state, "PENDING", 7) ||
-	    !strncmp(state, "SUSPENDED", 9) || !strncmp(state, "REQUEUED", 8)) {
+	    !strncmp(state, "SUSPENDED", 9)) {
 		l->running++;
 		return 0;
 	}
