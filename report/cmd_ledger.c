@@ -290,7 +290,13 @@ int gp_cmd_ledger(int argc, char **argv)
 		if (!gp_outfile_open(&ro, a.output ? a.output : "-"))
 			return gp_err("ledger: %s: %s", a.output ? a.output : "-", strerror(errno)),
 			       1;
-		rc = gp_ledger_running(a.from, a.format, ro.f) < 0;
+		/* the site's template, for the jobs it profiles unasked (no file: none) */
+		bool have = gp_config_load(&cfg, a.config ? a.config : GP_SYSCONF_PATH, !a.config,
+		                           err, sizeof(err)) == 0;
+		if (!have && a.config)
+			gp_warn("ledger: --running: %s; site_output not read", err);
+		rc = gp_ledger_running(a.from, a.format, have ? cfg.site_output : NULL, ro.f) < 0;
+		gp_config_free(&cfg);
 		if (gp_outfile_close(&ro, !rc) < 0 && !rc)
 			rc = gp_err("ledger: %s: %s", a.output ? a.output : "-", strerror(errno)) <
 			     0;
