@@ -143,6 +143,8 @@ ok $? "job $j5: the finisher says why it left AdminComment alone (finish.log)"
 
 # 3. the other jobs' records and lines
 wait_record "$j1" && wait_record "$j2"
+# job 1's step end and its epilog each write the record; the later one has the whole job
+for _ in $(seq 30); do sc "$j1" | grep -q " top=gpu_unused " && break; sleep 1; done
 ok $? "jobs $j1 (2 GPUs) and $j2 (failed): records in SystemComment"
 ac "$j1" | grep -q "^gpuprof: ranks=" && ! ac "$j1" | grep -q "gpuprof-record"
 ok $? "job $j1: the human line in AdminComment where no JS1 is, the record not there: $(ac "$j1" | head -c 80)"
