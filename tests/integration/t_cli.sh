@@ -218,6 +218,17 @@ if unshare -m true 2>/dev/null; then
 else
 	skip "no mount namespace (unshare -m) for mount points"
 fi
+# a site_output whose user's directory holds more than the job directories
+# (/home/%u/gpuprof/%j: ROOT /home is root's, the user's own directory theirs, so the
+# plugin takes it): prune walks the template's literal level ("gpuprof") alone, never the
+# user's other directories at the job's depth (~/thesis/chapters, ~/.config/app)
+P=$T/prune4; mkdir -p "$P/u1/thesis/chapters" "$P/u1/.config/app" "$P/u1/gpuprof/4242/step0"
+echo draft >"$P/u1/thesis/chapters/1.tex"; echo x >"$P/u1/.config/app/settings"; echo r >"$P/u1/gpuprof/4242/step0/rank0.gpr"
+find "$P" -exec touch -h -d '40 days ago' {} +
+printf 'profile_all_jobs: true\nsite_output: %s/%%u/gpuprof/%%j\n' "$P" >"$T/home.yaml"
+"$B/gpuprof" prune --older-than=30d --config="$T/home.yaml" >prune4.out 2>&1; rc=$?
+[ $rc = 0 ] && [ ! -e "$P/u1/gpuprof/4242" ] && [ -f "$P/u1/thesis/chapters/1.tex" ] && [ -f "$P/u1/.config/app/settings" ]
+ok $? "prune under site_output ROOT/%u/gpuprof/%j removes old job directories only, never the user's other directories at that depth ($(tr '\n' '|' <prune4.out | head -c 300))"
 # one pipeline for every command (issue 49): a job named by its id is taken with its sacct
 # record by export as by report, so the HTML has the time-limit finding report.txt has
 mkdir -p "$T/fakesacct" "$T/j77210" && cp -r "$F/ddp-imbalanced/step0" "$T/j77210/"

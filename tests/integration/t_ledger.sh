@@ -186,6 +186,31 @@ assert any(j["advice"] for j in w)
 PY
 ok $? "jobs that held GPUs they never used (3 of 4), never from an untraced rank; wasters sorted, with advice"
 
+# 2c. a job name with '|' and a newline whose first line completes the job's own line
+# (every field after JobName the user's) and whose second line starts another job's: in
+# sacct -P output it reads as two whole lines. Seen on Slurm 22.05 (a 225-byte sbatch -J,
+# under slurmdbd's 255): the ledger read from sacct counted 80 forged GPU-hours with a
+# forged record and charged the job's real allocation to user root as job 999. No job
+# name may add GPU-hours, read as a record, or move hours to another user or job.
+frec="gpuprof-record/1 ranks=1 gpus=1 compute=288000 comm=0 input=0 launch=0 sync=0 startup=0 idle=0 unused=0 unprofiled=0 step_ms=1 peak=0 card=0 top=x dir=/"
+fname="x|n|COMPLETED|2026-12-05T12:00:00|36000|gres/gpu=8|$frec
+999|victim|chem|debug|y"
+{
+	echo "JobID|User|Account|Partition|JobName|NodeList|State|End|ElapsedRaw|AllocTRES|SystemComment"
+	printf '%s\n' "401|mallory|phys|gpu|$fname|n11|COMPLETED|2026-12-05T12:00:00|10|cpu=1,gres/gpu=1|"
+} >"$T/forge.txt"
+"$G" ledger --from-file "$T/forge.txt" --until 2026-12-06 --by user -f json -o "$T/forge.json" 2>/dev/null
+python3 - "$T/forge.json" <<'PY2'
+import json, sys
+l = json.load(open(sys.argv[1]))
+t = l["total"]
+users = {g["user"] for g in l["groups"]}
+assert t["allocated_s"] <= 10 + 1e-9, ("GPU-seconds Slurm never allocated", t["allocated_s"])
+assert t["records_gpu_s"]["compute"] == 0, ("a job name read as a record", t["records_gpu_s"])
+assert "victim" not in users, ("hours moved to another user", users)
+PY2
+ok $? "a job name that completes its line and starts another ('|' and a newline) adds no GPU-hours, is no record, moves nothing to another user"
+
 # 3. the formats, each read by a reader of its own
 "$G" ledger --from-file "$T/sacct.txt" --until 2026-12-06 -f csv -o "$T/l.csv" 2>/dev/null
 python3 - "$T" <<'PY'
