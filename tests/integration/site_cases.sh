@@ -4,9 +4,10 @@
 # GRES) run under gpuprof without --gpuprof, into the site's directory; tasks without GPUs
 # are not wrapped; --gpuprof=none opts out unless the site forbids it; the user's directory
 # made for the user, in site_group; per partition; a quota; hostile job names through %x;
-# gpuprof prune as the owner. 22 tests. The caller sets: W (the test's directory, the cwd),
-# CFG (the plugin's gpuprof.yaml, restored by the caller), TO (a timeout prefix), MLP (a
-# short training run), GPUPROF (the gpuprof CLI), V (a prefix for the tests' names).
+# gpuprof prune as the owner; a full site file system. 23 tests. The caller sets: W (the
+# test's directory, the cwd), CFG (the plugin's gpuprof.yaml, restored by the caller), TO
+# (a timeout prefix), MLP (a short training run), GPUPROF (the gpuprof CLI), V (a prefix for
+# the tests' names).
 [ -d user ] || mkdir -m 777 user
 SITE=$W/site
 mkdir -m 755 "$SITE"
@@ -79,6 +80,22 @@ printf 'profile_all_jobs: true\n' >"$CFG"
 out=$($TO srun --gres=gpu:1 sh -c 'echo "ran ${GPUPROF_WRAPPED:-none}"' 2>&1)
 echo "$out" | grep -q "^ran none" && echo "$out" | grep -q "'profile_all_jobs' needs 'site_output'"
 ok $? "${V}profile_all_jobs without site_output is refused with file:line, the job runs unprofiled"
+# a full site file system (the shared one every GPU job writes to): a job that did not ask
+# runs as before and gets nothing of gpuprof on its output (doc/admin.md: the policy never
+# prints on a job that did not ask; the reason goes to slurmd's log). Seen on 22.05:
+# "gpuprof: warning: cannot write .../rank0.gpr: No space left on device (data kept in
+# /tmp/gpuprof-1001/...)" on the job's stderr
+FULL=$W/full; mkdir -p "$FULL"
+if id gpuprof-test >/dev/null 2>&1 && mount -t tmpfs -o size=64k gp "$FULL" 2>/dev/null; then
+	chmod 755 "$FULL"; dd if=/dev/zero of="$FULL/filler" bs=1k count=62 2>/dev/null
+	printf 'profile_all_jobs: true\nsite_output: %s/%%u/%%j\nsite_quota_per_user: 0\n' "$FULL" >"$CFG"
+	(cd user && $TO runuser -u gpuprof-test -- env SLURM_CONF=$SLURM_CONF srun --gres=gpu:1 sh -c "$MLP >/dev/null; echo ran" >full.out 2>full.err); rc=$?
+	umount "$FULL"
+	[ $rc = 0 ] && grep -q '^ran$' user/full.out && ! grep -q gpuprof user/full.err
+	ok $? "${V}a full site file system: the job that did not ask runs, nothing of gpuprof on its output (rc $rc: $(grep gpuprof user/full.err | head -c 200))"
+else
+	skip "no gpuprof-test user, or no tmpfs to fill"
+fi
 # gpuprof prune: an old job directory (a link in it to a file of root's) removed as the
 # directory's owner; a recent one kept; one holding root's files cannot be emptied by the
 # owner, so it stays and the command says so

@@ -211,6 +211,21 @@ assert "victim" not in users, ("hours moved to another user", users)
 PY2
 ok $? "a job name that completes its line and starts another ('|' and a newline) adds no GPU-hours, is no record, moves nothing to another user"
 
+# 2d. C1 controls in a job name reach the admin's terminal in text: U+009B (CSI, as
+# UTF-8 c2 9b) and a raw 9b byte (CSI in an 8-bit terminal), which xterm acts on as ESC [
+# does; text prints control bytes as '?' (doc/admin.md), these included
+printf 'JobID|User|Account|Partition|JobName|NodeList|State|End|ElapsedRaw|AllocTRES|SystemComment\n501|mallory|phys|gpu|a\302\2332J|n1|COMPLETED|2026-12-05T12:00:00|10|cpu=1,gres/gpu=1|\n502|mallory|phys|gpu|b\2331;31m|n1|COMPLETED|2026-12-05T12:00:00|10|cpu=1,gres/gpu=1|\n' >"$T/c1.txt"
+"$G" ledger --from-file "$T/c1.txt" --until 2026-12-06 --by name >"$T/c1.out" 2>/dev/null
+python3 -c 'import sys
+b = open(sys.argv[1], "rb").read()
+assert b"a" in b and b"\x9b" not in b, [l for l in b.split(b"\n") if b"\x9b" in l]' "$T/c1.out"
+ok $? "text: a job name's C1 controls (U+009B, a raw 9b byte) never reach the terminal"
+# 2e. a site note for a finding id that does not exist (a typo) is said, not silently never shown
+printf 'finding_notes:\n  idle_gap: "https://hpc.example.edu/gpu/idle"\n' >"$T/typo.yaml"
+"$G" ledger --from-file "$T/sacct.txt" --until 2026-12-06 --config "$T/typo.yaml" >/dev/null 2>"$T/typo.err"
+grep -qw "idle_gap" "$T/typo.err"
+ok $? "finding_notes: an id no finding has (idle_gap) is named on stderr ($(head -c 200 "$T/typo.err"))"
+
 # 3. the formats, each read by a reader of its own
 "$G" ledger --from-file "$T/sacct.txt" --until 2026-12-06 -f csv -o "$T/l.csv" 2>/dev/null
 python3 - "$T" <<'PY'
