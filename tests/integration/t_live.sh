@@ -209,6 +209,15 @@ assert len(d) == 1 and d[0]['job'] == '4242' and d[0]['ranks'] == 40 and d[0]['r
 assert d[0]['first_finding'] == 'slowdown' and abs(d[0]['last_busy_pct'] - 69.5) < 0.01, d
 "
 ok $? "ledger --running --format=json: the job, its ranks, its GPUs' busy now, its first finding"
+# a job that profile_all_jobs profiled without asking writes under site_output, not in its
+# WorkDir: --running lists it too (on Slurm 22.05 the site-profiled job was missing from
+# --running while the job that asked was listed)
+mkdir -p "$T/site/carol" "$T/wd3" && cp -r "$J" "$T/site/carol/4244"
+printf 'profile_all_jobs: true\nsite_output: %s/site/%%u/%%j\n' "$T" >"$T/site.yaml"
+printf '%s\n' "4244|carol|physics|gpu|2:00|$T/wd3" >"$T/squeue2.txt"
+"$GP" ledger --running --config="$T/site.yaml" --from-file="$T/squeue2.txt" >"$T/lr2.txt" 2>&1
+grep -q "^4244 *carol " "$T/lr2.txt"
+ok $? "ledger --running: a job profiled by the site's policy (its directory under site_output) is listed ($(tr '\n' '|' <"$T/lr2.txt" | cut -c1-200))"
 "$GP" ledger --running --format=csv --from-file="$T/squeue.txt" >/dev/null 2>"$T/lr.err"
 [ $? = 2 ] && grep -q "running: --format 'csv' (text, json)" "$T/lr.err"
 ok $? "ledger --running --format=csv: a usage error ($(cat "$T/lr.err"))"
