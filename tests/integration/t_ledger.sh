@@ -211,6 +211,17 @@ assert "victim" not in users, ("hours moved to another user", users)
 PY2
 ok $? "a job name that completes its line and starts another ('|' and a newline) adds no GPU-hours, is no record, moves nothing to another user"
 
+# the same with no '|' at all: a name of 70 newlines (94 bytes) passes the 64 physical
+# lines a cut line may make, its head is dropped as unreadable and its tail read as a job
+python3 -c 'import sys
+sys.stdout.write("JobID|User|Account|Partition|JobName|NodeList|State|End|ElapsedRaw|AllocTRES|SystemComment\n"
+                 "402|mallory|phys|gpu|x" + "\n" * 70 + "999|victim|chem|debug|y|n11|COMPLETED|2026-12-05T12:00:00|10|cpu=1,gres/gpu=1|\n")' >"$T/nl70.txt"
+"$G" ledger --from-file "$T/nl70.txt" --until 2026-12-06 --by user -f json 2>/dev/null |
+	python3 -c 'import json, sys
+l = json.load(sys.stdin)
+users = {g["user"]: g["allocated_s"] for g in l["groups"]}
+assert "victim" not in users, ("job 402 charged to another user", users)'
+ok $? "a job name of 70 newlines: its tail is never a job of another user"
 # 2d. C1 controls in a job name reach the admin's terminal in text: U+009B (CSI, as
 # UTF-8 c2 9b) and a raw 9b byte (CSI in an 8-bit terminal), which xterm acts on as ESC [
 # does; text prints control bytes as '?' (doc/admin.md), these included
