@@ -222,6 +222,20 @@ l = json.load(sys.stdin)
 users = {g["user"]: g["allocated_s"] for g in l["groups"]}
 assert "victim" not in users, ("job 402 charged to another user", users)'
 ok $? "a job name of 70 newlines: its tail is never a job of another user"
+# a record from a capture that saw no GPU at all (mode timing here: no NVML, no CUDA
+# traced; gpus=0 and every cause 0): nothing says the job's 4 GPUs went unused, so they
+# are unprofiled, never "held GPUs they never used" (the ledger charged all 4 GPU-hours as
+# allocated, unused: 100 % wasted)
+"$G" run -q --modes=timing -o "$T/blind" -- sleep 0.2 >/dev/null 2>&1
+brec=$("$G" report --quiet --record-line "$T/blind" 2>/dev/null | tail -1)
+printf 'JobID|User|Account|Partition|JobName|NodeList|State|End|ElapsedRaw|AllocTRES|SystemComment\n601|alice|phys|gpu|train|n1|COMPLETED|2026-12-05T12:00:00|3600|cpu=1,gres/gpu=4|%s\n' "$brec" >"$T/blind.txt"
+"$G" ledger --from-file "$T/blind.txt" --until 2026-12-06 -f json 2>/dev/null | python3 -c 'import json, sys
+l = json.load(sys.stdin)
+t = l["total"]
+assert t["profiled"] == 1, t
+assert not l["unused_gpus"], ("listed as unused", l["unused_gpus"])
+assert t["gpu_s"]["unused"] == 0 and t["gpu_s"]["unprofiled"] == 14400, t["gpu_s"]'
+ok $? "a record that saw no GPU (gpus=0, every cause 0): its 4 GPUs unprofiled, never 'held GPUs they never used' ($brec)"
 # 2d. C1 controls in a job name reach the admin's terminal in text: U+009B (CSI, as
 # UTF-8 c2 9b) and a raw 9b byte (CSI in an 8-bit terminal), which xterm acts on as ESC [
 # does; text prints control bytes as '?' (doc/admin.md), these included
