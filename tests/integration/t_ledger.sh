@@ -236,6 +236,14 @@ assert t["profiled"] == 1, t
 assert not l["unused_gpus"], ("listed as unused", l["unused_gpus"])
 assert t["gpu_s"]["unused"] == 0 and t["gpu_s"]["unprofiled"] == 14400, t["gpu_s"]'
 ok $? "a record that saw no GPU (gpus=0, every cause 0): its 4 GPUs unprofiled, never 'held GPUs they never used' ($brec)"
+# two job names that OpenMetrics' label values make the same ("a<newline>b" becomes
+# "a_b", beside a job named "a_b"): two samples with one label set, which the exposition
+# checker refuses (a user's job name breaking the site's metrics file); label values may
+# hold any text escaped (\\, \", \n)
+printf 'JobID|User|Account|Partition|JobName|NodeList|State|End|ElapsedRaw|AllocTRES|SystemComment\n801|bob|chem|gpu|a\nb|n1|COMPLETED|2026-12-05T12:00:00|10|cpu=1,gres/gpu=1|\n802|bob|chem|gpu|a_b|n1|COMPLETED|2026-12-05T12:00:00|10|cpu=1,gres/gpu=1|\n' >"$T/dup.txt"
+"$G" ledger --from-file "$T/dup.txt" --until 2026-12-06 --by name -f openmetrics -o "$T/dup.prom" 2>/dev/null
+python3 "$H/om_check.py" "$T/dup.prom" 2>"$T/dup.err"
+ok $? "openmetrics: job names 'a<newline>b' and 'a_b' are two label sets, never one twice ($(head -c 200 "$T/dup.err"))"
 # 2d. C1 controls in a job name reach the admin's terminal in text: U+009B (CSI, as
 # UTF-8 c2 9b) and a raw 9b byte (CSI in an 8-bit terminal), which xterm acts on as ESC [
 # does; text prints control bytes as '?' (doc/admin.md), these included
