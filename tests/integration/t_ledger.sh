@@ -244,6 +244,14 @@ printf 'JobID|User|Account|Partition|JobName|NodeList|State|End|ElapsedRaw|Alloc
 "$G" ledger --from-file "$T/dup.txt" --until 2026-12-06 --by name -f openmetrics -o "$T/dup.prom" 2>/dev/null
 python3 "$H/om_check.py" "$T/dup.prom" 2>"$T/dup.err"
 ok $? "openmetrics: job names 'a<newline>b' and 'a_b' are two label sets, never one twice ($(head -c 200 "$T/dup.err"))"
+# a job name holding the byte that joins a group's values (0x1f): with --by name,user
+# mallory's 80 GPU-hours were shown as user victim's (the name's tail read as the next value)
+printf 'JobID|User|Account|Partition|JobName|NodeList|State|End|ElapsedRaw|AllocTRES|SystemComment\n901|mallory|phys|gpu|x\037victim|n1|COMPLETED|2026-12-05T12:00:00|36000|cpu=1,gres/gpu=8|\n902|victim|chem|gpu|x|n1|COMPLETED|2026-12-05T12:00:00|10|cpu=1,gres/gpu=1|\n' >"$T/us.txt"
+"$G" ledger --from-file "$T/us.txt" --until 2026-12-06 --by name,user -f json 2>/dev/null | python3 -c 'import json, sys
+g = json.load(sys.stdin)["groups"]
+by = {x["user"]: x["allocated_s"] for x in g}
+assert len(g) == 2 and by.get("mallory") == 288000 and by.get("victim") == 10, [(x["name"], x["user"], x["allocated_s"]) for x in g]'
+ok $? "--by name,user: a job name holding 0x1f keeps its hours its own user's"
 # 2d. C1 controls in a job name reach the admin's terminal in text: U+009B (CSI, as
 # UTF-8 c2 9b) and a raw 9b byte (CSI in an 8-bit terminal), which xterm acts on as ESC [
 # does; text prints control bytes as '?' (doc/admin.md), these included
