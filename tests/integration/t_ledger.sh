@@ -252,6 +252,12 @@ g = json.load(sys.stdin)["groups"]
 by = {x["user"]: x["allocated_s"] for x in g}
 assert len(g) == 2 and by.get("mallory") == 288000 and by.get("victim") == 10, [(x["name"], x["user"], x["allocated_s"]) for x in g]'
 ok $? "--by name,user: a job name holding 0x1f keeps its hours its own user's"
+# --top=0 is taken (0 to 1000, its help says) and then read as the default 10
+"$G" ledger --from-file "$T/sacct.txt" --until 2026-12-06 --top=0 -f json -o "$T/top0.json" 2>/dev/null; rc=$?
+[ $rc = 2 ] || python3 -c 'import json, sys
+l = json.load(open(sys.argv[1]))
+assert not l["wasted_most"] and not l["unused_gpus"], (len(l["wasted_most"]), len(l["unused_gpus"]))' "$T/top0.json"
+ok $? "--top=0: no job listed (or refused), never the default 10 ($rc)"
 # 2d. C1 controls in a job name reach the admin's terminal in text: U+009B (CSI, as
 # UTF-8 c2 9b) and a raw 9b byte (CSI in an 8-bit terminal), which xterm acts on as ESC [
 # does; text prints control bytes as '?' (doc/admin.md), these included
