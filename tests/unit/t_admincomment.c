@@ -43,6 +43,20 @@ int main(void)
 	       "gpuprof: dir=/a_b_c_d_e", "quotes, backslash, backtick made '_'");
 	ok(gp_ac_entry("gpuprof: dir=/a\nb", e, sizeof(e)) < 0, "a control character: refused");
 	ok(gp_ac_entry("JS1: forged", e, sizeof(e)) < 0, "a line not ours: refused");
+	/* C1 controls reach the terminal of an admin running sacct -o AdminComment: CSI as
+	 * UTF-8 (U+009B) and as a raw byte, which xterm acts on as ESC [ */
+	ok(gp_ac_entry("gpuprof: dir=/a\xc2\x9b"
+	               "2J",
+	               e, sizeof(e)) < 0 ||
+	       !strstr(e, "\x9b"),
+	   "a C1 control (U+009B): refused or replaced");
+	ok(gp_ac_entry("gpuprof: dir=/a\x9b"
+	               "31m",
+	               e, sizeof(e)) < 0 ||
+	       !strstr(e, "\x9b"),
+	   "a raw 9b byte: refused or replaced");
+	is_str(gp_ac_entry("gpuprof: dir=/caf\xc3\xa9", e, sizeof(e)) == 0 ? e : NULL,
+	       "gpuprof: dir=/caf\xc3\xa9", "UTF-8 text kept (e acute)");
 
 	/* re-runs: the step end's report, then an admin tool's entry, then the job end's */
 	snprintf(others, sizeof(others), "site:tag=1; gpuprof: ranks=1 dir=/j; tool:z=3");
