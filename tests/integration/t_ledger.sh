@@ -258,6 +258,15 @@ ok $? "--by name,user: a job name holding 0x1f keeps its hours its own user's"
 l = json.load(open(sys.argv[1]))
 assert not l["wasted_most"] and not l["unused_gpus"], (len(l["wasted_most"]), len(l["unused_gpus"]))' "$T/top0.json"
 ok $? "--top=0: no job listed (or refused), never the default 10 ($rc)"
+# a job requeued (preempted, or scontrol requeue) ran twice: Slurm allocated both runs, and
+# sacct -D shows the first as REQUEUED (seen on 22.05: 3 GPU-s REQUEUED, then the run that
+# completed; sacct -X without -D shows only the last). The first run's GPU-hours are
+# allocated and count, never skipped as running
+printf 'JobID|User|Account|Partition|JobName|NodeList|State|End|ElapsedRaw|AllocTRES|SystemComment\n829|bob|chem|gpu|rq|n1|REQUEUED|2026-12-05T11:00:00|300|cpu=1,gres/gpu=2|\n829|bob|chem|gpu|rq|n1|COMPLETED|2026-12-05T12:00:00|600|cpu=1,gres/gpu=2|\n' >"$T/rq.txt"
+"$G" ledger --from-file "$T/rq.txt" --until 2026-12-06 -f json 2>/dev/null | python3 -c 'import json, sys
+t = json.load(sys.stdin)["total"]
+assert abs(t["allocated_s"] - 1800) < 1e-9, t["allocated_s"]'
+ok $? "a requeued job: both runs' allocations count (2 GPUs x 300 s REQUEUED + 2 x 600 s)"
 # 2d. C1 controls in a job name reach the admin's terminal in text: U+009B (CSI, as
 # UTF-8 c2 9b) and a raw 9b byte (CSI in an 8-bit terminal), which xterm acts on as ESC [
 # does; text prints control bytes as '?' (doc/admin.md), these included
