@@ -51,7 +51,7 @@ static const gp_cli_opt_t ledger_opts[] = {
      "gpuprof-<id> in its WorkDir; --format text or json"},
     {"format", 'f', "FORMAT", "text (the default), json, csv, html or openmetrics"},
     {"output", 'o', "FILE", "write to FILE instead of standard output"},
-    {"top", OPT_TOP, "N", "jobs in each list of jobs (default 10, at most 1000)"},
+    {"top", OPT_TOP, "N", "jobs in each list of jobs (default 10, at most 1000; 0: no lists)"},
     {"config", OPT_CONFIG, "FILE",
      "the site's gpuprof.yaml, for finding_notes (default: the installed one, if any)"},
     {NULL, 0, NULL, NULL}};

@@ -43,8 +43,6 @@ void gp_ledger_init(gp_ledger_t *l)
 {
 	for (int i = 0; i < NF; i++)
 		l->col[i] = -1;
-	if (!l->top)
-		l->top = 10;
 }
 
 void gp_ledger_free(gp_ledger_t *l)
@@ -387,6 +385,8 @@ static void heap_push(gp_ld_job_t **heap, unsigned *n, unsigned cap, const gp_ld
 static void list_job(gp_ledger_t *l, char **f, const job_fig_t *j, const gp_acct_rec_t *rec,
                      unsigned gpus)
 {
+	if (!l->top) /* --top=0: no list of jobs */
+		return;
 	gp_ld_job_t x = {0};
 	snprintf(x.id, sizeof(x.id), "%s", f[l->col[F_ID]]);
 	snprintf(x.user, sizeof(x.user), "%s", f[l->col[F_USER]]);
