@@ -58,7 +58,9 @@ const gp_cli_cmd_t gp_cmd_prune_doc = {
     "left alone. Each user's directory is walked by a child given --timeout: one that is "
     "stopped (SIGSTOP) or waits on a file system that does not answer is killed and named, "
     "and the next user's directory goes on. The age of a job directory is the newest "
-    "modification time of anything in it.\n\n"
+    "modification time of anything in it. Where ROOT is site_output's, only its levels are "
+    "walked: a level with no escape (gpuprof of /home/%u/gpuprof/%j) is the one name taken "
+    "there, never the user's other directories beside it.\n\n"
     "Exit status: 0 done, 1 something could not be removed or read, 2 a usage error.",
     false};
 
@@ -70,6 +72,11 @@ typedef struct prune {
 	dev_t dev;       /* ROOT's file system: nothing on another is entered */
 	long long limit; /* seconds a user's directory may take */
 	uint64_t bytes, jobs, kept, failed, mounts;
+	/* site_output's components below %u, when ROOT is its root: a component without an
+	 * escape ("gpuprof" of /home/%u/gpuprof/%j) is the one name walked at its level, so
+	 * the user's other directories beside it are never taken for job directories */
+	char rest[1024];
+	const char *level[16]; /* NULL: an escape, any name */
 } prune_t;
 
 /* A mount point met where a level or a job directory was: named, never entered. */
@@ -177,6 +184,9 @@ static void prune_level(prune_t *pr, int dfd, const char *path, unsigned depth)
 		struct stat st;
 		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
 			continue;
+		if (depth <= 16 && pr->level[depth - 1] && strcmp(de->d_name, pr->level[depth - 1]))
+			continue; /* not the template's name at this level: the user's, left alone
+			           */
 		snprintf(sub, sizeof(sub), "%s/%s", path, de->d_name);
 		if (depth == pr->depth) {
 			prune_job(pr, dirfd(d), de->d_name, sub);
@@ -337,9 +347,20 @@ static void prune_user(prune_t *pr, int rfd, const char *user)
 	user_child_wait(pr, pid, p[0], path);
 }
 
+/* pr->rest's components into pr->level: a name without an escape, else NULL (any). */
+static void levels(prune_t *pr)
+{
+	char *save = NULL;
+	unsigned i = 0;
+	for (char *c = strtok_r(pr->rest, "/", &save); c && i < 16;
+	     c = strtok_r(NULL, "/", &save), i++)
+		pr->level[i] = strchr(c, '%') ? NULL : c;
+}
+
 /* ROOT and the depth from the operand, --depth and site_output. */
 static int where(const gp_cli_cmd_t *cmd, const char *config, const char *operand,
-                 const char *depth, char *root, size_t rootlen, unsigned *out)
+                 const char *depth, char *root, size_t rootlen, unsigned *out, char *rest,
+                 size_t restlen)
 {
 	gp_config_t cfg;
 	gp_site_tmpl_t t = {{0}, {0}, 1};
@@ -357,6 +378,8 @@ static int where(const gp_cli_cmd_t *cmd, const char *config, const char *operan
 		                    config);
 	snprintf(root, rootlen, "%s", operand ? operand : t.root);
 	*out = have ? t.depth : 1;
+	if (have && (!operand || !strcmp(operand, t.root)))
+		snprintf(rest, restlen, "%s", t.rest);
 	if (depth) {
 		char *end;
 		long n = strtol(depth, &end, 10);
@@ -408,8 +431,9 @@ int gp_cmd_prune(int argc, char **argv)
 		                    "s, m, h, d or w: 1h)",
 		                    timeout);
 	if (where(cmd, config, c.ind < argc ? argv[c.ind] : NULL, depth, root, sizeof(root),
-	          &pr.depth) != 0)
+	          &pr.depth, pr.rest, sizeof(pr.rest)) != 0)
 		return GP_CLI_USAGE;
+	levels(&pr);
 	pr.root = root;
 	pr.cutoff = time(NULL) - (time_t)secs;
 	int rfd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
