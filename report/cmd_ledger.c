@@ -3,6 +3,7 @@
  * GPU-hours by cause per group in one of the formats. */
 #include "config.h"
 #include "cli.h"
+#include "findings.h"
 #include "ledger.h"
 #include "ledger_running.h"
 #include "log.h"
@@ -288,6 +289,12 @@ int gp_cmd_ledger(int argc, char **argv)
 		return 1;
 	}
 	l.cfg = &cfg;
+	for (unsigned i = 0; i < cfg.finding_notes.n; i++) /* a typo is never silently unseen */
+		if (!gp_rule_by_id(cfg.finding_notes.key[i]))
+			gp_warn(
+			    "ledger: finding_notes: '%s' is no finding's id, so its note is never "
+			    "shown (gpuprof findings lists the ids)",
+			    cfg.finding_notes.key[i]);
 	gp_ledger_init(&l);
 	rc = a.from ? from_file(&l, a.from) : from_sacct(&l);
 	gp_outfile_t out;
