@@ -1308,6 +1308,7 @@ int main(int argc, char **argv)
 {
 	agent_t a;
 	memset(&a, 0, sizeof(a));
+	gp_log_site_mode(); /* a job the site profiles unasked: nothing on its stderr */
 	if (read_args(&a, argc, argv) < 0) {
 		usage();
 		return 2;

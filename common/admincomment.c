@@ -1,6 +1,7 @@
 /* Our AdminComment entry among other tools' (see admincomment.h). */
 #include "config.h"
 #include "admincomment.h"
+#include "modes.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -13,12 +14,22 @@ int gp_ac_entry(const char *s, char *out, size_t len)
 	size_t o = 0;
 	if (strncmp(s, OURS, strlen(OURS)) || !len)
 		return -1;
-	for (const char *c = s; *c; c++) {
+	for (const char *c = s; *c;) {
 		const char *put = *c == ';' ? "%3B" : NULL;
-		char one[2] = {*c, '\0'};
-		if ((unsigned char)*c < 0x20 || *c == 0x7f)
+		char one[5] = {*c, '\0'};
+		size_t k = (unsigned char)*c < 0x20 || *c == 0x7f ? 0 : 1;
+		if (!k)
 			return -1;
-		if (*c == '\'' || *c == '"' || *c == '\\' || *c == '`')
+		if ((unsigned char)*c >= 0x80) { /* a C1 control or no UTF-8: '_' (a terminal
+			                          * acts on U+009B, and a raw 9b, as on ESC [) */
+			k = gp_utf8_char((const unsigned char *)c);
+			if (k)
+				memcpy(one, c, k), one[k] = '\0';
+			else
+				k = 1, one[0] = '_';
+		}
+		c += k;
+		if (*one == '\'' || *one == '"' || *one == '\\' || *one == '`')
 			one[0] = '_';
 		if (!put)
 			put = one;

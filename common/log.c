@@ -8,6 +8,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 static gp_log_sink_fn log_sink;
@@ -41,6 +43,34 @@ static void stderr_sink(int level, const char *msg)
 	/* One write() so lines from several ranks do not interleave. */
 	if (write(STDERR_FILENO, line, (size_t)n) < 0)
 		return;
+}
+
+/* RFC 3164 to /dev/log, non-blocking: a full or absent log socket drops the line */
+static void syslog_sink(int level, const char *msg)
+{
+	static int fd = -2;
+	struct sockaddr_un a = {.sun_family = AF_UNIX, .sun_path = "/dev/log"};
+	if (fd == -2)
+		fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return;
+	char line[1100];
+	int pri = 8 /* LOG_USER */ + (level == GP_LOG_ERROR ? 3 : level == GP_LOG_WARN ? 4 : 6);
+	int n = snprintf(line, sizeof(line), "<%d>gpuprof[%d]: %s%s (job %s, profiled by the site)",
+	                 pri, (int)getpid(), level == GP_LOG_WARN ? "warning: " : "", msg,
+	                 getenv("SLURM_JOB_ID") ? getenv("SLURM_JOB_ID") : "?");
+	if (n > (int)sizeof(line) - 1)
+		n = sizeof(line) - 1;
+	if (sendto(fd, line, (size_t)n, MSG_DONTWAIT | MSG_NOSIGNAL, (struct sockaddr *)&a,
+	           sizeof(a)) < 0)
+		return;
+}
+
+void gp_log_site_mode(void)
+{
+	const char *site = getenv(GP_ENV_SITE);
+	if (site && *site && !log_sink)
+		log_sink = syslog_sink;
 }
 
 void gp_vlog(int level, const char *fmt, va_list ap)

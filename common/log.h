@@ -17,6 +17,11 @@ typedef void (*gp_log_sink_fn)(int level, const char *msg);
 
 /* Replace the default sink (stderr). NULL restores it. Not thread-safe: call once at start. */
 void gp_log_set_sink(gp_log_sink_fn fn);
+/* In a task the site profiles without its user asking (GPUPROF_SITE set: profile_all_jobs),
+ * the agent's and the injected library's messages go to the node's syslog (/dev/log, a
+ * datagram that is dropped rather than waited for), never onto the job's stderr: a job
+ * that did not ask gets nothing of gpuprof on its output (doc/admin.md). No-op otherwise. */
+void gp_log_site_mode(void);
 /* Messages above this level are dropped; GPUPROF_DEBUG=1 raises it to GP_LOG_DEBUG. */
 void gp_log_set_level(int level);
 int gp_log_level(void);

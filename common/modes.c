@@ -77,6 +77,13 @@ static size_t utf8_seq_len(const unsigned char *p)
 	return 0;
 }
 
+size_t gp_utf8_char(const unsigned char *p)
+{
+	if (p[0] < 0x20 || p[0] == 0x7f || (p[0] == 0xc2 && p[1] >= 0x80 && p[1] < 0xa0))
+		return 0;
+	return utf8_seq_len(p);
+}
+
 int gp_text_check(const char *s, size_t maxlen, char *err, size_t errlen)
 {
 	size_t n = strnlen(s, maxlen + 1);
@@ -86,9 +93,9 @@ int gp_text_check(const char *s, size_t maxlen, char *err, size_t errlen)
 	}
 	for (size_t i = 0; i < n;) {
 		const unsigned char *p = (const unsigned char *)s + i;
-		if (*p < 0x20 || *p == 0x7f) {
-			snprintf(err, errlen, "control character \\x%02x at position %zu", *p,
-			         i + 1);
+		if (*p < 0x20 || *p == 0x7f || (p[0] == 0xc2 && p[1] >= 0x80 && p[1] < 0xa0)) {
+			snprintf(err, errlen, "control character \\x%02x at position %zu",
+			         *p == 0xc2 ? p[1] : *p, i + 1);
 			return -1;
 		}
 		size_t l = utf8_seq_len(p);

@@ -38,6 +38,9 @@ const char *gp_modes_help(void);
 /* Does the argument hold only printable ASCII/valid UTF-8 within maxlen? Writes the
  * reason into err. Shared by every option parser. */
 int gp_text_check(const char *s, size_t maxlen, char *err, size_t errlen);
+/* The length (1-4) of the printable character at p: valid UTF-8 that is no control
+ * (C0, DEL, or C1: U+0080-U+009F, which terminals act on as escapes); 0 otherwise. */
+size_t gp_utf8_char(const unsigned char *p);
 /* Copy s into dst (cap bytes) with non-printable bytes escaped as \xNN, for messages. */
 void gp_text_escape(const char *s, size_t n, char *dst, size_t cap);
 

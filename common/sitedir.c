@@ -53,6 +53,37 @@ int gp_site_tmpl_split(const char *tmpl, gp_site_tmpl_t *t, char *why, size_t wh
 	return 0;
 }
 
+/* s matches the component p[0..pe) (escapes as gp_site_tmpl_level_match says) */
+static bool component_match(const char *p, const char *pe, const char *s)
+{
+	if (p == pe)
+		return !*s;
+	if (*p == '%' && p + 1 < pe && p[1] == '%') /* "%%": a '%' */
+		return *s == '%' && component_match(p + 2, pe, s + 1);
+	if (*p != '%' || p + 1 == pe) /* the template's own text */
+		return *s == *p && component_match(p + 1, pe, s + 1);
+	bool digits = p[1] == 'j' || p[1] == 't' || p[1] == 'r';
+	for (size_t k = digits; k <= strlen(s); k++) { /* the escape's value: s[0..k) */
+		if (digits && (s[k - 1] < '0' || s[k - 1] > '9'))
+			return false;
+		if (component_match(p + 2, pe, s + k))
+			return true;
+	}
+	return false;
+}
+
+bool gp_site_tmpl_level_match(const gp_site_tmpl_t *t, unsigned depth, const char *name)
+{
+	const char *c = t->rest;
+	for (unsigned d = 1; d < depth && c; d++)
+		if ((c = strchr(c, '/')))
+			c++;
+	if (!c || !depth || !*name)
+		return false;
+	const char *end = strchr(c, '/');
+	return component_match(c, end ? end : c + strlen(c), name);
+}
+
 int gp_site_tmpl_check(const char *tmpl, char *why, size_t whylen)
 {
 	gp_site_tmpl_t t;

@@ -18,6 +18,12 @@ typedef struct gp_site_tmpl {
 /* Split tmpl into t: 0, or -1 with why ("must be absolute", "needs a directory %u of the
  * user's", ...). */
 int gp_site_tmpl_split(const char *tmpl, gp_site_tmpl_t *t, char *why, size_t whylen);
+/* Whether name may be the directory at depth (1: just below the user's) of t's job part:
+ * its literal text where the template's component has one, each escape's value where it
+ * has one (%j, %t, %r: one digit or more; the others: any text, an empty job name too). prune
+ * walks only what the template could have made (a user's directory also holds their own
+ * files: ~/thesis beside ~/gpuprof). */
+bool gp_site_tmpl_level_match(const gp_site_tmpl_t *t, unsigned depth, const char *name);
 /* The same check, for the loader. */
 int gp_site_tmpl_check(const char *tmpl, char *why, size_t whylen);
 /* A group name as groupadd takes it (no '/', ':', space or control character). */

@@ -52,7 +52,7 @@ static const gp_cli_opt_t ledger_opts[] = {
      "gpuprof-<id> in its WorkDir; --format text or json"},
     {"format", 'f', "FORMAT", "text (the default), json, csv, html or openmetrics"},
     {"output", 'o', "FILE", "write to FILE instead of standard output"},
-    {"top", OPT_TOP, "N", "jobs in each list of jobs (default 10, at most 1000; 0: no lists)"},
+    {"top", OPT_TOP, "N", "jobs in each list of jobs (default 10, at most 1000)"},
     {"config", OPT_CONFIG, "FILE",
      "the site's gpuprof.yaml, for finding_notes (default: the installed one, if any)"},
     {NULL, 0, NULL, NULL}};
@@ -143,17 +143,28 @@ static int from_file(gp_ledger_t *l, const char *path)
 	int rc = read_lines(l, f, path);
 	if (f != stdin)
 		fclose(f);
+	if (!rc && l->dlen == 1 && l->lines > 1)
+		gp_warn(
+		    "ledger: %s: fields apart by '|': a job name holding '|' and a newline can "
+		    "pass for another job's line; sacct --delimiter='|#NNNNNNNNNNNN#|' (12 random "
+		    "digits) seals them (doc/admin.md)",
+		    path);
 	return rc;
 }
 
-/* sacct -a -X -P -S SINCE -E UNTIL -o FIELDS, its output read as it comes */
+/* sacct -a -X -P --delimiter=SEAL -S SINCE -E UNTIL -o FIELDS, its output read as it
+ * comes: fields apart by a fresh sealed delimiter (gp_ld_seal), so that a job name holding
+ * '|' and a newline (sbatch -J, scontrol update name=) cannot make another job's line */
 static int from_sacct(gp_ledger_t *l)
 {
-	char s[32], e[32];
+	char s[32], e[32], seal[32], delim[48];
 	struct tm tm;
 	strftime(s, sizeof(s), "%Y-%m-%dT%H:%M:%S", localtime_r(&l->since, &tm));
 	strftime(e, sizeof(e), "%Y-%m-%dT%H:%M:%S", localtime_r(&l->until, &tm));
-	char *argv[] = {"sacct", "-a", "-X", "-P", "-S", s, "-E", e, "-o", GP_LD_FIELDS, NULL};
+	gp_ld_seal(seal, sizeof(seal));
+	snprintf(delim, sizeof(delim), "--delimiter=%s", seal);
+	char *argv[] = {"sacct", "-a", "-X", "-P", delim,        "-S",
+	                s,       "-E", e,    "-o", GP_LD_FIELDS, NULL};
 	int fd[2];
 	if (pipe2(fd, O_CLOEXEC) < 0)
 		return gp_err("ledger: pipe: %s", strerror(errno));
@@ -289,12 +300,11 @@ int gp_cmd_ledger(int argc, char **argv)
 		return 1;
 	}
 	l.cfg = &cfg;
-	for (unsigned i = 0; i < cfg.finding_notes.n; i++) /* a typo is never silently unseen */
+	for (unsigned i = 0; i < cfg.finding_notes.n; i++) /* a typo'd id: never shown */
 		if (!gp_rule_by_id(cfg.finding_notes.key[i]))
-			gp_warn(
-			    "ledger: finding_notes: '%s' is no finding's id, so its note is never "
-			    "shown (gpuprof findings lists the ids)",
-			    cfg.finding_notes.key[i]);
+			gp_warn("ledger: %s: finding_notes: '%s' is no finding's id (`gpuprof "
+			        "findings` lists them); its note is never shown",
+			        a.config ? a.config : GP_SYSCONF_PATH, cfg.finding_notes.key[i]);
 	gp_ledger_init(&l);
 	rc = a.from ? from_file(&l, a.from) : from_sacct(&l);
 	gp_outfile_t out;

@@ -8,6 +8,7 @@
 #include "log.h"
 #include "siteconf.h"
 #include "sitedir.h"
+#include "spool.h"
 #include "tree.h"
 
 #include <dirent.h>
@@ -58,9 +59,7 @@ const gp_cli_cmd_t gp_cmd_prune_doc = {
     "left alone. Each user's directory is walked by a child given --timeout: one that is "
     "stopped (SIGSTOP) or waits on a file system that does not answer is killed and named, "
     "and the next user's directory goes on. The age of a job directory is the newest "
-    "modification time of anything in it. Where ROOT is site_output's, only its levels are "
-    "walked: a level with no escape (gpuprof of /home/%u/gpuprof/%j) is the one name taken "
-    "there, never the user's other directories beside it.\n\n"
+    "modification time of anything in it.\n\n"
     "Exit status: 0 done, 1 something could not be removed or read, 2 a usage error.",
     false};
 
@@ -69,14 +68,10 @@ typedef struct prune {
 	unsigned depth;
 	bool dry;
 	const char *root;
-	dev_t dev;       /* ROOT's file system: nothing on another is entered */
-	long long limit; /* seconds a user's directory may take */
+	dev_t dev;                  /* ROOT's file system: nothing on another is entered */
+	const gp_site_tmpl_t *tmpl; /* site_output's levels below USER; NULL: not known */
+	long long limit;            /* seconds a user's directory may take */
 	uint64_t bytes, jobs, kept, failed, mounts;
-	/* site_output's components below %u, when ROOT is its root: a component without an
-	 * escape ("gpuprof" of /home/%u/gpuprof/%j) is the one name walked at its level, so
-	 * the user's other directories beside it are never taken for job directories */
-	char rest[1024];
-	const char *level[16]; /* NULL: an escape, any name */
 } prune_t;
 
 /* A path for messages only (the walk uses the directory's descriptor and the name): a
@@ -124,6 +119,40 @@ static void said(const prune_t *pr, const char *path, const gp_tree_usage_t *u, 
 	       : gone  ? "removed"
 	               : "could not remove all of",
 	       path, u->bytes / 1048576.0, when);
+}
+
+/* Whether dfd/name is a job directory gpuprof wrote: a directory that holds a step's
+ * directory (step0, stepbatch, step3.attempt1: what the agent makes) or nothing at all.
+ * A user's own directory at a job directory's depth (ROOT is their home, or a template
+ * with an escape at that level) holds none and is never removed. One on another file
+ * system is taken as one, for prune_job to name and leave alone. */
+static bool job_dir(const prune_t *pr, int dfd, const char *name)
+{
+	int fd = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	struct stat top;
+	if (fd >= 0 && fstat(fd, &top) == 0 && top.st_dev != pr->dev) {
+		close(fd);
+		return true;
+	}
+	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+	struct dirent *de;
+	bool step = false, empty = true;
+	if (!d) {
+		if (fd >= 0)
+			close(fd);
+		return false;
+	}
+	while (!step && (de = readdir(d))) {
+		struct stat st;
+		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+			continue;
+		empty = false;
+		step = !strncmp(de->d_name, "step", 4) && gp_spool_step_name_ok(de->d_name + 4) &&
+		       fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+		       S_ISDIR(st.st_mode);
+	}
+	closedir(d);
+	return step || empty;
 }
 
 /* One job directory dfd/name (path for messages): removed when it is old enough. */
@@ -194,13 +223,18 @@ static void prune_level(prune_t *pr, int dfd, const char *path, unsigned depth)
 		struct stat st;
 		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
 			continue;
-		if (depth <= 16 && pr->level[depth - 1] && strcmp(de->d_name, pr->level[depth - 1]))
-			continue; /* not the template's name at this level: the user's, left alone
-			           */
 		snprintf(sub, sizeof(sub), "%s/%s", path, de->d_name);
 		shown(sub);
+		/* only what the template could have made: ~/gpuprof/%j, never ~/thesis */
+		if (pr->tmpl && !gp_site_tmpl_level_match(pr->tmpl, depth, de->d_name))
+			continue;
 		if (depth == pr->depth) {
-			prune_job(pr, dirfd(d), de->d_name, sub);
+			if (pr->tmpl &&
+			    fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+			    S_ISLNK(st.st_mode)) /* a link the template's name: removed as one */
+				prune_job(pr, dirfd(d), de->d_name, sub);
+			else if (job_dir(pr, dirfd(d), de->d_name))
+				prune_job(pr, dirfd(d), de->d_name, sub);
 			continue;
 		}
 		if (fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
@@ -359,20 +393,17 @@ static void prune_user(prune_t *pr, int rfd, const char *user)
 	user_child_wait(pr, pid, p[0], path);
 }
 
-/* pr->rest's components into pr->level: a name without an escape, else NULL (any). */
-static void levels(prune_t *pr)
+/* a and b name the same directory */
+static bool same_dir(const char *a, const char *b)
 {
-	char *save = NULL;
-	unsigned i = 0;
-	for (char *c = strtok_r(pr->rest, "/", &save); c && i < 16;
-	     c = strtok_r(NULL, "/", &save), i++)
-		pr->level[i] = strchr(c, '%') ? NULL : c;
+	struct stat x, y;
+	return stat(a, &x) == 0 && stat(b, &y) == 0 && x.st_dev == y.st_dev && x.st_ino == y.st_ino;
 }
 
-/* ROOT and the depth from the operand, --depth and site_output. */
+/* ROOT and the depth from the operand, --depth and site_output; *tmpl: site_output's
+ * split, when it describes ROOT at that depth (else its depth is 0). */
 static int where(const gp_cli_cmd_t *cmd, const char *config, const char *operand,
-                 const char *depth, char *root, size_t rootlen, unsigned *out, char *rest,
-                 size_t restlen)
+                 const char *depth, char *root, size_t rootlen, unsigned *out, gp_site_tmpl_t *tmpl)
 {
 	gp_config_t cfg;
 	gp_site_tmpl_t t = {{0}, {0}, 1};
@@ -390,8 +421,6 @@ static int where(const gp_cli_cmd_t *cmd, const char *config, const char *operan
 		                    config);
 	snprintf(root, rootlen, "%s", operand ? operand : t.root);
 	*out = have ? t.depth : 1;
-	if (have && (!operand || !strcmp(operand, t.root)))
-		snprintf(rest, restlen, "%s", t.rest);
 	if (depth) {
 		char *end;
 		long n = strtol(depth, &end, 10);
@@ -400,6 +429,9 @@ static int where(const gp_cli_cmd_t *cmd, const char *config, const char *operan
 			                    depth);
 		*out = (unsigned)n;
 	}
+	*tmpl = t;
+	if (!have || *out != t.depth || (operand && !same_dir(operand, t.root)))
+		tmpl->depth = 0;
 	return 0;
 }
 
@@ -442,10 +474,11 @@ int gp_cmd_prune(int argc, char **argv)
 		                    "--timeout: '%s' is not an age (a whole number above 0 with "
 		                    "s, m, h, d or w: 1h)",
 		                    timeout);
+	gp_site_tmpl_t tmpl;
 	if (where(cmd, config, c.ind < argc ? argv[c.ind] : NULL, depth, root, sizeof(root),
-	          &pr.depth, pr.rest, sizeof(pr.rest)) != 0)
+	          &pr.depth, &tmpl) != 0)
 		return GP_CLI_USAGE;
-	levels(&pr);
+	pr.tmpl = tmpl.depth ? &tmpl : NULL;
 	pr.root = root;
 	pr.cutoff = time(NULL) - (time_t)secs;
 	int rfd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);

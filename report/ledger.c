@@ -4,6 +4,7 @@
 #include "config.h"
 #include "ledger.h"
 #include "log.h"
+#include "modes.h"
 #include "strhash.h"
 
 #include <ctype.h>
@@ -11,6 +12,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/random.h>
+#include <time.h>
+#include <unistd.h>
 
 const char *const gp_by_name[GP_NBY] = {"user", "account", "partition", "name", "node"};
 const char *const gp_end_name[GP_NEND] = {"failed", "oom", "timeout"};
@@ -32,17 +36,20 @@ enum {
 static const char *const field_name[NF] = {"JobID",      "User",      "Account",      "Partition",
                                            "JobName",    "NodeList",  "State",        "End",
                                            "ElapsedRaw", "AllocTRES", "SystemComment"};
-#define MAX_COLS       64
-#define REFUSED_SAID   20 /* refusals printed; the rest counted */
-#define MAX_NODES      4096
-#define MAX_GPUS       1000000               /* a job's GPUs, at most (more: a line refused) */
-#define MAX_ELAPSED_S  (100.0 * 365 * 86400) /* a job's ElapsedRaw, at most */
-#define MAX_HEAD_LINES 64                    /* physical lines one job name's newlines may make */
+#define MAX_COLS      64
+#define REFUSED_SAID  20 /* refusals printed; the rest counted */
+#define MAX_NODES     4096
+#define MAX_GPUS      1000000               /* a job's GPUs, at most (more: a line refused) */
+#define MAX_ELAPSED_S (100.0 * 365 * 86400) /* a job's ElapsedRaw, at most */
+/* physical lines one job name's newlines may make: slurmdbd keeps 255 bytes of it */
+#define MAX_HEAD_LINES 257
 
 void gp_ledger_init(gp_ledger_t *l)
 {
 	for (int i = 0; i < NF; i++)
 		l->col[i] = -1;
+	snprintf(l->delim, sizeof(l->delim), "|");
+	l->dlen = 1;
 }
 
 void gp_ledger_free(gp_ledger_t *l)
@@ -68,6 +75,45 @@ double gp_ld_waste(const gp_ld_sums_t *s)
 }
 
 /* ---- the header ---- */
+
+void gp_ld_seal(char *out, size_t len)
+{
+	unsigned long long r = 0;
+	if (getrandom(&r, sizeof(r), 0) != (ssize_t)sizeof(r)) { /* never: a weaker seal */
+		struct timespec ts;
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		r = (unsigned long long)ts.tv_nsec * 2654435761u ^ (unsigned long long)getpid();
+	}
+	snprintf(out, len, GP_LD_SEAL_FMT, r % 1000000000000ull);
+}
+
+/* The header's delimiter, after "JobID": a sealed one (GP_LD_SEAL_FMT), or '|' */
+static void header_delim(gp_ledger_t *l, const char *after)
+{
+	size_t d = strspn(after + 2, "0123456789");
+	if (!strncmp(after, "|#", 2) && d == 12 && !strncmp(after + 2 + d, "#|", 2)) {
+		memcpy(l->delim, after, 16);
+		l->delim[16] = '\0';
+		l->dlen = 16;
+	}
+}
+
+/* Cut line at every delimiter into f (at most MAX_COLS; the count either way) */
+static int cut_fields(const gp_ledger_t *l, char *line, char **f)
+{
+	int n = 0;
+	for (char *p = line;;) {
+		if (n < MAX_COLS)
+			f[n] = p;
+		n++;
+		char *d = strstr(p, l->delim);
+		if (!d)
+			break;
+		*d = '\0';
+		p = d + l->dlen;
+	}
+	return n;
+}
 
 static int read_header(gp_ledger_t *l, char **f, int n, char *err, size_t errlen)
 {
@@ -295,6 +341,36 @@ typedef struct add_ctx {
 	unsigned n;
 } add_ctx_t;
 
+/* A value of sacct's (a job name is the user's bytes) into out as text every output can
+ * carry and no two values share: '\' as "\\", every control character (C0, DEL, C1)
+ * and every byte that is no valid UTF-8 as "\xNN"; at most max bytes of v read, out cut at
+ * a whole character. The '\x1f' that joins a group's values, a newline for OpenMetrics'
+ * labels, an escape sequence for a terminal: none of them passes. */
+static void ld_clean(char *out, size_t cap, const char *v, size_t max)
+{
+	size_t o = 0;
+	const unsigned char *s = (const unsigned char *)v;
+	for (size_t i = 0; i < max && s[i];) {
+		size_t n = gp_utf8_char(s + i);
+		if (n && i + n > max)
+			break;
+		char esc[8];
+		size_t k = n ? n : 4;
+		if (s[i] == '\\')
+			memcpy(esc, "\\\\", k = 2);
+		else if (!n)
+			snprintf(esc, sizeof(esc), "\\x%02x", s[i]);
+		else
+			memcpy(esc, s + i, n);
+		if (o + k >= cap)
+			break;
+		memcpy(out + o, esc, k);
+		o += k;
+		i += n ? n : 1;
+	}
+	out[o] = '\0';
+}
+
 static void add_to_group(add_ctx_t *c, const char *node)
 {
 	char key[1024];
@@ -303,10 +379,12 @@ static void add_to_group(add_ctx_t *c, const char *node)
 	for (unsigned i = 0; i < c->l->nby; i++) { /* each value cut at 200 bytes */
 		int b = c->l->by[i];
 		const char *v = b == GP_BY_NODE ? node : c->f[c->l->col[fld[b]]];
-		size_t n = strnlen(v, 200);
+		char val[200];
+		ld_clean(val, sizeof(val), v, 200);
+		size_t n = strlen(val);
 		if (i)
 			key[o++] = '\x1f';
-		memcpy(key + o, v, n);
+		memcpy(key + o, val, n);
 		o += n;
 	}
 	key[o] = '\0';
@@ -355,8 +433,8 @@ static double key_of(const gp_ld_job_t *j, bool idle)
 static void heap_push(gp_ld_job_t **heap, unsigned *n, unsigned cap, const gp_ld_job_t *j,
                       bool idle)
 {
-	if (!*heap && !(*heap = calloc(cap, sizeof(gp_ld_job_t))))
-		return;
+	if (!cap || (!*heap && !(*heap = calloc(cap, sizeof(gp_ld_job_t)))))
+		return; /* --top=0: no list */
 	gp_ld_job_t *h = *heap;
 	unsigned i;
 	if (*n < cap) {
@@ -385,15 +463,13 @@ static void heap_push(gp_ld_job_t **heap, unsigned *n, unsigned cap, const gp_ld
 static void list_job(gp_ledger_t *l, char **f, const job_fig_t *j, const gp_acct_rec_t *rec,
                      unsigned gpus)
 {
-	if (!l->top) /* --top=0: no list of jobs */
-		return;
 	gp_ld_job_t x = {0};
-	snprintf(x.id, sizeof(x.id), "%s", f[l->col[F_ID]]);
-	snprintf(x.user, sizeof(x.user), "%s", f[l->col[F_USER]]);
-	snprintf(x.account, sizeof(x.account), "%s", f[l->col[F_ACCOUNT]]);
-	snprintf(x.partition, sizeof(x.partition), "%s", f[l->col[F_PARTITION]]);
-	snprintf(x.name, sizeof(x.name), "%s", f[l->col[F_NAME]]);
-	snprintf(x.state, sizeof(x.state), "%s", f[l->col[F_STATE]]);
+	ld_clean(x.id, sizeof(x.id), f[l->col[F_ID]], 200);
+	ld_clean(x.user, sizeof(x.user), f[l->col[F_USER]], 200);
+	ld_clean(x.account, sizeof(x.account), f[l->col[F_ACCOUNT]], 200);
+	ld_clean(x.partition, sizeof(x.partition), f[l->col[F_PARTITION]], 200);
+	ld_clean(x.name, sizeof(x.name), f[l->col[F_NAME]], 200);
+	ld_clean(x.state, sizeof(x.state), f[l->col[F_STATE]], 200);
 	x.alloc_s = j->alloc;
 	x.unused_s = j->s[GP_CAUSE_UNUSED];
 	for (int c = 0; c < GP_NCAUSES; c++)
@@ -407,7 +483,7 @@ static void list_job(gp_ledger_t *l, char **f, const job_fig_t *j, const gp_acct
 	}
 	if (x.waste_s > 0)
 		heap_push(&l->waste, &l->nwaste, l->top, &x, false);
-	if (j->has_rec && rec->gpus < gpus && rec->s[GP_CAUSE_UNPROFILED] <= 0)
+	if (j->has_rec && x.unused_s > 0 && rec->gpus < gpus)
 		heap_push(&l->idle, &l->nidle, l->top, &x, true);
 }
 
@@ -449,8 +525,13 @@ static void job_figures(gp_ledger_t *l, const char *id, job_fig_t *j, unsigned g
 	scale_to_alloc(l, id, j, gpus, covered);
 	double rest = j->alloc > covered ? j->alloc - covered : 0, unused = 0;
 	/* GPUs no rank ran kernels on, where every rank's GPU use was recorded (a rank whose
-	 * modes did not trace CUDA may have used one) */
-	if (j->has_rec && rec->gpus < gpus && rec->s[GP_CAUSE_UNPROFILED] <= 0) {
+	 * modes did not trace CUDA may have used one) and the record saw something: GPU time
+	 * of some cause, or its report's first finding that a GPU went unused (gpu_unused:
+	 * NVML's process lists, for a task too short to leave a millisecond). A record whose
+	 * causes are all 0 otherwise (no GPU seen at all: no NVML, no CUDA traced) is no
+	 * evidence, so the GPUs stay unprofiled */
+	bool saw = covered > 0 || !strcmp(rec->top, "gpu_unused");
+	if (j->has_rec && saw && rec->gpus < gpus && rec->s[GP_CAUSE_UNPROFILED] <= 0) {
 		double idle = (gpus - rec->gpus) * elapsed - rec->s[GP_CAUSE_UNUSED];
 		unused = idle < 0 ? 0 : idle < rest ? idle : rest;
 	}
@@ -458,23 +539,15 @@ static void job_figures(gp_ledger_t *l, const char *id, job_fig_t *j, unsigned g
 	j->s[GP_CAUSE_UNPROFILED] += rest - unused;
 }
 
-/* Split on '|'; JobName, the only field a user names freely, takes any extra '|' */
+/* Split at the delimiter; with '|', JobName, the only field a user names freely, takes
+ * any extra '|' (a sealed delimiter: exactly the header's fields, or none) */
 static int split(gp_ledger_t *l, char *line, char **f)
 {
-	int n = 0;
-	for (char *p = line;; p++) {
-		if (n < MAX_COLS)
-			f[n] = p;
-		n++;
-		p = strchr(p, '|');
-		if (!p)
-			break;
-		*p = '\0';
-	}
+	int n = cut_fields(l, line, f);
 	if (n > MAX_COLS)
 		return -1;
 	int want = l->ncols ? l->ncols : NF, extra = n - want, name = l->col[F_NAME];
-	if (extra < 0 || (extra > 0 && name < 0))
+	if (extra < 0 || (extra > 0 && (name < 0 || l->dlen > 1)))
 		return -1;
 	for (int k = 0; k < extra; k++) /* JobName's pieces joined back */
 		f[name + k + 1][-1] = '|';
@@ -490,7 +563,7 @@ static int split(gp_ledger_t *l, char *line, char **f)
 static int keep_head(gp_ledger_t *l, const char *line, size_t len)
 {
 	size_t fields = 1;
-	for (const char *p = line; (p = strchr(p, '|')); p++)
+	for (const char *p = line; (p = strstr(p, l->delim)); p += l->dlen)
 		fields++;
 	if (fields >= (size_t)(l->ncols ? l->ncols : NF) || l->head_lines >= MAX_HEAD_LINES ||
 	    len > (1u << 20))
@@ -508,10 +581,9 @@ int gp_ledger_line(gp_ledger_t *l, char *line, size_t len, char *err, size_t err
 	char *f[MAX_COLS], *joined = NULL;
 	l->lines++;
 	if (l->col[0] < 0 && !strncasecmp(line, "JobID|", 6)) {
-		int n = 0;
-		for (char *t = strtok(line, "|"); t && n < MAX_COLS; t = strtok(NULL, "|"))
-			f[n++] = t;
-		return read_header(l, f, n, err, errlen);
+		header_delim(l, line + 5);
+		int n = cut_fields(l, line, f);
+		return read_header(l, f, n < MAX_COLS ? n : MAX_COLS, err, errlen);
 	}
 	if (l->col[0] < 0) /* no header: --print-fields' order */
 		for (int k = 0; k < NF; k++)

@@ -84,7 +84,17 @@ typedef struct gp_ledger {
 	/* the header's columns: index of each of GP_LD_FIELDS' fields, -1 before it is read */
 	int col[11];
 	int ncols;
+	/* between fields: "|" (sacct -P's own), or a sealed one the header showed
+	 * (GP_LD_SEAL_FMT: --delimiter=, as the ledger asks sacct for), which no job name can
+	 * hold, so no name can make a field or a line of another job */
+	char delim[32];
+	size_t dlen;
 } gp_ledger_t;
+
+/* A sealed delimiter: '|', '#', 12 random digits, '#', '|' (gp_ld_seal makes one) */
+#define GP_LD_SEAL_FMT "|#%012llu#|"
+/* A fresh sealed delimiter into out (at least 20 bytes). */
+void gp_ld_seal(char *out, size_t len);
 
 /* Begin: by and the rest set by the caller, the table empty. */
 void gp_ledger_init(gp_ledger_t *l);

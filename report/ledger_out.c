@@ -337,16 +337,19 @@ static void write_csv(const gp_ledger_t *l, FILE *out)
 /* ---- OpenMetrics text (the Prometheus text format node_exporter's textfile collector
  * reads, with OpenMetrics' # EOF): gauges in seconds, one sample per group ---- */
 
-/* a label value: backslash, quote and newline escaped; bytes outside printable ASCII
- * made '_' (a label value must be UTF-8; a job name need not be) */
+/* a label value: backslash, quote and newline escaped (OpenMetrics' three); the ledger's
+ * values are valid UTF-8 without control characters already (ledger.c's ld_clean), so two
+ * job names never make one label set */
 static void om_value(FILE *out, const char *s)
 {
 	for (; *s; s++) {
 		unsigned char c = (unsigned char)*s;
 		if (c == '\\' || c == '"')
 			fprintf(out, "\\%c", c);
+		else if (c == '\n')
+			fputs("\\n", out);
 		else
-			fputc(c < 0x20 || c >= 0x7f ? '_' : c, out);
+			fputc(c, out);
 	}
 }
 

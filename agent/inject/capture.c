@@ -58,13 +58,15 @@ static int capture_switch(unsigned want, uint64_t *took)
 }
 
 /* A capture record (GP_EV_CONTROL): modes capturing from ts on, at step idx (UINT32_MAX:
- * windows by cost); for those, cost and kind (GP_COSTWIN_*) and the window's number */
-static void capture_record(uint64_t ts, uint64_t idx, uint64_t took, uint64_t cost, unsigned kind,
-                           unsigned win)
+ * windows by cost); for those, cost and kind (GP_COSTWIN_*) and the window's number. The
+ * modes are the switch's own (the caller's want), not cap_cur read after cap_busy was let
+ * go: another thread's switch may have changed it since. */
+static void capture_record(uint64_t ts, unsigned modes, uint64_t idx, uint64_t took, uint64_t cost,
+                           unsigned kind, unsigned win)
 {
 	gp_event_t e = {.type = GP_EV_CONTROL,
 	                .ts = ts,
-	                .a = atomic_load(&gp_inj.cap_cur),
+	                .a = modes,
 	                .b = idx,
 	                .c = took,
 	                .d = cost,
@@ -79,7 +81,7 @@ static void capture_set(unsigned want, uint64_t idx, uint64_t ts)
 {
 	uint64_t t0 = gp_clock_ns(), took = 0;
 	if (capture_switch(want, &took) == 1)
-		capture_record(ts ? ts : t0, idx, took, 0, 0, 0);
+		capture_record(ts ? ts : t0, want, idx, took, 0, 0, 0);
 }
 
 static void capture_check(uint64_t idx, uint64_t ts)
@@ -108,7 +110,8 @@ static bool to_steps;      /* finished as the steps were seen: what is traced af
 static void cost_record(uint64_t now, uint64_t took, uint64_t cost, unsigned kind)
 {
 	if (cost || kind <= GP_COSTWIN_BY_STEPS)
-		capture_record(now, UINT32_MAX, took, cost, kind, costwin.nwin);
+		capture_record(now, atomic_load(&gp_inj.cap_cur), UINT32_MAX, took, cost, kind,
+		               costwin.nwin);
 }
 
 /* No more windows by cost (the process ends, or its steps were seen: windows by steps from
@@ -129,8 +132,8 @@ static void costwin_look(uint64_t now, const gp_costwin_seen_t *seen)
 	bool on = gp_costwin_tick(&costwin, now, seen);
 	unsigned want = gp_inj_capture_wanted(0);
 	uint64_t took = 0;
-	int sw =
-	    capture_switch(on || capture_forced() ? want : want & ~(unsigned)GP_MODE_CUDA, &took);
+	want = on || capture_forced() ? want : want & ~(unsigned)GP_MODE_CUDA;
+	int sw = capture_switch(want, &took);
 	/* its switch-off took effect (a `gpuprof capture on` keeps it waiting: traced on,
 	 * charged to it) */
 	if (costwin.closing && !(atomic_load(&gp_inj.cap_cur) & GP_MODE_CUDA)) {
@@ -139,7 +142,7 @@ static void costwin_look(uint64_t now, const gp_costwin_seen_t *seen)
 		return;
 	}
 	if (sw == 1) /* a window opened (or `gpuprof capture on|off`) */
-		capture_record(now, UINT32_MAX, took, 0, 0, 0);
+		capture_record(now, want, UINT32_MAX, took, 0, 0, 0);
 	/* the last window's cost after its end, to this look or to the next one's opening */
 	cost_record(now, 0, gp_costwin_late(&costwin, seen), GP_CTRL_LATE);
 	if ((costwin.on || costwin.closing) && now - so_far_at >= SO_FAR_EVERY_NS) {

@@ -424,6 +424,7 @@ static void do_init(void)
 	char err[256];
 	const char *ring = getenv(GP_ENV_RING);
 	const char *m = getenv(GP_ENV_MODES);
+	gp_log_site_mode(); /* a job the site profiles unasked: nothing on its stderr */
 	/* the agent, the plugin and `gpuprof run` pass the modes in force; by hand, the
 	 * settings table's default */
 	if (!m || gp_modes_parse(m, &gp_inj.modes, err, sizeof(err)) < 0)

@@ -69,7 +69,8 @@ ov=$(jr clean "r['cupti_overhead']['records']"); echo "# CUPTI overhead records:
 # known counts and a named stream (bench/known_counts.cu, built by bench/gpu-carry.sh)
 K=${KNOWN_COUNTS:-$B/known_counts}
 if [ -x "$K" ]; then
-	GPUPROF_LAUNCH_SITES=4096 "$B/gpuprof" run --modes=all --output="$T/known" -- "$K" >/dev/null 2>&1
+	# launch sites by default (GPUPROF_LAUNCH_SITES unset: 4096)
+	env -u GPUPROF_LAUNCH_SITES "$B/gpuprof" run --modes=all --output="$T/known" -- "$K" >/dev/null 2>&1
 	"$B/gpuprof" dump --events "$T/known/step0/rank0.gpr" >"$T/known.txt"
 	sid=$(sed -n 's/^stream_name .* a=\([0-9]*\) .*u8=1 .*/\1/p' "$T/known.txt")
 	ok $([ -n "$sid" ] && echo 0 || echo 1) "nvtxNameCudaStreamA mapped to a CUPTI stream id ($sid)"

@@ -106,14 +106,14 @@ if id gpuprof-test >/dev/null 2>&1; then
 	echo x >"$U/900/step0/rank0.gpr"; ln -s /etc/passwd "$U/900/link"
 	echo y >"$U/901/step0/rank0.gpr"
 	chown -R -h gpuprof-test "$U/900" "$U/901"
-	mkdir -p "$U/902"; echo z >"$U/902/rootfile"
+	mkdir -p "$U/902/step0"; echo z >"$U/902/step0/rootfile"
 	touch -h -d '40 days ago' "$U"/90[02]/step0/* "$U"/90[02]/step0 "$U/900/link" "$U"/90[02]/* "$U"/90[02] 2>/dev/null
 	"$GPUPROF" prune --older-than=30d --dry-run --config="$CFG" >prune.txt 2>&1
 	grep -q "would remove $U/900 " prune.txt && [ -d "$U/900" ]; ok $? "${V}prune --dry-run names the old directory and removes nothing"
 	"$GPUPROF" prune --older-than=30d --config="$CFG" >prune.txt 2>&1; rc=$?
 	[ ! -e "$U/900" ] && [ -f "$U/901/step0/rank0.gpr" ] && [ -s /etc/passwd ] && ls "$SITE/root/$j/step0/rank0.gpr" >/dev/null
 	ok $? "${V}prune removes the old job directory (its link, not what it named) and keeps the recent ones"
-	[ $rc = 1 ] && [ -f "$U/902/rootfile" ] && grep -q "could not remove all of $U/902" prune.txt
+	[ $rc = 1 ] && [ -f "$U/902/step0/rootfile" ] && grep -q "could not remove all of $U/902" prune.txt
 	ok $? "${V}as root it removes as the directory's owner: root's file in it stays, said, exit 1 ($rc)"
 	rm -rf "$U/902"
 else

@@ -181,18 +181,20 @@ out=$("$B/gpuprof" prune --older-than=30 "$T" 2>&1); rc=$?
 [ $rc = 2 ] && echo "$out" | grep -q "prune: --older-than: '30' is not an age (a whole number above 0 with s, m, h, d or w: 30d)"; ok $? "an age without its unit is refused ($rc)"
 out=$("$B/gpuprof" prune --older-than=30d --config="$T/none.yaml" 2>&1); rc=$?
 [ $rc = 2 ] && echo "$out" | grep -q "which directory? $T/none.yaml sets no site_output; give ROOT"; ok $? "no ROOT and no site_output: which directory? ($rc)"
-P=$T/prune; mkdir -p "$P/u1/1/step0" "$P/u1/2" "$P/u2/3"
-echo x >"$P/u1/1/step0/rank0.gpr"; echo y >"$P/u2/3/f"; ln -s "$P/u2/3/f" "$P/u1/1/link"
-touch -h -d '3 days ago' "$P/u1/1/step0/rank0.gpr" "$P/u1/1/link" "$P/u1/1/step0" "$P/u1/1" "$P/u2/3/f" "$P/u2/3"
+P=$T/prune; mkdir -p "$P/u1/1/step0" "$P/u1/2/stepbatch" "$P/u2/3/step1.attempt2" "$P/u2/notes/old"
+echo x >"$P/u1/1/step0/rank0.gpr"; echo y >"$P/u2/3/step1.attempt2/f"; ln -s "$P/u2/3/step1.attempt2/f" "$P/u1/1/link"
+echo keep >"$P/u2/notes/old/f"
+touch -h -d '3 days ago' "$P/u1/1/step0/rank0.gpr" "$P/u1/1/link" "$P/u1/1/step0" "$P/u1/1" "$P/u2/3/step1.attempt2/f" "$P/u2/3/step1.attempt2" "$P/u2/3" "$P/u2/notes/old/f" "$P/u2/notes/old" "$P/u2/notes"
 "$B/gpuprof" prune --older-than=2d --config="$T/none.yaml" "$P" >prune.out 2>&1; rc=$?
-[ $rc = 0 ] && [ ! -e "$P/u1/1" ] && [ ! -e "$P/u2/3" ] && [ -d "$P/u1/2" ] && grep -q "removed 2 job directories" prune.out
-ok $? "prune --older-than=2d: the two old job directories go, the new one stays ($(tail -1 prune.out))"
+[ $rc = 0 ] && [ ! -e "$P/u1/1" ] && [ ! -e "$P/u2/3" ] && [ -d "$P/u1/2" ] && [ -f "$P/u2/notes/old/f" ] &&
+	grep -q "removed 2 job directories" prune.out
+ok $? "prune --older-than=2d: the two old job directories go, the new one stays, an old directory with no step's directory in it (not gpuprof's) stays ($(tail -1 prune.out))"
 # a user's child that stops (the user's SIGSTOP: it runs as them) or waits on a file
 # system that does not answer (tests/integration/prune_stall.c makes both) is killed at
 # --timeout and named, and the other users' directories are pruned all the same
 cc -shared -fPIC -O2 -o prune_stall.so "$F/../integration/prune_stall.c" -ldl
-P=$T/prune2; mkdir -p "$P/ua/gp-stop" "$P/ub/7" "$P/uc/gp-hang" "$P/ud/8"
-touch -d '3 days ago' "$P/ub/7" "$P/ud/8"
+P=$T/prune2; mkdir -p "$P/ua/gp-stop" "$P/ub/7/step0" "$P/uc/gp-hang" "$P/ud/8/step0"
+touch -d '3 days ago' "$P/ub/7/step0" "$P/ud/8/step0" "$P/ub/7" "$P/ud/8"
 out=$(timeout 60 env LD_PRELOAD="$T/prune_stall.so" "$B/gpuprof" prune --older-than=2d --timeout=1s "$P" 2>&1); rc=$?
 [ $rc = 1 ] && [ ! -e "$P/ub/7" ] && [ ! -e "$P/ud/8" ] &&
 	echo "$out" | grep -q "prune: $P/ua: not done in 1 s (--timeout; its child stopped, or a file system that does not answer): killed; " &&
@@ -203,9 +205,9 @@ out=$("$B/gpuprof" prune --older-than=2d --timeout=soon "$P" 2>&1); rc=$?
 # mount points under ROOT (a user's bind mount, NFS, FUSE) are never entered nor emptied:
 # as a job directory, as a user's directory; links never followed
 if unshare -m true 2>/dev/null; then
-	P=$T/prune3; mkdir -p "$P/ue/mnt" "$P/ue/9" "$P/uf" "$T/outside/10"
+	P=$T/prune3; mkdir -p "$P/ue/mnt" "$P/ue/9/step0" "$P/uf" "$T/outside/10/step0"
 	ln -s "$T/outside" "$P/ug"; ln -s "$T/outside/10" "$P/ue/11"
-	touch -d '3 days ago' "$P/ue/9" "$T/outside/10"
+	touch -d '3 days ago' "$P/ue/9/step0" "$P/ue/9" "$T/outside/10/step0" "$T/outside/10"
 	out=$(unshare -m sh -c 'mount -t tmpfs gp "$1/ue/mnt" && mount -t tmpfs gp "$1/uf" &&
 		mkdir "$1/uf/12" && echo keep >"$1/ue/mnt/data" && echo keep >"$1/uf/12/data" &&
 		touch -d "3 days ago" "$1/ue/mnt/data" "$1/ue/mnt" "$1/uf/12/data" "$1/uf/12" "$1/uf" &&

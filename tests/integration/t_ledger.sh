@@ -155,14 +155,16 @@ assert t["records_gpu_s"]["compute"] >= 9999999, "the claim itself is kept, as c
 assert l["skipped"]["unreadable"] == 4, l["skipped"]
 assert {g["user"] for g in l["groups"]} == {"mallory"}, [g["user"] for g in l["groups"]]
 names = {g["name"] for g in l["groups"]}
-assert "x\n999|victim|chem|debug|y" in names, names
+# the name's bytes as text no output can mistake: its newline "\x0a", its backslash doubled
+assert "x\\x0a999|victim|chem|debug|y" in names, names
 PY
-[ $rc = 0 ] && [ $? = 0 ] && grep -q "gpuprof: ledger: job 301: its record claims [0-9.]* GPU-seconds, more than Slurm allocated (10.0: GPUs x elapsed); scaled down to the allocation" "$T/h.err"
+py=$?
+[ $rc = 0 ] && [ $py = 0 ] && grep -q "gpuprof: ledger: job 301: its record claims [0-9.]* GPU-seconds, more than Slurm allocated (10.0: GPUs x elapsed); scaled down to the allocation" "$T/h.err"
 ok $? "hostile values: a record claiming 9 999 999 GPU-s scaled to its 10 s (said), a newline name's forged tail never a job, non-numeric GPUs/elapsed never summed ($(head -c 300 "$T/h.err"))"
 "$G" ledger --from-file "$T/hostile.txt" --until 2026-12-06 --by name >"$T/h.txt" 2>/dev/null &&
-	! grep -q $'\033' "$T/h.txt" && [ "$(wc -l <"$T/h.txt")" -lt 60 ] && grep -q "^  x?999|victim|chem|debug|y  " "$T/h.txt" &&
+	! grep -q $'\033' "$T/h.txt" && [ "$(wc -l <"$T/h.txt")" -lt 60 ] && grep -qF '  x\x0a999|victim|chem|debug|y  ' "$T/h.txt" &&
 	grep -q "1 claiming more than Slurm allocated (scaled down to it)" "$T/h.txt"
-ok $? "hostile values in text: no escape byte, a newline of a name shown as ?, the scaled record said ($(sed -n 1p "$T/h.txt" | cut -c1-160))"
+ok $? "hostile values in text: no escape byte, a newline of a name shown as \\x0a, the scaled record said ($(sed -n 1p "$T/h.txt" | cut -c1-160))"
 "$G" ledger --from-file "$T/hostile.txt" --until 2026-12-06 --by name -f csv -o "$T/h.csv" 2>/dev/null
 python3 -c 'import csv, sys
 rows = list(csv.reader(open(sys.argv[1], newline="")))
@@ -188,62 +190,41 @@ ok $? "jobs that held GPUs they never used (3 of 4), never from an untraced rank
 
 # 2c. a job name with '|' and a newline whose first line completes the job's own line
 # (every field after JobName the user's) and whose second line starts another job's: in
-# sacct -P output it reads as two whole lines. Seen on Slurm 22.05 (a 225-byte sbatch -J,
-# under slurmdbd's 255): the ledger read from sacct counted 80 forged GPU-hours with a
-# forged record and charged the job's real allocation to user root as job 999. No job
-# name may add GPU-hours, read as a record, or move hours to another user or job.
+# plain sacct -P output it reads as two whole lines (seen on Slurm 22.05, a 225-byte
+# sbatch -J, by the admin tester). The ledger asks sacct for a sealed delimiter
+# ('|#<12 random digits>#|', --delimiter), which no name can hold: the name stays the
+# job's name; from a file with '|' it says the file cannot be trusted that way
 frec="gpuprof-record/1 ranks=1 gpus=1 compute=288000 comm=0 input=0 launch=0 sync=0 startup=0 idle=0 unused=0 unprofiled=0 step_ms=1 peak=0 card=0 top=x dir=/"
 fname="x|n|COMPLETED|2026-12-05T12:00:00|36000|gres/gpu=8|$frec
 999|victim|chem|debug|y"
-{
-	echo "JobID|User|Account|Partition|JobName|NodeList|State|End|ElapsedRaw|AllocTRES|SystemComment"
-	printf '%s\n' "401|mallory|phys|gpu|$fname|n11|COMPLETED|2026-12-05T12:00:00|10|cpu=1,gres/gpu=1|"
-} >"$T/forge.txt"
-"$G" ledger --from-file "$T/forge.txt" --until 2026-12-06 --by user -f json -o "$T/forge.json" 2>/dev/null
-python3 - "$T/forge.json" <<'PY2'
+python3 - "$T" "$fname" <<'PY'
+import sys
+t, name = sys.argv[1], sys.argv[2]
+head = "JobID|User|Account|Partition|JobName|NodeList|State|End|ElapsedRaw|AllocTRES|SystemComment".split("|")
+row = ["401", "mallory", "phys", "gpu", name, "n11", "COMPLETED", "2026-12-05T12:00:00", "10", "cpu=1,gres/gpu=1", ""]
+row2 = ["402", "bob", "bio", "gpu", "z", "n12", "COMPLETED", "2026-12-05T12:00:00", "20", "gres/gpu=1", ""]
+for path, d in (("forge.txt", "|"), ("sealed.txt", "|#004815162342#|")):
+    open(f"{t}/{path}", "w").write("".join(d.join(r) + "\n" for r in (head, row, row2)))
+PY
+"$G" ledger --from-file "$T/sealed.txt" --until 2026-12-06 --by name,user -f json -o "$T/sealed.json" 2>"$T/sealed.err"
+python3 - "$T/sealed.json" "$fname" <<'PY'
 import json, sys
 l = json.load(open(sys.argv[1]))
 t = l["total"]
-users = {g["user"] for g in l["groups"]}
-assert t["allocated_s"] <= 10 + 1e-9, ("GPU-seconds Slurm never allocated", t["allocated_s"])
-assert t["records_gpu_s"]["compute"] == 0, ("a job name read as a record", t["records_gpu_s"])
-assert "victim" not in users, ("hours moved to another user", users)
-PY2
-ok $? "a job name that completes its line and starts another ('|' and a newline) adds no GPU-hours, is no record, moves nothing to another user"
+assert abs(t["allocated_s"] - 30) < 1e-9 and t["jobs"] == 2, t
+assert t["records_gpu_s"]["compute"] == 0, t["records_gpu_s"]
+g = {(x["name"][:12], x["user"]): x["allocated_s"] for x in l["groups"]}
+assert g == {(sys.argv[2][:12], "mallory"): 10, ("z", "bob"): 20}, g
+PY
+ok $? "sealed delimiter: a job name that completes its line and starts another is the job's name, adds no GPU-hours, no record, no user"
+! grep -q "fields apart by '|'" "$T/sealed.err"
+ok $? "sealed delimiter: no warning ($(head -c 200 "$T/sealed.err"))"
+"$G" ledger --from-file "$T/forge.txt" --until 2026-12-06 -f json -o /dev/null 2>"$T/forge.err"
+grep -q "forge.txt: fields apart by '|': a job name holding '|' and a newline can pass for another job's line; sacct --delimiter=" "$T/forge.err"
+ok $? "a file with '|' between fields: the ledger says a job name can forge a line there, and how to seal it"
 
-# the same with no '|' at all: a name of 70 newlines (94 bytes) passes the 64 physical
-# lines a cut line may make, its head is dropped as unreadable and its tail read as a job
-python3 -c 'import sys
-sys.stdout.write("JobID|User|Account|Partition|JobName|NodeList|State|End|ElapsedRaw|AllocTRES|SystemComment\n"
-                 "402|mallory|phys|gpu|x" + "\n" * 70 + "999|victim|chem|debug|y|n11|COMPLETED|2026-12-05T12:00:00|10|cpu=1,gres/gpu=1|\n")' >"$T/nl70.txt"
-"$G" ledger --from-file "$T/nl70.txt" --until 2026-12-06 --by user -f json 2>/dev/null |
-	python3 -c 'import json, sys
-l = json.load(sys.stdin)
-users = {g["user"]: g["allocated_s"] for g in l["groups"]}
-assert "victim" not in users, ("job 402 charged to another user", users)'
-ok $? "a job name of 70 newlines: its tail is never a job of another user"
-# a record from a capture that saw no GPU at all (mode timing here: no NVML, no CUDA
-# traced; gpus=0 and every cause 0): nothing says the job's 4 GPUs went unused, so they
-# are unprofiled, never "held GPUs they never used" (the ledger charged all 4 GPU-hours as
-# allocated, unused: 100 % wasted)
-"$G" run -q --modes=timing -o "$T/blind" -- sleep 0.2 >/dev/null 2>&1
-brec=$("$G" report --quiet --record-line "$T/blind" 2>/dev/null | tail -1)
-printf 'JobID|User|Account|Partition|JobName|NodeList|State|End|ElapsedRaw|AllocTRES|SystemComment\n601|alice|phys|gpu|train|n1|COMPLETED|2026-12-05T12:00:00|3600|cpu=1,gres/gpu=4|%s\n' "$brec" >"$T/blind.txt"
-"$G" ledger --from-file "$T/blind.txt" --until 2026-12-06 -f json 2>/dev/null | python3 -c 'import json, sys
-l = json.load(sys.stdin)
-t = l["total"]
-assert t["profiled"] == 1, t
-assert not l["unused_gpus"], ("listed as unused", l["unused_gpus"])
-assert t["gpu_s"]["unused"] == 0 and t["gpu_s"]["unprofiled"] == 14400, t["gpu_s"]'
-ok $? "a record that saw no GPU (gpus=0, every cause 0): its 4 GPUs unprofiled, never 'held GPUs they never used' ($brec)"
-# two job names that OpenMetrics' label values make the same ("a<newline>b" becomes
-# "a_b", beside a job named "a_b"): two samples with one label set, which the exposition
-# checker refuses (a user's job name breaking the site's metrics file); label values may
-# hold any text escaped (\\, \", \n)
-printf 'JobID|User|Account|Partition|JobName|NodeList|State|End|ElapsedRaw|AllocTRES|SystemComment\n801|bob|chem|gpu|a\nb|n1|COMPLETED|2026-12-05T12:00:00|10|cpu=1,gres/gpu=1|\n802|bob|chem|gpu|a_b|n1|COMPLETED|2026-12-05T12:00:00|10|cpu=1,gres/gpu=1|\n' >"$T/dup.txt"
-"$G" ledger --from-file "$T/dup.txt" --until 2026-12-06 --by name -f openmetrics -o "$T/dup.prom" 2>/dev/null
-python3 "$H/om_check.py" "$T/dup.prom" 2>"$T/dup.err"
-ok $? "openmetrics: job names 'a<newline>b' and 'a_b' are two label sets, never one twice ($(head -c 200 "$T/dup.err"))"
+# from the admin tester (wave 9): a job name cannot move hours between groups, make
+# two groups one label set, nor --top=0 be read as 10
 # a job name holding the byte that joins a group's values (0x1f): with --by name,user
 # mallory's 80 GPU-hours were shown as user victim's (the name's tail read as the next value)
 printf 'JobID|User|Account|Partition|JobName|NodeList|State|End|ElapsedRaw|AllocTRES|SystemComment\n901|mallory|phys|gpu|x\037victim|n1|COMPLETED|2026-12-05T12:00:00|36000|cpu=1,gres/gpu=8|\n902|victim|chem|gpu|x|n1|COMPLETED|2026-12-05T12:00:00|10|cpu=1,gres/gpu=1|\n' >"$T/us.txt"
@@ -258,6 +239,41 @@ ok $? "--by name,user: a job name holding 0x1f keeps its hours its own user's"
 l = json.load(open(sys.argv[1]))
 assert not l["wasted_most"] and not l["unused_gpus"], (len(l["wasted_most"]), len(l["unused_gpus"]))' "$T/top0.json"
 ok $? "--top=0: no job listed (or refused), never the default 10 ($rc)"
+# two job names that OpenMetrics' label values make the same ("a<newline>b" becomes
+# "a_b", beside a job named "a_b"): two samples with one label set, which the exposition
+# checker refuses (a user's job name breaking the site's metrics file); label values may
+# hold any text escaped (\\, \", \n)
+printf 'JobID|User|Account|Partition|JobName|NodeList|State|End|ElapsedRaw|AllocTRES|SystemComment\n801|bob|chem|gpu|a\nb|n1|COMPLETED|2026-12-05T12:00:00|10|cpu=1,gres/gpu=1|\n802|bob|chem|gpu|a_b|n1|COMPLETED|2026-12-05T12:00:00|10|cpu=1,gres/gpu=1|\n' >"$T/dup.txt"
+"$G" ledger --from-file "$T/dup.txt" --until 2026-12-06 --by name -f openmetrics -o "$T/dup.prom" 2>/dev/null
+python3 "$H/om_check.py" "$T/dup.prom" 2>"$T/dup.err"
+ok $? "openmetrics: job names 'a<newline>b' and 'a_b' are two label sets, never one twice ($(head -c 200 "$T/dup.err"))"
+
+# a record from a capture that saw no GPU at all (mode timing here: no NVML, no CUDA
+# traced; gpus=0 and every cause 0): nothing says the job's 4 GPUs went unused, so they
+# are unprofiled, never "held GPUs they never used" (the ledger charged all 4 GPU-hours as
+# allocated, unused: 100 % wasted)
+"$G" run -q --modes=timing -o "$T/blind" -- sleep 0.2 >/dev/null 2>&1
+brec=$("$G" report --quiet --record-line "$T/blind" 2>/dev/null | tail -1)
+printf 'JobID|User|Account|Partition|JobName|NodeList|State|End|ElapsedRaw|AllocTRES|SystemComment\n601|alice|phys|gpu|train|n1|COMPLETED|2026-12-05T12:00:00|3600|cpu=1,gres/gpu=4|%s\n' "$brec" >"$T/blind.txt"
+"$G" ledger --from-file "$T/blind.txt" --until 2026-12-06 -f json 2>/dev/null | python3 -c 'import json, sys
+l = json.load(sys.stdin)
+t = l["total"]
+assert t["profiled"] == 1, t
+assert not l["unused_gpus"], ("listed as unused", l["unused_gpus"])
+assert t["gpu_s"]["unused"] == 0 and t["gpu_s"]["unprofiled"] == 14400, t["gpu_s"]'
+ok $? "a record that saw no GPU (gpus=0, every cause 0): its 4 GPUs unprofiled, never 'held GPUs they never used' ($brec)"
+
+# the same with no '|' at all: a name of 70 newlines (94 bytes) passes the 64 physical
+# lines a cut line may make, its head is dropped as unreadable and its tail read as a job
+python3 -c 'import sys
+sys.stdout.write("JobID|User|Account|Partition|JobName|NodeList|State|End|ElapsedRaw|AllocTRES|SystemComment\n"
+                 "402|mallory|phys|gpu|x" + "\n" * 70 + "999|victim|chem|debug|y|n11|COMPLETED|2026-12-05T12:00:00|10|cpu=1,gres/gpu=1|\n")' >"$T/nl70.txt"
+"$G" ledger --from-file "$T/nl70.txt" --until 2026-12-06 --by user -f json 2>/dev/null |
+	python3 -c 'import json, sys
+l = json.load(sys.stdin)
+users = {g["user"]: g["allocated_s"] for g in l["groups"]}
+assert "victim" not in users, ("job 402 charged to another user", users)'
+ok $? "a job name of 70 newlines: its tail is never a job of another user"
 # a job requeued (preempted, or scontrol requeue) ran twice: Slurm allocated both runs, and
 # sacct -D shows the first as REQUEUED (seen on 22.05: 3 GPU-s REQUEUED, then the run that
 # completed; sacct -X without -D shows only the last). The first run's GPU-hours are
@@ -281,6 +297,21 @@ printf 'finding_notes:\n  idle_gap: "https://hpc.example.edu/gpu/idle"\n' >"$T/t
 "$G" ledger --from-file "$T/sacct.txt" --until 2026-12-06 --config "$T/typo.yaml" >/dev/null 2>"$T/typo.err"
 grep -qw "idle_gap" "$T/typo.err"
 ok $? "finding_notes: an id no finding has (idle_gap) is named on stderr ($(head -c 200 "$T/typo.err"))"
+
+
+# the same 4-GPU job whose task NVML saw on its GPUs with no process of the task's (a stand-in
+# NVML, tests/nvml/fake_nvml.c), too short to leave a millisecond of any cause: its report's
+# gpu_unused is the evidence, so the GPUs read as unused
+mkdir -p "$T/fnv" && cp "$GP_BUILD/tests/nvml/.libs/libfakenvml.so" "$T/fnv/libnvidia-ml.so.1"
+LD_LIBRARY_PATH=$T/fnv "$G" run -q --modes=nvtx,cuda -o "$T/seen" -- true >/dev/null 2>&1
+srec=$("$G" report --quiet --record-line "$T/seen" 2>/dev/null | tail -1)
+printf 'JobID|User|Account|Partition|JobName|NodeList|State|End|ElapsedRaw|AllocTRES|SystemComment\n602|alice|phys|gpu|train|n1|COMPLETED|2026-12-05T12:00:00|3600|cpu=1,gres/gpu=4|%s\n' "$srec" >"$T/seen.txt"
+"$G" ledger --from-file "$T/seen.txt" --until 2026-12-06 -f json 2>/dev/null | python3 -c 'import json, sys
+l = json.load(sys.stdin)
+t = l["total"]
+assert [j["job"] for j in l["unused_gpus"]] == ["602"], l["unused_gpus"]
+assert abs(t["gpu_s"]["unused"] - 14400) < 1, t["gpu_s"]'
+ok $? "a record whose task NVML saw never use its GPUs (gpu_unused, every cause 0.000): its 4 GPUs unused ($srec)"
 
 # 3. the formats, each read by a reader of its own
 "$G" ledger --from-file "$T/sacct.txt" --until 2026-12-06 -f csv -o "$T/l.csv" 2>/dev/null

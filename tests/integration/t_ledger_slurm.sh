@@ -87,7 +87,12 @@ t0=$(date +%Y-%m-%dT%H:%M:%S)
 sleep 1
 
 # 1. the jobs
+# job 1 holds 2 GPUs it never uses, seen so through a stand-in NVML (tests/nvml/fake_nvml.c:
+# two GPUs, no process of the task on them): the evidence the ledger needs to call them
+# unused (a record that saw no GPU at all leaves them unprofiled)
+mkdir -p "$W/nvml" && cp "$B/tests/nvml/.libs/libfakenvml.so" "$W/nvml/libnvidia-ml.so.1" && chmod -R a+rX "$W/nvml"
 o1=$(as gpl-alice sbatch --parsable -p gpu -A phys --gres=gpu:2 --gpuprof=nvtx,cuda \
+	--export=ALL,LD_LIBRARY_PATH="$W/nvml" \
 	--gpuprof-output="$W/gpl-alice/gp-%j" --wrap='srun true'); j1=$(echo "$o1" | jid_of)
 o2=$(as gpl-bob sbatch --parsable -p debug -A chem --gres=gpu:1 --gpuprof=nvtx \
 	--gpuprof-output="$W/gpl-bob/gp-%j" --wrap='srun true; exit 3'); j2=$(echo "$o2" | jid_of)
@@ -103,8 +108,11 @@ o5=$(as gpl-bob sbatch --parsable -p gpu -A chem --gres=gpu:1 --gpuprof=nvtx \
 [ -n "$j5" ] && exec 9>"$STATE/report-$j5.lock" && flock 9
 o6=$(as gpl-alice sbatch --parsable -p gpu -A phys --gres=gpu:1 --wrap=true); j6=$(echo "$o6" | jid_of)
 o7=$(as gpl-carol sbatch --parsable -p debug -A phys --gres=gpu:2 --wrap=true); j7=$(echo "$o7" | jid_of)
-# 8: a job name with a newline whose tail reads as another user's job in sacct -P's output
-o8=$(as gpl-carol sbatch --parsable -p debug -A chem --gres=gpu:1 -J "$(printf 'x\n999|gpl-alice|phys|gpu|y')" \
+# 8: a job name with '|' and a newline that completes its own line in sacct -P's output (8
+# GPUs for 10 h) and starts a job 999 of alice's (the admin tester's forge): the
+# ledger asks sacct for a sealed delimiter, so it stays carol's job name
+o8=$(as gpl-carol sbatch --parsable -p debug -A chem --gres=gpu:1 \
+	-J "$(printf 'x|n|COMPLETED|2026-12-05T12:00:00|36000|gres/gpu=8|\n999|gpl-alice|phys|gpu|y')" \
 	--wrap='sleep 2'); j8=$(echo "$o8" | jid_of)
 [ -n "$j1" ] && [ -n "$j2" ] && [ -n "$j3" ] && [ -n "$j4" ] && [ -n "$j5" ] && [ -n "$j6" ] && [ -n "$j7" ] && [ -n "$j8" ]
 ok $? "8 GPU jobs of 3 users, 2 accounts, 2 partitions submitted ($j1 $j2 $j3 $j4 $j5 $j6 $j7 $j8)"
@@ -210,12 +218,13 @@ ok $? "ledger from sacct: the records' seconds are the sum of the 4 jobs' report
 "$B/gpuprof" ledger --since "$t0" --by partition -f openmetrics 2>/dev/null >"$W/m.prom"
 python3 "$(dirname "$0")/om_check.py" "$W/m.prom" && grep -q '^gpuprof_ledger_jobs{partition="gpu",kind="profiled"} ' "$W/m.prom"
 ok $? "openmetrics from sacct, per partition"
-sacct -a -P -S "$t0" -o "$("$B/gpuprof" ledger --print-fields)" >"$W/sacct.txt"
+seal="|#$(od -An -N5 -tu8 /dev/urandom | tr -d ' ' | head -c 12 | sed -e :a -e 's/^.\{1,11\}$/0&/;ta')#|"
+sacct -a -P --delimiter="$seal" -S "$t0" -o "$("$B/gpuprof" ledger --print-fields)" >"$W/sacct.txt"
 "$B/gpuprof" ledger --from-file "$W/sacct.txt" --since "$t0" --by user,account,partition -f json \
 	-o "$W/f.json" 2>/dev/null
 python3 -c 'import json, sys
 a, b = (json.load(open(p)) for p in sys.argv[1:])
 assert a["total"] == b["total"] and a["groups"] == b["groups"], (a["total"], b["total"])
 assert b["skipped"]["steps"] > 0' "$W/l.json" "$W/f.json"
-ok $? "--from-file of sacct -a -P -o \$(gpuprof ledger --print-fields) (steps included) gives the same ledger"
+ok $? "--from-file of sacct -a -P --delimiter='$seal' -o \$(gpuprof ledger --print-fields) (steps included) gives the same ledger"
 done_testing

@@ -84,6 +84,25 @@ int main(void)
 	   "a second %%u is the job's part");
 	ok(gp_site_tmpl_split("/srv/%%/%u/%j", &t, why, sizeof(why)) < 0 && strstr(why, "escape"),
 	   "no escape in ROOT, not even %%%%: %s", why);
+	/* the names prune walks: what the template could have made at each level */
+	gp_site_tmpl_split("/home/%u/gpuprof/%x-%j.%%/%s", &t, why, sizeof(why));
+	ok(gp_site_tmpl_level_match(&t, 1, "gpuprof") &&
+	       !gp_site_tmpl_level_match(&t, 1, "thesis") &&
+	       !gp_site_tmpl_level_match(&t, 1, "gpuprofx") &&
+	       !gp_site_tmpl_level_match(&t, 1, "gpupro"),
+	   "a literal level: its own name only");
+	ok(gp_site_tmpl_level_match(&t, 2, "train-a-4242.%") &&
+	       gp_site_tmpl_level_match(&t, 2, "x-7.%") &&
+	       gp_site_tmpl_level_match(&t, 2, "-4242.%") &&
+	       !gp_site_tmpl_level_match(&t, 2, "train-42a.%") &&
+	       !gp_site_tmpl_level_match(&t, 2, "train-4242.") &&
+	       !gp_site_tmpl_level_match(&t, 2, "train-4242"),
+	   "escapes: %%x any text (an empty job name too), %%j digits, %%%% a '%%' (backtracking "
+	   "over '-' in the name)");
+	ok(gp_site_tmpl_level_match(&t, 3, "0") && !gp_site_tmpl_level_match(&t, 4, "0") &&
+	       !gp_site_tmpl_level_match(&t, 0, "gpuprof") &&
+	       !gp_site_tmpl_level_match(&t, 3, "") && !gp_site_tmpl_level_match(&t, 2, ""),
+	   "a level past the template's, level 0 and an empty name match nothing");
 	ok(gp_site_group_name_ok("gpu-admins") && gp_site_group_name_ok("dom_users") &&
 	       !gp_site_group_name_ok("-x") && !gp_site_group_name_ok("a:b") &&
 	       !gp_site_group_name_ok("") && !gp_site_group_name_ok("a\tb"),
