@@ -42,7 +42,7 @@ static const gp_cli_opt_t ledger_opts[] = {
      "group by one or several of user, account, partition, name, node, as user,partition "
      "(default: user; a job's GPU-hours are shared evenly by its nodes)"},
     {"from-file", OPT_FROM_FILE, "FILE",
-     "read FILE (- for standard input) instead of running sacct: what sacct -a -P -o "
+     "read FILE (- for standard input) instead of running sacct: what sacct -a -D -P -o "
      "$(gpuprof ledger --print-fields) prints, with its header or in that order without"},
     {"print-fields", OPT_PRINT_FIELDS, NULL, "print the sacct fields the ledger reads, and exit"},
     {"running", OPT_RUNNING, NULL,
@@ -152,9 +152,10 @@ static int from_file(gp_ledger_t *l, const char *path)
 	return rc;
 }
 
-/* sacct -a -X -P --delimiter=SEAL -S SINCE -E UNTIL -o FIELDS, its output read as it
+/* sacct -a -X -D -P --delimiter=SEAL -S SINCE -E UNTIL -o FIELDS, its output read as it
  * comes: fields apart by a fresh sealed delimiter (gp_ld_seal), so that a job name holding
- * '|' and a newline (sbatch -J, scontrol update name=) cannot make another job's line */
+ * '|' and a newline (sbatch -J, scontrol update name=) cannot make another job's line; -D:
+ * every run of a requeued or preempted job (REQUEUED), each an allocation of its own */
 static int from_sacct(gp_ledger_t *l)
 {
 	char s[32], e[32], seal[32], delim[48];
@@ -163,7 +164,7 @@ static int from_sacct(gp_ledger_t *l)
 	strftime(e, sizeof(e), "%Y-%m-%dT%H:%M:%S", localtime_r(&l->until, &tm));
 	gp_ld_seal(seal, sizeof(seal));
 	snprintf(delim, sizeof(delim), "--delimiter=%s", seal);
-	char *argv[] = {"sacct", "-a", "-X", "-P", delim,        "-S",
+	char *argv[] = {"sacct", "-a", "-X", "-D", "-P",         delim, "-S",
 	                s,       "-E", e,    "-o", GP_LD_FIELDS, NULL};
 	int fd[2];
 	if (pipe2(fd, O_CLOEXEC) < 0)
