@@ -42,8 +42,10 @@ static const gp_cli_opt_t ledger_opts[] = {
      "group by one or several of user, account, partition, name, node, as user,partition "
      "(default: user; a job's GPU-hours are shared evenly by its nodes)"},
     {"from-file", OPT_FROM_FILE, "FILE",
-     "read FILE (- for standard input) instead of running sacct: what sacct -a -D -P -o "
-     "$(gpuprof ledger --print-fields) prints, with its header or in that order without"},
+     "read FILE (- for standard input) instead of running sacct: what sacct -a -X -D -P "
+     "--delimiter='|#NNNNNNNNNNNN#|' -o $(gpuprof ledger --print-fields) prints (12 digits "
+     "of one's own, read from its header; with plain -P a job name can forge a line: "
+     "doc/admin.md), with its header or in --print-fields' order without"},
     {"print-fields", OPT_PRINT_FIELDS, NULL, "print the sacct fields the ledger reads, and exit"},
     {"running", OPT_RUNNING, NULL,
      "the running profiled jobs instead, with their live figures (step time now against "
@@ -154,8 +156,7 @@ static int from_file(gp_ledger_t *l, const char *path)
 
 /* sacct -a -X -D -P --delimiter=SEAL -S SINCE -E UNTIL -o FIELDS, its output read as it
  * comes: fields apart by a fresh sealed delimiter (gp_ld_seal), so that a job name holding
- * '|' and a newline (sbatch -J, scontrol update name=) cannot make another job's line; -D:
- * every run of a requeued or preempted job (REQUEUED), each an allocation of its own */
+ * '|' and a newline (sbatch -J, scontrol update name=) cannot make another job's line */
 static int from_sacct(gp_ledger_t *l)
 {
 	char s[32], e[32], seal[32], delim[48];
@@ -164,6 +165,7 @@ static int from_sacct(gp_ledger_t *l)
 	strftime(e, sizeof(e), "%Y-%m-%dT%H:%M:%S", localtime_r(&l->until, &tm));
 	gp_ld_seal(seal, sizeof(seal));
 	snprintf(delim, sizeof(delim), "--delimiter=%s", seal);
+	/* -D: every run of a requeued or preempted job (without it, the last alone) */
 	char *argv[] = {"sacct", "-a", "-X", "-D", "-P",         delim, "-S",
 	                s,       "-E", e,    "-o", GP_LD_FIELDS, NULL};
 	int fd[2];
@@ -288,7 +290,13 @@ int gp_cmd_ledger(int argc, char **argv)
 		if (!gp_outfile_open(&ro, a.output ? a.output : "-"))
 			return gp_err("ledger: %s: %s", a.output ? a.output : "-", strerror(errno)),
 			       1;
-		rc = gp_ledger_running(a.from, a.format, ro.f) < 0;
+		/* the site's template, for the jobs it profiles unasked (no file: none) */
+		bool have = gp_config_load(&cfg, a.config ? a.config : GP_SYSCONF_PATH, !a.config,
+		                           err, sizeof(err)) == 0;
+		if (!have && a.config)
+			gp_warn("ledger: --running: %s; site_output not read", err);
+		rc = gp_ledger_running(a.from, a.format, have ? cfg.site_output : NULL, ro.f) < 0;
+		gp_config_free(&cfg);
 		if (gp_outfile_close(&ro, !rc) < 0 && !rc)
 			rc = gp_err("ledger: %s: %s", a.output ? a.output : "-", strerror(errno)) <
 			     0;

@@ -124,7 +124,7 @@ static int read_header(gp_ledger_t *l, char **f, int n, char *err, size_t errlen
 	for (int k = 0; k < NF; k++)
 		if (l->col[k] < 0) {
 			snprintf(err, errlen,
-			         "sacct's header has no %s (sacct -a -D -P -o $(gpuprof ledger "
+			         "sacct's header has no %s (sacct -a -P -o $(gpuprof ledger "
 			         "--print-fields))",
 			         field_name[k]);
 			return -1;
@@ -635,7 +635,8 @@ static int job_line(gp_ledger_t *l, char *line)
 		l->bad_lines++;
 		return 0;
 	}
-	/* a REQUEUED line (sacct -D) is a run that ended: Slurm allocated it, so it counts */
+	/* still allocated: counted when it ends. A REQUEUED line is a run that ended (sacct
+	 * -D lists a requeued or preempted job's every run): Slurm allocated it, so it counts */
 	if (!strncmp(state, "RUNNING", 7) || !strncmp(state, "PENDING", 7) ||
 	    !strncmp(state, "SUSPENDED", 9)) {
 		l->running++;

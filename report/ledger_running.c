@@ -1,13 +1,16 @@
 /* gpuprof ledger --running: the cluster's running profiled jobs with their live figures
  * (livejob.h), so an admin sees the jobs that waste GPUs now: squeue's running jobs (or a
  * file of its lines), each one's job directory in its WorkDir (gpuprof-<id>, the default
- * template; a job whose --gpuprof-output put it elsewhere is not found until it ends and
- * its record names it), the least busy first. */
+ * template) or, for a job the site profiled without its asking, under site_output (its
+ * %u and %j; a template with another escape is not followed); a job whose
+ * --gpuprof-output put it elsewhere is not found until it ends and its record names it.
+ * The least busy first. */
 #include "config.h"
 #include "ledger_running.h"
 #include "json.h"
 #include "livejob.h"
 #include "log.h"
+#include "path.h"
 
 #include <errno.h>
 #include <spawn.h>
@@ -34,7 +37,7 @@ static int cmp_busy(const void *a, const void *b)
 
 /* One squeue line, JOBID|USER|ACCOUNT|PARTITION|ELAPSED|WORKDIR: its live figures into r;
  * false when the job has none (not profiled, or no file yet). */
-static bool one_job(char *line, running_t *r)
+static bool one_job(char *line, running_t *r, const char *site_output)
 {
 	char *f[6], *save = NULL, err[512], dir[8192];
 	int n = 0;
@@ -54,7 +57,21 @@ static bool one_job(char *line, running_t *r)
 	snprintf(r->partition, sizeof(r->partition), "%s", f[3]);
 	snprintf(r->elapsed, sizeof(r->elapsed), "%s", f[4]);
 	snprintf(dir, sizeof(dir), "%s/gpuprof-%s", f[5], f[0]);
-	if (access(dir, X_OK) != 0 || gp_live_job_load(&r->j, dir, NULL, 0, err, sizeof(err)) < 0)
+	if (access(dir, X_OK) == 0 &&
+	    gp_live_job_load(&r->j, dir, NULL, 0, err, sizeof(err)) == 0) {
+		if (r->j.n)
+			return true;
+		gp_live_job_free(&r->j);
+	}
+	/* profiled by the site, unasked: under site_output, by its user and job alone */
+	gp_tmpl_vars_t v = {.job = f[0], .user = f[1]};
+	if (!site_output || !strchr(site_output, '%'))
+		return false;
+	for (const char *p = strchr(site_output, '%'); p; p = strchr(p + 2, '%'))
+		if (p[1] != 'u' && p[1] != 'j' && p[1] != '%')
+			return false; /* %x and the others: not in squeue's line */
+	if (gp_tmpl_expand(site_output, &v, dir, sizeof(dir)) < 0 || access(dir, X_OK) != 0 ||
+	    gp_live_job_load(&r->j, dir, NULL, 0, err, sizeof(err)) < 0)
 		return false;
 	if (r->j.n)
 		return true;
@@ -147,7 +164,7 @@ static void json_out(const running_t *v, unsigned n, FILE *f)
 	fprintf(f, "]}\n");
 }
 
-int gp_ledger_running(const char *from, const char *format, FILE *out)
+int gp_ledger_running(const char *from, const char *format, const char *site_output, FILE *out)
 {
 	pid_t pid;
 	char line[16384];
@@ -163,7 +180,7 @@ int gp_ledger_running(const char *from, const char *format, FILE *out)
 				break;
 			v = nv;
 		}
-		n += one_job(line, &v[n]);
+		n += one_job(line, &v[n], site_output);
 	}
 	if (in != stdin)
 		fclose(in);

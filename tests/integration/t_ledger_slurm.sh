@@ -148,6 +148,8 @@ ok $? "job $j5: the finisher says why it left AdminComment alone (finish.log)"
 
 # 3. the other jobs' records and lines
 wait_record "$j1" && wait_record "$j2"
+# job 1's step end and its epilog each write the record; the later one has the whole job
+for _ in $(seq 30); do sc "$j1" | grep -q " top=gpu_unused " && break; sleep 1; done
 ok $? "jobs $j1 (2 GPUs) and $j2 (failed): records in SystemComment"
 ac "$j1" | grep -q "^gpuprof: ranks=" && ! ac "$j1" | grep -q "gpuprof-record"
 ok $? "job $j1: the human line in AdminComment where no JS1 is, the record not there: $(ac "$j1" | head -c 80)"
@@ -219,7 +221,7 @@ assert {x["account"] for x in g} == {"phys", "chem"} and {x["partition"] for x i
 u = {j["job"]: j for j in l["unused_gpus"]}
 assert ids[0] in u and u[ids[0]]["gpus"] == 2 and u[ids[0]]["gpus_used"] == 0, u
 PY
-ok $? "ledger from sacct: the records' seconds are the sum of the 4 jobs' report.json fields, allocations Slurm's, 2 refused, the forged job unprofiled, a newline name one job, 3 users/2 accounts/2 partitions, the 2-GPU job unused ($(tr '\n' '~' <"$W/j8.txt" | head -c 80))"
+ok $? "ledger from sacct: the records' seconds are the sum of the 4 jobs' report.json fields, allocations Slurm's, 2 refused, the forged job unprofiled, a newline name one job, 3 users/2 accounts/2 partitions, the 2-GPU job unused ($(tr '\n' '~' <"$W/j8.txt" | head -c 80); job $j1: $(sc "$j1"))"
 "$B/gpuprof" ledger --since "$t0" --by partition -f openmetrics 2>/dev/null >"$W/m.prom"
 python3 "$(dirname "$0")/om_check.py" "$W/m.prom" && grep -q '^gpuprof_ledger_jobs{partition="gpu",kind="profiled"} ' "$W/m.prom"
 ok $? "openmetrics from sacct, per partition"
