@@ -74,6 +74,16 @@ typedef struct prune {
 	uint64_t bytes, jobs, kept, failed, mounts;
 } prune_t;
 
+/* A path for messages only (the walk uses the directory's descriptor and the name): a
+ * name is the user's choosing, so its control bytes are shown as '?', never sent to
+ * root's terminal or cron's mail as escape sequences. */
+static void shown(char *path)
+{
+	for (; *path; path++)
+		if ((unsigned char)*path < 0x20 || *path == 0x7f)
+			*path = '?';
+}
+
 /* A mount point met where a level or a job directory was: named, never entered. */
 static void mount_point(prune_t *pr, const char *path)
 {
@@ -214,6 +224,7 @@ static void prune_level(prune_t *pr, int dfd, const char *path, unsigned depth)
 		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
 			continue;
 		snprintf(sub, sizeof(sub), "%s/%s", path, de->d_name);
+		shown(sub);
 		/* only what the template could have made: ~/gpuprof/%j, never ~/thesis */
 		if (pr->tmpl && !gp_site_tmpl_level_match(pr->tmpl, depth, de->d_name))
 			continue;
@@ -363,6 +374,7 @@ static void prune_user(prune_t *pr, int rfd, const char *user)
 	int p[2] = {-1, -1};
 	pid_t pid = -1;
 	snprintf(path, sizeof(path), "%s/%s", pr->root, user);
+	shown(path);
 	if (fstatat(rfd, user, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISDIR(st.st_mode))
 		return; /* a link or a file at the users' level: not a user's directory */
 	fflush(stdout);

@@ -66,7 +66,7 @@ typedef struct gp_ledger {
 	int by[GP_NBY];
 	unsigned nby;
 	time_t since, until; /* 0: open */
-	unsigned top;        /* jobs listed */
+	unsigned top;        /* jobs listed in each list (0: none) */
 	const gp_config_t *cfg;
 	/* read */
 	uint64_t lines, steps, not_gpu, running, out_of_range, bad_lines;

@@ -144,6 +144,8 @@ static void text_groups(const gp_ledger_t *l, FILE *out)
 static void text_jobs(const gp_ledger_t *l, FILE *out)
 {
 	char b1[128], b2[128];
+	if (!l->top) /* --top=0: the lists were not asked for */
+		return;
 	fprintf(out, "\njobs that wasted most:\n");
 	if (!l->nwaste)
 		fprintf(out, "  none\n");

@@ -231,6 +231,12 @@ printf 'profile_all_jobs: true\nsite_output: %s/%%u/gpuprof/%%j\n' "$P" >"$T/hom
 "$B/gpuprof" prune --older-than=30d --config="$T/home.yaml" >prune4.out 2>&1; rc=$?
 [ $rc = 0 ] && [ ! -e "$P/u1/gpuprof/4242" ] && [ -f "$P/u1/thesis/chapters/1.tex" ] && [ -f "$P/u1/.config/app/settings" ]
 ok $? "prune under site_output ROOT/%u/gpuprof/%j removes old job directories only, never the user's other directories at that depth ($(tr '\n' '|' <prune4.out | head -c 300))"
+# a job directory's name is the user's (they own ROOT/USER): prune names it on root's
+# terminal (or cron's mail) with its control bytes made harmless, never an escape sequence
+P=$T/prune5; mkdir -p "$P/u1/$(printf 'x\033]0;pwned\007\033[2J')"; touch -d '40 days ago' "$P"/u1/x*
+"$B/gpuprof" prune --older-than=30d --dry-run "$P" >prune5.out 2>&1
+grep -q "would remove $P/u1/x" prune5.out && ! grep -q $'\033' prune5.out && ! grep -q $'\007' prune5.out
+ok $? "prune: a job directory named with escape sequences is named without them ($(head -c 120 prune5.out | od -c | head -2 | tr -s ' ' | tr '\n' ' '))"
 # one pipeline for every command (issue 49): a job named by its id is taken with its sacct
 # record by export as by report, so the HTML has the time-limit finding report.txt has
 mkdir -p "$T/fakesacct" "$T/j77210" && cp -r "$F/ddp-imbalanced/step0" "$T/j77210/"

@@ -263,6 +263,26 @@ assert not l["unused_gpus"], ("listed as unused", l["unused_gpus"])
 assert t["gpu_s"]["unused"] == 0 and t["gpu_s"]["unprofiled"] == 14400, t["gpu_s"]'
 ok $? "a record that saw no GPU (gpus=0, every cause 0): its 4 GPUs unprofiled, never 'held GPUs they never used' ($brec)"
 
+# the same with no '|' at all: a name of 70 newlines (94 bytes) passes the 64 physical
+# lines a cut line may make, its head is dropped as unreadable and its tail read as a job
+python3 -c 'import sys
+sys.stdout.write("JobID|User|Account|Partition|JobName|NodeList|State|End|ElapsedRaw|AllocTRES|SystemComment\n"
+                 "402|mallory|phys|gpu|x" + "\n" * 70 + "999|victim|chem|debug|y|n11|COMPLETED|2026-12-05T12:00:00|10|cpu=1,gres/gpu=1|\n")' >"$T/nl70.txt"
+"$G" ledger --from-file "$T/nl70.txt" --until 2026-12-06 --by user -f json 2>/dev/null |
+	python3 -c 'import json, sys
+l = json.load(sys.stdin)
+users = {g["user"]: g["allocated_s"] for g in l["groups"]}
+assert "victim" not in users, ("job 402 charged to another user", users)'
+ok $? "a job name of 70 newlines: its tail is never a job of another user"
+# a job requeued (preempted, or scontrol requeue) ran twice: Slurm allocated both runs, and
+# sacct -D shows the first as REQUEUED (seen on 22.05: 3 GPU-s REQUEUED, then the run that
+# completed; sacct -X without -D shows only the last). The first run's GPU-hours are
+# allocated and count, never skipped as running
+printf 'JobID|User|Account|Partition|JobName|NodeList|State|End|ElapsedRaw|AllocTRES|SystemComment\n829|bob|chem|gpu|rq|n1|REQUEUED|2026-12-05T11:00:00|300|cpu=1,gres/gpu=2|\n829|bob|chem|gpu|rq|n1|COMPLETED|2026-12-05T12:00:00|600|cpu=1,gres/gpu=2|\n' >"$T/rq.txt"
+"$G" ledger --from-file "$T/rq.txt" --until 2026-12-06 -f json 2>/dev/null | python3 -c 'import json, sys
+t = json.load(sys.stdin)["total"]
+assert abs(t["allocated_s"] - 1800) < 1e-9, t["allocated_s"]'
+ok $? "a requeued job: both runs' allocations count (2 GPUs x 300 s REQUEUED + 2 x 600 s)"
 # 2d. C1 controls in a job name reach the admin's terminal in text: U+009B (CSI, as
 # UTF-8 c2 9b) and a raw 9b byte (CSI in an 8-bit terminal), which xterm acts on as ESC [
 # does; text prints control bytes as '?' (doc/admin.md), these included

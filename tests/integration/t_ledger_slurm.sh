@@ -89,11 +89,16 @@ sleep 1
 # 1. the jobs
 # job 1 holds 2 GPUs it never uses, seen so through a stand-in NVML (tests/nvml/fake_nvml.c:
 # two GPUs, no process of the task on them): the evidence the ledger needs to call them
-# unused (a record that saw no GPU at all leaves them unprofiled)
-mkdir -p "$W/nvml" && cp "$B/tests/nvml/.libs/libfakenvml.so" "$W/nvml/libnvidia-ml.so.1" && chmod -R a+rX "$W/nvml"
+# unused (a record that saw no GPU at all leaves them unprofiled); it runs 2 s, since a job
+# of ElapsedRaw 0 (srun true, seen on 24.11) has no GPU-second to call unused
+# (the 24.11 tier runs the installed gpuprof, GP_BUILD=/opt/gpuprof/bin: the stand-in is in
+# the chroot's build tree, /src)
+nv=$B/tests/nvml/.libs/libfakenvml.so
+[ -f "$nv" ] || nv=/src/tests/nvml/.libs/libfakenvml.so
+mkdir -p "$W/nvml" && cp "$nv" "$W/nvml/libnvidia-ml.so.1" && chmod -R a+rX "$W/nvml"
 o1=$(as gpl-alice sbatch --parsable -p gpu -A phys --gres=gpu:2 --gpuprof=nvtx,cuda \
 	--export=ALL,LD_LIBRARY_PATH="$W/nvml" \
-	--gpuprof-output="$W/gpl-alice/gp-%j" --wrap='srun true'); j1=$(echo "$o1" | jid_of)
+	--gpuprof-output="$W/gpl-alice/gp-%j" --wrap='srun sleep 2'); j1=$(echo "$o1" | jid_of)
 o2=$(as gpl-bob sbatch --parsable -p debug -A chem --gres=gpu:1 --gpuprof=nvtx \
 	--gpuprof-output="$W/gpl-bob/gp-%j" --wrap='srun true; exit 3'); j2=$(echo "$o2" | jid_of)
 forged="gpuprof-record/1 ranks=1 gpus=1 compute=99999.000 comm=0.000 input=0.000 launch=0.000 sync=0.000 startup=0.000 idle=0.000 unused=0.000 unprofiled=0.000 step_ms=1.000 peak=1 card=1 top=none dir=/x"
