@@ -8,7 +8,11 @@
  * steady state's span (gpu.span_ns: busy, exposed communication, and the idle time by
  * what the host did). Sampled capture measures the shares over its windows and applies
  * them to the untraced steps between (their step times are measured by markers, their
- * GPU timeline is not): the record says so in doc/admin.md. A rank with a GPU and no
+ * GPU timeline is not): the record says so in doc/admin.md. Where the report scaled the
+ * windows' busy share to the untraced steps (gpu.busy_pct_untraced: tracing stretched the
+ * windows' steps with idle time of its own), that share is the busy one, and the idle
+ * causes keep their proportions in the rest: the job is charged its own time, not
+ * gpuprof's, as the report's headline says it. A rank with a GPU and no
  * kernel is unused where the evidence says the task never used it (gp_rank_gpu_unused:
  * NVML's process lists, cuInit records), else unprofiled. A rank without a GPU adds
  * nothing. */
@@ -39,14 +43,19 @@ static void rank_causes(const gp_rank_t *r, double s[GP_NCAUSES])
 		exposed = g->busy_ns;
 	uint64_t idle = g->span_ns - g->busy_ns;
 	uint64_t known = g->idle_data_ns + g->idle_launch_ns + g->idle_sync_ns + g->idle_compile_ns;
-	double per_ns = rest / (double)g->span_ns;
-	s[GP_CAUSE_COMPUTE] += (double)(g->busy_ns - exposed) * per_ns;
-	s[GP_CAUSE_COMM] += (double)exposed * per_ns;
-	s[GP_CAUSE_INPUT] += (double)g->idle_data_ns * per_ns;
-	s[GP_CAUSE_LAUNCH] += (double)g->idle_launch_ns * per_ns;
-	s[GP_CAUSE_SYNC] += (double)g->idle_sync_ns * per_ns;
-	s[GP_CAUSE_STARTUP] += (double)g->idle_compile_ns * per_ns;
-	s[GP_CAUSE_IDLE] += (double)(idle > known ? idle - known : 0) * per_ns;
+	double per_ns = rest / (double)g->span_ns, busy_k = 1, idle_k = 1;
+	double traced = (double)g->busy_ns / (double)g->span_ns, own = g->busy_pct_untraced / 100;
+	if (own > 0 && traced > 0 && traced < 1) { /* the untraced steps' own busy share */
+		busy_k = own / traced;
+		idle_k = (1 - own) / (1 - traced);
+	}
+	s[GP_CAUSE_COMPUTE] += (double)(g->busy_ns - exposed) * per_ns * busy_k;
+	s[GP_CAUSE_COMM] += (double)exposed * per_ns * busy_k;
+	s[GP_CAUSE_INPUT] += (double)g->idle_data_ns * per_ns * idle_k;
+	s[GP_CAUSE_LAUNCH] += (double)g->idle_launch_ns * per_ns * idle_k;
+	s[GP_CAUSE_SYNC] += (double)g->idle_sync_ns * per_ns * idle_k;
+	s[GP_CAUSE_STARTUP] += (double)g->idle_compile_ns * per_ns * idle_k;
+	s[GP_CAUSE_IDLE] += (double)(idle > known ? idle - known : 0) * per_ns * idle_k;
 }
 
 /* a rank that had a GPU: NVML named one, or it ran kernels */
