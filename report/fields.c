@@ -855,17 +855,23 @@ void gp_json_rank_table(FILE *out, const gp_rank_t *ranks, unsigned n)
 
 void gp_csv_str(FILE *out, const char *s)
 {
-	if (!strpbrk(s, ",\"\r\n")) {
-		fputs(s, out);
-		return;
-	}
-	fputc('"', out);
-	for (; *s; s++) {
-		if (*s == '"')
+	/* valid UTF-8 for pandas' reader, control characters but CR, LF and tab as U+FFFD */
+	const unsigned char *p = (const unsigned char *)s;
+	bool quoted = strpbrk(s, ",\"\r\n") != NULL;
+	if (quoted)
+		fputc('"', out);
+	for (size_t i = 0, n = strlen(s), len, skip; i < n; i += len) {
+		if (!(len = gp_utf8_shown(p + i, n - i, "\t\r\n", &skip))) {
+			fputs("\xef\xbf\xbd", out);
+			len = skip;
+			continue;
+		}
+		if (p[i] == '"')
 			fputc('"', out);
-		fputc(*s, out);
+		fwrite(p + i, 1, len, out);
 	}
-	fputc('"', out);
+	if (quoted)
+		fputc('"', out);
 }
 
 void gp_csv_rank(FILE *out, const gp_rank_t *r)

@@ -335,7 +335,11 @@ static void copies_and_precision(gp_rank_t *r, const rank_data_t *d)
 			bool f = gp_fp32_simt_gemm(n, &sm);
 			bool torch = strstr(n, "at::native") || strstr(n, "at6native") ||
 			             strstr(n, "c10::") || strstr(n, "3c10");
-			bool xla = !strcmp(gp_kernel_kind(n), "XLA fusion");
+			/* XLA names its kernels by their fusion (loop_add_fusion_7,
+			 * input_reduce_fusion, gemm_fusion_dot_8), which the kinds file under
+			 * elementwise, reduction or GEMM; n is the collector's mangled name, so
+			 * cuDNN's cudnn::fusion kernels read _ZN5cudnn6fusion... here, no XLA's */
+			bool xla = strstr(n, "fusion") && strncmp(n, "_Z", 2) && !strstr(n, "::");
 			v = 1 + ((uint64_t)sm << 3 | (uint64_t)xla << 2 | (uint64_t)torch << 1 | f);
 			u64map_put(&cls, (uint64_t)k->name + 1, v);
 		}

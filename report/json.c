@@ -42,6 +42,18 @@ size_t gp_utf8_next(const unsigned char *s, size_t n, uint32_t *cp, size_t *bad)
 	return len;
 }
 
+size_t gp_utf8_shown(const unsigned char *s, size_t n, const char *keep, size_t *skip)
+{
+	uint32_t cp;
+	size_t len = gp_utf8_next(s, n, &cp, skip);
+	if (!len)
+		return 0;
+	*skip = len;
+	if ((cp < 0x20 && !(cp && strchr(keep, (int)cp))) || (cp >= 0x7f && cp < 0xa0))
+		return 0;
+	return len;
+}
+
 void gp_json_strn(FILE *out, const char *str, size_t n)
 {
 	const unsigned char *p = (const unsigned char *)(str ? str : "");

@@ -1,6 +1,7 @@
 /* Readable kernel names (names.h). */
 #include "config.h"
 #include "names.h"
+#include "json.h"
 
 #include <dlfcn.h>
 #include <stdio.h>
@@ -392,7 +393,16 @@ const char *gp_kernel_kind(const char *name)
 
 void gp_html_escn(FILE *o, const char *s, size_t n)
 {
-	for (size_t i = 0; s && i < n && s[i]; i++) {
+	const unsigned char *p = (const unsigned char *)s;
+	for (size_t i = 0, len; s && i < n && s[i]; i += len) {
+		/* bytes that are not UTF-8 and control characters are no page's text (a name
+		 * the collector cut at 1 024 bytes ends inside a character): U+FFFD */
+		size_t skip;
+		if (!(len = gp_utf8_shown(p + i, n - i, "\t\n", &skip))) {
+			fputs("\xef\xbf\xbd", o);
+			len = skip;
+			continue;
+		}
 		switch (s[i]) {
 		case '<':
 			fputs("&lt;", o);
@@ -407,7 +417,7 @@ void gp_html_escn(FILE *o, const char *s, size_t n)
 			fputs("&quot;", o);
 			break;
 		default:
-			fputc(s[i], o);
+			fwrite(p + i, 1, len, o);
 		}
 	}
 }

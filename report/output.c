@@ -1082,10 +1082,13 @@ void gp_report_summary_line(const gp_job_t *job, char *buf, size_t len)
 {
 	uint64_t busy = 0, span = 0, idle = 0, peak = 0;
 	for (unsigned i = 0; i < job->nranks; i++) {
-		busy += job->ranks[i].gpu.busy_ns;
-		span += job->ranks[i].gpu.span_ns;
-		idle += job->ranks[i].gpu.idle_host_ns + job->ranks[i].gpu.idle_other_ns +
-		        job->ranks[i].gpu.idle_kernel_ns;
+		/* the report's busy and idle (its time table, derive.c): communication running
+		 * alone is not busy, and the idle a synchronising host caused is idle */
+		const gp_rank_t *r = &job->ranks[i];
+		busy += r->gpu.busy_ns - r->shares.comm_exposed_ns;
+		span += r->gpu.span_ns;
+		idle += r->gpu.idle_host_ns + r->gpu.idle_sync_ns + r->gpu.idle_other_ns +
+		        r->gpu.idle_kernel_ns;
 		if (job->ranks[i].memory.peak > peak)
 			peak = job->ranks[i].memory.peak;
 	}

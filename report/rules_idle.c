@@ -50,10 +50,21 @@ static void sync_describe(const gp_rule_ctx_t *c, gp_finding_t *f, const gp_rank
 	         "a blocking call in >= %.0f%% of steps and GPU idle after them >= %.2g%% of the "
 	         "step",
 	         sync_th[SYNC_PER_STEP].value, sync_th[SYNC_MIN_IDLE].value);
-	snprintf(f->fix, sizeof(f->fix),
-	         "Each blocking read of a GPU value (loss.item(), .cpu(), printing a tensor, 'if "
-	         "loss < x') drains the pipeline. Log every N steps or asynchronously "
-	         "(non_blocking copy into pinned memory, read it a step later).");
+	snprintf(f->fix, sizeof(f->fix), "%s",
+	         gp_words(w,
+	                  "Each blocking read of a GPU value (loss.item(), .cpu(), printing a "
+	                  "tensor, 'if loss < x') drains the pipeline. Log every N steps or "
+	                  "asynchronously (non_blocking copy into pinned memory, read it a step "
+	                  "later).",
+	                  "Each read of a device value on the host (jax.device_get, float(), "
+	                  "printing an array, np.asarray) waits for the GPU's queue to drain. "
+	                  "Fetch metrics every N steps or keep them on the device, and block "
+	                  "only where a step is timed.",
+	                  "Each cudaDeviceSynchronize, cudaStreamSynchronize or "
+	                  "cudaEventSynchronize, and each blocking cudaMemcpy to the host, "
+	                  "drains the pipeline. Synchronise only where the host needs a result "
+	                  "(wait on a step's event a step later) and copy results with "
+	                  "cudaMemcpyAsync into pinned memory."));
 }
 
 const gp_rule_t gp_rule_sync_stall = {
@@ -114,8 +125,7 @@ static void input_describe(const gp_rule_ctx_t *c, gp_finding_t *f, const gp_ran
 	         w->gpu.data_waits
 	             ? w->gpu.data_wait_ns / 1e6 / (w->steps.n_post ? w->steps.n_post : 1)
 	             : 0,
-	         (unsigned long long)w->gpu.data_waits,
-	         w->gpu.span_ns ? 100.0 * w->gpu.busy_ns / w->gpu.span_ns : 0,
+	         (unsigned long long)w->gpu.data_waits, w->shares.busy_pct,
 	         w->gpu.idle_data_ns / 1e6, n);
 	snprintf(f->threshold, sizeof(f->threshold),
 	         "GPU idle while waiting for the next batch >= %.0f%% of the step",
@@ -217,11 +227,24 @@ static enum idle_why idle_why(const gp_rank_t *w, uint64_t host, unsigned traced
 	                                      : IDLE_UNSEEN;
 }
 
+/* IDLE_UNSEEN's advice in each framework's words (gp_words) */
+static const char *const unseen_fix[] = {
+    "The host was busy elsewhere between launches, neither in a CUDA call nor waiting for a "
+    "DataLoader batch: Python work, I/O, logging or a sleep that gpuprof cannot see. Profile "
+    "the host (py-spy dump/record on the rank's process) and move that work off the step or "
+    "overlap it with the GPU.",
+    "The host was busy elsewhere between launches, not in a CUDA call: Python work, input "
+    "preparation, I/O or logging that gpuprof cannot see. Profile the host (py-spy "
+    "dump/record on the rank's process) and prepare the next batch while the step runs "
+    "(jax.device_put of batch N+1 before step N returns).",
+    "The host was busy elsewhere between launches, not in a CUDA call: host code, I/O, "
+    "logging or a sleep that gpuprof cannot see. Profile the host (perf record -g -p on the "
+    "rank's process) and move that work off the step or overlap it with the GPU (issue the "
+    "next step's launches first).",
+};
+
 static const char *idle_fix[] = {
-    [IDLE_UNSEEN] = "The host was busy elsewhere between launches, neither in a CUDA call nor "
-                    "waiting for a DataLoader batch: Python work, I/O, logging or a sleep that "
-                    "gpuprof cannot see. Profile the host (py-spy dump/record on the rank's "
-                    "process) and move that work off the step or overlap it with the GPU.",
+    [IDLE_UNSEEN] = NULL, /* unseen_fix, by framework */
     [IDLE_COMPILE] = "The host compiles during the steps: keep shapes and dtypes stable (pad "
                      "or bucket sequence lengths), mark static arguments (jax.jit "
                      "static_argnums, torch.compile dynamic=True), and warm up every shape "
@@ -269,10 +292,9 @@ static void idle_describe(const gp_rule_ctx_t *c, gp_finding_t *f, const gp_rank
 	         "after it had finished (no synchronisation pending, not waiting for data), of "
 	         "which %.1f ms with the host inside CUDA calls and %.1f ms compiling; the host "
 	         "spent %.2f ms per step in launch calls for %.0f kernels of %.1f us%s%s",
-	         w->gpu.span_ns ? 100.0 * w->gpu.busy_ns / w->gpu.span_ns : 0, host / 1e6,
-	         w->gpu.idle_launch_ns / 1e6, w->gpu.idle_compile_ns / 1e6,
-	         w->gpu.host_busy_per_step_ms, w->gpu.kernels_per_step, w->gpu.kernel_mean_us,
-	         ahead, tr);
+	         w->shares.busy_pct, host / 1e6, w->gpu.idle_launch_ns / 1e6,
+	         w->gpu.idle_compile_ns / 1e6, w->gpu.host_busy_per_step_ms,
+	         w->gpu.kernels_per_step, w->gpu.kernel_mean_us, ahead, tr);
 	snprintf(f->threshold, sizeof(f->threshold),
 	         "host-caused idle, gpuprof's tracing taken out, >= %.0f%% of the step",
 	         idle_th[IDLE_MIN].value);
@@ -285,7 +307,10 @@ static void idle_describe(const gp_rule_ctx_t *c, gp_finding_t *f, const gp_rank
 		    "(torch.compile), or give each kernel more work (a larger batch).",
 		    w->gpu.kernels_per_step);
 	else
-		snprintf(f->fix, sizeof(f->fix), "%s", idle_fix[why]);
+		snprintf(f->fix, sizeof(f->fix), "%s",
+		         why == IDLE_UNSEEN
+		             ? gp_words(w, unseen_fix[0], unseen_fix[1], unseen_fix[2])
+		             : idle_fix[why]);
 }
 
 const gp_rule_t gp_rule_idle_gaps = {
@@ -371,8 +396,7 @@ static void frag_describe(const gp_rule_ctx_t *c, gp_finding_t *f, const gp_rank
 	         "kernels %.1f ms%s",
 	         (unsigned long long)w->gpu.nkernels, w->gpu.kernel_mean_us,
 	         w->gpu.kernels_per_step, (unsigned long long)w->gpu.short_vs_launch,
-	         w->gpu.launch_latency_us, 100.0 * w->gpu.busy_ns / w->gpu.span_ns,
-	         w->gpu.idle_kernel_ns / 1e6, tr);
+	         w->gpu.launch_latency_us, w->shares.busy_pct, w->gpu.idle_kernel_ns / 1e6, tr);
 	snprintf(f->threshold, sizeof(f->threshold),
 	         ">= %.0f%% of kernels < %.0f us while GPU busy < %.0f%%, gaps >= %.0f%% of the "
 	         "step",

@@ -1,6 +1,7 @@
 /* The text report's lines cut to a width at spaces, continuations under the label (wrap.h). */
 #include "config.h"
 #include "wrap.h"
+#include "json.h"
 
 #include <stdarg.h>
 #include <stdbool.h>
@@ -151,11 +152,21 @@ void gp_wrap_text(FILE *out, const char *buf, size_t len, size_t width)
 
 void gp_text_emit(FILE *out, char *buf, size_t len)
 {
-	for (size_t i = 0; buf && i < len; i++)
-		if (((unsigned char)buf[i] < 0x20 && buf[i] != '\n') || buf[i] == 0x7f)
-			buf[i] = '?';
+	/* what no terminal shows raw becomes '?', one for each control character (C0 but
+	 * newline, DEL, C1) and each run of bytes that are not UTF-8 (a maximal invalid
+	 * subpart, as a decoder shows one U+FFFD), so a table's columns stay where they were */
+	size_t w = 0;
+	for (size_t i = 0, n, skip; buf && i < len; i += n) {
+		if (!(n = gp_utf8_shown((unsigned char *)buf + i, len - i, "\n", &skip))) {
+			buf[w++] = '?';
+			n = skip;
+			continue;
+		}
+		memmove(buf + w, buf + i, n);
+		w += n;
+	}
 	if (buf)
-		gp_wrap_text(out, buf, len, GP_TEXT_WIDTH);
+		gp_wrap_text(out, buf, w, GP_TEXT_WIDTH);
 }
 
 void gp_wrapf(FILE *out, size_t hang, const char *fmt, ...)

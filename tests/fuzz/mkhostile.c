@@ -23,6 +23,9 @@
  *             linear's 2 kernels, relu's 1, backward() whose autograd thread launches 1
  *             outside every range; kernels with their launch configuration but the
  *             autograd thread's (as an older collector wrote them)
+ *   names     N steps of "ops" whose every name is hostile: kernel, operation, NVTX
+ *             range, thread and stream names with terminal escapes, other control
+ *             characters, bytes that are not UTF-8, HTML, CSV and a name of 5 000 bytes
  * The good steps of "absurd" are 10 ms apart with a 4 ms kernel: a reader that ignores
  * the impossible records reports 10 ms steps and counts 4N bad records. */
 #include "config.h"
@@ -121,6 +124,24 @@ static void ops_step(uint64_t i)
 	gp_rf_append(w, &f);
 }
 
+/* The "ops" job: its kernels' names (ids 2-4), its operation ranges' (10-13), the two
+ * launch configurations, then N steps. */
+static void ops_job(uint64_t n, const char *const names[7])
+{
+	for (uint32_t i = 0; i < 3; i++)
+		gp_rf_append_string(w, 2 + i, names[i]);
+	gp_rf_append_string(w, 5, "pytorch.ops");
+	for (uint32_t i = 0; i < 4; i++)
+		gp_rf_append_string(w, 10 + i, names[3 + i]);
+	char cfg[GP_LAUNCH_MAX];
+	snprintf(cfg, sizeof(cfg), GP_LAUNCH_FMT, 128u, 2u, 1u, 256u, 1u, 1u, 96u, 16384u, 32768u);
+	gp_rf_append_string(w, 20, cfg);
+	snprintf(cfg, sizeof(cfg), GP_LAUNCH_FMT, 4096u, 1u, 1u, 512u, 1u, 1u, 16u, 0u, 0u);
+	gp_rf_append_string(w, 21, cfg);
+	for (uint64_t i = 0; i < n; i++)
+		ops_step(i);
+}
+
 static void step(uint64_t i, uint32_t name)
 {
 	uint64_t t = MONO + i * 10000000ull;
@@ -133,8 +154,8 @@ static void step(uint64_t i, uint32_t name)
 int main(int argc, char **argv)
 {
 	if (argc != 4) {
-		fprintf(stderr,
-		        "usage: mkhostile strings|pops|ends|ts0|absurd|threads|moving N DIR\n");
+		fprintf(stderr, "usage: mkhostile "
+		                "strings|pops|ends|ts0|absurd|threads|moving|names|... N DIR\n");
 		return 2;
 	}
 	const char *what = argv[1];
@@ -255,22 +276,34 @@ int main(int argc, char **argv)
 			put(GP_EV_KERNEL, 0, t + 2000, 5000, 1, 100 + i, 7);
 		}
 	} else if (!strcmp(what, "ops")) {
-		gp_rf_append_string(w, 2, "ampere_sgemm_128x64_nn");
-		gp_rf_append_string(w, 3, "relu_kernel");
-		gp_rf_append_string(w, 4, "gemm_bwd");
-		gp_rf_append_string(w, 5, "pytorch.ops");
-		gp_rf_append_string(w, 10, "to @ train.py:9 (step)");
-		gp_rf_append_string(w, 11, "linear @ train.py:10 (step)");
-		gp_rf_append_string(w, 12, "relu @ train.py:11 (step)");
-		gp_rf_append_string(w, 13, "backward @ train.py:12 (step)");
-		char cfg[GP_LAUNCH_MAX];
-		snprintf(cfg, sizeof(cfg), GP_LAUNCH_FMT, 128u, 2u, 1u, 256u, 1u, 1u, 96u, 16384u,
-		         32768u);
-		gp_rf_append_string(w, 20, cfg);
-		snprintf(cfg, sizeof(cfg), GP_LAUNCH_FMT, 4096u, 1u, 1u, 512u, 1u, 1u, 16u, 0u, 0u);
-		gp_rf_append_string(w, 21, cfg);
-		for (uint64_t i = 0; i < n; i++)
-			ops_step(i);
+		const char *names[] = {"ampere_sgemm_128x64_nn",
+		                       "relu_kernel",
+		                       "gemm_bwd",
+		                       "to @ train.py:9 (step)",
+		                       "linear @ train.py:10 (step)",
+		                       "relu @ train.py:11 (step)",
+		                       "backward @ train.py:12 (step)"};
+		ops_job(n, names);
+	} else if (!strcmp(what, "names")) {
+		char big[5001];
+		for (size_t i = 0; i < sizeof(big) - 1; i++)
+			big[i] = "k<>&\"\x1b\x07\xff"[i % 8];
+		big[sizeof(big) - 1] = 0;
+		const char *names[] = {"\x1b[2J\x1b[31mgemm<script>x</script>\x07\xff\xfe",
+		                       "_ZN3foo\x1b[31m3barIA\x08"
+		                       "EEvv",
+		                       big,
+		                       "to\r\n,\"=cmd\" @ tr\x1b[1main.py:9 (st<b>ep)",
+		                       "linear\x1b]0;t\x07 @ </td>.py:10 (step\xc3)",
+		                       "relu\x7f @ a\tb.py:11 (\xe2\x80\xae)",
+		                       "backward @ train.py:12 (\x1b[5mstep)"};
+		gp_rf_append_string(w, 14, "\x1b[7mmain<i>\r");
+		gp_rf_append_string(w, 15,
+		                    "str\x1b"
+		                    "eam</svg>\xff");
+		put(GP_EV_THREAD_NAME, 1, 0, 14, 0, 0, 0);
+		put(GP_EV_STREAM_NAME, 0, MONO, 7, 15, 0, 0);
+		ops_job(n, names);
 	} else if (!strcmp(what, "moving")) {
 		/* almost periodic (issue 51): 10 steps of N launches of one kernel and one of
 		 * another at a place in the step that moves from step to step (pseudo-random);

@@ -40,6 +40,31 @@ for d in "$F"/*/; do
 	ls "$d"step*/rank*.gpr >/dev/null 2>&1 || continue
 	one "$(basename "$d")" "$d"
 done
+# the AdminComment line's busy and idle are the report's (the time table's busy % and the
+# sum of its idle causes: host, sync, deps, other; span-weighted over the ranks), to the
+# point it rounds to: not busy with communication in it, nor idle without the sync idle
+bad=""
+for d in "$F"/*/; do
+	ls "$d"step*/rank*.gpr >/dev/null 2>&1 || continue
+	n=$(basename "$d")
+	line=$("$B/gpuprof" report --summary-line "$d" 2>/dev/null)
+	why=$(python3 - "$T/$n.json" "$line" <<'PY'
+import json, re, sys
+j = json.load(open(sys.argv[1]))
+m = re.search(r"busy=(\d+)% idle=(\d+)%", sys.argv[2])
+span = sum(r["gpu"]["span_ns"] for r in j["ranks"])
+if not m or not span:
+    sys.exit(0)
+g = lambda k: sum(r["gpu"][k] * r["gpu"]["span_ns"] for r in j["ranks"]) / span
+busy = g("busy_pct")
+idle = sum(g(k) for k in ("idle_host_wait_pct", "idle_sync_pct", "idle_kernel_wait_pct", "idle_other_pct"))
+if abs(int(m.group(1)) - busy) > 0.51 or abs(int(m.group(2)) - idle) > 0.51:
+    print("busy=%s%% idle=%s%% for %.1f and %.1f" % (m.group(1), m.group(2), busy, idle))
+PY
+)
+	[ -n "$why" ] && bad="$bad $n: $why;"
+done
+ok $([ -z "$bad" ] && echo 0 || echo 1) "the summary line's busy and idle are the report's${bad:+:$bad}"
 # doc/report.md's example of a finding ("How to read the report") is a report's own text
 python3 - "$H/../../doc/report.md" "$T/field-sgd-sync.txt" <<'PY'
 import sys

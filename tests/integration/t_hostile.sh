@@ -113,4 +113,58 @@ ok $? "report.json carries the count"
 mkdir -p "$T/none/step0"; mkfifo "$T/none/step0/rank0.gpr"
 timeout 60 "$B/gpuprof" report "$T/none" 2>"$T/none.err"
 [ $? -ne 124 ] && grep -q "no readable rank file" "$T/none.err"; ok $? "a job of only unreadable files fails with a message"
+# Names the program chose, in every output (mkhostile names): kernel, operation, NVTX,
+# thread and stream names with terminal escapes, other control characters, bytes that are
+# not UTF-8 (the collector cuts a name at 1 024 bytes, inside a character where it falls),
+# HTML and a name of 5 000 bytes. Every file is valid UTF-8 with no control character but
+# tab, CR and LF, each JSON file parses and the CSV reads back row by row.
+F=$(cd "$(dirname "$0")/../fixtures" && pwd)
+"$H" names 12 "$T/names" >/dev/null
+"$B/gpuprof" report "$T/names" >"$T/names.txt" 2>"$T/names.err" &&
+	"$B/gpuprof" report --format=json "$T/names" >"$T/names.json" 2>>"$T/names.err" &&
+	"$B/gpuprof" export --format=html -o "$T/names.html" "$T/names" 2>>"$T/names.err" &&
+	"$B/gpuprof" export --format=csv -o "$T/names.csv" "$T/names" 2>>"$T/names.err" &&
+	"$B/gpuprof" export --format=chrome -o "$T/names.trace.json" "$T/names" 2>>"$T/names.err" &&
+	"$B/gpuprof" export --format=kineto -o "$T/names.kt" "$T/names" 2>>"$T/names.err"
+ok $? "hostile names: the report and every export are written"
+clean() { # FILE [json|csv]: valid UTF-8, no control character but \t \r \n, and its syntax
+	python3 - "$@" <<'PY'
+import csv, io, json, re, sys
+raw = open(sys.argv[1], "rb").read()
+try:
+    text = raw.decode("utf-8")
+except UnicodeDecodeError as e:
+    sys.exit("not UTF-8 at byte %d: %r" % (e.start, raw[max(0, e.start - 30):e.start + 10]))
+bad = re.search(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]", text)
+if bad:
+    sys.exit("control character %r at %d: %r" % (bad.group(), bad.start(), text[max(0, bad.start() - 30):bad.start() + 10]))
+kind = sys.argv[2] if len(sys.argv) > 2 else ""
+if kind == "json":
+    json.loads(text)
+elif kind == "csv":
+    rows = list(csv.reader(io.StringIO(text, newline="")))
+    assert len(rows) == 4 and {len(r) for r in rows} == {14}, [len(r) for r in rows]
+PY
+}
+out=$(clean "$T/names.json" json 2>&1); ok $? "hostile names: report.json ${out:-clean}"
+out=$(clean "$T/names.trace.json" json 2>&1); ok $? "hostile names: the Chrome trace ${out:-clean}"
+out=$(clean "$T/names.kt/step0/rank0.json" json 2>&1); ok $? "hostile names: the Kineto trace ${out:-clean}"
+out=$(clean "$T/names.html" 2>&1); ok $? "hostile names: the HTML ${out:-clean}"
+out=$(clean "$T/names.csv" csv 2>&1); ok $? "hostile names: the kernels' CSV ${out:-clean}"
+out=$(clean "$T/names.txt" 2>&1); ok $? "hostile names: report.txt ${out:-clean}"
+grep -q '<script>' "$T/names.html"; ok $((! $?)) "hostile names: no tag of a name's in the HTML"
+# rank files of two jobs in one directory (copied together by hand, a job id reused by
+# another cluster): the report says so rather than one job's report of the other's ranks
+mkdir -p "$T/twojobs/step0"
+cp "$F/ddp-imbalanced/step0/rank0.gpr" "$F/ddp-clean/step0/rank1.gpr" "$T/twojobs/step0/"
+"$B/gpuprof" report "$T/twojobs" >"$T/twojobs.txt" 2>"$T/twojobs.err"
+grep -q 77210 "$T/twojobs.txt" "$T/twojobs.err" && grep -q 7725 "$T/twojobs.txt" "$T/twojobs.err"
+ok $? "rank files of jobs 77210 and 7725 in one directory: the report names both ($(head -1 "$T/twojobs.txt"))"
+# the same rank twice (a file copied beside itself): never "2 ranks share one GPU (ranks 0, 0)"
+mkdir -p "$T/twice/step0"
+cp "$F/field-sgd-sync/step0/rank0.gpr" "$T/twice/step0/rank0.gpr"
+cp "$F/field-sgd-sync/step0/rank0.gpr" "$T/twice/step0/rank1.gpr"
+"$B/gpuprof" report --format=json "$T/twice" >"$T/twice.json" 2>"$T/twice.err"
+python3 -c 'import json,sys; f=json.load(open(sys.argv[1]))["findings"]; sys.exit(any(x["id"] == "gpu_shared" for x in f))' "$T/twice.json"
+ok $? "one rank file twice: no gpu_shared finding ($(python3 -c 'import json,sys; print([x["title"] for x in json.load(open(sys.argv[1]))["findings"]][:1])' "$T/twice.json"))"
 done_testing

@@ -121,6 +121,37 @@ static void fixed_numbers(void)
 	   bad);
 }
 
+/* What a text output writes raw (gp_utf8_shown): a character whole, or nothing for a
+ * control character or bytes that are not UTF-8, with the bytes one replacement covers. */
+static void shown(void)
+{
+	static const struct {
+		const char *s, *keep;
+		size_t len, skip;
+	} c[] = {
+	    {"a", "", 1, 1},
+	    {"\xc3\xa9", "", 2, 2},
+	    {"\xe2\x82\xac", "", 3, 3},
+	    {"\x1b[", "", 0, 1},
+	    {"\n", "\n", 1, 1},
+	    {"\n", "", 0, 1},
+	    {"\t", "\t\n", 1, 1},
+	    {"\x7f", "", 0, 1},
+	    {"\xc2\x9b", "", 0, 2},
+	    {"\xc2\xa0", "", 2, 2},
+	    {"\xe2\x82", "", 0, 2},
+	    {"\xff\xfe", "", 0, 1},
+	    {"\xed\xa0\x80", "", 0, 1},
+	    {"\xf0\x9f\x98\x80", "", 4, 4},
+	};
+	for (size_t i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
+		size_t skip = 99, len = gp_utf8_shown((const unsigned char *)c[i].s, strlen(c[i].s),
+		                                      c[i].keep, &skip);
+		ok(len == c[i].len && skip == c[i].skip,
+		   "shown %zu: %zu and %zu (want %zu and %zu)", i, len, skip, c[i].len, c[i].skip);
+	}
+}
+
 int main(void)
 {
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
@@ -162,5 +193,6 @@ int main(void)
 	memset(deep + 100, ']', 100);
 	ok(!gp_json_valid(deep, 200), "nested 100 deep: refused (64 at most)");
 	fixed_numbers();
+	shown();
 	return done_testing();
 }
