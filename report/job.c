@@ -154,14 +154,83 @@ static void analyse_one(rank_sum_t *s, rank_data_t *rd, int steps_from, uid_t ow
 		gp_summary_write(s->path, s->r, &s->t);
 }
 
+/* The same process's record as rank a's, in the same step directory: a copy of its file
+ * (same step, rank, pid, agent and start; a requeued attempt's directory is its own) */
+static bool same_record(const gp_ident_t *a, const gp_ident_t *b)
+{
+	if (a->rank != b->rank || a->pid != b->pid || a->agent_pid != b->agent_pid ||
+	    a->start_realtime_ns != b->start_realtime_ns || strcmp(a->step, b->step))
+		return false;
+	const char *sa = a->path ? strrchr(a->path, '/') : NULL;
+	const char *sb = b->path ? strrchr(b->path, '/') : NULL;
+	size_t na = sa ? (size_t)(sa - a->path) : 0, nb = sb ? (size_t)(sb - b->path) : 0;
+	return na == nb && (!na || !memcmp(a->path, b->path, na));
+}
+
+static uint64_t ident_hash(const gp_ident_t *a)
+{
+	uint64_t h = a->start_realtime_ns ^ ((uint64_t)(unsigned)a->pid << 32) ^ (unsigned)a->rank;
+	return h * 0x9e3779b97f4a7c15ull;
+}
+
+/* Whether r is a copy of a rank already merged (a file copied beside itself: one process
+ * twice would double its kernels and read as two ranks on one GPU); else r is remembered
+ * as job->ranks[at]. A table that cannot grow remembers nothing. */
+static bool copy_of_merged(gp_job_t *job, const gp_rank_t *r, unsigned at)
+{
+	if (2 * (at + 1) > job->seen_cap) { /* grow and rehash */
+		unsigned cap = job->seen_cap ? 2 * job->seen_cap : 64, *t = calloc(cap, sizeof(*t));
+		if (!t)
+			return false;
+		for (unsigned i = 0; i < job->seen_cap; i++)
+			for (unsigned k = job->seen[i] ? (unsigned)ident_hash(
+			                                     &job->ranks[job->seen[i] - 1].id) &
+			                                     (cap - 1)
+			                               : 0;
+			     job->seen[i]; k = (k + 1) & (cap - 1))
+				if (!t[k]) {
+					t[k] = job->seen[i];
+					break;
+				}
+		free(job->seen);
+		job->seen = t, job->seen_cap = cap;
+	}
+	unsigned k = (unsigned)ident_hash(&r->id) & (job->seen_cap - 1);
+	for (; job->seen[k]; k = (k + 1) & (job->seen_cap - 1))
+		if (same_record(&job->ranks[job->seen[k] - 1].id, &r->id))
+			return true;
+	job->seen[k] = at + 1;
+	return false;
+}
+
 /* Merge one analysed rank into the job (in the order found), freeing its tables. */
 static void merge_one(gp_job_t *job, rank_sum_t *s, unsigned *from_sum)
 {
+	if (s->ok && copy_of_merged(job, s->r, job->nranks)) {
+		if (!job->copies++)
+			gp_warn(
+			    "%s: a copy of rank %d's file (the same process's record): left out",
+			    s->path, s->r->id.rank);
+		gp_rank_release(s->r);
+		memset(s->r, 0, sizeof(*s->r));
+		s->ok = false;
+	}
 	if (s->ok) {
 		*from_sum += s->summary;
 		/* what the ranks' headers say of the job: its id (the first found), tasks */
-		if (!job->job[0])
+		if (!job->job[0]) {
 			snprintf(job->job, sizeof(job->job), "%s", s->t.job);
+		} else if (s->t.job[0] && strcmp(s->t.job, job->job)) {
+			/* rank files of two jobs in one directory (a copy, a reused --output):
+			 * merged all the same, and said wherever the job is named */
+			if (!job->other_ranks++) {
+				snprintf(job->other_job, sizeof(job->other_job), "%s", s->t.job);
+				gp_warn("%s: rank file of job %s in job %s's directory: the report "
+				        "mixes "
+				        "the figures of both",
+				        s->path, s->t.job, job->job);
+			}
+		}
 		if (s->t.ntasks_expected > job->ntasks_expected)
 			job->ntasks_expected = s->t.ntasks_expected;
 		gp_rank_derive(s->r);
@@ -652,6 +721,7 @@ void gp_job_free(gp_job_t *job)
 	for (unsigned i = 0; i < job->nranks; i++)
 		gp_rank_release(&job->ranks[i]);
 	free(job->ranks);
+	free(job->seen);
 	free(job->launchers);
 	for (unsigned i = 0; i < job->nk; i++) {
 		free(job->k[i].name);

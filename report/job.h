@@ -55,6 +55,10 @@ typedef struct gp_job {
 	char dir[4096];
 	uid_t owner; /* the job directory's: the only user whose files in it are read */
 	char job[32];
+	char other_job[32];   /* a rank file's job other than job's (the first found) */
+	unsigned other_ranks; /* rank files of jobs other than job */
+	unsigned *seen;       /* open addressing over ranks: index + 1, 0 empty (copies) */
+	unsigned seen_cap, copies;
 	gp_rank_t *ranks;
 	unsigned nranks;
 	gp_kstat_t *k;

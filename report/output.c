@@ -507,6 +507,11 @@ static void text_findings(const gp_job_t *job, FILE *out)
 {
 	fprintf(out, "gpuprof report: job %s, %u rank file(s) in %s\n",
 	        job->job[0] ? job->job : "?", job->nranks, job->dir);
+	if (job->other_ranks)
+		fprintf(out,
+		        "warning: %u of them are of another job (job %s first): the figures below "
+		        "mix the jobs\n",
+		        job->other_ranks, job->other_job);
 	if (job->sacct[0])
 		fprintf(out, "sacct: %s\n", job->sacct);
 	fprintf(out, "\n== Findings (most important first) ==\n");
