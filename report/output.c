@@ -719,6 +719,23 @@ static void text_how_slow(const gp_job_t *job, FILE *out)
 		           "range)");
 }
 
+/* An NVTX range's row name: XLA's thunk ranges ("Thunk:#name=jit(step),hlo_op=OP,
+ * unique_hlo_op_id=N#") all begin alike, so their row leads with the HLO op, then the
+ * jitted function ("OP in jit(step)"); the JSON keeps the whole name */
+static void xla_row(const char *name, char *nm, size_t width)
+{
+	const char *op = strstr(name, "hlo_op="), *fn = strstr(name, "name=");
+	if (strncmp(name, "Thunk:#", 7) || !op) {
+		shorten(name, nm, width);
+		return;
+	}
+	char buf[300];
+	int no = (int)strcspn(op + 7, ",#"), nf = fn ? (int)strcspn(fn + 5, ",#") : 0;
+	snprintf(buf, sizeof(buf), "%.*s%s%.*s", no, op + 7, nf ? " in " : "", nf,
+	         fn ? fn + 5 : "");
+	shorten(buf, nm, width);
+}
+
 /* Where the time goes: the GPU over the steady state, kernels and ranges. */
 static void text_time(const gp_job_t *job, FILE *out)
 {
@@ -844,7 +861,7 @@ static void text_time(const gp_job_t *job, FILE *out)
 		        "sync ms");
 		for (unsigned i = 0; i < job->nr && i < 20; i++) {
 			const gp_rstat_t *r = &job->r[i];
-			shorten(r->name, nm, 41);
+			xla_row(r->name, nm, 41);
 			fprintf(out, "%-40s %8llu %11.3f %11.3f %10.3f\n", nm,
 			        (unsigned long long)r->count, r->cpu_ns / 1e6, r->gpu_ns / 1e6,
 			        r->sync_ns / 1e6);

@@ -36,9 +36,13 @@ static double leak_growth(const gp_rank_t *r)
 /* The owner of the growth: of what a window of the allocator history kept (PyTorch), the
  * stack whose bytes are nearest what the growth would leave in that many steps, with a
  * tensor or more per step; else CUPTI's most frequent stack of the allocations never
- * freed. bytes per step in *per (0: not known). */
-static const char *leak_owner(const gp_rank_t *r, double growth, double *per)
+ * freed; else (no window saw it grow: a loop without optimizer steps records none) the
+ * largest holder with several tensors at the OOM, or at the peak, in *held. bytes per
+ * step in *per (0: not known). */
+static const char *leak_owner(const gp_rank_t *r, double growth, double *per,
+                              const gp_owner_t **held)
 {
+	*held = NULL;
 	const gp_owner_t *g = gp_torch_owners(&r->torch, GP_OWN_GROW), *best = NULL;
 	unsigned steps = r->torch.grow_steps ? r->torch.grow_steps : 2;
 	double want = growth * steps, dist = 0;
@@ -54,7 +58,19 @@ static const char *leak_owner(const gp_rank_t *r, double growth, double *per)
 		*per = (double)best->bytes / steps;
 		return best->stack;
 	}
-	return r->memory.leak_stack.s ? gp_txt(r->memory.leak_stack) : NULL;
+	if (r->memory.leak_stack.s)
+		return gp_txt(r->memory.leak_stack);
+	for (int kind = GP_OWN_OOM; kind >= GP_OWN_PEAK; kind--) {
+		const gp_owner_t *o = gp_torch_owners(&r->torch, kind);
+		unsigned n = kind == GP_OWN_OOM ? r->torch.noom_owner : r->torch.nowner;
+		for (unsigned k = 0; o && k < n; k++)
+			if (o[k].stack[0] != '(' && o[k].tensors >= 2 &&
+			    (!*held || o[k].bytes > (*held)->bytes))
+				*held = &o[k];
+		if (*held)
+			return (*held)->stack;
+	}
+	return NULL;
 }
 
 static bool leak_size(const gp_rule_ctx_t *c, const gp_rank_t *r, unsigned i, gp_size_t *s)
@@ -72,7 +88,7 @@ static bool leak_size(const gp_rule_ctx_t *c, const gp_rank_t *r, unsigned i, gp
 }
 
 static void leak_evidence(gp_finding_t *f, const gp_rank_t *w, double growth, const char *who,
-                          double per)
+                          double per, const gp_owner_t *held)
 {
 	bool torch = w->torch.nmem_steps >= leak_th[LEAK_MIN_STEPS].value;
 	char fill[200] = "";
@@ -87,6 +103,17 @@ static void leak_evidence(gp_finding_t *f, const gp_rank_t *w, double growth, co
 	gp_rule_bytes(growth, gs, sizeof(gs));
 	gp_rule_bytes(per, ps, sizeof(ps));
 	gp_rule_bytes((double)w->memory.leak_bytes, ls, sizeof(ls));
+	if (held) {
+		char hs[32];
+		gp_rule_bytes((double)held->bytes, hs, sizeof(hs));
+		snprintf(f->evidence, sizeof(f->evidence),
+		         "%s grows %s per step after warm-up; no window of the allocator history "
+		         "saw it grow, and the largest holder of device memory at the %s was %s: "
+		         "%llu tensors, %s%s",
+		         what, gs, w->torch.noom_owner ? "out-of-memory error" : "peak", held->stack,
+		         (unsigned long long)held->tensors, hs, fill);
+		return;
+	}
 	if (who && per > 0)
 		snprintf(f->evidence, sizeof(f->evidence),
 		         "%s grows %s per step after warm-up; the allocator history's window of "
@@ -110,12 +137,13 @@ static void leak_describe(const gp_rule_ctx_t *c, gp_finding_t *f, const gp_rank
                           const gp_size_t *s)
 {
 	double growth = leak_growth(w), per = 0;
-	const char *who = leak_owner(w, growth, &per);
+	const gp_owner_t *held;
+	const char *who = leak_owner(w, growth, &per, &held);
 	char gs[32];
 	gp_rule_bytes(growth, gs, sizeof(gs));
 	snprintf(f->title, sizeof(f->title), "Device memory grows %s per step on rank %d%s%.120s",
 	         gs, w->id.rank, who ? ": " : "", who ? who : "");
-	leak_evidence(f, w, growth, who, per);
+	leak_evidence(f, w, growth, who, per, held);
 	snprintf(f->threshold, sizeof(f->threshold),
 	         "allocated memory grows >= %.0f B per step after warm-up",
 	         leak_th[LEAK_MIN_GROWTH].value);
