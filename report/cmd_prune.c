@@ -6,6 +6,7 @@
 #include "config.h"
 #include "prune.h"
 #include "log.h"
+#include "modes.h"
 #include "siteconf.h"
 #include "sitedir.h"
 #include "spool.h"
@@ -75,13 +76,19 @@ typedef struct prune {
 } prune_t;
 
 /* A path for messages only (the walk uses the directory's descriptor and the name): a
- * name is the user's choosing, so its control bytes are shown as '?', never sent to
- * root's terminal or cron's mail as escape sequences. */
+ * name is the user's choosing, so its control bytes (C0, DEL, C1 such as U+009B) and
+ * bytes that are no UTF-8 are shown as '?', never sent to root's terminal or cron's mail
+ * as escape sequences. */
 static void shown(char *path)
 {
-	for (; *path; path++)
-		if ((unsigned char)*path < 0x20 || *path == 0x7f)
-			*path = '?';
+	unsigned char *p = (unsigned char *)path;
+	while (*p) {
+		size_t n = gp_utf8_char(p);
+		if (!n)
+			*p++ = '?';
+		else
+			p += n;
+	}
 }
 
 /* A mount point met where a level or a job directory was: named, never entered. */

@@ -90,8 +90,10 @@ void gp_ld_seal(char *out, size_t len)
 /* The header's delimiter, after "JobID": a sealed one (GP_LD_SEAL_FMT), or '|' */
 static void header_delim(gp_ledger_t *l, const char *after)
 {
+	if (strncmp(after, "|#", 2))
+		return;
 	size_t d = strspn(after + 2, "0123456789");
-	if (!strncmp(after, "|#", 2) && d == 12 && !strncmp(after + 2 + d, "#|", 2)) {
+	if (d == 12 && !strncmp(after + 2 + d, "#|", 2)) {
 		memcpy(l->delim, after, 16);
 		l->delim[16] = '\0';
 		l->dlen = 16;
@@ -530,7 +532,7 @@ static void job_figures(gp_ledger_t *l, const char *id, job_fig_t *j, unsigned g
 	 * NVML's process lists, for a task too short to leave a millisecond). A record whose
 	 * causes are all 0 otherwise (no GPU seen at all: no NVML, no CUDA traced) is no
 	 * evidence, so the GPUs stay unprofiled */
-	bool saw = covered > 0 || !strcmp(rec->top, "gpu_unused");
+	bool saw = j->has_rec && (covered > 0 || !strcmp(rec->top, "gpu_unused"));
 	if (j->has_rec && saw && rec->gpus < gpus && rec->s[GP_CAUSE_UNPROFILED] <= 0) {
 		double idle = (gpus - rec->gpus) * elapsed - rec->s[GP_CAUSE_UNUSED];
 		unused = idle < 0 ? 0 : idle < rest ? idle : rest;

@@ -88,7 +88,7 @@ static FILE *open_lines(const char *path, pid_t *pid)
 	int fd[2];
 	if (pipe(fd) < 0)
 		return NULL;
-	char *argv[] = {"squeue", "-h", "-t", "RUNNING", "-o", "%i|%u|%a|%P|%M|%Z", NULL};
+	char *argv[] = {"squeue", "-h", "-t", "RUNNING", "-o", "%A|%u|%a|%P|%M|%Z", NULL};
 	posix_spawn_file_actions_t fa;
 	posix_spawn_file_actions_init(&fa);
 	posix_spawn_file_actions_adddup2(&fa, fd[1], 1);

@@ -106,34 +106,33 @@ static void text_steps(const gp_live_job_t *j, FILE *f)
 			fprintf(f, "%10s %10u %8s\n", "-", 0u, "-");
 	}
 	/* what a step is, once per distinct basis with its ranks (the same for all of them in
-	 * most jobs), beneath the table rather than as a column that no width holds */
-	char a[320], b[320];
-	unsigned nobasis = 0;
-	for (unsigned i = 0; i < j->n; i++) {
+	 * most jobs), beneath the table rather than as a column that no width holds; each
+	 * rank's basis made once, compared against the few distinct ones (O(ranks x bases)) */
+	unsigned nobasis = 0, nu = 0, *uniq = calloc(j->n ? j->n : 1, sizeof(unsigned)),
+	         *cnt = calloc(j->n ? j->n : 1, sizeof(unsigned));
+	char(*bs)[320] = calloc(j->n ? j->n : 1, sizeof(*bs));
+	for (unsigned i = 0; uniq && cnt && bs && i < j->n; i++) {
 		if (!j->r[i].step_source[0]) {
 			nobasis++;
 			continue;
 		}
-		basis_of(&j->r[i], a, sizeof(a));
-		bool seen = false;
-		for (unsigned k = 0; k < i && !seen; k++)
-			if (j->r[k].step_source[0]) {
-				basis_of(&j->r[k], b, sizeof(b));
-				seen = !strcmp(a, b);
-			}
-		if (seen)
-			continue;
-		unsigned nr = 0;
-		for (unsigned k = i; k < j->n; k++)
-			if (j->r[k].step_source[0]) {
-				basis_of(&j->r[k], b, sizeof(b));
-				nr += !strcmp(a, b);
-			}
-		if (nr == j->n)
-			fprintf(f, "steps: %s\n", a);
-		else
-			fprintf(f, "steps of %u rank(s) from rank %d: %s\n", nr, j->r[i].rank, a);
+		basis_of(&j->r[i], bs[i], sizeof(bs[i]));
+		unsigned k = 0;
+		while (k < nu && strcmp(bs[uniq[k]], bs[i]))
+			k++;
+		if (k == nu)
+			uniq[nu++] = i;
+		cnt[k]++;
 	}
+	for (unsigned k = 0; k < nu; k++)
+		if (cnt[k] == j->n)
+			fprintf(f, "steps: %s\n", bs[uniq[k]]);
+		else
+			fprintf(f, "steps of %u rank(s) from rank %d: %s\n", cnt[k],
+			        j->r[uniq[k]].rank, bs[uniq[k]]);
+	free(uniq);
+	free(cnt);
+	free(bs);
 	if (nobasis)
 		fprintf(f, "no steps found yet on %u rank(s)\n", nobasis);
 	if (j->median_ms > 0)

@@ -104,13 +104,15 @@ static void leak_evidence(gp_finding_t *f, const gp_rank_t *w, double growth, co
 	gp_rule_bytes(per, ps, sizeof(ps));
 	gp_rule_bytes((double)w->memory.leak_bytes, ls, sizeof(ls));
 	if (held) {
+		const gp_owner_t *oo = gp_torch_owners(&w->torch, GP_OWN_OOM);
+		bool at_oom = oo && held >= oo && held < oo + w->torch.noom_owner;
 		char hs[32];
 		gp_rule_bytes((double)held->bytes, hs, sizeof(hs));
 		snprintf(f->evidence, sizeof(f->evidence),
 		         "%s grows %s per step after warm-up; no window of the allocator history "
 		         "saw it grow, and the largest holder of device memory at the %s was %s: "
 		         "%llu tensors, %s%s",
-		         what, gs, w->torch.noom_owner ? "out-of-memory error" : "peak", held->stack,
+		         what, gs, at_oom ? "out-of-memory error" : "peak", held->stack,
 		         (unsigned long long)held->tensors, hs, fill);
 		return;
 	}

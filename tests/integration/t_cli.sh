@@ -237,6 +237,10 @@ P=$T/prune5; mkdir -p "$P/u1/$(printf 'x\033]0;pwned\007\033[2J')"; touch -d '40
 "$B/gpuprof" prune --older-than=30d --dry-run "$P" >prune5.out 2>&1
 grep -q "would remove $P/u1/x" prune5.out && ! grep -q $'\033' prune5.out && ! grep -q $'\007' prune5.out
 ok $? "prune: a job directory named with escape sequences is named without them ($(head -c 120 prune5.out | od -c | head -2 | tr -s ' ' | tr '\n' ' '))"
+P=$T/prune6; mkdir -p "$P/u1/$(printf 'y\302\2332J')" "$P/u1/$(printf 'z\23331m')"; touch -d '40 days ago' "$P"/u1/*
+"$B/gpuprof" prune --older-than=30d --dry-run "$P" >prune6.out 2>&1
+[ "$(grep -c "would remove $P/u1/" prune6.out)" = 2 ] && python3 -c 'import sys; sys.exit(b"\x9b" in open(sys.argv[1], "rb").read())' prune6.out
+ok $? "prune: C1 controls in a job directory's name (U+009B, a raw 9b byte) never reach the terminal ($(tr '\n' '|' <prune6.out | head -c 160))"
 # one pipeline for every command (issue 49): a job named by its id is taken with its sacct
 # record by export as by report, so the HTML has the time-limit finding report.txt has
 mkdir -p "$T/fakesacct" "$T/j77210" && cp -r "$F/ddp-imbalanced/step0" "$T/j77210/"

@@ -313,16 +313,6 @@ assert [j["job"] for j in l["unused_gpus"]] == ["602"], l["unused_gpus"]
 assert abs(t["gpu_s"]["unused"] - 14400) < 1, t["gpu_s"]'
 ok $? "a record whose task NVML saw never use its GPUs (gpu_unused, every cause 0.000): its 4 GPUs unused ($srec)"
 
-# a job requeued (preempted, or scontrol requeue) ran twice: Slurm allocated both runs, and
-# sacct -D shows the first as REQUEUED (seen on 22.05: 3 GPU-s REQUEUED, then the run that
-# completed; sacct -X without -D shows only the last). The first run's GPU-hours are
-# allocated and count, never skipped as running
-printf 'JobID|User|Account|Partition|JobName|NodeList|State|End|ElapsedRaw|AllocTRES|SystemComment\n829|bob|chem|gpu|rq|n1|REQUEUED|2026-12-05T11:00:00|300|cpu=1,gres/gpu=2|\n829|bob|chem|gpu|rq|n1|COMPLETED|2026-12-05T12:00:00|600|cpu=1,gres/gpu=2|\n' >"$T/rq.txt"
-"$G" ledger --from-file "$T/rq.txt" --until 2026-12-06 -f json 2>/dev/null | python3 -c 'import json, sys
-t = json.load(sys.stdin)["total"]
-assert abs(t["allocated_s"] - 1800) < 1e-9, t["allocated_s"]'
-ok $? "a requeued job: both runs' allocations count (2 GPUs x 300 s REQUEUED + 2 x 600 s)"
-
 # 3. the formats, each read by a reader of its own
 "$G" ledger --from-file "$T/sacct.txt" --until 2026-12-06 -f csv -o "$T/l.csv" 2>/dev/null
 python3 - "$T" <<'PY'
