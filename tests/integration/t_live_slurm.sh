@@ -52,7 +52,7 @@ if command -v tmux >/dev/null; then
 else
 	skip "tmux not installed"
 fi
-"$GP" report "$jid" >run.txt 2>&1
+"$GP" report "$jid" 2>&1 | unwrap >run.txt # the text's lines are cut at 100 columns
 grep -q "^gpuprof report: job $jid RUNNING, live figures of the job so far" run.txt &&
 	grep -q "slowdown: rank 0 (step 0): .*(began [0-9:]* UTC, 0:00:[0-9][0-9] into the run)" run.txt
 ok $? "gpuprof report JOBID while it runs: the job so far, the slowdown with when it began"
