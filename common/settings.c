@@ -178,7 +178,8 @@ const gp_setting_t gp_settings[] = {
     {NULL, GP_ENV_LAUNCH_SITES, GP_T_INT, "4096", 0, 1000000, NOC, USER,
      "in mode cuda, in a program no framework integration names (CUDA C/C++): the call "
      "stack of the first N kernel launches of each of the first 2 capture windows, for the "
-     "report's kernel time by calling function and source line; 0: none. CUPTI's one callback subscriber is "
+     "report's kernel time by calling function and source line; 0: none. CUPTI's one callback "
+     "subscriber is "
      "held for them until the second window ends, then given back for the program's own "
      "CUPTI tools",
      NULL},
