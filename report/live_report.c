@@ -186,24 +186,21 @@ static void text_quality(const gp_live_job_t *j, FILE *f)
 	        cpu, last, iv);
 }
 
-void gp_live_report_text(const gp_live_job_t *j, FILE *f)
+static void text_all(FILE *to, const void *arg)
 {
-	/* as the full report: written whole, then made safe for a terminal and cut into
-	 * lines (gp_text_emit): findings and step names are the program's own strings */
-	char *buf = NULL;
-	size_t len = 0;
-	FILE *m = open_memstream(&buf, &len);
-	FILE *to = m ? m : f;
+	const gp_live_job_t *j = arg;
 	text_head(j, to);
 	text_findings(j, to);
 	text_steps(j, to);
 	text_gpus(j, to);
 	text_quality(j, to);
-	if (!m)
-		return;
-	fclose(m);
-	gp_text_emit(f, buf, len);
-	free(buf);
+}
+
+void gp_live_report_text(const gp_live_job_t *j, FILE *f)
+{
+	/* as the full report: made safe for a terminal and cut into lines in one place
+	 * (gp_text_report): findings and step names are the program's own strings */
+	gp_text_report(f, text_all, j);
 }
 
 static void json_rank(const gp_live_job_t *j, unsigned i, FILE *f)

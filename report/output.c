@@ -1077,14 +1077,9 @@ static void text_quality(const gp_job_t *job, FILE *out)
 		fprintf(out, "all %u rank files complete, nothing dropped\n", job->nranks);
 }
 
-void gp_report_text(const gp_job_t *job, FILE *out)
+static void text_all(FILE *to, const void *arg)
 {
-	/* written whole, then made safe for a terminal and cut into lines in one place
-	 * (gp_text_emit), whichever writer below printed them */
-	char *buf = NULL;
-	size_t len = 0;
-	FILE *m = open_memstream(&buf, &len);
-	FILE *to = m ? m : out;
+	const gp_job_t *job = arg;
 	text_findings(job, to);
 	text_how_slow(job, to);
 	text_startup(job, to);
@@ -1093,11 +1088,13 @@ void gp_report_text(const gp_job_t *job, FILE *out)
 	text_memory(job, to);
 	print_torch(to, job);
 	text_quality(job, to);
-	if (!m)
-		return;
-	fclose(m);
-	gp_text_emit(out, buf, len);
-	free(buf);
+}
+
+void gp_report_text(const gp_job_t *job, FILE *out)
+{
+	/* made safe for a terminal and cut into lines in one place (gp_text_report),
+	 * whichever writer above printed them */
+	gp_text_report(out, text_all, job);
 }
 
 void gp_report_summary_line(const gp_job_t *job, char *buf, size_t len)

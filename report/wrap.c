@@ -169,6 +169,21 @@ void gp_text_emit(FILE *out, char *buf, size_t len)
 		gp_wrap_text(out, buf, w, GP_TEXT_WIDTH);
 }
 
+void gp_text_report(FILE *out, void (*write)(FILE *to, const void *arg), const void *arg)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *m = open_memstream(&buf, &len);
+	if (!m) {
+		fprintf(out, "gpuprof: no memory for the text report\n");
+		return;
+	}
+	write(m, arg);
+	fclose(m);
+	gp_text_emit(out, buf, len);
+	free(buf);
+}
+
 void gp_wrapf(FILE *out, size_t hang, const char *fmt, ...)
 {
 	char *s = NULL;

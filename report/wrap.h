@@ -34,6 +34,9 @@ void gp_wrap_text(FILE *out, const char *buf, size_t len, size_t width);
  * names, paths, to a terminal, an admin's too), then every line through gp_wrap_text at
  * GP_TEXT_WIDTH. buf is changed. */
 void gp_text_emit(FILE *out, char *buf, size_t len);
+/* A text report: write(to, arg) prints it whole into memory, then gp_text_emit puts it to
+ * out. Where no memory is left for it, one error line and nothing raw. */
+void gp_text_report(FILE *out, void (*write)(FILE *to, const void *arg), const void *arg);
 /* printf, then gp_wrap_line at GP_TEXT_WIDTH with the hang given (a writer that knows
  * its column: a stack after its figures). The text may hold several lines. */
 void gp_wrapf(FILE *out, size_t hang, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
