@@ -12,7 +12,7 @@
 #  3. (parts) the same loop under each part of the default alone: where its cost goes.
 #  4. (budget) the windows by cost: plain, default and all traced, with the report's
 #     share traced and estimated cost, and the price of a traced kernel.
-# Usage: bench/gpu-site.sh [unused|cost|parts|budget]...   (default: unused cost)   ROUNDS=3 SECS=30
+# Usage: bench/gpu-site.sh [unused|cost|parts|budget|detach]...   (default: unused cost)   ROUNDS=3 SECS=30
 # (parts runs 9 programs a round, each SECS plus ~12 s of start-up and report: ROUNDS=2
 # SECS=20 ran past a 10-minute command; ROUNDS=2 SECS=10 VARIANTS="timing cuda_sampled
 # cuda_all mem mem_nohistory default" fits in about 5 minutes)
@@ -172,6 +172,7 @@ budget() {
 				-- python3 $W/infer.py >$W/b.$kind.$r.log 2>&1 ;;
 			esac
 			echo "round $r $kind: $(grep '^TRUTH' $W/b.$kind.$r.log)"
+			[ $kind = default ] && echo "round $r default: $(detaches $W/b.$kind.$r/step0/rank0.gpr)"
 			[ $kind = plain ] || $G/gpuprof report --format=json $W/b.$kind.$r >$W/b.$kind.$r.json 2>$W/b.$kind.$r.err
 		done
 	done
@@ -216,6 +217,54 @@ for f, x in zip(sorted(glob.glob(f"{w}/b.all.*.json")), t["all"]):
     per_call = k / max(x["calls"], 1)
     print(f"{f.split('/')[-1]}: {per_call:.0f} kernels a call; a traced kernel costs "
           f"{(x['mean_ms'] - p) * 1e3 / per_call:.1f} us (GP_COSTWIN_NS_PER_KERNEL: 20 us)")
+PY
+}
+# 5. (detach) the default with CUPTI given back after its window and kept (GPUPROF_CUPTI_DETACH
+# true and false) against plain runs, rotated in each round: what a CUPTI left attached
+# costs the calls after the window, and whether the detach came (its record, and how long
+# after the window's end). ROUNDS=5 SECS=15: 15 programs, about 7 minutes.
+detaches() { # rank file -> "N detach(es), the first S s after the first window's end"
+	$G/gpuprof dump --events "$1" 2>/dev/null | python3 -c '
+import re, sys
+off, det = None, []
+for l in sys.stdin:
+    f = dict(re.findall(r"(\w+)=(\d+)", l))
+    if l.startswith("control") and off is None and not int(f["a"]) & 4:
+        off = int(f["ts"])
+    if l.startswith("overhead") and int(f["b"]) == 0x40000000:
+        det.append(int(f["ts"]))
+after = "%.2f s after the first window ended" % ((det[0] - off) / 1e9) if det and off else "-"
+print("%d detach(es), the first %s" % (len(det), after))'
+}
+detach() {
+	echo "== 5. the default with CUPTI given back and kept, on generate()"
+	write_infer
+	local r kind
+	for r in $(seq ${ROUNDS:-5}); do
+		for kind in plain detach nodetach; do
+			case $kind in
+			plain) SECS=${SECS:-15} timeout 300 python3 $W/infer.py >$W/d.$kind.$r.log 2>&1 ;;
+			detach | nodetach)
+				SECS=${SECS:-15} GPUPROF_CUPTI_DETACH=$([ $kind = detach ] && echo true || echo false) \
+					timeout 300 $G/gpuprof run --output=$W/d.$kind.$r -- python3 $W/infer.py \
+					>$W/d.$kind.$r.log 2>&1 ;;
+			esac
+			local extra=""
+			[ $kind = plain ] || extra=" [$(detaches $W/d.$kind.$r/step0/rank0.gpr)]"
+			echo "round $r $kind: $(grep '^TRUTH' $W/d.$kind.$r.log)$extra"
+		done
+	done
+	python3 - $W <<'PY'
+import glob, json, statistics, sys
+w = sys.argv[1]
+def med(kind, key):
+    v = [json.loads(l[6:])[key] for f in sorted(glob.glob(f"{w}/d.{kind}.*.log"))
+         for l in open(f) if l.startswith("TRUTH ")]
+    return statistics.median(v) if v else float("nan")
+for key in ("median_ms", "mean_ms"):
+    p, d, n = (med(k, key) for k in ("plain", "detach", "nodetach"))
+    print(f"{key}: plain {p:.1f}, default detached {d:.1f} ({100 * (d / p - 1):+.2f} %), "
+          f"default kept {n:.1f} ({100 * (n / p - 1):+.2f} %)")
 PY
 }
 for part in ${*:-unused cost}; do $part; done

@@ -189,6 +189,36 @@ ok $? "a script calling _record_memory_history itself runs"
 e=$(val own_history_entries "$T/own.out"); [ "${e:-0}" -gt 0 ]; ok $? "... and gets its history ($e entries)"
 [ "$(jr own "r['pytorch']['optimizer_steps']")" = 5 ]; ok $? "... and the steps are still recorded"
 
+# a loop with no optimizer step and no marker of its own (inference: the windows by cost):
+# CUPTI is given back soon after the first window ends (the worker looks for the window's
+# last kernel record), not after a 10 s wait that outlasted short jobs (session 29: no
+# detach in a 10 s and a 20 s generate() loop, +4.9 % a call)
+cat >"$T/infer.py" <<'EOF'
+import time, torch
+m = torch.nn.Sequential(*[torch.nn.Linear(1024, 1024) for _ in range(8)]).cuda().eval()
+x = torch.randn(64, 1024, device="cuda")
+t0 = time.perf_counter()
+with torch.no_grad():
+    while time.perf_counter() - t0 < 8:
+        m(x).sum().item()
+print("done")
+EOF
+"$B/gpuprof" run --output="$T/infer" -- python3 "$T/infer.py" >"$T/infer.out" 2>&1
+ok $? "a step-less inference loop runs under the default"
+"$B/gpuprof" dump --events "$T/infer/step0/rank0.gpr" 2>/dev/null | python3 -c '
+import re, sys
+off, det = None, []
+for l in sys.stdin:
+    f = dict(re.findall(r"(\w+)=(\d+)", l))
+    if l.startswith("control") and off is None and not int(f["a"]) & 4:
+        off = int(f["ts"])  # the first window ends: cuda off
+    if l.startswith("overhead") and int(f["b"]) == 0x40000000:
+        det.append(int(f["ts"]))
+print("window end", off, "detaches", det)
+sys.exit(not (off and det and 0 <= (det[0] - off) / 1e9 < 2))
+' >"$T/infer.det" 2>&1
+ok $? "... CUPTI given back within 2 s of its first window's end ($(cat "$T/infer.det"))"
+
 if [ -n "${FIXTURES:-}" ]; then
 	mkdir -p "$FIXTURES"
 	for c in mem nonvtx oom leak; do # flat: torch-C.gpr and the program's output
