@@ -220,7 +220,7 @@ for f, x in zip(sorted(glob.glob(f"{w}/b.all.*.json")), t["all"]):
 PY
 }
 # 5. (detach) the default with CUPTI given back after its window and kept (GPUPROF_CUPTI_DETACH
-# true and false) against plain runs, rotated in each round: what a CUPTI left attached
+# true and false; GPUPROF_CUPTI_DETACH_POLL_MS=100: no step marker follows the window) against plain runs, rotated in each round: what a CUPTI left attached
 # costs the calls after the window, and whether the detach came (its record, and how long
 # after the window's end). ROUNDS=5 SECS=15: 15 programs, about 7 minutes.
 detaches() { # rank file -> "N detach(es), the first S s after the first window's end"
@@ -232,8 +232,9 @@ for l in sys.stdin:
     if l.startswith("control") and off is None and not int(f["a"]) & 4:
         off = int(f["ts"])
     if l.startswith("overhead") and int(f["b"]) == 0x40000000:
-        det.append(int(f["ts"]))
-after = "%.2f s after the first window ended" % ((det[0] - off) / 1e9) if det and off else "-"
+        det.append((int(f["ts"]), f["c"], f["d"]))
+after = "%.2f s after the first window ended (it waited %s looks for kernel records, %s for a call)" % (
+    (det[0][0] - off) / 1e9, det[0][1], det[0][2]) if det and off else "-"
 print("%d detach(es), the first %s" % (len(det), after))'
 }
 detach() {
@@ -245,7 +246,8 @@ detach() {
 			case $kind in
 			plain) SECS=${SECS:-15} timeout 300 python3 $W/infer.py >$W/d.$kind.$r.log 2>&1 ;;
 			detach | nodetach)
-				SECS=${SECS:-15} GPUPROF_CUPTI_DETACH=$([ $kind = detach ] && echo true || echo false) \
+				SECS=${SECS:-15} GPUPROF_CUPTI_DETACH_POLL_MS=100 \
+					GPUPROF_CUPTI_DETACH=$([ $kind = detach ] && echo true || echo false) \
 					timeout 300 $G/gpuprof run --output=$W/d.$kind.$r -- python3 $W/infer.py \
 					>$W/d.$kind.$r.log 2>&1 ;;
 			esac

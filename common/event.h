@@ -57,7 +57,8 @@ enum gp_ev_type {
 	                           a=PCIe tx bytes b=PCIe rx bytes c=NVLink tx KiB d=NVLink rx KiB */
 	GP_EV_GPU_FAULT = 28,   /* ts u8=device a=GP_FAULT_* b=Xid code or new errors c=total */
 	GP_EV_OVERHEAD = 29,    /* ts a=duration b=CUPTI overhead kind (profiler's own cost),
-	                         * or GP_OVERHEAD_DETACH */
+	                         * or GP_OVERHEAD_DETACH (c, d: the looks it waited for the
+	                         * window's kernel records and for a call of the program's) */
 	GP_EV_STEP_MARK = 30,   /* ts=end of an outermost NVTX range (a step) on the host;
 	                           d=1: a=GPU ns since the previous marker completed (CUDA
 	                           events), d=0: first of a chain, d=2: not placed (GPU too

@@ -35,6 +35,11 @@ static bool fw_profiler(void)
 	return atomic_load_explicit(&gp_inj.fw_profiler, memory_order_relaxed);
 }
 
+static bool fw_busy(void)
+{
+	return atomic_load_explicit(&gp_inj.fw_busy, memory_order_relaxed) > 0;
+}
+
 static const gp_inject_api_t api_template = {.emit = gp_inj_emit,
                                              .intern = gp_inj_intern,
                                              .count_drop = gp_inj_count_drop,
@@ -44,7 +49,8 @@ static const gp_inject_api_t api_template = {.emit = gp_inj_emit,
                                              .tick = gp_inj_capture_tick,
                                              .gpu_done = gp_marker_done,
                                              .foreign = fw_profiler,
-                                             .own_thread = gp_marker_own_thread};
+                                             .own_thread = gp_marker_own_thread,
+                                             .busy = fw_busy};
 
 /* Frameworks whose own profiler subscribes to CUPTI's callback API when the user starts
  * it (torch.profiler/kineto, jax.profiler/XLA, TensorFlow): CUPTI has one subscriber per
@@ -166,6 +172,7 @@ static void load_cupti(void)
 	                        ? (unsigned)gp_setting_long(GP_ENV_LAUNCH_SITES)
 	                        : 0;
 	api->flush_ms = (unsigned)gp_setting_long(GP_ENV_CUPTI_FLUSH_MS);
+	api->detach_poll_ms = (unsigned)gp_setting_long(GP_ENV_CUPTI_DETACH_POLL_MS);
 	api->discard = gp_setting_bool(GP_ENV_CUPTI_DISCARD);
 	const char *am = gp_setting_str(GP_ENV_CUPTI_API);
 	api->api_mode = am && !strcmp(am, "windows")       ? 1

@@ -467,6 +467,7 @@ static void CUPTIAPI on_callback(void *ud, CUpti_CallbackDomain domain, CUpti_Ca
 	    !pthread_equal(pthread_self(), __atomic_load_n(&self, __ATOMIC_ACQUIRE)) &&
 	    !(gp_cu_api->own_thread && gp_cu_api->own_thread()) &&
 	    !(gp_cu_api->foreign && gp_cu_api->foreign()) &&
+	    !(gp_cu_api->busy && gp_cu_api->busy()) &&
 	    atomic_compare_exchange_strong(&finalize_now, &armed, FIN_IDLE)) {
 		uint64_t t0 = gp_cu_api->now();
 		atomic_store(&finalize_rc, (int)cuptiFinalize());
@@ -554,11 +555,14 @@ static void switch_mem(int en)
  * switched off, 0 when there is nothing to detach. */
 #define DETACH_WAIT_NS (10ull * 1000000000ull) /* no step marker passed: detach anyway */
 /* A program whose steps place no marker (an inference loop, a generate() call: windows by
- * cost) has none to wait for: the worker looks this often whether every launch of the
- * window has its kernel record (a forced flush each time). Waiting out DETACH_WAIT_NS
- * there left CUPTI attached through a short job after its one window: every later launch
- * paid a traced process's ~1.5 us (generate(), H100: +4.9 % a call, no detach record). */
-#define DETACH_POLL_NS (100ull * 1000000ull)
+ * cost) has none to wait for: with GPUPROF_CUPTI_DETACH_POLL_MS the worker looks that often
+ * whether every launch of the window has its kernel record (a forced flush each time).
+ * Waiting out DETACH_WAIT_NS there leaves CUPTI attached through a short job after its one
+ * window (session 29's generate() runs had no detach record); the poll detached 0.1 s
+ * after the window on the H100, but 3 of 10 PyTorch runs in mode mem aborted at exit
+ * (heap corruption) where the detach fell inside the allocator history's end: off by
+ * default until the busy guard below is rerun there. */
+static uint64_t detach_poll_ns;
 static bool detach_on;
 static uint64_t polled_at; /* the worker's last look without a marker (its thread only) */
 
@@ -845,10 +849,13 @@ static void domains_off(bool own)
 #define FINALIZE_CALL_WAIT_MS 100
 #define FINALIZE_RETRY_NS     (1000ull * 1000000ull)
 static uint64_t retry_at;
+/* a detach's looks before it: the window's kernel records not all in, no call of the
+ * program's to finalize at (its record's c and d; the worker's thread only) */
+static uint64_t tries_kernels, tries_calls;
 
 /* After a window, once the GPU has finished its work (a step marker placed after the
  * window's end has completed; without one, every launch of the window has its kernel
- * record, looked at every DETACH_POLL_NS; or DETACH_WAIT_NS passed): flush, have the
+ * record, looked at every detach_poll_ns where set; or DETACH_WAIT_NS passed): flush, have the
  * program's next API call finalize at its exit, attach the light parts again. The
  * worker's thread. */
 static void maybe_detach(void)
@@ -856,10 +863,14 @@ static void maybe_detach(void)
 	uint64_t end = atomic_load(&window_end), now = gp_cu_api->now();
 	uint64_t done = gp_cu_api->gpu_done ? gp_cu_api->gpu_done() : 0;
 	bool waited = now - end >= DETACH_WAIT_NS;
-	if (!end || now < retry_at || foreign_profiler())
+	/* not while the integration works on the allocator: a detach then (the snapshot of a
+	 * step-less program's history end, seconds of imports with no call to finalize at)
+	 * corrupted the heap, 3 of 10 runs on the H100 (malloc abort at exit) */
+	if (!end || now < retry_at || foreign_profiler() || (gp_cu_api->busy && gp_cu_api->busy()))
 		return;
 	if (done < end && !waited) { /* no marker yet: look for the window's kernels */
-		if (now - end < DETACH_POLL_NS || now - polled_at < DETACH_POLL_NS)
+		if (!detach_poll_ns || now - end < detach_poll_ns ||
+		    now - polled_at < detach_poll_ns)
 			return;
 		polled_at = now;
 	}
@@ -874,6 +885,7 @@ static void maybe_detach(void)
 	/* the legacy stream's marker says nothing of other streams and devices: every
 	 * launch of the window has its kernel record first */
 	if (atomic_load(&win_kernels) < atomic_load(&win_launches) && !waited) {
+		tries_kernels++;
 		pthread_mutex_unlock(&cupti_lock);
 		return;
 	}
@@ -903,6 +915,7 @@ static void maybe_detach(void)
 		 * again a little later */
 		domains_off(own);
 		retry_at = gp_cu_api->now() + FINALIZE_RETRY_NS;
+		tries_calls++;
 		pthread_mutex_unlock(&cupti_lock);
 		return;
 	}
@@ -932,7 +945,10 @@ static void maybe_detach(void)
 	gp_event_t o = {.type = GP_EV_OVERHEAD,
 	                .ts = atomic_load(&finalize_t0),
 	                .a = atomic_load(&finalize_ns),
-	                .b = GP_OVERHEAD_DETACH};
+	                .b = GP_OVERHEAD_DETACH,
+	                .c = tries_kernels,
+	                .d = tries_calls};
+	tries_kernels = tries_calls = 0;
 	atomic_fetch_add(&measured_ns, o.a);
 	gp_cu_api->emit(&o);
 }
@@ -946,6 +962,7 @@ __attribute__((visibility("default"))) int gp_cupti_start(const gp_inject_api_t 
 		return fail(why, whylen, "sem_init", CUPTI_ERROR_UNKNOWN);
 	if (a->flush_ms >= 10)
 		flush_ms = flush_mem_ms = a->flush_ms;
+	detach_poll_ns = (uint64_t)a->detach_poll_ms * 1000000u;
 	gp_cu_api = a;
 	xlate = (gp_xlate_t){.gen = a->gen,
 	                     .intern = a->intern,

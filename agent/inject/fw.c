@@ -108,6 +108,20 @@ gpuprof_fw_event(unsigned kind, unsigned dev, uint64_t a, uint64_t c, uint64_t d
 	return (waited < (1ull << 62) ? waited << 1 : 0) | (uint64_t)tracing();
 }
 
+/* The integration begins (on != 0) or ends work on PyTorch's allocator: its snapshot, its
+ * history switched. CUPTI is not detached meanwhile (gp_inject_api_t.busy). Nested calls
+ * and threads count; never below zero. */
+__attribute__((visibility("default"))) void gpuprof_fw_busy(int on)
+{
+	if (on) {
+		atomic_fetch_add(&gp_inj.fw_busy, 1);
+		return;
+	}
+	int n = atomic_load(&gp_inj.fw_busy);
+	while (n > 0 && !atomic_compare_exchange_weak(&gp_inj.fw_busy, &n, n - 1))
+		;
+}
+
 /* CUDA kernels are traced now (a capture window, or every step): what the integration
  * records layer ranges in when mode layers was not asked for. */
 __attribute__((visibility("default"))) int gpuprof_fw_tracing(void)

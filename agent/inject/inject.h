@@ -58,6 +58,12 @@ typedef struct gp_inject_api {
 	/* GPUPROF_LAUNCH_SITES: call stacks of the first N launches of each of the first
 	 * capture windows (sites.c); 0: none (a framework's process, or turned off) */
 	unsigned launch_sites;
+	/* The PyTorch integration works on the allocator (its snapshot, its history switched):
+	 * no detach begins or finalizes meanwhile. NULL: never. */
+	bool (*busy)(void);
+	/* GPUPROF_CUPTI_DETACH_POLL_MS: without a step marker after a window, look this often
+	 * for its kernel records and detach then; 0: wait DETACH_WAIT_NS for a marker */
+	unsigned detach_poll_ms;
 } gp_inject_api_t;
 
 /* The CUPTI module's entry points (libgpuprof-cupti.so). */
@@ -82,6 +88,8 @@ int gp_cupti_stream_id(void *stream, uint32_t *id);
 int gpuprof_fw_attach(void);
 uint64_t gpuprof_fw_now(void);
 const char *gpuprof_fw_rank_file(void);
+/* the integration's work on the allocator begins (1) or ends (0): no detach meanwhile */
+void gpuprof_fw_busy(int on);
 uint64_t gpuprof_fw_event(unsigned kind, unsigned dev, uint64_t a, uint64_t c, uint64_t d,
                           const char *text);
 /* Layer ranges (mode layers, or mode cuda while kernels are traced: gpuprof_fw_tracing);

@@ -77,6 +77,7 @@ typedef struct gp_inj_state {
 	_Atomic int cap_busy;       /* one thread switches at a time; the others go on */
 	_Atomic int cap_prof;       /* between cudaProfilerStart and Stop */
 	_Atomic int fw_profiler;    /* the framework's own profiler runs (GP_FW_PROFILER) */
+	_Atomic int fw_busy;        /* the integration works on the allocator (gpuprof_fw_busy) */
 	_Atomic uint32_t step_name; /* interned name of the step range; 0: not known yet */
 	_Atomic uint64_t step_idx;  /* steps begun so far */
 	_Atomic uint64_t seen0[8];  /* first outermost names (id << 8 | 1, never 0), to learn it */

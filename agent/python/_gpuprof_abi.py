@@ -249,6 +249,33 @@ def _attach_locked():
         _c.broken = True
 
 
+def _busy(on):
+    """The collector told that the integration works on the allocator now (on) or no more:
+    CUPTI is not detached meanwhile (agent/inject/fw.c gpuprof_fw_busy). Any handle will do:
+    the watcher's before an attach."""
+    lib = _c.lib or _c.watch_lib
+    fn = getattr(lib, "gpuprof_fw_busy", None) if lib else None
+    if fn is not None:
+        try:
+            fn(1 if on else 0)
+        except Exception:
+            pass
+
+
+class _Busy:
+    """with _abi.busy(): the allocator work inside told to the collector (_busy)."""
+
+    def __enter__(self):
+        _busy(True)
+
+    def __exit__(self, *exc):
+        _busy(False)
+        return False
+
+
+busy = _Busy()
+
+
 def _lib_tracing():
     """The attached library's "are kernels traced now?" (False: not attached)."""
     try:

@@ -189,10 +189,12 @@ ok $? "a script calling _record_memory_history itself runs"
 e=$(val own_history_entries "$T/own.out"); [ "${e:-0}" -gt 0 ]; ok $? "... and gets its history ($e entries)"
 [ "$(jr own "r['pytorch']['optimizer_steps']")" = 5 ]; ok $? "... and the steps are still recorded"
 
-# a loop with no optimizer step and no marker of its own (inference: the windows by cost):
-# CUPTI is given back soon after the first window ends (the worker looks for the window's
-# last kernel record), not after a 10 s wait that outlasted short jobs (session 29: no
-# detach in a 10 s and a 20 s generate() loop, +4.9 % a call)
+# a loop with no optimizer step and no marker of its own (inference: the windows by cost),
+# with GPUPROF_CUPTI_DETACH_POLL_MS: CUPTI is given back after the first window ends (the
+# worker looks for the window's last kernel record), not after a 10 s wait that outlasted
+# short jobs (session 29: no detach in a 10 s and a 20 s generate() loop), and the program
+# exits as it would: 3 of 10 such runs aborted at exit (heap corruption) where the detach
+# fell inside the allocator history's end (session 30); 5 runs here
 cat >"$T/infer.py" <<'EOF'
 import time, torch
 m = torch.nn.Sequential(*[torch.nn.Linear(1024, 1024) for _ in range(8)]).cuda().eval()
@@ -203,8 +205,13 @@ with torch.no_grad():
         m(x).sum().item()
 print("done")
 EOF
-"$B/gpuprof" run --output="$T/infer" -- python3 "$T/infer.py" >"$T/infer.out" 2>&1
-ok $? "a step-less inference loop runs under the default"
+bad=""
+for i in 1 2 3 4 5; do
+	rm -rf "$T/infer"
+	GPUPROF_CUPTI_DETACH_POLL_MS=100 "$B/gpuprof" run --output="$T/infer" -- python3 "$T/infer.py" \
+		>"$T/infer.out" 2>&1 || bad="$bad run $i: rc $? ($(grep -m1 -i 'corrupt\|abort\|fatal' "$T/infer.out"));"
+done
+[ -z "$bad" ]; ok $? "a step-less inference loop with the detach poll exits 0, 5 runs of 5 (${bad:-all 0})"
 "$B/gpuprof" dump --events "$T/infer/step0/rank0.gpr" 2>/dev/null | python3 -c '
 import re, sys
 off, det = None, []
@@ -215,9 +222,9 @@ for l in sys.stdin:
     if l.startswith("overhead") and int(f["b"]) == 0x40000000:
         det.append(int(f["ts"]))
 print("window end", off, "detaches", det)
-sys.exit(not (off and det and 0 <= (det[0] - off) / 1e9 < 2))
+sys.exit(not (off and det and 0 <= (det[0] - off) / 1e9 < 6))
 ' >"$T/infer.det" 2>&1
-ok $? "... CUPTI given back within 2 s of its first window's end ($(cat "$T/infer.det"))"
+ok $? "... CUPTI given back after its first window, before the loop's end ($(cat "$T/infer.det"))"
 
 if [ -n "${FIXTURES:-}" ]; then
 	mkdir -p "$FIXTURES"
