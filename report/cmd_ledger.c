@@ -109,8 +109,10 @@ static int parse_when(const gp_cli_cmd_t *cmd, const char *opt, const char *v, t
 		return 0;
 	return gp_cli_usage(cmd,
 	                    "%s: '%s' is not a date (Slurm's syntax: YYYY-MM-DD[THH:MM[:SS]], "
-	                    "MM/DD[/YY], HH:MM[:SS], now[-N{seconds,minutes,hours,days,weeks}], "
-	                    "today, midnight, noon, teatime, yesterday, tomorrow)",
+	                    "MMDD[YY], MM/DD[/YY], MM.DD[.YY], HH:MM[:SS][AM|PM], "
+	                    "now[{+|-}N[seconds|minutes|hours|days|weeks]], today, tomorrow, "
+	                    "midnight, noon, elevenses, fika, teatime, uts<epoch seconds>; and "
+	                    "yesterday)",
 	                    opt, v);
 }
 

@@ -107,9 +107,8 @@ void gp_ledger_finish(gp_ledger_t *l);
 /* Wasted GPU-seconds of a set of sums (every cause but compute and unprofiled). */
 double gp_ld_waste(const gp_ld_sums_t *s);
 
-/* Slurm's date syntax (sacct -S/-E): YYYY-MM-DD[THH:MM[:SS]], MM/DD[/YY], HH:MM[:SS],
- * now[{+|-}N[seconds|minutes|hours|days|weeks]], today, midnight, noon, teatime,
- * tomorrow, yesterday. 0 or -1. */
+/* Slurm's date syntax as sacct -S/-E reads it (ledger_time.c says it whole): 0, or -1
+ * where s is none */
 int gp_ld_time(const char *s, time_t now, time_t *out);
 
 /* The formats (ledger_out.c) */

@@ -411,7 +411,8 @@ for e in "${bad[@]}"; do
 	[ $rc = 2 ] && echo "$out" | grep -qF "gpuprof: ledger: $w"
 	ok $? "usage error ($rc): $a"
 done
-for w in now-7days now-36hours 2026-11-01 2026-11-01T08:00 2026-11-01T08:00:30 11/01 11/01/26 today midnight; do
+for w in now-7days now-36hours 2026-11-01 2026-11-01T08:00 2026-11-01T08:00:30 11/01 11/01/26 today midnight \
+	110126 11.01.26 10:00AM today-08:00 uts1764547200; do
 	"$G" ledger --from-file "$T/sacct.txt" --since "$w" --until now -f json -o /dev/null 2>/dev/null
 	ok $? "Slurm's date syntax: --since $w"
 done
