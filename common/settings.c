@@ -69,7 +69,9 @@ const gp_setting_t gp_settings[] = {
      "directory is made 2750 in that group and the job's files 0640); empty: the user alone",
      NULL},
     {"site_quota_per_user", NULL, GP_T_SIZE, "20G", 0, 0, OFF(site_quota_per_user), 0,
-     "the most a user's directory under site_output may hold: checked when a step starts "
+     "the most a user's directory under site_output may hold in what the template could "
+     "have made (its job directories, not the user's own files beside them): checked when a "
+     "step starts "
      "(a user at it gets no site profile until `gpuprof prune` or the user frees room; "
      "below it each rank's cap is the room left shared by the step's tasks); 0: no cap",
      NULL},

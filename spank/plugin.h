@@ -110,11 +110,13 @@ int gp_epilog(spank_t sp, const gp_plugin_t *p);
  * holds against site_quota_per_user (p->site_rank_cap: the room left for each of the
  * step's ntasks). 0, or -1 after one line in slurmd's log: the step is not profiled. */
 int gp_site_prepare(gp_plugin_t *p, const char *user, unsigned ntasks);
-/* spank/quota.c: the cap per rank (*cap; 0: no quota) that ROOT/USER's room under
- * site_quota_per_user leaves each of ntasks, measured as the user or bounded from the
- * node's last measure (site_quota_cache). 0, or -1 with why: no room, or not measured. */
-int gp_site_quota_cap(const gp_plugin_t *p, const char *root, const char *user, unsigned ntasks,
-                      long long *cap, char *why, size_t whylen);
+/* spank/quota.c: the cap per rank (*cap; 0: no quota) that the room under
+ * site_quota_per_user leaves each of ntasks, what ROOT/USER holds of template t's making
+ * measured as the user or bounded from the node's last measure (site_quota_cache). 0, or
+ * -1 with why: no room, or not measured. */
+struct gp_site_tmpl;
+int gp_site_quota_cap(const gp_plugin_t *p, const struct gp_site_tmpl *t, const char *user,
+                      unsigned ntasks, long long *cap, char *why, size_t whylen);
 
 /* spank/privsep.c: run fn(arg) in a child that dropped to who (setgroups, setgid,
  * setuid, verified), with a deadline in seconds. Returns the child's exit code, or -1. */

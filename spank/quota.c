@@ -1,5 +1,8 @@
 /* The room a user has left under site_quota_per_user, asked by spank/site.c at each step
- * the site profiles. What ROOT/USER holds is measured as the user, a bounded walk (up to
+ * the site profiles. What ROOT/USER holds of the template's making is measured as the user:
+ * the entries each level of the template's job part could be (gp_site_tmpl_level_match,
+ * as gpuprof prune walks), so a template in the user's home (/home/%u/gpuprof/%j) measures
+ * ~/gpuprof's job directories, not the user's own files beside them. A bounded walk (up to
  * QUOTA_MAX_ENTRIES entries and QUOTA_TIMEOUT_S seconds: a directory of 200 000 entries
  * takes seconds, and init_post_opt holds the step's start meanwhile). The walk is kept per
  * node and user in the state directory (root's alone) for site_quota_cache seconds, and in
@@ -13,8 +16,10 @@
 #include "plugin.h"
 #include "log.h"
 #include "path.h"
+#include "sitedir.h"
 #include "tree.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -32,7 +37,8 @@
 #define CACHE_LINE        96 /* bytes of the node's record, padded */
 
 typedef struct quota_arg {
-	const char *root, *user;
+	const gp_site_tmpl_t *t;
+	const char *user;
 } quota_arg_t;
 
 /* What the node knows of a user's directory: measured at `walked` (Unix time), holding
@@ -41,26 +47,76 @@ typedef struct usage {
 	long long walked, bytes, granted;
 } usage_t;
 
-/* As the user: what ROOT/USER holds, "BYTES ENTRIES CUT SKIPPED" on fd. */
+/* Into u: what the directory dfd at `level` of t's job part (0: ROOT/USER) holds in the
+ * entries of the next level the template could have made; at the job's level, each one
+ * whole. A matching directory that cannot be read counts as skipped (a user could hide
+ * any amount there). */
+static void measure_level(int dfd, const gp_site_tmpl_t *t, unsigned level, gp_tree_usage_t *u)
+{
+	int dup_fd = dup(dfd);
+	DIR *d = dup_fd >= 0 ? fdopendir(dup_fd) : NULL;
+	struct dirent *de;
+	if (!d) {
+		if (dup_fd >= 0)
+			close(dup_fd);
+		u->skipped++;
+		return;
+	}
+	while ((de = readdir(d)) && !u->cut) {
+		const char *n = de->d_name;
+		if (!strcmp(n, ".") || !strcmp(n, "..") ||
+		    !gp_site_tmpl_level_match(t, level + 1, n))
+			continue;
+		if (level + 1 >= t->depth) { /* a job's directory (or what has its name): whole */
+			if (gp_tree_measure(dirfd(d), n, QUOTA_MAX_ENTRIES, u) < 0)
+				u->skipped++;
+			continue;
+		}
+		struct stat st;
+		if (fstatat(dirfd(d), n, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISDIR(st.st_mode))
+			continue; /* a file where the template has a directory: nothing of ours */
+		int cfd = openat(dirfd(d), n, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (cfd < 0) {
+			u->skipped++;
+			continue;
+		}
+		u->bytes += (uint64_t)st.st_blocks * 512u;
+		u->entries++;
+		measure_level(cfd, t, level + 1, u);
+		close(cfd);
+		if (u->entries >= QUOTA_MAX_ENTRIES)
+			u->cut = true;
+	}
+	closedir(d);
+}
+
+/* As the user: what ROOT/USER holds of the template's making, "BYTES ENTRIES CUT SKIPPED"
+ * on fd. */
 static int measure_as_user(void *arg, int fd)
 {
 	const quota_arg_t *q = arg;
 	gp_tree_usage_t u = {0};
 	char line[96];
-	int rfd = open(q->root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (rfd < 0 || gp_tree_measure(rfd, q->user, QUOTA_MAX_ENTRIES, &u) < 0)
+	int rfd = open(q->t->root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	int ufd =
+	    rfd < 0 ? -1 : openat(rfd, q->user, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (rfd >= 0)
+		close(rfd);
+	if (ufd < 0)
 		return -1;
+	measure_level(ufd, q->t, 0, &u);
+	close(ufd);
 	int n = snprintf(line, sizeof(line), "%" PRIu64 " %" PRIu64 " %d %u\n", u.bytes, u.entries,
 	                 (int)u.cut, u.skipped);
 	return gp_write_all(fd, line, (size_t)n);
 }
 
 /* The walk, into u (walked now, nothing granted); -1 with why. */
-static int walk(const gp_plugin_t *p, const char *root, const char *user, usage_t *u, char *why,
-                size_t whylen)
+static int walk(const gp_plugin_t *p, const gp_site_tmpl_t *t, const char *user, usage_t *u,
+                char *why, size_t whylen)
 {
 	const gp_creds_t who = {p->uid, p->gid, p->ngroups, p->groups};
-	quota_arg_t q = {root, user};
+	quota_arg_t q = {t, user};
 	char out[128] = "";
 	unsigned long long bytes = 0, entries = 0;
 	int cut = 0;
@@ -153,8 +209,8 @@ static long long cap_of(const gp_plugin_t *p, long long used, unsigned ntasks)
 	return cap;
 }
 
-int gp_site_quota_cap(const gp_plugin_t *p, const char *root, const char *user, unsigned ntasks,
-                      long long *cap, char *why, size_t whylen)
+int gp_site_quota_cap(const gp_plugin_t *p, const struct gp_site_tmpl *t, const char *user,
+                      unsigned ntasks, long long *cap, char *why, size_t whylen)
 {
 	usage_t u;
 	int rc = -1;
@@ -167,7 +223,7 @@ int gp_site_quota_cap(const gp_plugin_t *p, const char *root, const char *user, 
 		gp_debug("quota: %s's directory: %lld bytes at the walk %lld s ago, %lld granted "
 		         "since: no walk",
 		         user, u.bytes, (long long)time(NULL) - u.walked, u.granted);
-	else if (walk(p, root, user, &u, why, whylen) < 0)
+	else if (walk(p, t, user, &u, why, whylen) < 0)
 		goto out;
 	else if ((*cap = cap_of(p, u.bytes, ntasks)) == 0) {
 		snprintf(why, whylen,

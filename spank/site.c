@@ -129,7 +129,7 @@ int gp_site_prepare(gp_plugin_t *p, const char *user, unsigned ntasks)
 		goto out;
 	}
 	if ((ufd = user_dir(rfd, user, p->uid, gid, mode, why, sizeof(why))) < 0 ||
-	    gp_site_quota_cap(p, t.root, user, ntasks, &p->site_rank_cap, why, sizeof(why)) < 0) {
+	    gp_site_quota_cap(p, &t, user, ntasks, &p->site_rank_cap, why, sizeof(why)) < 0) {
 		gp_warn("site_output: %s/%s %s; job %u is not profiled by the site", t.root, user,
 		        why, p->job_id);
 		goto out;

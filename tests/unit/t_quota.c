@@ -29,6 +29,20 @@ static int config(const char *extra)
 	return gp_config_load(&p.cfg, cfgpath, false, err, sizeof(err));
 }
 
+/* a file of mib MiB at path */
+static void fill(const char *path, int mib)
+{
+	static char mb[1 << 20];
+	FILE *f = fopen(path, "w");
+	if (!f) {
+		diag("cannot make %s", path);
+		return;
+	}
+	for (int i = 0; i < mib; i++)
+		fwrite(mb, 1, sizeof(mb), f);
+	fclose(f);
+}
+
 static int step(const char *user)
 {
 	p.job_id++;
@@ -80,34 +94,69 @@ int main(void)
 
 	ok(config("site_quota_per_user: 100M\nmax_bytes_per_rank: 64M\n") == 0, "a small quota");
 	char big[200];
-	snprintf(big, sizeof(big), "%s/fill", udir);
-	FILE *f = fopen(big, "w");
-	if (f) {
-		static char mb[1 << 20];
-		for (int i = 0; i < 60; i++)
-			fwrite(mb, 1, sizeof(mb), f);
-		fclose(f);
-	}
+	snprintf(big, sizeof(big), "%s/41", udir); /* a job's directory of the template's */
+	mkdir(big, 0700);
+	if (chown(big, p.uid, p.gid) != 0)
+		diag("chown %s failed", big);
+	snprintf(big, sizeof(big), "%s/41/fill", udir);
+	fill(big, 60);
 	ok(step("nobody") == -1, "60 MiB in a 100 MiB quota: no room for a 64 MiB rank");
 	unlink(big);
 	ok(step("nobody") == 0,
 	   "a refusal is never taken from the record: freed, walked, admitted");
 	/* 60 MiB in a directory its user made unreadable: before, the walk left it out */
-	snprintf(big, sizeof(big), "%s/hidden", udir);
+	snprintf(big, sizeof(big), "%s/42", udir);
 	mkdir(big, 0700);
-	snprintf(big, sizeof(big), "%s/hidden/fill", udir);
-	if ((f = fopen(big, "w"))) {
-		static char mb[1 << 20];
-		for (int i = 0; i < 60; i++)
-			fwrite(mb, 1, sizeof(mb), f);
-		fclose(f);
-	}
-	snprintf(big, sizeof(big), "%s/hidden", udir);
+	if (chown(big, p.uid, p.gid) != 0)
+		diag("chown %s failed", big);
+	snprintf(big, sizeof(big), "%s/42/fill", udir);
+	fill(big, 60);
+	snprintf(big, sizeof(big), "%s/42", udir);
 	chmod(big, 0);
 	ok(config("site_quota_per_user: 100M\nmax_bytes_per_rank: 64M\nsite_quota_cache: 0\n") ==
 	           0 &&
 	       step("nobody") == -1,
 	   "60 MiB hidden in a directory its user made unreadable: not measured, refused");
+	chmod(big, 0700);
+	snprintf(big, sizeof(big), "%s/42/fill", udir);
+	unlink(big);
+
+	/* a template in the user's home: the user's own files beside the template's directory
+	 * are theirs, not the site's (session 29's admin tester: 100 MiB of thesis, a 64 MiB
+	 * quota, no profile) */
+	char home[160], cfg2[300];
+	snprintf(home, sizeof(home), "%s/home/nobody", top);
+	snprintf(big, sizeof(big), "%s/home", top);
+	mkdir(big, 0755);
+	mkdir(home, 0700);
+	if (chown(home, p.uid, p.gid) != 0)
+		diag("chown %s failed", home);
+	snprintf(big, sizeof(big), "%s/thesis", home);
+	fill(big, 80);
+	snprintf(cfg2, sizeof(cfg2),
+	         "site_output: %s/home/%%u/gpuprof/%%j\nsite_quota_per_user: 100M\n"
+	         "max_bytes_per_rank: 64M\nsite_quota_cache: 0\n",
+	         top);
+	FILE *c = fopen(cfgpath, "w");
+	char err[600];
+	if (c) {
+		fprintf(c, "profile_all_jobs: true\n%s", cfg2);
+		fclose(c);
+	}
+	gp_config_free(&p.cfg);
+	ok(gp_config_load(&p.cfg, cfgpath, false, err, sizeof(err)) == 0, "a home template");
+	ok(step("nobody") == 0 && p.site_rank_cap == 64ll << 20,
+	   "80 MiB of the user's own beside ~/gpuprof: not measured, admitted (cap 64 MiB)");
+	snprintf(big, sizeof(big), "%s/gpuprof", home);
+	mkdir(big, 0700);
+	snprintf(big, sizeof(big), "%s/gpuprof/77", home);
+	mkdir(big, 0700);
+	snprintf(big, sizeof(big), "%s/gpuprof/77/fill", home);
+	fill(big, 60);
+	snprintf(big, sizeof(big), "chown -R %u %s/gpuprof", (unsigned)p.uid, home);
+	if (system(big) != 0)
+		diag("chown -R failed");
+	ok(step("nobody") == -1, "60 MiB in ~/gpuprof/77, a job's directory: measured, refused");
 
 	char cmd[200];
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", top);
