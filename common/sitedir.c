@@ -3,9 +3,14 @@
 #include "config.h"
 #include "sitedir.h"
 #include "path.h"
+#include "spool.h"
 
+#include <dirent.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 static int bad(char *why, size_t whylen, const char *msg)
 {
@@ -100,4 +105,30 @@ bool gp_site_group_name_ok(const char *name)
 		    (unsigned char)*c == 0x7f)
 			return false;
 	return true;
+}
+
+bool gp_site_holds_step(int dfd, bool *empty)
+{
+	int fd = openat(dfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+	struct dirent *de;
+	bool step = false;
+	*empty = true;
+	if (!d) {
+		if (fd >= 0)
+			close(fd);
+		*empty = false;
+		return false;
+	}
+	while (!step && (de = readdir(d))) {
+		struct stat st;
+		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+			continue;
+		*empty = false;
+		step = !strncmp(de->d_name, "step", 4) && gp_spool_step_name_ok(de->d_name + 4) &&
+		       fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+		       S_ISDIR(st.st_mode);
+	}
+	closedir(d);
+	return step;
 }

@@ -24,6 +24,11 @@ int gp_site_tmpl_split(const char *tmpl, gp_site_tmpl_t *t, char *why, size_t wh
  * walks only what the template could have made (a user's directory also holds their own
  * files: ~/thesis beside ~/gpuprof). */
 bool gp_site_tmpl_level_match(const gp_site_tmpl_t *t, unsigned depth, const char *name);
+/* Whether the open directory dfd holds a step's directory (step0, stepbatch,
+ * step3.attempt1: what the agent makes); *empty: it holds nothing at all. What makes a job
+ * directory gpuprof's, for prune (which removes only those) and the quota (which counts
+ * only those). dfd is read from its start and left open. */
+bool gp_site_holds_step(int dfd, bool *empty);
 /* The same check, for the loader. */
 int gp_site_tmpl_check(const char *tmpl, char *why, size_t whylen);
 /* A group name as groupadd takes it (no '/', ':', space or control character). */

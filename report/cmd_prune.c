@@ -141,24 +141,10 @@ static bool job_dir(const prune_t *pr, int dfd, const char *name)
 		close(fd);
 		return true;
 	}
-	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
-	struct dirent *de;
-	bool step = false, empty = true;
-	if (!d) {
-		if (fd >= 0)
-			close(fd);
+	if (fd < 0)
 		return false;
-	}
-	while (!step && (de = readdir(d))) {
-		struct stat st;
-		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
-			continue;
-		empty = false;
-		step = !strncmp(de->d_name, "step", 4) && gp_spool_step_name_ok(de->d_name + 4) &&
-		       fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
-		       S_ISDIR(st.st_mode);
-	}
-	closedir(d);
+	bool empty, step = gp_site_holds_step(fd, &empty);
+	close(fd);
 	return step || empty;
 }
 

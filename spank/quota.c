@@ -47,6 +47,29 @@ typedef struct usage {
 	long long walked, bytes, granted;
 } usage_t;
 
+/* Into u: dfd/name whole where it is a job's directory gpuprof wrote (it holds a step's
+ * directory: what gpuprof prune removes when it is old); a user's own directory of that
+ * name, or a file, is theirs. One the user cannot read is counted as skipped. */
+static void measure_job(int dfd, const char *name, gp_tree_usage_t *u)
+{
+	int fd = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	bool empty;
+	if (fd < 0) {
+		if (errno != ENOTDIR && errno != ELOOP && errno != ENOENT)
+			u->skipped++;
+		return;
+	}
+	bool ours = gp_site_holds_step(fd, &empty);
+	if (!ours && !empty) {
+		struct stat st; /* a directory it could not read: nothing can be hidden that way */
+		if (fstatat(fd, ".", &st, 0) < 0 || faccessat(fd, ".", R_OK | X_OK, 0) < 0)
+			u->skipped++;
+	}
+	close(fd);
+	if (ours && gp_tree_measure(dfd, name, QUOTA_MAX_ENTRIES, u) < 0)
+		u->skipped++;
+}
+
 /* Into u: what the directory dfd at `level` of t's job part (0: ROOT/USER) holds in the
  * entries of the next level the template could have made; at the job's level, each one
  * whole. A matching directory that cannot be read counts as skipped (a user could hide
@@ -67,9 +90,8 @@ static void measure_level(int dfd, const gp_site_tmpl_t *t, unsigned level, gp_t
 		if (!strcmp(n, ".") || !strcmp(n, "..") ||
 		    !gp_site_tmpl_level_match(t, level + 1, n))
 			continue;
-		if (level + 1 >= t->depth) { /* a job's directory (or what has its name): whole */
-			if (gp_tree_measure(dirfd(d), n, QUOTA_MAX_ENTRIES, u) < 0)
-				u->skipped++;
+		if (level + 1 >= t->depth) { /* a job's directory: whole */
+			measure_job(dirfd(d), n, u);
 			continue;
 		}
 		struct stat st;

@@ -98,7 +98,11 @@ int main(void)
 	mkdir(big, 0700);
 	if (chown(big, p.uid, p.gid) != 0)
 		diag("chown %s failed", big);
-	snprintf(big, sizeof(big), "%s/41/fill", udir);
+	snprintf(big, sizeof(big), "%s/41/step0", udir); /* ... that the agent wrote */
+	mkdir(big, 0700);
+	if (chown(big, p.uid, p.gid) != 0)
+		diag("chown %s failed", big);
+	snprintf(big, sizeof(big), "%s/41/step0/fill", udir);
 	fill(big, 60);
 	ok(step("nobody") == -1, "60 MiB in a 100 MiB quota: no room for a 64 MiB rank");
 	unlink(big);
@@ -156,7 +160,16 @@ int main(void)
 	snprintf(big, sizeof(big), "chown -R %u %s/gpuprof", (unsigned)p.uid, home);
 	if (system(big) != 0)
 		diag("chown -R failed");
-	ok(step("nobody") == -1, "60 MiB in ~/gpuprof/77, a job's directory: measured, refused");
+	ok(step("nobody") == 0,
+	   "60 MiB in ~/gpuprof/77 that holds no step's directory: the user's, not measured "
+	   "(prune leaves it too)");
+	snprintf(big, sizeof(big), "%s/gpuprof/77/stepbatch", home);
+	mkdir(big, 0700);
+	snprintf(big, sizeof(big), "chown -R %u %s/gpuprof", (unsigned)p.uid, home);
+	if (system(big) != 0)
+		diag("chown -R failed");
+	ok(step("nobody") == -1,
+	   "60 MiB in ~/gpuprof/77 beside its stepbatch, a job's directory: measured, refused");
 
 	char cmd[200];
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", top);
