@@ -5,6 +5,8 @@
 #include "settings.h"
 
 #include <errno.h>
+#include <stdatomic.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -45,25 +47,61 @@ static void stderr_sink(int level, const char *msg)
 		return;
 }
 
-/* RFC 3164 to /dev/log, non-blocking: a full or absent log socket drops the line */
+/* The log socket, made once however many threads log at once (a second one made in a race
+ * is closed, never one in use); -1 where none can be had. */
+static int log_socket(_Atomic int *slot, int type)
+{
+	int fd = atomic_load(slot);
+	if (fd != -2)
+		return fd;
+	int nfd = socket(AF_UNIX, type | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (nfd >= 0 && type == SOCK_STREAM) {
+		struct sockaddr_un a = {.sun_family = AF_UNIX, .sun_path = "/dev/log"};
+		if (connect(nfd, (struct sockaddr *)&a, sizeof(a)) < 0) { /* never waited for */
+			close(nfd);
+			nfd = -1;
+		}
+	}
+	int expect = -2;
+	if (!atomic_compare_exchange_strong(slot, &expect, nfd)) {
+		if (nfd >= 0)
+			close(nfd);
+		return expect;
+	}
+	return nfd;
+}
+
+/* RFC 3164 to /dev/log, non-blocking: a full or absent log socket drops the line. A
+ * datagram socket, as syslog(3) tries first; where /dev/log is a stream (syslog-ng's
+ * unix-stream()), a connected stream, each line ended by a newline. A line the stream took
+ * only part of leaves it for good: what followed would be read as that line's rest. */
 static void syslog_sink(int level, const char *msg)
 {
-	static int fd = -2;
+	static _Atomic int dgram = -2, stream = -2;
+	static atomic_bool stream_broken;
 	struct sockaddr_un a = {.sun_family = AF_UNIX, .sun_path = "/dev/log"};
-	if (fd == -2)
-		fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-	if (fd < 0)
-		return;
 	char line[1100];
 	int pri = 8 /* LOG_USER */ + (level == GP_LOG_ERROR ? 3 : level == GP_LOG_WARN ? 4 : 6);
-	int n = snprintf(line, sizeof(line), "<%d>gpuprof[%d]: %s%s (job %s, profiled by the site)",
-	                 pri, (int)getpid(), level == GP_LOG_WARN ? "warning: " : "", msg,
-	                 getenv("SLURM_JOB_ID") ? getenv("SLURM_JOB_ID") : "?");
-	if (n > (int)sizeof(line) - 1)
-		n = sizeof(line) - 1;
-	if (sendto(fd, line, (size_t)n, MSG_DONTWAIT | MSG_NOSIGNAL, (struct sockaddr *)&a,
-	           sizeof(a)) < 0)
+	int n =
+	    snprintf(line, sizeof(line) - 1, "<%d>gpuprof[%d]: %s%s (job %s, profiled by the site)",
+	             pri, (int)getpid(), level == GP_LOG_WARN ? "warning: " : "", msg,
+	             getenv("SLURM_JOB_ID") ? getenv("SLURM_JOB_ID") : "?");
+	if (n < 0)
 		return;
+	if (n > (int)sizeof(line) - 2)
+		n = sizeof(line) - 2;
+	int fd = log_socket(&dgram, SOCK_DGRAM);
+	if (fd >= 0 && sendto(fd, line, (size_t)n, MSG_DONTWAIT | MSG_NOSIGNAL,
+	                      (struct sockaddr *)&a, sizeof(a)) >= 0)
+		return;
+	if ((fd >= 0 && errno != EPROTOTYPE) || atomic_load(&stream_broken))
+		return;
+	if ((fd = log_socket(&stream, SOCK_STREAM)) < 0)
+		return;
+	line[n++] = '\n';
+	ssize_t w = send(fd, line, (size_t)n, MSG_DONTWAIT | MSG_NOSIGNAL);
+	if (w >= 0 && w < n)
+		atomic_store(&stream_broken, true);
 }
 
 void gp_log_site_mode(void)

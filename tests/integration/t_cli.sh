@@ -275,4 +275,24 @@ while read -r r; do
 	python3 "$_tap_dir/textwidth.py" check "$r" >w.out || bad="$bad ${r#"$T"/}: $(head -1 w.out)"
 done < <(find "$T" -name report.txt)
 [ "$n" -ge 1 ] && [ -z "$bad" ]; ok $? "the $n report.txt written here: no line over 100 characters${bad:+ (not:$bad)}"
+
+# a task the site profiles unasked logs to syslog, not to the job's stderr: to a datagram
+# /dev/log and, where it is a stream (syslog-ng's unix-stream), one line each ended by a
+# newline; a stand-in /dev/log in a private mount namespace (root)
+if [ "$(id -u)" = 0 ] && unshare -m true 2>/dev/null; then
+	for kind in dgram stream; do
+		unshare -m bash -c '
+			d=$(mktemp -d); mkdir "$d/dev"; mount --bind /dev "$d/dev"
+			mount -t tmpfs none /dev
+			for x in null zero urandom random; do touch /dev/$x; mount --bind "$d/dev/$x" /dev/$x; done
+			python3 "$1" "$2" "$3" & sleep 0.5
+			GPUPROF_SITE=1 SLURM_JOB_ID=77 "$4" run --output=/proc/nope -- true 2>"$3.err"
+			sleep 0.5; kill %1 2>/dev/null; wait' _ "$_tap_dir/logsrv.py" $kind "$T/syslog.$kind" "$GP"
+		n=$(grep -c '^<1[12]>gpuprof\[[0-9]*\]: .*(job 77, profiled by the site)$' "$T/syslog.$kind")
+		[ "$n" -ge 2 ] && ! grep -q "running true unprofiled" "$T/syslog.$kind.err"
+		ok $? "site mode, $kind /dev/log: the agent's lines in syslog, one a line ($n), none on stderr"
+	done
+else
+	skip "not root or no unshare"; skip "not root or no unshare"
+fi
 done_testing
