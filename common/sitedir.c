@@ -58,23 +58,51 @@ int gp_site_tmpl_split(const char *tmpl, gp_site_tmpl_t *t, char *why, size_t wh
 	return 0;
 }
 
-/* s matches the component p[0..pe) (escapes as gp_site_tmpl_level_match says) */
+/* s matches the component p[0..pe) (escapes as gp_site_tmpl_level_match says): the
+ * template's tokens matched from the last to the first, each over every suffix of s
+ * (O(tokens x length), where trying each escape's every length was exponential in a run of
+ * escapes). A name longer than a file name can be matches nothing. */
+#define MATCH_MAX 1024
 static bool component_match(const char *p, const char *pe, const char *s)
 {
-	if (p == pe)
-		return !*s;
-	if (*p == '%' && p + 1 < pe && p[1] == '%') /* "%%": a '%' */
-		return *s == '%' && component_match(p + 2, pe, s + 1);
-	if (*p != '%' || p + 1 == pe) /* the template's own text */
-		return *s == *p && component_match(p + 1, pe, s + 1);
-	bool digits = p[1] == 'j' || p[1] == 't' || p[1] == 'r';
-	for (size_t k = digits; k <= strlen(s); k++) { /* the escape's value: s[0..k) */
-		if (digits && (s[k - 1] < '0' || s[k - 1] > '9'))
-			return false;
-		if (component_match(p + 2, pe, s + k))
-			return true;
+	enum { LIT, DIGITS, ANY };
+	struct {
+		unsigned char kind;
+		char c;
+	} tok[MATCH_MAX];
+	size_t ntok = 0, n = strlen(s);
+	bool a[MATCH_MAX + 1], b[MATCH_MAX + 1], *next = a, *cur = b;
+	if (n > MATCH_MAX || pe - p > MATCH_MAX)
+		return false;
+	while (p < pe) { /* "%%" a '%', "%X" an escape, a lone '%' at the end itself */
+		if (*p == '%' && p + 1 < pe) {
+			char e = p[1];
+			tok[ntok].kind = e == '%'                           ? LIT
+			                 : e == 'j' || e == 't' || e == 'r' ? DIGITS
+			                                                    : ANY;
+			tok[ntok++].c = '%';
+			p += 2;
+		} else {
+			tok[ntok].kind = LIT;
+			tok[ntok++].c = *p++;
+		}
 	}
-	return false;
+	for (size_t j = 0; j <= n; j++)
+		next[j] = j == n; /* past the last token: only the end of s */
+	while (ntok-- > 0) {
+		for (size_t j = n + 1; j-- > 0;) {
+			if (tok[ntok].kind == LIT)
+				cur[j] = j < n && s[j] == tok[ntok].c && next[j + 1];
+			else if (tok[ntok].kind == DIGITS) /* one digit or more */
+				cur[j] = j < n && s[j] >= '0' && s[j] <= '9' &&
+				         (next[j + 1] || cur[j + 1]);
+			else /* any text, none too */
+				cur[j] = next[j] || (j < n && cur[j + 1]);
+		}
+		bool *x = next;
+		next = cur, cur = x;
+	}
+	return next[0];
 }
 
 bool gp_site_tmpl_level_match(const gp_site_tmpl_t *t, unsigned depth, const char *name)

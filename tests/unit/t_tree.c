@@ -103,6 +103,20 @@ int main(void)
 	       !gp_site_tmpl_level_match(&t, 0, "gpuprof") &&
 	       !gp_site_tmpl_level_match(&t, 3, "") && !gp_site_tmpl_level_match(&t, 2, ""),
 	   "a level past the template's, level 0 and an empty name match nothing");
+	/* a run of escapes (the review of session 29: each escape tried at every length was
+	 * exponential; 40 of them against a 200-byte name did not finish) */
+	char tmpl[400] = "/srv/%u/", name[260];
+	for (int i = 0; i < 40; i++)
+		strcat(tmpl, "%x");
+	strcat(tmpl, "%j");
+	memset(name, 'a', 200);
+	name[200] = 'b', name[201] = 0;
+	gp_site_tmpl_split(tmpl, &t, why, sizeof(why));
+	bool none = !gp_site_tmpl_level_match(&t, 1, name);
+	name[200] = '7';
+	ok(none && gp_site_tmpl_level_match(&t, 1, name),
+	   "40 escapes in a row against a 201-byte name: no match ending in a letter, a match "
+	   "ending in a digit, at once");
 	ok(gp_site_group_name_ok("gpu-admins") && gp_site_group_name_ok("dom_users") &&
 	       !gp_site_group_name_ok("-x") && !gp_site_group_name_ok("a:b") &&
 	       !gp_site_group_name_ok("") && !gp_site_group_name_ok("a\tb"),
