@@ -512,6 +512,11 @@ static void text_findings(const gp_job_t *job, FILE *out)
 		        "warning: %u of them are of another job (job %s first): the figures below "
 		        "mix the jobs\n",
 		        job->other_ranks, job->other_job);
+	if (job->copies)
+		fprintf(
+		    out,
+		    "warning: %u copies of a rank's file (the same process's record) left out\n",
+		    job->copies);
 	if (job->sacct[0])
 		fprintf(out, "sacct: %s\n", job->sacct);
 	fprintf(out, "\n== Findings (most important first) ==\n");
@@ -1158,6 +1163,9 @@ void gp_report_json(const gp_job_t *job, FILE *out)
 	fprintf(out,
 	        ",\n  \"unreadable_rank_files\": %u, \"first_unreadable\": ", job->nunreadable);
 	gp_json_str(out, job->unreadable);
+	fprintf(out, ",\n  \"other_job_rank_files\": %u, \"other_job\": ", job->other_ranks);
+	gp_json_str(out, job->other_job);
+	fprintf(out, ", \"copies_left_out\": %u", job->copies);
 	fprintf(out, ",\n  \"batch_script\": ");
 	if (job->batch.seen) {
 		fprintf(out,

@@ -167,4 +167,14 @@ cp "$F/field-sgd-sync/step0/rank0.gpr" "$T/twice/step0/rank1.gpr"
 "$B/gpuprof" report --format=json "$T/twice" >"$T/twice.json" 2>"$T/twice.err"
 python3 -c 'import json,sys; f=json.load(open(sys.argv[1]))["findings"]; sys.exit(any(x["id"] == "gpu_shared" for x in f))' "$T/twice.json"
 ok $? "one rank file twice: no gpu_shared finding ($(python3 -c 'import json,sys; print([x["title"] for x in json.load(open(sys.argv[1]))["findings"]][:1])' "$T/twice.json"))"
+# ... and both said where a program reads them: report.json's keys (not only stderr)
+"$B/gpuprof" report --format=json "$T/twojobs" >"$T/twojobs.json" 2>/dev/null
+python3 - "$T/twice.json" "$T/twojobs.json" <<'PY'
+import json, sys
+t, j = (json.load(open(f)) for f in sys.argv[1:3])
+assert t["copies_left_out"] == 1 and t["other_job_rank_files"] == 0, t["copies_left_out"]
+assert j["other_job_rank_files"] == 1 and j["other_job"] in ("7725", "77210"), j["other_job"]
+assert j["copies_left_out"] == 0
+PY
+ok $? "report.json: copies_left_out 1 for the copy, other_job_rank_files 1 and other_job for two jobs"
 done_testing
