@@ -4,7 +4,9 @@
  * re-reading every event. A summary is a cache: it is used only when it was written by
  * this version of gpuprof for the rank file as it is now (the identity of the bytes its
  * analysis read: device, inode, size, modification and status-change times), in the
- * default step detection, and its checksum holds; otherwise the rank file
+ * default step detection, and its checksum holds (this version: PACKAGE_VERSION and a
+ * checksum of the analysis's sources, so a rebuild of other code under the same version
+ * reads the rank file again); otherwise the rank file
  * is read and the summary written again where the directory allows.
  *
  * Layout (little-endian, as the machine writes it; the rank file's own byte order):
@@ -27,6 +29,7 @@
  * gp_rank_t but padding (tests/unit/t_summary.c), so a section added to the rank and not
  * here fails a test rather than a report. */
 #include "config.h"
+#include "analysis_id.h"
 #include "analyze.h"
 #include "log.h"
 #include "rankdata.h"
@@ -158,7 +161,9 @@ typedef struct key {
 static void make_key(const gp_rf_ident_t *id, sum_key_t *k)
 {
 	memset(k, 0, sizeof(*k));
-	snprintf(k->version, sizeof(k->version), "%s", PACKAGE_VERSION);
+	/* the version and the analysis's own sources (analysis_id.h, Makefile.am): a build of
+	 * the same version from other sources is another analysis */
+	snprintf(k->version, sizeof(k->version), "%s+%s", PACKAGE_VERSION, GP_ANALYSIS_ID);
 	k->sz_rank = sizeof(gp_rank_t);
 	k->sz_k = sizeof(gp_kstat_t);
 	k->sz_r = sizeof(gp_rstat_t);
