@@ -1113,8 +1113,10 @@ void gp_report_summary_line(const gp_job_t *job, char *buf, size_t len)
 		span += r->gpu.span_ns;
 		idle += r->gpu.idle_host_ns + r->gpu.idle_sync_ns + r->gpu.idle_other_ns +
 		        r->gpu.idle_kernel_ns;
-		if (job->ranks[i].memory.peak > peak)
-			peak = job->ranks[i].memory.peak;
+		const char *what; /* as the accounting record and the card line */
+		uint64_t p = gp_rank_in_use_peak(r, &what);
+		if (p > peak)
+			peak = p;
 	}
 	char line[8192];
 	snprintf(line, sizeof(line),

@@ -109,6 +109,9 @@ for n in ("field-jax", "field-jax-noprealloc"):
     p = r.get("pool", {})
     check(p.get("in_use_peak_bytes") == t["peak_bytes_in_use"], "%s: in use peak %s vs %s" % (n, p.get("in_use_peak_bytes"), t["peak_bytes_in_use"]))
     check(p.get("pool_bytes") == t["pool_bytes"], "%s: pool %s vs %s" % (n, p.get("pool_bytes"), t["pool_bytes"]))
+    # the accounting record's peak (SystemComment, the ledger, AdminComment's peak=) is the
+    # memory in use, as the card line says, not the pool XLA preallocated (105 GiB)
+    check(j["accounting"]["peak_bytes"] == t["peak_bytes_in_use"], "%s: accounting peak %s vs in use %s" % (n, j["accounting"]["peak_bytes"], t["peak_bytes_in_use"]))
     check(r["startup"]["s"] > 1 and r["startup"]["compile_s"] > 0.5, "%s: start-up %s" % (n, r["startup"]))
     top = [k["name"] for k in j["kernels"][:10]]
     check(not any("RedzoneAllocator" in k or "autotun" in k.lower() for k in top), "%s: start-up kernels in the steady table %s" % (n, top))
