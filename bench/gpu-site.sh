@@ -12,7 +12,7 @@
 #  3. (parts) the same loop under each part of the default alone: where its cost goes.
 #  4. (budget) the windows by cost: plain, default and all traced, with the report's
 #     share traced and estimated cost, and the price of a traced kernel.
-# Usage: bench/gpu-site.sh [unused|cost|parts|budget|detach]...   (default: unused cost)   ROUNDS=3 SECS=30
+# Usage: bench/gpu-site.sh [unused|cost|parts|budget|detach|phases]...   (default: unused cost)   ROUNDS=3 SECS=30
 # (parts runs 9 programs a round, each SECS plus ~12 s of start-up and report: ROUNDS=2
 # SECS=20 ran past a 10-minute command; ROUNDS=2 SECS=10 VARIANTS="timing cuda_sampled
 # cuda_all mem mem_nohistory default" fits in about 5 minutes)
@@ -267,6 +267,64 @@ for key in ("median_ms", "mean_ms"):
     p, d, n = (med(k, key) for k in ("plain", "detach", "nodetach"))
     print(f"{key}: plain {p:.1f}, default detached {d:.1f} ({100 * (d / p - 1):+.2f} %), "
           f"default kept {n:.1f} ({100 * (n / p - 1):+.2f} %)")
+PY
+}
+# 6. (phases) the same question inside one process, free of the drift between processes
+# (plain moved 274-600 ms a call between runs in session 30): the default with the detach
+# put off (GPUPROF_CUPTI_DETACH_POLL_MS=PHASE_MS, 6 s) so that each run has calls in three
+# phases, each call placed by its start on the rank file's clock (CLOCK_MONOTONIC, as
+# Python's monotonic_ns): traced (before the first window's end), after the window with
+# CUPTI still attached, and after the detach. The last two medians' ratio is what a CUPTI
+# left attached costs a call; the last against plain runs in the same rounds is what the
+# default costs once it has given CUPTI back. ROUNDS=3 SECS=20: 6 programs, ~3 minutes.
+phases() {
+	echo "== 6. generate()'s calls by phase: traced, attached after the window, detached"
+	write_infer
+	sed -e 's/ms.append((time.perf_counter() - a) \* 1e3)/ms.append((time.perf_counter() - a) * 1e3); at.append(t_ns)/' \
+		-e 's/torch.cuda.synchronize(); a = time.perf_counter()/torch.cuda.synchronize(); t_ns = time.monotonic_ns(); a = time.perf_counter()/' \
+		-e 's/^secs, ms, t_end = /at = []; secs, ms, t_end = /' \
+		-e 's/^ms.sort()/print("CALLS " + json.dumps(list(zip(at, ms))))\nms.sort()/' $W/infer.py >$W/infer_phases.py
+	local r
+	for r in $(seq ${ROUNDS:-3}); do
+		SECS=${SECS:-20} timeout 300 python3 $W/infer_phases.py >$W/ph.plain.$r.log 2>&1
+		SECS=${SECS:-20} GPUPROF_CUPTI_DETACH=true GPUPROF_CUPTI_DETACH_POLL_MS=${PHASE_MS:-6000} \
+			timeout 300 $G/gpuprof run --output=$W/ph.default.$r -- python3 $W/infer_phases.py \
+			>$W/ph.default.$r.log 2>&1
+		$G/gpuprof dump --events $W/ph.default.$r/step0/rank0.gpr >$W/ph.default.$r.dump 2>/dev/null
+	done
+	python3 - $W ${ROUNDS:-3} <<'PY'
+import json, re, statistics as st, sys
+w, rounds = sys.argv[1], int(sys.argv[2])
+def calls(f):
+    for l in open(f):
+        if l.startswith("CALLS "):
+            return json.loads(l[6:])
+    return []
+plain, ratio = [], []
+for r in range(1, rounds + 1):
+    p = calls(f"{w}/ph.plain.{r}.log")
+    if p:
+        plain.append(st.median(m for _, m in p[3:]))
+    off = det = None
+    for l in open(f"{w}/ph.default.{r}.dump"):
+        f = dict(re.findall(r"(\w+)=(\d+)", l))
+        if l.startswith("control") and off is None and not int(f["a"]) & 4:
+            off = int(f["ts"])
+        if l.startswith("overhead") and int(f["b"]) == 0x40000000 and det is None:
+            det = int(f["ts"])
+    c = calls(f"{w}/ph.default.{r}.log")
+    if not (off and det and c):
+        print(f"round {r}: window end {off}, detach {det}, {len(c)} calls: no phases"); continue
+    ph = {"traced": [m for t, m in c if t < off], "attached": [m for t, m in c if off <= t < det],
+          "detached": [m for t, m in c if t >= det]}
+    med = {k: st.median(v) if v else float("nan") for k, v in ph.items()}
+    print(f"round {r}: plain {plain[-1] if plain else float('nan'):.1f} ms; default " +
+          ", ".join(f"{k} {med[k]:.1f} ms ({len(ph[k])} calls)" for k in ph) +
+          f"; attached/detached {med['attached'] / med['detached']:.3f}")
+    ratio.append((med["attached"] / med["detached"], med["detached"]))
+if ratio:
+    print(f"median over rounds: attached/detached {st.median(x for x, _ in ratio):.3f}; "
+          f"detached {st.median(d for _, d in ratio):.1f} ms against plain {st.median(plain):.1f} ms")
 PY
 }
 for part in ${*:-unused cost}; do $part; done
