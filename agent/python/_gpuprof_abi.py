@@ -252,24 +252,36 @@ def _attach_locked():
 def _busy(on):
     """The collector told that the integration works on the allocator now (on) or no more:
     CUPTI is not detached meanwhile (agent/inject/fw.c gpuprof_fw_busy). Any handle will do:
-    the watcher's before an attach."""
+    the watcher's before an attach. True: told."""
     lib = _c.lib or _c.watch_lib
     fn = getattr(lib, "gpuprof_fw_busy", None) if lib else None
-    if fn is not None:
-        try:
-            fn(1 if on else 0)
-        except Exception:
-            pass
+    if fn is None:
+        return False
+    try:
+        fn(1 if on else 0)
+        return True
+    except Exception:
+        return False
 
 
 class _Busy:
-    """with _abi.busy(): the allocator work inside told to the collector (_busy)."""
+    """with _abi.busy: the allocator work inside told to the collector (_busy); the end
+    told only where the beginning was (a library first had inside the block is not told
+    of an end it never saw, which would end another thread's). Nests, on any thread."""
+
+    def __init__(self):
+        self.told = _threading.local()
 
     def __enter__(self):
-        _busy(True)
+        st = getattr(self.told, "stack", None)
+        if st is None:
+            st = self.told.stack = []
+        st.append(_busy(True))
 
     def __exit__(self, *exc):
-        _busy(False)
+        st = getattr(self.told, "stack", None)
+        if st and st.pop():
+            _busy(False)
         return False
 
 
