@@ -48,7 +48,8 @@ static void stderr_sink(int level, const char *msg)
 }
 
 /* The log socket, made once however many threads log at once (a second one made in a race
- * is closed, never one in use); -1 where none can be had. */
+ * is closed, never one in use); -1 where none can be had (for good where no socket can be
+ * made; a stream whose connect failed is tried again at the next line). */
 static int log_socket(_Atomic int *slot, int type)
 {
 	int fd = atomic_load(slot);
@@ -58,8 +59,8 @@ static int log_socket(_Atomic int *slot, int type)
 	if (nfd >= 0 && type == SOCK_STREAM) {
 		struct sockaddr_un a = {.sun_family = AF_UNIX, .sun_path = "/dev/log"};
 		if (connect(nfd, (struct sockaddr *)&a, sizeof(a)) < 0) { /* never waited for */
-			close(nfd);
-			nfd = -1;
+			close(nfd); /* a full backlog (EAGAIN): the next line tries again */
+			return -1;
 		}
 	}
 	int expect = -2;

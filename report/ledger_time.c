@@ -185,7 +185,8 @@ static bool date(const char **p, when_t *w)
 		if (is_digit(*s)) {
 			if (!two_digits(&s, 99, &y))
 				return false;
-			w->year = y + 100;
+			if (y) /* as Slurm: a year 00 is none given */
+				w->year = y + 100;
 		}
 	}
 	w->mon = mo - 1, w->mday = d;

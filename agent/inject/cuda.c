@@ -150,6 +150,7 @@ static void load_cupti(void)
 	gp_inj.cupti_flush = (gp_cupti_flush_fn)dlsym(gp_inj.cupti_mod, "gp_cupti_flush");
 	gp_inj.cupti_hand_over =
 	    (gp_cupti_hand_over_fn)dlsym(gp_inj.cupti_mod, "gp_cupti_hand_over");
+	gp_inj.cupti_quiesce = (gp_cupti_quiesce_fn)dlsym(gp_inj.cupti_mod, "gp_cupti_quiesce");
 	gp_inj.cupti_capture = (gp_cupti_capture_fn)dlsym(gp_inj.cupti_mod, "gp_cupti_capture");
 	gp_inj.cupti_stream_id =
 	    (gp_cupti_stream_id_fn)dlsym(gp_inj.cupti_mod, "gp_cupti_stream_id");

@@ -687,6 +687,24 @@ __attribute__((visibility("default"))) void gp_cupti_hand_over(int begin)
 	pthread_mutex_unlock(&cupti_lock);
 }
 
+/* The integration begins work on PyTorch's allocator (gpuprof_fw_busy, after it raised the
+ * count that keeps new detaches off): a detach armed now is called off (its worker woken,
+ * as for a profiler), and one under way is waited out -- the worker holds cupti_lock from
+ * before it arms to after CUPTI is attached again -- 2 s at most. Without this, a finalize
+ * another thread of the program had just taken (an NCCL watchdog's cudaEventQuery) ran
+ * beside the allocator's snapshot (the review). On the program's thread: what it waits is
+ * a detach's own milliseconds. */
+__attribute__((visibility("default"))) void gp_cupti_quiesce(void)
+{
+	if (!gp_cu_api || getpid() != owner || !detach_on)
+		return;
+	int armed = FIN_ARMED;
+	if (atomic_compare_exchange_strong(&finalize_now, &armed, FIN_CANCELLED))
+		sem_post(&finalized);
+	if (lock_within(2000))
+		pthread_mutex_unlock(&cupti_lock);
+}
+
 /* A profiler's end whose hand-over missed the lock (the worker was in a flush or a
  * detach): taken back at the next chance, or its callbacks would keep CUPTI's records
  * for the rest of the run (cupti_lock held). */
@@ -851,7 +869,7 @@ static void domains_off(bool own)
 static uint64_t retry_at;
 /* a detach's looks before it: the window's kernel records not all in, no call of the
  * program's to finalize at (its record's c and d; the worker's thread only) */
-static uint64_t tries_kernels, tries_calls;
+static uint64_t tries_kernels, tries_calls, tries_for;
 
 /* After a window, once the GPU has finished its work (a step marker placed after the
  * window's end has completed; without one, every launch of the window has its kernel
@@ -868,6 +886,10 @@ static void maybe_detach(void)
 	 * corrupted the heap, 3 of 10 runs on the H100 (malloc abort at exit) */
 	if (!end || now < retry_at || foreign_profiler() || (gp_cu_api->busy && gp_cu_api->busy()))
 		return;
+	if (end != tries_for) { /* a new window's detach: its own looks */
+		tries_for = end;
+		tries_kernels = tries_calls = 0;
+	}
 	if (done < end && !waited) { /* no marker yet: look for the window's kernels */
 		if (!detach_poll_ns || now - end < detach_poll_ns ||
 		    now - polled_at < detach_poll_ns)

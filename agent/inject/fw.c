@@ -115,6 +115,8 @@ __attribute__((visibility("default"))) void gpuprof_fw_busy(int on)
 {
 	if (on) {
 		atomic_fetch_add(&gp_inj.fw_busy, 1);
+		if (gp_inj.cupti_quiesce && my_pid() == gp_inj.owner)
+			gp_inj.cupti_quiesce(); /* and none armed or under way from here */
 		return;
 	}
 	int n = atomic_load(&gp_inj.fw_busy);

@@ -72,6 +72,9 @@ typedef void (*gp_cupti_flush_fn)(void);
 /* The program's own profiler begins (1): CUPTI returns every buffer of ours before it
  * registers its own; it ended (0): ours are registered again (gp_cupti_hand_over). */
 typedef void (*gp_cupti_hand_over_fn)(int begin);
+/* The integration begins work on the allocator: no detach armed or under way once this
+ * returns (gp_cupti_quiesce) */
+typedef void (*gp_cupti_quiesce_fn)(void);
 /* Switch CUDA activity (GP_MODE_CUDA) and memory tracking (GP_MODE_MEM) on or off; returns
  * the bits captured now (unchanged when the module was busy: try again later). */
 typedef unsigned (*gp_cupti_capture_fn)(unsigned modes);
@@ -80,6 +83,7 @@ typedef int (*gp_cupti_stream_id_fn)(void *stream, uint32_t *id);
 int gp_cupti_start(const gp_inject_api_t *api, char *why, unsigned whylen);
 void gp_cupti_flush(void);
 void gp_cupti_hand_over(int begin);
+void gp_cupti_quiesce(void);
 unsigned gp_cupti_capture(unsigned modes);
 int gp_cupti_stream_id(void *stream, uint32_t *id);
 /* The framework integration's calls into libgpuprof-inject.so (agent/python/_gpuprof_abi.py,

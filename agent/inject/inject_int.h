@@ -68,6 +68,7 @@ typedef struct gp_inj_state {
 	void *cupti_mod;
 	gp_cupti_flush_fn cupti_flush;
 	gp_cupti_hand_over_fn cupti_hand_over;
+	gp_cupti_quiesce_fn cupti_quiesce;
 	gp_cupti_capture_fn cupti_capture;
 	gp_cupti_stream_id_fn cupti_stream_id;
 	/* capture.c: cuda (and mem) switched at step boundaries */

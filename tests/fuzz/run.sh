@@ -53,7 +53,8 @@ cp "$top"/tests/fuzz/report-seeds/* "$T/corpus-report/" 2>/dev/null
 rc=$?
 ok $rc "report and exports: no crash, leak, hang or UB in ${secs}s ($(grep -o 'Done [0-9]* runs' "$T/fuzz-report.log"); $(grep -o 'cov: [0-9]*' "$T/fuzz-report.log" | tail -1) edges)"
 [ $rc -eq 0 ] || grep -v "^#\|^INFO\|^gpuprof" "$T/fuzz-report.log" | tail -40 | sed 's/^/# /'
-clang "${flags[@]}" "$top/tests/fuzz/fuzz_parsers.c" "$C/siteconf.c" "$C/sitedir.c" "${common[@]}" -lyaml -lzstd \
+clang "${flags[@]}" "$top/tests/fuzz/fuzz_parsers.c" "$C/siteconf.c" "$C/sitedir.c" "$C/spool.c" "$C/ring.c" \
+	"$C/clock.c" "${common[@]}" -lyaml -lzstd \
 	-o "$T/fuzz-parsers" 2>"$T/build-parsers.log"
 ok $? "parser fuzzer builds ($(tail -1 "$T/build-parsers.log"))"
 mkdir -p "$T/corpus-parsers"

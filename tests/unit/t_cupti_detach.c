@@ -92,6 +92,12 @@ static bool foreign(void)
 {
 	return atomic_load(&profiler_runs);
 }
+/* the PyTorch integration's work on the allocator (gpuprof_fw_busy) */
+static _Atomic bool allocator_busy;
+static bool busy(void)
+{
+	return atomic_load(&allocator_busy);
+}
 /* the windows by cost's looks (capture.c): the cost measured so far, and the exit's */
 static _Atomic uint64_t tick_measured;
 static _Atomic int exit_ticks;
@@ -144,6 +150,7 @@ int main(void)
 	/* a framework's process: the callback slot left free; flushes come from the detach */
 	api = fake_api(CUDA | MEM, emit, intern, count_drop);
 	api.foreign = foreign;
+	api.busy = busy;
 	api.tick = tick;
 	char why[128] = "";
 	pthread_t prog;
@@ -331,19 +338,52 @@ int main(void)
 	ok(wait_for(&F.finalized, 5), "detached once it has ended");
 	wait_for(&F.registered, 14);
 
+	/* the integration works on the allocator (its snapshot, its history switched): no
+	 * detach begins meanwhile, and one armed when it begins is called off at once
+	 * (gp_cupti_quiesce); it comes once the work is done. 3 of 10 step-less PyTorch runs
+	 * aborted where a finalize fell inside the history's end (session 30, H100) */
+	atomic_store(&allocator_busy, true);
+	gp_cupti_capture(CUDA | MEM);
+	gp_cupti_capture(MEM);
+	atomic_store(&gpu_done_ts, now() + 1000000000000ull);
+	nap_ms(200);
+	ok(F.finalized == 5 && !F.domains, "no detach begins while the allocator work runs");
+	atomic_store(&allocator_busy, false);
+	ok(wait_for(&F.finalized, 6), "detached once it is done");
+	wait_for(&F.registered, 15);
+	atomic_store(&program_calls, false); /* the detach armed, waiting for a call */
+	gp_cupti_capture(CUDA | MEM);
+	gp_cupti_capture(MEM);
+	for (int i = 0; i < 300 && !F.domains; i++)
+		nap_ms(1);
+	bool armed = F.domains;
+	uint64_t tq = now();
+	atomic_store(&allocator_busy, true); /* what gpuprof_fw_busy(1) does: count, then */
+	gp_cupti_quiesce();
+	uint64_t quiesced = now() - tq;
+	atomic_store(&program_calls, true);
+	nap_ms(300);
+	ok(armed && quiesced < 60000000ull && F.finalized == 6 && !F.domains,
+	   "an armed detach called off when the allocator work begins (%.1f ms), nothing "
+	   "finalized beside it",
+	   quiesced / 1e6);
+	atomic_store(&allocator_busy, false);
+	ok(wait_for(&F.finalized, 7), "detached once it is done");
+	wait_for(&F.registered, 16);
+
 	/* a finalize that fails: attached from then on, the detach's subscriber given back */
 	F.fail_finalize = true;
 	gp_cupti_capture(CUDA | MEM);
 	gp_cupti_capture(MEM);
-	ok(wait_for(&F.finalize_calls, 6), "the next detach tries");
+	ok(wait_for(&F.finalize_calls, 8), "the next detach tries");
 	for (int i = 0; i < 300 && (F.subscribed || F.domains); i++)
 		nap_ms(10); /* the failed path gives the subscriber back */
-	ok(F.finalized == 5 && F.subscribed == 0 && !F.domains,
+	ok(F.finalized == 7 && F.subscribed == 0 && !F.domains,
 	   "a failed finalize leaves CUPTI attached, the subscriber and callback given back");
 	gp_cupti_capture(CUDA | MEM);
 	gp_cupti_capture(MEM);
 	nap_ms(150);
-	ok(F.finalize_calls == 6, "and no detach is tried again");
+	ok(F.finalize_calls == 8, "and no detach is tried again");
 	ok(gp_cupti_capture(CUDA | MEM) == (CUDA | MEM), "windows still switch");
 
 	/* the final flush: nothing of the worker's after it */
