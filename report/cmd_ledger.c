@@ -267,6 +267,7 @@ static int parse_args(int argc, char **argv, gp_ledger_t *l, args_t *a)
 	l->since = l->until - 14 * 86400;
 	if (since && parse_when(cmd, "--since", since, now, &l->since))
 		return GP_CLI_USAGE;
+	l->bounded = true; /* --until 1970-01-01 is a window, not none (the hostile admin) */
 	if (l->since > l->until)
 		return gp_cli_usage(cmd, "--since '%s' comes after --until '%s'", since,
 		                    until ? until : "now");

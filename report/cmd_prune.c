@@ -129,7 +129,8 @@ static void said(const prune_t *pr, const char *path, const gp_tree_usage_t *u, 
 }
 
 /* Whether dfd/name is a job directory gpuprof wrote: a directory that holds a step's
- * directory (step0, stepbatch, step3.attempt1: what the agent makes) or nothing at all.
+ * directory (step0, stepbatch, step3.attempt1: what the agent makes), or nothing at all
+ * where site_output's template named it.
  * A user's own directory at a job directory's depth (ROOT is their home, or a template
  * with an escape at that level) holds none and is never removed. One on another file
  * system is taken as one, for prune_job to name and leave alone. */
@@ -145,7 +146,10 @@ static bool job_dir(const prune_t *pr, int dfd, const char *name)
 		return false;
 	bool empty, step = gp_site_holds_step(fd, &empty);
 	close(fd);
-	return step || empty;
+	/* an empty one is the agent's only where the template says a job's directory has that
+	 * name: without it, an old empty ~/Documents at the job's depth was "a job directory"
+	 * (the hostile admin of session 30) */
+	return step || (empty && pr->tmpl);
 }
 
 /* One job directory dfd/name (path for messages): removed when it is old enough. */
@@ -157,7 +161,7 @@ static void prune_job(prune_t *pr, int dfd, const char *name, const char *path)
 		mount_point(pr, path);
 		return;
 	}
-	if (rc < 0 || u.skipped) {
+	if (rc < 0 || u.skipped || u.cut) { /* cut: nested past GP_TREE_MAX_DEPTH, age unknown */
 		fprintf(stderr, "gpuprof: prune: %s: cannot read all of it; kept\n", path);
 		pr->failed++;
 		return;

@@ -255,7 +255,7 @@ static void add_sums(const gp_ledger_t *l, gp_ld_sums_t *t, const job_fig_t *j, 
 	}
 	if (j->end >= 0)
 		t->end_s[j->end] += j->alloc * w;
-	time_t until = l->until ? l->until : time(NULL);
+	time_t until = l->until || l->bounded ? l->until : time(NULL);
 	int week = j->end_t > until - 7 * 86400 ? 0 : j->end_t > until - 14 * 86400 ? 1 : -1;
 	if (week >= 0 && j->end_t <= until) {
 		double waste = 0;
@@ -645,7 +645,8 @@ static int job_line(gp_ledger_t *l, char *line)
 		return 0;
 	}
 	job_fig_t j = {.end_t = end_time(f[l->col[F_END]])};
-	if ((l->since && j.end_t < l->since) || (l->until && j.end_t > l->until)) {
+	if (((l->since || l->bounded) && j.end_t < l->since) ||
+	    ((l->until || l->bounded) && j.end_t > l->until)) {
 		l->out_of_range++;
 		return 0;
 	}

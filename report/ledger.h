@@ -65,7 +65,8 @@ typedef struct gp_ledger {
 	/* asked */
 	int by[GP_NBY];
 	unsigned nby;
-	time_t since, until; /* 0: open */
+	time_t since, until; /* 0: open, unless bounded */
+	bool bounded;        /* since and until are the window, 0 (1970) too (gpuprof ledger) */
 	unsigned top;        /* jobs listed in each list (0: none) */
 	const gp_config_t *cfg;
 	/* read */

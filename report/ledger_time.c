@@ -29,6 +29,7 @@
 typedef struct {
 	int hour, min, sec;  /* -1: no time given */
 	int mon, mday, year; /* tm_mon, tm_mday, tm_year; mon -1: no date given */
+	bool year_given;     /* year holds one (a tm_year before 1900 is negative) */
 	struct tm now;       /* now, local */
 	time_t now_t;
 } when_t;
@@ -73,6 +74,7 @@ static void set_day(when_t *w, time_t t)
 	struct tm tm;
 	localtime_r(&t, &tm);
 	w->mon = tm.tm_mon, w->mday = tm.tm_mday, w->year = tm.tm_year;
+	w->year_given = true;
 }
 
 /* now[{+|-}N[unit]]: the blanks, sign, digits and unit after "now" at *p */
@@ -116,7 +118,9 @@ static bool relative(const char **p, when_t *w)
 			}
 			break;
 		}
-		if (!ndig)
+		/* a century either way at most: further is no date sacct keeps a job of, and
+		 * the year would pass what mktime and sacct read */
+		if (!ndig || n > 100L * 366 * 86400 / mult)
 			return false;
 		delta = sign * n * mult;
 	}
@@ -124,6 +128,7 @@ static bool relative(const char **p, when_t *w)
 	struct tm tm;
 	localtime_r(&t, &tm);
 	w->mon = tm.tm_mon, w->mday = tm.tm_mday, w->year = tm.tm_year;
+	w->year_given = true;
 	w->hour = tm.tm_hour, w->min = tm.tm_min, w->sec = tm.tm_sec;
 	*p = s;
 	return true;
@@ -173,6 +178,7 @@ static bool date(const char **p, when_t *w)
 		if (y < 1970)
 			return false;
 		w->year = y - 1900;
+		w->year_given = true;
 	} else {
 		if (!small_number(&s, 1, 12, &mo))
 			return false;
@@ -186,7 +192,7 @@ static bool date(const char **p, when_t *w)
 			if (!two_digits(&s, 99, &y))
 				return false;
 			if (y) /* as Slurm: a year 00 is none given */
-				w->year = y + 100;
+				w->year = y + 100, w->year_given = true;
 		}
 	}
 	w->mon = mo - 1, w->mday = d;
@@ -219,8 +225,9 @@ static bool piece(const char **p, when_t *w)
 		set_day(w, w->now_t + 86400);
 		return true;
 	}
-	if (word(p, "yesterday")) {
-		set_day(w, w->now_t - 86400);
+	if (word(p, "yesterday")) { /* the calendar day before today's, DST or not */
+		w->mon = w->now.tm_mon, w->mday = w->now.tm_mday - 1, w->year = w->now.tm_year;
+		w->year_given = true;
 		return true;
 	}
 	for (size_t i = 0; i < sizeof(clocks) / sizeof(clocks[0]); i++)
@@ -266,8 +273,9 @@ int gp_ld_time(const char *s, time_t now, time_t *out)
 		w.hour = w.min = w.sec = 0; /* a date alone: its midnight */
 	if (w.mon < 0) {                    /* a time alone: today's */
 		w.mon = w.now.tm_mon, w.mday = w.now.tm_mday, w.year = w.now.tm_year;
+		w.year_given = true;
 	}
-	if (w.year < 0) /* a month still to come is last year's */
+	if (!w.year_given) /* a month still to come is last year's */
 		w.year = w.mon > w.now.tm_mon ? w.now.tm_year - 1 : w.now.tm_year;
 	struct tm tm = {.tm_sec = w.sec,
 	                .tm_min = w.min,

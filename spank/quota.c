@@ -149,8 +149,10 @@ static int walk(const gp_plugin_t *p, const gp_site_tmpl_t *t, const char *user,
 		                QUOTA_TIMEOUT_S),
 		       -1;
 	if (cut)
-		return snprintf(why, whylen, "holds more than %d entries (site_quota_per_user)",
-		                QUOTA_MAX_ENTRIES),
+		return snprintf(why, whylen,
+		                "holds more than %d entries or nests deeper than %d levels "
+		                "(site_quota_per_user): not measured",
+		                QUOTA_MAX_ENTRIES, GP_TREE_MAX_DEPTH),
 		       -1;
 	/* a directory its user made unreadable, or a mount point: what it holds would not
 	 * count, so a user could hide any amount from the quota */

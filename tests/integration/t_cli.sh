@@ -181,19 +181,27 @@ out=$("$B/gpuprof" prune --older-than=30 "$T" 2>&1); rc=$?
 [ $rc = 2 ] && echo "$out" | grep -q "prune: --older-than: '30' is not an age (a whole number above 0 with s, m, h, d or w: 30d)"; ok $? "an age without its unit is refused ($rc)"
 out=$("$B/gpuprof" prune --older-than=30d --config="$T/none.yaml" 2>&1); rc=$?
 [ $rc = 2 ] && echo "$out" | grep -q "which directory? $T/none.yaml sets no site_output; give ROOT"; ok $? "no ROOT and no site_output: which directory? ($rc)"
-P=$T/prune; mkdir -p "$P/u1/1/step0" "$P/u1/2/stepbatch" "$P/u2/3/step1.attempt2" "$P/u2/notes/old"
+P=$T/prune; mkdir -p "$P/u1/1/step0" "$P/u1/2/stepbatch" "$P/u2/3/step1.attempt2" "$P/u2/notes/old" "$P/u2/Documents"
 echo x >"$P/u1/1/step0/rank0.gpr"; echo y >"$P/u2/3/step1.attempt2/f"; ln -s "$P/u2/3/step1.attempt2/f" "$P/u1/1/link"
 echo keep >"$P/u2/notes/old/f"
-touch -h -d '3 days ago' "$P/u1/1/step0/rank0.gpr" "$P/u1/1/link" "$P/u1/1/step0" "$P/u1/1" "$P/u2/3/step1.attempt2/f" "$P/u2/3/step1.attempt2" "$P/u2/3" "$P/u2/notes/old/f" "$P/u2/notes/old" "$P/u2/notes"
+touch -h -d '3 days ago' "$P/u1/1/step0/rank0.gpr" "$P/u1/1/link" "$P/u1/1/step0" "$P/u1/1" "$P/u2/3/step1.attempt2/f" "$P/u2/3/step1.attempt2" "$P/u2/3" "$P/u2/notes/old/f" "$P/u2/notes/old" "$P/u2/notes" "$P/u2/Documents"
 "$B/gpuprof" prune --older-than=2d --config="$T/none.yaml" "$P" >prune.out 2>&1; rc=$?
 [ $rc = 0 ] && [ ! -e "$P/u1/1" ] && [ ! -e "$P/u2/3" ] && [ -d "$P/u1/2" ] && [ -f "$P/u2/notes/old/f" ] &&
-	grep -q "removed 2 job directories" prune.out
-ok $? "prune --older-than=2d: the two old job directories go, the new one stays, an old directory with no step's directory in it (not gpuprof's) stays ($(tail -1 prune.out))"
+	[ -d "$P/u2/Documents" ] && grep -q "removed 2 job directories" prune.out
+ok $? "prune --older-than=2d: the two old job directories go, the new one stays, an old directory with no step's directory in it (not gpuprof's) stays, and an old empty one too where no template names it ($(tail -1 prune.out))"
+# a job directory nested past the walk's depth: its age is not known, so it is kept (its
+# old files were removed while a file written now lay 50 levels down)
+P=$T/prune-deep; d="$P/u1/5/step0"; mkdir -p "$d"; echo old >"$d/rank0.gpr"
+deep=$d; for i in $(seq 50); do deep=$deep/d; done; mkdir -p "$deep"; echo new >"$deep/f"
+find "$P" -mindepth 1 ! -path "$deep/f" -exec touch -h -d '3 days ago' {} +
+"$B/gpuprof" prune --older-than=2d --config="$T/none.yaml" "$P" >prune-deep.out 2>&1
+[ -f "$d/rank0.gpr" ] && [ -f "$deep/f" ] && grep -q "cannot read all of it; kept" prune-deep.out
+ok $? "a job directory nested past the walk's depth: kept whole, said ($(tail -1 prune-deep.out))"
 # a user's child that stops (the user's SIGSTOP: it runs as them) or waits on a file
 # system that does not answer (tests/integration/prune_stall.c makes both) is killed at
 # --timeout and named, and the other users' directories are pruned all the same
 cc -shared -fPIC -O2 -o prune_stall.so "$F/../integration/prune_stall.c" -ldl
-P=$T/prune2; mkdir -p "$P/ua/gp-stop" "$P/ub/7/step0" "$P/uc/gp-hang" "$P/ud/8/step0"
+P=$T/prune2; mkdir -p "$P/ua/gp-stop/step0" "$P/ub/7/step0" "$P/uc/gp-hang/step0" "$P/ud/8/step0"
 touch -d '3 days ago' "$P/ub/7/step0" "$P/ud/8/step0" "$P/ub/7" "$P/ud/8"
 out=$(timeout 60 env LD_PRELOAD="$T/prune_stall.so" "$B/gpuprof" prune --older-than=2d --timeout=1s "$P" 2>&1); rc=$?
 [ $rc = 1 ] && [ ! -e "$P/ub/7" ] && [ ! -e "$P/ud/8" ] &&
@@ -233,11 +241,11 @@ printf 'profile_all_jobs: true\nsite_output: %s/%%u/gpuprof/%%j\n' "$P" >"$T/hom
 ok $? "prune under site_output ROOT/%u/gpuprof/%j removes old job directories only, never the user's other directories at that depth ($(tr '\n' '|' <prune4.out | head -c 300))"
 # a job directory's name is the user's (they own ROOT/USER): prune names it on root's
 # terminal (or cron's mail) with its control bytes made harmless, never an escape sequence
-P=$T/prune5; mkdir -p "$P/u1/$(printf 'x\033]0;pwned\007\033[2J')"; touch -d '40 days ago' "$P"/u1/x*
+P=$T/prune5; mkdir -p "$P/u1/$(printf 'x\033]0;pwned\007\033[2J')/step0"; touch -d '40 days ago' "$P"/u1/x*/step0 "$P"/u1/x*
 "$B/gpuprof" prune --older-than=30d --dry-run "$P" >prune5.out 2>&1
 grep -q "would remove $P/u1/x" prune5.out && ! grep -q $'\033' prune5.out && ! grep -q $'\007' prune5.out
 ok $? "prune: a job directory named with escape sequences is named without them ($(head -c 120 prune5.out | od -c | head -2 | tr -s ' ' | tr '\n' ' '))"
-P=$T/prune6; mkdir -p "$P/u1/$(printf 'y\302\2332J')" "$P/u1/$(printf 'z\23331m')"; touch -d '40 days ago' "$P"/u1/*
+P=$T/prune6; mkdir -p "$P/u1/$(printf 'y\302\2332J')/step0" "$P/u1/$(printf 'z\23331m')/step0"; touch -d '40 days ago' "$P"/u1/*/step0 "$P"/u1/*
 "$B/gpuprof" prune --older-than=30d --dry-run "$P" >prune6.out 2>&1
 [ "$(grep -c "would remove $P/u1/" prune6.out)" = 2 ] && python3 -c 'import sys; sys.exit(b"\x9b" in open(sys.argv[1], "rb").read())' prune6.out
 ok $? "prune: C1 controls in a job directory's name (U+009B, a raw 9b byte) never reach the terminal ($(tr '\n' '|' <prune6.out | head -c 160))"
@@ -285,7 +293,8 @@ if [ "$(id -u)" = 0 ] && unshare -m true 2>/dev/null; then
 			d=$(mktemp -d); mkdir "$d/dev"; mount --bind /dev "$d/dev"
 			mount -t tmpfs none /dev
 			for x in null zero urandom random; do touch /dev/$x; mount --bind "$d/dev/$x" /dev/$x; done
-			python3 "$1" "$2" "$3" & sleep 0.5
+			python3 "$1" "$2" "$3" &
+			for i in $(seq 100); do [ -S /dev/log ] && break; sleep 0.1; done
 			GPUPROF_SITE=1 SLURM_JOB_ID=77 "$4" run --output=/proc/nope -- true 2>"$3.err"
 			sleep 0.5; kill %1 2>/dev/null; wait' _ "$_tap_dir/logsrv.py" $kind "$T/syslog.$kind" "$GP"
 		n=$(grep -c '^<1[12]>gpuprof\[[0-9]*\]: .*(job 77, profiled by the site)$' "$T/syslog.$kind")

@@ -416,6 +416,10 @@ for w in now-7days now-36hours 2026-11-01 2026-11-01T08:00 2026-11-01T08:00:30 1
 	"$G" ledger --from-file "$T/sacct.txt" --since "$w" --until now -f json -o /dev/null 2>/dev/null
 	ok $? "Slurm's date syntax: --since $w"
 done
+# a window that ends at the epoch is one (0 was read as no end: every job counted)
+"$G" ledger --from-file "$T/sacct.txt" --until 1970-01-01T00:00:00 --since 1970-01-01 -f json 2>/dev/null |
+	python3 -c 'import json,sys; j=json.load(sys.stdin); assert j["total"]["jobs"] == 0 and j["skipped"]["out_of_range"] > 0, (j["total"]["jobs"], j["skipped"])'
+ok $? "--until 1970-01-01: no job in the window, each out of range"
 "$G" ledger --from-file "$T/nonexistent" >/dev/null 2>"$T/e"
 [ $? = 1 ] && grep -q "gpuprof: ledger: --from-file $T/nonexistent: No such file" "$T/e"
 ok $? "a file that is not there: exit 1 and its name"

@@ -30,7 +30,7 @@ int main(void)
 	const time_t now = utc(2026, 12, 7, 10, 26, 14);
 	static const struct {
 		const char *text;
-		int y, mo, d, h, mi, s; /* y 0: refused; y -1: now + s seconds */
+		int y, mo, d, h, mi, s; /* y 0: refused; y -1: now + s seconds; -2, -3: below */
 	} cases[] = {
 	    {"today", 2026, 12, 7, 0, 0, 0},
 	    {"Today", 0, 0, 0, 0, 0, 0}, /* 'T' is a separator first: sacct refuses it too */
@@ -80,6 +80,9 @@ int main(void)
 	    {"yesterdayish", 0, 0, 0, 0, 0, 0},
 	    {"", 0, 0, 0, 0, 0, 0},
 	    {"now-99999999999999999999days", 0, 0, 0, 0, 0, 0},
+	    {"now-7000weeks", 0, 0, 0, 0, 0, 0},  /* past a century: refused (was this October) */
+	    {"now-5000weeks", -3, 0, 0, 0, 0, 0}, /* 96 years back: read */
+	    {"now+10000000009weeks", 0, 0, 0, 0, 0, 0},
 	};
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		time_t got = 0;
@@ -90,10 +93,33 @@ int main(void)
 		}
 		time_t want = cases[i].y == -1   ? now + cases[i].s
 		              : cases[i].y == -2 ? (time_t)1765000000
+		              : cases[i].y == -3 ? now - (time_t)5000 * 604800
 		                                 : utc(cases[i].y, cases[i].mo, cases[i].d,
 		                                       cases[i].h, cases[i].mi, cases[i].s);
 		ok(rc == 0 && got == want, "'%s': %lld (want %lld)", cases[i].text, (long long)got,
 		   (long long)want);
 	}
+	/* gpuprof's "yesterday" is the calendar day before, across a DST change (it was
+	 * 24 h back: today itself after a fall-back evening, two days back after a spring-forward
+	 * midnight) */
+	setenv("TZ", "America/New_York", 1);
+	tzset();
+	struct tm nov = {.tm_year = 126,
+	                 .tm_mon = 10,
+	                 .tm_mday = 1,
+	                 .tm_hour = 23,
+	                 .tm_min = 30,
+	                 .tm_isdst = -1},
+	          oct31 = {.tm_year = 126, .tm_mon = 9, .tm_mday = 31, .tm_isdst = -1};
+	time_t at = mktime(&nov), want = mktime(&oct31), got = 0;
+	struct tm check;
+	localtime_r(&at, &check);
+	int rc = gp_ld_time("yesterday", at, &got);
+	if (check.tm_isdst == 0 && check.tm_hour == 23) /* the zone is there: EST that evening */
+		ok(rc == 0 && got == want,
+		   "yesterday at 2026-11-01 23:30 New York: 2026-10-31 00:00 (%lld, want %lld)",
+		   (long long)got, (long long)want);
+	else
+		skip("no America/New_York time zone here");
 	return done_testing();
 }
