@@ -327,6 +327,25 @@ sys.exit(1 if bad else 0)
 PY
 ok $? "field fixtures (JAX, Lightning, input-bound, GPT-2 in windows, the seed step detached between windows, gpuprof's own time on the seed step, leak, OOM) against each program's own truth"
 
+# the time findings' advice in the program's words (issue 50): CUDA C programs
+# (gpuprof-train-mlp: cuBLAS, no Python) are told of CUDA graphs through the runtime's calls
+# and CUDA events, never torch.compile or torch.cuda.synchronize(); PyTorch programs of
+# torch.compile, never of JAX
+python3 - "$T" <<'PY'
+import json, sys
+T = sys.argv[1]; bad = []
+for name, rule, fw in (("frag", "fragmentation", "cuda"), ("clean", "host_ahead", "cuda"), ("leak", "host_ahead", "cuda"), ("torch-frag", "fragmentation", "torch"), ("torch-frag", "idle_gaps", "torch"), ("field-lightning", "idle_gaps", "torch")):
+    j = json.load(open("%s/%s.json" % (T, name))); f = [x for x in j["findings"] if x["id"] == rule]
+    fix = f[0]["fix"] if f else ""
+    good = ("cudaStream" in fix and "torch" not in fix and "jax" not in fix) if fw == "cuda" else ("torch." in fix and "jax" not in fix and "cudaStream" not in fix)
+    if not good or bool(j["ranks"][0]["gpu"]["pytorch_kernels"]) != (fw == "torch"):
+        bad.append("%s %s: %s" % (name, rule, fix[:160]))
+for b in bad:
+    print("# " + b)
+sys.exit(1 if bad else 0)
+PY
+ok $? "fragmentation, host_ahead and launch-bound advice in the program's words (CUDA C: the runtime's calls; PyTorch: torch.compile)"
+
 # start-up's kernels: whole names in report.json (not cut at 95 bytes), and rows in the
 # text that tell apart names sharing a long prefix (field-seed-detach: three of PyTorch's
 # multi_tensor_apply_kernel<...> instantiations)
