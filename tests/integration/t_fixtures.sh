@@ -346,6 +346,36 @@ sys.exit(1 if bad else 0)
 PY
 ok $? "fragmentation, host_ahead and launch-bound advice in the program's words (CUDA C: the runtime's calls; PyTorch: torch.compile)"
 
+# JAX's calls are not known (XLA's thunks and command buffers are no call of the user's):
+# the text and HTML tables show '-' (doc/report.md), report.json null, never a 0 that reads
+# as "never called"
+"$B/gpuprof" report "$T/field-jax" >"$T/field-jax.txt" 2>/dev/null
+"$B/gpuprof" export --format=html -o "$T/field-jax.html" "$T/field-jax" 2>/dev/null
+python3 - "$T" <<'PY'
+import json, re, sys
+T = sys.argv[1]; bad = []
+a = json.load(open("%s/field-jax.json" % T))["attribution"]
+rows = a["operations"] + a["source_lines"] + [a["operations_others"], a["source_lines_others"]]
+bad += ["json %s: calls %r, per call %r" % (r["name"], r["calls"], r["mean_ns_per_call"]) for r in rows if r["calls"] is not None or r["mean_ns_per_call"] is not None]
+bad += ["json operation_lines: calls %r" % r["calls"] for r in a["operation_lines"] if r["calls"] is not None]
+text = open("%s/field-jax.txt" % T).read().split("\n"); n = 0
+for i, l in enumerate(text):
+    if l.endswith("calls  us per call") and l.split()[0] in ("operation", "function"):
+        for row in text[i + 1:]:
+            if not row or row.startswith("share:"):
+                break
+            n += 1
+            if row.split()[-2:] != ["-", "-"]:
+                bad.append("text: %s" % row)
+page = open("%s/field-jax.html" % T).read()
+cells = re.findall(r'<td data-key="calls">([^<]*)</td>', page)
+bad += ["html calls %r" % c for c in cells if c != "-"]
+for b in bad[:5]:
+    print("# " + b)
+sys.exit(1 if bad or n < 4 or not cells else 0)
+PY
+ok $? "field-jax: calls not known shown '-' in the text and the HTML, null in report.json"
+
 # start-up's kernels: whole names in report.json (not cut at 95 bytes), and rows in the
 # text that tell apart names sharing a long prefix (field-seed-detach: three of PyTorch's
 # multi_tensor_apply_kernel<...> instantiations)
