@@ -77,11 +77,20 @@ static size_t utf8_seq_len(const unsigned char *p)
 	return 0;
 }
 
+bool gp_bidi_control(uint32_t cp)
+{
+	return (cp >= 0x202a && cp <= 0x202e) || (cp >= 0x2066 && cp <= 0x2069);
+}
+
 size_t gp_utf8_char(const unsigned char *p)
 {
 	if (p[0] < 0x20 || p[0] == 0x7f || (p[0] == 0xc2 && p[1] >= 0x80 && p[1] < 0xa0))
 		return 0;
-	return utf8_seq_len(p);
+	size_t n = utf8_seq_len(p);
+	if (n == 3 && gp_bidi_control((uint32_t)(p[0] & 0x0f) << 12 | (uint32_t)(p[1] & 0x3f) << 6 |
+	                              (p[2] & 0x3f)))
+		return 0;
+	return n;
 }
 
 int gp_text_check(const char *s, size_t maxlen, char *err, size_t errlen)

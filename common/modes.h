@@ -6,7 +6,9 @@
 #ifndef GP_MODES_H
 #define GP_MODES_H
 
+#include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 enum {
 	GP_MODE_TIMING = 1u << 0,
@@ -38,8 +40,14 @@ const char *gp_modes_help(void);
 /* Does the argument hold only printable ASCII/valid UTF-8 within maxlen? Writes the
  * reason into err. Shared by every option parser. */
 int gp_text_check(const char *s, size_t maxlen, char *err, size_t errlen);
+/* Is the code point a bidirectional control that reorders what is shown after it:
+ * U+202A-U+202E (embeddings, overrides, their end) and U+2066-U+2069 (isolates)? A name
+ * holding one shows in a terminal, an editor or a browser in another order than its
+ * bytes (Trojan Source, CVE-2021-42574); every output writes it escaped. */
+bool gp_bidi_control(uint32_t cp);
 /* The length (1-4) of the printable character at p: valid UTF-8 that is no control
- * (C0, DEL, or C1: U+0080-U+009F, which terminals act on as escapes); 0 otherwise. */
+ * (C0, DEL, or C1: U+0080-U+009F, which terminals act on as escapes) and no
+ * bidirectional control (gp_bidi_control); 0 otherwise. */
 size_t gp_utf8_char(const unsigned char *p);
 /* Copy s into dst (cap bytes) with non-printable bytes escaped as \xNN, for messages. */
 void gp_text_escape(const char *s, size_t n, char *dst, size_t cap);

@@ -378,6 +378,7 @@ static void derive_row(gp_attr_row_t *r, const gp_attr_t *a)
 	r->share_pct = gp_attr_pct(r->gpu_ns, a->total_ns);
 	r->sync_share_pct = gp_attr_pct(r->sync_ns, a->sync_ns);
 	r->mean_ns_per_call = r->calls ? (double)r->gpu_ns / (double)r->calls : 0.0;
+	r->calls_unknown = a->xla;
 }
 
 /* The rows shown (gp_attr_shown_t), with the rest's figures derived like a row's. */

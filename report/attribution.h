@@ -88,6 +88,8 @@ typedef struct gp_attr_row {
 	double share_pct;        /* gpu_ns, % of the table's (gp_attr_t's total_ns) */
 	double sync_share_pct;   /* sync_ns, % of every synchronising call's (sync_ns) */
 	double mean_ns_per_call; /* gpu_ns / calls; 0 without calls */
+	bool calls_unknown;      /* XLA's rows: no call of the user's is seen (calls 0), so
+	                            calls and time per call are shown as not known */
 } gp_attr_row_t;
 /* The rows of a table the text and HTML show: rows[0..top), then rows[none] when none >=
  * 0 (the "(not attributed)" row sorted below them), then others (the rest summed: its key

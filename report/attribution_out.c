@@ -13,10 +13,12 @@
 
 #define JSON_ROWS 100 /* rows of each JSON array */
 
-/* A cell of column c as shown (no "%" sign): "-" for a time per call without calls. */
+/* A cell of column c as shown (no "%" sign): "-" for a time per call without calls, and
+ * for calls that are not known (JAX's: doc/report.md). */
 static const char *cell(const gp_attr_row_t *r, const gp_attr_col_t *c, char *buf, size_t len)
 {
-	if (c->off == offsetof(gp_attr_row_t, mean_ns_per_call) && !r->calls)
+	if ((c->off == offsetof(gp_attr_row_t, mean_ns_per_call) && !r->calls) ||
+	    (c->off == offsetof(gp_attr_row_t, calls) && r->calls_unknown))
 		return "-";
 	snprintf(buf, len, "%.*f", c->prec, gp_attr_value(r, c) / c->scale);
 	return buf;
@@ -235,15 +237,22 @@ void gp_attr_html(const gp_job_t *job, FILE *o)
 	gp_attr_free(&a);
 }
 
-/* A row's figures after its name, from "attributed" on */
+/* A row's figures after its name, from "attributed" on; calls and the time per call null
+ * where the calls are not known (JAX), never a 0 that reads as "not called" */
 static void json_row(FILE *out, const gp_attr_row_t *r, bool attributed)
 {
 	fprintf(out,
 	        ", \"attributed\": %s, \"gpu_ns\": %llu, \"share_pct\": %.3f, \"kernels\": %llu, "
-	        "\"calls\": %llu, \"mean_ns_per_call\": %.0f, \"syncs\": %llu, \"sync_ns\": %llu}",
+	        "\"calls\": ",
 	        attributed ? "true" : "false", (unsigned long long)r->gpu_ns, r->share_pct,
-	        (unsigned long long)r->kernels, (unsigned long long)r->calls, r->mean_ns_per_call,
-	        (unsigned long long)r->syncs, (unsigned long long)r->sync_ns);
+	        (unsigned long long)r->kernels);
+	if (r->calls_unknown)
+		fputs("null, \"mean_ns_per_call\": null", out);
+	else
+		fprintf(out, "%llu, \"mean_ns_per_call\": %.0f", (unsigned long long)r->calls,
+		        r->mean_ns_per_call);
+	fprintf(out, ", \"syncs\": %llu, \"sync_ns\": %llu}", (unsigned long long)r->syncs,
+	        (unsigned long long)r->sync_ns);
 }
 
 /* The table's rows (the first JSON_ROWS and the "(not attributed)" one), then
@@ -276,7 +285,7 @@ static int cmp_ostat(const void *a, const void *b)
 
 /* The rows as recorded, one per operation and line (key_averages(group_by_stack_n=1)'s
  * grain), most GPU time first */
-static void json_op_lines(FILE *out, const gp_otab_t *t, uint64_t total)
+static void json_op_lines(FILE *out, const gp_otab_t *t, uint64_t total, bool calls_unknown)
 {
 	const gp_ostat_t **v = t->n ? malloc(t->n * sizeof(*v)) : NULL;
 	fprintf(out, ",\n    \"operation_lines\": [");
@@ -297,10 +306,14 @@ static void json_op_lines(FILE *out, const gp_otab_t *t, uint64_t total)
 		fprintf(out, ", \"line\": ");
 		gp_json_str(out, at ? at + 3 : "");
 		fprintf(out,
-		        ", \"gpu_ns\": %llu, \"share_pct\": %.3f, \"kernels\": %llu, \"calls\": "
-		        "%llu, \"syncs\": %llu, \"sync_ns\": %llu}",
+		        ", \"gpu_ns\": %llu, \"share_pct\": %.3f, \"kernels\": %llu, \"calls\": ",
 		        (unsigned long long)v[i]->gpu_ns, gp_attr_pct(v[i]->gpu_ns, total),
-		        (unsigned long long)v[i]->kernels, (unsigned long long)v[i]->calls,
+		        (unsigned long long)v[i]->kernels);
+		if (calls_unknown)
+			fputs("null", out);
+		else
+			fprintf(out, "%llu", (unsigned long long)v[i]->calls);
+		fprintf(out, ", \"syncs\": %llu, \"sync_ns\": %llu}",
 		        (unsigned long long)v[i]->syncs, (unsigned long long)v[i]->sync_ns);
 	}
 	fprintf(out, "%s]", t->n ? "\n    " : "");
@@ -326,7 +339,7 @@ void gp_attr_json(const gp_job_t *job, FILE *out)
 	        (unsigned long long)a.site_missed);
 	json_rows(out, "operations", a.by_op, a.nop, &a.op_shown);
 	json_rows(out, "source_lines", a.by_line, a.nline, &a.line_shown);
-	json_op_lines(out, &job->ops, a.total_ns);
+	json_op_lines(out, &job->ops, a.total_ns, a.xla);
 	fprintf(out, "\n  }");
 	gp_attr_free(&a);
 }

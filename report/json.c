@@ -2,6 +2,7 @@
  * (json.h). */
 #include "config.h"
 #include "json.h"
+#include "modes.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -49,7 +50,8 @@ size_t gp_utf8_shown(const unsigned char *s, size_t n, const char *keep, size_t 
 	if (!len)
 		return 0;
 	*skip = len;
-	if ((cp < 0x20 && !(cp && strchr(keep, (int)cp))) || (cp >= 0x7f && cp < 0xa0))
+	if ((cp < 0x20 && !(cp && strchr(keep, (int)cp))) || (cp >= 0x7f && cp < 0xa0) ||
+	    gp_bidi_control(cp))
 		return 0;
 	return len;
 }
@@ -72,9 +74,11 @@ void gp_json_strn(FILE *out, const char *str, size_t n)
 			fputs("\\n", out);
 		else if (cp == '\t')
 			fputs("\\t", out);
-		else if (cp < 0x20 || cp == 0x7f || cp == 0x2028 || cp == 0x2029)
-			fprintf(out, "\\u%04x",
-			        (unsigned)cp); /* 2028/2029: JavaScript's newlines */
+		else if (cp < 0x20 || cp == 0x7f || cp == 0x2028 || cp == 0x2029 ||
+		         gp_bidi_control(cp))
+			/* 2028/2029: JavaScript's newlines; the bidirectional controls kept
+			 * as they were, but not raw where a terminal shows the file */
+			fprintf(out, "\\u%04x", (unsigned)cp);
 		else
 			fwrite(p + i, 1, len, out);
 		i += len;

@@ -17,7 +17,7 @@ size_t gp_utf8_next(const unsigned char *s, size_t n, uint32_t *cp, size_t *bad)
 /* The length of the UTF-8 character at s (n bytes left) where a text output may write it
  * as it is; 0 where no reader shows it raw, with *skip the bytes that stand for one
  * replacement: a maximal invalid subpart, or a control character (C0 other than the
- * characters in keep, DEL, C1). */
+ * characters in keep, DEL, C1, a bidirectional control: gp_bidi_control). */
 size_t gp_utf8_shown(const unsigned char *s, size_t n, const char *keep, size_t *skip);
 /* s as a JSON string, quotes included (NULL: ""). */
 void gp_json_str(FILE *out, const char *s);

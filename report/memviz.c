@@ -182,6 +182,16 @@ typedef struct {
 	uint8_t dev, is_free;
 } mev_t;
 
+/* The stream PyTorch's snapshots give a segment or an event (an int: the cudaStream_t,
+ * 0 the default stream): CUPTI's memory records give 2^32-1 where the stream is not
+ * known (a cudaMalloc belongs to none), which _memory_viz would name stream_4294967295,
+ * a stream no program has; PyTorch's own allocations without a stream are the default
+ * stream's, 0. */
+static int64_t viz_stream(uint64_t stream)
+{
+	return stream == UINT32_MAX ? 0 : (int64_t)stream;
+}
+
 /* A snapshot PyTorch left for rank r: which 0 at exit, 1 at its OOM, 2 at its peak (the
  * merge takes the first of them whose trace holds events: the integration records the
  * allocator's history in windows, and PyTorch empties the trace when it stops, so the exit
@@ -389,7 +399,7 @@ static void p_segments(FILE *o, mrank_t *mr, unsigned nr, natives_t *nat, bool t
 			p_key_int(o, "allocated_size", (int64_t)m->bytes);
 			p_key_int(o, "active_size", (int64_t)m->bytes);
 			p_key_int(o, "requested_size", (int64_t)m->bytes);
-			p_key_int(o, "stream", (int64_t)m->stream);
+			p_key_int(o, "stream", viz_stream(m->stream));
 			p_key_str(o, "segment_type", m->bytes <= (1 << 20) ? "small" : "large");
 			p_str(o, "segment_pool_id");
 			p_op(o, '(');
@@ -449,7 +459,7 @@ static void p_traces(FILE *o, mrank_t *mr, unsigned nr, natives_t *nat)
 					p_key_str(o, "action", acts[a]);
 					p_key_int(o, "addr", (int64_t)m->addr);
 					p_key_int(o, "size", (int64_t)m->bytes);
-					p_key_int(o, "stream", (int64_t)m->stream);
+					p_key_int(o, "stream", viz_stream(m->stream));
 					p_key_int(o, "time_us",
 					          (int64_t)((m->ts - (t0 && t0 < m->ts ? t0 : 0)) /
 					                    1000));

@@ -243,6 +243,19 @@ static const char *const unseen_fix[] = {
     "next step's launches first).",
 };
 
+/* IDLE_LAUNCH's advice, after the kernels per step, in each framework's words */
+static const char *const launch_fix[] = {
+    "Capture the step in a CUDA graph (torch.compile mode=\"reduce-overhead\", "
+    "torch.cuda.graphs), fuse small kernels (torch.compile), or give each kernel more work "
+    "(a larger batch).",
+    "Put the whole step under one jax.jit (XLA fuses its small operations and launches the "
+    "step as a CUDA graph) rather than calling jitted pieces or jnp operations one by one, or "
+    "give each kernel more work (a larger batch).",
+    "Capture the step's launches once in a CUDA graph (cudaStreamBeginCapture and "
+    "cudaStreamEndCapture, cudaGraphInstantiate, then one cudaGraphLaunch per step), fuse "
+    "small kernels into larger ones, or give each kernel more work (a larger batch).",
+};
+
 static const char *idle_fix[] = {
     [IDLE_UNSEEN] = NULL, /* unseen_fix, by framework */
     [IDLE_COMPILE] = "The host compiles during the steps: keep shapes and dtypes stable (pad "
@@ -298,15 +311,14 @@ static void idle_describe(const gp_rule_ctx_t *c, gp_finding_t *f, const gp_rank
 	snprintf(f->threshold, sizeof(f->threshold),
 	         "host-caused idle, gpuprof's tracing taken out, >= %.0f%% of the step",
 	         idle_th[IDLE_MIN].value);
-	if (why == IDLE_LAUNCH)
-		snprintf(
-		    f->fix, sizeof(f->fix),
-		    "Launch-bound: the host cannot issue %.0f kernels per step as fast as the "
-		    "GPU runs them. Capture the step in a CUDA graph (torch.compile "
-		    "mode=\"reduce-overhead\", torch.cuda.graphs, jax.jit), fuse small kernels "
-		    "(torch.compile), or give each kernel more work (a larger batch).",
-		    w->gpu.kernels_per_step);
-	else
+	if (why == IDLE_LAUNCH) {
+		snprintf(f->fix, sizeof(f->fix),
+		         "Launch-bound: the host cannot issue %.0f kernels per step as fast as the "
+		         "GPU runs them. ",
+		         w->gpu.kernels_per_step);
+		gp_cat(f->fix, sizeof(f->fix), "%s",
+		       gp_words(w, launch_fix[0], launch_fix[1], launch_fix[2]));
+	} else
 		snprintf(f->fix, sizeof(f->fix), "%s",
 		         why == IDLE_UNSEEN
 		             ? gp_words(w, unseen_fix[0], unseen_fix[1], unseen_fix[2])
@@ -402,9 +414,22 @@ static void frag_describe(const gp_rule_ctx_t *c, gp_finding_t *f, const gp_rank
 	         "step",
 	         frag_th[FRAG_SMALL_SHARE].value, frag_th[FRAG_SMALL_US].value,
 	         frag_th[FRAG_BUSY_MAX].value, frag_th[FRAG_MIN_SAVING].value);
-	snprintf(f->fix, sizeof(f->fix),
-	         "Launch overhead dominates: fuse the elementwise chain (torch.compile, a fused "
-	         "kernel) or capture the step in a CUDA graph.");
+	snprintf(
+	    f->fix, sizeof(f->fix), "%s",
+	    gp_words(w,
+	             "Launch overhead dominates: fuse the elementwise chain with torch.compile "
+	             "(mode=\"reduce-overhead\" also captures the step in a CUDA graph), and use "
+	             "fused implementations (torch.optim's fused=True or foreach=True, "
+	             "torch.nn.functional.scaled_dot_product_attention).",
+	             "Launch overhead dominates: put more of the step under one jax.jit (XLA "
+	             "fuses the elementwise chain inside it and launches the step as a CUDA "
+	             "graph) rather than calling jnp operations or small jitted functions one by "
+	             "one from Python.",
+	             "Launch overhead dominates: fuse the chain of small kernels into fewer, "
+	             "larger ones (a kernel that does several elementwise steps, cuBLASLt "
+	             "epilogues, CUTLASS), or capture the step once in a CUDA graph "
+	             "(cudaStreamBeginCapture and cudaStreamEndCapture, cudaGraphInstantiate, then "
+	             "one cudaGraphLaunch per step)."));
 }
 
 const gp_rule_t gp_rule_fragmentation = {

@@ -561,10 +561,19 @@ static void ahead_describe(const gp_rule_ctx_t *c, gp_finding_t *f, const gp_ran
 	                                   : "completion of the step's last GPU work to the next");
 	snprintf(f->threshold, sizeof(f->threshold), "CPU range < %.0f%% of the GPU step",
 	         ahead_th[AHEAD_RATIO].value);
-	snprintf(f->fix, sizeof(f->fix),
-	         "Nothing to fix in the program: the GPU is the bottleneck. Time steps with "
-	         "torch.cuda.synchronize() or CUDA events, not a host timer around the step "
-	         "(this report already does).");
+	snprintf(f->fix, sizeof(f->fix), "%s",
+	         gp_words(w,
+	                  "Nothing to fix in the program: the GPU is the bottleneck. Time steps "
+	                  "with torch.cuda.Event(enable_timing=True) or after "
+	                  "torch.cuda.synchronize(), not a host timer around the step (this "
+	                  "report already does).",
+	                  "Nothing to fix in the program: the GPU is the bottleneck. Time steps "
+	                  "after jax.block_until_ready() on the step's result, not a host timer "
+	                  "around the dispatch (this report already does).",
+	                  "Nothing to fix in the program: the GPU is the bottleneck. Time steps "
+	                  "with CUDA events (cudaEventRecord around the step, "
+	                  "cudaEventElapsedTime) or after cudaStreamSynchronize, not a host timer "
+	                  "around the launches (this report already does)."));
 }
 
 const gp_rule_t gp_rule_host_ahead = {

@@ -289,15 +289,16 @@ int main(int argc, char **argv)
 		for (size_t i = 0; i < sizeof(big) - 1; i++)
 			big[i] = "k<>&\"\x1b\x07\xff"[i % 8];
 		big[sizeof(big) - 1] = 0;
-		const char *names[] = {"\x1b[2J\x1b[31mgemm<script>x</script>\x07\xff\xfe",
+		const char *names[] = {"\x1b[2J\x1b[31mgemm<script>x</script>\x07\xff\xfe"
+		                       "\xe2\x81\xa6rl\xe2\x81\xa9\xe2\x80\xaa",
 		                       "_ZN3foo\x1b[31m3barIA\x08"
 		                       "EEvv",
 		                       big,
 		                       "to\r\n,\"=cmd\" @ tr\x1b[1main.py:9 (st<b>ep)",
-		                       "linear\x1b]0;t\x07 @ </td>.py:10 (step\xc3)",
+		                       "linear\x1b]0;t\x07 @ </td>\xe2\x80\xaeyp.py:10 (step\xc3)",
 		                       "relu\x7f @ a\tb.py:11 (\xe2\x80\xae)",
 		                       "backward @ train.py:12 (\x1b[5mstep)"};
-		gp_rf_append_string(w, 14, "\x1b[7mmain<i>\r");
+		gp_rf_append_string(w, 14, "\x1b[7mmain<i>\r\xe2\x80\xad");
 		gp_rf_append_string(w, 15,
 		                    "str\x1b"
 		                    "eam</svg>\xff");

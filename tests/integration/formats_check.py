@@ -177,13 +177,16 @@ def attr_cell(where, col, row, cell):
     """A cell of an attribution table held to its row's JSON field."""
     global checked
     checked += 1
-    v = row.get(col["key"])
-    if v is None:
+    if col["key"] not in row:
         problems.append("%s: %s is no field of the JSON's row" % (where, col["key"]))
         return
-    if cell == "-":  # a time per call where there is no call
-        if col["key"] != "mean_ns_per_call" or row.get("calls"):
+    v = row[col["key"]]
+    if cell == "-":  # not known (null: JAX's calls), or a time per call where there is no call
+        if v is not None and (col["key"] != "mean_ns_per_call" or row.get("calls")):
             problems.append("%s: %s shows '-' where the JSON has %r" % (where, col["key"], v))
+        return
+    if v is None:
+        problems.append("%s: %s shows %r where the JSON has null (not known)" % (where, col["key"], cell))
         return
     if col["kind"] == "percent":
         cell = cell.rstrip("%").strip()

@@ -41,6 +41,27 @@ assert sum(live.values()) <= r["memory"]["peak_bytes"]
 PY
 	ok $? "$f: pickle loads, blocks tile segments, trace replays to the snapshot"
 done
+# a stream CUPTI did not know (its memory records' 2^32-1) is written as PyTorch's own
+# snapshots write the default stream, 0: PyTorch's _memory_viz names segments by it
+# (stream_4294967295 in its flame graph, a stream no program has)
+if /usr/bin/python3 -c 'import torch.cuda._memory_viz' 2>/dev/null; then
+	/usr/bin/python3 - "$T/leak.pickle" "$T/torch-leak.pickle" <<'PY'
+import pickle, sys
+import torch.cuda._memory_viz as mv
+for p in sys.argv[1:]:
+    d = pickle.load(open(p, "rb"))
+    bad = [s["stream"] for s in d["segments"] if s["stream"] != 0]
+    bad += [e["stream"] for t in d["device_traces"] for e in t if e["stream"] != 0]
+    # PyTorch's own reader (Debian 12's 1.13: segments() takes the segment list), its
+    # flame graph's lines as they are (no flamegraph.pl)
+    lines = mv.segments(d["segments"], format_flamegraph=lambda s: s).splitlines()
+    assert lines and all(l.startswith("stream_0;seg_") for l in lines), (p, lines[:2])
+    assert not bad, (p, bad[:3])
+PY
+	ok $? "memviz: a stream not known is PyTorch's default stream 0, read by torch.cuda._memory_viz (leak, torch-leak)"
+else
+	skip "memviz streams: no torch.cuda._memory_viz for /usr/bin/python3 (python3-torch)"
+fi
 python3 -c 'import pickle,sys; d=pickle.load(open(sys.argv[1],"rb")); assert any("gpuprof-train-mlp" == f["filename"] for s in d["segments"] for f in s["frames"])' "$T/leak.pickle"
 ok $? "leak: frames name the allocating program"
 python3 - "$T/torch-pystacks.pickle" <<'PY'

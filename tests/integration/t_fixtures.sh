@@ -330,6 +330,55 @@ sys.exit(1 if bad else 0)
 PY
 ok $? "field fixtures (JAX, Lightning, input-bound, GPT-2 in windows, the seed step detached between windows, gpuprof's own time on the seed step, leak, OOM) against each program's own truth"
 
+# the time findings' advice in the program's words (issue 50): CUDA C programs
+# (gpuprof-train-mlp: cuBLAS, no Python) are told of CUDA graphs through the runtime's calls
+# and CUDA events, never torch.compile or torch.cuda.synchronize(); PyTorch programs of
+# torch.compile, never of JAX
+python3 - "$T" <<'PY'
+import json, sys
+T = sys.argv[1]; bad = []
+for name, rule, fw in (("frag", "fragmentation", "cuda"), ("clean", "host_ahead", "cuda"), ("leak", "host_ahead", "cuda"), ("torch-frag", "fragmentation", "torch"), ("torch-frag", "idle_gaps", "torch"), ("field-lightning", "idle_gaps", "torch")):
+    j = json.load(open("%s/%s.json" % (T, name))); f = [x for x in j["findings"] if x["id"] == rule]
+    fix = f[0]["fix"] if f else ""
+    good = ("cudaStream" in fix and "torch" not in fix and "jax" not in fix) if fw == "cuda" else ("torch." in fix and "jax" not in fix and "cudaStream" not in fix)
+    if not good or bool(j["ranks"][0]["gpu"]["pytorch_kernels"]) != (fw == "torch"):
+        bad.append("%s %s: %s" % (name, rule, fix[:160]))
+for b in bad:
+    print("# " + b)
+sys.exit(1 if bad else 0)
+PY
+ok $? "fragmentation, host_ahead and launch-bound advice in the program's words (CUDA C: the runtime's calls; PyTorch: torch.compile)"
+
+# JAX's calls are not known (XLA's thunks and command buffers are no call of the user's):
+# the text and HTML tables show '-' (doc/report.md), report.json null, never a 0 that reads
+# as "never called"
+"$B/gpuprof" report "$T/field-jax" >"$T/field-jax.txt" 2>/dev/null
+"$B/gpuprof" export --format=html -o "$T/field-jax.html" "$T/field-jax" 2>/dev/null
+python3 - "$T" <<'PY'
+import json, re, sys
+T = sys.argv[1]; bad = []
+a = json.load(open("%s/field-jax.json" % T))["attribution"]
+rows = a["operations"] + a["source_lines"] + [a["operations_others"], a["source_lines_others"]]
+bad += ["json %s: calls %r, per call %r" % (r["name"], r["calls"], r["mean_ns_per_call"]) for r in rows if r["calls"] is not None or r["mean_ns_per_call"] is not None]
+bad += ["json operation_lines: calls %r" % r["calls"] for r in a["operation_lines"] if r["calls"] is not None]
+text = open("%s/field-jax.txt" % T).read().split("\n"); n = 0
+for i, l in enumerate(text):
+    if l.endswith("calls  us per call") and l.split()[0] in ("operation", "function"):
+        for row in text[i + 1:]:
+            if not row or row.startswith("share:"):
+                break
+            n += 1
+            if row.split()[-2:] != ["-", "-"]:
+                bad.append("text: %s" % row)
+page = open("%s/field-jax.html" % T).read()
+cells = re.findall(r'<td data-key="calls">([^<]*)</td>', page)
+bad += ["html calls %r" % c for c in cells if c != "-"]
+for b in bad[:5]:
+    print("# " + b)
+sys.exit(1 if bad or n < 4 or not cells else 0)
+PY
+ok $? "field-jax: calls not known shown '-' in the text and the HTML, null in report.json"
+
 # start-up's kernels: whole names in report.json (not cut at 95 bytes), and rows in the
 # text that tell apart names sharing a long prefix (field-seed-detach: three of PyTorch's
 # multi_tensor_apply_kernel<...> instantiations)

@@ -138,6 +138,11 @@ except UnicodeDecodeError as e:
 bad = re.search(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]", text)
 if bad:
     sys.exit("control character %r at %d: %r" % (bad.group(), bad.start(), text[max(0, bad.start() - 30):bad.start() + 10]))
+# the bidirectional controls (U+202A-U+202E, U+2066-U+2069) reorder what a terminal, a
+# browser or an editor shows after them (Trojan Source, CVE-2021-42574): never raw
+bad = re.search("[\u202a-\u202e\u2066-\u2069]", text)
+if bad:
+    sys.exit("bidirectional control U+%04X at %d: %r" % (ord(bad.group()), bad.start(), text[max(0, bad.start() - 30):bad.start() + 10]))
 kind = sys.argv[2] if len(sys.argv) > 2 else ""
 if kind == "json":
     json.loads(text)

@@ -106,6 +106,10 @@ static void idle_launch_us(gp_job_t *j, int k)
 	R0->gpu.kernels_per_step = 100;
 	R0->gpu.kernel_mean_us = 20 + k * 1e-6;
 }
+static void idle_launch(gp_job_t *j) /* 120 kernels of 10 us a step */
+{
+	idle_launch_kernels(j, 20);
+}
 static void idle_waits_share(gp_job_t *j, int k)
 {
 	idle_busy(j);
@@ -539,6 +543,41 @@ static void engine_effects(void)
 	gp_job_free(&j);
 }
 
+/* Advice in the program's own words (gp_words): a CUDA C program (no framework seen) is
+ * never told of torch.compile or torch.cuda, a PyTorch one never of JAX or of the CUDA
+ * runtime's calls, a JAX one never of torch; each is told something it can do */
+static void advice_words(void)
+{
+	static const struct {
+		const char *rule;
+		void (*build)(gp_job_t *j);
+	} rules[] = {{"fragmentation", frag}, {"host_ahead", ahead}, {"idle_gaps", idle_launch}};
+	/* what each framework's advice must name, and what no other framework's may */
+	static const char *const own[] = {"torch.", "jax.", "cudaStream"};
+	static const char *const fw_name[] = {"PyTorch", "JAX", "CUDA C"};
+	for (size_t i = 0; i < sizeof(rules) / sizeof(rules[0]); i++)
+		for (int fw = 0; fw < 3; fw++) {
+			gp_job_t job, *j = &job;
+			job_of(j, 1);
+			rules[i].build(j);
+			if (fw == 0)
+				R0->torch.seen = true;
+			else if (fw == 1)
+				gp_text_set(&R0->torch.info, "jax 0.4.30", 512);
+			gp_job_findings(j);
+			const gp_finding_t *f = find(j, rules[i].rule);
+			const char *fix = f ? f->fix : "";
+			bool others = false;
+			for (int o = 0; o < 3; o++)
+				others |= o != fw && strstr(fix, own[o]);
+			if (fw != 0)
+				others |= strstr(fix, "torch") != NULL;
+			ok(f && strstr(fix, own[fw]) && !others, "%s: advice to a %s program: %s",
+			   rules[i].rule, fw_name[fw], fix);
+			gp_job_free(j);
+		}
+}
+
 /* How each rank ended: one rule of the group by precedence, rank by rank, then launchers */
 static void outcomes(void)
 {
@@ -607,6 +646,7 @@ int main(void)
 	ok(bounded, "every finding of every case saves no more than the time it is made of");
 	engine_sizing();
 	engine_effects();
+	advice_words();
 	outcomes();
 	return done_testing();
 }

@@ -37,6 +37,15 @@ static const struct {
     {"\xf8\x88\x80\x80\x80", 0, "\"" R R R R R "\"", "5-byte form: five"},
     {"x\xe2\x80\xa8y", 0, "\"x\\u2028y\"", "U+2028 escaped (JavaScript's line separator)"},
     {"ab\xc3\xa9", 3, "\"ab" R "\"", "a length that cuts a sequence"},
+    {"a\xe2\x80\xaa"
+     "b\xe2\x80\xae"
+     "c\xe2\x81\xa6"
+     "d\xe2\x81\xa9",
+     0, "\"a\\u202ab\\u202ec\\u2066d\\u2069\"",
+     "bidirectional controls escaped (U+202A-E, U+2066-9: Trojan Source)"},
+    {"\xe2\x80\xa9\xe2\x80\xaf\xe2\x81\xa5\xe2\x81\xaa", 0,
+     "\"\\u2029\xe2\x80\xaf\xe2\x81\xa5\xe2\x81\xaa\"",
+     "their neighbours (U+202F, U+2065, U+206A) kept"},
 };
 
 static const struct {
@@ -143,6 +152,16 @@ static void shown(void)
 	    {"\xff\xfe", "", 0, 1},
 	    {"\xed\xa0\x80", "", 0, 1},
 	    {"\xf0\x9f\x98\x80", "", 4, 4},
+	    /* the bidirectional controls, U+202A-U+202E and U+2066-U+2069, reorder what a
+	     * terminal or a browser shows after them; their neighbours are text */
+	    {"\xe2\x80\xaa", "", 0, 3},
+	    {"\xe2\x80\xae", "", 0, 3},
+	    {"\xe2\x81\xa6", "", 0, 3},
+	    {"\xe2\x81\xa9", "", 0, 3},
+	    {"\xe2\x80\xa9", "", 3, 3},
+	    {"\xe2\x80\xaf", "", 3, 3},
+	    {"\xe2\x81\xa5", "", 3, 3},
+	    {"\xe2\x81\xaa", "", 3, 3},
 	};
 	for (size_t i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
 		size_t skip = 99, len = gp_utf8_shown((const unsigned char *)c[i].s, strlen(c[i].s),

@@ -152,5 +152,25 @@ int main(void)
 		snprintf(many + strlen(many), sizeof(many) - strlen(many), "%s%d", i ? "," : "", i);
 	ok(gp_capture_parse(many, &c, err, sizeof(err)) == -1 && strstr(err, "at most 16"),
 	   "more than 16 windows rejected");
+	/* what sacct's text, gpuprof ledger and prune's messages write raw (gp_utf8_char): not
+	 * the bidirectional controls, which reorder a terminal's line after them */
+	static const struct {
+		const char *s;
+		size_t len;
+	} chars[] = {{"a", 1},
+	             {"\xc3\xa9", 2},
+	             {"\xc2\x9b", 0},
+	             {"\xe2\x80\xaa", 0},
+	             {"\xe2\x80\xae", 0},
+	             {"\xe2\x81\xa6", 0},
+	             {"\xe2\x81\xa9", 0},
+	             {"\xe2\x80\xa9", 3},
+	             {"\xe2\x80\xaf", 3},
+	             {"\xe2\x81\xa5", 3},
+	             {"\xe2\x81\xaa", 3}};
+	for (size_t i = 0; i < sizeof(chars) / sizeof(chars[0]); i++)
+		ok(gp_utf8_char((const unsigned char *)chars[i].s) == chars[i].len,
+		   "gp_utf8_char %zu: %zu (want %zu)", i,
+		   gp_utf8_char((const unsigned char *)chars[i].s), chars[i].len);
 	return done_testing();
 }
