@@ -12,9 +12,11 @@
 #include "wrap.h"
 
 #include <dirent.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 
 /* "3" for a job of one step, "batch/0" when several steps are in the report */
@@ -954,6 +956,40 @@ static void text_memory(const gp_job_t *job, FILE *out)
 	}
 }
 
+/* PyTorch's memory snapshots the rank file names (rankR.torch-{exit,oom,peak}.pickle,
+ * written beside it by the integration) that are not there as a regular file: the memviz
+ * export then falls back to CUDA's segments, so the report says which are gone rather
+ * than leave it to that export's stderr. */
+static void text_snapshots(FILE *out, const char *label, const gp_rank_t *r)
+{
+	static const char *const when[] = {"at exit", "at its OOM", "at its peak"};
+	const gp_text_t *nm[] = {&r->torch.snap_exit, &r->torch.snap_oom, &r->torch.snap_peak};
+	const char *slash = strrchr(r->id.path, '/');
+	char gone[600] = "";
+	unsigned n = 0, named = 0;
+	for (unsigned k = 0; k < 3; k++) {
+		const char *name = nm[k]->s ? gp_txt(*nm[k]) : "";
+		char path[4400];
+		struct stat st;
+		if (!*name)
+			continue;
+		named++;
+		snprintf(path, sizeof(path), "%.*s/%s", slash ? (int)(slash - r->id.path) : 1,
+		         slash ? r->id.path : ".", name);
+		if (!strchr(name, '/') && fstatat(AT_FDCWD, path, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+		    S_ISREG(st.st_mode))
+			continue;
+		size_t l = strlen(gone);
+		snprintf(gone + l, sizeof(gone) - l, "%s%s (%s)", n++ ? ", " : "", name, when[k]);
+	}
+	if (n)
+		fprintf(out,
+		        "rank %s: PyTorch's memory snapshot%s %s, named by the rank file, %s gone "
+		        "from beside it: gpuprof export --format=memviz %s\n",
+		        label, n > 1 ? "s" : "", gone, n > 1 ? "are" : "is",
+		        n < named ? "takes the one left" : "shows CUDA's segments instead");
+}
+
 /* Data quality: what was lost, yielded or not observed, by rank. */
 static void text_quality(const gp_job_t *job, FILE *out)
 {
@@ -967,8 +1003,10 @@ static void text_quality(const gp_job_t *job, FILE *out)
 			snprintf(bad, sizeof(bad),
 			         "; %llu records with impossible times or sizes ignored",
 			         (unsigned long long)r->quality.bad_records);
-		if (listed(job, r))
+		if (listed(job, r)) {
 			text_procs(out, label(job, r), r);
+			text_snapshots(out, label(job, r), r);
+		}
 		bool unobserved = gp_rank_unobserved(r);
 		if (!r->outcome.has_end || r->quality.truncated || r->quality.corrupt_chunks ||
 		    r->quality.lost_any || r->quality.yielded.s ||

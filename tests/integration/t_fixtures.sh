@@ -379,6 +379,18 @@ sys.exit(1 if bad or n < 4 or not cells else 0)
 PY
 ok $? "field-jax: calls not known shown '-' in the text and the HTML, null in report.json"
 
+# PyTorch's memory snapshots the rank file names but that are not beside it (pt-leak's
+# rank0.torch-{exit,peak}.pickle were never committed): the data-quality section says so,
+# naming only the ones gone
+cp -r "$F/pt-leak" "$T/ptl-snaps"
+a=$("$B/gpuprof" report "$T/ptl-snaps" 2>/dev/null | unwrap | sed -n '/^== Data quality/,$p')
+printf x >"$T/ptl-snaps/step0/rank0.torch-peak.pickle"
+b=$("$B/gpuprof" report "$T/ptl-snaps" 2>/dev/null | unwrap | sed -n '/^== Data quality/,$p')
+echo "$a" | grep -q "rank 0: .*rank0.torch-exit.pickle.*rank0.torch-peak.pickle.* gone" &&
+	echo "$b" | grep -q "rank 0: .*rank0.torch-exit.pickle (at exit).* is gone" &&
+	! echo "$b" | grep -q "torch-peak.pickle"
+ok $? "memviz snapshots named by the rank file but gone: said in the data-quality section ($(echo "$a" | grep pickle | head -c 160))"
+
 # start-up's kernels: whole names in report.json (not cut at 95 bytes), and rows in the
 # text that tell apart names sharing a long prefix (field-seed-detach: three of PyTorch's
 # multi_tensor_apply_kernel<...> instantiations)
