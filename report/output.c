@@ -1142,7 +1142,7 @@ void gp_report_text(const gp_job_t *job, FILE *out)
 
 void gp_report_summary_line(const gp_job_t *job, char *buf, size_t len)
 {
-	uint64_t busy = 0, span = 0, idle = 0, peak = 0;
+	uint64_t busy = 0, span = 0, idle = 0;
 	for (unsigned i = 0; i < job->nranks; i++) {
 		/* the report's busy and idle (its time table, derive.c): communication running
 		 * alone is not busy, and the idle a synchronising host caused is idle */
@@ -1151,16 +1151,13 @@ void gp_report_summary_line(const gp_job_t *job, char *buf, size_t len)
 		span += r->gpu.span_ns;
 		idle += r->gpu.idle_host_ns + r->gpu.idle_sync_ns + r->gpu.idle_other_ns +
 		        r->gpu.idle_kernel_ns;
-		const char *what; /* as the accounting record and the card line */
-		uint64_t p = gp_rank_in_use_peak(r, &what);
-		if (p > peak)
-			peak = p;
 	}
 	char line[8192];
 	snprintf(line, sizeof(line),
 	         "gpuprof: ranks=%u busy=%.0f%% idle=%.0f%% peak=%.1fGiB step=%.2fms(%s) top=%s "
 	         "dir=%s",
-	         job->nranks, pct(busy, span), pct(idle, span), peak / 1073741824.0,
+	         job->nranks, pct(busy, span), pct(idle, span),
+	         job->acct.peak_bytes / 1073741824.0, /* the record's: one figure (acct.c) */
 	         job->step_median_ms, job->step_basis[0] ? job->step_basis : "none",
 	         job->nf ? job->f[0].id : "none", job->dir);
 	/* one AdminComment entry (common/admincomment.h): the directory is the user's text;

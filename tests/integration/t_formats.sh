@@ -60,11 +60,14 @@ busy = g("busy_pct")
 idle = sum(g(k) for k in ("idle_host_wait_pct", "idle_sync_pct", "idle_kernel_wait_pct", "idle_other_pct"))
 if abs(int(m.group(1)) - busy) > 0.51 or abs(int(m.group(2)) - idle) > 0.51:
     print("busy=%s%% idle=%s%% for %.1f and %.1f" % (m.group(1), m.group(2), busy, idle))
+p = re.search(r"peak=([0-9.]+)GiB", sys.argv[2])
+if not p or abs(float(p.group(1)) - j["accounting"]["peak_bytes"] / 2**30) > 0.051:
+    print("peak=%s for the record's %d bytes" % (p and p.group(1), j["accounting"]["peak_bytes"]))
 PY
 )
 	[ -n "$why" ] && bad="$bad $n: $why;"
 done
-ok $([ -z "$bad" ] && echo 0 || echo 1) "the summary line's busy and idle are the report's${bad:+:$bad}"
+ok $([ -z "$bad" ] && echo 0 || echo 1) "the summary line's busy, idle and peak are the report's (its time table, its accounting record)${bad:+:$bad}"
 # doc/report.md's example of a finding ("How to read the report") is a report's own text
 python3 - "$H/../../doc/report.md" "$T/field-sgd-sync.txt" <<'PY'
 import sys
