@@ -964,6 +964,8 @@ static void text_snapshots(FILE *out, const char *label, const gp_rank_t *r)
 {
 	static const char *const when[] = {"at exit", "at its OOM", "at its peak"};
 	const gp_text_t *nm[] = {&r->torch.snap_exit, &r->torch.snap_oom, &r->torch.snap_peak};
+	if (!r->id.path) /* a rank not read from a file (a summary's, a test's): nowhere to look */
+		return;
 	const char *slash = strrchr(r->id.path, '/');
 	char gone[600] = "";
 	unsigned n = 0, named = 0;
