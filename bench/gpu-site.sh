@@ -12,7 +12,7 @@
 #  3. (parts) the same loop under each part of the default alone: where its cost goes.
 #  4. (budget) the windows by cost: plain, default and all traced, with the report's
 #     share traced and estimated cost, and the price of a traced kernel.
-# Usage: bench/gpu-site.sh [unused|cost|parts|budget|detach|phases]...   (default: unused cost)   ROUNDS=3 SECS=30
+# Usage: bench/gpu-site.sh [unused|cost|parts|budget|detach|phases|stress]...   (default: unused cost)   ROUNDS=3 SECS=30
 # (parts runs 9 programs a round, each SECS plus ~12 s of start-up and report: ROUNDS=2
 # SECS=20 ran past a 10-minute command; ROUNDS=2 SECS=10 VARIANTS="timing cuda_sampled
 # cuda_all mem mem_nohistory default" fits in about 5 minutes)
@@ -57,21 +57,28 @@ unused() {
 write_infer() { # the generate() loop of parts 2 and 3
 	cat >$W/infer.py <<'PY'
 # GPT-2 (random weights) generate() calls for SECS seconds; its own per-call times
-import json, os, time, torch
+import json, os, resource, time, torch
 from transformers import GPT2Config, GPT2LMHeadModel
 torch.manual_seed(0)
 m = GPT2LMHeadModel(GPT2Config(n_layer=12, n_embd=768, n_head=12)).cuda().eval().half()
 ids = torch.randint(0, 50000, (8, 64), device="cuda")
-secs, ms, t_end = float(os.environ.get("SECS", "30")), [], None
+secs, ms, cpu, t_end = float(os.environ.get("SECS", "30")), [], [], None
 t0 = time.perf_counter()
 with torch.no_grad():
     while time.perf_counter() - t0 < secs:
-        torch.cuda.synchronize(); a = time.perf_counter()
+        torch.cuda.synchronize(); a = time.perf_counter(); ca = time.thread_time()
         m.generate(ids, max_new_tokens=48, do_sample=False, pad_token_id=0)
         torch.cuda.synchronize(); ms.append((time.perf_counter() - a) * 1e3)
-ms.sort()
+        cpu.append((time.thread_time() - ca) * 1e3)
+ms.sort(); cpu.sort()
+# cpu: the main thread's own CPU time a call (CLOCK_THREAD_CPUTIME_ID), which the host's
+# steal and the other tenants move less than the wall time; proc_cpu_s: the whole
+# process's (gpuprof's threads too)
+ru = resource.getrusage(resource.RUSAGE_SELF)
 print("TRUTH " + json.dumps({"calls": len(ms), "median_ms": ms[len(ms) // 2],
-                             "mean_ms": sum(ms) / len(ms), "wall_s": time.perf_counter() - t0}))
+                             "mean_ms": sum(ms) / len(ms), "wall_s": time.perf_counter() - t0,
+                             "cpu_median_ms": cpu[len(cpu) // 2],
+                             "proc_cpu_s": ru.ru_utime + ru.ru_stime}))
 PY
 }
 cost() {
@@ -263,11 +270,29 @@ def med(kind, key):
     v = [json.loads(l[6:])[key] for f in sorted(glob.glob(f"{w}/d.{kind}.*.log"))
          for l in open(f) if l.startswith("TRUTH ")]
     return statistics.median(v) if v else float("nan")
-for key in ("median_ms", "mean_ms"):
+for key in ("median_ms", "mean_ms", "cpu_median_ms"):
     p, d, n = (med(k, key) for k in ("plain", "detach", "nodetach"))
     print(f"{key}: plain {p:.1f}, default detached {d:.1f} ({100 * (d / p - 1):+.2f} %), "
           f"default kept {n:.1f} ({100 * (n / p - 1):+.2f} %)")
 PY
+}
+# 7. (stress) does the program still exit as it would with the detach poll on? generate()
+# loops of SECS (8) seconds under the default with GPUPROF_CUPTI_DETACH_POLL_MS=POLL_MS
+# (100), STRESS_N (10) runs: each run's exit status, any abort line, and its detach (session
+# 30: 3 of 10 aborted with heap corruption where the detach fell inside the allocator
+# history's end; the guard gpuprof_fw_busy / gp_cupti_quiesce came after).
+stress() {
+	echo "== 7. exits with the detach poll (POLL_MS=${POLL_MS:-100}), ${STRESS_N:-10} runs of generate()"
+	write_infer
+	local i rc bad=0
+	for i in $(seq ${STRESS_N:-10}); do
+		SECS=${SECS:-8} GPUPROF_CUPTI_DETACH_POLL_MS=${POLL_MS:-100} \
+			timeout 300 $G/gpuprof run --output=$W/s.$i -- python3 $W/infer.py >$W/s.$i.log 2>&1
+		rc=$?
+		[ $rc = 0 ] || bad=$((bad + 1))
+		echo "run $i: rc $rc $(grep -m1 -iE 'corrupt|abort|fatal|segfault|double free' $W/s.$i.log) [$(detaches $W/s.$i/step0/rank0.gpr)]"
+	done
+	echo "stress: $bad of ${STRESS_N:-10} runs exited non-zero"
 }
 # 6. (phases) the same question inside one process, free of the drift between processes
 # (plain moved 274-600 ms a call between runs in session 30): the default with the detach
@@ -282,7 +307,7 @@ phases() {
 	write_infer
 	sed -e 's/ms.append((time.perf_counter() - a) \* 1e3)/ms.append((time.perf_counter() - a) * 1e3); at.append(t_ns)/' \
 		-e 's/torch.cuda.synchronize(); a = time.perf_counter()/torch.cuda.synchronize(); t_ns = time.monotonic_ns(); a = time.perf_counter()/' \
-		-e 's/^secs, ms, t_end = /at = []; secs, ms, t_end = /' \
+		-e 's/^secs, ms, cpu, t_end = /at = []; secs, ms, cpu, t_end = /' \
 		-e 's/^ms.sort()/print("CALLS " + json.dumps(list(zip(at, ms))))\nms.sort()/' $W/infer.py >$W/infer_phases.py
 	local r
 	for r in $(seq ${ROUNDS:-3}); do

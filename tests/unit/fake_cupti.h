@@ -25,7 +25,8 @@ static struct {
 	CUpti_BuffersCallbackRequestFunc req;
 	CUpti_BuffersCallbackCompleteFunc done;
 	uint32_t next_corr;
-	int pending;                          /* kernel records to deliver at the next flush */
+	int pending;          /* kernel records to deliver at the next flush */
+	int pending_launches; /* cudaLaunchKernel API records to deliver at the next flush */
 	_Atomic int subscribes, unsubscribes; /* successful calls */
 	/* the subscriber's callbacks enabled one by one: [0] runtime, [1] driver */
 	bool cb_on[2][FAKE_CBIDS];
@@ -69,22 +70,32 @@ CUptiResult CUPTIAPI cuptiActivityFlushAll(uint32_t flag)
 	pthread_mutex_lock(&F.mu);
 	if (flag & CUPTI_ACTIVITY_FLAG_FLUSH_FORCED)
 		F.forced_flushes++;
-	if (F.req && F.pending) {
+	if (F.req && (F.pending || F.pending_launches)) {
 		uint8_t *b;
 		size_t size, max;
 		F.req(&b, &size, &max);
+		/* every record in a kernel record's slot (cuptiActivityGetNextRecord's stride) */
 		CUpti_ActivityKernel10 *k = (void *)b;
-		int n = F.pending;
-		for (int i = 0; i < n; i++) {
+		int n = F.pending, l = F.pending_launches;
+		for (int i = 0; i < n + l; i++)
 			memset(&k[i], 0, sizeof(k[i]));
+		for (int i = 0; i < l; i++) { /* the launch calls first, as CUPTI has them */
+			CUpti_ActivityAPI *a = (void *)&k[i];
+			a->kind = CUPTI_ACTIVITY_KIND_RUNTIME;
+			a->cbid = CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000;
+			a->start = 1000;
+			a->end = 1100;
+			a->correlationId = F.next_corr + (uint32_t)i;
+		}
+		for (int i = l; i < n + l; i++) {
 			k[i].kind = CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;
 			k[i].start = 1000;
 			k[i].end = 2000;
 			k[i].name = "k";
 			k[i].correlationId = F.next_corr++;
 		}
-		F.pending = 0;
-		F.done(NULL, 0, b, size, n * sizeof(*k));
+		F.pending = F.pending_launches = 0;
+		F.done(NULL, 0, b, size, (size_t)(n + l) * sizeof(*k));
 	}
 	pthread_mutex_unlock(&F.mu);
 	return CUPTI_SUCCESS;
@@ -219,5 +230,50 @@ static bool wait_for(_Atomic int *v, int want)
 		nanosleep(&(struct timespec){0, 10000000}, NULL);
 	return atomic_load(v) >= want;
 }
+
+#ifdef FAKE_CUPTI_EVENTS
+/* The injected library's side, for a test that keeps what the module emits: its events
+ * (up to 1024) and interned strings (all one id) */
+static pthread_mutex_t ev_mu = PTHREAD_MUTEX_INITIALIZER;
+static gp_event_t evs[1024];
+static int nev;
+static void emit(const gp_event_t *e)
+{
+	pthread_mutex_lock(&ev_mu);
+	if (nev < 1024)
+		evs[nev++] = *e;
+	pthread_mutex_unlock(&ev_mu);
+}
+static uint32_t intern(const char *s, size_t n)
+{
+	(void)s, (void)n;
+	return 7;
+}
+static void nap_ms(long ms)
+{
+	nanosleep(&(struct timespec){ms / 1000, (ms % 1000) * 1000000}, NULL);
+}
+uint32_t gp_stack_capture(void)
+{
+	return 0;
+}
+uint32_t gp_site_stack_capture(void)
+{
+	return 0;
+}
+/* An API call of the program's thread, with CUPTI's callbacks at its entry and exit where
+ * the subscriber has them on (a launch: no allocation of ours to record) */
+static void program_call(void)
+{
+	if (F.domains && F.subscribed == 1) {
+		CUpti_CallbackData d = {.callbackSite = CUPTI_API_ENTER};
+		F.cb(NULL, CUPTI_CB_DOMAIN_RUNTIME_API,
+		     CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, &d);
+		d.callbackSite = CUPTI_API_EXIT;
+		F.cb(NULL, CUPTI_CB_DOMAIN_RUNTIME_API,
+		     CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, &d);
+	}
+}
+#endif
 
 #endif

@@ -19,22 +19,11 @@
 #include <string.h>
 #include <time.h>
 
+#define FAKE_CUPTI_EVENTS
 #include "fake_cupti.h"
 
-/* The program: an API call of its thread, with CUPTI's callbacks at its entry and exit
- * where the subscriber has them on (a launch: no allocation of ours to record). */
+/* the program's thread: a call every millisecond while program_calls */
 static _Atomic bool program_calls = true;
-static void program_call(void)
-{
-	if (F.domains && F.subscribed == 1) {
-		CUpti_CallbackData d = {.callbackSite = CUPTI_API_ENTER};
-		F.cb(NULL, CUPTI_CB_DOMAIN_RUNTIME_API,
-		     CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, &d);
-		d.callbackSite = CUPTI_API_EXIT;
-		F.cb(NULL, CUPTI_CB_DOMAIN_RUNTIME_API,
-		     CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, &d);
-	}
-}
 static void *program(void *arg)
 {
 	(void)arg;
@@ -45,33 +34,10 @@ static void *program(void *arg)
 	}
 	return NULL;
 }
-uint32_t gp_stack_capture(void)
-{
-	return 0;
-}
-uint32_t gp_site_stack_capture(void)
-{
-	return 0;
-}
 
 /* ---- the injected library's side ---- */
-static pthread_mutex_t ev_mu = PTHREAD_MUTEX_INITIALIZER;
-static gp_event_t evs[1024];
-static int nev;
 static _Atomic bool profiler_runs;
 
-static void emit(const gp_event_t *e)
-{
-	pthread_mutex_lock(&ev_mu);
-	if (nev < 1024)
-		evs[nev++] = *e;
-	pthread_mutex_unlock(&ev_mu);
-}
-static uint32_t intern(const char *s, size_t n)
-{
-	(void)s, (void)n;
-	return 7;
-}
 static _Atomic uint64_t refused; /* GP_LOSS_CUPTI_REFUSED, as the ring adds it */
 static void count_drop(unsigned c, uint64_t n)
 {
@@ -137,10 +103,6 @@ static int detach_records(void)
 		n += evs[i].type == GP_EV_OVERHEAD && evs[i].b == GP_OVERHEAD_DETACH;
 	pthread_mutex_unlock(&ev_mu);
 	return n;
-}
-static void nap_ms(long ms)
-{
-	nanosleep(&(struct timespec){ms / 1000, (ms % 1000) * 1000000}, NULL);
 }
 
 int main(void)

@@ -1,0 +1,117 @@
+/* The CUPTI module's detach after a window that no step marker follows (an inference loop,
+ * generate() calls: windows by cost, no optimizer step), with GPUPROF_CUPTI_DETACH_POLL_MS
+ * on as it ships (100 ms): every poll period the worker flushes and looks whether every
+ * launch of the window has its kernel record, and detaches then, at one of the program's
+ * own calls; a launch still without its record holds the detach (the record's c counts
+ * those looks), and nothing is detached before a period has passed. Without the poll a
+ * short job outlasted its 10 s wait with CUPTI attached (session 29: every later launch
+ * paid ~1.5 us). Its own program: the module's state is the process's. No GPU. */
+#include "config.h"
+#include "cupti_int.h"
+#include "modes.h"
+#include "tap.h"
+
+#include <cuda.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define FAKE_CUPTI_EVENTS
+#include "fake_cupti.h"
+
+static void *program(void *arg) /* the program's thread: a launch every millisecond */
+{
+	(void)arg;
+	for (;;) {
+		program_call();
+		nanosleep(&(struct timespec){0, 1000000}, NULL);
+	}
+	return NULL;
+}
+
+static void count_drop(unsigned c, uint64_t n)
+{
+	(void)c, (void)n;
+}
+/* the last detach record: its looks for kernel records (c) and for a call (d) */
+static bool last_detach(gp_event_t *out)
+{
+	bool found = false;
+	pthread_mutex_lock(&ev_mu);
+	for (int i = 0; i < nev; i++)
+		if (evs[i].type == GP_EV_OVERHEAD && evs[i].b == GP_OVERHEAD_DETACH)
+			*out = evs[i], found = true;
+	pthread_mutex_unlock(&ev_mu);
+	return found;
+}
+static int count(unsigned type)
+{
+	int n = 0;
+	pthread_mutex_lock(&ev_mu);
+	for (int i = 0; i < nev; i++)
+		n += evs[i].type == type;
+	pthread_mutex_unlock(&ev_mu);
+	return n;
+}
+
+int main(void)
+{
+	const unsigned CUDA = GP_MODE_CUDA, MEM = GP_MODE_MEM;
+	static gp_inject_api_t api;
+	api = fake_api(CUDA | MEM, emit, intern, count_drop);
+	api.detach_poll_ms = 100; /* the shipped default (common/settings.c) */
+	/* no step marker ever completes: gpu_done stays 0 */
+	char why[128] = "";
+	pthread_t prog;
+	pthread_create(&prog, NULL, program, NULL);
+	ok(gp_cupti_start(&api, why, sizeof(why)) == 0, "started (%s)", why);
+
+	/* the window's three launches, two of their kernels recorded so far */
+	F.pending_launches = 3;
+	F.pending = 2;
+	uint64_t t0 = now();
+	ok(gp_cupti_capture(MEM) == MEM, "the window ends, no marker placed");
+	nap_ms(700);
+	ok(F.finalized == 0, "a launch without its kernel record holds the detach (700 ms)");
+	ok(count(GP_EV_KERNEL) == 2 && count(GP_EV_API) == 3,
+	   "the looks flushed the window's records (%d kernels, %d launches)", count(GP_EV_KERNEL),
+	   count(GP_EV_API));
+	F.pending = 1; /* the third kernel's record comes */
+	ok(wait_for(&F.finalized, 1), "detached once every launch has its kernel record");
+	gp_event_t d = {0};
+	bool got = last_detach(&d);
+	ok(got && d.c >= 3 && d.c <= 9,
+	   "its record counts the looks that found a record missing (c=%llu: one a 100 ms period)",
+	   (unsigned long long)d.c);
+	ok(pthread_equal(F.finalized_on, prog),
+	   "finalized at the program's own call, on its thread");
+	wait_for(&F.registered, 2);
+
+	/* a window whose kernels are all in at its end: detached after one period, not 10 s */
+	ok(gp_cupti_capture(CUDA | MEM) == (CUDA | MEM), "the next window");
+	F.pending_launches = 4;
+	F.pending = 4;
+	t0 = now();
+	gp_cupti_capture(MEM);
+	ok(wait_for(&F.finalized, 2), "detached after a window with no marker");
+	uint64_t took = now() - t0;
+	ok(took >= 90000000ull && took < 1500000000ull,
+	   "one poll period after the window's end or a little more (%.0f ms; the wait without "
+	   "the poll: 10 s)",
+	   took / 1e6);
+	got = last_detach(&d);
+	ok(got && d.c == 0, "no look found a record missing (c=%llu)", (unsigned long long)d.c);
+	wait_for(&F.registered, 3);
+
+	/* a window with launches and none of its kernels yet: never detached within the
+	 * periods, whatever the looks */
+	gp_cupti_capture(CUDA | MEM);
+	F.pending_launches = 2;
+	gp_cupti_capture(MEM);
+	nap_ms(500);
+	ok(F.finalized == 2, "no detach while none of the window's kernels has come");
+	gp_cupti_flush();
+	return done_testing();
+}
