@@ -12,8 +12,9 @@ the first HIST_WARM optimizer steps (where the peak is usually set, and the opti
 state made), then for HIST_WINDOW steps when the peak has grown since its last picture, at
 most once every HIST_GAP steps. A program with no optimizer step (inference, evaluation, a
 loop of its own) never reaches the end of that warm-up: a thread of ours (_hist_watch)
-ends it where the collector's first capture window closes, or after HIST_NOSTEP_S where no
-kernels are traced, looking every HIST_TICK_S."""
+ends it where the collector's first capture window closes, or where no kernels are traced
+once the allocator's peak has not grown for HIST_QUIET_S (HIST_NOSTEP_S at most), looking
+every HIST_TICK_S."""
 
 import sys
 import threading as _threading
@@ -27,9 +28,12 @@ import _gpuprof_snap as _snap
 _HIST_WARM, _HIST_WINDOW, _HIST_GAP = 5, 3, 50
 # A program with no optimizer step (inference, evaluation, a loop of its own) never reaches
 # the end of that warm-up: a thread of ours ends it where the collector's first capture
-# window closes (on a budget of tracing cost: agent/inject/costwin.h), or after
-# HIST_NOSTEP_S where no kernels are traced (_hist_watch), looking every HIST_TICK_S.
-_HIST_NOSTEP_S, _HIST_TICK_S = 10.0, 0.5
+# window closes (on a budget of tracing cost: agent/inject/costwin.h), or where no kernels
+# are traced (no mode cuda) once the allocator's peak has stayed within 1 % for
+# HIST_QUIET_S (the peak, with its stacks, is what the history is for; a GPT-2 generate()
+# loop ran 31 % slower while it recorded, for all of HIST_NOSTEP_S before), and after
+# HIST_NOSTEP_S in any case (_hist_watch), looking every HIST_TICK_S.
+_HIST_NOSTEP_S, _HIST_QUIET_S, _HIST_TICK_S = 10.0, 2.0, 0.5
 _HIST_MAIN_WAIT_S = 30.0  # the watcher's end waits this long for the main thread
 
 
@@ -56,6 +60,8 @@ class _Watcher:
     """The history's watcher (_hist_watch) of a program with no optimizer step."""
 
     hist_t0 = 0  # when our history began (monotonic ns)
+    peak = 0  # the allocator's peak at the watcher's last look (no mode cuda)
+    peak_grew = 0  # when it last grew by more than 1 % (monotonic ns; 0: none seen)
     hist_stop = None  # threading.Event: the watcher stops
     hist_end_queued = False  # the watcher's end of the warm-up waits for the main thread
     hist_end_asked = 0  # when it was queued (monotonic ns)
@@ -134,11 +140,14 @@ def _stats():
     """PyTorch's allocator counters (allocated and reserved, now and peak): the nested
     dictionary PyTorch's own memory_stats() flattens, read without the flattening. Of the
     device the program trains on now: CUDA starts (and our history with it) inside
-    torch.cuda.set_device(), before the switch to the worker's own GPU."""
-    try:
-        _m.mem_dev = _m.torch._C._cuda_getDevice()
-    except Exception:
-        pass
+    torch.cuda.set_device(), before the switch to the worker's own GPU. Read on a thread of
+    ours (the history's watcher), whose own current device is 0 whatever the program's,
+    the device stays the one the program's thread last had."""
+    if not _threading.current_thread().name.startswith("gpuprof"):
+        try:
+            _m.mem_dev = _m.torch._C._cuda_getDevice()
+        except Exception:
+            pass
     try:
         st = _m.torch._C._cuda_memoryStats(_m.mem_dev)
         a, r = st["allocated_bytes"]["all"], st["reserved_bytes"]["all"]
@@ -180,6 +189,7 @@ def _history_work(on, clear=False):
 def _hist_watch_start():
     """The watcher of a program that never steps an optimizer (_hist_watch)."""
     _hw.hist_t0 = _clock()
+    _hw.peak = _hw.peak_grew = 0
     _hw.hist_stop = _threading.Event()
     _threading.Thread(target=_hist_watch, name="gpuprof-history", daemon=True).start()
 
@@ -202,9 +212,10 @@ def _hist_watch():
 def _hist_watch_tick(now):
     """One look at a history that records with no optimizer step seen: ended once the
     collector's first capture window has closed (it opens at CUDA's initialisation and
-    holds the start-up, the warm-up and the first steps, as HIST_WARM does), or after
-    HIST_NOSTEP_S where no kernels are traced (no mode cuda, or no collector to ask).
-    False: nothing more to watch."""
+    holds the start-up, the warm-up and the first steps, as HIST_WARM does), or where no
+    kernels are traced (no mode cuda, or no collector to ask) once the allocator's peak,
+    allocated at all, has not grown for HIST_QUIET_S, or after HIST_NOSTEP_S. False:
+    nothing more to watch."""
     if _gp.ctx.opt_steps or not (_m.hist_live and _m.hist_until) or _gp.ctx.in_fork_child:
         return False
     if "cuda" in _gp.ctx.modes:
@@ -213,9 +224,15 @@ def _hist_watch_tick(now):
             return True  # the first window traces: the history with it
         if tracing is not None:
             return _hist_end_soon()
-    if now - _hw.hist_t0 < _HIST_NOSTEP_S * 1e9:
+    if now - _hw.hist_t0 >= _HIST_NOSTEP_S * 1e9:
+        return _hist_end_soon()
+    peak = _stats()[1]
+    if peak > _hw.peak * 1.01:
+        _hw.peak, _hw.peak_grew = peak, now
         return True
-    return _hist_end_soon()
+    if _hw.peak_grew and now - _hw.peak_grew >= _HIST_QUIET_S * 1e9:
+        return _hist_end_soon()
+    return True
 
 
 def _importing():

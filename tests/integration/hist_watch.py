@@ -151,6 +151,40 @@ late = gpm._hist_watch_tick(t0 + int(gpm._HIST_NOSTEP_S * 1e9) + 1)
 check("no mode cuda: on for %g s" % gpm._HIST_NOSTEP_S, early, "calls %s" % calls)
 check("... then off", not late and not gpm._m.hist_live and calls == [True, None], "calls %s" % calls)
 
+# 3b. no mode cuda: off once the allocator's peak has stayed for _HIST_QUIET_S (a steady
+# inference loop), on while it grows
+peaks = [0]
+gpm._stats = lambda: (100, peaks[0], 300, 400)
+begin("timing,nvtx,mem")
+gpm._hist_watch_start()
+gpm._hw.hist_stop.set()  # the ticks below are this test's, at the times it gives
+t0 = gpm._hw.hist_t0
+S = int(1e9)
+none_yet = gpm._hist_watch_tick(t0 + 3 * S) and gpm._m.hist_live  # nothing allocated yet
+peaks[0] = 1000
+first = gpm._hist_watch_tick(t0 + 3 * S + S // 2) and gpm._m.hist_live
+peaks[0] = 1005  # within 1 %: not growth
+quiet_short = gpm._hist_watch_tick(t0 + 3 * S + S // 2 + int(gpm._HIST_QUIET_S * S) - 1)
+quiet_short = quiet_short and gpm._m.hist_live
+quiet = gpm._hist_watch_tick(t0 + 3 * S + S // 2 + int(gpm._HIST_QUIET_S * S))
+check("no mode cuda: on before anything is allocated", none_yet, "calls %s" % calls)
+check("... on while the peak is newer than %g s" % gpm._HIST_QUIET_S, first and quiet_short,
+      "calls %s" % calls)
+check("... off once it has stayed %g s" % gpm._HIST_QUIET_S,
+      not quiet and not gpm._m.hist_live and calls == [True, None], "calls %s" % calls)
+begin("timing,nvtx,mem")
+gpm._hist_watch_start()
+gpm._hw.hist_stop.set()
+t0 = gpm._hw.hist_t0
+growing = True
+for i in range(1, 20):  # the peak grows 10 % every half second: on until _HIST_NOSTEP_S
+    peaks[0] = int(1000 * 1.1 ** i)
+    growing = growing and gpm._hist_watch_tick(t0 + i * S // 2) and gpm._m.hist_live
+late = gpm._hist_watch_tick(t0 + int(gpm._HIST_NOSTEP_S * S) + 1)
+check("... on while it grows, off at %g s" % gpm._HIST_NOSTEP_S, growing and not late and
+      not gpm._m.hist_live, "calls %s" % calls)
+gpm._stats = lambda: (100, 200, 300, 400)
+
 # 4. mode cuda with no collector to ask (no library): the same bound by time
 begin("timing,nvtx,cuda,mem")
 gpa._c.lib = False
