@@ -552,14 +552,30 @@ static void text_findings(const gp_job_t *job, FILE *out)
 
 /* ---- the per-rank tables: defined once for the text and the HTML (tables.c) ---- */
 
-/* The table's heading, a line for each rank listed, and its legend. */
+/* The table's columns as wide as this job's cells (tables.h), in blocks that fit a line */
+static void rank_layout(gp_table_layout_t *lay, const gp_job_t *job, unsigned which)
+{
+	const gp_rank_table_t *t = &gp_rank_tables[which];
+	gp_table_layout_init(lay, t);
+	for (unsigned i = 0; i < job->nranks; i++)
+		if (listed(job, &job->ranks[i]))
+			gp_table_layout_add(lay, t, &job->ranks[i], label(job, &job->ranks[i]));
+	gp_table_layout_end(lay, t);
+}
+
+/* The table's heading and a line for each rank listed, block by block. */
 static void rank_table(FILE *out, const gp_job_t *job, unsigned which)
 {
 	const gp_rank_table_t *t = &gp_rank_tables[which];
-	gp_table_text_head(out, t);
-	for (unsigned i = 0; i < job->nranks; i++)
-		if (listed(job, &job->ranks[i]))
-			gp_table_text_row(out, t, &job->ranks[i], label(job, &job->ranks[i]));
+	gp_table_layout_t lay;
+	rank_layout(&lay, job, which);
+	for (unsigned b = 0; b < lay.nblocks; b++) {
+		gp_table_text_head(out, t, &lay, b);
+		for (unsigned i = 0; i < job->nranks; i++)
+			if (listed(job, &job->ranks[i]))
+				gp_table_text_row(out, t, &lay, b, &job->ranks[i],
+				                  label(job, &job->ranks[i]));
+	}
 }
 
 static void rank_legend(FILE *out, unsigned which)
@@ -908,16 +924,26 @@ static void text_memory(const gp_job_t *job, FILE *out)
 		fprintf(out, "no device memory activity recorded (modes without mem or gpu, or no "
 		             "GPU)\n");
 	rows &= any_mem > 0 || any_fw(job); /* nothing measured: no table of zeros */
-	if (rows) {
+	const gp_rank_table_t *t = &gp_rank_tables[GP_TABLE_MEMORY];
+	gp_table_layout_t lay;
+	rank_layout(&lay, job, GP_TABLE_MEMORY);
+	if (rows)
 		rank_legend(out, GP_TABLE_MEMORY);
-		gp_table_text_head(out, &gp_rank_tables[GP_TABLE_MEMORY]);
+	for (unsigned b = 0; rows && b + 1 < lay.nblocks; b++) { /* all but the last block */
+		gp_table_text_head(out, t, &lay, b);
+		for (unsigned i = 0; i < job->nranks; i++)
+			if (listed(job, &job->ranks[i]))
+				gp_table_text_row(out, t, &lay, b, &job->ranks[i],
+				                  label(job, &job->ranks[i]));
 	}
+	if (rows) /* the last, with each rank's lines under its row */
+		gp_table_text_head(out, t, &lay, lay.nblocks - 1);
 	for (unsigned i = 0; i < job->nranks; i++) {
 		const gp_rank_t *r = &job->ranks[i];
 		if (!rows || !listed(job, r))
 			continue;
 		bool pq = r->pool.seen;
-		gp_table_text_row(out, &gp_rank_tables[GP_TABLE_MEMORY], r, label(job, r));
+		gp_table_text_row(out, t, &lay, lay.nblocks - 1, r, label(job, r));
 		if (pq)
 			fprintf(out,
 			        "       %s: in use %s at its peak, %s at the last sample; the pool "
