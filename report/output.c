@@ -983,33 +983,13 @@ static void text_memory(const gp_job_t *job, FILE *out)
 }
 
 /* PyTorch's memory snapshots the rank file names (rankR.torch-{exit,oom,peak}.pickle,
- * written beside it by the integration) that are not there as a regular file: the memviz
- * export then falls back to CUDA's segments, so the report says which are gone rather
- * than leave it to that export's stderr. */
+ * written beside it by the integration) that the memviz export cannot take (the
+ * pipeline's torch.snap_gone): it then falls back to CUDA's segments, so the report says
+ * which are gone rather than leave it to that export's stderr. */
 static void text_snapshots(FILE *out, const char *label, const gp_rank_t *r)
 {
-	static const char *const when[] = {"at exit", "at its OOM", "at its peak"};
-	const gp_text_t *nm[] = {&r->torch.snap_exit, &r->torch.snap_oom, &r->torch.snap_peak};
-	if (!r->id.path) /* a rank not read from a file (a summary's, a test's): nowhere to look */
-		return;
-	const char *slash = strrchr(r->id.path, '/');
-	char gone[600] = "";
-	unsigned n = 0, named = 0;
-	for (unsigned k = 0; k < 3; k++) {
-		const char *name = nm[k]->s ? gp_txt(*nm[k]) : "";
-		char path[4400];
-		struct stat st;
-		if (!*name)
-			continue;
-		named++;
-		snprintf(path, sizeof(path), "%.*s/%s", slash ? (int)(slash - r->id.path) : 1,
-		         slash ? r->id.path : ".", name);
-		if (!strchr(name, '/') && fstatat(AT_FDCWD, path, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
-		    S_ISREG(st.st_mode))
-			continue;
-		size_t l = strlen(gone);
-		snprintf(gone + l, sizeof(gone) - l, "%s%s (%s)", n++ ? ", " : "", name, when[k]);
-	}
+	char gone[600];
+	unsigned named, n = gp_snapshots_gone(r, gone, sizeof(gone), &named);
 	if (n)
 		fprintf(out,
 		        "rank %s: PyTorch's memory snapshot%s %s, named by the rank file, %s gone "
