@@ -2,8 +2,9 @@
 # One figure in every output (issue 49): each committed fixture (and a synthetic job of
 # many ranks and steps) rendered as JSON, text and HTML, and every figure the text and
 # the HTML show of a rank or of the job held to the JSON field it claims to be
-# (formats_check.py, reading the columns from `gpuprof fields --format=tables`), and
-# every line of the text within 100 characters (textwidth.py).
+# (formats_check.py, reading the columns from `gpuprof fields --format=tables`), every
+# line of the text within 100 characters (textwidth.py), and the Chrome trace's step
+# slices as documented (steps_check.py).
 . "$(dirname "$0")/tap.sh"
 B=${GP_BUILD:?}
 H=$(cd "$(dirname "$0")" && pwd)
@@ -34,6 +35,15 @@ one() { # NAME DIR
 	out=$(python3 "$H/textwidth.py" check "$T/$1.txt" "$T/$1.json" 2>&1)
 	ok $? "$1: report.txt within 100 columns: $(echo "$out" | tail -1)"
 	[ -n "$out" ] && echo "$out" | head -n -1 | head -5 | sed 's/^/# /'
+	# the Chrome trace's step slices as doc/report.md says them: each step from its start
+	# to the next one's start, one a step of the report's (steps_check.py)
+	if python3 -c 'import json,sys; sys.exit(not any(r["steps"]["count"] for r in json.load(open(sys.argv[1]))["ranks"]))' "$T/$1.json"; then
+		"$B/gpuprof" export --format=chrome --output="$T/$1.trace.json" "$2" 2>/dev/null &&
+			out=$(python3 "$H/steps_check.py" "$T/$1.trace.json" "$T/$1.json" 2>&1)
+		ok $? "$1: the Chrome trace's step slices run from a step's start to the next one's: $(echo "$out" | tail -1)"
+		[ -n "$out" ] && echo "$out" | head -n -1 | head -5 | sed 's/^/# /'
+		rm -f "$T/$1.trace.json"
+	fi
 	true
 }
 for d in "$F"/*/; do
