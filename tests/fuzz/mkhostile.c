@@ -311,7 +311,10 @@ int main(int argc, char **argv)
 		                       "linear\x1b]0;t\x07 @ </td>\xe2\x80\xaeyp.py:10 (step\xc3)",
 		                       "relu\x7f @ a\tb.py:11 (\xe2\x80\xae)",
 		                       "backward @ train.py:12 (\x1b[5mstep)"};
-		gp_rf_append_string(w, 14, "\x1b[7mmain<i>\r\xe2\x80\xad");
+		/* ... C1's CSI (U+009B) and an OSC 8 link around the thread's name */
+		gp_rf_append_string(w, 14,
+		                    "\x1b[7mmain<i>\r\xe2\x80\xad\xc2\x9b"
+		                    "31m\x1b]8;;http://e.vil/\x1b\\link\x1b]8;;\x1b\\");
 		gp_rf_append_string(w, 15,
 		                    "str\x1b"
 		                    "eam</svg>\xff");
