@@ -281,7 +281,8 @@ static const gp_cli_opt_t fields_opts[] = {
     {"format", 'f', "FORMAT",
      "text (the default), markdown, or tables: the columns of the per-rank tables of the "
      "text and HTML reports, a line each (table, heading, the JSON field shown, the field "
-     "that must be nonzero for a figure, width, scale, kind), tab-separated"},
+     "that must be nonzero for a figure, the text's least width, scale, kind, the most "
+     "characters a text cell shows or -), tab-separated"},
     {NULL, 0, NULL, NULL}};
 
 static const gp_cli_cmd_t cmd_fields_doc = {
