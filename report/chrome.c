@@ -561,7 +561,7 @@ static void export_work(ctx_t *c)
 /* The steps, from whatever found them (NVTX, optimizer.step(), cudaProfilerStart/Stop,
  * the kernels' own rhythm: steps.c). Kineto: as PyTorch's profiler marks them, on the
  * steps' thread. Chrome: a track of their own, "steps (SOURCE)", each step from its start
- * to the next one's (never overlapping, so Perfetto keeps every one), and a second one,
+ * to the next one's start (the last to its end), and a second one,
  * "steps on the GPU", from the completion of one step's GPU work to the next's, the
  * headline's GPU step. */
 #define STEPS_TID     (1ull << 41)
@@ -581,8 +581,12 @@ static void export_steps(ctx_t *c, const char *source)
 	for (size_t i = 0; i < d->steps.n; i++) {
 		const step_t *st = &d->steps.v[i];
 		uint64_t end = st->end;
-		if (!c->kineto && i + 1 < d->steps.n && d->steps.v[i + 1].start < end)
-			end = d->steps.v[i + 1].start; /* a track's slices may not overlap */
+		/* Chrome: the step's whole span, to the next one's start (what the host took
+		 * from step to step, the period: a step range that ends before the next
+		 * begins leaves its tail, logging, the data, in no step), the last to its end;
+		 * never overlapping, so Perfetto keeps every one */
+		if (!c->kineto && i + 1 < d->steps.n)
+			end = d->steps.v[i + 1].start;
 		if (end < st->start || !in_window(c, st->start, end) || !spend(c))
 			continue;
 		if (c->kineto) {

@@ -9,6 +9,7 @@
 #include "jobref.h"
 #include "livejob.h"
 #include "log.h"
+#include "wrap.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -200,9 +201,19 @@ static int print_once(top_t *t)
 		       t->dir);
 		return 0;
 	}
-	job_lines(t, stdout, "\n");
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *m = open_memstream(&buf, &len);
+	if (!m)
+		return gp_err("top: out of memory");
+	job_lines(t, m, "\n");
 	for (unsigned k = 0; k < t->j.n; k++)
-		rank_line(t, t->order[k], stdout, "\n");
+		rank_line(t, t->order[k], m, "\n");
+	fclose(m);
+	/* the job's strings (node, step, findings' words) as the report writes them: what a
+	 * terminal would act on made '?' */
+	gp_text_put(stdout, buf, len, false);
+	free(buf);
 	return fflush(stdout) ? 1 : 0;
 }
 
@@ -275,6 +286,7 @@ static void draw(top_t *t)
 	for (int k = t->scroll; k < (int)t->j.n && k < t->scroll + body; k++)
 		rank_line(t, t->order[k], m, "\n");
 	fclose(m);
+	buf[gp_text_shown(buf, len)] = '\0'; /* never the job's escapes among ours */
 	fputs("\033[H", stdout);
 	put_cut(buf, cols);
 	free(buf);

@@ -165,6 +165,19 @@ static void v_memviz(FILE *out, const gp_rank_t *r)
 	fputc('}', out);
 }
 
+static void v_memviz_gone(FILE *out, const gp_rank_t *r)
+{
+	const gp_text_t *nm[] = {&r->torch.snap_exit, &r->torch.snap_oom, &r->torch.snap_peak};
+	unsigned n = 0;
+	fputc('[', out);
+	for (unsigned k = 0; k < 3; k++)
+		if (r->torch.snap_gone & 1u << k && nm[k]->s) {
+			fputs(n++ ? ", " : "", out);
+			gp_json_str(out, gp_txt(*nm[k]));
+		}
+	fputc(']', out);
+}
+
 static void v_procs(FILE *out, const gp_rank_t *r)
 {
 	fputc('[', out);
@@ -559,6 +572,9 @@ const gp_field_t gp_rank_fields[] = {
     FN("pytorch", "oom", v_oom, NULL,
        "{requested_bytes total_bytes free_bytes holders[]}, null: no OOM"),
     FN("pytorch", "memviz", v_memviz, NULL, "{exit peak oom}: memory_viz pickles written"),
+    FN("pytorch", "memviz_gone", v_memviz_gone, NULL,
+       "[name] of those, the ones not beside the rank file as a regular file of the job's "
+       "owner: gpuprof export --format=memviz takes the one left, or CUDA's segments"),
 
     U64("quality", "records", quality.records, NULL, "records read"),
     BOOL("quality", "truncated", quality.truncated, "the file ends mid-chunk"),

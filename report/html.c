@@ -889,6 +889,38 @@ static void tables(FILE *o, const gp_job_t *job)
 
 /* ---- the page ---- */
 
+/* The ranks whose PyTorch snapshots are gone (the pipeline's torch.snap_gone), as the
+ * text's data-quality section says them: what the memory_viz export then shows. */
+static void snapshots_gone(FILE *o, const gp_job_t *job)
+{
+	unsigned said = 0, more = 0;
+	for (unsigned i = 0; i < job->nranks; i++) {
+		const gp_rank_t *r = &job->ranks[i];
+		char gone[600];
+		unsigned named, n = gp_snapshots_gone(r, gone, sizeof(gone), &named);
+		if (!n)
+			continue;
+		if (said++ >= 16) {
+			more++;
+			continue;
+		}
+		fprintf(o,
+		        "<p class=\"note\" id=\"snapshots-gone-%u\">Rank %d: PyTorch's memory "
+		        "snapshot%s ",
+		        i, r->id.rank, n > 1 ? "s" : "");
+		esc(o, gone);
+		fprintf(o,
+		        ", named by the rank file, %s gone from beside it: <code>gpuprof export "
+		        "--format=memviz</code> %s.</p>\n",
+		        n > 1 ? "are" : "is",
+		        n < named ? "takes the one left" : "shows CUDA's segments instead");
+	}
+	if (more)
+		fprintf(o,
+		        "<p class=\"note\">... and %u more ranks whose snapshots are gone.</p>\n",
+		        more);
+}
+
 static void findings(FILE *o, const gp_job_t *job)
 {
 	fprintf(o, "<h2>What to fix first</h2>\n");
@@ -1009,6 +1041,7 @@ int gp_report_html(const gp_job_t *job, FILE *o)
 	gp_attr_html(job, o);
 	fprintf(o, "<h2>Where the memory goes</h2>\n");
 	plot_series(o, job, 0);
+	snapshots_gone(o, job);
 	if (nvml) {
 		fprintf(o, "<h2>What NVML saw</h2>\n");
 		for (int w = 1; w <= 3; w++)

@@ -171,6 +171,13 @@ void gp_report_summary_line(const gp_job_t *job, char *buf, size_t len);
  * dictionary of segments and device_traces. */
 int gp_export_memviz(const gp_job_t *job, FILE *out, const char *ranks, const char *pydir,
                      bool torch113);
+/* Each rank's PyTorch snapshots that the memviz export could not take (torch.snap_gone),
+ * looked at once beside its rank file (the pipeline's pass; a rank read from no file
+ * keeps 0). */
+void gp_job_snapshots(gp_job_t *job);
+/* Those of rank r, as the writers say them: "rank0.torch-exit.pickle (at exit), ..." in
+ * buf; how many are gone, and in *named how many the rank file named. */
+unsigned gp_snapshots_gone(const gp_rank_t *r, char *buf, size_t len, unsigned *named);
 /* Self-contained HTML with SVG plots. */
 int gp_report_html(const gp_job_t *job, FILE *out);
 /* Chrome/Perfetto trace of the job (re-reads the rank files). */

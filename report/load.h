@@ -140,6 +140,10 @@ typedef struct gp_torch {
 	bool oom;
 	uint64_t oom_requested, oom_total, oom_free;
 	gp_text_t snap_peak, snap_oom, snap_exit; /* memory_viz pickles written */
+	/* Of those, the ones the memviz export cannot take (gone from beside the rank file,
+	 * or not a regular file of the job's owner): bit 0 exit, 1 OOM, 2 peak. Looked at
+	 * once, by the pipeline (gp_job_snapshots), for every writer to say. */
+	unsigned snap_gone;
 } gp_torch_t;
 
 /* The owners of one kind; NULL when the rank has none of any kind. */

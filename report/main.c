@@ -8,6 +8,7 @@
 #include "job.h"
 #include "cli.h"
 #include "commands.h"
+#include "wrap.h"
 #include "jobref.h"
 #include "live_report.h"
 #include "ledger.h"
@@ -280,7 +281,8 @@ static const gp_cli_opt_t fields_opts[] = {
     {"format", 'f', "FORMAT",
      "text (the default), markdown, or tables: the columns of the per-rank tables of the "
      "text and HTML reports, a line each (table, heading, the JSON field shown, the field "
-     "that must be nonzero for a figure, width, scale, kind), tab-separated"},
+     "that must be nonzero for a figure, the text's least width, scale, kind, the most "
+     "characters a text cell shows or -), tab-separated"},
     {NULL, 0, NULL, NULL}};
 
 static const gp_cli_cmd_t cmd_fields_doc = {
@@ -1191,14 +1193,17 @@ static int cmd_dump(int argc, char **argv)
 		return gp_err("dump: %s", err), 1;
 	uint64_t count[GP_EV_MAX + 1] = {0}, distinct = 0;
 	gp_event_t e;
-	printf("%s", gp_rf_header_text(r));
+	const char *hdr = gp_rf_header_text(r); /* its values are the job's: node, command */
+	gp_text_put(stdout, hdr, strlen(hdr), false);
 	while (gp_rf_next(r, &e) == 1) {
 		count[e.type < GP_EV_MAX ? e.type : GP_EV_MAX]++;
 		if (e.type == GP_EV_STRING && e.u16 == 0)
 			distinct++;
-		if (strings && e.type == GP_EV_STRING)
-			printf("string %u +%u %.*s\n", e.tid, e.u16, e.u8 <= 32 ? e.u8 : 32,
-			       (const char *)&e.a);
+		if (strings && e.type == GP_EV_STRING) { /* the program's bytes: never raw */
+			printf("string %u +%u ", e.tid, e.u16);
+			gp_text_put(stdout, (const char *)&e.a, e.u8 <= 32 ? e.u8 : 32, true);
+			putchar('\n');
+		}
 		if (events)
 			printf("%s tid=%u ts=%llu a=%llu b=%llu c=%llu d=%llu u8=%u u16=%u\n",
 			       gp_ev_type_name(e.type), e.tid, (unsigned long long)e.ts,

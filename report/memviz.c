@@ -209,12 +209,50 @@ static int torch_snapshot(const gp_job_t *job, const gp_rank_t *r, int which)
 	const char *name = nm->s ? gp_txt(*nm) : "";
 	size_t n = strlen(name);
 	if (!n || strchr(name, '/') || strncmp(name, "rank", 4) || n < 8 ||
-	    strcmp(name + n - 7, ".pickle"))
+	    strcmp(name + n - 7, ".pickle") || !r->id.path)
 		return -1;
 	const char *slash = strrchr(r->id.path, '/');
 	int dl = slash ? (int)(slash - r->id.path) : 1;
 	snprintf(path, sizeof(path), "%.*s/%s", dl, slash ? r->id.path : ".", name);
 	return gp_open_regular(AT_FDCWD, path, job->owner, NULL);
+}
+
+void gp_job_snapshots(gp_job_t *job)
+{
+	for (unsigned i = 0; i < job->nranks; i++) {
+		gp_rank_t *r = &job->ranks[i];
+		const gp_text_t *nm[] = {&r->torch.snap_exit, &r->torch.snap_oom,
+		                         &r->torch.snap_peak};
+		r->torch.snap_gone = 0;
+		for (int k = 0; k < 3 && r->id.path; k++) {
+			int fd = nm[k]->s ? torch_snapshot(job, r, k) : -2;
+			if (fd >= 0)
+				close(fd);
+			else if (fd == -1)
+				r->torch.snap_gone |= 1u << k;
+		}
+	}
+}
+
+unsigned gp_snapshots_gone(const gp_rank_t *r, char *buf, size_t len, unsigned *named)
+{
+	static const char *const when[] = {"at exit", "at its OOM", "at its peak"};
+	const gp_text_t *nm[] = {&r->torch.snap_exit, &r->torch.snap_oom, &r->torch.snap_peak};
+	unsigned n = 0;
+	size_t at = 0;
+	*named = 0;
+	if (len)
+		buf[0] = 0;
+	for (unsigned k = 0; k < 3; k++) {
+		*named += nm[k]->s != NULL;
+		if (!(r->torch.snap_gone & 1u << k) || !nm[k]->s)
+			continue;
+		if (at < len)
+			at += (size_t)snprintf(buf + at, len - at, "%s%s (%s)", n ? ", " : "",
+			                       gp_txt(*nm[k]), when[k]);
+		n++;
+	}
+	return n;
 }
 
 /* Merge the selected ranks' PyTorch snapshots into o. 0: done, 1: none there, -1: the

@@ -552,14 +552,30 @@ static void text_findings(const gp_job_t *job, FILE *out)
 
 /* ---- the per-rank tables: defined once for the text and the HTML (tables.c) ---- */
 
-/* The table's heading, a line for each rank listed, and its legend. */
+/* The table's columns as wide as this job's cells (tables.h), in blocks that fit a line */
+static void rank_layout(gp_table_layout_t *lay, const gp_job_t *job, unsigned which)
+{
+	const gp_rank_table_t *t = &gp_rank_tables[which];
+	gp_table_layout_init(lay, t);
+	for (unsigned i = 0; i < job->nranks; i++)
+		if (listed(job, &job->ranks[i]))
+			gp_table_layout_add(lay, t, &job->ranks[i], label(job, &job->ranks[i]));
+	gp_table_layout_end(lay, t);
+}
+
+/* The table's heading and a line for each rank listed, block by block. */
 static void rank_table(FILE *out, const gp_job_t *job, unsigned which)
 {
 	const gp_rank_table_t *t = &gp_rank_tables[which];
-	gp_table_text_head(out, t);
-	for (unsigned i = 0; i < job->nranks; i++)
-		if (listed(job, &job->ranks[i]))
-			gp_table_text_row(out, t, &job->ranks[i], label(job, &job->ranks[i]));
+	gp_table_layout_t lay;
+	rank_layout(&lay, job, which);
+	for (unsigned b = 0; b < lay.nblocks; b++) {
+		gp_table_text_head(out, t, &lay, b);
+		for (unsigned i = 0; i < job->nranks; i++)
+			if (listed(job, &job->ranks[i]))
+				gp_table_text_row(out, t, &lay, b, &job->ranks[i],
+				                  label(job, &job->ranks[i]));
+	}
 }
 
 static void rank_legend(FILE *out, unsigned which)
@@ -908,16 +924,26 @@ static void text_memory(const gp_job_t *job, FILE *out)
 		fprintf(out, "no device memory activity recorded (modes without mem or gpu, or no "
 		             "GPU)\n");
 	rows &= any_mem > 0 || any_fw(job); /* nothing measured: no table of zeros */
-	if (rows) {
+	const gp_rank_table_t *t = &gp_rank_tables[GP_TABLE_MEMORY];
+	gp_table_layout_t lay;
+	rank_layout(&lay, job, GP_TABLE_MEMORY);
+	if (rows)
 		rank_legend(out, GP_TABLE_MEMORY);
-		gp_table_text_head(out, &gp_rank_tables[GP_TABLE_MEMORY]);
+	for (unsigned b = 0; rows && b + 1 < lay.nblocks; b++) { /* all but the last block */
+		gp_table_text_head(out, t, &lay, b);
+		for (unsigned i = 0; i < job->nranks; i++)
+			if (listed(job, &job->ranks[i]))
+				gp_table_text_row(out, t, &lay, b, &job->ranks[i],
+				                  label(job, &job->ranks[i]));
 	}
+	if (rows) /* the last, with each rank's lines under its row */
+		gp_table_text_head(out, t, &lay, lay.nblocks - 1);
 	for (unsigned i = 0; i < job->nranks; i++) {
 		const gp_rank_t *r = &job->ranks[i];
 		if (!rows || !listed(job, r))
 			continue;
 		bool pq = r->pool.seen;
-		gp_table_text_row(out, &gp_rank_tables[GP_TABLE_MEMORY], r, label(job, r));
+		gp_table_text_row(out, t, &lay, lay.nblocks - 1, r, label(job, r));
 		if (pq)
 			fprintf(out,
 			        "       %s: in use %s at its peak, %s at the last sample; the pool "
@@ -957,33 +983,13 @@ static void text_memory(const gp_job_t *job, FILE *out)
 }
 
 /* PyTorch's memory snapshots the rank file names (rankR.torch-{exit,oom,peak}.pickle,
- * written beside it by the integration) that are not there as a regular file: the memviz
- * export then falls back to CUDA's segments, so the report says which are gone rather
- * than leave it to that export's stderr. */
+ * written beside it by the integration) that the memviz export cannot take (the
+ * pipeline's torch.snap_gone): it then falls back to CUDA's segments, so the report says
+ * which are gone rather than leave it to that export's stderr. */
 static void text_snapshots(FILE *out, const char *label, const gp_rank_t *r)
 {
-	static const char *const when[] = {"at exit", "at its OOM", "at its peak"};
-	const gp_text_t *nm[] = {&r->torch.snap_exit, &r->torch.snap_oom, &r->torch.snap_peak};
-	if (!r->id.path) /* a rank not read from a file (a summary's, a test's): nowhere to look */
-		return;
-	const char *slash = strrchr(r->id.path, '/');
-	char gone[600] = "";
-	unsigned n = 0, named = 0;
-	for (unsigned k = 0; k < 3; k++) {
-		const char *name = nm[k]->s ? gp_txt(*nm[k]) : "";
-		char path[4400];
-		struct stat st;
-		if (!*name)
-			continue;
-		named++;
-		snprintf(path, sizeof(path), "%.*s/%s", slash ? (int)(slash - r->id.path) : 1,
-		         slash ? r->id.path : ".", name);
-		if (!strchr(name, '/') && fstatat(AT_FDCWD, path, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
-		    S_ISREG(st.st_mode))
-			continue;
-		size_t l = strlen(gone);
-		snprintf(gone + l, sizeof(gone) - l, "%s%s (%s)", n++ ? ", " : "", name, when[k]);
-	}
+	char gone[600];
+	unsigned named, n = gp_snapshots_gone(r, gone, sizeof(gone), &named);
 	if (n)
 		fprintf(out,
 		        "rank %s: PyTorch's memory snapshot%s %s, named by the rank file, %s gone "

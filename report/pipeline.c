@@ -34,6 +34,7 @@ int gp_job_analyse(gp_job_t *job, const char *dir, const gp_analyse_opts_t *o, c
 		o = &dflt;
 	if (gp_job_load(job, dir, o->step, o->steps_from, err, errlen) < 0)
 		return -1;
+	gp_job_snapshots(job); /* PyTorch's snapshots the rank files name: still there? */
 	if (o->sacct)
 		gp_job_sacct(job);
 	gp_job_findings(job);

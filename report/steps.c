@@ -52,8 +52,13 @@ static int cmp_u64(const void *a, const void *b)
  *   2. a name whose ranges lie mostly (GP_STEP_INNER) inside another candidate's ranges
  *      on other threads, and that repeats more often than it, is a loop inside the
  *      steps, not the steps (a worker thread's iterations in the main thread's step);
- *   3. of those left, the most repeated; then the most GPU time; then, as before, the
- *      first to reach its count in (thread, start) order.
+ *   3. of those left, the most repeated; then the most GPU time; then (equals, as in a
+ *      program with no GPU records, where a worker's loop repeats as often as the steps)
+ *      the one with ranges on the process's main thread (the training loop's: a worker,
+ *      prefetcher or monitor is another thread), then the most wall time inside its
+ *      ranges, then the first range seen (by start), never the thread ids' order (the
+ *      old tie-break, the first in (thread, start) order, took a worker numbered below
+ *      the main thread).
  * With one candidate (the usual case, or GPUPROF_STEP_RANGE) it is the steps. */
 #define GP_STEP_GPU_SHARE 0.10
 #define GP_STEP_INNER     0.5
@@ -63,7 +68,8 @@ static int cmp_u64(const void *a, const void *b)
 typedef struct cand {
 	uint32_t name;
 	uint64_t count, gpu_ns;
-	size_t order; /* index (in d->ranges) of its last range: the old tie-break */
+	uint64_t wall_ns, first; /* inside its ranges; its first range's start */
+	bool main;               /* a range on the process's main thread (tid = pid) */
 	bool out;
 	VEC(uint64_t) iv; /* its ranges: start, end, ... by start (the weighed ones) */
 } cand_t;
@@ -86,7 +92,7 @@ static void count_candidates(const rank_data_t *d, cands_t *c, u64map_t *idx)
 		if (!step_candidate(d, rg))
 			continue;
 		if (!u64map_get(idx, (uint64_t)rg->name + 1, &k)) {
-			cand_t n = {.name = rg->name};
+			cand_t n = {.name = rg->name, .first = rg->start};
 			size_t had = c->n;
 			VEC_PUSH(*c, n);
 			if (c->n == had)
@@ -94,9 +100,25 @@ static void count_candidates(const rank_data_t *d, cands_t *c, u64map_t *idx)
 			k = c->n;
 			u64map_put(idx, (uint64_t)rg->name + 1, k);
 		}
-		c->v[k - 1].count++;
-		c->v[k - 1].order = i;
+		cand_t *x = &c->v[k - 1];
+		x->count++;
+		x->wall_ns += rg->end > rg->start ? rg->end - rg->start : 0;
+		x->first = rg->start < x->first ? rg->start : x->first;
+		x->main |= d->recorder_pid && rg->tid == d->recorder_pid;
 	}
+}
+
+/* Between names equally repeated (and with as much GPU time): < 0 when x is the steps
+ * rather than y (3.'s last rules) */
+static int cmp_cand_tie(const cand_t *x, const cand_t *y)
+{
+	if (x->main != y->main)
+		return x->main ? -1 : 1;
+	if (x->wall_ns != y->wall_ns)
+		return x->wall_ns > y->wall_ns ? -1 : 1;
+	if (x->first != y->first)
+		return x->first < y->first ? -1 : 1;
+	return x->name < y->name ? -1 : x->name > y->name;
 }
 
 static int cmp_cand_count(const void *a, const void *b)
@@ -104,7 +126,7 @@ static int cmp_cand_count(const void *a, const void *b)
 	const cand_t *x = a, *y = b;
 	if (x->count != y->count)
 		return x->count > y->count ? -1 : 1;
-	return x->order < y->order ? -1 : x->order > y->order;
+	return cmp_cand_tie(x, y);
 }
 
 /* Of the outermost ranges at[0..n) (indices into d->ranges, in its (thread, start)
@@ -223,7 +245,7 @@ static const cand_t *choose_candidate(const cand_t *c, size_t n)
 		if (!best || x->count > best->count ||
 		    (x->count == best->count &&
 		     (x->gpu_ns > best->gpu_ns ||
-		      (x->gpu_ns == best->gpu_ns && x->order < best->order))))
+		      (x->gpu_ns == best->gpu_ns && cmp_cand_tie(x, best) < 0))))
 			best = x;
 	}
 	return best;

@@ -6,6 +6,8 @@
 
 #include "attribution.h"
 #include "fields.h"
+#include "names.h"
+#include "wrap.h"
 
 #define TXT(h, k, w)                                                                               \
 	{                                                                                          \
@@ -155,28 +157,95 @@ const char *gp_col_cell(const gp_col_t *c, const gp_rank_t *r, const char *label
 	return buf;
 }
 
-void gp_table_text_head(FILE *out, const gp_rank_table_t *t)
+/* Characters (code points) of s */
+static int chars(const char *s)
 {
-	for (size_t i = 0; i < t->ncols; i++) {
+	return (int)gp_wrap_chars(s, strlen(s));
+}
+
+/* The cell as the text shows it: a text column's past GP_COL_TEXT_MAX characters cut to
+ * whole characters and "..." (in buf) */
+static const char *text_cell(const gp_col_t *c, const gp_rank_t *r, const char *label, char *buf,
+                             size_t len)
+{
+	const char *v = gp_col_cell(c, r, label, buf, len);
+	if (!(c->flags & GP_COL_CUT) || chars(v) <= GP_COL_TEXT_MAX)
+		return v;
+	size_t at = 0;
+	for (int k = 0; v[at] && k < GP_COL_TEXT_MAX - 3; k++) /* past GP_COL_TEXT_MAX - 3 chars */
+		for (at++; ((unsigned char)v[at] & 0xc0) == 0x80; at++)
+			;
+	if (at + 4 > len) /* never: a cell's buffer holds far more than 40 characters */
+		at = gp_utf8_back(v, len - 4);
+	if (v != buf)
+		memmove(buf, v, at);
+	memcpy(buf + at, "...", 4);
+	return buf;
+}
+
+void gp_table_layout_init(gp_table_layout_t *lay, const gp_rank_table_t *t)
+{
+	memset(lay, 0, sizeof(*lay));
+	for (size_t i = 0; i < t->ncols && i < GP_TABLE_MAXCOLS; i++) {
 		const gp_col_t *c = &t->cols[i];
-		fprintf(out, c->flags & GP_COL_LEFT ? "%s%-*s" : "%s%*s", i ? " " : "", c->width,
-		        c->head);
+		lay->width[i] = c->width > chars(c->head) ? c->width : chars(c->head);
 	}
+}
+
+void gp_table_layout_add(gp_table_layout_t *lay, const gp_rank_table_t *t, const gp_rank_t *r,
+                         const char *label)
+{
+	char b[256];
+	for (size_t i = 0; i < t->ncols && i < GP_TABLE_MAXCOLS; i++) {
+		int w = chars(text_cell(&t->cols[i], r, label, b, sizeof(b)));
+		if (w > lay->width[i])
+			lay->width[i] = w;
+	}
+}
+
+void gp_table_layout_end(gp_table_layout_t *lay, const gp_rank_table_t *t)
+{
+	size_t n = t->ncols < GP_TABLE_MAXCOLS ? t->ncols : GP_TABLE_MAXCOLS;
+	int used = 0;
+	lay->nblocks = 0;
+	for (size_t i = 1; i < n; i++) {
+		if (lay->nblocks == 0 || used + 1 + lay->width[i] > GP_TEXT_WIDTH) {
+			lay->from[lay->nblocks++] = i; /* a new block, the label column first */
+			used = lay->width[0];
+		}
+		used += 1 + lay->width[i];
+	}
+	lay->from[lay->nblocks] = n;
+}
+
+static void put_cell(FILE *out, const char *sep, const char *v, int width, bool left)
+{
+	int pad = width - chars(v);
+	fputs(sep, out);
+	if (!left && pad > 0)
+		fprintf(out, "%*s", pad, "");
+	fputs(v, out);
+	if (left && pad > 0)
+		fprintf(out, "%*s", pad, "");
+}
+
+void gp_table_text_head(FILE *out, const gp_rank_table_t *t, const gp_table_layout_t *lay,
+                        unsigned b)
+{
+	put_cell(out, "", t->cols[0].head, lay->width[0], true);
+	for (size_t i = lay->from[b]; i < lay->from[b + 1]; i++)
+		put_cell(out, " ", t->cols[i].head, lay->width[i], t->cols[i].flags & GP_COL_LEFT);
 	fputc('\n', out);
 }
 
-void gp_table_text_row(FILE *out, const gp_rank_table_t *t, const gp_rank_t *r, const char *label)
+void gp_table_text_row(FILE *out, const gp_rank_table_t *t, const gp_table_layout_t *lay,
+                       unsigned b, const gp_rank_t *r, const char *label)
 {
-	char b[128];
-	for (size_t i = 0; i < t->ncols; i++) {
-		const gp_col_t *c = &t->cols[i];
-		const char *v = gp_col_cell(c, r, label, b, sizeof(b));
-		const char *sep = i ? " " : "";
-		if (c->flags & GP_COL_CUT)
-			fprintf(out, "%s%-*.*s", sep, c->width, c->width, v);
-		else
-			fprintf(out, c->flags & GP_COL_LEFT ? "%s%-*s" : "%s%*s", sep, c->width, v);
-	}
+	char buf[256];
+	put_cell(out, "", text_cell(&t->cols[0], r, label, buf, sizeof(buf)), lay->width[0], true);
+	for (size_t i = lay->from[b]; i < lay->from[b + 1]; i++)
+		put_cell(out, " ", text_cell(&t->cols[i], r, label, buf, sizeof(buf)),
+		         lay->width[i], t->cols[i].flags & GP_COL_LEFT);
 	fputc('\n', out);
 }
 
@@ -185,17 +254,21 @@ void gp_tables_print(FILE *out)
 	for (unsigned t = 0; t < GP_NTABLES; t++)
 		for (size_t i = 0; i < gp_rank_tables[t].ncols; i++) {
 			const gp_col_t *c = &gp_rank_tables[t].cols[i];
-			fprintf(out, "%s\t%s\t%s\t%s\t%d\t%g\t%s\n", gp_rank_tables[t].id, c->head,
-			        c->key ? c->key : "-", c->when ? c->when : "-", c->width,
+			char most[16] = "-";
+			if (c->flags & GP_COL_CUT)
+				snprintf(most, sizeof(most), "%d", GP_COL_TEXT_MAX);
+			fprintf(out, "%s\t%s\t%s\t%s\t%d\t%g\t%s\t%s\n", gp_rank_tables[t].id,
+			        c->head, c->key ? c->key : "-", c->when ? c->when : "-", c->width,
 			        c->scale > 0 ? c->scale : 1,
 			        c->flags & GP_COL_BYTES  ? "bytes"
 			        : c->flags & GP_COL_LEFT ? "text"
-			                                 : "number");
+			                                 : "number",
+			        most);
 		}
 	/* the kernel time by operation and by line (attribution.h): keys of their rows */
 	for (unsigned i = 0; i < GP_ATTR_NCOLS; i++) {
 		const gp_attr_col_t *c = &gp_attr_cols[i];
-		fprintf(out, "attribution\t%s\t%s\t-\t%d\t%g\t%s\n", c->head, c->key, c->width,
+		fprintf(out, "attribution\t%s\t%s\t-\t%d\t%g\t%s\t-\n", c->head, c->key, c->width,
 		        c->scale, c->pct ? "percent" : "number");
 	}
 }

@@ -46,10 +46,33 @@ const char *gp_col_cell(const gp_col_t *c, const gp_rank_t *r, const char *label
                         size_t len);
 /* Bytes as a person reads them: "0 B", "512 B", "1.23 GiB", "12.3 MiB", "123 KiB". */
 const char *gp_human_bytes(double bytes, char *buf, size_t len);
-/* The text's heading line and a rank's line (widths from the table, one space apart) */
-void gp_table_text_head(FILE *out, const gp_rank_table_t *t);
-void gp_table_text_row(FILE *out, const gp_rank_table_t *t, const gp_rank_t *r, const char *label);
-/* The columns, a line each: table, heading, JSON field, condition, width, scale, flags;
+/* The text's layout of a table for one job: each column as wide as its widest cell among
+ * the ranks listed (never narrower than the table's width or its heading), a text cell
+ * over GP_COL_TEXT_MAX characters cut there with "..." (a node's name, an outcome: never
+ * cut short of that); the columns in blocks of at most GP_TEXT_WIDTH characters a line,
+ * each block with the label column in front (a wide job's table becomes two tables, as
+ * a wide data frame prints, rather than lines a terminal folds). */
+#define GP_COL_TEXT_MAX  40
+#define GP_TABLE_MAXCOLS 16
+typedef struct gp_table_layout {
+	int width[GP_TABLE_MAXCOLS];
+	unsigned nblocks;
+	size_t from[GP_TABLE_MAXCOLS + 1]; /* block b: columns from[b]..from[b+1]-1 after 0 */
+} gp_table_layout_t;
+void gp_table_layout_init(gp_table_layout_t *lay, const gp_rank_table_t *t);
+/* A rank to be listed, with its label: its cells widen the columns. */
+void gp_table_layout_add(gp_table_layout_t *lay, const gp_rank_table_t *t, const gp_rank_t *r,
+                         const char *label);
+/* The blocks, once every rank is added. */
+void gp_table_layout_end(gp_table_layout_t *lay, const gp_rank_table_t *t);
+/* The heading line and a rank's line of block b (cells one space apart). */
+void gp_table_text_head(FILE *out, const gp_rank_table_t *t, const gp_table_layout_t *lay,
+                        unsigned b);
+void gp_table_text_row(FILE *out, const gp_rank_table_t *t, const gp_table_layout_t *lay,
+                       unsigned b, const gp_rank_t *r, const char *label);
+/* The columns, a line each: table, heading, JSON field, condition, width (the least the
+ * text gives it), scale, flags, the most characters a cell shows (GP_COL_TEXT_MAX for
+ * text cut there, "-": never cut);
  * then the attribution tables' (table "attribution", attribution.h: keys of their rows) */
 void gp_tables_print(FILE *out);
 

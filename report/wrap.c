@@ -150,11 +150,12 @@ void gp_wrap_text(FILE *out, const char *buf, size_t len, size_t width)
 	}
 }
 
-void gp_text_emit(FILE *out, char *buf, size_t len)
+size_t gp_text_shown(char *buf, size_t len)
 {
 	/* what no terminal shows raw becomes '?', one for each control character (C0 but
-	 * newline, DEL, C1) and each run of bytes that are not UTF-8 (a maximal invalid
-	 * subpart, as a decoder shows one U+FFFD), so a table's columns stay where they were */
+	 * newline, DEL, C1), bidirectional control and run of bytes that are not UTF-8 (a
+	 * maximal invalid subpart, as a decoder shows one U+FFFD), so a table's columns stay
+	 * where they were */
 	size_t w = 0;
 	for (size_t i = 0, n, skip; buf && i < len; i += n) {
 		if (!(n = gp_utf8_shown((unsigned char *)buf + i, len - i, "\n", &skip))) {
@@ -165,8 +166,30 @@ void gp_text_emit(FILE *out, char *buf, size_t len)
 		memmove(buf + w, buf + i, n);
 		w += n;
 	}
+	return w;
+}
+
+void gp_text_emit(FILE *out, char *buf, size_t len)
+{
 	if (buf)
-		gp_wrap_text(out, buf, w, GP_TEXT_WIDTH);
+		gp_wrap_text(out, buf, gp_text_shown(buf, len), GP_TEXT_WIDTH);
+}
+
+void gp_text_put(FILE *out, const char *s, size_t len, bool hex)
+{
+	for (size_t i = 0, n, skip; s && i < len; i += n) {
+		const unsigned char *p = (const unsigned char *)s + i;
+		if ((n = gp_utf8_shown(p, len - i, hex ? "" : "\n", &skip)) &&
+		    !(hex && *p == '\\')) {
+			fwrite(p, 1, n, out);
+			continue;
+		}
+		n = n ? n : skip;
+		for (size_t k = 0; hex && k < n; k++)
+			fprintf(out, "\\x%02x", p[k]);
+		if (!hex)
+			fputc('?', out);
+	}
 }
 
 void gp_text_report(FILE *out, void (*write)(FILE *to, const void *arg), const void *arg)

@@ -14,6 +14,7 @@
 #ifndef GP_WRAP_H
 #define GP_WRAP_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
 
@@ -34,6 +35,14 @@ void gp_wrap_text(FILE *out, const char *buf, size_t len, size_t width);
  * names, paths, to a terminal, an admin's too), then every line through gp_wrap_text at
  * GP_TEXT_WIDTH. buf is changed. */
 void gp_text_emit(FILE *out, char *buf, size_t len);
+/* buf[0..len) with what no terminal shows raw made '?' as gp_text_emit does (the newline
+ * kept), in place; its new length. */
+size_t gp_text_shown(char *buf, size_t len);
+/* s[0..n) to out by the same rule, unwrapped, for what prints a program's strings to a
+ * terminal outside the report (gpuprof dump, gpuprof top): hex: each byte of what is not
+ * shown, a newline and a '\' too (one line a string, escapes that read back), as \xNN;
+ * else one '?' for it. */
+void gp_text_put(FILE *out, const char *s, size_t n, bool hex);
 /* A text report: write(to, arg) prints it whole into memory, then gp_text_emit puts it to
  * out. Where no memory is left for it, one error line and nothing raw. */
 void gp_text_report(FILE *out, void (*write)(FILE *to, const void *arg), const void *arg);

@@ -26,6 +26,9 @@
  *   names     N steps of "ops" whose every name is hostile: kernel, operation, NVTX
  *             range, thread and stream names with terminal escapes, other control
  *             characters, bytes that are not UTF-8, HTML, CSV and a name of 5 000 bytes
+ *   wide      20 "ops" steps on a node whose name is N characters long, ended as one of a
+ *             launcher's ranks ("ended (status with its launcher)"): the text's columns
+ *             as wide as a job's own cells
  * The good steps of "absurd" are 10 ms apart with a 4 ms kernel: a reader that ignores
  * the impossible records reports 10 ms steps and counts 4N bad records. */
 #include "config.h"
@@ -142,6 +145,15 @@ static void ops_job(uint64_t n, const char *const names[7])
 		ops_step(i);
 }
 
+/* The "ops" case's names: its kernels', then its operation ranges' */
+static const char *const ops_names[7] = {"ampere_sgemm_128x64_nn",
+                                         "relu_kernel",
+                                         "gemm_bwd",
+                                         "to @ train.py:9 (step)",
+                                         "linear @ train.py:10 (step)",
+                                         "relu @ train.py:11 (step)",
+                                         "backward @ train.py:12 (step)"};
+
 static void step(uint64_t i, uint32_t name)
 {
 	uint64_t t = MONO + i * 10000000ull;
@@ -182,6 +194,14 @@ int main(int argc, char **argv)
 	gp_rf_hdr_add(hdr, sizeof(hdr), "monotonic_ns", mono);
 	gp_rf_hdr_add(hdr, sizeof(hdr), "realtime_ns", "1796000000000000000");
 	gp_rf_hdr_add(hdr, sizeof(hdr), "wrapped", "agent");
+	if (!strcmp(what, "wide")) { /* "gpu-node-" then digits, N characters in all */
+		char node[512];
+		size_t len = n < sizeof(node) ? (size_t)n : sizeof(node) - 1;
+		for (size_t i = 0; i < len; i++)
+			node[i] = i < 9 ? "gpu-node-"[i] : (char)('0' + i % 10);
+		node[len] = 0;
+		gp_rf_hdr_add(hdr, sizeof(hdr), "node", node);
+	}
 	w = gp_rf_writer_create(fd, hdr, 0);
 	if (!w)
 		return 1;
@@ -276,14 +296,7 @@ int main(int argc, char **argv)
 			put(GP_EV_KERNEL, 0, t + 2000, 5000, 1, 100 + i, 7);
 		}
 	} else if (!strcmp(what, "ops")) {
-		const char *names[] = {"ampere_sgemm_128x64_nn",
-		                       "relu_kernel",
-		                       "gemm_bwd",
-		                       "to @ train.py:9 (step)",
-		                       "linear @ train.py:10 (step)",
-		                       "relu @ train.py:11 (step)",
-		                       "backward @ train.py:12 (step)"};
-		ops_job(n, names);
+		ops_job(n, ops_names);
 	} else if (!strcmp(what, "names")) {
 		char big[5001];
 		for (size_t i = 0; i < sizeof(big) - 1; i++)
@@ -298,13 +311,18 @@ int main(int argc, char **argv)
 		                       "linear\x1b]0;t\x07 @ </td>\xe2\x80\xaeyp.py:10 (step\xc3)",
 		                       "relu\x7f @ a\tb.py:11 (\xe2\x80\xae)",
 		                       "backward @ train.py:12 (\x1b[5mstep)"};
-		gp_rf_append_string(w, 14, "\x1b[7mmain<i>\r\xe2\x80\xad");
+		/* ... C1's CSI (U+009B) and an OSC 8 link around the thread's name */
+		gp_rf_append_string(w, 14,
+		                    "\x1b[7mmain<i>\r\xe2\x80\xad\xc2\x9b"
+		                    "31m\x1b]8;;http://e.vil/\x1b\\link\x1b]8;;\x1b\\");
 		gp_rf_append_string(w, 15,
 		                    "str\x1b"
 		                    "eam</svg>\xff");
 		put(GP_EV_THREAD_NAME, 1, 0, 14, 0, 0, 0);
 		put(GP_EV_STREAM_NAME, 0, MONO, 7, 15, 0, 0);
 		ops_job(n, names);
+	} else if (!strcmp(what, "wide")) {
+		ops_job(20, ops_names);
 	} else if (!strcmp(what, "moving")) {
 		/* almost periodic (issue 51): 10 steps of N launches of one kernel and one of
 		 * another at a place in the step that moves from step to step (pseudo-random);
@@ -328,7 +346,10 @@ int main(int argc, char **argv)
 		fprintf(stderr, "mkhostile: unknown case %s\n", what);
 		return 2;
 	}
-	put(GP_EV_END, 0, strcmp(what, "noise") ? MONO + 30ull * 10000000 : UINT64_MAX / 4, 0, 0, 0,
-	    0);
+	gp_event_t end = {.type = GP_EV_END,
+	                  .ts = strcmp(what, "noise") ? MONO + 30ull * 10000000 : UINT64_MAX / 4,
+	                  .u8 = !strcmp(what, "wide")}; /* 1: a launcher's rank, status its own */
+	if (gp_rf_append(w, &end) < 0)
+		return 1;
 	return gp_rf_writer_close(w, false) < 0;
 }

@@ -1,8 +1,9 @@
 """Every figure the text and the HTML report show of a rank or of the job, held to the JSON
 field it claims to be (issue 49: comm% was 30.5 in the text and 4.7 in the HTML).
 The per-rank tables are read back through `gpuprof fields --format=tables` (each column's
-heading, JSON field, condition, width and scale): the text's rows cut at the columns'
-widths, the HTML's cells by their data-key; the headline's median and throughput by the
+heading, JSON field, condition, width, scale and the most characters a text cell shows):
+the text's rows by the positions of their heading's columns (widths are the job's own,
+a wide table comes in blocks), the HTML's cells by their data-key; the headline's median and throughput by the
 job's fields; the attribution tables (kernel time by operation and by source line: table
 "attribution" of the listing, the columns of both) by their rows' names in the JSON's
 "operations" and "source_lines" (and "*_others" for the rest summed). A cell holds "-" exactly where the column's condition fails (not measured);
@@ -23,10 +24,11 @@ checked = 0
 def load_cols(path):
     tables = {}
     for line in open(path):
-        t, head, key, when, width, scale, kind = line.rstrip("\n").split("\t")
+        t, head, key, when, width, scale, kind, most = line.rstrip("\n").split("\t")
         tables.setdefault(t, []).append(dict(head=head, key=None if key == "-" else key,
                                              when=None if when == "-" else when,
-                                             width=int(width), scale=float(scale), kind=kind))
+                                             width=int(width), scale=float(scale), kind=kind,
+                                             most=None if most == "-" else int(most)))
     return tables
 
 
@@ -57,7 +59,7 @@ def check_cell(where, col, rank, cell):
     v = field(rank, col["key"])
     if col["kind"] == "text":
         want = v if isinstance(v, str) else ""
-        want = (want[:col["width"]] if col["width"] and where.startswith("text") else want).strip()
+        want = (shown_text(want, col["most"]) if where.startswith("text") else want).strip()
         if cell != (want or "-"):
             problems.append("%s: %s shows %r, the JSON %r" % (where, col["key"], cell, v))
         return
@@ -102,15 +104,76 @@ def rank_of(label, ranks):
     return None
 
 
+def head_spans(line, cols):
+    """The columns a heading line of this table holds, with where each heading starts and
+    ends: the label's column, then a run of the table's columns in order (a wide job's
+    table comes in blocks, each with the label in front). None: not a heading of it."""
+    label = cols[0]["head"]
+    if not line.startswith(label + " "):
+        return None
+    for j in range(1, len(cols)):
+        spans, pos, k = [(cols[0], 0, len(label))], len(label), j
+        while k < len(cols) and pos < len(line):
+            rest = line[pos:].lstrip(" ")
+            s = len(line) - len(rest)
+            e = s + len(cols[k]["head"])
+            if s == pos or not rest.startswith(cols[k]["head"]) or line[e:e + 1] not in ("", " "):
+                break
+            spans.append((cols[k], s, e))
+            pos, k = e, k + 1
+        if len(spans) > 1 and pos == len(line):
+            return spans
+    return None
+
+
+def left(col):
+    return col["kind"] == "text" or col["key"] is None
+
+
+def row_cells(line, spans):
+    """A row's cells read by its heading's positions: a left-aligned column starts where its
+    heading starts and a right-aligned one ends where its heading ends, cells one space
+    apart; between a left-aligned cell and the right-aligned one after it (where the line
+    alone fixes no boundary), the right one is its last word (a size its last two: "1.2 GiB";
+    a number holds no space) and the left one the rest."""
+    cells = []
+    start = 0  # where the current column's cell may start
+    for n, (c, s, e) in enumerate(spans):
+        nxt = spans[n + 1] if n + 1 < len(spans) else None
+        if len(cells) > n:  # read already, as the last word(s) after a left cell
+            start = e + 1
+        elif not left(c):
+            cells.append(line[start:e].strip())
+            start = e + 1
+        elif nxt is None:
+            cells.append(line[s:].strip())
+        elif left(nxt[0]):
+            cells.append(line[s:nxt[1] - 1].strip())
+        else:
+            seg = line[s:nxt[2]]
+            words = seg.split()
+            k = 2 if nxt[0]["kind"] == "bytes" and len(words) > 2 and words[-1] in UNITS else 1
+            right = " ".join(words[-k:])
+            cells += [seg[:len(seg) - len(right)].strip(), right]
+    return cells
+
+
+def shown_text(v, most):
+    """A text field as the text shows it: whole, or cut past `most` characters with "..." """
+    return v if most is None or len(v) <= most else v[:most - 3] + "..."
+
+
 def text_tables(text, tables, ranks):
     lines = text.split("\n")
+    found = 0
     for tid, cols in tables.items():
-        head = " ".join(("%-*s" if c["kind"] == "text" or c["key"] is None else "%*s")
-                        % (c["width"], c["head"]) for c in cols)
-        starts = [i for i, l in enumerate(lines) if l == head]
+        starts = [(i, sp) for i, l in enumerate(lines) for sp in [head_spans(l, cols)] if sp]
         if not starts:
             continue
-        for i in starts:
+        found += 1
+        shown = set()
+        for i, spans in starts:
+            shown.update(c["head"] for c, _, _ in spans)
             rows = 0
             for line in lines[i + 1:]:
                 if not re.match(r"(\S+/)?-?\d+ ", line):
@@ -123,16 +186,14 @@ def text_tables(text, tables, ranks):
                     problems.append("text %s: row %r names no rank of the JSON" % (tid, label))
                     continue
                 rows += 1
-                pos = max(cols[0]["width"], len(label))
-                for c in cols[1:]:
-                    cell = line[pos + 1:pos + 1 + c["width"]].strip()
-                    pos += 1 + c["width"]
+                for (c, _, _), cell in list(zip(spans, row_cells(line, spans)))[1:]:
                     check_cell("text %s rank %s" % (tid, label), c, rank, cell)
             if not rows:
                 problems.append("text %s: a heading without a row" % tid)
-    return sum(1 for tid in tables for c in [tables[tid]] if any(
-        l == " ".join(("%-*s" if x["kind"] == "text" or x["key"] is None else "%*s")
-                      % (x["width"], x["head"]) for x in c) for l in lines))
+        missing = [c["head"] for c in cols if c["head"] not in shown]
+        if missing:
+            problems.append("text %s: columns %s in no heading" % (tid, missing))
+    return found
 
 
 def html_tables(page, tables, ranks):

@@ -383,13 +383,26 @@ ok $? "field-jax: calls not known shown '-' in the text and the HTML, null in re
 # rank0.torch-{exit,peak}.pickle were never committed): the data-quality section says so,
 # naming only the ones gone
 cp -r "$F/pt-leak" "$T/ptl-snaps"
-a=$("$B/gpuprof" report "$T/ptl-snaps" 2>/dev/null | unwrap | sed -n '/^== Data quality/,$p')
+snaps() { # the text's data-quality section, report.json's memviz_gone, the HTML page
+	"$B/gpuprof" report "$T/ptl-snaps" 2>/dev/null | unwrap | sed -n '/^== Data quality/,$p' >"$T/ptl-$1.txt"
+	"$B/gpuprof" report --format=json "$T/ptl-snaps" 2>/dev/null |
+		python3 -c 'import json,sys; print(json.load(sys.stdin)["ranks"][0]["pytorch"]["memviz_gone"])' >"$T/ptl-$1.gone"
+	"$B/gpuprof" export --format=html --output="$T/ptl-$1.html" "$T/ptl-snaps" 2>/dev/null
+}
+snaps a
 printf x >"$T/ptl-snaps/step0/rank0.torch-peak.pickle"
-b=$("$B/gpuprof" report "$T/ptl-snaps" 2>/dev/null | unwrap | sed -n '/^== Data quality/,$p')
-echo "$a" | grep -q "rank 0: .*rank0.torch-exit.pickle.*rank0.torch-peak.pickle.* gone" &&
-	echo "$b" | grep -q "rank 0: .*rank0.torch-exit.pickle (at exit).* is gone" &&
-	! echo "$b" | grep -q "torch-peak.pickle"
-ok $? "memviz snapshots named by the rank file but gone: said in the data-quality section ($(echo "$a" | grep pickle | head -c 160))"
+snaps b
+grep -q "rank 0: .*rank0.torch-exit.pickle.*rank0.torch-peak.pickle.* gone" "$T/ptl-a.txt" &&
+	grep -q "rank 0: .*rank0.torch-exit.pickle (at exit).* is gone" "$T/ptl-b.txt" &&
+	! grep -q "torch-peak.pickle" "$T/ptl-b.txt"
+ok $? "memviz snapshots named by the rank file but gone: said in the data-quality section ($(grep pickle "$T/ptl-a.txt" | head -c 160))"
+# ... and report.json and the HTML say it, from the same one look (the pipeline's)
+[ "$(cat "$T/ptl-a.gone")" = "['rank0.torch-exit.pickle', 'rank0.torch-peak.pickle']" ] &&
+	[ "$(cat "$T/ptl-b.gone")" = "['rank0.torch-exit.pickle']" ]
+ok $? "report.json's pytorch.memviz_gone names them: $(cat "$T/ptl-a.gone"), then $(cat "$T/ptl-b.gone")"
+grep -q '<p class="note" id="snapshots-gone-0">Rank 0: .*rank0.torch-exit.pickle (at exit), rank0.torch-peak.pickle (at its peak).* are gone.*CUDA.s segments' "$T/ptl-a.html" &&
+	grep -q '<p class="note" id="snapshots-gone-0">Rank 0: .*rank0.torch-exit.pickle (at exit), named.* is gone.*takes the one left' "$T/ptl-b.html"
+ok $? "the HTML's memory section says them too ($(grep -o 'id="snapshots-gone-0">[^<]*' "$T/ptl-a.html" | head -c 140))"
 
 # start-up's kernels: whole names in report.json (not cut at 95 bytes), and rows in the
 # text that tell apart names sharing a long prefix (field-seed-detach: three of PyTorch's

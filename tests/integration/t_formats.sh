@@ -2,8 +2,9 @@
 # One figure in every output (issue 49): each committed fixture (and a synthetic job of
 # many ranks and steps) rendered as JSON, text and HTML, and every figure the text and
 # the HTML show of a rank or of the job held to the JSON field it claims to be
-# (formats_check.py, reading the columns from `gpuprof fields --format=tables`), and
-# every line of the text within 100 characters (textwidth.py).
+# (formats_check.py, reading the columns from `gpuprof fields --format=tables`), every
+# line of the text within 100 characters (textwidth.py), and the Chrome trace's step
+# slices as documented (steps_check.py).
 . "$(dirname "$0")/tap.sh"
 B=${GP_BUILD:?}
 H=$(cd "$(dirname "$0")" && pwd)
@@ -34,6 +35,15 @@ one() { # NAME DIR
 	out=$(python3 "$H/textwidth.py" check "$T/$1.txt" "$T/$1.json" 2>&1)
 	ok $? "$1: report.txt within 100 columns: $(echo "$out" | tail -1)"
 	[ -n "$out" ] && echo "$out" | head -n -1 | head -5 | sed 's/^/# /'
+	# the Chrome trace's step slices as doc/report.md says them: each step from its start
+	# to the next one's start, one a step of the report's (steps_check.py)
+	if python3 -c 'import json,sys; sys.exit(not any(r["steps"]["count"] for r in json.load(open(sys.argv[1]))["ranks"]))' "$T/$1.json"; then
+		"$B/gpuprof" export --format=chrome --output="$T/$1.trace.json" "$2" 2>/dev/null &&
+			out=$(python3 "$H/steps_check.py" "$T/$1.trace.json" "$T/$1.json" 2>&1)
+		ok $? "$1: the Chrome trace's step slices run from a step's start to the next one's: $(echo "$out" | tail -1)"
+		[ -n "$out" ] && echo "$out" | head -n -1 | head -5 | sed 's/^/# /'
+		rm -f "$T/$1.trace.json"
+	fi
 	true
 }
 for d in "$F"/*/; do
@@ -130,4 +140,27 @@ PY
 out=$(python3 "$H/formats_check.py" "$T/tables.tsv" "$T/field-jax.json" "$T/field-jax.txt" "$T/bad-attr.html")
 [ $? -ne 0 ] && echo "$out" | grep -q "html attr-lines .*share_pct shows"
 ok $? "... and a function's share 1 point off in the HTML ($(echo "$out" | head -1 | cut -c1-120))"
+# the per-rank tables' columns as wide as the job's own cells (issue 50's follow-up: the
+# outcome was cut at 9 characters, "ended (st", and the node at 8): a node of 30 characters
+# and a launcher's rank's outcome shown whole, one of 60 cut at 40 with "..."; each cell
+# read back by its heading's positions and held to its JSON field, no line over 100
+if [ -x "$B/tests/fuzz/mkhostile" ]; then
+	for n in 30 60; do
+		"$B/tests/fuzz/mkhostile" wide $n "$T/wide$n" && one wide$n "$T/wide$n"
+	done
+	node() { python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["ranks"][0]["node"])' "$1"; }
+	node30=$(node "$T/wide30.json") node60=$(node "$T/wide60.json")
+	grep -q "^0 *$node30 ended (status with its launcher) " "$T/wide30.txt"
+	ok $? "wide30: its node ($node30) and its outcome whole in the text's row"
+	grep -q "^0 *${node60:0:37}\.\.\. ended (status with its launcher) " "$T/wide60.txt"
+	ok $? "wide60: its node cut at 40 characters with '...', its outcome whole"
+	# the check reads the cells: a node cut where the JSON's is whole is caught (the
+	# columns kept where they were)
+	sed "s/$node30/$(printf "%-30s" "${node30:0:8}")/" "$T/wide30.txt" >"$T/bad-wide.txt"
+	out=$(python3 "$H/formats_check.py" "$T/tables.tsv" "$T/wide30.json" "$T/bad-wide.txt" "$T/wide30.html")
+	[ $? -ne 0 ] && echo "$out" | grep -q "text slow rank 0: node shows '${node30:0:8}'"
+	ok $? "the check catches a node's name cut in the text ($(echo "$out" | head -1 | cut -c1-120))"
+else
+	skip "mkhostile not built"
+fi
 done_testing

@@ -127,7 +127,7 @@ F=$(cd "$(dirname "$0")/../fixtures" && pwd)
 	"$B/gpuprof" export --format=chrome -o "$T/names.trace.json" "$T/names" 2>>"$T/names.err" &&
 	"$B/gpuprof" export --format=kineto -o "$T/names.kt" "$T/names" 2>>"$T/names.err"
 ok $? "hostile names: the report and every export are written"
-clean() { # FILE [json|csv]: valid UTF-8, no control character but \t \r \n, and its syntax
+clean() { # FILE [json|csv|term]: valid UTF-8, no control character but \t \r \n, and its syntax
 	python3 - "$@" <<'PY'
 import csv, io, json, re, sys
 raw = open(sys.argv[1], "rb").read()
@@ -135,7 +135,9 @@ try:
     text = raw.decode("utf-8")
 except UnicodeDecodeError as e:
     sys.exit("not UTF-8 at byte %d: %r" % (e.start, raw[max(0, e.start - 30):e.start + 10]))
-bad = re.search(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]", text)
+kind = sys.argv[2] if len(sys.argv) > 2 else ""
+# term: printed straight to a terminal, so no tab or CR either, and no C1 (U+009B is a CSI)
+bad = re.search(r"[\x00-\x09\x0b-\x1f\x7f-\x9f]" if kind == "term" else r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]", text)
 if bad:
     sys.exit("control character %r at %d: %r" % (bad.group(), bad.start(), text[max(0, bad.start() - 30):bad.start() + 10]))
 # the bidirectional controls (U+202A-U+202E, U+2066-U+2069) reorder what a terminal, a
@@ -143,7 +145,6 @@ if bad:
 bad = re.search("[\u202a-\u202e\u2066-\u2069]", text)
 if bad:
     sys.exit("bidirectional control U+%04X at %d: %r" % (ord(bad.group()), bad.start(), text[max(0, bad.start() - 30):bad.start() + 10]))
-kind = sys.argv[2] if len(sys.argv) > 2 else ""
 if kind == "json":
     json.loads(text)
 elif kind == "csv":
@@ -158,6 +159,35 @@ out=$(clean "$T/names.html" 2>&1); ok $? "hostile names: the HTML ${out:-clean}"
 out=$(clean "$T/names.csv" csv 2>&1); ok $? "hostile names: the kernels' CSV ${out:-clean}"
 out=$(clean "$T/names.txt" 2>&1); ok $? "hostile names: report.txt ${out:-clean}"
 grep -q '<script>' "$T/names.html"; ok $((! $?)) "hostile names: no tag of a name's in the HTML"
+# ... and the commands that print a program's strings straight to a terminal: gpuprof dump
+# --strings (each byte a terminal would act on as \xNN) and gpuprof top (as '?', as the
+# report writes them): no escape (CSI, OSC 8 link), no C0 but the newline, no DEL, no C1
+# (U+009B is a CSI too), no bidirectional control
+"$B/gpuprof" dump --strings "$T/names/step0/rank0.gpr" >"$T/names.dump" 2>&1
+out=$(clean "$T/names.dump" term 2>&1) && grep -qF 'string 14 +0 \x1b[7mmain<i>\x0d\xe2\x80\xad\xc2\x9b31m\x1b]8;;http://' "$T/names.dump"
+ok $? "hostile names: gpuprof dump --strings ${out:-shows each as \\xNN} ($(grep -m1 '^string 14' "$T/names.dump"))"
+mkdir -p "$T/livenames/step0"
+python3 - "$T/livenames/step0/rank0.live.json" <<'PY'
+import json, sys, time
+now = time.time()
+ev = "\x1b[2J\x1b]8;;http://e.vil/\x1b\\x\x1b]8;;\x1b\\\x07\u009b31m\u202etxt.exe\x7f"
+d = {"gpuprof_live": 1, "job": "77" + ev, "step": "0" + ev, "rank": 0, "node": "n0" + ev, "pid": 100,
+     "state": "run" + ev, "wait_status": 0, "seq": 9, "started": now - 600, "written": now - 1,
+     "elapsed_s": 600, "interval_s": 30, "step_name": "train" + ev, "step_source": "nvtx",
+     "step_basis": "gpu", "steps": 5000, "warmup": 3, "median_ms": 100, "p95_ms": 120, "mean_ms": 101,
+     "last_steps": 300, "last_median_ms": 260, "last_from_s": 570, "last_to_s": 600,
+     "first_step_s": 20, "slow_since_s": 580, "slow_ratio": 2.6, "slow_base_ms": 100, "gpus": 1,
+     "nvml_samples": 600, "last_nvml_samples": 30, "busy_pct": 90, "last_busy_pct": 50,
+     "idle_startup_s": 15, "idle_steps_s": 40, "mem_used_bytes": 20 << 30, "mem_peak_bytes": 21 << 30,
+     "mem_total_bytes": 80 << 30, "torch_allocated_bytes": 0, "torch_reserved_bytes": 0,
+     "torch_peak_bytes": 0, "lost": 0, "lost_by": "", "faults": 0, "agent_cpu_s": 0.5,
+     "agent_cpu_last_ms": 20, "findings": [{"id": "slowdown" + ev, "text": "steps take 260 ms" + ev}]}
+# raw UTF-8 (C1, bidi) as a collector may write it, not \u escapes the reader makes '?'
+open(sys.argv[1], "w", encoding="utf-8").write(json.dumps(d, ensure_ascii=False) + "\n")
+PY
+"$B/gpuprof" top --once "$T/livenames" >"$T/livenames.top" 2>&1
+out=$(clean "$T/livenames.top" term 2>&1) && grep -q "^first finding: rank 0: slowdown?" "$T/livenames.top" && grep -q " 0 n0?" "$T/livenames.top"
+ok $? "hostile names: gpuprof top ${out:-shows them as '?'} ($(grep -m1 '^first finding' "$T/livenames.top" | cut -c1-100))"
 # rank files of two jobs in one directory (copied together by hand, a job id reused by
 # another cluster): the report says so rather than one job's report of the other's ranks
 mkdir -p "$T/twojobs/step0"

@@ -640,6 +640,54 @@ static void side_threads(void)
 	}
 }
 
+/* Steps from NVTX with no GPU records (modes timing,nvtx): the main thread's 'train_step'
+ * (10 of 1 ms) against a worker thread's 'side_iter' repeated as often (10 of 0.1 ms), so
+ * neither count nor GPU time tells them apart. The steps are the main thread's (tid = the
+ * recording process's pid), whichever thread id is lower; with no main thread known, the
+ * one with the most wall time inside its ranges; with that equal too, the first range
+ * seen. Before, the tie went to the first name in (thread, start) order: the worker's
+ * when its thread id was the lower. */
+static void gpu_less_ties(void)
+{
+	static const struct {
+		const char *what;
+		uint32_t pid, main_tid, worker_tid;
+		uint64_t main_from, worker_from, worker_len;
+		const char *want;
+	} cs[] = {
+	    {"the worker's thread id below the main thread's", 500, 500, 40, 0, 50 * US, 100 * US,
+	     "train_step"},
+	    {"the worker's thread id above the main thread's", 30, 30, 600, 0, 50 * US, 100 * US,
+	     "train_step"},
+	    {"no main thread known: the most wall time", 0, 500, 40, 0, 50 * US, 100 * US,
+	     "train_step"},
+	    {"the shorter ranges on the main thread: the main thread first", 40, 500, 40, 0,
+	     50 * US, 100 * US, "side_iter"},
+	    {"no main thread, equal wall time: the first range seen", 0, 500, 40, 0, 20 * MS,
+	     1 * MS, "train_step"},
+	    {"no main thread, equal wall time, it first and on the lower thread", 0, 40, 500, 0,
+	     20 * MS, 1 * MS, "train_step"},
+	    {"no main thread, equal wall time, the other seen first", 0, 500, 40, 20 * MS, 0,
+	     1 * MS, "side_iter"},
+	};
+	for (size_t c = 0; c < sizeof(cs) / sizeof(cs[0]); c++) {
+		begin();
+		str(6, "side_iter");
+		d.recorder_pid = cs[c].pid;
+		for (uint64_t i = 0; i < 10; i++) {
+			push(cs[c].main_tid, cs[c].main_from + i * MS, 1);
+			pop(cs[c].main_tid, cs[c].main_from + i * MS + 1 * MS);
+			push(cs[c].worker_tid, cs[c].worker_from + i * MS, 6);
+			pop(cs[c].worker_tid, cs[c].worker_from + i * MS + cs[c].worker_len);
+		}
+		run();
+		ok(!strcmp(r.steps.source, "nvtx") && !strcmp(r.steps.name, cs[c].want) &&
+		       r.steps.n == 10,
+		   "no GPU records, two ranges 10 times each, %s: steps '%s' (%s, %u)", cs[c].what,
+		   cs[c].want, r.steps.name, r.steps.n);
+	}
+}
+
 /* Small kernels: shorter than GP_SMALL_KERNEL_US (fragmentation's small_kernel, the one
  * value the rule documents): a kernel 1 ns under it is small, at it and 1 ns over are not. */
 static void small_kernels(void)
@@ -674,6 +722,7 @@ int main(void)
 	launched_in();
 	gpu_bound();
 	side_threads();
+	gpu_less_ties();
 	kernel_steps();
 	markers();
 	windows_no_markers();

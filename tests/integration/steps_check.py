@@ -1,0 +1,59 @@
+"""The Chrome trace's step slices (doc/report.md, `chrome`): on each rank's "steps (SOURCE)"
+track, one slice a step of report.json's, each from its start to the next one's start (the
+last to its end), so the slices tile the steps' span. Held to the truth two ways: where the
+steps are NVTX ranges, each slice starts where a range of that name starts on a thread of
+the same process; the post-warm-up slices but the last have the report's host period as
+their median (steps.period_median_ms: step start to the next start).
+usage: steps_check.py TRACE.json REPORT.json   prints one line per problem, then "checked N
+ranks, M steps"; exit 1 on any problem"""
+import json
+import statistics
+import sys
+
+TOL_US = 0.0015  # microseconds printed with three decimals, from integer nanoseconds
+
+
+def main():
+    t = json.load(open(sys.argv[1]))
+    job = json.load(open(sys.argv[2]))
+    ev = t["traceEvents"] if isinstance(t, dict) else t
+    problems, nsteps, nranks = [], 0, 0
+    names = {(e["pid"], e["tid"]): e["args"]["name"] for e in ev
+             if e.get("ph") == "M" and e.get("name") == "thread_name"}
+    procs = {e["pid"]: e["args"]["name"] for e in ev
+             if e.get("ph") == "M" and e.get("name") == "process_name"}
+    for pid, pname in procs.items():
+        rank = next((r for r in job["ranks"] if pname.startswith("rank %d (step %s)" % (r["rank"], r["step"]))), None)
+        if rank is None or not rank["steps"]["count"]:
+            continue
+        st = sorted((e for e in ev if e.get("pid") == pid and e.get("cat") == "step" and e.get("ph") == "X"
+                     and names.get((pid, e["tid"]), "").startswith("steps (")), key=lambda e: e["ts"])
+        nranks += 1
+        nsteps += len(st)
+        who = "%s" % pname
+        if len(st) != rank["steps"]["count"]:
+            problems.append("%s: %d step slices for %d steps" % (who, len(st), rank["steps"]["count"]))
+            continue
+        for a, b in zip(st, st[1:]):
+            if abs(a["ts"] + a["dur"] - b["ts"]) > TOL_US:
+                problems.append("%s: %s ends at %.3f, the next step starts at %.3f" % (who, a["name"], a["ts"] + a["dur"], b["ts"]))
+                break
+        if rank["steps"]["source"] == "nvtx":
+            starts = {round(e["ts"], 3) for e in ev if e.get("pid") == pid and e.get("ph") == "X"
+                      and e.get("name") == rank["steps"]["range"]}
+            off = [e["name"] for e in st if round(e["ts"], 3) not in starts]
+            if off:
+                problems.append("%s: %d step slices start where no '%s' range starts (%s)"
+                                % (who, len(off), rank["steps"]["range"], off[0]))
+        w, want = rank["steps"]["warmup"], rank["steps"]["period_median_ms"]
+        durs = [e["dur"] / 1000 for e in st[w:-1]]
+        if durs and want and abs(statistics.median(durs) - want) > 0.002:
+            problems.append("%s: post-warm-up step slices' median %.4f ms, the report's period %.4f ms"
+                            % (who, statistics.median(durs), want))
+    for p in problems[:20]:
+        print(p)
+    print("checked %d ranks, %d steps" % (nranks, nsteps))
+    sys.exit(1 if problems or not nranks else 0)
+
+
+main()
