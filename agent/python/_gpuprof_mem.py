@@ -30,9 +30,11 @@ _HIST_WARM, _HIST_WINDOW, _HIST_GAP = 5, 3, 50
 # the end of that warm-up: a thread of ours ends it where the collector's first capture
 # window closes (on a budget of tracing cost: agent/inject/costwin.h), or where no kernels
 # are traced (no mode cuda) once the allocator's peak has stayed within 1 % for
-# HIST_QUIET_S (the peak, with its stacks, is what the history is for; a GPT-2 generate()
-# loop ran 31 % slower while it recorded, for all of HIST_NOSTEP_S before), and after
-# HIST_NOSTEP_S in any case (_hist_watch), looking every HIST_TICK_S.
+# HIST_QUIET_S while the program allocated as many blocks again as it had when the peak
+# last grew (the peak, with its stacks, is what the history is for; a GPT-2 generate()
+# loop ran 31 % slower while it recorded, for all of HIST_NOSTEP_S before; a pause of the
+# program's, loading or tokenising, is not quiet), and after HIST_NOSTEP_S in any case
+# (_hist_watch), looking every HIST_TICK_S.
 _HIST_NOSTEP_S, _HIST_QUIET_S, _HIST_TICK_S = 10.0, 2.0, 0.5
 _HIST_MAIN_WAIT_S = 30.0  # the watcher's end waits this long for the main thread
 
@@ -62,6 +64,7 @@ class _Watcher:
     hist_t0 = 0  # when our history began (monotonic ns)
     peak = 0  # the allocator's peak at the watcher's last look (no mode cuda)
     peak_grew = 0  # when it last grew by more than 1 % (monotonic ns; 0: none seen)
+    peak_allocs = 0  # the allocations made by then
     hist_stop = None  # threading.Event: the watcher stops
     hist_end_queued = False  # the watcher's end of the warm-up waits for the main thread
     hist_end_asked = 0  # when it was queued (monotonic ns)
@@ -189,7 +192,7 @@ def _history_work(on, clear=False):
 def _hist_watch_start():
     """The watcher of a program that never steps an optimizer (_hist_watch)."""
     _hw.hist_t0 = _clock()
-    _hw.peak = _hw.peak_grew = 0
+    _hw.peak = _hw.peak_grew = _hw.peak_allocs = 0
     _hw.hist_stop = _threading.Event()
     _threading.Thread(target=_hist_watch, name="gpuprof-history", daemon=True).start()
 
@@ -226,13 +229,33 @@ def _hist_watch_tick(now):
             return _hist_end_soon()
     if now - _hw.hist_t0 >= _HIST_NOSTEP_S * 1e9:
         return _hist_end_soon()
-    peak = _stats()[1]
+    peak, allocs = _activity()
     if peak > _hw.peak * 1.01:
-        _hw.peak, _hw.peak_grew = peak, now
+        _hw.peak, _hw.peak_grew, _hw.peak_allocs = peak, now, allocs
         return True
-    if _hw.peak_grew and now - _hw.peak_grew >= _HIST_QUIET_S * 1e9:
+    if (_hw.peak_grew and now - _hw.peak_grew >= _HIST_QUIET_S * 1e9
+            and allocs - _hw.peak_allocs >= _hw.peak_allocs):
         return _hist_end_soon()
     return True
+
+
+def _activity():
+    """The watcher's look at the allocator (no mode cuda): its peak allocated and the
+    blocks allocated so far, summed over the devices (the program's own may not be known
+    on this thread: set_device() starts our history before its switch)."""
+    peak = allocs = 0
+    try:
+        n = _m.torch.cuda.device_count()
+    except Exception:
+        return 0, 0  # nothing to read: the bound by time alone
+    for d in range(n):
+        try:
+            st = _m.torch._C._cuda_memoryStats(d)
+            peak += st["allocated_bytes"]["all"]["peak"]
+            allocs += st["allocation"]["all"]["allocated"]
+        except Exception:
+            continue
+    return peak, allocs
 
 
 def _importing():

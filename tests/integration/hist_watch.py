@@ -1,7 +1,8 @@
 """The allocator history of a program that never steps an optimizer (inference, evaluation,
 a loop of its own): agent/python/_gpuprof_mem.py begins it at CUDA's initialisation and, with
 no optimizer step to end its warm-up, a thread of its own ends it where the collector's
-first capture window closes (mode cuda), or after _HIST_NOSTEP_S (no kernels traced).
+first capture window closes (mode cuda), or where no kernels are traced once the allocator's
+peak has stayed for _HIST_QUIET_S while the program kept allocating (_HIST_NOSTEP_S at most).
 Against a stand-in for the injected library and for PyTorch's history switch; needs no
 PyTorch. Prints one line per case and a verdict (OK, or what went wrong).
 usage: PY hist_watch.py AGENT_PYTHON_DIR"""
@@ -151,39 +152,59 @@ late = gpm._hist_watch_tick(t0 + int(gpm._HIST_NOSTEP_S * 1e9) + 1)
 check("no mode cuda: on for %g s" % gpm._HIST_NOSTEP_S, early, "calls %s" % calls)
 check("... then off", not late and not gpm._m.hist_live and calls == [True, None], "calls %s" % calls)
 
-# 3b. no mode cuda: off once the allocator's peak has stayed for _HIST_QUIET_S (a steady
-# inference loop), on while it grows
-peaks = [0]
-gpm._stats = lambda: (100, peaks[0], 300, 400)
-begin("timing,nvtx,mem")
-gpm._hist_watch_start()
-gpm._hw.hist_stop.set()  # the ticks below are this test's, at the times it gives
-t0 = gpm._hw.hist_t0
+# 3b. no mode cuda: off once the allocator's peak has stayed for _HIST_QUIET_S while the
+# program allocated as much again (a steady inference loop); on while it grows, and
+# through a pause of the program's (loading, tokenising) however long, up to the bound
+peaks, allocs = [0], [0]
+real_activity = gpm._activity
+gpm._activity = lambda: (peaks[0], allocs[0])
+def watched():
+    """A history with the watcher's state begun, its ticks this test's at the times it
+    gives (the thread stopped)."""
+    begin("timing,nvtx,mem")
+    peaks[0] = allocs[0] = 0
+    gpm._hist_watch_start()
+    gpm._hw.hist_stop.set()
+    return gpm._hw.hist_t0
+
+
+def live_after(t):
+    return gpm._hist_watch_tick(t) and gpm._m.hist_live
+
+
 S = int(1e9)
-none_yet = gpm._hist_watch_tick(t0 + 3 * S) and gpm._m.hist_live  # nothing allocated yet
-peaks[0] = 1000
-first = gpm._hist_watch_tick(t0 + 3 * S + S // 2) and gpm._m.hist_live
-peaks[0] = 1005  # within 1 %: not growth
-quiet_short = gpm._hist_watch_tick(t0 + 3 * S + S // 2 + int(gpm._HIST_QUIET_S * S) - 1)
-quiet_short = quiet_short and gpm._m.hist_live
-quiet = gpm._hist_watch_tick(t0 + 3 * S + S // 2 + int(gpm._HIST_QUIET_S * S))
+Q = int(gpm._HIST_QUIET_S * S)
+t0 = watched()
+none_yet = live_after(t0 + 3 * S)  # nothing allocated yet
+peaks[0], allocs[0] = 1000, 100
+first = live_after(t0 + 3 * S + S // 2)
+peaks[0], allocs[0] = 1005, 300  # within 1 %: not growth; as many blocks again since
+quiet_short = live_after(t0 + 3 * S + S // 2 + Q - 1)
+quiet = gpm._hist_watch_tick(t0 + 3 * S + S // 2 + Q)
 check("no mode cuda: on before anything is allocated", none_yet, "calls %s" % calls)
 check("... on while the peak is newer than %g s" % gpm._HIST_QUIET_S, first and quiet_short,
       "calls %s" % calls)
 check("... off once it has stayed %g s" % gpm._HIST_QUIET_S,
       not quiet and not gpm._m.hist_live and calls == [True, None], "calls %s" % calls)
-begin("timing,nvtx,mem")
-gpm._hist_watch_start()
-gpm._hw.hist_stop.set()
-t0 = gpm._hw.hist_t0
+t0 = watched()
+peaks[0], allocs[0] = 1000, 100
+first = live_after(t0 + S // 2)
+paused = live_after(t0 + S // 2 + Q + S)  # 3 s with no allocation: a pause, not quiet
+allocs[0] = 199
+few = live_after(t0 + S // 2 + Q + S + 1)  # fewer blocks since than before the peak
+allocs[0] = 200
+after = gpm._hist_watch_tick(t0 + S // 2 + Q + S + 2)
+check("... on through a pause of the program's, off once it allocates again",
+      first and paused and few and not after and not gpm._m.hist_live, "calls %s" % calls)
+t0 = watched()
 growing = True
 for i in range(1, 20):  # the peak grows 10 % every half second: on until _HIST_NOSTEP_S
-    peaks[0] = int(1000 * 1.1 ** i)
+    peaks[0], allocs[0] = int(1000 * 1.1 ** i), 100 * i * i
     growing = growing and gpm._hist_watch_tick(t0 + i * S // 2) and gpm._m.hist_live
 late = gpm._hist_watch_tick(t0 + int(gpm._HIST_NOSTEP_S * S) + 1)
 check("... on while it grows, off at %g s" % gpm._HIST_NOSTEP_S, growing and not late and
       not gpm._m.hist_live, "calls %s" % calls)
-gpm._stats = lambda: (100, 200, 300, 400)
+gpm._activity = real_activity
 
 # 4. mode cuda with no collector to ask (no library): the same bound by time
 begin("timing,nvtx,cuda,mem")
