@@ -83,6 +83,12 @@ static const gp_col_t memory[] = {
     BYTES("NVML", "memory.nvml_used_max_bytes", "gpu.nvml_samples", 9),
 };
 
+/* a label column and at least one more (the text's blocks: output.c), within the layout */
+#define TABLE_COLS_OK(a) (N(a) >= 2 && N(a) <= GP_TABLE_MAXCOLS)
+_Static_assert(TABLE_COLS_OK(slow) && TABLE_COLS_OK(time_) && TABLE_COLS_OK(host) &&
+                   TABLE_COLS_OK(memory),
+               "a rank table holds 2 to GP_TABLE_MAXCOLS columns");
+
 const gp_rank_table_t gp_rank_tables[GP_NTABLES] = {
     [GP_TABLE_SLOW] = {"slow", "How slow", slow, N(slow),
                        "times of the post-warm-up steps; period: step start to the next "
@@ -163,12 +169,18 @@ static int chars(const char *s)
 	return (int)gp_wrap_chars(s, strlen(s));
 }
 
-/* The cell as the text shows it: a text column's past GP_COL_TEXT_MAX characters cut to
- * whole characters and "..." (in buf) */
+/* The cell as the text shows it (in buf): what no terminal shows raw made '?' as the text
+ * writer will (gp_text_shown: a run of bytes that are not UTF-8 is one '?', so the width is
+ * measured on what is printed), and a text column's past GP_COL_TEXT_MAX characters cut to
+ * whole characters and "..." */
 static const char *text_cell(const gp_col_t *c, const gp_rank_t *r, const char *label, char *buf,
                              size_t len)
 {
 	const char *v = gp_col_cell(c, r, label, buf, len);
+	if (v != buf)
+		snprintf(buf, len, "%s", v);
+	buf[gp_text_shown(buf, strlen(buf))] = '\0';
+	v = buf;
 	if (!(c->flags & GP_COL_CUT) || chars(v) <= GP_COL_TEXT_MAX)
 		return v;
 	size_t at = 0;

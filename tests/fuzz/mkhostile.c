@@ -29,6 +29,8 @@
  *   wide      20 "ops" steps on a node whose name is N characters long, ended as one of a
  *             launcher's ranks ("ended (status with its launcher)"): the text's columns
  *             as wide as a job's own cells
+ *   widebad   the same, the node "gpu-node-" then N - 9 bytes 0x80 (not UTF-8: one '?'
+ *             in the text, which its column's width must be measured by)
  * The good steps of "absurd" are 10 ms apart with a 4 ms kernel: a reader that ignores
  * the impossible records reports 10 ms steps and counts 4N bad records. */
 #include "config.h"
@@ -194,11 +196,14 @@ int main(int argc, char **argv)
 	gp_rf_hdr_add(hdr, sizeof(hdr), "monotonic_ns", mono);
 	gp_rf_hdr_add(hdr, sizeof(hdr), "realtime_ns", "1796000000000000000");
 	gp_rf_hdr_add(hdr, sizeof(hdr), "wrapped", "agent");
-	if (!strcmp(what, "wide")) { /* "gpu-node-" then digits, N characters in all */
+	bool wide = !strcmp(what, "wide") || !strcmp(what, "widebad");
+	if (wide) { /* "gpu-node-" then digits (or stray bytes), N bytes in all */
 		char node[512];
 		size_t len = n < sizeof(node) ? (size_t)n : sizeof(node) - 1;
 		for (size_t i = 0; i < len; i++)
-			node[i] = i < 9 ? "gpu-node-"[i] : (char)('0' + i % 10);
+			node[i] = i < 9     ? "gpu-node-"[i]
+			          : what[4] ? (char)0x80
+			                    : (char)('0' + i % 10);
 		node[len] = 0;
 		gp_rf_hdr_add(hdr, sizeof(hdr), "node", node);
 	}
@@ -321,7 +326,7 @@ int main(int argc, char **argv)
 		put(GP_EV_THREAD_NAME, 1, 0, 14, 0, 0, 0);
 		put(GP_EV_STREAM_NAME, 0, MONO, 7, 15, 0, 0);
 		ops_job(n, names);
-	} else if (!strcmp(what, "wide")) {
+	} else if (wide) {
 		ops_job(20, ops_names);
 	} else if (!strcmp(what, "moving")) {
 		/* almost periodic (issue 51): 10 steps of N launches of one kernel and one of
@@ -348,7 +353,7 @@ int main(int argc, char **argv)
 	}
 	gp_event_t end = {.type = GP_EV_END,
 	                  .ts = strcmp(what, "noise") ? MONO + 30ull * 10000000 : UINT64_MAX / 4,
-	                  .u8 = !strcmp(what, "wide")}; /* 1: a launcher's rank, status its own */
+	                  .u8 = wide}; /* 1: a launcher's rank, status its own */
 	if (gp_rf_append(w, &end) < 0)
 		return 1;
 	return gp_rf_writer_close(w, false) < 0;

@@ -160,7 +160,16 @@ if [ -x "$B/tests/fuzz/mkhostile" ]; then
 	out=$(python3 "$H/formats_check.py" "$T/tables.tsv" "$T/wide30.json" "$T/bad-wide.txt" "$T/wide30.html")
 	[ $? -ne 0 ] && echo "$out" | grep -q "text slow rank 0: node shows '${node30:0:8}'"
 	ok $? "the check catches a node's name cut in the text ($(echo "$out" | head -1 | cut -c1-120))"
+	# a node whose name holds bytes that are not UTF-8: its column as wide as what the
+	# text shows ('?' each), not as its valid characters (9: the row ran past 100
+	# characters and wrapped, the outcome on a line of its own)
+	"$B/tests/fuzz/mkhostile" widebad 30 "$T/widebad" &&
+		"$B/gpuprof" report "$T/widebad" >"$T/widebad.txt" 2>/dev/null
+	long=$(awk 'length($0) > 100' "$T/widebad.txt" | wc -l)
+	grep -qE '^0 +gpu-node-\?{21} ended \(status with its launcher\) ' "$T/widebad.txt" && [ "$long" = 0 ]
+	ok $? "a node with stray bytes: its row whole on one line, no line over 100 ($long)"
 else
+	skip "mkhostile not built"
 	skip "mkhostile not built"
 fi
 done_testing
