@@ -50,6 +50,8 @@ static const gp_inject_api_t api_template = {.emit = gp_inj_emit,
                                              .gpu_done = gp_marker_done,
                                              .foreign = fw_profiler,
                                              .own_thread = gp_marker_own_thread,
+                                             .capture_begin = gp_marker_capture_begin,
+                                             .capture_end = gp_marker_capture_end,
                                              .busy = fw_busy};
 
 /* Frameworks whose own profiler subscribes to CUPTI's callback API when the user starts

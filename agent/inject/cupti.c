@@ -424,7 +424,10 @@ enum { FIN_IDLE, FIN_ARMED, FIN_CANCELLED };
 /* FIN_*: armed by the worker, taken (back to idle) by the first API exit, cancelled by
  * the program's profiler beginning */
 static _Atomic int finalize_now;
-static _Atomic int finalize_rc;  /* what cuptiFinalize returned; -1: not called */
+static _Atomic int finalize_rc; /* what cuptiFinalize returned; -1: not called */
+/* finalize_rc: the call's thread saw a graph being captured and left the finalize to a
+ * later call (gp_inject_api_t.capture_begin) */
+#define FINALIZE_NOT_NOW (-2)
 static _Atomic bool all_domains; /* the runtime and driver domains' callbacks all on */
 static _Atomic uint64_t finalize_t0, finalize_ns; /* when, and how long, the program's
                                                    * thread spent in it */
@@ -469,10 +472,20 @@ static void CUPTIAPI on_callback(void *ud, CUpti_CallbackDomain domain, CUpti_Ca
 	    !(gp_cu_api->foreign && gp_cu_api->foreign()) &&
 	    !(gp_cu_api->busy && gp_cu_api->busy()) &&
 	    atomic_compare_exchange_strong(&finalize_now, &armed, FIN_IDLE)) {
+		/* taken first: the CUDA calls of the capture check come back here, and find
+		 * nothing armed */
+		int mode = -1;
+		if (gp_cu_api->capture_begin && !gp_cu_api->capture_begin(&mode)) {
+			atomic_store(&finalize_rc, FINALIZE_NOT_NOW);
+			sem_post(&finalized);
+			return;
+		}
 		uint64_t t0 = gp_cu_api->now();
 		atomic_store(&finalize_rc, (int)cuptiFinalize());
 		atomic_store(&finalize_ns, gp_cu_api->now() - t0);
 		atomic_store(&finalize_t0, t0);
+		if (gp_cu_api->capture_end)
+			gp_cu_api->capture_end(mode);
 		sem_post(&finalized);
 		return;
 	}
@@ -948,6 +961,13 @@ static void maybe_detach(void)
 	while (w != 0 && (w = sem_wait(&finalized)) != 0 && errno == EINTR)
 		; /* a program's thread took it just now: its finalize is running */
 	int rc = atomic_load(&finalize_rc);
+	if (rc == FINALIZE_NOT_NOW) { /* a graph being captured: a later call, as above */
+		domains_off(own);
+		retry_at = gp_cu_api->now() + FINALIZE_RETRY_NS;
+		tries_calls++;
+		pthread_mutex_unlock(&cupti_lock);
+		return;
+	}
 	atomic_store(&window_end, 0);
 	if (rc != CUPTI_SUCCESS) { /* CUPTI attached as it was: no more detaches */
 		domains_off(own);

@@ -64,6 +64,14 @@ typedef struct gp_inject_api {
 	/* GPUPROF_CUPTI_DETACH_POLL_MS: without a step marker after a window, look this often
 	 * for its kernel records and detach then; 0: wait DETACH_WAIT_NS for a marker */
 	unsigned detach_poll_ms;
+	/* A finalize at the exit of a program's call, on its thread: false where a CUDA graph
+	 * is being captured that this thread's legacy or per-thread stream sees (a capture
+	 * on a blocking stream of any thread: CUDA_ERROR_STREAM_CAPTURE_IMPLICIT), and the
+	 * finalize waits for a later call; true with the thread's capture mode relaxed for
+	 * it (*mode: the one capture_end puts back; -1 none), so that no call of CUPTI's
+	 * invalidates another thread's capture in global mode. NULL: no check. */
+	bool (*capture_begin)(int *mode);
+	void (*capture_end)(int mode);
 } gp_inject_api_t;
 
 /* The CUPTI module's entry points (libgpuprof-cupti.so). */

@@ -119,6 +119,30 @@ bool gp_marker_own_thread(void)
 	return is_waiter || in_marker;
 }
 
+bool gp_marker_capture_begin(int *mode)
+{
+	CUstreamCaptureStatus st = CU_STREAM_CAPTURE_STATUS_NONE;
+	*mode = -1;
+	if (atomic_load(&gp_marker_state) <= 0 || getpid() != m.pid)
+		return true;
+	if (m.cu.capturing(CU_STREAM_LEGACY, &st) != CUDA_SUCCESS ||
+	    st != CU_STREAM_CAPTURE_STATUS_NONE ||
+	    m.cu.capturing(CU_STREAM_PER_THREAD, &st) != CUDA_SUCCESS ||
+	    st != CU_STREAM_CAPTURE_STATUS_NONE)
+		return false;
+	CUstreamCaptureMode cm = CU_STREAM_CAPTURE_MODE_RELAXED;
+	if (m.cu.capture_mode && m.cu.capture_mode(&cm) == CUDA_SUCCESS)
+		*mode = (int)cm;
+	return true;
+}
+
+void gp_marker_capture_end(int mode)
+{
+	CUstreamCaptureMode cm = (CUstreamCaptureMode)mode;
+	if (mode >= 0 && m.cu.capture_mode)
+		m.cu.capture_mode(&cm);
+}
+
 /* One look's wait: on the semaphore (a post ends it early) with a monotonic deadline where
  * glibc has sem_clockwait; else a sleep, then whatever was posted meanwhile taken. */
 static void look_wait(uint64_t ns)

@@ -51,5 +51,10 @@ uint64_t gp_marker_done(void);
 /* The calling thread is in gpuprof's own CUDA calls: the markers' waiter, or a
  * program's thread placing a marker. */
 bool gp_marker_own_thread(void);
+/* gp_inject_api_t's capture_begin and capture_end, on the calling thread (CUDA's
+ * cuStreamIsCapturing and cuThreadExchangeStreamCaptureMode as the markers have them:
+ * no check before they are enabled) */
+bool gp_marker_capture_begin(int *mode);
+void gp_marker_capture_end(int mode);
 
 #endif

@@ -54,6 +54,20 @@ static bool nth_detach(int n, gp_event_t *out)
 	}
 	return false;
 }
+/* a CUDA graph being captured, as the program's thread sees it (capture_begin), and the
+ * capture modes put back after a finalize (capture_end) */
+static _Atomic bool graph_capturing;
+static _Atomic int capture_asks, capture_restored = -1;
+static bool capture_begin(int *mode)
+{
+	atomic_fetch_add(&capture_asks, 1);
+	*mode = 0; /* CU_STREAM_CAPTURE_MODE_GLOBAL, the thread's before */
+	return !atomic_load(&graph_capturing);
+}
+static void capture_end(int mode)
+{
+	atomic_store(&capture_restored, mode);
+}
 /* kernel and launch records for the next flush (the worker's flush reads them) */
 static void deliver(int kernels, int launches)
 {
@@ -87,6 +101,8 @@ int main(void)
 	static gp_inject_api_t api;
 	api = fake_api(CUDA | MEM, emit, intern, count_drop);
 	api.detach_poll_ms = 100; /* the shipped default (common/settings.c) */
+	api.capture_begin = capture_begin;
+	api.capture_end = capture_end;
 	/* no step marker ever completes: gpu_done stays 0 */
 	char why[128] = "";
 	pthread_t prog;
@@ -133,6 +149,26 @@ int main(void)
 	capture(MEM);
 	nap_ms(500);
 	ok(F.finalized == 2, "no detach while none of the window's kernels has come");
+
+	/* the kernels come while the program captures a CUDA graph: nothing finalized at its
+	 * calls meanwhile (a finalize's calls could invalidate the capture), once it ends */
+	atomic_store(&graph_capturing, true);
+	int asks = atomic_load(&capture_asks);
+	deliver(2, 0);
+	nap_ms(1500);
+	ok(F.finalized == 2 && atomic_load(&capture_asks) > asks,
+	   "no finalize while a graph is captured (asked %d times)",
+	   atomic_load(&capture_asks) - asks);
+	int off = 0;
+	for (int i = 0; i < 20; i++, nap_ms(10))
+		off += !F.domains;
+	ok(off >= 15, "the detach's callbacks off again between its tries (%d of 20 looks)", off);
+	atomic_store(&graph_capturing, false);
+	ok(wait_for(&F.finalized, 3), "finalized once the capture has ended");
+	got = nth_detach(3, &d);
+	ok(got && d.d >= 1, "its record counts the calls it let pass (d=%llu)",
+	   (unsigned long long)d.d);
+	ok(atomic_load(&capture_restored) == 0, "the thread's capture mode put back after it");
 	gp_cupti_flush();
 	return done_testing();
 }

@@ -69,11 +69,22 @@ static CUresult ev_elapsed(float *ms, CUevent a, CUevent b)
 	*ms = 1.5f;
 	return CUDA_SUCCESS;
 }
+static _Atomic bool implicit_capture; /* a blocking stream of another thread captures */
 static CUresult is_capturing(CUstream s, CUstreamCaptureStatus *st)
 {
-	(void)s;
 	*st = atomic_load(&capturing_now) ? CU_STREAM_CAPTURE_STATUS_ACTIVE
 	                                  : CU_STREAM_CAPTURE_STATUS_NONE;
+	if (s == CU_STREAM_LEGACY && atomic_load(&implicit_capture))
+		return CUDA_ERROR_STREAM_CAPTURE_IMPLICIT;
+	return CUDA_SUCCESS;
+}
+/* the calling thread's capture mode (cuThreadExchangeStreamCaptureMode) */
+static __thread CUstreamCaptureMode thread_mode = CU_STREAM_CAPTURE_MODE_GLOBAL;
+static CUresult exchange_mode(CUstreamCaptureMode *mode)
+{
+	CUstreamCaptureMode old = thread_mode;
+	thread_mode = *mode;
+	*mode = old;
 	return CUDA_SUCCESS;
 }
 
@@ -111,7 +122,7 @@ static int wait_recs(int n)
 int main(void)
 {
 	gp_marker_cuda_t cu = {ctx_get, ctx_set,    ev_create,    ev_record,
-	                       ev_sync, ev_elapsed, is_capturing, NULL};
+	                       ev_sync, ev_elapsed, is_capturing, exchange_mode};
 	gp_marker_cuda_t bad = cu;
 	bad.ev_sync = NULL;
 	ok(gp_marker_enable_with(&bad, emit, now, 7) < 0,
@@ -173,6 +184,24 @@ int main(void)
 	sleep_us(20000);
 	ok(atomic_load(&records) == r0 && atomic_load(&nrec) == n0,
 	   "while a stream is captured: no marker");
+
+	/* a CUPTI finalize at the exit of this thread's call (gp_marker_capture_begin): not
+	 * while a graph is captured that its streams see, its capture mode relaxed for it
+	 * and put back after */
+	int mode = 5;
+	ok(!gp_marker_capture_begin(&mode) && mode == -1 &&
+	       thread_mode == CU_STREAM_CAPTURE_MODE_GLOBAL,
+	   "no finalize while this thread's stream is captured");
 	atomic_store(&capturing_now, 0);
+	atomic_store(&implicit_capture, true);
+	ok(!gp_marker_capture_begin(&mode), "... nor while another thread captures a blocking "
+	                                    "stream (the legacy stream's query refused)");
+	atomic_store(&implicit_capture, false);
+	bool may = gp_marker_capture_begin(&mode);
+	ok(may && mode == CU_STREAM_CAPTURE_MODE_GLOBAL &&
+	       thread_mode == CU_STREAM_CAPTURE_MODE_RELAXED,
+	   "otherwise a finalize may run, the thread relaxed for it (mode %d)", mode);
+	gp_marker_capture_end(mode);
+	ok(thread_mode == CU_STREAM_CAPTURE_MODE_GLOBAL, "... and its mode put back after");
 	return done_testing();
 }
