@@ -119,16 +119,23 @@ bool gp_marker_own_thread(void)
 	return is_waiter || in_marker;
 }
 
-bool gp_marker_capture_begin(int *mode)
+/* No graph is being captured that the calling thread's legacy or per-thread stream sees
+ * (the legacy stream's query fails while a blocking stream of any thread captures) */
+static bool capture_free(void)
 {
 	CUstreamCaptureStatus st = CU_STREAM_CAPTURE_STATUS_NONE;
+	return m.cu.capturing(CU_STREAM_LEGACY, &st) == CUDA_SUCCESS &&
+	       st == CU_STREAM_CAPTURE_STATUS_NONE &&
+	       m.cu.capturing(CU_STREAM_PER_THREAD, &st) == CUDA_SUCCESS &&
+	       st == CU_STREAM_CAPTURE_STATUS_NONE;
+}
+
+bool gp_marker_capture_begin(int *mode)
+{
 	*mode = -1;
 	if (atomic_load(&gp_marker_state) <= 0 || getpid() != m.pid)
 		return true;
-	if (m.cu.capturing(CU_STREAM_LEGACY, &st) != CUDA_SUCCESS ||
-	    st != CU_STREAM_CAPTURE_STATUS_NONE ||
-	    m.cu.capturing(CU_STREAM_PER_THREAD, &st) != CUDA_SUCCESS ||
-	    st != CU_STREAM_CAPTURE_STATUS_NONE)
+	if (!capture_free())
 		return false;
 	CUstreamCaptureMode cm = CU_STREAM_CAPTURE_MODE_RELAXED;
 	if (m.cu.capture_mode && m.cu.capture_mode(&cm) == CUDA_SUCCESS)
@@ -290,7 +297,6 @@ uint64_t gp_marker_step_end_slow(uint64_t ts)
 	    getpid() != m.pid || !atomic_compare_exchange_strong(&m.busy, &z, 1))
 		return 0;
 	CUcontext c = NULL;
-	CUstreamCaptureStatus st = CU_STREAM_CAPTURE_STATUS_NONE;
 	in_marker = true;
 	if (m.cu.ctx_get(&c) != CUDA_SUCCESS || !c)
 		goto out;
@@ -300,10 +306,7 @@ uint64_t gp_marker_step_end_slow(uint64_t ts)
 	}
 	if (c != m.ctx)
 		goto out;
-	if (m.cu.capturing(CU_STREAM_LEGACY, &st) != CUDA_SUCCESS ||
-	    st != CU_STREAM_CAPTURE_STATUS_NONE ||
-	    m.cu.capturing(CU_STREAM_PER_THREAD, &st) != CUDA_SUCCESS ||
-	    st != CU_STREAM_CAPTURE_STATUS_NONE)
+	if (!capture_free())
 		goto out;
 	size_t k = m.head % NSLOT;
 	if (atomic_load_explicit(&m.full[k], memory_order_acquire)) {
