@@ -69,7 +69,7 @@ int main(int argc, char **argv)
 {
 	int ranks = 8, profiler_steps = 0, threads = 0, first = 0;
 	long events = 100000, cap_from = -1, cap_to = -1;
-	const char *out = NULL;
+	const char *out = NULL, *node_prefix = "node";
 	for (int i = 1; i < argc; i++) {
 		const char *v = i + 1 < argc ? argv[i + 1] : "";
 		if (!strcmp(argv[i],
@@ -88,13 +88,15 @@ int main(int argc, char **argv)
 			i++, events = atol(v);
 		else if (!strcmp(argv[i], "--out") && i + 1 < argc)
 			i++, out = v;
+		else if (!strcmp(argv[i], "--node-prefix") && i + 1 < argc) /* PREFIX%03d */
+			i++, node_prefix = v;
 		else
 			out = NULL, i = argc;
 	}
 	if (!out || ranks < 1 || events < 100) {
 		fprintf(stderr,
 		        "usage: synth-job --ranks N --events M --out DIR [--profiler-steps] "
-		        "[--capture A-B] [--threads] [--first R]\n");
+		        "[--capture A-B] [--threads] [--first R] [--node-prefix P]\n");
 		return 2;
 	}
 	char dir[4096];
@@ -117,7 +119,7 @@ int main(int argc, char **argv)
 		gp_rf_hdr_add(hdr, sizeof(hdr), GP_HDR_RANK, b);
 		snprintf(b, sizeof(b), "%d", ranks);
 		gp_rf_hdr_add(hdr, sizeof(hdr), GP_HDR_NTASKS, b);
-		snprintf(b, sizeof(b), "node%03d", r / 8);
+		snprintf(b, sizeof(b), "%s%03d", node_prefix, r / 8);
 		gp_rf_hdr_add(hdr, sizeof(hdr), GP_HDR_NODE, b);
 		gp_rf_hdr_add(hdr, sizeof(hdr), GP_HDR_MODES, "timing,nvtx,cuda,mem");
 		gp_rf_hdr_add(hdr, sizeof(hdr), GP_HDR_REALTIME_NS, "1796000000000000000");

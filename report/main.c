@@ -112,7 +112,8 @@ static const gp_cli_opt_t report_opts[] = {
     {"steps-from", OPT_STEPS_FROM, "HOW",
      "where steps come from: auto (the default: NVTX step ranges, else optimizer.step(), "
      "else cudaProfilerStart/Stop, else the repeating kernel sequence), nvtx, optimizer, "
-     "profiler or kernels"},
+     "profiler or kernels (other than auto, the job directory's own report files are left "
+     "as they are)"},
     {"ranks", 'r', "LIST",
      "list these ranks line by line in the text, as 0,8-15 (above 32 "
      "ranks the text gives distributions; report.txt keeps that view)"},
@@ -934,7 +935,9 @@ static int cmd_report(int argc, char **argv)
 			return live;
 		return gp_err("report: %s", err), 1;
 	}
-	if (!step)
+	/* the job directory's own report is the job's view: not one step's, nor steps from a
+	 * source asked for (--steps-from=optimizer rewrote it with "steps: none found") */
+	if (!step && gp_steps_from_name(steps_from) == GP_STEPS_AUTO)
 		write_into_jobdir(&job);
 	gp_outfile_t out;
 	if (!open_out(cmd, &out, output ? output : "-")) {

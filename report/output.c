@@ -169,6 +169,27 @@ static void dist_line(FILE *out, const gp_job_t *job, const char *what, const ch
 
 /* Per node: ranks, their median headline step and the largest device-memory peak; with
  * more than 32 nodes, the node medians' distribution with the slowest named. */
+
+/* A node's name in a column of w characters: padded, or past w cut to whole characters
+ * and "..." (in buf) */
+static const char *node_cell(const char *name, int w, char *buf, size_t len)
+{
+	size_t at = 0;
+	int k = 0;
+	for (; name[at] && k < w; k++) /* past w characters? */
+		for (at++; ((unsigned char)name[at] & 0xc0) == 0x80; at++)
+			;
+	if (!name[at]) {
+		snprintf(buf, len, "%s%*s", name, w - k, "");
+		return buf;
+	}
+	at = 0;
+	for (k = 0; name[at] && k < w - 3; k++)
+		for (at++; ((unsigned char)name[at] & 0xc0) == 0x80; at++)
+			;
+	snprintf(buf, len, "%.*s...", (int)at, name);
+	return buf;
+}
 static void node_lines(FILE *out, const gp_job_t *job)
 {
 	unsigned nn = 0, n = job->nranks ? job->nranks : 1;
@@ -202,6 +223,11 @@ static void node_lines(FILE *out, const gp_job_t *job)
 		free(v);
 		goto out;
 	}
+	int nw = 4; /* the node names' column: the widest, 40 characters at most ("...") */
+	for (unsigned k = 0; k < nn; k++) {
+		int w = (int)gp_wrap_chars(node[k], strlen(node[k]));
+		nw = w > nw ? (w > 40 ? 40 : w) : nw;
+	}
 	for (unsigned k = 0; k < nn; k++) {
 		unsigned m = 0;
 		uint64_t peak = 0;
@@ -212,10 +238,12 @@ static void node_lines(FILE *out, const gp_job_t *job)
 				peak = r->memory.peak;
 		}
 		med[k] = (fig_t){gp_median(v, m), k};
-		if (nn <= 32)
-			fprintf(out,
-			        "  node %-16.16s %5u ranks, median step %.3f ms, largest peak %s\n",
-			        node[k], m, med[k].v, hb((double)peak));
+		if (nn <= 32) {
+			char nb[256];
+			fprintf(out, "  node %s %5u rank%s, median step %.3f ms, largest peak %s\n",
+			        node_cell(node[k], nw, nb, sizeof(nb)), m, m == 1 ? "" : "s",
+			        med[k].v, peak ? hb((double)peak) : "-");
+		}
 	}
 	if (nn > 32) {
 		qsort(med, nn, sizeof(fig_t), cmp_fig);
@@ -731,6 +759,17 @@ static void text_how_slow(const gp_job_t *job, FILE *out)
 		    r0->steps.gpu_from_markers ? " (step completion markers: CUDA events at "
 		                                 "the end of each step)"
 		                               : "");
+	} else if (job->steps_from != GP_STEPS_AUTO) {
+		static const char *const asked[] = {
+		    [GP_STEPS_NVTX] = "no repeated outermost NVTX range",
+		    [GP_STEPS_PROFILER] = "no cudaProfilerStart/Stop windows",
+		    [GP_STEPS_KERNELS] = "no repeating sequence of GPU launches",
+		    [GP_STEPS_OPTIMIZER] = "no optimizer.step() recorded"};
+		unsigned k = (unsigned)job->steps_from;
+		fprintf(out,
+		        "steps: none found from the source asked for (--steps-from): %s; no "
+		        "per-step figure is given\n",
+		        k < sizeof(asked) / sizeof(*asked) && asked[k] ? asked[k] : "none");
 	} else
 		fprintf(
 		    out,

@@ -80,6 +80,12 @@ ok $? "-- ends the options: a job directory named -leak"
 "$GP" report --format json -s 0 "$F/leak" 2>/dev/null | python3 -c 'import json,sys; json.load(sys.stdin)'
 ok $? "values as the next word, -s 0 a valid step"
 "$GP" report --step=7 "$F/leak" >/dev/null 2>err.txt; ok $(( $? == 1 ? 0 : 1 )) "a step that is not there: the work failed (1), not a usage error"
+# --steps-from other than auto: the job directory's own report is left as it was (it was
+# rewritten with "steps: none found"), and none found names the source asked for
+cp -r "$F/clean" sf && "$GP" report -q sf && a=$(md5sum <sf/report.txt)
+"$GP" report --steps-from=optimizer sf >sf.txt 2>/dev/null
+[ "$a" = "$(md5sum <sf/report.txt)" ] && grep -q "^steps: none found from the source asked for (--steps-from): no optimizer.step()" sf.txt
+ok $? "--steps-from=optimizer: the job's report.txt unchanged, the none-found line names optimizer.step()"
 
 # every option of every command described in its --help and in gpuprof(1)
 man=$B/doc/gpuprof.1

@@ -95,6 +95,15 @@ if "$B/bench/synth-job" --ranks 40 --events 4000 --out "$T/synth40" >/dev/null; 
 	grep -q '<td class="who">[0-9]* (slowest)</td>' "$T/synth40.html"
 	ok $? "synth40: the HTML names its slowest rank's row"
 fi
+# its nodes' lines with names past 16 characters: each name whole (all 5 read
+# "dgx-h100-rack07-" when cut at 16), one rank's line singular, no peak shown as 0 B
+if "$B/bench/synth-job" --ranks 33 --events 400 --node-prefix dgx-h100-rack07-n --out "$T/synth33" >/dev/null; then
+	"$B/gpuprof" report "$T/synth33" >"$T/synth33.txt" 2>/dev/null
+	n=$(grep -cE '^  node dgx-h100-rack07-n00[0-4] ' "$T/synth33.txt")
+	grep -qE '^  node dgx-h100-rack07-n004 +1 rank,' "$T/synth33.txt" && [ "$n" = 5 ] &&
+		! grep -q '^  node .*largest peak 0 B' "$T/synth33.txt"
+	ok $? "synth33: each node's line names it whole ($n of 5), '1 rank'"
+fi
 
 # the checker itself finds a figure that differs from its field
 python3 - "$T/ddp-imbalanced.txt" "$T/bad.txt" <<'PY'
