@@ -1,6 +1,7 @@
 /* Logging helpers: format into a bounded buffer, hand to the sink, keep errno. */
 #include "config.h"
 #include "log.h"
+#include "modes.h"
 #include "env.h"
 #include "settings.h"
 
@@ -112,6 +113,28 @@ void gp_log_site_mode(void)
 		log_sink = syslog_sink;
 }
 
+/* What no terminal or log reader shows raw made '?' in place (a C0 control but newline
+ * and tab, DEL, C1, a bidirectional control, a byte that is not UTF-8, one for each
+ * character): a message quotes names the user wrote (a job id, a file name, a rank file's
+ * header), and one with "\e]0;...\a\e[2J" cleared the screen of the admin reading it. */
+void gp_log_shown(char *s)
+{
+	size_t w = 0, i = 0;
+	while (s[i]) {
+		size_t n =
+		    s[i] == '\n' || s[i] == '\t' ? 1 : gp_utf8_char((const unsigned char *)s + i);
+		if (!n) {
+			s[w++] = '?';
+			for (i++; ((unsigned char)s[i] & 0xc0) == 0x80; i++)
+				;
+			continue;
+		}
+		memmove(s + w, s + i, n);
+		w += n, i += n;
+	}
+	s[w] = '\0';
+}
+
 void gp_vlog(int level, const char *fmt, va_list ap)
 {
 	int saved = errno;
@@ -121,6 +144,7 @@ void gp_vlog(int level, const char *fmt, va_list ap)
 		return;
 	}
 	vsnprintf(msg, sizeof(msg), fmt, ap);
+	gp_log_shown(msg);
 	(log_sink ? log_sink : stderr_sink)(level, msg);
 	errno = saved;
 }

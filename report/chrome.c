@@ -23,6 +23,7 @@
  * attribution.h) as cpu_op slices whose "External id" their launch calls and kernels
  * carry, as Kineto links an operator to its kernels. */
 #include "config.h"
+#include "log.h"
 #include "attribution.h"
 #include "event.h"
 #include "names.h"
@@ -669,7 +670,7 @@ static unsigned select_ranks(const gp_job_t *job, const char *ranklist, gp_ranks
 	unsigned n = 0;
 	*t0 = UINT64_MAX;
 	if (ranklist && gp_ranks_parse(ranklist, sel, err, sizeof(err)) < 0) {
-		fprintf(stderr, "gpuprof: export: --ranks: %s\n", err);
+		gp_err("export: --ranks: %s", err);
 		return 0;
 	}
 	for (unsigned i = 0; i < job->nranks; i++) {
@@ -680,8 +681,8 @@ static unsigned select_ranks(const gp_job_t *job, const char *ranklist, gp_ranks
 			*t0 = job->ranks[i].id.t0_realtime_ns;
 	}
 	if (!n)
-		fprintf(stderr, "gpuprof: export: --ranks=%s selects none of the job's %u ranks\n",
-		        ranklist ? ranklist : "", job->nranks);
+		gp_err("export: --ranks=%s selects none of the job's %u ranks",
+		       ranklist ? ranklist : "", job->nranks);
 	if (*t0 == UINT64_MAX)
 		*t0 = 0;
 	return n;
@@ -711,7 +712,7 @@ int gp_export_chrome(const gp_job_t *job, FILE *out, const char *ranklist, uint6
 		if (ranklist && !gp_ranks_contains(&sel, (uint32_t)rk->id.rank))
 			continue;
 		if (gp_job_rank_records(job, rk, &d, err, sizeof(err)) < 0) {
-			fprintf(stderr, "gpuprof: export: %s\n", err);
+			gp_err("export: %s", err);
 			continue;
 		}
 		/* the rank's clock to the job's: realtime at the agent's start, then
@@ -835,7 +836,7 @@ int gp_export_kineto(const gp_job_t *job, const char *dir, const char *ranklist)
 		return -1;
 	int odfd = gp_mkdir_p(dir, 0755);
 	if (odfd < 0) {
-		fprintf(stderr, "gpuprof: export: %s: %s\n", dir, strerror(errno));
+		gp_err("export: %s: %s", dir, strerror(errno));
 		return -1;
 	}
 	rank_data_t d;
@@ -846,7 +847,7 @@ int gp_export_kineto(const gp_job_t *job, const char *dir, const char *ranklist)
 		if (ranklist && !gp_ranks_contains(&sel, (uint32_t)rk->id.rank))
 			continue;
 		if (gp_job_rank_records(job, rk, &d, err, sizeof(err)) < 0) {
-			fprintf(stderr, "gpuprof: export: %s\n", err);
+			gp_err("export: %s", err);
 			continue;
 		}
 		unsigned world = 0; /* the ranks of this step */
@@ -857,18 +858,18 @@ int gp_export_kineto(const gp_job_t *job, const char *dir, const char *ranklist)
 		snprintf(path, sizeof(path), "%s/%s/%s", dir, step, file);
 		int sdfd = kineto_step_dir(odfd, step);
 		if (sdfd < 0) {
-			fprintf(stderr, "gpuprof: export: %s/%s: %s\n", dir, step,
-			        errno == ENOTDIR || errno == ELOOP
-			            ? "not a directory of the export's "
-			              "(a link is not followed)"
-			            : strerror(errno));
+			gp_err("export: %s/%s: %s", dir, step,
+			       errno == ENOTDIR || errno == ELOOP
+			           ? "not a directory of the export's "
+			             "(a link is not followed)"
+			           : strerror(errno));
 			break;
 		}
 		gp_outfile_t of;
 		FILE *out = gp_outfile_open_at(&of, sdfd, file, path);
 		close(sdfd);
 		if (!out) {
-			fprintf(stderr, "gpuprof: export: %s: %s\n", path, strerror(errno));
+			gp_err("export: %s: %s", path, strerror(errno));
 			break;
 		}
 		fprintf(out,
@@ -899,7 +900,7 @@ int gp_export_kineto(const gp_job_t *job, const char *dir, const char *ranklist)
 		u64map_free(&c.tids);
 		fprintf(out, "\n]}\n");
 		if (gp_outfile_close(&of, true) != 0) {
-			fprintf(stderr, "gpuprof: export: %s: %s\n", path, strerror(errno));
+			gp_err("export: %s: %s", path, strerror(errno));
 			break;
 		}
 		written++;

@@ -2,6 +2,7 @@
  * usage errors as one line, the help and the man page's OPTIONS made from the table. */
 #include "config.h"
 #include "cli.h"
+#include "log.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -100,6 +101,7 @@ int gp_cli_usage(const gp_cli_cmd_t *cmd, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
+	gp_log_shown(msg); /* it quotes what was typed */
 	fprintf(stderr, "gpuprof: %s%s%s\n", cmd ? cmd->name : "", cmd ? ": " : "", msg);
 	return GP_CLI_USAGE;
 }

@@ -162,7 +162,7 @@ static void prune_job(prune_t *pr, int dfd, const char *name, const char *path)
 		return;
 	}
 	if (rc < 0 || u.skipped || u.cut) { /* cut: nested past GP_TREE_MAX_DEPTH, age unknown */
-		fprintf(stderr, "gpuprof: prune: %s: cannot read all of it; kept\n", path);
+		gp_err("prune: %s: cannot read all of it; kept", path);
 		pr->failed++;
 		return;
 	}
@@ -191,7 +191,7 @@ static int open_level(prune_t *pr, int at, const char *name, const char *path)
 	struct stat st;
 	int fd = openat(at, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0 || fstat(fd, &st) < 0) {
-		fprintf(stderr, "gpuprof: prune: %s: %s\n", path, strerror(errno));
+		gp_err("prune: %s: %s", path, strerror(errno));
 		pr->failed++;
 	} else if (st.st_dev != pr->dev) {
 		mount_point(pr, path);
@@ -347,8 +347,7 @@ static void user_child(prune_t *pr, int rfd, const char *user, const struct stat
 	setvbuf(stdout, NULL, _IOLBF, 0); /* each line out before a kill can take it */
 	int ufd = -1;
 	if (geteuid() == 0 && st->st_uid != 0 && become(st->st_uid, st->st_gid) < 0)
-		fprintf(stderr, "gpuprof: prune: %s: cannot become uid %u\n", path,
-		        (unsigned)st->st_uid);
+		gp_err("prune: %s: cannot become uid %u", path, (unsigned)st->st_uid);
 	else
 		ufd = open_level(&mine, rfd, user, path);
 	if (ufd >= 0) {
@@ -376,7 +375,7 @@ static void prune_user(prune_t *pr, int rfd, const char *user)
 		return; /* a link or a file at the users' level: not a user's directory */
 	fflush(stdout);
 	if (pipe2(p, O_CLOEXEC) < 0 || (pid = fork()) < 0) {
-		fprintf(stderr, "gpuprof: prune: %s: %s\n", path, strerror(errno));
+		gp_err("prune: %s: %s", path, strerror(errno));
 		if (p[0] >= 0)
 			close(p[0]), close(p[1]);
 		pr->failed++;

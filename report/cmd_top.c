@@ -196,9 +196,12 @@ static int print_once(top_t *t)
 	if (load(t) < 0)
 		return 1;
 	if (!t->j.n) {
+		char shown[PATH_MAX];
+		snprintf(shown, sizeof(shown), "%s", t->dir);
+		gp_log_shown(shown);
 		printf("gpuprof top: no live figures in %s yet (each rank writes its first after "
 		       "live_interval seconds; none where live_interval is 0)\n",
-		       t->dir);
+		       shown);
 		return 0;
 	}
 	char *buf = NULL;
@@ -272,12 +275,15 @@ static void draw(top_t *t)
 	if (!m)
 		return;
 	screen_size(&rows, &cols);
-	if (!t->j.n)
+	if (!t->j.n) {
+		char shown[PATH_MAX];
+		snprintf(shown, sizeof(shown), "%s", t->dir);
+		gp_log_shown(shown);
 		fprintf(m,
 		        "gpuprof top: no live figures in %s yet (each rank writes its first after "
 		        "live_interval seconds)\n",
-		        t->dir);
-	else
+		        shown);
+	} else
 		job_lines(t, m, "\n");
 	int body = rows - 6 - (t->j.beyond > 0); /* header lines and the key line */
 	body = body < 1 ? 1 : body;

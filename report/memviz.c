@@ -19,6 +19,7 @@
  * frames}); its stats, segments, memory and compare fail on a dictionary. With torch113
  * that list is written (no trace: 1.13 has none to read). */
 #include "config.h"
+#include "log.h"
 #include "job.h"
 #include "rankdata.h"
 #include "event.h"
@@ -320,7 +321,7 @@ static int torch_snapshots(const gp_job_t *job, FILE *o, const gp_ranks_t *sel, 
 				for (unsigned i = FIXED; i < n; i++) /* the snapshots, for python */
 					fcntl(fds[i - FIXED], F_SETFD, 0);
 				execvp("python3", argv);
-				fprintf(stderr, "gpuprof: export: python3: %s\n", strerror(errno));
+				gp_err("export: python3: %s", strerror(errno));
 				_exit(127);
 			}
 			close(fd[1]);
@@ -369,7 +370,7 @@ static int mrank_load(mrank_t *mr, const gp_job_t *job, const gp_rank_t *rk)
 	mr->r = rk;
 	/* the report's analysis: the same records, the impossible ones left out, sorted */
 	if (gp_job_rank_records(job, rk, &mr->d, err, sizeof(err)) < 0) {
-		fprintf(stderr, "gpuprof: export: %s\n", err);
+		gp_err("export: %s", err);
 		return -1;
 	}
 	rank_data_t *d = &mr->d;
@@ -518,7 +519,7 @@ int gp_export_memviz(const gp_job_t *job, FILE *o, const char *ranklist, const c
 	gp_ranks_t sel;
 	char err[256];
 	if (ranklist && gp_ranks_parse(ranklist, &sel, err, sizeof(err)) < 0) {
-		fprintf(stderr, "gpuprof: export: --ranks: %s\n", err);
+		gp_err("export: --ranks: %s", err);
 		return -1;
 	}
 	int t = torch_snapshots(job, o, &sel, !ranklist, pydir, torch113);
@@ -551,7 +552,7 @@ int gp_export_memviz(const gp_job_t *job, FILE *o, const char *ranklist, const c
 		nr++;
 	}
 	if (!nr && !empty) {
-		fprintf(stderr, "gpuprof: export: --ranks selects none of the job's ranks\n");
+		gp_err("export: --ranks selects none of the job's ranks");
 		goto out;
 	}
 	if (!nr) { /* nothing is written: an empty snapshot would read as "no memory" */
@@ -562,8 +563,8 @@ int gp_export_memviz(const gp_job_t *job, FILE *o, const char *ranklist, const c
 	}
 	for (unsigned k = 0; k < nr && ndev > 1; k++)
 		for (unsigned j = 0; j < mr[k].ndev; j++)
-			fprintf(stderr, "gpuprof: export: device %u = rank %d step %s cuda:%u\n",
-			        mr[k].dev0 + j, mr[k].r->id.rank, mr[k].r->id.step, mr[k].devs[j]);
+			gp_err("export: device %u = rank %d step %s cuda:%u", mr[k].dev0 + j,
+			       mr[k].r->id.rank, mr[k].r->id.step, mr[k].devs[j]);
 	if (empty)
 		fprintf(
 		    stderr,
@@ -591,15 +592,14 @@ int gp_export_memviz(const gp_job_t *job, FILE *o, const char *ranklist, const c
 	                      "page, python -m torch.cuda._memory_viz of PyTorch 2.0 and later; "
 	                      "--torch=1.13 for 1.13)\n");
 	if (nat.frames)
-		fprintf(stderr,
-		        "gpuprof: export: %u of %u native frames symbolised to file:line%s%s\n",
-		        nat.lines, nat.frames,
-		        !gp_symbolizer_available() ? " (built without libdw: function+offset only)"
-		        : nat.nomodule == nat.frames
-		            ? " (the rank file names no modules: an older collector)"
-		            : " (from the modules' debug information where this runs)",
-		        nat.nomodule && nat.nomodule < nat.frames ? "; some frames name no module"
-		                                                  : "");
+		gp_err("export: %u of %u native frames symbolised to file:line%s%s", nat.lines,
+		       nat.frames,
+		       !gp_symbolizer_available() ? " (built without libdw: function+offset only)"
+		       : nat.nomodule == nat.frames
+		           ? " (the rank file names no modules: an older collector)"
+		           : " (from the modules' debug information where this runs)",
+		       nat.nomodule && nat.nomodule < nat.frames ? "; some frames name no module"
+		                                                 : "");
 	rc = ferror(o) ? -1 : 0;
 out:
 	for (unsigned k = 0; mr && k < nr; k++)

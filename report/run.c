@@ -1,6 +1,7 @@
 /* gpuprof run outside Slurm (run.h): the run's own directory, the agent as a child whose
  * end we wait for, signals passed on, the program's status passed on. */
 #include "config.h"
+#include "log.h"
 #include "run.h"
 #include "proc.h"
 
@@ -178,10 +179,10 @@ int gp_run_supervise(char **argv)
 			_exit(127);
 		sigprocmask(SIG_SETMASK, &old, NULL);
 		execv(argv[0], argv);
-		fprintf(stderr, "gpuprof: cannot run %s: %s; running the program unprofiled\n",
-		        argv[0], strerror(errno));
+		gp_err("cannot run %s: %s; running the program unprofiled", argv[0],
+		       strerror(errno));
 		execvp(argv[2], argv + 2); /* argv: AGENT -- PROGRAM ARGS */
-		fprintf(stderr, "gpuprof: %s: %s\n", argv[2], strerror(errno));
+		gp_err("%s: %s", argv[2], strerror(errno));
 		_exit(127);
 	}
 	child_pid = pid;

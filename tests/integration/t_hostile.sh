@@ -212,4 +212,20 @@ assert j["other_job_rank_files"] == 1 and j["other_job"] in ("7725", "77210"), j
 assert j["copies_left_out"] == 0
 PY
 ok $? "report.json: copies_left_out 1 for the copy, other_job_rank_files 1 and other_job for two jobs"
+# names the user chose, quoted in a message on stderr: never a raw terminal escape (a file
+# "rank9<ESC>[31m.gpr" beside the rank files, a directory named with one, a value typed):
+# an admin reading a user's job got its title set and screen cleared
+esc=$'\e'
+mkdir -p "$T/escmsg/step0" "$T/esc${esc}]0;pwn${esc}[2J"
+cp "$F/clean/step0/rank0.gpr" "$T/escmsg/step0/"
+printf junk >"$T/escmsg/step0/rank9${esc}[31m.gpr"
+{
+	"$B/gpuprof" report "$T/escmsg" >/dev/null
+	"$B/gpuprof" top --once "$T/esc${esc}]0;pwn${esc}[2J"
+	"$B/gpuprof" report --steps-from="${esc}[2J" "$T/escmsg"
+	"$B/gpuprof" export --format=chrome --output=- "$T/nosuch${esc}[2J"
+} >"$T/escmsg.err" 2>&1
+n=$(grep -c "$esc" "$T/escmsg.err")
+[ "$n" = 0 ] && grep -q 'rank9?\[31m.gpr: not a gpuprof rank file' "$T/escmsg.err"
+ok $? "messages quoting a user's names hold no raw escape ($n lines did; $(head -1 "$T/escmsg.err" | cut -c1-90))"
 done_testing
