@@ -394,14 +394,31 @@ static void print_torch(FILE *out, const gp_job_t *job)
 			print_owners(out, "held at the OOM", gp_torch_owners(t, GP_OWN_OOM),
 			             t->noom_owner);
 		}
-		if (t->snap_peak.s || t->snap_oom.s || t->snap_exit.s)
-			fprintf(out,
-			        "       memory_viz pickles: %s%s%s%s%s (open in "
-			        "pytorch.org/memory_viz)\n",
-			        gp_txt(t->snap_exit), t->snap_exit.s && t->snap_peak.s ? ", " : "",
-			        gp_txt(t->snap_peak),
-			        (t->snap_exit.s || t->snap_peak.s) && t->snap_oom.s ? ", " : "",
-			        gp_txt(t->snap_oom));
+		if (t->snap_peak.s || t->snap_oom.s || t->snap_exit.s) {
+			/* the ones still there (the pipeline looked: snap_gone, bit 0 exit, 1 OOM,
+			 * 2 peak); the gone ones are named in the data quality */
+			const gp_text_t *nm[] = {&t->snap_exit, &t->snap_peak, &t->snap_oom};
+			const unsigned bit[] = {1, 4, 2};
+			unsigned shown = 0, gone = 0;
+			fprintf(out, "       memory_viz pickles:");
+			for (unsigned k = 0; k < 3; k++) {
+				if (!nm[k]->s)
+					continue;
+				if (t->snap_gone & bit[k]) {
+					gone++;
+					continue;
+				}
+				fprintf(out, "%s %s", shown++ ? "," : "", gp_txt(*nm[k]));
+			}
+			if (shown)
+				fprintf(out, " (open in pytorch.org/memory_viz)");
+			if (gone)
+				fprintf(out,
+				        "%s%u named by the rank file gone from beside it (data "
+				        "quality)",
+				        shown ? "; " : " ", gone);
+			fprintf(out, "\n");
+		}
 		if (t->missing.s)
 			fprintf(out, "       not collected: %s\n", gp_txt(t->missing));
 	}

@@ -384,7 +384,9 @@ ok $? "field-jax: calls not known shown '-' in the text and the HTML, null in re
 # naming only the ones gone
 cp -r "$F/pt-leak" "$T/ptl-snaps"
 snaps() { # the text's data-quality section, report.json's memviz_gone, the HTML page
-	"$B/gpuprof" report "$T/ptl-snaps" 2>/dev/null | unwrap | sed -n '/^== Data quality/,$p' >"$T/ptl-$1.txt"
+	"$B/gpuprof" report "$T/ptl-snaps" 2>/dev/null | unwrap >"$T/ptl-$1.all"
+	grep 'memory_viz pickles:' "$T/ptl-$1.all" >"$T/ptl-$1.line"
+	sed -n '/^== Data quality/,$p' "$T/ptl-$1.all" >"$T/ptl-$1.txt"
 	"$B/gpuprof" report --format=json "$T/ptl-snaps" 2>/dev/null |
 		python3 -c 'import json,sys; print(json.load(sys.stdin)["ranks"][0]["pytorch"]["memviz_gone"])' >"$T/ptl-$1.gone"
 	"$B/gpuprof" export --format=html --output="$T/ptl-$1.html" "$T/ptl-snaps" 2>/dev/null
@@ -403,6 +405,11 @@ ok $? "report.json's pytorch.memviz_gone names them: $(cat "$T/ptl-a.gone"), the
 grep -q '<p class="note" id="snapshots-gone-0">Rank 0: .*rank0.torch-exit.pickle (at exit), rank0.torch-peak.pickle (at its peak).* are gone.*CUDA.s segments' "$T/ptl-a.html" &&
 	grep -q '<p class="note" id="snapshots-gone-0">Rank 0: .*rank0.torch-exit.pickle (at exit), named.* is gone.*takes the one left' "$T/ptl-b.html"
 ok $? "the HTML's memory section says them too ($(grep -o 'id="snapshots-gone-0">[^<]*' "$T/ptl-a.html" | head -c 140))"
+# ... and the framework section's pickles line lists only the one left (it listed both
+# with the data quality saying they were gone)
+grep -q 'memory_viz pickles: 2 named by the rank file gone from beside it' "$T/ptl-a.line" &&
+	grep -q 'memory_viz pickles: rank0.torch-peak.pickle (open in pytorch.org/memory_viz); 1 named' "$T/ptl-b.line"
+ok $? "the pickles line names only what is there ($(cat "$T/ptl-a.line" "$T/ptl-b.line" | tr -s ' ' | head -c 200))"
 
 # start-up's kernels: whole names in report.json (not cut at 95 bytes), and rows in the
 # text that tell apart names sharing a long prefix (field-seed-detach: three of PyTorch's
