@@ -873,9 +873,15 @@ void gp_csv_str(FILE *out, const char *s)
 {
 	/* valid UTF-8 for pandas' reader, control characters but CR, LF and tab as U+FFFD */
 	const unsigned char *p = (const unsigned char *)s;
-	bool quoted = strpbrk(s, ",\"\r\n") != NULL;
+	/* a cell a spreadsheet would take for a formula (=, +, -, @, tab, CR first; OWASP's
+	 * CSV injection) gets a quote first, as the ledger's CSV does; "-" alone (not
+	 * measured) stays */
+	bool formula = *s && strchr("=+-@\t\r", *s) && strcmp(s, "-") != 0;
+	bool quoted = formula || strpbrk(s, ",\"\r\n") != NULL;
 	if (quoted)
 		fputc('"', out);
+	if (formula)
+		fputc('\'', out);
 	for (size_t i = 0, n = strlen(s), len, skip; i < n; i += len) {
 		if (!(len = gp_utf8_shown(p + i, n - i, "\t\r\n", &skip))) {
 			fputs("\xef\xbf\xbd", out);

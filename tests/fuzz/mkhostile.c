@@ -26,6 +26,8 @@
  *   names     N steps of "ops" whose every name is hostile: kernel, operation, NVTX
  *             range, thread and stream names with terminal escapes, other control
  *             characters, bytes that are not UTF-8, HTML, CSV and a name of 5 000 bytes
+ *   csvinj    N steps of "ops" whose kernel and operation names begin with = + @ -
+ *             (a spreadsheet's formulas: the CSV export must not hand them over as such)
  *   wide      20 "ops" steps on a node whose name is N characters long, ended as one of a
  *             launcher's ranks ("ended (status with its launcher)"): the text's columns
  *             as wide as a job's own cells
@@ -302,6 +304,13 @@ int main(int argc, char **argv)
 		}
 	} else if (!strcmp(what, "ops")) {
 		ops_job(n, ops_names);
+	} else if (!strcmp(what, "csvinj")) { /* names a spreadsheet takes for formulas */
+		static const char *const f[7] = {
+		    "=HYPERLINK(\"http://x/\",\"k\")", "+cmd|' /C calc'!A0",
+		    "@SUM(1+1)*cmd|' /C calc'!A0",     "-2+3+cmd|' /C calc'!A0 @ train.py:9 (step)",
+		    "linear @ train.py:10 (step)",     "relu @ train.py:11 (step)",
+		    "backward @ train.py:12 (step)"};
+		ops_job(n, f);
 	} else if (!strcmp(what, "names")) {
 		char big[5001];
 		for (size_t i = 0; i < sizeof(big) - 1; i++)

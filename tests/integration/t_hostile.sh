@@ -228,4 +228,29 @@ printf junk >"$T/escmsg/step0/rank9${esc}[31m.gpr"
 n=$(grep -c "$esc" "$T/escmsg.err")
 [ "$n" = 0 ] && grep -q 'rank9?\[31m.gpr: not a gpuprof rank file' "$T/escmsg.err"
 ok $? "messages quoting a user's names hold no raw escape ($n lines did; $(head -1 "$T/escmsg.err" | cut -c1-90))"
+# names a spreadsheet would take for formulas (=HYPERLINK, +cmd|, @SUM, -2+3+cmd|) in
+# kernel and operation names: every table of the CSV export hands them over as text (a
+# quote first, as the ledger's CSV), never as a formula; numbers stay numbers
+if [ -x "$B/tests/fuzz/mkhostile" ]; then
+	"$B/tests/fuzz/mkhostile" csvinj 12 "$T/csvinj" >/dev/null 2>&1
+	for t in kernels ranks findings; do
+		"$B/gpuprof" export --format=csv --table=$t --output="$T/csvinj.$t.csv" "$T/csvinj" 2>/dev/null
+	done
+	out=$(python3 - "$T"/csvinj.*.csv <<'PY'
+import csv, re, sys
+bad, cells = [], 0
+for f in sys.argv[1:]:
+    for row in csv.reader(open(f, newline="", encoding="utf-8")):
+        for c in row:
+            cells += 1
+            if c[:1] in ("=", "+", "@", "\t", "\r") or (c[:1] == "-" and c != "-" and not re.fullmatch(r"-[0-9.e+-]+", c)):
+                bad.append(c[:40])
+print("%d cells, %d formulas: %s" % (cells, len(bad), bad[:3]))
+sys.exit(1 if bad or cells < 50 else 0)
+PY
+)
+	ok $? "CSV export: no cell a spreadsheet takes for a formula ($out)"
+else
+	skip "mkhostile not built"
+fi
 done_testing
