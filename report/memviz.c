@@ -269,7 +269,7 @@ static int torch_snapshots(const gp_job_t *job, FILE *o, const gp_ranks_t *sel, 
 	enum { FIXED = 4 };
 	char **argv = calloc(3 * job->nranks + FIXED + 1, sizeof(char *));
 	int *fds = calloc(3 * job->nranks + 1, sizeof(int));
-	unsigned n = 0, without = 0;
+	unsigned n = 0, without = 0, unopened = 0;
 	if (!argv || !fds) {
 		free(argv);
 		free(fds);
@@ -301,7 +301,14 @@ static int torch_snapshots(const gp_job_t *job, FILE *o, const gp_ranks_t *sel, 
 			         r->id.rank, r->id.step, when[which], fd);
 		}
 		without += n == had;
+		unopened += n == had &&
+		            (r->torch.snap_exit.s || r->torch.snap_oom.s || r->torch.snap_peak.s);
 	}
+	if (n == FIXED && unopened) /* named, none could be opened: said, not silent */
+		gp_err("export: the PyTorch snapshots %u selected rank(s) named are gone or not "
+		       "regular files of the job's owner (the report's data quality names them): "
+		       "CUDA's segments instead",
+		       unopened);
 	int rc = 1;
 	if (n > FIXED && without) /* said, not silently left out */
 		fprintf(
@@ -337,8 +344,10 @@ static int torch_snapshots(const gp_job_t *job, FILE *o, const gp_ranks_t *sel, 
 				;
 			if (pid > 0 && WIFEXITED(st) && WEXITSTATUS(st) == 0 && total)
 				rc = 0;
-			else if (pid > 0 && WIFEXITED(st) && WEXITSTATUS(st) == 127)
-				rc = 1; /* no python3: the CUDA records' export below */
+			else if (pid > 0 && WIFEXITED(st) &&
+			         (WEXITSTATUS(st) == 127 || WEXITSTATUS(st) == 3))
+				rc = 1; /* no python3, or no snapshot it could read (said):
+				         * the CUDA records' export below */
 			else
 				rc = -1;
 		}

@@ -53,9 +53,15 @@ def _load(path):
     return snap
 
 
+class NoneRead(Exception):
+    """No candidate of any rank could be read: the export falls back to CUDA's records."""
+
+
 def _chosen(args):
     """Each rank's snapshot (label, snapshot, note): the first of its candidates whose
-    trace holds an event, else its first."""
+    trace holds an event, else the first that could be read. One that cannot be read (not
+    a pickle, cut short, not a snapshot) is passed over and said; a rank none of whose
+    candidates can be read is left out, said on stderr."""
     ranks, order = {}, []
     for arg in args:
         label, _, path = arg.partition("=")
@@ -64,24 +70,37 @@ def _chosen(args):
             ranks[label] = []
             order.append(label)
         ranks[label].append((when, path))
+    given = 0
     for label in order:
-        cands = ranks[label]
-        took, empty = None, []
-        for when, path in cands:
-            snap = _load(path)
+        took, read, bad = None, [], []
+        for when, path in ranks[label]:
+            try:
+                snap = _load(path)
+            except Exception as e:
+                bad.append("the %s one could not be read: %s: %s" % (
+                    when or "?", type(e).__name__, str(e)[:120]))
+                continue
             if any(snap.get("device_traces") or []):
                 took = (when, snap)
                 break
-            empty.append(when or "?")
-        note = ""
+            read.append((when, snap))
+        if took is None and not read:
+            print("gpuprof: export: %s left out: %s" % (label, "; ".join(bad)), file=sys.stderr)
+            continue
+        notes = []
         if took is None:
-            took = (cands[0][0], _load(cands[0][1]))
+            took = read[0]
             if took[0]:
-                note = " (%s snapshot; no trace in any: the allocator history was off)" % took[0]
-        elif empty:
-            note = " (%s snapshot: the %s one's trace is empty, the allocator history " \
-                   "was off then)" % (took[0], "/".join(empty))
-        yield label, took[1], note
+                notes.append("%s snapshot; %s: the allocator history was off" % (
+                    took[0], "its trace is empty" if len(read) == 1
+                    else "no trace in any of the %d read" % len(read)))
+        elif read:
+            notes.append("%s snapshot: the %s one's trace is empty, the allocator history was "
+                         "off then" % (took[0], "/".join(w or "?" for w, _ in read)))
+        given += 1
+        yield label, took[1], " (%s)" % "; ".join(notes + bad) if notes or bad else ""
+    if not given:
+        raise NoneRead()
 
 
 def main(args):
@@ -122,6 +141,8 @@ def main(args):
 if __name__ == "__main__":
     try:
         main(sys.argv[1:])
+    except NoneRead:
+        sys.exit(3)  # none could be read: CUDA's records instead
     except Exception as e:
         print("gpuprof: export: merging PyTorch snapshots: %s: %s" % (type(e).__name__, e),
               file=sys.stderr)

@@ -296,8 +296,9 @@ python3 -c 'import pickle,sys; s=pickle.load(open(sys.argv[1],"rb")); assert len
 ok $? "--ranks=1 exports rank 1's alone"
 SLURM_PROCID=1 "$B/gpuprof" run --modes=timing,nvtx -o "$T/tsnap" -- python3 "$T/snap.py" "$T/PWNED"
 "$B/gpuprof" export --format=memviz -o "$T/evil.pickle" "$T/tsnap" 2>"$T/err"; rc=$?
-[ $rc = 1 ] && [ ! -e "$T/PWNED" ] && [ ! -e "$T/evil.pickle" ] && grep -q "refused posix.system" "$T/err"
-ok $? "a snapshot pickle that would run code is refused, nothing run, nothing left ($(cat "$T/err"))"
+[ $rc = 0 ] && [ ! -e "$T/PWNED" ] && grep -q "rank 1 step 0 left out: .*refused posix.system" "$T/err" &&
+	python3 -c 'import pickle,sys; s=pickle.load(open(sys.argv[1],"rb")); assert len(s["device_traces"]) == 1' "$T/evil.pickle"
+ok $? "a snapshot pickle that would run code is refused and said, nothing run, the other rank's exported ($(head -1 "$T/err" | cut -c1-120))"
 # a step is decided once: a rank file whose header names its step range (the less
 # frequent of two outermost ranges) gets the same steps in the report and the Kineto export
 if [ -x "$B/tests/nvtx/nvtx_client" ]; then
@@ -417,4 +418,17 @@ assert acts["alloc"] >= 100 and acts["free_completed"] >= 50, acts
 assert sum(1 for e in tr if any(f["filename"].endswith(".py") for f in e.get("frames", []))) >= 100
 PY
 ok $? "field-seed-detach: the peak snapshot's trace (allocations and frees with Python frames), not the exit one's empty trace ($(cat "$T/err"))"
+# one of its snapshots replaced by what is no pickle: the other taken, the bad one said;
+# both: the rank's CUDA segments, said (the export failed whole, rc 1, no file)
+cp -r "$F/field-seed-detach" "$T/fsd-bad"
+printf 'not a pickle' >"$T/fsd-bad/step0/rank0.torch-peak.pickle"
+"$B/gpuprof" export --format=memviz -o "$T/fsd-bad.pickle" "$T/fsd-bad" 2>"$T/err"; rc=$?
+[ $rc = 0 ] && grep -q "exit snapshot.*the peak one could not be read: UnpicklingError" "$T/err" &&
+	python3 -c 'import pickle,sys; s=pickle.load(open(sys.argv[1],"rb")); assert len(s["segments"]) > 0' "$T/fsd-bad.pickle"
+ok $? "a snapshot that is no pickle: passed over and said, the other one exported (rc $rc; $(grep -o 'the peak one.*' "$T/err" | head -c 100))"
+printf 'x' >"$T/fsd-bad/step0/rank0.torch-exit.pickle"
+"$B/gpuprof" export --format=memviz -o "$T/fsd-bad2.pickle" "$T/fsd-bad" 2>"$T/err"; rc=$?
+[ $rc = 0 ] && grep -q "rank 0 step 0 left out: the exit one could not be read" "$T/err" &&
+	python3 -c 'import pickle,sys; s=pickle.load(open(sys.argv[1],"rb")); assert len(s["segments"]) > 0' "$T/fsd-bad2.pickle"
+ok $? "... both: CUDA's segments instead, said (rc $rc)"
 done_testing
