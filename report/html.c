@@ -1022,8 +1022,11 @@ int gp_report_html(const gp_job_t *job, FILE *o)
 	esc(o, job->dir);
 	fprintf(o, "</code>");
 	if (job->step_median_ms > 0)
-		fprintf(o, "; median step <span data-job=\"step_median_ms\">%.3f</span> ms (%s)",
-		        job->step_median_ms, job->step_basis);
+		fprintf(o, "; median step <span data-job=\"step_median_ms\">%.3f</span> ms (%s)%s",
+		        job->step_median_ms, job->step_basis,
+		        job->step_median_left_out
+		            ? "; damaged ranks (corrupt chunks) left out of it: see data quality"
+		            : "");
 	fprintf(o, ".</p>\n");
 	headline_throughput(o, job);
 	if (job->sacct[0]) {

@@ -701,10 +701,17 @@ int gp_job_load(gp_job_t *job, const char *dir, const char *step, const char *st
 		}
 	if (job->step_mean_period_ms > 0)
 		job->steps_per_second = 1000 / job->step_mean_period_ms;
+	bool whole = false; /* a rank with steps and no corrupt chunk */
+	for (unsigned i = 0; i < job->nranks; i++)
+		whole |= job->ranks[i].steps.nms && !job->ranks[i].quality.corrupt_chunks;
 	for (unsigned i = 0; med && i < job->nranks; i++) {
 		const gp_rank_t *r = &job->ranks[i];
 		if (!r->steps.nms)
 			continue;
+		if (whole && r->quality.corrupt_chunks) {
+			job->step_median_left_out++;
+			continue;
+		}
 		med[nm++] = r->steps.median_ms;
 		if (!job->step_basis[0])
 			snprintf(job->step_basis, sizeof(job->step_basis), "%s", r->steps.basis);

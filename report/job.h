@@ -102,7 +102,11 @@ typedef struct gp_job {
 	double steps_per_second; /* 1000 / step_mean_period_ms; 0: none */
 	int step_period_rank;
 	char step_basis[16]; /* what the ranks' headlines measure (gpu, period, mixed) */
-	int steps_from;      /* 0 auto, 1 nvtx, 2 profiler, 3 kernels (see rankdata.h) */
+	/* ranks with steps left out of step_median_ms: their rank files had corrupt chunks
+	 * (records lost: a rank of 20 steps read as 3 moved the median), where a whole rank
+	 * has steps */
+	unsigned step_median_left_out;
+	int steps_from; /* 0 auto, 1 nvtx, 2 profiler, 3 kernels (see rankdata.h) */
 	/* text report: ranks listed line by line. With more than GP_TEXT_RANKS ranks and no
 	 * list, the tables give distributions across ranks and nodes with outliers named */
 	bool have_detail;

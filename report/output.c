@@ -764,8 +764,10 @@ static void text_how_slow(const gp_job_t *job, FILE *out)
 		cuda |= strstr(job->ranks[i].id.modes, "cuda") != NULL;
 	if (job->nranks && job->ranks[0].steps.source[0]) {
 		const gp_rank_t *r0 = &job->ranks[0];
-		fprintf(out, "steps: %s; warm-up steps excluded; job median %.3f ms (%s)\n",
-		        gp_txt(r0->steps.how), job->step_median_ms, job->step_basis);
+		fprintf(out, "steps: %s; warm-up steps excluded; job median %.3f ms (%s)%s\n",
+		        gp_txt(r0->steps.how), job->step_median_ms, job->step_basis,
+		        job->step_median_left_out ? "; damaged ranks left out of it (data quality)"
+		                                  : "");
 		text_throughput(out, job);
 		fprintf(
 		    out,
@@ -1095,6 +1097,10 @@ static void text_quality(const gp_job_t *job, FILE *out)
 			    unobserved
 			        ? "not observed (a process of the task used its GPU, no CUDA "
 			          "work was recorded)"
+			    : r->quality.corrupt_chunks
+			        ? "damaged (its corrupt chunks' records are lost: its figures "
+			          "undercount, and it is left out of the job's step median where a "
+			          "whole rank has steps)"
 			    : r->outcome.has_end ? "complete"
 			                         : "incomplete (salvaged or killed)",
 			    r->quality.truncated ? ", truncated tail" : "",
@@ -1253,9 +1259,10 @@ void gp_report_json(const gp_job_t *job, FILE *out)
 	fprintf(out, ",\n  \"dir\": ");
 	gp_json_str(out, job->dir);
 	fprintf(out,
-	        ",\n  \"step_median_ms\": %.6f,\n  \"step_mean_period_ms\": %.6f,\n  "
-	        "\"steps_per_second\": %.4f,\n  \"step_basis\": ",
-	        job->step_median_ms, job->step_mean_period_ms, job->steps_per_second);
+	        ",\n  \"step_median_ms\": %.6f,\n  \"step_median_left_out\": %u,\n  "
+	        "\"step_mean_period_ms\": %.6f,\n  \"steps_per_second\": %.4f,\n  \"step_basis\": ",
+	        job->step_median_ms, job->step_median_left_out, job->step_mean_period_ms,
+	        job->steps_per_second);
 	gp_json_str(out, job->step_basis);
 	fprintf(out, ",\n  \"accounting\": ");
 	gp_acct_json(job, out);

@@ -228,6 +228,26 @@ printf junk >"$T/escmsg/step0/rank9${esc}[31m.gpr"
 n=$(grep -c "$esc" "$T/escmsg.err")
 [ "$n" = 0 ] && grep -q 'rank9?\[31m.gpr: not a gpuprof rank file' "$T/escmsg.err"
 ok $? "messages quoting a user's names hold no raw escape ($n lines did; $(head -1 "$T/escmsg.err" | cut -c1-90))"
+# a chunk of one rank's file overwritten (4 bytes of a 2-rank job's rank 0): its lost
+# records are not taken for a shorter run: the rank is called damaged, and the job's step
+# median is the whole rank's (it moved 6.980 -> 8.092 ms "(mixed)", rank 0 "complete")
+cp -r "$F/ddp-clean" "$T/damaged"
+printf '\xff\x00\xff\x00' | dd of="$T/damaged/step0/rank0.gpr" bs=1 seek=45000 conv=notrunc 2>/dev/null
+"$B/gpuprof" report "$T/damaged" >"$T/damaged.txt" 2>/dev/null
+"$B/gpuprof" report --format=json "$T/damaged" >"$T/damaged.json" 2>/dev/null
+"$B/gpuprof" report --format=json "$F/ddp-clean" 2>/dev/null >"$T/whole.json"
+python3 - "$T/damaged.json" "$T/whole.json" <<'PY'
+import json, sys
+d, w = (json.load(open(f)) for f in sys.argv[1:3])
+r0, r1 = d["ranks"][0], [r for r in w["ranks"] if r["rank"] == 1][0]
+assert r0["quality"]["corrupt_chunks"] >= 1, r0["quality"]
+assert d["step_median_left_out"] == 1 and w["step_median_left_out"] == 0
+assert abs(d["step_median_ms"] - r1["steps"]["median_ms"]) < 1e-6, (d["step_median_ms"], r1["steps"]["median_ms"])
+PY
+rc=$?
+[ $rc = 0 ] && grep -q "^rank 0: damaged" "$T/damaged.txt" &&
+	tr -s '\n ' '  ' <"$T/damaged.txt" | grep -q "job median [0-9.]* ms (gpu); damaged ranks left out of it"
+ok $? "a rank file with a corrupt chunk: the rank damaged, left out of the job's step median"
 # names a spreadsheet would take for formulas (=HYPERLINK, +cmd|, @SUM, -2+3+cmd|) in
 # kernel and operation names: every table of the CSV export hands them over as text (a
 # quote first, as the ledger's CSV), never as a formula; numbers stay numbers
