@@ -4,7 +4,7 @@
 # the HTML show of a rank or of the job held to the JSON field it claims to be
 # (formats_check.py, reading the columns from `gpuprof fields --format=tables`), every
 # line of the text within 100 characters (textwidth.py), and the Chrome trace's step
-# slices as documented (steps_check.py).
+# slices and the Kineto export's ProfilerStep#N as documented (steps_check.py).
 . "$(dirname "$0")/tap.sh"
 B=${GP_BUILD:?}
 H=$(cd "$(dirname "$0")" && pwd)
@@ -43,6 +43,13 @@ one() { # NAME DIR
 		ok $? "$1: the Chrome trace's step slices run from a step's start to the next one's: $(echo "$out" | tail -1)"
 		[ -n "$out" ] && echo "$out" | head -n -1 | head -5 | sed 's/^/# /'
 		rm -f "$T/$1.trace.json"
+		# the Kineto export's ProfilerStep#N: the same spans, as PyTorch's traces and HTA
+		# draw them (never the step range alone, never overlapping)
+		"$B/gpuprof" export --format=kineto --output="$T/$1.kt" "$2" 2>/dev/null &&
+			out=$(python3 "$H/steps_check.py" --kineto "$T/$1.kt" "$T/$1.json" 2>&1)
+		ok $? "$1: the Kineto export's ProfilerStep#N run from a step's start to the next one's: $(echo "$out" | tail -1)"
+		[ -n "$out" ] && echo "$out" | head -n -1 | head -5 | sed 's/^/# /'
+		rm -rf "$T/$1.kt"
 	fi
 	true
 }
