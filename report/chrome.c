@@ -15,7 +15,8 @@
  * with args stream >= 0 and correlation (HTA's GPU-kernel test); API calls as
  * cuda_runtime/cuda_driver with the same correlation and no stream (its CPU test); NVTX
  * ranges as user_annotation; each step as a "ProfilerStep#N" annotation on the steps'
- * thread (HTA's iterations), from whatever found the steps; copies and sets with Kineto's
+ * thread (HTA's iterations), from whatever found the steps, from its start to the next
+ * one's as the Chrome trace's step slices (gp_step_span_end); copies and sets with Kineto's
  * "bytes" and "memory bandwidth (GB/s)" (HTA's memory bandwidth analysis); flows ac2g by
  * correlation, unique within the file; kernels with Kineto's launch configuration ("grid",
  * "block", "registers per thread", "shared memory") where the collector recorded it; the
@@ -560,11 +561,11 @@ static void export_work(ctx_t *c)
 }
 
 /* The steps, from whatever found them (NVTX, optimizer.step(), cudaProfilerStart/Stop,
- * the kernels' own rhythm: steps.c). Kineto: as PyTorch's profiler marks them, on the
- * steps' thread. Chrome: a track of their own, "steps (SOURCE)", each step from its start
- * to the next one's start (the last to its end), and a second one,
- * "steps on the GPU", from the completion of one step's GPU work to the next's, the
- * headline's GPU step. */
+ * the kernels' own rhythm: steps.c), each from its start to the next one's start, the
+ * last to its end (gp_step_span_end). Kineto: as PyTorch's profiler marks them,
+ * ProfilerStep#N on the steps' thread. Chrome: a track of their own, "steps (SOURCE)",
+ * and a second one, "steps on the GPU", from the completion of one step's GPU work to the
+ * next's, the headline's GPU step. */
 #define STEPS_TID     (1ull << 41)
 #define GPU_STEPS_TID (STEPS_TID + 1)
 static void export_steps(ctx_t *c, const char *source)
@@ -581,13 +582,10 @@ static void export_steps(ctx_t *c, const char *source)
 	}
 	for (size_t i = 0; i < d->steps.n; i++) {
 		const step_t *st = &d->steps.v[i];
-		uint64_t end = st->end;
-		/* Chrome: the step's whole span, to the next one's start (what the host took
-		 * from step to step, the period: a step range that ends before the next
-		 * begins leaves its tail, logging, the data, in no step), the last to its end;
-		 * never overlapping, so Perfetto keeps every one */
-		if (!c->kineto && i + 1 < d->steps.n)
-			end = d->steps.v[i + 1].start;
+		/* both: the step's whole span (gp_step_span_end), to the next one's start,
+		 * the last to its end; never overlapping, so Perfetto keeps every one and
+		 * HTA's iterations hold all of a step's work, as in PyTorch's own traces */
+		uint64_t end = gp_step_span_end(d, i);
 		if (end < st->start || !in_window(c, st->start, end) || !spend(c))
 			continue;
 		if (c->kineto) {

@@ -15,6 +15,7 @@
 #include <limits.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -155,6 +156,24 @@ static void job_lines(const top_t *t, FILE *f, const char *eol)
 	        "CARD", "FINDING", eol);
 }
 
+/* A program's string (a node's name, a step's, a state) as a cell of at least width
+ * terminal columns, counted as the terminal counts them (gp_text_fit: a code point one
+ * column, an East Asian wide one two; printf's widths count bytes, and a multibyte name
+ * moved every column after it): what a terminal would act on made '?' first (as the
+ * whole screen is after), cut past width columns at a whole character where cut is set,
+ * then padded with spaces. */
+static void put_col(FILE *f, const char *s, size_t width, bool cut)
+{
+	char buf[256];
+	size_t n = strlen(s), used;
+	n = n < sizeof(buf) ? n : sizeof(buf) - 1;
+	memcpy(buf, s, n);
+	n = gp_text_shown(buf, n);
+	n = gp_text_fit(buf, n, cut ? width : SIZE_MAX, &used);
+	fwrite(buf, 1, n, f);
+	fprintf(f, "%*s", used < width ? (int)(width - used) : 0, "");
+}
+
 static void rank_line(const top_t *t, unsigned i, FILE *f, const char *eol)
 {
 	const gp_live_rank_t *r = &t->j.r[i];
@@ -167,8 +186,13 @@ static void rank_line(const top_t *t, unsigned i, FILE *f, const char *eol)
 		snprintf(x, sizeof(x), "%.2f", r->last_median_ms / r->median_ms);
 	if (r->ngpus)
 		snprintf(busy, sizeof(busy), "%.0f", r->last_busy_pct);
-	fprintf(f, "%-6.6s %6d %-12.12s %-7s %8u %9s %9s %6s %6s %7s %7s %7s  %s%s", r->step,
-	        r->rank, r->node, t->j.stale[i] ? "gone" : r->state, r->steps, now, med, x, busy,
+	/* the columns of job_lines' heading: "%-6.6s %6d %-12.12s %-7s " in columns */
+	put_col(f, r->step, 6, true);
+	fprintf(f, " %6d ", r->rank);
+	put_col(f, r->node, 12, true);
+	fputc(' ', f);
+	put_col(f, t->j.stale[i] ? "gone" : r->state, 7, false);
+	fprintf(f, " %8u %9s %9s %6s %6s %7s %7s %7s  %s%s", r->steps, now, med, x, busy,
 	        gib(r->mem_used, a, sizeof(a)), gib(r->mem_peak, b, sizeof(b)),
 	        gib(r->mem_total, c, sizeof(c)), r->nfind ? r->find[0].id : "", eol);
 }
@@ -256,12 +280,15 @@ static void screen_size(int *rows, int *cols)
 		*rows = ws.ws_row, *cols = ws.ws_col;
 }
 
-/* Each line cut to the screen's width (a wrapped line would scroll the screen). */
+/* Each line cut to the screen's width in columns, at a whole character (a wrapped line
+ * would scroll the screen; a cut by bytes showed a multibyte line short and could end it
+ * inside a character). */
 static void put_cut(const char *buf, int cols)
 {
 	for (const char *p = buf; *p;) {
 		size_t n = strcspn(p, "\n");
-		fprintf(stdout, "%.*s\033[K\r\n", (int)(n < (size_t)cols ? n : (size_t)cols), p);
+		fwrite(p, 1, gp_text_fit(p, n, (size_t)cols, NULL), stdout);
+		fputs("\033[K\r\n", stdout);
 		p += n + (p[n] == '\n');
 	}
 }

@@ -74,10 +74,12 @@ void gp_json_strn(FILE *out, const char *str, size_t n)
 			fputs("\\n", out);
 		else if (cp == '\t')
 			fputs("\\t", out);
-		else if (cp < 0x20 || cp == 0x7f || cp == 0x2028 || cp == 0x2029 ||
+		else if (cp < 0x20 || (cp >= 0x7f && cp < 0xa0) || cp == 0x2028 || cp == 0x2029 ||
 		         gp_bidi_control(cp))
-			/* 2028/2029: JavaScript's newlines; the bidirectional controls kept
-			 * as they were, but not raw where a terminal shows the file */
+			/* 2028/2029: JavaScript's newlines; DEL, C1 (U+009B is a CSI) and the
+			 * bidirectional controls kept as they were, but not raw where a terminal
+			 * shows the file: every JSON output (report.json, the Chrome and Kineto
+			 * traces) writes them so */
 			fprintf(out, "\\u%04x", (unsigned)cp);
 		else
 			fwrite(p + i, 1, len, out);

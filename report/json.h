@@ -1,7 +1,8 @@
 /* JSON that every reader accepts (RFC 8259): strings always valid UTF-8, whatever bytes
  * the program gave its NVTX ranges, threads or command line. A byte sequence that is not
  * UTF-8 becomes U+FFFD, one per maximal invalid subpart (Unicode's recommended practice,
- * what Python's and browsers' decoders do); control characters are escaped. */
+ * what Python's and browsers' decoders do); control characters (C0, DEL, C1), U+2028/2029
+ * and the bidirectional controls are \u escapes, which keep them in the value. */
 #ifndef GP_JSON_H
 #define GP_JSON_H
 

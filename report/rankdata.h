@@ -211,6 +211,13 @@ void gp_pass_capture(gp_rank_t *r, rank_data_t *d);
 void gp_pass_own(gp_rank_t *r, rank_data_t *d);
 /* 1 + the index of the step that time t falls in (its CPU interval); 0 when none. */
 size_t gp_step_at(const rank_data_t *d, uint64_t t);
+/* The end of step i's span, the one every reader of a step's whole time takes: its start
+ * to the next step's start (the period the report's period_median_ms measures; a step
+ * range that ends before the next begins leaves its tail, logging, the data, in no step
+ * otherwise), the last step to its own end; never past the next step's start. The
+ * Chrome trace's step slices and the Kineto export's ProfilerStep#N (as PyTorch's
+ * profiler and HTA draw steps) are these spans. */
+uint64_t gp_step_span_end(const rank_data_t *d, size_t i);
 /* Is t inside one of the GPU statistics' stretches (gwin; everything when there are
  * none)? */
 bool gp_in_gwin(const rank_data_t *d, uint64_t t);

@@ -686,6 +686,11 @@ size_t gp_step_at(const rank_data_t *d, uint64_t t)
 	return k && t <= d->steps.v[k - 1].end ? k : 0;
 }
 
+uint64_t gp_step_span_end(const rank_data_t *d, size_t i)
+{
+	return i + 1 < d->steps.n ? d->steps.v[i + 1].start : d->steps.v[i].end;
+}
+
 static void summarise(const double *v, size_t n, double *median, double *p95)
 {
 	*median = gp_median(v, n);
@@ -793,7 +798,7 @@ static void step_timing(gp_rank_t *r, rank_data_t *d)
 		cpu[nc++] = (double)(s->end - s->start) / 1e6;
 		if (i + 1 < n) {
 			per_i[np] = (unsigned)i;
-			per[np++] = (double)(d->steps.v[i + 1].start - s->start) / 1e6;
+			per[np++] = (double)(gp_step_span_end(d, i) - s->start) / 1e6;
 		}
 		if (i >= 1 && s->traced && d->steps.v[i - 1].traced && s->gpu_end &&
 		    d->steps.v[i - 1].gpu_end && s->gpu_end > d->steps.v[i - 1].gpu_end) {

@@ -16,6 +16,38 @@ size_t gp_wrap_chars(const char *s, size_t len)
 	return n;
 }
 
+int gp_cp_cols(uint32_t cp)
+{
+	static const uint32_t wide[][2] = {
+	    {0x1100, 0x115f},   {0x2e80, 0x303e},   {0x3041, 0x33ff},   {0x3400, 0x4dbf},
+	    {0x4e00, 0x9fff},   {0xa000, 0xa4cf},   {0xa960, 0xa97f},   {0xac00, 0xd7a3},
+	    {0xf900, 0xfaff},   {0xfe10, 0xfe19},   {0xfe30, 0xfe6f},   {0xff00, 0xff60},
+	    {0xffe0, 0xffe6},   {0x1f300, 0x1f64f}, {0x1f900, 0x1f9ff}, {0x20000, 0x2fffd},
+	    {0x30000, 0x3fffd},
+	};
+	for (size_t i = 0; i < sizeof(wide) / sizeof(wide[0]) && cp >= wide[i][0]; i++)
+		if (cp <= wide[i][1])
+			return 2;
+	return 1;
+}
+
+size_t gp_text_fit(const char *s, size_t len, size_t cols, size_t *used)
+{
+	size_t at = 0, w = 0;
+	while (at < len) {
+		uint32_t cp;
+		size_t bad, n = gp_utf8_next((const unsigned char *)s + at, len - at, &cp, &bad);
+		int c = n ? gp_cp_cols(cp) : 1;
+		if (w + (size_t)c > cols)
+			break;
+		w += (size_t)c;
+		at += n ? n : bad;
+	}
+	if (used)
+		*used = w;
+	return at;
+}
+
 #define LABEL_MAX 24 /* "peak reached by", "rank batch/12", "threshold": a label, not a clause */
 
 /* The hang, and in *label whether it ends a label ("1. ", "word: ") that no cut may part */

@@ -16,12 +16,22 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 
 #define GP_TEXT_WIDTH 100
 
 /* Characters (UTF-8 code points) of s[0..len). */
 size_t gp_wrap_chars(const char *s, size_t len);
+/* The columns a terminal gives code point cp: 2 for the East Asian wide and fullwidth
+ * ones (CJK, kana, Hangul, fullwidth forms, the wide emoji blocks), else 1 (combining
+ * marks too: one column is enough for a screen of figures). */
+int gp_cp_cols(uint32_t cp);
+/* The longest start of s[0..len) made of whole characters within cols terminal columns:
+ * its bytes, with *used its columns (a run of bytes that is not UTF-8 counts one, as the
+ * '?' gp_text_shown makes of it). Never cuts inside a character: a wide one that would
+ * straddle the edge is left out. */
+size_t gp_text_fit(const char *s, size_t len, size_t cols, size_t *used);
 /* The column a line's continuations start at: after its label ("word(s): " of at most
  * 24 characters and its spaces), its number ("1. "), its "("; else its indent + 2. */
 size_t gp_wrap_hang(const char *line, size_t len);

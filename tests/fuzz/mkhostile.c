@@ -25,7 +25,8 @@
  *             autograd thread's (as an older collector wrote them)
  *   names     N steps of "ops" whose every name is hostile: kernel, operation, NVTX
  *             range, thread and stream names with terminal escapes, other control
- *             characters, bytes that are not UTF-8, HTML, CSV and a name of 5 000 bytes
+ *             characters (C1's CSI, U+009B, in a kernel's and the thread's name), bytes
+ *             that are not UTF-8, HTML, CSV and a name of 5 000 bytes
  *   csvinj    N steps of "ops" whose kernel and operation names begin with = + @ -
  *             (a spreadsheet's formulas: the CSV export must not hand them over as such)
  *   wide      20 "ops" steps on a node whose name is N characters long, ended as one of a
@@ -317,7 +318,8 @@ int main(int argc, char **argv)
 			big[i] = "k<>&\"\x1b\x07\xff"[i % 8];
 		big[sizeof(big) - 1] = 0;
 		const char *names[] = {"\x1b[2J\x1b[31mgemm<script>x</script>\x07\xff\xfe"
-		                       "\xe2\x81\xa6rl\xe2\x81\xa9\xe2\x80\xaa",
+		                       "\xe2\x81\xa6rl\xe2\x81\xa9\xe2\x80\xaa\xc2\x9b"
+		                       "31m\xc2\x85",
 		                       "_ZN3foo\x1b[31m3barIA\x08"
 		                       "EEvv",
 		                       big,

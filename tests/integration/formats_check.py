@@ -5,8 +5,11 @@ heading, JSON field, condition, width, scale and the most characters a text cell
 the text's rows by the positions of their heading's columns (widths are the job's own,
 a wide table comes in blocks), the HTML's cells by their data-key; the headline's median and throughput by the
 job's fields; the attribution tables (kernel time by operation and by source line: table
-"attribution" of the listing, the columns of both) by their rows' names in the JSON's
-"operations" and "source_lines" (and "*_others" for the rest summed). A cell holds "-" exactly where the column's condition fails (not measured);
+"attribution" of the listing, the columns of both), read by their heading's positions as
+well, by their rows' names in the JSON's "operations" and "source_lines" (and "*_others"
+for the rest summed). In the text every cell lies under its heading: a left-aligned one
+starts where its heading starts, a right-aligned one ends where its heading ends.
+A cell holds "-" exactly where the column's condition fails (not measured);
 else its number equals the field's within the digits shown (bytes: within the digits of
 their unit). Prints one line per problem and a last line "checked N cells"; exit 1 on any
 problem.
@@ -153,9 +156,26 @@ def row_cells(line, spans):
             seg = line[s:nxt[2]]
             words = seg.split()
             k = 2 if nxt[0]["kind"] == "bytes" and len(words) > 2 and words[-1] in UNITS else 1
-            right = " ".join(words[-k:])
-            cells += [seg[:len(seg) - len(right)].strip(), right]
+            # the last k words whatever follows them (a cell that ends short of its
+            # heading's edge is misaligned's to say, not a label's to swallow)
+            parts = seg.rsplit(None, k)
+            cells += [parts[0].strip() if len(parts) > k else "", " ".join(parts[-k:])]
     return cells
+
+
+def misaligned(line, spans):
+    """The first column whose cell is not under its heading: a left-aligned cell starts where
+    its heading starts, a right-aligned one ends where its heading ends (the boundary
+    between a left cell and the right one after it, which the cells alone do not fix, is
+    held this way: a number read as the last word must also end at its heading's right
+    edge). None: all are."""
+    for c, s, e in spans:
+        if left(c):
+            if s < len(line) and (line[s] == " " or (s and line[s - 1] != " ")):
+                return c["head"]
+        elif line[e - 1:e] in ("", " ") or line[e:e + 1] not in ("", " "):
+            return c["head"]
+    return None
 
 
 def shown_text(v, most):
@@ -186,6 +206,10 @@ def text_tables(text, tables, ranks):
                     problems.append("text %s: row %r names no rank of the JSON" % (tid, label))
                     continue
                 rows += 1
+                off = misaligned(line, spans)
+                if off:
+                    problems.append("text %s rank %s: the cell of %r is not under its heading"
+                                    % (tid, label, off))
                 for (c, _, _), cell in list(zip(spans, row_cells(line, spans)))[1:]:
                     check_cell("text %s rank %s" % (tid, label), c, rank, cell)
             if not rows:
@@ -267,27 +291,34 @@ def attr_tables(job, text, page, cols):
     named in the JSON, each cell its field. Returns the tables found."""
     attr = job.get("attribution") or {}
     arrays = ["operations", "source_lines"]
-    suffix = "".join(" %*s" % (c["width"], c["head"]) for c in cols)
     lines = text.split("\n")
-    heads = [i for i, l in enumerate(lines) if l.endswith(suffix) and
-             l[:len(l) - len(suffix)].strip() in ("operation", "line", "function")]
+    # a heading: the rows' label ("operation", "line" or "function", left-aligned), then
+    # every column of the listing in order, each cell read by its heading's positions as
+    # the per-rank tables' are (head_spans, row_cells), whatever the widths
+    heads = []
+    for i, l in enumerate(lines):
+        for lab in ("operation", "line", "function"):
+            spans = head_spans(l, [dict(head=lab, key=None, kind="text")] + cols)
+            if spans and len(spans) == len(cols) + 1:
+                heads.append((i, spans))
     found = 0
-    for n, i in enumerate(heads[:2]):
+    for n, (i, spans) in enumerate(heads[:2]):
         found += 1
         rows, others = attr.get(arrays[n], []), attr.get(arrays[n] + "_others")
-        lw = len(lines[i]) - len(suffix)
         for line in lines[i + 1:]:
             if not line or line.startswith("share:"):
                 break
-            label = line[:lw].rstrip()
+            cells = row_cells(line, spans)
+            label = cells[0]
             row = attr_row_of(label, rows, others)
             if row is None:
                 problems.append("text %s: row %r names no row of the JSON" % (arrays[n], label))
                 continue
-            pos = lw
-            for c in cols:
-                attr_cell("text %s %r" % (arrays[n], label), c, row, line[pos + 1:pos + 1 + c["width"]].strip())
-                pos += 1 + c["width"]
+            off = misaligned(line, spans)
+            if off:
+                problems.append("text %s %r: the cell of %r is not under its heading" % (arrays[n], label, off))
+            for (c, _, _), cell in list(zip(spans, cells))[1:]:
+                attr_cell("text %s %r" % (arrays[n], label), c, row, cell)
     bykey = {c["key"]: c for c in cols}
     for n, tid in enumerate(["attr-ops", "attr-lines"]):
         m = re.search(r'<table id="%s">(.*?)</table>' % tid, page, re.S)

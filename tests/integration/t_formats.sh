@@ -4,7 +4,7 @@
 # the HTML show of a rank or of the job held to the JSON field it claims to be
 # (formats_check.py, reading the columns from `gpuprof fields --format=tables`), every
 # line of the text within 100 characters (textwidth.py), and the Chrome trace's step
-# slices as documented (steps_check.py).
+# slices and the Kineto export's ProfilerStep#N as documented (steps_check.py).
 . "$(dirname "$0")/tap.sh"
 B=${GP_BUILD:?}
 H=$(cd "$(dirname "$0")" && pwd)
@@ -43,6 +43,13 @@ one() { # NAME DIR
 		ok $? "$1: the Chrome trace's step slices run from a step's start to the next one's: $(echo "$out" | tail -1)"
 		[ -n "$out" ] && echo "$out" | head -n -1 | head -5 | sed 's/^/# /'
 		rm -f "$T/$1.trace.json"
+		# the Kineto export's ProfilerStep#N: the same spans, as PyTorch's traces and HTA
+		# draw them (never the step range alone, never overlapping)
+		"$B/gpuprof" export --format=kineto --output="$T/$1.kt" "$2" 2>/dev/null &&
+			out=$(python3 "$H/steps_check.py" --kineto "$T/$1.kt" "$T/$1.json" 2>&1)
+		ok $? "$1: the Kineto export's ProfilerStep#N run from a step's start to the next one's: $(echo "$out" | tail -1)"
+		[ -n "$out" ] && echo "$out" | head -n -1 | head -5 | sed 's/^/# /'
+		rm -rf "$T/$1.kt"
 	fi
 	true
 }
@@ -149,6 +156,46 @@ PY
 out=$(python3 "$H/formats_check.py" "$T/tables.tsv" "$T/field-jax.json" "$T/field-jax.txt" "$T/bad-attr.html")
 [ $? -ne 0 ] && echo "$out" | grep -q "html attr-lines .*share_pct shows"
 ok $? "... and a function's share 1 point off in the HTML ($(echo "$out" | head -1 | cut -c1-120))"
+# the attribution tables read by their heading's positions, not fixed widths: the same
+# table with its share column 2 wider reads back clean (fixed widths found no table); and
+# a cell one column left of its heading's right edge is caught, in an attribution table and
+# in a per-rank one (a reader that strips what lies between two positions read it as right)
+python3 - "$T/field-jax.txt" "$T/ddp-imbalanced.txt" "$T" <<'PY'
+import re, sys
+lines = open(sys.argv[1]).read().split("\n")
+heads = [i for i, l in enumerate(lines) if re.match(r"(operation|function) +GPU ms  share  kernels", l)]
+assert len(heads) == 2, heads
+wide = list(lines)
+for i in heads:  # 2 spaces after the GPU ms column's right edge: the share column 2 wider
+    p = lines[i].index("GPU ms") + len("GPU ms")
+    j = i
+    while j < len(wide) and wide[j] and not wide[j].startswith("share:"):
+        assert wide[j][p] == " ", (wide[j], p)
+        wide[j] = wide[j][:p] + "  " + wide[j][p:]
+        j += 1
+open(sys.argv[3] + "/wide-attr.txt", "w").write("\n".join(wide))
+def shift(lines, i, head, row):  # the cell under head in line row moved one column left
+    e = lines[i].index(head) + len(head)
+    r = lines[row]
+    a = r.rfind(" ", 0, e) + 1
+    assert r[a - 1] == " " and r[a:e].strip(), (r, a, e)
+    lines[row] = r[:a - 1] + r[a:e] + " " + r[e:]
+shift(lines, heads[0], "GPU ms", heads[0] + 1)
+open(sys.argv[3] + "/shift-attr.txt", "w").write("\n".join(lines))
+rk = open(sys.argv[2]).read().split("\n")
+i = next(i for i, l in enumerate(rk) if l.startswith("rank    kernels per step  busy %"))
+shift(rk, i, "busy %", i + 2)
+open(sys.argv[3] + "/shift-rank.txt", "w").write("\n".join(rk))
+PY
+out=$(python3 "$H/formats_check.py" "$T/tables.tsv" "$T/field-jax.json" "$T/wide-attr.txt" "$T/field-jax.html")
+ok $? "field-jax with its attribution tables' share column 2 wider: read by the heading, clean ($(echo "$out" | tail -1))"
+grep -q "4 attribution tables" <<<"$out"; ok $? "... all 4 attribution tables read"
+out=$(python3 "$H/formats_check.py" "$T/tables.tsv" "$T/field-jax.json" "$T/shift-attr.txt" "$T/field-jax.html")
+[ $? -ne 0 ] && echo "$out" | grep -q "text operations .*: the cell of 'GPU ms' is not under its heading"
+ok $? "the check catches an operation's GPU ms one column left of its heading ($(echo "$out" | head -1 | cut -c1-120))"
+out=$(python3 "$H/formats_check.py" "$T/tables.tsv" "$T/ddp-imbalanced.json" "$T/shift-rank.txt" "$T/ddp-imbalanced.html")
+[ $? -ne 0 ] && echo "$out" | grep -q "rank 1: the cell of 'busy %' is not under its heading"
+ok $? "... and a rank's busy % one column left of its heading ($(echo "$out" | head -1 | cut -c1-120))"
 # the per-rank tables' columns as wide as the job's own cells (issue 50's follow-up: the
 # outcome was cut at 9 characters, "ended (st", and the node at 8): a node of 30 characters
 # and a launcher's rank's outcome shown whole, one of 60 cut at 40 with "..."; each cell

@@ -136,8 +136,10 @@ try:
 except UnicodeDecodeError as e:
     sys.exit("not UTF-8 at byte %d: %r" % (e.start, raw[max(0, e.start - 30):e.start + 10]))
 kind = sys.argv[2] if len(sys.argv) > 2 else ""
-# term: printed straight to a terminal, so no tab or CR either, and no C1 (U+009B is a CSI)
-bad = re.search(r"[\x00-\x09\x0b-\x1f\x7f-\x9f]" if kind == "term" else r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]", text)
+# no C1 (U+009B is a CSI: `cat` or `less -R` of the file would act on it; JSON keeps it as
+# a \u escape); term: printed straight to a terminal, so no tab or CR either
+bad = re.search(r"[\x00-\x09\x0b-\x1f\x7f-\x9f]" if kind == "term" else
+                r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]", text)
 if bad:
     sys.exit("control character %r at %d: %r" % (bad.group(), bad.start(), text[max(0, bad.start() - 30):bad.start() + 10]))
 # the bidirectional controls (U+202A-U+202E, U+2066-U+2069) reorder what a terminal, a
@@ -155,6 +157,17 @@ PY
 out=$(clean "$T/names.json" json 2>&1); ok $? "hostile names: report.json ${out:-clean}"
 out=$(clean "$T/names.trace.json" json 2>&1); ok $? "hostile names: the Chrome trace ${out:-clean}"
 out=$(clean "$T/names.kt/step0/rank0.json" json 2>&1); ok $? "hostile names: the Kineto trace ${out:-clean}"
+# ... and the names kept: the thread's name, C1's CSI (U+009B) and a bidirectional control
+# in it, reads back whole from both traces' JSON (escaped, not replaced or dropped)
+python3 - "$T/names.trace.json" "$T/names.kt/step0/rank0.json" <<'PY'
+import json, sys
+want = "\x1b[7mmain<i>\r\u202d\u009b31m\x1b]8;;http://e.vil/\x1b\\link\x1b]8;;\x1b\\"
+for f in sys.argv[1:]:
+    ev = json.load(open(f))["traceEvents"]
+    got = [e["args"]["name"] for e in ev if e.get("name") == "thread_name" and "main<i>" in e["args"]["name"]]
+    assert got and all(g.startswith(want) for g in got), (f, got)
+PY
+ok $? "hostile names: the thread's name, U+009B and U+202D in it, whole in the Chrome and Kineto traces"
 out=$(clean "$T/names.html" 2>&1); ok $? "hostile names: the HTML ${out:-clean}"
 out=$(clean "$T/names.csv" csv 2>&1); ok $? "hostile names: the kernels' CSV ${out:-clean}"
 out=$(clean "$T/names.txt" 2>&1); ok $? "hostile names: report.txt ${out:-clean}"

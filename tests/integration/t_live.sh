@@ -251,6 +251,114 @@ else
 	skip "tmux not installed (scripts/deps installs it)"
 fi
 
+# multibyte names (a live file a collector wrote raw UTF-8 into, as t_hostile's): top lays
+# its columns out in terminal columns, a code point one and an East Asian wide one two (by
+# bytes, "nœud-é" and "節點一" moved every column after them, and %-12.12s cut "ー" in
+# three), and its screen cuts each line at the terminal's width at a whole character
+M=$T/mb
+mkdir -p "$M/step0"
+python3 - "$M" <<'PY'
+import json, sys, time
+now = time.time()
+nodes = ["n0", "nœud-é", "節點一", "nœud-éノードノード"]
+for r, node in enumerate(nodes):
+    d = {"gpuprof_live": 1, "job": "作業4242", "step": "0", "rank": r, "node": node, "pid": 100 + r,
+         "state": "running", "wait_status": 0, "seq": 9, "started": now - 600, "written": now - 1,
+         "elapsed_s": 600, "interval_s": 30, "step_name": "訓練", "step_source": "nvtx",
+         "step_basis": "gpu", "steps": 5000, "warmup": 3, "median_ms": 100, "p95_ms": 120,
+         "mean_ms": 101, "last_steps": 300, "last_median_ms": 100 + (150 if r == 2 else 0),
+         "last_from_s": 570, "last_to_s": 600, "first_step_s": 20,
+         "slow_since_s": 580 if r == 2 else -1, "slow_ratio": 2.5 if r == 2 else 0,
+         "slow_base_ms": 100 if r == 2 else 0, "gpus": 1, "nvml_samples": 600,
+         "last_nvml_samples": 30, "busy_pct": 90, "last_busy_pct": 50 + r,
+         "idle_startup_s": 15, "idle_steps_s": 40, "mem_used_bytes": (20 + r) << 30,
+         "mem_peak_bytes": (21 + r) << 30, "mem_total_bytes": 80 << 30,
+         "torch_allocated_bytes": 0, "torch_reserved_bytes": 0, "torch_peak_bytes": 0,
+         "lost": 0, "lost_by": "", "faults": 0, "agent_cpu_s": 0.5, "agent_cpu_last_ms": 20,
+         "findings": [{"id": "slowdown", "text": "ステップが遅くなった：毎ステップ二百五十ミリ秒、五百八十秒から"}] if r == 2 else []}
+    open("%s/step0/rank%d.live.json" % (sys.argv[1], r), "w", encoding="utf-8").write(json.dumps(d, ensure_ascii=False) + "\n")
+PY
+cat >"$T/cols.py" <<'PY'
+import unicodedata
+def cols(s):  # as a terminal counts them: East Asian wide and fullwidth two, else one
+    return sum(2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in s)
+PY
+"$GP" top --once "$M" >"$T/mb.txt" 2>&1
+python3 - "$T/mb.txt" "$T" <<'PY'
+import sys
+sys.path.insert(0, sys.argv[2])
+from cols import cols
+lines = open(sys.argv[1], encoding="utf-8").read().split("\n")
+head = next(l for l in lines if l.startswith("STEP "))
+rows = [l for l in lines if l.startswith("0 ")]
+assert len(rows) == 4, lines
+# each rank's STATE and the columns after it start where the heading's do
+for h in ("STATE", "STEPS", "FINDING"):
+    at = cols(head[:head.index(h) + len(h)]) if h == "STEPS" else cols(head[:head.index(h)])
+    for r in rows:
+        w = r.split()
+        if h == "STATE":
+            i = r.index("running")
+            assert cols(r[:i]) == at, (h, r, cols(r[:i]), at)
+        elif h == "STEPS":
+            i = r.index(" 5000 ") + 5
+            assert cols(r[:i]) == at, (h, r, cols(r[:i]), at)
+        elif "slowdown" in r:
+            assert cols(r[:r.index("slowdown")]) == at, (h, r)
+# the node cut at 12 columns, at a whole character
+assert any(" nœud-éノード running" in r for r in rows), rows
+print("# " + " | ".join(r[:40] for r in rows))
+PY
+ok $? "top --once: multibyte and wide node names, each rank's columns under their headings"
+# the screen, on a terminal 70 columns wide (a pty): each line valid UTF-8, within 70
+# columns, and a line longer than that cut at 69 or 70 (a wide character at the edge)
+python3 - "$GP" "$M" "$T" <<'PY'
+import fcntl, os, pty, re, select, struct, sys, termios, time
+sys.path.insert(0, sys.argv[3])
+from cols import cols
+W = 70
+pid, fd = pty.fork()
+if pid == 0:
+    os.execv(sys.argv[1], [sys.argv[1], "top", "--delay=0.5", sys.argv[2]])
+fcntl.ioctl(fd, termios.TIOCSWINSZ, struct.pack("HHHH", 20, W, 0, 0))
+out, end = b"", time.time() + 3
+while time.time() < end:
+    if select.select([fd], [], [], 0.1)[0]:
+        try:
+            out += os.read(fd, 65536)
+        except OSError:
+            break
+    if out.count(b"q quit") >= 2:
+        break
+os.write(fd, b"q")
+time.sleep(0.3)
+try:
+    while select.select([fd], [], [], 0.2)[0]:
+        out += os.read(fd, 65536)
+except OSError:
+    pass
+os.waitpid(pid, 0)
+# the last whole screen: from the last home-cursor to the key line
+scr = out[out.rfind(b"\x1b[H"):]
+lines = [re.sub(rb"\x1b\[[0-9;?]*[A-Za-z]", b"", l).strip(b"\r") for l in scr.split(b"\n")]
+bad, cut = [], 0
+for l in lines:
+    try:
+        t = l.decode("utf-8")
+    except UnicodeDecodeError as e:
+        bad.append("not UTF-8: %r" % l)
+        continue
+    if cols(t) > W:
+        bad.append("%d columns: %s" % (cols(t), t))
+    if "ステップ" in t or t.startswith("0 "):  # the finding's line, the ranks' (all wider)
+        cut += 1
+        if cols(t) < W - 1:
+            bad.append("cut at %d columns, not %d: %s" % (cols(t), W, t))
+assert cut == 5 and not bad, (cut, bad)
+print("# %d lines, %d of them cut at %d columns" % (len(lines), cut, W))
+PY
+ok $? "top's screen 70 columns wide: each line cut at 70 columns, at a whole character"
+
 # read as the report reads rank files: root in another user's job takes no link and no
 # file of someone else's
 if [ "$(id -u)" = 0 ] && id gpuprof-test >/dev/null 2>&1; then

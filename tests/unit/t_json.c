@@ -1,7 +1,7 @@
 /* JSON strings are valid UTF-8 whatever the program's bytes (report/json.c): invalid
  * sequences become U+FFFD, one per maximal subpart, as Python's decoder does with
- * errors="replace"; control characters are escaped; the embedded-file check accepts
- * JSON and nothing else. */
+ * errors="replace"; control characters (C0, DEL, C1) are escaped; the embedded-file
+ * check accepts JSON and nothing else. */
 #include "config.h"
 #include "json.h"
 #include "tap.h"
@@ -36,6 +36,11 @@ static const struct {
     {"\xf0\x9f\x98", 0, "\"" R "\"", "a 4-byte sequence cut after 3: one"},
     {"\xf8\x88\x80\x80\x80", 0, "\"" R R R R R "\"", "5-byte form: five"},
     {"x\xe2\x80\xa8y", 0, "\"x\\u2028y\"", "U+2028 escaped (JavaScript's line separator)"},
+    {"a\xc2\x80"
+     "b\xc2\x9b"
+     "31m\xc2\x9f\xc2\xa0",
+     0, "\"a\\u0080b\\u009b31m\\u009f\xc2\xa0\"",
+     "C1 controls escaped (U+009B is a CSI), U+00A0 after them kept"},
     {"ab\xc3\xa9", 3, "\"ab" R "\"", "a length that cuts a sequence"},
     {"a\xe2\x80\xaa"
      "b\xe2\x80\xae"

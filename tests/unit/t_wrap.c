@@ -154,11 +154,40 @@ static void formatted(void)
 	free(buf);
 }
 
+/* gp_text_fit: a terminal's columns (gpuprof top's screen), never inside a character */
+static void fits(void)
+{
+	static const struct {
+		const char *s;
+		size_t cols, bytes, used;
+		const char *what;
+	} c[] = {
+	    {"abcdef", 4, 4, 4, "ASCII: a byte a column"},
+	    {"n\xc5\x93ud-\xc3\xa9x", 6, 8, 6, "2-byte characters one column each"},
+	    {"ab\xe7\xaf\x80\xe9\xbb\x9e", 5, 5, 4,
+	     "a wide character that would straddle the edge left out"},
+	    {"ab\xe7\xaf\x80\xe9\xbb\x9e", 6, 8, 6, "two wide characters, two columns each"},
+	    {"\xe3\x82\xb9\xe3\x83", 4, 5, 3, "a character cut short: its bytes one column"},
+	    {"a\xff"
+	     "b",
+	     3, 3, 3, "a byte that is not UTF-8 one column (its '?')"},
+	    {"\xf0\x9f\x98\x80x", 2, 4, 2, "an emoji two columns"},
+	    {"\xce\xb1\xce\xb2", 10, 4, 2, "all of it within the width"},
+	};
+	for (size_t i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
+		size_t used = 99, n = gp_text_fit(c[i].s, strlen(c[i].s), c[i].cols, &used);
+		ok(n == c[i].bytes && used == c[i].used,
+		   "%s: %zu bytes, %zu columns (want %zu, %zu)", c[i].what, n, used, c[i].bytes,
+		   c[i].used);
+	}
+}
+
 int main(void)
 {
 	hangs();
 	cuts();
 	paragraph();
 	formatted();
+	fits();
 	return done_testing();
 }
