@@ -575,6 +575,9 @@ static void export_steps(ctx_t *c, const char *source)
 	char nm[512];
 	uint32_t tid = d->step_tid ? d->step_tid : d->apis.n ? d->apis.v[0].tid : 0;
 	uint64_t gpu_last = 0; /* the GPU track's last end: its slices may not overlap either */
+	bool own_track = c->kineto && source && !strcmp(source, "kernels");
+	if (own_track && d->steps.n)
+		thread_name(c, STEPS_TID, "steps (kernels)");
 	if (!c->kineto && d->steps.n) {
 		snprintf(nm, sizeof(nm), "steps (%s)", source && source[0] ? source : "found");
 		thread_name(c, STEPS_TID, nm);
@@ -589,8 +592,13 @@ static void export_steps(ctx_t *c, const char *source)
 		if (end < st->start || !in_window(c, st->start, end) || !spend(c))
 			continue;
 		if (c->kineto) {
+			/* on the steps' thread, as PyTorch's profiler marks them; steps found from
+			 * the kernels' rhythm (JAX, no NVTX) begin at a launch inside an annotation
+			 * of that thread (XLA's Thunk ranges) and would cross its end: a track of
+			 * their own there, where HTA still takes them by name and time */
 			snprintf(nm, sizeof(nm), "ProfilerStep#%zu", i);
-			slice(c, "user_annotation", tid_of(c, tid), st->start, end - st->start, nm);
+			slice(c, "user_annotation", own_track ? STEPS_TID : tid_of(c, tid),
+			      st->start, end - st->start, nm);
 			fputs("}", out);
 			continue;
 		}

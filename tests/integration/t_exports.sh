@@ -431,4 +431,13 @@ printf 'x' >"$T/fsd-bad/step0/rank0.torch-exit.pickle"
 [ $rc = 0 ] && grep -q "rank 0 step 0 left out: the exit one could not be read" "$T/err" &&
 	python3 -c 'import pickle,sys; s=pickle.load(open(sys.argv[1],"rb")); assert len(s["segments"]) > 0' "$T/fsd-bad2.pickle"
 ok $? "... both: CUDA's segments instead, said (rc $rc)"
+# Kineto steps found from the kernels' rhythm (JAX): on a track of their own, so that a
+# ProfilerStep spanning to the next step's start never crosses the end of an XLA Thunk
+# annotation on the launching thread (64 crossings in field-jax when they shared it)
+cp -r "$F/field-jax" "$T/kjax"
+"$B/gpuprof" export --format=kineto --output="$T/kjax.out" "$T/kjax" 2>/dev/null
+n=$(python3 "$(dirname "$0")/trace_check.py" "$T/kjax.out/step0/rank0.json" 1000 | wc -l)
+k=$(grep -o '"ProfilerStep#' "$T/kjax.out/step0/rank0.json" | wc -l)
+[ "$n" = 0 ] && [ "$k" -ge 50 ]
+ok $? "field-jax's Kineto export: $k ProfilerSteps, $n nesting problems"
 done_testing
