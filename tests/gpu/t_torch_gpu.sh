@@ -232,6 +232,42 @@ sys.exit(not 0 <= s < 9.5)
 ' >"$T/infer.det" 2>&1
 ok $? "... CUPTI given back after its first window, before the loop's end ($(cat "$T/infer.det"))"
 
+# the same step-less loop capturing CUDA graphs again and again (a server's start-up,
+# torch.compile's reduce-overhead): the detach's finalize must not fall inside a capture
+# (it waits while the thread's streams see one, and relaxes the thread's capture mode:
+# cupti.c, marker.c), and no capture may fail for it; 3 runs, each must exit 0 and finish
+cat >"$T/graphs.py" <<'EOF'
+import time, torch
+m = torch.nn.Sequential(*[torch.nn.Linear(1024, 1024) for _ in range(8)]).cuda().eval()
+x = torch.randn(64, 1024, device="cuda")
+s = torch.cuda.Stream()
+with torch.no_grad():
+    s.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(s):
+        for _ in range(3):
+            m(x)
+    torch.cuda.current_stream().wait_stream(s)
+    t0, n = time.perf_counter(), 0
+    while time.perf_counter() - t0 < 12:
+        g = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(g):
+            y = m(x)
+        for _ in range(20):
+            g.replay()
+        y.sum().item()
+        n += 1
+print("graphs", n)
+EOF
+bad="" dets=""
+for i in 1 2 3; do
+	rm -rf "$T/graphs"
+	"$B/gpuprof" run --output="$T/graphs" -- python3 "$T/graphs.py" >"$T/graphs.out" 2>&1 ||
+		bad="$bad run $i: rc $? ($(grep -m1 -iE 'corrupt|abort|fatal|capture|error' "$T/graphs.out"));"
+	grep -q '^graphs [0-9]' "$T/graphs.out" || bad="$bad run $i: not finished;"
+	dets="$dets $("$B/gpuprof" dump --events "$T/graphs/step0/rank0.gpr" 2>/dev/null | grep -c '^overhead.* b=1073741824')"
+done
+[ -z "$bad" ]; ok $? "a step-less loop capturing CUDA graphs under the default exits 0, 3 runs of 3 (${bad:-all 0}; detaches per run:$dets)"
+
 if [ -n "${FIXTURES:-}" ]; then
 	mkdir -p "$FIXTURES"
 	for c in mem nonvtx oom leak; do # flat: torch-C.gpr and the program's output
