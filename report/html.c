@@ -910,9 +910,9 @@ static void snapshots_gone(FILE *o, const gp_job_t *job)
 		        i, r->id.rank, n > 1 ? "s" : "");
 		esc(o, gone);
 		fprintf(o,
-		        ", named by the rank file, %s gone from beside it: <code>gpuprof export "
+		        ", named by the rank file, %s: <code>gpuprof export "
 		        "--format=memviz</code> %s.</p>\n",
-		        n > 1 ? "are" : "is",
+		        gp_snapshots_verb(r, n),
 		        n < named ? "takes the one left" : "shows CUDA's segments instead");
 	}
 	if (more)

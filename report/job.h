@@ -182,6 +182,12 @@ void gp_job_snapshots(gp_job_t *job);
 /* Those of rank r, as the writers say them: "rank0.torch-exit.pickle (at exit), ..." in
  * buf; how many are gone, and in *named how many the rank file named. */
 unsigned gp_snapshots_gone(const gp_rank_t *r, char *buf, size_t len, unsigned *named);
+/* What they are, said after "named by the rank file, ": "is gone from beside it", "are
+ * gone ...", or, where one is there but not to be taken (a link, not a regular file,
+ * another's), "cannot be taken from beside it". */
+const char *gp_snapshots_verb(const gp_rank_t *r, unsigned n);
+/* Is one of them there but not to be taken (not only gone)? */
+bool gp_snapshots_refused(const gp_rank_t *r);
 /* Self-contained HTML with SVG plots. */
 int gp_report_html(const gp_job_t *job, FILE *out);
 /* Chrome/Perfetto trace of the job (re-reads the rank files). */

@@ -144,6 +144,10 @@ typedef struct gp_torch {
 	 * or not a regular file of the job's owner): bit 0 exit, 1 OOM, 2 peak. Looked at
 	 * once, by the pipeline (gp_job_snapshots), for every writer to say. */
 	unsigned snap_gone;
+	/* why each of them (by the same bit's index) could not be taken: an errno of the
+	 * open (ENOENT gone; ELOOP a link; EINVAL not a regular file; EPERM not the job
+	 * owner's; another, that error) */
+	int snap_errno[3];
 } gp_torch_t;
 
 /* The owners of one kind; NULL when the rank has none of any kind. */

@@ -226,11 +226,12 @@ void gp_job_snapshots(gp_job_t *job)
 		                         &r->torch.snap_peak};
 		r->torch.snap_gone = 0;
 		for (int k = 0; k < 3 && r->id.path; k++) {
+			errno = ENOENT; /* a name torch_snapshot refuses: none of the rank file's */
 			int fd = nm[k]->s ? torch_snapshot(job, r, k) : -2;
 			if (fd >= 0)
 				close(fd);
 			else if (fd == -1)
-				r->torch.snap_gone |= 1u << k;
+				r->torch.snap_gone |= 1u << k, r->torch.snap_errno[k] = errno;
 		}
 	}
 }
@@ -248,12 +249,33 @@ unsigned gp_snapshots_gone(const gp_rank_t *r, char *buf, size_t len, unsigned *
 		*named += nm[k]->s != NULL;
 		if (!(r->torch.snap_gone & 1u << k) || !nm[k]->s)
 			continue;
+		int e = r->torch.snap_errno[k];
 		if (at < len)
-			at += (size_t)snprintf(buf + at, len - at, "%s%s (%s)", n ? ", " : "",
-			                       gp_txt(*nm[k]), when[k]);
+			at += (size_t)snprintf(buf + at, len - at, "%s%s (%s%s%s)", n ? ", " : "",
+			                       gp_txt(*nm[k]), when[k], e == ENOENT ? "" : "; ",
+			                       e == ENOENT   ? ""
+			                       : e == ELOOP  ? "a symbolic link"
+			                       : e == EINVAL ? "not a regular file"
+			                       : e == EPERM  ? "not the job owner's"
+			                                     : strerror(e));
 		n++;
 	}
 	return n;
+}
+
+bool gp_snapshots_refused(const gp_rank_t *r)
+{
+	for (unsigned k = 0; k < 3; k++)
+		if (r->torch.snap_gone & 1u << k && r->torch.snap_errno[k] != ENOENT)
+			return true;
+	return false;
+}
+
+const char *gp_snapshots_verb(const gp_rank_t *r, unsigned n)
+{
+	return gp_snapshots_refused(r) ? "cannot be taken from beside it"
+	       : n > 1                 ? "are gone from beside it"
+	                               : "is gone from beside it";
 }
 
 /* Merge the selected ranks' PyTorch snapshots into o. 0: done, 1: none there, -1: the

@@ -413,10 +413,10 @@ static void print_torch(FILE *out, const gp_job_t *job)
 			if (shown)
 				fprintf(out, " (open in pytorch.org/memory_viz)");
 			if (gone)
-				fprintf(out,
-				        "%s%u named by the rank file gone from beside it (data "
-				        "quality)",
-				        shown ? "; " : " ", gone);
+				fprintf(out, "%s%u named by the rank file %s (data quality)",
+				        shown ? "; " : " ", gone,
+				        gp_snapshots_refused(r) ? "not readable beside it"
+				                                : "gone from beside it");
 			fprintf(out, "\n");
 		}
 		if (t->missing.s)
@@ -1050,9 +1050,9 @@ static void text_snapshots(FILE *out, const char *label, const gp_rank_t *r)
 	unsigned named, n = gp_snapshots_gone(r, gone, sizeof(gone), &named);
 	if (n)
 		fprintf(out,
-		        "rank %s: PyTorch's memory snapshot%s %s, named by the rank file, %s gone "
-		        "from beside it: gpuprof export --format=memviz %s\n",
-		        label, n > 1 ? "s" : "", gone, n > 1 ? "are" : "is",
+		        "rank %s: PyTorch's memory snapshot%s %s, named by the rank file, %s: "
+		        "gpuprof export --format=memviz %s\n",
+		        label, n > 1 ? "s" : "", gone, gp_snapshots_verb(r, n),
 		        n < named ? "takes the one left" : "shows CUDA's segments instead");
 }
 

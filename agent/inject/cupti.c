@@ -949,19 +949,13 @@ static void maybe_detach(void)
 	int w;
 	while ((w = sem_timedwait(&finalized, &ts)) != 0 && errno == EINTR)
 		;
-	if (atomic_exchange(&finalize_now, FIN_IDLE) != FIN_IDLE) {
-		/* no call of the program's came, or a profiler of its began: as before, and
-		 * again a little later */
-		domains_off(own);
-		retry_at = gp_cu_api->now() + FINALIZE_RETRY_NS;
-		tries_calls++;
-		pthread_mutex_unlock(&cupti_lock);
-		return;
-	}
-	while (w != 0 && (w = sem_wait(&finalized)) != 0 && errno == EINTR)
+	/* no call of the program's came, or a profiler of its began, or the call's thread
+	 * saw a graph being captured: as before, and again a little later */
+	bool taken = atomic_exchange(&finalize_now, FIN_IDLE) == FIN_IDLE;
+	while (taken && w != 0 && (w = sem_wait(&finalized)) != 0 && errno == EINTR)
 		; /* a program's thread took it just now: its finalize is running */
-	int rc = atomic_load(&finalize_rc);
-	if (rc == FINALIZE_NOT_NOW) { /* a graph being captured: a later call, as above */
+	int rc = taken ? atomic_load(&finalize_rc) : FINALIZE_NOT_NOW;
+	if (rc == FINALIZE_NOT_NOW) {
 		domains_off(own);
 		retry_at = gp_cu_api->now() + FINALIZE_RETRY_NS;
 		tries_calls++;

@@ -410,6 +410,17 @@ ok $? "the HTML's memory section says them too ($(grep -o 'id="snapshots-gone-0"
 grep -q 'memory_viz pickles: 2 named by the rank file gone from beside it' "$T/ptl-a.line" &&
 	grep -q 'memory_viz pickles: rank0.torch-peak.pickle (open in pytorch.org/memory_viz); 1 named' "$T/ptl-b.line"
 ok $? "the pickles line names only what is there ($(cat "$T/ptl-a.line" "$T/ptl-b.line" | tr -s ' ' | head -c 200))"
+# ... and one that is there but not to be taken (a symbolic link, a FIFO) is said as such,
+# not as gone
+rm -f "$T/ptl-snaps/step0/rank0.torch-peak.pickle"
+ln -s /etc/passwd "$T/ptl-snaps/step0/rank0.torch-peak.pickle"
+mkfifo "$T/ptl-snaps/step0/rank0.torch-exit.pickle"
+snaps c
+grep -q "rank 0: .*rank0.torch-exit.pickle (at exit; not a regular file), rank0.torch-peak.pickle (at its peak; a symbolic link), named by the rank file, cannot be taken from beside it" "$T/ptl-c.txt" &&
+	grep -q 'memory_viz pickles: 2 named by the rank file not readable beside it' "$T/ptl-c.line" &&
+	grep -q 'id="snapshots-gone-0">Rank 0: .*(at its peak; a symbolic link).*cannot be taken from beside it' "$T/ptl-c.html" &&
+	[ "$(cat "$T/ptl-c.gone")" = "['rank0.torch-exit.pickle', 'rank0.torch-peak.pickle']" ]
+ok $? "snapshots there but not to be taken (a FIFO, a link) are said so, not 'gone' ($(grep pickle "$T/ptl-c.txt" | head -c 200))"
 
 # start-up's kernels: whole names in report.json (not cut at 95 bytes), and rows in the
 # text that tell apart names sharing a long prefix (field-seed-detach: three of PyTorch's
