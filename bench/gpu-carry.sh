@@ -14,6 +14,7 @@ mkdir -p .gpubin/debs
 (cd .gpubin/debs && apt-get download slurmctld slurmd slurm-client slurm-wlm-basic-plugins \
 	libslurm38 munge libmunge2 libdbus-1-3 libjson-c5 libyaml-0-2 >/dev/null 2>&1) ||
 	echo "gpu-carry: could not download the Slurm packages" >&2
+gcc -O1 -g -shared -fPIC -o .gpubin/abort_bt.so bench/abort_bt.c # bench/gpu-abort.sh
 /usr/local/cuda/bin/nvcc -O2 -gencode 'arch=compute_90,code=[sm_90,compute_90]' -o .gpubin/known_counts bench/known_counts.cu
 /usr/local/cuda/bin/nvcc -O2 -g -gencode 'arch=compute_90,code=[sm_90,compute_90]' -I/usr/local/cuda/include -o .gpubin/launch_sites bench/launch_sites.cu -L/usr/local/cuda/lib64 -lcupti
 /usr/local/cuda/bin/nvcc -O2 -g -gencode 'arch=compute_90,code=[sm_90,compute_90]' -I/usr/local/cuda/include -o .gpubin/mt_streams bench/mt_streams.cu

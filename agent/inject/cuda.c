@@ -194,9 +194,18 @@ static void load_cupti(void)
 	 * mid-run, a detach crashed 4 of 6 seed runs on the H200 (both where it finalized on
 	 * gpuprof's thread and at the program's own call); after sampled ones, none of 6 runs
 	 * of 16 detaches each (bench/gpu-detach-site.sh, bench/results/performance-history.md) */
-	if (det && !strcmp(det, "auto"))
-		det_on = driver_version() >= 12060 &&
-		         (!fw || strstr(fw, "torch") || strstr(fw, "kineto"));
+	bool torch = fw && (strstr(fw, "torch") || strstr(fw, "kineto"));
+	api->detach_markerless = det_on;
+	if (det && !strcmp(det, "auto")) {
+		det_on = driver_version() >= 12060 && (!fw || torch);
+		/* ... and in PyTorch only where a step marker follows the window: a step-less
+		 * loop's detach (the poll's, or after the 10 s wait) corrupted the heap or crashed
+		 * in CUPTI's dispatch in 13 of 38 runs on the H100 (CUDA 13.0; at exit: "corrupted
+		 * double-linked list"), at any call's exit or a synchronising one's; none of 14
+		 * with no detach (bench/gpu-abort.sh, session 32). Such a program keeps CUPTI
+		 * attached after its first window, kinds off (about 1.5 us a launch). */
+		api->detach_markerless = det_on && !torch;
+	}
 	api->detach = gp_inj.cap.how == GP_CAP_SAMPLED && det_on;
 	if ((gp_inj.modes & GP_MODE_MEM) && !api->callbacks) {
 		char msg[256];

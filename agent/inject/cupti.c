@@ -412,14 +412,14 @@ static void *worker_main(void *arg)
 	return NULL;
 }
 
-/* A detach (maybe_detach) turns on every callback of the runtime and driver domains and
- * asks (finalize_now) for cuptiFinalize at the exit of the first of the program's API
- * calls to come, on that call's thread: CUPTI's own recommendation for a dynamic detach
+/* A detach (maybe_detach) turns on the callbacks of the runtime's synchronising calls
+ * (finalize_cbids) and asks (finalize_now) for cuptiFinalize at the exit of the first of
+ * them the program makes, on that call's thread: CUPTI's own recommendation for a dynamic detach
  * (NVIDIA's cupti_finalize sample) and kineto's TEARDOWN_CUPTI. (Session 15 finalized on
  * our own thread at our own call's exit and suspected that site of its crashes; the same
  * seed runs crashed as often at the program's call, after steps= windows only.)
- * all_domains: the whole domains are on for this alone, so the entry of any other call
- * is no allocation of ours to record. */
+ * all_domains: those callbacks are on for this alone (the domains were, before session
+ * 32), so their entries are no allocation of ours to record. */
 enum { FIN_IDLE, FIN_ARMED, FIN_CANCELLED };
 /* FIN_*: armed by the worker, taken (back to idle) by the first API exit, cancelled by
  * the program's profiler beginning */
@@ -428,10 +428,38 @@ static _Atomic int finalize_rc; /* what cuptiFinalize returned; -1: not called *
 /* finalize_rc: the call's thread saw a graph being captured and left the finalize to a
  * later call (gp_inject_api_t.capture_begin) */
 #define FINALIZE_NOT_NOW (-2)
-static _Atomic bool all_domains; /* the runtime and driver domains' callbacks all on */
+static _Atomic bool all_domains;                  /* the detach's callbacks on (finalize_cbids) */
 static _Atomic uint64_t finalize_t0, finalize_ns; /* when, and how long, the program's
                                                    * thread spent in it */
 static sem_t finalized;                           /* posted once cuptiFinalize has returned */
+static bool bench_no_reattach; /* GP_BENCH_NO_REATTACH: a diagnostic, bench/gpu-abort.sh */
+
+/* The calls whose exit a detach finalizes at: the runtime's synchronising calls, which a
+ * program makes itself (PyTorch's .item() and torch.cuda.synchronize(), a CUDA C loop's
+ * cudaDeviceSynchronize), never from inside a library. At the exit of whatever call came
+ * next, the finalize often fell inside cuBLASLt's own driver calls (cublasLtMatmul ->
+ * libcuda -> CUPTI's dispatch), and CUPTI then crashed in that dispatch or corrupted the
+ * heap: on the H100, 5 of 7 step-less PyTorch loops without the allocator history, 1 of
+ * 5 with it, and 1 of 3 capturing CUDA graphs (bench/gpu-abort.sh, session 32), none of
+ * 14 with no detach. A program that never synchronises is never detached (the slower
+ * launches of an attached CUPTI rather than a crash). */
+static const CUpti_CallbackId finalize_cbids[] = {
+    CUPTI_RUNTIME_TRACE_CBID_cudaStreamSynchronize_v3020,
+    CUPTI_RUNTIME_TRACE_CBID_cudaDeviceSynchronize_v3020,
+    CUPTI_RUNTIME_TRACE_CBID_cudaEventSynchronize_v3020,
+    CUPTI_RUNTIME_TRACE_CBID_cudaThreadSynchronize_v3020,
+    CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy_v3020,
+};
+
+static bool finalize_site(CUpti_CallbackDomain domain, CUpti_CallbackId cbid)
+{
+	if (domain != CUPTI_CB_DOMAIN_RUNTIME_API)
+		return false;
+	for (size_t i = 0; i < sizeof(finalize_cbids) / sizeof(finalize_cbids[0]); i++)
+		if (finalize_cbids[i] == cbid)
+			return true;
+	return false;
+}
 
 /* a callback gpuprof enabled for itself (an allocation's stack, cudaProfilerStart/Stop) */
 static bool wanted_cbid(CUpti_CallbackDomain domain, CUpti_CallbackId cbid)
@@ -465,7 +493,8 @@ static void CUPTIAPI on_callback(void *ud, CUpti_CallbackDomain domain, CUpti_Ca
 	const CUpti_CallbackData *cb = data;
 	int armed = FIN_ARMED;
 	if (atomic_load_explicit(&all_domains, memory_order_acquire) &&
-	    cb->callbackSite == CUPTI_API_EXIT && getpid() == owner &&
+	    cb->callbackSite == CUPTI_API_EXIT && finalize_site(domain, cbid) &&
+	    getpid() == owner &&
 	    atomic_load_explicit(&finalize_now, memory_order_relaxed) == FIN_ARMED &&
 	    !pthread_equal(pthread_self(), __atomic_load_n(&self, __ATOMIC_ACQUIRE)) &&
 	    !(gp_cu_api->own_thread && gp_cu_api->own_thread()) &&
@@ -907,6 +936,8 @@ static void maybe_detach(void)
 		tries_for = end;
 		tries_kernels = tries_calls = 0;
 	}
+	if (done < end && !gp_cu_api->detach_markerless)
+		return;              /* only a step marker's detach here (PyTorch: cuda.c) */
 	if (done < end && !waited) { /* no marker yet: look for the window's kernels */
 		if (!detach_poll_ns || now - end < detach_poll_ns ||
 		    now - polled_at < detach_poll_ns)
@@ -943,8 +974,8 @@ static void maybe_detach(void)
 	atomic_store(&finalize_rc, -1);
 	atomic_store(&finalize_now, FIN_ARMED);
 	atomic_store(&all_domains, true);
-	cuptiEnableDomain(1, subscriber, CUPTI_CB_DOMAIN_RUNTIME_API);
-	cuptiEnableDomain(1, subscriber, CUPTI_CB_DOMAIN_DRIVER_API);
+	for (size_t i = 0; i < sizeof(finalize_cbids) / sizeof(finalize_cbids[0]); i++)
+		cuptiEnableCallback(1, subscriber, CUPTI_CB_DOMAIN_RUNTIME_API, finalize_cbids[i]);
 	struct timespec ts = deadline(FINALIZE_CALL_WAIT_MS);
 	int w;
 	while ((w = sem_timedwait(&finalized, &ts)) != 0 && errno == EINTR)
@@ -978,8 +1009,10 @@ static void maybe_detach(void)
 	__atomic_store_n(&xlate.gen, gen, __ATOMIC_RELAXED);
 	if (gen >> 16 == 0xffff)
 		detach_on = false;
-	if (!foreign_profiler()) /* one that began meanwhile has it: taken back after it */
-		attach(gp_cu_api, false, NULL, 0);
+	/* GP_BENCH_NO_REATTACH (bench/gpu-abort.sh only): CUPTI left alone after the detach */
+	if (!foreign_profiler() && !bench_no_reattach)
+		attach(gp_cu_api, false, NULL,
+		       0); /* a profiler begun meanwhile: taken back after */
 	pthread_mutex_unlock(&cupti_lock);
 	/* what it cost the program: its thread's time in cuptiFinalize, where it was */
 	gp_event_t o = {.type = GP_EV_OVERHEAD,
@@ -1003,6 +1036,7 @@ __attribute__((visibility("default"))) int gp_cupti_start(const gp_inject_api_t 
 	if (a->flush_ms >= 10)
 		flush_ms = flush_mem_ms = a->flush_ms;
 	detach_poll_ns = (uint64_t)a->detach_poll_ms * 1000000u;
+	bench_no_reattach = getenv("GP_BENCH_NO_REATTACH") != NULL; /* before any thread of ours */
 	gp_cu_api = a;
 	xlate = (gp_xlate_t){.gen = a->gen,
 	                     .intern = a->intern,

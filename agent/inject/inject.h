@@ -64,6 +64,10 @@ typedef struct gp_inject_api {
 	/* GPUPROF_CUPTI_DETACH_POLL_MS: without a step marker after a window, look this often
 	 * for its kernel records and detach then; 0: wait DETACH_WAIT_NS for a marker */
 	unsigned detach_poll_ms;
+	/* A window that no step marker follows may be detached (by the poll above, or after
+	 * the 10 s wait): not in PyTorch under GPUPROF_CUPTI_DETACH=auto, where such detaches
+	 * corrupted the heap (cuda.c) */
+	bool detach_markerless;
 	/* A finalize at the exit of a program's call, on its thread: false where a CUDA graph
 	 * is being captured that this thread's legacy or per-thread stream sees (a capture
 	 * on a blocking stream of any thread: CUDA_ERROR_STREAM_CAPTURE_IMPLICIT), and the

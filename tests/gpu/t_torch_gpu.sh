@@ -189,12 +189,11 @@ ok $? "a script calling _record_memory_history itself runs"
 e=$(val own_history_entries "$T/own.out"); [ "${e:-0}" -gt 0 ]; ok $? "... and gets its history ($e entries)"
 [ "$(jr own "r['pytorch']['optimizer_steps']")" = 5 ]; ok $? "... and the steps are still recorded"
 
-# a loop with no optimizer step and no marker of its own (inference: the windows by cost),
-# with GPUPROF_CUPTI_DETACH_POLL_MS at its default (100 ms): CUPTI is given back after the first window ends (the
-# worker looks for the window's last kernel record), not after a 10 s wait that outlasted
-# short jobs (session 29: no detach in a 10 s and a 20 s generate() loop), and the program
+# a loop with no optimizer step and no marker of its own (inference: the windows by cost)
 # exits as it would: 3 of 10 such runs aborted at exit (heap corruption) where the detach
-# fell inside the allocator history's end (session 30); 5 runs here
+# fell inside the allocator history's end (session 30), and with the busy guard and the
+# poll still 13 of 38 (session 32, H100): PyTorch's step-less windows are no longer
+# detached; 5 runs here
 cat >"$T/infer.py" <<'EOF'
 import time, torch
 m = torch.nn.Sequential(*[torch.nn.Linear(1024, 1024) for _ in range(8)]).cuda().eval()
@@ -221,16 +220,12 @@ for l in sys.stdin:
         off = int(f["ts"])  # the first window ends: cuda off
     if l.startswith("overhead") and int(f["b"]) == 0x40000000:
         det.append((int(f["ts"]), f["c"], f["d"]))
-if not (off and det):
-    print("window end", off, "detaches", det)
-    sys.exit(1)
-s = (det[0][0] - off) / 1e9
-print("%.2f s after the window's end, %s looks for kernel records, %s for a call" % (s, det[0][1], det[0][2]))
-# without the poll the detach waits 10 s for a step marker (none here): before that, and
-# inside the 12 s loop; the allocator history's end (seconds of imports) holds it meanwhile
-sys.exit(not 0 <= s < 9.5)
+# PyTorch under GPUPROF_CUPTI_DETACH=auto: a window no step marker follows is not
+# detached (such detaches corrupted the heap in 13 of 38 runs on the H100, session 32)
+print("window end", off, "detaches", det)
+sys.exit(not (off and not det))
 ' >"$T/infer.det" 2>&1
-ok $? "... CUPTI given back after its first window, before the loop's end ($(cat "$T/infer.det"))"
+ok $? "... CUPTI kept after its first window, no step marker following it ($(cat "$T/infer.det"))"
 
 # the same step-less loop capturing CUDA graphs again and again (a server's start-up,
 # torch.compile's reduce-overhead): the detach's finalize must not fall inside a capture

@@ -21,6 +21,7 @@ static struct {
 	pthread_t finalized_on;
 	bool kind[CUPTI_ACTIVITY_KIND_COUNT];
 	_Atomic int finalized, registered, forced_flushes, finalize_calls;
+	_Atomic int finalized_at_launch; /* finalizes at a launch's exit (program_call) */
 	bool fail_finalize;
 	CUpti_BuffersCallbackRequestFunc req;
 	CUpti_BuffersCallbackCompleteFunc done;
@@ -148,7 +149,16 @@ CUptiResult CUPTIAPI cuptiEnableDomain(uint32_t en, CUpti_SubscriberHandle h,
 	(void)h;
 	if (d == CUPTI_CB_DOMAIN_RUNTIME_API)
 		F.domains = en;
+	if (d == CUPTI_CB_DOMAIN_RUNTIME_API || d == CUPTI_CB_DOMAIN_DRIVER_API)
+		memset(F.cb_on[d == CUPTI_CB_DOMAIN_DRIVER_API], en,
+		       sizeof(F.cb_on[0])); /* every callback of the domain, as CUPTI */
 	return CUPTI_SUCCESS;
+}
+/* A detach armed: the callbacks it finalizes at on (the synchronising calls), or the
+ * whole runtime domain */
+static inline bool fake_armed(void)
+{
+	return F.domains || F.cb_on[0][CUPTI_RUNTIME_TRACE_CBID_cudaStreamSynchronize_v3020];
 }
 CUptiResult CUPTIAPI cuptiFinalize(void)
 {
@@ -261,18 +271,31 @@ uint32_t gp_site_stack_capture(void)
 {
 	return 0;
 }
-/* An API call of the program's thread, with CUPTI's callbacks at its entry and exit where
- * the subscriber has them on (a launch: no allocation of ours to record) */
+/* One runtime API call of the program's thread, with CUPTI's callbacks at its entry and
+ * exit where the subscriber has them on (its domain or the call) */
+static void program_api(CUpti_CallbackId cbid)
+{
+	if (F.subscribed == 1 && (F.domains || F.cb_on[0][cbid])) {
+		CUpti_CallbackData d = {.callbackSite = CUPTI_API_ENTER};
+		F.cb(NULL, CUPTI_CB_DOMAIN_RUNTIME_API, cbid, &d);
+		d.callbackSite = CUPTI_API_EXIT;
+		F.cb(NULL, CUPTI_CB_DOMAIN_RUNTIME_API, cbid, &d);
+	}
+}
+/* The program's calls of one turn of its loop: launches (a library's calls, where a
+ * finalize crashed CUPTI), then what it synchronises with (.item(): cudaMemcpyAsync,
+ * cudaStreamSynchronize); F.launch_exits counts the launches' exits our callback saw
+ * while a detach was armed */
 static void program_call(void)
 {
-	if (F.domains && F.subscribed == 1) {
-		CUpti_CallbackData d = {.callbackSite = CUPTI_API_ENTER};
-		F.cb(NULL, CUPTI_CB_DOMAIN_RUNTIME_API,
-		     CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, &d);
-		d.callbackSite = CUPTI_API_EXIT;
-		F.cb(NULL, CUPTI_CB_DOMAIN_RUNTIME_API,
-		     CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, &d);
+	for (int i = 0; i < 3; i++) {
+		int before = F.finalize_calls;
+		program_api(CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000);
+		if (F.finalize_calls != before)
+			F.finalized_at_launch++;
 	}
+	program_api(CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyAsync_v3020);
+	program_api(CUPTI_RUNTIME_TRACE_CBID_cudaStreamSynchronize_v3020);
 }
 #endif
 

@@ -100,7 +100,8 @@ int main(void)
 	const unsigned CUDA = GP_MODE_CUDA, MEM = GP_MODE_MEM;
 	static gp_inject_api_t api;
 	api = fake_api(CUDA | MEM, emit, intern, count_drop);
-	api.detach_poll_ms = 100; /* the shipped default (common/settings.c) */
+	api.detach_poll_ms = 100;     /* the shipped default (common/settings.c) */
+	api.detach_markerless = true; /* a plain CUDA program's (cuda.c) */
 	api.capture_begin = capture_begin;
 	api.capture_end = capture_end;
 	/* no step marker ever completes: gpu_done stays 0 */
@@ -161,7 +162,7 @@ int main(void)
 	   atomic_load(&capture_asks) - asks);
 	int off = 0;
 	for (int i = 0; i < 20; i++, nap_ms(10))
-		off += !F.domains;
+		off += !fake_armed();
 	ok(off >= 15, "the detach's callbacks off again between its tries (%d of 20 looks)", off);
 	atomic_store(&graph_capturing, false);
 	ok(wait_for(&F.finalized, 3), "finalized once the capture has ended");
@@ -169,6 +170,18 @@ int main(void)
 	ok(got && d.d >= 1, "its record counts the calls it let pass (d=%llu)",
 	   (unsigned long long)d.d);
 	ok(atomic_load(&capture_restored) == 0, "the thread's capture mode put back after it");
+
+	/* PyTorch (detach_markerless off): a window no step marker follows is never detached,
+	 * neither by the poll nor after the 10 s wait; such detaches corrupted the heap */
+	api.detach_markerless = false;
+	int fin = F.finalize_calls;
+	capture(CUDA | MEM);
+	deliver(4, 4);
+	capture(MEM);
+	nap_ms(600);
+	ok(F.finalize_calls == fin && !fake_armed(),
+	   "PyTorch: no detach after a window no marker follows (%d tries in 600 ms)",
+	   F.finalize_calls - fin);
 	gp_cupti_flush();
 	return done_testing();
 }

@@ -56,7 +56,7 @@ static void *program(void *arg)
 {
 	(void)arg;
 	for (;;) {
-		if (F.domains && F.subscribed == 1) {
+		if (fake_armed() && F.subscribed == 1) {
 			CUpti_CallbackData d = {.callbackSite = CUPTI_API_EXIT};
 			F.cb(NULL, CUPTI_CB_DOMAIN_RUNTIME_API,
 			     CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy_v3020, &d);
