@@ -177,6 +177,9 @@ static int from_sacct(gp_ledger_t *l)
 	posix_spawn_file_actions_init(&fa);
 	posix_spawn_file_actions_adddup2(&fa, fd[1], 1);
 	pid_t pid;
+	/* End as the ledger reads it, whatever the caller's own format (a site's profile.d
+	 * SLURM_TIME_FORMAT made every End unreadable); this process runs nothing else */
+	setenv("SLURM_TIME_FORMAT", "standard", 1);
 	int e2 = posix_spawnp(&pid, "sacct", &fa, NULL, argv, environ);
 	posix_spawn_file_actions_destroy(&fa);
 	close(fd[1]);

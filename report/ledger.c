@@ -41,8 +41,10 @@ static const char *const field_name[NF] = {"JobID",      "User",      "Account",
 #define MAX_NODES     4096
 #define MAX_GPUS      1000000               /* a job's GPUs, at most (more: a line refused) */
 #define MAX_ELAPSED_S (100.0 * 365 * 86400) /* a job's ElapsedRaw, at most */
-/* physical lines one job name's newlines may make: slurmdbd keeps 255 bytes of it */
+/* physical lines one job name's newlines may make under sacct -P's own "|" (slurmdbd
+ * keeps 255 bytes of it); under a sealed delimiter a cut line is bounded by its bytes */
 #define MAX_HEAD_LINES 257
+#define MAX_HEAD_BYTES (1u << 20)
 
 void gp_ledger_init(gp_ledger_t *l)
 {
@@ -187,9 +189,11 @@ static time_t end_time(const char *s)
 		return 0;
 	int y = digits(s, 4), mo = digits(s + 5, 2), d = digits(s + 8, 2), h = digits(s + 11, 2);
 	int mi = digits(s + 14, 2), sec = digits(s + 17, 2);
-	if (y < 1970 || mo < 1 || mo > 12 || d < 1 || d > 31 || h < 0 || h > 23 || mi < 0 ||
-	    mi > 59 || sec < 0 || sec > 60)
-		return 0;
+	static const int mdays[] = {31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+	if (y < 1970 || mo < 1 || mo > 12 || d < 1 || d > mdays[mo - 1] || h < 0 || h > 23 ||
+	    mi < 0 || mi > 59 || sec < 0 || sec > 60 ||
+	    (mo == 2 && d == 29 && (y % 4 || (y % 100 == 0 && y % 400))))
+		return 0; /* 2026-02-30 is no date, not the 2nd of March */
 	int key = ((y * 13 + mo) * 32 + d) * 24 + h, slot = key & 4095;
 	if (hours[slot].key != key) {
 		struct tm tm = {.tm_year = y - 1900,
@@ -562,13 +566,29 @@ static int split(gp_ledger_t *l, char *line, char **f)
  * sbatch -J, which sacct -P prints raw): kept until its rest comes, so that the name's
  * tail is never read as a job of its own (a user naming another user, account or job id
  * there). -1: not a cut line (or too long to be one). */
-static int keep_head(gp_ledger_t *l, const char *line, size_t len)
+static size_t count_fields(const gp_ledger_t *l, const char *line)
 {
 	size_t fields = 1;
 	for (const char *p = line; (p = strstr(p, l->delim)); p += l->dlen)
 		fields++;
-	if (fields >= (size_t)(l->ncols ? l->ncols : NF) || l->head_lines >= MAX_HEAD_LINES ||
-	    len > (1u << 20))
+	return fields;
+}
+
+/* A line the ledger cannot read, said (the first REFUSED_SAID of them) and counted. */
+static void bad_line(gp_ledger_t *l, const char *line, const char *why)
+{
+	l->bad_lines++;
+	if (l->bad_said++ < REFUSED_SAID)
+		gp_err("ledger: line %llu unreadable (%s): %.40s%s", (unsigned long long)l->lines,
+		       why, line, strlen(line) > 40 ? "..." : "");
+}
+
+static int keep_head(gp_ledger_t *l, const char *line, size_t len)
+{
+	size_t fields = count_fields(l, line);
+	bool sealed = l->dlen > 1;
+	if (fields >= (size_t)(l->ncols ? l->ncols : NF) ||
+	    (!sealed && l->head_lines >= MAX_HEAD_LINES) || len > MAX_HEAD_BYTES)
 		return -1;
 	free(l->head);
 	l->head = strdup(line);
@@ -590,6 +610,14 @@ int gp_ledger_line(gp_ledger_t *l, char *line, size_t len, char *err, size_t err
 	if (l->col[0] < 0) /* no header: --print-fields' order */
 		for (int k = 0; k < NF; k++)
 			l->col[k] = k;
+	if (l->head && l->dlen > 1 && count_fields(l, line) >= (size_t)(l->ncols ? l->ncols : NF)) {
+		/* sealed: a whole line on its own, so the cut one before it never got its rest
+		 * (no name can hold the seal): that one unreadable, this one read */
+		bad_line(l, l->head, "a line cut short");
+		free(l->head);
+		l->head = NULL;
+		l->head_lines = 0;
+	}
 	if (l->head) { /* the rest of a cut line: the newline put back into JobName */
 		size_t hl = strlen(l->head);
 		if ((joined = malloc(hl + len + 2))) {
@@ -619,7 +647,7 @@ static int job_line(gp_ledger_t *l, char *line)
 {
 	char *f[MAX_COLS];
 	if (split(l, line, f) < 0) {
-		l->bad_lines++;
+		bad_line(l, line, "not the header's fields");
 		return 0;
 	}
 	const char *id = f[l->col[F_ID]], *state = f[l->col[F_STATE]];
@@ -634,7 +662,9 @@ static int job_line(gp_ledger_t *l, char *line)
 	}
 	double elapsed = whole(f[l->col[F_ELAPSED]], MAX_ELAPSED_S);
 	if (gpus > MAX_GPUS || elapsed < 0) { /* a file's hostile line: never summed */
-		l->bad_lines++;
+		bad_line(l, id,
+		         gpus > MAX_GPUS ? "more GPUs than a job can hold"
+		                         : "ElapsedRaw not a whole number of seconds");
 		return 0;
 	}
 	/* still allocated: counted when it ends. A REQUEUED line is a run that ended (sacct
@@ -645,6 +675,13 @@ static int job_line(gp_ledger_t *l, char *line)
 		return 0;
 	}
 	job_fig_t j = {.end_t = end_time(f[l->col[F_END]])};
+	if (!j.end_t && strcmp(f[l->col[F_END]], "Unknown") && *f[l->col[F_END]]) {
+		/* an ended job's End not as sacct prints it by default: never out of range by
+		 * mistake (a SLURM_TIME_FORMAT of the caller's makes every End unreadable) */
+		bad_line(l, id,
+		         "End not a date as YYYY-MM-DDTHH:MM:SS (SLURM_TIME_FORMAT=standard)");
+		return 0;
+	}
 	if (((l->since || l->bounded) && j.end_t < l->since) ||
 	    ((l->until || l->bounded) && j.end_t > l->until)) {
 		l->out_of_range++;
@@ -699,16 +736,19 @@ void gp_ledger_finish(gp_ledger_t *l)
 		qsort(l->waste, l->nwaste, sizeof(*l->waste), cmp_waste);
 	if (l->nidle)
 		qsort(l->idle, l->nidle, sizeof(*l->idle), cmp_unused);
+	if (l->head) { /* a cut line whose rest never came */
+		bad_line(l, l->head, "a line cut short at the end");
+		free(l->head);
+		l->head = NULL;
+	}
 	if (l->refused_said > REFUSED_SAID)
 		gp_err("ledger: %u more records refused (not shown; counted)",
 		       l->refused_said - REFUSED_SAID);
+	if (l->bad_said > REFUSED_SAID)
+		gp_err("ledger: %u more unreadable lines (not shown; counted)",
+		       l->bad_said - REFUSED_SAID);
 	if (l->scaled_said > REFUSED_SAID)
 		gp_err("ledger: %u more records scaled down to their allocation (not shown; "
 		       "counted)",
 		       l->scaled_said - REFUSED_SAID);
-	if (l->head) { /* a cut line whose rest never came */
-		l->bad_lines++;
-		free(l->head);
-		l->head = NULL;
-	}
 }

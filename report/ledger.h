@@ -80,6 +80,7 @@ typedef struct gp_ledger {
 	unsigned nidle;
 	unsigned refused_said; /* refusal lines printed (the rest are counted) */
 	unsigned scaled_said;  /* lines printed for records scaled to their allocation */
+	unsigned bad_said;     /* lines printed for unreadable lines */
 	char *head;            /* a line cut by a newline in JobName, until its rest comes */
 	unsigned head_lines;
 	/* the header's columns: index of each of GP_LD_FIELDS' fields, -1 before it is read */

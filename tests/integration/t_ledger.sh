@@ -274,6 +274,46 @@ l = json.load(sys.stdin)
 users = {g["user"]: g["allocated_s"] for g in l["groups"]}
 assert "victim" not in users, ("job 402 charged to another user", users)'
 ok $? "a job name of 70 newlines: its tail is never a job of another user"
+# under a sealed delimiter a job name of 300 newlines (300 bytes) is joined back whole (no
+# bound by lines: no name can hold the seal), and a cut line whose rest never comes never
+# swallows the whole line after it: that one is said on stderr and the next job read
+# (session 32's tester: 300 newlines hid their job and the next, 200 GPU-hours, silently)
+python3 -c 'import sys
+d = "|#000000000042#|"
+h = d.join("JobID User Account Partition JobName NodeList State End ElapsedRaw AllocTRES SystemComment".split())
+def job(i, u, name, el, gpus):
+    return d.join([str(i), u, "phys", "gpu", name, "n1", "COMPLETED", "2026-12-05T12:00:00", str(el), "cpu=1,gres/gpu=%d" % gpus, ""]) + "\n"
+sys.stdout.write(h + "\n" + job(1, "mallory", "\n" * 300, 86400, 8) + job(2, "alice", "a", 3600, 8) +
+                 d.join(["3", "bob", "phys", "gpu", "cut"]) + "\n" + job(4, "carol", "c", 3600, 1))' >"$T/nl300.txt"
+"$G" ledger --from-file "$T/nl300.txt" --until 2026-12-06 --by user -f json 2>"$T/nl300.err" |
+	python3 -c 'import json, sys
+l = json.load(sys.stdin)
+users = {g["user"]: g["allocated_s"] for g in l["groups"]}
+assert users == {"mallory": 8 * 86400, "alice": 8 * 3600, "carol": 3600}, users' &&
+	grep -q "line .* unreadable (a line cut short): 3|#000000000042#|bob" "$T/nl300.err"
+ok $? "sealed: a 300-newline job name joined back (its 192 GPU-hours and the next job's counted), a cut line said and the line after it read ($(head -c 200 "$T/nl300.err"))"
+# an End the ledger cannot read (a caller's SLURM_TIME_FORMAT, garbage, 2026-02-30) is an
+# unreadable line, said, never 'out of range'; sacct is run with SLURM_TIME_FORMAT=standard
+printf 'JobID|User|Account|Partition|JobName|NodeList|State|End|ElapsedRaw|AllocTRES|SystemComment
+601|bob|chem|gpu|e|n1|COMPLETED|1796600000|10|cpu=1,gres/gpu=1|
+602|bob|chem|gpu|e|n1|COMPLETED|2026-02-30T12:00:00|10|cpu=1,gres/gpu=1|
+603|bob|chem|gpu|e|n1|COMPLETED|2026-12-05T12:00:00|10|cpu=1,gres/gpu=1|
+' >"$T/end.txt"
+"$G" ledger --from-file "$T/end.txt" --since 2026-01-01 --until 2026-12-06 -f json 2>"$T/end.err" |
+	python3 -c 'import json, sys
+l = json.load(sys.stdin)
+assert l["total"]["jobs"] == 1 and l["skipped"]["out_of_range"] == 0 and l["skipped"]["unreadable"] == 2, (l["total"]["jobs"], l["skipped"])' &&
+	[ "$(grep -c "unreadable (End not a date" "$T/end.err")" = 2 ]
+ok $? "an End not as sacct prints it (epoch seconds, 2026-02-30) is unreadable and said, never out of range ($(head -c 160 "$T/end.err"))"
+mkdir -p "$T/fakesacct"
+printf '#!/bin/sh
+echo "SLURM_TIME_FORMAT=$SLURM_TIME_FORMAT" >"%s/fakesacct/env"
+echo "JobID|User|Account|Partition|JobName|NodeList|State|End|ElapsedRaw|AllocTRES|SystemComment"
+' "$T" >"$T/fakesacct/sacct"
+chmod +x "$T/fakesacct/sacct"
+PATH="$T/fakesacct:$PATH" SLURM_TIME_FORMAT=%s "$G" ledger --since 2026-01-01 >/dev/null 2>&1
+grep -qx "SLURM_TIME_FORMAT=standard" "$T/fakesacct/env"
+ok $? "the sacct the ledger runs gets SLURM_TIME_FORMAT=standard whatever the caller's ($(cat "$T/fakesacct/env"))"
 # a job requeued (preempted, or scontrol requeue) ran twice: Slurm allocated both runs, and
 # sacct -D shows the first as REQUEUED (seen on 22.05: 3 GPU-s REQUEUED, then the run that
 # completed; sacct -X without -D shows only the last). The first run's GPU-hours are
