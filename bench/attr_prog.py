@@ -88,7 +88,7 @@ def profile():
         sync()
     me = os.path.basename(__file__)
     marks = lines()
-    by_line, no_frame, total = {}, 0.0, 0.0
+    by_line, raw_line, no_frame, total = {}, {}, 0.0, 0.0
     # torch.profiler's own "Activity Buffer Request" (once, in the first profiled step) has
     # device time and falls inside whichever line's range ran then: no kernel of the
     # program's, so taken out of that range's (the H100's first run: 95.9 us in line 38's)
@@ -102,7 +102,8 @@ def profile():
         if e.name.startswith("L:") and e.name[2:] in marks:  # the line's range: its kernels
             line = marks[e.name[2:]]
             own = sum(ns for a, b, ns in abr if e.time_range.start <= a and b <= e.time_range.end)
-            by_line[line] = by_line.get(line, 0.0) + device_ns(e, self_time=False) - own
+            raw_line[line] = raw_line.get(line, 0.0) + device_ns(e, self_time=False)
+            by_line[line] = raw_line[line] - own
             continue
         ns = device_ns(e)
         if not ns:
@@ -113,9 +114,13 @@ def profile():
     key = "self_device_time_total" if hasattr(p.key_averages()[0], "self_device_time_total") \
         else "self_cuda_time_total"
     table = p.key_averages(group_by_stack_n=1).table(sort_by=key, row_limit=20)
-    truth = {"steps": n, "lines": lines(), "by_line_ns": by_line, "no_frame_ns": no_frame,
-             "total_ns": total, "attributed_ns": sum(by_line.values()) + no_frame,
-             "table": table}
+    abr_ns = sum(ns for _, _, ns in abr)
+    # by_line_ns and total_ns net of the Activity Buffer Request (torch.profiler's own, no
+    # kernel of the program's); the raw figures beside them
+    truth = {"steps": n, "profiled_steps": n, "lines": lines(), "by_line_ns": by_line,
+             "by_line_raw_ns": raw_line, "activity_buffer_request_ns": abr_ns,
+             "no_frame_ns": no_frame, "total_ns": total - abr_ns, "total_raw_ns": total,
+             "attributed_ns": sum(by_line.values()) + no_frame, "table": table}
     with open(os.environ["TRUTH_FILE"], "w") as f:
         json.dump(truth, f)
     print(table)

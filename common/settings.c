@@ -197,7 +197,9 @@ const gp_setting_t gp_settings[] = {
      NULL},
     {NULL, GP_ENV_CUPTI_DETACH, GP_T_STR, "auto", 0, 0, NOC, USER,
      "with sampled capture, give CUPTI back between windows (cuptiFinalize at the exit of "
-     "the program's next CUDA call once the GPU has finished a window's work; its memory "
+     "the program's next synchronising runtime call (cudaStreamSynchronize, cudaDeviceSynchronize, "
+     "cudaEventSynchronize, cudaMemcpy: a program that never makes one is never detached) "
+     "once the GPU has finished a window's work; its memory "
      "records attached again at once): a CUPTI that once traced kernels costs every later "
      "launch about 1.5 us on the H200 host, kinds disabled or not. true, false, or auto "
      "(on in plain CUDA programs and PyTorch with the driver and CUPTI of CUDA 12.6 or later, "

@@ -333,6 +333,14 @@ int gp_cmd_ledger(int argc, char **argv)
 				rc = gp_err("ledger: %s: %s", a.output ? a.output : "-",
 				            strerror(errno));
 		}
+		/* nothing read at all but unreadable lines: no empty ledger passed as the truth
+		 * (a cron job's metrics file), exit 1 */
+		if (!rc && l.bad_lines && !l.total.jobs && !l.steps && !l.not_gpu && !l.running &&
+		    !l.out_of_range)
+			rc =
+			    gp_err("ledger: none of the %llu lines read was a job the ledger could "
+			           "read (above)",
+			           (unsigned long long)l.bad_lines);
 	}
 	gp_ledger_free(&l);
 	gp_config_free(&cfg);

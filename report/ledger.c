@@ -42,9 +42,12 @@ static const char *const field_name[NF] = {"JobID",      "User",      "Account",
 #define MAX_GPUS      1000000               /* a job's GPUs, at most (more: a line refused) */
 #define MAX_ELAPSED_S (100.0 * 365 * 86400) /* a job's ElapsedRaw, at most */
 /* physical lines one job name's newlines may make under sacct -P's own "|" (slurmdbd
- * keeps 255 bytes of it); under a sealed delimiter a cut line is bounded by its bytes */
-#define MAX_HEAD_LINES 257
-#define MAX_HEAD_BYTES (1u << 20)
+ * keeps 255 bytes of it); under a sealed delimiter, where no name can make another job's
+ * line, MAX_SEALED_HEAD_LINES (a name of 300 newlines hid two jobs under the old bound;
+ * each join copies the head, so no bound of 1 MiB of newlines: minutes of CPU) */
+#define MAX_HEAD_LINES        257
+#define MAX_SEALED_HEAD_LINES 4096
+#define MAX_HEAD_BYTES        (1u << 20)
 
 void gp_ledger_init(gp_ledger_t *l)
 {
@@ -578,9 +581,15 @@ static size_t count_fields(const gp_ledger_t *l, const char *line)
 static void bad_line(gp_ledger_t *l, const char *line, const char *why)
 {
 	l->bad_lines++;
-	if (l->bad_said++ < REFUSED_SAID)
-		gp_err("ledger: line %llu unreadable (%s): %.40s%s", (unsigned long long)l->lines,
-		       why, line, strlen(line) > 40 ? "..." : "");
+	if (l->bad_said++ >= REFUSED_SAID)
+		return;
+	char shown[41]; /* its first 40 bytes, a job name's newlines and controls as '?' */
+	size_t n = 0;
+	for (; line[n] && n < 40; n++)
+		shown[n] = (unsigned char)line[n] < 0x20 || line[n] == 0x7f ? '?' : line[n];
+	shown[n] = 0;
+	gp_err("ledger: line %llu unreadable (%s): %s%s", (unsigned long long)l->lines, why, shown,
+	       line[n] ? "..." : "");
 }
 
 static int keep_head(gp_ledger_t *l, const char *line, size_t len)
@@ -588,7 +597,8 @@ static int keep_head(gp_ledger_t *l, const char *line, size_t len)
 	size_t fields = count_fields(l, line);
 	bool sealed = l->dlen > 1;
 	if (fields >= (size_t)(l->ncols ? l->ncols : NF) ||
-	    (!sealed && l->head_lines >= MAX_HEAD_LINES) || len > MAX_HEAD_BYTES)
+	    l->head_lines >= (sealed ? MAX_SEALED_HEAD_LINES : MAX_HEAD_LINES) ||
+	    len > MAX_HEAD_BYTES)
 		return -1;
 	free(l->head);
 	l->head = strdup(line);

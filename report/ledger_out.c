@@ -90,6 +90,9 @@ static void text_totals(const gp_ledger_t *l, FILE *out)
 	if (t->scaled)
 		fprintf(out, ", %llu claiming more than Slurm allocated (scaled down to it)",
 		        (unsigned long long)t->scaled);
+	if (l->bad_lines)
+		fprintf(out, ", %llu lines unreadable (said on stderr; not counted)",
+		        (unsigned long long)l->bad_lines);
 	fprintf(out,
 	        "\nGPU-hours allocated %.1f: computing %.1f (%.1f %%), wasted %.1f (%.1f %%), "
 	        "unprofiled %.1f (%.1f %%)\n",

@@ -435,8 +435,10 @@ static sem_t finalized;                           /* posted once cuptiFinalize h
 static bool bench_no_reattach; /* GP_BENCH_NO_REATTACH: a diagnostic, bench/gpu-abort.sh */
 
 /* The calls whose exit a detach finalizes at: the runtime's synchronising calls, which a
- * program makes itself (PyTorch's .item() and torch.cuda.synchronize(), a CUDA C loop's
- * cudaDeviceSynchronize), never from inside a library. At the exit of whatever call came
+ * program mostly makes itself (PyTorch's .item() and torch.cuda.synchronize(), a CUDA C
+ * loop's cudaDeviceSynchronize; a library that links the runtime statically may make them
+ * too: cuDNN's algorithm search, NCCL's start-up), not a library's launches and driver
+ * calls in the middle of its work. At the exit of whatever call came
  * next, the finalize often fell inside cuBLASLt's own driver calls (cublasLtMatmul ->
  * libcuda -> CUPTI's dispatch), and CUPTI then crashed in that dispatch or corrupted the
  * heap: on the H100, 5 of 7 step-less PyTorch loops without the allocator history, 1 of
@@ -449,6 +451,9 @@ static const CUpti_CallbackId finalize_cbids[] = {
     CUPTI_RUNTIME_TRACE_CBID_cudaEventSynchronize_v3020,
     CUPTI_RUNTIME_TRACE_CBID_cudaThreadSynchronize_v3020,
     CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy_v3020,
+    /* the same with --default-stream per-thread */
+    CUPTI_RUNTIME_TRACE_CBID_cudaStreamSynchronize_ptsz_v7000,
+    CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy_ptds_v7000,
 };
 
 static bool finalize_site(CUpti_CallbackDomain domain, CUpti_CallbackId cbid)

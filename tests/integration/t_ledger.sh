@@ -305,6 +305,14 @@ l = json.load(sys.stdin)
 assert l["total"]["jobs"] == 1 and l["skipped"]["out_of_range"] == 0 and l["skipped"]["unreadable"] == 2, (l["total"]["jobs"], l["skipped"])' &&
 	[ "$(grep -c "unreadable (End not a date" "$T/end.err")" = 2 ]
 ok $? "an End not as sacct prints it (epoch seconds, 2026-02-30) is unreadable and said, never out of range ($(head -c 160 "$T/end.err"))"
+# ... and a file none of whose lines could be read is no empty ledger passed as the truth:
+# the text says the unreadable lines, and the exit is 1
+head -3 "$T/end.txt" >"$T/end0.txt"
+"$G" ledger --from-file "$T/end0.txt" --since 2026-01-01 --until 2026-12-06 >"$T/end0.out" 2>"$T/end0.err"
+rc=$?
+[ $rc = 1 ] && grep -q ", 2 lines unreadable (said on stderr; not counted)" "$T/end0.out" &&
+	grep -q "none of the 2 lines read was a job the ledger could read" "$T/end0.err"
+ok $? "every line unreadable: said in the text, exit 1 (rc $rc: $(head -c 120 "$T/end0.out"))"
 mkdir -p "$T/fakesacct"
 printf '#!/bin/sh
 echo "SLURM_TIME_FORMAT=$SLURM_TIME_FORMAT" >"%s/fakesacct/env"
