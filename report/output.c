@@ -899,29 +899,37 @@ static void text_time(const gp_job_t *job, FILE *out)
 		        "names demangled, the whole name in report.json):\n",
 		        any_window(job) ? " traced at kernel level" : "");
 		/* the columns a person reads at a glance, in 100 characters; median, p95, sd,
-		 * min and max of each kernel are report.json's (and the CSV's) */
-		enum { NAME = 40, IN = 23 };
+		 * min and max of each kernel are report.json's (and the CSV's); the name gets
+		 * what the other columns leave */
+		enum { MAXNAME = 64, IN = 23 };
 		const char *names[15];
-		char shown[15][NAME + 1];
+		char shown[15 * (MAXNAME + 1)], in[15][IN + 1];
 		unsigned nshow = job->nk < 15 ? job->nk : 15;
-		bool ranges = false; /* a column of the NVTX range that launched each, if any */
-		for (unsigned i = 0; i < nshow; i++)
-			names[i] = job->k[i].name, ranges |= job->k[i].in[0].name != NULL;
-		fprintf(out, "%-*s %7s %9s %9s %6s%s\n", NAME, "name", "calls", "total ms",
-		        "mean us", "share", ranges ? "  launched in" : "");
-		gp_display_names(names, nshow, shown[0], sizeof(shown[0]));
+		int inw = 0; /* a column of the NVTX range that launched each, if any */
 		for (unsigned i = 0; i < nshow; i++) {
 			const gp_kstat_t *k = &job->k[i];
-			char in[IN + 1] = "", rn[IN + 1];
+			char rn[IN + 1];
+			names[i] = k->name;
+			in[i][0] = '\0';
 			if (k->in[0].name) { /* with its share where others launched it too */
 				double sh = pct(k->in[0].ns, k->total);
 				shorten(k->in[0].name, rn, sh < 95 ? IN + 1 - 6 : IN + 1);
-				snprintf(in, sizeof(in), sh < 95 ? "%s (%.0f%%)" : "%s", rn, sh);
+				snprintf(in[i], sizeof(in[i]), sh < 95 ? "%s (%.0f%%)" : "%s", rn,
+				         sh);
+				inw = (int)strlen(in[i]) > inw ? (int)strlen(in[i]) : inw;
 			}
-			fprintf(out, "%-*s %7llu %9.3f %9.2f %5.1f%%%s%s\n", NAME, shown[i],
-			        (unsigned long long)k->calls, k->total / 1e6,
-			        k->total / 1e3 / (double)k->calls, pct(k->total, tot),
-			        in[0] ? "  " : "", in);
+		}
+		int name_w = 100 - 35 - (inw ? 2 + (inw > 11 ? inw : 11) : 0);
+		name_w = name_w > MAXNAME ? MAXNAME : name_w;
+		fprintf(out, "%-*s %7s %9s %9s %6s%s\n", name_w, "name", "calls", "total ms",
+		        "mean us", "share", inw ? "  launched in" : "");
+		gp_display_names(names, nshow, shown, (size_t)name_w + 1);
+		for (unsigned i = 0; i < nshow; i++) {
+			const gp_kstat_t *k = &job->k[i];
+			fprintf(out, "%-*s %7llu %9.3f %9.2f %5.1f%%%s%s\n", name_w,
+			        shown + i * ((size_t)name_w + 1), (unsigned long long)k->calls,
+			        k->total / 1e6, k->total / 1e3 / (double)k->calls,
+			        pct(k->total, tot), in[i][0] ? "  " : "", in[i]);
 		}
 		fprintf(out, "mean: the total over the calls; each kernel's median, p95, standard "
 		             "deviation, min and max are in report.json\n");

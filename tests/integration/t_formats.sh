@@ -35,6 +35,11 @@ one() { # NAME DIR
 	out=$(python3 "$H/textwidth.py" check "$T/$1.txt" "$T/$1.json" 2>&1)
 	ok $? "$1: report.txt within 100 columns: $(echo "$out" | tail -1)"
 	[ -n "$out" ] && echo "$out" | head -n -1 | head -5 | sed 's/^/# /'
+	# the kernel table's names say what each kernel is (wave 12): no namespace, no
+	# parameters, the functor or op whole, no two rows alike (kernel_names.py)
+	out=$(python3 "$H/kernel_names.py" "$T/$1.txt" "$T/$1.json" 2>&1)
+	ok $? "$1: the kernel table's names are readable and distinct: $(echo "$out" | tail -1)"
+	[ -n "$out" ] && echo "$out" | head -n -1 | head -5 | sed 's/^/# /'
 	# the Chrome trace's step slices as doc/report.md says them: each step from its start
 	# to the next one's start, one a step of the report's (steps_check.py)
 	if python3 -c 'import json,sys; sys.exit(not any(r["steps"]["count"] for r in json.load(open(sys.argv[1]))["ranks"]))' "$T/$1.json"; then
