@@ -316,6 +316,101 @@ static bool dist_header(FILE *out, const gp_job_t *job)
 	return true;
 }
 
+/* ---- notes a rank at a time, said once for the ranks they hold for ---- */
+
+/* A writer of one rank's notes: each a line "rank LABEL: ..." with its continuation lines
+ * (indented) under it. */
+typedef void (*rank_note_fn)(FILE *out, const char *label, const gp_rank_t *r);
+
+#define NOTE_LABEL "\001" /* where a note's rank goes, until its group is known */
+
+/* "rank 3", "ranks 0-2,5", "both ranks" or "all 64 ranks": the ranks of a group (the
+ * job's order) */
+static void group_phrase(const gp_job_t *job, const unsigned *who, unsigned n, char *b, size_t len)
+{
+	if (n == 1) {
+		snprintf(b, len, "rank %s", label(job, &job->ranks[who[0]]));
+		return;
+	}
+	if (n == job->nranks) {
+		if (n == 2)
+			snprintf(b, len, "both ranks");
+		else
+			snprintf(b, len, "all %u ranks", n);
+		return;
+	}
+	size_t w = (size_t)snprintf(b, len, "ranks ");
+	for (unsigned k = 0; k < n && w < len; k++) {
+		const gp_rank_t *r = &job->ranks[who[k]];
+		unsigned z = k; /* a run of consecutive ranks of one step: "4-9" */
+		while (z + 1 < n &&
+		       job->ranks[who[z + 1]].id.rank == job->ranks[who[z]].id.rank + 1 &&
+		       !strcmp(job->ranks[who[z + 1]].id.step, r->id.step))
+			z++;
+		w += (size_t)snprintf(b + w, len - w, "%s%s", k ? "," : "", label(job, r));
+		if (z > k && w < len)
+			w += (size_t)snprintf(b + w, len - w, "-%d", job->ranks[who[z]].id.rank);
+		k = z;
+	}
+}
+
+/* Each listed rank's notes from fn, a note said once for all the ranks whose note reads
+ * the same ("all 64 ranks: all 37 post-warm-up steps were traced ..."), in the order the
+ * ranks first have them. */
+static void rank_notes(FILE *out, const gp_job_t *job, rank_note_fn fn)
+{
+	unsigned n = job->nranks, nn = 0;
+	char **note = calloc(n * 16 + 1, sizeof(char *)); /* up to 16 notes a rank */
+	unsigned *of = calloc(n * 16 + 1, sizeof(unsigned)), *who = calloc(n + 1, sizeof(unsigned));
+	if (!note || !of || !who)
+		goto out;
+	for (unsigned i = 0; i < n; i++) {
+		char *buf = NULL;
+		size_t len = 0;
+		FILE *m;
+		if (!listed(job, &job->ranks[i]) || !(m = open_memstream(&buf, &len)))
+			continue;
+		fn(m, NOTE_LABEL, &job->ranks[i]);
+		fclose(m);
+		/* cut into notes: a line that names the rank and the lines under it */
+		for (char *p = buf, *q; p && *p && nn < n * 16; p = q) {
+			q = strstr(p + 1, "\nrank " NOTE_LABEL);
+			q = q ? q + 1 : p + strlen(p);
+			note[nn] = strndup(p, (size_t)(q - p));
+			of[nn++] = i;
+		}
+		free(buf);
+	}
+	for (unsigned a = 0; a < nn; a++) {
+		if (!note[a])
+			continue;
+		unsigned g = 0;
+		for (unsigned b = a; b < nn; b++)
+			if (note[b] && (b == a || (of[b] != of[a] && !strcmp(note[b], note[a])))) {
+				if (!g || who[g - 1] != of[b])
+					who[g++] = of[b];
+				if (b != a)
+					free(note[b]), note[b] = NULL;
+			}
+		char phrase[256];
+		group_phrase(job, who, g, phrase, sizeof(phrase));
+		for (const char *p = note[a], *at; *p; p = at + strlen("rank " NOTE_LABEL)) {
+			if (!(at = strstr(p, "rank " NOTE_LABEL))) {
+				fputs(p, out);
+				break;
+			}
+			fprintf(out, "%.*s%s", (int)(at - p), p, phrase);
+		}
+		free(note[a]), note[a] = NULL;
+	}
+out:
+	for (unsigned a = 0; note && a < nn; a++)
+		free(note[a]);
+	free(note);
+	free(of);
+	free(who);
+}
+
 /* an owner's stack starts at this column; its frames go on under it */
 #define OWNER_STACK 56
 static void print_owners(FILE *out, const char *what, const gp_owner_t *o, unsigned n)
@@ -330,98 +425,97 @@ static void print_owners(FILE *out, const char *what, const gp_owner_t *o, unsig
 			         hb((double)o[k].bytes), "-", o[k].stack);
 }
 
-/* What PyTorch said about itself (agent/python): steps from its optimizers, their state,
- * its caching allocator's figures and the owners of its peak, an out-of-memory error. */
+/* What PyTorch said about one rank: its steps from its optimizers, their state, its
+ * caching allocator's figures and the owners of its peak, an out-of-memory error. */
+static void torch_notes(FILE *out, const char *label, const gp_rank_t *r)
+{
+	const struct gp_torch *t = &r->torch;
+	if (!t->seen)
+		return;
+	fprintf(out, "rank %s: %s\n", label, t->info.s ? gp_txt(t->info) : "(no summary)");
+	if (t->opt_steps)
+		fprintf(out,
+		        "       optimizer.step(): %u calls, %.3f ms apart (median after "
+		        "warm-up)%s\n",
+		        t->opt_steps, t->opt_period_median_ms,
+		        strcmp(r->steps.source, "optimizer") && r->steps.source[0]
+		            ? "; the steps above are the program's own"
+		            : "");
+	for (unsigned k = 0; k < t->nopt && k < 8; k++)
+		if (t->opt[k].what.s)
+			fprintf(out,
+			        "       optimizer %u state: %s (%s on the "
+			        "GPU): %s\n",
+			        k, hb(t->opt[k].bytes), hb(t->opt[k].device_bytes),
+			        gp_txt(t->opt[k].what));
+	if (t->max_allocated || t->max_reserved) {
+		/* 0: not known (the peak's moment was not in the allocator history) */
+		char unused[80] = "";
+		if (t->frag_at_peak)
+			snprintf(unused, sizeof(unused), ", reserved but unused at the peak %s",
+			         hb(t->frag_at_peak));
+		fprintf(out,
+		        "       allocator: peak allocated %s, peak reserved %s%s; at the "
+		        "end %s "
+		        "/ %s; growth %s/step\n",
+		        hb(t->max_allocated), hb(t->max_reserved), unused, hb(t->allocated_end),
+		        hb(t->reserved_end), hb(t->growth_per_step));
+	}
+	if ((t->max_allocated || t->max_reserved) && r->memory.peak)
+		fprintf(
+		    out,
+		    "       CUDA's own peak (every allocation CUPTI saw) %s: %s "
+		    "outside PyTorch's caching allocator (NCCL buffers, libraries "
+		    "calling cudaMalloc themselves)\n",
+		    hb(r->memory.peak),
+		    hb(r->memory.peak > t->max_reserved ? r->memory.peak - t->max_reserved : 0));
+	print_owners(out, "live at the peak", gp_torch_owners(t, GP_OWN_PEAK), t->nowner);
+	print_owners(out, "kept by recorded steps", gp_torch_owners(t, GP_OWN_GROW),
+	             t->ngrow_owner);
+	if (t->oom) {
+		fprintf(out, "       CUDA out of memory: %s requested with %s free of %s\n",
+		        hb(t->oom_requested), hb(t->oom_free), hb(t->oom_total));
+		print_owners(out, "held at the OOM", gp_torch_owners(t, GP_OWN_OOM), t->noom_owner);
+	}
+	if (t->snap_peak.s || t->snap_oom.s || t->snap_exit.s) {
+		/* the ones still there (the pipeline looked: snap_gone, bit 0 exit, 1 OOM,
+		 * 2 peak); the gone ones are named in the data quality */
+		const gp_text_t *nm[] = {&t->snap_exit, &t->snap_peak, &t->snap_oom};
+		const unsigned bit[] = {1, 4, 2};
+		unsigned shown = 0, gone = 0;
+		fprintf(out, "       memory_viz pickles:");
+		for (unsigned k = 0; k < 3; k++) {
+			if (!nm[k]->s)
+				continue;
+			if (t->snap_gone & bit[k]) {
+				gone++;
+				continue;
+			}
+			fprintf(out, "%s %s", shown++ ? "," : "", gp_txt(*nm[k]));
+		}
+		if (shown)
+			fprintf(out, " (open in pytorch.org/memory_viz)");
+		if (gone)
+			fprintf(out,
+			        "%s%u named by the rank file gone from beside it (data "
+			        "quality)",
+			        shown ? "; " : " ", gone);
+		fprintf(out, "\n");
+	}
+	if (t->missing.s)
+		fprintf(out, "       not collected: %s\n", gp_txt(t->missing));
+}
+
+/* What PyTorch said about itself (agent/python), rank by rank. */
 static void print_torch(FILE *out, const gp_job_t *job)
 {
-	bool any = false;
+	bool any = false; /* no heading with nothing under it: only listed ranks are said */
 	for (unsigned i = 0; i < job->nranks; i++)
-		any |= job->ranks[i].torch.seen;
+		any |= job->ranks[i].torch.seen && listed(job, &job->ranks[i]);
 	if (!any)
 		return;
 	fprintf(out, "\n== The framework (its own figures: PyTorch, JAX) ==\n");
-	for (unsigned i = 0; i < job->nranks; i++) {
-		const gp_rank_t *r = &job->ranks[i];
-		const struct gp_torch *t = &r->torch;
-		if (!t->seen || !listed(job, r))
-			continue;
-		fprintf(out, "rank %s: %s\n", label(job, r),
-		        t->info.s ? gp_txt(t->info) : "(no summary)");
-		if (t->opt_steps)
-			fprintf(out,
-			        "       optimizer.step(): %u calls, %.3f ms apart (median after "
-			        "warm-up)%s\n",
-			        t->opt_steps, t->opt_period_median_ms,
-			        strcmp(r->steps.source, "optimizer") && r->steps.source[0]
-			            ? "; the steps above are the program's own"
-			            : "");
-		for (unsigned k = 0; k < t->nopt && k < 8; k++)
-			if (t->opt[k].what.s)
-				fprintf(out,
-				        "       optimizer %u state: %s (%s on the "
-				        "GPU): %s\n",
-				        k, hb(t->opt[k].bytes), hb(t->opt[k].device_bytes),
-				        gp_txt(t->opt[k].what));
-		if (t->max_allocated || t->max_reserved) {
-			/* 0: not known (the peak's moment was not in the allocator history) */
-			char unused[80] = "";
-			if (t->frag_at_peak)
-				snprintf(unused, sizeof(unused),
-				         ", reserved but unused at the peak %s",
-				         hb(t->frag_at_peak));
-			fprintf(out,
-			        "       allocator: peak allocated %s, peak reserved %s%s; at the "
-			        "end %s "
-			        "/ %s; growth %s/step\n",
-			        hb(t->max_allocated), hb(t->max_reserved), unused,
-			        hb(t->allocated_end), hb(t->reserved_end), hb(t->growth_per_step));
-		}
-		if ((t->max_allocated || t->max_reserved) && r->memory.peak)
-			fprintf(out,
-			        "       CUDA's own peak (every allocation CUPTI saw) %s: %s "
-			        "outside PyTorch's caching allocator (NCCL buffers, libraries "
-			        "calling cudaMalloc themselves)\n",
-			        hb(r->memory.peak),
-			        hb(r->memory.peak > t->max_reserved
-			               ? r->memory.peak - t->max_reserved
-			               : 0));
-		print_owners(out, "live at the peak", gp_torch_owners(t, GP_OWN_PEAK), t->nowner);
-		print_owners(out, "kept by recorded steps", gp_torch_owners(t, GP_OWN_GROW),
-		             t->ngrow_owner);
-		if (t->oom) {
-			fprintf(out, "       CUDA out of memory: %s requested with %s free of %s\n",
-			        hb(t->oom_requested), hb(t->oom_free), hb(t->oom_total));
-			print_owners(out, "held at the OOM", gp_torch_owners(t, GP_OWN_OOM),
-			             t->noom_owner);
-		}
-		if (t->snap_peak.s || t->snap_oom.s || t->snap_exit.s) {
-			/* the ones still there (the pipeline looked: snap_gone, bit 0 exit, 1 OOM,
-			 * 2 peak); the gone ones are named in the data quality */
-			const gp_text_t *nm[] = {&t->snap_exit, &t->snap_peak, &t->snap_oom};
-			const unsigned bit[] = {1, 4, 2};
-			unsigned shown = 0, gone = 0;
-			fprintf(out, "       memory_viz pickles:");
-			for (unsigned k = 0; k < 3; k++) {
-				if (!nm[k]->s)
-					continue;
-				if (t->snap_gone & bit[k]) {
-					gone++;
-					continue;
-				}
-				fprintf(out, "%s %s", shown++ ? "," : "", gp_txt(*nm[k]));
-			}
-			if (shown)
-				fprintf(out, " (open in pytorch.org/memory_viz)");
-			if (gone)
-				fprintf(out,
-				        "%s%u named by the rank file gone from beside it (data "
-				        "quality)",
-				        shown ? "; " : " ", gone);
-			fprintf(out, "\n");
-		}
-		if (t->missing.s)
-			fprintf(out, "       not collected: %s\n", gp_txt(t->missing));
-	}
+	rank_notes(out, job, torch_notes);
 }
 
 static void print_io(FILE *out, const gp_job_t *job)
@@ -741,6 +835,12 @@ static void text_own(FILE *out, const char *label, const gp_rank_t *r)
 	        r->own.optimizer);
 }
 
+static void slow_notes(FILE *out, const char *label, const gp_rank_t *r)
+{
+	text_windows(out, label, r);
+	text_own(out, label, r);
+}
+
 /* How slow: each rank's steps and what the headline measures. */
 static void text_how_slow(const gp_job_t *job, FILE *out)
 {
@@ -748,11 +848,7 @@ static void text_how_slow(const gp_job_t *job, FILE *out)
 	bool rows = unlisted(job) < job->nranks; /* some rank is listed line by line */
 	if (rows)
 		rank_table(out, job, GP_TABLE_SLOW);
-	for (unsigned i = 0; i < job->nranks; i++)
-		if (listed(job, &job->ranks[i])) {
-			text_windows(out, label(job, &job->ranks[i]), &job->ranks[i]);
-			text_own(out, label(job, &job->ranks[i]), &job->ranks[i]);
-		}
+	rank_notes(out, job, slow_notes);
 	if (dist_header(out, job)) {
 		dist_line(out, job, "step median (ms)", "", f_step, 1, 0);
 		dist_line(out, job, "step p95 (ms)", "", f_step_p95, 1, 0);
@@ -817,6 +913,48 @@ static void xla_row(const char *name, char *nm, size_t width)
 	shorten(buf, nm, width);
 }
 
+/* What a rank's time figures rest on: its capture windows, tracing's cost, CUPTI's. */
+static void time_notes(FILE *out, const char *label, const gp_rank_t *r)
+{
+	if (r->gpu.kernels_other_thread)
+		fprintf(out,
+		        "rank %s: %llu kernels launched by threads without a range of their "
+		        "own "
+		        "(PyTorch's autograd threads) count in the ranges open on the steps' "
+		        "thread\n",
+		        label, (unsigned long long)r->gpu.kernels_other_thread);
+	if (r->capture.window)
+		fprintf(out,
+		        "rank %s: CUDA activity captured in %u of %u post-warm-up steps "
+		        "(capture window), %.1f%% of its time; %llu switch(es), the "
+		        "slowest took "
+		        "%.3f ms in the application\n",
+		        label, r->capture.steps, r->steps.n_post, r->capture.traced_pct,
+		        (unsigned long long)r->capture.switches, r->capture.switch_max_ns / 1e6);
+	if (r->capture.cost_windows)
+		fprintf(out,
+		        "rank %s: kernels were traced in %u window(s) by cost (while its "
+		        "steps were not seen; %u open at its exit, %u at its death), "
+		        "estimated %.1f ms "
+		        "in all, %.1f ms of it after the windows' ends (late records, "
+		        "detaches)\n",
+		        label, r->capture.cost_windows, r->capture.cost_at_exit,
+		        r->capture.cost_unended, (double)r->capture.cost_estimate_ns / 1e6,
+		        (double)r->capture.cost_late_ns / 1e6);
+	if (r->gpu.busy_pct_untraced > 0)
+		fprintf(out,
+		        "rank %s: scaled to the job's untraced steps (the headline): GPU busy "
+		        "about %.1f%% (%.3f ms of GPU work per step in a %.3f ms step); the "
+		        "table's shares are the traced steps', which tracing stretched to "
+		        "%.3f ms\n",
+		        label, r->gpu.busy_pct_untraced,
+		        (double)r->gpu.busy_ns / 1e6 / r->capture.steps,
+		        r->capture.untraced_median_ms, r->capture.traced_median_ms);
+	if (r->overhead.records)
+		fprintf(out, "rank %s: CUPTI's own overhead: %.3f ms in %llu records\n", label,
+		        r->overhead.ns / 1e6, (unsigned long long)r->overhead.records);
+}
+
 /* Where the time goes: the GPU over the steady state, kernels and ranges. */
 static void text_time(const gp_job_t *job, FILE *out)
 {
@@ -844,52 +982,7 @@ static void text_time(const gp_job_t *job, FILE *out)
 		dist_line(out, job, "communication alone (%)", "", f_comm, 1, 2.0);
 		dist_line(out, job, "sync (ms)", "", f_sync, 1, 0);
 	}
-	for (unsigned i = 0; i < job->nranks; i++) {
-		const gp_rank_t *r = &job->ranks[i];
-		if (!listed(job, r))
-			continue;
-		if (r->gpu.kernels_other_thread)
-			fprintf(
-			    out,
-			    "rank %s: %llu kernels launched by threads without a range of their "
-			    "own "
-			    "(PyTorch's autograd threads) count in the ranges open on the steps' "
-			    "thread\n",
-			    label(job, r), (unsigned long long)r->gpu.kernels_other_thread);
-		if (r->capture.window)
-			fprintf(out,
-			        "rank %s: CUDA activity captured in %u of %u post-warm-up steps "
-			        "(capture window), %.1f%% of its time; %llu switch(es), the "
-			        "slowest took "
-			        "%.3f ms in the application\n",
-			        label(job, r), r->capture.steps, r->steps.n_post,
-			        r->capture.traced_pct, (unsigned long long)r->capture.switches,
-			        r->capture.switch_max_ns / 1e6);
-		if (r->capture.cost_windows)
-			fprintf(out,
-			        "rank %s: kernels were traced in %u window(s) by cost (while its "
-			        "steps were not seen; %u open at its exit, %u at its death), "
-			        "estimated %.1f ms "
-			        "in all, %.1f ms of it after the windows' ends (late records, "
-			        "detaches)\n",
-			        label(job, r), r->capture.cost_windows, r->capture.cost_at_exit,
-			        r->capture.cost_unended, (double)r->capture.cost_estimate_ns / 1e6,
-			        (double)r->capture.cost_late_ns / 1e6);
-		if (r->gpu.busy_pct_untraced > 0)
-			fprintf(
-			    out,
-			    "rank %s: scaled to the job's untraced steps (the headline): GPU busy "
-			    "about %.1f%% (%.3f ms of GPU work per step in a %.3f ms step); the "
-			    "table's shares are the traced steps', which tracing stretched to "
-			    "%.3f ms\n",
-			    label(job, r), r->gpu.busy_pct_untraced,
-			    (double)r->gpu.busy_ns / 1e6 / r->capture.steps,
-			    r->capture.untraced_median_ms, r->capture.traced_median_ms);
-		if (r->overhead.records)
-			fprintf(out, "rank %s: CUPTI's own overhead: %.3f ms in %llu records\n",
-			        label(job, r), r->overhead.ns / 1e6,
-			        (unsigned long long)r->overhead.records);
-	}
+	rank_notes(out, job, time_notes);
 	if (job->nk) {
 		uint64_t tot = 0;
 		for (unsigned i = 0; i < job->nk; i++)
@@ -1064,88 +1157,85 @@ static void text_snapshots(FILE *out, const char *label, const gp_rank_t *r)
 		        n < named ? "takes the one left" : "shows CUDA's segments instead");
 }
 
+/* Does rank r have a data-quality note (anything lost, yielded, not observed)? */
+static bool quality_noted(const gp_rank_t *r)
+{
+	return !r->outcome.has_end || r->quality.truncated || r->quality.corrupt_chunks ||
+	       r->quality.lost_any || r->quality.yielded.s || strcmp(r->quality.wrapped, "agent") ||
+	       r->quality.nvtx_cuda_tids_unrelated || r->quality.markers_not_placed ||
+	       r->quality.bad_records || r->quality.clock_dropped || gp_rank_unobserved(r);
+}
+
+/* A listed rank's data quality: its processes, its snapshots, what it lost. */
+static void quality_notes(FILE *out, const char *label, const gp_rank_t *r)
+{
+	text_procs(out, label, r);
+	text_snapshots(out, label, r);
+	if (!quality_noted(r))
+		return;
+	bool unobserved = gp_rank_unobserved(r);
+	char bad[96] = "";
+	if (r->quality.bad_records)
+		snprintf(bad, sizeof(bad), "; %llu records with impossible times or sizes ignored",
+		         (unsigned long long)r->quality.bad_records);
+	fprintf(
+	    out,
+	    "rank %s: %s%s%s; records dropped: %llu with the ring full, %llu by "
+	    "CUPTI, %llu names (string table full), %llu past the cap; %llu "
+	    "corrupt "
+	    "chunks%s%s%s%s%s\n",
+	    label,
+	    unobserved ? "not observed (a process of the task used its GPU, no CUDA "
+	                 "work was recorded)"
+	    : r->quality.corrupt_chunks
+	        ? "damaged (its corrupt chunks' records are lost: its figures "
+	          "undercount, and it is left out of the job's step median where a "
+	          "whole rank has steps)"
+	    : r->outcome.has_end ? "complete"
+	                         : "incomplete (salvaged or killed)",
+	    r->quality.truncated ? ", truncated tail" : "",
+	    strcmp(r->quality.wrapped, "agent") ? ", not wrapped (environment-only)" : "",
+	    (unsigned long long)r->quality.drops_ring, (unsigned long long)r->quality.drops_cupti,
+	    (unsigned long long)r->quality.drops_table, (unsigned long long)r->quality.drops_cap,
+	    (unsigned long long)r->quality.corrupt_chunks,
+	    r->quality.yielded.s ? "; left to other tools: " : "", gp_txt(r->quality.yielded),
+	    r->quality.nvtx_cuda_tids_unrelated
+	        ? "; NVTX and CUDA API records name threads differently (an older "
+	          "collector): GPU work is matched to ranges by time on the steps' "
+	          "thread"
+	        : "",
+	    r->quality.markers_not_placed ? "; step markers not placed (GPU too far behind): "
+	                                    "their steps' GPU times merge with the next"
+	                                  : "",
+	    bad);
+	for (unsigned c = 1; gp_loss_key(c); c++)
+		if (r->quality.loss[c])
+			fprintf(out, "       lost: %llu %s\n",
+			        (unsigned long long)r->quality.loss[c], gp_loss_words(c));
+	if (r->quality.clock_dropped)
+		fprintf(out,
+		        "       clock: the TSC was %.1f us off the kernel's clock at "
+		        "%.3f s; times in the %.3f s before it may be off by up to "
+		        "that, those after it are clock_gettime's\n",
+		        (double)r->quality.clock_err_ns / 1e3, (double)r->quality.clock_at_ns / 1e9,
+		        (double)r->quality.clock_span_ns / 1e9);
+}
+
 /* Data quality: what was lost, yielded or not observed, by rank. */
 static void text_quality(const gp_job_t *job, FILE *out)
 {
 	fprintf(out, "\n== Data quality ==\n");
 	unsigned incomplete = 0, quiet_n = 0;
 	char quiet[160] = "";
+	rank_notes(out, job, quality_notes);
 	for (unsigned i = 0; i < job->nranks; i++) {
 		const gp_rank_t *r = &job->ranks[i];
-		char bad[96] = "";
-		if (r->quality.bad_records)
-			snprintf(bad, sizeof(bad),
-			         "; %llu records with impossible times or sizes ignored",
-			         (unsigned long long)r->quality.bad_records);
-		if (listed(job, r)) {
-			text_procs(out, label(job, r), r);
-			text_snapshots(out, label(job, r), r);
-		}
-		bool unobserved = gp_rank_unobserved(r);
-		if (!r->outcome.has_end || r->quality.truncated || r->quality.corrupt_chunks ||
-		    r->quality.lost_any || r->quality.yielded.s ||
-		    strcmp(r->quality.wrapped, "agent") || r->quality.nvtx_cuda_tids_unrelated ||
-		    r->quality.markers_not_placed || r->quality.bad_records ||
-		    r->quality.clock_dropped || unobserved) {
-			incomplete++;
-			if (!listed(job, r)) { /* large jobs: named below, not one line each */
-				if (quiet_n++ < 10)
-					snprintf(quiet + strlen(quiet),
-					         sizeof(quiet) - strlen(quiet), "%s%d",
-					         quiet_n > 1 ? ", " : "", r->id.rank);
-				continue;
-			}
-			fprintf(
-			    out,
-			    "rank %s: %s%s%s; records dropped: %llu with the ring full, %llu by "
-			    "CUPTI, %llu names (string table full), %llu past the cap; %llu "
-			    "corrupt "
-			    "chunks%s%s%s%s%s\n",
-			    label(job, r),
-			    unobserved
-			        ? "not observed (a process of the task used its GPU, no CUDA "
-			          "work was recorded)"
-			    : r->quality.corrupt_chunks
-			        ? "damaged (its corrupt chunks' records are lost: its figures "
-			          "undercount, and it is left out of the job's step median where a "
-			          "whole rank has steps)"
-			    : r->outcome.has_end ? "complete"
-			                         : "incomplete (salvaged or killed)",
-			    r->quality.truncated ? ", truncated tail" : "",
-			    strcmp(r->quality.wrapped, "agent") ? ", not wrapped (environment-only)"
-			                                        : "",
-			    (unsigned long long)r->quality.drops_ring,
-			    (unsigned long long)r->quality.drops_cupti,
-			    (unsigned long long)r->quality.drops_table,
-			    (unsigned long long)r->quality.drops_cap,
-			    (unsigned long long)r->quality.corrupt_chunks,
-			    r->quality.yielded.s ? "; left to other tools: " : "",
-			    gp_txt(r->quality.yielded),
-			    r->quality.nvtx_cuda_tids_unrelated
-			        ? "; NVTX and CUDA API records name threads differently (an older "
-			          "collector): GPU work is matched to ranges by time on the steps' "
-			          "thread"
-			        : "",
-			    r->quality.markers_not_placed
-			        ? "; step markers not placed (GPU too far behind): "
-			          "their steps' GPU times merge with the next"
-			        : "",
-			    bad);
-			for (unsigned c = 1; gp_loss_key(c); c++)
-				if (r->quality.loss[c])
-					fprintf(out, "       lost: %llu %s\n",
-					        (unsigned long long)r->quality.loss[c],
-					        gp_loss_words(c));
-			if (r->quality.clock_dropped)
-				fprintf(
-				    out,
-				    "       clock: the TSC was %.1f us off the kernel's clock at "
-				    "%.3f s; times in the %.3f s before it may be off by up to "
-				    "that, those after it are clock_gettime's\n",
-				    (double)r->quality.clock_err_ns / 1e3,
-				    (double)r->quality.clock_at_ns / 1e9,
-				    (double)r->quality.clock_span_ns / 1e9);
-		}
+		if (!quality_noted(r))
+			continue;
+		incomplete++;
+		if (!listed(job, r) && quiet_n++ < 10) /* large jobs: named, not one line each */
+			snprintf(quiet + strlen(quiet), sizeof(quiet) - strlen(quiet), "%s%d",
+			         quiet_n > 1 ? ", " : "", r->id.rank);
 	}
 	if (quiet_n)
 		fprintf(out,
