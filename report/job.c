@@ -570,6 +570,45 @@ DIR *gp_job_step_dir(const gp_job_t *job, int topfd, const char *name, const cha
 	return d;
 }
 
+static int cmp_unsigned(const void *a, const void *b)
+{
+	unsigned x = *(const unsigned *)a, y = *(const unsigned *)b;
+	return (x > y) - (x < y);
+}
+
+/* The steps' count across the ranks that found steps: the common one, its range, the
+ * ranks that differ (job.h: step_counts). */
+static void step_counts(gp_job_t *job)
+{
+	struct gp_step_counts *sc = &job->step_counts;
+	unsigned *c = calloc(job->nranks + 1, sizeof(unsigned)), n = 0;
+	if (!c)
+		return;
+	for (unsigned i = 0; i < job->nranks; i++)
+		if (job->ranks[i].steps.source[0])
+			c[n++] = job->ranks[i].steps.n;
+	qsort(c, n, sizeof(unsigned), cmp_unsigned);
+	sc->ranks = n;
+	sc->min = n ? c[0] : 0;
+	sc->max = n ? c[n - 1] : 0;
+	for (unsigned a = 0, best = 0, z; a < n; a = z) { /* the longest run; the later on a tie */
+		for (z = a; z < n && c[z] == c[a]; z++)
+			;
+		if (z - a >= best)
+			best = z - a, sc->common = c[a];
+	}
+	free(c);
+	for (unsigned i = 0; i < job->nranks; i++) {
+		const gp_rank_t *r = &job->ranks[i];
+		if (!r->steps.source[0] || r->steps.n == sc->common)
+			continue;
+		if (sc->ndiffer < sizeof(sc->differ) / sizeof(sc->differ[0]))
+			sc->differ[sc->ndiffer].rank = r->id.rank,
+			sc->differ[sc->ndiffer].count = r->steps.n;
+		sc->ndiffer++;
+	}
+}
+
 int gp_job_load(gp_job_t *job, const char *dir, const char *step, const char *steps_from, char *err,
                 size_t errlen)
 {
@@ -720,6 +759,7 @@ int gp_job_load(gp_job_t *job, const char *dir, const char *step, const char *st
 	}
 	job->step_median_ms = gp_median(med, nm);
 	free(med);
+	step_counts(job);
 	return 0;
 }
 

@@ -835,6 +835,36 @@ static void text_own(FILE *out, const char *label, const gp_rank_t *r)
 	        r->own.optimizer);
 }
 
+/* The steps line's how and count: the job's count (step_counts), said once where every
+ * rank has it, else its range and the ranks that differ, with how rank 0 found its own. */
+static void text_step_counts(FILE *out, const gp_job_t *job)
+{
+	const struct gp_step_counts *sc = &job->step_counts;
+	const char *how = gp_txt(job->ranks[0].steps.how);
+	if (sc->ranks < 2) {
+		fputs(how, out);
+		return;
+	}
+	if (!sc->ndiffer) {
+		if (sc->ranks == job->nranks && sc->ranks == 2)
+			fprintf(out, "%s, the same on both ranks", how);
+		else if (sc->ranks == job->nranks)
+			fprintf(out, "%s, the same on all %u ranks", how, sc->ranks);
+		else
+			fprintf(out, "%s, the same on the %u ranks that have steps", how,
+			        sc->ranks);
+		return;
+	}
+	fprintf(out, "%u to %u a rank (%u on %u of the %u ranks with steps; ", sc->min, sc->max,
+	        sc->common, sc->ranks - sc->ndiffer, sc->ranks);
+	unsigned n = sc->ndiffer < 8 ? sc->ndiffer : 8;
+	for (unsigned i = 0; i < n; i++)
+		fprintf(out, "%srank %d: %u", i ? ", " : "", sc->differ[i].rank,
+		        sc->differ[i].count);
+	fprintf(out, "%s); rank %s's: %s", sc->ndiffer > n ? ", ..." : "",
+	        label(job, &job->ranks[0]), how);
+}
+
 static void slow_notes(FILE *out, const char *label, const gp_rank_t *r)
 {
 	text_windows(out, label, r);
@@ -860,8 +890,10 @@ static void text_how_slow(const gp_job_t *job, FILE *out)
 		cuda |= strstr(job->ranks[i].id.modes, "cuda") != NULL;
 	if (job->nranks && job->ranks[0].steps.source[0]) {
 		const gp_rank_t *r0 = &job->ranks[0];
-		fprintf(out, "steps: %s; warm-up steps excluded; job median %.3f ms (%s)%s\n",
-		        gp_txt(r0->steps.how), job->step_median_ms, job->step_basis,
+		fprintf(out, "steps: ");
+		text_step_counts(out, job);
+		fprintf(out, "; warm-up steps excluded; job median %.3f ms (%s)%s\n",
+		        job->step_median_ms, job->step_basis,
 		        job->step_median_left_out ? "; damaged ranks left out of it (data quality)"
 		                                  : "");
 		text_throughput(out, job);
@@ -1362,6 +1394,15 @@ void gp_report_json(const gp_job_t *job, FILE *out)
 	        job->step_median_ms, job->step_median_left_out, job->step_mean_period_ms,
 	        job->steps_per_second);
 	gp_json_str(out, job->step_basis);
+	const struct gp_step_counts *sc = &job->step_counts;
+	fprintf(out,
+	        ",\n  \"step_counts\": {\"ranks\": %u, \"common\": %u, \"min\": %u, \"max\": %u, "
+	        "\"ranks_differing\": %u, \"differing\": [",
+	        sc->ranks, sc->common, sc->min, sc->max, sc->ndiffer);
+	for (unsigned i = 0; i < sc->ndiffer && i < sizeof(sc->differ) / sizeof(sc->differ[0]); i++)
+		fprintf(out, "%s{\"rank\": %d, \"count\": %u}", i ? ", " : "", sc->differ[i].rank,
+		        sc->differ[i].count);
+	fprintf(out, "]}");
 	fprintf(out, ",\n  \"accounting\": ");
 	gp_acct_json(job, out);
 	fprintf(out, ",\n  \"sacct\": ");

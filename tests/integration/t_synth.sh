@@ -269,6 +269,25 @@ for f in sys.argv[1:]:
     assert not empty, (f, empty)
 PY5
 ok $? "no section of either report is a heading alone"
+# the steps line says the job's count, not rank 0's (wave 12): the same on every rank,
+# said once; two ranks that stopped early (36 steps, the others 40), the range and which
+"$B/bench/synth-job" --ranks 8 --events 4000 --out "$T/cnt" >/dev/null &&
+	"$B/gpuprof" report "$T/cnt" | unwrap >"$T/cnt.same" &&
+	"$B/bench/synth-job" --ranks 8 --events 3600 --first 6 --out "$T/cnt" >/dev/null &&
+	"$B/gpuprof" report "$T/cnt" | unwrap >"$T/cnt.txt" &&
+	"$B/gpuprof" report --format=json "$T/cnt" >"$T/cnt.json"
+ok $? "8 ranks, then ranks 6 and 7 written again with 36 steps"
+grep -q "^steps: NVTX range 'train_step' (40 times), the same on all 8 ranks;" "$T/cnt.same"
+ok $? "the same count on every rank: said once for all 8 ($(grep -m1 '^steps:' "$T/cnt.same" | cut -c1-70))"
+grep -q "^steps: 36 to 40 a rank (40 on 6 of the 8 ranks with steps; rank 6: 36, rank 7: 36); rank 0's: NVTX range 'train_step' (40 times);" "$T/cnt.txt"
+ok $? "counts that differ: the range and the ranks that differ ($(grep -m1 '^steps:' "$T/cnt.txt" | cut -c1-90))"
+python3 - "$T/cnt.json" <<'PY6'
+import json, sys
+c = json.load(open(sys.argv[1]))["step_counts"]
+assert c == {"ranks": 8, "common": 40, "min": 36, "max": 40, "ranks_differing": 2,
+             "differing": [{"rank": 6, "count": 36}, {"rank": 7, "count": 36}]}, c
+PY6
+ok $? "report.json's step_counts: the common count, the range, the ranks that differ"
 # every synthetic job's text report within 100 columns (issue 49 item 6): the large jobs'
 # distributions and node lines, the windows, the threads; report.json's findings whole
 n=0; bad=""
