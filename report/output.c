@@ -170,24 +170,14 @@ static void dist_line(FILE *out, const gp_job_t *job, const char *what, const ch
 /* Per node: ranks, their median headline step and the largest device-memory peak; with
  * more than 32 nodes, the node medians' distribution with the slowest named. */
 
-/* A node's name in a column of w characters: padded, or past w cut to whole characters
- * and "..." (in buf) */
+/* A node's name in a column of w columns: padded, or past w cut to whole characters
+ * and "..." (gp_text_cut, in buf) */
 static const char *node_cell(const char *name, int w, char *buf, size_t len)
 {
-	size_t at = 0;
-	int k = 0;
-	for (; name[at] && k < w; k++) /* past w characters? */
-		for (at++; ((unsigned char)name[at] & 0xc0) == 0x80; at++)
-			;
-	if (!name[at]) {
-		snprintf(buf, len, "%s%*s", name, w - k, "");
-		return buf;
-	}
-	at = 0;
-	for (k = 0; name[at] && k < w - 3; k++)
-		for (at++; ((unsigned char)name[at] & 0xc0) == 0x80; at++)
-			;
-	snprintf(buf, len, "%.*s...", (int)at, name);
+	size_t used;
+	char cut[256];
+	gp_text_cut(name, (size_t)w, cut, sizeof(cut), &used);
+	snprintf(buf, len, "%s%*s", cut, w - (int)used, "");
 	return buf;
 }
 static void node_lines(FILE *out, const gp_job_t *job)

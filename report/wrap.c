@@ -2,6 +2,7 @@
 #include "config.h"
 #include "wrap.h"
 #include "json.h"
+#include "names.h"
 
 #include <stdarg.h>
 #include <stdbool.h>
@@ -46,6 +47,19 @@ size_t gp_text_fit(const char *s, size_t len, size_t cols, size_t *used)
 	if (used)
 		*used = w;
 	return at;
+}
+
+const char *gp_text_cut(const char *s, size_t cols, char *buf, size_t len, size_t *used)
+{
+	size_t n = strlen(s), u, at = gp_text_fit(s, n, cols, &u);
+	if (at < n) /* past cols: whole characters and "..." */
+		at = gp_text_fit(s, n, cols > 3 ? cols - 3 : 0, &u), u += 3;
+	if (at + 4 > len)
+		at = len > 4 ? gp_utf8_back(s, len - 4) : 0;
+	snprintf(buf, len, "%.*s%s", (int)at, s, at < n ? "..." : "");
+	if (used)
+		*used = u;
+	return buf;
 }
 
 #define LABEL_MAX 24 /* "peak reached by", "rank batch/12", "threshold": a label, not a clause */

@@ -182,6 +182,34 @@ static void fits(void)
 	}
 }
 
+/* gp_text_cut: a table's cell (a node's name, a text column) whole or cut with "..." */
+static void cell_cuts(void)
+{
+	static const struct {
+		const char *s;
+		size_t cols;
+		const char *want;
+		size_t used;
+	} c[] = {
+	    {"node007", 8, "node007", 7},
+	    {"dgx-h100-rack07-n004", 20, "dgx-h100-rack07-n004", 20},
+	    {"dgx-h100-rack07-n004", 12, "dgx-h100-...", 12},
+	    {"n\xc5\x93ud-\xc3\xa9xyz", 7, "n\xc5\x93ud...", 7},
+	    {"ab\xe7\xaf\x80\xe9\xbb\x9e\xe9\xbb\x9e", 6, "ab...", 5},
+	};
+	for (size_t i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
+		char buf[64];
+		size_t used = 99;
+		gp_text_cut(c[i].s, c[i].cols, buf, sizeof(buf), &used);
+		ok(!strcmp(buf, c[i].want) && used == c[i].used, "%s in %zu columns: %s, %zu",
+		   c[i].s, c[i].cols, buf, used);
+	}
+	char small[8];
+	gp_text_cut("a-long-node-name", 40, small, sizeof(small), NULL);
+	ok(strlen(small) < sizeof(small) && strstr(small, "..."), "a small buffer: cut (%s)",
+	   small);
+}
+
 int main(void)
 {
 	hangs();
@@ -189,5 +217,6 @@ int main(void)
 	paragraph();
 	formatted();
 	fits();
+	cell_cuts();
 	return done_testing();
 }
