@@ -109,6 +109,18 @@ typedef struct gp_job {
 	/* how many steps the ranks that found steps have (the steps line says the job's
 	 * count, not rank 0's): the count most of them have (the larger on a tie), the least
 	 * and the most, and the ranks whose count is another (the first 8 of ndiffer) */
+	/* the job's nodes, in the order of their first rank (the text's node lines,
+	 * report.json's nodes): a node's ranks, their median headline step (the median of
+	 * its ranks' steps.median_ms) and the largest device-memory peak among them; the
+	 * nodes by that median, fastest first, and the median node's (the nearest rank) */
+	struct gp_node {
+		const char *name; /* its ranks' id.node */
+		unsigned ranks;
+		double step_median_ms;
+		uint64_t peak;
+	} * nodes;
+	unsigned nnodes, *node_by_step;
+	double node_step_median_ms;
 	struct gp_step_counts {
 		unsigned ranks, common, min, max, ndiffer;
 		struct {

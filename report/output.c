@@ -94,16 +94,7 @@ static int cmp_double(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-typedef struct fig {
-	double v;
-	unsigned i;
-} fig_t;
-static int cmp_fig(const void *a, const void *b)
-{
-	const fig_t *x = a, *y = b;
-	return x->v < y->v ? -1 : x->v > y->v ? 1 : (x->i > y->i) - (x->i < y->i);
-}
-static double q_of(const fig_t *f, unsigned n, double q)
+static double q_of(const gp_fig_t *f, unsigned n, double q)
 {
 	return f[(unsigned)(q * (n - 1) + 0.5)].v;
 }
@@ -128,19 +119,19 @@ static void dist_line(FILE *out, const gp_job_t *job, const char *what, const ch
                       double (*get)(const gp_rank_t *), int bad, double floor)
 {
 	unsigned n = 0;
-	fig_t *f = malloc((job->nranks ? job->nranks : 1) * sizeof(*f));
+	gp_fig_t *f = malloc((job->nranks ? job->nranks : 1) * sizeof(*f));
 	if (!f)
 		return;
 	for (unsigned i = 0; i < job->nranks; i++) {
 		double v = get(&job->ranks[i]);
 		if (v > 0)
-			f[n++] = (fig_t){v, i};
+			f[n++] = (gp_fig_t){v, i};
 	}
 	if (!n) {
 		free(f);
 		return;
 	}
-	qsort(f, n, sizeof(*f), cmp_fig);
+	qsort(f, n, sizeof(*f), gp_fig_cmp);
 	double med = q_of(f, n, 0.5);
 	fprintf(out, "  %-22s min %s (rank %d), median %s, p95 %s, max %s (rank %d) over %u ranks",
 	        what, dist_fig(f[0].v, unit), job->ranks[f[0].i].id.rank, dist_fig(med, unit),
@@ -154,7 +145,7 @@ static void dist_line(FILE *out, const gp_job_t *job, const char *what, const ch
 		double mad = dev[n / 2], lim = fmax(fmax(3 * mad, 0.10 * med), floor);
 		unsigned shown = 0;
 		for (unsigned k = 0; k < n && shown < 5; k++) {
-			const fig_t *x = bad > 0 ? &f[n - 1 - k] : &f[k];
+			const gp_fig_t *x = bad > 0 ? &f[n - 1 - k] : &f[k];
 			if ((bad > 0 ? x->v - med : med - x->v) <= lim)
 				break;
 			fprintf(out, "%s rank %d %s",
@@ -182,78 +173,32 @@ static const char *node_cell(const char *name, int w, char *buf, size_t len)
 }
 static void node_lines(FILE *out, const gp_job_t *job)
 {
-	unsigned nn = 0, n = job->nranks ? job->nranks : 1;
-	const char **node = calloc(n, sizeof(char *));
-	unsigned *of = calloc(n, sizeof(unsigned)), *by = calloc(n, sizeof(unsigned)),
-	         *from = calloc(n + 1, sizeof(unsigned));
-	u64map_t at = {0}; /* a node's name -> index + 1: one pointer a name (text.h) */
-	if (!node || !of || !by || !from)
-		goto out;
-	for (unsigned i = 0; i < job->nranks; i++) { /* node index of each rank */
-		uint64_t key = (uint64_t)(uintptr_t)job->ranks[i].id.node.s + 1, k;
-		if (!u64map_get(&at, key, &k)) {
-			node[nn] = gp_txt(job->ranks[i].id.node);
-			u64map_put(&at, key, k = ++nn);
-		}
-		of[i] = (unsigned)k - 1;
-	}
-	for (unsigned i = 0; i < job->nranks; i++) /* the ranks of node k: by[from[k]..from[k+1]) */
-		from[of[i] + 1]++;
-	for (unsigned k = 0; k < nn; k++)
-		from[k + 1] += from[k];
-	for (unsigned i = 0; i < job->nranks; i++) /* from[k] ends as node k's end */
-		by[from[of[i]]++] = i;
-	for (unsigned k = nn; k > 0; k--) /* back to each node's start */
-		from[k] = from[k - 1];
-	from[0] = 0;
-	fig_t *med = calloc(nn, sizeof(fig_t));
-	double *v = calloc(job->nranks, sizeof(double));
-	if (!med || !v) {
-		free(med);
-		free(v);
-		goto out;
-	}
+	const struct gp_node *nd = job->nodes;
+	unsigned nn = job->nnodes;
 	int nw = 4; /* the node names' column: the widest, 40 characters at most ("...") */
 	for (unsigned k = 0; k < nn; k++) {
-		int w = (int)gp_wrap_chars(node[k], strlen(node[k]));
+		int w = (int)gp_wrap_chars(nd[k].name, strlen(nd[k].name));
 		nw = w > nw ? (w > 40 ? 40 : w) : nw;
 	}
-	for (unsigned k = 0; k < nn; k++) {
-		unsigned m = 0;
-		uint64_t peak = 0;
-		for (unsigned j = from[k]; j < from[k + 1]; j++) {
-			const gp_rank_t *r = &job->ranks[by[j]];
-			v[m++] = r->steps.median_ms;
-			if (r->memory.peak > peak)
-				peak = r->memory.peak;
-		}
-		med[k] = (fig_t){gp_median(v, m), k};
-		if (nn <= 32) {
-			char nb[256];
-			fprintf(out, "  node %s %5u rank%s, median step %.3f ms, largest peak %s\n",
-			        node_cell(node[k], nw, nb, sizeof(nb)), m, m == 1 ? "" : "s",
-			        med[k].v, peak ? hb((double)peak) : "-");
-		}
+	for (unsigned k = 0; k < nn && nn <= 32; k++) {
+		char nb[256];
+		fprintf(out, "  node %s %5u rank%s, median step %.3f ms, largest peak %s\n",
+		        node_cell(nd[k].name, nw, nb, sizeof(nb)), nd[k].ranks,
+		        nd[k].ranks == 1 ? "" : "s", nd[k].step_median_ms,
+		        nd[k].peak ? hb((double)nd[k].peak) : "-");
 	}
 	if (nn > 32) {
-		qsort(med, nn, sizeof(fig_t), cmp_fig);
+		const unsigned *by = job->node_by_step;
 		fprintf(
 		    out,
 		    "  %u nodes: median step per node min %.3f, median %.3f, max %.3f ms; slowest:",
-		    nn, med[0].v, q_of(med, nn, 0.5), med[nn - 1].v);
+		    nn, nd[by[0]].step_median_ms, job->node_step_median_ms,
+		    nd[by[nn - 1]].step_median_ms);
 		for (unsigned k = 0; k < 5 && k < nn; k++)
-			fprintf(out, "%s %s %.3f", k ? "," : "", node[med[nn - 1 - k].i],
-			        med[nn - 1 - k].v);
+			fprintf(out, "%s %s %.3f", k ? "," : "", nd[by[nn - 1 - k]].name,
+			        nd[by[nn - 1 - k]].step_median_ms);
 		fprintf(out, "\n");
 	}
-	free(med);
-	free(v);
-out:
-	u64map_free(&at);
-	free(node);
-	free(of);
-	free(by);
-	free(from);
 }
 
 static double f_step(const gp_rank_t *r)
@@ -1393,6 +1338,15 @@ void gp_report_json(const gp_job_t *job, FILE *out)
 		fprintf(out, "%s{\"rank\": %d, \"count\": %u}", i ? ", " : "", sc->differ[i].rank,
 		        sc->differ[i].count);
 	fprintf(out, "]}");
+	fprintf(out, ",\n  \"node_step_median_ms\": %.6f, \"nodes\": [", job->node_step_median_ms);
+	for (unsigned k = 0; k < job->nnodes; k++) {
+		fprintf(out, "%s\n    {\"node\": ", k ? "," : "");
+		gp_json_str(out, job->nodes[k].name);
+		fprintf(out, ", \"ranks\": %u, \"step_median_ms\": %.6f, \"peak_bytes\": %llu}",
+		        job->nodes[k].ranks, job->nodes[k].step_median_ms,
+		        (unsigned long long)job->nodes[k].peak);
+	}
+	fprintf(out, "%s]", job->nnodes ? "\n  " : "");
 	fprintf(out, ",\n  \"accounting\": ");
 	gp_acct_json(job, out);
 	fprintf(out, ",\n  \"sacct\": ");
