@@ -198,21 +198,7 @@ void gp_wrap_text(FILE *out, const char *buf, size_t len, size_t width)
 
 size_t gp_text_shown(char *buf, size_t len)
 {
-	/* what no terminal shows raw becomes '?', one for each control character (C0 but
-	 * newline, DEL, C1), bidirectional control and run of bytes that are not UTF-8 (a
-	 * maximal invalid subpart, as a decoder shows one U+FFFD), so a table's columns stay
-	 * where they were */
-	size_t w = 0;
-	for (size_t i = 0, n, skip; buf && i < len; i += n) {
-		if (!(n = gp_utf8_shown((unsigned char *)buf + i, len - i, "\n", &skip))) {
-			buf[w++] = '?';
-			n = skip;
-			continue;
-		}
-		memmove(buf + w, buf + i, n);
-		w += n;
-	}
-	return w;
+	return gp_shown(buf, len, "\n"); /* so a table's columns stay where they were */
 }
 
 void gp_text_emit(FILE *out, char *buf, size_t len)

@@ -3,6 +3,7 @@
  * is lost or reordered, and that no line is longer than the width but a lone token. */
 #include "config.h"
 #include "wrap.h"
+#include "log.h"
 #include "tap.h"
 
 #include <stdbool.h>
@@ -210,6 +211,30 @@ static void cell_cuts(void)
 	   small);
 }
 
+/* The text report and the log make the same '?' of what no terminal shows raw (gp_shown):
+ * an escape, a C1 control, a bidirectional override, bytes that are not UTF-8; the log
+ * keeps a tab */
+static void shown_alike(void)
+{
+	static const char in[] = "a\x1b[31mb\xc2\x9b"
+	                         "c\xe2\x80\xae"
+	                         "d\xff\xfe"
+	                         "e\xe2\x82"
+	                         "f\xce\xb1";
+	char t[64], l[64];
+	memcpy(t, in, sizeof(in));
+	memcpy(l, in, sizeof(in));
+	t[gp_text_shown(t, strlen(t))] = '\0';
+	gp_log_shown(l);
+	ok(!strcmp(t, l) && !strcmp(t, "a?[31mb?c?d??e?f\xce\xb1"), "text %s and log %s alike", t,
+	   l);
+	char tab[] = "x\ty";
+	gp_log_shown(tab);
+	char ttab[] = "x\ty";
+	ttab[gp_text_shown(ttab, strlen(ttab))] = '\0';
+	ok(!strcmp(tab, "x\ty") && !strcmp(ttab, "x?y"), "a tab: kept in the log, '?' in the text");
+}
+
 int main(void)
 {
 	hangs();
@@ -218,5 +243,6 @@ int main(void)
 	formatted();
 	fits();
 	cell_cuts();
+	shown_alike();
 	return done_testing();
 }
