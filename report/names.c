@@ -580,7 +580,9 @@ void gp_display_name(const char *name, char *out, size_t width)
 	}
 	if (!strncmp(s, "void ", 5))
 		cut(s, 0, 5);
-	if (strlen(s) >= width) { /* too long whole: what says nothing goes, then folding */
+	/* too long whole, or scoped (a namespace says nothing of what the kernel does, and a
+	 * table's rows read alike without them): what says nothing goes, then folding */
+	if (strlen(s) >= width || strstr(s, "::")) {
 		free(s);
 		if (!(s = simplified(name))) {
 			snprintf(out, width, "%s", name ? name : "");

@@ -59,7 +59,10 @@ int main(void)
 	gp_display_name("loop_add_fusion_7", b, 51);
 	ok(!strcmp(b, "loop_add_fusion_7"), "a C name is left alone: %s", b);
 	gp_display_name("_ZN3foo3barEv", b, 51);
-	ok(!strcmp(b, "foo::bar()"), "a short mangled name in full: %s", b);
+	ok(!strcmp(b, "bar"), "a short scoped name without its namespace and parameters: %s", b);
+	gp_display_name("_ZN2at6native21elementwise_kernel_58ILi128ELi4EEEviPf", b, 65);
+	ok(!strcmp(b, "elementwise_kernel_58<128, 4>"),
+	   "a PyTorch name that would fit whole: no namespace, no 'void', no parameters: %s", b);
 	gp_display_name("_Znot_mangled_really", b, 51);
 	ok(!strcmp(b, "_Znot_mangled_really"), "what does not demangle stays: %s", b);
 	gp_display_name("_ZN12_GLOBAL__N_16kernelEv", b, 12);
