@@ -7,7 +7,9 @@
  * take exactly 0.39 ms (every kernel 2.58 us; the GPU is behind the launches), while two
  * worker threads (tids 11, 12) each loop on a range 'workerN_iter' of 8 kernels of 10 us
  * on a stream of their own, about 4 times as often, each holding more GPU time than the
- * steps do. */
+ * steps do.
+ * --torch: each rank says what PyTorch's integration does (GP_FW_INFO), as agent/python
+ * does at its start: the framework section's line. */
 #include "config.h"
 #include "event.h"
 #include "log.h"
@@ -67,7 +69,7 @@ static uint64_t worker_iter(gp_rf_writer_t *w, uint32_t tid, uint64_t range, uin
 
 int main(int argc, char **argv)
 {
-	int ranks = 8, profiler_steps = 0, threads = 0, first = 0;
+	int ranks = 8, profiler_steps = 0, threads = 0, first = 0, torch = 0;
 	long events = 100000, cap_from = -1, cap_to = -1;
 	const char *out = NULL, *node_prefix = "node";
 	for (int i = 1; i < argc; i++) {
@@ -75,6 +77,8 @@ int main(int argc, char **argv)
 		if (!strcmp(argv[i],
 		            "--profiler-steps")) /* steps marked by cudaProfilerStart/Stop */
 			profiler_steps = 1;
+		else if (!strcmp(argv[i], "--torch")) /* the PyTorch integration's own line */
+			torch = 1;
 		else if (!strcmp(argv[i], "--threads")) /* worker threads' loops (mt_streams) */
 			threads = 1;
 		else if (!strcmp(argv[i], "--capture") &&
@@ -96,7 +100,7 @@ int main(int argc, char **argv)
 	if (!out || ranks < 1 || events < 100) {
 		fprintf(stderr,
 		        "usage: synth-job --ranks N --events M --out DIR [--profiler-steps] "
-		        "[--capture A-B] [--threads] [--first R] [--node-prefix P]\n");
+		        "[--capture A-B] [--threads] [--torch] [--first R] [--node-prefix P]\n");
 		return 2;
 	}
 	char dir[4096];
@@ -151,6 +155,11 @@ int main(int argc, char **argv)
 			gp_rf_append_string(w, 200 + k, kn);
 		}
 		uint64_t seed = 0x9e3779b97f4a7c15ull ^ (uint64_t)r, t = 1000000000ull, corr = 1;
+		if (torch) { /* what agent/python says of itself at its start */
+			gp_rf_append_string(w, 300, "torch 2.11.0+cu130 (synthetic); steps: NVTX");
+			gp_event_t fw = {.type = GP_EV_FW, .ts = t, .u8 = GP_FW_INFO, .b = 300};
+			gp_rf_append(w, &fw);
+		}
 		uint64_t addr = 0x7f0000000000ull;
 		double slow = r == 3 ? 1.4 : 1.0;
 		uint64_t wt[2] = {t, t + 40000}, wgpu[2] = {0, 0}; /* --threads: the workers' */

@@ -119,20 +119,7 @@ void gp_log_site_mode(void)
  * header), and one with "\e]0;...\a\e[2J" cleared the screen of the admin reading it. */
 void gp_log_shown(char *s)
 {
-	size_t w = 0, i = 0;
-	while (s[i]) {
-		size_t n =
-		    s[i] == '\n' || s[i] == '\t' ? 1 : gp_utf8_char((const unsigned char *)s + i);
-		if (!n) {
-			s[w++] = '?';
-			for (i++; ((unsigned char)s[i] & 0xc0) == 0x80; i++)
-				;
-			continue;
-		}
-		memmove(s + w, s + i, n);
-		w += n, i += n;
-	}
-	s[w] = '\0';
+	s[gp_shown(s, strlen(s), "\n\t")] = '\0';
 }
 
 void gp_vlog(int level, const char *fmt, va_list ap)

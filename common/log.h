@@ -31,8 +31,9 @@ int gp_err_errno(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 int gp_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void gp_info(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void gp_debug(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-/* What no terminal or log reader shows raw in s made '?' in place (gp_vlog does it to every
- * message: names the user wrote are quoted in them) */
+/* What no terminal or log reader shows raw in s made '?' in place, newlines and tabs kept
+ * (gp_shown, the text report's rule; gp_vlog does it to every message: names the user
+ * wrote are quoted in them) */
 void gp_log_shown(char *s);
 void gp_vlog(int level, const char *fmt, va_list ap);
 

@@ -49,6 +49,20 @@ bool gp_bidi_control(uint32_t cp);
  * (C0, DEL, or C1: U+0080-U+009F, which terminals act on as escapes) and no
  * bidirectional control (gp_bidi_control); 0 otherwise. */
 size_t gp_utf8_char(const unsigned char *p);
+/* The UTF-8 sequence at s (n bytes left): its length (1-4) with *cp its code point, or 0
+ * when it is not valid UTF-8 (overlong, a surrogate, above U+10FFFF, cut short), with
+ * *bad the length of its maximal invalid subpart (>= 1), which stands for one U+FFFD. */
+size_t gp_utf8_next(const unsigned char *s, size_t n, uint32_t *cp, size_t *bad);
+/* The length of the UTF-8 character at s (n bytes left) where a text output may write it
+ * as it is; 0 where no reader shows it raw, with *skip the bytes that stand for one
+ * replacement: a maximal invalid subpart, or a control character (C0 other than the
+ * characters in keep, DEL, C1, a bidirectional control: gp_bidi_control). */
+size_t gp_utf8_shown(const unsigned char *s, size_t n, const char *keep, size_t *skip);
+/* buf[0..len) with what no terminal shows raw made '?', in place: one '?' for each
+ * control character other than those in keep (C0, DEL, C1), bidirectional control and
+ * maximal invalid subpart (gp_utf8_shown); its new length. The text report's and the log's
+ * one rule (gp_text_shown, gp_log_shown). */
+size_t gp_shown(char *buf, size_t len, const char *keep);
 /* Copy s into dst (cap bytes) with non-printable bytes escaped as \xNN, for messages. */
 void gp_text_escape(const char *s, size_t n, char *dst, size_t cap);
 

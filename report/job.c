@@ -570,6 +570,104 @@ DIR *gp_job_step_dir(const gp_job_t *job, int topfd, const char *name, const cha
 	return d;
 }
 
+static int cmp_unsigned(const void *a, const void *b)
+{
+	unsigned x = *(const unsigned *)a, y = *(const unsigned *)b;
+	return (x > y) - (x < y);
+}
+
+/* The steps' count across the ranks that found steps: the common one, its range, the
+ * ranks that differ (job.h: step_counts). */
+static void step_counts(gp_job_t *job)
+{
+	struct gp_step_counts *sc = &job->step_counts;
+	unsigned *c = calloc(job->nranks + 1, sizeof(unsigned)), n = 0;
+	if (!c)
+		return;
+	for (unsigned i = 0; i < job->nranks; i++)
+		if (job->ranks[i].steps.source[0])
+			c[n++] = job->ranks[i].steps.n;
+	qsort(c, n, sizeof(unsigned), cmp_unsigned);
+	sc->ranks = n;
+	sc->min = n ? c[0] : 0;
+	sc->max = n ? c[n - 1] : 0;
+	for (unsigned a = 0, best = 0, z; a < n; a = z) { /* the longest run; the later on a tie */
+		for (z = a; z < n && c[z] == c[a]; z++)
+			;
+		if (z - a >= best)
+			best = z - a, sc->common = c[a];
+	}
+	free(c);
+	for (unsigned i = 0; i < job->nranks; i++) {
+		const gp_rank_t *r = &job->ranks[i];
+		if (!r->steps.source[0] || r->steps.n == sc->common)
+			continue;
+		if (sc->ndiffer < sizeof(sc->differ) / sizeof(sc->differ[0]))
+			sc->differ[sc->ndiffer].rank = r->id.rank,
+			sc->differ[sc->ndiffer].count = r->steps.n;
+		sc->ndiffer++;
+	}
+}
+
+/* The job's nodes: each one's ranks, their median step and largest peak, and the nodes
+ * by that median (job.h: nodes). */
+static void job_nodes(gp_job_t *job)
+{
+	unsigned n = job->nranks, nn = 0;
+	struct gp_node *nd = calloc(n + 1, sizeof(*nd));
+	unsigned *of = calloc(n + 1, sizeof(unsigned)), *by = calloc(n + 1, sizeof(unsigned)),
+	         *from = calloc(n + 2, sizeof(unsigned));
+	double *v = calloc(n + 1, sizeof(double));
+	gp_fig_t *f = calloc(n + 1, sizeof(gp_fig_t));
+	u64map_t at = {0}; /* a node's name -> index + 1: one pointer a name (text.h) */
+	if (!nd || !of || !by || !from || !v || !f)
+		goto out;
+	for (unsigned i = 0; i < n; i++) { /* node index of each rank */
+		uint64_t key = (uint64_t)(uintptr_t)job->ranks[i].id.node.s + 1, k;
+		if (!u64map_get(&at, key, &k)) {
+			nd[nn].name = gp_txt(job->ranks[i].id.node);
+			u64map_put(&at, key, k = ++nn);
+		}
+		of[i] = (unsigned)k - 1;
+	}
+	for (unsigned i = 0; i < n; i++) /* the ranks of node k: by[from[k]..from[k+1]) */
+		from[of[i] + 1]++;
+	for (unsigned k = 0; k < nn; k++)
+		from[k + 1] += from[k];
+	for (unsigned i = 0; i < n; i++) /* from[k] ends as node k's end */
+		by[from[of[i]]++] = i;
+	for (unsigned k = nn; k > 0; k--) /* back to each node's start */
+		from[k] = from[k - 1];
+	from[0] = 0;
+	for (unsigned k = 0; k < nn; k++) {
+		unsigned m = 0;
+		for (unsigned j = from[k]; j < from[k + 1]; j++) {
+			const gp_rank_t *r = &job->ranks[by[j]];
+			v[m++] = r->steps.median_ms;
+			if (r->memory.peak > nd[k].peak)
+				nd[k].peak = r->memory.peak;
+		}
+		nd[k].ranks = m;
+		nd[k].step_median_ms = gp_median(v, m);
+		f[k] = (gp_fig_t){nd[k].step_median_ms, k};
+	}
+	qsort(f, nn, sizeof(*f), gp_fig_cmp);
+	for (unsigned k = 0; k < nn; k++)
+		by[k] = f[k].i;
+	job->node_step_median_ms = nn ? f[(unsigned)(0.5 * (nn - 1) + 0.5)].v : 0;
+	job->nodes = nd, nd = NULL;
+	job->node_by_step = by, by = NULL;
+	job->nnodes = nn;
+out:
+	u64map_free(&at);
+	free(nd);
+	free(of);
+	free(by);
+	free(from);
+	free(v);
+	free(f);
+}
+
 int gp_job_load(gp_job_t *job, const char *dir, const char *step, const char *steps_from, char *err,
                 size_t errlen)
 {
@@ -720,6 +818,8 @@ int gp_job_load(gp_job_t *job, const char *dir, const char *step, const char *st
 	}
 	job->step_median_ms = gp_median(med, nm);
 	free(med);
+	step_counts(job);
+	job_nodes(job);
 	return 0;
 }
 
@@ -728,6 +828,8 @@ void gp_job_free(gp_job_t *job)
 	for (unsigned i = 0; i < job->nranks; i++)
 		gp_rank_release(&job->ranks[i]);
 	free(job->ranks);
+	free(job->nodes);
+	free(job->node_by_step);
 	free(job->seen);
 	free(job->launchers);
 	for (unsigned i = 0; i < job->nk; i++) {

@@ -106,6 +106,28 @@ typedef struct gp_job {
 	 * (records lost: a rank of 20 steps read as 3 moved the median), where a whole rank
 	 * has steps */
 	unsigned step_median_left_out;
+	/* how many steps the ranks that found steps have (the steps line says the job's
+	 * count, not rank 0's): the count most of them have (the larger on a tie), the least
+	 * and the most, and the ranks whose count is another (the first 8 of ndiffer) */
+	/* the job's nodes, in the order of their first rank (the text's node lines,
+	 * report.json's nodes): a node's ranks, their median headline step (the median of
+	 * its ranks' steps.median_ms) and the largest device-memory peak among them; the
+	 * nodes by that median, fastest first, and the median node's (the nearest rank) */
+	struct gp_node {
+		const char *name; /* its ranks' id.node */
+		unsigned ranks;
+		double step_median_ms;
+		uint64_t peak;
+	} * nodes;
+	unsigned nnodes, *node_by_step;
+	double node_step_median_ms;
+	struct gp_step_counts {
+		unsigned ranks, common, min, max, ndiffer;
+		struct {
+			int rank;
+			unsigned count;
+		} differ[8];
+	} step_counts;
 	int steps_from; /* 0 auto, 1 nvtx, 2 profiler, 3 kernels (see rankdata.h) */
 	/* text report: ranks listed line by line. With more than GP_TEXT_RANKS ranks and no
 	 * list, the tables give distributions across ranks and nodes with outliers named */

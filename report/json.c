@@ -8,54 +8,6 @@
 #include <stdio.h>
 #include <string.h>
 
-size_t gp_utf8_next(const unsigned char *s, size_t n, uint32_t *cp, size_t *bad)
-{
-	unsigned char c = s[0];
-	size_t len;
-	uint32_t v, min;
-	*bad = 1;
-	if (c < 0x80) {
-		*cp = c;
-		return 1;
-	}
-	if (c >= 0xc2 && c <= 0xdf)
-		len = 2, v = c & 0x1f, min = 0x80;
-	else if (c >= 0xe0 && c <= 0xef)
-		len = 3, v = c & 0x0f, min = 0x800;
-	else if (c >= 0xf0 && c <= 0xf4)
-		len = 4, v = c & 0x07, min = 0x10000;
-	else
-		return 0; /* a continuation byte, C0/C1 (overlong by construction), F5-FF */
-	for (size_t i = 1; i < len; i++) {
-		if (i >= n || (s[i] & 0xc0) != 0x80)
-			return 0; /* *bad: the bytes so far, each a valid prefix */
-		v = v << 6 | (s[i] & 0x3f);
-		/* the second byte decides overlongs, surrogates and the top: E0 A0.., ED ..9F,
-		 * F0 90.., F4 ..8F (Unicode table 3-7), so a bad second byte ends the subpart */
-		if (i == 1 && ((c == 0xe0 && s[1] < 0xa0) || (c == 0xed && s[1] > 0x9f) ||
-		               (c == 0xf0 && s[1] < 0x90) || (c == 0xf4 && s[1] > 0x8f)))
-			return 0;
-		*bad = i + 1;
-	}
-	if (v < min)
-		return *bad = 1, 0; /* not reached: the checks above exclude overlongs */
-	*cp = v;
-	return len;
-}
-
-size_t gp_utf8_shown(const unsigned char *s, size_t n, const char *keep, size_t *skip)
-{
-	uint32_t cp;
-	size_t len = gp_utf8_next(s, n, &cp, skip);
-	if (!len)
-		return 0;
-	*skip = len;
-	if ((cp < 0x20 && !(cp && strchr(keep, (int)cp))) || (cp >= 0x7f && cp < 0xa0) ||
-	    gp_bidi_control(cp))
-		return 0;
-	return len;
-}
-
 void gp_json_strn(FILE *out, const char *str, size_t n)
 {
 	const unsigned char *p = (const unsigned char *)(str ? str : "");

@@ -11,15 +11,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
-/* The UTF-8 sequence at s (n bytes left): its length (1-4) with *cp its code point, or 0
- * when it is not valid UTF-8 (overlong, a surrogate, above U+10FFFF, cut short), with
- * *bad the length of its maximal invalid subpart (>= 1), which stands for one U+FFFD. */
-size_t gp_utf8_next(const unsigned char *s, size_t n, uint32_t *cp, size_t *bad);
-/* The length of the UTF-8 character at s (n bytes left) where a text output may write it
- * as it is; 0 where no reader shows it raw, with *skip the bytes that stand for one
- * replacement: a maximal invalid subpart, or a control character (C0 other than the
- * characters in keep, DEL, C1, a bidirectional control: gp_bidi_control). */
-size_t gp_utf8_shown(const unsigned char *s, size_t n, const char *keep, size_t *skip);
+#include "modes.h" /* gp_utf8_next, gp_utf8_shown */
+
 /* s as a JSON string, quotes included (NULL: ""). */
 void gp_json_str(FILE *out, const char *s);
 /* The first n bytes of s as a JSON string. */

@@ -94,16 +94,7 @@ static int cmp_double(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-typedef struct fig {
-	double v;
-	unsigned i;
-} fig_t;
-static int cmp_fig(const void *a, const void *b)
-{
-	const fig_t *x = a, *y = b;
-	return x->v < y->v ? -1 : x->v > y->v ? 1 : (x->i > y->i) - (x->i < y->i);
-}
-static double q_of(const fig_t *f, unsigned n, double q)
+static double q_of(const gp_fig_t *f, unsigned n, double q)
 {
 	return f[(unsigned)(q * (n - 1) + 0.5)].v;
 }
@@ -128,19 +119,19 @@ static void dist_line(FILE *out, const gp_job_t *job, const char *what, const ch
                       double (*get)(const gp_rank_t *), int bad, double floor)
 {
 	unsigned n = 0;
-	fig_t *f = malloc((job->nranks ? job->nranks : 1) * sizeof(*f));
+	gp_fig_t *f = malloc((job->nranks ? job->nranks : 1) * sizeof(*f));
 	if (!f)
 		return;
 	for (unsigned i = 0; i < job->nranks; i++) {
 		double v = get(&job->ranks[i]);
 		if (v > 0)
-			f[n++] = (fig_t){v, i};
+			f[n++] = (gp_fig_t){v, i};
 	}
 	if (!n) {
 		free(f);
 		return;
 	}
-	qsort(f, n, sizeof(*f), cmp_fig);
+	qsort(f, n, sizeof(*f), gp_fig_cmp);
 	double med = q_of(f, n, 0.5);
 	fprintf(out, "  %-22s min %s (rank %d), median %s, p95 %s, max %s (rank %d) over %u ranks",
 	        what, dist_fig(f[0].v, unit), job->ranks[f[0].i].id.rank, dist_fig(med, unit),
@@ -154,7 +145,7 @@ static void dist_line(FILE *out, const gp_job_t *job, const char *what, const ch
 		double mad = dev[n / 2], lim = fmax(fmax(3 * mad, 0.10 * med), floor);
 		unsigned shown = 0;
 		for (unsigned k = 0; k < n && shown < 5; k++) {
-			const fig_t *x = bad > 0 ? &f[n - 1 - k] : &f[k];
+			const gp_fig_t *x = bad > 0 ? &f[n - 1 - k] : &f[k];
 			if ((bad > 0 ? x->v - med : med - x->v) <= lim)
 				break;
 			fprintf(out, "%s rank %d %s",
@@ -170,100 +161,44 @@ static void dist_line(FILE *out, const gp_job_t *job, const char *what, const ch
 /* Per node: ranks, their median headline step and the largest device-memory peak; with
  * more than 32 nodes, the node medians' distribution with the slowest named. */
 
-/* A node's name in a column of w characters: padded, or past w cut to whole characters
- * and "..." (in buf) */
+/* A node's name in a column of w columns: padded, or past w cut to whole characters
+ * and "..." (gp_text_cut, in buf) */
 static const char *node_cell(const char *name, int w, char *buf, size_t len)
 {
-	size_t at = 0;
-	int k = 0;
-	for (; name[at] && k < w; k++) /* past w characters? */
-		for (at++; ((unsigned char)name[at] & 0xc0) == 0x80; at++)
-			;
-	if (!name[at]) {
-		snprintf(buf, len, "%s%*s", name, w - k, "");
-		return buf;
-	}
-	at = 0;
-	for (k = 0; name[at] && k < w - 3; k++)
-		for (at++; ((unsigned char)name[at] & 0xc0) == 0x80; at++)
-			;
-	snprintf(buf, len, "%.*s...", (int)at, name);
+	size_t used;
+	char cut[256];
+	gp_text_cut(name, (size_t)w, cut, sizeof(cut), &used);
+	snprintf(buf, len, "%s%*s", cut, w - (int)used, "");
 	return buf;
 }
 static void node_lines(FILE *out, const gp_job_t *job)
 {
-	unsigned nn = 0, n = job->nranks ? job->nranks : 1;
-	const char **node = calloc(n, sizeof(char *));
-	unsigned *of = calloc(n, sizeof(unsigned)), *by = calloc(n, sizeof(unsigned)),
-	         *from = calloc(n + 1, sizeof(unsigned));
-	u64map_t at = {0}; /* a node's name -> index + 1: one pointer a name (text.h) */
-	if (!node || !of || !by || !from)
-		goto out;
-	for (unsigned i = 0; i < job->nranks; i++) { /* node index of each rank */
-		uint64_t key = (uint64_t)(uintptr_t)job->ranks[i].id.node.s + 1, k;
-		if (!u64map_get(&at, key, &k)) {
-			node[nn] = gp_txt(job->ranks[i].id.node);
-			u64map_put(&at, key, k = ++nn);
-		}
-		of[i] = (unsigned)k - 1;
-	}
-	for (unsigned i = 0; i < job->nranks; i++) /* the ranks of node k: by[from[k]..from[k+1]) */
-		from[of[i] + 1]++;
-	for (unsigned k = 0; k < nn; k++)
-		from[k + 1] += from[k];
-	for (unsigned i = 0; i < job->nranks; i++) /* from[k] ends as node k's end */
-		by[from[of[i]]++] = i;
-	for (unsigned k = nn; k > 0; k--) /* back to each node's start */
-		from[k] = from[k - 1];
-	from[0] = 0;
-	fig_t *med = calloc(nn, sizeof(fig_t));
-	double *v = calloc(job->nranks, sizeof(double));
-	if (!med || !v) {
-		free(med);
-		free(v);
-		goto out;
-	}
+	const struct gp_node *nd = job->nodes;
+	unsigned nn = job->nnodes;
 	int nw = 4; /* the node names' column: the widest, 40 characters at most ("...") */
 	for (unsigned k = 0; k < nn; k++) {
-		int w = (int)gp_wrap_chars(node[k], strlen(node[k]));
+		int w = (int)gp_wrap_chars(nd[k].name, strlen(nd[k].name));
 		nw = w > nw ? (w > 40 ? 40 : w) : nw;
 	}
-	for (unsigned k = 0; k < nn; k++) {
-		unsigned m = 0;
-		uint64_t peak = 0;
-		for (unsigned j = from[k]; j < from[k + 1]; j++) {
-			const gp_rank_t *r = &job->ranks[by[j]];
-			v[m++] = r->steps.median_ms;
-			if (r->memory.peak > peak)
-				peak = r->memory.peak;
-		}
-		med[k] = (fig_t){gp_median(v, m), k};
-		if (nn <= 32) {
-			char nb[256];
-			fprintf(out, "  node %s %5u rank%s, median step %.3f ms, largest peak %s\n",
-			        node_cell(node[k], nw, nb, sizeof(nb)), m, m == 1 ? "" : "s",
-			        med[k].v, peak ? hb((double)peak) : "-");
-		}
+	for (unsigned k = 0; k < nn && nn <= 32; k++) {
+		char nb[256];
+		fprintf(out, "  node %s %5u rank%s, median step %.3f ms, largest peak %s\n",
+		        node_cell(nd[k].name, nw, nb, sizeof(nb)), nd[k].ranks,
+		        nd[k].ranks == 1 ? "" : "s", nd[k].step_median_ms,
+		        nd[k].peak ? hb((double)nd[k].peak) : "-");
 	}
 	if (nn > 32) {
-		qsort(med, nn, sizeof(fig_t), cmp_fig);
+		const unsigned *by = job->node_by_step;
 		fprintf(
 		    out,
 		    "  %u nodes: median step per node min %.3f, median %.3f, max %.3f ms; slowest:",
-		    nn, med[0].v, q_of(med, nn, 0.5), med[nn - 1].v);
+		    nn, nd[by[0]].step_median_ms, job->node_step_median_ms,
+		    nd[by[nn - 1]].step_median_ms);
 		for (unsigned k = 0; k < 5 && k < nn; k++)
-			fprintf(out, "%s %s %.3f", k ? "," : "", node[med[nn - 1 - k].i],
-			        med[nn - 1 - k].v);
+			fprintf(out, "%s %s %.3f", k ? "," : "", nd[by[nn - 1 - k]].name,
+			        nd[by[nn - 1 - k]].step_median_ms);
 		fprintf(out, "\n");
 	}
-	free(med);
-	free(v);
-out:
-	u64map_free(&at);
-	free(node);
-	free(of);
-	free(by);
-	free(from);
 }
 
 static double f_step(const gp_rank_t *r)
@@ -316,6 +251,101 @@ static bool dist_header(FILE *out, const gp_job_t *job)
 	return true;
 }
 
+/* ---- notes a rank at a time, said once for the ranks they hold for ---- */
+
+/* A writer of one rank's notes: each a line "rank LABEL: ..." with its continuation lines
+ * (indented) under it. */
+typedef void (*rank_note_fn)(FILE *out, const char *label, const gp_rank_t *r);
+
+#define NOTE_LABEL "\001" /* where a note's rank goes, until its group is known */
+
+/* "rank 3", "ranks 0-2,5", "both ranks" or "all 64 ranks": the ranks of a group (the
+ * job's order) */
+static void group_phrase(const gp_job_t *job, const unsigned *who, unsigned n, char *b, size_t len)
+{
+	if (n == 1) {
+		snprintf(b, len, "rank %s", label(job, &job->ranks[who[0]]));
+		return;
+	}
+	if (n == job->nranks) {
+		if (n == 2)
+			snprintf(b, len, "both ranks");
+		else
+			snprintf(b, len, "all %u ranks", n);
+		return;
+	}
+	size_t w = (size_t)snprintf(b, len, "ranks ");
+	for (unsigned k = 0; k < n && w < len; k++) {
+		const gp_rank_t *r = &job->ranks[who[k]];
+		unsigned z = k; /* a run of consecutive ranks of one step: "4-9" */
+		while (z + 1 < n &&
+		       job->ranks[who[z + 1]].id.rank == job->ranks[who[z]].id.rank + 1 &&
+		       !strcmp(job->ranks[who[z + 1]].id.step, r->id.step))
+			z++;
+		w += (size_t)snprintf(b + w, len - w, "%s%s", k ? "," : "", label(job, r));
+		if (z > k && w < len)
+			w += (size_t)snprintf(b + w, len - w, "-%d", job->ranks[who[z]].id.rank);
+		k = z;
+	}
+}
+
+/* Each listed rank's notes from fn, a note said once for all the ranks whose note reads
+ * the same ("all 64 ranks: all 37 post-warm-up steps were traced ..."), in the order the
+ * ranks first have them. */
+static void rank_notes(FILE *out, const gp_job_t *job, rank_note_fn fn)
+{
+	unsigned n = job->nranks, nn = 0;
+	char **note = calloc(n * 16 + 1, sizeof(char *)); /* up to 16 notes a rank */
+	unsigned *of = calloc(n * 16 + 1, sizeof(unsigned)), *who = calloc(n + 1, sizeof(unsigned));
+	if (!note || !of || !who)
+		goto out;
+	for (unsigned i = 0; i < n; i++) {
+		char *buf = NULL;
+		size_t len = 0;
+		FILE *m;
+		if (!listed(job, &job->ranks[i]) || !(m = open_memstream(&buf, &len)))
+			continue;
+		fn(m, NOTE_LABEL, &job->ranks[i]);
+		fclose(m);
+		/* cut into notes: a line that names the rank and the lines under it */
+		for (char *p = buf, *q; p && *p && nn < n * 16; p = q) {
+			q = strstr(p + 1, "\nrank " NOTE_LABEL);
+			q = q ? q + 1 : p + strlen(p);
+			note[nn] = strndup(p, (size_t)(q - p));
+			of[nn++] = i;
+		}
+		free(buf);
+	}
+	for (unsigned a = 0; a < nn; a++) {
+		if (!note[a])
+			continue;
+		unsigned g = 0;
+		for (unsigned b = a; b < nn; b++)
+			if (note[b] && (b == a || (of[b] != of[a] && !strcmp(note[b], note[a])))) {
+				if (!g || who[g - 1] != of[b])
+					who[g++] = of[b];
+				if (b != a)
+					free(note[b]), note[b] = NULL;
+			}
+		char phrase[256];
+		group_phrase(job, who, g, phrase, sizeof(phrase));
+		for (const char *p = note[a], *at; *p; p = at + strlen("rank " NOTE_LABEL)) {
+			if (!(at = strstr(p, "rank " NOTE_LABEL))) {
+				fputs(p, out);
+				break;
+			}
+			fprintf(out, "%.*s%s", (int)(at - p), p, phrase);
+		}
+		free(note[a]), note[a] = NULL;
+	}
+out:
+	for (unsigned a = 0; note && a < nn; a++)
+		free(note[a]);
+	free(note);
+	free(of);
+	free(who);
+}
+
 /* an owner's stack starts at this column; its frames go on under it */
 #define OWNER_STACK 56
 static void print_owners(FILE *out, const char *what, const gp_owner_t *o, unsigned n)
@@ -330,98 +360,97 @@ static void print_owners(FILE *out, const char *what, const gp_owner_t *o, unsig
 			         hb((double)o[k].bytes), "-", o[k].stack);
 }
 
-/* What PyTorch said about itself (agent/python): steps from its optimizers, their state,
- * its caching allocator's figures and the owners of its peak, an out-of-memory error. */
+/* What PyTorch said about one rank: its steps from its optimizers, their state, its
+ * caching allocator's figures and the owners of its peak, an out-of-memory error. */
+static void torch_notes(FILE *out, const char *label, const gp_rank_t *r)
+{
+	const struct gp_torch *t = &r->torch;
+	if (!t->seen)
+		return;
+	fprintf(out, "rank %s: %s\n", label, t->info.s ? gp_txt(t->info) : "(no summary)");
+	if (t->opt_steps)
+		fprintf(out,
+		        "       optimizer.step(): %u calls, %.3f ms apart (median after "
+		        "warm-up)%s\n",
+		        t->opt_steps, t->opt_period_median_ms,
+		        strcmp(r->steps.source, "optimizer") && r->steps.source[0]
+		            ? "; the steps above are the program's own"
+		            : "");
+	for (unsigned k = 0; k < t->nopt && k < 8; k++)
+		if (t->opt[k].what.s)
+			fprintf(out,
+			        "       optimizer %u state: %s (%s on the "
+			        "GPU): %s\n",
+			        k, hb(t->opt[k].bytes), hb(t->opt[k].device_bytes),
+			        gp_txt(t->opt[k].what));
+	if (t->max_allocated || t->max_reserved) {
+		/* 0: not known (the peak's moment was not in the allocator history) */
+		char unused[80] = "";
+		if (t->frag_at_peak)
+			snprintf(unused, sizeof(unused), ", reserved but unused at the peak %s",
+			         hb(t->frag_at_peak));
+		fprintf(out,
+		        "       allocator: peak allocated %s, peak reserved %s%s; at the "
+		        "end %s "
+		        "/ %s; growth %s/step\n",
+		        hb(t->max_allocated), hb(t->max_reserved), unused, hb(t->allocated_end),
+		        hb(t->reserved_end), hb(t->growth_per_step));
+	}
+	if ((t->max_allocated || t->max_reserved) && r->memory.peak)
+		fprintf(
+		    out,
+		    "       CUDA's own peak (every allocation CUPTI saw) %s: %s "
+		    "outside PyTorch's caching allocator (NCCL buffers, libraries "
+		    "calling cudaMalloc themselves)\n",
+		    hb(r->memory.peak),
+		    hb(r->memory.peak > t->max_reserved ? r->memory.peak - t->max_reserved : 0));
+	print_owners(out, "live at the peak", gp_torch_owners(t, GP_OWN_PEAK), t->nowner);
+	print_owners(out, "kept by recorded steps", gp_torch_owners(t, GP_OWN_GROW),
+	             t->ngrow_owner);
+	if (t->oom) {
+		fprintf(out, "       CUDA out of memory: %s requested with %s free of %s\n",
+		        hb(t->oom_requested), hb(t->oom_free), hb(t->oom_total));
+		print_owners(out, "held at the OOM", gp_torch_owners(t, GP_OWN_OOM), t->noom_owner);
+	}
+	if (t->snap_peak.s || t->snap_oom.s || t->snap_exit.s) {
+		/* the ones still there (the pipeline looked: snap_gone, bit 0 exit, 1 OOM,
+		 * 2 peak); the gone ones are named in the data quality */
+		const gp_text_t *nm[] = {&t->snap_exit, &t->snap_peak, &t->snap_oom};
+		const unsigned bit[] = {1, 4, 2};
+		unsigned shown = 0, gone = 0;
+		fprintf(out, "       memory_viz pickles:");
+		for (unsigned k = 0; k < 3; k++) {
+			if (!nm[k]->s)
+				continue;
+			if (t->snap_gone & bit[k]) {
+				gone++;
+				continue;
+			}
+			fprintf(out, "%s %s", shown++ ? "," : "", gp_txt(*nm[k]));
+		}
+		if (shown)
+			fprintf(out, " (open in pytorch.org/memory_viz)");
+		if (gone)
+			fprintf(out, "%s%u named by the rank file %s (data quality)",
+			        shown ? "; " : " ", gone,
+			        gp_snapshots_refused(r) ? "not readable beside it"
+			                                : "gone from beside it");
+		fprintf(out, "\n");
+	}
+	if (t->missing.s)
+		fprintf(out, "       not collected: %s\n", gp_txt(t->missing));
+}
+
+/* What PyTorch said about itself (agent/python), rank by rank. */
 static void print_torch(FILE *out, const gp_job_t *job)
 {
-	bool any = false;
+	bool any = false; /* no heading with nothing under it: only listed ranks are said */
 	for (unsigned i = 0; i < job->nranks; i++)
-		any |= job->ranks[i].torch.seen;
+		any |= job->ranks[i].torch.seen && listed(job, &job->ranks[i]);
 	if (!any)
 		return;
 	fprintf(out, "\n== The framework (its own figures: PyTorch, JAX) ==\n");
-	for (unsigned i = 0; i < job->nranks; i++) {
-		const gp_rank_t *r = &job->ranks[i];
-		const struct gp_torch *t = &r->torch;
-		if (!t->seen || !listed(job, r))
-			continue;
-		fprintf(out, "rank %s: %s\n", label(job, r),
-		        t->info.s ? gp_txt(t->info) : "(no summary)");
-		if (t->opt_steps)
-			fprintf(out,
-			        "       optimizer.step(): %u calls, %.3f ms apart (median after "
-			        "warm-up)%s\n",
-			        t->opt_steps, t->opt_period_median_ms,
-			        strcmp(r->steps.source, "optimizer") && r->steps.source[0]
-			            ? "; the steps above are the program's own"
-			            : "");
-		for (unsigned k = 0; k < t->nopt && k < 8; k++)
-			if (t->opt[k].what.s)
-				fprintf(out,
-				        "       optimizer %u state: %s (%s on the "
-				        "GPU): %s\n",
-				        k, hb(t->opt[k].bytes), hb(t->opt[k].device_bytes),
-				        gp_txt(t->opt[k].what));
-		if (t->max_allocated || t->max_reserved) {
-			/* 0: not known (the peak's moment was not in the allocator history) */
-			char unused[80] = "";
-			if (t->frag_at_peak)
-				snprintf(unused, sizeof(unused),
-				         ", reserved but unused at the peak %s",
-				         hb(t->frag_at_peak));
-			fprintf(out,
-			        "       allocator: peak allocated %s, peak reserved %s%s; at the "
-			        "end %s "
-			        "/ %s; growth %s/step\n",
-			        hb(t->max_allocated), hb(t->max_reserved), unused,
-			        hb(t->allocated_end), hb(t->reserved_end), hb(t->growth_per_step));
-		}
-		if ((t->max_allocated || t->max_reserved) && r->memory.peak)
-			fprintf(out,
-			        "       CUDA's own peak (every allocation CUPTI saw) %s: %s "
-			        "outside PyTorch's caching allocator (NCCL buffers, libraries "
-			        "calling cudaMalloc themselves)\n",
-			        hb(r->memory.peak),
-			        hb(r->memory.peak > t->max_reserved
-			               ? r->memory.peak - t->max_reserved
-			               : 0));
-		print_owners(out, "live at the peak", gp_torch_owners(t, GP_OWN_PEAK), t->nowner);
-		print_owners(out, "kept by recorded steps", gp_torch_owners(t, GP_OWN_GROW),
-		             t->ngrow_owner);
-		if (t->oom) {
-			fprintf(out, "       CUDA out of memory: %s requested with %s free of %s\n",
-			        hb(t->oom_requested), hb(t->oom_free), hb(t->oom_total));
-			print_owners(out, "held at the OOM", gp_torch_owners(t, GP_OWN_OOM),
-			             t->noom_owner);
-		}
-		if (t->snap_peak.s || t->snap_oom.s || t->snap_exit.s) {
-			/* the ones still there (the pipeline looked: snap_gone, bit 0 exit, 1 OOM,
-			 * 2 peak); the gone ones are named in the data quality */
-			const gp_text_t *nm[] = {&t->snap_exit, &t->snap_peak, &t->snap_oom};
-			const unsigned bit[] = {1, 4, 2};
-			unsigned shown = 0, gone = 0;
-			fprintf(out, "       memory_viz pickles:");
-			for (unsigned k = 0; k < 3; k++) {
-				if (!nm[k]->s)
-					continue;
-				if (t->snap_gone & bit[k]) {
-					gone++;
-					continue;
-				}
-				fprintf(out, "%s %s", shown++ ? "," : "", gp_txt(*nm[k]));
-			}
-			if (shown)
-				fprintf(out, " (open in pytorch.org/memory_viz)");
-			if (gone)
-				fprintf(out, "%s%u named by the rank file %s (data quality)",
-				        shown ? "; " : " ", gone,
-				        gp_snapshots_refused(r) ? "not readable beside it"
-				                                : "gone from beside it");
-			fprintf(out, "\n");
-		}
-		if (t->missing.s)
-			fprintf(out, "       not collected: %s\n", gp_txt(t->missing));
-	}
+	rank_notes(out, job, torch_notes);
 }
 
 static void print_io(FILE *out, const gp_job_t *job)
@@ -741,6 +770,42 @@ static void text_own(FILE *out, const char *label, const gp_rank_t *r)
 	        r->own.optimizer);
 }
 
+/* The steps line's how and count: the job's count (step_counts), said once where every
+ * rank has it, else its range and the ranks that differ, with how rank 0 found its own. */
+static void text_step_counts(FILE *out, const gp_job_t *job)
+{
+	const struct gp_step_counts *sc = &job->step_counts;
+	const char *how = gp_txt(job->ranks[0].steps.how);
+	if (sc->ranks < 2) {
+		fputs(how, out);
+		return;
+	}
+	if (!sc->ndiffer) {
+		if (sc->ranks == job->nranks && sc->ranks == 2)
+			fprintf(out, "%s, the same on both ranks", how);
+		else if (sc->ranks == job->nranks)
+			fprintf(out, "%s, the same on all %u ranks", how, sc->ranks);
+		else
+			fprintf(out, "%s, the same on the %u ranks that have steps", how,
+			        sc->ranks);
+		return;
+	}
+	fprintf(out, "%u to %u a rank (%u on %u of the %u ranks with steps; ", sc->min, sc->max,
+	        sc->common, sc->ranks - sc->ndiffer, sc->ranks);
+	unsigned n = sc->ndiffer < 8 ? sc->ndiffer : 8;
+	for (unsigned i = 0; i < n; i++)
+		fprintf(out, "%srank %d: %u", i ? ", " : "", sc->differ[i].rank,
+		        sc->differ[i].count);
+	fprintf(out, "%s); rank %s's: %s", sc->ndiffer > n ? ", ..." : "",
+	        label(job, &job->ranks[0]), how);
+}
+
+static void slow_notes(FILE *out, const char *label, const gp_rank_t *r)
+{
+	text_windows(out, label, r);
+	text_own(out, label, r);
+}
+
 /* How slow: each rank's steps and what the headline measures. */
 static void text_how_slow(const gp_job_t *job, FILE *out)
 {
@@ -748,11 +813,7 @@ static void text_how_slow(const gp_job_t *job, FILE *out)
 	bool rows = unlisted(job) < job->nranks; /* some rank is listed line by line */
 	if (rows)
 		rank_table(out, job, GP_TABLE_SLOW);
-	for (unsigned i = 0; i < job->nranks; i++)
-		if (listed(job, &job->ranks[i])) {
-			text_windows(out, label(job, &job->ranks[i]), &job->ranks[i]);
-			text_own(out, label(job, &job->ranks[i]), &job->ranks[i]);
-		}
+	rank_notes(out, job, slow_notes);
 	if (dist_header(out, job)) {
 		dist_line(out, job, "step median (ms)", "", f_step, 1, 0);
 		dist_line(out, job, "step p95 (ms)", "", f_step_p95, 1, 0);
@@ -764,8 +825,10 @@ static void text_how_slow(const gp_job_t *job, FILE *out)
 		cuda |= strstr(job->ranks[i].id.modes, "cuda") != NULL;
 	if (job->nranks && job->ranks[0].steps.source[0]) {
 		const gp_rank_t *r0 = &job->ranks[0];
-		fprintf(out, "steps: %s; warm-up steps excluded; job median %.3f ms (%s)%s\n",
-		        gp_txt(r0->steps.how), job->step_median_ms, job->step_basis,
+		fprintf(out, "steps: ");
+		text_step_counts(out, job);
+		fprintf(out, "; warm-up steps excluded; job median %.3f ms (%s)%s\n",
+		        job->step_median_ms, job->step_basis,
 		        job->step_median_left_out ? "; damaged ranks left out of it (data quality)"
 		                                  : "");
 		text_throughput(out, job);
@@ -817,6 +880,48 @@ static void xla_row(const char *name, char *nm, size_t width)
 	shorten(buf, nm, width);
 }
 
+/* What a rank's time figures rest on: its capture windows, tracing's cost, CUPTI's. */
+static void time_notes(FILE *out, const char *label, const gp_rank_t *r)
+{
+	if (r->gpu.kernels_other_thread)
+		fprintf(out,
+		        "rank %s: %llu kernels launched by threads without a range of their "
+		        "own "
+		        "(PyTorch's autograd threads) count in the ranges open on the steps' "
+		        "thread\n",
+		        label, (unsigned long long)r->gpu.kernels_other_thread);
+	if (r->capture.window)
+		fprintf(out,
+		        "rank %s: CUDA activity captured in %u of %u post-warm-up steps "
+		        "(capture window), %.1f%% of its time; %llu switch(es), the "
+		        "slowest took "
+		        "%.3f ms in the application\n",
+		        label, r->capture.steps, r->steps.n_post, r->capture.traced_pct,
+		        (unsigned long long)r->capture.switches, r->capture.switch_max_ns / 1e6);
+	if (r->capture.cost_windows)
+		fprintf(out,
+		        "rank %s: kernels were traced in %u window(s) by cost (while its "
+		        "steps were not seen; %u open at its exit, %u at its death), "
+		        "estimated %.1f ms "
+		        "in all, %.1f ms of it after the windows' ends (late records, "
+		        "detaches)\n",
+		        label, r->capture.cost_windows, r->capture.cost_at_exit,
+		        r->capture.cost_unended, (double)r->capture.cost_estimate_ns / 1e6,
+		        (double)r->capture.cost_late_ns / 1e6);
+	if (r->gpu.busy_pct_untraced > 0)
+		fprintf(out,
+		        "rank %s: scaled to the job's untraced steps (the headline): GPU busy "
+		        "about %.1f%% (%.3f ms of GPU work per step in a %.3f ms step); the "
+		        "table's shares are the traced steps', which tracing stretched to "
+		        "%.3f ms\n",
+		        label, r->gpu.busy_pct_untraced,
+		        (double)r->gpu.busy_ns / 1e6 / r->capture.steps,
+		        r->capture.untraced_median_ms, r->capture.traced_median_ms);
+	if (r->overhead.records)
+		fprintf(out, "rank %s: CUPTI's own overhead: %.3f ms in %llu records\n", label,
+		        r->overhead.ns / 1e6, (unsigned long long)r->overhead.records);
+}
+
 /* Where the time goes: the GPU over the steady state, kernels and ranges. */
 static void text_time(const gp_job_t *job, FILE *out)
 {
@@ -844,52 +949,7 @@ static void text_time(const gp_job_t *job, FILE *out)
 		dist_line(out, job, "communication alone (%)", "", f_comm, 1, 2.0);
 		dist_line(out, job, "sync (ms)", "", f_sync, 1, 0);
 	}
-	for (unsigned i = 0; i < job->nranks; i++) {
-		const gp_rank_t *r = &job->ranks[i];
-		if (!listed(job, r))
-			continue;
-		if (r->gpu.kernels_other_thread)
-			fprintf(
-			    out,
-			    "rank %s: %llu kernels launched by threads without a range of their "
-			    "own "
-			    "(PyTorch's autograd threads) count in the ranges open on the steps' "
-			    "thread\n",
-			    label(job, r), (unsigned long long)r->gpu.kernels_other_thread);
-		if (r->capture.window)
-			fprintf(out,
-			        "rank %s: CUDA activity captured in %u of %u post-warm-up steps "
-			        "(capture window), %.1f%% of its time; %llu switch(es), the "
-			        "slowest took "
-			        "%.3f ms in the application\n",
-			        label(job, r), r->capture.steps, r->steps.n_post,
-			        r->capture.traced_pct, (unsigned long long)r->capture.switches,
-			        r->capture.switch_max_ns / 1e6);
-		if (r->capture.cost_windows)
-			fprintf(out,
-			        "rank %s: kernels were traced in %u window(s) by cost (while its "
-			        "steps were not seen; %u open at its exit, %u at its death), "
-			        "estimated %.1f ms "
-			        "in all, %.1f ms of it after the windows' ends (late records, "
-			        "detaches)\n",
-			        label(job, r), r->capture.cost_windows, r->capture.cost_at_exit,
-			        r->capture.cost_unended, (double)r->capture.cost_estimate_ns / 1e6,
-			        (double)r->capture.cost_late_ns / 1e6);
-		if (r->gpu.busy_pct_untraced > 0)
-			fprintf(
-			    out,
-			    "rank %s: scaled to the job's untraced steps (the headline): GPU busy "
-			    "about %.1f%% (%.3f ms of GPU work per step in a %.3f ms step); the "
-			    "table's shares are the traced steps', which tracing stretched to "
-			    "%.3f ms\n",
-			    label(job, r), r->gpu.busy_pct_untraced,
-			    (double)r->gpu.busy_ns / 1e6 / r->capture.steps,
-			    r->capture.untraced_median_ms, r->capture.traced_median_ms);
-		if (r->overhead.records)
-			fprintf(out, "rank %s: CUPTI's own overhead: %.3f ms in %llu records\n",
-			        label(job, r), r->overhead.ns / 1e6,
-			        (unsigned long long)r->overhead.records);
-	}
+	rank_notes(out, job, time_notes);
 	if (job->nk) {
 		uint64_t tot = 0;
 		for (unsigned i = 0; i < job->nk; i++)
@@ -899,29 +959,37 @@ static void text_time(const gp_job_t *job, FILE *out)
 		        "names demangled, the whole name in report.json):\n",
 		        any_window(job) ? " traced at kernel level" : "");
 		/* the columns a person reads at a glance, in 100 characters; median, p95, sd,
-		 * min and max of each kernel are report.json's (and the CSV's) */
-		enum { NAME = 40, IN = 23 };
+		 * min and max of each kernel are report.json's (and the CSV's); the name gets
+		 * what the other columns leave */
+		enum { MAXNAME = 64, IN = 23 };
 		const char *names[15];
-		char shown[15][NAME + 1];
+		char shown[15 * (MAXNAME + 1)], in[15][IN + 1];
 		unsigned nshow = job->nk < 15 ? job->nk : 15;
-		bool ranges = false; /* a column of the NVTX range that launched each, if any */
-		for (unsigned i = 0; i < nshow; i++)
-			names[i] = job->k[i].name, ranges |= job->k[i].in[0].name != NULL;
-		fprintf(out, "%-*s %7s %9s %9s %6s%s\n", NAME, "name", "calls", "total ms",
-		        "mean us", "share", ranges ? "  launched in" : "");
-		gp_display_names(names, nshow, shown[0], sizeof(shown[0]));
+		int inw = 0; /* a column of the NVTX range that launched each, if any */
 		for (unsigned i = 0; i < nshow; i++) {
 			const gp_kstat_t *k = &job->k[i];
-			char in[IN + 1] = "", rn[IN + 1];
+			char rn[IN + 1];
+			names[i] = k->name;
+			in[i][0] = '\0';
 			if (k->in[0].name) { /* with its share where others launched it too */
 				double sh = pct(k->in[0].ns, k->total);
 				shorten(k->in[0].name, rn, sh < 95 ? IN + 1 - 6 : IN + 1);
-				snprintf(in, sizeof(in), sh < 95 ? "%s (%.0f%%)" : "%s", rn, sh);
+				snprintf(in[i], sizeof(in[i]), sh < 95 ? "%s (%.0f%%)" : "%s", rn,
+				         sh);
+				inw = (int)strlen(in[i]) > inw ? (int)strlen(in[i]) : inw;
 			}
-			fprintf(out, "%-*s %7llu %9.3f %9.2f %5.1f%%%s%s\n", NAME, shown[i],
-			        (unsigned long long)k->calls, k->total / 1e6,
-			        k->total / 1e3 / (double)k->calls, pct(k->total, tot),
-			        in[0] ? "  " : "", in);
+		}
+		int name_w = 100 - 35 - (inw ? 2 + (inw > 11 ? inw : 11) : 0);
+		name_w = name_w > MAXNAME ? MAXNAME : name_w;
+		fprintf(out, "%-*s %7s %9s %9s %6s%s\n", name_w, "name", "calls", "total ms",
+		        "mean us", "share", inw ? "  launched in" : "");
+		gp_display_names(names, nshow, shown, (size_t)name_w + 1);
+		for (unsigned i = 0; i < nshow; i++) {
+			const gp_kstat_t *k = &job->k[i];
+			fprintf(out, "%-*s %7llu %9.3f %9.2f %5.1f%%%s%s\n", name_w,
+			        shown + i * ((size_t)name_w + 1), (unsigned long long)k->calls,
+			        k->total / 1e6, k->total / 1e3 / (double)k->calls,
+			        pct(k->total, tot), in[i][0] ? "  " : "", in[i]);
 		}
 		fprintf(out, "mean: the total over the calls; each kernel's median, p95, standard "
 		             "deviation, min and max are in report.json\n");
@@ -1056,88 +1124,85 @@ static void text_snapshots(FILE *out, const char *label, const gp_rank_t *r)
 		        n < named ? "takes the one left" : "shows CUDA's segments instead");
 }
 
+/* Does rank r have a data-quality note (anything lost, yielded, not observed)? */
+static bool quality_noted(const gp_rank_t *r)
+{
+	return !r->outcome.has_end || r->quality.truncated || r->quality.corrupt_chunks ||
+	       r->quality.lost_any || r->quality.yielded.s || strcmp(r->quality.wrapped, "agent") ||
+	       r->quality.nvtx_cuda_tids_unrelated || r->quality.markers_not_placed ||
+	       r->quality.bad_records || r->quality.clock_dropped || gp_rank_unobserved(r);
+}
+
+/* A listed rank's data quality: its processes, its snapshots, what it lost. */
+static void quality_notes(FILE *out, const char *label, const gp_rank_t *r)
+{
+	text_procs(out, label, r);
+	text_snapshots(out, label, r);
+	if (!quality_noted(r))
+		return;
+	bool unobserved = gp_rank_unobserved(r);
+	char bad[96] = "";
+	if (r->quality.bad_records)
+		snprintf(bad, sizeof(bad), "; %llu records with impossible times or sizes ignored",
+		         (unsigned long long)r->quality.bad_records);
+	fprintf(
+	    out,
+	    "rank %s: %s%s%s; records dropped: %llu with the ring full, %llu by "
+	    "CUPTI, %llu names (string table full), %llu past the cap; %llu "
+	    "corrupt "
+	    "chunks%s%s%s%s%s\n",
+	    label,
+	    unobserved ? "not observed (a process of the task used its GPU, no CUDA "
+	                 "work was recorded)"
+	    : r->quality.corrupt_chunks
+	        ? "damaged (its corrupt chunks' records are lost: its figures "
+	          "undercount, and it is left out of the job's step median where a "
+	          "whole rank has steps)"
+	    : r->outcome.has_end ? "complete"
+	                         : "incomplete (salvaged or killed)",
+	    r->quality.truncated ? ", truncated tail" : "",
+	    strcmp(r->quality.wrapped, "agent") ? ", not wrapped (environment-only)" : "",
+	    (unsigned long long)r->quality.drops_ring, (unsigned long long)r->quality.drops_cupti,
+	    (unsigned long long)r->quality.drops_table, (unsigned long long)r->quality.drops_cap,
+	    (unsigned long long)r->quality.corrupt_chunks,
+	    r->quality.yielded.s ? "; left to other tools: " : "", gp_txt(r->quality.yielded),
+	    r->quality.nvtx_cuda_tids_unrelated
+	        ? "; NVTX and CUDA API records name threads differently (an older "
+	          "collector): GPU work is matched to ranges by time on the steps' "
+	          "thread"
+	        : "",
+	    r->quality.markers_not_placed ? "; step markers not placed (GPU too far behind): "
+	                                    "their steps' GPU times merge with the next"
+	                                  : "",
+	    bad);
+	for (unsigned c = 1; gp_loss_key(c); c++)
+		if (r->quality.loss[c])
+			fprintf(out, "       lost: %llu %s\n",
+			        (unsigned long long)r->quality.loss[c], gp_loss_words(c));
+	if (r->quality.clock_dropped)
+		fprintf(out,
+		        "       clock: the TSC was %.1f us off the kernel's clock at "
+		        "%.3f s; times in the %.3f s before it may be off by up to "
+		        "that, those after it are clock_gettime's\n",
+		        (double)r->quality.clock_err_ns / 1e3, (double)r->quality.clock_at_ns / 1e9,
+		        (double)r->quality.clock_span_ns / 1e9);
+}
+
 /* Data quality: what was lost, yielded or not observed, by rank. */
 static void text_quality(const gp_job_t *job, FILE *out)
 {
 	fprintf(out, "\n== Data quality ==\n");
 	unsigned incomplete = 0, quiet_n = 0;
 	char quiet[160] = "";
+	rank_notes(out, job, quality_notes);
 	for (unsigned i = 0; i < job->nranks; i++) {
 		const gp_rank_t *r = &job->ranks[i];
-		char bad[96] = "";
-		if (r->quality.bad_records)
-			snprintf(bad, sizeof(bad),
-			         "; %llu records with impossible times or sizes ignored",
-			         (unsigned long long)r->quality.bad_records);
-		if (listed(job, r)) {
-			text_procs(out, label(job, r), r);
-			text_snapshots(out, label(job, r), r);
-		}
-		bool unobserved = gp_rank_unobserved(r);
-		if (!r->outcome.has_end || r->quality.truncated || r->quality.corrupt_chunks ||
-		    r->quality.lost_any || r->quality.yielded.s ||
-		    strcmp(r->quality.wrapped, "agent") || r->quality.nvtx_cuda_tids_unrelated ||
-		    r->quality.markers_not_placed || r->quality.bad_records ||
-		    r->quality.clock_dropped || unobserved) {
-			incomplete++;
-			if (!listed(job, r)) { /* large jobs: named below, not one line each */
-				if (quiet_n++ < 10)
-					snprintf(quiet + strlen(quiet),
-					         sizeof(quiet) - strlen(quiet), "%s%d",
-					         quiet_n > 1 ? ", " : "", r->id.rank);
-				continue;
-			}
-			fprintf(
-			    out,
-			    "rank %s: %s%s%s; records dropped: %llu with the ring full, %llu by "
-			    "CUPTI, %llu names (string table full), %llu past the cap; %llu "
-			    "corrupt "
-			    "chunks%s%s%s%s%s\n",
-			    label(job, r),
-			    unobserved
-			        ? "not observed (a process of the task used its GPU, no CUDA "
-			          "work was recorded)"
-			    : r->quality.corrupt_chunks
-			        ? "damaged (its corrupt chunks' records are lost: its figures "
-			          "undercount, and it is left out of the job's step median where a "
-			          "whole rank has steps)"
-			    : r->outcome.has_end ? "complete"
-			                         : "incomplete (salvaged or killed)",
-			    r->quality.truncated ? ", truncated tail" : "",
-			    strcmp(r->quality.wrapped, "agent") ? ", not wrapped (environment-only)"
-			                                        : "",
-			    (unsigned long long)r->quality.drops_ring,
-			    (unsigned long long)r->quality.drops_cupti,
-			    (unsigned long long)r->quality.drops_table,
-			    (unsigned long long)r->quality.drops_cap,
-			    (unsigned long long)r->quality.corrupt_chunks,
-			    r->quality.yielded.s ? "; left to other tools: " : "",
-			    gp_txt(r->quality.yielded),
-			    r->quality.nvtx_cuda_tids_unrelated
-			        ? "; NVTX and CUDA API records name threads differently (an older "
-			          "collector): GPU work is matched to ranges by time on the steps' "
-			          "thread"
-			        : "",
-			    r->quality.markers_not_placed
-			        ? "; step markers not placed (GPU too far behind): "
-			          "their steps' GPU times merge with the next"
-			        : "",
-			    bad);
-			for (unsigned c = 1; gp_loss_key(c); c++)
-				if (r->quality.loss[c])
-					fprintf(out, "       lost: %llu %s\n",
-					        (unsigned long long)r->quality.loss[c],
-					        gp_loss_words(c));
-			if (r->quality.clock_dropped)
-				fprintf(
-				    out,
-				    "       clock: the TSC was %.1f us off the kernel's clock at "
-				    "%.3f s; times in the %.3f s before it may be off by up to "
-				    "that, those after it are clock_gettime's\n",
-				    (double)r->quality.clock_err_ns / 1e3,
-				    (double)r->quality.clock_at_ns / 1e9,
-				    (double)r->quality.clock_span_ns / 1e9);
-		}
+		if (!quality_noted(r))
+			continue;
+		incomplete++;
+		if (!listed(job, r) && quiet_n++ < 10) /* large jobs: named, not one line each */
+			snprintf(quiet + strlen(quiet), sizeof(quiet) - strlen(quiet), "%s%d",
+			         quiet_n > 1 ? ", " : "", r->id.rank);
 	}
 	if (quiet_n)
 		fprintf(out,
@@ -1264,6 +1329,24 @@ void gp_report_json(const gp_job_t *job, FILE *out)
 	        job->step_median_ms, job->step_median_left_out, job->step_mean_period_ms,
 	        job->steps_per_second);
 	gp_json_str(out, job->step_basis);
+	const struct gp_step_counts *sc = &job->step_counts;
+	fprintf(out,
+	        ",\n  \"step_counts\": {\"ranks\": %u, \"common\": %u, \"min\": %u, \"max\": %u, "
+	        "\"ranks_differing\": %u, \"differing\": [",
+	        sc->ranks, sc->common, sc->min, sc->max, sc->ndiffer);
+	for (unsigned i = 0; i < sc->ndiffer && i < sizeof(sc->differ) / sizeof(sc->differ[0]); i++)
+		fprintf(out, "%s{\"rank\": %d, \"count\": %u}", i ? ", " : "", sc->differ[i].rank,
+		        sc->differ[i].count);
+	fprintf(out, "]}");
+	fprintf(out, ",\n  \"node_step_median_ms\": %.6f, \"nodes\": [", job->node_step_median_ms);
+	for (unsigned k = 0; k < job->nnodes; k++) {
+		fprintf(out, "%s\n    {\"node\": ", k ? "," : "");
+		gp_json_str(out, job->nodes[k].name);
+		fprintf(out, ", \"ranks\": %u, \"step_median_ms\": %.6f, \"peak_bytes\": %llu}",
+		        job->nodes[k].ranks, job->nodes[k].step_median_ms,
+		        (unsigned long long)job->nodes[k].peak);
+	}
+	fprintf(out, "%s]", job->nnodes ? "\n  " : "");
 	fprintf(out, ",\n  \"accounting\": ");
 	gp_acct_json(job, out);
 	fprintf(out, ",\n  \"sacct\": ");

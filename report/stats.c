@@ -173,6 +173,12 @@ double gp_cv(const double *v, size_t n)
 	return sqrt(sq / (double)(n - 1)) / m;
 }
 
+int gp_fig_cmp(const void *a, const void *b)
+{
+	const gp_fig_t *x = a, *y = b;
+	return x->v < y->v ? -1 : x->v > y->v ? 1 : (x->i > y->i) - (x->i < y->i);
+}
+
 typedef struct {
 	double v;
 	int from_b;

@@ -23,6 +23,13 @@ double gp_median_without(const double *s, size_t n, double v);
  * reorders v). The upper middle of an even count. 0 when n is 0. */
 uint64_t gp_median_u64(uint64_t *v, size_t n);
 double gp_mean(const double *v, size_t n);
+/* A figure of one of many (a rank's, a node's): its value and its index. */
+typedef struct gp_fig {
+	double v;
+	unsigned i;
+} gp_fig_t;
+/* qsort's order of figures: by value, then index (equal values keep their order). */
+int gp_fig_cmp(const void *a, const void *b);
 /* The median (as gp_median) and a 95 % interval of it from the samples' order statistics
  * (distribution-free: the ranks n/2 -+ 0.98 sqrt(n) of the sorted values, as binomial
  * tables give them), from one sort; *lo = *hi = 0 below 6 samples, where no such interval

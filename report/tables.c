@@ -181,18 +181,11 @@ static const char *text_cell(const gp_col_t *c, const gp_rank_t *r, const char *
 		snprintf(buf, len, "%s", v);
 	buf[gp_text_shown(buf, strlen(buf))] = '\0';
 	v = buf;
-	if (!(c->flags & GP_COL_CUT) || chars(v) <= GP_COL_TEXT_MAX)
+	if (!(c->flags & GP_COL_CUT))
 		return v;
-	size_t at = 0;
-	for (int k = 0; v[at] && k < GP_COL_TEXT_MAX - 3; k++) /* past GP_COL_TEXT_MAX - 3 chars */
-		for (at++; ((unsigned char)v[at] & 0xc0) == 0x80; at++)
-			;
-	if (at + 4 > len) /* never: a cell's buffer holds far more than 40 characters */
-		at = gp_utf8_back(v, len - 4);
-	if (v != buf)
-		memmove(buf, v, at);
-	memcpy(buf + at, "...", 4);
-	return buf;
+	char whole[256];
+	snprintf(whole, sizeof(whole), "%s", v);
+	return gp_text_cut(whole, GP_COL_TEXT_MAX, buf, len, NULL);
 }
 
 void gp_table_layout_init(gp_table_layout_t *lay, const gp_rank_table_t *t)

@@ -2,6 +2,7 @@
 #include "config.h"
 #include "wrap.h"
 #include "json.h"
+#include "names.h"
 
 #include <stdarg.h>
 #include <stdbool.h>
@@ -46,6 +47,19 @@ size_t gp_text_fit(const char *s, size_t len, size_t cols, size_t *used)
 	if (used)
 		*used = w;
 	return at;
+}
+
+const char *gp_text_cut(const char *s, size_t cols, char *buf, size_t len, size_t *used)
+{
+	size_t n = strlen(s), u, at = gp_text_fit(s, n, cols, &u);
+	if (at < n) /* past cols: whole characters and "..." */
+		at = gp_text_fit(s, n, cols > 3 ? cols - 3 : 0, &u), u += 3;
+	if (at + 4 > len)
+		at = len > 4 ? gp_utf8_back(s, len - 4) : 0;
+	snprintf(buf, len, "%.*s%s", (int)at, s, at < n ? "..." : "");
+	if (used)
+		*used = u;
+	return buf;
 }
 
 #define LABEL_MAX 24 /* "peak reached by", "rank batch/12", "threshold": a label, not a clause */
@@ -184,21 +198,7 @@ void gp_wrap_text(FILE *out, const char *buf, size_t len, size_t width)
 
 size_t gp_text_shown(char *buf, size_t len)
 {
-	/* what no terminal shows raw becomes '?', one for each control character (C0 but
-	 * newline, DEL, C1), bidirectional control and run of bytes that are not UTF-8 (a
-	 * maximal invalid subpart, as a decoder shows one U+FFFD), so a table's columns stay
-	 * where they were */
-	size_t w = 0;
-	for (size_t i = 0, n, skip; buf && i < len; i += n) {
-		if (!(n = gp_utf8_shown((unsigned char *)buf + i, len - i, "\n", &skip))) {
-			buf[w++] = '?';
-			n = skip;
-			continue;
-		}
-		memmove(buf + w, buf + i, n);
-		w += n;
-	}
-	return w;
+	return gp_shown(buf, len, "\n"); /* so a table's columns stay where they were */
 }
 
 void gp_text_emit(FILE *out, char *buf, size_t len)

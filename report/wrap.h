@@ -32,6 +32,9 @@ int gp_cp_cols(uint32_t cp);
  * '?' gp_text_shown makes of it). Never cuts inside a character: a wide one that would
  * straddle the edge is left out. */
 size_t gp_text_fit(const char *s, size_t len, size_t cols, size_t *used);
+/* s for a column of cols terminal columns, in buf: whole where it fits, else cut to whole
+ * characters (gp_text_fit) and "..."; *used (if not NULL) its columns. Returns buf. */
+const char *gp_text_cut(const char *s, size_t cols, char *buf, size_t len, size_t *used);
 /* The column a line's continuations start at: after its label ("word(s): " of at most
  * 24 characters and its spaces), its number ("1. "), its "("; else its indent + 2. */
 size_t gp_wrap_hang(const char *line, size_t len);

@@ -35,6 +35,11 @@ one() { # NAME DIR
 	out=$(python3 "$H/textwidth.py" check "$T/$1.txt" "$T/$1.json" 2>&1)
 	ok $? "$1: report.txt within 100 columns: $(echo "$out" | tail -1)"
 	[ -n "$out" ] && echo "$out" | head -n -1 | head -5 | sed 's/^/# /'
+	# the kernel table's names say what each kernel is (wave 12): no namespace, no
+	# parameters, the functor or op whole, no two rows alike (kernel_names.py)
+	out=$(python3 "$H/kernel_names.py" "$T/$1.txt" "$T/$1.json" 2>&1)
+	ok $? "$1: the kernel table's names are readable and distinct: $(echo "$out" | tail -1)"
+	[ -n "$out" ] && echo "$out" | head -n -1 | head -5 | sed 's/^/# /'
 	# the Chrome trace's step slices as doc/report.md says them: each step from its start
 	# to the next one's start, one a step of the report's (steps_check.py)
 	if python3 -c 'import json,sys; sys.exit(not any(r["steps"]["count"] for r in json.load(open(sys.argv[1]))["ranks"]))' "$T/$1.json"; then
@@ -110,6 +115,37 @@ if "$B/bench/synth-job" --ranks 33 --events 400 --node-prefix dgx-h100-rack07-n 
 	grep -qE '^  node dgx-h100-rack07-n004 +1 rank,' "$T/synth33.txt" && [ "$n" = 5 ] &&
 		! grep -q '^  node .*largest peak 0 B' "$T/synth33.txt"
 	ok $? "synth33: each node's line names it whole ($n of 5), '1 rank'"
+fi
+# the node lines' figures are the pipeline's (report.json nodes, node_step_median_ms), not
+# the text writer's own: each node's ranks, median step and peak; past 32 nodes the
+# medians' min, median and max and the slowest named
+if "$B/bench/synth-job" --ranks 300 --events 400 --out "$T/synth300" >/dev/null &&
+	"$B/gpuprof" report "$T/synth33" | unwrap >"$T/n33.txt" &&
+	"$B/gpuprof" report --format=json "$T/synth33" >"$T/n33.json" &&
+	"$B/gpuprof" report "$T/synth300" | unwrap >"$T/n300.txt" &&
+	"$B/gpuprof" report --format=json "$T/synth300" >"$T/n300.json"; then
+	out=$(python3 - "$T/n33.txt" "$T/n33.json" "$T/n300.txt" "$T/n300.json" <<'PY'
+import json, re, sys
+UNIT = {"B": 1, "KiB": 2**10, "MiB": 2**20, "GiB": 2**30, "TiB": 2**40}
+def same_bytes(shown, b):  # "192 MiB" for 201326592, to the digits shown
+    v, u = shown.split()
+    return abs(float(v) * UNIT[u] - b) <= 0.01 * b + UNIT[u] * 0.05
+t, j = open(sys.argv[1]).read(), json.load(open(sys.argv[2]))
+lines = re.findall(r"^  node (\S+) +(\d+) ranks?, median step ([0-9.]+) ms, largest peak (.+)$", t, re.M)
+assert len(lines) == len(j["nodes"]) == 5, (len(lines), len(j["nodes"]))
+for (name, n, med, peak), nd in zip(lines, j["nodes"]):
+    assert (name, int(n), med) == (nd["node"], nd["ranks"], "%.3f" % nd["step_median_ms"]), (name, nd)
+    assert same_bytes(peak, nd["peak_bytes"]), (peak, nd["peak_bytes"])
+t, j = open(sys.argv[3]).read(), json.load(open(sys.argv[4]))
+m = re.search(r"(\d+) nodes: median step per node min ([0-9.]+), median ([0-9.]+), max ([0-9.]+) ms; slowest: (\S+) ([0-9.]+)", t)
+meds = sorted(n["step_median_ms"] for n in j["nodes"])
+slow = max(j["nodes"], key=lambda n: n["step_median_ms"])
+want = (str(len(j["nodes"])), "%.3f" % meds[0], "%.3f" % j["node_step_median_ms"], "%.3f" % meds[-1], slow["node"])
+assert m and m.groups()[:5] == want, (m and m.groups(), want)
+print("5 node lines and the %s nodes' line are report.json's" % want[0])
+PY
+)
+	ok $? "the node lines' figures are report.json's nodes: $out"
 fi
 
 # the checker itself finds a figure that differs from its field

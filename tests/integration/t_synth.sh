@@ -243,6 +243,51 @@ rm -f "$T/fx/leak/step0/rank0.gps"
 ok $? "gpuprof summarize writes a rank's summary"
 "$B/gpuprof" summarize "$T/nope/rank0.gpr" 2>"$T/err"; [ $? -eq 1 ] && grep -q "summarize" "$T/err"
 ok $? "gpuprof summarize of a missing rank file: an error, exit 1"
+# many ranks listed (wave 12): a note that holds for every rank said once, not once a rank
+# ("all 64 ranks: all 37 post-warm-up steps were traced ..."; it was 64 lines of it), the
+# ranks a note holds for named together, and no heading with nothing under it (the
+# framework's, above 32 ranks, where no rank is listed)
+"$B/bench/synth-job" --ranks 64 --events 4000 --torch --out "$T/m64" >/dev/null &&
+	"$B/gpuprof" report --ranks=0-63 "$T/m64" >"$T/m64.txt" &&
+	"$B/gpuprof" report "$T/m64" >"$T/m64.default.txt" &&
+	"$B/gpuprof" report --ranks=2,5-7 "$T/m64" >"$T/m64.some.txt"
+ok $? "report on 64 ranks with the PyTorch integration's line, listed and not"
+n=$(grep -c "post-warm-up steps were traced at kernel level" "$T/m64.txt")
+t=$(grep -c "torch 2.11.0+cu130 (synthetic)" "$T/m64.txt")
+grep -q "^all 64 ranks: all 37 post-warm-up steps were traced" "$T/m64.txt" && [ "$n" = 1 ] &&
+	grep -q "^all 64 ranks: torch 2.11.0" "$T/m64.txt" && [ "$t" = 1 ]
+ok $? "64 ranks listed: the traced-steps note once for all 64 ($n), the framework's line once ($t)"
+grep -q "^ranks 2,5-7: torch 2.11.0+cu130 (synthetic)" "$T/m64.some.txt"
+ok $? "--ranks=2,5-7: the ranks a note holds for named together ($(grep -m1 'torch 2.11' "$T/m64.some.txt" | cut -c1-40))"
+! grep -q "== The framework" "$T/m64.default.txt"
+ok $? "64 ranks, none listed: no framework heading with nothing under it"
+python3 - "$T/m64.txt" "$T/m64.default.txt" <<'PY5'
+import re, sys
+for f in sys.argv[1:]:
+    heads = [l for l in open(f).read().split("\n\n") if l.startswith("== ")]
+    empty = [h.split("\n")[0] for h in heads if len(h.strip().split("\n")) < 2]
+    assert not empty, (f, empty)
+PY5
+ok $? "no section of either report is a heading alone"
+# the steps line says the job's count, not rank 0's (wave 12): the same on every rank,
+# said once; two ranks that stopped early (36 steps, the others 40), the range and which
+"$B/bench/synth-job" --ranks 8 --events 4000 --out "$T/cnt" >/dev/null &&
+	"$B/gpuprof" report "$T/cnt" | unwrap >"$T/cnt.same" &&
+	"$B/bench/synth-job" --ranks 8 --events 3600 --first 6 --out "$T/cnt" >/dev/null &&
+	"$B/gpuprof" report "$T/cnt" | unwrap >"$T/cnt.txt" &&
+	"$B/gpuprof" report --format=json "$T/cnt" >"$T/cnt.json"
+ok $? "8 ranks, then ranks 6 and 7 written again with 36 steps"
+grep -q "^steps: NVTX range 'train_step' (40 times), the same on all 8 ranks;" "$T/cnt.same"
+ok $? "the same count on every rank: said once for all 8 ($(grep -m1 '^steps:' "$T/cnt.same" | cut -c1-70))"
+grep -q "^steps: 36 to 40 a rank (40 on 6 of the 8 ranks with steps; rank 6: 36, rank 7: 36); rank 0's: NVTX range 'train_step' (40 times);" "$T/cnt.txt"
+ok $? "counts that differ: the range and the ranks that differ ($(grep -m1 '^steps:' "$T/cnt.txt" | cut -c1-90))"
+python3 - "$T/cnt.json" <<'PY6'
+import json, sys
+c = json.load(open(sys.argv[1]))["step_counts"]
+assert c == {"ranks": 8, "common": 40, "min": 36, "max": 40, "ranks_differing": 2,
+             "differing": [{"rank": 6, "count": 36}, {"rank": 7, "count": 36}]}, c
+PY6
+ok $? "report.json's step_counts: the common count, the range, the ranks that differ"
 # every synthetic job's text report within 100 columns (issue 49 item 6): the large jobs'
 # distributions and node lines, the windows, the threads; report.json's findings whole
 n=0; bad=""

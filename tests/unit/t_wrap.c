@@ -3,6 +3,7 @@
  * is lost or reordered, and that no line is longer than the width but a lone token. */
 #include "config.h"
 #include "wrap.h"
+#include "log.h"
 #include "tap.h"
 
 #include <stdbool.h>
@@ -182,6 +183,58 @@ static void fits(void)
 	}
 }
 
+/* gp_text_cut: a table's cell (a node's name, a text column) whole or cut with "..." */
+static void cell_cuts(void)
+{
+	static const struct {
+		const char *s;
+		size_t cols;
+		const char *want;
+		size_t used;
+	} c[] = {
+	    {"node007", 8, "node007", 7},
+	    {"dgx-h100-rack07-n004", 20, "dgx-h100-rack07-n004", 20},
+	    {"dgx-h100-rack07-n004", 12, "dgx-h100-...", 12},
+	    {"n\xc5\x93ud-\xc3\xa9xyz", 7, "n\xc5\x93ud...", 7},
+	    {"ab\xe7\xaf\x80\xe9\xbb\x9e\xe9\xbb\x9e", 6, "ab...", 5},
+	};
+	for (size_t i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
+		char buf[64];
+		size_t used = 99;
+		gp_text_cut(c[i].s, c[i].cols, buf, sizeof(buf), &used);
+		ok(!strcmp(buf, c[i].want) && used == c[i].used, "%s in %zu columns: %s, %zu",
+		   c[i].s, c[i].cols, buf, used);
+	}
+	char small[8];
+	gp_text_cut("a-long-node-name", 40, small, sizeof(small), NULL);
+	ok(strlen(small) < sizeof(small) && strstr(small, "..."), "a small buffer: cut (%s)",
+	   small);
+}
+
+/* The text report and the log make the same '?' of what no terminal shows raw (gp_shown):
+ * an escape, a C1 control, a bidirectional override, bytes that are not UTF-8; the log
+ * keeps a tab */
+static void shown_alike(void)
+{
+	static const char in[] = "a\x1b[31mb\xc2\x9b"
+	                         "c\xe2\x80\xae"
+	                         "d\xff\xfe"
+	                         "e\xe2\x82"
+	                         "f\xce\xb1";
+	char t[64], l[64];
+	memcpy(t, in, sizeof(in));
+	memcpy(l, in, sizeof(in));
+	t[gp_text_shown(t, strlen(t))] = '\0';
+	gp_log_shown(l);
+	ok(!strcmp(t, l) && !strcmp(t, "a?[31mb?c?d??e?f\xce\xb1"), "text %s and log %s alike", t,
+	   l);
+	char tab[] = "x\ty";
+	gp_log_shown(tab);
+	char ttab[] = "x\ty";
+	ttab[gp_text_shown(ttab, strlen(ttab))] = '\0';
+	ok(!strcmp(tab, "x\ty") && !strcmp(ttab, "x?y"), "a tab: kept in the log, '?' in the text");
+}
+
 int main(void)
 {
 	hangs();
@@ -189,5 +242,7 @@ int main(void)
 	paragraph();
 	formatted();
 	fits();
+	cell_cuts();
+	shown_alike();
 	return done_testing();
 }
