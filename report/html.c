@@ -642,7 +642,7 @@ static void plot_kernels(FILE *o, const gp_job_t *job)
 	char shown[12][56];
 	for (unsigned i = 0; i < n; i++)
 		names[i] = job->k[i].name;
-	gp_display_names(names, n, shown[0], sizeof(shown[0]));
+	gp_display_names(names, NULL, n, shown[0], sizeof(shown[0]));
 	for (unsigned i = 0; i < n; i++) {
 		const gp_kstat_t *k = &job->k[i];
 		double share = (double)k->total / tot;

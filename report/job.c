@@ -643,18 +643,26 @@ static void job_nodes(gp_job_t *job)
 		unsigned m = 0;
 		for (unsigned j = from[k]; j < from[k + 1]; j++) {
 			const gp_rank_t *r = &job->ranks[by[j]];
-			v[m++] = r->steps.median_ms;
+			if (r->steps.nms) /* a rank without steps: no 0 pulling its node down */
+				v[m++] = r->steps.median_ms;
 			if (r->memory.peak > nd[k].peak)
 				nd[k].peak = r->memory.peak;
 		}
-		nd[k].ranks = m;
-		nd[k].step_median_ms = gp_median(v, m);
-		f[k] = (gp_fig_t){nd[k].step_median_ms, k};
+		nd[k].ranks = from[k + 1] - from[k];
+		nd[k].step_median_ms = m ? gp_median(v, m) : 0; /* 0: not measured */
 	}
-	qsort(f, nn, sizeof(*f), gp_fig_cmp);
+	unsigned nf = 0; /* the nodes with steps, by their median; then the others */
+	for (unsigned k = 0; k < nn; k++)
+		if (nd[k].step_median_ms > 0)
+			f[nf++] = (gp_fig_t){nd[k].step_median_ms, k};
+	qsort(f, nf, sizeof(*f), gp_fig_cmp);
+	for (unsigned k = 0, u = nf; k < nn; k++)
+		if (!(nd[k].step_median_ms > 0))
+			f[u++] = (gp_fig_t){0, k};
 	for (unsigned k = 0; k < nn; k++)
 		by[k] = f[k].i;
-	job->node_step_median_ms = nn ? f[(unsigned)(0.5 * (nn - 1) + 0.5)].v : 0;
+	job->node_step_median_ms = nf ? f[(unsigned)(0.5 * (nf - 1) + 0.5)].v : 0;
+	job->nnodes_timed = nf;
 	job->nodes = nd, nd = NULL;
 	job->node_by_step = by, by = NULL;
 	job->nnodes = nn;

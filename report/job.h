@@ -119,7 +119,9 @@ typedef struct gp_job {
 		double step_median_ms;
 		uint64_t peak;
 	} * nodes;
-	unsigned nnodes, *node_by_step;
+	/* node_by_step: the nnodes_timed nodes whose ranks have steps first, then the others
+	 * (step_median_ms 0: not measured) */
+	unsigned nnodes, *node_by_step, nnodes_timed;
 	double node_step_median_ms;
 	struct gp_step_counts {
 		unsigned ranks, common, min, max, ndiffer;

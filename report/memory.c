@@ -60,7 +60,7 @@ static const char *frame_readable(const char *s, char *out, size_t len)
 		free(dem);
 		return s;
 	}
-	gp_display_name(d, folded, sizeof(folded));
+	gp_display_label(d, folded, sizeof(folded)); /* a frame: its scope is what it is */
 	snprintf(out, len, "%s%s", folded, s + n);
 	free(dem);
 	return out;

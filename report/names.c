@@ -569,6 +569,8 @@ out:
 	return done;
 }
 
+static void middle_cut(char *s, char *out, size_t width);
+
 void gp_display_name(const char *name, char *out, size_t width)
 {
 	if (!width)
@@ -594,8 +596,16 @@ void gp_display_name(const char *name, char *out, size_t width)
 			return;
 		}
 	}
+	middle_cut(s, out, width);
+	free(s);
+}
+
+/* s (malloc'd, changed) into out, cut in the middle where it is too long: both ends kept,
+ * whole characters */
+static void middle_cut(char *s, char *out, size_t width)
+{
 	size_t n = strlen(s);
-	if (n >= width && width > 8) { /* the middle cut: both ends kept, whole characters */
+	if (n >= width && width > 8) {
 		size_t keep = width - 1 - 2, head = gp_utf8_back(s, keep / 2),
 		       tail = keep - keep / 2;
 		size_t from = n - tail;
@@ -606,6 +616,33 @@ void gp_display_name(const char *name, char *out, size_t width)
 	}
 	gp_text_safe(s);
 	snprintf(out, width, "%s", s);
+}
+
+void gp_display_label(const char *name, char *out, size_t width)
+{
+	if (!width)
+		return;
+	char *s = gp_readable_name(name ? name : "");
+	if (!s) {
+		snprintf(out, width, "%s", name ? name : "");
+		gp_text_safe(out);
+		return;
+	}
+	/* a function's parameter list goes where the whole does not fit; its scope stays
+	 * (Model::forward and Encoder::forward are two functions) */
+	size_t n = strlen(s);
+	if (n >= width && n && s[n - 1] == ')') {
+		int depth = 0;
+		for (size_t i = n; i-- > 0;) {
+			depth += s[i] == ')' ? 1 : s[i] == '(' ? -1 : 0;
+			if (!depth) {
+				if (i > 0)
+					s[i] = 0;
+				break;
+			}
+		}
+	}
+	middle_cut(s, out, width);
 	free(s);
 }
 
@@ -686,10 +723,14 @@ static int cmp_size(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-void gp_display_names(const char *const *names, unsigned n, char *out, size_t width)
+void gp_display_names(const char *const *names, const bool *kernel, unsigned n, char *out,
+                      size_t width)
 {
 	for (unsigned i = 0; i < n; i++)
-		gp_display_name(names[i], out + i * width, width);
+		if (!kernel || kernel[i])
+			gp_display_name(names[i], out + i * width, width);
+		else
+			gp_display_label(names[i], out + i * width, width);
 	if (width < 12 || !n)
 		return;
 	char *now = malloc(n * width), **full = calloc(n, sizeof(char *));
@@ -698,7 +739,21 @@ void gp_display_names(const char *const *names, unsigned n, char *out, size_t wi
 	if (!now || !full || !pos || !npos)
 		goto out;
 	for (unsigned i = 0; i < n; i++)
-		full[i] = simplified(names[i]);
+		full[i] = !kernel || kernel[i] ? simplified(names[i]) : gp_readable_name(names[i]);
+	/* two kernels the shortening made one name (overloads differing in their parameters,
+	 * templates in what was dropped): told apart by their whole readable names */
+	for (unsigned i = 0; i < n; i++)
+		for (unsigned j = i + 1; full[i] && j < n; j++) {
+			if (!full[j] || strcmp(full[i], full[j]) || !strcmp(names[i], names[j]))
+				continue;
+			char *a = gp_readable_name(names[i]), *b = gp_readable_name(names[j]);
+			if (a && b) {
+				free(full[i]), free(full[j]);
+				full[i] = a, full[j] = b;
+			} else {
+				free(a), free(b);
+			}
+		}
 	/* rows that read the same are cut around where their names differ, as often as that
 	 * leaves two rows reading the same (a few rounds: each adds a place to show), where
 	 * the column has room for pieces */

@@ -4,6 +4,7 @@
 #ifndef GP_NAMES_H
 #define GP_NAMES_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
 
@@ -20,7 +21,13 @@ void gp_display_name(const char *name, char *out, size_t width);
 /* The rows of a table (n names into out, width bytes each): as gp_display_name, except
  * that rows that would read the same are cut around where their names differ (three GEMMs
  * that differ only in the middle of their names stay three names). */
-void gp_display_names(const char *const *names, unsigned n, char *out, size_t width);
+void gp_display_names(const char *const *names, const bool *kernel, unsigned n, char *out,
+                      size_t width);
+/* A name that is no kernel's (a stack frame's function, an NVTX range the user wrote) for
+ * a column of width-1 bytes: readable (demangled), a function's parameter list dropped
+ * where it does not fit whole, its scope kept, then the middle cut. kernel[] of
+ * gp_display_names (NULL: every row a kernel) says which rows are these. */
+void gp_display_label(const char *name, char *out, size_t width);
 /* A cut at i of s moved back to the start of the UTF-8 character there (never half a
  * character in a table). */
 size_t gp_utf8_back(const char *s, size_t i);

@@ -182,21 +182,24 @@ static void node_lines(FILE *out, const gp_job_t *job)
 	}
 	for (unsigned k = 0; k < nn && nn <= 32; k++) {
 		char nb[256];
-		fprintf(out, "  node %s %5u rank%s, median step %.3f ms, largest peak %s\n",
+		char ms[32] = "-"; /* no rank of it with steps: not measured */
+		if (nd[k].step_median_ms > 0)
+			snprintf(ms, sizeof(ms), "%.3f ms", nd[k].step_median_ms);
+		fprintf(out, "  node %s %5u rank%s, median step %s, largest peak %s\n",
 		        node_cell(nd[k].name, nw, nb, sizeof(nb)), nd[k].ranks,
-		        nd[k].ranks == 1 ? "" : "s", nd[k].step_median_ms,
-		        nd[k].peak ? hb((double)nd[k].peak) : "-");
+		        nd[k].ranks == 1 ? "" : "s", ms, nd[k].peak ? hb((double)nd[k].peak) : "-");
 	}
-	if (nn > 32) {
+	if (nn > 32 && job->nnodes_timed) {
 		const unsigned *by = job->node_by_step;
-		fprintf(
-		    out,
-		    "  %u nodes: median step per node min %.3f, median %.3f, max %.3f ms; slowest:",
-		    nn, nd[by[0]].step_median_ms, job->node_step_median_ms,
-		    nd[by[nn - 1]].step_median_ms);
-		for (unsigned k = 0; k < 5 && k < nn; k++)
-			fprintf(out, "%s %s %.3f", k ? "," : "", nd[by[nn - 1 - k]].name,
-			        nd[by[nn - 1 - k]].step_median_ms);
+		unsigned nt = job->nnodes_timed; /* the nodes with steps: by[0 .. nt) */
+		fprintf(out,
+		        "  %u nodes%s: median step per node min %.3f, median %.3f, max %.3f ms; "
+		        "slowest:",
+		        nt, nt < nn ? " with steps" : "", nd[by[0]].step_median_ms,
+		        job->node_step_median_ms, nd[by[nt - 1]].step_median_ms);
+		for (unsigned k = 0; k < 5 && k < nt; k++)
+			fprintf(out, "%s %s %.3f", k ? "," : "", nd[by[nt - 1 - k]].name,
+			        nd[by[nt - 1 - k]].step_median_ms);
 		fprintf(out, "\n");
 	}
 }
@@ -274,7 +277,7 @@ static void group_phrase(const gp_job_t *job, const unsigned *who, unsigned n, c
 			snprintf(b, len, "all %u ranks", n);
 		return;
 	}
-	size_t w = (size_t)snprintf(b, len, "ranks ");
+	size_t w = (size_t)snprintf(b, len, "ranks "), room = len > 32 ? len - 32 : 0;
 	for (unsigned k = 0; k < n && w < len; k++) {
 		const gp_rank_t *r = &job->ranks[who[k]];
 		unsigned z = k; /* a run of consecutive ranks of one step: "4-9" */
@@ -282,6 +285,10 @@ static void group_phrase(const gp_job_t *job, const unsigned *who, unsigned n, c
 		       job->ranks[who[z + 1]].id.rank == job->ranks[who[z]].id.rank + 1 &&
 		       !strcmp(job->ranks[who[z + 1]].id.step, r->id.step))
 			z++;
+		if (w >= room) { /* no list that reads complete when it is not */
+			snprintf(b + w, len - w, ", ... (%u ranks)", n);
+			return;
+		}
 		w += (size_t)snprintf(b + w, len - w, "%s%s", k ? "," : "", label(job, r));
 		if (z > k && w < len)
 			w += (size_t)snprintf(b + w, len - w, "-%d", job->ranks[who[z]].id.rank);
@@ -566,10 +573,13 @@ static void text_startup(const gp_job_t *job, FILE *out)
 		 * keep what tells them apart (gp_display_names) */
 		enum { NT = sizeof(r->startup.top) / sizeof(r->startup.top[0]), W = 53 };
 		const char *full[NT];
+		bool kern[NT];
 		char nm[NT][W];
 		for (unsigned k = 0; k < r->startup.ntop; k++)
-			full[k] = gp_txt(r->startup.top[k].name);
-		gp_display_names(full, r->startup.ntop, &nm[0][0], W);
+			full[k] = gp_txt(r->startup.top[k].name),
+			kern[k] = r->startup.top[k].kernel;
+		gp_display_names(full, kern, r->startup.ntop, &nm[0][0],
+		                 W); /* ranges: the user's */
 		for (unsigned k = 0; k < r->startup.ntop; k++)
 			fprintf(out, "       %-8s %-52s %10.1f ms %6u time%s\n",
 			        r->startup.top[k].kernel ? "kernel" : "range", nm[k],
@@ -983,7 +993,7 @@ static void text_time(const gp_job_t *job, FILE *out)
 		name_w = name_w > MAXNAME ? MAXNAME : name_w;
 		fprintf(out, "%-*s %7s %9s %9s %6s%s\n", name_w, "name", "calls", "total ms",
 		        "mean us", "share", inw ? "  launched in" : "");
-		gp_display_names(names, nshow, shown, (size_t)name_w + 1);
+		gp_display_names(names, NULL, nshow, shown, (size_t)name_w + 1);
 		for (unsigned i = 0; i < nshow; i++) {
 			const gp_kstat_t *k = &job->k[i];
 			fprintf(out, "%-*s %7llu %9.3f %9.2f %5.1f%%%s%s\n", name_w,

@@ -141,6 +141,14 @@ ok $? "the slow rank is named as the outlier of the step time ($(grep 'step medi
 "$B/gpuprof" report --ranks=3,40-41 "$T/big" | grep -cE '^(3|40|41) +node0' | grep -qx 3
 ok $? "--ranks=3,40-41 lists those ranks' lines"
 "$B/gpuprof" report --ranks=x "$T/big" 2>/dev/null; ok $(( $? == 2 ? 0 : 1 )) "--ranks=x is rejected as usage"
+# a node whose ranks found no steps is "not measured" (-), never a 0 ms node pulling the
+# median across nodes down (the reviewer: node lines took ranks without steps as 0)
+"$B/bench/synth-job" --ranks 40 --events 2000 --out "$T/quiet" >/dev/null
+"$B/bench/synth-job" --first 40 --ranks 48 --events 100 --node-prefix quiet --out "$T/quiet" >/dev/null
+"$B/gpuprof" report "$T/quiet" >"$T/quiet.txt" 2>/dev/null
+grep -q '^  node quiet005 .*median step -,' "$T/quiet.txt" && ! grep -q 'median step 0\.000' "$T/quiet.txt"
+ok $? "a node with no rank's steps: median step '-' ($(grep quiet005 "$T/quiet.txt"))"
+
 python3 -c 'import json,sys; assert len(json.load(open(sys.argv[1]))["ranks"]) == 80' "$T/big/report.json"
 ok $? "report.json keeps all 80 ranks"
 # rank_table: every rank a row, each cell the value its rank's object gives that key

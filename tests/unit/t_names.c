@@ -144,7 +144,7 @@ int main(void)
 	char ptrows[NPT][41];
 	for (unsigned i = 0; i < NPT; i++)
 		ptn[i] = pt[i].name;
-	gp_display_names(ptn, NPT, ptrows[0], sizeof(ptrows[0]));
+	gp_display_names(ptn, NULL, NPT, ptrows[0], sizeof(ptrows[0]));
 	for (unsigned i = 0; i < NPT; i++) {
 		const char *r = ptrows[i], *at = strstr(r, pt[i].says);
 		size_t n = strlen(pt[i].says);
@@ -179,7 +179,7 @@ int main(void)
 	    "aligna4_alignc4_execute_split_k_kernel__5x_cublas",
 	    "bias_grad(float const*, float*, int, int)"};
 	char rows[5][61];
-	gp_display_names(gemms, 5, rows[0], sizeof(rows[0]));
+	gp_display_names(gemms, NULL, 5, rows[0], sizeof(rows[0]));
 	unsigned same = 0, long_rows = 0;
 	for (int i = 0; i < 5; i++) {
 		long_rows += strlen(rows[i]) > 60;
@@ -194,14 +194,14 @@ int main(void)
 	const char *over[] = {"_ZN5flash42fwd_kernel_with_a_very_long_name_that_goesEPKfPfii",
 	                      "_ZN5flash42fwd_kernel_with_a_very_long_name_that_goesEPKdPdii"};
 	char two[2][41];
-	gp_display_names(over, 2, two[0], sizeof(two[0]));
+	gp_display_names(over, NULL, 2, two[0], sizeof(two[0]));
 	ok(strcmp(two[0], two[1]) && strlen(two[0]) <= 40,
 	   "overloads that differ in their parameters read as two: %s | %s", two[0], two[1]);
 	const char *wide[] = {"\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9"
 	                      "\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9"
 	                      "\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9_\x1b[31m_end"};
 	char w[1][20];
-	gp_display_names(wide, 1, w[0], sizeof(w[0]));
+	gp_display_names(wide, NULL, 1, w[0], sizeof(w[0]));
 	bool whole = true;
 	for (size_t i = 0; w[0][i]; i++) /* every 0xc3 is followed by its 0xa9 */
 		whole &= (unsigned char)w[0][i] != 0xc3 || (unsigned char)w[0][i + 1] == 0xa9;
@@ -221,7 +221,7 @@ int main(void)
 		many[i] = many_names[i];
 	}
 	char mrows[6][24];
-	gp_display_names(many, 6, mrows[0], sizeof(mrows[0]));
+	gp_display_names(many, NULL, 6, mrows[0], sizeof(mrows[0]));
 	unsigned msame = 0;
 	for (int i = 0; i < 6; i++)
 		for (int j = 0; j < i; j++)
@@ -229,7 +229,7 @@ int main(void)
 	ok(!msame, "six names too alike for a narrow column still read as six: %s | %s | %s",
 	   mrows[0], mrows[1], mrows[5]);
 	char one[1][61];
-	gp_display_names(gemms, 1, one[0], sizeof(one[0]));
+	gp_display_names(gemms, NULL, 1, one[0], sizeof(one[0]));
 	gp_display_name(gemms[0], b, 61);
 	ok(!strcmp(one[0], b), "a table of one row is gp_display_name's: %s", one[0]);
 
@@ -300,5 +300,33 @@ int main(void)
 	}
 	ok(!strcmp(gp_kernel_kind(""), "other") && !strcmp(gp_kernel_kind(NULL), "other"),
 	   "no name: other");
+	/* names that are no kernel's keep their scope (the reviewer: frames and NVTX ranges
+	 * lost it with the kernels' shortening): two functions named forward, two ranges named
+	 * layer3, the allocator's frame; kernels that only their parameters tell apart are two */
+	char f1[41], f2[41], f3[61];
+	gp_display_label("_ZN5Model7forwardERKN2at6TensorE", f1, sizeof(f1));
+	gp_display_label("_ZN7Encoder7forwardERKN2at6TensorE", f2, sizeof(f2));
+	ok(!strcmp(f1, "Model::forward(at::Tensor const&)") &&
+	       !strcmp(f2, "Encoder::forward(at::Tensor const&)"),
+	   "frames keep their scope: %s | %s", f1, f2);
+	gp_display_label("c10::cuda::CUDACachingAllocator::Native::DeviceCachingAllocator::malloc("
+	                 "signed char, unsigned long, CUstream_st*)",
+	                 f3, sizeof(f3));
+	ok(strstr(f3, "c10::cuda::") && strstr(f3, "malloc") && !strchr(f3, '('),
+	   "a long frame: its parameters go, its scope stays: %s", f3);
+	const char *mixed[] = {"encoder::layer3", "decoder::layer3", "_ZN2ns4kernEPf"};
+	const bool kern[] = {false, false, true};
+	char m3[3][41];
+	gp_display_names(mixed, kern, 3, m3[0], sizeof(m3[0]));
+	ok(!strcmp(m3[0], "encoder::layer3") && !strcmp(m3[1], "decoder::layer3") &&
+	       !strcmp(m3[2], "kern"),
+	   "a start-up table's ranges as the user wrote them, its kernel shortened: %s | %s | %s",
+	   m3[0], m3[1], m3[2]);
+	const char *ov[] = {"_ZN2ns4kernEPf", "_ZN2ns4kernEPd"};
+	char o2[2][41];
+	gp_display_names(ov, NULL, 2, o2[0], sizeof(o2[0]));
+	ok(strcmp(o2[0], o2[1]) && !strstr(o2[1], "#2"),
+	   "kernels only their parameters tell apart: two names, not 'kern #2': %s | %s", o2[0],
+	   o2[1]);
 	return done_testing();
 }
