@@ -243,6 +243,11 @@ static void v_collectives(FILE *out, const gp_rank_t *r)
 	fputc(']', out);
 }
 
+static bool slowdown_seen(const gp_rank_t *r)
+{
+	return r->steps.shift.ratio > 0;
+}
+
 static bool own_seen(const gp_rank_t *r)
 {
 	return r->own.steps > 0;
@@ -355,6 +360,21 @@ const gp_field_t gp_rank_fields[] = {
     FN("steps", "durations_ms", v_durations, "ms",
        "the headline's samples: all up to 512, else 512 evenly spaced, first and last "
        "included (mean, median, p95 are from all)"),
+
+    /* the steps got slower at one step and stayed so (steps.shift, finding slowdown);
+       null where they did not */
+    F64("slowdown", "ratio", steps.shift.ratio, 4, NULL,
+        "the steps got slower at one step and stayed so to the end (finding slowdown): the "
+        "median from it on over the median before it (null: no such shift)"),
+    U32("slowdown", "step", steps.shift.step, NULL,
+        "the step they got slower from (its number, from 0)"),
+    F64("slowdown", "at_s", steps.shift.at_s, 3, "s",
+        "when that step began, seconds after the program's start"),
+    F64("slowdown", "before_ms", steps.shift.before_ms, 6, "ms", "the median step before it"),
+    F64("slowdown", "after_ms", steps.shift.after_ms, 6, "ms", "the median step from it on"),
+    U32("slowdown", "before_samples", steps.shift.nbefore, NULL,
+        "headline samples before it (of the kept ones, steps.durations_ms)"),
+    U32("slowdown", "after_samples", steps.shift.nafter, NULL, "... from it on"),
 
     U64("gpu", "kernels_total", gpu.kernels_total, NULL, "kernels recorded"),
     U64("gpu", "kernels_in_steps", gpu.kernels_in_steps, NULL, "... inside the steps"),
@@ -675,7 +695,8 @@ static const struct {
 } conditional[] = {{"framework", framework_seen},
                    {"pytorch", torch_seen},
                    {"pool", pool_seen},
-                   {"own_cost", own_seen}};
+                   {"own_cost", own_seen},
+                   {"slowdown", slowdown_seen}};
 
 static bool section_shown(const char *section, const gp_rank_t *r)
 {

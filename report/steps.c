@@ -22,6 +22,7 @@
 #include "rankdata.h"
 #include "stats.h"
 #include "modes.h"
+#include "live.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -771,6 +772,40 @@ static void mark_traced(rank_data_t *d)
 	}
 }
 
+/* A level shift in the headline's samples (stepshape.h), found on the kept ones; where
+ * they are evenly spaced over more, its onset placed among all the samples between the
+ * kept one before it and the kept onset (the first split there with the fewest on the
+ * wrong side of the threshold); its step, and when that step began after the program's
+ * start. */
+static void level_shift(gp_rank_t *r, const rank_data_t *d, const double *head,
+                        const unsigned *head_i, size_t nh)
+{
+	gp_step_shift_t *sh = &r->steps.shift;
+	if (!gp_step_shift(r->steps.ms, r->steps.nms, strcmp(r->steps.basis, "gpu") != 0, sh))
+		return;
+	size_t keep = r->steps.nms, h1 = sh->at, h0 = h1;
+	if (nh > keep && keep > 1) {
+		h1 = (size_t)((uint64_t)sh->at * (nh - 1) / (keep - 1));
+		h0 = (size_t)((uint64_t)(sh->at - 1) * (nh - 1) / (keep - 1));
+		double thr = GP_LIVE_SLOW_RATIO * sh->before_ms;
+		size_t wrong = 0, best = SIZE_MAX, at = h1;
+		for (size_t i = h0 + 1; i <= h1; i++)
+			wrong += head[i] < thr; /* the split before h0 + 1: these are after it */
+		for (size_t j = h0 + 1; j <= h1; j++) {
+			if (head[j] >= thr && wrong < best)
+				best = wrong, at = j;
+			/* move the split past j */
+			wrong += head[j] >= thr;
+			wrong -= head[j] < thr;
+		}
+		h1 = at;
+	}
+	sh->step = head_i[h1];
+	uint64_t t0 = d->start_ts ? d->start_ts : d->first_ts;
+	if (sh->step < d->steps.n && d->steps.v[sh->step].start >= t0)
+		sh->at_s = (double)(d->steps.v[sh->step].start - t0) / 1e9;
+}
+
 static void step_timing(gp_rank_t *r, rank_data_t *d)
 {
 	size_t n = d->steps.n, w = r->steps.warmup;
@@ -899,6 +934,7 @@ static void step_timing(gp_rank_t *r, rank_data_t *d)
 	}
 	r->steps.nms = r->steps.ms && r->steps.no ? (unsigned)keep : 0;
 	r->steps.nall = r->steps.nms ? (unsigned)nh : 0;
+	level_shift(r, d, head, head_i, nh);
 	gp_rank_compact_steps(r);
 	gp_median_interval(head, nh, &r->steps.median_ms, &r->steps.median_lo_ms,
 	                   &r->steps.median_hi_ms);

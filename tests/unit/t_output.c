@@ -114,6 +114,15 @@ int main(void)
 		r->memory.peak = 3ull << 30;
 		r->memory.peak_step = i ? -1 : 7;
 		r->torch.seen = i == 1;
+		if (i == 1) /* 2.9x slower from step 12 on rank 1 only */
+			r->steps.shift = (gp_step_shift_t){.ratio = 2.9,
+			                                   .before_ms = 10,
+			                                   .after_ms = 29,
+			                                   .nbefore = 10,
+			                                   .nafter = 8,
+			                                   .at = 10,
+			                                   .step = 12,
+			                                   .at_s = 1.5};
 		if (i == 1) /* gpuprof's own time measured on rank 1 only */
 			r->own.steps = 18, r->own.us_median = 30, r->own.us_p95 = 60,
 			r->own.pct = 0.27;
@@ -143,6 +152,10 @@ int main(void)
 	ok(count(json, "\"pool\": null") == 2, "pool: null where none was seen");
 	ok(count(json, "\"own_cost\": null") == 1 && count(json, "\"own_cost\": {") == 1,
 	   "own_cost: an object where gpuprof's own time was measured, null where not");
+	ok(count(json, "\"slowdown\": null") == 1 &&
+	       strstr(json, "\"slowdown\": {\"ratio\": 2.9000, \"step\": 12, \"at_s\": 1.500") !=
+	           NULL,
+	   "slowdown: an object where the steps got slower and stayed so, null where not");
 	ok(strstr(json, "\"median_ms\": 10.000000") && strstr(json, "\"median_ms\": 11.000000"),
 	   "each rank's headline");
 	ok(strstr(json, "\"durations_ms\": [10.5000, 11.2500]") != NULL, "the step samples");
