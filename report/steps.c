@@ -847,6 +847,8 @@ static void step_timing(gp_rank_t *r, rank_data_t *d)
 	size_t nk = ng, nmark = 0;
 	if (d->marks.n)
 		ng += nmark = marker_samples(d, w, has, gpu + ng, gpu_i + ng);
+	for (size_t j = nk; j < ng; j++) /* each step's marker time, for the exports */
+		d->steps.v[gpu_i[j]].mark_ms = (float)gpu[j];
 	bool markers = ng > nk && !nk;
 	traced_vs_untraced(r, gpu, nk, ng);
 	/* the headline: the untraced steps, where the traced ones were measurably slower (the
@@ -921,6 +923,15 @@ static void step_timing(gp_rank_t *r, rank_data_t *d)
 	              : "cpu range");
 	r->steps.gpu_from_markers = markers;
 	const unsigned *head_i = nhg ? gpu_i : np ? per_i : cpu_i;
+	for (size_t i = 0; i < n; i++) /* which steps the headline counted, and how timed */
+		d->steps.v[i].head = GP_HEAD_NONE;
+	for (size_t j = 0; j < nh; j++) {
+		step_t *s = &d->steps.v[head_i[j]];
+		s->head = nhg  ? (has[head_i[j]] ? GP_HEAD_KERNELS : GP_HEAD_MARKERS)
+		          : np ? GP_HEAD_PERIOD
+		               : GP_HEAD_CPU;
+		s->head_ms = head[j];
+	}
 	free(r->steps.ms);
 	free(r->steps.no);
 	size_t keep = nh < GP_STEP_KEEP ? nh : GP_STEP_KEEP;
