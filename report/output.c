@@ -648,11 +648,16 @@ static void text_throughput(FILE *out, const gp_job_t *job)
 	for (unsigned i = 0; i < job->nranks && said < 4; i++) {
 		const gp_rank_t *r = &job->ranks[i];
 		const gp_step_shape_t *sh = &r->steps.shape;
-		if (!strcmp(sh->shape, "alike") || !sh->shape[0])
+		const gp_step_shift_t *sf = &r->steps.shift;
+		if ((!strcmp(sh->shape, "alike") || !sh->shape[0]) && !(sf->ratio > 0))
 			continue;
 		said++;
 		fprintf(out, "rank %s: steps not alike: ", label(job, r));
-		if (!strcmp(sh->shape, "drifting"))
+		if (sf->ratio > 0) /* two levels in time, not two kinds of step: said as such */
+			fprintf(out,
+			        "%.3f ms, then %.3f ms from step %u on (%.2fx: finding slowdown)",
+			        sf->before_ms, sf->after_ms, sf->step, sf->ratio);
+		else if (!strcmp(sh->shape, "drifting"))
 			fprintf(out,
 			        "drifting from %.3f ms (first quarter) to %.3f ms (last quarter)",
 			        sh->low_ms, sh->high_ms);

@@ -661,6 +661,47 @@ static void outcomes(void)
 	gp_job_free(&j);
 }
 
+/* A slowdown on some ranks: one finding, on the worst rank, naming the others, with the
+ * step, when, both medians and its saving over the run; on every rank it says so */
+static void slowdown_ranks(void)
+{
+	gp_job_t j;
+	job_of(&j, 3);
+	for (unsigned i = 0; i < 2; i++) {
+		gp_step_shift_t *sh = &j.ranks[i].steps.shift;
+		sh->before_ms = 10, sh->ratio = i ? 2.9 : 1.5, sh->after_ms = 10 * sh->ratio;
+		sh->nbefore = 200, sh->nafter = 100, sh->step = 203, sh->at_s = 41.25;
+	}
+	gp_job_findings(&j);
+	const gp_finding_t *f = find(&j, "slowdown");
+	unsigned n = 0;
+	for (unsigned i = 0; i < j.nf; i++)
+		n += !strcmp(j.f[i].id, "slowdown");
+	/* rank 1: (29 - 10) x 100 / 300 = 6.33 ms a step, of its 10 ms mean step */
+	ok(f && n == 1 && f->rank == 1 && strstr(f->title, "2.9x slower from step 203 on") &&
+	       strstr(f->title, "(41.2 s into the run)") &&
+	       strstr(f->title, "29 ms against 10 ms") && strstr(f->title, "(some ranks)") &&
+	       strstr(f->evidence, "ranks that slowed: 0, 1 (2 of 3)") &&
+	       fabs(f->saving_ms - 19.0 / 3) < 1e-9,
+	   "slowdown on ranks 0 and 1 of 3: one finding, on rank 1, naming both (%s | %s | %.3f "
+	   "ms)",
+	   f ? f->title : "none", f ? f->evidence : "", f ? f->saving_ms : 0);
+	gp_job_free(&j);
+	job_of(&j, 2);
+	for (unsigned i = 0; i < 2; i++) {
+		gp_step_shift_t *sh = &j.ranks[i].steps.shift;
+		sh->before_ms = 10, sh->ratio = 2, sh->after_ms = 20, sh->nbefore = 100,
+		sh->nafter = 100, sh->step = 100 + i, sh->at_s = -1;
+	}
+	gp_job_findings(&j);
+	f = find(&j, "slowdown");
+	ok(f && strstr(f->title, "(every rank)") && !strstr(f->title, "into the run") &&
+	       strstr(f->evidence, "every rank (2) slowed, from steps 100 to 101"),
+	   "on every rank: said as a shared cause or one rank the others wait for (%s)",
+	   f ? f->evidence : "none");
+	gp_job_free(&j);
+}
+
 int main(void)
 {
 	bool bounded = true;
@@ -673,5 +714,6 @@ int main(void)
 	engine_effects();
 	advice_words();
 	outcomes();
+	slowdown_ranks();
 	return done_testing();
 }

@@ -265,6 +265,27 @@ int main(void)
 	ok(text && !strchr(text, '\x1b') && !strchr(text, '\a') && strstr(text, "?[31mno"),
 	   "no escape sequence or bell of the program's strings reaches the text");
 	free(text);
+	/* a level shift is said as two levels in time, not as a shape of two kinds of step */
+	job.step_period_rank = 1, job.step_mean_period_ms = 15, job.steps_per_second = 66.7;
+	job.ranks[1].steps.mean_period_ms = 15;
+	snprintf(job.ranks[1].steps.shape.shape, sizeof(job.ranks[1].steps.shape.shape), "bimodal");
+	text = render(gp_report_text, &job);
+	ok(text &&
+	       strstr(text, "rank 1: steps not alike: 10.000 ms, then 29.000 ms from step 12 on "
+	                    "(2.90x: finding slowdown)") &&
+	       !strstr(text, "bimodal between"),
+	   "the text: a slowdown's steps as two levels from its step, not 'bimodal'");
+	free(text);
+	char *html = NULL;
+	size_t hl = 0;
+	FILE *hm = open_memstream(&html, &hl);
+	gp_report_html(&job, hm);
+	fclose(hm);
+	ok(html &&
+	       strstr(html, "Rank 1: steps not alike (10.000 ms, then 29.000 ms from step 12 on: "
+	                    "2.90x slower)"),
+	   "the HTML: the same");
+	free(html);
 
 	for (unsigned i = 0; i < job.nranks; i++)
 		gp_rank_release(&job.ranks[i]);
