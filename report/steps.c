@@ -762,6 +762,28 @@ static void traced_vs_untraced(gp_rank_t *r, const double *gpu, size_t nk, size_
 		    r->capture.traced_median_ms - r->capture.untraced_median_ms;
 }
 
+/* v[0..nk) and v[nk..n), each in step order (their step numbers in vi), merged into one
+ * run in step order, in place: the headline's consumers (the level shift, the kept samples,
+ * the step shape) read its samples as step times in step order. False: out of memory. */
+static bool merge_by_step(double *v, unsigned *vi, size_t nk, size_t n)
+{
+	double *m = malloc((n ? n : 1) * sizeof(double));
+	unsigned *mi = malloc((n ? n : 1) * sizeof(unsigned));
+	bool ok = m && mi;
+	for (size_t a = 0, b = nk, j = 0; ok && j < n; j++) {
+		size_t k = b >= n || (a < nk && vi[a] < vi[b]) ? a++ : b++;
+		m[j] = v[k];
+		mi[j] = vi[k];
+	}
+	if (ok) {
+		memcpy(v, m, n * sizeof(double));
+		memcpy(vi, mi, n * sizeof(unsigned));
+	}
+	free(m);
+	free(mi);
+	return ok;
+}
+
 /* Which steps were traced at kernel level: wholly inside a stretch of d->cuda_on. */
 static void mark_traced(rank_data_t *d)
 {
@@ -862,6 +884,8 @@ static void step_timing(gp_rank_t *r, rank_data_t *d)
 	} else if (ng > nk && nk &&
 	           r->capture.nuntraced < 3) { /* too few untraced: the traced alone */
 		ng = nk;
+	} else if (nk && ng > nk && !merge_by_step(gpu, gpu_i, nk, ng)) {
+		ng = nk; /* both, in step order; out of memory: the traced alone */
 	}
 	/* Capture windows, and GPU times for the traced steps alone (no step marker between
 	 * them: GPUPROF_STEP_MARKERS=0, a second CUDA context, markers skipped): those steps
