@@ -563,25 +563,50 @@ static void export_work(ctx_t *c)
 /* The steps, from whatever found them (NVTX, optimizer.step(), cudaProfilerStart/Stop,
  * the kernels' own rhythm: steps.c), each from its start to the next one's start, the
  * last to its end (gp_step_span_end). Kineto: as PyTorch's profiler marks them,
- * ProfilerStep#N on the steps' thread. Chrome: a track of their own, "steps (SOURCE)",
- * and a second one, "steps on the GPU", from the completion of one step's GPU work to the
- * next's, the headline's GPU step. */
-#define STEPS_TID     (1ull << 41)
-#define GPU_STEPS_TID (STEPS_TID + 1)
+ * ProfilerStep#N on the steps' thread. Chrome: every step the headline counted is a slice
+ * of its own time on a track that says how it was timed:
+ *   "steps (SOURCE) on the host": every step, its start to the next one's (the period
+ *     headline's own sample), args its number, that span, and where a range made it the
+ *     range's own duration;
+ *   "steps on the GPU (kernels)": completion of a step's GPU work to the next one's, from
+ *     the kernel records (traced steps), at the GPU's times;
+ *   "steps on the GPU (step markers)": the markers' GPU time of each untraced step (modes
+ *     without cuda, the steps between capture windows), which gives no GPU timestamp:
+ *     drawn from the host's end of the step before (the earliest its GPU work can have
+ *     completed after), or from the slice before where that ends later, never
+ *     overlapping.
+ * args "headline" says which slice is the headline's sample of the step. */
+#define STEPS_TID      (1ull << 41)
+#define GPU_STEPS_TID  (STEPS_TID + 1)
+#define MARK_STEPS_TID (STEPS_TID + 2)
 static void export_steps(ctx_t *c, const char *source)
 {
 	const rank_data_t *d = c->d;
 	FILE *out = c->out;
 	char nm[512];
 	uint32_t tid = d->step_tid ? d->step_tid : d->apis.n ? d->apis.v[0].tid : 0;
-	uint64_t gpu_last = 0; /* the GPU track's last end: its slices may not overlap either */
+	uint64_t gpu_last = 0, mark_last = 0; /* the GPU tracks' last ends: no overlap */
 	bool own_track = c->kineto && source && !strcmp(source, "kernels");
+	/* a range of the program's made the steps: its own time is said (not for steps
+	 * found from kernels or optimizer returns: no range) */
+	bool ranged = source && (!strcmp(source, "nvtx") || !strcmp(source, "profiler"));
 	if (own_track && d->steps.n)
 		thread_name(c, STEPS_TID, "steps (kernels)");
 	if (!c->kineto && d->steps.n) {
-		snprintf(nm, sizeof(nm), "steps (%s)", source && source[0] ? source : "found");
+		bool kern = false, mark = false;
+		for (size_t i = 0; i < d->steps.n; i++)
+			kern |= d->steps.v[i].gpu_end != 0, mark |= d->steps.v[i].mark_ms > 0;
+		snprintf(nm, sizeof(nm), "steps (%s) on the host: start to the next start",
+		         source && source[0] ? source : "found");
 		thread_name(c, STEPS_TID, nm);
-		thread_name(c, GPU_STEPS_TID, "steps on the GPU (completion to completion)");
+		if (kern)
+			thread_name(c, GPU_STEPS_TID,
+			            "steps on the GPU (kernels: completion to completion)");
+		if (mark)
+			thread_name(
+			    c, MARK_STEPS_TID,
+			    "steps on the GPU (step markers: GPU time, drawn from the host's "
+			    "end of the step before)");
 	}
 	for (size_t i = 0; i < d->steps.n; i++) {
 		const step_t *st = &d->steps.v[i];
@@ -604,15 +629,33 @@ static void export_steps(ctx_t *c, const char *source)
 		}
 		snprintf(nm, sizeof(nm), "step %zu", i);
 		slice(c, "step", STEPS_TID, st->start, end - st->start, nm);
-		fprintf(out, ", \"args\": {\"step\": %zu, \"traced\": %s}}", i,
-		        st->traced ? "true" : "false");
+		fprintf(out, ", \"args\": {\"step\": %zu, \"dur_ms\": %.4f", i,
+		        (end - st->start) / 1e6);
+		if (ranged && st->end > st->start)
+			fprintf(out, ", \"range_ms\": %.4f", (st->end - st->start) / 1e6);
+		fprintf(out, ", \"traced\": %s, \"headline\": %s}}", st->traced ? "true" : "false",
+		        st->head == GP_HEAD_PERIOD || st->head == GP_HEAD_CPU ? "true" : "false");
 		const step_t *pv = i ? &d->steps.v[i - 1] : NULL;
 		uint64_t from = pv && pv->gpu_end > gpu_last ? pv->gpu_end : gpu_last;
 		if (pv && pv->gpu_end && st->gpu_end > from && spend(c)) {
 			slice(c, "step", GPU_STEPS_TID, from, st->gpu_end - from, nm);
-			fprintf(out, ", \"args\": {\"step\": %zu, \"gpu_ms\": %.4f}}", i,
-			        (st->gpu_end - pv->gpu_end) / 1e6);
+			fprintf(out,
+			        ", \"args\": {\"step\": %zu, \"dur_ms\": %.4f, \"gpu_ms\": %.4f, "
+			        "\"headline\": %s}}",
+			        i, (st->gpu_end - from) / 1e6, (st->gpu_end - pv->gpu_end) / 1e6,
+			        st->head == GP_HEAD_KERNELS ? "true" : "false");
 			gpu_last = st->gpu_end;
+		}
+		if (pv && st->mark_ms > 0 && spend(c)) {
+			uint64_t at = pv->end > mark_last ? pv->end : mark_last,
+			         dur = (uint64_t)((double)st->mark_ms * 1e6 + 0.5);
+			slice(c, "step", MARK_STEPS_TID, at, dur, nm);
+			fprintf(out,
+			        ", \"args\": {\"step\": %zu, \"dur_ms\": %.4f, \"gpu_ms\": %.4f, "
+			        "\"headline\": %s}}",
+			        i, dur / 1e6, st->mark_ms,
+			        st->head == GP_HEAD_MARKERS ? "true" : "false");
+			mark_last = at + dur;
 		}
 	}
 }

@@ -243,9 +243,82 @@ static void v_collectives(FILE *out, const gp_rank_t *r)
 	fputc(']', out);
 }
 
+static bool slowdown_seen(const gp_rank_t *r)
+{
+	return r->steps.shift.ratio > 0;
+}
+
 static bool own_seen(const gp_rank_t *r)
 {
 	return r->own.steps > 0;
+}
+
+/* ---- what was measured (a figure not measured is null, never 0) ---- */
+
+/* the headline's samples: none on a rank without steps */
+static bool m_steps(const gp_rank_t *r)
+{
+	return r->steps.nall > 0;
+}
+/* a median's 95 % interval: 6 samples at least (gp_median_interval) */
+static bool m_interval(const gp_rank_t *r)
+{
+	return r->steps.nall >= 6;
+}
+/* the throughput: 2 post-warm-up steps at least */
+static bool m_throughput(const gp_rank_t *r)
+{
+	return r->steps.mean_period_ms > 0;
+}
+/* GPU completion to completion: none without kernel records or step markers (modes
+ * without cuda, a rank without steps) */
+static bool m_gpu_steps(const gp_rank_t *r)
+{
+	return r->steps.ngpu > 0;
+}
+static bool m_period_steps(const gp_rank_t *r)
+{
+	return r->steps.nperiod > 0;
+}
+/* CPU time inside a range of the program's: none for steps found from kernels or an
+ * optimizer's returns */
+static bool m_cpu_steps(const gp_rank_t *r)
+{
+	return r->shares.cpu_samples > 0;
+}
+static bool m_traced(const gp_rank_t *r)
+{
+	return r->capture.ntraced > 0;
+}
+static bool m_traced_interval(const gp_rank_t *r)
+{
+	return r->capture.ntraced >= 6;
+}
+static bool m_untraced(const gp_rank_t *r)
+{
+	return r->capture.nuntraced > 0;
+}
+static bool m_untraced_interval(const gp_rank_t *r)
+{
+	return r->capture.nuntraced >= 6;
+}
+/* shares of the GPU's span: none without kernel records (modes without cuda) */
+static bool m_span(const gp_rank_t *r)
+{
+	return r->gpu.span_ns > 0;
+}
+static bool m_comm(const gp_rank_t *r)
+{
+	return r->gpu.comm_ns > 0;
+}
+static bool m_nvml(const gp_rank_t *r)
+{
+	return r->gpu.nvml_samples > 0;
+}
+/* the program's start to its first step: none without steps */
+static bool m_startup(const gp_rank_t *r)
+{
+	return r->steps.source[0] != 0;
 }
 
 /* ---- the table ---- */
@@ -253,46 +326,51 @@ static bool own_seen(const gp_rank_t *r)
 #define AT(m) offsetof(gp_rank_t, m)
 #define U64(sec, key, m, unit, doc)                                                                \
 	{                                                                                          \
-		sec, key, GP_FT_U64, AT(m), 0, 0, unit, doc, NULL                                  \
+		sec, key, GP_FT_U64, AT(m), 0, 0, unit, doc, NULL, NULL                            \
 	}
 #define U32(sec, key, m, unit, doc)                                                                \
 	{                                                                                          \
-		sec, key, GP_FT_U32, AT(m), 0, 0, unit, doc, NULL                                  \
+		sec, key, GP_FT_U32, AT(m), 0, 0, unit, doc, NULL, NULL                            \
 	}
 #define I32(sec, key, m, unit, doc)                                                                \
 	{                                                                                          \
-		sec, key, GP_FT_I32, AT(m), 0, 0, unit, doc, NULL                                  \
+		sec, key, GP_FT_I32, AT(m), 0, 0, unit, doc, NULL, NULL                            \
 	}
 #define F64(sec, key, m, prec, unit, doc)                                                          \
 	{                                                                                          \
-		sec, key, GP_FT_F64, AT(m), prec, 0, unit, doc, NULL                               \
+		sec, key, GP_FT_F64, AT(m), prec, 0, unit, doc, NULL, NULL                         \
+	}
+/* a figure that is not measured everywhere: null where measured(r) is false */
+#define F64M(sec, key, m, prec, unit, doc, measured)                                               \
+	{                                                                                          \
+		sec, key, GP_FT_F64, AT(m), prec, 0, unit, doc, NULL, measured                     \
 	}
 #define SEC(sec, key, m, scale, unit, doc)                                                         \
 	{                                                                                          \
-		sec, key, GP_FT_U64, AT(m), 6, scale, unit, doc, NULL                              \
+		sec, key, GP_FT_U64, AT(m), 6, scale, unit, doc, NULL, NULL                        \
 	}
 #define BOOL(sec, key, m, doc)                                                                     \
 	{                                                                                          \
-		sec, key, GP_FT_BOOL, AT(m), 0, 0, NULL, doc, NULL                                 \
+		sec, key, GP_FT_BOOL, AT(m), 0, 0, NULL, doc, NULL, NULL                           \
 	}
 /* a char array (the size of its first byte checks it is one), or text (text.h) */
 #define STR(sec, key, m, doc)                                                                      \
 	{                                                                                          \
 		sec, key, GP_FT_STR, AT(m) + 0 * sizeof(((gp_rank_t *)0)->m[0]), 0, 0, NULL, doc,  \
-		    NULL                                                                           \
+		    NULL, NULL                                                                     \
 	}
 #define TEXT(sec, key, m, doc)                                                                     \
 	{                                                                                          \
 		sec, key, GP_FT_TEXT, AT(m) + 0 * sizeof(((gp_rank_t *)0)->m.s), 0, 0, NULL, doc,  \
-		    NULL                                                                           \
+		    NULL, NULL                                                                     \
 	}
 #define NEG_NULL(sec, key, m, doc)                                                                 \
 	{                                                                                          \
-		sec, key, GP_FT_I32_NULL, AT(m), 0, 0, NULL, doc, NULL                             \
+		sec, key, GP_FT_I32_NULL, AT(m), 0, 0, NULL, doc, NULL, NULL                       \
 	}
 #define FN(sec, key, fn, unit, doc)                                                                \
 	{                                                                                          \
-		sec, key, GP_FT_FN, 0, 0, 0, unit, doc, fn                                         \
+		sec, key, GP_FT_FN, 0, 0, 0, unit, doc, fn, NULL                                   \
 	}
 
 const gp_field_t gp_rank_fields[] = {
@@ -314,18 +392,21 @@ const gp_field_t gp_rank_fields[] = {
     U32("steps", "count", steps.n, NULL, "steps found"),
     U32("steps", "warmup", steps.warmup, NULL, "warm-up steps left out of every figure"),
     U32("steps", "last_step", steps.last_step, NULL, "the last step's number, from 0"),
-    F64("steps", "mean_ms", steps.mean_ms, 6, "ms", "headline: mean step time"),
-    F64("steps", "median_ms", steps.median_ms, 6, "ms", "headline: median step time"),
-    F64("steps", "median_low_ms", steps.median_lo_ms, 6, "ms",
-        "headline: 95 % interval of the median, low end (order statistics; 0 under 6 steps)"),
-    F64("steps", "median_high_ms", steps.median_hi_ms, 6, "ms", "... high end"),
-    F64("steps", "p95_ms", steps.p95_ms, 6, "ms", "headline: 95th percentile"),
-    F64("steps", "p99_ms", steps.p99_ms, 6, "ms", "headline: 99th percentile"),
-    F64("steps", "mean_period_ms", steps.mean_period_ms, 6, "ms",
-        "the throughput's step: the post-warm-up steps' wall time (the last warm-up step's "
-        "completion to the last step's, its GPU work where traced), over their count (0: "
-        "fewer than 2)"),
-    F64("steps", "per_second", steps.per_second, 4, NULL, "steps a second: 1000 / mean_period_ms"),
+    F64M("steps", "mean_ms", steps.mean_ms, 6, "ms", "headline: mean step time", m_steps),
+    F64M("steps", "median_ms", steps.median_ms, 6, "ms", "headline: median step time", m_steps),
+    F64M("steps", "median_low_ms", steps.median_lo_ms, 6, "ms",
+         "headline: 95 % interval of the median, low end (order statistics; null under 6 steps)",
+         m_interval),
+    F64M("steps", "median_high_ms", steps.median_hi_ms, 6, "ms", "... high end", m_interval),
+    F64M("steps", "p95_ms", steps.p95_ms, 6, "ms", "headline: 95th percentile", m_steps),
+    F64M("steps", "p99_ms", steps.p99_ms, 6, "ms", "headline: 99th percentile", m_steps),
+    F64M("steps", "mean_period_ms", steps.mean_period_ms, 6, "ms",
+         "the throughput's step: the post-warm-up steps' wall time (the last warm-up step's "
+         "completion to the last step's, its GPU work where traced), over their count (null: "
+         "fewer than 2)",
+         m_throughput),
+    F64M("steps", "per_second", steps.per_second, 4, NULL, "steps a second: 1000 / mean_period_ms",
+         m_throughput),
     STR("steps", "shape", steps.shape.shape,
         "are the headline's steps alike: alike, bimodal, "
         "alternating (bimodal, changing group at most steps), drifting, uneven (the mean "
@@ -336,18 +417,19 @@ const gp_field_t gp_rank_fields[] = {
         "bimodal, alternating: the slower group's median; drifting: the last quarter's"),
     F64("steps", "shape_high_share", steps.shape.high_share, 4, NULL,
         "bimodal, alternating: the share of steps in the slower group"),
-    F64("steps", "cv", steps.cv, 6, NULL, "headline: coefficient of variation"),
-    F64("steps", "gpu_median_ms", steps.gpu_median_ms, 6, "ms",
-        "GPU completion to completion, median"),
-    F64("steps", "gpu_p95_ms", steps.gpu_p95_ms, 6, "ms", "... 95th percentile"),
+    F64M("steps", "cv", steps.cv, 6, NULL, "headline: coefficient of variation", m_steps),
+    F64M("steps", "gpu_median_ms", steps.gpu_median_ms, 6, "ms",
+         "GPU completion to completion, median", m_gpu_steps),
+    F64M("steps", "gpu_p95_ms", steps.gpu_p95_ms, 6, "ms", "... 95th percentile", m_gpu_steps),
     U32("steps", "gpu_samples", steps.ngpu, NULL, "steps with a GPU time"),
-    F64("steps", "period_median_ms", steps.period_median_ms, 6, "ms",
-        "step start to start, median"),
-    F64("steps", "period_p95_ms", steps.period_p95_ms, 6, "ms", "... 95th percentile"),
+    F64M("steps", "period_median_ms", steps.period_median_ms, 6, "ms",
+         "step start to start, median", m_period_steps),
+    F64M("steps", "period_p95_ms", steps.period_p95_ms, 6, "ms", "... 95th percentile",
+         m_period_steps),
     U32("steps", "period_samples", steps.nperiod, NULL, "steps with a period"),
-    F64("steps", "cpu_median_ms", steps.cpu_median_ms, 6, "ms",
-        "CPU time inside the step range, median"),
-    F64("steps", "cpu_p95_ms", steps.cpu_p95_ms, 6, "ms", "... 95th percentile"),
+    F64M("steps", "cpu_median_ms", steps.cpu_median_ms, 6, "ms",
+         "CPU time inside the step range, median", m_cpu_steps),
+    F64M("steps", "cpu_p95_ms", steps.cpu_p95_ms, 6, "ms", "... 95th percentile", m_cpu_steps),
     U32("steps", "cpu_samples", shares.cpu_samples, NULL,
         "steps with a CPU time: those of a range of the program's (NVTX, "
         "cudaProfilerStart/Stop); 0 for steps found from kernels or optimizer returns"),
@@ -355,6 +437,21 @@ const gp_field_t gp_rank_fields[] = {
     FN("steps", "durations_ms", v_durations, "ms",
        "the headline's samples: all up to 512, else 512 evenly spaced, first and last "
        "included (mean, median, p95 are from all)"),
+
+    /* the steps got slower at one step and stayed so (steps.shift, finding slowdown);
+       null where they did not */
+    F64("slowdown", "ratio", steps.shift.ratio, 4, NULL,
+        "the steps got slower at one step and stayed so to the end (finding slowdown): the "
+        "median from it on over the median before it (null: no such shift)"),
+    U32("slowdown", "step", steps.shift.step, NULL,
+        "the step they got slower from (its number, from 0)"),
+    F64("slowdown", "at_s", steps.shift.at_s, 3, "s",
+        "when that step began, seconds after the program's start"),
+    F64("slowdown", "before_ms", steps.shift.before_ms, 6, "ms", "the median step before it"),
+    F64("slowdown", "after_ms", steps.shift.after_ms, 6, "ms", "the median step from it on"),
+    U32("slowdown", "before_samples", steps.shift.nbefore, NULL,
+        "headline samples before it (of the kept ones, steps.durations_ms)"),
+    U32("slowdown", "after_samples", steps.shift.nafter, NULL, "... from it on"),
 
     U64("gpu", "kernels_total", gpu.kernels_total, NULL, "kernels recorded"),
     U64("gpu", "kernels_in_steps", gpu.kernels_in_steps, NULL, "... inside the steps"),
@@ -375,23 +472,27 @@ const gp_field_t gp_rank_fields[] = {
     U64("gpu", "memcpy_ns", gpu.memcpy_ns, "ns", "copies"),
     U64("gpu", "comm_compute_overlap_ns", gpu.overlap_ns, "ns",
         "communication overlapped by compute"),
-    F64("gpu", "busy_pct", shares.busy_pct, 2, "%",
-        "busy with compute or copies: busy_ns less comm_exposed_ns, of span_ns (with "
-        "comm_only_pct and the idle shares: 100)"),
+    F64M("gpu", "busy_pct", shares.busy_pct, 2, "%",
+         "busy with compute or copies: busy_ns less comm_exposed_ns, of span_ns (with "
+         "comm_only_pct and the idle shares: 100)",
+         m_span),
     U64("gpu", "comm_exposed_ns", shares.comm_exposed_ns, "ns",
         "communication not overlapped by compute: comm_ns less comm_compute_overlap_ns"),
-    F64("gpu", "comm_only_pct", shares.comm_only_pct, 2, "%",
-        "the GPU running communication alone: comm_exposed_ns of span_ns (a rank that waits "
-        "in a collective for a straggler spins there: not busy)"),
-    F64("gpu", "idle_host_wait_pct", shares.idle_host_pct, 2, "%", "idle_host_wait_ns of span_ns"),
-    F64("gpu", "idle_sync_pct", shares.idle_sync_pct, 2, "%", "idle_sync_ns of span_ns"),
-    F64("gpu", "idle_kernel_wait_pct", shares.idle_kernel_pct, 2, "%",
-        "idle_kernel_wait_ns of span_ns"),
-    F64("gpu", "idle_other_pct", shares.idle_other_pct, 2, "%", "idle_other_ns of span_ns"),
-    F64("gpu", "comm_pct", gpu.comm_pct, 2, "%",
-        "communication's share of kernel time: comm_ns / (comm_ns + compute_ns)"),
-    F64("gpu", "comm_overlap_pct", gpu.comm_overlap_pct, 2, "%",
-        "the share of communication that compute overlapped"),
+    F64M("gpu", "comm_only_pct", shares.comm_only_pct, 2, "%",
+         "the GPU running communication alone: comm_exposed_ns of span_ns (a rank that waits "
+         "in a collective for a straggler spins there: not busy)",
+         m_span),
+    F64M("gpu", "idle_host_wait_pct", shares.idle_host_pct, 2, "%", "idle_host_wait_ns of span_ns",
+         m_span),
+    F64M("gpu", "idle_sync_pct", shares.idle_sync_pct, 2, "%", "idle_sync_ns of span_ns", m_span),
+    F64M("gpu", "idle_kernel_wait_pct", shares.idle_kernel_pct, 2, "%",
+         "idle_kernel_wait_ns of span_ns", m_span),
+    F64M("gpu", "idle_other_pct", shares.idle_other_pct, 2, "%", "idle_other_ns of span_ns",
+         m_span),
+    F64M("gpu", "comm_pct", gpu.comm_pct, 2, "%",
+         "communication's share of kernel time: comm_ns / (comm_ns + compute_ns)", m_span),
+    F64M("gpu", "comm_overlap_pct", gpu.comm_overlap_pct, 2, "%",
+         "the share of communication that compute overlapped", m_comm),
     U64("gpu", "small_kernels", gpu.small_kernels, NULL,
         "kernels under 10 us (GP_SMALL_KERNEL_US: fragmentation's small_kernel)"),
     U64("gpu", "kernels_shorter_than_launch", gpu.short_vs_launch, NULL,
@@ -400,9 +501,9 @@ const gp_field_t gp_rank_fields[] = {
         "a kernel's start less its launch call's (the queue), median"),
     F64("gpu", "launch_call_us_median", gpu.launch_call_us, 3, "us",
         "the launch call's own time, median"),
-    F64("gpu", "kernels_per_step", gpu.kernels_per_step, 2, NULL, "kernels per step"),
-    F64("gpu", "kernel_ms_per_step", gpu.kernel_gpu_per_step_ms, 6, "ms",
-        "compute kernels' GPU time per step (per traced step with capture windows)"),
+    F64M("gpu", "kernels_per_step", gpu.kernels_per_step, 2, NULL, "kernels per step", m_span),
+    F64M("gpu", "kernel_ms_per_step", gpu.kernel_gpu_per_step_ms, 6, "ms",
+         "compute kernels' GPU time per step (per traced step with capture windows)", m_span),
     F64("gpu", "busy_pct_untraced", gpu.busy_pct_untraced, 2, "%",
         "with windows: GPU busy per traced step over the untraced steps' median (the busy "
         "share scaled to the job's own steps); 0: not scaled"),
@@ -431,7 +532,7 @@ const gp_field_t gp_rank_fields[] = {
     BOOL("gpu", "pytorch_kernels", gpu.torch_kernels,
          "kernels named by PyTorch (at::native): the advice speaks PyTorch"),
     BOOL("gpu", "xla_kernels", gpu.xla_kernels, "kernels named by XLA (fusions)"),
-    F64("gpu", "nvml_util_mean", gpu.nvml_util_mean, 1, "%", "NVML's utilisation, mean"),
+    F64M("gpu", "nvml_util_mean", gpu.nvml_util_mean, 1, "%", "NVML's utilisation, mean", m_nvml),
     U64("gpu", "nvml_samples", gpu.nvml_samples, NULL, "NVML samples"),
     U64("gpu", "nvml_process_samples", gpu.nvml_proc_samples, NULL,
         "NVML's lists of the processes on the rank's GPUs read (once a second; 0: the "
@@ -608,16 +709,18 @@ const gp_field_t gp_rank_fields[] = {
 
     U32("windows", "traced_steps", capture.ntraced, NULL, "post-warm-up steps traced"),
     U32("windows", "untraced_steps", capture.nuntraced, NULL, "... and not"),
-    F64("windows", "traced_median_ms", capture.traced_median_ms, 6, "ms",
-        "the traced steps' median"),
-    F64("windows", "traced_low_ms", capture.traced_lo_ms, 6, "ms",
-        "its 95 % interval, low end (0: under 6 steps)"),
-    F64("windows", "traced_high_ms", capture.traced_hi_ms, 6, "ms", "... high end"),
-    F64("windows", "untraced_median_ms", capture.untraced_median_ms, 6, "ms",
-        "the untraced steps' median"),
-    F64("windows", "untraced_low_ms", capture.untraced_lo_ms, 6, "ms",
-        "its 95 % interval, low end (0: under 6 steps)"),
-    F64("windows", "untraced_high_ms", capture.untraced_hi_ms, 6, "ms", "... high end"),
+    F64M("windows", "traced_median_ms", capture.traced_median_ms, 6, "ms",
+         "the traced steps' median", m_traced),
+    F64M("windows", "traced_low_ms", capture.traced_lo_ms, 6, "ms",
+         "its 95 % interval, low end (null: under 6 steps)", m_traced_interval),
+    F64M("windows", "traced_high_ms", capture.traced_hi_ms, 6, "ms", "... high end",
+         m_traced_interval),
+    F64M("windows", "untraced_median_ms", capture.untraced_median_ms, 6, "ms",
+         "the untraced steps' median", m_untraced),
+    F64M("windows", "untraced_low_ms", capture.untraced_lo_ms, 6, "ms",
+         "its 95 % interval, low end (null: under 6 steps)", m_untraced_interval),
+    F64M("windows", "untraced_high_ms", capture.untraced_hi_ms, 6, "ms", "... high end",
+         m_untraced_interval),
     F64("windows", "tracer_ms_per_step", capture.tracer_ms_per_step, 6, "ms",
         "what tracing added to a traced step"),
 
@@ -635,7 +738,7 @@ const gp_field_t gp_rank_fields[] = {
         "us_per_step of the headline's median step (0: the headline's steps are not that "
         "optimizer's, one to one)"),
 
-    F64("startup", "s", startup.s, 6, "s", "the program's start to the first step's"),
+    F64M("startup", "s", startup.s, 6, "s", "the program's start to the first step's", m_startup),
     F64("startup", "gpu_busy_s", startup.gpu_busy_s, 6, "s", "GPU busy in it"),
     F64("startup", "compile_s", startup.compile_s, 6, "s", "compilations the framework reported"),
     U64("startup", "alloc_bytes", startup.alloc_bytes, "bytes", "device memory allocated in it"),
@@ -675,7 +778,8 @@ static const struct {
 } conditional[] = {{"framework", framework_seen},
                    {"pytorch", torch_seen},
                    {"pool", pool_seen},
-                   {"own_cost", own_seen}};
+                   {"own_cost", own_seen},
+                   {"slowdown", slowdown_seen}};
 
 static bool section_shown(const char *section, const gp_rank_t *r)
 {
@@ -712,7 +816,7 @@ bool gp_field_number(const gp_field_t *f, const gp_rank_t *r, double *v)
 	uint64_t u;
 	unsigned w;
 	int i;
-	if (!section_shown(f->section, r))
+	if (!section_shown(f->section, r) || (f->measured && !f->measured(r)))
 		return false;
 	switch (f->type) {
 	case GP_FT_U64:
@@ -745,6 +849,10 @@ static void value(FILE *out, const gp_field_t *f, const gp_rank_t *r)
 	uint64_t u;
 	int i;
 	double d;
+	if (f->measured && !f->measured(r)) {
+		fputs("null", out);
+		return;
+	}
 	switch (f->type) {
 	case GP_FT_U64:
 		memcpy(&u, p, sizeof(u));
@@ -910,7 +1018,8 @@ void gp_csv_rank(FILE *out, const gp_rank_t *r)
 			        f->key);
 			continue;
 		}
-		bool shown = section_shown(f->section, r); /* null in the JSON: empty cells */
+		/* null in the JSON (its section, or the figure not measured): an empty cell */
+		bool shown = section_shown(f->section, r) && (!f->measured || f->measured(r));
 		const char *p = (const char *)r + f->off;
 		double d;
 		int n;
@@ -948,9 +1057,13 @@ void gp_fields_print(FILE *out, bool markdown)
 		if (markdown && strcmp(sec, open) && *sec)
 			fprintf(out, "| **`%s`** | | |\n", sec);
 		open = sec;
+		/* a figure not measured everywhere says so, unless its doc does */
+		const char *nm =
+		    f->measured && !strstr(f->doc, "null") ? " (null: not measured)" : "";
 		if (markdown)
-			fprintf(out, "| `%s` | %s | %s |\n", key, f->unit ? f->unit : "", f->doc);
+			fprintf(out, "| `%s` | %s | %s%s |\n", key, f->unit ? f->unit : "", f->doc,
+			        nm);
 		else
-			fprintf(out, "%-40s %-6s %s\n", key, f->unit ? f->unit : "-", f->doc);
+			fprintf(out, "%-40s %-6s %s%s\n", key, f->unit ? f->unit : "-", f->doc, nm);
 	}
 }

@@ -33,6 +33,9 @@ typedef struct gp_field {
 	const char *unit; /* NULL: a count, a name or a flag */
 	const char *doc;
 	void (*fn)(FILE *out, const gp_rank_t *r);
+	/* was the figure measured on r? NULL: always. Where not, it is not 0: null in the
+	 * JSON, an empty CSV cell, "-" in the text and HTML tables (gp_field_number false) */
+	bool (*measured)(const gp_rank_t *r);
 } gp_field_t;
 
 extern const gp_field_t gp_rank_fields[];
@@ -42,7 +45,7 @@ extern const size_t gp_rank_nfields;
 const gp_field_t *gp_field_find(const char *name);
 /* Its value as the JSON gives it, as a number (a scaled U64 divided by its scale, a flag
  * 0 or 1); false: null in the JSON (its section written as null, a negative I32_NULL, not
- * finite) or not a number (a string, a list). */
+ * finite, not measured) or not a number (a string, a list). */
 bool gp_field_number(const gp_field_t *f, const gp_rank_t *r, double *v);
 /* Its value as text (STR); NULL: not a string. */
 const char *gp_field_text(const gp_field_t *f, const gp_rank_t *r);

@@ -133,9 +133,10 @@ void gp_cat(char *buf, size_t len, const char *fmt, ...) __attribute__((format(p
 /* the rules, each declared beside its code (rules_*.c) */
 extern const gp_rule_t gp_rule_not_observed, gp_rule_gpu_unused, gp_rule_cuda_oom,
     gp_rule_time_limit, gp_rule_incomplete, gp_rule_killed, gp_rule_failed, gp_rule_gpu_fault,
-    gp_rule_gpu_shared, gp_rule_straggler, gp_rule_sync_stall, gp_rule_input_bound,
-    gp_rule_idle_gaps, gp_rule_fragmentation, gp_rule_comm, gp_rule_pageable, gp_rule_fp32,
-    gp_rule_host_ahead, gp_rule_memory_leak, gp_rule_optimizer_state, gp_rule_near_limit;
+    gp_rule_gpu_shared, gp_rule_straggler, gp_rule_slowdown, gp_rule_sync_stall,
+    gp_rule_input_bound, gp_rule_idle_gaps, gp_rule_fragmentation, gp_rule_comm, gp_rule_pageable,
+    gp_rule_fp32, gp_rule_host_ahead, gp_rule_memory_leak, gp_rule_optimizer_state,
+    gp_rule_near_limit;
 
 #define GP_NTH(a) (sizeof(a) / sizeof((a)[0]))
 

@@ -976,6 +976,19 @@ static void headline_throughput(FILE *o, const gp_job_t *job)
 	unsigned said = 0;
 	for (unsigned i = 0; i < job->nranks && said < 4; i++) {
 		const gp_step_shape_t *sh = &job->ranks[i].steps.shape;
+		const gp_step_shift_t *sf = &job->ranks[i].steps.shift;
+		if (sf->ratio > 0) { /* two levels in time: the slowdown finding's */
+			said++;
+			fprintf(
+			    o,
+			    "<p class=\"note\">Rank %d: steps not alike (%.3f ms, then %.3f ms "
+			    "from "
+			    "step %u on: %.2fx slower): its median %.3f ms is not its throughput, "
+			    "%.3f ms a step.</p>\n",
+			    job->ranks[i].id.rank, sf->before_ms, sf->after_ms, sf->step, sf->ratio,
+			    job->ranks[i].steps.median_ms, job->ranks[i].steps.mean_period_ms);
+			continue;
+		}
 		if (!sh->shape[0] || !strcmp(sh->shape, "alike"))
 			continue;
 		said++;

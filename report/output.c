@@ -687,11 +687,16 @@ static void text_throughput(FILE *out, const gp_job_t *job)
 	for (unsigned i = 0; i < job->nranks && said < 4; i++) {
 		const gp_rank_t *r = &job->ranks[i];
 		const gp_step_shape_t *sh = &r->steps.shape;
-		if (!strcmp(sh->shape, "alike") || !sh->shape[0])
+		const gp_step_shift_t *sf = &r->steps.shift;
+		if ((!strcmp(sh->shape, "alike") || !sh->shape[0]) && !(sf->ratio > 0))
 			continue;
 		said++;
 		fprintf(out, "rank %s: steps not alike: ", label(job, r));
-		if (!strcmp(sh->shape, "drifting"))
+		if (sf->ratio > 0) /* two levels in time, not two kinds of step: said as such */
+			fprintf(out,
+			        "%.3f ms, then %.3f ms from step %u on (%.2fx: finding slowdown)",
+			        sf->before_ms, sf->after_ms, sf->step, sf->ratio);
+		else if (!strcmp(sh->shape, "drifting"))
 			fprintf(out,
 			        "drifting from %.3f ms (first quarter) to %.3f ms (last quarter)",
 			        sh->low_ms, sh->high_ms);
@@ -1297,14 +1302,25 @@ void gp_report_summary_line(const gp_job_t *job, char *buf, size_t len)
 		idle += r->gpu.idle_host_ns + r->gpu.idle_sync_ns + r->gpu.idle_other_ns +
 		        r->gpu.idle_kernel_ns;
 	}
-	char line[8192];
+	char line[8192], step[64], busy_s[16], idle_s[16];
+	/* not measured is "-", never 0: no rank's steps (a step time), no kernel records (the
+	 * GPU's busy and idle shares: modes without cuda) */
+	if (job->step_median_ms > 0)
+		snprintf(step, sizeof(step), "%.2fms(%s)", job->step_median_ms,
+		         job->step_basis[0] ? job->step_basis : "none");
+	else
+		snprintf(step, sizeof(step), "-");
+	snprintf(busy_s, sizeof(busy_s), "-");
+	snprintf(idle_s, sizeof(idle_s), "-");
+	if (span) {
+		snprintf(busy_s, sizeof(busy_s), "%.0f%%", pct(busy, span));
+		snprintf(idle_s, sizeof(idle_s), "%.0f%%", pct(idle, span));
+	}
 	snprintf(line, sizeof(line),
-	         "gpuprof: ranks=%u busy=%.0f%% idle=%.0f%% peak=%.1fGiB step=%.2fms(%s) top=%s "
-	         "dir=%s",
-	         job->nranks, pct(busy, span), pct(idle, span),
+	         "gpuprof: ranks=%u busy=%s idle=%s peak=%.1fGiB step=%s top=%s dir=%s",
+	         job->nranks, busy_s, idle_s,
 	         job->acct.peak_bytes / 1073741824.0, /* the record's: one figure (acct.c) */
-	         job->step_median_ms, job->step_basis[0] ? job->step_basis : "none",
-	         job->nf ? job->f[0].id : "none", job->dir);
+	         step, job->nf ? job->f[0].id : "none", job->dir);
 	/* one AdminComment entry (common/admincomment.h): the directory is the user's text;
 	 * the plugin does the same root-side, where it counts */
 	if (gp_ac_entry(line, buf, len) < 0)
@@ -1327,17 +1343,30 @@ static bool json_listed(const gp_job_t *job, const gp_rank_t *r)
 	return false;
 }
 
+/* A figure that is measured where it is positive (a step time, a rate): null where not */
+static void json_measured(FILE *out, double v, int prec)
+{
+	if (v > 0 && isfinite(v))
+		gp_json_fixed(out, v, prec);
+	else
+		fputs("null", out);
+}
+
 void gp_report_json(const gp_job_t *job, FILE *out)
 {
 	fprintf(out, "{\n  \"schema\": \"gpuprof-report/1\",\n  \"job\": ");
 	gp_json_str(out, job->job);
 	fprintf(out, ",\n  \"dir\": ");
 	gp_json_str(out, job->dir);
-	fprintf(out,
-	        ",\n  \"step_median_ms\": %.6f,\n  \"step_median_left_out\": %u,\n  "
-	        "\"step_mean_period_ms\": %.6f,\n  \"steps_per_second\": %.4f,\n  \"step_basis\": ",
-	        job->step_median_ms, job->step_median_left_out, job->step_mean_period_ms,
-	        job->steps_per_second);
+	/* the job's step figures: null where no rank's steps were measured (never 0) */
+	fputs(",\n  \"step_median_ms\": ", out);
+	json_measured(out, job->step_median_ms, 6);
+	fprintf(out, ",\n  \"step_median_left_out\": %u,\n  \"step_mean_period_ms\": ",
+	        job->step_median_left_out);
+	json_measured(out, job->step_mean_period_ms, 6);
+	fputs(",\n  \"steps_per_second\": ", out);
+	json_measured(out, job->steps_per_second, 4);
+	fputs(",\n  \"step_basis\": ", out);
 	gp_json_str(out, job->step_basis);
 	const struct gp_step_counts *sc = &job->step_counts;
 	fprintf(out,
@@ -1348,13 +1377,15 @@ void gp_report_json(const gp_job_t *job, FILE *out)
 		fprintf(out, "%s{\"rank\": %d, \"count\": %u}", i ? ", " : "", sc->differ[i].rank,
 		        sc->differ[i].count);
 	fprintf(out, "]}");
-	fprintf(out, ",\n  \"node_step_median_ms\": %.6f, \"nodes\": [", job->node_step_median_ms);
+	fprintf(out, ",\n  \"node_step_median_ms\": ");
+	json_measured(out, job->node_step_median_ms, 6);
+	fprintf(out, ", \"nodes\": [");
 	for (unsigned k = 0; k < job->nnodes; k++) {
 		fprintf(out, "%s\n    {\"node\": ", k ? "," : "");
 		gp_json_str(out, job->nodes[k].name);
-		fprintf(out, ", \"ranks\": %u, \"step_median_ms\": %.6f, \"peak_bytes\": %llu}",
-		        job->nodes[k].ranks, job->nodes[k].step_median_ms,
-		        (unsigned long long)job->nodes[k].peak);
+		fprintf(out, ", \"ranks\": %u, \"step_median_ms\": ", job->nodes[k].ranks);
+		json_measured(out, job->nodes[k].step_median_ms, 6);
+		fprintf(out, ", \"peak_bytes\": %llu}", (unsigned long long)job->nodes[k].peak);
 	}
 	fprintf(out, "%s]", job->nnodes ? "\n  " : "");
 	fprintf(out, ",\n  \"accounting\": ");

@@ -72,9 +72,21 @@ typedef VEC(open_t) open_stack_t;
 /* One training step. start/end: the CPU interval (the step range, or for steps found
  * without one, from its first launch to the next step's); gpu_end: completion of the
  * last GPU work launched in it (0: none recorded). */
+/* What the headline's sample of a step is (steps.c step_timing; the Chrome trace's step
+ * tracks draw each as it was timed) */
+enum gp_head_kind {
+	GP_HEAD_NONE = 0, /* not one of the headline's samples (warm-up, no time) */
+	GP_HEAD_KERNELS,  /* GPU: its kernels' completion to the step before's */
+	GP_HEAD_MARKERS,  /* GPU: the step markers' clock (untraced steps, modes without cuda) */
+	GP_HEAD_PERIOD,   /* the host: its start to the next step's */
+	GP_HEAD_CPU       /* the host: its range's own time (a single post-warm-up step) */
+};
 typedef struct step {
 	uint64_t start, end, gpu_end;
-	bool traced; /* inside a stretch where kernels were traced (capture windows) */
+	bool traced;    /* inside a stretch where kernels were traced (capture windows) */
+	uint8_t head;   /* gp_head_kind: whether (and how) the headline counted it */
+	float mark_ms;  /* its GPU time by the step markers' clock; 0: none */
+	double head_ms; /* the headline's sample of it (ms), where head */
 } step_t;
 
 /* A step completion marker (GP_EV_STEP_MARK): placed at ts on the host; gpu: GPU ns

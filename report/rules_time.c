@@ -5,9 +5,11 @@
 #include "config.h"
 #include "findings.h"
 #include "kernelclass.h"
+#include "live.h"
 #include "names.h"
 #include "stats.h"
 
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -116,6 +118,140 @@ const gp_rule_t gp_rule_gpu_shared = {
     .release = shared_release,
     .size = shared_size,
     .describe = shared_describe,
+};
+
+/* ---- slowdown ---- */
+
+/* The steps got slower at one step and stayed so to the end (steps.shift, found by the
+ * steps pass: stepshape.h): the live view's slowdown, with its thresholds (common/live.h),
+ * held against the whole run. Sized as what the slow steps cost over the run: had they
+ * stayed at the median before, each post-warm-up step would have saved (after - before)
+ * times the slow steps' share. */
+enum { SLOWDOWN_RATIO, SLOWDOWN_BASE, SLOWDOWN_SLOW, SLOWDOWN_SHARE, SLOWDOWN_MISFIT };
+static const gp_threshold_t slowdown_th[] = {
+    [SLOWDOWN_RATIO] = {"ratio", GP_LIVE_SLOW_RATIO, "x",
+                        "the median step from the onset on, of the median before it "
+                        "(common/live.h GP_LIVE_SLOW_RATIO: the live view's slowdown)"},
+    [SLOWDOWN_BASE] = {"min_before", GP_LIVE_SLOW_MIN_BASE, "steps",
+                       "post-warm-up steps before the onset, at least (GP_LIVE_SLOW_MIN_BASE)"},
+    [SLOWDOWN_SLOW] = {"min_slow", GP_LIVE_SLOW_MIN_STEPS, "steps",
+                       "steps from the onset on, at least (GP_LIVE_SLOW_MIN_STEPS) ..."},
+    [SLOWDOWN_SHARE] = {"slow_share", 100 * GP_SHIFT_MIN_AFTER, "%",
+                        "... and this share of the steps (stepshape.h; the steps pass)"},
+    [SLOWDOWN_MISFIT] = {"misfit", 100 * GP_SHIFT_MISFIT, "%",
+                         "steps on the wrong side of the onset (slow before, fast after), of "
+                         "all, at most: alternating or bimodal steps have some on every side "
+                         "(stepshape.h; the steps pass)"},
+};
+
+static bool slowdown_holds(const gp_rank_t *r)
+{
+	const gp_step_shift_t *sh = &r->steps.shift;
+	return sh->ratio > 0 && sh->before_ms > 0 &&
+	       sh->ratio >= gp_th(&gp_rule_slowdown, SLOWDOWN_RATIO) &&
+	       sh->nbefore >= gp_th(&gp_rule_slowdown, SLOWDOWN_BASE) &&
+	       sh->nafter >= gp_th(&gp_rule_slowdown, SLOWDOWN_SLOW);
+}
+
+static bool slowdown_size(const gp_rule_ctx_t *c, const gp_rank_t *r, unsigned i, gp_size_t *s)
+{
+	(void)c, (void)i;
+	const gp_step_shift_t *sh = &r->steps.shift;
+	if (!slowdown_holds(r))
+		return false;
+	s->ms = (sh->after_ms - sh->before_ms) * sh->nafter / (double)(sh->nbefore + sh->nafter);
+	s->step_ms = gp_step_of(r);
+	return s->ms > 0;
+}
+
+static void slowdown_describe(const gp_rule_ctx_t *c, gp_finding_t *f, const gp_rank_t *w,
+                              const gp_size_t *s)
+{
+	(void)s;
+	const gp_job_t *job = c->job;
+	const gp_step_shift_t *sh = &w->steps.shift;
+	char when[48] = "", list[160] = "";
+	unsigned n = 0, lo = UINT32_MAX, hi = 0, listed = 0;
+	if (sh->at_s >= 0)
+		snprintf(when, sizeof(when), " (%.1f s into the run)", sh->at_s);
+	for (unsigned k = 0; k < job->nranks; k++) {
+		const gp_rank_t *r = &job->ranks[k];
+		if (!slowdown_holds(r))
+			continue;
+		n++;
+		lo = r->steps.shift.step < lo ? r->steps.shift.step : lo;
+		hi = r->steps.shift.step > hi ? r->steps.shift.step : hi;
+		if (listed < 8)
+			gp_cat(list, sizeof(list), "%s%d", listed++ ? ", " : "", r->id.rank);
+	}
+	if (n > listed)
+		gp_cat(list, sizeof(list), " and %u more", n - listed);
+	snprintf(f->title, sizeof(f->title),
+	         "Steps got %.1fx slower from step %u on%s: %.3g ms against %.3g ms before (%s)",
+	         sh->ratio, sh->step, when, sh->after_ms, sh->before_ms,
+	         job->nranks == 1   ? "its only rank"
+	         : n == job->nranks ? "every rank"
+	         : n == 1           ? "one rank"
+	                            : "some ranks");
+	snprintf(
+	    f->evidence, sizeof(f->evidence),
+	    "rank %d on %s: median step (%s) %.3f ms over the %u post-warm-up steps before step "
+	    "%u, %.3f ms over the %u from it%s to the end (%.2fx); ",
+	    w->id.rank, gp_txt(w->id.node), w->steps.basis, sh->before_ms, sh->nbefore, sh->step,
+	    sh->after_ms, sh->nafter, when, sh->ratio);
+	if (w->steps.nall > w->steps.nms)
+		gp_cat(f->evidence, sizeof(f->evidence),
+		       "(of %u samples kept of %u steps: the medians are the kept ones'); ",
+		       w->steps.nms, w->steps.nall);
+	if (job->nranks == 1)
+		gp_cat(f->evidence, sizeof(f->evidence), "the job's only rank");
+	else if (n == job->nranks)
+		gp_cat(f->evidence, sizeof(f->evidence),
+		       "every rank (%u) slowed, from steps %u to %u: a cause all ranks share (the "
+		       "file system, the network, the input data) or one rank the others wait for "
+		       "in their collectives",
+		       n, lo, hi);
+	else
+		gp_cat(f->evidence, sizeof(f->evidence), "ranks that slowed: %s (%u of %u)", list,
+		       n, job->nranks);
+	snprintf(f->threshold, sizeof(f->threshold),
+	         "the median step from one step on >= %gx the median of the >= %g steps before, "
+	         "to the end (as the live view's slowdown)",
+	         slowdown_th[SLOWDOWN_RATIO].value, slowdown_th[SLOWDOWN_BASE].value);
+	snprintf(
+	    f->fix, sizeof(f->fix),
+	    "Steps that get slower at one moment and stay slower point at the node or the "
+	    "program's state, not the model. Look at that time for: the GPU's clocks, "
+	    "temperature and power (nvidia-smi -q -d PERFORMANCE, DCGM: thermal or power "
+	    "throttling); another process on the GPU or the node's CPUs; host memory (a leak "
+	    "paging, swap); %s. The HTML report's step plot shows the change.",
+	    gp_words(w, "a DataLoader worker that died or stalled (fewer workers feeding the step)",
+	             "the input pipeline's workers (tf.data, grain)",
+	             "the threads that read the input"));
+}
+
+const gp_rule_t gp_rule_slowdown = {
+    .id = "slowdown",
+    .name = "steps got slower and stayed so",
+    .tier = GP_F_TIME,
+    .sized = true,
+    .th = slowdown_th,
+    .nth = GP_NTH(slowdown_th),
+    .saving_th = -1,
+    .fires =
+        "the steps got slower at one step and stayed so to the end of the run: the median "
+        "from that step on >= {ratio} the median of the post-warm-up steps before it (>= "
+        "{min_before}), as the live view's slowdown (common/live.h); with >= {min_slow} and >= "
+        "{slow_share} of the steps from it on, at most {misfit} of the steps on the wrong "
+        "side of it (not alternating or bimodal), the last quarter still slow (not one "
+        "that recovered), and each side one level (not a drift); the onset is the split "
+        "with the fewest steps on the wrong side, its step and time said",
+    .saves = "what the slow steps cost over the run: (the median after - the median before) "
+             "times the slow steps' share, of the mean step",
+    .advice = "The steps got slower at one moment and stayed so: look at the node at that time "
+              "(GPU clocks and throttling, other processes, host memory, the input pipeline).",
+    .size = slowdown_size,
+    .describe = slowdown_describe,
 };
 
 /* ---- straggler ---- */

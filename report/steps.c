@@ -22,6 +22,7 @@
 #include "rankdata.h"
 #include "stats.h"
 #include "modes.h"
+#include "live.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -761,6 +762,28 @@ static void traced_vs_untraced(gp_rank_t *r, const double *gpu, size_t nk, size_
 		    r->capture.traced_median_ms - r->capture.untraced_median_ms;
 }
 
+/* v[0..nk) and v[nk..n), each in step order (their step numbers in vi), merged into one
+ * run in step order, in place: the headline's consumers (the level shift, the kept samples,
+ * the step shape) read its samples as step times in step order. False: out of memory. */
+static bool merge_by_step(double *v, unsigned *vi, size_t nk, size_t n)
+{
+	double *m = malloc((n ? n : 1) * sizeof(double));
+	unsigned *mi = malloc((n ? n : 1) * sizeof(unsigned));
+	bool ok = m && mi;
+	for (size_t a = 0, b = nk, j = 0; ok && j < n; j++) {
+		size_t k = b >= n || (a < nk && vi[a] < vi[b]) ? a++ : b++;
+		m[j] = v[k];
+		mi[j] = vi[k];
+	}
+	if (ok) {
+		memcpy(v, m, n * sizeof(double));
+		memcpy(vi, mi, n * sizeof(unsigned));
+	}
+	free(m);
+	free(mi);
+	return ok;
+}
+
 /* Which steps were traced at kernel level: wholly inside a stretch of d->cuda_on. */
 static void mark_traced(rank_data_t *d)
 {
@@ -769,6 +792,40 @@ static void mark_traced(rank_data_t *d)
 		size_t k = gp_interval_of(d->cuda_on.v, d->cuda_on.n, s->start);
 		s->traced = k && s->end <= d->cuda_on.v[2 * k - 1];
 	}
+}
+
+/* A level shift in the headline's samples (stepshape.h), found on the kept ones; where
+ * they are evenly spaced over more, its onset placed among all the samples between the
+ * kept one before it and the kept onset (the first split there with the fewest on the
+ * wrong side of the threshold); its step, and when that step began after the program's
+ * start. */
+static void level_shift(gp_rank_t *r, const rank_data_t *d, const double *head,
+                        const unsigned *head_i, size_t nh)
+{
+	gp_step_shift_t *sh = &r->steps.shift;
+	if (!gp_step_shift(r->steps.ms, r->steps.nms, strcmp(r->steps.basis, "gpu") != 0, sh))
+		return;
+	size_t keep = r->steps.nms, h1 = sh->at, h0 = h1;
+	if (nh > keep && keep > 1) {
+		h1 = (size_t)((uint64_t)sh->at * (nh - 1) / (keep - 1));
+		h0 = (size_t)((uint64_t)(sh->at - 1) * (nh - 1) / (keep - 1));
+		double thr = GP_LIVE_SLOW_RATIO * sh->before_ms;
+		size_t wrong = 0, best = SIZE_MAX, at = h1;
+		for (size_t i = h0 + 1; i <= h1; i++)
+			wrong += head[i] < thr; /* the split before h0 + 1: these are after it */
+		for (size_t j = h0 + 1; j <= h1; j++) {
+			if (head[j] >= thr && wrong < best)
+				best = wrong, at = j;
+			/* move the split past j */
+			wrong += head[j] >= thr;
+			wrong -= head[j] < thr;
+		}
+		h1 = at;
+	}
+	sh->step = head_i[h1];
+	uint64_t t0 = d->start_ts ? d->start_ts : d->first_ts;
+	if (sh->step < d->steps.n && d->steps.v[sh->step].start >= t0)
+		sh->at_s = (double)(d->steps.v[sh->step].start - t0) / 1e9;
 }
 
 static void step_timing(gp_rank_t *r, rank_data_t *d)
@@ -812,6 +869,8 @@ static void step_timing(gp_rank_t *r, rank_data_t *d)
 	size_t nk = ng, nmark = 0;
 	if (d->marks.n)
 		ng += nmark = marker_samples(d, w, has, gpu + ng, gpu_i + ng);
+	for (size_t j = nk; j < ng; j++) /* each step's marker time, for the exports */
+		d->steps.v[gpu_i[j]].mark_ms = (float)gpu[j];
 	bool markers = ng > nk && !nk;
 	traced_vs_untraced(r, gpu, nk, ng);
 	/* the headline: the untraced steps, where the traced ones were measurably slower (the
@@ -825,6 +884,8 @@ static void step_timing(gp_rank_t *r, rank_data_t *d)
 	} else if (ng > nk && nk &&
 	           r->capture.nuntraced < 3) { /* too few untraced: the traced alone */
 		ng = nk;
+	} else if (nk && ng > nk && !merge_by_step(gpu, gpu_i, nk, ng)) {
+		ng = nk; /* both, in step order; out of memory: the traced alone */
 	}
 	/* Capture windows, and GPU times for the traced steps alone (no step marker between
 	 * them: GPUPROF_STEP_MARKERS=0, a second CUDA context, markers skipped): those steps
@@ -886,6 +947,15 @@ static void step_timing(gp_rank_t *r, rank_data_t *d)
 	              : "cpu range");
 	r->steps.gpu_from_markers = markers;
 	const unsigned *head_i = nhg ? gpu_i : np ? per_i : cpu_i;
+	for (size_t i = 0; i < n; i++) /* which steps the headline counted, and how timed */
+		d->steps.v[i].head = GP_HEAD_NONE;
+	for (size_t j = 0; j < nh; j++) {
+		step_t *s = &d->steps.v[head_i[j]];
+		s->head = nhg  ? (has[head_i[j]] ? GP_HEAD_KERNELS : GP_HEAD_MARKERS)
+		          : np ? GP_HEAD_PERIOD
+		               : GP_HEAD_CPU;
+		s->head_ms = head[j];
+	}
 	free(r->steps.ms);
 	free(r->steps.no);
 	size_t keep = nh < GP_STEP_KEEP ? nh : GP_STEP_KEEP;
@@ -899,6 +969,7 @@ static void step_timing(gp_rank_t *r, rank_data_t *d)
 	}
 	r->steps.nms = r->steps.ms && r->steps.no ? (unsigned)keep : 0;
 	r->steps.nall = r->steps.nms ? (unsigned)nh : 0;
+	level_shift(r, d, head, head_i, nh);
 	gp_rank_compact_steps(r);
 	gp_median_interval(head, nh, &r->steps.median_ms, &r->steps.median_lo_ms,
 	                   &r->steps.median_hi_ms);

@@ -48,6 +48,7 @@ typedef struct gp_steps {
 	 * the job as it ran) over their count, and steps a second; 0: fewer than 2 steps */
 	double mean_period_ms, per_second;
 	gp_step_shape_t shape; /* are the headline's steps alike (stepshape.h) */
+	gp_step_shift_t shift; /* did they get slower at one step and stay so (stepshape.h) */
 } gp_steps_t;
 
 /* Capture windows (GP_EV_CONTROL): GPU statistics cover steps captured steps. With

@@ -2,6 +2,7 @@
 #include "config.h"
 #include "stepshape.h"
 #include "stats.h"
+#include "live.h"
 
 #include <math.h>
 #include <stdbool.h>
@@ -114,4 +115,94 @@ void gp_step_shape(const double *v, size_t n, double median_ms, double mean_peri
 	if (median_ms > 0 && mean_period_ms > 0 &&
 	    fabs(mean_period_ms - median_ms) > GP_SHAPE_UNEVEN * median_ms)
 		snprintf(out->shape, sizeof(out->shape), "uneven");
+}
+
+/* ---- a level shift (stepshape.h) ---- */
+
+/* The median of v[a..b) (b > a), and whether its second half stays within the ratio of
+ * its first half (one level, not a drift). */
+static bool one_level(const double *v, size_t a, size_t b)
+{
+	size_t h = (b - a) / 2;
+	if (h < GP_LIVE_SLOW_MIN_STEPS)
+		return true; /* too few to see a trend in */
+	double x = median_of(v, a, a + h), y = median_of(v, b - h, b);
+	double lo = x < y ? x : y, hi = x < y ? y : x;
+	return lo > 0 && hi < GP_LIVE_SLOW_RATIO * lo;
+}
+
+/* How many of sorted s[0..n) are below x */
+static size_t below(const double *s, size_t n, double x)
+{
+	size_t lo = 0, hi = n;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		if (s[mid] < x)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+bool gp_step_shift(const double *v, size_t n, bool host_timed, gp_step_shift_t *out)
+{
+	memset(out, 0, sizeof(*out));
+	out->at_s = -1;
+	size_t min_after = (size_t)ceil(GP_SHIFT_MIN_AFTER * (double)n);
+	if (min_after < GP_LIVE_SLOW_MIN_STEPS)
+		min_after = GP_LIVE_SLOW_MIN_STEPS;
+	if (!v || n < GP_LIVE_SLOW_MIN_BASE + min_after)
+		return false;
+	/* the steps before k, sorted; all of them, sorted */
+	double *s = malloc(n * sizeof(double)), *all = malloc(n * sizeof(double));
+	if (!s || !all) {
+		free(s);
+		free(all);
+		return false;
+	}
+	memcpy(all, v, n * sizeof(double));
+	qsort(all, n, sizeof(double), cmp_double);
+	/* every split k: the median of the steps before it is the base, the ratio times it
+	 * the threshold; the steps on the wrong side of it (slow before k, fast from k on)
+	 * counted; the onset step itself slow (live.c's ivlog_onset). O(n log n) but the
+	 * insertion (memmove of at most GP_STEP_KEEP doubles) */
+	size_t best_k = 0, best_wrong = SIZE_MAX;
+	for (size_t k = 1; k < n; k++) {
+		size_t j = below(s, k - 1, v[k - 1]); /* insert v[k - 1] */
+		memmove(s + j + 1, s + j, (k - 1 - j) * sizeof(double));
+		s[j] = v[k - 1];
+		if (k < GP_LIVE_SLOW_MIN_BASE || n - k < min_after)
+			continue;
+		double thr =
+		    GP_LIVE_SLOW_RATIO * (k % 2 ? s[k / 2] : (s[k / 2 - 1] + s[k / 2]) / 2);
+		if (v[k] < thr)
+			continue;
+		size_t fast_before = below(s, k, thr), fast_all = below(all, n, thr);
+		size_t wrong = (k - fast_before) + (fast_all - fast_before);
+		if (wrong < best_wrong)
+			best_wrong = wrong, best_k = k;
+	}
+	free(all);
+	free(s);
+	if (!best_k || (double)best_wrong > GP_SHIFT_MISFIT * (double)n)
+		return false;
+	double before = median_of(v, 0, best_k), after = median_of(v, best_k, n);
+	size_t tail = (n - best_k) / 4;
+	if (tail < GP_LIVE_SLOW_MIN_STEPS)
+		tail = GP_LIVE_SLOW_MIN_STEPS;
+	if (!(before > 0) || after < GP_LIVE_SLOW_RATIO * before ||
+	    median_of(v, n - tail, n) < GP_LIVE_SLOW_RATIO * before || !one_level(v, 0, best_k) ||
+	    !one_level(v, best_k, n))
+		return false;
+	double fast_ms = 0;
+	for (size_t i = 0; i < best_k; i++)
+		fast_ms += v[i];
+	if (host_timed && fast_ms < GP_LIVE_SLOW_MIN_BASE * after)
+		return false;
+	out->ratio = after / before;
+	out->before_ms = before, out->after_ms = after;
+	out->nbefore = (unsigned)best_k, out->nafter = (unsigned)(n - best_k);
+	out->at = (unsigned)best_k;
+	return true;
 }

@@ -5,6 +5,7 @@
 #ifndef GP_STEPSHAPE_H
 #define GP_STEPSHAPE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 /* Two groups of steps at least GP_SHAPE_GROUPS_RATIO apart, each holding at least
@@ -34,5 +35,41 @@ typedef struct gp_step_shape {
  * (0: not known). */
 void gp_step_shape(const double *v, size_t n, double median_ms, double mean_period_ms,
                    gp_step_shape_t *out);
+
+/* A level shift: the steps got slower at one step and stayed slower to the end (a
+ * throttled GPU, a neighbour, a leak paging, a data-loader worker that died). The live
+ * view's slowdown (common/live.c) with its thresholds, common/live.h's GP_LIVE_SLOW_*, one
+ * truth for both: the steps from the onset on have a median >= GP_LIVE_SLOW_RATIO times
+ * the median of the >= GP_LIVE_SLOW_MIN_BASE steps before it, and the onset is the change
+ * point that best splits the steps into fast before and slow (that ratio or more) from it
+ * on, as live.c's ivlog_onset. The final report sees the whole run, so besides:
+ *   - at least GP_SHIFT_MIN_AFTER of the steps (and GP_LIVE_SLOW_MIN_STEPS) are slow
+ *     from the onset on: a slow last step, a slow last few, are not a shift;
+ *   - at most GP_SHIFT_MISFIT of all the steps are on the wrong side of the split
+ *     (alternating or bimodal steps, gradient accumulation's, have a slow step on every
+ *     side of any split);
+ *   - the last quarter of the slow steps (GP_LIVE_SLOW_MIN_STEPS at least) are still slow:
+ *     a slowdown that recovered is over (live.c clears it then too);
+ *   - each side is one level: the second half of each side within GP_LIVE_SLOW_RATIO of
+ *     its first half (a drift is no shift; stepshape's drifting says it);
+ *   - host_timed (a headline of host periods: no GPU timing): the fast steps before it
+ *     last at least as long as GP_LIVE_SLOW_MIN_BASE slow ones. A host that runs ahead of
+ *     the GPU at the start launches until CUDA's queue is full, then each step waits for
+ *     the GPU: its first steps look fast for a few ms (the nvml fixture: 15 steps of
+ *     0.6 ms, then the GPU's 7 ms from step 18, every step 7 ms on the GPU). */
+#define GP_SHIFT_MIN_AFTER 0.05
+#define GP_SHIFT_MISFIT    0.15
+typedef struct gp_step_shift {
+	double ratio;               /* after_ms / before_ms; 0: no shift */
+	double before_ms, after_ms; /* the medians either side of the onset */
+	unsigned nbefore, nafter;   /* headline samples either side (of the kept ones) */
+	unsigned at;                /* the onset's index into the samples */
+	unsigned step;              /* its step number, from 0 (steps.c) */
+	double at_s; /* when that step began, s after the program's start (steps.c); -1 unknown */
+} gp_step_shift_t;
+
+/* The shift in v[0..n) (step times in step order), or false (out zeroed); out->step and
+ * out->at_s are the caller's to fill. */
+bool gp_step_shift(const double *v, size_t n, bool host_timed, gp_step_shift_t *out);
 
 #endif

@@ -5,7 +5,12 @@ each from its start to the next one's start (the last to its end), so the slices
 steps' span, never overlapping. Held to the truth two ways: where the steps are NVTX
 ranges, each slice starts where a range of that name starts on a thread of the same
 process; the post-warm-up slices but the last have the report's host period as their
-median (steps.period_median_ms: step start to the next start).
+median (steps.period_median_ms: step start to the next start). The Chrome trace: every step
+the headline counted is one slice marked headline, on a track named by how it was timed
+(the host's for a period or CPU-range headline, a "steps on the GPU (...)" one for a GPU
+headline: kernels, or the step markers' clock), steps.durations_of of them, holding the
+headline's own figures (steps.durations_ms, where all are kept), in step order; every step
+slice's args carry its number and duration, and the range's own where a range made it.
 usage: steps_check.py TRACE.json REPORT.json         the Chrome trace
        steps_check.py --kineto DIR REPORT.json       the Kineto export (DIR/stepS/rankR.json)
 prints one line per problem, then "checked N ranks, M steps"; exit 1 on any problem"""
@@ -54,11 +59,43 @@ def chrome(path, job, problems):
         if rank is None or not rank["steps"]["count"]:
             continue
         st = sorted((e for e in ev if e.get("pid") == pid and e.get("cat") == "step" and e.get("ph") == "X"
-                     and names.get((pid, e["tid"]), "").startswith("steps (")), key=lambda e: e["ts"])
+                     and names.get((pid, e["tid"]), "").startswith("steps (")
+                     and names[(pid, e["tid"])].endswith(" on the host: start to the next start")),
+                    key=lambda e: e["ts"])
         nranks += 1
         nsteps += len(st)
         check(pname, st, ev, pid, rank, problems)
+        headline(pname, ev, pid, names, rank, problems)
     return nranks, nsteps
+
+
+def headline(who, ev, pid, names, rank, problems):
+    """the headline's steps as slices of their own time (doc/report.md, chrome)"""
+    s = rank["steps"]
+    sl = [e for e in ev if e.get("pid") == pid and e.get("cat") == "step" and e.get("ph") == "X"]
+    bad = [e["name"] for e in sl if "step" not in e.get("args", {}) or "dur_ms" not in e["args"]
+           or abs(e["args"]["dur_ms"] - e["dur"] / 1000) > 0.0002
+           or (s["source"] in ("nvtx", "profiler") and names.get((pid, e["tid"]), "").startswith("steps (")
+               and "range_ms" not in e["args"])]
+    if bad:
+        problems.append("%s: step slices without their number, duration or range's (%s)" % (who, bad[0]))
+    head = sorted((e for e in sl if e["args"].get("headline") is True), key=lambda e: e["args"]["step"])
+    gpu = s["basis"] == "gpu"
+    tracks = {names.get((pid, e["tid"]), "") for e in head}
+    if any(t.startswith("steps on the GPU (") != gpu or not (t.startswith("steps on the GPU (") or t.endswith(" on the host: start to the next start")) for t in tracks):
+        problems.append("%s: a %s headline's slices on %s" % (who, s["basis"], sorted(tracks)))
+    if len(head) != s["durations_of"]:
+        problems.append("%s: %d headline step slices, the headline counted %d" % (who, len(head), s["durations_of"]))
+        return
+    if len({e["args"]["step"] for e in head}) != len(head):
+        problems.append("%s: a step with two headline slices" % who)
+    got = [e["args"]["gpu_ms"] if gpu else e["args"]["dur_ms"] for e in head]
+    want = s["durations_ms"]
+    if len(want) == len(got):
+        off = [(i, g, w) for i, (g, w) in enumerate(zip(got, want)) if abs(g - w) > 0.0002 + 1e-6 * w]
+        if off:
+            problems.append("%s: %d headline slices not the headline's figure (first: #%d %.4f vs %.4f ms)"
+                            % (who, len(off), *off[0]))
 
 
 def kineto(d, job, problems):

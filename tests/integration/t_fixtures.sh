@@ -66,7 +66,7 @@ for d in sorted(glob.glob(F + "/*/")):
     want = sum(r["steps"]["count"] for r in rep["ranks"])
     got = sum(1 for e in t if e.get("cat") == "step" and not e["name"].startswith("ProfilerStep") and e.get("tid") == 1 << 41)
     srcs = {e["args"]["name"] for e in t if e.get("ph") == "M" and str(e.get("args", {}).get("name", "")).startswith("steps (")}
-    want_src = {"steps (%s)" % r["steps"]["source"] for r in rep["ranks"] if r["steps"]["count"]}
+    want_src = {"steps (%s) on the host: start to the next start" % r["steps"]["source"] for r in rep["ranks"] if r["steps"]["count"]}
     if got != want or srcs != want_src:
         bad.append("%s: %s step slices, %s steps; tracks %s, sources %s" % (n, got, want, srcs, want_src))
 for b in bad:

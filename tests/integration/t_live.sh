@@ -70,6 +70,69 @@ python3 -c "import sys; sys.exit(not 0 < $cpu < 1)"
 ok $? "the agent's own CPU is in the file ($cpu s for the whole run)"
 "$GP" report "$D" >"$T/final.txt" 2>&1 && ! grep -q RUNNING "$T/final.txt" && grep -q "== How slow ==" "$T/final.txt"
 ok $? "once ended, gpuprof report is the full report from the rank file"
+# the final report's slowdown (report/rules_time.c, steps.shift) against the live one and
+# the program's own clock, on the same run: the same onset, medians and ratio
+"$GP" report --format=json "$D" >"$T/final.json"
+python3 - "$T/final.json" "$L" "$T/prog.out" <<'PY'
+import json, re, sys
+d, live = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
+prog = dict((int(m[0]), (float(m[1]), float(m[2]))) for m in
+            re.findall(r"steps half=(\d) n=\d+ median_ms=([0-9.]+) from_s=([0-9.]+)", open(sys.argv[3]).read()))
+f = [f for f in d["findings"] if f["id"] == "slowdown"]
+st = d["ranks"][0]["slowdown"] or {"ratio": 0, "step": None, "at_s": None}
+assert len(f) == 1 and f[0]["rank"] == 0, d["findings"]
+assert "from step 180 on" in f[0]["title"], f[0]["title"]
+assert st["step"] == 180, st
+assert abs(st["at_s"] - prog[2][1]) < 0.1, (st["at_s"], prog)
+assert abs(st["at_s"] - live["slow_since_s"]) < 0.3, (st, live)
+assert abs(st["before_ms"] - prog[1][0]) < 0.02 * prog[1][0], (st, prog)
+assert abs(st["after_ms"] - prog[2][0]) < 0.02 * prog[2][0], (st, prog)
+assert abs(st["before_ms"] - live["slow_base_ms"]) < 0.02 * live["slow_base_ms"], (st, live)
+assert abs(st["ratio"] - live["slow_ratio"]) < 0.05 * live["slow_ratio"], (st, live)
+PY
+ok $? "the final report's slowdown: from step 180, when, the medians and the ratio as the live file and the program's clock say ($(python3 -c "import json; print([f['title'] for f in json.load(open('$T/final.json'))['findings'] if f['id'] == 'slowdown'])" | cut -c1-120))"
+
+# The final rule against the live one on the same runs (tests/nvtx: stepseq), a step's
+# length planted by segment: fires on a level shift (2.9x, 1.25x) from the onset the program
+# timed; not on steady steps, a warm-up, alternating steps, gradient accumulation's every
+# 4th, a slow last step or last three, a few slow steps or 100 that recovered; the live
+# file's end state says the same each time
+while read -r spec want; do
+	rm -rf "$T/seq"
+	GPUPROF_LIVE_INTERVAL=1 "$GP" run -q --modes=nvtx -o "$T/seq" -- "$C" stepseq "$spec" >"$T/seq.out" 2>&1
+	"$GP" report --format=json "$T/seq" >"$T/seq.json" 2>/dev/null
+	why=$(python3 - "$T/seq.json" "$T/seq/step0/rank0.live.json" "$T/seq.out" "$want" 2>&1 <<'PY'
+import json, re, sys
+d, live, want = json.load(open(sys.argv[1])), json.load(open(sys.argv[2])), sys.argv[4]
+segs = re.findall(r"seg k=\d+ first_step=(\d+) n=\d+ median_ms=([0-9.]+) from_s=([0-9.]+)", open(sys.argv[3]).read())
+st = d["ranks"][0]["slowdown"] or {"ratio": 0, "step": None, "at_s": None}
+fired = [f for f in d["findings"] if f["id"] == "slowdown"]
+if want == "-":
+    assert not fired and d["ranks"][0]["slowdown"] is None, fired
+    assert live["slow_since_s"] < 0, ("live", live["slow_since_s"], live["slow_ratio"])
+else:
+    step, t = int(segs[1][0]), float(segs[1][2])
+    assert fired and st["step"] == step and abs(st["at_s"] - t) < 0.1, (st, segs)
+    assert abs(st["ratio"] - float(want)) < 0.05 * float(want), st
+    assert live["slow_since_s"] >= 0 and abs(live["slow_since_s"] - st["at_s"]) < 0.3, live
+    assert abs(live["slow_ratio"] - st["ratio"]) < 0.05 * st["ratio"], live
+print("final %s step %s (%.2fx), live since %s (%.2fx)" % ("fires" if fired else "silent",
+      st["step"], st["ratio"], live["slow_since_s"], live["slow_ratio"]))
+PY
+	)
+	ok $? "stepseq $spec: $(echo "$why" | tail -1 | cut -c1-160)"
+done <<'SEQ'
+150*6,150*17.4 2.9
+150*6,150*7.5 1.25
+300*6 -
+10*30,290*6 -
+300*6/18 -
+300*6/18:4 -
+299*6,1*30 -
+297*6,3*30 -
+150*6,5*18,145*6 -
+100*6,100*18,100*6 -
+SEQ
 echo x >"$D/step0/.rank0.live.json.tmp.1" && touch -d '20 minutes ago' "$D/step0/.rank0.live.json.tmp.1"
 echo x >"$D/step0/.rank0.live.json.tmp.2"
 "$GP" report -q "$D" && [ ! -e "$D/step0/.rank0.live.json.tmp.1" ] && [ -e "$D/step0/.rank0.live.json.tmp.2" ]

@@ -148,6 +148,12 @@ ok $? "--ranks=3,40-41 lists those ranks' lines"
 "$B/gpuprof" report "$T/quiet" >"$T/quiet.txt" 2>/dev/null
 grep -q '^  node quiet005 .*median step -,' "$T/quiet.txt" && ! grep -q 'median step 0\.000' "$T/quiet.txt"
 ok $? "a node with no rank's steps: median step '-' ($(grep quiet005 "$T/quiet.txt"))"
+"$B/gpuprof" report --format=json "$T/quiet" 2>/dev/null | python3 -c 'import json, sys
+j = json.load(sys.stdin)
+n = {x["node"]: x["step_median_ms"] for x in j["nodes"]}
+assert n["quiet005"] is None and all(v > 1 for k, v in n.items() if k != "quiet005"), n
+assert j["node_step_median_ms"] > 1, j["node_step_median_ms"]'
+ok $? "... null in report.json, and the median across nodes over the nodes with steps"
 
 python3 -c 'import json,sys; assert len(json.load(open(sys.argv[1]))["ranks"]) == 80' "$T/big/report.json"
 ok $? "report.json keeps all 80 ranks"

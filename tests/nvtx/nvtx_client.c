@@ -232,12 +232,73 @@ static int planted_steps(int argc, char **argv)
 	return 0;
 }
 
+/* stepseq SPEC: steps ("train_step" with a nested "fwd") whose lengths SPEC gives, segment
+ * by segment, "N*MS" (N steps of MS ms), "N*MS/MS2" (N steps alternating MS and MS2) or
+ * "N*MS/MS2:K" (every K-th step MS2: gradient accumulation's), separated by commas:
+ * "200*5,100*14.5" is a level shift at step 200. At the end it prints its own timing of each
+ * segment, the period from a step's start to the next one's: "seg k=K first_step=S n=N median_ms=M
+ * from_s=F" (its first step began F s after the program did). */
+static int step_sequence(const char *spec)
+{
+	enum { MAXSEG = 16 };
+	int cnt[MAXSEG], every[MAXSEG], nseg = 0, n = 0;
+	double a[MAXSEG], b[MAXSEG];
+	for (const char *p = spec; p && *p && nseg < MAXSEG; nseg++) {
+		char *e;
+		cnt[nseg] = (int)strtol(p, &e, 10);
+		if (*e != '*')
+			return 2;
+		a[nseg] = b[nseg] = strtod(e + 1, &e);
+		every[nseg] = 2;
+		if (*e == '/')
+			b[nseg] = strtod(e + 1, &e);
+		if (*e == ':')
+			every[nseg] = (int)strtol(e + 1, &e, 10);
+		if (every[nseg] < 1)
+			return 2;
+		n += cnt[nseg];
+		p = *e == ',' ? e + 1 : NULL;
+	}
+	double t0 = mono_s(), *start = calloc((size_t)n + 1, sizeof(double)),
+	       *per = calloc((size_t)n + 1, sizeof(double));
+	if (!start || !per || n < 2)
+		return 2;
+	for (int g = 0, i = 0; g < nseg; g++)
+		for (int j = 0; j < cnt[g]; j++, i++) {
+			start[i] = mono_s();
+			nvtxRangePushA("train_step");
+			nvtxRangePushA("fwd");
+			double until =
+			    start[i] + (j % every[g] == every[g] - 1 ? b[g] : a[g]) / 1e3;
+			while (mono_s() < until - 0.002)
+				pause_ms(1);
+			while (mono_s() < until)
+				;
+			nvtxRangePop();
+			nvtxRangePop();
+		}
+	start[n] = mono_s();
+	for (int g = 0, i = 0; g < nseg; i += cnt[g++]) {
+		int k = 0;
+		for (int j = i; j < i + cnt[g]; j++)
+			per[k++] = (start[j + 1] - start[j]) * 1e3;
+		qsort(per, (size_t)k, sizeof(double), cmp_double);
+		printf("seg k=%d first_step=%d n=%d median_ms=%.4f from_s=%.4f\n", g, i, k,
+		       k % 2 ? per[k / 2] : (per[k / 2 - 1] + per[k / 2]) / 2, start[i] - t0);
+	}
+	free(start);
+	free(per);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	const char *what = argc > 1 ? argv[1] : "all";
 	bool all = !strcmp(what, "all");
 	if (!strcmp(what, "steps"))
 		return planted_steps(argc, argv);
+	if (!strcmp(what, "stepseq"))
+		return step_sequence(argc > 2 ? argv[2] : "");
 	if (!strcmp(what, "segv") || !strcmp(what, "exit4")) {
 		/* 20 steps, then an end no exit hook sees: a signal, or _exit (what the
 		 * environment-only fallback cannot record itself) */

@@ -131,10 +131,11 @@ static void markers(void)
 }
 
 /* n steps, kernels traced from the start to step a and from b to c (capture switches as
- * the collector writes them, no step markers); a traced step takes 5 ms and runs a kernel
- * through it, an untraced one its own length (ms[i % nms]) */
-static void windowed(uint32_t n, uint32_t a, uint32_t b, uint32_t c, const uint64_t *ms,
-                     uint32_t nms)
+ * the collector writes them); a traced step takes 5 ms and runs a kernel through it, an
+ * untraced one its own length (ms[i % nms]); from step slow on, each twice as long; marked:
+ * a step marker at each step's end with its GPU time (its length), else none */
+static void windowed_at(uint32_t n, uint32_t a, uint32_t b, uint32_t c, const uint64_t *ms,
+                        uint32_t nms, uint32_t slow, bool marked)
 {
 	uint64_t t = 0;
 	uint32_t corr = 1;
@@ -147,14 +148,25 @@ static void windowed(uint32_t n, uint32_t a, uint32_t b, uint32_t c, const uint6
 			                  .ts = t,
 			                  .a = i == b ? GP_MODE_CUDA : GP_MODE_MEM,
 			                  .b = i});
-		uint64_t len = traced ? 5 * MS : ms[i % nms];
+		uint64_t len = (traced ? 5 * MS : ms[i % nms]) * (i >= slow ? 2 : 1);
 		push(7, t + 10 * US, 1);
 		if (traced)
 			launch(7, t + 100 * US, corr++, t + 200 * US, len - 300 * US, 2);
 		pop(7, t + len - 10 * US);
+		if (marked)
+			feed((gp_event_t){.type = GP_EV_STEP_MARK,
+			                  .ts = t + len - 10 * US,
+			                  .a = len,
+			                  .d = i ? 1 : 0});
 		t += len;
 	}
 	run();
+}
+
+static void windowed(uint32_t n, uint32_t a, uint32_t b, uint32_t c, const uint64_t *ms,
+                     uint32_t nms)
+{
+	windowed_at(n, a, b, c, ms, nms, n, false);
 }
 
 /* Capture windows without step markers between them (GPUPROF_STEP_MARKERS=0, a context
@@ -181,6 +193,30 @@ static void windows_no_markers(void)
 	   "a loop that waits every fifth step: its period is no headline, the traced GPU time is "
 	   "(%s %.4f)",
 	   r.steps.basis, r.steps.median_ms);
+}
+
+/* Capture windows with step markers between them, the traced steps no slower than the
+ * untraced: every step is the headline, the traced ones timed from kernel records and the
+ * others from the markers. The loop slows from 5 to 10 ms at step 14, between the windows
+ * (traced: steps 0-9 and 20-33): the level shift's onset is step 14, found on the samples
+ * in step order (the traced ones first, then the untraced, made a shift at step 21 of it). */
+static void windows_shift(void)
+{
+	static const uint64_t five[] = {5 * MS};
+	windowed_at(44, 10, 20, 34, five, 1, 14, true);
+	ok(!strcmp(r.steps.basis, "gpu") && r.capture.ntraced == 21 && r.capture.nuntraced == 21 &&
+	       r.capture.tracer_ms_per_step <= 0 && r.steps.nms == 42,
+	   "traced and untraced steps alike: all 42 in the headline (%s, %u traced, %u untraced, "
+	   "%u kept)",
+	   r.steps.basis, r.capture.ntraced, r.capture.nuntraced, r.steps.nms);
+	bool ordered = r.steps.nms > 0;
+	for (unsigned j = 1; j < r.steps.nms; j++)
+		ordered &= gp_step_no(&r, j) > gp_step_no(&r, j - 1);
+	ok(ordered, "the kept samples in step order (%u .. %u)", gp_step_no(&r, 0),
+	   gp_step_no(&r, r.steps.nms - 1));
+	ok(r.steps.shift.ratio > 1.9 && r.steps.shift.step == 14,
+	   "the slowdown's onset: step 14 (step %u, x%.2f)", r.steps.shift.step,
+	   r.steps.shift.ratio);
 }
 
 /* A thread without a range of its own (autograd) launches inside the step's range. */
@@ -726,6 +762,7 @@ int main(void)
 	kernel_steps();
 	markers();
 	windows_no_markers();
+	windows_shift();
 	cross_thread();
 	sync_idle();
 	stats();

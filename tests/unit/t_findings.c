@@ -204,6 +204,26 @@ static void straggler(gp_job_t *j, int k)
 		j->ranks[i].gpu.comm_ns = j->ranks[i].gpu.overlap_ns = 1000;
 	j->ranks[2].steps.median_ms = 13 + k * 1e-6;
 }
+/* 100 steps of 10 ms, then 100 at the ratio: the steps pass's shift (stepshape.h) */
+static void slowdown_at(gp_job_t *j, double ratio, unsigned before, unsigned after)
+{
+	gp_step_shift_t *sh = &R0->steps.shift;
+	sh->before_ms = 10, sh->after_ms = 10 * ratio, sh->ratio = ratio;
+	sh->nbefore = before, sh->nafter = after, sh->at = before, sh->step = before + 5;
+	sh->at_s = 12.5;
+}
+static void slowdown_ratio(gp_job_t *j, int k)
+{
+	slowdown_at(j, 1.2 + k * 1e-6, 100, 100);
+}
+static void slowdown_base(gp_job_t *j, int k)
+{
+	slowdown_at(j, 2.9, (unsigned)(10 + k), 100);
+}
+static void slowdown_slow(gp_job_t *j, int k)
+{
+	slowdown_at(j, 2.9, 100, (unsigned)(3 + k));
+}
 static void ahead(gp_job_t *j)
 {
 	R0->steps.cpu_median_ms = 1;
@@ -313,6 +333,9 @@ static const struct tcase {
     {"fp32_no_tensor_cores", "min_saving", fp32_saving, 1, {0, 1, 1}, NULL},
     {"fp32_no_tensor_cores", "gpu_bound", fp32_bound, 1, {0, 1, 1}, NULL},
     {"straggler", "excess", straggler, 3, {0, 1, 1}, NULL},
+    {"slowdown", "ratio", slowdown_ratio, 1, {0, 1, 1}, NULL},
+    {"slowdown", "min_before", slowdown_base, 1, {0, 1, 1}, NULL},
+    {"slowdown", "min_slow", slowdown_slow, 1, {0, 1, 1}, NULL},
     {"host_ahead", "cpu_share", ahead_share, 1, {1, 0, 0}, NULL},
     {"host_ahead", "comm_max", ahead_comm, 1, {1, 0, 0}, NULL},
     {"host_ahead", "busy_min", ahead_busy, 1, {0, 1, 1}, NULL},
@@ -378,11 +401,13 @@ static void run_case(const struct tcase *t, bool *bounded)
 }
 
 /* every threshold of every rule is swept by a case, or sizes a saving (checked below), or
- * is a pass's (small kernels: gputime.c counts them, t_analysis.c sweeps it) */
+ * is a pass's (small kernels: gputime.c counts them, t_analysis.c sweeps it; a slowdown's
+ * share of slow steps and steps on the wrong side: stepshape.c, t_stats.c sweeps them) */
 static void coverage(void)
 {
 	static const char *const sizing[] = {"fp32_no_tensor_cores/gain", "optimizer_state/saves",
-	                                     "fragmentation/small_kernel"};
+	                                     "fragmentation/small_kernel", "slowdown/slow_share",
+	                                     "slowdown/misfit"};
 	unsigned missing = 0;
 	for (unsigned i = 0; i < gp_nrules; i++)
 		for (unsigned k = 0; k < gp_rules[i]->nth; k++) {
@@ -417,7 +442,7 @@ static void rules_table(void)
 		for (unsigned k = 0; k < r->nth; k++)
 			bad += !r->th[k].name || !r->th[k].unit || !r->th[k].doc;
 	}
-	ok(!bad && gp_nrules == 21, "%u rules, each with an id of its own, words, docs (%u bad)",
+	ok(!bad && gp_nrules == 22, "%u rules, each with an id of its own, words, docs (%u bad)",
 	   gp_nrules, bad);
 	gp_rule_text(&gp_rule_fragmentation, "< {small_kernel} and {nope}", buf, sizeof(buf));
 	ok(gp_rule_text(&gp_rule_fragmentation, "{nope}", buf, sizeof(buf)) < 0,
@@ -636,6 +661,47 @@ static void outcomes(void)
 	gp_job_free(&j);
 }
 
+/* A slowdown on some ranks: one finding, on the worst rank, naming the others, with the
+ * step, when, both medians and its saving over the run; on every rank it says so */
+static void slowdown_ranks(void)
+{
+	gp_job_t j;
+	job_of(&j, 3);
+	for (unsigned i = 0; i < 2; i++) {
+		gp_step_shift_t *sh = &j.ranks[i].steps.shift;
+		sh->before_ms = 10, sh->ratio = i ? 2.9 : 1.5, sh->after_ms = 10 * sh->ratio;
+		sh->nbefore = 200, sh->nafter = 100, sh->step = 203, sh->at_s = 41.25;
+	}
+	gp_job_findings(&j);
+	const gp_finding_t *f = find(&j, "slowdown");
+	unsigned n = 0;
+	for (unsigned i = 0; i < j.nf; i++)
+		n += !strcmp(j.f[i].id, "slowdown");
+	/* rank 1: (29 - 10) x 100 / 300 = 6.33 ms a step, of its 10 ms mean step */
+	ok(f && n == 1 && f->rank == 1 && strstr(f->title, "2.9x slower from step 203 on") &&
+	       strstr(f->title, "(41.2 s into the run)") &&
+	       strstr(f->title, "29 ms against 10 ms") && strstr(f->title, "(some ranks)") &&
+	       strstr(f->evidence, "ranks that slowed: 0, 1 (2 of 3)") &&
+	       fabs(f->saving_ms - 19.0 / 3) < 1e-9,
+	   "slowdown on ranks 0 and 1 of 3: one finding, on rank 1, naming both (%s | %s | %.3f "
+	   "ms)",
+	   f ? f->title : "none", f ? f->evidence : "", f ? f->saving_ms : 0);
+	gp_job_free(&j);
+	job_of(&j, 2);
+	for (unsigned i = 0; i < 2; i++) {
+		gp_step_shift_t *sh = &j.ranks[i].steps.shift;
+		sh->before_ms = 10, sh->ratio = 2, sh->after_ms = 20, sh->nbefore = 100,
+		sh->nafter = 100, sh->step = 100 + i, sh->at_s = -1;
+	}
+	gp_job_findings(&j);
+	f = find(&j, "slowdown");
+	ok(f && strstr(f->title, "(every rank)") && !strstr(f->title, "into the run") &&
+	       strstr(f->evidence, "every rank (2) slowed, from steps 100 to 101"),
+	   "on every rank: said as a shared cause or one rank the others wait for (%s)",
+	   f ? f->evidence : "none");
+	gp_job_free(&j);
+}
+
 int main(void)
 {
 	bool bounded = true;
@@ -648,5 +714,6 @@ int main(void)
 	engine_effects();
 	advice_words();
 	outcomes();
+	slowdown_ranks();
 	return done_testing();
 }

@@ -84,6 +84,97 @@ static void table(void)
 	ok(!reopened, "each object's fields are listed together (%u out of place)", reopened);
 }
 
+/* A figure not measured is not 0 (issue 50): a rank with no steps and no kernel records
+ * (modes without cuda) beside one with host-timed steps: its step figures and the GPU's
+ * shares are null in report.json, empty in the CSV, "-" in the text and the summary line;
+ * the job's step figures null where no rank has steps */
+static void not_measured(void)
+{
+	gp_job_t job;
+	memset(&job, 0, sizeof(job));
+	job.nranks = 2;
+	job.ranks = calloc(2, sizeof(gp_rank_t));
+	for (int i = 0; i < 2; i++) {
+		gp_rank_t *r = &job.ranks[i];
+		r->id.rank = i;
+		gp_text_setf(&r->id.node, GP_ID_NODE, "node%d", i);
+		snprintf(r->id.modes, sizeof(r->id.modes), "timing,nvtx");
+		r->outcome.has_end = true;
+	}
+	gp_rank_t *r1 = &job.ranks[1]; /* steps timed on the host, no GPU time */
+	snprintf(r1->steps.source, sizeof(r1->steps.source), "nvtx");
+	snprintf(r1->steps.basis, sizeof(r1->steps.basis), "period");
+	r1->steps.n = 20, r1->steps.warmup = 2, r1->steps.n_post = 18;
+	r1->steps.median_ms = r1->steps.period_median_ms = 10, r1->steps.nperiod = 17;
+	r1->steps.nms = r1->steps.nall = 1;
+	r1->steps.ms = calloc(1, sizeof(double));
+	r1->steps.ms[0] = 10;
+	char *json = render(gp_report_json, &job);
+	ok(json && balanced(json) && strstr(json, "\"step_median_ms\": null") &&
+	       strstr(json, "\"step_mean_period_ms\": null") &&
+	       strstr(json, "\"steps_per_second\": null"),
+	   "no rank's steps measured in the job: its step figures null, not 0");
+	ok(json && count(json, "\"median_ms\": null") == 1 &&
+	       count(json, "\"median_ms\": 10.000000") == 1 &&
+	       count(json, "\"gpu_median_ms\": null") == 2 &&
+	       count(json, "\"period_median_ms\": null") == 1 &&
+	       count(json, "\"median_low_ms\": null") == 2 &&
+	       count(json, "\"busy_pct\": null") == 2 &&
+	       count(json, "\"mean_period_ms\": null") == 2 && !strstr(json, "\"median_ms\": 0.0"),
+	   "a rank without steps: its step figures null; GPU step time and the GPU's shares null "
+	   "without kernel records; a 95 %% interval null under 6 steps");
+	free(json);
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *m = open_memstream(&buf, &len);
+	int rc = gp_export_csv(&job, m, "ranks");
+	fclose(m);
+	/* the column of steps.median_ms: empty for rank 0, 10 for rank 1 */
+	int col = -1, k = 0;
+	char *line2 = buf ? strstr(buf, "\r\n") : NULL,
+	     *line3 = line2 ? strstr(line2 + 2, "\r\n") : NULL;
+	for (char *p = buf; line2 && p < line2; k++) {
+		char *e = strpbrk(p, ",\r");
+		if (!strncmp(p, "steps.median_ms,", 16))
+			col = k;
+		p = e ? e + 1 : line2;
+	}
+	char cell0[32] = "?", cell1[32] = "?";
+	for (int row = 0; row < 2 && col >= 0; row++) {
+		char *p = (row ? line3 : line2) + 2;
+		for (int c = 0; c < col; c++)
+			p = strchr(p, ',') + 1; /* no quoted commas before it: numbers and names */
+		snprintf(row ? cell1 : cell0, 32, "%.*s", (int)strcspn(p, ",\r"), p);
+	}
+	ok(rc == 0 && col >= 0 && !strcmp(cell0, "") && !strcmp(cell1, "10.000000"),
+	   "the CSV's steps.median_ms: an empty cell where not measured ('%s'), 10.000000 where "
+	   "measured ('%s')",
+	   cell0, cell1);
+	free(buf);
+	char line[1024];
+	gp_report_summary_line(&job, line, sizeof(line));
+	ok(strstr(line, " busy=- idle=- ") && strstr(line, " step=- "),
+	   "the summary line: busy, idle and the step '-' where not measured (%s)", line);
+	r1->steps.mean_period_ms = 10.5;
+	job.step_median_ms = 10, job.step_mean_period_ms = 10.5, job.steps_per_second = 95.2;
+	snprintf(job.step_basis, sizeof(job.step_basis), "period");
+	gp_report_summary_line(&job, line, sizeof(line));
+	json = render(gp_report_json, &job);
+	ok(strstr(line, " step=10.00ms(period) ") && json &&
+	       strstr(json, "\"step_median_ms\": 10.000000") &&
+	       strstr(json, "\"steps_per_second\": 95.2000"),
+	   "measured: the figures as before (%s)", line);
+	free(json);
+	char *text = render(gp_report_text, &job);
+	const char *row0 = text ? strstr(text, "\n0      node0") : NULL;
+	ok(row0 && strstr(row0, " - ") && strstr(row0, "exit 0"),
+	   "the text's How slow row of the rank without steps: '-', never 0.000");
+	free(text);
+	for (unsigned i = 0; i < job.nranks; i++)
+		gp_rank_release(&job.ranks[i]);
+	free(job.ranks);
+}
+
 int main(void)
 {
 	table();
@@ -114,6 +205,15 @@ int main(void)
 		r->memory.peak = 3ull << 30;
 		r->memory.peak_step = i ? -1 : 7;
 		r->torch.seen = i == 1;
+		if (i == 1) /* 2.9x slower from step 12 on rank 1 only */
+			r->steps.shift = (gp_step_shift_t){.ratio = 2.9,
+			                                   .before_ms = 10,
+			                                   .after_ms = 29,
+			                                   .nbefore = 10,
+			                                   .nafter = 8,
+			                                   .at = 10,
+			                                   .step = 12,
+			                                   .at_s = 1.5};
 		if (i == 1) /* gpuprof's own time measured on rank 1 only */
 			r->own.steps = 18, r->own.us_median = 30, r->own.us_p95 = 60,
 			r->own.pct = 0.27;
@@ -143,6 +243,10 @@ int main(void)
 	ok(count(json, "\"pool\": null") == 2, "pool: null where none was seen");
 	ok(count(json, "\"own_cost\": null") == 1 && count(json, "\"own_cost\": {") == 1,
 	   "own_cost: an object where gpuprof's own time was measured, null where not");
+	ok(count(json, "\"slowdown\": null") == 1 &&
+	       strstr(json, "\"slowdown\": {\"ratio\": 2.9000, \"step\": 12, \"at_s\": 1.500") !=
+	           NULL,
+	   "slowdown: an object where the steps got slower and stayed so, null where not");
 	ok(strstr(json, "\"median_ms\": 10.000000") && strstr(json, "\"median_ms\": 11.000000"),
 	   "each rank's headline");
 	ok(strstr(json, "\"durations_ms\": [10.5000, 11.2500]") != NULL, "the step samples");
@@ -161,9 +265,31 @@ int main(void)
 	ok(text && !strchr(text, '\x1b') && !strchr(text, '\a') && strstr(text, "?[31mno"),
 	   "no escape sequence or bell of the program's strings reaches the text");
 	free(text);
+	/* a level shift is said as two levels in time, not as a shape of two kinds of step */
+	job.step_period_rank = 1, job.step_mean_period_ms = 15, job.steps_per_second = 66.7;
+	job.ranks[1].steps.mean_period_ms = 15;
+	snprintf(job.ranks[1].steps.shape.shape, sizeof(job.ranks[1].steps.shape.shape), "bimodal");
+	text = render(gp_report_text, &job);
+	ok(text &&
+	       strstr(text, "rank 1: steps not alike: 10.000 ms, then 29.000 ms from step 12 on "
+	                    "(2.90x: finding slowdown)") &&
+	       !strstr(text, "bimodal between"),
+	   "the text: a slowdown's steps as two levels from its step, not 'bimodal'");
+	free(text);
+	char *html = NULL;
+	size_t hl = 0;
+	FILE *hm = open_memstream(&html, &hl);
+	gp_report_html(&job, hm);
+	fclose(hm);
+	ok(html &&
+	       strstr(html, "Rank 1: steps not alike (10.000 ms, then 29.000 ms from step 12 on: "
+	                    "2.90x slower)"),
+	   "the HTML: the same");
+	free(html);
 
 	for (unsigned i = 0; i < job.nranks; i++)
 		gp_rank_release(&job.ranks[i]);
 	free(job.ranks);
+	not_measured();
 	return done_testing();
 }

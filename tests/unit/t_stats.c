@@ -5,6 +5,7 @@
 #include <math.h>
 #include <stdbool.h>
 #include "stats.h"
+#include "live.h"
 #include "stepshape.h"
 #include "tap.h"
 
@@ -106,6 +107,109 @@ static void test_step_shape(void)
 	shape_case("no samples", NULL, 0, 0, 0, "alike", 0, 0);
 }
 
+/* gp_step_shift (stepshape.h): a level shift, its onset and medians, at the edges of its
+ * thresholds (common/live.h's and stepshape.h's), and the shapes that are none */
+static double sv[400];
+static void shift_case(const char *name, size_t n, bool want, unsigned at)
+{
+	gp_step_shift_t sh;
+	bool got = gp_step_shift(sv, n, false, &sh);
+	ok(got == want && (!want || !at || sh.at == at),
+	   "level shift, %s: %s (want %s), onset at %u, %g -> %g ms", name, got ? "found" : "none",
+	   want ? "found" : "none", sh.at, sh.before_ms, sh.after_ms);
+}
+/* n steps: noisy 10 ms (+-1 %), from step k on times r */
+static void shift_fill(size_t n, size_t k, double r)
+{
+	for (size_t i = 0; i < n; i++)
+		sv[i] = (10 + 0.1 * ((double)((i * 7) % 5) - 2) / 2) * (i >= k ? r : 1);
+}
+
+static void test_step_shift(void)
+{
+	gp_step_shift_t sh;
+	shift_fill(300, 200, 2.9);
+	ok(gp_step_shift(sv, 300, false, &sh) && sh.at == 200 && fabs(sh.before_ms - 10) < 0.1 &&
+	       fabs(sh.after_ms - 29) < 0.3 && fabs(sh.ratio - 2.9) < 0.05 && sh.nbefore == 200 &&
+	       sh.nafter == 100,
+	   "2.9x slower from step 200 of 300: onset %u, %g -> %g ms (%.3fx), %u + %u", sh.at,
+	   sh.before_ms, sh.after_ms, sh.ratio, sh.nbefore, sh.nafter);
+	sv[150] = 40, sv[60] = 35; /* two hiccups before it do not move it */
+	shift_case("2.9x with two slow steps before it", 300, true, 200);
+	/* the ratio (GP_LIVE_SLOW_RATIO) */
+	for (size_t i = 0; i < 200; i++)
+		sv[i] = i < 100 ? 10 : 10 * (GP_LIVE_SLOW_RATIO + 1e-9);
+	shift_case("steady steps, then x1.2", 200, true, 100);
+	for (size_t i = 100; i < 200; i++)
+		sv[i] = 10 * (GP_LIVE_SLOW_RATIO - 1e-9);
+	shift_case("steady steps, then just under x1.2", 200, false, 0);
+	/* the steps before (GP_LIVE_SLOW_MIN_BASE): slow from the 10th, or from the 9th (then
+	 * the tenth is the first it can name) */
+	shift_fill(200, GP_LIVE_SLOW_MIN_BASE, 2.9);
+	shift_case("slow from the 10th step", 200, true, GP_LIVE_SLOW_MIN_BASE);
+	shift_fill(200, GP_LIVE_SLOW_MIN_BASE - 1, 2.9);
+	ok(!gp_step_shift(sv, 200, false, &sh) || sh.at >= GP_LIVE_SLOW_MIN_BASE,
+	   "slow from the 9th: never named before the 10th (%u)", sh.at);
+	/* the slow steps' share (GP_SHIFT_MIN_AFTER of 200: 10) */
+	shift_fill(200, 190, 2.9);
+	shift_case("the last 10 of 200 slow", 200, true, 190);
+	shift_fill(200, 191, 2.9);
+	shift_case("the last 9 of 200 slow", 200, false, 0);
+	/* the steps on the wrong side (GP_SHIFT_MISFIT of 200: 30 slow before the onset) */
+	for (unsigned m = 30; m <= 31; m++) {
+		shift_fill(200, 100, 2.9);
+		for (unsigned q = 0; q < m; q++)
+			sv[q * 100 / m] = 29;
+		shift_case(m == 30 ? "30 of 200 on the wrong side" : "31 of 200 on the wrong side",
+		           200, m == 30, 100);
+	}
+	/* none of these is a shift */
+	shift_fill(300, 300, 1);
+	shift_case("steady steps", 300, false, 0);
+	for (size_t i = 0; i < 300; i++) /* a warm-up: slow, then fast */
+		sv[i] = i < 30 ? 40 - i : 10;
+	shift_case("a warm-up of 30 slow steps", 300, false, 0);
+	for (size_t i = 0; i < 300; i++)
+		sv[i] = i % 2 ? 30 : 10;
+	shift_case("alternating 10/30", 300, false, 0);
+	for (size_t i = 0; i < 300; i++) /* gradient accumulation: every 4th step the optimizer's */
+		sv[i] = i % 4 == 3 ? 30 : 10;
+	shift_case("every 4th step 3x", 300, false, 0);
+	for (size_t i = 0; i < 300; i++) /* ... with the slow one 3 of 4 */
+		sv[i] = i % 4 ? 30 : 10;
+	shift_case("3 of every 4 steps 3x", 300, false, 0);
+	shift_fill(300, 299, 5);
+	shift_case("a slow last step", 300, false, 0);
+	shift_fill(300, 297, 5);
+	shift_case("three slow last steps", 300, false, 0);
+	shift_fill(300, 300, 1);
+	for (size_t i = 150; i < 155; i++)
+		sv[i] = 30;
+	shift_case("5 slow steps, then recovered", 300, false, 0);
+	shift_fill(300, 100, 3);
+	for (size_t i = 200; i < 300; i++)
+		sv[i] = 10;
+	shift_case("100 slow steps in the middle, then recovered", 300, false, 0);
+	shift_fill(300, 200, 3);
+	for (size_t i = 280; i < 300; i++)
+		sv[i] = 10;
+	shift_case("slow from 200, recovered for the last 20", 300, false, 0);
+	for (size_t i = 0; i < 300; i++) /* a drift: 10 to 30 ms */
+		sv[i] = 10 + 20.0 * (double)i / 299;
+	shift_case("a drift from 10 to 30 ms", 300, false, 0);
+	shift_case("too few steps", 12, false, 0);
+	/* host-timed: a host that ran ahead until CUDA's queue was full (the nvml fixture's
+	 * 15 steps of 0.6 ms, then 7 ms), against a shift whose fast steps lasted long */
+	for (size_t i = 0; i < 40; i++)
+		sv[i] = i < 15 ? 0.6 : 7;
+	ok(gp_step_shift(sv, 40, false, &sh) && !gp_step_shift(sv, 40, true, &sh),
+	   "15 steps of 0.6 ms, then 7 ms: a shift on the GPU's clock, none on the host's");
+	shift_fill(300, 200, 2.9);
+	ok(gp_step_shift(sv, 300, true, &sh) && sh.at == 200,
+	   "2.9x from step 200, host-timed: 2 s of fast steps, a shift (%u)", sh.at);
+	shift_case("no steps", 0, false, 0);
+}
+
 int main(void)
 {
 	static const char *shape[] = {"equal",      "sorted",      "reversed",
@@ -168,5 +272,6 @@ int main(void)
 	}
 	ok(held >= 1860 && held <= 1990, "it holds the true median in %u of 2000 draws", held);
 	test_step_shape();
+	test_step_shift();
 	return done_testing();
 }
