@@ -10,7 +10,7 @@
 #   nohist_noreattach, nohist_nopoll, nohist_nodetach: without the history (5 of 7 aborted on
 #                 the H100), CUPTI not attached again after the detach (GP_BENCH_NO_REATTACH),
 #                 the detach after the 10 s wait rather than the poll, no detach
-# Usage: N=8 VARIANTS="default nohistory nodetach" bench/gpu-abort.sh; results in $OUT:
+# Usage: N=8 VARIANTS="default nohistory nodetach" [PROG=train] bench/gpu-abort.sh; results in $OUT:
 # abort.txt (a line a run), the failed runs' stderr and rank files (abort-fail.tgz).
 . "$(dirname "$0")/gpu-env.sh"
 OUT=${OUT:-/tmp/out}
@@ -27,6 +27,24 @@ with torch.no_grad():
         m(x).sum().item()
 print("done")
 PY
+# PROG=train: a training loop instead (Adam on the same MLP, loss.item() every step): the
+# detach at its step markers, which session 32 left on in PyTorch without running it on the
+# H100 after the change (the reviewer: run it N >= 20 before trusting it)
+cat >$W/train.py <<'PY'
+import os, time, torch
+m = torch.nn.Sequential(*[torch.nn.Linear(1024, 1024) for _ in range(8)]).cuda()
+opt = torch.optim.Adam(m.parameters(), lr=1e-4)
+x = torch.randn(64, 1024, device="cuda")
+t0 = time.perf_counter()
+while time.perf_counter() - t0 < float(os.environ.get("SECS", "12")):
+    opt.zero_grad(set_to_none=True)
+    loss = m(x).square().mean()
+    loss.backward()
+    opt.step()
+    loss.item()
+print("done")
+PY
+PROG=${PROG:-infer}
 exec > >(tee -a $OUT/abort.txt) 2>&1
 for i in $(seq ${N:-8}); do
 	for v in ${VARIANTS:-default nohistory nodetach}; do
@@ -41,11 +59,11 @@ for i in $(seq ${N:-8}); do
 		rm -rf $W/run
 		t0=$(date +%s.%N)
 		env $envs PYTHONFAULTHANDLER=1 LD_PRELOAD=$W/abort_bt.so \
-			timeout 120 $G/gpuprof run --output=$W/run -- python3 $W/infer.py >$W/run.out 2>&1
+			timeout 120 $G/gpuprof run --output=$W/run -- python3 $W/$PROG.py >$W/run.out 2>&1
 		rc=$?
 		t1=$(date +%s.%N)
 		det=$($G/gpuprof dump --events $W/run/step0/rank0.gpr 2>/dev/null | grep -c '^overhead.* b=1073741824')
-		echo "run $i $v rc=$rc $(awk "BEGIN{printf \"%.1f s\", $t1-$t0}") detaches=$det $(grep -m1 -iE 'corrupt|abort|fatal|double free|invalid' $W/run.out)"
+		echo "run $i $PROG $v rc=$rc $(awk "BEGIN{printf \"%.1f s\", $t1-$t0}") detaches=$det $(grep -m1 -iE 'corrupt|abort|fatal|double free|invalid' $W/run.out)"
 		if [ $rc != 0 ]; then
 			cp $W/run.out $W/fail/$v.$i.out
 			cp -r $W/run $W/fail/$v.$i.dir 2>/dev/null
