@@ -7,7 +7,8 @@
  * take exactly 0.39 ms (every kernel 2.58 us; the GPU is behind the launches), while two
  * worker threads (tids 11, 12) each loop on a range 'workerN_iter' of 8 kernels of 10 us
  * on a stream of their own, about 4 times as often, each holding more GPU time than the
- * steps do. */
+ * steps do. --devices N: each rank's kernels on devices 0..N-1 in turn (one process driving
+ * N GPUs: JAX's local devices, HF device_map="auto"). */
 #include "config.h"
 #include "event.h"
 #include "log.h"
@@ -67,7 +68,7 @@ static uint64_t worker_iter(gp_rf_writer_t *w, uint32_t tid, uint64_t range, uin
 
 int main(int argc, char **argv)
 {
-	int ranks = 8, profiler_steps = 0, threads = 0, first = 0;
+	int ranks = 8, profiler_steps = 0, threads = 0, first = 0, devices = 1;
 	long events = 100000, cap_from = -1, cap_to = -1;
 	const char *out = NULL, *node_prefix = "node";
 	for (int i = 1; i < argc; i++) {
@@ -80,6 +81,8 @@ int main(int argc, char **argv)
 		else if (!strcmp(argv[i], "--capture") &&
 		         i + 1 < argc) /* kernels only in steps A-B */
 			i++, sscanf(v, "%ld-%ld", &cap_from, &cap_to);
+		else if (!strcmp(argv[i], "--devices") && i + 1 < argc) /* kernels on N */
+			devices = atoi(argv[++i]);
 		else if (!strcmp(argv[i], "--ranks") && i + 1 < argc)
 			i++, ranks = atoi(v);
 		else if (!strcmp(argv[i], "--first") && i + 1 < argc) /* resume: ranks from R on */
@@ -93,10 +96,11 @@ int main(int argc, char **argv)
 		else
 			out = NULL, i = argc;
 	}
-	if (!out || ranks < 1 || events < 100) {
-		fprintf(stderr,
-		        "usage: synth-job --ranks N --events M --out DIR [--profiler-steps] "
-		        "[--capture A-B] [--threads] [--first R] [--node-prefix P]\n");
+	if (!out || ranks < 1 || events < 100 || devices < 1 || devices > 8) {
+		fprintf(
+		    stderr,
+		    "usage: synth-job --ranks N --events M --out DIR [--profiler-steps] "
+		    "[--capture A-B] [--threads] [--first R] [--node-prefix P] [--devices N]\n");
 		return 2;
 	}
 	char dir[4096];
@@ -191,7 +195,8 @@ int main(int argc, char **argv)
 				                 .a = dur,
 				                 .b = 100 + (uint64_t)k,
 				                 .c = corr,
-				                 .d = k % 20 == 19 ? 13 : 7};
+				                 .d = k % 20 == 19 ? 13 : 7,
+				                 .u8 = (uint8_t)(k % devices)};
 				if (captured) { /* the work happens either way; only records differ
 					         */
 					gp_rf_append(w, &a);
