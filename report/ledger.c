@@ -62,6 +62,8 @@ void gp_ledger_free(gp_ledger_t *l)
 	free(l->waste);
 	free(l->idle);
 	free(l->head);
+	free(l->seen);
+	l->seen = NULL;
 	l->head = NULL;
 	l->groups = NULL;
 	l->waste = l->idle = NULL;
@@ -495,6 +497,43 @@ static void list_job(gp_ledger_t *l, char **f, const job_fig_t *j, const gp_acct
 
 /* ---- one line ---- */
 
+/* A job's line seen before: the same JobID, End, State and ElapsedRaw (daily dumps joined:
+ * sacct -S/-E lists a job that ran across midnight in both days); a requeued job's runs
+ * (sacct -D) differ in End, State or ElapsedRaw and stay apart. Keys kept as 64-bit hashes
+ * (8 bytes a job, 16 MiB for a million): two different keys share one with odds of about
+ * 3 in 10^8 over 10^6 jobs, and then the second job would be taken for a duplicate (said). */
+static bool seen_before(gp_ledger_t *l, char **f)
+{
+	char key[1024];
+	int n = snprintf(key, sizeof(key), "%.300s\x1f%.64s\x1f%.64s\x1f%.64s", f[l->col[F_ID]],
+	                 f[l->col[F_END]], f[l->col[F_STATE]], f[l->col[F_ELAPSED]]);
+	uint64_t h = gp_strhash(key, n < (int)sizeof(key) ? (size_t)n : sizeof(key) - 1);
+	h += !h;
+	if (l->nseen * 2 >= l->seen_cap) {
+		size_t cap = l->seen_cap ? l->seen_cap * 2 : 4096;
+		uint64_t *v = calloc(cap, sizeof(*v));
+		if (!v)
+			return false; /* no memory: counted, as before */
+		for (size_t i = 0; i < l->seen_cap; i++)
+			if (l->seen[i]) {
+				size_t k = l->seen[i] & (cap - 1);
+				while (v[k])
+					k = (k + 1) & (cap - 1);
+				v[k] = l->seen[i];
+			}
+		free(l->seen);
+		l->seen = v;
+		l->seen_cap = cap;
+	}
+	size_t k = h & (l->seen_cap - 1);
+	for (; l->seen[k]; k = (k + 1) & (l->seen_cap - 1))
+		if (l->seen[k] == h)
+			return true;
+	l->seen[k] = h;
+	l->nseen++;
+	return false;
+}
+
 /* The job's figures: its allocation by cause (ledger.h) */
 /* A record claims its GPU-seconds (the user's process measured them: doc/admin.md, "What
  * a user controls"); Slurm's allocation is the one figure the user cannot change. A job's
@@ -682,6 +721,15 @@ static int job_line(gp_ledger_t *l, char *line)
 		         "End not a date as YYYY-MM-DDTHH:MM:SS (SLURM_TIME_FORMAT=standard)");
 		return 0;
 	}
+	if (seen_before(l, f)) {
+		l->duplicates++;
+		if (l->dup_said++ < REFUSED_SAID)
+			gp_err("ledger: line %llu: job %.32s (End %.20s, %.20s, %.20s s) is a "
+			       "line seen before (files joined?): counted once",
+			       (unsigned long long)l->lines, id, f[l->col[F_END]], state,
+			       f[l->col[F_ELAPSED]]);
+		return 0;
+	}
 	if (((l->since || l->bounded) && j.end_t < l->since) ||
 	    ((l->until || l->bounded) && j.end_t > l->until)) {
 		l->out_of_range++;
@@ -747,6 +795,9 @@ void gp_ledger_finish(gp_ledger_t *l)
 	if (l->bad_said > REFUSED_SAID)
 		gp_err("ledger: %u more unreadable lines (not shown; counted)",
 		       l->bad_said - REFUSED_SAID);
+	if (l->dup_said > REFUSED_SAID)
+		gp_err("ledger: %u more duplicate lines (not shown; counted once)",
+		       l->dup_said - REFUSED_SAID);
 	if (l->scaled_said > REFUSED_SAID)
 		gp_err("ledger: %u more records scaled down to their allocation (not shown; "
 		       "counted)",

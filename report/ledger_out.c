@@ -252,10 +252,12 @@ static void write_json(const gp_ledger_t *l, FILE *out)
 		fprintf(out, "%s\"%s\"", i ? ", " : "", gp_by_name[l->by[i]]);
 	fprintf(out,
 	        "],\n  \"lines\": %llu, \"skipped\": {\"steps\": %llu, \"not_gpu\": %llu, "
-	        "\"running\": %llu, \"out_of_range\": %llu, \"unreadable\": %llu},\n  \"total\": {",
+	        "\"running\": %llu, \"out_of_range\": %llu, \"unreadable\": %llu, "
+	        "\"duplicates\": %llu},\n  \"total\": {",
 	        (unsigned long long)l->lines, (unsigned long long)l->steps,
 	        (unsigned long long)l->not_gpu, (unsigned long long)l->running,
-	        (unsigned long long)l->out_of_range, (unsigned long long)l->bad_lines);
+	        (unsigned long long)l->out_of_range, (unsigned long long)l->bad_lines,
+	        (unsigned long long)l->duplicates);
 	json_sums(&l->total, out);
 	fprintf(out, "},\n  \"groups\": [");
 	for (size_t g = 0; g < l->ngroups; g++) {

@@ -134,7 +134,7 @@ assert tot["jobs"] == 16 and tot["profiled"] == 6 and tot["refused"] == 8, tot
 assert abs(sum(tot["gpu_s"].values()) - alloc) < 1e-3 or sum(tot["records_gpu_s"].values()) > alloc
 # nothing of the forged JobName (compute=99999) counted
 assert tot["gpu_s"]["compute"] < 1000, tot["gpu_s"]["compute"]
-assert l["skipped"] == {"steps": 1, "not_gpu": 1, "running": 1, "out_of_range": 1, "unreadable": 0}, l["skipped"]
+assert l["skipped"] == {"steps": 1, "not_gpu": 1, "running": 1, "out_of_range": 1, "unreadable": 0, "duplicates": 0}, l["skipped"]
 # how jobs ended: 202 failed with a CUDA OOM, 206 OUT_OF_MEMORY, 204 TIMEOUT
 assert tot["ended_s"] == {"failed": 0, "oom": 20 + 100, "timeout": 30}, tot["ended_s"]
 # weeks before 2026-12-06: 203 and 205 ended in the one before the last
@@ -344,6 +344,22 @@ printf 'JobID|User|Account|Partition|JobName|NodeList|State|End|ElapsedRaw|Alloc
 t = json.load(sys.stdin)["total"]
 assert abs(t["allocated_s"] - 1800) < 1e-9, t["allocated_s"]'
 ok $? "a requeued job: both runs' allocations count (2 GPUs x 300 s REQUEUED + 2 x 600 s)"
+# the same job's line twice (daily dumps joined: sacct -S/-E lists a job that ran across
+# midnight in both days) is one job: counted once per JobID, End, State, ElapsedRaw, said
+# on stderr and in skipped.duplicates (before: 2 jobs, its GPU-hours twice); the requeued
+# runs above (same JobID, another End/State/ElapsedRaw) stay two
+{
+	head -3 "$T/rq.txt"
+	printf '830|bob|chem|gpu|night|n1|COMPLETED|2026-12-05T01:00:00|7200|cpu=1,gres/gpu=4|\n'
+	tail -2 "$T/rq.txt"
+	printf '830|bob|chem|gpu|night|n1|COMPLETED|2026-12-05T01:00:00|7200|cpu=1,gres/gpu=4|\n'
+} >"$T/dupl.txt"
+"$G" ledger --from-file "$T/dupl.txt" --until 2026-12-06 -f json 2>"$T/dup2.err" | python3 -c 'import json, sys
+l = json.load(sys.stdin)
+t = l["total"]
+assert t["jobs"] == 3 and abs(t["allocated_s"] - (1800 + 4 * 7200)) < 1e-9, (t["jobs"], t["allocated_s"])
+assert l["skipped"]["duplicates"] == 3, l["skipped"]' && grep -q "job 830 .*seen before" "$T/dup2.err"
+ok $? "a job's line twice (joined daily dumps) counted once, said ($(head -c 200 "$T/dup2.err")); a requeued job's runs stay two"
 # 2d. C1 controls in a job name reach the admin's terminal in text: U+009B (CSI, as
 # UTF-8 c2 9b) and a raw 9b byte (CSI in an 8-bit terminal), which xterm acts on as ESC [
 # does; text prints control bytes as '?' (doc/admin.md), these included
