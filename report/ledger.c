@@ -151,19 +151,37 @@ static double whole(const char *s, double max)
 	return i && !s[i] && v <= max ? v : -1;
 }
 
-/* gres/gpu=N of AllocTRES: N, 0 when none; MAX_GPUS + 1 when it is not a count */
+/* gres/gpu=N of AllocTRES: N, 0 when none; MAX_GPUS + 1 when it is not a count. Without
+ * a plain gres/gpu= (Slurm prints it beside the typed ones, but a site's or an older
+ * slurmdbd's line may carry only typed ones: gres/gpu:a100=2), the typed ones summed. */
 static unsigned tres_gpus(const char *tres)
 {
 	char n[24];
-	for (const char *p = tres; (p = strstr(p, "gres/gpu=")); p++)
-		if (p == tres || p[-1] == ',') {
-			size_t len = strcspn(p + 9, ",");
+	double sum = 0;
+	for (int typed = 0; typed < 2; typed++) {
+		const char *key = typed ? "gres/gpu:" : "gres/gpu=";
+		for (const char *p = tres; (p = strstr(p, key)); p++) {
+			if (p != tres && p[-1] != ',')
+				continue;
+			const char *v = p + 9;
+			if (typed) { /* gres/gpu:TYPE=N: the count after the type's '=' */
+				size_t t = strcspn(v, ",=");
+				if (v[t] != '=')
+					continue;
+				v += t + 1;
+			}
+			size_t len = strcspn(v, ",");
 			snprintf(n, sizeof(n), "%.*s", (int)(len < sizeof(n) ? len : sizeof(n) - 1),
-			         p + 9);
-			double v = len < sizeof(n) ? whole(n, MAX_GPUS) : -1;
-			return v < 0 ? MAX_GPUS + 1 : (unsigned)v;
+			         v);
+			double x = len < sizeof(n) ? whole(n, MAX_GPUS) : -1;
+			if (x < 0)
+				return MAX_GPUS + 1;
+			if (!typed)
+				return (unsigned)x;
+			sum += x;
 		}
-	return 0;
+	}
+	return sum > MAX_GPUS ? MAX_GPUS + 1 : (unsigned)sum;
 }
 
 static int digits(const char *s, int n)
@@ -637,6 +655,37 @@ static int keep_head(gp_ledger_t *l, const char *line, size_t len)
 
 static int job_line(gp_ledger_t *l, char *line);
 
+/* A header again after jobs: files joined (two days' sealed dumps, cat a b). Under a
+ * sealed delimiter, a line of its own (no cut line before it: a job name's tail is always
+ * one, and no name holds the seal) that is a whole header is the next file's: its seal and
+ * columns from here on. Under '|', where a name can make a line of its own, only the very
+ * header read first is one (it changes nothing); another is an unreadable line. 1: read */
+static int again_header(gp_ledger_t *l, const char *line)
+{
+	gp_ledger_t h;
+	gp_ledger_init(&h);
+	char *f[MAX_COLS], *copy = strdup(line), err[200];
+	if (!copy)
+		return 0;
+	header_delim(&h, copy + 5);
+	int n = cut_fields(&h, copy, f);
+	int ok = n <= MAX_COLS && read_header(&h, f, n, err, sizeof(err)) == 0;
+	free(copy);
+	if (ok && (l->dlen > 1 || h.dlen == 1)) {
+		/* under '|': the same columns only; a '|' file after a sealed one is '|'
+		 * from here on (cmd_ledger says so: dlen 1 at the end) */
+		if (l->dlen == 1 && (h.ncols != l->ncols || memcmp(h.col, l->col, sizeof(h.col))))
+			return 0;
+		memcpy(l->col, h.col, sizeof(l->col));
+		l->ncols = h.ncols;
+		memcpy(l->delim, h.delim, sizeof(l->delim));
+		l->dlen = h.dlen;
+		l->headers++;
+		return 1;
+	}
+	return 0;
+}
+
 int gp_ledger_line(gp_ledger_t *l, char *line, size_t len, char *err, size_t errlen)
 {
 	char *f[MAX_COLS], *joined = NULL;
@@ -646,6 +695,8 @@ int gp_ledger_line(gp_ledger_t *l, char *line, size_t len, char *err, size_t err
 		int n = cut_fields(l, line, f);
 		return read_header(l, f, n < MAX_COLS ? n : MAX_COLS, err, errlen);
 	}
+	if (l->ncols && !l->head && !strncasecmp(line, "JobID|", 6) && again_header(l, line))
+		return 0;
 	if (l->col[0] < 0) /* no header: --print-fields' order */
 		for (int k = 0; k < NF; k++)
 			l->col[k] = k;

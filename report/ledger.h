@@ -75,6 +75,7 @@ typedef struct gp_ledger {
 	uint64_t *seen;      /* those keys' hashes (0: empty), open-addressed */
 	size_t nseen, seen_cap;
 	unsigned dup_said; /* duplicates printed (the rest are counted) */
+	unsigned headers;  /* headers after the first (files joined) */
 	gp_ld_sums_t total;
 	gp_ld_group_t *groups;
 	size_t ngroups, cap; /* an open-addressed table while reading, sorted after */

@@ -360,6 +360,35 @@ t = l["total"]
 assert t["jobs"] == 3 and abs(t["allocated_s"] - (1800 + 4 * 7200)) < 1e-9, (t["jobs"], t["allocated_s"])
 assert l["skipped"]["duplicates"] == 3, l["skipped"]' && grep -q "job 830 .*seen before" "$T/dup2.err"
 ok $? "a job's line twice (joined daily dumps) counted once, said ($(head -c 200 "$T/dup2.err")); a requeued job's runs stay two"
+# two sealed daily files joined (cat day1 day2): the second's header line is a header (its
+# own seal from there on), not 2 unreadable jobs and the rest cut lines (before: every job
+# of the second day unreadable); a job name's line that looks like a header (a cut line's
+# tail) stays the name's; AllocTRES with typed GPUs only (gres/gpu:a100=2, as a site's
+# slurmdbd may store it) counts them (before: not a GPU job), a plain gres/gpu= beside typed
+# ones counts once
+python3 - "$T" <<'PY'
+import sys
+t = sys.argv[1]
+F = "JobID User Account Partition JobName NodeList State End ElapsedRaw AllocTRES SystemComment".split()
+def line(d, jid, name="n", end="2026-12-05T10:00:00", el=100, tres="cpu=1,gres/gpu=1", user="u"):
+    return d.join([str(jid), user, "a", "gpu", name, "n1", "COMPLETED", end, str(el), tres, ""]) + "\n"
+A, B = "|#111111111111#|", "|#222222222222#|"
+with open(f"{t}/join.txt", "w") as f:
+    f.write(A.join(F) + "\n")
+    f.write(line(A, 901))
+    f.write(line(A, 902, name="x\n" + B.join(F) + "\n" + line(B, 990, user="mallory", tres="gres/gpu=99").rstrip("\n")))
+    f.write(B.join(F) + "\n")
+    f.write(line(B, 903, tres="cpu=1,gres/gpu:a100=2,node=1"))
+    f.write(line(B, 904, tres="cpu=1,gres/gpu:a100=1,gres/gpu:v100=2"))
+    f.write(line(B, 905, tres="cpu=1,gres/gpu=2,gres/gpu:a100=2"))
+PY
+"$G" ledger --from-file "$T/join.txt" --until 2026-12-06 -f json 2>"$T/join.err" | python3 -c 'import json, sys
+l = json.load(sys.stdin)
+t = l["total"]
+assert l["skipped"]["unreadable"] == 0 and l["skipped"]["not_gpu"] == 0, l["skipped"]
+assert t["jobs"] == 5, t["jobs"]
+assert abs(t["allocated_s"] - 100 * (1 + 1 + 2 + 3 + 2)) < 1e-9, t["allocated_s"]'
+ok $? "two sealed files joined: the second header read as one, a name's header-like line the name's; typed GPUs counted ($(head -c 200 "$T/join.err"))"
 # 2d. C1 controls in a job name reach the admin's terminal in text: U+009B (CSI, as
 # UTF-8 c2 9b) and a raw 9b byte (CSI in an 8-bit terminal), which xterm acts on as ESC [
 # does; text prints control bytes as '?' (doc/admin.md), these included
