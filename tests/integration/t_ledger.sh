@@ -463,6 +463,44 @@ ok $? "text: the site's finding_notes beside the wasters' first findings"
 grep -q "^GPU-hours allocated" "$T/l.txt" && grep -q "^  bob " "$T/l.txt" && grep -q "week over week" "$T/l.txt"
 ok $? "text: totals, a line per user, week over week"
 "$G" ledger --from-file "$T/sacct.txt" --until 2026-12-06 --by user,name --config "$T/site.yaml" -f html -o "$T/l.html" 2>/dev/null
+# the HTML carries what text, JSON and CSV do: each group's and the total's refused and
+# scaled records, failed / out of memory / timed-out GPU-hours and week over week (before:
+# none of them in the HTML), read by parsing it: the total row against the JSON's total
+python3 - "$T/l.html" "$T/l.json" <<'PY'
+import json, sys
+from html.parser import HTMLParser
+class P(HTMLParser):
+    def __init__(s):
+        super().__init__(); s.th = []; s.rows = []; s.cell = None; s.ptext = {}; s.pc = None; s.intable = 0
+    def handle_starttag(s, tag, a):
+        a = dict(a)
+        if tag == "table": s.intable = a.get("class") == "groups"
+        if tag == "tr" and s.intable: s.rows.append((a.get("class"), []))
+        if tag in ("td", "th") and s.intable: s.cell = ""
+        if tag == "p": s.pc = a.get("class"); s.ptext[s.pc] = ""
+    def handle_endtag(s, tag):
+        if tag in ("td", "th") and s.cell is not None:
+            s.rows[-1][1].append(s.cell.strip()); s.cell = None
+        if tag == "p": s.pc = None
+        if tag == "table": s.intable = 0
+    def handle_data(s, d):
+        if s.cell is not None: s.cell += d
+        if s.pc: s.ptext[s.pc] += d
+p = P(); p.feed(open(sys.argv[1]).read())
+head = p.rows[0][1]
+total = dict(zip(head, [r for c, r in p.rows if c == "total"][0]))
+t = json.load(open(sys.argv[2]))["total"]
+for k in ("failed", "oom", "timeout"):
+    assert abs(float(total[k + " h"]) - t["ended_s"][k] / 3600) < 0.05, (k, total, t["ended_s"])
+assert int(total["refused"]) == t["refused"] == 8 and int(total["scaled"]) == t["scaled"], total
+lw, wb = t["last_week"], t["week_before"]
+pts = 100 * lw["wasted_s"] / lw["allocated_s"] - 100 * wb["wasted_s"] / wb["allocated_s"]
+assert abs(float(total["week (waste pts)"]) - pts) < 0.05, (total["week (waste pts)"], pts)
+assert "8 records refused" in p.ptext["records"] and f"out of memory {t['ended_s']['oom'] / 3600:.1f} h" in p.ptext["ended"], p.ptext
+assert f"({pts:+.1f} points)" in p.ptext["week"], p.ptext["week"]
+assert all(len(r) == len(head) for c, r in p.rows[1:]), [len(r) for c, r in p.rows]
+PY
+ok $? "html: refused and scaled records, failed/OOM/timed-out GPU-hours and week over week, per group and in total, as the JSON says"
 C=$(command -v chromium || command -v chromium-browser)
 if [ -z "$C" ]; then
 	skip "chromium not installed"
