@@ -80,31 +80,59 @@ static void device_causes(const gp_rank_t *r, uint64_t busy, double s[GP_NCAUSES
 	s[GP_CAUSE_IDLE] += (double)(idle > known ? idle - known : 0) * per_ns * idle_k;
 }
 
+/* Device dv of rank i, not the one it ran most on, is a GPU of its own: unless another
+ * rank ran mostly on it (a DDP rank's stray kernels on GPU 0 are rank 0's GPU) or an
+ * earlier rank counted it already (by NVML UUID); a device of no known UUID is one of its
+ * own */
+static bool own_device(const gp_job_t *job, unsigned i, unsigned dv)
+{
+	const char *u = job->ranks[i].gpu.dev_uuid[dv];
+	if (!*u)
+		return true;
+	for (unsigned k = 0; k < job->nranks; k++) {
+		const gp_gpu_t *o = &job->ranks[k].gpu;
+		if (k == i || !o->kernels_total)
+			continue;
+		if (!strcmp(job->ranks[k].id.gpu_uuid, u))
+			return false;
+		for (unsigned e = 0; k < i && o->devices > 1 && e < 8; e++)
+			if (e != o->main_dev && (o->dev_ran >> e & 1) && !strcmp(o->dev_uuid[e], u))
+				return false;
+	}
+	return true;
+}
+
 /* A rank's wall time on each device it ran kernels on (gpu.devices: one process may drive
  * several, JAX's local devices, HF device_map="auto", DataParallel): each device's compute
  * and idle time by what that device did (gpu.dev_busy_ns), its idle time split by the
  * rank's causes (the host the devices waited on is one), so a rank of 8 devices is 8 GPUs'
- * wall time, never 1 used and 7 "allocated, unused" */
-static void rank_causes(const gp_rank_t *r, double s[GP_NCAUSES])
+ * wall time, never 1 used and 7 "allocated, unused". A device another rank runs on
+ * (own_device) is that rank's. The GPUs it adds beyond its own main one: the result. */
+static unsigned rank_causes(const gp_job_t *job, unsigned i, double s[GP_NCAUSES])
 {
+	const gp_rank_t *r = &job->ranks[i];
 	const gp_gpu_t *g = &r->gpu;
 	double wall = (double)r->outcome.wall_ns / 1e9;
 	if (!g->kernels_total) {
 		/* unused only where the evidence says the task never used its GPU (NVML's
 		 * process lists, cuInit records: gp_rank_gpu_unused); without it, unprofiled */
 		s[gp_rank_gpu_unused(r) ? GP_CAUSE_UNUSED : GP_CAUSE_UNPROFILED] += wall;
-		return;
+		return 0;
 	}
-	if (g->devices <= 1) {
+	unsigned extra = 0;
+	bool own[8] = {false};
+	for (unsigned d = 0; g->devices > 1 && d < 8; d++)
+		if (d != g->main_dev && (g->dev_ran >> d & 1) && own_device(job, i, d))
+			own[d] = true, extra++;
+	if (!extra) {
 		device_causes(r, g->busy_ns, s);
-		return;
+		return 0;
 	}
-	unsigned n = 0;
-	for (unsigned d = 0; d < 8 && n < g->devices; d++)
-		if (g->dev_busy_ns[d])
-			device_causes(r, g->dev_busy_ns[d], s), n++;
-	for (; n < g->devices; n++) /* ran kernels, none in the steady state: idle there */
-		device_causes(r, 0, s);
+	device_causes(r, g->dev_busy_ns[g->main_dev], s);
+	for (unsigned d = 0; d < 8; d++)
+		if (own[d])
+			device_causes(r, g->dev_busy_ns[d], s);
+	return extra;
 }
 
 /* a rank that had a GPU: NVML named one, or it ran kernels */
@@ -131,16 +159,16 @@ void gp_job_accounting(gp_job_t *job)
 		}
 		if (!had_gpu(r))
 			continue;
-		rank_causes(r, a->s);
+		unsigned extra = rank_causes(job, i, a->s);
 		if (!r->gpu.kernels_total)
 			continue;
 		/* GPUs by UUID (the device the rank ran most on); a rank without one is a GPU
-		 * of its own; a rank of several devices counts each */
+		 * of its own; and the other devices of a rank that drives several (extra) */
 		bool seen = false;
 		for (unsigned k = 0; k < i && r->id.gpu_uuid[0]; k++)
 			seen |= job->ranks[k].gpu.kernels_total &&
 			        !strcmp(job->ranks[k].id.gpu_uuid, r->id.gpu_uuid);
-		a->gpus += r->gpu.devices > 1 ? r->gpu.devices : !seen;
+		a->gpus += !seen + extra;
 	}
 	/* to the record's precision, so report.json and the record carry the same figures */
 	for (int c = 0; c < GP_NCAUSES; c++) {

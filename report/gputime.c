@@ -200,6 +200,7 @@ static void rank_gpu(gp_rank_t *r, const rank_data_t *d)
 	unsigned dev = 0, seen = 0;
 	bool ran[8] = {false};
 	r->gpu.devices = 0;
+	r->gpu.dev_ran = 0;
 	for (size_t i = 0; i < d->kerns.n; i++)
 		if (d->kerns.v[i].device < 8) {
 			per[d->kerns.v[i].device] += d->kerns.v[i].dur + 1;
@@ -207,10 +208,15 @@ static void rank_gpu(gp_rank_t *r, const rank_data_t *d)
 		}
 	for (unsigned k = 0; k < 8; k++) {
 		r->gpu.devices += ran[k];
+		r->gpu.dev_ran |= (uint8_t)(ran[k] << k);
+		if (ran[k] && d->gpu_uuid[k])
+			snprintf(r->gpu.dev_uuid[k], sizeof(r->gpu.dev_uuid[k]), "%s",
+			         gp_rd_str(d, d->gpu_uuid[k]));
 		seen += d->gpu_uuid[k] != 0;
 		if (per[k] > per[dev])
 			dev = k;
 	}
+	r->gpu.main_dev = dev;
 	if (!d->gpu_uuid[dev] || (!per[dev] && seen != 1))
 		return;
 	snprintf(r->id.gpu_uuid, sizeof(r->id.gpu_uuid), "%s", gp_rd_str(d, d->gpu_uuid[dev]));

@@ -19,8 +19,10 @@ typedef struct gp_gpu {
 	/* the devices the rank ran kernels on (kernel records' device, 0..7): one process may
 	 * drive several (JAX's local devices, HF device_map="auto", DataParallel); and each
 	 * one's busy time (any stream) in the steady state's span, as busy_ns is the union's */
-	unsigned devices;
+	unsigned devices, main_dev; /* main_dev: the one it ran most on (id.gpu_uuid's) */
+	uint8_t dev_ran;            /* bit k: it ran kernels on device k */
 	uint64_t dev_busy_ns[8];
+	char dev_uuid[8][64]; /* each device's NVML UUID (GP_EV_GPU), "" unknown */
 	uint64_t comm_ns, compute_ns, memcpy_ns, overlap_ns, nmemcpy, nmemset;
 	/* communication's share of kernel time (comm / (comm + compute)), and the share of it
 	 * compute overlapped: computed once here, shown by every writer (issue 49: the text

@@ -70,6 +70,21 @@ l = json.load(open(f"{t}/dev2.json"))
 assert l["total"]["gpu_s"]["unused"] == 0 and l["unused_gpus"] == [], (l["total"]["gpu_s"], l["unused_gpus"])
 PY
 ok $? "one process on 2 devices: its record counts 2 GPUs and 2 devices' wall time, none 'allocated, unused' ($(cat "$T/dev2.rec" | cut -c1-120))"
+# but a DDP rank whose kernels stray onto GPU 0 (1 in 50 here: bench/synth-job --stray)
+# adds no GPU: GPU 0 is rank 0's (by NVML UUID), so 2 ranks are 2 GPUs and their wall time
+# (before the UUID check: 3 GPUs, 3 devices' wall time, more than Slurm allocated)
+"$B/bench/synth-job" --ranks 2 --events 2000 --stray --out "$T/stray" >/dev/null
+"$G" report --quiet --record-line "$T/stray" 2>/dev/null | tail -1 >"$T/stray.rec"
+python3 - "$T" <<'PY'
+import json, sys
+t = sys.argv[1]
+kv = dict(x.split("=", 1) for x in open(f"{t}/stray.rec").read().split()[1:])
+a = json.load(open(f"{t}/stray/report.json"))
+wall = sum(r["wall_s"] for r in a["ranks"])
+s = sum(a["accounting"]["gpu_s"].values())
+assert int(kv["gpus"]) == 2 and abs(s - wall) < 0.01, (kv["gpus"], s, wall)
+PY
+ok $? "2 DDP ranks, one straying onto GPU 0: 2 GPUs, 2 ranks' wall time ($(cut -c1-100 "$T/stray.rec"))"
 
 # 2. a file as sacct -a -P prints it: 3 users, 2 accounts, 2 partitions; records of ours
 # beside another tool's entry; forged and malformed ones
