@@ -49,41 +49,38 @@ assert abs(s - wall) < 0.001 * len(r) + 1e-6, (s, wall)
 assert a["accounting"]["gpus"] == 2 and a["accounting"]["gpu_s"]["comm"] > 0
 PY
 ok $? "2-rank DDP capture: the causes add up to the ranks' wall time; exposed communication seen"
+# a synthetic job's record (bench/synth-job ARGS): its gpus must be GPUS and its causes
+# K times its ranks' wall time (K devices' each)
+synth_rec() {
+	local name=$1 gpus=$2 k=$3
+	shift 3
+	"$B/bench/synth-job" --events 2000 --out "$T/$name" "$@" >/dev/null
+	"$G" report --quiet --record-line "$T/$name" 2>/dev/null | tail -1 >"$T/$name.rec"
+	python3 - "$T/$name" "$gpus" "$k" <<'PY'
+import json, sys
+d, gpus, k = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+kv = dict(x.split("=", 1) for x in open(f"{d}.rec").read().split()[1:])
+a = json.load(open(f"{d}/report.json"))
+wall = sum(r["wall_s"] for r in a["ranks"])
+s = sum(a["accounting"]["gpu_s"].values())
+assert int(kv["gpus"]) == gpus == a["accounting"]["gpus"], (kv["gpus"], gpus)
+assert abs(s - k * wall) < 0.01, (s, k, wall)
+PY
+}
 # one process driving 2 devices (JAX's local devices, HF device_map="auto", DataParallel):
 # its kernels on devices 0 and 1 (bench/synth-job --devices 2). The record counts 2 GPUs and
 # 2 devices' wall time; the ledger never files the second as "allocated, unused" (before:
 # gpus=1, one rank one GPU, and a 2-GPU job's second GPU-hour unused)
-"$B/bench/synth-job" --ranks 1 --events 2000 --devices 2 --out "$T/dev2" >/dev/null
-"$G" report --quiet --record-line "$T/dev2" 2>/dev/null | tail -1 >"$T/dev2.rec"
-printf 'JobID|User|Account|Partition|JobName|NodeList|State|End|ElapsedRaw|AllocTRES|SystemComment\n701|alice|phys|gpu|jax|n1|COMPLETED|2026-12-05T12:00:00|3600|cpu=1,gres/gpu=2|%s\n' "$(cat "$T/dev2.rec")" >"$T/dev2.txt"
-"$G" ledger --from-file "$T/dev2.txt" --until 2026-12-06 -f json 2>/dev/null >"$T/dev2.json"
-python3 - "$T" <<'PY'
-import json, sys
-t = sys.argv[1]
-kv = dict(x.split("=", 1) for x in open(f"{t}/dev2.rec").read().split()[1:])
-a = json.load(open(f"{t}/dev2/report.json"))
-wall = sum(r["wall_s"] for r in a["ranks"])
-s = sum(a["accounting"]["gpu_s"].values())
-assert int(kv["gpus"]) == 2 and a["accounting"]["gpus"] == 2, kv["gpus"]
-assert abs(s - 2 * wall) < 0.01, (s, wall)  # each device's wall time
-l = json.load(open(f"{t}/dev2.json"))
-assert l["total"]["gpu_s"]["unused"] == 0 and l["unused_gpus"] == [], (l["total"]["gpu_s"], l["unused_gpus"])
-PY
-ok $? "one process on 2 devices: its record counts 2 GPUs and 2 devices' wall time, none 'allocated, unused' ($(cat "$T/dev2.rec" | cut -c1-120))"
+synth_rec dev2 2 2 --ranks 1 --devices 2 &&
+	printf 'JobID|User|Account|Partition|JobName|NodeList|State|End|ElapsedRaw|AllocTRES|SystemComment\n701|alice|phys|gpu|jax|n1|COMPLETED|2026-12-05T12:00:00|3600|cpu=1,gres/gpu=2|%s\n' "$(cat "$T/dev2.rec")" >"$T/dev2.txt" &&
+	"$G" ledger --from-file "$T/dev2.txt" --until 2026-12-06 -f json 2>/dev/null | python3 -c 'import json, sys
+l = json.load(sys.stdin)
+assert l["total"]["gpu_s"]["unused"] == 0 and l["unused_gpus"] == [], (l["total"]["gpu_s"], l["unused_gpus"])'
+ok $? "one process on 2 devices: its record counts 2 GPUs and 2 devices' wall time, none 'allocated, unused' ($(cut -c1-120 "$T/dev2.rec"))"
 # but a DDP rank whose kernels stray onto GPU 0 (1 in 50 here: bench/synth-job --stray)
 # adds no GPU: GPU 0 is rank 0's (by NVML UUID), so 2 ranks are 2 GPUs and their wall time
 # (before the UUID check: 3 GPUs, 3 devices' wall time, more than Slurm allocated)
-"$B/bench/synth-job" --ranks 2 --events 2000 --stray --out "$T/stray" >/dev/null
-"$G" report --quiet --record-line "$T/stray" 2>/dev/null | tail -1 >"$T/stray.rec"
-python3 - "$T" <<'PY'
-import json, sys
-t = sys.argv[1]
-kv = dict(x.split("=", 1) for x in open(f"{t}/stray.rec").read().split()[1:])
-a = json.load(open(f"{t}/stray/report.json"))
-wall = sum(r["wall_s"] for r in a["ranks"])
-s = sum(a["accounting"]["gpu_s"].values())
-assert int(kv["gpus"]) == 2 and abs(s - wall) < 0.01, (kv["gpus"], s, wall)
-PY
+synth_rec stray 2 1 --ranks 2 --stray
 ok $? "2 DDP ranks, one straying onto GPU 0: 2 GPUs, 2 ranks' wall time ($(cut -c1-100 "$T/stray.rec"))"
 
 # 2. a file as sacct -a -P prints it: 3 users, 2 accounts, 2 partitions; records of ours
