@@ -19,8 +19,10 @@
  * device's wall time, split by what that device did (rank_causes). */
 #include "config.h"
 #include "job.h"
+#include "strhash.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* The rank's wall time on one device whose busy time in the span was busy (the union's,
@@ -80,25 +82,58 @@ static void device_causes(const gp_rank_t *r, uint64_t busy, double s[GP_NCAUSES
 	s[GP_CAUSE_IDLE] += (double)(idle > known ? idle - known : 0) * per_ns * idle_k;
 }
 
-/* Device dv of rank i, not the one it ran most on, is a GPU of its own: unless another
- * rank ran mostly on it (a DDP rank's stray kernels on GPU 0 are rank 0's GPU) or an
- * earlier rank counted it already (by NVML UUID); a device of no known UUID is one of its
- * own */
-static bool own_device(const gp_job_t *job, unsigned i, unsigned dv)
+/* The GPUs of a job's ranks that drive several devices, by NVML UUID (gp_strhash | 1):
+ * the devices ranks ran most on, sorted, and the other devices counted so far, an
+ * open-addressed set; built only where a rank ran kernels on several devices */
+typedef struct devset {
+	uint64_t *mains, *counted;
+	size_t nmains, cap;
+} devset_t;
+
+static int cmp_u64(const void *a, const void *b)
 {
-	const char *u = job->ranks[i].gpu.dev_uuid[dv];
-	if (!*u)
-		return true;
-	for (unsigned k = 0; k < job->nranks; k++) {
-		const gp_gpu_t *o = &job->ranks[k].gpu;
-		if (k == i || !o->kernels_total)
-			continue;
-		if (!strcmp(job->ranks[k].id.gpu_uuid, u))
-			return false;
-		for (unsigned e = 0; k < i && o->devices > 1 && e < 8; e++)
-			if (e != o->main_dev && (o->dev_ran >> e & 1) && !strcmp(o->dev_uuid[e], u))
-				return false;
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+static void devset_init(devset_t *ds, const gp_job_t *job)
+{
+	memset(ds, 0, sizeof(*ds));
+	bool several = false;
+	for (unsigned i = 0; i < job->nranks; i++)
+		several |= job->ranks[i].gpu.devices > 1;
+	if (!several || !(ds->mains = calloc(job->nranks, sizeof(uint64_t))))
+		return;
+	for (unsigned i = 0; i < job->nranks; i++) {
+		const gp_rank_t *r = &job->ranks[i];
+		if (r->gpu.kernels_total && r->id.gpu_uuid[0])
+			ds->mains[ds->nmains++] =
+			    gp_strhash(r->id.gpu_uuid, strlen(r->id.gpu_uuid)) | 1;
 	}
+	qsort(ds->mains, ds->nmains, sizeof(uint64_t), cmp_u64);
+	for (ds->cap = 16; ds->cap < 16 * (size_t)job->nranks; ds->cap *= 2)
+		;
+	if (!(ds->counted = calloc(ds->cap, sizeof(uint64_t))))
+		ds->cap = 0;
+}
+
+/* Device dv of rank r, not the one it ran most on, is a GPU of its own: unless a rank runs
+ * mostly on it (a DDP rank's stray kernels on GPU 0 are rank 0's GPU) or an earlier rank
+ * counted it already (by NVML UUID); a device of no known UUID is one of its own */
+static bool own_device(devset_t *ds, const gp_rank_t *r, unsigned dv)
+{
+	uint64_t u = r->gpu.dev_uuid_h[dv];
+	if (!u)
+		return true;
+	if (ds->nmains && bsearch(&u, ds->mains, ds->nmains, sizeof(uint64_t), cmp_u64))
+		return false;
+	if (!ds->cap)
+		return true;
+	size_t k = u & (ds->cap - 1);
+	for (; ds->counted[k]; k = (k + 1) & (ds->cap - 1))
+		if (ds->counted[k] == u)
+			return false;
+	ds->counted[k] = u; /* at most 8 a rank: the set stays half empty */
 	return true;
 }
 
@@ -108,9 +143,8 @@ static bool own_device(const gp_job_t *job, unsigned i, unsigned dv)
  * rank's causes (the host the devices waited on is one), so a rank of 8 devices is 8 GPUs'
  * wall time, never 1 used and 7 "allocated, unused". A device another rank runs on
  * (own_device) is that rank's. The GPUs it adds beyond its own main one: the result. */
-static unsigned rank_causes(const gp_job_t *job, unsigned i, double s[GP_NCAUSES])
+static unsigned rank_causes(devset_t *ds, const gp_rank_t *r, double s[GP_NCAUSES])
 {
-	const gp_rank_t *r = &job->ranks[i];
 	const gp_gpu_t *g = &r->gpu;
 	double wall = (double)r->outcome.wall_ns / 1e9;
 	if (!g->kernels_total) {
@@ -122,7 +156,7 @@ static unsigned rank_causes(const gp_job_t *job, unsigned i, double s[GP_NCAUSES
 	unsigned extra = 0;
 	bool own[8] = {false};
 	for (unsigned d = 0; g->devices > 1 && d < 8; d++)
-		if (d != g->main_dev && (g->dev_ran >> d & 1) && own_device(job, i, d))
+		if (d != g->main_dev && (g->dev_ran >> d & 1) && own_device(ds, r, d))
 			own[d] = true, extra++;
 	if (!extra) {
 		device_causes(r, g->busy_ns, s);
@@ -145,6 +179,8 @@ void gp_job_accounting(gp_job_t *job)
 {
 	gp_acct_rec_t *a = &job->acct;
 	memset(a, 0, sizeof(*a));
+	devset_t ds;
+	devset_init(&ds, job);
 	for (unsigned i = 0; i < job->nranks; i++) {
 		const gp_rank_t *r = &job->ranks[i];
 		a->ranks++;
@@ -159,7 +195,7 @@ void gp_job_accounting(gp_job_t *job)
 		}
 		if (!had_gpu(r))
 			continue;
-		unsigned extra = rank_causes(job, i, a->s);
+		unsigned extra = rank_causes(&ds, r, a->s);
 		if (!r->gpu.kernels_total)
 			continue;
 		/* GPUs by UUID (the device the rank ran most on); a rank without one is a GPU
@@ -170,6 +206,8 @@ void gp_job_accounting(gp_job_t *job)
 			        !strcmp(job->ranks[k].id.gpu_uuid, r->id.gpu_uuid);
 		a->gpus += !seen + extra;
 	}
+	free(ds.mains);
+	free(ds.counted);
 	/* to the record's precision, so report.json and the record carry the same figures */
 	for (int c = 0; c < GP_NCAUSES; c++) {
 		char b[64];

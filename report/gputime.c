@@ -17,6 +17,7 @@
 #include "kernelclass.h"
 #include "cbid_names.h"
 #include "stats.h"
+#include "strhash.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -201,6 +202,7 @@ static void rank_gpu(gp_rank_t *r, const rank_data_t *d)
 	bool ran[8] = {false};
 	r->gpu.devices = 0;
 	r->gpu.dev_ran = 0;
+	memset(r->gpu.dev_uuid_h, 0, sizeof(r->gpu.dev_uuid_h));
 	for (size_t i = 0; i < d->kerns.n; i++)
 		if (d->kerns.v[i].device < 8) {
 			per[d->kerns.v[i].device] += d->kerns.v[i].dur + 1;
@@ -209,9 +211,10 @@ static void rank_gpu(gp_rank_t *r, const rank_data_t *d)
 	for (unsigned k = 0; k < 8; k++) {
 		r->gpu.devices += ran[k];
 		r->gpu.dev_ran |= (uint8_t)(ran[k] << k);
-		if (ran[k] && d->gpu_uuid[k])
-			snprintf(r->gpu.dev_uuid[k], sizeof(r->gpu.dev_uuid[k]), "%s",
-			         gp_rd_str(d, d->gpu_uuid[k]));
+		if (ran[k] && d->gpu_uuid[k]) {
+			const char *u = gp_rd_str(d, d->gpu_uuid[k]);
+			r->gpu.dev_uuid_h[k] = gp_strhash(u, strlen(u)) | 1;
+		}
 		seen += d->gpu_uuid[k] != 0;
 		if (per[k] > per[dev])
 			dev = k;

@@ -22,7 +22,8 @@ typedef struct gp_gpu {
 	unsigned devices, main_dev; /* main_dev: the one it ran most on (id.gpu_uuid's) */
 	uint8_t dev_ran;            /* bit k: it ran kernels on device k */
 	uint64_t dev_busy_ns[8];
-	char dev_uuid[8][64]; /* each device's NVML UUID (GP_EV_GPU), "" unknown */
+	uint64_t dev_uuid_h[8]; /* each device's NVML UUID (GP_EV_GPU) as gp_strhash, 0
+	                           unknown: 64 bytes a rank, not 512 (100 000 ranks) */
 	uint64_t comm_ns, compute_ns, memcpy_ns, overlap_ns, nmemcpy, nmemset;
 	/* communication's share of kernel time (comm / (comm + compute)), and the share of it
 	 * compute overlapped: computed once here, shown by every writer (issue 49: the text
