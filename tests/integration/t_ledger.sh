@@ -393,7 +393,14 @@ with open(f"{t}/join.txt", "w") as f:
     f.write(line(B, 903, tres="cpu=1,gres/gpu:a100=2,node=1"))
     f.write(line(B, 904, tres="cpu=1,gres/gpu:a100=1,gres/gpu:v100=2"))
     f.write(line(B, 905, tres="cpu=1,gres/gpu=2,gres/gpu:a100=2"))
+with open(f"{t}/pjoin.txt", "w") as f:  # two plain '|' files joined: the same header again
+    for day in (5, 6):
+        f.write("|".join(F) + "\n" + line("|", 910 + day, end=f"2026-12-0{day}T01:00:00"))
 PY
+"$G" ledger --from-file "$T/pjoin.txt" --until 2026-12-07 -f json 2>/dev/null | python3 -c 'import json, sys
+l = json.load(sys.stdin)
+assert l["total"]["jobs"] == 2 and l["skipped"]["not_gpu"] == 0 and l["skipped"]["unreadable"] == 0, l["skipped"]'
+ok $? "two plain '|' files joined: the second header is no job (before: a job 'JobID' of no GPU)"
 "$G" ledger --from-file "$T/join.txt" --until 2026-12-06 -f json 2>"$T/join.err" | python3 -c 'import json, sys
 l = json.load(sys.stdin)
 t = l["total"]
