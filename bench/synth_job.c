@@ -9,7 +9,11 @@
  * on a stream of their own, about 4 times as often, each holding more GPU time than the
  * steps do.
  * --torch: each rank says what PyTorch's integration does (GP_FW_INFO), as agent/python
- * does at its start: the framework section's line. */
+ * does at its start: the framework section's line. --devices N: each rank's kernels on devices
+ * 0..N-1 in turn (one process driving N GPUs: JAX's local devices, HF device_map="auto"); --stray:
+ * rank r's kernels on device r, 1 in 50 of them on device 0 (a DDP rank that strays onto GPU 0).
+ * Either way every rank sees devices 0..7 by UUID "GPU-synth-K" (GP_EV_GPU), as one node's ranks
+ * do. */
 #include "config.h"
 #include "event.h"
 #include "log.h"
@@ -69,7 +73,8 @@ static uint64_t worker_iter(gp_rf_writer_t *w, uint32_t tid, uint64_t range, uin
 
 int main(int argc, char **argv)
 {
-	int ranks = 8, profiler_steps = 0, threads = 0, first = 0, torch = 0;
+	int ranks = 8, profiler_steps = 0, threads = 0, first = 0, torch = 0, devices = 1,
+	    stray = 0;
 	long events = 100000, cap_from = -1, cap_to = -1;
 	const char *out = NULL, *node_prefix = "node";
 	for (int i = 1; i < argc; i++) {
@@ -84,6 +89,10 @@ int main(int argc, char **argv)
 		else if (!strcmp(argv[i], "--capture") &&
 		         i + 1 < argc) /* kernels only in steps A-B */
 			i++, sscanf(v, "%ld-%ld", &cap_from, &cap_to);
+		else if (!strcmp(argv[i], "--devices") && i + 1 < argc) /* kernels on N */
+			devices = atoi(argv[++i]);
+		else if (!strcmp(argv[i], "--stray")) /* rank r on device r, 1 in 50 on 0 */
+			stray = 1;
 		else if (!strcmp(argv[i], "--ranks") && i + 1 < argc)
 			i++, ranks = atoi(v);
 		else if (!strcmp(argv[i], "--first") && i + 1 < argc) /* resume: ranks from R on */
@@ -97,10 +106,12 @@ int main(int argc, char **argv)
 		else
 			out = NULL, i = argc;
 	}
-	if (!out || ranks < 1 || events < 100) {
+	if (!out || ranks < 1 || events < 100 || devices < 1 || devices > 8) {
 		fprintf(stderr,
 		        "usage: synth-job --ranks N --events M --out DIR [--profiler-steps] "
-		        "[--capture A-B] [--threads] [--torch] [--first R] [--node-prefix P]\n");
+		        "[--capture A-B] [--threads] [--torch] [--first R] [--node-prefix P] "
+		        "[--devices N] "
+		        "[--stray]\n");
 		return 2;
 	}
 	char dir[4096];
@@ -154,6 +165,17 @@ int main(int argc, char **argv)
 			snprintf(kn, sizeof(kn), "axpy_%u(float*, const float*, float, int)", k);
 			gp_rf_append_string(w, 200 + k, kn);
 		}
+		for (uint32_t k = 0; (devices > 1 || stray) && k < 8; k++) {
+			char u[32];
+			snprintf(u, sizeof(u), "GPU-synth-%u", k);
+			gp_rf_append_string(w, 300 + k, u);
+			gp_event_t g = {.type = GP_EV_GPU,
+			                .ts = 1000000000ull,
+			                .a = 300 + k,
+			                .b = 80ull << 30,
+			                .u8 = (uint8_t)k};
+			gp_rf_append(w, &g);
+		}
 		uint64_t seed = 0x9e3779b97f4a7c15ull ^ (uint64_t)r, t = 1000000000ull, corr = 1;
 		if (torch) { /* what agent/python says of itself at its start */
 			gp_rf_append_string(w, 300, "torch 2.11.0+cu130 (synthetic); steps: NVTX");
@@ -200,7 +222,9 @@ int main(int argc, char **argv)
 				                 .a = dur,
 				                 .b = 100 + (uint64_t)k,
 				                 .c = corr,
-				                 .d = k % 20 == 19 ? 13 : 7};
+				                 .d = k % 20 == 19 ? 13 : 7,
+				                 .u8 = (uint8_t)(stray ? (k % 50 == 7 ? 0 : r % 8)
+				                                       : k % devices)};
 				if (captured) { /* the work happens either way; only records differ
 					         */
 					gp_rf_append(w, &a);

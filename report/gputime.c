@@ -17,6 +17,7 @@
 #include "kernelclass.h"
 #include "cbid_names.h"
 #include "stats.h"
+#include "strhash.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -198,14 +199,27 @@ static void rank_gpu(gp_rank_t *r, const rank_data_t *d)
 {
 	uint64_t per[8] = {0};
 	unsigned dev = 0, seen = 0;
+	bool ran[8] = {false};
+	r->gpu.devices = 0;
+	r->gpu.dev_ran = 0;
+	memset(r->gpu.dev_uuid_h, 0, sizeof(r->gpu.dev_uuid_h));
 	for (size_t i = 0; i < d->kerns.n; i++)
-		if (d->kerns.v[i].device < 8)
+		if (d->kerns.v[i].device < 8) {
 			per[d->kerns.v[i].device] += d->kerns.v[i].dur + 1;
+			ran[d->kerns.v[i].device] |= d->kerns.v[i].kind == 0;
+		}
 	for (unsigned k = 0; k < 8; k++) {
+		r->gpu.devices += ran[k];
+		r->gpu.dev_ran |= (uint8_t)(ran[k] << k);
+		if (ran[k] && d->gpu_uuid[k]) {
+			const char *u = gp_rd_str(d, d->gpu_uuid[k]);
+			r->gpu.dev_uuid_h[k] = gp_strhash(u, strlen(u)) | 1;
+		}
 		seen += d->gpu_uuid[k] != 0;
 		if (per[k] > per[dev])
 			dev = k;
 	}
+	r->gpu.main_dev = dev;
 	if (!d->gpu_uuid[dev] || (!per[dev] && seen != 1))
 		return;
 	snprintf(r->id.gpu_uuid, sizeof(r->id.gpu_uuid), "%s", gp_rd_str(d, d->gpu_uuid[dev]));
@@ -396,11 +410,21 @@ void gp_pass_gpu(gp_rank_t *r, rank_data_t *d)
 	colls_t cl = {0};
 	VEC(uint64_t) lat = {0}, calls = {0};
 	uint64_t last_call = UINT64_MAX;
+	uint64_t dev_s[8] = {0}, dev_e[8] = {0}; /* each device's busy union, swept */
 	for (size_t i = 0; i < d->kerns.n; i++) {
 		kern_t *k = &d->kerns.v[i];
 		uint64_t e = k->start + k->dur;
 		if (!in_window(d, k))
 			continue;
+		if (k->device < 8) {
+			unsigned dv = k->device;
+			if (k->start > dev_e[dv] || !dev_e[dv]) {
+				r->gpu.dev_busy_ns[dv] += dev_e[dv] - dev_s[dv];
+				dev_s[dv] = k->start;
+				dev_e[dv] = e;
+			} else if (e > dev_e[dv])
+				dev_e[dv] = e;
+		}
 		size_t kp =
 		    d->gwin.n ? gp_interval_of(d->gwin.v, d->gwin.n, gp_rd_launch_ts(d, k)) : 1;
 		if (any && kp != part) { /* the previous stretch ends here */
@@ -497,6 +521,8 @@ void gp_pass_gpu(gp_rank_t *r, rank_data_t *d)
 	}
 	r->gpu.busy_ns += cur_e - cur_s;
 	r->gpu.span_ns += last - first;
+	for (unsigned dv = 0; dv < 8; dv++)
+		r->gpu.dev_busy_ns[dv] += dev_e[dv] - dev_s[dv];
 	if (r->gpu.nkernels)
 		r->gpu.kernel_mean_us = (double)r->gpu.compute_ns / 1e3 / (double)r->gpu.nkernels;
 	if (r->gpu.comm_ns + r->gpu.compute_ns)

@@ -16,6 +16,14 @@ typedef struct gp_gpu {
 	uint64_t kernels_total, kernels_in_steps, nkernels, span_ns, busy_ns, idle_host_ns,
 	    idle_kernel_ns, idle_other_ns, idle_sync_ns;
 	uint64_t kernels_other_thread; /* attributed to a range of another thread */
+	/* the devices the rank ran kernels on (kernel records' device, 0..7): one process may
+	 * drive several (JAX's local devices, HF device_map="auto", DataParallel); and each
+	 * one's busy time (any stream) in the steady state's span, as busy_ns is the union's */
+	unsigned devices, main_dev; /* main_dev: the one it ran most on (id.gpu_uuid's) */
+	uint8_t dev_ran;            /* bit k: it ran kernels on device k */
+	uint64_t dev_busy_ns[8];
+	uint64_t dev_uuid_h[8]; /* each device's NVML UUID (GP_EV_GPU) as gp_strhash, 0
+	                           unknown: 64 bytes a rank, not 512 (100 000 ranks) */
 	uint64_t comm_ns, compute_ns, memcpy_ns, overlap_ns, nmemcpy, nmemset;
 	/* communication's share of kernel time (comm / (comm + compute)), and the share of it
 	 * compute overlapped: computed once here, shown by every writer (issue 49: the text

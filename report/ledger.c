@@ -65,6 +65,8 @@ void gp_ledger_free(gp_ledger_t *l)
 	free(l->waste);
 	free(l->idle);
 	free(l->head);
+	free(l->seen);
+	l->seen = NULL;
 	l->head = NULL;
 	l->groups = NULL;
 	l->waste = l->idle = NULL;
@@ -152,19 +154,37 @@ static double whole(const char *s, double max)
 	return i && !s[i] && v <= max ? v : -1;
 }
 
-/* gres/gpu=N of AllocTRES: N, 0 when none; MAX_GPUS + 1 when it is not a count */
+/* gres/gpu=N of AllocTRES: N, 0 when none; MAX_GPUS + 1 when it is not a count. Without
+ * a plain gres/gpu= (Slurm prints it beside the typed ones, but a site's or an older
+ * slurmdbd's line may carry only typed ones: gres/gpu:a100=2), the typed ones summed. */
 static unsigned tres_gpus(const char *tres)
 {
 	char n[24];
-	for (const char *p = tres; (p = strstr(p, "gres/gpu=")); p++)
-		if (p == tres || p[-1] == ',') {
-			size_t len = strcspn(p + 9, ",");
+	double sum = 0;
+	for (int typed = 0; typed < 2; typed++) {
+		const char *key = typed ? "gres/gpu:" : "gres/gpu=";
+		for (const char *p = tres; (p = strstr(p, key)); p++) {
+			if (p != tres && p[-1] != ',')
+				continue;
+			const char *v = p + 9;
+			if (typed) { /* gres/gpu:TYPE=N: the count after the type's '=' */
+				size_t t = strcspn(v, ",=");
+				if (v[t] != '=')
+					continue;
+				v += t + 1;
+			}
+			size_t len = strcspn(v, ",");
 			snprintf(n, sizeof(n), "%.*s", (int)(len < sizeof(n) ? len : sizeof(n) - 1),
-			         p + 9);
-			double v = len < sizeof(n) ? whole(n, MAX_GPUS) : -1;
-			return v < 0 ? MAX_GPUS + 1 : (unsigned)v;
+			         v);
+			double x = len < sizeof(n) ? whole(n, MAX_GPUS) : -1;
+			if (x < 0)
+				return MAX_GPUS + 1;
+			if (!typed)
+				return (unsigned)x;
+			sum += x;
 		}
-	return 0;
+	}
+	return sum > MAX_GPUS ? MAX_GPUS + 1 : (unsigned)sum;
 }
 
 static int digits(const char *s, int n)
@@ -498,6 +518,43 @@ static void list_job(gp_ledger_t *l, char **f, const job_fig_t *j, const gp_acct
 
 /* ---- one line ---- */
 
+/* A job's line seen before: the same JobID, End, State and ElapsedRaw (daily dumps joined:
+ * sacct -S/-E lists a job that ran across midnight in both days); a requeued job's runs
+ * (sacct -D) differ in End, State or ElapsedRaw and stay apart. Keys kept as 64-bit hashes
+ * (8 bytes a job, 16 MiB for a million): two different keys share one with odds of about
+ * 3 in 10^8 over 10^6 jobs, and then the second job would be taken for a duplicate (said). */
+static bool seen_before(gp_ledger_t *l, char **f)
+{
+	char key[1024];
+	int n = snprintf(key, sizeof(key), "%.300s\x1f%.64s\x1f%.64s\x1f%.64s", f[l->col[F_ID]],
+	                 f[l->col[F_END]], f[l->col[F_STATE]], f[l->col[F_ELAPSED]]);
+	uint64_t h = gp_strhash(key, n < (int)sizeof(key) ? (size_t)n : sizeof(key) - 1);
+	h += !h;
+	if (l->nseen * 2 >= l->seen_cap) {
+		size_t cap = l->seen_cap ? l->seen_cap * 2 : 4096;
+		uint64_t *v = calloc(cap, sizeof(*v));
+		if (!v)
+			return false; /* no memory: counted, as before */
+		for (size_t i = 0; i < l->seen_cap; i++)
+			if (l->seen[i]) {
+				size_t k = l->seen[i] & (cap - 1);
+				while (v[k])
+					k = (k + 1) & (cap - 1);
+				v[k] = l->seen[i];
+			}
+		free(l->seen);
+		l->seen = v;
+		l->seen_cap = cap;
+	}
+	size_t k = h & (l->seen_cap - 1);
+	for (; l->seen[k]; k = (k + 1) & (l->seen_cap - 1))
+		if (l->seen[k] == h)
+			return true;
+	l->seen[k] = h;
+	l->nseen++;
+	return false;
+}
+
 /* The job's figures: its allocation by cause (ledger.h) */
 /* A record claims its GPU-seconds (the user's process measured them: doc/admin.md, "What
  * a user controls"); Slurm's allocation is the one figure the user cannot change. A job's
@@ -608,6 +665,37 @@ static int keep_head(gp_ledger_t *l, const char *line, size_t len)
 
 static int job_line(gp_ledger_t *l, char *line);
 
+/* A header again after jobs: files joined (two days' sealed dumps, cat a b). Under a
+ * sealed delimiter, a line of its own (no cut line before it: a job name's tail is always
+ * one, and no name holds the seal) that is a whole header is the next file's: its seal and
+ * columns from here on. Under '|', where a name can make a line of its own, only the very
+ * header read first is one (it changes nothing); another is an unreadable line. 1: read */
+static int again_header(gp_ledger_t *l, const char *line)
+{
+	gp_ledger_t h;
+	gp_ledger_init(&h);
+	char *f[MAX_COLS], *copy = strdup(line), err[200];
+	if (!copy)
+		return 0;
+	header_delim(&h, copy + 5);
+	int n = cut_fields(&h, copy, f);
+	int ok = n <= MAX_COLS && read_header(&h, f, n, err, sizeof(err)) == 0;
+	free(copy);
+	if (ok && (l->dlen > 1 || h.dlen == 1)) {
+		/* under '|': the same columns only; a '|' file after a sealed one is '|'
+		 * from here on (cmd_ledger says so: dlen 1 at the end) */
+		if (l->dlen == 1 && (h.ncols != l->ncols || memcmp(h.col, l->col, sizeof(h.col))))
+			return 0;
+		memcpy(l->col, h.col, sizeof(l->col));
+		l->ncols = h.ncols;
+		memcpy(l->delim, h.delim, sizeof(l->delim));
+		l->dlen = h.dlen;
+		l->headers++;
+		return 1;
+	}
+	return 0;
+}
+
 int gp_ledger_line(gp_ledger_t *l, char *line, size_t len, char *err, size_t errlen)
 {
 	char *f[MAX_COLS], *joined = NULL;
@@ -617,6 +705,8 @@ int gp_ledger_line(gp_ledger_t *l, char *line, size_t len, char *err, size_t err
 		int n = cut_fields(l, line, f);
 		return read_header(l, f, n < MAX_COLS ? n : MAX_COLS, err, errlen);
 	}
+	if (l->ncols && !l->head && !strncasecmp(line, "JobID|", 6) && again_header(l, line))
+		return 0;
 	if (l->col[0] < 0) /* no header: --print-fields' order */
 		for (int k = 0; k < NF; k++)
 			l->col[k] = k;
@@ -692,6 +782,15 @@ static int job_line(gp_ledger_t *l, char *line)
 		         "End not a date as YYYY-MM-DDTHH:MM:SS (SLURM_TIME_FORMAT=standard)");
 		return 0;
 	}
+	if (seen_before(l, f)) {
+		l->duplicates++;
+		if (l->dup_said++ < REFUSED_SAID)
+			gp_err("ledger: line %llu: job %.32s (End %.20s, %.20s, %.20s s) is a "
+			       "line seen before (files joined?): counted once",
+			       (unsigned long long)l->lines, id, f[l->col[F_END]], state,
+			       f[l->col[F_ELAPSED]]);
+		return 0;
+	}
 	if (((l->since || l->bounded) && j.end_t < l->since) ||
 	    ((l->until || l->bounded) && j.end_t > l->until)) {
 		l->out_of_range++;
@@ -757,6 +856,9 @@ void gp_ledger_finish(gp_ledger_t *l)
 	if (l->bad_said > REFUSED_SAID)
 		gp_err("ledger: %u more unreadable lines (not shown; counted)",
 		       l->bad_said - REFUSED_SAID);
+	if (l->dup_said > REFUSED_SAID)
+		gp_err("ledger: %u more duplicate lines (not shown; counted once)",
+		       l->dup_said - REFUSED_SAID);
 	if (l->scaled_said > REFUSED_SAID)
 		gp_err("ledger: %u more records scaled down to their allocation (not shown; "
 		       "counted)",

@@ -71,6 +71,11 @@ typedef struct gp_ledger {
 	const gp_config_t *cfg;
 	/* read */
 	uint64_t lines, steps, not_gpu, running, out_of_range, bad_lines;
+	uint64_t duplicates; /* a job's line again (same JobID, End, State, ElapsedRaw) */
+	uint64_t *seen;      /* those keys' hashes (0: empty), open-addressed */
+	size_t nseen, seen_cap;
+	unsigned dup_said; /* duplicates printed (the rest are counted) */
+	unsigned headers;  /* headers after the first (files joined) */
 	gp_ld_sums_t total;
 	gp_ld_group_t *groups;
 	size_t ngroups, cap; /* an open-addressed table while reading, sorted after */

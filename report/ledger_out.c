@@ -67,6 +67,23 @@ static bool week_change(const gp_ld_sums_t *s, double *pts)
 	return true;
 }
 
+/* week over week as a sentence (text's and HTML's) */
+static const char *week_text(const gp_ld_sums_t *t, char *buf, size_t len)
+{
+	double pts;
+	if (week_change(t, &pts))
+		snprintf(buf, len,
+		         "wasted %.1f %% of %.1f h in the last 7 days, %.1f %% of %.1f h the 7 "
+		         "before (%+.1f points)",
+		         pct(t->week_waste[0], t->week_alloc[0]), H(t->week_alloc[0]),
+		         pct(t->week_waste[1], t->week_alloc[1]), H(t->week_alloc[1]), pts);
+	else
+		snprintf(buf, len,
+		         "not measured (no GPU job ended in one of the two weeks before "
+		         "the range's end)");
+	return buf;
+}
+
 static const char *advice_of(const gp_ledger_t *l, const char *id, const char **note)
 {
 	*note = l->cfg ? gp_config_note(l->cfg, id) : NULL;
@@ -79,8 +96,8 @@ static const char *advice_of(const gp_ledger_t *l, const char *id, const char **
 static void text_totals(const gp_ledger_t *l, FILE *out)
 {
 	const gp_ld_sums_t *t = &l->total;
-	char a[32], b[32];
-	double waste = gp_ld_waste(t), pts;
+	char a[32], b[32], wk[200];
+	double waste = gp_ld_waste(t);
 	fprintf(out, "gpuprof ledger: %llu GPU jobs ended %s .. %s; %llu with a gpuprof record",
 	        (unsigned long long)t->jobs, when(l->since, a, sizeof(a)),
 	        when(l->until, b, sizeof(b)), (unsigned long long)t->profiled);
@@ -106,15 +123,7 @@ static void text_totals(const gp_ledger_t *l, FILE *out)
 			        pct(t->s[c], t->alloc_s));
 	fprintf(out, "ended badly: failed %.1f h, out of memory %.1f h, timed out %.1f h\n",
 	        H(t->end_s[GP_END_FAILED]), H(t->end_s[GP_END_OOM]), H(t->end_s[GP_END_TIMEOUT]));
-	if (week_change(t, &pts))
-		fprintf(out,
-		        "week over week: wasted %.1f %% of %.1f h in the last 7 days, %.1f %% of "
-		        "%.1f h the 7 before (%+.1f points)\n",
-		        pct(t->week_waste[0], t->week_alloc[0]), H(t->week_alloc[0]),
-		        pct(t->week_waste[1], t->week_alloc[1]), H(t->week_alloc[1]), pts);
-	else
-		fprintf(out, "week over week: not measured (no GPU job ended in one of the two "
-		             "weeks before the range's end)\n");
+	fprintf(out, "week over week: %s\n", week_text(t, wk, sizeof(wk)));
 }
 
 static void text_groups(const gp_ledger_t *l, FILE *out)
@@ -255,10 +264,12 @@ static void write_json(const gp_ledger_t *l, FILE *out)
 		fprintf(out, "%s\"%s\"", i ? ", " : "", gp_by_name[l->by[i]]);
 	fprintf(out,
 	        "],\n  \"lines\": %llu, \"skipped\": {\"steps\": %llu, \"not_gpu\": %llu, "
-	        "\"running\": %llu, \"out_of_range\": %llu, \"unreadable\": %llu},\n  \"total\": {",
+	        "\"running\": %llu, \"out_of_range\": %llu, \"unreadable\": %llu, "
+	        "\"duplicates\": %llu},\n  \"total\": {",
 	        (unsigned long long)l->lines, (unsigned long long)l->steps,
 	        (unsigned long long)l->not_gpu, (unsigned long long)l->running,
-	        (unsigned long long)l->out_of_range, (unsigned long long)l->bad_lines);
+	        (unsigned long long)l->out_of_range, (unsigned long long)l->bad_lines,
+	        (unsigned long long)l->duplicates);
 	json_sums(&l->total, out);
 	fprintf(out, "},\n  \"groups\": [");
 	for (size_t g = 0; g < l->ngroups; g++) {
@@ -487,14 +498,43 @@ static void html_head(const gp_ledger_t *l, FILE *out)
 
 static void html_sums_row(FILE *out, const gp_ld_sums_t *s)
 {
-	fprintf(out, "<td>%llu</td><td>%llu</td><td>%.1f</td><td>%.1f</td><td>%.1f</td><td>",
-	        (unsigned long long)s->jobs, (unsigned long long)s->profiled, H(s->alloc_s),
+	double pts;
+	fprintf(out,
+	        "<td>%llu</td><td>%llu</td><td>%llu</td><td>%llu</td><td>%.1f</td><td>%.1f</td>"
+	        "<td>%.1f</td><td>",
+	        (unsigned long long)s->jobs, (unsigned long long)s->profiled,
+	        (unsigned long long)s->refused, (unsigned long long)s->scaled, H(s->alloc_s),
 	        pct(s->s[GP_CAUSE_COMPUTE], s->alloc_s), H(gp_ld_waste(s)));
 	html_bar(s, out);
 	fprintf(out, "</td>");
 	for (int c = 0; c < GP_NCAUSES; c++)
 		fprintf(out, "<td>%.1f</td>", H(s->s[c]));
+	for (int e = 0; e < GP_NEND; e++)
+		fprintf(out, "<td>%.1f</td>", H(s->end_s[e]));
+	if (week_change(s, &pts))
+		fprintf(out, "<td>%+.1f</td>", pts);
+	else
+		fprintf(out, "<td>-</td>");
 	fprintf(out, "</tr>\n");
+}
+
+/* the totals' sentences, as text's: refused and scaled records, how jobs ended, week over
+ * week */
+static void html_totals(const gp_ledger_t *l, FILE *out)
+{
+	const gp_ld_sums_t *t = &l->total;
+	char wk[200];
+	fprintf(out,
+	        "<p class=records>%llu GPU jobs, %llu with a gpuprof record; %llu records refused "
+	        "(counted unprofiled); %llu claiming more than Slurm allocated (scaled down to "
+	        "it)</p>\n",
+	        (unsigned long long)t->jobs, (unsigned long long)t->profiled,
+	        (unsigned long long)t->refused, (unsigned long long)t->scaled);
+	fprintf(out,
+	        "<p class=ended>Ended badly: failed %.1f h, out of memory %.1f h, timed out %.1f "
+	        "h</p>\n",
+	        H(t->end_s[GP_END_FAILED]), H(t->end_s[GP_END_OOM]), H(t->end_s[GP_END_TIMEOUT]));
+	fprintf(out, "<p class=week>Week over week: %s</p>\n", week_text(t, wk, sizeof(wk)));
 }
 
 static void html_jobs(const gp_ledger_t *l, FILE *out, const gp_ld_job_t *v, unsigned n, bool idle)
@@ -541,14 +581,17 @@ static void write_html(const gp_ledger_t *l, FILE *out)
 {
 	char part[256];
 	html_head(l, out);
+	html_totals(l, out);
 	fprintf(out, "<table class=groups><tr>");
 	for (unsigned i = 0; i < l->nby; i++)
 		fprintf(out, "<th class=k>%s</th>", gp_by_name[l->by[i]]);
-	fprintf(out, "<th>jobs</th><th>profiled</th><th>alloc h</th><th>comp %%</th><th>wasted "
-	             "h</th><th class=k>by cause</th>");
+	fprintf(out, "<th>jobs</th><th>profiled</th><th>refused</th><th>scaled</th><th>alloc "
+	             "h</th><th>comp %%</th><th>wasted h</th><th class=k>by cause</th>");
 	for (int c = 0; c < GP_NCAUSES; c++)
 		fprintf(out, "<th>%s h</th>", gp_cause_key[c]);
-	fprintf(out, "</tr>\n<tr class=total>");
+	for (int e = 0; e < GP_NEND; e++)
+		fprintf(out, "<th>%s h</th>", gp_end_name[e]);
+	fprintf(out, "<th>week (waste pts)</th></tr>\n<tr class=total>");
 	for (unsigned i = 0; i < l->nby; i++)
 		fprintf(out, "<td class=k>%s</td>", i ? "" : "all");
 	html_sums_row(out, &l->total);

@@ -49,6 +49,39 @@ assert abs(s - wall) < 0.001 * len(r) + 1e-6, (s, wall)
 assert a["accounting"]["gpus"] == 2 and a["accounting"]["gpu_s"]["comm"] > 0
 PY
 ok $? "2-rank DDP capture: the causes add up to the ranks' wall time; exposed communication seen"
+# a synthetic job's record (bench/synth-job ARGS): its gpus must be GPUS and its causes
+# K times its ranks' wall time (K devices' each)
+synth_rec() {
+	local name=$1 gpus=$2 k=$3
+	shift 3
+	"$B/bench/synth-job" --events 2000 --out "$T/$name" "$@" >/dev/null
+	"$G" report --quiet --record-line "$T/$name" 2>/dev/null | tail -1 >"$T/$name.rec"
+	python3 - "$T/$name" "$gpus" "$k" <<'PY'
+import json, sys
+d, gpus, k = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+kv = dict(x.split("=", 1) for x in open(f"{d}.rec").read().split()[1:])
+a = json.load(open(f"{d}/report.json"))
+wall = sum(r["wall_s"] for r in a["ranks"])
+s = sum(a["accounting"]["gpu_s"].values())
+assert int(kv["gpus"]) == gpus == a["accounting"]["gpus"], (kv["gpus"], gpus)
+assert abs(s - k * wall) < 0.01, (s, k, wall)
+PY
+}
+# one process driving 2 devices (JAX's local devices, HF device_map="auto", DataParallel):
+# its kernels on devices 0 and 1 (bench/synth-job --devices 2). The record counts 2 GPUs and
+# 2 devices' wall time; the ledger never files the second as "allocated, unused" (before:
+# gpus=1, one rank one GPU, and a 2-GPU job's second GPU-hour unused)
+synth_rec dev2 2 2 --ranks 1 --devices 2 &&
+	printf 'JobID|User|Account|Partition|JobName|NodeList|State|End|ElapsedRaw|AllocTRES|SystemComment\n701|alice|phys|gpu|jax|n1|COMPLETED|2026-12-05T12:00:00|3600|cpu=1,gres/gpu=2|%s\n' "$(cat "$T/dev2.rec")" >"$T/dev2.txt" &&
+	"$G" ledger --from-file "$T/dev2.txt" --until 2026-12-06 -f json 2>/dev/null | python3 -c 'import json, sys
+l = json.load(sys.stdin)
+assert l["total"]["gpu_s"]["unused"] == 0 and l["unused_gpus"] == [], (l["total"]["gpu_s"], l["unused_gpus"])'
+ok $? "one process on 2 devices: its record counts 2 GPUs and 2 devices' wall time, none 'allocated, unused' ($(cut -c1-120 "$T/dev2.rec"))"
+# but a DDP rank whose kernels stray onto GPU 0 (1 in 50 here: bench/synth-job --stray)
+# adds no GPU: GPU 0 is rank 0's (by NVML UUID), so 2 ranks are 2 GPUs and their wall time
+# (before the UUID check: 3 GPUs, 3 devices' wall time, more than Slurm allocated)
+synth_rec stray 2 1 --ranks 2 --stray
+ok $? "2 DDP ranks, one straying onto GPU 0: 2 GPUs, 2 ranks' wall time ($(cut -c1-100 "$T/stray.rec"))"
 
 # 2. a file as sacct -a -P prints it: 3 users, 2 accounts, 2 partitions; records of ours
 # beside another tool's entry; forged and malformed ones
@@ -113,7 +146,7 @@ assert tot["jobs"] == 16 and tot["profiled"] == 6 and tot["refused"] == 8, tot
 assert abs(sum(tot["gpu_s"].values()) - alloc) < 1e-3 or sum(tot["records_gpu_s"].values()) > alloc
 # nothing of the forged JobName (compute=99999) counted
 assert tot["gpu_s"]["compute"] < 1000, tot["gpu_s"]["compute"]
-assert l["skipped"] == {"steps": 1, "not_gpu": 1, "running": 1, "out_of_range": 1, "unreadable": 0}, l["skipped"]
+assert l["skipped"] == {"steps": 1, "not_gpu": 1, "running": 1, "out_of_range": 1, "unreadable": 0, "duplicates": 0}, l["skipped"]
 # how jobs ended: 202 failed with a CUDA OOM, 206 OUT_OF_MEMORY, 204 TIMEOUT
 assert tot["ended_s"] == {"failed": 0, "oom": 20 + 100, "timeout": 30}, tot["ended_s"]
 # weeks before 2026-12-06: 203 and 205 ended in the one before the last
@@ -331,6 +364,58 @@ printf 'JobID|User|Account|Partition|JobName|NodeList|State|End|ElapsedRaw|Alloc
 t = json.load(sys.stdin)["total"]
 assert abs(t["allocated_s"] - 1800) < 1e-9, t["allocated_s"]'
 ok $? "a requeued job: both runs' allocations count (2 GPUs x 300 s REQUEUED + 2 x 600 s)"
+# the same job's line twice (daily dumps joined: sacct -S/-E lists a job that ran across
+# midnight in both days) is one job: counted once per JobID, End, State, ElapsedRaw, said
+# on stderr and in skipped.duplicates (before: 2 jobs, its GPU-hours twice); the requeued
+# runs above (same JobID, another End/State/ElapsedRaw) stay two
+{
+	head -3 "$T/rq.txt"
+	printf '830|bob|chem|gpu|night|n1|COMPLETED|2026-12-05T01:00:00|7200|cpu=1,gres/gpu=4|\n'
+	tail -2 "$T/rq.txt"
+	printf '830|bob|chem|gpu|night|n1|COMPLETED|2026-12-05T01:00:00|7200|cpu=1,gres/gpu=4|\n'
+} >"$T/dupl.txt"
+"$G" ledger --from-file "$T/dupl.txt" --until 2026-12-06 -f json 2>"$T/dup2.err" | python3 -c 'import json, sys
+l = json.load(sys.stdin)
+t = l["total"]
+assert t["jobs"] == 3 and abs(t["allocated_s"] - (1800 + 4 * 7200)) < 1e-9, (t["jobs"], t["allocated_s"])
+assert l["skipped"]["duplicates"] == 3, l["skipped"]' && grep -q "job 830 .*seen before" "$T/dup2.err"
+ok $? "a job's line twice (joined daily dumps) counted once, said ($(head -c 200 "$T/dup2.err")); a requeued job's runs stay two"
+# two sealed daily files joined (cat day1 day2): the second's header line is a header (its
+# own seal from there on), not 2 unreadable jobs and the rest cut lines (before: every job
+# of the second day unreadable); a job name's line that looks like a header (a cut line's
+# tail) stays the name's; AllocTRES with typed GPUs only (gres/gpu:a100=2, as a site's
+# slurmdbd may store it) counts them (before: not a GPU job), a plain gres/gpu= beside typed
+# ones counts once
+python3 - "$T" <<'PY'
+import sys
+t = sys.argv[1]
+F = "JobID User Account Partition JobName NodeList State End ElapsedRaw AllocTRES SystemComment".split()
+def line(d, jid, name="n", end="2026-12-05T10:00:00", el=100, tres="cpu=1,gres/gpu=1", user="u"):
+    return d.join([str(jid), user, "a", "gpu", name, "n1", "COMPLETED", end, str(el), tres, ""]) + "\n"
+A, B = "|#111111111111#|", "|#222222222222#|"
+with open(f"{t}/join.txt", "w") as f:
+    f.write(A.join(F) + "\n")
+    f.write(line(A, 901))
+    f.write(line(A, 902, name="x\n" + B.join(F) + "\n" + line(B, 990, user="mallory", tres="gres/gpu=99").rstrip("\n")))
+    f.write(B.join(F) + "\n")
+    f.write(line(B, 903, tres="cpu=1,gres/gpu:a100=2,node=1"))
+    f.write(line(B, 904, tres="cpu=1,gres/gpu:a100=1,gres/gpu:v100=2"))
+    f.write(line(B, 905, tres="cpu=1,gres/gpu=2,gres/gpu:a100=2"))
+with open(f"{t}/pjoin.txt", "w") as f:  # two plain '|' files joined: the same header again
+    for day in (5, 6):
+        f.write("|".join(F) + "\n" + line("|", 910 + day, end=f"2026-12-0{day}T01:00:00"))
+PY
+"$G" ledger --from-file "$T/pjoin.txt" --until 2026-12-07 -f json 2>/dev/null | python3 -c 'import json, sys
+l = json.load(sys.stdin)
+assert l["total"]["jobs"] == 2 and l["skipped"]["not_gpu"] == 0 and l["skipped"]["unreadable"] == 0, l["skipped"]'
+ok $? "two plain '|' files joined: the second header is no job (before: a job 'JobID' of no GPU)"
+"$G" ledger --from-file "$T/join.txt" --until 2026-12-06 -f json 2>"$T/join.err" | python3 -c 'import json, sys
+l = json.load(sys.stdin)
+t = l["total"]
+assert l["skipped"]["unreadable"] == 0 and l["skipped"]["not_gpu"] == 0, l["skipped"]
+assert t["jobs"] == 5, t["jobs"]
+assert abs(t["allocated_s"] - 100 * (1 + 1 + 2 + 3 + 2)) < 1e-9, t["allocated_s"]'
+ok $? "two sealed files joined: the second header read as one, a name's header-like line the name's; typed GPUs counted ($(head -c 200 "$T/join.err"))"
 # 2d. C1 controls in a job name reach the admin's terminal in text: U+009B (CSI, as
 # UTF-8 c2 9b) and a raw 9b byte (CSI in an 8-bit terminal), which xterm acts on as ESC [
 # does; text prints control bytes as '?' (doc/admin.md), these included
@@ -405,6 +490,44 @@ ok $? "text: the site's finding_notes beside the wasters' first findings"
 grep -q "^GPU-hours allocated" "$T/l.txt" && grep -q "^  bob " "$T/l.txt" && grep -q "week over week" "$T/l.txt"
 ok $? "text: totals, a line per user, week over week"
 "$G" ledger --from-file "$T/sacct.txt" --until 2026-12-06 --by user,name --config "$T/site.yaml" -f html -o "$T/l.html" 2>/dev/null
+# the HTML carries what text, JSON and CSV do: each group's and the total's refused and
+# scaled records, failed / out of memory / timed-out GPU-hours and week over week (before:
+# none of them in the HTML), read by parsing it: the total row against the JSON's total
+python3 - "$T/l.html" "$T/l.json" <<'PY'
+import json, sys
+from html.parser import HTMLParser
+class P(HTMLParser):
+    def __init__(s):
+        super().__init__(); s.th = []; s.rows = []; s.cell = None; s.ptext = {}; s.pc = None; s.intable = 0
+    def handle_starttag(s, tag, a):
+        a = dict(a)
+        if tag == "table": s.intable = a.get("class") == "groups"
+        if tag == "tr" and s.intable: s.rows.append((a.get("class"), []))
+        if tag in ("td", "th") and s.intable: s.cell = ""
+        if tag == "p": s.pc = a.get("class"); s.ptext[s.pc] = ""
+    def handle_endtag(s, tag):
+        if tag in ("td", "th") and s.cell is not None:
+            s.rows[-1][1].append(s.cell.strip()); s.cell = None
+        if tag == "p": s.pc = None
+        if tag == "table": s.intable = 0
+    def handle_data(s, d):
+        if s.cell is not None: s.cell += d
+        if s.pc: s.ptext[s.pc] += d
+p = P(); p.feed(open(sys.argv[1]).read())
+head = p.rows[0][1]
+total = dict(zip(head, [r for c, r in p.rows if c == "total"][0]))
+t = json.load(open(sys.argv[2]))["total"]
+for k in ("failed", "oom", "timeout"):
+    assert abs(float(total[k + " h"]) - t["ended_s"][k] / 3600) < 0.05, (k, total, t["ended_s"])
+assert int(total["refused"]) == t["refused"] == 8 and int(total["scaled"]) == t["scaled"], total
+lw, wb = t["last_week"], t["week_before"]
+pts = 100 * lw["wasted_s"] / lw["allocated_s"] - 100 * wb["wasted_s"] / wb["allocated_s"]
+assert abs(float(total["week (waste pts)"]) - pts) < 0.05, (total["week (waste pts)"], pts)
+assert "8 records refused" in p.ptext["records"] and f"out of memory {t['ended_s']['oom'] / 3600:.1f} h" in p.ptext["ended"], p.ptext
+assert f"({pts:+.1f} points)" in p.ptext["week"], p.ptext["week"]
+assert all(len(r) == len(head) for c, r in p.rows[1:]), [len(r) for c, r in p.rows]
+PY
+ok $? "html: refused and scaled records, failed/OOM/timed-out GPU-hours and week over week, per group and in total, as the JSON says"
 C=$(command -v chromium || command -v chromium-browser)
 if [ -z "$C" ]; then
 	skip "chromium not installed"
