@@ -219,6 +219,29 @@ static void windows_shift(void)
 	   r.steps.shift.ratio);
 }
 
+/* More steps than are kept (GP_STEP_KEEP): the shift is searched on the medians of blocks
+ * of consecutive steps, not on evenly spaced samples, which alias with a periodic step
+ * (the tester, session 32: 10/30 ms alternating over 1024 steps read as "3.0x slower from
+ * step 513"); a real shift among them is still placed at its step */
+static void many_steps_shift(void)
+{
+	static const uint64_t alt[] = {10 * MS, 30 * MS}, ten[] = {10 * MS};
+	unsigned fired = 0, first = 0;
+	for (uint32_t n = 1020; n <= 1030; n++) { /* the aliasing depends on the exact count */
+		windowed_at(n, 0, n, n, alt, 2, n, true);
+		if (r.steps.shift.ratio > 0 && !fired++)
+			first = n;
+	}
+	ok(r.steps.nall > GP_STEP_KEEP && !fired,
+	   "1020-1030 steps alternating 10/30 ms: no slowdown (%u of 11 fired, the first at %u "
+	   "steps)",
+	   fired, first);
+	windowed_at(1200, 0, 1200, 1200, ten, 1, 600, true);
+	ok(r.steps.shift.ratio > 1.9 && r.steps.shift.step == 600,
+	   "1200 steps, twice as long from step 600: found there (step %u, x%.2f)",
+	   r.steps.shift.step, r.steps.shift.ratio);
+}
+
 /* A thread without a range of its own (autograd) launches inside the step's range. */
 static void cross_thread(void)
 {
@@ -763,6 +786,7 @@ int main(void)
 	markers();
 	windows_no_markers();
 	windows_shift();
+	many_steps_shift();
 	cross_thread();
 	sync_idle();
 	stats();
