@@ -379,6 +379,33 @@ static void copies_and_precision(gp_rank_t *r, const rank_data_t *d)
 	u64map_free(&by);
 }
 
+/* One device's busy union, swept in start order: a kernel [s, e) on device dv extends the
+ * current stretch or closes it into busy[dv] */
+static void dev_sweep(uint64_t *busy, uint64_t *cur_s, uint64_t *cur_e, unsigned dv, uint64_t s,
+                      uint64_t e)
+{
+	if (s > cur_e[dv] || !cur_e[dv]) {
+		busy[dv] += cur_e[dv] - cur_s[dv];
+		cur_s[dv] = s;
+		cur_e[dv] = e;
+	} else if (e > cur_e[dv]) {
+		cur_e[dv] = e;
+	}
+}
+
+/* The rank's kernel mean and communication shares, from its sums */
+static void gpu_shares(gp_rank_t *r)
+{
+	if (r->gpu.nkernels)
+		r->gpu.kernel_mean_us = (double)r->gpu.compute_ns / 1e3 / (double)r->gpu.nkernels;
+	if (r->gpu.comm_ns + r->gpu.compute_ns)
+		r->gpu.comm_pct =
+		    100.0 * (double)r->gpu.comm_ns / (double)(r->gpu.comm_ns + r->gpu.compute_ns);
+	if (r->gpu.comm_ns)
+		r->gpu.comm_overlap_pct =
+		    100.0 * (double)r->gpu.overlap_ns / (double)r->gpu.comm_ns;
+}
+
 void gp_pass_gpu(gp_rank_t *r, rank_data_t *d)
 {
 	cuda_went_silent(r, d);
@@ -416,15 +443,8 @@ void gp_pass_gpu(gp_rank_t *r, rank_data_t *d)
 		uint64_t e = k->start + k->dur;
 		if (!in_window(d, k))
 			continue;
-		if (k->device < 8) {
-			unsigned dv = k->device;
-			if (k->start > dev_e[dv] || !dev_e[dv]) {
-				r->gpu.dev_busy_ns[dv] += dev_e[dv] - dev_s[dv];
-				dev_s[dv] = k->start;
-				dev_e[dv] = e;
-			} else if (e > dev_e[dv])
-				dev_e[dv] = e;
-		}
+		if (k->device < 8)
+			dev_sweep(r->gpu.dev_busy_ns, dev_s, dev_e, k->device, k->start, e);
 		size_t kp =
 		    d->gwin.n ? gp_interval_of(d->gwin.v, d->gwin.n, gp_rd_launch_ts(d, k)) : 1;
 		if (any && kp != part) { /* the previous stretch ends here */
@@ -523,14 +543,7 @@ void gp_pass_gpu(gp_rank_t *r, rank_data_t *d)
 	r->gpu.span_ns += last - first;
 	for (unsigned dv = 0; dv < 8; dv++)
 		r->gpu.dev_busy_ns[dv] += dev_e[dv] - dev_s[dv];
-	if (r->gpu.nkernels)
-		r->gpu.kernel_mean_us = (double)r->gpu.compute_ns / 1e3 / (double)r->gpu.nkernels;
-	if (r->gpu.comm_ns + r->gpu.compute_ns)
-		r->gpu.comm_pct =
-		    100.0 * (double)r->gpu.comm_ns / (double)(r->gpu.comm_ns + r->gpu.compute_ns);
-	if (r->gpu.comm_ns)
-		r->gpu.comm_overlap_pct =
-		    100.0 * (double)r->gpu.overlap_ns / (double)r->gpu.comm_ns;
+	gpu_shares(r);
 	if (lat.n)
 		r->gpu.launch_latency_us = (double)gp_median_u64(lat.v, lat.n) / 1e3;
 	if (calls.n)

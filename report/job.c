@@ -676,6 +676,41 @@ out:
 	free(f);
 }
 
+/* The job's step figures from its ranks': the throughput (its slowest rank's period),
+ * the headline median (leaving out damaged ranks where a whole rank has steps), its basis */
+static void job_steps(gp_job_t *job)
+{
+	double *med = calloc(job->nranks, sizeof(double));
+	unsigned nm = 0;
+	job->step_period_rank = -1;
+	for (unsigned i = 0; i < job->nranks; i++)
+		if (job->ranks[i].steps.mean_period_ms > job->step_mean_period_ms) {
+			job->step_mean_period_ms = job->ranks[i].steps.mean_period_ms;
+			job->step_period_rank = (int)i;
+		}
+	if (job->step_mean_period_ms > 0)
+		job->steps_per_second = 1000 / job->step_mean_period_ms;
+	bool whole = false; /* a rank with steps and no corrupt chunk */
+	for (unsigned i = 0; i < job->nranks; i++)
+		whole |= job->ranks[i].steps.nms && !job->ranks[i].quality.corrupt_chunks;
+	for (unsigned i = 0; med && i < job->nranks; i++) {
+		const gp_rank_t *r = &job->ranks[i];
+		if (!r->steps.nms)
+			continue;
+		if (whole && r->quality.corrupt_chunks) {
+			job->step_median_left_out++;
+			continue;
+		}
+		med[nm++] = r->steps.median_ms;
+		if (!job->step_basis[0])
+			snprintf(job->step_basis, sizeof(job->step_basis), "%s", r->steps.basis);
+		else if (strcmp(job->step_basis, r->steps.basis))
+			snprintf(job->step_basis, sizeof(job->step_basis), "mixed");
+	}
+	job->step_median_ms = gp_median(med, nm);
+	free(med);
+}
+
 int gp_job_load(gp_job_t *job, const char *dir, const char *step, const char *steps_from, char *err,
                 size_t errlen)
 {
@@ -797,35 +832,7 @@ int gp_job_load(gp_job_t *job, const char *dir, const char *step, const char *st
 		qsort(job->k, job->nk, sizeof(gp_kstat_t), cmp_kstat);
 	if (job->nr)
 		qsort(job->r, job->nr, sizeof(gp_rstat_t), cmp_rstat);
-	double *med = calloc(job->nranks, sizeof(double));
-	unsigned nm = 0;
-	job->step_period_rank = -1;
-	for (unsigned i = 0; i < job->nranks; i++)
-		if (job->ranks[i].steps.mean_period_ms > job->step_mean_period_ms) {
-			job->step_mean_period_ms = job->ranks[i].steps.mean_period_ms;
-			job->step_period_rank = (int)i;
-		}
-	if (job->step_mean_period_ms > 0)
-		job->steps_per_second = 1000 / job->step_mean_period_ms;
-	bool whole = false; /* a rank with steps and no corrupt chunk */
-	for (unsigned i = 0; i < job->nranks; i++)
-		whole |= job->ranks[i].steps.nms && !job->ranks[i].quality.corrupt_chunks;
-	for (unsigned i = 0; med && i < job->nranks; i++) {
-		const gp_rank_t *r = &job->ranks[i];
-		if (!r->steps.nms)
-			continue;
-		if (whole && r->quality.corrupt_chunks) {
-			job->step_median_left_out++;
-			continue;
-		}
-		med[nm++] = r->steps.median_ms;
-		if (!job->step_basis[0])
-			snprintf(job->step_basis, sizeof(job->step_basis), "%s", r->steps.basis);
-		else if (strcmp(job->step_basis, r->steps.basis))
-			snprintf(job->step_basis, sizeof(job->step_basis), "mixed");
-	}
-	job->step_median_ms = gp_median(med, nm);
-	free(med);
+	job_steps(job);
 	step_counts(job);
 	job_nodes(job);
 	return 0;

@@ -1352,6 +1352,22 @@ static void json_measured(FILE *out, double v, int prec)
 		fputs("null", out);
 }
 
+/* report.json's node figures (the pipeline's job_nodes): null where not measured */
+static void json_nodes(FILE *out, const gp_job_t *job)
+{
+	fprintf(out, ",\n  \"node_step_median_ms\": ");
+	json_measured(out, job->node_step_median_ms, 6);
+	fprintf(out, ", \"nodes\": [");
+	for (unsigned k = 0; k < job->nnodes; k++) {
+		fprintf(out, "%s\n    {\"node\": ", k ? "," : "");
+		gp_json_str(out, job->nodes[k].name);
+		fprintf(out, ", \"ranks\": %u, \"step_median_ms\": ", job->nodes[k].ranks);
+		json_measured(out, job->nodes[k].step_median_ms, 6);
+		fprintf(out, ", \"peak_bytes\": %llu}", (unsigned long long)job->nodes[k].peak);
+	}
+	fprintf(out, "%s]", job->nnodes ? "\n  " : "");
+}
+
 void gp_report_json(const gp_job_t *job, FILE *out)
 {
 	fprintf(out, "{\n  \"schema\": \"gpuprof-report/1\",\n  \"job\": ");
@@ -1377,17 +1393,7 @@ void gp_report_json(const gp_job_t *job, FILE *out)
 		fprintf(out, "%s{\"rank\": %d, \"count\": %u}", i ? ", " : "", sc->differ[i].rank,
 		        sc->differ[i].count);
 	fprintf(out, "]}");
-	fprintf(out, ",\n  \"node_step_median_ms\": ");
-	json_measured(out, job->node_step_median_ms, 6);
-	fprintf(out, ", \"nodes\": [");
-	for (unsigned k = 0; k < job->nnodes; k++) {
-		fprintf(out, "%s\n    {\"node\": ", k ? "," : "");
-		gp_json_str(out, job->nodes[k].name);
-		fprintf(out, ", \"ranks\": %u, \"step_median_ms\": ", job->nodes[k].ranks);
-		json_measured(out, job->nodes[k].step_median_ms, 6);
-		fprintf(out, ", \"peak_bytes\": %llu}", (unsigned long long)job->nodes[k].peak);
-	}
-	fprintf(out, "%s]", job->nnodes ? "\n  " : "");
+	json_nodes(out, job);
 	fprintf(out, ",\n  \"accounting\": ");
 	gp_acct_json(job, out);
 	fprintf(out, ",\n  \"sacct\": ");

@@ -844,6 +844,24 @@ static void level_shift(gp_rank_t *r, const rank_data_t *d, const double *head,
 		sh->at_s = (double)(d->steps.v[sh->step].start - t0) / 1e9;
 }
 
+/* The headline's samples the rank keeps (steps.ms, steps.no): all of them up to
+ * GP_STEP_KEEP, else GP_STEP_KEEP evenly spaced, the first and the last included */
+static void keep_samples(gp_rank_t *r, const double *head, const unsigned *head_i, size_t nh)
+{
+	free(r->steps.ms);
+	free(r->steps.no);
+	size_t keep = nh < GP_STEP_KEEP ? nh : GP_STEP_KEEP;
+	r->steps.ms = malloc((keep ? keep : 1) * sizeof(double));
+	r->steps.no = malloc((keep ? keep : 1) * sizeof(unsigned));
+	for (size_t j = 0; r->steps.ms && r->steps.no && j < keep; j++) {
+		size_t at = keep > 1 ? (size_t)((uint64_t)j * (nh - 1) / (keep - 1)) : 0;
+		r->steps.ms[j] = head[at];
+		r->steps.no[j] = head_i[at];
+	}
+	r->steps.nms = r->steps.ms && r->steps.no ? (unsigned)keep : 0;
+	r->steps.nall = r->steps.nms ? (unsigned)nh : 0;
+}
+
 static void step_timing(gp_rank_t *r, rank_data_t *d)
 {
 	size_t n = d->steps.n, w = r->steps.warmup;
@@ -972,19 +990,7 @@ static void step_timing(gp_rank_t *r, rank_data_t *d)
 		               : GP_HEAD_CPU;
 		s->head_ms = head[j];
 	}
-	free(r->steps.ms);
-	free(r->steps.no);
-	size_t keep = nh < GP_STEP_KEEP ? nh : GP_STEP_KEEP;
-	r->steps.ms = malloc((keep ? keep : 1) * sizeof(double));
-	r->steps.no = malloc((keep ? keep : 1) * sizeof(unsigned));
-	for (size_t j = 0; r->steps.ms && r->steps.no && j < keep; j++) {
-		/* evenly spaced, the first and the last included */
-		size_t at = keep > 1 ? (size_t)((uint64_t)j * (nh - 1) / (keep - 1)) : 0;
-		r->steps.ms[j] = head[at];
-		r->steps.no[j] = head_i[at];
-	}
-	r->steps.nms = r->steps.ms && r->steps.no ? (unsigned)keep : 0;
-	r->steps.nall = r->steps.nms ? (unsigned)nh : 0;
+	keep_samples(r, head, head_i, nh);
 	level_shift(r, d, head, head_i, nh);
 	gp_rank_compact_steps(r);
 	gp_median_interval(head, nh, &r->steps.median_ms, &r->steps.median_lo_ms,
