@@ -204,7 +204,7 @@ const gp_setting_t gp_settings[] = {
      "launch about 1.5 us on the H200 host, kinds disabled or not. true, false, or auto "
      "(on in plain CUDA programs and PyTorch with the driver and CUPTI of CUDA 12.6 or later, "
      "off in JAX and TensorFlow; never after steps= windows; in PyTorch only after a window "
-     "a step marker follows: a step-less loop's detach corrupted the heap in 13 of 38 runs "
+     "a step marker follows: a step-less loop's detach corrupted the heap in 14 of 46 runs "
      "on the H100, CUDA 13.0)",
      NULL},
     {NULL, GP_ENV_CUPTI_DETACH_POLL_MS, GP_T_INT, "100", 0, 10000, NOC, USER,

@@ -200,7 +200,7 @@ static void load_cupti(void)
 		det_on = driver_version() >= 12060 && (!fw || torch);
 		/* ... and in PyTorch only where a step marker follows the window: a step-less
 		 * loop's detach (the poll's, or after the 10 s wait) corrupted the heap or crashed
-		 * in CUPTI's dispatch in 13 of 38 runs on the H100 (CUDA 13.0; at exit: "corrupted
+		 * in CUPTI's dispatch in 14 of 46 runs on the H100 (CUDA 13.0; at exit: "corrupted
 		 * double-linked list"), at any call's exit or a synchronising one's; none of 14
 		 * with no detach (bench/gpu-abort.sh, session 32). Such a program keeps CUPTI
 		 * attached after its first window, kinds off (about 1.5 us a launch). */

@@ -192,7 +192,7 @@ e=$(val own_history_entries "$T/own.out"); [ "${e:-0}" -gt 0 ]; ok $? "... and g
 # a loop with no optimizer step and no marker of its own (inference: the windows by cost)
 # exits as it would: 3 of 10 such runs aborted at exit (heap corruption) where the detach
 # fell inside the allocator history's end (session 30), and with the busy guard and the
-# poll still 13 of 38 (session 32, H100): PyTorch's step-less windows are no longer
+# poll still 14 of 46 (session 32, H100): PyTorch's step-less windows are no longer
 # detached; 5 runs here
 cat >"$T/infer.py" <<'EOF'
 import time, torch
@@ -221,7 +221,7 @@ for l in sys.stdin:
     if l.startswith("overhead") and int(f["b"]) == 0x40000000:
         det.append((int(f["ts"]), f["c"], f["d"]))
 # PyTorch under GPUPROF_CUPTI_DETACH=auto: a window no step marker follows is not
-# detached (such detaches corrupted the heap in 13 of 38 runs on the H100, session 32)
+# detached (such detaches corrupted the heap in 14 of 46 runs on the H100, session 32)
 print("window end", off, "detaches", det)
 sys.exit(not (off and not det))
 ' >"$T/infer.det" 2>&1
