@@ -7,9 +7,10 @@
 #   default       as shipped
 #   nohistory     GPUPROF_TORCH_HISTORY=0 (no allocator history: no watcher, no history end)
 #   nodetach      GPUPROF_CUPTI_DETACH=false (CUPTI never given back)
-#   nohist_noreattach, nohist_nopoll, nohist_nodetach: without the history (5 of 7 aborted on
-#                 the H100), CUPTI not attached again after the detach (GP_BENCH_NO_REATTACH),
-#                 the detach after the 10 s wait rather than the poll, no detach
+#   detach        GPUPROF_CUPTI_DETACH=true (a step-less PyTorch window detached after all)
+#   nohist_nopoll, nohist_nodetach: without the history (5 of 7 aborted on the H100), the
+#                 detach after the 10 s wait rather than the poll, and no detach (session 32
+#                 also ran CUPTI not attached again after the detach: 1 of 5; knob removed)
 # Usage: N=8 VARIANTS="default nohistory nodetach" [PROG=train] bench/gpu-abort.sh; results in $OUT:
 # abort.txt (a line a run), the failed runs' stderr and rank files (abort-fail.tgz).
 . "$(dirname "$0")/gpu-env.sh"
@@ -52,7 +53,7 @@ for i in $(seq ${N:-8}); do
 		default) envs="" ;;
 		nohistory) envs="GPUPROF_TORCH_HISTORY=0" ;;
 		nodetach) envs="GPUPROF_CUPTI_DETACH=false" ;;
-		nohist_noreattach) envs="GPUPROF_TORCH_HISTORY=0 GP_BENCH_NO_REATTACH=1" ;;
+		detach) envs="GPUPROF_CUPTI_DETACH=true" ;; # the poll's detach forced on in PyTorch
 		nohist_nopoll) envs="GPUPROF_TORCH_HISTORY=0 GPUPROF_CUPTI_DETACH_POLL_MS=0" ;;
 		nohist_nodetach) envs="GPUPROF_TORCH_HISTORY=0 GPUPROF_CUPTI_DETACH=false" ;;
 		esac

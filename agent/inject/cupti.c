@@ -432,7 +432,6 @@ static _Atomic bool all_domains;                  /* the detach's callbacks on (
 static _Atomic uint64_t finalize_t0, finalize_ns; /* when, and how long, the program's
                                                    * thread spent in it */
 static sem_t finalized;                           /* posted once cuptiFinalize has returned */
-static bool bench_no_reattach; /* GP_BENCH_NO_REATTACH: a diagnostic, bench/gpu-abort.sh */
 
 /* The calls whose exit a detach finalizes at: the runtime's synchronising calls, which a
  * program mostly makes itself (PyTorch's .item() and torch.cuda.synchronize(), a CUDA C
@@ -1014,8 +1013,7 @@ static void maybe_detach(void)
 	__atomic_store_n(&xlate.gen, gen, __ATOMIC_RELAXED);
 	if (gen >> 16 == 0xffff)
 		detach_on = false;
-	/* GP_BENCH_NO_REATTACH (bench/gpu-abort.sh only): CUPTI left alone after the detach */
-	if (!foreign_profiler() && !bench_no_reattach)
+	if (!foreign_profiler())
 		attach(gp_cu_api, false, NULL,
 		       0); /* a profiler begun meanwhile: taken back after */
 	pthread_mutex_unlock(&cupti_lock);
@@ -1041,7 +1039,6 @@ __attribute__((visibility("default"))) int gp_cupti_start(const gp_inject_api_t 
 	if (a->flush_ms >= 10)
 		flush_ms = flush_mem_ms = a->flush_ms;
 	detach_poll_ns = (uint64_t)a->detach_poll_ms * 1000000u;
-	bench_no_reattach = getenv("GP_BENCH_NO_REATTACH") != NULL; /* before any thread of ours */
 	gp_cu_api = a;
 	xlate = (gp_xlate_t){.gen = a->gen,
 	                     .intern = a->intern,
