@@ -9,6 +9,9 @@
 //             and API kinds, the kinds disabled again, cuptiFinalize from the main thread,
 //             a second window re-attached, finalized again
 //   act-mem   act with MEMORY2 (device allocations) enabled outside the windows too
+//   act-kern  act with the GPU's kinds alone in the window (kernels, copies, sets): no API,
+//             synchronisation or overhead records (which kind leaves the cost behind?)
+//   act-api   act with the runtime API's records alone in the window
 //   sub       a callback subscriber (gpuprof in a plain CUDA process), resource and
 //             allocation callbacks, then the windows as in act; the detach is done the way
 //             NVIDIA's cupti_finalize sample does it: from a callback at an API's exit
@@ -70,6 +73,15 @@ static const CUpti_ActivityKind window_kinds[] = {
     CUPTI_ACTIVITY_KIND_DRIVER,
 };
 
+static const CUpti_ActivityKind gpu_kinds[] = {
+    CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL,
+    CUPTI_ACTIVITY_KIND_MEMCPY,
+    CUPTI_ACTIVITY_KIND_MEMSET,
+};
+static const CUpti_ActivityKind api_kinds[] = {CUPTI_ACTIVITY_KIND_RUNTIME};
+static const CUpti_ActivityKind *kinds = window_kinds;
+static size_t nkinds = sizeof(window_kinds) / sizeof(window_kinds[0]);
+
 static CUpti_SubscriberHandle sub;
 static bool have_sub;
 static std::atomic<int> detach_wanted, detached;
@@ -119,8 +131,8 @@ static void attach(bool mem, bool callbacks)
 
 static void window(bool on)
 {
-	for (auto k : window_kinds)
-		(on ? cuptiActivityEnable : cuptiActivityDisable)(k);
+	for (size_t i = 0; i < nkinds; i++)
+		(on ? cuptiActivityEnable : cuptiActivityDisable)(kinds[i]);
 	if (!on) {
 		cudaDeviceSynchronize();
 		cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
@@ -176,8 +188,14 @@ int main(int argc, char **argv)
 	int steps = argc > 2 ? atoi(argv[2]) : 100, per = argc > 3 ? atoi(argv[3]) : 1000;
 	bool none = !strcmp(mode, "none"), mem = !strcmp(mode, "act-mem"),
 	     callbacks = !strcmp(mode, "sub");
-	if (!none && strcmp(mode, "act") && !mem && !callbacks) {
-		fprintf(stderr, "usage: cupti-floor none|act|act-mem|sub [STEPS] [PER]\n");
+	if (!strcmp(mode, "act-kern")) {
+		kinds = gpu_kinds;
+		nkinds = sizeof(gpu_kinds) / sizeof(gpu_kinds[0]);
+	} else if (!strcmp(mode, "act-api")) {
+		kinds = api_kinds;
+		nkinds = 1;
+	} else if (!none && strcmp(mode, "act") && !mem && !callbacks) {
+		fprintf(stderr, "usage: cupti-floor none|act|act-kern|act-api|act-mem|sub [STEPS] [PER]\n");
 		return 2;
 	}
 	if (cudaFree(0) != cudaSuccess) {

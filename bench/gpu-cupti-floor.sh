@@ -6,7 +6,7 @@
 . "$(dirname "$0")/gpu-env.sh"
 ROUNDS=${ROUNDS:-3}
 export LD_LIBRARY_PATH=$LD_LIBRARY_PATH:/usr/local/cuda/lib64
-set -- none act act-mem sub
+set -- ${MODES:-none act act-kern act-api act-mem sub}
 for round in $(seq $ROUNDS); do
 	for m in "$@"; do
 		timeout 120 $G/cupti-floor $m 100 1000 | sed "s/^/$round $m /"
