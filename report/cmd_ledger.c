@@ -328,6 +328,10 @@ int gp_cmd_ledger(int argc, char **argv)
 		if (!gp_outfile_open(&out, a.output ? a.output : "-"))
 			rc = gp_err("ledger: %s: %s", a.output ? a.output : "-", strerror(errno));
 		else {
+			/* a million groups' OpenMetrics are 1.5 GB: written a MiB at a time, not
+			 * stdio's 4 KiB (the buffer outlives the stream: stdout's too) */
+			static char obuf[1 << 20];
+			setvbuf(out.f, obuf, _IOFBF, sizeof(obuf));
 			gp_ld_writer(a.format)(&l, out.f);
 			if (gp_outfile_close(&out, true) < 0)
 				rc = gp_err("ledger: %s: %s", a.output ? a.output : "-",

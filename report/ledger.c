@@ -59,9 +59,14 @@ void gp_ledger_init(gp_ledger_t *l)
 
 void gp_ledger_free(gp_ledger_t *l)
 {
-	for (size_t i = 0; i < l->cap; i++)
-		free(l->groups[i].key);
+	for (size_t i = 0; i < l->nkeys; i++)
+		free(l->keys[i]);
+	free(l->keys);
 	free(l->groups);
+	free(l->slot);
+	l->keys = NULL;
+	l->slot = NULL;
+	l->nkeys = l->key_used = l->ngroups = l->gcap = l->cap = 0;
 	free(l->waste);
 	free(l->idle);
 	free(l->head);
@@ -294,36 +299,79 @@ static void add_sums(const gp_ledger_t *l, gp_ld_sums_t *t, const job_fig_t *j, 
 	}
 }
 
+/* A copy of key[0..n) among the groups' keys: blocks of KEY_BLOCK bytes, freed whole
+ * (a key is at most 1 KiB: add_to_group); NULL without memory */
+#define KEY_BLOCK (1u << 20)
+static char *keep_key(gp_ledger_t *l, const char *key, size_t n)
+{
+	if (!l->nkeys || l->key_used + n + 1 > KEY_BLOCK) {
+		char **k = realloc(l->keys, (l->nkeys + 1) * sizeof(*k));
+		if (!k)
+			return NULL;
+		l->keys = k;
+		if (!(k[l->nkeys] = malloc(KEY_BLOCK)))
+			return NULL;
+		l->nkeys++;
+		l->key_used = 0;
+	}
+	char *at = l->keys[l->nkeys - 1] + l->key_used;
+	memcpy(at, key, n);
+	at[n] = '\0';
+	l->key_used += n + 1;
+	return at;
+}
+
+/* The table's slots doubled (kept at most half full), each group's index put back */
+static int grow_slots(gp_ledger_t *l)
+{
+	size_t cap = l->cap ? l->cap * 2 : 1024;
+	uint32_t *v = calloc(cap, sizeof(*v));
+	if (!v)
+		return -1;
+	for (size_t i = 0; i < l->cap; i++) {
+		if (!l->slot[i])
+			continue;
+		size_t k = l->groups[l->slot[i] - 1].hash & (cap - 1);
+		while (v[k])
+			k = (k + 1) & (cap - 1);
+		v[k] = l->slot[i];
+	}
+	free(l->slot);
+	l->slot = v;
+	l->cap = cap;
+	return 0;
+}
+
+/* The group of key[0..n), made empty the first time: the groups themselves in one array
+ * (its growth a realloc, which glibc makes an mremap for a large one, never a copy of
+ * both), their indexes in an open-addressed table of 4 bytes a slot. A million groups
+ * take 256 MB of sums and 8 MB of slots (the table of whole groups, half empty and doubled
+ * by a copy, took 830 MB) */
 static gp_ld_group_t *group_of(gp_ledger_t *l, const char *key, size_t n)
 {
-	if (l->ngroups * 2 >= l->cap) { /* grow: rehash */
-		size_t cap = l->cap ? l->cap * 2 : 1024;
-		gp_ld_group_t *g = calloc(cap, sizeof(*g));
-		if (!g)
-			return NULL;
-		for (size_t i = 0; i < l->cap; i++) {
-			if (!l->groups[i].key)
-				continue;
-			size_t k = l->groups[i].hash & (cap - 1);
-			while (g[k].key)
-				k = (k + 1) & (cap - 1);
-			g[k] = l->groups[i];
-		}
-		free(l->groups);
-		l->groups = g;
-		l->cap = cap;
-	}
+	if ((l->ngroups + 1) * 2 > l->cap && (l->ngroups >= UINT32_MAX - 1 || grow_slots(l)))
+		return NULL;
 	uint64_t h = gp_strhash(key, n);
 	size_t k = h & (l->cap - 1);
-	while (l->groups[k].key) {
-		if (l->groups[k].hash == h && !strcmp(l->groups[k].key, key))
-			return &l->groups[k];
-		k = (k + 1) & (l->cap - 1);
+	for (; l->slot[k]; k = (k + 1) & (l->cap - 1)) {
+		gp_ld_group_t *g = &l->groups[l->slot[k] - 1];
+		if (g->hash == h && !strcmp(g->key, key))
+			return g;
 	}
-	l->groups[k].key = strndup(key, n);
-	l->groups[k].hash = h;
-	l->ngroups++;
-	return l->groups[k].key ? &l->groups[k] : NULL;
+	if (l->ngroups == l->gcap) {
+		size_t cap = l->gcap ? l->gcap + l->gcap / 2 : 256;
+		gp_ld_group_t *g = realloc(l->groups, cap * sizeof(*g));
+		if (!g)
+			return NULL;
+		l->groups = g;
+		l->gcap = cap;
+	}
+	gp_ld_group_t *g = &l->groups[l->ngroups];
+	*g = (gp_ld_group_t){.key = keep_key(l, key, n), .hash = h};
+	if (!g->key)
+		return NULL;
+	l->slot[k] = (uint32_t)++l->ngroups;
+	return g;
 }
 
 /* node[01-03,7],gpu5 -> each name, to fn; the count */
@@ -489,9 +537,24 @@ static void heap_push(gp_ld_job_t **heap, unsigned *n, unsigned cap, const gp_ld
 	h[i] = *j;
 }
 
+/* Would heap_push keep a job of this key? (a job is 1.5 KiB to build: most never enter) */
+static bool heap_wants(const gp_ld_job_t *heap, unsigned n, unsigned cap, double key, bool idle)
+{
+	return cap && (n < cap || key > key_of(&heap[0], idle));
+}
+
 static void list_job(gp_ledger_t *l, char **f, const job_fig_t *j, const gp_acct_rec_t *rec,
                      unsigned gpus)
 {
+	double waste = 0, unused = j->s[GP_CAUSE_UNUSED];
+	for (int c = 0; c < GP_NCAUSES; c++)
+		if (c != GP_CAUSE_COMPUTE && c != GP_CAUSE_UNPROFILED)
+			waste += j->s[c];
+	bool to_waste = waste > 0 && heap_wants(l->waste, l->nwaste, l->top, waste, false);
+	bool to_idle = j->has_rec && unused > 0 && rec->gpus < gpus &&
+	               heap_wants(l->idle, l->nidle, l->top, unused, true);
+	if (!to_waste && !to_idle)
+		return;
 	gp_ld_job_t x = {0};
 	ld_clean(x.id, sizeof(x.id), f[l->col[F_ID]], 200);
 	ld_clean(x.user, sizeof(x.user), f[l->col[F_USER]], 200);
@@ -500,19 +563,17 @@ static void list_job(gp_ledger_t *l, char **f, const job_fig_t *j, const gp_acct
 	ld_clean(x.name, sizeof(x.name), f[l->col[F_NAME]], 200);
 	ld_clean(x.state, sizeof(x.state), f[l->col[F_STATE]], 200);
 	x.alloc_s = j->alloc;
-	x.unused_s = j->s[GP_CAUSE_UNUSED];
-	for (int c = 0; c < GP_NCAUSES; c++)
-		if (c != GP_CAUSE_COMPUTE && c != GP_CAUSE_UNPROFILED)
-			x.waste_s += j->s[c];
+	x.unused_s = unused;
+	x.waste_s = waste;
 	x.gpus_alloc = gpus;
 	x.has_rec = j->has_rec;
 	if (j->has_rec) {
 		x.rec = *rec;
 		x.gpus_used = rec->gpus;
 	}
-	if (x.waste_s > 0)
+	if (to_waste)
 		heap_push(&l->waste, &l->nwaste, l->top, &x, false);
-	if (j->has_rec && x.unused_s > 0 && rec->gpus < gpus)
+	if (to_idle)
 		heap_push(&l->idle, &l->nidle, l->top, &x, true);
 }
 
@@ -810,13 +871,63 @@ static int job_line(gp_ledger_t *l, char *line)
 
 /* ---- the end ---- */
 
+/* A group's place in the sort: its figures computed once (comparing the groups themselves
+ * summed each one's waste 40 times over a million of them) */
+typedef struct group_ord {
+	double waste, alloc;
+	uint32_t rank, idx; /* rank: its slot's order in the table (ties keep it) */
+} group_ord_t;
+
 static int cmp_group(const void *a, const void *b)
 {
-	const gp_ld_group_t *x = a, *y = b;
-	double wx = gp_ld_waste(&x->sums), wy = gp_ld_waste(&y->sums);
-	if (wx != wy)
-		return wx > wy ? -1 : 1;
-	return x->sums.alloc_s > y->sums.alloc_s ? -1 : x->sums.alloc_s < y->sums.alloc_s;
+	const group_ord_t *x = a, *y = b;
+	if (x->waste != y->waste)
+		return x->waste > y->waste ? -1 : 1;
+	if (x->alloc != y->alloc)
+		return x->alloc > y->alloc ? -1 : 1;
+	return x->rank < y->rank ? -1 : x->rank > y->rank;
+}
+
+/* The groups by wasted GPU-hours, then allocated, then the table's slot order (as the
+ * table of whole groups was packed and sorted before: the same output to the byte); moved
+ * into that order in place, a cycle of the permutation at a time */
+static void sort_groups(gp_ledger_t *l)
+{
+	size_t n = l->ngroups, r = 0;
+	group_ord_t *o = n ? malloc(n * sizeof(*o)) : NULL;
+	if (!o) /* no memory: the order first seen */
+		return;
+	for (size_t k = 0; k < l->cap; k++)
+		if (l->slot[k]) {
+			const gp_ld_group_t *g = &l->groups[l->slot[k] - 1];
+			o[r] = (group_ord_t){gp_ld_waste(&g->sums), g->sums.alloc_s, (uint32_t)r,
+			                     l->slot[k] - 1};
+			r++;
+		}
+	free(l->slot); /* no lookups after this */
+	l->slot = NULL;
+	l->cap = 0;
+	qsort(o, n, sizeof(*o), cmp_group);
+	uint32_t *from = (uint32_t *)o; /* o[i].idx packed in place: the i-th group's index */
+	for (size_t i = 0; i < n; i++)
+		from[i] = o[i].idx;
+	for (size_t i = 0; i < n; i++) {
+		if (from[i] == i)
+			continue;
+		gp_ld_group_t tmp = l->groups[i];
+		size_t j = i;
+		for (;;) {
+			size_t k = from[j];
+			from[j] = (uint32_t)j;
+			if (k == i) {
+				l->groups[j] = tmp;
+				break;
+			}
+			l->groups[j] = l->groups[k];
+			j = k;
+		}
+	}
+	free(o);
 }
 
 static int cmp_waste(const void *a, const void *b)
@@ -833,14 +944,7 @@ static int cmp_unused(const void *a, const void *b)
 
 void gp_ledger_finish(gp_ledger_t *l)
 {
-	size_t n = 0; /* the table packed, then sorted */
-	for (size_t i = 0; i < l->cap; i++)
-		if (l->groups[i].key)
-			l->groups[n++] = l->groups[i];
-	for (size_t i = n; i < l->cap; i++)
-		l->groups[i].key = NULL;
-	if (n)
-		qsort(l->groups, n, sizeof(*l->groups), cmp_group);
+	sort_groups(l);
 	if (l->nwaste)
 		qsort(l->waste, l->nwaste, sizeof(*l->waste), cmp_waste);
 	if (l->nidle)

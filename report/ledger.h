@@ -77,9 +77,13 @@ typedef struct gp_ledger {
 	unsigned dup_said; /* duplicates printed (the rest are counted) */
 	unsigned headers;  /* headers after the first (files joined) */
 	gp_ld_sums_t total;
-	gp_ld_group_t *groups;
-	size_t ngroups, cap; /* an open-addressed table while reading, sorted after */
-	gp_ld_job_t *waste;  /* the jobs that wasted most, a min-heap of top while reading */
+	gp_ld_group_t *groups; /* ngroups of them, in the order first seen; sorted after */
+	size_t ngroups, gcap;
+	uint32_t *slot; /* open-addressed: a group's index + 1 (0: empty), cap of them */
+	size_t cap;
+	char **keys; /* the groups' keys, packed into blocks (nkeys of them) */
+	size_t nkeys, key_used;
+	gp_ld_job_t *waste; /* the jobs that wasted most, a min-heap of top while reading */
 	unsigned nwaste;
 	gp_ld_job_t *idle; /* jobs that held GPUs they never used, most GPU-hours first */
 	unsigned nidle;

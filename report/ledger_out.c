@@ -193,26 +193,44 @@ static void write_text(const gp_ledger_t *l, FILE *out)
 
 /* ---- JSON ---- */
 
+/* name and value: ", \"name\": 12.345" (sep first) */
+static void json_num(FILE *out, const char *sep, const char *name, double v)
+{
+	fputs(sep, out);
+	fputc('"', out);
+	fputs(name, out);
+	fputs("\": ", out);
+	gp_json_fixed(out, v, 3);
+}
+
+/* a group's or the total's sums (gp_json_fixed and fputs: fprintf's %.3f was most of the
+ * time of a million groups) */
 static void json_sums(const gp_ld_sums_t *s, FILE *out)
 {
-	fprintf(out,
-	        "\"jobs\": %llu, \"profiled\": %llu, \"refused\": %llu, \"scaled\": %llu, "
-	        "\"allocated_s\": %.3f, \"wasted_s\": %.3f, \"gpu_s\": {",
-	        (unsigned long long)s->jobs, (unsigned long long)s->profiled,
-	        (unsigned long long)s->refused, (unsigned long long)s->scaled, s->alloc_s,
-	        gp_ld_waste(s));
+	fputs("\"jobs\": ", out);
+	gp_json_uint(out, s->jobs);
+	fputs(", \"profiled\": ", out);
+	gp_json_uint(out, s->profiled);
+	fputs(", \"refused\": ", out);
+	gp_json_uint(out, s->refused);
+	fputs(", \"scaled\": ", out);
+	gp_json_uint(out, s->scaled);
+	json_num(out, ", ", "allocated_s", s->alloc_s);
+	json_num(out, ", ", "wasted_s", gp_ld_waste(s));
+	fputs(", \"gpu_s\": {", out);
 	for (int c = 0; c < GP_NCAUSES; c++)
-		fprintf(out, "%s\"%s\": %.3f", c ? ", " : "", gp_cause_key[c], s->s[c]);
-	fprintf(out, "}, \"records_gpu_s\": {");
+		json_num(out, c ? ", " : "", gp_cause_key[c], s->s[c]);
+	fputs("}, \"records_gpu_s\": {", out);
 	for (int c = 0; c < GP_NCAUSES; c++)
-		fprintf(out, "%s\"%s\": %.3f", c ? ", " : "", gp_cause_key[c], s->rec[c]);
-	fprintf(out, "}, \"ended_s\": {");
+		json_num(out, c ? ", " : "", gp_cause_key[c], s->rec[c]);
+	fputs("}, \"ended_s\": {", out);
 	for (int e = 0; e < GP_NEND; e++)
-		fprintf(out, "%s\"%s\": %.3f", e ? ", " : "", gp_end_name[e], s->end_s[e]);
-	fprintf(out,
-	        "}, \"last_week\": {\"allocated_s\": %.3f, \"wasted_s\": %.3f}, \"week_before\": "
-	        "{\"allocated_s\": %.3f, \"wasted_s\": %.3f}",
-	        s->week_alloc[0], s->week_waste[0], s->week_alloc[1], s->week_waste[1]);
+		json_num(out, e ? ", " : "", gp_end_name[e], s->end_s[e]);
+	json_num(out, "}, \"last_week\": {", "allocated_s", s->week_alloc[0]);
+	json_num(out, ", ", "wasted_s", s->week_waste[0]);
+	json_num(out, "}, \"week_before\": {", "allocated_s", s->week_alloc[1]);
+	json_num(out, ", ", "wasted_s", s->week_waste[1]);
+	fputc('}', out);
 }
 
 static void json_job(const gp_ledger_t *l, const gp_ld_job_t *j, FILE *out)
@@ -351,38 +369,33 @@ static void write_csv(const gp_ledger_t *l, FILE *out)
 /* ---- OpenMetrics text (the Prometheus text format node_exporter's textfile collector
  * reads, with OpenMetrics' # EOF): gauges in seconds, one sample per group ---- */
 
-/* a label value: backslash, quote and newline escaped (OpenMetrics' three); the ledger's
- * values are valid UTF-8 without control characters already (ledger.c's ld_clean), so two
- * job names never make one label set */
-static void om_value(FILE *out, const char *s)
-{
-	for (; *s; s++) {
-		unsigned char c = (unsigned char)*s;
-		if (c == '\\' || c == '"')
-			fprintf(out, "\\%c", c);
-		else if (c == '\n')
-			fputs("\\n", out);
-		else
-			fputc(c, out);
-	}
-}
-
-static void om_labels(const gp_ledger_t *l, const char *key, const char *extra_name,
-                      const char *extra, FILE *out)
+/* A group's labels from its key, without their closing '}', into buf: their length. Each
+ * value with backslash, quote and newline escaped (OpenMetrics' three); the ledger's values
+ * are valid UTF-8 without control characters already (ledger.c's ld_clean), so two job
+ * names never make one label set. A value is 200 bytes at most (ledger.c), escaped twice
+ * that: buf's 4 KiB hold five */
+static size_t om_key_labels(const gp_ledger_t *l, const char *key, char *buf, size_t cap)
 {
 	static const char *const label[GP_NBY] = {"user", "account", "partition", "job_name",
 	                                          "node"};
-	char part[256];
-	int n = 0;
-	fputc('{', out);
-	for (unsigned i = 0; key && i < l->nby; i++, n++) {
-		fprintf(out, "%s%s=\"", n ? "," : "", label[l->by[i]]);
-		om_value(out, key_part(key, i, part, sizeof(part)));
-		fputc('"', out);
+	size_t o = 0;
+	buf[o++] = '{';
+	for (unsigned i = 0; key && i < l->nby; i++) {
+		size_t vl = (size_t)(strchrnul(key, '\x1f') - key);
+		if (o + strlen(label[l->by[i]]) + 2 * vl + 8 >= cap)
+			break; /* never: see above */
+		o += (size_t)sprintf(buf + o, "%s%s=\"", i ? "," : "", label[l->by[i]]);
+		for (size_t k = 0; k < vl; k++) {
+			unsigned char c = (unsigned char)key[k];
+			if (c == '\\' || c == '"' || c == '\n')
+				buf[o++] = '\\', buf[o++] = c == '\n' ? 'n' : (char)c;
+			else
+				buf[o++] = (char)c;
+		}
+		buf[o++] = '"';
+		key = key[vl] ? key + vl + 1 : key + vl;
 	}
-	if (extra_name)
-		fprintf(out, "%s%s=\"%s\"", n ? "," : "", extra_name, extra);
-	fputc('}', out);
+	return o;
 }
 
 typedef double (*om_get_t)(const gp_ld_sums_t *s, int i);
@@ -411,12 +424,24 @@ static void om_family(const gp_ledger_t *l, FILE *out, const char *name, const c
 	fprintf(out, "# HELP %s %s\n# TYPE %s gauge\n", name, help, name);
 	if (unit)
 		fprintf(out, "# UNIT %s %s\n", name, unit);
-	for (size_t g = 0; g < l->ngroups; g++)
+	char lab[4096]; /* the group's labels, made once for its n samples */
+	for (size_t g = 0; g < l->ngroups; g++) {
+		size_t len = om_key_labels(l, l->groups[g].key, lab, sizeof(lab));
 		for (int i = 0; i < n; i++) {
 			fputs(name, out);
-			om_labels(l, l->groups[g].key, label, label ? values[i] : NULL, out);
-			fprintf(out, " %.3f\n", get(&l->groups[g].sums, i));
+			fwrite(lab, 1, len, out);
+			if (label) {
+				fputs(len > 1 ? "," : "", out);
+				fputs(label, out);
+				fputs("=\"", out);
+				fputs(values[i], out);
+				fputc('"', out);
+			}
+			fputs("} ", out);
+			gp_json_fixed(out, get(&l->groups[g].sums, i), 3);
+			fputc('\n', out);
 		}
+	}
 }
 
 static void write_openmetrics(const gp_ledger_t *l, FILE *out)
