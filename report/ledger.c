@@ -37,8 +37,8 @@ static const char *const field_name[NF] = {"JobID",      "User",      "Account",
                                            "JobName",    "NodeList",  "State",        "End",
                                            "ElapsedRaw", "AllocTRES", "SystemComment"};
 #define MAX_COLS      64
-#define REFUSED_SAID  20 /* refusals printed; the rest counted */
-#define MAX_NODES     4096
+#define REFUSED_SAID  20                    /* refusals printed; the rest counted */
+#define MAX_JOB_NODES 1000000u              /* a job's hosts, at most (more: its line refused) */
 #define MAX_GPUS      1000000               /* a job's GPUs, at most (more: a line refused) */
 #define MAX_ELAPSED_S (100.0 * 365 * 86400) /* a job's ElapsedRaw, at most */
 /* physical lines one job name's newlines may make under sacct -P's own "|" (slurmdbd
@@ -374,36 +374,61 @@ static gp_ld_group_t *group_of(gp_ledger_t *l, const char *key, size_t n)
 	return g;
 }
 
-/* node[01-03,7],gpu5 -> each name, to fn; the count */
-static unsigned expand_hosts(const char *list, void (*fn)(const char *, void *), void *arg)
+/* digits of s[0..n) as a number (its leading digits; 0 with none), at most 10^12 */
+static unsigned long long host_num(const char *s, size_t n)
 {
-	unsigned n = 0;
-	char item[256];
-	for (const char *p = list; *p && n < MAX_NODES;) {
+	unsigned long long v = 0;
+	for (size_t i = 0; i < n && s[i] >= '0' && s[i] <= '9' && v < 1000000000000ull; i++)
+		v = v * 10 + (unsigned)(s[i] - '0');
+	return v;
+}
+
+/* Slurm's host list, node[01-03,7],gpu5: each name to fn (NULL: counted only), the count;
+ * MAX_JOB_NODES + 1 when there are more (a file's n[0-4294967295]), before any is
+ * named. No bound on a list's length or its ranges: a job on 10 000 nodes of a fragmented
+ * cluster is gpu[00001,00003,...] of 60 KB (the list was cut at 4 096 hosts and each
+ * item at 255 bytes) */
+static size_t expand_hosts(const char *list, void (*fn)(const char *, void *), void *arg)
+{
+	size_t n = 0;
+	char name[512];
+	for (const char *p = list; *p;) {
 		size_t len = 0;
-		int depth = 0;
-		while (p[len] && (depth || p[len] != ',')) {
+		for (int depth = 0; p[len] && (depth || p[len] != ','); len++)
 			depth += p[len] == '[' ? 1 : p[len] == ']' ? -1 : 0;
-			len++;
-		}
-		snprintf(item, sizeof(item), "%.*s", (int)len, p);
-		p += len + (p[len] == ',');
-		char *lb = strchr(item, '['), *rb = lb ? strchr(lb, ']') : NULL;
+		const char *item = p, *end = p + len;
+		p = *end ? end + 1 : end;
+		const char *lb = memchr(item, '[', len);
+		const char *rb = lb ? memchr(lb, ']', (size_t)(end - lb)) : NULL;
 		if (!lb || !rb) {
-			fn(item, arg), n++;
+			if (n++ == MAX_JOB_NODES)
+				return n;
+			if (fn) {
+				snprintf(name, sizeof(name), "%.*s", (int)len, item);
+				fn(name, arg);
+			}
 			continue;
 		}
-		*lb = *rb = '\0';
-		for (char *r = strtok(lb + 1, ","); r && n < MAX_NODES; r = strtok(NULL, ",")) {
-			unsigned a, b;
-			int width = (int)strcspn(r, "-");
-			if (sscanf(r, "%u-%u", &a, &b) != 2)
-				b = a = (unsigned)strtoul(r, NULL, 10);
-			for (unsigned x = a; x <= b && n < MAX_NODES; x++) {
-				char name[300];
-				snprintf(name, sizeof(name), "%s%0*u%s", item, width, x, rb + 1);
-				fn(name, arg), n++;
+		for (const char *r = lb + 1; r < rb;) {
+			const char *re = memchr(r, ',', (size_t)(rb - r));
+			re = re ? re : rb;
+			const char *dash = memchr(r, '-', (size_t)(re - r));
+			int width = (int)((dash ? dash : re) - r);
+			unsigned long long a = host_num(r, (size_t)width);
+			unsigned long long b =
+			    dash ? host_num(dash + 1, (size_t)(re - dash - 1)) : a;
+			r = re < rb ? re + 1 : rb;
+			if (b < a)
+				continue;
+			if (b - a + 1 > MAX_JOB_NODES - n)
+				return MAX_JOB_NODES + 1;
+			for (unsigned long long x = a; fn && x <= b; x++) {
+				snprintf(name, sizeof(name), "%.*s%0*llu%.*s", (int)(lb - item),
+				         item, width > 20 ? 20 : width, x, (int)(end - rb - 1),
+				         rb + 1);
+				fn(name, arg);
 			}
+			n += b - a + 1;
 		}
 	}
 	return n;
@@ -414,8 +439,6 @@ typedef struct add_ctx {
 	char **f;
 	const job_fig_t *j;
 	double w;
-	bool count_only;
-	unsigned n;
 } add_ctx_t;
 
 /* A value of sacct's (a job name is the user's bytes) into out as text every output can
@@ -472,14 +495,11 @@ static void add_to_group(add_ctx_t *c, const char *node)
 
 static void host_cb(const char *name, void *arg)
 {
-	add_ctx_t *c = arg;
-	if (c->count_only)
-		c->n++;
-	else
-		add_to_group(c, name);
+	add_to_group(arg, name);
 }
 
-static void add_groups(gp_ledger_t *l, char **f, const job_fig_t *j)
+/* nodes: the job's hosts (expand_hosts' count) */
+static void add_groups(gp_ledger_t *l, char **f, const job_fig_t *j, size_t nodes)
 {
 	add_ctx_t c = {.l = l, .f = f, .j = j, .w = 1};
 	bool by_node = false;
@@ -490,11 +510,8 @@ static void add_groups(gp_ledger_t *l, char **f, const job_fig_t *j)
 		return;
 	}
 	/* a job's GPU-seconds shared evenly by its nodes */
-	c.count_only = true;
-	expand_hosts(f[l->col[F_NODES]], host_cb, &c);
-	c.count_only = false;
-	c.w = c.n ? 1.0 / c.n : 1;
-	if (!c.n)
+	c.w = nodes ? 1.0 / (double)nodes : 1;
+	if (!nodes)
 		add_to_group(&c, "");
 	else
 		expand_hosts(f[l->col[F_NODES]], host_cb, &c);
@@ -822,10 +839,13 @@ static int job_line(gp_ledger_t *l, char *line)
 		return 0;
 	}
 	double elapsed = whole(f[l->col[F_ELAPSED]], MAX_ELAPSED_S);
-	if (gpus > MAX_GPUS || elapsed < 0) { /* a file's hostile line: never summed */
+	size_t nodes = expand_hosts(f[l->col[F_NODES]], NULL, NULL);
+	if (gpus > MAX_GPUS || elapsed < 0 || nodes > MAX_JOB_NODES) { /* a file's hostile
+		                                                          line: never summed */
 		bad_line(l, id,
 		         gpus > MAX_GPUS ? "more GPUs than a job can hold"
-		                         : "ElapsedRaw not a whole number of seconds");
+		         : elapsed < 0   ? "ElapsedRaw not a whole number of seconds"
+		                         : "NodeList of more hosts than a job can hold");
 		return 0;
 	}
 	/* still allocated: counted when it ends. A REQUEUED line is a run that ended (sacct
@@ -864,7 +884,7 @@ static int job_line(gp_ledger_t *l, char *line)
 	job_figures(l, id, &j, gpus, elapsed, &rec);
 	j.end = end_kind(state, j.has_rec ? &rec : NULL);
 	add_sums(l, &l->total, &j, 1);
-	add_groups(l, f, &j);
+	add_groups(l, f, &j, nodes);
 	list_job(l, f, &j, &rec, gpus);
 	return 0;
 }
