@@ -718,11 +718,12 @@ static void bad_line(gp_ledger_t *l, const char *line, const char *why)
 	l->bad_lines++;
 	if (l->bad_said++ >= REFUSED_SAID)
 		return;
-	char shown[41]; /* its first 40 bytes, a job name's newlines and controls as '?' */
-	size_t n = 0;
-	for (; line[n] && n < 40; n++)
-		shown[n] = (unsigned char)line[n] < 0x20 || line[n] == 0x7f ? '?' : line[n];
-	shown[n] = 0;
+	/* its first 40 bytes, what no terminal shows raw (a job name's newlines and tabs too)
+	 * as '?': the project's one rule (gp_shown) */
+	char shown[41];
+	size_t n = strnlen(line, 40);
+	memcpy(shown, line, n);
+	shown[gp_shown(shown, n, "")] = '\0';
 	gp_err("ledger: line %llu unreadable (%s): %s%s", (unsigned long long)l->lines, why, shown,
 	       line[n] ? "..." : "");
 }

@@ -582,6 +582,13 @@ assert all(abs(x["allocated_s"] - 3600) < 1e-6 for x in g.values())
 assert l["total"]["jobs"] == 2 and l["skipped"]["unreadable"] == 1, (l["total"]["jobs"], l["skipped"])' &&
 	grep -q "NodeList of more hosts than a job can hold" "$T/nodes.err"
 ok $? "--by node: a job on 10 000 nodes (a range, and a 60 KB list) has each, an hour each; 4 294 967 296 hosts is an unreadable line"
+# an unreadable line's text on stderr goes through the project's one rule (gp_shown): a
+# tab, an escape, a C1 control and a bidirectional override each a '?'
+printf '%s\n9\tx\033[2J\302\205\342\200\256|only\n' "$HDR" >"$T/ctl.txt"
+"$G" ledger --from-file "$T/ctl.txt" --until 2026-12-06 -f json >/dev/null 2>"$T/ctl.err"
+grep -qF 'unreadable (a line cut short at the end): 9?x?[2J??|only' "$T/ctl.err"
+ok $? "an unreadable line's controls are '?' on stderr ($(grep unreadable "$T/ctl.err" | head -c 160))"
+
 # 4. the command line
 out=$(PATH=/nonexistent "$G" ledger --help 2>&1)
 [ $? = 0 ] && echo "$out" | grep -q "^usage: gpuprof ledger" && ! echo "$out" | grep -q "gpuprof: ledger:"
