@@ -17,7 +17,7 @@
 #include <unistd.h>
 
 const char *const gp_by_name[GP_NBY] = {"user", "account", "partition", "name", "node"};
-const char *const gp_end_name[GP_NEND] = {"failed", "oom", "timeout"};
+const char *const gp_end_name[GP_NEND] = {"failed", "oom", "timeout", "cancelled", "preempted"};
 
 enum {
 	F_ID,
@@ -235,15 +235,48 @@ static time_t end_time(const char *s)
 	return hours[slot].t + mi * 60 + sec;
 }
 
+/* A State of a job that has not ended: it holds or waits for its allocation (Slurm's
+ * job_state_string(): the base states and the flags it shows instead of the base) */
+static bool still_allocated(const char *state)
+{
+	static const char *const st[] = {"RUNNING",     "PENDING",    "SUSPENDED",
+	                                 "CONFIGURING", "COMPLETING", "STAGE_OUT",
+	                                 "STOPPED",     "SIGNALING",  "RESV_DEL_HOLD"};
+	size_t n = strcspn(state, " ");
+	for (size_t i = 0; i < sizeof(st) / sizeof(st[0]); i++)
+		if (strlen(st[i]) == n && !strncmp(state, st[i], n))
+			return true;
+	return false;
+}
+
+/* sacct's State as Slurm's job_state_string() writes it (src/common/slurm_protocol_defs.c;
+ * "CANCELLED by UID"): each end state's class, -1 for COMPLETED and RESIZING (an
+ * allocation that went on as the resized job's). Still allocated (RUNNING and the like)
+ * was skipped before this (still_allocated). Anything else, a state a later Slurm adds,
+ * ended badly as failed: never silently fine. */
 static int end_kind(const char *state, const gp_acct_rec_t *rec)
 {
-	if (!strncmp(state, "OUT_OF_MEMORY", 13))
-		return GP_END_OOM;
-	if (!strncmp(state, "TIMEOUT", 7))
-		return GP_END_TIMEOUT;
-	if (!strncmp(state, "FAILED", 6) || !strncmp(state, "NODE_FAIL", 9))
-		return rec && !strcmp(rec->top, "cuda_oom") ? GP_END_OOM : GP_END_FAILED;
-	return -1;
+	static const struct {
+		const char *name;
+		int kind;
+	} st[] = {{"COMPLETED", -1},
+	          {"RESIZING", -1},
+	          {"OUT_OF_MEMORY", GP_END_OOM},
+	          {"TIMEOUT", GP_END_TIMEOUT},
+	          {"DEADLINE", GP_END_TIMEOUT},
+	          {"CANCELLED", GP_END_CANCELLED},
+	          {"REVOKED", GP_END_CANCELLED},
+	          {"PREEMPTED", GP_END_PREEMPTED},
+	          {"REQUEUED", GP_END_PREEMPTED},
+	          {"REQUEUE_FED", GP_END_PREEMPTED},
+	          {"REQUEUE_HOLD", GP_END_PREEMPTED}};
+	size_t n = strcspn(state, " ");
+	for (size_t i = 0; i < sizeof(st) / sizeof(st[0]); i++)
+		if (strlen(st[i].name) == n && !strncmp(state, st[i].name, n))
+			return st[i].kind;
+	/* FAILED, NODE_FAIL, BOOT_FAIL, SPECIAL_EXIT, and any other: a CUDA out-of-memory
+	 * record says how */
+	return rec && !strcmp(rec->top, "cuda_oom") ? GP_END_OOM : GP_END_FAILED;
 }
 
 /* The job's record from its SystemComment: 1 read, 0 none, -1 refused (said, counted) */
@@ -851,8 +884,7 @@ static int job_line(gp_ledger_t *l, char *line)
 	}
 	/* still allocated: counted when it ends. A REQUEUED line is a run that ended (sacct
 	 * -D lists a requeued or preempted job's every run): Slurm allocated it, so it counts */
-	if (!strncmp(state, "RUNNING", 7) || !strncmp(state, "PENDING", 7) ||
-	    !strncmp(state, "SUSPENDED", 9)) {
+	if (still_allocated(state)) {
 		l->running++;
 		return 0;
 	}

@@ -26,8 +26,9 @@
 enum { GP_BY_USER, GP_BY_ACCOUNT, GP_BY_PARTITION, GP_BY_NAME, GP_BY_NODE, GP_NBY };
 extern const char *const gp_by_name[GP_NBY];
 
-/* Failed allocations by how they ended (sacct's State) */
-enum { GP_END_FAILED, GP_END_OOM, GP_END_TIMEOUT, GP_NEND };
+/* Allocations that ended badly, by how (sacct's State; every end state but COMPLETED has
+ * a class: ledger.c's end_kind, doc/admin.md) */
+enum { GP_END_FAILED, GP_END_OOM, GP_END_TIMEOUT, GP_END_CANCELLED, GP_END_PREEMPTED, GP_NEND };
 extern const char *const gp_end_name[GP_NEND];
 
 /* GPU-seconds of a set of jobs */
@@ -39,7 +40,7 @@ typedef struct gp_ld_sums {
 	                           unprofiled (what records do not cover) */
 	double rec[GP_NCAUSES]; /* the records' alone, as they claim (the sum of the reports'
 	                           fields; s has them scaled to each job's allocation) */
-	double end_s[GP_NEND];  /* allocations of jobs that failed, ran out of memory, timed out */
+	double end_s[GP_NEND];  /* allocations of jobs that ended badly, by how */
 	double week_alloc[2],
 	    week_waste[2]; /* ended in the last 7 days of the range, the 7 before */
 } gp_ld_sums_t;

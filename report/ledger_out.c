@@ -121,8 +121,11 @@ static void text_totals(const gp_ledger_t *l, FILE *out)
 		if (c != GP_CAUSE_COMPUTE && c != GP_CAUSE_UNPROFILED)
 			fprintf(out, "  %-22s %10.1f h  %5.1f %%\n", gp_cause_words[c], H(t->s[c]),
 			        pct(t->s[c], t->alloc_s));
-	fprintf(out, "ended badly: failed %.1f h, out of memory %.1f h, timed out %.1f h\n",
-	        H(t->end_s[GP_END_FAILED]), H(t->end_s[GP_END_OOM]), H(t->end_s[GP_END_TIMEOUT]));
+	fprintf(out,
+	        "ended badly: failed %.1f h, out of memory %.1f h, timed out %.1f h, cancelled "
+	        "%.1f h, preempted or requeued %.1f h\n",
+	        H(t->end_s[GP_END_FAILED]), H(t->end_s[GP_END_OOM]), H(t->end_s[GP_END_TIMEOUT]),
+	        H(t->end_s[GP_END_CANCELLED]), H(t->end_s[GP_END_PREEMPTED]));
 	fprintf(out, "week over week: %s\n", week_text(t, wk, sizeof(wk)));
 }
 
@@ -454,8 +457,9 @@ static void write_openmetrics(const gp_ledger_t *l, FILE *out)
 	          "their GPU-seconds by cause (compute is use; unprofiled is not known)", "seconds",
 	          "cause", gp_cause_key, GP_NCAUSES, om_cause);
 	om_family(l, out, "gpuprof_ledger_ended_gpu_seconds",
-	          "GPU-seconds of jobs that failed, ran out of memory or timed out", "seconds",
-	          "end", gp_end_name, GP_NEND, om_end);
+	          "GPU-seconds of jobs that ended badly: failed, out of memory, timed out, "
+	          "cancelled, preempted or requeued",
+	          "seconds", "end", gp_end_name, GP_NEND, om_end);
 	om_family(l, out, "gpuprof_ledger_jobs",
 	          "GPU jobs; with a gpuprof record; with a record refused as malformed", NULL,
 	          "kind", kinds, 3, om_jobs);
@@ -557,8 +561,9 @@ static void html_totals(const gp_ledger_t *l, FILE *out)
 	        (unsigned long long)t->refused, (unsigned long long)t->scaled);
 	fprintf(out,
 	        "<p class=ended>Ended badly: failed %.1f h, out of memory %.1f h, timed out %.1f "
-	        "h</p>\n",
-	        H(t->end_s[GP_END_FAILED]), H(t->end_s[GP_END_OOM]), H(t->end_s[GP_END_TIMEOUT]));
+	        "h, cancelled %.1f h, preempted or requeued %.1f h</p>\n",
+	        H(t->end_s[GP_END_FAILED]), H(t->end_s[GP_END_OOM]), H(t->end_s[GP_END_TIMEOUT]),
+	        H(t->end_s[GP_END_CANCELLED]), H(t->end_s[GP_END_PREEMPTED]));
 	fprintf(out, "<p class=week>Week over week: %s</p>\n", week_text(t, wk, sizeof(wk)));
 }
 

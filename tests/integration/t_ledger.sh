@@ -148,7 +148,7 @@ assert abs(sum(tot["gpu_s"].values()) - alloc) < 1e-3 or sum(tot["records_gpu_s"
 assert tot["gpu_s"]["compute"] < 1000, tot["gpu_s"]["compute"]
 assert l["skipped"] == {"steps": 1, "not_gpu": 1, "running": 1, "out_of_range": 1, "unreadable": 0, "duplicates": 0}, l["skipped"]
 # how jobs ended: 202 failed with a CUDA OOM, 206 OUT_OF_MEMORY, 204 TIMEOUT
-assert tot["ended_s"] == {"failed": 0, "oom": 20 + 100, "timeout": 30}, tot["ended_s"]
+assert tot["ended_s"] == {"failed": 0, "oom": 20 + 100, "timeout": 30, "cancelled": 0, "preempted": 0}, tot["ended_s"]
 # weeks before 2026-12-06: 203 and 205 ended in the one before the last
 assert tot["week_before"]["allocated_s"] == 40 + 40 and tot["last_week"]["allocated_s"] == alloc - 80
 g = {(x["user"], x["account"], x["partition"]): x for x in l["groups"]}
@@ -582,6 +582,31 @@ assert all(abs(x["allocated_s"] - 3600) < 1e-6 for x in g.values())
 assert l["total"]["jobs"] == 2 and l["skipped"]["unreadable"] == 1, (l["total"]["jobs"], l["skipped"])' &&
 	grep -q "NodeList of more hosts than a job can hold" "$T/nodes.err"
 ok $? "--by node: a job on 10 000 nodes (a range, and a 60 KB list) has each, an hour each; 4 294 967 296 hosts is an unreadable line"
+# every Slurm end state but COMPLETED ended badly, in a class (job_state_string() of
+# src/common/slurm_protocol_defs.c; doc/admin.md's table): BOOT_FAIL and NODE_FAIL failed,
+# DEADLINE timed out (before: both counted as ending well), CANCELLED and REVOKED cancelled,
+# PREEMPTED and the REQUEUED runs preempted; RESIZING ended well; CONFIGURING, COMPLETING
+# and the like are still allocated. Each job's seconds a power of 2, so each sum says which
+{
+	echo "$HDR"
+	i=0
+	for st in COMPLETED FAILED NODE_FAIL BOOT_FAIL SPECIAL_EXIT OUT_OF_MEMORY TIMEOUT DEADLINE \
+		"CANCELLED by 1000" REVOKED PREEMPTED REQUEUED REQUEUE_FED REQUEUE_HOLD RESIZING \
+		CONFIGURING COMPLETING STOPPED SIGNALING STAGE_OUT RESV_DEL_HOLD; do
+		echo "$((900 + i))|alice|phys|gpu|s$i|n1|$st|2026-12-05T12:00:00|$((1 << i))|cpu=1,gres/gpu=1|"
+		i=$((i + 1))
+	done
+} >"$T/states.txt"
+"$G" ledger --from-file "$T/states.txt" --until 2026-12-06 -f json 2>/dev/null | python3 -c 'import json, sys
+l = json.load(sys.stdin)
+e = l["total"]["ended_s"]
+want = {"failed": 2 + 4 + 8 + 16, "oom": 32, "timeout": 64 + 128, "cancelled": 256 + 512,
+        "preempted": 1024 + 2048 + 4096 + 8192}
+assert e == want, (e, want)
+assert l["total"]["jobs"] == 15 and l["skipped"]["running"] == 6, (l["total"]["jobs"], l["skipped"])' &&
+	"$G" ledger --from-file "$T/states.txt" --until 2026-12-06 2>/dev/null |
+	grep -q "^ended badly: failed 0.0 h, out of memory 0.0 h, timed out 0.1 h, cancelled 0.2 h, preempted or requeued 4.3 h"
+ok $? "every end state but COMPLETED and RESIZING ended badly: BOOT_FAIL failed, DEADLINE timed out, CANCELLED, PREEMPTED and REQUEUED in classes of their own"
 # an unreadable line's text on stderr goes through the project's one rule (gp_shown): a
 # tab, an escape, a C1 control and a bidirectional override each a '?'
 printf '%s\n9\tx\033[2J\302\205\342\200\256|only\n' "$HDR" >"$T/ctl.txt"
