@@ -910,6 +910,10 @@ static int job_line(gp_ledger_t *l, char *line)
 		l->out_of_range++;
 		return 0;
 	}
+	if (j.end_t && (!l->first_end || j.end_t < l->first_end))
+		l->first_end = j.end_t;
+	if (j.end_t > l->last_end)
+		l->last_end = j.end_t;
 	gp_acct_rec_t rec;
 	int got = job_record(l, id, f[l->col[F_SC]], &rec);
 	j.has_rec = got == 1;

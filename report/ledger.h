@@ -88,10 +88,11 @@ typedef struct gp_ledger {
 	unsigned nwaste;
 	gp_ld_job_t *idle; /* jobs that held GPUs they never used, most GPU-hours first */
 	unsigned nidle;
-	unsigned refused_said; /* refusal lines printed (the rest are counted) */
-	unsigned scaled_said;  /* lines printed for records scaled to their allocation */
-	unsigned bad_said;     /* lines printed for unreadable lines */
-	char *head;            /* a line cut by a newline in JobName, until its rest comes */
+	unsigned refused_said;     /* refusal lines printed (the rest are counted) */
+	time_t first_end, last_end; /* the earliest and latest End of the jobs counted (0: none) */
+	unsigned scaled_said;       /* lines printed for records scaled to their allocation */
+	unsigned bad_said;          /* lines printed for unreadable lines */
+	char *head;                 /* a line cut by a newline in JobName, until its rest comes */
 	unsigned head_lines;
 	/* the header's columns: index of each of GP_LD_FIELDS' fields, -1 before it is read */
 	int col[11];

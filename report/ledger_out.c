@@ -292,7 +292,13 @@ static void write_json(const gp_ledger_t *l, FILE *out)
 	        (unsigned long long)l->out_of_range, (unsigned long long)l->bad_lines,
 	        (unsigned long long)l->duplicates);
 	json_sums(&l->total, out);
-	fprintf(out, "},\n  \"groups\": [");
+	fputs("},\n  \"job_ends\": {\"first\": ", out); /* the range the jobs cover: null, none */
+	if (l->first_end)
+		fprintf(out, "%lld, \"last\": %lld}", (long long)l->first_end,
+		        (long long)l->last_end);
+	else
+		fputs("null, \"last\": null}", out);
+	fputs(",\n  \"groups\": [", out);
 	for (size_t g = 0; g < l->ngroups; g++) {
 		fprintf(out, "%s\n    {", g ? "," : "");
 		for (unsigned i = 0; i < l->nby; i++) {
@@ -420,30 +426,49 @@ static double om_jobs(const gp_ld_sums_t *s, int i)
 	return (double)(i == 0 ? s->jobs : i == 1 ? s->profiled : s->refused);
 }
 
-static void om_family(const gp_ledger_t *l, FILE *out, const char *name, const char *help,
-                      const char *unit, const char *label, const char *const *values, int n,
-                      om_get_t get)
+/* a sample: name, the group's labels (lab[0..len), "{..." without '}'), the family's own */
+static void om_sample(FILE *out, const char *name, const char *lab, size_t len, const char *label,
+                      const char *value, double v)
+{
+	fputs(name, out);
+	if (len > 1 || label) {
+		fwrite(lab, 1, len, out);
+		if (label) {
+			fputs(len > 1 ? "," : "", out);
+			fputs(label, out);
+			fputs("=\"", out);
+			fputs(value, out);
+			fputc('"', out);
+		}
+		fputc('}', out);
+	}
+	fputc(' ', out);
+	gp_json_fixed(out, v, 3);
+	fputc('\n', out);
+}
+
+static void om_head(FILE *out, const char *name, const char *help, const char *unit)
 {
 	fprintf(out, "# HELP %s %s\n# TYPE %s gauge\n", name, help, name);
 	if (unit)
 		fprintf(out, "# UNIT %s %s\n", name, unit);
+}
+
+/* A family of the groups' sums. With no group (no GPU job ended in the range), the
+ * total's, which are then 0, without the group's labels: a textfile collector drops a
+ * family with no sample, and a dashboard read no data as no change */
+static void om_family(const gp_ledger_t *l, FILE *out, const char *name, const char *help,
+                      const char *unit, const char *label, const char *const *values, int n,
+                      om_get_t get)
+{
+	om_head(out, name, help, unit);
 	char lab[4096]; /* the group's labels, made once for its n samples */
-	for (size_t g = 0; g < l->ngroups; g++) {
-		size_t len = om_key_labels(l, l->groups[g].key, lab, sizeof(lab));
-		for (int i = 0; i < n; i++) {
-			fputs(name, out);
-			fwrite(lab, 1, len, out);
-			if (label) {
-				fputs(len > 1 ? "," : "", out);
-				fputs(label, out);
-				fputs("=\"", out);
-				fputs(values[i], out);
-				fputc('"', out);
-			}
-			fputs("} ", out);
-			gp_json_fixed(out, get(&l->groups[g].sums, i), 3);
-			fputc('\n', out);
-		}
+	for (size_t g = 0; g < l->ngroups || (!g && !l->ngroups); g++) {
+		const char *key = l->ngroups ? l->groups[g].key : NULL;
+		const gp_ld_sums_t *s = l->ngroups ? &l->groups[g].sums : &l->total;
+		size_t len = om_key_labels(l, key, lab, sizeof(lab));
+		for (int i = 0; i < n; i++)
+			om_sample(out, name, lab, len, label, label ? values[i] : NULL, get(s, i));
 	}
 }
 
@@ -463,6 +488,32 @@ static void write_openmetrics(const gp_ledger_t *l, FILE *out)
 	om_family(l, out, "gpuprof_ledger_jobs",
 	          "GPU jobs; with a gpuprof record; with a record refused as malformed", NULL,
 	          "kind", kinds, 3, om_jobs);
+	/* the feed itself, so that a dashboard sees it broken: the lines read and what became
+	 * of them, the range asked and the Ends of the jobs counted */
+	static const char *const lk[] = {"read",    "unreadable", "duplicate", "out_of_range",
+	                                 "running", "step",       "not_gpu"};
+	const uint64_t lv[] = {l->lines,   l->bad_lines, l->duplicates, l->out_of_range,
+	                       l->running, l->steps,     l->not_gpu};
+	om_head(out, "gpuprof_ledger_lines",
+	        "lines of sacct's output read; unreadable ones (said on stderr), and those "
+	        "skipped: a job seen before, ended out of the range, still running, a step, no "
+	        "GPU",
+	        NULL);
+	for (int i = 0; i < 7; i++)
+		om_sample(out, "gpuprof_ledger_lines", "{", 1, "kind", lk[i], (double)lv[i]);
+	om_head(out, "gpuprof_ledger_range_timestamp_seconds",
+	        "the range asked: GPU jobs that ended from since to until (Unix time)", "seconds");
+	om_sample(out, "gpuprof_ledger_range_timestamp_seconds", "{", 1, "edge", "since",
+	          (double)l->since);
+	om_sample(out, "gpuprof_ledger_range_timestamp_seconds", "{", 1, "edge", "until",
+	          (double)l->until);
+	om_head(out, "gpuprof_ledger_job_end_timestamp_seconds",
+	        "the End of the first and of the last GPU job counted (Unix time; 0: none)",
+	        "seconds");
+	om_sample(out, "gpuprof_ledger_job_end_timestamp_seconds", "{", 1, "edge", "first",
+	          (double)l->first_end);
+	om_sample(out, "gpuprof_ledger_job_end_timestamp_seconds", "{", 1, "edge", "last",
+	          (double)l->last_end);
 	fprintf(out, "# EOF\n");
 }
 

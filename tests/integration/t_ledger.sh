@@ -607,6 +607,62 @@ assert l["total"]["jobs"] == 15 and l["skipped"]["running"] == 6, (l["total"]["j
 	"$G" ledger --from-file "$T/states.txt" --until 2026-12-06 2>/dev/null |
 	grep -q "^ended badly: failed 0.0 h, out of memory 0.0 h, timed out 0.1 h, cancelled 0.2 h, preempted or requeued 4.3 h"
 ok $? "every end state but COMPLETED and RESIZING ended badly: BOOT_FAIL failed, DEADLINE timed out, CANCELLED, PREEMPTED and REQUEUED in classes of their own"
+# an empty range in OpenMetrics: every family has its samples, 0 where 0 is the truth (a
+# family without a sample is dropped by the textfile collector, and a dashboard reads no
+# data, not "no GPU job"); before: HELP and TYPE lines alone
+echo "$HDR" >"$T/empty.txt"
+"$G" ledger --from-file "$T/empty.txt" --until 2026-12-06 -f openmetrics -o "$T/empty.prom" 2>/dev/null &&
+	python3 "$H/om_check.py" "$T/empty.prom" && python3 - "$T/empty.prom" <<'PY'
+import re, sys
+fams, samples = [], {}
+for line in open(sys.argv[1]):
+    if line.startswith("# TYPE "):
+        fams.append(line.split()[2])
+    elif not line.startswith("#"):
+        name, v = re.match(r"([a-z_]+)(?:\{.*\})? (\S+)$", line.strip()).groups()
+        samples.setdefault(name, []).append(float(v))
+assert len(fams) == 7 and all(samples.get(f) for f in fams), (fams, samples.keys())
+for f in ("gpuprof_ledger_allocated_gpu_seconds", "gpuprof_ledger_gpu_seconds",
+          "gpuprof_ledger_ended_gpu_seconds", "gpuprof_ledger_jobs"):
+    assert all(v == 0 for v in samples[f]), (f, samples[f])
+assert len(samples["gpuprof_ledger_gpu_seconds"]) == 9 and len(samples["gpuprof_ledger_jobs"]) == 3
+PY
+r=$?
+if [ $r = 0 ] && command -v promtool >/dev/null; then
+	promtool check metrics <"$T/empty.prom" >/dev/null 2>&1
+	r=$?
+fi
+ok $r "openmetrics of an empty range: every family's samples, 0 (the strict checker and promtool take it)"
+# a broken feed seen from the metrics and the JSON: the unreadable lines and the Ends the
+# jobs cover, beside the range asked (before: the unreadable count in JSON alone)
+{
+	echo "$HDR"
+	echo "811|alice|phys|gpu|a|n1|COMPLETED|2026-12-01T10:00:00|60|cpu=1,gres/gpu=1|"
+	echo "812|alice|phys|gpu|b|n1|COMPLETED|2026-12-04T10:00:00|60|cpu=1,gres/gpu=1|"
+	echo "813|alice|phys|gpu|c|n1|COMPLETED|1764500000|60|cpu=1,gres/gpu=1|"
+	echo "814|alice|phys|gpu|d|n1|COMPLETED|2026-10-04T10:00:00|60|cpu=1,gres/gpu=1|"
+} >"$T/feed.txt"
+"$G" ledger --from-file "$T/feed.txt" --until 2026-12-06 -f openmetrics -o "$T/feed.prom" 2>/dev/null
+"$G" ledger --from-file "$T/feed.txt" --until 2026-12-06 -f json -o "$T/feed.json" 2>/dev/null
+python3 - "$T/feed.prom" "$T/feed.json" <<'PY'
+import json, sys, time
+m = {}
+for line in open(sys.argv[1]):
+    if not line.startswith("#"):
+        k, v = line.rsplit(" ", 1)
+        m[k] = float(v)
+j = json.load(open(sys.argv[2]))
+ts = lambda s: int(time.mktime(time.strptime(s, "%Y-%m-%dT%H:%M:%S")))
+assert m['gpuprof_ledger_lines{kind="unreadable"}'] == 1 and m['gpuprof_ledger_lines{kind="read"}'] == 5, m
+assert m['gpuprof_ledger_lines{kind="out_of_range"}'] == 1, m
+assert m['gpuprof_ledger_range_timestamp_seconds{edge="until"}'] == j["until"] == ts("2026-12-06T00:00:00"), m
+assert m['gpuprof_ledger_range_timestamp_seconds{edge="since"}'] == j["since"], m
+assert m['gpuprof_ledger_job_end_timestamp_seconds{edge="first"}'] == j["job_ends"]["first"] == ts("2026-12-01T10:00:00"), m
+assert m['gpuprof_ledger_job_end_timestamp_seconds{edge="last"}'] == j["job_ends"]["last"] == ts("2026-12-04T10:00:00"), m
+PY
+r=$?
+[ $r = 0 ] && command -v promtool >/dev/null && { promtool check metrics <"$T/feed.prom" >/dev/null 2>&1 || r=1; }
+ok $r "openmetrics and JSON: unreadable and skipped lines, the range asked and the first and last End of the jobs counted"
 # an unreadable line's text on stderr goes through the project's one rule (gp_shown): a
 # tab, an escape, a C1 control and a bidirectional override each a '?'
 printf '%s\n9\tx\033[2J\302\205\342\200\256|only\n' "$HDR" >"$T/ctl.txt"
