@@ -69,6 +69,8 @@ void gp_ledger_free(gp_ledger_t *l)
 	l->nkeys = l->key_used = l->ngroups = l->gcap = l->cap = 0;
 	free(l->waste);
 	free(l->idle);
+	free(l->refusals);
+	l->refusals = NULL;
 	free(l->head);
 	free(l->seen);
 	l->seen = NULL;
@@ -279,6 +281,8 @@ static int end_kind(const char *state, const gp_acct_rec_t *rec)
 	return rec && !strcmp(rec->top, "cuda_oom") ? GP_END_OOM : GP_END_FAILED;
 }
 
+static void ld_clean(char *out, size_t cap, const char *v, size_t max);
+
 /* The job's record from its SystemComment: 1 read, 0 none, -1 refused (said, counted) */
 static int job_record(gp_ledger_t *l, const char *id, const char *sc, gp_acct_rec_t *rec)
 {
@@ -290,6 +294,15 @@ static int job_record(gp_ledger_t *l, const char *id, const char *sc, gp_acct_re
 		return 0;
 	if (found == 1 && gp_rec_parse(at, n, rec, why, sizeof(why)) == 0)
 		return 1;
+	if (l->nrefusals < GP_LD_REFUSALS_LISTED) { /* JSON's list; the count is total's */
+		if (!l->refusals)
+			l->refusals = calloc(GP_LD_REFUSALS_LISTED, sizeof(*l->refusals));
+		if (l->refusals) {
+			gp_ld_refusal_t *r = &l->refusals[l->nrefusals++];
+			ld_clean(r->id, sizeof(r->id), id, 200);
+			ld_clean(r->why, sizeof(r->why), why, sizeof(why));
+		}
+	}
 	if (l->refused_said++ < REFUSED_SAID)
 		gp_err(
 		    "ledger: job %.32s: SystemComment record refused: %s; its GPU-hours count as "

@@ -62,6 +62,13 @@ typedef struct gp_ld_group {
 
 #define GP_LD_TOP_MAX 1000
 
+/* A refused record's job, as JSON lists it (refused_records) */
+#define GP_LD_REFUSALS_LISTED 10000 /* listed, at most; the rest counted ("more") */
+typedef struct gp_ld_refusal {
+	char id[32];  /* the JobID, as ld_clean makes it */
+	char why[96]; /* gp_rec_parse's reason, cut */
+} gp_ld_refusal_t;
+
 typedef struct gp_ledger {
 	/* asked */
 	int by[GP_NBY];
@@ -89,6 +96,8 @@ typedef struct gp_ledger {
 	gp_ld_job_t *idle; /* jobs that held GPUs they never used, most GPU-hours first */
 	unsigned nidle;
 	unsigned refused_said;     /* refusal lines printed (the rest are counted) */
+	gp_ld_refusal_t *refusals; /* the first GP_LD_REFUSALS_LISTED refused records' jobs */
+	unsigned nrefusals;
 	time_t first_end, last_end; /* the earliest and latest End of the jobs counted (0: none) */
 	unsigned scaled_said;       /* lines printed for records scaled to their allocation */
 	unsigned bad_said;          /* lines printed for unreadable lines */

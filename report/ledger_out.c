@@ -298,7 +298,19 @@ static void write_json(const gp_ledger_t *l, FILE *out)
 		        (long long)l->last_end);
 	else
 		fputs("null, \"last\": null}", out);
-	fputs(",\n  \"groups\": [", out);
+	/* every refused record's job, not only the 20 said on stderr (at most
+	 * GP_LD_REFUSALS_LISTED, the rest counted in "more") */
+	fprintf(out, ",\n  \"refused_records\": {\"count\": %llu, \"more\": %llu, \"jobs\": [",
+	        (unsigned long long)l->total.refused,
+	        (unsigned long long)(l->total.refused - l->nrefusals));
+	for (unsigned i = 0; i < l->nrefusals; i++) {
+		fprintf(out, "%s\n    {\"job\": ", i ? "," : "");
+		gp_json_str(out, l->refusals[i].id);
+		fputs(", \"why\": ", out);
+		gp_json_str(out, l->refusals[i].why);
+		fputc('}', out);
+	}
+	fprintf(out, "%s]},\n  \"groups\": [", l->nrefusals ? "\n  " : "");
 	for (size_t g = 0; g < l->ngroups; g++) {
 		fprintf(out, "%s\n    {", g ? "," : "");
 		for (unsigned i = 0; i < l->nby; i++) {

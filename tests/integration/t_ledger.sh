@@ -663,6 +663,22 @@ PY
 r=$?
 [ $r = 0 ] && command -v promtool >/dev/null && { promtool check metrics <"$T/feed.prom" >/dev/null 2>&1 || r=1; }
 ok $r "openmetrics and JSON: unreadable and skipped lines, the range asked and the first and last End of the jobs counted"
+# refused records past the 20 said on stderr: JSON lists every one's job and why, up to
+# 10 000, and counts the rest (before: the 21st on named nowhere)
+python3 - "$T/refused.txt" "$HDR" <<'PY'
+import sys
+with open(sys.argv[1], "w") as f:
+    f.write(sys.argv[2] + "\n")
+    for i in range(10005):
+        f.write(f"{100000 + i}|bob|chem|gpu|r|n1|COMPLETED|2026-12-05T12:00:00|60|cpu=1,gres/gpu=1|gpuprof-record/9 x=1\n")
+PY
+"$G" ledger --from-file "$T/refused.txt" --until 2026-12-06 -f json 2>"$T/refused.err" | python3 -c 'import json, sys
+r = json.load(sys.stdin)["refused_records"]
+assert r["count"] == 10005 and r["more"] == 5 and len(r["jobs"]) == 10000, (r["count"], r["more"], len(r["jobs"]))
+assert r["jobs"][0]["job"] == "100000" and r["jobs"][-1]["job"] == "109999", (r["jobs"][0], r["jobs"][-1])
+assert all("version" in x["why"] for x in r["jobs"]), r["jobs"][0]' &&
+	[ "$(grep -c "record refused" "$T/refused.err")" = 20 ] && grep -q "9985 more records refused" "$T/refused.err"
+ok $? "refused records: JSON lists 10 000 jobs with why, and 5 more counted; stderr says 20"
 # an unreadable line's text on stderr goes through the project's one rule (gp_shown): a
 # tab, an escape, a C1 control and a bidirectional override each a '?'
 printf '%s\n9\tx\033[2J\302\205\342\200\256|only\n' "$HDR" >"$T/ctl.txt"
