@@ -122,7 +122,7 @@ static int cut_fields(const gp_ledger_t *l, char *line, char **f)
 		if (n < MAX_COLS)
 			f[n] = p;
 		n++;
-		char *d = strstr(p, l->delim);
+		char *d = l->dlen == 1 ? strchr(p, l->delim[0]) : strstr(p, l->delim);
 		if (!d)
 			break;
 		*d = '\0';
@@ -753,6 +753,11 @@ static int split(gp_ledger_t *l, char *line, char **f)
 static size_t count_fields(const gp_ledger_t *l, const char *line)
 {
 	size_t fields = 1;
+	if (l->dlen == 1) {
+		for (const char *p = line; (p = strchr(p, l->delim[0])); p++)
+			fields++;
+		return fields;
+	}
 	for (const char *p = line; (p = strstr(p, l->delim)); p += l->dlen)
 		fields++;
 	return fields;
