@@ -196,44 +196,70 @@ static void write_text(const gp_ledger_t *l, FILE *out)
 
 /* ---- JSON ---- */
 
-/* name and value: ", \"name\": 12.345" (sep first) */
-static void json_num(FILE *out, const char *sep, const char *name, double v)
+/* JSON's sums made into one buffer, written at once */
+typedef struct jbuf {
+	char b[40 * (GP_FIXED_MAX + 40)]; /* 35 figures; sep, name and value each */
+	size_t o;
+} jbuf_t;
+
+static void jb_put(jbuf_t *j, const char *s)
 {
-	fputs(sep, out);
-	fputc('"', out);
-	fputs(name, out);
-	fputs("\": ", out);
-	gp_json_fixed(out, v, 3);
+	size_t n = strlen(s);
+	memcpy(j->b + j->o, s, n);
+	j->o += n;
 }
 
-/* a group's or the total's sums (gp_json_fixed and fputs: fprintf's %.3f was most of the
- * time of a million groups) */
+/* name and value: ", \"name\": 12.345" (sep first) */
+static void json_num(jbuf_t *j, const char *sep, const char *name, double v)
+{
+	jb_put(j, sep);
+	jb_put(j, "\"");
+	jb_put(j, name);
+	jb_put(j, "\": ");
+	j->o += gp_fixed_fmt(j->b + j->o, v, 3);
+}
+
+static void json_count(jbuf_t *j, const char *sep, const char *name, uint64_t v)
+{
+	char d[24], *p = d + sizeof(d);
+	*--p = '\0';
+	do
+		*--p = (char)('0' + v % 10);
+	while (v /= 10);
+	jb_put(j, sep);
+	jb_put(j, "\"");
+	jb_put(j, name);
+	jb_put(j, "\": ");
+	jb_put(j, p);
+}
+
+/* a group's or the total's sums (gp_fixed_fmt into one buffer: fprintf's %.3f was most of
+ * the time of a million groups) */
 static void json_sums(const gp_ld_sums_t *s, FILE *out)
 {
-	fputs("\"jobs\": ", out);
-	gp_json_uint(out, s->jobs);
-	fputs(", \"profiled\": ", out);
-	gp_json_uint(out, s->profiled);
-	fputs(", \"refused\": ", out);
-	gp_json_uint(out, s->refused);
-	fputs(", \"scaled\": ", out);
-	gp_json_uint(out, s->scaled);
-	json_num(out, ", ", "allocated_s", s->alloc_s);
-	json_num(out, ", ", "wasted_s", gp_ld_waste(s));
-	fputs(", \"gpu_s\": {", out);
+	jbuf_t j;
+	j.o = 0;
+	json_count(&j, "", "jobs", s->jobs);
+	json_count(&j, ", ", "profiled", s->profiled);
+	json_count(&j, ", ", "refused", s->refused);
+	json_count(&j, ", ", "scaled", s->scaled);
+	json_num(&j, ", ", "allocated_s", s->alloc_s);
+	json_num(&j, ", ", "wasted_s", gp_ld_waste(s));
+	jb_put(&j, ", \"gpu_s\": {");
 	for (int c = 0; c < GP_NCAUSES; c++)
-		json_num(out, c ? ", " : "", gp_cause_key[c], s->s[c]);
-	fputs("}, \"records_gpu_s\": {", out);
+		json_num(&j, c ? ", " : "", gp_cause_key[c], s->s[c]);
+	jb_put(&j, "}, \"records_gpu_s\": {");
 	for (int c = 0; c < GP_NCAUSES; c++)
-		json_num(out, c ? ", " : "", gp_cause_key[c], s->rec[c]);
-	fputs("}, \"ended_s\": {", out);
+		json_num(&j, c ? ", " : "", gp_cause_key[c], s->rec[c]);
+	jb_put(&j, "}, \"ended_s\": {");
 	for (int e = 0; e < GP_NEND; e++)
-		json_num(out, e ? ", " : "", gp_end_name[e], s->end_s[e]);
-	json_num(out, "}, \"last_week\": {", "allocated_s", s->week_alloc[0]);
-	json_num(out, ", ", "wasted_s", s->week_waste[0]);
-	json_num(out, "}, \"week_before\": {", "allocated_s", s->week_alloc[1]);
-	json_num(out, ", ", "wasted_s", s->week_waste[1]);
-	fputc('}', out);
+		json_num(&j, e ? ", " : "", gp_end_name[e], s->end_s[e]);
+	json_num(&j, "}, \"last_week\": {", "allocated_s", s->week_alloc[0]);
+	json_num(&j, ", ", "wasted_s", s->week_waste[0]);
+	json_num(&j, "}, \"week_before\": {", "allocated_s", s->week_alloc[1]);
+	json_num(&j, ", ", "wasted_s", s->week_waste[1]);
+	jb_put(&j, "}");
+	fwrite(j.b, 1, j.o, out);
 }
 
 static void json_job(const gp_ledger_t *l, const gp_ld_job_t *j, FILE *out)
@@ -438,25 +464,40 @@ static double om_jobs(const gp_ld_sums_t *s, int i)
 	return (double)(i == 0 ? s->jobs : i == 1 ? s->profiled : s->refused);
 }
 
-/* a sample: name, the group's labels (lab[0..len), "{..." without '}'), the family's own */
+/* a sample: name, the group's labels (lab[0..len), "{..." without '}'), the family's own;
+ * made whole and written at once (a million groups are 16 million lines) */
 static void om_sample(FILE *out, const char *name, const char *lab, size_t len, const char *label,
                       const char *value, double v)
 {
-	fputs(name, out);
+	char line[256 + 4096 + GP_FIXED_MAX]; /* name, labels, the family's, value */
+	size_t o = 0, nl = strlen(name);
+	if (nl > 120 || len > 4096)
+		return; /* never: names are ours, labels at most 4 KiB (om_key_labels) */
+	memcpy(line, name, nl);
+	o = nl;
 	if (len > 1 || label) {
-		fwrite(lab, 1, len, out);
-		if (label) {
-			fputs(len > 1 ? "," : "", out);
-			fputs(label, out);
-			fputs("=\"", out);
-			fputs(value, out);
-			fputc('"', out);
+		memcpy(line + o, lab, len);
+		o += len;
+		if (label) { /* ours: a few bytes each */
+			size_t ll = strlen(label), vl = strlen(value);
+			if (ll + vl > 100)
+				return;
+			if (len > 1)
+				line[o++] = ',';
+			memcpy(line + o, label, ll);
+			o += ll;
+			memcpy(line + o, "=\"", 2);
+			o += 2;
+			memcpy(line + o, value, vl);
+			o += vl;
+			line[o++] = '"';
 		}
-		fputc('}', out);
+		line[o++] = '}';
 	}
-	fputc(' ', out);
-	gp_json_fixed(out, v, 3);
-	fputc('\n', out);
+	line[o++] = ' ';
+	o += gp_fixed_fmt(line + o, v, 3);
+	line[o++] = '\n';
+	fwrite(line, 1, o, out);
 }
 
 static void om_head(FILE *out, const char *name, const char *help, const char *unit)
