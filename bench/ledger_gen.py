@@ -1,10 +1,11 @@
 #!/usr/bin/env python3
-"""bench/ledger_gen.py N FILE [--seed S]: N GPU jobs as `sacct -a -X -P -o $(gpuprof
+"""bench/ledger_gen.py N FILE [--seed S] [--unique-names]: N GPU jobs as `sacct -a -X -P -o $(gpuprof
 ledger --print-fields)` prints them, with its header, ending over the 14 days before
 2026-12-06T00:00 (run the ledger with --until 2026-12-06): 1 000 users in 60 accounts, 4
 partitions, 512 nodes; 80 % with a gpuprof record in SystemComment (a job directory of
 typical length), some beside another tool's entry; failed, out-of-memory and timed-out
-jobs; job names with '|' in 1 %. Deterministic for a seed. Prints the sums the ledger must
+jobs; job names with '|' in 1 % (with --unique-names, every other name is its job's own:
+`--by user,name` then has nearly one group per job). Deterministic for a seed. Prints the sums the ledger must
 give (allocated and the records' seconds by cause) on stdout as JSON."""
 import json
 import random
@@ -34,7 +35,9 @@ def record(rng, gpus, elapsed, user, jid):
 
 def main():
     n, path = int(sys.argv[1]), sys.argv[2]
-    seed = int(sys.argv[4]) if len(sys.argv) > 4 and sys.argv[3] == "--seed" else 1
+    rest = sys.argv[3:]
+    unique = "--unique-names" in rest
+    seed = int(rest[rest.index("--seed") + 1]) if "--seed" in rest else 1
     rng = random.Random(seed)
     end0 = int(time.mktime(time.strptime("2026-12-06T00:00:00", "%Y-%m-%dT%H:%M:%S")))
     alloc = 0.0
@@ -53,6 +56,8 @@ def main():
             elapsed = rng.randint(30, 86400)
             end = time.strftime("%Y-%m-%dT%H:%M:%S", time.localtime(end0 - rng.randrange(14 * 86400)))
             name = "train|v2" if rng.random() < 0.01 else f"run-{rng.randrange(5000)}"
+            if unique and name != "train|v2":
+                name = f"sweep-{jid}-lr{rng.randrange(1000)}"
             sc = ""
             if rng.random() < 0.8:
                 sc, s = record(rng, gpus, elapsed, user, jid)

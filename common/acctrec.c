@@ -19,8 +19,20 @@ const char *const gp_cause_words[GP_NCAUSES] = {
 /* bytes of a directory kept raw; everything else is %XX */
 static bool dir_raw(unsigned char c)
 {
-	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-	       (c && strchr("/._-+~,:@", c));
+	switch (c) { /* a switch: strchr per byte was a tenth of the ledger's million records */
+	case '/':
+	case '.':
+	case '_':
+	case '-':
+	case '+':
+	case '~':
+	case ',':
+	case ':':
+	case '@':
+		return true;
+	default:
+		return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
+	}
 }
 
 static void encode_dir(const char *dir, char *out, size_t len)
@@ -149,7 +161,7 @@ static int key_index(const char *k, size_t n)
 {
 	for (int i = 0; i < NKEYS; i++) {
 		const char *name = i < GP_NCAUSES ? gp_cause_key[i] : other_keys[i - GP_NCAUSES];
-		if (strlen(name) == n && !strncmp(k, name, n))
+		if (name[0] == k[0] && !strncmp(k, name, n) && !name[n])
 			return i;
 	}
 	return -1;
@@ -199,10 +211,14 @@ int gp_rec_parse(const char *s, size_t n, gp_acct_rec_t *r, char *err, size_t er
 		            buf + tl);
 	unsigned seen = 0;
 	for (char *t = sp ? sp + 1 : NULL; t && *t;) {
-		char *end = strchr(t, ' ');
-		if (end)
+		char *end = t, *eq = NULL; /* the token's end and its first '=', in one pass */
+		for (; *end && *end != ' '; end++)
+			if (*end == '=' && !eq)
+				eq = end;
+		if (*end)
 			*end = '\0';
-		char *eq = strchr(t, '=');
+		else
+			end = NULL;
 		int k = eq ? key_index(t, (size_t)(eq - t)) : -1;
 		if (k < 0)
 			return fail(err, errlen, "unknown token '%.24s'", t);

@@ -65,8 +65,8 @@ const gp_cli_cmd_t gp_cmd_ledger_doc = {
     "The cluster's GPU-hours over a time range, grouped by user, account, partition, job "
     "name or node: allocated, used, and wasted by cause (from each job's gpuprof record in "
     "the accounting database), the jobs that wasted most with their first finding, jobs "
-    "that held GPUs they never used, and GPU-hours of failed, out-of-memory and timed-out "
-    "jobs, with the change week over week.",
+    "that held GPUs they never used, and GPU-hours of jobs that ended badly (failed, out of "
+    "memory, timed out, cancelled, preempted), with the change week over week.",
     ledger_opts,
     "Records are read only from SystemComment, which only root and SlurmUser can write "
     "(the plugin puts each profiled job's record there at its end); a record that is not "
@@ -328,6 +328,10 @@ int gp_cmd_ledger(int argc, char **argv)
 		if (!gp_outfile_open(&out, a.output ? a.output : "-"))
 			rc = gp_err("ledger: %s: %s", a.output ? a.output : "-", strerror(errno));
 		else {
+			/* a million groups' OpenMetrics are 1.5 GB: written a MiB at a time, not
+			 * stdio's 4 KiB (the buffer outlives the stream: stdout's too) */
+			static char obuf[1 << 20];
+			setvbuf(out.f, obuf, _IOFBF, sizeof(obuf));
 			gp_ld_writer(a.format)(&l, out.f);
 			if (gp_outfile_close(&out, true) < 0)
 				rc = gp_err("ledger: %s: %s", a.output ? a.output : "-",

@@ -210,14 +210,14 @@ bool gp_json_valid(const char *buf, size_t n)
  * then under 2^-13) and not within 2^-10 of a tie, the digits of the nearest integer;
  * elsewhere (ties, huge values, NaN, infinities) printf itself. printf's "%.3f" was 7 %
  * of a 2 000-rank report's CPU (glibc converts through multi-precision arithmetic). */
-void gp_json_fixed(FILE *out, double d, int prec)
+size_t gp_fixed_fmt(char *out, double d, int prec)
 {
 	static const double p10[] = {1, 10, 100, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9};
 	double a = fabs(d) * (prec >= 0 && prec <= 9 ? p10[prec] : 0);
 	double fl = floor(a), frac = a - fl;
 	if (prec < 0 || prec > 9 || !(a < 0x1p40) || fabs(frac - 0.5) < 0x1p-10) {
-		fprintf(out, "%.*f", prec, d);
-		return;
+		int n = snprintf(out, GP_FIXED_MAX, "%.*f", prec, d);
+		return n < 0 ? 0 : (size_t)n < GP_FIXED_MAX ? (size_t)n : GP_FIXED_MAX - 1;
 	}
 	uint64_t v = (uint64_t)fl + (frac > 0.5), scale = (uint64_t)p10[prec];
 	char buf[48], *p = buf + sizeof(buf);
@@ -231,7 +231,16 @@ void gp_json_fixed(FILE *out, double d, int prec)
 	while (ip /= 10);
 	if (signbit(d)) /* as printf: "-0.000" for a negative that rounds to zero */
 		*--p = '-';
-	fwrite(p, 1, (size_t)(buf + sizeof(buf) - p), out);
+	size_t n = (size_t)(buf + sizeof(buf) - p);
+	memcpy(out, p, n);
+	out[n] = '\0';
+	return n;
+}
+
+void gp_json_fixed(FILE *out, double d, int prec)
+{
+	char buf[GP_FIXED_MAX];
+	fwrite(buf, 1, gp_fixed_fmt(buf, d, prec), out);
 }
 
 void gp_json_uint(FILE *out, uint64_t v)

@@ -19,6 +19,10 @@ void gp_json_str(FILE *out, const char *s);
 void gp_json_strn(FILE *out, const char *s, size_t n);
 /* d with prec decimals, exactly as fprintf(out, "%.*f", prec, d) writes it, faster. */
 void gp_json_fixed(FILE *out, double d, int prec);
+/* The same into out (GP_FIXED_MAX bytes: DBL_MAX's 309 digits and 80 decimals fit), a
+ * '\0' after it: its length. For a line built whole and written with one fwrite. */
+#define GP_FIXED_MAX 400
+size_t gp_fixed_fmt(char *out, double d, int prec);
 /* v in decimal, as fprintf's "%llu" writes it. */
 void gp_json_uint(FILE *out, uint64_t v);
 /* Is buf[0..n) one JSON value (whitespace around it allowed), its strings valid UTF-8,

@@ -26,8 +26,9 @@
 enum { GP_BY_USER, GP_BY_ACCOUNT, GP_BY_PARTITION, GP_BY_NAME, GP_BY_NODE, GP_NBY };
 extern const char *const gp_by_name[GP_NBY];
 
-/* Failed allocations by how they ended (sacct's State) */
-enum { GP_END_FAILED, GP_END_OOM, GP_END_TIMEOUT, GP_NEND };
+/* Allocations that ended badly, by how (sacct's State; every end state but COMPLETED has
+ * a class: ledger.c's end_kind, doc/admin.md) */
+enum { GP_END_FAILED, GP_END_OOM, GP_END_TIMEOUT, GP_END_CANCELLED, GP_END_PREEMPTED, GP_NEND };
 extern const char *const gp_end_name[GP_NEND];
 
 /* GPU-seconds of a set of jobs */
@@ -39,7 +40,7 @@ typedef struct gp_ld_sums {
 	                           unprofiled (what records do not cover) */
 	double rec[GP_NCAUSES]; /* the records' alone, as they claim (the sum of the reports'
 	                           fields; s has them scaled to each job's allocation) */
-	double end_s[GP_NEND];  /* allocations of jobs that failed, ran out of memory, timed out */
+	double end_s[GP_NEND];  /* allocations of jobs that ended badly, by how */
 	double week_alloc[2],
 	    week_waste[2]; /* ended in the last 7 days of the range, the 7 before */
 } gp_ld_sums_t;
@@ -61,6 +62,13 @@ typedef struct gp_ld_group {
 
 #define GP_LD_TOP_MAX 1000
 
+/* A refused record's job, as JSON lists it (refused_records) */
+#define GP_LD_REFUSALS_LISTED 10000 /* listed, at most; the rest counted ("more") */
+typedef struct gp_ld_refusal {
+	char id[32];  /* the JobID, as ld_clean makes it */
+	char why[96]; /* gp_rec_parse's reason, cut */
+} gp_ld_refusal_t;
+
 typedef struct gp_ledger {
 	/* asked */
 	int by[GP_NBY];
@@ -77,16 +85,23 @@ typedef struct gp_ledger {
 	unsigned dup_said; /* duplicates printed (the rest are counted) */
 	unsigned headers;  /* headers after the first (files joined) */
 	gp_ld_sums_t total;
-	gp_ld_group_t *groups;
-	size_t ngroups, cap; /* an open-addressed table while reading, sorted after */
-	gp_ld_job_t *waste;  /* the jobs that wasted most, a min-heap of top while reading */
+	gp_ld_group_t *groups; /* ngroups of them, in the order first seen; sorted after */
+	size_t ngroups, gcap;
+	uint32_t *slot; /* open-addressed: a group's index + 1 (0: empty), cap of them */
+	size_t cap;
+	char **keys; /* the groups' keys, packed into blocks (nkeys of them) */
+	size_t nkeys, key_used;
+	gp_ld_job_t *waste; /* the jobs that wasted most, a min-heap of top while reading */
 	unsigned nwaste;
 	gp_ld_job_t *idle; /* jobs that held GPUs they never used, most GPU-hours first */
 	unsigned nidle;
-	unsigned refused_said; /* refusal lines printed (the rest are counted) */
-	unsigned scaled_said;  /* lines printed for records scaled to their allocation */
-	unsigned bad_said;     /* lines printed for unreadable lines */
-	char *head;            /* a line cut by a newline in JobName, until its rest comes */
+	unsigned refused_said;     /* refusal lines printed (the rest are counted) */
+	gp_ld_refusal_t *refusals; /* the first GP_LD_REFUSALS_LISTED refused records' jobs */
+	unsigned nrefusals;
+	time_t first_end, last_end; /* the earliest and latest End of the jobs counted (0: none) */
+	unsigned scaled_said;       /* lines printed for records scaled to their allocation */
+	unsigned bad_said;          /* lines printed for unreadable lines */
+	char *head;                 /* a line cut by a newline in JobName, until its rest comes */
 	unsigned head_lines;
 	/* the header's columns: index of each of GP_LD_FIELDS' fields, -1 before it is read */
 	int col[11];

@@ -121,8 +121,11 @@ static void text_totals(const gp_ledger_t *l, FILE *out)
 		if (c != GP_CAUSE_COMPUTE && c != GP_CAUSE_UNPROFILED)
 			fprintf(out, "  %-22s %10.1f h  %5.1f %%\n", gp_cause_words[c], H(t->s[c]),
 			        pct(t->s[c], t->alloc_s));
-	fprintf(out, "ended badly: failed %.1f h, out of memory %.1f h, timed out %.1f h\n",
-	        H(t->end_s[GP_END_FAILED]), H(t->end_s[GP_END_OOM]), H(t->end_s[GP_END_TIMEOUT]));
+	fprintf(out,
+	        "ended badly: failed %.1f h, out of memory %.1f h, timed out %.1f h, cancelled "
+	        "%.1f h, preempted or requeued %.1f h\n",
+	        H(t->end_s[GP_END_FAILED]), H(t->end_s[GP_END_OOM]), H(t->end_s[GP_END_TIMEOUT]),
+	        H(t->end_s[GP_END_CANCELLED]), H(t->end_s[GP_END_PREEMPTED]));
 	fprintf(out, "week over week: %s\n", week_text(t, wk, sizeof(wk)));
 }
 
@@ -193,26 +196,70 @@ static void write_text(const gp_ledger_t *l, FILE *out)
 
 /* ---- JSON ---- */
 
+/* JSON's sums made into one buffer, written at once */
+typedef struct jbuf {
+	char b[40 * (GP_FIXED_MAX + 40)]; /* 35 figures; sep, name and value each */
+	size_t o;
+} jbuf_t;
+
+static void jb_put(jbuf_t *j, const char *s)
+{
+	size_t n = strlen(s);
+	memcpy(j->b + j->o, s, n);
+	j->o += n;
+}
+
+/* name and value: ", \"name\": 12.345" (sep first) */
+static void json_num(jbuf_t *j, const char *sep, const char *name, double v)
+{
+	jb_put(j, sep);
+	jb_put(j, "\"");
+	jb_put(j, name);
+	jb_put(j, "\": ");
+	j->o += gp_fixed_fmt(j->b + j->o, v, 3);
+}
+
+static void json_count(jbuf_t *j, const char *sep, const char *name, uint64_t v)
+{
+	char d[24], *p = d + sizeof(d);
+	*--p = '\0';
+	do
+		*--p = (char)('0' + v % 10);
+	while (v /= 10);
+	jb_put(j, sep);
+	jb_put(j, "\"");
+	jb_put(j, name);
+	jb_put(j, "\": ");
+	jb_put(j, p);
+}
+
+/* a group's or the total's sums (gp_fixed_fmt into one buffer: fprintf's %.3f was most of
+ * the time of a million groups) */
 static void json_sums(const gp_ld_sums_t *s, FILE *out)
 {
-	fprintf(out,
-	        "\"jobs\": %llu, \"profiled\": %llu, \"refused\": %llu, \"scaled\": %llu, "
-	        "\"allocated_s\": %.3f, \"wasted_s\": %.3f, \"gpu_s\": {",
-	        (unsigned long long)s->jobs, (unsigned long long)s->profiled,
-	        (unsigned long long)s->refused, (unsigned long long)s->scaled, s->alloc_s,
-	        gp_ld_waste(s));
+	jbuf_t j;
+	j.o = 0;
+	json_count(&j, "", "jobs", s->jobs);
+	json_count(&j, ", ", "profiled", s->profiled);
+	json_count(&j, ", ", "refused", s->refused);
+	json_count(&j, ", ", "scaled", s->scaled);
+	json_num(&j, ", ", "allocated_s", s->alloc_s);
+	json_num(&j, ", ", "wasted_s", gp_ld_waste(s));
+	jb_put(&j, ", \"gpu_s\": {");
 	for (int c = 0; c < GP_NCAUSES; c++)
-		fprintf(out, "%s\"%s\": %.3f", c ? ", " : "", gp_cause_key[c], s->s[c]);
-	fprintf(out, "}, \"records_gpu_s\": {");
+		json_num(&j, c ? ", " : "", gp_cause_key[c], s->s[c]);
+	jb_put(&j, "}, \"records_gpu_s\": {");
 	for (int c = 0; c < GP_NCAUSES; c++)
-		fprintf(out, "%s\"%s\": %.3f", c ? ", " : "", gp_cause_key[c], s->rec[c]);
-	fprintf(out, "}, \"ended_s\": {");
+		json_num(&j, c ? ", " : "", gp_cause_key[c], s->rec[c]);
+	jb_put(&j, "}, \"ended_s\": {");
 	for (int e = 0; e < GP_NEND; e++)
-		fprintf(out, "%s\"%s\": %.3f", e ? ", " : "", gp_end_name[e], s->end_s[e]);
-	fprintf(out,
-	        "}, \"last_week\": {\"allocated_s\": %.3f, \"wasted_s\": %.3f}, \"week_before\": "
-	        "{\"allocated_s\": %.3f, \"wasted_s\": %.3f}",
-	        s->week_alloc[0], s->week_waste[0], s->week_alloc[1], s->week_waste[1]);
+		json_num(&j, e ? ", " : "", gp_end_name[e], s->end_s[e]);
+	json_num(&j, "}, \"last_week\": {", "allocated_s", s->week_alloc[0]);
+	json_num(&j, ", ", "wasted_s", s->week_waste[0]);
+	json_num(&j, "}, \"week_before\": {", "allocated_s", s->week_alloc[1]);
+	json_num(&j, ", ", "wasted_s", s->week_waste[1]);
+	jb_put(&j, "}");
+	fwrite(j.b, 1, j.o, out);
 }
 
 static void json_job(const gp_ledger_t *l, const gp_ld_job_t *j, FILE *out)
@@ -271,7 +318,25 @@ static void write_json(const gp_ledger_t *l, FILE *out)
 	        (unsigned long long)l->out_of_range, (unsigned long long)l->bad_lines,
 	        (unsigned long long)l->duplicates);
 	json_sums(&l->total, out);
-	fprintf(out, "},\n  \"groups\": [");
+	fputs("},\n  \"job_ends\": {\"first\": ", out); /* the range the jobs cover: null, none */
+	if (l->first_end)
+		fprintf(out, "%lld, \"last\": %lld}", (long long)l->first_end,
+		        (long long)l->last_end);
+	else
+		fputs("null, \"last\": null}", out);
+	/* every refused record's job, not only the 20 said on stderr (at most
+	 * GP_LD_REFUSALS_LISTED, the rest counted in "more") */
+	fprintf(out, ",\n  \"refused_records\": {\"count\": %llu, \"more\": %llu, \"jobs\": [",
+	        (unsigned long long)l->total.refused,
+	        (unsigned long long)(l->total.refused - l->nrefusals));
+	for (unsigned i = 0; i < l->nrefusals; i++) {
+		fprintf(out, "%s\n    {\"job\": ", i ? "," : "");
+		gp_json_str(out, l->refusals[i].id);
+		fputs(", \"why\": ", out);
+		gp_json_str(out, l->refusals[i].why);
+		fputc('}', out);
+	}
+	fprintf(out, "%s]},\n  \"groups\": [", l->nrefusals ? "\n  " : "");
 	for (size_t g = 0; g < l->ngroups; g++) {
 		fprintf(out, "%s\n    {", g ? "," : "");
 		for (unsigned i = 0; i < l->nby; i++) {
@@ -351,38 +416,33 @@ static void write_csv(const gp_ledger_t *l, FILE *out)
 /* ---- OpenMetrics text (the Prometheus text format node_exporter's textfile collector
  * reads, with OpenMetrics' # EOF): gauges in seconds, one sample per group ---- */
 
-/* a label value: backslash, quote and newline escaped (OpenMetrics' three); the ledger's
- * values are valid UTF-8 without control characters already (ledger.c's ld_clean), so two
- * job names never make one label set */
-static void om_value(FILE *out, const char *s)
-{
-	for (; *s; s++) {
-		unsigned char c = (unsigned char)*s;
-		if (c == '\\' || c == '"')
-			fprintf(out, "\\%c", c);
-		else if (c == '\n')
-			fputs("\\n", out);
-		else
-			fputc(c, out);
-	}
-}
-
-static void om_labels(const gp_ledger_t *l, const char *key, const char *extra_name,
-                      const char *extra, FILE *out)
+/* A group's labels from its key, without their closing '}', into buf: their length. Each
+ * value with backslash, quote and newline escaped (OpenMetrics' three); the ledger's values
+ * are valid UTF-8 without control characters already (ledger.c's ld_clean), so two job
+ * names never make one label set. A value is 200 bytes at most (ledger.c), escaped twice
+ * that: buf's 4 KiB hold five */
+static size_t om_key_labels(const gp_ledger_t *l, const char *key, char *buf, size_t cap)
 {
 	static const char *const label[GP_NBY] = {"user", "account", "partition", "job_name",
 	                                          "node"};
-	char part[256];
-	int n = 0;
-	fputc('{', out);
-	for (unsigned i = 0; key && i < l->nby; i++, n++) {
-		fprintf(out, "%s%s=\"", n ? "," : "", label[l->by[i]]);
-		om_value(out, key_part(key, i, part, sizeof(part)));
-		fputc('"', out);
+	size_t o = 0;
+	buf[o++] = '{';
+	for (unsigned i = 0; key && i < l->nby; i++) {
+		size_t vl = (size_t)(strchrnul(key, '\x1f') - key);
+		if (o + strlen(label[l->by[i]]) + 2 * vl + 8 >= cap)
+			break; /* never: see above */
+		o += (size_t)sprintf(buf + o, "%s%s=\"", i ? "," : "", label[l->by[i]]);
+		for (size_t k = 0; k < vl; k++) {
+			unsigned char c = (unsigned char)key[k];
+			if (c == '\\' || c == '"' || c == '\n')
+				buf[o++] = '\\', buf[o++] = c == '\n' ? 'n' : (char)c;
+			else
+				buf[o++] = (char)c;
+		}
+		buf[o++] = '"';
+		key = key[vl] ? key + vl + 1 : key + vl;
 	}
-	if (extra_name)
-		fprintf(out, "%s%s=\"%s\"", n ? "," : "", extra_name, extra);
-	fputc('}', out);
+	return o;
 }
 
 typedef double (*om_get_t)(const gp_ld_sums_t *s, int i);
@@ -404,19 +464,65 @@ static double om_jobs(const gp_ld_sums_t *s, int i)
 	return (double)(i == 0 ? s->jobs : i == 1 ? s->profiled : s->refused);
 }
 
-static void om_family(const gp_ledger_t *l, FILE *out, const char *name, const char *help,
-                      const char *unit, const char *label, const char *const *values, int n,
-                      om_get_t get)
+/* a sample: name, the group's labels (lab[0..len), "{..." without '}'), the family's own;
+ * made whole and written at once (a million groups are 16 million lines) */
+static void om_sample(FILE *out, const char *name, const char *lab, size_t len, const char *label,
+                      const char *value, double v)
+{
+	char line[256 + 4096 + GP_FIXED_MAX]; /* name, labels, the family's, value */
+	size_t o = 0, nl = strlen(name);
+	if (nl > 120 || len > 4096)
+		return; /* never: names are ours, labels at most 4 KiB (om_key_labels) */
+	memcpy(line, name, nl);
+	o = nl;
+	if (len > 1 || label) {
+		memcpy(line + o, lab, len);
+		o += len;
+		if (label) { /* ours: a few bytes each */
+			size_t ll = strlen(label), vl = strlen(value);
+			if (ll + vl > 100)
+				return;
+			if (len > 1)
+				line[o++] = ',';
+			memcpy(line + o, label, ll);
+			o += ll;
+			memcpy(line + o, "=\"", 2);
+			o += 2;
+			memcpy(line + o, value, vl);
+			o += vl;
+			line[o++] = '"';
+		}
+		line[o++] = '}';
+	}
+	line[o++] = ' ';
+	o += gp_fixed_fmt(line + o, v, 3);
+	line[o++] = '\n';
+	fwrite(line, 1, o, out);
+}
+
+static void om_head(FILE *out, const char *name, const char *help, const char *unit)
 {
 	fprintf(out, "# HELP %s %s\n# TYPE %s gauge\n", name, help, name);
 	if (unit)
 		fprintf(out, "# UNIT %s %s\n", name, unit);
-	for (size_t g = 0; g < l->ngroups; g++)
-		for (int i = 0; i < n; i++) {
-			fputs(name, out);
-			om_labels(l, l->groups[g].key, label, label ? values[i] : NULL, out);
-			fprintf(out, " %.3f\n", get(&l->groups[g].sums, i));
-		}
+}
+
+/* A family of the groups' sums. With no group (no GPU job ended in the range), the
+ * total's, which are then 0, without the group's labels: a textfile collector drops a
+ * family with no sample, and a dashboard read no data as no change */
+static void om_family(const gp_ledger_t *l, FILE *out, const char *name, const char *help,
+                      const char *unit, const char *label, const char *const *values, int n,
+                      om_get_t get)
+{
+	om_head(out, name, help, unit);
+	char lab[4096]; /* the group's labels, made once for its n samples */
+	for (size_t g = 0; g < l->ngroups || (!g && !l->ngroups); g++) {
+		const char *key = l->ngroups ? l->groups[g].key : NULL;
+		const gp_ld_sums_t *s = l->ngroups ? &l->groups[g].sums : &l->total;
+		size_t len = om_key_labels(l, key, lab, sizeof(lab));
+		for (int i = 0; i < n; i++)
+			om_sample(out, name, lab, len, label, label ? values[i] : NULL, get(s, i));
+	}
 }
 
 static void write_openmetrics(const gp_ledger_t *l, FILE *out)
@@ -429,11 +535,38 @@ static void write_openmetrics(const gp_ledger_t *l, FILE *out)
 	          "their GPU-seconds by cause (compute is use; unprofiled is not known)", "seconds",
 	          "cause", gp_cause_key, GP_NCAUSES, om_cause);
 	om_family(l, out, "gpuprof_ledger_ended_gpu_seconds",
-	          "GPU-seconds of jobs that failed, ran out of memory or timed out", "seconds",
-	          "end", gp_end_name, GP_NEND, om_end);
+	          "GPU-seconds of jobs that ended badly: failed, out of memory, timed out, "
+	          "cancelled, preempted or requeued",
+	          "seconds", "end", gp_end_name, GP_NEND, om_end);
 	om_family(l, out, "gpuprof_ledger_jobs",
 	          "GPU jobs; with a gpuprof record; with a record refused as malformed", NULL,
 	          "kind", kinds, 3, om_jobs);
+	/* the feed itself, so that a dashboard sees it broken: the lines read and what became
+	 * of them, the range asked and the Ends of the jobs counted */
+	static const char *const lk[] = {"read",    "unreadable", "duplicate", "out_of_range",
+	                                 "running", "step",       "not_gpu"};
+	const uint64_t lv[] = {l->lines,   l->bad_lines, l->duplicates, l->out_of_range,
+	                       l->running, l->steps,     l->not_gpu};
+	om_head(out, "gpuprof_ledger_lines",
+	        "lines of sacct's output read; unreadable ones (said on stderr), and those "
+	        "skipped: a job seen before, ended out of the range, still running, a step, no "
+	        "GPU",
+	        NULL);
+	for (int i = 0; i < 7; i++)
+		om_sample(out, "gpuprof_ledger_lines", "{", 1, "kind", lk[i], (double)lv[i]);
+	om_head(out, "gpuprof_ledger_range_timestamp_seconds",
+	        "the range asked: GPU jobs that ended from since to until (Unix time)", "seconds");
+	om_sample(out, "gpuprof_ledger_range_timestamp_seconds", "{", 1, "edge", "since",
+	          (double)l->since);
+	om_sample(out, "gpuprof_ledger_range_timestamp_seconds", "{", 1, "edge", "until",
+	          (double)l->until);
+	om_head(out, "gpuprof_ledger_job_end_timestamp_seconds",
+	        "the End of the first and of the last GPU job counted (Unix time; 0: none)",
+	        "seconds");
+	om_sample(out, "gpuprof_ledger_job_end_timestamp_seconds", "{", 1, "edge", "first",
+	          (double)l->first_end);
+	om_sample(out, "gpuprof_ledger_job_end_timestamp_seconds", "{", 1, "edge", "last",
+	          (double)l->last_end);
 	fprintf(out, "# EOF\n");
 }
 
@@ -532,8 +665,9 @@ static void html_totals(const gp_ledger_t *l, FILE *out)
 	        (unsigned long long)t->refused, (unsigned long long)t->scaled);
 	fprintf(out,
 	        "<p class=ended>Ended badly: failed %.1f h, out of memory %.1f h, timed out %.1f "
-	        "h</p>\n",
-	        H(t->end_s[GP_END_FAILED]), H(t->end_s[GP_END_OOM]), H(t->end_s[GP_END_TIMEOUT]));
+	        "h, cancelled %.1f h, preempted or requeued %.1f h</p>\n",
+	        H(t->end_s[GP_END_FAILED]), H(t->end_s[GP_END_OOM]), H(t->end_s[GP_END_TIMEOUT]),
+	        H(t->end_s[GP_END_CANCELLED]), H(t->end_s[GP_END_PREEMPTED]));
 	fprintf(out, "<p class=week>Week over week: %s</p>\n", week_text(t, wk, sizeof(wk)));
 }
 

@@ -148,7 +148,7 @@ assert abs(sum(tot["gpu_s"].values()) - alloc) < 1e-3 or sum(tot["records_gpu_s"
 assert tot["gpu_s"]["compute"] < 1000, tot["gpu_s"]["compute"]
 assert l["skipped"] == {"steps": 1, "not_gpu": 1, "running": 1, "out_of_range": 1, "unreadable": 0, "duplicates": 0}, l["skipped"]
 # how jobs ended: 202 failed with a CUDA OOM, 206 OUT_OF_MEMORY, 204 TIMEOUT
-assert tot["ended_s"] == {"failed": 0, "oom": 20 + 100, "timeout": 30}, tot["ended_s"]
+assert tot["ended_s"] == {"failed": 0, "oom": 20 + 100, "timeout": 30, "cancelled": 0, "preempted": 0}, tot["ended_s"]
 # weeks before 2026-12-06: 203 and 205 ended in the one before the last
 assert tot["week_before"]["allocated_s"] == 40 + 40 and tot["last_week"]["allocated_s"] == alloc - 80
 g = {(x["user"], x["account"], x["partition"]): x for x in l["groups"]}
@@ -555,6 +555,136 @@ assert p.tags.get("span", 0) > 20  # the cause bars
 PY
 	ok $? "html: headless Chromium's DOM has the three tables, the bars, the note's link, and a job name as text, never a script"
 fi
+
+# 3b. issue 48's leftovers (session 33)
+HDR='JobID|User|Account|Partition|JobName|NodeList|State|End|ElapsedRaw|AllocTRES|SystemComment'
+# a job on 10 000 nodes (a range), one on 10 000 nodes of a fragmented cluster (a list of
+# 60 KB), each with a GPU a node: --by node has 10 000 nodes of each, an hour a node (the
+# list was cut at 4 096 hosts, and each bracket at 255 bytes: 42 hosts); a file's range of
+# 4 294 967 296 hosts is an unreadable line, never a job
+python3 - "$T/nodes.txt" "$HDR" <<'PY'
+import sys
+hosts = ",".join(f"{i:05d}" for i in range(1, 20000, 2))
+with open(sys.argv[1], "w") as f:
+    f.write(sys.argv[2] + "\n")
+    f.write("801|alice|phys|gpu|big|a[00001-10000]|COMPLETED|2026-12-05T12:00:00|3600|cpu=1,gres/gpu=10000|\n")
+    f.write(f"802|bob|chem|gpu|frag|b[{hosts}]|COMPLETED|2026-12-05T12:00:00|3600|cpu=1,gres/gpu=10000|\n")
+    f.write("803|eve|chem|gpu|huge|c[0-4294967295]|COMPLETED|2026-12-05T12:00:00|3600|cpu=1,gres/gpu=1|\n")
+PY
+"$G" ledger --from-file "$T/nodes.txt" --until 2026-12-06 --by node -f json 2>"$T/nodes.err" | python3 -c 'import json, sys
+l = json.load(sys.stdin)
+g = {x["node"]: x for x in l["groups"]}
+a = [n for n in g if n.startswith("a")]
+b = [n for n in g if n.startswith("b")]
+assert len(a) == 10000 and len(b) == 10000 and len(g) == 20000, (len(a), len(b), len(g))
+assert "a10000" in g and "b19999" in g and "b00002" not in g
+assert all(abs(x["allocated_s"] - 3600) < 1e-6 for x in g.values())
+assert l["total"]["jobs"] == 2 and l["skipped"]["unreadable"] == 1, (l["total"]["jobs"], l["skipped"])' &&
+	grep -q "NodeList of more hosts than a job can hold" "$T/nodes.err"
+ok $? "--by node: a job on 10 000 nodes (a range, and a 60 KB list) has each, an hour each; 4 294 967 296 hosts is an unreadable line"
+# every Slurm end state but COMPLETED ended badly, in a class (job_state_string() of
+# src/common/slurm_protocol_defs.c; doc/admin.md's table): BOOT_FAIL and NODE_FAIL failed,
+# DEADLINE timed out (before: both counted as ending well), CANCELLED and REVOKED cancelled,
+# PREEMPTED and the REQUEUED runs preempted; RESIZING ended well; CONFIGURING, COMPLETING
+# and the like are still allocated. Each job's seconds a power of 2, so each sum says which
+{
+	echo "$HDR"
+	i=0
+	for st in COMPLETED FAILED NODE_FAIL BOOT_FAIL SPECIAL_EXIT OUT_OF_MEMORY TIMEOUT DEADLINE \
+		"CANCELLED by 1000" REVOKED PREEMPTED REQUEUED REQUEUE_FED REQUEUE_HOLD RESIZING \
+		CONFIGURING COMPLETING STOPPED SIGNALING STAGE_OUT RESV_DEL_HOLD; do
+		echo "$((900 + i))|alice|phys|gpu|s$i|n1|$st|2026-12-05T12:00:00|$((1 << i))|cpu=1,gres/gpu=1|"
+		i=$((i + 1))
+	done
+} >"$T/states.txt"
+"$G" ledger --from-file "$T/states.txt" --until 2026-12-06 -f json 2>/dev/null | python3 -c 'import json, sys
+l = json.load(sys.stdin)
+e = l["total"]["ended_s"]
+want = {"failed": 2 + 4 + 8 + 16, "oom": 32, "timeout": 64 + 128, "cancelled": 256 + 512,
+        "preempted": 1024 + 2048 + 4096 + 8192}
+assert e == want, (e, want)
+assert l["total"]["jobs"] == 15 and l["skipped"]["running"] == 6, (l["total"]["jobs"], l["skipped"])' &&
+	"$G" ledger --from-file "$T/states.txt" --until 2026-12-06 2>/dev/null |
+	grep -q "^ended badly: failed 0.0 h, out of memory 0.0 h, timed out 0.1 h, cancelled 0.2 h, preempted or requeued 4.3 h"
+ok $? "every end state but COMPLETED and RESIZING ended badly: BOOT_FAIL failed, DEADLINE timed out, CANCELLED, PREEMPTED and REQUEUED in classes of their own"
+# an empty range in OpenMetrics: every family has its samples, 0 where 0 is the truth (a
+# family without a sample is dropped by the textfile collector, and a dashboard reads no
+# data, not "no GPU job"); before: HELP and TYPE lines alone
+echo "$HDR" >"$T/empty.txt"
+"$G" ledger --from-file "$T/empty.txt" --until 2026-12-06 -f openmetrics -o "$T/empty.prom" 2>/dev/null &&
+	python3 "$H/om_check.py" "$T/empty.prom" && python3 - "$T/empty.prom" <<'PY'
+import re, sys
+fams, samples = [], {}
+for line in open(sys.argv[1]):
+    if line.startswith("# TYPE "):
+        fams.append(line.split()[2])
+    elif not line.startswith("#"):
+        name, v = re.match(r"([a-z_]+)(?:\{.*\})? (\S+)$", line.strip()).groups()
+        samples.setdefault(name, []).append(float(v))
+assert len(fams) == 7 and all(samples.get(f) for f in fams), (fams, samples.keys())
+for f in ("gpuprof_ledger_allocated_gpu_seconds", "gpuprof_ledger_gpu_seconds",
+          "gpuprof_ledger_ended_gpu_seconds", "gpuprof_ledger_jobs"):
+    assert all(v == 0 for v in samples[f]), (f, samples[f])
+assert len(samples["gpuprof_ledger_gpu_seconds"]) == 9 and len(samples["gpuprof_ledger_jobs"]) == 3
+PY
+r=$?
+if [ $r = 0 ] && command -v promtool >/dev/null; then
+	promtool check metrics <"$T/empty.prom" >/dev/null 2>&1
+	r=$?
+fi
+ok $r "openmetrics of an empty range: every family's samples, 0 (the strict checker and promtool take it)"
+# a broken feed seen from the metrics and the JSON: the unreadable lines and the Ends the
+# jobs cover, beside the range asked (before: the unreadable count in JSON alone)
+{
+	echo "$HDR"
+	echo "811|alice|phys|gpu|a|n1|COMPLETED|2026-12-01T10:00:00|60|cpu=1,gres/gpu=1|"
+	echo "812|alice|phys|gpu|b|n1|COMPLETED|2026-12-04T10:00:00|60|cpu=1,gres/gpu=1|"
+	echo "813|alice|phys|gpu|c|n1|COMPLETED|1764500000|60|cpu=1,gres/gpu=1|"
+	echo "814|alice|phys|gpu|d|n1|COMPLETED|2026-10-04T10:00:00|60|cpu=1,gres/gpu=1|"
+} >"$T/feed.txt"
+"$G" ledger --from-file "$T/feed.txt" --until 2026-12-06 -f openmetrics -o "$T/feed.prom" 2>/dev/null
+"$G" ledger --from-file "$T/feed.txt" --until 2026-12-06 -f json -o "$T/feed.json" 2>/dev/null
+python3 - "$T/feed.prom" "$T/feed.json" <<'PY'
+import json, sys, time
+m = {}
+for line in open(sys.argv[1]):
+    if not line.startswith("#"):
+        k, v = line.rsplit(" ", 1)
+        m[k] = float(v)
+j = json.load(open(sys.argv[2]))
+ts = lambda s: int(time.mktime(time.strptime(s, "%Y-%m-%dT%H:%M:%S")))
+assert m['gpuprof_ledger_lines{kind="unreadable"}'] == 1 and m['gpuprof_ledger_lines{kind="read"}'] == 5, m
+assert m['gpuprof_ledger_lines{kind="out_of_range"}'] == 1, m
+assert m['gpuprof_ledger_range_timestamp_seconds{edge="until"}'] == j["until"] == ts("2026-12-06T00:00:00"), m
+assert m['gpuprof_ledger_range_timestamp_seconds{edge="since"}'] == j["since"], m
+assert m['gpuprof_ledger_job_end_timestamp_seconds{edge="first"}'] == j["job_ends"]["first"] == ts("2026-12-01T10:00:00"), m
+assert m['gpuprof_ledger_job_end_timestamp_seconds{edge="last"}'] == j["job_ends"]["last"] == ts("2026-12-04T10:00:00"), m
+PY
+r=$?
+[ $r = 0 ] && command -v promtool >/dev/null && { promtool check metrics <"$T/feed.prom" >/dev/null 2>&1 || r=1; }
+ok $r "openmetrics and JSON: unreadable and skipped lines, the range asked and the first and last End of the jobs counted"
+# refused records past the 20 said on stderr: JSON lists every one's job and why, up to
+# 10 000, and counts the rest (before: the 21st on named nowhere)
+python3 - "$T/refused.txt" "$HDR" <<'PY'
+import sys
+with open(sys.argv[1], "w") as f:
+    f.write(sys.argv[2] + "\n")
+    for i in range(10005):
+        f.write(f"{100000 + i}|bob|chem|gpu|r|n1|COMPLETED|2026-12-05T12:00:00|60|cpu=1,gres/gpu=1|gpuprof-record/9 x=1\n")
+PY
+"$G" ledger --from-file "$T/refused.txt" --until 2026-12-06 -f json 2>"$T/refused.err" | python3 -c 'import json, sys
+r = json.load(sys.stdin)["refused_records"]
+assert r["count"] == 10005 and r["more"] == 5 and len(r["jobs"]) == 10000, (r["count"], r["more"], len(r["jobs"]))
+assert r["jobs"][0]["job"] == "100000" and r["jobs"][-1]["job"] == "109999", (r["jobs"][0], r["jobs"][-1])
+assert all("version" in x["why"] for x in r["jobs"]), r["jobs"][0]' &&
+	[ "$(grep -c "record refused" "$T/refused.err")" = 20 ] && grep -q "9985 more records refused" "$T/refused.err"
+ok $? "refused records: JSON lists 10 000 jobs with why, and 5 more counted; stderr says 20"
+# an unreadable line's text on stderr goes through the project's one rule (gp_shown): a
+# tab, an escape, a C1 control and a bidirectional override each a '?'
+printf '%s\n9\tx\033[2J\302\205\342\200\256|only\n' "$HDR" >"$T/ctl.txt"
+"$G" ledger --from-file "$T/ctl.txt" --until 2026-12-06 -f json >/dev/null 2>"$T/ctl.err"
+grep -qF 'unreadable (a line cut short at the end): 9?x?[2J??|only' "$T/ctl.err"
+ok $? "an unreadable line's controls are '?' on stderr ($(grep unreadable "$T/ctl.err" | head -c 160))"
 
 # 4. the command line
 out=$(PATH=/nonexistent "$G" ledger --help 2>&1)
