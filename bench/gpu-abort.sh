@@ -56,6 +56,7 @@ for i in $(seq ${N:-8}); do
 		detach) envs="GPUPROF_CUPTI_DETACH=true" ;; # the poll's detach forced on in PyTorch
 		nohist_nopoll) envs="GPUPROF_TORCH_HISTORY=0 GPUPROF_CUPTI_DETACH_POLL_MS=0" ;;
 		nohist_nodetach) envs="GPUPROF_TORCH_HISTORY=0 GPUPROF_CUPTI_DETACH=false" ;;
+		*) echo "gpu-abort.sh: unknown variant $v" >&2; exit 2 ;;
 		esac
 		rm -rf $W/run
 		t0=$(date +%s.%N)

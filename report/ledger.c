@@ -36,9 +36,11 @@ enum {
 static const char *const field_name[NF] = {"JobID",      "User",      "Account",      "Partition",
                                            "JobName",    "NodeList",  "State",        "End",
                                            "ElapsedRaw", "AllocTRES", "SystemComment"};
-#define MAX_COLS      64
-#define REFUSED_SAID  20                    /* refusals printed; the rest counted */
-#define MAX_JOB_NODES 1000000u              /* a job's hosts, at most (more: its line refused) */
+#define MAX_COLS     64
+#define REFUSED_SAID 20 /* refusals printed; the rest counted */
+/* a job's hosts, at most (more: its line refused): past the largest clusters; a 20-byte
+ * node list (n[1-65536]) costs --by node at most that many host groups, not a million */
+#define MAX_JOB_NODES 65536u
 #define MAX_GPUS      1000000               /* a job's GPUs, at most (more: a line refused) */
 #define MAX_ELAPSED_S (100.0 * 365 * 86400) /* a job's ElapsedRaw, at most */
 /* physical lines one job name's newlines may make under sacct -P's own "|" (slurmdbd

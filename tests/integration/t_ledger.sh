@@ -561,7 +561,8 @@ HDR='JobID|User|Account|Partition|JobName|NodeList|State|End|ElapsedRaw|AllocTRE
 # a job on 10 000 nodes (a range), one on 10 000 nodes of a fragmented cluster (a list of
 # 60 KB), each with a GPU a node: --by node has 10 000 nodes of each, an hour a node (the
 # list was cut at 4 096 hosts, and each bracket at 255 bytes: 42 hosts); a file's range of
-# 4 294 967 296 hosts is an unreadable line, never a job
+# 4 294 967 296 hosts, or 65 537 (a 20-byte list that cost --by node a million host
+# groups where a job could hold 1 000 000: the reviewer), is an unreadable line, never a job
 python3 - "$T/nodes.txt" "$HDR" <<'PY'
 import sys
 hosts = ",".join(f"{i:05d}" for i in range(1, 20000, 2))
@@ -570,6 +571,7 @@ with open(sys.argv[1], "w") as f:
     f.write("801|alice|phys|gpu|big|a[00001-10000]|COMPLETED|2026-12-05T12:00:00|3600|cpu=1,gres/gpu=10000|\n")
     f.write(f"802|bob|chem|gpu|frag|b[{hosts}]|COMPLETED|2026-12-05T12:00:00|3600|cpu=1,gres/gpu=10000|\n")
     f.write("803|eve|chem|gpu|huge|c[0-4294967295]|COMPLETED|2026-12-05T12:00:00|3600|cpu=1,gres/gpu=1|\n")
+    f.write("804|eve|chem|gpu|past|d[1-65537]|COMPLETED|2026-12-05T12:00:00|3600|cpu=1,gres/gpu=1|\n")
 PY
 "$G" ledger --from-file "$T/nodes.txt" --until 2026-12-06 --by node -f json 2>"$T/nodes.err" | python3 -c 'import json, sys
 l = json.load(sys.stdin)
@@ -579,9 +581,9 @@ b = [n for n in g if n.startswith("b")]
 assert len(a) == 10000 and len(b) == 10000 and len(g) == 20000, (len(a), len(b), len(g))
 assert "a10000" in g and "b19999" in g and "b00002" not in g
 assert all(abs(x["allocated_s"] - 3600) < 1e-6 for x in g.values())
-assert l["total"]["jobs"] == 2 and l["skipped"]["unreadable"] == 1, (l["total"]["jobs"], l["skipped"])' &&
+assert l["total"]["jobs"] == 2 and l["skipped"]["unreadable"] == 2, (l["total"]["jobs"], l["skipped"])' &&
 	grep -q "NodeList of more hosts than a job can hold" "$T/nodes.err"
-ok $? "--by node: a job on 10 000 nodes (a range, and a 60 KB list) has each, an hour each; 4 294 967 296 hosts is an unreadable line"
+ok $? "--by node: a job on 10 000 nodes (a range, and a 60 KB list) has each, an hour each; 4 294 967 296 hosts, or 65 537 (more than a job holds), is an unreadable line"
 # every Slurm end state but COMPLETED ended badly, in a class (job_state_string() of
 # src/common/slurm_protocol_defs.c; doc/admin.md's table): BOOT_FAIL and NODE_FAIL failed,
 # DEADLINE timed out (before: both counted as ending well), CANCELLED and REVOKED cancelled,
