@@ -435,8 +435,8 @@ const gp_field_t gp_rank_fields[] = {
         "cudaProfilerStart/Stop); 0 for steps found from kernels or optimizer returns"),
     U32("steps", "durations_of", steps.nall, NULL, "post-warm-up samples of the headline"),
     FN("steps", "durations_ms", v_durations, "ms",
-       "the headline's samples: all up to 512, else 512 evenly spaced, first and last "
-       "included (mean, median, p95 are from all)"),
+       "the headline's samples: all up to 512, else the medians of 512 blocks of "
+       "consecutive steps (mean, median, p95 are from all)"),
 
     /* the steps got slower at one step and stayed so (steps.shift, finding slowdown);
        null where they did not */
@@ -450,7 +450,8 @@ const gp_field_t gp_rank_fields[] = {
     F64("slowdown", "before_ms", steps.shift.before_ms, 6, "ms", "the median step before it"),
     F64("slowdown", "after_ms", steps.shift.after_ms, 6, "ms", "the median step from it on"),
     U32("slowdown", "before_samples", steps.shift.nbefore, NULL,
-        "headline samples before it (of the kept ones, steps.durations_ms)"),
+        "post-warm-up steps before it (all of them, also where more than the 512 "
+        "steps.durations_ms keeps)"),
     U32("slowdown", "after_samples", steps.shift.nafter, NULL, "... from it on"),
 
     U64("gpu", "kernels_total", gpu.kernels_total, NULL, "kernels recorded"),

@@ -1250,6 +1250,24 @@ static unsigned job_steps(const gp_job_t *j)
 	return n;
 }
 
+/* a figure of diff's table, or '-' where it was not measured (null in report.json) */
+static const char *diff_fig(char *buf, bool measured, int prec, double v)
+{
+	if (!measured)
+		return "-";
+	snprintf(buf, 32, "%.*f", prec, v);
+	return buf;
+}
+
+/* ... a change in per cent */
+static const char *diff_pct(char *buf, bool measured, double v)
+{
+	if (!measured)
+		return "-";
+	snprintf(buf, 32, "%+.1f%%", v);
+	return buf;
+}
+
 /* a finding as a person names it: its rule's name (the id is report.json's) */
 static const char *finding_name(const gp_finding_t *f)
 {
@@ -1422,13 +1440,19 @@ static int cmd_diff(int argc, char **argv)
 	                      : sig                  ? "significant, below the threshold"
 	                                             : "within noise";
 	regress |= sig && big && ds > 0;
+	char fa[32], fb[32], fd[32];
 	printf("%-28s %14s %14s %9s\n", "", "A", "B", "change");
-	printf("%-28s %14.3f %14.3f %+8.1f%%  %s\n", "median step ms", ma, mb, ds, verdict);
-	printf("%-28s %14s %14s\n", "  measured as", a.step_basis[0] ? a.step_basis : "-",
-	       b.step_basis[0] ? b.step_basis : "-");
-	printf("%-28s %14zu %14zu   Mann-Whitney p=%.3g, P(B step > A step)=%.2f\n",
-	       "  step samples (all ranks)", na, nb, p, eff);
-	if (strcmp(a.step_basis, b.step_basis))
+	printf("%-28s %14s %14s %9s  %s\n", "median step ms", diff_fig(fa, na, 3, ma),
+	       diff_fig(fb, nb, 3, mb), diff_pct(fd, na && nb, ds), verdict);
+	printf("%-28s %14s %14s\n", "  measured as",
+	       a.step_basis[0] ? a.step_basis : "not measured",
+	       b.step_basis[0] ? b.step_basis : "not measured");
+	if (na && nb)
+		printf("%-28s %14zu %14zu   Mann-Whitney p=%.3g, P(B step > A step)=%.2f\n",
+		       "  step samples (all ranks)", na, nb, p, eff);
+	else
+		printf("%-28s %14zu %14zu   no test\n", "  step samples (all ranks)", na, nb);
+	if (a.step_basis[0] && b.step_basis[0] && strcmp(a.step_basis, b.step_basis))
 		printf("  note: A and B measure steps differently (%s vs %s): compare with care\n",
 		       a.step_basis, b.step_basis);
 	free(sa);
@@ -1438,9 +1462,13 @@ static int cmd_diff(int argc, char **argv)
 		pa = a.ranks[i].memory.peak > pa ? a.ranks[i].memory.peak : pa;
 	for (unsigned i = 0; i < b.nranks; i++)
 		pb = b.ranks[i].memory.peak > pb ? b.ranks[i].memory.peak : pb;
-	double dm = pa ? 100.0 * ((double)pb / pa - 1) : 0;
-	printf("%-28s %14.1f %14.1f %+8.1f%%%s\n", "peak device MiB", pa / 1048576.0,
-	       pb / 1048576.0, dm, dm >= thr ? "  REGRESSION" : "");
+	double dm = pa && pb ? 100.0 * ((double)pb / pa - 1) : 0; /* 0: not measured */
+	printf("%-28s %14s %14s %9s%s\n", "peak device MiB",
+	       diff_fig(fa, pa != 0, 1, pa / 1048576.0), diff_fig(fb, pb != 0, 1, pb / 1048576.0),
+	       diff_pct(fd, pa && pb, dm),
+	       dm >= thr    ? "  REGRESSION"
+	       : !pa || !pb ? "  not measured"
+	                    : "");
 	regress |= dm >= thr;
 	unsigned sta = job_steps(&a), stb = job_steps(&b);
 	printf("\ntop kernels (GPU ms per step, %u and %u steps):\n", sta, stb);

@@ -201,8 +201,8 @@ static void slowdown_describe(const gp_rule_ctx_t *c, gp_finding_t *f, const gp_
 	    sh->after_ms, sh->nafter, when, sh->ratio);
 	if (w->steps.nall > w->steps.nms)
 		gp_cat(f->evidence, sizeof(f->evidence),
-		       "(of %u samples kept of %u steps: the medians are the kept ones'); ",
-		       w->steps.nms, w->steps.nall);
+		       "(found on the medians of %u blocks of its %u steps); ", w->steps.nms,
+		       w->steps.nall);
 	if (job->nranks == 1)
 		gp_cat(f->evidence, sizeof(f->evidence), "the job's only rank");
 	else if (n == job->nranks)

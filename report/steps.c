@@ -795,29 +795,23 @@ static void mark_traced(rank_data_t *d)
 }
 
 /* A level shift in the headline's samples (stepshape.h), found on the kept ones; where
- * they are evenly spaced over more, its onset placed among all the samples between the
- * kept one before it and the kept onset (the first split there with the fewest on the
- * wrong side of the threshold); its step, and when that step began after the program's
- * start. */
+ * they are the medians of blocks of steps, its onset placed among the steps of the blocks
+ * around the onset block (the first split there with the fewest on the wrong side of the
+ * threshold), and the medians and counts before and after it those of the steps; its step,
+ * and when that step began after the program's start. */
 static void level_shift(gp_rank_t *r, const rank_data_t *d, const double *head,
                         const unsigned *head_i, size_t nh)
 {
 	gp_step_shift_t *sh = &r->steps.shift;
-	/* the search on every step's time where there are few, else on the medians of
-	 * GP_STEP_KEEP blocks of consecutive steps: evenly spaced point samples alias with a
-	 * periodic step (10/30 ms alternating over 1024 steps read as "3.0x slower from step
-	 * 513"), a block's median holds each phase (the tester, session 32) */
-	size_t keep = nh <= GP_STEP_KEEP ? nh : GP_STEP_KEEP;
-	double *bm = keep < nh ? malloc(keep * sizeof(double)) : NULL;
-	if (keep < nh && !bm)
+	/* the search on the kept samples: every step's time where there are few, else the
+	 * medians of GP_STEP_KEEP blocks of consecutive steps (keep_samples): evenly spaced
+	 * point samples alias with a periodic step (10/30 ms alternating over 1024 steps read
+	 * as "3.0x slower from step 513"), a block's median holds each phase (the tester,
+	 * session 32) */
+	size_t keep = r->steps.nms;
+	if (keep != (nh <= GP_STEP_KEEP ? nh : GP_STEP_KEEP))
 		return;
-	for (size_t b = 0; bm && b < keep; b++) {
-		size_t a = b * nh / keep, z = (b + 1) * nh / keep;
-		bm[b] = gp_median(head + a, z - a);
-	}
-	bool found = gp_step_shift(bm ? bm : head, keep, strcmp(r->steps.basis, "gpu") != 0, sh);
-	free(bm);
-	if (!found)
+	if (!gp_step_shift(r->steps.ms, keep, strcmp(r->steps.basis, "gpu") != 0, sh))
 		return;
 	size_t h1 = sh->at, h0 = h1;
 	if (nh > keep && keep > 1) { /* the onset among the steps of the blocks around it */
@@ -837,6 +831,10 @@ static void level_shift(gp_rank_t *r, const rank_data_t *d, const double *head,
 			wrong -= head[j] < thr;
 		}
 		h1 = at;
+		/* the figures of the steps, not of the blocks */
+		sh->before_ms = gp_median(head, h1), sh->after_ms = gp_median(head + h1, nh - h1);
+		sh->ratio = sh->before_ms > 0 ? sh->after_ms / sh->before_ms : 0;
+		sh->nbefore = (unsigned)h1, sh->nafter = (unsigned)(nh - h1);
 	}
 	sh->step = head_i[h1];
 	uint64_t t0 = d->start_ts ? d->start_ts : d->first_ts;
@@ -845,7 +843,11 @@ static void level_shift(gp_rank_t *r, const rank_data_t *d, const double *head,
 }
 
 /* The headline's samples the rank keeps (steps.ms, steps.no): all of them up to
- * GP_STEP_KEEP, else GP_STEP_KEEP evenly spaced, the first and the last included */
+ * GP_STEP_KEEP; else the medians of GP_STEP_KEEP blocks of consecutive steps, each at
+ * its block's first step. Not evenly spaced steps: those alias with a periodic step (10/30
+ * ms alternating, 1025 steps kept every 2nd one: all 10 ms; 1026: half of them 30 ms), and
+ * what reads them (`gpuprof diff`, the slowdown search, the step shape) would see a
+ * change where there is none. */
 static void keep_samples(gp_rank_t *r, const double *head, const unsigned *head_i, size_t nh)
 {
 	free(r->steps.ms);
@@ -853,10 +855,10 @@ static void keep_samples(gp_rank_t *r, const double *head, const unsigned *head_
 	size_t keep = nh < GP_STEP_KEEP ? nh : GP_STEP_KEEP;
 	r->steps.ms = malloc((keep ? keep : 1) * sizeof(double));
 	r->steps.no = malloc((keep ? keep : 1) * sizeof(unsigned));
-	for (size_t j = 0; r->steps.ms && r->steps.no && j < keep; j++) {
-		size_t at = keep > 1 ? (size_t)((uint64_t)j * (nh - 1) / (keep - 1)) : 0;
-		r->steps.ms[j] = head[at];
-		r->steps.no[j] = head_i[at];
+	for (size_t b = 0; r->steps.ms && r->steps.no && b < keep; b++) {
+		size_t a = b * nh / keep, z = (b + 1) * nh / keep;
+		r->steps.ms[b] = z - a > 1 ? gp_median(head + a, z - a) : head[a];
+		r->steps.no[b] = head_i[a];
 	}
 	r->steps.nms = r->steps.ms && r->steps.no ? (unsigned)keep : 0;
 	r->steps.nall = r->steps.nms ? (unsigned)nh : 0;

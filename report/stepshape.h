@@ -62,7 +62,8 @@ void gp_step_shape(const double *v, size_t n, double median_ms, double mean_peri
 typedef struct gp_step_shift {
 	double ratio;               /* after_ms / before_ms; 0: no shift */
 	double before_ms, after_ms; /* the medians either side of the onset */
-	unsigned nbefore, nafter;   /* headline samples either side (of the kept ones) */
+	unsigned nbefore, nafter;   /* samples either side; steps.c: steps, also where more
+	                               than the kept ones */
 	unsigned at;                /* the onset's index into the samples */
 	unsigned step;              /* its step number, from 0 (steps.c) */
 	double at_s; /* when that step began, s after the program's start (steps.c); -1 unknown */

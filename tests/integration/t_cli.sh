@@ -123,6 +123,17 @@ ok $? "a second run goes to gpuprof-local.1, the first kept, the program's statu
 	"$GP" report --format=json gpuprof-local.1 | python3 -c 'import json,sys; r=json.load(sys.stdin)["ranks"][0]; assert r["outcome"] == "exit 0", r["outcome"]'
 ok $? "--force-overwrite: the earlier run replaced in its directory"
 
+# gpuprof diff: what was not measured reads '-' and "not measured", never 0.000 or an empty
+# basis (issue 50): a run without steps or memory data against one with both
+(unset SLURM_JOB_ID SLURM_STEP_ID SLURM_PROCID SLURM_RESTART_COUNT
+ "$GP" run --modes=nvtx -o bare -- true >/dev/null 2>&1)
+cp -r "$F/leak" dleak && "$GP" diff bare dleak >diff.txt 2>&1
+grep -qE '^median step ms +- +[0-9.]+ +- +no steps to compare' diff.txt &&
+	grep -qE '^  measured as +not measured +gpu$' diff.txt &&
+	grep -qE '^peak device MiB +- +[0-9.]+ +- +not measured$' diff.txt &&
+	! grep -q '0\.000\|( vs' diff.txt
+ok $? "diff: not measured reads '-' ($(grep -E '^(median|peak)' diff.txt | tr -s ' ' | tr '\n' ';'))"
+
 # every JSON writer: valid UTF-8 and valid JSON whatever the NVTX names' bytes
 strict() { python3 -c 'import json,sys
 for p in sys.argv[1:]:

@@ -240,6 +240,44 @@ static void many_steps_shift(void)
 	ok(r.steps.shift.ratio > 1.9 && r.steps.shift.step == 600,
 	   "1200 steps, twice as long from step 600: found there (step %u, x%.2f)",
 	   r.steps.shift.step, r.steps.shift.ratio);
+	/* the medians and counts either side are the steps', not the blocks' */
+	ok(near(r.steps.shift.before_ms, 10, 1e-3) && near(r.steps.shift.after_ms, 20, 1e-3) &&
+	       r.steps.shift.nbefore + r.steps.shift.nafter == r.steps.nall,
+	   "... its medians 10 and 20 ms over %u + %u of the %u steps (%.3f, %.3f)",
+	   r.steps.shift.nbefore, r.steps.shift.nafter, r.steps.nall, r.steps.shift.before_ms,
+	   r.steps.shift.after_ms);
+}
+
+/* What `gpuprof diff` compares: the kept samples of two runs of one program whose steps
+ * alternate 10/30 ms. Evenly spaced ones alias: 1025 steps kept every 2nd (all 10 ms),
+ * 1026 half of them 30 ms, read as "+200 % REGRESSION" (the report32 tester); the medians
+ * of blocks of consecutive steps are alike */
+static void kept_alias(void)
+{
+	static const uint64_t alt[] = {10 * MS, 30 * MS};
+	double worst = 1, *k[2] = {NULL, NULL};
+	unsigned nk[2] = {0, 0}, at = 0;
+	for (uint32_t n = 1020; n <= 1040; n++) {
+		for (int j = 0; j < 2; j++) {
+			windowed_at(n + (uint32_t)j, 0, n + j, n + j, alt, 2, n + j, true);
+			free(k[j]);
+			nk[j] = r.steps.nms;
+			k[j] = malloc(nk[j] * sizeof(double));
+			memcpy(k[j], r.steps.ms, nk[j] * sizeof(double));
+		}
+		double eff = 0.5, p = gp_mann_whitney(k[0], nk[0], k[1], nk[1], &eff);
+		double ch = gp_median(k[1], nk[1]) / gp_median(k[0], nk[0]);
+		if (p < worst)
+			worst = p, at = n;
+		if (p < 0.01 && fabs(ch - 1) >= 0.05)
+			break;
+	}
+	ok(worst >= 0.01,
+	   "alternating 10/30 ms, n against n+1 steps (n 1020-1040): the kept "
+	   "samples alike (the lowest Mann-Whitney p %.3g, at %u steps)",
+	   worst, at);
+	free(k[0]);
+	free(k[1]);
 }
 
 /* A thread without a range of its own (autograd) launches inside the step's range. */
@@ -787,6 +825,7 @@ int main(void)
 	windows_no_markers();
 	windows_shift();
 	many_steps_shift();
+	kept_alias();
 	cross_thread();
 	sync_idle();
 	stats();
