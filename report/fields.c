@@ -261,6 +261,16 @@ static bool m_steps(const gp_rank_t *r)
 	return r->steps.nall > 0;
 }
 /* a median's 95 % interval: 6 samples at least (gp_median_interval) */
+static bool m_work(const gp_rank_t *r)
+{
+	return r->steps.shift.work_ratio > 0;
+}
+
+static bool m_clock(const gp_rank_t *r)
+{
+	return r->steps.shift.clock_before_mhz > 0;
+}
+
 static bool m_interval(const gp_rank_t *r)
 {
 	return r->steps.nall >= 6;
@@ -453,6 +463,19 @@ const gp_field_t gp_rank_fields[] = {
         "post-warm-up steps before it (all of them, also where more than the 512 "
         "steps.durations_ms keeps)"),
     U32("slowdown", "after_samples", steps.shift.nafter, NULL, "... from it on"),
+    U32("slowdown", "period", steps.shift.period, NULL,
+        "1; or the steps alternate with this period and it was found on the medians of "
+        "blocks of that many steps"),
+    U32("slowdown", "levels", steps.shift.nlevels, NULL,
+        "2; more: a staircase, the shift its largest rise (the finding says each)"),
+    F64M("slowdown", "work_ratio", steps.shift.work_ratio, 3, NULL,
+         "the work per step grew with the time (kernels, bytes or thread blocks a step, "
+         "after over before): a planned change, no finding (null: it did not)",
+         m_work),
+    F64M("slowdown", "sm_clock_before_mhz", steps.shift.clock_before_mhz, 0, "MHz",
+         "NVML's SM clock before the onset, median (null: no samples)", m_clock),
+    F64M("slowdown", "sm_clock_after_mhz", steps.shift.clock_after_mhz, 0, "MHz", "... from it on",
+         m_clock),
 
     U64("gpu", "kernels_total", gpu.kernels_total, NULL, "kernels recorded"),
     U64("gpu", "kernels_in_steps", gpu.kernels_in_steps, NULL, "... inside the steps"),

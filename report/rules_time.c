@@ -147,7 +147,7 @@ static const gp_threshold_t slowdown_th[] = {
 static bool slowdown_holds(const gp_rank_t *r)
 {
 	const gp_step_shift_t *sh = &r->steps.shift;
-	return sh->ratio > 0 && sh->before_ms > 0 &&
+	return sh->ratio > 0 && sh->before_ms > 0 && !(sh->work_ratio > 0) &&
 	       sh->ratio >= gp_th(&gp_rule_slowdown, SLOWDOWN_RATIO) &&
 	       sh->nbefore >= gp_th(&gp_rule_slowdown, SLOWDOWN_BASE) &&
 	       sh->nafter >= gp_th(&gp_rule_slowdown, SLOWDOWN_SLOW);
@@ -203,6 +203,25 @@ static void slowdown_describe(const gp_rule_ctx_t *c, gp_finding_t *f, const gp_
 		gp_cat(f->evidence, sizeof(f->evidence),
 		       "(found on the medians of %u blocks of its %u steps); ", w->steps.nms,
 		       w->steps.nall);
+	if (sh->period > 1)
+		gp_cat(f->evidence, sizeof(f->evidence),
+		       "its steps alternate every %u: the medians are those of blocks of %u "
+		       "steps; ",
+		       sh->period, sh->period);
+	if (sh->nlevels > 2) { /* a staircase: each level */
+		gp_cat(f->evidence, sizeof(f->evidence), "in %u levels: %.3g ms", sh->nlevels,
+		       sh->level_ms[0]);
+		for (unsigned i = 1; i < sh->nlevels && i < GP_SHIFT_MAX_LEVELS; i++)
+			gp_cat(f->evidence, sizeof(f->evidence), ", %.3g ms from step %u",
+			       sh->level_ms[i], sh->level_step[i]);
+		gp_cat(f->evidence, sizeof(f->evidence), " (the largest rise said); ");
+	}
+	if (sh->clock_before_mhz > 0 &&
+	    sh->clock_after_mhz < GP_SHIFT_CLOCK_FELL * sh->clock_before_mhz)
+		gp_cat(f->evidence, sizeof(f->evidence),
+		       "NVML's SM clock fell at the onset, %.0f MHz before, %.0f MHz after: the "
+		       "GPU slowed (throttling: power, temperature, or clocks set lower); ",
+		       sh->clock_before_mhz, sh->clock_after_mhz);
 	if (job->nranks == 1)
 		gp_cat(f->evidence, sizeof(f->evidence), "the job's only rank");
 	else if (n == job->nranks)

@@ -794,10 +794,86 @@ static void mark_traced(rank_data_t *d)
 	}
 }
 
+/* The median of v[i] over the steps [a, b) with kernels of their own (nk[i] > 0) */
+static double traced_median(const double *v, const double *nk, size_t a, size_t b, double *tmp)
+{
+	size_t m = 0;
+	for (size_t i = a; i < b; i++)
+		if (nk[i] > 0)
+			tmp[m++] = v[i];
+	return m >= GP_LIVE_SLOW_MIN_STEPS ? gp_median(tmp, m) : 0;
+}
+
+/* A launch's thread blocks, from its configuration (GP_LAUNCH_FMT); 0: not recorded */
+static double launch_blocks(const rank_data_t *d, const kern_t *k)
+{
+	const char *s = k->kind == 0 && k->launch ? gp_rd_str(d, (uint32_t)k->launch) : NULL;
+	unsigned x, y, z;
+	return s && sscanf(s, "grid %u,%u,%u", &x, &y, &z) == 3 ? (double)x * y * z : 0;
+}
+
+/* The work per step either side of a shift's onset (stepshape.h: work_ratio): kernels,
+ * bytes copied or set and thread blocks launched in each post-warm-up step with kernels of
+ * its own, their medians before and from the onset on; the largest growth, where it is at
+ * least GP_SHIFT_WORK_SHARE of the time's. A batch-size ramp makes the steps slower with
+ * more work each: not the node's doing. */
+static void shift_work(gp_step_shift_t *sh, const rank_data_t *d, size_t w)
+{
+	size_t n = d->steps.n, at = sh->step;
+	static const char *what[3] = {"kernels", "bytes copied or set", "thread blocks"};
+	double *v[3], *tmp = calloc(n ? n : 1, sizeof(double));
+	for (int m = 0; m < 3; m++)
+		v[m] = calloc(n ? n : 1, sizeof(double));
+	if (!tmp || !v[0] || !v[1] || !v[2] || at <= w || at >= n)
+		goto out;
+	for (size_t i = 0; i < d->kerns.n; i++) {
+		const kern_t *k = &d->kerns.v[i];
+		size_t s = step_of_launch(d, gp_rd_launch_ts(d, k));
+		if (!s--)
+			continue;
+		v[0][s] += k->kind == 0;
+		v[1][s] += k->kind ? (double)k->bytes : 0;
+		v[2][s] += launch_blocks(d, k);
+	}
+	for (int m = 0; m < 3; m++) {
+		double b = traced_median(v[m], v[0], w, at, tmp),
+		       a = traced_median(v[m], v[0], at, n, tmp);
+		double g = b > 0 ? a / b : 0;
+		if (g >= 1 + GP_SHIFT_WORK_SHARE * (sh->ratio - 1) && g > sh->work_ratio)
+			sh->work_ratio = g, sh->work_what = what[m];
+	}
+out:
+	free(tmp);
+	for (int m = 0; m < 3; m++)
+		free(v[m]);
+}
+
+/* NVML's SM clock either side of the onset (its medians over the samples before the onset
+ * step's start and from it on) */
+static void shift_clock(gp_step_shift_t *sh, const rank_data_t *d)
+{
+	if (!d->nvml.n || sh->step >= d->steps.n)
+		return;
+	uint64_t t = d->steps.v[sh->step].start;
+	double *b = malloc(d->nvml.n * sizeof(double)), *a = malloc(d->nvml.n * sizeof(double));
+	size_t nb = 0, na = 0;
+	for (size_t i = 0; a && b && i < d->nvml.n; i++)
+		if (d->nvml.v[i].sm_mhz) {
+			if (d->nvml.v[i].ts < t)
+				b[nb++] = d->nvml.v[i].sm_mhz;
+			else
+				a[na++] = d->nvml.v[i].sm_mhz;
+		}
+	if (nb && na)
+		sh->clock_before_mhz = gp_median(b, nb), sh->clock_after_mhz = gp_median(a, na);
+	free(a);
+	free(b);
+}
+
 /* A level shift in the headline's samples (stepshape.h), found on the kept ones; where
  * they are the medians of blocks of steps, its onset placed among the steps of the blocks
  * around the onset block (the first split there with the fewest on the wrong side of the
- * threshold), and the medians and counts before and after it those of the steps; its step,
+ * threshold), the counts before and after it in steps (the medians the blocks'); its step,
  * and when that step began after the program's start. */
 static void level_shift(gp_rank_t *r, const rank_data_t *d, const double *head,
                         const unsigned *head_i, size_t nh)
@@ -831,15 +907,23 @@ static void level_shift(gp_rank_t *r, const rank_data_t *d, const double *head,
 			wrong -= head[j] < thr;
 		}
 		h1 = at;
-		/* the figures of the steps, not of the blocks */
-		sh->before_ms = gp_median(head, h1), sh->after_ms = gp_median(head + h1, nh - h1);
-		sh->ratio = sh->before_ms > 0 ? sh->after_ms / sh->before_ms : 0;
+		/* counted in steps; the medians stay the blocks' (of alternating steps, the
+		 * steps' own median is either phase's, by the count's parity) */
 		sh->nbefore = (unsigned)h1, sh->nafter = (unsigned)(nh - h1);
 	}
 	sh->step = head_i[h1];
+	for (unsigned i = 0; i < sh->nlevels; i++) { /* a staircase's levels' steps */
+		size_t at =
+		    nh > keep ? (size_t)((uint64_t)sh->level_at[i] * nh / keep) : sh->level_at[i];
+		sh->level_step[i] =
+		    sh->level_at[i] == sh->at ? sh->step : head_i[at < nh ? at : nh - 1];
+	}
 	uint64_t t0 = d->start_ts ? d->start_ts : d->first_ts;
 	if (sh->step < d->steps.n && d->steps.v[sh->step].start >= t0)
 		sh->at_s = (double)(d->steps.v[sh->step].start - t0) / 1e9;
+	if (d->kerns.n)
+		shift_work(sh, d, r->steps.warmup);
+	shift_clock(sh, d);
 }
 
 /* The headline's samples the rank keeps (steps.ms, steps.no): all of them up to
