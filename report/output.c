@@ -667,6 +667,80 @@ static void rank_legend(FILE *out, unsigned which)
 	fprintf(out, "(%s)\n", gp_rank_tables[which].legend);
 }
 
+/* A rank's steps that are not alike (steps.shape, steps.shift): its note, or nothing */
+static void shape_note(FILE *out, const char *lb, const gp_rank_t *r)
+{
+	const gp_step_shape_t *sh = &r->steps.shape;
+	const gp_step_shift_t *sf = &r->steps.shift;
+	if ((!strcmp(sh->shape, "alike") || !sh->shape[0]) && !(sf->ratio > 0))
+		return;
+	fprintf(out, "rank %s: steps not alike: ", lb);
+	if (sf->ratio > 0 && sf->work_ratio > 0) /* a planned change: no finding */
+		fprintf(out,
+		        "%.3f ms, then %.3f ms from step %u on (%.2fx, with %.2fx the %s "
+		        "a step: more work each step, not a slower node)",
+		        sf->before_ms, sf->after_ms, sf->step, sf->ratio, sf->work_ratio,
+		        sf->work_what);
+	else if (sf->ratio > 0) /* two levels in time, not two kinds of step */
+		fprintf(out, "%.3f ms, then %.3f ms from step %u on (%.2fx: finding slowdown)",
+		        sf->before_ms, sf->after_ms, sf->step, sf->ratio);
+	else if (!strcmp(sh->shape, "drifting"))
+		fprintf(out, "drifting from %.3f ms (first quarter) to %.3f ms (last quarter)",
+		        sh->low_ms, sh->high_ms);
+	else if (!strcmp(sh->shape, "uneven"))
+		fprintf(out, "uneven (a few long steps)");
+	else
+		fprintf(out, "%s between %.3f and %.3f ms (%.0f %% of them slow)", sh->shape,
+		        sh->low_ms, sh->high_ms, 100 * sh->high_share);
+	fprintf(out, "; its median %.3f ms is not its throughput: %.3f ms a step\n",
+	        r->steps.median_ms, r->steps.mean_period_ms);
+}
+
+/* The ranks' shape notes, every rank's (not the listed ones' only: a shape is said of
+ * any), ranks whose notes read the same said once ("ranks 16-23: ..."); at most
+ * GP_SHAPE_NOTES lines, then how many more ranks there are */
+#define GP_SHAPE_NOTES 8
+static void shape_notes(FILE *out, const gp_job_t *job)
+{
+	unsigned n = job->nranks, said = 0, more = 0;
+	char **note = calloc(n + 1, sizeof(char *));
+	unsigned *who = calloc(n + 1, sizeof(unsigned));
+	for (unsigned i = 0; note && who && i < n; i++) {
+		size_t len = 0;
+		FILE *m = open_memstream(&note[i], &len);
+		if (!m)
+			continue;
+		shape_note(m, NOTE_LABEL, &job->ranks[i]);
+		fclose(m);
+	}
+	for (unsigned a = 0; note && who && a < n; a++) {
+		if (!note[a] || !*note[a])
+			continue;
+		unsigned g = 0;
+		for (unsigned b = a; b < n; b++)
+			if (note[b] && !strcmp(note[b], note[a]) && (who[g++] = b, b != a))
+				free(note[b]), note[b] = NULL;
+		if (said == GP_SHAPE_NOTES) {
+			more += g;
+			continue;
+		}
+		char phrase[256];
+		group_phrase(job, who, g, phrase, sizeof(phrase));
+		const char *rest = strstr(note[a], "rank " NOTE_LABEL);
+		fprintf(out, "%s%s", phrase, rest ? rest + strlen("rank " NOTE_LABEL) : note[a]);
+		said++;
+	}
+	if (more)
+		fprintf(out,
+		        "and %u more ranks whose steps are not alike (report.json: steps.shape, "
+		        "slowdown)\n",
+		        more);
+	for (unsigned i = 0; note && i < n; i++)
+		free(note[i]);
+	free(note);
+	free(who);
+}
+
 /* The throughput beside the median, and the ranks whose steps are not alike, for which
  * the median describes neither their steps nor their throughput (steps.shape). */
 static void text_throughput(FILE *out, const gp_job_t *job)
@@ -683,31 +757,7 @@ static void text_throughput(FILE *out, const gp_job_t *job)
 	        job->nranks > 1
 	            ? (snprintf(lb, sizeof(lb), "rank %s, the slowest", label(job, slow)), lb)
 	            : "");
-	unsigned said = 0;
-	for (unsigned i = 0; i < job->nranks && said < 4; i++) {
-		const gp_rank_t *r = &job->ranks[i];
-		const gp_step_shape_t *sh = &r->steps.shape;
-		const gp_step_shift_t *sf = &r->steps.shift;
-		if ((!strcmp(sh->shape, "alike") || !sh->shape[0]) && !(sf->ratio > 0))
-			continue;
-		said++;
-		fprintf(out, "rank %s: steps not alike: ", label(job, r));
-		if (sf->ratio > 0) /* two levels in time, not two kinds of step: said as such */
-			fprintf(out,
-			        "%.3f ms, then %.3f ms from step %u on (%.2fx: finding slowdown)",
-			        sf->before_ms, sf->after_ms, sf->step, sf->ratio);
-		else if (!strcmp(sh->shape, "drifting"))
-			fprintf(out,
-			        "drifting from %.3f ms (first quarter) to %.3f ms (last quarter)",
-			        sh->low_ms, sh->high_ms);
-		else if (!strcmp(sh->shape, "uneven"))
-			fprintf(out, "uneven (a few long steps)");
-		else
-			fprintf(out, "%s between %.3f and %.3f ms (%.0f %% of them slow)",
-			        sh->shape, sh->low_ms, sh->high_ms, 100 * sh->high_share);
-		fprintf(out, "; its median %.3f ms is not its throughput: %.3f ms a step\n",
-		        r->steps.median_ms, r->steps.mean_period_ms);
-	}
+	shape_notes(out, job);
 }
 
 /* Where the headline is the untraced steps': what tracing cost the traced ones. */
@@ -807,11 +857,17 @@ static void text_step_counts(FILE *out, const gp_job_t *job)
 	}
 	fprintf(out, "%u to %u a rank (%u on %u of the %u ranks with steps; ", sc->min, sc->max,
 	        sc->common, sc->ranks - sc->ndiffer, sc->ranks);
-	unsigned n = sc->ndiffer < 8 ? sc->ndiffer : 8;
-	for (unsigned i = 0; i < n; i++)
-		fprintf(out, "%srank %d: %u", i ? ", " : "", sc->differ[i].rank,
-		        sc->differ[i].count);
-	fprintf(out, "%s); rank %s's: %s", sc->ndiffer > n ? ", ..." : "",
+	unsigned shown = 0; /* runs of consecutive ranks with one count: "ranks 16-23: 2" */
+	for (unsigned i = 0; i < sc->nruns; i++) {
+		if (sc->differ[i].last > sc->differ[i].rank)
+			fprintf(out, "%sranks %d-%d: %u", i ? ", " : "", sc->differ[i].rank,
+			        sc->differ[i].last, sc->differ[i].count);
+		else
+			fprintf(out, "%srank %d: %u", i ? ", " : "", sc->differ[i].rank,
+			        sc->differ[i].count);
+		shown += (unsigned)(sc->differ[i].last - sc->differ[i].rank) + 1;
+	}
+	fprintf(out, "%s); rank %s's: %s", sc->ndiffer > shown ? ", ..." : "",
 	        label(job, &job->ranks[0]), how);
 }
 
@@ -881,18 +937,14 @@ static void text_how_slow(const gp_job_t *job, FILE *out)
 /* An NVTX range's row name: XLA's thunk ranges ("Thunk:#name=jit(step),hlo_op=OP,
  * unique_hlo_op_id=N#") all begin alike, so their row leads with the HLO op, then the
  * jitted function ("OP in jit(step)"); the JSON keeps the whole name */
-static void xla_row(const char *name, char *nm, size_t width)
+static const char *xla_row(const char *name, char *buf, size_t len)
 {
 	const char *op = strstr(name, "hlo_op="), *fn = strstr(name, "name=");
-	if (strncmp(name, "Thunk:#", 7) || !op) {
-		shorten(name, nm, width);
-		return;
-	}
-	char buf[300];
+	if (strncmp(name, "Thunk:#", 7) || !op)
+		return name;
 	int no = (int)strcspn(op + 7, ",#"), nf = fn ? (int)strcspn(fn + 5, ",#") : 0;
-	snprintf(buf, sizeof(buf), "%.*s%s%.*s", no, op + 7, nf ? " in " : "", nf,
-	         fn ? fn + 5 : "");
-	shorten(buf, nm, width);
+	snprintf(buf, len, "%.*s%s%.*s", no, op + 7, nf ? " in " : "", nf, fn ? fn + 5 : "");
+	return buf;
 }
 
 /* What a rank's time figures rest on: its capture windows, tracing's cost, CUPTI's. */
@@ -940,7 +992,6 @@ static void time_notes(FILE *out, const char *label, const gp_rank_t *r)
 /* Where the time goes: the GPU over the steady state, kernels and ranges. */
 static void text_time(const gp_job_t *job, FILE *out)
 {
-	char nm[64];
 	bool rows = unlisted(job) < job->nranks; /* some rank is listed line by line */
 	fprintf(out, "\n== Where the time goes ==\n");
 	uint64_t any_gpu = 0, any_mem = 0;
@@ -1023,10 +1074,21 @@ static void text_time(const gp_job_t *job, FILE *out)
 		fprintf(out, "\nNVTX ranges (all ranks): CPU time and projected GPU time\n");
 		fprintf(out, "%-40s %8s %11s %11s %10s\n", "range", "count", "CPU ms", "GPU ms",
 		        "sync ms");
-		for (unsigned i = 0; i < job->nr && i < 20; i++) {
+		/* the rows' names as the kernel table's: told apart where they differ
+		 * (PyTorch's emit_nvtx: "autograd::engine::evaluate_function: AddmmBackward0"
+		 * and "...: MulBackward0" read alike when cut at the end), the user's scope kept
+		 * (gp_display_label) */
+		enum { NR = 20, RW = 41 };
+		char xb[NR][300], shown[NR * RW];
+		const char *names[NR];
+		bool kern[NR] = {false};
+		unsigned nrow = job->nr < NR ? job->nr : NR;
+		for (unsigned i = 0; i < nrow; i++)
+			names[i] = xla_row(job->r[i].name, xb[i], sizeof(xb[i]));
+		gp_display_names(names, kern, nrow, shown, RW);
+		for (unsigned i = 0; i < nrow; i++) {
 			const gp_rstat_t *r = &job->r[i];
-			xla_row(r->name, nm, 41);
-			fprintf(out, "%-40s %8llu %11.3f %11.3f %10.3f\n", nm,
+			fprintf(out, "%-40s %8llu %11.3f %11.3f %10.3f\n", shown + i * RW,
 			        (unsigned long long)r->count, r->cpu_ns / 1e6, r->gpu_ns / 1e6,
 			        r->sync_ns / 1e6);
 		}
@@ -1389,9 +1451,9 @@ void gp_report_json(const gp_job_t *job, FILE *out)
 	        ",\n  \"step_counts\": {\"ranks\": %u, \"common\": %u, \"min\": %u, \"max\": %u, "
 	        "\"ranks_differing\": %u, \"differing\": [",
 	        sc->ranks, sc->common, sc->min, sc->max, sc->ndiffer);
-	for (unsigned i = 0; i < sc->ndiffer && i < sizeof(sc->differ) / sizeof(sc->differ[0]); i++)
-		fprintf(out, "%s{\"rank\": %d, \"count\": %u}", i ? ", " : "", sc->differ[i].rank,
-		        sc->differ[i].count);
+	for (unsigned i = 0; i < sc->nruns; i++)
+		fprintf(out, "%s{\"rank\": %d, \"last\": %d, \"count\": %u}", i ? ", " : "",
+		        sc->differ[i].rank, sc->differ[i].last, sc->differ[i].count);
 	fprintf(out, "]}");
 	json_nodes(out, job);
 	fprintf(out, ",\n  \"accounting\": ");

@@ -116,6 +116,28 @@ if "$B/bench/synth-job" --ranks 33 --events 400 --node-prefix dgx-h100-rack07-n 
 		! grep -q '^  node .*largest peak 0 B' "$T/synth33.txt"
 	ok $? "synth33: each node's line names it whole ($n of 5), '1 rank'"
 fi
+# the steps line's ranks that differ, grouped as the pipeline's runs (report.json
+# step_counts.differing): 16 ranks of 40 steps and 8 of 20, "ranks 16-23: 20" (one rank a
+# line of the 8 before)
+if "$B/bench/synth-job" --ranks 16 --events 4000 --out "$T/sc24" >/dev/null &&
+	"$B/bench/synth-job" --ranks 24 --first 16 --events 2000 --out "$T/sc24b" >/dev/null &&
+	cp "$T"/sc24b/step0/rank*.gpr "$T/sc24/step0/" &&
+	"$B/gpuprof" report "$T/sc24" | unwrap >"$T/sc24.txt" &&
+	"$B/gpuprof" report --format=json "$T/sc24" >"$T/sc24.json"; then
+	out=$(python3 - "$T/sc24.txt" "$T/sc24.json" <<'PY'
+import json, re, sys
+t, j = open(sys.argv[1]).read(), json.load(open(sys.argv[2]))["step_counts"]
+m = re.search(r"^steps: (\d+) to (\d+) a rank \((\d+) on (\d+) of the (\d+) ranks with steps; (.*?)\); rank", t, re.M)
+assert m, "no steps line"
+want = ", ".join(("ranks %d-%d: %d" % (d["rank"], d["last"], d["count"])) if d["last"] > d["rank"]
+                 else ("rank %d: %d" % (d["rank"], d["count"])) for d in j["differing"])
+assert (int(m.group(1)), int(m.group(2))) == (j["min"], j["max"]), m.groups()
+assert m.group(6) == want == "ranks 16-23: 20", (m.group(6), want)
+print("the steps line: " + m.group(6))
+PY
+)
+	ok $? "the steps line groups the ranks that differ as report.json's step_counts: $out"
+fi
 # the node lines' figures are the pipeline's (report.json nodes, node_step_median_ms), not
 # the text writer's own: each node's ranks, median step and peak; past 32 nodes the
 # medians' min, median and max and the slowest named

@@ -175,6 +175,41 @@ static void not_measured(void)
 	free(job.ranks);
 }
 
+/* The "steps not alike" notes of many ranks (issue 50): every rank's, those that read the
+ * same said once ("ranks 0-7: ..."), not the first 4 ranks' alone */
+static void shape_groups(void)
+{
+	gp_job_t job;
+	memset(&job, 0, sizeof(job));
+	job.nranks = 10;
+	job.ranks = calloc(10, sizeof(gp_rank_t));
+	for (int i = 0; i < 10; i++) {
+		gp_rank_t *r = &job.ranks[i];
+		r->id.rank = i;
+		gp_text_setf(&r->id.node, GP_ID_NODE, "node%d", i / 4);
+		snprintf(r->id.modes, sizeof(r->id.modes), "timing,nvtx");
+		r->outcome.has_end = true;
+		snprintf(r->steps.source, sizeof(r->steps.source), "nvtx");
+		snprintf(r->steps.basis, sizeof(r->steps.basis), "period");
+		r->steps.n = 40, r->steps.warmup = 2, r->steps.n_post = 38;
+		r->steps.median_ms = 71.5, r->steps.mean_period_ms = 71.5;
+		gp_step_shape_t *sh = &r->steps.shape;
+		snprintf(sh->shape, sizeof(sh->shape), i < 8 ? "alternating" : "drifting");
+		sh->low_ms = 13, sh->high_ms = 130, sh->high_share = 0.5;
+	}
+	job.step_period_rank = 0, job.step_mean_period_ms = 71.5, job.steps_per_second = 14;
+	char *text = render(gp_report_text, &job);
+	ok(text && count(text, "steps not alike") == 2 &&
+	       strstr(text, "ranks 0-7: steps not alike: alternating between 13.000 and 130.000") &&
+	       strstr(text, "ranks 8-9: steps not alike: drifting from 13.000"),
+	   "10 ranks' steps not alike: said once a group, every rank (%u notes)",
+	   text ? count(text, "steps not alike") : 0);
+	free(text);
+	for (unsigned i = 0; i < job.nranks; i++)
+		gp_rank_release(&job.ranks[i]);
+	free(job.ranks);
+}
+
 int main(void)
 {
 	table();
@@ -276,6 +311,31 @@ int main(void)
 	       !strstr(text, "bimodal between"),
 	   "the text: a slowdown's steps as two levels from its step, not 'bimodal'");
 	free(text);
+	/* ... and as a planned change where the work per step grew with it (issue 50) */
+	job.ranks[1].steps.shift.work_ratio = 2.9,
+	job.ranks[1].steps.shift.work_what = "thread blocks";
+	text = render(gp_report_text, &job);
+	ok(text && strstr(text, "(2.90x, with 2.90x the thread") &&
+	       strstr(text, "more work each step, not a slower node)"),
+	   "the text: a shift with the work per step grown is said as more work (%.200s)",
+	   text && strstr(text, "rank 1: steps") ? strstr(text, "rank 1: steps") : "none");
+	free(text);
+	job.ranks[1].steps.shift.work_ratio = 0;
+	/* the NVTX table's names told apart where they differ, not cut at the end (PyTorch's
+	 * emit_nvtx: two autograd nodes read "autograd::engine::evaluate_function: ...") */
+	gp_rstat_t rs[2] = {{.name = "autograd::engine::evaluate_function: AddmmBackward0",
+	                     .count = 10,
+	                     .cpu_ns = 1000000},
+	                    {.name = "autograd::engine::evaluate_function: MulBackward0",
+	                     .count = 10,
+	                     .cpu_ns = 500000}};
+	job.r = rs, job.nr = 2;
+	text = render(gp_report_text, &job);
+	const char *nv = text ? strstr(text, "NVTX ranges (all ranks)") : NULL;
+	ok(nv && strstr(nv, "AddmmBackward0") && strstr(nv, "MulBackward0"),
+	   "the NVTX table: AddmmBackward0 and MulBackward0 told apart (%.300s)", nv ? nv : "none");
+	free(text);
+	job.r = NULL, job.nr = 0;
 	char *html = NULL;
 	size_t hl = 0;
 	FILE *hm = open_memstream(&html, &hl);
@@ -291,5 +351,6 @@ int main(void)
 		gp_rank_release(&job.ranks[i]);
 	free(job.ranks);
 	not_measured();
+	shape_groups();
 	return done_testing();
 }
