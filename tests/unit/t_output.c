@@ -88,19 +88,25 @@ static void table(void)
  * (modes without cuda) beside one with host-timed steps: its step figures and the GPU's
  * shares are null in report.json, empty in the CSV, "-" in the text and the summary line;
  * the job's step figures null where no rank has steps */
-static void not_measured(void)
+/* a job of n ranks without CUDA records, each ended, per_node of them a node */
+static void job_of(gp_job_t *job, unsigned n, unsigned per_node)
 {
-	gp_job_t job;
-	memset(&job, 0, sizeof(job));
-	job.nranks = 2;
-	job.ranks = calloc(2, sizeof(gp_rank_t));
-	for (int i = 0; i < 2; i++) {
-		gp_rank_t *r = &job.ranks[i];
-		r->id.rank = i;
-		gp_text_setf(&r->id.node, GP_ID_NODE, "node%d", i);
+	memset(job, 0, sizeof(*job));
+	job->nranks = n;
+	job->ranks = calloc(n, sizeof(gp_rank_t));
+	for (unsigned i = 0; i < n; i++) {
+		gp_rank_t *r = &job->ranks[i];
+		r->id.rank = (int)i;
+		gp_text_setf(&r->id.node, GP_ID_NODE, "node%u", i / per_node);
 		snprintf(r->id.modes, sizeof(r->id.modes), "timing,nvtx");
 		r->outcome.has_end = true;
 	}
+}
+
+static void not_measured(void)
+{
+	gp_job_t job;
+	job_of(&job, 2, 1);
 	gp_rank_t *r1 = &job.ranks[1]; /* steps timed on the host, no GPU time */
 	snprintf(r1->steps.source, sizeof(r1->steps.source), "nvtx");
 	snprintf(r1->steps.basis, sizeof(r1->steps.basis), "period");
@@ -180,15 +186,9 @@ static void not_measured(void)
 static void shape_groups(void)
 {
 	gp_job_t job;
-	memset(&job, 0, sizeof(job));
-	job.nranks = 10;
-	job.ranks = calloc(10, sizeof(gp_rank_t));
+	job_of(&job, 10, 4);
 	for (int i = 0; i < 10; i++) {
 		gp_rank_t *r = &job.ranks[i];
-		r->id.rank = i;
-		gp_text_setf(&r->id.node, GP_ID_NODE, "node%d", i / 4);
-		snprintf(r->id.modes, sizeof(r->id.modes), "timing,nvtx");
-		r->outcome.has_end = true;
 		snprintf(r->steps.source, sizeof(r->steps.source), "nvtx");
 		snprintf(r->steps.basis, sizeof(r->steps.basis), "period");
 		r->steps.n = 40, r->steps.warmup = 2, r->steps.n_post = 38;
