@@ -1364,7 +1364,7 @@ void gp_report_summary_line(const gp_job_t *job, char *buf, size_t len)
 		idle += r->gpu.idle_host_ns + r->gpu.idle_sync_ns + r->gpu.idle_other_ns +
 		        r->gpu.idle_kernel_ns;
 	}
-	char line[8192], step[64], busy_s[16], idle_s[16];
+	char line[8192], step[64], busy_s[16], idle_s[16], peak_s[32] = "-";
 	/* not measured is "-", never 0: no rank's steps (a step time), no kernel records (the
 	 * GPU's busy and idle shares: modes without cuda) */
 	if (job->step_median_ms > 0)
@@ -1378,11 +1378,11 @@ void gp_report_summary_line(const gp_job_t *job, char *buf, size_t len)
 		snprintf(busy_s, sizeof(busy_s), "%.0f%%", pct(busy, span));
 		snprintf(idle_s, sizeof(idle_s), "%.0f%%", pct(idle, span));
 	}
+	if (job->acct.peak_bytes) /* the record's: one figure (acct.c); 0: not measured */
+		snprintf(peak_s, sizeof(peak_s), "%.1fGiB", job->acct.peak_bytes / 1073741824.0);
 	snprintf(line, sizeof(line),
-	         "gpuprof: ranks=%u busy=%s idle=%s peak=%.1fGiB step=%s top=%s dir=%s",
-	         job->nranks, busy_s, idle_s,
-	         job->acct.peak_bytes / 1073741824.0, /* the record's: one figure (acct.c) */
-	         step, job->nf ? job->f[0].id : "none", job->dir);
+	         "gpuprof: ranks=%u busy=%s idle=%s peak=%s step=%s top=%s dir=%s", job->nranks,
+	         busy_s, idle_s, peak_s, step, job->nf ? job->f[0].id : "none", job->dir);
 	/* one AdminComment entry (common/admincomment.h): the directory is the user's text;
 	 * the plugin does the same root-side, where it counts */
 	if (gp_ac_entry(line, buf, len) < 0)
@@ -1425,7 +1425,9 @@ static void json_nodes(FILE *out, const gp_job_t *job)
 		gp_json_str(out, job->nodes[k].name);
 		fprintf(out, ", \"ranks\": %u, \"step_median_ms\": ", job->nodes[k].ranks);
 		json_measured(out, job->nodes[k].step_median_ms, 6);
-		fprintf(out, ", \"peak_bytes\": %llu}", (unsigned long long)job->nodes[k].peak);
+		fprintf(out, ", \"peak_bytes\": "); /* null: no rank's memory measured ('-') */
+		json_measured(out, (double)job->nodes[k].peak, 0);
+		fputc('}', out);
 	}
 	fprintf(out, "%s]", job->nnodes ? "\n  " : "");
 }

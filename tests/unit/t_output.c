@@ -159,8 +159,17 @@ static void not_measured(void)
 	free(buf);
 	char line[1024];
 	gp_report_summary_line(&job, line, sizeof(line));
-	ok(strstr(line, " busy=- idle=- ") && strstr(line, " step=- "),
-	   "the summary line: busy, idle and the step '-' where not measured (%s)", line);
+	ok(strstr(line, " busy=- idle=- ") && strstr(line, " step=- ") && strstr(line, " peak=- "),
+	   "the summary line: busy, idle, the peak and the step '-' where not measured (%s)", line);
+	/* a node whose ranks measured no memory: its peak null, as the text's '-' */
+	struct gp_node nd = {.name = "node0", .ranks = 2};
+	job.nodes = &nd, job.nnodes = 1;
+	json = render(gp_report_json, &job);
+	ok(json && strstr(json, "\"ranks\": 2, \"step_median_ms\": null, \"peak_bytes\": null}"),
+	   "report.json's node without memory data: peak_bytes null, not 0 (%.120s)",
+	   json && strstr(json, "\"nodes\"") ? strstr(json, "\"nodes\"") : "none");
+	free(json);
+	job.nodes = NULL, job.nnodes = 0;
 	r1->steps.mean_period_ms = 10.5;
 	job.step_median_ms = 10, job.step_mean_period_ms = 10.5, job.steps_per_second = 95.2;
 	snprintf(job.step_basis, sizeof(job.step_basis), "period");
