@@ -700,34 +700,68 @@ static void shape_note(FILE *out, const char *lb, const gp_rank_t *r)
  * any), ranks whose notes read the same said once ("ranks 16-23: ..."); at most
  * GP_SHAPE_NOTES lines, then how many more ranks there are */
 #define GP_SHAPE_NOTES 8
+typedef struct {
+	const char *s;
+	unsigned i;
+} snote_t;
+
+static int snote_cmp(const void *a, const void *b) /* by note, then rank index */
+{
+	const snote_t *x = a, *y = b;
+	int c = strcmp(x->s, y->s);
+	return c ? c : (x->i > y->i) - (x->i < y->i);
+}
+
+typedef struct {
+	unsigned first, at, size; /* its first rank's index; its notes v[at..at+size) */
+} sgroup_t;
+
+static int sgroup_cmp(const void *a, const void *b) /* groups by their first rank */
+{
+	const sgroup_t *x = a, *y = b;
+	return (x->first > y->first) - (x->first < y->first);
+}
+
+/* (grouped by a sort, not by comparing each note with every other: 100 000 ranks whose
+ * steps alternate each their own way would be 5e9 comparisons) */
 static void shape_notes(FILE *out, const gp_job_t *job)
 {
-	unsigned n = job->nranks, said = 0, more = 0;
+	unsigned n = job->nranks, m = 0, ng = 0, said = 0, more = 0;
 	char **note = calloc(n + 1, sizeof(char *));
+	snote_t *v = calloc(n + 1, sizeof(*v));
+	sgroup_t *grp = calloc(n + 1, sizeof(*grp));
 	unsigned *who = calloc(n + 1, sizeof(unsigned));
-	for (unsigned i = 0; note && who && i < n; i++) {
+	if (!note || !v || !grp || !who)
+		goto out;
+	for (unsigned i = 0; i < n; i++) {
 		size_t len = 0;
-		FILE *m = open_memstream(&note[i], &len);
-		if (!m)
+		FILE *f = open_memstream(&note[i], &len);
+		if (!f)
 			continue;
-		shape_note(m, NOTE_LABEL, &job->ranks[i]);
-		fclose(m);
+		shape_note(f, NOTE_LABEL, &job->ranks[i]);
+		fclose(f);
+		if (note[i] && *note[i])
+			v[m++] = (snote_t){note[i], i};
 	}
-	for (unsigned a = 0; note && who && a < n; a++) {
-		if (!note[a] || !*note[a])
-			continue;
-		unsigned g = 0;
-		for (unsigned b = a; b < n; b++)
-			if (note[b] && !strcmp(note[b], note[a]) && (who[g++] = b, b != a))
-				free(note[b]), note[b] = NULL;
+	qsort(v, m, sizeof(*v), snote_cmp);
+	for (unsigned a = 0, z; a < m; a = z) { /* a group: v[a..z), its first rank v[a].i */
+		for (z = a + 1; z < m && !strcmp(v[z].s, v[a].s); z++)
+			;
+		grp[ng++] = (sgroup_t){v[a].i, a, z - a};
+	}
+	qsort(grp, ng, sizeof(*grp), sgroup_cmp);
+	for (unsigned k = 0; k < ng; k++) {
+		unsigned a = grp[k].at, g = grp[k].size;
 		if (said == GP_SHAPE_NOTES) {
 			more += g;
 			continue;
 		}
+		for (unsigned j = 0; j < g; j++) /* its ranks, in the job's order */
+			who[j] = v[a + j].i;
 		char phrase[256];
 		group_phrase(job, who, g, phrase, sizeof(phrase));
-		const char *rest = strstr(note[a], "rank " NOTE_LABEL);
-		fprintf(out, "%s%s", phrase, rest ? rest + strlen("rank " NOTE_LABEL) : note[a]);
+		const char *rest = strstr(v[a].s, "rank " NOTE_LABEL);
+		fprintf(out, "%s%s", phrase, rest ? rest + strlen("rank " NOTE_LABEL) : v[a].s);
 		said++;
 	}
 	if (more)
@@ -735,9 +769,12 @@ static void shape_notes(FILE *out, const gp_job_t *job)
 		        "and %u more ranks whose steps are not alike (report.json: steps.shape, "
 		        "slowdown)\n",
 		        more);
+out:
 	for (unsigned i = 0; note && i < n; i++)
 		free(note[i]);
 	free(note);
+	free(v);
+	free(grp);
 	free(who);
 }
 

@@ -214,6 +214,15 @@ static void shape_groups(void)
 	   "10 ranks' steps not alike: said once a group, every rank (%u notes)",
 	   text ? count(text, "steps not alike") : 0);
 	free(text);
+	for (int i = 0; i < 10; i++) /* each its own way: 8 lines, then how many more */
+		job.ranks[i].steps.shape.low_ms = 13 + i;
+	text = render(gp_report_text, &job);
+	ok(text && count(text, "steps not alike") == 8 && strstr(text, "rank 7: steps not alike") &&
+	       !strstr(text, "rank 8: steps") &&
+	       strstr(text, "and 2 more ranks whose steps are not alike"),
+	   "10 ranks each their own way: 8 lines, then 'and 2 more ranks' (%u)",
+	   text ? count(text, "steps not alike") : 0);
+	free(text);
 	for (unsigned i = 0; i < job.nranks; i++)
 		gp_rank_release(&job.ranks[i]);
 	free(job.ranks);
