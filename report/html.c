@@ -1012,13 +1012,18 @@ static void headline_throughput(FILE *o, const gp_job_t *job)
 		const gp_step_shift_t *sf = &job->ranks[i].steps.shift;
 		if (sf->ratio > 0) { /* two levels in time: the slowdown finding's */
 			said++;
+			fprintf(o,
+			        "<p class=\"note\">Rank %d: steps not alike (%.3f ms, then %.3f ms "
+			        "from step %u on: %.2fx slower",
+			        job->ranks[i].id.rank, sf->before_ms, sf->after_ms, sf->step,
+			        sf->ratio);
+			if (sf->work_ratio > 0) /* a planned change (text_throughput's words) */
+				fprintf(o,
+				        ", with %.2fx the %s a step: more work each step, not a "
+				        "slower node",
+				        sf->work_ratio, sf->work_what);
 			fprintf(
-			    o,
-			    "<p class=\"note\">Rank %d: steps not alike (%.3f ms, then %.3f ms "
-			    "from "
-			    "step %u on: %.2fx slower): its median %.3f ms is not its throughput, "
-			    "%.3f ms a step.</p>\n",
-			    job->ranks[i].id.rank, sf->before_ms, sf->after_ms, sf->step, sf->ratio,
+			    o, "): its median %.3f ms is not its throughput, %.3f ms a step.</p>\n",
 			    job->ranks[i].steps.median_ms, job->ranks[i].steps.mean_period_ms);
 			continue;
 		}

@@ -338,6 +338,15 @@ int main(void)
 	   "the text: a shift with the work per step grown is said as more work (%.200s)",
 	   text && strstr(text, "rank 1: steps") ? strstr(text, "rank 1: steps") : "none");
 	free(text);
+	char *page = NULL;
+	size_t pl = 0;
+	FILE *pm = open_memstream(&page, &pl);
+	gp_report_html(&job, pm);
+	fclose(pm);
+	ok(page && strstr(page, "from step 12 on: 2.90x slower, with 2.90x the thread blocks a "
+	                        "step: more work each step, not a slower node)"),
+	   "the HTML: the same");
+	free(page);
 	job.ranks[1].steps.shift.work_ratio = 0;
 	/* the NVTX table's names told apart where they differ, not cut at the end (PyTorch's
 	 * emit_nvtx: two autograd nodes read "autograd::engine::evaluate_function: ...") */
