@@ -380,15 +380,15 @@ static void plot_steps(FILE *o, const gp_job_t *job)
 	char note[320], thin[128] = "";
 	if (thinned)
 		snprintf(thin, sizeof(thin),
-		         " A rank of more than %d steps is drawn from %d of them, evenly spaced "
-		         "(its statistics are from all).",
+		         " A rank of more than %d steps is drawn from the medians of %d blocks "
+		         "of consecutive steps, each at its first (its statistics are from all).",
 		         GP_STEP_KEEP, GP_STEP_KEEP);
 	snprintf(note, sizeof(note),
 	         "%s; the first %u step(s) are warm-up, excluded from every "
 	         "statistic (shaded).%s",
 	         basis, warm, thin);
-	/* drawn at every step, or where ranks kept samples at GP_STEP_KEEP evenly spaced
-	 * steps (the steps they kept, when they ran as many) */
+	/* drawn at every step, or where ranks kept the medians of GP_STEP_KEEP blocks of
+	 * steps, at GP_STEP_KEEP steps (the blocks' first steps, when they ran as many) */
 	unsigned n = thinned && last > GP_STEP_KEEP ? GP_STEP_KEEP : last;
 	double *x = malloc(n * sizeof(double));
 	unsigned *at = n < last ? malloc(n * sizeof(unsigned)) : NULL;
