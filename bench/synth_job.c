@@ -74,7 +74,7 @@ static uint64_t worker_iter(gp_rf_writer_t *w, uint32_t tid, uint64_t range, uin
 int main(int argc, char **argv)
 {
 	int ranks = 8, profiler_steps = 0, threads = 0, first = 0, torch = 0, devices = 1,
-	    stray = 0;
+	    stray = 0, slow_pct = 0;
 	long events = 100000, cap_from = -1, cap_to = -1;
 	const char *out = NULL, *node_prefix = "node";
 	for (int i = 1; i < argc; i++) {
@@ -93,6 +93,8 @@ int main(int argc, char **argv)
 			devices = atoi(argv[++i]);
 		else if (!strcmp(argv[i], "--stray")) /* rank r on device r, 1 in 50 on 0 */
 			stray = 1;
+		else if (!strcmp(argv[i], "--slow-share") && i + 1 < argc) /* PCT % of steps 3x */
+			slow_pct = atoi(argv[++i]);
 		else if (!strcmp(argv[i], "--ranks") && i + 1 < argc)
 			i++, ranks = atoi(v);
 		else if (!strcmp(argv[i], "--first") && i + 1 < argc) /* resume: ranks from R on */
@@ -110,6 +112,7 @@ int main(int argc, char **argv)
 		fprintf(stderr,
 		        "usage: synth-job --ranks N --events M --out DIR [--profiler-steps] "
 		        "[--capture A-B] [--threads] [--torch] [--first R] [--node-prefix P] "
+		        "[--slow-share PCT] "
 		        "[--devices N] "
 		        "[--stray]\n");
 		return 2;
@@ -202,9 +205,13 @@ int main(int argc, char **argv)
 				gp_rf_append(w, &c);
 			}
 			uint64_t gpu = t + 20000;
+			/* --slow-share: 3 times as slow, the steps chosen by their number only
+			 * (a job of 200 steps is the first 200 of one of 1000) */
+			uint64_t h = ((uint64_t)s + 1) * 0x9e3779b97f4a7c15ull;
+			double sf = (int)((h >> 40) % 100) < slow_pct ? 3 : 1;
 			for (int k = 0; k < kpstep; k++) {
 				uint64_t launch = t + 5000 + (uint64_t)k * 3000;
-				uint64_t dur = (uint64_t)((5000 + rnd(&seed) % 20000) * slow);
+				uint64_t dur = (uint64_t)((5000 + rnd(&seed) % 20000) * slow * sf);
 				if (threads) /* known step times: 100 x (2580 + 1000) + 32000 ns */
 					dur = 2580;
 				if (gpu < launch + 4000)
