@@ -852,18 +852,44 @@ out:
  * step's start and from it on) */
 static void shift_clock(gp_step_shift_t *sh, const rank_data_t *d)
 {
-	if (!d->nvml.n || sh->step >= d->steps.n)
+	if (!d->nvml.n || !d->steps.n || sh->step >= d->steps.n)
 		return;
-	uint64_t t = d->steps.v[sh->step].start;
+	/* the rank's own GPU's samples only (the agent samples every GPU it sees, in CUDA's
+	 * order, as the kernels' device numbers are): the one it ran most on, as gp_pass_gpu
+	 * picks it; where it ran no kernels, only a lone GPU's samples are its own. And only
+	 * those within the steps: the agent samples from its own start, and an idle start-up
+	 * at 210 MHz is no clock "before" a shift (the tester, session 33: D3) */
+	uint64_t per[8] = {0};
+	bool seen[8] = {false};
+	unsigned dev = 0, ndev = 0;
+	for (size_t i = 0; i < d->kerns.n; i++)
+		if (d->kerns.v[i].device < 8)
+			per[d->kerns.v[i].device] += d->kerns.v[i].dur + 1;
+	for (size_t i = 0; i < d->nvml.n; i++)
+		if (d->nvml.v[i].device < 8 && !seen[d->nvml.v[i].device])
+			seen[d->nvml.v[i].device] = true, ndev++;
+	for (unsigned k = 1; k < 8; k++)
+		if (per[k] > per[dev])
+			dev = k;
+	if (!per[dev]) { /* no kernels: a lone GPU's, else none known to be the rank's */
+		if (ndev != 1)
+			return;
+		while (dev < 7 && !seen[dev])
+			dev++;
+	}
+	uint64_t t = d->steps.v[sh->step].start, t0 = d->steps.v[0].start,
+	         t1 = gp_step_span_end(d, d->steps.n - 1);
 	double *b = malloc(d->nvml.n * sizeof(double)), *a = malloc(d->nvml.n * sizeof(double));
 	size_t nb = 0, na = 0;
-	for (size_t i = 0; a && b && i < d->nvml.n; i++)
-		if (d->nvml.v[i].sm_mhz) {
-			if (d->nvml.v[i].ts < t)
-				b[nb++] = d->nvml.v[i].sm_mhz;
-			else
-				a[na++] = d->nvml.v[i].sm_mhz;
-		}
+	for (size_t i = 0; a && b && i < d->nvml.n; i++) {
+		const nvml_sample_t *v = &d->nvml.v[i];
+		if (!v->sm_mhz || v->device != dev || v->ts < t0 || v->ts > t1)
+			continue;
+		if (v->ts < t)
+			b[nb++] = v->sm_mhz;
+		else
+			a[na++] = v->sm_mhz;
+	}
 	if (nb && na)
 		sh->clock_before_mhz = gp_median(b, nb), sh->clock_after_mhz = gp_median(a, na);
 	free(a);

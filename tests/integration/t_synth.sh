@@ -314,4 +314,13 @@ for r in "$T"/*/report.txt; do
 		bad="$bad $(basename "$(dirname "$r")"): $(head -1 "$T/w.out")"
 done
 [ "$n" -ge 8 ] && [ -z "$bad" ]; ok $? "the $n synthetic jobs' report.txt: no line over 100 characters${bad:+ (not:$bad)}"
+# the SM clock either side of a slowdown is the rank's own GPU's, within the steps: the
+# agent samples 8 GPUs, the rank's (device 0) falls 1980 -> 1410 MHz at the 1.5x shift, the
+# 7 others stay; 30 idle start-up samples at 210 MHz come before the first step (before:
+# no fall said, the 7 others' 1980 either side: the tester, session 33, D3)
+"$B/bench/synth-job" --ranks 1 --events 30000 --shift-at 120 --clock --out "$T/clk" >/dev/null &&
+	"$B/gpuprof" report "$T/clk" >"$T/clk.txt" &&
+	grep -q "Steps got 1.5x slower from step 120 on" "$T/clk.txt" &&
+	tr '\n' ' ' <"$T/clk.txt" | tr -s ' ' | grep -q "NVML's SM clock fell at the onset, 1980 MHz before, 1410 MHz after"
+ok $? "a slowdown's SM clock is its own GPU's within the steps: 1980 MHz before, 1410 after"
 done_testing
