@@ -60,17 +60,18 @@ void gp_step_shape(const double *v, size_t n, double median_ms, double mean_peri
 #define GP_SHIFT_MIN_AFTER 0.05
 #define GP_SHIFT_MISFIT    0.15
 /* Besides, where no one shift is found:
- *   - steps that alternate with a period of 2 to GP_SHIFT_MAX_PERIOD steps (each step in
- *     the same group, fast or slow, as the step a period later, for GP_SHIFT_PERIODIC of
- *     them, and not as the next step): the search on the medians of blocks of a period
+ *   - steps that alternate with a period of 2 to GP_SHIFT_MAX_PERIOD steps (each step near
+ *     the step a period later and not the next: on the mean, the differences a period
+ *     apart no more than GP_SHIFT_PERIODIC_NEAR of those of neighbours): the search on
+ *     the medians of blocks of a period, the onset then placed at the step
  *     (6/18 ms, then 9/27 ms: 12, then 18);
  *   - a staircase: up to GP_SHIFT_MAX_LEVELS levels, each one level, each
  *     GP_LIVE_SLOW_RATIO or more above the one before, the last to the end (10, then 15,
  *     then 22 ms); found by splitting each side that is not one level at its best split. */
-#define GP_SHIFT_MAX_PERIOD 8
-#define GP_SHIFT_PERIODIC   0.95
-#define GP_SHIFT_MAX_LEVELS 4
-#define GP_SHIFT_WORK_SHARE 0.5
+#define GP_SHIFT_MAX_PERIOD    8
+#define GP_SHIFT_PERIODIC_NEAR 0.25
+#define GP_SHIFT_MAX_LEVELS    4
+#define GP_SHIFT_WORK_SHARE    0.5
 /* the SM clock fell at the onset: its median after below this share of its median before */
 #define GP_SHIFT_CLOCK_FELL 0.9
 typedef struct gp_step_shift {
