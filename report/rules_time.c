@@ -201,9 +201,14 @@ static void slowdown_describe(const gp_rule_ctx_t *c, gp_finding_t *f, const gp_
 	    sh->after_ms, sh->nafter, when, sh->ratio);
 	if (w->steps.nall > w->steps.nms)
 		gp_cat(f->evidence, sizeof(f->evidence),
-		       "(found on the medians of %u blocks of its %u steps); ", w->steps.nms,
+		       "found on the medians of %u blocks of its %u steps; ", w->steps.nms,
 		       w->steps.nall);
-	if (sh->period > 1)
+	if (sh->period > 1 && w->steps.nall > w->steps.nms) /* a period of kept samples */
+		gp_cat(f->evidence, sizeof(f->evidence),
+		       "those medians alternate every %u, about %.0f steps: the search is on the "
+		       "medians of blocks of %u of them; ",
+		       sh->period, sh->period * (double)w->steps.nall / w->steps.nms, sh->period);
+	else if (sh->period > 1)
 		gp_cat(f->evidence, sizeof(f->evidence),
 		       "its steps alternate every %u: the medians are those of blocks of %u "
 		       "steps; ",
