@@ -548,6 +548,13 @@ static bool any_window(const gp_job_t *job)
 
 /* Start-up, per listed rank: how long from the program's start to its first step, and
  * what filled it (never part of the step figures). */
+/* The rank recorded CUDA activity (kernels, copies, sets): its GPU figures are measured;
+ * without it they are '-', never 0.000 (a CPU-only job, modes without cuda) */
+static bool rank_cuda(const gp_rank_t *r)
+{
+	return r->gpu.kernels_total || r->gpu.nmemcpy || r->gpu.nmemset;
+}
+
 static void text_startup(const gp_job_t *job, FILE *out)
 {
 	bool any = false;
@@ -561,8 +568,10 @@ static void text_startup(const gp_job_t *job, FILE *out)
 		const gp_rank_t *r = &job->ranks[i];
 		if (r->startup.s <= 0 || !listed(job, r))
 			continue;
-		fprintf(out, "rank %s: %.2f s; GPU busy %.3f s of it", label(job, r), r->startup.s,
-		        r->startup.gpu_busy_s);
+		char gb[32] = "-"; /* not measured: no CUDA activity recorded */
+		if (rank_cuda(r))
+			snprintf(gb, sizeof(gb), "%.3f s", r->startup.gpu_busy_s);
+		fprintf(out, "rank %s: %.2f s; GPU busy %s of it", label(job, r), r->startup.s, gb);
 		if (r->startup.compile_s > 0)
 			fprintf(out, "; compilation the framework reported %.2f s",
 			        r->startup.compile_s);
@@ -1123,11 +1132,18 @@ static void text_time(const gp_job_t *job, FILE *out)
 		for (unsigned i = 0; i < nrow; i++)
 			names[i] = xla_row(job->r[i].name, xb[i], sizeof(xb[i]));
 		gp_display_names(names, kern, nrow, shown, RW);
+		bool cuda = false; /* GPU and sync time measured: some rank's CUDA activity */
+		for (unsigned i = 0; i < job->nranks && !cuda; i++)
+			cuda = rank_cuda(&job->ranks[i]);
 		for (unsigned i = 0; i < nrow; i++) {
 			const gp_rstat_t *r = &job->r[i];
-			fprintf(out, "%-40s %8llu %11.3f %11.3f %10.3f\n", shown + i * RW,
-			        (unsigned long long)r->count, r->cpu_ns / 1e6, r->gpu_ns / 1e6,
-			        r->sync_ns / 1e6);
+			if (cuda)
+				fprintf(out, "%-40s %8llu %11.3f %11.3f %10.3f\n", shown + i * RW,
+				        (unsigned long long)r->count, r->cpu_ns / 1e6,
+				        r->gpu_ns / 1e6, r->sync_ns / 1e6);
+			else /* not measured: '-', not 0.000 */
+				fprintf(out, "%-40s %8llu %11.3f %11s %10s\n", shown + i * RW,
+				        (unsigned long long)r->count, r->cpu_ns / 1e6, "-", "-");
 		}
 	}
 	gp_attr_text(job, out);

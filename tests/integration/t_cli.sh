@@ -116,6 +116,12 @@ C=$B/tests/nvtx/nvtx_client
 [ "$(cat rc1)" = 0 ] && grep -q "^gpuprof: wrote $T/gpuprof-local (report.txt" run1.err && [ -f gpuprof-local/report.txt ] &&
 	grep -q "^gpuprof: 1 rank, median step" run1.err
 ok $? "run: the report written, its directory and headline said ($(tr '\n' ' ' <run1.err | head -c 200))"
+# ... a run without cuda (the quickstart's CPU-only job): its NVTX table's GPU and sync
+# time and its start-up's GPU busy were not measured: '-', not 0.000 (the lead, session 33)
+grep -qE '^step\S* +9 +[0-9.]+ +- +-$' gpuprof-local/report.txt &&
+	grep -qE '^rank 0: [0-9.]+ s; GPU busy - of it' gpuprof-local/report.txt &&
+	! grep -qE ' 0\.000 +0\.000$|GPU busy 0\.000' gpuprof-local/report.txt
+ok $? "run without cuda: GPU and sync ms, start-up GPU busy '-' ($(grep -E '^step|GPU busy' gpuprof-local/report.txt | tr -s ' ' | tr '\n' ';'))"
 [ "$(cat rc2)" = 3 ] && [ -f gpuprof-local.1/step0/rank0.gpr ] && grep -q "holds an earlier run; this one goes to $T/gpuprof-local.1" run2.err &&
 	grep -q "^gpuprof: wrote $T/gpuprof-local.1 " run2.err && [ -f gpuprof-local/step0/rank0.gpr ]
 ok $? "a second run goes to gpuprof-local.1, the first kept, the program's status (3) kept"
