@@ -140,6 +140,15 @@ grep -qE '^median step ms +- +[0-9.]+ +- +not comparable: no steps in one' diff.
 	grep -qE '^peak device MiB +- +[0-9.]+ +- +not measured$' diff.txt &&
 	! grep -q '0\.000\|( vs' diff.txt
 ok $? "diff: not measured reads '-' ($(grep -E '^(median|peak)' diff.txt | tr -s ' ' | tr '\n' ';'))"
+# ... and its report.json's figures of memory and steps it did not measure are null, as
+# nodes[].peak_bytes is, not 0 (the tester, session 33: D12)
+"$GP" report --format=json bare | python3 -c '
+import json, sys
+r = json.load(sys.stdin)["ranks"][0]
+got = [r["memory"].get(k) for k in ("peak_bytes", "final_bytes", "in_use_peak_bytes", "nvml_used_max_bytes")]
+got += [r["steps"].get("shape_low_ms"), r["gpu"].get("busy_pct_untraced")]
+assert got == [None] * 6, got'
+ok $? "report.json: memory peak, final, in-use peak, NVML max, shape_low_ms, busy_pct_untraced null where not measured"
 # ... and a run that measured no steps does not pass a CI gate (exit 0 before: D9), and
 # the empty kernel table says why
 [ "$(cat diff.rc)" = 4 ] && grep -q '^  note: A measured no steps: not comparable' diff.txt &&
