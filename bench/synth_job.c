@@ -74,8 +74,8 @@ static uint64_t worker_iter(gp_rf_writer_t *w, uint32_t tid, uint64_t range, uin
 int main(int argc, char **argv)
 {
 	int ranks = 8, profiler_steps = 0, threads = 0, first = 0, torch = 0, devices = 1,
-	    stray = 0;
-	long events = 100000, cap_from = -1, cap_to = -1;
+	    stray = 0, slow_pct = 0, clock = 0;
+	long events = 100000, cap_from = -1, cap_to = -1, shift_at = -1;
 	const char *out = NULL, *node_prefix = "node";
 	for (int i = 1; i < argc; i++) {
 		const char *v = i + 1 < argc ? argv[i + 1] : "";
@@ -93,6 +93,12 @@ int main(int argc, char **argv)
 			devices = atoi(argv[++i]);
 		else if (!strcmp(argv[i], "--stray")) /* rank r on device r, 1 in 50 on 0 */
 			stray = 1;
+		else if (!strcmp(argv[i], "--slow-share") && i + 1 < argc) /* PCT % of steps 3x */
+			slow_pct = atoi(argv[++i]);
+		else if (!strcmp(argv[i], "--shift-at") && i + 1 < argc) /* 1.5x from step S */
+			shift_at = atol(argv[++i]);
+		else if (!strcmp(argv[i], "--clock")) /* 8 GPUs' SM clocks (see below) */
+			clock = 1;
 		else if (!strcmp(argv[i], "--ranks") && i + 1 < argc)
 			i++, ranks = atoi(v);
 		else if (!strcmp(argv[i], "--first") && i + 1 < argc) /* resume: ranks from R on */
@@ -110,6 +116,7 @@ int main(int argc, char **argv)
 		fprintf(stderr,
 		        "usage: synth-job --ranks N --events M --out DIR [--profiler-steps] "
 		        "[--capture A-B] [--threads] [--torch] [--first R] [--node-prefix P] "
+		        "[--slow-share PCT] [--shift-at S] [--clock] "
 		        "[--devices N] "
 		        "[--stray]\n");
 		return 2;
@@ -165,7 +172,7 @@ int main(int argc, char **argv)
 			snprintf(kn, sizeof(kn), "axpy_%u(float*, const float*, float, int)", k);
 			gp_rf_append_string(w, 200 + k, kn);
 		}
-		for (uint32_t k = 0; (devices > 1 || stray) && k < 8; k++) {
+		for (uint32_t k = 0; (devices > 1 || stray || clock) && k < 8; k++) {
 			char u[32];
 			snprintf(u, sizeof(u), "GPU-synth-%u", k);
 			gp_rf_append_string(w, 300 + k, u);
@@ -181,6 +188,16 @@ int main(int argc, char **argv)
 			gp_rf_append_string(w, 300, "torch 2.11.0+cu130 (synthetic); steps: NVTX");
 			gp_event_t fw = {.type = GP_EV_FW, .ts = t, .u8 = GP_FW_INFO, .b = 300};
 			gp_rf_append(w, &fw);
+		}
+		/* --clock: NVML samples the 8 GPUs the agent sees, at 1980 MHz; the rank's own
+		 * (device 0 of --devices 1) falls to 1410 MHz from --shift-at's step; 30 idle
+		 * samples at 210 MHz before the first step (the agent samples from its start) */
+		for (int i = 0; clock && i < 30; i++, t += 1000000) {
+			gp_event_t n = {.type = GP_EV_NVML,
+			                .ts = t,
+			                .b = 1ull << 30,
+			                .c = 60000ull | 210ull << 32};
+			gp_rf_append(w, &n);
 		}
 		uint64_t addr = 0x7f0000000000ull;
 		double slow = r == 3 ? 1.4 : 1.0;
@@ -202,9 +219,15 @@ int main(int argc, char **argv)
 				gp_rf_append(w, &c);
 			}
 			uint64_t gpu = t + 20000;
+			/* --slow-share: 3 times as slow, the steps chosen by their number only
+			 * (a job of 200 steps is the first 200 of one of 1000) */
+			uint64_t h = ((uint64_t)s + 1) * 0x9e3779b97f4a7c15ull;
+			double sf = (int)((h >> 40) % 100) < slow_pct ? 3 : 1;
+			if (shift_at >= 0 && s >= shift_at)
+				sf *= 1.5;
 			for (int k = 0; k < kpstep; k++) {
 				uint64_t launch = t + 5000 + (uint64_t)k * 3000;
-				uint64_t dur = (uint64_t)((5000 + rnd(&seed) % 20000) * slow);
+				uint64_t dur = (uint64_t)((5000 + rnd(&seed) % 20000) * slow * sf);
 				if (threads) /* known step times: 100 x (2580 + 1000) + 32000 ns */
 					dur = 2580;
 				if (gpu < launch + 4000)
@@ -259,7 +282,18 @@ int main(int argc, char **argv)
 			if (profiler_steps)
 				q = (gp_event_t){.type = GP_EV_PROFILER, .ts = end, .a = 0};
 			gp_rf_append(w, &q);
-			if (s % 10 == 0) {
+			for (uint32_t k = 0; clock && k < 8; k++) {
+				uint64_t mhz =
+				    k == 0 && shift_at >= 0 && s >= shift_at ? 1410 : 1980;
+				gp_event_t n = {.type = GP_EV_NVML,
+				                .ts = end,
+				                .u8 = (uint8_t)k,
+				                .a = 90,
+				                .b = 40ull << 30,
+				                .c = 300000ull | mhz << 32};
+				gp_rf_append(w, &n);
+			}
+			if (!clock && s % 10 == 0) {
 				gp_event_t n = {.type = GP_EV_NVML,
 				                .ts = end,
 				                .a = 90,

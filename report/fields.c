@@ -261,6 +261,16 @@ static bool m_steps(const gp_rank_t *r)
 	return r->steps.nall > 0;
 }
 /* a median's 95 % interval: 6 samples at least (gp_median_interval) */
+static bool m_work(const gp_rank_t *r)
+{
+	return r->steps.shift.work_ratio > 0;
+}
+
+static bool m_clock(const gp_rank_t *r)
+{
+	return r->steps.shift.clock_before_mhz > 0;
+}
+
 static bool m_interval(const gp_rank_t *r)
 {
 	return r->steps.nall >= 6;
@@ -315,6 +325,25 @@ static bool m_nvml(const gp_rank_t *r)
 {
 	return r->gpu.nvml_samples > 0;
 }
+/* device memory (the tester, session 33: D12): CUDA's allocation records or a framework's
+ * figure; none where no memory was measured */
+static bool m_mem(const gp_rank_t *r)
+{
+	return r->memory.peak > 0 || r->memory.nallocs > 0;
+}
+static bool m_in_use(const gp_rank_t *r)
+{
+	return r->shares.in_use_source[0] != 0;
+}
+static bool m_nvml_mem(const gp_rank_t *r)
+{
+	return r->gpu.nvml_samples > 0 && r->memory.nvml_max > 0;
+}
+static bool m_scaled(const gp_rank_t *r)
+{
+	return r->gpu.busy_pct_untraced > 0;
+}
+
 /* the program's start to its first step: none without steps */
 static bool m_startup(const gp_rank_t *r)
 {
@@ -327,6 +356,10 @@ static bool m_startup(const gp_rank_t *r)
 #define U64(sec, key, m, unit, doc)                                                                \
 	{                                                                                          \
 		sec, key, GP_FT_U64, AT(m), 0, 0, unit, doc, NULL, NULL                            \
+	}
+#define U64M(sec, key, m, unit, doc, measured)                                                     \
+	{                                                                                          \
+		sec, key, GP_FT_U64, AT(m), 0, 0, unit, doc, NULL, measured                        \
 	}
 #define U32(sec, key, m, unit, doc)                                                                \
 	{                                                                                          \
@@ -411,8 +444,8 @@ const gp_field_t gp_rank_fields[] = {
         "are the headline's steps alike: alike, bimodal, "
         "alternating (bimodal, changing group at most steps), drifting, uneven (the mean "
         "period far from the median)"),
-    F64("steps", "shape_low_ms", steps.shape.low_ms, 6, "ms",
-        "bimodal, alternating: the faster group's median; drifting: the first quarter's"),
+    F64M("steps", "shape_low_ms", steps.shape.low_ms, 6, "ms",
+         "bimodal, alternating: the faster group's median; drifting: the first quarter's", m_steps),
     F64("steps", "shape_high_ms", steps.shape.high_ms, 6, "ms",
         "bimodal, alternating: the slower group's median; drifting: the last quarter's"),
     F64("steps", "shape_high_share", steps.shape.high_share, 4, NULL,
@@ -435,8 +468,8 @@ const gp_field_t gp_rank_fields[] = {
         "cudaProfilerStart/Stop); 0 for steps found from kernels or optimizer returns"),
     U32("steps", "durations_of", steps.nall, NULL, "post-warm-up samples of the headline"),
     FN("steps", "durations_ms", v_durations, "ms",
-       "the headline's samples: all up to 512, else 512 evenly spaced, first and last "
-       "included (mean, median, p95 are from all)"),
+       "the headline's samples: all up to 512, else the medians of 512 blocks of "
+       "consecutive steps (mean, median, p95 are from all)"),
 
     /* the steps got slower at one step and stayed so (steps.shift, finding slowdown);
        null where they did not */
@@ -450,8 +483,22 @@ const gp_field_t gp_rank_fields[] = {
     F64("slowdown", "before_ms", steps.shift.before_ms, 6, "ms", "the median step before it"),
     F64("slowdown", "after_ms", steps.shift.after_ms, 6, "ms", "the median step from it on"),
     U32("slowdown", "before_samples", steps.shift.nbefore, NULL,
-        "headline samples before it (of the kept ones, steps.durations_ms)"),
+        "post-warm-up steps before it (all of them, also where more than the 512 "
+        "steps.durations_ms keeps)"),
     U32("slowdown", "after_samples", steps.shift.nafter, NULL, "... from it on"),
+    U32("slowdown", "period", steps.shift.period, NULL,
+        "1; or the steps alternate with this period and it was found on the medians of "
+        "blocks of that many steps"),
+    U32("slowdown", "levels", steps.shift.nlevels, NULL,
+        "2; more: a staircase, the shift its largest rise (the finding says each)"),
+    F64M("slowdown", "work_ratio", steps.shift.work_ratio, 3, NULL,
+         "the work per step grew with the time (kernels, bytes or thread blocks a step, "
+         "after over before): a planned change, no finding (null: it did not)",
+         m_work),
+    F64M("slowdown", "sm_clock_before_mhz", steps.shift.clock_before_mhz, 0, "MHz",
+         "NVML's SM clock before the onset, median (null: no samples)", m_clock),
+    F64M("slowdown", "sm_clock_after_mhz", steps.shift.clock_after_mhz, 0, "MHz", "... from it on",
+         m_clock),
 
     U64("gpu", "kernels_total", gpu.kernels_total, NULL, "kernels recorded"),
     U64("gpu", "kernels_in_steps", gpu.kernels_in_steps, NULL, "... inside the steps"),
@@ -504,9 +551,10 @@ const gp_field_t gp_rank_fields[] = {
     F64M("gpu", "kernels_per_step", gpu.kernels_per_step, 2, NULL, "kernels per step", m_span),
     F64M("gpu", "kernel_ms_per_step", gpu.kernel_gpu_per_step_ms, 6, "ms",
          "compute kernels' GPU time per step (per traced step with capture windows)", m_span),
-    F64("gpu", "busy_pct_untraced", gpu.busy_pct_untraced, 2, "%",
-        "with windows: GPU busy per traced step over the untraced steps' median (the busy "
-        "share scaled to the job's own steps); 0: not scaled"),
+    F64M("gpu", "busy_pct_untraced", gpu.busy_pct_untraced, 2, "%",
+         "with windows: GPU busy per traced step over the untraced steps' median (the busy "
+         "share scaled to the job's own steps); null: not scaled",
+         m_scaled),
     U64("gpu", "kernels_attributed_across_threads", gpu.kernels_other_thread, NULL,
         "kernels given to a range of another thread"),
     FN("gpu", "collectives", v_collectives, NULL,
@@ -561,16 +609,17 @@ const gp_field_t gp_rank_fields[] = {
 
     U64("memory", "allocs", memory.nallocs, NULL, "device allocations"),
     U64("memory", "frees", memory.nfrees, NULL, "device frees"),
-    U64("memory", "peak_bytes", memory.peak, "bytes", "device memory peak"),
+    U64M("memory", "peak_bytes", memory.peak, "bytes", "device memory peak", m_mem),
     U64("memory", "peak_at_ns", memory.peak_t_ns, "ns", "when, after the rank's start"),
-    U64("memory", "final_bytes", memory.final, "bytes", "live at the end"),
+    U64M("memory", "final_bytes", memory.final, "bytes", "live at the end", m_mem),
     U64("memory", "static_bytes", memory.static_bytes, "bytes",
         "allocated before the first step and never freed"),
     F64("memory", "growth_bytes_per_step", memory.growth_per_step, 1, "bytes",
         "growth per post-warm-up step"),
-    U64("memory", "in_use_peak_bytes", shares.in_use_peak, "bytes",
-        "the program's allocator's peak of bytes in use: PyTorch's max_memory_allocated, "
-        "else a framework pool's (XLA); 0: no framework figure"),
+    U64M("memory", "in_use_peak_bytes", shares.in_use_peak, "bytes",
+         "the program's allocator's peak of bytes in use: PyTorch's max_memory_allocated, "
+         "else a framework pool's (XLA); null: no framework figure",
+         m_in_use),
     U64("memory", "pool_peak_bytes", shares.pool_peak, "bytes",
         "... what that allocator held from the device at its peak (max_memory_reserved)"),
     STR("memory", "in_use_source", shares.in_use_source, "pytorch, pool, or empty: none"),
@@ -583,8 +632,8 @@ const gp_field_t gp_rank_fields[] = {
     U64("memory", "optimizer_bytes", memory.optimizer_bytes, "bytes", "optimizer state"),
     U64("memory", "host_peak_bytes", memory.host_peak, "bytes",
         "host memory CUPTI saw allocated (pinned, pageable), at its peak"),
-    U64("memory", "nvml_used_max_bytes", memory.nvml_max, "bytes",
-        "NVML's largest memory in use on the GPU"),
+    U64M("memory", "nvml_used_max_bytes", memory.nvml_max, "bytes",
+         "NVML's largest memory in use on the GPU", m_nvml_mem),
     TEXT("memory", "peak_stack", memory.peak_stack, "the stack that allocated most at the peak"),
     STR("memory", "peak_stack_source", memory.peak_stack_source,
         "where it came from (CUPTI callback, PyTorch allocator history)"),

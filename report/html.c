@@ -380,15 +380,15 @@ static void plot_steps(FILE *o, const gp_job_t *job)
 	char note[320], thin[128] = "";
 	if (thinned)
 		snprintf(thin, sizeof(thin),
-		         " A rank of more than %d steps is drawn from %d of them, evenly spaced "
-		         "(its statistics are from all).",
+		         " A rank of more than %d steps is drawn from the medians of %d blocks "
+		         "of consecutive steps, each at its first (its statistics are from all).",
 		         GP_STEP_KEEP, GP_STEP_KEEP);
 	snprintf(note, sizeof(note),
 	         "%s; the first %u step(s) are warm-up, excluded from every "
 	         "statistic (shaded).%s",
 	         basis, warm, thin);
-	/* drawn at every step, or where ranks kept samples at GP_STEP_KEEP evenly spaced
-	 * steps (the steps they kept, when they ran as many) */
+	/* drawn at every step, or where ranks kept the medians of GP_STEP_KEEP blocks of
+	 * steps, at GP_STEP_KEEP steps (the blocks' first steps, when they ran as many) */
 	unsigned n = thinned && last > GP_STEP_KEEP ? GP_STEP_KEEP : last;
 	double *x = malloc(n * sizeof(double));
 	unsigned *at = n < last ? malloc(n * sizeof(unsigned)) : NULL;
@@ -465,15 +465,26 @@ static const char *part_name[NPARTS] = {"busy",
 static const char *part_col[NPARTS] = {"#2ca02c", "#1f77b4", "#ff7f0e",
                                        "#d62728", "#9467bd", "#bbbbbb"};
 
+/* a rank's busy and idle shares are of its steps: measured with kernel records and steps */
+static bool busy_measured(const gp_rank_t *r)
+{
+	return r->gpu.span_ns > 0 && r->steps.nms > 0;
+}
+
 static void plot_busy(FILE *o, const gp_job_t *job)
 {
-	bool any = false;
-	for (unsigned i = 0; i < job->nranks; i++)
-		any |= job->ranks[i].gpu.span_ns > 0;
-	if (!any)
+	unsigned any = 0, out = 0;
+	for (unsigned i = 0; i < job->nranks; i++) {
+		any += job->ranks[i].gpu.span_ns > 0;
+		out += job->ranks[i].gpu.span_ns > 0 && !busy_measured(&job->ranks[i]);
+	}
+	if (!any || (job->nranks > 32 && any == out))
 		return;
 	fprintf(o, "<h3>GPU busy and idle per rank</h3>\n"
-	           "<p class=\"note\">Share of each rank's steps (warm-up excluded).</p>\n");
+	           "<p class=\"note\">Share of each rank's steps (warm-up excluded)");
+	if (job->nranks > 32 && out)
+		fprintf(o, "; %u rank%s without steps left out", out, out == 1 ? "" : "s");
+	fprintf(o, ".</p>\n");
 	unsigned rows = job->nranks <= 32 ? job->nranks : 5, rh = 18;
 	fprintf(o,
 	        "<svg class=\"plot\" id=\"busy\" width=\"%d\" height=\"%u\" "
@@ -507,22 +518,28 @@ static void plot_busy(FILE *o, const gp_job_t *job)
 			}
 		}
 	} else {
-		/* per part: the spread across ranks (a bar from the lowest to the highest, a tick
-		 * at the median), the lowest and highest ranks named in a column on the right */
+		/* per part: the spread across the ranks with steps and kernel records (a bar
+		 * from the lowest to the highest, a tick at the median), the lowest and highest
+		 * ranks named in a column on the right */
 		double *v = malloc(job->nranks * sizeof(double));
+		unsigned *of = malloc(job->nranks * sizeof(unsigned)), m = 0;
+		for (unsigned i = 0; v && of && i < job->nranks; i++)
+			if (busy_measured(&job->ranks[i]))
+				of[m++] = i;
 		w = W - x0 - MR - 360;
-		for (int k = 0; v && k < NPARTS; k++) {
+		for (int k = 0; v && of && m && k < NPARTS; k++) {
 			unsigned lo = 0, hi = 0;
-			for (unsigned i = 0; i < job->nranks; i++) {
+			for (unsigned j = 0; j < m; j++) {
 				double p[NPARTS];
-				parts(&job->ranks[i], p);
-				v[i] = p[k];
-				lo = v[i] < v[lo] ? i : lo;
-				hi = v[i] > v[hi] ? i : hi;
+				parts(&job->ranks[of[j]], p);
+				v[j] = p[k];
+				lo = v[j] < v[lo] ? j : lo;
+				hi = v[j] > v[hi] ? j : hi;
 			}
 			double mn = v[lo], mx = v[hi];
-			qsort(v, job->nranks, sizeof(double), cmpd);
-			double md = v[job->nranks / 2];
+			lo = of[lo], hi = of[hi];
+			qsort(v, m, sizeof(double), cmpd);
+			double md = v[m / 2];
 			unsigned y = (unsigned)k * rh;
 			snprintf(t, sizeof(t),
 			         "lowest %.1f%% (rank %d), median %.1f%%, highest %.1f%% (rank %d)",
@@ -544,6 +561,7 @@ static void plot_busy(FILE *o, const gp_job_t *job)
 			fprintf(o, "</text>\n");
 		}
 		free(v);
+		free(of);
 	}
 	for (int p = 0; p <= 100; p += 25)
 		fprintf(o,
@@ -826,17 +844,25 @@ static void rows(FILE *o, const gp_job_t *job, const gp_rank_table_t *t)
 		}
 		return;
 	}
+	/* by step time: the ranks with steps (a rank without has no step time, never the
+	 * fastest; tables() says how many are left out) */
 	const gp_rank_t **s = malloc(job->nranks * sizeof(*s));
+	unsigned m = 0;
 	if (!s)
 		return;
 	for (unsigned i = 0; i < job->nranks; i++)
-		s[i] = &job->ranks[i];
-	qsort(s, job->nranks, sizeof(*s), by_median);
-	unsigned pick[] = {0, 1, job->nranks / 2, job->nranks - 2, job->nranks - 1};
+		if (job->ranks[i].steps.nms)
+			s[m++] = &job->ranks[i];
+	qsort(s, m, sizeof(*s), by_median);
+	unsigned pick[] = {0, 1, m / 2, m - 2, m - 1};
 	const char *what[] = {"fastest", "2nd fastest", "median", "2nd slowest", "slowest"};
-	for (unsigned k = 0; k < 5; k++) {
+	for (unsigned k = 0; k < 5 && m >= 5; k++) {
 		snprintf(who, sizeof(who), "%d (%s)", s[pick[k]]->id.rank, what[k]);
 		rank_row(o, t, s[pick[k]], who);
+	}
+	for (unsigned k = 0; k < m && m < 5; k++) { /* too few to pick from: each */
+		snprintf(who, sizeof(who), "%d", s[k]->id.rank);
+		rank_row(o, t, s[k], who);
 	}
 	free(s);
 }
@@ -859,11 +885,18 @@ static void rank_table(FILE *o, const gp_job_t *job, const gp_rank_table_t *t)
 static void tables(FILE *o, const gp_job_t *job)
 {
 	fprintf(o, "<h2>Tables</h2>\n");
-	if (job->nranks > 32)
+	unsigned stepless = 0;
+	for (unsigned i = 0; i < job->nranks; i++)
+		stepless += !job->ranks[i].steps.nms;
+	if (job->nranks > 32) {
 		fprintf(o,
-		        "<p class=\"note\">%u ranks: the fastest, median and slowest by step time; "
-		        "<code>gpuprof report --ranks LIST</code> for any rank.</p>\n",
+		        "<p class=\"note\">%u ranks: the fastest, median and slowest by step time",
 		        job->nranks);
+		if (stepless)
+			fprintf(o, " of the %u with steps (%u without steps left out)",
+			        job->nranks - stepless, stepless);
+		fprintf(o, "; <code>gpuprof report --ranks LIST</code> for any rank.</p>\n");
+	}
 	for (unsigned t = 0; t < GP_NTABLES; t++)
 		rank_table(o, job, &gp_rank_tables[t]);
 	unsigned n = job->nr < 15 ? job->nr : 15;
@@ -979,13 +1012,18 @@ static void headline_throughput(FILE *o, const gp_job_t *job)
 		const gp_step_shift_t *sf = &job->ranks[i].steps.shift;
 		if (sf->ratio > 0) { /* two levels in time: the slowdown finding's */
 			said++;
+			fprintf(o,
+			        "<p class=\"note\">Rank %d: steps not alike (%.3f ms, then %.3f ms "
+			        "from step %u on: %.2fx slower",
+			        job->ranks[i].id.rank, sf->before_ms, sf->after_ms, sf->step,
+			        sf->ratio);
+			if (sf->work_ratio > 0) /* a planned change (text_throughput's words) */
+				fprintf(o,
+				        ", with %.2fx the %s a step: more work each step, not a "
+				        "slower node",
+				        sf->work_ratio, sf->work_what);
 			fprintf(
-			    o,
-			    "<p class=\"note\">Rank %d: steps not alike (%.3f ms, then %.3f ms "
-			    "from "
-			    "step %u on: %.2fx slower): its median %.3f ms is not its throughput, "
-			    "%.3f ms a step.</p>\n",
-			    job->ranks[i].id.rank, sf->before_ms, sf->after_ms, sf->step, sf->ratio,
+			    o, "): its median %.3f ms is not its throughput, %.3f ms a step.</p>\n",
 			    job->ranks[i].steps.median_ms, job->ranks[i].steps.mean_period_ms);
 			continue;
 		}

@@ -598,15 +598,22 @@ static void step_counts(gp_job_t *job)
 			best = z - a, sc->common = c[a];
 	}
 	free(c);
+	unsigned nrun = 0;
 	for (unsigned i = 0; i < job->nranks; i++) {
 		const gp_rank_t *r = &job->ranks[i];
 		if (!r->steps.source[0] || r->steps.n == sc->common)
 			continue;
-		if (sc->ndiffer < sizeof(sc->differ) / sizeof(sc->differ[0]))
-			sc->differ[sc->ndiffer].rank = r->id.rank,
-			sc->differ[sc->ndiffer].count = r->steps.n;
 		sc->ndiffer++;
+		if (nrun && sc->differ[nrun - 1].count == r->steps.n &&
+		    sc->differ[nrun - 1].last + 1 == r->id.rank) {
+			sc->differ[nrun - 1].last = r->id.rank; /* the run goes on: "ranks 16-23" */
+			continue;
+		}
+		if (nrun < sizeof(sc->differ) / sizeof(sc->differ[0]))
+			sc->differ[nrun].rank = sc->differ[nrun].last = r->id.rank,
+			sc->differ[nrun++].count = r->steps.n;
 	}
+	sc->nruns = nrun;
 }
 
 /* The job's nodes: each one's ranks, their median step and largest peak, and the nodes

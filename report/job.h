@@ -108,7 +108,8 @@ typedef struct gp_job {
 	unsigned step_median_left_out;
 	/* how many steps the ranks that found steps have (the steps line says the job's
 	 * count, not rank 0's): the count most of them have (the larger on a tie), the least
-	 * and the most, and the ranks whose count is another (the first 8 of ndiffer) */
+	 * and the most, and the ranks whose count is another (ndiffer of them; the first 8
+	 * runs of them in differ) */
 	/* the job's nodes, in the order of their first rank (the text's node lines,
 	 * report.json's nodes): a node's ranks, their median headline step (the median of
 	 * its ranks' steps.median_ms) and the largest device-memory peak among them; the
@@ -124,9 +125,9 @@ typedef struct gp_job {
 	unsigned nnodes, *node_by_step, nnodes_timed;
 	double node_step_median_ms;
 	struct gp_step_counts {
-		unsigned ranks, common, min, max, ndiffer;
-		struct {
-			int rank;
+		unsigned ranks, common, min, max, ndiffer, nruns; /* nruns of differ */
+		struct { /* runs of consecutive ranks with one count: rank to last */
+			int rank, last;
 			unsigned count;
 		} differ[8];
 	} step_counts;

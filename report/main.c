@@ -193,7 +193,9 @@ static const gp_cli_opt_t diff_opts[] = {
     {"alpha", 'a', "P",
      "a step change is significant when the Mann-Whitney test's p-value is below P, "
      "between 0 and 1 (default 0.01)"},
-    {"fail-on-regression", OPT_FAIL, NULL, "exit with status 3 when B regresses on A"},
+    {"fail-on-regression", OPT_FAIL, NULL,
+     "exit with status 3 when B regresses on A, 4 when their steps are not comparable (one "
+     "measured none, or they were found by different means)"},
     {NULL, 0, NULL, NULL}};
 
 static const gp_cli_cmd_t cmd_diff_doc = {
@@ -203,7 +205,8 @@ static const gp_cli_cmd_t cmd_diff_doc = {
     "use more memory, which kernels and findings are new.",
     diff_opts,
     "Exit status: 0 done, 1 a job could not be read, 2 a usage error, 3 a regression with "
-    "--fail-on-regression.",
+    "--fail-on-regression, 4 with it where the steps are not comparable and nothing "
+    "regressed.",
     false};
 
 static const gp_cli_opt_t salvage_opts[] = {
@@ -1227,18 +1230,78 @@ static int cmd_dump(int argc, char **argv)
 	return 0;
 }
 
-/* All ranks' post-warm-up step samples of a job (each rank's headline basis). */
-static double *job_samples(const gp_job_t *j, size_t *n)
+/* The steps a job's kept samples stand for, each (steps.ms: all of a rank's up to
+ * GP_STEP_KEEP, else the medians of blocks of nall/nms steps): the coarsest rank's. */
+static double job_block(const gp_job_t *j)
+{
+	double b = 1;
+	for (unsigned i = 0; i < j->nranks; i++) {
+		const gp_steps_t *s = &j->ranks[i].steps;
+		if (s->nms && s->nall > s->nms && (double)s->nall / s->nms > b)
+			b = (double)s->nall / s->nms;
+	}
+	return b;
+}
+
+static int cmp_dbl(const void *x, const void *y)
+{
+	double a = *(const double *)x, b = *(const double *)y;
+	return (a > b) - (a < b);
+}
+
+/* All ranks' post-warm-up step samples of a job (each rank's headline basis), brought
+ * to blocks of blk steps: a rank's kept samples that stand for fewer steps are put
+ * together by their step numbers (the steps from the rank's first kept one, over blk)
+ * and each group is its median, as keep_samples makes them of a longer run. A median
+ * of raw steps against medians of blocks is not like with like: of a run whose every
+ * third step is slow, blocks of 2 steps read 20 where the steps read 10 (D1). */
+static double *job_samples(const gp_job_t *j, double blk, size_t *n)
 {
 	size_t tot = 0, k = 0;
 	for (unsigned i = 0; i < j->nranks; i++)
 		tot += j->ranks[i].steps.nms;
 	double *v = malloc((tot ? tot : 1) * sizeof(double));
-	for (unsigned i = 0; v && i < j->nranks; i++)
-		for (unsigned s = 0; s < j->ranks[i].steps.nms; s++)
-			v[k++] = j->ranks[i].steps.ms[s];
+	for (unsigned i = 0; v && i < j->nranks; i++) {
+		const gp_rank_t *r = &j->ranks[i];
+		const gp_steps_t *s = &r->steps;
+		double own = s->nall > s->nms ? (double)s->nall / s->nms : 1;
+		if (blk <= own * (1 + 1e-9)) {
+			for (unsigned q = 0; q < s->nms; q++)
+				v[k++] = s->ms[q];
+			continue;
+		}
+		unsigned first = s->nms ? gp_step_no(r, 0) : 0;
+		for (unsigned q = 0; q < s->nms;) {
+			double g = floor((gp_step_no(r, q) - first) / blk);
+			unsigned e = q + 1;
+			while (e < s->nms && floor((gp_step_no(r, e) - first) / blk) == g)
+				e++;
+			double *t = v + k; /* sorted in place: those slots are this group's */
+			memcpy(t, s->ms + q, (e - q) * sizeof(double));
+			qsort(t, e - q, sizeof(double), cmp_dbl);
+			size_t m = e - q;
+			v[k++] = m % 2 ? t[m / 2] : (t[m / 2 - 1] + t[m / 2]) / 2;
+			q = e;
+		}
+	}
 	*n = v ? k : 0;
 	return v;
+}
+
+/* Where a job's steps came from (steps.source: nvtx, profiler, kernels, ...): its
+ * ranks', "mixed" where they differ, "" where none has steps. */
+static const char *job_source(const gp_job_t *j)
+{
+	const char *src = "";
+	for (unsigned i = 0; i < j->nranks; i++) {
+		const char *s = j->ranks[i].steps.source;
+		if (!s[0] || !j->ranks[i].steps.nms)
+			continue;
+		if (src[0] && strcmp(src, s))
+			return "mixed";
+		src = s;
+	}
+	return src;
 }
 
 static unsigned job_steps(const gp_job_t *j)
@@ -1248,6 +1311,24 @@ static unsigned job_steps(const gp_job_t *j)
 		n += j->ranks[i].capture.window ? j->ranks[i].capture.steps
 		                                : j->ranks[i].steps.n_post;
 	return n;
+}
+
+/* a figure of diff's table, or '-' where it was not measured (null in report.json) */
+static const char *diff_fig(char *buf, bool measured, int prec, double v)
+{
+	if (!measured)
+		return "-";
+	snprintf(buf, 32, "%.*f", prec, v);
+	return buf;
+}
+
+/* ... a change in per cent */
+static const char *diff_pct(char *buf, bool measured, double v)
+{
+	if (!measured)
+		return "-";
+	snprintf(buf, 32, "%+.1f%%", v);
+	return buf;
 }
 
 /* a finding as a person names it: its rule's name (the id is report.json's) */
@@ -1409,41 +1490,75 @@ static int cmd_diff(int argc, char **argv)
 		gp_job_free(&a);
 		return gp_err("diff: %s", err), 1;
 	}
-	bool regress = false;
+	bool regress = false, apart = false; /* apart: not comparable */
 	size_t na, nb;
-	double *sa = job_samples(&a, &na), *sb = job_samples(&b, &nb), eff = 0.5;
+	double ba = job_block(&a), bb = job_block(&b), blk = ba > bb ? ba : bb;
+	double *sa = job_samples(&a, blk, &na), *sb = job_samples(&b, blk, &nb), eff = 0.5;
+	const char *srca = job_source(&a), *srcb = job_source(&b);
+	/* steps found by different means (an NVTX range, a kernel sequence, the optimizer,
+	 * host markers) are not the same stretch of work: their times are not a change */
+	bool othersrc = na && nb && strcmp(srca, srcb);
 	double p = gp_mann_whitney(sa, na, sb, nb, &eff);
 	double ma = gp_median(sa, na), mb = gp_median(sb, nb);
 	double ds = ma > 0 ? 100 * (mb / ma - 1) : 0;
 	bool sig = p < alpha, big = fabs(ds) >= thr;
-	const char *verdict = !na || !nb             ? "no steps to compare"
+	const char *verdict = !na || !nb             ? "not comparable: no steps in one"
+	                      : othersrc             ? "not comparable: steps found apart"
 	                      : sig && big && ds > 0 ? "REGRESSION"
 	                      : sig && big           ? "improvement"
 	                      : sig                  ? "significant, below the threshold"
 	                                             : "within noise";
-	regress |= sig && big && ds > 0;
+	apart |= !na || !nb || othersrc;
+	regress |= !apart && sig && big && ds > 0;
+	char fa[32], fb[32], fd[32];
 	printf("%-28s %14s %14s %9s\n", "", "A", "B", "change");
-	printf("%-28s %14.3f %14.3f %+8.1f%%  %s\n", "median step ms", ma, mb, ds, verdict);
-	printf("%-28s %14s %14s\n", "  measured as", a.step_basis[0] ? a.step_basis : "-",
-	       b.step_basis[0] ? b.step_basis : "-");
-	printf("%-28s %14zu %14zu   Mann-Whitney p=%.3g, P(B step > A step)=%.2f\n",
-	       "  step samples (all ranks)", na, nb, p, eff);
-	if (strcmp(a.step_basis, b.step_basis))
+	printf("%-28s %14s %14s %9s  %s\n", "median step ms", diff_fig(fa, na, 3, ma),
+	       diff_fig(fb, nb, 3, mb), diff_pct(fd, na && nb, ds), verdict);
+	printf("%-28s %14s %14s\n", "  measured as",
+	       a.step_basis[0] ? a.step_basis : "not measured",
+	       b.step_basis[0] ? b.step_basis : "not measured");
+	printf("%-28s %14s %14s\n", "  steps from", srca[0] ? srca : "none",
+	       srcb[0] ? srcb : "none");
+	if (na && nb)
+		printf("%-28s %14zu %14zu   Mann-Whitney p=%.3g, P(B step > A step)=%.2f\n",
+		       "  step samples (all ranks)", na, nb, p, eff);
+	else
+		printf("%-28s %14zu %14zu   no test\n", "  step samples (all ranks)", na, nb);
+	if (na && nb && blk > 1)
+		printf("  note: compared as medians of blocks of %.2f consecutive steps a rank "
+		       "(%s keeps no more than %d samples a rank: the medians of blocks of its "
+		       "steps; %s's taken alike)\n",
+		       blk, ba >= bb ? "A" : "B", GP_STEP_KEEP, ba >= bb ? "B" : "A");
+	if (!na || !nb)
+		printf("  note: %s measured no steps: not comparable\n", !na && !nb ? "neither"
+		                                                         : !na      ? "A"
+		                                                                    : "B");
+	if (othersrc)
+		printf("  note: A's steps come from %s, B's from %s: not the same work a step, "
+		       "not comparable\n",
+		       srca, srcb);
+	if (a.step_basis[0] && b.step_basis[0] && strcmp(a.step_basis, b.step_basis))
 		printf("  note: A and B measure steps differently (%s vs %s): compare with care\n",
 		       a.step_basis, b.step_basis);
 	free(sa);
 	free(sb);
-	uint64_t pa = 0, pb = 0;
-	for (unsigned i = 0; i < a.nranks; i++)
-		pa = a.ranks[i].memory.peak > pa ? a.ranks[i].memory.peak : pa;
-	for (unsigned i = 0; i < b.nranks; i++)
-		pb = b.ranks[i].memory.peak > pb ? b.ranks[i].memory.peak : pb;
-	double dm = pa ? 100.0 * ((double)pb / pa - 1) : 0;
-	printf("%-28s %14.1f %14.1f %+8.1f%%%s\n", "peak device MiB", pa / 1048576.0,
-	       pb / 1048576.0, dm, dm >= thr ? "  REGRESSION" : "");
+	/* the job's peak as the summary line and the accounting record say it (acct.c: the
+	 * in-use peak, not an allocator's preallocated pool); 0: not measured */
+	uint64_t pa = a.acct.peak_bytes, pb = b.acct.peak_bytes;
+	double dm = pa && pb ? 100.0 * ((double)pb / pa - 1) : 0; /* 0: not measured */
+	printf("%-28s %14s %14s %9s%s\n", "peak device MiB",
+	       diff_fig(fa, pa != 0, 1, pa / 1048576.0), diff_fig(fb, pb != 0, 1, pb / 1048576.0),
+	       diff_pct(fd, pa && pb, dm),
+	       dm >= thr    ? "  REGRESSION"
+	       : !pa || !pb ? "  not measured"
+	                    : "");
 	regress |= dm >= thr;
 	unsigned sta = job_steps(&a), stb = job_steps(&b);
 	printf("\ntop kernels (GPU ms per step, %u and %u steps):\n", sta, stb);
+	if (!sta || !stb)
+		printf("  none: %s no steps to count them by\n", !sta && !stb ? "neither has"
+		                                                 : !sta       ? "A has"
+		                                                              : "B has");
 	for (unsigned i = 0; sta && stb && i < b.nk && i < 10; i++) {
 		uint64_t ta = 0;
 		for (unsigned j = 0; j < a.nk; j++)
@@ -1470,10 +1585,13 @@ static int cmd_diff(int argc, char **argv)
 			printf("  %-44s %s\n", finding_name(&a.f[j]), "gone in B");
 	}
 	printf("\nverdict: %s (regression: p < %g and a change of %g%% or more)\n",
-	       regress ? "REGRESSION" : "no regression", alpha, thr);
+	       regress ? "REGRESSION"
+	       : apart ? "not comparable (steps)"
+	               : "no regression",
+	       alpha, thr);
 	gp_job_free(&a);
 	gp_job_free(&b);
-	return fail && regress ? 3 : 0;
+	return fail && regress ? 3 : fail && apart ? 4 : 0;
 }
 
 int main(int argc, char **argv)

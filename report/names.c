@@ -494,7 +494,10 @@ static bool head_cut(fnode_t *root, unsigned key, char *out, size_t width)
 			put_text(&o, k->pre, k->npre, true);
 		put(&o, "..>", 3);
 	}
-	if (o.n >= sizeof(args) || o.n + 10 > width)
+	/* the head cut to 4 characters at the least ("vect..<pow_tensor_scalar_kernel_impl..>"
+	 * in 40 columns) rather than the whole name cut in its middle, which keeps its end,
+	 * "array<char*, 2ul>>", and loses the functor */
+	if (o.n >= sizeof(args) || o.n + 7 > width)
 		return false;
 	size_t room = width - 1 - o.n, keep = npre;
 	if (keep > 7 && !strncmp(root->pre + keep - 7, "_kernel", 7))

@@ -548,6 +548,13 @@ static bool any_window(const gp_job_t *job)
 
 /* Start-up, per listed rank: how long from the program's start to its first step, and
  * what filled it (never part of the step figures). */
+/* The rank recorded CUDA activity (kernels, copies, sets): its GPU figures are measured;
+ * without it they are '-', never 0.000 (a CPU-only job, modes without cuda) */
+static bool rank_cuda(const gp_rank_t *r)
+{
+	return r->gpu.kernels_total || r->gpu.nmemcpy || r->gpu.nmemset;
+}
+
 static void text_startup(const gp_job_t *job, FILE *out)
 {
 	bool any = false;
@@ -561,8 +568,10 @@ static void text_startup(const gp_job_t *job, FILE *out)
 		const gp_rank_t *r = &job->ranks[i];
 		if (r->startup.s <= 0 || !listed(job, r))
 			continue;
-		fprintf(out, "rank %s: %.2f s; GPU busy %.3f s of it", label(job, r), r->startup.s,
-		        r->startup.gpu_busy_s);
+		char gb[32] = "-"; /* not measured: no CUDA activity recorded */
+		if (rank_cuda(r))
+			snprintf(gb, sizeof(gb), "%.3f s", r->startup.gpu_busy_s);
+		fprintf(out, "rank %s: %.2f s; GPU busy %s of it", label(job, r), r->startup.s, gb);
 		if (r->startup.compile_s > 0)
 			fprintf(out, "; compilation the framework reported %.2f s",
 			        r->startup.compile_s);
@@ -667,6 +676,117 @@ static void rank_legend(FILE *out, unsigned which)
 	fprintf(out, "(%s)\n", gp_rank_tables[which].legend);
 }
 
+/* A rank's steps that are not alike (steps.shape, steps.shift): its note, or nothing */
+static void shape_note(FILE *out, const char *lb, const gp_rank_t *r)
+{
+	const gp_step_shape_t *sh = &r->steps.shape;
+	const gp_step_shift_t *sf = &r->steps.shift;
+	if ((!strcmp(sh->shape, "alike") || !sh->shape[0]) && !(sf->ratio > 0))
+		return;
+	fprintf(out, "rank %s: steps not alike: ", lb);
+	if (sf->ratio > 0 && sf->work_ratio > 0) /* a planned change: no finding */
+		fprintf(out,
+		        "%.3f ms, then %.3f ms from step %u on (%.2fx, with %.2fx the %s "
+		        "a step: more work each step, not a slower node)",
+		        sf->before_ms, sf->after_ms, sf->step, sf->ratio, sf->work_ratio,
+		        sf->work_what);
+	else if (sf->ratio > 0) /* two levels in time, not two kinds of step */
+		fprintf(out, "%.3f ms, then %.3f ms from step %u on (%.2fx: finding slowdown)",
+		        sf->before_ms, sf->after_ms, sf->step, sf->ratio);
+	else if (!strcmp(sh->shape, "drifting"))
+		fprintf(out, "drifting from %.3f ms (first quarter) to %.3f ms (last quarter)",
+		        sh->low_ms, sh->high_ms);
+	else if (!strcmp(sh->shape, "uneven"))
+		fprintf(out, "uneven (a few long steps)");
+	else
+		fprintf(out, "%s between %.3f and %.3f ms (%.0f %% of them slow)", sh->shape,
+		        sh->low_ms, sh->high_ms, 100 * sh->high_share);
+	fprintf(out, "; its median %.3f ms is not its throughput: %.3f ms a step\n",
+	        r->steps.median_ms, r->steps.mean_period_ms);
+}
+
+/* The ranks' shape notes, every rank's (not the listed ones' only: a shape is said of
+ * any), ranks whose notes read the same said once ("ranks 16-23: ..."); at most
+ * GP_SHAPE_NOTES lines, then how many more ranks there are */
+#define GP_SHAPE_NOTES 8
+typedef struct {
+	const char *s;
+	unsigned i;
+} snote_t;
+
+static int snote_cmp(const void *a, const void *b) /* by note, then rank index */
+{
+	const snote_t *x = a, *y = b;
+	int c = strcmp(x->s, y->s);
+	return c ? c : (x->i > y->i) - (x->i < y->i);
+}
+
+typedef struct {
+	unsigned first, at, size; /* its first rank's index; its notes v[at..at+size) */
+} sgroup_t;
+
+static int sgroup_cmp(const void *a, const void *b) /* groups by their first rank */
+{
+	const sgroup_t *x = a, *y = b;
+	return (x->first > y->first) - (x->first < y->first);
+}
+
+/* (grouped by a sort, not by comparing each note with every other: 100 000 ranks whose
+ * steps alternate each their own way would be 5e9 comparisons) */
+static void shape_notes(FILE *out, const gp_job_t *job)
+{
+	unsigned n = job->nranks, m = 0, ng = 0, said = 0, more = 0;
+	char **note = calloc(n + 1, sizeof(char *));
+	snote_t *v = calloc(n + 1, sizeof(*v));
+	sgroup_t *grp = calloc(n + 1, sizeof(*grp));
+	unsigned *who = calloc(n + 1, sizeof(unsigned));
+	if (!note || !v || !grp || !who)
+		goto out;
+	for (unsigned i = 0; i < n; i++) {
+		size_t len = 0;
+		FILE *f = open_memstream(&note[i], &len);
+		if (!f)
+			continue;
+		shape_note(f, NOTE_LABEL, &job->ranks[i]);
+		fclose(f);
+		if (note[i] && *note[i])
+			v[m++] = (snote_t){note[i], i};
+	}
+	qsort(v, m, sizeof(*v), snote_cmp);
+	for (unsigned a = 0, z; a < m; a = z) { /* a group: v[a..z), its first rank v[a].i */
+		for (z = a + 1; z < m && !strcmp(v[z].s, v[a].s); z++)
+			;
+		grp[ng++] = (sgroup_t){v[a].i, a, z - a};
+	}
+	qsort(grp, ng, sizeof(*grp), sgroup_cmp);
+	for (unsigned k = 0; k < ng; k++) {
+		unsigned a = grp[k].at, g = grp[k].size;
+		if (said == GP_SHAPE_NOTES) {
+			more += g;
+			continue;
+		}
+		for (unsigned j = 0; j < g; j++) /* its ranks, in the job's order */
+			who[j] = v[a + j].i;
+		char phrase[256];
+		group_phrase(job, who, g, phrase, sizeof(phrase));
+		const char *rest = strstr(v[a].s, "rank " NOTE_LABEL);
+		fprintf(out, "%s%s", phrase, rest ? rest + strlen("rank " NOTE_LABEL) : v[a].s);
+		said++;
+	}
+	if (more)
+		fprintf(out,
+		        "and %u more ranks whose steps are not alike (report.json: steps.shape, "
+		        "slowdown)\n",
+		        more);
+out:
+	for (unsigned i = 0; note && i < n; i++)
+		free(note[i]);
+	free(note);
+	free(v);
+	free(grp);
+	free(who);
+}
+
 /* The throughput beside the median, and the ranks whose steps are not alike, for which
  * the median describes neither their steps nor their throughput (steps.shape). */
 static void text_throughput(FILE *out, const gp_job_t *job)
@@ -683,31 +803,7 @@ static void text_throughput(FILE *out, const gp_job_t *job)
 	        job->nranks > 1
 	            ? (snprintf(lb, sizeof(lb), "rank %s, the slowest", label(job, slow)), lb)
 	            : "");
-	unsigned said = 0;
-	for (unsigned i = 0; i < job->nranks && said < 4; i++) {
-		const gp_rank_t *r = &job->ranks[i];
-		const gp_step_shape_t *sh = &r->steps.shape;
-		const gp_step_shift_t *sf = &r->steps.shift;
-		if ((!strcmp(sh->shape, "alike") || !sh->shape[0]) && !(sf->ratio > 0))
-			continue;
-		said++;
-		fprintf(out, "rank %s: steps not alike: ", label(job, r));
-		if (sf->ratio > 0) /* two levels in time, not two kinds of step: said as such */
-			fprintf(out,
-			        "%.3f ms, then %.3f ms from step %u on (%.2fx: finding slowdown)",
-			        sf->before_ms, sf->after_ms, sf->step, sf->ratio);
-		else if (!strcmp(sh->shape, "drifting"))
-			fprintf(out,
-			        "drifting from %.3f ms (first quarter) to %.3f ms (last quarter)",
-			        sh->low_ms, sh->high_ms);
-		else if (!strcmp(sh->shape, "uneven"))
-			fprintf(out, "uneven (a few long steps)");
-		else
-			fprintf(out, "%s between %.3f and %.3f ms (%.0f %% of them slow)",
-			        sh->shape, sh->low_ms, sh->high_ms, 100 * sh->high_share);
-		fprintf(out, "; its median %.3f ms is not its throughput: %.3f ms a step\n",
-		        r->steps.median_ms, r->steps.mean_period_ms);
-	}
+	shape_notes(out, job);
 }
 
 /* Where the headline is the untraced steps': what tracing cost the traced ones. */
@@ -807,11 +903,17 @@ static void text_step_counts(FILE *out, const gp_job_t *job)
 	}
 	fprintf(out, "%u to %u a rank (%u on %u of the %u ranks with steps; ", sc->min, sc->max,
 	        sc->common, sc->ranks - sc->ndiffer, sc->ranks);
-	unsigned n = sc->ndiffer < 8 ? sc->ndiffer : 8;
-	for (unsigned i = 0; i < n; i++)
-		fprintf(out, "%srank %d: %u", i ? ", " : "", sc->differ[i].rank,
-		        sc->differ[i].count);
-	fprintf(out, "%s); rank %s's: %s", sc->ndiffer > n ? ", ..." : "",
+	unsigned shown = 0; /* runs of consecutive ranks with one count: "ranks 16-23: 2" */
+	for (unsigned i = 0; i < sc->nruns; i++) {
+		if (sc->differ[i].last > sc->differ[i].rank)
+			fprintf(out, "%sranks %d-%d: %u", i ? ", " : "", sc->differ[i].rank,
+			        sc->differ[i].last, sc->differ[i].count);
+		else
+			fprintf(out, "%srank %d: %u", i ? ", " : "", sc->differ[i].rank,
+			        sc->differ[i].count);
+		shown += (unsigned)(sc->differ[i].last - sc->differ[i].rank) + 1;
+	}
+	fprintf(out, "%s); rank %s's: %s", sc->ndiffer > shown ? ", ..." : "",
 	        label(job, &job->ranks[0]), how);
 }
 
@@ -881,18 +983,14 @@ static void text_how_slow(const gp_job_t *job, FILE *out)
 /* An NVTX range's row name: XLA's thunk ranges ("Thunk:#name=jit(step),hlo_op=OP,
  * unique_hlo_op_id=N#") all begin alike, so their row leads with the HLO op, then the
  * jitted function ("OP in jit(step)"); the JSON keeps the whole name */
-static void xla_row(const char *name, char *nm, size_t width)
+static const char *xla_row(const char *name, char *buf, size_t len)
 {
 	const char *op = strstr(name, "hlo_op="), *fn = strstr(name, "name=");
-	if (strncmp(name, "Thunk:#", 7) || !op) {
-		shorten(name, nm, width);
-		return;
-	}
-	char buf[300];
+	if (strncmp(name, "Thunk:#", 7) || !op)
+		return name;
 	int no = (int)strcspn(op + 7, ",#"), nf = fn ? (int)strcspn(fn + 5, ",#") : 0;
-	snprintf(buf, sizeof(buf), "%.*s%s%.*s", no, op + 7, nf ? " in " : "", nf,
-	         fn ? fn + 5 : "");
-	shorten(buf, nm, width);
+	snprintf(buf, len, "%.*s%s%.*s", no, op + 7, nf ? " in " : "", nf, fn ? fn + 5 : "");
+	return buf;
 }
 
 /* What a rank's time figures rest on: its capture windows, tracing's cost, CUPTI's. */
@@ -940,7 +1038,6 @@ static void time_notes(FILE *out, const char *label, const gp_rank_t *r)
 /* Where the time goes: the GPU over the steady state, kernels and ranges. */
 static void text_time(const gp_job_t *job, FILE *out)
 {
-	char nm[64];
 	bool rows = unlisted(job) < job->nranks; /* some rank is listed line by line */
 	fprintf(out, "\n== Where the time goes ==\n");
 	uint64_t any_gpu = 0, any_mem = 0;
@@ -1023,12 +1120,30 @@ static void text_time(const gp_job_t *job, FILE *out)
 		fprintf(out, "\nNVTX ranges (all ranks): CPU time and projected GPU time\n");
 		fprintf(out, "%-40s %8s %11s %11s %10s\n", "range", "count", "CPU ms", "GPU ms",
 		        "sync ms");
-		for (unsigned i = 0; i < job->nr && i < 20; i++) {
+		/* the rows' names as the kernel table's: told apart where they differ
+		 * (PyTorch's emit_nvtx: "autograd::engine::evaluate_function: AddmmBackward0"
+		 * and "...: MulBackward0" read alike when cut at the end), the user's scope kept
+		 * (gp_display_label) */
+		enum { NR = 20, RW = 41 };
+		char xb[NR][300], shown[NR * RW];
+		const char *names[NR];
+		bool kern[NR] = {false};
+		unsigned nrow = job->nr < NR ? job->nr : NR;
+		for (unsigned i = 0; i < nrow; i++)
+			names[i] = xla_row(job->r[i].name, xb[i], sizeof(xb[i]));
+		gp_display_names(names, kern, nrow, shown, RW);
+		bool cuda = false; /* GPU and sync time measured: some rank's CUDA activity */
+		for (unsigned i = 0; i < job->nranks && !cuda; i++)
+			cuda = rank_cuda(&job->ranks[i]);
+		for (unsigned i = 0; i < nrow; i++) {
 			const gp_rstat_t *r = &job->r[i];
-			xla_row(r->name, nm, 41);
-			fprintf(out, "%-40s %8llu %11.3f %11.3f %10.3f\n", nm,
-			        (unsigned long long)r->count, r->cpu_ns / 1e6, r->gpu_ns / 1e6,
-			        r->sync_ns / 1e6);
+			if (cuda)
+				fprintf(out, "%-40s %8llu %11.3f %11.3f %10.3f\n", shown + i * RW,
+				        (unsigned long long)r->count, r->cpu_ns / 1e6,
+				        r->gpu_ns / 1e6, r->sync_ns / 1e6);
+			else /* not measured: '-', not 0.000 */
+				fprintf(out, "%-40s %8llu %11.3f %11s %10s\n", shown + i * RW,
+				        (unsigned long long)r->count, r->cpu_ns / 1e6, "-", "-");
 		}
 	}
 	gp_attr_text(job, out);
@@ -1302,7 +1417,7 @@ void gp_report_summary_line(const gp_job_t *job, char *buf, size_t len)
 		idle += r->gpu.idle_host_ns + r->gpu.idle_sync_ns + r->gpu.idle_other_ns +
 		        r->gpu.idle_kernel_ns;
 	}
-	char line[8192], step[64], busy_s[16], idle_s[16];
+	char line[8192], step[64], busy_s[16], idle_s[16], peak_s[32] = "-";
 	/* not measured is "-", never 0: no rank's steps (a step time), no kernel records (the
 	 * GPU's busy and idle shares: modes without cuda) */
 	if (job->step_median_ms > 0)
@@ -1316,11 +1431,11 @@ void gp_report_summary_line(const gp_job_t *job, char *buf, size_t len)
 		snprintf(busy_s, sizeof(busy_s), "%.0f%%", pct(busy, span));
 		snprintf(idle_s, sizeof(idle_s), "%.0f%%", pct(idle, span));
 	}
+	if (job->acct.peak_bytes) /* the record's: one figure (acct.c); 0: not measured */
+		snprintf(peak_s, sizeof(peak_s), "%.1fGiB", job->acct.peak_bytes / 1073741824.0);
 	snprintf(line, sizeof(line),
-	         "gpuprof: ranks=%u busy=%s idle=%s peak=%.1fGiB step=%s top=%s dir=%s",
-	         job->nranks, busy_s, idle_s,
-	         job->acct.peak_bytes / 1073741824.0, /* the record's: one figure (acct.c) */
-	         step, job->nf ? job->f[0].id : "none", job->dir);
+	         "gpuprof: ranks=%u busy=%s idle=%s peak=%s step=%s top=%s dir=%s", job->nranks,
+	         busy_s, idle_s, peak_s, step, job->nf ? job->f[0].id : "none", job->dir);
 	/* one AdminComment entry (common/admincomment.h): the directory is the user's text;
 	 * the plugin does the same root-side, where it counts */
 	if (gp_ac_entry(line, buf, len) < 0)
@@ -1363,7 +1478,9 @@ static void json_nodes(FILE *out, const gp_job_t *job)
 		gp_json_str(out, job->nodes[k].name);
 		fprintf(out, ", \"ranks\": %u, \"step_median_ms\": ", job->nodes[k].ranks);
 		json_measured(out, job->nodes[k].step_median_ms, 6);
-		fprintf(out, ", \"peak_bytes\": %llu}", (unsigned long long)job->nodes[k].peak);
+		fprintf(out, ", \"peak_bytes\": "); /* null: no rank's memory measured ('-') */
+		json_measured(out, (double)job->nodes[k].peak, 0);
+		fputc('}', out);
 	}
 	fprintf(out, "%s]", job->nnodes ? "\n  " : "");
 }
@@ -1389,9 +1506,9 @@ void gp_report_json(const gp_job_t *job, FILE *out)
 	        ",\n  \"step_counts\": {\"ranks\": %u, \"common\": %u, \"min\": %u, \"max\": %u, "
 	        "\"ranks_differing\": %u, \"differing\": [",
 	        sc->ranks, sc->common, sc->min, sc->max, sc->ndiffer);
-	for (unsigned i = 0; i < sc->ndiffer && i < sizeof(sc->differ) / sizeof(sc->differ[0]); i++)
-		fprintf(out, "%s{\"rank\": %d, \"count\": %u}", i ? ", " : "", sc->differ[i].rank,
-		        sc->differ[i].count);
+	for (unsigned i = 0; i < sc->nruns; i++)
+		fprintf(out, "%s{\"rank\": %d, \"last\": %d, \"count\": %u}", i ? ", " : "",
+		        sc->differ[i].rank, sc->differ[i].last, sc->differ[i].count);
 	fprintf(out, "]}");
 	json_nodes(out, job);
 	fprintf(out, ",\n  \"accounting\": ");

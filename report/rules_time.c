@@ -147,10 +147,20 @@ static const gp_threshold_t slowdown_th[] = {
 static bool slowdown_holds(const gp_rank_t *r)
 {
 	const gp_step_shift_t *sh = &r->steps.shift;
-	return sh->ratio > 0 && sh->before_ms > 0 &&
+	return sh->ratio > 0 && sh->before_ms > 0 && !(sh->work_ratio > 0) &&
 	       sh->ratio >= gp_th(&gp_rule_slowdown, SLOWDOWN_RATIO) &&
 	       sh->nbefore >= gp_th(&gp_rule_slowdown, SLOWDOWN_BASE) &&
 	       sh->nafter >= gp_th(&gp_rule_slowdown, SLOWDOWN_SLOW);
+}
+
+/* A staircase said by its levels (the tester, session 33: D5): the first level against the
+ * last, not the largest rise's two sides, which mix the levels after it */
+static bool stairs(const gp_step_shift_t *sh)
+{
+	unsigned L = sh->nlevels;
+	return L > 2 && L <= GP_SHIFT_MAX_LEVELS && sh->level_ms[0] > 0 &&
+	       sh->level_step[1] > sh->step - sh->nbefore &&
+	       sh->level_step[L - 1] < sh->step + sh->nafter;
 }
 
 static bool slowdown_size(const gp_rule_ctx_t *c, const gp_rank_t *r, unsigned i, gp_size_t *s)
@@ -160,6 +170,18 @@ static bool slowdown_size(const gp_rule_ctx_t *c, const gp_rank_t *r, unsigned i
 	if (!slowdown_holds(r))
 		return false;
 	s->ms = (sh->after_ms - sh->before_ms) * sh->nafter / (double)(sh->nbefore + sh->nafter);
+	if (stairs(sh)) { /* each level's rise over the first, for its steps */
+		unsigned first = sh->step - sh->nbefore, end = sh->step + sh->nafter,
+		         L = sh->nlevels;
+		s->ms = 0;
+		for (unsigned k = 1; k < L; k++) {
+			unsigned z = k + 1 < L ? sh->level_step[k + 1] : end;
+			if (z > sh->level_step[k] && sh->level_ms[k] > sh->level_ms[0])
+				s->ms +=
+				    (sh->level_ms[k] - sh->level_ms[0]) * (z - sh->level_step[k]);
+		}
+		s->ms /= (double)(end - first);
+	}
 	s->step_ms = gp_step_of(r);
 	return s->ms > 0;
 }
@@ -186,23 +208,65 @@ static void slowdown_describe(const gp_rule_ctx_t *c, gp_finding_t *f, const gp_
 	}
 	if (n > listed)
 		gp_cat(list, sizeof(list), " and %u more", n - listed);
-	snprintf(f->title, sizeof(f->title),
-	         "Steps got %.1fx slower from step %u on%s: %.3g ms against %.3g ms before (%s)",
-	         sh->ratio, sh->step, when, sh->after_ms, sh->before_ms,
-	         job->nranks == 1   ? "its only rank"
-	         : n == job->nranks ? "every rank"
-	         : n == 1           ? "one rank"
-	                            : "some ranks");
-	snprintf(
-	    f->evidence, sizeof(f->evidence),
-	    "rank %d on %s: median step (%s) %.3f ms over the %u post-warm-up steps before step "
-	    "%u, %.3f ms over the %u from it%s to the end (%.2fx); ",
-	    w->id.rank, gp_txt(w->id.node), w->steps.basis, sh->before_ms, sh->nbefore, sh->step,
-	    sh->after_ms, sh->nafter, when, sh->ratio);
+	const char *who = job->nranks == 1   ? "its only rank"
+	                  : n == job->nranks ? "every rank"
+	                  : n == 1           ? "one rank"
+	                                     : "some ranks";
+	if (stairs(sh)) {
+		unsigned L = sh->nlevels, first = sh->step - sh->nbefore,
+		         end = sh->step + sh->nafter;
+		double l0 = sh->level_ms[0], l1 = sh->level_ms[L - 1];
+		snprintf(f->title, sizeof(f->title),
+		         "Steps got %.1fx slower in %u levels from step %u on: %.3g ms at the end "
+		         "against %.3g ms before (%s)",
+		         l1 / l0, L, sh->level_step[1], l1, l0, who);
+		snprintf(f->evidence, sizeof(f->evidence),
+		         "rank %d on %s: median step (%s) %.3f ms over the %u post-warm-up steps "
+		         "before step %u, %.3f ms over the last level's %u steps, from step %u to "
+		         "the end (%.2fx); the largest rise at step %u%s (%.2fx); ",
+		         w->id.rank, gp_txt(w->id.node), w->steps.basis, l0,
+		         sh->level_step[1] - first, sh->level_step[1], l1,
+		         end - sh->level_step[L - 1], sh->level_step[L - 1], l1 / l0, sh->step,
+		         when, sh->ratio);
+	} else {
+		snprintf(f->title, sizeof(f->title),
+		         "Steps got %.1fx slower from step %u on%s: %.3g ms against %.3g ms before "
+		         "(%s)",
+		         sh->ratio, sh->step, when, sh->after_ms, sh->before_ms, who);
+		snprintf(f->evidence, sizeof(f->evidence),
+		         "rank %d on %s: median step (%s) %.3f ms over the %u post-warm-up steps "
+		         "before step %u, %.3f ms over the %u from it%s to the end (%.2fx); ",
+		         w->id.rank, gp_txt(w->id.node), w->steps.basis, sh->before_ms, sh->nbefore,
+		         sh->step, sh->after_ms, sh->nafter, when, sh->ratio);
+	}
 	if (w->steps.nall > w->steps.nms)
 		gp_cat(f->evidence, sizeof(f->evidence),
-		       "(of %u samples kept of %u steps: the medians are the kept ones'); ",
-		       w->steps.nms, w->steps.nall);
+		       "found on the medians of %u blocks of its %u steps; ", w->steps.nms,
+		       w->steps.nall);
+	if (sh->period > 1 && w->steps.nall > w->steps.nms) /* a period of kept samples */
+		gp_cat(f->evidence, sizeof(f->evidence),
+		       "those medians alternate every %u, about %.0f steps: the search is on the "
+		       "medians of blocks of %u of them; ",
+		       sh->period, sh->period * (double)w->steps.nall / w->steps.nms, sh->period);
+	else if (sh->period > 1)
+		gp_cat(f->evidence, sizeof(f->evidence),
+		       "its steps alternate every %u: the medians are those of blocks of %u "
+		       "steps; ",
+		       sh->period, sh->period);
+	if (sh->nlevels > 2) { /* a staircase: each level */
+		gp_cat(f->evidence, sizeof(f->evidence), "in %u levels: %.3g ms", sh->nlevels,
+		       sh->level_ms[0]);
+		for (unsigned i = 1; i < sh->nlevels && i < GP_SHIFT_MAX_LEVELS; i++)
+			gp_cat(f->evidence, sizeof(f->evidence), ", %.3g ms from step %u",
+			       sh->level_ms[i], sh->level_step[i]);
+		gp_cat(f->evidence, sizeof(f->evidence), " (the largest rise said); ");
+	}
+	if (sh->clock_before_mhz > 0 &&
+	    sh->clock_after_mhz < GP_SHIFT_CLOCK_FELL * sh->clock_before_mhz)
+		gp_cat(f->evidence, sizeof(f->evidence),
+		       "NVML's SM clock fell at the onset, %.0f MHz before, %.0f MHz after: the "
+		       "GPU slowed (throttling: power, temperature, or clocks set lower); ",
+		       sh->clock_before_mhz, sh->clock_after_mhz);
 	if (job->nranks == 1)
 		gp_cat(f->evidence, sizeof(f->evidence), "the job's only rank");
 	else if (n == job->nranks)

@@ -794,30 +794,126 @@ static void mark_traced(rank_data_t *d)
 	}
 }
 
+/* The median of v[i] over the steps [a, b) with kernels of their own (nk[i] > 0) */
+static double traced_median(const double *v, const double *nk, size_t a, size_t b, double *tmp)
+{
+	size_t m = 0;
+	for (size_t i = a; i < b; i++)
+		if (nk[i] > 0)
+			tmp[m++] = v[i];
+	return m >= GP_LIVE_SLOW_MIN_STEPS ? gp_median(tmp, m) : 0;
+}
+
+/* A launch's thread blocks, from its configuration (GP_LAUNCH_FMT); 0: not recorded */
+static double launch_blocks(const rank_data_t *d, const kern_t *k)
+{
+	const char *s = k->kind == 0 && k->launch ? gp_rd_str(d, (uint32_t)k->launch) : NULL;
+	unsigned x, y, z;
+	return s && sscanf(s, "grid %u,%u,%u", &x, &y, &z) == 3 ? (double)x * y * z : 0;
+}
+
+/* The work per step either side of a shift's onset (stepshape.h: work_ratio): kernels,
+ * bytes copied or set and thread blocks launched in each post-warm-up step with kernels of
+ * its own, their medians before and from the onset on; the largest growth, where it is at
+ * least GP_SHIFT_WORK_SHARE of the time's. A batch-size ramp makes the steps slower with
+ * more work each: not the node's doing. */
+static void shift_work(gp_step_shift_t *sh, const rank_data_t *d, size_t w)
+{
+	size_t n = d->steps.n, at = sh->step;
+	static const char *what[3] = {"kernels", "bytes copied or set", "thread blocks"};
+	double *v[3], *tmp = calloc(n ? n : 1, sizeof(double));
+	for (int m = 0; m < 3; m++)
+		v[m] = calloc(n ? n : 1, sizeof(double));
+	if (!tmp || !v[0] || !v[1] || !v[2] || at <= w || at >= n)
+		goto out;
+	for (size_t i = 0; i < d->kerns.n; i++) {
+		const kern_t *k = &d->kerns.v[i];
+		size_t s = step_of_launch(d, gp_rd_launch_ts(d, k));
+		if (!s--)
+			continue;
+		v[0][s] += k->kind == 0;
+		v[1][s] += k->kind ? (double)k->bytes : 0;
+		v[2][s] += launch_blocks(d, k);
+	}
+	for (int m = 0; m < 3; m++) {
+		double b = traced_median(v[m], v[0], w, at, tmp),
+		       a = traced_median(v[m], v[0], at, n, tmp);
+		double g = b > 0 ? a / b : 0;
+		if (g >= 1 + GP_SHIFT_WORK_SHARE * (sh->ratio - 1) && g > sh->work_ratio)
+			sh->work_ratio = g, sh->work_what = what[m];
+	}
+out:
+	free(tmp);
+	for (int m = 0; m < 3; m++)
+		free(v[m]);
+}
+
+/* NVML's SM clock either side of the onset (its medians over the samples before the onset
+ * step's start and from it on) */
+static void shift_clock(gp_step_shift_t *sh, const rank_data_t *d)
+{
+	if (!d->nvml.n || !d->steps.n || sh->step >= d->steps.n)
+		return;
+	/* the rank's own GPU's samples only (the agent samples every GPU it sees, in CUDA's
+	 * order, as the kernels' device numbers are): the one it ran most on, as gp_pass_gpu
+	 * picks it; where it ran no kernels, only a lone GPU's samples are its own. And only
+	 * those within the steps: the agent samples from its own start, and an idle start-up
+	 * at 210 MHz is no clock "before" a shift (the tester, session 33: D3) */
+	uint64_t per[8] = {0};
+	bool seen[8] = {false};
+	unsigned dev = 0, ndev = 0;
+	for (size_t i = 0; i < d->kerns.n; i++)
+		if (d->kerns.v[i].device < 8)
+			per[d->kerns.v[i].device] += d->kerns.v[i].dur + 1;
+	for (size_t i = 0; i < d->nvml.n; i++)
+		if (d->nvml.v[i].device < 8 && !seen[d->nvml.v[i].device])
+			seen[d->nvml.v[i].device] = true, ndev++;
+	for (unsigned k = 1; k < 8; k++)
+		if (per[k] > per[dev])
+			dev = k;
+	if (!per[dev]) { /* no kernels: a lone GPU's, else none known to be the rank's */
+		if (ndev != 1)
+			return;
+		while (dev < 7 && !seen[dev])
+			dev++;
+	}
+	uint64_t t = d->steps.v[sh->step].start, t0 = d->steps.v[0].start,
+	         t1 = gp_step_span_end(d, d->steps.n - 1);
+	double *b = malloc(d->nvml.n * sizeof(double)), *a = malloc(d->nvml.n * sizeof(double));
+	size_t nb = 0, na = 0;
+	for (size_t i = 0; a && b && i < d->nvml.n; i++) {
+		const nvml_sample_t *v = &d->nvml.v[i];
+		if (!v->sm_mhz || v->device != dev || v->ts < t0 || v->ts > t1)
+			continue;
+		if (v->ts < t)
+			b[nb++] = v->sm_mhz;
+		else
+			a[na++] = v->sm_mhz;
+	}
+	if (nb && na)
+		sh->clock_before_mhz = gp_median(b, nb), sh->clock_after_mhz = gp_median(a, na);
+	free(a);
+	free(b);
+}
+
 /* A level shift in the headline's samples (stepshape.h), found on the kept ones; where
- * they are evenly spaced over more, its onset placed among all the samples between the
- * kept one before it and the kept onset (the first split there with the fewest on the
- * wrong side of the threshold); its step, and when that step began after the program's
- * start. */
+ * they are the medians of blocks of steps, its onset placed among the steps of the blocks
+ * around the onset block (the first split there with the fewest on the wrong side of the
+ * threshold), the counts before and after it in steps (the medians the blocks'); its step,
+ * and when that step began after the program's start. */
 static void level_shift(gp_rank_t *r, const rank_data_t *d, const double *head,
                         const unsigned *head_i, size_t nh)
 {
 	gp_step_shift_t *sh = &r->steps.shift;
-	/* the search on every step's time where there are few, else on the medians of
-	 * GP_STEP_KEEP blocks of consecutive steps: evenly spaced point samples alias with a
-	 * periodic step (10/30 ms alternating over 1024 steps read as "3.0x slower from step
-	 * 513"), a block's median holds each phase (the tester, session 32) */
-	size_t keep = nh <= GP_STEP_KEEP ? nh : GP_STEP_KEEP;
-	double *bm = keep < nh ? malloc(keep * sizeof(double)) : NULL;
-	if (keep < nh && !bm)
+	/* the search on the kept samples: every step's time where there are few, else the
+	 * medians of GP_STEP_KEEP blocks of consecutive steps (keep_samples): evenly spaced
+	 * point samples alias with a periodic step (10/30 ms alternating over 1024 steps read
+	 * as "3.0x slower from step 513"), a block's median holds each phase (the tester,
+	 * session 32) */
+	size_t keep = r->steps.nms;
+	if (keep != (nh <= GP_STEP_KEEP ? nh : GP_STEP_KEEP))
 		return;
-	for (size_t b = 0; bm && b < keep; b++) {
-		size_t a = b * nh / keep, z = (b + 1) * nh / keep;
-		bm[b] = gp_median(head + a, z - a);
-	}
-	bool found = gp_step_shift(bm ? bm : head, keep, strcmp(r->steps.basis, "gpu") != 0, sh);
-	free(bm);
-	if (!found)
+	if (!gp_step_shift(r->steps.ms, keep, strcmp(r->steps.basis, "gpu") != 0, sh))
 		return;
 	size_t h1 = sh->at, h0 = h1;
 	if (nh > keep && keep > 1) { /* the onset among the steps of the blocks around it */
@@ -837,15 +933,31 @@ static void level_shift(gp_rank_t *r, const rank_data_t *d, const double *head,
 			wrong -= head[j] < thr;
 		}
 		h1 = at;
+		/* counted in steps; the medians stay the blocks' (of alternating steps, the
+		 * steps' own median is either phase's, by the count's parity) */
+		sh->nbefore = (unsigned)h1, sh->nafter = (unsigned)(nh - h1);
 	}
 	sh->step = head_i[h1];
+	for (unsigned i = 0; i < sh->nlevels; i++) { /* a staircase's levels' steps */
+		size_t at =
+		    nh > keep ? (size_t)((uint64_t)sh->level_at[i] * nh / keep) : sh->level_at[i];
+		sh->level_step[i] =
+		    sh->level_at[i] == sh->at ? sh->step : head_i[at < nh ? at : nh - 1];
+	}
 	uint64_t t0 = d->start_ts ? d->start_ts : d->first_ts;
 	if (sh->step < d->steps.n && d->steps.v[sh->step].start >= t0)
 		sh->at_s = (double)(d->steps.v[sh->step].start - t0) / 1e9;
+	if (d->kerns.n)
+		shift_work(sh, d, r->steps.warmup);
+	shift_clock(sh, d);
 }
 
 /* The headline's samples the rank keeps (steps.ms, steps.no): all of them up to
- * GP_STEP_KEEP, else GP_STEP_KEEP evenly spaced, the first and the last included */
+ * GP_STEP_KEEP; else the medians of GP_STEP_KEEP blocks of consecutive steps, each at
+ * its block's first step. Not evenly spaced steps: those alias with a periodic step (10/30
+ * ms alternating, 1025 steps kept every 2nd one: all 10 ms; 1026: half of them 30 ms), and
+ * what reads them (`gpuprof diff`, the slowdown search, the step shape) would see a
+ * change where there is none. */
 static void keep_samples(gp_rank_t *r, const double *head, const unsigned *head_i, size_t nh)
 {
 	free(r->steps.ms);
@@ -853,10 +965,10 @@ static void keep_samples(gp_rank_t *r, const double *head, const unsigned *head_
 	size_t keep = nh < GP_STEP_KEEP ? nh : GP_STEP_KEEP;
 	r->steps.ms = malloc((keep ? keep : 1) * sizeof(double));
 	r->steps.no = malloc((keep ? keep : 1) * sizeof(unsigned));
-	for (size_t j = 0; r->steps.ms && r->steps.no && j < keep; j++) {
-		size_t at = keep > 1 ? (size_t)((uint64_t)j * (nh - 1) / (keep - 1)) : 0;
-		r->steps.ms[j] = head[at];
-		r->steps.no[j] = head_i[at];
+	for (size_t b = 0; r->steps.ms && r->steps.no && b < keep; b++) {
+		size_t a = b * nh / keep, z = (b + 1) * nh / keep;
+		r->steps.ms[b] = z - a > 1 ? gp_median(head + a, z - a) : head[a];
+		r->steps.no[b] = head_i[a];
 	}
 	r->steps.nms = r->steps.ms && r->steps.no ? (unsigned)keep : 0;
 	r->steps.nall = r->steps.nms ? (unsigned)nh : 0;

@@ -29,7 +29,8 @@ typedef struct gp_steps {
 	double mean_ms, median_ms, p95_ms, p99_ms, cv; /* the headline */
 	double median_lo_ms, median_hi_ms;             /* its median's 95 % interval; 0: too few */
 	/* the headline's post-warm-up samples, in step order: all of them up to
-	 * GP_STEP_KEEP, else GP_STEP_KEEP evenly spaced over the nall there were (the
+	 * GP_STEP_KEEP, else the medians of GP_STEP_KEEP blocks of consecutive steps of the
+	 * nall there were, each numbered by its block's first step (keep_samples; the
 	 * figures above are from all); owned (gp_rank_release) */
 	double *ms;
 	unsigned *no; /* each one's step number, from 0; NULL when they run on from no0

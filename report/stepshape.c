@@ -145,46 +145,65 @@ static size_t below(const double *s, size_t n, double x)
 	return lo;
 }
 
-bool gp_step_shift(const double *v, size_t n, bool host_timed, gp_step_shift_t *out)
+/* The best split k of v[0..n) (min_base <= k, n - k >= min_after): the median of the
+ * steps before k is the base, the ratio times it the threshold; the steps on the wrong side
+ * of it (slow before k, fast from k on) counted, the fewest wins; the onset step itself slow
+ * (live.c's ivlog_onset). O(n log n) but the insertion (memmove of at most GP_STEP_KEEP
+ * doubles). 0: none; *wrong: its count. */
+static size_t best_split(const double *v, size_t n, size_t min_base, size_t min_after,
+                         size_t *wrong)
 {
-	memset(out, 0, sizeof(*out));
-	out->at_s = -1;
-	size_t min_after = (size_t)ceil(GP_SHIFT_MIN_AFTER * (double)n);
-	if (min_after < GP_LIVE_SLOW_MIN_STEPS)
-		min_after = GP_LIVE_SLOW_MIN_STEPS;
-	if (!v || n < GP_LIVE_SLOW_MIN_BASE + min_after)
-		return false;
-	/* the steps before k, sorted; all of them, sorted */
 	double *s = malloc(n * sizeof(double)), *all = malloc(n * sizeof(double));
-	if (!s || !all) {
-		free(s);
-		free(all);
-		return false;
-	}
+	size_t best_k = 0, best_wrong = SIZE_MAX;
+	if (!s || !all)
+		goto out;
 	memcpy(all, v, n * sizeof(double));
 	qsort(all, n, sizeof(double), cmp_double);
-	/* every split k: the median of the steps before it is the base, the ratio times it
-	 * the threshold; the steps on the wrong side of it (slow before k, fast from k on)
-	 * counted; the onset step itself slow (live.c's ivlog_onset). O(n log n) but the
-	 * insertion (memmove of at most GP_STEP_KEEP doubles) */
-	size_t best_k = 0, best_wrong = SIZE_MAX;
 	for (size_t k = 1; k < n; k++) {
 		size_t j = below(s, k - 1, v[k - 1]); /* insert v[k - 1] */
 		memmove(s + j + 1, s + j, (k - 1 - j) * sizeof(double));
 		s[j] = v[k - 1];
-		if (k < GP_LIVE_SLOW_MIN_BASE || n - k < min_after)
+		if (k < min_base || n - k < min_after)
 			continue;
 		double thr =
 		    GP_LIVE_SLOW_RATIO * (k % 2 ? s[k / 2] : (s[k / 2 - 1] + s[k / 2]) / 2);
 		if (v[k] < thr)
 			continue;
 		size_t fast_before = below(s, k, thr), fast_all = below(all, n, thr);
-		size_t wrong = (k - fast_before) + (fast_all - fast_before);
-		if (wrong < best_wrong)
-			best_wrong = wrong, best_k = k;
+		size_t w = (k - fast_before) + (fast_all - fast_before);
+		if (w < best_wrong)
+			best_wrong = w, best_k = k;
 	}
+out:
 	free(all);
 	free(s);
+	*wrong = best_wrong;
+	return best_k;
+}
+
+static size_t min_after_of(size_t n)
+{
+	size_t min_after = (size_t)ceil(GP_SHIFT_MIN_AFTER * (double)n);
+	return min_after < GP_LIVE_SLOW_MIN_STEPS ? GP_LIVE_SLOW_MIN_STEPS : min_after;
+}
+
+/* host_timed: the fast steps before k last at least as long as GP_LIVE_SLOW_MIN_BASE slow
+ * ones (stepshape.h) */
+static bool long_enough(const double *v, size_t k, bool host_timed, double after)
+{
+	double fast_ms = 0;
+	for (size_t i = 0; i < k; i++)
+		fast_ms += v[i];
+	return !host_timed || fast_ms >= GP_LIVE_SLOW_MIN_BASE * after;
+}
+
+/* One shift, each side one level (stepshape.h) */
+static bool one_shift(const double *v, size_t n, bool host_timed, gp_step_shift_t *out)
+{
+	size_t min_after = min_after_of(n), best_wrong;
+	if (!v || n < GP_LIVE_SLOW_MIN_BASE + min_after)
+		return false;
+	size_t best_k = best_split(v, n, GP_LIVE_SLOW_MIN_BASE, min_after, &best_wrong);
 	if (!best_k || (double)best_wrong > GP_SHIFT_MISFIT * (double)n)
 		return false;
 	double before = median_of(v, 0, best_k), after = median_of(v, best_k, n);
@@ -193,16 +212,141 @@ bool gp_step_shift(const double *v, size_t n, bool host_timed, gp_step_shift_t *
 		tail = GP_LIVE_SLOW_MIN_STEPS;
 	if (!(before > 0) || after < GP_LIVE_SLOW_RATIO * before ||
 	    median_of(v, n - tail, n) < GP_LIVE_SLOW_RATIO * before || !one_level(v, 0, best_k) ||
-	    !one_level(v, best_k, n))
-		return false;
-	double fast_ms = 0;
-	for (size_t i = 0; i < best_k; i++)
-		fast_ms += v[i];
-	if (host_timed && fast_ms < GP_LIVE_SLOW_MIN_BASE * after)
+	    !one_level(v, best_k, n) || !long_enough(v, best_k, host_timed, after))
 		return false;
 	out->ratio = after / before;
 	out->before_ms = before, out->after_ms = after;
 	out->nbefore = (unsigned)best_k, out->nafter = (unsigned)(n - best_k);
 	out->at = (unsigned)best_k;
+	out->nlevels = 2, out->period = 1;
+	out->level_ms[0] = before, out->level_ms[1] = after;
+	out->level_at[0] = 0, out->level_at[1] = (unsigned)best_k;
+	return true;
+}
+
+/* A staircase (stepshape.h): levels found by splitting each side that is not one level */
+static bool staircase(const double *v, size_t n, bool host_timed, gp_step_shift_t *out)
+{
+	size_t cut[GP_SHIFT_MAX_LEVELS + 1] = {0, n}, nc = 2, min_after = min_after_of(n);
+	if (!v || n < GP_LIVE_SLOW_MIN_BASE + min_after)
+		return false;
+	for (bool more = true; more && nc <= GP_SHIFT_MAX_LEVELS;) {
+		more = false;
+		for (size_t i = 0; i + 1 < nc && nc <= GP_SHIFT_MAX_LEVELS; i++) {
+			size_t a = cut[i], b = cut[i + 1], wrong;
+			if (one_level(v, a, b))
+				continue;
+			size_t k = best_split(v + a, b - a,
+			                      i ? GP_LIVE_SLOW_MIN_STEPS : GP_LIVE_SLOW_MIN_BASE,
+			                      GP_LIVE_SLOW_MIN_STEPS, &wrong);
+			if (!k || (double)wrong > GP_SHIFT_MISFIT * (double)(b - a))
+				continue;
+			memmove(cut + i + 2, cut + i + 1, (nc - i - 1) * sizeof(size_t));
+			cut[i + 1] = a + k, nc++, more = true;
+			i++;
+		}
+	}
+	size_t nl = nc - 1, top = 1;
+	if (nl < 3 || n - cut[nl - 1] < min_after)
+		return false;
+	for (size_t i = 0; i < nl; i++) {
+		out->level_ms[i] = median_of(v, cut[i], cut[i + 1]);
+		out->level_at[i] = (unsigned)cut[i];
+		if (!one_level(v, cut[i], cut[i + 1]) || !(out->level_ms[i] > 0) ||
+		    (i && out->level_ms[i] < GP_LIVE_SLOW_RATIO * out->level_ms[i - 1]))
+			return false;
+		if (i && out->level_ms[i] / out->level_ms[i - 1] >
+		             out->level_ms[top] / out->level_ms[top - 1])
+			top = i;
+	}
+	if (!long_enough(v, cut[1], host_timed, out->level_ms[1]))
+		return false;
+	out->nlevels = (unsigned)nl, out->period = 1;
+	out->before_ms = out->level_ms[top - 1], out->after_ms = out->level_ms[top];
+	out->ratio = out->after_ms / out->before_ms;
+	out->at = (unsigned)cut[top];
+	out->nbefore = (unsigned)cut[top], out->nafter = (unsigned)(n - cut[top]);
+	return true;
+}
+
+static bool shift_or_stairs(const double *v, size_t n, bool host_timed, gp_step_shift_t *out)
+{
+	return one_shift(v, n, host_timed, out) || staircase(v, n, host_timed, out);
+}
+
+/* The period of steps that alternate (stepshape.h): the smallest p of 2 ..
+ * GP_SHIFT_MAX_PERIOD where each step is near the step p on and not near the next: the
+ * mean of |v[i] - v[i+p]| no more than GP_SHIFT_PERIODIC_NEAR of that of |v[i] - v[i+1]|.
+ * Each step against its own neighbours, not against one cut at the overall median: a
+ * shift moves that median, and 10/18 ms alternating, 2x from step 120 of 300, read as
+ * "not alternating" (the tester, session 33: D2); a shift adds only p terms to the
+ * first mean. 0: none */
+static size_t period_of(const double *v, size_t n)
+{
+	double d1 = 0;
+	for (size_t i = 0; i + 1 < n; i++)
+		d1 += fabs(v[i] - v[i + 1]);
+	if (n < 8 || d1 <= 0)
+		return 0;
+	d1 /= (double)(n - 1);
+	for (size_t p = 2; p <= GP_SHIFT_MAX_PERIOD && 4 * p <= n; p++) {
+		double dp = 0;
+		for (size_t i = 0; i + p < n; i++)
+			dp += fabs(v[i] - v[i + p]);
+		if (dp / (double)(n - p) <= GP_SHIFT_PERIODIC_NEAR * d1)
+			return p;
+	}
+	return 0;
+}
+
+/* The onset of a shift found on blocks of p steps (at: a block edge, in steps), placed at
+ * the step: the first step of the blocks around it that is ratio^(1/2) or more above the
+ * step a period before it (the same phase, before the shift), with the next period's
+ * alike; at where none is */
+static size_t periodic_onset(const double *v, size_t n, size_t p, size_t at, double ratio)
+{
+	double thr = sqrt(ratio > 1 ? ratio : 1);
+	size_t a = at > p ? at - p : p, z = at + p < n ? at + p : n;
+	for (size_t i = a < p ? p : a; i < z; i++) {
+		bool up = v[i - p] > 0 && v[i] >= thr * v[i - p];
+		for (size_t j = i + 1; up && j < i + p && j < n; j++)
+			up = v[j - p] > 0 && v[j] >= thr * v[j - p];
+		if (up)
+			return i;
+	}
+	return at;
+}
+
+bool gp_step_shift(const double *v, size_t n, bool host_timed, gp_step_shift_t *out)
+{
+	memset(out, 0, sizeof(*out));
+	out->at_s = -1;
+	if (!v || !n)
+		return false;
+	if (shift_or_stairs(v, n, host_timed, out))
+		return true;
+	size_t p = period_of(v, n), m = p ? n / p : 0;
+	double *bm = m ? malloc(m * sizeof(double)) : NULL;
+	if (!bm)
+		return false;
+	for (size_t b = 0; b < m; b++)
+		bm[b] = median_of(v, b * p, b * p + p);
+	gp_step_shift_t t;
+	memset(&t, 0, sizeof(t));
+	bool found = shift_or_stairs(bm, m, host_timed, &t);
+	free(bm);
+	if (!found)
+		return false;
+	*out = t;
+	out->at_s = -1;
+	out->period = (unsigned)p;
+	for (unsigned i = 0; i < out->nlevels; i++)
+		out->level_at[i] *= (unsigned)p;
+	size_t at = periodic_onset(v, n, p, (size_t)out->at * p, out->ratio);
+	for (unsigned i = 0; i < out->nlevels; i++)
+		if (out->level_at[i] == out->at * p)
+			out->level_at[i] = (unsigned)at;
+	out->at = (unsigned)at;
+	out->nbefore = out->at, out->nafter = (unsigned)n - out->at;
 	return true;
 }

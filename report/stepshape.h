@@ -59,13 +59,44 @@ void gp_step_shape(const double *v, size_t n, double median_ms, double mean_peri
  *     0.6 ms, then the GPU's 7 ms from step 18, every step 7 ms on the GPU). */
 #define GP_SHIFT_MIN_AFTER 0.05
 #define GP_SHIFT_MISFIT    0.15
+/* Besides, where no one shift is found:
+ *   - steps that alternate with a period of 2 to GP_SHIFT_MAX_PERIOD steps (each step near
+ *     the step a period later and not the next: on the mean, the differences a period
+ *     apart no more than GP_SHIFT_PERIODIC_NEAR of those of neighbours): the search on
+ *     the medians of blocks of a period, the onset then placed at the step
+ *     (6/18 ms, then 9/27 ms: 12, then 18);
+ *   - a staircase: up to GP_SHIFT_MAX_LEVELS levels, each one level, each
+ *     GP_LIVE_SLOW_RATIO or more above the one before, the last to the end (10, then 15,
+ *     then 22 ms); found by splitting each side that is not one level at its best split. */
+#define GP_SHIFT_MAX_PERIOD    8
+#define GP_SHIFT_PERIODIC_NEAR 0.25
+#define GP_SHIFT_MAX_LEVELS    4
+#define GP_SHIFT_WORK_SHARE    0.5
+/* the SM clock fell at the onset: its median after below this share of its median before */
+#define GP_SHIFT_CLOCK_FELL 0.9
 typedef struct gp_step_shift {
 	double ratio;               /* after_ms / before_ms; 0: no shift */
 	double before_ms, after_ms; /* the medians either side of the onset */
-	unsigned nbefore, nafter;   /* headline samples either side (of the kept ones) */
+	unsigned nbefore, nafter;   /* samples either side; steps.c: steps, also where more
+	                               than the kept ones */
 	unsigned at;                /* the onset's index into the samples */
 	unsigned step;              /* its step number, from 0 (steps.c) */
 	double at_s; /* when that step began, s after the program's start (steps.c); -1 unknown */
+	/* how it was found: period > 1, on the medians of blocks of that many steps (the
+	 * steps alternate with that period); nlevels > 2, a staircase: each level's median
+	 * and its first sample (level_step: its step number, steps.c), the shift above the
+	 * largest of the rises between them */
+	unsigned period, nlevels;
+	double level_ms[GP_SHIFT_MAX_LEVELS];
+	unsigned level_at[GP_SHIFT_MAX_LEVELS], level_step[GP_SHIFT_MAX_LEVELS];
+	/* steps.c, from the steps either side of the onset: the work per step, where it grew
+	 * with the time (work_ratio >= 1 + GP_SHIFT_WORK_SHARE x (ratio - 1): a planned change,
+	 * a larger batch, not a slower node; 0: it did not, or not measured) and which measure
+	 * (kernels, bytes copied or set, thread blocks launched, a step's medians); NVML's SM
+	 * clock's medians either side (MHz; 0: no samples) */
+	double work_ratio;
+	const char *work_what;
+	double clock_before_mhz, clock_after_mhz;
 } gp_step_shift_t;
 
 /* The shift in v[0..n) (step times in step order), or false (out zeroed); out->step and

@@ -116,12 +116,90 @@ C=$B/tests/nvtx/nvtx_client
 [ "$(cat rc1)" = 0 ] && grep -q "^gpuprof: wrote $T/gpuprof-local (report.txt" run1.err && [ -f gpuprof-local/report.txt ] &&
 	grep -q "^gpuprof: 1 rank, median step" run1.err
 ok $? "run: the report written, its directory and headline said ($(tr '\n' ' ' <run1.err | head -c 200))"
+# ... a run without cuda (the quickstart's CPU-only job): its NVTX table's GPU and sync
+# time and its start-up's GPU busy were not measured: '-', not 0.000 (the lead, session 33)
+grep -qE '^step\S* +9 +[0-9.]+ +- +-$' gpuprof-local/report.txt &&
+	grep -qE '^rank 0: [0-9.]+ s; GPU busy - of it' gpuprof-local/report.txt &&
+	! grep -qE ' 0\.000 +0\.000$|GPU busy 0\.000' gpuprof-local/report.txt
+ok $? "run without cuda: GPU and sync ms, start-up GPU busy '-' ($(grep -E '^step|GPU busy' gpuprof-local/report.txt | tr -s ' ' | tr '\n' ';'))"
 [ "$(cat rc2)" = 3 ] && [ -f gpuprof-local.1/step0/rank0.gpr ] && grep -q "holds an earlier run; this one goes to $T/gpuprof-local.1" run2.err &&
 	grep -q "^gpuprof: wrote $T/gpuprof-local.1 " run2.err && [ -f gpuprof-local/step0/rank0.gpr ]
 ok $? "a second run goes to gpuprof-local.1, the first kept, the program's status (3) kept"
 [ "$(cat rc3)" = 0 ] && [ ! -e gpuprof-local.2 ] &&
 	"$GP" report --format=json gpuprof-local.1 | python3 -c 'import json,sys; r=json.load(sys.stdin)["ranks"][0]; assert r["outcome"] == "exit 0", r["outcome"]'
 ok $? "--force-overwrite: the earlier run replaced in its directory"
+
+# gpuprof diff: what was not measured reads '-' and "not measured", never 0.000 or an empty
+# basis (issue 50): a run without steps or memory data against one with both
+(unset SLURM_JOB_ID SLURM_STEP_ID SLURM_PROCID SLURM_RESTART_COUNT
+ "$GP" run --modes=nvtx -o bare -- true >/dev/null 2>&1)
+cp -r "$F/leak" dleak && "$GP" diff --fail-on-regression bare dleak >diff.txt 2>&1
+echo $? >diff.rc
+grep -qE '^median step ms +- +[0-9.]+ +- +not comparable: no steps in one' diff.txt &&
+	grep -qE '^  measured as +not measured +gpu$' diff.txt &&
+	grep -qE '^peak device MiB +- +[0-9.]+ +- +not measured$' diff.txt &&
+	! grep -q '0\.000\|( vs' diff.txt
+ok $? "diff: not measured reads '-' ($(grep -E '^(median|peak)' diff.txt | tr -s ' ' | tr '\n' ';'))"
+# ... and its report.json's figures of memory and steps it did not measure are null, as
+# nodes[].peak_bytes is, not 0 (the tester, session 33: D12)
+"$GP" report --format=json bare | python3 -c '
+import json, sys
+r = json.load(sys.stdin)["ranks"][0]
+got = [r["memory"].get(k) for k in ("peak_bytes", "final_bytes", "in_use_peak_bytes", "nvml_used_max_bytes")]
+got += [r["steps"].get("shape_low_ms"), r["gpu"].get("busy_pct_untraced")]
+assert got == [None] * 6, got'
+ok $? "report.json: memory peak, final, in-use peak, NVML max, shape_low_ms, busy_pct_untraced null where not measured"
+# ... and a run that measured no steps does not pass a CI gate (exit 0 before: D9), and
+# the empty kernel table says why
+[ "$(cat diff.rc)" = 4 ] && grep -q '^  note: A measured no steps: not comparable' diff.txt &&
+	grep -q '^  none: A has no steps to count them by' diff.txt &&
+	grep -q '^verdict: not comparable (steps)' diff.txt
+ok $? "diff --fail-on-regression: one side without steps is not comparable, exit 4 (rc $(cat diff.rc))"
+
+# diff: the same program at 200 and 1000 steps (30 % of its steps 3x as slow, the same
+# steps by number) is no change: the 1000-step run keeps the medians of blocks of ~2 steps,
+# the 200-step run's steps are brought to the same blocks (before: +77 %, D1)
+"$B/bench/synth-job" --ranks 1 --events 20000 --slow-share 30 --out d200 >/dev/null &&
+	"$B/bench/synth-job" --ranks 1 --events 100000 --slow-share 30 --out d1000 >/dev/null &&
+	"$GP" report --quiet d200 && "$GP" report --quiet d1000 &&
+	"$GP" diff --fail-on-regression d200 d1000 >dlen.txt 2>&1 &&
+	"$GP" diff --fail-on-regression d1000 d200 >dlen2.txt 2>&1 &&
+	python3 - dlen.txt dlen2.txt <<'PY'
+import re, sys
+for p in sys.argv[1:]:
+    t = open(p).read()
+    a, b = map(float, re.search(r"^median step ms +([0-9.]+) +([0-9.]+)", t, re.M).groups())
+    assert abs(b / a - 1) < 0.05 and "within noise" in t, t
+    assert "compared as medians of blocks of 1.95 consecutive steps" in t, t
+PY
+ok $? "diff: 200 against 1000 steps of one program is no change, both ways ($(grep '^median' dlen.txt | tr -s ' '))"
+
+# diff: steps found by different means (NVTX train_step, cudaProfilerStart/Stop windows)
+# are not the same work a step: not comparable, never a regression (exit 3 before: D8)
+"$B/bench/synth-job" --ranks 1 --events 20000 --profiler-steps --out dprof >/dev/null &&
+	"$GP" report --quiet dprof
+"$GP" diff --fail-on-regression d200 dprof >dsrc.txt 2>&1
+[ $? = 4 ] && grep -qE '^  steps from +nvtx +profiler$' dsrc.txt &&
+	grep -qE '^median step ms .*not comparable: steps found apart' dsrc.txt &&
+	grep -q "^  note: A's steps come from nvtx, B's from profiler" dsrc.txt
+ok $? "diff: NVTX steps against profiler-window steps are not comparable, exit 4 ($(grep '^median' dsrc.txt | tr -s ' '))"
+
+# diff's memory line is the summary line's and the record's peak (the in-use peak), not
+# an allocator's preallocated pool: JAX with and without XLA's preallocation (+9754.6 %
+# REGRESSION before: D4)
+cp -r "$F/field-jax" djax && cp -r "$F/field-jax-noprealloc" djaxn &&
+	"$GP" diff --fail-on-regression djaxn djax >djax.txt 2>&1
+echo $? >djax.rc
+python3 - djax.txt djaxn/report.json djax/report.json <<'PY'
+import json, re, sys
+t = open(sys.argv[1]).read()
+m = re.search(r"^peak device MiB +([0-9.]+) +([0-9.]+)", t, re.M)
+for g, p in zip(m.groups(), sys.argv[2:]):
+    rec = json.load(open(p))["accounting"]["peak_bytes"]
+    assert abs(float(g) - rec / 1048576) < 0.1, (g, rec, t)
+assert "REGRESSION" not in t.split("top kernels")[0].split("peak device")[1], t
+PY
+ok $? "diff: the memory line is the record's in-use peak ($(grep '^peak' djax.txt | tr -s ' '), rc $(cat djax.rc))"
 
 # every JSON writer: valid UTF-8 and valid JSON whatever the NVTX names' bytes
 strict() { python3 -c 'import json,sys

@@ -82,9 +82,10 @@ busy = g("busy_pct")
 idle = sum(g(k) for k in ("idle_host_wait_pct", "idle_sync_pct", "idle_kernel_wait_pct", "idle_other_pct"))
 if abs(int(m.group(1)) - busy) > 0.51 or abs(int(m.group(2)) - idle) > 0.51:
     print("busy=%s%% idle=%s%% for %.1f and %.1f" % (m.group(1), m.group(2), busy, idle))
-p = re.search(r"peak=([0-9.]+)GiB", sys.argv[2])
-if not p or abs(float(p.group(1)) - j["accounting"]["peak_bytes"] / 2**30) > 0.051:
-    print("peak=%s for the record's %d bytes" % (p and p.group(1), j["accounting"]["peak_bytes"]))
+p = re.search(r"peak=([0-9.]+)GiB|peak=(-) ", sys.argv[2])
+pb = j["accounting"]["peak_bytes"]  # 0: not measured, the line's '-'
+if not p or (p.group(2) and pb) or (p.group(1) and abs(float(p.group(1)) - pb / 2**30) > 0.051):
+    print("peak=%s for the record's %d bytes" % (p and (p.group(1) or p.group(2)), pb))
 PY
 )
 	[ -n "$why" ] && bad="$bad $n: $why;"
@@ -116,6 +117,61 @@ if "$B/bench/synth-job" --ranks 33 --events 400 --node-prefix dgx-h100-rack07-n 
 		! grep -q '^  node .*largest peak 0 B' "$T/synth33.txt"
 	ok $? "synth33: each node's line names it whole ($n of 5), '1 rank'"
 fi
+# the steps line's ranks that differ, grouped as the pipeline's runs (report.json
+# step_counts.differing): 16 ranks of 40 steps and 8 of 20, "ranks 16-23: 20" (one rank a
+# line of the 8 before)
+if "$B/bench/synth-job" --ranks 16 --events 4000 --out "$T/sc24" >/dev/null &&
+	"$B/bench/synth-job" --ranks 24 --first 16 --events 2000 --out "$T/sc24b" >/dev/null &&
+	cp "$T"/sc24b/step0/rank*.gpr "$T/sc24/step0/" &&
+	"$B/gpuprof" report "$T/sc24" | unwrap >"$T/sc24.txt" &&
+	"$B/gpuprof" report --format=json "$T/sc24" >"$T/sc24.json"; then
+	out=$(python3 - "$T/sc24.txt" "$T/sc24.json" <<'PY'
+import json, re, sys
+t, j = open(sys.argv[1]).read(), json.load(open(sys.argv[2]))["step_counts"]
+m = re.search(r"^steps: (\d+) to (\d+) a rank \((\d+) on (\d+) of the (\d+) ranks with steps; (.*?)\); rank", t, re.M)
+assert m, "no steps line"
+want = ", ".join(("ranks %d-%d: %d" % (d["rank"], d["last"], d["count"])) if d["last"] > d["rank"]
+                 else ("rank %d: %d" % (d["rank"], d["count"])) for d in j["differing"])
+assert (int(m.group(1)), int(m.group(2))) == (j["min"], j["max"]), m.groups()
+assert m.group(6) == want == "ranks 16-23: 20", (m.group(6), want)
+print("the steps line: " + m.group(6))
+PY
+)
+	ok $? "the steps line groups the ranks that differ as report.json's step_counts: $out"
+fi
+# ranks without steps (issue 50): never the HTML's fastest rank, not in its busy spread;
+# how many were left out said. 40 ranks of 40 steps and 4 of one step (none after warm-up)
+if "$B/bench/synth-job" --ranks 40 --events 4000 --out "$T/sl44" >/dev/null &&
+	"$B/bench/synth-job" --ranks 44 --first 40 --events 100 --out "$T/sl44b" >/dev/null &&
+	cp "$T"/sl44b/step0/rank*.gpr "$T/sl44/step0/"; then
+	one sl44 "$T/sl44"
+	out=$(python3 - "$T/sl44.html" "$T/sl44.json" <<'PY'
+import json, re, sys
+h, j = open(sys.argv[1]).read(), json.load(open(sys.argv[2]))
+stepless = {r["rank"] for r in j["ranks"] if not r["steps"]["count"] or r["steps"]["median_ms"] is None}
+assert len(stepless) == 4, stepless
+who = [int(w) for w in re.findall(r'<td class="who">(\d+) \(', h)]
+assert who and not stepless & set(who), ("a rank without steps picked", who)
+named = [int(w) for w in re.findall(r"\(rank (\d+)\)", h[h.index('id="busy"'):h.index("</svg>", h.index('id="busy"'))])]
+assert named and not stepless & set(named), ("a rank without steps in the busy spread", named)
+assert "4 ranks without steps left out" in h and "4 without steps left out" in h
+print("rows %s, the busy spread's ranks %s: none of the 4 without steps, said" % (who[:5], sorted(set(named))))
+PY
+)
+	ok $? "the HTML's rank rows and busy spread leave out the ranks without steps: $out"
+fi
+# a run with neither steps nor memory data (gpuprof run of a program that never touches the
+# GPU): every writer held to its JSON (formats_check: '-' where null), no peak as 0
+(cd "$T" && unset SLURM_JOB_ID SLURM_STEP_ID SLURM_PROCID SLURM_RESTART_COUNT &&
+	"$B/gpuprof" run --modes=nvtx -o "$T/bare" -- true >/dev/null 2>&1)
+if [ -f "$T/bare/step0/rank0.gpr" ]; then
+	one bare "$T/bare"
+	line=$("$B/gpuprof" report --summary-line "$T/bare" 2>/dev/null)
+	grep -q " peak=- " <<<"$line" && grep -q " step=- " <<<"$line" && ! grep -q "peak 0" "$T/bare.txt"
+	ok $? "bare: the summary line's peak and step '-', no peak of 0 B ($line)"
+	python3 -c 'import json,sys; j=json.load(open(sys.argv[1])); assert all(n["peak_bytes"] is None for n in j["nodes"]), j["nodes"]' "$T/bare.json"
+	ok $? "bare: report.json's nodes' peak_bytes null"
+fi
 # the node lines' figures are the pipeline's (report.json nodes, node_step_median_ms), not
 # the text writer's own: each node's ranks, median step and peak; past 32 nodes the
 # medians' min, median and max and the slowest named
@@ -135,7 +191,8 @@ lines = re.findall(r"^  node (\S+) +(\d+) ranks?, median step ([0-9.]+) ms, larg
 assert len(lines) == len(j["nodes"]) == 5, (len(lines), len(j["nodes"]))
 for (name, n, med, peak), nd in zip(lines, j["nodes"]):
     assert (name, int(n), med) == (nd["node"], nd["ranks"], "%.3f" % nd["step_median_ms"]), (name, nd)
-    assert same_bytes(peak, nd["peak_bytes"]), (peak, nd["peak_bytes"])
+    assert (peak == "-") == (nd["peak_bytes"] is None), (peak, nd["peak_bytes"])
+    assert peak == "-" or same_bytes(peak, nd["peak_bytes"]), (peak, nd["peak_bytes"])
 t, j = open(sys.argv[3]).read(), json.load(open(sys.argv[4]))
 m = re.search(r"(\d+) nodes: median step per node min ([0-9.]+), median ([0-9.]+), max ([0-9.]+) ms; slowest: (\S+) ([0-9.]+)", t)
 meds = sorted(n["step_median_ms"] for n in j["nodes"])

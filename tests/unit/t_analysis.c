@@ -240,6 +240,102 @@ static void many_steps_shift(void)
 	ok(r.steps.shift.ratio > 1.9 && r.steps.shift.step == 600,
 	   "1200 steps, twice as long from step 600: found there (step %u, x%.2f)",
 	   r.steps.shift.step, r.steps.shift.ratio);
+	/* the counts either side are the steps', not the blocks' */
+	ok(near(r.steps.shift.before_ms, 10, 1e-3) && near(r.steps.shift.after_ms, 20, 1e-3) &&
+	       r.steps.shift.nbefore + r.steps.shift.nafter == r.steps.nall,
+	   "... its medians 10 and 20 ms over %u + %u of the %u steps (%.3f, %.3f)",
+	   r.steps.shift.nbefore, r.steps.shift.nafter, r.steps.nall, r.steps.shift.before_ms,
+	   r.steps.shift.after_ms);
+}
+
+/* 80 steps of one 5 ms kernel and a 1 MiB copy, the kernel 10 ms from step 30; bytes: the
+ * copy 2 MiB from then (a batch-size ramp); clock: NVML's SM clock 1980 MHz, 1400 from
+ * then (else 1980 throughout) */
+static void ramp_at(bool bytes, bool clock)
+{
+	uint64_t g = 1 * MS, corr = 1;
+	begin();
+	for (uint32_t i = 0; i < 80; i++) {
+		uint64_t s = g, dur = (i >= 30 ? 10 : 5) * MS;
+		feed((gp_event_t){.type = GP_EV_NVML,
+		                  .ts = s,
+		                  .a = 90,
+		                  .b = 1 << 30,
+		                  .c = 300000ull | (uint64_t)(clock && i >= 30 ? 1400 : 1980)
+		                                       << 32});
+		push(7, s, 1);
+		launch(7, s + 100 * US, corr++, s + 200 * US, dur, 2);
+		feed((gp_event_t){.type = GP_EV_API,
+		                  .tid = 7,
+		                  .ts = s + 150 * US,
+		                  .a = 2000,
+		                  .c = corr,
+		                  .u8 = 1,
+		                  .u16 = GP_API_OTHER});
+		feed((gp_event_t){.type = GP_EV_MEMCPY,
+		                  .ts = s + 200 * US + dur,
+		                  .a = 10 * US,
+		                  .b = (bytes && i >= 30 ? 2 : 1) << 20,
+		                  .c = corr++,
+		                  .u16 = 1});
+		g = s + 300 * US + dur;
+		pop(7, g - 50 * US);
+	}
+	run();
+}
+
+/* The work per step either side of a shift (issue 50: a batch-size ramp at step 30 was
+ * blamed on the node) and NVML's SM clock either side */
+static void shift_work(void)
+{
+	ramp_at(true, false);
+	ok(r.steps.shift.ratio > 1.8 && r.steps.shift.step == 30 &&
+	       near(r.steps.shift.work_ratio, 2, 0.01) && r.steps.shift.work_what &&
+	       !strcmp(r.steps.shift.work_what, "bytes copied or set"),
+	   "2x the bytes a step from step 30, the step 2x as long: more work, not the node "
+	   "(x%.2f from %u, work x%.2f: %s)",
+	   r.steps.shift.ratio, r.steps.shift.step, r.steps.shift.work_ratio,
+	   r.steps.shift.work_what ? r.steps.shift.work_what : "-");
+	ramp_at(false, true);
+	ok(r.steps.shift.ratio > 1.8 && r.steps.shift.step == 30 &&
+	       !(r.steps.shift.work_ratio > 0) &&
+	       near(r.steps.shift.clock_before_mhz, 1980, 1e-9) &&
+	       near(r.steps.shift.clock_after_mhz, 1400, 1e-9),
+	   "the same work a step, slower from step 30: a shift of the node, the SM clock 1980 then "
+	   "1400 MHz (work x%.2f, %.0f / %.0f MHz)",
+	   r.steps.shift.work_ratio, r.steps.shift.clock_before_mhz, r.steps.shift.clock_after_mhz);
+}
+
+/* What `gpuprof diff` compares: the kept samples of two runs of one program whose steps
+ * alternate 10/30 ms. Evenly spaced ones alias: 1025 steps kept every 2nd (all 10 ms),
+ * 1026 half of them 30 ms, read as "+200 % REGRESSION" (the report32 tester); the medians
+ * of blocks of consecutive steps are alike */
+static void kept_alias(void)
+{
+	static const uint64_t alt[] = {10 * MS, 30 * MS};
+	double worst = 1, *k[2] = {NULL, NULL};
+	unsigned nk[2] = {0, 0}, at = 0;
+	for (uint32_t n = 1020; n <= 1040; n++) {
+		for (int j = 0; j < 2; j++) {
+			windowed_at(n + (uint32_t)j, 0, n + j, n + j, alt, 2, n + j, true);
+			free(k[j]);
+			nk[j] = r.steps.nms;
+			k[j] = malloc(nk[j] * sizeof(double));
+			memcpy(k[j], r.steps.ms, nk[j] * sizeof(double));
+		}
+		double eff = 0.5, p = gp_mann_whitney(k[0], nk[0], k[1], nk[1], &eff);
+		double ch = gp_median(k[1], nk[1]) / gp_median(k[0], nk[0]);
+		if (p < worst)
+			worst = p, at = n;
+		if (p < 0.01 && fabs(ch - 1) >= 0.05)
+			break;
+	}
+	ok(worst >= 0.01,
+	   "alternating 10/30 ms, n against n+1 steps (n 1020-1040): the kept "
+	   "samples alike (the lowest Mann-Whitney p %.3g, at %u steps)",
+	   worst, at);
+	free(k[0]);
+	free(k[1]);
 }
 
 /* A thread without a range of its own (autograd) launches inside the step's range. */
@@ -787,6 +883,8 @@ int main(void)
 	windows_no_markers();
 	windows_shift();
 	many_steps_shift();
+	kept_alias();
+	shift_work();
 	cross_thread();
 	sync_idle();
 	stats();

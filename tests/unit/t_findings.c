@@ -700,6 +700,69 @@ static void slowdown_ranks(void)
 	   "on every rank: said as a shared cause or one rank the others wait for (%s)",
 	   f ? f->evidence : "none");
 	gp_job_free(&j);
+	/* a planned change (issue 50: a batch-size ramp at step 30): the work per step grew
+	 * with the time, no finding of the node; the same shift without it fires */
+	for (int work = 0; work < 2; work++) {
+		job_of(&j, 1);
+		gp_step_shift_t *sh = &j.ranks[0].steps.shift;
+		sh->before_ms = 10, sh->ratio = 2, sh->after_ms = 20, sh->nbefore = 30,
+		sh->nafter = 70, sh->step = 30, sh->at_s = -1;
+		sh->work_ratio = work ? 2 : 0, sh->work_what = "bytes copied or set";
+		gp_job_findings(&j);
+		ok((find(&j, "slowdown") == NULL) == (work != 0),
+		   work ? "2x slower with 2x the bytes a step: no slowdown (a planned change)"
+		        : "2x slower, the work a step the same: slowdown");
+		gp_job_free(&j);
+	}
+	/* what the finding says of the SM clock, a staircase and alternating steps; a clock
+	 * that held: nothing said of it */
+	for (int held = 0; held < 2; held++) {
+		job_of(&j, 1);
+		gp_step_shift_t *sh = &j.ranks[0].steps.shift;
+		sh->before_ms = 10, sh->ratio = 1.5, sh->after_ms = 15, sh->nbefore = 100,
+		sh->nafter = 200, sh->step = 100, sh->at_s = -1, sh->nlevels = 3, sh->period = 2;
+		sh->level_ms[0] = 10, sh->level_ms[1] = 15, sh->level_ms[2] = 22;
+		sh->level_step[1] = 100, sh->level_step[2] = 200;
+		sh->clock_before_mhz = 1980, sh->clock_after_mhz = held ? 1950 : 1410;
+		gp_job_findings(&j);
+		f = find(&j, "slowdown");
+		if (held)
+			ok(f && !strstr(f->evidence, "SM clock"), "the SM clock held: not said");
+		else
+			ok(f &&
+			       strstr(f->evidence, "in 3 levels: 10 ms, 15 ms from step 100, 22 ms "
+			                           "from step 200") &&
+			       strstr(
+			           f->evidence,
+			           "SM clock fell at the onset, 1980 MHz before, 1410 MHz after") &&
+			       strstr(f->evidence, "alternate every 2"),
+			   "a staircase, its levels said; the SM clock's fall; the period (%s)",
+			   f ? f->evidence : "none");
+		gp_job_free(&j);
+	}
+	/* a staircase said by its levels (the tester, session 33: D5): 10, 15, 22 ms for 100
+	 * steps each, the largest rise (10 -> 15) the shift: the title the total (2.2x, not
+	 * 1.5x), the last level's median quoted (not the 200 steps' from 100, which mix 15 and
+	 * 22), the saving from the levels ((5 x 100 + 12 x 100) / 300 = 5.67 ms, not 3.33) */
+	job_of(&j, 1);
+	{
+		gp_step_shift_t *sh = &j.ranks[0].steps.shift;
+		sh->before_ms = 10, sh->ratio = 1.5, sh->after_ms = 18.5, sh->nbefore = 100,
+		sh->nafter = 200, sh->step = 100, sh->at_s = -1, sh->nlevels = 3;
+		sh->level_ms[0] = 10, sh->level_ms[1] = 15, sh->level_ms[2] = 22;
+		sh->level_step[1] = 100, sh->level_step[2] = 200;
+		j.ranks[0].steps.median_ms = 20;
+	}
+	gp_job_findings(&j);
+	f = find(&j, "slowdown");
+	ok(f &&
+	       strstr(f->title, "2.2x slower in 3 levels from step 100 on: 22 ms at the end "
+	                        "against 10 ms before") &&
+	       strstr(f->evidence, "22.000 ms over the last level's 100 steps, from step 200") &&
+	       fabs(f->saving_ms - 17.0 / 3) < 0.01,
+	   "a staircase: the total, the last level, the saving from the levels (%s; %s; %.3f ms)",
+	   f ? f->title : "none", f ? f->evidence : "", f ? f->saving_ms : 0);
+	gp_job_free(&j);
 }
 
 int main(void)

@@ -56,6 +56,32 @@ int main(void)
 	              "array<char*, 1ul> >") ||
 	       strlen(b) <= 79,
 	   "a wider column keeps more: %s", b);
+	{ /* a lambda's functor too long for its head whole: the head cut, the functor kept,
+	   * at every width from 39 columns (issue 50: in 40, "vectorized_elementw.. array<char*,
+	   * 2ul>>", the functor lost in a middle cut) */
+		static const char *pw =
+		    "void at::native::vectorized_elementwise_kernel<4, at::native::(anonymous "
+		    "namespace)::pow_tensor_scalar_kernel_impl<float, "
+		    "float>(at::TensorIteratorBase&, "
+		    "float)::{lambda(float)#1}, std::array<char*, 2ul> >(int, "
+		    "at::native::(anonymous namespace)::pow_tensor_scalar_kernel_impl<float, "
+		    "float>(at::TensorIteratorBase&, float)::{lambda(float)#1}, std::array<char*, "
+		    "2ul>)";
+		unsigned lost = 0, first = 0;
+		for (size_t w = 39; w <= 64; w++) {
+			gp_display_name(pw, b, w + 1);
+			if (!strstr(b, "pow_tensor_scalar") || strlen(b) > w) {
+				if (!lost)
+					first = (unsigned)w;
+				lost++;
+			}
+		}
+		gp_display_name(pw, b, 41);
+		ok(!lost,
+		   "pow_tensor_scalar's lambda: the functor whole at every width of 39-64 (lost "
+		   "at %u widths, the first %u; 40: %s)",
+		   lost, first, b);
+	}
 	gp_display_name("loop_add_fusion_7", b, 51);
 	ok(!strcmp(b, "loop_add_fusion_7"), "a C name is left alone: %s", b);
 	gp_display_name("_ZN3foo3barEv", b, 51);

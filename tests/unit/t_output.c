@@ -88,19 +88,25 @@ static void table(void)
  * (modes without cuda) beside one with host-timed steps: its step figures and the GPU's
  * shares are null in report.json, empty in the CSV, "-" in the text and the summary line;
  * the job's step figures null where no rank has steps */
-static void not_measured(void)
+/* a job of n ranks without CUDA records, each ended, per_node of them a node */
+static void job_of(gp_job_t *job, unsigned n, unsigned per_node)
 {
-	gp_job_t job;
-	memset(&job, 0, sizeof(job));
-	job.nranks = 2;
-	job.ranks = calloc(2, sizeof(gp_rank_t));
-	for (int i = 0; i < 2; i++) {
-		gp_rank_t *r = &job.ranks[i];
-		r->id.rank = i;
-		gp_text_setf(&r->id.node, GP_ID_NODE, "node%d", i);
+	memset(job, 0, sizeof(*job));
+	job->nranks = n;
+	job->ranks = calloc(n, sizeof(gp_rank_t));
+	for (unsigned i = 0; i < n; i++) {
+		gp_rank_t *r = &job->ranks[i];
+		r->id.rank = (int)i;
+		gp_text_setf(&r->id.node, GP_ID_NODE, "node%u", i / per_node);
 		snprintf(r->id.modes, sizeof(r->id.modes), "timing,nvtx");
 		r->outcome.has_end = true;
 	}
+}
+
+static void not_measured(void)
+{
+	gp_job_t job;
+	job_of(&job, 2, 1);
 	gp_rank_t *r1 = &job.ranks[1]; /* steps timed on the host, no GPU time */
 	snprintf(r1->steps.source, sizeof(r1->steps.source), "nvtx");
 	snprintf(r1->steps.basis, sizeof(r1->steps.basis), "period");
@@ -153,8 +159,17 @@ static void not_measured(void)
 	free(buf);
 	char line[1024];
 	gp_report_summary_line(&job, line, sizeof(line));
-	ok(strstr(line, " busy=- idle=- ") && strstr(line, " step=- "),
-	   "the summary line: busy, idle and the step '-' where not measured (%s)", line);
+	ok(strstr(line, " busy=- idle=- ") && strstr(line, " step=- ") && strstr(line, " peak=- "),
+	   "the summary line: busy, idle, the peak and the step '-' where not measured (%s)", line);
+	/* a node whose ranks measured no memory: its peak null, as the text's '-' */
+	struct gp_node nd = {.name = "node0", .ranks = 2};
+	job.nodes = &nd, job.nnodes = 1;
+	json = render(gp_report_json, &job);
+	ok(json && strstr(json, "\"ranks\": 2, \"step_median_ms\": null, \"peak_bytes\": null}"),
+	   "report.json's node without memory data: peak_bytes null, not 0 (%.120s)",
+	   json && strstr(json, "\"nodes\"") ? strstr(json, "\"nodes\"") : "none");
+	free(json);
+	job.nodes = NULL, job.nnodes = 0;
 	r1->steps.mean_period_ms = 10.5;
 	job.step_median_ms = 10, job.step_mean_period_ms = 10.5, job.steps_per_second = 95.2;
 	snprintf(job.step_basis, sizeof(job.step_basis), "period");
@@ -169,6 +184,44 @@ static void not_measured(void)
 	const char *row0 = text ? strstr(text, "\n0      node0") : NULL;
 	ok(row0 && strstr(row0, " - ") && strstr(row0, "exit 0"),
 	   "the text's How slow row of the rank without steps: '-', never 0.000");
+	free(text);
+	for (unsigned i = 0; i < job.nranks; i++)
+		gp_rank_release(&job.ranks[i]);
+	free(job.ranks);
+}
+
+/* The "steps not alike" notes of many ranks (issue 50): every rank's, those that read the
+ * same said once ("ranks 0-7: ..."), not the first 4 ranks' alone */
+static void shape_groups(void)
+{
+	gp_job_t job;
+	job_of(&job, 10, 4);
+	for (int i = 0; i < 10; i++) {
+		gp_rank_t *r = &job.ranks[i];
+		snprintf(r->steps.source, sizeof(r->steps.source), "nvtx");
+		snprintf(r->steps.basis, sizeof(r->steps.basis), "period");
+		r->steps.n = 40, r->steps.warmup = 2, r->steps.n_post = 38;
+		r->steps.median_ms = 71.5, r->steps.mean_period_ms = 71.5;
+		gp_step_shape_t *sh = &r->steps.shape;
+		snprintf(sh->shape, sizeof(sh->shape), i < 8 ? "alternating" : "drifting");
+		sh->low_ms = 13, sh->high_ms = 130, sh->high_share = 0.5;
+	}
+	job.step_period_rank = 0, job.step_mean_period_ms = 71.5, job.steps_per_second = 14;
+	char *text = render(gp_report_text, &job);
+	ok(text && count(text, "steps not alike") == 2 &&
+	       strstr(text, "ranks 0-7: steps not alike: alternating between 13.000 and 130.000") &&
+	       strstr(text, "ranks 8-9: steps not alike: drifting from 13.000"),
+	   "10 ranks' steps not alike: said once a group, every rank (%u notes)",
+	   text ? count(text, "steps not alike") : 0);
+	free(text);
+	for (int i = 0; i < 10; i++) /* each its own way: 8 lines, then how many more */
+		job.ranks[i].steps.shape.low_ms = 13 + i;
+	text = render(gp_report_text, &job);
+	ok(text && count(text, "steps not alike") == 8 && strstr(text, "rank 7: steps not alike") &&
+	       !strstr(text, "rank 8: steps") &&
+	       strstr(text, "and 2 more ranks whose steps are not alike"),
+	   "10 ranks each their own way: 8 lines, then 'and 2 more ranks' (%u)",
+	   text ? count(text, "steps not alike") : 0);
 	free(text);
 	for (unsigned i = 0; i < job.nranks; i++)
 		gp_rank_release(&job.ranks[i]);
@@ -276,6 +329,40 @@ int main(void)
 	       !strstr(text, "bimodal between"),
 	   "the text: a slowdown's steps as two levels from its step, not 'bimodal'");
 	free(text);
+	/* ... and as a planned change where the work per step grew with it (issue 50) */
+	job.ranks[1].steps.shift.work_ratio = 2.9,
+	job.ranks[1].steps.shift.work_what = "thread blocks";
+	text = render(gp_report_text, &job);
+	ok(text && strstr(text, "(2.90x, with 2.90x the thread") &&
+	       strstr(text, "more work each step, not a slower node)"),
+	   "the text: a shift with the work per step grown is said as more work (%.200s)",
+	   text && strstr(text, "rank 1: steps") ? strstr(text, "rank 1: steps") : "none");
+	free(text);
+	char *page = NULL;
+	size_t pl = 0;
+	FILE *pm = open_memstream(&page, &pl);
+	gp_report_html(&job, pm);
+	fclose(pm);
+	ok(page && strstr(page, "from step 12 on: 2.90x slower, with 2.90x the thread blocks a "
+	                        "step: more work each step, not a slower node)"),
+	   "the HTML: the same");
+	free(page);
+	job.ranks[1].steps.shift.work_ratio = 0;
+	/* the NVTX table's names told apart where they differ, not cut at the end (PyTorch's
+	 * emit_nvtx: two autograd nodes read "autograd::engine::evaluate_function: ...") */
+	gp_rstat_t rs[2] = {{.name = "autograd::engine::evaluate_function: AddmmBackward0",
+	                     .count = 10,
+	                     .cpu_ns = 1000000},
+	                    {.name = "autograd::engine::evaluate_function: MulBackward0",
+	                     .count = 10,
+	                     .cpu_ns = 500000}};
+	job.r = rs, job.nr = 2;
+	text = render(gp_report_text, &job);
+	const char *nv = text ? strstr(text, "NVTX ranges (all ranks)") : NULL;
+	ok(nv && strstr(nv, "AddmmBackward0") && strstr(nv, "MulBackward0"),
+	   "the NVTX table: AddmmBackward0 and MulBackward0 told apart (%.300s)", nv ? nv : "none");
+	free(text);
+	job.r = NULL, job.nr = 0;
 	char *html = NULL;
 	size_t hl = 0;
 	FILE *hm = open_memstream(&html, &hl);
@@ -291,5 +378,6 @@ int main(void)
 		gp_rank_release(&job.ranks[i]);
 	free(job.ranks);
 	not_measured();
+	shape_groups();
 	return done_testing();
 }

@@ -198,6 +198,70 @@ static void test_step_shift(void)
 		sv[i] = 10 + 20.0 * (double)i / 299;
 	shift_case("a drift from 10 to 30 ms", 300, false, 0);
 	shift_case("too few steps", 12, false, 0);
+	/* a shift while the steps alternate (issue 50, the report32 tester): 6/18 ms, then
+	 * 9/27 ms from step 150: found on the medians of pairs, 12 then 18 ms */
+	for (size_t i = 0; i < 300; i++)
+		sv[i] = (i % 2 ? 18 : 6) * (i >= 150 ? 1.5 : 1) *
+		        (1 + 0.01 * (double)((i * 7) % 5) / 4);
+	ok(gp_step_shift(sv, 300, false, &sh) && sh.period == 2 && sh.at == 150 &&
+	       fabs(sh.ratio - 1.5) < 0.03,
+	   "alternating 6/18, then 9/27 ms from step 150: found on pairs (period %u, onset %u, "
+	   "%.2fx)",
+	   sh.period, sh.at, sh.ratio);
+	for (size_t i = 0; i < 300; i++) /* every 3rd step slow, then all three 1.5x */
+		sv[i] = (i % 3 == 2 ? 30 : 10) * (i >= 150 ? 1.5 : 1);
+	ok(gp_step_shift(sv, 300, false, &sh) && sh.period == 3 && sh.at == 150,
+	   "every 3rd step 3x, all 1.5x from step 150: found on blocks of 3 (period %u, onset %u)",
+	   sh.period, sh.at);
+	/* the cut between fast and slow moved by the shift (the tester, session 33: D2, D6):
+	 * 10/18 alternating, 2x from step 120 of 300 (no finding before); every 3rd step 3x,
+	 * 2x from 100 of 200 with noise; the onset at the step, not the block edge (41 for
+	 * 40 before); 4 of every 8 steps 2x, 1.5x from step 150 (155 before) */
+	static const struct {
+		const char *name;
+		size_t n, at, p;
+		double r;
+	} pc[] = {{"10/18 alternating, 2x from step 120 of 300", 300, 120, 2, 2},
+	          {"every 3rd step 3x, 2x from step 100 of 200", 200, 100, 3, 2},
+	          {"10/30 alternating, 1.5x from step 41 of 300", 300, 41, 2, 1.5},
+	          {"4 of every 8 steps 2x, 1.5x from step 150 of 300", 300, 150, 8, 1.5}};
+	for (size_t c = 0; c < sizeof(pc) / sizeof(pc[0]); c++) {
+		for (size_t i = 0; i < pc[c].n; i++) {
+			double slow = pc[c].p == 8   ? (i % 8 >= 4 ? 2 : 1)
+			              : pc[c].p == 3 ? (i % 3 == 2 ? 3 : 1)
+			              : c == 0       ? (i % 2 ? 1.8 : 1)
+			                             : (i % 2 ? 3 : 1);
+			sv[i] = 10 * slow * (i >= pc[c].at ? pc[c].r : 1) *
+			        (1 + 0.001 * (double)((i * 7) % 5) / 4);
+		}
+		bool got = gp_step_shift(sv, pc[c].n, false, &sh);
+		ok(got && sh.period == pc[c].p && sh.at == pc[c].at &&
+		       fabs(sh.ratio - pc[c].r) < 0.05,
+		   "%s: period %u, onset %u, %.2fx", pc[c].name, sh.period, sh.at, sh.ratio);
+	}
+	for (size_t i = 0; i < 300; i++) /* 30 % of steps 3x, by no period: none */
+		sv[i] = ((i * 2654435761u) >> 8) % 10 < 3 ? 30 : 10;
+	shift_case("30 % of the steps 3x, no period", 300, false, 0);
+	for (size_t i = 0; i < 300; i++) /* ... but the slow steps of an alternation longer */
+		sv[i] = i % 2 ? 18 + (i >= 150 ? 2 : 0) : 6;
+	shift_case("alternating 6/18, then 6/20 (pairs 12, then 13)", 300, false, 0);
+	for (size_t i = 0; i < 300; i++) /* alternating, 9/27 for 50 steps, then back */
+		sv[i] = (i % 2 ? 18 : 6) * (i >= 150 && i < 200 ? 1.5 : 1);
+	shift_case("alternating, 1.5x for 50 steps, then recovered", 300, false, 0);
+	/* a staircase: 10, then 15 from step 100, then 22 from 200: each rise said, the
+	 * largest (10 -> 15, 1.5x) the shift; not a drift */
+	for (size_t i = 0; i < 300; i++)
+		sv[i] = (i < 100 ? 10 : i < 200 ? 15 : 22) * (1 + 0.01 * (double)((i * 7) % 5) / 4);
+	ok(gp_step_shift(sv, 300, false, &sh) && sh.nlevels == 3 && sh.level_at[1] == 100 &&
+	       sh.level_at[2] == 200 && sh.at == 100 && fabs(sh.ratio - 1.5) < 0.02,
+	   "a staircase 10, 15, 22 ms: %u levels from %u and %u, the largest rise at %u (%.2fx)",
+	   sh.nlevels, sh.level_at[1], sh.level_at[2], sh.at, sh.ratio);
+	for (size_t i = 0; i < 300; i++) /* ... that comes back down: no shift */
+		sv[i] = i < 100 ? 10 : i < 200 ? 15 : 11;
+	shift_case("10, 15, then 11 ms", 300, false, 0);
+	for (size_t i = 0; i < 300; i++) /* rises under the ratio: 10, 11, 12.1 */
+		sv[i] = i < 100 ? 10 : i < 200 ? 11 : 12.1;
+	shift_case("10, 11, 12.1 ms (each under x1.2)", 300, false, 0);
 	/* host-timed: a host that ran ahead until CUDA's queue was full (the nvml fixture's
 	 * 15 steps of 0.6 ms, then 7 ms), against a shift whose fast steps lasted long */
 	for (size_t i = 0; i < 40; i++)
