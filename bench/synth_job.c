@@ -74,7 +74,7 @@ static uint64_t worker_iter(gp_rf_writer_t *w, uint32_t tid, uint64_t range, uin
 int main(int argc, char **argv)
 {
 	int ranks = 8, profiler_steps = 0, threads = 0, first = 0, torch = 0, devices = 1,
-	    stray = 0, slow_pct = 0, clock = 0;
+	    stray = 0, slow_pct = 0, clock = 0, period = 0;
 	long events = 100000, cap_from = -1, cap_to = -1, shift_at = -1;
 	const char *out = NULL, *node_prefix = "node";
 	for (int i = 1; i < argc; i++) {
@@ -95,6 +95,8 @@ int main(int argc, char **argv)
 			stray = 1;
 		else if (!strcmp(argv[i], "--slow-share") && i + 1 < argc) /* PCT % of steps 3x */
 			slow_pct = atoi(argv[++i]);
+		else if (!strcmp(argv[i], "--period") && i + 1 < argc) /* every P-th step 4x */
+			period = atoi(argv[++i]);
 		else if (!strcmp(argv[i], "--shift-at") && i + 1 < argc) /* 1.5x from step S */
 			shift_at = atol(argv[++i]);
 		else if (!strcmp(argv[i], "--clock")) /* 8 GPUs' SM clocks (see below) */
@@ -116,7 +118,7 @@ int main(int argc, char **argv)
 		fprintf(stderr,
 		        "usage: synth-job --ranks N --events M --out DIR [--profiler-steps] "
 		        "[--capture A-B] [--threads] [--torch] [--first R] [--node-prefix P] "
-		        "[--slow-share PCT] [--shift-at S] [--clock] "
+		        "[--slow-share PCT] [--period P] [--shift-at S] [--clock] "
 		        "[--devices N] "
 		        "[--stray]\n");
 		return 2;
@@ -223,6 +225,8 @@ int main(int argc, char **argv)
 			 * (a job of 200 steps is the first 200 of one of 1000) */
 			uint64_t h = ((uint64_t)s + 1) * 0x9e3779b97f4a7c15ull;
 			double sf = (int)((h >> 40) % 100) < slow_pct ? 3 : 1;
+			if (period > 1 && s % period == period - 1)
+				sf *= 4; /* --period: a periodic slow step (an eval, a sync) */
 			if (shift_at >= 0 && s >= shift_at)
 				sf *= 1.5;
 			for (int k = 0; k < kpstep; k++) {

@@ -1230,59 +1230,22 @@ static int cmd_dump(int argc, char **argv)
 	return 0;
 }
 
-/* The steps a job's kept samples stand for, each (steps.ms: all of a rank's up to
- * GP_STEP_KEEP, else the medians of blocks of nall/nms steps): the coarsest rank's. */
-static double job_block(const gp_job_t *j)
-{
-	double b = 1;
-	for (unsigned i = 0; i < j->nranks; i++) {
-		const gp_steps_t *s = &j->ranks[i].steps;
-		if (s->nms && s->nall > s->nms && (double)s->nall / s->nms > b)
-			b = (double)s->nall / s->nms;
-	}
-	return b;
-}
-
-static int cmp_dbl(const void *x, const void *y)
-{
-	double a = *(const double *)x, b = *(const double *)y;
-	return (a > b) - (a < b);
-}
-
-/* All ranks' post-warm-up step samples of a job (each rank's headline basis), brought
- * to blocks of blk steps: a rank's kept samples that stand for fewer steps are put
- * together by their step numbers (the steps from the rank's first kept one, over blk)
- * and each group is its median, as keep_samples makes them of a longer run. A median
- * of raw steps against medians of blocks is not like with like: of a run whose every
- * third step is slow, blocks of 2 steps read 20 where the steps read 10 (D1). */
-static double *job_samples(const gp_job_t *j, double blk, size_t *n)
+/* All ranks' post-warm-up steps of a job as a distribution (steps.q: each rank's steps,
+ * or GP_STEP_KEEP quantiles of them where it had more): never the kept medians of blocks,
+ * which are no sample of the steps' times (of a run whose every third step is slow,
+ * blocks of 2 read the mean of a fast and a slow step: 1536 against 1024 steps of one
+ * program read +75 % REGRESSION, the reviewer); *more: a rank had more steps than that. */
+static double *job_samples(const gp_job_t *j, size_t *n, bool *more)
 {
 	size_t tot = 0, k = 0;
 	for (unsigned i = 0; i < j->nranks; i++)
-		tot += j->ranks[i].steps.nms;
+		tot += j->ranks[i].steps.nq;
 	double *v = malloc((tot ? tot : 1) * sizeof(double));
 	for (unsigned i = 0; v && i < j->nranks; i++) {
-		const gp_rank_t *r = &j->ranks[i];
-		const gp_steps_t *s = &r->steps;
-		double own = s->nall > s->nms ? (double)s->nall / s->nms : 1;
-		if (blk <= own * (1 + 1e-9)) {
-			for (unsigned q = 0; q < s->nms; q++)
-				v[k++] = s->ms[q];
-			continue;
-		}
-		unsigned first = s->nms ? gp_step_no(r, 0) : 0;
-		for (unsigned q = 0; q < s->nms;) {
-			double g = floor((gp_step_no(r, q) - first) / blk);
-			unsigned e = q + 1;
-			while (e < s->nms && floor((gp_step_no(r, e) - first) / blk) == g)
-				e++;
-			double *t = v + k; /* sorted in place: those slots are this group's */
-			memcpy(t, s->ms + q, (e - q) * sizeof(double));
-			qsort(t, e - q, sizeof(double), cmp_dbl);
-			size_t m = e - q;
-			v[k++] = m % 2 ? t[m / 2] : (t[m / 2 - 1] + t[m / 2]) / 2;
-			q = e;
-		}
+		const gp_steps_t *s = &j->ranks[i].steps;
+		memcpy(v + k, s->q, s->nq * sizeof(double));
+		k += s->nq;
+		*more |= s->nq && s->nall > s->nq;
 	}
 	*n = v ? k : 0;
 	return v;
@@ -1492,14 +1455,16 @@ static int cmd_diff(int argc, char **argv)
 	}
 	bool regress = false, apart = false; /* apart: not comparable */
 	size_t na, nb;
-	double ba = job_block(&a), bb = job_block(&b), blk = ba > bb ? ba : bb;
-	double *sa = job_samples(&a, blk, &na), *sb = job_samples(&b, blk, &nb), eff = 0.5;
+	bool qa = false, qb = false; /* a side's rank kept quantiles of its steps */
+	double *sa = job_samples(&a, &na, &qa), *sb = job_samples(&b, &nb, &qb), eff = 0.5;
 	const char *srca = job_source(&a), *srcb = job_source(&b);
 	/* steps found by different means (an NVTX range, a kernel sequence, the optimizer,
 	 * host markers) are not the same stretch of work: their times are not a change */
 	bool othersrc = na && nb && strcmp(srca, srcb);
 	double p = gp_mann_whitney(sa, na, sb, nb, &eff);
-	double ma = gp_median(sa, na), mb = gp_median(sb, nb);
+	/* the jobs' own medians, as their reports say them */
+	double ma = a.step_median_ms > 0 ? a.step_median_ms : gp_median(sa, na),
+	       mb = b.step_median_ms > 0 ? b.step_median_ms : gp_median(sb, nb);
 	double ds = ma > 0 ? 100 * (mb / ma - 1) : 0;
 	bool sig = p < alpha, big = fabs(ds) >= thr;
 	const char *verdict = !na || !nb             ? "not comparable: no steps in one"
@@ -1524,11 +1489,13 @@ static int cmd_diff(int argc, char **argv)
 		       "  step samples (all ranks)", na, nb, p, eff);
 	else
 		printf("%-28s %14zu %14zu   no test\n", "  step samples (all ranks)", na, nb);
-	if (na && nb && blk > 1)
-		printf("  note: compared as medians of blocks of %.2f consecutive steps a rank "
-		       "(%s keeps no more than %d samples a rank: the medians of blocks of its "
-		       "steps; %s's taken alike)\n",
-		       blk, ba >= bb ? "A" : "B", GP_STEP_KEEP, ba >= bb ? "B" : "A");
+	if (na && nb && (qa || qb))
+		printf("  note: a rank of more than %d steps is tested by %d quantiles of its "
+		       "steps' times (%s)\n",
+		       GP_STEP_KEEP, GP_STEP_KEEP,
+		       qa && qb ? "both"
+		       : qa     ? "A"
+		                : "B");
 	if (!na || !nb)
 		printf("  note: %s measured no steps: not comparable\n", !na && !nb ? "neither"
 		                                                         : !na      ? "A"

@@ -13,10 +13,12 @@ void gp_rank_release(gp_rank_t *r)
 	free(r->id.path);
 	free(r->steps.ms);
 	free(r->steps.no);
+	free(r->steps.q);
 	free(r->torch.own);
 	r->id.path = NULL;
 	r->steps.ms = NULL;
 	r->steps.no = NULL;
+	r->steps.q = NULL;
 	r->torch.own = NULL;
 }
 

@@ -38,6 +38,12 @@ typedef struct gp_steps {
 	                 that say nothing); read through gp_step_no */
 	unsigned no0;
 	unsigned nms, nall;
+	/* the same steps as a distribution, for what compares runs (`gpuprof diff`): all of
+	 * them, sorted, up to GP_STEP_KEEP, else GP_STEP_KEEP quantiles of all of them (at
+	 * (i + 0.5) / GP_STEP_KEEP). Blocks' medians are no sample of the steps' times (of 2
+	 * steps, their mean; a periodic step's phase, block after block); owned */
+	double *q;
+	unsigned nq;
 	double cpu_median_ms, cpu_p95_ms;       /* CPU time inside the step range */
 	double period_median_ms, period_p95_ms; /* start to start */
 	double gpu_median_ms, gpu_p95_ms;       /* GPU completion to completion */

@@ -368,6 +368,7 @@ int gp_summary_write(const char *gpr, const gp_rank_t *r, const gp_rank_tables_t
 	copy.id.path = NULL;
 	copy.steps.ms = NULL;
 	copy.steps.no = NULL;
+	copy.steps.q = NULL;
 	copy.torch.own = NULL;
 	for (size_t i = 0; i < NTEXTS; i++) /* written as strings after the sections */
 		text_at(&copy, i)->s = NULL;
@@ -400,6 +401,8 @@ int gp_summary_write(const char *gpr, const gp_rank_t *r, const gp_rank_tables_t
 			fwrite(&no, sizeof(no), 1, m);
 		}
 	}
+	if (r->steps.nq) /* the count is in the steps' section */
+		fwrite(r->steps.q, sizeof(double), r->steps.nq, m);
 	if (put_tables(m, k, nk, rs, nr) < 0) {
 		fclose(m);
 		free(buf);
@@ -687,6 +690,7 @@ int gp_summary_read(const char *gpr, uid_t owner, gp_rank_t *out, gp_rank_tables
 	out->id.path = NULL;
 	out->steps.ms = NULL;
 	out->steps.no = NULL;
+	out->steps.q = NULL;
 	out->torch.own = NULL;
 	if (get_texts(&r, out) < 0) {
 		free(buf);
@@ -711,6 +715,14 @@ int gp_summary_read(const char *gpr, uid_t owner, gp_rank_t *out, gp_rank_tables
 		}
 	}
 	out->steps.nms = n3[0];
+	if (out->steps.nq > GP_STEP_KEEP)
+		r.bad = true, out->steps.nq = 0;
+	else if (out->steps.nq && !r.bad) {
+		if (!(out->steps.q = malloc(out->steps.nq * sizeof(double))))
+			r.bad = true;
+		else
+			get(&r, out->steps.q, out->steps.nq * sizeof(double));
+	}
 	if (!r.bad) /* the tables' names and histograms stay in the summary's bytes */
 		one->arena = buf, buf = NULL;
 	if (!r.bad && get_tables(&r, one->arena, n3[1], n3[2], one) < 0)
