@@ -107,6 +107,8 @@ if "$B/bench/synth-job" --ranks 40 --events 4000 --out "$T/synth40" >/dev/null; 
 	one synth40 "$T/synth40"
 	grep -q '<td class="who">[0-9]* (slowest)</td>' "$T/synth40.html"
 	ok $? "synth40: the HTML names its slowest rank's row"
+else
+	ok 1 "the job the checks above read was not made (synth-job, cp or gpuprof run failed): none of them ran"
 fi
 # its nodes' lines with names past 16 characters: each name whole (all 5 read
 # "dgx-h100-rack07-" when cut at 16), one rank's line singular, no peak shown as 0 B
@@ -116,6 +118,8 @@ if "$B/bench/synth-job" --ranks 33 --events 400 --node-prefix dgx-h100-rack07-n 
 	grep -qE '^  node dgx-h100-rack07-n004 +1 rank,' "$T/synth33.txt" && [ "$n" = 5 ] &&
 		! grep -q '^  node .*largest peak 0 B' "$T/synth33.txt"
 	ok $? "synth33: each node's line names it whole ($n of 5), '1 rank'"
+else
+	ok 1 "the job the checks above read was not made (synth-job, cp or gpuprof run failed): none of them ran"
 fi
 # the steps line's ranks that differ, grouped as the pipeline's runs (report.json
 # step_counts.differing): 16 ranks of 40 steps and 8 of 20, "ranks 16-23: 20" (one rank a
@@ -138,6 +142,8 @@ print("the steps line: " + m.group(6))
 PY
 )
 	ok $? "the steps line groups the ranks that differ as report.json's step_counts: $out"
+else
+	ok 1 "the job the checks above read was not made (synth-job, cp or gpuprof run failed): none of them ran"
 fi
 # ranks without steps (issue 50): never the HTML's fastest rank, not in its busy spread;
 # how many were left out said. 40 ranks of 40 steps and 4 of one step (none after warm-up)
@@ -159,6 +165,8 @@ print("rows %s, the busy spread's ranks %s: none of the 4 without steps, said" %
 PY
 )
 	ok $? "the HTML's rank rows and busy spread leave out the ranks without steps: $out"
+else
+	ok 1 "the job the checks above read was not made (synth-job, cp or gpuprof run failed): none of them ran"
 fi
 # a run with neither steps nor memory data (gpuprof run of a program that never touches the
 # GPU): every writer held to its JSON (formats_check: '-' where null), no peak as 0
@@ -171,6 +179,8 @@ if [ -f "$T/bare/step0/rank0.gpr" ]; then
 	ok $? "bare: the summary line's peak and step '-', no peak of 0 B ($line)"
 	python3 -c 'import json,sys; j=json.load(open(sys.argv[1])); assert all(n["peak_bytes"] is None for n in j["nodes"]), j["nodes"]' "$T/bare.json"
 	ok $? "bare: report.json's nodes' peak_bytes null"
+else
+	ok 1 "the job the checks above read was not made (synth-job, cp or gpuprof run failed): none of them ran"
 fi
 # the node lines' figures are the pipeline's (report.json nodes, node_step_median_ms), not
 # the text writer's own: each node's ranks, median step and peak; past 32 nodes the
@@ -203,6 +213,8 @@ print("5 node lines and the %s nodes' line are report.json's" % want[0])
 PY
 )
 	ok $? "the node lines' figures are report.json's nodes: $out"
+else
+	ok 1 "the job the checks above read was not made (synth-job, cp or gpuprof run failed): none of them ran"
 fi
 
 # the checker itself finds a figure that differs from its field
