@@ -195,7 +195,8 @@ int main(int argc, char **argv)
 		kinds = api_kinds;
 		nkinds = 1;
 	} else if (!none && strcmp(mode, "act") && !mem && !callbacks) {
-		fprintf(stderr, "usage: cupti-floor none|act|act-kern|act-api|act-mem|sub [STEPS] [PER]\n");
+		fprintf(stderr,
+		        "usage: cupti-floor none|act|act-kern|act-api|act-mem|sub [STEPS] [PER]\n");
 		return 2;
 	}
 	if (cudaFree(0) != cudaSuccess) {

@@ -441,7 +441,8 @@ const gp_field_t gp_rank_fields[] = {
     F64M("steps", "per_second", steps.per_second, 4, NULL, "steps a second: 1000 / mean_period_ms",
          m_throughput),
     STR("steps", "shape", steps.shape.shape,
-        "are the headline's steps alike: alike, bimodal, "
+        "(from every post-warm-up step, in step order) are the headline's steps alike: alike, "
+        "bimodal, "
         "alternating (bimodal, changing group at most steps), drifting, uneven (the mean "
         "period far from the median)"),
     F64M("steps", "shape_low_ms", steps.shape.low_ms, 6, "ms",

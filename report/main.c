@@ -189,13 +189,14 @@ static const gp_cli_cmd_t cmd_export_doc = {
 
 static const gp_cli_opt_t diff_opts[] = {
     {"threshold", 't', "PCT",
-     "a change of the median step or the memory peak counts from PCT percent (default 5)"},
+     "a change of the mean step (the throughput's) or the memory peak counts from PCT "
+     "percent (default 5)"},
     {"alpha", 'a', "P",
      "a step change is significant when the Mann-Whitney test's p-value is below P, "
      "between 0 and 1 (default 0.01)"},
     {"fail-on-regression", OPT_FAIL, NULL,
      "exit with status 3 when B regresses on A, 4 when their steps are not comparable (one "
-     "measured none, or they were found by different means)"},
+     "measured none or fewer than 8, or they were found by different means)"},
     {NULL, 0, NULL, NULL}};
 
 static const gp_cli_cmd_t cmd_diff_doc = {
@@ -1301,9 +1302,10 @@ static const char *finding_name(const gp_finding_t *f)
 }
 
 /* gpuprof diff A B: is B slower than A beyond noise? Per-step samples of both jobs are
- * compared with a Mann-Whitney test; a change is a regression only when it is both
- * significant (p < --alpha) and larger than --threshold on the median. Kernel time is
- * compared per step, so runs of different lengths compare. */
+ * compared with a Mann-Whitney test; a change is a regression only when it is significant
+ * (p < --alpha), its mean step rose by --threshold or more and the test says B's steps
+ * tend to be the longer. Kernel time is compared per step, so runs of different lengths
+ * compare. */
 /* Each rank file's summary (rankR.gps beside it, report/summary.c): what the job report
  * reads in its place. The agent runs this when a rank's capture ends. */
 static int cmd_summarize(int argc, char **argv)
@@ -1413,6 +1415,84 @@ static int cmd_help(int argc, char **argv)
 	return fflush(stdout) ? 1 : 0;
 }
 
+/* diff's step rows and notes: B's steps against A's (cmd_diff); *regress, *apart (not
+ * comparable) set where so */
+static void diff_steps(const gp_job_t *a, const gp_job_t *b, double thr, double alpha,
+                       bool *regress, bool *apart)
+{
+	size_t na, nb;
+	bool qa = false, qb = false; /* a side's rank kept quantiles of its steps */
+	double *sa = job_samples(a, &na, &qa), *sb = job_samples(b, &nb, &qb), eff = 0.5;
+	const char *srca = job_source(a), *srcb = job_source(b);
+	/* steps found by different means (an NVTX range, a kernel sequence, the optimizer,
+	 * host markers) are not the same stretch of work: their times are not a change */
+	bool othersrc = na && nb && strcmp(srca, srcb);
+	double p = gp_mann_whitney(sa, na, sb, nb, &eff);
+	/* the jobs' own medians, as their reports say them */
+	double ma = a->step_median_ms > 0 ? a->step_median_ms : gp_median(sa, na),
+	       mb = b->step_median_ms > 0 ? b->step_median_ms : gp_median(sb, nb);
+	double ds = ma > 0 ? 100 * (mb / ma - 1) : 0;
+	/* the verdict's size is the mean step's change (the throughput's: of steps that
+	 * alternate fast and slow, the median is either kind by the count's parity, and a
+	 * 1.5x slower run read -1.5 %), its direction the test's (P(B step > A step)): a
+	 * change the two read apart is no regression (the tester, session 33) */
+	double ua = gp_mean(sa, na), ub = gp_mean(sb, nb);
+	double du = ua > 0 ? 100 * (ub / ua - 1) : 0;
+	bool few = na && nb && (na < GP_MW_MIN || nb < GP_MW_MIN);
+	bool sig = p < alpha, big = fabs(du) >= thr;
+	bool slower = du > 0 && eff > 0.5, faster = du < 0 && eff < 0.5;
+	const char *verdict = !na || !nb             ? "not comparable: no steps in one"
+	                      : othersrc             ? "not comparable: steps found apart"
+	                      : few                  ? "not comparable: too few steps to test"
+	                      : sig && big && slower ? "REGRESSION"
+	                      : sig && big && faster ? "improvement"
+	                      : sig && big           ? "significant, the mean and the test disagree"
+	                      : sig                  ? "significant, below the threshold"
+	                                             : "within noise";
+	*apart |= !na || !nb || othersrc || few;
+	*regress |= !*apart && sig && big && slower;
+	char fa[32], fb[32], fd[32];
+	printf("%-28s %14s %14s %9s\n", "", "A", "B", "change");
+	printf("%-28s %14s %14s %9s\n", "median step ms", diff_fig(fa, na, 3, ma),
+	       diff_fig(fb, nb, 3, mb), diff_pct(fd, na && nb, ds));
+	printf("%-28s %14s %14s %9s  %s\n", "mean step ms", diff_fig(fa, na, 3, ua),
+	       diff_fig(fb, nb, 3, ub), diff_pct(fd, na && nb, du), verdict);
+	printf("%-28s %14s %14s\n", "  measured as",
+	       a->step_basis[0] ? a->step_basis : "not measured",
+	       b->step_basis[0] ? b->step_basis : "not measured");
+	printf("%-28s %14s %14s\n", "  steps from", srca[0] ? srca : "none",
+	       srcb[0] ? srcb : "none");
+	if (na && nb)
+		printf("%-28s %14zu %14zu   Mann-Whitney p=%.3g, P(B step > A step)=%.2f\n",
+		       "  step samples (all ranks)", na, nb, p, eff);
+	else
+		printf("%-28s %14zu %14zu   no test\n", "  step samples (all ranks)", na, nb);
+	if (na && nb && (qa || qb))
+		printf("  note: a rank of more than %d steps is tested by %d quantiles of its "
+		       "steps' times (%s)\n",
+		       GP_STEP_KEEP, GP_STEP_KEEP,
+		       qa && qb ? "both"
+		       : qa     ? "A"
+		                : "B");
+	if (!na || !nb)
+		printf("  note: %s: not comparable\n", !na && !nb ? "neither measured steps"
+		                                       : !na      ? "A measured no steps"
+		                                                  : "B measured no steps");
+	if (few)
+		printf("  note: fewer than %d step samples on a side: no test tells a change from "
+		       "noise there\n",
+		       GP_MW_MIN);
+	if (othersrc)
+		printf("  note: A's steps come from %s, B's from %s: not the same work a step, "
+		       "not comparable\n",
+		       srca, srcb);
+	if (a->step_basis[0] && b->step_basis[0] && strcmp(a->step_basis, b->step_basis))
+		printf("  note: A and B measure steps differently (%s vs %s): compare with care\n",
+		       a->step_basis, b->step_basis);
+	free(sa);
+	free(sb);
+}
+
 static int cmd_diff(int argc, char **argv)
 {
 	const gp_cli_cmd_t *cmd = &cmd_diff_doc;
@@ -1454,61 +1534,8 @@ static int cmd_diff(int argc, char **argv)
 		return gp_err("diff: %s", err), 1;
 	}
 	bool regress = false, apart = false; /* apart: not comparable */
-	size_t na, nb;
-	bool qa = false, qb = false; /* a side's rank kept quantiles of its steps */
-	double *sa = job_samples(&a, &na, &qa), *sb = job_samples(&b, &nb, &qb), eff = 0.5;
-	const char *srca = job_source(&a), *srcb = job_source(&b);
-	/* steps found by different means (an NVTX range, a kernel sequence, the optimizer,
-	 * host markers) are not the same stretch of work: their times are not a change */
-	bool othersrc = na && nb && strcmp(srca, srcb);
-	double p = gp_mann_whitney(sa, na, sb, nb, &eff);
-	/* the jobs' own medians, as their reports say them */
-	double ma = a.step_median_ms > 0 ? a.step_median_ms : gp_median(sa, na),
-	       mb = b.step_median_ms > 0 ? b.step_median_ms : gp_median(sb, nb);
-	double ds = ma > 0 ? 100 * (mb / ma - 1) : 0;
-	bool sig = p < alpha, big = fabs(ds) >= thr;
-	const char *verdict = !na || !nb             ? "not comparable: no steps in one"
-	                      : othersrc             ? "not comparable: steps found apart"
-	                      : sig && big && ds > 0 ? "REGRESSION"
-	                      : sig && big           ? "improvement"
-	                      : sig                  ? "significant, below the threshold"
-	                                             : "within noise";
-	apart |= !na || !nb || othersrc;
-	regress |= !apart && sig && big && ds > 0;
+	diff_steps(&a, &b, thr, alpha, &regress, &apart);
 	char fa[32], fb[32], fd[32];
-	printf("%-28s %14s %14s %9s\n", "", "A", "B", "change");
-	printf("%-28s %14s %14s %9s  %s\n", "median step ms", diff_fig(fa, na, 3, ma),
-	       diff_fig(fb, nb, 3, mb), diff_pct(fd, na && nb, ds), verdict);
-	printf("%-28s %14s %14s\n", "  measured as",
-	       a.step_basis[0] ? a.step_basis : "not measured",
-	       b.step_basis[0] ? b.step_basis : "not measured");
-	printf("%-28s %14s %14s\n", "  steps from", srca[0] ? srca : "none",
-	       srcb[0] ? srcb : "none");
-	if (na && nb)
-		printf("%-28s %14zu %14zu   Mann-Whitney p=%.3g, P(B step > A step)=%.2f\n",
-		       "  step samples (all ranks)", na, nb, p, eff);
-	else
-		printf("%-28s %14zu %14zu   no test\n", "  step samples (all ranks)", na, nb);
-	if (na && nb && (qa || qb))
-		printf("  note: a rank of more than %d steps is tested by %d quantiles of its "
-		       "steps' times (%s)\n",
-		       GP_STEP_KEEP, GP_STEP_KEEP,
-		       qa && qb ? "both"
-		       : qa     ? "A"
-		                : "B");
-	if (!na || !nb)
-		printf("  note: %s measured no steps: not comparable\n", !na && !nb ? "neither"
-		                                                         : !na      ? "A"
-		                                                                    : "B");
-	if (othersrc)
-		printf("  note: A's steps come from %s, B's from %s: not the same work a step, "
-		       "not comparable\n",
-		       srca, srcb);
-	if (a.step_basis[0] && b.step_basis[0] && strcmp(a.step_basis, b.step_basis))
-		printf("  note: A and B measure steps differently (%s vs %s): compare with care\n",
-		       a.step_basis, b.step_basis);
-	free(sa);
-	free(sb);
 	/* the job's peak as the summary line and the accounting record say it (acct.c: the
 	 * in-use peak, not an allocator's preallocated pool); 0: not measured */
 	uint64_t pa = a.acct.peak_bytes, pb = b.acct.peak_bytes;
@@ -1516,10 +1543,10 @@ static int cmd_diff(int argc, char **argv)
 	printf("%-28s %14s %14s %9s%s\n", "peak device MiB",
 	       diff_fig(fa, pa != 0, 1, pa / 1048576.0), diff_fig(fb, pb != 0, 1, pb / 1048576.0),
 	       diff_pct(fd, pa && pb, dm),
-	       dm >= thr    ? "  REGRESSION"
-	       : !pa || !pb ? "  not measured"
-	                    : "");
-	regress |= dm >= thr;
+	       !pa || !pb            ? "  not measured"
+	       : dm > 0 && dm >= thr ? "  REGRESSION"
+	                             : "");
+	regress |= pa && pb && dm > 0 && dm >= thr; /* --threshold=0: a rise, not equal */
 	unsigned sta = job_steps(&a), stb = job_steps(&b);
 	printf("\ntop kernels (GPU ms per step, %u and %u steps):\n", sta, stb);
 	if (!sta || !stb)

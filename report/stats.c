@@ -221,7 +221,7 @@ double gp_mann_whitney(const double *a, size_t na, const double *b, size_t nb, d
 	double u = rank_b - (double)nb * (double)(nb + 1) / 2; /* pairs (a, b) with b > a */
 	double nn = (double)na * (double)nb;
 	*effect = u / nn;
-	if (na < 8 || nb < 8)
+	if (na < GP_MW_MIN || nb < GP_MW_MIN)
 		return 1;
 	double var = nn / 12.0 * ((double)(n + 1) - ties / ((double)n * (double)(n - 1)));
 	if (var <= 0)

@@ -42,6 +42,8 @@ double gp_cv(const double *v, size_t n);
  * tends to be larger": normal approximation with the tie correction (fine from about
  * 8 samples a side; below that the p-value is returned as 1). *effect gets the common
  * language effect size P(b > a) + P(b = a)/2. Returns the two-sided p-value. */
+/* the fewest samples a side gp_mann_whitney tests (fewer: p = 1) */
+#define GP_MW_MIN 8
 double gp_mann_whitney(const double *a, size_t na, const double *b, size_t nb, double *effect);
 
 #endif

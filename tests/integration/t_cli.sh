@@ -135,7 +135,7 @@ ok $? "--force-overwrite: the earlier run replaced in its directory"
  "$GP" run --modes=nvtx -o bare -- true >/dev/null 2>&1)
 cp -r "$F/leak" dleak && "$GP" diff --fail-on-regression bare dleak >diff.txt 2>&1
 echo $? >diff.rc
-grep -qE '^median step ms +- +[0-9.]+ +- +not comparable: no steps in one' diff.txt &&
+grep -qE '^mean step ms +- +[0-9.]+ +- +not comparable: no steps in one' diff.txt &&
 	grep -qE '^  measured as +not measured +gpu$' diff.txt &&
 	grep -qE '^peak device MiB +- +[0-9.]+ +- +not measured$' diff.txt &&
 	! grep -q '0\.000\|( vs' diff.txt
@@ -193,15 +193,39 @@ for p in sys.argv[1:3]:
 PY
 ok $? "diff: every 3rd step slow, 1536 against 1024 steps, is no change and says the reports' medians ($(grep '^median' dper.txt | tr -s ' '))"
 
+# diff's verdict on the mean step (the throughput) in the test's direction (the tester,
+# session 33): steps alternating fast and slow, every step of B 1.5x slower, 1000 against
+# 1001 steps: the median fell by the count's parity and it passed (-1.5 %, exit 0); 45 %
+# of the steps 3x slow against 52 % 1.5x slow: the median rose (+30.9 %) where the
+# throughput rose too, and it failed; 10 steps against 10: p = 1, it passed
+"$B/bench/synth-job" --ranks 1 --events 100000 --period 2 --out da2 >/dev/null &&
+	"$B/bench/synth-job" --ranks 1 --events 100100 --period 2 --shift-at 0 --out db2 >/dev/null &&
+	"$B/bench/synth-job" --ranks 1 --events 100000 --slow-share 45 --out dss >/dev/null &&
+	"$B/bench/synth-job" --ranks 1 --events 100000 --shift-at 480 --out dsh >/dev/null &&
+	"$B/bench/synth-job" --ranks 1 --events 1000 --out dt1 >/dev/null &&
+	"$B/bench/synth-job" --ranks 1 --events 1000 --shift-at 0 --out dt2 >/dev/null
+for d in da2 db2 dss dsh dt1 dt2; do "$GP" report --quiet $d; done
+"$GP" diff --fail-on-regression da2 db2 >dv1.txt 2>&1; r1=$?
+"$GP" diff --fail-on-regression dss dsh >dv2.txt 2>&1; r2=$?
+"$GP" diff --fail-on-regression dsh dss >dv3.txt 2>&1; r3=$?
+"$GP" diff --fail-on-regression dt1 dt2 >dv4.txt 2>&1; r4=$?
+[ $r1 = 3 ] && grep -qE '^mean step ms .*REGRESSION' dv1.txt &&
+	[ $r2 = 0 ] && grep -qE '^mean step ms .* -[0-9.]+% +improvement' dv2.txt &&
+	[ $r3 = 3 ] && grep -qE '^mean step ms .*REGRESSION' dv3.txt &&
+	[ $r4 = 4 ] && grep -qE '^mean step ms .*not comparable: too few steps to test' dv4.txt
+ok $? "diff: the mean step in the test's direction decides (alternating 1.5x: rc $r1; faster by throughput, slower by median: rc $r2; the reverse: rc $r3; 10 steps: rc $r4)"
+"$GP" diff --fail-on-regression --threshold=0 dss dss >dv5.txt 2>&1
+ok $? "diff --threshold=0: a job against itself is no regression (its equal peaks were: rc 3)"
+
 # diff: steps found by different means (NVTX train_step, cudaProfilerStart/Stop windows)
 # are not the same work a step: not comparable, never a regression (exit 3 before: D8)
 "$B/bench/synth-job" --ranks 1 --events 20000 --profiler-steps --out dprof >/dev/null &&
 	"$GP" report --quiet dprof
 "$GP" diff --fail-on-regression d200 dprof >dsrc.txt 2>&1
 [ $? = 4 ] && grep -qE '^  steps from +nvtx +profiler$' dsrc.txt &&
-	grep -qE '^median step ms .*not comparable: steps found apart' dsrc.txt &&
+	grep -qE '^mean step ms .*not comparable: steps found apart' dsrc.txt &&
 	grep -q "^  note: A's steps come from nvtx, B's from profiler" dsrc.txt
-ok $? "diff: NVTX steps against profiler-window steps are not comparable, exit 4 ($(grep '^median' dsrc.txt | tr -s ' '))"
+ok $? "diff: NVTX steps against profiler-window steps are not comparable, exit 4 ($(grep '^mean' dsrc.txt | tr -s ' '))"
 
 # diff's memory line is the summary line's and the record's peak (the in-use peak), not
 # an allocator's preallocated pool: JAX with and without XLA's preallocation (+9754.6 %
