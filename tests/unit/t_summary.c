@@ -67,6 +67,9 @@ static void fill(gp_rank_t *r, const char *gpr)
 	r->steps.ms[0] = 1, r->steps.ms[1] = 2, r->steps.ms[2] = 3;
 	r->steps.no = NULL;
 	r->steps.no0 = 5;
+	r->steps.nq = 2; /* the steps as a distribution (steps.h: q) */
+	r->steps.q = malloc(2 * sizeof(double));
+	r->steps.q[0] = 1, r->steps.q[1] = 3;
 	r->gpu.busy_ns = 123456789;
 	r->memory.peak = 1ull << 30;
 	r->memory.nowners = 2;
@@ -225,6 +228,8 @@ int main(void)
 	ok(back.steps.nms == 3 && back.steps.ms[2] == 3 && gp_step_no(&back, 2) == 7 &&
 	       !back.steps.no,
 	   "step samples and their numbers (run on from 5: not kept)");
+	ok(back.steps.nq == 2 && back.steps.q && back.steps.q[0] == 1 && back.steps.q[1] == 3,
+	   "the steps' distribution (what gpuprof diff tests) comes back");
 	ok(back.torch.own && !strcmp(back.torch.own[0].stack, "train.py:17 step") &&
 	       back.torch.own[0].bytes == 4096,
 	   "PyTorch's owners");
@@ -274,6 +279,7 @@ int main(void)
 	gp_rank_t x = back, y = again;
 	x.id.path = y.id.path = NULL, x.steps.ms = y.steps.ms = NULL;
 	x.steps.no = y.steps.no = NULL, x.torch.own = y.torch.own = NULL;
+	x.steps.q = y.steps.q = NULL;
 	for (size_t i = 0; i < n; i++)
 		same += !memcmp((char *)&x + s[i].off, (char *)&y + s[i].off, s[i].size);
 	ok(same == n, "a read rank written again reads the same (%u of %zu sections)", same, n);
