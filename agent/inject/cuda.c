@@ -202,8 +202,10 @@ static void load_cupti(void)
 		 * loop's detach (the poll's, or after the 10 s wait) corrupted the heap or crashed
 		 * in CUPTI's dispatch in 14 of 46 runs on the H100 (CUDA 13.0; at exit: "corrupted
 		 * double-linked list"), at any call's exit or a synchronising one's; none of 14
-		 * with no detach (bench/gpu-abort.sh, session 32). Such a program keeps CUPTI
-		 * attached after its first window, kinds off (about 1.5 us a launch). */
+		 * with no detach (bench/gpu-abort.sh, session 32); 0 of 8 forced on in session 34,
+		 * 2 of 17 in all with the synchronising-call finalize. Such a program keeps CUPTI
+		 * attached after its first window, kinds off (about 1-2.6 us a launch, mostly the
+		 * kernel records': leaving the runtime API's out does not make it free). */
 		api->detach_markerless = det_on && !torch;
 	}
 	api->detach = gp_inj.cap.how == GP_CAP_SAMPLED && det_on;
