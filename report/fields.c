@@ -500,6 +500,16 @@ const gp_field_t gp_rank_fields[] = {
          "NVML's SM clock before the onset, median (null: no samples)", m_clock),
     F64M("slowdown", "sm_clock_after_mhz", steps.shift.clock_after_mhz, 0, "MHz", "... from it on",
          m_clock),
+    STR("slowdown", "sm_clock_reasons", steps.shift.clock_reasons,
+        "NVML's throttle reasons (clock event reasons) that held in a quarter more of the samples "
+        "from the onset on than before it, comma-separated (application_clocks, sw_power_cap, "
+        "hw_slowdown, sw_thermal, hw_thermal, hw_power_brake); empty: none"),
+    F64M("slowdown", "gpu_util_before_pct", steps.shift.util_before, 0, "%",
+         "NVML's GPU utilisation before the onset, median (a clock that falls with it follows a "
+         "GPU that waits; null: no samples)",
+         m_clock),
+    F64M("slowdown", "gpu_util_after_pct", steps.shift.util_after, 0, "%", "... from it on",
+         m_clock),
 
     U64("gpu", "kernels_total", gpu.kernels_total, NULL, "kernels recorded"),
     U64("gpu", "kernels_in_steps", gpu.kernels_in_steps, NULL, "... inside the steps"),

@@ -299,6 +299,7 @@ static void feed_device(rank_data_t *d, gp_rank_t *r, const gp_event_t *e)
 		                    .mem_bytes = e->b,
 		                    .power_mw = (uint32_t)(e->c & 0xffffffffu),
 		                    .sm_mhz = (uint32_t)(e->c >> 32),
+		                    .reasons = (uint32_t)(e->d >> 32),
 		                    .device = e->u8,
 		                    .util = (uint8_t)(e->a & 0xff)};
 		VEC_PUSH(d->nvml, ns);

@@ -44,6 +44,8 @@ typedef struct kern {
 typedef struct nvml_sample {
 	uint64_t ts, mem_bytes;
 	uint32_t power_mw, sm_mhz;
+	uint32_t reasons; /* NVML's clock event (throttle) reasons, its bits; 0: none, or an
+	                   * agent that did not record them */
 	uint8_t device, util;
 } nvml_sample_t;
 typedef struct nvtx_mark {

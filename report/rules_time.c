@@ -186,6 +186,36 @@ static bool slowdown_size(const gp_rule_ctx_t *c, const gp_rank_t *r, unsigned i
 	return s->ms > 0;
 }
 
+/* What NVML said of the SM clock at a slowdown's onset (steps.c shift_clock): a fall with
+ * the reasons NVML gave; a fall that came with the GPU's use falling (the GPU waited for
+ * the host, and its clock went down as an idle GPU's does: a consequence, not the cause);
+ * else a fall of no known reason. */
+static void shift_clock_evidence(gp_finding_t *f, const gp_step_shift_t *sh)
+{
+	if (!(sh->clock_before_mhz > 0) ||
+	    !(sh->clock_after_mhz < GP_SHIFT_CLOCK_FELL * sh->clock_before_mhz))
+		return;
+	gp_cat(f->evidence, sizeof(f->evidence),
+	       "NVML's SM clock fell at the onset, %.0f MHz before, %.0f MHz after",
+	       sh->clock_before_mhz, sh->clock_after_mhz);
+	if (sh->clock_reasons[0])
+		gp_cat(f->evidence, sizeof(f->evidence),
+		       ", with NVML's throttle reasons %s from it on: the GPU slowed; ",
+		       sh->clock_reasons);
+	else if (sh->util_before > 0 && sh->util_after >= 0 &&
+	         sh->util_after < GP_SHIFT_UTIL_FELL * sh->util_before)
+		gp_cat(f->evidence, sizeof(f->evidence),
+		       ", with the GPU's use (utilisation %.0f %% before, %.0f %% after) and no "
+		       "throttle reason: the GPU waited more and its clock followed, a consequence "
+		       "of the slowdown, not its cause; ",
+		       sh->util_before, sh->util_after);
+	else
+		gp_cat(
+		    f->evidence, sizeof(f->evidence),
+		    ": the GPU slowed (throttling: power, temperature, or clocks set lower; NVML "
+		    "gave no reason); ");
+}
+
 static void slowdown_describe(const gp_rule_ctx_t *c, gp_finding_t *f, const gp_rank_t *w,
                               const gp_size_t *s)
 {
@@ -261,12 +291,7 @@ static void slowdown_describe(const gp_rule_ctx_t *c, gp_finding_t *f, const gp_
 			       sh->level_ms[i], sh->level_step[i]);
 		gp_cat(f->evidence, sizeof(f->evidence), " (the largest rise said); ");
 	}
-	if (sh->clock_before_mhz > 0 &&
-	    sh->clock_after_mhz < GP_SHIFT_CLOCK_FELL * sh->clock_before_mhz)
-		gp_cat(f->evidence, sizeof(f->evidence),
-		       "NVML's SM clock fell at the onset, %.0f MHz before, %.0f MHz after: the "
-		       "GPU slowed (throttling: power, temperature, or clocks set lower); ",
-		       sh->clock_before_mhz, sh->clock_after_mhz);
+	shift_clock_evidence(f, sh);
 	if (job->nranks == 1)
 		gp_cat(f->evidence, sizeof(f->evidence), "the job's only rank");
 	else if (n == job->nranks)

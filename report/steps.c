@@ -23,6 +23,7 @@
 #include "stats.h"
 #include "modes.h"
 #include "live.h"
+#include "findings.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -848,17 +849,23 @@ out:
 		free(v[m]);
 }
 
-/* NVML's SM clock either side of the onset (its medians over the samples before the onset
- * step's start and from it on) */
-static void shift_clock(gp_step_shift_t *sh, const rank_data_t *d)
+/* NVML's clock event reasons that slow the SM clock, as nvml.h names its bits (nvml.h:
+ * nvmlClocksEventReason*; the ones that lower the clock under load) */
+static const struct {
+	uint32_t bit;
+	const char *name;
+} clock_reason[] = {
+    {0x2, "application_clocks"}, {0x4, "sw_power_cap"}, {0x8, "hw_slowdown"},
+    {0x20, "sw_thermal"},        {0x40, "hw_thermal"},  {0x80, "hw_power_brake"},
+};
+#define NREASONS (sizeof(clock_reason) / sizeof(clock_reason[0]))
+
+/* The rank's own GPU among the NVML samples (the agent samples every GPU it sees, in
+ * CUDA's order, as the kernels' device numbers are): the one it ran most on, as
+ * gp_pass_gpu picks it; where it ran no kernels, only a lone GPU's samples are its own.
+ * -1: none known. */
+static int own_nvml_device(const rank_data_t *d)
 {
-	if (!d->nvml.n || !d->steps.n || sh->step >= d->steps.n)
-		return;
-	/* the rank's own GPU's samples only (the agent samples every GPU it sees, in CUDA's
-	 * order, as the kernels' device numbers are): the one it ran most on, as gp_pass_gpu
-	 * picks it; where it ran no kernels, only a lone GPU's samples are its own. And only
-	 * those within the steps: the agent samples from its own start, and an idle start-up
-	 * at 210 MHz is no clock "before" a shift (the tester, session 33: D3) */
 	uint64_t per[8] = {0};
 	bool seen[8] = {false};
 	unsigned dev = 0, ndev = 0;
@@ -871,29 +878,60 @@ static void shift_clock(gp_step_shift_t *sh, const rank_data_t *d)
 	for (unsigned k = 1; k < 8; k++)
 		if (per[k] > per[dev])
 			dev = k;
-	if (!per[dev]) { /* no kernels: a lone GPU's, else none known to be the rank's */
-		if (ndev != 1)
-			return;
-		while (dev < 7 && !seen[dev])
-			dev++;
-	}
+	if (per[dev])
+		return (int)dev;
+	if (ndev != 1)
+		return -1;
+	while (dev < 7 && !seen[dev])
+		dev++;
+	return (int)dev;
+}
+
+/* NVML's SM clock either side of the onset (its medians over the samples before the onset
+ * step's start and from it on), the GPU's utilisation's, and the throttle reasons that came
+ * with the onset. Only the rank's own GPU's samples, and only those within the steps: the
+ * agent samples from its own start, and an idle start-up at 210 MHz is no clock "before" a
+ * shift (the tester, session 33: D3). A clock that fell where the GPU was used less
+ * followed a GPU that waited for the host (its idle clock), it did not slow the steps. */
+static void shift_clock(gp_step_shift_t *sh, const rank_data_t *d)
+{
+	sh->util_before = sh->util_after = -1;
+	int dev = d->nvml.n && d->steps.n && sh->step < d->steps.n ? own_nvml_device(d) : -1;
+	if (dev < 0)
+		return;
 	uint64_t t = d->steps.v[sh->step].start, t0 = d->steps.v[0].start,
 	         t1 = gp_step_span_end(d, d->steps.n - 1);
 	double *b = malloc(d->nvml.n * sizeof(double)), *a = malloc(d->nvml.n * sizeof(double));
-	size_t nb = 0, na = 0;
-	for (size_t i = 0; a && b && i < d->nvml.n; i++) {
+	double *ub = malloc(d->nvml.n * sizeof(double)), *ua = malloc(d->nvml.n * sizeof(double));
+	size_t nb = 0, na = 0, rb[NREASONS] = {0}, ra[NREASONS] = {0};
+	for (size_t i = 0; a && b && ua && ub && i < d->nvml.n; i++) {
 		const nvml_sample_t *v = &d->nvml.v[i];
-		if (!v->sm_mhz || v->device != dev || v->ts < t0 || v->ts > t1)
+		if (!v->sm_mhz || v->device != (unsigned)dev || v->ts < t0 || v->ts > t1)
 			continue;
-		if (v->ts < t)
+		size_t *r = rb;
+		if (v->ts < t) {
+			ub[nb] = v->util;
 			b[nb++] = v->sm_mhz;
-		else
+		} else {
+			ua[na] = v->util;
 			a[na++] = v->sm_mhz;
+			r = ra;
+		}
+		for (size_t k = 0; k < NREASONS; k++)
+			r[k] += !!(v->reasons & clock_reason[k].bit);
 	}
-	if (nb && na)
+	if (nb && na) {
 		sh->clock_before_mhz = gp_median(b, nb), sh->clock_after_mhz = gp_median(a, na);
+		sh->util_before = gp_median(ub, nb), sh->util_after = gp_median(ua, na);
+		for (size_t k = 0; k < NREASONS; k++)
+			if ((double)ra[k] / na >= (double)rb[k] / nb + GP_SHIFT_REASON_SHARE)
+				gp_cat(sh->clock_reasons, sizeof(sh->clock_reasons), "%s%s",
+				       sh->clock_reasons[0] ? "," : "", clock_reason[k].name);
+	}
 	free(a);
 	free(b);
+	free(ua);
+	free(ub);
 }
 
 /* A level shift in the headline's samples (stepshape.h), found on the kept ones; where

@@ -74,6 +74,11 @@ void gp_step_shape(const double *v, size_t n, double median_ms, double mean_peri
 #define GP_SHIFT_WORK_SHARE    0.5
 /* the SM clock fell at the onset: its median after below this share of its median before */
 #define GP_SHIFT_CLOCK_FELL 0.9
+/* a throttle reason is the clock's where it holds in this share of the samples from the
+ * onset on more than in those before it; the GPU's use fell where its utilisation's median
+ * after is below this share of the one before */
+#define GP_SHIFT_REASON_SHARE 0.25
+#define GP_SHIFT_UTIL_FELL    0.8
 typedef struct gp_step_shift {
 	double ratio;               /* after_ms / before_ms; 0: no shift */
 	double before_ms, after_ms; /* the medians either side of the onset */
@@ -97,6 +102,12 @@ typedef struct gp_step_shift {
 	double work_ratio;
 	const char *work_what;
 	double clock_before_mhz, clock_after_mhz;
+	/* ... and why it fell (steps.c shift_clock): NVML's throttle reasons that hold in a
+	 * quarter of the samples from the onset on more than before it (names, comma-separated;
+	 * empty: none), and the GPU's utilisation's medians either side (%, -1: no samples): a
+	 * clock that falls with the GPU's use follows a GPU that waits, it does not cause it */
+	char clock_reasons[96];
+	double util_before, util_after;
 } gp_step_shift_t;
 
 /* The shift in v[0..n) (step times in step order), or false (out zeroed); out->step and

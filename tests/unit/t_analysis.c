@@ -250,19 +250,25 @@ static void many_steps_shift(void)
 
 /* 80 steps of one 5 ms kernel and a 1 MiB copy, the kernel 10 ms from step 30; bytes: the
  * copy 2 MiB from then (a batch-size ramp); clock: NVML's SM clock 1980 MHz, 1400 from
- * then (else 1980 throughout) */
-static void ramp_at(bool bytes, bool clock)
+ * then (else 1980 throughout), with (CLK_THROTTLE) the software power cap's reason from
+ * then, or (CLK_IDLE) the GPU's utilisation falling 90 -> 35 % and its idle reason; the
+ * application clocks' reason holds throughout (an H100's default: no reason of the fall) */
+enum { CLK_NONE, CLK_FELL, CLK_THROTTLE, CLK_IDLE };
+static void ramp_at(bool bytes, int clock)
 {
 	uint64_t g = 1 * MS, corr = 1;
 	begin();
 	for (uint32_t i = 0; i < 80; i++) {
 		uint64_t s = g, dur = (i >= 30 ? 10 : 5) * MS;
+		bool late = clock && i >= 30;
+		uint64_t why = 0x2 | (late && clock == CLK_THROTTLE ? 0x4 : 0) |
+		               (late && clock == CLK_IDLE ? 0x1 : 0);
 		feed((gp_event_t){.type = GP_EV_NVML,
 		                  .ts = s,
-		                  .a = 90,
+		                  .a = late && clock == CLK_IDLE ? 35 : 90,
 		                  .b = 1 << 30,
-		                  .c = 300000ull | (uint64_t)(clock && i >= 30 ? 1400 : 1980)
-		                                       << 32});
+		                  .c = 300000ull | (uint64_t)(late ? 1400 : 1980) << 32,
+		                  .d = 1593ull | why << 32});
 		push(7, s, 1);
 		launch(7, s + 100 * US, corr++, s + 200 * US, dur, 2);
 		feed((gp_event_t){.type = GP_EV_API,
@@ -284,11 +290,29 @@ static void ramp_at(bool bytes, bool clock)
 	run();
 }
 
+/* The slowdown finding's evidence of the rank just run (r), or "" */
+static const char *shift_evidence(void)
+{
+	static char ev[sizeof(((gp_finding_t *)0)->evidence)];
+	gp_job_t j;
+	memset(&j, 0, sizeof(j));
+	j.ranks = &r;
+	j.nranks = 1;
+	gp_job_findings(&j);
+	ev[0] = '\0';
+	for (unsigned i = 0; i < j.nf; i++)
+		if (!strcmp(j.f[i].id, "slowdown"))
+			snprintf(ev, sizeof(ev), "%s", j.f[i].evidence);
+	j.ranks = NULL, j.nranks = 0;
+	gp_job_free(&j);
+	return ev;
+}
+
 /* The work per step either side of a shift (issue 50: a batch-size ramp at step 30 was
  * blamed on the node) and NVML's SM clock either side */
 static void shift_work(void)
 {
-	ramp_at(true, false);
+	ramp_at(true, CLK_NONE);
 	ok(r.steps.shift.ratio > 1.8 && r.steps.shift.step == 30 &&
 	       near(r.steps.shift.work_ratio, 2, 0.01) && r.steps.shift.work_what &&
 	       !strcmp(r.steps.shift.work_what, "bytes copied or set"),
@@ -296,7 +320,7 @@ static void shift_work(void)
 	   "(x%.2f from %u, work x%.2f: %s)",
 	   r.steps.shift.ratio, r.steps.shift.step, r.steps.shift.work_ratio,
 	   r.steps.shift.work_what ? r.steps.shift.work_what : "-");
-	ramp_at(false, true);
+	ramp_at(false, CLK_FELL);
 	ok(r.steps.shift.ratio > 1.8 && r.steps.shift.step == 30 &&
 	       !(r.steps.shift.work_ratio > 0) &&
 	       near(r.steps.shift.clock_before_mhz, 1980, 1e-9) &&
@@ -304,6 +328,26 @@ static void shift_work(void)
 	   "the same work a step, slower from step 30: a shift of the node, the SM clock 1980 then "
 	   "1400 MHz (work x%.2f, %.0f / %.0f MHz)",
 	   r.steps.shift.work_ratio, r.steps.shift.clock_before_mhz, r.steps.shift.clock_after_mhz);
+	const char *ev = shift_evidence();
+	ok(!r.steps.shift.clock_reasons[0] && near(r.steps.shift.util_before, 90, 1e-9) &&
+	       near(r.steps.shift.util_after, 90, 1e-9) && strstr(ev, "NVML gave no reason"),
+	   "... no reason came with it (the application clocks' held throughout), the GPU as "
+	   "busy: a fall of no known reason ('%s', %.0f / %.0f %%)",
+	   r.steps.shift.clock_reasons, r.steps.shift.util_before, r.steps.shift.util_after);
+	ramp_at(false, CLK_THROTTLE);
+	ev = shift_evidence();
+	ok(!strcmp(r.steps.shift.clock_reasons, "sw_power_cap") &&
+	       strstr(ev, "throttle reasons sw_power_cap from it on: the GPU slowed"),
+	   "... the power cap's reason from the onset on: named, the GPU slowed ('%s')",
+	   r.steps.shift.clock_reasons);
+	ramp_at(false, CLK_IDLE);
+	ev = shift_evidence();
+	ok(!r.steps.shift.clock_reasons[0] && near(r.steps.shift.util_after, 35, 1e-9) &&
+	       strstr(ev, "utilisation 90 % before, 35 % after") && strstr(ev, "not its cause") &&
+	       !strstr(ev, "the GPU slowed"),
+	   "... the clock fell with the GPU's use (idle, no throttle reason): a consequence, not "
+	   "the cause ('%s', %.0f / %.0f %%)",
+	   r.steps.shift.clock_reasons, r.steps.shift.util_before, r.steps.shift.util_after);
 }
 
 /* What `gpuprof diff` compares: the kept samples of two runs of one program whose steps
