@@ -202,13 +202,16 @@ static void shift_clock_evidence(gp_finding_t *f, const gp_step_shift_t *sh)
 		gp_cat(f->evidence, sizeof(f->evidence),
 		       ", with NVML's throttle reasons %s from it on: the GPU slowed; ",
 		       sh->clock_reasons);
-	else if (sh->util_before > 0 && sh->util_after >= 0 &&
-	         sh->util_after < GP_SHIFT_UTIL_FELL * sh->util_before)
-		gp_cat(f->evidence, sizeof(f->evidence),
-		       ", with the GPU's use (utilisation %.0f %% before, %.0f %% after) and no "
-		       "throttle reason: the GPU waited more and its clock followed, a consequence "
-		       "of the slowdown, not its cause; ",
-		       sh->util_before, sh->util_after);
+	else if ((sh->util_before > 0 && sh->util_after >= 0 &&
+	          sh->util_after < GP_SHIFT_UTIL_FELL * sh->util_before) ||
+	         sh->idle_after >= sh->idle_before + GP_SHIFT_REASON_SHARE)
+		gp_cat(
+		    f->evidence, sizeof(f->evidence),
+		    ", with the GPU's use (utilisation %.0f %% before, %.0f %% after; NVML's idle "
+		    "reason in %.0f %% of the samples before, %.0f %% after) and no throttle "
+		    "reason: the GPU waited more and its clock followed, a consequence of the "
+		    "slowdown, not its cause; ",
+		    sh->util_before, sh->util_after, 100 * sh->idle_before, 100 * sh->idle_after);
 	else
 		gp_cat(
 		    f->evidence, sizeof(f->evidence),

@@ -903,18 +903,21 @@ static void shift_clock(gp_step_shift_t *sh, const rank_data_t *d)
 	         t1 = gp_step_span_end(d, d->steps.n - 1);
 	double *b = malloc(d->nvml.n * sizeof(double)), *a = malloc(d->nvml.n * sizeof(double));
 	double *ub = malloc(d->nvml.n * sizeof(double)), *ua = malloc(d->nvml.n * sizeof(double));
-	size_t nb = 0, na = 0, rb[NREASONS] = {0}, ra[NREASONS] = {0};
+	size_t nb = 0, na = 0, rb[NREASONS] = {0}, ra[NREASONS] = {0}, ib = 0, ia = 0;
 	for (size_t i = 0; a && b && ua && ub && i < d->nvml.n; i++) {
 		const nvml_sample_t *v = &d->nvml.v[i];
 		if (!v->sm_mhz || v->device != (unsigned)dev || v->ts < t0 || v->ts > t1)
 			continue;
 		size_t *r = rb;
+		bool idle = v->reasons & 0x1; /* nvmlClocksEventReasonGpuIdle */
 		if (v->ts < t) {
+			ib += idle;
 			ub[nb] = v->util;
 			b[nb++] = v->sm_mhz;
 		} else {
 			ua[na] = v->util;
 			a[na++] = v->sm_mhz;
+			ia += idle;
 			r = ra;
 		}
 		for (size_t k = 0; k < NREASONS; k++)
@@ -923,6 +926,7 @@ static void shift_clock(gp_step_shift_t *sh, const rank_data_t *d)
 	if (nb && na) {
 		sh->clock_before_mhz = gp_median(b, nb), sh->clock_after_mhz = gp_median(a, na);
 		sh->util_before = gp_median(ub, nb), sh->util_after = gp_median(ua, na);
+		sh->idle_before = (double)ib / nb, sh->idle_after = (double)ia / na;
 		for (size_t k = 0; k < NREASONS; k++)
 			if ((double)ra[k] / na >= (double)rb[k] / nb + GP_SHIFT_REASON_SHARE)
 				gp_cat(sh->clock_reasons, sizeof(sh->clock_reasons), "%s%s",

@@ -108,6 +108,7 @@ typedef struct gp_step_shift {
 	 * clock that falls with the GPU's use follows a GPU that waits, it does not cause it */
 	char clock_reasons[96];
 	double util_before, util_after;
+	double idle_before, idle_after; /* the share of those samples with NVML's GPU-idle reason */
 } gp_step_shift_t;
 
 /* The shift in v[0..n) (step times in step order), or false (out zeroed); out->step and

@@ -251,9 +251,10 @@ static void many_steps_shift(void)
 /* 80 steps of one 5 ms kernel and a 1 MiB copy, the kernel 10 ms from step 30; bytes: the
  * copy 2 MiB from then (a batch-size ramp); clock: NVML's SM clock 1980 MHz, 1400 from
  * then (else 1980 throughout), with (CLK_THROTTLE) the software power cap's reason from
- * then, or (CLK_IDLE) the GPU's utilisation falling 90 -> 35 % and its idle reason; the
+ * then, or (CLK_IDLE) the GPU's utilisation falling 90 -> 35 % and its idle reason
+ * (CLK_IDLE_REASON: the reason alone); the
  * application clocks' reason holds throughout (an H100's default: no reason of the fall) */
-enum { CLK_NONE, CLK_FELL, CLK_THROTTLE, CLK_IDLE };
+enum { CLK_NONE, CLK_FELL, CLK_THROTTLE, CLK_IDLE, CLK_IDLE_REASON };
 static void ramp_at(bool bytes, int clock)
 {
 	uint64_t g = 1 * MS, corr = 1;
@@ -262,7 +263,7 @@ static void ramp_at(bool bytes, int clock)
 		uint64_t s = g, dur = (i >= 30 ? 10 : 5) * MS;
 		bool late = clock && i >= 30;
 		uint64_t why = 0x2 | (late && clock == CLK_THROTTLE ? 0x4 : 0) |
-		               (late && clock == CLK_IDLE ? 0x1 : 0);
+		               (late && clock >= CLK_IDLE ? 0x1 : 0);
 		feed((gp_event_t){.type = GP_EV_NVML,
 		                  .ts = s,
 		                  .a = late && clock == CLK_IDLE ? 35 : 90,
@@ -343,11 +344,17 @@ static void shift_work(void)
 	ramp_at(false, CLK_IDLE);
 	ev = shift_evidence();
 	ok(!r.steps.shift.clock_reasons[0] && near(r.steps.shift.util_after, 35, 1e-9) &&
-	       strstr(ev, "utilisation 90 % before, 35 % after") && strstr(ev, "not its cause") &&
-	       !strstr(ev, "the GPU slowed"),
+	       strstr(ev, "utilisation 90 % before, 35 % after; NVML's idle reason in 0 % of the "
+	                  "samples before, 100 % after") &&
+	       strstr(ev, "not its cause") && !strstr(ev, "the GPU slowed"),
 	   "... the clock fell with the GPU's use (idle, no throttle reason): a consequence, not "
 	   "the cause ('%s', %.0f / %.0f %%)",
 	   r.steps.shift.clock_reasons, r.steps.shift.util_before, r.steps.shift.util_after);
+	ramp_at(false, CLK_IDLE_REASON);
+	ev = shift_evidence();
+	ok(near(r.steps.shift.util_after, 90, 1e-9) && strstr(ev, "not its cause"),
+	   "... NVML's idle reason from the onset on, the utilisation the same (a GPU idle between "
+	   "busy samples): a consequence too");
 }
 
 /* What `gpuprof diff` compares: the kept samples of two runs of one program whose steps
