@@ -716,7 +716,9 @@ for e in "${bad[@]}"; do
 done
 for w in now-7days now-36hours 2026-11-01 2026-11-01T08:00 2026-11-01T08:00:30 11/01 11/01/26 today midnight \
 	110126 11.01.26 10:00AM today-08:00 uts1764547200; do
-	"$G" ledger --from-file "$T/sacct.txt" --since "$w" --until now -f json -o /dev/null 2>/dev/null
+	# a time of day without a date is today's, as sacct reads it (parse_time with past set):
+	# 10:00AM is later than now before 10:00, so the window ends tomorrow
+	"$G" ledger --from-file "$T/sacct.txt" --since "$w" --until now+1days -f json -o /dev/null 2>/dev/null
 	ok $? "Slurm's date syntax: --since $w"
 done
 # a window that ends at the epoch is one (0 was read as no end: every job counted)
