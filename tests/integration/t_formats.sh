@@ -83,9 +83,9 @@ idle = sum(g(k) for k in ("idle_host_wait_pct", "idle_sync_pct", "idle_kernel_wa
 if abs(int(m.group(1)) - busy) > 0.51 or abs(int(m.group(2)) - idle) > 0.51:
     print("busy=%s%% idle=%s%% for %.1f and %.1f" % (m.group(1), m.group(2), busy, idle))
 p = re.search(r"peak=([0-9.]+)GiB|peak=(-) ", sys.argv[2])
-pb = j["accounting"]["peak_bytes"]  # 0: not measured, the line's '-'
-if not p or (p.group(2) and pb) or (p.group(1) and abs(float(p.group(1)) - pb / 2**30) > 0.051):
-    print("peak=%s for the record's %d bytes" % (p and (p.group(1) or p.group(2)), pb))
+pb = j["accounting"]["peak_bytes"]  # null: not measured, the line's '-'
+if not p or (p.group(2) and pb is not None) or (p.group(1) and (pb is None or abs(float(p.group(1)) - pb / 2**30) > 0.051)):
+    print("peak=%s for the record's %s bytes" % (p and (p.group(1) or p.group(2)), pb))
 PY
 )
 	[ -n "$why" ] && bad="$bad $n: $why;"
