@@ -151,6 +151,33 @@ grep -q "job 210: SystemComment record refused: [0-9]* bytes (at most 1024)" "$T
 ok $? "a huge record is refused by its size"
 [ "$(grep -c refused "$T/l.err")" = 8 ]
 ok $? "exactly the 8 malformed records refused (forged JobName, another tool's entry, old and running jobs are not)"
+# ties: 40 jobs of one record, one a user, in three orders: the same tables to the byte,
+# the groups by key and the jobs by id where their figures tie (before: a tie fell to the
+# hash table's slot order and the heap's, which the order the lines came in moved)
+python3 - "$T" "$(rec clean)" <<'PY'
+import random, sys
+hdr = "JobID|User|Account|Partition|JobName|NodeList|State|End|ElapsedRaw|AllocTRES|SystemComment"
+lines = ["%d|u%02d|acc%d|gpu|j|n1|COMPLETED|2026-12-05T10:00:00|100|cpu=1,gres/gpu=1|%s" % (300 + i, i, i % 3, sys.argv[2]) for i in range(40)]
+for k in range(3):
+    random.seed(k)
+    random.shuffle(lines)
+    open("%s/tie%d.txt" % (sys.argv[1], k), "w").write(hdr + "\n" + "\n".join(lines) + "\n")
+PY
+for k in 0 1 2; do
+	"$G" ledger --from-file "$T/tie$k.txt" --until 2026-12-06 --by user --top 5 >"$T/tie$k.out" 2>/dev/null
+	"$G" ledger --from-file "$T/tie$k.txt" --until 2026-12-06 --by account -f json >"$T/tie$k.json" 2>/dev/null
+done
+cmp -s "$T/tie0.out" "$T/tie1.out" && cmp -s "$T/tie0.out" "$T/tie2.out" &&
+	cmp -s "$T/tie0.json" "$T/tie1.json" && cmp -s "$T/tie0.json" "$T/tie2.json" &&
+	python3 - "$T/tie0.out" <<'PY'
+import re, sys
+t = open(sys.argv[1]).read()
+users = re.findall(r"^  (u\d\d) ", t, re.M)
+jobs = re.findall(r"^  (\d+) +u\d\d +wasted", t, re.M)
+assert users == sorted(users) and len(users) == 40, users
+assert jobs == ["300", "301", "302", "303", "304"], jobs
+PY
+ok $? "ties: three orders of the same lines print the same tables, groups by key, jobs by id ($(grep -c '^  u[0-9]' "$T/tie0.out") users)"
 python3 - "$T" ddp-imbalanced pt-oom idle clean sync straggler <<'PY'
 import json, sys
 t = sys.argv[1]
