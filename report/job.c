@@ -837,6 +837,9 @@ int gp_job_load(gp_job_t *job, const char *dir, const char *step, const char *st
 	qsort(job->ranks, job->nranks, sizeof(gp_rank_t), cmp_rank);
 	if (job->nk)
 		qsort(job->k, job->nk, sizeof(gp_kstat_t), cmp_kstat);
+	job->k_total = 0;
+	for (unsigned i = 0; i < job->nk; i++)
+		job->k_total += job->k[i].total;
 	if (job->nr)
 		qsort(job->r, job->nr, sizeof(gp_rstat_t), cmp_rstat);
 	job_steps(job);
@@ -883,6 +886,11 @@ int gp_job_rank_records(const gp_job_t *job, const gp_rank_t *rk, rank_data_t *d
 	return rc;
 }
 
+double gp_job_kernel_share(const gp_job_t *job, unsigned i)
+{
+	return i < job->nk && job->k_total ? (double)job->k[i].total / (double)job->k_total : 0;
+}
+
 unsigned gp_job_kernel_kinds(const gp_job_t *job, gp_kind_t *k, unsigned max)
 {
 	unsigned n = 0;
@@ -900,6 +908,8 @@ unsigned gp_job_kernel_kinds(const gp_job_t *job, gp_kind_t *k, unsigned max)
 		k[j].calls += job->k[i].calls;
 		k[j].kernels++;
 	}
+	for (unsigned i = 0; i < n; i++)
+		k[i].share = job->k_total ? (double)k[i].total / (double)job->k_total : 0;
 	for (unsigned i = 1; i < n; i++) /* a handful: insertion sort, most time first */
 		for (unsigned j = i; j > 0 && k[j].total > k[j - 1].total; j--) {
 			gp_kind_t t = k[j];

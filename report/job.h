@@ -63,6 +63,9 @@ typedef struct gp_job {
 	unsigned nranks;
 	gp_kstat_t *k;
 	unsigned nk, kcap;
+	/* every kernel's GPU time, all ranks: the whole of each kernel's and kind's share
+	 * (gp_job_kernel_share; computed once, read by every writer) */
+	uint64_t k_total;
 	gp_rstat_t *r;
 	unsigned nr, rcap;
 	gp_otab_t ops; /* kernel time by operation range, the ranks' merged (attribution.h) */
@@ -177,8 +180,12 @@ void gp_acct_json(const gp_job_t *job, FILE *out);
 typedef struct gp_kind {
 	const char *kind;
 	uint64_t total, calls, kernels;
+	double share; /* of all kernels' time (job->k_total), 0 to 1 */
 } gp_kind_t;
 unsigned gp_job_kernel_kinds(const gp_job_t *job, gp_kind_t *k, unsigned max);
+/* Kernel i's share of all kernels' time (0 to 1; 0 where none took any): the one figure
+ * the text's and HTML's share %, the CSV's share and report.json's kernels[].share print */
+double gp_job_kernel_share(const gp_job_t *job, unsigned i);
 /* The records of one of the job's ranks (its file, analysed as the report analysed it:
  * the same steps), into d for an export (reused from rank to rank; gp_rd_free after).
  * 0, or -1 with the reason in err. */

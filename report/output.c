@@ -1063,9 +1063,6 @@ static void text_time(const gp_job_t *job, FILE *out)
 	}
 	rank_notes(out, job, time_notes);
 	if (job->nk) {
-		uint64_t tot = 0;
-		for (unsigned i = 0; i < job->nk; i++)
-			tot += job->k[i].total;
 		fprintf(out,
 		        "\nTop kernels by total GPU time (all ranks, post-warm-up steps%s; "
 		        "names demangled, the whole name in report.json):\n",
@@ -1101,7 +1098,7 @@ static void text_time(const gp_job_t *job, FILE *out)
 			fprintf(out, "%-*s %7llu %9.3f %9.2f %5.1f%%%s%s\n", name_w,
 			        shown + i * ((size_t)name_w + 1), (unsigned long long)k->calls,
 			        k->total / 1e6, k->total / 1e3 / (double)k->calls,
-			        pct(k->total, tot), in[i][0] ? "  " : "", in[i]);
+			        100 * gp_job_kernel_share(job, i), in[i][0] ? "  " : "", in[i]);
 		}
 		fprintf(out, "mean: the total over the calls; each kernel's median, p95, standard "
 		             "deviation, min and max are in report.json\n");
@@ -1113,7 +1110,7 @@ static void text_time(const gp_job_t *job, FILE *out)
 		        "kernels");
 		for (unsigned i = 0; i < nkd; i++)
 			fprintf(out, "%-24s %11.3f %5.1f%% %10llu %8llu\n", kd[i].kind,
-			        kd[i].total / 1e6, pct(kd[i].total, tot),
+			        kd[i].total / 1e6, 100 * kd[i].share,
 			        (unsigned long long)kd[i].calls, (unsigned long long)kd[i].kernels);
 	}
 	if (job->nr) {
@@ -1598,8 +1595,8 @@ void gp_report_json(const gp_job_t *job, FILE *out)
 			gp_json_str(out, k->in[0].name);
 		else
 			fputs("null", out);
-		fprintf(out,
-		        ", \"launched_in_ns\": %llu, \"kind\": ", (unsigned long long)k->in[0].ns);
+		fprintf(out, ", \"launched_in_ns\": %llu, \"share\": %.6f, \"kind\": ",
+		        (unsigned long long)k->in[0].ns, gp_job_kernel_share(job, i));
 		gp_json_str(out, gp_kernel_kind(k->name));
 		fputc('}', out);
 	}
@@ -1609,9 +1606,11 @@ void gp_report_json(const gp_job_t *job, FILE *out)
 	for (unsigned i = 0; i < nkd; i++) {
 		fprintf(out, "%s\n    {\"kind\": ", i ? "," : "");
 		gp_json_str(out, kd[i].kind);
-		fprintf(out, ", \"total_ns\": %llu, \"calls\": %llu, \"kernels\": %llu}",
-		        (unsigned long long)kd[i].total, (unsigned long long)kd[i].calls,
-		        (unsigned long long)kd[i].kernels);
+		fprintf(
+		    out,
+		    ", \"total_ns\": %llu, \"share\": %.6f, \"calls\": %llu, \"kernels\": %llu}",
+		    (unsigned long long)kd[i].total, kd[i].share, (unsigned long long)kd[i].calls,
+		    (unsigned long long)kd[i].kernels);
 	}
 	fprintf(out, "\n  ],\n  \"nvtx\": [");
 	for (unsigned i = 0; i < job->nr && i < 500; i++) {

@@ -333,4 +333,47 @@ else
 	skip "mkhostile not built"
 	skip "mkhostile not built"
 fi
+# one truth for the kernels' shares: computed once (report/job.c), every writer prints it:
+# each kernel's share (text top 15, HTML top 12, CSV, report.json kernels[].share) and each
+# kind's (text, HTML, report.json kernel_kinds[].share) are one figure at each output's
+# precision (before: text, HTML and CSV each summed the kernels and divided; report.json
+# had no share)
+for n in ddp-imbalanced field-attr; do
+	cp -r "$F/$n" "$T/sh-$n" &&
+		"$B/gpuprof" report --format=json "$T/sh-$n" >"$T/sh-$n.json" 2>/dev/null &&
+		"$B/gpuprof" report "$T/sh-$n" >"$T/sh-$n.txt" 2>/dev/null &&
+		"$B/gpuprof" export --format=html --output="$T/sh-$n.html" "$T/sh-$n" 2>/dev/null &&
+		"$B/gpuprof" export --format=csv --table=kernels --output="$T/sh-$n.csv" "$T/sh-$n" 2>/dev/null
+	out=$(python3 - "$T/sh-$n" 2>&1 <<'PY'
+import csv, json, re, sys
+p = sys.argv[1]
+j = json.load(open(p + ".json"))
+ks, kinds = [k["share"] for k in j["kernels"]], j["kernel_kinds"]
+assert ks and kinds and abs(sum(k["share"] for k in kinds) - 1) < 1e-3, kinds
+t = open(p + ".txt").read()
+rows = t.split("Top kernels by total GPU time")[1].split("\nmean: ")[0].splitlines()
+rows = rows[[i for i, r in enumerate(rows) if re.match(r"name +calls ", r)][0] + 1:]
+text = [float(re.findall(r"(\d+\.\d)%", r)[-1]) for r in rows]
+kt = t.split("Kernel time by kind")[1].split("\n\n")[0].splitlines()
+kt = kt[[i for i, r in enumerate(kt) if re.match(r"kind +total ms", r)][0] + 1:]
+text_kinds = {r[:24].strip(): float(re.search(r" (\d+\.\d)% ", r).group(1)) for r in kt}
+h = open(p + ".html").read()
+html = [float(x) for x in re.findall(r">(\d+\.\d)% \([0-9.]+ ms; median", h)]
+hk = re.search(r"Kernel time by kind \(read from the kernels' names\):([^<]*)</p>", h).group(1)
+html_kinds = {m[0].strip(): float(m[1]) for m in re.findall(r"([^;%]+?) (\d+\.\d)%", hk)}
+c = list(csv.DictReader(open(p + ".csv", newline="")))
+assert len(text) == min(15, len(ks)) and len(html) == min(12, len(ks)), (len(text), len(html))
+near = lambda shown, share: abs(shown - 100 * share) <= 0.05 + 1e-9
+for i, s in enumerate(ks):
+    assert i >= len(text) or near(text[i], s), ("text", i, text[i], s)
+    assert i >= len(html) or near(html[i], s), ("html", i, html[i], s)
+    assert "%.6f" % s == c[i]["share"], ("csv", i, c[i]["share"], s)
+for k in kinds:
+    assert near(text_kinds[k["kind"]], k["share"]), ("text kind", k, text_kinds)
+    assert near(html_kinds[k["kind"]], k["share"]), ("html kind", k, html_kinds)
+print("%d kernels, %d kinds" % (len(ks), len(kinds)))
+PY
+)
+	ok $? "$n: each kernel's and kind's share one figure in text, HTML, CSV and JSON ($(echo "$out" | tail -1 | cut -c1-150))"
+done
 done_testing
