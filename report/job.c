@@ -618,6 +618,25 @@ static void step_counts(gp_job_t *job)
 
 /* The job's nodes: each one's ranks, their median step and largest peak, and the nodes
  * by that median (job.h: nodes). */
+/* The job's busy and idle shares (job.h): computed once, for the summary line and
+ * report.json alike */
+static void job_shares(gp_job_t *job)
+{
+	uint64_t busy = 0, span = 0, idle = 0;
+	for (unsigned i = 0; i < job->nranks; i++) {
+		/* the report's busy and idle (its time table, derive.c): communication running
+		 * alone is not busy, and the idle a synchronising host caused is idle */
+		const gp_rank_t *r = &job->ranks[i];
+		busy += r->gpu.busy_ns - r->shares.comm_exposed_ns;
+		span += r->gpu.span_ns;
+		idle += r->gpu.idle_host_ns + r->gpu.idle_sync_ns + r->gpu.idle_other_ns +
+		        r->gpu.idle_kernel_ns;
+	}
+	job->gpu_span_ns = span;
+	job->busy_pct = span ? 100.0 * (double)busy / (double)span : 0;
+	job->idle_pct = span ? 100.0 * (double)idle / (double)span : 0;
+}
+
 static void job_nodes(gp_job_t *job)
 {
 	unsigned n = job->nranks, nn = 0;
@@ -845,6 +864,7 @@ int gp_job_load(gp_job_t *job, const char *dir, const char *step, const char *st
 	job_steps(job);
 	step_counts(job);
 	job_nodes(job);
+	job_shares(job);
 	return 0;
 }
 

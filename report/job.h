@@ -103,6 +103,12 @@ typedef struct gp_job {
 	 * synchronous job runs at its pace), and that rank's index (-1: no rank has one) */
 	double step_mean_period_ms;
 	double steps_per_second; /* 1000 / step_mean_period_ms; 0: none */
+	/* the GPUs' busy and idle shares of the job, the summary line's (AdminComment) and
+	 * report.json's busy_pct, idle_pct: the time table's busy (communication running
+	 * alone is not) and its idle causes, span-weighted over the ranks; measured only where
+	 * gpu_span_ns (kernel records: modes with cuda) */
+	double busy_pct, idle_pct;
+	uint64_t gpu_span_ns;
 	int step_period_rank;
 	char step_basis[16]; /* what the ranks' headlines measure (gpu, period, mixed) */
 	/* ranks with steps left out of step_median_ms: their rank files had corrupt chunks

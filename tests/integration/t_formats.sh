@@ -74,6 +74,11 @@ for d in "$F"/*/; do
 import json, re, sys
 j = json.load(open(sys.argv[1]))
 m = re.search(r"busy=(\d+)% idle=(\d+)%", sys.argv[2])
+# one figure: the line's busy and idle are report.json's busy_pct and idle_pct (computed
+# once, report/job.c), null where the line says '-'
+jb, ji = j["busy_pct"], j["idle_pct"]
+if (m is None) != (jb is None or ji is None) or (m and (abs(int(m.group(1)) - jb) > 0.5001 or abs(int(m.group(2)) - ji) > 0.5001)):
+    print("busy=%s idle=%s for report.json's busy_pct %s, idle_pct %s" % (m and m.group(1), m and m.group(2), jb, ji))
 span = sum(r["gpu"]["span_ns"] for r in j["ranks"])
 if not m or not span:
     sys.exit(0)
@@ -90,7 +95,7 @@ PY
 )
 	[ -n "$why" ] && bad="$bad $n: $why;"
 done
-ok $([ -z "$bad" ] && echo 0 || echo 1) "the summary line's busy, idle and peak are the report's (its time table, its accounting record)${bad:+:$bad}"
+ok $([ -z "$bad" ] && echo 0 || echo 1) "the summary line's busy, idle and peak are the report's (its time table, report.json's busy_pct and idle_pct, its accounting record)${bad:+:$bad}"
 # doc/report.md's example of a finding ("How to read the report") is a report's own text
 python3 - "$H/../../doc/report.md" "$T/field-sgd-sync.txt" <<'PY'
 import sys
