@@ -19,6 +19,7 @@
  * device's wall time, split by what that device did (rank_causes). */
 #include "config.h"
 #include "job.h"
+#include "json.h"
 #include "strhash.h"
 
 #include <stdio.h>
@@ -228,9 +229,14 @@ void gp_acct_json(const gp_job_t *job, FILE *out)
 	        GP_REC_VERSION, a->ranks, a->gpus);
 	for (int c = 0; c < GP_NCAUSES; c++)
 		fprintf(out, "%s\"%s\": %.3f", c ? ", " : "", gp_cause_key[c], a->s[c]);
-	fprintf(
-	    out,
-	    "}, \"step_ms\": %.3f, \"peak_bytes\": %llu, \"card_bytes\": %llu, \"top\": \"%s\"}",
-	    a->step_ms, (unsigned long long)a->peak_bytes, (unsigned long long)a->card_bytes,
-	    a->top);
+	/* not measured is null here (the record line's 0, its format's: every key a number,
+	 * and a ledger of an earlier version refuses any other value): no rank's steps, no
+	 * rank's memory, a card of unknown size */
+	fprintf(out, "}, \"step_ms\": ");
+	gp_json_num(out, a->step_ms > 0, a->step_ms, 3);
+	fprintf(out, ", \"peak_bytes\": ");
+	gp_json_num(out, a->peak_bytes > 0, (double)a->peak_bytes, 0);
+	fprintf(out, ", \"card_bytes\": ");
+	gp_json_num(out, a->card_bytes > 0, (double)a->card_bytes, 0);
+	fprintf(out, ", \"top\": \"%s\"}", a->top);
 }

@@ -82,9 +82,11 @@ static double key_of(const gp_live_job_t *j, unsigned i, unsigned sort)
 	case 2:
 		return r->median_ms > 0 && r->last_steps ? -r->last_median_ms / r->median_ms : 0;
 	case 3:
-		return r->ngpus ? r->last_busy_pct : 1e9;
+		return gp_live_last_sampled(r) ? r->last_busy_pct : 1e9;
 	case 4:
-		return r->mem_total ? -(double)r->mem_peak / (double)r->mem_total : 0;
+		return gp_live_sampled(r) && r->mem_total
+		           ? -(double)r->mem_peak / (double)r->mem_total
+		           : 0;
 	case 5:
 		return r->nfind ? 0 : 1;
 	}
@@ -123,8 +125,14 @@ static void job_lines(const top_t *t, FILE *f, const char *eol)
 	if (j->median_ms > 0)
 		fprintf(f, "; step %.2f ms now vs %.2f ms median (x%.2f)", j->now_ms, j->median_ms,
 		        j->now_ms / j->median_ms);
-	if (j->with_gpus)
-		fprintf(f, "; busy %.0f%% now, %.0f%% so far", j->last_busy_pct, j->busy_pct);
+	if (j->with_gpus) {
+		fprintf(f, "; busy ");
+		if (j->with_last)
+			fprintf(f, "%.0f%% now, ", j->last_busy_pct);
+		else
+			fprintf(f, "- now, ");
+		fprintf(f, "%.0f%% so far", j->busy_pct);
+	}
 	if (j->fullest >= 0)
 		fprintf(f, "; memory %s of %s GiB (rank %d)",
 		        gib(j->r[j->fullest].mem_peak, a, sizeof(a)),
@@ -184,8 +192,9 @@ static void rank_line(const top_t *t, unsigned i, FILE *f, const char *eol)
 		snprintf(med, sizeof(med), "%.2f", r->median_ms);
 	if (r->last_steps && r->median_ms > 0)
 		snprintf(x, sizeof(x), "%.2f", r->last_median_ms / r->median_ms);
-	if (r->ngpus)
+	if (gp_live_last_sampled(r))
 		snprintf(busy, sizeof(busy), "%.0f", r->last_busy_pct);
+	bool mem = gp_live_sampled(r); /* NVML's: not measured without a sample */
 	/* the columns of job_lines' heading: "%-6.6s %6d %-12.12s %-7s " in columns */
 	put_col(f, r->step, 6, true);
 	fprintf(f, " %6d ", r->rank);
@@ -193,7 +202,7 @@ static void rank_line(const top_t *t, unsigned i, FILE *f, const char *eol)
 	fputc(' ', f);
 	put_col(f, t->j.stale[i] ? "gone" : r->state, 7, false);
 	fprintf(f, " %8u %9s %9s %6s %6s %7s %7s %7s  %s%s", r->steps, now, med, x, busy,
-	        gib(r->mem_used, a, sizeof(a)), gib(r->mem_peak, b, sizeof(b)),
+	        gib(mem ? r->mem_used : 0, a, sizeof(a)), gib(mem ? r->mem_peak : 0, b, sizeof(b)),
 	        gib(r->mem_total, c, sizeof(c)), r->nfind ? r->find[0].id : "", eol);
 }
 

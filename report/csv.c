@@ -14,9 +14,6 @@
 
 static void kernels(const gp_job_t *job, FILE *out)
 {
-	uint64_t tot = 0;
-	for (unsigned i = 0; i < job->nk; i++)
-		tot += job->k[i].total;
 	fputs("name,kind,comm,calls,total_ns,share,mean_ns,median_ns,p95_ns,stddev_ns,min_ns,"
 	      "max_ns,launched_in,launched_in_ns\r\n",
 	      out);
@@ -26,7 +23,7 @@ static void kernels(const gp_job_t *job, FILE *out)
 		fprintf(out, ",%s,%s,%llu,%llu,%.6f,%.0f,%.0f,%.0f,%.0f,%llu,%llu,",
 		        gp_kernel_kind(k->name), k->comm ? "true" : "false",
 		        (unsigned long long)k->calls, (unsigned long long)k->total,
-		        tot ? (double)k->total / (double)tot : 0,
+		        gp_job_kernel_share(job, i),
 		        k->calls ? (double)k->total / (double)k->calls : 0,
 		        gp_kstat_quantile(k, 0.5), gp_kstat_quantile(k, 0.95), gp_kstat_stddev(k),
 		        (unsigned long long)(k->calls ? k->min : 0), (unsigned long long)k->max);

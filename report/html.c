@@ -644,11 +644,8 @@ static void plot_util(FILE *o, const gp_job_t *job, bool nvml)
 
 static void plot_kernels(FILE *o, const gp_job_t *job)
 {
-	uint64_t tot = 0;
 	unsigned n = job->nk < 12 ? job->nk : 12;
-	for (unsigned i = 0; i < job->nk; i++)
-		tot += job->k[i].total;
-	if (!n || !tot)
+	if (!n || !job->k_total)
 		return;
 	double x0 = 400, w = W - x0 - 280; /* room for the share, the time, median and p95 */
 	fprintf(o,
@@ -663,7 +660,7 @@ static void plot_kernels(FILE *o, const gp_job_t *job)
 	gp_display_names(names, NULL, n, shown[0], sizeof(shown[0]));
 	for (unsigned i = 0; i < n; i++) {
 		const gp_kstat_t *k = &job->k[i];
-		double share = (double)k->total / tot;
+		double share = gp_job_kernel_share(job, i); /* the pipeline's (job.c) */
 		const char *nm = shown[i];
 		fprintf(o, "<g><title>");
 		esc(o, k->name);
@@ -698,7 +695,7 @@ static void plot_kernels(FILE *o, const gp_job_t *job)
 	unsigned nkd = gp_job_kernel_kinds(job, kd, 16);
 	fprintf(o, "<p>Kernel time by kind (read from the kernels' names):");
 	for (unsigned i = 0; i < nkd; i++)
-		fprintf(o, "%s %s %.1f%%", i ? ";" : "", kd[i].kind, 100.0 * kd[i].total / tot);
+		fprintf(o, "%s %s %.1f%%", i ? ";" : "", kd[i].kind, 100 * kd[i].share);
 	fprintf(o, "</p>\n");
 }
 

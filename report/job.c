@@ -618,6 +618,25 @@ static void step_counts(gp_job_t *job)
 
 /* The job's nodes: each one's ranks, their median step and largest peak, and the nodes
  * by that median (job.h: nodes). */
+/* The job's busy and idle shares (job.h): computed once, for the summary line and
+ * report.json alike */
+static void job_shares(gp_job_t *job)
+{
+	uint64_t busy = 0, span = 0, idle = 0;
+	for (unsigned i = 0; i < job->nranks; i++) {
+		/* the report's busy and idle (its time table, derive.c): communication running
+		 * alone is not busy, and the idle a synchronising host caused is idle */
+		const gp_rank_t *r = &job->ranks[i];
+		busy += r->gpu.busy_ns - r->shares.comm_exposed_ns;
+		span += r->gpu.span_ns;
+		idle += r->gpu.idle_host_ns + r->gpu.idle_sync_ns + r->gpu.idle_other_ns +
+		        r->gpu.idle_kernel_ns;
+	}
+	job->gpu_span_ns = span;
+	job->busy_pct = span ? 100.0 * (double)busy / (double)span : 0;
+	job->idle_pct = span ? 100.0 * (double)idle / (double)span : 0;
+}
+
 static void job_nodes(gp_job_t *job)
 {
 	unsigned n = job->nranks, nn = 0;
@@ -837,11 +856,15 @@ int gp_job_load(gp_job_t *job, const char *dir, const char *step, const char *st
 	qsort(job->ranks, job->nranks, sizeof(gp_rank_t), cmp_rank);
 	if (job->nk)
 		qsort(job->k, job->nk, sizeof(gp_kstat_t), cmp_kstat);
+	job->k_total = 0;
+	for (unsigned i = 0; i < job->nk; i++)
+		job->k_total += job->k[i].total;
 	if (job->nr)
 		qsort(job->r, job->nr, sizeof(gp_rstat_t), cmp_rstat);
 	job_steps(job);
 	step_counts(job);
 	job_nodes(job);
+	job_shares(job);
 	return 0;
 }
 
@@ -883,6 +906,11 @@ int gp_job_rank_records(const gp_job_t *job, const gp_rank_t *rk, rank_data_t *d
 	return rc;
 }
 
+double gp_job_kernel_share(const gp_job_t *job, unsigned i)
+{
+	return i < job->nk && job->k_total ? (double)job->k[i].total / (double)job->k_total : 0;
+}
+
 unsigned gp_job_kernel_kinds(const gp_job_t *job, gp_kind_t *k, unsigned max)
 {
 	unsigned n = 0;
@@ -900,6 +928,8 @@ unsigned gp_job_kernel_kinds(const gp_job_t *job, gp_kind_t *k, unsigned max)
 		k[j].calls += job->k[i].calls;
 		k[j].kernels++;
 	}
+	for (unsigned i = 0; i < n; i++)
+		k[i].share = job->k_total ? (double)k[i].total / (double)job->k_total : 0;
 	for (unsigned i = 1; i < n; i++) /* a handful: insertion sort, most time first */
 		for (unsigned j = i; j > 0 && k[j].total > k[j - 1].total; j--) {
 			gp_kind_t t = k[j];

@@ -63,6 +63,9 @@ typedef struct gp_job {
 	unsigned nranks;
 	gp_kstat_t *k;
 	unsigned nk, kcap;
+	/* every kernel's GPU time, all ranks: the whole of each kernel's and kind's share
+	 * (gp_job_kernel_share; computed once, read by every writer) */
+	uint64_t k_total;
 	gp_rstat_t *r;
 	unsigned nr, rcap;
 	gp_otab_t ops; /* kernel time by operation range, the ranks' merged (attribution.h) */
@@ -100,6 +103,12 @@ typedef struct gp_job {
 	 * synchronous job runs at its pace), and that rank's index (-1: no rank has one) */
 	double step_mean_period_ms;
 	double steps_per_second; /* 1000 / step_mean_period_ms; 0: none */
+	/* the GPUs' busy and idle shares of the job, the summary line's (AdminComment) and
+	 * report.json's busy_pct, idle_pct: the time table's busy (communication running
+	 * alone is not) and its idle causes, span-weighted over the ranks; measured only where
+	 * gpu_span_ns (kernel records: modes with cuda) */
+	double busy_pct, idle_pct;
+	uint64_t gpu_span_ns;
 	int step_period_rank;
 	char step_basis[16]; /* what the ranks' headlines measure (gpu, period, mixed) */
 	/* ranks with steps left out of step_median_ms: their rank files had corrupt chunks
@@ -177,8 +186,12 @@ void gp_acct_json(const gp_job_t *job, FILE *out);
 typedef struct gp_kind {
 	const char *kind;
 	uint64_t total, calls, kernels;
+	double share; /* of all kernels' time (job->k_total), 0 to 1 */
 } gp_kind_t;
 unsigned gp_job_kernel_kinds(const gp_job_t *job, gp_kind_t *k, unsigned max);
+/* Kernel i's share of all kernels' time (0 to 1; 0 where none took any): the one figure
+ * the text's and HTML's share %, the CSV's share and report.json's kernels[].share print */
+double gp_job_kernel_share(const gp_job_t *job, unsigned i);
 /* The records of one of the job's ranks (its file, analysed as the report analysed it:
  * the same steps), into d for an export (reused from rank to rank; gp_rd_free after).
  * 0, or -1 with the reason in err. */

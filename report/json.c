@@ -243,6 +243,14 @@ void gp_json_fixed(FILE *out, double d, int prec)
 	fwrite(buf, 1, gp_fixed_fmt(buf, d, prec), out);
 }
 
+void gp_json_num(FILE *out, bool measured, double d, int prec)
+{
+	if (measured)
+		gp_json_fixed(out, d, prec);
+	else
+		fputs("null", out);
+}
+
 void gp_json_uint(FILE *out, uint64_t v)
 {
 	char buf[24], *p = buf + sizeof(buf);

@@ -25,6 +25,8 @@ void gp_json_fixed(FILE *out, double d, int prec);
 size_t gp_fixed_fmt(char *out, double d, int prec);
 /* v in decimal, as fprintf's "%llu" writes it. */
 void gp_json_uint(FILE *out, uint64_t v);
+/* d with prec decimals where measured, else null (not measured is never 0). */
+void gp_json_num(FILE *out, bool measured, double d, int prec);
 /* Is buf[0..n) one JSON value (whitespace around it allowed), its strings valid UTF-8,
  * nested at most 64 deep? For files embedded whole into ours (job.json). */
 bool gp_json_valid(const char *buf, size_t n);

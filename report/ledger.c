@@ -8,6 +8,7 @@
 #include "strhash.h"
 
 #include <ctype.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -572,6 +573,21 @@ static double key_of(const gp_ld_job_t *j, bool idle)
 	return idle ? j->unused_s : j->waste_s;
 }
 
+/* Job ids in order: a shorter one first (numbers as numbers), else byte order */
+static int id_cmp(const char *x, const char *y)
+{
+	size_t a = strlen(x), b = strlen(y);
+	return a != b ? (a < b ? -1 : 1) : strcmp(x, y);
+}
+
+/* Does job x come after y in the list (less waste, or as much and a later id)? The heap's
+ * order, total: which of equal jobs make the list is not the order they were read in */
+static bool after(const gp_ld_job_t *x, const gp_ld_job_t *y, bool idle)
+{
+	double kx = key_of(x, idle), ky = key_of(y, idle);
+	return kx != ky ? kx < ky : id_cmp(x->id, y->id) > 0;
+}
+
 static void heap_push(gp_ld_job_t **heap, unsigned *n, unsigned cap, const gp_ld_job_t *j,
                       bool idle)
 {
@@ -581,20 +597,20 @@ static void heap_push(gp_ld_job_t **heap, unsigned *n, unsigned cap, const gp_ld
 	unsigned i;
 	if (*n < cap) {
 		i = (*n)++;
-		for (; i && key_of(&h[(i - 1) / 2], idle) > key_of(j, idle); i = (i - 1) / 2)
+		for (; i && after(j, &h[(i - 1) / 2], idle); i = (i - 1) / 2)
 			h[i] = h[(i - 1) / 2];
 		h[i] = *j;
 		return;
 	}
-	if (key_of(j, idle) <= key_of(&h[0], idle))
+	if (!after(&h[0], j, idle))
 		return;
 	for (i = 0;;) { /* replace the least, sift down */
 		unsigned c = 2 * i + 1;
 		if (c >= *n)
 			break;
-		if (c + 1 < *n && key_of(&h[c + 1], idle) < key_of(&h[c], idle))
+		if (c + 1 < *n && after(&h[c + 1], &h[c], idle))
 			c++;
-		if (key_of(&h[c], idle) >= key_of(j, idle))
+		if (!after(&h[c], j, idle))
 			break;
 		h[i] = h[c];
 		i = c;
@@ -602,10 +618,11 @@ static void heap_push(gp_ld_job_t **heap, unsigned *n, unsigned cap, const gp_ld
 	h[i] = *j;
 }
 
-/* Would heap_push keep a job of this key? (a job is 1.5 KiB to build: most never enter) */
+/* Might heap_push keep a job of this key? (a job is 1.5 KiB to build: most never enter; one
+ * of the least's key is built, its id decides) */
 static bool heap_wants(const gp_ld_job_t *heap, unsigned n, unsigned cap, double key, bool idle)
 {
-	return cap && (n < cap || key > key_of(&heap[0], idle));
+	return cap && (n < cap || key >= key_of(&heap[0], idle));
 }
 
 static void list_job(gp_ledger_t *l, char **f, const job_fig_t *j, const gp_acct_rec_t *rec,
@@ -949,12 +966,19 @@ static int job_line(gp_ledger_t *l, char *line)
 /* ---- the end ---- */
 
 /* A group's place in the sort: its figures computed once (comparing the groups themselves
- * summed each one's waste 40 times over a million of them) */
+ * summed each one's waste 40 times over a million of them), in whole milliseconds: a sum
+ * of the same jobs read in another order differs in its last bits, which must not reorder
+ * two groups that print the same */
 typedef struct group_ord {
-	double waste, alloc;
-	uint32_t rank, idx; /* rank: its slot's order in the table (ties keep it) */
+	long long waste, alloc;
+	const char *key;
+	uint32_t idx;
 } group_ord_t;
 
+/* Wasted GPU-hours, most first; then allocated, most first; then the key (user, account,
+ * ...), byte order: a total order, so two runs and two orders of the same lines print the
+ * same table (a tie before fell to the hash table's slot order, which the order the
+ * groups came in moves where keys collide) */
 static int cmp_group(const void *a, const void *b)
 {
 	const group_ord_t *x = a, *y = b;
@@ -962,7 +986,7 @@ static int cmp_group(const void *a, const void *b)
 		return x->waste > y->waste ? -1 : 1;
 	if (x->alloc != y->alloc)
 		return x->alloc > y->alloc ? -1 : 1;
-	return x->rank < y->rank ? -1 : x->rank > y->rank;
+	return strcmp(x->key, y->key);
 }
 
 /* The keys copied into one block in the groups' order, so that every output reads them in
@@ -993,9 +1017,8 @@ static void pack_keys(gp_ledger_t *l)
 	l->key_used = KEY_BLOCK; /* full: a later key gets a block of its own */
 }
 
-/* The groups by wasted GPU-hours, then allocated, then the table's slot order (as the
- * table of whole groups was packed and sorted before: the same output to the byte); moved
- * into that order in place, a cycle of the permutation at a time */
+/* The groups by wasted GPU-hours, then allocated, then their keys (cmp_group); moved into
+ * that order in place, a cycle of the permutation at a time */
 static void sort_groups(gp_ledger_t *l)
 {
 	size_t n = l->ngroups, r = 0;
@@ -1005,8 +1028,9 @@ static void sort_groups(gp_ledger_t *l)
 	for (size_t k = 0; k < l->cap; k++)
 		if (l->slot[k]) {
 			const gp_ld_group_t *g = &l->groups[l->slot[k] - 1];
-			o[r] = (group_ord_t){gp_ld_waste(&g->sums), g->sums.alloc_s, (uint32_t)r,
-			                     l->slot[k] - 1};
+			o[r] =
+			    (group_ord_t){llround(gp_ld_waste(&g->sums) * 1e3),
+			                  llround(g->sums.alloc_s * 1e3), g->key, l->slot[k] - 1};
 			r++;
 		}
 	free(l->slot); /* no lookups after this */
@@ -1036,16 +1060,15 @@ static void sort_groups(gp_ledger_t *l)
 	pack_keys(l);
 }
 
+/* the lists of jobs: most first, a tie by job id (after: qsort keeps no order of its own) */
 static int cmp_waste(const void *a, const void *b)
 {
-	const gp_ld_job_t *x = a, *y = b;
-	return x->waste_s > y->waste_s ? -1 : x->waste_s < y->waste_s;
+	return after(a, b, false) ? 1 : after(b, a, false) ? -1 : 0;
 }
 
 static int cmp_unused(const void *a, const void *b)
 {
-	const gp_ld_job_t *x = a, *y = b;
-	return x->unused_s > y->unused_s ? -1 : x->unused_s < y->unused_s;
+	return after(a, b, true) ? 1 : after(b, a, true) ? -1 : 0;
 }
 
 void gp_ledger_finish(gp_ledger_t *l)

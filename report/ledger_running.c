@@ -30,8 +30,8 @@ typedef struct running {
 static int cmp_busy(const void *a, const void *b)
 {
 	const running_t *x = a, *y = b;
-	double bx = x->j.with_gpus ? x->j.last_busy_pct : 1e9;
-	double by = y->j.with_gpus ? y->j.last_busy_pct : 1e9;
+	double bx = x->j.with_last ? x->j.last_busy_pct : 1e9;
+	double by = y->j.with_last ? y->j.last_busy_pct : 1e9;
 	return bx < by ? -1 : bx > by ? 1 : strcmp(x->id, y->id);
 }
 
@@ -123,7 +123,7 @@ static void text_out(const running_t *v, unsigned n, FILE *f)
 			snprintf(med, sizeof(med), "%.2f", j->median_ms);
 		if (j->now_ms > 0 && j->median_ms > 0)
 			snprintf(x, sizeof(x), "%.2f", j->now_ms / j->median_ms);
-		if (j->with_gpus)
+		if (j->with_last)
 			snprintf(busy, sizeof(busy), "%.0f", j->last_busy_pct);
 		fprintf(f, "%-12s %-10.10s %-10.10s %-10.10s %-12s %7s %9s %9s %6s %6s  ", v[i].id,
 		        v[i].user, v[i].account, v[i].partition, v[i].elapsed, ranks, now, med, x,
@@ -153,11 +153,17 @@ static void json_out(const running_t *v, unsigned n, FILE *f)
 		gp_json_str(f, j->dir);
 		fprintf(f,
 		        ", \"ranks\": %u, \"ranks_running\": %u, \"ranks_gone\": %u, "
-		        "\"elapsed_s\": %.0f, \"step_median_ms\": %.4f, \"step_last_ms\": %.4f, "
-		        "\"busy_pct\": %.2f, \"last_busy_pct\": %.2f, \"gpus_seen\": %u, "
-		        "\"first_finding\": ",
-		        j->n, j->running, j->nstale, j->elapsed_s, j->median_ms, j->now_ms,
-		        j->busy_pct, j->last_busy_pct, j->with_gpus);
+		        "\"elapsed_s\": %.0f, \"step_median_ms\": ",
+		        j->n, j->running, j->nstale, j->elapsed_s);
+		/* not measured: null, never 0 (no steps yet, no NVML sample) */
+		gp_json_num(f, j->median_ms > 0, j->median_ms, 4);
+		fprintf(f, ", \"step_last_ms\": ");
+		gp_json_num(f, j->now_ms > 0, j->now_ms, 4);
+		fprintf(f, ", \"busy_pct\": ");
+		gp_json_num(f, j->with_gpus, j->busy_pct, 2);
+		fprintf(f, ", \"last_busy_pct\": ");
+		gp_json_num(f, j->with_last, j->last_busy_pct, 2);
+		fprintf(f, ", \"gpus_seen\": %u, \"first_finding\": ", j->with_gpus);
 		gp_json_str(f, j->first_find >= 0 ? j->r[j->first_find].find[0].id : "");
 		fprintf(f, "}");
 	}

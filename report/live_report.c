@@ -142,6 +142,15 @@ static void text_steps(const gp_live_job_t *j, FILE *f)
 		        j->median_ms, j->now_ms);
 }
 
+/* A figure of width columns with prec decimals, or '-' where not measured. */
+static void cell(FILE *f, int width, bool measured, double v, int prec)
+{
+	if (measured)
+		fprintf(f, " %*.*f", width, prec, v);
+	else
+		fprintf(f, " %*s", width, "-");
+}
+
 static void text_gpus(const gp_live_job_t *j, FILE *f)
 {
 	fprintf(f, "\n== GPU and memory, so far ==\n");
@@ -155,12 +164,21 @@ static void text_gpus(const gp_live_job_t *j, FILE *f)
 		const gp_live_rank_t *r = &j->r[i];
 		if (!r->ngpus)
 			continue;
-		fprintf(f, "%-6s %-6d %6.1f %10.1f %14.1f %14.1f %10.2f %10.2f %10.2f\n", r->step,
-		        r->rank, r->busy_pct, r->last_busy_pct, r->idle_startup_s, r->idle_steps_s,
-		        r->mem_used / GIB, r->mem_peak / GIB, r->mem_total / GIB);
+		/* a GPU seen but never sampled measured none of them: '-', as top prints */
+		bool s = gp_live_sampled(r);
+		fprintf(f, "%-6s %-6d", r->step, r->rank);
+		cell(f, 6, s, r->busy_pct, 1);
+		cell(f, 10, gp_live_last_sampled(r), r->last_busy_pct, 1);
+		cell(f, 14, s, r->idle_startup_s, 1);
+		cell(f, 14, s, r->idle_steps_s, 1);
+		cell(f, 10, s, r->mem_used / GIB, 2);
+		cell(f, 10, s, r->mem_peak / GIB, 2);
+		cell(f, 10, r->mem_total > 0, r->mem_total / GIB, 2);
+		fputc('\n', f);
 	}
 	fprintf(f, "busy: NVML's utilisation (a kernel running), mean of the samples; idle split "
-	           "by cause: before the first step (start-up), once steps run\n");
+	           "by cause: before the first step (start-up), once steps run; '-': no NVML "
+	           "sample (not measured)\n");
 }
 
 static void text_quality(const gp_live_job_t *j, FILE *f)
@@ -206,6 +224,7 @@ void gp_live_report_text(const gp_live_job_t *j, FILE *f)
 static void json_rank(const gp_live_job_t *j, unsigned i, FILE *f)
 {
 	const gp_live_rank_t *r = &j->r[i];
+	bool steps = r->step_source[0], s = gp_live_sampled(r);
 	fprintf(f, "{\"step\": ");
 	gp_json_str(f, r->step);
 	fprintf(f, ", \"rank\": %d, \"node\": ", r->rank);
@@ -214,21 +233,36 @@ static void json_rank(const gp_live_job_t *j, unsigned i, FILE *f)
 	        state_of(j, i), r->written, r->elapsed_s);
 	fprintf(f, "\"name\": ");
 	gp_json_str(f, r->step_name);
+	/* not measured is null, never 0 (the text's '-'): no steps yet, no step in the last
+	 * interval, no NVML sample */
 	fprintf(f,
 	        ", \"source\": \"%s\", \"basis\": \"%s\", \"n\": %u, \"warmup\": %u, "
-	        "\"so_far\": {\"median_ms\": %.4f, \"p95_ms\": %.4f, \"mean_ms\": %.4f}, "
-	        "\"last\": {\"from_s\": %.3f, \"to_s\": %.3f, \"n\": %u, \"median_ms\": %.4f}}",
-	        r->step_source, r->step_basis, r->steps, r->warmup, r->median_ms, r->p95_ms,
-	        r->mean_ms, r->last_from_s, r->last_to_s, r->last_steps, r->last_median_ms);
-	fprintf(f,
-	        ", \"gpu\": {\"devices\": %u, \"so_far\": {\"busy_pct\": %.2f, "
-	        "\"idle_startup_s\": %.3f, \"idle_steps_s\": %.3f}, \"last\": {\"busy_pct\": "
-	        "%.2f}, \"mem_used_bytes\": %llu, \"mem_peak_bytes\": %llu, \"mem_total_bytes\": "
-	        "%llu}",
-	        r->ngpus, r->busy_pct, r->idle_startup_s, r->idle_steps_s, r->last_busy_pct,
-	        (unsigned long long)r->mem_used, (unsigned long long)r->mem_peak,
-	        (unsigned long long)r->mem_total);
-	fprintf(f, ", \"lost\": %llu, \"agent_cpu_s\": %.4f}", (unsigned long long)r->lost,
+	        "\"so_far\": {\"median_ms\": ",
+	        r->step_source, r->step_basis, r->steps, r->warmup);
+	gp_json_num(f, steps, r->median_ms, 4);
+	fprintf(f, ", \"p95_ms\": ");
+	gp_json_num(f, steps, r->p95_ms, 4);
+	fprintf(f, ", \"mean_ms\": ");
+	gp_json_num(f, steps, r->mean_ms, 4);
+	fprintf(f, "}, \"last\": {\"from_s\": %.3f, \"to_s\": %.3f, \"n\": %u, \"median_ms\": ",
+	        r->last_from_s, r->last_to_s, r->last_steps);
+	gp_json_num(f, steps && r->last_steps, r->last_median_ms, 4);
+	fprintf(f, "}}, \"gpu\": {\"devices\": %u, \"samples\": %u, \"so_far\": {\"busy_pct\": ",
+	        r->ngpus, r->samples);
+	gp_json_num(f, s, r->busy_pct, 2);
+	fprintf(f, ", \"idle_startup_s\": ");
+	gp_json_num(f, s, r->idle_startup_s, 3);
+	fprintf(f, ", \"idle_steps_s\": ");
+	gp_json_num(f, s, r->idle_steps_s, 3);
+	fprintf(f, "}, \"last\": {\"busy_pct\": ");
+	gp_json_num(f, gp_live_last_sampled(r), r->last_busy_pct, 2);
+	fprintf(f, "}, \"mem_used_bytes\": ");
+	gp_json_num(f, s, (double)r->mem_used, 0);
+	fprintf(f, ", \"mem_peak_bytes\": ");
+	gp_json_num(f, s, (double)r->mem_peak, 0);
+	fprintf(f, ", \"mem_total_bytes\": ");
+	gp_json_num(f, r->mem_total > 0, (double)r->mem_total, 0);
+	fprintf(f, "}, \"lost\": %llu, \"agent_cpu_s\": %.4f}", (unsigned long long)r->lost,
 	        r->agent_cpu_s);
 }
 
@@ -276,10 +310,14 @@ void gp_live_report_json(const gp_live_job_t *j, FILE *f)
 	gp_json_str(f, j->dir);
 	fprintf(f,
 	        ", \"read_at\": %.3f, \"started\": %.3f, \"elapsed_s\": %.3f, \"running\": %u, "
-	        "\"ended\": %u, \"gone\": %u, \"step_median_ms\": %.4f, \"step_last_ms\": %.4f, "
-	        "\"busy_pct\": %.2f, \"lost\": %llu",
-	        j->now, j->started, j->elapsed_s, j->running, j->ended, j->nstale, j->median_ms,
-	        j->now_ms, j->busy_pct, (unsigned long long)j->lost);
+	        "\"ended\": %u, \"gone\": %u, \"step_median_ms\": ",
+	        j->now, j->started, j->elapsed_s, j->running, j->ended, j->nstale);
+	gp_json_num(f, j->median_ms > 0, j->median_ms, 4);
+	fprintf(f, ", \"step_last_ms\": ");
+	gp_json_num(f, j->now_ms > 0, j->now_ms, 4);
+	fprintf(f, ", \"busy_pct\": ");
+	gp_json_num(f, j->with_gpus, j->busy_pct, 2);
+	fprintf(f, ", \"lost\": %llu", (unsigned long long)j->lost);
 	json_findings(j, f);
 	fprintf(f, ", \"ranks\": [");
 	for (unsigned i = 0; i < j->n; i++) {

@@ -191,7 +191,7 @@ static int find_rank(const gp_live_rank_t *r)
 
 static void job_line(gp_live_job_t *j)
 {
-	j->nstale = j->running = j->ended = j->with_gpus = 0;
+	j->nstale = j->running = j->ended = j->with_gpus = j->with_last = 0;
 	j->started = j->elapsed_s = j->busy_pct = j->last_busy_pct = 0;
 	j->lost = 0;
 	for (unsigned i = 0; i < j->n; i++) {
@@ -215,13 +215,12 @@ static void job_line(gp_live_job_t *j)
 			if (j->slowest < 0 || r->last_median_ms > j->r[j->slowest].last_median_ms)
 				j->slowest = (int)i;
 		}
-		if (r->ngpus) {
-			j->with_gpus++;
-			j->busy_pct += r->busy_pct;
-			j->last_busy_pct += r->last_busy_pct;
-		}
+		if (gp_live_sampled(r))
+			j->with_gpus++, j->busy_pct += r->busy_pct;
+		if (gp_live_last_sampled(r))
+			j->with_last++, j->last_busy_pct += r->last_busy_pct;
 		double full = r->mem_total ? (double)r->mem_peak / (double)r->mem_total : -1;
-		if (r->mem_peak && full > fullest)
+		if (gp_live_sampled(r) && r->mem_peak && full > fullest)
 			fullest = full, j->fullest = (int)i;
 		j->lost += r->lost;
 		if (find_rank(r) < 9 &&
@@ -233,7 +232,9 @@ static void job_line(gp_live_job_t *j)
 	j->slowest_ratio =
 	    j->slowest >= 0 && j->now_ms > 0 ? j->r[j->slowest].last_median_ms / j->now_ms : 0;
 	if (j->with_gpus)
-		j->busy_pct /= j->with_gpus, j->last_busy_pct /= j->with_gpus;
+		j->busy_pct /= j->with_gpus;
+	if (j->with_last)
+		j->last_busy_pct /= j->with_last;
 	free(med);
 	free(last);
 }

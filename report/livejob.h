@@ -26,12 +26,24 @@ typedef struct gp_live_job {
 	double median_ms, now_ms;       /* medians over ranks of their medians, last medians */
 	int slowest;                    /* the rank whose last interval's median is largest, -1 */
 	double slowest_ratio;           /* it against now_ms */
-	double busy_pct, last_busy_pct; /* means over the ranks with GPUs */
-	unsigned with_gpus;
+	double busy_pct, last_busy_pct; /* means over the ranks NVML sampled (so far, last) */
+	unsigned with_gpus, with_last;  /* ranks NVML sampled so far, in their last interval */
 	int fullest; /* the rank whose device memory is fullest (peak of the card), -1 */
 	uint64_t lost;
 	int first_find; /* the rank of the first finding (slowdowns first), -1 */
 } gp_live_job_t;
+
+/* Did NVML sample r's GPUs so far (busy, idle, memory measured), in its last interval
+ * (last busy measured)? A rank that saw a GPU but took no sample measured none of them:
+ * '-' (null in JSON) in every live output, never 0. */
+static inline bool gp_live_sampled(const gp_live_rank_t *r)
+{
+	return r->ngpus && r->samples;
+}
+static inline bool gp_live_last_sampled(const gp_live_rank_t *r)
+{
+	return r->ngpus && r->last_samples;
+}
 
 /* Read dir's live files (step: only that step; NULL every step), at most max of them (0:
  * every one; steps in name order, ranks by number), those left counted in j->beyond. 0,

@@ -1426,7 +1426,10 @@ static void diff_steps(const gp_job_t *a, const gp_job_t *b, double thr, double 
 	const char *srca = job_source(a), *srcb = job_source(b);
 	/* steps found by different means (an NVTX range, a kernel sequence, the optimizer,
 	 * host markers) are not the same stretch of work: their times are not a change */
-	bool othersrc = na && nb && strcmp(srca, srcb);
+	bool mixed = !strcmp(srca, "mixed") || !strcmp(srcb, "mixed");
+	/* "mixed" (a side's ranks found their steps by different means) pools unlike steps
+	 * into one sample: not comparable either, even against another "mixed" */
+	bool othersrc = na && nb && (strcmp(srca, srcb) || mixed);
 	double p = gp_mann_whitney(sa, na, sb, nb, &eff);
 	/* the jobs' own medians, as their reports say them */
 	double ma = a->step_median_ms > 0 ? a->step_median_ms : gp_median(sa, na),
@@ -1482,7 +1485,13 @@ static void diff_steps(const gp_job_t *a, const gp_job_t *b, double thr, double 
 		printf("  note: fewer than %d step samples on a side: no test tells a change from "
 		       "noise there\n",
 		       GP_MW_MIN);
-	if (othersrc)
+	if (othersrc && mixed)
+		printf("  note: %s's ranks found their steps by different means (steps.source "
+		       "differs by rank): their steps are not one kind of work, not comparable\n",
+		       !strcmp(srca, "mixed") && !strcmp(srcb, "mixed") ? "A's and B"
+		       : !strcmp(srca, "mixed")                         ? "A"
+		                                                        : "B");
+	else if (othersrc)
 		printf("  note: A's steps come from %s, B's from %s: not the same work a step, "
 		       "not comparable\n",
 		       srca, srcb);
@@ -1491,6 +1500,62 @@ static void diff_steps(const gp_job_t *a, const gp_job_t *b, double thr, double 
 		       a->step_basis, b->step_basis);
 	free(sa);
 	free(sb);
+}
+
+/* Is rank (step, rank) among the job's ranks read? */
+static bool job_has_rank(const gp_job_t *j, const char *step, int rank)
+{
+	for (unsigned i = 0; i < j->nranks; i++)
+		if (j->ranks[i].id.rank == rank && !strcmp(j->ranks[i].id.step, step))
+			return true;
+	return false;
+}
+
+/* diff's note on a side whose job directory lists ranks that were not read: those of its
+ * job.json (the last report's: "profiled_ranks") whose rank files are gone or unreadable,
+ * else tasks of the job with no rank file; the diff's figures are of the ranks read. */
+static void diff_unread(const gp_job_t *j, const char *side)
+{
+	char path[4200], *buf = NULL, shown[160] = "";
+	size_t len = 0, o = 0;
+	unsigned listed = 0, gone = 0;
+	snprintf(path, sizeof(path), "%s/job.json", j->dir);
+	int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	FILE *f = fd >= 0 ? fdopen(fd, "r") : NULL;
+	if (fd >= 0 && !f)
+		close(fd);
+	if (f) {
+		buf = malloc(8u << 20);
+		len = buf ? fread(buf, 1, (8u << 20) - 1, f) : 0;
+		fclose(f);
+	}
+	const char *p = buf ? (buf[len] = '\0', strstr(buf, "\"profiled_ranks\": [")) : NULL;
+	const char *end = p ? strstr(p, "\"node_summaries\"") : NULL;
+	while (p && (p = strstr(p, "{\"step\": \"")) && (!end || p < end)) {
+		char step[32];
+		p += 10;
+		size_t n = strcspn(p, "\"");
+		snprintf(step, sizeof(step), "%.*s", (int)(n < 31 ? n : 31), p);
+		const char *r = strstr(p, "\"rank\": ");
+		if (!r || (end && r > end))
+			break;
+		int rank = atoi(r + 8);
+		listed++;
+		if (job_has_rank(j, step, rank))
+			continue;
+		if (gone++ < 6 && o < sizeof(shown))
+			o += (size_t)snprintf(shown + o, sizeof(shown) - o, "%sstep %s rank %d",
+			                      gone > 1 ? ", " : "", step, rank);
+	}
+	free(buf);
+	if (gone)
+		printf("  note: %s: its job.json lists %u rank(s), %u of them not read (rank file "
+		       "gone or unreadable: %s%s): its figures are the %u read\n",
+		       side, listed, gone, shown, gone > 6 ? ", ..." : "", j->nranks);
+	else if (j->ntasks_expected > j->nranks)
+		printf("  note: %s: %u of its %u tasks have no rank file: its figures are the %u "
+		       "read\n",
+		       side, j->ntasks_expected - j->nranks, j->ntasks_expected, j->nranks);
 }
 
 static int cmd_diff(int argc, char **argv)
@@ -1535,6 +1600,8 @@ static int cmd_diff(int argc, char **argv)
 	}
 	bool regress = false, apart = false; /* apart: not comparable */
 	diff_steps(&a, &b, thr, alpha, &regress, &apart);
+	diff_unread(&a, "A");
+	diff_unread(&b, "B");
 	char fa[32], fb[32], fd[32];
 	/* the job's peak as the summary line and the accounting record say it (acct.c: the
 	 * in-use peak, not an allocator's preallocated pool); 0: not measured */

@@ -1063,9 +1063,6 @@ static void text_time(const gp_job_t *job, FILE *out)
 	}
 	rank_notes(out, job, time_notes);
 	if (job->nk) {
-		uint64_t tot = 0;
-		for (unsigned i = 0; i < job->nk; i++)
-			tot += job->k[i].total;
 		fprintf(out,
 		        "\nTop kernels by total GPU time (all ranks, post-warm-up steps%s; "
 		        "names demangled, the whole name in report.json):\n",
@@ -1101,7 +1098,7 @@ static void text_time(const gp_job_t *job, FILE *out)
 			fprintf(out, "%-*s %7llu %9.3f %9.2f %5.1f%%%s%s\n", name_w,
 			        shown + i * ((size_t)name_w + 1), (unsigned long long)k->calls,
 			        k->total / 1e6, k->total / 1e3 / (double)k->calls,
-			        pct(k->total, tot), in[i][0] ? "  " : "", in[i]);
+			        100 * gp_job_kernel_share(job, i), in[i][0] ? "  " : "", in[i]);
 		}
 		fprintf(out, "mean: the total over the calls; each kernel's median, p95, standard "
 		             "deviation, min and max are in report.json\n");
@@ -1113,7 +1110,7 @@ static void text_time(const gp_job_t *job, FILE *out)
 		        "kernels");
 		for (unsigned i = 0; i < nkd; i++)
 			fprintf(out, "%-24s %11.3f %5.1f%% %10llu %8llu\n", kd[i].kind,
-			        kd[i].total / 1e6, pct(kd[i].total, tot),
+			        kd[i].total / 1e6, 100 * kd[i].share,
 			        (unsigned long long)kd[i].calls, (unsigned long long)kd[i].kernels);
 	}
 	if (job->nr) {
@@ -1407,16 +1404,6 @@ void gp_report_text(const gp_job_t *job, FILE *out)
 
 void gp_report_summary_line(const gp_job_t *job, char *buf, size_t len)
 {
-	uint64_t busy = 0, span = 0, idle = 0;
-	for (unsigned i = 0; i < job->nranks; i++) {
-		/* the report's busy and idle (its time table, derive.c): communication running
-		 * alone is not busy, and the idle a synchronising host caused is idle */
-		const gp_rank_t *r = &job->ranks[i];
-		busy += r->gpu.busy_ns - r->shares.comm_exposed_ns;
-		span += r->gpu.span_ns;
-		idle += r->gpu.idle_host_ns + r->gpu.idle_sync_ns + r->gpu.idle_other_ns +
-		        r->gpu.idle_kernel_ns;
-	}
 	char line[8192], step[64], busy_s[16], idle_s[16], peak_s[32] = "-";
 	/* not measured is "-", never 0: no rank's steps (a step time), no kernel records (the
 	 * GPU's busy and idle shares: modes without cuda) */
@@ -1427,9 +1414,9 @@ void gp_report_summary_line(const gp_job_t *job, char *buf, size_t len)
 		snprintf(step, sizeof(step), "-");
 	snprintf(busy_s, sizeof(busy_s), "-");
 	snprintf(idle_s, sizeof(idle_s), "-");
-	if (span) {
-		snprintf(busy_s, sizeof(busy_s), "%.0f%%", pct(busy, span));
-		snprintf(idle_s, sizeof(idle_s), "%.0f%%", pct(idle, span));
+	if (job->gpu_span_ns) { /* the pipeline's (job.c), report.json's busy_pct, idle_pct */
+		snprintf(busy_s, sizeof(busy_s), "%.0f%%", job->busy_pct);
+		snprintf(idle_s, sizeof(idle_s), "%.0f%%", job->idle_pct);
 	}
 	if (job->acct.peak_bytes) /* the record's: one figure (acct.c); 0: not measured */
 		snprintf(peak_s, sizeof(peak_s), "%.1fGiB", job->acct.peak_bytes / 1073741824.0);
@@ -1501,6 +1488,11 @@ void gp_report_json(const gp_job_t *job, FILE *out)
 	json_measured(out, job->steps_per_second, 4);
 	fputs(",\n  \"step_basis\": ", out);
 	gp_json_str(out, job->step_basis);
+	/* the summary line's busy and idle (job.c): null without kernel records */
+	fputs(",\n  \"busy_pct\": ", out);
+	gp_json_num(out, job->gpu_span_ns > 0, job->busy_pct, 4);
+	fputs(", \"idle_pct\": ", out);
+	gp_json_num(out, job->gpu_span_ns > 0, job->idle_pct, 4);
 	const struct gp_step_counts *sc = &job->step_counts;
 	fprintf(out,
 	        ",\n  \"step_counts\": {\"ranks\": %u, \"common\": %u, \"min\": %u, \"max\": %u, "
@@ -1598,8 +1590,8 @@ void gp_report_json(const gp_job_t *job, FILE *out)
 			gp_json_str(out, k->in[0].name);
 		else
 			fputs("null", out);
-		fprintf(out,
-		        ", \"launched_in_ns\": %llu, \"kind\": ", (unsigned long long)k->in[0].ns);
+		fprintf(out, ", \"launched_in_ns\": %llu, \"share\": %.6f, \"kind\": ",
+		        (unsigned long long)k->in[0].ns, gp_job_kernel_share(job, i));
 		gp_json_str(out, gp_kernel_kind(k->name));
 		fputc('}', out);
 	}
@@ -1609,9 +1601,11 @@ void gp_report_json(const gp_job_t *job, FILE *out)
 	for (unsigned i = 0; i < nkd; i++) {
 		fprintf(out, "%s\n    {\"kind\": ", i ? "," : "");
 		gp_json_str(out, kd[i].kind);
-		fprintf(out, ", \"total_ns\": %llu, \"calls\": %llu, \"kernels\": %llu}",
-		        (unsigned long long)kd[i].total, (unsigned long long)kd[i].calls,
-		        (unsigned long long)kd[i].kernels);
+		fprintf(
+		    out,
+		    ", \"total_ns\": %llu, \"share\": %.6f, \"calls\": %llu, \"kernels\": %llu}",
+		    (unsigned long long)kd[i].total, kd[i].share, (unsigned long long)kd[i].calls,
+		    (unsigned long long)kd[i].kernels);
 	}
 	fprintf(out, "\n  ],\n  \"nvtx\": [");
 	for (unsigned i = 0; i < job->nr && i < 500; i++) {

@@ -243,6 +243,48 @@ for g, p in zip(m.groups(), sys.argv[2:]):
 assert "REGRESSION" not in t.split("top kernels")[0].split("peak device")[1], t
 PY
 ok $? "diff: the memory line is the record's in-use peak ($(grep '^peak' djax.txt | tr -s ' '), rc $(cat djax.rc))"
+# diff of a job whose job.json lists ranks whose rank files are gone: a note names them,
+# side by side, and the figures are the ranks read (before: no word of it)
+cp -r "$F/ddp-clean" dmA && cp -r "$F/ddp-clean" dmB && rm -f dmB/step0/rank1.* &&
+	"$GP" diff dmA dmB >dmiss.txt 2>&1 &&
+	grep -q "^  note: B: its job.json lists 2 rank(s), 1 of them not read (rank file gone or unreadable: step 0 rank 1): its figures are the 1 read$" dmiss.txt &&
+	! grep -q "note: A:" dmiss.txt
+ok $? "diff: B's rank file gone, job.json listing it: said in a note, A's side none ($(grep -m1 'note: B' dmiss.txt | cut -c1-110))"
+# steps of different sources within a side ("mixed": rank 0's from NVTX, rank 1's from
+# the profiler's steps) pool unlike work: not comparable (exit 4), as two sources are
+# (before: a job against its own copy, "within noise", exit 0)
+"$B/bench/synth-job" --ranks 1 --events 20000 --out dmx >/dev/null &&
+	"$B/bench/synth-job" --ranks 2 --first 1 --events 20000 --profiler-steps --out dmx1 >/dev/null &&
+	cp dmx1/step0/rank1.gpr dmx/step0/ && cp -r dmx dmy &&
+	"$GP" diff --fail-on-regression dmx dmy >dmixed.txt 2>&1
+rc=$?
+[ $rc = 4 ] && grep -q "steps from  *mixed  *mixed" dmixed.txt && grep -q "not comparable: steps found apart" dmixed.txt
+ok $? "diff: mixed step sources on both sides: not comparable, exit 4 (rc $rc)"
+cp -r "$F/clean" dmc && "$GP" diff --fail-on-regression dmc dmx >/dev/null 2>&1
+rc=$?
+[ $rc = 4 ]
+ok $? "diff: one source against mixed: exit 4 (rc $rc)"
+# every committed fixture against its own copy: each figure's change 0 % (or '-' where
+# not measured), no kernel slower or new, no finding new or gone; exit 0, or 4 where it
+# cannot tell (no steps, fewer than 8 step samples)
+bad=
+for d in "$F"/*/; do
+	n=$(basename "$d")
+	[ -d "$d/step0" ] || continue
+	rm -rf sA sB && cp -r "$d" sA && cp -r "$d" sB
+	"$GP" diff --fail-on-regression sA sB >self.txt 2>&1
+	rc=$?
+	rows=$(grep -E '[+-][0-9.]+%' self.txt | grep -vcE '[+-]0\.0%')
+	if [ $rc = 4 ]; then
+		grep -qE "not comparable: (no steps in one|too few steps to test)" self.txt || bad="$bad $n(rc 4)"
+	elif [ $rc != 0 ]; then
+		bad="$bad $n(rc $rc)"
+	fi
+	[ "$rows" = 0 ] || bad="$bad $n($rows rows not 0 %)"
+	! grep -qE "slower|NEW|gone in B|REGRESSION|improvement" self.txt || bad="$bad $n(a change)"
+done
+[ -z "$bad" ]
+ok $? "diff: every fixture against its own copy: no change, exit 0 (4 where not testable)${bad:+:$bad}"
 
 # every JSON writer: valid UTF-8 and valid JSON whatever the NVTX names' bytes
 strict() { python3 -c 'import json,sys

@@ -74,6 +74,11 @@ for d in "$F"/*/; do
 import json, re, sys
 j = json.load(open(sys.argv[1]))
 m = re.search(r"busy=(\d+)% idle=(\d+)%", sys.argv[2])
+# one figure: the line's busy and idle are report.json's busy_pct and idle_pct (computed
+# once, report/job.c), null where the line says '-'
+jb, ji = j["busy_pct"], j["idle_pct"]
+if (m is None) != (jb is None or ji is None) or (m and (abs(int(m.group(1)) - jb) > 0.5001 or abs(int(m.group(2)) - ji) > 0.5001)):
+    print("busy=%s idle=%s for report.json's busy_pct %s, idle_pct %s" % (m and m.group(1), m and m.group(2), jb, ji))
 span = sum(r["gpu"]["span_ns"] for r in j["ranks"])
 if not m or not span:
     sys.exit(0)
@@ -83,14 +88,14 @@ idle = sum(g(k) for k in ("idle_host_wait_pct", "idle_sync_pct", "idle_kernel_wa
 if abs(int(m.group(1)) - busy) > 0.51 or abs(int(m.group(2)) - idle) > 0.51:
     print("busy=%s%% idle=%s%% for %.1f and %.1f" % (m.group(1), m.group(2), busy, idle))
 p = re.search(r"peak=([0-9.]+)GiB|peak=(-) ", sys.argv[2])
-pb = j["accounting"]["peak_bytes"]  # 0: not measured, the line's '-'
-if not p or (p.group(2) and pb) or (p.group(1) and abs(float(p.group(1)) - pb / 2**30) > 0.051):
-    print("peak=%s for the record's %d bytes" % (p and (p.group(1) or p.group(2)), pb))
+pb = j["accounting"]["peak_bytes"]  # null: not measured, the line's '-'
+if not p or (p.group(2) and pb is not None) or (p.group(1) and (pb is None or abs(float(p.group(1)) - pb / 2**30) > 0.051)):
+    print("peak=%s for the record's %s bytes" % (p and (p.group(1) or p.group(2)), pb))
 PY
 )
 	[ -n "$why" ] && bad="$bad $n: $why;"
 done
-ok $([ -z "$bad" ] && echo 0 || echo 1) "the summary line's busy, idle and peak are the report's (its time table, its accounting record)${bad:+:$bad}"
+ok $([ -z "$bad" ] && echo 0 || echo 1) "the summary line's busy, idle and peak are the report's (its time table, report.json's busy_pct and idle_pct, its accounting record)${bad:+:$bad}"
 # doc/report.md's example of a finding ("How to read the report") is a report's own text
 python3 - "$H/../../doc/report.md" "$T/field-sgd-sync.txt" <<'PY'
 import sys
@@ -333,4 +338,47 @@ else
 	skip "mkhostile not built"
 	skip "mkhostile not built"
 fi
+# one truth for the kernels' shares: computed once (report/job.c), every writer prints it:
+# each kernel's share (text top 15, HTML top 12, CSV, report.json kernels[].share) and each
+# kind's (text, HTML, report.json kernel_kinds[].share) are one figure at each output's
+# precision (before: text, HTML and CSV each summed the kernels and divided; report.json
+# had no share)
+for n in ddp-imbalanced field-attr; do
+	cp -r "$F/$n" "$T/sh-$n" &&
+		"$B/gpuprof" report --format=json "$T/sh-$n" >"$T/sh-$n.json" 2>/dev/null &&
+		"$B/gpuprof" report "$T/sh-$n" >"$T/sh-$n.txt" 2>/dev/null &&
+		"$B/gpuprof" export --format=html --output="$T/sh-$n.html" "$T/sh-$n" 2>/dev/null &&
+		"$B/gpuprof" export --format=csv --table=kernels --output="$T/sh-$n.csv" "$T/sh-$n" 2>/dev/null
+	out=$(python3 - "$T/sh-$n" 2>&1 <<'PY'
+import csv, json, re, sys
+p = sys.argv[1]
+j = json.load(open(p + ".json"))
+ks, kinds = [k["share"] for k in j["kernels"]], j["kernel_kinds"]
+assert ks and kinds and abs(sum(k["share"] for k in kinds) - 1) < 1e-3, kinds
+t = open(p + ".txt").read()
+rows = t.split("Top kernels by total GPU time")[1].split("\nmean: ")[0].splitlines()
+rows = rows[[i for i, r in enumerate(rows) if re.match(r"name +calls ", r)][0] + 1:]
+text = [float(re.findall(r"(\d+\.\d)%", r)[-1]) for r in rows]
+kt = t.split("Kernel time by kind")[1].split("\n\n")[0].splitlines()
+kt = kt[[i for i, r in enumerate(kt) if re.match(r"kind +total ms", r)][0] + 1:]
+text_kinds = {r[:24].strip(): float(re.search(r" (\d+\.\d)% ", r).group(1)) for r in kt}
+h = open(p + ".html").read()
+html = [float(x) for x in re.findall(r">(\d+\.\d)% \([0-9.]+ ms; median", h)]
+hk = re.search(r"Kernel time by kind \(read from the kernels' names\):([^<]*)</p>", h).group(1)
+html_kinds = {m[0].strip(): float(m[1]) for m in re.findall(r"([^;%]+?) (\d+\.\d)%", hk)}
+c = list(csv.DictReader(open(p + ".csv", newline="")))
+assert len(text) == min(15, len(ks)) and len(html) == min(12, len(ks)), (len(text), len(html))
+near = lambda shown, share: abs(shown - 100 * share) <= 0.05 + 1e-9
+for i, s in enumerate(ks):
+    assert i >= len(text) or near(text[i], s), ("text", i, text[i], s)
+    assert i >= len(html) or near(html[i], s), ("html", i, html[i], s)
+    assert "%.6f" % s == c[i]["share"], ("csv", i, c[i]["share"], s)
+for k in kinds:
+    assert near(text_kinds[k["kind"]], k["share"]), ("text kind", k, text_kinds)
+    assert near(html_kinds[k["kind"]], k["share"]), ("html kind", k, html_kinds)
+print("%d kernels, %d kinds" % (len(ks), len(kinds)))
+PY
+)
+	ok $? "$n: each kernel's and kind's share one figure in text, HTML, CSV and JSON ($(echo "$out" | tail -1 | cut -c1-150))"
+done
 done_testing

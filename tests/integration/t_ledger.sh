@@ -32,8 +32,9 @@ for f in sys.argv[2:]:
     for k, v in a["gpu_s"].items():
         assert float(kv[k]) == v, (f, k, kv[k], v)
     assert int(kv["ranks"]) == a["ranks"] and int(kv["gpus"]) == a["gpus"], f
-    assert float(kv["step_ms"]) == a["step_ms"] and kv["top"] == a["top"], f
-    assert int(kv["peak"]) == a["peak_bytes"] and int(kv["card"]) == a["card_bytes"], f
+    assert float(kv["step_ms"]) == (a["step_ms"] or 0) and kv["top"] == a["top"], f
+    # null in report.json where not measured, the record's 0
+    assert int(kv["peak"]) == (a["peak_bytes"] or 0) and int(kv["card"]) == (a["card_bytes"] or 0), f
     assert kv["dir"] == f"{t}/{f}", kv["dir"]
     assert sum(a["gpu_s"].values()) > 0, f
 PY
@@ -82,6 +83,28 @@ ok $? "one process on 2 devices: its record counts 2 GPUs and 2 devices' wall ti
 # (before the UUID check: 3 GPUs, 3 devices' wall time, more than Slurm allocated)
 synth_rec stray 2 1 --ranks 2 --stray
 ok $? "2 DDP ranks, one straying onto GPU 0: 2 GPUs, 2 ranks' wall time ($(cut -c1-100 "$T/stray.rec"))"
+# a job that measured neither steps nor memory (a program with no CUDA work): report.json's
+# accounting has step_ms, peak_bytes and card_bytes null, never 0 (before: 0.0, 0, 0, where
+# the summary line says step=- peak=-); the record line keeps its format's 0 (every key a
+# number: a ledger of an earlier version refuses any other value), which the ledger reads
+# and never sums (its totals are the causes' GPU-seconds alone)
+"$G" run -q -o "$T/none" -- true >/dev/null 2>&1
+"$G" report --quiet --summary-line --record-line "$T/none" >"$T/none.lines" 2>/dev/null
+printf 'JobID|User|Account|Partition|JobName|NodeList|State|End|ElapsedRaw|AllocTRES|SystemComment\n702|alice|phys|gpu|none|n1|COMPLETED|2026-12-05T12:00:00|3600|cpu=1,gres/gpu=1|%s\n' "$(sed -n 2p "$T/none.lines")" >"$T/none.txt"
+"$G" ledger --from-file "$T/none.txt" --until 2026-12-06 -f json 2>"$T/none.err" >"$T/none.json"
+python3 - "$T" <<'PY'
+import json, sys
+t = sys.argv[1]
+a = json.load(open(f"{t}/none/report.json"))["accounting"]
+assert a["step_ms"] is None and a["peak_bytes"] is None and a["card_bytes"] is None, a
+line, rec = open(f"{t}/none.lines").read().splitlines()[:2]
+assert " step=- " in line and " peak=- " in line, line
+kv = dict(x.split("=", 1) for x in rec.split()[1:])
+assert (kv["step_ms"], kv["peak"], kv["card"]) == ("0.000", "0", "0"), rec
+l = json.load(open(f"{t}/none.json"))
+assert l["refused_records"]["jobs"] == [] and l["total"]["jobs"] == 1, (l["refused_records"], l["total"])
+PY
+ok $? "nothing measured: accounting's step_ms, peak_bytes, card_bytes null; the record's 0s read, not refused ($(sed -n 2p "$T/none.lines" | grep -o 'step_ms.*card=[0-9]*'))"
 
 # 2. a file as sacct -a -P prints it: 3 users, 2 accounts, 2 partitions; records of ours
 # beside another tool's entry; forged and malformed ones
@@ -128,6 +151,33 @@ grep -q "job 210: SystemComment record refused: [0-9]* bytes (at most 1024)" "$T
 ok $? "a huge record is refused by its size"
 [ "$(grep -c refused "$T/l.err")" = 8 ]
 ok $? "exactly the 8 malformed records refused (forged JobName, another tool's entry, old and running jobs are not)"
+# ties: 40 jobs of one record, one a user, in three orders: the same tables to the byte,
+# the groups by key and the jobs by id where their figures tie (before: a tie fell to the
+# hash table's slot order and the heap's, which the order the lines came in moved)
+python3 - "$T" "$(rec clean)" <<'PY'
+import random, sys
+hdr = "JobID|User|Account|Partition|JobName|NodeList|State|End|ElapsedRaw|AllocTRES|SystemComment"
+lines = ["%d|u%02d|acc%d|gpu|j|n1|COMPLETED|2026-12-05T10:00:00|100|cpu=1,gres/gpu=1|%s" % (300 + i, i, i % 3, sys.argv[2]) for i in range(40)]
+for k in range(3):
+    random.seed(k)
+    random.shuffle(lines)
+    open("%s/tie%d.txt" % (sys.argv[1], k), "w").write(hdr + "\n" + "\n".join(lines) + "\n")
+PY
+for k in 0 1 2; do
+	"$G" ledger --from-file "$T/tie$k.txt" --until 2026-12-06 --by user --top 5 >"$T/tie$k.out" 2>/dev/null
+	"$G" ledger --from-file "$T/tie$k.txt" --until 2026-12-06 --by account -f json >"$T/tie$k.json" 2>/dev/null
+done
+cmp -s "$T/tie0.out" "$T/tie1.out" && cmp -s "$T/tie0.out" "$T/tie2.out" &&
+	cmp -s "$T/tie0.json" "$T/tie1.json" && cmp -s "$T/tie0.json" "$T/tie2.json" &&
+	python3 - "$T/tie0.out" <<'PY'
+import re, sys
+t = open(sys.argv[1]).read()
+users = re.findall(r"^  (u\d\d) ", t, re.M)
+jobs = re.findall(r"^  (\d+) +u\d\d +wasted", t, re.M)
+assert users == sorted(users) and len(users) == 40, users
+assert jobs == ["300", "301", "302", "303", "304"], jobs
+PY
+ok $? "ties: three orders of the same lines print the same tables, groups by key, jobs by id ($(grep -c '^  u[0-9]' "$T/tie0.out") users)"
 python3 - "$T" ddp-imbalanced pt-oom idle clean sync straggler <<'PY'
 import json, sys
 t = sys.argv[1]

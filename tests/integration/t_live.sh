@@ -205,6 +205,48 @@ assert [r['rank'] for r in d['ranks']] == [3, 4, 5, 39] and d['running'] == 3 an
 assert [(f['id'], f['rank']) for f in d['findings']] == [('straggler', 39)], d['findings']
 "
 ok $? "--ranks=3-5,39: those ranks, and the job line of them (rank 39 their straggler)"
+# not measured is '-' (null in JSON) in every live output, never 0: rank 0 saw a GPU but
+# NVML never sampled it, rank 2 took no sample in its last interval; the job's busy is the
+# mean of the ranks sampled (90 % so far, 50 % now), not pulled down by the unmeasured 0s
+N=$T/nosamp
+mkdir -p "$N/step0"
+python3 - "$N" <<'PY'
+import json, sys, time
+now = time.time()
+for r, (s, ls) in enumerate([(0, 0), (600, 30), (600, 0)]):
+    d = {"gpuprof_live": 1, "job": "77", "step": "0", "rank": r, "node": "n0", "pid": 100 + r,
+         "state": "running", "wait_status": 0, "seq": 9, "started": now - 600, "written": now - 1,
+         "elapsed_s": 600, "interval_s": 30, "step_name": "train_step", "step_source": "nvtx",
+         "step_basis": "gpu", "steps": 5000, "warmup": 3, "median_ms": 100, "p95_ms": 120,
+         "mean_ms": 101, "last_steps": 300, "last_median_ms": 100, "last_from_s": 570,
+         "last_to_s": 600, "first_step_s": 20, "slow_since_s": -1, "slow_ratio": 0,
+         "slow_base_ms": 0, "gpus": 1, "nvml_samples": s, "last_nvml_samples": ls,
+         "busy_pct": 90 if s else 0, "last_busy_pct": 50 if ls else 0,
+         "idle_startup_s": 15 if s else 0, "idle_steps_s": 40 if s else 0,
+         "mem_used_bytes": (20 << 30) if s else 0, "mem_peak_bytes": (21 << 30) if s else 0,
+         "mem_total_bytes": 80 << 30, "torch_allocated_bytes": 0, "torch_reserved_bytes": 0,
+         "torch_peak_bytes": 0, "lost": 0, "lost_by": "", "faults": 0, "agent_cpu_s": 0.5,
+         "agent_cpu_last_ms": 20, "findings": []}
+    open("%s/step0/rank%d.live.json" % (sys.argv[1], r), "w").write(json.dumps(d) + "\n")
+PY
+"$GP" report "$N" >"$T/nosamp.txt" 2>&1
+grep -Eq '^0 +0 +- +- +- +- +- +- +80\.00$' "$T/nosamp.txt" &&
+	grep -Eq '^0 +2 +90\.0 +- +15\.0 ' "$T/nosamp.txt"
+ok $? "the running report: a GPU never sampled is '-' for busy, idle and memory ($(grep -m1 '^0  *0 ' "$T/nosamp.txt"))"
+"$GP" top --once "$N" >"$T/nosamp.top"
+grep -q "busy 50% now, 90% so far" "$T/nosamp.top" && grep -Eq '^0 +0 .* 1\.00 +- +- +- +80\.0' "$T/nosamp.top" &&
+	grep -Eq '^0 +2 .* 1\.00 +- +20\.0 ' "$T/nosamp.top"
+ok $? "top: the same '-', the job's busy the mean of the ranks sampled ($(sed -n 2p "$T/nosamp.top" | grep -o 'busy[^;]*'))"
+"$GP" report --format=json "$N" | python3 -c "
+import json, sys
+d = json.load(sys.stdin)
+g = [r['gpu'] for r in d['ranks']]
+assert d['busy_pct'] == 90, d['busy_pct']
+assert g[0]['so_far'] == {'busy_pct': None, 'idle_startup_s': None, 'idle_steps_s': None}, g[0]
+assert g[0]['last']['busy_pct'] is None and g[0]['mem_used_bytes'] is None and g[0]['mem_peak_bytes'] is None, g[0]
+assert g[2]['last']['busy_pct'] is None and g[2]['so_far']['busy_pct'] == 90, g[2]
+"
+ok $? "--format=json: null where not measured, never 0"
 # the running job's text: the program's own strings made safe for a terminal, every line
 # within 100 characters (textwidth.py), and what a step is said once per basis beneath the
 # table
