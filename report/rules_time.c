@@ -260,6 +260,13 @@ static void slowdown_describe(const gp_rule_ctx_t *c, gp_finding_t *f, const gp_
 			gp_cat(f->evidence, sizeof(f->evidence), ", %.3g ms from step %u",
 			       sh->level_ms[i], sh->level_step[i]);
 		gp_cat(f->evidence, sizeof(f->evidence), " (the largest rise said); ");
+		if (sh->recovered && sh->recovered + 1 < sh->nlevels) /* a note: the finding is
+		                                                         the last level's */
+			gp_cat(f->evidence, sizeof(f->evidence),
+			       "it had recovered, %.3g ms from step %u, and slowed again from step "
+			       "%u; ",
+			       sh->level_ms[sh->recovered], sh->level_step[sh->recovered],
+			       sh->level_step[sh->recovered + 1]);
 	}
 	if (sh->clock_before_mhz > 0 &&
 	    sh->clock_after_mhz < GP_SHIFT_CLOCK_FELL * sh->clock_before_mhz)

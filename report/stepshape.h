@@ -65,12 +65,16 @@ void gp_step_shape(const double *v, size_t n, double median_ms, double mean_peri
  *     apart no more than GP_SHIFT_PERIODIC_NEAR of those of neighbours): the search on
  *     the medians of blocks of a period, the onset then placed at the step
  *     (6/18 ms, then 9/27 ms: 12, then 18);
- *   - a staircase: up to GP_SHIFT_MAX_LEVELS levels, each one level, each
- *     GP_LIVE_SLOW_RATIO or more above the one before, the last to the end (10, then 15,
- *     then 22 ms); found by splitting each side that is not one level at its best split. */
+ *   - a staircase: up to GP_SHIFT_MAX_LEVELS levels, each one level of at least
+ *     GP_SHIFT_LEVEL_MIN of the steps (GP_LIVE_SLOW_MIN_STEPS), each GP_LIVE_SLOW_RATIO or
+ *     more from the one before, up or down, the last to the end and that ratio above the
+ *     first (10, 15, 22 ms; five levels of 1.23x; 10, 15, 12, 20; 10, 20, 10, 20: a
+ *     recovery, then slower again); found by binary segmentation (stepshape.c: segment),
+ *     anywhere in the run (a staircase that starts late). */
 #define GP_SHIFT_MAX_PERIOD    8
 #define GP_SHIFT_PERIODIC_NEAR 0.25
-#define GP_SHIFT_MAX_LEVELS    4
+#define GP_SHIFT_MAX_LEVELS    8
+#define GP_SHIFT_LEVEL_MIN     0.02
 #define GP_SHIFT_WORK_SHARE    0.5
 /* the SM clock fell at the onset: its median after below this share of its median before */
 #define GP_SHIFT_CLOCK_FELL 0.9
@@ -87,6 +91,8 @@ typedef struct gp_step_shift {
 	 * and its first sample (level_step: its step number, steps.c), the shift above the
 	 * largest of the rises between them */
 	unsigned period, nlevels;
+	unsigned recovered; /* a staircase's last level (index, > 1) back within
+	                       GP_LIVE_SLOW_RATIO of the first before the end's; 0: none */
 	double level_ms[GP_SHIFT_MAX_LEVELS];
 	unsigned level_at[GP_SHIFT_MAX_LEVELS], level_step[GP_SHIFT_MAX_LEVELS];
 	/* steps.c, from the steps either side of the onset: the work per step, where it grew
