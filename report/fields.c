@@ -488,8 +488,9 @@ const gp_field_t gp_rank_fields[] = {
         "steps.durations_ms keeps)"),
     U32("slowdown", "after_samples", steps.shift.nafter, NULL, "... from it on"),
     U32("slowdown", "period", steps.shift.period, NULL,
-        "1; or the steps alternate with this period and it was found on the medians of "
-        "blocks of that many steps"),
+        "1; or the steps alternate with this period (in steps) and it was found on the "
+        "medians of blocks of that many steps (over 8192 steps: of blocks of the kept "
+        "medians, the period rounded to steps)"),
     U32("slowdown", "levels", steps.shift.nlevels, NULL,
         "2; more: a staircase, the shift its largest rise (the finding says each)"),
     F64M("slowdown", "work_ratio", steps.shift.work_ratio, 3, NULL,

@@ -239,15 +239,15 @@ static void slowdown_describe(const gp_rule_ctx_t *c, gp_finding_t *f, const gp_
 		         w->id.rank, gp_txt(w->id.node), w->steps.basis, sh->before_ms, sh->nbefore,
 		         sh->step, sh->after_ms, sh->nafter, when, sh->ratio);
 	}
-	if (w->steps.nall > w->steps.nms)
+	if (sh->blocks)
 		gp_cat(f->evidence, sizeof(f->evidence),
-		       "found on the medians of %u blocks of its %u steps; ", w->steps.nms,
-		       w->steps.nall);
-	if (sh->period > 1 && w->steps.nall > w->steps.nms) /* a period of kept samples */
+		       "found on the medians of %u blocks of its %u steps (over %u steps); ",
+		       sh->blocks, w->steps.nall, GP_SHIFT_RAW_MAX);
+	if (sh->period > 1 && sh->blocks) /* a period of blocks */
 		gp_cat(f->evidence, sizeof(f->evidence),
-		       "those medians alternate every %u, about %.0f steps: the search is on the "
-		       "medians of blocks of %u of them; ",
-		       sh->period, sh->period * (double)w->steps.nall / w->steps.nms, sh->period);
+		       "those medians alternate every %u, about %u steps: the search is on the "
+		       "medians of groups of %u of them; ",
+		       sh->block_period, sh->period, sh->block_period);
 	else if (sh->period > 1)
 		gp_cat(f->evidence, sizeof(f->evidence),
 		       "its steps alternate every %u: the medians are those of blocks of %u "

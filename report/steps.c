@@ -913,8 +913,19 @@ static void level_shift(gp_rank_t *r, const rank_data_t *d, const double *head,
 	size_t keep = r->steps.nms;
 	if (keep != (nh <= GP_STEP_KEEP ? nh : GP_STEP_KEEP))
 		return;
-	if (!gp_step_shift(r->steps.ms, keep, strcmp(r->steps.basis, "gpu") != 0, sh))
+	/* ... but every step's time up to GP_SHIFT_RAW_MAX of them: the period in steps, the
+	 * onset at the step (the tester, session 33: D7: 1030 steps, every 4th 3x, 1.5x from
+	 * step 515, read "alternate every 2", period 2, onset 511 on the blocks) */
+	bool raw = nh <= GP_SHIFT_RAW_MAX;
+	if (raw)
+		keep = nh;
+	if (!gp_step_shift(raw ? head : r->steps.ms, keep, strcmp(r->steps.basis, "gpu") != 0, sh))
 		return;
+	if (nh > keep && sh->period > 1) { /* a period of blocks, said in steps */
+		sh->blocks = (unsigned)keep, sh->block_period = sh->period;
+		sh->period = (unsigned)((double)sh->period * (double)nh / (double)keep + 0.5);
+	} else if (nh > keep)
+		sh->blocks = (unsigned)keep;
 	size_t h1 = sh->at, h0 = h1;
 	if (nh > keep && keep > 1) { /* the onset among the steps of the blocks around it */
 		h0 = (size_t)((uint64_t)(sh->at - 1) * nh / keep);

@@ -75,7 +75,11 @@ void gp_step_shape(const double *v, size_t n, double median_ms, double mean_peri
 #define GP_SHIFT_PERIODIC_NEAR 0.25
 #define GP_SHIFT_MAX_LEVELS    8
 #define GP_SHIFT_LEVEL_MIN     0.02
-#define GP_SHIFT_WORK_SHARE    0.5
+/* The final report's search (steps.c: level_shift) is on every step's time up to this
+ * many steps, else on the medians of GP_STEP_KEEP blocks of them (steps.h): the period
+ * and onset in steps; the search's cost grows with the square of the count. */
+#define GP_SHIFT_RAW_MAX    8192
+#define GP_SHIFT_WORK_SHARE 0.5
 /* the SM clock fell at the onset: its median after below this share of its median before */
 #define GP_SHIFT_CLOCK_FELL 0.9
 typedef struct gp_step_shift {
@@ -91,6 +95,10 @@ typedef struct gp_step_shift {
 	 * and its first sample (level_step: its step number, steps.c), the shift above the
 	 * largest of the rises between them */
 	unsigned period, nlevels;
+	/* steps.c: found on the medians of this many blocks of consecutive steps (more than
+	 * GP_SHIFT_RAW_MAX steps), 0: on every step; period then in steps (rounded), the
+	 * blocks' own in block_period */
+	unsigned blocks, block_period;
 	unsigned recovered; /* a staircase's last level (index, > 1) back within
 	                       GP_LIVE_SLOW_RATIO of the first before the end's; 0: none */
 	double level_ms[GP_SHIFT_MAX_LEVELS];

@@ -193,6 +193,20 @@ for p in sys.argv[1:3]:
 PY
 ok $? "diff: every 3rd step slow, 1536 against 1024 steps, is no change and says the reports' medians ($(grep '^median' dper.txt | tr -s ' '))"
 
+# the slowdown over 512 steps found on every step (the tester, session 33: D7): every 2nd
+# step 4x, 1.5x from step 515 of 1030 read period 1 and onset 513 on the medians of the
+# kept blocks; the period and the onset in steps
+"$B/bench/synth-job" --ranks 1 --events 103000 --period 2 --shift-at 515 --out dsp >/dev/null &&
+	"$GP" report --quiet dsp && python3 - dsp/report.json <<'PY'
+import json, sys
+j = json.load(open(sys.argv[1]))
+s = j["ranks"][0]["slowdown"]
+ev = [f["evidence"] for f in j["findings"] if f["id"] == "slowdown"]
+assert s["step"] == 515 and s["period"] == 2 and abs(s["ratio"] - 1.5) < 0.05, s
+assert ev and "alternate every 2" in ev[0] and "blocks of its" not in ev[0], ev
+PY
+ok $? "slowdown: every 2nd step 4x, 1.5x from step 515 of 1030: found on every step, period 2, onset 515"
+
 # diff's verdict on the mean step (the throughput) in the test's direction (the tester,
 # session 33): steps alternating fast and slow, every step of B 1.5x slower, 1000 against
 # 1001 steps: the median fell by the count's parity and it passed (-1.5 %, exit 0); 45 %
