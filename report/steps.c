@@ -1237,6 +1237,27 @@ static void throughput(gp_rank_t *r, const rank_data_t *d, const double *head, s
 	/* on every step, in step order: not the kept medians of blocks (of 1024 steps whose
 	 * every 3rd is slow, blocks of 2 read 'alternating, 66 % slow': the reviewer) */
 	gp_step_shape(head, nh, r->steps.median_ms, r->steps.mean_period_ms, &r->steps.shape);
+	/* a level shift is the shape (one truth for the text, JSON and CSV: the tester,
+	 * session 33: D11, a clean shift read "drifting" in JSON, the text "then"), each side
+	 * said by its own shape */
+	gp_step_shape_t *sh = &r->steps.shape;
+	const gp_step_shift_t *sf = &r->steps.shift;
+	size_t at = sf->nbefore;
+	if (!(sf->ratio > 0) || at == 0 || at >= nh)
+		return;
+	snprintf(sh->shape, sizeof(sh->shape), "shifted");
+	sh->low_ms = sf->before_ms, sh->high_ms = sf->after_ms;
+	sh->high_share = (double)(nh - at) / (double)nh;
+	for (int k = 0; k < 2; k++) {
+		gp_step_shape_t side;
+		const double *v = k ? head + at : head;
+		size_t m = k ? nh - at : at;
+		gp_step_shape(v, m, 0, 0, &side);
+		bool groups = !strcmp(side.shape, "bimodal") || !strcmp(side.shape, "alternating");
+		snprintf(sh->phase[k], sizeof(sh->phase[k]), "%s", groups ? side.shape : "alike");
+		sh->phase_low_ms[k] = groups ? side.low_ms : k ? sf->after_ms : sf->before_ms;
+		sh->phase_high_ms[k] = groups ? side.high_ms : sh->phase_low_ms[k];
+	}
 }
 
 void gp_pass_steps(gp_rank_t *r, rank_data_t *d)

@@ -25,10 +25,18 @@
 #define GP_SHAPE_MIN_SAMPLES 8
 
 typedef struct gp_step_shape {
-	char shape[16];         /* alike, bimodal, alternating, drifting, uneven */
+	char shape[16];         /* alike, bimodal, alternating, drifting, uneven; shifted
+	                           (steps.c: a level shift found, steps.shift) */
 	double low_ms, high_ms; /* bimodal/alternating: each group's median; drifting: the
-	                           first and last quarters' medians */
-	double high_share;      /* bimodal/alternating: share of steps in the slower group */
+	                           first and last quarters' medians; shifted: the medians
+	                           before and from the onset */
+	double high_share;      /* bimodal/alternating: share of steps in the slower group;
+	                           shifted: of the steps from the onset */
+	/* shifted: each side's own shape (bimodal or alternating, its groups' medians: of
+	 * 10/30 ms, then 15/45, not one group of 10 and 15 and one of 30 and 45; else alike
+	 * and its median) */
+	char phase[2][16];
+	double phase_low_ms[2], phase_high_ms[2];
 } gp_step_shape_t;
 
 /* The shape of v[0..n), step times in step order; mean_period_ms: the throughput's step

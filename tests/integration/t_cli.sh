@@ -207,6 +207,31 @@ assert ev and "alternate every 2" in ev[0] and "blocks of its" not in ev[0], ev
 PY
 ok $? "slowdown: every 2nd step 4x, 1.5x from step 515 of 1030: found on every step, period 2, onset 515"
 
+# one shape for the text, JSON and CSV (the tester, session 33: D11): a clean shift read
+# "drifting" in JSON while the text said "then"; steps alternating, then 1.5x: JSON
+# "alternating" between medians of mixed levels; each side now said by its own groups
+"$B/bench/synth-job" --ranks 1 --events 60000 --shift-at 300 --out dsh1 >/dev/null &&
+	"$B/bench/synth-job" --ranks 1 --events 60000 --period 2 --shift-at 300 --out dsh2 >/dev/null &&
+	"$GP" report dsh1 >dsh1.txt && "$GP" report dsh2 >dsh2.txt &&
+	"$GP" export --format=csv --table=ranks -o dsh1.csv dsh1 &&
+	python3 - dsh1/report.json dsh2/report.json dsh1.csv dsh1.txt dsh2.txt <<'PY'
+import csv, json, re, sys
+a, b = (json.load(open(p))["ranks"][0] for p in sys.argv[1:3])
+row = next(csv.DictReader(open(sys.argv[3])))
+t1, t2 = (re.sub(r"\s+", " ", open(p).read()) for p in sys.argv[4:6])
+for r in (a, b):
+    assert r["steps"]["shape"] == "shifted", r["steps"]
+    assert abs(r["steps"]["shape_low_ms"] - r["slowdown"]["before_ms"]) < 1e-6, r
+assert row["steps.shape"] == "shifted", row.get("steps.shape")
+assert "then" in t1 and "finding slowdown" in t1, t1
+m = re.search(r"alternating between ([0-9.]+) and ([0-9.]+) ms, then alternating between "
+              r"([0-9.]+) and ([0-9.]+) ms from step 300", t2)
+assert m, t2
+lo0, hi0, lo1, hi1 = map(float, m.groups())
+assert abs(lo1 / lo0 - 1.5) < 0.1 and abs(hi1 / hi0 - 1.5) < 0.1, m.groups()
+PY
+ok $? "step shape: a shift is 'shifted' in the text, JSON and CSV alike; alternating steps' each side said by its own groups"
+
 # diff's verdict on the mean step (the throughput) in the test's direction (the tester,
 # session 33): steps alternating fast and slow, every step of B 1.5x slower, 1000 against
 # 1001 steps: the median fell by the count's parity and it passed (-1.5 %, exit 0); 45 %
