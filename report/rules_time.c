@@ -274,6 +274,12 @@ static void slowdown_describe(const gp_rule_ctx_t *c, gp_finding_t *f, const gp_
 		       "NVML's SM clock fell at the onset, %.0f MHz before, %.0f MHz after: the "
 		       "GPU slowed (throttling: power, temperature, or clocks set lower); ",
 		       sh->clock_before_mhz, sh->clock_after_mhz);
+	if (sh->blocks_ratio > 0 && sh->kernels_ratio >= 1 + GP_SHIFT_WORK_SHARE * (sh->ratio - 1))
+		gp_cat(f->evidence, sizeof(f->evidence),
+		       "the kernels a step grew %.2fx, their thread blocks %.2fx: more, smaller "
+		       "kernels for the same work (a compiled graph run as eager kernels, a fusion "
+		       "lost), not more work; ",
+		       sh->kernels_ratio, sh->blocks_ratio);
 	if (job->nranks == 1)
 		gp_cat(f->evidence, sizeof(f->evidence), "the job's only rank");
 	else if (n == job->nranks)

@@ -118,6 +118,10 @@ typedef struct gp_step_shift {
 	 * clock's medians either side (MHz; 0: no samples) */
 	double work_ratio;
 	const char *work_what;
+	/* the kernels a step and their thread blocks a step, after over before (0: not
+	 * measured): more, smaller kernels for the same blocks are no more work (an eager
+	 * fallback of a compiled graph: the tester, session 33: D13) */
+	double kernels_ratio, blocks_ratio;
 	double clock_before_mhz, clock_after_mhz;
 } gp_step_shift_t;
 
