@@ -848,7 +848,8 @@ static void shift_work(gp_step_shift_t *sh, const rank_data_t *d, size_t w)
 	sh->kernels_ratio = g[0], sh->blocks_ratio = g[2];
 	for (int m = g[2] > 0 ? 1 : 0; m < 3; m++) /* kernels: only where blocks are not known */
 		if (g[m] >= 1 + GP_SHIFT_WORK_SHARE * (sh->ratio - 1) && g[m] > sh->work_ratio)
-			sh->work_ratio = g[m], sh->work_what = what[m];
+			sh->work_ratio = g[m],
+			snprintf(sh->work_what, sizeof(sh->work_what), "%s", what[m]);
 out:
 	free(tmp);
 	for (int m = 0; m < 3; m++)

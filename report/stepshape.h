@@ -117,7 +117,8 @@ typedef struct gp_step_shift {
 	 * (kernels, bytes copied or set, thread blocks launched, a step's medians); NVML's SM
 	 * clock's medians either side (MHz; 0: no samples) */
 	double work_ratio;
-	const char *work_what;
+	char work_what[40]; /* text, not a pointer: the summary cache (summary.c) keeps the
+	                       rank's bytes, and a later process's strings lie elsewhere */
 	/* the kernels a step and their thread blocks a step, after over before (0: not
 	 * measured): more, smaller kernels for the same blocks are no more work (an eager
 	 * fallback of a compiled graph: the tester, session 33: D13) */

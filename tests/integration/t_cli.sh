@@ -232,6 +232,23 @@ assert abs(lo1 / lo0 - 1.5) < 0.1 and abs(hi1 / hi0 - 1.5) < 0.1, m.groups()
 PY
 ok $? "step shape: a shift is 'shifted' in the text, JSON and CSV alike; alternating steps' each side said by its own groups"
 
+# a batch 2x from step 150 (2x the thread blocks, 2x the time): more work, no finding; and
+# the second report, from the summary cache, said it too (slowdown.work_what was a pointer
+# the cache kept: the next process read it as garbage, SIGSEGV)
+"$B/bench/synth-job" --ranks 1 --events 30000 --batch-at 150 --out dba >/dev/null &&
+	"$GP" report dba >dba1.txt && rm -f dba/report.* && "$GP" report dba >dba2.txt &&
+	python3 - dba/report.json dba1.txt dba2.txt <<'PY'
+import json, re, sys
+j = json.load(open(sys.argv[1]))
+s = j["ranks"][0]["slowdown"]
+assert s["step"] == 150 and abs(s["work_ratio"] - 2) < 0.05, s
+assert not [f for f in j["findings"] if f["id"] == "slowdown"], j["findings"]
+for p in sys.argv[2:]:
+    t = re.sub(r"\s+", " ", open(p).read())
+    assert "the thread blocks a step: more work each step" in t, p
+PY
+ok $? "slowdown: a batch 2x (2x the thread blocks) is more work, also from the summary cache"
+
 # diff's verdict on the mean step (the throughput) in the test's direction (the tester,
 # session 33): steps alternating fast and slow, every step of B 1.5x slower, 1000 against
 # 1001 steps: the median fell by the count's parity and it passed (-1.5 %, exit 0); 45 %

@@ -290,12 +290,12 @@ static void shift_work(void)
 {
 	ramp_at(true, false);
 	ok(r.steps.shift.ratio > 1.8 && r.steps.shift.step == 30 &&
-	       near(r.steps.shift.work_ratio, 2, 0.01) && r.steps.shift.work_what &&
+	       near(r.steps.shift.work_ratio, 2, 0.01) &&
 	       !strcmp(r.steps.shift.work_what, "bytes copied or set"),
 	   "2x the bytes a step from step 30, the step 2x as long: more work, not the node "
 	   "(x%.2f from %u, work x%.2f: %s)",
 	   r.steps.shift.ratio, r.steps.shift.step, r.steps.shift.work_ratio,
-	   r.steps.shift.work_what ? r.steps.shift.work_what : "-");
+	   r.steps.shift.work_what);
 	ramp_at(false, true);
 	ok(r.steps.shift.ratio > 1.8 && r.steps.shift.step == 30 &&
 	       !(r.steps.shift.work_ratio > 0) &&
@@ -354,13 +354,12 @@ static void shift_kernels(void)
 	       near(sh->kernels_ratio, 3, 0.01) && near(sh->blocks_ratio, 1, 0.01),
 	   "3 kernels of a third of the blocks from step 30, 1.5x the time: a slowdown, not "
 	   "more work (x%.2f from %u, work x%.2f %s, kernels x%.2f, blocks x%.2f)",
-	   sh->ratio, sh->step, sh->work_ratio, sh->work_what ? sh->work_what : "-",
-	   sh->kernels_ratio, sh->blocks_ratio);
+	   sh->ratio, sh->step, sh->work_ratio, sh->work_what, sh->kernels_ratio, sh->blocks_ratio);
 	kernels_at(false);
 	ok(near(sh->ratio, 2, 0.05) && sh->step == 30 && near(sh->work_ratio, 2, 0.01) &&
-	       sh->work_what && !strcmp(sh->work_what, "thread blocks"),
+	       !strcmp(sh->work_what, "thread blocks"),
 	   "2x the blocks from step 30, 2x the time: more work (x%.2f from %u, work x%.2f %s)",
-	   sh->ratio, sh->step, sh->work_ratio, sh->work_what ? sh->work_what : "-");
+	   sh->ratio, sh->step, sh->work_ratio, sh->work_what);
 }
 
 /* What `gpuprof diff` compares: the kept samples of two runs of one program whose steps

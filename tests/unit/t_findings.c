@@ -707,7 +707,8 @@ static void slowdown_ranks(void)
 		gp_step_shift_t *sh = &j.ranks[0].steps.shift;
 		sh->before_ms = 10, sh->ratio = 2, sh->after_ms = 20, sh->nbefore = 30,
 		sh->nafter = 70, sh->step = 30, sh->at_s = -1;
-		sh->work_ratio = work ? 2 : 0, sh->work_what = "bytes copied or set";
+		sh->work_ratio = work ? 2 : 0;
+		snprintf(sh->work_what, sizeof(sh->work_what), "bytes copied or set");
 		gp_job_findings(&j);
 		ok((find(&j, "slowdown") == NULL) == (work != 0),
 		   work ? "2x slower with 2x the bytes a step: no slowdown (a planned change)"
