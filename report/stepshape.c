@@ -198,12 +198,12 @@ static bool long_enough(const double *v, size_t k, bool host_timed, double after
 }
 
 /* One shift, each side one level (stepshape.h) */
-static bool one_shift(const double *v, size_t n, bool host_timed, gp_step_shift_t *out)
+static bool one_shift(const double *v, size_t n, size_t base, bool host_timed, gp_step_shift_t *out)
 {
 	size_t min_after = min_after_of(n), best_wrong;
-	if (!v || n < GP_LIVE_SLOW_MIN_BASE + min_after)
+	if (!v || n < base + min_after)
 		return false;
-	size_t best_k = best_split(v, n, GP_LIVE_SLOW_MIN_BASE, min_after, &best_wrong);
+	size_t best_k = best_split(v, n, base, min_after, &best_wrong);
 	if (!best_k || (double)best_wrong > GP_SHIFT_MISFIT * (double)n)
 		return false;
 	double before = median_of(v, 0, best_k), after = median_of(v, best_k, n);
@@ -230,9 +230,9 @@ static bool one_shift(const double *v, size_t n, bool host_timed, gp_step_shift_
  * sqrt of that apart (a step, not a drift cut in two); then adjacent levels closer than
  * the ratio merged. The steps' log times' prefix sums in cum[0..n]. */
 static void segment(const double *v, const double *cum, size_t a, size_t b, size_t minlen,
-                    size_t *cut, size_t *nc)
+                    size_t base, size_t *cut, size_t *nc)
 {
-	size_t lmin = a ? minlen : GP_LIVE_SLOW_MIN_BASE, best_k = 0;
+	size_t lmin = a ? minlen : base, best_k = 0;
 	if (*nc >= GP_SHIFT_MAX_LEVELS + 1 || b - a < lmin + minlen)
 		return;
 	double best = -INFINITY;
@@ -254,8 +254,8 @@ static void segment(const double *v, const double *cum, size_t a, size_t b, size
 	    xy < sqrt(GP_LIVE_SLOW_RATIO))
 		return;
 	cut[(*nc)++] = best_k;
-	segment(v, cum, a, best_k, minlen, cut, nc);
-	segment(v, cum, best_k, b, minlen, cut, nc);
+	segment(v, cum, a, best_k, minlen, base, cut, nc);
+	segment(v, cum, best_k, b, minlen, base, cut, nc);
 }
 
 static int cmp_size(const void *a, const void *b)
@@ -290,13 +290,12 @@ static size_t levels_of(const double *v, size_t *c, size_t nc, double *lv)
  * GP_LIVE_SLOW_RATIO or more above the first; the levels may fall between (a recovery:
  * 10, 20, 10, 20 ms), the shift the largest rise after the last level back near the
  * first (out->recovered: that level's index) */
-static bool staircase(const double *v, size_t n, bool host_timed, gp_step_shift_t *out)
+static bool staircase(const double *v, size_t n, size_t base, bool host_timed, gp_step_shift_t *out)
 {
 	size_t cut[GP_SHIFT_MAX_LEVELS + 1], nc = 0, min_after = min_after_of(n);
 	double lv[GP_SHIFT_MAX_LEVELS], *cum = NULL;
 	bool found = false;
-	if (!v || n < GP_LIVE_SLOW_MIN_BASE + min_after ||
-	    !(cum = malloc((n + 1) * sizeof(double))))
+	if (!v || n < base + min_after || !(cum = malloc((n + 1) * sizeof(double))))
 		goto out;
 	cum[0] = 0;
 	for (size_t i = 0; i < n; i++) {
@@ -309,7 +308,7 @@ static bool staircase(const double *v, size_t n, bool host_timed, gp_step_shift_
 		minlen = GP_LIVE_SLOW_MIN_STEPS;
 	cut[nc++] = 0;
 	cut[nc++] = n;
-	segment(v, cum, 0, n, minlen, cut, &nc);
+	segment(v, cum, 0, n, minlen, base, cut, &nc);
 	qsort(cut, nc, sizeof(size_t), cmp_size);
 	size_t nl = levels_of(v, cut, nc, lv), wrong = 0, top = 0, rec = 0;
 	if (nl < 3 || n - cut[nl - 1] < min_after || lv[nl - 1] < GP_LIVE_SLOW_RATIO * lv[0] ||
@@ -346,9 +345,12 @@ out:
 	return found;
 }
 
-static bool shift_or_stairs(const double *v, size_t n, bool host_timed, gp_step_shift_t *out)
+/* base: the fewest samples before the onset (GP_LIVE_SLOW_MIN_BASE steps; of blocks of p
+ * steps, that many steps' worth, 2 blocks at least) */
+static bool shift_or_stairs(const double *v, size_t n, size_t base, bool host_timed,
+                            gp_step_shift_t *out)
 {
-	return one_shift(v, n, host_timed, out) || staircase(v, n, host_timed, out);
+	return one_shift(v, n, base, host_timed, out) || staircase(v, n, base, host_timed, out);
 }
 
 /* The period of steps that alternate (stepshape.h): the smallest p of 2 ..
@@ -400,7 +402,7 @@ bool gp_step_shift(const double *v, size_t n, bool host_timed, gp_step_shift_t *
 	out->at_s = -1;
 	if (!v || !n)
 		return false;
-	if (shift_or_stairs(v, n, host_timed, out))
+	if (shift_or_stairs(v, n, GP_LIVE_SLOW_MIN_BASE, host_timed, out))
 		return true;
 	size_t p = period_of(v, n), m = p ? n / p : 0;
 	double *bm = m ? malloc(m * sizeof(double)) : NULL;
@@ -410,7 +412,10 @@ bool gp_step_shift(const double *v, size_t n, bool host_timed, gp_step_shift_t *
 		bm[b] = median_of(v, b * p, b * p + p);
 	gp_step_shift_t t;
 	memset(&t, 0, sizeof(t));
-	bool found = shift_or_stairs(bm, m, host_timed, &t);
+	/* the steps before the onset GP_LIVE_SLOW_MIN_BASE, not as many periods (the tester,
+	 * session 33: D6: 4 of every 8 steps 2x, 1.5x from step 20, 40 or 60 of 300: none) */
+	size_t base = (GP_LIVE_SLOW_MIN_BASE + p - 1) / p;
+	bool found = shift_or_stairs(bm, m, base < 2 ? 2 : base, host_timed, &t);
 	free(bm);
 	if (!found)
 		return false;

@@ -239,6 +239,28 @@ static void test_step_shift(void)
 		       fabs(sh.ratio - pc[c].r) < 0.05,
 		   "%s: period %u, onset %u, %.2fx", pc[c].name, sh.period, sh.at, sh.ratio);
 	}
+	/* the steps before the onset counted in steps, not periods (the tester, session 33:
+	 * D6: 10 periods were needed: 4 of every 8 steps 2x, 1.5x from step 20, 40 or 60 of
+	 * 300, and every 4th, 1.5x from 20, were none) */
+	static const struct {
+		size_t p, slow, at;
+	} early[] = {{8, 4, 20}, {8, 4, 40}, {8, 4, 60}, {4, 1, 20}};
+	for (size_t c = 0; c < sizeof(early) / sizeof(early[0]); c++) {
+		size_t p = early[c].p;
+		for (size_t i = 0; i < 300; i++)
+			sv[i] = 10 * (i % p >= p - early[c].slow ? 2 : 1) *
+			        (i >= early[c].at ? 1.5 : 1) *
+			        (1 + 0.001 * (double)((i * 7) % 5) / 4);
+		bool got = gp_step_shift(sv, 300, false, &sh);
+		/* (every 4th slow: the raw search finds it, period 1; its onset a slow step
+		 * early, 19: D6's misdating, left) */
+		ok(got && (sh.period == p || p == 4) && sh.at + p / 2 >= early[c].at &&
+		       sh.at <= early[c].at + p / 2 && fabs(sh.ratio - 1.5) < 0.05,
+		   "%zu of every %zu steps 2x, 1.5x from step %zu of 300: %s, period %u, onset %u, "
+		   "%.2fx",
+		   early[c].slow, p, early[c].at, got ? "found" : "none", sh.period, sh.at,
+		   sh.ratio);
+	}
 	for (size_t i = 0; i < 300; i++) /* 30 % of steps 3x, by no period: none */
 		sv[i] = ((i * 2654435761u) >> 8) % 10 < 3 ? 30 : 10;
 	shift_case("30 % of the steps 3x, no period", 300, false, 0);
