@@ -75,7 +75,7 @@ int main(int argc, char **argv)
 {
 	int ranks = 8, profiler_steps = 0, threads = 0, first = 0, torch = 0, devices = 1,
 	    stray = 0, slow_pct = 0, clock = 0, period = 0;
-	long events = 100000, cap_from = -1, cap_to = -1, shift_at = -1;
+	long events = 100000, cap_from = -1, cap_to = -1, shift_at = -1, batch_at = -1;
 	const char *out = NULL, *node_prefix = "node";
 	for (int i = 1; i < argc; i++) {
 		const char *v = i + 1 < argc ? argv[i + 1] : "";
@@ -99,6 +99,8 @@ int main(int argc, char **argv)
 			period = atoi(argv[++i]);
 		else if (!strcmp(argv[i], "--shift-at") && i + 1 < argc) /* 1.5x from step S */
 			shift_at = atol(argv[++i]);
+		else if (!strcmp(argv[i], "--batch-at") && i + 1 < argc) /* 2x blocks and time */
+			batch_at = atol(argv[++i]);
 		else if (!strcmp(argv[i], "--clock")) /* 8 GPUs' SM clocks (see below) */
 			clock = 1;
 		else if (!strcmp(argv[i], "--ranks") && i + 1 < argc)
@@ -118,7 +120,7 @@ int main(int argc, char **argv)
 		fprintf(stderr,
 		        "usage: synth-job --ranks N --events M --out DIR [--profiler-steps] "
 		        "[--capture A-B] [--threads] [--torch] [--first R] [--node-prefix P] "
-		        "[--slow-share PCT] [--period P] [--shift-at S] [--clock] "
+		        "[--slow-share PCT] [--period P] [--shift-at S] [--batch-at S] [--clock] "
 		        "[--devices N] "
 		        "[--stray]\n");
 		return 2;
@@ -168,6 +170,10 @@ int main(int argc, char **argv)
 				    "void at::native::elementwise_kernel_%u<128, 4>(int, float*)",
 				    k);
 			gp_rf_append_string(w, 100 + k, kn);
+		}
+		if (batch_at >= 0) { /* --batch-at: launch configurations, 2x the blocks from S */
+			gp_rf_append_string(w, 400, "grid 64,1,1 block 256,1,1 regs 32 smem 0+0");
+			gp_rf_append_string(w, 401, "grid 128,1,1 block 256,1,1 regs 32 smem 0+0");
 		}
 		for (uint32_t k = 0; threads && k < 8; k++) {
 			char kn[64];
@@ -229,6 +235,8 @@ int main(int argc, char **argv)
 				sf *= 4; /* --period: a periodic slow step (an eval, a sync) */
 			if (shift_at >= 0 && s >= shift_at)
 				sf *= 1.5;
+			if (batch_at >= 0 && s >= batch_at)
+				sf *= 2; /* --batch-at: a batch 2x, its kernels' blocks 2x */
 			for (int k = 0; k < kpstep; k++) {
 				uint64_t launch = t + 5000 + (uint64_t)k * 3000;
 				uint64_t dur = (uint64_t)((5000 + rnd(&seed) % 20000) * slow * sf);
@@ -250,6 +258,9 @@ int main(int argc, char **argv)
 				                 .b = 100 + (uint64_t)k,
 				                 .c = corr,
 				                 .d = k % 20 == 19 ? 13 : 7,
+				                 .tid = batch_at < 0    ? 0
+				                        : s >= batch_at ? 401
+				                                        : 400,
 				                 .u8 = (uint8_t)(stray ? (k % 50 == 7 ? 0 : r % 8)
 				                                       : k % devices)};
 				if (captured) { /* the work happens either way; only records differ

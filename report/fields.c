@@ -444,13 +444,17 @@ const gp_field_t gp_rank_fields[] = {
         "(from every post-warm-up step, in step order) are the headline's steps alike: alike, "
         "bimodal, "
         "alternating (bimodal, changing group at most steps), drifting, uneven (the mean "
-        "period far from the median)"),
+        "period far from the median), shifted (slower from one step on: slowdown)"),
     F64M("steps", "shape_low_ms", steps.shape.low_ms, 6, "ms",
-         "bimodal, alternating: the faster group's median; drifting: the first quarter's", m_steps),
+         "bimodal, alternating: the faster group's median; drifting: the first quarter's; "
+         "shifted: slowdown.before_ms",
+         m_steps),
     F64("steps", "shape_high_ms", steps.shape.high_ms, 6, "ms",
-        "bimodal, alternating: the slower group's median; drifting: the last quarter's"),
+        "bimodal, alternating: the slower group's median; drifting: the last quarter's; "
+        "shifted: slowdown.after_ms"),
     F64("steps", "shape_high_share", steps.shape.high_share, 4, NULL,
-        "bimodal, alternating: the share of steps in the slower group"),
+        "bimodal, alternating: the share of steps in the slower group; shifted: of the "
+        "steps from the onset"),
     F64M("steps", "cv", steps.cv, 6, NULL, "headline: coefficient of variation", m_steps),
     F64M("steps", "gpu_median_ms", steps.gpu_median_ms, 6, "ms",
          "GPU completion to completion, median", m_gpu_steps),
@@ -488,8 +492,9 @@ const gp_field_t gp_rank_fields[] = {
         "steps.durations_ms keeps)"),
     U32("slowdown", "after_samples", steps.shift.nafter, NULL, "... from it on"),
     U32("slowdown", "period", steps.shift.period, NULL,
-        "1; or the steps alternate with this period and it was found on the medians of "
-        "blocks of that many steps"),
+        "1; or the steps alternate with this period (in steps) and it was found on the "
+        "medians of blocks of that many steps (over 8192 steps: of blocks of the kept "
+        "medians, the period rounded to steps)"),
     U32("slowdown", "levels", steps.shift.nlevels, NULL,
         "2; more: a staircase, the shift its largest rise (the finding says each)"),
     F64M("slowdown", "work_ratio", steps.shift.work_ratio, 3, NULL,

@@ -690,6 +690,14 @@ static void shape_note(FILE *out, const char *lb, const gp_rank_t *r)
 		        "a step: more work each step, not a slower node)",
 		        sf->before_ms, sf->after_ms, sf->step, sf->ratio, sf->work_ratio,
 		        sf->work_what);
+	else if (sf->ratio > 0 && !strcmp(sh->shape, "shifted") &&
+	         (strcmp(sh->phase[0], "alike") || strcmp(sh->phase[1], "alike")))
+		/* each side's own groups (steps.c: throughput) */
+		fprintf(out,
+		        "%s between %.3f and %.3f ms, then %s between %.3f and %.3f ms from step "
+		        "%u on (%.2fx: finding slowdown)",
+		        sh->phase[0], sh->phase_low_ms[0], sh->phase_high_ms[0], sh->phase[1],
+		        sh->phase_low_ms[1], sh->phase_high_ms[1], sf->step, sf->ratio);
 	else if (sf->ratio > 0) /* two levels in time, not two kinds of step */
 		fprintf(out, "%.3f ms, then %.3f ms from step %u on (%.2fx: finding slowdown)",
 		        sf->before_ms, sf->after_ms, sf->step, sf->ratio);

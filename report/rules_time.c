@@ -272,15 +272,15 @@ static void slowdown_describe(const gp_rule_ctx_t *c, gp_finding_t *f, const gp_
 		         w->id.rank, gp_txt(w->id.node), w->steps.basis, sh->before_ms, sh->nbefore,
 		         sh->step, sh->after_ms, sh->nafter, when, sh->ratio);
 	}
-	if (w->steps.nall > w->steps.nms)
+	if (sh->blocks)
 		gp_cat(f->evidence, sizeof(f->evidence),
-		       "found on the medians of %u blocks of its %u steps; ", w->steps.nms,
-		       w->steps.nall);
-	if (sh->period > 1 && w->steps.nall > w->steps.nms) /* a period of kept samples */
+		       "found on the medians of %u blocks of its %u steps (over %u steps); ",
+		       sh->blocks, w->steps.nall, GP_SHIFT_RAW_MAX);
+	if (sh->period > 1 && sh->blocks) /* a period of blocks */
 		gp_cat(f->evidence, sizeof(f->evidence),
-		       "those medians alternate every %u, about %.0f steps: the search is on the "
-		       "medians of blocks of %u of them; ",
-		       sh->period, sh->period * (double)w->steps.nall / w->steps.nms, sh->period);
+		       "those medians alternate every %u, about %u steps: the search is on the "
+		       "medians of groups of %u of them; ",
+		       sh->block_period, sh->period, sh->block_period);
 	else if (sh->period > 1)
 		gp_cat(f->evidence, sizeof(f->evidence),
 		       "its steps alternate every %u: the medians are those of blocks of %u "
@@ -293,8 +293,21 @@ static void slowdown_describe(const gp_rule_ctx_t *c, gp_finding_t *f, const gp_
 			gp_cat(f->evidence, sizeof(f->evidence), ", %.3g ms from step %u",
 			       sh->level_ms[i], sh->level_step[i]);
 		gp_cat(f->evidence, sizeof(f->evidence), " (the largest rise said); ");
+		if (sh->recovered && sh->recovered + 1 < sh->nlevels) /* a note: the finding is
+		                                                         the last level's */
+			gp_cat(f->evidence, sizeof(f->evidence),
+			       "it had recovered, %.3g ms from step %u, and slowed again from step "
+			       "%u; ",
+			       sh->level_ms[sh->recovered], sh->level_step[sh->recovered],
+			       sh->level_step[sh->recovered + 1]);
 	}
 	shift_clock_evidence(f, sh);
+	if (sh->blocks_ratio > 0 && sh->kernels_ratio >= 1 + GP_SHIFT_WORK_SHARE * (sh->ratio - 1))
+		gp_cat(f->evidence, sizeof(f->evidence),
+		       "the kernels a step grew %.2fx, their thread blocks %.2fx: more, smaller "
+		       "kernels for the same work (a compiled graph run as eager kernels, a fusion "
+		       "lost), not more work; ",
+		       sh->kernels_ratio, sh->blocks_ratio);
 	if (job->nranks == 1)
 		gp_cat(f->evidence, sizeof(f->evidence), "the job's only rank");
 	else if (n == job->nranks)

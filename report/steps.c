@@ -813,15 +813,19 @@ static double launch_blocks(const rank_data_t *d, const kern_t *k)
 	return s && sscanf(s, "grid %u,%u,%u", &x, &y, &z) == 3 ? (double)x * y * z : 0;
 }
 
-/* The work per step either side of a shift's onset (stepshape.h: work_ratio): kernels,
- * bytes copied or set and thread blocks launched in each post-warm-up step with kernels of
- * its own, their medians before and from the onset on; the largest growth, where it is at
+/* The work per step either side of a shift's onset (stepshape.h: work_ratio): bytes
+ * copied or set and thread blocks launched in each post-warm-up step with kernels of its
+ * own, their medians before and from the onset on; the largest growth, where it is at
  * least GP_SHIFT_WORK_SHARE of the time's. A batch-size ramp makes the steps slower with
- * more work each: not the node's doing. */
+ * more work each: not the node's doing. The kernels a step are no measure of work where
+ * their blocks are recorded: three kernels of a third of the blocks each (a compiled graph
+ * fallen back to eager kernels) are the same work, slower (the tester, session 33: D13);
+ * only where no launch's configuration is (collectors before issue 50). */
 static void shift_work(gp_step_shift_t *sh, const rank_data_t *d, size_t w)
 {
 	size_t n = d->steps.n, at = sh->step;
-	static const char *what[3] = {"kernels", "bytes copied or set", "thread blocks"};
+	static const char *what[3] = {"kernels (their sizes not recorded)", "bytes copied or set",
+	                              "thread blocks"};
 	double *v[3], *tmp = calloc(n ? n : 1, sizeof(double));
 	for (int m = 0; m < 3; m++)
 		v[m] = calloc(n ? n : 1, sizeof(double));
@@ -836,13 +840,17 @@ static void shift_work(gp_step_shift_t *sh, const rank_data_t *d, size_t w)
 		v[1][s] += k->kind ? (double)k->bytes : 0;
 		v[2][s] += launch_blocks(d, k);
 	}
+	double g[3];
 	for (int m = 0; m < 3; m++) {
 		double b = traced_median(v[m], v[0], w, at, tmp),
 		       a = traced_median(v[m], v[0], at, n, tmp);
-		double g = b > 0 ? a / b : 0;
-		if (g >= 1 + GP_SHIFT_WORK_SHARE * (sh->ratio - 1) && g > sh->work_ratio)
-			sh->work_ratio = g, sh->work_what = what[m];
+		g[m] = b > 0 ? a / b : 0;
 	}
+	sh->kernels_ratio = g[0], sh->blocks_ratio = g[2];
+	for (int m = g[2] > 0 ? 1 : 0; m < 3; m++) /* kernels: only where blocks are not known */
+		if (g[m] >= 1 + GP_SHIFT_WORK_SHARE * (sh->ratio - 1) && g[m] > sh->work_ratio)
+			sh->work_ratio = g[m],
+			snprintf(sh->work_what, sizeof(sh->work_what), "%s", what[m]);
 out:
 	free(tmp);
 	for (int m = 0; m < 3; m++)
@@ -955,8 +963,19 @@ static void level_shift(gp_rank_t *r, const rank_data_t *d, const double *head,
 	size_t keep = r->steps.nms;
 	if (keep != (nh <= GP_STEP_KEEP ? nh : GP_STEP_KEEP))
 		return;
-	if (!gp_step_shift(r->steps.ms, keep, strcmp(r->steps.basis, "gpu") != 0, sh))
+	/* ... but every step's time up to GP_SHIFT_RAW_MAX of them: the period in steps, the
+	 * onset at the step (the tester, session 33: D7: 1030 steps, every 4th 3x, 1.5x from
+	 * step 515, read "alternate every 2", period 2, onset 511 on the blocks) */
+	bool raw = nh <= GP_SHIFT_RAW_MAX;
+	if (raw)
+		keep = nh;
+	if (!gp_step_shift(raw ? head : r->steps.ms, keep, strcmp(r->steps.basis, "gpu") != 0, sh))
 		return;
+	if (nh > keep && sh->period > 1) { /* a period of blocks, said in steps */
+		sh->blocks = (unsigned)keep, sh->block_period = sh->period;
+		sh->period = (unsigned)((double)sh->period * (double)nh / (double)keep + 0.5);
+	} else if (nh > keep)
+		sh->blocks = (unsigned)keep;
 	size_t h1 = sh->at, h0 = h1;
 	if (nh > keep && keep > 1) { /* the onset among the steps of the blocks around it */
 		h0 = (size_t)((uint64_t)(sh->at - 1) * nh / keep);
@@ -1268,6 +1287,27 @@ static void throughput(gp_rank_t *r, const rank_data_t *d, const double *head, s
 	/* on every step, in step order: not the kept medians of blocks (of 1024 steps whose
 	 * every 3rd is slow, blocks of 2 read 'alternating, 66 % slow': the reviewer) */
 	gp_step_shape(head, nh, r->steps.median_ms, r->steps.mean_period_ms, &r->steps.shape);
+	/* a level shift is the shape (one truth for the text, JSON and CSV: the tester,
+	 * session 33: D11, a clean shift read "drifting" in JSON, the text "then"), each side
+	 * said by its own shape */
+	gp_step_shape_t *sh = &r->steps.shape;
+	const gp_step_shift_t *sf = &r->steps.shift;
+	size_t at = sf->nbefore;
+	if (!(sf->ratio > 0) || at == 0 || at >= nh)
+		return;
+	snprintf(sh->shape, sizeof(sh->shape), "shifted");
+	sh->low_ms = sf->before_ms, sh->high_ms = sf->after_ms;
+	sh->high_share = (double)(nh - at) / (double)nh;
+	for (int k = 0; k < 2; k++) {
+		gp_step_shape_t side;
+		const double *v = k ? head + at : head;
+		size_t m = k ? nh - at : at;
+		gp_step_shape(v, m, 0, 0, &side);
+		bool groups = !strcmp(side.shape, "bimodal") || !strcmp(side.shape, "alternating");
+		snprintf(sh->phase[k], sizeof(sh->phase[k]), "%s", groups ? side.shape : "alike");
+		sh->phase_low_ms[k] = groups ? side.low_ms : k ? sf->after_ms : sf->before_ms;
+		sh->phase_high_ms[k] = groups ? side.high_ms : sh->phase_low_ms[k];
+	}
 }
 
 void gp_pass_steps(gp_rank_t *r, rank_data_t *d)

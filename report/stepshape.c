@@ -198,12 +198,12 @@ static bool long_enough(const double *v, size_t k, bool host_timed, double after
 }
 
 /* One shift, each side one level (stepshape.h) */
-static bool one_shift(const double *v, size_t n, bool host_timed, gp_step_shift_t *out)
+static bool one_shift(const double *v, size_t n, size_t base, bool host_timed, gp_step_shift_t *out)
 {
 	size_t min_after = min_after_of(n), best_wrong;
-	if (!v || n < GP_LIVE_SLOW_MIN_BASE + min_after)
+	if (!v || n < base + min_after)
 		return false;
-	size_t best_k = best_split(v, n, GP_LIVE_SLOW_MIN_BASE, min_after, &best_wrong);
+	size_t best_k = best_split(v, n, base, min_after, &best_wrong);
 	if (!best_k || (double)best_wrong > GP_SHIFT_MISFIT * (double)n)
 		return false;
 	double before = median_of(v, 0, best_k), after = median_of(v, best_k, n);
@@ -224,54 +224,133 @@ static bool one_shift(const double *v, size_t n, bool host_timed, gp_step_shift_
 	return true;
 }
 
-/* A staircase (stepshape.h): levels found by splitting each side that is not one level */
-static bool staircase(const double *v, size_t n, bool host_timed, gp_step_shift_t *out)
+/* A staircase (stepshape.h), by binary segmentation: each piece split where the log step
+ * times' squared error about each side's mean is least, kept where the two sides' medians
+ * are GP_LIVE_SLOW_RATIO apart (either way) and the steps just either side of the cut are
+ * sqrt of that apart (a step, not a drift cut in two); then adjacent levels closer than
+ * the ratio merged. The steps' log times' prefix sums in cum[0..n]. */
+static void segment(const double *v, const double *cum, size_t a, size_t b, size_t minlen,
+                    size_t base, size_t *cut, size_t *nc)
 {
-	size_t cut[GP_SHIFT_MAX_LEVELS + 1] = {0, n}, nc = 2, min_after = min_after_of(n);
-	if (!v || n < GP_LIVE_SLOW_MIN_BASE + min_after)
-		return false;
-	for (bool more = true; more && nc <= GP_SHIFT_MAX_LEVELS;) {
-		more = false;
-		for (size_t i = 0; i + 1 < nc && nc <= GP_SHIFT_MAX_LEVELS; i++) {
-			size_t a = cut[i], b = cut[i + 1], wrong;
-			if (one_level(v, a, b))
-				continue;
-			size_t k = best_split(v + a, b - a,
-			                      i ? GP_LIVE_SLOW_MIN_STEPS : GP_LIVE_SLOW_MIN_BASE,
-			                      GP_LIVE_SLOW_MIN_STEPS, &wrong);
-			if (!k || (double)wrong > GP_SHIFT_MISFIT * (double)(b - a))
-				continue;
-			memmove(cut + i + 2, cut + i + 1, (nc - i - 1) * sizeof(size_t));
-			cut[i + 1] = a + k, nc++, more = true;
-			i++;
+	size_t lmin = a ? minlen : base, best_k = 0;
+	if (*nc >= GP_SHIFT_MAX_LEVELS + 1 || b - a < lmin + minlen)
+		return;
+	double best = -INFINITY;
+	for (size_t k = a + lmin; k + minlen <= b; k++) {
+		double s1 = cum[k] - cum[a], s2 = cum[b] - cum[k];
+		double g = s1 * s1 / (double)(k - a) + s2 * s2 / (double)(b - k);
+		if (g > best)
+			best = g, best_k = k;
+	}
+	if (!best_k)
+		return;
+	double l = median_of(v, a, best_k), r = median_of(v, best_k, b);
+	size_t m = GP_LIVE_SLOW_MIN_BASE;
+	m = best_k - a < m ? best_k - a : m;
+	m = b - best_k < m ? b - best_k : m;
+	double x = median_of(v, best_k - m, best_k), y = median_of(v, best_k, best_k + m);
+	double lr = l < r ? r / l : l / r, xy = (x < y) == (l < r) ? (x < y ? y / x : x / y) : 1;
+	if (!(l > 0 && r > 0 && x > 0 && y > 0) || lr < GP_LIVE_SLOW_RATIO ||
+	    xy < sqrt(GP_LIVE_SLOW_RATIO))
+		return;
+	cut[(*nc)++] = best_k;
+	segment(v, cum, a, best_k, minlen, base, cut, nc);
+	segment(v, cum, best_k, b, minlen, base, cut, nc);
+}
+
+static int cmp_size(const void *a, const void *b)
+{
+	size_t x = *(const size_t *)a, y = *(const size_t *)b;
+	return (x > y) - (x < y);
+}
+
+/* The levels between cuts c[0..nc) (0 and n among them, sorted): their medians in lv,
+ * adjacent ones closer than GP_LIVE_SLOW_RATIO merged; the count of levels */
+static size_t levels_of(const double *v, size_t *c, size_t nc, double *lv)
+{
+	for (bool merged = true; merged;) {
+		merged = false;
+		for (size_t i = 0; i + 1 < nc; i++)
+			lv[i] = median_of(v, c[i], c[i + 1]);
+		for (size_t i = 1; i + 1 < nc; i++) {
+			double lo = lv[i - 1] < lv[i] ? lv[i - 1] : lv[i],
+			       hi = lv[i - 1] < lv[i] ? lv[i] : lv[i - 1];
+			if (hi < GP_LIVE_SLOW_RATIO * lo) {
+				memmove(c + i, c + i + 1, (nc - i - 1) * sizeof(size_t));
+				nc--, merged = true;
+				break;
+			}
 		}
 	}
-	size_t nl = nc - 1, top = 1;
-	if (nl < 3 || n - cut[nl - 1] < min_after)
-		return false;
-	for (size_t i = 0; i < nl; i++) {
-		out->level_ms[i] = median_of(v, cut[i], cut[i + 1]);
-		out->level_at[i] = (unsigned)cut[i];
-		if (!one_level(v, cut[i], cut[i + 1]) || !(out->level_ms[i] > 0) ||
-		    (i && out->level_ms[i] < GP_LIVE_SLOW_RATIO * out->level_ms[i - 1]))
-			return false;
-		if (i && out->level_ms[i] / out->level_ms[i - 1] >
-		             out->level_ms[top] / out->level_ms[top - 1])
-			top = i;
+	return nc - 1;
+}
+
+/* A staircase (stepshape.h): more than two levels, each one level, the steps nearer their
+ * own level than a neighbour's but for GP_SHIFT_MISFIT of them, the last to the end
+ * GP_LIVE_SLOW_RATIO or more above the first; the levels may fall between (a recovery:
+ * 10, 20, 10, 20 ms), the shift the largest rise after the last level back near the
+ * first (out->recovered: that level's index) */
+static bool staircase(const double *v, size_t n, size_t base, bool host_timed, gp_step_shift_t *out)
+{
+	size_t cut[GP_SHIFT_MAX_LEVELS + 1], nc = 0, min_after = min_after_of(n);
+	double lv[GP_SHIFT_MAX_LEVELS], *cum = NULL;
+	bool found = false;
+	if (!v || n < base + min_after || !(cum = malloc((n + 1) * sizeof(double))))
+		goto out;
+	cum[0] = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (!(v[i] > 0))
+			goto out;
+		cum[i + 1] = cum[i] + log(v[i]);
 	}
-	if (!long_enough(v, cut[1], host_timed, out->level_ms[1]))
-		return false;
-	out->nlevels = (unsigned)nl, out->period = 1;
-	out->before_ms = out->level_ms[top - 1], out->after_ms = out->level_ms[top];
+	size_t minlen = (size_t)ceil(GP_SHIFT_LEVEL_MIN * (double)n);
+	if (minlen < GP_LIVE_SLOW_MIN_STEPS)
+		minlen = GP_LIVE_SLOW_MIN_STEPS;
+	cut[nc++] = 0;
+	cut[nc++] = n;
+	segment(v, cum, 0, n, minlen, base, cut, &nc);
+	qsort(cut, nc, sizeof(size_t), cmp_size);
+	size_t nl = levels_of(v, cut, nc, lv), wrong = 0, top = 0, rec = 0;
+	if (nl < 3 || n - cut[nl - 1] < min_after || lv[nl - 1] < GP_LIVE_SLOW_RATIO * lv[0] ||
+	    !(lv[0] > 0))
+		goto out;
+	for (size_t i = 0; i < nl; i++) {
+		if (!one_level(v, cut[i], cut[i + 1]))
+			goto out;
+		for (size_t j = cut[i]; j < cut[i + 1]; j++) {
+			double d = fabs(log(v[j] / lv[i]));
+			wrong += (i && fabs(log(v[j] / lv[i - 1])) < d) ||
+			         (i + 1 < nl && fabs(log(v[j] / lv[i + 1])) < d);
+		}
+		if (i && i + 1 < nl && lv[i] < GP_LIVE_SLOW_RATIO * lv[0])
+			rec = i;
+	}
+	if ((double)wrong > GP_SHIFT_MISFIT * (double)n)
+		goto out;
+	for (size_t i = rec + 1; i < nl; i++)
+		if (!top || lv[i] / lv[i - 1] > lv[top] / lv[top - 1])
+			top = i;
+	if (!long_enough(v, cut[1], host_timed, lv[1]))
+		goto out;
+	for (size_t i = 0; i < nl; i++)
+		out->level_ms[i] = lv[i], out->level_at[i] = (unsigned)cut[i];
+	out->nlevels = (unsigned)nl, out->period = 1, out->recovered = (unsigned)rec;
+	out->before_ms = lv[top - 1], out->after_ms = lv[top];
 	out->ratio = out->after_ms / out->before_ms;
 	out->at = (unsigned)cut[top];
 	out->nbefore = (unsigned)cut[top], out->nafter = (unsigned)(n - cut[top]);
-	return true;
+	found = true;
+out:
+	free(cum);
+	return found;
 }
 
-static bool shift_or_stairs(const double *v, size_t n, bool host_timed, gp_step_shift_t *out)
+/* base: the fewest samples before the onset (GP_LIVE_SLOW_MIN_BASE steps; of blocks of p
+ * steps, that many steps' worth, 2 blocks at least) */
+static bool shift_or_stairs(const double *v, size_t n, size_t base, bool host_timed,
+                            gp_step_shift_t *out)
 {
-	return one_shift(v, n, host_timed, out) || staircase(v, n, host_timed, out);
+	return one_shift(v, n, base, host_timed, out) || staircase(v, n, base, host_timed, out);
 }
 
 /* The period of steps that alternate (stepshape.h): the smallest p of 2 ..
@@ -323,7 +402,7 @@ bool gp_step_shift(const double *v, size_t n, bool host_timed, gp_step_shift_t *
 	out->at_s = -1;
 	if (!v || !n)
 		return false;
-	if (shift_or_stairs(v, n, host_timed, out))
+	if (shift_or_stairs(v, n, GP_LIVE_SLOW_MIN_BASE, host_timed, out))
 		return true;
 	size_t p = period_of(v, n), m = p ? n / p : 0;
 	double *bm = m ? malloc(m * sizeof(double)) : NULL;
@@ -333,7 +412,10 @@ bool gp_step_shift(const double *v, size_t n, bool host_timed, gp_step_shift_t *
 		bm[b] = median_of(v, b * p, b * p + p);
 	gp_step_shift_t t;
 	memset(&t, 0, sizeof(t));
-	bool found = shift_or_stairs(bm, m, host_timed, &t);
+	/* the steps before the onset GP_LIVE_SLOW_MIN_BASE, not as many periods (the tester,
+	 * session 33: D6: 4 of every 8 steps 2x, 1.5x from step 20, 40 or 60 of 300: none) */
+	size_t base = (GP_LIVE_SLOW_MIN_BASE + p - 1) / p;
+	bool found = shift_or_stairs(bm, m, base < 2 ? 2 : base, host_timed, &t);
 	free(bm);
 	if (!found)
 		return false;

@@ -25,10 +25,18 @@
 #define GP_SHAPE_MIN_SAMPLES 8
 
 typedef struct gp_step_shape {
-	char shape[16];         /* alike, bimodal, alternating, drifting, uneven */
+	char shape[16];         /* alike, bimodal, alternating, drifting, uneven; shifted
+	                           (steps.c: a level shift found, steps.shift) */
 	double low_ms, high_ms; /* bimodal/alternating: each group's median; drifting: the
-	                           first and last quarters' medians */
-	double high_share;      /* bimodal/alternating: share of steps in the slower group */
+	                           first and last quarters' medians; shifted: the medians
+	                           before and from the onset */
+	double high_share;      /* bimodal/alternating: share of steps in the slower group;
+	                           shifted: of the steps from the onset */
+	/* shifted: each side's own shape (bimodal or alternating, its groups' medians: of
+	 * 10/30 ms, then 15/45, not one group of 10 and 15 and one of 30 and 45; else alike
+	 * and its median) */
+	char phase[2][16];
+	double phase_low_ms[2], phase_high_ms[2];
 } gp_step_shape_t;
 
 /* The shape of v[0..n), step times in step order; mean_period_ms: the throughput's step
@@ -65,13 +73,21 @@ void gp_step_shape(const double *v, size_t n, double median_ms, double mean_peri
  *     apart no more than GP_SHIFT_PERIODIC_NEAR of those of neighbours): the search on
  *     the medians of blocks of a period, the onset then placed at the step
  *     (6/18 ms, then 9/27 ms: 12, then 18);
- *   - a staircase: up to GP_SHIFT_MAX_LEVELS levels, each one level, each
- *     GP_LIVE_SLOW_RATIO or more above the one before, the last to the end (10, then 15,
- *     then 22 ms); found by splitting each side that is not one level at its best split. */
+ *   - a staircase: up to GP_SHIFT_MAX_LEVELS levels, each one level of at least
+ *     GP_SHIFT_LEVEL_MIN of the steps (GP_LIVE_SLOW_MIN_STEPS), each GP_LIVE_SLOW_RATIO or
+ *     more from the one before, up or down, the last to the end and that ratio above the
+ *     first (10, 15, 22 ms; five levels of 1.23x; 10, 15, 12, 20; 10, 20, 10, 20: a
+ *     recovery, then slower again); found by binary segmentation (stepshape.c: segment),
+ *     anywhere in the run (a staircase that starts late). */
 #define GP_SHIFT_MAX_PERIOD    8
 #define GP_SHIFT_PERIODIC_NEAR 0.25
-#define GP_SHIFT_MAX_LEVELS    4
-#define GP_SHIFT_WORK_SHARE    0.5
+#define GP_SHIFT_MAX_LEVELS    8
+#define GP_SHIFT_LEVEL_MIN     0.02
+/* The final report's search (steps.c: level_shift) is on every step's time up to this
+ * many steps, else on the medians of GP_STEP_KEEP blocks of them (steps.h): the period
+ * and onset in steps; the search's cost grows with the square of the count. */
+#define GP_SHIFT_RAW_MAX    8192
+#define GP_SHIFT_WORK_SHARE 0.5
 /* the SM clock fell at the onset: its median after below this share of its median before */
 #define GP_SHIFT_CLOCK_FELL 0.9
 /* a throttle reason is the clock's where it holds in this share of the samples from the
@@ -92,6 +108,12 @@ typedef struct gp_step_shift {
 	 * and its first sample (level_step: its step number, steps.c), the shift above the
 	 * largest of the rises between them */
 	unsigned period, nlevels;
+	/* steps.c: found on the medians of this many blocks of consecutive steps (more than
+	 * GP_SHIFT_RAW_MAX steps), 0: on every step; period then in steps (rounded), the
+	 * blocks' own in block_period */
+	unsigned blocks, block_period;
+	unsigned recovered; /* a staircase's last level (index, > 1) back within
+	                       GP_LIVE_SLOW_RATIO of the first before the end's; 0: none */
 	double level_ms[GP_SHIFT_MAX_LEVELS];
 	unsigned level_at[GP_SHIFT_MAX_LEVELS], level_step[GP_SHIFT_MAX_LEVELS];
 	/* steps.c, from the steps either side of the onset: the work per step, where it grew
@@ -100,7 +122,12 @@ typedef struct gp_step_shift {
 	 * (kernels, bytes copied or set, thread blocks launched, a step's medians); NVML's SM
 	 * clock's medians either side (MHz; 0: no samples) */
 	double work_ratio;
-	const char *work_what;
+	char work_what[40]; /* text, not a pointer: the summary cache (summary.c) keeps the
+	                       rank's bytes, and a later process's strings lie elsewhere */
+	/* the kernels a step and their thread blocks a step, after over before (0: not
+	 * measured): more, smaller kernels for the same blocks are no more work (an eager
+	 * fallback of a compiled graph: the tester, session 33: D13) */
+	double kernels_ratio, blocks_ratio;
 	double clock_before_mhz, clock_after_mhz;
 	/* ... and why it fell (steps.c shift_clock): NVML's throttle reasons that hold in a
 	 * quarter of the samples from the onset on more than before it (names, comma-separated;

@@ -193,6 +193,62 @@ for p in sys.argv[1:3]:
 PY
 ok $? "diff: every 3rd step slow, 1536 against 1024 steps, is no change and says the reports' medians ($(grep '^median' dper.txt | tr -s ' '))"
 
+# the slowdown over 512 steps found on every step (the tester, session 33: D7): every 2nd
+# step 4x, 1.5x from step 515 of 1030 read period 1 and onset 513 on the medians of the
+# kept blocks; the period and the onset in steps
+"$B/bench/synth-job" --ranks 1 --events 103000 --period 2 --shift-at 515 --out dsp >/dev/null &&
+	"$GP" report --quiet dsp && python3 - dsp/report.json <<'PY'
+import json, sys
+j = json.load(open(sys.argv[1]))
+s = j["ranks"][0]["slowdown"]
+ev = [f["evidence"] for f in j["findings"] if f["id"] == "slowdown"]
+assert s["step"] == 515 and s["period"] == 2 and abs(s["ratio"] - 1.5) < 0.05, s
+assert ev and "alternate every 2" in ev[0] and "blocks of its" not in ev[0], ev
+PY
+ok $? "slowdown: every 2nd step 4x, 1.5x from step 515 of 1030: found on every step, period 2, onset 515"
+
+# one shape for the text, JSON and CSV (the tester, session 33: D11): a clean shift read
+# "drifting" in JSON while the text said "then"; steps alternating, then 1.5x: JSON
+# "alternating" between medians of mixed levels; each side now said by its own groups
+"$B/bench/synth-job" --ranks 1 --events 60000 --shift-at 300 --out dsh1 >/dev/null &&
+	"$B/bench/synth-job" --ranks 1 --events 60000 --period 2 --shift-at 300 --out dsh2 >/dev/null &&
+	"$GP" report dsh1 >dsh1.txt && "$GP" report dsh2 >dsh2.txt &&
+	"$GP" export --format=csv --table=ranks -o dsh1.csv dsh1 &&
+	python3 - dsh1/report.json dsh2/report.json dsh1.csv dsh1.txt dsh2.txt <<'PY'
+import csv, json, re, sys
+a, b = (json.load(open(p))["ranks"][0] for p in sys.argv[1:3])
+row = next(csv.DictReader(open(sys.argv[3])))
+t1, t2 = (re.sub(r"\s+", " ", open(p).read()) for p in sys.argv[4:6])
+for r in (a, b):
+    assert r["steps"]["shape"] == "shifted", r["steps"]
+    assert abs(r["steps"]["shape_low_ms"] - r["slowdown"]["before_ms"]) < 1e-6, r
+assert row["steps.shape"] == "shifted", row.get("steps.shape")
+assert "then" in t1 and "finding slowdown" in t1, t1
+m = re.search(r"alternating between ([0-9.]+) and ([0-9.]+) ms, then alternating between "
+              r"([0-9.]+) and ([0-9.]+) ms from step 300", t2)
+assert m, t2
+lo0, hi0, lo1, hi1 = map(float, m.groups())
+assert abs(lo1 / lo0 - 1.5) < 0.1 and abs(hi1 / hi0 - 1.5) < 0.1, m.groups()
+PY
+ok $? "step shape: a shift is 'shifted' in the text, JSON and CSV alike; alternating steps' each side said by its own groups"
+
+# a batch 2x from step 150 (2x the thread blocks, 2x the time): more work, no finding; and
+# the second report, from the summary cache, said it too (slowdown.work_what was a pointer
+# the cache kept: the next process read it as garbage, SIGSEGV)
+"$B/bench/synth-job" --ranks 1 --events 30000 --batch-at 150 --out dba >/dev/null &&
+	"$GP" report dba >dba1.txt && rm -f dba/report.* && "$GP" report dba >dba2.txt &&
+	python3 - dba/report.json dba1.txt dba2.txt <<'PY'
+import json, re, sys
+j = json.load(open(sys.argv[1]))
+s = j["ranks"][0]["slowdown"]
+assert s["step"] == 150 and abs(s["work_ratio"] - 2) < 0.05, s
+assert not [f for f in j["findings"] if f["id"] == "slowdown"], j["findings"]
+for p in sys.argv[2:]:
+    t = re.sub(r"\s+", " ", open(p).read())
+    assert "the thread blocks a step: more work each step" in t, p
+PY
+ok $? "slowdown: a batch 2x (2x the thread blocks) is more work, also from the summary cache"
+
 # diff's verdict on the mean step (the throughput) in the test's direction (the tester,
 # session 33): steps alternating fast and slow, every step of B 1.5x slower, 1000 against
 # 1001 steps: the median fell by the count's parity and it passed (-1.5 %, exit 0); 45 %

@@ -315,12 +315,12 @@ static void shift_work(void)
 {
 	ramp_at(true, CLK_NONE);
 	ok(r.steps.shift.ratio > 1.8 && r.steps.shift.step == 30 &&
-	       near(r.steps.shift.work_ratio, 2, 0.01) && r.steps.shift.work_what &&
+	       near(r.steps.shift.work_ratio, 2, 0.01) &&
 	       !strcmp(r.steps.shift.work_what, "bytes copied or set"),
 	   "2x the bytes a step from step 30, the step 2x as long: more work, not the node "
 	   "(x%.2f from %u, work x%.2f: %s)",
 	   r.steps.shift.ratio, r.steps.shift.step, r.steps.shift.work_ratio,
-	   r.steps.shift.work_what ? r.steps.shift.work_what : "-");
+	   r.steps.shift.work_what);
 	ramp_at(false, CLK_FELL);
 	ok(r.steps.shift.ratio > 1.8 && r.steps.shift.step == 30 &&
 	       !(r.steps.shift.work_ratio > 0) &&
@@ -355,6 +355,62 @@ static void shift_work(void)
 	ok(near(r.steps.shift.util_after, 90, 1e-9) && strstr(ev, "not its cause"),
 	   "... NVML's idle reason from the onset on, the utilisation the same (a GPU idle between "
 	   "busy samples): a consequence too");
+}
+
+/* 80 steps of one 6 ms kernel of 300 thread blocks; from step 30 either three kernels of
+ * 100 blocks, 3 ms each (a compiled graph fallen back to eager kernels: the same work in
+ * 1.5x the time) or one of 600 blocks, 12 ms (a batch 2x) */
+static void kernels_at(bool fallback)
+{
+	uint64_t g = 1 * MS, corr = 1;
+	begin();
+	str(20, "grid 300,1,1 block 256,1,1 regs 32 smem 0+0");
+	str(21, "grid 100,1,1 block 256,1,1 regs 32 smem 0+0");
+	str(22, "grid 600,1,1 block 256,1,1 regs 32 smem 0+0");
+	for (uint32_t i = 0; i < 80; i++) {
+		uint64_t s = g, t = s + 200 * US;
+		unsigned nk = i >= 30 && fallback ? 3 : 1;
+		uint64_t dur = (i < 30 ? 6 : fallback ? 3 : 12) * MS;
+		uint32_t cfg = i < 30 ? 20 : fallback ? 21 : 22;
+		push(7, s, 1);
+		for (unsigned k = 0; k < nk; k++, t += dur) {
+			feed((gp_event_t){.type = GP_EV_API,
+			                  .tid = 7,
+			                  .ts = s + 100 * US + k * US,
+			                  .a = 500,
+			                  .c = corr,
+			                  .u8 = 1,
+			                  .u16 = GP_API_LAUNCH});
+			feed((gp_event_t){.type = GP_EV_KERNEL,
+			                  .tid = cfg,
+			                  .ts = t,
+			                  .a = dur,
+			                  .b = 2,
+			                  .c = corr++});
+		}
+		g = t + 100 * US;
+		pop(7, g - 50 * US);
+	}
+	run();
+}
+
+/* More, smaller kernels for the same thread blocks are a slowdown, not more work (the
+ * tester, session 33: D13: an eager fallback was "more work", the kernel count); 2x the
+ * blocks in 2x the time still is */
+static void shift_kernels(void)
+{
+	kernels_at(true);
+	const gp_step_shift_t *sh = &r.steps.shift;
+	ok(near(sh->ratio, 1.5, 0.05) && sh->step == 30 && !(sh->work_ratio > 0) &&
+	       near(sh->kernels_ratio, 3, 0.01) && near(sh->blocks_ratio, 1, 0.01),
+	   "3 kernels of a third of the blocks from step 30, 1.5x the time: a slowdown, not "
+	   "more work (x%.2f from %u, work x%.2f %s, kernels x%.2f, blocks x%.2f)",
+	   sh->ratio, sh->step, sh->work_ratio, sh->work_what, sh->kernels_ratio, sh->blocks_ratio);
+	kernels_at(false);
+	ok(near(sh->ratio, 2, 0.05) && sh->step == 30 && near(sh->work_ratio, 2, 0.01) &&
+	       !strcmp(sh->work_what, "thread blocks"),
+	   "2x the blocks from step 30, 2x the time: more work (x%.2f from %u, work x%.2f %s)",
+	   sh->ratio, sh->step, sh->work_ratio, sh->work_what);
 }
 
 /* What `gpuprof diff` compares: the kept samples of two runs of one program whose steps
@@ -936,6 +992,7 @@ int main(void)
 	many_steps_shift();
 	kept_alias();
 	shift_work();
+	shift_kernels();
 	cross_thread();
 	sync_idle();
 	stats();

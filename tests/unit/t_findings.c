@@ -707,7 +707,8 @@ static void slowdown_ranks(void)
 		gp_step_shift_t *sh = &j.ranks[0].steps.shift;
 		sh->before_ms = 10, sh->ratio = 2, sh->after_ms = 20, sh->nbefore = 30,
 		sh->nafter = 70, sh->step = 30, sh->at_s = -1;
-		sh->work_ratio = work ? 2 : 0, sh->work_what = "bytes copied or set";
+		sh->work_ratio = work ? 2 : 0;
+		snprintf(sh->work_what, sizeof(sh->work_what), "bytes copied or set");
 		gp_job_findings(&j);
 		ok((find(&j, "slowdown") == NULL) == (work != 0),
 		   work ? "2x slower with 2x the bytes a step: no slowdown (a planned change)"
@@ -762,6 +763,27 @@ static void slowdown_ranks(void)
 	       fabs(f->saving_ms - 17.0 / 3) < 0.01,
 	   "a staircase: the total, the last level, the saving from the levels (%s; %s; %.3f ms)",
 	   f ? f->title : "none", f ? f->evidence : "", f ? f->saving_ms : 0);
+	gp_job_free(&j);
+	/* ... one that recovered and slowed again (10, 20, 10, 20 ms, 100 steps each): the
+	 * recovery said, the saving from the slow levels only ((10 x 100 + 10 x 100) / 400) */
+	job_of(&j, 1);
+	{
+		gp_step_shift_t *sh = &j.ranks[0].steps.shift;
+		sh->before_ms = 10, sh->ratio = 2, sh->after_ms = 20, sh->nbefore = 300,
+		sh->nafter = 100, sh->step = 300, sh->at_s = -1, sh->nlevels = 4, sh->recovered = 2;
+		sh->level_ms[0] = 10, sh->level_ms[1] = 20, sh->level_ms[2] = 10,
+		sh->level_ms[3] = 20;
+		sh->level_step[1] = 100, sh->level_step[2] = 200, sh->level_step[3] = 300;
+		j.ranks[0].steps.median_ms = 15;
+	}
+	gp_job_findings(&j);
+	f = find(&j, "slowdown");
+	ok(f && strstr(f->title, "2.0x slower in 4 levels") &&
+	       strstr(f->evidence, "it had recovered, 10 ms from step 200, and slowed again from "
+	                           "step 300") &&
+	       fabs(f->saving_ms - 5) < 0.01,
+	   "a staircase that recovered and slowed again: the recovery said (%s; %.3f ms)",
+	   f ? f->evidence : "none", f ? f->saving_ms : 0);
 	gp_job_free(&j);
 }
 

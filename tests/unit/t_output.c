@@ -330,8 +330,9 @@ int main(void)
 	   "the text: a slowdown's steps as two levels from its step, not 'bimodal'");
 	free(text);
 	/* ... and as a planned change where the work per step grew with it (issue 50) */
-	job.ranks[1].steps.shift.work_ratio = 2.9,
-	job.ranks[1].steps.shift.work_what = "thread blocks";
+	job.ranks[1].steps.shift.work_ratio = 2.9;
+	snprintf(job.ranks[1].steps.shift.work_what, sizeof(job.ranks[1].steps.shift.work_what),
+	         "thread blocks");
 	text = render(gp_report_text, &job);
 	ok(text && strstr(text, "(2.90x, with 2.90x the thread") &&
 	       strstr(text, "more work each step, not a slower node)"),

@@ -109,7 +109,7 @@ static void test_step_shape(void)
 
 /* gp_step_shift (stepshape.h): a level shift, its onset and medians, at the edges of its
  * thresholds (common/live.h's and stepshape.h's), and the shapes that are none */
-static double sv[400];
+static double sv[4000];
 static void shift_case(const char *name, size_t n, bool want, unsigned at)
 {
 	gp_step_shift_t sh;
@@ -239,6 +239,28 @@ static void test_step_shift(void)
 		       fabs(sh.ratio - pc[c].r) < 0.05,
 		   "%s: period %u, onset %u, %.2fx", pc[c].name, sh.period, sh.at, sh.ratio);
 	}
+	/* the steps before the onset counted in steps, not periods (the tester, session 33:
+	 * D6: 10 periods were needed: 4 of every 8 steps 2x, 1.5x from step 20, 40 or 60 of
+	 * 300, and every 4th, 1.5x from 20, were none) */
+	static const struct {
+		size_t p, slow, at;
+	} early[] = {{8, 4, 20}, {8, 4, 40}, {8, 4, 60}, {4, 1, 20}};
+	for (size_t c = 0; c < sizeof(early) / sizeof(early[0]); c++) {
+		size_t p = early[c].p;
+		for (size_t i = 0; i < 300; i++)
+			sv[i] = 10 * (i % p >= p - early[c].slow ? 2 : 1) *
+			        (i >= early[c].at ? 1.5 : 1) *
+			        (1 + 0.001 * (double)((i * 7) % 5) / 4);
+		bool got = gp_step_shift(sv, 300, false, &sh);
+		/* (every 4th slow: the raw search finds it, period 1; its onset a slow step
+		 * early, 19: D6's misdating, left) */
+		ok(got && (sh.period == p || p == 4) && sh.at + p / 2 >= early[c].at &&
+		       sh.at <= early[c].at + p / 2 && fabs(sh.ratio - 1.5) < 0.05,
+		   "%zu of every %zu steps 2x, 1.5x from step %zu of 300: %s, period %u, onset %u, "
+		   "%.2fx",
+		   early[c].slow, p, early[c].at, got ? "found" : "none", sh.period, sh.at,
+		   sh.ratio);
+	}
 	for (size_t i = 0; i < 300; i++) /* 30 % of steps 3x, by no period: none */
 		sv[i] = ((i * 2654435761u) >> 8) % 10 < 3 ? 30 : 10;
 	shift_case("30 % of the steps 3x, no period", 300, false, 0);
@@ -262,6 +284,66 @@ static void test_step_shift(void)
 	for (size_t i = 0; i < 300; i++) /* rises under the ratio: 10, 11, 12.1 */
 		sv[i] = i < 100 ? 10 : i < 200 ? 11 : 12.1;
 	shift_case("10, 11, 12.1 ms (each under x1.2)", 300, false, 0);
+	/* staircases the search on one split of the whole missed (the tester, session 33: D5):
+	 * five levels of 1.23x, 100 steps each; 10, 20, 10, 20 (recovered, then slower again
+	 * to the end: the shift the last rise, the recovery said); 10, 15, 12, 20; one that
+	 * starts late (10 ms for 300 steps, then 13, 16, 20 for 40 each) */
+	static const struct {
+		const char *name;
+		double ms[5];
+		unsigned len[5], n, levels, at, recovered;
+	} st[] = {{"five levels of 1.23x",
+	           {10, 12.3, 15.13, 18.61, 22.89},
+	           {100, 100, 100, 100, 100},
+	           5,
+	           5,
+	           0,
+	           0},
+	          {"10, 20, 10, 20 ms", {10, 20, 10, 20}, {100, 100, 100, 100}, 4, 4, 300, 2},
+	          {"10, 15, 12, 20 ms", {10, 15, 12, 20}, {100, 100, 100, 100}, 4, 4, 300, 0},
+	          {"10 ms for 300 steps, then 13, 16, 20",
+	           {10, 13, 16, 20},
+	           {300, 40, 40, 40},
+	           4,
+	           4,
+	           300,
+	           0}};
+	for (size_t c = 0; c < sizeof(st) / sizeof(st[0]); c++) {
+		size_t i = 0;
+		for (unsigned l = 0; l < st[c].n; l++)
+			for (unsigned k = 0; k < st[c].len[l]; k++, i++)
+				sv[i] = st[c].ms[l] * (1 + 0.01 * (double)((i * 7) % 5) / 4);
+		bool got = gp_step_shift(sv, i, false, &sh), lv = got && sh.nlevels == st[c].levels;
+		for (unsigned l = 0, a = 0; lv && l < st[c].n; a += st[c].len[l++])
+			lv = sh.level_at[l] == a && fabs(sh.level_ms[l] / st[c].ms[l] - 1) < 0.02;
+		ok(lv && (!st[c].at || sh.at == st[c].at) && sh.recovered == st[c].recovered,
+		   "a staircase, %s: %s, %u levels, the largest rise at %u, recovered at level %u",
+		   st[c].name, got ? "found" : "none", sh.nlevels, sh.at, sh.recovered);
+	}
+	/* ... and none in noise (2 % and 5 %, 300 and 3000 steps: a sum of uniforms) */
+	for (unsigned c = 0; c < 4; c++) {
+		size_t n = c % 2 ? 3000 : 300;
+		uint32_t x = 12345 + c;
+		for (size_t i = 0; i < n; i++) {
+			double u = 0;
+			for (int k = 0; k < 12; k++)
+				x = x * 1664525u + 1013904223u, u += (double)(x >> 8) / (1u << 24);
+			sv[i] = 10 * (1 + (c < 2 ? 0.02 : 0.05) * (u - 6));
+		}
+		char name[64];
+		snprintf(name, sizeof(name), "%u steps of 10 ms, %u %% noise", (unsigned)n,
+		         c < 2 ? 2 : 5);
+		shift_case(name, n, false, 0);
+	}
+	for (size_t i = 0; i < 400; i++) /* every 16th step 4x (gradient accumulation) */
+		sv[i] = (i % 16 == 15 ? 40 : 10) * (1 + 0.01 * (double)((i * 7) % 5) / 4);
+	shift_case("every 16th step 4x", 400, false, 0);
+	for (size_t i = 0; i < 400; i++) /* an eval every 50 steps */
+		sv[i] = (i % 50 == 49 ? 100 : 10) * (1 + 0.01 * (double)((i * 7) % 5) / 4);
+	shift_case("an eval every 50 steps", 400, false, 0);
+	for (size_t i = 0; i < 300; i++) /* 3 of every 10 steps 3x */
+		sv[i] = i % 10 == 2 || i % 10 == 5 || i % 10 == 8 ? 30 : 10;
+	shift_case("3 of every 10 steps 3x", 300, false, 0);
 	/* host-timed: a host that ran ahead until CUDA's queue was full (the nvml fixture's
 	 * 15 steps of 0.6 ms, then 7 ms), against a shift whose fast steps lasted long */
 	for (size_t i = 0; i < 40; i++)
