@@ -111,6 +111,18 @@ static const char *gib(uint64_t b, char *out, size_t len)
 	return out;
 }
 
+/* The ranks whose live file was not read: counted, not gone unseen. */
+static void unread_line(const gp_live_job_t *j, FILE *f, const char *eol)
+{
+	if (j->unreadable)
+		fprintf(
+		    f,
+		    "%u live file(s) not read, their ranks not shown: %u over %u KiB (not a live "
+		    "file), %u not the job's owner's or not live files%s",
+		    j->unreadable, j->too_big, GP_LIVE_MAXFILE / 1024, j->unreadable - j->too_big,
+		    eol);
+}
+
 /* The lines above the ranks: what the job is doing now. */
 static void job_lines(const top_t *t, FILE *f, const char *eol)
 {
@@ -140,6 +152,7 @@ static void job_lines(const top_t *t, FILE *f, const char *eol)
 		        "only the first %u ranks' live files read of %u (--max-ranks): the figures "
 		        "above are theirs%s",
 		        j->n, j->n + j->beyond, eol);
+	unread_line(j, f, eol);
 	if (j->first_find >= 0) {
 		const gp_live_rank_t *r = &j->r[j->first_find];
 		fprintf(f, "first finding: rank %d: %s: %s", r->rank, r->find[0].id,
@@ -310,9 +323,10 @@ static void draw(top_t *t)
 		        "gpuprof top: no live figures in %s yet (each rank writes its first after "
 		        "live_interval seconds)\n",
 		        shown);
+		unread_line(&t->j, m, "\n");
 	} else
 		job_lines(t, m, "\n");
-	int body = rows - 6 - (t->j.beyond > 0); /* header lines and the key line */
+	int body = rows - 6 - (t->j.beyond > 0) - (t->j.unreadable > 0); /* header, key lines */
 	body = body < 1 ? 1 : body;
 	int maxscroll = (int)t->j.n > body ? (int)t->j.n - body : 0;
 	t->scroll = t->scroll > maxscroll ? maxscroll : t->scroll < 0 ? 0 : t->scroll;

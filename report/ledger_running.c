@@ -151,13 +151,20 @@ static void json_out(const running_t *v, unsigned n, FILE *f)
 		gp_json_str(f, v[i].partition);
 		fprintf(f, ", \"dir\": ");
 		gp_json_str(f, j->dir);
-		fprintf(f,
-		        ", \"ranks\": %u, \"ranks_running\": %u, \"ranks_gone\": %u, "
-		        "\"elapsed_s\": %.0f, \"step_median_ms\": %.4f, \"step_last_ms\": %.4f, "
-		        "\"busy_pct\": %.2f, \"last_busy_pct\": %.2f, \"gpus_seen\": %u, "
-		        "\"first_finding\": ",
-		        j->n, j->running, j->nstale, j->elapsed_s, j->median_ms, j->now_ms,
-		        j->busy_pct, j->last_busy_pct, j->with_gpus);
+		fprintf(f, ", \"ranks\": %u, \"ranks_running\": %u, \"ranks_gone\": %u, ", j->n,
+		        j->running, j->nstale);
+		/* null where a figure is not finite (JSON has none) */
+		fprintf(f, "\"elapsed_s\": ");
+		gp_json_fixed(f, j->elapsed_s, 0);
+		fprintf(f, ", \"step_median_ms\": ");
+		gp_json_fixed(f, j->median_ms, 4);
+		fprintf(f, ", \"step_last_ms\": ");
+		gp_json_fixed(f, j->now_ms, 4);
+		fprintf(f, ", \"busy_pct\": ");
+		gp_json_fixed(f, j->busy_pct, 2);
+		fprintf(f, ", \"last_busy_pct\": ");
+		gp_json_fixed(f, j->last_busy_pct, 2);
+		fprintf(f, ", \"gpus_seen\": %u, \"first_finding\": ", j->with_gpus);
 		gp_json_str(f, j->first_find >= 0 ? j->r[j->first_find].find[0].id : "");
 		fprintf(f, "}");
 	}

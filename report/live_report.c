@@ -178,8 +178,11 @@ static void text_quality(const gp_live_job_t *j, FILE *f)
 	if (!j->lost)
 		fprintf(f, "nothing lost so far (every rank's counters)\n");
 	if (j->unreadable)
-		fprintf(f, "%u live file(s) not read (not the job's owner's, or not live files)\n",
-		        j->unreadable);
+		fprintf(f,
+		        "%u live file(s) not read, their ranks not counted: %u over %u KiB (not a "
+		        "live file), %u not the job's owner's or not live files\n",
+		        j->unreadable, j->too_big, GP_LIVE_MAXFILE / 1024,
+		        j->unreadable - j->too_big);
 	fprintf(f,
 	        "gpuprof's agents used %.3f s of CPU in all so far, at most %.1f ms in a rank's "
 	        "last %.0f s interval\n",
@@ -203,6 +206,13 @@ void gp_live_report_text(const gp_live_job_t *j, FILE *f)
 	gp_text_report(f, text_all, j);
 }
 
+/* `pre"key": d` with prec decimals, null where d is not finite (JSON has none). */
+static void jnum(FILE *f, const char *pre, const char *key, double d, int prec)
+{
+	fprintf(f, "%s\"%s\": ", pre, key);
+	gp_json_fixed(f, d, prec);
+}
+
 static void json_rank(const gp_live_job_t *j, unsigned i, FILE *f)
 {
 	const gp_live_rank_t *r = &j->r[i];
@@ -210,26 +220,32 @@ static void json_rank(const gp_live_job_t *j, unsigned i, FILE *f)
 	gp_json_str(f, r->step);
 	fprintf(f, ", \"rank\": %d, \"node\": ", r->rank);
 	gp_json_str(f, r->node);
-	fprintf(f, ", \"state\": \"%s\", \"written\": %.3f, \"elapsed_s\": %.3f, \"steps\": {",
-	        state_of(j, i), r->written, r->elapsed_s);
-	fprintf(f, "\"name\": ");
+	fprintf(f, ", \"state\": \"%s\"", state_of(j, i));
+	jnum(f, ", ", "written", r->written, 3);
+	jnum(f, ", ", "elapsed_s", r->elapsed_s, 3);
+	fprintf(f, ", \"steps\": {\"name\": ");
 	gp_json_str(f, r->step_name);
+	fprintf(f, ", \"source\": \"%s\", \"basis\": \"%s\", \"n\": %u, \"warmup\": %u",
+	        r->step_source, r->step_basis, r->steps, r->warmup);
+	jnum(f, ", \"so_far\": {", "median_ms", r->median_ms, 4);
+	jnum(f, ", ", "p95_ms", r->p95_ms, 4);
+	jnum(f, ", ", "mean_ms", r->mean_ms, 4);
+	jnum(f, "}, \"last\": {", "from_s", r->last_from_s, 3);
+	jnum(f, ", ", "to_s", r->last_to_s, 3);
+	fprintf(f, ", \"n\": %u", r->last_steps);
+	jnum(f, ", ", "median_ms", r->last_median_ms, 4);
+	fprintf(f, "}}, \"gpu\": {\"devices\": %u", r->ngpus);
+	jnum(f, ", \"so_far\": {", "busy_pct", r->busy_pct, 2);
+	jnum(f, ", ", "idle_startup_s", r->idle_startup_s, 3);
+	jnum(f, ", ", "idle_steps_s", r->idle_steps_s, 3);
+	jnum(f, "}, \"last\": {", "busy_pct", r->last_busy_pct, 2);
 	fprintf(f,
-	        ", \"source\": \"%s\", \"basis\": \"%s\", \"n\": %u, \"warmup\": %u, "
-	        "\"so_far\": {\"median_ms\": %.4f, \"p95_ms\": %.4f, \"mean_ms\": %.4f}, "
-	        "\"last\": {\"from_s\": %.3f, \"to_s\": %.3f, \"n\": %u, \"median_ms\": %.4f}}",
-	        r->step_source, r->step_basis, r->steps, r->warmup, r->median_ms, r->p95_ms,
-	        r->mean_ms, r->last_from_s, r->last_to_s, r->last_steps, r->last_median_ms);
-	fprintf(f,
-	        ", \"gpu\": {\"devices\": %u, \"so_far\": {\"busy_pct\": %.2f, "
-	        "\"idle_startup_s\": %.3f, \"idle_steps_s\": %.3f}, \"last\": {\"busy_pct\": "
-	        "%.2f}, \"mem_used_bytes\": %llu, \"mem_peak_bytes\": %llu, \"mem_total_bytes\": "
-	        "%llu}",
-	        r->ngpus, r->busy_pct, r->idle_startup_s, r->idle_steps_s, r->last_busy_pct,
+	        "}, \"mem_used_bytes\": %llu, \"mem_peak_bytes\": %llu, \"mem_total_bytes\": %llu}",
 	        (unsigned long long)r->mem_used, (unsigned long long)r->mem_peak,
 	        (unsigned long long)r->mem_total);
-	fprintf(f, ", \"lost\": %llu, \"agent_cpu_s\": %.4f}", (unsigned long long)r->lost,
-	        r->agent_cpu_s);
+	fprintf(f, ", \"lost\": %llu", (unsigned long long)r->lost);
+	jnum(f, ", ", "agent_cpu_s", r->agent_cpu_s, 4);
+	fprintf(f, "}");
 }
 
 static void json_findings(const gp_live_job_t *j, FILE *f)
@@ -247,23 +263,22 @@ static void json_findings(const gp_live_job_t *j, FILE *f)
 			gp_json_str(f, j->r[i].step);
 			fprintf(f, ", \"rank\": %d, \"text\": ", j->r[i].rank);
 			gp_json_str(f, line);
-			if (!strcmp(x->id, "slowdown"))
-				fprintf(f,
-				        ", \"since_s\": %.3f, \"since\": %.3f, \"ratio\": %.4f, "
-				        "\"base_ms\": %.4f",
-				        j->r[i].slow_since_s,
-				        j->r[i].started + j->r[i].slow_since_s, j->r[i].slow_ratio,
-				        j->r[i].slow_base_ms);
+			if (!strcmp(x->id, "slowdown")) {
+				jnum(f, ", ", "since_s", j->r[i].slow_since_s, 3);
+				jnum(f, ", ", "since", j->r[i].started + j->r[i].slow_since_s, 3);
+				jnum(f, ", ", "ratio", j->r[i].slow_ratio, 4);
+				jnum(f, ", ", "base_ms", j->r[i].slow_base_ms, 4);
+			}
 			fprintf(f, "}");
 		}
 	if (j->slowest >= 0 && j->slowest_ratio >= GP_LIVE_SLOW_RATIO && j->n > 1) {
 		fprintf(f, "%s{\"id\": \"straggler\", \"step\": ", n++ ? ", " : "");
 		gp_json_str(f, j->r[j->slowest].step);
-		fprintf(
-		    f,
-		    ", \"rank\": %d, \"last_ms\": %.4f, \"ratio\": %.4f, \"ranks_last_ms\": %.4f}",
-		    j->r[j->slowest].rank, j->r[j->slowest].last_median_ms, j->slowest_ratio,
-		    j->now_ms);
+		fprintf(f, ", \"rank\": %d", j->r[j->slowest].rank);
+		jnum(f, ", ", "last_ms", j->r[j->slowest].last_median_ms, 4);
+		jnum(f, ", ", "ratio", j->slowest_ratio, 4);
+		jnum(f, ", ", "ranks_last_ms", j->now_ms, 4);
+		fprintf(f, "}");
 	}
 	fprintf(f, "]");
 }
@@ -274,12 +289,15 @@ void gp_live_report_json(const gp_live_job_t *j, FILE *f)
 	gp_json_str(f, j->n ? j->r[0].job : "");
 	fprintf(f, ", \"dir\": ");
 	gp_json_str(f, j->dir);
-	fprintf(f,
-	        ", \"read_at\": %.3f, \"started\": %.3f, \"elapsed_s\": %.3f, \"running\": %u, "
-	        "\"ended\": %u, \"gone\": %u, \"step_median_ms\": %.4f, \"step_last_ms\": %.4f, "
-	        "\"busy_pct\": %.2f, \"lost\": %llu",
-	        j->now, j->started, j->elapsed_s, j->running, j->ended, j->nstale, j->median_ms,
-	        j->now_ms, j->busy_pct, (unsigned long long)j->lost);
+	jnum(f, ", ", "read_at", j->now, 3);
+	jnum(f, ", ", "started", j->started, 3);
+	jnum(f, ", ", "elapsed_s", j->elapsed_s, 3);
+	fprintf(f, ", \"running\": %u, \"ended\": %u, \"gone\": %u", j->running, j->ended,
+	        j->nstale);
+	jnum(f, ", ", "step_median_ms", j->median_ms, 4);
+	jnum(f, ", ", "step_last_ms", j->now_ms, 4);
+	jnum(f, ", ", "busy_pct", j->busy_pct, 2);
+	fprintf(f, ", \"lost\": %llu", (unsigned long long)j->lost);
 	json_findings(j, f);
 	fprintf(f, ", \"ranks\": [");
 	for (unsigned i = 0; i < j->n; i++) {

@@ -18,6 +18,8 @@ typedef struct gp_live_job {
 	gp_live_rank_t *r;
 	bool *stale; /* r[i]'s agent is gone (gp_live_stale) */
 	unsigned n, running, ended, nstale, unreadable;
+	unsigned
+	    too_big;  /* of unreadable: over GP_LIVE_MAXFILE, not a live file (its rank unseen) */
 	unsigned max; /* the most live files read (0: all), the lowest ranks of each step first */
 	unsigned beyond; /* live files not read for max: the job line is of the n read */
 	double now;      /* Unix time the files were read */

@@ -286,4 +286,41 @@ PY
 else
 	skip "mkhostile not built"
 fi
+# a user's live files with finite but absurd figures (busy_pct 1.7e308 on 3 ranks summed
+# to inf, "busy_pct": inf in the JSON; elapsed 1.7e308 through lround; 2^40 steps read as
+# 0), and one over the size cap (its rank vanished from top uncounted): each figure
+# dropped at parse, JSON stays JSON, the big file counted
+mkdir -p "$T/livebig/step0"
+python3 - "$T/livebig/step0" <<'PY'
+import json, sys, time
+now = time.time()
+for r in range(3):
+    x = {"gpuprof_live": 1, "job": "600", "step": "0", "rank": r, "node": "n1", "pid": 1 + r,
+         "state": "running", "seq": 1, "started": now - 100, "written": now, "elapsed_s": 1.7e308,
+         "interval_s": 30, "steps": 2 ** 40, "median_ms": 1.7e308, "last_steps": 10,
+         "last_median_ms": 1.7e308, "slow_ratio": 1.7e308, "gpus": 1, "busy_pct": 1.7e308,
+         "last_busy_pct": -50, "lost": 2 ** 64 - 1, "findings": []}
+    open("%s/rank%d.live.json" % (sys.argv[1], r), "w").write(json.dumps(x) + "\n")
+x["rank"] = 3
+x["lost_by"] = "x" * 70000
+open("%s/rank3.live.json" % sys.argv[1], "w").write(json.dumps(x) + "\n")
+PY
+printf '600|bob|a|p|1:00|%s\n' "$T" >"$T/livebig.sq"
+ln -s livebig "$T/gpuprof-600"
+"$B/gpuprof" report -f json "$T/livebig" >"$T/livebig.json" 2>"$T/livebig.err"
+"$B/gpuprof" ledger --running --from-file "$T/livebig.sq" -f json >"$T/livebig.lr" 2>>"$T/livebig.err"
+"$B/gpuprof" report "$T/livebig" >"$T/livebig.txt" 2>>"$T/livebig.err"
+"$B/gpuprof" top --once "$T/livebig" >"$T/livebig.top" 2>>"$T/livebig.err"
+out=$(python3 - "$T/livebig.json" "$T/livebig.lr" <<'PY'
+import json, sys
+j = json.load(open(sys.argv[1])); lr = json.load(open(sys.argv[2]))["running"][0]
+r = j["ranks"][0]
+bad = [k for k, v in (("busy", j["busy_pct"]), ("lr busy", lr["busy_pct"]), ("elapsed", j["elapsed_s"]),
+       ("steps", r["steps"]["n"]), ("last busy", r["gpu"]["last"]["busy_pct"])) if v != 0]
+print("busy %s, ledger busy %s, steps %s%s" % (j["busy_pct"], lr["busy_pct"], r["steps"]["n"], " bad: %s" % bad if bad else ""))
+sys.exit(1 if bad or len(j["ranks"]) != 3 else 0)
+PY
+) && grep -q " 0:00:00 so far" "$T/livebig.txt" &&
+	grep -q "^1 live file(s) not read, their ranks not shown: 1 over 64 KiB" "$T/livebig.top"
+ok $? "absurd live figures dropped at parse, the JSON valid (${out:-$(head -c 300 "$T/livebig.err")}); a live file over the cap counted in top"
 done_testing
