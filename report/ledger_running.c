@@ -11,6 +11,7 @@
 #include "livejob.h"
 #include "log.h"
 #include "path.h"
+#include "wrap.h"
 
 #include <errno.h>
 #include <spawn.h>
@@ -104,7 +105,7 @@ static FILE *open_lines(const char *path, pid_t *pid)
 	return fdopen(fd[0], "r");
 }
 
-static void text_out(const running_t *v, unsigned n, FILE *f)
+static void text_lines(const running_t *v, unsigned n, FILE *f)
 {
 	fprintf(f,
 	        "gpuprof ledger --running: %u running profiled job(s), live figures, the least "
@@ -134,6 +135,22 @@ static void text_out(const running_t *v, unsigned n, FILE *f)
 		else
 			fprintf(f, "-\n");
 	}
+}
+
+/* The table to out, made safe for a terminal as top and report make theirs
+ * (gp_text_shown): a live file's finding id and text are a user's strings, and squeue's
+ * fields are partly theirs too, shown to root. */
+static void text_out(const running_t *v, unsigned n, FILE *out)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *m = open_memstream(&buf, &len);
+	if (!m)
+		return;
+	text_lines(v, n, m);
+	if (fclose(m) == 0 && buf)
+		fwrite(buf, 1, gp_text_shown(buf, len), out);
+	free(buf);
 }
 
 static void json_out(const running_t *v, unsigned n, FILE *f)

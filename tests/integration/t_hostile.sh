@@ -201,6 +201,20 @@ PY
 "$B/gpuprof" top --once "$T/livenames" >"$T/livenames.top" 2>&1
 out=$(clean "$T/livenames.top" term 2>&1) && grep -q "^first finding: rank 0: slowdown?" "$T/livenames.top" && grep -q " 0 n0?" "$T/livenames.top"
 ok $? "hostile names: gpuprof top ${out:-shows them as '?'} ($(grep -m1 '^first finding' "$T/livenames.top" | cut -c1-100))"
+# the same file under ledger --running (root's view of every running job): the finding's
+# id and text went out raw (C1 CSI as U+009B and as a raw 0x9b byte, ESC)
+mkdir -p "$T/lr/gpuprof-77/step0"
+cp "$T/livenames/step0/rank0.live.json" "$T/lr/gpuprof-77/step0/"
+python3 - "$T/lr/gpuprof-77/step0/rank0.live.json" <<'PY'
+import sys
+p = sys.argv[1]; b = open(p, "rb").read()
+b = b.replace(b"steps take 260 ms", b"steps \x9b31m take \xc2\x9b2J 260 ms")
+open(p, "wb").write(b)
+PY
+printf '77|bob|a|p|1:00|%s\n' "$T/lr" >"$T/lr.sq"
+"$B/gpuprof" ledger --running --from-file "$T/lr.sq" >"$T/lr.out" 2>&1
+out=$(clean "$T/lr.out" term 2>&1) && grep -q "rank 0 slowdown?.*: steps ?31m take ?2J 260 ms" "$T/lr.out"
+ok $? "hostile names: ledger --running ${out:-shows the id and text of a live finding as '?'} ($(grep -m1 'slowdown' "$T/lr.out" | cut -c1-160 | cat -v))"
 # rank files of two jobs in one directory (copied together by hand, a job id reused by
 # another cluster): the report says so rather than one job's report of the other's ranks
 mkdir -p "$T/twojobs/step0"
@@ -290,8 +304,8 @@ fi
 # to inf, "busy_pct": inf in the JSON; elapsed 1.7e308 through lround; 2^40 steps read as
 # 0), and one over the size cap (its rank vanished from top uncounted): each figure
 # dropped at parse, JSON stays JSON, the big file counted
-mkdir -p "$T/livebig/step0"
-python3 - "$T/livebig/step0" <<'PY'
+mkdir -p "$T/lb/gpuprof-600/step0"
+python3 - "$T/lb/gpuprof-600/step0" <<'PY'
 import json, sys, time
 now = time.time()
 for r in range(3):
@@ -305,12 +319,11 @@ x["rank"] = 3
 x["lost_by"] = "x" * 70000
 open("%s/rank3.live.json" % sys.argv[1], "w").write(json.dumps(x) + "\n")
 PY
-printf '600|bob|a|p|1:00|%s\n' "$T" >"$T/livebig.sq"
-ln -s livebig "$T/gpuprof-600"
-"$B/gpuprof" report -f json "$T/livebig" >"$T/livebig.json" 2>"$T/livebig.err"
+printf '600|bob|a|p|1:00|%s\n' "$T/lb" >"$T/livebig.sq"
+"$B/gpuprof" report -f json "$T/lb/gpuprof-600" >"$T/livebig.json" 2>"$T/livebig.err"
 "$B/gpuprof" ledger --running --from-file "$T/livebig.sq" -f json >"$T/livebig.lr" 2>>"$T/livebig.err"
-"$B/gpuprof" report "$T/livebig" >"$T/livebig.txt" 2>>"$T/livebig.err"
-"$B/gpuprof" top --once "$T/livebig" >"$T/livebig.top" 2>>"$T/livebig.err"
+"$B/gpuprof" report "$T/lb/gpuprof-600" >"$T/livebig.txt" 2>>"$T/livebig.err"
+"$B/gpuprof" top --once "$T/lb/gpuprof-600" >"$T/livebig.top" 2>>"$T/livebig.err"
 out=$(python3 - "$T/livebig.json" "$T/livebig.lr" <<'PY'
 import json, sys
 j = json.load(open(sys.argv[1])); lr = json.load(open(sys.argv[2]))["running"][0]
