@@ -69,6 +69,8 @@ typedef struct top {
 	int scroll;
 	gp_live_job_t j;
 	unsigned *order;
+	const char *job; /* asked by a numeric job id: the live files must name it */
+	unsigned said_other;
 } top_t;
 
 static const top_t *sorting; /* qsort's context */
@@ -218,6 +220,14 @@ static int load(top_t *t)
 	t->order = NULL;
 	if (gp_live_job_load(&t->j, t->dir, t->step, t->max_ranks, err, sizeof(err)) < 0)
 		return gp_err("top: %s", err);
+	char other[32];
+	unsigned n = t->j.n;
+	/* a job asked by id: its WorkDir's gpuprof-JOBID may be a link or a copy of another
+	 * job's; only live files that name this job are shown */
+	unsigned gone = t->job ? gp_live_job_only(&t->j, t->job, other, sizeof(other)) : 0;
+	if (gone && !t->said_other++)
+		gp_warn("top: %u of the %u live file(s) in %s are of job %s, not job %s: left out",
+		        gone, n, t->dir, other, t->job);
 	t->order = calloc(t->j.n + 1, sizeof(unsigned));
 	if (!t->order)
 		return gp_err("top: out of memory");
@@ -474,6 +484,8 @@ int gp_cmd_top(int argc, char **argv)
 		return GP_CLI_USAGE;
 	if (gp_jobref_resolve(argv[c.ind], t.dir, sizeof(t.dir), &by_id, err, sizeof(err)) < 0)
 		return gp_err("top: %s", err), 1;
+	if (by_id && strspn(argv[c.ind], "0123456789") == strlen(argv[c.ind]))
+		t.job = argv[c.ind]; /* SLURM_JOB_ID as the agent writes it; not an array's a_b */
 	t.tty = isatty(STDOUT_FILENO) && isatty(STDIN_FILENO);
 	int rc = once || !t.tty ? print_once(&t) : interactive(&t);
 	gp_live_job_free(&t.j);

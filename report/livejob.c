@@ -250,6 +250,8 @@ int gp_live_job_load(gp_live_job_t *j, const char *dir, const char *step, unsign
 	memset(j, 0, sizeof(*j));
 	j->max = max;
 	snprintf(j->dir, sizeof(j->dir), "%s", dir);
+	if (gp_root_link_check(dir, err, errlen) < 0) /* as the report (gp_job_load) */
+		return -1;
 	DIR *top = opendir(dir);
 	if (!top || fstat(dirfd(top), &ds) < 0) {
 		snprintf(err, errlen, "%s: %s", dir, strerror(errno));
@@ -270,6 +272,23 @@ int gp_live_job_load(gp_live_job_t *j, const char *dir, const char *step, unsign
 	j->now = wall_now();
 	job_line(j);
 	return 0;
+}
+
+unsigned gp_live_job_only(gp_live_job_t *j, const char *job, char *other, size_t len)
+{
+	unsigned k = 0, gone = 0;
+	for (unsigned i = 0; i < j->n; i++) {
+		if (!j->r[i].job[0] || !strcmp(j->r[i].job, job)) {
+			j->r[k++] = j->r[i];
+			continue;
+		}
+		if (!gone++)
+			snprintf(other, len, "%s", j->r[i].job);
+	}
+	j->n = k;
+	if (gone)
+		job_line(j);
+	return gone;
 }
 
 void gp_live_job_select(gp_live_job_t *j, const gp_ranks_t *rk)

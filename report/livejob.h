@@ -42,6 +42,9 @@ int gp_live_job_load(gp_live_job_t *j, const char *dir, const char *step, unsign
                      size_t errlen);
 /* Keep only the ranks rk selects (gpuprof report --ranks), the job line made again. */
 void gp_live_job_select(gp_live_job_t *j, const gp_ranks_t *rk);
+/* Only the ranks whose live file names job (or no job: not under Slurm): those of
+ * another job dropped, their count, the first one's job into other. */
+unsigned gp_live_job_only(gp_live_job_t *j, const char *job, char *other, size_t len);
 /* Does a rank of the job still run (a live file of state running, not stale)? */
 bool gp_live_job_running(const gp_live_job_t *j);
 void gp_live_job_free(gp_live_job_t *j);

@@ -209,6 +209,7 @@ python3 - "$T/lr/gpuprof-77/step0/rank0.live.json" <<'PY'
 import sys
 p = sys.argv[1]; b = open(p, "rb").read()
 b = b.replace(b"steps take 260 ms", b"steps \x9b31m take \xc2\x9b2J 260 ms")
+b = b.replace(b'"job": "77', b'"job": "77", "x": "', 1)  # the job it is listed as
 open(p, "wb").write(b)
 PY
 printf '77|bob|a|p|1:00|%s\n' "$T/lr" >"$T/lr.sq"

@@ -276,6 +276,8 @@ ok $? "ledger --running --format=json: the job, its ranks, its GPUs' busy now, i
 # WorkDir: --running lists it too (on Slurm 22.05 the site-profiled job was missing from
 # --running while the job that asked was listed)
 mkdir -p "$T/site/carol" "$T/wd3" && cp -r "$J" "$T/site/carol/4244"
+# (its live files name their job: ledger --running leaves out those of another)
+sed -i 's/"job": "4242"/"job": "4244"/' "$T"/site/carol/4244/step*/rank*.live.json
 printf 'profile_all_jobs: true\nsite_output: %s/site/%%u/%%j\n' "$T" >"$T/site.yaml"
 printf '%s\n' "4244|carol|physics|gpu|2:00|$T/wd3" >"$T/squeue2.txt"
 "$GP" ledger --running --config="$T/site.yaml" --from-file="$T/squeue2.txt" >"$T/lr2.txt" 2>&1
