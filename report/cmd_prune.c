@@ -166,21 +166,30 @@ static void prune_job(prune_t *pr, int dfd, const char *name, const char *path)
 		pr->failed++;
 		return;
 	}
+	/* its age: its newest file's, not a directory's (a removal that could not finish
+	 * made its directories new, and the rest was kept another AGE with no word); a tree
+	 * of directories alone: the newest of them */
+	if (u.newest_file)
+		u.newest = u.newest_file;
 	if (u.newest >= pr->cutoff) {
 		pr->kept++;
 		return;
 	}
-	pr->jobs++;
-	pr->bytes += u.bytes;
 	if (pr->dry) {
+		pr->jobs++;
+		pr->bytes += u.bytes;
 		said(pr, path, &u, false);
 		return;
 	}
 	gp_tree_usage_t gone = {0};
 	rc = gp_tree_remove_within(dfd, name, &gone);
 	said(pr, path, &u, rc == 0);
-	if (rc < 0)
+	if (rc < 0) { /* counted as not removed: the exit status says so */
 		pr->failed++;
+		return;
+	}
+	pr->jobs++;
+	pr->bytes += u.bytes;
 }
 
 /* The directory at/name (path) of a level above the job directories: opened without

@@ -323,4 +323,17 @@ printf '502|%s|a|p|1:40|%s\n' "$U" "$T/lv/bob" >"$T/lv/sq38"
 python3 -c 'import json,sys; j=json.load(open(sys.argv[1])); assert j["running"] == [], j' "$T/38.out" &&
 	grep -q "job 502: .* is uid 65534's, not its user $U's" "$T/38.err"
 ok $? "S38: ledger --running leaves out a job directory not the job's user's ($(head -c 160 "$T/38.err"))"
+# 39. prune of a job directory the user made partly unremovable (a 0500 subdirectory):
+#     counted "removed" though it was not, and the partial removal made its directories
+#     new, so the next run kept it another AGE, exit 0, no word
+mkdir -p "$T/pr"; chmod 755 "$T/pr"; userdir "$T/pr/$U"; chmod 700 "$T/pr/$U"
+printf 'site_output: %s/pr/%%u/%%j\n' "$T" >"$T/pr.yaml"
+as_user bash -c "cd '$T/pr/$U' && mkdir -p 7/step0/ro && echo big >7/step0/data && echo x >7/step0/ro/f && chmod 0500 7/step0/ro && find 7 -exec touch -d 2020-01-01 {} +"
+"$B/gpuprof" prune --older-than=1d --config="$T/pr.yaml" >"$T/39a.out" 2>&1; rc1=$?
+"$B/gpuprof" prune --older-than=1d --config="$T/pr.yaml" >"$T/39b.out" 2>&1; rc2=$?
+[ $rc1 = 1 ] && [ $rc2 = 1 ] && [ -f "$T/pr/$U/7/step0/ro/f" ] &&
+	grep -q "removed 0 job directories" "$T/39a.out" && grep -q "^could not remove all of $T/pr/$U/7 " "$T/39b.out" &&
+	grep -q "removed 0 job directories .* 0 kept" "$T/39b.out"
+ok $? "S39: prune counts a job directory it could not remove whole as not removed (exit $rc1), and the next run tries again and says so (exit $rc2: $(tail -1 "$T/39b.out" | cut -c1-120))"
+chmod -R u+w "$T/pr"
 done_testing
