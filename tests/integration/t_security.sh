@@ -336,4 +336,13 @@ as_user bash -c "cd '$T/pr/$U' && mkdir -p 7/step0/ro && echo big >7/step0/data 
 	grep -q "removed 0 job directories .* 0 kept" "$T/39b.out"
 ok $? "S39: prune counts a job directory it could not remove whole as not removed (exit $rc1), and the next run tries again and says so (exit $rc2: $(tail -1 "$T/39b.out" | cut -c1-120))"
 chmod -R u+w "$T/pr"
+# 40. another user plants all ten spool names of the user's uid in a shared spool root
+#     (gpuprof-UID, .1 ... .9): the task ran unprofiled ("spool ...: Operation not
+#     permitted"), and under GPUPROF_REQUIRED=1 it was not started at all (exit 1)
+S="$T/spool"; install -d -m 1777 "$S"; userdir "$T/sp-out"
+for n in "" .1 .2 .3 .4 .5 .6 .7 .8 .9; do runuser -u nobody -- mkdir "$S/gpuprof-$UID_U$n"; done
+(cd "$T/sp-out" && as_user env TMPDIR="$S" GPUPROF_REQUIRED=1 "$B/gpuprof" run -m timing -o "$T/sp-out/j" -- /bin/true) >"$T/40.out" 2>&1; rc=$?
+sp=$(find "$S" -maxdepth 1 -name "gpuprof-$UID_U.r??????" -user "$U" -perm 0700)
+[ $rc = 0 ] && [ -f "$T/sp-out/j/step0/rank0.gpr" ] && [ -n "$sp" ] && ! grep -q "not permitted\|unprofiled\|required" "$T/40.out"
+ok $? "S40: all ten spool names planted by another user: the task is profiled all the same under GPUPROF_REQUIRED=1 (exit $rc, spool ${sp##*/}: $(head -c 160 "$T/40.out"))"
 done_testing
