@@ -39,8 +39,8 @@ static int cmp_busy(const void *a, const void *b)
 
 /* The live figures of r's job in dir, read by root's rules as the report's: no link of a
  * user's to another's directory (gp_live_job_load), the directory the job's user's
- * (where squeue's user is one of this node's), and only live files that name this job;
- * false when none is left (each refusal said). */
+ * (or root's; where squeue's user is one of this node's), and only live files that name
+ * this job; false when none is left (each refusal said). */
 static bool load_ours(running_t *r, const char *dir, const char *user)
 {
 	char err[8448], other[32];
@@ -49,7 +49,8 @@ static bool load_ours(running_t *r, const char *dir, const char *user)
 		return false;
 	}
 	struct passwd *pw = geteuid() == 0 ? getpwnam(user) : NULL;
-	if (pw && r->j.n && r->j.owner != pw->pw_uid) {
+	/* root's own directory: no user planted it (a user's link to one is refused above) */
+	if (pw && r->j.n && r->j.owner != 0 && r->j.owner != pw->pw_uid) {
 		gp_warn("ledger: --running: job %s: %s is uid %u's, not its user %s's (uid %u): "
 		        "left out",
 		        r->id, dir, (unsigned)r->j.owner, user, (unsigned)pw->pw_uid);
