@@ -11,6 +11,8 @@
 #include "config.h"
 #include "live.h"
 
+#include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -727,10 +729,53 @@ static int inum(const char *text, const char *key, int lo, int hi)
 	return !(v >= lo) ? lo : v > hi ? hi : (int)v;
 }
 
-static uint64_t u64(const char *text, const char *key)
+/* A count of a file someone else may have written: a whole number in [0, max], else the
+ * field is dropped (0): strtoull takes "-1" as 2^64 - 1, a cast past max wraps (2^40
+ * steps read as 0). */
+static uint64_t u64max(const char *text, const char *key, uint64_t max)
 {
 	const char *v = val(text, key);
-	return v ? strtoull(v, NULL, 10) : 0;
+	char *end;
+	if (!v || *v < '0' || *v > '9')
+		return 0;
+	errno = 0;
+	unsigned long long u = strtoull(v, &end, 10);
+	return errno || u > max ? 0 : (uint64_t)u;
+}
+
+static uint64_t u64(const char *text, const char *key)
+{
+	return u64max(text, key, UINT64_MAX);
+}
+
+static unsigned uns(const char *text, const char *key)
+{
+	return (unsigned)u64max(text, key, UINT_MAX);
+}
+
+/* The most a time of a live file may say: a century in seconds (37 days in a step's ms;
+ * an epoch time up to 2071). Any more,
+ * a negative one or not a number: the field is dropped (0), so a job's sums and averages
+ * over its ranks stay finite and lround() of them defined. */
+#define LIVE_TIME_MAX 3.2e9
+static double secs(const char *text, const char *key)
+{
+	double d = num(text, key);
+	return d >= 0 && d <= LIVE_TIME_MAX ? d : 0;
+}
+
+/* A time that may be none (-1, what the agent writes): out of range, none. */
+static double since(const char *text, const char *key)
+{
+	double d = num(text, key);
+	return d >= 0 && d <= LIVE_TIME_MAX ? d : -1;
+}
+
+/* A share of the GPU's time: in [0, 100], else dropped (0). */
+static double pct(const char *text, const char *key)
+{
+	double d = num(text, key);
+	return d >= 0 && d <= 100 ? d : 0;
 }
 
 /* A JSON string at p into out (escapes undone, \u as '?'); the end after it, or NULL. */
@@ -800,32 +845,33 @@ int gp_live_parse(const char *t, gp_live_rank_t *r)
 	r->rank = inum(t, "rank", -1, INT32_MAX);
 	r->pid = inum(t, "pid", 0, INT32_MAX);
 	r->wait_status = inum(t, "wait_status", 0, 65535);
-	r->seq = (unsigned)u64(t, "seq");
-	r->started = num(t, "started"), r->written = num(t, "written");
-	r->elapsed_s = num(t, "elapsed_s"), r->interval_s = num(t, "interval_s");
-	r->steps = (unsigned)u64(t, "steps"), r->warmup = (unsigned)u64(t, "warmup");
-	r->median_ms = num(t, "median_ms"), r->p95_ms = num(t, "p95_ms");
-	r->mean_ms = num(t, "mean_ms");
-	r->last_steps = (unsigned)u64(t, "last_steps");
-	r->last_median_ms = num(t, "last_median_ms");
-	r->last_from_s = num(t, "last_from_s"), r->last_to_s = num(t, "last_to_s");
-	r->first_step_s = num(t, "first_step_s");
-	r->slow_since_s = num(t, "slow_since_s"), r->slow_ratio = num(t, "slow_ratio");
-	r->slow_base_ms = num(t, "slow_base_ms");
-	r->ngpus = (unsigned)u64(t, "gpus");
-	r->samples = (unsigned)u64(t, "nvml_samples");
-	r->last_samples = (unsigned)u64(t, "last_nvml_samples");
-	r->busy_pct = num(t, "busy_pct"), r->last_busy_pct = num(t, "last_busy_pct");
-	r->idle_startup_s = num(t, "idle_startup_s"), r->idle_steps_s = num(t, "idle_steps_s");
+	r->seq = uns(t, "seq");
+	r->started = secs(t, "started"), r->written = secs(t, "written");
+	r->elapsed_s = secs(t, "elapsed_s"), r->interval_s = secs(t, "interval_s");
+	r->steps = uns(t, "steps"), r->warmup = uns(t, "warmup");
+	r->median_ms = secs(t, "median_ms"), r->p95_ms = secs(t, "p95_ms");
+	r->mean_ms = secs(t, "mean_ms");
+	r->last_steps = uns(t, "last_steps");
+	r->last_median_ms = secs(t, "last_median_ms");
+	r->last_from_s = secs(t, "last_from_s"), r->last_to_s = secs(t, "last_to_s");
+	r->first_step_s = since(t, "first_step_s");
+	r->slow_since_s = since(t, "slow_since_s"), r->slow_ratio = secs(t, "slow_ratio");
+	r->slow_base_ms = secs(t, "slow_base_ms");
+	r->ngpus = uns(t, "gpus");
+	r->samples = uns(t, "nvml_samples");
+	r->last_samples = uns(t, "last_nvml_samples");
+	r->busy_pct = pct(t, "busy_pct"), r->last_busy_pct = pct(t, "last_busy_pct");
+	r->idle_startup_s = secs(t, "idle_startup_s");
+	r->idle_steps_s = secs(t, "idle_steps_s");
 	r->mem_used = u64(t, "mem_used_bytes"), r->mem_peak = u64(t, "mem_peak_bytes");
 	r->mem_total = u64(t, "mem_total_bytes");
 	r->torch_allocated = u64(t, "torch_allocated_bytes");
 	r->torch_reserved = u64(t, "torch_reserved_bytes");
 	r->torch_peak = u64(t, "torch_peak_bytes");
 	r->lost = u64(t, "lost");
-	r->faults = (unsigned)u64(t, "faults");
-	r->agent_cpu_s = num(t, "agent_cpu_s");
-	r->agent_cpu_last_ms = num(t, "agent_cpu_last_ms");
+	r->faults = uns(t, "faults");
+	r->agent_cpu_s = secs(t, "agent_cpu_s");
+	r->agent_cpu_last_ms = secs(t, "agent_cpu_last_ms");
 	parse_findings(t, r);
 	return 0;
 }

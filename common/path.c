@@ -310,6 +310,38 @@ int gp_write_file_at(int dirfd, const char *name, const void *buf, size_t len, m
 	return 0;
 }
 
+int gp_root_link_check(const char *dir, char *err, size_t errlen)
+{
+	char p[PATH_MAX];
+	size_t n = strlen(dir);
+	if (geteuid() != 0)
+		return 0;
+	if (n >= sizeof(p)) {
+		snprintf(err, errlen, "%.64s...: %s", dir, strerror(ENAMETOOLONG));
+		return -1;
+	}
+	memcpy(p, dir, n + 1);
+	/* every prefix of dir that ends a component: "a", "a/b", ..., dir itself */
+	for (size_t i = 1; i <= n; i++) {
+		if (i < n && (p[i] != '/' || p[i - 1] == '/'))
+			continue;
+		char c = p[i];
+		struct stat ls, ts;
+		p[i] = '\0';
+		bool bad = lstat(p, &ls) == 0 && S_ISLNK(ls.st_mode) && ls.st_uid != 0 &&
+		           stat(p, &ts) == 0 && ts.st_uid != ls.st_uid;
+		if (bad)
+			snprintf(
+			    err, errlen,
+			    "%s: a link of uid %u's to uid %u's directory: not followed as root", p,
+			    (unsigned)ls.st_uid, (unsigned)ts.st_uid);
+		p[i] = c;
+		if (bad)
+			return -1;
+	}
+	return 0;
+}
+
 bool gp_job_file_ok(uid_t file_uid, uid_t owner)
 {
 	return owner == (uid_t)-1 || geteuid() != 0 || owner == 0 || file_uid == owner;

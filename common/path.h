@@ -72,6 +72,11 @@ int gp_write_file_at(int dirfd, const char *name, const void *buf, size_t len, m
  * The descriptor (O_CLOEXEC) with *st filled when st is not NULL, or -1: ELOOP a link,
  * EINVAL not a regular file, EPERM another user's. */
 int gp_open_regular(int dirfd, const char *path, uid_t owner, struct stat *st);
+/* Root's rule for a job directory a user may have named (report, top, ledger --running):
+ * no component of dir is a link a user made (not root's) to a directory of another uid
+ * (alice's link to bob's job would be shown as alice's, or an intermediate one of hers,
+ * alice/x -> /home/bob, walk root into bob's). 0; -1 with err said; a caller not root: 0. */
+int gp_root_link_check(const char *dir, char *err, size_t errlen);
 /* Whether a file (or step directory) of file_uid in a job directory of owner is read:
  * root reads only the owner's in another user's job directory (what a link or a hard
  * link put there is another user's), and anything in its own; any other caller reads

@@ -46,36 +46,90 @@ const char *gp_spool_root(char *out, size_t len, const char *site, const char *t
 	return bad ? NULL : out;
 }
 
-int gp_spool_userdir(const char *root, char *out, size_t outlen)
+/* The user spool's fixed names (gpuprof-UID, then .1 ... .9) and its unpredictable one's
+ * prefix (gpuprof-UID.r + six of mkdtemp's characters). */
+#define USER_NAMES 10
+static void user_name(char *name, size_t len, int i)
+{
+	if (i)
+		snprintf(name, len, "gpuprof-%u.%d", (unsigned)getuid(), i);
+	else
+		snprintf(name, len, "gpuprof-%u", (unsigned)getuid());
+}
+
+static bool random_name(const char *name)
+{
+	char prefix[48];
+	int n = snprintf(prefix, sizeof(prefix), "gpuprof-%u.r", (unsigned)getuid());
+	return !strncmp(name, prefix, (size_t)n) && strlen(name) == (size_t)n + 6;
+}
+
+/* Is rfd/name a directory of ours that no one else may write into (never through a link)? */
+static bool dir_ours(int rfd, const char *name)
 {
 	struct stat st;
-	char name[64];
-	int rfd, fd;
-	rfd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	int fd = openat(rfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	bool ours = fstat(fd, &st) == 0 && st.st_uid == getuid() && !(st.st_mode & 0077);
+	close(fd);
+	return ours;
+}
+
+/* The first (by name) unpredictable user spool of ours below rfd into name: 0, else -1. */
+static int random_ours(int rfd, char *name, size_t len)
+{
+	int fd = dup(rfd);
+	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+	struct dirent *de;
+	int rc = -1;
+	if (!d) {
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	rewinddir(d);
+	while ((de = readdir(d)))
+		if (random_name(de->d_name) && (rc < 0 || strcmp(de->d_name, name) < 0) &&
+		    dir_ours(rfd, de->d_name)) {
+			snprintf(name, len, "%s", de->d_name);
+			rc = 0;
+		}
+	closedir(d);
+	return rc;
+}
+
+int gp_spool_userdir(const char *root, char *out, size_t outlen)
+{
+	char name[64], tmpl[4200];
+	int rfd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (rfd < 0)
 		return -1;
 	/* In a shared /tmp someone else may have planted the name: insist it is ours, and
 	 * take the next candidate when it is not (the same walk finds it again later, for
-	 * salvage), so a planted directory cannot keep a user's tasks unprofiled. */
-	for (int i = 0; i < 10; i++) {
-		if (i)
-			snprintf(name, sizeof(name), "gpuprof-%u.%d", (unsigned)getuid(), i);
-		else
-			snprintf(name, sizeof(name), "gpuprof-%u", (unsigned)getuid());
+	 * salvage). */
+	for (int i = 0; i < USER_NAMES; i++) {
+		user_name(name, sizeof(name), i);
 		if (mkdirat(rfd, name, 0700) < 0 && errno != EEXIST)
 			break;
-		fd = openat(rfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-		if (fd < 0)
-			continue;
-		bool ours = fstat(fd, &st) == 0 && st.st_uid == getuid() && !(st.st_mode & 0077);
-		close(fd);
-		if (!ours)
-			continue;
-		close(rfd);
-		return gp_path_join(out, outlen, root, name);
+		if (dir_ours(rfd, name)) {
+			close(rfd);
+			return gp_path_join(out, outlen, root, name);
+		}
 	}
+	/* all ten planted (anyone can make them for any uid): one of ours of an unpredictable
+	 * name, made by mkdtemp (0700) and found again by the next task and by salvage, which
+	 * check it as they check the others; a planted spool never leaves a task unprofiled */
+	int rc = random_ours(rfd, name, sizeof(name));
 	close(rfd);
-	return errno = EPERM, -1;
+	if (rc == 0)
+		return gp_path_join(out, outlen, root, name);
+	if (snprintf(tmpl, sizeof(tmpl), "%s/gpuprof-%u.rXXXXXX", root, (unsigned)getuid()) >=
+	    (int)sizeof(tmpl))
+		return errno = ENAMETOOLONG, -1;
+	if (!mkdtemp(tmpl))
+		return -1;
+	return snprintf(out, outlen, "%s", tmpl) < (int)outlen ? 0 : (errno = ENAMETOOLONG, -1);
 }
 
 int gp_spool_publish(const char *src, const char *dest, mode_t fmode, mode_t dmode)
@@ -512,17 +566,16 @@ static int salvage_one(const char *dir, const char *into, bool verbose, int npro
 	return 0;
 }
 
-int gp_spool_salvage_all(const char *root, const char *job, const char *into, bool verbose,
-                         int *failed)
+/* The job entries (prefix) of one user spool, root/name: salvaged, counted. */
+static int salvage_udir(const char *root, const char *name, const char *prefix, const char *into,
+                        bool verbose, int *failed)
 {
-	char udir[4096], prefix[64], path[4200];
-	DIR *d;
+	char udir[4096], path[4200];
 	struct dirent *de;
 	int n = 0;
-	if (gp_spool_userdir(root, udir, sizeof(udir)) < 0)
+	if (gp_path_join(udir, sizeof(udir), root, name) < 0)
 		return 0;
-	snprintf(prefix, sizeof(prefix), job ? "job%s." : "job", job ? job : "");
-	d = opendir(udir);
+	DIR *d = opendir(udir);
 	if (!d)
 		return 0;
 	while ((de = readdir(d))) {
@@ -536,5 +589,36 @@ int gp_spool_salvage_all(const char *root, const char *job, const char *into, bo
 			++*failed;
 	}
 	closedir(d);
+	return n;
+}
+
+int gp_spool_salvage_all(const char *root, const char *job, const char *into, bool verbose,
+                         int *failed)
+{
+	char name[300], prefix[64];
+	int n = 0, rfd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (rfd < 0)
+		return 0;
+	snprintf(prefix, sizeof(prefix), job ? "job%s." : "job", job ? job : "");
+	/* every user spool gp_spool_userdir may have taken: the ten names, then the
+	 * unpredictable ones, each only where it is ours (a planted one is another user's) */
+	for (int i = 0; i < USER_NAMES; i++) {
+		user_name(name, sizeof(name), i);
+		if (dir_ours(rfd, name))
+			n += salvage_udir(root, name, prefix, into, verbose, failed);
+	}
+	int fd = dup(rfd);
+	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+	struct dirent *de;
+	while (d && (de = readdir(d)))
+		if (random_name(de->d_name) && dir_ours(rfd, de->d_name)) {
+			snprintf(name, sizeof(name), "%s", de->d_name);
+			n += salvage_udir(root, name, prefix, into, verbose, failed);
+		}
+	if (d)
+		closedir(d);
+	else if (fd >= 0)
+		close(fd);
+	close(rfd);
 	return n;
 }

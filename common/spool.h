@@ -74,7 +74,9 @@ const char *gp_spool_root(char *out, size_t len, const char *site, const char *t
                           size_t whylen);
 /* Create (or reuse, if owned by us and not a link) <root>/gpuprof-<uid>; another user's
  * directory, a link or one open to others under that name is passed over for
- * gpuprof-<uid>.1 ... .9. */
+ * gpuprof-<uid>.1 ... .9; all ten planted, for one of ours named gpuprof-<uid>.rXXXXXX
+ * (the first by name, else a new one from mkdtemp, 0700), which no one can plant.
+ * gp_spool_salvage_all walks them all. */
 int gp_spool_userdir(const char *root, char *out, size_t outlen);
 /* Copy src into dest atomically (tmp + fsync + rename), creating dest's directory. */
 int gp_spool_publish(const char *src, const char *dest, mode_t fmode, mode_t dmode);

@@ -16,6 +16,8 @@ static void account(gp_tree_usage_t *u, const struct stat *st)
 	u->entries++;
 	if (st->st_mtime > u->newest)
 		u->newest = st->st_mtime;
+	if (!S_ISDIR(st->st_mode) && st->st_mtime > u->newest_file)
+		u->newest_file = st->st_mtime;
 }
 
 /* The directory dirfd/name opened for reading, never through a link, and only where it is

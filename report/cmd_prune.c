@@ -166,21 +166,30 @@ static void prune_job(prune_t *pr, int dfd, const char *name, const char *path)
 		pr->failed++;
 		return;
 	}
+	/* its age: its newest file's, not a directory's (a removal that could not finish
+	 * made its directories new, and the rest was kept another AGE with no word); a tree
+	 * of directories alone: the newest of them */
+	if (u.newest_file)
+		u.newest = u.newest_file;
 	if (u.newest >= pr->cutoff) {
 		pr->kept++;
 		return;
 	}
-	pr->jobs++;
-	pr->bytes += u.bytes;
 	if (pr->dry) {
+		pr->jobs++;
+		pr->bytes += u.bytes;
 		said(pr, path, &u, false);
 		return;
 	}
 	gp_tree_usage_t gone = {0};
 	rc = gp_tree_remove_within(dfd, name, &gone);
 	said(pr, path, &u, rc == 0);
-	if (rc < 0)
+	if (rc < 0) { /* counted as not removed: the exit status says so */
 		pr->failed++;
+		return;
+	}
+	pr->jobs++;
+	pr->bytes += u.bytes;
 }
 
 /* The directory at/name (path) of a level above the job directories: opened without
@@ -408,10 +417,22 @@ static int where(const gp_cli_cmd_t *cmd, const char *config, const char *operan
 	if (gp_config_load(&cfg, config, !operand, err, sizeof(err)) < 0) {
 		if (!operand)
 			return gp_cli_usage(cmd, "%s", err);
-	} else if (*cfg.site_output) {
-		have = gp_site_tmpl_split(cfg.site_output, &t, err, sizeof(err)) == 0;
+	} else {
+		if (*cfg.site_output)
+			have = gp_site_tmpl_split(cfg.site_output, &t, err, sizeof(err)) == 0;
+		/* the plugin makes each user's directory the user's alone then (spank/site.c) */
+		if (*cfg.site_group && !getgrnam(cfg.site_group))
+			gp_warn(
+			    "prune: %s: site_group '%s' is not a group on this host: the users' "
+			    "directories under site_output are made theirs alone where it is not "
+			    "one on the node",
+			    config, cfg.site_group);
 	}
 	gp_config_free(&cfg);
+	struct stat cs;
+	if (!operand && !have && stat(config, &cs) < 0 && errno == ENOENT)
+		return gp_cli_usage(
+		    cmd, "which directory? %s does not exist (--config=FILE); give ROOT", config);
 	if (!operand && !have)
 		return gp_cli_usage(cmd, "which directory? %s sets no site_output; give ROOT",
 		                    config);

@@ -69,6 +69,8 @@ typedef struct top {
 	int scroll;
 	gp_live_job_t j;
 	unsigned *order;
+	const char *job; /* asked by a numeric job id: the live files must name it */
+	unsigned said_other;
 } top_t;
 
 static const top_t *sorting; /* qsort's context */
@@ -113,6 +115,18 @@ static const char *gib(uint64_t b, char *out, size_t len)
 	return out;
 }
 
+/* The ranks whose live file was not read: counted, not gone unseen. */
+static void unread_line(const gp_live_job_t *j, FILE *f, const char *eol)
+{
+	if (j->unreadable)
+		fprintf(
+		    f,
+		    "%u live file(s) not read, their ranks not shown: %u over %u KiB (not a live "
+		    "file), %u not the job's owner's or not live files%s",
+		    j->unreadable, j->too_big, GP_LIVE_MAXFILE / 1024, j->unreadable - j->too_big,
+		    eol);
+}
+
 /* The lines above the ranks: what the job is doing now. */
 static void job_lines(const top_t *t, FILE *f, const char *eol)
 {
@@ -148,6 +162,7 @@ static void job_lines(const top_t *t, FILE *f, const char *eol)
 		        "only the first %u ranks' live files read of %u (--max-ranks): the figures "
 		        "above are theirs%s",
 		        j->n, j->n + j->beyond, eol);
+	unread_line(j, f, eol);
 	if (j->first_find >= 0) {
 		const gp_live_rank_t *r = &j->r[j->first_find];
 		fprintf(f, "first finding: rank %d: %s: %s", r->rank, r->find[0].id,
@@ -214,6 +229,14 @@ static int load(top_t *t)
 	t->order = NULL;
 	if (gp_live_job_load(&t->j, t->dir, t->step, t->max_ranks, err, sizeof(err)) < 0)
 		return gp_err("top: %s", err);
+	char other[32];
+	unsigned n = t->j.n;
+	/* a job asked by id: its WorkDir's gpuprof-JOBID may be a link or a copy of another
+	 * job's; only live files that name this job are shown */
+	unsigned gone = t->job ? gp_live_job_only(&t->j, t->job, other, sizeof(other)) : 0;
+	if (gone && !t->said_other++)
+		gp_warn("top: %u of the %u live file(s) in %s are of job %s, not job %s: left out",
+		        gone, n, t->dir, other, t->job);
 	t->order = calloc(t->j.n + 1, sizeof(unsigned));
 	if (!t->order)
 		return gp_err("top: out of memory");
@@ -319,9 +342,10 @@ static void draw(top_t *t)
 		        "gpuprof top: no live figures in %s yet (each rank writes its first after "
 		        "live_interval seconds)\n",
 		        shown);
+		unread_line(&t->j, m, "\n");
 	} else
 		job_lines(t, m, "\n");
-	int body = rows - 6 - (t->j.beyond > 0); /* header lines and the key line */
+	int body = rows - 6 - (t->j.beyond > 0) - (t->j.unreadable > 0); /* header, key lines */
 	body = body < 1 ? 1 : body;
 	int maxscroll = (int)t->j.n > body ? (int)t->j.n - body : 0;
 	t->scroll = t->scroll > maxscroll ? maxscroll : t->scroll < 0 ? 0 : t->scroll;
@@ -469,6 +493,8 @@ int gp_cmd_top(int argc, char **argv)
 		return GP_CLI_USAGE;
 	if (gp_jobref_resolve(argv[c.ind], t.dir, sizeof(t.dir), &by_id, err, sizeof(err)) < 0)
 		return gp_err("top: %s", err), 1;
+	if (by_id && strspn(argv[c.ind], "0123456789") == strlen(argv[c.ind]))
+		t.job = argv[c.ind]; /* SLURM_JOB_ID as the agent writes it; not an array's a_b */
 	t.tty = isatty(STDOUT_FILENO) && isatty(STDIN_FILENO);
 	int rc = once || !t.tty ? print_once(&t) : interactive(&t);
 	gp_live_job_free(&t.j);

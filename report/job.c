@@ -751,15 +751,9 @@ int gp_job_load(gp_job_t *job, const char *dir, const char *step, const char *st
 		return -1;
 	}
 	/* root does not follow a link to another user's job directory that a third user made
-	 * (a user's job -> the victim's job would be reported as the user's) */
-	struct stat ls, ts;
-	if (geteuid() == 0 && lstat(dir, &ls) == 0 && S_ISLNK(ls.st_mode) && ls.st_uid != 0 &&
-	    stat(dir, &ts) == 0 && ts.st_uid != ls.st_uid) {
-		snprintf(err, errlen,
-		         "%s: a link of uid %u's to uid %u's directory: not followed as root", dir,
-		         (unsigned)ls.st_uid, (unsigned)ts.st_uid);
+	 * (a user's job -> the victim's job would be reported as the user's), at any component */
+	if (gp_root_link_check(dir, err, errlen) < 0)
 		return -1;
-	}
 	top = opendir(dir);
 	struct stat ds;
 	if (!top || fstat(dirfd(top), &ds) < 0) {

@@ -240,6 +240,10 @@ size_t gp_fixed_fmt(char *out, double d, int prec)
 void gp_json_fixed(FILE *out, double d, int prec)
 {
 	char buf[GP_FIXED_MAX];
+	if (!isfinite(d)) { /* JSON has no inf or nan */
+		fputs("null", out);
+		return;
+	}
 	fwrite(buf, 1, gp_fixed_fmt(buf, d, prec), out);
 }
 

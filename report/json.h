@@ -17,7 +17,8 @@
 void gp_json_str(FILE *out, const char *s);
 /* The first n bytes of s as a JSON string. */
 void gp_json_strn(FILE *out, const char *s, size_t n);
-/* d with prec decimals, exactly as fprintf(out, "%.*f", prec, d) writes it, faster. */
+/* d with prec decimals, exactly as fprintf(out, "%.*f", prec, d) writes it, faster;
+ * null where d is not finite (JSON has no inf or nan). */
 void gp_json_fixed(FILE *out, double d, int prec);
 /* The same into out (GP_FIXED_MAX bytes: DBL_MAX's 309 digits and 80 decimals fit), a
  * '\0' after it: its length. For a line built whole and written with one fwrite. */

@@ -164,7 +164,13 @@ static double whole(const char *s, double max)
 	return i && !s[i] && v <= max ? v : -1;
 }
 
-/* gres/gpu=N of AllocTRES: N, 0 when none; MAX_GPUS + 1 when it is not a count. Without
+/* What tres_gpus gives for a count it refuses: more than MAX_GPUS, a negative one, not a
+ * whole number (each a hostile line, said as such). */
+#define GPUS_TOO_MANY  (MAX_GPUS + 1u)
+#define GPUS_NEGATIVE  (MAX_GPUS + 2u)
+#define GPUS_NOT_WHOLE (MAX_GPUS + 3u)
+
+/* gres/gpu=N of AllocTRES: N, 0 when none; GPUS_* when it is not a count. Without
  * a plain gres/gpu= (Slurm prints it beside the typed ones, but a site's or an older
  * slurmdbd's line may carry only typed ones: gres/gpu:a100=2), the typed ones summed. */
 static unsigned tres_gpus(const char *tres)
@@ -188,13 +194,16 @@ static unsigned tres_gpus(const char *tres)
 			         v);
 			double x = len < sizeof(n) ? whole(n, MAX_GPUS) : -1;
 			if (x < 0)
-				return MAX_GPUS + 1;
+				return n[0] == '-' ? GPUS_NEGATIVE
+				       : n[0] && strspn(n, "0123456789") == strlen(n)
+				           ? GPUS_TOO_MANY
+				           : GPUS_NOT_WHOLE;
 			if (!typed)
 				return (unsigned)x;
 			sum += x;
 		}
 	}
-	return sum > MAX_GPUS ? MAX_GPUS + 1 : (unsigned)sum;
+	return sum > MAX_GPUS ? GPUS_TOO_MANY : (unsigned)sum;
 }
 
 static int digits(const char *s, int n)
@@ -914,9 +923,11 @@ static int job_line(gp_ledger_t *l, char *line)
 	if (gpus > MAX_GPUS || elapsed < 0 || nodes > MAX_JOB_NODES) { /* a file's hostile
 		                                                          line: never summed */
 		bad_line(l, id,
-		         gpus > MAX_GPUS ? "more GPUs than a job can hold"
-		         : elapsed < 0   ? "ElapsedRaw not a whole number of seconds"
-		                         : "NodeList of more hosts than a job can hold");
+		         gpus == GPUS_NEGATIVE    ? "a negative GPU count"
+		         : gpus == GPUS_NOT_WHOLE ? "a GPU count that is not a whole number"
+		         : gpus > MAX_GPUS        ? "more GPUs than a job can hold"
+		         : elapsed < 0            ? "ElapsedRaw not a whole number of seconds"
+		                                  : "NodeList of more hosts than a job can hold");
 		return 0;
 	}
 	/* still allocated: counted when it ends. A REQUEUED line is a run that ended (sacct

@@ -11,8 +11,10 @@
 #include "livejob.h"
 #include "log.h"
 #include "path.h"
+#include "wrap.h"
 
 #include <errno.h>
+#include <pwd.h>
 #include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -35,11 +37,42 @@ static int cmp_busy(const void *a, const void *b)
 	return bx < by ? -1 : bx > by ? 1 : strcmp(x->id, y->id);
 }
 
+/* The live figures of r's job in dir, read by root's rules as the report's: no link of a
+ * user's to another's directory (gp_live_job_load), the directory the job's user's
+ * (or root's; where squeue's user is one of this node's), and only live files that name
+ * this job; false when none is left (each refusal said). */
+static bool load_ours(running_t *r, const char *dir, const char *user)
+{
+	char err[8448], other[32];
+	if (gp_live_job_load(&r->j, dir, NULL, 0, err, sizeof(err)) < 0) {
+		gp_warn("ledger: --running: job %s: %s", r->id, err);
+		return false;
+	}
+	struct passwd *pw = geteuid() == 0 ? getpwnam(user) : NULL;
+	/* root's own directory: no user planted it (a user's link to one is refused above) */
+	if (pw && r->j.n && r->j.owner != 0 && r->j.owner != pw->pw_uid) {
+		gp_warn("ledger: --running: job %s: %s is uid %u's, not its user %s's (uid %u): "
+		        "left out",
+		        r->id, dir, (unsigned)r->j.owner, user, (unsigned)pw->pw_uid);
+		gp_live_job_free(&r->j);
+		return false;
+	}
+	unsigned n = r->j.n, gone = gp_live_job_only(&r->j, r->id, other, sizeof(other));
+	if (gone)
+		gp_warn("ledger: --running: job %s: %u of the %u live file(s) in %s are of job %s: "
+		        "left out",
+		        r->id, gone, n, dir, other);
+	if (r->j.n)
+		return true;
+	gp_live_job_free(&r->j);
+	return false;
+}
+
 /* One squeue line, JOBID|USER|ACCOUNT|PARTITION|ELAPSED|WORKDIR: its live figures into r;
  * false when the job has none (not profiled, or no file yet). */
 static bool one_job(char *line, running_t *r, const char *site_output)
 {
-	char *f[6], *save = NULL, err[512], dir[8192];
+	char *f[6], *save = NULL, dir[8192];
 	int n = 0;
 	line[strcspn(line, "\n")] = '\0';
 	for (char *p = line; n < 6; p = NULL) {
@@ -57,12 +90,8 @@ static bool one_job(char *line, running_t *r, const char *site_output)
 	snprintf(r->partition, sizeof(r->partition), "%s", f[3]);
 	snprintf(r->elapsed, sizeof(r->elapsed), "%s", f[4]);
 	snprintf(dir, sizeof(dir), "%s/gpuprof-%s", f[5], f[0]);
-	if (access(dir, X_OK) == 0 &&
-	    gp_live_job_load(&r->j, dir, NULL, 0, err, sizeof(err)) == 0) {
-		if (r->j.n)
-			return true;
-		gp_live_job_free(&r->j);
-	}
+	if (access(dir, X_OK) == 0 && load_ours(r, dir, f[1]))
+		return true;
 	/* profiled by the site, unasked: under site_output, by its user and job alone */
 	gp_tmpl_vars_t v = {.job = f[0], .user = f[1]};
 	if (!site_output || !strchr(site_output, '%'))
@@ -70,13 +99,8 @@ static bool one_job(char *line, running_t *r, const char *site_output)
 	for (const char *p = strchr(site_output, '%'); p; p = strchr(p + 2, '%'))
 		if (p[1] != 'u' && p[1] != 'j' && p[1] != '%')
 			return false; /* %x and the others: not in squeue's line */
-	if (gp_tmpl_expand(site_output, &v, dir, sizeof(dir)) < 0 || access(dir, X_OK) != 0 ||
-	    gp_live_job_load(&r->j, dir, NULL, 0, err, sizeof(err)) < 0)
-		return false;
-	if (r->j.n)
-		return true;
-	gp_live_job_free(&r->j);
-	return false;
+	return gp_tmpl_expand(site_output, &v, dir, sizeof(dir)) == 0 && access(dir, X_OK) == 0 &&
+	       load_ours(r, dir, f[1]);
 }
 
 /* squeue's running jobs, or the lines of path; -1 when neither could be read */
@@ -104,7 +128,7 @@ static FILE *open_lines(const char *path, pid_t *pid)
 	return fdopen(fd[0], "r");
 }
 
-static void text_out(const running_t *v, unsigned n, FILE *f)
+static void text_lines(const running_t *v, unsigned n, FILE *f)
 {
 	fprintf(f,
 	        "gpuprof ledger --running: %u running profiled job(s), live figures, the least "
@@ -136,6 +160,22 @@ static void text_out(const running_t *v, unsigned n, FILE *f)
 	}
 }
 
+/* The table to out, made safe for a terminal as top and report make theirs
+ * (gp_text_shown): a live file's finding id and text are a user's strings, and squeue's
+ * fields are partly theirs too, shown to root. */
+static void text_out(const running_t *v, unsigned n, FILE *out)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *m = open_memstream(&buf, &len);
+	if (!m)
+		return;
+	text_lines(v, n, m);
+	if (fclose(m) == 0 && buf)
+		fwrite(buf, 1, gp_text_shown(buf, len), out);
+	free(buf);
+}
+
 static void json_out(const running_t *v, unsigned n, FILE *f)
 {
 	fprintf(f, "{\"running\": [");
@@ -151,10 +191,12 @@ static void json_out(const running_t *v, unsigned n, FILE *f)
 		gp_json_str(f, v[i].partition);
 		fprintf(f, ", \"dir\": ");
 		gp_json_str(f, j->dir);
-		fprintf(f,
-		        ", \"ranks\": %u, \"ranks_running\": %u, \"ranks_gone\": %u, "
-		        "\"elapsed_s\": %.0f, \"step_median_ms\": ",
-		        j->n, j->running, j->nstale, j->elapsed_s);
+		fprintf(f, ", \"ranks\": %u, \"ranks_running\": %u, \"ranks_gone\": %u, ", j->n,
+		        j->running, j->nstale);
+		/* null where a figure is not finite (JSON has none) or not measured */
+		fprintf(f, "\"elapsed_s\": ");
+		gp_json_fixed(f, j->elapsed_s, 0);
+		fprintf(f, ", \"step_median_ms\": ");
 		/* not measured: null, never 0 (no steps yet, no NVML sample) */
 		gp_json_num(f, j->median_ms > 0, j->median_ms, 4);
 		fprintf(f, ", \"step_last_ms\": ");

@@ -196,8 +196,11 @@ static void text_quality(const gp_live_job_t *j, FILE *f)
 	if (!j->lost)
 		fprintf(f, "nothing lost so far (every rank's counters)\n");
 	if (j->unreadable)
-		fprintf(f, "%u live file(s) not read (not the job's owner's, or not live files)\n",
-		        j->unreadable);
+		fprintf(f,
+		        "%u live file(s) not read, their ranks not counted: %u over %u KiB (not a "
+		        "live file), %u not the job's owner's or not live files\n",
+		        j->unreadable, j->too_big, GP_LIVE_MAXFILE / 1024,
+		        j->unreadable - j->too_big);
 	fprintf(f,
 	        "gpuprof's agents used %.3f s of CPU in all so far, at most %.1f ms in a rank's "
 	        "last %.0f s interval\n",
@@ -221,6 +224,13 @@ void gp_live_report_text(const gp_live_job_t *j, FILE *f)
 	gp_text_report(f, text_all, j);
 }
 
+/* `pre"key": d` with prec decimals, null where d is not finite (JSON has none). */
+static void jnum(FILE *f, const char *pre, const char *key, double d, int prec)
+{
+	fprintf(f, "%s\"%s\": ", pre, key);
+	gp_json_fixed(f, d, prec);
+}
+
 static void json_rank(const gp_live_job_t *j, unsigned i, FILE *f)
 {
 	const gp_live_rank_t *r = &j->r[i];
@@ -229,9 +239,10 @@ static void json_rank(const gp_live_job_t *j, unsigned i, FILE *f)
 	gp_json_str(f, r->step);
 	fprintf(f, ", \"rank\": %d, \"node\": ", r->rank);
 	gp_json_str(f, r->node);
-	fprintf(f, ", \"state\": \"%s\", \"written\": %.3f, \"elapsed_s\": %.3f, \"steps\": {",
-	        state_of(j, i), r->written, r->elapsed_s);
-	fprintf(f, "\"name\": ");
+	fprintf(f, ", \"state\": \"%s\"", state_of(j, i));
+	jnum(f, ", ", "written", r->written, 3);
+	jnum(f, ", ", "elapsed_s", r->elapsed_s, 3);
+	fprintf(f, ", \"steps\": {\"name\": ");
 	gp_json_str(f, r->step_name);
 	/* not measured is null, never 0 (the text's '-'): no steps yet, no step in the last
 	 * interval, no NVML sample */
@@ -244,8 +255,9 @@ static void json_rank(const gp_live_job_t *j, unsigned i, FILE *f)
 	gp_json_num(f, steps, r->p95_ms, 4);
 	fprintf(f, ", \"mean_ms\": ");
 	gp_json_num(f, steps, r->mean_ms, 4);
-	fprintf(f, "}, \"last\": {\"from_s\": %.3f, \"to_s\": %.3f, \"n\": %u, \"median_ms\": ",
-	        r->last_from_s, r->last_to_s, r->last_steps);
+	jnum(f, "}, \"last\": {", "from_s", r->last_from_s, 3);
+	jnum(f, ", ", "to_s", r->last_to_s, 3);
+	fprintf(f, ", \"n\": %u, \"median_ms\": ", r->last_steps);
 	gp_json_num(f, steps && r->last_steps, r->last_median_ms, 4);
 	fprintf(f, "}}, \"gpu\": {\"devices\": %u, \"samples\": %u, \"so_far\": {\"busy_pct\": ",
 	        r->ngpus, r->samples);
@@ -262,8 +274,9 @@ static void json_rank(const gp_live_job_t *j, unsigned i, FILE *f)
 	gp_json_num(f, s, (double)r->mem_peak, 0);
 	fprintf(f, ", \"mem_total_bytes\": ");
 	gp_json_num(f, r->mem_total > 0, (double)r->mem_total, 0);
-	fprintf(f, "}, \"lost\": %llu, \"agent_cpu_s\": %.4f}", (unsigned long long)r->lost,
-	        r->agent_cpu_s);
+	fprintf(f, "}, \"lost\": %llu", (unsigned long long)r->lost);
+	jnum(f, ", ", "agent_cpu_s", r->agent_cpu_s, 4);
+	fprintf(f, "}");
 }
 
 static void json_findings(const gp_live_job_t *j, FILE *f)
@@ -281,23 +294,22 @@ static void json_findings(const gp_live_job_t *j, FILE *f)
 			gp_json_str(f, j->r[i].step);
 			fprintf(f, ", \"rank\": %d, \"text\": ", j->r[i].rank);
 			gp_json_str(f, line);
-			if (!strcmp(x->id, "slowdown"))
-				fprintf(f,
-				        ", \"since_s\": %.3f, \"since\": %.3f, \"ratio\": %.4f, "
-				        "\"base_ms\": %.4f",
-				        j->r[i].slow_since_s,
-				        j->r[i].started + j->r[i].slow_since_s, j->r[i].slow_ratio,
-				        j->r[i].slow_base_ms);
+			if (!strcmp(x->id, "slowdown")) {
+				jnum(f, ", ", "since_s", j->r[i].slow_since_s, 3);
+				jnum(f, ", ", "since", j->r[i].started + j->r[i].slow_since_s, 3);
+				jnum(f, ", ", "ratio", j->r[i].slow_ratio, 4);
+				jnum(f, ", ", "base_ms", j->r[i].slow_base_ms, 4);
+			}
 			fprintf(f, "}");
 		}
 	if (j->slowest >= 0 && j->slowest_ratio >= GP_LIVE_SLOW_RATIO && j->n > 1) {
 		fprintf(f, "%s{\"id\": \"straggler\", \"step\": ", n++ ? ", " : "");
 		gp_json_str(f, j->r[j->slowest].step);
-		fprintf(
-		    f,
-		    ", \"rank\": %d, \"last_ms\": %.4f, \"ratio\": %.4f, \"ranks_last_ms\": %.4f}",
-		    j->r[j->slowest].rank, j->r[j->slowest].last_median_ms, j->slowest_ratio,
-		    j->now_ms);
+		fprintf(f, ", \"rank\": %d", j->r[j->slowest].rank);
+		jnum(f, ", ", "last_ms", j->r[j->slowest].last_median_ms, 4);
+		jnum(f, ", ", "ratio", j->slowest_ratio, 4);
+		jnum(f, ", ", "ranks_last_ms", j->now_ms, 4);
+		fprintf(f, "}");
 	}
 	fprintf(f, "]");
 }
@@ -308,10 +320,12 @@ void gp_live_report_json(const gp_live_job_t *j, FILE *f)
 	gp_json_str(f, j->n ? j->r[0].job : "");
 	fprintf(f, ", \"dir\": ");
 	gp_json_str(f, j->dir);
+	jnum(f, ", ", "read_at", j->now, 3);
+	jnum(f, ", ", "started", j->started, 3);
+	jnum(f, ", ", "elapsed_s", j->elapsed_s, 3);
 	fprintf(f,
-	        ", \"read_at\": %.3f, \"started\": %.3f, \"elapsed_s\": %.3f, \"running\": %u, "
-	        "\"ended\": %u, \"gone\": %u, \"step_median_ms\": ",
-	        j->now, j->started, j->elapsed_s, j->running, j->ended, j->nstale);
+	        ", \"running\": %u, \"ended\": %u, \"gone\": %u, \"step_median_ms\": ", j->running,
+	        j->ended, j->nstale);
 	gp_json_num(f, j->median_ms > 0, j->median_ms, 4);
 	fprintf(f, ", \"step_last_ms\": ");
 	gp_json_num(f, j->now_ms > 0, j->now_ms, 4);

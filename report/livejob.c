@@ -25,7 +25,7 @@ static double wall_now(void)
 }
 
 /* One live file below the step directory sd: into r, 0; -1 when it is none of ours to
- * read or not a live file. */
+ * read or not a live file, -2 when it is over GP_LIVE_MAXFILE. */
 static int read_one(int sd, const char *name, uid_t owner, gp_live_rank_t *r)
 {
 	static char buf[GP_LIVE_MAXFILE + 1];
@@ -44,7 +44,7 @@ static int read_one(int sd, const char *name, uid_t owner, gp_live_rank_t *r)
 		n += k > 0 ? (size_t)k : 0;
 	close(fd);
 	buf[n] = '\0';
-	return n < GP_LIVE_MAXFILE ? gp_live_parse(buf, r) : -1;
+	return n < GP_LIVE_MAXFILE ? gp_live_parse(buf, r) : -2;
 }
 
 static bool live_name(const char *s)
@@ -126,8 +126,10 @@ static void read_step(gp_live_job_t *j, gp_job_t *owner, int top, const char *na
 			j->beyond++;
 			continue;
 		}
-		if (read_one(dirfd(sd), names[i].name, j->owner, &r) < 0) {
+		int rc = read_one(dirfd(sd), names[i].name, j->owner, &r);
+		if (rc < 0) {
 			j->unreadable++;
+			j->too_big += rc == -2;
 			continue;
 		}
 		if (!room_for_one(j, cap)) {
@@ -222,7 +224,7 @@ static void job_line(gp_live_job_t *j)
 		double full = r->mem_total ? (double)r->mem_peak / (double)r->mem_total : -1;
 		if (gp_live_sampled(r) && r->mem_peak && full > fullest)
 			fullest = full, j->fullest = (int)i;
-		j->lost += r->lost;
+		j->lost = r->lost > UINT64_MAX - j->lost ? UINT64_MAX : j->lost + r->lost;
 		if (find_rank(r) < 9 &&
 		    (j->first_find < 0 || find_rank(r) < find_rank(&j->r[j->first_find])))
 			j->first_find = (int)i;
@@ -249,6 +251,8 @@ int gp_live_job_load(gp_live_job_t *j, const char *dir, const char *step, unsign
 	memset(j, 0, sizeof(*j));
 	j->max = max;
 	snprintf(j->dir, sizeof(j->dir), "%s", dir);
+	if (gp_root_link_check(dir, err, errlen) < 0) /* as the report (gp_job_load) */
+		return -1;
 	DIR *top = opendir(dir);
 	if (!top || fstat(dirfd(top), &ds) < 0) {
 		snprintf(err, errlen, "%s: %s", dir, strerror(errno));
@@ -269,6 +273,23 @@ int gp_live_job_load(gp_live_job_t *j, const char *dir, const char *step, unsign
 	j->now = wall_now();
 	job_line(j);
 	return 0;
+}
+
+unsigned gp_live_job_only(gp_live_job_t *j, const char *job, char *other, size_t len)
+{
+	unsigned k = 0, gone = 0;
+	for (unsigned i = 0; i < j->n; i++) {
+		if (!j->r[i].job[0] || !strcmp(j->r[i].job, job)) {
+			j->r[k++] = j->r[i];
+			continue;
+		}
+		if (!gone++)
+			snprintf(other, len, "%s", j->r[i].job);
+	}
+	j->n = k;
+	if (gone)
+		job_line(j);
+	return gone;
 }
 
 void gp_live_job_select(gp_live_job_t *j, const gp_ranks_t *rk)
@@ -297,7 +318,7 @@ void gp_live_job_free(gp_live_job_t *j)
 
 const char *gp_live_hms(double s, char *out, size_t len)
 {
-	long t = s > 0 ? lround(s) : 0;
+	long t = s > 0 && s < 1e15 ? lround(s) : 0; /* lround past a long: undefined */
 	snprintf(out, len, "%ld:%02ld:%02ld", t / 3600, t / 60 % 60, t % 60);
 	return out;
 }

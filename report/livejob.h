@@ -18,6 +18,8 @@ typedef struct gp_live_job {
 	gp_live_rank_t *r;
 	bool *stale; /* r[i]'s agent is gone (gp_live_stale) */
 	unsigned n, running, ended, nstale, unreadable;
+	unsigned
+	    too_big;  /* of unreadable: over GP_LIVE_MAXFILE, not a live file (its rank unseen) */
 	unsigned max; /* the most live files read (0: all), the lowest ranks of each step first */
 	unsigned beyond; /* live files not read for max: the job line is of the n read */
 	double now;      /* Unix time the files were read */
@@ -52,6 +54,9 @@ int gp_live_job_load(gp_live_job_t *j, const char *dir, const char *step, unsign
                      size_t errlen);
 /* Keep only the ranks rk selects (gpuprof report --ranks), the job line made again. */
 void gp_live_job_select(gp_live_job_t *j, const gp_ranks_t *rk);
+/* Only the ranks whose live file names job (or no job: not under Slurm): those of
+ * another job dropped, their count, the first one's job into other. */
+unsigned gp_live_job_only(gp_live_job_t *j, const char *job, char *other, size_t len);
 /* Does a rank of the job still run (a live file of state running, not stale)? */
 bool gp_live_job_running(const gp_live_job_t *j);
 void gp_live_job_free(gp_live_job_t *j);

@@ -6,6 +6,7 @@
 #include "log.h"
 #include "path.h"
 
+#include <grp.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -112,13 +113,19 @@ static void load_site(gp_plugin_t *p, int ac, char **av)
 	}
 	apply_path_args(p, ac, av);
 	p->config_ok = true;
+	/* said where the file is read, in slurmd's log once at its start (a job's step says
+	 * it again where it makes the user's directory, spank/site.c) */
+	if (spank_context() == S_CTX_SLURMD && *p->cfg.site_group && !getgrnam(p->cfg.site_group))
+		gp_warn("%s: site_group '%s' is not a group on this node: the users' directories "
+		        "under site_output are made theirs alone",
+		        p->config_path, p->cfg.site_group);
 }
 
 int slurm_spank_init(spank_t sp, int ac, char **av)
 {
 	spank_context_t sctx = spank_context();
 
-	if (sctx == S_CTX_REMOTE || sctx == S_CTX_JOB_SCRIPT)
+	if (sctx == S_CTX_REMOTE || sctx == S_CTX_JOB_SCRIPT || sctx == S_CTX_SLURMD)
 		gp_log_set_sink(slurm_sink);
 	/* Options first, in every context: sbatch/salloc ignore a static table. */
 	if (sctx != S_CTX_JOB_SCRIPT && gp_options_register(sp, &ctx) < 0)

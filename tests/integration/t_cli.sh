@@ -405,7 +405,12 @@ out=$("$B/gpuprof" prune "$T" 2>&1); rc=$?
 out=$("$B/gpuprof" prune --older-than=30 "$T" 2>&1); rc=$?
 [ $rc = 2 ] && echo "$out" | grep -q "prune: --older-than: '30' is not an age (a whole number above 0 with s, m, h, d or w: 30d)"; ok $? "an age without its unit is refused ($rc)"
 out=$("$B/gpuprof" prune --older-than=30d --config="$T/none.yaml" 2>&1); rc=$?
-[ $rc = 2 ] && echo "$out" | grep -q "which directory? $T/none.yaml sets no site_output; give ROOT"; ok $? "no ROOT and no site_output: which directory? ($rc)"
+[ $rc = 2 ] && echo "$out" | grep -q "which directory? $T/none.yaml does not exist (--config=FILE); give ROOT"; ok $? "no ROOT and no config file: which directory? the file is missing, said ($rc: $out)"
+printf 'enabled: true\nsite_group: no-such-group-gp\n' >"$T/nosite.yaml"
+out=$("$B/gpuprof" prune --older-than=30d --config="$T/nosite.yaml" 2>&1); rc=$?
+[ $rc = 2 ] && echo "$out" | grep -q "which directory? $T/nosite.yaml sets no site_output; give ROOT" &&
+	echo "$out" | grep -q "prune: $T/nosite.yaml: site_group 'no-such-group-gp' is not a group on this host"
+ok $? "no ROOT and no site_output: which directory?; a site_group that is no group: warned where prune reads it ($rc)"
 P=$T/prune; mkdir -p "$P/u1/1/step0" "$P/u1/2/stepbatch" "$P/u2/3/step1.attempt2" "$P/u2/notes/old" "$P/u2/Documents"
 echo x >"$P/u1/1/step0/rank0.gpr"; echo y >"$P/u2/3/step1.attempt2/f"; ln -s "$P/u2/3/step1.attempt2/f" "$P/u1/1/link"
 echo keep >"$P/u2/notes/old/f"

@@ -201,6 +201,21 @@ PY
 "$B/gpuprof" top --once "$T/livenames" >"$T/livenames.top" 2>&1
 out=$(clean "$T/livenames.top" term 2>&1) && grep -q "^first finding: rank 0: slowdown?" "$T/livenames.top" && grep -q " 0 n0?" "$T/livenames.top"
 ok $? "hostile names: gpuprof top ${out:-shows them as '?'} ($(grep -m1 '^first finding' "$T/livenames.top" | cut -c1-100))"
+# the same file under ledger --running (root's view of every running job): the finding's
+# id and text went out raw (C1 CSI as U+009B and as a raw 0x9b byte, ESC)
+mkdir -p "$T/lr/gpuprof-77/step0"
+cp "$T/livenames/step0/rank0.live.json" "$T/lr/gpuprof-77/step0/"
+python3 - "$T/lr/gpuprof-77/step0/rank0.live.json" <<'PY'
+import sys
+p = sys.argv[1]; b = open(p, "rb").read()
+b = b.replace(b"steps take 260 ms", b"steps \x9b31m take \xc2\x9b2J 260 ms")
+b = b.replace(b'"job": "77', b'"job": "77", "x": "', 1)  # the job it is listed as
+open(p, "wb").write(b)
+PY
+printf '77|bob|a|p|1:00|%s\n' "$T/lr" >"$T/lr.sq"
+"$B/gpuprof" ledger --running --from-file "$T/lr.sq" >"$T/lr.out" 2>&1
+out=$(clean "$T/lr.out" term 2>&1) && grep -q "rank 0 slowdown?.*: steps ?31m take ?2J 260 ms" "$T/lr.out"
+ok $? "hostile names: ledger --running ${out:-shows the id and text of a live finding as '?'} ($(grep -m1 'slowdown' "$T/lr.out" | cut -c1-160 | cat -v))"
 # rank files of two jobs in one directory (copied together by hand, a job id reused by
 # another cluster): the report says so rather than one job's report of the other's ranks
 mkdir -p "$T/twojobs/step0"
@@ -286,4 +301,40 @@ PY
 else
 	skip "mkhostile not built"
 fi
+# a user's live files with finite but absurd figures (busy_pct 1.7e308 on 3 ranks summed
+# to inf, "busy_pct": inf in the JSON; elapsed 1.7e308 through lround; 2^40 steps read as
+# 0), and one over the size cap (its rank vanished from top uncounted): each figure
+# dropped at parse, JSON stays JSON, the big file counted
+mkdir -p "$T/lb/gpuprof-600/step0"
+python3 - "$T/lb/gpuprof-600/step0" <<'PY'
+import json, sys, time
+now = time.time()
+for r in range(3):
+    x = {"gpuprof_live": 1, "job": "600", "step": "0", "rank": r, "node": "n1", "pid": 1 + r,
+         "state": "running", "seq": 1, "started": now - 100, "written": now, "elapsed_s": 1.7e308,
+         "interval_s": 30, "steps": 2 ** 40, "median_ms": 1.7e308, "last_steps": 10,
+         "last_median_ms": 1.7e308, "slow_ratio": 1.7e308, "gpus": 1, "busy_pct": 1.7e308,
+         "last_busy_pct": -50, "lost": 2 ** 64 - 1, "findings": []}
+    open("%s/rank%d.live.json" % (sys.argv[1], r), "w").write(json.dumps(x) + "\n")
+x["rank"] = 3
+x["lost_by"] = "x" * 70000
+open("%s/rank3.live.json" % sys.argv[1], "w").write(json.dumps(x) + "\n")
+PY
+printf '600|bob|a|p|1:00|%s\n' "$T/lb" >"$T/livebig.sq"
+"$B/gpuprof" report -f json "$T/lb/gpuprof-600" >"$T/livebig.json" 2>"$T/livebig.err"
+"$B/gpuprof" ledger --running --from-file "$T/livebig.sq" -f json >"$T/livebig.lr" 2>>"$T/livebig.err"
+"$B/gpuprof" report "$T/lb/gpuprof-600" >"$T/livebig.txt" 2>>"$T/livebig.err"
+"$B/gpuprof" top --once "$T/lb/gpuprof-600" >"$T/livebig.top" 2>>"$T/livebig.err"
+out=$(python3 - "$T/livebig.json" "$T/livebig.lr" <<'PY'
+import json, sys
+j = json.load(open(sys.argv[1])); lr = json.load(open(sys.argv[2]))["running"][0]
+r = j["ranks"][0]
+bad = [k for k, v in (("busy", j["busy_pct"]), ("lr busy", lr["busy_pct"]), ("elapsed", j["elapsed_s"]),
+       ("steps", r["steps"]["n"]), ("last busy", r["gpu"]["last"]["busy_pct"])) if v != 0]
+print("busy %s, ledger busy %s, steps %s%s" % (j["busy_pct"], lr["busy_pct"], r["steps"]["n"], " bad: %s" % bad if bad else ""))
+sys.exit(1 if bad or len(j["ranks"]) != 3 else 0)
+PY
+) && grep -q " 0:00:00 so far" "$T/livebig.txt" &&
+	grep -q "^1 live file(s) not read, their ranks not shown: 1 over 64 KiB" "$T/livebig.top"
+ok $? "absurd live figures dropped at parse, the JSON valid (${out:-$(head -c 300 "$T/livebig.err")}); a live file over the cap counted in top"
 done_testing

@@ -244,6 +244,9 @@ PY
 py=$?
 [ $rc = 0 ] && [ $py = 0 ] && grep -q "gpuprof: ledger: job 301: its record claims [0-9.]* GPU-seconds, more than Slurm allocated (10.0: GPUs x elapsed); scaled down to the allocation" "$T/h.err"
 ok $? "hostile values: a record claiming 9 999 999 GPU-s scaled to its 10 s (said), a newline name's forged tail never a job, non-numeric GPUs/elapsed never summed ($(head -c 300 "$T/h.err"))"
+# gres/gpu=-1 was said to be "more GPUs than a job can hold"
+grep -q "line .* unreadable (a negative GPU count): 303" "$T/h.err"
+ok $? "hostile values: gres/gpu=-1 is said to be a negative GPU count ($(grep -m1 ' 303' "$T/h.err" | cut -c1-120))"
 "$G" ledger --from-file "$T/hostile.txt" --until 2026-12-06 --by name >"$T/h.txt" 2>/dev/null &&
 	! grep -q $'\033' "$T/h.txt" && [ "$(wc -l <"$T/h.txt")" -lt 60 ] && grep -qF '  x\x0a999|victim|chem|debug|y  ' "$T/h.txt" &&
 	grep -q "1 claiming more than Slurm allocated (scaled down to it)" "$T/h.txt"

@@ -318,11 +318,22 @@ ok $? "ledger --running --format=json: the job, its ranks, its GPUs' busy now, i
 # WorkDir: --running lists it too (on Slurm 22.05 the site-profiled job was missing from
 # --running while the job that asked was listed)
 mkdir -p "$T/site/carol" "$T/wd3" && cp -r "$J" "$T/site/carol/4244"
+# (its live files name their job: ledger --running leaves out those of another)
+sed -i 's/"job": "4242"/"job": "4244"/' "$T"/site/carol/4244/step*/rank*.live.json
 printf 'profile_all_jobs: true\nsite_output: %s/site/%%u/%%j\n' "$T" >"$T/site.yaml"
 printf '%s\n' "4244|carol|physics|gpu|2:00|$T/wd3" >"$T/squeue2.txt"
 "$GP" ledger --running --config="$T/site.yaml" --from-file="$T/squeue2.txt" >"$T/lr2.txt" 2>&1
 grep -q "^4244 *carol " "$T/lr2.txt"
 ok $? "ledger --running: a job profiled by the site's policy (its directory under site_output) is listed ($(tr '\n' '|' <"$T/lr2.txt" | cut -c1-200))"
+# top JOBID through the job's WorkDir (sacct): a gpuprof-JOBID there whose live files name
+# another job (a copy, a link of the user's) showed that job's figures as this one's
+mkdir -p "$T/fsacct" "$T/wd5" && cp -r "$J" "$T/wd5/gpuprof-555"
+printf '#!/bin/sh\nj=; p=; for a; do [ "$p" = -j ] && j=$a; p=$a; f=$a; done\ncase $j:$f in\n555:JobIDRaw) echo 555 ;;\n555:WorkDir) echo %s/wd5 ;;\nesac\n' "$T" >"$T/fsacct/sacct"
+chmod 755 "$T/fsacct/sacct"
+PATH=$T/fsacct:$PATH "$GP" top --once 555 >"$T/top555.out" 2>&1
+grep -q "top: 40 of the 40 live file(s) in $T/wd5/gpuprof-555 are of job 4242, not job 555: left out" "$T/top555.out" &&
+	grep -q "no live figures" "$T/top555.out"
+ok $? "top JOBID: live files in its WorkDir's gpuprof-JOBID that name another job are left out, said ($(head -c 200 "$T/top555.out"))"
 "$GP" ledger --running --format=csv --from-file="$T/squeue.txt" >/dev/null 2>"$T/lr.err"
 [ $? = 2 ] && grep -q "running: --format 'csv' (text, json)" "$T/lr.err"
 ok $? "ledger --running --format=csv: a usage error ($(cat "$T/lr.err"))"

@@ -285,4 +285,64 @@ userdir "$T/u/ko"; as_user ln -s "$T/rootdir" "$T/u/ko/step0"; mkdir -p "$T/root
 "$B/gpuprof" export --format=kineto -o "$T/u/ko" "$T/u/kx" >/dev/null 2>"$T/34.err"; rc=$?
 [ $rc -ne 0 ] && [ -z "$(ls -A "$T/rootdir")" ] && grep -q "a link is not followed" "$T/34.err"
 ok $? "S34: a link planted at -o/step0 is not written through by root's Kineto export (exit $rc: $(head -c 160 "$T/34.err"))"
+# 35. the link check covers every component: a user's link to another's directory in the
+#     middle of the path (u/mid -> victim, then u/mid/job) was followed as root
+as_user ln -s "$T/victim" "$T/u/mid"
+"$B/gpuprof" report --format=json "$T/u/mid/job" >/dev/null 2>"$T/35.err"; rc=$?
+[ $rc -ne 0 ] && grep -q "u/mid: a link of uid $UID_U's to uid 0's directory: not followed as root" "$T/35.err"
+ok $? "S35: root's report does not follow a user's link in the middle of the path (exit $rc: $(head -c 160 "$T/35.err"))"
+# 36-38. the live view (ledger --running, top): alice's WorkDir holds gpuprof-500 -> bob's
+#     running job 600; ledger --running showed bob's figures on alice's job, top read them
+live() { # DIR JOB OWNER: a running rank's live file
+	mkdir -p "$1/step0"
+	python3 -c 'import json,sys,time; t=time.time(); open(sys.argv[1]+"/step0/rank0.live.json","w").write(json.dumps({"gpuprof_live": 1, "job": sys.argv[2], "step": "0", "rank": 0, "node": "n1", "pid": 1, "state": "running", "seq": 1, "started": t-100, "written": t, "elapsed_s": 100, "interval_s": 30, "steps": 100, "median_ms": 10, "last_steps": 10, "last_median_ms": 10, "gpus": 1, "busy_pct": 77, "last_busy_pct": 77, "findings": []})+"\n")' "$1" "$2"
+	chown -R "$3" "$1"; chmod -R a+rX "$1"
+}
+mkdir -p "$T/lv"; chmod 755 "$T/lv"; userdir "$T/lv/alice"; mkdir -p "$T/lv/bob"; chown 65534 "$T/lv/bob"
+live "$T/lv/bob/gpuprof-600" 600 65534
+as_user ln -s "$T/lv/bob/gpuprof-600" "$T/lv/alice/gpuprof-500"
+printf '600|nobody|a|p|1:40|%s\n500|%s|a|p|1:40|%s\n' "$T/lv/bob" "$U" "$T/lv/alice" >"$T/lv/sq"
+"$B/gpuprof" ledger --running --from-file "$T/lv/sq" -f json >"$T/36.out" 2>"$T/36.err"
+python3 -c 'import json,sys; j=json.load(open(sys.argv[1])); assert [r["job"] for r in j["running"]] == ["600"], j' "$T/36.out" &&
+	grep -q "job 500: .*gpuprof-500: a link of uid $UID_U's to uid 65534's directory: not followed as root" "$T/36.err"
+ok $? "S36: ledger --running does not show another user's live figures through a user's link (job 500: $(head -c 200 "$T/36.err"))"
+"$B/gpuprof" top --once "$T/lv/alice/gpuprof-500" >"$T/36t.out" 2>&1; rc=$?
+[ $rc -ne 0 ] && grep -q "not followed as root" "$T/36t.out" && ! grep -q "busy" "$T/36t.out"
+ok $? "S36: nor does top on the link (exit $rc)"
+# 37. a live file that names another job (a copy in the user's own directory) is left out
+live "$T/lv/alice/gpuprof-501" 600 "$U"
+printf '501|%s|a|p|1:40|%s\n' "$U" "$T/lv/alice" >"$T/lv/sq37"
+"$B/gpuprof" ledger --running --from-file "$T/lv/sq37" -f json >"$T/37.out" 2>"$T/37.err"
+python3 -c 'import json,sys; j=json.load(open(sys.argv[1])); assert j["running"] == [], j' "$T/37.out" &&
+	grep -q "job 501: 1 of the 1 live file(s) in .* are of job 600: left out" "$T/37.err"
+ok $? "S37: ledger --running leaves out a live file of another job ($(head -c 160 "$T/37.err"))"
+# 38. a job directory not the job's user's (another user's under the WorkDir squeue gives)
+live "$T/lv/bob/gpuprof-502" 502 65534
+printf '502|%s|a|p|1:40|%s\n' "$U" "$T/lv/bob" >"$T/lv/sq38"
+"$B/gpuprof" ledger --running --from-file "$T/lv/sq38" -f json >"$T/38.out" 2>"$T/38.err"
+python3 -c 'import json,sys; j=json.load(open(sys.argv[1])); assert j["running"] == [], j' "$T/38.out" &&
+	grep -q "job 502: .* is uid 65534's, not its user $U's" "$T/38.err"
+ok $? "S38: ledger --running leaves out a job directory not the job's user's ($(head -c 160 "$T/38.err"))"
+# 39. prune of a job directory the user made partly unremovable (a 0500 subdirectory):
+#     counted "removed" though it was not, and the partial removal made its directories
+#     new, so the next run kept it another AGE, exit 0, no word
+mkdir -p "$T/pr"; chmod 755 "$T/pr"; userdir "$T/pr/$U"; chmod 700 "$T/pr/$U"
+printf 'site_output: %s/pr/%%u/%%j\n' "$T" >"$T/pr.yaml"
+as_user bash -c "cd '$T/pr/$U' && mkdir -p 7/step0/ro && echo big >7/step0/data && echo x >7/step0/ro/f && chmod 0500 7/step0/ro && find 7 -exec touch -d 2020-01-01 {} +"
+"$B/gpuprof" prune --older-than=1d --config="$T/pr.yaml" >"$T/39a.out" 2>&1; rc1=$?
+"$B/gpuprof" prune --older-than=1d --config="$T/pr.yaml" >"$T/39b.out" 2>&1; rc2=$?
+[ $rc1 = 1 ] && [ $rc2 = 1 ] && [ -f "$T/pr/$U/7/step0/ro/f" ] &&
+	grep -q "removed 0 job directories" "$T/39a.out" && grep -q "^could not remove all of $T/pr/$U/7 " "$T/39b.out" &&
+	grep -q "removed 0 job directories .* 0 kept" "$T/39b.out"
+ok $? "S39: prune counts a job directory it could not remove whole as not removed (exit $rc1), and the next run tries again and says so (exit $rc2: $(tail -1 "$T/39b.out" | cut -c1-120))"
+chmod -R u+w "$T/pr"
+# 40. another user plants all ten spool names of the user's uid in a shared spool root
+#     (gpuprof-UID, .1 ... .9): the task ran unprofiled ("spool ...: Operation not
+#     permitted"), and under GPUPROF_REQUIRED=1 it was not started at all (exit 1)
+S="$T/spool"; install -d -m 1777 "$S"; userdir "$T/sp-out"
+for n in "" .1 .2 .3 .4 .5 .6 .7 .8 .9; do runuser -u nobody -- mkdir "$S/gpuprof-$UID_U$n"; done
+(cd "$T/sp-out" && as_user env TMPDIR="$S" GPUPROF_REQUIRED=1 "$B/gpuprof" run -m timing -o "$T/sp-out/j" -- /bin/true) >"$T/40.out" 2>&1; rc=$?
+sp=$(find "$S" -maxdepth 1 -name "gpuprof-$UID_U.r??????" -user "$U" -perm 0700)
+[ $rc = 0 ] && [ -f "$T/sp-out/j/step0/rank0.gpr" ] && [ -n "$sp" ] && ! grep -q "not permitted\|unprofiled\|required" "$T/40.out"
+ok $? "S40: all ten spool names planted by another user: the task is profiled all the same under GPUPROF_REQUIRED=1 (exit $rc, spool ${sp##*/}: $(head -c 160 "$T/40.out"))"
 done_testing

@@ -81,7 +81,8 @@ static bool fixed_same(double d, int prec, char *got, size_t len)
 	FILE *m = open_memstream(&buf, &n);
 	gp_json_fixed(m, d, prec);
 	fclose(m);
-	snprintf(want, sizeof(want), "%.*f", prec, d);
+	/* JSON has no inf or nan: null (a live file's 1.7e308 summed over ranks wrote inf) */
+	snprintf(want, sizeof(want), isfinite(d) ? "%.*f" : "null", prec, d);
 	snprintf(got, len, "%s", buf ? buf : "");
 	bool same = buf && !strcmp(buf, want);
 	free(buf);
@@ -103,7 +104,10 @@ static void fixed_numbers(void)
 		for (int p = 0; p <= 10; p++)
 			if (!fixed_same(edge[i], p, got, sizeof(got)) && bad++ < 5)
 				diag("%.17g at %d: got %s", edge[i], p, got);
-	ok(!bad, "fixed-point numbers at the edges as printf writes them (%u differ)", bad);
+	ok(!bad,
+	   "fixed-point numbers at the edges as printf writes them, null where not finite (%u "
+	   "differ)",
+	   bad);
 	uint64_t x = 88172645463325252ull;
 	bad = 0;
 	for (unsigned i = 0; i < 200000; i++) {

@@ -227,6 +227,29 @@ static void test_file(void)
 	                 &back) == 0 &&
 	       back.rank == INT32_MAX && back.pid == 0 && back.median_ms == 0 && back.p95_ms == 0,
 	   "numbers out of range clamped, not finite ones 0 (a user's file, read by root)");
+	/* finite but absurd figures of a user's file: busy_pct 1.7e308 summed over 3 ranks
+	 * gave inf in the JSON; -50 counted; 2^40 steps read as 0; -1 bytes as 2^64 - 1 */
+	ok(gp_live_parse("{\"gpuprof_live\": 1, \"busy_pct\": 1.7e308, \"last_busy_pct\": -50, "
+	                 "\"elapsed_s\": 1.7e308, \"median_ms\": -3, \"started\": 1e300, "
+	                 "\"steps\": 1099511627776, \"warmup\": -1, \"lost\": -1, "
+	                 "\"mem_peak_bytes\": 18446744073709551616, \"faults\": 4294967296, "
+	                 "\"first_step_s\": 1e300, \"slow_ratio\": 1e300, \"slow_since_s\": -7, "
+	                 " \"gpus\": 2}",
+	                 &back) == 0 &&
+	       back.busy_pct == 0 && back.last_busy_pct == 0 && back.elapsed_s == 0 &&
+	       back.median_ms == 0 && back.started == 0 && back.steps == 0 && back.warmup == 0 &&
+	       back.lost == 0 && back.mem_peak == 0 && back.faults == 0 &&
+	       back.first_step_s == -1 && back.slow_ratio == 0 && back.slow_since_s == -1 &&
+	       back.ngpus == 2,
+	   "figures out of their range dropped at parse: busy %% in 0..100, times finite and "
+	   ">= 0, counts in their type (steps %u, busy %g, lost %llu)",
+	   back.steps, back.busy_pct, (unsigned long long)back.lost);
+	ok(gp_live_parse("{\"gpuprof_live\": 1, \"busy_pct\": 100, \"steps\": 4294967295, "
+	                 "\"elapsed_s\": 3e9, \"lost\": 18446744073709551615}",
+	                 &back) == 0 &&
+	       back.busy_pct == 100 && back.steps == UINT32_MAX && back.elapsed_s == 3e9 &&
+	       back.lost == UINT64_MAX,
+	   "figures at the edge of their range kept");
 	ok(gp_live_parse("{\"gpuprof_live\": 1, \"node\": \"n\x1b]52;c;x\x07\", "
 	                 "\"step_name\": \"s\\u001b[2Jt\x7f\"}",
 	                 &back) == 0 &&

@@ -156,9 +156,37 @@ static void userdir(const char *base)
 			snprintf(want, sizeof(want), "%s/gpuprof-%u", root, uid);
 		ok(symlink(p, want) == 0, "planted %s", want);
 	}
-	errno = 0;
-	ok(gp_spool_userdir(root, out, sizeof(out)) == -1 && errno == EPERM,
-	   "every name planted: -1 EPERM");
+	/* every fixed name planted (anyone can make them for any uid): one of ours of an
+	 * unpredictable name, not a refusal (a task left unprofiled, a required job failed) */
+	char out2[PATH_MAX], pre[PATH_MAX + 32];
+	snprintf(pre, sizeof(pre), "%s/gpuprof-%u.r", root, uid);
+	ok(gp_spool_userdir(root, out, sizeof(out)) == 0 && !strncmp(out, pre, strlen(pre)) &&
+	       strlen(out) == strlen(pre) + 6 && mode_of(out) == 0700,
+	   "every name planted: gpuprof-<uid>.rXXXXXX of ours, 0700 (%s)", out);
+	ok(gp_spool_userdir(root, out2, sizeof(out2)) == 0 && !strcmp(out, out2),
+	   "the next task finds the same one");
+	/* salvage finds what a task left in it */
+	snprintf(p, sizeof(p), "%s/job77.0.0.123", out);
+	ok(gp_spool_entry_make(p) == 0, "a task's entry in it");
+	int failed = 0;
+	gp_spool_salvage_all(root, "77", base, false, &failed);
+	ok(failed == 1, "salvage walks it (the entry, holding no rank file, counted: %d)", failed);
+	/* one of that name not ours (planted by another user, or a link) is passed over */
+	snprintf(root, sizeof(root), "%s/root6", base);
+	mkdir(root, 0755);
+	int planted = 0;
+	for (int i = 0; i < 10; i++) {
+		if (i)
+			snprintf(want, sizeof(want), "%s/gpuprof-%u.%d", root, uid, i);
+		else
+			snprintf(want, sizeof(want), "%s/gpuprof-%u", root, uid);
+		planted += symlink(p, want) == 0;
+	}
+	ok(planted == 10, "the ten names planted again");
+	snprintf(want, sizeof(want), "%s/gpuprof-%u.rAAAAAA", root, uid);
+	ok(symlink(base, want) == 0, "a link planted at gpuprof-<uid>.rAAAAAA");
+	ok(gp_spool_userdir(root, out, sizeof(out)) == 0 && strcmp(out, want),
+	   "passed over for a new one (%s)", out);
 	ok(gp_spool_userdir("/nonexistent/spool", out, sizeof(out)) == -1,
 	   "a root that does not exist: -1");
 }
