@@ -125,7 +125,7 @@ static void not_measured(void)
 	       count(json, "\"gpu_median_ms\": null") == 2 &&
 	       count(json, "\"period_median_ms\": null") == 1 &&
 	       count(json, "\"median_low_ms\": null") == 2 &&
-	       count(json, "\"busy_pct\": null") == 2 &&
+	       count(json, "\"busy_pct\": null") == 3 &&
 	       count(json, "\"mean_period_ms\": null") == 2 && !strstr(json, "\"median_ms\": 0.0"),
 	   "a rank without steps: its step figures null; GPU step time and the GPU's shares null "
 	   "without kernel records; a 95 %% interval null under 6 steps");
