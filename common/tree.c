@@ -45,23 +45,26 @@ static bool dot(const char *n)
 	return n[0] == '.' && (!n[1] || (n[1] == '.' && !n[2]));
 }
 
-static void measure_dir(int at, const char *name, dev_t dev, unsigned depth, uint64_t max,
-                        gp_tree_usage_t *u)
+/* ... its entries' count (1 where it could not be read or was cut: not known empty) */
+static size_t measure_dir(int at, const char *name, dev_t dev, unsigned depth, uint64_t max,
+                          gp_tree_usage_t *u)
 {
 	struct dirent *de;
 	DIR *d;
+	size_t n = 0;
 	if (depth >= GP_TREE_MAX_DEPTH) {
 		u->cut = true;
-		return;
+		return 1;
 	}
 	if (!(d = open_below(at, name, dev))) {
 		u->skipped++;
-		return;
+		return 1;
 	}
 	while ((de = readdir(d))) {
 		struct stat st;
 		if (dot(de->d_name))
 			continue;
+		n++;
 		if (max && u->entries >= max) {
 			u->cut = true;
 			break;
@@ -71,10 +74,15 @@ static void measure_dir(int at, const char *name, dev_t dev, unsigned depth, uin
 			continue;
 		}
 		account(u, &st);
-		if (S_ISDIR(st.st_mode))
-			measure_dir(dirfd(d), de->d_name, dev, depth + 1, max, u);
+		/* an empty directory is as new as a file: a requeued job's new step directory
+		 * before its first file, beside the old attempt's (the reviewer, session 34) */
+		if (S_ISDIR(st.st_mode) &&
+		    !measure_dir(dirfd(d), de->d_name, dev, depth + 1, max, u) &&
+		    st.st_mtime > u->newest_file)
+			u->newest_file = st.st_mtime;
 	}
 	closedir(d);
+	return n;
 }
 
 /* name's stat into st and the file system the walk stays on into dev: name's own, or

@@ -15,8 +15,8 @@ typedef struct gp_tree_usage {
 	uint64_t bytes;     /* disk usage (st_blocks), as du */
 	uint64_t entries;   /* entries seen, the top one included */
 	time_t newest;      /* the latest modification time of any entry */
-	time_t newest_file; /* the same of any entry but a directory (which a removal in it
-	                     * changes): 0 where none */
+	time_t newest_file; /* the same of any entry but a non-empty directory (which a removal in
+	                     * it changes): 0 where none */
 	bool cut;           /* stopped at max_entries, or a level too deep: a lower bound */
 	unsigned skipped;   /* entries not entered or not removed: mount points, errors */
 } gp_tree_usage_t;

@@ -60,7 +60,8 @@ const gp_cli_cmd_t gp_cmd_prune_doc = {
     "left alone. Each user's directory is walked by a child given --timeout: one that is "
     "stopped (SIGSTOP) or waits on a file system that does not answer is killed and named, "
     "and the next user's directory goes on. The age of a job directory is the newest "
-    "modification time of anything in it.\n\n"
+    "modification time of a file or an empty directory in it (of its other directories only "
+    "where it holds neither: a removal that could not finish makes them new).\n\n"
     "Exit status: 0 done, 1 something could not be removed or read, 2 a usage error.",
     false};
 

@@ -690,8 +690,14 @@ static void shape_note(FILE *out, const char *lb, const gp_rank_t *r)
 		        "a step: more work each step, not a slower node)",
 		        sf->before_ms, sf->after_ms, sf->step, sf->ratio, sf->work_ratio,
 		        sf->work_what);
-	else if (sf->ratio > 0 && !strcmp(sh->shape, "shifted") &&
-	         (strcmp(sh->phase[0], "alike") || strcmp(sh->phase[1], "alike")))
+	else if (sf->ratio > 0 && sf->nlevels > 2) { /* a staircase: each level */
+		fprintf(out, "%u levels: %.3f ms", sf->nlevels, sf->level_ms[0]);
+		for (unsigned i = 1; i < sf->nlevels && i < GP_SHIFT_MAX_LEVELS; i++)
+			fprintf(out, ", %.3f ms from step %u", sf->level_ms[i], sf->level_step[i]);
+		fprintf(out, " (%.2fx first to last: finding slowdown)",
+		        sf->level_ms[sf->nlevels - 1] / sf->level_ms[0]);
+	} else if (sf->ratio > 0 && !strcmp(sh->shape, "shifted") &&
+	           (strcmp(sh->phase[0], "alike") || strcmp(sh->phase[1], "alike")))
 		/* each side's own groups (steps.c: throughput) */
 		fprintf(out,
 		        "%s between %.3f and %.3f ms, then %s between %.3f and %.3f ms from step "

@@ -249,10 +249,15 @@ static void slowdown_describe(const gp_rule_ctx_t *c, gp_finding_t *f, const gp_
 		unsigned L = sh->nlevels, first = sh->step - sh->nbefore,
 		         end = sh->step + sh->nafter;
 		double l0 = sh->level_ms[0], l1 = sh->level_ms[L - 1];
+		/* from the first level on which every level stays slow (10, 7, 12.5 ms: from the
+		 * third; 10, 20, 10, 20: from the fourth) */
+		unsigned from = L - 1;
+		while (from > 1 && sh->level_ms[from - 1] >= GP_LIVE_SLOW_RATIO * l0)
+			from--;
 		snprintf(f->title, sizeof(f->title),
 		         "Steps got %.1fx slower in %u levels from step %u on: %.3g ms at the end "
 		         "against %.3g ms before (%s)",
-		         l1 / l0, L, sh->level_step[1], l1, l0, who);
+		         l1 / l0, L, sh->level_step[from], l1, l0, who);
 		snprintf(f->evidence, sizeof(f->evidence),
 		         "rank %d on %s: median step (%s) %.3f ms over the %u post-warm-up steps "
 		         "before step %u, %.3f ms over the last level's %u steps, from step %u to "

@@ -148,8 +148,8 @@ static size_t below(const double *s, size_t n, double x)
 /* The best split k of v[0..n) (min_base <= k, n - k >= min_after): the median of the
  * steps before k is the base, the ratio times it the threshold; the steps on the wrong side
  * of it (slow before k, fast from k on) counted, the fewest wins; the onset step itself slow
- * (live.c's ivlog_onset). O(n log n) but the insertion (memmove of at most GP_STEP_KEEP
- * doubles). 0: none; *wrong: its count. */
+ * (live.c's ivlog_onset). O(n log n) but the insertion (memmove of at most
+ * GP_SHIFT_RAW_MAX doubles). 0: none; *wrong: its count. */
 static size_t best_split(const double *v, size_t n, size_t min_base, size_t min_after,
                          size_t *wrong)
 {
@@ -311,6 +311,7 @@ static bool staircase(const double *v, size_t n, size_t base, bool host_timed, g
 	segment(v, cum, 0, n, minlen, base, cut, &nc);
 	qsort(cut, nc, sizeof(size_t), cmp_size);
 	size_t nl = levels_of(v, cut, nc, lv), wrong = 0, top = 0, rec = 0;
+	bool slow_before = false;
 	if (nl < 3 || n - cut[nl - 1] < min_after || lv[nl - 1] < GP_LIVE_SLOW_RATIO * lv[0] ||
 	    !(lv[0] > 0))
 		goto out;
@@ -322,8 +323,11 @@ static bool staircase(const double *v, size_t n, size_t base, bool host_timed, g
 			wrong += (i && fabs(log(v[j] / lv[i - 1])) < d) ||
 			         (i + 1 < nl && fabs(log(v[j] / lv[i + 1])) < d);
 		}
-		if (i && i + 1 < nl && lv[i] < GP_LIVE_SLOW_RATIO * lv[0])
+		/* a recovery: back near the first after a level that was slow (10, 7, 12.5 ms
+		 * sped up first: no recovery, the reviewer, session 34) */
+		if (i && i + 1 < nl && lv[i] < GP_LIVE_SLOW_RATIO * lv[0] && slow_before)
 			rec = i;
+		slow_before |= lv[i] >= GP_LIVE_SLOW_RATIO * lv[0];
 	}
 	if ((double)wrong > GP_SHIFT_MISFIT * (double)n)
 		goto out;

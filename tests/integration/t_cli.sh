@@ -306,6 +306,17 @@ cp -r "$F/ddp-clean" dmA && cp -r "$F/ddp-clean" dmB && rm -f dmB/step0/rank1.* 
 	grep -q "^  note: B: its job.json lists 2 rank(s), 1 of them not read (rank file gone or unreadable: step 0 rank 1): its figures are the 1 read$" dmiss.txt &&
 	! grep -q "note: A:" dmiss.txt
 ok $? "diff: B's rank file gone, job.json listing it: said in a note, A's side none ($(grep -m1 'note: B' dmiss.txt | cut -c1-110))"
+# ... the step names in that note are job.json's, which its owner may write: a terminal
+# escape there is shown as '?' (before: printed raw to whoever ran diff, root too)
+cp -r dmB dmE && python3 - dmE/job.json <<'PY'
+import sys
+p = sys.argv[1]
+s = open(p, "rb").read().replace(b'{"step": "0", "rank": 1', b'{"step": "0\x1b]0;x\x07", "rank": 1', 1)
+open(p, "wb").write(s)
+PY
+"$GP" diff dmA dmE >dmesc.txt 2>&1
+grep -q "not read (rank file gone or unreadable: step 0?\]0;x? rank 1)" dmesc.txt && ! grep -q "$(printf '\033')" dmesc.txt
+ok $? "diff: a job.json step name's terminal escape shown as '?' ($(grep -m1 'note: B' dmesc.txt | cut -c1-110 | tr -d '\033\007'))"
 # steps of different sources within a side ("mixed": rank 0's from NVTX, rank 1's from
 # the profiler's steps) pool unlike work: not comparable (exit 4), as two sources are
 # (before: a job against its own copy, "within noise", exit 0)

@@ -335,6 +335,13 @@ as_user bash -c "cd '$T/pr/$U' && mkdir -p 7/step0/ro && echo big >7/step0/data 
 	grep -q "removed 0 job directories" "$T/39a.out" && grep -q "^could not remove all of $T/pr/$U/7 " "$T/39b.out" &&
 	grep -q "removed 0 job directories .* 0 kept" "$T/39b.out"
 ok $? "S39: prune counts a job directory it could not remove whole as not removed (exit $rc1), and the next run tries again and says so (exit $rc2: $(tail -1 "$T/39b.out" | cut -c1-120))"
+# ... and a job directory whose old attempt's files sit beside a new, still empty step
+#     directory (a requeued job in its first seconds) is not old: kept (the reviewer,
+#     session 34: the file-only age removed it)
+as_user bash -c "cd '$T/pr/$U' && mkdir -p 8/step0 && echo old >8/step0/data && find 8 -exec touch -d 2020-01-01 {} + && mkdir 8/step1"
+"$B/gpuprof" prune --older-than=1d --config="$T/pr.yaml" >"$T/39c.out" 2>&1
+[ -d "$T/pr/$U/8/step1" ] && [ -f "$T/pr/$U/8/step0/data" ]
+ok $? "S39b: a job directory with a new empty step directory beside old files is kept ($(tail -1 "$T/39c.out" | cut -c1-100))"
 chmod -R u+w "$T/pr"
 # 40. another user plants all ten spool names of the user's uid in a shared spool root
 #     (gpuprof-UID, .1 ... .9): the task ran unprofiled ("spool ...: Operation not

@@ -291,6 +291,36 @@ static void ramp_at(bool bytes, int clock)
 	run();
 }
 
+/* Steps of one kernel each, the kernel ms[i / per] ms long (levels of per steps) */
+static void levels_run(const double *ms, unsigned nlev, unsigned per)
+{
+	uint64_t g = 1 * MS, corr = 1;
+	begin();
+	for (uint32_t i = 0; i < nlev * per; i++) {
+		uint64_t s = g, dur = (uint64_t)(ms[i / per] * (double)MS);
+		push(7, s, 1);
+		launch(7, s + 100 * US, corr++, s + 200 * US, dur, 2);
+		g = s + 300 * US + dur;
+		pop(7, g - 50 * US);
+	}
+	run();
+}
+
+/* A staircase's step shape is its first level and its last (10, 15, 22 ms: 22 ms the last
+ * third, not the largest rise's 15 ms: the reviewer, session 34), as the finding says */
+static void stair_shape(void)
+{
+	static const double ms[] = {10, 15, 22};
+	levels_run(ms, 3, 60);
+	const gp_step_shape_t *sh = &r.steps.shape;
+	ok(r.steps.shift.nlevels == 3 && !strcmp(sh->shape, "shifted") &&
+	       near(sh->low_ms, 10.4, 0.3) && near(sh->high_ms, 22.4, 0.3) &&
+	       near(sh->high_share, 60.0 / 178, 0.02),
+	   "a staircase's shape: its first level and its last, the last's share (%u levels, %s "
+	   "%.2f / %.2f ms, %.3f)",
+	   r.steps.shift.nlevels, sh->shape, sh->low_ms, sh->high_ms, sh->high_share);
+}
+
 /* The slowdown finding's evidence of the rank just run (r), or "" */
 static const char *shift_evidence(void)
 {
@@ -992,6 +1022,7 @@ int main(void)
 	many_steps_shift();
 	kept_alias();
 	shift_work();
+	stair_shape();
 	shift_kernels();
 	cross_thread();
 	sync_idle();

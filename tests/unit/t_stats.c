@@ -301,6 +301,9 @@ static void test_step_shift(void)
 	           0},
 	          {"10, 20, 10, 20 ms", {10, 20, 10, 20}, {100, 100, 100, 100}, 4, 4, 300, 2},
 	          {"10, 15, 12, 20 ms", {10, 15, 12, 20}, {100, 100, 100, 100}, 4, 4, 300, 0},
+	          /* faster first, then slow: no recovery (nothing was slow before it; the
+	           * reviewer, session 34) */
+	          {"10, 7, 12.5 ms", {10, 7, 12.5}, {100, 100, 100}, 3, 3, 200, 0},
 	          {"10 ms for 300 steps, then 13, 16, 20",
 	           {10, 13, 16, 20},
 	           {300, 40, 40, 40},
